@@ -1,0 +1,80 @@
+# layover: see README.md. `make test` and `make demo` install missing build
+# dependencies themselves (apt-get, through sudo -n when not root).
+CXX      ?= g++
+PREFIX   ?= /usr/local
+BUILD    ?= build
+WERROR   := $(if $(filter true 1,$(CI)),-Werror,)
+CXXFLAGS ?= -O2 -g
+CXXFLAGS += -std=c++20 -Wall -Wextra -Wshadow -Wformat=2 $(WERROR) -I. -MMD -MP
+LDFLAGS  ?=
+SAN      :=
+
+BASE_SRCS  := $(wildcard helper/base/*.cc) helper/session.cc helper/userns.cc
+CORE_SRCS  := $(filter-out helper/main.cc helper/patch_main.cc $(BASE_SRCS),$(wildcard helper/*.cc)) $(wildcard overlay/*.cc)
+PATCH_SRCS := $(wildcard capture/*.cc) $(wildcard review/*.cc)
+UNIT_SRCS  := $(wildcard tests/unit/*.cc)
+
+obj = $(patsubst %.cc,$(BUILD)/obj/%.o,$(1))
+BASE_LIB  := $(BUILD)/libbase.a
+CORE_LIB  := $(BUILD)/libcore.a
+PATCH_LIB := $(BUILD)/libpatch.a
+# run's start-up path links no libarchive/libzstd: the verbs that need them
+# live in layover-patch, which `layover` execs (see docs/design.md).
+PATCH_LIBS := -larchive -lzstd -lxxhash -lpthread
+
+.PHONY: all deps test test-stress demo asan bench clean install check-cases
+
+all: $(BUILD)/layover $(BUILD)/layover-patch
+
+$(BUILD)/obj/%.o: %.cc
+	@mkdir -p $(dir $@)
+	$(CXX) $(CXXFLAGS) $(SAN) -c $< -o $@
+
+$(BASE_LIB): $(call obj,$(BASE_SRCS))
+	@rm -f $@; ar rcs $@ $^
+$(CORE_LIB): $(call obj,$(CORE_SRCS))
+	@rm -f $@; ar rcs $@ $^
+$(PATCH_LIB): $(call obj,$(PATCH_SRCS))
+	@rm -f $@; ar rcs $@ $^
+
+$(BUILD)/layover: $(call obj,helper/main.cc) $(CORE_LIB) $(BASE_LIB)
+	$(CXX) $(SAN) $(LDFLAGS) -o $@ $^
+$(BUILD)/layover-patch: $(call obj,helper/patch_main.cc) $(PATCH_LIB) $(CORE_LIB) $(BASE_LIB)
+	$(CXX) $(SAN) $(LDFLAGS) -o $@ $^ $(PATCH_LIBS)
+$(BUILD)/unit-tests: $(call obj,$(UNIT_SRCS)) $(PATCH_LIB) $(CORE_LIB) $(BASE_LIB)
+	$(CXX) $(SAN) $(LDFLAGS) -o $@ $^ $(PATCH_LIBS)
+
+deps:
+	@tests/deps.sh
+
+test: deps
+	@$(MAKE) --no-print-directory all $(BUILD)/unit-tests
+	@$(MAKE) --no-print-directory check-cases
+	@tests/run_all.sh $(BUILD)
+
+test-stress: deps all
+	@LAYOVER_STRESS=1 tests/run_all.sh $(BUILD) stress
+
+asan: deps
+	@$(MAKE) --no-print-directory BUILD=build-asan SAN="-fsanitize=address,undefined -fno-omit-frame-pointer" CXXFLAGS="-O1 -g" all build-asan/unit-tests
+	@ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 tests/run_all.sh build-asan
+
+check-cases:
+	@tests/check_cases.sh
+
+demo: deps all
+	@tests/demo.sh $(BUILD)
+
+bench: deps all
+	@tests/bench.sh $(BUILD)
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/layover
+	install -m 0755 $(BUILD)/layover $(DESTDIR)$(PREFIX)/bin/layover
+	install -m 0755 $(BUILD)/layover-patch $(DESTDIR)$(PREFIX)/lib/layover/layover-patch
+	cd python && /usr/bin/python3 -c 'import sys' && tests/../../tests/install_python.sh $(DESTDIR)$(PREFIX)
+
+clean:
+	rm -rf build build-asan
+
+-include $(shell find $(BUILD) build-asan -name '*.d' 2>/dev/null)

@@ -1,0 +1,34 @@
+// Move-only owner of a file descriptor. Every fd layover opens is O_CLOEXEC.
+#pragma once
+#include <string>
+
+#include "helper/base/result.h"
+
+namespace base {
+
+class Fd {
+public:
+    Fd() = default;
+    explicit Fd(int fd) : fd_(fd) {}
+    Fd(Fd&& o) noexcept : fd_(o.release()) {}
+    Fd& operator=(Fd&& o) noexcept;
+    Fd(const Fd&) = delete;
+    Fd& operator=(const Fd&) = delete;
+    ~Fd();
+
+    int get() const { return fd_; }
+    bool valid() const { return fd_ >= 0; }
+    int release();             // give up ownership; returns the fd
+    void reset(int fd = -1);   // close the current fd (errors ignored), own fd
+    Result<void> close();      // close and report failure (for written files)
+
+private:
+    int fd_ = -1;
+};
+
+// open/openat with O_CLOEXEC added; errors name the path.
+Result<Fd> open_at(int dirfd, const std::string& path, int flags, unsigned mode = 0);
+Result<void> write_all(int fd, const void* data, size_t len);
+Result<std::string> read_all(int fd, size_t limit);  // error if more than limit bytes
+
+}  // namespace base

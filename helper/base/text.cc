@@ -1,0 +1,162 @@
+#include "helper/base/text.h"
+
+#include <cstdint>
+
+namespace base {
+
+namespace {
+
+// Length of the valid UTF-8 sequence at s[i], or 0 if invalid.
+size_t utf8_seq_len(std::string_view s, size_t i) {
+    auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+    unsigned char c = b(i);
+    size_t n;
+    uint32_t cp;
+    if (c < 0x80) return 1;
+    if ((c & 0xE0) == 0xC0) {
+        n = 2;
+        cp = c & 0x1F;
+    } else if ((c & 0xF0) == 0xE0) {
+        n = 3;
+        cp = c & 0x0F;
+    } else if ((c & 0xF8) == 0xF0) {
+        n = 4;
+        cp = c & 0x07;
+    } else {
+        return 0;
+    }
+    if (i + n > s.size()) return 0;
+    for (size_t k = 1; k < n; k++) {
+        if ((b(i + k) & 0xC0) != 0x80) return 0;
+        cp = (cp << 6) | (b(i + k) & 0x3F);
+    }
+    // Reject overlong forms, surrogates and values past U+10FFFF.
+    if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000)) return 0;
+    if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+    return n;
+}
+
+const char kHex[] = "0123456789abcdef";
+
+}  // namespace
+
+bool is_utf8(std::string_view s) {
+    for (size_t i = 0; i < s.size();) {
+        size_t n = utf8_seq_len(s, i);
+        if (n == 0) return false;
+        i += n;
+    }
+    return true;
+}
+
+std::string display_path(std::string_view raw) {
+    std::string out;
+    bool quoted = false;
+    for (size_t i = 0; i < raw.size();) {
+        unsigned char c = static_cast<unsigned char>(raw[i]);
+        size_t n = utf8_seq_len(raw, i);
+        if (n > 1) {
+            out.append(raw.substr(i, n));
+            i += n;
+            continue;
+        }
+        i++;
+        if (n == 1 && c >= 0x20 && c != 0x7F && c != '"' && c != '\\') {
+            out.push_back(static_cast<char>(c));
+            continue;
+        }
+        quoted = true;
+        switch (c) {
+            case '\n': out += "\\n"; break;
+            case '\t': out += "\\t"; break;
+            case '\r': out += "\\r"; break;
+            case '"': out += "\\\""; break;
+            case '\\': out += "\\\\"; break;
+            default:
+                out += "\\x";
+                out.push_back(kHex[c >> 4]);
+                out.push_back(kHex[c & 15]);
+        }
+    }
+    return quoted ? "\"" + out + "\"" : out;
+}
+
+std::string caret_escape(std::string_view raw, bool keep_newlines) {
+    std::string out;
+    out.reserve(raw.size());
+    for (char ch : raw) {
+        unsigned char c = static_cast<unsigned char>(ch);
+        if ((c == '\n' && keep_newlines) || c == '\t' || (c >= 0x20 && c != 0x7F) ) {
+            out.push_back(ch);
+        } else if (c == 0x7F) {
+            out += "^?";
+        } else {
+            out.push_back('^');
+            out.push_back(static_cast<char>(c + 64));
+        }
+    }
+    return out;
+}
+
+std::string base64_encode(std::string_view raw) {
+    static const char t[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    std::string out;
+    size_t i = 0;
+    auto u = [&](size_t k) { return static_cast<uint32_t>(static_cast<unsigned char>(raw[k])); };
+    for (; i + 2 < raw.size(); i += 3) {
+        uint32_t v = (u(i) << 16) | (u(i + 1) << 8) | u(i + 2);
+        out += {t[v >> 18], t[(v >> 12) & 63], t[(v >> 6) & 63], t[v & 63]};
+    }
+    if (i + 1 == raw.size()) {
+        uint32_t v = u(i) << 16;
+        out += {t[v >> 18], t[(v >> 12) & 63], '=', '='};
+    } else if (i + 2 == raw.size()) {
+        uint32_t v = (u(i) << 16) | (u(i + 1) << 8);
+        out += {t[v >> 18], t[(v >> 12) & 63], t[(v >> 6) & 63], '='};
+    }
+    return out;
+}
+
+bool base64_decode(std::string_view text, std::string* out) {
+    auto val = [](char c) -> int {
+        if (c >= 'A' && c <= 'Z') return c - 'A';
+        if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+        if (c >= '0' && c <= '9') return c - '0' + 52;
+        if (c == '+') return 62;
+        if (c == '/') return 63;
+        return -1;
+    };
+    if (text.size() % 4 != 0) return false;
+    out->clear();
+    for (size_t i = 0; i < text.size(); i += 4) {
+        int v[4];
+        int pad = 0;
+        for (int k = 0; k < 4; k++) {
+            char c = text[i + static_cast<size_t>(k)];
+            if (c == '=' && i + 4 == text.size() && k >= 2) {
+                v[k] = 0;
+                pad++;
+            } else if (pad > 0 || (v[k] = val(c)) < 0) {
+                return false;
+            }
+        }
+        uint32_t w = (static_cast<uint32_t>(v[0]) << 18) | (static_cast<uint32_t>(v[1]) << 12) |
+                     (static_cast<uint32_t>(v[2]) << 6) | static_cast<uint32_t>(v[3]);
+        out->push_back(static_cast<char>(w >> 16));
+        if (pad < 2) out->push_back(static_cast<char>((w >> 8) & 0xFF));
+        if (pad < 1) out->push_back(static_cast<char>(w & 0xFF));
+    }
+    return true;
+}
+
+bool valid_session_name(std::string_view name) {
+    if (name.empty() || name.size() > 64 || name == "." || name == "..") return false;
+    for (char c : name) {
+        bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                  c == '.' || c == '_' || c == '-';
+        if (!ok) return false;
+    }
+    return true;
+}
+
+}  // namespace base

@@ -1,0 +1,70 @@
+// The session store: ${LAYOVER_STATE_DIR:-/var/tmp/layover-$UID}/sessions/NAME/
+//   meta.json  target, command, created time, status, supervisor pid
+//   upper/     the overlay's upper layer (the session's changes)
+//   work/      overlay workdir, recreated fresh for every mount (volatile)
+//   lock       flock held by the supervisor while the session runs
+// Trash (discarded from the prompt, kept 24 h): STATE/trash/NAME/
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "helper/base/fd.h"
+#include "helper/base/result.h"
+
+namespace session {
+
+struct Meta {
+    std::string name;
+    std::string target;                // absolute, symlink-free path of the real tree
+    std::vector<std::string> command;  // argv of the sandboxed command
+    std::string created;               // UTC RFC 3339
+    int64_t created_ns = 0;            // CLOCK_REALTIME ns at session creation
+    int64_t pid = 0;                   // supervisor pid while running
+    std::string status;                // "running" or "exited" (as last written)
+    int exit_code = -1;                // child's exit status once exited
+    std::string network;               // "none" or "host"
+};
+
+struct Info {
+    Meta meta;
+    std::string dir;    // session directory
+    std::string state;  // "running", "kept" or "crashed" (derived, see state_of)
+    uint64_t upper_bytes = 0;
+    int64_t age_days = 0;
+};
+
+// Resolve and validate the state dir. The default must be a real directory
+// owned by the caller with mode 0700; it is created when missing.
+base::Result<std::string> state_dir();
+
+std::string sessions_dir(const std::string& state);
+std::string trash_dir(const std::string& state);
+std::string upper_dir(const std::string& session_dir);
+std::string work_dir(const std::string& session_dir);
+
+// A fresh default name: YYYYmmdd-HHMMSS-xxxx.
+std::string new_name();
+
+base::Result<Meta> read_meta(const std::string& session_dir);
+// Atomic (temp + rename), mode 0600.
+base::Result<void> write_meta(const std::string& session_dir, const Meta& m);
+
+// Exclusive, non-blocking lock on the session; fails with a clear message
+// naming the running pid when another supervisor holds it.
+base::Result<base::Fd> lock(const std::string& session_dir, const std::string& name);
+bool is_locked(const std::string& session_dir);
+
+// running: lock held; crashed: lock free but meta says running; kept: otherwise.
+std::string state_of(const std::string& session_dir, const Meta& m);
+
+// Find by name; an empty name means the most recently created session.
+base::Result<Info> find(const std::string& state, const std::string& name);
+base::Result<std::vector<Info>> list(const std::string& state, bool trash = false);
+
+// Remove a directory tree that may hold mode-000 entries (left by the kernel
+// in work/work, or by the sandboxed program): done inside a fresh user
+// namespace where the caller's own files are fully accessible.
+base::Result<void> remove_tree(const std::string& path);
+
+}  // namespace session

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Install whatever build/test dependency is missing, checked per command or
+# header. Runs apt-get (through sudo -n when not root); fails clearly if it can't.
+set -u
+missing=()
+need_header() { [ -e "/usr/include/$1" ] || missing+=("$2"); }
+need_cmd() { command -v "$1" >/dev/null 2>&1 || missing+=("$2"); }
+need_header archive.h libarchive-dev
+need_header zstd.h libzstd-dev
+need_header xxhash.h libxxhash-dev
+need_header catch2/catch.hpp catch2
+need_header nlohmann/json.hpp nlohmann-json3-dev
+/usr/bin/python3 -c 'import pytest' >/dev/null 2>&1 || missing+=(python3-pytest)
+/usr/bin/python3 -c 'import pexpect' >/dev/null 2>&1 || missing+=(python3-pexpect)
+need_cmd g++ g++
+need_cmd make make
+need_cmd zstd zstd
+need_cmd bsdtar libarchive-tools
+need_cmd getfattr attr
+need_cmd setfacl acl
+need_cmd setpriv util-linux
+need_cmd unshare util-linux
+need_cmd git git
+[ ${#missing[@]} -eq 0 ] && exit 0
+pkgs=$(printf '%s\n' "${missing[@]}" | sort -u | tr '\n' ' ')
+echo "layover: installing missing build dependencies: $pkgs" >&2
+if [ "$(id -u)" -eq 0 ]; then
+    sudo=()
+elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+    sudo=(sudo -n)
+else
+    echo "layover: missing packages ($pkgs) and no root or passwordless sudo; fix: sudo apt-get install $pkgs" >&2
+    exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get -o DPkg::Lock::Timeout=120 update -q >/dev/null ||
+    { echo "layover: apt-get update failed; fix: check your network/apt sources, then: sudo apt-get install $pkgs" >&2; exit 1; }
+# shellcheck disable=SC2086
+"${sudo[@]}" apt-get -o DPkg::Lock::Timeout=120 install -y -q --no-install-recommends $pkgs >/dev/null ||
+    { echo "layover: apt-get install failed; fix: sudo apt-get install $pkgs" >&2; exit 1; }

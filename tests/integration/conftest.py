@@ -1,0 +1,141 @@
+"""Shared fixtures for the integration suites (run as an unprivileged user).
+
+Every test runs the real binary. A missing kernel feature fails the test with
+a clear reason; it is skipped only when LAYOVER_ALLOW_SKIP=1.
+"""
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "stress: huge cases, only in make test-stress")
+
+
+def _find_bin():
+    env = os.environ.get("LAYOVER_BIN")
+    if env:
+        return env
+    cand = ROOT / "build" / "layover"
+    if cand.exists():
+        return str(cand)
+    found = shutil.which("layover")
+    if found:
+        return found
+    raise RuntimeError("layover binary not found: build it with 'make' or set LAYOVER_BIN")
+
+
+LAYOVER = _find_bin()
+
+
+def missing_feature(reason):
+    """Fail (or, with LAYOVER_ALLOW_SKIP=1, skip) a test that cannot run here."""
+    if os.environ.get("LAYOVER_ALLOW_SKIP") == "1":
+        pytest.skip(reason)
+    pytest.fail("kernel feature missing: " + reason + " (set LAYOVER_ALLOW_SKIP=1 to skip)")
+
+
+_probe_cache = {}
+
+
+def sandbox_works():
+    """Probe once: can an unprivileged user mount an overlay in a userns?"""
+    if "ok" not in _probe_cache:
+        r = subprocess.run(["unshare", "-rm", "true"], capture_output=True)
+        _probe_cache["ok"] = r.returncode == 0
+        _probe_cache["why"] = r.stderr.decode(errors="replace").strip()
+    return _probe_cache["ok"], _probe_cache.get("why", "")
+
+
+@pytest.fixture
+def require_sandbox():
+    ok, why = sandbox_works()
+    if not ok:
+        missing_feature("unprivileged user namespaces: " + why)
+
+
+@pytest.fixture
+def state_dir(tmp_path):
+    d = tmp_path / "state"
+    d.mkdir(mode=0o700)
+    return d
+
+
+@pytest.fixture
+def home(tmp_path):
+    """A small scratch target tree."""
+    h = tmp_path / "home"
+    (h / "docs").mkdir(parents=True)
+    (h / "docs" / "readme.txt").write_text("hello\nworld\n")
+    (h / "notes.txt").write_text("one\ntwo\nthree\n")
+    (h / "old").mkdir()
+    (h / "old" / "a.txt").write_text("a\n")
+    (h / "old" / "sub").mkdir()
+    (h / "old" / "sub" / "b.txt").write_text("b\n")
+    (h / "link").symlink_to("notes.txt")
+    return h
+
+
+class Layover:
+    def __init__(self, state, target):
+        self.state = state
+        self.target = target
+        self.env = dict(os.environ)
+        self.env["LAYOVER_STATE_DIR"] = str(state)
+
+    def __call__(self, *args, input=None, timeout=60, check=False, env=None):
+        e = dict(self.env)
+        if env:
+            e.update(env)
+        r = subprocess.run([LAYOVER, *map(str, args)], input=input, capture_output=True,
+                           timeout=timeout, env=e, stdin=None if input is not None else subprocess.DEVNULL)
+        if check and r.returncode != 0:
+            raise AssertionError("layover %s failed (%d): %s" % (args, r.returncode, r.stderr.decode(errors="replace")))
+        return r
+
+    def run(self, cmd, *extra, session=None, on_exit="keep", **kw):
+        """`layover run` of a shell snippet over the target."""
+        args = ["run", "--target", self.target, "--on-exit", on_exit]
+        if session:
+            args += ["--session", session]
+        args += list(extra)
+        args += ["--", "/bin/sh", "-c", cmd]
+        return self(*args, **kw)
+
+    def session_dir(self, name):
+        return Path(self.state) / "sessions" / name
+
+    def upper(self, name):
+        return self.session_dir(name) / "upper"
+
+
+@pytest.fixture
+def lo(require_sandbox, state_dir, home):
+    return Layover(state_dir, home)
+
+
+def snapshot(root):
+    """A tree's full state (types, modes, contents, link targets) for equality checks."""
+    out = {}
+    root = Path(root)
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            p = Path(dirpath) / name
+            rel = str(p.relative_to(root))
+            st = p.lstat()
+            if p.is_symlink():
+                out[rel] = ("l", os.readlink(p))
+            elif p.is_dir():
+                out[rel] = ("d", st.st_mode & 0o7777)
+            elif p.is_file():
+                out[rel] = ("f", st.st_mode & 0o7777, p.read_bytes())
+            else:
+                out[rel] = ("o", st.st_mode)
+    return out

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Run every test (Catch2 unit tests, then the pytest integration and Python
+# binding suites as an unprivileged user) and end with one line:
+#   N passed, N failed[, N skipped]
+# As root (CI), the sandbox suites run as a throwaway uid with its own home
+# in a temp dir, from a staged copy it can read, to prove no privilege is needed.
+set -u
+BUILD=${1:-build}
+MODE=${2:-normal}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+passed=0 failed=0 skipped=0
+
+# 1. C++ unit tests.
+if [ "$MODE" != stress ]; then
+    out=$(mktemp)
+    "$ROOT/$BUILD/unit-tests" 2>&1 | tee "$out" | tail -n 40
+    line=$(grep -E '^(All tests passed|test cases:)' "$out" | tail -n 1)
+    if [[ $line =~ All\ tests\ passed\ \(([0-9]+)\ assertions?\ in\ ([0-9]+)\ test\ cases? ]]; then
+        passed=$((passed + BASH_REMATCH[2]))
+    elif [[ $line =~ test\ cases:\ +([0-9]+)\ \|\ +([0-9]+)\ passed\ \|\ +([0-9]+)\ failed ]]; then
+        passed=$((passed + BASH_REMATCH[2])); failed=$((failed + BASH_REMATCH[3]))
+    elif [[ $line =~ test\ cases:\ +([0-9]+)\ \|\ +([0-9]+)\ failed ]]; then
+        failed=$((failed + BASH_REMATCH[2]))
+    else
+        echo "unit tests: could not read Catch2's result (crash?)" >&2
+        failed=$((failed + 1))
+    fi
+    rm -f "$out"
+fi
+
+# 2. Stage for the unprivileged uid.
+STAGE=$(mktemp -d /tmp/layover-test.XXXXXX)
+chmod 755 "$STAGE"
+mkdir -p "$STAGE/bin" "$STAGE/results"
+cp "$ROOT/$BUILD/layover" "$ROOT/$BUILD/layover-patch" "$STAGE/bin/"
+cp -r "$ROOT/tests" "$ROOT/python" "$STAGE/"
+[ -d "$ROOT/examples" ] && cp -r "$ROOT/examples" "$STAGE/"
+find "$STAGE" -name __pycache__ -prune -exec rm -rf {} +
+chmod -R a+rX "$STAGE"
+
+suites=("$STAGE/tests/integration")
+[ -d "$STAGE/python/tests" ] && suites+=("$STAGE/python/tests")
+pytest_args=(-p no:cacheprovider -q -rfEs --junitxml="$STAGE/results/junit.xml" -o junit_family=xunit2)
+[ "$MODE" = stress ] && pytest_args+=(-m stress) || pytest_args+=(-m "not stress")
+
+envs=(LAYOVER_BIN="$STAGE/bin/layover" LAYOVER_SOURCE_ROOT="$STAGE" PYTHONPATH="$STAGE/python"
+      PYTHONDONTWRITEBYTECODE=1 LANG=C.UTF-8 LC_ALL=C.UTF-8 CI="${CI:-}"
+      LAYOVER_ALLOW_SKIP="${LAYOVER_ALLOW_SKIP:-}" LAYOVER_STRESS="${LAYOVER_STRESS:-}"
+      ASAN_OPTIONS="${ASAN_OPTIONS:-}" UBSAN_OPTIONS="${UBSAN_OPTIONS:-}")
+if [ "$(id -u)" -eq 0 ]; then
+    uid=$((61000 + RANDOM % 3000))
+    home="$STAGE/home"
+    mkdir -p "$home" "$STAGE/tmp"
+    chown "$uid:$uid" "$home" "$STAGE/results" "$STAGE/tmp"
+    chmod 700 "$home"
+    echo "integration tests: running as throwaway uid $uid (HOME=$home)"
+    # setpriv keeps HOME and the rest of root's environment: env -i resets it all.
+    setpriv --reuid="$uid" --regid="$uid" --clear-groups --inh-caps=-all \
+        env -i HOME="$home" USER=layovertest LOGNAME=layovertest PATH=/usr/local/bin:/usr/bin:/bin \
+        TMPDIR="$STAGE/tmp" TERM=dumb "${envs[@]}" \
+        /usr/bin/python3 -m pytest "${pytest_args[@]}" "${suites[@]}" </dev/null
+else
+    env "${envs[@]}" /usr/bin/python3 -m pytest "${pytest_args[@]}" "${suites[@]}" </dev/null
+fi
+rc=$?
+if [ -s "$STAGE/results/junit.xml" ]; then
+    read -r t f e s < <(/usr/bin/python3 - "$STAGE/results/junit.xml" <<'PY'
+import sys, xml.etree.ElementTree as ET
+r = ET.parse(sys.argv[1]).getroot()
+suites = [r] if r.tag == "testsuite" else r.findall("testsuite")
+tot = [sum(int(s.get(k, 0)) for s in suites) for k in ("tests", "failures", "errors", "skipped")]
+print(*tot)
+PY
+)
+    passed=$((passed + t - f - e - s)); failed=$((failed + f + e)); skipped=$((skipped + s))
+elif [ $rc -ne 5 ]; then
+    echo "integration tests: pytest produced no results (exit $rc)" >&2
+    failed=$((failed + 1))
+fi
+rm -rf "$STAGE" 2>/dev/null || "$ROOT/$BUILD/layover" _rmtree "$STAGE" 2>/dev/null || true
+
+summary="$passed passed, $failed failed"
+[ "$skipped" -gt 0 ] && summary+=", $skipped skipped"
+echo "$summary"
+[ "$failed" -eq 0 ]
