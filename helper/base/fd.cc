@@ -69,3 +69,32 @@ Result<std::string> read_all(int fd, size_t limit) {
 }
 
 }  // namespace base
+
+#include <algorithm>
+#include <climits>
+
+namespace base {
+
+void close_fds_except(std::vector<int> keep) {
+    std::sort(keep.begin(), keep.end());
+    unsigned next = 0;
+    for (int k : keep) {
+        if (k < 0 || static_cast<unsigned>(k) < next) continue;
+        if (static_cast<unsigned>(k) > next) ::close_range(next, static_cast<unsigned>(k) - 1, 0);
+        next = static_cast<unsigned>(k) + 1;
+    }
+    ::close_range(next, UINT_MAX, 0);
+}
+
+void ensure_std_fds() {
+    for (int fd = 0; fd <= 2; fd++) {
+        if (::fcntl(fd, F_GETFD) >= 0) continue;
+        int n = ::open("/dev/null", O_RDWR);  // no O_CLOEXEC: it must stay fd 0-2
+        if (n >= 0 && n != fd) {
+            ::dup2(n, fd);
+            ::close(n);
+        }
+    }
+}
+
+}  // namespace base

@@ -1,6 +1,7 @@
 // Move-only owner of a file descriptor. Every fd layover opens is O_CLOEXEC.
 #pragma once
 #include <string>
+#include <vector>
 
 #include "helper/base/result.h"
 
@@ -31,4 +32,11 @@ Result<Fd> open_at(int dirfd, const std::string& path, int flags, unsigned mode 
 Result<void> write_all(int fd, const void* data, size_t len);
 Result<std::string> read_all(int fd, size_t limit);  // error if more than limit bytes
 
+}  // namespace base
+
+namespace base {
+// Close every fd except those listed (close_range over the gaps).
+void close_fds_except(std::vector<int> keep);
+// Make sure fds 0-2 are open (on /dev/null), as under CI with no stdin.
+void ensure_std_fds();
 }  // namespace base

@@ -1,0 +1,25 @@
+// Pure parsing of `layover run` arguments (unit-tested; touches nothing).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "helper/base/result.h"
+
+struct RunOptions {
+    std::string target;                // as given (resolved later); empty: $HOME
+    std::string session;               // empty: a fresh generated name
+    std::string on_exit;               // keep|discard|prompt|apply|save:FILE; empty: prompt on a tty, else keep
+    std::string network = "none";      // none|host
+    std::string tmp_size;              // empty: default
+    int ipc_fd = -1;                   // passed to the command as fd 3
+    std::vector<std::string> command;  // empty: $SHELL or /bin/sh
+    bool help = false;
+};
+
+// Errors are usage errors (run exits 125 for them).
+base::Result<RunOptions> parse_run_args(const std::vector<std::string>& args);
+
+// Validate an --on-exit value; returns an error message or "".
+std::string check_on_exit(const std::string& mode);
+
+extern const char kRunUsage[];

@@ -1,0 +1,41 @@
+// The three processes that build and run the sandbox, each a fork of the
+// one before:
+//   supervisor (outside every new namespace; helper/supervisor.cc)
+//     -> setup  (new user+mount+pid+ipc[+net] namespaces; mounts; helper/setup.cc)
+//        -> init (PID 1 of the new PID namespace; fresh /proc; helper/init.cc)
+//           -> child (nested user+mount namespace: mounts locked, no caps,
+//                     no_new_privs; execs the command; helper/child.cc)
+#pragma once
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include "overlay/mounts.h"
+
+struct SandboxPlan {
+    overlay::MountPlan mounts;
+    std::string cwd;                   // caller's working directory
+    std::vector<std::string> command;  // argv (PATH-searched)
+    std::string session;               // exported as LAYOVER_SESSION
+    int ipc_fd = -1;                   // becomes fd 3 in the command
+    int pty_slave = -1;                // interactive runs: the command's terminal
+    int sync_fd = -1;                  // setup's end of the supervisor socketpair
+    uid_t uid = 0;
+    gid_t gid = 0;
+};
+
+// Sync messages (SOCK_SEQPACKET, one message each) from setup/init/child to
+// the supervisor. Numbered sync points are referenced in comments:
+//   [sync 1] 'M'            setup wrote its id maps: supervisor may go non-dumpable
+//   [sync 2] 'P' + pid      setup forked init (host pid): signals go there
+//   [sync 3] 'W' + text     a warning to print (e.g. a submount not captured)
+//   [sync E] 'E' + text     setup failed: the one-line reason; run exits 125
+namespace sync_msg {
+bool send(int fd, char tag, const std::string& text = "");
+}
+
+// Entry points of the forked processes; each returns its exit code.
+int setup_main(const SandboxPlan& plan, pid_t supervisor);
+int init_main(const SandboxPlan& plan, int parent_alive_fd);
+[[noreturn]] void child_main(const SandboxPlan& plan);

@@ -1,0 +1,68 @@
+#include "overlay/mountinfo.h"
+
+#include <algorithm>
+#include <sstream>
+
+namespace overlay {
+
+namespace {
+
+std::string unescape_octal(const std::string& s) {
+    std::string out;
+    for (size_t i = 0; i < s.size(); i++) {
+        if (s[i] == '\\' && i + 3 < s.size() && s[i + 1] >= '0' &&
+            s[i + 1] <= '3' && s[i + 2] >= '0' && s[i + 2] <= '7' && s[i + 3] >= '0' && s[i + 3] <= '7') {
+            out.push_back(static_cast<char>((s[i + 1] - '0') * 64 + (s[i + 2] - '0') * 8 + (s[i + 3] - '0')));
+            i += 3;
+        } else {
+            out.push_back(s[i]);
+        }
+    }
+    return out;
+}
+
+}  // namespace
+
+std::vector<MountEntry> parse_mountinfo(const std::string& text) {
+    std::vector<MountEntry> out;
+    std::istringstream in(text);
+    std::string line;
+    while (std::getline(in, line)) {
+        // id parent major:minor root mount_point options [optional...] - fstype source super
+        std::istringstream f(line);
+        std::vector<std::string> fields;
+        std::string w;
+        while (f >> w) fields.push_back(w);
+        if (fields.size() < 7) continue;
+        auto sep = std::find(fields.begin() + 6, fields.end(), std::string("-"));
+        if (sep == fields.end() || sep + 1 == fields.end()) continue;
+        out.push_back({unescape_octal(fields[4]), *(sep + 1)});
+    }
+    return out;
+}
+
+bool path_within(const std::string& path, const std::string& dir) {
+    if (dir == "/") return !path.empty() && path[0] == '/';
+    if (path.compare(0, dir.size(), dir) != 0) return false;
+    return path.size() == dir.size() || path[dir.size()] == '/';
+}
+
+std::vector<std::string> submounts_under(const std::vector<MountEntry>& mounts, const std::string& dir) {
+    std::vector<std::string> below;
+    for (const auto& m : mounts)
+        if (m.mount_point != dir && path_within(m.mount_point, dir)) below.push_back(m.mount_point);
+    std::sort(below.begin(), below.end(), [](const std::string& a, const std::string& b) {
+        return a.size() != b.size() ? a.size() < b.size() : a < b;
+    });
+    below.erase(std::unique(below.begin(), below.end()), below.end());
+    std::vector<std::string> top;
+    for (const auto& p : below) {
+        bool covered = false;
+        for (const auto& t : top)
+            if (path_within(p, t)) covered = true;
+        if (!covered) top.push_back(p);
+    }
+    return top;
+}
+
+}  // namespace overlay

@@ -1,0 +1,192 @@
+#include "overlay/mounts.h"
+
+#include <fcntl.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "overlay/devfs.h"
+#include "overlay/mountinfo.h"
+#include "overlay/options.h"
+
+namespace overlay {
+
+namespace {
+
+// The private tmpfs mounts. /run is masked because that is where the host's
+// daemons listen (D-Bus, systemd, docker, the user's runtime dir).
+struct PrivateTmp {
+    const char* path;
+    bool sized;     // sized by --tmp-size; otherwise tiny
+    bool writable;  // cleared of read-only in step 8
+};
+const PrivateTmp kPrivate[] = {{"/tmp", true, true}, {"/var/tmp", true, true}, {"/run", false, false}};
+
+bool is_real_dir(const char* path) {
+    struct stat st;
+    return ::lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+base::Result<void> mkdir_p(const std::string& path) {
+    std::string cur;
+    size_t pos = 1;
+    while (pos <= path.size()) {
+        size_t next = path.find('/', pos);
+        if (next == std::string::npos) next = path.size();
+        cur = path.substr(0, next);
+        if (::mkdir(cur.c_str(), 0755) != 0 && errno != EEXIST) return base::sys_error("creating " + cur);
+        pos = next + 1;
+    }
+    return base::Ok();
+}
+
+base::Result<base::Fd> clone_tree(const std::string& path, bool recursive) {
+    unsigned flags = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (recursive ? AT_RECURSIVE : 0);
+    int fd = ::open_tree(AT_FDCWD, path.c_str(), flags);
+    if (fd < 0) return base::sys_error("cloning mount " + path);
+    return base::Fd(fd);
+}
+
+std::string fd_path(const base::Fd& fd) { return "/proc/self/fd/" + std::to_string(fd.get()); }
+
+base::Result<void> set_attr(const char* path, unsigned flags, uint64_t set, uint64_t clr) {
+    struct mount_attr attr = {};
+    attr.attr_set = set;
+    attr.attr_clr = clr;
+    if (::mount_setattr(AT_FDCWD, path, flags, &attr, sizeof attr) != 0)
+        return base::sys_error(std::string("changing mount flags of ") + path);
+    return base::Ok();
+}
+
+}  // namespace
+
+base::Result<void> make_private() {
+    if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
+        return base::sys_error("making / recursively private");
+    return base::Ok();
+}
+
+base::Result<Handles> open_handles(const MountPlan& plan) {
+    Handles h;
+    auto dir = [](const std::string& p, const char* what) -> base::Result<base::Fd> {
+        auto fd = base::open_at(AT_FDCWD, p, O_PATH | O_DIRECTORY | O_NOFOLLOW);
+        if (!fd) return fd.error().context(std::string("opening the ") + what);
+        return fd;
+    };
+    TRY(h.lower, dir(plan.target, "target"));
+    TRY(h.upper, dir(plan.upper, "session's upper layer"));
+    TRY(h.work, dir(plan.work, "session's work dir"));
+    TRY(h.state, dir(plan.state_dir, "state dir"));
+    auto info = base::open_at(AT_FDCWD, "/proc/self/mountinfo", O_RDONLY);
+    if (!info) return info.error();
+    TRY(std::string text, base::read_all(info->get(), 64 << 20));
+    for (const auto& mp : submounts_under(parse_mountinfo(text), plan.target)) {
+        auto c = clone_tree(mp, true);
+        if (!c) {
+            h.warnings.push_back(mp + " is a separate mount that cannot be shown inside (" + c.error().message +
+                                 "); it appears as an empty directory");
+            continue;
+        }
+        h.warnings.push_back(mp + " is a separate mount: visible read-only inside, changes there are not captured");
+        h.submounts.emplace_back(mp, std::move(c.value()));
+    }
+    for (const char* const* n = kDevNodes; *n; n++) {
+        std::string p = std::string("/dev/") + *n;
+        if (::access(p.c_str(), F_OK) != 0) continue;  // e.g. no /dev/tty in some containers
+        TRY(base::Fd c, clone_tree(p, false));
+        h.dev_nodes.emplace_back(*n, std::move(c));
+    }
+    if (plan.host_network && is_real_dir("/run/systemd/resolve")) {
+        // /etc/resolv.conf often points into it; the rest of /run stays hidden.
+        auto c = clone_tree("/run/systemd/resolve", false);
+        if (c) h.resolv = std::move(c.value());
+    }
+    return h;
+}
+
+base::Result<void> mount_private_tmp(const MountPlan& plan) {
+    for (const auto& t : kPrivate) {
+        if (!is_real_dir(t.path)) continue;
+        std::string opts = t.sized ? "mode=1777,size=" + std::to_string(plan.tmp_size) : "mode=0755,size=1m";
+        if (::mount("tmpfs", t.path, "tmpfs", MS_NOSUID | MS_NODEV, opts.c_str()) != 0)
+            return base::sys_error(std::string("mounting a private ") + t.path);
+        // The real path is covered now: recreate the target's path so the
+        // overlay (whose layers we hold by fd) can be mounted there.
+        if (path_within(plan.target, t.path)) TRY_VOID(mkdir_p(plan.target));
+        if (path_within(plan.state_dir, t.path) && !path_within(plan.state_dir, plan.target)) {
+            // Hidden by this tmpfs already; nothing to do.
+        }
+    }
+    return base::Ok();
+}
+
+base::Result<void> mount_overlay(const MountPlan& plan, const Handles& h) {
+    std::string opts = overlay_options(fd_path(h.lower), fd_path(h.upper), fd_path(h.work));
+    if (::mount("overlay", plan.target.c_str(), "overlay", MS_NOSUID, opts.c_str()) != 0) {
+        int err = errno;
+        std::string msg = base::sys_error("mounting the overlay on " + plan.target, err).message;
+        if (err == EINVAL || err == EOPNOTSUPP)
+            msg += "; the state dir's filesystem may lack user.* xattrs (tmpfs before Linux 6.6): set "
+                   "LAYOVER_STATE_DIR to a dir on ext4/xfs/btrfs, and run 'layover doctor'";
+        else if (err == EPERM)
+            msg += "; this kernel does not allow overlayfs in a user namespace (needs Linux 5.11+): run 'layover doctor'";
+        return base::error(msg);
+    }
+    return base::Ok();
+}
+
+base::Result<void> attach_submounts(const MountPlan& plan, Handles& h) {
+    (void)plan;
+    for (auto& [path, clone] : h.submounts) {
+        if (::move_mount(clone.get(), "", AT_FDCWD, path.c_str(), MOVE_MOUNT_F_EMPTY_PATH) != 0)
+            return base::sys_error("re-attaching submount " + path);
+        clone.reset();
+    }
+    return base::Ok();
+}
+
+base::Result<void> mask_host_state(const MountPlan& plan, Handles& h) {
+    if (h.resolv.valid()) {
+        TRY_VOID(mkdir_p("/run/systemd/resolve"));
+        if (::move_mount(h.resolv.get(), "", AT_FDCWD, "/run/systemd/resolve", MOVE_MOUNT_F_EMPTY_PATH) != 0)
+            return base::sys_error("showing /run/systemd/resolve");
+        h.resolv.reset();
+    }
+    // The state dir holds every session's upper layer: if some mount still
+    // shows it (it was not under /tmp, /var/tmp or /run), cover it.
+    struct stat real, seen;
+    if (::fstat(h.state.get(), &real) != 0) return base::sys_error("state dir");
+    if (::stat(plan.state_dir.c_str(), &seen) == 0 && seen.st_dev == real.st_dev && seen.st_ino == real.st_ino) {
+        if (::mount("tmpfs", plan.state_dir.c_str(), "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY,
+                    "mode=000,size=4k") != 0)
+            return base::sys_error("hiding the state dir " + plan.state_dir);
+    }
+    return base::Ok();
+}
+
+base::Result<void> make_rest_readonly(const MountPlan& plan) {
+    TRY_VOID(set_attr("/", AT_RECURSIVE, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID, 0));
+    // Non-recursive: submounts re-attached on the overlay stay read-only.
+    TRY_VOID(set_attr(plan.target.c_str(), 0, 0, MOUNT_ATTR_RDONLY));
+    for (const auto& t : kPrivate)
+        if (t.writable && is_real_dir(t.path)) TRY_VOID(set_attr(t.path, 0, 0, MOUNT_ATTR_RDONLY));
+    TRY_VOID(set_attr("/dev/shm", 0, 0, MOUNT_ATTR_RDONLY));
+    TRY_VOID(set_attr("/dev/pts", 0, 0, MOUNT_ATTR_RDONLY));
+    return base::Ok();
+}
+
+base::Result<void> mount_proc() {
+    if (::mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) != 0) {
+        int err = errno;
+        std::string msg = base::sys_error("mounting a fresh /proc", err).message;
+        if (err == EPERM)
+            msg += "; the host's /proc is partly hidden (as in some containers), so the kernel refuses a new "
+                   "one: run 'layover doctor'";
+        return base::error(msg);
+    }
+    return base::Ok();
+}
+
+}  // namespace overlay

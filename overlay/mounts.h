@@ -1,0 +1,56 @@
+// The mount plan, run by the setup process inside its new user+mount
+// namespace. Each step is one function; helper/setup.cc calls them in order.
+#pragma once
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "helper/base/fd.h"
+#include "helper/base/result.h"
+
+namespace overlay {
+
+struct MountPlan {
+    std::string target;     // absolute, symlink-free
+    std::string upper;      // session upper dir
+    std::string work;       // fresh overlay workdir
+    std::string state_dir;  // must not be reachable from inside
+    bool host_network = false;
+    unsigned long long tmp_size = 0;
+};
+
+// Everything opened before any mount hides it.
+struct Handles {
+    base::Fd lower, upper, work, state;
+    std::vector<std::pair<std::string, base::Fd>> submounts;  // (path, detached clone)
+    std::vector<std::pair<std::string, base::Fd>> dev_nodes;  // ("null", clone of /dev/null), ...
+    base::Fd resolv;  // clone of /run/systemd/resolve (host network only)
+    std::vector<std::string> warnings;
+};
+
+// 1. Stop our mounts propagating back to the host (and vice versa).
+base::Result<void> make_private();
+// 2. Open the layers, the state dir, detached clones of submounts under the
+//    target and of the host device nodes, before any mount covers them.
+base::Result<Handles> open_handles(const MountPlan& plan);
+// 3. Private, size-limited tmpfs on /tmp and /var/tmp; if the target lies
+//    below one of them, recreate its path inside the new tmpfs.
+base::Result<void> mount_private_tmp(const MountPlan& plan);
+// 4. The overlay on the target, layers passed by fd (/proc/self/fd/N), so
+//    it works even where step 3 covered the real paths.
+base::Result<void> mount_overlay(const MountPlan& plan, const Handles& h);
+// 5. Re-attach the submount clones on top of the overlay (read-only later).
+base::Result<void> attach_submounts(const MountPlan& plan, Handles& h);
+// 6. Minimal /dev (see devfs.h).
+// 7. Hide host state: an empty tmpfs over /run (daemon sockets: D-Bus,
+//    systemd, docker, user runtime dir), and over the state dir if any mount
+//    still shows it.
+base::Result<void> mask_host_state(const MountPlan& plan, Handles& h);
+// 8. Everything read-only (mount_setattr, recursive; a plain MS_REMOUNT
+//    fails on locked mounts), then writable again: the overlay and the
+//    private tmpfs mounts only.
+base::Result<void> make_rest_readonly(const MountPlan& plan);
+// Run by init, inside the new PID namespace: a fresh /proc.
+base::Result<void> mount_proc();
+
+}  // namespace overlay

@@ -1,0 +1,25 @@
+// Pure helpers for overlayfs mount options (unit-tested).
+#pragma once
+#include <string>
+
+namespace overlay {
+
+// Escape a path for an overlayfs option value: ',' separates options and
+// ':' separates lower layers, and overlayfs unescapes '\' before either.
+std::string escape_option_value(const std::string& path);
+
+// "lowerdir=L,upperdir=U,workdir=W,userxattr,volatile": userxattr because an
+// unprivileged mounter cannot write trusted.* xattrs; volatile because without
+// it unmounting syncs the whole filesystem holding the upper layer (153 ms
+// measured with 256 MiB of unrelated dirty data, 4 ms with volatile).
+std::string overlay_options(const std::string& lower, const std::string& upper,
+                            const std::string& work);
+
+// Parse a size like "512M", "2G", "1048576", "10%" (of total RAM). Returns
+// false on malformed input. total_ram is used for percentages.
+bool parse_size(const std::string& text, unsigned long long total_ram, unsigned long long* out);
+
+// Default private tmpfs size: 25% of RAM, capped at 2 GiB.
+unsigned long long default_tmp_size(unsigned long long total_ram);
+
+}  // namespace overlay
