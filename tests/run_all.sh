@@ -51,7 +51,11 @@ if [ "$(id -u)" -eq 0 ]; then
     uid=$((61000 + RANDOM % 3000))
     home="$STAGE/home"
     mkdir -p "$home" "$STAGE/tmp"
-    chown "$uid:$uid" "$home" "$STAGE/results" "$STAGE/tmp"
+    # Some tests need a target outside /tmp (whose parent must be read-only
+    # inside, not a private tmpfs).
+    NONTMP=$(mktemp -d /var/lib/layover-test.XXXXXX)
+    chown "$uid:$uid" "$home" "$STAGE/results" "$STAGE/tmp" "$NONTMP"
+    envs+=(LAYOVER_TEST_NONTMP="$NONTMP")
     chmod 700 "$home"
     echo "integration tests: running as throwaway uid $uid (HOME=$home)"
     # setpriv keeps HOME and the rest of root's environment: env -i resets it all.
@@ -60,6 +64,8 @@ if [ "$(id -u)" -eq 0 ]; then
         TMPDIR="$STAGE/tmp" TERM=dumb "${envs[@]}" \
         /usr/bin/python3 -m pytest "${pytest_args[@]}" "${suites[@]}" </dev/null
 else
+    NONTMP=$(mktemp -d "$HOME/.cache/layover-test.XXXXXX" 2>/dev/null || mktemp -d /var/lib/layover-test.XXXXXX)
+    envs+=(LAYOVER_TEST_NONTMP="$NONTMP")
     env "${envs[@]}" /usr/bin/python3 -m pytest "${pytest_args[@]}" "${suites[@]}" </dev/null
 fi
 rc=$?
@@ -77,7 +83,8 @@ elif [ $rc -ne 5 ]; then
     echo "integration tests: pytest produced no results (exit $rc)" >&2
     failed=$((failed + 1))
 fi
-rm -rf "$STAGE" 2>/dev/null || "$ROOT/$BUILD/layover" _rmtree "$STAGE" 2>/dev/null || true
+chmod -R u+rwX "$STAGE" "$NONTMP" 2>/dev/null
+rm -rf "$STAGE" "$NONTMP" 2>/dev/null || true
 
 summary="$passed passed, $failed failed"
 [ "$skipped" -gt 0 ] && summary+=", $skipped skipped"

@@ -90,12 +90,14 @@ class Layover:
         self.env = dict(os.environ)
         self.env["LAYOVER_STATE_DIR"] = str(state)
 
-    def __call__(self, *args, input=None, timeout=60, check=False, env=None):
+    def __call__(self, *args, input=None, timeout=60, check=False, env=None, cwd=None):
+        """Run `layover ARGS` (cwd: the target, so relative paths land in it)."""
         e = dict(self.env)
         if env:
             e.update(env)
+        kw = {} if input is not None else {"stdin": subprocess.DEVNULL}
         r = subprocess.run([LAYOVER, *map(str, args)], input=input, capture_output=True,
-                           timeout=timeout, env=e, stdin=None if input is not None else subprocess.DEVNULL)
+                           timeout=timeout, env=e, cwd=str(cwd or self.target), **kw)
         if check and r.returncode != 0:
             raise AssertionError("layover %s failed (%d): %s" % (args, r.returncode, r.stderr.decode(errors="replace")))
         return r
