@@ -1,0 +1,123 @@
+// Unit tests for the core's pure helpers: overlay options, mountinfo
+// parsing, id maps, run argument parsing, and text escaping.
+#include <catch2/catch.hpp>
+
+#include "helper/base/text.h"
+#include "helper/run_args.h"
+#include "helper/userns.h"
+#include "overlay/mountinfo.h"
+#include "overlay/options.h"
+
+TEST_CASE("overlay: option values escape separators") {
+    CHECK(overlay::escape_option_value("/a/b") == "/a/b");
+    CHECK(overlay::escape_option_value("/a,b:c\\d") == "/a\\,b\\:c\\\\d");
+    CHECK(overlay::overlay_options("/proc/self/fd/5", "/u", "/w") ==
+          "lowerdir=/proc/self/fd/5,upperdir=/u,workdir=/w,userxattr,volatile");
+}
+
+TEST_CASE("overlay: sizes parse with suffixes and percentages") {
+    unsigned long long v = 0;
+    CHECK(overlay::parse_size("512M", 0, &v));
+    CHECK(v == 512ull << 20);
+    CHECK(overlay::parse_size("2G", 0, &v));
+    CHECK(v == 2ull << 30);
+    CHECK(overlay::parse_size("4096", 0, &v));
+    CHECK(v == 4096);
+    CHECK(overlay::parse_size("10%", 1000, &v));
+    CHECK(v == 100);
+    CHECK_FALSE(overlay::parse_size("", 0, &v));
+    CHECK_FALSE(overlay::parse_size("12X", 0, &v));
+    CHECK_FALSE(overlay::parse_size("0", 0, &v));
+    CHECK_FALSE(overlay::parse_size("101%", 100, &v));
+    CHECK_FALSE(overlay::parse_size("99999999999999999999", 0, &v));
+    CHECK(overlay::default_tmp_size(4ull << 30) == 1ull << 30);
+    CHECK(overlay::default_tmp_size(64ull << 30) == 2ull << 30);
+}
+
+TEST_CASE("overlay: mountinfo parsing and submounts under a dir") {
+    std::string text =
+        "22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n"
+        "30 22 0:5 / /home/u/my\\040disk rw shared:2 - fuse sshfs rw\n"
+        "31 30 0:6 / /home/u/my\\040disk/inner rw - tmpfs tmpfs rw\n"
+        "32 22 0:7 / /home/u2 rw - tmpfs tmpfs rw\n"
+        "33 22 0:8 / /home/u rw - tmpfs tmpfs rw\n"
+        "garbage line\n";
+    auto m = overlay::parse_mountinfo(text);
+    REQUIRE(m.size() == 5);
+    CHECK(m[1].mount_point == "/home/u/my disk");
+    CHECK(m[1].fs_type == "fuse");
+    auto subs = overlay::submounts_under(m, "/home/u");
+    REQUIRE(subs.size() == 1);  // the inner one rides along with the recursive clone
+    CHECK(subs[0] == "/home/u/my disk");
+    CHECK(overlay::path_within("/home/u/x", "/home/u"));
+    CHECK(overlay::path_within("/home/u", "/home/u"));
+    CHECK_FALSE(overlay::path_within("/home/u2", "/home/u"));
+    CHECK(overlay::path_within("/anything", "/"));
+}
+
+TEST_CASE("userns: one-line id maps") {
+    CHECK(userns::one_line_map(0, 1000) == "0 1000 1\n");
+    CHECK(userns::one_line_map(1000, 0) == "1000 0 1\n");
+}
+
+namespace {
+base::Result<RunOptions> parse(std::vector<std::string> a) { return parse_run_args(a); }
+}  // namespace
+
+TEST_CASE("run: arguments parse, and stop at the command") {
+    auto r = parse({"--target", "/t", "--session=s1", "--on-exit", "save:x.tar.zst", "--network", "host", "ls",
+                    "-l", "--target"});
+    REQUIRE(r.ok());
+    CHECK(r->target == "/t");
+    CHECK(r->session == "s1");
+    CHECK(r->on_exit == "save:x.tar.zst");
+    CHECK(r->network == "host");
+    CHECK(r->command == std::vector<std::string>{"ls", "-l", "--target"});
+    auto d = parse({"--", "--weird"});
+    REQUIRE(d.ok());
+    CHECK(d->command == std::vector<std::string>{"--weird"});
+    CHECK(parse({"--ipc-fd", "5"})->ipc_fd == 5);
+}
+
+TEST_CASE("run: bad arguments are usage errors with the fix") {
+    CHECK(parse({"--bogus"}).error().message.find("unknown option '--bogus'") != std::string::npos);
+    CHECK(parse({"--target"}).error().message.find("needs a value") != std::string::npos);
+    CHECK(parse({"--session", "a/b"}).error().message.find("invalid --session") != std::string::npos);
+    CHECK(parse({"--on-exit", "nope"}).error().message.find("unknown --on-exit") != std::string::npos);
+    CHECK(parse({"--on-exit", "save:"}).error().message.find("needs a file name") != std::string::npos);
+    CHECK(parse({"--network", "bridge"}).error().message.find("use none or host") != std::string::npos);
+    CHECK(parse({"--ipc-fd", "1"}).error().message.find(">= 3") != std::string::npos);
+    CHECK(parse({"--ipc-fd", "x"}).error().message.find(">= 3") != std::string::npos);
+}
+
+TEST_CASE("text: display paths escape control chars and invalid UTF-8") {
+    CHECK(base::display_path("plain/name.txt") == "plain/name.txt");
+    CHECK(base::display_path("caf\xc3\xa9") == "caf\xc3\xa9");
+    CHECK(base::display_path("a\nb") == "\"a\\nb\"");
+    CHECK(base::display_path("x\xff") == "\"x\\xff\"");
+    CHECK(base::display_path("q\"\\") == "\"q\\\"\\\\\"");
+    CHECK(base::display_path("\x1b[31m") == "\"\\x1b[31m\"");
+    CHECK(base::is_utf8("ok \xe2\x82\xac"));
+    CHECK_FALSE(base::is_utf8("\xc0\xaf"));       // overlong
+    CHECK_FALSE(base::is_utf8("\xed\xa0\x80"));   // surrogate
+    CHECK(base::caret_escape("a\x1b[0m\n", true) == "a^[[0m\n");
+    CHECK(base::caret_escape("\r\x7f", false) == "^M^?");
+}
+
+TEST_CASE("text: base64 round trip and session names") {
+    for (std::string s : {std::string(""), std::string("f"), std::string("fo"), std::string("foo"),
+                          std::string("\xff\x00\x80", 3)}) {
+        std::string back;
+        REQUIRE(base::base64_decode(base::base64_encode(s), &back));
+        CHECK(back == s);
+    }
+    CHECK(base::base64_encode("foo") == "Zm9v");
+    std::string out;
+    CHECK_FALSE(base::base64_decode("Zm9", &out));
+    CHECK_FALSE(base::base64_decode("Z=9v", &out));
+    CHECK(base::valid_session_name("a-b_c.1"));
+    CHECK_FALSE(base::valid_session_name(""));
+    CHECK_FALSE(base::valid_session_name(".."));
+    CHECK_FALSE(base::valid_session_name("a b"));
+    CHECK_FALSE(base::valid_session_name(std::string(65, 'a')));
+}
