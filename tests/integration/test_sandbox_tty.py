@@ -1,0 +1,48 @@
+"""Interactive runs: the command gets its own pty, Ctrl+C reaches the
+command (not layover), and the user's terminal is restored afterwards."""
+import os
+
+import pexpect
+import pytest
+
+from conftest import LAYOVER
+
+
+def _spawn(lo, *cmd):
+    env = dict(lo.env, PS1="$ ", TERM="dumb")
+    return pexpect.spawn(LAYOVER, ["run", "--target", str(lo.target), "--on-exit", "keep", "--", *cmd],
+                         env=env, cwd=str(lo.target), timeout=20)
+
+
+def test_interactive_run_gets_its_own_pty_and_ctrl_c_reaches_the_command(lo, home):
+    child = _spawn(lo, "/bin/sh")
+    child.sendline("test -t 0 && echo IS-A-TTY; ls /dev/pts | tr '\\n' ' '; echo; echo typed > typed.txt")
+    child.expect("IS-A-TTY")
+    child.expect(r"\r\nptmx \r\n")  # a private devpts: none of the host's terminals
+    child.sendline("/usr/bin/python3 -c 'import time\ntry: time.sleep(30)\nexcept KeyboardInterrupt: print(\"got-ctrl-c\")'")
+    child.expect(r"\$ ")
+    import time
+    time.sleep(0.5)
+    child.sendcontrol("c")
+    child.expect("got-ctrl-c")
+    child.sendline("echo still-here")  # Ctrl+C went to the command, not to layover
+    child.expect("still-here")
+    child.sendline("exit 4")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 4
+    assert not (home / "typed.txt").exists()
+    sessions = [p for p in (lo.state / "sessions").iterdir()]
+    assert len(sessions) == 1
+    assert (sessions[0] / "upper" / "typed.txt").read_text() == "typed\n"
+
+
+def test_terminal_settings_are_restored_after_the_run(lo):
+    import termios
+    child = _spawn(lo, "/bin/sh", "-c", "echo inside")
+    child.expect("inside")
+    child.expect(pexpect.EOF)
+    attrs = termios.tcgetattr(child.child_fd)
+    child.close()
+    lflag = attrs[3]
+    assert lflag & termios.ICANON and lflag & termios.ECHO  # not left in raw mode
