@@ -20,7 +20,7 @@ NONTMP=$(mktemp -d /var/lib/layover-dev.XXXXXX)
 mkdir -p "$STAGE/home" "$STAGE/tmp"; chown "$uid:$uid" "$STAGE/home" "$STAGE/tmp" "$NONTMP"; chmod 700 "$STAGE/home"
 setpriv --reuid="$uid" --regid="$uid" --clear-groups --inh-caps=-all env -i HOME="$STAGE/home" USER=layovertest \
     PATH=/usr/local/bin:/usr/bin:/bin TMPDIR="$STAGE/tmp" LAYOVER_BIN="$STAGE/bin/layover" PYTHONPATH="$STAGE/python" \
-    LAYOVER_SOURCE_ROOT="$STAGE" PYTHONDONTWRITEBYTECODE=1 LANG=C.UTF-8 LC_ALL=C.UTF-8 LAYOVER_TEST_NONTMP="$NONTMP" TERM=dumb \
+    LAYOVER_SOURCE_ROOT="$STAGE" PYTHONDONTWRITEBYTECODE=1 LANG=C.UTF-8 LC_ALL=C.UTF-8 LAYOVER_TEST_NONTMP="$NONTMP" LAYOVER_TEST_THROWAWAY=1 TERM=dumb \
     /usr/bin/python3 -m pytest -p no:cacheprovider -q -x "${args[@]}" </dev/null
 rc=$?
 rm -rf "$STAGE" "$NONTMP"

@@ -55,7 +55,7 @@ if [ "$(id -u)" -eq 0 ]; then
     # inside, not a private tmpfs).
     NONTMP=$(mktemp -d /var/lib/layover-test.XXXXXX)
     chown "$uid:$uid" "$home" "$STAGE/results" "$STAGE/tmp" "$NONTMP"
-    envs+=(LAYOVER_TEST_NONTMP="$NONTMP")
+    envs+=(LAYOVER_TEST_NONTMP="$NONTMP" LAYOVER_TEST_THROWAWAY=1)
     chmod 700 "$home"
     echo "integration tests: running as throwaway uid $uid (HOME=$home)"
     # setpriv keeps HOME and the rest of root's environment: env -i resets it all.

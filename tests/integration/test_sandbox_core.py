@@ -327,3 +327,25 @@ def test_ipc_fd_becomes_fd_3(lo):
         assert p.wait(timeout=30) == 0
     finally:
         a.close()
+
+
+def test_kill_minus_one_inside_only_hits_the_sandbox(lo):
+    """`kill -9 -1` inside reaches only the sandbox's PID namespace. Under a
+    developer's own uid the test is wrapped in an outer user+pid namespace, so
+    a broken sandbox could not take the developer's session down with it."""
+    outside = subprocess.Popen(["sleep", "3074"])
+    try:
+        cmd = [LAYOVER, "run", "--target", lo.target, "--on-exit", "discard", "--", "/bin/sh", "-c",
+               "sleep 3075 & sleep 0.1; kill -9 -1; sleep 0.1; echo still-here; ps -e -o comm= | sort | tr '\\n' ' '"]
+        if not os.environ.get("LAYOVER_TEST_THROWAWAY"):
+            cmd = ["unshare", "--user", "--map-current-user", "--pid", "--fork", "--kill-child", "--"] + cmd
+        r = subprocess.run(cmd, capture_output=True, env=lo.env, cwd=lo.target, stdin=subprocess.DEVNULL, timeout=60)
+        assert r.returncode == 0, r.stderr
+        # kill(-1) spares the caller and PID 1: only they are left
+        assert r.stdout.split(b"\n")[0] == b"still-here"
+        assert r.stdout.split(b"\n")[1].split() == [b"layover-init", b"ps", b"sh", b"sort", b"tr"]
+        assert outside.poll() is None  # the host's process survived
+        assert not _pids_with("sleep\x003075")
+    finally:
+        outside.kill()
+        outside.wait()

@@ -1,0 +1,70 @@
+#include <catch2/catch.hpp>
+
+#include "review/prompt_io.h"
+#include "review/prompt_text.h"
+
+using capture::Change;
+using capture::Kind;
+using capture::Type;
+
+namespace {
+
+Change ch(const std::string& path, Kind k, Type t, Type old = Type::None, uint32_t mode = 0644) {
+    Change c;
+    c.path = path;
+    c.kind = k;
+    c.type = t;
+    c.old_type = old;
+    c.mode = mode;
+    c.old_mode = old == Type::None ? 0 : 0644;
+    return c;
+}
+
+}  // namespace
+
+TEST_CASE("review prompt: the summary lists every change and marks the risky ones") {
+    std::vector<Change> v{ch("notes.txt", Kind::Modified, Type::File, Type::File),
+                          ch(".bashrc", Kind::Added, Type::File),
+                          ch("old", Kind::Deleted, Type::None, Type::Dir),
+                          ch("bad\nname", Kind::Added, Type::File)};
+    size_t risky = 0;
+    std::string s = review::summary_text(v, review::RiskContext{std::string()}, false, &risky);
+    CHECK(s ==
+          "  M  notes.txt\n"
+          "  A  .bashrc   ! shell startup file\n"
+          "  D  old/\n"
+          "  A  \"bad\\nname\"\n"
+          "4 changes (2 added, 1 modified, 1 deleted, 0 other); 1 marked ! need a careful look\n");
+    CHECK(risky == 1);
+    std::string colored = review::summary_text(v, review::RiskContext{std::string()}, true);
+    CHECK(colored.find("\033[1;31m  A  .bashrc   ! shell startup file\033[m\n") != std::string::npos);
+}
+
+TEST_CASE("review prompt: picks toggle numbers and ranges, all and none") {
+    std::vector<char> sel(5, 1);
+    std::string err;
+    CHECK(review::apply_picks("2 4-5", sel, &err));
+    CHECK(sel == std::vector<char>{1, 0, 1, 0, 0});
+    CHECK(review::apply_picks("none 3", sel, &err));
+    CHECK(sel == std::vector<char>{0, 0, 1, 0, 0});
+    CHECK(review::apply_picks("all,1", sel, &err));
+    CHECK(sel == std::vector<char>{0, 1, 1, 1, 1});
+    CHECK_FALSE(review::apply_picks("1 9", sel, &err));
+    CHECK(err.find("'9'") != std::string::npos);
+    CHECK(sel == std::vector<char>{0, 1, 1, 1, 1});  // unchanged on error
+    CHECK_FALSE(review::apply_picks("3-2", sel, &err));
+    CHECK_FALSE(review::apply_picks("x", sel, &err));
+    CHECK_FALSE(review::apply_picks("0", sel, &err));
+}
+
+TEST_CASE("review prompt: the pick list shows the selection") {
+    std::vector<Change> v{ch("a", Kind::Added, Type::File), ch("d", Kind::Added, Type::Dir)};
+    CHECK(review::pick_list(v, {1, 0}) == "  [x] 1  A  a\n  [ ] 2  A  d/\n");
+}
+
+TEST_CASE("review prompt: answers are trimmed and lowercased") {
+    CHECK(review::normalize_answer("  A \r") == "a");
+    CHECK(review::normalize_answer("") == "");
+    CHECK(review::normalize_answer(" \t") == "");
+    CHECK(std::string(review::kMenu).find("[d] discard (default)") != std::string::npos);
+}

@@ -1,0 +1,126 @@
+#include <catch2/catch.hpp>
+
+#include "review/risk.h"
+
+using capture::Change;
+using capture::Kind;
+using capture::Type;
+using review::risks_of;
+using review::RiskContext;
+
+namespace {
+
+Change file(const std::string& path, uint32_t mode = 0644, Kind k = Kind::Added) {
+    Change c;
+    c.path = path;
+    c.kind = k;
+    c.type = Type::File;
+    c.mode = mode;
+    if (k != Kind::Added) {
+        c.old_type = Type::File;
+        c.old_mode = 0644;
+    }
+    return c;
+}
+
+bool has(const std::vector<std::string>& v, const std::string& s) {
+    for (const auto& x : v)
+        if (x.find(s) != std::string::npos) return true;
+    return false;
+}
+
+RiskContext home_is_target() { return RiskContext{std::string()}; }
+
+}  // namespace
+
+TEST_CASE("review risk: home_relative locates $HOME inside the target") {
+    CHECK(review::home_relative("/home/u", "/home/u") == std::string());
+    CHECK(review::home_relative("/home", "/home/u") == std::string("u"));
+    CHECK(review::home_relative("/", "/home/u") == std::string("home/u"));
+    CHECK_FALSE(review::home_relative("/home/u/project", "/home/u").has_value());
+    CHECK_FALSE(review::home_relative("/home/uv", "/home/u").has_value());
+    CHECK_FALSE(review::home_relative("/home/u", "").has_value());
+}
+
+TEST_CASE("review risk: shell startup files, ssh, gitconfig, autostart, systemd, ~/.local/bin") {
+    auto ctx = home_is_target();
+    CHECK(has(risks_of(file(".bashrc", 0644, Kind::Modified), ctx), "shell startup"));
+    CHECK(has(risks_of(file(".profile"), ctx), "shell startup"));
+    CHECK(has(risks_of(file(".zshrc"), ctx), "shell startup"));
+    CHECK(has(risks_of(file(".config/fish/config.fish"), ctx), "shell startup"));
+    CHECK(has(risks_of(file(".ssh/authorized_keys"), ctx), "ssh"));
+    CHECK(has(risks_of(file(".ssh/config"), ctx), "ssh"));
+    CHECK(has(risks_of(file(".gitconfig"), ctx), "git config"));
+    CHECK(has(risks_of(file(".config/autostart/x.desktop"), ctx), "autostart"));
+    CHECK(has(risks_of(file(".config/systemd/user/evil.service"), ctx), "systemd"));
+    CHECK(has(risks_of(file(".local/share/systemd/user/evil.timer"), ctx), "systemd"));
+    CHECK(has(risks_of(file(".local/bin/ls"), ctx), ".local/bin"));
+    CHECK(has(risks_of(file(".config/layover/config"), ctx), "layover"));
+    CHECK(risks_of(file("notes.txt"), ctx).empty());
+    CHECK(risks_of(file("docs/.bashrc"), ctx).empty());  // not sourced by anything
+    CHECK(risks_of(file(".sshx/key"), ctx).empty());
+}
+
+TEST_CASE("review risk: home rules follow $HOME's place in the target, and only there") {
+    RiskContext parent{std::string("u")};
+    CHECK(has(risks_of(file("u/.bashrc"), parent), "shell startup"));
+    CHECK(risks_of(file(".bashrc"), parent).empty());
+    RiskContext none{};
+    CHECK(risks_of(file(".bashrc"), none).empty());
+    CHECK(risks_of(file(".ssh/config"), none).empty());
+}
+
+TEST_CASE("review risk: git hooks, .git/config, .envrc and .layoverignore anywhere") {
+    RiskContext none{};
+    CHECK(has(risks_of(file("proj/.git/hooks/pre-commit"), none), "git hook"));
+    CHECK(has(risks_of(file(".git/hooks/post-checkout"), none), "git hook"));
+    CHECK(has(risks_of(file("proj/.git/config"), none), "git config"));
+    CHECK(has(risks_of(file("proj/.envrc"), none), "direnv"));
+    CHECK(has(risks_of(file("proj/.layoverignore"), none), "layover"));
+    CHECK(risks_of(file("proj/git/config"), none).empty());
+    CHECK(risks_of(file("proj/.gitconfig.bak"), none).empty());
+}
+
+TEST_CASE("review risk: executables and widened modes") {
+    RiskContext none{};
+    CHECK(has(risks_of(file("tool.sh", 0755), none), "executable"));
+    CHECK(has(risks_of(file("tool.sh", 0755, Kind::Modified), none), "executable"));
+    Change widened = file("data", 0666, Kind::Metadata);
+    auto w = risks_of(widened, none);
+    CHECK(has(w, "mode widened 644 -> 666"));
+    CHECK_FALSE(has(w, "executable"));
+    Change narrowed = file("data", 0600, Kind::Metadata);
+    CHECK(risks_of(narrowed, none).empty());
+    CHECK(has(risks_of(file("shared", 0666), none), "world-writable"));
+    Change dir;
+    dir.path = "d";
+    dir.kind = Kind::Metadata;
+    dir.type = dir.old_type = Type::Dir;
+    dir.old_mode = 0755;
+    dir.mode = 0777;
+    CHECK(has(risks_of(dir, none), "mode widened 755 -> 777"));
+    Change gone = file("run.sh", 0755, Kind::Deleted);
+    gone.type = Type::None;
+    gone.mode = 0;
+    CHECK(risks_of(gone, none).empty());
+}
+
+TEST_CASE("review risk: symlinks leading outside the target") {
+    RiskContext none{};
+    Change l;
+    l.kind = Kind::Added;
+    l.type = Type::Symlink;
+    l.path = "a/link";
+    l.link_target = "/etc/passwd";
+    CHECK(has(risks_of(l, none), "outside"));
+    l.link_target = "../../x";
+    CHECK(has(risks_of(l, none), "outside"));
+    l.link_target = "../x";
+    CHECK(risks_of(l, none).empty());
+    l.link_target = "b/../../c";
+    CHECK(risks_of(l, none).empty());
+    l.link_target = "./../.././x";
+    CHECK(has(risks_of(l, none), "outside"));
+    l.link_target = "sibling";
+    CHECK(risks_of(l, none).empty());
+}
