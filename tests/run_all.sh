@@ -38,15 +38,17 @@ cp -r "$ROOT/tests" "$ROOT/python" "$STAGE/"
 find "$STAGE" -name __pycache__ -prune -exec rm -rf {} +
 chmod -R a+rX "$STAGE"
 
+# Each suite runs in its own pytest (each has its own conftest.py).
 suites=("$STAGE/tests/integration")
 [ -d "$STAGE/python/tests" ] && suites+=("$STAGE/python/tests")
-pytest_args=(-p no:cacheprovider -q -rfEs --junitxml="$STAGE/results/junit.xml" -o junit_family=xunit2)
+pytest_args=(-p no:cacheprovider -q -rfEs -o junit_family=xunit2)
 [ "$MODE" = stress ] && pytest_args+=(-m stress) || pytest_args+=(-m "not stress")
 
 envs=(LAYOVER_BIN="$STAGE/bin/layover" LAYOVER_SOURCE_ROOT="$STAGE" PYTHONPATH="$STAGE/python"
       PYTHONDONTWRITEBYTECODE=1 LANG=C.UTF-8 LC_ALL=C.UTF-8 CI="${CI:-}"
       LAYOVER_ALLOW_SKIP="${LAYOVER_ALLOW_SKIP:-}" LAYOVER_STRESS="${LAYOVER_STRESS:-}"
       ASAN_OPTIONS="${ASAN_OPTIONS:-}" UBSAN_OPTIONS="${UBSAN_OPTIONS:-}")
+runner=()
 if [ "$(id -u)" -eq 0 ]; then
     uid=$((61000 + RANDOM % 3000))
     home="$STAGE/home"
@@ -55,34 +57,36 @@ if [ "$(id -u)" -eq 0 ]; then
     # inside, not a private tmpfs).
     NONTMP=$(mktemp -d /var/lib/layover-test.XXXXXX)
     chown "$uid:$uid" "$home" "$STAGE/results" "$STAGE/tmp" "$NONTMP"
-    envs+=(LAYOVER_TEST_NONTMP="$NONTMP" LAYOVER_TEST_THROWAWAY=1)
     chmod 700 "$home"
     echo "integration tests: running as throwaway uid $uid (HOME=$home)"
     # setpriv keeps HOME and the rest of root's environment: env -i resets it all.
-    setpriv --reuid="$uid" --regid="$uid" --clear-groups --inh-caps=-all \
-        env -i HOME="$home" USER=layovertest LOGNAME=layovertest PATH=/usr/local/bin:/usr/bin:/bin \
-        TMPDIR="$STAGE/tmp" TERM=dumb "${envs[@]}" \
-        /usr/bin/python3 -m pytest "${pytest_args[@]}" "${suites[@]}" </dev/null
+    runner=(setpriv --reuid="$uid" --regid="$uid" --clear-groups --inh-caps=-all
+            env -i HOME="$home" USER=layovertest LOGNAME=layovertest PATH=/usr/local/bin:/usr/bin:/bin
+            TMPDIR="$STAGE/tmp" TERM=dumb LAYOVER_TEST_NONTMP="$NONTMP" LAYOVER_TEST_THROWAWAY=1 "${envs[@]}")
 else
     NONTMP=$(mktemp -d "$HOME/.cache/layover-test.XXXXXX" 2>/dev/null || mktemp -d /var/lib/layover-test.XXXXXX)
-    envs+=(LAYOVER_TEST_NONTMP="$NONTMP")
-    env "${envs[@]}" /usr/bin/python3 -m pytest "${pytest_args[@]}" "${suites[@]}" </dev/null
+    runner=(env LAYOVER_TEST_NONTMP="$NONTMP" "${envs[@]}")
 fi
-rc=$?
-if [ -s "$STAGE/results/junit.xml" ]; then
-    read -r t f e s < <(/usr/bin/python3 - "$STAGE/results/junit.xml" <<'PY'
+n=0
+for suite in "${suites[@]}"; do
+    n=$((n + 1))
+    xml="$STAGE/results/junit-$n.xml"
+    (cd "$suite" && "${runner[@]}" /usr/bin/python3 -m pytest "${pytest_args[@]}" --junitxml="$xml" "$suite" </dev/null)
+    rc=$?
+    if [ -s "$xml" ]; then
+        read -r t f e s < <(/usr/bin/python3 - "$xml" <<'PY'
 import sys, xml.etree.ElementTree as ET
 r = ET.parse(sys.argv[1]).getroot()
 suites = [r] if r.tag == "testsuite" else r.findall("testsuite")
-tot = [sum(int(s.get(k, 0)) for s in suites) for k in ("tests", "failures", "errors", "skipped")]
-print(*tot)
+print(*[sum(int(s.get(k, 0)) for s in suites) for k in ("tests", "failures", "errors", "skipped")])
 PY
 )
-    passed=$((passed + t - f - e - s)); failed=$((failed + f + e)); skipped=$((skipped + s))
-elif [ $rc -ne 5 ]; then
-    echo "integration tests: pytest produced no results (exit $rc)" >&2
-    failed=$((failed + 1))
-fi
+        passed=$((passed + t - f - e - s)); failed=$((failed + f + e)); skipped=$((skipped + s))
+    elif [ $rc -ne 5 ]; then
+        echo "$suite: pytest produced no results (exit $rc)" >&2
+        failed=$((failed + 1))
+    fi
+done
 chmod -R u+rwX "$STAGE" "$NONTMP" 2>/dev/null
 rm -rf "$STAGE" "$NONTMP" 2>/dev/null || true
 
