@@ -22,6 +22,7 @@
 #include "helper/session.h"
 #include "helper/userns.h"
 #include "helper/verbs.h"
+#include "overlay/mountinfo.h"
 
 namespace {
 
@@ -148,6 +149,12 @@ int cmd_doctor(int argc, char** argv) {
         bool owned = ::stat(t->c_str(), &st) == 0 && st.st_uid == ::geteuid();
         fails += report(owned, "target " + t.value() + " exists and is yours",
                         "files not owned by you cannot be changed inside (copy-up fails with EOVERFLOW); pick a target you own");
+        std::string mi;
+        if (auto f = base::open_at(AT_FDCWD, "/proc/self/mountinfo", O_RDONLY)) mi = base::read_all(f->get(), 64 << 20).value();
+        auto subs = overlay::submounts_under(overlay::parse_mountinfo(mi), t.value());
+        for (const auto& m : subs) std::printf("      mounted below the target: %s\n", base::display_path(m).c_str());
+        fails += report(subs.empty(), "no other filesystems mounted below the target",
+                        "the kernel refuses an unprivileged overlay over host mounts; pick a --target with none below it");
         int count = 0;
         int fd = ::open(t->c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (fd >= 0) list_foreign(t.value(), fd, "", st.st_dev, &count);

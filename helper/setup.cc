@@ -64,11 +64,11 @@ int setup_main(const SandboxPlan& plan, pid_t supervisor) {
     auto handles = overlay::open_handles(plan.mounts);
     if (!handles) return fail(plan, handles.error());
     overlay::Handles& h = handles.value();
-    for (const auto& w : h.warnings) sync_msg::send(plan.sync_fd, 'W', w);  // [sync 3]
     // tmpfs first: if the target lies under /tmp the overlay goes on top.
     STEP(overlay::mount_private_tmp(plan.mounts));
     STEP(overlay::mount_overlay(plan.mounts, h));
     STEP(overlay::attach_submounts(plan.mounts, h));
+    for (const auto& w : h.warnings) sync_msg::send(plan.sync_fd, 'W', w);  // [sync 3]
     STEP(overlay::build_dev(plan.mounts, h));
     STEP(overlay::mask_host_state(plan.mounts, h));
     // Read-only last: an overlay whose upper dir sits on a read-only mount

@@ -127,7 +127,15 @@ base::Result<void> mount_overlay(const MountPlan& plan, const Handles& h) {
     if (::mount("overlay", plan.target.c_str(), "overlay", MS_NOSUID, opts.c_str()) != 0) {
         int err = errno;
         std::string msg = base::sys_error("mounting the overlay on " + plan.target, err).message;
-        if (err == EINVAL || err == EOPNOTSUPP)
+        if (err == EINVAL && !h.submounts.empty())
+            // Since the CVE-2021-3732 fix, overlayfs refuses a lower layer
+            // with locked mounts below it, and every host mount is locked in
+            // an unprivileged user namespace: no workaround exists.
+            msg = "cannot overlay " + plan.target + ": other filesystems are mounted below it (" +
+                  h.submounts.front().first + (h.submounts.size() > 1 ? ", ..." : "") +
+                  ") and the kernel refuses an unprivileged overlay over them; pick a --target with no "
+                  "mounts below it (see 'layover doctor --target')";
+        else if (err == EINVAL || err == EOPNOTSUPP)
             msg += "; the state dir's filesystem may lack user.* xattrs (tmpfs before Linux 6.6): set "
                    "LAYOVER_STATE_DIR to a dir on ext4/xfs/btrfs, and run 'layover doctor'";
         else if (err == EPERM)

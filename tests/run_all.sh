@@ -56,13 +56,19 @@ if [ "$(id -u)" -eq 0 ]; then
     # Some tests need a target outside /tmp (whose parent must be read-only
     # inside, not a private tmpfs).
     NONTMP=$(mktemp -d /var/lib/layover-test.XXXXXX)
-    chown "$uid:$uid" "$home" "$STAGE/results" "$STAGE/tmp" "$NONTMP"
+    # A tree of the uid's holding a root-owned, world-writable file: the
+    # sandbox cannot copy it up (its owner is unmapped: EOVERFLOW).
+    mkdir -p "$NONTMP/foreign"
+    echo "root's" > "$NONTMP/foreign/rootfile"; chmod 666 "$NONTMP/foreign/rootfile"
+    echo "mine" > "$NONTMP/foreign/mine"
+    chown "$uid:$uid" "$home" "$STAGE/results" "$STAGE/tmp" "$NONTMP" "$NONTMP/foreign" "$NONTMP/foreign/mine"
     chmod 700 "$home"
     echo "integration tests: running as throwaway uid $uid (HOME=$home)"
     # setpriv keeps HOME and the rest of root's environment: env -i resets it all.
     runner=(setpriv --reuid="$uid" --regid="$uid" --clear-groups --inh-caps=-all
             env -i HOME="$home" USER=layovertest LOGNAME=layovertest PATH=/usr/local/bin:/usr/bin:/bin
-            TMPDIR="$STAGE/tmp" TERM=dumb LAYOVER_TEST_NONTMP="$NONTMP" LAYOVER_TEST_THROWAWAY=1 "${envs[@]}")
+            TMPDIR="$STAGE/tmp" TERM=dumb LAYOVER_TEST_NONTMP="$NONTMP" LAYOVER_TEST_THROWAWAY=1
+            LAYOVER_TEST_FOREIGN="$NONTMP/foreign" "${envs[@]}")
 else
     NONTMP=$(mktemp -d "$HOME/.cache/layover-test.XXXXXX" 2>/dev/null || mktemp -d /var/lib/layover-test.XXXXXX)
     runner=(env LAYOVER_TEST_NONTMP="$NONTMP" "${envs[@]}")
