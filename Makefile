@@ -72,7 +72,7 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/layover
 	install -m 0755 $(BUILD)/layover $(DESTDIR)$(PREFIX)/bin/layover
 	install -m 0755 $(BUILD)/layover-patch $(DESTDIR)$(PREFIX)/lib/layover/layover-patch
-	cd python && /usr/bin/python3 -c 'import sys' && tests/../../tests/install_python.sh $(DESTDIR)$(PREFIX)
+	tests/install_python.sh $(DESTDIR)$(PREFIX) $(PREFIX)
 
 clean:
 	rm -rf build build-asan
