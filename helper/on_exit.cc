@@ -1,6 +1,7 @@
 #include "helper/on_exit.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <limits.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -38,14 +39,27 @@ std::string patch_tool() {
 
 int run_patch_tool(const std::string& mode, const std::string& name) {
     std::string tool = patch_tool();
+    // As system() does: Ctrl+C at the prompt belongs to the prompt, which
+    // keeps the session; it must not kill run and lose its exit status.
+    struct sigaction ign = {}, old_int, old_quit;
+    ign.sa_handler = SIG_IGN;
+    ::sigaction(SIGINT, &ign, &old_int);
+    ::sigaction(SIGQUIT, &ign, &old_quit);
     auto child = base::spawn([&]() -> int {
+        ::sigaction(SIGINT, &old_int, nullptr);
+        ::sigaction(SIGQUIT, &old_quit, nullptr);
         ::execl(tool.c_str(), "on-exit", mode.c_str(), name.c_str(), (char*)nullptr);
         std::fprintf(stderr, "layover: cannot run %s; reinstall layover\n", tool.c_str());
         return 125;
     });
-    if (!child) return 125;
-    auto st = child->wait();
-    return st ? base::exit_code_of(st.value()) : 125;
+    int rc = 125;
+    if (child) {
+        auto st = child->wait();
+        if (st) rc = base::exit_code_of(st.value());
+    }
+    ::sigaction(SIGINT, &old_int, nullptr);
+    ::sigaction(SIGQUIT, &old_quit, nullptr);
+    return rc;
 }
 
 }  // namespace

@@ -122,11 +122,17 @@ int cmd_restore(int argc, char** argv) {
     if (!base::valid_session_name(name)) return fail("invalid session name '" + base::display_path(name) + "'");
     auto state = session::state_dir();
     if (!state) return fail(state.error().message);
+    // NAME is the trash entry (a second discard of the same name is NAME.1, ...);
+    // the session comes back under the name in its metadata.
     std::string from = session::trash_dir(state.value()) + "/" + name;
-    std::string to = session::sessions_dir(state.value()) + "/" + name;
+    auto meta = session::read_meta(from);
+    if (!meta) return fail("no session '" + name + "' in the trash; see 'layover sessions --trash'");
+    std::string back = base::valid_session_name(meta->name) ? meta->name : name;
+    std::string to = session::sessions_dir(state.value()) + "/" + back;
     struct stat st;
-    if (::lstat(from.c_str(), &st) != 0) return fail("no session '" + name + "' in the trash; see 'layover sessions --trash'");
-    if (::lstat(to.c_str(), &st) == 0) return fail("a session named '" + name + "' exists already; discard or rename it first");
+    if (::lstat(to.c_str(), &st) == 0)
+        return fail("a session named '" + back + "' exists already; discard it first, then restore");
+    name = back;
     if (::rename(from.c_str(), to.c_str()) != 0) return fail(base::sys_error("restoring " + name).message);
     std::fprintf(stderr, "layover: restored session '%s'\n", name.c_str());
     return 0;
