@@ -29,6 +29,12 @@ struct ApplyReport {
     std::vector<std::string> applied;   // raw paths written or deleted
     std::vector<Conflict> conflicts;    // non-empty: nothing was written
     std::string undo;                   // path of the undo record (empty for dry runs / nothing applied)
+    // Additions (review): conflicts that --force overrode (their originals are
+    // in the undo store), changes that cannot be applied (sockets), and a
+    // note when an interrupted apply/undo was recovered first.
+    std::vector<Conflict> forced;
+    std::vector<std::string> skipped;
+    std::string recovered;
 };
 
 // Returns an Error for invalid input or an I/O failure (after rolling back);

@@ -215,3 +215,8 @@ TEST_CASE("review stat: --name-status letters and quoting") {
     std::vector<FileStat> v{{"a b", 'M'}, {"del", 'D'}, {"x y\001", 'A'}, {"lnk", 'T'}};
     CHECK(render_name_status(v) == "M\ta b\nD\tdel\nA\t\"x y\\001\"\nT\tlnk\n");
 }
+
+TEST_CASE("review format: a context line without a newline at end of file is marked") {
+    CHECK(render_file(fd("c", file("a\nb"), file("x\na\nb")), {}) ==
+          "diff --git a/c b/c\n--- a/c\n+++ b/c\n@@ -1,2 +1,3 @@\n+x\n a\n b\n\\ No newline at end of file\n");
+}

@@ -1,0 +1,182 @@
+// The apply engine: plan, check, stage, journal, commit, record undo.
+#include "review/apply.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstdlib>
+
+#include "helper/base/text.h"
+#include "helper/session.h"
+#include "review/beneath.h"
+#include "review/commit.h"
+#include "review/fault.h"
+#include "review/journal.h"
+#include "review/observe.h"
+#include "review/plan.h"
+#include "review/progress.h"
+#include "review/recover.h"
+#include "review/stage.h"
+
+namespace review {
+namespace {
+
+// Decide each unit's operation from what is on the target now (equal to the
+// base record unless --force overrode a conflict); drop no-ops.
+void choose_ops(std::vector<PlanItem>& items, const std::string& id) {
+    std::vector<PlanItem> kept;
+    size_t seq = 0;
+    for (auto& it : items) {
+        Unit& u = it.unit;
+        bool exists = it.before.exists;
+        if (it.deletes || it.meta_only) {
+            if (!exists) continue;  // already gone (forced)
+            u.op = it.deletes ? Op::Delete : Op::Meta;
+        } else if (!exists) {
+            u.op = Op::Add;
+        } else if (it.before.type == capture::Type::File && it.before_nlink > 1 &&
+                   it.member->kind == capture::Member::Kind::File) {
+            u.op = Op::InPlace;  // other hard links must keep seeing the file
+        } else {
+            u.op = Op::Replace;
+        }
+        seq++;
+        if (exists) u.old_ino = it.before.ino;
+        if (u.op == Op::Replace || u.op == Op::Delete || u.op == Op::InPlace) u.slot = std::to_string(seq);
+        if (it.member) {
+            auto parent = split_parent(u.path).first;
+            std::string name = std::string(kTmpPrefix) + id + "." + std::to_string(seq);
+            u.tmp = parent.empty() ? name : parent + "/" + name;
+        }
+        kept.push_back(std::move(it));
+    }
+    items = std::move(kept);
+}
+
+std::vector<std::string> applied_paths(const std::vector<PlanItem>& items) {
+    std::vector<std::string> out;
+    for (const auto& it : items) {
+        out.push_back(it.unit.path);
+        for (const auto* m : it.tree) out.push_back(m->path);
+    }
+    return out;
+}
+
+struct Target {
+    std::string path;
+    base::Fd fd;
+    uint64_t dev = 0, ino = 0;
+};
+
+base::Result<Target> open_target(const std::string& want) {
+    if (want.empty() || want[0] != '/')
+        return base::error("target " + base::display_path(want) + " is not an absolute path; pass --target DIR");
+    char buf[PATH_MAX];
+    if (!::realpath(want.c_str(), buf))
+        return base::sys_error("target " + base::display_path(want)).context("cannot open the target; pass --target DIR");
+    Target t;
+    t.path = buf;
+    TRY(t.fd, base::open_at(AT_FDCWD, t.path, O_RDONLY | O_DIRECTORY));
+    struct stat st {};
+    if (::fstat(t.fd.get(), &st) != 0) return base::sys_error("stat target");
+    t.dev = st.st_dev;
+    t.ino = st.st_ino;
+    return t;
+}
+
+}  // namespace
+
+base::Result<ApplyReport> apply_patch(const capture::Patch& patch, const ApplyOptions& opts) {
+    ApplyReport rep;
+    PathFilter filter(opts.only, opts.exclude);
+    TRY(Plan plan, make_plan(patch, filter));
+    rep.skipped = plan.skipped;
+    TRY(Target tgt, open_target(opts.target.empty() ? patch.manifest().target : opts.target));
+    int root = tgt.fd.get();
+    TRY(std::string state, session::state_dir());
+    std::string key = target_key(tgt.dev, tgt.ino);
+    std::string jpath = journal_path(state, key);
+    base::Fd lock;
+    DirCache dirs(root);
+    if (!opts.dry_run) {
+        TRY(lock, lock_target(state, key, tgt.path));
+        TRY(rep.recovered, recover(jpath, root, dirs));
+        dirs.clear();
+    }
+
+    TRY_VOID(observe(root, dirs, patch.manifest(), plan.items));
+    for (const auto& it : plan.items)
+        for (const auto& c : it.conflicts) {
+            if (opts.force && !it.hard) rep.forced.push_back(c);
+            else rep.conflicts.push_back(c);
+        }
+    if (!rep.conflicts.empty()) return rep;
+    std::string id = random_token(6);
+    choose_ops(plan.items, id);
+    rep.applied = applied_paths(plan.items);
+    if (opts.dry_run || plan.items.empty()) {
+        if (!opts.dry_run) rep.applied.clear();
+        return rep;
+    }
+
+    Txn txn;
+    txn.id = id;
+    txn.target = tgt.path;
+    txn.dev = tgt.dev;
+    txn.ino = tgt.ino;
+    txn.state = "staging";
+    txn.source = patch.from_session() ? patch.manifest().session : patch.file();
+    txn.created = now_rfc3339();
+    txn.store = std::string(kUndoDir) + "/" + id;
+    for (const auto& it : plan.items) txn.units.push_back(it.unit);
+    TRY_VOID(write_journal(jpath, txn));
+
+    Progress progress(opts.progress);
+    size_t committed = 0;
+    auto fail = [&](const base::Error& e) -> base::Error {
+        progress.done();
+        for (size_t i = 0; i < plan.items.size(); i++) txn.units[i] = plan.items[i].unit;
+        auto r = revert_txn(root, dirs, txn, committed);
+        if (!r.ok())
+            return base::error(e.message + "; ROLLING BACK FAILED: " + r.error().message +
+                               "; the journal " + jpath + " is kept: re-run layover apply or undo on " +
+                               base::display_path(tgt.path) + " to finish the rollback");
+        (void)remove_journal(jpath);
+        return base::Error{e.message + "; nothing was applied", e.code};
+    };
+
+    auto store = open_store(root, id, true);
+    if (!store.ok()) return fail(store.error().context("creating the undo store"));
+    StageCtx sctx{root, dirs, store->dir.get(), patch, progress};
+    if (auto r = stage_all(sctx, plan.items); !r.ok()) return fail(r.error());
+    dirs.clear();
+    if (::syncfs(root) != 0) return fail(base::sys_error("syncfs target"));
+
+    for (size_t i = 0; i < plan.items.size(); i++) txn.units[i] = plan.items[i].unit;
+    txn.state = "committing";
+    if (auto r = write_journal(jpath, txn); !r.ok()) return fail(r.error());
+
+    progress.phase("committing");
+    CommitCtx cctx{root, dirs, store->dir.get(), store->trash.get()};
+    for (auto& it : plan.items) {
+        if (auto f = fault_point("apply", "commit"); !f.ok()) return fail(f.error());
+        committed++;  // a unit that failed halfway is restored too
+        if (auto r = commit_unit(cctx, it); !r.ok()) return fail(r.error());
+    }
+    if (::syncfs(root) != 0) return fail(base::sys_error("syncfs target"));
+    for (auto& it : plan.items)
+        if (auto r = record_after(cctx, it.unit); !r.ok()) return fail(r.error());
+    for (size_t i = 0; i < plan.items.size(); i++) txn.units[i] = plan.items[i].unit;
+    txn.state = "done";
+    if (auto r = write_file_durably(store->dir.get(), "undo.json", txn_to_json(txn)); !r.ok())
+        return fail(r.error().context("writing the undo record"));
+    TRY_VOID(fault_point("apply", "done"));
+    progress.done();
+    TRY_VOID(remove_journal(jpath));
+    rep.undo = tgt.path + "/" + txn.store;
+    return rep;
+}
+
+}  // namespace review

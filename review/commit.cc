@@ -1,0 +1,222 @@
+#include "review/commit.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+
+#include "helper/base/text.h"
+#include "review/beneath.h"
+#include "review/observe.h"
+
+namespace review {
+namespace {
+
+base::Error changed(const std::string& path, const std::string& why) {
+    return base::error(base::display_path(path) + " " + why + " on the target while applying");
+}
+
+// Metadata changes on directories run after their children were renamed
+// in, which bumps times: compare identity and mode only.
+std::string recheck(const PlanItem& it, const EntryStat& now) {
+    if (it.meta_only && it.before.type == capture::Type::Dir) {
+        if (!now.exists || now.ino != it.before.ino || now.type != it.before.type) return "was replaced meanwhile";
+        if (now.mode != it.before.mode) return "was modified meanwhile";
+        return "";
+    }
+    return same_entry(it.before, now);
+}
+
+base::Result<void> write_in_place(CommitCtx& ctx, PlanItem& it, int pfd, const std::string& name) {
+    auto [tparent, tname] = split_parent(it.unit.tmp);
+    TRY(base::Fd in, base::open_at(pfd, tname, O_RDONLY | O_NOFOLLOW));
+    TRY(base::Fd out, base::open_at(pfd, name, O_WRONLY | O_NOFOLLOW | O_NONBLOCK));
+    struct stat st {};
+    if (::fstat(out.get(), &st) != 0 || st.st_ino != it.unit.old_ino)
+        return changed(it.unit.path, "was replaced");
+    TRY_VOID(copy_data(in.get(), out.get()));
+    TRY_VOID(set_user_xattrs(out.get(), it.member->xattrs));
+    TRY_VOID(set_mode_mtime(out.get(), it.member->mode, it.member->mtime_ns));
+    if (::fsync(out.get()) != 0) return base::sys_error("fsync " + it.unit.path);
+    TRY_VOID(out.close());
+    (void)ctx;
+    if (::unlinkat(pfd, tname.c_str(), 0) != 0) return base::sys_error("remove staged copy");
+    return base::Ok();
+}
+
+base::Result<void> set_meta(int pfd, const std::string& name, uint64_t ino, uint32_t mode, int64_t mtime_ns,
+                            const std::map<std::string, std::string>& xattrs) {
+    TRY(base::Fd f, base::open_at(pfd, name, O_PATH | O_NOFOLLOW));
+    struct stat st {};
+    if (::fstat(f.get(), &st) != 0) return base::sys_error("stat " + name);
+    if (st.st_ino != ino) return base::error("was replaced");
+    if (S_ISLNK(st.st_mode)) return base::Ok();
+    if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) TRY_VOID(set_user_xattrs(f.get(), xattrs));
+    if (S_ISDIR(st.st_mode)) {
+        if (::chmod(proc_fd_path(f.get()).c_str(), mode & 0777) != 0) return base::sys_error("chmod " + name);
+        return base::Ok();
+    }
+    return set_mode_mtime(f.get(), mode, mtime_ns);
+}
+
+}  // namespace
+
+base::Result<void> commit_unit(CommitCtx& ctx, PlanItem& it) {
+    Unit& u = it.unit;
+    auto [parent, name] = split_parent(u.path);
+    TRY(int pfd, ctx.dirs.get(parent));
+    TRY(EntryStat now, stat_at(pfd, name));
+    std::string why = recheck(it, now);
+    if (!why.empty()) return changed(u.path, why);
+    if (!it.before_tree.empty() || (now.exists && now.type == capture::Type::Dir && !it.meta_only)) {
+        TRY(auto tree, walk_tree(ctx.root, u.path));
+        why = same_tree(it.before_tree, tree);
+        if (!why.empty()) return changed(u.path, why);
+    }
+    std::string tname = split_parent(u.tmp).second;
+    switch (u.op) {
+    case Op::Add:
+        return rename2(pfd, tname, pfd, name, RENAME_NOREPLACE, "install " + u.path);
+    case Op::Replace:
+        if (::renameat2(pfd, tname.c_str(), pfd, name.c_str(), RENAME_EXCHANGE) != 0) {
+            if (errno != EINVAL) return base::sys_error("replace " + u.path);
+            // No RENAME_EXCHANGE here: move the original aside first.
+            TRY_VOID(rename2(pfd, name, ctx.store_fd, u.slot, RENAME_NOREPLACE, "move aside " + u.path));
+            return rename2(pfd, tname, pfd, name, RENAME_NOREPLACE, "install " + u.path);
+        }
+        return rename2(pfd, tname, ctx.store_fd, u.slot, RENAME_NOREPLACE, "move aside " + u.path);
+    case Op::Delete:
+        return rename2(pfd, name, ctx.store_fd, u.slot, RENAME_NOREPLACE, "delete " + u.path);
+    case Op::InPlace:
+        return write_in_place(ctx, it, pfd, name);
+    case Op::Meta: {
+        const auto& c = *it.change;
+        auto r = set_meta(pfd, name, u.old_ino, c.mode, c.mtime_ns, c.xattrs);
+        if (!r.ok()) return r.error().context(base::display_path(u.path));
+        return base::Ok();
+    }
+    }
+    return base::Ok();
+}
+
+base::Result<void> restore_unit(CommitCtx& ctx, const Unit& u) {
+    auto [parent, name] = split_parent(u.path);
+    auto pr = ctx.dirs.get(parent);
+    if (!pr.ok()) {
+        if (u.op == Op::Add && pr.error().code == ENOENT) return base::Ok();
+        return pr.error().context("restoring " + base::display_path(u.path));
+    }
+    int pfd = *pr;
+    TRY(EntryStat d, stat_at(pfd, name));
+    std::string tname = split_parent(u.tmp).second;
+    std::string trash = "t" + random_token(8);
+    auto where = [&](const std::string& what) { return what + " " + base::display_path(u.path); };
+    switch (u.op) {
+    case Op::Add:
+        if (d.exists && d.ino == u.new_ino)
+            TRY_VOID(rename2(pfd, name, ctx.trash_fd, trash, RENAME_NOREPLACE, where("remove")));
+        return base::Ok();
+    case Op::Replace: {
+        TRY(EntryStat s, stat_at(ctx.store_fd, u.slot));
+        int from_fd = ctx.store_fd;
+        std::string from = u.slot;
+        if (!(s.exists && s.ino == u.old_ino)) {
+            // Killed between the exchange and the move to the store?
+            if (tname.empty()) return base::Ok();
+            TRY(EntryStat t, stat_at(pfd, tname));
+            if (!(t.exists && t.ino == u.old_ino)) return base::Ok();  // the original never moved
+            from_fd = pfd;
+            from = tname;
+        }
+        if (d.exists && d.ino == u.new_ino) {
+            TRY_VOID(rename2(from_fd, from, pfd, name, RENAME_EXCHANGE, where("restore")));
+            return rename2(from_fd, from, ctx.trash_fd, trash, RENAME_NOREPLACE, where("remove new"));
+        }
+        if (d.exists)
+            return base::error(base::display_path(u.path) + " was changed after apply; the original is kept in the undo store");
+        return rename2(from_fd, from, pfd, name, RENAME_NOREPLACE, where("restore"));
+    }
+    case Op::Delete: {
+        TRY(EntryStat s, stat_at(ctx.store_fd, u.slot));
+        if (!(s.exists && s.ino == u.old_ino)) return base::Ok();
+        return rename2(ctx.store_fd, u.slot, pfd, name, RENAME_NOREPLACE, where("restore"));
+    }
+    case Op::InPlace: {
+        TRY(EntryStat s, stat_at(ctx.store_fd, u.slot));
+        if (s.exists) {
+            TRY(base::Fd in, base::open_at(ctx.store_fd, u.slot, O_RDONLY | O_NOFOLLOW));
+            TRY(base::Fd out, base::open_at(pfd, name, O_WRONLY | O_NOFOLLOW | O_NONBLOCK));
+            struct stat st {};
+            if (::fstat(out.get(), &st) != 0 || st.st_ino != u.old_ino)
+                return base::error(base::display_path(u.path) + " was replaced after apply; the original is kept in the undo store");
+            TRY_VOID(copy_data(in.get(), out.get()));
+            if (::fsync(out.get()) != 0) return base::sys_error("fsync " + u.path);
+        }
+        auto r = set_meta(pfd, name, u.old_ino, u.old_mode, u.old_mtime_ns, u.old_xattrs);
+        if (!r.ok()) return r.error().context("restoring " + base::display_path(u.path));
+        return base::Ok();
+    }
+    case Op::Meta: {
+        if (!d.exists || d.ino != u.old_ino) return base::Ok();
+        auto r = set_meta(pfd, name, u.old_ino, u.old_mode, u.old_mtime_ns, u.old_xattrs);
+        if (!r.ok()) return r.error().context("restoring " + base::display_path(u.path));
+        return base::Ok();
+    }
+    }
+    return base::Ok();
+}
+
+base::Result<void> discard_staged(CommitCtx& ctx, const Unit& u) {
+    if (u.tmp.empty()) return base::Ok();
+    auto [parent, tname] = split_parent(u.tmp);
+    auto pr = ctx.dirs.get(parent);
+    if (!pr.ok()) return base::Ok();
+    TRY(EntryStat t, stat_at(*pr, tname));
+    if (!t.exists || (u.old_ino && t.ino == u.old_ino)) return base::Ok();
+    return remove_tree_at(*pr, tname);
+}
+
+base::Result<void> record_after(CommitCtx& ctx, Unit& u) {
+    auto [parent, name] = split_parent(u.path);
+    TRY(int pfd, ctx.dirs.get(parent));
+    TRY(u.after, stat_at(pfd, name));
+    u.after.path = u.path;
+    u.after_tree.clear();
+    if ((u.op == Op::Add || u.op == Op::Replace) && u.after.type == capture::Type::Dir) {
+        TRY(u.after_tree, walk_tree(ctx.root, u.path));
+    }
+    return base::Ok();
+}
+
+std::string check_after(CommitCtx& ctx, const Unit& u) {
+    auto [parent, name] = split_parent(u.path);
+    auto pr = ctx.dirs.get(parent);
+    if (!pr.ok()) return "its directory is gone or unsafe (" + pr.error().message + ")";
+    auto now = stat_at(*pr, name);
+    if (!now.ok()) return now.error().message;
+    EntryStat n = now.value();
+    n.path = u.path;
+    EntryStat a = u.after;
+    // Directories' times move whenever an entry inside changes, which the
+    // subtree comparison reports more precisely.
+    if (a.type == capture::Type::Dir && n.type == capture::Type::Dir) {
+        a.mtime_ns = n.mtime_ns;
+        a.ctime_ns = n.ctime_ns;
+    }
+    std::string why = same_entry(a, n);
+    if (!why.empty()) return "changed since it was applied (" + why.substr(0, why.find(" meanwhile")) + ")";
+    if (!u.after_tree.empty() || ((u.op == Op::Add || u.op == Op::Replace) && n.type == capture::Type::Dir)) {
+        auto tree = walk_tree(ctx.root, u.path);
+        if (!tree.ok()) return tree.error().message;
+        std::vector<EntryStat> then = u.after_tree, cur = tree.value();
+        for (auto* v : {&then, &cur})
+            for (auto& e : *v)
+                if (e.type == capture::Type::Dir) e.mtime_ns = e.ctime_ns = 0;
+        why = same_tree(then, cur);
+        if (!why.empty()) return "changed since it was applied (" + why + ")";
+    }
+    return "";
+}
+
+}  // namespace review

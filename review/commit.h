@@ -1,0 +1,34 @@
+// Commit (one unit at a time, each re-checked first) and restore (the
+// inverse, used to roll back a failed apply, to revert an interrupted one
+// from its journal, and by undo). Restore works from what it finds: it
+// identifies entries by inode, so running it twice, or on a unit that was
+// never committed, is harmless.
+#pragma once
+#include "helper/base/result.h"
+#include "review/fsops.h"
+#include "review/plan.h"
+
+namespace review {
+
+struct CommitCtx {
+    int root;
+    DirCache& dirs;
+    int store_fd;
+    int trash_fd;
+};
+
+base::Result<void> commit_unit(CommitCtx& ctx, PlanItem& it);
+
+// Bring unit.path back to what it was before the unit was committed.
+base::Result<void> restore_unit(CommitCtx& ctx, const Unit& u);
+
+// Remove a unit's staged entry if one is left (never an original).
+base::Result<void> discard_staged(CommitCtx& ctx, const Unit& u);
+
+// The state a committed unit left, for undo's conflict check.
+base::Result<void> record_after(CommitCtx& ctx, Unit& u);
+
+// Undo's conflict check: "" when the unit's path is as apply left it.
+std::string check_after(CommitCtx& ctx, const Unit& u);
+
+}  // namespace review

@@ -1,0 +1,30 @@
+#include "review/fault.h"
+
+#include <csignal>
+#include <cerrno>
+#include <cstdlib>
+#include <map>
+#include <string>
+
+namespace review {
+
+base::Result<void> fault_point(const char* phase, const char* point) {
+    static const char* spec = std::getenv("LAYOVER_FAULT");
+    if (!spec || !*spec) return base::Ok();
+    static std::map<std::string, long> counts;
+    std::string key = std::string(phase) + ":" + point + ":";
+    std::string s = spec;
+    if (s.compare(0, key.size(), key) != 0) return base::Ok();
+    std::string rest = s.substr(key.size());
+    bool kill = false;
+    if (auto colon = rest.find(':'); colon != std::string::npos) {
+        kill = rest.substr(colon + 1) == "kill";
+        rest = rest.substr(0, colon);
+    }
+    long n = std::strtol(rest.c_str(), nullptr, 10);
+    if (++counts[key] != n) return base::Ok();
+    if (kill) std::raise(SIGKILL);
+    return base::sys_error(std::string("injected fault at ") + phase + ":" + point + ":" + rest, EIO);
+}
+
+}  // namespace review

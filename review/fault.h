@@ -1,0 +1,11 @@
+// Fault injection for the atomicity tests: LAYOVER_FAULT=PHASE:POINT:N[:kill]
+// makes the N-th arrival at fault_point(PHASE, POINT) fail with EIO (or, with
+// ":kill", SIGKILL the process), e.g. apply:commit:3:kill. Unset: no effect.
+#pragma once
+#include "helper/base/result.h"
+
+namespace review {
+
+base::Result<void> fault_point(const char* phase, const char* point);
+
+}  // namespace review

@@ -1,0 +1,205 @@
+#include "review/fsops.h"
+
+#include <fcntl.h>
+#include <sys/random.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <ctime>
+#include <vector>
+
+#include "review/beneath.h"
+
+namespace review {
+
+capture::Type type_of_mode(uint32_t m) {
+    using capture::Type;
+    if (S_ISREG(m)) return Type::File;
+    if (S_ISDIR(m)) return Type::Dir;
+    if (S_ISLNK(m)) return Type::Symlink;
+    if (S_ISFIFO(m)) return Type::Fifo;
+    if (S_ISSOCK(m)) return Type::Socket;
+    return Type::Other;
+}
+
+int64_t ns_of(const struct timespec& ts) { return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec; }
+
+EntryStat entry_stat(const struct stat& st, const std::string& path) {
+    EntryStat s;
+    s.path = path;
+    s.exists = true;
+    s.type = type_of_mode(st.st_mode);
+    s.mode = st.st_mode & 07777;
+    s.ino = st.st_ino;
+    s.size = static_cast<uint64_t>(st.st_size);
+    s.mtime_ns = ns_of(st.st_mtim);
+    s.ctime_ns = ns_of(st.st_ctim);
+    return s;
+}
+
+base::Result<EntryStat> stat_at(int dirfd, const std::string& name) {
+    struct stat st {};
+    if (::fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+        if (errno == ENOENT) {
+            EntryStat s;
+            s.path = name;
+            return s;
+        }
+        return base::sys_error("stat " + name);
+    }
+    return entry_stat(st, name);
+}
+
+base::Result<std::map<std::string, std::string>> get_user_xattrs(int fd) {
+    std::map<std::string, std::string> out;
+    std::string p = proc_fd_path(fd);
+    ssize_t n = ::listxattr(p.c_str(), nullptr, 0);
+    if (n < 0) {
+        if (errno == ENOTSUP) return out;
+        return base::sys_error("list xattrs");
+    }
+    std::vector<char> names(static_cast<size_t>(n) + 1);
+    n = ::listxattr(p.c_str(), names.data(), names.size());
+    if (n < 0) return base::sys_error("list xattrs");
+    for (ssize_t i = 0; i < n;) {
+        std::string name(&names[static_cast<size_t>(i)]);
+        i += static_cast<ssize_t>(name.size()) + 1;
+        if (name.rfind("user.", 0) != 0) continue;
+        ssize_t len = ::getxattr(p.c_str(), name.c_str(), nullptr, 0);
+        if (len < 0) continue;
+        std::string val(static_cast<size_t>(len), '\0');
+        len = ::getxattr(p.c_str(), name.c_str(), val.data(), val.size());
+        if (len < 0) continue;
+        val.resize(static_cast<size_t>(len));
+        out[name] = val;
+    }
+    return out;
+}
+
+base::Result<void> set_user_xattrs(int fd, const std::map<std::string, std::string>& want) {
+    TRY(auto have, get_user_xattrs(fd));
+    std::string p = proc_fd_path(fd);
+    for (const auto& [k, v] : have)
+        if (!want.count(k) && ::removexattr(p.c_str(), k.c_str()) != 0 && errno != ENODATA)
+            return base::sys_error("remove xattr " + k);
+    for (const auto& [k, v] : want) {
+        // Only user.* ever: security.*, trusted.* and system.* are refused here too.
+        if (k.rfind("user.", 0) != 0) return base::error("refusing to set xattr " + k + " (only user.* are applied)");
+        auto it = have.find(k);
+        if (it != have.end() && it->second == v) continue;
+        if (::setxattr(p.c_str(), k.c_str(), v.data(), v.size(), 0) != 0)
+            return base::sys_error("set xattr " + k);
+    }
+    return base::Ok();
+}
+
+base::Result<void> copy_acls(int from_fd, int to_fd) {
+    std::string from = proc_fd_path(from_fd), to = proc_fd_path(to_fd);
+    for (const char* name : {"system.posix_acl_access", "system.posix_acl_default"}) {
+        char buf[8192];
+        ssize_t n = ::getxattr(from.c_str(), name, buf, sizeof buf);
+        if (n < 0) continue;  // no ACL (ENODATA), or a filesystem without ACLs
+        if (::setxattr(to.c_str(), name, buf, static_cast<size_t>(n), 0) != 0 && errno != ENOTSUP &&
+            errno != EACCES)
+            return base::sys_error(std::string("copy ") + name);
+    }
+    return base::Ok();
+}
+
+base::Result<void> set_mode_mtime(int fd, uint32_t mode, int64_t mtime_ns, bool set_mode) {
+    std::string p = proc_fd_path(fd);
+    if (set_mode && ::chmod(p.c_str(), mode & 0777) != 0) return base::sys_error("chmod");
+    struct timespec ts[2];
+    ts[0].tv_sec = 0;
+    ts[0].tv_nsec = UTIME_OMIT;
+    ts[1].tv_sec = mtime_ns / 1000000000;
+    ts[1].tv_nsec = mtime_ns % 1000000000;
+    if (::utimensat(AT_FDCWD, p.c_str(), ts, 0) != 0) return base::sys_error("set mtime");
+    return base::Ok();
+}
+
+base::Result<void> copy_data(int in_fd, int out_fd) {
+    loff_t in_off = 0, out_off = 0;
+    for (;;) {
+        ssize_t n = ::copy_file_range(in_fd, &in_off, out_fd, &out_off, 1 << 30, 0);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            if (errno == EXDEV || errno == ENOSYS || errno == EOPNOTSUPP || errno == EINVAL) break;
+            return base::sys_error("copy");
+        }
+        if (n == 0) {
+            if (::ftruncate(out_fd, out_off) != 0) return base::sys_error("truncate");
+            return base::Ok();
+        }
+    }
+    std::vector<char> buf(1 << 20);
+    for (;;) {
+        ssize_t n = ::pread(in_fd, buf.data(), buf.size(), in_off);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return base::sys_error("read");
+        }
+        if (n == 0) break;
+        for (ssize_t done = 0; done < n;) {
+            ssize_t w = ::pwrite(out_fd, buf.data() + done, static_cast<size_t>(n - done), out_off);
+            if (w < 0) {
+                if (errno == EINTR) continue;
+                return base::sys_error("write");
+            }
+            done += w;
+            out_off += w;
+        }
+        in_off += n;
+    }
+    if (::ftruncate(out_fd, out_off) != 0) return base::sys_error("truncate");
+    return base::Ok();
+}
+
+base::Result<void> rename2(int from_dir, const std::string& from, int to_dir, const std::string& to,
+                           unsigned flags, const std::string& what) {
+    if (::renameat2(from_dir, from.c_str(), to_dir, to.c_str(), flags) != 0) return base::sys_error(what);
+    return base::Ok();
+}
+
+base::Result<int> DirCache::get(const std::string& rel) {
+    auto it = cache_.find(rel);
+    if (it != cache_.end()) return it->second.get();
+    if (cache_.size() > 256) cache_.clear();  // bound the open fds
+    TRY(base::Fd fd, open_dir_beneath(root_, rel));
+    int raw = fd.get();
+    cache_.emplace(rel, std::move(fd));
+    return raw;
+}
+
+std::string random_token(size_t bytes) {
+    std::vector<unsigned char> b(bytes);
+    size_t got = 0;
+    while (got < bytes) {
+        ssize_t n = ::getrandom(b.data() + got, bytes - got, 0);
+        if (n <= 0) {
+            if (errno == EINTR) continue;
+            for (; got < bytes; got++) b[got] = static_cast<unsigned char>(::rand());  // never reached in practice
+            break;
+        }
+        got += static_cast<size_t>(n);
+    }
+    static const char digits[] = "0123456789abcdef";
+    std::string out;
+    for (unsigned char c : b) {
+        out += digits[c >> 4];
+        out += digits[c & 15];
+    }
+    return out;
+}
+
+std::string now_rfc3339() {
+    time_t t = ::time(nullptr);
+    struct tm tm {};
+    ::gmtime_r(&t, &tm);
+    char buf[32];
+    ::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return buf;
+}
+
+}  // namespace review

@@ -1,0 +1,188 @@
+#include "review/observe.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <map>
+
+#include "capture/fingerprint.h"
+#include "helper/base/text.h"
+#include "review/beneath.h"
+#include "review/conflict.h"
+
+namespace review {
+namespace {
+
+base::Result<void> walk_into(int dirfd, const std::string& prefix, std::vector<EntryStat>& out) {
+    int fd = ::openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return base::sys_error("open " + prefix);
+    DIR* d = ::fdopendir(fd);
+    if (!d) {
+        ::close(fd);
+        return base::sys_error("opendir " + prefix);
+    }
+    std::vector<std::string> names;
+    while (dirent* e = ::readdir(d)) {
+        if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0) names.emplace_back(e->d_name);
+    }
+    ::closedir(d);
+    struct stat self {};
+    if (::fstat(dirfd, &self) != 0) return base::sys_error("stat " + prefix);
+    for (const auto& n : names) {
+        struct stat st {};
+        if (::fstatat(dirfd, n.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+            if (errno == ENOENT) continue;
+            return base::sys_error("stat " + prefix + n);
+        }
+        out.push_back(entry_stat(st, prefix + n));
+        if (S_ISDIR(st.st_mode)) {
+            if (st.st_dev != self.st_dev) return base::sys_error(prefix + n, EXDEV);
+            int sub = ::openat(dirfd, n.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            if (sub < 0) return base::sys_error("open " + prefix + n);
+            base::Fd subfd(sub);
+            TRY_VOID(walk_into(subfd.get(), prefix + n + "/", out));
+        }
+    }
+    return base::Ok();
+}
+
+Observed to_observed(const EntryStat& s) {
+    Observed o;
+    o.path = s.path;
+    o.exists = s.exists;
+    o.type = s.type;
+    o.mode = s.mode;
+    o.size = s.size;
+    return o;
+}
+
+// Hash lazily: only when type and size leave the question open.
+base::Result<void> fill_fingerprint(int dirfd, const std::string& name, const capture::BaseEntry& b, Observed& o) {
+    if (!needs_fingerprint(b, o)) return base::Ok();
+    if (o.type == capture::Type::Symlink) {
+        std::string buf(4096, '\0');
+        ssize_t n = ::readlinkat(dirfd, name.c_str(), buf.data(), buf.size());
+        if (n < 0) return base::sys_error("readlink " + name);
+        buf.resize(static_cast<size_t>(n));
+        o.fingerprint = capture::fingerprint_bytes(buf);
+        return base::Ok();
+    }
+    int fd = ::openat(dirfd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return base::sys_error("read " + name + " to compare it");
+    base::Fd f(fd);
+    TRY(o.fingerprint, capture::fingerprint_fd(f.get(), o.size));
+    return base::Ok();
+}
+
+std::string explain_open(int err) {
+    if (err == ELOOP) return "a directory on its path is a symlink on the target (layover never follows symlinks)";
+    if (err == EXDEV) return "its path crosses a mount point on the target";
+    if (err == ENOENT || err == ENOTDIR) return "its parent directory no longer exists on the target";
+    return std::string("cannot open its parent directory: ") + std::strerror(err);
+}
+
+}  // namespace
+
+base::Result<std::vector<EntryStat>> walk_tree(int root, const std::string& rel) {
+    TRY(base::Fd d, open_dir_beneath(root, rel));
+    std::vector<EntryStat> out;
+    TRY_VOID(walk_into(d.get(), "", out));
+    std::sort(out.begin(), out.end(), [](const EntryStat& a, const EntryStat& b) { return a.path < b.path; });
+    return out;
+}
+
+std::string same_entry(const EntryStat& a, const EntryStat& b) {
+    if (a.exists != b.exists) return a.exists ? "was removed meanwhile" : "appeared meanwhile";
+    if (!a.exists) return "";
+    if (a.type != b.type || a.ino != b.ino) return "was replaced meanwhile";
+    if (a.mode != b.mode || a.size != b.size || a.mtime_ns != b.mtime_ns || a.ctime_ns != b.ctime_ns)
+        return "was modified meanwhile";
+    return "";
+}
+
+std::string same_tree(const std::vector<EntryStat>& a, const std::vector<EntryStat>& b) {
+    if (a.size() != b.size()) return "its contents changed meanwhile";
+    for (size_t i = 0; i < a.size(); i++) {
+        if (a[i].path != b[i].path) return "its contents changed meanwhile";
+        std::string why = same_entry(a[i], b[i]);
+        if (!why.empty()) return base::display_path(a[i].path) + " inside it " + why;
+    }
+    return "";
+}
+
+base::Result<void> observe(int root, DirCache& dirs, const capture::Manifest& man, std::vector<PlanItem>& items) {
+    std::map<std::string, const capture::BaseEntry*> base;
+    for (const auto& b : man.base) base[b.path] = &b;
+    for (auto& it : items) {
+        const std::string& p = it.unit.path;
+        auto [parent, name] = split_parent(p);
+        auto dfd = dirs.get(parent);
+        if (!dfd.ok()) {
+            it.conflicts.push_back({p, explain_open(dfd.error().code)});
+            it.hard = true;
+            continue;
+        }
+        TRY(it.before, stat_at(*dfd, name));
+        it.before.path = p;
+        if (it.before.exists) {
+            struct stat st {};
+            if (::fstatat(*dfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) it.before_nlink = st.st_nlink;
+            if (it.before.type == capture::Type::Other || it.before.type == capture::Type::Socket) {
+                // Device nodes and sockets on the target are left alone, even with --force.
+                it.conflicts.push_back({p, "is a device or socket on the target; layover never replaces those"});
+                it.hard = true;
+                continue;
+            }
+        }
+        auto bi = base.find(p);
+        if (bi == base.end()) {
+            it.conflicts.push_back({p, "the patch has no base record for it (cannot check for conflicts)"});
+            continue;
+        }
+        Observed o = to_observed(it.before);
+        TRY_VOID(fill_fingerprint(*dfd, name, *bi->second, o));
+        std::string why = compare_entry(*bi->second, o);
+        if (!why.empty()) it.conflicts.push_back({p, why});
+        // A directory that goes away (or is replaced): its whole subtree must match base.
+        bool moves_aside = !it.meta_only && it.before.exists && it.before.type == capture::Type::Dir;
+        if (!moves_aside) continue;
+        auto tree = walk_tree(root, p);
+        if (!tree.ok()) {
+            it.conflicts.push_back({p, explain_open(tree.error().code)});
+            it.hard = true;
+            continue;
+        }
+        it.before_tree = tree.value();
+        std::vector<capture::BaseEntry> base_under;
+        std::string prefix = p + "/";
+        for (auto b = base.lower_bound(prefix); b != base.end() && b->first.compare(0, prefix.size(), prefix) == 0; ++b) {
+            capture::BaseEntry e = *b->second;
+            e.path = e.path.substr(prefix.size());
+            base_under.push_back(std::move(e));
+        }
+        std::map<std::string, const capture::BaseEntry*> under_by_path;
+        for (const auto& b : base_under) under_by_path[b.path] = &b;
+        std::vector<Observed> real_under;
+        for (const auto& e : it.before_tree) {
+            Observed ro = to_observed(e);
+            auto be = under_by_path.find(e.path);
+            if (be != under_by_path.end() && needs_fingerprint(*be->second, ro)) {
+                auto [sub_parent, sub_name] = split_parent(p + "/" + e.path);
+                TRY(int sfd, dirs.get(sub_parent));
+                TRY_VOID(fill_fingerprint(sfd, sub_name, *be->second, ro));
+            }
+            real_under.push_back(std::move(ro));
+        }
+        for (auto& c : compare_subtree(base_under, real_under)) {
+            c.path = p + "/" + c.path;
+            it.conflicts.push_back(std::move(c));
+        }
+    }
+    return base::Ok();
+}
+
+}  // namespace review

@@ -1,0 +1,248 @@
+#include "review/stage.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <map>
+#include <set>
+
+#include "helper/base/text.h"
+#include "review/beneath.h"
+#include "review/fault.h"
+
+namespace review {
+
+using capture::Member;
+
+base::Result<std::pair<int, std::string>> at_beneath(DirCache& dirs, const std::string& rel) {
+    auto [parent, name] = split_parent(rel);
+    TRY(int fd, dirs.get(parent));
+    return std::make_pair(fd, name);
+}
+
+namespace {
+
+struct Target {
+    PlanItem* item;
+    const Member* m;
+    std::string staged;
+    bool root;  // the unit's own entry (not inside a staged tree)
+};
+
+base::Error staging_error(const std::string& path, const base::Error& e) {
+    std::string why = e.message;
+    if (e.code == ENOSPC || e.code == EDQUOT) why += " (the target's filesystem is full)";
+    return base::Error{"staging " + base::display_path(path) + ": " + why, e.code};
+}
+
+class Stager {
+public:
+    explicit Stager(StageCtx& c) : ctx_(c) {}
+
+    base::Result<void> run(std::vector<PlanItem>& items) {
+        uint64_t total = 0, count = 0;
+        for (auto& it : items) {
+            if (it.member) add_target(it, it.member, true, total, count);
+            for (auto* m : it.tree) add_target(it, m, false, total, count);
+        }
+        for (auto& t : order_) {
+            staged_[t.m->path] = t.staged;
+            if (t.m->kind == Member::Kind::File) files_[t.m->path] = &t;
+        }
+        ctx_.progress.set_total(total, count);
+        // 1. Directories (parents first), symlinks and fifos.
+        for (auto& t : order_) {
+            if (t.m->kind == Member::Kind::File || t.m->kind == Member::Kind::Hardlink) continue;
+            TRY_VOID(guard(t, make_node(t)));
+        }
+        // 2. File data, streamed in archive order.
+        base::Result<void> sink_err = base::Ok();
+        auto r = ctx_.patch.read_data([&](const Member& m) -> capture::DataSink {
+            if (!sink_err.ok()) return nullptr;
+            auto f = finish_file();
+            if (!f.ok()) {
+                sink_err = f;
+                return nullptr;
+            }
+            auto it = files_.find(m.path);
+            if (it == files_.end()) return nullptr;
+            auto o = open_file(*it->second);
+            if (!o.ok()) {
+                sink_err = guard(*it->second, o);
+                return nullptr;
+            }
+            return [this](uint64_t off, const char* data, size_t len) -> base::Result<void> {
+                while (len > 0) {
+                    ssize_t n = ::pwrite(cur_.get(), data, len, static_cast<off_t>(off));
+                    if (n < 0) {
+                        if (errno == EINTR) continue;
+                        return staging_error(cur_target_->m->path, base::sys_error("write"));
+                    }
+                    data += n;
+                    len -= static_cast<size_t>(n);
+                    off += static_cast<uint64_t>(n);
+                    ctx_.progress.add(static_cast<uint64_t>(n), 0);
+                }
+                return base::Ok();
+            };
+        });
+        TRY_VOID(sink_err);
+        TRY_VOID(r);
+        TRY_VOID(finish_file());
+        // Files the data pass did not visit are empty.
+        for (auto& [path, t] : files_) {
+            if (done_files_.count(path)) continue;
+            if (t->m->size != 0) return base::error("patch has no data for " + base::display_path(path));
+            TRY_VOID(guard(*t, open_file(*t)));
+            TRY_VOID(finish_file());
+        }
+        // 3. Hard links within the patch, then directory attributes deepest first.
+        for (auto& t : order_)
+            if (t.m->kind == Member::Kind::Hardlink) TRY_VOID(guard(t, make_link(t)));
+        for (auto t = order_.rbegin(); t != order_.rend(); ++t)
+            if (t->m->kind == Member::Kind::Dir) TRY_VOID(guard(*t, dir_attrs(*t)));
+        for (auto& it : items) TRY_VOID(save_old(it));
+        for (auto& t : order_)
+            if (t.root) {
+                TRY(auto at, at_beneath(ctx_.dirs, t.staged));
+                TRY(EntryStat s, stat_at(at.first, at.second));
+                t.item->unit.new_ino = s.ino;
+            }
+        return base::Ok();
+    }
+
+private:
+    void add_target(PlanItem& it, const Member* m, bool root, uint64_t& total, uint64_t& count) {
+        order_.push_back({&it, m, root ? it.unit.tmp : staged_path(it, m->path), root});
+        if (m->kind == Member::Kind::File) total += m->size;
+        count++;
+    }
+
+    base::Result<void> guard(const Target& t, base::Result<void> r) {
+        if (!r.ok()) return staging_error(t.m->path, r.error());
+        TRY_VOID(fault_point("apply", "stage"));
+        ctx_.progress.add(0, 1);
+        return base::Ok();
+    }
+
+    base::Result<void> make_node(const Target& t) {
+        TRY(auto at, at_beneath(ctx_.dirs, t.staged));
+        auto [dfd, name] = at;
+        int rc = 0;
+        switch (t.m->kind) {
+        case Member::Kind::Dir: rc = ::mkdirat(dfd, name.c_str(), 0700); break;
+        case Member::Kind::Symlink: rc = ::symlinkat(t.m->link_target.c_str(), dfd, name.c_str()); break;
+        case Member::Kind::Fifo: rc = ::mknodat(dfd, name.c_str(), S_IFIFO | 0600, 0); break;
+        default: return base::error("unexpected member type");
+        }
+        if (rc != 0) return base::sys_error("create");
+        if (t.m->kind == Member::Kind::Dir) return base::Ok();
+        struct timespec ts[2] = {{0, UTIME_OMIT}, {t.m->mtime_ns / 1000000000, t.m->mtime_ns % 1000000000}};
+        if (::utimensat(dfd, name.c_str(), ts, AT_SYMLINK_NOFOLLOW) != 0) return base::sys_error("set mtime");
+        if (t.m->kind == Member::Kind::Fifo &&
+            ::fchmodat(dfd, name.c_str(), t.m->mode & 0777, AT_SYMLINK_NOFOLLOW) != 0)
+            return base::sys_error("chmod");
+        return base::Ok();
+    }
+
+    base::Result<void> open_file(Target& t) {
+        TRY(auto at, at_beneath(ctx_.dirs, t.staged));
+        TRY(cur_, base::open_at(at.first, at.second, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0600));
+        cur_target_ = &t;
+        return base::Ok();
+    }
+
+    // Size, xattrs, ACLs of the replaced original, mode, mtime; then close.
+    base::Result<void> finish_file() {
+        if (!cur_.valid()) return base::Ok();
+        Target& t = *cur_target_;
+        auto r = [&]() -> base::Result<void> {
+            if (::ftruncate(cur_.get(), static_cast<off_t>(t.m->size)) != 0) return base::sys_error("truncate");
+            TRY_VOID(set_user_xattrs(cur_.get(), t.m->xattrs));
+            PlanItem& it = *t.item;
+            if (t.root && it.unit.op == Op::Replace && it.before.type == capture::Type::File) {
+                auto [parent, name] = split_parent(it.unit.path);
+                TRY(int pfd, ctx_.dirs.get(parent));
+                TRY(base::Fd orig, base::open_at(pfd, name, O_PATH | O_NOFOLLOW));
+                TRY_VOID(copy_acls(orig.get(), cur_.get()));
+            }
+            TRY_VOID(set_mode_mtime(cur_.get(), t.m->mode, t.m->mtime_ns));
+            return cur_.close();
+        }();
+        done_files_.insert(t.m->path);
+        cur_.reset();
+        if (!r.ok()) return staging_error(t.m->path, r.error());
+        TRY_VOID(fault_point("apply", "stage"));
+        ctx_.progress.add(0, 1);
+        return base::Ok();
+    }
+
+    base::Result<void> make_link(const Target& t) {
+        auto src = staged_.find(t.m->link_target);
+        if (src == staged_.end()) return base::error("hard link target not staged");
+        TRY(auto from, at_beneath(ctx_.dirs, src->second));
+        TRY(auto to, at_beneath(ctx_.dirs, t.staged));
+        if (::linkat(from.first, from.second.c_str(), to.first, to.second.c_str(), 0) != 0)
+            return base::sys_error("link");
+        return base::Ok();
+    }
+
+    base::Result<void> dir_attrs(const Target& t) {
+        TRY(auto at, at_beneath(ctx_.dirs, t.staged));
+        TRY(base::Fd d, base::open_at(at.first, at.second, O_RDONLY | O_DIRECTORY | O_NOFOLLOW));
+        TRY_VOID(set_user_xattrs(d.get(), t.m->xattrs));
+        PlanItem& it = *t.item;
+        if (t.root && it.unit.op == Op::Replace && it.before.type == capture::Type::Dir) {
+            auto [parent, name] = split_parent(it.unit.path);
+            TRY(int pfd, ctx_.dirs.get(parent));
+            TRY(base::Fd orig, base::open_at(pfd, name, O_PATH | O_NOFOLLOW));
+            TRY_VOID(copy_acls(orig.get(), d.get()));
+        }
+        // Our own staged dirs: drop cached fds that a mode change could make stale for writing.
+        ctx_.dirs.clear();
+        return set_mode_mtime(d.get(), t.m->mode, t.m->mtime_ns);
+    }
+
+    // In-place updates and metadata changes overwrite the original: keep
+    // what undo needs (attributes; for in-place, a copy of the content).
+    base::Result<void> save_old(PlanItem& it) {
+        if (it.unit.op != Op::InPlace && it.unit.op != Op::Meta) return base::Ok();
+        auto [parent, name] = split_parent(it.unit.path);
+        TRY(int pfd, ctx_.dirs.get(parent));
+        TRY(base::Fd orig, base::open_at(pfd, name, O_PATH | O_NOFOLLOW));
+        struct stat st {};
+        if (::fstat(orig.get(), &st) != 0) return base::sys_error("stat " + it.unit.path);
+        it.unit.old_ino = st.st_ino;
+        it.unit.old_mode = st.st_mode & 07777;
+        it.unit.old_mtime_ns = ns_of(st.st_mtim);
+        if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) {
+            TRY(it.unit.old_xattrs, get_user_xattrs(orig.get()));
+        }
+        if (it.unit.op != Op::InPlace) return base::Ok();
+        TRY(base::Fd in, base::open_at(pfd, name, O_RDONLY | O_NOFOLLOW));
+        TRY(base::Fd out, base::open_at(ctx_.store_fd, it.unit.slot, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0600));
+        auto r = copy_data(in.get(), out.get());
+        if (!r.ok()) return staging_error(it.unit.path, r.error().context("saving the original for undo"));
+        return out.close();
+    }
+
+    StageCtx& ctx_;
+    std::vector<Target> order_;
+    std::map<std::string, Target*> files_;
+    std::map<std::string, std::string> staged_;
+    std::set<std::string> done_files_;
+    base::Fd cur_;
+    Target* cur_target_ = nullptr;
+};
+
+}  // namespace
+
+base::Result<void> stage_all(StageCtx& ctx, std::vector<PlanItem>& items) {
+    Stager s(ctx);
+    return s.run(items);
+}
+
+}  // namespace review

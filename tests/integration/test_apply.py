@@ -1,0 +1,164 @@
+"""`layover apply` / `layover undo` through the real pipeline (run -> save -> apply),
+as an unprivileged user: results compared byte for byte with the same edits made
+directly on a copy of the original tree."""
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from apply_util import copy_tree, tree
+from conftest import LAYOVER
+
+# Every capture-matrix case that tar can carry, as shell edits run from the tree root.
+MATRIX_SETUP = r"""
+set -e
+echo keep > meta.txt; chmod 644 meta.txt
+mkdir -p mdir; echo k > mdir/k; chmod 755 mdir
+echo f > f2d
+mkdir -p d2f/deep; echo x > d2f/deep/x
+echo f > f2l
+ln -s notes.txt l2f
+mkdir -p opq/inner; echo a > opq/a; echo b > opq/inner/b
+echo shared > hl_a; ln hl_a hl_b
+mkfifo fifo2f
+mkdir -p xdir; echo x > xdir/x.txt
+"""
+MATRIX_EDIT = r"""
+set -e
+echo more >> notes.txt
+echo new > added.txt
+rm docs/readme.txt
+rm -r old
+mkdir -p newdir/sub; echo deep > newdir/sub/f; chmod 750 newdir
+chmod 600 meta.txt
+chmod 700 mdir
+rm f2d; mkdir f2d; echo in > f2d/in
+rm -r d2f; echo nowfile > d2f
+rm f2l; ln -s docs f2l
+rm l2f; echo was-link > l2f
+rm link; ln -s added.txt link
+rm -rf opq; mkdir opq; echo c > opq/c
+mkfifo newfifo; chmod 640 newfifo
+rm fifo2f; echo nowfile > fifo2f
+echo h > h1; ln h1 h2
+echo appended >> hl_a
+echo sp > 'sp ace.txt'
+printf 'nl' > "$(printf 'new\nline')"
+printf 'bad' > "$(printf 'bad\377name')"
+printf '#!/bin/sh\n' > run.sh; chmod 755 run.sh
+python3 -c "import os; os.setxattr('xdir/x.txt', 'user.note', b'hello')"
+python3 -c "import os; os.setxattr('added.txt', 'user.tag', b'\x00bin')"
+"""
+
+
+def sh(script, cwd):
+    subprocess.run(["/bin/sh", "-c", script], cwd=str(cwd), check=True)
+
+
+def prepare(lo, tmp_path):
+    """Set up the rich tree; return (original copy, expected after-edit copy)."""
+    sh(MATRIX_SETUP, lo.target)
+    orig = tmp_path / "orig"
+    expected = tmp_path / "expected"
+    for d in (orig, expected):
+        copy_tree(lo.target, d)
+    sh(MATRIX_EDIT, expected)
+    return orig, expected
+
+
+def run_edit(lo, script, **kw):
+    r = lo.run("cd '%s' && %s" % (lo.target, script), **kw)
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    return r
+
+
+def apply_json(lo, *args, **kw):
+    r = lo("apply", *args, "--json", **kw)
+    out = json.loads(r.stdout.decode() or "null")
+    return r, out
+
+
+def test_apply_every_matrix_case_gives_the_tree_the_sandbox_saw_and_undo_restores_it(lo, tmp_path):
+    orig, expected = prepare(lo, tmp_path)
+    before_mtimes = tree(lo.target, mtimes=True)
+    run_edit(lo, MATRIX_EDIT, session="m")
+    patch = tmp_path / "m.tar.zst"
+    lo("save", "m", "-o", patch, check=True)
+    r, out = apply_json(lo, patch, "--yes")
+    assert r.returncode == 0, (r.stderr.decode(errors="replace"), out)
+    assert out["conflicts"] == [] and out["error"] is None
+    assert out["undo"] and Path(out["undo"]).is_dir()
+    assert tree(lo.target) == tree(expected)
+    # The in-place update kept the target's hard link (hl_b sees the new bytes).
+    assert os.stat(str(lo.target / "hl_a")).st_ino == os.stat(str(lo.target / "hl_b")).st_ino
+    # Nothing left behind by staging.
+    assert not [p for p in os.listdir(str(lo.target)) if p.startswith(".layover-tmp")]
+
+    r = lo("undo", out["undo"])
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    assert tree(lo.target, mtimes=True) == before_mtimes
+    assert tree(lo.target) == tree(orig)
+    assert not (lo.target / ".layover-undo").exists()
+
+
+def test_apply_session_by_name_and_summary(lo):
+    run_edit(lo, "echo changed > notes.txt && echo n > fresh.txt")
+    sessions = json.loads(lo("sessions", "--json", check=True).stdout)
+    name = sessions[0]["name"]
+    r = lo("apply", name, "--yes")
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    text = r.stdout.decode()
+    assert "applied 2 change(s)" in text and "fresh.txt" in text and "layover undo" in text
+    assert (lo.target / "notes.txt").read_text() == "changed\n"
+    assert (lo.target / "fresh.txt").read_text() == "n\n"
+
+
+def test_apply_dry_run_changes_nothing(lo):
+    run_edit(lo, "echo changed > notes.txt && rm -r old", session="d")
+    before = tree(lo.target, mtimes=True)
+    r = lo("apply", "d", "--dry-run")
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    assert "would apply 2" in r.stdout.decode()
+    assert tree(lo.target, mtimes=True) == before
+    assert not (lo.target / ".layover-undo").exists()
+
+
+def test_apply_without_yes_and_without_a_terminal_refuses_and_writes_nothing(lo):
+    run_edit(lo, "echo changed > notes.txt", session="y")
+    before = tree(lo.target, mtimes=True)
+    r = lo("apply", "y")
+    assert r.returncode == 2
+    assert b"--yes" in r.stderr
+    assert tree(lo.target, mtimes=True) == before
+
+
+def test_apply_of_a_running_session_is_refused(lo):
+    proc = subprocess.Popen(
+        [LAYOVER, "run", "--target", str(lo.target),
+         "--session", "live", "--on-exit", "keep", "--", "/bin/sh", "-c",
+         "echo x > '%s/live.txt'; sleep 30" % lo.target],
+        env=lo.env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        import time
+        for _ in range(100):
+            if (lo.upper("live") / "live.txt").exists():
+                break
+            time.sleep(0.05)
+        r = lo("apply", "live", "--yes")
+        assert r.returncode == 1
+        assert b"still running" in r.stderr and b"stop it first" in r.stderr
+        assert not (lo.target / "live.txt").exists()
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_apply_file_replaced_by_fifo_applies_without_a_false_conflict(lo, tmp_path):
+    (lo.target / "f2fifo").write_text("s\n")
+    run_edit(lo, "rm f2fifo && mkfifo f2fifo", session="ff")
+    r, out = apply_json(lo, "ff", "--yes")
+    assert r.returncode == 0, (r.stderr.decode(errors="replace"), out)
+    import stat as st
+    assert st.S_ISFIFO(os.lstat(str(lo.target / "f2fifo")).st_mode)

@@ -1,0 +1,109 @@
+"""Conflicts: anything changed on the real tree since the patch's base is
+reported, and nothing at all is written; --force, --only and --exclude."""
+import json
+import os
+
+from apply_util import tree
+
+
+def edit(lo, script, session=None):
+    r = lo.run("cd '%s' && %s" % (lo.target, script), session=session)
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+
+
+def apply(lo, *args):
+    r = lo("apply", *args, "--yes", "--json")
+    return r, json.loads(r.stdout.decode())
+
+
+def conflict_paths(out):
+    return sorted(c["path"] for c in out["conflicts"])
+
+
+def test_apply_concurrent_edit_on_the_real_tree_is_a_conflict_and_nothing_is_written(lo):
+    edit(lo, "echo sandbox > notes.txt && echo n > fresh.txt && rm -r old", session="c")
+    (lo.target / "notes.txt").write_text("edited by the user meanwhile\n")
+    before = tree(lo.target, mtimes=True)
+    r, out = apply(lo, "c")
+    assert r.returncode == 1
+    assert conflict_paths(out) == ["notes.txt"]
+    assert out["applied"] == [] and out["undo"] is None
+    assert tree(lo.target, mtimes=True) == before
+
+
+def test_apply_edit_after_copy_up_but_before_capture_is_a_stale_conflict(lo):
+    edit(lo, "echo sandbox >> notes.txt", session="s")
+    # The real file changes after the sandbox copied it up, before the patch is captured:
+    # the upper copy holds the old text and would silently revert this edit.
+    (lo.target / "notes.txt").write_text("user edit after copy-up\n")
+    r, out = apply(lo, "s")
+    assert r.returncode == 1
+    assert conflict_paths(out) == ["notes.txt"]
+    assert "stale" in out["conflicts"][0]["reason"]
+    assert (lo.target / "notes.txt").read_text() == "user edit after copy-up\n"
+
+
+def test_apply_two_sessions_in_turn_second_conflicts_then_force_overwrites_and_undo_restores(lo):
+    edit(lo, "echo from-a > notes.txt", session="a")
+    edit(lo, "echo from-b > notes.txt && echo b > b-only.txt", session="b")
+    r, out = apply(lo, "a")
+    assert r.returncode == 0, out
+    r, out = apply(lo, "b")
+    assert r.returncode == 1
+    assert conflict_paths(out) == ["notes.txt"]
+    assert (lo.target / "notes.txt").read_text() == "from-a\n"
+    assert not (lo.target / "b-only.txt").exists()
+    after_a = tree(lo.target, mtimes=True)
+
+    r, out = apply(lo, "b", "--force")
+    assert r.returncode == 0, out
+    assert [c["path"] for c in out["forced"]] == ["notes.txt"]
+    assert (lo.target / "notes.txt").read_text() == "from-b\n"
+    r = lo("undo", out["undo"])
+    assert r.returncode == 0, r.stderr
+    assert tree(lo.target, mtimes=True) == after_a
+
+
+def test_apply_new_file_inside_a_deleted_directory_is_a_conflict(lo):
+    edit(lo, "rm -r old", session="d")
+    (lo.target / "old" / "sub" / "late.txt").write_text("added on the real tree later\n")
+    before = tree(lo.target, mtimes=True)
+    r, out = apply(lo, "d")
+    assert r.returncode == 1
+    assert "old/sub/late.txt" in conflict_paths(out)
+    assert tree(lo.target, mtimes=True) == before
+
+
+def test_apply_only_applies_the_named_paths_and_can_leave_a_conflict_out(lo):
+    edit(lo, "echo s > notes.txt && mkdir -p nd && echo a > nd/a && echo b > nd/b && echo r > docs/readme.txt",
+         session="o")
+    (lo.target / "notes.txt").write_text("user\n")
+    r, out = apply(lo, "o", "--only", "nd/a", "--only", "./docs/readme.txt")
+    assert r.returncode == 0, out
+    assert (lo.target / "nd" / "a").read_text() == "a\n"
+    assert not (lo.target / "nd" / "b").exists()
+    assert (lo.target / "docs" / "readme.txt").read_text() == "r\n"
+    assert (lo.target / "notes.txt").read_text() == "user\n"
+
+
+def test_apply_exclude_glob_leaves_matching_paths_out(lo):
+    edit(lo, "echo s > notes.txt && mkdir -p nd && echo a > nd/a.log && echo b > nd/b.txt", session="x")
+    r, out = apply(lo, "x", "--exclude", "*.log", "--exclude", "notes.txt")
+    assert r.returncode == 0, out
+    assert (lo.target / "nd" / "b.txt").read_text() == "b\n"
+    assert not (lo.target / "nd" / "a.log").exists()
+    assert (lo.target / "notes.txt").read_text() == "one\ntwo\nthree\n"
+
+
+def test_undo_refuses_when_an_applied_file_was_edited_afterwards(lo):
+    edit(lo, "echo s > notes.txt", session="u")
+    r, out = apply(lo, "u")
+    assert r.returncode == 0, out
+    (lo.target / "notes.txt").write_text("edited after apply\n")
+    r = lo("undo", out["undo"])
+    assert r.returncode == 1
+    assert b"notes.txt" in r.stderr
+    assert (lo.target / "notes.txt").read_text() == "edited after apply\n"
+    r = lo("undo", out["undo"], "--force")
+    assert r.returncode == 0, r.stderr
+    assert (lo.target / "notes.txt").read_text() == "one\ntwo\nthree\n"
