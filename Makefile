@@ -4,8 +4,9 @@ CXX      ?= g++
 PREFIX   ?= /usr/local
 BUILD    ?= build
 WERROR   := $(if $(filter true 1,$(CI)),-Werror,)
-CXXFLAGS ?= -O2 -g
-CXXFLAGS += -std=c++20 -Wall -Wextra -Wshadow -Wformat=2 $(WERROR) -I. -MMD -MP
+OPT      ?= -O2 -g
+CXXFLAGS ?=
+ALLFLAGS := $(OPT) -std=c++20 -Wall -Wextra -Wshadow -Wformat=2 $(WERROR) -I. -MMD -MP $(CXXFLAGS)
 LDFLAGS  ?=
 SAN      :=
 
@@ -28,7 +29,7 @@ all: $(BUILD)/layover $(BUILD)/layover-patch
 
 $(BUILD)/obj/%.o: %.cc
 	@mkdir -p $(dir $@)
-	$(CXX) $(CXXFLAGS) $(SAN) -c $< -o $@
+	$(CXX) $(ALLFLAGS) $(SAN) -c $< -o $@
 
 $(BASE_LIB): $(call obj,$(BASE_SRCS))
 	@rm -f $@; ar rcs $@ $^
@@ -56,7 +57,7 @@ test-stress: deps all
 	@LAYOVER_STRESS=1 tests/run_all.sh $(BUILD) stress
 
 asan: deps
-	@$(MAKE) --no-print-directory BUILD=build-asan SAN="-fsanitize=address,undefined -fno-omit-frame-pointer" CXXFLAGS="-O1 -g" all build-asan/unit-tests
+	@$(MAKE) --no-print-directory BUILD=build-asan SAN="-fsanitize=address,undefined -fno-omit-frame-pointer" OPT="-O1 -g" all build-asan/unit-tests
 	@ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 tests/run_all.sh build-asan
 
 check-cases:
