@@ -18,10 +18,17 @@ struct Limits {
     uint64_t max_members = 1'000'000;
     uint64_t max_stored_bytes = 64ull << 30;     // sum of stored (data) bytes
     uint64_t max_logical_bytes = 1ull << 44;     // sum of logical sizes (sparse files) = 16 TiB
-    uint64_t max_name_len = 4096;
+    uint64_t max_name_len = 65536;               // a path, not a component: 5000-deep trees exceed PATH_MAX
     uint64_t max_pax_header = 1 << 20;
     uint64_t max_manifest = 256ull << 20;
+    uint64_t max_sparse_segments = 1'000'000;    // data segments of one sparse file (added by capture)
 };
+
+// Parse one limit flag (--max-members N, --max-stored-bytes N, --max-logical-bytes N,
+// --max-name-len N, --max-pax-header N; N may end in K, M, G, T). Returns 1 if
+// argv[i] was a limit flag (and advances i past its value), 0 if not, -1 on a
+// bad value (with *error set). Verbs that open patches share it.
+int parse_limit_flag(int argc, char** argv, int* i, Limits* limits, std::string* error);
 
 struct Manifest {
     std::string format;   // "layover-patch/1"

@@ -1,0 +1,102 @@
+#include "capture/agreement.h"
+
+#include <map>
+#include <set>
+
+#include "capture/names.h"
+#include "helper/base/text.h"
+
+namespace capture {
+
+namespace {
+
+std::string at(const std::string& path) { return base::display_path(path) + ": "; }
+
+bool member_matches(const Change& c, const Member& m, std::string* why) {
+    using MK = Member::Kind;
+    switch (c.type) {
+        case Type::File:
+            if (m.kind != MK::File && m.kind != MK::Hardlink) break;
+            if (m.kind == MK::File && m.size != c.size) {
+                *why = "size " + std::to_string(m.size) + " in the payload, " + std::to_string(c.size) + " in the manifest";
+                return false;
+            }
+            if ((m.mode & 07777) != c.mode) {
+                *why = "mode differs between payload and manifest";
+                return false;
+            }
+            return true;
+        case Type::Dir:
+            if (m.kind != MK::Dir) break;
+            if ((m.mode & 07777) != c.mode) {
+                *why = "mode differs between payload and manifest";
+                return false;
+            }
+            return true;
+        case Type::Symlink:
+            if (m.kind != MK::Symlink) break;
+            if (m.link_target != c.link_target) {
+                *why = "symlink target differs between payload and manifest";
+                return false;
+            }
+            return true;
+        case Type::Fifo:
+            if (m.kind != MK::Fifo) break;
+            return true;
+        default: break;
+    }
+    *why = std::string("the manifest says ") + type_name(c.type) + " but the payload member is another type";
+    return false;
+}
+
+}  // namespace
+
+std::string check_agreement(const Manifest& m, const std::vector<Member>& members, const Limits& limits) {
+    std::map<std::string, const Change*> changes;
+    for (const auto& c : m.changes) {
+        std::string bad = check_relative_path(c.path, limits.max_name_len);
+        if (!bad.empty()) return "manifest change " + at(c.path) + bad;
+        if (!changes.emplace(c.path, &c).second) return "manifest lists " + at(c.path) + "more than once";
+        if (c.captured && c.type == Type::Socket) return "manifest change " + at(c.path) + "a socket cannot be captured";
+    }
+    std::set<std::string> based;
+    for (const auto& b : m.base) {
+        std::string bad = check_relative_path(b.path, limits.max_name_len);
+        if (!bad.empty()) return "manifest base " + at(b.path) + bad;
+        if (!based.insert(b.path).second) return "manifest base lists " + at(b.path) + "more than once";
+    }
+    std::set<std::string> written, deleted, opaque;
+    for (const auto& mem : members) {
+        auto it = changes.find(mem.path);
+        if (it == changes.end() || !it->second->captured)
+            return "payload member " + at(mem.path) + "is not a change in the manifest";
+        const Change& c = *it->second;
+        std::string why;
+        switch (mem.kind) {
+            case Member::Kind::Whiteout:
+                if (c.kind != Kind::Deleted) return "payload deletes " + at(mem.path) + "but the manifest does not";
+                deleted.insert(mem.path);
+                break;
+            case Member::Kind::Opaque:
+                if (c.kind != Kind::OpaqueDir)
+                    return "payload marks " + at(mem.path) + "opaque but the manifest does not";
+                opaque.insert(mem.path);
+                break;
+            default:
+                if (c.kind == Kind::Deleted) return "payload writes " + at(mem.path) + "which the manifest deletes";
+                if (!member_matches(c, mem, &why)) return "payload member " + at(mem.path) + why;
+                written.insert(mem.path);
+        }
+    }
+    for (const auto& c : m.changes) {
+        if (!c.captured) continue;
+        if (!based.count(c.path)) return "manifest has no base record for " + base::display_path(c.path);
+        bool ok = c.kind == Kind::Deleted ? deleted.count(c.path) > 0
+                  : c.kind == Kind::OpaqueDir ? (opaque.count(c.path) > 0 && written.count(c.path) > 0)
+                                              : written.count(c.path) > 0;
+        if (!ok) return "manifest change " + at(c.path) + "has no payload member";
+    }
+    return "";
+}
+
+}  // namespace capture

@@ -1,0 +1,390 @@
+#include "capture/reader.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <set>
+
+#include "capture/agreement.h"
+#include "capture/fingerprint.h"
+#include "capture/manifest.h"
+#include "capture/names.h"
+#include "capture/reader_impl.h"
+#include "capture/tar_in.h"
+#include "capture/writer.h"
+#include "helper/base/fd.h"
+#include "helper/base/text.h"
+
+namespace capture {
+
+using base::Result;
+
+namespace {
+
+std::string lim(uint64_t v) { return std::to_string(v); }
+
+// Error messages stay one readable line even for absurdly long names.
+std::string shown(const std::string& name) {
+    std::string d = base::display_path(name);
+    return d.size() > 200 ? d.substr(0, 200) + "..." : d;
+}
+
+Result<std::string> read_small(TarIn& t, uint64_t limit, const std::string& what) {
+    std::string out;
+    for (;;) {
+        const char* p;
+        size_t n;
+        int64_t off;
+        TRY_VOID(t.block(&p, &n, &off));
+        if (n == 0) return out;
+        if (static_cast<uint64_t>(off) != out.size()) return base::error(what + " is stored sparse, which is invalid");
+        if (out.size() + n > limit) return base::error(what + " is larger than " + lim(limit) + " bytes");
+        out.append(p, n);
+    }
+}
+
+Result<std::vector<std::pair<std::string, std::string>>> parse_sums(const std::string& text) {
+    json j = json::parse(text, nullptr, false);
+    if (j.is_discarded() || !j.is_object() || j.value("format", "") != "layover-sums/1" || !j.contains("members") ||
+        !j["members"].is_array())
+        return base::error(std::string(kSumsName) + " is not a valid sums list");
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const auto& m : j["members"]) {
+        std::string path;
+        if (!m.is_object() || !get_bytes(m, "path", &path) || !m.contains("fingerprint") || !m["fingerprint"].is_string())
+            return base::error(std::string(kSumsName) + " has an invalid entry");
+        out.emplace_back(path, m["fingerprint"].get<std::string>());
+    }
+    return out;
+}
+
+// One member's header turned into a Member, with every per-member rule.
+class Validator {
+public:
+    explicit Validator(const Limits& l) : l_(l) {}
+
+    Result<Member> member(archive_entry* e, std::string* tar_name) {
+        const char* raw = archive_entry_pathname(e);
+        if (!raw) return base::error("a member has no name");
+        std::string name = raw;
+        unsigned ft = archive_entry_filetype(e);
+        const char* hl = archive_entry_hardlink(e);
+        if (ft == AE_IFDIR && name.size() > 1 && name.back() == '/') name.pop_back();
+        std::string where = "member " + shown(name) + ": ";
+        std::string bad = check_relative_path(name, l_.max_name_len);
+        if (!bad.empty()) return base::error(where + bad);
+        *tar_name = name;
+        Member m;
+        std::string path;
+        NameRole role = name_role(name, &path);
+        if (role == NameRole::Reserved) return base::error(where + "a reserved whiteout name");
+        m.path = path;
+        m.mode = archive_entry_perm(e) & 07777;
+        m.mtime_ns = static_cast<int64_t>(archive_entry_mtime(e)) * 1000000000 + archive_entry_mtime_nsec(e);
+        if (hl) {
+            std::string target = hl;
+            bad = check_relative_path(target, l_.max_name_len);
+            if (!bad.empty()) return base::error(where + "hardlink target: " + bad);
+            if (!files_.count(target))
+                return base::error(where + "hardlink to " + base::display_path(target) +
+                                   ", which is not an earlier file member of the patch");
+            m.kind = Member::Kind::Hardlink;
+            m.link_target = target;
+        } else if (ft == AE_IFREG) {
+            m.kind = Member::Kind::File;
+            m.size = static_cast<uint64_t>(archive_entry_size(e));
+        } else if (ft == AE_IFDIR) {
+            m.kind = Member::Kind::Dir;
+        } else if (ft == AE_IFLNK) {
+            m.kind = Member::Kind::Symlink;
+            const char* t = archive_entry_symlink(e);
+            m.link_target = t ? t : "";
+            if (m.link_target.empty() || m.link_target.size() > l_.max_name_len)
+                return base::error(where + "invalid symlink target");
+        } else if (ft == AE_IFIFO) {
+            m.kind = Member::Kind::Fifo;
+        } else {
+            return base::error(where + "a device node or socket, which patches never contain");
+        }
+        if (role != NameRole::Plain) {
+            if (m.kind != Member::Kind::File || m.size != 0)
+                return base::error(where + "a whiteout must be an empty regular file");
+            m.kind = role == NameRole::Whiteout ? Member::Kind::Whiteout : Member::Kind::Opaque;
+        }
+        TRY_VOID(place(m, where));
+        TRY_VOID(attrs(e, &m, where));
+        if (m.kind == Member::Kind::File) files_.insert(m.path);
+        return m;
+    }
+
+    Result<void> add_stored(uint64_t n) {
+        stored_ += n;
+        if (stored_ > l_.max_stored_bytes)
+            return base::error("the patch holds more than " + lim(l_.max_stored_bytes) +
+                               " bytes of data (a zstd bomb?); raise --max-stored-bytes if you trust it");
+        return base::Ok();
+    }
+
+private:
+    // Duplicates, and paths both deleted and written.
+    Result<void> place(const Member& m, const std::string& where) {
+        if (m.kind == Member::Kind::Whiteout) {
+            if (deleted_.count(m.path)) return base::error(where + "deletes a path twice");
+            if (written_.count(m.path)) return base::error(where + "deletes a path the patch also writes");
+            auto it = written_.lower_bound(m.path + "/");
+            if (it != written_.end() && it->compare(0, m.path.size() + 1, m.path + "/") == 0)
+                return base::error(where + "deletes a dir the patch also writes into");
+            deleted_.insert(m.path);
+            return base::Ok();
+        }
+        if (m.kind == Member::Kind::Opaque) {
+            if (!dirs_.count(m.path)) return base::error(where + "marks a dir opaque that is not an earlier dir member");
+            if (!opaque_.insert(m.path).second) return base::error(where + "marks a dir opaque twice");
+            return base::Ok();
+        }
+        if (!written_.insert(m.path).second) return base::error(where + "duplicate path");
+        for (std::string p = m.path;;) {
+            if (deleted_.count(p)) return base::error(where + "writes a path the patch also deletes");
+            auto slash = p.rfind('/');
+            if (slash == std::string::npos) break;
+            p.resize(slash);
+        }
+        if (m.kind == Member::Kind::Dir) dirs_.insert(m.path);
+        return base::Ok();
+    }
+
+    Result<void> attrs(archive_entry* e, Member* m, const std::string& where) {
+        archive_entry_xattr_reset(e);
+        const char* xn;
+        const void* xv;
+        size_t xs;
+        while (archive_entry_xattr_next(e, &xn, &xv, &xs) == ARCHIVE_OK) {
+            std::string n = xn ? xn : "";
+            if (n.compare(0, 5, "user.") != 0)
+                return base::error(where + "carries xattr " + base::display_path(n) + "; patches hold only user.* xattrs");
+            m->xattrs[n] = std::string(static_cast<const char*>(xv), xs);
+        }
+        if (m->kind != Member::Kind::File) {
+            if (archive_entry_sparse_count(e) > 0) return base::error(where + "sparse map on a non-file");
+            return base::Ok();
+        }
+        logical_ += m->size;
+        if (m->size > l_.max_logical_bytes || logical_ > l_.max_logical_bytes)
+            return base::error(where + "the patch's files add up to more than " + lim(l_.max_logical_bytes) +
+                               " bytes (logical size); raise --max-logical-bytes if you trust it");
+        int count = archive_entry_sparse_count(e);
+        if (count < 0 || static_cast<uint64_t>(count) > l_.max_sparse_segments)
+            return base::error(where + "too many sparse segments");
+        archive_entry_sparse_reset(e);
+        la_int64_t off, len;
+        uint64_t end = 0;
+        while (archive_entry_sparse_next(e, &off, &len) == ARCHIVE_OK) {
+            if (off < 0 || len < 0 || static_cast<uint64_t>(off) < end ||
+                static_cast<uint64_t>(off) + static_cast<uint64_t>(len) > m->size)
+                return base::error(where + "invalid sparse map");
+            end = static_cast<uint64_t>(off + len);
+            if (len > 0) m->sparse.emplace_back(static_cast<uint64_t>(off), static_cast<uint64_t>(len));
+        }
+        if (count > 0 && m->sparse.empty() && m->size > 0) m->sparse.emplace_back(m->size, 0);
+        return base::Ok();
+    }
+
+    const Limits& l_;
+    uint64_t stored_ = 0, logical_ = 0;
+    std::set<std::string> written_, deleted_, opaque_, dirs_, files_;
+};
+
+// A file member's data, bounds-checked, fingerprinted and passed on.
+Result<std::string> stream_data(TarIn& t, const Member& m, Validator* v, const DataSink& sink) {
+    Fingerprint fp;
+    uint64_t next = 0;
+    for (;;) {
+        const char* p;
+        size_t n;
+        int64_t off;
+        TRY_VOID(t.block(&p, &n, &off));
+        if (n == 0) break;
+        uint64_t o = static_cast<uint64_t>(off);
+        if (off < 0 || o < next || o + n > m.size)
+            return base::error("member " + base::display_path(m.path) + ": data outside its declared size");
+        next = o + n;
+        if (v) TRY_VOID(v->add_stored(n));
+        fp.data(o, p, n);
+        if (sink) TRY_VOID(sink(o, p, n));
+    }
+    return fp.finish(m.size);
+}
+
+std::string fp_of_meta(const Member& m) {
+    if (m.kind == Member::Kind::Symlink || m.kind == Member::Kind::Hardlink) return fingerprint_bytes(m.link_target);
+    return fingerprint_bytes("");
+}
+
+}  // namespace
+
+Patch::Patch() : impl_(new Impl) {}
+Patch::Patch(Patch&& o) noexcept : impl_(o.impl_) { o.impl_ = nullptr; }
+Patch& Patch::operator=(Patch&& o) noexcept {
+    if (this != &o) {
+        Patch old(std::move(*this));
+        impl_ = o.impl_;
+        o.impl_ = nullptr;
+    }
+    return *this;
+}
+Patch::~Patch() {
+    if (!impl_) return;
+    if (!impl_->temp.empty()) ::unlink(impl_->temp.c_str());
+    delete impl_;
+}
+
+const Manifest& Patch::manifest() const { return impl_->manifest; }
+const std::vector<Member>& Patch::members() const { return impl_->members; }
+const std::string& Patch::file() const { return impl_->file; }
+bool Patch::from_session() const { return impl_->from_session; }
+
+namespace {
+
+struct Parsed {
+    Manifest manifest;
+    std::vector<Member> members;
+    Sums sums;
+};
+
+Result<void> validate(int fd, const Limits& l, Parsed* im) {
+    TarIn t(fd);
+    TRY_VOID(t.open());
+    Validator v(l);
+    std::vector<std::pair<std::string, std::string>> computed;
+    bool have_sums = false;
+    for (uint64_t index = 0;; index++) {
+        uint64_t hb = 0;
+        TRY(archive_entry * e, t.next(&hb));
+        if (!e) break;
+        if (hb > l.max_pax_header)
+            return base::error("member #" + lim(index) + " has " + lim(hb) + " bytes of headers, over the limit of " +
+                               lim(l.max_pax_header) + "; raise --max-pax-header if you trust it");
+        if (index >= l.max_members + 2)
+            return base::error("the patch has more than " + lim(l.max_members) +
+                               " members; raise --max-members if you trust it");
+        if (have_sums) return base::error(std::string("a member follows ") + kSumsName + ", which must be last");
+        const char* raw = archive_entry_pathname(e);
+        std::string name = raw ? raw : "";
+        bool regular = archive_entry_filetype(e) == AE_IFREG && !archive_entry_hardlink(e);
+        if (index == 0) {
+            if (name != kManifestName || !regular)
+                return base::error(std::string("not a layover patch: the first member is not ") + kManifestName);
+            TRY(std::string text, read_small(t, l.max_manifest, kManifestName));
+            TRY(im->manifest, manifest_from_text(text));
+            computed.emplace_back(name, fingerprint_bytes(text));
+            continue;
+        }
+        if (name == kManifestName) return base::error(std::string("the patch has a second ") + kManifestName);
+        if (name == kSumsName) {
+            if (!regular) return base::error(std::string(kSumsName) + " is not a regular file");
+            TRY(std::string text, read_small(t, l.max_manifest, kSumsName));
+            TRY(im->sums, parse_sums(text));
+            have_sums = true;
+            continue;
+        }
+        std::string tar_name;
+        TRY(Member m, v.member(e, &tar_name));
+        std::string fp;
+        if (m.kind == Member::Kind::File) {
+            TRY(fp, stream_data(t, m, &v, nullptr));
+        } else {
+            fp = fp_of_meta(m);
+        }
+        computed.emplace_back(tar_name, fp);
+        im->members.push_back(std::move(m));
+    }
+    if (!have_sums) return base::error(std::string("the patch is truncated or incomplete: no ") + kSumsName + " member");
+    TRY_VOID(t.finish(1 << 20));
+    if (computed.size() != im->sums.size())
+        return base::error(std::string(kSumsName) + " lists " + lim(im->sums.size()) + " members, the patch has " +
+                           lim(computed.size()));
+    for (size_t i = 0; i < computed.size(); i++) {
+        if (computed[i].first != im->sums[i].first)
+            return base::error(std::string(kSumsName) + " does not match member " + base::display_path(computed[i].first));
+        if (computed[i].second != im->sums[i].second)
+            return base::error("fingerprint mismatch for member " + base::display_path(computed[i].first) +
+                               ": the patch is corrupt or was altered");
+    }
+    std::string why = check_agreement(im->manifest, im->members, l);
+    if (!why.empty()) return base::error(why);
+    return base::Ok();
+}
+
+}  // namespace
+
+Result<Patch> Patch::open(const std::string& file, const Limits& limits) {
+    Patch p;
+    p.impl_->file = file;
+    p.impl_->limits = limits;
+    auto fd = base::open_at(AT_FDCWD, file, O_RDONLY);
+    if (!fd) return base::error("cannot open patch " + file + ": " + fd.error().message);
+    struct stat st;
+    if (::fstat(fd->get(), &st) != 0 || !S_ISREG(st.st_mode))
+        return base::error("patch " + file + " is not a regular file");
+    p.impl_->fd = std::move(fd.value());
+    Parsed parsed;
+    auto r = validate(p.impl_->fd.get(), limits, &parsed);
+    if (!r) return r.error().context("invalid patch " + file);
+    p.impl_->manifest = std::move(parsed.manifest);
+    p.impl_->members = std::move(parsed.members);
+    p.impl_->sums = std::move(parsed.sums);
+    return p;
+}
+
+Result<void> Patch::read_data(const std::function<DataSink(const Member&)>& visit) const {
+    TarIn t(impl_->fd.get());
+    TRY_VOID(t.open());
+    size_t i = 0;
+    for (uint64_t index = 0;; index++) {
+        uint64_t hb = 0;
+        TRY(archive_entry * e, t.next(&hb));
+        if (!e) break;
+        if (index == 0) continue;
+        if (i == impl_->members.size()) break;  // .layover/sums
+        const Member& m = impl_->members[i];
+        if (m.kind == Member::Kind::File) {
+            DataSink sink = visit(m);
+            TRY(std::string fp, stream_data(t, m, nullptr, sink));
+            if (fp != impl_->sums[i + 1].second)
+                return base::error("patch " + impl_->file + " changed since it was validated (member " +
+                                   base::display_path(m.path) + ")");
+        }
+        i++;
+    }
+    if (i != impl_->members.size()) return base::error("patch " + impl_->file + " changed since it was validated");
+    return base::Ok();
+}
+
+Result<std::string> Patch::read_file(const std::string& path, uint64_t limit) const {
+    const Member* want = nullptr;
+    for (const auto& m : impl_->members)
+        if (m.path == path) want = &m;
+    if (want && want->kind == Member::Kind::Hardlink) {
+        std::string target = want->link_target;
+        want = nullptr;
+        for (const auto& m : impl_->members)
+            if (m.path == target && m.kind == Member::Kind::File) want = &m;
+    }
+    if (!want || want->kind != Member::Kind::File)
+        return base::error(base::display_path(path) + " is not a file in patch " + impl_->file);
+    if (want->size > limit)
+        return base::error(base::display_path(path) + " is larger than " + lim(limit) + " bytes");
+    std::string out(static_cast<size_t>(want->size), '\0');
+    TRY_VOID(read_data([&](const Member& m) -> DataSink {
+        if (&m != want) return nullptr;
+        return [&](uint64_t off, const char* p, size_t n) -> Result<void> {
+            std::memcpy(out.data() + off, p, n);
+            return base::Ok();
+        };
+    }));
+    return out;
+}
+
+}  // namespace capture

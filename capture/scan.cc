@@ -1,0 +1,252 @@
+#include "capture/scan.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <set>
+
+#include "capture/classify.h"
+#include "capture/fingerprint.h"
+#include "capture/xattr.h"
+#include "helper/base/fd.h"
+#include "helper/base/text.h"
+
+namespace capture {
+
+using base::Result;
+
+std::string join_path(const std::string& dir, const std::string& name) {
+    return dir.empty() ? name : dir + "/" + name;
+}
+
+namespace {
+
+int64_t ns_of(const struct statx_timestamp& t) {
+    return static_cast<int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec;
+}
+
+// Names in a dir, sorted bytewise so patches are deterministic. Takes a dup:
+// closedir() closes the fd it was given.
+Result<std::vector<std::string>> list_dir(int dirfd, const std::string& what) {
+    int dup = ::fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
+    if (dup < 0) return base::sys_error("listing " + what);
+    DIR* d = ::fdopendir(dup);
+    if (!d) {
+        ::close(dup);
+        return base::sys_error("listing " + what);
+    }
+    ::rewinddir(d);
+    std::vector<std::string> names;
+    errno = 0;
+    while (dirent* e = ::readdir(d)) {
+        std::string n = e->d_name;
+        if (n != "." && n != "..") names.push_back(std::move(n));
+    }
+    int err = errno;
+    ::closedir(d);
+    if (err) return base::sys_error("listing " + what, err);
+    std::sort(names.begin(), names.end());
+    return names;
+}
+
+// One entry (upper or lower side) with what classification needs.
+struct Seen {
+    bool exists = false;
+    struct statx st {};
+    Side side;
+    base::Fd fd;  // files and dirs: open for xattrs / content / descending
+};
+
+class Walker {
+public:
+    Walker(const ScanOptions& o, ScanResult* out) : opts_(o), out_(out) {}
+
+    Result<void> dir(int up, int low, const std::string& prefix) {
+        TRY(auto names, list_dir(up, prefix.empty() ? "the upper layer" : base::display_path(prefix)));
+        for (const auto& name : names) TRY_VOID(entry(up, low, prefix, name));
+        return base::Ok();
+    }
+
+private:
+    // light: an upper regular file with nothing below it, for status: its
+    // xattrs matter only in the zero-size whiteout form, so skip opening it.
+    Result<Seen> look(int dirfd, const std::string& name, const std::string& path, bool upper, bool light = false) {
+        Seen s;
+        std::string where = (upper ? "upper entry " : "real entry ") + base::display_path(path);
+        unsigned mask = STATX_BASIC_STATS | STATX_BTIME;
+        if (::statx(dirfd, name.c_str(), AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, mask, &s.st) != 0) {
+            if (errno == ENOENT) return s;  // gone (a running session) or absent below
+            return base::sys_error("reading " + where);
+        }
+        s.exists = true;
+        uint32_t fmt = s.st.stx_mode & S_IFMT;
+        s.side.mode = s.st.stx_mode & 07777;
+        s.side.size = fmt == S_IFREG ? s.st.stx_size : 0;
+        Xattrs raw;
+        bool skip_open = light && fmt == S_IFREG && s.st.stx_size > 0;
+        if ((fmt == S_IFDIR || fmt == S_IFREG) && !skip_open) {
+            int flags = O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | (fmt == S_IFDIR ? O_DIRECTORY : 0);
+            int fd = ::openat(dirfd, name.c_str(), flags | O_CLOEXEC);
+            if (fd < 0)
+                return base::error("cannot read " + where + ": " + base::sys_error("open").message +
+                                   "; the session cannot be captured until it is readable");
+            s.fd.reset(fd);
+            struct stat check;
+            if (::fstat(fd, &check) != 0 || (check.st_mode & S_IFMT) != fmt)
+                return base::error("reading " + where + ": it changed while being read; try again");
+            TRY(raw, read_xattrs(fd));
+        } else if (fmt == S_IFLNK) {
+            std::string t(static_cast<size_t>(s.st.stx_size) + 1, '\0');
+            for (;;) {
+                ssize_t n = ::readlinkat(dirfd, name.c_str(), t.data(), t.size());
+                if (n < 0) return base::sys_error("reading link " + where);
+                if (static_cast<size_t>(n) < t.size()) {
+                    t.resize(static_cast<size_t>(n));
+                    break;
+                }
+                t.resize(t.size() * 2);
+            }
+            s.side.link_target = std::move(t);
+        }
+        if (upper) {
+            OverlayMarks marks = overlay_marks(raw);
+            if (!marks.unsupported.empty())
+                return base::error("upper entry " + base::display_path(path) + " carries " + marks.unsupported +
+                                   ", an overlayfs feature layover does not use; this session was not made by layover");
+            uint64_t rdev = (static_cast<uint64_t>(s.st.stx_rdev_major) << 32) | s.st.stx_rdev_minor;
+            s.side.type = upper_type(s.st.stx_mode, rdev, s.st.stx_size, marks);
+        } else {
+            s.side.type = lower_type(s.st.stx_mode);
+        }
+        s.side.xattrs = user_xattrs(raw, upper);
+        return s;
+    }
+
+    int64_t copyup_ns(const Seen& u) const {
+        if (u.st.stx_mask & STATX_BTIME) return ns_of(u.st.stx_btime);
+        return opts_.session_start_ns;
+    }
+
+    Result<BaseEntry> base_of(const Seen& l, const std::string& path, int64_t copied) {
+        BaseEntry b;
+        b.path = path;
+        b.type = l.side.type;
+        b.mode = l.side.mode;
+        b.size = l.side.size;
+        if (l.side.type == Type::File) {
+            TRY(b.fingerprint, fingerprint_fd(l.fd.get(), l.side.size));
+        } else if (l.side.type == Type::Symlink) {
+            b.fingerprint = fingerprint_bytes(l.side.link_target);
+        }
+        b.stale = ns_of(l.st.stx_ctime) > copied;
+        return b;
+    }
+
+    void add_base(BaseEntry b) {
+        if (seen_base_.insert(b.path).second) out_->base.push_back(std::move(b));
+    }
+
+    // Every entry below a deleted or replaced real dir, so apply notices an
+    // edit deep inside.
+    Result<void> lower_subtree(int low, const std::string& prefix, int64_t copied) {
+        TRY(auto names, list_dir(low, base::display_path(prefix)));
+        for (const auto& name : names) {
+            std::string path = join_path(prefix, name);
+            TRY(Seen l, look(low, name, path, false));
+            if (!l.exists) continue;
+            TRY(BaseEntry b, base_of(l, path, copied));
+            add_base(std::move(b));
+            if (l.side.type == Type::Dir) TRY_VOID(lower_subtree(l.fd.get(), path, copied));
+        }
+        return base::Ok();
+    }
+
+    Result<void> entry(int up, int low, const std::string& prefix, const std::string& name) {
+        std::string path = join_path(prefix, name);
+        TRY(Seen u, look(up, name, path, true, low < 0 && !opts_.with_base));
+        if (!u.exists) return base::Ok();
+        Seen l;
+        // look() opens only regular files and dirs, never a fifo or socket.
+        if (low >= 0) {
+            TRY(l, look(low, name, path, false));
+        }
+        std::string compare_error;
+        auto content_equal = [&]() -> bool {
+            auto r = same_content(u.fd.get(), l.fd.get(), u.side.size);
+            if (!r) {
+                compare_error = r.error().message;
+                return false;
+            }
+            return r.value();
+        };
+        Verdict v = classify(u.side, l.side, content_equal);
+        if (!compare_error.empty())
+            return base::error("comparing " + base::display_path(path) + ": " + compare_error);
+        if (!v.error.empty()) return base::error("cannot capture " + base::display_path(path) + ": " + v.error);
+        if (v.is_change) TRY_VOID(record(u, l, v, path));
+        if (v.descend) {
+            base::Fd sub_low;
+            if (v.descend_lower && l.exists) sub_low = std::move(l.fd);
+            TRY_VOID(dir(u.fd.get(), sub_low.valid() ? sub_low.get() : -1, path));
+        }
+        return base::Ok();
+    }
+
+    Result<void> record(const Seen& u, const Seen& l, const Verdict& v, const std::string& path) {
+        Item it;
+        Change& c = it.change;
+        c.path = path;
+        c.kind = v.kind;
+        c.captured = v.captured;
+        Type t = u.side.type;
+        c.type = t == Type::Whiteout ? Type::None : t == Type::OpaqueDir ? Type::Dir : t;
+        if (c.type != Type::None) {
+            c.size = u.side.size;
+            c.mode = u.side.mode;
+            c.link_target = u.side.link_target;
+            c.xattrs = u.side.xattrs;
+            c.mtime_ns = ns_of(u.st.stx_mtime);
+        }
+        if (l.exists) {
+            c.old_type = l.side.type;
+            c.old_mode = l.side.mode;
+        }
+        it.whiteout = v.whiteout_member;
+        it.opaque = v.opaque_member;
+        it.ino = u.st.stx_ino;
+        it.nlink = u.st.stx_nlink;
+        out_->items.push_back(std::move(it));
+        if (!opts_.with_base || !v.captured) return base::Ok();
+        int64_t copied = copyup_ns(u);
+        if (!l.exists) {
+            BaseEntry b;
+            b.path = path;
+            b.absent = true;
+            add_base(std::move(b));
+            return base::Ok();
+        }
+        TRY(BaseEntry b, base_of(l, path, copied));
+        add_base(std::move(b));
+        if (v.lower_subtree && l.fd.valid()) TRY_VOID(lower_subtree(l.fd.get(), path, copied));
+        return base::Ok();
+    }
+
+    const ScanOptions& opts_;
+    ScanResult* out_;
+    std::set<std::string> seen_base_;
+};
+
+}  // namespace
+
+Result<ScanResult> scan_upper(int upper_fd, int lower_fd, const ScanOptions& opts) {
+    ScanResult out;
+    Walker w(opts, &out);
+    TRY_VOID(w.dir(upper_fd, lower_fd, ""));
+    return out;
+}
+
+}  // namespace capture

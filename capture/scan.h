@@ -1,0 +1,39 @@
+// The walk of a session's upper layer against the lower (real) tree: an
+// fd-relative walk (openat/statx with AT_SYMLINK_NOFOLLOW; fifos and sockets
+// are never opened) that classifies every entry and, for save, records the
+// base each change must find on the real filesystem.
+// Run it inside userns::enter_owner_ns() so mode-000 entries stay readable.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "capture/change.h"
+#include "helper/base/result.h"
+
+namespace capture {
+
+struct Item {
+    Change change;
+    bool whiteout = false;  // store DIR/.wh.NAME
+    bool opaque = false;    // store DIR/.wh..wh..opq after the dir
+    uint64_t ino = 0;       // upper inode of a file (hardlinks within the patch)
+    uint64_t nlink = 1;
+};
+
+struct ScanResult {
+    std::vector<Item> items;      // walk order: parents before children, names sorted bytewise
+    std::vector<BaseEntry> base;  // empty unless ScanOptions::with_base
+};
+
+struct ScanOptions {
+    bool with_base = false;      // fingerprints, staleness, lower subtrees (save)
+    int64_t session_start_ns = 0;  // copy-up time when the upper fs has no birth time
+};
+
+base::Result<ScanResult> scan_upper(int upper_fd, int lower_fd, const ScanOptions& opts);
+
+// Join a relative path and a name ("" + "a" = "a").
+std::string join_path(const std::string& dir, const std::string& name);
+
+}  // namespace capture

@@ -1,0 +1,22 @@
+// The patch writer: a pax tar through zstd (checksummed frames), one pass.
+// Members: .layover/manifest.json first, the payload in walk order (OCI
+// layer convention: DIR/.wh.NAME deletions, DIR/.wh..wh..opq opaque dirs,
+// hardlinks among captured files, sparse files as GNU sparse 1.0, user.*
+// xattrs), then .layover/sums with every member's fingerprint.
+#pragma once
+#include <vector>
+
+#include "capture/reader.h"
+#include "capture/scan.h"
+#include "helper/base/result.h"
+
+namespace capture {
+
+inline constexpr const char* kManifestName = ".layover/manifest.json";
+inline constexpr const char* kSumsName = ".layover/sums";
+
+// Writes to out_fd (not closed). Upper files are re-opened fd-relative from
+// upper_fd; one that changed since the scan fails the write.
+base::Result<void> write_patch(int out_fd, const Manifest& m, const std::vector<Item>& items, int upper_fd);
+
+}  // namespace capture

@@ -1,0 +1,31 @@
+// Extended attributes of upper/lower entries: reading them from an fd, and the
+// pure rules that separate overlayfs's own markers from the user's xattrs.
+#pragma once
+#include <map>
+#include <string>
+
+#include "helper/base/result.h"
+
+namespace capture {
+
+using Xattrs = std::map<std::string, std::string>;
+
+// Every xattr of an open file or dir (any namespace), name -> value.
+base::Result<Xattrs> read_xattrs(int fd);
+
+// What overlayfs (mounted with userxattr) left in an upper entry's xattrs.
+struct OverlayMarks {
+    bool whiteout = false;     // user.overlay.whiteout (the "xattr whiteout" form)
+    bool opaque = false;       // user.overlay.opaque = "y"
+    std::string unsupported;   // a marker layover cannot represent (redirect, metacopy), or ""
+};
+
+// The user's own user.* xattrs: overlay-internal user.overlay.* dropped, the
+// escaped user.overlay.overlay.X turned back into user.overlay.X, and
+// security.*, trusted.*, system.* (ACLs) never kept.
+Xattrs user_xattrs(const Xattrs& raw, bool upper_layer);
+
+// The overlay markers among raw upper-layer xattrs.
+OverlayMarks overlay_marks(const Xattrs& raw);
+
+}  // namespace capture

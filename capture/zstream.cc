@@ -1,0 +1,96 @@
+#include "capture/zstream.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "helper/base/fd.h"
+
+namespace capture {
+
+ZstdWriter::ZstdWriter(int fd, int level) : fd_(fd), cctx_(ZSTD_createCCtx()), out_(ZSTD_CStreamOutSize()) {
+    ZSTD_CCtx_setParameter(cctx_, ZSTD_c_compressionLevel, level);
+    ZSTD_CCtx_setParameter(cctx_, ZSTD_c_checksumFlag, 1);
+    long cpus = ::sysconf(_SC_NPROCESSORS_ONLN);
+    // Fails harmlessly (single-threaded) when libzstd was built without threads.
+    if (cpus > 1) ZSTD_CCtx_setParameter(cctx_, ZSTD_c_nbWorkers, static_cast<int>(std::min(cpus, 8L)));
+}
+
+ZstdWriter::~ZstdWriter() { ZSTD_freeCCtx(cctx_); }
+
+base::Result<void> ZstdWriter::drive(const void* p, size_t len, ZSTD_EndDirective mode) {
+    ZSTD_inBuffer in{p, len, 0};
+    for (;;) {
+        ZSTD_outBuffer out{out_.data(), out_.size(), 0};
+        size_t r = ZSTD_compressStream2(cctx_, &out, &in, mode);
+        if (ZSTD_isError(r)) return base::error(std::string("zstd compression failed: ") + ZSTD_getErrorName(r));
+        if (out.pos > 0) TRY_VOID(base::write_all(fd_, out_.data(), out.pos));
+        bool done = mode == ZSTD_e_continue ? in.pos == in.size : r == 0;
+        if (done) return base::Ok();
+    }
+}
+
+base::Result<void> ZstdWriter::write(const void* p, size_t len) { return drive(p, len, ZSTD_e_continue); }
+
+base::Result<void> ZstdWriter::finish() { return drive(nullptr, 0, ZSTD_e_end); }
+
+ZstdReader::ZstdReader(int fd)
+    : fd_(fd), dctx_(ZSTD_createDCtx()), in_(ZSTD_DStreamInSize()), out_(ZSTD_DStreamOutSize()) {
+    in_buf_.src = in_.data();
+}
+
+ZstdReader::~ZstdReader() { ZSTD_freeDCtx(dctx_); }
+
+base::Result<std::pair<const char*, size_t>> ZstdReader::next() {
+    for (;;) {
+        if (in_buf_.pos == in_buf_.size && !eof_) {
+            ssize_t n;
+            do n = ::read(fd_, in_.data(), in_.size());
+            while (n < 0 && errno == EINTR);
+            if (n < 0) return base::sys_error("reading the patch");
+            in_buf_ = {in_.data(), static_cast<size_t>(n), 0};
+            if (n == 0) eof_ = true;
+        }
+        size_t avail = in_buf_.size - in_buf_.pos;
+        if (avail == 0 && eof_) {
+            if (last_ret_ != 0 || total_out_ == 0)
+                return base::error("the patch is truncated (the zstd stream ends mid-frame)");
+            return std::pair<const char*, size_t>{nullptr, 0};
+        }
+        if (frame_start_) {
+            // The frame header's first 5 bytes: magic, then the descriptor
+            // whose bit 2 is Content_Checksum_flag (RFC 8878, 3.1.1.1).
+            if (avail < 5 && !eof_) {
+                std::copy(in_.data() + in_buf_.pos, in_.data() + in_buf_.size, in_.data());
+                ssize_t n;
+                do n = ::read(fd_, in_.data() + avail, in_.size() - avail);
+                while (n < 0 && errno == EINTR);
+                if (n < 0) return base::sys_error("reading the patch");
+                if (n == 0) eof_ = true;
+                in_buf_ = {in_.data(), avail + static_cast<size_t>(n), 0};
+                continue;
+            }
+            if (avail < 5) return base::error("the patch is truncated (incomplete zstd frame header)");
+            const unsigned char* h = reinterpret_cast<const unsigned char*>(in_.data() + in_buf_.pos);
+            uint32_t magic = h[0] | (h[1] << 8) | (h[2] << 16) | (static_cast<uint32_t>(h[3]) << 24);
+            if ((magic & 0xFFFFFFF0u) == 0x184D2A50u)
+                return base::error("the patch holds a skippable zstd frame, which layover patches never contain");
+            if (magic != 0xFD2FB528u) return base::error("not a zstd-compressed patch (bad frame magic)");
+            if (!(h[4] & 0x04))
+                return base::error("the patch's zstd frames carry no checksum; layover patches always have one");
+            frame_start_ = false;
+        }
+        ZSTD_outBuffer out{out_.data(), out_.size(), 0};
+        size_t r = ZSTD_decompressStream(dctx_, &out, &in_buf_);
+        if (ZSTD_isError(r))
+            return base::error(std::string("the patch is corrupt (zstd: ") + ZSTD_getErrorName(r) + ")");
+        last_ret_ = r;
+        if (r == 0) frame_start_ = true;
+        if (out.pos > 0) {
+            total_out_ += out.pos;
+            return std::pair<const char*, size_t>{out_.data(), out.pos};
+        }
+    }
+}
+
+}  // namespace capture

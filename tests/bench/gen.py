@@ -1,0 +1,71 @@
+"""Deterministic trees for make bench (stdlib only).
+
+The *_CODE strings run inside the sandbox as `python3 -c CODE ARGS` with the
+target as working directory (tests/ is not visible in there: it lies under a
+private /tmp or /var/tmp). The host builds the diff peer's tree with the same
+code, so both sides see identical edits.
+"""
+import os
+import random
+
+# Text-like content that zstd -1 compresses about 2:1 (hex of random bytes),
+# neither a best nor a worst case for the compressor.
+SMALL_CODE = r'''
+import os, random, sys
+n = int(sys.argv[1]); r = random.Random(7)
+for i in range(n):
+    d = "gen/d%02d" % (i // 100)
+    if i % 100 == 0:
+        os.makedirs(d)
+    with open("%s/f%05d.txt" % (d, i), "wb") as f:
+        f.write(r.randbytes(2048).hex().encode())
+'''
+
+BIG_EDIT_AT = 512 << 20
+BIG_EDIT = b"edited inside the sandbox"
+MODIFY_BIG_CODE = r'''
+import sys
+with open(sys.argv[1], "r+b") as f:
+    f.seek(%d); f.write(%r)
+''' % (BIG_EDIT_AT, BIG_EDIT)
+
+# Edits 2 lines in each of N files spread over the 10k-file text tree.
+MODIFY_TEXT_CODE = r'''
+import sys
+n = int(sys.argv[1])
+for k in range(n):
+    i = k * (10000 // n)
+    p = "d%02d/t%05d.txt" % (i // 100, i)
+    with open(p) as f:
+        lines = f.readlines()
+    lines[10] = "edited line ten of file %d\n" % i
+    lines[40] = "edited line forty of file %d\n" % i
+    with open(p, "w") as f:
+        f.writelines(lines)
+'''
+
+# Copies every file up without changing it (mtime only): not a change.
+TOUCH_CODE = r'''
+import os
+for d, _, fs in os.walk("."):
+    for f in fs:
+        os.utime(os.path.join(d, f))
+'''
+
+
+def big_file(path, size):
+    r = random.Random(1)
+    with open(path, "wb") as f:
+        for _ in range(size >> 20):
+            f.write(r.randbytes(512 << 10).hex().encode())
+
+
+def text_tree(root, n):
+    r = random.Random(3)
+    for i in range(n):
+        d = os.path.join(root, "d%02d" % (i // 100))
+        if i % 100 == 0:
+            os.makedirs(d)
+        lines = ["%04d %s\n" % (j, r.randbytes(29).hex()) for j in range(64)]  # 64 x 64 B = 4 KiB
+        with open(os.path.join(d, "t%05d.txt" % i), "w") as f:
+            f.writelines(lines)

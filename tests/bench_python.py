@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+"""The Python part of `make bench`: the three ratios of the bindings'
+performance goals, each against its reference measured in the same run.
+
+    startup   Sandbox() to the first run("1") result  vs  subprocess.run([python, "-c", "pass"])   goal <= 1.5
+    run       sb.run("1+1") round trip                vs  raw Python ping-pong over a socketpair    goal <= 3.0
+    exec      sb.exec(["true"])                       vs  subprocess.run(["true"]) on the host      goal <= 1.5
+
+Medians over many rounds, references and subjects interleaved so machine
+noise hits both alike.  Usage: tests/bench_python.py [BUILD_DIR] [--rounds N]
+Exit status 1 when a goal is missed.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable, List, Tuple
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "python"))
+
+from layover import Sandbox  # noqa: E402
+from layover._helper import Helper  # noqa: E402
+
+PING_CHILD = (
+    "import socket,os\n"
+    "s=socket.socket(fileno=int(os.environ['FD']))\n"
+    "while True:\n"
+    " b=s.recv(64)\n"
+    " if not b: break\n"
+    " s.sendall(b)\n"
+)
+
+
+def median_ms(samples: List[float]) -> float:
+    return statistics.median(samples) * 1e3
+
+
+def timed(fn: Callable[[], object]) -> float:
+    t = time.perf_counter()
+    fn()
+    return time.perf_counter() - t
+
+
+def bench_startup(rounds: int, target: str, state: str) -> Tuple[float, float]:
+    ref, sub = [], []
+    names = []
+    for _ in range(rounds):
+        ref.append(timed(lambda: subprocess.run([sys.executable, "-c", "pass"])))
+        t = time.perf_counter()
+        sb = Sandbox(target, state_dir=state)
+        sb.run("1")
+        sub.append(time.perf_counter() - t)
+        sb.close()
+        names.append(sb.name)
+    helper = Helper(state_dir=state)
+    for n in names:
+        helper.run(["discard", n])
+    return median_ms(ref), median_ms(sub)
+
+
+def bench_rtt(rounds: int, sb: Sandbox) -> Tuple[float, float]:
+    a, b = socket.socketpair()
+    child = subprocess.Popen([sys.executable, "-c", PING_CHILD], pass_fds=[b.fileno()],
+                             env=dict(os.environ, FD=str(b.fileno())))
+    b.close()
+    ref, sub = [], []
+    for _ in range(50):  # warm-up
+        a.sendall(b"x")
+        a.recv(64)
+        sb.run("1+1")
+    for _ in range(rounds):
+        t = time.perf_counter()
+        a.sendall(b"x")
+        a.recv(64)
+        ref.append(time.perf_counter() - t)
+        sub.append(timed(lambda: sb.run("1+1")))
+    a.close()
+    child.wait()
+    return median_ms(ref), median_ms(sub)
+
+
+def bench_exec(rounds: int, sb: Sandbox) -> Tuple[float, float]:
+    true = shutil.which("true") or "/bin/true"
+    ref, sub = [], []
+    for _ in range(5):
+        sb.exec([true])
+        subprocess.run([true])
+    for _ in range(rounds):
+        ref.append(timed(lambda: subprocess.run([true])))
+        sub.append(timed(lambda: sb.exec([true])))
+    return median_ms(ref), median_ms(sub)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("build", nargs="?", default=None, help="build dir holding layover (default: $LAYOVER_BIN)")
+    ap.add_argument("--rounds", type=int, default=40)
+    args = ap.parse_args()
+    if args.build:
+        os.environ["LAYOVER_BIN"] = str(Path(args.build).resolve() / "layover")
+    with tempfile.TemporaryDirectory(prefix="layover-bench-") as tmp:
+        target = Path(tmp) / "target"
+        (target / "src").mkdir(parents=True)
+        (target / "src" / "a.txt").write_text("a\n")
+        state = Path(tmp) / "state"
+        state.mkdir(mode=0o700)
+        startup = bench_startup(max(10, args.rounds // 2), str(target), str(state))
+        with Sandbox(target, state_dir=state, on_exit="discard") as sb:
+            rtt = bench_rtt(args.rounds * 25, sb)
+            ex = bench_exec(args.rounds * 5, sb)
+    rows = [
+        ("python startup to first run('1')", "python -c pass", startup, 1.5),
+        ("python run('1+1') round trip", "socketpair ping-pong", rtt, 3.0),
+        ("python exec(['true'])", "subprocess.run(['true'])", ex, 1.5),
+    ]
+    failed = 0
+    for name, ref_name, (ref, sub), goal in rows:
+        ratio = sub / ref if ref > 0 else float("inf")
+        ok = ratio <= goal
+        failed += not ok
+        print("%-34s %8.3f ms vs %-26s %8.3f ms  ratio %5.2f (goal <= %.1f) %s"
+              % (name, sub, ref_name, ref, ratio, goal, "PASS" if ok else "FAIL"))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,89 @@
+"""Helpers for the apply/undo integration tests: rich trees, exact tree
+comparison (types, modes, bytes, link targets, xattrs, hard-link groups,
+optionally mtimes), and hostile patches built from a real one."""
+import io
+import json
+import os
+import shutil
+import stat
+import subprocess
+import tarfile
+from pathlib import Path
+
+SKIP_TOP = {".layover-undo"}
+
+
+def tree(root, mtimes=False):
+    """Every entry under root (bytes paths), as comparable tuples."""
+    root = os.fsencode(str(root))
+    out = {}
+    inodes = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        rel_dir = os.path.relpath(dirpath, root)
+        if rel_dir == b".":
+            dirnames[:] = [d for d in dirnames if os.fsdecode(d) not in SKIP_TOP]
+            filenames = [f for f in filenames if os.fsdecode(f) not in SKIP_TOP]
+        for name in sorted(dirnames + filenames):
+            p = os.path.join(dirpath, name)
+            rel = os.path.normpath(os.path.join(rel_dir, name))
+            st = os.lstat(p)
+            mode = stat.S_IMODE(st.st_mode)
+            try:
+                xs = {} if stat.S_ISLNK(st.st_mode) else {
+                    k: os.getxattr(p, k, follow_symlinks=False) for k in os.listxattr(p, follow_symlinks=False)
+                    if k.startswith("user.")}
+            except OSError:
+                xs = {}
+            if stat.S_ISLNK(st.st_mode):
+                entry = ("l", os.readlink(p))
+            elif stat.S_ISDIR(st.st_mode):
+                entry = ("d", mode, xs)
+            elif stat.S_ISREG(st.st_mode):
+                with open(p, "rb") as f:
+                    entry = ("f", mode, f.read(), xs) + ((st.st_mtime_ns,) if mtimes else ())
+                if st.st_nlink > 1:
+                    inodes.setdefault(st.st_ino, []).append(rel)
+            elif stat.S_ISFIFO(st.st_mode):
+                entry = ("p", mode)
+            else:
+                entry = ("o", st.st_mode)
+            out[rel] = entry
+    groups = sorted(sorted(g) for g in inodes.values() if len(g) > 1)
+    return out, groups
+
+
+def copy_tree(src, dst):
+    """cp -a: keeps fifos, hard links, modes, mtimes and user xattrs."""
+    subprocess.run(["cp", "-a", str(src), str(dst)], check=True)
+    return dst
+
+
+def read_patch(path):
+    """(manifest dict, [(TarInfo, bytes|None)]) of a layover patch."""
+    raw = subprocess.run(["zstd", "-dc", str(path)], capture_output=True, check=True).stdout
+    out = []
+    with tarfile.open(fileobj=io.BytesIO(raw), mode="r:") as tf:
+        for m in tf.getmembers():
+            data = tf.extractfile(m).read() if m.isfile() else None
+            out.append((m, data))
+    manifest = json.loads(out[0][1])
+    return manifest, out
+
+
+def write_patch(path, members):
+    """Write (TarInfo, data) pairs as a pax tar through `zstd --check`."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:", format=tarfile.PAX_FORMAT) as tf:
+        for info, data in members:
+            if data is not None:
+                info.size = len(data)
+                tf.addfile(info, io.BytesIO(data))
+            else:
+                tf.addfile(info)
+    subprocess.run(["zstd", "-q", "-f", "--check", "-o", str(path)], input=buf.getvalue(), check=True)
+
+
+def replace_manifest(members, manifest):
+    info, _ = members[0]
+    data = json.dumps(manifest, indent=1).encode()
+    return [(info, data)] + members[1:]

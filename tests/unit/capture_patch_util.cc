@@ -1,0 +1,209 @@
+#include "tests/unit/capture_patch_util.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <stdexcept>
+
+#include "capture/fingerprint.h"
+#include "capture/manifest.h"
+
+namespace testpatch {
+
+namespace {
+
+la_ssize_t collect(struct archive*, void* ctx, const void* buf, size_t len) {
+    static_cast<std::string*>(ctx)->append(static_cast<const char*>(buf), len);
+    return static_cast<la_ssize_t>(len);
+}
+
+std::string file_bytes(const M& m) {
+    if (m.sparse.empty()) return m.data;
+    return "";
+}
+
+std::string fp_of(const M& m) {
+    if (m.type == 'l' || m.type == 'h') return capture::fingerprint_bytes(m.link);
+    if (m.type != 'f') return capture::fingerprint_bytes("");
+    if (m.sparse.empty()) return capture::fingerprint_bytes(m.data);
+    capture::Fingerprint f;
+    for (auto [off, len] : m.sparse) {
+        std::string x(static_cast<size_t>(len), 'x');
+        f.data(static_cast<uint64_t>(off), x.data(), x.size());
+    }
+    return f.finish(static_cast<uint64_t>(m.size));
+}
+
+}  // namespace
+
+std::string tar_of(const std::vector<M>& members) {
+    std::string out;
+    struct archive* a = archive_write_new();
+    archive_write_set_format_pax_restricted(a);
+    archive_write_set_bytes_in_last_block(a, 1);
+    archive_write_open(a, &out, nullptr, collect, nullptr);
+    for (const auto& m : members) {
+        archive_entry* e = archive_entry_new();
+        archive_entry_copy_pathname(e, m.name.c_str());
+        archive_entry_set_perm(e, m.mode);
+        switch (m.type) {
+            case 'd': archive_entry_set_filetype(e, AE_IFDIR); break;
+            case 'l':
+                archive_entry_set_filetype(e, AE_IFLNK);
+                archive_entry_copy_symlink(e, m.link.c_str());
+                break;
+            case 'h':
+                archive_entry_set_filetype(e, AE_IFREG);
+                archive_entry_copy_hardlink(e, m.link.c_str());
+                break;
+            case 'p': archive_entry_set_filetype(e, AE_IFIFO); break;
+            case 'c':
+                archive_entry_set_filetype(e, AE_IFCHR);
+                archive_entry_set_rdev(e, 0x0103);
+                break;
+            default: archive_entry_set_filetype(e, AE_IFREG);
+        }
+        if (m.type == 'f') {
+            archive_entry_set_size(e, m.size >= 0 ? m.size : static_cast<la_int64_t>(m.data.size()));
+            for (auto [off, len] : m.sparse) archive_entry_sparse_add_entry(e, off, len);
+        }
+        if (archive_write_header(a, e) < ARCHIVE_WARN) throw std::runtime_error(archive_error_string(a));
+        if (m.type == 'f') {
+            if (m.sparse.empty()) {
+                archive_write_data(a, m.data.data(), m.data.size());
+            } else {
+                // Holes are passed through as bytes libarchive skips.
+                int64_t pos = 0;
+                for (auto [off, len] : m.sparse) {
+                    std::string hole(static_cast<size_t>(off - pos), '\0');
+                    archive_write_data(a, hole.data(), hole.size());
+                    std::string x(static_cast<size_t>(len), 'x');
+                    archive_write_data(a, x.data(), x.size());
+                    pos = off + len;
+                }
+            }
+        }
+        archive_entry_free(e);
+    }
+    archive_write_close(a);
+    archive_write_free(a);
+    (void)file_bytes;
+    return out;
+}
+
+std::string manifest_for(const std::vector<M>& members) {
+    capture::Manifest mf;
+    mf.format = "layover-patch/1";
+    mf.target = "/tmp/target";
+    mf.session = "test";
+    for (const auto& m : members) {
+        capture::Change c;
+        c.path = m.name;
+        c.kind = capture::Kind::Added;
+        c.mode = m.mode;
+        switch (m.type) {
+            case 'd': c.type = capture::Type::Dir; break;
+            case 'l': c.type = capture::Type::Symlink; c.link_target = m.link; break;
+            case 'p': c.type = capture::Type::Fifo; break;
+            default:
+                c.type = capture::Type::File;
+                c.size = m.type == 'h' ? 0 : m.size >= 0 ? static_cast<uint64_t>(m.size) : m.data.size();
+        }
+        mf.changes.push_back(c);
+        capture::BaseEntry b;
+        b.path = m.name;
+        b.absent = true;
+        mf.base.push_back(b);
+    }
+    return capture::manifest_to_text(mf);
+}
+
+std::string sums_for(const std::string& manifest, const std::vector<M>& members) {
+    capture::json j = {{"format", "layover-sums/1"}, {"members", capture::json::array()}};
+    capture::json first = capture::json::object();
+    capture::put_bytes(first, "path", ".layover/manifest.json");
+    first["fingerprint"] = capture::fingerprint_bytes(manifest);
+    j["members"].push_back(first);
+    for (const auto& m : members) {
+        capture::json x = capture::json::object();
+        capture::put_bytes(x, "path", m.name);
+        x["fingerprint"] = fp_of(m);
+        j["members"].push_back(x);
+    }
+    return j.dump();
+}
+
+void write_zst(const std::string& path, const std::string& raw, bool checksum) {
+    ZSTD_CCtx* c = ZSTD_createCCtx();
+    ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, checksum ? 1 : 0);
+    std::string out(ZSTD_compressBound(raw.size()), '\0');
+    size_t n = ZSTD_compress2(c, out.data(), out.size(), raw.data(), raw.size());
+    ZSTD_freeCCtx(c);
+    if (ZSTD_isError(n)) throw std::runtime_error("zstd");
+    out.resize(n);
+    FILE* f = std::fopen(path.c_str(), "wb");
+    std::fwrite(out.data(), 1, out.size(), f);
+    std::fclose(f);
+}
+
+std::string valid_tar(const std::vector<M>& members) {
+    std::string manifest = manifest_for(members);
+    std::vector<M> all;
+    M mm;
+    mm.name = ".layover/manifest.json";
+    mm.data = manifest;
+    all.push_back(mm);
+    all.insert(all.end(), members.begin(), members.end());
+    M sm;
+    sm.name = ".layover/sums";
+    sm.data = sums_for(manifest, members);
+    all.push_back(sm);
+    return tar_of(all);
+}
+
+namespace {
+
+std::string header_block(const std::string& name, char type, size_t size) {
+    std::string h(512, '\0');
+    std::memcpy(&h[0], name.data(), std::min<size_t>(name.size(), 100));
+    std::snprintf(&h[100], 8, "%07o", 0644);
+    std::snprintf(&h[108], 8, "%07o", 0);
+    std::snprintf(&h[116], 8, "%07o", 0);
+    std::snprintf(&h[124], 12, "%011zo", size);
+    std::snprintf(&h[136], 12, "%011o", 0);
+    h[156] = type;
+    std::memcpy(&h[257], "ustar", 6);
+    std::memcpy(&h[263], "00", 2);
+    std::memset(&h[148], ' ', 8);
+    unsigned sum = 0;
+    for (unsigned char ch : h) sum += ch;
+    std::snprintf(&h[148], 8, "%06o", sum);
+    h[155] = ' ';
+    return h;
+}
+
+std::string padded(const std::string& data) {
+    std::string out = data;
+    out.resize((data.size() + 511) / 512 * 512, '\0');
+    return out;
+}
+
+}  // namespace
+
+std::string pax_override_member(const std::string& ustar_name, const std::string& pax_path, const std::string& data) {
+    std::string rec = " path=" + pax_path + "\n";
+    size_t len = rec.size();
+    len += std::to_string(len + std::to_string(len).size()).size();
+    rec = std::to_string(len) + rec;
+    return header_block("PaxHeader/x", 'x', rec.size()) + padded(rec) + header_block(ustar_name, '0', data.size()) +
+           padded(data);
+}
+
+std::string tar_end() { return std::string(1024, '\0'); }
+
+}  // namespace testpatch

@@ -1,0 +1,161 @@
+// Name rules, display escaping, the lossless JSON name encoding, the manifest
+// round trip and the short summary.
+#include <catch2/catch.hpp>
+
+#include "capture/manifest.h"
+#include "capture/names.h"
+#include "capture/summary.h"
+#include "helper/base/text.h"
+
+using namespace capture;
+
+TEST_CASE("capture names: relative path rules") {
+    CHECK(check_relative_path("a/b c/d", 4096).empty());
+    CHECK(check_relative_path("we\nird\xff", 4096).empty());
+    CHECK_FALSE(check_relative_path("", 4096).empty());
+    CHECK_FALSE(check_relative_path("/etc/passwd", 4096).empty());
+    CHECK_FALSE(check_relative_path("a/../b", 4096).empty());
+    CHECK_FALSE(check_relative_path("..", 4096).empty());
+    CHECK_FALSE(check_relative_path("a/./b", 4096).empty());
+    CHECK_FALSE(check_relative_path("a//b", 4096).empty());
+    CHECK_FALSE(check_relative_path("a/", 4096).empty());
+    CHECK_FALSE(check_relative_path(std::string("a\0b", 3), 4096).empty());
+    CHECK_FALSE(check_relative_path("abcdef", 5).empty());
+}
+
+TEST_CASE("capture names: OCI whiteout names") {
+    std::string p;
+    CHECK(name_role("d/.wh.x", &p) == NameRole::Whiteout);
+    CHECK(p == "d/x");
+    CHECK(name_role(".wh.top", &p) == NameRole::Whiteout);
+    CHECK(p == "top");
+    CHECK(name_role("d/.wh..wh..opq", &p) == NameRole::Opaque);
+    CHECK(p == "d");
+    CHECK(name_role(".wh..wh..opq", &p) == NameRole::Reserved);
+    CHECK(name_role("d/.wh..wh.plnk", &p) == NameRole::Reserved);
+    CHECK(name_role("d/.wh..", &p) == NameRole::Reserved);
+    CHECK(name_role("d/x.wh.y", &p) == NameRole::Plain);
+    CHECK(whiteout_name("a/b") == "a/.wh.b");
+    CHECK(whiteout_name("b") == ".wh.b");
+    CHECK(opaque_name("a") == "a/.wh..wh..opq");
+}
+
+TEST_CASE("capture json: non-UTF-8 names keep their exact bytes in *_b64") {
+    json j = json::object();
+    put_bytes(j, "path", "ok/é");
+    CHECK(j["path"] == "ok/é");
+    CHECK_FALSE(j.contains("path_b64"));
+    std::string raw = "we\nird\xff";
+    json k = json::object();
+    put_bytes(k, "path", raw);
+    CHECK(k["path"] == base::display_path(raw));
+    CHECK(k["path_b64"] == base::base64_encode(raw));
+    std::string back;
+    REQUIRE(get_bytes(k, "path", &back));
+    CHECK(back == raw);
+    // Control characters in valid UTF-8 stay in "path" (JSON escapes them itself).
+    json n = json::object();
+    put_bytes(n, "path", "new\nline");
+    CHECK(n["path"] == "new\nline");
+}
+
+TEST_CASE("capture json: the manifest round-trips every field") {
+    Manifest m;
+    m.format = "layover-patch/1";
+    m.target = "/home/u";
+    m.session = "s1";
+    m.command = {"sh", "-c", "echo \xff"};
+    m.created = "2024-01-02T03:04:05Z";
+    m.version = "0.1.0";
+    Change c;
+    c.path = "dir/na\xffme";
+    c.kind = Kind::TypeChanged;
+    c.type = Type::Symlink;
+    c.link_target = "tar\x01get\xfe";
+    c.old_type = Type::Dir;
+    c.old_mode = 0755;
+    c.mode = 0777;
+    c.mtime_ns = 1234567890123456789;
+    c.xattrs["user.bin"] = std::string("\0\x01\xff", 3);
+    Change s;
+    s.path = "sock";
+    s.kind = Kind::Added;
+    s.type = Type::Socket;
+    s.captured = false;
+    m.changes = {c, s};
+    BaseEntry b1;
+    b1.path = "dir/na\xffme";
+    b1.type = Type::Dir;
+    b1.mode = 0755;
+    b1.stale = true;
+    BaseEntry b2;
+    b2.path = "new";
+    b2.absent = true;
+    BaseEntry b3;
+    b3.path = "f";
+    b3.type = Type::File;
+    b3.size = 12;
+    b3.mode = 0600;
+    b3.fingerprint = std::string(32, 'a');
+    m.base = {b1, b2, b3};
+    auto back = manifest_from_text(manifest_to_text(m));
+    REQUIRE(back.ok());
+    const Manifest& r = back.value();
+    CHECK(r.target == m.target);
+    CHECK(r.command == m.command);
+    CHECK(r.created == m.created);
+    REQUIRE(r.changes.size() == 2);
+    CHECK(r.changes[0].path == c.path);
+    CHECK(r.changes[0].kind == Kind::TypeChanged);
+    CHECK(r.changes[0].type == Type::Symlink);
+    CHECK(r.changes[0].link_target == c.link_target);
+    CHECK(r.changes[0].old_type == Type::Dir);
+    CHECK(r.changes[0].old_mode == 0755);
+    CHECK(r.changes[0].mode == 0777);
+    CHECK(r.changes[0].mtime_ns == c.mtime_ns);
+    CHECK(r.changes[0].xattrs == c.xattrs);
+    CHECK_FALSE(r.changes[1].captured);
+    REQUIRE(r.base.size() == 3);
+    CHECK(r.base[0].stale);
+    CHECK(r.base[0].path == b1.path);
+    CHECK(r.base[1].absent);
+    CHECK(r.base[2].fingerprint == b3.fingerprint);
+    CHECK(r.base[2].size == 12);
+}
+
+TEST_CASE("capture json: a manifest of another format or with bad fields is refused") {
+    CHECK_FALSE(manifest_from_text("{\"format\":\"layover-patch/9\"}").ok());
+    CHECK_FALSE(manifest_from_text("[]").ok());
+    CHECK_FALSE(manifest_from_text("{\"format\":\"layover-patch/1\",\"target\":\"/\",\"changes\":[{\"path\":\"a\","
+                                   "\"kind\":\"exploded\"}],\"base\":[]}")
+                    .ok());
+}
+
+TEST_CASE("capture summary: git-status-like lines with escaped names and a total") {
+    Change a;
+    a.path = "new\nfile";
+    a.kind = Kind::Added;
+    a.type = Type::File;
+    Change d;
+    d.path = "old";
+    d.kind = Kind::Deleted;
+    d.old_type = Type::Dir;
+    Change m;
+    m.path = "run.sh";
+    m.kind = Kind::Metadata;
+    m.type = Type::File;
+    m.mode = 0755;
+    m.old_mode = 0644;
+    Change s;
+    s.path = "sock";
+    s.kind = Kind::Added;
+    s.type = Type::Socket;
+    s.captured = false;
+    std::string text = summary_text({a, d, m, s}, {"run.sh"});
+    CHECK(text.find("A  \"new\\nfile\"\n") != std::string::npos);
+    CHECK(text.find("D  old/\n") != std::string::npos);
+    CHECK(text.find("m  run.sh  (mode 644 -> 755, changed on disk since copy-up)\n") != std::string::npos);
+    CHECK(text.find("socket, not captured") != std::string::npos);
+    CHECK(text.find("4 changes: 2 added, 1 deleted, 1 metadata\n") != std::string::npos);
+    CHECK(summary_text({}) == "no changes\n");
+}

@@ -1,0 +1,310 @@
+// The patch reader: valid patches read back exactly; hostile ones (built here)
+// are each rejected with one clear line before anything could act on them.
+#include <catch2/catch.hpp>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "capture/reader.h"
+#include "capture/writer.h"
+#include "helper/base/fd.h"
+#include "tests/unit/capture_patch_util.h"
+#include "tests/unit/capture_scan_util.h"
+#include "tests/unit/capture_tree.h"
+
+using capture::Limits;
+using capture::Member;
+using capture::Patch;
+using testpatch::M;
+
+namespace {
+
+M file(const std::string& name, const std::string& data) {
+    M m;
+    m.name = name;
+    m.data = data;
+    return m;
+}
+
+// Open raw tar bytes as a patch and return the error ("" when it opened).
+std::string open_error(const std::string& raw, const Limits& limits = {}, bool checksum = true) {
+    testtree::TempDir t;
+    std::string f = t.path + "/p.tar.zst";
+    testpatch::write_zst(f, raw, checksum);
+    auto p = Patch::open(f, limits);
+    if (p) return "";
+    std::string msg = p.error().message;
+    CHECK(msg.find('\n') == std::string::npos);
+    CHECK(msg.find(f) != std::string::npos);
+    return msg;
+}
+
+std::string with_manifest(const std::vector<M>& ms, const std::string& payload_tar_without_end) {
+    M man = file(".layover/manifest.json", testpatch::manifest_for(ms));
+    std::string head = testpatch::tar_of({man});
+    head.resize(head.size() - 1024);  // drop its end blocks
+    return head + payload_tar_without_end + testpatch::tar_end();
+}
+
+}  // namespace
+
+TEST_CASE("capture reader: a valid patch opens with every member and its data") {
+    M sparse;
+    sparse.name = "sparse";
+    sparse.size = 10 << 20;
+    sparse.sparse = {{1 << 20, 4096}, {8 << 20, 100}};
+    M d;
+    d.name = "dir";
+    d.type = 'd';
+    d.mode = 0700;
+    M l;
+    l.name = "dir/link";
+    l.type = 'l';
+    l.link = "../x";
+    M h;
+    h.name = "hard";
+    h.type = 'h';
+    h.link = "a.txt";
+    std::vector<M> ms = {file("a.txt", "hello\n"), d, l, h, sparse};
+    testtree::TempDir t;
+    std::string f = t.path + "/p.tar.zst";
+    testpatch::write_zst(f, testpatch::valid_tar(ms));
+    auto p = Patch::open(f);
+    INFO((p ? "" : p.error().message));
+    REQUIRE(p.ok());
+    const auto& mem = p->members();
+    REQUIRE(mem.size() == 5);
+    CHECK(mem[0].kind == Member::Kind::File);
+    CHECK(mem[1].kind == Member::Kind::Dir);
+    CHECK(mem[1].mode == 0700);
+    CHECK(mem[2].link_target == "../x");
+    CHECK(mem[3].kind == Member::Kind::Hardlink);
+    CHECK(mem[4].size == (10u << 20));
+    REQUIRE(mem[4].sparse.size() == 2);
+    CHECK(mem[4].sparse[1].first == (8u << 20));
+    CHECK(p->read_file("a.txt", 100).value() == "hello\n");
+    CHECK(p->read_file("hard", 100).value() == "hello\n");
+    auto big = p->read_file("sparse", 64 << 20);
+    REQUIRE(big.ok());
+    CHECK(big->size() == (10u << 20));
+    CHECK(big.value()[(1 << 20) + 10] == 'x');
+    CHECK(big.value()[(2 << 20)] == '\0');
+    CHECK_FALSE(p->read_file("sparse", 1000).ok());
+    uint64_t data_bytes = 0;
+    REQUIRE(p->read_data([&](const Member& m) -> capture::DataSink {
+                 if (m.path != "sparse") return nullptr;
+                 return [&](uint64_t off, const char*, size_t n) -> base::Result<void> {
+                     CHECK(off >= (1u << 20));
+                     data_bytes += n;
+                     return base::Ok();
+                 };
+             }).ok());
+    CHECK(data_bytes == 4096 + 100);
+}
+
+TEST_CASE("capture reader: rejects path traversal ../x") {
+    CHECK(open_error(testpatch::valid_tar({file("../x", "evil")})).find("traversal") != std::string::npos);
+    CHECK(open_error(testpatch::valid_tar({file("a/../../x", "evil")})).find("traversal") != std::string::npos);
+}
+
+TEST_CASE("capture reader: rejects an absolute path") {
+    CHECK(open_error(testpatch::valid_tar({file("/abs", "evil")})).find("absolute") != std::string::npos);
+}
+
+TEST_CASE("capture reader: rejects a pax path record overriding an innocent name") {
+    std::string raw = with_manifest({file("innocent", "x")}, testpatch::pax_override_member("innocent", "../evil", "x"));
+    std::string err = open_error(raw);
+    CHECK(err.find("traversal") != std::string::npos);
+    CHECK(err.find("innocent") == std::string::npos);
+}
+
+TEST_CASE("capture reader: rejects empty and dot components") {
+    CHECK(open_error(testpatch::valid_tar({file("a//b", "x")})).find("empty path component") != std::string::npos);
+    CHECK(open_error(testpatch::valid_tar({file("./a", "x")})).find("'.'") != std::string::npos);
+}
+
+TEST_CASE("capture reader: rejects duplicate paths") {
+    CHECK(open_error(testpatch::valid_tar({file("a", "1"), file("a", "2")})).find("duplicate") != std::string::npos);
+}
+
+TEST_CASE("capture reader: rejects a path both deleted and written") {
+    CHECK(open_error(testpatch::valid_tar({file(".wh.a", ""), file("a", "2")})).find("also deletes") !=
+          std::string::npos);
+    M d;
+    d.name = "d";
+    d.type = 'd';
+    CHECK(open_error(testpatch::valid_tar({file("d/x", "1"), file(".wh.d", "")})).find("writes into") !=
+          std::string::npos);
+}
+
+TEST_CASE("capture reader: rejects a hardlink to a non-member") {
+    M h;
+    h.name = "b";
+    h.type = 'h';
+    h.link = "etc/passwd";
+    CHECK(open_error(testpatch::valid_tar({file("a", "x"), h})).find("not an earlier file member") !=
+          std::string::npos);
+}
+
+TEST_CASE("capture reader: rejects a device member") {
+    M c;
+    c.name = "dev";
+    c.type = 'c';
+    CHECK(open_error(testpatch::valid_tar({c})).find("device") != std::string::npos);
+}
+
+TEST_CASE("capture reader: rejects a truncated patch") {
+    std::vector<M> ms = {file("a", std::string(200000, 'q')), file("b", "tail")};
+    testtree::TempDir t;
+    std::string f = t.path + "/p.tar.zst";
+    testpatch::write_zst(f, testpatch::valid_tar(ms));
+    struct stat st;
+    REQUIRE(::stat(f.c_str(), &st) == 0);
+    REQUIRE(::truncate(f.c_str(), st.st_size - 10) == 0);
+    auto p = Patch::open(f);
+    REQUIRE_FALSE(p.ok());
+    CHECK(p.error().message.find("truncated") != std::string::npos);
+}
+
+TEST_CASE("capture reader: rejects a corrupt patch (zstd checksum)") {
+    std::string data;
+    for (int i = 0; i < 20000; i++) data += std::to_string(i * 7919 % 10007) + ",";
+    testtree::TempDir t;
+    std::string f = t.path + "/p.tar.zst";
+    testpatch::write_zst(f, testpatch::valid_tar({file("a", data)}));
+    base::Fd fd(::open(f.c_str(), O_RDWR | O_CLOEXEC));
+    struct stat st;
+    ::fstat(fd.get(), &st);
+    char c;
+    off_t at = st.st_size / 2;
+    REQUIRE(::pread(fd.get(), &c, 1, at) == 1);
+    c ^= 0x55;
+    REQUIRE(::pwrite(fd.get(), &c, 1, at) == 1);
+    auto p = Patch::open(f);
+    REQUIRE_FALSE(p.ok());
+    INFO(p.error().message);
+    CHECK(p.error().message.find("invalid patch") != std::string::npos);
+}
+
+TEST_CASE("capture reader: rejects a patch without zstd frame checksums") {
+    CHECK(open_error(testpatch::valid_tar({file("a", "x")}), {}, false).find("checksum") != std::string::npos);
+}
+
+TEST_CASE("capture reader: a zstd bomb stops at the stored-bytes limit") {
+    Limits l;
+    l.max_stored_bytes = 1 << 20;
+    std::string err = open_error(testpatch::valid_tar({file("zeros", std::string(64 << 20, '\0'))}), l);
+    CHECK(err.find("max-stored-bytes") != std::string::npos);
+}
+
+TEST_CASE("capture reader: a sparse file claiming petabytes is rejected by the logical-size limit") {
+    M s;
+    s.name = "huge";
+    s.size = int64_t{1} << 50;
+    s.sparse = {{0, 4096}};
+    CHECK(open_error(testpatch::valid_tar({s})).find("max-logical-bytes") != std::string::npos);
+}
+
+TEST_CASE("capture reader: member count and name length limits") {
+    Limits l;
+    l.max_members = 2;
+    CHECK(open_error(testpatch::valid_tar({file("a", ""), file("b", ""), file("c", ""), file("d", "")}), l)
+              .find("max-members") != std::string::npos);
+    Limits n;
+    n.max_name_len = 10;
+    CHECK(open_error(testpatch::valid_tar({file(std::string(40, 'n'), "")}), n).find("longer than") !=
+          std::string::npos);
+}
+
+TEST_CASE("capture reader: rejects a fingerprint mismatch") {
+    std::vector<M> ms = {file("a", "real content")};
+    std::string manifest = testpatch::manifest_for(ms);
+    std::string sums = testpatch::sums_for(manifest, {file("a", "other content")});
+    std::string raw =
+        testpatch::tar_of({file(".layover/manifest.json", manifest), ms[0], file(".layover/sums", sums)});
+    CHECK(open_error(raw).find("fingerprint mismatch") != std::string::npos);
+}
+
+TEST_CASE("capture reader: rejects payload the manifest does not list") {
+    std::vector<M> listed = {file("a", "1")};
+    std::string manifest = testpatch::manifest_for(listed);
+    std::vector<M> actual = {file("a", "1"), file("sneaky", "2")};
+    std::string raw = testpatch::tar_of({file(".layover/manifest.json", manifest), actual[0], actual[1],
+                                         file(".layover/sums", testpatch::sums_for(manifest, actual))});
+    CHECK(open_error(raw).find("not a change in the manifest") != std::string::npos);
+}
+
+TEST_CASE("capture reader: rejects a tar without a manifest first") {
+    CHECK(open_error(testpatch::tar_of({file("a", "x")})).find("not a layover patch") != std::string::npos);
+}
+
+TEST_CASE("capture reader: rejects a missing sums member") {
+    std::vector<M> ms = {file("a", "x")};
+    std::string raw = testpatch::tar_of({file(".layover/manifest.json", testpatch::manifest_for(ms)), ms[0]});
+    CHECK(open_error(raw).find(".layover/sums") != std::string::npos);
+}
+
+TEST_CASE("capture writer+reader: a scanned tree round-trips (whiteouts, opaque, hardlinks, sparse, xattrs)") {
+    testtree::TempDir t;
+    std::string up = t.path + "/up", low = t.path + "/low";
+    ::mkdir(up.c_str(), 0755);
+    ::mkdir(low.c_str(), 0755);
+    testtree::make(low + "/gone.txt", "file:bye\n");
+    testtree::make(low + "/old", "dir");
+    testtree::make(low + "/old/x", "file:x\n");
+    testtree::make(up + "/gone.txt", "whiteout");
+    testtree::make(up + "/old", "opaque");
+    testtree::make(up + "/old/new", "file:new\n");
+    testtree::make(up + "/one", "file:linked\n");
+    REQUIRE(::link((up + "/one").c_str(), (up + "/two").c_str()) == 0);
+    testtree::set_xattr(up + "/one", "user.color", std::string("bl\0ue", 5));
+    {
+        base::Fd f(::open((up + "/sparse").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
+        REQUIRE(::pwrite(f.get(), "end", 3, (64 << 20) - 3) == 3);
+    }
+    auto scan = scan_dirs(up, low);
+    capture::Manifest m;
+    m.format = "layover-patch/1";
+    m.target = low;
+    for (const auto& it : scan.items) m.changes.push_back(it.change);
+    m.base = scan.base;
+    std::string f = t.path + "/p.tar.zst";
+    {
+        base::Fd out(::open(f.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600));
+        base::Fd upfd(::open(up.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+        auto w = capture::write_patch(out.get(), m, scan.items, upfd.get());
+        INFO((w ? "" : w.error().message));
+        REQUIRE(w.ok());
+    }
+    struct stat st;
+    REQUIRE(::stat(f.c_str(), &st) == 0);
+    CHECK(st.st_size < (1 << 20));  // 64 MiB sparse file stored as its data only
+    auto p = Patch::open(f);
+    INFO((p ? "" : p.error().message));
+    REQUIRE(p.ok());
+    std::map<std::string, const Member*> by;
+    int opaque = 0;
+    for (const auto& mem : p->members()) {
+        if (mem.kind == Member::Kind::Opaque) opaque++;
+        else by[mem.path] = &mem;
+    }
+    CHECK(opaque == 1);
+    REQUIRE(by.count("gone.txt"));
+    CHECK(by["gone.txt"]->kind == Member::Kind::Whiteout);
+    REQUIRE(by.count("one"));
+    REQUIRE(by.count("two"));
+    CHECK(by["one"]->kind == Member::Kind::File);
+    CHECK(by["one"]->xattrs.at("user.color") == std::string("bl\0ue", 5));
+    CHECK(by["two"]->kind == Member::Kind::Hardlink);
+    CHECK(by["two"]->link_target == "one");
+    REQUIRE(by.count("sparse"));
+    CHECK(by["sparse"]->size == (64u << 20));
+    CHECK_FALSE(by["sparse"]->sparse.empty());
+    auto tail = p->read_file("sparse", 128 << 20);
+    REQUIRE(tail.ok());
+    CHECK(tail->substr(tail->size() - 3) == "end");
+    CHECK(p->read_file("old/new", 100).value() == "new\n");
+    bool based_x = false;
+    for (const auto& b : p->manifest().base) based_x |= b.path == "old/x" && !b.absent;
+    CHECK(based_x);
+}
