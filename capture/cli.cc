@@ -53,7 +53,7 @@ int cmd_status(int argc, char** argv) {
     }
     auto state = session::state_dir();
     if (!state) return fail(state.error().message);
-    auto info = capture::find_session(state.value(), name);
+    auto info = session::find(state.value(), name);
     if (!info) return fail(info.error().message);
     auto changes = capture::session_changes(info.value());
     if (!changes) return fail("status of session '" + info->meta.name + "': " + changes.error().message);
@@ -86,7 +86,7 @@ int cmd_save(int argc, char** argv) {
     if (out.empty()) return usage(kSaveUsage, "save: no output file; add -o FILE.tar.zst");
     auto state = session::state_dir();
     if (!state) return fail(state.error().message);
-    auto info = capture::find_session(state.value(), name);
+    auto info = session::find(state.value(), name);
     if (!info) return fail(info.error().message);
     auto r = capture::save_session(info.value(), out);
     if (!r) return fail(r.error().message);

@@ -11,38 +11,6 @@
 
 namespace capture {
 
-base::Result<session::Info> find_session(const std::string& state, const std::string& name) {
-    if (!name.empty()) {
-        if (!base::valid_session_name(name)) return session::find(state, name);  // its error message
-        std::string d = session::sessions_dir(state) + "/" + name;
-        auto m = session::read_meta(d);
-        if (!m) return session::find(state, name);
-        session::Info info;
-        info.dir = d;
-        info.state = session::state_of(d, m.value());
-        info.meta = std::move(m.value());
-        return info;
-    }
-    std::string root = session::sessions_dir(state);
-    DIR* dir = ::opendir(root.c_str());
-    if (!dir) return session::find(state, name);
-    session::Info best;
-    bool found = false;
-    while (dirent* e = ::readdir(dir)) {
-        std::string n = e->d_name;
-        if (n.empty() || n[0] == '.') continue;
-        auto m = session::read_meta(root + "/" + n);
-        if (!m || (found && m->created_ns < best.meta.created_ns)) continue;
-        best.dir = root + "/" + n;
-        best.meta = std::move(m.value());
-        found = true;
-    }
-    ::closedir(dir);
-    if (!found) return session::find(state, name);
-    best.state = session::state_of(best.dir, best.meta);
-    return best;
-}
-
 base::Result<SessionTrees> open_session_trees(const session::Info& s) {
     SessionTrees t;
     auto up = base::open_at(AT_FDCWD, session::upper_dir(s.dir), O_RDONLY | O_DIRECTORY | O_NOFOLLOW);

@@ -10,10 +10,6 @@
 
 namespace capture {
 
-// session::find without the upper-size walk it does for `sessions` (which
-// would double the cost of `status` on a large upper layer).
-base::Result<session::Info> find_session(const std::string& state, const std::string& name);
-
 struct SessionTrees {
     base::Fd upper, lower;
 };

@@ -159,12 +159,14 @@ std::string state_of(const std::string& d, const Meta& m) {
 
 namespace {
 
-Info make_info(const std::string& d, Meta m) {
+Info make_info(const std::string& d, Meta m, bool with_size) {
     Info info;
     info.dir = d;
     info.state = state_of(d, m);
-    int up = ::open(upper_dir(d).c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (up >= 0) info.upper_bytes = tree_bytes(up);
+    if (with_size) {
+        int up = ::open(upper_dir(d).c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (up >= 0) info.upper_bytes = tree_bytes(up);
+    }
     info.age_days = (static_cast<int64_t>(::time(nullptr)) - m.created_ns / 1000000000) / 86400;
     info.meta = std::move(m);
     return info;
@@ -172,7 +174,7 @@ Info make_info(const std::string& d, Meta m) {
 
 }  // namespace
 
-Result<std::vector<Info>> list(const std::string& state, bool trash) {
+Result<std::vector<Info>> list(const std::string& state, bool trash, bool with_size) {
     std::string root = trash ? trash_dir(state) : sessions_dir(state);
     std::vector<Info> out;
     DIR* d = ::opendir(root.c_str());
@@ -185,7 +187,7 @@ Result<std::vector<Info>> list(const std::string& state, bool trash) {
         if (n == "." || n == ".." || n[0] == '.') continue;
         auto m = read_meta(root + "/" + n);
         if (!m) continue;
-        out.push_back(make_info(root + "/" + n, std::move(m.value())));
+        out.push_back(make_info(root + "/" + n, std::move(m.value()), with_size));
     }
     ::closedir(d);
     std::sort(out.begin(), out.end(), [](const Info& a, const Info& b) {
@@ -206,7 +208,7 @@ Result<Info> find(const std::string& state, const std::string& name) {
     std::string d = sessions_dir(state) + "/" + name;
     auto m = read_meta(d);
     if (!m) return base::error("no session named '" + name + "'; list them with 'layover sessions'");
-    return make_info(d, std::move(m.value()));
+    return make_info(d, std::move(m.value()), false);
 }
 
 Result<void> remove_tree(const std::string& path) {

@@ -30,7 +30,7 @@ struct Info {
     Meta meta;
     std::string dir;    // session directory
     std::string state;  // "running", "kept" or "crashed" (derived, see state_of)
-    uint64_t upper_bytes = 0;
+    uint64_t upper_bytes = 0;  // filled by list(..., with_size=true) only
     int64_t age_days = 0;
 };
 
@@ -60,7 +60,8 @@ std::string state_of(const std::string& session_dir, const Meta& m);
 
 // Find by name; an empty name means the most recently created session.
 base::Result<Info> find(const std::string& state, const std::string& name);
-base::Result<std::vector<Info>> list(const std::string& state, bool trash = false);
+// with_size walks each upper layer for upper_bytes (only `sessions` needs it).
+base::Result<std::vector<Info>> list(const std::string& state, bool trash = false, bool with_size = false);
 
 // Remove a directory tree that may hold mode-000 entries (left by the kernel
 // in work/work, or by the sandboxed program): done inside a fresh user

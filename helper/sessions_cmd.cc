@@ -52,7 +52,7 @@ int cmd_sessions(int argc, char** argv) {
     auto state = session::state_dir();
     if (!state) return fail(state.error().message);
     purge_old_trash(state.value());
-    auto all = session::list(state.value(), trash);
+    auto all = session::list(state.value(), trash, true);
     if (!all) return fail(all.error().message);
     if (json) {
         nlohmann::json arr = nlohmann::json::array();
