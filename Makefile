@@ -57,7 +57,7 @@ test-stress: deps all
 	@LAYOVER_STRESS=1 tests/run_all.sh $(BUILD) stress
 
 asan: deps
-	@$(MAKE) --no-print-directory BUILD=build-asan SAN="-fsanitize=address,undefined -fno-omit-frame-pointer" OPT="-O1 -g" all build-asan/unit-tests
+	@$(MAKE) --no-print-directory BUILD=build-asan SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -Wno-maybe-uninitialized" OPT="-O1 -g" all build-asan/unit-tests
 	@ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 tests/run_all.sh build-asan
 
 check-cases:

@@ -289,20 +289,6 @@ def test_on_exit_save_failure_keeps_the_session_and_exits_125(lo, home, tmp_path
     assert (lo.upper("sf") / "s.txt").read_text() == "saved\n"
 
 
-def test_ctrl_c_at_the_prompt_of_layover_run_keeps_the_session(lo, home):
-    env = dict(lo.env, PAGER="cat", TERM="dumb")
-    child = pexpect.spawn(LAYOVER, ["run", "--target", str(home), "--session", "intr", "--on-exit", "prompt",
-                                    "--", "/bin/sh", "-c", "echo x > x.txt"], env=env, cwd=str(home), timeout=15)
-    child.expect(MENU)
-    child.sendintr()
-    child.expect("kept; resume with")
-    child.expect(pexpect.EOF)
-    child.close()
-    assert _session_exists(lo, "intr")
-    assert (lo.upper("intr") / "x.txt").read_text() == "x\n"
-    assert not (home / "x.txt").exists()
-
-
 def test_ctrl_c_at_the_prompt_under_run_keeps_the_session_and_the_exit_status(lo, home):
     """Ctrl+C at the prompt belongs to the prompt: `run` survives it and still
     exits with the command's status."""
@@ -315,6 +301,7 @@ def test_ctrl_c_at_the_prompt_under_run_keeps_the_session_and_the_exit_status(lo
     child.expect("kept; resume with")
     assert _finish(child) == 3
     assert _session_exists(lo, "cc")
+    assert (lo.upper("cc") / "made.txt").read_text() == "x\n"
     assert not (home / "made.txt").exists()
 
 
