@@ -38,8 +38,10 @@ $(CORE_LIB): $(call obj,$(CORE_SRCS))
 $(PATCH_LIB): $(call obj,$(PATCH_SRCS))
 	@rm -f $@; ar rcs $@ $^
 
-$(BUILD)/layover: $(call obj,helper/main.cc) $(CORE_LIB) $(BASE_LIB)
-	$(CXX) $(SAN) $(LDFLAGS) -o $@ $^
+# layover links the patch library too, for `status`, but only -lxxhash: if
+# anything it uses needed libarchive or libzstd, this link would fail.
+$(BUILD)/layover: $(call obj,helper/main.cc) $(PATCH_LIB) $(CORE_LIB) $(BASE_LIB)
+	$(CXX) $(SAN) $(LDFLAGS) -o $@ $^ -lxxhash
 $(BUILD)/layover-patch: $(call obj,helper/patch_main.cc) $(PATCH_LIB) $(CORE_LIB) $(BASE_LIB)
 	$(CXX) $(SAN) $(LDFLAGS) -o $@ $^ $(PATCH_LIBS)
 $(BUILD)/unit-tests: $(call obj,$(UNIT_SRCS)) $(PATCH_LIB) $(CORE_LIB) $(BASE_LIB)
@@ -73,7 +75,7 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/layover
 	install -m 0755 $(BUILD)/layover $(DESTDIR)$(PREFIX)/bin/layover
 	install -m 0755 $(BUILD)/layover-patch $(DESTDIR)$(PREFIX)/lib/layover/layover-patch
-	tests/install_python.sh $(DESTDIR)$(PREFIX) $(PREFIX)
+	DESTDIR=$(DESTDIR) tests/install_python.sh $(DESTDIR)$(PREFIX)
 
 clean:
 	rm -rf build build-asan

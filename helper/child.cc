@@ -56,7 +56,8 @@ int last_cap() {
 base::Result<void> drop_privileges() {
     // no_new_privs first: nothing exec'd later (setuid, file caps) can regain any.
     if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return base::sys_error("setting no_new_privs");
-    for (int c = 0; c <= last_cap(); c++)
+    int last = last_cap();
+    for (int c = 0; c <= last; c++)
         if (::prctl(PR_CAPBSET_DROP, c, 0, 0, 0) != 0 && errno != EINVAL)
             return base::sys_error("dropping capability bounding set");
     ::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);

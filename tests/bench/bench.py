@@ -40,7 +40,7 @@ def run_timed(argv, cwd=None, stdout=subprocess.DEVNULL, ok=(0,)):
         raise Failed("%s exited %d: %s" % (os.path.basename(argv[0]) if argv[0] != "sh" else argv[2][:40],
                                            p.returncode, msg[-1] if msg else "(no stderr)"))
     errf.close()
-    return dt, ru.ru_maxrss * 1024
+    return dt, ru.ru_maxrss * 1024, ru.ru_utime + ru.ru_stime
 
 
 def check(argv, cwd=None, **kw):
@@ -65,7 +65,7 @@ def fresh_copy(src, dst):
 class Contender:
     def __init__(self, name, argv, prepare=None, cleanup=None, cwd=None, ok=(0,)):
         self.name, self.argv, self.prepare, self.cleanup, self.cwd, self.ok = name, argv, prepare, cleanup, cwd, ok
-        self.times, self.rss = [], []
+        self.times, self.rss, self.cpu = [], [], []
 
 
 def measure(contenders, reps, warmup=True):
@@ -76,12 +76,13 @@ def measure(contenders, reps, warmup=True):
             if c.prepare:
                 c.prepare()
             os.sync()  # flush earlier writes so writeback does not land inside a timed run
-            dt, rss = run_timed(c.argv, cwd=c.cwd, ok=c.ok)
+            dt, rss, cpu = run_timed(c.argv, cwd=c.cwd, ok=c.ok)
             if c.cleanup:
                 c.cleanup()
             if rep >= 0:
                 c.times.append(dt)
                 c.rss.append(rss)
+                c.cpu.append(cpu)
     return contenders
 
 
@@ -97,8 +98,11 @@ def row_ratio(goal, lay, peer, limit):
     ratio = lt / pt
     verdict = "(info)" if limit is None else ("PASS" if ratio <= limit else "MISS")
     ROWS.append((goal, ms(lt), "%s (%s)" % (ms(pt), peer.name), "%.2fx" % ratio,
-                 "<= %.1fx" % limit if limit is not None else "-", verdict))
-    print("  %-44s %s" % (goal, verdict), flush=True)
+                 "<= %.1fx" % limit if limit is not None else "-", verdict,
+                 "%s / %s" % (ms(statistics.median(lay.cpu)), ms(statistics.median(peer.cpu)))))
+    print("  %-44s %s   samples ms: layover %s, peer %s" % (
+        goal, verdict, " ".join("%.0f" % (t * 1000) for t in sorted(lay.times)),
+        " ".join("%.0f" % (t * 1000) for t in sorted(peer.times))), flush=True)
 
 
 def row_rss(goal, lay, peer, limit_mib):
@@ -106,12 +110,12 @@ def row_rss(goal, lay, peer, limit_mib):
     pr = max(peer.rss) if peer else None
     verdict = "PASS" if lr <= limit_mib * MiB else "MISS"
     ROWS.append((goal, "%.1f MiB" % (lr / MiB), "%.1f MiB (%s)" % (pr / MiB, peer.name) if peer else "-",
-                 "-", "<= %d MiB" % limit_mib, verdict))
+                 "-", "<= %d MiB" % limit_mib, verdict, "-"))
     print("  %-44s %s" % (goal, verdict), flush=True)
 
 
 def row_error(goal, err):
-    ROWS.append((goal, "-", "-", "-", "-", "ERROR"))
+    ROWS.append((goal, "-", "-", "-", "-", "ERROR", "-"))
     print("  %-44s ERROR: %s" % (goal, err), flush=True)
     ERRORS.append("%s: %s" % (goal, err))
 
@@ -265,7 +269,7 @@ def guarded(goal, fn, *args, **kw):
 
 
 def print_table():
-    head = ("goal", "layover", "peer (same run)", "ratio", "goal", "result")
+    head = ("goal", "layover", "peer (same run)", "ratio", "goal", "result", "cpu layover / peer")
     w = [max(len(str(r[i])) for r in ROWS + [head]) for i in range(len(head))]
     fmt = "  ".join("%%-%ds" % x for x in w)
     print()

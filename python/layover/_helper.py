@@ -1,0 +1,99 @@
+"""Finding and running the C++ helper (`layover VERB ...`).
+
+The binary is looked up, in order: $LAYOVER_BIN, the path recorded by
+`make install` (layover/_install.py, generated), build/layover in the source
+checkout this package sits in, then $PATH.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Dict, Mapping, Optional, Sequence, Type, Union
+
+from .errors import PatchError, SandboxError, UnsupportedKernelError
+
+StrPath = Union[str, "os.PathLike[str]"]
+
+# Words in the helper's one-line messages that name a missing kernel feature
+# (see `layover doctor`).  A helper-side exit code for this would be sturdier.
+_KERNEL_HINTS = ("user namespace", "userns", "overlayfs", "overlay mount", "userxattr", "apparmor",
+                 "unprivileged", "kernel", "max_user_namespaces", "procfs", "mount_setattr")
+MAX_MESSAGE = 2000
+
+
+def find_binary() -> str:
+    env = os.environ.get("LAYOVER_BIN")
+    if env:
+        return env
+    try:
+        from . import _install  # type: ignore[attr-defined]  # written by tests/install_python.sh
+        installed = getattr(_install, "BINARY", None)
+        if isinstance(installed, str) and os.access(installed, os.X_OK):
+            return installed
+    except ImportError:
+        pass
+    checkout = Path(__file__).resolve().parents[2] / "build" / "layover"
+    if os.access(str(checkout), os.X_OK):
+        return str(checkout)
+    found = shutil.which("layover")
+    if found:
+        return found
+    raise SandboxError("layover: helper binary not found; build it with 'make', install it with "
+                       "'make install', or set LAYOVER_BIN")
+
+
+def one_line(stderr: bytes, fallback: str) -> str:
+    """The helper's own error line: the last "layover: ..." line, else the
+    last non-empty one; control characters made visible, length capped."""
+    text = stderr.decode("utf-8", "replace")
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    pick = [ln for ln in lines if ln.startswith("layover")]
+    line = (pick or lines or [fallback])[-1]
+    line = "".join(c if c.isprintable() else "\\x%02x" % ord(c) for c in line)
+    return line[:MAX_MESSAGE]
+
+
+def error_for(message: str, default: Type[SandboxError] = SandboxError,
+              kernel_hints: bool = False) -> SandboxError:
+    """The exception for a helper message; with kernel_hints (sandbox
+    start-up), one naming a kernel feature is an UnsupportedKernelError."""
+    low = message.lower()
+    if kernel_hints and any(h in low for h in _KERNEL_HINTS):
+        return UnsupportedKernelError(message)
+    return default(message)
+
+
+class Helper:
+    """Runs helper verbs with a fixed binary and environment."""
+
+    def __init__(self, binary: Optional[str] = None, state_dir: Optional[StrPath] = None,
+                 env: Optional[Mapping[str, str]] = None) -> None:
+        self.binary = binary or find_binary()
+        self.env: Dict[str, str] = dict(os.environ if env is None else env)
+        if state_dir is not None:
+            self.env["LAYOVER_STATE_DIR"] = os.fspath(state_dir)
+
+    def argv(self, *args: StrPath) -> list:
+        return [self.binary] + [os.fspath(a) for a in args]
+
+    def run(self, args: Sequence[StrPath], *, ok: Sequence[int] = (0,), timeout: float = 600,
+            error: Type[SandboxError] = PatchError, capture: bool = True) -> subprocess.CompletedProcess:
+        """Run `layover ARGS`; an exit status outside `ok` raises `error`
+        (UnsupportedKernelError when the message names a kernel feature)."""
+        try:
+            r = subprocess.run(self.argv(*args), env=self.env, stdin=subprocess.DEVNULL,
+                               stdout=subprocess.PIPE if capture else None,
+                               stderr=subprocess.PIPE if capture else None, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise SandboxError("layover: 'layover %s' did not finish within %.0f s"
+                               % (" ".join(os.fspath(a) for a in args[:2]), timeout)) from None
+        except OSError as e:
+            raise SandboxError("layover: cannot run the helper %s: %s; set LAYOVER_BIN or reinstall"
+                               % (self.binary, e.strerror or e)) from None
+        if r.returncode not in ok:
+            verb = os.fspath(args[0]) if args else "?"
+            msg = one_line(r.stderr or b"", "layover %s failed with exit status %d" % (verb, r.returncode))
+            raise error_for(msg, error)
+        return r

@@ -1,0 +1,366 @@
+"""Part 1 of the REPL server that runs inside the sandbox: JSON through the C
+accelerator, framing, the shared state, interrupts, output capture.
+
+The host sends this file followed by _server.py as ONE source (see
+layover._boot.server_source), executed inside with
+``__name__ == "__layover_repl__"``; it is never imported on the host.
+Overall design: see _server.py and docs/protocol.md.
+"""
+import _json
+import _signal
+import _socket
+import _thread
+import builtins
+import os
+import select
+import sys
+
+MAX_HEADER = 64 * 1024
+MAX_PAYLOAD = 1024 * 1024
+MAX_INPUT = 1024 * 1024 * 1024
+CHUNK = 256 * 1024
+MAX_TEXT = 256 * 1024  # error/value texts in a done frame
+VERSION = 1
+# Records on the control socket: 8-byte request id + 1 byte kind.
+CTL_INTERRUPT = 1
+CTL_KILL = 2  # also kill the REPL's descendants (os.system, pipes...)
+
+
+# --- JSON through the C accelerator only (the json package imports re). ---
+
+class _ScanCtx:
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+    memo = {}  # type: dict
+
+    @staticmethod
+    def parse_constant(name):
+        raise ValueError("JSON constant %s not allowed" % name)
+
+
+_scan = _json.make_scanner(_ScanCtx())
+_quote = _json.encode_basestring_ascii
+
+
+def json_loads(text):
+    obj, end = _scan(text, 0)
+    if text[end:].strip():
+        raise ValueError("trailing data after JSON value")
+    return obj
+
+
+def json_dumps(obj):
+    if obj is None:
+        return "null"
+    if obj is True:
+        return "true"
+    if obj is False:
+        return "false"
+    if isinstance(obj, str):
+        return _quote(obj)
+    if isinstance(obj, int):
+        return int.__repr__(obj)
+    if isinstance(obj, float):
+        if obj != obj or obj in (float("inf"), float("-inf")):
+            raise ValueError("float %r is not JSON" % obj)
+        return float.__repr__(obj)
+    if isinstance(obj, (list, tuple)):
+        return "[" + ",".join(json_dumps(v) for v in obj) + "]"
+    if isinstance(obj, dict):
+        parts = []
+        for k, v in obj.items():
+            if not isinstance(k, str):
+                raise TypeError("JSON object keys must be str, not %s" % type(k).__name__)
+            parts.append(_quote(k) + ":" + json_dumps(v))
+        return "{" + ",".join(parts) + "}"
+    raise TypeError("object of type %s is not JSON serializable" % type(obj).__name__)
+
+
+# --- Framing ---
+
+def encode_frame(header, payload=b""):
+    h = json_dumps(header).encode("ascii")
+    return len(h).to_bytes(4, "big") + len(payload).to_bytes(4, "big") + h + payload
+
+
+class Channel:
+    """Frames over the IPC socket fd: reads by the main thread only, writes
+    from any thread under a lock."""
+
+    def __init__(self, fd):
+        self.fd = fd
+        self.wlock = _thread.allocate_lock()
+        self.rbuf = bytearray()
+
+    def write(self, data):
+        view = memoryview(data)
+        main = _thread.get_ident() == State.main_ident
+        with self.wlock:
+            if main:
+                State.defer = True
+            try:
+                while view:
+                    n = os.write(self.fd, view)
+                    view = view[n:]
+            finally:
+                if main:
+                    State.defer = False
+        if main and State.pending:
+            State.pending = False
+            if State.in_user:
+                raise KeyboardInterrupt
+
+    def send(self, header, payload=b""):
+        self.write(encode_frame(header, payload))
+
+    def _fill(self, n):
+        while len(self.rbuf) < n:
+            data = os.read(self.fd, max(n - len(self.rbuf), 65536))
+            if not data:
+                return False
+            self.rbuf += data
+        return True
+
+    def recv(self):
+        """The next (header, payload), or None at EOF."""
+        if not self._fill(8):
+            return None
+        hlen = int.from_bytes(self.rbuf[0:4], "big")
+        plen = int.from_bytes(self.rbuf[4:8], "big")
+        if not 0 < hlen <= MAX_HEADER or plen > MAX_PAYLOAD:
+            raise ValueError("bad frame lengths %d/%d" % (hlen, plen))
+        if not self._fill(8 + hlen + plen):
+            return None
+        header = json_loads(bytes(self.rbuf[8:8 + hlen]).decode("utf-8"))
+        payload = bytes(self.rbuf[8 + hlen:8 + hlen + plen])
+        del self.rbuf[:8 + hlen + plen]
+        if not isinstance(header, dict) or not isinstance(header.get("t"), str):
+            raise ValueError("frame header is not an object with a type")
+        return header, payload
+
+
+# --- Per-request state, shared with the watcher and the pump ---
+
+class State:
+    busy = 0          # id of the request being handled (0: idle)
+    in_user = False   # True while user code (or a subprocess wait) runs
+    defer = False     # main thread is writing a frame: hold interrupts
+    pending = False   # an interrupt arrived while deferred
+    lock = _thread.allocate_lock()
+    main_ident = 0
+    value = None      # repr of the last echoed expression
+
+
+def _on_sigint(signum, frame):
+    # Stray interrupts (arriving just after a request ended) are dropped, so
+    # they can never break the server loop; one arriving mid-frame waits for
+    # the frame to be complete (see Channel.write).
+    if not State.in_user:
+        return
+    if State.defer:
+        State.pending = True
+        return
+    raise KeyboardInterrupt
+
+
+def kill_descendants():
+    """SIGKILL every process below the REPL: what user code started and
+    still waits for (os.system, a pipe).  Walks /proc; never kill(-1), which
+    outside a PID namespace would hit all of the user's processes."""
+    me = os.getpid()
+    children = {}
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % name, "rb") as f:
+                stat = f.read()
+            ppid = int(stat.rsplit(b")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(ppid, []).append(int(name))
+    todo = list(children.get(me, []))
+    while todo:
+        pid = todo.pop()
+        todo.extend(children.get(pid, []))
+        try:
+            os.kill(pid, 9)
+        except OSError:
+            pass
+
+
+def watcher(ctl_fd):
+    _signal.pthread_sigmask(_signal.SIG_BLOCK, [_signal.SIGINT])
+    buf = b""
+    while True:
+        try:
+            data = os.read(ctl_fd, 64)
+        except OSError:
+            data = b""
+        if not data:
+            # The host is gone: nothing may outlive it.
+            os._exit(0)
+        buf += data
+        while len(buf) >= 9:
+            rid, kind, buf = int.from_bytes(buf[:8], "big"), buf[8], buf[9:]
+            with State.lock:
+                if rid == State.busy and rid:
+                    if kind == CTL_KILL:
+                        kill_descendants()
+                    _signal.pthread_kill(State.main_ident, _signal.SIGINT)
+
+
+class FdPump:
+    """Owns the read ends of the pipes now at fds 1 and 2."""
+
+    def __init__(self, chan):
+        self.chan = chan
+        self.lock = _thread.allocate_lock()
+        self.fds = {}
+        for fd, name in ((1, "stdout"), (2, "stderr")):
+            r, w = os.pipe()
+            os.dup2(w, fd)
+            os.close(w)
+            os.set_blocking(r, False)
+            self.fds[r] = name
+
+    def drain(self):
+        """Forward everything buffered now; returns when all pipes are empty."""
+        with self.lock:
+            ready = select.select(list(self.fds), [], [], 0)[0]
+            for r in ready:
+                name = self.fds[r]
+                while True:
+                    try:
+                        data = os.read(r, CHUNK)
+                    except BlockingIOError:
+                        break
+                    if not data:
+                        break
+                    self.chan.send({"t": "out", "id": State.busy, "s": name}, data)
+
+    def loop(self):
+        _signal.pthread_sigmask(_signal.SIG_BLOCK, [_signal.SIGINT])
+        while True:
+            try:
+                select.select(list(self.fds), [], [])
+            except OSError:
+                return
+            self.drain()
+
+
+class Out:
+    """sys.stdout/sys.stderr: buffered, sent as "out" frames of the current
+    request, at CHUNK size and at the end of each request."""
+
+    encoding = "utf-8"
+    errors = "surrogateescape"
+    newlines = None
+    line_buffering = False
+
+    def __init__(self, chan, name, fd):
+        self.chan, self.name, self.fd = chan, name, fd
+        self.parts = []
+        self.size = 0
+        self.lock = _thread.allocate_lock()
+        self.buffer = _OutBuffer(self)
+
+    def write(self, s):
+        if not isinstance(s, str):
+            raise TypeError("write() argument must be str, not %s" % type(s).__name__)
+        try:
+            data = s.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError:
+            data = s.encode("utf-8", "backslashreplace")
+        self.write_bytes(data)
+        return len(s)
+
+    def write_bytes(self, data):
+        with self.lock:
+            self.parts.append(bytes(data))
+            self.size += len(data)
+            full = self.size >= CHUNK
+        if full:
+            self.flush_frames()
+        return len(data)
+
+    def take(self):
+        with self.lock:
+            data, self.parts, self.size = b"".join(self.parts), [], 0
+        return data
+
+    def frames(self):
+        """Encoded "out" frames for what is buffered (emptying the buffer)."""
+        data = self.take()
+        return b"".join(encode_frame({"t": "out", "id": State.busy, "s": self.name}, data[i:i + MAX_PAYLOAD])
+                        for i in range(0, len(data), MAX_PAYLOAD))
+
+    def flush_frames(self):
+        frames = self.frames()
+        if frames:
+            self.chan.write(frames)
+
+    def flush(self):
+        pass
+
+    def writelines(self, lines):
+        for line in lines:
+            self.write(line)
+
+    def fileno(self):
+        return self.fd
+
+    def isatty(self):
+        return False
+
+    def readable(self):
+        return False
+
+    def writable(self):
+        return True
+
+    def seekable(self):
+        return False
+
+    @property
+    def closed(self):
+        return False
+
+    def close(self):
+        pass
+
+
+class _OutBuffer:
+    def __init__(self, out):
+        self.out = out
+
+    def write(self, data):
+        return self.out.write_bytes(data)
+
+    def flush(self):
+        pass
+
+
+def _displayhook(value):
+    if value is None:
+        return
+    builtins._ = None
+    text = repr(value)
+    State.value = text
+    sys.stdout.write(text + "\n")
+    builtins._ = value
+
+
+def _clip(text):
+    if text is None or len(text) <= MAX_TEXT:
+        return text
+    return text[:MAX_TEXT] + "\n[... %d characters cut]\n" % (len(text) - MAX_TEXT)
+
+

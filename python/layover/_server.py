@@ -1,0 +1,371 @@
+"""The REPL server that runs *inside* the sandbox (see docs/protocol.md).
+
+The host never imports this file: it reads its text and sends it over the
+IPC socket, where the bootstrap (layover._boot) exec()s it with
+``__name__ == "__layover_repl__"``, after _repl_io.py (one text, one
+namespace).  Together they must be self-contained, run on
+Python >= 3.8, and import only C modules at start-up (json, signal, ast and
+threading pull in enum/re and cost milliseconds; their C cores do not).
+
+Threads:
+- main: reads requests from the IPC socket, runs them one at a time.  User
+  code runs here, so SIGINT (KeyboardInterrupt) interrupts it as in a REPL.
+- watcher: blocks on the control socket the host passed over SCM_RIGHTS and,
+  on an interrupt record for the request being run, sends SIGINT to main.
+- pump: forwards what reaches fds 1 and 2 (subprocesses, os.write) to the
+  host, tagged with the request being run.
+"""
+# Executed after _repl_io.py in one namespace (see _boot.server_source):
+# the names used here without import come from there.
+# flake8: noqa: F821
+import _ast
+import builtins
+import os
+import select
+import sys
+
+
+class Server:
+    def __init__(self, chan):
+        self.chan = chan
+        self.user_ns = {"__name__": "__main__", "__builtins__": builtins}
+        self.sources = {}  # filename -> code, for tracebacks (see _traceback)
+        self.counter = 0
+        self.future_flags = 0
+        self.pump = None
+
+    # --- output ---
+
+    def flush_outputs(self):
+        """Send the fd-level output, return the buffered sys.stdout/stderr
+        frames (the caller writes them with its own frame, in one write)."""
+        if self.pump is not None:
+            self.pump.drain()
+        out = b""
+        for stream in (sys.stdout, sys.stderr):
+            if isinstance(stream, Out):
+                out += stream.frames()
+        return out
+
+    def done(self, rid, fields, texts=()):
+        """Finish request rid: its pending output, then one "done" frame
+        whose payload holds `texts` (utf-8; lengths in "lens", -1 for None)."""
+        pending = self.flush_outputs()
+        payload = []
+        lens = []
+        for t in texts:
+            b = (_clip(t) or "").encode("utf-8", "backslashreplace")
+            payload.append(b)
+            lens.append(len(b) if t is not None else -1)
+        header = {"t": "done", "id": rid, "lens": lens}
+        header.update(fields)
+        self.chan.write(pending + encode_frame(header, b"".join(payload)))
+
+    def done_run(self, rid, error, value, interrupted):
+        """done() for run, with the header formatted directly (the hot path)."""
+        if error is not None or value is None or len(value) > MAX_TEXT:
+            self.done(rid, {"interrupted": interrupted}, (error, value))
+            return
+        pending = self.flush_outputs()
+        v = value.encode("utf-8", "backslashreplace")
+        h = ('{"t":"done","id":%d,"lens":[-1,%d],"interrupted":%s}'
+             % (rid, len(v), "true" if interrupted else "false")).encode()
+        self.chan.write(pending + len(h).to_bytes(4, "big") + len(v).to_bytes(4, "big") + h + v)
+
+    def _traceback(self, exc, skip_frames):
+        import linecache
+        import traceback
+        for name, src in self.sources.items():
+            linecache.cache[name] = (len(src), None, src.splitlines(True), name)
+        tb = exc.__traceback__
+        for _ in range(skip_frames):
+            if tb is not None:
+                tb = tb.tb_next
+        if isinstance(exc, SyntaxError) and tb is None:
+            lines = traceback.format_exception_only(type(exc), exc)
+        else:
+            lines = traceback.format_exception(type(exc), exc, tb)
+        return "".join(lines)
+
+    # --- run: statement by statement, expression values echoed ---
+
+    def _compile(self, src, fname):
+        """Code objects, one per top-level statement, in "single" mode so
+        expression statements are echoed.  One statement (the usual case)
+        compiles directly; more go through the AST, so that a later syntax
+        error does not hide behind earlier statements having run."""
+        if "\n" not in src.strip():
+            try:
+                return [compile(src, fname, "single", self.future_flags, True)]
+            except SyntaxError:
+                pass  # e.g. "a = 1; b = 2" is fine, but report errors via the AST path
+        tree = compile(src, fname, "exec", 0x400 | self.future_flags, True)  # PyCF_ONLY_AST
+        return [compile(_ast.Interactive(body=[stmt]), fname, "single", self.future_flags, True)
+                for stmt in tree.body]
+
+    def do_run(self, rid, src):
+        self.counter += 1
+        fname = "<sandbox-%d>" % self.counter
+        self.sources[fname] = src
+        if len(self.sources) > 200:
+            self.sources.pop(next(iter(self.sources)))
+        State.value = None
+        error = None
+        interrupted = False
+        try:
+            for code in self._compile(src, fname):
+                self.future_flags |= code.co_flags & _FUTURE_MASK
+                State.in_user = True
+                try:
+                    exec(code, self.user_ns)
+                finally:
+                    State.in_user = False
+        except KeyboardInterrupt as e:
+            State.in_user = False
+            interrupted = True
+            error = self._traceback(e, 1)
+        except SystemExit as e:
+            State.in_user = False
+            error = self._traceback(e, 1)
+        except BaseException as e:  # noqa: B902 - everything goes back to the host
+            State.in_user = False
+            error = self._traceback(e, 1)
+        self.done_run(rid, error, State.value, interrupted)
+
+    # --- call: a self-contained function shipped as source (mixin tools) ---
+
+    def do_call(self, rid, payload):
+        error = None
+        result = None
+        interrupted = False
+        try:
+            req = json_loads(payload.decode("utf-8"))
+            ns = {"__name__": "__layover_tool__", "__builtins__": builtins}
+            code = compile(req["source"], "<tool %s>" % req["name"], "exec", _ANNOTATIONS, True)
+            exec(code, ns)
+            fn = ns[req["name"]]
+            args = list(req.get("args") or [])
+            if "self" in req:
+                import types
+                args.insert(0, types.SimpleNamespace(**req["self"]))
+            State.in_user = True
+            try:
+                value = fn(*args, **(req.get("kwargs") or {}))
+            finally:
+                State.in_user = False
+            result = json_dumps(value).encode("utf-8")
+        except KeyboardInterrupt as e:
+            State.in_user = False
+            interrupted = True
+            error = self._traceback(e, 1)
+        except BaseException as e:  # noqa: B902
+            State.in_user = False
+            error = self._traceback(e, 1)
+        if result is not None:
+            pending = self.flush_outputs()
+            if pending:
+                self.chan.write(pending)
+            for i in range(0, len(result), MAX_PAYLOAD):
+                self.chan.send({"t": "out", "id": rid, "s": "result"}, result[i:i + MAX_PAYLOAD])
+        self.done(rid, {"interrupted": interrupted, "ok": result is not None}, (error,))
+
+    # --- exec: a subprocess inside the sandbox ---
+
+    def read_input(self, rid):
+        parts, size = [], 0
+        while True:
+            frame = self.chan.recv()
+            if frame is None:
+                os._exit(0)
+            header, payload = frame
+            if header.get("t") != "stdin" or header.get("id") != rid:
+                raise ValueError("expected stdin frames for request %d" % rid)
+            size += len(payload)
+            if size > MAX_INPUT:
+                raise ValueError("exec input larger than %d bytes" % MAX_INPUT)
+            parts.append(payload)
+            if not header.get("more"):
+                return b"".join(parts)
+
+    def do_exec(self, rid, h):
+        import subprocess
+        data = self.read_input(rid) if h.get("stdin") else None
+        timeout = h.get("timeout")
+        try:
+            proc = subprocess.Popen(
+                h["argv"], cwd=h.get("cwd"), env=h.get("env"),
+                stdin=subprocess.PIPE if data is not None else subprocess.DEVNULL,
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+        except OSError as e:
+            self.done(rid, {"oserror": e.errno or 0, "returncode": None}, (str(e),))
+            return
+        except (TypeError, ValueError) as e:
+            self.done(rid, {"oserror": 0, "returncode": None}, ("%s: %s" % (type(e).__name__, e),))
+            return
+        timed_out = interrupted = False
+        try:
+            State.in_user = True
+            try:
+                timed_out = self._pump_process(rid, proc, data, timeout)
+            finally:
+                State.in_user = False
+        except KeyboardInterrupt:
+            interrupted = True
+        if timed_out or interrupted:
+            try:
+                os.killpg(proc.pid, 9)
+            except OSError:
+                pass
+            self._drain_after_kill(rid, proc)
+        rc = proc.wait()
+        self.done(rid, {"returncode": rc, "timed_out": timed_out, "interrupted": interrupted}, ())
+
+    def _pump_process(self, rid, proc, data, timeout):
+        import subprocess
+        import time
+        deadline = None if timeout is None else time.monotonic() + float(timeout)
+        poller = select.poll()
+        names = {proc.stdout.fileno(): "stdout", proc.stderr.fileno(): "stderr"}
+        for fd in names:
+            poller.register(fd, select.POLLIN)
+        win = None
+        view = memoryview(data or b"")
+        if proc.stdin is not None:
+            win = proc.stdin.fileno()
+            os.set_blocking(win, False)
+            if view:
+                poller.register(win, select.POLLOUT)
+            else:
+                proc.stdin.close()
+                win = None
+        while names or win is not None:
+            wait = None
+            if deadline is not None:
+                wait = deadline - time.monotonic()
+                if wait <= 0:
+                    return True
+            events = poller.poll(None if wait is None else max(1, int(wait * 1000)))
+            for fd, ev in events:
+                if fd == win:
+                    try:
+                        n = os.write(win, view[:CHUNK])
+                        view = view[n:]
+                    except BlockingIOError:
+                        continue
+                    except OSError:  # EPIPE: the command stopped reading
+                        view = view[:0]
+                    if not view:
+                        poller.unregister(win)
+                        proc.stdin.close()
+                        win = None
+                elif fd in names:
+                    chunk = os.read(fd, CHUNK)
+                    if chunk:
+                        self.chan.send({"t": "out", "id": rid, "s": names[fd]}, chunk)
+                    else:
+                        poller.unregister(fd)
+                        del names[fd]
+        try:
+            proc.wait(None if deadline is None else max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            return True
+        return False
+
+    def _drain_after_kill(self, rid, proc):
+        # The group is dead; what is left in the pipes still belongs to the
+        # result.  A process outside the group may hold them: bounded wait.
+        for f, name in ((proc.stdout, "stdout"), (proc.stderr, "stderr")):
+            fd = f.fileno()
+            os.set_blocking(fd, False)
+            for _ in range(64):
+                r, _, _ = select.select([fd], [], [], 0.2)
+                if not r:
+                    break
+                try:
+                    chunk = os.read(fd, CHUNK)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                self.chan.send({"t": "out", "id": rid, "s": name}, chunk)
+
+    # --- the loop ---
+
+    def serve(self):
+        while True:
+            frame = self.chan.recv()
+            if frame is None:
+                return
+            h, payload = frame
+            t = h["t"]
+            rid = h.get("id")
+            if t == "exit":
+                return
+            if not isinstance(rid, int) or rid <= 0:
+                raise ValueError("request without a valid id")
+            with State.lock:
+                State.busy = rid
+            try:
+                if t == "run":
+                    self.do_run(rid, payload.decode("utf-8", "surrogateescape"))
+                elif t == "exec":
+                    self.do_exec(rid, h)
+                elif t == "call":
+                    self.do_call(rid, payload)
+                else:
+                    self.done(rid, {"unknown": t}, ("unknown request type %r" % t,))
+            finally:
+                with State.lock:
+                    State.busy = 0
+
+
+# CO_FUTURE_* compiler flags (stable CPython values 3.8+; __future__ itself
+# would cost an import): a `from __future__ import x` in one run() call holds
+# for the later ones, as in the interactive REPL.
+_ANNOTATIONS = 0x1000000
+_FUTURE_MASK = 0x1FE0000
+
+
+def receive_ctl_fd(fd):
+    """The host sends the control socket right after the server source, as
+    one byte carrying SCM_RIGHTS."""
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM, 0, fd)
+    try:
+        _msg, anc, _flags, _addr = sock.recvmsg(1, _socket.CMSG_SPACE(4))
+    finally:
+        sock.detach()
+    for level, kind, data in anc:
+        if level == _socket.SOL_SOCKET and kind == _socket.SCM_RIGHTS and len(data) >= 4:
+            return int.from_bytes(data[:4], sys.byteorder)
+    raise ValueError("no control socket received")
+
+
+def main(fd):
+    os.set_inheritable(fd, False)  # never leak the socket into subprocesses
+    chan = Channel(fd)
+    ctl = receive_ctl_fd(fd)
+    os.set_inheritable(ctl, False)
+    State.main_ident = _thread.get_ident()
+    _signal.signal(_signal.SIGINT, _on_sigint)
+    server = Server(chan)
+    server.pump = FdPump(chan)
+    sys.stdout = Out(chan, "stdout", 1)
+    sys.stderr = Out(chan, "stderr", 2)
+    sys.displayhook = _displayhook
+    sys.argv = [""]
+    if "" not in sys.path:
+        sys.path.insert(0, "")
+    _thread.start_new_thread(watcher, (ctl,))
+    _thread.start_new_thread(server.pump.loop, ())
+    chan.send({"t": "hello", "version": VERSION, "pid": os.getpid(),
+               "python": "%d.%d.%d" % sys.version_info[:3]})
+    try:
+        server.serve()
+    except (ValueError, KeyError, TypeError, UnicodeDecodeError) as e:
+        os.write(2, ("layover repl: protocol error: %s\n" % e).encode())
+        os._exit(70)
+    os._exit(0)
+
+
+if __name__ == "__layover_repl__":
+    main(_LAYOVER_FD)  # noqa: F821 - set by the bootstrap

@@ -1,0 +1,189 @@
+"""Result and record types, and their defensive parsers.
+
+The helper's JSON describes paths a sandboxed program chose, so every field
+is type-checked here; a malformed record raises PatchError/SandboxError
+instead of leaking odd types into callers.
+"""
+from __future__ import annotations
+
+import base64
+import binascii
+import os
+import subprocess
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional, Sequence, Type, TypeVar, Union
+
+from .errors import PatchError, SandboxError
+
+__all__ = ["RunResult", "ExecResult", "Change", "Conflict", "ApplyResult", "SessionInfo"]
+
+KINDS = ("added", "modified", "deleted", "type_changed", "metadata", "opaque_dir")
+TYPES = ("file", "dir", "symlink", "fifo", "socket", "whiteout", "opaque_dir", "hardlink", "none", "other")
+
+
+@dataclass
+class RunResult:
+    """What one ``Sandbox.run(code)`` produced."""
+
+    stdout: str
+    stderr: str
+    error: Optional[str]          # formatted traceback, or None
+    value: Optional[str] = None   # repr() of the last echoed expression
+    interrupted: bool = False     # stopped by interrupt()/Ctrl+C
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    def check(self) -> "RunResult":
+        """Raise SandboxError with the traceback when the code raised."""
+        if self.error is not None:
+            raise SandboxError("code in the sandbox raised:\n" + self.error)
+        return self
+
+
+class ExecResult(subprocess.CompletedProcess):  # type: ignore[type-arg]
+    """``Sandbox.exec`` result: a subprocess.CompletedProcess (args,
+    returncode, stdout, stderr; check_returncode())."""
+
+
+@dataclass(frozen=True)
+class Change:
+    """One entry of ``layover status --json`` / ``layover show --json``."""
+
+    path: str                      # relative to the target; display-escaped if not UTF-8
+    kind: str                      # added|modified|deleted|type_changed|metadata|opaque_dir
+    type: Optional[str] = None     # file|dir|symlink|fifo|socket; None when deleted
+    size: int = 0
+    mode: Optional[int] = None
+    old_type: Optional[str] = None
+    old_mode: Optional[int] = None
+    link_target: Optional[str] = None
+    captured: bool = True          # False for sockets (tar cannot hold them)
+    raw_path: bytes = b""          # exact bytes of the path
+    raw_link_target: Optional[bytes] = None
+
+    @property
+    def fspath(self) -> str:
+        """The path as the os module wants it (surrogateescape for non-UTF-8)."""
+        return os.fsdecode(self.raw_path or self.path.encode("utf-8", "surrogateescape"))
+
+
+@dataclass(frozen=True)
+class Conflict:
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class ApplyResult:
+    applied: List[str]
+    undo_path: Optional[str]       # the undo record (`layover undo` restores the prior state)
+    dry_run: bool = False
+    skipped: List[str] = field(default_factory=list)   # left out by paths=/exclude=
+    forced: List[str] = field(default_factory=list)    # conflicts overwritten with force=True
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    """One entry of ``layover sessions --json``."""
+
+    name: str
+    target: str
+    status: str                    # running|kept|crashed (|exited, as the helper reports)
+    created: str = ""
+    upper_bytes: int = 0
+    command: List[str] = field(default_factory=list)
+    pid: Optional[int] = None
+    age_days: int = 0
+
+
+# --- parsing ---
+
+T = TypeVar("T")
+_MISSING = object()
+
+
+def _get(obj: Dict[str, Any], key: str, kinds: Union[Type[Any], Sequence[Type[Any]]], default: Any = _MISSING,
+         what: str = "record") -> Any:
+    value = obj.get(key, _MISSING)
+    if value is _MISSING or value is None:
+        if default is _MISSING:
+            raise PatchError("layover: helper returned a %s without %r; is the helper the same version?"
+                             % (what, key))
+        return default
+    kinds_t = tuple(kinds) if isinstance(kinds, (list, tuple)) else (kinds,)
+    if isinstance(value, bool) and bool not in kinds_t:
+        raise PatchError("layover: helper returned a %s with a bad %r" % (what, key))
+    if not isinstance(value, kinds_t):
+        raise PatchError("layover: helper returned a %s with a bad %r" % (what, key))
+    return value
+
+
+def _b64(obj: Dict[str, Any], key: str) -> Optional[bytes]:
+    value = obj.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise PatchError("layover: helper returned a bad %r" % key)
+    try:
+        return base64.b64decode(value.encode("ascii"), validate=True)
+    except (binascii.Error, UnicodeEncodeError) as e:
+        raise PatchError("layover: helper returned a bad %r: %s" % (key, e)) from None
+
+
+def parse_change(obj: Any) -> Change:
+    if not isinstance(obj, dict):
+        raise PatchError("layover: helper returned a change that is not an object")
+    path = _get(obj, "path", str, what="change")
+    raw = _b64(obj, "path_b64")
+    link = _get(obj, "link_target", str, None, "change")
+    raw_link = _b64(obj, "link_target_b64")
+    return Change(
+        path=path,
+        kind=_get(obj, "kind", str, what="change"),
+        type=_get(obj, "type", str, None, "change"),
+        size=_get(obj, "size", int, 0, "change"),
+        mode=_get(obj, "mode", int, None, "change"),
+        old_type=_get(obj, "old_type", str, None, "change"),
+        old_mode=_get(obj, "old_mode", int, None, "change"),
+        link_target=link,
+        captured=_get(obj, "captured", bool, True, "change"),
+        raw_path=raw if raw is not None else path.encode("utf-8", "surrogateescape"),
+        raw_link_target=raw_link if raw_link is not None else
+        (link.encode("utf-8", "surrogateescape") if link is not None else None),
+    )
+
+
+def parse_list(obj: Any, parse: Callable[[Any], T], what: str) -> List[T]:
+    if not isinstance(obj, list):
+        raise PatchError("layover: helper returned %s that is not a JSON array" % what)
+    return [parse(x) for x in obj]
+
+
+def parse_conflict(obj: Any) -> Conflict:
+    if not isinstance(obj, dict):
+        raise PatchError("layover: helper returned a conflict that is not an object")
+    return Conflict(path=_get(obj, "path", str, what="conflict"),
+                    reason=_get(obj, "reason", str, "", "conflict"))
+
+
+def parse_session(obj: Any) -> SessionInfo:
+    if not isinstance(obj, dict):
+        raise SandboxError("layover: helper returned a session that is not an object")
+    cmd = obj.get("command")
+    if isinstance(cmd, str):
+        cmd = [cmd]
+    if not isinstance(cmd, list) or not all(isinstance(c, str) for c in cmd):
+        cmd = []
+    pid = obj.get("pid")
+    return SessionInfo(
+        name=_get(obj, "name", str, what="session"),
+        target=_get(obj, "target", str, "", "session"),
+        status=_get(obj, "status", str, "", "session"),
+        created=_get(obj, "created", (str, int, float), "", "session").__str__(),
+        upper_bytes=_get(obj, "upper_bytes", int, 0, "session"),
+        command=cmd,
+        pid=pid if isinstance(pid, int) and not isinstance(pid, bool) and pid > 0 else None,
+        age_days=_get(obj, "age_days", (int, float), 0, "session").__int__(),
+    )

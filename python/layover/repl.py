@@ -1,0 +1,284 @@
+"""A running REPL child and the calls it serves: run(), exec(), call().
+
+``Repl.spawn`` starts any command that ends in the bootstrap (normally
+`layover run ... -- python3 -I -S -c BOOT`), hands it one end of a socketpair,
+sends the server source and the control socket, and waits for its greeting.
+Sandbox builds on it; the tests also drive it without a sandbox.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+from typing import IO, Any, Callable, Dict, List, Mapping, Optional, Sequence, Union
+
+from . import _boot
+from ._client import EXEC_SLACK, MAX_PAYLOAD, ReplClient, socketpair
+from ._helper import error_for, one_line
+from .errors import SandboxError, TimeoutError, ToolError
+from .model import ExecResult, RunResult
+
+__all__ = ["Repl", "default_python", "BOOT"]
+
+BOOT = _boot.BOOT
+StrOrBytes = Union[str, bytes, "os.PathLike[str]"]
+MAX_RESULT = 256 * 1024 * 1024
+
+
+def default_python() -> str:
+    """The interpreter for the REPL: /usr/bin/python3, visible read-only in
+    the sandbox; sys.executable may sit in a directory the sandbox hides."""
+    if os.access("/usr/bin/python3", os.X_OK):
+        return "/usr/bin/python3"
+    return sys.executable
+
+
+def python_argv(python: str) -> List[str]:
+    # -I: no user site, no PYTHON* variables; -S: no site import (start-up
+    # time).  The server adds "" (the cwd) to sys.path, as a REPL does.
+    return [python, "-I", "-S", "-c", BOOT]
+
+
+class Repl:
+    def __init__(self, proc: "subprocess.Popen[bytes]", client: ReplClient, errlog: IO[bytes],
+                 describe: str) -> None:
+        self.proc = proc
+        self.client = client
+        self.errlog = errlog
+        self.describe = describe
+        self.lock = threading.Lock()
+        self.current: Optional[int] = None
+        self.info: Dict[str, Any] = {}
+
+    # --- life cycle ---
+
+    @classmethod
+    def spawn(cls, make_argv: Callable[[int], List[str]], *, env: Mapping[str, str], cwd: Optional[str] = None,
+              startup_timeout: float = 30.0, max_output: int = 512 * 1024 * 1024, set_ipc_env: bool = False,
+              describe: str = "sandbox") -> "Repl":
+        """Start `make_argv(fd)`; fd is the child's end of the IPC socket.
+        With set_ipc_env (no helper in between), LAYOVER_IPC_FD is set here."""
+        host, child = socketpair()
+        ctl_host, ctl_child = socketpair()
+        # Unbounded helper output goes to an unlinked file, never a pipe that
+        # could fill up and block it; the REPL itself writes only to frames.
+        errlog = tempfile.TemporaryFile(prefix="layover-")
+        env2 = dict(env)
+        if set_ipc_env:
+            env2["LAYOVER_IPC_FD"] = str(child.fileno())
+        try:
+            proc = subprocess.Popen(make_argv(child.fileno()), pass_fds=[child.fileno()], env=env2, cwd=cwd,
+                                    stdin=subprocess.DEVNULL, stdout=errlog, stderr=errlog,
+                                    start_new_session=True)
+        except OSError as e:
+            for s in (host, child, ctl_host, ctl_child):
+                s.close()
+            errlog.close()
+            raise SandboxError("layover: cannot start the %s: %s" % (describe, e)) from None
+        child.close()
+        holder: List[Repl] = []
+
+        def alive() -> Optional[str]:
+            return holder[0].exit_reason() if holder else None
+
+        def on_break(_reason: str) -> None:
+            if holder:
+                holder[0].stop_process()
+
+        try:
+            # Fits the socket buffer, so this does not wait for the child.
+            host.settimeout(startup_timeout)
+            host.sendall(_boot.boot_frame())
+            host.sendmsg([b"C"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS,
+                                   ctl_child.fileno().to_bytes(4, sys.byteorder))])
+        except OSError:
+            pass  # the child died before reading: hello() reports why
+        finally:
+            ctl_child.close()
+        client = ReplClient(host, ctl_host, alive, on_break, max_output)
+        repl = cls(proc, client, errlog, describe)
+        holder.append(repl)
+        try:
+            repl.info = client.hello(startup_timeout)
+        except SandboxError as e:
+            repl.stop_process()
+            raise error_for(str(e), SandboxError, kernel_hints=True) from None
+        return repl
+
+    def exit_reason(self) -> Optional[str]:
+        """None while the child runs; else why it is gone, with the helper's message."""
+        rc = self.proc.poll()
+        if rc is None:
+            return None
+        try:
+            self.errlog.seek(0, os.SEEK_END)
+            size = self.errlog.tell()
+            self.errlog.seek(max(0, size - 8192))
+            tail = self.errlog.read()
+        except (OSError, ValueError):
+            tail = b""
+        status = "signal %d" % -rc if rc < 0 else "status %d" % rc
+        line = one_line(tail, "")
+        if line:
+            return "%s (the %s exited with %s)" % (line, self.describe, status)
+        return "layover: the %s exited with %s" % (self.describe, status)
+
+    def stop_process(self, grace: float = 5.0) -> None:
+        """SIGTERM the child (the helper forwards it inside and keeps the
+        session), then SIGKILL after `grace` seconds."""
+        if self.proc.poll() is None:
+            try:
+                self.proc.send_signal(signal.SIGTERM)
+                self.proc.wait(grace)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+            except OSError:
+                pass
+
+    def close(self, timeout: float = 30.0) -> Optional[int]:
+        """Ask the REPL to exit and wait for the child; returns its status."""
+        if self.client.broken is None and self.proc.poll() is None:
+            try:
+                with self.lock:
+                    self.client.send({"t": "exit"})
+            except SandboxError:
+                pass
+        self.client.close()
+        try:
+            self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.stop_process()
+        try:
+            self.errlog.close()
+        except OSError:
+            pass
+        return self.proc.returncode
+
+    @property
+    def alive(self) -> bool:
+        return self.client.broken is None and self.proc.poll() is None
+
+    # --- calls ---
+
+    def interrupt(self) -> None:
+        """Interrupt the running call (KeyboardInterrupt inside); safe from
+        another thread.  No-op when idle."""
+        rid = self.current
+        if rid is not None:
+            self.client.interrupt(rid)
+
+    def _request(self, header: Dict[str, Any], payload: bytes = b"", **kw: Any) -> Any:
+        with self.lock:
+            self.current = self.client.next_id
+            try:
+                return self.client.request(header, payload, **kw)
+            finally:
+                self.current = None
+
+    def run(self, code: str, timeout: Optional[float] = None) -> RunResult:
+        data = code.encode("utf-8", "surrogateescape")
+        if len(data) > MAX_PAYLOAD:
+            raise ValueError("code is larger than %d bytes; exec() a file instead" % MAX_PAYLOAD)
+        try:
+            reply = self._request({"t": "run"}, data, timeout=timeout)
+        except TimeoutError as e:
+            e.stdout = _text(e.stdout)  # type: ignore[arg-type]
+            e.stderr = _text(e.stderr)  # type: ignore[arg-type]
+            raise
+        return RunResult(stdout=_text(reply.data("stdout")), stderr=_text(reply.data("stderr")),
+                         error=reply.text(0), value=reply.text(1),
+                         interrupted=bool(reply.done.get("interrupted")))
+
+    def exec(self, args: Union[StrOrBytes, Sequence[StrOrBytes]], *, timeout: Optional[float] = None,
+             cwd: Optional[StrOrBytes] = None, env: Optional[Mapping[str, str]] = None,
+             input: Optional[Union[bytes, str]] = None, text: bool = False, shell: bool = False,
+             encoding: Optional[str] = None, errors: Optional[str] = None, check: bool = False) -> ExecResult:
+        argv = _argv(args, shell)
+        header: Dict[str, Any] = {"t": "exec", "argv": argv,
+                                  "cwd": os.fsdecode(cwd) if cwd is not None else None,
+                                  "env": {str(k): str(v) for k, v in env.items()} if env is not None else None,
+                                  "timeout": float(timeout) if timeout is not None else None}
+        textmode = text or encoding is not None or errors is not None
+        enc, err = encoding or "utf-8", errors or "replace"
+        extra = []
+        if input is not None:
+            data = input.encode(enc) if isinstance(input, str) else bytes(input)
+            header["stdin"] = True
+            chunks = [data[i:i + MAX_PAYLOAD] for i in range(0, len(data), MAX_PAYLOAD)] or [b""]
+            extra = [({"t": "stdin", "more": i < len(chunks) - 1}, c) for i, c in enumerate(chunks)]
+        try:
+            reply = self._request(header, timeout=timeout, backstop=EXEC_SLACK, extra=extra)
+        except TimeoutError as e:
+            if textmode:
+                e.stdout = _text(e.stdout, enc, err)  # type: ignore[arg-type]
+                e.stderr = _text(e.stderr, enc, err)  # type: ignore[arg-type]
+            raise
+        done = reply.done
+        out, errb = reply.data("stdout"), reply.data("stderr")
+        if done.get("oserror") is not None:
+            code = done.get("oserror")
+            msg = reply.text(0) or "cannot run %r" % argv[:1]
+            if isinstance(code, int) and code > 0:
+                raise OSError(code, "inside the sandbox: " + msg)
+            raise SandboxError("layover: exec inside the sandbox failed: " + msg)
+        rc = done.get("returncode")
+        if not isinstance(rc, int) or isinstance(rc, bool):
+            raise self.client.fail("layover: the REPL sent a malformed exec result; the sandbox was "
+                                   "stopped and its session kept")
+        stdout: Union[bytes, str] = _text(out, enc, err) if textmode else out
+        stderr: Union[bytes, str] = _text(errb, enc, err) if textmode else errb
+        if done.get("timed_out"):
+            raise TimeoutError("layover: %r timed out after %s s and was killed" % (argv[:1], timeout),
+                               timeout=timeout, stdout=stdout, stderr=stderr)
+        if done.get("interrupted"):
+            raise KeyboardInterrupt()
+        result = ExecResult(argv, rc, stdout, stderr)
+        if check:
+            result.check_returncode()
+        return result
+
+    def call(self, source: str, name: str, args: Sequence[Any] = (), kwargs: Optional[Mapping[str, Any]] = None,
+             self_attrs: Optional[Mapping[str, Any]] = None, timeout: Optional[float] = None) -> Any:
+        """Run the function `name` defined by `source` inside; arguments and
+        result travel as JSON.  Raises ToolError with the inside traceback."""
+        req: Dict[str, Any] = {"source": source, "name": name, "args": list(args), "kwargs": dict(kwargs or {})}
+        if self_attrs is not None:
+            req["self"] = dict(self_attrs)
+        data = json.dumps(req).encode("utf-8")
+        if len(data) > MAX_PAYLOAD:
+            raise ValueError("tool call arguments are larger than %d bytes" % MAX_PAYLOAD)
+        reply = self._request({"t": "call"}, data, timeout=timeout)
+        if reply.text(0) is not None or not reply.done.get("ok"):
+            raise ToolError(reply.text(0) or "tool %s failed inside the sandbox" % name)
+        raw = reply.data("result")
+        if len(raw) > MAX_RESULT:
+            raise SandboxError("layover: tool result larger than %d bytes" % MAX_RESULT)
+        try:
+            return json.loads(raw.decode("utf-8"))
+        except (ValueError, RecursionError):
+            raise self.client.fail("layover: the REPL sent a malformed tool result; the sandbox was "
+                                   "stopped and its session kept") from None
+
+
+def _text(data: Any, encoding: str = "utf-8", errors: str = "replace") -> Any:
+    if isinstance(data, (bytes, bytearray)):
+        return bytes(data).decode(encoding, errors)
+    return data
+
+
+def _argv(args: Union[StrOrBytes, Sequence[StrOrBytes]], shell: bool) -> List[str]:
+    if isinstance(args, (str, bytes, os.PathLike)):
+        one = os.fsdecode(args)
+        return ["/bin/sh", "-c", one] if shell else [one]
+    argv = [os.fsdecode(a) for a in args]
+    if shell:
+        return ["/bin/sh", "-c"] + argv[:1] + (["sh"] + argv[1:] if len(argv) > 1 else [])
+    if not argv:
+        raise ValueError("exec() needs a command")
+    return argv

@@ -1,0 +1,115 @@
+"""Review without a REPL: apply/show patches, list sessions, the exit prompt.
+
+All of it runs the helper (`layover apply|show|sessions|on-exit`); nothing
+here reads patches or upper layers itself.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional
+
+from ._helper import Helper, StrPath, error_for, one_line
+from .errors import ConflictError, PatchError, SandboxError
+from .model import (ApplyResult, Change, SessionInfo, parse_change, parse_conflict, parse_list,
+                    parse_session)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .sandbox import Sandbox
+
+__all__ = ["apply_patch", "show_patch", "list_sessions", "review_on_exit", "apply_session"]
+
+
+def _json(stdout: bytes, what: str) -> Any:
+    try:
+        return json.loads(stdout.decode("utf-8"))
+    except (ValueError, RecursionError) as e:
+        raise PatchError("layover: '%s' printed invalid JSON (%s)" % (what, type(e).__name__)) from None
+
+
+def apply_session(helper: Helper, what: StrPath, *, paths: Optional[Iterable[StrPath]] = None,
+                  force: bool = False, exclude: Iterable[str] = (), target: Optional[StrPath] = None,
+                  dry_run: bool = False, undo_to: Optional[StrPath] = None) -> ApplyResult:
+    """`layover apply WHAT --yes --json ...` (WHAT: a session name or a patch)."""
+    args: List[StrPath] = ["apply", what, "--yes", "--json"]
+    if force:
+        args.append("--force")
+    for p in paths or ():
+        args += ["--only", p]
+    for g in exclude:
+        args += ["--exclude", g]
+    if target is not None:
+        args += ["--target", target]
+    if dry_run:
+        args.append("--dry-run")
+    if undo_to is not None:
+        args += ["--undo-to", undo_to]
+    r = helper.run(args, ok=(0, 1))
+    message = one_line(r.stderr or b"", "layover apply failed with exit status %d" % r.returncode)
+    if not r.stdout.strip():
+        if r.returncode == 0:
+            return ApplyResult(applied=[], undo_path=None, dry_run=dry_run)
+        raise error_for(message, PatchError)
+    data = _json(r.stdout, "layover apply --json")
+    if not isinstance(data, dict):
+        raise PatchError("layover: 'layover apply --json' printed something other than an object")
+    conflicts = parse_list(data.get("conflicts") or [], parse_conflict, "conflicts")
+    if conflicts:
+        listing = "; ".join("%s (%s)" % (c.path, c.reason) for c in conflicts[:5])
+        more = " and %d more" % (len(conflicts) - 5) if len(conflicts) > 5 else ""
+        raise ConflictError("layover: apply: %d conflicting path(s), nothing written: %s%s; re-run with "
+                            "force=True to overwrite, or leave them out with paths=/exclude="
+                            % (len(conflicts), listing, more), conflicts)
+    err = data.get("error")
+    if err is not None or r.returncode != 0:
+        raise PatchError(err if isinstance(err, str) and err else message)
+    undo = data.get("undo")
+    return ApplyResult(applied=_paths(data, "applied"), undo_path=undo if isinstance(undo, str) else None,
+                       dry_run=dry_run, skipped=_paths(data, "skipped"), forced=_paths(data, "forced"))
+
+
+def _paths(data: Dict[str, Any], key: str) -> List[str]:
+    value = data.get(key) or []
+    if not isinstance(value, list) or not all(isinstance(p, str) for p in value):
+        raise PatchError("layover: 'layover apply --json' printed a bad %r list" % key)
+    return value
+
+
+def apply_patch(path: StrPath, target: Optional[StrPath] = None, *, paths: Optional[Iterable[StrPath]] = None,
+                force: bool = False, exclude: Iterable[str] = (), dry_run: bool = False,
+                undo_to: Optional[StrPath] = None, state_dir: Optional[StrPath] = None,
+                binary: Optional[str] = None) -> ApplyResult:
+    """Apply a saved patch file to `target` (default: the target recorded in
+    the patch).  Raises ConflictError when the real tree changed."""
+    if not os.path.isfile(os.fspath(path)):
+        raise PatchError("layover: patch %s: no such file; pass the path Sandbox.save() wrote" % os.fspath(path))
+    return apply_session(Helper(binary, state_dir), os.path.abspath(os.fspath(path)), paths=paths, force=force,
+                         exclude=exclude, target=target, dry_run=dry_run, undo_to=undo_to)
+
+
+def show_patch(path: StrPath, *, binary: Optional[str] = None) -> List[Change]:
+    """The changes a patch file holds (`layover show FILE --json`)."""
+    r = Helper(binary).run(["show", path, "--json"])
+    return parse_list(_json(r.stdout, "layover show --json"), parse_change, "a patch summary")
+
+
+def list_sessions(*, state_dir: Optional[StrPath] = None, binary: Optional[str] = None,
+                  helper: Optional[Helper] = None) -> List[SessionInfo]:
+    """`layover sessions --json`: every session with its status
+    (running, kept or crashed)."""
+    h = helper or Helper(binary, state_dir)
+    r = h.run(["sessions", "--json"], error=SandboxError)
+    return parse_list(_json(r.stdout, "layover sessions --json"), parse_session, "a session list")
+
+
+def review_on_exit(sb: "Sandbox") -> int:
+    """Stop the sandbox and run the CLI's interactive exit review
+    (`layover on-exit prompt SESSION`) on this terminal.  Returns its exit
+    status: 0 done, 125 the chosen action failed (the session is kept)."""
+    sb.close()
+    try:
+        r = subprocess.run(sb.helper.argv("on-exit", "prompt", sb.name), env=sb.helper.env)
+    except OSError as e:
+        raise SandboxError("layover: cannot run the review prompt: %s" % e) from None
+    return r.returncode

@@ -1,0 +1,265 @@
+"""``Sandbox``: a Python REPL inside `layover run`, plus the session's review.
+
+Changes, diff, save and apply are the helper's verbs (`layover status`,
+`diff`, `save`, `apply`, `discard`); nothing here reads the upper layer.
+"""
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import os
+import secrets
+import tempfile
+import time
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Type, Union
+
+from ._helper import Helper, StrPath
+from .errors import SandboxError
+from .model import ApplyResult, Change, ExecResult, RunResult, SessionInfo, parse_change, parse_list
+from .repl import Repl, StrOrBytes, default_python, python_argv
+from .review import apply_session, list_sessions, review_on_exit
+
+__all__ = ["Sandbox"]
+
+ON_EXIT = ("keep", "discard", "apply", "prompt")
+NETWORK = ("none", "host")
+
+
+def new_session_name() -> str:
+    return "py-%s-%s" % (time.strftime("%Y%m%d-%H%M%S"), secrets.token_hex(3))
+
+
+# Runs inside the sandbox (shipped as source by changed_files()).
+_READ_FILES = '''
+def read_files(root, paths, limit):
+    import base64, os
+    out, total = {}, 0
+    for p in paths:
+        full = os.path.join(root, os.fsdecode(base64.b64decode(p)))
+        try:
+            with open(full, "rb") as f:
+                data = f.read(limit - total + 1)
+        except (IsADirectoryError, FileNotFoundError):
+            continue
+        total += len(data)
+        if total > limit:
+            raise MemoryError("changed files exceed %d bytes" % limit)
+        out[p] = base64.b64encode(data).decode("ascii")
+    return out
+'''
+
+
+class Sandbox:
+    """A persistent Python REPL inside a layover sandbox over ``target``.
+
+    Everything it writes lands in the session's upper layer; the real target
+    is untouched until ``apply()``.  Use it as a context manager; on leaving
+    the block, ``on_exit`` decides: "keep" (default: the session stays for
+    ``Sandbox.resume``/``layover apply``), "discard", "apply" (only when the
+    block raised nothing; otherwise kept) or "prompt" (``review_on_exit``).
+    """
+
+    def __init__(self, target: StrPath = "~", *, network: str = "none", session: Optional[str] = None,
+                 on_exit: str = "keep", state_dir: Optional[StrPath] = None, binary: Optional[str] = None,
+                 python: Optional[str] = None, tmp_size: Optional[str] = None, startup_timeout: float = 30.0,
+                 max_output: int = 512 * 1024 * 1024, env: Optional[Mapping[str, str]] = None,
+                 start: bool = True) -> None:
+        if network not in NETWORK:
+            raise ValueError("network must be one of %s, not %r" % (NETWORK, network))
+        if on_exit not in ON_EXIT:
+            raise ValueError("on_exit must be one of %s, not %r" % (ON_EXIT, on_exit))
+        self.target = os.path.realpath(os.path.expanduser(os.fspath(target)))
+        self.name = session or new_session_name()
+        self.network = network
+        self.on_exit = on_exit
+        self.python = python or default_python()
+        self.tmp_size = tmp_size
+        self.startup_timeout = startup_timeout
+        self.max_output = max_output
+        self.helper = Helper(binary, state_dir, env)
+        self.exit_code: Optional[int] = None
+        self._repl: Optional[Repl] = None
+        if start:
+            self.start()
+
+    # --- life cycle ---
+
+    def _run_argv(self, fd: int) -> List[str]:
+        argv = self.helper.argv("run", "--target", self.target, "--session", self.name, "--on-exit", "keep",
+                                "--network", self.network, "--ipc-fd", str(fd))
+        if self.tmp_size:
+            argv += ["--tmp-size", self.tmp_size]
+        return argv + ["--"] + python_argv(self.python)
+
+    def start(self) -> "Sandbox":
+        """Start (or, after close(), resume) the sandbox and its REPL."""
+        if self._repl is not None and self._repl.alive:
+            return self
+        if not os.path.isdir(self.target):
+            raise SandboxError("layover: target %s: not a directory; pass an existing tree" % self.target)
+        self._repl = Repl.spawn(self._run_argv, env=self.helper.env, cwd=self.target,
+                                startup_timeout=self.startup_timeout, max_output=self.max_output,
+                                describe="sandbox (session %s)" % self.name)
+        return self
+
+    @classmethod
+    def resume(cls, name: str, *, state_dir: Optional[StrPath] = None, binary: Optional[str] = None,
+               **kwargs: Any) -> "Sandbox":
+        """Attach to a kept (or crashed) session: a new REPL over its changes."""
+        for s in list_sessions(state_dir=state_dir, binary=binary):
+            if s.name == name:
+                if s.status == "running":
+                    raise SandboxError("layover: session %s is running (pid %s); stop it first" % (name, s.pid))
+                return cls(s.target, session=name, state_dir=state_dir, binary=binary, **kwargs)
+        raise SandboxError("layover: session %s not found; list them with 'layover sessions'" % name)
+
+    @property
+    def running(self) -> bool:
+        return self._repl is not None and self._repl.alive
+
+    def close(self) -> Optional[int]:
+        """Stop the REPL and the helper; the session is kept.  Idempotent."""
+        if self._repl is not None:
+            self.exit_code = self._repl.close()
+            self._repl = None
+        return self.exit_code
+
+    def __enter__(self) -> "Sandbox":
+        return self.start()
+
+    def __exit__(self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException],
+                 tb: Optional[TracebackType]) -> None:
+        self.close()
+        if self.on_exit == "discard":
+            self.discard()
+        elif self.on_exit == "apply" and exc_type is None:
+            self.apply()
+        elif self.on_exit == "prompt" and exc_type is None:
+            review_on_exit(self)
+
+    def __repr__(self) -> str:
+        state = "running" if self.running else "stopped"
+        return "<Sandbox %s over %s, %s>" % (self.name, self.target, state)
+
+    # --- the REPL ---
+
+    def _live(self) -> Repl:
+        if self._repl is None:
+            raise SandboxError("layover: sandbox %s is not running; start() it or Sandbox.resume(%r)"
+                               % (self.name, self.name))
+        return self._repl
+
+    def run(self, code: str, timeout: Optional[float] = None) -> RunResult:
+        """Run Python code in the persistent REPL, statement by statement;
+        expression values are echoed to stdout as in the interactive REPL."""
+        return self._live().run(code, timeout)
+
+    def exec(self, args: Union[StrOrBytes, Sequence[StrOrBytes]], *, timeout: Optional[float] = None,
+             cwd: Optional[StrOrBytes] = None, env: Optional[Mapping[str, str]] = None,
+             input: Optional[Union[bytes, str]] = None, text: bool = False, shell: bool = False,
+             encoding: Optional[str] = None, errors: Optional[str] = None, check: bool = False) -> ExecResult:
+        """Run a command inside the sandbox, like subprocess.run(capture_output=True)."""
+        return self._live().exec(args, timeout=timeout, cwd=cwd, env=env, input=input, text=text,
+                                 shell=shell, encoding=encoding, errors=errors, check=check)
+
+    def call(self, source: str, name: str, args: Sequence[Any] = (), kwargs: Optional[Mapping[str, Any]] = None,
+             self_attrs: Optional[Mapping[str, Any]] = None, timeout: Optional[float] = None) -> Any:
+        """Call function `name` from `source` inside; JSON in, JSON out."""
+        return self._live().call(source, name, args, kwargs, self_attrs, timeout)
+
+    def interrupt(self) -> None:
+        """Interrupt the running run()/exec()/call() (from another thread)."""
+        if self._repl is not None:
+            self._repl.interrupt()
+
+    # --- changes and review (the helper's verbs) ---
+
+    def changes(self) -> List[Change]:
+        """The session's changes, live while the sandbox runs."""
+        r = self.helper.run(["status", self.name, "--json"])
+        try:
+            data = json.loads(r.stdout.decode("utf-8"))
+        except (ValueError, RecursionError) as e:
+            raise SandboxError("layover: 'layover status --json' printed invalid JSON (%s)" % e) from None
+        return parse_list(data, parse_change, "a status")
+
+    def changed_files(self) -> Dict[str, bytes]:
+        """{path: content} of the files added or modified (agentlib's API).
+        Read through the REPL, so a stopped sandbox is started again briefly."""
+        wanted = [c for c in self.changes() if c.type == "file" and c.kind != "deleted"]
+        if not wanted:
+            return {}
+        was_running = self.running
+        self.start()
+        try:
+            keys = {_b64(c.raw_path): c.path for c in wanted}
+            got = self.call(_READ_FILES, "read_files", [self.target, list(keys), self.max_output])
+        finally:
+            if not was_running:
+                self.close()
+        if not isinstance(got, dict):
+            raise SandboxError("layover: the REPL returned a malformed file list")
+        out: Dict[str, bytes] = {}
+        for k, v in got.items():
+            if k not in keys or not isinstance(v, str):
+                raise SandboxError("layover: the REPL returned a file that was not asked for")
+            try:
+                out[keys[k]] = base64.b64decode(v.encode("ascii"), validate=True)
+            except (binascii.Error, UnicodeEncodeError):
+                raise SandboxError("layover: the REPL returned malformed file data") from None
+        return out
+
+    def deleted_files(self) -> List[str]:
+        """Paths deleted in the sandbox (agentlib's API)."""
+        return [c.path for c in self.changes() if c.kind == "deleted"]
+
+    def diff(self, paths: Iterable[StrPath] = (), *, stat: bool = False) -> str:
+        """The changes as a git-format diff, from `layover diff`."""
+        args: List[StrPath] = ["diff", self.name, "--color=never"]
+        if stat:
+            args.append("--stat")
+        extra = [os.fspath(p) for p in paths]
+        if extra:
+            args += ["--"] + extra
+        r = self.helper.run(args, ok=(0, 1))
+        return r.stdout.decode("utf-8", "surrogateescape")
+
+    def save(self, path: StrPath) -> Path:
+        """Write the session's patch (tar+zstd) to `path`."""
+        self.helper.run(["save", self.name, "-o", path])
+        return Path(path)
+
+    def tarball(self) -> bytes:
+        """The session's patch, as bytes."""
+        with tempfile.TemporaryDirectory(prefix="layover-") as d:
+            p = Path(d) / "patch.tar.zst"
+            self.save(p)
+            return p.read_bytes()
+
+    def apply(self, paths: Optional[Iterable[StrPath]] = None, *, force: bool = False,
+              exclude: Iterable[str] = (), target: Optional[StrPath] = None, dry_run: bool = False,
+              undo_to: Optional[StrPath] = None) -> ApplyResult:
+        """Apply the changes to the real target.  The helper refuses to apply
+        a running session, so this stops the sandbox first.  Raises
+        ConflictError (nothing written) when the real tree changed."""
+        self.close()
+        return apply_session(self.helper, self.name, paths=paths, force=force, exclude=exclude,
+                             target=target, dry_run=dry_run, undo_to=undo_to)
+
+    def discard(self) -> None:
+        """Stop the sandbox and delete the session and its changes."""
+        self.close()
+        self.helper.run(["discard", self.name], error=SandboxError)
+
+    def info(self) -> SessionInfo:
+        for s in list_sessions(helper=self.helper):
+            if s.name == self.name:
+                return s
+        raise SandboxError("layover: session %s not found" % self.name)
+
+
+def _b64(raw: bytes) -> str:
+    return base64.b64encode(raw).decode("ascii")

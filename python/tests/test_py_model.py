@@ -1,0 +1,78 @@
+"""Pure parts: defensive parsing of the helper's JSON, error lines, binary
+lookup, the install script."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from layover import PatchError, SandboxError, UnsupportedKernelError
+from layover._helper import error_for, find_binary, one_line
+from layover.model import parse_change, parse_session
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_change_parsing_keeps_exact_bytes_of_non_utf8_names():
+    c = parse_change({"path": "bad\\xff.txt", "path_b64": "YmFk/y50eHQ=", "kind": "added", "type": "file",
+                      "size": 3, "mode": 420, "old_type": None, "old_mode": 0, "link_target": None,
+                      "captured": True})
+    assert c.raw_path == b"bad\xff.txt"
+    assert c.fspath == os.fsdecode(b"bad\xff.txt")
+    assert c.type == "file" and c.size == 3
+
+
+@pytest.mark.parametrize("bad", [
+    [], "x", {"kind": "added"}, {"path": 5, "kind": "added"},
+    {"path": "a", "kind": "added", "size": "big"}, {"path": "a", "kind": "added", "size": True},
+    {"path": "a", "kind": "added", "path_b64": "!!!"},
+])
+def test_malformed_change_records_raise_patch_error(bad):
+    with pytest.raises(PatchError):
+        parse_change(bad)
+
+
+def test_session_record_tolerates_missing_optional_fields():
+    s = parse_session({"name": "s1", "target": "/t", "status": "crashed", "pid": "x"})
+    assert (s.name, s.status, s.pid, s.command) == ("s1", "crashed", None, [])
+
+
+def test_one_line_picks_the_helper_message_and_escapes_controls():
+    err = b"warning: noise\nlayover: run: user namespaces are disabled\x1b[31m; enable them\n"
+    line = one_line(err, "fallback")
+    assert line.startswith("layover: run: user namespaces") and "\x1b" not in line
+    assert one_line(b"", "fallback") == "fallback"
+    assert isinstance(error_for(line, SandboxError, kernel_hints=True), UnsupportedKernelError)
+    assert type(error_for(line, PatchError)) is PatchError
+
+
+def test_binary_lookup_prefers_layover_bin(monkeypatch):
+    monkeypatch.setenv("LAYOVER_BIN", "/some/where/layover")
+    assert find_binary() == "/some/where/layover"
+
+
+def test_install_script_installs_a_package_that_finds_the_recorded_binary(tmp_path):
+    dest = tmp_path / "root"
+    env = dict(os.environ, DESTDIR=str(dest))
+    r = subprocess.run([str(ROOT / "tests" / "install_python.sh"), str(dest / "opt" / "lo")], env=env,
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    inits = list(dest.rglob("layover/__init__.py"))
+    assert len(inits) == 1
+    site = inits[0].parent.parent
+    fake = tmp_path / "fakebin"
+    fake.write_text("#!/bin/sh\n")
+    fake.chmod(0o755)
+    recorded = (site / "layover" / "_install.py").read_text()
+    assert "'/opt/lo/bin/layover'" in recorded  # DESTDIR stripped
+    (site / "layover" / "_install.py").write_text("BINARY = %r\n" % str(fake))
+    env = {k: v for k, v in os.environ.items() if k != "LAYOVER_BIN"}
+    env["PYTHONPATH"] = str(site)
+    out = subprocess.run([sys.executable, "-c", "import layover, layover._helper as h; "
+                          "print(layover.__file__); print(h.find_binary())"],
+                         env=env, capture_output=True, text=True, cwd=str(tmp_path))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == [str(site / "layover" / "__init__.py"), str(fake)]

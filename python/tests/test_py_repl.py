@@ -1,0 +1,223 @@
+"""The REPL server and client, run directly on the host through the real
+bootstrap (no sandbox needed): statement execution, capture, exec,
+interrupts, big outputs, and a hostile peer."""
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+
+import pytest
+
+from layover import SandboxError, TimeoutError
+from layover import _boot, _client
+from layover.repl import Repl, default_python, python_argv
+
+
+def test_run_keeps_state_and_echoes_expressions_like_a_repl(repl):
+    r = repl.run("x = 21\nprint(x * 2)\nx")
+    assert r.error is None
+    assert r.stdout == "42\n21\n"
+    assert r.value == "21"
+    r2 = repl.run("x += 1\nx")
+    assert r2.stdout == "22\n"
+    assert repl.run("None").stdout == ""  # None is not echoed, as in the REPL
+
+
+def test_exception_comes_back_formatted_and_session_lives(repl):
+    repl.run("def f():\n    return 1 / 0\n")
+    r = repl.run("y = 5\nf()")
+    assert r.error is not None
+    assert "ZeroDivisionError: division by zero" in r.error
+    assert "return 1 / 0" in r.error  # source lines of earlier calls are shown
+    assert "<layover-repl>" not in r.error  # the server's own frames are hidden
+    assert repl.run("y").stdout == "5\n"
+
+
+def test_syntax_error_is_reported_and_nothing_runs(repl):
+    r = repl.run("z = 1\ndef (:")
+    assert "SyntaxError" in r.error
+    assert "NameError" in repl.run("z").error
+
+
+def test_stdout_and_stderr_are_captured_per_call_including_subprocesses(repl):
+    r = repl.run("import os, sys\nprint('a')\nsys.stderr.write('b\\n')\n"
+                 "os.system('echo c; echo d >&2')\nsys.stdout.buffer.write(b'e\\n')")
+    assert "a\n" in r.stdout and "c\n" in r.stdout and "e\n" in r.stdout
+    assert "b\n" in r.stderr and "d\n" in r.stderr
+    assert repl.run("1").stdout == "1\n"  # nothing left over from the previous call
+
+
+def test_future_import_persists_across_calls(repl):
+    repl.run("from __future__ import annotations")
+    r = repl.run("def g(a: UndefinedName) -> None: pass\ng.__annotations__['a']")
+    assert r.error is None and r.stdout == "'UndefinedName'\n"
+
+
+def test_exec_returns_code_output_and_text(repl):
+    p = repl.exec(["sh", "-c", "echo out; echo err >&2; exit 3"])
+    assert (p.returncode, p.stdout, p.stderr) == (3, b"out\n", b"err\n")
+    p = repl.exec("echo $((6*7))", shell=True, text=True)
+    assert p.stdout == "42\n" and p.returncode == 0
+    with pytest.raises(Exception) as e:
+        repl.exec(["false"], check=True)
+    assert "returned non-zero exit status 1" in str(e.value)
+
+
+def test_exec_input_cwd_env(repl, tmp_path):
+    big = os.urandom(3 * 1024 * 1024)
+    p = repl.exec(["cat"], input=big)
+    assert p.stdout == big
+    p = repl.exec(["sh", "-c", "pwd; echo $FOO"], cwd=str(tmp_path), env={"FOO": "bar", "PATH": "/usr/bin:/bin"},
+                  text=True)
+    assert p.stdout == "%s\nbar\n" % tmp_path
+
+
+def test_exec_of_missing_program_raises_file_not_found(repl):
+    with pytest.raises(FileNotFoundError):
+        repl.exec(["/nonexistent/prog"])
+    assert repl.run("2").stdout == "2\n"
+
+
+def test_exec_timeout_kills_the_process_group(repl, tmp_path):
+    marker = tmp_path / "late"
+    t0 = time.monotonic()
+    with pytest.raises(TimeoutError) as e:
+        repl.exec(["sh", "-c", "echo started; (sleep 2; touch %s) & sleep 30" % marker], timeout=0.5)
+    assert time.monotonic() - t0 < 5
+    assert isinstance(e.value, builtins_timeout())
+    assert e.value.stdout == b"started\n"
+    time.sleep(2.5)
+    assert not marker.exists()  # the background child died with its group
+    assert repl.run("3").stdout == "3\n"
+
+
+def builtins_timeout():
+    import builtins
+    return builtins.TimeoutError
+
+
+def test_run_timeout_interrupts_code_and_session_survives(repl):
+    repl.run("n = 0")
+    t0 = time.monotonic()
+    with pytest.raises(TimeoutError) as e:
+        repl.run("import time\nprint('before')\nwhile True:\n    n += 1\n    time.sleep(0.001)", timeout=0.5)
+    assert time.monotonic() - t0 < 4
+    assert "before" in e.value.stdout
+    r = repl.run("n > 0")
+    assert r.stdout == "True\n"
+
+
+def test_interrupt_from_another_thread(repl):
+    threading.Timer(0.3, repl.interrupt).start()
+    r = repl.run("import time\ntime.sleep(20)")
+    assert r.interrupted and "KeyboardInterrupt" in r.error
+    assert repl.run("4").stdout == "4\n"
+
+
+def test_interrupt_escalates_to_killing_a_blocking_os_system(repl):
+    # os.system ignores SIGINT while it waits; the second stage kills the
+    # REPL's descendants, so the call still ends and the REPL survives.
+    t0 = time.monotonic()
+    with pytest.raises(TimeoutError):
+        repl.run("import os\nos.system('sleep 60')", timeout=0.3)
+    assert time.monotonic() - t0 < 10
+    assert repl.run("5").stdout == "5\n"
+
+
+def test_huge_output_50mb_arrives_complete_without_deadlock(repl):
+    r = repl.run("import sys\nn = sys.stdout.write('x' * (50 * 1024 * 1024))")
+    assert len(r.stdout) == 50 * 1024 * 1024 and r.stdout.count("x") == 50 * 1024 * 1024
+    p = repl.exec(["sh", "-c", "head -c 52428800 /dev/zero; head -c 1000 /dev/zero >&2"])
+    assert len(p.stdout) == 50 * 1024 * 1024 and len(p.stderr) == 1000
+
+
+def test_call_ships_a_function_and_returns_json(repl):
+    src = "def add(a, b, scale=1):\n    return {'sum': (a + b) * scale}\n"
+    assert repl.call(src, "add", [2, 3], {"scale": 2}) == {"sum": 10}
+
+
+def test_dead_repl_raises_on_next_call_without_hanging(repl):
+    os.kill(repl.proc.pid, 9)
+    repl.proc.wait()
+    t0 = time.monotonic()
+    with pytest.raises(SandboxError):
+        repl.run("1")
+    assert time.monotonic() - t0 < 5
+    with pytest.raises(SandboxError):
+        repl.exec(["true"])
+
+
+def test_source_fallback_when_bytecode_magic_differs(monkeypatch):
+    # An inner interpreter of another version compiles the source instead.
+    frame = _boot.boot_frame()
+    monkeypatch.setattr(_boot, "boot_frame", lambda: _patched(frame))
+    r = Repl.spawn(lambda fd: python_argv(default_python()), env=dict(os.environ), set_ipc_env=True)
+    try:
+        assert r.run("6*7").stdout == "42\n"
+    finally:
+        r.close(timeout=5)
+
+
+def _patched(frame):
+    hlen = int.from_bytes(frame[0:4], "big")
+    start = 8 + hlen  # payload: MAGIC(4) ...
+    return frame[:start] + b"\0\0\0\0" + frame[start + 4:]
+
+
+def test_protocol_limits_match_between_host_and_server():
+    src = _boot.server_source().decode()
+    assert "MAX_HEADER = %d" % _client.MAX_HEADER in src.replace("64 * 1024", str(64 * 1024))
+    assert "MAX_PAYLOAD = 1024 * 1024" in src and _client.MAX_PAYLOAD == 1024 * 1024
+
+
+# --- a hostile REPL: user code writing to the IPC socket itself ---
+
+HOSTILE = {
+    "garbage": "os.write(fd, b'\\xff' * 64)",
+    "oversized header": "os.write(fd, (10**9).to_bytes(4, 'big') + (0).to_bytes(4, 'big'))",
+    "oversized payload": "os.write(fd, (2).to_bytes(4, 'big') + (2**31).to_bytes(4, 'big') + b'{}')",
+    "bad json": "os.write(fd, (5).to_bytes(4, 'big') + (0).to_bytes(4, 'big') + b'{{{{{')",
+    "code as a type": ("h = b'{\"t\":\"__import__(\\'os\\').system(\\'touch %(marker)s\\')\",\"id\":1}'\n"
+                       "os.write(fd, len(h).to_bytes(4, 'big') + (0).to_bytes(4, 'big') + h)"),
+    "bad lengths in done": ("h = b'{\"t\":\"done\",\"id\":1,\"lens\":[999999]}'\n"
+                            "os.write(fd, len(h).to_bytes(4, 'big') + (0).to_bytes(4, 'big') + h)"),
+    "half a frame then silence": "os.write(fd, (100).to_bytes(4, 'big'))\nimport time\ntime.sleep(3600)",
+}
+
+
+@pytest.mark.parametrize("kind", sorted(HOSTILE))
+def test_hostile_frames_raise_sandbox_error_without_hang_or_host_code(repl, kind, tmp_path):
+    marker = tmp_path / "pwned"
+    code = "import os\nfd = int(os.environ['LAYOVER_IPC_FD'])\n" + HOSTILE[kind] % {"marker": marker}
+    t0 = time.monotonic()
+    with pytest.raises(SandboxError):
+        repl.run(code, timeout=2 if "silence" in kind else None)
+    assert time.monotonic() - t0 < 15
+    assert not marker.exists()
+    assert repl.proc.poll() is not None  # the peer was stopped
+    with pytest.raises(SandboxError):
+        repl.run("1")
+
+
+def test_output_flood_over_max_output_is_cut_off(tmp_path):
+    r = Repl.spawn(lambda fd: python_argv(default_python()), env=dict(os.environ), set_ipc_env=True,
+                   max_output=4 * 1024 * 1024)
+    try:
+        t0 = time.monotonic()
+        with pytest.raises(SandboxError) as e:
+            r.run("while True:\n    print('y' * 100000)")
+        assert "max_output" in str(e.value)
+        assert time.monotonic() - t0 < 10
+    finally:
+        r.close(timeout=5)
+
+
+def test_sources_parse_as_38():
+    import ast
+    from pathlib import Path
+    import layover
+    for p in Path(layover.__file__).parent.glob("*.py"):
+        ast.parse(p.read_text(), str(p), feature_version=(3, 8))
+    assert sys.version_info >= (3, 8)

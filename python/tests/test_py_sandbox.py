@@ -1,0 +1,205 @@
+"""layover.Sandbox against the real helper, as an unprivileged user: REPL and
+exec inside the sandbox, live changes, review, a hostile REPL, a crash."""
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+
+import pytest
+
+from .layover_testutil import tree
+from layover import (ConflictError, Sandbox, SandboxError, TimeoutError, apply_patch, list_sessions,
+                     show_patch)
+
+
+def session(state_dir, name):
+    return {s.name: s for s in list_sessions(state_dir=state_dir)}.get(name)
+
+
+# --- sessions ---
+
+def test_run_keeps_state_and_sees_the_target(sb, target):
+    assert sb.run("import os\ncount = 1").error is None
+    r = sb.run("count += 1\nprint(open('README.md').read())\ncount")
+    assert r.error is None
+    assert r.stdout == "# demo\n\n2\n"
+    assert sb.run("os.getcwd()").value == repr(str(target))
+
+
+def test_exception_is_formatted_and_session_stays_alive(sb):
+    r = sb.run("def boom():\n    raise ValueError('inside')\nboom()")
+    assert "ValueError: inside" in r.error and "raise ValueError" in r.error
+    assert sb.run("boom.__name__").stdout == "'boom'\n"
+
+
+def test_exec_returns_codes_output_and_timeouts(sb):
+    p = sb.exec(["bash", "-c", "echo hi > notes.txt; cat notes.txt; echo oops >&2; exit 4"])
+    assert (p.returncode, p.stdout, p.stderr) == (4, b"hi\n", b"oops\n")
+    assert sb.exec(["cat", "notes.txt"], text=True).stdout == "hi\n"
+    t0 = time.monotonic()
+    with pytest.raises(TimeoutError):
+        sb.exec(["sleep", "30"], timeout=0.5)
+    assert time.monotonic() - t0 < 6
+    assert sb.exec(["true"]).returncode == 0
+
+
+def test_sandbox_processes_are_isolated_from_host(sb, target):
+    # pid namespace: the REPL is a low pid and sees no host process.
+    r = sb.exec(["sh", "-c", "ls /proc | grep -c '^[0-9]'"], text=True)
+    assert int(r.stdout) < 20
+    sb.run("open('written_inside.txt', 'w').write('x')")
+    assert not (target / "written_inside.txt").exists()
+
+
+def test_huge_output_50mb_arrives_complete(sb):
+    n = 50 * 1024 * 1024
+    p = sb.exec(["head", "-c", str(n), "/dev/zero"])
+    assert len(p.stdout) == n and p.stdout.count(b"\0") == n
+    r = sb.run("import sys\nw = sys.stdout.write('z' * %d)" % n)
+    assert len(r.stdout) == n
+
+
+def test_run_timeout_interrupts_but_keeps_the_sandbox(sb):
+    with pytest.raises(TimeoutError):
+        sb.run("import time\nwhile True: time.sleep(0.01)", timeout=0.5)
+    assert sb.run("40 + 2").stdout == "42\n"
+
+
+def test_parallel_sandboxes_on_one_target_are_independent(make_sandbox, target):
+    before = tree(target)
+    boxes = [make_sandbox() for _ in range(4)]
+    errors = []
+
+    def work(i, box):
+        try:
+            box.run("open('mine.txt', 'w').write('box %d')" % i).check()
+            box.exec(["sh", "-c", "echo %d >> README.md" % i], check=True)
+            for _ in range(20):
+                assert box.run("open('mine.txt').read()").value == repr("box %d" % i)
+            assert box.exec(["tail", "-n", "1", "README.md"]).stdout == b"%d\n" % i
+        except BaseException as e:  # noqa: B902 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(i, b)) for i, b in enumerate(boxes)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not errors, errors
+    assert len({b.name for b in boxes}) == 4
+    assert tree(target) == before
+
+
+# --- changes and review ---
+
+def test_changes_are_live_while_the_repl_runs(sb):
+    sb.run("open('new.txt', 'w').write('fresh')\nimport os\nos.remove('old.txt')\n"
+           "open('src/app.py', 'a').write('print(2)\\n')")
+    assert sb.running
+    kinds = {c.path: c.kind for c in sb.changes()}
+    assert kinds.get("new.txt") == "added"
+    assert kinds.get("old.txt") == "deleted"
+    assert kinds.get("src/app.py") == "modified"
+    assert sb.changed_files() == {"new.txt": b"fresh", "src/app.py": b"print('v1')\nprint(2)\n"}
+    assert sb.deleted_files() == ["old.txt"]
+    d = sb.diff()
+    assert "diff --git a/src/app.py b/src/app.py" in d and "+print(2)" in d
+    assert sb.running  # nothing above stopped it
+
+
+def test_apply_writes_the_real_target(sb, target):
+    sb.exec(["sh", "-c", "echo made > made.txt; rm old.txt; echo v2 > src/app.py"], check=True)
+    result = sb.apply()
+    assert not sb.running
+    assert "made.txt" in result.applied
+    assert (target / "made.txt").read_text() == "made\n"
+    assert not (target / "old.txt").exists()
+    assert (target / "src" / "app.py").read_text() == "v2\n"
+
+
+def test_concurrent_real_edit_raises_conflict_and_writes_nothing(sb, target):
+    sb.exec(["sh", "-c", "echo sandbox > README.md; echo extra > extra.txt"], check=True)
+    sb.close()
+    (target / "README.md").write_text("edited for real\n")
+    before = tree(target)
+    with pytest.raises(ConflictError) as e:
+        sb.apply()
+    assert any(c.path == "README.md" for c in e.value.conflicts)
+    assert tree(target) == before
+
+
+def test_discard_leaves_the_target_untouched(sb, target, state_dir):
+    before = tree(target)
+    sb.exec(["sh", "-c", "echo gone > README.md; rm -r src; echo x > y"], check=True)
+    name = sb.name
+    sb.discard()
+    assert tree(target) == before
+    assert session(state_dir, name) is None
+
+
+def test_save_and_apply_patch_round_trip(sb, target, tmp_path):
+    sb.run("open('saved.txt', 'w').write('from patch')\nimport os\nos.remove('old.txt')")
+    patch = sb.save(tmp_path / "work.tar.zst")
+    assert patch.stat().st_size > 0
+    assert sb.tarball()[:4] == b"\x28\xb5\x2f\xfd"  # a zstd frame
+    sb.close()
+    paths = {c.path: c.kind for c in show_patch(patch)}
+    assert paths["saved.txt"] == "added" and paths["old.txt"] == "deleted"
+    copy = tmp_path / "copy"
+    os.system("cp -a '%s' '%s'" % (target, copy))
+    apply_patch(patch, target=copy)
+    assert (copy / "saved.txt").read_text() == "from patch"
+    assert not (copy / "old.txt").exists()
+    assert (target / "old.txt").exists() and not (target / "saved.txt").exists()
+
+
+def test_resume_sees_the_earlier_work(sb, state_dir):
+    sb.run("open('step1.txt', 'w').write('one')")
+    sb.close()
+    assert session(state_dir, sb.name).status == "kept"
+    again = Sandbox.resume(sb.name, state_dir=state_dir)
+    try:
+        assert again.run("open('step1.txt').read()").value == "'one'"
+    finally:
+        again.close()
+
+
+# --- hostile REPL and crash ---
+
+@pytest.mark.parametrize("payload", [
+    "os.write(3, b'\\x00\\x00\\x00\\x07\\x00\\x00\\x00\\x00garbage!')",
+    "os.write(3, (1 << 31).to_bytes(4, 'big') + (0).to_bytes(4, 'big'))",
+])
+def test_hostile_repl_raises_and_changes_stay_recoverable(sb, state_dir, tmp_path, payload):
+    sb.run("open('before.txt', 'w').write('kept work')").check()
+    t0 = time.monotonic()
+    with pytest.raises(SandboxError):
+        sb.run("import os\n" + payload + "\nimport time\ntime.sleep(60)")
+    assert time.monotonic() - t0 < 15
+    with pytest.raises(SandboxError):
+        sb.run("1")
+    info = session(state_dir, sb.name)
+    assert info is not None and info.status in ("kept", "crashed")
+    assert (state_dir / "sessions" / sb.name / "upper" / "before.txt").read_bytes() == b"kept work"
+    assert [c.path for c in sb.changes()] == ["before.txt"]
+
+
+def test_killed_helper_raises_on_next_call_and_session_is_crashed(sb, state_dir):
+    sb.run("open('survivor.txt', 'w').write('still here')").check()
+    os.kill(sb._repl.proc.pid, signal.SIGKILL)
+    sb._repl.proc.wait()
+    t0 = time.monotonic()
+    with pytest.raises(SandboxError):
+        sb.run("1")
+    assert time.monotonic() - t0 < 5
+    assert session(state_dir, sb.name).status == "crashed"
+    assert (state_dir / "sessions" / sb.name / "upper" / "survivor.txt").read_bytes() == b"still here"
+    assert {c.path for c in sb.changes()} == {"survivor.txt"}
+
+
+def test_missing_target_is_a_clear_error(require_sandbox, state_dir, tmp_path):
+    with pytest.raises(SandboxError) as e:
+        Sandbox(tmp_path / "nope", state_dir=state_dir)
+    assert "not a directory" in str(e.value)
