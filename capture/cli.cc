@@ -1,4 +1,4 @@
-// Verb entry points for capture: status, save, show. They parse, print and
+// Verb entry points for capture: save, show (status: cli_status.cc). They parse, print and
 // pick the exit code; the work is in the library.
 #include <cstdio>
 #include <cstring>
@@ -7,7 +7,6 @@
 #include "capture/manifest.h"
 #include "capture/reader.h"
 #include "capture/save.h"
-#include "capture/session_scan.h"
 #include "capture/summary.h"
 #include "helper/session.h"
 #include "helper/verbs.h"
@@ -27,9 +26,6 @@ int usage(const char* text, const std::string& why = "") {
 
 void print(const std::string& s) { std::fwrite(s.data(), 1, s.size(), stdout); }
 
-const char kStatusUsage[] =
-    "usage: layover status [SESSION] [--json]\n"
-    "  The changes of a running or ended session (default: the most recent).\n";
 const char kSaveUsage[] =
     "usage: layover save SESSION -o FILE.tar.zst\n"
     "  Write the session's changes as a patch (created 0600, atomically).\n";
@@ -39,28 +35,6 @@ const char kShowUsage[] =
     "  Validate a patch and print its changes.\n";
 
 }  // namespace
-
-int cmd_status(int argc, char** argv) {
-    bool as_json = false;
-    std::string name;
-    for (int i = 1; i < argc; i++) {
-        std::string a = argv[i];
-        if (a == "--json") as_json = true;
-        else if (a == "-h" || a == "--help") return usage(kStatusUsage);
-        else if (!a.empty() && a[0] == '-') return usage(kStatusUsage, "status: unknown option '" + a + "'");
-        else if (name.empty()) name = a;
-        else return usage(kStatusUsage, "status: more than one session given");
-    }
-    auto state = session::state_dir();
-    if (!state) return fail(state.error().message);
-    auto info = session::find(state.value(), name);
-    if (!info) return fail(info.error().message);
-    auto changes = capture::session_changes(info.value());
-    if (!changes) return fail("status of session '" + info->meta.name + "': " + changes.error().message);
-    if (as_json) print(capture::changes_to_json_text(changes.value()));
-    else print(capture::summary_text(changes.value()));
-    return 0;
-}
 
 int cmd_save(int argc, char** argv) {
     std::string name, out;

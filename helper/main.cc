@@ -67,7 +67,8 @@ int main(int argc, char** argv) {
     if (verb == "discard") return cmd_discard(vargc, vargv);
     if (verb == "restore") return cmd_restore(vargc, vargv);
     if (verb == "doctor") return cmd_doctor(vargc, vargv);
-    if (verb == "status" || verb == "save" || verb == "show" || verb == "diff" || verb == "apply" ||
+    if (verb == "status") return cmd_status(vargc, vargv);
+    if (verb == "save" || verb == "show" || verb == "diff" || verb == "apply" ||
         verb == "undo" || verb == "on-exit")
         return exec_patch_tool(vargv);
     if (verb == "--version" || verb == "version") {
