@@ -212,7 +212,8 @@ def test_status_works_while_the_session_runs(lo):
     args = ["run", "--target", lo.target, "--on-exit", "keep", "--session", "live", "--", "/bin/sh", "-c",
             "echo x > live.txt && sleep 30"]
     p = subprocess.Popen([LAYOVER, *map(str, args)],
-                         env=lo.env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                         env=lo.env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         cwd=str(lo.target))
     try:
         seen = False
         for _ in range(100):
