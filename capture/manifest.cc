@@ -169,6 +169,8 @@ std::string manifest_to_text(const Manifest& m) {
     j["command"] = std::move(cmd);
     j["created"] = m.created;
     j["version"] = m.version;
+    if (!m.kind.empty()) j["kind"] = m.kind;
+    if (!m.undo_store.empty()) j["undo_store"] = m.undo_store;
     json ch = json::array();
     for (const auto& c : m.changes) ch.push_back(change_to_json(c, true));
     j["changes"] = std::move(ch);
@@ -191,6 +193,11 @@ base::Result<Manifest> manifest_from_text(const std::string& text) {
     m.session = j.value("session", "");
     m.created = j.value("created", "");
     m.version = j.value("version", "");
+    for (auto [key, out] : {std::pair<const char*, std::string*>{"kind", &m.kind}, {"undo_store", &m.undo_store}}) {
+        if (!j.contains(key)) continue;
+        if (!j[key].is_string()) return bad(std::string(key) + " is not a string");
+        *out = j[key].get<std::string>();
+    }
     if (j.contains("command")) {
         if (!j["command"].is_array()) return bad("command is not an array");
         for (const auto& a : j["command"]) {

@@ -39,6 +39,11 @@ struct Manifest {
     std::string version;
     std::vector<Change> changes;
     std::vector<BaseEntry> base;
+    // Undo patches (`apply --undo-to`, docs/patch-format.md): kind "undo" and
+    // the undo store they were exported from, relative to the target
+    // (".layover-undo/ID"). Both empty for ordinary patches, and then not written.
+    std::string kind;
+    std::string undo_store;
 };
 
 // One payload member (OCI layer convention, names relative to the target).

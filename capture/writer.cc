@@ -35,7 +35,8 @@ struct Entry {
 
 class Writer {
 public:
-    Writer(int out_fd, int upper_fd) : zw_(out_fd), cursor_(upper_fd) {}
+    Writer(int out_fd, int upper_fd, const OpenFile* open_file = nullptr)
+        : zw_(out_fd), cursor_(upper_fd), open_file_(open_file) {}
     ~Writer() {
         if (a_) archive_write_free(a_);
         if (holes_ != MAP_FAILED) ::munmap(holes_, kHoleWindow);
@@ -44,7 +45,10 @@ public:
     Result<void> open() {
         a_ = archive_write_new();
         if (!a_) return base::error("libarchive: out of memory");
-        if (archive_write_set_format_pax_restricted(a_) != ARCHIVE_OK)
+        // Full pax, not "restricted": only it writes the pax mtime record for a
+        // sub-second mtime that needs no other extension (headers stay plain
+        // ustar otherwise), and apply/undo restore mtimes to the nanosecond.
+        if (archive_write_set_format_pax(a_) != ARCHIVE_OK)
             return lib_error("setting up the tar writer");
         archive_write_set_bytes_in_last_block(a_, 1);
         if (archive_write_open(a_, this, nullptr, &Writer::on_write, nullptr) != ARCHIVE_OK)
@@ -66,7 +70,11 @@ public:
         const Change& c = it.change;
         if (!c.captured) return base::Ok();
         std::string name;
-        TRY(int dirfd, cursor_.parent_of(c.path, &name));
+        int dirfd = -1;
+        if (open_file_) name = c.path.substr(c.path.rfind('/') + 1);  // npos + 1 == 0
+        else {
+            TRY(dirfd, cursor_.parent_of(c.path, &name));
+        }
         if (name.rfind(".wh.", 0) == 0)
             return base::error("cannot store " + base::display_path(c.path) +
                                ": names starting with .wh. mark deletions in the patch format (OCI); rename it");
@@ -86,17 +94,13 @@ public:
                 return base::Ok();
             }
             case Type::Symlink: {
+                if (open_file_) return symlink(c);
                 std::string now(c.link_target.size() + 1, '\0');
                 ssize_t n = ::readlinkat(dirfd, name.c_str(), now.data(), now.size());
                 if (n < 0 || static_cast<size_t>(n) != c.link_target.size() ||
                     now.compare(0, static_cast<size_t>(n), c.link_target) != 0)
                     return changed(c.path);
-                Entry en;
-                basic(en.e, c.path, AE_IFLNK, 0777, c.mtime_ns);
-                archive_entry_copy_symlink(en.e, c.link_target.c_str());
-                TRY_VOID(header(en.e, c.path));
-                sums_.push_back({c.path, fingerprint_bytes(c.link_target)});
-                return base::Ok();
+                return symlink(c);
             }
             case Type::Fifo: {
                 Entry en;
@@ -153,6 +157,15 @@ private:
         archive_entry_set_mtime(e, mtime_ns / 1000000000, static_cast<long>(mtime_ns % 1000000000));
     }
 
+    Result<void> symlink(const Change& c) {
+        Entry en;
+        basic(en.e, c.path, AE_IFLNK, 0777, c.mtime_ns);
+        archive_entry_copy_symlink(en.e, c.link_target.c_str());
+        TRY_VOID(header(en.e, c.path));
+        sums_.push_back({c.path, fingerprint_bytes(c.link_target)});
+        return base::Ok();
+    }
+
     void add_xattrs(archive_entry* e, const Xattrs& xs) {
         for (const auto& [n, v] : xs) archive_entry_xattr_add_entry(e, n.c_str(), v.data(), v.size());
     }
@@ -181,12 +194,17 @@ private:
                 return base::Ok();
             }
         }
-        auto fd = base::open_at(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK);
-        if (!fd) return base::error("cannot read upper entry " + base::display_path(c.path) + ": " + fd.error().message);
+        auto fd = open_file_ ? (*open_file_)(it) : base::open_at(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK);
+        if (!fd) {
+            if (open_file_) return fd.error();
+            return base::error("cannot read upper entry " + base::display_path(c.path) + ": " + fd.error().message);
+        }
         struct stat st;
+        // With open_file the mtime comes from elsewhere (an original's, kept in a record).
         if (::fstat(fd->get(), &st) != 0 || !S_ISREG(st.st_mode) || static_cast<uint64_t>(st.st_size) != c.size ||
-            st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec != c.mtime_ns)
-            return changed(c.path);
+            (!open_file_ && st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec != c.mtime_ns))
+            return open_file_ ? base::error(base::display_path(c.path) + " changed while the patch was being written")
+                              : changed(c.path);
         TRY(Segments segs, data_segments(fd->get(), c.size));
         archive_entry_set_size(en.e, static_cast<la_int64_t>(c.size));
         bool sparse = !(segs.size() == 1 && segs[0].first == 0 && segs[0].second == c.size) && c.size > 0;
@@ -257,6 +275,7 @@ private:
 
     ZstdWriter zw_;
     DirCursor cursor_;
+    const OpenFile* open_file_;
     struct archive* a_ = nullptr;
     void* holes_ = MAP_FAILED;
     std::string io_error_;
@@ -268,6 +287,14 @@ private:
 
 Result<void> write_patch(int out_fd, const Manifest& m, const std::vector<Item>& items, int upper_fd) {
     Writer w(out_fd, upper_fd);
+    TRY_VOID(w.open());
+    TRY_VOID(w.blob(kManifestName, manifest_to_text(m)));
+    for (const auto& it : items) TRY_VOID(w.item(it));
+    return w.close();
+}
+
+Result<void> write_patch(int out_fd, const Manifest& m, const std::vector<Item>& items, const OpenFile& open_file) {
+    Writer w(out_fd, -1, &open_file);
     TRY_VOID(w.open());
     TRY_VOID(w.blob(kManifestName, manifest_to_text(m)));
     for (const auto& it : items) TRY_VOID(w.item(it));

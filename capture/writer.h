@@ -4,10 +4,12 @@
 // hardlinks among captured files, sparse files as GNU sparse 1.0, user.*
 // xattrs), then .layover/sums with every member's fingerprint.
 #pragma once
+#include <functional>
 #include <vector>
 
 #include "capture/reader.h"
 #include "capture/scan.h"
+#include "helper/base/fd.h"
 #include "helper/base/result.h"
 
 namespace capture {
@@ -18,5 +20,12 @@ inline constexpr const char* kSumsName = ".layover/sums";
 // Writes to out_fd (not closed). Upper files are re-opened fd-relative from
 // upper_fd; one that changed since the scan fails the write.
 base::Result<void> write_patch(int out_fd, const Manifest& m, const std::vector<Item>& items, int upper_fd);
+
+// For patches not written from an upper layer (review's undo patches): a
+// file member's data comes from open_file(item), an fd open for reading of
+// exactly change.size bytes; every other member is written from its Change
+// alone (symlink targets included), with nothing read from a tree.
+using OpenFile = std::function<base::Result<base::Fd>(const Item&)>;
+base::Result<void> write_patch(int out_fd, const Manifest& m, const std::vector<Item>& items, const OpenFile& open_file);
 
 }  // namespace capture

@@ -5,8 +5,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <climits>
+#include <cstring>
 #include <cstdlib>
+#include <optional>
 
 #include "helper/base/text.h"
 #include "helper/session.h"
@@ -19,6 +22,7 @@
 #include "review/progress.h"
 #include "review/recover.h"
 #include "review/stage.h"
+#include "review/undo_patch.h"
 
 namespace review {
 namespace {
@@ -86,6 +90,23 @@ base::Result<Target> open_target(const std::string& want) {
     return t;
 }
 
+// The undo patch must not land in the tree it undoes: the undo would then
+// not give the tree back as it was (and a deleted dir could hold it).
+base::Result<void> outside_target(const std::string& file, const std::string& target) {
+    auto slash = file.rfind('/');
+    std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : file.substr(0, slash);
+    char buf[PATH_MAX];
+    if (!::realpath(dir.c_str(), buf))
+        return base::error("--undo-to " + base::display_path(file) + ": cannot resolve its directory (" +
+                           std::strerror(errno) + "); pass a file in an existing directory; nothing was applied");
+    std::string real = buf;
+    if (real == target || (real.size() > target.size() && real.compare(0, target.size(), target) == 0 &&
+                           (target == "/" || real[target.size()] == '/')))
+        return base::error("--undo-to " + base::display_path(file) + " lies inside the target " +
+                           base::display_path(target) + "; write it outside the tree it undoes; nothing was applied");
+    return base::Ok();
+}
+
 }  // namespace
 
 base::Result<ApplyReport> apply_patch(const capture::Patch& patch, const ApplyOptions& opts) {
@@ -119,6 +140,13 @@ base::Result<ApplyReport> apply_patch(const capture::Patch& patch, const ApplyOp
     if (opts.dry_run || plan.items.empty()) {
         if (!opts.dry_run) rep.applied.clear();
         return rep;
+    }
+
+    std::optional<UndoPatchOut> undo_out;
+    if (!opts.undo_to.empty()) {
+        TRY_VOID(outside_target(opts.undo_to, tgt.path));
+        TRY(auto o, UndoPatchOut::create(opts.undo_to));
+        undo_out.emplace(std::move(o));
     }
 
     Txn txn;
@@ -160,10 +188,11 @@ base::Result<ApplyReport> apply_patch(const capture::Patch& patch, const ApplyOp
 
     progress.phase("committing");
     CommitCtx cctx{root, dirs, store->dir.get(), store->trash.get()};
-    for (auto& it : plan.items) {
+    for (size_t i = 0; i < plan.items.size(); i++) {
         if (auto f = fault_point("apply", "commit"); !f.ok()) return fail(f.error());
         committed++;  // a unit that failed halfway is restored too
-        if (auto r = commit_unit(cctx, it); !r.ok()) return fail(r.error());
+        if (auto r = commit_unit(cctx, plan.items[i]); !r.ok()) return fail(r.error());
+        rebaseline_links(cctx, plan.items, i);
     }
     if (::syncfs(root) != 0) return fail(base::sys_error("syncfs target"));
     for (auto& it : plan.items)
@@ -176,6 +205,17 @@ base::Result<ApplyReport> apply_patch(const capture::Patch& patch, const ApplyOp
     progress.done();
     TRY_VOID(remove_journal(jpath));
     rep.undo = tgt.path + "/" + txn.store;
+    if (undo_out) {
+        // The tree is already in its new state: a failure here is reported,
+        // and the undo record stays the way back.
+        if (auto r = undo_out->write(root, store->dir.get(), txn); r.ok()) rep.undo_patch = opts.undo_to;
+        else rep.undo_patch_error = r.error().message;
+    }
+    if (opts.as_undo) {
+        if (remove_store(root, id).ok()) rep.undo.clear();
+        if (auto r = retire_exported_store(root, tgt.dev, tgt.ino, patch.manifest()); r.ok())
+            rep.retired = r.value();
+    }
     return rep;
 }
 

@@ -18,6 +18,10 @@ struct ApplyOptions {
     std::vector<std::string> exclude;   // globs to leave out
     std::string undo_to;                // also export the undo record as a patch file here
     bool progress = false;              // progress line on stderr (tty only)
+    // `layover undo PATCH`: leave no undo record of this apply (as undo of a
+    // record leaves none), and retire the undo store the patch was exported
+    // from when it belongs to this tree.
+    bool as_undo = false;
 };
 
 struct Conflict {
@@ -35,6 +39,12 @@ struct ApplyReport {
     std::vector<Conflict> forced;
     std::vector<std::string> skipped;
     std::string recovered;
+    // --undo-to: the undo patch written, or why writing it failed (the apply
+    // itself succeeded then, and its undo record is kept).
+    std::string undo_patch;
+    std::string undo_patch_error;
+    // as_undo: the spent undo store that was removed (relative to the target).
+    std::string retired;
 };
 
 // Returns an Error for invalid input or an I/O failure (after rolling back);

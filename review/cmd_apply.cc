@@ -95,6 +95,7 @@ void print_json(const review::ApplyReport* rep, const std::string& err, bool dry
         for (const auto& p : rep->skipped) sk.push_back(jstr(p));
         o["skipped"] = sk;
         o["recovered"] = rep->recovered.empty() ? json(nullptr) : json(rep->recovered);
+        o["undo_patch"] = rep->undo_patch.empty() ? json(nullptr) : json(rep->undo_patch);
     }
     if (lossy) o["applied_b64"] = applied_b64;
     std::cout << o.dump() << std::endl;
@@ -140,6 +141,13 @@ bool confirm(const std::string& question) {
     return line == "y" || line == "Y" || line == "yes" || line == "YES";
 }
 
+// Relative paths are taken from the caller's working directory.
+void absolute(std::string* path) {
+    if (path->empty() || (*path)[0] == '/') return;
+    char cwd[4096];
+    if (::getcwd(cwd, sizeof cwd)) *path = std::string(cwd) + "/" + *path;
+}
+
 // A session name (not an existing file) whose sandbox still runs is refused:
 // the kernel leaves changes made under a mounted overlay undefined.
 std::string running_session(const std::string& arg) {
@@ -179,12 +187,8 @@ int cmd_apply(int argc, char** argv) {
         if (v == "\x01") return usage("apply", arg + " needs a value");
     }
     if (a.source.empty()) return usage("apply", "missing SESSION or PATCH");
-    if (!a.opts.target.empty() && a.opts.target[0] != '/') {
-        char cwd[4096];
-        if (::getcwd(cwd, sizeof cwd)) a.opts.target = std::string(cwd) + "/" + a.opts.target;
-    }
-    if (!a.opts.undo_to.empty())
-        return usage("apply", "--undo-to is not available yet; the undo record apply prints restores everything");
+    absolute(&a.opts.target);
+    absolute(&a.opts.undo_to);
     bool interactive = ::isatty(0) && !a.json_out;
     if (!a.yes && !a.opts.dry_run && !interactive)
         return usage("apply", "refusing to change the real tree without confirmation: there is no terminal to ask on; "
@@ -226,10 +230,16 @@ int cmd_apply(int argc, char** argv) {
     a.opts.progress = ::isatty(2) && !a.json_out;
     auto rep = review::apply_patch(*patch, a.opts);
     if (!rep.ok()) return fail(rep.error().message);
+    std::string export_error;
+    if (!rep->undo_patch_error.empty())
+        export_error = "applied, but the undo patch was not written: " + rep->undo_patch_error +
+                       "; the undo record " + base::display_path(rep->undo) + " is kept and undoes this apply ('layover undo " +
+                       base::display_path(rep->undo) + "')";
     if (a.json_out) {
         print_notes("apply", *rep);
-        print_json(&rep.value(), "", a.opts.dry_run);
-        return rep->conflicts.empty() ? 0 : 1;
+        if (!export_error.empty()) std::fprintf(stderr, "layover: apply: %s\n", export_error.c_str());
+        print_json(&rep.value(), export_error, a.opts.dry_run);
+        return rep->conflicts.empty() && export_error.empty() ? 0 : 1;
     }
     print_notes("apply", *rep);
     if (!rep->conflicts.empty()) {
@@ -247,8 +257,14 @@ int cmd_apply(int argc, char** argv) {
     }
     std::printf("applied %zu change(s) to %s:\n", rep->applied.size(), base::display_path(target).c_str());
     print_list(*rep, letters, "  ");
-    std::printf("undo record: %s\nto undo: layover undo %s\n", base::display_path(rep->undo).c_str(),
-                base::display_path(rep->undo).c_str());
+    std::printf("undo record: %s\n", base::display_path(rep->undo).c_str());
+    if (!rep->undo_patch.empty()) std::printf("undo patch: %s\n", base::display_path(rep->undo_patch).c_str());
+    std::printf("to undo: layover undo %s\n", base::display_path(rep->undo).c_str());
+    if (!export_error.empty()) {
+        std::fflush(stdout);
+        std::fprintf(stderr, "layover: apply: %s\n", export_error.c_str());
+        return 1;
+    }
     return 0;
 }
 
@@ -282,13 +298,19 @@ int cmd_undo(int argc, char** argv) {
     if (review::is_undo_record(source)) {
         rep = review::undo_record(source, opts);
     } else {
-        // An undo patch exported with --undo-to: an ordinary, conflict-checked apply.
+        // An undo patch exported with --undo-to: a conflict-checked apply
+        // that leaves no record of its own and retires the spent one.
         auto patch = capture::Patch::open(source);
         if (!patch.ok()) return fail(patch.error().message);
+        if (patch->manifest().kind != "undo")
+            return fail(base::display_path(source) + " is an ordinary patch, not an undo patch (written by "
+                        "'apply --undo-to') or undo record; to apply it use 'layover apply " + base::display_path(source) + "'");
         review::ApplyOptions ao;
         ao.target = opts.target;
+        absolute(&ao.target);
         ao.force = opts.force;
         ao.dry_run = opts.dry_run;
+        ao.as_undo = true;
         rep = review::apply_patch(*patch, ao);
     }
     if (!rep.ok()) return fail(rep.error().message);
@@ -303,5 +325,8 @@ int cmd_undo(int argc, char** argv) {
     }
     std::printf("%s %zu path(s)\n", opts.dry_run ? "dry run: would restore" : "restored", rep->applied.size());
     for (const auto& p : rep->applied) std::printf("  %s\n", base::display_path(p).c_str());
+    if (!rep->retired.empty()) std::printf("removed the spent undo record %s\n", base::display_path(rep->retired).c_str());
+    if (!rep->undo.empty())
+        std::printf("the versions this replaced are kept in %s\n", base::display_path(rep->undo).c_str());
     return 0;
 }

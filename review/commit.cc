@@ -100,6 +100,23 @@ base::Result<void> commit_unit(CommitCtx& ctx, PlanItem& it) {
     return base::Ok();
 }
 
+void rebaseline_links(CommitCtx& ctx, std::vector<PlanItem>& items, size_t done) {
+    const EntryStat& was = items[done].before;
+    if (!was.exists || was.type == capture::Type::Dir) return;
+    for (size_t j = done + 1; j < items.size(); j++) {
+        EntryStat& b = items[j].before;
+        if (!b.exists || b.ino != was.ino || b.type != was.type) continue;
+        auto [parent, name] = split_parent(items[j].unit.path);
+        auto pfd = ctx.dirs.get(parent);
+        if (!pfd.ok()) continue;
+        auto now = stat_at(*pfd, name);
+        if (!now.ok() || !now->exists || now->ino != b.ino) continue;  // the re-check reports it
+        std::string path = b.path;
+        b = now.value();
+        b.path = path;
+    }
+}
+
 base::Result<void> restore_unit(CommitCtx& ctx, const Unit& u) {
     auto [parent, name] = split_parent(u.path);
     auto pr = ctx.dirs.get(parent);

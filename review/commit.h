@@ -19,6 +19,11 @@ struct CommitCtx {
 
 base::Result<void> commit_unit(CommitCtx& ctx, PlanItem& it);
 
+// After items[done] was committed: other links of its inode that this apply
+// commits later saw their ctime (in place: their data) change by our own
+// hand; take their current state as the baseline the re-check compares to.
+void rebaseline_links(CommitCtx& ctx, std::vector<PlanItem>& items, size_t done);
+
 // Bring unit.path back to what it was before the unit was committed.
 base::Result<void> restore_unit(CommitCtx& ctx, const Unit& u);
 
