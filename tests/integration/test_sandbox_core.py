@@ -349,3 +349,18 @@ def test_kill_minus_one_inside_only_hits_the_sandbox(lo):
     finally:
         outside.kill()
         outside.wait()
+
+
+def test_sessions_warns_about_sessions_older_than_20_days(lo):
+    lo.run("echo a > a", session="old", check=True)
+    meta_path = lo.session_dir("old") / "meta.json"
+    meta = json.loads(meta_path.read_text())
+    meta["created_ns"] -= 21 * 86400 * 10**9
+    meta_path.write_text(json.dumps(meta))
+    r = lo("sessions", check=True)
+    assert b"20+ days old" in r.stderr and b"tmpfiles" in r.stderr
+    assert json.loads(lo("sessions", "--json").stdout)[0]["age_days"] == 21
+    lo.run("echo b > b", session="young", check=True)
+    meta_path.unlink()  # a session without metadata is not listed, and no longer warns
+    r = lo("sessions", check=True)
+    assert b"20+ days" not in r.stderr

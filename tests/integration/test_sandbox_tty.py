@@ -46,3 +46,17 @@ def test_terminal_settings_are_restored_after_the_run(lo):
     child.close()
     lflag = attrs[3]
     assert lflag & termios.ICANON and lflag & termios.ECHO  # not left in raw mode
+
+
+def test_window_size_changes_reach_the_command(lo):
+    child = _spawn(lo, "/bin/sh")
+    child.setwinsize(24, 80)
+    child.sendline("stty size")
+    child.expect(r"24 80")
+    child.setwinsize(40, 132)  # SIGWINCH to layover, which resizes the command's pty
+    import time
+    time.sleep(0.3)
+    child.sendline("stty size")
+    child.expect(r"40 132")
+    child.sendline("exit")
+    child.expect(pexpect.EOF)
