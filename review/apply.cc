@@ -10,11 +10,14 @@
 #include <cstring>
 #include <cstdlib>
 #include <optional>
+#include <system_error>
+#include <thread>
 
 #include "helper/base/text.h"
 #include "helper/session.h"
 #include "review/beneath.h"
 #include "review/commit.h"
+#include "review/durable.h"
 #include "review/fault.h"
 #include "review/journal.h"
 #include "review/observe.h"
@@ -107,6 +110,54 @@ base::Result<void> outside_target(const std::string& file, const std::string& ta
     return base::Ok();
 }
 
+// A second thread for deferred hashing, always joined before the work it
+// reads from goes away.
+class Background {
+public:
+    explicit Background(std::vector<DeferredHash>& jobs) {
+        if (jobs.empty()) return;
+        try {
+            t_ = std::thread([&jobs] { hash_deferred(jobs); });
+        } catch (const std::system_error&) {
+            hash_deferred(jobs);  // no thread to be had: hash here instead
+        }
+    }
+    Background(const Background&) = delete;
+    Background& operator=(const Background&) = delete;
+    ~Background() { join(); }
+    void join() {
+        if (t_.joinable()) t_.join();
+    }
+
+private:
+    std::thread t_;
+};
+
+bool blocking(const std::vector<PlanItem>& items, bool force) {
+    for (const auto& it : items)
+        if (!it.conflicts.empty() && (!force || it.hard)) return true;
+    return false;
+}
+
+void collect(ApplyReport& rep, const std::vector<PlanItem>& items, bool force) {
+    rep.forced.clear();
+    rep.conflicts.clear();
+    for (const auto& it : items)
+        for (const auto& c : it.conflicts) {
+            if (force && !it.hard) rep.forced.push_back(c);
+            else rep.conflicts.push_back(c);
+        }
+}
+
+// What the commit renames and in-place changes touched, for the fsync after.
+void record_commit(Durability& dur, const std::vector<PlanItem>& items, const std::string& store_rel) {
+    for (const auto& it : items) {
+        dur.dir(split_parent(it.unit.path).first);
+        if (it.unit.op == Op::Replace || it.unit.op == Op::Delete) dur.dir(store_rel);
+        if (it.unit.op == Op::Meta) dur.node(it.unit.path);
+    }
+}
+
 }  // namespace
 
 base::Result<ApplyReport> apply_patch(const capture::Patch& patch, const ApplyOptions& opts) {
@@ -127,12 +178,16 @@ base::Result<ApplyReport> apply_patch(const capture::Patch& patch, const ApplyOp
         dirs.clear();
     }
 
-    TRY_VOID(observe(root, dirs, patch.manifest(), plan.items));
-    for (const auto& it : plan.items)
-        for (const auto& c : it.conflicts) {
-            if (opts.force && !it.hard) rep.forced.push_back(c);
-            else rep.conflicts.push_back(c);
-        }
+    // Big files are hashed for the conflict check in a second thread while
+    // staging (invisible until commit) runs; a conflict found there then
+    // rolls the staging back and is reported like any other.
+    std::vector<DeferredHash> deferred;
+    TRY_VOID(observe(root, dirs, patch.manifest(), plan.items, opts.dry_run ? nullptr : &deferred));
+    if (blocking(plan.items, opts.force)) {
+        hash_deferred(deferred);  // list every conflict, not only the cheap ones
+        TRY_VOID(finish_deferred(deferred, plan.items));
+    }
+    collect(rep, plan.items, opts.force);
     if (!rep.conflicts.empty()) return rep;
     std::string id = random_token(6);
     choose_ops(plan.items, id);
@@ -175,12 +230,30 @@ base::Result<ApplyReport> apply_patch(const capture::Patch& patch, const ApplyOp
         return base::Error{e.message + "; nothing was applied", e.code};
     };
 
+    Background hasher(deferred);
     auto store = open_store(root, id, true);
     if (!store.ok()) return fail(store.error().context("creating the undo store"));
-    StageCtx sctx{root, dirs, store->dir.get(), patch, progress};
+    // Before commit, durable: every staged entry, the directories holding
+    // their names, and the undo store with its parents (created just now).
+    Durability dur;
+    dur.dir("");
+    dur.dir(kUndoDir);
+    dur.dir(txn.store);
+    StageCtx sctx{root, dirs, store->dir.get(), patch, progress, dur, txn.store};
     if (auto r = stage_all(sctx, plan.items); !r.ok()) return fail(r.error());
     dirs.clear();
-    if (::syncfs(root) != 0) return fail(base::sys_error("syncfs target"));
+    if (auto r = dur.flush(root, dirs); !r.ok()) return fail(r.error());
+    hasher.join();
+    if (auto r = finish_deferred(deferred, plan.items); !r.ok()) return fail(r.error());
+    collect(rep, plan.items, opts.force);
+    if (!rep.conflicts.empty()) {
+        progress.done();
+        for (size_t i = 0; i < plan.items.size(); i++) txn.units[i] = plan.items[i].unit;
+        if (auto r = revert_txn(root, dirs, txn, 0); !r.ok()) return fail(r.error());
+        (void)remove_journal(jpath);
+        rep.applied.clear();
+        return rep;
+    }
 
     for (size_t i = 0; i < plan.items.size(); i++) txn.units[i] = plan.items[i].unit;
     txn.state = "committing";
@@ -194,7 +267,8 @@ base::Result<ApplyReport> apply_patch(const capture::Patch& patch, const ApplyOp
         if (auto r = commit_unit(cctx, plan.items[i]); !r.ok()) return fail(r.error());
         rebaseline_links(cctx, plan.items, i);
     }
-    if (::syncfs(root) != 0) return fail(base::sys_error("syncfs target"));
+    record_commit(dur, plan.items, txn.store);
+    if (auto r = dur.flush(root, dirs); !r.ok()) return fail(r.error());
     for (auto& it : plan.items)
         if (auto r = record_after(cctx, it.unit); !r.ok()) return fail(r.error());
     for (size_t i = 0; i < plan.items.size(); i++) txn.units[i] = plan.items[i].unit;

@@ -114,7 +114,31 @@ std::string same_tree(const std::vector<EntryStat>& a, const std::vector<EntrySt
     return "";
 }
 
-base::Result<void> observe(int root, DirCache& dirs, const capture::Manifest& man, std::vector<PlanItem>& items) {
+void hash_deferred(std::vector<DeferredHash>& jobs) {
+    for (auto& j : jobs) {
+        auto fp = capture::fingerprint_fd(j.fd.get(), j.real.size);
+        if (fp.ok()) j.real.fingerprint = fp.value();
+        else j.result = base::Result<void>(fp.error().context("read " + base::display_path(j.real.path) + " to compare it"));
+        j.fd.reset();
+    }
+}
+
+base::Result<void> finish_deferred(std::vector<DeferredHash>& jobs, std::vector<PlanItem>& items) {
+    // By path: apply drops no-op items between observe and now.
+    std::map<std::string, PlanItem*> by_path;
+    for (auto& it : items) by_path[it.unit.path] = &it;
+    for (auto& j : jobs) {
+        TRY_VOID(j.result);
+        std::string why = compare_entry(*j.base, j.real);
+        auto it = by_path.find(j.real.path);
+        if (!why.empty() && it != by_path.end()) it->second->conflicts.push_back({j.real.path, why});
+    }
+    jobs.clear();
+    return base::Ok();
+}
+
+base::Result<void> observe(int root, DirCache& dirs, const capture::Manifest& man, std::vector<PlanItem>& items,
+                           std::vector<DeferredHash>* defer) {
     std::map<std::string, const capture::BaseEntry*> base;
     for (const auto& b : man.base) base[b.path] = &b;
     for (auto& it : items) {
@@ -144,6 +168,18 @@ base::Result<void> observe(int root, DirCache& dirs, const capture::Manifest& ma
             continue;
         }
         Observed o = to_observed(it.before);
+        if (defer && o.type == capture::Type::File && o.size >= kDeferHashBytes && needs_fingerprint(*bi->second, o)) {
+            // Opened now (the path is checked now); read later. The re-check
+            // before commit catches a change made in between.
+            int fd = ::openat(*dfd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+            if (fd < 0) return base::sys_error("read " + name + " to compare it");
+            DeferredHash j;
+            j.fd = base::Fd(fd);
+            j.base = bi->second;
+            j.real = o;
+            defer->push_back(std::move(j));
+            continue;  // a file: no subtree to compare
+        }
         TRY_VOID(fill_fingerprint(*dfd, name, *bi->second, o));
         std::string why = compare_entry(*bi->second, o);
         if (!why.empty()) it.conflicts.push_back({p, why});

@@ -38,6 +38,21 @@ base::Error bad(const std::string& path, const std::string& why) {
                        "; nothing was applied");
 }
 
+// Only user.* xattrs are ever applied (anything else makes the patch
+// invalid), and not overlayfs's own user.overlay.*: inside, overlayfs escapes
+// a program's user.overlay.X as user.overlay.overlay.X and capture turns it
+// back, so on the real tree it would be a live overlay marker (a whiteout, an
+// opaque dir, a redirect) the next time the tree is a session's lower layer.
+bool user_xattr(const std::string& name) { return name.rfind("user.", 0) == 0; }
+bool overlay_xattr(const std::string& name) { return name.rfind("user.overlay.", 0) == 0; }
+
+base::Error overlay_marker(const std::string& path, const std::string& name) {
+    return base::error(base::display_path(path) + " carries xattr " + base::display_path(name) +
+                       ", overlayfs's own namespace: on the real tree it would act as an overlay marker in "
+                       "later sessions; leave it out with --exclude, or remove the xattr in the session; "
+                       "nothing was applied");
+}
+
 bool member_kind_ok(Member::Kind k) {
     return k == Member::Kind::File || k == Member::Kind::Dir || k == Member::Kind::Symlink ||
            k == Member::Kind::Hardlink || k == Member::Kind::Fifo;
@@ -60,7 +75,7 @@ base::Result<Plan> make_plan(const capture::Patch& patch, const PathFilter& filt
         if (m.kind == Member::Kind::Hardlink && (!safe_relpath(m.link_target) || !members.count(m.link_target)))
             return bad(m.path, "hard link to something that is not an earlier member");
         for (const auto& [k, v] : m.xattrs)
-            if (k.rfind("user.", 0) != 0) return bad(m.path, "carries xattr " + k + " (only user.* are allowed)");
+            if (!user_xattr(k)) return bad(m.path, "carries xattr " + base::display_path(k) + " (only user.* are allowed)");
         members[m.path] = &m;
     }
 
@@ -68,6 +83,15 @@ base::Result<Plan> make_plan(const capture::Patch& patch, const PathFilter& filt
     for (const auto& c : man.changes) {
         if (!safe_relpath(c.path)) return bad(c.path, "unsafe path");
         if (is_reserved_path(c.path)) return bad(c.path, "uses a name reserved for layover's own staging/undo");
+        for (const auto& [k, v] : c.xattrs)
+            if (!user_xattr(k)) return bad(c.path, "carries xattr " + base::display_path(k) + " (only user.* are allowed)");
+        // A metadata change is applied from the manifest's own xattr list:
+        // it must say what the payload (what diff and tar show) says.
+        if (c.kind == Kind::Metadata && c.captured) {
+            auto m = members.find(c.path);
+            if (m != members.end() && m->second->xattrs != c.xattrs)
+                return bad(c.path, "the manifest's xattrs differ from the payload member's");
+        }
         if (creates_dir(c)) new_dirs.insert(c.path);
         if (c.kind == Kind::Deleted || (c.kind == Kind::TypeChanged && c.old_type == Type::Dir && c.type != Type::Dir))
             gone.insert(c.path);
@@ -130,6 +154,16 @@ base::Result<Plan> make_plan(const capture::Patch& patch, const PathFilter& filt
         std::sort(it.tree.begin(), it.tree.end(), [](const Member* a, const Member* b) { return a->path < b->path; });
         if (it.member) staged.insert(it.member->path);
         for (auto* m : it.tree) staged.insert(m->path);
+    }
+    for (const auto& it : plan.items) {
+        for (const auto& [k, v] : it.change->xattrs)
+            if (overlay_xattr(k)) return overlay_marker(it.unit.path, k);
+        for (const Member* m : it.tree)
+            for (const auto& [k, v] : m->xattrs)
+                if (overlay_xattr(k)) return overlay_marker(m->path, k);
+        if (it.member)
+            for (const auto& [k, v] : it.member->xattrs)
+                if (overlay_xattr(k)) return overlay_marker(it.unit.path, k);
     }
     for (auto& it : plan.items) {
         auto check = [&](const Member* m) -> base::Result<void> {

@@ -17,7 +17,15 @@ base::Result<Store> open_store(int root, const std::string& id, bool create) {
     Store s;
     if (create && ::mkdirat(root, kUndoDir, 0700) != 0 && errno != EEXIST)
         return base::sys_error(std::string("create ") + kUndoDir);
-    TRY(s.undo_dir, open_dir_beneath(root, kUndoDir));
+    auto undo_dir = open_dir_beneath(root, kUndoDir);
+    if (!undo_dir.ok()) {
+        int err = undo_dir.error().code;
+        if (err == ELOOP || err == ENOTDIR)
+            return base::Error{std::string(kUndoDir) + " in the target is not a directory (a symlink or a file), "
+                               "and layover keeps its undo records there; move it away, then retry", err};
+        return undo_dir.error();
+    }
+    s.undo_dir = std::move(undo_dir).value();
     if (create && ::mkdirat(s.undo_dir.get(), id.c_str(), 0700) != 0)
         return base::sys_error(std::string("create ") + kUndoDir + "/" + id);
     TRY(s.dir, base::open_at(s.undo_dir.get(), id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW));
@@ -28,7 +36,13 @@ base::Result<Store> open_store(int root, const std::string& id, bool create) {
 
 base::Result<void> remove_store(int root, const std::string& id) {
     auto u = open_dir_beneath(root, kUndoDir);
-    if (!u.ok()) return u.error().code == ENOENT ? base::Ok() : base::Result<void>(u.error());
+    if (!u.ok()) {
+        // Absent, or not ours (a symlink or file planted there): no store of
+        // ours can be behind it, so there is nothing to remove.
+        int err = u.error().code;
+        if (err == ENOENT || err == ELOOP || err == ENOTDIR) return base::Ok();
+        return u.error();
+    }
     TRY_VOID(remove_tree_at(u->get(), id));
     ::fsync(u->get());
     if (::unlinkat(root, kUndoDir, AT_REMOVEDIR) != 0 && errno != ENOTEMPTY && errno != EEXIST && errno != ENOENT)

@@ -86,6 +86,10 @@ public:
                     off += static_cast<uint64_t>(n);
                     ctx_.progress.add(static_cast<uint64_t>(n), 0);
                 }
+                if (off - kicked_ >= kWritebackChunk) {
+                    start_writeback(cur_.get(), kicked_, off);
+                    kicked_ = off;
+                }
                 return base::Ok();
             };
         });
@@ -115,8 +119,15 @@ public:
     }
 
 private:
+    // Writeback is started every this many bytes, so the fsync before
+    // commit waits for the tail only, not for the whole file.
+    static constexpr uint64_t kWritebackChunk = 8ull << 20;
+
     void add_target(PlanItem& it, const Member* m, bool root, uint64_t& total, uint64_t& count) {
         order_.push_back({&it, m, root ? it.unit.tmp : staged_path(it, m->path), root});
+        // A staged entry's own directory (inside a staged tree, that
+        // directory is staged too and kept open by dir_attrs).
+        if (root) ctx_.dur.dir(split_parent(order_.back().staged).first);
         if (m->kind == Member::Kind::File) total += m->size;
         count++;
     }
@@ -152,6 +163,7 @@ private:
         TRY(auto at, at_beneath(ctx_.dirs, t.staged));
         TRY(cur_, base::open_at(at.first, at.second, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0600));
         cur_target_ = &t;
+        kicked_ = 0;
         return base::Ok();
     }
 
@@ -170,6 +182,8 @@ private:
                 TRY_VOID(copy_acls(orig.get(), cur_.get()));
             }
             TRY_VOID(set_mode_mtime(cur_.get(), t.m->mode, t.m->mtime_ns));
+            if (kicked_ > 0 || t.m->size >= (1u << 20)) start_writeback(cur_.get(), kicked_, t.m->size);
+            ctx_.dur.keep(cur_.get());  // mode 0000 would keep us from reopening it
             return cur_.close();
         }();
         done_files_.insert(t.m->path);
@@ -203,7 +217,9 @@ private:
         }
         // Our own staged dirs: drop cached fds that a mode change could make stale for writing.
         ctx_.dirs.clear();
-        return set_mode_mtime(d.get(), t.m->mode, t.m->mtime_ns);
+        TRY_VOID(set_mode_mtime(d.get(), t.m->mode, t.m->mtime_ns));
+        ctx_.dur.keep(d.get());
+        return base::Ok();
     }
 
     // In-place updates and metadata changes overwrite the original: keep
@@ -226,6 +242,8 @@ private:
         TRY(base::Fd out, base::open_at(ctx_.store_fd, it.unit.slot, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0600));
         auto r = copy_data(in.get(), out.get());
         if (!r.ok()) return staging_error(it.unit.path, r.error().context("saving the original for undo"));
+        ctx_.dur.keep(out.get());
+        ctx_.dur.dir(ctx_.store_rel);
         return out.close();
     }
 
@@ -236,6 +254,7 @@ private:
     std::set<std::string> done_files_;
     base::Fd cur_;
     Target* cur_target_ = nullptr;
+    uint64_t kicked_ = 0;  // writeback started for [0, kicked_) of cur_
 };
 
 }  // namespace

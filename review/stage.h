@@ -8,6 +8,7 @@
 
 #include "capture/reader.h"
 #include "helper/base/result.h"
+#include "review/durable.h"
 #include "review/fsops.h"
 #include "review/plan.h"
 #include "review/progress.h"
@@ -20,6 +21,8 @@ struct StageCtx {
     int store_fd;
     const capture::Patch& patch;
     Progress& progress;
+    Durability& dur;        // records what must be fsynced before commit
+    std::string store_rel;  // the undo store, relative to the root
 };
 
 // Requires unit.op/tmp/slot set. Fills unit.new_ino and the old_* fields.

@@ -111,8 +111,9 @@ base::Result<ApplyReport> undo_record(const std::string& record, const UndoOptio
         if (auto f = fault_point("undo", "restore"); !f.ok())
             return f.error().context("undo interrupted; re-run 'layover undo' to finish it");
         const Unit& u = t.units[i];
-        if (opts.force && (u.op == Op::Add || u.op == Op::Replace)) {
-            // --force: a later version of this path gives way to the original.
+        if (opts.force && (u.op == Op::Add || u.op == Op::Replace || u.op == Op::Delete)) {
+            // --force: a later version of this path gives way to the original
+            // (for a deletion, anything made there since; new_ino is 0).
             auto [parent, name] = split_parent(u.path);
             if (auto pfd = dirs.get(parent); pfd.ok()) {
                 auto now = stat_at(*pfd, name);

@@ -1,0 +1,443 @@
+"""Security audit: hostile patches whose .layover/sums are recomputed (so the
+reader's integrity check passes and the rule under test is what rejects
+them), xattr namespaces on apply, undo --force, and a sparse-map bomb.
+
+The sums are recomputed with the system libxxhash through ctypes (stdlib),
+following docs/patch-format.md ("Fingerprints")."""
+import copy
+import ctypes
+import ctypes.util
+import io
+import json
+import os
+import struct
+import subprocess
+import tarfile
+
+import pytest
+
+from apply_util import read_patch, tree
+from conftest import LAYOVER, missing_feature
+
+# --- fingerprints (XXH3-128, canonical big-endian) ---------------------------
+
+
+class _H128(ctypes.Structure):
+    _fields_ = [("low64", ctypes.c_uint64), ("high64", ctypes.c_uint64)]
+
+
+def _libxxhash():
+    for name in ("libxxhash.so.0", ctypes.util.find_library("xxhash")):
+        if not name:
+            continue
+        try:
+            lib = ctypes.CDLL(name)
+        except OSError:
+            continue
+        lib.XXH3_128bits.restype = _H128
+        lib.XXH3_128bits.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+        return lib
+    raise RuntimeError("libxxhash (a build dependency of layover) is not installed")
+
+
+_XX = _libxxhash()
+
+
+def _xxh128(b):
+    h = _XX.XXH3_128bits(b, len(b))
+    return h.high64.to_bytes(8, "big") + h.low64.to_bytes(8, "big")
+
+
+def fingerprint(data):
+    """A dense byte string's fingerprint: data || canonical(hole map) || le64(size)."""
+    hole_map = struct.pack("<QQ", 0, len(data)) if data else b""
+    return _xxh128(data + _xxh128(hole_map) + struct.pack("<Q", len(data))).hex()
+
+
+def _bytes_field(obj, key, value):
+    try:
+        obj[key] = value.decode("utf-8")
+    except UnicodeDecodeError:
+        import base64
+        obj[key] = value.decode("utf-8", "replace")
+        obj[key + "_b64"] = base64.b64encode(value).decode("ascii")
+
+
+def with_sums(members):
+    """members: [(TarInfo, data|None)] with the manifest first; the old
+    .layover/sums (if any) is dropped and a correct one appended."""
+    members = [(i, d) for i, d in members if i.name != ".layover/sums"]
+    sums = []
+    for info, data in members:
+        if info.isfile():
+            fp = fingerprint(data or b"")
+        elif info.issym() or info.islnk():
+            fp = fingerprint(os.fsencode(info.linkname))
+        else:
+            fp = fingerprint(b"")
+        entry = {"fingerprint": fp}
+        _bytes_field(entry, "path", os.fsencode(info.name.rstrip("/")))
+        sums.append(entry)
+    text = json.dumps({"format": "layover-sums/1", "members": sums}).encode()
+    return members + [(tarfile.TarInfo(".layover/sums"), text)]
+
+
+def write_patch(path, members):
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:", format=tarfile.PAX_FORMAT) as tf:
+        for info, data in members:
+            if data is not None:
+                info.size = len(data)
+                tf.addfile(info, io.BytesIO(data))
+            else:
+                tf.addfile(info)
+    subprocess.run(["zstd", "-q", "-f", "--check", "-o", str(path)], input=buf.getvalue(), check=True)
+    return path
+
+
+def rewrite(patch, out, fn, resum=True):
+    """Rewrite a real patch through fn(manifest, members) -> (manifest, members)."""
+    manifest, members = read_patch(patch)
+    manifest, members = fn(copy.deepcopy(manifest), members)
+    info = members[0][0]
+    members = [(info, json.dumps(manifest, indent=1).encode())] + members[1:]
+    return write_patch(out, with_sums(members) if resum else members)
+
+
+def saved_patch(lo, tmp_path, script, name="h"):
+    r = lo.run("cd '%s' && %s" % (lo.target, script), session=name)
+    assert r.returncode == 0, r.stderr
+    patch = tmp_path / (name + ".tar.zst")
+    lo("save", name, "-o", patch, check=True)
+    return patch
+
+
+def err_line(r):
+    return r.stderr.decode(errors="replace").strip().splitlines()[-1]
+
+
+def needs_user_xattrs(path):
+    r = subprocess.run(["setfattr", "-n", "user.probe", "-v", "1", str(path)], capture_output=True)
+    if r.returncode != 0:
+        missing_feature("user.* xattrs on the test filesystem")
+    subprocess.run(["setfattr", "-x", "user.probe", str(path)], check=True)
+
+
+def root_stamp(path):
+    st = os.lstat(str(path))
+    return st.st_mtime_ns, st.st_ctime_ns, st.st_nlink
+
+
+# --- the helper is sound, and why it matters ------------------------------
+
+
+def test_hostile_patch_helper_resums_so_only_the_rule_under_test_can_reject(lo, tmp_path):
+    """A manifest rewritten WITHOUT new sums is rejected for its fingerprint
+    alone: such a test proves nothing about the rule it means to test (as in
+    test_apply_hostile.py, which rewrites manifests without re-summing)."""
+    patch = saved_patch(lo, tmp_path, "echo s > notes.txt")
+    same = lambda m, ms: (m, ms)  # noqa: E731
+    stale = rewrite(patch, tmp_path / "stale.tar.zst", same, resum=False)
+    r = lo("show", stale)
+    assert r.returncode == 1 and b"fingerprint mismatch" in r.stderr, r.stderr
+    good = rewrite(patch, tmp_path / "good.tar.zst", same)
+    r = lo("show", good, "--json")
+    assert r.returncode == 0, r.stderr
+    assert [c["path"] for c in json.loads(r.stdout)] == ["notes.txt"]
+
+
+@pytest.fixture
+def victim(tmp_path):
+    out = tmp_path / "outside"
+    out.mkdir()
+    (out / "victim.txt").write_text("precious\n")
+    return out
+
+
+def _rename(manifest, members, old, new):
+    for c in manifest["changes"] + manifest["base"]:
+        if c["path"] == old:
+            c["path"] = new
+    for info, _ in members:
+        if info.name == old:
+            info.name = new
+    return manifest, members
+
+
+@pytest.mark.parametrize("kind,why", [
+    ("dotdot", b"path traversal"),
+    ("absolute", b"absolute path"),
+    ("hardlink_outside", b"hardlink target"),
+    ("symlink_then_write", b"evil"),
+    ("reserved_undo_name", b"reserved"),
+])
+def test_hostile_patch_with_valid_sums_is_refused_for_the_right_reason(lo, tmp_path, victim, kind, why):
+    patch = saved_patch(lo, tmp_path, "echo pwned > x.txt && echo s > notes.txt")
+    rel_victim = os.path.relpath(str(victim / "victim.txt"), str(lo.target))
+
+    def fn(manifest, members):
+        if kind == "dotdot":
+            return _rename(manifest, members, "x.txt", rel_victim)
+        if kind == "absolute":
+            return _rename(manifest, members, "x.txt", str(victim / "victim.txt"))
+        if kind == "reserved_undo_name":
+            return _rename(manifest, members, "x.txt", ".layover-undo")
+        if kind == "hardlink_outside":
+            info = tarfile.TarInfo("hl")
+            info.type = tarfile.LNKTYPE
+            info.linkname = rel_victim
+            info.mode = 0o644
+            c = dict(next(c for c in manifest["changes"] if c["path"] == "x.txt"), path="hl")
+            manifest["changes"].append(c)
+            manifest["base"].append({"path": "hl", "absent": True})
+            return manifest, members[:-1] + [(info, None)] + members[-1:]
+        link = tarfile.TarInfo("evil")
+        link.type = tarfile.SYMTYPE
+        link.linkname = str(victim)
+        f = tarfile.TarInfo("evil/victim.txt")
+        f.mode = 0o644
+        manifest["changes"].append({"path": "evil", "kind": "added", "type": "symlink", "mode": 0o777,
+                                    "size": 0, "old_type": None, "old_mode": 0, "link_target": str(victim),
+                                    "captured": True, "mtime_ns": 0, "xattrs": []})
+        c = dict(next(c for c in manifest["changes"] if c["path"] == "x.txt"), path="evil/victim.txt")
+        manifest["changes"].append(c)
+        manifest["base"] += [{"path": "evil", "absent": True}, {"path": "evil/victim.txt", "absent": True}]
+        data = next(d for i, d in members if i.name == "x.txt")
+        return manifest, members[:-1] + [(link, None), (f, data)] + members[-1:]
+
+    bad = rewrite(patch, tmp_path / "bad.tar.zst", fn)
+    before = tree(lo.target, mtimes=True)
+    stamp = root_stamp(lo.target)
+    r = lo("apply", bad, "--yes", "--force")
+    assert r.returncode == 1, r.stdout
+    out = r.stdout + r.stderr
+    assert b"fingerprint mismatch" not in out
+    assert why in out, out
+    assert sorted(os.listdir(str(victim))) == ["victim.txt"]
+    assert (victim / "victim.txt").read_text() == "precious\n"
+    assert tree(lo.target, mtimes=True) == before
+    assert root_stamp(lo.target) == stamp, "something was created and removed in the target"
+
+
+# --- xattr namespaces --------------------------------------------------------
+
+
+def _meta_xattrs(patch, tmp_path, xattrs, name):
+    """The chmod-only change to notes.txt, with the manifest's xattrs replaced."""
+    def fn(manifest, members):
+        for c in manifest["changes"]:
+            if c["path"] == "notes.txt":
+                assert c["kind"] == "metadata"
+                c["xattrs"] = xattrs
+        return manifest, members
+    return rewrite(patch, tmp_path / name, fn)
+
+
+def test_metadata_change_with_a_trusted_xattr_in_the_manifest_is_refused_before_any_write(lo, tmp_path):
+    patch = saved_patch(lo, tmp_path, "echo n > new.txt && chmod 600 notes.txt")
+    bad = _meta_xattrs(patch, tmp_path, [{"name": "trusted.evil", "value_b64": "eA=="}], "bad.tar.zst")
+    before = tree(lo.target, mtimes=True)
+    stamp = root_stamp(lo.target)
+    r = lo("apply", bad, "--yes")
+    assert r.returncode == 1
+    assert b"trusted.evil" in r.stderr, r.stderr
+    assert tree(lo.target, mtimes=True) == before
+    # Validation first: not even a staged file or an undo store came and went.
+    assert root_stamp(lo.target) == stamp
+
+
+def test_metadata_xattrs_in_the_manifest_must_match_the_payload(lo, tmp_path):
+    """The reviewer sees the payload (diff, tar -tv); apply of a metadata change
+    used the manifest's own xattr list, which nothing compared with it."""
+    needs_user_xattrs(tmp_path)
+    patch = saved_patch(lo, tmp_path, "setfattr -n user.color -v blue notes.txt")
+    bad = _meta_xattrs(patch, tmp_path, [{"name": "user.hidden", "value_b64": "c25lYWt5"}], "bad.tar.zst")
+    r = lo("apply", bad, "--yes")
+    assert r.returncode == 1, r.stdout
+    assert b"xattr" in r.stderr
+    assert os.listxattr(str(lo.target / "notes.txt")) == []
+
+
+@pytest.mark.xfail(strict=True, reason="capture/manifest.cc + agreement.cc (reader) accept non-user.* xattrs in the "
+                   "manifest; docs/patch-format.md says a reader rejects them. Not fixed here: capture/ is being "
+                   "edited by others.")
+def test_reader_rejects_a_manifest_xattr_outside_user(lo, tmp_path):
+    patch = saved_patch(lo, tmp_path, "chmod 600 notes.txt")
+    bad = _meta_xattrs(patch, tmp_path, [{"name": "security.capability", "value_b64": "eA=="}], "bad.tar.zst")
+    r = lo("show", bad)
+    assert r.returncode == 1
+    assert b"security.capability" in r.stderr
+
+
+def test_overlay_markers_set_inside_are_never_written_to_the_real_tree(lo, tmp_path):
+    """Inside, overlayfs escapes user.overlay.X (stored user.overlay.overlay.X);
+    capture turns it back into user.overlay.X. Written to the real tree, that
+    is a live overlayfs marker the next time the tree is a lower layer: here a
+    whiteout that makes a real file vanish from every later sandbox."""
+    needs_user_xattrs(tmp_path)
+    (lo.target / "d").mkdir()
+    (lo.target / "d" / "keep.txt").write_text("keep\n")
+    (lo.target / "d" / "ghost").write_bytes(b"")
+    r = lo.run("setfattr -n user.overlay.opaque -v x d && setfattr -n user.overlay.whiteout -v y d/ghost",
+               session="m")
+    assert r.returncode == 0, r.stderr
+    r = lo("apply", "m", "--yes")
+    assert r.returncode == 1, r.stdout
+    assert b"user.overlay." in r.stderr, r.stderr
+    for p in ("d", "d/ghost"):
+        assert not [x for x in os.listxattr(str(lo.target / p)) if x.startswith("user.overlay.")]
+    seen = lo.run("ls d", session="after", on_exit="discard")
+    assert seen.returncode == 0 and b"ghost" in seen.stdout, seen.stdout + seen.stderr
+
+
+# --- undo --force --------------------------------------------------------------
+
+
+def test_undo_force_restores_a_deleted_file_that_was_recreated_since(lo):
+    r = lo.run("rm notes.txt", session="u")
+    assert r.returncode == 0, r.stderr
+    r = lo("apply", "u", "--yes", "--json")
+    assert r.returncode == 0, r.stderr
+    record = json.loads(r.stdout)["undo"]
+    (lo.target / "notes.txt").write_text("recreated by the user\n")
+    r = lo("undo", record)
+    assert r.returncode == 1 and b"notes.txt" in r.stderr
+    r = lo("undo", record, "--force")
+    assert r.returncode == 0, r.stderr
+    assert (lo.target / "notes.txt").read_text() == "one\ntwo\nthree\n"
+    assert not (lo.target / ".layover-undo").exists()
+    journal = lo.state / "journal"
+    assert not (journal.exists() and list(journal.glob("*.json")))
+    # The tree is usable again: a later apply does not stumble over a journal.
+    r = lo.run("echo later > later.txt", session="v")
+    assert r.returncode == 0
+    r = lo("apply", "v", "--yes")
+    assert r.returncode == 0, r.stderr
+    assert b"interrupted" not in r.stderr
+
+
+# --- a sparse-map bomb -----------------------------------------------------------
+
+
+def _sparse_bomb(path, entries):
+    """A patch whose one file is GNU sparse 1.0 with `entries` empty map
+    entries: tens of MB of "0\\n0\\n" that zstd shrinks to a few KB."""
+    body = b"%d\n" % entries + b"0\n0\n" * entries
+    body += b"\0" * (-len(body) % 512)
+    info = tarfile.TarInfo("GNUSparseFile.0/big")
+    info.pax_headers = {"GNU.sparse.major": "1", "GNU.sparse.minor": "0", "GNU.sparse.name": "big",
+                        "GNU.sparse.realsize": "0"}
+    manifest = {"format": "layover-patch/1", "target": "/nonexistent", "session": "", "command": [],
+                "created": "2025-01-01T00:00:00Z", "version": "0",
+                "changes": [{"path": "big", "kind": "added", "type": "file", "size": 0, "mode": 420,
+                             "old_type": None, "old_mode": 0, "link_target": None, "captured": True,
+                             "mtime_ns": 0, "xattrs": []}],
+                "base": [{"path": "big", "absent": True}]}
+    members = [(tarfile.TarInfo(".layover/manifest.json"), json.dumps(manifest).encode()), (info, body),
+               (tarfile.TarInfo(".layover/sums"), b"{}")]
+    return write_patch(path, members)
+
+
+def _max_rss_kib(argv, env):
+    """Exit code and peak RSS of one run; posix_spawn, so the child does not
+    start out with a copy of pytest's own resident pages."""
+    devnull = os.open(os.devnull, os.O_RDWR)
+    try:
+        pid = os.posix_spawn(argv[0], argv, env, file_actions=[
+            (os.POSIX_SPAWN_DUP2, devnull, 0), (os.POSIX_SPAWN_DUP2, devnull, 1),
+            (os.POSIX_SPAWN_DUP2, devnull, 2)])
+    finally:
+        os.close(devnull)
+    _, status, ru = os.wait4(pid, 0)
+    code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else -os.WTERMSIG(status)
+    return code, ru.ru_maxrss
+
+
+@pytest.mark.xfail(strict=True, reason="capture/tar_in.cc: libarchive parses a GNU sparse 1.0 map completely "
+                   "(one allocation per entry) inside archive_read_next_header, before the reader's "
+                   "--max-pax-header / sparse-segment limits are checked. Not fixed here: capture/ is being "
+                   "edited by others.")
+def test_sparse_map_bomb_is_refused_in_bounded_memory(lo, tmp_path):
+    bomb = _sparse_bomb(tmp_path / "bomb.tar.zst", 6_000_000)
+    assert bomb.stat().st_size < 64 * 1024
+    code, rss = _max_rss_kib([LAYOVER, "show", str(bomb)], lo.env)
+    assert code == 1
+    assert rss < 128 * 1024, "layover show used %d MiB on a %d byte patch" % (rss // 1024, bomb.stat().st_size)
+
+
+# --- the undo store and record live in the target --------------------------------
+
+
+@pytest.mark.parametrize("planted", ["symlink", "file"])
+def test_apply_with_a_planted_layover_undo_entry_writes_nothing_anywhere(lo, tmp_path, victim, planted):
+    store = lo.target / ".layover-undo"
+    if planted == "symlink":
+        os.symlink(str(victim), str(store))
+    else:
+        store.write_text("not a dir\n")
+    r = lo.run("echo s > notes.txt && echo n > new.txt", session="p")
+    assert r.returncode == 0, r.stderr
+    before = tree(lo.target, mtimes=True)
+    r = lo("apply", "p", "--yes")
+    assert r.returncode == 1
+    line = err_line(r)
+    assert line.startswith("layover: apply:") and ".layover-undo" in line, line
+    assert "nothing was applied" in line, line
+    assert sorted(os.listdir(str(victim))) == ["victim.txt"]
+    assert (victim / "victim.txt").read_text() == "precious\n"
+    assert tree(lo.target, mtimes=True) == before
+    assert sorted(os.listdir(str(lo.target))) == sorted(["docs", "notes.txt", "old", "link", ".layover-undo"])
+    # Nothing was half-done, so no journal wedges the tree: once the entry is
+    # moved away, the same apply works.
+    journal = lo.state / "journal"
+    assert not (journal.exists() and list(journal.iterdir())), list(journal.iterdir())
+    os.unlink(str(store))
+    r = lo("apply", "p", "--yes")
+    assert r.returncode == 0, r.stderr
+    assert b"reverted" not in r.stderr and b"interrupted" not in r.stderr
+    assert (lo.target / "new.txt").read_text() == "n\n"
+
+
+@pytest.mark.parametrize("field,value", [
+    ("p", "../outside/victim.txt"),
+    ("p", "/etc/passwd"),
+    ("slot", "../../../outside/victim.txt"),
+    ("tmp", "docs/.layover-tmp.x"),
+])
+def test_undo_refuses_a_forged_record_whose_names_leave_their_place(lo, tmp_path, victim, field, value):
+    import base64
+    r = lo.run("rm notes.txt", session="u")
+    assert r.returncode == 0, r.stderr
+    r = lo("apply", "u", "--yes", "--json")
+    assert r.returncode == 0, r.stderr
+    record = json.loads(r.stdout)["undo"]
+    path = os.path.join(record, "undo.json")
+    with open(path) as f:
+        rec = json.load(f)
+    unit = rec["units"][0]
+    unit[field] = base64.b64encode(value.encode()).decode() if field in ("p", "tmp") else value
+    os.chmod(path, 0o600)
+    with open(path, "w") as f:
+        json.dump(rec, f)
+    before = tree(lo.target, mtimes=True)
+    r = lo("undo", record)
+    assert r.returncode == 1
+    assert "undo record" in err_line(r), err_line(r)
+    assert (victim / "victim.txt").read_text() == "precious\n"
+    assert tree(lo.target, mtimes=True) == before
+
+
+@pytest.mark.xfail(strict=True, reason="capture/tar_in.cc: libarchive takes in a member's whole pax header "
+                   "(several times its size in memory) before it, or the reader's --max-pax-header check, "
+                   "refuses it. Not fixed here: capture/ is being edited by others.")
+def test_pax_header_bomb_is_refused_in_bounded_memory(lo, tmp_path):
+    manifest = {"format": "layover-patch/1", "target": "/nonexistent", "changes": [], "base": []}
+    big = tarfile.TarInfo("x")
+    big.pax_headers = {"comment": "A" * (64 << 20)}
+    bomb = write_patch(tmp_path / "pax.tar.zst", [
+        (tarfile.TarInfo(".layover/manifest.json"), json.dumps(manifest).encode()), (big, b""),
+        (tarfile.TarInfo(".layover/sums"), b"{}")])
+    assert bomb.stat().st_size < 64 * 1024
+    code, rss = _max_rss_kib([LAYOVER, "show", str(bomb)], lo.env)
+    assert code == 1
+    assert rss < 128 * 1024, "layover show used %d MiB on a %d byte patch" % (rss // 1024, bomb.stat().st_size)
