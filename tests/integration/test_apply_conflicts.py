@@ -107,3 +107,32 @@ def test_undo_refuses_when_an_applied_file_was_edited_afterwards(lo):
     r = lo("undo", out["undo"], "--force")
     assert r.returncode == 0, r.stderr
     assert (lo.target / "notes.txt").read_text() == "one\ntwo\nthree\n"
+
+
+def test_apply_same_size_edit_of_a_big_file_hashed_during_staging_is_a_conflict_and_staging_is_removed(lo, tmp_path):
+    # Files of 8 MiB and more are hashed in a second thread while staging runs:
+    # a same-size edit (only the hash can tell) must still stop the apply.
+    big = lo.target / "big.bin"
+    big.write_bytes(b"a" * (9 << 20))
+    edit(lo, "printf sandbox | dd of=big.bin bs=1 seek=4096 conv=notrunc 2>/dev/null && echo n > fresh.txt",
+         session="g")
+    patch = tmp_path / "g.tar.zst"
+    lo("save", "g", "-o", patch)
+    with open(big, "r+b") as f:
+        f.seek(1 << 20)
+        f.write(b"user")
+    before = tree(lo.target, mtimes=True)
+    names = sorted(os.listdir(lo.target))
+    r, out = apply(lo, patch)
+    assert r.returncode == 1, out
+    assert conflict_paths(out) == ["big.bin"]
+    assert "content changed" in out["conflicts"][0]["reason"]
+    assert out["applied"] == [] and out["undo"] is None
+    assert tree(lo.target, mtimes=True) == before
+    assert sorted(os.listdir(lo.target)) == names  # no staged names, no undo store left
+    r, out = apply(lo, patch, "--force")
+    assert r.returncode == 0, out
+    assert [c["path"] for c in out["forced"]] == ["big.bin"]
+    data = big.read_bytes()
+    assert data[4096:4103] == b"sandbox" and data[1 << 20:(1 << 20) + 4] == b"aaaa"
+    assert (lo.target / "fresh.txt").read_text() == "n\n"
