@@ -45,7 +45,8 @@ int cmd_status(int argc, char** argv) {
     if (!state) return fail(state.error().message);
     auto info = session::find(state.value(), name);
     if (!info) return fail(info.error().message);
-    auto changes = capture::session_changes(info.value());
+    // Single-threaded here, and nothing after the walk needs our own identity.
+    auto changes = capture::session_changes_as_owner(info.value(), !as_json);
     if (!changes) return fail("status of session '" + info->meta.name + "': " + changes.error().message);
     if (as_json) print(capture::changes_to_json_text(changes.value()));
     else print(capture::summary_text(changes.value()));

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <memory>
@@ -129,7 +130,11 @@ base::Result<Segments> data_segments(int fd, uint64_t size) {
 
 base::Result<void> read_segments(int fd, const Segments& segs,
                                  const std::function<base::Result<void>(uint64_t, const char*, size_t)>& fn) {
-    std::unique_ptr<char[]> buf(new char[kChunk]);
+    // Sized to the data: a 1 MiB buffer per small file made malloc return it
+    // to the heap's top each time, a measurable cost over 10,000 files.
+    uint64_t biggest = 0;
+    for (const auto& seg : segs) biggest = std::max(biggest, seg.second);
+    std::unique_ptr<char[]> buf(new char[std::min<uint64_t>(biggest, kChunk) + 1]);
     for (auto [off, len] : segs) {
         while (len > 0) {
             size_t n = static_cast<size_t>(std::min<uint64_t>(len, kChunk));
@@ -153,7 +158,8 @@ base::Result<std::string> fingerprint_fd(int fd, uint64_t size) {
 }
 
 base::Result<bool> same_content(int a, int b, uint64_t size) {
-    std::unique_ptr<char[]> ba(new char[kChunk]), bb(new char[kChunk]);
+    size_t n_buf = static_cast<size_t>(std::min<uint64_t>(size, kChunk)) + 1;
+    std::unique_ptr<char[]> ba(new char[n_buf]), bb(new char[n_buf]);
     uint64_t pos = 0;
     while (pos < size) {
         int64_t da = next_data(a, pos, size), db = next_data(b, pos, size);

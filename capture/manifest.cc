@@ -1,5 +1,6 @@
 #include "capture/manifest.h"
 
+#include "capture/json_text.h"
 #include "helper/base/text.h"
 
 namespace capture {
@@ -149,35 +150,63 @@ base::Result<BaseEntry> base_from_json(const json& j) {
 }
 
 std::string changes_to_json_text(const std::vector<Change>& changes) {
-    json arr = json::array();
-    for (const auto& c : changes) arr.push_back(change_to_json(c, false));
-    return arr.dump(2) + "\n";
+    if (changes.empty()) return "[]\n";
+    std::string out;
+    out.reserve(changes.size() * 160);
+    for (const auto& c : changes) {
+        out += out.empty() ? "[\n  " : ",\n  ";
+        jsontext::change(&out, c, false);
+    }
+    out += "\n]\n";
+    return out;
 }
 
 std::string manifest_to_text(const Manifest& m) {
-    json j = json::object();
-    j["format"] = m.format;
-    put_bytes(j, "target", m.target);
-    j["session"] = m.session;
-    json cmd = json::array();
-    for (const auto& a : m.command) {
+    using namespace jsontext;
+    std::string out;
+    out.reserve(512 + m.changes.size() * 220 + m.base.size() * 120);
+    out += "{\"format\": ";
+    str(&out, m.format);
+    out += ",\n ";
+    field_bytes(&out, "target", m.target);
+    out += ",\n \"session\": ";
+    str(&out, m.session);
+    out += ",\n \"command\": [";
+    for (size_t i = 0; i < m.command.size(); i++) {
+        if (i) out += ", ";
         // Arguments are bytes too; keep them lossless.
-        json x = json::object();
-        put_bytes(x, "arg", a);
-        cmd.push_back(x.size() == 1 ? x["arg"] : x);
+        if (base::is_utf8(m.command[i])) {
+            str(&out, m.command[i]);
+        } else {
+            out += "{";
+            field_bytes(&out, "arg", m.command[i]);
+            out += "}";
+        }
     }
-    j["command"] = std::move(cmd);
-    j["created"] = m.created;
-    j["version"] = m.version;
-    if (!m.kind.empty()) j["kind"] = m.kind;
-    if (!m.undo_store.empty()) j["undo_store"] = m.undo_store;
-    json ch = json::array();
-    for (const auto& c : m.changes) ch.push_back(change_to_json(c, true));
-    j["changes"] = std::move(ch);
-    json bs = json::array();
-    for (const auto& b : m.base) bs.push_back(base_to_json(b));
-    j["base"] = std::move(bs);
-    return j.dump(1) + "\n";
+    out += "],\n \"created\": ";
+    str(&out, m.created);
+    out += ",\n \"version\": ";
+    str(&out, m.version);
+    if (!m.kind.empty()) {
+        out += ",\n \"kind\": ";
+        str(&out, m.kind);
+    }
+    if (!m.undo_store.empty()) {
+        out += ",\n \"undo_store\": ";
+        str(&out, m.undo_store);
+    }
+    out += ",\n \"changes\": [";
+    for (size_t i = 0; i < m.changes.size(); i++) {
+        out += i ? ",\n  " : "\n  ";
+        change(&out, m.changes[i], true);
+    }
+    out += "],\n \"base\": [";
+    for (size_t i = 0; i < m.base.size(); i++) {
+        out += i ? ",\n  " : "\n  ";
+        base_entry(&out, m.base[i]);
+    }
+    out += "]\n}\n";
+    return out;
 }
 
 base::Result<Manifest> manifest_from_text(const std::string& text) {

@@ -6,6 +6,7 @@
 
 #include <pthread.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include "helper/base/child.h"
@@ -16,21 +17,64 @@ namespace capture {
 
 namespace {
 
-struct Job {
-    const std::function<base::Result<std::string>()>* fn;
-    std::string msg;
-};
-
-void* run_job(void* arg) {
-    auto* job = static_cast<Job*>(arg);
-    auto r = (*job->fn)();
-    job->msg = r ? "O" + r.value() : "E" + r.error().message;
-    return nullptr;
-}
-
 // The walk recurses once per directory level; a 5000-deep tree needs more
 // than the default 8 MiB stack. Untouched stack pages cost no memory.
 constexpr size_t kWalkStack = size_t{1} << 30;
+
+struct Job {
+    const std::function<void()>* fn;
+};
+
+void* run_job(void* arg) {
+    (*static_cast<Job*>(arg)->fn)();
+    return nullptr;
+}
+
+void on_big_stack(const std::function<void()>& fn) {
+    Job job{&fn};
+    pthread_attr_t attr;
+    pthread_t th;
+    ::pthread_attr_init(&attr);
+    ::pthread_attr_setstacksize(&attr, kWalkStack);
+    if (::pthread_create(&th, &attr, run_job, &job) == 0) {
+        ::pthread_join(th, nullptr);
+    } else {
+        fn();  // no thread: run on the normal stack
+    }
+    ::pthread_attr_destroy(&attr);
+}
+
+// The kernel grows a process's fd table by copying it, and once threads
+// share the table every growth waits for an RCU grace period (milliseconds
+// each on a busy machine). save's walk thread keeps thousands of files open:
+// grow the table now, while single-threaded, where growing is cheap.
+void reserve_fd_table(rlim_t limit) {
+    constexpr long kReserve = 16384;
+    long want = std::min<long>(static_cast<long>(std::min<rlim_t>(limit, kReserve)), kReserve) - 1;
+    int any = ::open("/", O_PATH | O_CLOEXEC);
+    if (any < 0) return;
+    int high = want > any ? ::fcntl(any, F_DUPFD_CLOEXEC, want) : -1;
+    if (high >= 0) ::close(high);
+    ::close(any);
+}
+
+void become_owner() {
+    // Without a user namespace (disabled by the admin) the walk still runs
+    // as the caller; only entries made unreadable inside would then fail.
+    (void)userns::enter_owner_ns();
+    // Deep trees keep one dir fd open per level on each side.
+    struct rlimit rl;
+    if (::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        ::setrlimit(RLIMIT_NOFILE, &rl);
+    }
+}
+
+void become_owner_keeping_files() {
+    become_owner();
+    struct rlimit rl;
+    if (::getrlimit(RLIMIT_NOFILE, &rl) == 0) reserve_fd_table(rl.rlim_cur);
+}
 
 }  // namespace
 
@@ -40,27 +84,13 @@ base::Result<std::string> in_owner_ns(const std::function<base::Result<std::stri
     base::Fd rd(p[0]), wr(p[1]);
     auto child = base::spawn([&]() -> int {
         rd.reset();
-        // Without a user namespace (disabled by the admin) the walk still runs
-        // as the caller; only entries made unreadable inside would then fail.
-        (void)userns::enter_owner_ns();
-        // Deep trees keep one dir fd open per level on each side.
-        struct rlimit rl;
-        if (::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-            rl.rlim_cur = rl.rlim_max;
-            ::setrlimit(RLIMIT_NOFILE, &rl);
-        }
-        Job job{&fn, ""};
-        pthread_attr_t attr;
-        pthread_t th;
-        ::pthread_attr_init(&attr);
-        ::pthread_attr_setstacksize(&attr, kWalkStack);
-        if (::pthread_create(&th, &attr, run_job, &job) == 0) {
-            ::pthread_join(th, nullptr);
-        } else {
-            run_job(&job);  // no thread: run on the normal stack
-        }
-        ::pthread_attr_destroy(&attr);
-        return base::write_all(wr.get(), job.msg.data(), job.msg.size()) ? 0 : 1;
+        become_owner_keeping_files();
+        std::string msg;
+        on_big_stack([&] {
+            auto r = fn();
+            msg = r ? "O" + r.value() : "E" + r.error().message;
+        });
+        return base::write_all(wr.get(), msg.data(), msg.size()) ? 0 : 1;
     });
     if (!child) return child.error();
     wr.reset();
@@ -74,6 +104,13 @@ base::Result<std::string> in_owner_ns(const std::function<base::Result<std::stri
     }
     if (msg[0] == 'E') return base::error(msg.substr(1));
     return msg.substr(1);
+}
+
+base::Result<void> as_owner_here(const std::function<base::Result<void>()>& fn) {
+    become_owner();
+    base::Result<void> r = base::Ok();
+    on_big_stack([&] { r = fn(); });
+    return r;
 }
 
 }  // namespace capture

@@ -1,6 +1,7 @@
-// Run a job in a forked child that entered a fresh owner user namespace
-// (userns::enter_owner_ns), so every entry the caller owns is readable
-// whatever its mode. The caller keeps its identity and may be threaded.
+// Run a job as the owner of the session's files: in a fresh owner user
+// namespace (userns::enter_owner_ns), every entry the caller owns is readable
+// whatever its mode. Either in a forked child (the caller keeps its identity
+// and may be threaded) or, cheaper, in the calling process itself.
 #pragma once
 #include <functional>
 #include <string>
@@ -9,7 +10,13 @@
 
 namespace capture {
 
-// fn runs in the child; its string result (or error) comes back over a pipe.
+// fn runs in a forked child; its string result (or error) comes back over a pipe.
 base::Result<std::string> in_owner_ns(const std::function<base::Result<std::string>()>& fn);
+
+// fn runs in this process, which enters the owner namespace for good: call it
+// only while single-threaded, from a process that needs its own identity for
+// nothing afterwards (`layover status`). Saves the fork and the copy of the
+// result through a pipe. fn runs on a thread with a deep stack, like in_owner_ns.
+base::Result<void> as_owner_here(const std::function<base::Result<void>()>& fn);
 
 }  // namespace capture

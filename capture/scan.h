@@ -5,10 +5,12 @@
 // Run it inside userns::enter_owner_ns() so mode-000 entries stay readable.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "capture/change.h"
+#include "helper/base/fd.h"
 #include "helper/base/result.h"
 
 namespace capture {
@@ -19,16 +21,27 @@ struct Item {
     bool opaque = false;    // store DIR/.wh..wh..opq after the dir
     uint64_t ino = 0;       // upper inode of a file (hardlinks within the patch)
     uint64_t nlink = 1;
+    // The upper file, left open by a scan with keep_files so the writer need
+    // not open it again (owned by ScanResult::files); -1: the writer opens it.
+    int fd = -1;
 };
 
 struct ScanResult {
     std::vector<Item> items;      // walk order: parents before children, names sorted bytewise
     std::vector<BaseEntry> base;  // empty unless ScanOptions::with_base
+    std::shared_ptr<std::vector<base::Fd>> files;  // owns Item::fd
 };
 
 struct ScanOptions {
     bool with_base = false;      // fingerprints, staleness, lower subtrees (save)
     int64_t session_start_ns = 0;  // copy-up time when the upper fs has no birth time
+    // For the text summary of `status`: below an upper dir that has no real
+    // counterpart, entries are typed from getdents' d_type, without a statx
+    // each (those changes then carry size, mode, mtime 0 and no xattrs). Not with with_base.
+    bool summary_only = false;
+    // For save: keep changed upper files open (Item::fd), as many as the fd
+    // limit comfortably allows.
+    bool keep_files = false;
 };
 
 base::Result<ScanResult> scan_upper(int upper_fd, int lower_fd, const ScanOptions& opts);

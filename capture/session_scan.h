@@ -16,7 +16,10 @@ struct SessionTrees {
 base::Result<SessionTrees> open_session_trees(const session::Info& s);
 
 // The classified changes of a running or ended session (no base, no hashing
-// beyond the copied-up-but-unchanged check).
-base::Result<std::vector<Change>> session_changes(const session::Info& s);
+// beyond the copied-up-but-unchanged check). Enters the owner user namespace
+// in the calling process (capture::as_owner_here): call it single-threaded,
+// from a process that needs its identity for nothing afterwards (`status`).
+// summary_only: enough for the text summary (ScanOptions::summary_only).
+base::Result<std::vector<Change>> session_changes_as_owner(const session::Info& s, bool summary_only);
 
 }  // namespace capture

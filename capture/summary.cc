@@ -8,19 +8,30 @@ namespace capture {
 
 namespace {
 
+// base::display_path, minus its copy for the common name that needs no
+// escaping (printable ASCII without quotes or backslashes): status prints
+// one per change.
+void append_display(std::string* out, const std::string& raw) {
+    for (unsigned char c : raw) {
+        if (c < 0x20 || c >= 0x7F || c == '"' || c == '\\') {
+            *out += base::display_path(raw);
+            return;
+        }
+    }
+    *out += raw;
+}
+
 std::string octal(uint32_t mode) {
     char buf[16];
     std::snprintf(buf, sizeof buf, "%o", mode);
     return buf;
 }
 
-}  // namespace
-
-std::string summary_line(const Change& c, bool stale) {
-    std::string line;
+void append_line(std::string* out, const Change& c, bool stale) {
+    std::string& line = *out;
     line.push_back(kind_letter(c.kind));
     line += "  ";
-    line += base::display_path(c.path);
+    append_display(&line, c.path);
     if (c.type == Type::Dir || (c.kind == Kind::Deleted && c.old_type == Type::Dir)) line += "/";
     std::string note;
     switch (c.kind) {
@@ -38,7 +49,18 @@ std::string summary_line(const Change& c, bool stale) {
     }
     if (!c.captured) note += std::string(note.empty() ? "" : ", ") + type_name(c.type) + ", not captured";
     if (stale) note += std::string(note.empty() ? "" : ", ") + "changed on disk since copy-up";
-    if (!note.empty()) line += "  (" + note + ")";
+    if (!note.empty()) {
+        line += "  (";
+        line += note;
+        line += ")";
+    }
+}
+
+}  // namespace
+
+std::string summary_line(const Change& c, bool stale) {
+    std::string line;
+    append_line(&line, c, stale);
     return line;
 }
 
@@ -59,7 +81,11 @@ std::string total_line(const std::vector<Change>& changes) {
 
 std::string summary_text(const std::vector<Change>& changes, const std::set<std::string>& stale) {
     std::string out;
-    for (const auto& c : changes) out += summary_line(c, stale.count(c.path) > 0) + "\n";
+    out.reserve(changes.size() * 32);
+    for (const auto& c : changes) {
+        append_line(&out, c, !stale.empty() && stale.count(c.path) > 0);
+        out.push_back('\n');
+    }
     out += total_line(changes) + "\n";
     return out;
 }

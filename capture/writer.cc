@@ -12,6 +12,7 @@
 
 #include "capture/dircursor.h"
 #include "capture/fingerprint.h"
+#include "capture/json_text.h"
 #include "capture/manifest.h"
 #include "capture/xattr.h"
 #include "capture/zstream.h"
@@ -71,7 +72,8 @@ public:
         if (!c.captured) return base::Ok();
         std::string name;
         int dirfd = -1;
-        if (open_file_) name = c.path.substr(c.path.rfind('/') + 1);  // npos + 1 == 0
+        // A file the scan kept open needs no parent dir.
+        if (open_file_ || it.fd >= 0) name = c.path.substr(c.path.rfind('/') + 1);  // npos + 1 == 0
         else {
             TRY(dirfd, cursor_.parent_of(c.path, &name));
         }
@@ -116,17 +118,16 @@ public:
     }
 
     Result<void> close() {
-        json j = json::object();
-        j["format"] = "layover-sums/1";
-        json arr = json::array();
-        for (const auto& [path, fp] : sums_) {
-            json x = json::object();
-            put_bytes(x, "path", path);
-            x["fingerprint"] = fp;
-            arr.push_back(std::move(x));
+        std::string text = "{\"format\": \"layover-sums/1\",\n \"members\": [";
+        text.reserve(text.size() + sums_.size() * 96);
+        for (size_t i = 0; i < sums_.size(); i++) {
+            text += i ? ",\n  {" : "\n  {";
+            jsontext::field_bytes(&text, "path", sums_[i].first);
+            text += ", \"fingerprint\": ";
+            jsontext::str(&text, sums_[i].second);
+            text += "}";
         }
-        j["members"] = std::move(arr);
-        std::string text = j.dump(1) + "\n";
+        text += "]}\n";
         // The sums cover the members before them, so they are not in their own list.
         Entry en;
         basic(en.e, kSumsName, AE_IFREG, 0644, 0);
@@ -194,18 +195,31 @@ private:
                 return base::Ok();
             }
         }
-        auto fd = open_file_ ? (*open_file_)(it) : base::open_at(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK);
-        if (!fd) {
-            if (open_file_) return fd.error();
-            return base::error("cannot read upper entry " + base::display_path(c.path) + ": " + fd.error().message);
+        base::Fd opened;
+        int fd = it.fd;
+        if (fd < 0) {
+            auto r = open_file_ ? (*open_file_)(it) : base::open_at(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK);
+            if (!r) {
+                if (open_file_) return r.error();
+                return base::error("cannot read upper entry " + base::display_path(c.path) + ": " + r.error().message);
+            }
+            opened = std::move(r.value());
+            fd = opened.get();
         }
         struct stat st;
         // With open_file the mtime comes from elsewhere (an original's, kept in a record).
-        if (::fstat(fd->get(), &st) != 0 || !S_ISREG(st.st_mode) || static_cast<uint64_t>(st.st_size) != c.size ||
+        if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || static_cast<uint64_t>(st.st_size) != c.size ||
             (!open_file_ && st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec != c.mtime_ns))
             return open_file_ ? base::error(base::display_path(c.path) + " changed while the patch was being written")
                               : changed(c.path);
-        TRY(Segments segs, data_segments(fd->get(), c.size));
+        Segments segs;
+        if (static_cast<uint64_t>(st.st_blocks) * 512 >= c.size) {
+            // Allocated blocks cover the size: no holes worth keeping, so skip
+            // the two SEEK_DATA/SEEK_HOLE probes (most files are like this).
+            if (c.size > 0) segs.assign(1, {0, c.size});
+        } else {
+            TRY(segs, data_segments(fd, c.size));
+        }
         archive_entry_set_size(en.e, static_cast<la_int64_t>(c.size));
         bool sparse = !(segs.size() == 1 && segs[0].first == 0 && segs[0].second == c.size) && c.size > 0;
         if (sparse) {
@@ -225,7 +239,7 @@ private:
             pos = off + n;
             return put_data(p, n, c.path);
         };
-        TRY_VOID(read_segments(fd->get(), segs, chunk));
+        TRY_VOID(read_segments(fd, segs, chunk));
         if (sparse && pos < c.size) TRY_VOID(skip_hole(c.size - pos, c.path));
         sums_.push_back({c.path, fp.finish(c.size)});
         return base::Ok();

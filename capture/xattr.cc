@@ -2,6 +2,7 @@
 
 #include <sys/xattr.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <vector>
 
@@ -19,8 +20,15 @@ bool starts_with(const std::string& s, const std::string& p) { return s.compare(
 
 base::Result<Xattrs> read_xattrs(int fd) {
     Xattrs out;
-    std::vector<char> names(1024);
-    for (;;) {
+    // Most entries have no xattrs: ask with a stack buffer first, so the
+    // common case allocates nothing.
+    char small[512];
+    ssize_t got = ::flistxattr(fd, small, sizeof small);
+    if (got == 0) return out;
+    if (got < 0 && errno == ENOTSUP) return out;
+    std::vector<char> names(small, small + std::max<ssize_t>(got, 0));
+    while (got < 0) {  // too long for the stack buffer, or an error to report
+        if (names.empty()) names.resize(1024);
         ssize_t n = ::flistxattr(fd, names.data(), names.size());
         if (n >= 0) {
             names.resize(static_cast<size_t>(n));
@@ -84,6 +92,7 @@ OverlayMarks overlay_marks(const Xattrs& raw) {
         } else if (key == "opaque") {
             // "x" marks a dir holding xattr whiteouts without being opaque.
             m.opaque = value == "y";
+            m.xwhiteouts = value == "x";
         } else if (key == "redirect" || key == "metacopy" || key == "lowerdata") {
             m.unsupported = name;
         }

@@ -1,5 +1,7 @@
 #include "capture/zstream.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -14,6 +16,21 @@ ZstdWriter::ZstdWriter(int fd, int level) : fd_(fd), cctx_(ZSTD_createCCtx()), o
     long cpus = ::sysconf(_SC_NPROCESSORS_ONLN);
     // Fails harmlessly (single-threaded) when libzstd was built without threads.
     if (cpus > 1) ZSTD_CCtx_setParameter(cctx_, ZSTD_c_nbWorkers, static_cast<int>(std::min(cpus, 8L)));
+    off_t pos = ::lseek(fd, 0, SEEK_CUR);
+    struct stat st;
+    if (pos >= 0 && ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) start_ = pos;
+}
+
+// Patch files are fsync'ed before they are renamed into place. Handing the
+// written data to writeback as we go (without waiting for it) overlaps the
+// disk with compression, so that final fsync waits only for the tail.
+void ZstdWriter::start_writeback(bool all) {
+    constexpr uint64_t kStep = uint64_t{8} << 20;
+    if (start_ < 0 || written_ - writeback_ < (all ? 1 : kStep)) return;
+    // Best effort: a filesystem without it just leaves the work to fsync.
+    (void)::sync_file_range(fd_, start_ + static_cast<off_t>(writeback_), static_cast<off_t>(written_ - writeback_),
+                            SYNC_FILE_RANGE_WRITE);
+    writeback_ = written_;
 }
 
 ZstdWriter::~ZstdWriter() { ZSTD_freeCCtx(cctx_); }
@@ -24,7 +41,11 @@ base::Result<void> ZstdWriter::drive(const void* p, size_t len, ZSTD_EndDirectiv
         ZSTD_outBuffer out{out_.data(), out_.size(), 0};
         size_t r = ZSTD_compressStream2(cctx_, &out, &in, mode);
         if (ZSTD_isError(r)) return base::error(std::string("zstd compression failed: ") + ZSTD_getErrorName(r));
-        if (out.pos > 0) TRY_VOID(base::write_all(fd_, out_.data(), out.pos));
+        if (out.pos > 0) {
+            TRY_VOID(base::write_all(fd_, out_.data(), out.pos));
+            written_ += out.pos;
+            start_writeback(false);
+        }
         bool done = mode == ZSTD_e_continue ? in.pos == in.size : r == 0;
         if (done) return base::Ok();
     }
@@ -32,7 +53,11 @@ base::Result<void> ZstdWriter::drive(const void* p, size_t len, ZSTD_EndDirectiv
 
 base::Result<void> ZstdWriter::write(const void* p, size_t len) { return drive(p, len, ZSTD_e_continue); }
 
-base::Result<void> ZstdWriter::finish() { return drive(nullptr, 0, ZSTD_e_end); }
+base::Result<void> ZstdWriter::finish() {
+    TRY_VOID(drive(nullptr, 0, ZSTD_e_end));
+    start_writeback(true);
+    return base::Ok();
+}
 
 ZstdReader::ZstdReader(int fd)
     : fd_(fd), dctx_(ZSTD_createDCtx()), in_(ZSTD_DStreamInSize()), out_(ZSTD_DStreamOutSize()) {

@@ -24,10 +24,14 @@ public:
 
 private:
     base::Result<void> drive(const void* p, size_t len, ZSTD_EndDirective mode);
+    void start_writeback(bool all);
     int fd_;
     ZSTD_CCtx* cctx_;
     std::vector<char> out_;
     std::string error_;
+    int64_t start_ = -1;        // fd offset where we began; -1: not a seekable file
+    uint64_t written_ = 0;      // bytes written since start_
+    uint64_t writeback_ = 0;    // bytes handed to writeback so far
 };
 
 // Decompresses a zstd file, requiring a checksum in every frame (verified by

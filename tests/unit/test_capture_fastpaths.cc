@@ -1,0 +1,225 @@
+// The shortcuts that make status and save fast must not change what they
+// report: the d_type-only status walk, the directly written JSON text, and
+// upper files kept open from the scan for the writer.
+#include <catch2/catch.hpp>
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <map>
+
+#include "capture/manifest.h"
+#include "capture/reader.h"
+#include "capture/scan.h"
+#include "capture/writer.h"
+#include "helper/base/fd.h"
+#include "tests/unit/capture_tree.h"
+
+using namespace capture;
+
+namespace {
+
+struct Trees {
+    testtree::TempDir t;
+    std::string up = t.path + "/up", low = t.path + "/low";
+    Trees() {
+        ::mkdir(up.c_str(), 0755);
+        ::mkdir(low.c_str(), 0755);
+    }
+    ScanResult scan(const ScanOptions& o) {
+        base::Fd u(::open(up.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+        base::Fd l(::open(low.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+        auto r = scan_upper(u.get(), l.get(), o);
+        INFO((r ? "" : r.error().message));
+        REQUIRE(r.ok());
+        return std::move(r.value());
+    }
+};
+
+std::string describe(const Change& c) {
+    return c.path + " " + kind_name(c.kind) + " " + type_name(c.type) + " " + type_name(c.old_type) + " ->" +
+           c.link_target + (c.captured ? "" : " uncaptured");
+}
+
+std::vector<std::string> described(const ScanResult& r) {
+    std::vector<std::string> out;
+    for (const auto& it : r.items) out.push_back(describe(it.change));
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("capture fastpath: the status summary walk reports exactly what the full walk does") {
+    Trees tr;
+    testtree::make(tr.low + "/kept.txt", "file:same\n");
+    testtree::make(tr.up + "/kept.txt", "file:changed\n");
+    testtree::make(tr.up + "/new", "dir");
+    testtree::make(tr.up + "/new/a.txt", "file:a\n");
+    testtree::make(tr.up + "/new/empty", "file:");
+    testtree::make(tr.up + "/new/ln", "symlink:" + std::string(300, 't'));  // longer than the first readlink buffer
+    testtree::make(tr.up + "/new/pipe", "fifo");
+    testtree::make(tr.up + "/new/sock", "socket");
+    testtree::make(tr.up + "/new/sub", "opaque");
+    testtree::make(tr.up + "/new/sub/deep.txt", "file:deep\n");
+    // A dir marked as holding xattr whiteouts: its zero-size whiteout child
+    // is no change, and the summary walk must not take it for a new file.
+    testtree::make(tr.up + "/new/xw", "dir");
+    testtree::set_xattr(tr.up + "/new/xw", "user.overlay.opaque", "x");
+    testtree::make(tr.up + "/new/xw/gone", "whiteout");
+    testtree::make(tr.up + "/new/xw/real.txt", "file:r\n");
+
+    ScanOptions full;
+    ScanOptions quick;
+    quick.summary_only = true;
+    auto a = described(tr.scan(full));
+    auto b = described(tr.scan(quick));
+    CHECK(a == b);
+    CHECK(std::find(b.begin(), b.end(), "new/xw/gone added file none ->") == b.end());
+    CHECK(std::find(b.begin(), b.end(), "new/ln added symlink none ->" + std::string(300, 't')) != b.end());
+    CHECK(std::find(b.begin(), b.end(), "new/sock added socket none -> uncaptured") != b.end());
+    CHECK(std::find(b.begin(), b.end(), "kept.txt modified file file ->") != b.end());
+    CHECK(b.size() == 11);
+}
+
+TEST_CASE("capture fastpath: the status summary walk still refuses an unsupported overlay marker") {
+    Trees tr;
+    testtree::make(tr.up + "/new", "dir");
+    testtree::make(tr.up + "/new/moved", "dir");
+    testtree::set_xattr(tr.up + "/new/moved", "user.overlay.redirect", "/elsewhere");
+    ScanOptions quick;
+    quick.summary_only = true;
+    base::Fd u(::open(tr.up.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    base::Fd l(::open(tr.low.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    auto r = scan_upper(u.get(), l.get(), quick);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().message.find("user.overlay.redirect") != std::string::npos);
+}
+
+TEST_CASE("capture fastpath: the --json text parses to the same objects as change_to_json") {
+    std::vector<Change> cs;
+    for (std::string p : {std::string("plain.txt"), std::string("q\"uo\\te"), std::string("ctl\x01\x1f\x7f\n\t"),
+                          std::string("bad\xff\xfe"), std::string("utf8/\xc3\xa9t\xc3\xa9")}) {
+        Change c;
+        c.path = p;
+        c.kind = Kind::Added;
+        c.type = Type::Symlink;
+        c.link_target = "to/" + p;
+        c.size = 1ull << 40;
+        c.mode = 0777;
+        cs.push_back(c);
+    }
+    Change d;
+    d.path = "gone";
+    d.kind = Kind::Deleted;
+    d.old_type = Type::Dir;
+    d.old_mode = 0755;
+    cs.push_back(d);
+    auto parsed = json::parse(changes_to_json_text(cs));
+    REQUIRE(parsed.is_array());
+    REQUIRE(parsed.size() == cs.size());
+    for (size_t i = 0; i < cs.size(); i++) {
+        CHECK(parsed[i] == change_to_json(cs[i], false));
+        auto back = change_from_json(parsed[i]);
+        REQUIRE(back.ok());
+        CHECK(back->path == cs[i].path);
+        CHECK(back->link_target == cs[i].link_target);
+    }
+    CHECK(changes_to_json_text({}) == "[]\n");
+}
+
+TEST_CASE("capture fastpath: files kept open by the scan make the same patch as files opened again") {
+    Trees tr;
+    testtree::make(tr.low + "/mod.txt", "file:old\n");
+    testtree::make(tr.up + "/mod.txt", "file:new content\n");
+    testtree::make(tr.up + "/d", "dir");
+    testtree::make(tr.up + "/d/a.txt", "file:aaa\n");
+    testtree::make(tr.up + "/d/b.txt", "file:bbb\n");
+    testtree::set_xattr(tr.up + "/d/b.txt", "user.tag", "v");
+    REQUIRE(::link((tr.up + "/d/a.txt").c_str(), (tr.up + "/d/c.txt").c_str()) == 0);
+    std::map<bool, std::vector<std::string>> seen;
+    for (bool keep : {false, true}) {
+        ScanOptions o;
+        o.with_base = true;
+        o.keep_files = keep;
+        ScanResult scan = tr.scan(o);
+        size_t kept = 0;
+        for (const auto& it : scan.items) kept += it.fd >= 0;
+        // The fd limit in a test run may leave no budget; either way the patch must match.
+        if (keep && scan.files) CHECK(kept == scan.files->size());
+        if (!keep) CHECK(kept == 0);
+        Manifest m;
+        m.format = "layover-patch/1";
+        m.target = tr.low;
+        for (const auto& it : scan.items) m.changes.push_back(it.change);
+        m.base = scan.base;
+        std::string f = tr.t.path + (keep ? "/kept.tar.zst" : "/reopened.tar.zst");
+        {
+            base::Fd out(::open(f.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600));
+            base::Fd upfd(::open(tr.up.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+            auto w = write_patch(out.get(), m, scan.items, upfd.get());
+            INFO((w ? "" : w.error().message));
+            REQUIRE(w.ok());
+        }
+        auto p = Patch::open(f);
+        INFO((p ? "" : p.error().message));
+        REQUIRE(p.ok());
+        for (const auto& mem : p->members()) {
+            std::string data = mem.kind == Member::Kind::File ? p->read_file(mem.path, 1 << 20).value() : "";
+            std::string x = mem.xattrs.count("user.tag") ? mem.xattrs.at("user.tag") : "";
+            seen[keep].push_back(mem.path + "|" + std::to_string(static_cast<int>(mem.kind)) + "|" + mem.link_target +
+                                 "|" + data + "|" + x);
+        }
+    }
+    CHECK(seen[true] == seen[false]);
+    CHECK(seen[true].size() == 5);  // mod.txt, d, d/a.txt, d/b.txt, d/c.txt (a hardlink)
+}
+
+TEST_CASE("capture fastpath: kept files give their fds back when a deep dir needs them") {
+    struct rlimit old;
+    REQUIRE(::getrlimit(RLIMIT_NOFILE, &old) == 0);
+    if (old.rlim_max < 4200) return;  // the shortcut is off below 4096 anyway
+    Trees tr;
+    for (int i = 0; i < 2000; i++) testtree::make(tr.up + "/f" + std::to_string(i), "file:x" + std::to_string(i));
+    std::string deep = tr.up + "/z";
+    REQUIRE(::mkdir(deep.c_str(), 0755) == 0);
+    for (int i = 1; i < 700; i++) {
+        deep += "/d";
+        REQUIRE(::mkdir(deep.c_str(), 0755) == 0);
+    }
+    testtree::make(deep + "/leaf.txt", "file:leaf\n");
+    struct rlimit low = old;
+    low.rlim_cur = 4200;  // room for 2000 kept files, not for them plus 700 levels
+    REQUIRE(::setrlimit(RLIMIT_NOFILE, &low) == 0);
+    ScanOptions o;
+    o.with_base = true;
+    o.keep_files = true;
+    ScanResult scan = tr.scan(o);
+    ::setrlimit(RLIMIT_NOFILE, &old);
+    size_t kept = 0;
+    for (const auto& it : scan.items) kept += it.fd >= 0;
+    REQUIRE(scan.files);
+    CHECK(kept == scan.files->size());
+    CHECK(kept > 0);
+    CHECK(kept < 2000);
+    CHECK(scan.items.size() == 2000 + 700 + 1);
+    Manifest m;
+    m.format = "layover-patch/1";
+    m.target = tr.low;
+    for (const auto& it : scan.items) m.changes.push_back(it.change);
+    m.base = scan.base;
+    std::string f = tr.t.path + "/p.tar.zst";
+    {
+        base::Fd out(::open(f.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600));
+        base::Fd upfd(::open(tr.up.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+        auto w = write_patch(out.get(), m, scan.items, upfd.get());
+        INFO((w ? "" : w.error().message));
+        REQUIRE(w.ok());
+    }
+    auto p = Patch::open(f);
+    INFO((p ? "" : p.error().message));
+    REQUIRE(p.ok());
+    CHECK(p->read_file("f1999", 100).value() == "x1999");
+    CHECK(p->read_file("f0", 100).value() == "x0");
+}
