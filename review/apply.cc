@@ -240,7 +240,11 @@ base::Result<ApplyReport> apply_patch(const capture::Patch& patch, const ApplyOp
     dur.dir(kUndoDir);
     dur.dir(txn.store);
     StageCtx sctx{root, dirs, store->dir.get(), patch, progress, dur, txn.store};
-    if (auto r = stage_all(sctx, plan.items); !r.ok()) return fail(r.error());
+    auto staged = [&] {
+        EarlyFlush early(root, dur);
+        return stage_all(sctx, plan.items);
+    }();
+    if (!staged.ok()) return fail(staged.error());
     dirs.clear();
     if (auto r = dur.flush(root, dirs); !r.ok()) return fail(r.error());
     hasher.join();

@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <system_error>
 
 #include "helper/base/text.h"
 #include "review/beneath.h"
@@ -78,6 +80,34 @@ base::Result<void> Durability::flush(int root, DirCache& dirs) {
     nodes_.clear();
     overflow_ = false;
     return r;
+}
+
+EarlyFlush::EarlyFlush(int root, const Durability& dur) {
+    int fd = ::openat(root, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return;  // advisory: without it the final syncfs does it all
+    fd_ = base::Fd(fd);
+    try {
+        t_ = std::thread([this, &dur] {
+            std::unique_lock<std::mutex> l(mu_);
+            while (!cv_.wait_for(l, std::chrono::milliseconds(kPeriodMs), [this] { return stop_; })) {
+                if (!dur.whole_fs()) continue;  // small so far: per-entry fsyncs will do
+                l.unlock();
+                (void)::syncfs(fd_.get());
+                l.lock();
+            }
+        });
+    } catch (const std::system_error&) {
+        // No thread: the final syncfs does it all.
+    }
+}
+
+void EarlyFlush::stop() {
+    {
+        std::lock_guard<std::mutex> l(mu_);
+        stop_ = true;
+    }
+    cv_.notify_all();
+    if (t_.joinable()) t_.join();
 }
 
 }  // namespace review

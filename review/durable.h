@@ -6,9 +6,13 @@
 // entries than kMaxEntries is flushed with one syncfs instead: past that,
 // per-entry fsyncs (each a device flush) cost more than one journal commit.
 #pragma once
+#include <atomic>
+#include <condition_variable>
 #include <cstdint>
+#include <mutex>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "helper/base/fd.h"
@@ -42,7 +46,30 @@ private:
     void grow();
     std::vector<base::Fd> fds_;
     std::set<std::string> dirs_, nodes_;
-    bool overflow_ = false;
+    std::atomic<bool> overflow_{false};  // read by EarlyFlush's thread
+};
+
+// While a large staging runs (one that will end in a syncfs), write the
+// filesystem's dirty data back in a second thread every kPeriodMs, so the
+// syncfs before commit finds little left and the disk works while staging
+// does. Advisory only: the final flush still syncs and reports. It syncs
+// through its own open of the root, not the root fd: a writeback error is
+// reported once per open file, and must stay for the final syncfs to report.
+class EarlyFlush {
+public:
+    static constexpr int kPeriodMs = 30;
+    EarlyFlush(int root, const Durability& dur);
+    EarlyFlush(const EarlyFlush&) = delete;
+    EarlyFlush& operator=(const EarlyFlush&) = delete;
+    ~EarlyFlush() { stop(); }
+    void stop();  // waits for a syncfs under way
+
+private:
+    base::Fd fd_;
+    std::mutex mu_;
+    std::condition_variable cv_;
+    bool stop_ = false;
+    std::thread t_;
 };
 
 }  // namespace review

@@ -51,25 +51,56 @@ base::Result<EntryStat> stat_at(int dirfd, const std::string& name) {
     return entry_stat(st, name);
 }
 
+namespace {
+
+// The fd-based xattr and attribute calls refuse O_PATH fds (EBADF); those go
+// through /proc/self/fd/N, whose magic link the non-l calls follow. Trying
+// the fd first saves a path walk through /proc per call.
+ssize_t list_x(int fd, char* buf, size_t size) {
+    ssize_t n = ::flistxattr(fd, buf, size);
+    if (n < 0 && errno == EBADF) n = ::listxattr(proc_fd_path(fd).c_str(), buf, size);
+    return n;
+}
+
+ssize_t get_x(int fd, const char* name, void* buf, size_t size) {
+    ssize_t n = ::fgetxattr(fd, name, buf, size);
+    if (n < 0 && errno == EBADF) n = ::getxattr(proc_fd_path(fd).c_str(), name, buf, size);
+    return n;
+}
+
+int set_x(int fd, const char* name, const void* val, size_t size) {
+    int rc = ::fsetxattr(fd, name, val, size, 0);
+    if (rc != 0 && errno == EBADF) rc = ::setxattr(proc_fd_path(fd).c_str(), name, val, size, 0);
+    return rc;
+}
+
+int remove_x(int fd, const char* name) {
+    int rc = ::fremovexattr(fd, name);
+    if (rc != 0 && errno == EBADF) rc = ::removexattr(proc_fd_path(fd).c_str(), name);
+    return rc;
+}
+
+}  // namespace
+
 base::Result<std::map<std::string, std::string>> get_user_xattrs(int fd) {
     std::map<std::string, std::string> out;
-    std::string p = proc_fd_path(fd);
-    ssize_t n = ::listxattr(p.c_str(), nullptr, 0);
+    ssize_t n = list_x(fd, nullptr, 0);
     if (n < 0) {
         if (errno == ENOTSUP) return out;
         return base::sys_error("list xattrs");
     }
+    if (n == 0) return out;
     std::vector<char> names(static_cast<size_t>(n) + 1);
-    n = ::listxattr(p.c_str(), names.data(), names.size());
+    n = list_x(fd, names.data(), names.size());
     if (n < 0) return base::sys_error("list xattrs");
     for (ssize_t i = 0; i < n;) {
         std::string name(&names[static_cast<size_t>(i)]);
         i += static_cast<ssize_t>(name.size()) + 1;
         if (name.rfind("user.", 0) != 0) continue;
-        ssize_t len = ::getxattr(p.c_str(), name.c_str(), nullptr, 0);
+        ssize_t len = get_x(fd, name.c_str(), nullptr, 0);
         if (len < 0) continue;
         std::string val(static_cast<size_t>(len), '\0');
-        len = ::getxattr(p.c_str(), name.c_str(), val.data(), val.size());
+        len = get_x(fd, name.c_str(), val.data(), val.size());
         if (len < 0) continue;
         val.resize(static_cast<size_t>(len));
         out[name] = val;
@@ -77,19 +108,20 @@ base::Result<std::map<std::string, std::string>> get_user_xattrs(int fd) {
     return out;
 }
 
-base::Result<void> set_user_xattrs(int fd, const std::map<std::string, std::string>& want) {
-    TRY(auto have, get_user_xattrs(fd));
-    std::string p = proc_fd_path(fd);
+base::Result<void> set_user_xattrs(int fd, const std::map<std::string, std::string>& want, bool fresh) {
+    std::map<std::string, std::string> have;
+    if (!fresh) {
+        TRY(have, get_user_xattrs(fd));
+    }
     for (const auto& [k, v] : have)
-        if (!want.count(k) && ::removexattr(p.c_str(), k.c_str()) != 0 && errno != ENODATA)
+        if (!want.count(k) && remove_x(fd, k.c_str()) != 0 && errno != ENODATA)
             return base::sys_error("remove xattr " + k);
     for (const auto& [k, v] : want) {
         // Only user.* ever: security.*, trusted.* and system.* are refused here too.
         if (k.rfind("user.", 0) != 0) return base::error("refusing to set xattr " + k + " (only user.* are applied)");
         auto it = have.find(k);
         if (it != have.end() && it->second == v) continue;
-        if (::setxattr(p.c_str(), k.c_str(), v.data(), v.size(), 0) != 0)
-            return base::sys_error("set xattr " + k);
+        if (set_x(fd, k.c_str(), v.data(), v.size()) != 0) return base::sys_error("set xattr " + k);
     }
     return base::Ok();
 }
@@ -108,14 +140,19 @@ base::Result<void> copy_acls(int from_fd, int to_fd) {
 }
 
 base::Result<void> set_mode_mtime(int fd, uint32_t mode, int64_t mtime_ns, bool set_mode) {
-    std::string p = proc_fd_path(fd);
-    if (set_mode && ::chmod(p.c_str(), mode & 0777) != 0) return base::sys_error("chmod");
     struct timespec ts[2];
     ts[0].tv_sec = 0;
     ts[0].tv_nsec = UTIME_OMIT;
     ts[1].tv_sec = mtime_ns / 1000000000;
     ts[1].tv_nsec = mtime_ns % 1000000000;
-    if (::utimensat(AT_FDCWD, p.c_str(), ts, 0) != 0) return base::sys_error("set mtime");
+    // fchmod/futimens on the fd itself; O_PATH fds (EBADF) through /proc.
+    if (set_mode && ::fchmod(fd, mode & 0777) != 0) {
+        if (errno != EBADF || ::chmod(proc_fd_path(fd).c_str(), mode & 0777) != 0) return base::sys_error("chmod");
+    }
+    if (::futimens(fd, ts) != 0) {
+        if (errno != EBADF || ::utimensat(AT_FDCWD, proc_fd_path(fd).c_str(), ts, 0) != 0)
+            return base::sys_error("set mtime");
+    }
     return base::Ok();
 }
 

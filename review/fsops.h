@@ -25,8 +25,10 @@ EntryStat entry_stat(const struct stat& st, const std::string& path);
 // user.* xattrs of the inode behind an fd (O_PATH fds work: through
 // /proc/self/fd/N, whose magic link the non-l xattr calls follow).
 base::Result<std::map<std::string, std::string>> get_user_xattrs(int fd);
-// Make the inode's user.* xattrs exactly `want` (others removed).
-base::Result<void> set_user_xattrs(int fd, const std::map<std::string, std::string>& want);
+// Make the inode's user.* xattrs exactly `want` (others removed). `fresh`:
+// the inode was just created by us (O_EXCL), so it has no user.* xattrs to
+// list or remove.
+base::Result<void> set_user_xattrs(int fd, const std::map<std::string, std::string>& want, bool fresh = false);
 // Copy POSIX ACLs (system.posix_acl_access, and _default for dirs) from one
 // inode to another; absent ACLs are fine.
 base::Result<void> copy_acls(int from_fd, int to_fd);

@@ -41,12 +41,6 @@ std::string unb64(const json& j, const char* key) {
     return out;
 }
 
-json stat_json(const EntryStat& s) {
-    return json{{"p", b64(s.path)}, {"exists", s.exists}, {"type", capture::type_name(s.type)},
-                {"mode", s.mode}, {"ino", s.ino}, {"size", s.size}, {"mtime_ns", s.mtime_ns},
-                {"ctime_ns", s.ctime_ns}};
-}
-
 EntryStat stat_from(const json& j) {
     EntryStat s;
     s.path = unb64(j, "p");
@@ -62,25 +56,89 @@ EntryStat stat_from(const json& j) {
 
 }  // namespace
 
+namespace {
+
+// The record is written by hand, not built as a json tree: an apply that
+// creates 10,000 files records as many entries in after_tree, and a DOM of
+// them costs more than the rest of writing the record. Same keys and
+// values as ever; txn_from_json (nlohmann) reads it.
+void put_str(std::string& o, const std::string& s) { o += json(s).dump(); }  // escaped, UTF-8 checked
+void put_b64(std::string& o, const std::string& raw) {
+    o += '"';
+    o += b64(raw);  // [A-Za-z0-9+/=]: nothing to escape
+    o += '"';
+}
+
+void put_stat(std::string& o, const EntryStat& s) {
+    o += "{\"p\":";
+    put_b64(o, s.path);
+    o += s.exists ? ",\"exists\":true,\"type\":\"" : ",\"exists\":false,\"type\":\"";
+    o += capture::type_name(s.type);  // a fixed lowercase word
+    o += "\",\"mode\":" + std::to_string(s.mode) + ",\"ino\":" + std::to_string(s.ino) +
+         ",\"size\":" + std::to_string(s.size) + ",\"mtime_ns\":" + std::to_string(s.mtime_ns) +
+         ",\"ctime_ns\":" + std::to_string(s.ctime_ns) + "}";
+}
+
+}  // namespace
+
 std::string txn_to_json(const Txn& t) {
-    json units = json::array();
-    for (const auto& u : t.units) {
-        json x = {{"p", b64(u.path)}, {"path", base::display_path(u.path)}, {"op", op_name(u.op)},
-                  {"tmp", b64(u.tmp)}, {"slot", u.slot}, {"new_ino", u.new_ino}, {"old_ino", u.old_ino},
-                  {"old_mode", u.old_mode}, {"old_mtime_ns", u.old_mtime_ns}, {"after", stat_json(u.after)}};
-        json xa = json::object();
-        for (const auto& [k, v] : u.old_xattrs) xa[b64(k)] = b64(v);
-        x["old_xattrs"] = xa;
-        json tree = json::array();
-        for (const auto& s : u.after_tree) tree.push_back(stat_json(s));
-        x["after_tree"] = tree;
-        units.push_back(std::move(x));
+    std::string o;
+    size_t entries = 0;
+    for (const auto& u : t.units) entries += 1 + u.after_tree.size();
+    o.reserve(512 + entries * 160);
+    o += "{\"format\":\"layover-undo/1\",\n\"kind\":";
+    put_str(o, t.kind);
+    o += ",\n\"id\":";
+    put_str(o, t.id);
+    o += ",\n\"target_b64\":";
+    put_b64(o, t.target);
+    o += ",\n\"target\":";
+    put_str(o, base::display_path(t.target));
+    o += ",\n\"dev\":" + std::to_string(t.dev) + ",\n\"ino\":" + std::to_string(t.ino) + ",\n\"state\":";
+    put_str(o, t.state);
+    o += ",\n\"source_b64\":";
+    put_b64(o, t.source);
+    o += ",\n\"created\":";
+    put_str(o, t.created);
+    o += ",\n\"store\":";
+    put_str(o, t.store);
+    o += ",\n\"record_b64\":";
+    put_b64(o, t.record);
+    o += ",\n\"units\":[";
+    for (size_t i = 0; i < t.units.size(); i++) {
+        const Unit& u = t.units[i];
+        o += i ? ",\n{\"p\":" : "\n{\"p\":";
+        put_b64(o, u.path);
+        o += ",\"path\":";
+        put_str(o, base::display_path(u.path));
+        o += ",\"op\":\"";
+        o += op_name(u.op);
+        o += "\",\"tmp\":";
+        put_b64(o, u.tmp);
+        o += ",\"slot\":";
+        put_str(o, u.slot);
+        o += ",\"new_ino\":" + std::to_string(u.new_ino) + ",\"old_ino\":" + std::to_string(u.old_ino) +
+             ",\"old_mode\":" + std::to_string(u.old_mode) + ",\"old_mtime_ns\":" + std::to_string(u.old_mtime_ns) +
+             ",\"after\":";
+        put_stat(o, u.after);
+        o += ",\"old_xattrs\":{";
+        bool first = true;
+        for (const auto& [k, v] : u.old_xattrs) {
+            if (!first) o += ',';
+            first = false;
+            put_b64(o, k);
+            o += ':';
+            put_b64(o, v);
+        }
+        o += "},\"after_tree\":[";
+        for (size_t k = 0; k < u.after_tree.size(); k++) {
+            o += k ? ",\n" : "\n";
+            put_stat(o, u.after_tree[k]);
+        }
+        o += "]}";
     }
-    json j = {{"format", "layover-undo/1"}, {"kind", t.kind}, {"id", t.id}, {"target_b64", b64(t.target)},
-              {"target", base::display_path(t.target)}, {"dev", t.dev}, {"ino", t.ino}, {"state", t.state},
-              {"source_b64", b64(t.source)}, {"created", t.created}, {"store", t.store},
-              {"record_b64", b64(t.record)}, {"units", units}};
-    return j.dump(1) + "\n";
+    o += "]}\n";
+    return o;
 }
 
 base::Result<Txn> txn_from_json(const std::string& text) {
