@@ -14,6 +14,12 @@ std::string at(const std::string& path) { return base::display_path(path) + ": "
 
 bool member_matches(const Change& c, const Member& m, std::string* why) {
     using MK = Member::Kind;
+    // Apply takes a metadata change's xattrs from the manifest, while a
+    // reviewer sees the payload (diff, tar -tv): they must say the same.
+    if (m.xattrs != c.xattrs) {
+        *why = "xattrs differ between payload and manifest";
+        return false;
+    }
     switch (c.type) {
         case Type::File:
             if (m.kind != MK::File && m.kind != MK::Hardlink) break;

@@ -104,7 +104,11 @@ base::Result<Change> change_from_json(const json& j) {
             if (!x.is_object() || !get_bytes(x, "name", &name) || !x.contains("value_b64") ||
                 !x["value_b64"].is_string() || !base::base64_decode(x["value_b64"].get<std::string>(), &value))
                 return bad(where + "an invalid xattr");
-            c.xattrs[name] = value;
+            // Same rule as the payload's: a patch carries only user.* xattrs.
+            if (name.compare(0, 5, "user.") != 0)
+                return bad(where + "carries xattr " + base::display_path(name) + "; patches hold only user.* xattrs");
+            if (!c.xattrs.emplace(name, value).second)
+                return bad(where + "lists xattr " + base::display_path(name) + " twice");
         }
     }
     return c;

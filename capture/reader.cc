@@ -174,9 +174,11 @@ private:
         if (m->size > l_.max_logical_bytes || logical_ > l_.max_logical_bytes)
             return base::error(where + "the patch's files add up to more than " + lim(l_.max_logical_bytes) +
                                " bytes (logical size); raise --max-logical-bytes if you trust it");
+        // Data segments are limited; a map may also end in one empty entry
+        // (the writer's mark for a file that ends in a hole).
         int count = archive_entry_sparse_count(e);
-        if (count < 0 || static_cast<uint64_t>(count) > l_.max_sparse_segments)
-            return base::error(where + "too many sparse segments");
+        if (count < 0 || static_cast<uint64_t>(count) > l_.max_sparse_segments + 1)
+            return base::error(where + "too many sparse segments (the limit is " + lim(l_.max_sparse_segments) + ")");
         archive_entry_sparse_reset(e);
         la_int64_t off, len;
         uint64_t end = 0;
@@ -187,6 +189,8 @@ private:
             end = static_cast<uint64_t>(off + len);
             if (len > 0) m->sparse.emplace_back(static_cast<uint64_t>(off), static_cast<uint64_t>(len));
         }
+        if (m->sparse.size() > l_.max_sparse_segments)
+            return base::error(where + "too many sparse segments (the limit is " + lim(l_.max_sparse_segments) + ")");
         if (count > 0 && m->sparse.empty() && m->size > 0) m->sparse.emplace_back(m->size, 0);
         return base::Ok();
     }
@@ -253,8 +257,26 @@ struct Parsed {
     Sums sums;
 };
 
+HeaderBudget budget_of(const Limits& l) {
+    HeaderBudget b;
+    b.max_pax_header = l.max_pax_header;
+    b.max_sparse_segments = l.max_sparse_segments;
+    return b;
+}
+
+// A GNU sparse 1.0 map is read with the headers but is not one: allow what
+// its entries can take (two decimal int64 lines each, the count line, the
+// padding, and a closing zero-length entry), so a file with
+// max_sparse_segments segments reads, while a map padded with extra
+// entries does not.
+uint64_t sparse_map_allowance(archive_entry* e) {
+    int count = archive_entry_sparse_count(e);
+    if (count <= 0) return 0;
+    return (static_cast<uint64_t>(count) + 2) * 2 * 21 + 512;
+}
+
 Result<void> validate(int fd, const Limits& l, Parsed* im) {
-    TarIn t(fd);
+    TarIn t(fd, budget_of(l));
     TRY_VOID(t.open());
     Validator v(l);
     std::vector<std::pair<std::string, std::string>> computed;
@@ -263,7 +285,7 @@ Result<void> validate(int fd, const Limits& l, Parsed* im) {
         uint64_t hb = 0;
         TRY(archive_entry * e, t.next(&hb));
         if (!e) break;
-        if (hb > l.max_pax_header)
+        if (hb > l.max_pax_header + sparse_map_allowance(e))
             return base::error("member #" + lim(index) + " has " + lim(hb) + " bytes of headers, over the limit of " +
                                lim(l.max_pax_header) + "; raise --max-pax-header if you trust it");
         if (index >= l.max_members + 2)
@@ -339,7 +361,7 @@ Result<Patch> Patch::open(const std::string& file, const Limits& limits) {
 }
 
 Result<void> Patch::read_data(const std::function<DataSink(const Member&)>& visit) const {
-    TarIn t(impl_->fd.get());
+    TarIn t(impl_->fd.get(), budget_of(impl_->limits));
     TRY_VOID(t.open());
     size_t i = 0;
     for (uint64_t index = 0;; index++) {

@@ -275,6 +275,19 @@ def test_stress_15tb_sparse_file(lo, tmp_path):
 
 
 @pytest.mark.stress
+def test_stress_15tb_sparse_file_with_60k_segments(lo, tmp_path):
+    """A sparse map of 60,000 entries (over 1 MiB of map lines with 14-digit
+    offsets) is read with the headers: it must not count as pax header."""
+    run_ok(lo, "python3 -c 'import os\nfd = os.open(\"holey\", os.O_WRONLY | os.O_CREAT)\n"
+               "os.ftruncate(fd, 15 << 40)\nfor i in range(60000): os.pwrite(fd, b\"x\", (i + 1) * ((15 << 40) // 60001))\n'")
+    patch = save(lo, "s", tmp_path / "p.tar.zst")
+    assert os.path.getsize(patch) < 8 << 20
+    assert by_path(show_json(lo, patch))[b"holey"]["size"] == 15 << 40
+    listing = subprocess.run(["tar", "--zstd", "-tvf", str(patch)], capture_output=True, check=True).stdout
+    assert b"holey" in listing
+
+
+@pytest.mark.stress
 def test_stress_200k_entries(lo, tmp_path):
     run_ok(lo, "mkdir many && cd many && python3 -c 'import os\nfor i in range(200000): open(\"f%d\" % i, \"w\").close()'",)
     patch = save(lo, "s", tmp_path / "p.tar.zst")

@@ -3,10 +3,12 @@
 #include <archive.h>
 #include <archive_entry.h>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #include <zstd.h>
 
 #include <cstdio>
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
@@ -68,6 +70,7 @@ std::string tar_of(const std::vector<M>& members) {
                 break;
             default: archive_entry_set_filetype(e, AE_IFREG);
         }
+        for (const auto& [n, v] : m.xattrs) archive_entry_xattr_add_entry(e, n.c_str(), v.data(), v.size());
         if (m.type == 'f') {
             archive_entry_set_size(e, m.size >= 0 ? m.size : static_cast<la_int64_t>(m.data.size()));
             for (auto [off, len] : m.sparse) archive_entry_sparse_add_entry(e, off, len);
@@ -77,15 +80,23 @@ std::string tar_of(const std::vector<M>& members) {
             if (m.sparse.empty()) {
                 archive_write_data(a, m.data.data(), m.data.size());
             } else {
-                // Holes are passed through as bytes libarchive skips.
+                // Holes are passed through as bytes libarchive skips, from a
+                // never-touched mapping (they may be terabytes).
+                const size_t window = size_t{1} << 30;
+                void* zeros = ::mmap(nullptr, window, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+                if (zeros == MAP_FAILED) throw std::runtime_error("mmap");
                 int64_t pos = 0;
                 for (auto [off, len] : m.sparse) {
-                    std::string hole(static_cast<size_t>(off - pos), '\0');
-                    archive_write_data(a, hole.data(), hole.size());
+                    for (int64_t hole = off - pos; hole > 0;) {
+                        size_t n = static_cast<size_t>(std::min<int64_t>(hole, static_cast<int64_t>(window)));
+                        archive_write_data(a, zeros, n);
+                        hole -= static_cast<int64_t>(n);
+                    }
                     std::string x(static_cast<size_t>(len), 'x');
                     archive_write_data(a, x.data(), x.size());
                     pos = off + len;
                 }
+                ::munmap(zeros, window);
             }
         }
         archive_entry_free(e);
@@ -114,6 +125,7 @@ std::string manifest_for(const std::vector<M>& members) {
                 c.type = capture::Type::File;
                 c.size = m.type == 'h' ? 0 : m.size >= 0 ? static_cast<uint64_t>(m.size) : m.data.size();
         }
+        for (const auto& [n, v] : m.xattrs) c.xattrs[n] = v;
         mf.changes.push_back(c);
         capture::BaseEntry b;
         b.path = m.name;
@@ -202,6 +214,19 @@ std::string pax_override_member(const std::string& ustar_name, const std::string
     rec = std::to_string(len) + rec;
     return header_block("PaxHeader/x", 'x', rec.size()) + padded(rec) + header_block(ustar_name, '0', data.size()) +
            padded(data);
+}
+
+std::string pax_member(const std::string& ustar_name, const std::vector<std::pair<std::string, std::string>>& records,
+                       char type, const std::string& body) {
+    std::string pax;
+    for (const auto& [k, v] : records) {
+        std::string rec = " " + k + "=" + v + "\n";
+        size_t len = rec.size() + std::to_string(rec.size()).size();
+        if (std::to_string(len).size() != std::to_string(rec.size()).size()) len++;
+        pax += std::to_string(len) + rec;
+    }
+    return header_block("PaxHeader/x", 'x', pax.size()) + padded(pax) + header_block(ustar_name, type, body.size()) +
+           padded(body);
 }
 
 std::string tar_end() { return std::string(1024, '\0'); }

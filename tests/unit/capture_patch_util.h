@@ -16,6 +16,7 @@ struct M {
     uint32_t mode = 0644;
     int64_t size = -1;        // logical size override (sparse)
     std::vector<std::pair<int64_t, int64_t>> sparse;  // data segments; their data is 'x' bytes
+    std::vector<std::pair<std::string, std::string>> xattrs;  // name, value (in the member and the manifest)
 };
 
 // Raw uncompressed tar of the members (pax restricted, via libarchive).
@@ -30,6 +31,11 @@ void write_zst(const std::string& path, const std::string& raw, bool checksum = 
 std::string valid_tar(const std::vector<M>& members);
 // A raw ustar header block + pax 'x' header overriding the path.
 std::string pax_override_member(const std::string& ustar_name, const std::string& pax_path, const std::string& data);
+// A raw member: a pax 'x' header holding the records (written in order, as
+// "LEN key=value\n"), then a ustar header of the given type and the body
+// (padded; the ustar size field says body.size()).
+std::string pax_member(const std::string& ustar_name, const std::vector<std::pair<std::string, std::string>>& records,
+                       char type, const std::string& body);
 // Two 512-byte zero blocks.
 std::string tar_end();
 
