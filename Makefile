@@ -9,6 +9,7 @@ CXXFLAGS ?=
 ALLFLAGS := $(OPT) -std=c++20 -Wall -Wextra -Wshadow -Wformat=2 $(WERROR) -I. -MMD -MP $(CXXFLAGS)
 LDFLAGS  ?=
 SAN      :=
+NPROC    := $(shell nproc 2>/dev/null || echo 2)
 
 BASE_SRCS  := $(wildcard helper/base/*.cc) helper/session.cc helper/userns.cc
 CORE_SRCS  := $(filter-out helper/main.cc helper/patch_main.cc $(BASE_SRCS),$(wildcard helper/*.cc)) $(wildcard overlay/*.cc)
@@ -51,7 +52,7 @@ deps:
 	@tests/deps.sh
 
 test: deps
-	@$(MAKE) --no-print-directory all $(BUILD)/unit-tests
+	@$(MAKE) --no-print-directory -j$(NPROC) all $(BUILD)/unit-tests
 	@$(MAKE) --no-print-directory check-cases
 	@tests/run_all.sh $(BUILD)
 
@@ -59,13 +60,14 @@ test-stress: deps all
 	@LAYOVER_STRESS=1 tests/run_all.sh $(BUILD) stress
 
 asan: deps
-	@$(MAKE) --no-print-directory BUILD=build-asan SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -Wno-maybe-uninitialized" OPT="-O1 -g" all build-asan/unit-tests
+	@$(MAKE) --no-print-directory -j$(NPROC) BUILD=build-asan SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -Wno-maybe-uninitialized" OPT="-O1 -g" all build-asan/unit-tests
 	@ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 tests/run_all.sh build-asan
 
 check-cases:
 	@tests/check_cases.sh
 
-demo: deps all
+demo: deps
+	@$(MAKE) --no-print-directory -j$(NPROC) all
 	@tests/demo.sh $(BUILD)
 
 bench: deps all
