@@ -1,7 +1,9 @@
 #include "capture/agreement.h"
 
-#include <map>
-#include <set>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
 
 #include "capture/names.h"
 #include "helper/base/text.h"
@@ -57,49 +59,62 @@ bool member_matches(const Change& c, const Member& m, std::string* why) {
 
 }  // namespace
 
+// Paths are looked up by view into the manifest (no copies), and each
+// change's payload evidence is kept beside it rather than in sets of paths.
 std::string check_agreement(const Manifest& m, const std::vector<Member>& members, const Limits& limits) {
-    std::map<std::string, const Change*> changes;
-    for (const auto& c : m.changes) {
+    struct Seen {
+        bool based = false, written = false, deleted = false, opaque = false;
+    };
+    std::unordered_map<std::string_view, size_t> changes;  // path -> index in m.changes
+    changes.reserve(m.changes.size());
+    for (size_t i = 0; i < m.changes.size(); i++) {
+        const Change& c = m.changes[i];
         std::string bad = check_relative_path(c.path, limits.max_name_len);
         if (!bad.empty()) return "manifest change " + at(c.path) + bad;
-        if (!changes.emplace(c.path, &c).second) return "manifest lists " + at(c.path) + "more than once";
+        if (!changes.emplace(c.path, i).second) return "manifest lists " + at(c.path) + "more than once";
         if (c.captured && c.type == Type::Socket) return "manifest change " + at(c.path) + "a socket cannot be captured";
     }
-    std::set<std::string> based;
+    std::vector<Seen> seen(m.changes.size());
+    std::unordered_set<std::string_view> other_base;  // base records of paths that are not changes
     for (const auto& b : m.base) {
         std::string bad = check_relative_path(b.path, limits.max_name_len);
         if (!bad.empty()) return "manifest base " + at(b.path) + bad;
-        if (!based.insert(b.path).second) return "manifest base lists " + at(b.path) + "more than once";
+        auto it = changes.find(b.path);
+        bool fresh = it == changes.end() ? other_base.insert(b.path).second
+                                         : !std::exchange(seen[it->second].based, true);
+        if (!fresh) return "manifest base lists " + at(b.path) + "more than once";
     }
-    std::set<std::string> written, deleted, opaque;
     for (const auto& mem : members) {
         auto it = changes.find(mem.path);
-        if (it == changes.end() || !it->second->captured)
+        if (it == changes.end() || !m.changes[it->second].captured)
             return "payload member " + at(mem.path) + "is not a change in the manifest";
-        const Change& c = *it->second;
+        const Change& c = m.changes[it->second];
+        Seen& s = seen[it->second];
         std::string why;
         switch (mem.kind) {
             case Member::Kind::Whiteout:
                 if (c.kind != Kind::Deleted) return "payload deletes " + at(mem.path) + "but the manifest does not";
-                deleted.insert(mem.path);
+                s.deleted = true;
                 break;
             case Member::Kind::Opaque:
                 if (c.kind != Kind::OpaqueDir)
                     return "payload marks " + at(mem.path) + "opaque but the manifest does not";
-                opaque.insert(mem.path);
+                s.opaque = true;
                 break;
             default:
                 if (c.kind == Kind::Deleted) return "payload writes " + at(mem.path) + "which the manifest deletes";
                 if (!member_matches(c, mem, &why)) return "payload member " + at(mem.path) + why;
-                written.insert(mem.path);
+                s.written = true;
         }
     }
-    for (const auto& c : m.changes) {
+    for (size_t i = 0; i < m.changes.size(); i++) {
+        const Change& c = m.changes[i];
+        const Seen& s = seen[i];
         if (!c.captured) continue;
-        if (!based.count(c.path)) return "manifest has no base record for " + base::display_path(c.path);
-        bool ok = c.kind == Kind::Deleted ? deleted.count(c.path) > 0
-                  : c.kind == Kind::OpaqueDir ? (opaque.count(c.path) > 0 && written.count(c.path) > 0)
-                                              : written.count(c.path) > 0;
+        if (!s.based) return "manifest has no base record for " + base::display_path(c.path);
+        bool ok = c.kind == Kind::Deleted     ? s.deleted
+                  : c.kind == Kind::OpaqueDir ? s.opaque && s.written
+                                              : s.written;
         if (!ok) return "manifest change " + at(c.path) + "has no payload member";
     }
     return "";

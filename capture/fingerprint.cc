@@ -128,6 +128,35 @@ base::Result<Segments> data_segments(int fd, uint64_t size) {
     return segs;
 }
 
+void fit_segments(Segments* segs, uint64_t max_segments) {
+    max_segments = std::max<uint64_t>(max_segments, 1);
+    size_t n = segs->size();
+    if (n <= max_segments) return;
+    auto gap = [&](size_t i) { return (*segs)[i + 1].first - ((*segs)[i].first + (*segs)[i].second); };
+    // Close the `merges` smallest of the n - 1 holes: those below the
+    // threshold, then holes equal to it, first come first merged.
+    size_t merges = n - static_cast<size_t>(max_segments);
+    std::vector<uint64_t> gaps(n - 1);
+    for (size_t i = 0; i + 1 < n; i++) gaps[i] = gap(i);
+    std::nth_element(gaps.begin(), gaps.begin() + static_cast<std::ptrdiff_t>(merges - 1), gaps.end());
+    uint64_t threshold = gaps[merges - 1];
+    size_t below = 0;
+    for (size_t i = 0; i + 1 < n; i++) below += gap(i) < threshold;
+    size_t at_threshold = merges - below;
+    Segments out;
+    out.reserve(static_cast<size_t>(max_segments));
+    out.push_back((*segs)[0]);
+    for (size_t i = 0; i + 1 < n; i++) {
+        uint64_t g = gap(i);
+        bool merge = g < threshold || (g == threshold && at_threshold > 0);
+        if (g == threshold && merge) at_threshold--;
+        const auto& next = (*segs)[i + 1];
+        if (merge) out.back().second = next.first + next.second - out.back().first;
+        else out.push_back(next);
+    }
+    *segs = std::move(out);
+}
+
 base::Result<void> read_segments(int fd, const Segments& segs,
                                  const std::function<base::Result<void>(uint64_t, const char*, size_t)>& fn) {
     // Sized to the data: a 1 MiB buffer per small file made malloc return it

@@ -44,6 +44,11 @@ using Segments = std::vector<std::pair<uint64_t, uint64_t>>;  // (offset, length
 // whole file when the filesystem cannot tell).
 base::Result<Segments> data_segments(int fd, uint64_t size);
 
+// Merge segments across the smallest holes (their zeros then count as data)
+// until at most max_segments (at least 1) remain: a reader refuses a sparse
+// map longer than its limit. Segments ascending and disjoint, as above.
+void fit_segments(Segments* segs, uint64_t max_segments);
+
 // Read a file's data segments in chunks of at most `chunk` bytes.
 base::Result<void> read_segments(int fd, const Segments& segs,
                                  const std::function<base::Result<void>(uint64_t, const char*, size_t)>& fn);

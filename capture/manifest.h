@@ -5,6 +5,7 @@
 #pragma once
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "capture/change.h"
@@ -28,6 +29,9 @@ base::Result<BaseEntry> base_from_json(const json& j);
 
 std::string changes_to_json_text(const std::vector<Change>& changes);  // the --json array
 std::string manifest_to_text(const Manifest& m);
+// Parsed in one strict pass, without a document tree (manifest_read.cc).
 base::Result<Manifest> manifest_from_text(const std::string& text);
+// .layover/sums: (member name as stored, fingerprint) in archive order.
+base::Result<std::vector<std::pair<std::string, std::string>>> sums_from_text(const std::string& text);
 
 }  // namespace capture

@@ -1,5 +1,7 @@
 #include "capture/names.h"
 
+#include <string_view>
+
 namespace capture {
 
 std::string check_relative_path(const std::string& name, uint64_t max_len) {
@@ -7,15 +9,15 @@ std::string check_relative_path(const std::string& name, uint64_t max_len) {
     if (name.size() > max_len) return "name longer than " + std::to_string(max_len) + " bytes";
     if (name.find('\0') != std::string::npos) return "name contains a NUL byte";
     if (name[0] == '/') return "absolute path";
-    size_t start = 0;
+    std::string_view rest = name;
     for (;;) {
-        size_t slash = name.find('/', start);
-        std::string comp = name.substr(start, slash == std::string::npos ? std::string::npos : slash - start);
+        size_t slash = rest.find('/');
+        std::string_view comp = rest.substr(0, slash);
         if (comp.empty()) return "empty path component";
         if (comp == ".") return "'.' path component";
         if (comp == "..") return "'..' path component (path traversal)";
-        if (slash == std::string::npos) break;
-        start = slash + 1;
+        if (slash == std::string_view::npos) break;
+        rest.remove_prefix(slash + 1);
     }
     return "";
 }

@@ -6,6 +6,7 @@
 
 #include <cstring>
 #include <set>
+#include <unordered_set>
 
 #include "capture/agreement.h"
 #include "capture/fingerprint.h"
@@ -45,21 +46,6 @@ Result<std::string> read_small(TarIn& t, uint64_t limit, const std::string& what
     }
 }
 
-Result<std::vector<std::pair<std::string, std::string>>> parse_sums(const std::string& text) {
-    json j = json::parse(text, nullptr, false);
-    if (j.is_discarded() || !j.is_object() || j.value("format", "") != "layover-sums/1" || !j.contains("members") ||
-        !j["members"].is_array())
-        return base::error(std::string(kSumsName) + " is not a valid sums list");
-    std::vector<std::pair<std::string, std::string>> out;
-    for (const auto& m : j["members"]) {
-        std::string path;
-        if (!m.is_object() || !get_bytes(m, "path", &path) || !m.contains("fingerprint") || !m["fingerprint"].is_string())
-            return base::error(std::string(kSumsName) + " has an invalid entry");
-        out.emplace_back(path, m["fingerprint"].get<std::string>());
-    }
-    return out;
-}
-
 // One member's header turned into a Member, with every per-member rule.
 class Validator {
 public:
@@ -72,23 +58,24 @@ public:
         unsigned ft = archive_entry_filetype(e);
         const char* hl = archive_entry_hardlink(e);
         if (ft == AE_IFDIR && name.size() > 1 && name.back() == '/') name.pop_back();
-        std::string where = "member " + shown(name) + ": ";
+        // Built only for an error: most patches have none, and many members.
+        auto where = [&name] { return "member " + shown(name) + ": "; };
         std::string bad = check_relative_path(name, l_.max_name_len);
-        if (!bad.empty()) return base::error(where + bad);
+        if (!bad.empty()) return base::error(where() + bad);
         *tar_name = name;
         Member m;
         std::string path;
         NameRole role = name_role(name, &path);
-        if (role == NameRole::Reserved) return base::error(where + "a reserved whiteout name");
+        if (role == NameRole::Reserved) return base::error(where() + "a reserved whiteout name");
         m.path = path;
         m.mode = archive_entry_perm(e) & 07777;
         m.mtime_ns = static_cast<int64_t>(archive_entry_mtime(e)) * 1000000000 + archive_entry_mtime_nsec(e);
         if (hl) {
             std::string target = hl;
             bad = check_relative_path(target, l_.max_name_len);
-            if (!bad.empty()) return base::error(where + "hardlink target: " + bad);
+            if (!bad.empty()) return base::error(where() + "hardlink target: " + bad);
             if (!files_.count(target))
-                return base::error(where + "hardlink to " + base::display_path(target) +
+                return base::error(where() + "hardlink to " + base::display_path(target) +
                                    ", which is not an earlier file member of the patch");
             m.kind = Member::Kind::Hardlink;
             m.link_target = target;
@@ -102,15 +89,15 @@ public:
             const char* t = archive_entry_symlink(e);
             m.link_target = t ? t : "";
             if (m.link_target.empty() || m.link_target.size() > l_.max_name_len)
-                return base::error(where + "invalid symlink target");
+                return base::error(where() + "invalid symlink target");
         } else if (ft == AE_IFIFO) {
             m.kind = Member::Kind::Fifo;
         } else {
-            return base::error(where + "a device node or socket, which patches never contain");
+            return base::error(where() + "a device node or socket, which patches never contain");
         }
         if (role != NameRole::Plain) {
             if (m.kind != Member::Kind::File || m.size != 0)
-                return base::error(where + "a whiteout must be an empty regular file");
+                return base::error(where() + "a whiteout must be an empty regular file");
             m.kind = role == NameRole::Whiteout ? Member::Kind::Whiteout : Member::Kind::Opaque;
         }
         TRY_VOID(place(m, where));
@@ -129,24 +116,25 @@ public:
 
 private:
     // Duplicates, and paths both deleted and written.
-    Result<void> place(const Member& m, const std::string& where) {
+    template <class Where>
+    Result<void> place(const Member& m, const Where& where) {
         if (m.kind == Member::Kind::Whiteout) {
-            if (deleted_.count(m.path)) return base::error(where + "deletes a path twice");
-            if (written_.count(m.path)) return base::error(where + "deletes a path the patch also writes");
+            if (deleted_.count(m.path)) return base::error(where() + "deletes a path twice");
+            if (written_.count(m.path)) return base::error(where() + "deletes a path the patch also writes");
             auto it = written_.lower_bound(m.path + "/");
             if (it != written_.end() && it->compare(0, m.path.size() + 1, m.path + "/") == 0)
-                return base::error(where + "deletes a dir the patch also writes into");
+                return base::error(where() + "deletes a dir the patch also writes into");
             deleted_.insert(m.path);
             return base::Ok();
         }
         if (m.kind == Member::Kind::Opaque) {
-            if (!dirs_.count(m.path)) return base::error(where + "marks a dir opaque that is not an earlier dir member");
-            if (!opaque_.insert(m.path).second) return base::error(where + "marks a dir opaque twice");
+            if (!dirs_.count(m.path)) return base::error(where() + "marks a dir opaque that is not an earlier dir member");
+            if (!opaque_.insert(m.path).second) return base::error(where() + "marks a dir opaque twice");
             return base::Ok();
         }
-        if (!written_.insert(m.path).second) return base::error(where + "duplicate path");
-        for (std::string p = m.path;;) {
-            if (deleted_.count(p)) return base::error(where + "writes a path the patch also deletes");
+        if (!written_.insert(m.path).second) return base::error(where() + "duplicate path");
+        for (std::string p = m.path; !deleted_.empty();) {
+            if (deleted_.count(p)) return base::error(where() + "writes a path the patch also deletes");
             auto slash = p.rfind('/');
             if (slash == std::string::npos) break;
             p.resize(slash);
@@ -155,7 +143,8 @@ private:
         return base::Ok();
     }
 
-    Result<void> attrs(archive_entry* e, Member* m, const std::string& where) {
+    template <class Where>
+    Result<void> attrs(archive_entry* e, Member* m, const Where& where) {
         archive_entry_xattr_reset(e);
         const char* xn;
         const void* xv;
@@ -163,41 +152,42 @@ private:
         while (archive_entry_xattr_next(e, &xn, &xv, &xs) == ARCHIVE_OK) {
             std::string n = xn ? xn : "";
             if (n.compare(0, 5, "user.") != 0)
-                return base::error(where + "carries xattr " + base::display_path(n) + "; patches hold only user.* xattrs");
+                return base::error(where() + "carries xattr " + base::display_path(n) + "; patches hold only user.* xattrs");
             m->xattrs[n] = std::string(static_cast<const char*>(xv), xs);
         }
         if (m->kind != Member::Kind::File) {
-            if (archive_entry_sparse_count(e) > 0) return base::error(where + "sparse map on a non-file");
+            if (archive_entry_sparse_count(e) > 0) return base::error(where() + "sparse map on a non-file");
             return base::Ok();
         }
         logical_ += m->size;
         if (m->size > l_.max_logical_bytes || logical_ > l_.max_logical_bytes)
-            return base::error(where + "the patch's files add up to more than " + lim(l_.max_logical_bytes) +
+            return base::error(where() + "the patch's files add up to more than " + lim(l_.max_logical_bytes) +
                                " bytes (logical size); raise --max-logical-bytes if you trust it");
         // Data segments are limited; a map may also end in one empty entry
         // (the writer's mark for a file that ends in a hole).
         int count = archive_entry_sparse_count(e);
         if (count < 0 || static_cast<uint64_t>(count) > l_.max_sparse_segments + 1)
-            return base::error(where + "too many sparse segments (the limit is " + lim(l_.max_sparse_segments) + ")");
+            return base::error(where() + "too many sparse segments (the limit is " + lim(l_.max_sparse_segments) + ")");
         archive_entry_sparse_reset(e);
         la_int64_t off, len;
         uint64_t end = 0;
         while (archive_entry_sparse_next(e, &off, &len) == ARCHIVE_OK) {
             if (off < 0 || len < 0 || static_cast<uint64_t>(off) < end ||
                 static_cast<uint64_t>(off) + static_cast<uint64_t>(len) > m->size)
-                return base::error(where + "invalid sparse map");
+                return base::error(where() + "invalid sparse map");
             end = static_cast<uint64_t>(off + len);
             if (len > 0) m->sparse.emplace_back(static_cast<uint64_t>(off), static_cast<uint64_t>(len));
         }
         if (m->sparse.size() > l_.max_sparse_segments)
-            return base::error(where + "too many sparse segments (the limit is " + lim(l_.max_sparse_segments) + ")");
+            return base::error(where() + "too many sparse segments (the limit is " + lim(l_.max_sparse_segments) + ")");
         if (count > 0 && m->sparse.empty() && m->size > 0) m->sparse.emplace_back(m->size, 0);
         return base::Ok();
     }
 
     const Limits& l_;
     uint64_t stored_ = 0, logical_ = 0;
-    std::set<std::string> written_, deleted_, opaque_, dirs_, files_;
+    std::set<std::string> written_;  // ordered: a deleted dir must have nothing written below it
+    std::unordered_set<std::string> deleted_, opaque_, dirs_, files_;
 };
 
 // A file member's data, bounds-checked, fingerprinted and passed on.
@@ -307,7 +297,7 @@ Result<void> validate(int fd, const Limits& l, Parsed* im) {
         if (name == kSumsName) {
             if (!regular) return base::error(std::string(kSumsName) + " is not a regular file");
             TRY(std::string text, read_small(t, l.max_manifest, kSumsName));
-            TRY(im->sums, parse_sums(text));
+            TRY(im->sums, sums_from_text(text));
             have_sums = true;
             continue;
         }

@@ -36,8 +36,8 @@ struct Entry {
 
 class Writer {
 public:
-    Writer(int out_fd, int upper_fd, const OpenFile* open_file = nullptr)
-        : zw_(out_fd), cursor_(upper_fd), open_file_(open_file) {}
+    Writer(int out_fd, int upper_fd, const WriteOptions& opts, const OpenFile* open_file = nullptr)
+        : zw_(out_fd), cursor_(upper_fd), opts_(opts), open_file_(open_file) {}
     ~Writer() {
         if (a_) archive_write_free(a_);
         if (holes_ != MAP_FAILED) ::munmap(holes_, kHoleWindow);
@@ -219,6 +219,9 @@ private:
             if (c.size > 0) segs.assign(1, {0, c.size});
         } else {
             TRY(segs, data_segments(fd, c.size));
+            // Holes then stored as zeros are data to the reader: the sums
+            // are over what is stored, base fingerprints over the real file.
+            fit_segments(&segs, opts_.max_sparse_segments);
         }
         archive_entry_set_size(en.e, static_cast<la_int64_t>(c.size));
         bool sparse = !(segs.size() == 1 && segs[0].first == 0 && segs[0].second == c.size) && c.size > 0;
@@ -289,6 +292,7 @@ private:
 
     ZstdWriter zw_;
     DirCursor cursor_;
+    WriteOptions opts_;
     const OpenFile* open_file_;
     struct archive* a_ = nullptr;
     void* holes_ = MAP_FAILED;
@@ -299,16 +303,18 @@ private:
 
 }  // namespace
 
-Result<void> write_patch(int out_fd, const Manifest& m, const std::vector<Item>& items, int upper_fd) {
-    Writer w(out_fd, upper_fd);
+Result<void> write_patch(int out_fd, const Manifest& m, const std::vector<Item>& items, int upper_fd,
+                         const WriteOptions& opts) {
+    Writer w(out_fd, upper_fd, opts);
     TRY_VOID(w.open());
     TRY_VOID(w.blob(kManifestName, manifest_to_text(m)));
     for (const auto& it : items) TRY_VOID(w.item(it));
     return w.close();
 }
 
-Result<void> write_patch(int out_fd, const Manifest& m, const std::vector<Item>& items, const OpenFile& open_file) {
-    Writer w(out_fd, -1, &open_file);
+Result<void> write_patch(int out_fd, const Manifest& m, const std::vector<Item>& items, const OpenFile& open_file,
+                         const WriteOptions& opts) {
+    Writer w(out_fd, -1, opts, &open_file);
     TRY_VOID(w.open());
     TRY_VOID(w.blob(kManifestName, manifest_to_text(m)));
     for (const auto& it : items) TRY_VOID(w.item(it));
