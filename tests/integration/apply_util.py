@@ -81,6 +81,7 @@ def write_patch(path, members):
             else:
                 tf.addfile(info)
     subprocess.run(["zstd", "-q", "-f", "--check", "-o", str(path)], input=buf.getvalue(), check=True)
+    return path
 
 
 def replace_manifest(members, manifest):

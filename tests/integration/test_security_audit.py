@@ -17,7 +17,7 @@ import tarfile
 
 import pytest
 
-from apply_util import read_patch, tree
+from apply_util import read_patch, tree, write_patch
 from conftest import LAYOVER, missing_feature
 
 # --- fingerprints (XXH3-128, canonical big-endian) ---------------------------
@@ -81,19 +81,6 @@ def with_sums(members):
         sums.append(entry)
     text = json.dumps({"format": "layover-sums/1", "members": sums}).encode()
     return members + [(tarfile.TarInfo(".layover/sums"), text)]
-
-
-def write_patch(path, members):
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:", format=tarfile.PAX_FORMAT) as tf:
-        for info, data in members:
-            if data is not None:
-                info.size = len(data)
-                tf.addfile(info, io.BytesIO(data))
-            else:
-                tf.addfile(info)
-    subprocess.run(["zstd", "-q", "-f", "--check", "-o", str(path)], input=buf.getvalue(), check=True)
-    return path
 
 
 def rewrite(patch, out, fn, resum=True):
