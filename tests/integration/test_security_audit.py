@@ -7,7 +7,6 @@ following docs/patch-format.md ("Fingerprints")."""
 import copy
 import ctypes
 import ctypes.util
-import io
 import json
 import os
 import struct
