@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import struct
 import time
@@ -40,24 +41,51 @@ class _Deadline(Exception):
 class Reply:
     """Collected answer to one request."""
 
+    __slots__ = ("streams", "total", "done", "texts", "interrupted_by_host")
+
     def __init__(self) -> None:
-        self.streams: Dict[str, List[bytes]] = {s: [] for s in STREAMS}
+        self.streams: Dict[str, List[bytes]] = {}
+        self.total = 0  # bytes received for this request, against max_output
         self.done: Dict[str, Any] = {}
         self.texts: List[Optional[str]] = []
         self.interrupted_by_host = False
 
     def data(self, stream: str) -> bytes:
-        return b"".join(self.streams[stream])
+        parts = self.streams.get(stream)
+        if not parts:
+            return b""
+        return parts[0] if len(parts) == 1 else b"".join(parts)
 
     def text(self, i: int) -> Optional[str]:
         return self.texts[i] if i < len(self.texts) else None
 
 
+# The headers the REPL writes on the hot path, in the exact form it formats
+# them, parsed without json.loads.  Only what matches exactly takes this
+# path (the result equals json.loads'); everything else goes through JSON.
+_INT = rb"(0|[1-9][0-9]{0,17})"
+_LEN = rb"(-1|0|[1-9][0-9]{0,17})"
+_OUT_RE = re.compile(rb'\{"t":"out","id":' + _INT + rb',"s":"(stdout|stderr|result)"\}')
+_DONE_RE = re.compile(rb'\{"t":"done","id":' + _INT + rb',"lens":\[' + _LEN + rb"," + _LEN
+                      + rb'\],"interrupted":(true|false)\}')
+
+
+def _fast_header(raw: bytes) -> Optional[Dict[str, Any]]:
+    m = _OUT_RE.fullmatch(raw)
+    if m is not None:
+        return {"t": "out", "id": int(m[1]), "s": m[2].decode("ascii")}
+    m = _DONE_RE.fullmatch(raw)
+    if m is not None:
+        return {"t": "done", "id": int(m[1]), "lens": [int(m[2]), int(m[3])], "interrupted": m[4] == b"true"}
+    return None
+
+
 class ReplClient:
     def __init__(self, sock: socket.socket, ctl: Optional[socket.socket],
                  alive: Callable[[], Optional[str]], on_break: Callable[[str], None],
-                 max_output: int = 512 * 1024 * 1024) -> None:
+                 max_output: int = 512 * 1024 * 1024, pid: int = 0) -> None:
         self.sock = sock
+        self.pid = pid  # the child alive() watches, for a cheaper check
         self.ctl = ctl
         self.alive = alive
         self.on_break = on_break
@@ -93,6 +121,14 @@ class ReplClient:
         # the kernel tears the PID namespace down), so look before each call.
         if self.broken is not None:
             raise SandboxError(self.broken)
+        if self.pid:
+            # The hot path: one waitid() that leaves the child unreaped
+            # (Popen still owns it), instead of alive()'s Popen.poll().
+            try:
+                if os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:
+                    return
+            except OSError:
+                pass  # reaped already, or not our child: alive() decides
         why = self.alive()
         if why is not None:
             raise self.fail(why)
@@ -111,7 +147,17 @@ class ReplClient:
         self.send_raw(json.dumps(header, separators=(",", ":")).encode("ascii"), payload)
 
     def send_raw(self, h: bytes, payload: bytes = b"") -> None:
-        view = memoryview(len(h).to_bytes(4, "big") + len(payload).to_bytes(4, "big") + h + payload)
+        frame = len(h).to_bytes(4, "big") + len(payload).to_bytes(4, "big") + h + payload
+        try:
+            n = self.sock.send(frame)  # the usual case: all of it, one syscall
+        except (BlockingIOError, socket.timeout):
+            n = 0
+        except OSError as e:
+            raise self.fail(self._dead_reason("cannot send to the REPL (%s)" % e)) from None
+        if n != len(frame):
+            self._send_rest(memoryview(frame)[n:])
+
+    def _send_rest(self, view: memoryview) -> None:
         last_progress = time.monotonic()
         while view:
             try:
@@ -156,16 +202,23 @@ class ReplClient:
             self.buf += memoryview(self.chunk)[:got]
 
     def recv(self, deadline: Optional[float]) -> Frame:
-        self._fill(8, deadline)
-        hlen = int.from_bytes(self.buf[0:4], "big")
-        plen = int.from_bytes(self.buf[4:8], "big")
+        buf = self.buf
+        if len(buf) < 8:
+            self._fill(8, deadline)
+        hlen = int.from_bytes(buf[0:4], "big")
+        plen = int.from_bytes(buf[4:8], "big")
         if not 0 < hlen <= MAX_HEADER or plen > MAX_PAYLOAD:
             raise self.fail("layover: the REPL sent a malformed frame (lengths %d/%d); the sandbox was "
                             "stopped and its session kept" % (hlen, plen))
-        self._fill(8 + hlen + plen, deadline)
-        raw = bytes(self.buf[8:8 + hlen])
-        payload = bytes(self.buf[8 + hlen:8 + hlen + plen])
-        del self.buf[:8 + hlen + plen]
+        end = 8 + hlen + plen
+        if len(buf) < end:
+            self._fill(end, deadline)
+        raw = bytes(buf[8:8 + hlen])
+        payload = bytes(buf[8 + hlen:end])
+        del buf[:end]
+        header = _fast_header(raw)
+        if header is not None:
+            return header, payload
         try:
             header = json.loads(raw.decode("utf-8"))
         except (ValueError, RecursionError) as e:
@@ -216,7 +269,8 @@ class ReplClient:
             self.send(dict(h, id=rid), p)
         deadline = None if timeout is None else time.monotonic() + timeout + backstop
         try:
-            self._collect(rid, reply, deadline, timeout)
+            if not self._read_fast(rid, reply):
+                self._collect(rid, reply, deadline, timeout)
         except KeyboardInterrupt:
             reply.interrupted_by_host = True
             try:
@@ -225,6 +279,57 @@ class ReplClient:
                 pass
             raise
         return reply
+
+    def _read_fast(self, rid: int, reply: Reply) -> bool:
+        """The usual reply in one read: "out" frames and the "done" of rid,
+        with headers in the exact form the REPL writes them (checked by
+        _OUT_RE/_DONE_RE, matched in place).  Takes complete frames while
+        they are of that kind; True once "done" is taken.  Anything else
+        (a timeout, EOF, another header, a partial frame) is left for
+        _read_until_done, which applies every check."""
+        if self.buf:
+            return False
+        try:
+            got = self.sock.recv_into(self.chunk)
+        except OSError:
+            return False  # timeouts and errors: the slow path retries and reports
+        data = self.chunk
+        pos = 0
+        done = False
+        while got - pos >= 8:
+            hend = pos + 8 + int.from_bytes(data[pos:pos + 4], "big")
+            end = hend + int.from_bytes(data[pos + 4:pos + 8], "big")
+            if hend - pos > 128 or end > got or reply.total + end - hend > self.max_output:
+                break
+            m = _OUT_RE.fullmatch(data, pos + 8, hend)
+            if m is not None:
+                if int(m[1]) == rid:
+                    stream = m[2].decode("ascii")
+                    parts = reply.streams.get(stream)
+                    if parts is None:
+                        reply.streams[stream] = [bytes(data[hend:end])]
+                    else:
+                        parts.append(bytes(data[hend:end]))
+                reply.total += end - hend
+                pos = end
+                continue
+            m = _DONE_RE.fullmatch(data, pos + 8, hend)
+            if m is None or int(m[1]) != rid:
+                break
+            a, b = int(m[2]), int(m[3])
+            if max(a, 0) + max(b, 0) != end - hend:
+                break
+            mid = hend + max(a, 0)
+            reply.total += end - hend
+            reply.done = {"t": "done", "id": rid, "lens": [a, b], "interrupted": m[4] == b"true"}
+            reply.texts = [None if a < 0 else bytes(data[hend:mid]).decode("utf-8", "replace"),
+                           None if b < 0 else bytes(data[mid:end]).decode("utf-8", "replace")]
+            pos = end
+            done = True
+            break
+        if pos < got:
+            self.buf += memoryview(data)[pos:got]
+        return done
 
     def _collect(self, rid: int, reply: Reply, deadline: Optional[float], timeout: Optional[float]) -> None:
         try:
@@ -252,13 +357,12 @@ class ReplClient:
     def _read_until_done(self, rid: int, reply: Reply, deadline: Optional[float]) -> None:
         if reply.done:
             return
-        total = sum(len(b) for s in reply.streams.values() for b in s)
         while True:
             header, payload = self.recv(deadline)
             t = header["t"]
             fid = header.get("id")
-            total += len(payload)
-            if total > self.max_output:
+            reply.total += len(payload)
+            if reply.total > self.max_output:
                 raise self.fail("layover: the sandbox sent more than max_output=%d bytes for one call; "
                                 "the sandbox was stopped and its session kept (raise max_output if this "
                                 "is expected)" % self.max_output)
@@ -268,7 +372,11 @@ class ReplClient:
                     raise self.fail("layover: the REPL sent output for an unknown stream; the sandbox "
                                     "was stopped and its session kept")
                 if fid == rid:
-                    reply.streams[stream].append(payload)
+                    parts = reply.streams.get(stream)
+                    if parts is None:
+                        reply.streams[stream] = [payload]
+                    else:
+                        parts.append(payload)
                 # Output of an earlier request (background threads): dropped.
                 continue
             if t == "done" and fid == rid:
@@ -280,8 +388,8 @@ class ReplClient:
 
     def _split_texts(self, header: Dict[str, Any], payload: bytes) -> List[Optional[str]]:
         lens = header.get("lens", [])
-        if not isinstance(lens, list) or len(lens) > 8 or not all(
-                isinstance(n, int) and not isinstance(n, bool) and n >= -1 for n in lens):
+        if not isinstance(lens, list) or len(lens) > 8 or not all([
+                type(n) is int and n >= -1 for n in lens]):
             raise self.fail("layover: the REPL sent a malformed reply; the sandbox was stopped and its "
                             "session kept")
         if sum(max(n, 0) for n in lens) != len(payload):

@@ -96,15 +96,17 @@ class Channel:
         self.rbuf = bytearray()
 
     def write(self, data):
-        view = memoryview(data)
         main = _thread.get_ident() == State.main_ident
         with self.wlock:
             if main:
                 State.defer = True
             try:
-                while view:
-                    n = os.write(self.fd, view)
-                    view = view[n:]
+                n = os.write(self.fd, data)  # the usual case: all of it at once
+                if n != len(data):
+                    view = memoryview(data)[n:]
+                    while view:
+                        n = os.write(self.fd, view)
+                        view = view[n:]
             finally:
                 if main:
                     State.defer = False
@@ -124,8 +126,23 @@ class Channel:
             self.rbuf += data
         return True
 
-    def recv(self):
-        """The next (header, payload), or None at EOF."""
+    def recv_raw(self):
+        """The next (raw header bytes, payload), or None at EOF.  The usual
+        request arrives whole in one read and is sliced without copies
+        into the buffer."""
+        if not self.rbuf:
+            data = os.read(self.fd, 65536)
+            if not data:
+                return None
+            if len(data) >= 8:
+                hlen = int.from_bytes(data[0:4], "big")
+                plen = int.from_bytes(data[4:8], "big")
+                end = 8 + hlen + plen
+                if 0 < hlen <= MAX_HEADER and plen <= MAX_PAYLOAD and len(data) >= end:
+                    if len(data) > end:
+                        self.rbuf += data[end:]
+                    return data[8:8 + hlen], data[8 + hlen:end]
+            self.rbuf += data
         if not self._fill(8):
             return None
         hlen = int.from_bytes(self.rbuf[0:4], "big")
@@ -134,24 +151,57 @@ class Channel:
             raise ValueError("bad frame lengths %d/%d" % (hlen, plen))
         if not self._fill(8 + hlen + plen):
             return None
-        header = json_loads(bytes(self.rbuf[8:8 + hlen]).decode("utf-8"))
+        raw = bytes(self.rbuf[8:8 + hlen])
         payload = bytes(self.rbuf[8 + hlen:8 + hlen + plen])
         del self.rbuf[:8 + hlen + plen]
-        if not isinstance(header, dict) or not isinstance(header.get("t"), str):
-            raise ValueError("frame header is not an object with a type")
-        return header, payload
+        return raw, payload
+
+    def recv(self):
+        """The next (header, payload), or None at EOF."""
+        frame = self.recv_raw()
+        if frame is None:
+            return None
+        return parse_header(frame[0]), frame[1]
+
+
+_RUN_PREFIX = b'{"t":"run","id":'
+
+
+def run_id(raw):
+    """The id of a header that is exactly {"t":"run","id":N} as the host
+    writes it (the hot path: no JSON), else 0."""
+    if raw[:16] == _RUN_PREFIX and raw[-1:] == b"}":
+        digits = raw[16:-1]
+        if 0 < len(digits) <= 18 and digits.isdigit() and digits[:1] != b"0":
+            return int(digits)
+    return 0
+
+
+def parse_header(raw):
+    header = json_loads(raw.decode("utf-8"))
+    if not isinstance(header, dict) or not isinstance(header.get("t"), str):
+        raise ValueError("frame header is not an object with a type")
+    return header
 
 
 # --- Per-request state, shared with the watcher and the pump ---
 
-class State:
-    busy = 0          # id of the request being handled (0: idle)
-    in_user = False   # True while user code (or a subprocess wait) runs
-    defer = False     # main thread is writing a frame: hold interrupts
-    pending = False   # an interrupt arrived while deferred
-    lock = _thread.allocate_lock()
-    main_ident = 0
-    value = None      # repr of the last echoed expression
+class _State:
+    # An instance, not class attributes: assigning to a class invalidates
+    # the type's attribute cache, and these change several times per call.
+    __slots__ = ("busy", "in_user", "defer", "pending", "lock", "main_ident", "value")
+
+    def __init__(self):
+        self.busy = 0          # id of the request being handled (0: idle)
+        self.in_user = False   # True while user code (or a subprocess wait) runs
+        self.defer = False     # main thread is writing a frame: hold interrupts
+        self.pending = False   # an interrupt arrived while deferred
+        self.lock = _thread.allocate_lock()
+        self.main_ident = 0
+        self.value = None      # repr of the last echoed expression
+
+
+State = _State()
 
 
 def _on_sigint(signum, frame):
@@ -230,12 +280,17 @@ class FdPump:
             os.close(w)
             os.set_blocking(r, False)
             self.fds[r] = name
+        self.ready = select.poll()  # used under self.lock only
+        for r in self.fds:
+            self.ready.register(r, select.POLLIN)
 
     def drain(self):
-        """Forward everything buffered now; returns when all pipes are empty."""
+        """Forward everything buffered now; returns when all pipes are empty.
+        One poll() syscall when there is nothing (the usual case)."""
         with self.lock:
-            ready = select.select(list(self.fds), [], [], 0)[0]
-            for r in ready:
+            for r, ev in self.ready.poll(0):
+                if ev & select.POLLNVAL:
+                    continue  # user code closed it: the pump is gone too
                 name = self.fds[r]
                 while True:
                     try:
@@ -248,11 +303,20 @@ class FdPump:
 
     def loop(self):
         _signal.pthread_sigmask(_signal.SIG_BLOCK, [_signal.SIGINT])
+        # Its own poll object: one may not be polled from two threads at once.
+        waiter = select.poll()
+        for r in self.fds:
+            waiter.register(r, select.POLLIN)
         while True:
             try:
-                select.select(list(self.fds), [], [])
+                events = waiter.poll()
             except OSError:
                 return
+            for r, ev in events:
+                if ev & select.POLLNVAL:
+                    return
+                if ev & select.POLLHUP and not ev & select.POLLIN:
+                    waiter.unregister(r)  # every write end closed: stop spinning on it
             self.drain()
 
 
@@ -271,6 +335,8 @@ class Out:
         self.size = 0
         self.lock = _thread.allocate_lock()
         self.buffer = _OutBuffer(self)
+        # The "out" header, formatted directly (the hot path skips json_dumps).
+        self.head = b'{"t":"out","id":%d,"s":"' + name.encode("ascii") + b'"}'
 
     def write(self, s):
         if not isinstance(s, str):
@@ -298,9 +364,16 @@ class Out:
 
     def frames(self):
         """Encoded "out" frames for what is buffered (emptying the buffer)."""
+        if not self.size:
+            return b""
         data = self.take()
-        return b"".join(encode_frame({"t": "out", "id": State.busy, "s": self.name}, data[i:i + MAX_PAYLOAD])
-                        for i in range(0, len(data), MAX_PAYLOAD))
+        if not data:
+            return b""
+        head = self.head % State.busy
+        if len(data) <= MAX_PAYLOAD:
+            return len(head).to_bytes(4, "big") + len(data).to_bytes(4, "big") + head + data
+        return b"".join(len(head).to_bytes(4, "big") + len(c).to_bytes(4, "big") + head + c
+                        for c in (data[i:i + MAX_PAYLOAD] for i in range(0, len(data), MAX_PAYLOAD)))
 
     def flush_frames(self):
         frames = self.frames()
@@ -354,7 +427,14 @@ def _displayhook(value):
     builtins._ = None
     text = repr(value)
     State.value = text
-    sys.stdout.write(text + "\n")
+    out = sys.stdout
+    if type(out) is Out:
+        try:
+            out.write_bytes((text + "\n").encode("utf-8", "surrogateescape"))
+        except UnicodeEncodeError:
+            out.write(text + "\n")
+    else:
+        out.write(text + "\n")
     builtins._ = value
 
 

@@ -30,6 +30,7 @@ class Server:
         self.chan = chan
         self.user_ns = {"__name__": "__main__", "__builtins__": builtins}
         self.sources = {}  # filename -> code, for tracebacks (see _traceback)
+        self.codes = {}  # (source, future flags) -> (filename, code objects)
         self.counter = 0
         self.future_flags = 0
         self.pump = None
@@ -63,13 +64,13 @@ class Server:
 
     def done_run(self, rid, error, value, interrupted):
         """done() for run, with the header formatted directly (the hot path)."""
-        if error is not None or value is None or len(value) > MAX_TEXT:
+        if error is not None or (value is not None and len(value) > MAX_TEXT):
             self.done(rid, {"interrupted": interrupted}, (error, value))
             return
         pending = self.flush_outputs()
-        v = value.encode("utf-8", "backslashreplace")
-        h = ('{"t":"done","id":%d,"lens":[-1,%d],"interrupted":%s}'
-             % (rid, len(v), "true" if interrupted else "false")).encode()
+        v = b"" if value is None else value.encode("utf-8", "backslashreplace")
+        h = (b'{"t":"done","id":%d,"lens":[-1,%d],"interrupted":%s}'
+             % (rid, -1 if value is None else len(v), b"true" if interrupted else b"false"))
         self.chan.write(pending + len(h).to_bytes(4, "big") + len(v).to_bytes(4, "big") + h + v)
 
     def _traceback(self, exc, skip_frames):
@@ -103,17 +104,37 @@ class Server:
         return [compile(_ast.Interactive(body=[stmt]), fname, "single", self.future_flags, True)
                 for stmt in tree.body]
 
-    def do_run(self, rid, src):
+    def _codes(self, src):
+        """The code objects for src, compiled once: an agent repeats small
+        snippets, and compile() is the largest cost of a short call.  A
+        repeated source keeps its first file name, its text stays in
+        self.sources (moved to the newest end) for tracebacks."""
+        key = (src, self.future_flags)
+        hit = self.codes.get(key)
+        if hit is not None:
+            fname, codes = hit
+            if self.sources.pop(fname, None) is None and len(self.sources) >= 200:
+                self.sources.pop(next(iter(self.sources)))
+            self.sources[fname] = src
+            return codes
         self.counter += 1
         fname = "<sandbox-%d>" % self.counter
         self.sources[fname] = src
         if len(self.sources) > 200:
             self.sources.pop(next(iter(self.sources)))
+        codes = self._compile(src, fname)
+        if len(src) <= 4096:
+            if len(self.codes) >= 256:
+                self.codes.pop(next(iter(self.codes)))
+            self.codes[key] = (fname, codes)
+        return codes
+
+    def do_run(self, rid, src):
         State.value = None
         error = None
         interrupted = False
         try:
-            for code in self._compile(src, fname):
+            for code in self._codes(src):
                 self.future_flags |= code.co_flags & _FUTURE_MASK
                 State.in_user = True
                 try:
@@ -292,17 +313,23 @@ class Server:
     # --- the loop ---
 
     def serve(self):
+        chan = self.chan
         while True:
-            frame = self.chan.recv()
+            frame = chan.recv_raw()
             if frame is None:
                 return
-            h, payload = frame
-            t = h["t"]
-            rid = h.get("id")
-            if t == "exit":
-                return
-            if not isinstance(rid, int) or rid <= 0:
-                raise ValueError("request without a valid id")
+            raw, payload = frame
+            rid = run_id(raw)  # the hot path: {"t":"run","id":N} without JSON
+            if rid:
+                t, h = "run", None
+            else:
+                h = parse_header(raw)
+                t = h["t"]
+                rid = h.get("id")
+                if t == "exit":
+                    return
+                if not isinstance(rid, int) or isinstance(rid, bool) or rid <= 0:
+                    raise ValueError("request without a valid id")
             with State.lock:
                 State.busy = rid
             try:

@@ -28,6 +28,7 @@ __all__ = ["Repl", "default_python", "BOOT"]
 BOOT = _boot.BOOT
 StrOrBytes = Union[str, bytes, "os.PathLike[str]"]
 MAX_RESULT = 256 * 1024 * 1024
+_RUN = {"t": "run"}
 
 
 def default_python() -> str:
@@ -100,7 +101,7 @@ class Repl:
             pass  # the child died before reading: hello() reports why
         finally:
             ctl_child.close()
-        client = ReplClient(host, ctl_host, alive, on_break, max_output)
+        client = ReplClient(host, ctl_host, alive, on_break, max_output, proc.pid)
         repl = cls(proc, client, errlog, describe)
         holder.append(repl)
         try:
@@ -186,14 +187,16 @@ class Repl:
         if len(data) > MAX_PAYLOAD:
             raise ValueError("code is larger than %d bytes; exec() a file instead" % MAX_PAYLOAD)
         try:
-            reply = self._request({"t": "run"}, data, timeout=timeout)
+            reply = self._request(_RUN, data, timeout=timeout)
         except TimeoutError as e:
             e.stdout = _text(e.stdout)  # type: ignore[arg-type]
             e.stderr = _text(e.stderr)  # type: ignore[arg-type]
             raise
-        return RunResult(stdout=_text(reply.data("stdout")), stderr=_text(reply.data("stderr")),
-                         error=reply.text(0), value=reply.text(1),
-                         interrupted=bool(reply.done.get("interrupted")))
+        texts = reply.texts
+        return RunResult(reply.data("stdout").decode("utf-8", "replace"),
+                         reply.data("stderr").decode("utf-8", "replace"),
+                         texts[0] if texts else None, texts[1] if len(texts) > 1 else None,
+                         bool(reply.done.get("interrupted")))
 
     def exec(self, args: Union[StrOrBytes, Sequence[StrOrBytes]], *, timeout: Optional[float] = None,
              cwd: Optional[StrOrBytes] = None, env: Optional[Mapping[str, str]] = None,

@@ -49,6 +49,17 @@ def test_stdout_and_stderr_are_captured_per_call_including_subprocesses(repl):
     assert repl.run("1").stdout == "1\n"  # nothing left over from the previous call
 
 
+def test_repeated_source_runs_again_each_time_with_its_traceback_lines(repl):
+    repl.run("n = 0")
+    for i in range(1, 4):  # the second and third calls reuse the compiled code
+        r = repl.run("n += 1\nn")
+        assert (r.error, r.stdout, r.value) == (None, "%d\n" % i, str(i))
+    for _ in range(2):
+        r = repl.run("n += 1\nraise ValueError(n)")
+        assert "raise ValueError(n)" in r.error and "ValueError: " in r.error
+    assert repl.run("n").value == "5"
+
+
 def test_future_import_persists_across_calls(repl):
     repl.run("from __future__ import annotations")
     r = repl.run("def g(a: UndefinedName) -> None: pass\ng.__annotations__['a']")
@@ -183,6 +194,11 @@ HOSTILE = {
                        "os.write(fd, len(h).to_bytes(4, 'big') + (0).to_bytes(4, 'big') + h)"),
     "bad lengths in done": ("h = b'{\"t\":\"done\",\"id\":1,\"lens\":[999999]}'\n"
                             "os.write(fd, len(h).to_bytes(4, 'big') + (0).to_bytes(4, 'big') + h)"),
+    "fast-form out of an unknown stream": ("h = b'{\"t\":\"out\",\"id\":1,\"s\":\"bogus\"}'\n"
+                                           "os.write(fd, len(h).to_bytes(4, 'big') + (0).to_bytes(4, 'big') + h)"),
+    "fast-form done of another request": ("h = b'{\"t\":\"done\",\"id\":999999,\"lens\":[-1,-1],"
+                                          "\"interrupted\":false}'\n"
+                                          "os.write(fd, len(h).to_bytes(4, 'big') + (0).to_bytes(4, 'big') + h)"),
     "half a frame then silence": "os.write(fd, (100).to_bytes(4, 'big'))\nimport time\ntime.sleep(3600)",
 }
 
@@ -199,6 +215,43 @@ def test_hostile_frames_raise_sandbox_error_without_hang_or_host_code(repl, kind
     assert repl.proc.poll() is not None  # the peer was stopped
     with pytest.raises(SandboxError):
         repl.run("1")
+
+
+def _frame(header: bytes, payload: bytes = b"") -> bytes:
+    return len(header).to_bytes(4, "big") + len(payload).to_bytes(4, "big") + header + payload
+
+
+def test_client_reads_replies_in_any_valid_json_form_and_split_frames():
+    host, peer = _client.socketpair()
+    client = _client.ReplClient(host, None, lambda: None, lambda reason: None)
+    try:
+        # 1: the REPL's own header forms, in one read (the hot path).
+        peer.sendall(_frame(b'{"t":"out","id":1,"s":"stdout"}', b"2\n")
+                     + _frame(b'{"t":"done","id":1,"lens":[-1,1],"interrupted":false}', b"2"))
+        r = client.request({"t": "run"}, b"1+1")
+        assert (r.data("stdout"), r.texts, r.done["interrupted"]) == (b"2\n", [None, "2"], False)
+        # 2: other valid JSON (spaces, key order, more lens) goes through json.loads.
+        peer.sendall(_frame(b'{ "s": "stderr", "id": 2, "t": "out" }', b"e")
+                     + _frame(b'{"lens": [1, 2, -1], "t": "done", "id": 2, "interrupted": true}', b"abc"))
+        r = client.request({"t": "run"}, b"x")
+        assert (r.data("stderr"), r.texts, r.done["interrupted"]) == (b"e", ["a", "bc", None], True)
+        # 3: a reply split over several reads, and output of an older request dropped.
+        data = (_frame(b'{"t":"out","id":1,"s":"stdout"}', b"old")
+                + _frame(b'{"t":"out","id":3,"s":"stdout"}', b"new")
+                + _frame(b'{"t":"done","id":3,"lens":[-1,-1],"interrupted":false}'))
+        t = threading.Thread(target=lambda: [peer.sendall(data[i:i + 7]) or time.sleep(0.001)
+                                             for i in range(0, len(data), 7)])
+        t.start()
+        r = client.request({"t": "run"}, b"x")
+        t.join()
+        assert (r.data("stdout"), r.texts) == (b"new", [None, None])
+        # 4: a fast-form done whose lengths do not add up is refused.
+        peer.sendall(_frame(b'{"t":"done","id":4,"lens":[-1,5],"interrupted":false}', b"2"))
+        with pytest.raises(SandboxError, match="wrong length"):
+            client.request({"t": "run"}, b"x")
+    finally:
+        peer.close()
+        client.close()
 
 
 def test_output_flood_over_max_output_is_cut_off(tmp_path):
