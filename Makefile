@@ -66,7 +66,7 @@ test-stress: deps all
 
 asan: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) BUILD=build-asan SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -Wno-maybe-uninitialized" OPT="-O1 -g" all build-asan/unit-tests
-	@ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 tests/run_all.sh build-asan
+	@LAYOVER_SANITIZED=1 ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 tests/run_all.sh build-asan
 
 check-cases:
 	@tests/check_cases.sh

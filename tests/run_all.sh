@@ -47,7 +47,7 @@ pytest_args=(-p no:cacheprovider -q -rfEs -o junit_family=xunit2)
 envs=(LAYOVER_BIN="$STAGE/bin/layover" LAYOVER_SOURCE_ROOT="$STAGE" PYTHONPATH="$STAGE/python"
       PYTHONDONTWRITEBYTECODE=1 LANG=C.UTF-8 LC_ALL=C.UTF-8 CI="${CI:-}"
       LAYOVER_ALLOW_SKIP="${LAYOVER_ALLOW_SKIP:-}" LAYOVER_STRESS="${LAYOVER_STRESS:-}"
-      ASAN_OPTIONS="${ASAN_OPTIONS:-}" UBSAN_OPTIONS="${UBSAN_OPTIONS:-}")
+      ASAN_OPTIONS="${ASAN_OPTIONS:-}" UBSAN_OPTIONS="${UBSAN_OPTIONS:-}" LAYOVER_SANITIZED="${LAYOVER_SANITIZED:-}")
 runner=()
 if [ "$(id -u)" -eq 0 ]; then
     uid=$((61000 + RANDOM % 3000))

@@ -15,10 +15,12 @@ import os
 import re
 import socket
 import struct
+import threading
 import time
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from .errors import SandboxError, TimeoutError
+from .model import RunResult
 
 MAX_HEADER = 64 * 1024          # must match _server.py
 MAX_PAYLOAD = 1024 * 1024       # must match _server.py
@@ -70,6 +72,17 @@ _DONE_RE = re.compile(rb'\{"t":"done","id":' + _INT + rb',"lens":\[' + _LEN + rb
                       + rb'\],"interrupted":(true|false)\}')
 
 
+# run_code's reply matcher: either form in one pattern; groups 1-2 for "out",
+# 3-6 for "done".
+_HOT_RE = re.compile(rb'\{"t":"(?:out","id":' + _INT + rb',"s":"(stdout|stderr|result)"|done","id":' + _INT
+                     + rb',"lens":\[' + _LEN + rb"," + _LEN + rb'\],"interrupted":(true|false))\}')
+_HOT_MATCH = _HOT_RE.fullmatch
+_LENS = struct.Struct(">II")
+_WAIT_FLAGS = os.WEXITED | os.WNOHANG | os.WNOWAIT
+_P_PID = os.P_PID
+_waitid = os.waitid
+
+
 def _fast_header(raw: bytes) -> Optional[Dict[str, Any]]:
     m = _OUT_RE.fullmatch(raw)
     if m is not None:
@@ -94,6 +107,8 @@ class ReplClient:
         self.next_id = 1
         self.buf = bytearray()
         self.chunk = bytearray(256 * 1024)
+        self.lock = threading.Lock()    # one request at a time (held by Repl and run_code)
+        self.current: Optional[int] = None  # the id of the request in flight, for interrupts
         # A blocking socket with kernel-side timeouts (SO_RCVTIMEO/SNDTIMEO):
         # one syscall per recv/send on the fast path, where Python's own
         # timeouts would poll() first; a timeout surfaces as EAGAIN.
@@ -268,6 +283,10 @@ class ReplClient:
         for h, p in extra:
             self.send(dict(h, id=rid), p)
         deadline = None if timeout is None else time.monotonic() + timeout + backstop
+        return self._finish(rid, reply, deadline, timeout)
+
+    def _finish(self, rid: int, reply: Reply, deadline: Optional[float], timeout: Optional[float]) -> Reply:
+        """Collect the reply to the request rid, sent already."""
         try:
             if not self._read_fast(rid, reply):
                 self._collect(rid, reply, deadline, timeout)
@@ -279,6 +298,130 @@ class ReplClient:
                 pass
             raise
         return reply
+
+    # --- run(), the hot path ---
+
+    def run_code(self, code: str, timeout: Optional[float] = None) -> RunResult:
+        """Repl.run in one method (docs/protocol.md, "Hot path"): one send of
+        the request, one recv_into of the reply, its frames matched in place
+        when they have exactly the REPL's own header form, the RunResult built
+        from them.  Anything else (a busy or broken client, a dead or exited
+        child, buffered bytes, send trouble, a timeout, EOF, another header,
+        a partial frame, output over max_output) goes to the general code,
+        which re-reads the whole reply and applies every check."""
+        data = code.encode("utf-8", "surrogateescape")
+        plen = len(data)
+        if plen > MAX_PAYLOAD:
+            raise ValueError("code is larger than %d bytes; exec() a file instead" % MAX_PAYLOAD)
+        lock = self.lock
+        if not lock.acquire(False):
+            return self._run_general(data, timeout)  # another thread's request: wait for it there
+        try:
+            pid = self.pid
+            if self.broken is not None or self.buf or not pid:
+                return self._run_locked(data, timeout)
+            try:  # check_usable()'s hot case: the child has not exited
+                if _waitid(_P_PID, pid, _WAIT_FLAGS) is not None:
+                    return self._run_locked(data, timeout)
+            except OSError:
+                return self._run_locked(data, timeout)
+            rid = self.next_id
+            self.next_id = rid + 1
+            self.current = rid
+            ridb = b"%d" % rid
+            h = b'{"t":"run","id":' + ridb + b"}"
+            frame = _LENS.pack(len(h), plen) + h + data
+            sock = self.sock
+            deadline = None if timeout is None else time.monotonic() + timeout
+            try:
+                n = sock.send(frame)
+            except OSError:
+                n = 0  # _send_rest retries and reports (a timeout, or the same error again)
+            if n != len(frame):
+                self._send_rest(memoryview(frame)[n:])
+            chunk = self.chunk
+            unpack_from = _LENS.unpack_from
+            got = 0
+            result: Optional[RunResult] = None
+            try:
+                try:
+                    got = sock.recv_into(chunk)
+                except OSError:
+                    got = 0  # a timeout or an error: the general path retries and reports
+                pos = 0
+                total = 0
+                out = err = b""
+                ostd = b'{"t":"out","id":' + ridb + b',"s":"stdout"}'
+                len_ostd = len(ostd)
+                while got - pos >= 8:
+                    hlen, flen = unpack_from(chunk, pos)
+                    hend = pos + 8 + hlen
+                    end = hend + flen
+                    if end > got:
+                        break
+                    if hlen == len_ostd and chunk.startswith(ostd, pos + 8):  # the usual "out"
+                        total += flen
+                        out += chunk[hend:end]
+                        pos = end
+                        continue
+                    m = _HOT_MATCH(chunk, pos + 8, hend)
+                    if m is None:
+                        break
+                    total += end - hend
+                    if m[3] is None:  # "out"
+                        if m[1] == ridb:  # else output of an earlier request: dropped
+                            stream = m[2]
+                            if stream == b"stdout":
+                                out += chunk[hend:end]
+                            elif stream == b"stderr":
+                                err += chunk[hend:end]
+                        pos = end
+                        continue
+                    if m[3] != ridb or total > self.max_output:
+                        break
+                    a = int(m[4])
+                    b = int(m[5])
+                    mid = hend + (a if a > 0 else 0)
+                    if mid + (b if b > 0 else 0) != end:
+                        break
+                    result = RunResult(out.decode("utf-8", "replace"), err.decode("utf-8", "replace"),
+                                       None if a < 0 else chunk[hend:mid].decode("utf-8", "replace"),
+                                       None if b < 0 else chunk[mid:end].decode("utf-8", "replace"),
+                                       m[6] == b"true")
+                    if end < got:  # more output (of background threads) already: kept for later
+                        self.buf += memoryview(chunk)[end:got]
+                    return result
+                if got:  # left for the general path, which reads the whole reply again
+                    rest = bytes(memoryview(chunk)[:got])
+                    got = 0
+                    self.buf += rest
+            except KeyboardInterrupt:
+                if result is not None:
+                    raise  # the reply was complete: nothing left to interrupt
+                if got:  # read but not yet taken: the general path reads it again
+                    self.buf += memoryview(chunk)[:got]
+                reply = Reply()
+                reply.interrupted_by_host = True
+                try:
+                    self._escalate(rid, reply, timeout)
+                except (SandboxError, KeyboardInterrupt):
+                    pass
+                raise
+            return _run_result(self._finish, rid, Reply(), deadline, timeout)
+        finally:
+            self.current = None
+            lock.release()
+
+    def _run_general(self, data: bytes, timeout: Optional[float]) -> RunResult:
+        with self.lock:
+            return self._run_locked(data, timeout)
+
+    def _run_locked(self, data: bytes, timeout: Optional[float]) -> RunResult:
+        self.current = self.next_id
+        try:
+            return _run_result(self.request, _RUN, data, timeout=timeout)
+        finally:
+            self.current = None
 
     def _read_fast(self, rid: int, reply: Reply) -> bool:
         """The usual reply in one read: "out" frames and the "done" of rid,
@@ -404,6 +547,30 @@ class ReplClient:
             out.append(payload[pos:pos + n].decode("utf-8", "replace"))
             pos += n
         return out
+
+
+_RUN = {"t": "run"}
+
+
+def _run_result(collect: Callable[..., Reply], *args: Any, **kw: Any) -> RunResult:
+    """The RunResult of a run request's Reply, collected by collect(*args)."""
+    try:
+        reply = collect(*args, **kw)
+    except TimeoutError as e:
+        e.stdout = _text(e.stdout)  # type: ignore[arg-type]
+        e.stderr = _text(e.stderr)  # type: ignore[arg-type]
+        raise
+    texts = reply.texts
+    return RunResult(reply.data("stdout").decode("utf-8", "replace"),
+                     reply.data("stderr").decode("utf-8", "replace"),
+                     texts[0] if texts else None, texts[1] if len(texts) > 1 else None,
+                     bool(reply.done.get("interrupted")))
+
+
+def _text(data: Any) -> Any:
+    if isinstance(data, (bytes, bytearray)):
+        return bytes(data).decode("utf-8", "replace")
+    return data
 
 
 def socketpair() -> Tuple[socket.socket, socket.socket]:

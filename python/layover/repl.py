@@ -14,7 +14,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 from typing import IO, Any, Callable, Dict, List, Mapping, Optional, Sequence, Union
 
 from . import _boot
@@ -28,7 +27,6 @@ __all__ = ["Repl", "default_python", "BOOT"]
 BOOT = _boot.BOOT
 StrOrBytes = Union[str, bytes, "os.PathLike[str]"]
 MAX_RESULT = 256 * 1024 * 1024
-_RUN = {"t": "run"}
 
 
 def default_python() -> str:
@@ -52,8 +50,7 @@ class Repl:
         self.client = client
         self.errlog = errlog
         self.describe = describe
-        self.lock = threading.Lock()
-        self.current: Optional[int] = None
+        self.lock = client.lock  # one request at a time; client.current is the one in flight
         self.info: Dict[str, Any] = {}
 
     # --- life cycle ---
@@ -170,33 +167,21 @@ class Repl:
     def interrupt(self) -> None:
         """Interrupt the running call (KeyboardInterrupt inside); safe from
         another thread.  No-op when idle."""
-        rid = self.current
+        rid = self.client.current
         if rid is not None:
             self.client.interrupt(rid)
 
     def _request(self, header: Dict[str, Any], payload: bytes = b"", **kw: Any) -> Any:
+        client = self.client
         with self.lock:
-            self.current = self.client.next_id
+            client.current = client.next_id
             try:
-                return self.client.request(header, payload, **kw)
+                return client.request(header, payload, **kw)
             finally:
-                self.current = None
+                client.current = None
 
     def run(self, code: str, timeout: Optional[float] = None) -> RunResult:
-        data = code.encode("utf-8", "surrogateescape")
-        if len(data) > MAX_PAYLOAD:
-            raise ValueError("code is larger than %d bytes; exec() a file instead" % MAX_PAYLOAD)
-        try:
-            reply = self._request(_RUN, data, timeout=timeout)
-        except TimeoutError as e:
-            e.stdout = _text(e.stdout)  # type: ignore[arg-type]
-            e.stderr = _text(e.stderr)  # type: ignore[arg-type]
-            raise
-        texts = reply.texts
-        return RunResult(reply.data("stdout").decode("utf-8", "replace"),
-                         reply.data("stderr").decode("utf-8", "replace"),
-                         texts[0] if texts else None, texts[1] if len(texts) > 1 else None,
-                         bool(reply.done.get("interrupted")))
+        return self.client.run_code(code, timeout)
 
     def exec(self, args: Union[StrOrBytes, Sequence[StrOrBytes]], *, timeout: Optional[float] = None,
              cwd: Optional[StrOrBytes] = None, env: Optional[Mapping[str, str]] = None,

@@ -155,7 +155,10 @@ class Sandbox:
     def run(self, code: str, timeout: Optional[float] = None) -> RunResult:
         """Run Python code in the persistent REPL, statement by statement;
         expression values are echoed to stdout as in the interactive REPL."""
-        return self._live().run(code, timeout)
+        repl = self._repl
+        if repl is None:
+            self._live()  # raises
+        return repl.client.run_code(code, timeout)  # type: ignore[union-attr]
 
     def exec(self, args: Union[StrOrBytes, Sequence[StrOrBytes]], *, timeout: Optional[float] = None,
              cwd: Optional[StrOrBytes] = None, env: Optional[Mapping[str, str]] = None,

@@ -4,6 +4,7 @@ interrupts, big outputs, and a hostile peer."""
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import threading
 import time
@@ -252,6 +253,58 @@ def test_client_reads_replies_in_any_valid_json_form_and_split_frames():
     finally:
         peer.close()
         client.close()
+
+
+def test_run_code_hot_path_and_its_fallbacks():
+    # pid: a live child, so run_code takes its one-read path (pid 0 always falls back).
+    child = subprocess.Popen(["sleep", "60"])
+    host, peer = _client.socketpair()
+    client = _client.ReplClient(host, None, lambda: None, lambda reason: None, pid=child.pid)
+    try:
+        def answer(frames: bytes) -> None:
+            peer.sendall(frames)
+
+        # 1: the REPL's own forms; output of an older request dropped; a
+        # trailing frame after "done" kept for the next call.
+        answer(_frame(b'{"t":"out","id":0,"s":"stdout"}', b"old")
+               + _frame(b'{"t":"out","id":1,"s":"stdout"}', b"2\n")
+               + _frame(b'{"t":"out","id":1,"s":"stderr"}', b"e\xff")
+               + _frame(b'{"t":"out","id":1,"s":"stdout"}', b"3")
+               + _frame(b'{"t":"done","id":1,"lens":[-1,1],"interrupted":false}', b"2")
+               + _frame(b'{"t":"out","id":1,"s":"stdout"}', b"late"))
+        r = client.run_code("1+1")
+        assert (r.stdout, r.stderr, r.error, r.value, r.interrupted) == ("2\n3", "e\ufffd", None, "2", False)
+        assert peer.recv(100).endswith(b'{"t":"run","id":1}1+1')
+        # 2: the kept frame is dropped by the general path (buffered bytes).
+        answer(_frame(b'{"t":"done","id":2,"lens":[3,-1],"interrupted":true}', b"tb!"))
+        r = client.run_code("x")
+        assert (r.stdout, r.error, r.value, r.interrupted) == ("", "tb!", None, True)
+        # 3: other JSON forms go through the general path.
+        answer(_frame(b'{"lens": [-1, 1], "t": "done", "id": 3, "interrupted": false}', b"v"))
+        assert client.run_code("x").value == "v"
+        # 4: lengths that do not add up are refused.
+        answer(_frame(b'{"t":"done","id":4,"lens":[-1,5],"interrupted":false}', b"2"))
+        with pytest.raises(SandboxError, match="wrong length"):
+            client.run_code("x")
+    finally:
+        peer.close()
+        client.close()
+        child.kill()
+        child.wait()
+    # 5: a reply over max_output breaks the client even when it fits one read.
+    child = subprocess.Popen(["sleep", "60"])
+    host, peer = _client.socketpair()
+    client = _client.ReplClient(host, None, lambda: None, lambda reason: None, max_output=4, pid=child.pid)
+    try:
+        peer.sendall(_frame(b'{"t":"out","id":1,"s":"stdout"}', b"12345")
+                     + _frame(b'{"t":"done","id":1,"lens":[-1,-1],"interrupted":false}'))
+        with pytest.raises(SandboxError, match="max_output"):
+            client.run_code("x")
+    finally:
+        peer.close()
+        client.close()
+        child.kill()
+        child.wait()
 
 
 def test_output_flood_over_max_output_is_cut_off(tmp_path):
