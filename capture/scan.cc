@@ -14,6 +14,7 @@
 #include "capture/fingerprint.h"
 #include "capture/xattr.h"
 #include "helper/base/fd.h"
+#include "helper/base/dir.h"
 #include "helper/base/text.h"
 
 namespace capture {
@@ -30,34 +31,11 @@ int64_t ns_of(const struct statx_timestamp& t) {
     return static_cast<int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec;
 }
 
-struct DirEnt {
-    std::string name;
-    unsigned char type;  // d_type: DT_UNKNOWN when the filesystem does not say
-    bool operator<(const DirEnt& o) const { return name < o.name; }
-};
+using DirEnt = base::DirEntry;
 
-// Names in a dir, sorted bytewise so patches are deterministic. Takes a dup:
-// closedir() closes the fd it was given.
 Result<std::vector<DirEnt>> list_dir(int dirfd, const std::string& what) {
-    int dup = ::fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
-    if (dup < 0) return base::sys_error("listing " + what);
-    DIR* d = ::fdopendir(dup);
-    if (!d) {
-        ::close(dup);
-        return base::sys_error("listing " + what);
-    }
-    ::rewinddir(d);
-    std::vector<DirEnt> names;
-    errno = 0;
-    while (dirent* e = ::readdir(d)) {
-        const char* n = e->d_name;
-        if (n[0] == '.' && (n[1] == '\0' || (n[1] == '.' && n[2] == '\0'))) continue;
-        names.push_back({n, e->d_type});
-    }
-    int err = errno;
-    ::closedir(d);
-    if (err) return base::sys_error("listing " + what, err);
-    std::sort(names.begin(), names.end());
+    auto names = base::list_dir(dirfd);
+    if (!names) return names.error().context("listing " + what);
     return names;
 }
 

@@ -10,8 +10,9 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
-#include <dirent.h>
 #include <vector>
+
+#include "helper/base/dir.h"
 
 namespace review {
 namespace {
@@ -152,27 +153,19 @@ base::Result<void> remove_tree_at(int dirfd, const std::string& name) {
     if (::fstat(dirfd, &parent) != 0) return base::sys_error("stat");
     if (parent.st_dev != st.st_dev) return base::sys_error("remove " + name, EXDEV);
     if ((st.st_mode & 0700) != 0700) ::fchmodat(dirfd, name.c_str(), (st.st_mode & 07777) | 0700, AT_SYMLINK_NOFOLLOW);
-    int fd = ::openat(dirfd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) return base::sys_error("open " + name);
-    DIR* d = ::fdopendir(fd);
-    if (!d) {
-        ::close(fd);
-        return base::sys_error("opendir " + name);
-    }
-    std::vector<std::string> names;
-    while (dirent* e = ::readdir(d)) {
-        if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0) continue;
-        names.emplace_back(e->d_name);
-    }
+    base::Fd fd(::openat(dirfd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!fd.valid()) return base::sys_error("open " + name);
+    auto names = base::list_dir(fd.get());
+    if (!names) return names.error().context(name);
     base::Result<void> r = base::Ok();
-    for (const auto& n : names) {
-        auto sub = remove_tree_at(::dirfd(d), n);
+    for (const auto& e : names.value()) {
+        auto sub = remove_tree_at(fd.get(), e.name);
         if (!sub.ok()) {
             r = sub.error().context(name);
             break;
         }
     }
-    ::closedir(d);
+    fd.reset();
     if (!r.ok()) return r;
     if (::unlinkat(dirfd, name.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT) return base::sys_error("remove " + name);
     return base::Ok();

@@ -1,6 +1,5 @@
 #include "review/observe.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -12,27 +11,19 @@
 #include "capture/fingerprint.h"
 #include "helper/base/text.h"
 #include "review/beneath.h"
+#include "helper/base/dir.h"
 #include "review/conflict.h"
 
 namespace review {
 namespace {
 
 base::Result<void> walk_into(int dirfd, const std::string& prefix, std::vector<EntryStat>& out) {
-    int fd = ::openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0) return base::sys_error("open " + prefix);
-    DIR* d = ::fdopendir(fd);
-    if (!d) {
-        ::close(fd);
-        return base::sys_error("opendir " + prefix);
-    }
-    std::vector<std::string> names;
-    while (dirent* e = ::readdir(d)) {
-        if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0) names.emplace_back(e->d_name);
-    }
-    ::closedir(d);
+    auto listed = base::list_dir(dirfd);
+    if (!listed) return listed.error().context(prefix.empty() ? "." : prefix);
     struct stat self {};
     if (::fstat(dirfd, &self) != 0) return base::sys_error("stat " + prefix);
-    for (const auto& n : names) {
+    for (const auto& e : listed.value()) {
+        const std::string& n = e.name;
         struct stat st {};
         if (::fstatat(dirfd, n.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
             if (errno == ENOENT) continue;

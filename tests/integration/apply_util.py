@@ -88,3 +88,12 @@ def replace_manifest(members, manifest):
     info, _ = members[0]
     data = json.dumps(manifest, indent=1).encode()
     return [(info, data)] + members[1:]
+
+
+def saved_patch(lo, tmp_path, script, name="h"):
+    """Run script in a session over lo's target and save it as a patch file."""
+    r = lo.run("cd '%s' && %s" % (lo.target, script), session=name)
+    assert r.returncode == 0, r.stderr
+    patch = tmp_path / (name + ".tar.zst")
+    lo("save", name, "-o", patch, check=True)
+    return patch

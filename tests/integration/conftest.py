@@ -119,6 +119,15 @@ class Layover:
 
 
 @pytest.fixture
+def victim(tmp_path):
+    """A directory outside the target that hostile input must never touch."""
+    out = tmp_path / "outside"
+    out.mkdir()
+    (out / "victim.txt").write_text("precious\n")
+    return out
+
+
+@pytest.fixture
 def lo(require_sandbox, state_dir, home):
     return Layover(state_dir, home)
 

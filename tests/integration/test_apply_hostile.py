@@ -5,23 +5,7 @@ import os
 
 import pytest
 
-from apply_util import tree
-
-
-def saved_patch(lo, tmp_path, script, name="h"):
-    r = lo.run("cd '%s' && %s" % (lo.target, script), session=name)
-    assert r.returncode == 0, r.stderr
-    patch = tmp_path / (name + ".tar.zst")
-    lo("save", name, "-o", patch, check=True)
-    return patch
-
-
-@pytest.fixture
-def victim(tmp_path):
-    out = tmp_path / "outside"
-    out.mkdir()
-    (out / "victim.txt").write_text("precious\n")
-    return out
+from apply_util import saved_patch, tree
 
 
 def outside_unchanged(victim):

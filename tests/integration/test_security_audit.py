@@ -16,7 +16,7 @@ import tarfile
 
 import pytest
 
-from apply_util import read_patch, tree, write_patch
+from apply_util import saved_patch, read_patch, tree, write_patch
 from conftest import LAYOVER, missing_feature
 
 # --- fingerprints (XXH3-128, canonical big-endian) ---------------------------
@@ -91,14 +91,6 @@ def rewrite(patch, out, fn, resum=True):
     return write_patch(out, with_sums(members) if resum else members)
 
 
-def saved_patch(lo, tmp_path, script, name="h"):
-    r = lo.run("cd '%s' && %s" % (lo.target, script), session=name)
-    assert r.returncode == 0, r.stderr
-    patch = tmp_path / (name + ".tar.zst")
-    lo("save", name, "-o", patch, check=True)
-    return patch
-
-
 def err_line(r):
     return r.stderr.decode(errors="replace").strip().splitlines()[-1]
 
@@ -131,14 +123,6 @@ def test_hostile_patch_helper_resums_so_only_the_rule_under_test_can_reject(lo, 
     r = lo("show", good, "--json")
     assert r.returncode == 0, r.stderr
     assert [c["path"] for c in json.loads(r.stdout)] == ["notes.txt"]
-
-
-@pytest.fixture
-def victim(tmp_path):
-    out = tmp_path / "outside"
-    out.mkdir()
-    (out / "victim.txt").write_text("precious\n")
-    return out
 
 
 def _rename(manifest, members, old, new):

@@ -1,0 +1,38 @@
+#include "helper/base/dir.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+
+namespace base {
+
+Result<std::vector<DirEntry>> list_dir(int dirfd) {
+    // closedir() closes the fd it was given: work on a dup, and rewind it,
+    // since a dup shares the caller's file offset.
+    int dup = ::fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
+    if (dup < 0) return sys_error("dup");
+    DIR* d = ::fdopendir(dup);
+    if (!d) {
+        int err = errno;
+        ::close(dup);
+        return sys_error("opendir", err);
+    }
+    ::rewinddir(d);
+    std::vector<DirEntry> names;
+    errno = 0;
+    while (dirent* e = ::readdir(d)) {
+        const char* n = e->d_name;
+        if (n[0] == '.' && (n[1] == '\0' || (n[1] == '.' && n[2] == '\0'))) continue;
+        names.push_back({n, e->d_type});
+    }
+    int err = errno;
+    ::closedir(d);
+    if (err) return sys_error("readdir", err);
+    std::sort(names.begin(), names.end());
+    return names;
+}
+
+}  // namespace base
