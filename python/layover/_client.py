@@ -14,6 +14,7 @@ import json
 import os
 import re
 import socket
+import subprocess
 import struct
 import threading
 import time
@@ -68,19 +69,16 @@ class Reply:
 _INT = rb"(0|[1-9][0-9]{0,17})"
 _LEN = rb"(-1|0|[1-9][0-9]{0,17})"
 _OUT_RE = re.compile(rb'\{"t":"out","id":' + _INT + rb',"s":"(stdout|stderr|result)"\}')
-_DONE_RE = re.compile(rb'\{"t":"done","id":' + _INT + rb',"lens":\[' + _LEN + rb"," + _LEN
-                      + rb'\],"interrupted":(true|false)\}')
+_DONE_FORM = (rb'done","id":' + _INT + rb',"lens":\[' + _LEN + rb"," + _LEN + rb'\],"tail":\[' + _INT + rb","
+              + _INT + rb'\],"interrupted":(true|false)')
+_DONE_RE = re.compile(rb'\{"t":"' + _DONE_FORM + rb"\}")
 
 
 # run_code's reply matcher: either form in one pattern; groups 1-2 for "out",
-# 3-6 for "done".
-_HOT_RE = re.compile(rb'\{"t":"(?:out","id":' + _INT + rb',"s":"(stdout|stderr|result)"|done","id":' + _INT
-                     + rb',"lens":\[' + _LEN + rb"," + _LEN + rb'\],"interrupted":(true|false))\}')
+# 3-8 for "done".
+_HOT_RE = re.compile(rb'\{"t":"(?:out","id":' + _INT + rb',"s":"(stdout|stderr|result)"|' + _DONE_FORM + rb")\}")
 _HOT_MATCH = _HOT_RE.fullmatch
 _LENS = struct.Struct(">II")
-_WAIT_FLAGS = os.WEXITED | os.WNOHANG | os.WNOWAIT
-_P_PID = os.P_PID
-_waitid = os.waitid
 
 
 def _fast_header(raw: bytes) -> Optional[Dict[str, Any]]:
@@ -89,16 +87,24 @@ def _fast_header(raw: bytes) -> Optional[Dict[str, Any]]:
         return {"t": "out", "id": int(m[1]), "s": m[2].decode("ascii")}
     m = _DONE_RE.fullmatch(raw)
     if m is not None:
-        return {"t": "done", "id": int(m[1]), "lens": [int(m[2]), int(m[3])], "interrupted": m[4] == b"true"}
+        return {"t": "done", "id": int(m[1]), "lens": [int(m[2]), int(m[3])], "tail": [int(m[4]), int(m[5])],
+                "interrupted": m[6] == b"true"}
     return None
 
 
 class ReplClient:
     def __init__(self, sock: socket.socket, ctl: Optional[socket.socket],
                  alive: Callable[[], Optional[str]], on_break: Callable[[str], None],
-                 max_output: int = 512 * 1024 * 1024, pid: int = 0) -> None:
-        self.sock = sock
+                 max_output: int = 512 * 1024 * 1024, pid: int = 0,
+                 proc: Optional[subprocess.Popen[bytes]] = None,
+                 replies: Optional[socket.socket] = None) -> None:
+        self.sock = sock  # requests go out here
+        # Replies come in on their own socket (Repl.spawn; docs/protocol.md):
+        # a reader sharing a socket with its own sends is woken each time the
+        # peer consumes a request, and on one CPU that costs a context switch.
+        self.replies = replies if replies is not None else sock
         self.pid = pid  # the child alive() watches, for a cheaper check
+        self.proc = proc  # the same child's Popen, for run_code's check (no syscall)
         self.ctl = ctl
         self.alive = alive
         self.on_break = on_break
@@ -116,6 +122,9 @@ class ReplClient:
         tv = struct.pack("ll", int(POLL), int((POLL % 1) * 1e6))
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, tv)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, tv)
+        if replies is not None:
+            replies.settimeout(None)
+            replies.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, tv)
         if ctl is not None:
             ctl.setblocking(False)
 
@@ -149,7 +158,7 @@ class ReplClient:
             raise self.fail(why)
 
     def close(self) -> None:
-        for s in (self.sock, self.ctl):
+        for s in (self.sock, self.replies, self.ctl):
             if s is not None:
                 try:
                     s.close()
@@ -197,7 +206,7 @@ class ReplClient:
     def _fill(self, n: int, deadline: Optional[float]) -> None:
         while len(self.buf) < n:
             try:
-                got = self.sock.recv_into(self.chunk)
+                got = self.replies.recv_into(self.chunk)
             except (BlockingIOError, socket.timeout):
                 why = self.alive()
                 if why is not None:
@@ -288,8 +297,7 @@ class ReplClient:
     def _finish(self, rid: int, reply: Reply, deadline: Optional[float], timeout: Optional[float]) -> Reply:
         """Collect the reply to the request rid, sent already."""
         try:
-            if not self._read_fast(rid, reply):
-                self._collect(rid, reply, deadline, timeout)
+            self._collect(rid, reply, deadline, timeout)
         except KeyboardInterrupt:
             reply.interrupted_by_host = True
             try:
@@ -317,13 +325,13 @@ class ReplClient:
         if not lock.acquire(False):
             return self._run_general(data, timeout)  # another thread's request: wait for it there
         try:
-            pid = self.pid
-            if self.broken is not None or self.buf or not pid:
-                return self._run_locked(data, timeout)
-            try:  # check_usable()'s hot case: the child has not exited
-                if _waitid(_P_PID, pid, _WAIT_FLAGS) is not None:
-                    return self._run_locked(data, timeout)
-            except OSError:
+            proc = self.proc
+            # check_usable() without its waitid(): a child already reaped
+            # (returncode set) goes to the general path, which reports it.  One
+            # that exited unseen takes the REPL with it (the PID namespace
+            # dies with the helper): the recv below then sees EOF, and the
+            # general path reports that.
+            if self.broken is not None or self.buf or proc is None or proc.returncode is not None:
                 return self._run_locked(data, timeout)
             rid = self.next_id
             self.next_id = rid + 1
@@ -345,7 +353,7 @@ class ReplClient:
             result: Optional[RunResult] = None
             try:
                 try:
-                    got = sock.recv_into(chunk)
+                    got = self.replies.recv_into(chunk)
                 except OSError:
                     got = 0  # a timeout or an error: the general path retries and reports
                 pos = 0
@@ -381,13 +389,20 @@ class ReplClient:
                         break
                     a = int(m[4])
                     b = int(m[5])
+                    tail_out = int(m[6])
                     mid = hend + (a if a > 0 else 0)
-                    if mid + (b if b > 0 else 0) != end:
+                    vend = mid + (b if b > 0 else 0)
+                    oend = vend + tail_out
+                    if oend + int(m[7]) != end:
                         break
-                    result = RunResult(out.decode("utf-8", "replace"), err.decode("utf-8", "replace"),
+                    if tail_out:
+                        out += chunk[vend:oend]
+                    if oend != end:
+                        err += chunk[oend:end]
+                    result = RunResult(out.decode("utf-8", "replace"), err.decode("utf-8", "replace") if err else "",
                                        None if a < 0 else chunk[hend:mid].decode("utf-8", "replace"),
-                                       None if b < 0 else chunk[mid:end].decode("utf-8", "replace"),
-                                       m[6] == b"true")
+                                       None if b < 0 else chunk[mid:vend].decode("utf-8", "replace"),
+                                       m[8] == b"true")
                     if end < got:  # more output (of background threads) already: kept for later
                         self.buf += memoryview(chunk)[end:got]
                     return result
@@ -422,57 +437,6 @@ class ReplClient:
             return _run_result(self.request, _RUN, data, timeout=timeout)
         finally:
             self.current = None
-
-    def _read_fast(self, rid: int, reply: Reply) -> bool:
-        """The usual reply in one read: "out" frames and the "done" of rid,
-        with headers in the exact form the REPL writes them (checked by
-        _OUT_RE/_DONE_RE, matched in place).  Takes complete frames while
-        they are of that kind; True once "done" is taken.  Anything else
-        (a timeout, EOF, another header, a partial frame) is left for
-        _read_until_done, which applies every check."""
-        if self.buf:
-            return False
-        try:
-            got = self.sock.recv_into(self.chunk)
-        except OSError:
-            return False  # timeouts and errors: the slow path retries and reports
-        data = self.chunk
-        pos = 0
-        done = False
-        while got - pos >= 8:
-            hend = pos + 8 + int.from_bytes(data[pos:pos + 4], "big")
-            end = hend + int.from_bytes(data[pos + 4:pos + 8], "big")
-            if hend - pos > 128 or end > got or reply.total + end - hend > self.max_output:
-                break
-            m = _OUT_RE.fullmatch(data, pos + 8, hend)
-            if m is not None:
-                if int(m[1]) == rid:
-                    stream = m[2].decode("ascii")
-                    parts = reply.streams.get(stream)
-                    if parts is None:
-                        reply.streams[stream] = [bytes(data[hend:end])]
-                    else:
-                        parts.append(bytes(data[hend:end]))
-                reply.total += end - hend
-                pos = end
-                continue
-            m = _DONE_RE.fullmatch(data, pos + 8, hend)
-            if m is None or int(m[1]) != rid:
-                break
-            a, b = int(m[2]), int(m[3])
-            if max(a, 0) + max(b, 0) != end - hend:
-                break
-            mid = hend + max(a, 0)
-            reply.total += end - hend
-            reply.done = {"t": "done", "id": rid, "lens": [a, b], "interrupted": m[4] == b"true"}
-            reply.texts = [None if a < 0 else bytes(data[hend:mid]).decode("utf-8", "replace"),
-                           None if b < 0 else bytes(data[mid:end]).decode("utf-8", "replace")]
-            pos = end
-            done = True
-            break
-        if pos < got:
-            self.buf += memoryview(data)[pos:got]
-        return done
 
     def _collect(self, rid: int, reply: Reply, deadline: Optional[float], timeout: Optional[float]) -> None:
         try:
@@ -524,18 +488,22 @@ class ReplClient:
                 continue
             if t == "done" and fid == rid:
                 reply.done = header
-                reply.texts = self._split_texts(header, payload)
+                reply.texts = self._split_done(header, payload, reply)
                 return
             raise self.fail("layover: the REPL sent an unexpected %r frame; the sandbox was stopped and "
                             "its session kept" % t[:40])
 
-    def _split_texts(self, header: Dict[str, Any], payload: bytes) -> List[Optional[str]]:
+    def _split_done(self, header: Dict[str, Any], payload: bytes, reply: Reply) -> List[Optional[str]]:
+        """The texts of a done payload (lengths in "lens", -1 for none); the
+        stdout and stderr bytes after them ("tail") join the reply's streams."""
         lens = header.get("lens", [])
+        tail = header.get("tail", [0, 0])
         if not isinstance(lens, list) or len(lens) > 8 or not all([
-                type(n) is int and n >= -1 for n in lens]):
+                type(n) is int and n >= -1 for n in lens]) or not isinstance(tail, list) or len(tail) != 2 or \
+                not all([type(n) is int and n >= 0 for n in tail]):
             raise self.fail("layover: the REPL sent a malformed reply; the sandbox was stopped and its "
                             "session kept")
-        if sum(max(n, 0) for n in lens) != len(payload):
+        if sum(max(n, 0) for n in lens) + tail[0] + tail[1] != len(payload):
             raise self.fail("layover: the REPL sent a reply of the wrong length; the sandbox was stopped "
                             "and its session kept")
         out: List[Optional[str]] = []
@@ -546,6 +514,10 @@ class ReplClient:
                 continue
             out.append(payload[pos:pos + n].decode("utf-8", "replace"))
             pos += n
+        for stream, n in zip(("stdout", "stderr"), tail):
+            if n:
+                reply.streams.setdefault(stream, []).append(payload[pos:pos + n])
+                pos += n
         return out
 
 

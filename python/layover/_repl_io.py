@@ -9,6 +9,7 @@ Overall design: see _server.py and docs/protocol.md.
 import _json
 import _signal
 import _socket
+import _struct
 import _thread
 import builtins
 import os
@@ -81,39 +82,57 @@ def json_dumps(obj):
 
 # --- Framing ---
 
+pack_lens = _struct.Struct(">II").pack  # a frame's two big-endian lengths
+
+
 def encode_frame(header, payload=b""):
     h = json_dumps(header).encode("ascii")
-    return len(h).to_bytes(4, "big") + len(payload).to_bytes(4, "big") + h + payload
+    return b"".join((pack_lens(len(h), len(payload)), h, payload))
 
 
 class Channel:
-    """Frames over the IPC socket fd: reads by the main thread only, writes
-    from any thread under a lock."""
+    """Frames: requests read from the IPC socket (main thread only), replies
+    written to the reply socket (from any thread, under a lock)."""
 
-    def __init__(self, fd):
-        self.fd = fd
+    def __init__(self, fd, out_fd):
+        self.fd = fd  # requests from the host (read)
+        self.out_fd = out_fd  # the reply socket (write)
         self.wlock = _thread.allocate_lock()
         self.rbuf = bytearray()
 
     def write(self, data):
-        main = _thread.get_ident() == State.main_ident
+        """Write whole frames, from any thread."""
+        if _thread.get_ident() == State.main_ident:
+            self.write_main(data)
+            return
         with self.wlock:
-            if main:
-                State.defer = True
+            n = os.write(self.out_fd, data)  # the usual case: all of it at once
+            if n != len(data):
+                self._write_rest(data, n)
+
+    def write_main(self, data):
+        """write() from the main thread, where user code runs: an interrupt
+        arriving meanwhile waits until the frame is whole (State.defer), then
+        is raised here if user code is still running."""
+        state = State
+        with self.wlock:
+            state.defer = True
             try:
-                n = os.write(self.fd, data)  # the usual case: all of it at once
+                n = os.write(self.out_fd, data)
                 if n != len(data):
-                    view = memoryview(data)[n:]
-                    while view:
-                        n = os.write(self.fd, view)
-                        view = view[n:]
+                    self._write_rest(data, n)
             finally:
-                if main:
-                    State.defer = False
-        if main and State.pending:
-            State.pending = False
-            if State.in_user:
+                state.defer = False
+        if state.pending:
+            state.pending = False
+            if state.in_user:
                 raise KeyboardInterrupt
+
+    def _write_rest(self, data, n):
+        view = memoryview(data)[n:]
+        while view:
+            n = os.write(self.out_fd, view)
+            view = view[n:]
 
     def send(self, header, payload=b""):
         self.write(encode_frame(header, payload))
@@ -281,8 +300,11 @@ class FdPump:
             os.set_blocking(r, False)
             self.fds[r] = name
         self.ready = select.poll()  # used under self.lock only
+        checker = select.poll()  # used by the main thread only
         for r in self.fds:
             self.ready.register(r, select.POLLIN)
+            checker.register(r, select.POLLIN)
+        self.check = checker.poll  # check(0): anything to drain?  (no lock)
 
     def drain(self):
         """Forward everything buffered now; returns when all pipes are empty.
@@ -358,21 +380,25 @@ class Out:
         return len(data)
 
     def take(self):
+        """What is buffered, emptying the buffer."""
         with self.lock:
-            data, self.parts, self.size = b"".join(self.parts), [], 0
+            data = b"".join(self.parts)
+            self.parts = []
+            self.size = 0
         return data
 
     def frames(self):
         """Encoded "out" frames for what is buffered (emptying the buffer)."""
-        if not self.size:
-            return b""
-        data = self.take()
+        return self.encode(self.take()) if self.size else b""
+
+    def encode(self, data):
+        """data as "out" frames of this stream for the current request."""
         if not data:
             return b""
         head = self.head % State.busy
         if len(data) <= MAX_PAYLOAD:
-            return len(head).to_bytes(4, "big") + len(data).to_bytes(4, "big") + head + data
-        return b"".join(len(head).to_bytes(4, "big") + len(c).to_bytes(4, "big") + head + c
+            return b"".join((pack_lens(len(head), len(data)), head, data))
+        return b"".join(b"".join((pack_lens(len(head), len(c)), head, c))
                         for c in (data[i:i + MAX_PAYLOAD] for i in range(0, len(data), MAX_PAYLOAD)))
 
     def flush_frames(self):

@@ -31,47 +31,70 @@ class Server:
         self.user_ns = {"__name__": "__main__", "__builtins__": builtins}
         self.sources = {}  # filename -> code, for tracebacks (see _traceback)
         self.codes = {}  # (source, future flags) -> (filename, code objects)
+        self.newest = None  # the newest file name in self.sources
         self.counter = 0
         self.future_flags = 0
         self.pump = None
+        # sys.stdout and sys.stderr as main() installs them.
+        self.outs = (Out(chan, "stdout", 1), Out(chan, "stderr", 2))
 
     # --- output ---
 
-    def flush_outputs(self):
-        """Send the fd-level output, return the buffered sys.stdout/stderr
-        frames (the caller writes them with its own frame, in one write)."""
-        if self.pump is not None:
-            self.pump.drain()
-        out = b""
-        for stream in (sys.stdout, sys.stderr):
-            if isinstance(stream, Out):
-                out += stream.frames()
-        return out
+    def take_outputs(self):
+        """Send the fd-level output; return what sys.stdout and sys.stderr
+        buffered, as (stdout bytes, stderr bytes), for the done frame's tail.
+        Our own Out objects are taken even when user code has replaced
+        sys.stdout since, so nothing it printed before is lost."""
+        pump = self.pump
+        if pump is not None and pump.check(0):  # one poll() when there is nothing
+            pump.drain()
+        out, err = self.outs
+        return out.take() if out.size else b"", err.take() if err.size else b""
+
+    def _tails(self, room):
+        """(frames, stdout tail, stderr tail): the buffered output, as the
+        tail of a done frame with `room` bytes left, or ahead of it as out
+        frames when it does not fit."""
+        o, e = self.take_outputs()
+        if len(o) + len(e) <= room:
+            return b"", o, e
+        out, err = self.outs
+        return out.encode(o) + err.encode(e), b"", b""
 
     def done(self, rid, fields, texts=()):
-        """Finish request rid: its pending output, then one "done" frame
-        whose payload holds `texts` (utf-8; lengths in "lens", -1 for None)."""
-        pending = self.flush_outputs()
+        """Finish request rid: one "done" frame whose payload holds `texts`
+        (utf-8; lengths in "lens", -1 for None), then the request's buffered
+        stdout and stderr (lengths in "tail")."""
         payload = []
         lens = []
         for t in texts:
             b = (_clip(t) or "").encode("utf-8", "backslashreplace")
             payload.append(b)
             lens.append(len(b) if t is not None else -1)
-        header = {"t": "done", "id": rid, "lens": lens}
+        body = b"".join(payload)
+        pending, o, e = self._tails(MAX_PAYLOAD - len(body))
+        header = {"t": "done", "id": rid, "lens": lens, "tail": [len(o), len(e)]}
         header.update(fields)
-        self.chan.write(pending + encode_frame(header, b"".join(payload)))
+        self.chan.write_main(pending + encode_frame(header, b"".join((body, o, e))))
 
     def done_run(self, rid, error, value, interrupted):
         """done() for run, with the header formatted directly (the hot path)."""
         if error is not None or (value is not None and len(value) > MAX_TEXT):
             self.done(rid, {"interrupted": interrupted}, (error, value))
             return
-        pending = self.flush_outputs()
         v = b"" if value is None else value.encode("utf-8", "backslashreplace")
-        h = (b'{"t":"done","id":%d,"lens":[-1,%d],"interrupted":%s}'
-             % (rid, -1 if value is None else len(v), b"true" if interrupted else b"false"))
-        self.chan.write(pending + len(h).to_bytes(4, "big") + len(v).to_bytes(4, "big") + h + v)
+        out, err = self.outs
+        pump = self.pump
+        if err.size or pump is None or pump.check(0):
+            pending, o, e = self._tails(MAX_PAYLOAD - len(v))
+        else:  # the usual case, _tails() inlined: some stdout, nothing else
+            pending = e = b""
+            o = out.take() if out.size else b""
+            if len(o) + len(v) > MAX_PAYLOAD:
+                pending, o = out.encode(o), b""
+        h = (b'{"t":"done","id":%d,"lens":[-1,%d],"tail":[%d,%d],"interrupted":%s}'
+             % (rid, -1 if value is None else len(v), len(o), len(e), b"true" if interrupted else b"false"))
+        self.chan.write_main(b"".join((pending, pack_lens(len(h), len(v) + len(o) + len(e)), h, v, o, e)))
 
     def _traceback(self, exc, skip_frames):
         import linecache
@@ -113,12 +136,14 @@ class Server:
         hit = self.codes.get(key)
         if hit is not None:
             fname, codes = hit
-            if self.sources.pop(fname, None) is None and len(self.sources) >= 200:
-                self.sources.pop(next(iter(self.sources)))
-            self.sources[fname] = src
+            if fname is not self.newest:  # else the same snippet again: already newest
+                if self.sources.pop(fname, None) is None and len(self.sources) >= 200:
+                    self.sources.pop(next(iter(self.sources)))
+                self.sources[fname] = src
+                self.newest = fname
             return codes
         self.counter += 1
-        fname = "<sandbox-%d>" % self.counter
+        fname = self.newest = "<sandbox-%d>" % self.counter
         self.sources[fname] = src
         if len(self.sources) > 200:
             self.sources.pop(next(iter(self.sources)))
@@ -183,9 +208,6 @@ class Server:
             State.in_user = False
             error = self._traceback(e, 1)
         if result is not None:
-            pending = self.flush_outputs()
-            if pending:
-                self.chan.write(pending)
             for i in range(0, len(result), MAX_PAYLOAD):
                 self.chan.send({"t": "out", "id": rid, "s": "result"}, result[i:i + MAX_PAYLOAD])
         self.done(rid, {"interrupted": interrupted, "ok": result is not None}, (error,))
@@ -353,31 +375,34 @@ _ANNOTATIONS = 0x1000000
 _FUTURE_MASK = 0x1FE0000
 
 
-def receive_ctl_fd(fd):
-    """The host sends the control socket right after the server source, as
-    one byte carrying SCM_RIGHTS."""
+def receive_sockets(fd):
+    """The host sends the control and reply sockets right after the server
+    source, as one byte carrying both as SCM_RIGHTS."""
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM, 0, fd)
     try:
-        _msg, anc, _flags, _addr = sock.recvmsg(1, _socket.CMSG_SPACE(4))
+        _msg, anc, _flags, _addr = sock.recvmsg(1, _socket.CMSG_SPACE(8))
     finally:
         sock.detach()
+    fds = []
     for level, kind, data in anc:
-        if level == _socket.SOL_SOCKET and kind == _socket.SCM_RIGHTS and len(data) >= 4:
-            return int.from_bytes(data[:4], sys.byteorder)
-    raise ValueError("no control socket received")
+        if level == _socket.SOL_SOCKET and kind == _socket.SCM_RIGHTS:
+            fds += [int.from_bytes(data[i:i + 4], sys.byteorder) for i in range(0, len(data) - 3, 4)]
+    if len(fds) != 2:
+        raise ValueError("expected the control and reply sockets, got %d fds" % len(fds))
+    return fds
 
 
 def main(fd):
     os.set_inheritable(fd, False)  # never leak the socket into subprocesses
-    chan = Channel(fd)
-    ctl = receive_ctl_fd(fd)
+    ctl, replies = receive_sockets(fd)
     os.set_inheritable(ctl, False)
+    os.set_inheritable(replies, False)
+    chan = Channel(fd, replies)
     State.main_ident = _thread.get_ident()
     _signal.signal(_signal.SIGINT, _on_sigint)
     server = Server(chan)
     server.pump = FdPump(chan)
-    sys.stdout = Out(chan, "stdout", 1)
-    sys.stderr = Out(chan, "stderr", 2)
+    sys.stdout, sys.stderr = server.outs
     sys.displayhook = _displayhook
     sys.argv = [""]
     if "" not in sys.path:

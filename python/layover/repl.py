@@ -61,8 +61,9 @@ class Repl:
               describe: str = "sandbox") -> "Repl":
         """Start `make_argv(fd)`; fd is the child's end of the IPC socket.
         With set_ipc_env (no helper in between), LAYOVER_IPC_FD is set here."""
-        host, child = socketpair()
-        ctl_host, ctl_child = socketpair()
+        host, child = socketpair()  # requests (and the boot frame): host -> REPL
+        rep_host, rep_child = socketpair()  # replies: REPL -> host
+        ctl_host, ctl_child = socketpair()  # interrupts: host -> REPL
         # Unbounded helper output goes to an unlinked file, never a pipe that
         # could fill up and block it; the REPL itself writes only to frames.
         errlog = tempfile.TemporaryFile(prefix="layover-")
@@ -74,7 +75,7 @@ class Repl:
                                     stdin=subprocess.DEVNULL, stdout=errlog, stderr=errlog,
                                     start_new_session=True)
         except OSError as e:
-            for s in (host, child, ctl_host, ctl_child):
+            for s in (host, child, rep_host, rep_child, ctl_host, ctl_child):
                 s.close()
             errlog.close()
             raise SandboxError("layover: cannot start the %s: %s" % (describe, e)) from None
@@ -92,13 +93,19 @@ class Repl:
             # Fits the socket buffer, so this does not wait for the child.
             host.settimeout(startup_timeout)
             host.sendall(_boot.boot_frame())
-            host.sendmsg([b"C"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS,
-                                   ctl_child.fileno().to_bytes(4, sys.byteorder))])
+            fds = ctl_child.fileno().to_bytes(4, sys.byteorder) + rep_child.fileno().to_bytes(4, sys.byteorder)
+            host.sendmsg([b"C"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)])
+            # Each socket carries one direction only: the inside can write
+            # nothing to the host but frames on the reply socket.
+            host.shutdown(socket.SHUT_RD)
+            ctl_host.shutdown(socket.SHUT_RD)
+            rep_host.shutdown(socket.SHUT_WR)
         except OSError:
             pass  # the child died before reading: hello() reports why
         finally:
             ctl_child.close()
-        client = ReplClient(host, ctl_host, alive, on_break, max_output, proc.pid)
+            rep_child.close()
+        client = ReplClient(host, ctl_host, alive, on_break, max_output, proc.pid, proc, rep_host)
         repl = cls(proc, client, errlog, describe)
         holder.append(repl)
         try:

@@ -19,3 +19,18 @@ def tree(root):
         else:
             out[rel] = p.read_bytes()
     return out
+
+
+# For code run inside the REPL that plays a hostile program: send(data)
+# writes data to every socket it holds.  Only the reply socket takes it; the
+# IPC and control sockets refuse writes from inside (EPIPE).
+HOSTILE_SEND = (
+    "import os, stat\n"
+    "def send(data):\n"
+    "    for f in sorted(map(int, os.listdir('/proc/self/fd'))):\n"
+    "        try:\n"
+    "            if f > 2 and stat.S_ISSOCK(os.fstat(f).st_mode):\n"
+    "                os.write(f, data)\n"
+    "        except OSError:\n"
+    "            pass\n"
+)

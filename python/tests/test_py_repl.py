@@ -15,6 +15,8 @@ from layover import SandboxError, TimeoutError
 from layover import _boot, _client
 from layover.repl import Repl, default_python, python_argv
 
+from .layover_testutil import HOSTILE_SEND
+
 
 def test_run_keeps_state_and_echoes_expressions_like_a_repl(repl):
     r = repl.run("x = 21\nprint(x * 2)\nx")
@@ -184,30 +186,46 @@ def test_protocol_limits_match_between_host_and_server():
     assert "MAX_PAYLOAD = 1024 * 1024" in src and _client.MAX_PAYLOAD == 1024 * 1024
 
 
-# --- a hostile REPL: user code writing to the IPC socket itself ---
+# --- a hostile REPL: user code writing to the sockets it holds ---
 
 HOSTILE = {
-    "garbage": "os.write(fd, b'\\xff' * 64)",
-    "oversized header": "os.write(fd, (10**9).to_bytes(4, 'big') + (0).to_bytes(4, 'big'))",
-    "oversized payload": "os.write(fd, (2).to_bytes(4, 'big') + (2**31).to_bytes(4, 'big') + b'{}')",
-    "bad json": "os.write(fd, (5).to_bytes(4, 'big') + (0).to_bytes(4, 'big') + b'{{{{{')",
+    "garbage": "send(b'\\xff' * 64)",
+    "oversized header": "send((10**9).to_bytes(4, 'big') + (0).to_bytes(4, 'big'))",
+    "oversized payload": "send((2).to_bytes(4, 'big') + (2**31).to_bytes(4, 'big') + b'{}')",
+    "bad json": "send((5).to_bytes(4, 'big') + (0).to_bytes(4, 'big') + b'{{{{{')",
     "code as a type": ("h = b'{\"t\":\"__import__(\\'os\\').system(\\'touch %(marker)s\\')\",\"id\":1}'\n"
-                       "os.write(fd, len(h).to_bytes(4, 'big') + (0).to_bytes(4, 'big') + h)"),
+                       "send(len(h).to_bytes(4, 'big') + (0).to_bytes(4, 'big') + h)"),
     "bad lengths in done": ("h = b'{\"t\":\"done\",\"id\":1,\"lens\":[999999]}'\n"
-                            "os.write(fd, len(h).to_bytes(4, 'big') + (0).to_bytes(4, 'big') + h)"),
+                            "send(len(h).to_bytes(4, 'big') + (0).to_bytes(4, 'big') + h)"),
+    "bad tail in done": ("h = b'{\"t\":\"done\",\"id\":1,\"lens\":[],\"tail\":[-5,5]}'\n"
+                         "send(len(h).to_bytes(4, 'big') + (0).to_bytes(4, 'big') + h)"),
+    "huge tail in done": ("h = b'{\"t\":\"done\",\"id\":1,\"lens\":[],\"tail\":[99999999999,0]}'\n"
+                          "send(len(h).to_bytes(4, 'big') + (0).to_bytes(4, 'big') + h)"),
     "fast-form out of an unknown stream": ("h = b'{\"t\":\"out\",\"id\":1,\"s\":\"bogus\"}'\n"
-                                           "os.write(fd, len(h).to_bytes(4, 'big') + (0).to_bytes(4, 'big') + h)"),
+                                           "send(len(h).to_bytes(4, 'big') + (0).to_bytes(4, 'big') + h)"),
     "fast-form done of another request": ("h = b'{\"t\":\"done\",\"id\":999999,\"lens\":[-1,-1],"
                                           "\"interrupted\":false}'\n"
-                                          "os.write(fd, len(h).to_bytes(4, 'big') + (0).to_bytes(4, 'big') + h)"),
-    "half a frame then silence": "os.write(fd, (100).to_bytes(4, 'big'))\nimport time\ntime.sleep(3600)",
+                                          "send(len(h).to_bytes(4, 'big') + (0).to_bytes(4, 'big') + h)"),
+    "half a frame then silence": "send((100).to_bytes(4, 'big'))\nimport time\ntime.sleep(3600)",
 }
+
+
+def test_inside_writes_reach_the_host_only_on_the_reply_socket(repl):
+    # The IPC (requests) socket carries host -> REPL only: a write from
+    # inside is refused, and the session goes on.
+    r = repl.run("import os\n"
+                 "try:\n"
+                 "    os.write(int(os.environ['LAYOVER_IPC_FD']), b'\\xff' * 64)\n"
+                 "except BrokenPipeError:\n"
+                 "    print('refused')")
+    assert (r.stdout, r.error) == ("refused\n", None)
+    assert repl.run("6 * 7").value == "42"
 
 
 @pytest.mark.parametrize("kind", sorted(HOSTILE))
 def test_hostile_frames_raise_sandbox_error_without_hang_or_host_code(repl, kind, tmp_path):
     marker = tmp_path / "pwned"
-    code = "import os\nfd = int(os.environ['LAYOVER_IPC_FD'])\n" + HOSTILE[kind] % {"marker": marker}
+    code = HOSTILE_SEND + HOSTILE[kind] % {"marker": marker}
     t0 = time.monotonic()
     with pytest.raises(SandboxError):
         repl.run(code, timeout=2 if "silence" in kind else None)
@@ -246,8 +264,17 @@ def test_client_reads_replies_in_any_valid_json_form_and_split_frames():
         r = client.request({"t": "run"}, b"x")
         t.join()
         assert (r.data("stdout"), r.texts) == (b"new", [None, None])
-        # 4: a fast-form done whose lengths do not add up is refused.
-        peer.sendall(_frame(b'{"t":"done","id":4,"lens":[-1,5],"interrupted":false}', b"2"))
+        # 4: a done frame's tail joins the streams after the out frames,
+        # in the REPL's own form and in any other JSON form.
+        peer.sendall(_frame(b'{"t":"out","id":4,"s":"stdout"}', b"a")
+                     + _frame(b'{"t":"done","id":4,"lens":[-1,1],"tail":[2,1],"interrupted":false}', b"2b\nc"))
+        r = client.request({"t": "run"}, b"x")
+        assert (r.data("stdout"), r.data("stderr"), r.texts) == (b"ab\n", b"c", [None, "2"])
+        peer.sendall(_frame(b'{"tail": [0, 2], "lens": [], "t": "done", "id": 5, "ok": true}', b"ee"))
+        r = client.request({"t": "call"}, b"x")
+        assert (r.data("stdout"), r.data("stderr"), r.texts) == (b"", b"ee", [])
+        # 5: lengths (lens + tail) that do not add up are refused.
+        peer.sendall(_frame(b'{"t":"done","id":6,"lens":[-1,5],"interrupted":false}', b"2"))
         with pytest.raises(SandboxError, match="wrong length"):
             client.request({"t": "run"}, b"x")
     finally:
@@ -256,10 +283,10 @@ def test_client_reads_replies_in_any_valid_json_form_and_split_frames():
 
 
 def test_run_code_hot_path_and_its_fallbacks():
-    # pid: a live child, so run_code takes its one-read path (pid 0 always falls back).
+    # proc: a live child, so run_code takes its one-read path (without one it always falls back).
     child = subprocess.Popen(["sleep", "60"])
     host, peer = _client.socketpair()
-    client = _client.ReplClient(host, None, lambda: None, lambda reason: None, pid=child.pid)
+    client = _client.ReplClient(host, None, lambda: None, lambda reason: None, pid=child.pid, proc=child)
     try:
         def answer(frames: bytes) -> None:
             peer.sendall(frames)
@@ -282,8 +309,12 @@ def test_run_code_hot_path_and_its_fallbacks():
         # 3: other JSON forms go through the general path.
         answer(_frame(b'{"lens": [-1, 1], "t": "done", "id": 3, "interrupted": false}', b"v"))
         assert client.run_code("x").value == "v"
-        # 4: lengths that do not add up are refused.
-        answer(_frame(b'{"t":"done","id":4,"lens":[-1,5],"interrupted":false}', b"2"))
+        # 4: the tail (the REPL's usual reply: no out frame at all).
+        answer(_frame(b'{"t":"done","id":4,"lens":[-1,1],"tail":[2,2],"interrupted":false}', b"22\ne\xff"))
+        r = client.run_code("1+1")
+        assert (r.stdout, r.stderr, r.value) == ("2\n", "e\ufffd", "2")
+        # 5: lengths (lens + tail) that do not add up are refused.
+        answer(_frame(b'{"t":"done","id":5,"lens":[-1,1],"tail":[2,0],"interrupted":false}', b"2"))
         with pytest.raises(SandboxError, match="wrong length"):
             client.run_code("x")
     finally:
@@ -294,7 +325,8 @@ def test_run_code_hot_path_and_its_fallbacks():
     # 5: a reply over max_output breaks the client even when it fits one read.
     child = subprocess.Popen(["sleep", "60"])
     host, peer = _client.socketpair()
-    client = _client.ReplClient(host, None, lambda: None, lambda reason: None, max_output=4, pid=child.pid)
+    client = _client.ReplClient(host, None, lambda: None, lambda reason: None, max_output=4,
+                                pid=child.pid, proc=child)
     try:
         peer.sendall(_frame(b'{"t":"out","id":1,"s":"stdout"}', b"12345")
                      + _frame(b'{"t":"done","id":1,"lens":[-1,-1],"interrupted":false}'))

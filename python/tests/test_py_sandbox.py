@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from .layover_testutil import tree
+from .layover_testutil import HOSTILE_SEND, tree
 from layover import (ConflictError, Sandbox, SandboxError, TimeoutError, apply_patch, list_sessions,
                      show_patch)
 
@@ -169,14 +169,14 @@ def test_resume_sees_the_earlier_work(sb, state_dir):
 # --- hostile REPL and crash ---
 
 @pytest.mark.parametrize("payload", [
-    "os.write(3, b'\\x00\\x00\\x00\\x07\\x00\\x00\\x00\\x00garbage!')",
-    "os.write(3, (1 << 31).to_bytes(4, 'big') + (0).to_bytes(4, 'big'))",
+    "send(b'\\x00\\x00\\x00\\x07\\x00\\x00\\x00\\x00garbage!')",
+    "send((1 << 31).to_bytes(4, 'big') + (0).to_bytes(4, 'big'))",
 ])
 def test_hostile_repl_raises_and_changes_stay_recoverable(sb, state_dir, tmp_path, payload):
     sb.run("open('before.txt', 'w').write('kept work')").check()
     t0 = time.monotonic()
     with pytest.raises(SandboxError):
-        sb.run("import os\n" + payload + "\nimport time\ntime.sleep(60)")
+        sb.run(HOSTILE_SEND + payload + "\nimport time\ntime.sleep(60)")
     assert time.monotonic() - t0 < 15
     with pytest.raises(SandboxError):
         sb.run("1")
