@@ -4,44 +4,21 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include <pthread.h>
-
 #include <algorithm>
 #include <cerrno>
 
 #include "helper/base/child.h"
 #include "helper/base/fd.h"
+#include "helper/base/thread.h"
 #include "helper/userns.h"
 
 namespace capture {
 
 namespace {
 
-// The walk recurses once per directory level; a 5000-deep tree needs more
-// than the default 8 MiB stack. Untouched stack pages cost no memory.
-constexpr size_t kWalkStack = size_t{1} << 30;
-
-struct Job {
-    const std::function<void()>* fn;
-};
-
-void* run_job(void* arg) {
-    (*static_cast<Job*>(arg)->fn)();
-    return nullptr;
-}
-
 void on_big_stack(const std::function<void()>& fn) {
-    Job job{&fn};
-    pthread_attr_t attr;
-    pthread_t th;
-    ::pthread_attr_init(&attr);
-    ::pthread_attr_setstacksize(&attr, kWalkStack);
-    if (::pthread_create(&th, &attr, run_job, &job) == 0) {
-        ::pthread_join(th, nullptr);
-    } else {
-        fn();  // no thread: run on the normal stack
-    }
-    ::pthread_attr_destroy(&attr);
+    base::StackThread t;
+    if (!t.start(fn)) fn();  // no thread: run on the normal stack
 }
 
 // The kernel grows a process's fd table by copying it, and once threads

@@ -16,6 +16,7 @@
 #include "helper/base/fd.h"
 #include "helper/base/dir.h"
 #include "helper/base/text.h"
+#include "helper/base/thread.h"
 
 namespace capture {
 
@@ -62,11 +63,67 @@ public:
     Result<void> dir(int up, int low, const std::string& prefix, bool xwh) {
         Level level(this);
         TRY(auto names, list_dir(up, prefix.empty() ? "the upper layer" : base::display_path(prefix)));
-        for (const auto& e : names) TRY_VOID(entry(up, low, prefix, e, xwh));
+        size_t split = split_point(names);
+        if (split == 0) return entries(up, low, prefix, xwh, names, 0, names.size());
+        return in_two(up, low, prefix, xwh, names, split);
+    }
+
+    // A second walker may take the second half of one dir (spare_cpu).
+    bool spare_cpu = false;
+
+private:
+    Result<void> entries(int up, int low, const std::string& prefix, bool xwh, const std::vector<DirEnt>& names,
+                         size_t from, size_t to) {
+        for (size_t i = from; i < to; i++) TRY_VOID(entry(up, low, prefix, names[i], xwh));
         return base::Ok();
     }
 
-private:
+    // Where to cut a dir's entries in two halves of about as many subdirs,
+    // for the first dir that has at least two (the walk costs little per
+    // file but descends into every dir); 0: no split.
+    size_t split_point(const std::vector<DirEnt>& names) {
+        if (!spare_cpu) return 0;
+        size_t dirs = 0;
+        for (const auto& e : names) dirs += e.type == DT_DIR;
+        if (dirs < 2) return 0;
+        spare_cpu = false;
+        size_t seen = 0;
+        for (size_t i = 0; i < names.size(); i++)
+            if (names[i].type == DT_DIR && ++seen > dirs / 2) return i;
+        return 0;
+    }
+
+    // The entries from `split` on, walked by a second walker on its own
+    // thread into its own result, appended after ours: the walk order stays.
+    Result<void> in_two(int up, int low, const std::string& prefix, bool xwh, const std::vector<DirEnt>& names,
+                        size_t split) {
+        ScanResult theirs;
+        if (out_->files) theirs.files = std::make_shared<std::vector<base::Fd>>();
+        Walker other(opts_, &theirs);
+        other.fd_limit_ = fd_limit_ / 2;  // the kept files' share of fds, halved
+        fd_limit_ -= other.fd_limit_;
+        other.depth_ = depth_;
+        Result<void> r2 = base::Ok();
+        auto second = [&] { r2 = other.entries(up, low, prefix, xwh, names, split, names.size()); };
+        base::StackThread helper;  // deep trees below need the big stack too
+        bool apart = helper.start(second);
+        Result<void> r1 = entries(up, low, prefix, xwh, names, 0, split);
+        helper.join();
+        if (!apart) second();
+        fd_limit_ += other.fd_limit_;
+        if (!r1) return r1;
+        if (!r2) return r2;
+        size_t base_index = out_->items.size();
+        for (auto& it : theirs.items) out_->items.push_back(std::move(it));
+        // Disjoint subtrees: nothing to deduplicate across the halves.
+        for (auto& b : theirs.base) out_->base.push_back(std::move(b));
+        if (theirs.files) {
+            for (auto& f : *theirs.files) out_->files->push_back(std::move(f));
+            for (size_t i : other.kept_items_) kept_items_.push_back(base_index + i);
+        }
+        return base::Ok();
+    }
+
     // light: an upper regular file with nothing below it, for status: its
     // xattrs matter only in the zero-size whiteout form, so skip opening it.
     // Open first, stat the open fd: one path lookup instead of two. Only for
@@ -361,6 +418,7 @@ private:
 Result<ScanResult> scan_upper(int upper_fd, int lower_fd, const ScanOptions& opts) {
     ScanResult out;
     Walker w(opts, &out);
+    w.spare_cpu = opts.threads == 0 ? ::sysconf(_SC_NPROCESSORS_ONLN) > 1 : opts.threads > 1;
     // The root's own markers are not read; assume the worst.
     TRY_VOID(w.dir(upper_fd, lower_fd, "", true));
     return out;

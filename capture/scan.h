@@ -42,6 +42,9 @@ struct ScanOptions {
     // For save: keep changed upper files open (Item::fd), as many as the fd
     // limit comfortably allows.
     bool keep_files = false;
+    // 0: walk with a second thread when there is a second CPU (the first dir
+    // with two or more subdirs is split in two halves); 1: one thread.
+    int threads = 0;
 };
 
 base::Result<ScanResult> scan_upper(int upper_fd, int lower_fd, const ScanOptions& opts);
