@@ -17,6 +17,7 @@
 #include "capture/writer.h"
 #include "helper/base/fd.h"
 #include "helper/base/text.h"
+#include "helper/base/thread.h"
 
 namespace capture {
 
@@ -271,47 +272,66 @@ Result<void> validate(int fd, const Limits& l, Parsed* im) {
     Validator v(l);
     std::vector<std::pair<std::string, std::string>> computed;
     bool have_sums = false;
-    for (uint64_t index = 0;; index++) {
-        uint64_t hb = 0;
-        TRY(archive_entry * e, t.next(&hb));
-        if (!e) break;
-        if (hb > l.max_pax_header + sparse_map_allowance(e))
-            return base::error("member #" + lim(index) + " has " + lim(hb) + " bytes of headers, over the limit of " +
-                               lim(l.max_pax_header) + "; raise --max-pax-header if you trust it");
-        if (index >= l.max_members + 2)
-            return base::error("the patch has more than " + lim(l.max_members) +
-                               " members; raise --max-members if you trust it");
-        if (have_sums) return base::error(std::string("a member follows ") + kSumsName + ", which must be last");
-        const char* raw = archive_entry_pathname(e);
-        std::string name = raw ? raw : "";
-        bool regular = archive_entry_filetype(e) == AE_IFREG && !archive_entry_hardlink(e);
-        if (index == 0) {
-            if (name != kManifestName || !regular)
-                return base::error(std::string("not a layover patch: the first member is not ") + kManifestName);
-            TRY(std::string text, read_small(t, l.max_manifest, kManifestName));
-            TRY(im->manifest, manifest_from_text(text));
-            computed.emplace_back(name, fingerprint_bytes(text));
-            continue;
+    // The manifest (first member) is parsed on a second thread while the
+    // members after it are read and hashed; nothing needs it before the
+    // agreement check at the end.
+    std::string manifest_text;
+    Result<Manifest> manifest = base::error("");
+    bool parsing = false;
+    base::StackThread parser;
+    auto members = [&]() -> Result<void> {
+        for (uint64_t index = 0;; index++) {
+            uint64_t hb = 0;
+            TRY(archive_entry * e, t.next(&hb));
+            if (!e) return base::Ok();
+            if (hb > l.max_pax_header + sparse_map_allowance(e))
+                return base::error("member #" + lim(index) + " has " + lim(hb) + " bytes of headers, over the limit of " +
+                                   lim(l.max_pax_header) + "; raise --max-pax-header if you trust it");
+            if (index >= l.max_members + 2)
+                return base::error("the patch has more than " + lim(l.max_members) +
+                                   " members; raise --max-members if you trust it");
+            if (have_sums) return base::error(std::string("a member follows ") + kSumsName + ", which must be last");
+            const char* raw = archive_entry_pathname(e);
+            std::string name = raw ? raw : "";
+            bool regular = archive_entry_filetype(e) == AE_IFREG && !archive_entry_hardlink(e);
+            if (index == 0) {
+                if (name != kManifestName || !regular)
+                    return base::error(std::string("not a layover patch: the first member is not ") + kManifestName);
+                TRY(manifest_text, read_small(t, l.max_manifest, kManifestName));
+                computed.emplace_back(name, fingerprint_bytes(manifest_text));
+                auto parse = [&] { manifest = manifest_from_text(manifest_text); };
+                parsing = true;
+                if (!parser.start(parse)) parse();
+                continue;
+            }
+            if (name == kManifestName) return base::error(std::string("the patch has a second ") + kManifestName);
+            if (name == kSumsName) {
+                if (!regular) return base::error(std::string(kSumsName) + " is not a regular file");
+                TRY(std::string text, read_small(t, l.max_manifest, kSumsName));
+                TRY(im->sums, sums_from_text(text));
+                have_sums = true;
+                continue;
+            }
+            std::string tar_name;
+            TRY(Member m, v.member(e, &tar_name));
+            std::string fp;
+            if (m.kind == Member::Kind::File) {
+                TRY(fp, stream_data(t, m, &v, nullptr));
+            } else {
+                fp = fp_of_meta(m);
+            }
+            computed.emplace_back(tar_name, fp);
+            im->members.push_back(std::move(m));
         }
-        if (name == kManifestName) return base::error(std::string("the patch has a second ") + kManifestName);
-        if (name == kSumsName) {
-            if (!regular) return base::error(std::string(kSumsName) + " is not a regular file");
-            TRY(std::string text, read_small(t, l.max_manifest, kSumsName));
-            TRY(im->sums, sums_from_text(text));
-            have_sums = true;
-            continue;
-        }
-        std::string tar_name;
-        TRY(Member m, v.member(e, &tar_name));
-        std::string fp;
-        if (m.kind == Member::Kind::File) {
-            TRY(fp, stream_data(t, m, &v, nullptr));
-        } else {
-            fp = fp_of_meta(m);
-        }
-        computed.emplace_back(tar_name, fp);
-        im->members.push_back(std::move(m));
+    };
+    auto r = members();
+    parser.join();
+    // A bad manifest comes first in the stream, so it is the error reported.
+    if (parsing) {
+        if (!manifest) return manifest.error();
+        im->manifest = std::move(manifest.value());
     }
+    if (!r) return r;
     if (!have_sums) return base::error(std::string("the patch is truncated or incomplete: no ") + kSumsName + " member");
     TRY_VOID(t.finish(1 << 20));
     if (computed.size() != im->sums.size())

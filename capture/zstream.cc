@@ -4,7 +4,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <system_error>
 
 #include "helper/base/fd.h"
 
@@ -59,14 +61,35 @@ base::Result<void> ZstdWriter::finish() {
     return base::Ok();
 }
 
-ZstdReader::ZstdReader(int fd)
-    : fd_(fd), dctx_(ZSTD_createDCtx()), in_(ZSTD_DStreamInSize()), out_(ZSTD_DStreamOutSize()) {
+namespace {
+constexpr size_t kChunk = size_t{1} << 20;  // handed over at a time
+constexpr size_t kAhead = 4;                // chunks decoded ahead at most
+const size_t kSlice = ZSTD_DStreamOutSize();  // handed out at a time
+}  // namespace
+
+ZstdReader::Decoder::Decoder(int fd) : fd_(fd), dctx_(ZSTD_createDCtx()), in_(ZSTD_DStreamInSize()) {
     in_buf_.src = in_.data();
 }
 
-ZstdReader::~ZstdReader() { ZSTD_freeDCtx(dctx_); }
+ZstdReader::Decoder::~Decoder() { ZSTD_freeDCtx(dctx_); }
 
-base::Result<std::pair<const char*, size_t>> ZstdReader::next() {
+void ZstdReader::Decoder::fill(Chunk* c, size_t want) {
+    while (c->size < want) {
+        auto r = step(c->buf.get() + c->size, want - c->size);
+        if (!r) {
+            c->error = r.error().message;
+            c->end = true;
+            return;
+        }
+        if (*r == 0) {  // the clean end
+            c->end = true;
+            return;
+        }
+        c->size += *r;
+    }
+}
+
+base::Result<size_t> ZstdReader::Decoder::step(char* p, size_t room) {
     for (;;) {
         if (in_buf_.pos == in_buf_.size && !eof_) {
             ssize_t n;
@@ -78,9 +101,9 @@ base::Result<std::pair<const char*, size_t>> ZstdReader::next() {
         }
         size_t avail = in_buf_.size - in_buf_.pos;
         if (avail == 0 && eof_) {
-            if (last_ret_ != 0 || total_out_ == 0)
+            if (last_ret_ != 0 || total_ == 0)
                 return base::error("the patch is truncated (the zstd stream ends mid-frame)");
-            return std::pair<const char*, size_t>{nullptr, 0};
+            return size_t{0};
         }
         if (frame_start_) {
             // The frame header's first 5 bytes: magic, then the descriptor
@@ -105,17 +128,109 @@ base::Result<std::pair<const char*, size_t>> ZstdReader::next() {
                 return base::error("the patch's zstd frames carry no checksum; layover patches always have one");
             frame_start_ = false;
         }
-        ZSTD_outBuffer out{out_.data(), out_.size(), 0};
+        ZSTD_outBuffer out{p, room, 0};
         size_t r = ZSTD_decompressStream(dctx_, &out, &in_buf_);
         if (ZSTD_isError(r))
             return base::error(std::string("the patch is corrupt (zstd: ") + ZSTD_getErrorName(r) + ")");
         last_ret_ = r;
         if (r == 0) frame_start_ = true;
         if (out.pos > 0) {
-            total_out_ += out.pos;
-            return std::pair<const char*, size_t>{out_.data(), out.pos};
+            total_ += out.pos;
+            return out.pos;
         }
     }
+}
+
+ZstdReader::ZstdReader(int fd) : dec_(fd) {
+    try {
+        thread_ = std::thread([this] { prefetch(); });
+        threaded_ = true;
+    } catch (const std::system_error&) {
+        // No second thread: decode on the caller's, chunk by chunk.
+    }
+}
+
+ZstdReader::~ZstdReader() {
+    if (!threaded_) return;
+    {
+        std::lock_guard<std::mutex> l(mu_);
+        stop_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+}
+
+void ZstdReader::decode_into(std::deque<Chunk>* q) {
+    Chunk c;
+    {
+        std::lock_guard<std::mutex> l(mu_);
+        if (!spare_.empty()) {
+            c.buf = std::move(spare_.back());
+            spare_.pop_back();
+        }
+    }
+    if (!c.buf) c.buf.reset(new char[kChunk]);
+    dec_.fill(&c, kChunk);
+    bool end = c.end;
+    Chunk last;
+    last.error = std::move(c.error);
+    last.end = true;
+    if (c.size > 0) {
+        c.end = false;
+        q->push_back(std::move(c));
+    }
+    if (end) q->push_back(std::move(last));
+}
+
+void ZstdReader::prefetch() {
+    for (;;) {
+        std::deque<Chunk> got;
+        decode_into(&got);
+        bool end = got.back().end;
+        std::unique_lock<std::mutex> l(mu_);
+        cv_.wait(l, [&] { return stop_ || ready_.size() < kAhead; });
+        if (stop_) return;
+        for (auto& c : got) ready_.push_back(std::move(c));
+        cv_.notify_all();
+        if (end) return;
+    }
+}
+
+base::Result<std::pair<const char*, size_t>> ZstdReader::next() {
+    // Chunks are decoded a MiB at a time but handed out in slices no bigger
+    // than libzstd's own output size: the tar reader's header budget
+    // (tar_in.h) counts what it is handed, with that much slack.
+    if (pos_ < current_.size) {
+        size_t n = std::min(kSlice, current_.size - pos_);
+        const char* p = current_.buf.get() + pos_;
+        pos_ += n;
+        total_out_ += n;
+        return std::pair<const char*, size_t>{p, n};
+    }
+    if (done_) {
+        if (!current_.error.empty()) return base::error(current_.error);
+        return std::pair<const char*, size_t>{nullptr, 0};
+    }
+    if (threaded_) {
+        std::unique_lock<std::mutex> l(mu_);
+        if (current_.buf) spare_.push_back(std::move(current_.buf));
+        cv_.wait(l, [&] { return !ready_.empty(); });
+        current_ = std::move(ready_.front());
+        ready_.pop_front();
+        cv_.notify_all();
+    } else {
+        if (current_.buf) spare_.push_back(std::move(current_.buf));
+        if (ready_.empty()) decode_into(&ready_);
+        current_ = std::move(ready_.front());
+        ready_.pop_front();
+    }
+    if (current_.end) {
+        done_ = true;
+        if (!current_.error.empty()) return base::error(current_.error);
+        return std::pair<const char*, size_t>{nullptr, 0};
+    }
+    pos_ = 0;
+    return next();
 }
 
 }  // namespace capture

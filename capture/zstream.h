@@ -3,8 +3,13 @@
 #pragma once
 #include <zstd.h>
 
+#include <condition_variable>
 #include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "helper/base/result.h"
@@ -36,6 +41,8 @@ private:
 
 // Decompresses a zstd file, requiring a checksum in every frame (verified by
 // libzstd) and a complete last frame: a truncated or corrupt file is an error.
+// A second thread decompresses ahead (a few MiB, bounded) while the caller
+// parses what came before, the way `tar --zstd` runs zstd beside tar.
 class ZstdReader {
 public:
     explicit ZstdReader(int fd);
@@ -43,17 +50,51 @@ public:
     ZstdReader(const ZstdReader&) = delete;
     ZstdReader& operator=(const ZstdReader&) = delete;
     // Next chunk of decompressed bytes; empty at the clean end of the stream.
+    // Valid until the next call.
     base::Result<std::pair<const char*, size_t>> next();
     uint64_t total_out() const { return total_out_; }
 
 private:
-    int fd_;
-    ZSTD_DCtx* dctx_;
-    std::vector<char> in_, out_;
-    ZSTD_inBuffer in_buf_{nullptr, 0, 0};
-    bool eof_ = false;
-    bool frame_start_ = true;
-    size_t last_ret_ = 0;
+    struct Chunk {
+        std::unique_ptr<char[]> buf;  // kChunk bytes (recycled)
+        size_t size = 0;              // 0: the end, or the error
+        std::string error;
+        bool end = false;             // the decoder stopped here (end or error)
+    };
+    // The decoder, run on the prefetch thread (or inline when there is none).
+    class Decoder {
+    public:
+        explicit Decoder(int fd);
+        ~Decoder();
+        // Decodes into c.buf up to want bytes (fewer only at the end).
+        void fill(Chunk* c, size_t want);
+
+    private:
+        // Decodes into [p, p + room); 0 bytes only at the clean end.
+        base::Result<size_t> step(char* p, size_t room);
+        int fd_;
+        ZSTD_DCtx* dctx_;
+        std::vector<char> in_;
+        ZSTD_inBuffer in_buf_{nullptr, 0, 0};
+        bool eof_ = false;
+        bool frame_start_ = true;
+        size_t last_ret_ = 0;
+        uint64_t total_ = 0;
+    };
+    void prefetch();
+    void decode_into(std::deque<Chunk>* q);  // one fill: its data, then the end
+
+    Decoder dec_;
+    std::thread thread_;
+    std::mutex mu_;
+    std::condition_variable cv_;
+    std::deque<Chunk> ready_;
+    std::vector<std::unique_ptr<char[]>> spare_;  // buffers handed back
+    bool stop_ = false;
+    bool threaded_ = false;
+    Chunk current_;
+    size_t pos_ = 0;  // in current_: handed out up to here
+    bool done_ = false;
     uint64_t total_out_ = 0;
 };
 

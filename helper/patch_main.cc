@@ -1,6 +1,8 @@
 // layover-patch: the verbs that read or write patches (libarchive, zstd).
 // `layover` execs it with argv starting at the verb; it is not meant to be
 // called directly, but works the same when it is.
+#include <malloc.h>
+
 #include <cstdio>
 #include <string>
 
@@ -8,6 +10,12 @@
 
 int main(int argc, char** argv) {
     if (argc < 1 || !argv[0]) return 2;
+    // The patch verbs allocate and free MiB-sized buffers all along (zstd,
+    // libarchive, chunks of member data). glibc would map and unmap each
+    // one, or trim the heap after it, and fault fresh zeroed pages in every
+    // time (measured: ~5% of an apply of 10k files). Keep them in the heap.
+    ::mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    ::mallopt(M_TRIM_THRESHOLD, 128 << 20);
     // Called as `layover-patch VERB ...` or exec'd by layover with argv[0]=VERB.
     std::string verb = argv[0];
     auto slash = verb.rfind('/');

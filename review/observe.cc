@@ -1,5 +1,6 @@
 #include "review/observe.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -12,32 +13,61 @@
 #include "helper/base/text.h"
 #include "review/beneath.h"
 #include "helper/base/dir.h"
+#include "helper/base/thread.h"
 #include "review/conflict.h"
 
 namespace review {
 namespace {
 
-base::Result<void> walk_into(int dirfd, const std::string& prefix, std::vector<EntryStat>& out) {
+base::Result<void> walk_into(int dirfd, const std::string& prefix, std::vector<EntryStat>& out, bool split);
+
+base::Result<void> walk_entry(int dirfd, const struct stat& self, const std::string& prefix, const std::string& n,
+                              std::vector<EntryStat>& out, bool split_below = false) {
+    struct stat st {};
+    if (::fstatat(dirfd, n.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+        if (errno == ENOENT) return base::Ok();
+        return base::sys_error("stat " + prefix + n);
+    }
+    out.push_back(entry_stat(st, prefix + n));
+    if (!S_ISDIR(st.st_mode)) return base::Ok();
+    if (st.st_dev != self.st_dev) return base::sys_error(prefix + n, EXDEV);
+    int sub = ::openat(dirfd, n.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (sub < 0) return base::sys_error("open " + prefix + n);
+    base::Fd subfd(sub);
+    return walk_into(subfd.get(), prefix + n + "/", out, split_below);
+}
+
+// split: the first dir with two or more subdirs is walked by two threads,
+// half its entries each (the caller sorts what they found).
+base::Result<void> walk_into(int dirfd, const std::string& prefix, std::vector<EntryStat>& out, bool split) {
     auto listed = base::list_dir(dirfd);
     if (!listed) return listed.error().context(prefix.empty() ? "." : prefix);
     struct stat self {};
     if (::fstat(dirfd, &self) != 0) return base::sys_error("stat " + prefix);
-    for (const auto& e : listed.value()) {
-        const std::string& n = e.name;
-        struct stat st {};
-        if (::fstatat(dirfd, n.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
-            if (errno == ENOENT) continue;
-            return base::sys_error("stat " + prefix + n);
-        }
-        out.push_back(entry_stat(st, prefix + n));
-        if (S_ISDIR(st.st_mode)) {
-            if (st.st_dev != self.st_dev) return base::sys_error(prefix + n, EXDEV);
-            int sub = ::openat(dirfd, n.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-            if (sub < 0) return base::sys_error("open " + prefix + n);
-            base::Fd subfd(sub);
-            TRY_VOID(walk_into(subfd.get(), prefix + n + "/", out));
-        }
+    const auto& names = listed.value();
+    size_t dirs = 0;
+    for (const auto& e : names) dirs += e.type == DT_DIR;
+    if (split && dirs < 2) {
+        // Not here: the split waits for a dir that has two or more.
+        for (const auto& e : names) TRY_VOID(walk_entry(dirfd, self, prefix, e.name, out, true));
+        return base::Ok();
     }
+    size_t half = split ? names.size() / 2 : names.size();
+    std::vector<EntryStat> theirs;
+    base::Result<void> r2 = base::Ok();
+    auto second = [&] {
+        for (size_t i = half; i < names.size() && r2.ok(); i++)
+            r2 = walk_entry(dirfd, self, prefix, names[i].name, theirs);
+    };
+    base::StackThread helper;  // deep trees below need the big stack too
+    bool apart = half < names.size() && helper.start(second);
+    base::Result<void> r1 = base::Ok();
+    for (size_t i = 0; i < half && r1.ok(); i++) r1 = walk_entry(dirfd, self, prefix, names[i].name, out);
+    helper.join();
+    if (!apart && half < names.size()) second();
+    if (!r1) return r1;
+    if (!r2) return r2;
+    out.insert(out.end(), std::make_move_iterator(theirs.begin()), std::make_move_iterator(theirs.end()));
     return base::Ok();
 }
 
@@ -81,7 +111,7 @@ std::string explain_open(int err) {
 base::Result<std::vector<EntryStat>> walk_tree(int root, const std::string& rel) {
     TRY(base::Fd d, open_dir_beneath(root, rel));
     std::vector<EntryStat> out;
-    TRY_VOID(walk_into(d.get(), "", out));
+    TRY_VOID(walk_into(d.get(), "", out, ::sysconf(_SC_NPROCESSORS_ONLN) > 1));
     std::sort(out.begin(), out.end(), [](const EntryStat& a, const EntryStat& b) { return a.path < b.path; });
     return out;
 }

@@ -482,3 +482,44 @@ TEST_CASE("capture reader: manifest xattrs must be user.* and match the payload 
     CHECK(err.find("security.capability") != std::string::npos);
     CHECK(err.find("only user.* xattrs") != std::string::npos);
 }
+
+TEST_CASE("capture reader: a patch of many decode chunks reads back byte-exact; an early stop does not hang") {
+    // More than the decoder's read-ahead (kAhead chunks of 1 MiB): the
+    // prefetch thread fills up and waits while the caller is still parsing.
+    std::vector<M> ms;
+    std::vector<std::string> datas;
+    uint32_t x = 12345;
+    for (int i = 0; i < 9; i++) {
+        std::string d((1 << 20) + 777 * static_cast<size_t>(i), '\0');
+        for (auto& c : d) {
+            x = x * 1103515245u + 12345u;
+            c = static_cast<char>('a' + (x >> 16) % 16);
+        }
+        datas.push_back(d);
+        ms.push_back(file("f" + std::to_string(i), d));
+    }
+    testtree::TempDir t;
+    std::string f = t.path + "/p.tar.zst";
+    testpatch::write_zst(f, testpatch::valid_tar(ms));
+    auto p = Patch::open(f);
+    INFO((p ? "" : p.error().message));
+    REQUIRE(p.ok());
+    for (int i = 0; i < 9; i++) CHECK(p->read_file("f" + std::to_string(i), 4 << 20).value() == datas[i]);
+    // Stop after the first header: the destructor stops the decoder and returns.
+    {
+        base::Fd fd(::open(f.c_str(), O_RDONLY | O_CLOEXEC));
+        capture::TarIn tin(fd.get());
+        REQUIRE(tin.open().ok());
+        uint64_t hb = 0;
+        auto e = tin.next(&hb);
+        REQUIRE(e.ok());
+        CHECK(e.value() != nullptr);
+    }
+    // Truncated after several chunks: the data before it is handed out, then the error.
+    struct stat st;
+    REQUIRE(::stat(f.c_str(), &st) == 0);
+    REQUIRE(::truncate(f.c_str(), st.st_size / 2) == 0);
+    auto bad = Patch::open(f);
+    REQUIRE_FALSE(bad.ok());
+    CHECK(bad.error().message.find("truncated") != std::string::npos);
+}
