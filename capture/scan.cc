@@ -103,20 +103,24 @@ private:
         other.fd_limit_ = fd_limit_ / 2;  // the kept files' share of fds, halved
         fd_limit_ -= other.fd_limit_;
         other.depth_ = depth_;
+        // What this walker already recorded: the real subtree of an opaque dir
+        // above the split, which the halves' "absent" records must not repeat.
+        other.seen_base_ = seen_base_;
         Result<void> r2 = base::Ok();
         auto second = [&] { r2 = other.entries(up, low, prefix, xwh, names, split, names.size()); };
         base::StackThread helper;  // deep trees below need the big stack too
         bool apart = helper.start(second);
         Result<void> r1 = entries(up, low, prefix, xwh, names, 0, split);
         helper.join();
-        if (!apart) second();
+        if (!apart && r1) second();
         fd_limit_ += other.fd_limit_;
         if (!r1) return r1;
         if (!r2) return r2;
         size_t base_index = out_->items.size();
         for (auto& it : theirs.items) out_->items.push_back(std::move(it));
-        // Disjoint subtrees: nothing to deduplicate across the halves.
+        // Deduplicated against ours already (seen_base_ above); theirs are new.
         for (auto& b : theirs.base) out_->base.push_back(std::move(b));
+        seen_base_.insert(other.seen_base_.begin(), other.seen_base_.end());
         if (theirs.files) {
             for (auto& f : *theirs.files) out_->files->push_back(std::move(f));
             for (size_t i : other.kept_items_) kept_items_.push_back(base_index + i);

@@ -77,7 +77,7 @@ void ZstdReader::Decoder::fill(Chunk* c, size_t want) {
     while (c->size < want) {
         auto r = step(c->buf.get() + c->size, want - c->size);
         if (!r) {
-            c->error = r.error().message;
+            c->error = r.error();
             c->end = true;
             return;
         }
@@ -208,7 +208,7 @@ base::Result<std::pair<const char*, size_t>> ZstdReader::next() {
         return std::pair<const char*, size_t>{p, n};
     }
     if (done_) {
-        if (!current_.error.empty()) return base::error(current_.error);
+        if (!current_.error.message.empty()) return current_.error;
         return std::pair<const char*, size_t>{nullptr, 0};
     }
     if (threaded_) {
@@ -226,7 +226,7 @@ base::Result<std::pair<const char*, size_t>> ZstdReader::next() {
     }
     if (current_.end) {
         done_ = true;
-        if (!current_.error.empty()) return base::error(current_.error);
+        if (!current_.error.message.empty()) return current_.error;
         return std::pair<const char*, size_t>{nullptr, 0};
     }
     pos_ = 0;

@@ -58,7 +58,7 @@ private:
     struct Chunk {
         std::unique_ptr<char[]> buf;  // kChunk bytes (recycled)
         size_t size = 0;              // 0: the end, or the error
-        std::string error;
+        base::Error error;            // message "" when none
         bool end = false;             // the decoder stopped here (end or error)
     };
     // The decoder, run on the prefetch thread (or inline when there is none).

@@ -64,7 +64,7 @@ base::Result<void> walk_into(int dirfd, const std::string& prefix, std::vector<E
     base::Result<void> r1 = base::Ok();
     for (size_t i = 0; i < half && r1.ok(); i++) r1 = walk_entry(dirfd, self, prefix, names[i].name, out);
     helper.join();
-    if (!apart && half < names.size()) second();
+    if (!apart && half < names.size() && r1) second();
     if (!r1) return r1;
     if (!r2) return r2;
     out.insert(out.end(), std::make_move_iterator(theirs.begin()), std::make_move_iterator(theirs.end()));

@@ -304,7 +304,11 @@ class FdPump:
         for r in self.fds:
             self.ready.register(r, select.POLLIN)
             checker.register(r, select.POLLIN)
-        self.check = checker.poll  # check(0): anything to drain?  (no lock)
+        # check(0): anything to drain? (one poll(), no lock). Empty pipes are
+        # not enough to skip drain(): the pump thread may have read the last
+        # bytes and still be sending them. It reads and sends under
+        # self.lock, so "empty, then not locked" means everything is out.
+        self.check = checker.poll
 
     def drain(self):
         """Forward everything buffered now; returns when all pipes are empty.

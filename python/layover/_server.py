@@ -46,7 +46,7 @@ class Server:
         Our own Out objects are taken even when user code has replaced
         sys.stdout since, so nothing it printed before is lost."""
         pump = self.pump
-        if pump is not None and pump.check(0):  # one poll() when there is nothing
+        if pump is not None and (pump.check(0) or pump.lock.locked()):  # see FdPump.check
             pump.drain()
         out, err = self.outs
         return out.take() if out.size else b"", err.take() if err.size else b""
@@ -85,7 +85,7 @@ class Server:
         v = b"" if value is None else value.encode("utf-8", "backslashreplace")
         out, err = self.outs
         pump = self.pump
-        if err.size or pump is None or pump.check(0):
+        if err.size or pump is None or pump.check(0) or pump.lock.locked():
             pending, o, e = self._tails(MAX_PAYLOAD - len(v))
         else:  # the usual case, _tails() inlined: some stdout, nothing else
             pending = e = b""

@@ -135,6 +135,41 @@ TEST_CASE("capture fastpath: the walk split over two threads reports exactly wha
     }
 }
 
+TEST_CASE("capture fastpath: a split inside an opaque dir repeats no base record") {
+    // rm -rf proj && git clone ... proj: the upper root holds one opaque dir,
+    // so the split falls inside it, after its whole real subtree went to the
+    // base; the halves must not add "absent" records for the same paths.
+    Trees tr;
+    for (const char* d : {"/proj", "/proj/a", "/proj/b", "/proj/c"}) testtree::make(tr.low + d, "dir");
+    testtree::make(tr.low + "/proj/a/x.txt", "file:old a");
+    testtree::make(tr.low + "/proj/b/y.txt", "file:old b");
+    testtree::make(tr.low + "/proj/c/z.txt", "file:old c");
+    testtree::make(tr.up + "/proj", "opaque");
+    for (const char* d : {"/proj/a", "/proj/b", "/proj/c", "/proj/d"}) testtree::make(tr.up + d, "dir");
+    testtree::make(tr.up + "/proj/a/x.txt", "file:new a");
+    testtree::make(tr.up + "/proj/b/y.txt", "file:new b");
+    testtree::make(tr.up + "/proj/c/z.txt", "file:new c");
+    testtree::make(tr.up + "/proj/d/w.txt", "file:new d");
+    ScanOptions o;
+    o.with_base = true;
+    o.threads = 1;
+    ScanResult one = tr.scan(o);
+    o.threads = 2;
+    ScanResult two = tr.scan(o);
+    std::vector<std::string> paths;
+    for (const auto& b : two.base) paths.push_back(b.path + (b.absent ? " absent" : ""));
+    std::vector<std::string> sorted = paths;
+    std::sort(sorted.begin(), sorted.end());
+    CHECK(std::adjacent_find(sorted.begin(), sorted.end(),
+                             [](const std::string& a, const std::string& b) {
+                                 return a.substr(0, a.find(' ')) == b.substr(0, b.find(' '));
+                             }) == sorted.end());
+    std::vector<std::string> want;
+    for (const auto& b : one.base) want.push_back(b.path + (b.absent ? " absent" : ""));
+    CHECK(paths == want);
+    CHECK(described(two) == described(one));
+}
+
 TEST_CASE("capture fastpath: the status summary walk still refuses an unsupported overlay marker") {
     Trees tr;
     testtree::make(tr.up + "/new", "dir");

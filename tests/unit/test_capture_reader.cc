@@ -47,6 +47,15 @@ std::string with_manifest(const std::vector<M>& ms, const std::string& payload_t
     return head + payload_tar_without_end + testpatch::tar_end();
 }
 
+// Writes a valid patch of ms to f and opens it (which must succeed).
+Patch written_and_opened(const std::string& f, const std::vector<M>& ms) {
+    testpatch::write_zst(f, testpatch::valid_tar(ms));
+    auto p = Patch::open(f);
+    INFO((p ? "" : p.error().message));
+    REQUIRE(p.ok());
+    return std::move(p.value());
+}
+
 }  // namespace
 
 TEST_CASE("capture reader: a valid patch opens with every member and its data") {
@@ -69,11 +78,8 @@ TEST_CASE("capture reader: a valid patch opens with every member and its data") 
     std::vector<M> ms = {file("a.txt", "hello\n"), d, l, h, sparse};
     testtree::TempDir t;
     std::string f = t.path + "/p.tar.zst";
-    testpatch::write_zst(f, testpatch::valid_tar(ms));
-    auto p = Patch::open(f);
-    INFO((p ? "" : p.error().message));
-    REQUIRE(p.ok());
-    const auto& mem = p->members();
+    Patch p = written_and_opened(f, ms);
+    const auto& mem = p.members();
     REQUIRE(mem.size() == 5);
     CHECK(mem[0].kind == Member::Kind::File);
     CHECK(mem[1].kind == Member::Kind::Dir);
@@ -83,16 +89,16 @@ TEST_CASE("capture reader: a valid patch opens with every member and its data") 
     CHECK(mem[4].size == (10u << 20));
     REQUIRE(mem[4].sparse.size() == 2);
     CHECK(mem[4].sparse[1].first == (8u << 20));
-    CHECK(p->read_file("a.txt", 100).value() == "hello\n");
-    CHECK(p->read_file("hard", 100).value() == "hello\n");
-    auto big = p->read_file("sparse", 64 << 20);
+    CHECK(p.read_file("a.txt", 100).value() == "hello\n");
+    CHECK(p.read_file("hard", 100).value() == "hello\n");
+    auto big = p.read_file("sparse", 64 << 20);
     REQUIRE(big.ok());
     CHECK(big->size() == (10u << 20));
     CHECK(big.value()[(1 << 20) + 10] == 'x');
     CHECK(big.value()[(2 << 20)] == '\0');
-    CHECK_FALSE(p->read_file("sparse", 1000).ok());
+    CHECK_FALSE(p.read_file("sparse", 1000).ok());
     uint64_t data_bytes = 0;
-    REQUIRE(p->read_data([&](const Member& m) -> capture::DataSink {
+    REQUIRE(p.read_data([&](const Member& m) -> capture::DataSink {
                  if (m.path != "sparse") return nullptr;
                  return [&](uint64_t off, const char*, size_t n) -> base::Result<void> {
                      CHECK(off >= (1u << 20));
@@ -500,11 +506,8 @@ TEST_CASE("capture reader: a patch of many decode chunks reads back byte-exact; 
     }
     testtree::TempDir t;
     std::string f = t.path + "/p.tar.zst";
-    testpatch::write_zst(f, testpatch::valid_tar(ms));
-    auto p = Patch::open(f);
-    INFO((p ? "" : p.error().message));
-    REQUIRE(p.ok());
-    for (int i = 0; i < 9; i++) CHECK(p->read_file("f" + std::to_string(i), 4 << 20).value() == datas[i]);
+    Patch p = written_and_opened(f, ms);
+    for (int i = 0; i < 9; i++) CHECK(p.read_file("f" + std::to_string(i), 4 << 20).value() == datas[i]);
     // Stop after the first header: the destructor stops the decoder and returns.
     {
         base::Fd fd(::open(f.c_str(), O_RDONLY | O_CLOEXEC));
