@@ -29,6 +29,8 @@ void Durability::grow() {
 
 void Durability::keep(int fd) {
     if (overflow_) return;
+    std::lock_guard<std::mutex> l(mu_);
+    if (overflow_) return;
     int d = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
     if (d < 0) {
         overflow_ = true;  // out of fds: fall back to syncfs rather than skip a sync
@@ -39,18 +41,21 @@ void Durability::keep(int fd) {
 }
 
 void Durability::dir(const std::string& rel) {
+    std::lock_guard<std::mutex> l(mu_);
     if (overflow_) return;
     dirs_.insert(rel);
     grow();
 }
 
 void Durability::node(const std::string& rel) {
+    std::lock_guard<std::mutex> l(mu_);
     if (overflow_) return;
     nodes_.insert(rel);
     grow();
 }
 
 base::Result<void> Durability::flush(int root, DirCache& dirs) {
+    std::lock_guard<std::mutex> l(mu_);
     auto r = [&]() -> base::Result<void> {
         if (overflow_) {
             if (::syncfs(root) != 0) return base::sys_error("syncfs target");

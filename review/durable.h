@@ -44,6 +44,7 @@ public:
 
 private:
     void grow();
+    std::mutex mu_;  // staging's file writers record from their own threads
     std::vector<base::Fd> fds_;
     std::set<std::string> dirs_, nodes_;
     std::atomic<bool> overflow_{false};  // read by EarlyFlush's thread

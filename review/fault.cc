@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <map>
+#include <mutex>
 #include <string>
 
 namespace review {
@@ -11,6 +12,8 @@ namespace review {
 base::Result<void> fault_point(const char* phase, const char* point) {
     static const char* spec = std::getenv("LAYOVER_FAULT");
     if (!spec || !*spec) return base::Ok();
+    static std::mutex mu;  // staging's writer threads reach fault points too
+    std::lock_guard<std::mutex> l(mu);
     static std::map<std::string, long> counts;
     std::string key = std::string(phase) + ":" + point + ":";
     std::string s = spec;

@@ -26,6 +26,7 @@ void Progress::set_total(uint64_t bytes, uint64_t entries) {
 }
 
 void Progress::add(uint64_t bytes, uint64_t entries) {
+    std::lock_guard<std::mutex> l(mu_);
     bytes_ += bytes;
     entries_ += entries;
     draw();

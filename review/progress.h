@@ -2,6 +2,7 @@
 // only when stderr is a terminal.
 #pragma once
 #include <cstdint>
+#include <mutex>
 #include <string>
 
 namespace review {
@@ -17,6 +18,7 @@ public:
 
 private:
     void draw();
+    std::mutex mu_;  // add() comes from staging's writer threads too
     bool enabled_;
     bool shown_ = false;
     const char* phase_ = "applying";

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <map>
+#include <memory>
 #include <set>
 #include <system_error>
 #include <thread>
@@ -34,6 +35,18 @@ struct Target {
     const Member* m;
     std::string staged;
     bool root;  // the unit's own entry (not inside a staged tree)
+};
+
+// One writer's state: the file being written and its own directory cache
+// (never shared between threads).
+struct FileOut {
+    explicit FileOut(int root) : dirs(root) {}
+    DirCache dirs;
+    base::Fd cur;
+    Target* target = nullptr;
+    uint64_t kicked = 0;   // writeback started for [0, kicked) of cur
+    uint64_t written = 0;  // end of the data written to cur
+    std::vector<std::string> done;  // member paths finished
 };
 
 base::Error staging_error(const std::string& path, const base::Error& e) {
@@ -65,11 +78,12 @@ public:
         // 2. File data, streamed in archive order.
         TRY_VOID(stage_data());
         // Files the data pass did not visit are empty.
+        FileOut out(ctx_.root);
         for (auto& [path, t] : files_) {
             if (done_files_.count(path)) continue;
             if (t->m->size != 0) return base::error("patch has no data for " + base::display_path(path));
-            TRY_VOID(guard(*t, open_file(*t)));
-            TRY_VOID(finish_file());
+            TRY_VOID(guard(*t, open_file(out, *t)));
+            TRY_VOID(finish_file(out));
         }
         // 3. Hard links within the patch, then directory attributes deepest first.
         for (auto& t : order_)
@@ -91,36 +105,59 @@ private:
     // commit waits for the tail only, not for the whole file.
     static constexpr uint64_t kWritebackChunk = 8ull << 20;
 
-    // The archive is decompressed on this thread while a second one makes
-    // the files (open, write, attributes, close): the two halves of the work
-    // take about as long each, so on two cores the data pass takes about half
-    // the time. The writer is the only thread touching the fds, the
-    // directory cache, the durability list and the progress line meanwhile.
+    // The archive is decompressed and parsed on this thread while two others
+    // make the files (open, write, attributes, close), each taking whole
+    // directories in turn: creating files is the longest part on disk, and
+    // creates in different directories do not wait for each other's
+    // directory lock. Each writer has its own fds and directory cache; the
+    // durability list and the progress line lock for them. With no thread
+    // to be had, everything is written on this one.
+    static constexpr size_t kWriters = 2;
+
     base::Result<void> stage_data() {
-        Handoff h;
-        base::Result<void> werr = base::Ok();
-        std::thread writer;
-        try {
-            writer = std::thread([&] { werr = consume(h); });
-        } catch (const std::system_error&) {
-            // No second thread to be had: write on this one.
+        Handoff hs[kWriters];
+        base::Result<void> werr[kWriters] = {base::Ok(), base::Ok()};
+        std::vector<std::unique_ptr<FileOut>> outs;
+        std::vector<std::thread> writers;
+        for (size_t i = 0; i < kWriters; i++) {
+            outs.push_back(std::make_unique<FileOut>(ctx_.root));
+            try {
+                writers.emplace_back([this, &hs, &werr, &outs, i] { werr[i] = consume(hs[i], *outs[i]); });
+            } catch (const std::system_error&) {
+                break;  // fewer writers: the files go to those there are
+            }
         }
-        bool same_thread = !writer.joinable();
-        // Joined on every way out (the writer stops when the hand-off does).
+        size_t n = writers.size();
+        auto stop_all = [&] {
+            for (auto& h : hs) h.stop();
+        };
+        // Joined on every way out (a writer stops when its hand-off does).
         base::Defer join([&] {
-            h.stop();
-            if (writer.joinable()) writer.join();
+            stop_all();
+            for (auto& w : writers)
+                if (w.joinable()) w.join();
         });
+        FileOut inline_out(ctx_.root);
         base::Result<void> inline_err = base::Ok();
+        size_t turn = 0;
+        std::string last_parent;
         auto r = ctx_.patch.read_data([&](const Member& m) -> capture::DataSink {
             auto it = files_.find(m.path);
             if (it == files_.end()) return nullptr;
             Target* t = it->second;
-            if (same_thread) {
-                if (inline_err.ok()) inline_err = begin_file(*t);
+            if (n == 0) {
+                if (inline_err.ok()) inline_err = begin_file(inline_out, *t);
                 if (!inline_err.ok()) return nullptr;
-                return [this](uint64_t off, const char* data, size_t len) { return write_chunk(off, data, len); };
+                return [this, &inline_out](uint64_t off, const char* data, size_t len) {
+                    return write_chunk(inline_out, off, data, len);
+                };
             }
+            std::string parent = split_parent(t->staged).first;
+            if (parent != last_parent) {
+                turn = (turn + 1) % n;  // a new directory: the next writer's
+                last_parent = std::move(parent);
+            }
+            Handoff& h = hs[turn];
             if (h.stopped()) return nullptr;
             h.open(t);
             return [&h](uint64_t off, const char* data, size_t len) -> base::Result<void> {
@@ -129,57 +166,66 @@ private:
                 return base::Ok();
             };
         });
-        if (same_thread) {
+        if (n == 0) {
             TRY_VOID(inline_err);
-        } else {
-            if (r.ok()) h.close();
-            else h.stop();
-            writer.join();
-            TRY_VOID(werr);
+            TRY_VOID(r);
+            TRY_VOID(finish_file(inline_out));
+            for (auto& p : inline_out.done) done_files_.insert(std::move(p));
+            return base::Ok();
         }
+        for (size_t i = 0; i < n; i++) {
+            if (r.ok()) hs[i].close();
+            else hs[i].stop();
+        }
+        for (auto& w : writers) w.join();
+        for (size_t i = 0; i < n; i++) TRY_VOID(werr[i]);
         TRY_VOID(r);
-        return finish_file();
+        for (auto& o : outs)
+            for (auto& p : o->done) done_files_.insert(std::move(p));
+        return base::Ok();
     }
 
-    // The writer thread: everything handed off, in order.
-    base::Result<void> consume(Handoff& h) {
+    // A writer thread: everything handed to it, in order. A failure stops
+    // every hand-off, so the other writer and the reader stop too.
+    base::Result<void> consume(Handoff& h, FileOut& out) {
         HandoffBatch b;
         while (h.take(b)) {
             for (const auto& op : b.ops) {
-                auto r = op.tag ? begin_file(*static_cast<Target*>(const_cast<void*>(op.tag)))
-                                : write_chunk(op.off, b.buf.data() + op.pos, op.len);
+                auto r = op.tag ? begin_file(out, *static_cast<Target*>(const_cast<void*>(op.tag)))
+                                : write_chunk(out, op.off, b.buf.data() + op.pos, op.len);
                 if (!r.ok()) {
                     h.stop();
                     return r;
                 }
             }
         }
-        return base::Ok();
+        if (h.stopped()) return base::Ok();  // the reader or the other writer failed: reported there
+        return finish_file(out);
     }
 
-    base::Result<void> begin_file(Target& t) {
-        TRY_VOID(finish_file());
-        auto r = open_file(t);
+    base::Result<void> begin_file(FileOut& out, Target& t) {
+        TRY_VOID(finish_file(out));
+        auto r = open_file(out, t);
         if (!r.ok()) return staging_error(t.m->path, r.error());
         return base::Ok();
     }
 
-    base::Result<void> write_chunk(uint64_t off, const char* data, size_t len) {
+    base::Result<void> write_chunk(FileOut& out, uint64_t off, const char* data, size_t len) {
         while (len > 0) {
-            ssize_t n = ::pwrite(cur_.get(), data, len, static_cast<off_t>(off));
+            ssize_t n = ::pwrite(out.cur.get(), data, len, static_cast<off_t>(off));
             if (n < 0) {
                 if (errno == EINTR) continue;
-                return staging_error(cur_target_->m->path, base::sys_error("write"));
+                return staging_error(out.target->m->path, base::sys_error("write"));
             }
             data += n;
             len -= static_cast<size_t>(n);
             off += static_cast<uint64_t>(n);
             ctx_.progress.add(static_cast<uint64_t>(n), 0);
         }
-        if (off > written_) written_ = off;
-        if (off - kicked_ >= kWritebackChunk) {
-            start_writeback(cur_.get(), kicked_, off);
-            kicked_ = off;
+        if (off > out.written) out.written = off;
+        if (off - out.kicked >= kWritebackChunk) {
+            start_writeback(out.cur.get(), out.kicked, off);
+            out.kicked = off;
         }
         return base::Ok();
     }
@@ -220,38 +266,38 @@ private:
         return base::Ok();
     }
 
-    base::Result<void> open_file(Target& t) {
-        TRY(auto at, at_beneath(ctx_.dirs, t.staged));
-        TRY(cur_, base::open_at(at.first, at.second, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0600));
-        cur_target_ = &t;
-        kicked_ = 0;
-        written_ = 0;
+    base::Result<void> open_file(FileOut& out, Target& t) {
+        TRY(auto at, at_beneath(out.dirs, t.staged));
+        TRY(out.cur, base::open_at(at.first, at.second, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0600));
+        out.target = &t;
+        out.kicked = 0;
+        out.written = 0;
         return base::Ok();
     }
 
     // Size, xattrs, ACLs of the replaced original, mode, mtime; then close.
-    base::Result<void> finish_file() {
-        if (!cur_.valid()) return base::Ok();
-        Target& t = *cur_target_;
+    base::Result<void> finish_file(FileOut& out) {
+        if (!out.cur.valid()) return base::Ok();
+        Target& t = *out.target;
         auto r = [&]() -> base::Result<void> {
             // Created empty: only a trailing hole (sparse) leaves the size short.
-            if (written_ != t.m->size && ::ftruncate(cur_.get(), static_cast<off_t>(t.m->size)) != 0)
+            if (out.written != t.m->size && ::ftruncate(out.cur.get(), static_cast<off_t>(t.m->size)) != 0)
                 return base::sys_error("truncate");
-            TRY_VOID(set_user_xattrs(cur_.get(), t.m->xattrs, true));
+            TRY_VOID(set_user_xattrs(out.cur.get(), t.m->xattrs, true));
             PlanItem& it = *t.item;
             if (t.root && it.unit.op == Op::Replace && it.before.type == capture::Type::File) {
                 auto [parent, name] = split_parent(it.unit.path);
-                TRY(int pfd, ctx_.dirs.get(parent));
+                TRY(int pfd, out.dirs.get(parent));
                 TRY(base::Fd orig, base::open_at(pfd, name, O_PATH | O_NOFOLLOW));
-                TRY_VOID(copy_acls(orig.get(), cur_.get()));
+                TRY_VOID(copy_acls(orig.get(), out.cur.get()));
             }
-            TRY_VOID(set_mode_mtime(cur_.get(), t.m->mode, t.m->mtime_ns));
-            if (kicked_ > 0 || t.m->size >= (1u << 20)) start_writeback(cur_.get(), kicked_, t.m->size);
-            ctx_.dur.keep(cur_.get());  // mode 0000 would keep us from reopening it
-            return cur_.close();
+            TRY_VOID(set_mode_mtime(out.cur.get(), t.m->mode, t.m->mtime_ns));
+            if (out.kicked > 0 || t.m->size >= (1u << 20)) start_writeback(out.cur.get(), out.kicked, t.m->size);
+            ctx_.dur.keep(out.cur.get());  // mode 0000 would keep us from reopening it
+            return out.cur.close();
         }();
-        done_files_.insert(t.m->path);
-        cur_.reset();
+        out.done.push_back(t.m->path);
+        out.cur.reset();
         if (!r.ok()) return staging_error(t.m->path, r.error());
         TRY_VOID(fault_point("apply", "stage"));
         ctx_.progress.add(0, 1);
@@ -316,10 +362,6 @@ private:
     std::map<std::string, Target*> files_;
     std::map<std::string, std::string> staged_;
     std::set<std::string> done_files_;
-    base::Fd cur_;
-    Target* cur_target_ = nullptr;
-    uint64_t kicked_ = 0;   // writeback started for [0, kicked_) of cur_
-    uint64_t written_ = 0;  // end of the data written to cur_
 };
 
 }  // namespace
