@@ -16,6 +16,8 @@ for a in "$@"; do
     case "$a" in tests/*|python/*|examples/*) args+=("$STAGE/$a");; *) args+=("$a");; esac
 done
 uid=$((58000 + RANDOM % 2000))
+default_state="/var/tmp/layover-$uid"  # removed at the end unless it was there before
+[ -e "$default_state" ] && default_state=""
 NONTMP=$(mktemp -d /var/lib/layover-dev.XXXXXX)
 mkdir -p "$STAGE/home" "$STAGE/tmp" "$NONTMP/foreign"
 echo "root's" > "$NONTMP/foreign/rootfile"; chmod 666 "$NONTMP/foreign/rootfile"; echo mine > "$NONTMP/foreign/mine"
@@ -25,5 +27,5 @@ cd "$STAGE/tests/integration" && setpriv --reuid="$uid" --regid="$uid" --clear-g
     LAYOVER_SOURCE_ROOT="$STAGE" PYTHONDONTWRITEBYTECODE=1 LANG=C.UTF-8 LC_ALL=C.UTF-8 LAYOVER_TEST_NONTMP="$NONTMP" LAYOVER_TEST_THROWAWAY=1 LAYOVER_TEST_FOREIGN="$NONTMP/foreign" TERM=dumb \
     /usr/bin/python3 -m pytest -p no:cacheprovider -q -x "${args[@]}" </dev/null
 rc=$?
-rm -rf "$STAGE" "$NONTMP"
+rm -rf "$STAGE" "$NONTMP" ${default_state:+"$default_state"}
 exit $rc

@@ -51,6 +51,10 @@ envs=(LAYOVER_BIN="$STAGE/bin/layover" LAYOVER_SOURCE_ROOT="$STAGE" PYTHONPATH="
 runner=()
 if [ "$(id -u)" -eq 0 ]; then
     uid=$((61000 + RANDOM % 3000))
+    # The uid's default state dir (a verb run without LAYOVER_STATE_DIR makes
+    # it): removed at the end unless it was there before.
+    default_state="/var/tmp/layover-$uid"
+    [ -e "$default_state" ] && default_state=""
     home="$STAGE/home"
     mkdir -p "$home" "$STAGE/tmp"
     # Some tests need a target outside /tmp (whose parent must be read-only
@@ -94,7 +98,7 @@ PY
     fi
 done
 chmod -R u+rwX "$STAGE" "$NONTMP" 2>/dev/null
-rm -rf "$STAGE" "$NONTMP" 2>/dev/null || true
+rm -rf "$STAGE" "$NONTMP" ${default_state:+"$default_state"} 2>/dev/null || true
 
 summary="$passed passed, $failed failed"
 [ "$skipped" -gt 0 ] && summary+=", $skipped skipped"
