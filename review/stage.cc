@@ -119,18 +119,21 @@ private:
         base::Result<void> werr[kWriters] = {base::Ok(), base::Ok()};
         std::vector<std::unique_ptr<FileOut>> outs;
         std::vector<std::thread> writers;
+        auto stop_all = [&hs] {
+            for (auto& h : hs) h.stop();
+        };
         for (size_t i = 0; i < kWriters; i++) {
             outs.push_back(std::make_unique<FileOut>(ctx_.root));
             try {
-                writers.emplace_back([this, &hs, &werr, &outs, i] { werr[i] = consume(hs[i], *outs[i]); });
+                writers.emplace_back([this, &hs, &werr, &outs, &stop_all, i] {
+                    werr[i] = consume(hs[i], *outs[i]);
+                    if (!werr[i].ok()) stop_all();  // the reader and the other writer stop too
+                });
             } catch (const std::system_error&) {
                 break;  // fewer writers: the files go to those there are
             }
         }
         size_t n = writers.size();
-        auto stop_all = [&] {
-            for (auto& h : hs) h.stop();
-        };
         // Joined on every way out (a writer stops when its hand-off does).
         base::Defer join([&] {
             stop_all();
@@ -185,8 +188,8 @@ private:
         return base::Ok();
     }
 
-    // A writer thread: everything handed to it, in order. A failure stops
-    // every hand-off, so the other writer and the reader stop too.
+    // A writer thread: everything handed to it, in order (its caller stops
+    // every hand-off when it fails).
     base::Result<void> consume(Handoff& h, FileOut& out) {
         HandoffBatch b;
         while (h.take(b)) {
