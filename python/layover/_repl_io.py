@@ -406,9 +406,16 @@ class Out:
                         for c in (data[i:i + MAX_PAYLOAD] for i in range(0, len(data), MAX_PAYLOAD)))
 
     def flush_frames(self):
-        frames = self.frames()
-        if frames:
-            self.chan.write(frames)
+        # Taken and sent under the lock: the done frame takes what is left
+        # under the same lock, so it can never overtake a full buffer that
+        # another thread (user code's own threads print too) is sending.
+        with self.lock:
+            if not self.size:
+                return
+            data = b"".join(self.parts)
+            self.parts = []
+            self.size = 0
+            self.chan.write(self.encode(data))
 
     def flush(self):
         pass

@@ -180,6 +180,23 @@ def _patched(frame):
     return frame[:start] + b"\0\0\0\0" + frame[start + 4:]
 
 
+def test_output_of_threads_during_a_call_all_arrives_before_done(repl):
+    # Buffers filled by another thread are sent under the stream's lock, so
+    # the call's done frame never overtakes one of them.
+    for _ in range(5):
+        r = repl.run("import threading\n"
+                     "def f(c):\n"
+                     "    for i in range(12):\n"
+                     "        print(c * 99999)\n"
+                     "ts = [threading.Thread(target=f, args=(c,)) for c in 'ab']\n"
+                     "for t in ts: t.start()\n"
+                     "for t in ts: t.join()\n"
+                     "print('end')")
+        assert r.error is None
+        assert (r.stdout.count("a" * 99999), r.stdout.count("b" * 99999)) == (12, 12)
+        assert len(r.stdout) == 24 * 100000 + 4 and r.stdout.endswith("end\n")
+
+
 def test_protocol_limits_match_between_host_and_server():
     src = _boot.server_source().decode()
     assert "MAX_HEADER = %d" % _client.MAX_HEADER in src.replace("64 * 1024", str(64 * 1024))
