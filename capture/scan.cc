@@ -78,19 +78,12 @@ private:
         return base::Ok();
     }
 
-    // Where to cut a dir's entries in two halves of about as many subdirs,
-    // for the first dir that has at least two (the walk costs little per
-    // file but descends into every dir); 0: no split.
+    // The first dir with two or more subdirs is split (once); 0: not here.
     size_t split_point(const std::vector<DirEnt>& names) {
         if (!spare_cpu) return 0;
-        size_t dirs = 0;
-        for (const auto& e : names) dirs += e.type == DT_DIR;
-        if (dirs < 2) return 0;
-        spare_cpu = false;
-        size_t seen = 0;
-        for (size_t i = 0; i < names.size(); i++)
-            if (names[i].type == DT_DIR && ++seen > dirs / 2) return i;
-        return 0;
+        size_t at = base::split_by_subdirs(names);
+        if (at) spare_cpu = false;
+        return at;
     }
 
     // The entries from `split` on, walked by a second walker on its own
@@ -106,13 +99,9 @@ private:
         // What this walker already recorded: the real subtree of an opaque dir
         // above the split, which the halves' "absent" records must not repeat.
         other.seen_base_ = seen_base_;
-        Result<void> r2 = base::Ok();
-        auto second = [&] { r2 = other.entries(up, low, prefix, xwh, names, split, names.size()); };
-        base::StackThread helper;  // deep trees below need the big stack too
-        bool apart = helper.start(second);
-        Result<void> r1 = entries(up, low, prefix, xwh, names, 0, split);
-        helper.join();
-        if (!apart && r1) second();
+        Result<void> r1 = base::Ok(), r2 = base::Ok();
+        base::run_halves([&] { return (r1 = entries(up, low, prefix, xwh, names, 0, split)).ok(); },
+                         [&] { r2 = other.entries(up, low, prefix, xwh, names, split, names.size()); });
         fd_limit_ += other.fd_limit_;
         if (!r1) return r1;
         if (!r2) return r2;

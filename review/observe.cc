@@ -1,6 +1,5 @@
 #include "review/observe.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -38,33 +37,30 @@ base::Result<void> walk_entry(int dirfd, const struct stat& self, const std::str
 }
 
 // split: the first dir with two or more subdirs is walked by two threads,
-// half its entries each (the caller sorts what they found).
+// about half its subdirs each (the caller sorts what they found).
 base::Result<void> walk_into(int dirfd, const std::string& prefix, std::vector<EntryStat>& out, bool split) {
     auto listed = base::list_dir(dirfd);
     if (!listed) return listed.error().context(prefix.empty() ? "." : prefix);
     struct stat self {};
     if (::fstat(dirfd, &self) != 0) return base::sys_error("stat " + prefix);
     const auto& names = listed.value();
-    size_t dirs = 0;
-    for (const auto& e : names) dirs += e.type == DT_DIR;
-    if (split && dirs < 2) {
-        // Not here: the split waits for a dir that has two or more.
-        for (const auto& e : names) TRY_VOID(walk_entry(dirfd, self, prefix, e.name, out, true));
+    size_t half = split ? base::split_by_subdirs(names) : 0;
+    if (half == 0) {
+        // Not split here: below, the split still waits for a dir with two or more subdirs.
+        for (const auto& e : names) TRY_VOID(walk_entry(dirfd, self, prefix, e.name, out, split));
         return base::Ok();
     }
-    size_t half = split ? names.size() / 2 : names.size();
     std::vector<EntryStat> theirs;
-    base::Result<void> r2 = base::Ok();
-    auto second = [&] {
-        for (size_t i = half; i < names.size() && r2.ok(); i++)
-            r2 = walk_entry(dirfd, self, prefix, names[i].name, theirs);
-    };
-    base::StackThread helper;  // deep trees below need the big stack too
-    bool apart = half < names.size() && helper.start(second);
-    base::Result<void> r1 = base::Ok();
-    for (size_t i = 0; i < half && r1.ok(); i++) r1 = walk_entry(dirfd, self, prefix, names[i].name, out);
-    helper.join();
-    if (!apart && half < names.size() && r1) second();
+    base::Result<void> r1 = base::Ok(), r2 = base::Ok();
+    base::run_halves(
+        [&] {
+            for (size_t i = 0; i < half && r1.ok(); i++) r1 = walk_entry(dirfd, self, prefix, names[i].name, out);
+            return r1.ok();
+        },
+        [&] {
+            for (size_t i = half; i < names.size() && r2.ok(); i++)
+                r2 = walk_entry(dirfd, self, prefix, names[i].name, theirs);
+        });
     if (!r1) return r1;
     if (!r2) return r2;
     out.insert(out.end(), std::make_move_iterator(theirs.begin()), std::make_move_iterator(theirs.end()));

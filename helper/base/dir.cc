@@ -35,4 +35,14 @@ Result<std::vector<DirEntry>> list_dir(int dirfd) {
     return names;
 }
 
+size_t split_by_subdirs(const std::vector<DirEntry>& names) {
+    size_t dirs = 0;
+    for (const auto& e : names) dirs += e.type == DT_DIR;
+    if (dirs < 2) return 0;
+    size_t seen = 0;
+    for (size_t i = 0; i < names.size(); i++)
+        if (names[i].type == DT_DIR && ++seen > dirs / 2) return i;
+    return 0;
+}
+
 }  // namespace base

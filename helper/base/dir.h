@@ -18,4 +18,9 @@ struct DirEntry {
 // a readdir failure is reported, never a silently short list.
 Result<std::vector<DirEntry>> list_dir(int dirfd);
 
+// Where to cut a listing in two halves holding about as many subdirs each
+// (a tree walk costs little per file but descends into every dir), for a
+// walk split over two threads: 0 when it has fewer than two subdirs.
+size_t split_by_subdirs(const std::vector<DirEntry>& names);
+
 }  // namespace base

@@ -23,4 +23,12 @@ void StackThread::join() {
     running_ = false;
 }
 
+void run_halves(const std::function<bool()>& first, const std::function<void()>& second) {
+    StackThread helper;
+    bool apart = helper.start(second);
+    bool ok = first();
+    helper.join();
+    if (!apart && ok) second();
+}
+
 }  // namespace base

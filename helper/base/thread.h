@@ -27,4 +27,9 @@ private:
     bool running_ = false;
 };
 
+// The two halves of a split walk: `second` on a big-stack thread while
+// `first` runs here; without a thread, `second` runs here after `first`,
+// unless `first` failed (returned false).
+void run_halves(const std::function<bool()>& first, const std::function<void()>& second);
+
 }  // namespace base

@@ -95,7 +95,7 @@ def _fast_header(raw: bytes) -> Optional[Dict[str, Any]]:
 class ReplClient:
     def __init__(self, sock: socket.socket, ctl: Optional[socket.socket],
                  alive: Callable[[], Optional[str]], on_break: Callable[[str], None],
-                 max_output: int = 512 * 1024 * 1024, pid: int = 0,
+                 max_output: int = 512 * 1024 * 1024,
                  proc: Optional[subprocess.Popen[bytes]] = None,
                  replies: Optional[socket.socket] = None) -> None:
         self.sock = sock  # requests go out here
@@ -103,8 +103,7 @@ class ReplClient:
         # a reader sharing a socket with its own sends is woken each time the
         # peer consumes a request, and on one CPU that costs a context switch.
         self.replies = replies if replies is not None else sock
-        self.pid = pid  # the child alive() watches, for a cheaper check
-        self.proc = proc  # the same child's Popen, for run_code's check (no syscall)
+        self.proc = proc  # the child alive() watches, for cheaper checks
         self.ctl = ctl
         self.alive = alive
         self.on_break = on_break
@@ -145,11 +144,11 @@ class ReplClient:
         # the kernel tears the PID namespace down), so look before each call.
         if self.broken is not None:
             raise SandboxError(self.broken)
-        if self.pid:
-            # The hot path: one waitid() that leaves the child unreaped
-            # (Popen still owns it), instead of alive()'s Popen.poll().
+        if self.proc is not None:
+            # One waitid() that leaves the child unreaped (Popen still owns
+            # it), instead of alive()'s Popen.poll().
             try:
-                if os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:
+                if os.waitid(os.P_PID, self.proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:
                     return
             except OSError:
                 pass  # reaped already, or not our child: alive() decides

@@ -391,10 +391,6 @@ class Out:
             self.size = 0
         return data
 
-    def frames(self):
-        """Encoded "out" frames for what is buffered (emptying the buffer)."""
-        return self.encode(self.take()) if self.size else b""
-
     def encode(self, data):
         """data as "out" frames of this stream for the current request."""
         if not data:

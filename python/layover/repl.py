@@ -105,7 +105,7 @@ class Repl:
         finally:
             ctl_child.close()
             rep_child.close()
-        client = ReplClient(host, ctl_host, alive, on_break, max_output, proc.pid, proc, rep_host)
+        client = ReplClient(host, ctl_host, alive, on_break, max_output, proc, rep_host)
         repl = cls(proc, client, errlog, describe)
         holder.append(repl)
         try:

@@ -303,7 +303,7 @@ def test_run_code_hot_path_and_its_fallbacks():
     # proc: a live child, so run_code takes its one-read path (without one it always falls back).
     child = subprocess.Popen(["sleep", "60"])
     host, peer = _client.socketpair()
-    client = _client.ReplClient(host, None, lambda: None, lambda reason: None, pid=child.pid, proc=child)
+    client = _client.ReplClient(host, None, lambda: None, lambda reason: None, proc=child)
     try:
         def answer(frames: bytes) -> None:
             peer.sendall(frames)
@@ -342,8 +342,7 @@ def test_run_code_hot_path_and_its_fallbacks():
     # 5: a reply over max_output breaks the client even when it fits one read.
     child = subprocess.Popen(["sleep", "60"])
     host, peer = _client.socketpair()
-    client = _client.ReplClient(host, None, lambda: None, lambda reason: None, max_output=4,
-                                pid=child.pid, proc=child)
+    client = _client.ReplClient(host, None, lambda: None, lambda reason: None, max_output=4, proc=child)
     try:
         peer.sendall(_frame(b'{"t":"out","id":1,"s":"stdout"}', b"12345")
                      + _frame(b'{"t":"done","id":1,"lens":[-1,-1],"interrupted":false}'))
