@@ -1,3 +1,9 @@
+// Reading patches: the frames of the file are claimed one at a time, in
+// order, by worker threads that each decode whole frames; the caller takes
+// the decoded bytes frame after frame. A frame's extent is found by walking
+// its block headers (zframe.h); a stream that cannot be walked (not a
+// regular file, or something odd in it) is decoded from there to its end by
+// one worker, exactly as a single decoder would, errors included.
 #include "capture/zstream.h"
 
 #include <fcntl.h>
@@ -8,70 +14,44 @@
 #include <cerrno>
 #include <system_error>
 
+#include "capture/zframe.h"
 #include "helper/base/fd.h"
 
 namespace capture {
 
-ZstdWriter::ZstdWriter(int fd, int level) : fd_(fd), cctx_(ZSTD_createCCtx()), out_(ZSTD_CStreamOutSize()) {
-    ZSTD_CCtx_setParameter(cctx_, ZSTD_c_compressionLevel, level);
-    ZSTD_CCtx_setParameter(cctx_, ZSTD_c_checksumFlag, 1);
-    long cpus = ::sysconf(_SC_NPROCESSORS_ONLN);
-    // Fails harmlessly (single-threaded) when libzstd was built without threads.
-    if (cpus > 1) ZSTD_CCtx_setParameter(cctx_, ZSTD_c_nbWorkers, static_cast<int>(std::min(cpus, 8L)));
-    off_t pos = ::lseek(fd, 0, SEEK_CUR);
-    struct stat st;
-    if (pos >= 0 && ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) start_ = pos;
-}
-
-// Patch files are fsync'ed before they are renamed into place. Handing the
-// written data to writeback as we go (without waiting for it) overlaps the
-// disk with compression, so that final fsync waits only for the tail.
-void ZstdWriter::start_writeback(bool all) {
-    constexpr uint64_t kStep = uint64_t{8} << 20;
-    if (start_ < 0 || written_ - writeback_ < (all ? 1 : kStep)) return;
-    // Best effort: a filesystem without it just leaves the work to fsync.
-    (void)::sync_file_range(fd_, start_ + static_cast<off_t>(writeback_), static_cast<off_t>(written_ - writeback_),
-                            SYNC_FILE_RANGE_WRITE);
-    writeback_ = written_;
-}
-
-ZstdWriter::~ZstdWriter() { ZSTD_freeCCtx(cctx_); }
-
-base::Result<void> ZstdWriter::drive(const void* p, size_t len, ZSTD_EndDirective mode) {
-    ZSTD_inBuffer in{p, len, 0};
-    for (;;) {
-        ZSTD_outBuffer out{out_.data(), out_.size(), 0};
-        size_t r = ZSTD_compressStream2(cctx_, &out, &in, mode);
-        if (ZSTD_isError(r)) return base::error(std::string("zstd compression failed: ") + ZSTD_getErrorName(r));
-        if (out.pos > 0) {
-            TRY_VOID(base::write_all(fd_, out_.data(), out.pos));
-            written_ += out.pos;
-            start_writeback(false);
-        }
-        bool done = mode == ZSTD_e_continue ? in.pos == in.size : r == 0;
-        if (done) return base::Ok();
-    }
-}
-
-base::Result<void> ZstdWriter::write(const void* p, size_t len) { return drive(p, len, ZSTD_e_continue); }
-
-base::Result<void> ZstdWriter::finish() {
-    TRY_VOID(drive(nullptr, 0, ZSTD_e_end));
-    start_writeback(true);
-    return base::Ok();
-}
-
 namespace {
-constexpr size_t kChunk = size_t{1} << 20;  // handed over at a time
-constexpr size_t kAhead = 4;                // chunks decoded ahead at most
-const size_t kSlice = ZSTD_DStreamOutSize();  // handed out at a time
+constexpr size_t kChunk = size_t{1} << 20;      // decoded and handed over at a time
+constexpr size_t kUnitChunks = kFrameBytes / kChunk + 1;  // decoded ahead per frame: a whole one of ours
+constexpr size_t kMaxWorkers = 4;
+constexpr uint64_t kToEof = UINT64_MAX;
+constexpr size_t kReadBytes = size_t{256} << 10;
+const size_t kSlice = ZSTD_DStreamOutSize();     // handed out at a time
+
+base::Result<size_t> read_some(int fd, char* p, size_t n, uint64_t off, bool seq) {
+    ssize_t r;
+    do r = seq ? ::read(fd, p, n) : ::pread(fd, p, n, static_cast<off_t>(off));
+    while (r < 0 && errno == EINTR);
+    if (r < 0) return base::sys_error("reading the patch");
+    return static_cast<size_t>(r);
+}
 }  // namespace
 
-ZstdReader::Decoder::Decoder(int fd) : fd_(fd), dctx_(ZSTD_createDCtx()), in_(ZSTD_DStreamInSize()) {
-    in_buf_.src = in_.data();
-}
+// ---- one range of frames --------------------------------------------------
+
+ZstdReader::Decoder::Decoder(int fd, bool seq)
+    : fd_(fd), seq_(seq), dctx_(ZSTD_createDCtx()), in_(std::max(kReadBytes, ZSTD_DStreamInSize())) {}
 
 ZstdReader::Decoder::~Decoder() { ZSTD_freeDCtx(dctx_); }
+
+void ZstdReader::Decoder::reset(uint64_t begin, uint64_t end) {
+    ZSTD_DCtx_reset(dctx_, ZSTD_reset_session_only);
+    in_buf_ = {in_.data(), 0, 0};
+    pos_ = begin;
+    end_ = end;
+    eof_ = false;
+    frame_start_ = true;
+    last_ret_ = 0;
+}
 
 void ZstdReader::Decoder::fill(Chunk* c, size_t want) {
     while (c->size < want) {
@@ -81,7 +61,7 @@ void ZstdReader::Decoder::fill(Chunk* c, size_t want) {
             c->end = true;
             return;
         }
-        if (*r == 0) {  // the clean end
+        if (*r == 0) {  // the clean end of the range
             c->end = true;
             return;
         }
@@ -89,43 +69,41 @@ void ZstdReader::Decoder::fill(Chunk* c, size_t want) {
     }
 }
 
+// Moves the unread input (keep bytes) to the front and reads more after it.
+base::Result<void> ZstdReader::Decoder::refill(size_t keep) {
+    if (keep > 0 && in_buf_.pos > 0)
+        std::copy(in_.data() + in_buf_.pos, in_.data() + in_buf_.size, in_.data());
+    size_t room = in_.size() - keep;
+    if (end_ != kToEof) room = static_cast<size_t>(std::min<uint64_t>(room, end_ - pos_));
+    size_t n = 0;
+    if (room > 0) {
+        auto got = read_some(fd_, in_.data() + keep, room, pos_, seq_);
+        if (!got) return got.error();
+        n = *got;
+    }
+    pos_ += n;
+    if (n == 0) eof_ = true;
+    in_buf_ = {in_.data(), keep + n, 0};
+    return base::Ok();
+}
+
 base::Result<size_t> ZstdReader::Decoder::step(char* p, size_t room) {
+    if (!dctx_) return base::error("out of memory for the zstd decoder");
     for (;;) {
-        if (in_buf_.pos == in_buf_.size && !eof_) {
-            ssize_t n;
-            do n = ::read(fd_, in_.data(), in_.size());
-            while (n < 0 && errno == EINTR);
-            if (n < 0) return base::sys_error("reading the patch");
-            in_buf_ = {in_.data(), static_cast<size_t>(n), 0};
-            if (n == 0) eof_ = true;
-        }
+        if (in_buf_.pos == in_buf_.size && !eof_) TRY_VOID(refill(0));
         size_t avail = in_buf_.size - in_buf_.pos;
         if (avail == 0 && eof_) {
-            if (last_ret_ != 0 || total_ == 0)
-                return base::error("the patch is truncated (the zstd stream ends mid-frame)");
+            if (last_ret_ != 0) return base::error("the patch is truncated (the zstd stream ends mid-frame)");
             return size_t{0};
         }
         if (frame_start_) {
-            // The frame header's first 5 bytes: magic, then the descriptor
-            // whose bit 2 is Content_Checksum_flag (RFC 8878, 3.1.1.1).
             if (avail < 5 && !eof_) {
-                std::copy(in_.data() + in_buf_.pos, in_.data() + in_buf_.size, in_.data());
-                ssize_t n;
-                do n = ::read(fd_, in_.data() + avail, in_.size() - avail);
-                while (n < 0 && errno == EINTR);
-                if (n < 0) return base::sys_error("reading the patch");
-                if (n == 0) eof_ = true;
-                in_buf_ = {in_.data(), avail + static_cast<size_t>(n), 0};
+                TRY_VOID(refill(avail));
                 continue;
             }
-            if (avail < 5) return base::error("the patch is truncated (incomplete zstd frame header)");
-            const unsigned char* h = reinterpret_cast<const unsigned char*>(in_.data() + in_buf_.pos);
-            uint32_t magic = h[0] | (h[1] << 8) | (h[2] << 16) | (static_cast<uint32_t>(h[3]) << 24);
-            if ((magic & 0xFFFFFFF0u) == 0x184D2A50u)
-                return base::error("the patch holds a skippable zstd frame, which layover patches never contain");
-            if (magic != 0xFD2FB528u) return base::error("not a zstd-compressed patch (bad frame magic)");
-            if (!(h[4] & 0x04))
-                return base::error("the patch's zstd frames carry no checksum; layover patches always have one");
+            std::string bad =
+                frame_start_problem(reinterpret_cast<const unsigned char*>(in_.data() + in_buf_.pos), avail);
+            if (!bad.empty()) return base::error(bad);
             frame_start_ = false;
         }
         ZSTD_outBuffer out{p, room, 0};
@@ -134,103 +112,187 @@ base::Result<size_t> ZstdReader::Decoder::step(char* p, size_t room) {
             return base::error(std::string("the patch is corrupt (zstd: ") + ZSTD_getErrorName(r) + ")");
         last_ret_ = r;
         if (r == 0) frame_start_ = true;
-        if (out.pos > 0) {
-            total_ += out.pos;
-            return out.pos;
-        }
+        if (out.pos > 0) return out.pos;
     }
 }
 
-ZstdReader::ZstdReader(int fd) : dec_(fd) {
-    try {
-        thread_ = std::thread([this] { prefetch(); });
-        threaded_ = true;
-    } catch (const std::system_error&) {
-        // No second thread: decode on the caller's, chunk by chunk.
+// ---- scheduling ------------------------------------------------------------
+
+ZstdReader::ZstdReader(int fd, int threads) : fd_(fd) {
+    struct stat st;
+    off_t at = ::lseek(fd, 0, SEEK_CUR);
+    if (at >= 0 && ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+        seekable_ = true;
+        next_begin_ = static_cast<uint64_t>(at);
+        size_ = static_cast<uint64_t>(st.st_size);
     }
+    long cpus = ::sysconf(_SC_NPROCESSORS_ONLN);
+    // One worker still decodes beside the caller; more only with CPUs for them.
+    size_t n = threads >= 0  ? static_cast<size_t>(threads)
+               : !seekable_ ? 1
+                            : static_cast<size_t>(std::clamp(cpus, 1L, static_cast<long>(kMaxWorkers)));
+    if (!seekable_) n = std::min<size_t>(n, 1);  // one range, read in order
+    ahead_ = std::max<size_t>(n, 1);
+    for (size_t i = 0; i < n; i++) {
+        workers_.push_back(std::make_unique<Worker>(fd, !seekable_));
+        Worker* w = workers_.back().get();
+        try {
+            threads_.emplace_back([this, w] {
+                while (produce(*w, true)) {
+                }
+            });
+        } catch (const std::system_error&) {
+            workers_.pop_back();
+            break;
+        }
+    }
+    if (threads_.empty()) inline_ = std::make_unique<Worker>(fd, !seekable_);  // decode on the caller's thread
 }
 
 ZstdReader::~ZstdReader() {
-    if (!threaded_) return;
     {
         std::lock_guard<std::mutex> l(mu_);
         stop_ = true;
     }
     cv_.notify_all();
-    thread_.join();
+    for (auto& t : threads_) t.join();
 }
 
-void ZstdReader::decode_into(std::deque<Chunk>* q) {
-    Chunk c;
+// The next unit: the frame at next_begin_ (walked to find its end), or the
+// rest of the stream. Units are claimed in order, and at most a few beyond
+// the one being read, which bounds memory.
+bool ZstdReader::claim(Worker& w, bool wait) {
+    std::lock_guard<std::mutex> cl(claim_mu_);
     {
+        std::unique_lock<std::mutex> l(mu_);
+        if (wait) cv_.wait(l, [&] { return stop_ || walk_done_ || claimed_ < taking_ + ahead_; });
+        if (stop_ || walk_done_) return false;
+    }
+    uint64_t begin = next_begin_, end = kToEof;
+    bool last = true;
+    if (seekable_ && begin >= size_) {
         std::lock_guard<std::mutex> l(mu_);
-        if (!spare_.empty()) {
-            c.buf = std::move(spare_.back());
-            spare_.pop_back();
+        walk_done_ = true;
+        total_units_ = claimed_;
+        cv_.notify_all();
+        return false;
+    }
+    if (seekable_) {
+        int fd = fd_;
+        auto at = frame_end(
+            [fd](uint64_t off, unsigned char* p, size_t n) {
+                return ::pread(fd, p, n, static_cast<off_t>(off)) == static_cast<ssize_t>(n);
+            },
+            begin, size_);
+        if (at) {
+            end = *at;
+            last = false;
+            next_begin_ = end;
         }
     }
-    if (!c.buf) c.buf.reset(new char[kChunk]);
-    dec_.fill(&c, kChunk);
-    bool end = c.end;
-    Chunk last;
-    last.error = std::move(c.error);
-    last.end = true;
-    if (c.size > 0) {
-        c.end = false;
-        q->push_back(std::move(c));
+    std::lock_guard<std::mutex> l(mu_);
+    w.unit = claimed_++;
+    units_[w.unit];
+    if (last) {
+        walk_done_ = true;
+        total_units_ = claimed_;
     }
-    if (end) q->push_back(std::move(last));
+    w.busy = true;
+    w.dec.reset(begin, end);
+    cv_.notify_all();
+    return true;
 }
 
-void ZstdReader::prefetch() {
-    for (;;) {
-        std::deque<Chunk> got;
-        decode_into(&got);
-        bool end = got.back().end;
-        std::unique_lock<std::mutex> l(mu_);
-        cv_.wait(l, [&] { return stop_ || ready_.size() < kAhead; });
-        if (stop_) return;
-        for (auto& c : got) ready_.push_back(std::move(c));
-        cv_.notify_all();
-        if (end) return;
+std::unique_ptr<char[]> ZstdReader::buffer() {
+    std::lock_guard<std::mutex> l(mu_);
+    if (spare_.empty()) return std::unique_ptr<char[]>(new char[kChunk]);
+    auto b = std::move(spare_.back());
+    spare_.pop_back();
+    return b;
+}
+
+bool ZstdReader::produce(Worker& w, bool wait) {
+    if (!w.busy && !claim(w, wait)) return false;
+    Chunk c;
+    c.buf = buffer();
+    w.dec.fill(&c, kChunk);
+    bool end = c.end;
+    std::unique_lock<std::mutex> l(mu_);
+    auto& q = units_[w.unit];
+    if (wait) cv_.wait(l, [&] { return stop_ || q.size() < kUnitChunks; });
+    if (stop_) return false;
+    if (c.size > 0) {
+        Chunk last;
+        last.error = std::move(c.error);
+        last.end = c.end;
+        c.end = false;
+        q.push_back(std::move(c));
+        if (end) q.push_back(std::move(last));
+    } else {
+        q.push_back(std::move(c));  // an empty end: error or not
     }
+    if (end) w.busy = false;
+    cv_.notify_all();
+    return true;
 }
 
 base::Result<std::pair<const char*, size_t>> ZstdReader::next() {
     // Chunks are decoded a MiB at a time but handed out in slices no bigger
     // than libzstd's own output size: the tar reader's header budget
     // (tar_in.h) counts what it is handed, with that much slack.
-    if (pos_ < current_.size) {
-        size_t n = std::min(kSlice, current_.size - pos_);
-        const char* p = current_.buf.get() + pos_;
-        pos_ += n;
-        total_out_ += n;
-        return std::pair<const char*, size_t>{p, n};
-    }
-    if (done_) {
-        if (!current_.error.message.empty()) return current_.error;
-        return std::pair<const char*, size_t>{nullptr, 0};
-    }
-    if (threaded_) {
+    for (;;) {
+        if (pos_ < current_.size) {
+            size_t n = std::min(kSlice, current_.size - pos_);
+            const char* p = current_.buf.get() + pos_;
+            pos_ += n;
+            total_out_ += n;
+            return std::pair<const char*, size_t>{p, n};
+        }
+        if (done_) {
+            if (!error_.message.empty()) return error_;
+            return std::pair<const char*, size_t>{nullptr, 0};
+        }
         std::unique_lock<std::mutex> l(mu_);
         if (current_.buf) spare_.push_back(std::move(current_.buf));
-        cv_.wait(l, [&] { return !ready_.empty(); });
-        current_ = std::move(ready_.front());
-        ready_.pop_front();
-        cv_.notify_all();
-    } else {
-        if (current_.buf) spare_.push_back(std::move(current_.buf));
-        if (ready_.empty()) decode_into(&ready_);
-        current_ = std::move(ready_.front());
-        ready_.pop_front();
+        current_ = Chunk();
+        pos_ = 0;
+        for (;;) {
+            if (taking_ == total_units_) {
+                done_ = true;
+                // Not even one frame: an empty or cut-off file.
+                if (total_out_ == 0)
+                    error_ = base::error("the patch is truncated (the zstd stream ends mid-frame)");
+                break;
+            }
+            auto it = units_.find(taking_);
+            if (it != units_.end() && !it->second.empty()) {
+                current_ = std::move(it->second.front());
+                it->second.pop_front();
+                if (current_.end) {
+                    if (!current_.error.message.empty()) {
+                        done_ = true;
+                        error_ = current_.error;
+                    }
+                    units_.erase(it);
+                    taking_++;
+                }
+                cv_.notify_all();
+                break;
+            }
+            if (inline_) {
+                l.unlock();
+                bool more = produce(*inline_, false);
+                l.lock();
+                if (!more && taking_ != total_units_) {
+                    done_ = true;
+                    error_ = base::error("the patch reader stopped early");
+                    break;
+                }
+                continue;
+            }
+            cv_.wait(l);
+        }
     }
-    if (current_.end) {
-        done_ = true;
-        if (!current_.error.message.empty()) return current_.error;
-        return std::pair<const char*, size_t>{nullptr, 0};
-    }
-    pos_ = 0;
-    return next();
 }
 
 }  // namespace capture
