@@ -191,10 +191,12 @@ private:
     std::unordered_set<std::string> deleted_, opaque_, dirs_, files_;
 };
 
-// A file member's data, bounds-checked, fingerprinted and passed on.
-Result<std::string> stream_data(TarIn& t, const Member& m, Validator* v, const DataSink& sink) {
+// A file member's data, bounds-checked, fingerprinted and passed on;
+// *stored: the bytes it took in the stream.
+Result<std::string> stream_data(TarIn& t, const Member& m, Validator* v, const DataSink& sink,
+                                uint64_t* stored = nullptr) {
     Fingerprint fp;
-    uint64_t next = 0;
+    uint64_t next = 0, total = 0;
     for (;;) {
         const char* p;
         size_t n;
@@ -205,11 +207,21 @@ Result<std::string> stream_data(TarIn& t, const Member& m, Validator* v, const D
         if (off < 0 || o < next || o + n > m.size)
             return base::error("member " + base::display_path(m.path) + ": data outside its declared size");
         next = o + n;
+        total += n;
         if (v) TRY_VOID(v->add_stored(n));
         fp.data(o, p, n);
         if (sink) TRY_VOID(sink(o, p, n));
     }
+    if (stored) *stored = total;
     return fp.finish(m.size);
+}
+
+// What a file's stored data must add up to: its size, or its sparse map's segments.
+uint64_t expected_stored(const Member& m) {
+    if (m.sparse.empty()) return m.size;
+    uint64_t sum = 0;
+    for (const auto& s : m.sparse) sum += s.second;
+    return sum;
 }
 
 std::string fp_of_meta(const Member& m) {
@@ -246,6 +258,8 @@ struct Parsed {
     Manifest manifest;
     std::vector<Member> members;
     Sums sums;
+    std::vector<StoredData> stored;
+    std::vector<ZstdReader::Mark> marks;
 };
 
 HeaderBudget budget_of(const Limits& l) {
@@ -315,13 +329,18 @@ Result<void> validate(int fd, const Limits& l, Parsed* im) {
             std::string tar_name;
             TRY(Member m, v.member(e, &tar_name));
             std::string fp;
+            StoredData where;
             if (m.kind == Member::Kind::File) {
-                TRY(fp, stream_data(t, m, &v, nullptr));
+                where.offset = t.position();
+                TRY(fp, stream_data(t, m, &v, nullptr, &where.bytes));
+                if (where.bytes != expected_stored(m))
+                    return base::error("member " + shown(m.path) + ": its stored data does not match its size or sparse map");
             } else {
                 fp = fp_of_meta(m);
             }
             computed.emplace_back(tar_name, fp);
             im->members.push_back(std::move(m));
+            im->stored.push_back(where);
         }
     };
     auto r = members();
@@ -334,6 +353,7 @@ Result<void> validate(int fd, const Limits& l, Parsed* im) {
     if (!r) return r;
     if (!have_sums) return base::error(std::string("the patch is truncated or incomplete: no ") + kSumsName + " member");
     TRY_VOID(t.finish(1 << 20));
+    im->marks = t.stream().marks();
     if (computed.size() != im->sums.size())
         return base::error(std::string(kSumsName) + " lists " + lim(im->sums.size()) + " members, the patch has " +
                            lim(computed.size()));
@@ -367,56 +387,9 @@ Result<Patch> Patch::open(const std::string& file, const Limits& limits) {
     p.impl_->manifest = std::move(parsed.manifest);
     p.impl_->members = std::move(parsed.members);
     p.impl_->sums = std::move(parsed.sums);
+    p.impl_->stored = std::move(parsed.stored);
+    p.impl_->marks = std::move(parsed.marks);
     return p;
-}
-
-Result<void> Patch::read_data(const std::function<DataSink(const Member&)>& visit) const {
-    TarIn t(impl_->fd.get(), budget_of(impl_->limits));
-    TRY_VOID(t.open());
-    size_t i = 0;
-    for (uint64_t index = 0;; index++) {
-        uint64_t hb = 0;
-        TRY(archive_entry * e, t.next(&hb));
-        if (!e) break;
-        if (index == 0) continue;
-        if (i == impl_->members.size()) break;  // .layover/sums
-        const Member& m = impl_->members[i];
-        if (m.kind == Member::Kind::File) {
-            DataSink sink = visit(m);
-            TRY(std::string fp, stream_data(t, m, nullptr, sink));
-            if (fp != impl_->sums[i + 1].second)
-                return base::error("patch " + impl_->file + " changed since it was validated (member " +
-                                   base::display_path(m.path) + ")");
-        }
-        i++;
-    }
-    if (i != impl_->members.size()) return base::error("patch " + impl_->file + " changed since it was validated");
-    return base::Ok();
-}
-
-Result<std::string> Patch::read_file(const std::string& path, uint64_t limit) const {
-    const Member* want = nullptr;
-    for (const auto& m : impl_->members)
-        if (m.path == path) want = &m;
-    if (want && want->kind == Member::Kind::Hardlink) {
-        std::string target = want->link_target;
-        want = nullptr;
-        for (const auto& m : impl_->members)
-            if (m.path == target && m.kind == Member::Kind::File) want = &m;
-    }
-    if (!want || want->kind != Member::Kind::File)
-        return base::error(base::display_path(path) + " is not a file in patch " + impl_->file);
-    if (want->size > limit)
-        return base::error(base::display_path(path) + " is larger than " + lim(limit) + " bytes");
-    std::string out(static_cast<size_t>(want->size), '\0');
-    TRY_VOID(read_data([&](const Member& m) -> DataSink {
-        if (&m != want) return nullptr;
-        return [&](uint64_t off, const char* p, size_t n) -> Result<void> {
-            std::memcpy(out.data() + off, p, n);
-            return base::Ok();
-        };
-    }));
-    return out;
 }
 
 }  // namespace capture

@@ -82,6 +82,9 @@ public:
 
     // Second pass: for every File member, in order, call visit(member, sink-feeder).
     // visit returns a DataSink for that member (or nullptr to skip its data).
+    // Data is decoded again at the offsets validation recorded (starting at
+    // the nearest frame, no tar parsing) and checked against its fingerprint
+    // once more: a patch file changed since open() is an error.
     base::Result<void> read_data(
         const std::function<DataSink(const Member&)>& visit) const;
 

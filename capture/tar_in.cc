@@ -127,6 +127,11 @@ base::Result<archive_entry*> TarIn::next(uint64_t* header_bytes) {
     return e;
 }
 
+uint64_t TarIn::header_position() {
+    la_int64_t p = a_ ? archive_read_header_position(a_) : -1;
+    return p < 0 ? UINT64_MAX : static_cast<uint64_t>(p);
+}
+
 base::Result<void> TarIn::block(const char** p, size_t* n, int64_t* off) {
     // libarchive reports empty blocks at a sparse file's holes: skip them.
     for (;;) {

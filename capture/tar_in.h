@@ -60,6 +60,11 @@ public:
     // padding (at most max_pad bytes) and end exactly with a complete frame.
     base::Result<void> finish(uint64_t max_pad);
     uint64_t decompressed() const { return z_.total_out(); }
+    // Decoded-stream offsets: where the current member's data begins (just
+    // after next() returned it), and where its first header began.
+    uint64_t position() const { return pos_; }
+    uint64_t header_position();
+    const ZstdReader& stream() const { return z_; }
 
     // Bytes libarchive may be handed past a header's end (read-ahead), and
     // the budget check's allowance for it.

@@ -6,6 +6,8 @@
 // one worker, exactly as a single decoder would, errors included.
 #include "capture/zstream.h"
 
+#include <zstd_errors.h>
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -22,6 +24,13 @@ namespace capture {
 namespace {
 constexpr size_t kChunk = size_t{1} << 20;      // decoded and handed over at a time
 constexpr size_t kUnitChunks = kFrameBytes / kChunk + 1;  // decoded ahead per frame: a whole one of ours
+constexpr size_t kWholeMax = 2 * kFrameBytes;   // frames up to this decoded size are decoded in one call
+constexpr size_t kSpareMax = 8;                 // buffers kept for reuse
+constexpr uint64_t kMarkEvery = uint64_t{1} << 20;  // decoded bytes between recorded restart points
+// A frame needing a larger window is refused (a patch could otherwise make
+// each decoding thread allocate up to 128 MiB); layover writes 4 MiB frames,
+// and zstd's levels up to 19 stay within it.
+constexpr int kWindowLogMax = 24;
 constexpr size_t kMaxWorkers = 4;
 constexpr uint64_t kToEof = UINT64_MAX;
 constexpr size_t kReadBytes = size_t{256} << 10;
@@ -39,7 +48,9 @@ base::Result<size_t> read_some(int fd, char* p, size_t n, uint64_t off, bool seq
 // ---- one range of frames --------------------------------------------------
 
 ZstdReader::Decoder::Decoder(int fd, bool seq)
-    : fd_(fd), seq_(seq), dctx_(ZSTD_createDCtx()), in_(std::max(kReadBytes, ZSTD_DStreamInSize())) {}
+    : fd_(fd), seq_(seq), dctx_(ZSTD_createDCtx()), in_(std::max(kReadBytes, ZSTD_DStreamInSize())) {
+    if (dctx_) ZSTD_DCtx_setParameter(dctx_, ZSTD_d_windowLogMax, kWindowLogMax);
+}
 
 ZstdReader::Decoder::~Decoder() { ZSTD_freeDCtx(dctx_); }
 
@@ -67,6 +78,47 @@ void ZstdReader::Decoder::fill(Chunk* c, size_t want) {
         }
         c->size += *r;
     }
+}
+
+size_t ZstdReader::Decoder::whole_size() {
+    if (seq_ || end_ == kToEof || end_ - pos_ > ZSTD_compressBound(kWholeMax)) return 0;
+    unsigned char h[18];  // the largest frame header (RFC 8878, 3.1.1.1)
+    size_t n = static_cast<size_t>(std::min<uint64_t>(sizeof h, end_ - pos_));
+    if (::pread(fd_, h, n, static_cast<off_t>(pos_)) != static_cast<ssize_t>(n)) return 0;
+    if (!frame_start_problem(h, n).empty()) return 0;  // the streaming path reports it
+    unsigned long long size = ZSTD_getFrameContentSize(h, n);
+    if (size == ZSTD_CONTENTSIZE_UNKNOWN || size == ZSTD_CONTENTSIZE_ERROR || size == 0 || size > kWholeMax) return 0;
+    return static_cast<size_t>(size);
+}
+
+void ZstdReader::Decoder::fill_whole(Chunk* c, size_t size) {
+    c->end = true;
+    size_t len = static_cast<size_t>(end_ - pos_);
+    if (in_.size() < len) in_.resize(len);
+    size_t got = 0;
+    while (got < len) {
+        auto r = read_some(fd_, in_.data() + got, len - got, pos_ + got, false);
+        if (!r) {
+            c->error = r.error();
+            return;
+        }
+        if (*r == 0) {
+            c->error = base::error("the patch is truncated (the zstd stream ends mid-frame)");
+            return;
+        }
+        got += *r;
+    }
+    pos_ = end_;
+    size_t r = ZSTD_decompressDCtx(dctx_, c->buf.get(), size, in_.data(), len);
+    if (ZSTD_isError(r)) {
+        c->error = base::error(std::string("the patch is corrupt (zstd: ") + ZSTD_getErrorName(r) + ")");
+        return;
+    }
+    if (r != size) {
+        c->error = base::error("the patch is corrupt (a zstd frame's content does not match its declared size)");
+        return;
+    }
+    c->size = size;
 }
 
 // Moves the unread input (keep bytes) to the front and reads more after it.
@@ -108,6 +160,9 @@ base::Result<size_t> ZstdReader::Decoder::step(char* p, size_t room) {
         }
         ZSTD_outBuffer out{p, room, 0};
         size_t r = ZSTD_decompressStream(dctx_, &out, &in_buf_);
+        if (ZSTD_isError(r) && ZSTD_getErrorCode(r) == ZSTD_error_frameParameter_windowTooLarge)
+            return base::error("the patch has a zstd frame that needs a window over 16 MiB, more than layover "
+                               "allows (it writes 4 MiB frames); recompress it at a level of 19 or less");
         if (ZSTD_isError(r))
             return base::error(std::string("the patch is corrupt (zstd: ") + ZSTD_getErrorName(r) + ")");
         last_ret_ = r;
@@ -118,9 +173,9 @@ base::Result<size_t> ZstdReader::Decoder::step(char* p, size_t room) {
 
 // ---- scheduling ------------------------------------------------------------
 
-ZstdReader::ZstdReader(int fd, int threads) : fd_(fd) {
+ZstdReader::ZstdReader(int fd, int threads, uint64_t start) : fd_(fd) {
     struct stat st;
-    off_t at = ::lseek(fd, 0, SEEK_CUR);
+    off_t at = start == kHere ? ::lseek(fd, 0, SEEK_CUR) : static_cast<off_t>(start);
     if (at >= 0 && ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
         seekable_ = true;
         next_begin_ = static_cast<uint64_t>(at);
@@ -192,33 +247,45 @@ bool ZstdReader::claim(Worker& w, bool wait) {
     }
     std::lock_guard<std::mutex> l(mu_);
     w.unit = claimed_++;
-    units_[w.unit];
+    units_[w.unit].begin = begin;
     if (last) {
         walk_done_ = true;
         total_units_ = claimed_;
     }
     w.busy = true;
+    w.fresh = true;
     w.dec.reset(begin, end);
     cv_.notify_all();
     return true;
 }
 
-std::unique_ptr<char[]> ZstdReader::buffer() {
-    std::lock_guard<std::mutex> l(mu_);
-    if (spare_.empty()) return std::unique_ptr<char[]>(new char[kChunk]);
-    auto b = std::move(spare_.back());
-    spare_.pop_back();
-    return b;
+ZstdReader::Chunk ZstdReader::buffer(size_t cap) {
+    Chunk c;
+    {
+        std::lock_guard<std::mutex> l(mu_);
+        for (size_t i = 0; i < spare_.size(); i++)
+            if (spare_[i].cap >= cap) {
+                c.buf = std::move(spare_[i].buf);
+                c.cap = spare_[i].cap;
+                spare_.erase(spare_.begin() + static_cast<ptrdiff_t>(i));
+                return c;
+            }
+    }
+    c.buf.reset(new char[cap]);  // not zeroed: only decoded bytes are read
+    c.cap = cap;
+    return c;
 }
 
 bool ZstdReader::produce(Worker& w, bool wait) {
     if (!w.busy && !claim(w, wait)) return false;
-    Chunk c;
-    c.buf = buffer();
-    w.dec.fill(&c, kChunk);
+    size_t whole = w.fresh ? w.dec.whole_size() : 0;
+    w.fresh = false;
+    Chunk c = buffer(std::max(whole, kChunk));
+    if (whole > 0) w.dec.fill_whole(&c, whole);
+    else w.dec.fill(&c, kChunk);
     bool end = c.end;
     std::unique_lock<std::mutex> l(mu_);
-    auto& q = units_[w.unit];
+    auto& q = units_[w.unit].q;
     if (wait) cv_.wait(l, [&] { return stop_ || q.size() < kUnitChunks; });
     if (stop_) return false;
     if (c.size > 0) {
@@ -253,7 +320,7 @@ base::Result<std::pair<const char*, size_t>> ZstdReader::next() {
             return std::pair<const char*, size_t>{nullptr, 0};
         }
         std::unique_lock<std::mutex> l(mu_);
-        if (current_.buf) spare_.push_back(std::move(current_.buf));
+        if (current_.buf && spare_.size() < kSpareMax) spare_.push_back(std::move(current_));
         current_ = Chunk();
         pos_ = 0;
         for (;;) {
@@ -265,9 +332,15 @@ base::Result<std::pair<const char*, size_t>> ZstdReader::next() {
                 break;
             }
             auto it = units_.find(taking_);
-            if (it != units_.end() && !it->second.empty()) {
-                current_ = std::move(it->second.front());
-                it->second.pop_front();
+            if (it != units_.end() && !it->second.q.empty()) {
+                Unit& u = it->second;
+                if (!u.seen) {
+                    u.seen = true;
+                    if (seekable_ && (marks_.empty() || total_out_ - marks_.back().decoded >= kMarkEvery))
+                        marks_.push_back({u.begin, total_out_});
+                }
+                current_ = std::move(u.q.front());
+                u.q.pop_front();
                 if (current_.end) {
                     if (!current_.error.message.empty()) {
                         done_ = true;

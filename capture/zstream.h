@@ -82,7 +82,10 @@ class ZstdReader {
 public:
     // threads: decoding threads at most; -1 as many as CPUs (up to 4; one
     // for a file that is not regular), 0 none (the caller decodes as it reads).
-    explicit ZstdReader(int fd, int threads = -1);
+    // start: where in the file the stream begins (a frame start); by default
+    // the fd's current offset.
+    static constexpr uint64_t kHere = UINT64_MAX;
+    explicit ZstdReader(int fd, int threads = -1, uint64_t start = kHere);
     ~ZstdReader();
     ZstdReader(const ZstdReader&) = delete;
     ZstdReader& operator=(const ZstdReader&) = delete;
@@ -90,10 +93,17 @@ public:
     // Valid until the next call.
     base::Result<std::pair<const char*, size_t>> next();
     uint64_t total_out() const { return total_out_; }
+    // Places a reader may start again: (file offset of a frame, decoded
+    // bytes before it), for frames reached so far, about one per MiB.
+    struct Mark {
+        uint64_t file = 0, decoded = 0;
+    };
+    const std::vector<Mark>& marks() const { return marks_; }
 
 private:
     struct Chunk {
-        std::unique_ptr<char[]> buf;  // kChunk bytes (recycled)
+        std::unique_ptr<char[]> buf;  // cap bytes (recycled)
+        size_t cap = 0;
         size_t size = 0;
         base::Error error;            // message "" when none
         bool end = false;             // the unit's last chunk (with its error, if any)
@@ -106,6 +116,13 @@ private:
         void reset(uint64_t begin, uint64_t end);  // end == UINT64_MAX: to the end of the file
         // Decodes into c.buf up to want bytes (fewer only at the unit's end).
         void fill(Chunk* c, size_t want);
+        // The decoded size of the range when it is one frame that says its
+        // size and is small enough to decode in one call; else 0.
+        size_t whole_size();
+        // Decodes that frame into c.buf (of at least whole_size() bytes) in
+        // one call, straight into place: streaming would decode into zstd's
+        // own window and copy out.
+        void fill_whole(Chunk* c, size_t size);
 
     private:
         base::Result<size_t> step(char* p, size_t room);  // 0 bytes only at the clean end
@@ -124,11 +141,12 @@ private:
         Worker(int fd, bool seq) : dec(fd, seq) {}
         Decoder dec;
         bool busy = false;  // has a unit
+        bool fresh = false;  // nothing of it decoded yet
         uint64_t unit = 0;
     };
     bool claim(Worker& w, bool wait);
     bool produce(Worker& w, bool wait);  // one chunk; false when there is no more work
-    std::unique_ptr<char[]> buffer();
+    Chunk buffer(size_t cap);
 
     int fd_;
     bool seekable_ = false;
@@ -139,11 +157,16 @@ private:
     bool walk_done_ = false;       // no unit left to claim
     std::mutex mu_;
     std::condition_variable cv_;
-    std::map<uint64_t, std::deque<Chunk>> units_;  // decoded, not yet handed out
+    struct Unit {
+        uint64_t begin = 0;  // file offset of its first frame
+        bool seen = false;   // the caller reached it
+        std::deque<Chunk> q; // decoded, not yet handed out
+    };
+    std::map<uint64_t, Unit> units_;
     uint64_t claimed_ = 0;         // units claimed so far
     uint64_t total_units_ = UINT64_MAX;
     uint64_t taking_ = 0;          // the unit the caller is reading
-    std::vector<std::unique_ptr<char[]>> spare_;
+    std::vector<Chunk> spare_;  // buffers handed back, to be reused
     bool stop_ = false;
     std::vector<std::unique_ptr<Worker>> workers_;
     std::vector<std::thread> threads_;
@@ -153,6 +176,7 @@ private:
     bool done_ = false;
     base::Error error_;
     uint64_t total_out_ = 0;
+    std::vector<Mark> marks_;
 };
 
 }  // namespace capture

@@ -8,6 +8,7 @@
 #include "capture/reader.h"
 #include "capture/tar_in.h"
 #include "capture/writer.h"
+#include "capture/zstream.h"
 #include "helper/base/fd.h"
 #include "tests/unit/capture_patch_util.h"
 #include "tests/unit/capture_scan_util.h"
@@ -525,4 +526,81 @@ TEST_CASE("capture reader: a patch of many decode chunks reads back byte-exact; 
     auto bad = Patch::open(f);
     REQUIRE_FALSE(bad.ok());
     CHECK(bad.error().message.find("truncated") != std::string::npos);
+}
+
+namespace {
+
+// The tar compressed the way layover writes patches: frames of kFrameBytes.
+void write_framed(const std::string& f, const std::string& raw) {
+    base::Fd out(::open(f.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+    capture::ZstdWriter w(out.get());
+    REQUIRE(w.write(raw.data(), raw.size()).ok());
+    REQUIRE(w.finish().ok());
+}
+
+}  // namespace
+
+TEST_CASE("capture reader: read_data reads again only what is asked for, from the recorded offsets, and checks it") {
+    std::vector<M> ms;
+    std::vector<std::string> datas;
+    uint32_t x = 777;
+    for (int i = 0; i < 12; i++) {
+        std::string d((1 << 20) + 4099 * static_cast<size_t>(i), '\0');
+        for (auto& c : d) {
+            x = x * 1103515245u + 12345u;
+            c = static_cast<char>('a' + (x >> 16) % 20);
+        }
+        datas.push_back(d);
+        ms.push_back(file("f" + std::to_string(i), d));
+    }
+    M sp;  // sparse, between dense ones
+    sp.name = "holey";
+    sp.size = 9 << 20;
+    sp.sparse = {{4096, 10000}, {5 << 20, 3}};
+    ms.insert(ms.begin() + 6, sp);
+    testtree::TempDir t;
+    std::string f = t.path + "/p.tar.zst";
+    write_framed(f, testpatch::valid_tar(ms));
+    auto p = Patch::open(f);
+    INFO((p ? "" : p.error().message));
+    REQUIRE(p.ok());
+    // Only f2, the sparse file and f11 (the last) are asked for.
+    std::map<std::string, std::string> got;
+    std::map<std::string, int> visited;
+    auto r = p->read_data([&](const Member& m) -> capture::DataSink {
+        visited[m.path]++;
+        if (m.path != "f2" && m.path != "holey" && m.path != "f11") return nullptr;
+        got[m.path].assign(m.size, '\0');
+        std::string* into = &got[m.path];
+        return [into](uint64_t off, const char* d, size_t n) -> base::Result<void> {
+            REQUIRE(off + n <= into->size());
+            std::copy(d, d + n, into->data() + off);
+            return base::Ok();
+        };
+    });
+    INFO((r ? "" : r.error().message));
+    REQUIRE(r.ok());
+    CHECK(visited.size() == 13);  // every file is visited, in order
+    CHECK(got["f2"] == datas[2]);
+    CHECK(got["f11"] == datas[11]);
+    std::string holey(9 << 20, '\0');
+    std::fill(holey.begin() + 4096, holey.begin() + 4096 + 10000, 'x');
+    std::fill(holey.begin() + (5 << 20), holey.begin() + (5 << 20) + 3, 'x');
+    CHECK(got["holey"] == holey);
+    // The file is rewritten in place with one byte of f9 changed (a valid
+    // patch in itself): what comes before it still reads, f9 is refused.
+    std::vector<M> changed = ms;
+    changed[10].data[777] = static_cast<char>(changed[10].data[777] ^ 1);
+    REQUIRE(changed[10].name == "f9");
+    write_framed(f, testpatch::valid_tar(changed));
+    CHECK(p->read_file("f1", 4 << 20).value() == datas[1]);
+    auto bad = p->read_file("f9", 4 << 20);
+    REQUIRE_FALSE(bad.ok());
+    CHECK(bad.error().message.find("changed since it was validated") != std::string::npos);
+    CHECK(bad.error().message.find("f9") != std::string::npos);
+    // Cut short: an error, not a hang or a short read.
+    REQUIRE(::truncate(f.c_str(), 1 << 20) == 0);
+    auto cut = p->read_file("f11", 4 << 20);
+    REQUIRE_FALSE(cut.ok());
+    CHECK(cut.error().message.find("changed since it was validated") != std::string::npos);
 }

@@ -316,3 +316,23 @@ TEST_CASE("zstd reader: a pipe is read in order by one decoder; stopping early d
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
 }
+
+TEST_CASE("zstd reader: a frame that needs a window over 16 MiB is refused with one clear line") {
+    std::string raw = text_data(40 << 20, 5);
+    ZSTD_CCtx* c = ZSTD_createCCtx();
+    ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, 1);
+    ZSTD_CCtx_setParameter(c, ZSTD_c_windowLog, 25);
+    std::string z(ZSTD_compressBound(raw.size()), '\0');
+    size_t n = ZSTD_compress2(c, z.data(), z.size(), raw.data(), raw.size());
+    ZSTD_freeCCtx(c);
+    REQUIRE_FALSE(ZSTD_isError(n));
+    z.resize(n);
+    testtree::TempDir t;
+    for (int threads : {0, 2}) {
+        auto got = read_file(put(t, z), threads);
+        INFO(got.second);
+        CHECK(got.second.find("window over 16 MiB") != std::string::npos);
+        CHECK(got.second.find('\n') == std::string::npos);
+        CHECK(got.first.empty());
+    }
+}
