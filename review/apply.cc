@@ -133,6 +133,65 @@ private:
     std::thread t_;
 };
 
+// The entries of each staged directory tree, walked on a second thread
+// while the staged data is flushed and the journal written (the commit
+// renames only a tree's root, which is recorded apart): undo's record of
+// them is then ready when the commit ends. Not done when the patch has hard
+// links: linking or renaming a file changes its ctime, which may be seen in
+// a tree walked before. Joined before the commit renames anything.
+class TreeWalks {
+public:
+    TreeWalks(int root, const std::vector<PlanItem>& items) {
+        auto link = [](const capture::Member* m) { return m && m->kind == capture::Member::Kind::Hardlink; };
+        for (const auto& it : items) {
+            if (link(it.member)) return;
+            for (const auto* m : it.tree)
+                if (link(m)) return;
+        }
+        for (size_t i = 0; i < items.size(); i++) {
+            const auto& it = items[i];
+            if ((it.unit.op == Op::Add || it.unit.op == Op::Replace) && it.member &&
+                it.member->kind == capture::Member::Kind::Dir)
+                jobs_.push_back({i, it.unit.tmp, {}, false});
+        }
+        if (jobs_.empty()) return;
+        try {
+            t_ = std::thread([this, root] {
+                for (auto& j : jobs_) {
+                    auto r = walk_tree(root, j.rel);
+                    if (!r.ok()) return;  // walked again after the commit, where errors are reported
+                    j.tree = std::move(r.value());
+                    j.ok = true;
+                }
+            });
+        } catch (const std::system_error&) {
+            jobs_.clear();
+        }
+    }
+    TreeWalks(const TreeWalks&) = delete;
+    TreeWalks& operator=(const TreeWalks&) = delete;
+    ~TreeWalks() { join(); }
+    void join() {
+        if (t_.joinable()) t_.join();
+    }
+    // The tree of items[i], or nullptr when it was not walked.
+    const std::vector<EntryStat>* tree(size_t i) const {
+        for (const auto& j : jobs_)
+            if (j.item == i && j.ok) return &j.tree;
+        return nullptr;
+    }
+
+private:
+    struct Job {
+        size_t item;
+        std::string rel;
+        std::vector<EntryStat> tree;
+        bool ok;
+    };
+    std::vector<Job> jobs_;
+    std::thread t_;
+};
+
 bool blocking(const std::vector<PlanItem>& items, bool force) {
     for (const auto& it : items)
         if (!it.conflicts.empty() && (!force || it.hard)) return true;
@@ -245,6 +304,7 @@ base::Result<ApplyReport> apply_patch(const capture::Patch& patch, const ApplyOp
         return stage_all(sctx, plan.items);
     }();
     if (!staged.ok()) return fail(staged.error());
+    TreeWalks walks(root, plan.items);
     dirs.clear();
     if (auto r = dur.flush(root, dirs); !r.ok()) return fail(r.error());
     hasher.join();
@@ -262,6 +322,7 @@ base::Result<ApplyReport> apply_patch(const capture::Patch& patch, const ApplyOp
     for (size_t i = 0; i < plan.items.size(); i++) txn.units[i] = plan.items[i].unit;
     txn.state = "committing";
     if (auto r = write_journal(jpath, txn); !r.ok()) return fail(r.error());
+    walks.join();
 
     progress.phase("committing");
     CommitCtx cctx{root, dirs, store->dir.get(), store->trash.get()};
@@ -273,8 +334,8 @@ base::Result<ApplyReport> apply_patch(const capture::Patch& patch, const ApplyOp
     }
     record_commit(dur, plan.items, txn.store);
     if (auto r = dur.flush(root, dirs); !r.ok()) return fail(r.error());
-    for (auto& it : plan.items)
-        if (auto r = record_after(cctx, it.unit); !r.ok()) return fail(r.error());
+    for (size_t i = 0; i < plan.items.size(); i++)
+        if (auto r = record_after(cctx, plan.items[i].unit, walks.tree(i)); !r.ok()) return fail(r.error());
     for (size_t i = 0; i < plan.items.size(); i++) txn.units[i] = plan.items[i].unit;
     txn.state = "done";
     if (auto r = write_file_durably(store->dir.get(), "undo.json", txn_to_json(txn)); !r.ok())

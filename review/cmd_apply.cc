@@ -4,7 +4,8 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
-#include <map>
+#include <string_view>
+#include <unordered_map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <sys/stat.h>
@@ -121,16 +122,17 @@ void print_notes(const char* verb, const review::ApplyReport& rep) {
                      base::display_path(p).c_str());
 }
 
-void print_list(const review::ApplyReport& rep, const std::map<std::string, char>& letters, const char* lead) {
-    size_t shown = 0;
-    for (const auto& p : rep.applied) {
-        if (++shown > 200) {
-            std::printf("  ... and %zu more\n", rep.applied.size() - 200);
-            break;
-        }
-        auto l = letters.find(p);
-        std::printf("%s%c %s\n", lead, l == letters.end() ? ' ' : l->second, base::display_path(p).c_str());
-    }
+// At most 200 paths, each with its change's letter (A, M, D, ...).
+void print_list(const review::ApplyReport& rep, const capture::Manifest& man, const char* lead) {
+    constexpr size_t kShown = 200;
+    std::unordered_map<std::string_view, char> letters;
+    size_t n = std::min(rep.applied.size(), kShown);
+    for (size_t i = 0; i < n; i++) letters.emplace(rep.applied[i], ' ');
+    for (const auto& c : man.changes)
+        if (auto l = letters.find(c.path); l != letters.end()) l->second = capture::kind_letter(c.kind);
+    for (size_t i = 0; i < n; i++)
+        std::printf("%s%c %s\n", lead, letters[rep.applied[i]], base::display_path(rep.applied[i]).c_str());
+    if (rep.applied.size() > kShown) std::printf("  ... and %zu more\n", rep.applied.size() - kShown);
 }
 
 bool confirm(const std::string& question) {
@@ -202,8 +204,6 @@ int cmd_apply(int argc, char** argv) {
     if (std::string why = running_session(a.source); !why.empty()) return fail(why);
     auto patch = capture::Patch::open_source(a.source);
     if (!patch.ok()) return fail(patch.error().message);
-    std::map<std::string, char> letters;
-    for (const auto& c : patch->manifest().changes) letters[c.path] = capture::kind_letter(c.kind);
     std::string target = a.opts.target.empty() ? patch->manifest().target : a.opts.target;
 
     if (!a.yes && !a.opts.dry_run) {
@@ -220,7 +220,7 @@ int cmd_apply(int argc, char** argv) {
             return 0;
         }
         print_notes("apply", *pre);
-        print_list(*pre, letters, "  ");
+        print_list(*pre, patch->manifest(), "  ");
         std::fflush(stdout);
         if (!confirm("Apply " + std::to_string(pre->applied.size()) + " change(s) to " + base::display_path(target) + "?")) {
             std::fputs("layover: apply: cancelled; nothing was applied\n", stderr);
@@ -252,11 +252,11 @@ int cmd_apply(int argc, char** argv) {
     }
     if (a.opts.dry_run) {
         std::printf("dry run: would apply %zu change(s) to %s:\n", rep->applied.size(), base::display_path(target).c_str());
-        print_list(*rep, letters, "  ");
+        print_list(*rep, patch->manifest(), "  ");
         return 0;
     }
     std::printf("applied %zu change(s) to %s:\n", rep->applied.size(), base::display_path(target).c_str());
-    print_list(*rep, letters, "  ");
+    print_list(*rep, patch->manifest(), "  ");
     std::printf("undo record: %s\n", base::display_path(rep->undo).c_str());
     if (!rep->undo_patch.empty()) std::printf("undo patch: %s\n", base::display_path(rep->undo_patch).c_str());
     std::printf("to undo: layover undo %s\n", base::display_path(rep->undo).c_str());

@@ -194,14 +194,18 @@ base::Result<void> discard_staged(CommitCtx& ctx, const Unit& u) {
     return remove_tree_at(*pr, tname);
 }
 
-base::Result<void> record_after(CommitCtx& ctx, Unit& u) {
+base::Result<void> record_after(CommitCtx& ctx, Unit& u, const std::vector<EntryStat>* walked) {
     auto [parent, name] = split_parent(u.path);
     TRY(int pfd, ctx.dirs.get(parent));
     TRY(u.after, stat_at(pfd, name));
     u.after.path = u.path;
     u.after_tree.clear();
     if ((u.op == Op::Add || u.op == Op::Replace) && u.after.type == capture::Type::Dir) {
-        TRY(u.after_tree, walk_tree(ctx.root, u.path));
+        if (walked) {
+            u.after_tree = *walked;
+        } else {
+            TRY(u.after_tree, walk_tree(ctx.root, u.path));
+        }
     }
     return base::Ok();
 }

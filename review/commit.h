@@ -30,8 +30,9 @@ base::Result<void> restore_unit(CommitCtx& ctx, const Unit& u);
 // Remove a unit's staged entry if one is left (never an original).
 base::Result<void> discard_staged(CommitCtx& ctx, const Unit& u);
 
-// The state a committed unit left, for undo's conflict check.
-base::Result<void> record_after(CommitCtx& ctx, Unit& u);
+// The state a committed unit left, for undo's conflict check. walked: its
+// staged tree's entries, walked before the commit (nullptr: walk it now).
+base::Result<void> record_after(CommitCtx& ctx, Unit& u, const std::vector<EntryStat>* walked = nullptr);
 
 // Undo's conflict check: "" when the unit's path is as apply left it.
 std::string check_after(CommitCtx& ctx, const Unit& u);

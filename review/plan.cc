@@ -1,8 +1,9 @@
 #include "review/plan.h"
 
 #include <algorithm>
-#include <map>
-#include <set>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "helper/base/text.h"
 #include "review/beneath.h"
@@ -20,10 +21,13 @@ bool creates_dir(const Change& c) {
     return c.type == Type::Dir && (c.kind == Kind::Added || c.kind == Kind::TypeChanged || c.kind == Kind::OpaqueDir);
 }
 
+// Views into the patch's own strings (members and manifest), which outlive the plan's making.
+using Paths = std::unordered_set<std::string_view>;
+
 // The nearest proper ancestor of p in `set`, or "" with found=false.
-bool ancestor_in(const std::string& p, const std::set<std::string>& set, std::string* which) {
-    for (size_t slash = p.rfind('/'); slash != std::string::npos; slash = p.rfind('/', slash - 1)) {
-        std::string a = p.substr(0, slash);
+bool ancestor_in(std::string_view p, const Paths& set, std::string_view* which) {
+    for (size_t slash = p.rfind('/'); slash != std::string_view::npos; slash = p.rfind('/', slash - 1)) {
+        std::string_view a = p.substr(0, slash);
         if (set.count(a)) {
             if (which) *which = a;
             return true;
@@ -66,7 +70,8 @@ std::string staged_path(const PlanItem& it, const std::string& p) {
 
 base::Result<Plan> make_plan(const capture::Patch& patch, const PathFilter& filter) {
     const auto& man = patch.manifest();
-    std::map<std::string, const Member*> members;
+    std::unordered_map<std::string_view, const Member*> members;
+    members.reserve(patch.members().size());
     for (const auto& m : patch.members()) {
         if (!safe_relpath(m.path)) return bad(m.path, "unsafe member name");
         if (is_reserved_path(m.path)) return bad(m.path, "uses a name reserved for layover's own staging/undo");
@@ -79,7 +84,7 @@ base::Result<Plan> make_plan(const capture::Patch& patch, const PathFilter& filt
         members[m.path] = &m;
     }
 
-    std::set<std::string> new_dirs, gone;
+    Paths new_dirs, gone;
     for (const auto& c : man.changes) {
         if (!safe_relpath(c.path)) return bad(c.path, "unsafe path");
         if (is_reserved_path(c.path)) return bad(c.path, "uses a name reserved for layover's own staging/undo");
@@ -98,14 +103,15 @@ base::Result<Plan> make_plan(const capture::Patch& patch, const PathFilter& filt
     }
 
     Plan plan;
-    std::set<std::string> seen;
+    Paths seen;
+    seen.reserve(man.changes.size());
     for (const auto& c : man.changes) {
         if (!seen.insert(c.path).second) return bad(c.path, "listed twice");
-        std::string anc;
+        std::string_view anc;
         if (ancestor_in(c.path, new_dirs, nullptr)) continue;  // staged with its new parent
         if (ancestor_in(c.path, gone, &anc)) {
             if (c.kind == Kind::Deleted) continue;  // removed with its deleted parent
-            return bad(c.path, "written beneath " + base::display_path(anc) + ", which the patch deletes");
+            return bad(c.path, "written beneath " + base::display_path(std::string(anc)) + ", which the patch deletes");
         }
         if (!filter.needed(c.path)) continue;
         if (!c.captured || c.type == Type::Socket) {
@@ -135,21 +141,21 @@ base::Result<Plan> make_plan(const capture::Patch& patch, const PathFilter& filt
     }
 
     // Children of new directories, selected, sorted so parents come first.
-    std::map<std::string, PlanItem*> by_path;
+    std::unordered_map<std::string_view, PlanItem*> by_path;
     for (auto& it : plan.items)
         if (it.member && it.member->kind == Member::Kind::Dir) by_path[it.unit.path] = &it;
     for (const auto& m : patch.members()) {
         if (m.kind == Member::Kind::Whiteout || m.kind == Member::Kind::Opaque) continue;
-        std::string anc;
+        std::string_view anc;
         if (!ancestor_in(m.path, new_dirs, &anc)) continue;
         // The outermost new dir owns it.
-        std::string outer = anc;
+        std::string_view outer = anc;
         while (ancestor_in(outer, new_dirs, &anc)) outer = anc;
         auto owner = by_path.find(outer);
         if (owner == by_path.end() || !filter.needed(m.path)) continue;
-        owner->second->tree.push_back(members[m.path]);
+        owner->second->tree.push_back(&m);
     }
-    std::set<std::string> staged;
+    Paths staged;
     for (auto& it : plan.items) {
         std::sort(it.tree.begin(), it.tree.end(), [](const Member* a, const Member* b) { return a->path < b->path; });
         if (it.member) staged.insert(it.member->path);

@@ -6,9 +6,9 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <map>
 #include <memory>
-#include <set>
+#include <string_view>
+#include <unordered_map>
 #include <system_error>
 #include <thread>
 
@@ -35,6 +35,7 @@ struct Target {
     const Member* m;
     std::string staged;
     bool root;  // the unit's own entry (not inside a staged tree)
+    bool done = false;  // file data written (set by the one writer that had it)
 };
 
 // One writer's state: the file being written and its own directory cache
@@ -46,7 +47,6 @@ struct FileOut {
     Target* target = nullptr;
     uint64_t kicked = 0;   // writeback started for [0, kicked) of cur
     uint64_t written = 0;  // end of the data written to cur
-    std::vector<std::string> done;  // member paths finished
 };
 
 base::Error staging_error(const std::string& path, const base::Error& e) {
@@ -65,8 +65,9 @@ public:
             if (it.member) add_target(it, it.member, true, total, count);
             for (auto* m : it.tree) add_target(it, m, false, total, count);
         }
+        staged_.reserve(order_.size());
         for (auto& t : order_) {
-            staged_[t.m->path] = t.staged;
+            staged_[t.m->path] = &t.staged;
             if (t.m->kind == Member::Kind::File) files_[t.m->path] = &t;
         }
         ctx_.progress.set_total(total, count);
@@ -79,10 +80,10 @@ public:
         TRY_VOID(stage_data());
         // Files the data pass did not visit are empty.
         FileOut out(ctx_.root);
-        for (auto& [path, t] : files_) {
-            if (done_files_.count(path)) continue;
-            if (t->m->size != 0) return base::error("patch has no data for " + base::display_path(path));
-            TRY_VOID(guard(*t, open_file(out, *t)));
+        for (auto& t : order_) {
+            if (t.m->kind != Member::Kind::File || t.done) continue;
+            if (t.m->size != 0) return base::error("patch has no data for " + base::display_path(t.m->path));
+            TRY_VOID(guard(t, open_file(out, t)));
             TRY_VOID(finish_file(out));
         }
         // 3. Hard links within the patch, then directory attributes deepest first.
@@ -173,7 +174,6 @@ private:
             TRY_VOID(inline_err);
             TRY_VOID(r);
             TRY_VOID(finish_file(inline_out));
-            for (auto& p : inline_out.done) done_files_.insert(std::move(p));
             return base::Ok();
         }
         for (size_t i = 0; i < n; i++) {
@@ -183,8 +183,6 @@ private:
         for (auto& w : writers) w.join();
         for (size_t i = 0; i < n; i++) TRY_VOID(werr[i]);
         TRY_VOID(r);
-        for (auto& o : outs)
-            for (auto& p : o->done) done_files_.insert(std::move(p));
         return base::Ok();
     }
 
@@ -299,7 +297,7 @@ private:
             ctx_.dur.keep(out.cur.get());  // mode 0000 would keep us from reopening it
             return out.cur.close();
         }();
-        out.done.push_back(t.m->path);
+        t.done = true;
         out.cur.reset();
         if (!r.ok()) return staging_error(t.m->path, r.error());
         TRY_VOID(fault_point("apply", "stage"));
@@ -310,7 +308,7 @@ private:
     base::Result<void> make_link(const Target& t) {
         auto src = staged_.find(t.m->link_target);
         if (src == staged_.end()) return base::error("hard link target not staged");
-        TRY(auto from, at_beneath(ctx_.dirs, src->second));
+        TRY(auto from, at_beneath(ctx_.dirs, *src->second));
         TRY(auto to, at_beneath(ctx_.dirs, t.staged));
         if (::linkat(from.first, from.second.c_str(), to.first, to.second.c_str(), 0) != 0)
             return base::sys_error("link");
@@ -362,9 +360,9 @@ private:
 
     StageCtx& ctx_;
     std::vector<Target> order_;
-    std::map<std::string, Target*> files_;
-    std::map<std::string, std::string> staged_;
-    std::set<std::string> done_files_;
+    // Keyed by member paths, which the patch holds for as long as staging runs.
+    std::unordered_map<std::string_view, Target*> files_;
+    std::unordered_map<std::string_view, const std::string*> staged_;
 };
 
 }  // namespace

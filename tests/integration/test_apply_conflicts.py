@@ -109,6 +109,34 @@ def test_undo_refuses_when_an_applied_file_was_edited_afterwards(lo):
     assert (lo.target / "notes.txt").read_text() == "one\ntwo\nthree\n"
 
 
+def test_undo_of_an_added_tree_accepts_it_as_applied_and_refuses_after_an_edit_inside_it(lo):
+    # An added directory tree without hard links: undo's record of its entries
+    # comes from a walk of the staged tree before the commit. Undo must accept
+    # the tree exactly as apply left it (a record missing or misreading any
+    # entry would make it refuse), and notice an edit deep inside it.
+    base = tree(lo.target, mtimes=True)
+    edit(lo, "mkdir -p newtree/a/b && echo 1 > newtree/a/b/one && echo 2 > newtree/two && "
+             "ln -s two newtree/link && mkdir newtree/empty && mkfifo newtree/a/pipe", session="t")
+    patch = lo.target.parent / "t.tar.zst"
+    assert lo("save", "t", "-o", patch).returncode == 0
+    r, out = apply(lo, str(patch))
+    assert r.returncode == 0, out
+    (lo.target / "newtree" / "a" / "b" / "one").write_text("1\n")  # same text, rewritten: a change
+    r = lo("undo", out["undo"])
+    assert r.returncode == 1
+    assert b"newtree" in r.stderr
+    assert (lo.target / "newtree" / "two").read_text() == "2\n"
+    assert lo("undo", out["undo"], "--force").returncode == 0
+    assert tree(lo.target, mtimes=True) == base
+    # Applied again and undone at once: accepted, and the tree is as before.
+    r, out = apply(lo, str(patch))
+    assert r.returncode == 0, out
+    assert (lo.target / "newtree" / "a" / "b" / "one").read_text() == "1\n"
+    r = lo("undo", out["undo"])
+    assert r.returncode == 0, r.stderr
+    assert tree(lo.target, mtimes=True) == base
+
+
 def test_apply_same_size_edit_of_a_big_file_hashed_during_staging_is_a_conflict_and_staging_is_removed(lo, tmp_path):
     # Files of 8 MiB and more are hashed in a second thread while staging runs:
     # a same-size edit (only the hash can tell) must still stop the apply.
