@@ -33,8 +33,12 @@ std::string shown(const std::string& name) {
     return d.size() > 200 ? d.substr(0, 200) + "..." : d;
 }
 
-Result<std::string> read_small(TarIn& t, uint64_t limit, const std::string& what) {
+// size: what the header says (a hint: the data is checked against limit).
+Result<std::string> read_small(TarIn& t, uint64_t limit, const std::string& what, int64_t size) {
     std::string out;
+    // One allocation instead of doubling: a 10k-file manifest is megabytes,
+    // and copying it while it grows touched fresh memory for each copy.
+    if (size > 0) out.reserve(static_cast<size_t>(std::min<uint64_t>(static_cast<uint64_t>(size), limit)));
     for (;;) {
         const char* p;
         size_t n;
@@ -311,7 +315,7 @@ Result<void> validate(int fd, const Limits& l, Parsed* im) {
             if (index == 0) {
                 if (name != kManifestName || !regular)
                     return base::error(std::string("not a layover patch: the first member is not ") + kManifestName);
-                TRY(manifest_text, read_small(t, l.max_manifest, kManifestName));
+                TRY(manifest_text, read_small(t, l.max_manifest, kManifestName, archive_entry_size(e)));
                 computed.emplace_back(name, fingerprint_bytes(manifest_text));
                 auto parse = [&] { manifest = manifest_from_text(manifest_text); };
                 parsing = true;
@@ -321,7 +325,7 @@ Result<void> validate(int fd, const Limits& l, Parsed* im) {
             if (name == kManifestName) return base::error(std::string("the patch has a second ") + kManifestName);
             if (name == kSumsName) {
                 if (!regular) return base::error(std::string(kSumsName) + " is not a regular file");
-                TRY(std::string text, read_small(t, l.max_manifest, kSumsName));
+                TRY(std::string text, read_small(t, l.max_manifest, kSumsName, archive_entry_size(e)));
                 TRY(im->sums, sums_from_text(text));
                 have_sums = true;
                 continue;

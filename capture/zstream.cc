@@ -23,12 +23,12 @@ namespace capture {
 
 namespace {
 constexpr size_t kChunk = size_t{1} << 20;      // decoded and handed over at a time
-constexpr size_t kUnitChunks = kFrameBytes / kChunk + 1;  // decoded ahead per frame: a whole one of ours
-constexpr size_t kWholeMax = 2 * kFrameBytes;   // frames up to this decoded size are decoded in one call
+constexpr size_t kUnitChunks = 4;              // chunks decoded ahead in a frame that is streamed
+constexpr size_t kWholeMax = size_t{8} << 20;   // frames up to this decoded size are decoded in one call
 constexpr size_t kSpareMax = 8;                 // buffers kept for reuse
 constexpr uint64_t kMarkEvery = uint64_t{1} << 20;  // decoded bytes between recorded restart points
 // A frame needing a larger window is refused (a patch could otherwise make
-// each decoding thread allocate up to 128 MiB); layover writes 4 MiB frames,
+// each decoding thread allocate up to 128 MiB); layover writes 1 MiB frames,
 // and zstd's levels up to 19 stay within it.
 constexpr int kWindowLogMax = 24;
 constexpr size_t kMaxWorkers = 4;
@@ -162,7 +162,7 @@ base::Result<size_t> ZstdReader::Decoder::step(char* p, size_t room) {
         size_t r = ZSTD_decompressStream(dctx_, &out, &in_buf_);
         if (ZSTD_isError(r) && ZSTD_getErrorCode(r) == ZSTD_error_frameParameter_windowTooLarge)
             return base::error("the patch has a zstd frame that needs a window over 16 MiB, more than layover "
-                               "allows (it writes 4 MiB frames); recompress it at a level of 19 or less");
+                               "allows (it writes 1 MiB frames); recompress it at a level of 19 or less");
         if (ZSTD_isError(r))
             return base::error(std::string("the patch is corrupt (zstd: ") + ZSTD_getErrorName(r) + ")");
         last_ret_ = r;
