@@ -316,6 +316,10 @@ Result<void> validate(int fd, const Limits& l, Parsed* im) {
                 if (name != kManifestName || !regular)
                     return base::error(std::string("not a layover patch: the first member is not ") + kManifestName);
                 TRY(manifest_text, read_small(t, l.max_manifest, kManifestName, archive_entry_size(e)));
+                // Every payload member is a change in the manifest, each well
+                // over 128 bytes of it: room for them all without regrowing.
+                im->members.reserve(std::min<uint64_t>(manifest_text.size() / 128, l.max_members) + 2);
+                im->stored.reserve(im->members.capacity());
                 computed.emplace_back(name, fingerprint_bytes(manifest_text));
                 auto parse = [&] { manifest = manifest_from_text(manifest_text); };
                 parsing = true;

@@ -11,6 +11,9 @@ void Handoff::open(const void* tag) {
 
 void Handoff::write(uint64_t off, const char* data, size_t len) {
     if (len == 0) return;
+    // Sized once (a batch ends at kBatchBytes, plus the write that crossed it):
+    // growing by doubling would copy and touch twice the memory.
+    if (cur_.buf.capacity() < kBatchBytes) cur_.buf.reserve(kBatchBytes + len);
     cur_.ops.push_back({nullptr, off, cur_.buf.size(), len});
     cur_.buf.append(data, len);
     push_if_full();

@@ -33,9 +33,9 @@ struct HandoffBatch {
 
 class Handoff {
 public:
-    static constexpr size_t kBatchBytes = 1u << 20;
+    static constexpr size_t kBatchBytes = 512u << 10;
     static constexpr size_t kBatchOps = 256;
-    static constexpr size_t kQueued = 4;
+    static constexpr size_t kQueued = 3;
 
     // Producer side.
     void open(const void* tag);
