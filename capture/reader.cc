@@ -33,6 +33,16 @@ std::string shown(const std::string& name) {
     return d.size() > 200 ? d.substr(0, 200) + "..." : d;
 }
 
+const char* member_kind_word(Member::Kind k) {
+    switch (k) {
+        case Member::Kind::Dir: return "directory";
+        case Member::Kind::Symlink: return "symlink";
+        case Member::Kind::Hardlink: return "hardlink";
+        case Member::Kind::Fifo: return "fifo";
+        default: return "special";
+    }
+}
+
 // size: what the header says (a hint: the data is checked against limit).
 Result<std::string> read_small(TarIn& t, uint64_t limit, const std::string& what, int64_t size) {
     std::string out;
@@ -74,7 +84,9 @@ public:
         if (role == NameRole::Reserved) return base::error(where() + "a reserved whiteout name");
         m.path = path;
         m.mode = archive_entry_perm(e) & 07777;
-        m.mtime_ns = static_cast<int64_t>(archive_entry_mtime(e)) * 1000000000 + archive_entry_mtime_nsec(e);
+        if (__builtin_mul_overflow(static_cast<int64_t>(archive_entry_mtime(e)), int64_t{1000000000}, &m.mtime_ns) ||
+            __builtin_add_overflow(m.mtime_ns, static_cast<int64_t>(archive_entry_mtime_nsec(e)), &m.mtime_ns))
+            return base::error(where() + "an mtime out of range (beyond the year 2262)");
         if (hl) {
             std::string target = hl;
             bad = check_relative_path(target, l_.max_name_len);
@@ -100,6 +112,11 @@ public:
         } else {
             return base::error(where() + "a device node or socket, which patches never contain");
         }
+        // Only regular files carry data; libarchive would skip any other
+        // member's (a pax hardlink, a GNU dumpdir) unread and unmetered.
+        if (m.kind != Member::Kind::File && archive_entry_size(e) != 0)
+            return base::error(where() + "a " + member_kind_word(m.kind) +
+                               " member that carries data, which only regular files do");
         if (role != NameRole::Plain) {
             if (m.kind != Member::Kind::File || m.size != 0)
                 return base::error(where() + "a whiteout must be an empty regular file");

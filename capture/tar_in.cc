@@ -6,6 +6,11 @@
 
 namespace capture {
 
+namespace {
+const char* const kExtraData =
+    "stored data runs past what its size and sparse map account for; the patch is corrupt or hostile";
+}  // namespace
+
 void HeaderMeter::add(const char* p, size_t n) {
     total_ += n;
     const char* end = p + n;
@@ -62,6 +67,13 @@ la_ssize_t TarIn::on_read(struct archive*, void* ctx, const void** buf) {
         if (self->z_error_.empty()) self->z_error_ = r.error().message;
         return -1;
     }
+    if (self->skipping_) {
+        self->skip_handed_ += r->second;
+        if (self->skip_handed_ > kHeaderSlack) {
+            if (self->z_error_.empty()) self->z_error_ = "member #" + std::to_string(self->index_) + ": " + kExtraData;
+            return -1;
+        }
+    }
     if (self->in_header_) {
         // Refuse while libarchive is still parsing: by the time
         // archive_read_next_header returns, it has allocated all of it.
@@ -101,8 +113,18 @@ base::Result<void> TarIn::open() {
 base::Result<archive_entry*> TarIn::next(uint64_t* header_bytes) {
     if (have_entry_) {
         // Data the caller left unread is not header: pass it unmetered.
-        if (archive_read_data_skip(a_) != ARCHIVE_OK) return fail("bad member data");
-        pos_ = static_cast<uint64_t>(archive_filter_bytes(a_, 0));
+        // Only the padding to the next 512-byte block is left: the reader
+        // reads every member's data. More would be decoded unmetered (data
+        // beyond a sparse map, say), so the skip is bounded while it runs.
+        skipping_ = true;
+        skip_handed_ = 0;
+        int r = archive_read_data_skip(a_);
+        skipping_ = false;
+        if (r != ARCHIVE_OK) return fail("bad member data");
+        uint64_t now = static_cast<uint64_t>(archive_filter_bytes(a_, 0));
+        if (now - pos_ >= 512)
+            return base::error("member #" + std::to_string(index_) + ": " + kExtraData);
+        pos_ = now;
         index_++;
     }
     archive_entry* e = nullptr;

@@ -84,6 +84,8 @@ private:
     bool in_header_ = false;  // inside archive_read_next_header: meter what it is handed
     bool have_entry_ = false;
     uint64_t index_ = 0;      // the member whose header is being read
+    bool skipping_ = false;   // inside archive_read_data_skip: only padding may be left
+    uint64_t skip_handed_ = 0;
 };
 
 }  // namespace capture

@@ -20,6 +20,11 @@ std::string frame_start_problem(const unsigned char* p, size_t n);
 // (a reserved bit set).
 size_t frame_header_size(const unsigned char* p);
 
+// The window a decoder needs for the frame (Window_Size, or the content
+// size of a single-segment frame), from its header; nullopt when fewer than
+// the header's bytes are given or it is malformed.
+std::optional<uint64_t> frame_window(const unsigned char* p, size_t n);
+
 struct BlockHeader {
     bool last = false;
     unsigned type = 0;     // 0 raw, 1 RLE, 2 compressed, 3 reserved

@@ -31,6 +31,11 @@ constexpr uint64_t kMarkEvery = uint64_t{1} << 20;  // decoded bytes between rec
 // each decoding thread allocate up to 128 MiB); layover writes 1 MiB frames,
 // and zstd's levels up to 19 stay within it.
 constexpr int kWindowLogMax = 24;
+constexpr uint64_t kWindowMax = uint64_t{1} << kWindowLogMax;
+constexpr size_t kFrameHeaderMax = 18;  // RFC 8878, 3.1.1.1
+const char* const kWindowTooLarge =
+    "the patch has a zstd frame that needs a window over 16 MiB, more than layover allows (it writes 1 MiB "
+    "frames); recompress it at a level of 19 or less";
 constexpr size_t kMaxWorkers = 4;
 constexpr uint64_t kToEof = UINT64_MAX;
 constexpr size_t kReadBytes = size_t{256} << 10;
@@ -82,10 +87,13 @@ void ZstdReader::Decoder::fill(Chunk* c, size_t want) {
 
 size_t ZstdReader::Decoder::whole_size() {
     if (seq_ || end_ == kToEof || end_ - pos_ > ZSTD_compressBound(kWholeMax)) return 0;
-    unsigned char h[18];  // the largest frame header (RFC 8878, 3.1.1.1)
+    unsigned char h[kFrameHeaderMax];
     size_t n = static_cast<size_t>(std::min<uint64_t>(sizeof h, end_ - pos_));
     if (::pread(fd_, h, n, static_cast<off_t>(pos_)) != static_cast<ssize_t>(n)) return 0;
-    if (!frame_start_problem(h, n).empty()) return 0;  // the streaming path reports it
+    // Problems, a large window among them, are reported by the streaming path.
+    if (!frame_start_problem(h, n).empty()) return 0;
+    auto window = frame_window(h, n);
+    if (!window || *window > kWindowMax) return 0;
     unsigned long long size = ZSTD_getFrameContentSize(h, n);
     if (size == ZSTD_CONTENTSIZE_UNKNOWN || size == ZSTD_CONTENTSIZE_ERROR || size == 0 || size > kWholeMax) return 0;
     return static_cast<size_t>(size);
@@ -94,7 +102,10 @@ size_t ZstdReader::Decoder::whole_size() {
 void ZstdReader::Decoder::fill_whole(Chunk* c, size_t size) {
     c->end = true;
     size_t len = static_cast<size_t>(end_ - pos_);
-    if (in_.size() < len) in_.resize(len);
+    if (in_.size() < len) {
+        in_.resize(len);
+        in_buf_ = {in_.data(), 0, 0};  // nothing buffered points into the old storage
+    }
     size_t got = 0;
     while (got < len) {
         auto r = read_some(fd_, in_.data() + got, len - got, pos_ + got, false);
@@ -149,20 +160,23 @@ base::Result<size_t> ZstdReader::Decoder::step(char* p, size_t room) {
             return size_t{0};
         }
         if (frame_start_) {
-            if (avail < 5 && !eof_) {
+            if (avail < kFrameHeaderMax && !eof_) {
                 TRY_VOID(refill(avail));
                 continue;
             }
-            std::string bad =
-                frame_start_problem(reinterpret_cast<const unsigned char*>(in_.data() + in_buf_.pos), avail);
+            auto h = reinterpret_cast<const unsigned char*>(in_.data() + in_buf_.pos);
+            std::string bad = frame_start_problem(h, avail);
             if (!bad.empty()) return base::error(bad);
+            // Checked here as well as by libzstd, which skips its own check
+            // when it can decode a small frame in one go.
+            auto window = frame_window(h, avail);
+            if (window && *window > kWindowMax) return base::error(kWindowTooLarge);
             frame_start_ = false;
         }
         ZSTD_outBuffer out{p, room, 0};
         size_t r = ZSTD_decompressStream(dctx_, &out, &in_buf_);
         if (ZSTD_isError(r) && ZSTD_getErrorCode(r) == ZSTD_error_frameParameter_windowTooLarge)
-            return base::error("the patch has a zstd frame that needs a window over 16 MiB, more than layover "
-                               "allows (it writes 1 MiB frames); recompress it at a level of 19 or less");
+            return base::error(kWindowTooLarge);
         if (ZSTD_isError(r))
             return base::error(std::string("the patch is corrupt (zstd: ") + ZSTD_getErrorName(r) + ")");
         last_ret_ = r;

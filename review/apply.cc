@@ -305,12 +305,18 @@ base::Result<ApplyReport> apply_patch(const capture::Patch& patch, const ApplyOp
     }();
     if (!staged.ok()) return fail(staged.error());
     TreeWalks walks(root, plan.items);
+    // A rollback removes the staged trees: not while they are being walked.
+    auto fail_walked = [&](const base::Error& e) {
+        walks.join();
+        return fail(e);
+    };
     dirs.clear();
-    if (auto r = dur.flush(root, dirs); !r.ok()) return fail(r.error());
+    if (auto r = dur.flush(root, dirs); !r.ok()) return fail_walked(r.error());
     hasher.join();
-    if (auto r = finish_deferred(deferred, plan.items); !r.ok()) return fail(r.error());
+    if (auto r = finish_deferred(deferred, plan.items); !r.ok()) return fail_walked(r.error());
     collect(rep, plan.items, opts.force);
     if (!rep.conflicts.empty()) {
+        walks.join();
         progress.done();
         for (size_t i = 0; i < plan.items.size(); i++) txn.units[i] = plan.items[i].unit;
         if (auto r = revert_txn(root, dirs, txn, 0); !r.ok()) return fail(r.error());
@@ -321,7 +327,7 @@ base::Result<ApplyReport> apply_patch(const capture::Patch& patch, const ApplyOp
 
     for (size_t i = 0; i < plan.items.size(); i++) txn.units[i] = plan.items[i].unit;
     txn.state = "committing";
-    if (auto r = write_journal(jpath, txn); !r.ok()) return fail(r.error());
+    if (auto r = write_journal(jpath, txn); !r.ok()) return fail_walked(r.error());
     walks.join();
 
     progress.phase("committing");

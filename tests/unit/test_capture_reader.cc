@@ -604,3 +604,76 @@ TEST_CASE("capture reader: read_data reads again only what is asked for, from th
     REQUIRE_FALSE(cut.ok());
     CHECK(cut.error().message.find("changed since it was validated") != std::string::npos);
 }
+
+// --- data libarchive would pass over unread ----------------------------------
+
+TEST_CASE("capture reader: members that are not regular files may not carry data") {
+    // A GNU dumpdir ('D') is a directory that libarchive reads with data,
+    // which the reader would otherwise pass over unread and uncounted.
+    std::string body(1 << 20, 'A');  // a megabyte of one byte: kilobytes once compressed
+    M d;
+    d.name = "d";
+    d.type = 'd';
+    std::string err = open_error(with_manifest({d}, testpatch::pax_member("d/", {{"path", "d/"}}, 'D', body)));
+    INFO(err);
+    CHECK(err.find("member d: a directory member that carries data") != std::string::npos);
+}
+
+TEST_CASE("capture reader: data stored beyond a sparse map is never read as data") {
+    // The map says "no data"; the member stores a megabyte after it.
+    // libarchive trusts the map and reads what follows as headers: refused.
+    std::string body = std::string("1\n0\n0\n");
+    body.resize(512, '\0');
+    body += std::string(1 << 20, 'A');
+    std::string member = testpatch::pax_member(
+        "GNUSparseFile.0/big",
+        {{"GNU.sparse.major", "1"}, {"GNU.sparse.minor", "0"}, {"GNU.sparse.name", "big"},
+         {"GNU.sparse.realsize", "0"}},
+        '0', body);
+    std::string err = open_error(with_manifest({file("big", "")}, member));
+    INFO(err);
+    CHECK(err.find("bad tar member header") != std::string::npos);
+}
+
+TEST_CASE("capture reader: the tar reader passes over at most a member's padding unread") {
+    // Whatever libarchive would skip is decoded all the same: more than the
+    // padding is refused while it is skipped, not after a zstd bomb is out.
+    testtree::TempDir t;
+    std::string f = t.path + "/p.tar.zst";
+    testpatch::write_zst(f, testpatch::valid_tar({file("small", "x"), file("big", std::string(8 << 20, 'A'))}));
+    base::Fd fd(::open(f.c_str(), O_RDONLY | O_CLOEXEC));
+    capture::TarIn tin(fd.get());
+    REQUIRE(tin.open().ok());
+    uint64_t hb = 0;
+    std::vector<std::string> seen;
+    std::string err;
+    for (;;) {
+        auto e = tin.next(&hb);  // data left unread: skipped
+        if (!e) {
+            err = e.error().message;
+            break;
+        }
+        if (!e.value()) break;
+        seen.push_back(archive_entry_pathname(e.value()));
+        if (seen.back() == "big") continue;
+        for (;;) {  // read: only the padding is left to skip
+            const char* p = nullptr;
+            size_t n = 0;
+            int64_t off = 0;
+            REQUIRE(tin.block(&p, &n, &off).ok());
+            if (n == 0) break;
+        }
+    }
+    INFO(err);
+    CHECK(seen == std::vector<std::string>{".layover/manifest.json", "small", "big"});
+    CHECK(err == "member #2: stored data runs past what its size and sparse map account for; the patch is corrupt "
+                 "or hostile");
+}
+
+TEST_CASE("capture reader: an mtime too large for nanoseconds is one clear error") {
+    M a = file("a", "x");
+    std::string payload = testpatch::pax_member("a", {{"path", "a"}, {"mtime", "99999999999"}}, '0', "x");
+    std::string err = open_error(with_manifest({a}, payload));
+    INFO(err);
+    CHECK(err.find("member a: an mtime out of range") != std::string::npos);
+}

@@ -9,6 +9,7 @@
 #include <zstd.h>
 
 #include <cstdio>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -335,4 +336,50 @@ TEST_CASE("zstd reader: a frame that needs a window over 16 MiB is refused with 
         CHECK(got.second.find('\n') == std::string::npos);
         CHECK(got.first.empty());
     }
+}
+
+TEST_CASE("zstd frames: the window a frame header declares") {
+    auto u = [](const std::string& s) { return reinterpret_cast<const unsigned char*>(s.data()); };
+    // Single segment: the window is the content size (1-, 2- and 4-byte fields).
+    for (size_t n : {size_t{3}, size_t{1000}, size_t{70000}}) {
+        std::string f = frame(text_data(n, 7));
+        CHECK(capture::frame_window(u(f), f.size()) == std::optional<uint64_t>(n));
+    }
+    // A window descriptor: exponent 15 (2^25) with mantissa 3 eighths.
+    std::string h = std::string("\x28\xb5\x2f\xfd", 4) + "\x04" + static_cast<char>((15 << 3) | 3);
+    CHECK(capture::frame_window(u(h), h.size()) == std::optional<uint64_t>((uint64_t{1} << 25) * 11 / 8));
+    CHECK_FALSE(capture::frame_window(u(h), 5).has_value());  // the descriptor is missing
+}
+
+TEST_CASE("zstd reader: a large declared window is refused even where libzstd decodes the frame in one go") {
+    // A small single-segment frame rewritten to declare a 32 MiB window: libzstd
+    // decodes it (its one-shot paths ignore windowLogMax); layover refuses it.
+    std::string raw = text_data(1000, 11), f = frame(raw);
+    REQUIRE((static_cast<unsigned char>(f[4]) & 0xE0) == 0x60);  // single segment, 2-byte content size
+    std::string big = f.substr(0, 4) + static_cast<char>((f[4] & ~0x20)) + static_cast<char>(15 << 3) + f.substr(5);
+    std::string back(raw.size(), '\0');
+    REQUIRE(ZSTD_decompress(back.data(), back.size(), big.data(), big.size()) == raw.size());
+    CHECK(back == raw);
+    testtree::TempDir t;
+    for (int threads : {0, 2}) {
+        auto got = read_file(put(t, big + frame("tail")), threads);
+        INFO(got.second);
+        CHECK(got.second.find("window over 16 MiB") != std::string::npos);
+        CHECK(got.first.empty());
+    }
+}
+
+TEST_CASE("zstd frames: walking a frame of many empty blocks reads headers through a window, not one by one") {
+    std::string f = std::string("\x28\xb5\x2f\xfd", 4) + "\x04" + static_cast<char>(10 << 3);  // 1 MiB window
+    for (int i = 0; i < 20000; i++) f += std::string("\0\0\0", 3);  // empty raw blocks
+    f += std::string("\x01\0\0", 3) + std::string("\0\0\0\0", 4);   // the last one, then a checksum
+    size_t reads = 0;
+    auto rd = [&](uint64_t off, unsigned char* p, size_t n) {
+        reads++;
+        if (off > f.size() || f.size() - off < n) return false;
+        std::copy(f.data() + off, f.data() + off + n, p);
+        return true;
+    };
+    CHECK(capture::frame_end(rd, 0, f.size()) == std::optional<uint64_t>(f.size()));
+    CHECK(reads < 40);
 }
