@@ -5,13 +5,30 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
+#include <string>
 
 #include "helper/base/text.h"
 #include "review/beneath.h"
+#include "review/fault.h"
 #include "review/observe.h"
 
 namespace review {
 namespace {
+
+// renameat2(RENAME_EXCHANGE), or -1 with EINVAL as on filesystems without it
+// (NFS, many FUSE ones); LAYOVER_NO_EXCHANGE=1 makes tests take that path.
+int exchange_at(int a, const std::string& an, int b, const std::string& bn) {
+    static const bool off = [] {
+        const char* e = std::getenv("LAYOVER_NO_EXCHANGE");
+        return e && std::string(e) == "1";
+    }();
+    if (off) {
+        errno = EINVAL;
+        return -1;
+    }
+    return ::renameat2(a, an.c_str(), b, bn.c_str(), RENAME_EXCHANGE);
+}
 
 base::Error changed(const std::string& path, const std::string& why) {
     return base::error(base::display_path(path) + " " + why + " on the target while applying");
@@ -74,20 +91,48 @@ base::Result<void> commit_unit(CommitCtx& ctx, PlanItem& it) {
         why = same_tree(it.before_tree, tree);
         if (!why.empty()) return changed(u.path, why);
     }
+    TRY_VOID(fault_point("apply", "rename"));  // between the re-check and the renames
     std::string tname = split_parent(u.tmp).second;
+    // After each rename that takes the original away: was it the original?
+    // Something renamed over the path between the re-check and the rename
+    // (an editor saving) is put back and the apply stops, so it can never
+    // end up in the undo store as if it were the original.
+    auto took_original = [&](int fd, const std::string& at) -> base::Result<bool> {
+        TRY(EntryStat s, stat_at(fd, at));
+        return s.exists && s.ino == u.old_ino;
+    };
     switch (u.op) {
     case Op::Add:
         return rename2(pfd, tname, pfd, name, RENAME_NOREPLACE, "install " + u.path);
     case Op::Replace:
-        if (::renameat2(pfd, tname.c_str(), pfd, name.c_str(), RENAME_EXCHANGE) != 0) {
+        if (exchange_at(pfd, tname, pfd, name) != 0) {
             if (errno != EINVAL) return base::sys_error("replace " + u.path);
             // No RENAME_EXCHANGE here: move the original aside first.
             TRY_VOID(rename2(pfd, name, ctx.store_fd, u.slot, RENAME_NOREPLACE, "move aside " + u.path));
+            TRY(bool orig, took_original(ctx.store_fd, u.slot));
+            if (!orig) {
+                TRY_VOID(rename2(ctx.store_fd, u.slot, pfd, name, RENAME_NOREPLACE, "put back " + u.path));
+                return changed(u.path, "was replaced");
+            }
             return rename2(pfd, tname, pfd, name, RENAME_NOREPLACE, "install " + u.path);
         }
+        {
+            TRY(bool orig, took_original(pfd, tname));
+            if (!orig) {
+                TRY_VOID(rename2(pfd, tname, pfd, name, RENAME_EXCHANGE, "put back " + u.path));
+                return changed(u.path, "was replaced");
+            }
+        }
         return rename2(pfd, tname, ctx.store_fd, u.slot, RENAME_NOREPLACE, "move aside " + u.path);
-    case Op::Delete:
-        return rename2(pfd, name, ctx.store_fd, u.slot, RENAME_NOREPLACE, "delete " + u.path);
+    case Op::Delete: {
+        TRY_VOID(rename2(pfd, name, ctx.store_fd, u.slot, RENAME_NOREPLACE, "delete " + u.path));
+        TRY(bool orig, took_original(ctx.store_fd, u.slot));
+        if (!orig) {
+            TRY_VOID(rename2(ctx.store_fd, u.slot, pfd, name, RENAME_NOREPLACE, "put back " + u.path));
+            return changed(u.path, "was replaced");
+        }
+        return base::Ok();
+    }
     case Op::InPlace:
         return write_in_place(ctx, it, pfd, name);
     case Op::Meta: {
@@ -135,28 +180,39 @@ base::Result<void> restore_unit(CommitCtx& ctx, const Unit& u) {
             TRY_VOID(rename2(pfd, name, ctx.trash_fd, trash, RENAME_NOREPLACE, where("remove")));
         return base::Ok();
     case Op::Replace: {
+        // Whatever is in the slot, or at the staged name once the new
+        // content is at the path, came from the path: it goes back, even if
+        // it is not the original (the path was replaced as the commit ran
+        // and a kill came before the check).
         TRY(EntryStat s, stat_at(ctx.store_fd, u.slot));
         int from_fd = ctx.store_fd;
         std::string from = u.slot;
-        if (!(s.exists && s.ino == u.old_ino)) {
+        bool installed = d.exists && d.ino == u.new_ino;
+        if (!s.exists) {
             // Killed between the exchange and the move to the store?
-            if (tname.empty()) return base::Ok();
+            if (tname.empty() || !installed) return base::Ok();  // the original never moved
             TRY(EntryStat t, stat_at(pfd, tname));
-            if (!(t.exists && t.ino == u.old_ino)) return base::Ok();  // the original never moved
+            if (!t.exists) return base::Ok();
             from_fd = pfd;
             from = tname;
         }
-        if (d.exists && d.ino == u.new_ino) {
-            TRY_VOID(rename2(from_fd, from, pfd, name, RENAME_EXCHANGE, where("restore")));
-            return rename2(from_fd, from, ctx.trash_fd, trash, RENAME_NOREPLACE, where("remove new"));
+        if (installed) {
+            if (exchange_at(from_fd, from, pfd, name) == 0)
+                return rename2(from_fd, from, ctx.trash_fd, trash, RENAME_NOREPLACE, where("remove new"));
+            if (errno != EINVAL) return base::sys_error(where("restore"));
+            // No RENAME_EXCHANGE on this filesystem: the new entry goes
+            // first, then the original takes its name.
+            TRY_VOID(rename2(pfd, name, ctx.trash_fd, trash, RENAME_NOREPLACE, where("remove new")));
+            return rename2(from_fd, from, pfd, name, RENAME_NOREPLACE, where("restore"));
         }
         if (d.exists)
             return base::error(base::display_path(u.path) + " was changed after apply; the original is kept in the undo store");
         return rename2(from_fd, from, pfd, name, RENAME_NOREPLACE, where("restore"));
     }
     case Op::Delete: {
+        // Anything in the slot came from the path (see Replace).
         TRY(EntryStat s, stat_at(ctx.store_fd, u.slot));
-        if (!(s.exists && s.ino == u.old_ino)) return base::Ok();
+        if (!s.exists) return base::Ok();
         return rename2(ctx.store_fd, u.slot, pfd, name, RENAME_NOREPLACE, where("restore"));
     }
     case Op::InPlace: {
@@ -191,6 +247,8 @@ base::Result<void> discard_staged(CommitCtx& ctx, const Unit& u) {
     if (!pr.ok()) return base::Ok();
     TRY(EntryStat t, stat_at(*pr, tname));
     if (!t.exists || (u.old_ino && t.ino == u.old_ino)) return base::Ok();
+    // Once staging recorded its inode, only that is ours to remove.
+    if (u.new_ino && t.ino != u.new_ino) return base::Ok();
     return remove_tree_at(*pr, tname);
 }
 

@@ -19,14 +19,18 @@ base::Result<void> fault_point(const char* phase, const char* point) {
     std::string s = spec;
     if (s.compare(0, key.size(), key) != 0) return base::Ok();
     std::string rest = s.substr(key.size());
-    bool kill = false;
+    std::string action;
     if (auto colon = rest.find(':'); colon != std::string::npos) {
-        kill = rest.substr(colon + 1) == "kill";
+        action = rest.substr(colon + 1);
         rest = rest.substr(0, colon);
     }
     long n = std::strtol(rest.c_str(), nullptr, 10);
     if (++counts[key] != n) return base::Ok();
-    if (kill) std::raise(SIGKILL);
+    if (action == "kill") std::raise(SIGKILL);
+    if (action == "stop") {  // a test acts on the target meanwhile, then sends SIGCONT
+        std::raise(SIGSTOP);
+        return base::Ok();
+    }
     return base::sys_error(std::string("injected fault at ") + phase + ":" + point + ":" + rest, EIO);
 }
 

@@ -122,3 +122,69 @@ def test_apply_on_a_full_filesystem_leaves_the_target_unchanged(lo, tmp_path):
     assert "No space left" in res["err"] or "full" in res["err"], res
     assert res["same"], res
     assert res["left"] == [], res
+
+
+def wait_stopped(proc, seconds=20):
+    import time
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        with open("/proc/%d/stat" % proc.pid) as f:
+            if f.read().rsplit(")", 1)[1].split()[0] == "T":
+                return
+        if proc.poll() is not None:
+            raise AssertionError("apply ended before the fault point: %r" % (proc.communicate(),))
+        time.sleep(0.01)
+    raise AssertionError("apply never reached the fault point")
+
+
+@pytest.mark.parametrize("edit", ["echo sandbox > notes.txt", "rm notes.txt"])
+def test_a_file_saved_over_the_path_as_the_commit_renames_is_kept_and_nothing_applied(lo, tmp_path, edit):
+    # An editor saves notes.txt (write a new file, rename it over) between
+    # apply's last re-check and its rename: apply must not move the user's
+    # new file into the undo store as if it were the original.
+    r = lo.run("cd '%s' && %s" % (lo.target, edit), session="race")
+    assert r.returncode == 0, r.stderr
+    patch = tmp_path / "race.tar.zst"
+    lo("save", "race", "-o", patch, check=True)
+    env = dict(lo.env, LAYOVER_FAULT="apply:rename:1:stop")
+    before = tree(lo.target, mtimes=True)
+    proc = subprocess.Popen([LAYOVER, "apply", str(patch), "--yes"], cwd=str(lo.target), env=env,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        wait_stopped(proc)
+        saved = os.path.join(str(lo.target), ".notes.txt.swp")
+        with open(saved, "w") as f:
+            f.write("the user's latest words\n")
+        os.rename(saved, os.path.join(str(lo.target), "notes.txt"))
+    finally:
+        os.kill(proc.pid, 18)  # SIGCONT
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 1, (out, err)
+    assert b"notes.txt was replaced on the target while applying" in err and b"nothing was applied" in err
+    with open(os.path.join(str(lo.target), "notes.txt")) as f:
+        assert f.read() == "the user's latest words\n"
+    # Everything else is as it was.
+    after = tree(lo.target, mtimes=True)
+    assert {k: v for k, v in after[0].items() if k != b"notes.txt"} == \
+        {k: v for k, v in before[0].items() if k != b"notes.txt"}
+    assert after[1] == before[1]
+    assert leftovers(lo) == []
+
+
+def test_without_rename_exchange_apply_rollback_and_undo_still_restore_exactly(lo, tmp_path):
+    # Filesystems without RENAME_EXCHANGE (NFS, many FUSE ones): replacing
+    # moves the original aside first, and restoring moves the new entry away
+    # first. A rollback and an undo must both get back to the exact tree.
+    patch, expected = make_patch(lo, tmp_path)
+    before = tree(lo.target, mtimes=True)
+    no_x = {"LAYOVER_NO_EXCHANGE": "1"}
+    r = lo("apply", patch, "--yes", env=dict(no_x, LAYOVER_FAULT="apply:commit:6"))
+    assert r.returncode == 1 and b"nothing was applied" in r.stderr, r.stderr
+    assert tree(lo.target, mtimes=True) == before
+    r = lo("apply", patch, "--yes", "--json", env=no_x)
+    assert r.returncode == 0, r.stderr
+    assert tree(lo.target) == tree(expected)
+    r = lo("undo", json.loads(r.stdout)["undo"], env=no_x)
+    assert r.returncode == 0, r.stderr
+    assert tree(lo.target, mtimes=True) == before
+    assert leftovers(lo) == []
