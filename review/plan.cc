@@ -140,6 +140,26 @@ base::Result<Plan> make_plan(const capture::Patch& patch, const PathFilter& filt
         plan.items.push_back(std::move(it));
     }
 
+    // A directory the patch deletes or replaces goes as a whole: a
+    // selection may not leave out anything its base records beneath it.
+    if (!filter.empty()) {
+        std::vector<std::string_view> base_paths;
+        base_paths.reserve(man.base.size());
+        for (const auto& b : man.base) base_paths.push_back(b.path);
+        std::sort(base_paths.begin(), base_paths.end());
+        for (const auto& it : plan.items) {
+            if (it.meta_only || it.change->kind == Kind::Added) continue;
+            std::string prefix = it.unit.path + "/";
+            for (auto b = std::lower_bound(base_paths.begin(), base_paths.end(), std::string_view(prefix));
+                 b != base_paths.end() && b->substr(0, prefix.size()) == prefix; ++b)
+                if (!filter.selects(*b))
+                    return base::error("--only/--exclude leave out " + base::display_path(std::string(*b)) +
+                                       ", but the patch " + (it.deletes ? "deletes " : "replaces ") +
+                                       base::display_path(it.unit.path) +
+                                       " as a whole; select all of it or none of it");
+        }
+    }
+
     // Children of new directories, selected, sorted so parents come first.
     std::unordered_map<std::string_view, PlanItem*> by_path;
     for (auto& it : plan.items)

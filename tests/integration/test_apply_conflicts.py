@@ -164,3 +164,22 @@ def test_apply_same_size_edit_of_a_big_file_hashed_during_staging_is_a_conflict_
     data = big.read_bytes()
     assert data[4096:4103] == b"sandbox" and data[1 << 20:(1 << 20) + 4] == b"aaaa"
     assert (lo.target / "fresh.txt").read_text() == "n\n"
+
+
+def test_a_selection_that_cuts_into_a_deleted_directory_is_refused_and_nothing_written(lo):
+    # old/ goes as a whole: --only one file in it, or --exclude one file in
+    # it, would otherwise delete what the user meant to keep.
+    edit(lo, "rm -r old && echo s > notes.txt", session="cut")
+    before = tree(lo.target, mtimes=True)
+    for sel in (["--only", "old/a.txt"], ["--exclude", "b.txt"], ["--exclude", "old/sub"]):
+        r = lo("apply", "cut", "--yes", *sel)
+        assert r.returncode == 1, (sel, r.stderr)
+        err = r.stderr.decode()
+        assert "but the patch deletes old as a whole; select all of it or none of it" in err, (sel, err)
+        assert err.count("\n") == 1, err
+        assert tree(lo.target, mtimes=True) == before
+    # Leaving the whole directory out is fine.
+    r, out = apply(lo, "cut", "--exclude", "old")
+    assert r.returncode == 0, out
+    assert (lo.target / "old" / "sub" / "b.txt").read_text() == "b\n"
+    assert (lo.target / "notes.txt").read_text() == "s\n"
