@@ -5,7 +5,10 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstddef>
+#include <iterator>
 #include <ctime>
 #include <vector>
 
@@ -201,11 +204,22 @@ base::Result<void> rename2(int from_dir, const std::string& from, int to_dir, co
 
 base::Result<int> DirCache::get(const std::string& rel) {
     auto it = cache_.find(rel);
-    if (it != cache_.end()) return it->second.get();
-    if (cache_.size() > 256) cache_.clear();  // bound the open fds
+    if (it != cache_.end()) {
+        it->second.used = ++tick_;
+        return it->second.fd.get();
+    }
+    if (cache_.size() >= kMax) {  // close the least recently used half
+        std::vector<uint64_t> ticks;
+        ticks.reserve(cache_.size());
+        for (const auto& [k, e] : cache_) ticks.push_back(e.used);
+        auto mid = ticks.begin() + static_cast<ptrdiff_t>(ticks.size() / 2);
+        std::nth_element(ticks.begin(), mid, ticks.end());
+        uint64_t cut = *mid;
+        for (auto e = cache_.begin(); e != cache_.end();) e = e->second.used < cut ? cache_.erase(e) : std::next(e);
+    }
     TRY(base::Fd fd, open_dir_beneath(root_, rel));
     int raw = fd.get();
-    cache_.emplace(rel, std::move(fd));
+    cache_.emplace(rel, Entry{std::move(fd), ++tick_});
     return raw;
 }
 

@@ -42,16 +42,25 @@ base::Result<void> copy_data(int in_fd, int out_fd);
 base::Result<void> rename2(int from_dir, const std::string& from, int to_dir, const std::string& to,
                            unsigned flags, const std::string& what);
 
-// Directory fds beneath the root, cached by relative path.
+// Directory fds beneath the root, cached by relative path. At most kMax
+// stay open: the least recently used half is closed when it is full, so an
+// fd returned stays valid for at least the next kMax / 2 calls of get()
+// (callers hold one or two at a time), until clear().
 class DirCache {
 public:
+    static constexpr size_t kMax = 256;
     explicit DirCache(int root) : root_(root) {}
     base::Result<int> get(const std::string& rel);
     void clear() { cache_.clear(); }
 
 private:
+    struct Entry {
+        base::Fd fd;
+        uint64_t used = 0;
+    };
     int root_;
-    std::map<std::string, base::Fd> cache_;
+    uint64_t tick_ = 0;
+    std::map<std::string, Entry> cache_;
 };
 
 // A fresh random token (lowercase hex), for ids and staging names.

@@ -71,3 +71,29 @@ TEST_CASE("review durable: past kMaxEntries it syncs the whole filesystem once a
     dur.dir("missing");
     CHECK_FALSE(dur.flush(root.get(), dirs).ok());  // a per-entry sync reports what it cannot sync
 }
+
+TEST_CASE("review dir cache: an fd stays valid while other directories fill the cache past its bound") {
+    // make_link holds the source directory's fd while it gets the
+    // destination's: a full cache must not close the first under it.
+    TempDir t;
+    base::Fd root(open_root(t));
+    review::DirCache dirs(root.get());
+    size_t n = review::DirCache::kMax * 3;
+    for (size_t i = 0; i < n; i++) REQUIRE(::mkdir((t.path + "/d" + std::to_string(i)).c_str(), 0700) == 0);
+    auto held = dirs.get("d0");
+    REQUIRE(held.ok());
+    struct stat want {};
+    REQUIRE(::stat((t.path + "/d0").c_str(), &want) == 0);
+    for (size_t i = 1; i < n; i++) {
+        auto fd = dirs.get("d" + std::to_string(i));
+        REQUIRE(fd.ok());
+        // The held one is used again now and then, as a caller holding it would.
+        if (i % (review::DirCache::kMax / 4) == 0) REQUIRE(dirs.get("d0").value() == held.value());
+        auto now = dirs.get("d" + std::to_string(i));
+        REQUIRE(now.value() == fd.value());  // the one just returned is still cached
+    }
+    struct stat got {};
+    REQUIRE(::fstat(held.value(), &got) == 0);
+    CHECK(got.st_ino == want.st_ino);
+    CHECK(got.st_dev == want.st_dev);
+}
