@@ -63,21 +63,32 @@ base::Result<void> Durability::flush(int root, DirCache& dirs) {
         }
         for (auto& f : fds_)
             if (::fsync(f.get()) != 0) return base::sys_error("fsync staged entry");
+        bool whole = false;  // an entry the user may not open (mode 000): syncfs covers it
         for (const auto& rel : nodes_) {
             auto [parent, name] = split_parent(rel);
             TRY(int pfd, dirs.get(parent));
             int fd = ::openat(pfd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
             if (fd < 0) {
                 if (errno == ELOOP) continue;  // a symlink: its directory's fsync covers it
+                if (errno == EACCES) {
+                    whole = true;
+                    continue;
+                }
                 return base::sys_error("open " + base::display_path(rel) + " to sync it");
             }
             base::Fd f(fd);
             if (::fsync(fd) != 0 && errno != EINVAL) return base::sys_error("fsync " + base::display_path(rel));
         }
         for (const auto& rel : dirs_) {
-            TRY(int fd, dirs.get(rel));
-            if (::fsync(fd) != 0) return base::sys_error("fsync directory " + base::display_path(rel));
+            auto fd = dirs.get(rel);
+            if (!fd.ok() && fd.error().code == EACCES) {
+                whole = true;
+                continue;
+            }
+            if (!fd.ok()) return fd.error();
+            if (::fsync(*fd) != 0) return base::sys_error("fsync directory " + base::display_path(rel));
         }
+        if (whole && ::syncfs(root) != 0) return base::sys_error("syncfs target");
         return base::Ok();
     }();
     fds_.clear();

@@ -31,6 +31,10 @@ base::Result<void> walk_entry(int dirfd, const struct stat& self, const std::str
     if (!S_ISDIR(st.st_mode)) return base::Ok();
     if (st.st_dev != self.st_dev) return base::sys_error(prefix + n, EXDEV);
     int sub = ::openat(dirfd, n.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    // A directory the user may not list (mode 000, 0300) is recorded as an
+    // entry only: its content cannot be listed (nor, for mode 000, changed)
+    // by the user without a mode change, which the entry itself shows.
+    if (sub < 0 && errno == EACCES) return base::Ok();
     if (sub < 0) return base::sys_error("open " + prefix + n);
     base::Fd subfd(sub);
     return walk_into(subfd.get(), prefix + n + "/", out, split_below);

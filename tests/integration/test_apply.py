@@ -162,3 +162,23 @@ def test_apply_file_replaced_by_fifo_applies_without_a_false_conflict(lo, tmp_pa
     assert r.returncode == 0, (r.stderr.decode(errors="replace"), out)
     import stat as st
     assert st.S_ISFIFO(os.lstat(str(lo.target / "f2fifo")).st_mode)
+
+
+def test_unreadable_modes_apply_and_undo_as_an_ordinary_user(lo, tmp_path):
+    # A file made 000 and a new directory made 000 (with content) or 300:
+    # apply runs as the user, who cannot open them afterwards; the durable
+    # flush and the undo record must cope, and undo must restore exactly.
+    before = tree(lo.target, mtimes=True)
+    edit = ("chmod 000 notes.txt && mkdir -p nd/locked nd/wonly && echo x > nd/locked/f && echo y > nd/wonly/g && "
+            "chmod 000 nd/locked && chmod 300 nd/wonly")
+    run_edit(lo, edit, session="modes")
+    r, out = apply_json(lo, "modes", "--yes", "--undo-to", tmp_path / "undo.tar.zst")
+    assert r.returncode == 0, (r.stderr.decode(errors="replace"), out)
+    assert (tmp_path / "undo.tar.zst").stat().st_size > 0
+    t = lo.target
+    assert os.lstat(str(t / "notes.txt")).st_mode & 0o7777 == 0
+    assert os.lstat(str(t / "nd" / "locked")).st_mode & 0o7777 == 0
+    assert os.lstat(str(t / "nd" / "wonly")).st_mode & 0o7777 == 0o300
+    r = lo("undo", out["undo"])
+    assert r.returncode == 0, r.stderr
+    assert tree(lo.target, mtimes=True) == before
