@@ -28,6 +28,19 @@ capture::Type type_of_mode(uint32_t m) {
 
 int64_t ns_of(const struct timespec& ts) { return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec; }
 
+struct timespec timespec_of(int64_t ns) {
+    // Floor division: times before 1970 keep 0 <= tv_nsec < 1e9.
+    int64_t sec = ns / 1000000000, rem = ns % 1000000000;
+    if (rem < 0) {
+        sec -= 1;
+        rem += 1000000000;
+    }
+    struct timespec ts {};
+    ts.tv_sec = static_cast<time_t>(sec);
+    ts.tv_nsec = static_cast<long>(rem);
+    return ts;
+}
+
 EntryStat entry_stat(const struct stat& st, const std::string& path) {
     EntryStat s;
     s.path = path;
@@ -146,8 +159,7 @@ base::Result<void> set_mode_mtime(int fd, uint32_t mode, int64_t mtime_ns, bool 
     struct timespec ts[2];
     ts[0].tv_sec = 0;
     ts[0].tv_nsec = UTIME_OMIT;
-    ts[1].tv_sec = mtime_ns / 1000000000;
-    ts[1].tv_nsec = mtime_ns % 1000000000;
+    ts[1] = timespec_of(mtime_ns);
     // fchmod/futimens on the fd itself; O_PATH fds (EBADF) through /proc.
     if (set_mode && ::fchmod(fd, mode & 0777) != 0) {
         if (errno != EBADF || ::chmod(proc_fd_path(fd).c_str(), mode & 0777) != 0) return base::sys_error("chmod");

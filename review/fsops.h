@@ -17,6 +17,7 @@ namespace review {
 
 capture::Type type_of_mode(uint32_t st_mode);
 int64_t ns_of(const struct timespec& ts);
+struct timespec timespec_of(int64_t ns);  // the inverse (pure; pre-1970 times too)
 
 // lstat of `name` in dirfd; exists=false on ENOENT.
 base::Result<EntryStat> stat_at(int dirfd, const std::string& name);

@@ -259,7 +259,7 @@ private:
         }
         if (rc != 0) return base::sys_error("create");
         if (t.m->kind == Member::Kind::Dir) return base::Ok();
-        struct timespec ts[2] = {{0, UTIME_OMIT}, {t.m->mtime_ns / 1000000000, t.m->mtime_ns % 1000000000}};
+        struct timespec ts[2] = {{0, UTIME_OMIT}, timespec_of(t.m->mtime_ns)};
         if (::utimensat(dfd, name.c_str(), ts, AT_SYMLINK_NOFOLLOW) != 0) return base::sys_error("set mtime");
         if (t.m->kind == Member::Kind::Fifo &&
             ::fchmodat(dfd, name.c_str(), t.m->mode & 0777, AT_SYMLINK_NOFOLLOW) != 0)

@@ -8,6 +8,7 @@
 
 #include "review/beneath.h"
 #include "review/durable.h"
+#include "review/fsops.h"
 
 namespace {
 
@@ -96,4 +97,17 @@ TEST_CASE("review dir cache: an fd stays valid while other directories fill the 
     REQUIRE(::fstat(held.value(), &got) == 0);
     CHECK(got.st_ino == want.st_ino);
     CHECK(got.st_dev == want.st_dev);
+}
+
+TEST_CASE("review fsops: nanosecond times convert to timespecs and back, before 1970 too") {
+    for (int64_t ns : {int64_t{0}, int64_t{1}, int64_t{-1}, int64_t{-500000000}, int64_t{-1500000000},
+                       int64_t{1735732800123456789}, int64_t{-86400} * 1000000000 - 7}) {
+        struct timespec ts = review::timespec_of(ns);
+        INFO(ns);
+        CHECK(ts.tv_nsec >= 0);
+        CHECK(ts.tv_nsec < 1000000000);
+        CHECK(review::ns_of(ts) == ns);
+    }
+    CHECK(review::timespec_of(-1).tv_sec == -1);
+    CHECK(review::timespec_of(-1).tv_nsec == 999999999);
 }
