@@ -185,8 +185,10 @@ def test_unreadable_modes_apply_and_undo_as_an_ordinary_user(lo, tmp_path):
 
 
 def test_a_file_dated_before_1970_with_a_fraction_of_a_second_applies_with_its_mtime(lo):
-    run_edit(lo, "echo old > ancient.txt && touch -d '1969-12-31 23:59:58.25 UTC' ancient.txt", session="t0")
+    run_edit(lo, "echo old > ancient.txt && touch -d '1969-12-31 23:59:58.25 UTC' ancient.txt && "
+             "ln -s ancient.txt oldlink && touch -h -d '1969-12-31 23:59:59.5 UTC' oldlink", session="t0")
     r, out = apply_json(lo, "t0", "--yes")
     assert r.returncode == 0, (r.stderr.decode(errors="replace"), out)
     assert os.lstat(str(lo.target / "ancient.txt")).st_mtime_ns == -1750000000
     assert (lo.target / "ancient.txt").read_text() == "old\n"
+    assert os.lstat(str(lo.target / "oldlink")).st_mtime_ns == -500000000
