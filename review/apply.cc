@@ -344,8 +344,16 @@ base::Result<ApplyReport> apply_patch(const capture::Patch& patch, const ApplyOp
         if (auto r = record_after(cctx, plan.items[i].unit, walks.tree(i)); !r.ok()) return fail(r.error());
     for (size_t i = 0; i < plan.items.size(); i++) txn.units[i] = plan.items[i].unit;
     txn.state = "done";
-    if (auto r = write_file_durably(store->dir.get(), "undo.json", txn_to_json(txn)); !r.ok())
+    auto recorded = write_file_durably(store->dir.get(), "undo.json", txn_to_json(txn));
+    if (recorded.ok()) recorded = fault_point("apply", "recorded");
+    if (auto r = recorded; !r.ok()) {
+        // It may be in place already (its directory's fsync failed): a
+        // recovery would take it to mean the apply finished, so it goes
+        // before the rollback starts.
+        ::unlinkat(store->dir.get(), "undo.json", 0);
+        ::fsync(store->dir.get());
         return fail(r.error().context("writing the undo record"));
+    }
     TRY_VOID(fault_point("apply", "done"));
     progress.done();
     TRY_VOID(remove_journal(jpath));

@@ -8,6 +8,7 @@
 
 #include "helper/base/text.h"
 #include "review/beneath.h"
+#include "review/fault.h"
 #include "review/commit.h"
 #include "review/journal.h"
 
@@ -55,6 +56,7 @@ base::Result<void> revert_txn(int root, DirCache& dirs, const Txn& t, size_t com
     if (st.ok()) {
         CommitCtx ctx{root, dirs, st->dir.get(), st->trash.get()};
         for (size_t i = std::min(committed, t.units.size()); i-- > 0;) {
+            TRY_VOID(fault_point("apply", "revert"));
             auto r = restore_unit(ctx, t.units[i]);
             if (!r.ok()) return r.error().context("rolling back");
         }

@@ -188,3 +188,22 @@ def test_without_rename_exchange_apply_rollback_and_undo_still_restore_exactly(l
     assert r.returncode == 0, r.stderr
     assert tree(lo.target, mtimes=True) == before
     assert leftovers(lo) == []
+
+
+def test_a_kill_while_rolling_back_after_the_undo_record_was_written_reverts_on_the_rerun(lo, tmp_path):
+    # Writing undo.json failed after it was in place (its directory's fsync),
+    # then a kill came during the rollback: the rerun must not take the
+    # half-reverted tree for a finished apply.
+    patch, expected = make_patch(lo, tmp_path)
+    before = tree(lo.target, mtimes=True)
+    r = lo("apply", patch, "--yes", env={"LAYOVER_FAULT": "apply:recorded:1,apply:revert:3:kill"})
+    assert r.returncode in (-9, 137), r.stderr
+    r = lo("apply", patch, "--yes", "--json")
+    out = json.loads(r.stdout)
+    assert r.returncode == 0, out
+    assert out["recovered"].startswith("reverted an interrupted apply"), out
+    assert tree(lo.target) == tree(expected)
+    r = lo("undo", out["undo"])
+    assert r.returncode == 0, r.stderr
+    assert tree(lo.target, mtimes=True) == before
+    assert leftovers(lo) == []
