@@ -144,13 +144,22 @@ base::Result<void> set_user_xattrs(int fd, const std::map<std::string, std::stri
 
 base::Result<void> copy_acls(int from_fd, int to_fd) {
     std::string from = proc_fd_path(from_fd), to = proc_fd_path(to_fd);
+    auto none = [](int e) { return e == ENODATA || e == ENOTSUP || e == EOPNOTSUPP; };
     for (const char* name : {"system.posix_acl_access", "system.posix_acl_default"}) {
-        char buf[8192];
-        ssize_t n = ::getxattr(from.c_str(), name, buf, sizeof buf);
-        if (n < 0) continue;  // no ACL (ENODATA), or a filesystem without ACLs
-        if (::setxattr(to.c_str(), name, buf, static_cast<size_t>(n), 0) != 0 && errno != ENOTSUP &&
-            errno != EACCES)
-            return base::sys_error(std::string("copy ") + name);
+        std::string buf;
+        ssize_t n = 0;
+        for (int tries = 0; tries < 4; tries++) {  // sized by a probe; it may grow in between
+            n = ::getxattr(from.c_str(), name, nullptr, 0);
+            if (n <= 0) break;
+            buf.resize(static_cast<size_t>(n));
+            n = ::getxattr(from.c_str(), name, buf.data(), buf.size());
+            if (n >= 0 || errno != ERANGE) break;
+        }
+        if (n < 0 && none(errno)) continue;  // no ACL, or a filesystem without ACLs
+        if (n < 0) return base::sys_error(std::string("read ") + name + " of the original");
+        if (n == 0) continue;
+        if (::setxattr(to.c_str(), name, buf.data(), static_cast<size_t>(n), 0) != 0 && !none(errno))
+            return base::sys_error(std::string("copy ") + name + " to the new version");
     }
     return base::Ok();
 }

@@ -192,3 +192,23 @@ def test_a_file_dated_before_1970_with_a_fraction_of_a_second_applies_with_its_m
     assert os.lstat(str(lo.target / "ancient.txt")).st_mtime_ns == -1750000000
     assert (lo.target / "ancient.txt").read_text() == "old\n"
     assert os.lstat(str(lo.target / "oldlink")).st_mtime_ns == -500000000
+
+
+def getfacl(path):
+    r = subprocess.run(["getfacl", "-c", "-n", str(path)], capture_output=True, check=True)
+    return r.stdout.decode()
+
+
+def test_a_replaced_file_and_a_replaced_directory_keep_their_posix_acls(lo):
+    t = lo.target
+    subprocess.run(["setfacl", "-m", "u:12345:r", str(t / "notes.txt")], check=True)
+    subprocess.run(["setfacl", "-m", "u:12345:rx,d:u:12345:rx", str(t / "docs")], check=True)
+    assert "user:12345:r--" in getfacl(t / "notes.txt")
+    run_edit(lo, "echo new > notes.txt && rm -r docs && mkdir docs && echo n > docs/new.txt", session="acl")
+    r, out = apply_json(lo, "acl", "--yes")
+    assert r.returncode == 0, (r.stderr.decode(errors="replace"), out)
+    assert (t / "notes.txt").read_text() == "new\n"
+    assert (t / "docs" / "new.txt").read_text() == "n\n"
+    assert "user:12345:r--" in getfacl(t / "notes.txt")
+    acl = getfacl(t / "docs")
+    assert "user:12345:r-x" in acl and "default:user:12345:r-x" in acl, acl
