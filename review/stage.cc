@@ -349,7 +349,11 @@ private:
             TRY(it.unit.old_xattrs, get_user_xattrs(orig.get()));
         }
         if (it.unit.op != Op::InPlace) return base::Ok();
-        TRY(base::Fd in, base::open_at(pfd, name, O_RDONLY | O_NOFOLLOW));
+        // O_NONBLOCK: a FIFO swapped in meanwhile must not block the open.
+        TRY(base::Fd in, base::open_at(pfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK));
+        struct stat now {};
+        if (::fstat(in.get(), &now) != 0 || !S_ISREG(now.st_mode) || now.st_ino != it.unit.old_ino)
+            return staging_error(it.unit.path, base::error("it was replaced on the target while applying"));
         TRY(base::Fd out, base::open_at(ctx_.store_fd, it.unit.slot, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0600));
         auto r = copy_data(in.get(), out.get());
         if (!r.ok()) return staging_error(it.unit.path, r.error().context("saving the original for undo"));
