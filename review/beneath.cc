@@ -139,6 +139,16 @@ base::Result<base::Fd> open_dir_beneath(int root, const std::string& rel) {
     return open_beneath(root, rel, O_RDONLY | O_DIRECTORY);
 }
 
+base::Result<bool> crosses_mount_at(int dirfd, const std::string& name) {
+    TRY(uint64_t here, mount_id(dirfd));
+    struct statx sx {};
+    if (::statx(dirfd, name.c_str(), AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &sx) != 0)
+        return base::sys_error("statx " + name);
+    uint64_t there = (sx.stx_mask & STATX_MNT_ID) ? static_cast<uint64_t>(sx.stx_mnt_id)
+                                                  : static_cast<uint64_t>(sx.stx_dev_major) << 32 | sx.stx_dev_minor;
+    return here != there;
+}
+
 base::Result<void> remove_tree_at(int dirfd, const std::string& name) {
     struct stat st {};
     if (::fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
@@ -149,9 +159,8 @@ base::Result<void> remove_tree_at(int dirfd, const std::string& name) {
         if (::unlinkat(dirfd, name.c_str(), 0) != 0 && errno != ENOENT) return base::sys_error("remove " + name);
         return base::Ok();
     }
-    struct stat parent {};
-    if (::fstat(dirfd, &parent) != 0) return base::sys_error("stat");
-    if (parent.st_dev != st.st_dev) return base::sys_error("remove " + name, EXDEV);
+    TRY(bool other, crosses_mount_at(dirfd, name));
+    if (other) return base::sys_error("remove " + name, EXDEV);
     if ((st.st_mode & 0700) != 0700) ::fchmodat(dirfd, name.c_str(), (st.st_mode & 07777) | 0700, AT_SYMLINK_NOFOLLOW);
     base::Fd fd(::openat(dirfd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (!fd.valid()) return base::sys_error("open " + name);

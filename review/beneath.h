@@ -35,9 +35,14 @@ void set_force_fallback(bool on);
 // fd-based form (xattrs on O_PATH fds).
 std::string proc_fd_path(int fd);
 
+// Whether the directory `name` in `dirfd` is on another mount than `dirfd`
+// (by mount id, so a bind mount of the same filesystem counts too).
+base::Result<bool> crosses_mount_at(int dirfd, const std::string& name);
+
 // Remove `name` in `dirfd` and, if a directory, everything below it. Never
-// follows a symlink and never leaves the directory's filesystem; directories
-// without write/search permission (our own) are opened up first.
+// follows a symlink and never enters another mount (a bind mount of the
+// same filesystem included); directories without write/search permission
+// (our own) are opened up first.
 base::Result<void> remove_tree_at(int dirfd, const std::string& name);
 
 }  // namespace review

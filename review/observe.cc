@@ -30,6 +30,8 @@ base::Result<void> walk_entry(int dirfd, const struct stat& self, const std::str
     out.push_back(entry_stat(st, prefix + n));
     if (!S_ISDIR(st.st_mode)) return base::Ok();
     if (st.st_dev != self.st_dev) return base::sys_error(prefix + n, EXDEV);
+    TRY(bool other, crosses_mount_at(dirfd, n));  // a bind mount of the same filesystem
+    if (other) return base::sys_error(prefix + n, EXDEV);
     int sub = ::openat(dirfd, n.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     // A directory the user may not list (mode 000, 0300) is recorded as an
     // entry only: its content cannot be listed (nor, for mode 000, changed)

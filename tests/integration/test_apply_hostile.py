@@ -32,3 +32,36 @@ def test_apply_never_writes_through_a_symlink_on_the_target(lo, tmp_path, victim
 # a symlink then a write through it, reserved names) are built with valid sums
 # in test_security_audit.py, so each is refused for its own reason rather
 # than for a fingerprint mismatch.
+
+
+BIND_SCRIPT = r"""
+set -e
+mount --bind "$1" "$2"
+"$LAYOVER" apply "$3" --yes --force --json > "$4" || echo "rc=$?" >> "$4.rc"
+umount "$2"
+"""
+
+
+def test_a_bind_mount_of_the_same_filesystem_inside_a_deleted_directory_is_never_entered(lo, tmp_path):
+    # Someone bind-mounted a directory (same filesystem, same content as the
+    # patch's base) at old/sub. Deleting old/ must not move it aside and
+    # then empty the mounted directory while removing the undo store.
+    import subprocess
+    patch = saved_patch(lo, tmp_path, "rm -r old && echo s > notes.txt")
+    precious = tmp_path / "precious"
+    precious.mkdir()
+    (precious / "b.txt").write_text("b\n")
+    os.chmod(str(precious), os.stat(str(lo.target / "old" / "sub")).st_mode & 0o7777)
+    os.utime(str(precious / "b.txt"), ns=(0, os.stat(str(lo.target / "old" / "sub" / "b.txt")).st_mtime_ns))
+    env = dict(lo.env, LAYOVER=os.environ.get("LAYOVER", ""))
+    from conftest import LAYOVER
+    env["LAYOVER"] = LAYOVER
+    out = tmp_path / "out.json"
+    r = subprocess.run(["unshare", "-rm", "/bin/sh", "-c", BIND_SCRIPT, "sh", str(precious),
+                        str(lo.target / "old" / "sub"), str(patch), str(out)], env=env, capture_output=True)
+    assert r.returncode == 0, r.stderr
+    res = json.loads(out.read_text())
+    assert (tmp_path / "out.json.rc").read_text().strip() == "rc=1", res
+    assert any("mount point" in c["reason"] for c in res["conflicts"]), res
+    assert sorted(os.listdir(str(precious))) == ["b.txt"] and (precious / "b.txt").read_text() == "b\n"
+    assert (lo.target / "old" / "sub" / "b.txt").read_text() == "b\n"
