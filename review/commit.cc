@@ -54,7 +54,8 @@ base::Result<void> write_in_place(CommitCtx& ctx, PlanItem& it, int pfd, const s
         return changed(it.unit.path, "was replaced");
     TRY_VOID(copy_data(in.get(), out.get()));
     TRY_VOID(set_user_xattrs(out.get(), it.member->xattrs));
-    TRY_VOID(set_mode_mtime(out.get(), it.member->mode, it.member->mtime_ns));
+    // Special bits the file has and the patch keeps stay; none is added.
+    TRY_VOID(set_mode_mtime(out.get(), it.member->mode, it.member->mtime_ns, true, it.member->mode & st.st_mode));
     if (::fsync(out.get()) != 0) return base::sys_error("fsync " + it.unit.path);
     TRY_VOID(out.close());
     (void)ctx;
@@ -62,19 +63,23 @@ base::Result<void> write_in_place(CommitCtx& ctx, PlanItem& it, int pfd, const s
     return base::Ok();
 }
 
+// restoring: the mode is an original's own, special bits included; else
+// only special bits the entry has and `mode` keeps are set.
 base::Result<void> set_meta(int pfd, const std::string& name, uint64_t ino, uint32_t mode, int64_t mtime_ns,
-                            const std::map<std::string, std::string>& xattrs) {
+                            const std::map<std::string, std::string>& xattrs, bool restoring) {
     TRY(base::Fd f, base::open_at(pfd, name, O_PATH | O_NOFOLLOW));
     struct stat st {};
     if (::fstat(f.get(), &st) != 0) return base::sys_error("stat " + name);
     if (st.st_ino != ino) return base::error("was replaced");
     if (S_ISLNK(st.st_mode)) return base::Ok();
     if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) TRY_VOID(set_user_xattrs(f.get(), xattrs));
+    uint32_t special = restoring ? mode & 07000 : mode & st.st_mode & 07000;
     if (S_ISDIR(st.st_mode)) {
-        if (::chmod(proc_fd_path(f.get()).c_str(), mode & 0777) != 0) return base::sys_error("chmod " + name);
+        if (::chmod(proc_fd_path(f.get()).c_str(), (mode & 0777) | special) != 0)
+            return base::sys_error("chmod " + name);
         return base::Ok();
     }
-    return set_mode_mtime(f.get(), mode, mtime_ns);
+    return set_mode_mtime(f.get(), mode, mtime_ns, true, special);
 }
 
 }  // namespace
@@ -137,7 +142,7 @@ base::Result<void> commit_unit(CommitCtx& ctx, PlanItem& it) {
         return write_in_place(ctx, it, pfd, name);
     case Op::Meta: {
         const auto& c = *it.change;
-        auto r = set_meta(pfd, name, u.old_ino, c.mode, c.mtime_ns, c.xattrs);
+        auto r = set_meta(pfd, name, u.old_ino, c.mode, c.mtime_ns, c.xattrs, false);
         if (!r.ok()) return r.error().context(base::display_path(u.path));
         return base::Ok();
     }
@@ -226,13 +231,13 @@ base::Result<void> restore_unit(CommitCtx& ctx, const Unit& u) {
             TRY_VOID(copy_data(in.get(), out.get()));
             if (::fsync(out.get()) != 0) return base::sys_error("fsync " + u.path);
         }
-        auto r = set_meta(pfd, name, u.old_ino, u.old_mode, u.old_mtime_ns, u.old_xattrs);
+        auto r = set_meta(pfd, name, u.old_ino, u.old_mode, u.old_mtime_ns, u.old_xattrs, true);
         if (!r.ok()) return r.error().context("restoring " + base::display_path(u.path));
         return base::Ok();
     }
     case Op::Meta: {
         if (!d.exists || d.ino != u.old_ino) return base::Ok();
-        auto r = set_meta(pfd, name, u.old_ino, u.old_mode, u.old_mtime_ns, u.old_xattrs);
+        auto r = set_meta(pfd, name, u.old_ino, u.old_mode, u.old_mtime_ns, u.old_xattrs, true);
         if (!r.ok()) return r.error().context("restoring " + base::display_path(u.path));
         return base::Ok();
     }

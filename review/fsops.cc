@@ -164,14 +164,15 @@ base::Result<void> copy_acls(int from_fd, int to_fd) {
     return base::Ok();
 }
 
-base::Result<void> set_mode_mtime(int fd, uint32_t mode, int64_t mtime_ns, bool set_mode) {
+base::Result<void> set_mode_mtime(int fd, uint32_t mode, int64_t mtime_ns, bool set_mode, uint32_t special) {
     struct timespec ts[2];
     ts[0].tv_sec = 0;
     ts[0].tv_nsec = UTIME_OMIT;
     ts[1] = timespec_of(mtime_ns);
     // fchmod/futimens on the fd itself; O_PATH fds (EBADF) through /proc.
-    if (set_mode && ::fchmod(fd, mode & 0777) != 0) {
-        if (errno != EBADF || ::chmod(proc_fd_path(fd).c_str(), mode & 0777) != 0) return base::sys_error("chmod");
+    mode_t m = (mode & 0777) | (special & 07000);
+    if (set_mode && ::fchmod(fd, m) != 0) {
+        if (errno != EBADF || ::chmod(proc_fd_path(fd).c_str(), m) != 0) return base::sys_error("chmod");
     }
     if (::futimens(fd, ts) != 0) {
         if (errno != EBADF || ::utimensat(AT_FDCWD, proc_fd_path(fd).c_str(), ts, 0) != 0)

@@ -34,7 +34,10 @@ base::Result<void> set_user_xattrs(int fd, const std::map<std::string, std::stri
 // inode to another; absent ACLs are fine.
 base::Result<void> copy_acls(int from_fd, int to_fd);
 // mode (permission bits only: suid/sgid/sticky are never set) and mtime.
-base::Result<void> set_mode_mtime(int fd, uint32_t mode, int64_t mtime_ns, bool set_mode = true);
+// `special`: setuid/setgid/sticky bits to set as well (callers pass only
+// bits the entry already had, or an original's own when restoring it).
+base::Result<void> set_mode_mtime(int fd, uint32_t mode, int64_t mtime_ns, bool set_mode = true,
+                                  uint32_t special = 0);
 
 // Copy all data of in_fd into out_fd from offset 0 and truncate out_fd to it.
 base::Result<void> copy_data(int in_fd, int out_fd);

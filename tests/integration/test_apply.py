@@ -212,3 +212,22 @@ def test_a_replaced_file_and_a_replaced_directory_keep_their_posix_acls(lo):
     assert "user:12345:r--" in getfacl(t / "notes.txt")
     acl = getfacl(t / "docs")
     assert "user:12345:r-x" in acl and "default:user:12345:r-x" in acl, acl
+
+
+def test_a_setgid_directory_keeps_its_bit_through_a_mode_change_and_undo_restores_it_exactly(lo):
+    t = lo.target
+    os.chmod(str(t / "docs"), 0o2755)
+    if os.stat(str(t / "docs")).st_mode & 0o7777 != 0o2755:
+        raise AssertionError("this filesystem or user cannot set setgid on a directory")
+    before = tree(t, mtimes=True)
+    # g+w on the setgid dir, and setuid on a file that had none: the first
+    # keeps the setgid bit the directory has, the second is never set.
+    run_edit(lo, "chmod 2775 docs && chmod 4644 notes.txt", session="sgid")
+    r, out = apply_json(lo, "sgid", "--yes")
+    assert r.returncode == 0, (r.stderr.decode(errors="replace"), out)
+    assert os.stat(str(t / "docs")).st_mode & 0o7777 == 0o2775
+    assert os.stat(str(t / "notes.txt")).st_mode & 0o7777 == 0o644
+    r = lo("undo", out["undo"])
+    assert r.returncode == 0, r.stderr
+    assert os.stat(str(t / "docs")).st_mode & 0o7777 == 0o2755
+    assert tree(t, mtimes=True) == before
