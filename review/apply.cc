@@ -331,6 +331,9 @@ base::Result<ApplyReport> apply_patch(const capture::Patch& patch, const ApplyOp
     walks.join();
 
     progress.phase("committing");
+    // Directories are resolved beneath the target afresh for the renames:
+    // one opened before the flush may have been moved away since.
+    dirs.clear();
     CommitCtx cctx{root, dirs, store->dir.get(), store->trash.get()};
     for (size_t i = 0; i < plan.items.size(); i++) {
         if (auto f = fault_point("apply", "commit"); !f.ok()) return fail(f.error());

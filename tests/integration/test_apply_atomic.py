@@ -207,3 +207,28 @@ def test_a_kill_while_rolling_back_after_the_undo_record_was_written_reverts_on_
     assert r.returncode == 0, r.stderr
     assert tree(lo.target, mtimes=True) == before
     assert leftovers(lo) == []
+
+
+def test_a_directory_moved_out_of_the_target_before_the_commit_is_not_written_into(lo, tmp_path):
+    # docs/ is moved out of the target (and a new one made) after staging:
+    # the commit resolves docs afresh beneath the target instead of renaming
+    # into the directory that now lies outside it.
+    r = lo.run("cd '%s' && echo new > docs/readme.txt" % lo.target, session="mv")
+    assert r.returncode == 0, r.stderr
+    patch = tmp_path / "mv.tar.zst"
+    lo("save", "mv", "-o", patch, check=True)
+    env = dict(lo.env, LAYOVER_FAULT="apply:commit:1:stop")
+    proc = subprocess.Popen([LAYOVER, "apply", str(patch), "--yes"], cwd=str(lo.target), env=env,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    moved = tmp_path / "moved"
+    try:
+        wait_stopped(proc)
+        os.rename(str(lo.target / "docs"), str(moved))
+        os.mkdir(str(lo.target / "docs"))
+    finally:
+        os.kill(proc.pid, 18)  # SIGCONT
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 1, (out, err)
+    assert b"docs/readme.txt" in err and b"nothing was applied" in err, err
+    assert (moved / "readme.txt").read_text() == "hello\nworld\n"
+    assert os.listdir(str(lo.target / "docs")) == []
