@@ -79,6 +79,9 @@ std::string check_agreement(const Manifest& m, const std::vector<Member>& member
     for (const auto& b : m.base) {
         std::string bad = check_relative_path(b.path, limits.max_name_len);
         if (!bad.empty()) return "manifest base " + at(b.path) + bad;
+        // Without it a same-size edit of the real file would go unnoticed.
+        if (!b.absent && (b.type == Type::File || b.type == Type::Symlink) && b.fingerprint.empty())
+            return "manifest base " + at(b.path) + "a file or symlink record without a fingerprint";
         auto it = changes.find(b.path);
         bool fresh = it == changes.end() ? other_base.insert(b.path).second
                                          : !std::exchange(seen[it->second].based, true);

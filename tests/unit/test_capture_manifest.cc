@@ -2,6 +2,7 @@
 // round trip and the short summary.
 #include <catch2/catch.hpp>
 
+#include "capture/agreement.h"
 #include "capture/manifest.h"
 #include "capture/names.h"
 #include "capture/summary.h"
@@ -158,4 +159,20 @@ TEST_CASE("capture summary: git-status-like lines with escaped names and a total
     CHECK(text.find("socket, not captured") != std::string::npos);
     CHECK(text.find("4 changes: 2 added, 1 deleted, 1 metadata\n") != std::string::npos);
     CHECK(summary_text({}) == "no changes\n");
+}
+
+TEST_CASE("manifest agreement: a file or symlink base record needs its fingerprint") {
+    for (Type t : {Type::File, Type::Symlink}) {
+        Manifest m;
+        BaseEntry b;
+        b.path = "a";
+        b.type = t;
+        b.size = 1;
+        b.mode = 0644;
+        m.base.push_back(b);
+        std::string why = check_agreement(m, {}, Limits{});
+        CHECK(why == "manifest base a: a file or symlink record without a fingerprint");
+        m.base[0].fingerprint = std::string(32, '0');
+        CHECK(check_agreement(m, {}, Limits{}).find("without a fingerprint") == std::string::npos);
+    }
 }
