@@ -167,6 +167,77 @@ void rebaseline_links(CommitCtx& ctx, std::vector<PlanItem>& items, size_t done)
     }
 }
 
+namespace {
+
+// Puts the entry at (from_fd, from), which came from the path, back in
+// place of the new entry at the path; the new entry goes to the trash. Each
+// step checks it moved what it meant to, so a file saved over the path
+// meanwhile is never trashed: it is put back and the restore stops.
+base::Result<void> swap_back(CommitCtx& ctx, const Unit& u, int pfd, const std::string& name, int from_fd,
+                             const std::string& from) {
+    std::string trash = "t" + random_token(8);
+    auto where = [&](const std::string& what) { return what + " " + base::display_path(u.path); };
+    auto busy = [&] {
+        return base::error(base::display_path(u.path) + " was changed while it was being restored; the original is "
+                           "kept in the undo store");
+    };
+    TRY_VOID(fault_point("restore", "swap"));
+    if (exchange_at(from_fd, from, pfd, name) == 0) {
+        TRY_VOID(fault_point("restore", "swapped"));
+        TRY(EntryStat now, stat_at(from_fd, from));
+        if (now.exists && now.ino != u.new_ino) {  // swapped with a file saved just now: undo the swap
+            TRY_VOID(rename2(from_fd, from, pfd, name, RENAME_EXCHANGE, where("put back")));
+            return busy();
+        }
+        return rename2(from_fd, from, ctx.trash_fd, trash, RENAME_NOREPLACE, where("remove new"));
+    }
+    if (errno != EINVAL) return base::sys_error(where("restore"));
+    // No RENAME_EXCHANGE on this filesystem: the new entry goes first, then
+    // the original takes its name.
+    TRY_VOID(rename2(pfd, name, ctx.trash_fd, trash, RENAME_NOREPLACE, where("remove new")));
+    TRY(EntryStat gone, stat_at(ctx.trash_fd, trash));
+    if (gone.exists && gone.ino != u.new_ino) {
+        TRY_VOID(rename2(ctx.trash_fd, trash, pfd, name, RENAME_NOREPLACE, where("put back")));
+        return busy();
+    }
+    return rename2(from_fd, from, pfd, name, RENAME_NOREPLACE, where("restore"));
+}
+
+// A replaced path: the original is in the slot (moved aside), or at the
+// staged name (killed between the commit's exchange and its move aside).
+// Whatever is there came from the path, so it goes back even if it is not
+// the original (a file saved over the path as the commit ran, then a kill
+// before the commit could check). The new entry is known by its inode.
+base::Result<void> restore_replaced(CommitCtx& ctx, const Unit& u, int pfd, const std::string& name,
+                                    const EntryStat& d) {
+    auto where = [&](const std::string& what) { return what + " " + base::display_path(u.path); };
+    std::string tname = split_parent(u.tmp).second;
+    bool installed = d.exists && d.ino == u.new_ino;
+    TRY(EntryStat s, stat_at(ctx.store_fd, u.slot));
+    if (s.exists && u.new_ino && s.ino == u.new_ino)  // an earlier restore swapped; killed before the trash
+        return rename2(ctx.store_fd, u.slot, ctx.trash_fd, "t" + random_token(8), RENAME_NOREPLACE,
+                       where("remove new"));
+    int from_fd = ctx.store_fd;
+    std::string from = u.slot;
+    if (!s.exists) {
+        if (tname.empty()) return base::Ok();
+        TRY(EntryStat t, stat_at(pfd, tname));
+        // The staged name holds the new entry (not committed), or nothing.
+        bool from_path = t.exists && (u.new_ino ? t.ino != u.new_ino : t.ino == u.old_ino);
+        if (!from_path) return base::Ok();
+        from_fd = pfd;
+        from = tname;
+    }
+    if (installed) return swap_back(ctx, u, pfd, name, from_fd, from);
+    if (!d.exists) return rename2(from_fd, from, pfd, name, RENAME_NOREPLACE, where("restore"));
+    // The path holds something else, made after apply: the original waits
+    // in the undo store (moved there from the staged name if need be).
+    if (from_fd != ctx.store_fd) TRY_VOID(rename2(from_fd, from, ctx.store_fd, u.slot, RENAME_NOREPLACE, where("keep")));
+    return base::error(base::display_path(u.path) + " was changed after apply; the original is kept in the undo store");
+}
+
+}  // namespace
+
 base::Result<void> restore_unit(CommitCtx& ctx, const Unit& u) {
     auto [parent, name] = split_parent(u.path);
     auto pr = ctx.dirs.get(parent);
@@ -176,44 +247,14 @@ base::Result<void> restore_unit(CommitCtx& ctx, const Unit& u) {
     }
     int pfd = *pr;
     TRY(EntryStat d, stat_at(pfd, name));
-    std::string tname = split_parent(u.tmp).second;
-    std::string trash = "t" + random_token(8);
     auto where = [&](const std::string& what) { return what + " " + base::display_path(u.path); };
     switch (u.op) {
     case Op::Add:
         if (d.exists && d.ino == u.new_ino)
-            TRY_VOID(rename2(pfd, name, ctx.trash_fd, trash, RENAME_NOREPLACE, where("remove")));
+            TRY_VOID(rename2(pfd, name, ctx.trash_fd, "t" + random_token(8), RENAME_NOREPLACE, where("remove")));
         return base::Ok();
-    case Op::Replace: {
-        // Whatever is in the slot, or at the staged name once the new
-        // content is at the path, came from the path: it goes back, even if
-        // it is not the original (the path was replaced as the commit ran
-        // and a kill came before the check).
-        TRY(EntryStat s, stat_at(ctx.store_fd, u.slot));
-        int from_fd = ctx.store_fd;
-        std::string from = u.slot;
-        bool installed = d.exists && d.ino == u.new_ino;
-        if (!s.exists) {
-            // Killed between the exchange and the move to the store?
-            if (tname.empty() || !installed) return base::Ok();  // the original never moved
-            TRY(EntryStat t, stat_at(pfd, tname));
-            if (!t.exists) return base::Ok();
-            from_fd = pfd;
-            from = tname;
-        }
-        if (installed) {
-            if (exchange_at(from_fd, from, pfd, name) == 0)
-                return rename2(from_fd, from, ctx.trash_fd, trash, RENAME_NOREPLACE, where("remove new"));
-            if (errno != EINVAL) return base::sys_error(where("restore"));
-            // No RENAME_EXCHANGE on this filesystem: the new entry goes
-            // first, then the original takes its name.
-            TRY_VOID(rename2(pfd, name, ctx.trash_fd, trash, RENAME_NOREPLACE, where("remove new")));
-            return rename2(from_fd, from, pfd, name, RENAME_NOREPLACE, where("restore"));
-        }
-        if (d.exists)
-            return base::error(base::display_path(u.path) + " was changed after apply; the original is kept in the undo store");
-        return rename2(from_fd, from, pfd, name, RENAME_NOREPLACE, where("restore"));
-    }
+    case Op::Replace:
+        return restore_replaced(ctx, u, pfd, name, d);
     case Op::Delete: {
         // Anything in the slot came from the path (see Replace).
         TRY(EntryStat s, stat_at(ctx.store_fd, u.slot));

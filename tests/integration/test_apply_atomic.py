@@ -232,3 +232,60 @@ def test_a_directory_moved_out_of_the_target_before_the_commit_is_not_written_in
     assert b"docs/readme.txt" in err and b"nothing was applied" in err, err
     assert (moved / "readme.txt").read_text() == "hello\nworld\n"
     assert os.listdir(str(lo.target / "docs")) == []
+
+
+def test_an_undo_killed_between_its_swap_and_its_trash_move_finishes_on_the_rerun(lo, tmp_path):
+    # The original is back at the path and the new version still in the
+    # slot: the rerun must finish, not take the path for a later edit.
+    patch, expected = make_patch(lo, tmp_path)
+    before = tree(lo.target, mtimes=True)
+    r = lo("apply", patch, "--yes", "--json")
+    undo = json.loads(r.stdout)["undo"]
+    r = lo("undo", undo, env={"LAYOVER_FAULT": "restore:swapped:1:kill"})
+    assert r.returncode in (-9, 137), r.stderr
+    r = lo("undo", undo)
+    assert r.returncode == 0, r.stderr
+    assert b"finished an interrupted undo" in r.stderr
+    assert tree(lo.target, mtimes=True) == before
+    assert leftovers(lo) == []
+
+
+def test_a_rollback_killed_between_its_swap_and_its_trash_move_is_reverted_by_the_rerun(lo, tmp_path):
+    patch, expected = make_patch(lo, tmp_path)
+    before = tree(lo.target, mtimes=True)
+    r = lo("apply", patch, "--yes", env={"LAYOVER_FAULT": "apply:commit:6,restore:swapped:1:kill"})
+    assert r.returncode in (-9, 137), r.stderr
+    r = lo("apply", patch, "--yes", "--json")
+    out = json.loads(r.stdout)
+    assert r.returncode == 0, out
+    assert out["recovered"].startswith("reverted an interrupted apply"), out
+    assert tree(lo.target) == tree(expected)
+    r = lo("undo", out["undo"])
+    assert r.returncode == 0, r.stderr
+    assert tree(lo.target, mtimes=True) == before
+
+
+def test_a_file_saved_over_the_path_as_undo_swaps_it_back_is_kept(lo, tmp_path):
+    r = lo.run("cd '%s' && echo sandbox > notes.txt" % lo.target, session="ur")
+    assert r.returncode == 0, r.stderr
+    r = lo("apply", "ur", "--yes", "--json")
+    undo = json.loads(r.stdout)["undo"]
+    env = dict(lo.env, LAYOVER_FAULT="restore:swap:1:stop")
+    proc = subprocess.Popen([LAYOVER, "undo", undo], cwd=str(lo.target), env=env,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        wait_stopped(proc)
+        saved = os.path.join(str(lo.target), ".notes.txt.swp")
+        with open(saved, "w") as f:
+            f.write("saved during undo\n")
+        os.rename(saved, os.path.join(str(lo.target), "notes.txt"))
+    finally:
+        os.kill(proc.pid, 18)  # SIGCONT
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 1, (out, err)
+    assert b"notes.txt was changed while it was being restored" in err, err
+    assert (lo.target / "notes.txt").read_text() == "saved during undo\n"
+    # The original waits in the undo store.
+    found = [p for p in (lo.target / ".layover-undo").rglob("*")
+             if p.is_file() and p.read_bytes() == b"one\ntwo\nthree\n"]
+    assert found, list((lo.target / ".layover-undo").rglob("*"))
