@@ -30,6 +30,9 @@ int exchange_at(int a, const std::string& an, int b, const std::string& bn) {
     return ::renameat2(a, an.c_str(), b, bn.c_str(), RENAME_EXCHANGE);
 }
 
+// "restore PATH", for errors of one step on a unit.
+std::string step(const std::string& what, const Unit& u) { return what + " " + base::display_path(u.path); }
+
 base::Error changed(const std::string& path, const std::string& why) {
     return base::error(base::display_path(path) + " " + why + " on the target while applying");
 }
@@ -98,13 +101,15 @@ base::Result<void> commit_unit(CommitCtx& ctx, PlanItem& it) {
     }
     TRY_VOID(fault_point("apply", "rename"));  // between the re-check and the renames
     std::string tname = split_parent(u.tmp).second;
-    // After each rename that takes the original away: was it the original?
-    // Something renamed over the path between the re-check and the rename
-    // (an editor saving) is put back and the apply stops, so it can never
-    // end up in the undo store as if it were the original.
-    auto took_original = [&](int fd, const std::string& at) -> base::Result<bool> {
+    // After each rename that takes the path's entry away: was it the
+    // original? Something renamed over the path between the re-check and
+    // the rename (an editor saving) is put back and the apply stops, so it
+    // never ends up in the undo store as if it were the original.
+    auto took_original = [&](int fd, const std::string& at, unsigned back) -> base::Result<void> {
         TRY(EntryStat s, stat_at(fd, at));
-        return s.exists && s.ino == u.old_ino;
+        if (s.exists && s.ino == u.old_ino) return base::Ok();
+        TRY_VOID(rename2(fd, at, pfd, name, back, "put back " + u.path));
+        return changed(u.path, "was replaced");
     };
     switch (u.op) {
     case Op::Add:
@@ -114,30 +119,14 @@ base::Result<void> commit_unit(CommitCtx& ctx, PlanItem& it) {
             if (errno != EINVAL) return base::sys_error("replace " + u.path);
             // No RENAME_EXCHANGE here: move the original aside first.
             TRY_VOID(rename2(pfd, name, ctx.store_fd, u.slot, RENAME_NOREPLACE, "move aside " + u.path));
-            TRY(bool orig, took_original(ctx.store_fd, u.slot));
-            if (!orig) {
-                TRY_VOID(rename2(ctx.store_fd, u.slot, pfd, name, RENAME_NOREPLACE, "put back " + u.path));
-                return changed(u.path, "was replaced");
-            }
+            TRY_VOID(took_original(ctx.store_fd, u.slot, RENAME_NOREPLACE));
             return rename2(pfd, tname, pfd, name, RENAME_NOREPLACE, "install " + u.path);
         }
-        {
-            TRY(bool orig, took_original(pfd, tname));
-            if (!orig) {
-                TRY_VOID(rename2(pfd, tname, pfd, name, RENAME_EXCHANGE, "put back " + u.path));
-                return changed(u.path, "was replaced");
-            }
-        }
+        TRY_VOID(took_original(pfd, tname, RENAME_EXCHANGE));
         return rename2(pfd, tname, ctx.store_fd, u.slot, RENAME_NOREPLACE, "move aside " + u.path);
-    case Op::Delete: {
+    case Op::Delete:
         TRY_VOID(rename2(pfd, name, ctx.store_fd, u.slot, RENAME_NOREPLACE, "delete " + u.path));
-        TRY(bool orig, took_original(ctx.store_fd, u.slot));
-        if (!orig) {
-            TRY_VOID(rename2(ctx.store_fd, u.slot, pfd, name, RENAME_NOREPLACE, "put back " + u.path));
-            return changed(u.path, "was replaced");
-        }
-        return base::Ok();
-    }
+        return took_original(ctx.store_fd, u.slot, RENAME_NOREPLACE);
     case Op::InPlace:
         return write_in_place(ctx, it, pfd, name);
     case Op::Meta: {
@@ -176,7 +165,7 @@ namespace {
 base::Result<void> swap_back(CommitCtx& ctx, const Unit& u, int pfd, const std::string& name, int from_fd,
                              const std::string& from) {
     std::string trash = "t" + random_token(8);
-    auto where = [&](const std::string& what) { return what + " " + base::display_path(u.path); };
+    auto where = [&](const std::string& what) { return step(what, u); };
     auto busy = [&] {
         return base::error(base::display_path(u.path) + " was changed while it was being restored; the original is "
                            "kept in the undo store");
@@ -210,7 +199,7 @@ base::Result<void> swap_back(CommitCtx& ctx, const Unit& u, int pfd, const std::
 // before the commit could check). The new entry is known by its inode.
 base::Result<void> restore_replaced(CommitCtx& ctx, const Unit& u, int pfd, const std::string& name,
                                     const EntryStat& d) {
-    auto where = [&](const std::string& what) { return what + " " + base::display_path(u.path); };
+    auto where = [&](const std::string& what) { return step(what, u); };
     std::string tname = split_parent(u.tmp).second;
     bool installed = d.exists && d.ino == u.new_ino;
     TRY(EntryStat s, stat_at(ctx.store_fd, u.slot));
@@ -247,7 +236,7 @@ base::Result<void> restore_unit(CommitCtx& ctx, const Unit& u) {
     }
     int pfd = *pr;
     TRY(EntryStat d, stat_at(pfd, name));
-    auto where = [&](const std::string& what) { return what + " " + base::display_path(u.path); };
+    auto where = [&](const std::string& what) { return step(what, u); };
     switch (u.op) {
     case Op::Add:
         if (d.exists && d.ino == u.new_ino)
