@@ -227,6 +227,25 @@ base::Result<void> restore_replaced(CommitCtx& ctx, const Unit& u, int pfd, cons
 
 }  // namespace
 
+base::Result<void> make_way(CommitCtx& ctx, const Unit& u) {
+    if (u.op == Op::Meta) return base::Ok();
+    auto [parent, name] = split_parent(u.path);
+    auto pfd = ctx.dirs.get(parent);
+    if (!pfd.ok()) return base::Ok();  // restore_unit reports it
+    TRY(EntryStat now, stat_at(*pfd, name));
+    // What apply left there: the new entry; for a deletion nothing (new_ino
+    // is 0); for a file updated in place, that same file.
+    uint64_t applied = u.op == Op::InPlace ? u.old_ino : u.new_ino;
+    if (!now.exists || now.ino == applied) return base::Ok();
+    // The original, back already (a re-run of an interrupted undo).
+    if (u.old_ino && now.ino == u.old_ino) return base::Ok();
+    if (u.op == Op::InPlace) {
+        TRY(EntryStat s, stat_at(ctx.store_fd, u.slot));
+        if (s.exists && s.ino == now.ino) return base::Ok();  // its saved copy, linked back already
+    }
+    return rename2(*pfd, name, ctx.trash_fd, "f" + random_token(8), RENAME_NOREPLACE, step("move aside", u));
+}
+
 base::Result<void> restore_unit(CommitCtx& ctx, const Unit& u) {
     auto [parent, name] = split_parent(u.path);
     auto pr = ctx.dirs.get(parent);
@@ -252,7 +271,18 @@ base::Result<void> restore_unit(CommitCtx& ctx, const Unit& u) {
     }
     case Op::InPlace: {
         TRY(EntryStat s, stat_at(ctx.store_fd, u.slot));
-        if (s.exists) {
+        uint64_t ino = u.old_ino;
+        if (s.exists && !d.exists) {
+            // The path is gone (undo --force moved a later version of it
+            // aside): the saved copy itself takes its place, linked, so a
+            // re-run finds it there. The file's other hard links keep what
+            // apply wrote: they are no longer the same file as the path.
+            if (::linkat(ctx.store_fd, u.slot.c_str(), pfd, name.c_str(), 0) != 0)
+                return base::sys_error(where("restore"));
+            ino = s.ino;
+        } else if (s.exists && d.ino == s.ino) {
+            ino = s.ino;  // linked back already
+        } else if (s.exists) {
             TRY(base::Fd in, base::open_at(ctx.store_fd, u.slot, O_RDONLY | O_NOFOLLOW));
             TRY(base::Fd out, base::open_at(pfd, name, O_WRONLY | O_NOFOLLOW | O_NONBLOCK));
             struct stat st {};
@@ -261,7 +291,7 @@ base::Result<void> restore_unit(CommitCtx& ctx, const Unit& u) {
             TRY_VOID(copy_data(in.get(), out.get()));
             if (::fsync(out.get()) != 0) return base::sys_error("fsync " + u.path);
         }
-        auto r = set_meta(pfd, name, u.old_ino, u.old_mode, u.old_mtime_ns, u.old_xattrs, true);
+        auto r = set_meta(pfd, name, ino, u.old_mode, u.old_mtime_ns, u.old_xattrs, true);
         if (!r.ok()) return r.error().context("restoring " + base::display_path(u.path));
         return base::Ok();
     }

@@ -26,6 +26,9 @@ void rebaseline_links(CommitCtx& ctx, std::vector<PlanItem>& items, size_t done)
 
 // Bring unit.path back to what it was before the unit was committed.
 base::Result<void> restore_unit(CommitCtx& ctx, const Unit& u);
+// undo --force: whatever took the path's place since apply (a later edit)
+// goes to the store's trash, so restore_unit can put the original back.
+base::Result<void> make_way(CommitCtx& ctx, const Unit& u);
 
 // Remove a unit's staged entry if one is left (never an original).
 base::Result<void> discard_staged(CommitCtx& ctx, const Unit& u);

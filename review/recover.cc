@@ -57,6 +57,7 @@ base::Result<void> revert_txn(int root, DirCache& dirs, const Txn& t, size_t com
         CommitCtx ctx{root, dirs, st->dir.get(), st->trash.get()};
         for (size_t i = std::min(committed, t.units.size()); i-- > 0;) {
             TRY_VOID(fault_point("apply", "revert"));
+            if (t.force) TRY_VOID(make_way(ctx, t.units[i]));
             auto r = restore_unit(ctx, t.units[i]);
             if (!r.ok()) return r.error().context("rolling back");
         }

@@ -104,6 +104,7 @@ std::string txn_to_json(const Txn& t) {
     put_str(o, t.store);
     o += ",\n\"record_b64\":";
     put_b64(o, t.record);
+    if (t.force) o += ",\n\"force\":true";
     o += ",\n\"units\":[";
     for (size_t i = 0; i < t.units.size(); i++) {
         const Unit& u = t.units[i];
@@ -157,6 +158,7 @@ base::Result<Txn> txn_from_json(const std::string& text) {
         t.created = j.at("created").get<std::string>();
         t.store = j.at("store").get<std::string>();
         t.record = unb64(j, "record_b64");
+        t.force = j.contains("force") && j.at("force").get<bool>();
         if (t.kind != "apply" && t.kind != "undo") return base::error("bad kind in undo record");
         if (!valid_token(t.id) || t.store != std::string(kUndoDir) + "/" + t.id)
             return base::error("bad store in undo record");

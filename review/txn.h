@@ -60,6 +60,7 @@ struct Txn {
     std::string created;         // UTC RFC 3339
     std::string store;           // undo store, relative to the target
     std::string record;          // undo only: the record being undone (absolute)
+    bool force = false;          // undo only: --force (a recovery finishes it the same way)
     std::vector<Unit> units;
 };
 

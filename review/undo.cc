@@ -106,22 +106,13 @@ base::Result<ApplyReport> undo_record(const std::string& record, const UndoOptio
     j.kind = "undo";
     j.state = "committing";
     j.record = target + "/" + t.store;
+    j.force = opts.force;
     TRY_VOID(write_journal(jpath, j));
     for (size_t i = t.units.size(); i-- > 0;) {
         if (auto f = fault_point("undo", "restore"); !f.ok())
             return f.error().context("undo interrupted; re-run 'layover undo' to finish it");
         const Unit& u = t.units[i];
-        if (opts.force && (u.op == Op::Add || u.op == Op::Replace || u.op == Op::Delete)) {
-            // --force: a later version of this path gives way to the original
-            // (for a deletion, anything made there since; new_ino is 0).
-            auto [parent, name] = split_parent(u.path);
-            if (auto pfd = dirs.get(parent); pfd.ok()) {
-                auto now = stat_at(*pfd, name);
-                if (now.ok() && now->exists && now->ino != u.new_ino)
-                    TRY_VOID(rename2(*pfd, name, st->trash.get(), "f" + random_token(8), RENAME_NOREPLACE,
-                                     "move aside " + u.path));
-            }
-        }
+        if (opts.force) TRY_VOID(make_way(ctx, u));
         if (auto r = restore_unit(ctx, u); !r.ok())
             return base::error(r.error().message + "; the undo is incomplete: the journal " + jpath +
                                " is kept, so re-running 'layover undo' (after fixing the cause) finishes it");

@@ -251,3 +251,21 @@ def test_a_file_saved_over_the_path_as_undo_swaps_it_back_is_kept(lo, tmp_path):
     found = [p for p in (lo.target / ".layover-undo").rglob("*")
              if p.is_file() and p.read_bytes() == b"one\ntwo\nthree\n"]
     assert found, list((lo.target / ".layover-undo").rglob("*"))
+
+
+@pytest.mark.parametrize("at", [1, 3, 5])
+def test_a_forced_undo_killed_midway_is_finished_by_the_rerun_as_forced(lo, tmp_path, at):
+    # notes.txt was edited after apply, so only --force undoes; a kill part
+    # way must not leave a journal that a plain rerun can never finish.
+    patch, expected = make_patch(lo, tmp_path)
+    before = tree(lo.target, mtimes=True)
+    r = lo("apply", patch, "--yes", "--json")
+    undo = json.loads(r.stdout)["undo"]
+    editor_save(lo.target / "notes.txt", "edited after apply\n")
+    r = lo("undo", undo, "--force", env={"LAYOVER_FAULT": "undo:restore:%d:kill" % at})
+    assert r.returncode in (-9, 137), r.stderr
+    r = lo("undo", undo)
+    assert r.returncode == 0, r.stderr
+    assert b"finished an interrupted undo" in r.stderr
+    assert tree(lo.target, mtimes=True) == before
+    assert leftovers(lo) == []

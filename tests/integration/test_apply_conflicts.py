@@ -183,3 +183,29 @@ def test_a_selection_that_cuts_into_a_deleted_directory_is_refused_and_nothing_w
     assert r.returncode == 0, out
     assert (lo.target / "old" / "sub" / "b.txt").read_text() == "b\n"
     assert (lo.target / "notes.txt").read_text() == "s\n"
+
+
+def test_undo_force_restores_a_hard_linked_file_an_editor_replaced_after_apply(lo):
+    # notes.txt has a second hard link, so apply updates it in place. The user
+    # then saves it from an editor (a new file renamed over it): undo refuses,
+    # and undo --force puts the original back instead of wedging the target.
+    t = lo.target
+    os.link(str(t / "notes.txt"), str(t / "notes-link.txt"))
+    edit(lo, "echo sandbox > notes.txt", session="hl")
+    r, out = apply(lo, "hl")
+    assert r.returncode == 0, out
+    assert (t / "notes-link.txt").read_text() == "sandbox\n"  # updated in place: the link sees it
+    with open(str(t / ".swp"), "w") as f:
+        f.write("edited after apply\n")
+    os.rename(str(t / ".swp"), str(t / "notes.txt"))
+    r = lo("undo", out["undo"])
+    assert r.returncode == 1 and b"notes.txt" in r.stderr, r.stderr
+    r = lo("undo", out["undo"], "--force")
+    assert r.returncode == 0, r.stderr
+    assert (t / "notes.txt").read_text() == "one\ntwo\nthree\n"
+    assert os.stat(str(t / "notes.txt")).st_mode & 0o7777 == 0o644
+    # Nothing is left to recover: the next apply on the target works.
+    edit(lo, "echo n > fresh.txt", session="after")
+    r, out = apply(lo, "after")
+    assert r.returncode == 0, out
+    assert not out["recovered"], out
