@@ -349,13 +349,13 @@ base::Result<ApplyReport> apply_patch(const capture::Patch& patch, const ApplyOp
     txn.state = "done";
     auto recorded = write_file_durably(store->dir.get(), "undo.json", txn_to_json(txn));
     if (recorded.ok()) recorded = fault_point("apply", "recorded");
-    if (auto r = recorded; !r.ok()) {
+    if (!recorded.ok()) {
         // It may be in place already (its directory's fsync failed): a
         // recovery would take it to mean the apply finished, so it goes
         // before the rollback starts.
         ::unlinkat(store->dir.get(), "undo.json", 0);
         ::fsync(store->dir.get());
-        return fail(r.error().context("writing the undo record"));
+        return fail(recorded.error().context("writing the undo record"));
     }
     TRY_VOID(fault_point("apply", "done"));
     progress.done();

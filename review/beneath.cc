@@ -32,13 +32,17 @@ long sys_openat2(int dirfd, const char* path, open_how* how) {
     return ::syscall(SYS_openat2, dirfd, path, how, sizeof *how);
 }
 
-base::Result<uint64_t> mount_id(int fd) {
+// The mount of `name` in `dirfd` ("" with AT_EMPTY_PATH: dirfd itself): its
+// mount id, or its device on kernels without STATX_MNT_ID.
+base::Result<uint64_t> mount_of(int dirfd, const char* name, int flags) {
     struct statx sx {};
-    if (::statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &sx) != 0)
-        return base::sys_error("statx");
+    if (::statx(dirfd, name, flags | AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &sx) != 0)
+        return base::sys_error(*name ? std::string("statx ") + name : std::string("statx"));
     if (!(sx.stx_mask & STATX_MNT_ID)) return static_cast<uint64_t>(sx.stx_dev_major) << 32 | sx.stx_dev_minor;
     return static_cast<uint64_t>(sx.stx_mnt_id);
 }
+
+base::Result<uint64_t> mount_id(int fd) { return mount_of(fd, "", AT_EMPTY_PATH); }
 
 base::Result<base::Fd> walk_fallback(int root, const std::string& rel, int flags, unsigned mode) {
     TRY(uint64_t root_mnt, mount_id(root));
@@ -141,11 +145,7 @@ base::Result<base::Fd> open_dir_beneath(int root, const std::string& rel) {
 
 base::Result<bool> crosses_mount_at(int dirfd, const std::string& name) {
     TRY(uint64_t here, mount_id(dirfd));
-    struct statx sx {};
-    if (::statx(dirfd, name.c_str(), AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &sx) != 0)
-        return base::sys_error("statx " + name);
-    uint64_t there = (sx.stx_mask & STATX_MNT_ID) ? static_cast<uint64_t>(sx.stx_mnt_id)
-                                                  : static_cast<uint64_t>(sx.stx_dev_major) << 32 | sx.stx_dev_minor;
+    TRY(uint64_t there, mount_of(dirfd, name.c_str(), 0));
     return here != there;
 }
 

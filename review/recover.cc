@@ -55,11 +55,12 @@ base::Result<void> revert_txn(int root, DirCache& dirs, const Txn& t, size_t com
     auto st = open_store(root, t.id, false);
     if (st.ok()) {
         CommitCtx ctx{root, dirs, st->dir.get(), st->trash.get()};
+        bool undo = t.kind == "undo";
         for (size_t i = std::min(committed, t.units.size()); i-- > 0;) {
-            TRY_VOID(fault_point("apply", "revert"));
+            TRY_VOID(undo ? fault_point("undo", "restore") : fault_point("apply", "revert"));
             if (t.force) TRY_VOID(make_way(ctx, t.units[i]));
             auto r = restore_unit(ctx, t.units[i]);
-            if (!r.ok()) return r.error().context("rolling back");
+            if (!r.ok()) return r.error().context(undo ? "undoing" : "rolling back");
         }
         for (const auto& u : t.units) TRY_VOID(discard_staged(ctx, u));
     } else {

@@ -24,7 +24,9 @@ base::Result<Store> open_store(int root, const std::string& id, bool create);
 // Remove the store of `id` and, when empty, .layover-undo itself.
 base::Result<void> remove_store(int root, const std::string& id);
 
-// Restore every unit (last first), then drop staging and the store.
+// Restore every unit (last first; for an undo with --force, later versions
+// give way first), then drop staging and the store. Apply's rollback, undo
+// and the recovery of either all take exactly these steps.
 base::Result<void> revert_txn(int root, DirCache& dirs, const Txn& t, size_t committed);
 
 }  // namespace review

@@ -11,7 +11,6 @@
 #include "helper/session.h"
 #include "review/beneath.h"
 #include "review/commit.h"
-#include "review/fault.h"
 #include "review/journal.h"
 #include "review/recover.h"
 #include "review/txn.h"
@@ -108,17 +107,11 @@ base::Result<ApplyReport> undo_record(const std::string& record, const UndoOptio
     j.record = target + "/" + t.store;
     j.force = opts.force;
     TRY_VOID(write_journal(jpath, j));
-    for (size_t i = t.units.size(); i-- > 0;) {
-        if (auto f = fault_point("undo", "restore"); !f.ok())
-            return f.error().context("undo interrupted; re-run 'layover undo' to finish it");
-        const Unit& u = t.units[i];
-        if (opts.force) TRY_VOID(make_way(ctx, u));
-        if (auto r = restore_unit(ctx, u); !r.ok())
-            return base::error(r.error().message + "; the undo is incomplete: the journal " + jpath +
-                               " is kept, so re-running 'layover undo' (after fixing the cause) finishes it");
-    }
-    if (::syncfs(root) != 0) return base::sys_error("syncfs target");
-    TRY_VOID(remove_store(root, t.id));
+    // The same steps a recovery of this journal takes, so an undo killed
+    // part way is finished exactly as it would have gone on (--force too).
+    if (auto r = revert_txn(root, dirs, j, j.units.size()); !r.ok())
+        return base::error(r.error().message + "; the undo is incomplete: the journal " + jpath +
+                           " is kept, so re-running 'layover undo' (after fixing the cause) finishes it");
     TRY_VOID(remove_journal(jpath));
     rep.undo.clear();
     return rep;
