@@ -16,20 +16,26 @@ XXHASH     := $(if $(SAN),-lxxhash,-l:libxxhash.a)
 SAN      :=
 NPROC    := $(shell nproc 2>/dev/null || echo 2)
 
-BASE_SRCS  := $(wildcard helper/base/*.cc) helper/session.cc helper/userns.cc
-CORE_SRCS  := $(filter-out helper/main.cc helper/patch_main.cc $(BASE_SRCS),$(wildcard helper/*.cc)) $(wildcard overlay/*.cc)
-PATCH_SRCS := $(wildcard capture/*.cc) $(wildcard review/*.cc)
+# Layers (docs/design.md): helper/base <- helper/store <- capture <- review,
+# helper/base <- overlay <- helper/sandbox; helper/cli on top of all.
+# tests/check_layers.sh enforces the includes.
+tree = $(wildcard $(1)/*.cc) $(wildcard $(1)/*/*.cc)
+BASE_SRCS  := $(call tree,helper/base) $(wildcard helper/store/*.cc)
+CORE_SRCS  := $(wildcard helper/sandbox/*.cc) $(wildcard overlay/*.cc)
+PATCH_SRCS := $(call tree,capture) $(call tree,review)
+CLI_SRCS   := $(filter-out helper/cli/main.cc helper/cli/patch_main.cc,$(wildcard helper/cli/*.cc))
 UNIT_SRCS  := $(wildcard tests/unit/*.cc)
 
 obj = $(patsubst %.cc,$(BUILD)/obj/%.o,$(1))
 BASE_LIB  := $(BUILD)/libbase.a
 CORE_LIB  := $(BUILD)/libcore.a
 PATCH_LIB := $(BUILD)/libpatch.a
+CLI_LIB   := $(BUILD)/libcli.a
 # run's start-up path links no libarchive/libzstd: the verbs that need them
 # live in layover-patch, which `layover` execs (see docs/design.md).
 PATCH_LIBS := -larchive -lzstd -lxxhash -lpthread
 
-.PHONY: all deps test test-stress demo asan bench clean install check-cases
+.PHONY: all deps test test-stress demo asan bench clean install check-cases check-layers
 
 all: $(BUILD)/layover $(BUILD)/layover-patch
 
@@ -43,14 +49,16 @@ $(CORE_LIB): $(call obj,$(CORE_SRCS))
 	@rm -f $@; ar rcs $@ $^
 $(PATCH_LIB): $(call obj,$(PATCH_SRCS))
 	@rm -f $@; ar rcs $@ $^
+$(CLI_LIB): $(call obj,$(CLI_SRCS))
+	@rm -f $@; ar rcs $@ $^
 
 # layover links the patch library too, for `status`, but only -lxxhash: if
 # anything it uses needed libarchive or libzstd, this link would fail.
-$(BUILD)/layover: $(call obj,helper/main.cc) $(PATCH_LIB) $(CORE_LIB) $(BASE_LIB)
+$(BUILD)/layover: $(call obj,helper/cli/main.cc) $(CLI_LIB) $(PATCH_LIB) $(CORE_LIB) $(BASE_LIB)
 	$(CXX) $(SAN) $(STATIC_CXX) $(LDFLAGS) -o $@ $^ $(XXHASH)
-$(BUILD)/layover-patch: $(call obj,helper/patch_main.cc) $(PATCH_LIB) $(CORE_LIB) $(BASE_LIB)
+$(BUILD)/layover-patch: $(call obj,helper/cli/patch_main.cc) $(CLI_LIB) $(PATCH_LIB) $(CORE_LIB) $(BASE_LIB)
 	$(CXX) $(SAN) $(STATIC_CXX) $(LDFLAGS) -o $@ $^ $(PATCH_LIBS)
-$(BUILD)/unit-tests: $(call obj,$(UNIT_SRCS)) $(PATCH_LIB) $(CORE_LIB) $(BASE_LIB)
+$(BUILD)/unit-tests: $(call obj,$(UNIT_SRCS)) $(CLI_LIB) $(PATCH_LIB) $(CORE_LIB) $(BASE_LIB)
 	$(CXX) $(SAN) $(LDFLAGS) -o $@ $^ $(PATCH_LIBS)
 
 deps:
@@ -58,7 +66,7 @@ deps:
 
 test: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) all $(BUILD)/unit-tests
-	@$(MAKE) --no-print-directory check-cases
+	@$(MAKE) --no-print-directory check-cases check-layers
 	@tests/run_all.sh $(BUILD)
 
 test-stress: deps all
@@ -70,6 +78,9 @@ asan: deps
 
 check-cases:
 	@tests/check_cases.sh
+
+check-layers:
+	@tests/check_layers.sh
 
 demo: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) all

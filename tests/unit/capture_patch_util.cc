@@ -12,8 +12,8 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "capture/fingerprint.h"
-#include "capture/manifest.h"
+#include "capture/scan/fingerprint.h"
+#include "capture/patch/manifest.h"
 
 namespace testpatch {
 

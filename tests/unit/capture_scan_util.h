@@ -2,7 +2,7 @@
 #pragma once
 #include <string>
 
-#include "capture/scan.h"
+#include "capture/scan/scan.h"
 
 // Build up/e from upper_spec and low/e from lower_spec (see testtree::make)
 // in a fresh temp dir, then scan with base records. An upper dir or opaque

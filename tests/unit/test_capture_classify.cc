@@ -5,9 +5,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "capture/classify.h"
-#include "capture/fingerprint.h"
-#include "capture/xattr.h"
+#include "capture/scan/classify.h"
+#include "capture/scan/fingerprint.h"
+#include "capture/scan/xattr.h"
 #include "helper/base/fd.h"
 #include "tests/unit/capture_scan_util.h"
 #include "tests/unit/capture_tree.h"

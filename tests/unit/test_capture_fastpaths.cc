@@ -11,10 +11,10 @@
 #include <algorithm>
 #include <map>
 
-#include "capture/manifest.h"
-#include "capture/reader.h"
-#include "capture/scan.h"
-#include "capture/writer.h"
+#include "capture/patch/manifest.h"
+#include "capture/patch/reader.h"
+#include "capture/scan/scan.h"
+#include "capture/patch/writer.h"
 #include "helper/base/fd.h"
 #include "tests/unit/capture_tree.h"
 

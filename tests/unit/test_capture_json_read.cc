@@ -4,8 +4,8 @@
 // more (duplicate fields, numbers that do not fit).
 #include <catch2/catch.hpp>
 
-#include "capture/json_read.h"
-#include "capture/manifest.h"
+#include "helper/base/json/reader.h"
+#include "capture/patch/manifest.h"
 
 using namespace capture;
 

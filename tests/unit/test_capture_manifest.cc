@@ -2,10 +2,10 @@
 // round trip and the short summary.
 #include <catch2/catch.hpp>
 
-#include "capture/agreement.h"
-#include "capture/manifest.h"
-#include "capture/names.h"
-#include "capture/summary.h"
+#include "capture/patch/agreement.h"
+#include "capture/patch/manifest.h"
+#include "capture/scan/names.h"
+#include "capture/scan/summary.h"
 #include "helper/base/text.h"
 
 using namespace capture;

@@ -5,10 +5,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "capture/reader.h"
-#include "capture/tar_in.h"
-#include "capture/writer.h"
-#include "capture/zstream.h"
+#include "capture/patch/reader.h"
+#include "capture/patch/tar_in.h"
+#include "capture/patch/writer.h"
+#include "capture/patch/zstream.h"
 #include "helper/base/fd.h"
 #include "tests/unit/capture_patch_util.h"
 #include "tests/unit/capture_scan_util.h"

@@ -6,9 +6,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "capture/fingerprint.h"
-#include "capture/reader.h"
-#include "capture/writer.h"
+#include "capture/scan/fingerprint.h"
+#include "capture/patch/reader.h"
+#include "capture/patch/writer.h"
 #include "helper/base/fd.h"
 #include "tests/unit/capture_scan_util.h"
 #include "tests/unit/capture_tree.h"

@@ -15,8 +15,8 @@
 #include <thread>
 #include <vector>
 
-#include "capture/zframe.h"
-#include "capture/zstream.h"
+#include "capture/patch/zframe.h"
+#include "capture/patch/zstream.h"
 #include "helper/base/fd.h"
 #include "tests/unit/capture_tree.h"
 

@@ -3,8 +3,8 @@
 #include <catch2/catch.hpp>
 
 #include "helper/base/text.h"
-#include "helper/run_args.h"
-#include "helper/userns.h"
+#include "helper/sandbox/run_args.h"
+#include "helper/store/userns.h"
 #include "overlay/mountinfo.h"
 #include "overlay/options.h"
 

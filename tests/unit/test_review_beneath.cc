@@ -7,8 +7,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "review/beneath.h"
-#include "review/txn.h"
+#include "helper/base/fs/beneath.h"
+#include "review/txn/txn.h"
 
 namespace {
 

@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "review/conflict.h"
+#include "review/apply/conflict.h"
 
 using capture::BaseEntry;
 using capture::Type;

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "review/diff_algo.h"
+#include "review/diff/algo.h"
 
 using review::diff_lines;
 using review::split_lines;

@@ -2,8 +2,8 @@
 
 #include <string>
 
-#include "review/diff_format.h"
-#include "review/diff_stat.h"
+#include "review/diff/format.h"
+#include "review/diff/stat.h"
 
 using namespace review;
 

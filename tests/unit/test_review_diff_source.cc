@@ -8,8 +8,8 @@
 #include <fstream>
 #include <string>
 
-#include "review/diff_pager.h"
-#include "review/diff_source.h"
+#include "review/diff/pager.h"
+#include "review/diff/source.h"
 
 namespace {
 

@@ -6,9 +6,9 @@
 #include <cstdlib>
 #include <string>
 
-#include "review/beneath.h"
-#include "review/durable.h"
-#include "review/fsops.h"
+#include "helper/base/fs/beneath.h"
+#include "review/txn/durable.h"
+#include "review/txn/fsops.h"
 
 namespace {
 

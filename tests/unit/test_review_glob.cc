@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "review/glob.h"
+#include "review/apply/glob.h"
 
 using review::glob_match;
 using review::PathFilter;

@@ -3,7 +3,7 @@
 #include <string>
 #include <thread>
 
-#include "review/handoff.h"
+#include "review/apply/handoff.h"
 
 TEST_CASE("review handoff: every open and write arrives in order, across batches, with its bytes") {
     review::Handoff h;

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "helper/base/fd.h"
-#include "review/observe.h"
+#include "review/apply/observe.h"
 #include "tests/unit/capture_tree.h"
 
 namespace {

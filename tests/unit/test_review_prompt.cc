@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
-#include "review/prompt_io.h"
-#include "review/prompt_text.h"
+#include "review/prompt/io.h"
+#include "review/prompt/text.h"
 
 using capture::Change;
 using capture::Kind;

@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "review/risk.h"
+#include "review/prompt/risk.h"
 
 using capture::Change;
 using capture::Kind;

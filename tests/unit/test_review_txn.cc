@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "review/txn.h"
+#include "review/txn/txn.h"
 
 namespace {
 

@@ -1,0 +1,37 @@
+// JSON forms of the change model: the `status --json`/`show --json` objects
+// and the patch manifest (.layover/manifest.json). Names are raw bytes: valid
+// UTF-8 goes in "path" as is; otherwise "path" holds the display-escaped form
+// and "path_b64" the exact bytes (base64), so the encoding is lossless.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "capture/scan/change.h"
+#include "capture/patch/reader.h"
+#include "helper/base/result.h"
+
+namespace capture {
+
+using json = nlohmann::json;
+
+void put_bytes(json& j, const std::string& key, const std::string& raw);
+// The raw bytes of key (from key_b64 when present); false if missing/invalid.
+bool get_bytes(const json& j, const std::string& key, std::string* out);
+
+// full: also mtime_ns and xattrs (the manifest); otherwise the CLI contract fields.
+json change_to_json(const Change& c, bool full);
+base::Result<Change> change_from_json(const json& j);
+
+json base_to_json(const BaseEntry& b);
+base::Result<BaseEntry> base_from_json(const json& j);
+
+std::string changes_to_json_text(const std::vector<Change>& changes);  // the --json array
+std::string manifest_to_text(const Manifest& m);
+// Parsed in one strict pass, without a document tree (manifest_read.cc).
+base::Result<Manifest> manifest_from_text(const std::string& text);
+// .layover/sums: (member name as stored, fingerprint) in archive order.
+base::Result<std::vector<std::pair<std::string, std::string>>> sums_from_text(const std::string& text);
+
+}  // namespace capture

@@ -1,0 +1,453 @@
+// Reading the manifest and the sums: one strict pass over the text straight
+// into Change/BaseEntry vectors (json_read.h), with the rules and messages
+// that used to be checked on a document tree. Each record's problems are
+// ranked, so the one reported is the one the old field-by-field checks met
+// first, whatever the order of the keys.
+#include <limits>
+#include <type_traits>
+
+#include "helper/base/json/reader.h"
+#include "capture/patch/manifest.h"
+#include "capture/patch/writer.h"
+#include "helper/base/text.h"
+
+namespace capture {
+
+namespace {
+
+using base::jsonread::Number;
+using base::jsonread::Parser;
+using base::jsonread::Tok;
+
+base::Error bad(const std::string& what) { return base::error("invalid manifest: " + what); }
+
+// The first problem of one record, by rank (lower ranks are checked first).
+struct Problem {
+    int rank = std::numeric_limits<int>::max();
+    std::string what;
+    void add(int r, std::string w) {
+        if (r < rank) rank = r, what = std::move(w);
+    }
+    bool any() const { return rank != std::numeric_limits<int>::max(); }
+};
+
+// One lossless byte string: "key", or "key_b64" (preferred) when present.
+struct Bytes {
+    bool has_text = false, text_ok = false, has_b64 = false, b64_ok = false;
+    std::string b64;
+    // A value of "key" (into *text: 1) or of "key_b64" (2); 0 if k is neither.
+    int read(Parser& p, std::string_view k, std::string_view name, std::string* text) {
+        if (k == name) {
+            has_text = true;
+            text_ok = p.peek() == Tok::String ? p.string(text) : (p.skip(), false);
+            return 1;
+        }
+        if (k.size() == name.size() + 4 && k.substr(0, name.size()) == name && k.substr(name.size()) == "_b64") {
+            has_b64 = true;
+            b64_ok = p.peek() == Tok::String ? p.string(&b64) : (p.skip(), false);
+            return 2;
+        }
+        return 0;
+    }
+    // The bytes, into *text where "key" was read.
+    bool get(std::string* text) const {
+        if (has_b64) return b64_ok && base::base64_decode(b64, text);
+        return has_text && text_ok;
+    }
+};
+
+// A string field: absent, a string, or something else.
+enum class Field { Absent, Ok, Bad };
+
+Field read_string(Parser& p, std::string* out) {
+    if (p.peek() == Tok::String) return p.string(out) ? Field::Ok : Field::Bad;
+    p.skip();
+    return Field::Bad;
+}
+
+// "type"/"old_type": absent or null mean None.
+bool read_type(Parser& p, Type* out, std::string* scratch) {
+    Tok t = p.peek();
+    if (t == Tok::Null) return p.null();
+    if (t == Tok::String && p.string(scratch)) return parse_type(*scratch, out);
+    p.skip();
+    return false;
+}
+
+// An integer field of an unsigned type (or int64 when is_signed).
+template <class T>
+bool read_int(Parser& p, T* out) {
+    Number n;
+    if (p.peek() != Tok::Number) {
+        p.skip();
+        return false;
+    }
+    if (!p.number(&n)) return false;
+    if constexpr (std::is_signed_v<T>) {
+        int64_t v;
+        if (!n.to_signed(&v)) return false;
+        *out = static_cast<T>(v);
+    } else {
+        uint64_t v;
+        if (!n.to_unsigned(std::numeric_limits<T>::max(), &v)) return false;
+        *out = static_cast<T>(v);
+    }
+    return true;
+}
+
+bool read_bool(Parser& p, bool* out) {
+    if (p.peek() == Tok::Bool) return p.boolean(out);
+    p.skip();
+    return false;
+}
+
+// A key seen twice in one object: nlohmann kept the last silently; a patch
+// whose fields can be read two ways is refused instead.
+struct Seen {
+    uint32_t bits = 0;
+    std::string twice;
+    void mark(unsigned bit, std::string_view key) {
+        if ((bits & (1u << bit)) != 0 && twice.empty()) twice = key;
+        bits |= 1u << bit;
+    }
+};
+
+// {"name"|"name_b64", "value_b64"} of a change's xattrs list.
+bool read_xattr(Parser& p, std::string* name, std::string* value, std::string* scratch) {
+    if (p.peek() != Tok::Object) {
+        p.skip();
+        return false;
+    }
+    p.begin_object();
+    Bytes nb;
+    bool has_value = false, value_ok = false;
+    std::string_view k;
+    while (p.next_key(&k)) {
+        if (nb.read(p, k, "name", name)) continue;
+        if (k == "value_b64") {
+            has_value = true;
+            value_ok = read_string(p, scratch) == Field::Ok && base::base64_decode(*scratch, value);
+            continue;
+        }
+        p.skip();
+    }
+    return nb.get(name) && has_value && value_ok;
+}
+
+// One change object (the parser at its value). Semantic problems go to
+// *problem (left empty when none); syntax errors stay in the parser.
+void read_change(Parser& p, Change* c, std::string* problem) {
+    if (p.peek() != Tok::Object) {
+        p.skip();
+        *problem = "a change is not an object";
+        return;
+    }
+    p.begin_object();
+    Bytes path, link;
+    Seen seen;
+    Problem pr;
+    bool has_kind = false, kind_ok = false, xattrs_bad = false;
+    std::string scratch, xname, xvalue;
+    std::string_view k;
+    while (p.next_key(&k)) {
+        if (int r = path.read(p, k, "path", &c->path)) seen.mark(r == 1 ? 0 : 11, k);
+        else if (int r2 = link.read(p, k, "link_target", &c->link_target)) seen.mark(r2 == 1 ? 1 : 12, k);
+        else if (k == "kind") {
+            seen.mark(2, k);
+            has_kind = true;
+            kind_ok = read_string(p, &scratch) == Field::Ok && parse_kind(scratch, &c->kind);
+        } else if (k == "type" || k == "old_type") {
+            seen.mark(k == "type" ? 3 : 4, k);
+            if (!read_type(p, k == "type" ? &c->type : &c->old_type, &scratch)) pr.add(3, "unknown type");
+        } else if (k == "size" || k == "mode" || k == "old_mode" || k == "mtime_ns") {
+            bool ok = k == "size"       ? (seen.mark(5, k), read_int(p, &c->size))
+                      : k == "mode"     ? (seen.mark(6, k), read_int(p, &c->mode))
+                      : k == "old_mode" ? (seen.mark(7, k), read_int(p, &c->old_mode))
+                                        : (seen.mark(8, k), read_int(p, &c->mtime_ns));
+            if (!ok) pr.add(4, "a number field is not an integer that fits");
+        } else if (k == "captured") {
+            seen.mark(9, k);
+            if (!read_bool(p, &c->captured)) pr.add(6, "captured is not a boolean");
+        } else if (k == "xattrs") {
+            seen.mark(10, k);
+            if (p.peek() != Tok::Array) {
+                p.skip();
+                pr.add(7, "xattrs is not an array");
+                continue;
+            }
+            p.begin_array();
+            while (p.next_item()) {
+                if (xattrs_bad) {
+                    p.skip();
+                } else if (!read_xattr(p, &xname, &xvalue, &scratch)) {
+                    pr.add(7, "an invalid xattr");
+                    xattrs_bad = true;
+                } else if (xname.compare(0, 5, "user.") != 0) {
+                    // Same rule as the payload's: a patch carries only user.* xattrs.
+                    pr.add(7, "carries xattr " + base::display_path(xname) + "; patches hold only user.* xattrs");
+                    xattrs_bad = true;
+                } else if (!c->xattrs.emplace(xname, xvalue).second) {
+                    pr.add(7, "lists xattr " + base::display_path(xname) + " twice");
+                    xattrs_bad = true;
+                }
+            }
+        } else {
+            p.skip();
+        }
+    }
+    if (!path.get(&c->path)) {
+        *problem = "a change has no valid path";
+        return;
+    }
+    if (!seen.twice.empty()) pr.add(0, "field " + seen.twice + " given twice");
+    if (!has_kind || !kind_ok) pr.add(1, "unknown kind");
+    if (c->type == Type::Symlink && !link.get(&c->link_target)) pr.add(5, "a symlink without a target");
+    if (c->type != Type::Symlink) c->link_target.clear();
+    if (pr.any()) *problem = "change " + base::display_path(c->path) + ": " + pr.what;
+}
+
+void read_base(Parser& p, BaseEntry* b, std::string* problem) {
+    if (p.peek() != Tok::Object) {
+        p.skip();
+        *problem = "a base record is not an object";
+        return;
+    }
+    p.begin_object();
+    Bytes path;
+    Seen seen;
+    Problem pr;
+    bool absent_bad = false, has_type = false, type_ok = false;
+    std::string scratch;
+    std::string_view k;
+    while (p.next_key(&k)) {
+        if (int r = path.read(p, k, "path", &b->path)) {
+            seen.mark(r == 1 ? 0 : 7, k);
+        } else if (k == "absent") {
+            seen.mark(1, k);
+            absent_bad = !read_bool(p, &b->absent);
+        } else if (k == "type") {
+            seen.mark(2, k);
+            has_type = true;
+            type_ok = read_type(p, &b->type, &scratch) && b->type != Type::None;
+        } else if (k == "size" || k == "mode") {
+            bool ok = k == "size" ? (seen.mark(3, k), read_int(p, &b->size)) : (seen.mark(4, k), read_int(p, &b->mode));
+            if (!ok) pr.add(3, "a number field is not an integer that fits");
+        } else if (k == "fingerprint") {
+            seen.mark(5, k);
+            Tok t = p.peek();
+            if (t == Tok::Null) p.null();
+            else if (read_string(p, &b->fingerprint) != Field::Ok || b->fingerprint.size() != 32)
+                pr.add(4, "bad fingerprint");
+        } else if (k == "stale") {
+            seen.mark(6, k);
+            if (!read_bool(p, &b->stale)) pr.add(5, "stale is not a boolean");
+        } else {
+            p.skip();
+        }
+    }
+    if (!path.get(&b->path)) {
+        *problem = "a base record has no valid path";
+        return;
+    }
+    std::string where = "base " + base::display_path(b->path) + ": ";
+    if (!seen.twice.empty()) return void(*problem = where + "field " + seen.twice + " given twice");
+    if (absent_bad) return void(*problem = where + "absent is not a boolean");
+    if (b->absent) {  // nothing else about an absent entry is read
+        std::string path_bytes = std::move(b->path);
+        *b = BaseEntry();
+        b->path = std::move(path_bytes);
+        b->absent = true;
+        return;
+    }
+    if (!has_type || !type_ok) pr.add(2, "unknown type");
+    if (pr.any()) *problem = where + pr.what;
+}
+
+// The command array: strings, or {"arg", "arg_b64"} objects.
+bool read_command(Parser& p, std::vector<std::string>* out) {
+    p.begin_array();
+    bool ok = true;
+    while (p.next_item()) {
+        std::string s;
+        Tok t = p.peek();
+        if (t == Tok::String) {
+            p.string(&s);
+        } else if (t == Tok::Object) {
+            p.begin_object();
+            Bytes arg;
+            std::string_view k;
+            while (p.next_key(&k))
+                if (!arg.read(p, k, "arg", &s)) p.skip();
+            ok = ok && arg.get(&s);
+        } else {
+            p.skip();
+            ok = false;
+        }
+        out->push_back(std::move(s));
+    }
+    return ok;
+}
+
+}  // namespace
+
+base::Result<Manifest> manifest_from_text(const std::string& text) {
+    Parser p(text);
+    if (p.peek() != Tok::Object) return bad("not a JSON object");
+    p.begin_object();
+    Manifest m;
+    // A change takes ~200 bytes of text, its base record ~120: fewer regrowths.
+    // Entries take 150-250 bytes of text: reserving too much costs nothing
+    // (memory never touched is never faulted in), growing by copies does.
+    m.changes.reserve(text.size() / 128);
+    m.base.reserve(text.size() / 128);
+    Seen seen;
+    Problem pr;  // ranks: the order the fields are checked in
+    Field format = Field::Absent;
+    Bytes target;
+    bool has_changes = false, has_base = false;
+    std::string_view k;
+    while (p.next_key(&k)) {
+        if (k == "format") {
+            seen.mark(0, k);
+            format = read_string(p, &m.format);
+        } else if (int r = target.read(p, k, "target", &m.target)) {
+            seen.mark(r == 1 ? 1 : 10, k);
+        } else if (k == "session" || k == "created" || k == "version" || k == "kind" || k == "undo_store") {
+            unsigned bit = k == "session" ? 2 : k == "created" ? 3 : k == "version" ? 4 : k == "kind" ? 5 : 6;
+            std::string* out = bit == 2 ? &m.session : bit == 3 ? &m.created : bit == 4 ? &m.version
+                               : bit == 5 ? &m.kind : &m.undo_store;
+            seen.mark(bit, k);
+            if (read_string(p, out) != Field::Ok) pr.add(2, std::string(k) + " is not a string");
+        } else if (k == "command") {
+            seen.mark(7, k);
+            if (p.peek() != Tok::Array) {
+                p.skip();
+                pr.add(3, "command is not an array");
+            } else if (!read_command(p, &m.command)) {
+                pr.add(3, "an invalid command argument");
+            }
+        } else if (k == "changes" || k == "base") {
+            bool changes = k == "changes";
+            seen.mark(changes ? 8 : 9, k);
+            if (p.peek() != Tok::Array) {
+                p.skip();
+                continue;
+            }
+            (changes ? has_changes : has_base) = true;
+            int rank = changes ? 4 : 5;
+            std::string problem;
+            p.begin_array();
+            while (p.next_item()) {
+                if (changes) {
+                    Change c;
+                    read_change(p, &c, &problem);
+                    m.changes.push_back(std::move(c));
+                } else {
+                    BaseEntry b;
+                    read_base(p, &b, &problem);
+                    m.base.push_back(std::move(b));
+                }
+                if (!problem.empty()) {
+                    pr.add(rank, std::move(problem));
+                    problem.clear();
+                }
+            }
+        } else {
+            p.skip();
+        }
+    }
+    if (!p.ok() || !p.finish()) return bad("not valid JSON (at byte " + std::to_string(p.pos()) + ")");
+    if (format != Field::Ok) return bad("no format field");
+    if (m.format != "layover-patch/1")
+        return base::error("unsupported patch format '" + base::display_path(m.format) +
+                           "'; this layover reads layover-patch/1, upgrade layover");
+    if (!seen.twice.empty()) return bad("field " + seen.twice + " given twice");
+    if (!target.get(&m.target)) return bad("no target");
+    if (!has_changes) pr.add(4, "no changes array");
+    if (!has_base) pr.add(5, "no base array");
+    if (pr.any()) return bad(pr.what);
+    return m;
+}
+
+base::Result<Change> change_from_json(const json& j) {
+    std::string text = j.dump(-1, ' ', false, json::error_handler_t::replace);
+    Parser p(text);
+    Change c;
+    std::string problem;
+    read_change(p, &c, &problem);
+    if (!p.finish()) return bad("a change is not valid JSON");
+    if (!problem.empty()) return bad(problem);
+    return c;
+}
+
+base::Result<BaseEntry> base_from_json(const json& j) {
+    std::string text = j.dump(-1, ' ', false, json::error_handler_t::replace);
+    Parser p(text);
+    BaseEntry b;
+    std::string problem;
+    read_base(p, &b, &problem);
+    if (!p.finish()) return bad("a base record is not valid JSON");
+    if (!problem.empty()) return bad(problem);
+    return b;
+}
+
+base::Result<std::vector<std::pair<std::string, std::string>>> sums_from_text(const std::string& text) {
+    auto invalid_list = [] { return base::error(std::string(kSumsName) + " is not a valid sums list"); };
+    Parser p(text);
+    if (p.peek() != Tok::Object) return invalid_list();
+    p.begin_object();
+    Seen seen;
+    Field format = Field::Absent;
+    std::string fmt;
+    bool has_members = false, entry_bad = false;
+    std::vector<std::pair<std::string, std::string>> out;
+    std::string_view k;
+    while (p.next_key(&k)) {
+        if (k == "format") {
+            seen.mark(0, k);
+            format = read_string(p, &fmt);
+        } else if (k == "members") {
+            seen.mark(1, k);
+            if (p.peek() != Tok::Array) {
+                p.skip();
+                continue;
+            }
+            has_members = true;
+            p.begin_array();
+            while (p.next_item()) {
+                if (entry_bad || p.peek() != Tok::Object) {
+                    p.skip();
+                    entry_bad = true;
+                    continue;
+                }
+                p.begin_object();
+                Bytes path;
+                Seen entry_seen;
+                std::pair<std::string, std::string> e;
+                Field fp = Field::Absent;
+                std::string_view ek;
+                while (p.next_key(&ek)) {
+                    if (int r = path.read(p, ek, "path", &e.first)) {
+                        entry_seen.mark(r == 1 ? 0 : 2, ek);
+                    } else if (ek == "fingerprint") {
+                        entry_seen.mark(1, ek);
+                        fp = read_string(p, &e.second);
+                    } else {
+                        p.skip();
+                    }
+                }
+                if (!path.get(&e.first) || fp != Field::Ok || !entry_seen.twice.empty()) entry_bad = true;
+                else out.push_back(std::move(e));
+            }
+        } else {
+            p.skip();
+        }
+    }
+    if (!p.ok() || !p.finish() || format != Field::Ok || fmt != "layover-sums/1" || !has_members ||
+        !seen.twice.empty())
+        return invalid_list();
+    if (entry_bad) return base::error(std::string(kSumsName) + " has an invalid entry");
+    return out;
+}
+
+}  // namespace capture

@@ -1,0 +1,420 @@
+#include "capture/patch/reader.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <set>
+#include <unordered_set>
+
+#include "capture/patch/agreement.h"
+#include "capture/scan/fingerprint.h"
+#include "capture/patch/manifest.h"
+#include "capture/scan/names.h"
+#include "capture/patch/reader_impl.h"
+#include "capture/patch/tar_in.h"
+#include "capture/patch/writer.h"
+#include "helper/base/fd.h"
+#include "helper/base/text.h"
+#include "helper/base/thread.h"
+
+namespace capture {
+
+using base::Result;
+
+namespace {
+
+std::string lim(uint64_t v) { return std::to_string(v); }
+
+// Error messages stay one readable line even for absurdly long names.
+std::string shown(const std::string& name) {
+    std::string d = base::display_path(name);
+    return d.size() > 200 ? d.substr(0, 200) + "..." : d;
+}
+
+const char* member_kind_word(Member::Kind k) {
+    switch (k) {
+        case Member::Kind::Dir: return "directory";
+        case Member::Kind::Symlink: return "symlink";
+        case Member::Kind::Hardlink: return "hardlink";
+        case Member::Kind::Fifo: return "fifo";
+        default: return "special";
+    }
+}
+
+// size: what the header says (a hint: the data is checked against limit).
+Result<std::string> read_small(TarIn& t, uint64_t limit, const std::string& what, int64_t size) {
+    std::string out;
+    // One allocation instead of doubling: a 10k-file manifest is megabytes,
+    // and copying it while it grows touched fresh memory for each copy.
+    if (size > 0) out.reserve(static_cast<size_t>(std::min<uint64_t>(static_cast<uint64_t>(size), limit)));
+    for (;;) {
+        const char* p;
+        size_t n;
+        int64_t off;
+        TRY_VOID(t.block(&p, &n, &off));
+        if (n == 0) return out;
+        if (static_cast<uint64_t>(off) != out.size()) return base::error(what + " is stored sparse, which is invalid");
+        if (out.size() + n > limit) return base::error(what + " is larger than " + lim(limit) + " bytes");
+        out.append(p, n);
+    }
+}
+
+// One member's header turned into a Member, with every per-member rule.
+class Validator {
+public:
+    explicit Validator(const Limits& l) : l_(l) {}
+
+    Result<Member> member(archive_entry* e, std::string* tar_name) {
+        const char* raw = archive_entry_pathname(e);
+        if (!raw) return base::error("a member has no name");
+        std::string name = raw;
+        unsigned ft = archive_entry_filetype(e);
+        const char* hl = archive_entry_hardlink(e);
+        if (ft == AE_IFDIR && name.size() > 1 && name.back() == '/') name.pop_back();
+        // Built only for an error: most patches have none, and many members.
+        auto where = [&name] { return "member " + shown(name) + ": "; };
+        std::string bad = check_relative_path(name, l_.max_name_len);
+        if (!bad.empty()) return base::error(where() + bad);
+        *tar_name = name;
+        Member m;
+        std::string path;
+        NameRole role = name_role(name, &path);
+        if (role == NameRole::Reserved) return base::error(where() + "a reserved whiteout name");
+        m.path = path;
+        m.mode = archive_entry_perm(e) & 07777;
+        if (__builtin_mul_overflow(static_cast<int64_t>(archive_entry_mtime(e)), int64_t{1000000000}, &m.mtime_ns) ||
+            __builtin_add_overflow(m.mtime_ns, static_cast<int64_t>(archive_entry_mtime_nsec(e)), &m.mtime_ns))
+            return base::error(where() + "an mtime out of range (beyond the year 2262)");
+        if (hl) {
+            std::string target = hl;
+            bad = check_relative_path(target, l_.max_name_len);
+            if (!bad.empty()) return base::error(where() + "hardlink target: " + bad);
+            if (!files_.count(target))
+                return base::error(where() + "hardlink to " + base::display_path(target) +
+                                   ", which is not an earlier file member of the patch");
+            m.kind = Member::Kind::Hardlink;
+            m.link_target = target;
+        } else if (ft == AE_IFREG) {
+            m.kind = Member::Kind::File;
+            m.size = static_cast<uint64_t>(archive_entry_size(e));
+        } else if (ft == AE_IFDIR) {
+            m.kind = Member::Kind::Dir;
+        } else if (ft == AE_IFLNK) {
+            m.kind = Member::Kind::Symlink;
+            const char* t = archive_entry_symlink(e);
+            m.link_target = t ? t : "";
+            if (m.link_target.empty() || m.link_target.size() > l_.max_name_len)
+                return base::error(where() + "invalid symlink target");
+        } else if (ft == AE_IFIFO) {
+            m.kind = Member::Kind::Fifo;
+        } else {
+            return base::error(where() + "a device node or socket, which patches never contain");
+        }
+        // Only regular files carry data; libarchive would skip any other
+        // member's (a pax hardlink, a GNU dumpdir) unread and unmetered.
+        if (m.kind != Member::Kind::File && archive_entry_size(e) != 0)
+            return base::error(where() + "a " + member_kind_word(m.kind) +
+                               " member that carries data, which only regular files do");
+        if (role != NameRole::Plain) {
+            if (m.kind != Member::Kind::File || m.size != 0)
+                return base::error(where() + "a whiteout must be an empty regular file");
+            m.kind = role == NameRole::Whiteout ? Member::Kind::Whiteout : Member::Kind::Opaque;
+        }
+        TRY_VOID(place(m, where));
+        TRY_VOID(attrs(e, &m, where));
+        if (m.kind == Member::Kind::File) files_.insert(m.path);
+        return m;
+    }
+
+    Result<void> add_stored(uint64_t n) {
+        stored_ += n;
+        if (stored_ > l_.max_stored_bytes)
+            return base::error("the patch holds more than " + lim(l_.max_stored_bytes) +
+                               " bytes of data (a zstd bomb?); raise --max-stored-bytes if you trust it");
+        return base::Ok();
+    }
+
+private:
+    // Duplicates, and paths both deleted and written.
+    template <class Where>
+    Result<void> place(const Member& m, const Where& where) {
+        if (m.kind == Member::Kind::Whiteout) {
+            if (deleted_.count(m.path)) return base::error(where() + "deletes a path twice");
+            if (written_.count(m.path)) return base::error(where() + "deletes a path the patch also writes");
+            auto it = written_.lower_bound(m.path + "/");
+            if (it != written_.end() && it->compare(0, m.path.size() + 1, m.path + "/") == 0)
+                return base::error(where() + "deletes a dir the patch also writes into");
+            deleted_.insert(m.path);
+            return base::Ok();
+        }
+        if (m.kind == Member::Kind::Opaque) {
+            if (!dirs_.count(m.path)) return base::error(where() + "marks a dir opaque that is not an earlier dir member");
+            if (!opaque_.insert(m.path).second) return base::error(where() + "marks a dir opaque twice");
+            return base::Ok();
+        }
+        if (!written_.insert(m.path).second) return base::error(where() + "duplicate path");
+        for (std::string p = m.path; !deleted_.empty();) {
+            if (deleted_.count(p)) return base::error(where() + "writes a path the patch also deletes");
+            auto slash = p.rfind('/');
+            if (slash == std::string::npos) break;
+            p.resize(slash);
+        }
+        if (m.kind == Member::Kind::Dir) dirs_.insert(m.path);
+        return base::Ok();
+    }
+
+    template <class Where>
+    Result<void> attrs(archive_entry* e, Member* m, const Where& where) {
+        archive_entry_xattr_reset(e);
+        const char* xn;
+        const void* xv;
+        size_t xs;
+        while (archive_entry_xattr_next(e, &xn, &xv, &xs) == ARCHIVE_OK) {
+            std::string n = xn ? xn : "";
+            if (n.compare(0, 5, "user.") != 0)
+                return base::error(where() + "carries xattr " + base::display_path(n) + "; patches hold only user.* xattrs");
+            m->xattrs[n] = std::string(static_cast<const char*>(xv), xs);
+        }
+        if (m->kind != Member::Kind::File) {
+            if (archive_entry_sparse_count(e) > 0) return base::error(where() + "sparse map on a non-file");
+            return base::Ok();
+        }
+        logical_ += m->size;
+        if (m->size > l_.max_logical_bytes || logical_ > l_.max_logical_bytes)
+            return base::error(where() + "the patch's files add up to more than " + lim(l_.max_logical_bytes) +
+                               " bytes (logical size); raise --max-logical-bytes if you trust it");
+        // Data segments are limited; a map may also end in one empty entry
+        // (the writer's mark for a file that ends in a hole).
+        int count = archive_entry_sparse_count(e);
+        if (count < 0 || static_cast<uint64_t>(count) > l_.max_sparse_segments + 1)
+            return base::error(where() + "too many sparse segments (the limit is " + lim(l_.max_sparse_segments) + ")");
+        archive_entry_sparse_reset(e);
+        la_int64_t off, len;
+        uint64_t end = 0;
+        while (archive_entry_sparse_next(e, &off, &len) == ARCHIVE_OK) {
+            if (off < 0 || len < 0 || static_cast<uint64_t>(off) < end ||
+                static_cast<uint64_t>(off) + static_cast<uint64_t>(len) > m->size)
+                return base::error(where() + "invalid sparse map");
+            end = static_cast<uint64_t>(off + len);
+            if (len > 0) m->sparse.emplace_back(static_cast<uint64_t>(off), static_cast<uint64_t>(len));
+        }
+        if (m->sparse.size() > l_.max_sparse_segments)
+            return base::error(where() + "too many sparse segments (the limit is " + lim(l_.max_sparse_segments) + ")");
+        if (count > 0 && m->sparse.empty() && m->size > 0) m->sparse.emplace_back(m->size, 0);
+        return base::Ok();
+    }
+
+    const Limits& l_;
+    uint64_t stored_ = 0, logical_ = 0;
+    std::set<std::string> written_;  // ordered: a deleted dir must have nothing written below it
+    std::unordered_set<std::string> deleted_, opaque_, dirs_, files_;
+};
+
+// A file member's data, bounds-checked, fingerprinted and passed on;
+// *stored: the bytes it took in the stream.
+Result<std::string> stream_data(TarIn& t, const Member& m, Validator* v, const DataSink& sink,
+                                uint64_t* stored = nullptr) {
+    Fingerprint fp;
+    uint64_t next = 0, total = 0;
+    for (;;) {
+        const char* p;
+        size_t n;
+        int64_t off;
+        TRY_VOID(t.block(&p, &n, &off));
+        if (n == 0) break;
+        uint64_t o = static_cast<uint64_t>(off);
+        if (off < 0 || o < next || o + n > m.size)
+            return base::error("member " + base::display_path(m.path) + ": data outside its declared size");
+        next = o + n;
+        total += n;
+        if (v) TRY_VOID(v->add_stored(n));
+        fp.data(o, p, n);
+        if (sink) TRY_VOID(sink(o, p, n));
+    }
+    if (stored) *stored = total;
+    return fp.finish(m.size);
+}
+
+// What a file's stored data must add up to: its size, or its sparse map's segments.
+uint64_t expected_stored(const Member& m) {
+    if (m.sparse.empty()) return m.size;
+    uint64_t sum = 0;
+    for (const auto& s : m.sparse) sum += s.second;
+    return sum;
+}
+
+std::string fp_of_meta(const Member& m) {
+    if (m.kind == Member::Kind::Symlink || m.kind == Member::Kind::Hardlink) return fingerprint_bytes(m.link_target);
+    return fingerprint_bytes("");
+}
+
+}  // namespace
+
+Patch::Patch() : impl_(new Impl) {}
+Patch::Patch(Patch&& o) noexcept : impl_(o.impl_) { o.impl_ = nullptr; }
+Patch& Patch::operator=(Patch&& o) noexcept {
+    if (this != &o) {
+        Patch old(std::move(*this));
+        impl_ = o.impl_;
+        o.impl_ = nullptr;
+    }
+    return *this;
+}
+Patch::~Patch() {
+    if (!impl_) return;
+    if (!impl_->temp.empty()) ::unlink(impl_->temp.c_str());
+    delete impl_;
+}
+
+const Manifest& Patch::manifest() const { return impl_->manifest; }
+const std::vector<Member>& Patch::members() const { return impl_->members; }
+const std::string& Patch::file() const { return impl_->file; }
+bool Patch::from_session() const { return impl_->from_session; }
+
+namespace {
+
+struct Parsed {
+    Manifest manifest;
+    std::vector<Member> members;
+    Sums sums;
+    std::vector<StoredData> stored;
+    std::vector<ZstdReader::Mark> marks;
+};
+
+HeaderBudget budget_of(const Limits& l) {
+    HeaderBudget b;
+    b.max_pax_header = l.max_pax_header;
+    b.max_sparse_segments = l.max_sparse_segments;
+    return b;
+}
+
+// A GNU sparse 1.0 map is read with the headers but is not one: allow what
+// its entries can take (two decimal int64 lines each, the count line, the
+// padding, and a closing zero-length entry), so a file with
+// max_sparse_segments segments reads, while a map padded with extra
+// entries does not.
+uint64_t sparse_map_allowance(archive_entry* e) {
+    int count = archive_entry_sparse_count(e);
+    if (count <= 0) return 0;
+    return (static_cast<uint64_t>(count) + 2) * 2 * 21 + 512;
+}
+
+Result<void> validate(int fd, const Limits& l, Parsed* im) {
+    TarIn t(fd, budget_of(l));
+    TRY_VOID(t.open());
+    Validator v(l);
+    std::vector<std::pair<std::string, std::string>> computed;
+    bool have_sums = false;
+    // The manifest (first member) is parsed on a second thread while the
+    // members after it are read and hashed; nothing needs it before the
+    // agreement check at the end.
+    std::string manifest_text;
+    Result<Manifest> manifest = base::error("");
+    bool parsing = false;
+    base::StackThread parser;
+    auto members = [&]() -> Result<void> {
+        for (uint64_t index = 0;; index++) {
+            uint64_t hb = 0;
+            TRY(archive_entry * e, t.next(&hb));
+            if (!e) return base::Ok();
+            if (hb > l.max_pax_header + sparse_map_allowance(e))
+                return base::error("member #" + lim(index) + " has " + lim(hb) + " bytes of headers, over the limit of " +
+                                   lim(l.max_pax_header) + "; raise --max-pax-header if you trust it");
+            if (index >= l.max_members + 2)
+                return base::error("the patch has more than " + lim(l.max_members) +
+                                   " members; raise --max-members if you trust it");
+            if (have_sums) return base::error(std::string("a member follows ") + kSumsName + ", which must be last");
+            const char* raw = archive_entry_pathname(e);
+            std::string name = raw ? raw : "";
+            bool regular = archive_entry_filetype(e) == AE_IFREG && !archive_entry_hardlink(e);
+            if (index == 0) {
+                if (name != kManifestName || !regular)
+                    return base::error(std::string("not a layover patch: the first member is not ") + kManifestName);
+                TRY(manifest_text, read_small(t, l.max_manifest, kManifestName, archive_entry_size(e)));
+                // Every payload member is a change in the manifest, each well
+                // over 128 bytes of it: room for them all without regrowing.
+                im->members.reserve(std::min<uint64_t>(manifest_text.size() / 128, l.max_members) + 2);
+                im->stored.reserve(im->members.capacity());
+                computed.emplace_back(name, fingerprint_bytes(manifest_text));
+                auto parse = [&] { manifest = manifest_from_text(manifest_text); };
+                parsing = true;
+                if (!parser.start(parse)) parse();
+                continue;
+            }
+            if (name == kManifestName) return base::error(std::string("the patch has a second ") + kManifestName);
+            if (name == kSumsName) {
+                if (!regular) return base::error(std::string(kSumsName) + " is not a regular file");
+                TRY(std::string text, read_small(t, l.max_manifest, kSumsName, archive_entry_size(e)));
+                TRY(im->sums, sums_from_text(text));
+                have_sums = true;
+                continue;
+            }
+            std::string tar_name;
+            TRY(Member m, v.member(e, &tar_name));
+            std::string fp;
+            StoredData where;
+            if (m.kind == Member::Kind::File) {
+                where.offset = t.position();
+                TRY(fp, stream_data(t, m, &v, nullptr, &where.bytes));
+                if (where.bytes != expected_stored(m))
+                    return base::error("member " + shown(m.path) + ": its stored data does not match its size or sparse map");
+            } else {
+                fp = fp_of_meta(m);
+            }
+            computed.emplace_back(tar_name, fp);
+            im->members.push_back(std::move(m));
+            im->stored.push_back(where);
+        }
+    };
+    auto r = members();
+    parser.join();
+    // A bad manifest comes first in the stream, so it is the error reported.
+    if (parsing) {
+        if (!manifest) return manifest.error();
+        im->manifest = std::move(manifest.value());
+    }
+    if (!r) return r;
+    if (!have_sums) return base::error(std::string("the patch is truncated or incomplete: no ") + kSumsName + " member");
+    TRY_VOID(t.finish(1 << 20));
+    im->marks = t.stream().marks();
+    if (computed.size() != im->sums.size())
+        return base::error(std::string(kSumsName) + " lists " + lim(im->sums.size()) + " members, the patch has " +
+                           lim(computed.size()));
+    for (size_t i = 0; i < computed.size(); i++) {
+        if (computed[i].first != im->sums[i].first)
+            return base::error(std::string(kSumsName) + " does not match member " + base::display_path(computed[i].first));
+        if (computed[i].second != im->sums[i].second)
+            return base::error("fingerprint mismatch for member " + base::display_path(computed[i].first) +
+                               ": the patch is corrupt or was altered");
+    }
+    std::string why = check_agreement(im->manifest, im->members, l);
+    if (!why.empty()) return base::error(why);
+    return base::Ok();
+}
+
+}  // namespace
+
+Result<Patch> Patch::open(const std::string& file, const Limits& limits) {
+    Patch p;
+    p.impl_->file = file;
+    p.impl_->limits = limits;
+    auto fd = base::open_at(AT_FDCWD, file, O_RDONLY);
+    if (!fd) return base::error("cannot open patch " + file + ": " + fd.error().message);
+    struct stat st;
+    if (::fstat(fd->get(), &st) != 0 || !S_ISREG(st.st_mode))
+        return base::error("patch " + file + " is not a regular file");
+    p.impl_->fd = std::move(fd.value());
+    Parsed parsed;
+    auto r = validate(p.impl_->fd.get(), limits, &parsed);
+    if (!r) return r.error().context("invalid patch " + file);
+    p.impl_->manifest = std::move(parsed.manifest);
+    p.impl_->members = std::move(parsed.members);
+    p.impl_->sums = std::move(parsed.sums);
+    p.impl_->stored = std::move(parsed.stored);
+    p.impl_->marks = std::move(parsed.marks);
+    return p;
+}
+
+}  // namespace capture

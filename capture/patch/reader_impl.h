@@ -1,0 +1,35 @@
+// Private state of capture::Patch, shared by reader.cc and source.cc.
+#pragma once
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "capture/patch/reader.h"
+#include "capture/patch/zstream.h"
+#include "helper/base/fd.h"
+
+namespace capture {
+
+using Sums = std::vector<std::pair<std::string, std::string>>;
+
+// Where validation found a File member's stored data in the decoded stream
+// (unused for other kinds of member).
+struct StoredData {
+    uint64_t offset = 0;
+    uint64_t bytes = 0;
+};
+
+struct Patch::Impl {
+    std::string file;
+    base::Fd fd;
+    Limits limits;
+    Manifest manifest;
+    std::vector<Member> members;
+    Sums sums;  // name as in the tar, fingerprint; manifest first
+    std::vector<StoredData> stored;  // parallel to members
+    std::vector<ZstdReader::Mark> marks;  // where decoding may restart
+    bool from_session = false;
+    std::string temp;  // a session's on-the-fly patch, removed with the Patch
+};
+
+}  // namespace capture

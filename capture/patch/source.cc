@@ -1,0 +1,97 @@
+// Patch::open_source (SESSION|PATCH) and the shared limit flags.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <random>
+
+#include "capture/patch/reader.h"
+#include "capture/patch/reader_impl.h"
+#include "capture/patch/save.h"
+#include "helper/store/session.h"
+
+namespace capture {
+
+namespace {
+
+bool looks_like_file(const std::string& arg) {
+    struct stat st;
+    if (arg.find('/') != std::string::npos) return true;
+    if (arg.size() > 8 && arg.compare(arg.size() - 8, 8, ".tar.zst") == 0) return true;
+    return ::stat(arg.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+bool parse_size(const char* s, uint64_t* out) {
+    if (!s || !*s) return false;
+    char* end = nullptr;
+    errno = 0;
+    unsigned long long v = std::strtoull(s, &end, 10);
+    if (errno || end == s || s[0] == '-') return false;
+    int shift = 0;
+    if (*end) {
+        switch (*end) {
+            case 'K': case 'k': shift = 10; break;
+            case 'M': case 'm': shift = 20; break;
+            case 'G': case 'g': shift = 30; break;
+            case 'T': case 't': shift = 40; break;
+            default: return false;
+        }
+        if (end[1]) return false;
+    }
+    if (shift && v > (~0ull >> shift)) return false;
+    *out = static_cast<uint64_t>(v) << shift;
+    return true;
+}
+
+}  // namespace
+
+base::Result<Patch> Patch::open_source(const std::string& arg, const Limits& limits) {
+    if (looks_like_file(arg)) return open(arg, limits);
+    TRY(std::string state, session::state_dir());
+    TRY(session::Info info, session::find(state, arg));
+    std::random_device rd;
+    std::string tmp = state + "/.capture-" + info.meta.name + "-" + std::to_string(rd() % 1000000000u) + ".tar.zst";
+    TRY_VOID(save_session(info, tmp));
+    auto p = open(tmp, limits);
+    if (!p) {
+        ::unlink(tmp.c_str());
+        return p.error();
+    }
+    p->impl_->from_session = true;
+    p->impl_->temp = tmp;
+    return p;
+}
+
+int parse_limit_flag(int argc, char** argv, int* i, Limits* l, std::string* error) {
+    std::string a = argv[*i];
+    std::string value;
+    bool inline_value = false;
+    auto eq = a.find('=');
+    if (eq != std::string::npos) {
+        value = a.substr(eq + 1);
+        a.resize(eq);
+        inline_value = true;
+    }
+    uint64_t* field = a == "--max-members"       ? &l->max_members
+                      : a == "--max-stored-bytes"  ? &l->max_stored_bytes
+                      : a == "--max-logical-bytes" ? &l->max_logical_bytes
+                      : a == "--max-name-len"      ? &l->max_name_len
+                      : a == "--max-pax-header"    ? &l->max_pax_header
+                                                   : nullptr;
+    if (!field) return 0;
+    if (!inline_value) {
+        if (*i + 1 >= argc) {
+            *error = a + " needs a value";
+            return -1;
+        }
+        value = argv[++*i];
+    }
+    if (!parse_size(value.c_str(), field)) {
+        *error = a + ": invalid size '" + value + "' (a number, optionally ending in K, M, G or T)";
+        return -1;
+    }
+    return 1;
+}
+
+}  // namespace capture

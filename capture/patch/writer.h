@@ -1,0 +1,40 @@
+// The patch writer: a pax tar through zstd (checksummed frames), one pass.
+// Members: .layover/manifest.json first, the payload in walk order (OCI
+// layer convention: DIR/.wh.NAME deletions, DIR/.wh..wh..opq opaque dirs,
+// hardlinks among captured files, sparse files as GNU sparse 1.0, user.*
+// xattrs), then .layover/sums with every member's fingerprint.
+#pragma once
+#include <functional>
+#include <vector>
+
+#include "capture/patch/reader.h"
+#include "capture/scan/scan.h"
+#include "helper/base/fd.h"
+#include "helper/base/result.h"
+
+namespace capture {
+
+inline constexpr const char* kManifestName = ".layover/manifest.json";
+inline constexpr const char* kSumsName = ".layover/sums";
+
+struct WriteOptions {
+    // A file whose SEEK_DATA/SEEK_HOLE map has more data segments is stored
+    // with its smallest holes as zeros, so that a reader with this
+    // Limits::max_sparse_segments opens the patch.
+    uint64_t max_sparse_segments = Limits{}.max_sparse_segments;
+};
+
+// Writes to out_fd (not closed). Upper files are re-opened fd-relative from
+// upper_fd; one that changed since the scan fails the write.
+base::Result<void> write_patch(int out_fd, const Manifest& m, const std::vector<Item>& items, int upper_fd,
+                               const WriteOptions& opts = {});
+
+// For patches not written from an upper layer (review's undo patches): a
+// file member's data comes from open_file(item), an fd open for reading of
+// exactly change.size bytes; every other member is written from its Change
+// alone (symlink targets included), with nothing read from a tree.
+using OpenFile = std::function<base::Result<base::Fd>(const Item&)>;
+base::Result<void> write_patch(int out_fd, const Manifest& m, const std::vector<Item>& items, const OpenFile& open_file,
+                               const WriteOptions& opts = {});
+
+}  // namespace capture

@@ -1,0 +1,193 @@
+// Writing patches: tar bytes cut into frames of kFrameBytes, each compressed
+// on its own (by worker threads when there are CPUs for them) and written
+// in order. This is what libzstd's own worker threads do, except that each
+// piece is a whole frame, which a reader can decode without the others.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <system_error>
+
+#include "capture/patch/zstream.h"
+#include "helper/base/fd.h"
+
+namespace capture {
+
+namespace {
+
+ZSTD_CCtx* new_cctx(int level) {
+    ZSTD_CCtx* c = ZSTD_createCCtx();
+    if (!c) return nullptr;
+    ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, level);
+    ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, 1);
+    return c;
+}
+
+// Compress one whole frame; "" or why not.
+std::string compress(ZSTD_CCtx* c, const char* in, size_t n, char* out, size_t cap, size_t* got) {
+    if (!c) return "zstd compression failed: out of memory";
+    size_t r = ZSTD_compress2(c, out, cap, in, n);
+    if (ZSTD_isError(r)) return std::string("zstd compression failed: ") + ZSTD_getErrorName(r);
+    *got = r;
+    return "";
+}
+
+}  // namespace
+
+ZstdWriter::ZstdWriter(int fd, int level, int threads) : fd_(fd), level_(level) {
+    long cpus = ::sysconf(_SC_NPROCESSORS_ONLN);
+    workers_wanted_ = threads >= 0 ? static_cast<size_t>(threads) : cpus > 1 ? static_cast<size_t>(std::min(cpus, 8L)) : 0;
+    off_t pos = ::lseek(fd, 0, SEEK_CUR);
+    struct stat st;
+    if (pos >= 0 && ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) start_ = pos;
+}
+
+ZstdWriter::~ZstdWriter() {
+    {
+        std::lock_guard<std::mutex> l(mu_);
+        stop_ = true;
+    }
+    cv_.notify_all();
+    for (auto& t : threads_) t.join();
+    ZSTD_freeCCtx(inline_cctx_);
+}
+
+// Patch files are fsync'ed before they are renamed into place. Handing the
+// written data to writeback as we go (without waiting for it) overlaps the
+// disk with compression, so that final fsync waits only for the tail.
+void ZstdWriter::start_writeback(bool all) {
+    constexpr uint64_t kStep = uint64_t{8} << 20;
+    if (start_ < 0 || written_ - writeback_ < (all ? 1 : kStep)) return;
+    // Best effort: a filesystem without it just leaves the work to fsync.
+    (void)::sync_file_range(fd_, start_ + static_cast<off_t>(writeback_), static_cast<off_t>(written_ - writeback_),
+                            SYNC_FILE_RANGE_WRITE);
+    writeback_ = written_;
+}
+
+ZstdWriter::Buf ZstdWriter::take_buf(size_t cap) {
+    Buf b;
+    {
+        std::lock_guard<std::mutex> l(mu_);
+        for (size_t i = 0; i < spare_.size(); i++)
+            if (spare_[i].cap >= cap) {
+                b = std::move(spare_[i]);
+                spare_.erase(spare_.begin() + static_cast<ptrdiff_t>(i));
+                break;
+            }
+    }
+    if (!b.p) {
+        b.p.reset(new char[cap]);  // not zeroed: every byte used is written first
+        b.cap = cap;
+    }
+    b.size = 0;
+    return b;
+}
+
+base::Result<void> ZstdWriter::write(const void* p, size_t len) {
+    const char* c = static_cast<const char*>(p);
+    while (len > 0) {
+        if (!cur_.p) cur_ = take_buf(kFrameBytes);
+        size_t n = std::min(len, kFrameBytes - cur_.size);
+        std::memcpy(cur_.p.get() + cur_.size, c, n);
+        cur_.size += n;
+        c += n;
+        len -= n;
+        if (cur_.size == kFrameBytes) TRY_VOID(submit());
+    }
+    return base::Ok();
+}
+
+base::Result<void> ZstdWriter::submit() {
+    any_frame_ = true;
+    if (!cur_.p) cur_ = take_buf(kFrameBytes);  // an empty stream is one empty frame
+    if (threads_.size() < workers_wanted_ && cur_.size == kFrameBytes) {
+        // Started as frames fill up: a small patch (one frame) needs none.
+        try {
+            threads_.emplace_back([this] { work(); });
+        } catch (const std::system_error&) {
+            workers_wanted_ = threads_.size();
+        }
+    }
+    auto job = std::make_shared<Job>();
+    job->in = std::move(cur_);
+    cur_ = Buf();
+    if (threads_.empty()) {
+        if (!inline_cctx_) inline_cctx_ = new_cctx(level_);
+        job->out = take_buf(ZSTD_compressBound(job->in.size));
+        job->error = compress(inline_cctx_, job->in.p.get(), job->in.size, job->out.p.get(), job->out.cap,
+                              &job->out.size);
+        job->done = true;
+        std::lock_guard<std::mutex> l(mu_);
+        jobs_.push_back(job);
+    } else {
+        {
+            std::lock_guard<std::mutex> l(mu_);
+            jobs_.push_back(job);
+            todo_.push_back(job);
+        }
+        cv_.notify_all();
+    }
+    return write_done(false);
+}
+
+void ZstdWriter::work() {
+    ZSTD_CCtx* c = new_cctx(level_);
+    for (;;) {
+        std::shared_ptr<Job> j;
+        {
+            std::unique_lock<std::mutex> l(mu_);
+            cv_.wait(l, [&] { return stop_ || !todo_.empty(); });
+            if (stop_) break;
+            j = todo_.front();
+            todo_.pop_front();
+        }
+        Buf out = take_buf(ZSTD_compressBound(j->in.size));
+        j->error = compress(c, j->in.p.get(), j->in.size, out.p.get(), out.cap, &out.size);
+        {
+            std::lock_guard<std::mutex> l(mu_);
+            j->out = std::move(out);
+            spare_.push_back(std::move(j->in));
+            j->done = true;
+        }
+        cv_.notify_all();
+    }
+    ZSTD_freeCCtx(c);
+}
+
+// Frames go out in the order they were cut. Without `all`, only those done
+// already, and the oldest is waited for when workers + 1 frames are in
+// flight: memory stays a few frames whatever the patch's size.
+base::Result<void> ZstdWriter::write_done(bool all) {
+    for (;;) {
+        std::shared_ptr<Job> j;
+        {
+            std::unique_lock<std::mutex> l(mu_);
+            if (jobs_.empty()) return base::Ok();
+            bool must = all || jobs_.size() > threads_.size();
+            if (!jobs_.front()->done) {
+                if (!must) return base::Ok();
+                cv_.wait(l, [&] { return jobs_.front()->done; });
+            }
+            j = std::move(jobs_.front());
+            jobs_.pop_front();
+        }
+        if (!j->error.empty()) return base::error(j->error);
+        TRY_VOID(base::write_all(fd_, j->out.p.get(), j->out.size));
+        written_ += j->out.size;
+        start_writeback(false);
+        std::lock_guard<std::mutex> l(mu_);
+        spare_.push_back(std::move(j->out));
+        if (j->in.p) spare_.push_back(std::move(j->in));
+    }
+}
+
+base::Result<void> ZstdWriter::finish() {
+    if ((cur_.p && cur_.size > 0) || !any_frame_) TRY_VOID(submit());
+    TRY_VOID(write_done(true));
+    start_writeback(true);
+    return base::Ok();
+}
+
+}  // namespace capture

@@ -1,0 +1,420 @@
+#include "capture/scan/scan.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <set>
+
+#include "capture/scan/classify.h"
+#include "capture/scan/fingerprint.h"
+#include "capture/scan/xattr.h"
+#include "helper/base/fd.h"
+#include "helper/base/dir.h"
+#include "helper/base/text.h"
+#include "helper/base/thread.h"
+
+namespace capture {
+
+using base::Result;
+
+std::string join_path(const std::string& dir, const std::string& name) {
+    return dir.empty() ? name : dir + "/" + name;
+}
+
+namespace {
+
+int64_t ns_of(const struct statx_timestamp& t) {
+    return static_cast<int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec;
+}
+
+using DirEnt = base::DirEntry;
+
+Result<std::vector<DirEnt>> list_dir(int dirfd, const std::string& what) {
+    auto names = base::list_dir(dirfd);
+    if (!names) return names.error().context("listing " + what);
+    return names;
+}
+
+// One entry (upper or lower side) with what classification needs.
+struct Seen {
+    bool exists = false;
+    struct statx st {};
+    Side side;
+    bool xwhiteouts = false;  // an upper dir that may hold xattr whiteouts
+    base::Fd fd;  // files and dirs: open for xattrs / content / descending
+};
+
+class Walker {
+public:
+    Walker(const ScanOptions& o, ScanResult* out) : opts_(o), out_(out) {
+        if (!opts_.keep_files) return;
+        struct rlimit rl;
+        if (::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur > 4096)
+            fd_limit_ = std::min<uint64_t>(rl.rlim_cur, 1 << 20);
+        out_->files = std::make_shared<std::vector<base::Fd>>();
+    }
+
+    // xwh: the upper dir may hold xattr whiteouts (so d_type cannot tell a file).
+    Result<void> dir(int up, int low, const std::string& prefix, bool xwh) {
+        Level level(this);
+        TRY(auto names, list_dir(up, prefix.empty() ? "the upper layer" : base::display_path(prefix)));
+        size_t split = split_point(names);
+        if (split == 0) return entries(up, low, prefix, xwh, names, 0, names.size());
+        return in_two(up, low, prefix, xwh, names, split);
+    }
+
+    // A second walker may take the second half of one dir (spare_cpu).
+    bool spare_cpu = false;
+
+private:
+    Result<void> entries(int up, int low, const std::string& prefix, bool xwh, const std::vector<DirEnt>& names,
+                         size_t from, size_t to) {
+        for (size_t i = from; i < to; i++) TRY_VOID(entry(up, low, prefix, names[i], xwh));
+        return base::Ok();
+    }
+
+    // The first dir with two or more subdirs is split (once); 0: not here.
+    size_t split_point(const std::vector<DirEnt>& names) {
+        if (!spare_cpu) return 0;
+        size_t at = base::split_by_subdirs(names);
+        if (at) spare_cpu = false;
+        return at;
+    }
+
+    // The entries from `split` on, walked by a second walker on its own
+    // thread into its own result, appended after ours: the walk order stays.
+    Result<void> in_two(int up, int low, const std::string& prefix, bool xwh, const std::vector<DirEnt>& names,
+                        size_t split) {
+        ScanResult theirs;
+        if (out_->files) theirs.files = std::make_shared<std::vector<base::Fd>>();
+        Walker other(opts_, &theirs);
+        other.fd_limit_ = fd_limit_ / 2;  // the kept files' share of fds, halved
+        fd_limit_ -= other.fd_limit_;
+        other.depth_ = depth_;
+        // What this walker already recorded: the real subtree of an opaque dir
+        // above the split, which the halves' "absent" records must not repeat.
+        other.seen_base_ = seen_base_;
+        Result<void> r1 = base::Ok(), r2 = base::Ok();
+        base::run_halves([&] { return (r1 = entries(up, low, prefix, xwh, names, 0, split)).ok(); },
+                         [&] { r2 = other.entries(up, low, prefix, xwh, names, split, names.size()); });
+        fd_limit_ += other.fd_limit_;
+        if (!r1) return r1;
+        if (!r2) return r2;
+        size_t base_index = out_->items.size();
+        for (auto& it : theirs.items) out_->items.push_back(std::move(it));
+        // Deduplicated against ours already (seen_base_ above); theirs are new.
+        for (auto& b : theirs.base) out_->base.push_back(std::move(b));
+        seen_base_.insert(other.seen_base_.begin(), other.seen_base_.end());
+        if (theirs.files) {
+            for (auto& f : *theirs.files) out_->files->push_back(std::move(f));
+            for (size_t i : other.kept_items_) kept_items_.push_back(base_index + i);
+        }
+        return base::Ok();
+    }
+
+    // light: an upper regular file with nothing below it, for status: its
+    // xattrs matter only in the zero-size whiteout form, so skip opening it.
+    // Open first, stat the open fd: one path lookup instead of two. Only for
+    // upper entries that getdents typed as a file or dir: an upper layer holds
+    // no devices but overlayfs's 0/0 whiteouts, which fail to open, so a race
+    // cannot make this open a device. False: use the stat-first path.
+    bool open_first(int dirfd, const std::string& name, unsigned char dtype, unsigned mask, Seen* s) {
+        int fd = ::openat(dirfd, name.c_str(),
+                          O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC | (dtype == DT_DIR ? O_DIRECTORY : 0));
+        if (fd < 0) return false;
+        s->fd.reset(fd);
+        uint32_t want = dtype == DT_DIR ? S_IFDIR : S_IFREG;
+        if (::statx(fd, "", AT_EMPTY_PATH, mask, &s->st) != 0 || (s->st.stx_mode & S_IFMT) != want) {
+            s->fd.reset();
+            return false;
+        }
+        return true;
+    }
+
+    Result<Seen> look(int dirfd, const std::string& name, const std::string& path, bool upper, bool light = false,
+                      unsigned char dtype = DT_UNKNOWN) {
+        Seen s;
+        // Built only for an error: escaping every path up front was a measurable cost.
+        auto where = [&] { return (upper ? "upper entry " : "real entry ") + base::display_path(path); };
+        unsigned mask = STATX_BASIC_STATS | STATX_BTIME;
+        bool opened = upper && !light && (dtype == DT_REG || dtype == DT_DIR) && open_first(dirfd, name, dtype, mask, &s);
+        if (!opened && ::statx(dirfd, name.c_str(), AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, mask, &s.st) != 0) {
+            if (errno == ENOENT) return s;  // gone (a running session) or absent below
+            return base::sys_error("reading " + where());
+        }
+        s.exists = true;
+        uint32_t fmt = s.st.stx_mode & S_IFMT;
+        s.side.mode = s.st.stx_mode & 07777;
+        s.side.size = fmt == S_IFREG ? s.st.stx_size : 0;
+        Xattrs raw;
+        bool skip_open = light && fmt == S_IFREG && s.st.stx_size > 0;
+        if (opened) {
+            TRY(raw, read_xattrs(s.fd.get()));
+        } else if ((fmt == S_IFDIR || fmt == S_IFREG) && !skip_open) {
+            int flags = O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | (fmt == S_IFDIR ? O_DIRECTORY : 0);
+            int fd = ::openat(dirfd, name.c_str(), flags | O_CLOEXEC);
+            if (fd < 0)
+                return base::error("cannot read " + where() + ": " + base::sys_error("open").message +
+                                   "; the session cannot be captured until it is readable");
+            s.fd.reset(fd);
+            struct stat check;
+            if (::fstat(fd, &check) != 0 || (check.st_mode & S_IFMT) != fmt)
+                return base::error("reading " + where() + ": it changed while being read; try again");
+            TRY(raw, read_xattrs(fd));
+        } else if (fmt == S_IFLNK) {
+            std::string t(static_cast<size_t>(s.st.stx_size) + 1, '\0');
+            for (;;) {
+                ssize_t n = ::readlinkat(dirfd, name.c_str(), t.data(), t.size());
+                if (n < 0) return base::sys_error("reading link " + where());
+                if (static_cast<size_t>(n) < t.size()) {
+                    t.resize(static_cast<size_t>(n));
+                    break;
+                }
+                t.resize(t.size() * 2);
+            }
+            s.side.link_target = std::move(t);
+        }
+        if (upper) {
+            OverlayMarks marks = overlay_marks(raw);
+            if (!marks.unsupported.empty())
+                return base::error("upper entry " + base::display_path(path) + " carries " + marks.unsupported +
+                                   ", an overlayfs feature layover does not use; this session was not made by layover");
+            uint64_t rdev = (static_cast<uint64_t>(s.st.stx_rdev_major) << 32) | s.st.stx_rdev_minor;
+            s.side.type = upper_type(s.st.stx_mode, rdev, s.st.stx_size, marks);
+            s.xwhiteouts = marks.xwhiteouts;
+        } else {
+            s.side.type = lower_type(s.st.stx_mode);
+        }
+        s.side.xattrs = user_xattrs(raw, upper);
+        return s;
+    }
+
+    // An upper entry with no real counterpart, typed from d_type alone: it
+    // can only be an addition, and the text summary needs nothing but its
+    // type (and a symlink's target). False: not decidable here (a device, an
+    // unknown d_type, or the entry changed meanwhile); use look().
+    Result<bool> quick_look(int dirfd, const DirEnt& e, Seen* s) {
+        switch (e.type) {
+            case DT_REG: s->side.type = Type::File; break;
+            case DT_FIFO: s->side.type = Type::Fifo; break;
+            case DT_SOCK: s->side.type = Type::Socket; break;
+            case DT_LNK: {
+                std::string t(256, '\0');
+                for (;;) {
+                    ssize_t n = ::readlinkat(dirfd, e.name.c_str(), t.data(), t.size());
+                    if (n < 0) {
+                        if (errno == ENOENT) return true;  // gone (a running session)
+                        return false;                      // e.g. no longer a symlink
+                    }
+                    if (static_cast<size_t>(n) < t.size()) {
+                        t.resize(static_cast<size_t>(n));
+                        break;
+                    }
+                    t.resize(t.size() * 2);
+                }
+                s->side.type = Type::Symlink;
+                s->side.link_target = std::move(t);
+                break;
+            }
+            case DT_DIR: {
+                // O_DIRECTORY|O_NOFOLLOW: it is still a dir once open. Its
+                // markers still count: an unsupported one must fail the walk,
+                // and x marks children that may be xattr whiteouts.
+                int fd = ::openat(dirfd, e.name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (fd < 0) {
+                    if (errno == ENOENT) return true;
+                    return false;
+                }
+                s->fd.reset(fd);
+                TRY(Xattrs raw, read_xattrs(fd));
+                OverlayMarks marks = overlay_marks(raw);
+                if (!marks.unsupported.empty()) return false;  // look() reports it
+                s->side.type = marks.opaque ? Type::OpaqueDir : Type::Dir;
+                s->xwhiteouts = marks.xwhiteouts;
+                break;
+            }
+            default: return false;  // devices (whiteouts among them) and DT_UNKNOWN
+        }
+        s->exists = true;
+        return true;
+    }
+
+    int64_t copyup_ns(const Seen& u) const {
+        if (u.st.stx_mask & STATX_BTIME) return ns_of(u.st.stx_btime);
+        return opts_.session_start_ns;
+    }
+
+    Result<BaseEntry> base_of(const Seen& l, const std::string& path, int64_t copied) {
+        BaseEntry b;
+        b.path = path;
+        b.type = l.side.type;
+        b.mode = l.side.mode;
+        b.size = l.side.size;
+        if (l.side.type == Type::File) {
+            TRY(b.fingerprint, fingerprint_fd(l.fd.get(), l.side.size));
+        } else if (l.side.type == Type::Symlink) {
+            b.fingerprint = fingerprint_bytes(l.side.link_target);
+        }
+        b.stale = ns_of(l.st.stx_ctime) > copied;
+        return b;
+    }
+
+    // Paths are unique except where a real subtree record (added first, when
+    // its dir is recorded) meets an upper entry's absent record below an
+    // opaque dir: only subtree paths need remembering.
+    void add_base(BaseEntry b, bool subtree = false) {
+        if (subtree) {
+            if (!seen_base_.insert(b.path).second) return;
+        } else if (!seen_base_.empty() && seen_base_.count(b.path)) {
+            return;
+        }
+        out_->base.push_back(std::move(b));
+    }
+
+    // Every entry below a deleted or replaced real dir, so apply notices an
+    // edit deep inside.
+    Result<void> lower_subtree(int low, const std::string& prefix, int64_t copied) {
+        Level level(this);
+        TRY(auto names, list_dir(low, base::display_path(prefix)));
+        for (const auto& e : names) {
+            std::string path = join_path(prefix, e.name);
+            TRY(Seen l, look(low, e.name, path, false));
+            if (!l.exists) continue;
+            TRY(BaseEntry b, base_of(l, path, copied));
+            add_base(std::move(b), true);
+            if (l.side.type == Type::Dir) TRY_VOID(lower_subtree(l.fd.get(), path, copied));
+        }
+        return base::Ok();
+    }
+
+    Result<void> entry(int up, int low, const std::string& prefix, const DirEnt& e, bool parent_xwh) {
+        const std::string& name = e.name;
+        std::string path = join_path(prefix, name);
+        Seen u;
+        bool typed = false;
+        if (low < 0 && opts_.summary_only && !opts_.with_base && !parent_xwh) {
+            TRY(typed, quick_look(up, e, &u));
+        }
+        if (!typed) {
+            TRY(u, look(up, name, path, true, low < 0 && !opts_.with_base, e.type));
+        }
+        if (!u.exists) return base::Ok();
+        Seen l;
+        // look() opens only regular files and dirs, never a fifo or socket.
+        if (low >= 0) {
+            TRY(l, look(low, name, path, false));
+        }
+        std::string compare_error;
+        auto content_equal = [&]() -> bool {
+            auto r = same_content(u.fd.get(), l.fd.get(), u.side.size);
+            if (!r) {
+                compare_error = r.error().message;
+                return false;
+            }
+            return r.value();
+        };
+        Verdict v = classify(u.side, l.side, content_equal);
+        if (!compare_error.empty())
+            return base::error("comparing " + base::display_path(path) + ": " + compare_error);
+        if (!v.error.empty()) return base::error("cannot capture " + base::display_path(path) + ": " + v.error);
+        if (v.is_change) TRY_VOID(record(u, l, v, path));
+        if (v.descend) {
+            base::Fd sub_low;
+            if (v.descend_lower && l.exists) sub_low = std::move(l.fd);
+            TRY_VOID(dir(u.fd.get(), sub_low.valid() ? sub_low.get() : -1, path, u.xwhiteouts));
+        }
+        return base::Ok();
+    }
+
+    Result<void> record(Seen& u, const Seen& l, const Verdict& v, const std::string& path) {
+        Item it;
+        Change& c = it.change;
+        c.path = path;
+        c.kind = v.kind;
+        c.captured = v.captured;
+        Type t = u.side.type;
+        c.type = t == Type::Whiteout ? Type::None : t == Type::OpaqueDir ? Type::Dir : t;
+        if (c.type != Type::None) {
+            c.size = u.side.size;
+            c.mode = u.side.mode;
+            c.link_target = std::move(u.side.link_target);
+            c.xattrs = std::move(u.side.xattrs);
+            c.mtime_ns = ns_of(u.st.stx_mtime);
+        }
+        if (l.exists) {
+            c.old_type = l.side.type;
+            c.old_mode = l.side.mode;
+        }
+        it.whiteout = v.whiteout_member;
+        it.opaque = v.opaque_member;
+        it.ino = u.st.stx_ino;
+        it.nlink = u.st.stx_nlink;
+        bool keep = c.type == Type::File && v.captured && u.fd.valid() && out_->files &&
+                    out_->files->size() < kMaxKept && room() > 0;
+        if (keep) {
+            it.fd = u.fd.get();
+            out_->files->push_back(std::move(u.fd));
+            kept_items_.push_back(out_->items.size());
+        }
+        out_->items.push_back(std::move(it));
+        if (!opts_.with_base || !v.captured) return base::Ok();
+        int64_t copied = copyup_ns(u);
+        if (!l.exists) {
+            BaseEntry b;
+            b.path = path;
+            b.absent = true;
+            add_base(std::move(b));
+            return base::Ok();
+        }
+        TRY(BaseEntry b, base_of(l, path, copied));
+        add_base(std::move(b));
+        if (v.lower_subtree && l.fd.valid()) TRY_VOID(lower_subtree(l.fd.get(), path, copied));
+        return base::Ok();
+    }
+
+    const ScanOptions& opts_;
+    ScanResult* out_;
+    // Kept files never take fds the walk needs: each level open holds up to
+    // two dir fds (upper and real), and a deeper level gives back the most
+    // recently kept files (the writer then opens those again).
+    static constexpr uint64_t kMaxKept = 65536;
+    static constexpr uint64_t kSpare = 1024;  // entries being looked at, zstd, stdio
+    struct Level {
+        Walker* w;
+        explicit Level(Walker* walker) : w(walker) {
+            w->depth_++;
+            while (w->out_->files && !w->out_->files->empty() && w->room() < 0) {
+                w->out_->items[w->kept_items_.back()].fd = -1;
+                w->kept_items_.pop_back();
+                w->out_->files->pop_back();
+            }
+        }
+        ~Level() { w->depth_--; }
+    };
+    int64_t room() const {
+        uint64_t used = (out_->files ? out_->files->size() : 0) + 2 * depth_ + kSpare;
+        return static_cast<int64_t>(fd_limit_) - static_cast<int64_t>(used);
+    }
+    uint64_t fd_limit_ = 0;  // 0: keep nothing (a small limit)
+    uint64_t depth_ = 0;
+    std::vector<size_t> kept_items_;  // index in out_->items of each kept file, in files order
+    std::set<std::string> seen_base_;
+};
+
+}  // namespace
+
+Result<ScanResult> scan_upper(int upper_fd, int lower_fd, const ScanOptions& opts) {
+    ScanResult out;
+    Walker w(opts, &out);
+    w.spare_cpu = opts.threads == 0 ? ::sysconf(_SC_NPROCESSORS_ONLN) > 1 : opts.threads > 1;
+    // The root's own markers are not read; assume the worst.
+    TRY_VOID(w.dir(upper_fd, lower_fd, "", true));
+    return out;
+}
+
+}  // namespace capture

@@ -1,0 +1,55 @@
+// The walk of a session's upper layer against the lower (real) tree: an
+// fd-relative walk (openat/statx with AT_SYMLINK_NOFOLLOW; fifos and sockets
+// are never opened) that classifies every entry and, for save, records the
+// base each change must find on the real filesystem.
+// Run it inside userns::enter_owner_ns() so mode-000 entries stay readable.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "capture/scan/change.h"
+#include "helper/base/fd.h"
+#include "helper/base/result.h"
+
+namespace capture {
+
+struct Item {
+    Change change;
+    bool whiteout = false;  // store DIR/.wh.NAME
+    bool opaque = false;    // store DIR/.wh..wh..opq after the dir
+    uint64_t ino = 0;       // upper inode of a file (hardlinks within the patch)
+    uint64_t nlink = 1;
+    // The upper file, left open by a scan with keep_files so the writer need
+    // not open it again (owned by ScanResult::files); -1: the writer opens it.
+    int fd = -1;
+};
+
+struct ScanResult {
+    std::vector<Item> items;      // walk order: parents before children, names sorted bytewise
+    std::vector<BaseEntry> base;  // empty unless ScanOptions::with_base
+    std::shared_ptr<std::vector<base::Fd>> files;  // owns Item::fd
+};
+
+struct ScanOptions {
+    bool with_base = false;      // fingerprints, staleness, lower subtrees (save)
+    int64_t session_start_ns = 0;  // copy-up time when the upper fs has no birth time
+    // For the text summary of `status`: below an upper dir that has no real
+    // counterpart, entries are typed from getdents' d_type, without a statx
+    // each (those changes then carry size, mode, mtime 0 and no xattrs). Not with with_base.
+    bool summary_only = false;
+    // For save: keep changed upper files open (Item::fd), as many as the fd
+    // limit comfortably allows.
+    bool keep_files = false;
+    // 0: walk with a second thread when there is a second CPU (the first dir
+    // with two or more subdirs is split in two halves); 1: one thread.
+    int threads = 0;
+};
+
+base::Result<ScanResult> scan_upper(int upper_fd, int lower_fd, const ScanOptions& opts);
+
+// Join a relative path and a name ("" + "a" = "a").
+std::string join_path(const std::string& dir, const std::string& name);
+
+}  // namespace capture

@@ -1,0 +1,25 @@
+// A session's two trees (its upper layer and the real target), and the live
+// change list behind `layover status`.
+#pragma once
+#include <vector>
+
+#include "capture/scan/change.h"
+#include "helper/base/fd.h"
+#include "helper/base/result.h"
+#include "helper/store/session.h"
+
+namespace capture {
+
+struct SessionTrees {
+    base::Fd upper, lower;
+};
+base::Result<SessionTrees> open_session_trees(const session::Info& s);
+
+// The classified changes of a running or ended session (no base, no hashing
+// beyond the copied-up-but-unchanged check). Enters the owner user namespace
+// in the calling process (capture::as_owner_here): call it single-threaded,
+// from a process that needs its identity for nothing afterwards (`status`).
+// summary_only: enough for the text summary (ScanOptions::summary_only).
+base::Result<std::vector<Change>> session_changes_as_owner(const session::Info& s, bool summary_only);
+
+}  // namespace capture

@@ -1,0 +1,183 @@
+#include "helper/base/fs/beneath.h"
+
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "helper/base/dir.h"
+
+namespace review {
+namespace {
+
+bool g_force_fallback = false;
+
+bool fallback_forced() {
+    if (g_force_fallback) return true;
+    const char* e = std::getenv("LAYOVER_NO_OPENAT2");
+    return e && std::strcmp(e, "1") == 0;
+}
+
+// -1: unknown, 0: missing (ENOSYS), 1: works.
+int g_openat2 = -1;
+
+long sys_openat2(int dirfd, const char* path, open_how* how) {
+    return ::syscall(SYS_openat2, dirfd, path, how, sizeof *how);
+}
+
+// The mount of `name` in `dirfd` ("" with AT_EMPTY_PATH: dirfd itself): its
+// mount id, or its device on kernels without STATX_MNT_ID.
+base::Result<uint64_t> mount_of(int dirfd, const char* name, int flags) {
+    struct statx sx {};
+    if (::statx(dirfd, name, flags | AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &sx) != 0)
+        return base::sys_error(*name ? std::string("statx ") + name : std::string("statx"));
+    if (!(sx.stx_mask & STATX_MNT_ID)) return static_cast<uint64_t>(sx.stx_dev_major) << 32 | sx.stx_dev_minor;
+    return static_cast<uint64_t>(sx.stx_mnt_id);
+}
+
+base::Result<uint64_t> mount_id(int fd) { return mount_of(fd, "", AT_EMPTY_PATH); }
+
+base::Result<base::Fd> walk_fallback(int root, const std::string& rel, int flags, unsigned mode) {
+    TRY(uint64_t root_mnt, mount_id(root));
+    base::Fd cur(::fcntl(root, F_DUPFD_CLOEXEC, 0));
+    if (!cur.valid()) return base::sys_error("dup");
+    size_t start = 0;
+    for (;;) {
+        size_t slash = rel.find('/', start);
+        std::string comp = rel.substr(start, slash == std::string::npos ? std::string::npos : slash - start);
+        bool last = slash == std::string::npos;
+        int f = last ? (flags | O_NOFOLLOW) : (O_PATH | O_DIRECTORY | O_NOFOLLOW);
+        int fd = ::openat(cur.get(), comp.c_str(), f | O_CLOEXEC, mode);
+        if (fd < 0) {
+            // A symlink met with O_DIRECTORY|O_NOFOLLOW reports ENOTDIR: say ELOOP, as openat2 does.
+            int err = errno;
+            if (err == ENOTDIR || err == ELOOP) {
+                struct stat st {};
+                if (::fstatat(cur.get(), comp.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
+                    err = ELOOP;
+            }
+            return base::sys_error("open " + rel, err);
+        }
+        base::Fd next(fd);
+        struct stat st {};
+        if (::fstat(next.get(), &st) != 0) return base::sys_error("stat " + rel);
+        bool is_link = S_ISLNK(st.st_mode);
+        if (is_link && !(last && (flags & O_PATH))) return base::sys_error("open " + rel, ELOOP);
+        if (!is_link) {
+            TRY(uint64_t mnt, mount_id(next.get()));
+            if (mnt != root_mnt) return base::sys_error("open " + rel, EXDEV);
+        }
+        cur = std::move(next);
+        if (last) return cur;
+        start = slash + 1;
+    }
+}
+
+}  // namespace
+
+bool safe_relpath(std::string_view p) {
+    if (p.empty() || p[0] == '/') return false;
+    size_t start = 0;
+    for (;;) {
+        size_t slash = p.find('/', start);
+        std::string_view comp = p.substr(start, slash == std::string_view::npos ? std::string_view::npos : slash - start);
+        if (comp.empty() || comp == "." || comp == ".." || comp.size() > NAME_MAX) return false;
+        if (comp.find('\0') != std::string_view::npos) return false;
+        if (slash == std::string_view::npos) return true;
+        start = slash + 1;
+    }
+}
+
+std::pair<std::string, std::string> split_parent(const std::string& p) {
+    size_t slash = p.rfind('/');
+    if (slash == std::string::npos) return {"", p};
+    return {p.substr(0, slash), p.substr(slash + 1)};
+}
+
+void set_force_fallback(bool on) { g_force_fallback = on; }
+
+std::string proc_fd_path(int fd) { return "/proc/self/fd/" + std::to_string(fd); }
+
+base::Result<base::Fd> open_beneath(int root, const std::string& rel, int flags, unsigned mode) {
+    if (rel.empty()) {
+        int fd = ::openat(root, ".", flags | O_CLOEXEC, mode);
+        if (fd < 0) return base::sys_error("open target root");
+        return base::Fd(fd);
+    }
+    if (!safe_relpath(rel)) return base::sys_error("open " + rel + " (unsafe name)", EINVAL);
+    if (!fallback_forced() && g_openat2 != 0) {
+        open_how how {};
+        how.flags = static_cast<uint64_t>(flags | O_CLOEXEC | O_NOFOLLOW);
+        how.mode = (flags & (O_CREAT | O_TMPFILE)) ? mode : 0;
+        how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV;
+        for (;;) {
+            long fd = sys_openat2(root, rel.c_str(), &how);
+            if (fd >= 0) {
+                g_openat2 = 1;
+                return base::Fd(static_cast<int>(fd));
+            }
+            if (errno == EAGAIN || errno == EINTR) continue;  // a concurrent rename: retry
+            if (errno == ENOSYS || (errno == EPERM && g_openat2 < 0)) break;  // seccomp filters report EPERM
+            int err = errno;
+            if (err == ENOTDIR && !(flags & O_PATH)) {
+                // O_DIRECTORY|O_NOFOLLOW on a final symlink says ENOTDIR: report it as the symlink it is.
+                auto link = open_beneath(root, rel, O_PATH | O_NOFOLLOW);
+                struct stat st {};
+                if (link.ok() && ::fstat(link->get(), &st) == 0 && S_ISLNK(st.st_mode)) err = ELOOP;
+            }
+            return base::sys_error("open " + rel, err);
+        }
+        g_openat2 = 0;
+    }
+    return walk_fallback(root, rel, flags, mode);
+}
+
+base::Result<base::Fd> open_dir_beneath(int root, const std::string& rel) {
+    return open_beneath(root, rel, O_RDONLY | O_DIRECTORY);
+}
+
+base::Result<bool> crosses_mount_at(int dirfd, const std::string& name) {
+    TRY(uint64_t here, mount_id(dirfd));
+    TRY(uint64_t there, mount_of(dirfd, name.c_str(), 0));
+    return here != there;
+}
+
+base::Result<void> remove_tree_at(int dirfd, const std::string& name) {
+    struct stat st {};
+    if (::fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+        if (errno == ENOENT) return base::Ok();
+        return base::sys_error("stat " + name);
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        if (::unlinkat(dirfd, name.c_str(), 0) != 0 && errno != ENOENT) return base::sys_error("remove " + name);
+        return base::Ok();
+    }
+    TRY(bool other, crosses_mount_at(dirfd, name));
+    if (other) return base::sys_error("remove " + name, EXDEV);
+    if ((st.st_mode & 0700) != 0700) ::fchmodat(dirfd, name.c_str(), (st.st_mode & 07777) | 0700, AT_SYMLINK_NOFOLLOW);
+    base::Fd fd(::openat(dirfd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!fd.valid()) return base::sys_error("open " + name);
+    auto names = base::list_dir(fd.get());
+    if (!names) return names.error().context(name);
+    base::Result<void> r = base::Ok();
+    for (const auto& e : names.value()) {
+        auto sub = remove_tree_at(fd.get(), e.name);
+        if (!sub.ok()) {
+            r = sub.error().context(name);
+            break;
+        }
+    }
+    fd.reset();
+    if (!r.ok()) return r;
+    if (::unlinkat(dirfd, name.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT) return base::sys_error("remove " + name);
+    return base::Ok();
+}
+
+}  // namespace review

@@ -1,0 +1,332 @@
+// `layover apply` and `layover undo`: parse, confirm, print.
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <string_view>
+#include <unordered_map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <sys/stat.h>
+
+#include "capture/patch/reader.h"
+#include "helper/base/text.h"
+#include "helper/store/session.h"
+#include "helper/cli/verbs.h"
+#include "review/apply/apply.h"
+#include "review/undo/undo.h"
+
+namespace {
+
+using json = nlohmann::json;
+
+struct Args {
+    std::string source;
+    review::ApplyOptions opts;
+    bool yes = false, json_out = false;
+};
+
+int usage(const char* verb, const std::string& why) {
+    std::fprintf(stderr, "layover: %s: %s; see 'layover %s --help'\n", verb, why.c_str(), verb);
+    return 2;
+}
+
+void help_apply() {
+    std::fputs(
+        "usage: layover apply SESSION|PATCH [--target DIR] [--dry-run] [--force] [--only PATH]...\n"
+        "                     [--exclude GLOB]... [--yes] [--undo-to FILE] [--json]\n"
+        "Apply a session's changes (or a saved patch) to the real tree, all or nothing, with undo.\n",
+        stdout);
+}
+
+void help_undo() {
+    std::fputs("usage: layover undo UNDO [--target DIR] [--force] [--dry-run] [--json]\n"
+               "Put back what an apply changed. UNDO is the record apply printed (TARGET/.layover-undo/ID)\n"
+               "or an undo patch written by 'apply --undo-to FILE'.\n",
+               stdout);
+}
+
+// --opt VALUE or --opt=VALUE.
+bool take_value(int argc, char** argv, int& i, const char* name, std::string* out) {
+    size_t n = std::strlen(name);
+    if (std::strncmp(argv[i], name, n) != 0) return false;
+    if (argv[i][n] == '=') {
+        *out = argv[i] + n + 1;
+        return true;
+    }
+    if (argv[i][n] != '\0') return false;
+    if (i + 1 >= argc) {
+        *out = "\x01";  // missing value marker
+        return true;
+    }
+    *out = argv[++i];
+    return true;
+}
+
+json jstr(const std::string& raw) { return base::is_utf8(raw) ? json(raw) : json(base::display_path(raw)); }
+
+json conflicts_json(const std::vector<review::Conflict>& cs) {
+    json a = json::array();
+    for (const auto& c : cs) {
+        json o = {{"path", jstr(c.path)}, {"reason", c.reason}};
+        if (!base::is_utf8(c.path)) o["path_b64"] = base::base64_encode(c.path);
+        a.push_back(o);
+    }
+    return a;
+}
+
+void print_json(const review::ApplyReport* rep, const std::string& err, bool dry_run) {
+    json applied = json::array(), applied_b64 = json::array();
+    bool lossy = false;
+    if (rep)
+        for (const auto& p : rep->applied) {
+            applied.push_back(jstr(p));
+            applied_b64.push_back(base::base64_encode(p));
+            lossy |= !base::is_utf8(p);
+        }
+    json o = {{"applied", applied},
+              {"undo", rep && !rep->undo.empty() ? json(rep->undo) : json(nullptr)},
+              {"conflicts", rep ? conflicts_json(rep->conflicts) : json::array()},
+              {"error", err.empty() ? json(nullptr) : json(err)},
+              {"dry_run", dry_run}};
+    if (rep) {
+        o["forced"] = conflicts_json(rep->forced);
+        json sk = json::array();
+        for (const auto& p : rep->skipped) sk.push_back(jstr(p));
+        o["skipped"] = sk;
+        o["recovered"] = rep->recovered.empty() ? json(nullptr) : json(rep->recovered);
+        o["undo_patch"] = rep->undo_patch.empty() ? json(nullptr) : json(rep->undo_patch);
+    }
+    if (lossy) o["applied_b64"] = applied_b64;
+    std::cout << o.dump() << std::endl;
+}
+
+void print_conflicts(const char* verb, const review::ApplyReport& rep, const std::string& what) {
+    std::fprintf(stderr, "layover: %s: %zu conflict%s; nothing was %s:\n", verb, rep.conflicts.size(),
+                 rep.conflicts.size() == 1 ? "" : "s", what.c_str());
+    for (const auto& c : rep.conflicts)
+        std::fprintf(stderr, "  %s: %s\n", base::display_path(c.path).c_str(), c.reason.c_str());
+    std::fprintf(stderr,
+                 "fix: look at those paths; then re-run with --force to overwrite them (the current versions are\n"
+                 "     kept for undo), or leave them out with --exclude GLOB / pick others with --only PATH\n");
+}
+
+void print_notes(const char* verb, const review::ApplyReport& rep) {
+    if (!rep.recovered.empty()) std::fprintf(stderr, "layover: %s: %s\n", verb, rep.recovered.c_str());
+    for (const auto& c : rep.forced)
+        std::fprintf(stderr, "layover: %s: overriding conflict (--force): %s: %s\n", verb,
+                     base::display_path(c.path).c_str(), c.reason.c_str());
+    for (const auto& p : rep.skipped)
+        std::fprintf(stderr, "layover: %s: not applied (sockets cannot be stored): %s\n", verb,
+                     base::display_path(p).c_str());
+}
+
+// At most 200 paths, each with its change's letter (A, M, D, ...).
+void print_list(const review::ApplyReport& rep, const capture::Manifest& man, const char* lead) {
+    constexpr size_t kShown = 200;
+    std::unordered_map<std::string_view, char> letters;
+    size_t n = std::min(rep.applied.size(), kShown);
+    for (size_t i = 0; i < n; i++) letters.emplace(rep.applied[i], ' ');
+    for (const auto& c : man.changes)
+        if (auto l = letters.find(c.path); l != letters.end()) l->second = capture::kind_letter(c.kind);
+    for (size_t i = 0; i < n; i++)
+        std::printf("%s%c %s\n", lead, letters[rep.applied[i]], base::display_path(rep.applied[i]).c_str());
+    if (rep.applied.size() > kShown) std::printf("  ... and %zu more\n", rep.applied.size() - kShown);
+}
+
+bool confirm(const std::string& question) {
+    std::fprintf(stderr, "%s [y/N] ", question.c_str());
+    std::fflush(stderr);
+    std::string line;
+    if (!std::getline(std::cin, line)) return false;
+    return line == "y" || line == "Y" || line == "yes" || line == "YES";
+}
+
+// Relative paths are taken from the caller's working directory.
+void absolute(std::string* path) {
+    if (path->empty() || (*path)[0] == '/') return;
+    char cwd[4096];
+    if (::getcwd(cwd, sizeof cwd)) *path = std::string(cwd) + "/" + *path;
+}
+
+// A session name (not an existing file) whose sandbox still runs is refused:
+// the kernel leaves changes made under a mounted overlay undefined.
+std::string running_session(const std::string& arg) {
+    struct stat st {};
+    if (::stat(arg.c_str(), &st) == 0 || !base::valid_session_name(arg)) return "";
+    auto state = session::state_dir();
+    if (!state.ok()) return "";
+    auto info = session::find(*state, arg);
+    if (!info.ok() || info->state != "running") return "";
+    return "session " + arg + " is still running (pid " + std::to_string(info->meta.pid) +
+           "); stop it first (exit the sandboxed command), then re-run";
+}
+
+}  // namespace
+
+int cmd_apply(int argc, char** argv) {
+    Args a;
+    for (int i = 1; i < argc; i++) {
+        std::string v, arg = argv[i];
+        if (arg == "-h" || arg == "--help") {
+            help_apply();
+            return 0;
+        }
+        if (arg == "--dry-run" || arg == "-n") a.opts.dry_run = true;
+        else if (arg == "--force") a.opts.force = true;
+        else if (arg == "--yes" || arg == "-y") a.yes = true;
+        else if (arg == "--json") a.json_out = true;
+        else if (take_value(argc, argv, i, "--target", &v)) a.opts.target = v;
+        else if (take_value(argc, argv, i, "--only", &v)) a.opts.only.push_back(v);
+        else if (take_value(argc, argv, i, "--exclude", &v)) a.opts.exclude.push_back(v);
+        else if (take_value(argc, argv, i, "--undo-to", &v)) a.opts.undo_to = v;
+        else if (arg == "--") {
+            if (i + 1 < argc && a.source.empty()) a.source = argv[++i];
+        } else if (!arg.empty() && arg[0] == '-') return usage("apply", "unknown option " + arg);
+        else if (a.source.empty()) a.source = arg;
+        else return usage("apply", "one SESSION or PATCH only (got '" + arg + "' too)");
+        if (v == "\x01") return usage("apply", arg + " needs a value");
+    }
+    if (a.source.empty()) return usage("apply", "missing SESSION or PATCH");
+    absolute(&a.opts.target);
+    absolute(&a.opts.undo_to);
+    bool interactive = ::isatty(0) && !a.json_out;
+    if (!a.yes && !a.opts.dry_run && !interactive)
+        return usage("apply", "refusing to change the real tree without confirmation: there is no terminal to ask on; "
+                              "pass --yes (or preview with --dry-run)");
+
+    auto fail = [&](const std::string& msg) {
+        std::fprintf(stderr, "layover: apply: %s\n", msg.c_str());
+        if (a.json_out) print_json(nullptr, msg, a.opts.dry_run);
+        return 1;
+    };
+    if (std::string why = running_session(a.source); !why.empty()) return fail(why);
+    auto patch = capture::Patch::open_source(a.source);
+    if (!patch.ok()) return fail(patch.error().message);
+    std::string target = a.opts.target.empty() ? patch->manifest().target : a.opts.target;
+
+    if (!a.yes && !a.opts.dry_run) {
+        review::ApplyOptions preview = a.opts;
+        preview.dry_run = true;
+        auto pre = review::apply_patch(*patch, preview);
+        if (!pre.ok()) return fail(pre.error().message);
+        if (!pre->conflicts.empty()) {
+            print_conflicts("apply", *pre, "applied");
+            return 1;
+        }
+        if (pre->applied.empty()) {
+            std::printf("nothing to apply to %s\n", base::display_path(target).c_str());
+            return 0;
+        }
+        print_notes("apply", *pre);
+        print_list(*pre, patch->manifest(), "  ");
+        std::fflush(stdout);
+        if (!confirm("Apply " + std::to_string(pre->applied.size()) + " change(s) to " + base::display_path(target) + "?")) {
+            std::fputs("layover: apply: cancelled; nothing was applied\n", stderr);
+            return 1;
+        }
+    }
+    a.opts.progress = ::isatty(2) && !a.json_out;
+    auto rep = review::apply_patch(*patch, a.opts);
+    if (!rep.ok()) return fail(rep.error().message);
+    std::string export_error;
+    if (!rep->undo_patch_error.empty())
+        export_error = "applied, but the undo patch was not written: " + rep->undo_patch_error +
+                       "; the undo record " + base::display_path(rep->undo) + " is kept and undoes this apply ('layover undo " +
+                       base::display_path(rep->undo) + "')";
+    if (a.json_out) {
+        print_notes("apply", *rep);
+        if (!export_error.empty()) std::fprintf(stderr, "layover: apply: %s\n", export_error.c_str());
+        print_json(&rep.value(), export_error, a.opts.dry_run);
+        return rep->conflicts.empty() && export_error.empty() ? 0 : 1;
+    }
+    print_notes("apply", *rep);
+    if (!rep->conflicts.empty()) {
+        print_conflicts("apply", *rep, a.opts.dry_run ? "changed (dry run)" : "applied");
+        return 1;
+    }
+    if (rep->applied.empty()) {
+        std::printf("nothing to apply to %s\n", base::display_path(target).c_str());
+        return 0;
+    }
+    if (a.opts.dry_run) {
+        std::printf("dry run: would apply %zu change(s) to %s:\n", rep->applied.size(), base::display_path(target).c_str());
+        print_list(*rep, patch->manifest(), "  ");
+        return 0;
+    }
+    std::printf("applied %zu change(s) to %s:\n", rep->applied.size(), base::display_path(target).c_str());
+    print_list(*rep, patch->manifest(), "  ");
+    std::printf("undo record: %s\n", base::display_path(rep->undo).c_str());
+    if (!rep->undo_patch.empty()) std::printf("undo patch: %s\n", base::display_path(rep->undo_patch).c_str());
+    std::printf("to undo: layover undo %s\n", base::display_path(rep->undo).c_str());
+    if (!export_error.empty()) {
+        std::fflush(stdout);
+        std::fprintf(stderr, "layover: apply: %s\n", export_error.c_str());
+        return 1;
+    }
+    return 0;
+}
+
+int cmd_undo(int argc, char** argv) {
+    std::string source;
+    review::UndoOptions opts;
+    bool json_out = false;
+    for (int i = 1; i < argc; i++) {
+        std::string v, arg = argv[i];
+        if (arg == "-h" || arg == "--help") {
+            help_undo();
+            return 0;
+        }
+        if (arg == "--force") opts.force = true;
+        else if (arg == "--dry-run" || arg == "-n") opts.dry_run = true;
+        else if (arg == "--json") json_out = true;
+        else if (arg == "--yes" || arg == "-y") continue;
+        else if (take_value(argc, argv, i, "--target", &v)) opts.target = v;
+        else if (!arg.empty() && arg[0] == '-') return usage("undo", "unknown option " + arg);
+        else if (source.empty()) source = arg;
+        else return usage("undo", "one UNDO record only");
+        if (v == "\x01") return usage("undo", arg + " needs a value");
+    }
+    if (source.empty()) return usage("undo", "missing UNDO (the record path 'layover apply' printed)");
+    auto fail = [&](const std::string& msg) {
+        std::fprintf(stderr, "layover: undo: %s\n", msg.c_str());
+        if (json_out) print_json(nullptr, msg, opts.dry_run);
+        return 1;
+    };
+    base::Result<review::ApplyReport> rep = base::error("");
+    if (review::is_undo_record(source)) {
+        rep = review::undo_record(source, opts);
+    } else {
+        // An undo patch exported with --undo-to: a conflict-checked apply
+        // that leaves no record of its own and retires the spent one.
+        auto patch = capture::Patch::open(source);
+        if (!patch.ok()) return fail(patch.error().message);
+        if (patch->manifest().kind != "undo")
+            return fail(base::display_path(source) + " is an ordinary patch, not an undo patch (written by "
+                        "'apply --undo-to') or undo record; to apply it use 'layover apply " + base::display_path(source) + "'");
+        review::ApplyOptions ao;
+        ao.target = opts.target;
+        absolute(&ao.target);
+        ao.force = opts.force;
+        ao.dry_run = opts.dry_run;
+        ao.as_undo = true;
+        rep = review::apply_patch(*patch, ao);
+    }
+    if (!rep.ok()) return fail(rep.error().message);
+    print_notes("undo", *rep);
+    if (json_out) {
+        print_json(&rep.value(), "", opts.dry_run);
+        return rep->conflicts.empty() ? 0 : 1;
+    }
+    if (!rep->conflicts.empty()) {
+        print_conflicts("undo", *rep, "restored");
+        return 1;
+    }
+    std::printf("%s %zu path(s)\n", opts.dry_run ? "dry run: would restore" : "restored", rep->applied.size());
+    for (const auto& p : rep->applied) std::printf("  %s\n", base::display_path(p).c_str());
+    if (!rep->retired.empty()) std::printf("removed the spent undo record %s\n", base::display_path(rep->retired).c_str());
+    if (!rep->undo.empty())
+        std::printf("the versions this replaced are kept in %s\n", base::display_path(rep->undo).c_str());
+    return 0;
+}

@@ -1,0 +1,107 @@
+// `layover diff SESSION|PATCH [--stat] [--name-status] [--color[=WHEN]] [--no-pager] [-- PATH...]`
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "helper/base/text.h"
+#include "helper/cli/verbs.h"
+#include "review/diff/show.h"
+
+namespace {
+
+const char kUsage[] =
+    "usage: layover diff SESSION|PATCH [--stat | --name-status] [--color[=auto|always|never]] [--no-pager] "
+    "[--] [PATH...]\n";
+
+int usage_error(const std::string& msg) {
+    std::fprintf(stderr, "layover: diff: %s\n%s", msg.c_str(), kUsage);
+    return 2;
+}
+
+// A PATH argument as the diff names it: relative to the target; an absolute
+// path beneath the target is accepted too.
+bool normalize_path(std::string p, const std::string& target, std::string* out) {
+    if (!p.empty() && p[0] == '/') {
+        if (p == target) p.clear();
+        else if (p.compare(0, target.size() + 1, target + "/") == 0) p = p.substr(target.size() + 1);
+        else return false;
+    }
+    while (p.compare(0, 2, "./") == 0) p.erase(0, 2);
+    while (!p.empty() && p.back() == '/') p.pop_back();
+    if (p == ".") p.clear();
+    *out = p;
+    return true;
+}
+
+}  // namespace
+
+int cmd_diff(int argc, char** argv) {
+    review::ShowOptions opts;
+    std::string source, color = "auto";
+    bool no_pager = false;
+    std::vector<std::string> raw_paths;
+    bool dashdash = false;
+    for (int i = 1; i < argc; i++) {
+        std::string a = argv[i];
+        if (dashdash) {
+            raw_paths.push_back(a);
+        } else if (a == "--") {
+            dashdash = true;
+        } else if (a == "-h" || a == "--help") {
+            std::fputs(kUsage, stdout);
+            return 0;
+        } else if (a == "--stat") {
+            opts.format = review::ShowOptions::Format::Stat;
+        } else if (a == "--name-status") {
+            opts.format = review::ShowOptions::Format::NameStatus;
+        } else if (a == "--color") {
+            color = "always";
+        } else if (a.compare(0, 8, "--color=") == 0) {
+            color = a.substr(8);
+            if (color != "auto" && color != "always" && color != "never")
+                return usage_error("--color takes auto, always or never, not '" + color + "'");
+        } else if (a == "--no-color") {
+            color = "never";
+        } else if (a == "--no-pager") {
+            no_pager = true;
+        } else if (!a.empty() && a[0] == '-') {
+            return usage_error("unknown option " + base::display_path(a));
+        } else if (source.empty()) {
+            source = a;
+        } else {
+            raw_paths.push_back(a);
+        }
+    }
+    if (source.empty()) return usage_error("missing SESSION or PATCH");
+
+    bool tty = review::stdout_is_tty();
+    opts.color = color == "always" || (color == "auto" && tty);
+    // Escaping follows the destination, not the colors: a terminal gets
+    // visible control characters, a pipe gets the exact bytes git applies.
+    opts.escape = tty;
+    opts.page = tty && !no_pager;
+    opts.width = review::terminal_width();
+
+    auto patch = capture::Patch::open_source(source);
+    if (!patch) {
+        std::fprintf(stderr, "layover: diff %s: %s\n", base::display_path(source).c_str(),
+                     patch.error().message.c_str());
+        return 2;
+    }
+    for (const auto& p : raw_paths) {
+        std::string rel;
+        if (!normalize_path(p, patch->manifest().target, &rel)) {
+            std::fprintf(stderr, "layover: diff: %s is not beneath the target %s; give paths relative to it\n",
+                         base::display_path(p).c_str(), base::display_path(patch->manifest().target).c_str());
+            return 2;
+        }
+        opts.paths.push_back(rel);
+    }
+    auto r = review::show_diff(patch.value(), opts);
+    if (!r) {
+        std::fprintf(stderr, "layover: diff %s: %s\n", base::display_path(source).c_str(), r.error().message.c_str());
+        return 2;
+    }
+    return r.value() ? 1 : 0;
+}

@@ -1,0 +1,107 @@
+// `layover-patch on-exit MODE SESSION`: run by the supervisor once the
+// sandboxed command exits, for MODE prompt, apply or save:FILE. The session
+// is never lost: any failure keeps it, says why, and returns 125.
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+
+#include "capture/patch/reader.h"
+#include "capture/patch/save.h"
+#include "helper/base/text.h"
+#include "helper/store/session.h"
+#include "helper/cli/verbs.h"
+#include "review/apply/apply.h"
+#include "review/prompt/prompt.h"
+#include "review/prompt/trash.h"
+
+namespace {
+
+int on_exit_apply(const std::string& state, const session::Info& s) {
+    const std::string& name = s.meta.name;
+    auto patch = capture::Patch::open_source(name);
+    if (!patch) {
+        std::fprintf(stderr, "layover: on-exit apply: reading session '%s': %s\n", name.c_str(),
+                     patch.error().message.c_str());
+        review::print_kept(name);
+        return 125;
+    }
+    if (patch->manifest().changes.empty()) {
+        std::fprintf(stderr, "layover: session '%s' made no changes; nothing to apply\n", name.c_str());
+        auto t = review::move_to_trash(state, s);
+        if (!t) std::fprintf(stderr, "layover: %s\n", t.error().message.c_str());
+        return 0;
+    }
+    review::ApplyOptions ao;
+    ao.progress = ::isatty(2) == 1;
+    auto r = review::apply_patch(patch.value(), ao);
+    if (!r) {
+        std::fprintf(stderr, "layover: on-exit apply failed, nothing was changed: %s\n", r.error().message.c_str());
+        review::print_kept(name);
+        return 125;
+    }
+    if (!r->conflicts.empty()) {
+        std::fprintf(stderr, "layover: on-exit apply: %zu conflict(s), nothing was applied:\n", r->conflicts.size());
+        for (const auto& c : r->conflicts)
+            std::fprintf(stderr, "  %s: %s\n", base::display_path(c.path).c_str(), c.reason.c_str());
+        std::fprintf(stderr, "layover: review with 'layover diff %s'; 'layover apply %s --force' overwrites\n",
+                     name.c_str(), name.c_str());
+        review::print_kept(name);
+        return 125;
+    }
+    std::fprintf(stderr, "layover: applied %zu path(s) to %s\n", r->applied.size(),
+                 base::display_path(patch->manifest().target).c_str());
+    if (!r->undo.empty()) std::fprintf(stderr, "layover: to undo: layover undo %s\n", r->undo.c_str());
+    // Applied: the session is redundant, but kept recoverable for a day.
+    auto t = review::move_to_trash(state, s);
+    if (!t) std::fprintf(stderr, "layover: the changes are applied, but %s\n", t.error().message.c_str());
+    return 0;
+}
+
+int on_exit_save(const session::Info& s, const std::string& file) {
+    const std::string& name = s.meta.name;
+    if (file.empty()) {
+        std::fprintf(stderr, "layover: on-exit save: no file given (use --on-exit save:FILE)\n");
+        review::print_kept(name);
+        return 125;
+    }
+    auto r = capture::save_session(s, file);
+    if (!r) {
+        std::fprintf(stderr, "layover: on-exit save to %s failed: %s\n", base::display_path(file).c_str(),
+                     r.error().message.c_str());
+        review::print_kept(name);
+        return 125;
+    }
+    std::fprintf(stderr, "layover: saved session '%s' to %s\n", name.c_str(), base::display_path(file).c_str());
+    auto rm = session::remove_tree(s.dir);
+    if (!rm)
+        std::fprintf(stderr, "layover: the patch is saved, but removing session '%s' failed: %s\n", name.c_str(),
+                     rm.error().message.c_str());
+    return 0;
+}
+
+}  // namespace
+
+int cmd_on_exit(int argc, char** argv) {
+    if (argc != 3) {
+        std::fputs("usage: layover-patch on-exit prompt|apply|save:FILE SESSION\n", stderr);
+        return 125;
+    }
+    std::string mode = argv[1], name = argv[2];
+    auto state = session::state_dir();
+    if (!state) {
+        std::fprintf(stderr, "layover: on-exit: %s\n", state.error().message.c_str());
+        return 125;
+    }
+    auto s = session::find(state.value(), name);
+    if (!s) {
+        std::fprintf(stderr, "layover: on-exit: %s\n", s.error().message.c_str());
+        return 125;
+    }
+    if (mode == "prompt") return review::run_exit_prompt(state.value(), s.value());
+    if (mode == "apply") return on_exit_apply(state.value(), s.value());
+    if (mode.compare(0, 5, "save:") == 0) return on_exit_save(s.value(), mode.substr(5));
+    std::fprintf(stderr, "layover: on-exit: unknown mode '%s' (prompt, apply or save:FILE)\n",
+                 base::display_path(mode).c_str());
+    return 125;
+}

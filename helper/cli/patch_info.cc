@@ -1,0 +1,99 @@
+// Verb entry points for capture: save, show (status: cli_status.cc). They parse, print and
+// pick the exit code; the work is in the library.
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "capture/patch/manifest.h"
+#include "capture/patch/reader.h"
+#include "capture/patch/save.h"
+#include "capture/scan/summary.h"
+#include "helper/store/session.h"
+#include "helper/cli/verbs.h"
+
+namespace {
+
+int fail(const std::string& msg) {
+    std::fprintf(stderr, "layover: %s\n", msg.c_str());
+    return 1;
+}
+
+int usage(const char* text, const std::string& why = "") {
+    if (!why.empty()) std::fprintf(stderr, "layover: %s\n", why.c_str());
+    std::fputs(text, why.empty() ? stdout : stderr);
+    return why.empty() ? 0 : 2;
+}
+
+void print(const std::string& s) { std::fwrite(s.data(), 1, s.size(), stdout); }
+
+const char kSaveUsage[] =
+    "usage: layover save SESSION -o FILE.tar.zst\n"
+    "  Write the session's changes as a patch (created 0600, atomically).\n";
+const char kShowUsage[] =
+    "usage: layover show FILE.tar.zst [--json] [--max-members N] [--max-stored-bytes N]\n"
+    "                    [--max-logical-bytes N] [--max-name-len N] [--max-pax-header N]\n"
+    "  Validate a patch and print its changes.\n";
+
+}  // namespace
+
+int cmd_save(int argc, char** argv) {
+    std::string name, out;
+    for (int i = 1; i < argc; i++) {
+        std::string a = argv[i];
+        if (a == "-h" || a == "--help") return usage(kSaveUsage);
+        if (a == "-o" || a == "--output") {
+            if (i + 1 >= argc) return usage(kSaveUsage, "save: " + a + " needs a file name");
+            out = argv[++i];
+        } else if (a.rfind("--output=", 0) == 0) {
+            out = a.substr(9);
+        } else if (a.rfind("-o", 0) == 0 && a.size() > 2) {
+            out = a.substr(2);
+        } else if (!a.empty() && a[0] == '-') {
+            return usage(kSaveUsage, "save: unknown option '" + a + "'");
+        } else if (name.empty()) {
+            name = a;
+        } else {
+            return usage(kSaveUsage, "save: more than one session given");
+        }
+    }
+    if (name.empty()) return usage(kSaveUsage, "save: which session? (list them with 'layover sessions')");
+    if (out.empty()) return usage(kSaveUsage, "save: no output file; add -o FILE.tar.zst");
+    auto state = session::state_dir();
+    if (!state) return fail(state.error().message);
+    auto info = session::find(state.value(), name);
+    if (!info) return fail(info.error().message);
+    auto r = capture::save_session(info.value(), out);
+    if (!r) return fail(r.error().message);
+    std::fprintf(stderr, "layover: saved session '%s' to %s\n", info->meta.name.c_str(), out.c_str());
+    return 0;
+}
+
+int cmd_show(int argc, char** argv) {
+    bool as_json = false;
+    std::string file;
+    capture::Limits limits;
+    for (int i = 1; i < argc; i++) {
+        std::string a = argv[i], err;
+        int lf = capture::parse_limit_flag(argc, argv, &i, &limits, &err);
+        if (lf < 0) return usage(kShowUsage, "show: " + err);
+        if (lf > 0) continue;
+        if (a == "--json") as_json = true;
+        else if (a == "-h" || a == "--help") return usage(kShowUsage);
+        else if (!a.empty() && a[0] == '-' && a != "-") return usage(kShowUsage, "show: unknown option '" + a + "'");
+        else if (file.empty()) file = a;
+        else return usage(kShowUsage, "show: more than one patch given");
+    }
+    if (file.empty()) return usage(kShowUsage, "show: which patch file?");
+    auto p = capture::Patch::open(file, limits);
+    if (!p) return fail(p.error().message);
+    const auto& m = p->manifest();
+    if (as_json) {
+        print(capture::changes_to_json_text(m.changes));
+        return 0;
+    }
+    std::set<std::string> stale;
+    for (const auto& b : m.base)
+        if (b.stale) stale.insert(b.path);
+    print(capture::summary_text(m.changes, stale));
+    return 0;
+}

@@ -1,0 +1,60 @@
+// `layover run`: parse the options, prepare the session, run the sandbox
+// under the supervisor, then hand over to the on-exit action.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <optional>
+
+#include "helper/base/child.h"
+#include "helper/cli/verbs.h"
+#include "helper/sandbox/finish.h"
+#include "helper/sandbox/prepare.h"
+#include "helper/sandbox/supervisor.h"
+
+int cmd_run(int argc, char** argv) {
+    base::ensure_std_fds();
+    std::vector<std::string> args(argv + 1, argv + argc);
+    auto opts = parse_run_args(args);
+    if (!opts) {
+        std::fprintf(stderr, "layover run: %s\n", opts.error().message.c_str());
+        return 125;
+    }
+    if (opts->help) {
+        std::fputs(kRunUsage, stdout);
+        return 0;
+    }
+    if (opts->ipc_fd >= 0 && ::fcntl(opts->ipc_fd, F_GETFD) < 0) {
+        std::fprintf(stderr, "layover run: --ipc-fd %d is not an open file descriptor\n", opts->ipc_fd);
+        return 125;
+    }
+    bool interactive = ::isatty(STDIN_FILENO);
+    std::string on_exit = opts->on_exit.empty() ? (interactive ? "prompt" : "keep") : opts->on_exit;
+
+    auto prepared = prepare_run(opts.value());
+    if (!prepared) {
+        std::fprintf(stderr, "layover: %s\n", prepared.error().message.c_str());
+        return 125;
+    }
+    PreparedRun& run = prepared.value();
+
+    std::optional<PtyRelay> pty;
+    if (interactive) {
+        auto p = PtyRelay::open();
+        if (!p) {
+            std::fprintf(stderr, "layover: %s\n", p.error().message.c_str());
+            return 125;
+        }
+        pty.emplace(std::move(p.value()));
+        run.plan.pty_slave = pty->slave();
+    }
+
+    Outcome out = supervise(run, pty);
+    pty.reset();
+    if (!out.setup_error.empty()) {
+        std::fprintf(stderr, "layover: %s\n", out.setup_error.c_str());
+        finish_failed_run(run);
+        return 125;
+    }
+    return finish_run(run, on_exit, out.exit_code);
+}

@@ -1,0 +1,139 @@
+// `layover sessions`, `layover discard`, `layover restore`.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "helper/base/text.h"
+#include "helper/sandbox/finish.h"
+#include "helper/store/remove.h"
+#include "helper/store/session.h"
+#include "helper/cli/verbs.h"
+
+namespace {
+
+int fail(const std::string& msg) {
+    std::fprintf(stderr, "layover: %s\n", msg.c_str());
+    return 1;
+}
+
+std::string human_size(uint64_t b) {
+    const char* units[] = {"B", "K", "M", "G", "T"};
+    double v = static_cast<double>(b);
+    int u = 0;
+    while (v >= 1024 && u < 4) {
+        v /= 1024;
+        u++;
+    }
+    char buf[32];
+    std::snprintf(buf, sizeof buf, u == 0 ? "%.0f%s" : "%.1f%s", v, units[u]);
+    return buf;
+}
+
+}  // namespace
+
+int cmd_sessions(int argc, char** argv) {
+    bool json = false, trash = false;
+    for (int i = 1; i < argc; i++) {
+        std::string a = argv[i];
+        if (a == "--json") json = true;
+        else if (a == "--trash") trash = true;
+        else if (a == "-h" || a == "--help") {
+            std::puts("usage: layover sessions [--json] [--trash]");
+            return 0;
+        } else {
+            std::fprintf(stderr, "layover sessions: unknown option '%s'; see 'layover sessions --help'\n", a.c_str());
+            return 2;
+        }
+    }
+    auto state = session::state_dir();
+    if (!state) return fail(state.error().message);
+    purge_old_trash(state.value());
+    auto all = session::list(state.value(), trash, true);
+    if (!all) return fail(all.error().message);
+    if (json) {
+        nlohmann::json arr = nlohmann::json::array();
+        for (const auto& s : all.value())
+            arr.push_back({{"name", s.meta.name},
+                           {"target", s.meta.target},
+                           {"created", s.meta.created},
+                           {"status", trash ? "trash" : s.state},
+                           {"upper_bytes", s.upper_bytes},
+                           {"command", s.meta.command},
+                           {"pid", s.state == "running" ? s.meta.pid : 0},
+                           {"exit_code", s.meta.exit_code},
+                           {"age_days", s.age_days}});
+        std::puts(arr.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+        return 0;
+    }
+    if (all->empty()) {
+        std::puts(trash ? "the trash is empty" : "no sessions");
+        return 0;
+    }
+    std::printf("%-28s %-8s %-20s %7s  %s\n", "NAME", "STATUS", "CREATED", "SIZE", "TARGET");
+    bool old = false;
+    for (const auto& s : all.value()) {
+        std::printf("%-28s %-8s %-20s %7s  %s\n", s.meta.name.c_str(), trash ? "trash" : s.state.c_str(),
+                    s.meta.created.c_str(), human_size(s.upper_bytes).c_str(),
+                    base::display_path(s.meta.target).c_str());
+        if (!trash && s.age_days >= 20) old = true;
+    }
+    if (old)
+        std::fprintf(stderr,
+                     "layover: warning: some sessions are 20+ days old; systemd-tmpfiles deletes /var/tmp entries "
+                     "after 30 days: save them with 'layover save NAME -o FILE'\n");
+    return 0;
+}
+
+int cmd_discard(int argc, char** argv) {
+    if (argc != 2 || argv[1][0] == '-') {
+        if (argc == 2 && (!std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "--help"))) {
+            std::puts("usage: layover discard SESSION");
+            return 0;
+        }
+        std::fputs("usage: layover discard SESSION\n", stderr);
+        return 2;
+    }
+    auto state = session::state_dir();
+    if (!state) return fail(state.error().message);
+    auto s = session::find(state.value(), argv[1]);
+    if (!s) return fail(s.error().message);
+    if (s->state == "running")
+        return fail("session '" + s->meta.name + "' is running (supervisor pid " + std::to_string(s->meta.pid) +
+                    "); stop it first");
+    // Hold the lock while removing, so a run cannot resume it half-way.
+    auto lk = session::lock(s->dir, s->meta.name);
+    if (!lk) return fail(lk.error().message);
+    auto r = remove_tree_fast(s->dir);
+    if (!r) return fail(r.error().message);
+    std::fprintf(stderr, "layover: discarded session '%s'\n", s->meta.name.c_str());
+    return 0;
+}
+
+int cmd_restore(int argc, char** argv) {
+    if (argc != 2 || argv[1][0] == '-') {
+        std::fputs("usage: layover restore NAME   (see 'layover sessions --trash')\n", stderr);
+        return 2;
+    }
+    std::string name = argv[1];
+    if (!base::valid_session_name(name)) return fail("invalid session name '" + base::display_path(name) + "'");
+    auto state = session::state_dir();
+    if (!state) return fail(state.error().message);
+    // NAME is the trash entry (a second discard of the same name is NAME.1, ...);
+    // the session comes back under the name in its metadata.
+    std::string from = session::trash_dir(state.value()) + "/" + name;
+    auto meta = session::read_meta(from);
+    if (!meta) return fail("no session '" + name + "' in the trash; see 'layover sessions --trash'");
+    std::string back = base::valid_session_name(meta->name) ? meta->name : name;
+    std::string to = session::sessions_dir(state.value()) + "/" + back;
+    struct stat st;
+    if (::lstat(to.c_str(), &st) == 0)
+        return fail("a session named '" + back + "' exists already; discard it first, then restore");
+    name = back;
+    if (::rename(from.c_str(), to.c_str()) != 0) return fail(base::sys_error("restoring " + name).message);
+    std::fprintf(stderr, "layover: restored session '%s'\n", name.c_str());
+    return 0;
+}

@@ -1,0 +1,55 @@
+// `layover status`: built into the `layover` binary itself (it needs no
+// libarchive/libzstd, whose loading would cost more than the walk).
+#include <cstdio>
+#include <string>
+
+#include "capture/patch/manifest.h"
+#include "capture/scan/session_scan.h"
+#include "capture/scan/summary.h"
+#include "helper/store/session.h"
+#include "helper/cli/verbs.h"
+
+namespace {
+
+const char kStatusUsage[] =
+    "usage: layover status [SESSION] [--json]\n"
+    "  The changes of a running or ended session (default: the most recent).\n";
+
+int fail(const std::string& msg) {
+    std::fprintf(stderr, "layover: %s\n", msg.c_str());
+    return 1;
+}
+
+int usage(const std::string& why = "") {
+    if (!why.empty()) std::fprintf(stderr, "layover: %s\n", why.c_str());
+    std::fputs(kStatusUsage, why.empty() ? stdout : stderr);
+    return why.empty() ? 0 : 2;
+}
+
+void print(const std::string& s) { std::fwrite(s.data(), 1, s.size(), stdout); }
+
+}  // namespace
+
+int cmd_status(int argc, char** argv) {
+    bool as_json = false;
+    std::string name;
+    for (int i = 1; i < argc; i++) {
+        std::string a = argv[i];
+        if (a == "--json") as_json = true;
+        else if (a == "-h" || a == "--help") return usage();
+        else if (!a.empty() && a[0] == '-') return usage("status: unknown option '" + a + "'");
+        else if (name.empty()) name = a;
+        else return usage("status: more than one session given");
+    }
+    auto state = session::state_dir();
+    if (!state) return fail(state.error().message);
+    auto info = session::find(state.value(), name);
+    if (!info) return fail(info.error().message);
+    // Single-threaded here, and nothing after the walk needs our own identity.
+    auto changes = capture::session_changes_as_owner(info.value(), !as_json);
+    if (!changes) return fail("status of session '" + info->meta.name + "': " + changes.error().message);
+    if (as_json) print(capture::changes_to_json_text(changes.value()));
+    else print(capture::summary_text(changes.value()));
+    return 0;
+}
+

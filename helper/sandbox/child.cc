@@ -1,0 +1,124 @@
+// The sandboxed command's process: a nested user+mount namespace so every
+// mount it inherits is locked (it cannot unmount the overlay to reach the
+// real tree: in the setup namespace `umount TARGET` succeeds, in a nested one
+// it fails), no capabilities, no_new_privs, only fds 0-2 and the IPC socket.
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+
+#include "helper/base/fd.h"
+#include "helper/sandbox/sandbox.h"
+#include "helper/store/userns.h"
+#include "overlay/mountinfo.h"
+
+namespace {
+
+[[noreturn]] void die(const SandboxPlan& plan, const base::Error& e) {
+    sync_msg::send(plan.sync_fd, 'E', e.message);
+    ::_exit(125);
+}
+
+// Paths the sandbox replaces with private or empty mounts: a cwd there
+// would not mean what it meant outside.
+bool hidden_inside(const std::string& p, const SandboxPlan& plan) {
+    for (const char* d : {"/tmp", "/var/tmp", "/run", "/dev", "/proc"})
+        if (overlay::path_within(p, d)) return true;
+    return overlay::path_within(p, plan.mounts.state_dir);
+}
+
+// Entered by path after the mounts: an inherited cwd would still point at
+// the real tree. Kept when inside the target or elsewhere read-only.
+void enter_cwd(const SandboxPlan& plan) {
+    const std::string& t = plan.mounts.target;
+    bool keep = overlay::path_within(plan.cwd, t) || !hidden_inside(plan.cwd, plan);
+    if (keep && !plan.cwd.empty() && ::chdir(plan.cwd.c_str()) == 0) return;
+    if (::chdir(t.c_str()) != 0) die(plan, base::sys_error("entering " + t));
+}
+
+int last_cap() {
+    std::ifstream f("/proc/sys/kernel/cap_last_cap");
+    int n = 40;
+    if (f) f >> n;
+    return n;
+}
+
+base::Result<void> drop_privileges() {
+    // no_new_privs first: nothing exec'd later (setuid, file caps) can regain any.
+    if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return base::sys_error("setting no_new_privs");
+    int last = last_cap();
+    for (int c = 0; c <= last; c++)
+        if (::prctl(PR_CAPBSET_DROP, c, 0, 0, 0) != 0 && errno != EINVAL)
+            return base::sys_error("dropping capability bounding set");
+    ::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+    struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
+    struct __user_cap_data_struct data[2];
+    std::memset(data, 0, sizeof data);
+    if (::syscall(SYS_capset, &hdr, data) != 0) return base::sys_error("dropping capabilities");
+    return base::Ok();
+}
+
+}  // namespace
+
+void child_main(const SandboxPlan& plan) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != 1) ::_exit(125);  // init (PID 1 here) died before the prctl
+
+    // Its own session: the terminal's Ctrl+C goes to the supervisor, which
+    // forwards it; with a pty, the pty becomes the controlling terminal.
+    ::setsid();
+    if (plan.pty_slave >= 0) {
+        if (::ioctl(plan.pty_slave, TIOCSCTTY, 0) != 0) die(plan, base::sys_error("taking the pty"));
+        for (int fd = 0; fd <= 2; fd++) ::dup2(plan.pty_slave, fd);
+    }
+
+    if (::unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0)
+        die(plan, base::error(userns::explain_userns_failure(errno) + " (nested)"));
+    // The caller's uid again inside, mapped to root of the setup namespace
+    // (which is the caller outside).
+    auto maps = userns::write_self_maps(plan.uid, 0, plan.gid, 0);
+    if (!maps) die(plan, maps.error().context("nested user namespace"));
+
+    enter_cwd(plan);
+
+    std::vector<int> keep = {0, 1, 2, plan.sync_fd};
+    if (plan.ipc_fd >= 0) {
+        int moved = plan.ipc_fd == 3 ? 3 : ::dup2(plan.ipc_fd, 3);
+        if (moved != 3) die(plan, base::sys_error("passing the IPC socket"));
+        ::fcntl(3, F_SETFD, 0);
+        keep.push_back(3);
+        ::setenv("LAYOVER_IPC_FD", "3", 1);
+    } else {
+        ::unsetenv("LAYOVER_IPC_FD");
+    }
+    // The supervisor placed the sync socket at fd 10 or above, clear of 3.
+    base::close_fds_except(keep);
+    ::setenv("LAYOVER_SESSION", plan.session.c_str(), 1);
+    ::setenv("LAYOVER_TARGET", plan.mounts.target.c_str(), 1);
+
+    auto dropped = drop_privileges();
+    if (!dropped) die(plan, dropped.error());
+
+    std::vector<char*> argv;
+    for (const auto& a : plan.command) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    ::execvp(argv[0], argv.data());
+    int err = errno;
+    std::string name = plan.command[0];
+    if (err == ENOENT) {
+        std::fprintf(stderr, "layover: %s: command not found inside the sandbox\n", name.c_str());
+        ::_exit(127);
+    }
+    std::fprintf(stderr, "layover: %s: cannot execute: %s\n", name.c_str(), std::strerror(err));
+    ::_exit(126);
+}

@@ -1,0 +1,120 @@
+#include "helper/sandbox/finish.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <limits.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "helper/base/child.h"
+#include "helper/store/remove.h"
+
+namespace {
+
+// The overlay was mounted with `volatile`, so its writes were never synced:
+// make them durable once, now, before anyone relies on the kept session.
+void sync_upper(const std::string& dir) {
+    int fd = ::open(session::upper_dir(dir).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+        ::syncfs(fd);
+        ::close(fd);
+    }
+}
+
+std::string patch_tool() {
+    char self[PATH_MAX];
+    ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0) return "layover-patch";
+    self[n] = '\0';
+    std::string dir(self);
+    dir.resize(dir.rfind('/'));
+    std::string cand = dir + "/layover-patch";
+    if (::access(cand.c_str(), X_OK) == 0) return cand;
+    return dir + "/../lib/layover/layover-patch";
+}
+
+int run_patch_tool(const std::string& mode, const std::string& name) {
+    std::string tool = patch_tool();
+    // As system() does: Ctrl+C at the prompt belongs to the prompt, which
+    // keeps the session; it must not kill run and lose its exit status.
+    struct sigaction ign = {}, old_int, old_quit;
+    ign.sa_handler = SIG_IGN;
+    ::sigaction(SIGINT, &ign, &old_int);
+    ::sigaction(SIGQUIT, &ign, &old_quit);
+    auto child = base::spawn([&]() -> int {
+        ::sigaction(SIGINT, &old_int, nullptr);
+        ::sigaction(SIGQUIT, &old_quit, nullptr);
+        ::execl(tool.c_str(), "on-exit", mode.c_str(), name.c_str(), (char*)nullptr);
+        std::fprintf(stderr, "layover: cannot run %s; reinstall layover\n", tool.c_str());
+        return 125;
+    });
+    int rc = 125;
+    if (child) {
+        auto st = child->wait();
+        if (st) rc = base::exit_code_of(st.value());
+    }
+    ::sigaction(SIGINT, &old_int, nullptr);
+    ::sigaction(SIGQUIT, &old_quit, nullptr);
+    return rc;
+}
+
+}  // namespace
+
+void finish_failed_run(PreparedRun& run) {
+    if (run.created) {
+        run.lock.reset();
+        (void)remove_tree_fast(run.session_dir);
+        return;
+    }
+    run.meta.status = "exited";
+    (void)session::write_meta(run.session_dir, run.meta);
+}
+
+int finish_run(PreparedRun& run, const std::string& on_exit, int child_code) {
+    const std::string& name = run.meta.name;
+    if (on_exit != "discard") sync_upper(run.session_dir);
+    run.meta.status = "exited";
+    run.meta.exit_code = child_code;
+    run.meta.pid = 0;
+    if (auto w = session::write_meta(run.session_dir, run.meta); !w) {
+        std::fprintf(stderr, "layover: %s (the session's changes are intact in %s)\n", w.error().message.c_str(),
+                     run.session_dir.c_str());
+        return 125;
+    }
+    // Release the lock before handing over: apply refuses locked (running) sessions.
+    run.lock.reset();
+    purge_old_trash(run.plan.mounts.state_dir);
+
+    if (on_exit == "keep") {
+        std::fprintf(stderr,
+                     "layover: session '%s' kept: 'layover status %s' lists its changes, 'layover apply %s' "
+                     "applies them, 'layover discard %s' drops them\n",
+                     name.c_str(), name.c_str(), name.c_str(), name.c_str());
+        return child_code;
+    }
+    if (on_exit == "discard") {
+        auto r = remove_tree_fast(run.session_dir);
+        if (!r) {
+            std::fprintf(stderr, "layover: discarding session '%s': %s\n", name.c_str(), r.error().message.c_str());
+            return 125;
+        }
+        return child_code;
+    }
+    int rc = run_patch_tool(on_exit, name);
+    return rc == 0 ? child_code : 125;
+}
+
+void purge_old_trash(const std::string& state) {
+    auto items = session::list(state, true);
+    if (!items) return;
+    time_t now = ::time(nullptr);
+    for (const auto& it : items.value()) {
+        struct stat st;
+        // The trash entry's ctime is when it was moved there.
+        if (::stat(it.dir.c_str(), &st) == 0 && now - st.st_ctime > 24 * 3600) (void)remove_tree_fast(it.dir);
+    }
+}

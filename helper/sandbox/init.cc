@@ -1,0 +1,92 @@
+// PID 1 of the sandbox's PID namespace: mounts a fresh /proc, starts the
+// child, forwards signals to it, reaps orphans, and exits with the child's
+// status (128+N for signal N). When it exits the kernel kills everything
+// left in the namespace, so nothing the command started outlives the session.
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "helper/base/child.h"
+#include "helper/sandbox/sandbox.h"
+
+namespace {
+
+bool parent_alive(int fd) {
+    struct pollfd p = {fd, POLLIN, 0};
+    return ::poll(&p, 1, 0) == 0;  // the write end is held open by setup until it dies
+}
+
+bool forwarded(int sig) {
+    return sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGQUIT || sig == SIGUSR1 ||
+           sig == SIGUSR2 || sig == SIGCONT || sig == SIGALRM;
+}
+
+}  // namespace
+
+int init_main(const SandboxPlan& plan, int parent_alive_fd) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (!parent_alive(parent_alive_fd)) return 125;
+    ::prctl(PR_SET_NAME, "layover-init");
+
+    // Block everything before forking, so no signal is lost between fork and
+    // sigwaitinfo. Blocked signals are queued even for a PID 1, which would
+    // otherwise drop signals it has no handler for.
+    sigset_t all;
+    ::sigfillset(&all);
+    ::sigprocmask(SIG_SETMASK, &all, nullptr);
+
+    // /proc must be mounted by a process inside the new PID namespace, and
+    // before the child's mount namespace copies (and locks) the mount table.
+    auto proc = overlay::mount_proc();
+    if (!proc) {
+        sync_msg::send(plan.sync_fd, 'E', proc.error().message);
+        return 125;
+    }
+
+    pid_t child = ::fork();
+    if (child < 0) {
+        sync_msg::send(plan.sync_fd, 'E', base::sys_error("fork of the command").message);
+        return 125;
+    }
+    if (child == 0) {
+        sigset_t none;
+        ::sigemptyset(&none);
+        ::sigprocmask(SIG_SETMASK, &none, nullptr);
+        child_main(plan);
+    }
+    // Only the child needs these; the sync socket is still used by the child
+    // until its exec (it is close-on-exec there).
+    if (plan.pty_slave >= 0) ::close(plan.pty_slave);
+    if (plan.ipc_fd >= 0) ::close(plan.ipc_fd);
+    ::close(plan.sync_fd);
+    if (::chdir("/") != 0) {
+    }
+
+    int status = 0;
+    for (;;) {
+        siginfo_t si;
+        int sig = ::sigwaitinfo(&all, &si);
+        if (sig < 0) continue;
+        if (sig == SIGCHLD) {
+            bool done = false;
+            for (;;) {
+                int st;
+                pid_t p = ::waitpid(-1, &st, WNOHANG);
+                if (p <= 0) break;
+                if (p == child) {
+                    status = st;
+                    done = true;
+                }
+            }
+            if (done) break;
+        } else if (forwarded(sig)) {
+            // The child is a session leader: its process group is its pid.
+            if (::kill(-child, sig) != 0) ::kill(child, sig);
+        }
+    }
+    return base::exit_code_of(status);
+}

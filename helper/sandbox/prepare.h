@@ -1,0 +1,23 @@
+// Turning `run` options into a checked plan: resolve the target, open or
+// create the session (locked), and fill in what the sandbox needs.
+#pragma once
+#include <string>
+
+#include "helper/base/fd.h"
+#include "helper/sandbox/run_args.h"
+#include "helper/sandbox/sandbox.h"
+#include "helper/store/session.h"
+
+struct PreparedRun {
+    SandboxPlan plan;
+    session::Meta meta;
+    std::string session_dir;
+    base::Fd lock;        // held while the session runs
+    bool created = false; // this run created the session
+};
+
+base::Result<PreparedRun> prepare_run(const RunOptions& opts);
+
+// Resolve a target directory: absolute, symlink-free, an existing directory,
+// and not one the sandbox replaces (/, /proc, /sys, /dev).
+base::Result<std::string> resolve_target(const std::string& given);

@@ -1,0 +1,69 @@
+#include "helper/sandbox/pty_relay.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+PtyRelay::~PtyRelay() { restore(); }
+
+base::Result<PtyRelay> PtyRelay::open() {
+    PtyRelay p;
+    p.master_.reset(::posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC));
+    if (!p.master_.valid()) return base::sys_error("allocating a pty");
+    if (::grantpt(p.master_.get()) != 0 || ::unlockpt(p.master_.get()) != 0)
+        return base::sys_error("setting up the pty");
+    char name[128];
+    if (::ptsname_r(p.master_.get(), name, sizeof name) != 0) return base::sys_error("naming the pty");
+    p.slave_.reset(::open(name, O_RDWR | O_NOCTTY | O_CLOEXEC));
+    if (!p.slave_.valid()) return base::sys_error(std::string("opening ") + name);
+    struct termios t;
+    if (::tcgetattr(STDIN_FILENO, &t) == 0) ::tcsetattr(p.slave_.get(), TCSANOW, &t);
+    p.resize();
+    return p;
+}
+
+void PtyRelay::enter_raw() {
+    if (raw_ || ::tcgetattr(STDIN_FILENO, &saved_) != 0) return;
+    struct termios raw = saved_;
+    ::cfmakeraw(&raw);
+    if (::tcsetattr(STDIN_FILENO, TCSADRAIN, &raw) == 0) raw_ = true;
+}
+
+void PtyRelay::restore() {
+    if (!raw_) return;
+    ::tcsetattr(STDIN_FILENO, TCSADRAIN, &saved_);
+    raw_ = false;
+}
+
+void PtyRelay::resize() {
+    struct winsize ws;
+    if (::ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) == 0 && master_.valid()) ::ioctl(master_.get(), TIOCSWINSZ, &ws);
+}
+
+namespace {
+
+// Copy one read's worth; false on EOF or error (EIO: the pty's other side closed).
+bool copy_once(int from, int to) {
+    char buf[16384];
+    ssize_t n = ::read(from, buf, sizeof buf);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) return true;
+    if (n <= 0) return false;
+    return base::write_all(to, buf, static_cast<size_t>(n)).ok();
+}
+
+}  // namespace
+
+bool PtyRelay::pump_input() { return copy_once(STDIN_FILENO, master_.get()); }
+bool PtyRelay::pump_output() { return copy_once(master_.get(), STDOUT_FILENO); }
+
+void PtyRelay::drain() {
+    for (;;) {
+        struct pollfd p = {master_.get(), POLLIN, 0};
+        if (::poll(&p, 1, 0) <= 0 || !(p.revents & POLLIN)) return;
+        if (!pump_output()) return;
+    }
+}

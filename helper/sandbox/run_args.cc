@@ -1,0 +1,86 @@
+#include "helper/sandbox/run_args.h"
+
+#include <cstdlib>
+
+#include "helper/base/text.h"
+
+const char kRunUsage[] =
+    "usage: layover run [--target DIR] [--session NAME] [--on-exit MODE] [--network none|host]\n"
+    "                   [--tmp-size SIZE] [--ipc-fd N] [--] [CMD [ARG...]]\n"
+    "  --target DIR      tree to overlay (default: $HOME)\n"
+    "  --session NAME    name the session, or resume a kept one ([A-Za-z0-9._-]{1,64})\n"
+    "  --on-exit MODE    prompt|keep|discard|apply|save:FILE (default: prompt on a tty, else keep)\n"
+    "  --network MODE    none (default: loopback only) or host (shares the host network)\n"
+    "  --tmp-size SIZE   size of the private /tmp, /var/tmp, /dev/shm (e.g. 512M, 2G, 10%)\n"
+    "  --ipc-fd N        pass fd N into the command as fd 3 (LAYOVER_IPC_FD=3)\n";
+
+std::string check_on_exit(const std::string& m) {
+    if (m == "prompt" || m == "keep" || m == "discard" || m == "apply") return "";
+    if (m.rfind("save:", 0) == 0) {
+        if (m.size() == 5) return "--on-exit save:FILE needs a file name, e.g. save:work.tar.zst";
+        return "";
+    }
+    return "unknown --on-exit mode '" + m + "'; use prompt, keep, discard, apply or save:FILE";
+}
+
+base::Result<RunOptions> parse_run_args(const std::vector<std::string>& args) {
+    RunOptions o;
+    size_t i = 0;
+    auto value = [&](const std::string& flag, std::string* out) -> base::Result<void> {
+        // Accept both "--flag VALUE" and "--flag=VALUE".
+        const std::string& a = args[i];
+        if (a.size() > flag.size() && a[flag.size()] == '=') {
+            *out = a.substr(flag.size() + 1);
+        } else if (i + 1 < args.size()) {
+            *out = args[++i];
+        } else {
+            return base::error(flag + " needs a value; see 'layover run --help'");
+        }
+        return base::Ok();
+    };
+    auto is = [&](const std::string& flag) {
+        const std::string& a = args[i];
+        return a == flag || (a.rfind(flag + "=", 0) == 0);
+    };
+    for (; i < args.size(); i++) {
+        const std::string& a = args[i];
+        if (a == "--") {
+            i++;
+            break;
+        }
+        if (a.empty() || a[0] != '-') break;
+        if (a == "-h" || a == "--help") {
+            o.help = true;
+        } else if (is("--target")) {
+            TRY_VOID(value("--target", &o.target));
+            if (o.target.empty()) return base::error("--target needs a directory");
+        } else if (is("--session")) {
+            TRY_VOID(value("--session", &o.session));
+            if (!base::valid_session_name(o.session))
+                return base::error("invalid --session name '" + base::display_path(o.session) +
+                                   "': use 1-64 of A-Z a-z 0-9 . _ -");
+        } else if (is("--on-exit")) {
+            TRY_VOID(value("--on-exit", &o.on_exit));
+            std::string err = check_on_exit(o.on_exit);
+            if (!err.empty()) return base::error(err);
+        } else if (is("--network")) {
+            TRY_VOID(value("--network", &o.network));
+            if (o.network != "none" && o.network != "host")
+                return base::error("unknown --network '" + o.network + "'; use none or host");
+        } else if (is("--tmp-size")) {
+            TRY_VOID(value("--tmp-size", &o.tmp_size));
+        } else if (is("--ipc-fd")) {
+            std::string v;
+            TRY_VOID(value("--ipc-fd", &v));
+            char* end = nullptr;
+            long n = std::strtol(v.c_str(), &end, 10);
+            if (v.empty() || *end || n < 3 || n > 1 << 20)
+                return base::error("--ipc-fd needs an open fd number >= 3, got '" + v + "'");
+            o.ipc_fd = static_cast<int>(n);
+        } else {
+            return base::error("unknown option '" + a + "'; see 'layover run --help'");
+        }
+    }
+    for (; i < args.size(); i++) o.command.push_back(args[i]);
+    return o;
+}

@@ -1,0 +1,100 @@
+// The setup process: new namespaces, id maps, the mount plan, then init.
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "helper/base/child.h"
+#include "helper/sandbox/netns.h"
+#include "helper/sandbox/sandbox.h"
+#include "helper/store/userns.h"
+#include "overlay/devfs.h"
+
+namespace sync_msg {
+bool send(int fd, char tag, const std::string& text) {
+    std::string m(1, tag);
+    m += text;
+    return ::send(fd, m.data(), m.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(m.size());
+}
+}  // namespace sync_msg
+
+namespace {
+
+int fail(const SandboxPlan& plan, const base::Error& e) {
+    sync_msg::send(plan.sync_fd, 'E', e.message);
+    return 125;
+}
+
+#define STEP(expr)                                  \
+    do {                                            \
+        auto _r = (expr);                           \
+        if (!_r.ok()) return fail(plan, _r.error()); \
+    } while (0)
+
+}  // namespace
+
+int setup_main(const SandboxPlan& plan, pid_t supervisor) {
+    // Die with the supervisor; check getppid() after, in case it died before
+    // the prctl took effect.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != supervisor) return 125;
+    // Out of the terminal's process group: Ctrl+C reaches the supervisor,
+    // which forwards it to the command.
+    ::setsid();
+
+    int flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC;
+    if (!plan.mounts.host_network) flags |= CLONE_NEWNET;
+    if (::unshare(flags) != 0) return fail(plan, base::error(userns::explain_userns_failure(errno)));
+
+    // "deny" must go to setgroups before gid_map: since Linux 3.19 an
+    // unprivileged gid_map write requires it (CVE-2014-8989). Root inside
+    // maps to the caller, so the mounts below are ours to make.
+    STEP(userns::write_self_maps(0, plan.uid, 0, plan.gid));
+    sync_msg::send(plan.sync_fd, 'M');  // [sync 1]
+
+    if (!plan.mounts.host_network) STEP(netns::bring_up_loopback());
+
+    STEP(overlay::make_private());
+    // Open layers and clones before any mount below can hide their paths.
+    auto handles = overlay::open_handles(plan.mounts);
+    if (!handles) return fail(plan, handles.error());
+    overlay::Handles& h = handles.value();
+    // tmpfs first: if the target lies under /tmp the overlay goes on top.
+    STEP(overlay::mount_private_tmp(plan.mounts));
+    STEP(overlay::mount_overlay(plan.mounts, h));
+    STEP(overlay::attach_submounts(plan.mounts, h));
+    for (const auto& w : h.warnings) sync_msg::send(plan.sync_fd, 'W', w);  // [sync 3]
+    STEP(overlay::build_dev(plan.mounts, h));
+    STEP(overlay::mask_host_state(plan.mounts, h));
+    // Read-only last: an overlay whose upper dir sits on a read-only mount
+    // fails with EINVAL, and mkdirs above need writable parents.
+    STEP(overlay::make_rest_readonly(plan.mounts));
+    // Nothing may keep pointing into the real tree or the state dir.
+    h = overlay::Handles();
+    if (::chdir("/") != 0) return fail(plan, base::sys_error("chdir /"));
+
+    // init's liveness check of its parent: the read end sees EOF once we die
+    // (getppid() is 0 for a PID 1 and so cannot tell).
+    int alive[2];
+    if (::pipe2(alive, O_CLOEXEC) != 0) return fail(plan, base::sys_error("pipe"));
+    pid_t init = ::fork();
+    if (init < 0) return fail(plan, base::sys_error("fork of init"));
+    if (init == 0) {
+        ::close(alive[1]);
+        ::_exit(init_main(plan, alive[0]));
+    }
+    ::close(alive[0]);
+    if (plan.pty_slave >= 0) ::close(plan.pty_slave);
+    if (plan.ipc_fd >= 0) ::close(plan.ipc_fd);
+    sync_msg::send(plan.sync_fd, 'P', std::to_string(init));  // [sync 2]
+
+    base::Child child(init);
+    auto st = child.wait();
+    if (!st) return fail(plan, st.error());
+    return base::exit_code_of(st.value());
+}

@@ -1,0 +1,141 @@
+// `layover run`: the supervisor. It stays outside every new namespace,
+// keeps the session, relays the terminal and signals, and once the command
+// exits hands over to the on-exit action (keep, discard, prompt, apply, save).
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <optional>
+
+#include "helper/base/child.h"
+#include "helper/sandbox/finish.h"
+#include "helper/sandbox/prepare.h"
+#include "helper/sandbox/pty_relay.h"
+#include "helper/sandbox/supervisor.h"
+
+namespace {
+
+const int kRelayed[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+
+
+// Move an fd to 10 or above, clear of the 0-3 the command will use.
+int lift_fd(int fd) {
+    int n = ::fcntl(fd, F_DUPFD_CLOEXEC, 10);
+    ::close(fd);
+    return n;
+}
+
+}  // namespace
+
+Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
+    Outcome out;
+    int sv[2];
+    if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
+        out.setup_error = base::sys_error("socketpair").message;
+        return out;
+    }
+    base::Fd mine(lift_fd(sv[0]));
+    run.plan.sync_fd = lift_fd(sv[1]);
+
+    // Signals arrive through a signalfd; blocked before the fork so none is
+    // lost, and unblocked again in the setup process.
+    sigset_t set, old;
+    ::sigemptyset(&set);
+    for (int s : kRelayed) ::sigaddset(&set, s);
+    ::sigaddset(&set, SIGCHLD);
+    ::sigaddset(&set, SIGWINCH);
+    ::sigprocmask(SIG_BLOCK, &set, &old);
+    base::Fd sigfd(::signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK));
+
+    pid_t self = ::getpid();
+    pid_t pid = ::fork();
+    if (pid < 0) {
+        out.setup_error = base::sys_error("fork").message;
+        return out;
+    }
+    if (pid == 0) {
+        ::sigprocmask(SIG_SETMASK, &old, nullptr);
+        std::vector<int> keep = {0, 1, 2, run.plan.sync_fd};
+        if (run.plan.ipc_fd >= 0) keep.push_back(run.plan.ipc_fd);
+        if (run.plan.pty_slave >= 0) keep.push_back(run.plan.pty_slave);
+        // Drops the session lock, the pty master and the signalfd too: fork
+        // without exec would otherwise carry them into the sandbox.
+        base::close_fds_except(keep);
+        ::_exit(setup_main(run.plan, self));
+    }
+    base::Child setup(pid);
+    ::close(run.plan.sync_fd);
+    if (pty) {
+        pty->close_slave();
+        pty->enter_raw();
+    }
+
+    pid_t init = -1;
+    bool exited = false;
+    int status = 0;
+    bool pty_open = pty.has_value(), stdin_open = pty.has_value();
+    while (!exited) {
+        struct pollfd fds[4] = {{sigfd.get(), POLLIN, 0}, {mine.get(), POLLIN, 0}, {-1, POLLIN, 0}, {-1, POLLIN, 0}};
+        if (pty_open) fds[2].fd = pty->master();
+        if (stdin_open) fds[3].fd = STDIN_FILENO;
+        if (::poll(fds, 4, -1) < 0 && errno != EINTR) break;
+        if (fds[1].revents & POLLIN) {
+            char buf[4096];
+            ssize_t n = ::recv(mine.get(), buf, sizeof buf, 0);
+            if (n > 0) {
+                std::string msg(buf + 1, static_cast<size_t>(n - 1));
+                switch (buf[0]) {
+                    case 'M':  // [sync 1] maps written: only now may we go non-dumpable
+                        ::prctl(PR_SET_DUMPABLE, 0);
+                        break;
+                    case 'P': init = static_cast<pid_t>(std::stol(msg)); break;  // [sync 2]
+                    case 'W': std::fprintf(stderr, "layover: warning: %s\n", msg.c_str()); break;  // [sync 3]
+                    case 'E': out.setup_error = msg; break;  // [sync E]
+                }
+            } else if (n == 0) {
+                fds[1].fd = -1;
+                mine.reset();  // every copy closed: setup and child are gone or exec'd
+            }
+        }
+        if (fds[2].revents & (POLLIN | POLLHUP | POLLERR)) pty_open = pty->pump_output();
+        if (fds[3].revents & (POLLIN | POLLHUP | POLLERR)) stdin_open = pty->pump_input();
+        if (fds[0].revents & POLLIN) {
+            struct signalfd_siginfo si;
+            while (::read(sigfd.get(), &si, sizeof si) == sizeof si) {
+                int sig = static_cast<int>(si.ssi_signo);
+                if (sig == SIGWINCH) {
+                    if (pty) pty->resize();
+                } else if (sig != SIGCHLD && init > 0) {
+                    ::kill(init, sig);  // init forwards it to the command
+                }
+            }
+            pid_t r = ::waitpid(pid, &status, WNOHANG);
+            if (r == pid) {
+                setup.release();
+                exited = true;
+            }
+        }
+    }
+    // Late messages (an error sent just before exit) are still queued.
+    if (mine.valid()) {
+        char buf[4096];
+        ssize_t n;
+        while ((n = ::recv(mine.get(), buf, sizeof buf, MSG_DONTWAIT)) > 0)
+            if (buf[0] == 'E') out.setup_error.assign(buf + 1, static_cast<size_t>(n - 1));
+    }
+    if (pty) {
+        pty->drain();
+        pty->restore();
+    }
+    ::sigprocmask(SIG_SETMASK, &old, nullptr);
+    out.exit_code = base::exit_code_of(status);
+    return out;
+}
+

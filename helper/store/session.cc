@@ -1,0 +1,243 @@
+#include "helper/store/session.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <ctime>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "helper/base/child.h"
+#include "helper/base/text.h"
+#include "helper/store/userns.h"
+
+namespace session {
+
+using base::Error;
+using base::Result;
+using json = nlohmann::json;
+
+namespace {
+
+Result<void> ensure_private_dir(const std::string& path, bool must_be_private) {
+    if (::mkdir(path.c_str(), 0700) != 0 && errno != EEXIST)
+        return base::sys_error("creating state dir " + path);
+    struct stat st;
+    if (::lstat(path.c_str(), &st) != 0) return base::sys_error("state dir " + path);
+    if (!S_ISDIR(st.st_mode))
+        return base::error("state dir " + path +
+                           " is not a real directory (a symlink or file?); remove it or set LAYOVER_STATE_DIR");
+    if (must_be_private && (st.st_uid != ::geteuid() || (st.st_mode & 07777) != 0700))
+        return base::error("state dir " + path +
+                           " must be owned by you with mode 0700; fix: chmod 700 it, or remove it so layover recreates it");
+    return base::Ok();
+}
+
+uint64_t tree_bytes(int dirfd) {
+    uint64_t total = 0;
+    DIR* d = ::fdopendir(dirfd);
+    if (!d) {
+        ::close(dirfd);
+        return 0;
+    }
+    while (dirent* e = ::readdir(d)) {
+        std::string n = e->d_name;
+        if (n == "." || n == "..") continue;
+        struct stat st;
+        if (::fstatat(::dirfd(d), n.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+        total += static_cast<uint64_t>(st.st_blocks) * 512;
+        if (S_ISDIR(st.st_mode)) {
+            int sub = ::openat(::dirfd(d), n.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            if (sub >= 0) total += tree_bytes(sub);
+        }
+    }
+    ::closedir(d);
+    return total;
+}
+
+}  // namespace
+
+Result<std::string> state_dir() {
+    const char* env = std::getenv("LAYOVER_STATE_DIR");
+    std::string dir;
+    bool is_default = !(env && *env);
+    if (!is_default) {
+        dir = env;
+        if (dir[0] != '/') return base::error("LAYOVER_STATE_DIR must be an absolute path, got '" + dir + "'");
+    } else {
+        dir = "/var/tmp/layover-" + std::to_string(::geteuid());
+    }
+    // An explicit dir is the caller's choice, but it must still not be a symlink.
+    TRY_VOID(ensure_private_dir(dir, is_default));
+    TRY_VOID(ensure_private_dir(sessions_dir(dir), false));
+    return dir;
+}
+
+std::string sessions_dir(const std::string& state) { return state + "/sessions"; }
+std::string trash_dir(const std::string& state) { return state + "/trash"; }
+std::string upper_dir(const std::string& d) { return d + "/upper"; }
+std::string work_dir(const std::string& d) { return d + "/work"; }
+
+std::string new_name() {
+    time_t now = ::time(nullptr);
+    struct tm tm;
+    ::gmtime_r(&now, &tm);
+    char buf[32];
+    ::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", &tm);
+    std::random_device rd;
+    static const char hex[] = "0123456789abcdef";
+    std::string suffix;
+    for (int i = 0; i < 4; i++) suffix.push_back(hex[rd() % 16]);
+    return std::string(buf) + "-" + suffix;
+}
+
+Result<Meta> read_meta(const std::string& d) {
+    TRY(base::Fd fd, base::open_at(AT_FDCWD, d + "/meta.json", O_RDONLY | O_NOFOLLOW));
+    TRY(std::string text, base::read_all(fd.get(), 1 << 20));
+    json j = json::parse(text, nullptr, false);
+    if (j.is_discarded() || !j.is_object())
+        return base::error("session metadata " + d + "/meta.json is corrupt; remove the session with 'layover discard'");
+    Meta m;
+    m.name = j.value("name", "");
+    m.target = j.value("target", "");
+    m.command = j.value("command", std::vector<std::string>{});
+    m.created = j.value("created", "");
+    m.created_ns = j.value("created_ns", int64_t{0});
+    m.pid = j.value("pid", int64_t{0});
+    m.status = j.value("status", "");
+    m.exit_code = j.value("exit_code", -1);
+    m.network = j.value("network", "none");
+    return m;
+}
+
+Result<void> write_meta(const std::string& d, const Meta& m) {
+    json j = {{"format", "layover-session/1"}, {"name", m.name},       {"target", m.target},
+              {"command", m.command},          {"created", m.created}, {"created_ns", m.created_ns},
+              {"pid", m.pid},                  {"status", m.status},   {"exit_code", m.exit_code},
+              {"network", m.network}};
+    std::string text = j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+    std::string tmp = d + "/.meta.json.tmp";
+    TRY(base::Fd fd, base::open_at(AT_FDCWD, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0600));
+    TRY_VOID(base::write_all(fd.get(), text.data(), text.size()));
+    TRY_VOID(fd.close());
+    if (::rename(tmp.c_str(), (d + "/meta.json").c_str()) != 0)
+        return base::sys_error("saving session metadata in " + d);
+    return base::Ok();
+}
+
+Result<base::Fd> lock(const std::string& d, const std::string& name) {
+    TRY(base::Fd fd, base::open_at(AT_FDCWD, d + "/lock", O_RDWR | O_CREAT | O_NOFOLLOW, 0600));
+    if (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
+        std::string who;
+        if (auto m = read_meta(d)) who = " (supervisor pid " + std::to_string(m->pid) + ")";
+        return base::error("session '" + name + "' is running" + who +
+                           "; stop that run first, or choose another --session name");
+    }
+    return fd;
+}
+
+bool is_locked(const std::string& d) {
+    int fd = ::open((d + "/lock").c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) return false;
+    bool locked = ::flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+    ::close(fd);
+    return locked;
+}
+
+std::string state_of(const std::string& d, const Meta& m) {
+    if (is_locked(d)) return "running";
+    if (m.status == "running") return "crashed";
+    return "kept";
+}
+
+namespace {
+
+Info make_info(const std::string& d, Meta m, bool with_size) {
+    Info info;
+    info.dir = d;
+    info.state = state_of(d, m);
+    if (with_size) {
+        int up = ::open(upper_dir(d).c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (up >= 0) info.upper_bytes = tree_bytes(up);
+    }
+    info.age_days = (static_cast<int64_t>(::time(nullptr)) - m.created_ns / 1000000000) / 86400;
+    info.meta = std::move(m);
+    return info;
+}
+
+}  // namespace
+
+Result<std::vector<Info>> list(const std::string& state, bool trash, bool with_size) {
+    std::string root = trash ? trash_dir(state) : sessions_dir(state);
+    std::vector<Info> out;
+    DIR* d = ::opendir(root.c_str());
+    if (!d) {
+        if (errno == ENOENT) return out;
+        return base::sys_error("listing " + root);
+    }
+    while (dirent* e = ::readdir(d)) {
+        std::string n = e->d_name;
+        if (n == "." || n == ".." || n[0] == '.') continue;
+        auto m = read_meta(root + "/" + n);
+        if (!m) continue;
+        out.push_back(make_info(root + "/" + n, std::move(m.value()), with_size));
+    }
+    ::closedir(d);
+    std::sort(out.begin(), out.end(), [](const Info& a, const Info& b) {
+        return a.meta.created_ns < b.meta.created_ns;
+    });
+    return out;
+}
+
+Result<Info> find(const std::string& state, const std::string& name) {
+    if (name.empty()) {
+        TRY(auto all, list(state));
+        if (all.empty()) return base::error("no sessions yet; start one with 'layover run'");
+        return all.back();
+    }
+    if (!base::valid_session_name(name))
+        return base::error("invalid session name '" + base::display_path(name) +
+                           "': use 1-64 of A-Z a-z 0-9 . _ -");
+    std::string d = sessions_dir(state) + "/" + name;
+    auto m = read_meta(d);
+    if (!m) return base::error("no session named '" + name + "'; list them with 'layover sessions'");
+    return make_info(d, std::move(m.value()), false);
+}
+
+Result<void> remove_tree(const std::string& path) {
+    struct stat st;
+    if (::lstat(path.c_str(), &st) != 0) {
+        if (errno == ENOENT) return base::Ok();
+        return base::sys_error("removing " + path);
+    }
+    // A child enters the owner namespace (it must be single-threaded, and the
+    // caller must keep its own credentials), then removes with full access.
+    auto child = base::spawn([&]() -> int {
+        if (!userns::enter_owner_ns()) {
+            // Fall back to plain removal as the caller (works unless mode 000).
+        }
+        pid_t rm = ::fork();
+        if (rm == 0) {
+            ::execl("/bin/rm", "rm", "-rf", "--one-file-system", "--", path.c_str(), (char*)nullptr);
+            ::_exit(127);
+        }
+        int s = 0;
+        while (::waitpid(rm, &s, 0) < 0 && errno == EINTR) {
+        }
+        return WIFEXITED(s) ? WEXITSTATUS(s) : 1;
+    });
+    if (!child) return child.error();
+    TRY(int status, child->wait());
+    if (base::exit_code_of(status) != 0 || ::lstat(path.c_str(), &st) == 0)
+        return base::error("could not remove " + path + " completely; remove it by hand");
+    return base::Ok();
+}
+
+}  // namespace session

@@ -1,0 +1,378 @@
+// The apply engine: plan, check, stage, journal, commit, record undo.
+#include "review/apply/apply.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <cstdlib>
+#include <optional>
+#include <system_error>
+#include <thread>
+
+#include "helper/base/text.h"
+#include "helper/store/session.h"
+#include "helper/base/fs/beneath.h"
+#include "review/apply/commit.h"
+#include "review/txn/durable.h"
+#include "review/txn/fault.h"
+#include "review/txn/journal.h"
+#include "review/apply/observe.h"
+#include "review/apply/plan.h"
+#include "review/apply/progress.h"
+#include "review/apply/recover.h"
+#include "review/apply/stage.h"
+#include "review/apply/undo_record.h"
+
+namespace review {
+namespace {
+
+// Decide each unit's operation from what is on the target now (equal to the
+// base record unless --force overrode a conflict); drop no-ops.
+void choose_ops(std::vector<PlanItem>& items, const std::string& id) {
+    std::vector<PlanItem> kept;
+    size_t seq = 0;
+    for (auto& it : items) {
+        Unit& u = it.unit;
+        bool exists = it.before.exists;
+        if (it.deletes || it.meta_only) {
+            if (!exists) continue;  // already gone (forced)
+            u.op = it.deletes ? Op::Delete : Op::Meta;
+        } else if (!exists) {
+            u.op = Op::Add;
+        } else if (it.before.type == capture::Type::File && it.before_nlink > 1 &&
+                   it.member->kind == capture::Member::Kind::File) {
+            u.op = Op::InPlace;  // other hard links must keep seeing the file
+        } else {
+            u.op = Op::Replace;
+        }
+        seq++;
+        if (exists) u.old_ino = it.before.ino;
+        if (u.op == Op::Replace || u.op == Op::Delete || u.op == Op::InPlace) u.slot = std::to_string(seq);
+        if (it.member) {
+            auto parent = split_parent(u.path).first;
+            std::string name = std::string(kTmpPrefix) + id + "." + std::to_string(seq);
+            u.tmp = parent.empty() ? name : parent + "/" + name;
+        }
+        kept.push_back(std::move(it));
+    }
+    items = std::move(kept);
+}
+
+std::vector<std::string> applied_paths(const std::vector<PlanItem>& items) {
+    std::vector<std::string> out;
+    for (const auto& it : items) {
+        out.push_back(it.unit.path);
+        for (const auto* m : it.tree) out.push_back(m->path);
+    }
+    return out;
+}
+
+struct Target {
+    std::string path;
+    base::Fd fd;
+    uint64_t dev = 0, ino = 0;
+};
+
+base::Result<Target> open_target(const std::string& want) {
+    if (want.empty() || want[0] != '/')
+        return base::error("target " + base::display_path(want) + " is not an absolute path; pass --target DIR");
+    char buf[PATH_MAX];
+    if (!::realpath(want.c_str(), buf))
+        return base::sys_error("target " + base::display_path(want)).context("cannot open the target; pass --target DIR");
+    Target t;
+    t.path = buf;
+    TRY(t.fd, base::open_at(AT_FDCWD, t.path, O_RDONLY | O_DIRECTORY));
+    struct stat st {};
+    if (::fstat(t.fd.get(), &st) != 0) return base::sys_error("stat target");
+    t.dev = st.st_dev;
+    t.ino = st.st_ino;
+    return t;
+}
+
+// The undo patch must not land in the tree it undoes: the undo would then
+// not give the tree back as it was (and a deleted dir could hold it).
+base::Result<void> outside_target(const std::string& file, const std::string& target) {
+    auto slash = file.rfind('/');
+    std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : file.substr(0, slash);
+    char buf[PATH_MAX];
+    if (!::realpath(dir.c_str(), buf))
+        return base::error("--undo-to " + base::display_path(file) + ": cannot resolve its directory (" +
+                           std::strerror(errno) + "); pass a file in an existing directory; nothing was applied");
+    std::string real = buf;
+    if (real == target || (real.size() > target.size() && real.compare(0, target.size(), target) == 0 &&
+                           (target == "/" || real[target.size()] == '/')))
+        return base::error("--undo-to " + base::display_path(file) + " lies inside the target " +
+                           base::display_path(target) + "; write it outside the tree it undoes; nothing was applied");
+    return base::Ok();
+}
+
+// A second thread for deferred hashing, always joined before the work it
+// reads from goes away.
+class Background {
+public:
+    explicit Background(std::vector<DeferredHash>& jobs) {
+        if (jobs.empty()) return;
+        try {
+            t_ = std::thread([&jobs] { hash_deferred(jobs); });
+        } catch (const std::system_error&) {
+            hash_deferred(jobs);  // no thread to be had: hash here instead
+        }
+    }
+    Background(const Background&) = delete;
+    Background& operator=(const Background&) = delete;
+    ~Background() { join(); }
+    void join() {
+        if (t_.joinable()) t_.join();
+    }
+
+private:
+    std::thread t_;
+};
+
+// The entries of each staged directory tree, walked on a second thread
+// while the staged data is flushed and the journal written (the commit
+// renames only a tree's root, which is recorded apart): undo's record of
+// them is then ready when the commit ends. Not done when the patch has hard
+// links: linking or renaming a file changes its ctime, which may be seen in
+// a tree walked before. Joined before the commit renames anything.
+class TreeWalks {
+public:
+    TreeWalks(int root, const std::vector<PlanItem>& items) {
+        auto link = [](const capture::Member* m) { return m && m->kind == capture::Member::Kind::Hardlink; };
+        for (const auto& it : items) {
+            if (link(it.member)) return;
+            for (const auto* m : it.tree)
+                if (link(m)) return;
+        }
+        for (size_t i = 0; i < items.size(); i++) {
+            const auto& it = items[i];
+            if ((it.unit.op == Op::Add || it.unit.op == Op::Replace) && it.member &&
+                it.member->kind == capture::Member::Kind::Dir)
+                jobs_.push_back({i, it.unit.tmp, {}, false});
+        }
+        if (jobs_.empty()) return;
+        try {
+            t_ = std::thread([this, root] {
+                for (auto& j : jobs_) {
+                    auto r = walk_tree(root, j.rel);
+                    if (!r.ok()) return;  // walked again after the commit, where errors are reported
+                    j.tree = std::move(r.value());
+                    j.ok = true;
+                }
+            });
+        } catch (const std::system_error&) {
+            jobs_.clear();
+        }
+    }
+    TreeWalks(const TreeWalks&) = delete;
+    TreeWalks& operator=(const TreeWalks&) = delete;
+    ~TreeWalks() { join(); }
+    void join() {
+        if (t_.joinable()) t_.join();
+    }
+    // The tree of items[i], or nullptr when it was not walked.
+    const std::vector<EntryStat>* tree(size_t i) const {
+        for (const auto& j : jobs_)
+            if (j.item == i && j.ok) return &j.tree;
+        return nullptr;
+    }
+
+private:
+    struct Job {
+        size_t item;
+        std::string rel;
+        std::vector<EntryStat> tree;
+        bool ok;
+    };
+    std::vector<Job> jobs_;
+    std::thread t_;
+};
+
+bool blocking(const std::vector<PlanItem>& items, bool force) {
+    for (const auto& it : items)
+        if (!it.conflicts.empty() && (!force || it.hard)) return true;
+    return false;
+}
+
+void collect(ApplyReport& rep, const std::vector<PlanItem>& items, bool force) {
+    rep.forced.clear();
+    rep.conflicts.clear();
+    for (const auto& it : items)
+        for (const auto& c : it.conflicts) {
+            if (force && !it.hard) rep.forced.push_back(c);
+            else rep.conflicts.push_back(c);
+        }
+}
+
+// What the commit renames and in-place changes touched, for the fsync after.
+void record_commit(Durability& dur, const std::vector<PlanItem>& items, const std::string& store_rel) {
+    for (const auto& it : items) {
+        dur.dir(split_parent(it.unit.path).first);
+        if (it.unit.op == Op::Replace || it.unit.op == Op::Delete) dur.dir(store_rel);
+        if (it.unit.op == Op::Meta) dur.node(it.unit.path);
+    }
+}
+
+}  // namespace
+
+base::Result<ApplyReport> apply_patch(const capture::Patch& patch, const ApplyOptions& opts) {
+    ApplyReport rep;
+    PathFilter filter(opts.only, opts.exclude);
+    TRY(Plan plan, make_plan(patch, filter));
+    rep.skipped = plan.skipped;
+    TRY(Target tgt, open_target(opts.target.empty() ? patch.manifest().target : opts.target));
+    int root = tgt.fd.get();
+    TRY(std::string state, session::state_dir());
+    std::string key = target_key(tgt.dev, tgt.ino);
+    std::string jpath = journal_path(state, key);
+    base::Fd lock;
+    DirCache dirs(root);
+    if (!opts.dry_run) {
+        TRY(lock, lock_target(state, key, tgt.path));
+        TRY(rep.recovered, recover(jpath, root, dirs));
+        dirs.clear();
+    }
+
+    // Big files are hashed for the conflict check in a second thread while
+    // staging (invisible until commit) runs; a conflict found there then
+    // rolls the staging back and is reported like any other.
+    std::vector<DeferredHash> deferred;
+    TRY_VOID(observe(root, dirs, patch.manifest(), plan.items, opts.dry_run ? nullptr : &deferred));
+    if (blocking(plan.items, opts.force)) {
+        hash_deferred(deferred);  // list every conflict, not only the cheap ones
+        TRY_VOID(finish_deferred(deferred, plan.items));
+    }
+    collect(rep, plan.items, opts.force);
+    if (!rep.conflicts.empty()) return rep;
+    std::string id = random_token(6);
+    choose_ops(plan.items, id);
+    rep.applied = applied_paths(plan.items);
+    if (opts.dry_run || plan.items.empty()) {
+        if (!opts.dry_run) rep.applied.clear();
+        return rep;
+    }
+
+    std::optional<UndoPatchOut> undo_out;
+    if (!opts.undo_to.empty()) {
+        TRY_VOID(outside_target(opts.undo_to, tgt.path));
+        TRY(auto o, UndoPatchOut::create(opts.undo_to));
+        undo_out.emplace(std::move(o));
+    }
+
+    Txn txn;
+    txn.id = id;
+    txn.target = tgt.path;
+    txn.dev = tgt.dev;
+    txn.ino = tgt.ino;
+    txn.state = "staging";
+    txn.source = patch.from_session() ? patch.manifest().session : patch.file();
+    txn.created = now_rfc3339();
+    txn.store = std::string(kUndoDir) + "/" + id;
+    for (const auto& it : plan.items) txn.units.push_back(it.unit);
+    TRY_VOID(write_journal(jpath, txn));
+
+    Progress progress(opts.progress);
+    size_t committed = 0;
+    auto fail = [&](const base::Error& e) -> base::Error {
+        progress.done();
+        for (size_t i = 0; i < plan.items.size(); i++) txn.units[i] = plan.items[i].unit;
+        auto r = revert_txn(root, dirs, txn, committed);
+        if (!r.ok())
+            return base::error(e.message + "; ROLLING BACK FAILED: " + r.error().message +
+                               "; the journal " + jpath + " is kept: re-run layover apply or undo on " +
+                               base::display_path(tgt.path) + " to finish the rollback");
+        (void)remove_journal(jpath);
+        return base::Error{e.message + "; nothing was applied", e.code};
+    };
+
+    Background hasher(deferred);
+    auto store = open_store(root, id, true);
+    if (!store.ok()) return fail(store.error().context("creating the undo store"));
+    // Before commit, durable: every staged entry, the directories holding
+    // their names, and the undo store with its parents (created just now).
+    Durability dur;
+    dur.dir("");
+    dur.dir(kUndoDir);
+    dur.dir(txn.store);
+    StageCtx sctx{root, dirs, store->dir.get(), patch, progress, dur, txn.store};
+    auto staged = [&] {
+        EarlyFlush early(root, dur);
+        return stage_all(sctx, plan.items);
+    }();
+    if (!staged.ok()) return fail(staged.error());
+    TreeWalks walks(root, plan.items);
+    // A rollback removes the staged trees: not while they are being walked.
+    auto fail_walked = [&](const base::Error& e) {
+        walks.join();
+        return fail(e);
+    };
+    dirs.clear();
+    if (auto r = dur.flush(root, dirs); !r.ok()) return fail_walked(r.error());
+    hasher.join();
+    if (auto r = finish_deferred(deferred, plan.items); !r.ok()) return fail_walked(r.error());
+    collect(rep, plan.items, opts.force);
+    if (!rep.conflicts.empty()) {
+        walks.join();
+        progress.done();
+        for (size_t i = 0; i < plan.items.size(); i++) txn.units[i] = plan.items[i].unit;
+        if (auto r = revert_txn(root, dirs, txn, 0); !r.ok()) return fail(r.error());
+        (void)remove_journal(jpath);
+        rep.applied.clear();
+        return rep;
+    }
+
+    for (size_t i = 0; i < plan.items.size(); i++) txn.units[i] = plan.items[i].unit;
+    txn.state = "committing";
+    if (auto r = write_journal(jpath, txn); !r.ok()) return fail_walked(r.error());
+    walks.join();
+
+    progress.phase("committing");
+    // Directories are resolved beneath the target afresh for the renames:
+    // one opened before the flush may have been moved away since.
+    dirs.clear();
+    CommitCtx cctx{root, dirs, store->dir.get(), store->trash.get()};
+    for (size_t i = 0; i < plan.items.size(); i++) {
+        if (auto f = fault_point("apply", "commit"); !f.ok()) return fail(f.error());
+        committed++;  // a unit that failed halfway is restored too
+        if (auto r = commit_unit(cctx, plan.items[i]); !r.ok()) return fail(r.error());
+        rebaseline_links(cctx, plan.items, i);
+    }
+    record_commit(dur, plan.items, txn.store);
+    if (auto r = dur.flush(root, dirs); !r.ok()) return fail(r.error());
+    for (size_t i = 0; i < plan.items.size(); i++)
+        if (auto r = record_after(cctx, plan.items[i].unit, walks.tree(i)); !r.ok()) return fail(r.error());
+    for (size_t i = 0; i < plan.items.size(); i++) txn.units[i] = plan.items[i].unit;
+    txn.state = "done";
+    auto recorded = write_file_durably(store->dir.get(), "undo.json", txn_to_json(txn));
+    if (recorded.ok()) recorded = fault_point("apply", "recorded");
+    if (!recorded.ok()) {
+        // It may be in place already (its directory's fsync failed): a
+        // recovery would take it to mean the apply finished, so it goes
+        // before the rollback starts.
+        ::unlinkat(store->dir.get(), "undo.json", 0);
+        ::fsync(store->dir.get());
+        return fail(recorded.error().context("writing the undo record"));
+    }
+    TRY_VOID(fault_point("apply", "done"));
+    progress.done();
+    TRY_VOID(remove_journal(jpath));
+    rep.undo = tgt.path + "/" + txn.store;
+    if (undo_out) {
+        // The tree is already in its new state: a failure here is reported,
+        // and the undo record stays the way back.
+        if (auto r = undo_out->write(root, store->dir.get(), txn); r.ok()) rep.undo_patch = opts.undo_to;
+        else rep.undo_patch_error = r.error().message;
+    }
+    if (opts.as_undo) {
+        if (remove_store(root, id).ok()) rep.undo.clear();
+        if (auto r = retire_exported_store(root, tgt.dev, tgt.ino, patch.manifest()); r.ok())
+            rep.retired = r.value();
+    }
+    return rep;
+}
+
+}  // namespace review

@@ -1,0 +1,54 @@
+// Apply a validated patch to a real tree: conflict-checked against the
+// patch's base records, all-or-nothing, with an undo record. The engine
+// behind `layover apply`, `layover undo`, the prompt's [a] and on-exit apply.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "capture/patch/reader.h"
+#include "helper/base/result.h"
+
+namespace review {
+
+struct ApplyOptions {
+    std::string target;                 // empty: the manifest's target
+    bool dry_run = false;
+    bool force = false;                 // overwrite conflicts
+    std::vector<std::string> only;      // apply only these paths (and their subtrees)
+    std::vector<std::string> exclude;   // globs to leave out
+    std::string undo_to;                // also export the undo record as a patch file here
+    bool progress = false;              // progress line on stderr (tty only)
+    // `layover undo PATCH`: leave no undo record of this apply (as undo of a
+    // record leaves none), and retire the undo store the patch was exported
+    // from when it belongs to this tree.
+    bool as_undo = false;
+};
+
+struct Conflict {
+    std::string path;    // raw bytes
+    std::string reason;  // one line
+};
+
+struct ApplyReport {
+    std::vector<std::string> applied;   // raw paths written or deleted
+    std::vector<Conflict> conflicts;    // non-empty: nothing was written
+    std::string undo;                   // path of the undo record (empty for dry runs / nothing applied)
+    // Additions (review): conflicts that --force overrode (their originals are
+    // in the undo store), changes that cannot be applied (sockets), and a
+    // note when an interrupted apply/undo was recovered first.
+    std::vector<Conflict> forced;
+    std::vector<std::string> skipped;
+    std::string recovered;
+    // --undo-to: the undo patch written, or why writing it failed (the apply
+    // itself succeeded then, and its undo record is kept).
+    std::string undo_patch;
+    std::string undo_patch_error;
+    // as_undo: the spent undo store that was removed (relative to the target).
+    std::string retired;
+};
+
+// Returns an Error for invalid input or an I/O failure (after rolling back);
+// conflicts are not an Error: they come back in the report with nothing applied.
+base::Result<ApplyReport> apply_patch(const capture::Patch& patch, const ApplyOptions& opts);
+
+}  // namespace review

@@ -1,0 +1,193 @@
+#include "review/apply/glob.h"
+
+namespace review {
+namespace {
+
+// Match a bracket class starting at p[i] == '['; sets *end past ']'.
+// Returns -1 when the class is malformed (then '[' is literal).
+int match_class(std::string_view p, size_t i, unsigned char c, size_t* end) {
+    size_t j = i + 1;
+    bool negate = false;
+    if (j < p.size() && (p[j] == '!' || p[j] == '^')) {
+        negate = true;
+        j++;
+    }
+    bool hit = false;
+    bool first = true;
+    while (j < p.size() && (first || p[j] != ']')) {
+        first = false;
+        unsigned char lo = static_cast<unsigned char>(p[j]);
+        if (lo == '\\' && j + 1 < p.size()) lo = static_cast<unsigned char>(p[++j]);
+        unsigned char hi = lo;
+        if (j + 2 < p.size() && p[j + 1] == '-' && p[j + 2] != ']') {
+            hi = static_cast<unsigned char>(p[j + 2]);
+            if (hi == '\\' && j + 3 < p.size()) {
+                hi = static_cast<unsigned char>(p[j + 3]);
+                j++;
+            }
+            j += 2;
+        }
+        if (c >= lo && c <= hi) hit = true;
+        j++;
+    }
+    if (j >= p.size()) return -1;
+    *end = j + 1;
+    return hit != negate ? 1 : 0;
+}
+
+// Match within components: '*' and '?' never match '/'; "**" components are
+// handled by the caller splitting on them.
+bool match_simple(std::string_view p, std::string_view s) {
+    size_t pi = 0, si = 0;
+    size_t star_p = std::string_view::npos, star_s = 0;
+    while (si < s.size()) {
+        if (pi < p.size()) {
+            char pc = p[pi];
+            if (pc == '*') {
+                star_p = ++pi;
+                star_s = si;
+                continue;
+            }
+            if (pc == '?') {
+                if (s[si] != '/') {
+                    pi++;
+                    si++;
+                    continue;
+                }
+            } else if (pc == '[') {
+                size_t end = 0;
+                int m = match_class(p, pi, static_cast<unsigned char>(s[si]), &end);
+                if (m == 1 && s[si] != '/') {
+                    pi = end;
+                    si++;
+                    continue;
+                }
+                if (m < 0 && s[si] == '[') {  // malformed class: a literal '['
+                    pi++;
+                    si++;
+                    continue;
+                }
+            } else {
+                size_t width = 1;
+                if (pc == '\\' && pi + 1 < p.size()) {
+                    pc = p[pi + 1];
+                    width = 2;
+                }
+                if (pc == s[si]) {
+                    pi += width;
+                    si++;
+                    continue;
+                }
+            }
+        }
+        // Backtrack to the last '*', which may absorb one more byte (not '/').
+        if (star_p != std::string_view::npos && s[star_s] != '/') {
+            pi = star_p;
+            si = ++star_s;
+            continue;
+        }
+        return false;
+    }
+    while (pi < p.size() && p[pi] == '*') pi++;
+    return pi == p.size();
+}
+
+std::vector<std::string_view> split(std::string_view s) {
+    std::vector<std::string_view> out;
+    size_t start = 0;
+    for (;;) {
+        size_t slash = s.find('/', start);
+        if (slash == std::string_view::npos) {
+            out.push_back(s.substr(start));
+            return out;
+        }
+        out.push_back(s.substr(start, slash - start));
+        start = slash + 1;
+    }
+}
+
+bool match_components(const std::vector<std::string_view>& p, size_t pi,
+                      const std::vector<std::string_view>& s, size_t si) {
+    while (pi < p.size()) {
+        if (p[pi] == "**") {
+            // Collapse runs of "**" and try every split point.
+            while (pi + 1 < p.size() && p[pi + 1] == "**") pi++;
+            for (size_t k = si; k <= s.size(); k++)
+                if (match_components(p, pi + 1, s, k)) return true;
+            return false;
+        }
+        if (si >= s.size() || !match_simple(p[pi], s[si])) return false;
+        pi++;
+        si++;
+    }
+    return si == s.size();
+}
+
+}  // namespace
+
+bool glob_match(std::string_view pattern, std::string_view path) {
+    if (pattern.find("**") == std::string_view::npos) return match_simple(pattern, path);
+    return match_components(split(pattern), 0, split(path), 0);
+}
+
+bool path_is_under(std::string_view path, std::string_view prefix) {
+    if (prefix.empty()) return true;
+    if (path.size() < prefix.size() || path.compare(0, prefix.size(), prefix) != 0) return false;
+    return path.size() == prefix.size() || path[prefix.size()] == '/';
+}
+
+std::string normalize_rel(std::string_view p) {
+    while (p.size() >= 2 && p[0] == '.' && p[1] == '/') {
+        p.remove_prefix(2);
+        while (!p.empty() && p[0] == '/') p.remove_prefix(1);
+    }
+    while (p.size() > 1 && p.back() == '/') p.remove_suffix(1);
+    if (p == ".") return "";
+    return std::string(p);
+}
+
+PathFilter::PathFilter(std::vector<std::string> only, std::vector<std::string> exclude)
+    : exclude_(std::move(exclude)) {
+    for (auto& o : only) only_.push_back(normalize_rel(o));
+}
+
+bool PathFilter::excluded(std::string_view path) const {
+    for (const auto& g : exclude_) {
+        bool anchored = g.find('/') != std::string::npos;
+        std::string_view pat = g;
+        while (anchored && pat.size() > 1 && pat.back() == '/') pat.remove_suffix(1);
+        if (anchored && !pat.empty() && pat[0] == '/') pat.remove_prefix(1);
+        // The path or any ancestor matching excludes the whole subtree.
+        size_t end = 0;
+        for (;;) {
+            size_t slash = path.find('/', end);
+            std::string_view prefix = path.substr(0, slash);
+            std::string_view last = prefix.substr(end);
+            if (anchored ? glob_match(pat, prefix) : glob_match(pat, last)) return true;
+            if (slash == std::string_view::npos) break;
+            end = slash + 1;
+        }
+    }
+    return false;
+}
+
+bool PathFilter::selects(std::string_view path) const {
+    if (excluded(path)) return false;
+    if (only_.empty()) return true;
+    for (const auto& o : only_)
+        if (path_is_under(path, o)) return true;
+    return false;
+}
+
+bool PathFilter::selects_strictly_beneath(std::string_view path) const {
+    for (const auto& o : only_)
+        if (o.size() > path.size() && path_is_under(o, path)) return true;
+    return false;
+}
+
+bool PathFilter::needed(std::string_view path) const {
+    if (excluded(path)) return false;
+    return selects(path) || selects_strictly_beneath(path);
+}
+
+}  // namespace review

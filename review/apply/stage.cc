@@ -1,0 +1,379 @@
+#include "review/apply/stage.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <memory>
+#include <string_view>
+#include <unordered_map>
+#include <system_error>
+#include <thread>
+
+#include "helper/base/defer.h"
+#include "helper/base/text.h"
+#include "helper/base/fs/beneath.h"
+#include "review/txn/fault.h"
+#include "review/apply/handoff.h"
+
+namespace review {
+
+using capture::Member;
+
+base::Result<std::pair<int, std::string>> at_beneath(DirCache& dirs, const std::string& rel) {
+    auto [parent, name] = split_parent(rel);
+    TRY(int fd, dirs.get(parent));
+    return std::make_pair(fd, name);
+}
+
+namespace {
+
+struct Target {
+    PlanItem* item;
+    const Member* m;
+    std::string staged;
+    bool root;  // the unit's own entry (not inside a staged tree)
+    bool done = false;  // file data written (set by the one writer that had it)
+};
+
+// One writer's state: the file being written and its own directory cache
+// (never shared between threads).
+struct FileOut {
+    explicit FileOut(int root) : dirs(root) {}
+    DirCache dirs;
+    base::Fd cur;
+    Target* target = nullptr;
+    uint64_t kicked = 0;   // writeback started for [0, kicked) of cur
+    uint64_t written = 0;  // end of the data written to cur
+};
+
+base::Error staging_error(const std::string& path, const base::Error& e) {
+    std::string why = e.message;
+    if (e.code == ENOSPC || e.code == EDQUOT) why += " (the target's filesystem is full)";
+    return base::Error{"staging " + base::display_path(path) + ": " + why, e.code};
+}
+
+class Stager {
+public:
+    explicit Stager(StageCtx& c) : ctx_(c) {}
+
+    base::Result<void> run(std::vector<PlanItem>& items) {
+        uint64_t total = 0, count = 0;
+        for (auto& it : items) {
+            if (it.member) add_target(it, it.member, true, total, count);
+            for (auto* m : it.tree) add_target(it, m, false, total, count);
+        }
+        staged_.reserve(order_.size());
+        for (auto& t : order_) {
+            staged_[t.m->path] = &t.staged;
+            if (t.m->kind == Member::Kind::File) files_[t.m->path] = &t;
+        }
+        ctx_.progress.set_total(total, count);
+        // 1. Directories (parents first), symlinks and fifos.
+        for (auto& t : order_) {
+            if (t.m->kind == Member::Kind::File || t.m->kind == Member::Kind::Hardlink) continue;
+            TRY_VOID(guard(t, make_node(t)));
+        }
+        // 2. File data, streamed in archive order.
+        TRY_VOID(stage_data());
+        // Files the data pass did not visit are empty.
+        FileOut out(ctx_.root);
+        for (auto& t : order_) {
+            if (t.m->kind != Member::Kind::File || t.done) continue;
+            if (t.m->size != 0) return base::error("patch has no data for " + base::display_path(t.m->path));
+            TRY_VOID(guard(t, open_file(out, t)));
+            TRY_VOID(finish_file(out));
+        }
+        // 3. Hard links within the patch, then directory attributes deepest first.
+        for (auto& t : order_)
+            if (t.m->kind == Member::Kind::Hardlink) TRY_VOID(guard(t, make_link(t)));
+        for (auto t = order_.rbegin(); t != order_.rend(); ++t)
+            if (t->m->kind == Member::Kind::Dir) TRY_VOID(guard(*t, dir_attrs(*t)));
+        for (auto& it : items) TRY_VOID(save_old(it));
+        for (auto& t : order_)
+            if (t.root) {
+                TRY(auto at, at_beneath(ctx_.dirs, t.staged));
+                TRY(EntryStat s, stat_at(at.first, at.second));
+                t.item->unit.new_ino = s.ino;
+            }
+        return base::Ok();
+    }
+
+private:
+    // Writeback is started every this many bytes, so the fsync before
+    // commit waits for the tail only, not for the whole file.
+    static constexpr uint64_t kWritebackChunk = 8ull << 20;
+
+    // The archive is decompressed and parsed on this thread while two others
+    // make the files (open, write, attributes, close), each taking whole
+    // directories in turn: creating files is the longest part on disk, and
+    // creates in different directories do not wait for each other's
+    // directory lock. Each writer has its own fds and directory cache; the
+    // durability list and the progress line lock for them. With no thread
+    // to be had, everything is written on this one.
+    static constexpr size_t kWriters = 2;
+
+    base::Result<void> stage_data() {
+        Handoff hs[kWriters];
+        base::Result<void> werr[kWriters] = {base::Ok(), base::Ok()};
+        std::vector<std::unique_ptr<FileOut>> outs;
+        std::vector<std::thread> writers;
+        auto stop_all = [&hs] {
+            for (auto& h : hs) h.stop();
+        };
+        for (size_t i = 0; i < kWriters; i++) {
+            outs.push_back(std::make_unique<FileOut>(ctx_.root));
+            try {
+                writers.emplace_back([this, &hs, &werr, &outs, &stop_all, i] {
+                    werr[i] = consume(hs[i], *outs[i]);
+                    if (!werr[i].ok()) stop_all();  // the reader and the other writer stop too
+                });
+            } catch (const std::system_error&) {
+                break;  // fewer writers: the files go to those there are
+            }
+        }
+        size_t n = writers.size();
+        // Joined on every way out (a writer stops when its hand-off does).
+        base::Defer join([&] {
+            stop_all();
+            for (auto& w : writers)
+                if (w.joinable()) w.join();
+        });
+        FileOut inline_out(ctx_.root);
+        base::Result<void> inline_err = base::Ok();
+        size_t turn = 0;
+        std::string last_parent;
+        auto r = ctx_.patch.read_data([&](const Member& m) -> capture::DataSink {
+            auto it = files_.find(m.path);
+            if (it == files_.end()) return nullptr;
+            Target* t = it->second;
+            if (n == 0) {
+                if (inline_err.ok()) inline_err = begin_file(inline_out, *t);
+                if (!inline_err.ok()) return nullptr;
+                return [this, &inline_out](uint64_t off, const char* data, size_t len) {
+                    return write_chunk(inline_out, off, data, len);
+                };
+            }
+            std::string parent = split_parent(t->staged).first;
+            if (parent != last_parent) {
+                turn = (turn + 1) % n;  // a new directory: the next writer's
+                last_parent = std::move(parent);
+            }
+            Handoff& h = hs[turn];
+            if (h.stopped()) return nullptr;
+            h.open(t);
+            return [&h](uint64_t off, const char* data, size_t len) -> base::Result<void> {
+                if (h.stopped()) return base::error("staging stopped");  // the writer's error is reported
+                h.write(off, data, len);
+                return base::Ok();
+            };
+        });
+        if (n == 0) {
+            TRY_VOID(inline_err);
+            TRY_VOID(r);
+            TRY_VOID(finish_file(inline_out));
+            return base::Ok();
+        }
+        for (size_t i = 0; i < n; i++) {
+            if (r.ok()) hs[i].close();
+            else hs[i].stop();
+        }
+        for (auto& w : writers) w.join();
+        for (size_t i = 0; i < n; i++) TRY_VOID(werr[i]);
+        TRY_VOID(r);
+        return base::Ok();
+    }
+
+    // A writer thread: everything handed to it, in order (its caller stops
+    // every hand-off when it fails).
+    base::Result<void> consume(Handoff& h, FileOut& out) {
+        HandoffBatch b;
+        while (h.take(b)) {
+            for (const auto& op : b.ops) {
+                auto r = op.tag ? begin_file(out, *static_cast<Target*>(const_cast<void*>(op.tag)))
+                                : write_chunk(out, op.off, b.buf.data() + op.pos, op.len);
+                if (!r.ok()) {
+                    h.stop();
+                    return r;
+                }
+            }
+        }
+        if (h.stopped()) return base::Ok();  // the reader or the other writer failed: reported there
+        return finish_file(out);
+    }
+
+    base::Result<void> begin_file(FileOut& out, Target& t) {
+        TRY_VOID(finish_file(out));
+        auto r = open_file(out, t);
+        if (!r.ok()) return staging_error(t.m->path, r.error());
+        return base::Ok();
+    }
+
+    base::Result<void> write_chunk(FileOut& out, uint64_t off, const char* data, size_t len) {
+        while (len > 0) {
+            ssize_t n = ::pwrite(out.cur.get(), data, len, static_cast<off_t>(off));
+            if (n < 0) {
+                if (errno == EINTR) continue;
+                return staging_error(out.target->m->path, base::sys_error("write"));
+            }
+            data += n;
+            len -= static_cast<size_t>(n);
+            off += static_cast<uint64_t>(n);
+            ctx_.progress.add(static_cast<uint64_t>(n), 0);
+        }
+        if (off > out.written) out.written = off;
+        if (off - out.kicked >= kWritebackChunk) {
+            start_writeback(out.cur.get(), out.kicked, off);
+            out.kicked = off;
+        }
+        return base::Ok();
+    }
+
+    void add_target(PlanItem& it, const Member* m, bool root, uint64_t& total, uint64_t& count) {
+        order_.push_back({&it, m, root ? it.unit.tmp : staged_path(it, m->path), root});
+        // A staged entry's own directory (inside a staged tree, that
+        // directory is staged too and kept open by dir_attrs).
+        if (root) ctx_.dur.dir(split_parent(order_.back().staged).first);
+        if (m->kind == Member::Kind::File) total += m->size;
+        count++;
+    }
+
+    base::Result<void> guard(const Target& t, base::Result<void> r) {
+        if (!r.ok()) return staging_error(t.m->path, r.error());
+        TRY_VOID(fault_point("apply", "stage"));
+        ctx_.progress.add(0, 1);
+        return base::Ok();
+    }
+
+    base::Result<void> make_node(const Target& t) {
+        TRY(auto at, at_beneath(ctx_.dirs, t.staged));
+        auto [dfd, name] = at;
+        int rc = 0;
+        switch (t.m->kind) {
+        case Member::Kind::Dir: rc = ::mkdirat(dfd, name.c_str(), 0700); break;
+        case Member::Kind::Symlink: rc = ::symlinkat(t.m->link_target.c_str(), dfd, name.c_str()); break;
+        case Member::Kind::Fifo: rc = ::mknodat(dfd, name.c_str(), S_IFIFO | 0600, 0); break;
+        default: return base::error("unexpected member type");
+        }
+        if (rc != 0) return base::sys_error("create");
+        if (t.m->kind == Member::Kind::Dir) return base::Ok();
+        struct timespec ts[2] = {{0, UTIME_OMIT}, timespec_of(t.m->mtime_ns)};
+        if (::utimensat(dfd, name.c_str(), ts, AT_SYMLINK_NOFOLLOW) != 0) return base::sys_error("set mtime");
+        if (t.m->kind == Member::Kind::Fifo &&
+            ::fchmodat(dfd, name.c_str(), t.m->mode & 0777, AT_SYMLINK_NOFOLLOW) != 0)
+            return base::sys_error("chmod");
+        return base::Ok();
+    }
+
+    base::Result<void> open_file(FileOut& out, Target& t) {
+        TRY(auto at, at_beneath(out.dirs, t.staged));
+        TRY(out.cur, base::open_at(at.first, at.second, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0600));
+        out.target = &t;
+        out.kicked = 0;
+        out.written = 0;
+        return base::Ok();
+    }
+
+    // Size, xattrs, ACLs of the replaced original, mode, mtime; then close.
+    base::Result<void> finish_file(FileOut& out) {
+        if (!out.cur.valid()) return base::Ok();
+        Target& t = *out.target;
+        auto r = [&]() -> base::Result<void> {
+            // Created empty: only a trailing hole (sparse) leaves the size short.
+            if (out.written != t.m->size && ::ftruncate(out.cur.get(), static_cast<off_t>(t.m->size)) != 0)
+                return base::sys_error("truncate");
+            TRY_VOID(set_user_xattrs(out.cur.get(), t.m->xattrs, true));
+            PlanItem& it = *t.item;
+            if (t.root && it.unit.op == Op::Replace && it.before.type == capture::Type::File) {
+                auto [parent, name] = split_parent(it.unit.path);
+                TRY(int pfd, out.dirs.get(parent));
+                TRY(base::Fd orig, base::open_at(pfd, name, O_PATH | O_NOFOLLOW));
+                TRY_VOID(copy_acls(orig.get(), out.cur.get()));
+            }
+            TRY_VOID(set_mode_mtime(out.cur.get(), t.m->mode, t.m->mtime_ns));
+            if (out.kicked > 0 || t.m->size >= (1u << 20)) start_writeback(out.cur.get(), out.kicked, t.m->size);
+            ctx_.dur.keep(out.cur.get());  // mode 0000 would keep us from reopening it
+            return out.cur.close();
+        }();
+        t.done = true;
+        out.cur.reset();
+        if (!r.ok()) return staging_error(t.m->path, r.error());
+        TRY_VOID(fault_point("apply", "stage"));
+        ctx_.progress.add(0, 1);
+        return base::Ok();
+    }
+
+    base::Result<void> make_link(const Target& t) {
+        auto src = staged_.find(t.m->link_target);
+        if (src == staged_.end()) return base::error("hard link target not staged");
+        TRY(auto from, at_beneath(ctx_.dirs, *src->second));
+        TRY(auto to, at_beneath(ctx_.dirs, t.staged));
+        if (::linkat(from.first, from.second.c_str(), to.first, to.second.c_str(), 0) != 0)
+            return base::sys_error("link");
+        return base::Ok();
+    }
+
+    base::Result<void> dir_attrs(const Target& t) {
+        TRY(auto at, at_beneath(ctx_.dirs, t.staged));
+        TRY(base::Fd d, base::open_at(at.first, at.second, O_RDONLY | O_DIRECTORY | O_NOFOLLOW));
+        TRY_VOID(set_user_xattrs(d.get(), t.m->xattrs));
+        PlanItem& it = *t.item;
+        if (t.root && it.unit.op == Op::Replace && it.before.type == capture::Type::Dir) {
+            auto [parent, name] = split_parent(it.unit.path);
+            TRY(int pfd, ctx_.dirs.get(parent));
+            TRY(base::Fd orig, base::open_at(pfd, name, O_PATH | O_NOFOLLOW));
+            TRY_VOID(copy_acls(orig.get(), d.get()));
+        }
+        // Our own staged dirs: drop cached fds that a mode change could make stale for writing.
+        ctx_.dirs.clear();
+        TRY_VOID(set_mode_mtime(d.get(), t.m->mode, t.m->mtime_ns));
+        ctx_.dur.keep(d.get());
+        return base::Ok();
+    }
+
+    // In-place updates and metadata changes overwrite the original: keep
+    // what undo needs (attributes; for in-place, a copy of the content).
+    base::Result<void> save_old(PlanItem& it) {
+        if (it.unit.op != Op::InPlace && it.unit.op != Op::Meta) return base::Ok();
+        auto [parent, name] = split_parent(it.unit.path);
+        TRY(int pfd, ctx_.dirs.get(parent));
+        TRY(base::Fd orig, base::open_at(pfd, name, O_PATH | O_NOFOLLOW));
+        struct stat st {};
+        if (::fstat(orig.get(), &st) != 0) return base::sys_error("stat " + it.unit.path);
+        it.unit.old_ino = st.st_ino;
+        it.unit.old_mode = st.st_mode & 07777;
+        it.unit.old_mtime_ns = ns_of(st.st_mtim);
+        if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) {
+            TRY(it.unit.old_xattrs, get_user_xattrs(orig.get()));
+        }
+        if (it.unit.op != Op::InPlace) return base::Ok();
+        // O_NONBLOCK: a FIFO swapped in meanwhile must not block the open.
+        TRY(base::Fd in, base::open_at(pfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK));
+        struct stat now {};
+        if (::fstat(in.get(), &now) != 0 || !S_ISREG(now.st_mode) || now.st_ino != it.unit.old_ino)
+            return staging_error(it.unit.path, base::error("it was replaced on the target while applying"));
+        TRY(base::Fd out, base::open_at(ctx_.store_fd, it.unit.slot, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0600));
+        auto r = copy_data(in.get(), out.get());
+        if (!r.ok()) return staging_error(it.unit.path, r.error().context("saving the original for undo"));
+        ctx_.dur.keep(out.get());
+        ctx_.dur.dir(ctx_.store_rel);
+        return out.close();
+    }
+
+    StageCtx& ctx_;
+    std::vector<Target> order_;
+    // Keyed by member paths, which the patch holds for as long as staging runs.
+    std::unordered_map<std::string_view, Target*> files_;
+    std::unordered_map<std::string_view, const std::string*> staged_;
+};
+
+}  // namespace
+
+base::Result<void> stage_all(StageCtx& ctx, std::vector<PlanItem>& items) {
+    Stager s(ctx);
+    return s.run(items);
+}
+
+}  // namespace review

@@ -1,0 +1,266 @@
+#include "review/diff/format.h"
+
+#include <sys/stat.h>
+
+#include <cstdio>
+
+#include "review/diff/algo.h"
+
+namespace review {
+
+namespace {
+
+const char kReset[] = "\033[m";
+const char kBold[] = "\033[1m";
+const char kCyan[] = "\033[36m";
+const char kRed[] = "\033[31m";
+const char kGreen[] = "\033[32m";
+
+// 0: printed as is; a letter: backslash + letter; 1: octal.
+char quote_class(unsigned char c) {
+    switch (c) {
+        case '\a': return 'a';
+        case '\b': return 'b';
+        case '\t': return 't';
+        case '\n': return 'n';
+        case '\v': return 'v';
+        case '\f': return 'f';
+        case '\r': return 'r';
+        case '"': return '"';
+        case '\\': return '\\';
+        default: return (c < 0x20 || c >= 0x7F) ? 1 : 0;
+    }
+}
+
+bool needs_quote(std::string_view s) {
+    for (char c : s)
+        if (quote_class(static_cast<unsigned char>(c))) return true;
+    return false;
+}
+
+void quote_into(std::string& out, std::string_view s) {
+    for (char ch : s) {
+        unsigned char c = static_cast<unsigned char>(ch);
+        char q = quote_class(c);
+        if (q == 0) {
+            out.push_back(ch);
+        } else if (q == 1) {
+            char buf[5];
+            std::snprintf(buf, sizeof buf, "\\%03o", c);
+            out += buf;
+        } else {
+            out.push_back('\\');
+            out.push_back(q);
+        }
+    }
+}
+
+std::string octal(uint32_t mode) {
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "%o", mode);
+    return buf;
+}
+
+struct Out {
+    const Style& st;
+    std::string s;
+    void meta(const std::string& line) {
+        if (st.color) s += kBold;
+        s += line;
+        if (st.color) s += kReset;
+        s += '\n';
+    }
+    void hunk_header(const std::string& line) {
+        if (st.color) s += kCyan;
+        s += line;
+        if (st.color) s += kReset;
+        s += '\n';
+    }
+    void line(char sign, std::string_view text) {
+        bool has_nl = !text.empty() && text.back() == '\n';
+        if (has_nl) text.remove_suffix(1);
+        const char* col = sign == '-' ? kRed : sign == '+' ? kGreen : nullptr;
+        if (st.color && col) s += col;
+        s.push_back(sign);
+        if (st.escape)
+            s += terminal_safe(text);
+        else
+            s.append(text);
+        if (st.color && col) s += kReset;
+        s += '\n';
+        if (!has_nl) s += "\\ No newline at end of file\n";
+    }
+};
+
+std::string range(size_t start, size_t count) {
+    // git: "-l,s" with s omitted when 1, and l the line before when s is 0.
+    std::string r = std::to_string(count == 0 ? start : start + 1);
+    if (count != 1) r += "," + std::to_string(count);
+    return r;
+}
+
+void render_hunks(Out& o, std::string_view old_text, std::string_view new_text, FileStat& stat) {
+    auto a = split_lines(old_text), b = split_lines(new_text);
+    LineDiff d = diff_lines(a, b);
+    auto groups = groups_of(d);
+    const size_t ctx = static_cast<size_t>(o.st.context < 0 ? 0 : o.st.context);
+    for (size_t gi = 0; gi < groups.size();) {
+        // Groups separated by at most 2*context unchanged lines share a hunk.
+        size_t gj = gi;
+        while (gj + 1 < groups.size() && groups[gj + 1].a0 - groups[gj].a1 <= 2 * ctx) gj++;
+        size_t lead = std::min(ctx, groups[gi].a0);  // a0 - b0 offsets are equal before a group
+        size_t a_start = groups[gi].a0 - lead, b_start = groups[gi].b0 - lead;
+        size_t trail = std::min(ctx, a.size() - groups[gj].a1);
+        size_t a_end = groups[gj].a1 + trail, b_end = groups[gj].b1 + trail;
+        o.hunk_header("@@ -" + range(a_start, a_end - a_start) + " +" + range(b_start, b_end - b_start) + " @@");
+        size_t i = a_start, j = b_start;
+        while (i < a_end || j < b_end) {
+            if (i < a_end && d.del[i]) {
+                o.line('-', a[i++]);
+                stat.deleted++;
+            } else if (j < b_end && d.ins[j]) {
+                o.line('+', b[j++]);
+                stat.added++;
+            } else {
+                o.line(' ', a[i]);
+                i++;
+                j++;
+            }
+        }
+        gi = gj + 1;
+    }
+}
+
+void render_one(Out& o, const FileDiff& f, FileStat& stat) {
+    const Side& os = f.old_side;
+    const Side& ns = f.new_side;
+    o.meta("diff --git " + git_quote_two("a/", f.path) + " " + git_quote_two("b/", f.path));
+    if (!os.exists)
+        o.meta("new file mode " + octal(ns.mode));
+    else if (!ns.exists)
+        o.meta("deleted file mode " + octal(os.mode));
+    else if (os.mode != ns.mode)
+        o.meta("old mode " + octal(os.mode)), o.meta("new mode " + octal(ns.mode));
+
+    bool binary = (os.exists && (!os.loaded || looks_binary(os.data))) ||
+                  (ns.exists && (!ns.loaded || looks_binary(ns.data)));
+    bool same = os.exists && ns.exists && os.loaded && ns.loaded && os.data == ns.data;
+    if (same) return;
+    std::string la = os.exists ? git_quote_two("a/", f.path) : "/dev/null";
+    std::string lb = ns.exists ? git_quote_two("b/", f.path) : "/dev/null";
+    if (binary) {
+        stat.binary = true;
+        stat.old_size = os.exists ? os.size : 0;
+        stat.new_size = ns.exists ? ns.size : 0;
+        o.s += "Binary files " + la + " and " + lb + " differ\n";
+        return;
+    }
+    std::string_view old_text = os.exists ? std::string_view(os.data) : std::string_view();
+    std::string_view new_text = ns.exists ? std::string_view(ns.data) : std::string_view();
+    if (old_text.empty() && new_text.empty()) return;  // empty file created or deleted
+    // git marks names holding a space with a trailing tab, so they parse.
+    const char* tab = f.path.find(' ') != std::string::npos ? "\t" : "";
+    o.meta("--- " + la + (os.exists ? tab : ""));
+    o.meta("+++ " + lb + (ns.exists ? tab : ""));
+    render_hunks(o, old_text, new_text, stat);
+}
+
+}  // namespace
+
+uint32_t git_file_mode(uint32_t perm) { return (perm & 0100) ? kGitExec : kGitRegular; }
+
+std::string git_quote(std::string_view name) {
+    if (!needs_quote(name)) return std::string(name);
+    std::string out = "\"";
+    quote_into(out, name);
+    return out + "\"";
+}
+
+std::string git_quote_two(std::string_view prefix, std::string_view name) {
+    if (!needs_quote(prefix) && !needs_quote(name)) return std::string(prefix) + std::string(name);
+    std::string out = "\"";
+    quote_into(out, prefix);
+    quote_into(out, name);
+    return out + "\"";
+}
+
+std::string terminal_safe(std::string_view s) {
+    static const char hex[] = "0123456789abcdef";
+    std::string out;
+    out.reserve(s.size());
+    for (size_t i = 0; i < s.size();) {
+        unsigned char c = static_cast<unsigned char>(s[i]);
+        if (c < 0x80) {
+            if (c == '\t' || (c >= 0x20 && c != 0x7F)) {
+                out.push_back(static_cast<char>(c));
+            } else {
+                out.push_back('^');
+                out.push_back(c == 0x7F ? '?' : static_cast<char>(c + 64));
+            }
+            i++;
+            continue;
+        }
+        // Decode one UTF-8 sequence; anything malformed is shown byte by byte.
+        size_t n = (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
+        uint32_t cp = n == 2 ? (c & 0x1Fu) : n == 3 ? (c & 0x0Fu) : (c & 0x07u);
+        bool ok = n != 0 && i + n <= s.size();
+        for (size_t k = 1; ok && k < n; k++) {
+            unsigned char cc = static_cast<unsigned char>(s[i + k]);
+            ok = (cc & 0xC0) == 0x80;
+            cp = (cp << 6) | (cc & 0x3Fu);
+        }
+        if (ok && ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
+                   cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)))
+            ok = false;
+        if (!ok) {
+            out += "\\x";
+            out.push_back(hex[c >> 4]);
+            out.push_back(hex[c & 15]);
+            i++;
+        } else if (cp < 0xA0) {  // C1 controls: some terminals act on them (0x9b is CSI)
+            out += "\\u00";
+            out.push_back(hex[cp >> 4]);
+            out.push_back(hex[cp & 15]);
+            i += n;
+        } else {
+            out.append(s.substr(i, n));
+            i += n;
+        }
+    }
+    return out;
+}
+
+bool looks_binary(std::string_view data) {
+    return data.substr(0, 8000).find('\0') != std::string_view::npos;
+}
+
+std::string render_file(const FileDiff& f, const Style& style, FileStat* stat) {
+    FileStat local;
+    FileStat& st = stat ? *stat : local;
+    st = FileStat{};
+    st.path = f.path;
+    const Side& os = f.old_side;
+    const Side& ns = f.new_side;
+    if (!os.exists && !ns.exists) return "";
+    st.status = !os.exists ? 'A' : !ns.exists ? 'D' : 'M';
+    Out o{style, {}};
+    if (os.exists && ns.exists && (os.mode & S_IFMT) != (ns.mode & S_IFMT)) {
+        // git shows a type change as a deletion followed by a creation.
+        st.status = 'T';
+        FileDiff del{f.path, os, Side{}}, add{f.path, Side{}, ns};
+        render_one(o, del, st);
+        FileStat second;
+        render_one(o, add, second);
+        st.added += second.added;
+        st.deleted += second.deleted;
+        st.binary = st.binary || second.binary;
+        st.old_size = os.size;
+        st.new_size = ns.size;
+        return o.s;
+    }
+    if (os.exists && ns.exists && os.mode == ns.mode && os.loaded && ns.loaded && os.data == ns.data) return "";
+    render_one(o, f, st);
+    return o.s;
+}
+
+}  // namespace review

@@ -1,0 +1,55 @@
+#include "review/diff/show.h"
+
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "review/diff/pager.h"
+#include "review/diff/source.h"
+#include "review/diff/stat.h"
+
+namespace review {
+
+bool stdout_is_tty() { return ::isatty(1) == 1; }
+
+int terminal_width() {
+    if (const char* c = std::getenv("COLUMNS")) {
+        int n = std::atoi(c);
+        if (n > 0) return n;
+    }
+    struct winsize ws {};
+    if (stdout_is_tty() && ::ioctl(1, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
+    return 80;
+}
+
+base::Result<bool> show_diff(const capture::Patch& patch, const ShowOptions& opts) {
+    DiffScope scope;
+    scope.paths = opts.paths;
+    TRY(DiffSet set, collect_diffs(patch, scope));
+    for (const auto& n : set.notes) std::fprintf(stderr, "layover: note: %s\n", n.c_str());
+    bool any = set.changes > 0 || !set.files.empty();
+
+    Style style;
+    style.color = opts.color;
+    style.escape = opts.escape;
+    Output out(opts.page && any);
+    std::vector<FileStat> stats;
+    for (const auto& f : set.files) {
+        FileStat st;
+        std::string text = render_file(f, style, &st);
+        if (text.empty()) continue;
+        if (opts.format == ShowOptions::Format::Patch)
+            TRY_VOID(out.write(text));
+        else
+            stats.push_back(std::move(st));
+    }
+    if (opts.format == ShowOptions::Format::Stat && !stats.empty())
+        TRY_VOID(out.write(render_stat(stats, opts.width, opts.color)));
+    if (opts.format == ShowOptions::Format::NameStatus) TRY_VOID(out.write(render_name_status(stats)));
+    out.finish();
+    return any;
+}
+
+}  // namespace review

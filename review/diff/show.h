@@ -1,0 +1,30 @@
+// Render a patch's diff to stdout or a pager: shared by `layover diff` and
+// the exit-review prompt's [r].
+#pragma once
+#include <string>
+#include <vector>
+
+#include "capture/patch/reader.h"
+#include "helper/base/result.h"
+
+namespace review {
+
+struct ShowOptions {
+    enum class Format { Patch, Stat, NameStatus };
+    Format format = Format::Patch;
+    bool color = false;
+    bool escape = false;  // terminal output: control characters made visible
+    bool page = false;
+    int width = 80;       // --stat columns
+    std::vector<std::string> paths;  // scope (empty: everything)
+};
+
+// Returns whether the selection holds any change (diff's exit 1 vs 0).
+// Notes for a person go to stderr.
+base::Result<bool> show_diff(const capture::Patch& patch, const ShowOptions& opts);
+
+// Terminal facts for stdout: is it a tty, and its width (80 otherwise, or $COLUMNS).
+bool stdout_is_tty();
+int terminal_width();
+
+}  // namespace review

@@ -1,0 +1,257 @@
+#include "review/diff/source.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <set>
+
+#include "capture/scan/fingerprint.h"
+#include "helper/base/text.h"
+#include "helper/base/fs/beneath.h"
+
+namespace review {
+
+namespace {
+
+bool absent_errno(int e) { return e == ENOENT || e == ENOTDIR || e == ELOOP || e == EXDEV; }
+
+// File and symlink paths in the real subtree at rel (rel itself excluded).
+// Child names are gathered and the directory closed before descending, so a
+// deep tree costs a bounded number of fds.
+base::Result<void> walk_real(int root, const std::string& rel, std::vector<std::string>& out) {
+    auto dir = open_dir_beneath(root, rel);
+    if (!dir) {
+        if (absent_errno(dir.error().code)) return base::Ok();
+        return dir.error();
+    }
+    int dfd = ::fcntl(dir->get(), F_DUPFD_CLOEXEC, 0);
+    if (dfd < 0) return base::sys_error("dup");
+    DIR* d = ::fdopendir(dfd);
+    if (!d) {
+        ::close(dfd);
+        return base::sys_error("read directory " + base::display_path(rel));
+    }
+    std::vector<std::string> subdirs;
+    errno = 0;
+    while (struct dirent* e = ::readdir(d)) {
+        std::string name = e->d_name;
+        if (name == "." || name == "..") continue;
+        struct stat st {};
+        if (::fstatat(dir->get(), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;  // vanished
+        std::string child = rel.empty() ? name : rel + "/" + name;
+        if (S_ISDIR(st.st_mode))
+            subdirs.push_back(child);
+        else if (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode))
+            out.push_back(child);
+    }
+    int err = errno;
+    ::closedir(d);
+    if (err) return base::sys_error("read directory " + base::display_path(rel), err);
+    for (const auto& s : subdirs) TRY_VOID(walk_real(root, s, out));
+    return base::Ok();
+}
+
+base::Result<std::string> read_limited(int fd, uint64_t size) {
+    std::string data;
+    data.resize(size);
+    size_t got = 0;
+    while (got < size) {
+        ssize_t n = ::read(fd, data.data() + got, size - got);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return base::sys_error("read");
+        if (n == 0) break;  // shrank meanwhile: show what is there
+        got += static_cast<size_t>(n);
+    }
+    data.resize(got);
+    return data;
+}
+
+// Does the real entry still look as the patch's base recorded it? Only what
+// the diff read can tell: existence, type, size, and for loaded content the
+// fingerprint. Sparse real files read densely may differ in fingerprint; the
+// result is only a note for a person, apply decides conflicts itself.
+bool matches_base(const capture::BaseEntry& b, const Side& real) {
+    if (b.stale) return false;
+    if (b.absent) return !real.exists;
+    bool is_link = real.exists && real.mode == kGitSymlink;
+    if (b.type == capture::Type::Symlink)
+        return is_link && (b.fingerprint.empty() || capture::fingerprint_bytes(real.data) == b.fingerprint);
+    if (b.type != capture::Type::File) return true;  // dirs and others: nothing read to compare
+    if (!real.exists || is_link || real.size != b.size) return false;
+    return !real.loaded || b.fingerprint.empty() || capture::fingerprint_bytes(real.data) == b.fingerprint;
+}
+
+}  // namespace
+
+bool in_scope(const std::vector<std::string>& scope, const std::string& path) {
+    if (scope.empty()) return true;
+    for (const auto& s : scope) {
+        if (s.empty() || path == s) return true;
+        if (path.size() > s.size() && path.compare(0, s.size(), s) == 0 && path[s.size()] == '/') return true;
+    }
+    return false;
+}
+
+base::Result<Side> read_real_side(int root, const std::string& rel, uint64_t max_load) {
+    Side side;
+    auto fd = open_beneath(root, rel, O_PATH | O_NOFOLLOW);
+    if (!fd) {
+        if (absent_errno(fd.error().code)) return side;
+        return fd.error();
+    }
+    struct stat st {};
+    if (::fstat(fd->get(), &st) != 0) return base::sys_error("stat " + base::display_path(rel));
+    if (S_ISLNK(st.st_mode)) {
+        std::string buf(static_cast<size_t>(st.st_size) + 1, '\0');
+        ssize_t n = ::readlinkat(fd->get(), "", buf.data(), buf.size());
+        if (n < 0) return base::sys_error("read link " + base::display_path(rel));
+        buf.resize(static_cast<size_t>(n));
+        side.exists = true;
+        side.mode = kGitSymlink;
+        side.size = buf.size();
+        side.data = std::move(buf);
+        return side;
+    }
+    if (!S_ISREG(st.st_mode)) return side;  // dirs, fifos, devices: nothing git could show
+    side.exists = true;
+    side.mode = git_file_mode(st.st_mode);
+    side.size = static_cast<uint64_t>(st.st_size);
+    if (side.size > max_load) {
+        side.loaded = false;
+        return side;
+    }
+    // O_NONBLOCK: should a fifo have replaced the file since, open must not hang.
+    auto rd = open_beneath(root, rel, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+    if (!rd) {
+        if (absent_errno(rd.error().code)) return Side{};
+        return rd.error().context("reading the real " + base::display_path(rel));
+    }
+    if (::fstat(rd->get(), &st) != 0 || !S_ISREG(st.st_mode)) return Side{};
+    side.size = static_cast<uint64_t>(st.st_size);
+    if (side.size > max_load) {
+        side.loaded = false;
+        return side;
+    }
+    TRY(side.data, read_limited(rd->get(), side.size));
+    side.size = side.data.size();
+    return side;
+}
+
+base::Result<DiffSet> collect_diffs(const capture::Patch& patch, const DiffScope& scope) {
+    const auto& man = patch.manifest();
+    DiffSet out;
+    int rfd = ::open(man.target.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (rfd < 0) {
+        int err = errno;
+        return base::Error{"cannot open the target " + base::display_path(man.target) + ": " +
+                               std::strerror(err) + "; the diff compares against it, so it must exist",
+                           err};
+    }
+    base::Fd root(rfd);
+
+    std::map<std::string, const capture::Member*> members;
+    for (const auto& m : patch.members()) members[m.path] = &m;
+    auto file_like = [](const capture::Member* m) {
+        return m && (m->kind == capture::Member::Kind::File || m->kind == capture::Member::Kind::Symlink ||
+                     m->kind == capture::Member::Kind::Hardlink);
+    };
+
+    // Paths with a file-level diff: every file-like member, every replaced
+    // or deleted file, and everything in a real dir the patch removes.
+    std::set<std::string> paths;
+    for (const auto& m : patch.members())
+        if (file_like(&m) && in_scope(scope.paths, m.path)) paths.insert(m.path);
+    size_t unshown = 0;
+    for (const auto& c : man.changes) {
+        bool selected = in_scope(scope.paths, c.path);
+        bool encloses = false;  // a filter path lies inside this change's dir
+        for (const auto& s : scope.paths) encloses = encloses || in_scope({c.path}, s);
+        if (!selected && !encloses) continue;
+        if (selected) out.changes++;
+        using capture::Kind;
+        using capture::Type;
+        bool old_filelike = c.old_type == Type::File || c.old_type == Type::Symlink;
+        bool new_filelike = c.type == Type::File || c.type == Type::Symlink;
+        if (selected && old_filelike && c.kind != Kind::Added) paths.insert(c.path);
+        if (c.old_type == Type::Dir && (c.kind == Kind::Deleted || c.kind == Kind::TypeChanged || c.kind == Kind::OpaqueDir)) {
+            std::vector<std::string> found;
+            TRY_VOID(walk_real(root.get(), c.path, found));
+            for (auto& f : found)
+                if (in_scope(scope.paths, f)) paths.insert(std::move(f));
+        }
+        if (selected && !new_filelike && !old_filelike && c.type != Type::Dir && c.old_type != Type::Dir) unshown++;
+    }
+    if (unshown)
+        out.notes.push_back(std::to_string(unshown) +
+                            " change(s) (fifos, sockets) have no diff form; 'layover status' lists them");
+
+    // New contents: one pass over the payload for the members needed.
+    std::map<std::string, std::string> content;
+    std::set<std::string> want;
+    for (const auto& p : paths) {
+        auto it = members.find(p);
+        if (it == members.end()) continue;
+        const capture::Member* m = it->second;
+        if (m->kind == capture::Member::Kind::Hardlink) want.insert(m->link_target);
+        else if (m->kind == capture::Member::Kind::File) want.insert(p);
+    }
+    if (!want.empty()) {
+        TRY_VOID(patch.read_data([&](const capture::Member& m) -> capture::DataSink {
+            if (!want.count(m.path) || m.size > scope.max_load) return nullptr;
+            std::string* buf = &content[m.path];
+            return [buf](uint64_t offset, const char* data, size_t len) -> base::Result<void> {
+                if (offset > buf->size()) buf->resize(offset, '\0');  // a hole
+                buf->replace(offset, std::min<uint64_t>(len, buf->size() - offset), data, len);
+                return base::Ok();
+            };
+        }));
+    }
+
+    std::map<std::string, const capture::BaseEntry*> bases;
+    for (const auto& b : man.base) bases[b.path] = &b;
+    for (const auto& p : paths) {
+        FileDiff f;
+        f.path = p;
+        TRY(f.old_side, read_real_side(root.get(), p, scope.max_load));
+        auto it = members.find(p);
+        const capture::Member* m = it == members.end() ? nullptr : it->second;
+        if (file_like(m)) {
+            Side& n = f.new_side;
+            n.exists = true;
+            if (m->kind == capture::Member::Kind::Symlink) {
+                n.mode = kGitSymlink;
+                n.data = m->link_target;
+                n.size = n.data.size();
+            } else {
+                const capture::Member* src = m;
+                if (m->kind == capture::Member::Kind::Hardlink) {
+                    auto t = members.find(m->link_target);
+                    if (t != members.end()) src = t->second;
+                }
+                n.mode = git_file_mode(m->mode);
+                n.size = src->size;
+                auto c = content.find(src->path);
+                if (c == content.end() && src->size > 0) {
+                    n.loaded = false;
+                } else if (c != content.end()) {
+                    n.data = c->second;
+                    if (n.data.size() < n.size) n.data.resize(n.size, '\0');  // trailing hole
+                }
+            }
+        }
+        auto b = bases.find(p);
+        if (b != bases.end() && !matches_base(*b->second, f.old_side))
+            out.notes.push_back(base::display_path(p) +
+                                " changed on the real filesystem since the session's base was recorded; the diff "
+                                "shows its current content, and apply will report a conflict");
+        if (f.old_side.exists || f.new_side.exists) out.files.push_back(std::move(f));
+    }
+    return out;
+}
+
+}  // namespace review

@@ -1,0 +1,263 @@
+#include "review/prompt/prompt.h"
+
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <set>
+
+#include "capture/patch/reader.h"
+#include "capture/patch/save.h"
+#include "helper/base/text.h"
+#include "review/apply/apply.h"
+#include "review/diff/show.h"
+#include "review/prompt/io.h"
+#include "review/prompt/text.h"
+#include "review/prompt/trash.h"
+
+namespace review {
+
+namespace {
+
+enum class Next { Menu, Done, Failed, Kept };
+
+struct Prompt {
+    const std::string& state;
+    const session::Info& s;
+    const capture::Patch& patch;
+    std::vector<char> selected;
+
+    const std::vector<capture::Change>& changes() const { return patch.manifest().changes; }
+    bool all_selected() const {
+        for (char c : selected)
+            if (!c) return false;
+        return true;
+    }
+    std::vector<std::string> only() const {
+        std::vector<std::string> out;
+        if (all_selected()) return out;
+        for (size_t i = 0; i < selected.size(); i++)
+            if (selected[i]) out.push_back(changes()[i].path);
+        return out;
+    }
+    size_t count_selected() const {
+        size_t n = 0;
+        for (char c : selected) n += c ? 1 : 0;
+        return n;
+    }
+
+    Next review() {
+        ShowOptions o;
+        o.paths = only();
+        bool tty = stdout_is_tty();
+        o.color = o.escape = o.page = tty;
+        o.width = terminal_width();
+        auto r = show_diff(patch, o);
+        if (!r) std::fprintf(stderr, "layover: showing the diff: %s\n", r.error().message.c_str());
+        return Next::Menu;
+    }
+
+    Next discard() {
+        auto r = move_to_trash(state, s);
+        if (!r) {
+            std::fprintf(stderr, "layover: %s\n", r.error().message.c_str());
+            print_kept(s.meta.name);
+            return Next::Failed;
+        }
+        std::fprintf(stderr,
+                     "layover: session '%s' discarded; it stays in the trash for 24 hours ('layover restore %s' "
+                     "brings it back)\n",
+                     s.meta.name.c_str(), s.meta.name.c_str());
+        return Next::Done;
+    }
+
+    Next save() {
+        char stamp[32];
+        time_t now = ::time(nullptr);
+        struct tm tm;
+        ::localtime_r(&now, &tm);
+        ::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+        std::string def = std::string("./layover-") + stamp + ".tar.zst", path;
+        Input in = ask("Save patch to [" + def + "]: ", &path);
+        if (in != Input::Line) return Next::Kept;
+        path = normalize_answer(path).empty() ? def : path;
+        struct stat st;
+        if (::lstat(path.c_str(), &st) == 0) {
+            std::string yn;
+            if (ask(base::display_path(path) + " exists. Overwrite it? [y/N] ", &yn) != Input::Line) return Next::Kept;
+            if (normalize_answer(yn) != "y" && normalize_answer(yn) != "yes") return Next::Menu;
+        }
+        capture::SaveOptions so;
+        so.only = only();
+        auto r = capture::save_session(s, path, so);
+        if (!r) {
+            std::fprintf(stderr, "layover: saving %s: %s\n", base::display_path(path).c_str(),
+                         r.error().message.c_str());
+            return Next::Menu;
+        }
+        std::fprintf(stderr, "layover: saved %s; the session is still here: [d] discards it, [k] keeps it\n",
+                     base::display_path(path).c_str());
+        return Next::Menu;
+    }
+
+    Next pick() {
+        for (;;) {
+            std::fputs(pick_list(changes(), selected).c_str(), stderr);
+            std::string ans;
+            Input in = ask("Toggle which (numbers, ranges like 2-4, all, none; Enter when done): ", &ans);
+            if (in != Input::Line) return Next::Kept;
+            if (normalize_answer(ans).empty()) return Next::Menu;
+            std::string err;
+            if (!apply_picks(normalize_answer(ans), selected, &err))
+                std::fprintf(stderr, "layover: %s\n", err.c_str());
+        }
+    }
+
+    // Apply with the given scope; conflicts offer force / skip them / back.
+    Next apply() {
+        size_t n = count_selected();
+        if (n == 0) {
+            std::fputs("layover: nothing is selected; [p] picks files\n", stderr);
+            return Next::Menu;
+        }
+        std::string yn;
+        std::string target = patch.manifest().target;
+        if (ask("Apply " + std::to_string(n) + (n == 1 ? " change" : " changes") + " to " +
+                    base::display_path(target) + "? [y/N] ",
+                &yn) != Input::Line)
+            return Next::Kept;
+        if (normalize_answer(yn) != "y" && normalize_answer(yn) != "yes") return Next::Menu;
+        ApplyOptions ao;
+        ao.only = only();
+        ao.progress = ::isatty(2) == 1;
+        for (;;) {
+            auto r = apply_patch(patch, ao);
+            if (!r) {
+                std::fprintf(stderr, "layover: apply failed, nothing was changed: %s\n", r.error().message.c_str());
+                return Next::Menu;
+            }
+            const ApplyReport& rep = r.value();
+            if (rep.conflicts.empty()) return applied(rep, !ao.only.empty());
+            std::fprintf(stderr, "layover: %zu conflict(s); nothing was applied:\n", rep.conflicts.size());
+            for (const auto& c : rep.conflicts)
+                std::fprintf(stderr, "  %s: %s\n", base::display_path(c.path).c_str(), c.reason.c_str());
+            std::string ch;
+            if (ask("  [f] overwrite them    [x] apply the rest    [b] back to the menu (default): ", &ch) !=
+                Input::Line)
+                return Next::Kept;
+            std::string c = normalize_answer(ch);
+            if (c == "f") {
+                ao.force = true;
+            } else if (c == "x") {
+                ao.only = without_conflicts(rep.conflicts);
+                if (ao.only.empty()) {
+                    std::fputs("layover: every selected change conflicts; nothing left to apply\n", stderr);
+                    return Next::Menu;
+                }
+            } else {
+                return Next::Menu;
+            }
+        }
+    }
+
+    std::vector<std::string> without_conflicts(const std::vector<Conflict>& conflicts) const {
+        std::vector<std::string> out;
+        for (size_t i = 0; i < selected.size(); i++) {
+            if (!selected[i]) continue;
+            const std::string& p = changes()[i].path;
+            bool hit = false;
+            for (const auto& c : conflicts)
+                hit = hit || c.path == p || (c.path.size() > p.size() && c.path.compare(0, p.size(), p) == 0 &&
+                                             c.path[p.size()] == '/');
+            if (!hit) out.push_back(p);
+        }
+        return out;
+    }
+
+    Next applied(const ApplyReport& rep, bool partial) {
+        std::fprintf(stderr, "layover: applied %zu path(s) to %s\n", rep.applied.size(),
+                     base::display_path(patch.manifest().target).c_str());
+        if (!rep.undo.empty()) std::fprintf(stderr, "layover: to undo: layover undo %s\n", rep.undo.c_str());
+        if (partial) {
+            std::fprintf(stderr, "layover: session '%s' kept: it still holds the changes not applied\n",
+                         s.meta.name.c_str());
+            return Next::Done;
+        }
+        auto t = move_to_trash(state, s);
+        if (!t) {
+            std::fprintf(stderr, "layover: the changes are applied, but %s\n", t.error().message.c_str());
+            return Next::Done;
+        }
+        std::fprintf(stderr, "layover: session '%s' moved to the trash (kept 24 hours)\n", s.meta.name.c_str());
+        return Next::Done;
+    }
+};
+
+}  // namespace
+
+void print_kept(const std::string& name) {
+    std::fprintf(stderr,
+                 "layover: session '%s' kept; resume with 'layover diff %s', 'layover apply %s' or "
+                 "'layover discard %s'\n",
+                 name.c_str(), name.c_str(), name.c_str(), name.c_str());
+}
+
+int run_exit_prompt(const std::string& state, const session::Info& s) {
+    InterruptGuard guard;
+    auto patch = capture::Patch::open_source(s.meta.name);
+    if (!patch) {
+        std::fprintf(stderr, "layover: reading session '%s': %s\n", s.meta.name.c_str(),
+                     patch.error().message.c_str());
+        print_kept(s.meta.name);
+        return 125;
+    }
+    const auto& changes = patch->manifest().changes;
+    if (changes.empty()) {
+        std::fprintf(stderr, "layover: session '%s' made no changes; nothing to review\n", s.meta.name.c_str());
+        auto t = move_to_trash(state, s);
+        if (!t) std::fprintf(stderr, "layover: %s\n", t.error().message.c_str());
+        return 0;
+    }
+    RiskContext ctx;
+    if (const char* home = std::getenv("HOME")) ctx.home_rel = home_relative(patch->manifest().target, home);
+    const char* term = std::getenv("TERM");
+    bool color = ::isatty(2) == 1 && !(term && std::string(term) == "dumb");
+    std::fprintf(stderr, "\nlayover: session '%s' changed %s:\n%s", s.meta.name.c_str(),
+                 base::display_path(patch->manifest().target).c_str(),
+                 summary_text(changes, ctx, color).c_str());
+
+    Prompt p{state, s, patch.value(), std::vector<char>(changes.size(), 1)};
+    for (;;) {
+        flush_typeahead();
+        std::fputs(kMenu, stderr);
+        std::string sel = p.all_selected() ? "" : " (" + std::to_string(p.count_selected()) + " of " +
+                                                      std::to_string(changes.size()) + " picked)";
+        std::string ans;
+        Input in = ask("What now" + sel + "? [r/a/s/p/k/d] ", &ans);
+        Next next = Next::Menu;
+        if (in != Input::Line) {
+            std::fputc('\n', stderr);
+            next = Next::Kept;
+        } else {
+            std::string c = normalize_answer(ans);
+            if (c == "r") next = p.review();
+            else if (c == "a") next = p.apply();
+            else if (c == "s") next = p.save();
+            else if (c == "p") next = p.pick();
+            else if (c == "k") next = Next::Kept;
+            else if (c == "d" || c.empty()) next = p.discard();
+            else std::fprintf(stderr, "layover: unknown choice '%s'\n", base::display_path(c).c_str());
+        }
+        if (InterruptGuard::interrupted() && next == Next::Menu) next = Next::Kept;
+        switch (next) {
+            case Next::Menu: continue;
+            case Next::Done: return 0;
+            case Next::Failed: return 125;
+            case Next::Kept: print_kept(s.meta.name); return 0;
+        }
+    }
+}
+
+}  // namespace review

@@ -1,0 +1,136 @@
+#include "review/prompt/risk.h"
+
+#include <sys/stat.h>
+
+#include <cstdio>
+
+namespace review {
+
+namespace {
+
+bool starts_with(const std::string& s, const std::string& p) { return s.compare(0, p.size(), p) == 0; }
+
+std::string basename_of(const std::string& p) {
+    auto s = p.rfind('/');
+    return s == std::string::npos ? p : p.substr(s + 1);
+}
+
+// Does `rel` (relative to home) equal `pattern` or lie beneath it when the
+// pattern ends in '/'?
+bool matches(const std::string& rel, const std::string& pattern) {
+    if (!pattern.empty() && pattern.back() == '/')
+        return starts_with(rel, pattern) || rel + "/" == pattern;
+    return rel == pattern;
+}
+
+struct Rule {
+    const char* path;  // relative to home; a trailing '/' covers the subtree
+    const char* why;
+};
+
+// Files a login, a shell, a desktop session, ssh, git or systemd run or
+// trust, relative to the home directory.
+const Rule kHomeRules[] = {
+    {".bashrc", "shell startup file"},        {".bash_profile", "shell startup file"},
+    {".bash_login", "shell startup file"},    {".bash_logout", "shell startup file"},
+    {".profile", "shell startup file"},       {".zshrc", "shell startup file"},
+    {".zshenv", "shell startup file"},        {".zprofile", "shell startup file"},
+    {".zlogin", "shell startup file"},        {".zlogout", "shell startup file"},
+    {".kshrc", "shell startup file"},         {".mkshrc", "shell startup file"},
+    {".cshrc", "shell startup file"},         {".tcshrc", "shell startup file"},
+    {".login", "shell startup file"},         {".inputrc", "shell startup file"},
+    {".config/fish/", "shell startup file"},  {".config/zsh/", "shell startup file"},
+    {".xprofile", "session startup file"},    {".xinitrc", "session startup file"},
+    {".xsession", "session startup file"},    {".xsessionrc", "session startup file"},
+    {".pam_environment", "login environment"}, {".config/environment.d/", "login environment"},
+    {".ssh/", "ssh keys or config"},          {".gnupg/", "gpg keys or config"},
+    {".gitconfig", "git config"},             {".config/git/", "git config"},
+    {".config/autostart/", "desktop autostart"},
+    {".config/systemd/user/", "systemd user unit"}, {".local/share/systemd/user/", "systemd user unit"},
+    {".local/bin/", "in ~/.local/bin (on PATH)"},   {"bin/", "in ~/bin (on PATH)"},
+    {".config/layover/", "layover's own config"},
+};
+
+// A symlink target that leaves the target tree, lexically: absolute, or
+// more ".." than the link's own depth.
+bool leaves_target(const std::string& link_path, const std::string& target) {
+    if (target.empty()) return false;
+    if (target[0] == '/') return true;
+    long depth = 0;
+    for (char ch : link_path)
+        if (ch == '/') depth++;
+    size_t start = 0;
+    while (start <= target.size()) {
+        size_t slash = target.find('/', start);
+        std::string comp = target.substr(start, slash == std::string::npos ? std::string::npos : slash - start);
+        if (comp == "..") {
+            if (--depth < 0) return true;
+        } else if (!comp.empty() && comp != ".") {
+            depth++;
+        }
+        if (slash == std::string::npos) break;
+        start = slash + 1;
+    }
+    return false;
+}
+
+std::string octal(uint32_t m) {
+    char buf[8];
+    std::snprintf(buf, sizeof buf, "%03o", m & 07777);
+    return buf;
+}
+
+}  // namespace
+
+std::optional<std::string> home_relative(const std::string& target, const std::string& home) {
+    if (home.empty() || target.empty()) return std::nullopt;
+    std::string t = target, h = home;
+    while (t.size() > 1 && t.back() == '/') t.pop_back();
+    while (h.size() > 1 && h.back() == '/') h.pop_back();
+    if (h == t) return std::string();
+    if (t == "/") return h.substr(1);
+    if (starts_with(h, t + "/")) return h.substr(t.size() + 1);
+    return std::nullopt;
+}
+
+std::vector<std::string> risks_of(const capture::Change& c, const RiskContext& ctx) {
+    using capture::Kind;
+    using capture::Type;
+    std::vector<std::string> out;
+    auto add = [&](const std::string& why) {
+        for (const auto& w : out)
+            if (w == why) return;
+        out.push_back(why);
+    };
+
+    if (ctx.home_rel) {
+        const std::string& h = *ctx.home_rel;
+        if (h.empty() || starts_with(c.path, h + "/")) {
+            std::string rel = h.empty() ? c.path : c.path.substr(h.size() + 1);
+            for (const auto& r : kHomeRules)
+                if (matches(rel, r.path)) add(r.why);
+        }
+    }
+    // Anywhere in the tree: what git, direnv and layover itself act on.
+    const std::string name = basename_of(c.path);
+    std::string slashed = "/" + c.path;
+    if (slashed.find("/.git/hooks/") != std::string::npos || c.path == ".git/hooks" ||
+        (slashed.size() >= 11 && slashed.compare(slashed.size() - 11, 11, "/.git/hooks") == 0))
+        add("git hook");
+    if (slashed.size() >= 12 && slashed.compare(slashed.size() - 12, 12, "/.git/config") == 0) add("git config");
+    if (name == ".envrc") add("direnv script (.envrc)");
+    if (name == ".layoverignore") add("layover's own config");
+
+    if (c.kind == Kind::Deleted) return out;  // what follows is about the new entry
+    bool file = c.type == Type::File;
+    if (file && (c.mode & 0111) && c.kind != Kind::Metadata) add("executable");
+    if ((c.mode & (S_ISUID | S_ISGID)) != 0) add("setuid/setgid bit (never applied)");
+    bool same_kind = c.old_type == c.type && c.old_type != Type::None;
+    if (same_kind && c.type != Type::Symlink && (c.mode & ~c.old_mode & 07777) != 0)
+        add("mode widened " + octal(c.old_mode) + " -> " + octal(c.mode));
+    if (!same_kind && c.type != Type::Symlink && (c.mode & 0022)) add("group/world-writable");
+    if (c.type == Type::Symlink && leaves_target(c.path, c.link_target)) add("symlink leads outside the target");
+    return out;
+}
+
+}  // namespace review

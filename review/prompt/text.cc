@@ -1,0 +1,112 @@
+#include "review/prompt/text.h"
+
+#include <cstdlib>
+#include <sstream>
+
+#include "helper/base/text.h"
+
+namespace review {
+
+const char kMenu[] =
+    "  [r] review diff    [a] apply    [s] save patch    [p] pick files    [k] keep session    [d] discard "
+    "(default)\n";
+
+namespace {
+
+std::string shown_path(const capture::Change& c) {
+    std::string p = base::display_path(c.path);
+    bool dir = c.type == capture::Type::Dir || (c.type == capture::Type::None && c.old_type == capture::Type::Dir);
+    return dir ? p + "/" : p;
+}
+
+std::string line_of(const capture::Change& c) {
+    std::string s = "  ";
+    s.push_back(capture::kind_letter(c.kind));
+    s += "  " + shown_path(c);
+    if (!c.captured) s += "  (socket: not captured)";
+    return s;
+}
+
+bool parse_num(const std::string& s, size_t* out) {
+    if (s.empty() || s.size() > 9 || s.find_first_not_of("0123456789") != std::string::npos) return false;
+    *out = static_cast<size_t>(std::strtoul(s.c_str(), nullptr, 10));
+    return true;
+}
+
+}  // namespace
+
+std::string summary_text(const std::vector<capture::Change>& changes, const RiskContext& ctx, bool color,
+                         size_t* risky_count) {
+    std::string out;
+    size_t risky = 0, added = 0, modified = 0, deleted = 0, other = 0;
+    for (const auto& c : changes) {
+        auto why = risks_of(c, ctx);
+        std::string line = line_of(c);
+        if (!why.empty()) {
+            risky++;
+            std::string reasons;
+            for (const auto& w : why) reasons += (reasons.empty() ? "" : ", ") + w;
+            line += "   ! " + reasons;
+            if (color) line = "\033[1;31m" + line + "\033[m";
+        }
+        out += line + "\n";
+        switch (c.kind) {
+            case capture::Kind::Added: added++; break;
+            case capture::Kind::Deleted: deleted++; break;
+            case capture::Kind::Modified: modified++; break;
+            default: other++;
+        }
+    }
+    std::ostringstream total;
+    total << changes.size() << (changes.size() == 1 ? " change" : " changes") << " (" << added << " added, "
+          << modified << " modified, " << deleted << " deleted, " << other << " other)";
+    if (risky) total << "; " << risky << " marked ! need a careful look";
+    out += total.str() + "\n";
+    if (risky_count) *risky_count = risky;
+    return out;
+}
+
+std::string pick_list(const std::vector<capture::Change>& changes, const std::vector<char>& selected) {
+    std::string out;
+    for (size_t i = 0; i < changes.size(); i++) {
+        out += selected[i] ? "  [x] " : "  [ ] ";
+        out += std::to_string(i + 1) + line_of(changes[i]) + "\n";
+    }
+    return out;
+}
+
+bool apply_picks(const std::string& answer, std::vector<char>& selected, std::string* error) {
+    std::vector<char> next = selected;
+    std::istringstream in(answer);
+    std::string tok;
+    const size_t n = next.size();
+    while (in >> tok) {
+        for (auto& ch : tok)
+            if (ch == ',') ch = ' ';
+        std::istringstream parts(tok);
+        std::string t;
+        while (parts >> t) {
+            if (t == "all" || t == "*") {
+                next.assign(n, 1);
+                continue;
+            }
+            if (t == "none") {
+                next.assign(n, 0);
+                continue;
+            }
+            size_t dash = t.find('-');
+            size_t lo, hi;
+            bool ok = dash == std::string::npos ? parse_num(t, &lo) && (hi = lo, true)
+                                                : parse_num(t.substr(0, dash), &lo) && parse_num(t.substr(dash + 1), &hi);
+            if (!ok || lo < 1 || hi < lo || hi > n) {
+                *error = "'" + t + "' is not a number or range within 1-" + std::to_string(n);
+                return false;
+            }
+            for (size_t k = lo; k <= hi; k++) next[k - 1] = !next[k - 1];
+        }
+    }
+    selected = next;
+    return true;
+}
+
+}  // namespace review

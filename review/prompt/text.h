@@ -1,0 +1,27 @@
+// Pure text of the exit-review prompt: the change summary with risky
+// destinations marked, the menu, and the [p]ick list parser.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "capture/scan/change.h"
+#include "review/prompt/risk.h"
+
+namespace review {
+
+// One line per change ("  M  path   ! why"), then a total line. Risky lines
+// carry a '!' and their reasons (bold red when color is on).
+std::string summary_text(const std::vector<capture::Change>& changes, const RiskContext& ctx, bool color,
+                         size_t* risky_count = nullptr);
+
+// The numbered list shown by [p]: "[x] 1  M  path".
+std::string pick_list(const std::vector<capture::Change>& changes, const std::vector<char>& selected);
+
+// Apply a [p] answer to the selection: numbers and ranges (1-based, "2-5")
+// toggle, "all" selects all, "none" clears. False (selection unchanged) with
+// *error set on a bad token.
+bool apply_picks(const std::string& answer, std::vector<char>& selected, std::string* error);
+
+extern const char kMenu[];
+
+}  // namespace review

@@ -1,0 +1,33 @@
+#include "review/prompt/trash.h"
+
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+namespace review {
+
+base::Result<std::string> move_to_trash(const std::string& state, const session::Info& s) {
+    const std::string& name = s.meta.name;
+    if (session::is_locked(s.dir))
+        return base::error("session '" + name + "' is running; stop it before discarding it");
+    std::string trash = session::trash_dir(state);
+    if (::mkdir(trash.c_str(), 0700) != 0 && errno != EEXIST)
+        return base::sys_error("create trash dir " + trash).context("discarding session '" + name + "'");
+    for (int n = 0; n < 1000; n++) {
+        std::string dest = trash + "/" + name + (n ? "." + std::to_string(n) : "");
+        // NOREPLACE: an older discard under the same name is never clobbered.
+        if (::renameat2(AT_FDCWD, s.dir.c_str(), AT_FDCWD, dest.c_str(), RENAME_NOREPLACE) == 0) return dest;
+        if (errno != EEXIST && errno != ENOTEMPTY)
+            return base::sys_error("move " + s.dir + " to " + dest)
+                .context("discarding session '" + name + "' (it is kept)");
+    }
+    return base::error("discarding session '" + name + "': too many trash entries named " + name +
+                       "; empty " + trash);
+}
+
+}  // namespace review

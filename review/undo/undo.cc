@@ -1,0 +1,120 @@
+#include "review/undo/undo.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstdlib>
+
+#include "helper/base/text.h"
+#include "helper/store/session.h"
+#include "helper/base/fs/beneath.h"
+#include "review/apply/commit.h"
+#include "review/txn/journal.h"
+#include "review/apply/recover.h"
+#include "review/txn/txn.h"
+
+namespace review {
+namespace {
+
+struct Located {
+    std::string target;
+    std::string id;
+};
+
+base::Result<Located> locate(const std::string& record, const std::string& target) {
+    char buf[PATH_MAX];
+    if (!::realpath(record.c_str(), buf))
+        return base::sys_error("undo record " + base::display_path(record)).context("cannot find it; pass the path apply printed");
+    std::string p = buf;
+    const std::string tail = "/undo.json";
+    if (p.size() > tail.size() && p.compare(p.size() - tail.size(), tail.size(), tail) == 0)
+        p.resize(p.size() - tail.size());
+    auto [parent, id] = split_parent(p);
+    auto [grand, undo_dir] = split_parent(parent);
+    if (!valid_token(id) || undo_dir != kUndoDir)
+        return base::error(base::display_path(record) + " is not an undo record (expected TARGET/" + kUndoDir +
+                           "/ID as apply printed it)");
+    Located l;
+    l.id = id;
+    l.target = target.empty() ? (grand.empty() ? "/" : grand) : target;
+    return l;
+}
+
+}  // namespace
+
+bool is_undo_record(const std::string& path) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) return false;
+    if (S_ISDIR(st.st_mode)) return true;
+    return path.size() >= 9 && path.compare(path.size() - 9, 9, "undo.json") == 0;
+}
+
+base::Result<ApplyReport> undo_record(const std::string& record, const UndoOptions& opts) {
+    ApplyReport rep;
+    TRY(Located loc, locate(record, opts.target));
+    char buf[PATH_MAX];
+    if (!::realpath(loc.target.c_str(), buf)) return base::sys_error("target " + base::display_path(loc.target));
+    std::string target = buf;
+    TRY(base::Fd rootfd, base::open_at(AT_FDCWD, target, O_RDONLY | O_DIRECTORY));
+    int root = rootfd.get();
+    struct stat rst {};
+    if (::fstat(root, &rst) != 0) return base::sys_error("stat target");
+    TRY(std::string state, session::state_dir());
+    std::string key = target_key(rst.st_dev, rst.st_ino);
+    std::string jpath = journal_path(state, key);
+    DirCache dirs(root);
+    base::Fd lock;
+    if (!opts.dry_run) {
+        TRY(lock, lock_target(state, key, target));
+        TRY(rep.recovered, recover(jpath, root, dirs));
+        dirs.clear();
+    }
+    auto st = open_store(root, loc.id, false);
+    if (!st.ok()) {
+        if (!rep.recovered.empty()) return rep;  // the recovery just finished this very undo
+        return st.error().context("undo record " + base::display_path(record));
+    }
+    TRY(base::Fd jf, base::open_at(st->dir.get(), "undo.json", O_RDONLY | O_NOFOLLOW));
+    TRY(std::string text, base::read_all(jf.get(), 512u << 20));
+    auto parsed = txn_from_json(text);
+    if (!parsed.ok()) return parsed.error().context("undo record " + base::display_path(record));
+    Txn t = std::move(parsed).value();
+    if (t.id != loc.id || t.kind != "apply" || t.state != "done")
+        return base::error("undo record " + base::display_path(record) + " is inconsistent; it was not written by this apply");
+    if (t.dev != static_cast<uint64_t>(rst.st_dev) || t.ino != static_cast<uint64_t>(rst.st_ino))
+        return base::error("undo record " + base::display_path(record) + " belongs to another tree (" +
+                           base::display_path(t.target) + "); undo only works on the tree apply wrote");
+
+    CommitCtx ctx{root, dirs, st->dir.get(), st->trash.get()};
+    for (const auto& u : t.units) {
+        std::string why = check_after(ctx, u);
+        if (why.empty()) continue;
+        if (opts.force) rep.forced.push_back({u.path, why});
+        else rep.conflicts.push_back({u.path, why});
+    }
+    for (const auto& u : t.units) rep.applied.push_back(u.path);
+    if (!rep.conflicts.empty()) {
+        rep.applied.clear();
+        return rep;
+    }
+    if (opts.dry_run) return rep;
+
+    Txn j = t;
+    j.kind = "undo";
+    j.state = "committing";
+    j.record = target + "/" + t.store;
+    j.force = opts.force;
+    TRY_VOID(write_journal(jpath, j));
+    // The same steps a recovery of this journal takes, so an undo killed
+    // part way is finished exactly as it would have gone on (--force too).
+    if (auto r = revert_txn(root, dirs, j, j.units.size()); !r.ok())
+        return base::error(r.error().message + "; the undo is incomplete: the journal " + jpath +
+                           " is kept, so re-running 'layover undo' (after fixing the cause) finishes it");
+    TRY_VOID(remove_journal(jpath));
+    rep.undo.clear();
+    return rep;
+}
+
+}  // namespace review

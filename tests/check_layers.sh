@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# `make check-layers`: every #include "..." stays within its layer (see
+# docs/design.md), and no two folders include each other, directly or round
+# a longer cycle. Rooms and what each may include:
+set -u
+cd "$(dirname "$0")/.." || exit 1
+declare -A may=(
+    [helper/base]="helper/base"                [helper/store]="helper/base helper/store"
+    [overlay]="helper/base overlay"            [helper/sandbox]="helper/base helper/store overlay helper/sandbox"
+    [capture]="helper/base helper/store capture" [review]="helper/base helper/store capture review"
+    [helper/cli]="helper/base helper/store overlay helper/sandbox capture review helper/cli")
+room() { case $1 in helper/*) echo "$1" | cut -d/ -f1-2 ;; *) echo "${1%%/*}" ;; esac; }
+bad=0 edges=$(mktemp)
+while IFS=: read -r file inc; do
+    from=$(room "$file") to=$(room "$inc")
+    [[ " ${may[$from]:-} " == *" $to "* ]] || { echo "check-layers: $file includes $inc ($from may not include $to)" >&2; bad=1; }
+    [ "$(dirname "$file")" != "$(dirname "$inc")" ] && echo "$(dirname "$file") $(dirname "$inc")" >>"$edges"
+done < <(git ls-files -co --exclude-standard 'helper/*' 'overlay/*' 'capture/*' 'review/*' | grep -E '\.(cc|h)$' |
+         xargs grep -oE '^#include "[^"]+"' | sed -E 's/:#include "/:/; s/"$//')
+tsort "$edges" >/dev/null 2>"$edges.err" || { echo "check-layers: folders include each other:" >&2; sort -u "$edges.err" | grep -v "input contains a loop" >&2; bad=1; }
+rm -f "$edges" "$edges.err"
+[ $bad -eq 0 ] && echo "check-layers: every include respects the layers"
+exit $bad
