@@ -40,6 +40,7 @@ chmod -R a+rX "$STAGE"
 
 # Each suite runs in its own pytest (each has its own conftest.py).
 suites=("$STAGE/tests/integration")
+[ -d "$STAGE/tests/security" ] && suites+=("$STAGE/tests/security")
 [ -d "$STAGE/python/tests" ] && suites+=("$STAGE/python/tests")
 pytest_args=(-p no:cacheprovider -q -rfEs -o junit_family=xunit2)
 [ "$MODE" = stress ] && pytest_args+=(-m stress) || pytest_args+=(-m "not stress")
