@@ -16,17 +16,6 @@ namespace capture {
 
 using json = nlohmann::json;
 
-void put_bytes(json& j, const std::string& key, const std::string& raw);
-// The raw bytes of key (from key_b64 when present); false if missing/invalid.
-bool get_bytes(const json& j, const std::string& key, std::string* out);
-
-// full: also mtime_ns and xattrs (the manifest); otherwise the CLI contract fields.
-json change_to_json(const Change& c, bool full);
-base::Result<Change> change_from_json(const json& j);
-
-json base_to_json(const BaseEntry& b);
-base::Result<BaseEntry> base_from_json(const json& j);
-
 std::string changes_to_json_text(const std::vector<Change>& changes);  // the --json array
 std::string manifest_to_text(const Manifest& m);
 // Parsed in one strict pass, without a document tree (manifest_read.cc).

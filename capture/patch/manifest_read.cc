@@ -369,28 +369,6 @@ base::Result<Manifest> manifest_from_text(const std::string& text) {
     return m;
 }
 
-base::Result<Change> change_from_json(const json& j) {
-    std::string text = j.dump(-1, ' ', false, json::error_handler_t::replace);
-    Parser p(text);
-    Change c;
-    std::string problem;
-    read_change(p, &c, &problem);
-    if (!p.finish()) return bad("a change is not valid JSON");
-    if (!problem.empty()) return bad(problem);
-    return c;
-}
-
-base::Result<BaseEntry> base_from_json(const json& j) {
-    std::string text = j.dump(-1, ' ', false, json::error_handler_t::replace);
-    Parser p(text);
-    BaseEntry b;
-    std::string problem;
-    read_base(p, &b, &problem);
-    if (!p.finish()) return bad("a base record is not valid JSON");
-    if (!problem.empty()) return bad(problem);
-    return b;
-}
-
 base::Result<std::vector<std::pair<std::string, std::string>>> sums_from_text(const std::string& text) {
     auto invalid_list = [] { return base::error(std::string(kSumsName) + " is not a valid sums list"); };
     Parser p(text);

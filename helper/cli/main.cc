@@ -13,20 +13,17 @@
 
 namespace {
 
-const char kUsage[] =
-    "usage: layover VERB [ARGS]\n"
-    "  run [--target DIR] [--session NAME] [--on-exit MODE] [--] [CMD [ARG...]]\n"
-    "  sessions [--json] [--trash]     list sessions\n"
-    "  status [SESSION] [--json]       changes of a session\n"
-    "  save SESSION -o FILE.tar.zst    write a patch\n"
-    "  show FILE.tar.zst [--json]      summary of a patch\n"
-    "  diff SESSION|PATCH [--stat] [--name-status] [--color=WHEN] [-- PATH...]\n"
-    "  apply SESSION|PATCH [--target DIR] [--dry-run] [--force] [--only PATH] [--exclude GLOB] [--yes]\n"
-    "  undo UNDO.tar.zst [--target DIR]\n"
-    "  discard SESSION                 remove a session\n"
-    "  restore NAME                    bring a discarded session back from the trash\n"
-    "  doctor [--target DIR]           check what layover needs from the kernel\n"
-    "See docs/cli.md, or 'layover VERB --help'.\n";
+void usage_line(FILE* to, const char* line) {
+    if (line) std::fprintf(to, "  %s\n", line);
+}
+
+void print_usage(FILE* to) {
+    std::fputs("usage: layover VERB [ARGS]\n", to);
+#define LAYOVER_USAGE_LINE(name, fn, bin, usage) usage_line(to, usage);
+    LAYOVER_VERBS(LAYOVER_USAGE_LINE)
+#undef LAYOVER_USAGE_LINE
+    std::fputs("See docs/cli.md, or 'layover VERB --help'.\n", to);
+}
 
 // The verbs that need libarchive/libzstd live in layover-patch, so `run`
 // never loads them (about 2.7 ms of start-up). Find it beside this binary,
@@ -56,27 +53,27 @@ int exec_patch_tool(char** argv) {
 
 int main(int argc, char** argv) {
     if (argc < 2) {
-        std::fputs(kUsage, stderr);
+        print_usage(stderr);
         return 2;
     }
     std::string verb = argv[1];
     char** vargv = argv + 1;
     int vargc = argc - 1;
-    if (verb == "run") return cmd_run(vargc, vargv);
-    if (verb == "sessions") return cmd_sessions(vargc, vargv);
-    if (verb == "discard") return cmd_discard(vargc, vargv);
-    if (verb == "restore") return cmd_restore(vargc, vargv);
-    if (verb == "doctor") return cmd_doctor(vargc, vargv);
-    if (verb == "status") return cmd_status(vargc, vargv);
-    if (verb == "save" || verb == "show" || verb == "diff" || verb == "apply" ||
-        verb == "undo" || verb == "on-exit")
-        return exec_patch_tool(vargv);
+    // A verb of layover-patch is only named here in a discarded statement, so
+    // this binary never links its code (nor libarchive, nor libzstd).
+#define LAYOVER_DISPATCH(name, fn, bin, usage)                        \
+    if (verb == name) {                                               \
+        if constexpr (bin != Bin::Patch) return fn(vargc, vargv);     \
+        else return exec_patch_tool(vargv);                           \
+    }
+    LAYOVER_VERBS(LAYOVER_DISPATCH)
+#undef LAYOVER_DISPATCH
     if (verb == "--version" || verb == "version") {
         std::printf("layover %s\n", LAYOVER_VERSION);
         return 0;
     }
     if (verb == "-h" || verb == "--help" || verb == "help") {
-        std::fputs(kUsage, stdout);
+        print_usage(stdout);
         return 0;
     }
     std::fprintf(stderr, "layover: unknown verb '%s'; see 'layover --help'\n", verb.c_str());

@@ -28,13 +28,11 @@ int main(int argc, char** argv) {
         argc--;
         verb = argv[0];
     }
-    if (verb == "status") return cmd_status(argc, argv);
-    if (verb == "save") return cmd_save(argc, argv);
-    if (verb == "show") return cmd_show(argc, argv);
-    if (verb == "diff") return cmd_diff(argc, argv);
-    if (verb == "apply") return cmd_apply(argc, argv);
-    if (verb == "undo") return cmd_undo(argc, argv);
-    if (verb == "on-exit") return cmd_on_exit(argc, argv);
+#define LAYOVER_DISPATCH(name, fn, bin, usage) \
+    if constexpr (bin != Bin::Main)            \
+        if (verb == name) return fn(argc, argv);
+    LAYOVER_VERBS(LAYOVER_DISPATCH)
+#undef LAYOVER_DISPATCH
     std::fprintf(stderr, "layover: unknown verb '%s'; see 'layover --help'\n", verb.c_str());
     return 2;
 }

@@ -1,25 +1,36 @@
-// Verb entry points. Each is "main-level": it parses its own argv (argv[0] is
-// the verb), prints, and returns the process exit code (0 ok, 1 failure,
-// 2 usage; `run` passes on the child's status and uses 125-127 itself).
+// The verbs: one table, from which both dispatchers (layover, layover-patch)
+// and the usage text are made. Each entry point is "main-level": it parses
+// its own argv (argv[0] is the verb), prints, and returns the process exit
+// code (0 ok, 1 failure, 2 usage; `run` passes on the child's status and uses
+// 125-127 itself).
 #pragma once
 
-// helper/ (binary: layover)
-int cmd_run(int argc, char** argv);
-int cmd_sessions(int argc, char** argv);
-int cmd_discard(int argc, char** argv);
-int cmd_restore(int argc, char** argv);
-int cmd_doctor(int argc, char** argv);
+// Where a verb's code lives. Main: in `layover`, which links no libarchive or
+// libzstd. Patch: in `layover-patch`, which `layover` execs. Both: either.
+enum class Bin { Main, Patch, Both };
 
-// capture/ (binary: layover-patch, exec'd by layover)
-int cmd_status(int argc, char** argv);
-int cmd_save(int argc, char** argv);
-int cmd_show(int argc, char** argv);
+// X(name, function, binary, usage line); a usage line of nullptr keeps the
+// verb out of `layover --help` (internal).
+#define LAYOVER_VERBS(X)                                                                                   \
+    X("run", cmd_run, Bin::Main, "run [--target DIR] [--session NAME] [--on-exit MODE] [--] [CMD [ARG...]]") \
+    X("sessions", cmd_sessions, Bin::Main, "sessions [--json] [--trash]     list sessions")                 \
+    X("status", cmd_status, Bin::Both, "status [SESSION] [--json]       changes of a session")              \
+    X("save", cmd_save, Bin::Patch, "save SESSION -o FILE.tar.zst    write a patch")                        \
+    X("show", cmd_show, Bin::Patch, "show FILE.tar.zst [--json]      summary of a patch")                   \
+    X("diff", cmd_diff, Bin::Patch,                                                                        \
+      "diff SESSION|PATCH [--stat] [--name-status] [--color=WHEN] [-- PATH...]")                           \
+    X("apply", cmd_apply, Bin::Patch,                                                                      \
+      "apply SESSION|PATCH [--target DIR] [--dry-run] [--force] [--only PATH] [--exclude GLOB] [--yes]")   \
+    X("undo", cmd_undo, Bin::Patch, "undo UNDO.tar.zst [--target DIR]")                                    \
+    X("discard", cmd_discard, Bin::Main, "discard SESSION                 remove a session")                \
+    X("restore", cmd_restore, Bin::Main, "restore NAME                    bring a discarded session back from the trash") \
+    X("doctor", cmd_doctor, Bin::Main, "doctor [--target DIR]           check what layover needs from the kernel") \
+    X("on-exit", cmd_on_exit, Bin::Patch, nullptr)
 
-// review/ (binary: layover-patch)
-int cmd_diff(int argc, char** argv);
-int cmd_apply(int argc, char** argv);
-int cmd_undo(int argc, char** argv);
-// Internal: `layover-patch on-exit MODE SESSION`, run by the supervisor when
-// the child exits, for MODE prompt|apply|save:FILE. Returns run's exit code
+#define LAYOVER_DECLARE_VERB(name, fn, bin, usage) int fn(int argc, char** argv);
+LAYOVER_VERBS(LAYOVER_DECLARE_VERB)
+#undef LAYOVER_DECLARE_VERB
+
+// `layover-patch on-exit MODE SESSION` is run by the supervisor when the
+// child exits, for MODE prompt|apply|save:FILE. It returns run's exit code
 // contribution: 0 ok, 125 when the action failed (the session is kept).
-int cmd_on_exit(int argc, char** argv);

@@ -25,7 +25,7 @@
 namespace {
 
 [[noreturn]] void die(const SandboxPlan& plan, const base::Error& e) {
-    sync_msg::send(plan.sync_fd, 'E', e.message);
+    sync_msg::send(plan.sync_fd, Sync::Error, e.message);
     ::_exit(125);
 }
 

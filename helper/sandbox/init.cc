@@ -43,13 +43,13 @@ int init_main(const SandboxPlan& plan, int parent_alive_fd) {
     // before the child's mount namespace copies (and locks) the mount table.
     auto proc = overlay::mount_proc();
     if (!proc) {
-        sync_msg::send(plan.sync_fd, 'E', proc.error().message);
+        sync_msg::send(plan.sync_fd, Sync::Error, proc.error().message);
         return 125;
     }
 
     pid_t child = ::fork();
     if (child < 0) {
-        sync_msg::send(plan.sync_fd, 'E', base::sys_error("fork of the command").message);
+        sync_msg::send(plan.sync_fd, Sync::Error, base::sys_error("fork of the command").message);
         return 125;
     }
     if (child == 0) {

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "helper/sandbox/sync.h"
 #include "overlay/mounts.h"
 
 struct SandboxPlan {
@@ -24,16 +25,6 @@ struct SandboxPlan {
     uid_t uid = 0;
     gid_t gid = 0;
 };
-
-// Sync messages (SOCK_SEQPACKET, one message each) from setup/init/child to
-// the supervisor. Numbered sync points are referenced in comments:
-//   [sync 1] 'M'            setup wrote its id maps: supervisor may go non-dumpable
-//   [sync 2] 'P' + pid      setup forked init (host pid): signals go there
-//   [sync 3] 'W' + text     a warning to print (e.g. a submount not captured)
-//   [sync E] 'E' + text     setup failed: the one-line reason; run exits 125
-namespace sync_msg {
-bool send(int fd, char tag, const std::string& text = "");
-}
 
 // Entry points of the forked processes; each returns its exit code.
 int setup_main(const SandboxPlan& plan, pid_t supervisor);

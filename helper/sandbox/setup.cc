@@ -16,8 +16,8 @@
 #include "overlay/devfs.h"
 
 namespace sync_msg {
-bool send(int fd, char tag, const std::string& text) {
-    std::string m(1, tag);
+bool send(int fd, Sync tag, const std::string& text) {
+    std::string m(1, static_cast<char>(tag));
     m += text;
     return ::send(fd, m.data(), m.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(m.size());
 }
@@ -26,7 +26,7 @@ bool send(int fd, char tag, const std::string& text) {
 namespace {
 
 int fail(const SandboxPlan& plan, const base::Error& e) {
-    sync_msg::send(plan.sync_fd, 'E', e.message);
+    sync_msg::send(plan.sync_fd, Sync::Error, e.message);
     return 125;
 }
 
@@ -55,7 +55,7 @@ int setup_main(const SandboxPlan& plan, pid_t supervisor) {
     // unprivileged gid_map write requires it (CVE-2014-8989). Root inside
     // maps to the caller, so the mounts below are ours to make.
     STEP(userns::write_self_maps(0, plan.uid, 0, plan.gid));
-    sync_msg::send(plan.sync_fd, 'M');  // [sync 1]
+    sync_msg::send(plan.sync_fd, Sync::Maps);  // [sync 1]
 
     if (!plan.mounts.host_network) STEP(netns::bring_up_loopback());
 
@@ -68,7 +68,7 @@ int setup_main(const SandboxPlan& plan, pid_t supervisor) {
     STEP(overlay::mount_private_tmp(plan.mounts));
     STEP(overlay::mount_overlay(plan.mounts, h));
     STEP(overlay::attach_submounts(plan.mounts, h));
-    for (const auto& w : h.warnings) sync_msg::send(plan.sync_fd, 'W', w);  // [sync 3]
+    for (const auto& w : h.warnings) sync_msg::send(plan.sync_fd, Sync::Warning, w);  // [sync 3]
     STEP(overlay::build_dev(plan.mounts, h));
     STEP(overlay::mask_host_state(plan.mounts, h));
     // Read-only last: an overlay whose upper dir sits on a read-only mount
@@ -91,7 +91,7 @@ int setup_main(const SandboxPlan& plan, pid_t supervisor) {
     ::close(alive[0]);
     if (plan.pty_slave >= 0) ::close(plan.pty_slave);
     if (plan.ipc_fd >= 0) ::close(plan.ipc_fd);
-    sync_msg::send(plan.sync_fd, 'P', std::to_string(init));  // [sync 2]
+    sync_msg::send(plan.sync_fd, Sync::InitPid, std::to_string(init));  // [sync 2]
 
     base::Child child(init);
     auto st = child.wait();

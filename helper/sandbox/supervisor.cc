@@ -91,13 +91,13 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
             ssize_t n = ::recv(mine.get(), buf, sizeof buf, 0);
             if (n > 0) {
                 std::string msg(buf + 1, static_cast<size_t>(n - 1));
-                switch (buf[0]) {
-                    case 'M':  // [sync 1] maps written: only now may we go non-dumpable
+                switch (static_cast<Sync>(buf[0])) {
+                    case Sync::Maps:  // [sync 1] maps written: only now may we go non-dumpable
                         ::prctl(PR_SET_DUMPABLE, 0);
                         break;
-                    case 'P': init = static_cast<pid_t>(std::stol(msg)); break;  // [sync 2]
-                    case 'W': std::fprintf(stderr, "layover: warning: %s\n", msg.c_str()); break;  // [sync 3]
-                    case 'E': out.setup_error = msg; break;  // [sync E]
+                    case Sync::InitPid: init = static_cast<pid_t>(std::stol(msg)); break;  // [sync 2]
+                    case Sync::Warning: std::fprintf(stderr, "layover: warning: %s\n", msg.c_str()); break;  // [sync 3]
+                    case Sync::Error: out.setup_error = msg; break;  // [sync E]
                 }
             } else if (n == 0) {
                 fds[1].fd = -1;
@@ -128,7 +128,7 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
         char buf[4096];
         ssize_t n;
         while ((n = ::recv(mine.get(), buf, sizeof buf, MSG_DONTWAIT)) > 0)
-            if (buf[0] == 'E') out.setup_error.assign(buf + 1, static_cast<size_t>(n - 1));
+            if (static_cast<Sync>(buf[0]) == Sync::Error) out.setup_error.assign(buf + 1, static_cast<size_t>(n - 1));
     }
     if (pty) {
         pty->drain();

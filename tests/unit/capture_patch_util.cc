@@ -14,6 +14,7 @@
 
 #include "capture/scan/fingerprint.h"
 #include "capture/patch/manifest.h"
+#include "helper/base/text.h"
 
 namespace testpatch {
 
@@ -138,12 +139,12 @@ std::string manifest_for(const std::vector<M>& members) {
 std::string sums_for(const std::string& manifest, const std::vector<M>& members) {
     capture::json j = {{"format", "layover-sums/1"}, {"members", capture::json::array()}};
     capture::json first = capture::json::object();
-    capture::put_bytes(first, "path", ".layover/manifest.json");
+    put_bytes(first, "path", ".layover/manifest.json");
     first["fingerprint"] = capture::fingerprint_bytes(manifest);
     j["members"].push_back(first);
     for (const auto& m : members) {
         capture::json x = capture::json::object();
-        capture::put_bytes(x, "path", m.name);
+        put_bytes(x, "path", m.name);
         x["fingerprint"] = fp_of(m);
         j["members"].push_back(x);
     }
@@ -230,5 +231,75 @@ std::string pax_member(const std::string& ustar_name, const std::vector<std::pai
 }
 
 std::string tar_end() { return std::string(1024, '\0'); }
+
+namespace {
+
+using capture::Type;
+using json = nlohmann::json;
+
+json type_json(Type t) { return t == Type::None ? json(nullptr) : json(capture::type_name(t)); }
+
+}  // namespace
+
+void put_bytes(json& j, const std::string& key, const std::string& raw) {
+    if (base::is_utf8(raw)) {
+        j[key] = raw;
+    } else {
+        j[key] = base::display_path(raw);
+        j[key + "_b64"] = base::base64_encode(raw);
+    }
+}
+
+bool get_bytes(const json& j, const std::string& key, std::string* out) {
+    auto b = j.find(key + "_b64");
+    if (b != j.end()) return b->is_string() && base::base64_decode(b->get<std::string>(), out);
+    auto it = j.find(key);
+    if (it == j.end() || !it->is_string()) return false;
+    *out = it->get<std::string>();
+    return true;
+}
+
+json change_to_json(const capture::Change& c, bool full) {
+    json j = json::object();
+    put_bytes(j, "path", c.path);
+    j["kind"] = capture::kind_name(c.kind);
+    j["type"] = type_json(c.type);
+    j["size"] = c.size;
+    j["mode"] = c.mode;
+    j["old_type"] = type_json(c.old_type);
+    j["old_mode"] = c.old_mode;
+    if (c.type == Type::Symlink)
+        put_bytes(j, "link_target", c.link_target);
+    else
+        j["link_target"] = nullptr;
+    j["captured"] = c.captured;
+    if (full) {
+        j["mtime_ns"] = c.mtime_ns;
+        json xs = json::array();
+        for (const auto& [name, value] : c.xattrs) {
+            json x = json::object();
+            put_bytes(x, "name", name);
+            x["value_b64"] = base::base64_encode(value);
+            xs.push_back(std::move(x));
+        }
+        j["xattrs"] = std::move(xs);
+    }
+    return j;
+}
+
+json base_to_json(const capture::BaseEntry& b) {
+    json j = json::object();
+    put_bytes(j, "path", b.path);
+    if (b.absent) {
+        j["absent"] = true;
+        return j;
+    }
+    j["type"] = capture::type_name(b.type);
+    j["size"] = b.size;
+    j["mode"] = b.mode;
+    j["fingerprint"] = b.fingerprint.empty() ? json(nullptr) : json(b.fingerprint);
+    j["stale"] = b.stale;
+    return j;
+}
 
 }  // namespace testpatch

@@ -6,6 +6,10 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "capture/scan/change.h"
+
 namespace testpatch {
 
 struct M {
@@ -38,5 +42,14 @@ std::string pax_member(const std::string& ustar_name, const std::vector<std::pai
                        char type, const std::string& body);
 // Two 512-byte zero blocks.
 std::string tar_end();
+
+// The oracle for capture's hand-written JSON: the same objects built with
+// nlohmann's DOM, straight from docs/patch-format.md (tests only).
+void put_bytes(nlohmann::json& j, const std::string& key, const std::string& raw);
+// The raw bytes of key (from key_b64 when present); false if missing/invalid.
+bool get_bytes(const nlohmann::json& j, const std::string& key, std::string* out);
+// full: also mtime_ns and xattrs (the manifest); otherwise the CLI contract fields.
+nlohmann::json change_to_json(const capture::Change& c, bool full);
+nlohmann::json base_to_json(const capture::BaseEntry& b);
 
 }  // namespace testpatch

@@ -2,6 +2,7 @@
 // round trip and the short summary.
 #include <catch2/catch.hpp>
 
+#include "tests/unit/capture_patch_util.h"
 #include "capture/patch/agreement.h"
 #include "capture/patch/manifest.h"
 #include "capture/scan/names.h"
@@ -43,20 +44,20 @@ TEST_CASE("capture names: OCI whiteout names") {
 
 TEST_CASE("capture json: non-UTF-8 names keep their exact bytes in *_b64") {
     json j = json::object();
-    put_bytes(j, "path", "ok/é");
+    testpatch::put_bytes(j, "path", "ok/é");
     CHECK(j["path"] == "ok/é");
     CHECK_FALSE(j.contains("path_b64"));
     std::string raw = "we\nird\xff";
     json k = json::object();
-    put_bytes(k, "path", raw);
+    testpatch::put_bytes(k, "path", raw);
     CHECK(k["path"] == base::display_path(raw));
     CHECK(k["path_b64"] == base::base64_encode(raw));
     std::string back;
-    REQUIRE(get_bytes(k, "path", &back));
+    REQUIRE(testpatch::get_bytes(k, "path", &back));
     CHECK(back == raw);
     // Control characters in valid UTF-8 stay in "path" (JSON escapes them itself).
     json n = json::object();
-    put_bytes(n, "path", "new\nline");
+    testpatch::put_bytes(n, "path", "new\nline");
     CHECK(n["path"] == "new\nline");
 }
 

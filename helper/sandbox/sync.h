@@ -1,0 +1,15 @@
+// Sync messages from setup/init/child to the supervisor over a
+// SOCK_SEQPACKET socketpair, one message each: a tag byte, then text.
+// Numbered sync points are referenced in comments on both sides:
+//   [sync 1] Maps     setup wrote its id maps: supervisor may go non-dumpable
+//   [sync 2] InitPid  + pid: setup forked init (host pid): signals go there
+//   [sync 3] Warning  + text: a warning to print (e.g. a submount not captured)
+//   [sync E] Error    + text: setup failed: the one-line reason; run exits 125
+#pragma once
+#include <string>
+
+enum class Sync : char { Maps = 'M', InitPid = 'P', Warning = 'W', Error = 'E' };
+
+namespace sync_msg {
+bool send(int fd, Sync tag, const std::string& text = "");
+}
