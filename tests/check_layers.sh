@@ -19,5 +19,6 @@ done < <(git ls-files -co --exclude-standard 'helper/*' 'overlay/*' 'capture/*' 
          xargs grep -oE '^#include "[^"]+"' | sed -E 's/:#include "/:/; s/"$//')
 tsort "$edges" >/dev/null 2>"$edges.err" || { echo "check-layers: folders include each other:" >&2; sort -u "$edges.err" | grep -v "input contains a loop" >&2; bad=1; }
 rm -f "$edges" "$edges.err"
-[ $bad -eq 0 ] && echo "check-layers: every include respects the layers"
+/usr/bin/python3 tests/check_py_imports.py || bad=1
+[ $bad -eq 0 ] && echo "check-layers: every include respects the layers; no import cycles"
 exit $bad

@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import builtins
-from typing import TYPE_CHECKING, List, Optional
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .model import Conflict
+from typing import Any, List, Optional
 
 __all__ = [
     "SandboxError",
@@ -35,7 +32,7 @@ class ConflictError(PatchError):
     """apply found paths changed on the real filesystem since the sandbox
     read them; nothing was written.  ``conflicts`` lists them."""
 
-    def __init__(self, message: str, conflicts: "List[Conflict]") -> None:
+    def __init__(self, message: str, conflicts: List[Any]) -> None:  # layover.Conflict items
         super().__init__(message)
         self.conflicts = conflicts
 

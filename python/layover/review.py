@@ -8,15 +8,29 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional
+from typing import Any, Dict, Iterable, List, Optional
 
 from ._helper import Helper, StrPath, error_for, one_line
 from .errors import ConflictError, PatchError, SandboxError
 from .model import (ApplyResult, Change, SessionInfo, parse_change, parse_conflict, parse_list,
                     parse_session)
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .sandbox import Sandbox
+try:  # typing.Protocol is 3.8+; a plain base class serves where it is missing
+    from typing import Protocol
+except ImportError:  # pragma: no cover
+    Protocol = object  # type: ignore[assignment,misc]
+
+
+class Stoppable(Protocol):
+    """What review_on_exit needs of a sandbox (a Sandbox is one): stop it,
+    then name its session and the helper to run.  Typed against this, not
+    against Sandbox, so review.py never imports sandbox.py."""
+
+    name: str
+    helper: Helper
+
+    def close(self) -> Optional[int]: ...
+
 
 __all__ = ["apply_patch", "show_patch", "list_sessions", "review_on_exit", "apply_session"]
 
@@ -103,7 +117,7 @@ def list_sessions(*, state_dir: Optional[StrPath] = None, binary: Optional[str] 
     return parse_list(_json(r.stdout, "layover sessions --json"), parse_session, "a session list")
 
 
-def review_on_exit(sb: "Sandbox") -> int:
+def review_on_exit(sb: Stoppable) -> int:
     """Stop the sandbox and run the CLI's interactive exit review
     (`layover on-exit prompt SESSION`) on this terminal.  Returns its exit
     status: 0 done, 125 the chosen action failed (the session is kept)."""
