@@ -268,7 +268,7 @@ base::Result<ApplyReport> apply_patch(const capture::Patch& patch, const ApplyOp
     txn.target = tgt.path;
     txn.dev = tgt.dev;
     txn.ino = tgt.ino;
-    txn.state = "staging";
+    txn.state = TxnState::Staging;
     txn.source = patch.from_session() ? patch.manifest().session : patch.file();
     txn.created = now_rfc3339();
     txn.store = std::string(kUndoDir) + "/" + id;
@@ -326,7 +326,7 @@ base::Result<ApplyReport> apply_patch(const capture::Patch& patch, const ApplyOp
     }
 
     for (size_t i = 0; i < plan.items.size(); i++) txn.units[i] = plan.items[i].unit;
-    txn.state = "committing";
+    txn.state = TxnState::Committing;
     if (auto r = write_journal(jpath, txn); !r.ok()) return fail_walked(r.error());
     walks.join();
 
@@ -346,7 +346,7 @@ base::Result<ApplyReport> apply_patch(const capture::Patch& patch, const ApplyOp
     for (size_t i = 0; i < plan.items.size(); i++)
         if (auto r = record_after(cctx, plan.items[i].unit, walks.tree(i)); !r.ok()) return fail(r.error());
     for (size_t i = 0; i < plan.items.size(); i++) txn.units[i] = plan.items[i].unit;
-    txn.state = "done";
+    txn.state = TxnState::Done;
     auto recorded = write_file_durably(store->dir.get(), "undo.json", txn_to_json(txn));
     if (recorded.ok()) recorded = fault_point("apply", "recorded");
     if (!recorded.ok()) {

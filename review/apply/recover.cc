@@ -55,7 +55,7 @@ base::Result<void> revert_txn(int root, DirCache& dirs, const Txn& t, size_t com
     auto st = open_store(root, t.id, false);
     if (st.ok()) {
         CommitCtx ctx{root, dirs, st->dir.get(), st->trash.get()};
-        bool undo = t.kind == "undo";
+        bool undo = t.kind == TxnKind::Undo;
         for (size_t i = std::min(committed, t.units.size()); i-- > 0;) {
             TRY_VOID(undo ? fault_point("undo", "restore") : fault_point("apply", "revert"));
             if (t.force) TRY_VOID(make_way(ctx, t.units[i]));
@@ -77,7 +77,7 @@ base::Result<std::string> recover(const std::string& journal, int root, DirCache
     if (!jt) return std::string();
     const Txn& t = *jt;
     std::string note;
-    if (t.kind == "apply") {
+    if (t.kind == TxnKind::Apply) {
         bool complete = false;
         if (auto st = open_store(root, t.id, false); st.ok()) {
             struct stat sb {};
@@ -87,7 +87,7 @@ base::Result<std::string> recover(const std::string& journal, int root, DirCache
             note = "an interrupted apply of " + base::display_path(t.source) +
                    " had finished; its undo record is " + base::display_path(t.target) + "/" + t.store;
         } else {
-            size_t committed = t.state == "committing" ? t.units.size() : 0;
+            size_t committed = t.state == TxnState::Committing ? t.units.size() : 0;
             TRY_VOID(revert_txn(root, dirs, t, committed));
             note = "reverted an interrupted apply of " + base::display_path(t.source) + " (started " + t.created +
                    "); the target is as it was before it";

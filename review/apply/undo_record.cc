@@ -320,7 +320,7 @@ base::Result<std::string> retire_exported_store(int root, uint64_t dev, uint64_t
     if (!jf.ok()) return std::string();
     TRY(std::string text, base::read_all(jf->get(), 512u << 20));
     auto t = txn_from_json(text);
-    if (!t.ok() || t->id != id || t->kind != "apply" || t->state != "done" || t->dev != dev || t->ino != ino)
+    if (!t.ok() || t->id != id || t->kind != TxnKind::Apply || t->state != TxnState::Done || t->dev != dev || t->ino != ino)
         return std::string();
     // The manifest is untrusted input: it may only retire the record it was made from.
     std::set<std::string> changed;

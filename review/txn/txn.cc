@@ -81,13 +81,24 @@ void put_stat(std::string& o, const EntryStat& s) {
 
 }  // namespace
 
+const char* txn_kind_name(TxnKind k) { return k == TxnKind::Apply ? "apply" : "undo"; }
+
+const char* txn_state_name(TxnState s) {
+    switch (s) {
+        case TxnState::Staging: return "staging";
+        case TxnState::Committing: return "committing";
+        case TxnState::Done: return "done";
+    }
+    return "?";
+}
+
 std::string txn_to_json(const Txn& t) {
     std::string o;
     size_t entries = 0;
     for (const auto& u : t.units) entries += 1 + u.after_tree.size();
     o.reserve(512 + entries * 160);
     o += "{\"format\":\"layover-undo/1\",\n\"kind\":";
-    put_str(o, t.kind);
+    put_str(o, txn_kind_name(t.kind));
     o += ",\n\"id\":";
     put_str(o, t.id);
     o += ",\n\"target_b64\":";
@@ -95,7 +106,7 @@ std::string txn_to_json(const Txn& t) {
     o += ",\n\"target\":";
     put_str(o, base::display_path(t.target));
     o += ",\n\"dev\":" + std::to_string(t.dev) + ",\n\"ino\":" + std::to_string(t.ino) + ",\n\"state\":";
-    put_str(o, t.state);
+    put_str(o, txn_state_name(t.state));
     o += ",\n\"source_b64\":";
     put_b64(o, t.source);
     o += ",\n\"created\":";
@@ -148,18 +159,23 @@ base::Result<Txn> txn_from_json(const std::string& text) {
         if (j.at("format").get<std::string>() != "layover-undo/1")
             return base::error("unknown undo record format");
         Txn t;
-        t.kind = j.at("kind").get<std::string>();
+        std::string kind = j.at("kind").get<std::string>(), state = j.at("state").get<std::string>();
+        if (kind == "apply") t.kind = TxnKind::Apply;
+        else if (kind == "undo") t.kind = TxnKind::Undo;
+        else return base::error("bad kind in undo record");
+        if (state == "staging") t.state = TxnState::Staging;
+        else if (state == "committing") t.state = TxnState::Committing;
+        else if (state == "done") t.state = TxnState::Done;
+        else return base::error("bad state in undo record");
         t.id = j.at("id").get<std::string>();
         t.target = unb64(j, "target_b64");
         t.dev = j.at("dev").get<uint64_t>();
         t.ino = j.at("ino").get<uint64_t>();
-        t.state = j.at("state").get<std::string>();
         t.source = unb64(j, "source_b64");
         t.created = j.at("created").get<std::string>();
         t.store = j.at("store").get<std::string>();
         t.record = unb64(j, "record_b64");
         t.force = j.contains("force") && j.at("force").get<bool>();
-        if (t.kind != "apply" && t.kind != "undo") return base::error("bad kind in undo record");
         if (!valid_token(t.id) || t.store != std::string(kUndoDir) + "/" + t.id)
             return base::error("bad store in undo record");
         for (const auto& x : j.at("units")) {

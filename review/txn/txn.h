@@ -50,12 +50,19 @@ struct Unit {
     std::vector<EntryStat> after_tree;
 };
 
+// What a record is, and how far it got. Written as "apply"/"undo" and
+// "staging"/"committing"/"done".
+enum class TxnKind { Apply, Undo };
+enum class TxnState { Staging, Committing, Done };
+const char* txn_kind_name(TxnKind k);
+const char* txn_state_name(TxnState s);
+
 struct Txn {
-    std::string kind = "apply";  // "apply" or "undo"
+    TxnKind kind = TxnKind::Apply;
     std::string id;
     std::string target;          // absolute path when started
     uint64_t dev = 0, ino = 0;   // the target root's identity
-    std::string state;           // "staging", "committing" or "done"
+    TxnState state = TxnState::Staging;
     std::string source;          // the patch or session applied
     std::string created;         // UTC RFC 3339
     std::string store;           // undo store, relative to the target

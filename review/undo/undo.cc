@@ -81,7 +81,7 @@ base::Result<ApplyReport> undo_record(const std::string& record, const UndoOptio
     auto parsed = txn_from_json(text);
     if (!parsed.ok()) return parsed.error().context("undo record " + base::display_path(record));
     Txn t = std::move(parsed).value();
-    if (t.id != loc.id || t.kind != "apply" || t.state != "done")
+    if (t.id != loc.id || t.kind != TxnKind::Apply || t.state != TxnState::Done)
         return base::error("undo record " + base::display_path(record) + " is inconsistent; it was not written by this apply");
     if (t.dev != static_cast<uint64_t>(rst.st_dev) || t.ino != static_cast<uint64_t>(rst.st_ino))
         return base::error("undo record " + base::display_path(record) + " belongs to another tree (" +
@@ -102,8 +102,8 @@ base::Result<ApplyReport> undo_record(const std::string& record, const UndoOptio
     if (opts.dry_run) return rep;
 
     Txn j = t;
-    j.kind = "undo";
-    j.state = "committing";
+    j.kind = TxnKind::Undo;
+    j.state = TxnState::Committing;
     j.record = target + "/" + t.store;
     j.force = opts.force;
     TRY_VOID(write_journal(jpath, j));

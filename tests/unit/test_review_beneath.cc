@@ -121,7 +121,7 @@ TEST_CASE("review txn: journal/undo record round trip keeps raw bytes; hostile r
     t.target = "/home/u";
     t.dev = 1;
     t.ino = 2;
-    t.state = "done";
+    t.state = review::TxnState::Done;
     t.store = ".layover-undo/abc123";
     review::Unit u;
     u.path = "dir/bad\xff\nname";

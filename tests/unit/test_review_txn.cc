@@ -22,12 +22,12 @@ review::EntryStat st(const std::string& path, capture::Type type, uint64_t ino) 
 
 TEST_CASE("review txn: the hand-written record round-trips every field, after_tree included") {
     review::Txn t;
-    t.kind = "apply";
+    t.kind = review::TxnKind::Apply;
     t.id = "0a1b2c";
     t.target = "/home/u/\"quoted\" \\ dir\x01";
     t.dev = 0xfd00;
     t.ino = 18446744073709551615ull;
-    t.state = "done";
+    t.state = review::TxnState::Done;
     t.source = "/tmp/p\xfe.tar.zst";
     t.created = "2024-01-02T03:04:05Z";
     t.store = ".layover-undo/0a1b2c";
@@ -93,7 +93,7 @@ TEST_CASE("review txn: the hand-written record round-trips every field, after_tr
 TEST_CASE("review txn: a name that needs escaping stays valid JSON and is refused by its rule, not as malformed") {
     review::Txn t;
     t.id = "abc";
-    t.state = "done";
+    t.state = review::TxnState::Done;
     t.store = ".layover-undo/abc";
     review::Unit u;
     u.path = "a";
@@ -102,4 +102,27 @@ TEST_CASE("review txn: a name that needs escaping stays valid JSON and is refuse
     auto back = review::txn_from_json(review::txn_to_json(t));
     REQUIRE_FALSE(back.ok());
     CHECK(back.error().message == "unsafe slot in undo record");
+}
+
+TEST_CASE("review txn: kind and state are read as their enums; an unknown one is refused") {
+    review::Txn t;
+    t.id = "0a1b2c";
+    t.store = ".layover-undo/0a1b2c";
+    for (auto kind : {review::TxnKind::Apply, review::TxnKind::Undo})
+        for (auto state : {review::TxnState::Staging, review::TxnState::Committing, review::TxnState::Done}) {
+            t.kind = kind;
+            t.state = state;
+            auto back = review::txn_from_json(review::txn_to_json(t));
+            REQUIRE(back.ok());
+            CHECK(back->kind == kind);
+            CHECK(back->state == state);
+        }
+    std::string text = review::txn_to_json(t);
+    auto swap = [&](const std::string& from, const std::string& to) {
+        std::string s = text;
+        s.replace(s.find(from), from.size(), to);
+        return review::txn_from_json(s);
+    };
+    CHECK_FALSE(swap("\"state\":\"done\"", "\"state\":\"finished\"").ok());
+    CHECK_FALSE(swap("\"kind\":\"undo\"", "\"kind\":\"redo\"").ok());
 }
