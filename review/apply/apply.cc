@@ -272,14 +272,20 @@ base::Result<ApplyReport> apply_patch(const capture::Patch& patch, const ApplyOp
     txn.source = patch.from_session() ? patch.manifest().session : patch.file();
     txn.created = now_rfc3339();
     txn.store = std::string(kUndoDir) + "/" + id;
-    for (const auto& it : plan.items) txn.units.push_back(it.unit);
+    txn.units.resize(plan.items.size());
+    // The units as the plan's items have them now (staging and the commit
+    // fill in inodes, slots and after-states as they go).
+    auto take_units = [&] {
+        for (size_t i = 0; i < plan.items.size(); i++) txn.units[i] = plan.items[i].unit;
+    };
+    take_units();
     TRY_VOID(write_journal(jpath, txn));
 
     Progress progress(opts.progress);
     size_t committed = 0;
     auto fail = [&](const base::Error& e) -> base::Error {
         progress.done();
-        for (size_t i = 0; i < plan.items.size(); i++) txn.units[i] = plan.items[i].unit;
+        take_units();
         auto r = revert_txn(root, dirs, txn, committed);
         if (!r.ok())
             return base::error(e.message + "; ROLLING BACK FAILED: " + r.error().message +
@@ -318,14 +324,14 @@ base::Result<ApplyReport> apply_patch(const capture::Patch& patch, const ApplyOp
     if (!rep.conflicts.empty()) {
         walks.join();
         progress.done();
-        for (size_t i = 0; i < plan.items.size(); i++) txn.units[i] = plan.items[i].unit;
+        take_units();
         if (auto r = revert_txn(root, dirs, txn, 0); !r.ok()) return fail(r.error());
         (void)remove_journal(jpath);
         rep.applied.clear();
         return rep;
     }
 
-    for (size_t i = 0; i < plan.items.size(); i++) txn.units[i] = plan.items[i].unit;
+    take_units();
     txn.state = TxnState::Committing;
     if (auto r = write_journal(jpath, txn); !r.ok()) return fail_walked(r.error());
     walks.join();
@@ -345,7 +351,7 @@ base::Result<ApplyReport> apply_patch(const capture::Patch& patch, const ApplyOp
     if (auto r = dur.flush(root, dirs); !r.ok()) return fail(r.error());
     for (size_t i = 0; i < plan.items.size(); i++)
         if (auto r = record_after(cctx, plan.items[i].unit, walks.tree(i)); !r.ok()) return fail(r.error());
-    for (size_t i = 0; i < plan.items.size(); i++) txn.units[i] = plan.items[i].unit;
+    take_units();
     txn.state = TxnState::Done;
     auto recorded = write_file_durably(store->dir.get(), "undo.json", txn_to_json(txn));
     if (recorded.ok()) recorded = fault_point("apply", "recorded");
