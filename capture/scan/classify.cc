@@ -172,7 +172,7 @@ Verdict classify_whiteout(const Side& l) {
         case Type::Symlink:  // case: upper=whiteout lower=symlink
         case Type::Fifo:     // case: upper=whiteout lower=fifo
         case Type::Socket:   // case: upper=whiteout lower=socket
-        default: v = change(Kind::Deleted); break;
+        default: v = change(Kind::Deleted); break;  // case: upper=whiteout lower=device
     }
     v.whiteout_member = true;
     return v;
@@ -181,6 +181,11 @@ Verdict classify_whiteout(const Side& l) {
 }  // namespace
 
 Verdict classify(const Side& u, const Side& l, const std::function<bool()>& content_equal) {
+    // A device in the real tree is never replaced; only a whiteout may delete it.
+    // case: upper=file lower=device      case: upper=dir lower=device
+    // case: upper=opaque lower=device    case: upper=symlink lower=device
+    // case: upper=fifo lower=device      case: upper=socket lower=device
+    // case: upper=device lower=device
     if (l.type == Type::Other && u.type != Type::Whiteout) {
         Verdict v;
         v.error = "the real entry is a device node, which layover never replaces";
@@ -194,7 +199,10 @@ Verdict classify(const Side& u, const Side& l, const std::function<bool()>& cont
         case Type::Fifo: return classify_fifo(u, l);
         case Type::Socket: return classify_socket(u, l);
         case Type::Whiteout: return classify_whiteout(l);
-        default: {
+        default: {  // a device node the program made (mknod needs a capability it has not)
+            // case: upper=device lower=none      case: upper=device lower=file
+            // case: upper=device lower=dir       case: upper=device lower=symlink
+            // case: upper=device lower=fifo      case: upper=device lower=socket
             Verdict v;
             v.error = "a device node in the upper layer cannot be captured";
             return v;

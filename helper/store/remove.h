@@ -1,6 +1,8 @@
 // Remove a tree the caller owns, even where the kernel (overlay's work/work)
 // or the sandboxed program left mode-000 dirs: as owner we may chmod them.
-// Never follows symlinks and never leaves the tree's filesystem.
+// One remover: review::remove_tree_at (helper/base/fs/beneath.h), which never
+// follows a symlink nor enters another mount; session::remove_tree (an owner
+// user namespace) is the fallback for what it cannot remove.
 #pragma once
 #include <string>
 

@@ -236,3 +236,33 @@ TEST_CASE("capture fingerprint: chunking does not change the result") {
     c.data(100, "hello world", 11);  // same bytes at another offset: another file
     CHECK(c.finish(111) != fingerprint_bytes("hello world"));
 }
+
+TEST_CASE("capture classify: the device row and column of the type grid") {
+    auto side = [](Type t) {
+        Side s;
+        s.type = t;
+        s.mode = 0644;
+        return s;
+    };
+    auto never = [] { return false; };
+    const Type lowers[] = {Type::None, Type::File, Type::Dir, Type::Symlink, Type::Fifo, Type::Socket, Type::Other};
+    // case: upper=device lower=none      case: upper=device lower=file
+    // case: upper=device lower=dir       case: upper=device lower=symlink
+    // case: upper=device lower=fifo      case: upper=device lower=socket
+    // case: upper=device lower=device
+    for (Type l : lowers) {
+        Verdict v = classify(side(Type::Other), side(l), never);
+        CHECK(v.error.find("device node") != std::string::npos);
+    }
+    // case: upper=file lower=device      case: upper=dir lower=device
+    // case: upper=opaque lower=device    case: upper=symlink lower=device
+    // case: upper=fifo lower=device      case: upper=socket lower=device
+    for (Type u : {Type::File, Type::Dir, Type::OpaqueDir, Type::Symlink, Type::Fifo, Type::Socket}) {
+        Verdict v = classify(side(u), side(Type::Other), never);
+        CHECK(v.error == "the real entry is a device node, which layover never replaces");
+    }
+    // case: upper=whiteout lower=device
+    Verdict w = classify(side(Type::Whiteout), side(Type::Other), never);
+    CHECK(w.error.empty());
+    CHECK(w.kind == Kind::Deleted);
+}
