@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "helper/base/json/writer.h"
 #include "helper/base/text.h"
 #include "helper/base/fs/beneath.h"
 
@@ -31,9 +32,6 @@ bool parse_op(const std::string& s, Op* out) {
     return false;
 }
 
-// Raw byte strings go through base64: JSON strings must be UTF-8.
-std::string b64(const std::string& s) { return base::base64_encode(s); }
-
 std::string unb64(const json& j, const char* key) {
     std::string out;
     if (!j.contains(key)) return out;
@@ -58,16 +56,13 @@ EntryStat stat_from(const json& j) {
 
 namespace {
 
-// The record is written by hand, not built as a json tree: an apply that
-// creates 10,000 files records as many entries in after_tree, and a DOM of
-// them costs more than the rest of writing the record. Same keys and
-// values as ever; txn_from_json (nlohmann) reads it.
-void put_str(std::string& o, const std::string& s) { o += json(s).dump(); }  // escaped, UTF-8 checked
-void put_b64(std::string& o, const std::string& raw) {
-    o += '"';
-    o += b64(raw);  // [A-Za-z0-9+/=]: nothing to escape
-    o += '"';
-}
+// The record is written through base::json's writer, not built as a json
+// tree: an apply that creates 10,000 files records as many entries in
+// after_tree, and a DOM of them costs more than the rest of writing the
+// record. txn_from_json (nlohmann) reads it.
+void put_str(std::string& o, const std::string& s) { base::json::str(&o, s); }
+// Raw byte strings (paths, xattrs) go through base64: JSON strings must be UTF-8.
+void put_b64(std::string& o, const std::string& raw) { base::json::str(&o, base::base64_encode(raw)); }
 
 void put_stat(std::string& o, const EntryStat& s) {
     o += "{\"p\":";
