@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "capture/patch/reader.h"
+#include "helper/base/json/bytes.h"
 #include "helper/base/text.h"
 #include "helper/store/session.h"
 #include "helper/cli/verbs.h"
@@ -64,41 +65,34 @@ bool take_value(int argc, char** argv, int& i, const char* name, std::string* ou
     return true;
 }
 
-json jstr(const std::string& raw) { return base::is_utf8(raw) ? json(raw) : json(base::display_path(raw)); }
-
 json conflicts_json(const std::vector<review::Conflict>& cs) {
     json a = json::array();
     for (const auto& c : cs) {
-        json o = {{"path", jstr(c.path)}, {"reason", c.reason}};
-        if (!base::is_utf8(c.path)) o["path_b64"] = base::base64_encode(c.path);
-        a.push_back(o);
+        json o = base::json::path_object(c.path);
+        o["reason"] = c.reason;
+        a.push_back(std::move(o));
     }
     return a;
 }
 
+json paths_json(const std::vector<std::string>& paths) {
+    json a = json::array();
+    for (const auto& p : paths) a.push_back(base::json::path_object(p));
+    return a;
+}
+
 void print_json(const review::ApplyReport* rep, const std::string& err, bool dry_run) {
-    json applied = json::array(), applied_b64 = json::array();
-    bool lossy = false;
-    if (rep)
-        for (const auto& p : rep->applied) {
-            applied.push_back(jstr(p));
-            applied_b64.push_back(base::base64_encode(p));
-            lossy |= !base::is_utf8(p);
-        }
-    json o = {{"applied", applied},
+    json o = {{"applied", rep ? paths_json(rep->applied) : json::array()},
               {"undo", rep && !rep->undo.empty() ? json(rep->undo) : json(nullptr)},
               {"conflicts", rep ? conflicts_json(rep->conflicts) : json::array()},
               {"error", err.empty() ? json(nullptr) : json(err)},
               {"dry_run", dry_run}};
     if (rep) {
         o["forced"] = conflicts_json(rep->forced);
-        json sk = json::array();
-        for (const auto& p : rep->skipped) sk.push_back(jstr(p));
-        o["skipped"] = sk;
+        o["skipped"] = paths_json(rep->skipped);
         o["recovered"] = rep->recovered.empty() ? json(nullptr) : json(rep->recovered);
         o["undo_patch"] = rep->undo_patch.empty() ? json(nullptr) : json(rep->undo_patch);
     }
-    if (lossy) o["applied_b64"] = applied_b64;
     std::cout << o.dump() << std::endl;
 }
 

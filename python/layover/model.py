@@ -132,6 +132,12 @@ def _b64(obj: Dict[str, Any], key: str) -> Optional[bytes]:
         raise PatchError("layover: helper returned a bad %r: %s" % (key, e)) from None
 
 
+def raw_path(obj: Dict[str, Any]) -> bytes:
+    """The exact bytes of an object's "path" (its "path_b64" when not UTF-8)."""
+    raw = _b64(obj, "path_b64")
+    return raw if raw is not None else obj["path"].encode("utf-8", "surrogateescape")
+
+
 def parse_change(obj: Any) -> Change:
     if not isinstance(obj, dict):
         raise PatchError("layover: helper returned a change that is not an object")
@@ -164,7 +170,8 @@ def parse_list(obj: Any, parse: Callable[[Any], T], what: str) -> List[T]:
 def parse_conflict(obj: Any) -> Conflict:
     if not isinstance(obj, dict):
         raise PatchError("layover: helper returned a conflict that is not an object")
-    return Conflict(path=_get(obj, "path", str, what="conflict"),
+    _get(obj, "path", str, what="conflict")
+    return Conflict(path=os.fsdecode(raw_path(obj)),
                     reason=_get(obj, "reason", str, "", "conflict"))
 
 

@@ -13,7 +13,7 @@ from typing import Any, Dict, Iterable, List, Optional
 from ._helper import Helper, StrPath, error_for, one_line
 from .errors import ConflictError, PatchError, SandboxError
 from .model import (ApplyResult, Change, SessionInfo, parse_change, parse_conflict, parse_list,
-                    parse_session)
+                    parse_session, raw_path)
 
 try:  # typing.Protocol is 3.8+; a plain base class serves where it is missing
     from typing import Protocol
@@ -84,10 +84,13 @@ def apply_session(helper: Helper, what: StrPath, *, paths: Optional[Iterable[Str
 
 
 def _paths(data: Dict[str, Any], key: str) -> List[str]:
+    """A list of {"path", "path_b64"?} objects (docs/cli.md), as str paths:
+    the exact bytes through os.fsdecode, so os.fsencode gives them back."""
     value = data.get(key) or []
-    if not isinstance(value, list) or not all(isinstance(p, str) for p in value):
+    if not isinstance(value, list) or not all(isinstance(p, dict) and isinstance(p.get("path"), str)
+                                              for p in value):
         raise PatchError("layover: 'layover apply --json' printed a bad %r list" % key)
-    return value
+    return [os.fsdecode(raw_path(p)) for p in value]
 
 
 def apply_patch(path: StrPath, target: Optional[StrPath] = None, *, paths: Optional[Iterable[StrPath]] = None,

@@ -119,6 +119,13 @@ def test_apply_writes_the_real_target(sb, target):
     assert (target / "src" / "app.py").read_text() == "v2\n"
 
 
+def test_apply_result_names_non_utf8_paths_by_their_exact_bytes(sb, target):
+    sb.exec([b"sh", b"-c", b"echo raw > bad\xffname"], check=True)
+    result = sb.apply()
+    assert [os.fsencode(p) for p in result.applied] == [b"bad\xffname"]
+    assert (target / os.fsdecode(b"bad\xffname")).read_text() == "raw\n"
+
+
 def test_concurrent_real_edit_raises_conflict_and_writes_nothing(sb, target):
     sb.exec(["sh", "-c", "echo sandbox > README.md; echo extra > extra.txt"], check=True)
     sb.close()

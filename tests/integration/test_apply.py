@@ -1,6 +1,7 @@
 """`layover apply` / `layover undo` through the real pipeline (run -> save -> apply),
 as an unprivileged user: results compared byte for byte with the same edits made
 directly on a copy of the original tree."""
+import base64
 import json
 import os
 import subprocess
@@ -231,3 +232,18 @@ def test_a_setgid_directory_keeps_its_bit_through_a_mode_change_and_undo_restore
     assert r.returncode == 0, r.stderr
     assert os.stat(str(t / "docs")).st_mode & 0o7777 == 0o2755
     assert tree(t, mtimes=True) == before
+
+
+def test_apply_json_lists_every_path_in_the_one_path_shape_non_utf8_bytes_exact(lo):
+    # The same {"path", "path_b64"?} objects as status --json: a name that is
+    # not UTF-8 comes back display-escaped with its exact bytes beside it.
+    run_edit(lo, "printf x > \"$(printf 'bad\\377name')\" && echo ok > plain.txt", session="u8")
+    r, out = apply_json(lo, "u8", "--yes")
+    assert r.returncode == 0, (r.stderr.decode(errors="replace"), out)
+    by_bytes = {base64.b64decode(p["path_b64"]) if "path_b64" in p else p["path"].encode(): p
+                for p in out["applied"]}
+    assert set(by_bytes) == {b"bad\xffname", b"plain.txt"}
+    assert "path_b64" not in by_bytes[b"plain.txt"]
+    assert "\\xff" in by_bytes[b"bad\xffname"]["path"]
+    assert "applied_b64" not in out
+    assert (lo.target / os.fsdecode(b"bad\xffname")).read_bytes() == b"x"
