@@ -35,7 +35,7 @@ CLI_LIB   := $(BUILD)/libcli.a
 # live in layover-patch, which `layover` execs (see docs/design.md).
 PATCH_LIBS := -larchive -lzstd -lxxhash -lpthread
 
-.PHONY: all deps test test-stress demo asan bench clean install check-cases check-layers
+.PHONY: all deps test test-stress demo asan bench clean install check-cases check-layers format format-check
 
 all: $(BUILD)/layover $(BUILD)/layover-patch
 
@@ -66,7 +66,7 @@ deps:
 
 test: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) all $(BUILD)/unit-tests
-	@$(MAKE) --no-print-directory check-cases check-layers
+	@$(MAKE) --no-print-directory check-cases check-layers format-check
 	@tests/run_all.sh $(BUILD)
 
 test-stress: deps all
@@ -81,6 +81,12 @@ check-cases:
 
 check-layers:
 	@tests/check_layers.sh
+
+format-check:
+	@tests/format_check.sh
+
+format:
+	@tests/format_check.sh --fix
 
 demo: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) all

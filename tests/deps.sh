@@ -21,6 +21,7 @@ need_cmd setfacl acl
 need_cmd setpriv util-linux
 need_cmd unshare util-linux
 need_cmd git git
+need_cmd clang-format clang-format
 [ ${#missing[@]} -eq 0 ] && exit 0
 pkgs=$(printf '%s\n' "${missing[@]}" | sort -u | tr '\n' ' ')
 echo "layover: installing missing build dependencies: $pkgs" >&2
