@@ -28,9 +28,14 @@ base::Result<void> build_dev(const MountPlan& plan, Handles& h) {
     // newinstance: the host's ptys (the user's other terminals) stay invisible.
     if (::mount("devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=620") != 0)
         return base::sys_error("mounting a private /dev/pts");
-    struct Link { const char* target; const char* path; };
-    const Link links[] = {{"pts/ptmx", "/dev/ptmx"},       {"/proc/self/fd", "/dev/fd"},
-                          {"/proc/self/fd/0", "/dev/stdin"}, {"/proc/self/fd/1", "/dev/stdout"},
+    struct Link {
+        const char* target;
+        const char* path;
+    };
+    const Link links[] = {{"pts/ptmx", "/dev/ptmx"},
+                          {"/proc/self/fd", "/dev/fd"},
+                          {"/proc/self/fd/0", "/dev/stdin"},
+                          {"/proc/self/fd/1", "/dev/stdout"},
                           {"/proc/self/fd/2", "/dev/stderr"}};
     for (const auto& l : links)
         if (::symlink(l.target, l.path) != 0) return base::sys_error(std::string("creating ") + l.path);

@@ -136,10 +136,12 @@ base::Result<void> mount_overlay(const MountPlan& plan, const Handles& h) {
                   ") and the kernel refuses an unprivileged overlay over them; pick a --target with no "
                   "mounts below it (see 'layover doctor --target')";
         else if (err == EINVAL || err == EOPNOTSUPP)
-            msg += "; the state dir's filesystem may lack user.* xattrs (tmpfs before Linux 6.6): set "
-                   "LAYOVER_STATE_DIR to a dir on ext4/xfs/btrfs, and run 'layover doctor'";
+            msg +=
+                "; the state dir's filesystem may lack user.* xattrs (tmpfs before Linux 6.6): set "
+                "LAYOVER_STATE_DIR to a dir on ext4/xfs/btrfs, and run 'layover doctor'";
         else if (err == EPERM)
-            msg += "; this kernel does not allow overlayfs in a user namespace (needs Linux 5.11+): run 'layover doctor'";
+            msg +=
+                "; this kernel does not allow overlayfs in a user namespace (needs Linux 5.11+): run 'layover doctor'";
         return base::error(msg);
     }
     return base::Ok();
@@ -190,8 +192,9 @@ base::Result<void> mount_proc() {
         int err = errno;
         std::string msg = base::sys_error("mounting a fresh /proc", err).message;
         if (err == EPERM)
-            msg += "; the host's /proc is partly hidden (as in some containers), so the kernel refuses a new "
-                   "one: run 'layover doctor'";
+            msg +=
+                "; the host's /proc is partly hidden (as in some containers), so the kernel refuses a new "
+                "one: run 'layover doctor'";
         return base::error(msg);
     }
     return base::Ok();

@@ -24,7 +24,7 @@ struct Handles {
     base::Fd lower, upper, work, state;
     std::vector<std::pair<std::string, base::Fd>> submounts;  // (path, detached clone)
     std::vector<std::pair<std::string, base::Fd>> dev_nodes;  // ("null", clone of /dev/null), ...
-    base::Fd resolv;  // clone of /run/systemd/resolve (host network only)
+    base::Fd resolv;                                          // clone of /run/systemd/resolve (host network only)
     std::vector<std::string> warnings;
 };
 

@@ -13,8 +13,7 @@ std::string escape_option_value(const std::string& path) {
     return out;
 }
 
-std::string overlay_options(const std::string& lower, const std::string& upper,
-                            const std::string& work) {
+std::string overlay_options(const std::string& lower, const std::string& upper, const std::string& work) {
     return "lowerdir=" + escape_option_value(lower) + ",upperdir=" + escape_option_value(upper) +
            ",workdir=" + escape_option_value(work) + ",userxattr,volatile";
 }

@@ -12,8 +12,7 @@ std::string escape_option_value(const std::string& path);
 // unprivileged mounter cannot write trusted.* xattrs; volatile because without
 // it unmounting syncs the whole filesystem holding the upper layer (153 ms
 // measured with 256 MiB of unrelated dirty data, 4 ms with volatile).
-std::string overlay_options(const std::string& lower, const std::string& upper,
-                            const std::string& work);
+std::string overlay_options(const std::string& lower, const std::string& upper, const std::string& work);
 
 // Parse a size like "512M", "2G", "1048576", "10%" (of total RAM). Returns
 // false on malformed input. total_ram is used for percentages.

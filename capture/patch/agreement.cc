@@ -26,7 +26,8 @@ bool member_matches(const Change& c, const Member& m, std::string* why) {
         case Type::File:
             if (m.kind != MK::File && m.kind != MK::Hardlink) break;
             if (m.kind == MK::File && m.size != c.size) {
-                *why = "size " + std::to_string(m.size) + " in the payload, " + std::to_string(c.size) + " in the manifest";
+                *why = "size " + std::to_string(m.size) + " in the payload, " + std::to_string(c.size) +
+                       " in the manifest";
                 return false;
             }
             if ((m.mode & 07777) != c.mode) {
@@ -72,7 +73,8 @@ std::string check_agreement(const Manifest& m, const std::vector<Member>& member
         std::string bad = check_relative_path(c.path, limits.max_name_len);
         if (!bad.empty()) return "manifest change " + at(c.path) + bad;
         if (!changes.emplace(c.path, i).second) return "manifest lists " + at(c.path) + "more than once";
-        if (c.captured && c.type == Type::Socket) return "manifest change " + at(c.path) + "a socket cannot be captured";
+        if (c.captured && c.type == Type::Socket)
+            return "manifest change " + at(c.path) + "a socket cannot be captured";
     }
     std::vector<Seen> seen(m.changes.size());
     std::unordered_set<std::string_view> other_base;  // base records of paths that are not changes
@@ -83,8 +85,8 @@ std::string check_agreement(const Manifest& m, const std::vector<Member>& member
         if (!b.absent && (b.type == Type::File || b.type == Type::Symlink) && b.fingerprint.empty())
             return "manifest base " + at(b.path) + "a file or symlink record without a fingerprint";
         auto it = changes.find(b.path);
-        bool fresh = it == changes.end() ? other_base.insert(b.path).second
-                                         : !std::exchange(seen[it->second].based, true);
+        bool fresh =
+            it == changes.end() ? other_base.insert(b.path).second : !std::exchange(seen[it->second].based, true);
         if (!fresh) return "manifest base lists " + at(b.path) + "more than once";
     }
     for (const auto& mem : members) {
@@ -115,9 +117,7 @@ std::string check_agreement(const Manifest& m, const std::vector<Member>& member
         const Seen& s = seen[i];
         if (!c.captured) continue;
         if (!s.based) return "manifest has no base record for " + base::display_path(c.path);
-        bool ok = c.kind == Kind::Deleted     ? s.deleted
-                  : c.kind == Kind::OpaqueDir ? s.opaque && s.written
-                                              : s.written;
+        bool ok = c.kind == Kind::Deleted ? s.deleted : c.kind == Kind::OpaqueDir ? s.opaque && s.written : s.written;
         if (!ok) return "manifest change " + at(c.path) + "has no payload member";
     }
     return "";

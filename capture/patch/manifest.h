@@ -8,8 +8,8 @@
 #include <utility>
 #include <vector>
 
-#include "capture/scan/change.h"
 #include "capture/patch/reader.h"
+#include "capture/scan/change.h"
 #include "helper/base/result.h"
 
 namespace capture {

@@ -6,9 +6,9 @@
 #include <limits>
 #include <type_traits>
 
-#include "helper/base/json/reader.h"
 #include "capture/patch/manifest.h"
 #include "capture/patch/writer.h"
+#include "helper/base/json/reader.h"
 #include "helper/base/text.h"
 
 namespace capture {
@@ -314,8 +314,11 @@ base::Result<Manifest> manifest_from_text(const std::string& text) {
             seen.mark(r == 1 ? 1 : 10, k);
         } else if (k == "session" || k == "created" || k == "version" || k == "kind" || k == "undo_store") {
             unsigned bit = k == "session" ? 2 : k == "created" ? 3 : k == "version" ? 4 : k == "kind" ? 5 : 6;
-            std::string* out = bit == 2 ? &m.session : bit == 3 ? &m.created : bit == 4 ? &m.version
-                               : bit == 5 ? &m.kind : &m.undo_store;
+            std::string* out = bit == 2   ? &m.session
+                               : bit == 3 ? &m.created
+                               : bit == 4 ? &m.version
+                               : bit == 5 ? &m.kind
+                                          : &m.undo_store;
             seen.mark(bit, k);
             if (read_string(p, out) != Field::Ok) pr.add(2, std::string(k) + " is not a string");
         } else if (k == "command") {
@@ -421,8 +424,7 @@ base::Result<std::vector<std::pair<std::string, std::string>>> sums_from_text(co
             p.skip();
         }
     }
-    if (!p.ok() || !p.finish() || format != Field::Ok || fmt != "layover-sums/1" || !has_members ||
-        !seen.twice.empty())
+    if (!p.ok() || !p.finish() || format != Field::Ok || fmt != "layover-sums/1" || !has_members || !seen.twice.empty())
         return invalid_list();
     if (entry_bad) return base::error(std::string(kSumsName) + " has an invalid entry");
     return out;

@@ -9,12 +9,12 @@
 #include <unordered_set>
 
 #include "capture/patch/agreement.h"
-#include "capture/scan/fingerprint.h"
 #include "capture/patch/manifest.h"
-#include "capture/scan/names.h"
 #include "capture/patch/reader_impl.h"
 #include "capture/patch/tar_in.h"
 #include "capture/patch/writer.h"
+#include "capture/scan/fingerprint.h"
+#include "capture/scan/names.h"
 #include "helper/base/fd.h"
 #include "helper/base/text.h"
 #include "helper/base/thread.h"
@@ -150,7 +150,8 @@ private:
             return base::Ok();
         }
         if (m.kind == Member::Kind::Opaque) {
-            if (!dirs_.count(m.path)) return base::error(where() + "marks a dir opaque that is not an earlier dir member");
+            if (!dirs_.count(m.path))
+                return base::error(where() + "marks a dir opaque that is not an earlier dir member");
             if (!opaque_.insert(m.path).second) return base::error(where() + "marks a dir opaque twice");
             return base::Ok();
         }
@@ -174,7 +175,8 @@ private:
         while (archive_entry_xattr_next(e, &xn, &xv, &xs) == ARCHIVE_OK) {
             std::string n = xn ? xn : "";
             if (n.compare(0, 5, "user.") != 0)
-                return base::error(where() + "carries xattr " + base::display_path(n) + "; patches hold only user.* xattrs");
+                return base::error(where() + "carries xattr " + base::display_path(n) +
+                                   "; patches hold only user.* xattrs");
             m->xattrs[n] = std::string(static_cast<const char*>(xv), xs);
         }
         if (m->kind != Member::Kind::File) {
@@ -320,8 +322,9 @@ Result<void> validate(int fd, const Limits& l, Parsed* im) {
             TRY(archive_entry * e, t.next(&hb));
             if (!e) return base::Ok();
             if (hb > l.max_pax_header + sparse_map_allowance(e))
-                return base::error("member #" + lim(index) + " has " + lim(hb) + " bytes of headers, over the limit of " +
-                                   lim(l.max_pax_header) + "; raise --max-pax-header if you trust it");
+                return base::error("member #" + lim(index) + " has " + lim(hb) +
+                                   " bytes of headers, over the limit of " + lim(l.max_pax_header) +
+                                   "; raise --max-pax-header if you trust it");
             if (index >= l.max_members + 2)
                 return base::error("the patch has more than " + lim(l.max_members) +
                                    " members; raise --max-members if you trust it");
@@ -359,7 +362,8 @@ Result<void> validate(int fd, const Limits& l, Parsed* im) {
                 where.offset = t.position();
                 TRY(fp, stream_data(t, m, &v, nullptr, &where.bytes));
                 if (where.bytes != expected_stored(m))
-                    return base::error("member " + shown(m.path) + ": its stored data does not match its size or sparse map");
+                    return base::error("member " + shown(m.path) +
+                                       ": its stored data does not match its size or sparse map");
             } else {
                 fp = fp_of_meta(m);
             }
@@ -376,7 +380,8 @@ Result<void> validate(int fd, const Limits& l, Parsed* im) {
         im->manifest = std::move(manifest.value());
     }
     if (!r) return r;
-    if (!have_sums) return base::error(std::string("the patch is truncated or incomplete: no ") + kSumsName + " member");
+    if (!have_sums)
+        return base::error(std::string("the patch is truncated or incomplete: no ") + kSumsName + " member");
     TRY_VOID(t.finish(1 << 20));
     im->marks = t.stream().marks();
     if (computed.size() != im->sums.size())
@@ -384,7 +389,8 @@ Result<void> validate(int fd, const Limits& l, Parsed* im) {
                            lim(computed.size()));
     for (size_t i = 0; i < computed.size(); i++) {
         if (computed[i].first != im->sums[i].first)
-            return base::error(std::string(kSumsName) + " does not match member " + base::display_path(computed[i].first));
+            return base::error(std::string(kSumsName) + " does not match member " +
+                               base::display_path(computed[i].first));
         if (computed[i].second != im->sums[i].second)
             return base::error("fingerprint mismatch for member " + base::display_path(computed[i].first) +
                                ": the patch is corrupt or was altered");

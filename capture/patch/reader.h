@@ -16,12 +16,12 @@ namespace capture {
 
 struct Limits {
     uint64_t max_members = 1'000'000;
-    uint64_t max_stored_bytes = 64ull << 30;     // sum of stored (data) bytes
-    uint64_t max_logical_bytes = 1ull << 44;     // sum of logical sizes (sparse files) = 16 TiB
-    uint64_t max_name_len = 65536;               // a path, not a component: 5000-deep trees exceed PATH_MAX
+    uint64_t max_stored_bytes = 64ull << 30;  // sum of stored (data) bytes
+    uint64_t max_logical_bytes = 1ull << 44;  // sum of logical sizes (sparse files) = 16 TiB
+    uint64_t max_name_len = 65536;            // a path, not a component: 5000-deep trees exceed PATH_MAX
     uint64_t max_pax_header = 1 << 20;
     uint64_t max_manifest = 256ull << 20;
-    uint64_t max_sparse_segments = 1'000'000;    // data segments of one sparse file (added by capture)
+    uint64_t max_sparse_segments = 1'000'000;  // data segments of one sparse file (added by capture)
 };
 
 // Parse one limit flag (--max-members N, --max-stored-bytes N, --max-logical-bytes N,
@@ -31,7 +31,7 @@ struct Limits {
 int parse_limit_flag(int argc, char** argv, int* i, Limits* limits, std::string* error);
 
 struct Manifest {
-    std::string format;   // "layover-patch/1"
+    std::string format;  // "layover-patch/1"
     std::string target;
     std::string session;
     std::vector<std::string> command;
@@ -50,12 +50,12 @@ struct Manifest {
 struct Member {
     enum class Kind { File, Dir, Symlink, Hardlink, Fifo, Whiteout, Opaque };
     Kind kind = Kind::File;
-    std::string path;            // for Whiteout/Opaque: the path deleted / the opaque dir
+    std::string path;  // for Whiteout/Opaque: the path deleted / the opaque dir
     uint32_t mode = 0;
-    uint64_t size = 0;           // logical size
+    uint64_t size = 0;  // logical size
     int64_t mtime_ns = 0;
-    std::string link_target;     // symlink target, or hardlink's earlier member path
-    std::map<std::string, std::string> xattrs;  // user.* only
+    std::string link_target;                            // symlink target, or hardlink's earlier member path
+    std::map<std::string, std::string> xattrs;          // user.* only
     std::vector<std::pair<uint64_t, uint64_t>> sparse;  // (offset, length) data segments; empty = dense
 };
 
@@ -85,8 +85,7 @@ public:
     // Data is decoded again at the offsets validation recorded (starting at
     // the nearest frame, no tar parsing) and checked against its fingerprint
     // once more: a patch file changed since open() is an error.
-    base::Result<void> read_data(
-        const std::function<DataSink(const Member&)>& visit) const;
+    base::Result<void> read_data(const std::function<DataSink(const Member&)>& visit) const;
 
     // Convenience for diff: the whole content of one file member (limit-checked).
     base::Result<std::string> read_file(const std::string& path, uint64_t limit) const;

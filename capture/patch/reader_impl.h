@@ -25,8 +25,8 @@ struct Patch::Impl {
     Limits limits;
     Manifest manifest;
     std::vector<Member> members;
-    Sums sums;  // name as in the tar, fingerprint; manifest first
-    std::vector<StoredData> stored;  // parallel to members
+    Sums sums;                            // name as in the tar, fingerprint; manifest first
+    std::vector<StoredData> stored;       // parallel to members
     std::vector<ZstdReader::Mark> marks;  // where decoding may restart
     bool from_session = false;
     std::string temp;  // a session's on-the-fly patch, removed with the Patch

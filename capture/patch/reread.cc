@@ -7,10 +7,10 @@
 // validation is refused, and reading from the wrong place could only fail.
 #include <algorithm>
 
-#include "capture/scan/fingerprint.h"
 #include "capture/patch/reader.h"
 #include "capture/patch/reader_impl.h"
 #include "capture/patch/zstream.h"
+#include "capture/scan/fingerprint.h"
 #include "helper/base/text.h"
 
 namespace capture {

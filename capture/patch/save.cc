@@ -8,12 +8,12 @@
 #include <random>
 #include <set>
 
-#include "helper/store/owner_ns.h"
-#include "capture/scan/session_scan.h"
 #include "capture/patch/writer.h"
+#include "capture/scan/session_scan.h"
 #include "helper/base/defer.h"
 #include "helper/base/fd.h"
 #include "helper/base/version.h"
+#include "helper/store/owner_ns.h"
 
 namespace capture {
 

@@ -14,7 +14,6 @@ struct SaveOptions {
     std::vector<std::string> only;  // if non-empty: capture only these paths (and their subtrees)
 };
 
-base::Result<void> save_session(const session::Info& s, const std::string& out_file,
-                                const SaveOptions& opts = {});
+base::Result<void> save_session(const session::Info& s, const std::string& out_file, const SaveOptions& opts = {});
 
 }  // namespace capture

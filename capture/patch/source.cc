@@ -31,10 +31,14 @@ bool parse_size(const char* s, uint64_t* out) {
     int shift = 0;
     if (*end) {
         switch (*end) {
-            case 'K': case 'k': shift = 10; break;
-            case 'M': case 'm': shift = 20; break;
-            case 'G': case 'g': shift = 30; break;
-            case 'T': case 't': shift = 40; break;
+            case 'K':
+            case 'k': shift = 10; break;
+            case 'M':
+            case 'm': shift = 20; break;
+            case 'G':
+            case 'g': shift = 30; break;
+            case 'T':
+            case 't': shift = 40; break;
             default: return false;
         }
         if (end[1]) return false;
@@ -73,7 +77,7 @@ int parse_limit_flag(int argc, char** argv, int* i, Limits* l, std::string* erro
         a.resize(eq);
         inline_value = true;
     }
-    uint64_t* field = a == "--max-members"       ? &l->max_members
+    uint64_t* field = a == "--max-members"         ? &l->max_members
                       : a == "--max-stored-bytes"  ? &l->max_stored_bytes
                       : a == "--max-logical-bytes" ? &l->max_logical_bytes
                       : a == "--max-name-len"      ? &l->max_name_len

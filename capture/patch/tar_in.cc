@@ -53,8 +53,7 @@ std::string HeaderMeter::over(const HeaderBudget& b, uint64_t slack) const {
     return "";
 }
 
-TarIn::TarIn(int fd, const HeaderBudget& budget)
-    : fd_(fd), z_((::lseek(fd, 0, SEEK_SET), fd)), budget_(budget) {}
+TarIn::TarIn(int fd, const HeaderBudget& budget) : fd_(fd), z_((::lseek(fd, 0, SEEK_SET), fd)), budget_(budget) {}
 
 TarIn::~TarIn() {
     if (a_) archive_read_free(a_);
@@ -101,8 +100,7 @@ base::Result<void> TarIn::open() {
     a_ = archive_read_new();
     if (!a_) return base::error("libarchive: out of memory");
     // Names are raw bytes whatever the locale; only tar, no other formats or filters.
-    if (archive_read_support_format_tar(a_) != ARCHIVE_OK)
-        return fail("setting up the tar reader");
+    if (archive_read_support_format_tar(a_) != ARCHIVE_OK) return fail("setting up the tar reader");
     in_header_ = true;  // the first header may already be read here
     bool ok = archive_read_open(a_, this, nullptr, &TarIn::on_read, nullptr) == ARCHIVE_OK;
     in_header_ = false;
@@ -122,8 +120,7 @@ base::Result<archive_entry*> TarIn::next(uint64_t* header_bytes) {
         skipping_ = false;
         if (r != ARCHIVE_OK) return fail("bad member data");
         uint64_t now = static_cast<uint64_t>(archive_filter_bytes(a_, 0));
-        if (now - pos_ >= 512)
-            return base::error("member #" + std::to_string(index_) + ": " + kExtraData);
+        if (now - pos_ >= 512) return base::error("member #" + std::to_string(index_) + ": " + kExtraData);
         pos_ = now;
         index_++;
     }

@@ -17,7 +17,7 @@ namespace capture {
 // allocates as it parses (a sparse map costs ~50 bytes per entry), so the
 // limits are enforced on the bytes it is handed, before it has them all.
 struct HeaderBudget {
-    uint64_t max_pax_header = 1 << 20;        // header bytes, sparse-map lines not counted
+    uint64_t max_pax_header = 1 << 20;         // header bytes, sparse-map lines not counted
     uint64_t max_sparse_segments = 1'000'000;  // entries of one GNU sparse 1.0 map
 };
 
@@ -38,7 +38,7 @@ public:
 
 private:
     uint64_t total_ = 0, map_bytes_ = 0, lines_ = 0;
-    size_t line_len_ = 0;     // the current (unfinished) line
+    size_t line_len_ = 0;  // the current (unfinished) line
     bool line_digits_ = true;
 };
 
@@ -83,8 +83,8 @@ private:
     HeaderMeter meter_;
     bool in_header_ = false;  // inside archive_read_next_header: meter what it is handed
     bool have_entry_ = false;
-    uint64_t index_ = 0;      // the member whose header is being read
-    bool skipping_ = false;   // inside archive_read_data_skip: only padding may be left
+    uint64_t index_ = 0;     // the member whose header is being read
+    bool skipping_ = false;  // inside archive_read_data_skip: only padding may be left
     uint64_t skip_handed_ = 0;
 };
 

@@ -10,13 +10,13 @@
 #include <map>
 #include <memory>
 
+#include "capture/patch/change_json.h"
+#include "capture/patch/manifest.h"
+#include "capture/patch/zstream.h"
 #include "capture/scan/dircursor.h"
 #include "capture/scan/fingerprint.h"
-#include "capture/patch/change_json.h"
-#include "helper/base/json/writer.h"
-#include "capture/patch/manifest.h"
 #include "capture/scan/xattr.h"
-#include "capture/patch/zstream.h"
+#include "helper/base/json/writer.h"
 #include "helper/base/text.h"
 
 namespace capture {
@@ -50,8 +50,7 @@ public:
         // Full pax, not "restricted": only it writes the pax mtime record for a
         // sub-second mtime that needs no other extension (headers stay plain
         // ustar otherwise), and apply/undo restore mtimes to the nanosecond.
-        if (archive_write_set_format_pax(a_) != ARCHIVE_OK)
-            return lib_error("setting up the tar writer");
+        if (archive_write_set_format_pax(a_) != ARCHIVE_OK) return lib_error("setting up the tar writer");
         archive_write_set_bytes_in_last_block(a_, 1);
         // Big blocks: fewer, larger hand-offs to zstd, whose multithreaded
         // stream has a fixed cost per call (measured: ~5% of a 10k-file save).
@@ -202,7 +201,8 @@ private:
         base::Fd opened;
         int fd = it.fd;
         if (fd < 0) {
-            auto r = open_file_ ? (*open_file_)(it) : base::open_at(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK);
+            auto r = open_file_ ? (*open_file_)(it)
+                                : base::open_at(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK);
             if (!r) {
                 if (open_file_) return r.error();
                 return base::error("cannot read upper entry " + base::display_path(c.path) + ": " + r.error().message);
@@ -284,7 +284,8 @@ private:
 
     base::Error changed(const std::string& path) {
         return base::error("upper entry " + base::display_path(path) +
-                           " changed while the patch was being written (the session is running); try again, or stop the session first");
+                           " changed while the patch was being written (the session is running); try again, or stop "
+                           "the session first");
     }
     base::Error lib_error(const std::string& what) {
         return base::error(what + ": " + (archive_error_string(a_) ? archive_error_string(a_) : "libarchive failed"));

@@ -27,8 +27,8 @@ std::optional<uint64_t> frame_window(const unsigned char* p, size_t n);
 
 struct BlockHeader {
     bool last = false;
-    unsigned type = 0;     // 0 raw, 1 RLE, 2 compressed, 3 reserved
-    uint32_t size = 0;     // Block_Size field
+    unsigned type = 0;                                        // 0 raw, 1 RLE, 2 compressed, 3 reserved
+    uint32_t size = 0;                                        // Block_Size field
     uint64_t stored() const { return type == 1 ? 1 : size; }  // bytes after the header
 };
 BlockHeader block_header(const unsigned char* p);  // 3 bytes

@@ -6,11 +6,10 @@
 // one worker, exactly as a single decoder would, errors included.
 #include "capture/patch/zstream.h"
 
-#include <zstd_errors.h>
-
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zstd_errors.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -22,10 +21,10 @@
 namespace capture {
 
 namespace {
-constexpr size_t kChunk = size_t{1} << 20;      // decoded and handed over at a time
-constexpr size_t kUnitChunks = 4;              // chunks decoded ahead in a frame that is streamed
-constexpr size_t kWholeMax = size_t{8} << 20;   // frames up to this decoded size are decoded in one call
-constexpr size_t kSpareMax = 8;                 // buffers kept for reuse
+constexpr size_t kChunk = size_t{1} << 20;          // decoded and handed over at a time
+constexpr size_t kUnitChunks = 4;                   // chunks decoded ahead in a frame that is streamed
+constexpr size_t kWholeMax = size_t{8} << 20;       // frames up to this decoded size are decoded in one call
+constexpr size_t kSpareMax = 8;                     // buffers kept for reuse
 constexpr uint64_t kMarkEvery = uint64_t{1} << 20;  // decoded bytes between recorded restart points
 // A frame needing a larger window is refused (a patch could otherwise make
 // each decoding thread allocate up to 128 MiB); layover writes 1 MiB frames,
@@ -39,7 +38,7 @@ const char* const kWindowTooLarge =
 constexpr size_t kMaxWorkers = 4;
 constexpr uint64_t kToEof = UINT64_MAX;
 constexpr size_t kReadBytes = size_t{256} << 10;
-const size_t kSlice = ZSTD_DStreamOutSize();     // handed out at a time
+const size_t kSlice = ZSTD_DStreamOutSize();  // handed out at a time
 
 base::Result<size_t> read_some(int fd, char* p, size_t n, uint64_t off, bool seq) {
     ssize_t r;
@@ -134,8 +133,7 @@ void ZstdReader::Decoder::fill_whole(Chunk* c, size_t size) {
 
 // Moves the unread input (keep bytes) to the front and reads more after it.
 base::Result<void> ZstdReader::Decoder::refill(size_t keep) {
-    if (keep > 0 && in_buf_.pos > 0)
-        std::copy(in_.data() + in_buf_.pos, in_.data() + in_buf_.size, in_.data());
+    if (keep > 0 && in_buf_.pos > 0) std::copy(in_.data() + in_buf_.pos, in_.data() + in_buf_.size, in_.data());
     size_t room = in_.size() - keep;
     if (end_ != kToEof) room = static_cast<size_t>(std::min<uint64_t>(room, end_ - pos_));
     size_t n = 0;
@@ -197,7 +195,7 @@ ZstdReader::ZstdReader(int fd, int threads, uint64_t start) : fd_(fd) {
     }
     long cpus = ::sysconf(_SC_NPROCESSORS_ONLN);
     // One worker still decodes beside the caller; more only with CPUs for them.
-    size_t n = threads >= 0  ? static_cast<size_t>(threads)
+    size_t n = threads >= 0 ? static_cast<size_t>(threads)
                : !seekable_ ? 1
                             : static_cast<size_t>(std::clamp(cpus, 1L, static_cast<long>(kMaxWorkers)));
     if (!seekable_) n = std::min<size_t>(n, 1);  // one range, read in order
@@ -248,11 +246,10 @@ bool ZstdReader::claim(Worker& w, bool wait) {
     }
     if (seekable_) {
         int fd = fd_;
-        auto at = frame_end(
-            [fd](uint64_t off, unsigned char* p, size_t n) {
-                return ::pread(fd, p, n, static_cast<off_t>(off)) == static_cast<ssize_t>(n);
-            },
-            begin, size_);
+        auto at =
+            frame_end([fd](uint64_t off, unsigned char* p,
+                           size_t n) { return ::pread(fd, p, n, static_cast<off_t>(off)) == static_cast<ssize_t>(n); },
+                      begin, size_);
         if (at) {
             end = *at;
             last = false;
@@ -341,8 +338,7 @@ base::Result<std::pair<const char*, size_t>> ZstdReader::next() {
             if (taking_ == total_units_) {
                 done_ = true;
                 // Not even one frame: an empty or cut-off file.
-                if (total_out_ == 0)
-                    error_ = base::error("the patch is truncated (the zstd stream ends mid-frame)");
+                if (total_out_ == 0) error_ = base::error("the patch is truncated (the zstd stream ends mid-frame)");
                 break;
             }
             auto it = units_.find(taking_);

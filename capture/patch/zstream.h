@@ -51,7 +51,7 @@ private:
         std::string error;
         bool done = false;
     };
-    base::Result<void> submit();             // the current frame to a worker (or compress it here)
+    base::Result<void> submit();              // the current frame to a worker (or compress it here)
     base::Result<void> write_done(bool all);  // finished frames, in order; all: wait for every one
     void work();
     Buf take_buf(size_t cap);
@@ -59,19 +59,19 @@ private:
     int fd_;
     int level_;
     size_t workers_wanted_ = 0;
-    Buf cur_;                                // the frame being filled
+    Buf cur_;  // the frame being filled
     bool any_frame_ = false;
-    ZSTD_CCtx* inline_cctx_ = nullptr;       // no worker threads
-    std::vector<Buf> spare_;                 // recycled buffers
+    ZSTD_CCtx* inline_cctx_ = nullptr;  // no worker threads
+    std::vector<Buf> spare_;            // recycled buffers
     std::mutex mu_;
     std::condition_variable cv_;
     std::deque<std::shared_ptr<Job>> jobs_;  // submitted, in order (done or not)
     std::deque<std::shared_ptr<Job>> todo_;  // not yet taken by a worker
     std::vector<std::thread> threads_;
     bool stop_ = false;
-    int64_t start_ = -1;        // fd offset where we began; -1: not a seekable file
-    uint64_t written_ = 0;      // bytes written since start_
-    uint64_t writeback_ = 0;    // bytes handed to writeback so far
+    int64_t start_ = -1;      // fd offset where we began; -1: not a seekable file
+    uint64_t written_ = 0;    // bytes written since start_
+    uint64_t writeback_ = 0;  // bytes handed to writeback so far
 };
 
 // Decompresses a zstd file, requiring a checksum in every frame (verified by
@@ -107,8 +107,8 @@ private:
         std::unique_ptr<char[]> buf;  // cap bytes (recycled)
         size_t cap = 0;
         size_t size = 0;
-        base::Error error;            // message "" when none
-        bool end = false;             // the unit's last chunk (with its error, if any)
+        base::Error error;  // message "" when none
+        bool end = false;   // the unit's last chunk (with its error, if any)
     };
     // Decodes the frames in one byte range of the file.
     class Decoder {
@@ -142,7 +142,7 @@ private:
     struct Worker {
         Worker(int fd, bool seq) : dec(fd, seq) {}
         Decoder dec;
-        bool busy = false;  // has a unit
+        bool busy = false;   // has a unit
         bool fresh = false;  // nothing of it decoded yet
         uint64_t unit = 0;
     };
@@ -153,21 +153,21 @@ private:
     int fd_;
     bool seekable_ = false;
     uint64_t size_ = 0;
-    size_t ahead_ = 1;             // units claimed at most beyond the one being read
-    std::mutex claim_mu_;          // held while finding the next unit (before mu_)
-    uint64_t next_begin_ = 0;      // where the next unclaimed unit starts
-    bool walk_done_ = false;       // no unit left to claim
+    size_t ahead_ = 1;         // units claimed at most beyond the one being read
+    std::mutex claim_mu_;      // held while finding the next unit (before mu_)
+    uint64_t next_begin_ = 0;  // where the next unclaimed unit starts
+    bool walk_done_ = false;   // no unit left to claim
     std::mutex mu_;
     std::condition_variable cv_;
     struct Unit {
-        uint64_t begin = 0;  // file offset of its first frame
-        bool seen = false;   // the caller reached it
-        std::deque<Chunk> q; // decoded, not yet handed out
+        uint64_t begin = 0;   // file offset of its first frame
+        bool seen = false;    // the caller reached it
+        std::deque<Chunk> q;  // decoded, not yet handed out
     };
     std::map<uint64_t, Unit> units_;
-    uint64_t claimed_ = 0;         // units claimed so far
+    uint64_t claimed_ = 0;  // units claimed so far
     uint64_t total_units_ = UINT64_MAX;
-    uint64_t taking_ = 0;          // the unit the caller is reading
+    uint64_t taking_ = 0;       // the unit the caller is reading
     std::vector<Chunk> spare_;  // buffers handed back, to be reused
     bool stop_ = false;
     std::vector<std::unique_ptr<Worker>> workers_;

@@ -38,7 +38,9 @@ std::string compress(ZSTD_CCtx* c, const char* in, size_t n, char* out, size_t c
 
 ZstdWriter::ZstdWriter(int fd, int level, int threads) : fd_(fd), level_(level) {
     long cpus = ::sysconf(_SC_NPROCESSORS_ONLN);
-    workers_wanted_ = threads >= 0 ? static_cast<size_t>(threads) : cpus > 1 ? static_cast<size_t>(std::min(cpus, 8L)) : 0;
+    workers_wanted_ = threads >= 0 ? static_cast<size_t>(threads)
+                      : cpus > 1   ? static_cast<size_t>(std::min(cpus, 8L))
+                                   : 0;
     off_t pos = ::lseek(fd, 0, SEEK_CUR);
     struct stat st;
     if (pos >= 0 && ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) start_ = pos;
@@ -116,8 +118,8 @@ base::Result<void> ZstdWriter::submit() {
     if (threads_.empty()) {
         if (!inline_cctx_) inline_cctx_ = new_cctx(level_);
         job->out = take_buf(ZSTD_compressBound(job->in.size));
-        job->error = compress(inline_cctx_, job->in.p.get(), job->in.size, job->out.p.get(), job->out.cap,
-                              &job->out.size);
+        job->error =
+            compress(inline_cctx_, job->in.p.get(), job->in.size, job->out.p.get(), job->out.cap, &job->out.size);
         job->done = true;
         std::lock_guard<std::mutex> l(mu_);
         jobs_.push_back(job);

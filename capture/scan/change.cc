@@ -42,8 +42,7 @@ char kind_letter(Kind k) {
 }
 
 bool parse_kind(const std::string& s, Kind* out) {
-    for (Kind k : {Kind::Added, Kind::Modified, Kind::Deleted, Kind::TypeChanged, Kind::Metadata,
-                   Kind::OpaqueDir}) {
+    for (Kind k : {Kind::Added, Kind::Modified, Kind::Deleted, Kind::TypeChanged, Kind::Metadata, Kind::OpaqueDir}) {
         if (s == kind_name(k)) {
             *out = k;
             return true;
@@ -53,8 +52,8 @@ bool parse_kind(const std::string& s, Kind* out) {
 }
 
 bool parse_type(const std::string& s, Type* out) {
-    for (Type t : {Type::None, Type::File, Type::Dir, Type::Symlink, Type::Fifo, Type::Socket,
-                   Type::Whiteout, Type::OpaqueDir, Type::Other}) {
+    for (Type t : {Type::None, Type::File, Type::Dir, Type::Symlink, Type::Fifo, Type::Socket, Type::Whiteout,
+                   Type::OpaqueDir, Type::Other}) {
         if (s == type_name(t)) {
             *out = t;
             return true;

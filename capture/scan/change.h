@@ -14,30 +14,30 @@ enum class Kind { Added, Modified, Deleted, TypeChanged, Metadata, OpaqueDir };
 // classification; a Change's type/old_type is one of File..Socket or None.
 enum class Type { None, File, Dir, Symlink, Fifo, Socket, Whiteout, OpaqueDir, Other };
 
-const char* kind_name(Kind k);      // "added", "modified", ... (JSON names)
-const char* type_name(Type t);      // "file", "dir", "symlink", "fifo", "socket", ...
-char kind_letter(Kind k);           // A M D T m O: the short status column
+const char* kind_name(Kind k);  // "added", "modified", ... (JSON names)
+const char* type_name(Type t);  // "file", "dir", "symlink", "fifo", "socket", ...
+char kind_letter(Kind k);       // A M D T m O: the short status column
 bool parse_kind(const std::string& s, Kind* out);
 bool parse_type(const std::string& s, Type* out);
 
 struct Change {
-    std::string path;         // raw bytes, relative to the target, no leading "./"
+    std::string path;  // raw bytes, relative to the target, no leading "./"
     Kind kind = Kind::Added;
-    Type type = Type::None;   // new type (None for deletions)
-    uint64_t size = 0;        // new logical size (files)
-    uint32_t mode = 0;        // new permission bits (07777 masked, never suid/sgid on apply)
+    Type type = Type::None;  // new type (None for deletions)
+    uint64_t size = 0;       // new logical size (files)
+    uint32_t mode = 0;       // new permission bits (07777 masked, never suid/sgid on apply)
     Type old_type = Type::None;
     uint32_t old_mode = 0;
-    std::string link_target;  // new symlink target (raw bytes)
-    bool captured = true;     // false for sockets: reported, never stored
-    int64_t mtime_ns = 0;     // new mtime; apply sets it on changed files
+    std::string link_target;                    // new symlink target (raw bytes)
+    bool captured = true;                       // false for sockets: reported, never stored
+    int64_t mtime_ns = 0;                       // new mtime; apply sets it on changed files
     std::map<std::string, std::string> xattrs;  // user.* xattrs kept (new state)
 };
 
 // The `base` record: what the real entry must be for a change to apply cleanly.
 struct BaseEntry {
-    std::string path;         // raw bytes, relative to the target
-    bool absent = false;      // the path must not exist
+    std::string path;     // raw bytes, relative to the target
+    bool absent = false;  // the path must not exist
     Type type = Type::None;
     uint64_t size = 0;
     uint32_t mode = 0;

@@ -129,10 +129,10 @@ Verdict classify_fifo(const Side& u, const Side& l) {
             return change(Kind::Added);
         case Type::Fifo:  // case: upper=fifo lower=fifo
             return meta_differs(u, l) ? change(Kind::Metadata) : Verdict{};
-        case Type::File:    // case: upper=fifo lower=file
-        case Type::Dir:     // case: upper=fifo lower=dir
-        case Type::Symlink: // case: upper=fifo lower=symlink
-        case Type::Socket:  // case: upper=fifo lower=socket
+        case Type::File:     // case: upper=fifo lower=file
+        case Type::Dir:      // case: upper=fifo lower=dir
+        case Type::Symlink:  // case: upper=fifo lower=symlink
+        case Type::Socket:   // case: upper=fifo lower=socket
         default: return type_change(l);
     }
 }
@@ -168,10 +168,10 @@ Verdict classify_whiteout(const Side& l) {
             v = change(Kind::Deleted);
             v.lower_subtree = true;
             break;
-        case Type::File:     // case: upper=whiteout lower=file
-        case Type::Symlink:  // case: upper=whiteout lower=symlink
-        case Type::Fifo:     // case: upper=whiteout lower=fifo
-        case Type::Socket:   // case: upper=whiteout lower=socket
+        case Type::File:                            // case: upper=whiteout lower=file
+        case Type::Symlink:                         // case: upper=whiteout lower=symlink
+        case Type::Fifo:                            // case: upper=whiteout lower=fifo
+        case Type::Socket:                          // case: upper=whiteout lower=socket
         default: v = change(Kind::Deleted); break;  // case: upper=whiteout lower=device
     }
     v.whiteout_member = true;

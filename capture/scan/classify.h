@@ -17,7 +17,7 @@ struct Side {
     uint32_t mode = 0;       // permission bits (07777)
     uint64_t size = 0;
     std::string link_target;
-    Xattrs xattrs;           // user xattrs only (see user_xattrs)
+    Xattrs xattrs;  // user xattrs only (see user_xattrs)
 };
 
 // The upper entry's type from its stat and overlay markers:
@@ -30,13 +30,13 @@ Type lower_type(uint32_t st_mode);
 struct Verdict {
     bool is_change = false;
     Kind kind = Kind::Added;
-    bool captured = true;        // false: reported but not stored (sockets)
-    bool descend = false;        // upper is a dir: walk its children
-    bool descend_lower = false;  // ...comparing them with the lower dir's children
-    bool lower_subtree = false;  // record the whole lower subtree in base (dir deleted or replaced)
+    bool captured = true;          // false: reported but not stored (sockets)
+    bool descend = false;          // upper is a dir: walk its children
+    bool descend_lower = false;    // ...comparing them with the lower dir's children
+    bool lower_subtree = false;    // record the whole lower subtree in base (dir deleted or replaced)
     bool whiteout_member = false;  // store DIR/.wh.NAME
     bool opaque_member = false;    // store DIR/.wh..wh..opq
-    std::string error;           // non-empty: this entry cannot be captured (why)
+    std::string error;             // non-empty: this entry cannot be captured (why)
 };
 
 // content_equal is called at most once, only for a file over a file of the same size.

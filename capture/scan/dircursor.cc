@@ -25,9 +25,9 @@ base::Result<int> DirCursor::parent_of(const std::string& path, std::string* nam
     for (size_t i = keep; i < comps.size(); i++) {
         int at = i == 0 ? root_ : fds_.back().get();
         auto fd = base::open_at(at, comps[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
-        if (!fd) return base::error("opening dir " +
-                                    base::display_path(comps[i]) + " of " + base::display_path(path) + ": " +
-                                    fd.error().message);
+        if (!fd)
+            return base::error("opening dir " + base::display_path(comps[i]) + " of " + base::display_path(path) +
+                               ": " + fd.error().message);
         names_.push_back(comps[i]);
         fds_.push_back(std::move(fd.value()));
     }

@@ -13,8 +13,8 @@
 #include "capture/scan/classify.h"
 #include "capture/scan/fingerprint.h"
 #include "capture/scan/xattr.h"
-#include "helper/base/fd.h"
 #include "helper/base/dir.h"
+#include "helper/base/fd.h"
 #include "helper/base/text.h"
 #include "helper/base/thread.h"
 
@@ -22,15 +22,11 @@ namespace capture {
 
 using base::Result;
 
-std::string join_path(const std::string& dir, const std::string& name) {
-    return dir.empty() ? name : dir + "/" + name;
-}
+std::string join_path(const std::string& dir, const std::string& name) { return dir.empty() ? name : dir + "/" + name; }
 
 namespace {
 
-int64_t ns_of(const struct statx_timestamp& t) {
-    return static_cast<int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec;
-}
+int64_t ns_of(const struct statx_timestamp& t) { return static_cast<int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec; }
 
 using DirEnt = base::DirEntry;
 
@@ -46,7 +42,7 @@ struct Seen {
     struct statx st {};
     Side side;
     bool xwhiteouts = false;  // an upper dir that may hold xattr whiteouts
-    base::Fd fd;  // files and dirs: open for xattrs / content / descending
+    base::Fd fd;              // files and dirs: open for xattrs / content / descending
 };
 
 class Walker {
@@ -124,8 +120,9 @@ private:
     // no devices but overlayfs's 0/0 whiteouts, which fail to open, so a race
     // cannot make this open a device. False: use the stat-first path.
     bool open_first(int dirfd, const std::string& name, unsigned char dtype, unsigned mask, Seen* s) {
-        int fd = ::openat(dirfd, name.c_str(),
-                          O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC | (dtype == DT_DIR ? O_DIRECTORY : 0));
+        int fd =
+            ::openat(dirfd, name.c_str(),
+                     O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC | (dtype == DT_DIR ? O_DIRECTORY : 0));
         if (fd < 0) return false;
         s->fd.reset(fd);
         uint32_t want = dtype == DT_DIR ? S_IFDIR : S_IFREG;
@@ -142,7 +139,8 @@ private:
         // Built only for an error: escaping every path up front was a measurable cost.
         auto where = [&] { return (upper ? "upper entry " : "real entry ") + base::display_path(path); };
         unsigned mask = STATX_BASIC_STATS | STATX_BTIME;
-        bool opened = upper && !light && (dtype == DT_REG || dtype == DT_DIR) && open_first(dirfd, name, dtype, mask, &s);
+        bool opened =
+            upper && !light && (dtype == DT_REG || dtype == DT_DIR) && open_first(dirfd, name, dtype, mask, &s);
         if (!opened && ::statx(dirfd, name.c_str(), AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, mask, &s.st) != 0) {
             if (errno == ENOENT) return s;  // gone (a running session) or absent below
             return base::sys_error("reading " + where());
@@ -319,8 +317,7 @@ private:
             return r.value();
         };
         Verdict v = classify(u.side, l.side, content_equal);
-        if (!compare_error.empty())
-            return base::error("comparing " + base::display_path(path) + ": " + compare_error);
+        if (!compare_error.empty()) return base::error("comparing " + base::display_path(path) + ": " + compare_error);
         if (!v.error.empty()) return base::error("cannot capture " + base::display_path(path) + ": " + v.error);
         if (v.is_change) TRY_VOID(record(u, l, v, path));
         if (v.descend) {

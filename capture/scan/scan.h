@@ -27,13 +27,13 @@ struct Item {
 };
 
 struct ScanResult {
-    std::vector<Item> items;      // walk order: parents before children, names sorted bytewise
-    std::vector<BaseEntry> base;  // empty unless ScanOptions::with_base
+    std::vector<Item> items;                       // walk order: parents before children, names sorted bytewise
+    std::vector<BaseEntry> base;                   // empty unless ScanOptions::with_base
     std::shared_ptr<std::vector<base::Fd>> files;  // owns Item::fd
 };
 
 struct ScanOptions {
-    bool with_base = false;      // fingerprints, staleness, lower subtrees (save)
+    bool with_base = false;        // fingerprints, staleness, lower subtrees (save)
     int64_t session_start_ns = 0;  // copy-up time when the upper fs has no birth time
     // For the text summary of `status`: below an upper dir that has no real
     // counterpart, entries are typed from getdents' d_type, without a statx

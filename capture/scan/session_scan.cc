@@ -2,9 +2,9 @@
 
 #include <fcntl.h>
 
-#include "helper/store/owner_ns.h"
 #include "capture/scan/scan.h"
 #include "helper/base/text.h"
+#include "helper/store/owner_ns.h"
 
 namespace capture {
 

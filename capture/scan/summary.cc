@@ -35,9 +35,7 @@ void append_line(std::string* out, const Change& c, bool stale) {
     if (c.type == Type::Dir || (c.kind == Kind::Deleted && c.old_type == Type::Dir)) line += "/";
     std::string note;
     switch (c.kind) {
-        case Kind::TypeChanged:
-            note = std::string(type_name(c.old_type)) + " -> " + type_name(c.type);
-            break;
+        case Kind::TypeChanged: note = std::string(type_name(c.old_type)) + " -> " + type_name(c.type); break;
         case Kind::Metadata:
             if (c.mode != c.old_mode) note = "mode " + octal(c.old_mode) + " -> " + octal(c.mode);
             else note = "xattrs";

@@ -15,10 +15,10 @@ base::Result<Xattrs> read_xattrs(int fd);
 
 // What overlayfs (mounted with userxattr) left in an upper entry's xattrs.
 struct OverlayMarks {
-    bool whiteout = false;     // user.overlay.whiteout (the "xattr whiteout" form)
-    bool opaque = false;       // user.overlay.opaque = "y"
-    bool xwhiteouts = false;   // user.overlay.opaque = "x": the dir may hold xattr whiteouts
-    std::string unsupported;   // a marker layover cannot represent (redirect, metacopy), or ""
+    bool whiteout = false;    // user.overlay.whiteout (the "xattr whiteout" form)
+    bool opaque = false;      // user.overlay.opaque = "y"
+    bool xwhiteouts = false;  // user.overlay.opaque = "x": the dir may hold xattr whiteouts
+    std::string unsupported;  // a marker layover cannot represent (redirect, metacopy), or ""
 };
 
 // The user's own user.* xattrs: overlay-internal user.overlay.* dropped, the

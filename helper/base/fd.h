@@ -19,9 +19,9 @@ public:
 
     int get() const { return fd_; }
     bool valid() const { return fd_ >= 0; }
-    int release();             // give up ownership; returns the fd
-    void reset(int fd = -1);   // close the current fd (errors ignored), own fd
-    Result<void> close();      // close and report failure (for written files)
+    int release();            // give up ownership; returns the fd
+    void reset(int fd = -1);  // close the current fd (errors ignored), own fd
+    Result<void> close();     // close and report failure (for written files)
 
 private:
     int fd_ = -1;

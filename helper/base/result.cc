@@ -5,9 +5,7 @@
 
 namespace base {
 
-Error sys_error(const std::string& what, int err) {
-    return Error{what + ": " + std::strerror(err), err};
-}
+Error sys_error(const std::string& what, int err) { return Error{what + ": " + std::strerror(err), err}; }
 
 Error sys_error(const std::string& what) { return sys_error(what, errno); }
 

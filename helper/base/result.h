@@ -59,13 +59,13 @@ Error error(const std::string& message);
 // TRY-style early returns keep the happy path linear.
 #define LAYOVER_CAT2(a, b) a##b
 #define LAYOVER_CAT(a, b) LAYOVER_CAT2(a, b)
-#define TRY_VOID(expr)                                             \
-    do {                                                           \
-        auto&& _try_r = (expr);                                    \
-        if (!_try_r.ok()) return _try_r.error();                   \
+#define TRY_VOID(expr)                           \
+    do {                                         \
+        auto&& _try_r = (expr);                  \
+        if (!_try_r.ok()) return _try_r.error(); \
     } while (0)
-#define TRY_IMPL(tmp, decl, expr)                                  \
-    auto tmp = (expr);                                             \
-    if (!tmp.ok()) return tmp.error();                             \
+#define TRY_IMPL(tmp, decl, expr)      \
+    auto tmp = (expr);                 \
+    if (!tmp.ok()) return tmp.error(); \
     decl = std::move(tmp).value()
 #define TRY(decl, expr) TRY_IMPL(LAYOVER_CAT(_try_, __LINE__), decl, expr)

@@ -86,7 +86,7 @@ std::string caret_escape(std::string_view raw, bool keep_newlines) {
     out.reserve(raw.size());
     for (char ch : raw) {
         unsigned char c = static_cast<unsigned char>(ch);
-        if ((c == '\n' && keep_newlines) || c == '\t' || (c >= 0x20 && c != 0x7F) ) {
+        if ((c == '\n' && keep_newlines) || c == '\t' || (c >= 0x20 && c != 0x7F)) {
             out.push_back(ch);
         } else if (c == 0x7F) {
             out += "^?";
@@ -152,8 +152,8 @@ bool base64_decode(std::string_view text, std::string* out) {
 bool valid_session_name(std::string_view name) {
     if (name.empty() || name.size() > 64 || name == "." || name == "..") return false;
     for (char c : name) {
-        bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-                  c == '.' || c == '_' || c == '-';
+        bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+                  c == '-';
         if (!ok) return false;
     }
     return true;

@@ -1,21 +1,22 @@
 // `layover apply` and `layover undo`: parse, confirm, print.
+#include "review/apply/apply.h"
+
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstring>
 #include <iostream>
-#include <string_view>
-#include <unordered_map>
 #include <nlohmann/json.hpp>
 #include <string>
-#include <sys/stat.h>
+#include <string_view>
+#include <unordered_map>
 
 #include "capture/patch/reader.h"
 #include "helper/base/json/bytes.h"
 #include "helper/base/text.h"
-#include "helper/store/session.h"
 #include "helper/cli/verbs.h"
-#include "review/apply/apply.h"
+#include "helper/store/session.h"
 #include "review/undo/undo.h"
 
 namespace {
@@ -42,10 +43,11 @@ void help_apply() {
 }
 
 void help_undo() {
-    std::fputs("usage: layover undo UNDO [--target DIR] [--force] [--dry-run] [--json]\n"
-               "Put back what an apply changed. UNDO is the record apply printed (TARGET/.layover-undo/ID)\n"
-               "or an undo patch written by 'apply --undo-to FILE'.\n",
-               stdout);
+    std::fputs(
+        "usage: layover undo UNDO [--target DIR] [--force] [--dry-run] [--json]\n"
+        "Put back what an apply changed. UNDO is the record apply printed (TARGET/.layover-undo/ID)\n"
+        "or an undo patch written by 'apply --undo-to FILE'.\n",
+        stdout);
 }
 
 // --opt VALUE or --opt=VALUE.
@@ -187,8 +189,9 @@ int cmd_apply(int argc, char** argv) {
     absolute(&a.opts.undo_to);
     bool interactive = ::isatty(0) && !a.json_out;
     if (!a.yes && !a.opts.dry_run && !interactive)
-        return usage("apply", "refusing to change the real tree without confirmation: there is no terminal to ask on; "
-                              "pass --yes (or preview with --dry-run)");
+        return usage("apply",
+                     "refusing to change the real tree without confirmation: there is no terminal to ask on; "
+                     "pass --yes (or preview with --dry-run)");
 
     auto fail = [&](const std::string& msg) {
         std::fprintf(stderr, "layover: apply: %s\n", msg.c_str());
@@ -216,7 +219,8 @@ int cmd_apply(int argc, char** argv) {
         print_notes("apply", *pre);
         print_list(*pre, patch->manifest(), "  ");
         std::fflush(stdout);
-        if (!confirm("Apply " + std::to_string(pre->applied.size()) + " change(s) to " + base::display_path(target) + "?")) {
+        if (!confirm("Apply " + std::to_string(pre->applied.size()) + " change(s) to " + base::display_path(target) +
+                     "?")) {
             std::fputs("layover: apply: cancelled; nothing was applied\n", stderr);
             return 1;
         }
@@ -226,8 +230,8 @@ int cmd_apply(int argc, char** argv) {
     if (!rep.ok()) return fail(rep.error().message);
     std::string export_error;
     if (!rep->undo_patch_error.empty())
-        export_error = "applied, but the undo patch was not written: " + rep->undo_patch_error +
-                       "; the undo record " + base::display_path(rep->undo) + " is kept and undoes this apply ('layover undo " +
+        export_error = "applied, but the undo patch was not written: " + rep->undo_patch_error + "; the undo record " +
+                       base::display_path(rep->undo) + " is kept and undoes this apply ('layover undo " +
                        base::display_path(rep->undo) + "')";
     if (a.json_out) {
         print_notes("apply", *rep);
@@ -245,7 +249,8 @@ int cmd_apply(int argc, char** argv) {
         return 0;
     }
     if (a.opts.dry_run) {
-        std::printf("dry run: would apply %zu change(s) to %s:\n", rep->applied.size(), base::display_path(target).c_str());
+        std::printf("dry run: would apply %zu change(s) to %s:\n", rep->applied.size(),
+                    base::display_path(target).c_str());
         print_list(*rep, patch->manifest(), "  ");
         return 0;
     }
@@ -297,8 +302,10 @@ int cmd_undo(int argc, char** argv) {
         auto patch = capture::Patch::open(source);
         if (!patch.ok()) return fail(patch.error().message);
         if (patch->manifest().kind != "undo")
-            return fail(base::display_path(source) + " is an ordinary patch, not an undo patch (written by "
-                        "'apply --undo-to') or undo record; to apply it use 'layover apply " + base::display_path(source) + "'");
+            return fail(base::display_path(source) +
+                        " is an ordinary patch, not an undo patch (written by "
+                        "'apply --undo-to') or undo record; to apply it use 'layover apply " +
+                        base::display_path(source) + "'");
         review::ApplyOptions ao;
         ao.target = opts.target;
         absolute(&ao.target);
@@ -319,7 +326,8 @@ int cmd_undo(int argc, char** argv) {
     }
     std::printf("%s %zu path(s)\n", opts.dry_run ? "dry run: would restore" : "restored", rep->applied.size());
     for (const auto& p : rep->applied) std::printf("  %s\n", base::display_path(p).c_str());
-    if (!rep->retired.empty()) std::printf("removed the spent undo record %s\n", base::display_path(rep->retired).c_str());
+    if (!rep->retired.empty())
+        std::printf("removed the spent undo record %s\n", base::display_path(rep->retired).c_str());
     if (!rep->undo.empty())
         std::printf("the versions this replaced are kept in %s\n", base::display_path(rep->undo).c_str());
     return 0;

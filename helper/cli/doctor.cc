@@ -17,11 +17,11 @@
 
 #include "helper/base/child.h"
 #include "helper/base/text.h"
+#include "helper/cli/verbs.h"
 #include "helper/sandbox/prepare.h"
 #include "helper/store/remove.h"
 #include "helper/store/session.h"
 #include "helper/store/userns.h"
-#include "helper/cli/verbs.h"
 #include "overlay/mountinfo.h"
 
 namespace {
@@ -62,7 +62,9 @@ void list_foreign(const std::string& root, int dirfd, const std::string& rel, de
         if (::fstatat(::dirfd(d), n.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
         std::string p = rel.empty() ? n : rel + "/" + n;
         if (st.st_uid != ::geteuid()) {
-            if (++*count <= 20) std::printf("      not yours (uid %u): %s/%s\n", st.st_uid, root.c_str(), base::display_path(p).c_str());
+            if (++*count <= 20)
+                std::printf("      not yours (uid %u): %s/%s\n", st.st_uid, root.c_str(),
+                            base::display_path(p).c_str());
         }
         if (S_ISDIR(st.st_mode) && st.st_dev == dev) {
             int sub = ::openat(::dirfd(d), n.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -99,7 +101,8 @@ int cmd_doctor(int argc, char** argv) {
                     "sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0 (Ubuntu 23.10+), or add an "
                     "AppArmor profile allowing userns for layover");
     bool userns_ok = in_child([] { return userns::enter_owner_ns().ok() ? 0 : 1; });
-    fails += report(userns_ok, "a user namespace can be created", "see the two lines above; 'unshare -r true' must work");
+    fails +=
+        report(userns_ok, "a user namespace can be created", "see the two lines above; 'unshare -r true' must work");
 
     auto state = session::state_dir();
     fails += report(state.ok(), "state dir usable" + (state ? " (" + state.value() + ")" : std::string()),
@@ -111,28 +114,31 @@ int cmd_doctor(int argc, char** argv) {
         int fd = ::open(f.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
         if (fd >= 0) ::close(fd);
         bool xattr_ok = ::setxattr(f.c_str(), "user.layover.probe", "1", 1, 0) == 0;
-        fails += report(xattr_ok, "state dir supports user.* xattrs",
-                        "its filesystem lacks them (tmpfs before Linux 6.6?): set LAYOVER_STATE_DIR to a dir on ext4/xfs/btrfs");
+        fails += report(
+            xattr_ok, "state dir supports user.* xattrs",
+            "its filesystem lacks them (tmpfs before Linux 6.6?): set LAYOVER_STATE_DIR to a dir on ext4/xfs/btrfs");
         for (const char* d : {"/lower", "/upper", "/work", "/merged"}) ::mkdir((probe + d).c_str(), 0700);
         bool ovl = userns_ok && in_child([&] {
-            if (!userns::enter_owner_ns() || ::unshare(CLONE_NEWNS) != 0) return 1;
-            std::string o = "lowerdir=" + probe + "/lower,upperdir=" + probe + "/upper,workdir=" + probe +
-                            "/work,userxattr";
-            return ::mount("overlay", (probe + "/merged").c_str(), "overlay", 0, o.c_str()) == 0 ? 0 : 1;
-        });
+                       if (!userns::enter_owner_ns() || ::unshare(CLONE_NEWNS) != 0) return 1;
+                       std::string o = "lowerdir=" + probe + "/lower,upperdir=" + probe + "/upper,workdir=" + probe +
+                                       "/work,userxattr";
+                       return ::mount("overlay", (probe + "/merged").c_str(), "overlay", 0, o.c_str()) == 0 ? 0 : 1;
+                   });
         fails += report(ovl, "overlayfs mounts with userxattr in a user namespace",
                         "needs Linux 5.11+ and user.* xattrs on the state dir's filesystem");
         (void)remove_tree_fast(probe);
     }
-    bool proc_ok = userns_ok && in_child([] {
-        if (!userns::enter_owner_ns() || ::unshare(CLONE_NEWNS | CLONE_NEWPID) != 0) return 1;
-        if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) return 1;
-        pid_t p = ::fork();
-        if (p == 0) ::_exit(::mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) == 0 ? 0 : 1);
-        int st = 0;
-        ::waitpid(p, &st, 0);
-        return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
-    });
+    bool proc_ok =
+        userns_ok && in_child([] {
+            if (!userns::enter_owner_ns() || ::unshare(CLONE_NEWNS | CLONE_NEWPID) != 0) return 1;
+            if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) return 1;
+            pid_t p = ::fork();
+            if (p == 0)
+                ::_exit(::mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) == 0 ? 0 : 1);
+            int st = 0;
+            ::waitpid(p, &st, 0);
+            return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+        });
     fails += report(proc_ok, "a fresh /proc can be mounted",
                     "the host's /proc is partly hidden (as in some containers); run layover on the host or in a "
                     "container started with an unmasked /proc");
@@ -147,20 +153,24 @@ int cmd_doctor(int argc, char** argv) {
     } else {
         struct stat st;
         bool owned = ::stat(t->c_str(), &st) == 0 && st.st_uid == ::geteuid();
-        fails += report(owned, "target " + t.value() + " exists and is yours",
-                        "files not owned by you cannot be changed inside (copy-up fails with EOVERFLOW); pick a target you own");
+        fails += report(
+            owned, "target " + t.value() + " exists and is yours",
+            "files not owned by you cannot be changed inside (copy-up fails with EOVERFLOW); pick a target you own");
         std::string mi;
-        if (auto f = base::open_at(AT_FDCWD, "/proc/self/mountinfo", O_RDONLY)) mi = base::read_all(f->get(), 64 << 20).value();
+        if (auto f = base::open_at(AT_FDCWD, "/proc/self/mountinfo", O_RDONLY))
+            mi = base::read_all(f->get(), 64 << 20).value();
         auto subs = overlay::submounts_under(overlay::parse_mountinfo(mi), t.value());
         for (const auto& m : subs) std::printf("      mounted below the target: %s\n", base::display_path(m).c_str());
-        fails += report(subs.empty(), "no other filesystems mounted below the target",
-                        "the kernel refuses an unprivileged overlay over host mounts; pick a --target with none below it");
+        fails +=
+            report(subs.empty(), "no other filesystems mounted below the target",
+                   "the kernel refuses an unprivileged overlay over host mounts; pick a --target with none below it");
         int count = 0;
         int fd = ::open(t->c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (fd >= 0) list_foreign(t.value(), fd, "", st.st_dev, &count);
         if (count > 20) std::printf("      ... and %d more\n", count - 20);
         fails += report(count == 0, "every entry under the target is yours",
-                        std::to_string(count) + " entries listed above cannot be modified inside the sandbox (EOVERFLOW on copy-up)");
+                        std::to_string(count) +
+                            " entries listed above cannot be modified inside the sandbox (EOVERFLOW on copy-up)");
     }
     return fails == 0 ? 0 : 1;
 }

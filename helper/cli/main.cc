@@ -8,8 +8,8 @@
 #include <cstring>
 #include <string>
 
-#include "helper/cli/verbs.h"
 #include "helper/base/version.h"
+#include "helper/cli/verbs.h"
 
 namespace {
 
@@ -61,10 +61,10 @@ int main(int argc, char** argv) {
     int vargc = argc - 1;
     // A verb of layover-patch is only named here in a discarded statement, so
     // this binary never links its code (nor libarchive, nor libzstd).
-#define LAYOVER_DISPATCH(name, fn, bin, usage)                        \
-    if (verb == name) {                                               \
-        if constexpr (bin != Bin::Patch) return fn(vargc, vargv);     \
-        else return exec_patch_tool(vargv);                           \
+#define LAYOVER_DISPATCH(name, fn, bin, usage)                    \
+    if (verb == name) {                                           \
+        if constexpr (bin != Bin::Patch) return fn(vargc, vargv); \
+        else return exec_patch_tool(vargv);                       \
     }
     LAYOVER_VERBS(LAYOVER_DISPATCH)
 #undef LAYOVER_DISPATCH

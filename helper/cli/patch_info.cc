@@ -8,8 +8,8 @@
 #include "capture/patch/reader.h"
 #include "capture/patch/save.h"
 #include "capture/scan/summary.h"
-#include "helper/store/session.h"
 #include "helper/cli/verbs.h"
+#include "helper/store/session.h"
 
 namespace {
 

@@ -8,10 +8,10 @@
 #include <string>
 
 #include "helper/base/text.h"
+#include "helper/cli/verbs.h"
 #include "helper/sandbox/finish.h"
 #include "helper/store/remove.h"
 #include "helper/store/session.h"
-#include "helper/cli/verbs.h"
 
 namespace {
 

@@ -6,8 +6,8 @@
 #include "capture/patch/manifest.h"
 #include "capture/scan/session_scan.h"
 #include "capture/scan/summary.h"
-#include "helper/store/session.h"
 #include "helper/cli/verbs.h"
+#include "helper/store/session.h"
 
 namespace {
 
@@ -52,4 +52,3 @@ int cmd_status(int argc, char** argv) {
     else print(capture::summary_text(changes.value()));
     return 0;
 }
-

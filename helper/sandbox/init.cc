@@ -21,8 +21,8 @@ bool parent_alive(int fd) {
 }
 
 bool forwarded(int sig) {
-    return sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGQUIT || sig == SIGUSR1 ||
-           sig == SIGUSR2 || sig == SIGCONT || sig == SIGALRM;
+    return sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGQUIT || sig == SIGUSR1 || sig == SIGUSR2 ||
+           sig == SIGCONT || sig == SIGALRM;
 }
 
 }  // namespace

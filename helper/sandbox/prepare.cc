@@ -35,7 +35,8 @@ int64_t now_ns() {
 base::Result<std::string> resolve_target(const std::string& given) {
     char buf[PATH_MAX];
     if (!::realpath(given.c_str(), buf)) {
-        if (errno == ENOENT) return base::error("target " + given + " does not exist; create it or pass another --target");
+        if (errno == ENOENT)
+            return base::error("target " + given + " does not exist; create it or pass another --target");
         return base::sys_error("target " + given);
     }
     std::string t = buf;
@@ -77,7 +78,8 @@ base::Result<PreparedRun> prepare_run(const RunOptions& opts) {
     } else {
         if (::mkdir(dir.c_str(), 0700) != 0) {
             if (errno == EEXIST)
-                return base::error("session dir " + dir + " exists without metadata; remove it or use another --session name");
+                return base::error("session dir " + dir +
+                                   " exists without metadata; remove it or use another --session name");
             return base::sys_error("creating session dir " + dir);
         }
         r.created = true;
@@ -107,7 +109,8 @@ base::Result<PreparedRun> prepare_run(const RunOptions& opts) {
     TRY_VOID(session::write_meta(dir, r.meta));
 
     struct sysinfo si;
-    unsigned long long ram = ::sysinfo(&si) == 0 ? static_cast<unsigned long long>(si.totalram) * si.mem_unit : 4ull << 30;
+    unsigned long long ram =
+        ::sysinfo(&si) == 0 ? static_cast<unsigned long long>(si.totalram) * si.mem_unit : 4ull << 30;
     unsigned long long tmp = overlay::default_tmp_size(ram);
     if (!opts.tmp_size.empty() && !overlay::parse_size(opts.tmp_size, ram, &tmp))
         return base::error("bad --tmp-size '" + opts.tmp_size + "'; use e.g. 512M, 2G or 10%");

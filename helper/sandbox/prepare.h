@@ -12,8 +12,8 @@ struct PreparedRun {
     SandboxPlan plan;
     session::Meta meta;
     std::string session_dir;
-    base::Fd lock;        // held while the session runs
-    bool created = false; // this run created the session
+    base::Fd lock;         // held while the session runs
+    bool created = false;  // this run created the session
 };
 
 base::Result<PreparedRun> prepare_run(const RunOptions& opts);

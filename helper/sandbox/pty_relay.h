@@ -18,13 +18,13 @@ public:
     int slave() const { return slave_.get(); }
     void close_slave() { slave_.reset(); }
 
-    void enter_raw();       // put the user's terminal in raw mode
-    void restore();         // give the terminal back as it was (idempotent)
-    void resize();          // copy the terminal's window size to the pty
+    void enter_raw();  // put the user's terminal in raw mode
+    void restore();    // give the terminal back as it was (idempotent)
+    void resize();     // copy the terminal's window size to the pty
     // Move bytes for whichever fds are ready; false once the pty is closed.
-    bool pump_input();      // stdin -> master
-    bool pump_output();     // master -> stdout
-    void drain();           // after the command exits: copy what is left
+    bool pump_input();   // stdin -> master
+    bool pump_output();  // master -> stdout
+    void drain();        // after the command exits: copy what is left
 
 private:
     PtyRelay() = default;

@@ -30,9 +30,9 @@ int fail(const SandboxPlan& plan, const base::Error& e) {
     return 125;
 }
 
-#define STEP(expr)                                  \
-    do {                                            \
-        auto _r = (expr);                           \
+#define STEP(expr)                                   \
+    do {                                             \
+        auto _r = (expr);                            \
         if (!_r.ok()) return fail(plan, _r.error()); \
     } while (0)
 

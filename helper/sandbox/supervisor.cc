@@ -1,6 +1,8 @@
 // `layover run`: the supervisor. It stays outside every new namespace,
 // keeps the session, relays the terminal and signals, and once the command
 // exits hands over to the on-exit action (keep, discard, prompt, apply, save).
+#include "helper/sandbox/supervisor.h"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -18,12 +20,10 @@
 #include "helper/sandbox/finish.h"
 #include "helper/sandbox/prepare.h"
 #include "helper/sandbox/pty_relay.h"
-#include "helper/sandbox/supervisor.h"
 
 namespace {
 
 const int kRelayed[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
-
 
 // Move an fd to 10 or above, clear of the 0-3 the command will use.
 int lift_fd(int fd) {
@@ -95,9 +95,9 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
                     case Sync::Maps:  // [sync 1] maps written: only now may we go non-dumpable
                         ::prctl(PR_SET_DUMPABLE, 0);
                         break;
-                    case Sync::InitPid: init = static_cast<pid_t>(std::stol(msg)); break;  // [sync 2]
+                    case Sync::InitPid: init = static_cast<pid_t>(std::stol(msg)); break;                    // [sync 2]
                     case Sync::Warning: std::fprintf(stderr, "layover: warning: %s\n", msg.c_str()); break;  // [sync 3]
-                    case Sync::Error: out.setup_error = msg; break;  // [sync E]
+                    case Sync::Error: out.setup_error = msg; break;                                          // [sync E]
                 }
             } else if (n == 0) {
                 fds[1].fd = -1;
@@ -138,4 +138,3 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
     out.exit_code = base::exit_code_of(status);
     return out;
 }
-

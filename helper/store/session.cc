@@ -27,16 +27,16 @@ using json = nlohmann::json;
 namespace {
 
 Result<void> ensure_private_dir(const std::string& path, bool must_be_private) {
-    if (::mkdir(path.c_str(), 0700) != 0 && errno != EEXIST)
-        return base::sys_error("creating state dir " + path);
+    if (::mkdir(path.c_str(), 0700) != 0 && errno != EEXIST) return base::sys_error("creating state dir " + path);
     struct stat st;
     if (::lstat(path.c_str(), &st) != 0) return base::sys_error("state dir " + path);
     if (!S_ISDIR(st.st_mode))
         return base::error("state dir " + path +
                            " is not a real directory (a symlink or file?); remove it or set LAYOVER_STATE_DIR");
     if (must_be_private && (st.st_uid != ::geteuid() || (st.st_mode & 07777) != 0700))
-        return base::error("state dir " + path +
-                           " must be owned by you with mode 0700; fix: chmod 700 it, or remove it so layover recreates it");
+        return base::error(
+            "state dir " + path +
+            " must be owned by you with mode 0700; fix: chmod 700 it, or remove it so layover recreates it");
     return base::Ok();
 }
 
@@ -103,7 +103,8 @@ Result<Meta> read_meta(const std::string& d) {
     TRY(std::string text, base::read_all(fd.get(), 1 << 20));
     json j = json::parse(text, nullptr, false);
     if (j.is_discarded() || !j.is_object())
-        return base::error("session metadata " + d + "/meta.json is corrupt; remove the session with 'layover discard'");
+        return base::error("session metadata " + d +
+                           "/meta.json is corrupt; remove the session with 'layover discard'");
     Meta m;
     m.name = j.value("name", "");
     m.target = j.value("target", "");
@@ -118,9 +119,15 @@ Result<Meta> read_meta(const std::string& d) {
 }
 
 Result<void> write_meta(const std::string& d, const Meta& m) {
-    json j = {{"format", "layover-session/1"}, {"name", m.name},       {"target", m.target},
-              {"command", m.command},          {"created", m.created}, {"created_ns", m.created_ns},
-              {"pid", m.pid},                  {"status", m.status},   {"exit_code", m.exit_code},
+    json j = {{"format", "layover-session/1"},
+              {"name", m.name},
+              {"target", m.target},
+              {"command", m.command},
+              {"created", m.created},
+              {"created_ns", m.created_ns},
+              {"pid", m.pid},
+              {"status", m.status},
+              {"exit_code", m.exit_code},
               {"network", m.network}};
     std::string text = j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
     std::string tmp = d + "/.meta.json.tmp";
@@ -190,9 +197,8 @@ Result<std::vector<Info>> list(const std::string& state, bool trash, bool with_s
         out.push_back(make_info(root + "/" + n, std::move(m.value()), with_size));
     }
     ::closedir(d);
-    std::sort(out.begin(), out.end(), [](const Info& a, const Info& b) {
-        return a.meta.created_ns < b.meta.created_ns;
-    });
+    std::sort(out.begin(), out.end(),
+              [](const Info& a, const Info& b) { return a.meta.created_ns < b.meta.created_ns; });
     return out;
 }
 
@@ -203,8 +209,7 @@ Result<Info> find(const std::string& state, const std::string& name) {
         return all.back();
     }
     if (!base::valid_session_name(name))
-        return base::error("invalid session name '" + base::display_path(name) +
-                           "': use 1-64 of A-Z a-z 0-9 . _ -");
+        return base::error("invalid session name '" + base::display_path(name) + "': use 1-64 of A-Z a-z 0-9 . _ -");
     std::string d = sessions_dir(state) + "/" + name;
     auto m = read_meta(d);
     if (!m) return base::error("no session named '" + name + "'; list them with 'layover sessions'");

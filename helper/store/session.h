@@ -28,8 +28,8 @@ struct Meta {
 
 struct Info {
     Meta meta;
-    std::string dir;    // session directory
-    std::string state;  // "running", "kept" or "crashed" (derived, see state_of)
+    std::string dir;           // session directory
+    std::string state;         // "running", "kept" or "crashed" (derived, see state_of)
     uint64_t upper_bytes = 0;  // filled by list(..., with_size=true) only
     int64_t age_days = 0;
 };

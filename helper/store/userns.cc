@@ -51,15 +51,16 @@ base::Result<void> enter_owner_ns() {
 std::string explain_userns_failure(int err) {
     std::string why = "cannot create a user namespace";
     if (read_sysctl("/proc/sys/kernel/unprivileged_userns_clone") == "0")
-        return why + ": unprivileged user namespaces are disabled; fix: sudo sysctl -w kernel.unprivileged_userns_clone=1";
+        return why +
+               ": unprivileged user namespaces are disabled; fix: sudo sysctl -w kernel.unprivileged_userns_clone=1";
     if (read_sysctl("/proc/sys/user/max_user_namespaces") == "0")
         return why + ": user.max_user_namespaces is 0; fix: sudo sysctl -w user.max_user_namespaces=15000";
     if (read_sysctl("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == "1")
-        return why + ": AppArmor restricts unprivileged user namespaces; fix: sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0 (or add an AppArmor profile for layover)";
-    if (err == EINVAL)
-        return why + ": the process is multi-threaded or in a chroot (EINVAL); run layover directly";
-    if (err == ENOSPC)
-        return why + ": the per-user namespace limit is reached; fix: raise user.max_user_namespaces";
+        return why +
+               ": AppArmor restricts unprivileged user namespaces; fix: sudo sysctl -w "
+               "kernel.apparmor_restrict_unprivileged_userns=0 (or add an AppArmor profile for layover)";
+    if (err == EINVAL) return why + ": the process is multi-threaded or in a chroot (EINVAL); run layover directly";
+    if (err == ENOSPC) return why + ": the per-user namespace limit is reached; fix: raise user.max_user_namespaces";
     return base::sys_error(why, err).message + "; run 'layover doctor' for the fix";
 }
 

@@ -7,25 +7,25 @@
 
 #include <cerrno>
 #include <climits>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <optional>
 #include <system_error>
 #include <thread>
 
+#include "helper/base/fs/beneath.h"
 #include "helper/base/text.h"
 #include "helper/store/session.h"
-#include "helper/base/fs/beneath.h"
 #include "review/apply/commit.h"
-#include "review/txn/durable.h"
-#include "review/txn/fault.h"
-#include "review/txn/journal.h"
 #include "review/apply/observe.h"
 #include "review/apply/plan.h"
 #include "review/apply/progress.h"
 #include "review/apply/recover.h"
 #include "review/apply/stage.h"
 #include "review/apply/undo_record.h"
+#include "review/txn/durable.h"
+#include "review/txn/fault.h"
+#include "review/txn/journal.h"
 
 namespace review {
 namespace {
@@ -82,7 +82,8 @@ base::Result<Target> open_target(const std::string& want) {
         return base::error("target " + base::display_path(want) + " is not an absolute path; pass --target DIR");
     char buf[PATH_MAX];
     if (!::realpath(want.c_str(), buf))
-        return base::sys_error("target " + base::display_path(want)).context("cannot open the target; pass --target DIR");
+        return base::sys_error("target " + base::display_path(want))
+            .context("cannot open the target; pass --target DIR");
     Target t;
     t.path = buf;
     TRY(t.fd, base::open_at(AT_FDCWD, t.path, O_RDONLY | O_DIRECTORY));
@@ -288,9 +289,9 @@ base::Result<ApplyReport> apply_patch(const capture::Patch& patch, const ApplyOp
         take_units();
         auto r = revert_txn(root, dirs, txn, committed);
         if (!r.ok())
-            return base::error(e.message + "; ROLLING BACK FAILED: " + r.error().message +
-                               "; the journal " + jpath + " is kept: re-run layover apply or undo on " +
-                               base::display_path(tgt.path) + " to finish the rollback");
+            return base::error(e.message + "; ROLLING BACK FAILED: " + r.error().message + "; the journal " + jpath +
+                               " is kept: re-run layover apply or undo on " + base::display_path(tgt.path) +
+                               " to finish the rollback");
         (void)remove_journal(jpath);
         return base::Error{e.message + "; nothing was applied", e.code};
     };
@@ -375,8 +376,7 @@ base::Result<ApplyReport> apply_patch(const capture::Patch& patch, const ApplyOp
     }
     if (opts.as_undo) {
         if (remove_store(root, id).ok()) rep.undo.clear();
-        if (auto r = retire_exported_store(root, tgt.dev, tgt.ino, patch.manifest()); r.ok())
-            rep.retired = r.value();
+        if (auto r = retire_exported_store(root, tgt.dev, tgt.ino, patch.manifest()); r.ok()) rep.retired = r.value();
     }
     return rep;
 }

@@ -11,13 +11,13 @@
 namespace review {
 
 struct ApplyOptions {
-    std::string target;                 // empty: the manifest's target
+    std::string target;  // empty: the manifest's target
     bool dry_run = false;
-    bool force = false;                 // overwrite conflicts
-    std::vector<std::string> only;      // apply only these paths (and their subtrees)
-    std::vector<std::string> exclude;   // globs to leave out
-    std::string undo_to;                // also export the undo record as a patch file here
-    bool progress = false;              // progress line on stderr (tty only)
+    bool force = false;                // overwrite conflicts
+    std::vector<std::string> only;     // apply only these paths (and their subtrees)
+    std::vector<std::string> exclude;  // globs to leave out
+    std::string undo_to;               // also export the undo record as a patch file here
+    bool progress = false;             // progress line on stderr (tty only)
     // `layover undo PATCH`: leave no undo record of this apply (as undo of a
     // record leaves none), and retire the undo store the patch was exported
     // from when it belongs to this tree.
@@ -30,9 +30,9 @@ struct Conflict {
 };
 
 struct ApplyReport {
-    std::vector<std::string> applied;   // raw paths written or deleted
-    std::vector<Conflict> conflicts;    // non-empty: nothing was written
-    std::string undo;                   // path of the undo record (empty for dry runs / nothing applied)
+    std::vector<std::string> applied;  // raw paths written or deleted
+    std::vector<Conflict> conflicts;   // non-empty: nothing was written
+    std::string undo;                  // path of the undo record (empty for dry runs / nothing applied)
     // Additions (review): conflicts that --force overrode (their originals are
     // in the undo store), changes that cannot be applied (sockets), and a
     // note when an interrupted apply/undo was recovered first.

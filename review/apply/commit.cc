@@ -8,10 +8,10 @@
 #include <cstdlib>
 #include <string>
 
-#include "helper/base/text.h"
 #include "helper/base/fs/beneath.h"
-#include "review/txn/fault.h"
+#include "helper/base/text.h"
 #include "review/apply/observe.h"
+#include "review/txn/fault.h"
 
 namespace review {
 namespace {
@@ -53,8 +53,7 @@ base::Result<void> write_in_place(CommitCtx& ctx, PlanItem& it, int pfd, const s
     TRY(base::Fd in, base::open_at(pfd, tname, O_RDONLY | O_NOFOLLOW));
     TRY(base::Fd out, base::open_at(pfd, name, O_WRONLY | O_NOFOLLOW | O_NONBLOCK));
     struct stat st {};
-    if (::fstat(out.get(), &st) != 0 || st.st_ino != it.unit.old_ino)
-        return changed(it.unit.path, "was replaced");
+    if (::fstat(out.get(), &st) != 0 || st.st_ino != it.unit.old_ino) return changed(it.unit.path, "was replaced");
     TRY_VOID(copy_data(in.get(), out.get()));
     TRY_VOID(set_user_xattrs(out.get(), it.member->xattrs));
     // Special bits the file has and the patch keeps stay; none is added.
@@ -112,29 +111,27 @@ base::Result<void> commit_unit(CommitCtx& ctx, PlanItem& it) {
         return changed(u.path, "was replaced");
     };
     switch (u.op) {
-    case Op::Add:
-        return rename2(pfd, tname, pfd, name, RENAME_NOREPLACE, "install " + u.path);
-    case Op::Replace:
-        if (exchange_at(pfd, tname, pfd, name) != 0) {
-            if (errno != EINVAL) return base::sys_error("replace " + u.path);
-            // No RENAME_EXCHANGE here: move the original aside first.
-            TRY_VOID(rename2(pfd, name, ctx.store_fd, u.slot, RENAME_NOREPLACE, "move aside " + u.path));
-            TRY_VOID(took_original(ctx.store_fd, u.slot, RENAME_NOREPLACE));
-            return rename2(pfd, tname, pfd, name, RENAME_NOREPLACE, "install " + u.path);
+        case Op::Add: return rename2(pfd, tname, pfd, name, RENAME_NOREPLACE, "install " + u.path);
+        case Op::Replace:
+            if (exchange_at(pfd, tname, pfd, name) != 0) {
+                if (errno != EINVAL) return base::sys_error("replace " + u.path);
+                // No RENAME_EXCHANGE here: move the original aside first.
+                TRY_VOID(rename2(pfd, name, ctx.store_fd, u.slot, RENAME_NOREPLACE, "move aside " + u.path));
+                TRY_VOID(took_original(ctx.store_fd, u.slot, RENAME_NOREPLACE));
+                return rename2(pfd, tname, pfd, name, RENAME_NOREPLACE, "install " + u.path);
+            }
+            TRY_VOID(took_original(pfd, tname, RENAME_EXCHANGE));
+            return rename2(pfd, tname, ctx.store_fd, u.slot, RENAME_NOREPLACE, "move aside " + u.path);
+        case Op::Delete:
+            TRY_VOID(rename2(pfd, name, ctx.store_fd, u.slot, RENAME_NOREPLACE, "delete " + u.path));
+            return took_original(ctx.store_fd, u.slot, RENAME_NOREPLACE);
+        case Op::InPlace: return write_in_place(ctx, it, pfd, name);
+        case Op::Meta: {
+            const auto& c = *it.change;
+            auto r = set_meta(pfd, name, u.old_ino, c.mode, c.mtime_ns, c.xattrs, false);
+            if (!r.ok()) return r.error().context(base::display_path(u.path));
+            return base::Ok();
         }
-        TRY_VOID(took_original(pfd, tname, RENAME_EXCHANGE));
-        return rename2(pfd, tname, ctx.store_fd, u.slot, RENAME_NOREPLACE, "move aside " + u.path);
-    case Op::Delete:
-        TRY_VOID(rename2(pfd, name, ctx.store_fd, u.slot, RENAME_NOREPLACE, "delete " + u.path));
-        return took_original(ctx.store_fd, u.slot, RENAME_NOREPLACE);
-    case Op::InPlace:
-        return write_in_place(ctx, it, pfd, name);
-    case Op::Meta: {
-        const auto& c = *it.change;
-        auto r = set_meta(pfd, name, u.old_ino, c.mode, c.mtime_ns, c.xattrs, false);
-        if (!r.ok()) return r.error().context(base::display_path(u.path));
-        return base::Ok();
-    }
     }
     return base::Ok();
 }
@@ -167,7 +164,8 @@ base::Result<void> swap_back(CommitCtx& ctx, const Unit& u, int pfd, const std::
     std::string trash = "t" + random_token(8);
     auto where = [&](const std::string& what) { return step(what, u); };
     auto busy = [&] {
-        return base::error(base::display_path(u.path) + " was changed while it was being restored; the original is "
+        return base::error(base::display_path(u.path) +
+                           " was changed while it was being restored; the original is "
                            "kept in the undo store");
     };
     TRY_VOID(fault_point("restore", "swap"));
@@ -221,7 +219,8 @@ base::Result<void> restore_replaced(CommitCtx& ctx, const Unit& u, int pfd, cons
     if (!d.exists) return rename2(from_fd, from, pfd, name, RENAME_NOREPLACE, where("restore"));
     // The path holds something else, made after apply: the original waits
     // in the undo store (moved there from the staged name if need be).
-    if (from_fd != ctx.store_fd) TRY_VOID(rename2(from_fd, from, ctx.store_fd, u.slot, RENAME_NOREPLACE, where("keep")));
+    if (from_fd != ctx.store_fd)
+        TRY_VOID(rename2(from_fd, from, ctx.store_fd, u.slot, RENAME_NOREPLACE, where("keep")));
     return base::error(base::display_path(u.path) + " was changed after apply; the original is kept in the undo store");
 }
 
@@ -257,50 +256,50 @@ base::Result<void> restore_unit(CommitCtx& ctx, const Unit& u) {
     TRY(EntryStat d, stat_at(pfd, name));
     auto where = [&](const std::string& what) { return step(what, u); };
     switch (u.op) {
-    case Op::Add:
-        if (d.exists && d.ino == u.new_ino)
-            TRY_VOID(rename2(pfd, name, ctx.trash_fd, "t" + random_token(8), RENAME_NOREPLACE, where("remove")));
-        return base::Ok();
-    case Op::Replace:
-        return restore_replaced(ctx, u, pfd, name, d);
-    case Op::Delete: {
-        // Anything in the slot came from the path (see Replace).
-        TRY(EntryStat s, stat_at(ctx.store_fd, u.slot));
-        if (!s.exists) return base::Ok();
-        return rename2(ctx.store_fd, u.slot, pfd, name, RENAME_NOREPLACE, where("restore"));
-    }
-    case Op::InPlace: {
-        TRY(EntryStat s, stat_at(ctx.store_fd, u.slot));
-        uint64_t ino = u.old_ino;
-        if (s.exists && !d.exists) {
-            // The path is gone (undo --force moved a later version of it
-            // aside): the saved copy itself takes its place, linked, so a
-            // re-run finds it there. The file's other hard links keep what
-            // apply wrote: they are no longer the same file as the path.
-            if (::linkat(ctx.store_fd, u.slot.c_str(), pfd, name.c_str(), 0) != 0)
-                return base::sys_error(where("restore"));
-            ino = s.ino;
-        } else if (s.exists && d.ino == s.ino) {
-            ino = s.ino;  // linked back already
-        } else if (s.exists) {
-            TRY(base::Fd in, base::open_at(ctx.store_fd, u.slot, O_RDONLY | O_NOFOLLOW));
-            TRY(base::Fd out, base::open_at(pfd, name, O_WRONLY | O_NOFOLLOW | O_NONBLOCK));
-            struct stat st {};
-            if (::fstat(out.get(), &st) != 0 || st.st_ino != u.old_ino)
-                return base::error(base::display_path(u.path) + " was replaced after apply; the original is kept in the undo store");
-            TRY_VOID(copy_data(in.get(), out.get()));
-            if (::fsync(out.get()) != 0) return base::sys_error("fsync " + u.path);
+        case Op::Add:
+            if (d.exists && d.ino == u.new_ino)
+                TRY_VOID(rename2(pfd, name, ctx.trash_fd, "t" + random_token(8), RENAME_NOREPLACE, where("remove")));
+            return base::Ok();
+        case Op::Replace: return restore_replaced(ctx, u, pfd, name, d);
+        case Op::Delete: {
+            // Anything in the slot came from the path (see Replace).
+            TRY(EntryStat s, stat_at(ctx.store_fd, u.slot));
+            if (!s.exists) return base::Ok();
+            return rename2(ctx.store_fd, u.slot, pfd, name, RENAME_NOREPLACE, where("restore"));
         }
-        auto r = set_meta(pfd, name, ino, u.old_mode, u.old_mtime_ns, u.old_xattrs, true);
-        if (!r.ok()) return r.error().context("restoring " + base::display_path(u.path));
-        return base::Ok();
-    }
-    case Op::Meta: {
-        if (!d.exists || d.ino != u.old_ino) return base::Ok();
-        auto r = set_meta(pfd, name, u.old_ino, u.old_mode, u.old_mtime_ns, u.old_xattrs, true);
-        if (!r.ok()) return r.error().context("restoring " + base::display_path(u.path));
-        return base::Ok();
-    }
+        case Op::InPlace: {
+            TRY(EntryStat s, stat_at(ctx.store_fd, u.slot));
+            uint64_t ino = u.old_ino;
+            if (s.exists && !d.exists) {
+                // The path is gone (undo --force moved a later version of it
+                // aside): the saved copy itself takes its place, linked, so a
+                // re-run finds it there. The file's other hard links keep what
+                // apply wrote: they are no longer the same file as the path.
+                if (::linkat(ctx.store_fd, u.slot.c_str(), pfd, name.c_str(), 0) != 0)
+                    return base::sys_error(where("restore"));
+                ino = s.ino;
+            } else if (s.exists && d.ino == s.ino) {
+                ino = s.ino;  // linked back already
+            } else if (s.exists) {
+                TRY(base::Fd in, base::open_at(ctx.store_fd, u.slot, O_RDONLY | O_NOFOLLOW));
+                TRY(base::Fd out, base::open_at(pfd, name, O_WRONLY | O_NOFOLLOW | O_NONBLOCK));
+                struct stat st {};
+                if (::fstat(out.get(), &st) != 0 || st.st_ino != u.old_ino)
+                    return base::error(base::display_path(u.path) +
+                                       " was replaced after apply; the original is kept in the undo store");
+                TRY_VOID(copy_data(in.get(), out.get()));
+                if (::fsync(out.get()) != 0) return base::sys_error("fsync " + u.path);
+            }
+            auto r = set_meta(pfd, name, ino, u.old_mode, u.old_mtime_ns, u.old_xattrs, true);
+            if (!r.ok()) return r.error().context("restoring " + base::display_path(u.path));
+            return base::Ok();
+        }
+        case Op::Meta: {
+            if (!d.exists || d.ino != u.old_ino) return base::Ok();
+            auto r = set_meta(pfd, name, u.old_ino, u.old_mode, u.old_mtime_ns, u.old_xattrs, true);
+            if (!r.ok()) return r.error().context("restoring " + base::display_path(u.path));
+            return base::Ok();
+        }
     }
     return base::Ok();
 }

@@ -5,8 +5,8 @@
 // never committed, is harmless.
 #pragma once
 #include "helper/base/result.h"
-#include "review/txn/fsops.h"
 #include "review/apply/plan.h"
+#include "review/txn/fsops.h"
 
 namespace review {
 

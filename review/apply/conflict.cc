@@ -34,8 +34,8 @@ std::string compare_entry(const capture::BaseEntry& base, const Observed& real) 
         return std::string("type changed on the target: was ") + capture::type_name(base.type) + ", now " +
                capture::type_name(real.type);
     if (base.type == Type::File && base.size != real.size)
-        return "content changed on the target (size " + std::to_string(base.size) + " -> " +
-               std::to_string(real.size) + ")";
+        return "content changed on the target (size " + std::to_string(base.size) + " -> " + std::to_string(real.size) +
+               ")";
     if (base.type != Type::Symlink && (base.mode & 07777) != (real.mode & 07777))
         return "mode changed on the target (" + octal(base.mode) + " -> " + octal(real.mode) + ")";
     if (!base.fingerprint.empty() && (base.type == Type::File || base.type == Type::Symlink) &&

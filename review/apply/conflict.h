@@ -16,7 +16,7 @@ struct Observed {
     std::string path;
     bool exists = false;
     capture::Type type = capture::Type::None;
-    uint32_t mode = 0;        // permission bits
+    uint32_t mode = 0;  // permission bits
     uint64_t size = 0;
     std::string fingerprint;  // filled only when needs_fingerprint() said so
 };

@@ -106,8 +106,8 @@ std::vector<std::string_view> split(std::string_view s) {
     }
 }
 
-bool match_components(const std::vector<std::string_view>& p, size_t pi,
-                      const std::vector<std::string_view>& s, size_t si) {
+bool match_components(const std::vector<std::string_view>& p, size_t pi, const std::vector<std::string_view>& s,
+                      size_t si) {
     while (pi < p.size()) {
         if (p[pi] == "**") {
             // Collapse runs of "**" and try every split point.
@@ -146,8 +146,7 @@ std::string normalize_rel(std::string_view p) {
     return std::string(p);
 }
 
-PathFilter::PathFilter(std::vector<std::string> only, std::vector<std::string> exclude)
-    : exclude_(std::move(exclude)) {
+PathFilter::PathFilter(std::vector<std::string> only, std::vector<std::string> exclude) : exclude_(std::move(exclude)) {
     for (auto& o : only) only_.push_back(normalize_rel(o));
 }
 

@@ -9,9 +9,9 @@
 #include <map>
 
 #include "capture/scan/fingerprint.h"
-#include "helper/base/text.h"
-#include "helper/base/fs/beneath.h"
 #include "helper/base/dir.h"
+#include "helper/base/fs/beneath.h"
+#include "helper/base/text.h"
 #include "helper/base/thread.h"
 #include "review/apply/conflict.h"
 
@@ -141,7 +141,9 @@ void hash_deferred(std::vector<DeferredHash>& jobs) {
     for (auto& j : jobs) {
         auto fp = capture::fingerprint_fd(j.fd.get(), j.real.size);
         if (fp.ok()) j.real.fingerprint = fp.value();
-        else j.result = base::Result<void>(fp.error().context("read " + base::display_path(j.real.path) + " to compare it"));
+        else
+            j.result =
+                base::Result<void>(fp.error().context("read " + base::display_path(j.real.path) + " to compare it"));
         j.fd.reset();
     }
 }
@@ -218,7 +220,8 @@ base::Result<void> observe(int root, DirCache& dirs, const capture::Manifest& ma
         it.before_tree = tree.value();
         std::vector<capture::BaseEntry> base_under;
         std::string prefix = p + "/";
-        for (auto b = base.lower_bound(prefix); b != base.end() && b->first.compare(0, prefix.size(), prefix) == 0; ++b) {
+        for (auto b = base.lower_bound(prefix); b != base.end() && b->first.compare(0, prefix.size(), prefix) == 0;
+             ++b) {
             capture::BaseEntry e = *b->second;
             e.path = e.path.substr(prefix.size());
             base_under.push_back(std::move(e));

@@ -6,8 +6,8 @@
 #include "capture/patch/reader.h"
 #include "helper/base/result.h"
 #include "review/apply/conflict.h"
-#include "review/txn/fsops.h"
 #include "review/apply/plan.h"
+#include "review/txn/fsops.h"
 
 namespace review {
 

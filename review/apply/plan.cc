@@ -5,8 +5,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "helper/base/text.h"
 #include "helper/base/fs/beneath.h"
+#include "helper/base/text.h"
 
 namespace review {
 
@@ -80,7 +80,8 @@ base::Result<Plan> make_plan(const capture::Patch& patch, const PathFilter& filt
         if (m.kind == Member::Kind::Hardlink && (!safe_relpath(m.link_target) || !members.count(m.link_target)))
             return bad(m.path, "hard link to something that is not an earlier member");
         for (const auto& [k, v] : m.xattrs)
-            if (!user_xattr(k)) return bad(m.path, "carries xattr " + base::display_path(k) + " (only user.* are allowed)");
+            if (!user_xattr(k))
+                return bad(m.path, "carries xattr " + base::display_path(k) + " (only user.* are allowed)");
         members[m.path] = &m;
     }
 
@@ -89,7 +90,8 @@ base::Result<Plan> make_plan(const capture::Patch& patch, const PathFilter& filt
         if (!safe_relpath(c.path)) return bad(c.path, "unsafe path");
         if (is_reserved_path(c.path)) return bad(c.path, "uses a name reserved for layover's own staging/undo");
         for (const auto& [k, v] : c.xattrs)
-            if (!user_xattr(k)) return bad(c.path, "carries xattr " + base::display_path(k) + " (only user.* are allowed)");
+            if (!user_xattr(k))
+                return bad(c.path, "carries xattr " + base::display_path(k) + " (only user.* are allowed)");
         // A metadata change is applied from the manifest's own xattr list:
         // it must say what the payload (what diff and tar show) says.
         if (c.kind == Kind::Metadata && c.captured) {

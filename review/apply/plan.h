@@ -15,18 +15,18 @@
 namespace review {
 
 struct PlanItem {
-    Unit unit;                                  // path; op, tmp, slot filled later
+    Unit unit;  // path; op, tmp, slot filled later
     const capture::Change* change = nullptr;
-    const capture::Member* member = nullptr;    // new content root; null for deletions and metadata
-    std::vector<const capture::Member*> tree;   // members strictly beneath a new dir, sorted by path
-    bool deletes = false;                       // the change removes the path
-    bool meta_only = false;                     // mode/xattrs changed in place
+    const capture::Member* member = nullptr;   // new content root; null for deletions and metadata
+    std::vector<const capture::Member*> tree;  // members strictly beneath a new dir, sorted by path
+    bool deletes = false;                      // the change removes the path
+    bool meta_only = false;                    // mode/xattrs changed in place
     // Filled by observe():
     EntryStat before;
     uint64_t before_nlink = 0;
-    std::vector<EntryStat> before_tree;         // entries beneath a directory that is moved aside
+    std::vector<EntryStat> before_tree;  // entries beneath a directory that is moved aside
     std::vector<Conflict> conflicts;
-    bool hard = false;                          // a conflict --force cannot override
+    bool hard = false;  // a conflict --force cannot override
 };
 
 struct Plan {

@@ -6,10 +6,10 @@
 
 #include <cerrno>
 
-#include "helper/base/text.h"
 #include "helper/base/fs/beneath.h"
-#include "review/txn/fault.h"
+#include "helper/base/text.h"
 #include "review/apply/commit.h"
+#include "review/txn/fault.h"
 #include "review/txn/journal.h"
 
 namespace review {
@@ -22,8 +22,10 @@ base::Result<Store> open_store(int root, const std::string& id, bool create) {
     if (!undo_dir.ok()) {
         int err = undo_dir.error().code;
         if (err == ELOOP || err == ENOTDIR)
-            return base::Error{std::string(kUndoDir) + " in the target is not a directory (a symlink or a file), "
-                               "and layover keeps its undo records there; move it away, then retry", err};
+            return base::Error{std::string(kUndoDir) +
+                                   " in the target is not a directory (a symlink or a file), "
+                                   "and layover keeps its undo records there; move it away, then retry",
+                               err};
         return undo_dir.error();
     }
     s.undo_dir = std::move(undo_dir).value();
@@ -84,8 +86,8 @@ base::Result<std::string> recover(const std::string& journal, int root, DirCache
             complete = ::fstatat(st->dir.get(), "undo.json", &sb, AT_SYMLINK_NOFOLLOW) == 0;
         }
         if (complete) {
-            note = "an interrupted apply of " + base::display_path(t.source) +
-                   " had finished; its undo record is " + base::display_path(t.target) + "/" + t.store;
+            note = "an interrupted apply of " + base::display_path(t.source) + " had finished; its undo record is " +
+                   base::display_path(t.target) + "/" + t.store;
         } else {
             size_t committed = t.state == TxnState::Committing ? t.units.size() : 0;
             TRY_VOID(revert_txn(root, dirs, t, committed));

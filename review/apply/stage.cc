@@ -8,15 +8,15 @@
 #include <cerrno>
 #include <memory>
 #include <string_view>
-#include <unordered_map>
 #include <system_error>
 #include <thread>
+#include <unordered_map>
 
 #include "helper/base/defer.h"
-#include "helper/base/text.h"
 #include "helper/base/fs/beneath.h"
-#include "review/txn/fault.h"
+#include "helper/base/text.h"
 #include "review/apply/handoff.h"
+#include "review/txn/fault.h"
 
 namespace review {
 
@@ -34,7 +34,7 @@ struct Target {
     PlanItem* item;
     const Member* m;
     std::string staged;
-    bool root;  // the unit's own entry (not inside a staged tree)
+    bool root;          // the unit's own entry (not inside a staged tree)
     bool done = false;  // file data written (set by the one writer that had it)
 };
 
@@ -252,10 +252,10 @@ private:
         auto [dfd, name] = at;
         int rc = 0;
         switch (t.m->kind) {
-        case Member::Kind::Dir: rc = ::mkdirat(dfd, name.c_str(), 0700); break;
-        case Member::Kind::Symlink: rc = ::symlinkat(t.m->link_target.c_str(), dfd, name.c_str()); break;
-        case Member::Kind::Fifo: rc = ::mknodat(dfd, name.c_str(), S_IFIFO | 0600, 0); break;
-        default: return base::error("unexpected member type");
+            case Member::Kind::Dir: rc = ::mkdirat(dfd, name.c_str(), 0700); break;
+            case Member::Kind::Symlink: rc = ::symlinkat(t.m->link_target.c_str(), dfd, name.c_str()); break;
+            case Member::Kind::Fifo: rc = ::mknodat(dfd, name.c_str(), S_IFIFO | 0600, 0); break;
+            default: return base::error("unexpected member type");
         }
         if (rc != 0) return base::sys_error("create");
         if (t.m->kind == Member::Kind::Dir) return base::Ok();

@@ -8,10 +8,10 @@
 
 #include "capture/patch/reader.h"
 #include "helper/base/result.h"
-#include "review/txn/durable.h"
-#include "review/txn/fsops.h"
 #include "review/apply/plan.h"
 #include "review/apply/progress.h"
+#include "review/txn/durable.h"
+#include "review/txn/fsops.h"
 
 namespace review {
 

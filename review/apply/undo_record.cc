@@ -10,16 +10,16 @@
 #include <set>
 #include <vector>
 
-#include "capture/scan/fingerprint.h"
-#include "helper/store/owner_ns.h"
 #include "capture/patch/writer.h"
+#include "capture/scan/fingerprint.h"
+#include "helper/base/fs/beneath.h"
 #include "helper/base/text.h"
 #include "helper/base/version.h"
-#include "helper/base/fs/beneath.h"
-#include "review/txn/fault.h"
-#include "review/txn/fsops.h"
+#include "helper/store/owner_ns.h"
 #include "review/apply/observe.h"
 #include "review/apply/recover.h"
+#include "review/txn/fault.h"
+#include "review/txn/fsops.h"
 
 namespace review {
 
@@ -69,7 +69,8 @@ base::Result<Node> look(int root, const std::string& rel) {
     if (n.type == Type::Symlink) {
         std::string buf(65536, '\0');
         ssize_t len = ::readlinkat(dir.get(), name.c_str(), buf.data(), buf.size());
-        if (len < 0 || static_cast<size_t>(len) >= buf.size()) return base::sys_error("readlink " + base::display_path(rel));
+        if (len < 0 || static_cast<size_t>(len) >= buf.size())
+            return base::sys_error("readlink " + base::display_path(rel));
         buf.resize(static_cast<size_t>(len));
         n.link = std::move(buf);
     } else if (n.type == Type::File || n.type == Type::Dir) {
@@ -95,63 +96,64 @@ public:
         TRY_VOID(after_base(u, after));
         Type after_type = after.exists ? after.type : Type::None;
         switch (u.op) {
-        case Op::Add: {
-            Change c;
-            c.path = u.path;
-            c.kind = Kind::Deleted;
-            c.old_type = after.type;
-            c.old_mode = after.st.st_mode & 07777;
-            capture::Item it;
-            it.change = std::move(c);
-            it.whiteout = true;
-            items_.push_back(std::move(it));
-            return base::Ok();
-        }
-        case Op::Meta:
-        case Op::InPlace: {
-            // The original's attributes are in the record; its content is the
-            // target's (metadata) or the copy in the store (in place).
-            Node o = after;
-            Source src{root_, u.path};
-            if (u.op == Op::InPlace) {
-                TRY(o, look(store_, u.slot));
-                if (!o.exists || o.type != Type::File) return missing(u.path);
-                src = {store_, u.slot};
+            case Op::Add: {
+                Change c;
+                c.path = u.path;
+                c.kind = Kind::Deleted;
+                c.old_type = after.type;
+                c.old_mode = after.st.st_mode & 07777;
+                capture::Item it;
+                it.change = std::move(c);
+                it.whiteout = true;
+                items_.push_back(std::move(it));
+                return base::Ok();
             }
-            Change c = change_of(u.path, o, undo_kind(u.op, o.type, after_type), after);
-            if (o.type != Type::Symlink) c.mode = u.old_mode & 07777;
-            c.mtime_ns = u.old_mtime_ns;
-            c.xattrs = u.old_xattrs;
-            add(std::move(c), o, src, false);
-            items_.back().nlink = 1;  // its data, never a link to another member
-            return base::Ok();
-        }
-        case Op::Replace:
-        case Op::Delete: {
-            TRY(Node o, look(store_, u.slot));
-            if (!o.exists || o.st.st_ino != u.old_ino) return missing(u.path);
-            Kind k = undo_kind(u.op, o.type, after_type);
-            TRY_VOID(add_original(u.path, u.slot, o, k, after));
-            items_.back().opaque = k == Kind::OpaqueDir;
-            if (o.type != Type::Dir) return base::Ok();
-            TRY(auto tree, walk_tree(store_, u.slot));
-            for (const auto& e : tree) {
-                std::string p = u.path + "/" + e.path, rel = u.slot + "/" + e.path;
-                TRY(Node n, look(store_, rel));
-                if (!n.exists) return missing(p);
-                TRY_VOID(add_original(p, rel, n, Kind::Added, Node{}));
-                // A record of the after-state subtree (an opaque dir) takes precedence.
-                if (n.type != Type::Socket) base_.emplace(p, absent(p));
+            case Op::Meta:
+            case Op::InPlace: {
+                // The original's attributes are in the record; its content is the
+                // target's (metadata) or the copy in the store (in place).
+                Node o = after;
+                Source src{root_, u.path};
+                if (u.op == Op::InPlace) {
+                    TRY(o, look(store_, u.slot));
+                    if (!o.exists || o.type != Type::File) return missing(u.path);
+                    src = {store_, u.slot};
+                }
+                Change c = change_of(u.path, o, undo_kind(u.op, o.type, after_type), after);
+                if (o.type != Type::Symlink) c.mode = u.old_mode & 07777;
+                c.mtime_ns = u.old_mtime_ns;
+                c.xattrs = u.old_xattrs;
+                add(std::move(c), o, src, false);
+                items_.back().nlink = 1;  // its data, never a link to another member
+                return base::Ok();
             }
-            return base::Ok();
-        }
+            case Op::Replace:
+            case Op::Delete: {
+                TRY(Node o, look(store_, u.slot));
+                if (!o.exists || o.st.st_ino != u.old_ino) return missing(u.path);
+                Kind k = undo_kind(u.op, o.type, after_type);
+                TRY_VOID(add_original(u.path, u.slot, o, k, after));
+                items_.back().opaque = k == Kind::OpaqueDir;
+                if (o.type != Type::Dir) return base::Ok();
+                TRY(auto tree, walk_tree(store_, u.slot));
+                for (const auto& e : tree) {
+                    std::string p = u.path + "/" + e.path, rel = u.slot + "/" + e.path;
+                    TRY(Node n, look(store_, rel));
+                    if (!n.exists) return missing(p);
+                    TRY_VOID(add_original(p, rel, n, Kind::Added, Node{}));
+                    // A record of the after-state subtree (an opaque dir) takes precedence.
+                    if (n.type != Type::Socket) base_.emplace(p, absent(p));
+                }
+                return base::Ok();
+            }
         }
         return base::Ok();
     }
 
     capture::Manifest manifest(const Txn& t) {
-        std::sort(items_.begin(), items_.end(),
-                  [](const capture::Item& a, const capture::Item& b) { return walk_less(a.change.path, b.change.path); });
+        std::sort(items_.begin(), items_.end(), [](const capture::Item& a, const capture::Item& b) {
+            return walk_less(a.change.path, b.change.path);
+        });
         capture::Manifest m;
         m.format = "layover-patch/1";
         m.target = t.target;
@@ -272,7 +274,8 @@ base::Result<UndoPatchOut> UndoPatchOut::create(const std::string& file) {
     auto slash = file.rfind('/');
     std::string dir = slash == std::string::npos ? "" : file.substr(0, slash + 1);
     std::string name = slash == std::string::npos ? file : file.substr(slash + 1);
-    if (name.empty()) return base::error("--undo-to " + base::display_path(file) + " names a directory; give a file name");
+    if (name.empty())
+        return base::error("--undo-to " + base::display_path(file) + " names a directory; give a file name");
     o.tmp_ = dir + "." + name + ".tmp-" + random_token(4);
     auto fd = base::open_at(AT_FDCWD, o.tmp_, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0600);
     if (!fd.ok())
@@ -320,7 +323,8 @@ base::Result<std::string> retire_exported_store(int root, uint64_t dev, uint64_t
     if (!jf.ok()) return std::string();
     TRY(std::string text, base::read_all(jf->get(), 512u << 20));
     auto t = txn_from_json(text);
-    if (!t.ok() || t->id != id || t->kind != TxnKind::Apply || t->state != TxnState::Done || t->dev != dev || t->ino != ino)
+    if (!t.ok() || t->id != id || t->kind != TxnKind::Apply || t->state != TxnState::Done || t->dev != dev ||
+        t->ino != ino)
         return std::string();
     // The manifest is untrusted input: it may only retire the record it was made from.
     std::set<std::string> changed;

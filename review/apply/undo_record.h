@@ -7,8 +7,8 @@
 #pragma once
 #include <string>
 
-#include "capture/scan/change.h"
 #include "capture/patch/reader.h"
+#include "capture/scan/change.h"
 #include "helper/base/fd.h"
 #include "helper/base/result.h"
 #include "review/txn/txn.h"
@@ -21,7 +21,8 @@ namespace review {
 class UndoPatchOut {
 public:
     static base::Result<UndoPatchOut> create(const std::string& file);
-    UndoPatchOut(UndoPatchOut&& o) noexcept : file_(std::move(o.file_)), tmp_(std::move(o.tmp_)), fd_(std::move(o.fd_)) {}
+    UndoPatchOut(UndoPatchOut&& o) noexcept
+        : file_(std::move(o.file_)), tmp_(std::move(o.tmp_)), fd_(std::move(o.fd_)) {}
     UndoPatchOut& operator=(UndoPatchOut&&) = delete;
     ~UndoPatchOut();
 

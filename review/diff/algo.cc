@@ -86,8 +86,10 @@ private:
         B(bmid) = lim1;
         constexpr Idx kFar = std::numeric_limits<Idx>::max();
         for (Idx ec = 1;; ec++) {
-            if (fmin > dmin) F(--fmin - 1) = -1; else ++fmin;
-            if (fmax < dmax) F(++fmax + 1) = -1; else --fmax;
+            if (fmin > dmin) F(--fmin - 1) = -1;
+            else ++fmin;
+            if (fmax < dmax) F(++fmax + 1) = -1;
+            else --fmax;
             for (Idx d = fmax; d >= fmin; d -= 2) {
                 Idx i1 = F(d - 1) >= F(d + 1) ? F(d - 1) + 1 : F(d + 1);
                 Idx i2 = i1 - d;
@@ -96,8 +98,10 @@ private:
                 F(d) = i1;
                 if (odd && bmin <= d && d <= bmax && B(d) <= i1) return {i1, i2, true, true};
             }
-            if (bmin > dmin) B(--bmin - 1) = kFar; else ++bmin;
-            if (bmax < dmax) B(++bmax + 1) = kFar; else --bmax;
+            if (bmin > dmin) B(--bmin - 1) = kFar;
+            else ++bmin;
+            if (bmax < dmax) B(++bmax + 1) = kFar;
+            else --bmax;
             for (Idx d = bmax; d >= bmin; d -= 2) {
                 Idx i1 = B(d - 1) < B(d + 1) ? B(d - 1) : B(d + 1) - 1;
                 Idx i2 = i1 - d;

@@ -82,10 +82,8 @@ struct Out {
         const char* col = sign == '-' ? kRed : sign == '+' ? kGreen : nullptr;
         if (st.color && col) s += col;
         s.push_back(sign);
-        if (st.escape)
-            s += terminal_safe(text);
-        else
-            s.append(text);
+        if (st.escape) s += terminal_safe(text);
+        else s.append(text);
         if (st.color && col) s += kReset;
         s += '\n';
         if (!has_nl) s += "\\ No newline at end of file\n";
@@ -135,15 +133,12 @@ void render_one(Out& o, const FileDiff& f, FileStat& stat) {
     const Side& os = f.old_side;
     const Side& ns = f.new_side;
     o.meta("diff --git " + git_quote_two("a/", f.path) + " " + git_quote_two("b/", f.path));
-    if (!os.exists)
-        o.meta("new file mode " + octal(ns.mode));
-    else if (!ns.exists)
-        o.meta("deleted file mode " + octal(os.mode));
-    else if (os.mode != ns.mode)
-        o.meta("old mode " + octal(os.mode)), o.meta("new mode " + octal(ns.mode));
+    if (!os.exists) o.meta("new file mode " + octal(ns.mode));
+    else if (!ns.exists) o.meta("deleted file mode " + octal(os.mode));
+    else if (os.mode != ns.mode) o.meta("old mode " + octal(os.mode)), o.meta("new mode " + octal(ns.mode));
 
-    bool binary = (os.exists && (!os.loaded || looks_binary(os.data))) ||
-                  (ns.exists && (!ns.loaded || looks_binary(ns.data)));
+    bool binary =
+        (os.exists && (!os.loaded || looks_binary(os.data))) || (ns.exists && (!ns.loaded || looks_binary(ns.data)));
     bool same = os.exists && ns.exists && os.loaded && ns.loaded && os.data == ns.data;
     if (same) return;
     std::string la = os.exists ? git_quote_two("a/", f.path) : "/dev/null";
@@ -209,8 +204,8 @@ std::string terminal_safe(std::string_view s) {
             ok = (cc & 0xC0) == 0x80;
             cp = (cp << 6) | (cc & 0x3Fu);
         }
-        if (ok && ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
-                   cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)))
+        if (ok && ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10FFFF ||
+                   (cp >= 0xD800 && cp <= 0xDFFF)))
             ok = false;
         if (!ok) {
             out += "\\x";
@@ -230,9 +225,7 @@ std::string terminal_safe(std::string_view s) {
     return out;
 }
 
-bool looks_binary(std::string_view data) {
-    return data.substr(0, 8000).find('\0') != std::string_view::npos;
-}
+bool looks_binary(std::string_view data) { return data.substr(0, 8000).find('\0') != std::string_view::npos; }
 
 std::string render_file(const FileDiff& f, const Style& style, FileStat* stat) {
     FileStat local;

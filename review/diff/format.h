@@ -13,10 +13,10 @@ constexpr uint32_t kGitRegular = 0100644, kGitExec = 0100755, kGitSymlink = 0120
 // symlink (its target as content), or nothing.
 struct Side {
     bool exists = false;
-    uint32_t mode = 0;    // kGitRegular, kGitExec or kGitSymlink
-    std::string data;     // content or link target (when loaded)
-    bool loaded = true;   // false: too big to hold; shown as binary
-    uint64_t size = 0;    // logical size
+    uint32_t mode = 0;   // kGitRegular, kGitExec or kGitSymlink
+    std::string data;    // content or link target (when loaded)
+    bool loaded = true;  // false: too big to hold; shown as binary
+    uint64_t size = 0;   // logical size
 };
 
 struct FileDiff {
@@ -35,8 +35,8 @@ struct FileStat {
     std::string path;
     char status = 'M';  // A, D, M, T as git's --name-status
     bool binary = false;
-    uint64_t added = 0, deleted = 0;        // lines (text)
-    uint64_t old_size = 0, new_size = 0;    // bytes (binary)
+    uint64_t added = 0, deleted = 0;      // lines (text)
+    uint64_t old_size = 0, new_size = 0;  // bytes (binary)
 };
 
 // git's mode for permission bits of a regular file (only u+x matters).

@@ -28,7 +28,8 @@ private:
     base::Fd pipe_;
     pid_t pager_ = -1;
     bool closed_ = false;
-    struct sigaction old_pipe_ {}, old_int_ {}, old_quit_ {};
+    struct sigaction old_pipe_ {
+    }, old_int_{}, old_quit_{};
 };
 
 // Pure: the pager command for a $PAGER value (nullptr: unset); empty: none.

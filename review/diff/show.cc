@@ -40,10 +40,8 @@ base::Result<bool> show_diff(const capture::Patch& patch, const ShowOptions& opt
         FileStat st;
         std::string text = render_file(f, style, &st);
         if (text.empty()) continue;
-        if (opts.format == ShowOptions::Format::Patch)
-            TRY_VOID(out.write(text));
-        else
-            stats.push_back(std::move(st));
+        if (opts.format == ShowOptions::Format::Patch) TRY_VOID(out.write(text));
+        else stats.push_back(std::move(st));
     }
     if (opts.format == ShowOptions::Format::Stat && !stats.empty())
         TRY_VOID(out.write(render_stat(stats, opts.width, opts.color)));

@@ -15,7 +15,7 @@ struct ShowOptions {
     bool color = false;
     bool escape = false;  // terminal output: control characters made visible
     bool page = false;
-    int width = 80;       // --stat columns
+    int width = 80;                  // --stat columns
     std::vector<std::string> paths;  // scope (empty: everything)
 };
 

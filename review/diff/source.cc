@@ -11,8 +11,8 @@
 #include <set>
 
 #include "capture/scan/fingerprint.h"
-#include "helper/base/text.h"
 #include "helper/base/fs/beneath.h"
+#include "helper/base/text.h"
 
 namespace review {
 
@@ -44,10 +44,8 @@ base::Result<void> walk_real(int root, const std::string& rel, std::vector<std::
         struct stat st {};
         if (::fstatat(dir->get(), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;  // vanished
         std::string child = rel.empty() ? name : rel + "/" + name;
-        if (S_ISDIR(st.st_mode))
-            subdirs.push_back(child);
-        else if (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode))
-            out.push_back(child);
+        if (S_ISDIR(st.st_mode)) subdirs.push_back(child);
+        else if (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) out.push_back(child);
     }
     int err = errno;
     ::closedir(d);
@@ -148,8 +146,8 @@ base::Result<DiffSet> collect_diffs(const capture::Patch& patch, const DiffScope
     int rfd = ::open(man.target.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (rfd < 0) {
         int err = errno;
-        return base::Error{"cannot open the target " + base::display_path(man.target) + ": " +
-                               std::strerror(err) + "; the diff compares against it, so it must exist",
+        return base::Error{"cannot open the target " + base::display_path(man.target) + ": " + std::strerror(err) +
+                               "; the diff compares against it, so it must exist",
                            err};
     }
     base::Fd root(rfd);
@@ -178,7 +176,8 @@ base::Result<DiffSet> collect_diffs(const capture::Patch& patch, const DiffScope
         bool old_filelike = c.old_type == Type::File || c.old_type == Type::Symlink;
         bool new_filelike = c.type == Type::File || c.type == Type::Symlink;
         if (selected && old_filelike && c.kind != Kind::Added) paths.insert(c.path);
-        if (c.old_type == Type::Dir && (c.kind == Kind::Deleted || c.kind == Kind::TypeChanged || c.kind == Kind::OpaqueDir)) {
+        if (c.old_type == Type::Dir &&
+            (c.kind == Kind::Deleted || c.kind == Kind::TypeChanged || c.kind == Kind::OpaqueDir)) {
             std::vector<std::string> found;
             TRY_VOID(walk_real(root.get(), c.path, found));
             for (auto& f : found)

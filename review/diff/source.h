@@ -18,8 +18,8 @@ struct DiffSet {
 };
 
 struct DiffScope {
-    std::vector<std::string> paths;  // only these paths and their subtrees (empty: all)
-    uint64_t max_load = 64ull << 20; // bigger files are reported as binary, not read
+    std::vector<std::string> paths;   // only these paths and their subtrees (empty: all)
+    uint64_t max_load = 64ull << 20;  // bigger files are reported as binary, not read
 };
 
 // Pure: is `path` one of `scope` or beneath one of them (empty scope: yes)?

@@ -65,10 +65,8 @@ std::string render_stat(const std::vector<FileStat>& files, int width, bool colo
             graph_width = width * 3 / 8 - number_width - 6;
             if (graph_width < 6) graph_width = 6;
         }
-        if (name_width > width - number_width - 6 - graph_width)
-            name_width = width - number_width - 6 - graph_width;
-        else
-            graph_width = width - number_width - 6 - name_width;
+        if (name_width > width - number_width - 6 - graph_width) name_width = width - number_width - 6 - graph_width;
+        else graph_width = width - number_width - 6 - name_width;
     }
 
     std::string out;

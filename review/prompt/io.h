@@ -21,8 +21,9 @@ public:
     static bool interrupted();
 
 private:
-    struct sigaction old_int_ {}, old_quit_ {};
-    sigset_t old_mask_ {};
+    struct sigaction old_int_ {
+    }, old_quit_{};
+    sigset_t old_mask_{};
 };
 
 // Print `question` on stderr and read one line from stdin (without the

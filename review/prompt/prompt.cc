@@ -110,8 +110,7 @@ struct Prompt {
             if (in != Input::Line) return Next::Kept;
             if (normalize_answer(ans).empty()) return Next::Menu;
             std::string err;
-            if (!apply_picks(normalize_answer(ans), selected, &err))
-                std::fprintf(stderr, "layover: %s\n", err.c_str());
+            if (!apply_picks(normalize_answer(ans), selected, &err)) std::fprintf(stderr, "layover: %s\n", err.c_str());
         }
     }
 
@@ -124,8 +123,8 @@ struct Prompt {
         }
         std::string yn;
         std::string target = patch.manifest().target;
-        if (ask("Apply " + std::to_string(n) + (n == 1 ? " change" : " changes") + " to " +
-                    base::display_path(target) + "? [y/N] ",
+        if (ask("Apply " + std::to_string(n) + (n == 1 ? " change" : " changes") + " to " + base::display_path(target) +
+                    "? [y/N] ",
                 &yn) != Input::Line)
             return Next::Kept;
         if (normalize_answer(yn) != "y" && normalize_answer(yn) != "yes") return Next::Menu;
@@ -169,8 +168,8 @@ struct Prompt {
             const std::string& p = changes()[i].path;
             bool hit = false;
             for (const auto& c : conflicts)
-                hit = hit || c.path == p || (c.path.size() > p.size() && c.path.compare(0, p.size(), p) == 0 &&
-                                             c.path[p.size()] == '/');
+                hit = hit || c.path == p ||
+                      (c.path.size() > p.size() && c.path.compare(0, p.size(), p) == 0 && c.path[p.size()] == '/');
             if (!hit) out.push_back(p);
         }
         return out;
@@ -208,8 +207,7 @@ int run_exit_prompt(const std::string& state, const session::Info& s) {
     InterruptGuard guard;
     auto patch = capture::Patch::open_source(s.meta.name);
     if (!patch) {
-        std::fprintf(stderr, "layover: reading session '%s': %s\n", s.meta.name.c_str(),
-                     patch.error().message.c_str());
+        std::fprintf(stderr, "layover: reading session '%s': %s\n", s.meta.name.c_str(), patch.error().message.c_str());
         print_kept(s.meta.name);
         return 125;
     }
@@ -225,15 +223,15 @@ int run_exit_prompt(const std::string& state, const session::Info& s) {
     const char* term = std::getenv("TERM");
     bool color = ::isatty(2) == 1 && !(term && std::string(term) == "dumb");
     std::fprintf(stderr, "\nlayover: session '%s' changed %s:\n%s", s.meta.name.c_str(),
-                 base::display_path(patch->manifest().target).c_str(),
-                 summary_text(changes, ctx, color).c_str());
+                 base::display_path(patch->manifest().target).c_str(), summary_text(changes, ctx, color).c_str());
 
     Prompt p{state, s, patch.value(), std::vector<char>(changes.size(), 1)};
     for (;;) {
         flush_typeahead();
         std::fputs(kMenu, stderr);
-        std::string sel = p.all_selected() ? "" : " (" + std::to_string(p.count_selected()) + " of " +
-                                                      std::to_string(changes.size()) + " picked)";
+        std::string sel = p.all_selected() ? ""
+                                           : " (" + std::to_string(p.count_selected()) + " of " +
+                                                 std::to_string(changes.size()) + " picked)";
         std::string ans;
         Input in = ask("What now" + sel + "? [r/a/s/p/k/d] ", &ans);
         Next next = Next::Menu;

@@ -18,8 +18,7 @@ std::string basename_of(const std::string& p) {
 // Does `rel` (relative to home) equal `pattern` or lie beneath it when the
 // pattern ends in '/'?
 bool matches(const std::string& rel, const std::string& pattern) {
-    if (!pattern.empty() && pattern.back() == '/')
-        return starts_with(rel, pattern) || rel + "/" == pattern;
+    if (!pattern.empty() && pattern.back() == '/') return starts_with(rel, pattern) || rel + "/" == pattern;
     return rel == pattern;
 }
 
@@ -31,23 +30,39 @@ struct Rule {
 // Files a login, a shell, a desktop session, ssh, git or systemd run or
 // trust, relative to the home directory.
 const Rule kHomeRules[] = {
-    {".bashrc", "shell startup file"},        {".bash_profile", "shell startup file"},
-    {".bash_login", "shell startup file"},    {".bash_logout", "shell startup file"},
-    {".profile", "shell startup file"},       {".zshrc", "shell startup file"},
-    {".zshenv", "shell startup file"},        {".zprofile", "shell startup file"},
-    {".zlogin", "shell startup file"},        {".zlogout", "shell startup file"},
-    {".kshrc", "shell startup file"},         {".mkshrc", "shell startup file"},
-    {".cshrc", "shell startup file"},         {".tcshrc", "shell startup file"},
-    {".login", "shell startup file"},         {".inputrc", "shell startup file"},
-    {".config/fish/", "shell startup file"},  {".config/zsh/", "shell startup file"},
-    {".xprofile", "session startup file"},    {".xinitrc", "session startup file"},
-    {".xsession", "session startup file"},    {".xsessionrc", "session startup file"},
-    {".pam_environment", "login environment"}, {".config/environment.d/", "login environment"},
-    {".ssh/", "ssh keys or config"},          {".gnupg/", "gpg keys or config"},
-    {".gitconfig", "git config"},             {".config/git/", "git config"},
+    {".bashrc", "shell startup file"},
+    {".bash_profile", "shell startup file"},
+    {".bash_login", "shell startup file"},
+    {".bash_logout", "shell startup file"},
+    {".profile", "shell startup file"},
+    {".zshrc", "shell startup file"},
+    {".zshenv", "shell startup file"},
+    {".zprofile", "shell startup file"},
+    {".zlogin", "shell startup file"},
+    {".zlogout", "shell startup file"},
+    {".kshrc", "shell startup file"},
+    {".mkshrc", "shell startup file"},
+    {".cshrc", "shell startup file"},
+    {".tcshrc", "shell startup file"},
+    {".login", "shell startup file"},
+    {".inputrc", "shell startup file"},
+    {".config/fish/", "shell startup file"},
+    {".config/zsh/", "shell startup file"},
+    {".xprofile", "session startup file"},
+    {".xinitrc", "session startup file"},
+    {".xsession", "session startup file"},
+    {".xsessionrc", "session startup file"},
+    {".pam_environment", "login environment"},
+    {".config/environment.d/", "login environment"},
+    {".ssh/", "ssh keys or config"},
+    {".gnupg/", "gpg keys or config"},
+    {".gitconfig", "git config"},
+    {".config/git/", "git config"},
     {".config/autostart/", "desktop autostart"},
-    {".config/systemd/user/", "systemd user unit"}, {".local/share/systemd/user/", "systemd user unit"},
-    {".local/bin/", "in ~/.local/bin (on PATH)"},   {"bin/", "in ~/bin (on PATH)"},
+    {".config/systemd/user/", "systemd user unit"},
+    {".local/share/systemd/user/", "systemd user unit"},
+    {".local/bin/", "in ~/.local/bin (on PATH)"},
+    {"bin/", "in ~/bin (on PATH)"},
     {".config/layover/", "layover's own config"},
 };
 

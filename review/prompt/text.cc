@@ -58,8 +58,8 @@ std::string summary_text(const std::vector<capture::Change>& changes, const Risk
         }
     }
     std::ostringstream total;
-    total << changes.size() << (changes.size() == 1 ? " change" : " changes") << " (" << added << " added, "
-          << modified << " modified, " << deleted << " deleted, " << other << " other)";
+    total << changes.size() << (changes.size() == 1 ? " change" : " changes") << " (" << added << " added, " << modified
+          << " modified, " << deleted << " deleted, " << other << " other)";
     if (risky) total << "; " << risky << " marked ! need a careful look";
     out += total.str() + "\n";
     if (risky_count) *risky_count = risky;
@@ -96,8 +96,9 @@ bool apply_picks(const std::string& answer, std::vector<char>& selected, std::st
             }
             size_t dash = t.find('-');
             size_t lo, hi;
-            bool ok = dash == std::string::npos ? parse_num(t, &lo) && (hi = lo, true)
-                                                : parse_num(t.substr(0, dash), &lo) && parse_num(t.substr(dash + 1), &hi);
+            bool ok = dash == std::string::npos
+                          ? parse_num(t, &lo) && (hi = lo, true)
+                          : parse_num(t.substr(0, dash), &lo) && parse_num(t.substr(dash + 1), &hi);
             if (!ok || lo < 1 || hi < lo || hi > n) {
                 *error = "'" + t + "' is not a number or range within 1-" + std::to_string(n);
                 return false;

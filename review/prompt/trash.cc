@@ -26,8 +26,7 @@ base::Result<std::string> move_to_trash(const std::string& state, const session:
             return base::sys_error("move " + s.dir + " to " + dest)
                 .context("discarding session '" + name + "' (it is kept)");
     }
-    return base::error("discarding session '" + name + "': too many trash entries named " + name +
-                       "; empty " + trash);
+    return base::error("discarding session '" + name + "': too many trash entries named " + name + "; empty " + trash);
 }
 
 }  // namespace review

@@ -7,8 +7,8 @@
 #include <chrono>
 #include <system_error>
 
-#include "helper/base/text.h"
 #include "helper/base/fs/beneath.h"
+#include "helper/base/text.h"
 
 namespace review {
 

@@ -1,7 +1,7 @@
 #include "review/txn/fault.h"
 
-#include <csignal>
 #include <cerrno>
+#include <csignal>
 #include <cstdlib>
 #include <map>
 #include <mutex>

@@ -8,8 +8,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstddef>
-#include <iterator>
 #include <ctime>
+#include <iterator>
 #include <vector>
 
 #include "helper/base/fs/beneath.h"
@@ -218,8 +218,8 @@ base::Result<void> copy_data(int in_fd, int out_fd) {
     return base::Ok();
 }
 
-base::Result<void> rename2(int from_dir, const std::string& from, int to_dir, const std::string& to,
-                           unsigned flags, const std::string& what) {
+base::Result<void> rename2(int from_dir, const std::string& from, int to_dir, const std::string& to, unsigned flags,
+                           const std::string& what) {
     if (::renameat2(from_dir, from.c_str(), to_dir, to.c_str(), flags) != 0) return base::sys_error(what);
     return base::Ok();
 }

@@ -36,15 +36,14 @@ base::Result<void> copy_acls(int from_fd, int to_fd);
 // mode (permission bits only: suid/sgid/sticky are never set) and mtime.
 // `special`: setuid/setgid/sticky bits to set as well (callers pass only
 // bits the entry already had, or an original's own when restoring it).
-base::Result<void> set_mode_mtime(int fd, uint32_t mode, int64_t mtime_ns, bool set_mode = true,
-                                  uint32_t special = 0);
+base::Result<void> set_mode_mtime(int fd, uint32_t mode, int64_t mtime_ns, bool set_mode = true, uint32_t special = 0);
 
 // Copy all data of in_fd into out_fd from offset 0 and truncate out_fd to it.
 base::Result<void> copy_data(int in_fd, int out_fd);
 
 // renameat2 with flags (RENAME_NOREPLACE / RENAME_EXCHANGE).
-base::Result<void> rename2(int from_dir, const std::string& from, int to_dir, const std::string& to,
-                           unsigned flags, const std::string& what);
+base::Result<void> rename2(int from_dir, const std::string& from, int to_dir, const std::string& to, unsigned flags,
+                           const std::string& what);
 
 // Directory fds beneath the root, cached by relative path. At most kMax
 // stay open: the least recently used half is closed when it is full, so an

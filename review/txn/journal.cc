@@ -26,7 +26,8 @@ base::Result<void> ensure_dir(const std::string& path) {
 
 std::string target_key(uint64_t dev, uint64_t ino) {
     char buf[64];
-    std::snprintf(buf, sizeof buf, "%llx-%llx", static_cast<unsigned long long>(dev), static_cast<unsigned long long>(ino));
+    std::snprintf(buf, sizeof buf, "%llx-%llx", static_cast<unsigned long long>(dev),
+                  static_cast<unsigned long long>(ino));
     return buf;
 }
 

@@ -2,9 +2,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "helper/base/fs/beneath.h"
 #include "helper/base/json/writer.h"
 #include "helper/base/text.h"
-#include "helper/base/fs/beneath.h"
 
 namespace review {
 
@@ -12,11 +12,11 @@ using json = nlohmann::json;
 
 const char* op_name(Op op) {
     switch (op) {
-    case Op::Add: return "add";
-    case Op::Replace: return "replace";
-    case Op::Delete: return "delete";
-    case Op::InPlace: return "inplace";
-    case Op::Meta: return "meta";
+        case Op::Add: return "add";
+        case Op::Replace: return "replace";
+        case Op::Delete: return "delete";
+        case Op::InPlace: return "inplace";
+        case Op::Meta: return "meta";
     }
     return "?";
 }
@@ -35,7 +35,8 @@ bool parse_op(const std::string& s, Op* out) {
 std::string unb64(const json& j, const char* key) {
     std::string out;
     if (!j.contains(key)) return out;
-    if (!base::base64_decode(j.at(key).get<std::string>(), &out)) throw std::runtime_error(std::string("bad base64 in ") + key);
+    if (!base::base64_decode(j.at(key).get<std::string>(), &out))
+        throw std::runtime_error(std::string("bad base64 in ") + key);
     return out;
 }
 
@@ -151,8 +152,7 @@ std::string txn_to_json(const Txn& t) {
 base::Result<Txn> txn_from_json(const std::string& text) {
     try {
         json j = json::parse(text);
-        if (j.at("format").get<std::string>() != "layover-undo/1")
-            return base::error("unknown undo record format");
+        if (j.at("format").get<std::string>() != "layover-undo/1") return base::error("unknown undo record format");
         Txn t;
         std::string kind = j.at("kind").get<std::string>(), state = j.at("state").get<std::string>();
         if (kind == "apply") t.kind = TxnKind::Apply;

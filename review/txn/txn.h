@@ -60,14 +60,14 @@ const char* txn_state_name(TxnState s);
 struct Txn {
     TxnKind kind = TxnKind::Apply;
     std::string id;
-    std::string target;          // absolute path when started
-    uint64_t dev = 0, ino = 0;   // the target root's identity
+    std::string target;         // absolute path when started
+    uint64_t dev = 0, ino = 0;  // the target root's identity
     TxnState state = TxnState::Staging;
-    std::string source;          // the patch or session applied
-    std::string created;         // UTC RFC 3339
-    std::string store;           // undo store, relative to the target
-    std::string record;          // undo only: the record being undone (absolute)
-    bool force = false;          // undo only: --force (a recovery finishes it the same way)
+    std::string source;   // the patch or session applied
+    std::string created;  // UTC RFC 3339
+    std::string store;    // undo store, relative to the target
+    std::string record;   // undo only: the record being undone (absolute)
+    bool force = false;   // undo only: --force (a recovery finishes it the same way)
     std::vector<Unit> units;
 };
 

@@ -7,12 +7,12 @@
 #include <climits>
 #include <cstdlib>
 
+#include "helper/base/fs/beneath.h"
 #include "helper/base/text.h"
 #include "helper/store/session.h"
-#include "helper/base/fs/beneath.h"
 #include "review/apply/commit.h"
-#include "review/txn/journal.h"
 #include "review/apply/recover.h"
+#include "review/txn/journal.h"
 #include "review/txn/txn.h"
 
 namespace review {
@@ -26,7 +26,8 @@ struct Located {
 base::Result<Located> locate(const std::string& record, const std::string& target) {
     char buf[PATH_MAX];
     if (!::realpath(record.c_str(), buf))
-        return base::sys_error("undo record " + base::display_path(record)).context("cannot find it; pass the path apply printed");
+        return base::sys_error("undo record " + base::display_path(record))
+            .context("cannot find it; pass the path apply printed");
     std::string p = buf;
     const std::string tail = "/undo.json";
     if (p.size() > tail.size() && p.compare(p.size() - tail.size(), tail.size(), tail) == 0)
@@ -82,7 +83,8 @@ base::Result<ApplyReport> undo_record(const std::string& record, const UndoOptio
     if (!parsed.ok()) return parsed.error().context("undo record " + base::display_path(record));
     Txn t = std::move(parsed).value();
     if (t.id != loc.id || t.kind != TxnKind::Apply || t.state != TxnState::Done)
-        return base::error("undo record " + base::display_path(record) + " is inconsistent; it was not written by this apply");
+        return base::error("undo record " + base::display_path(record) +
+                           " is inconsistent; it was not written by this apply");
     if (t.dev != static_cast<uint64_t>(rst.st_dev) || t.ino != static_cast<uint64_t>(rst.st_ino))
         return base::error("undo record " + base::display_path(record) + " belongs to another tree (" +
                            base::display_path(t.target) + "); undo only works on the tree apply wrote");

@@ -7,13 +7,13 @@
 #include <unistd.h>
 #include <zstd.h>
 
-#include <cstdio>
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <stdexcept>
 
-#include "capture/scan/fingerprint.h"
 #include "capture/patch/manifest.h"
+#include "capture/scan/fingerprint.h"
 #include "helper/base/text.h"
 
 namespace testpatch {
@@ -120,7 +120,10 @@ std::string manifest_for(const std::vector<M>& members) {
         c.mode = m.mode;
         switch (m.type) {
             case 'd': c.type = capture::Type::Dir; break;
-            case 'l': c.type = capture::Type::Symlink; c.link_target = m.link; break;
+            case 'l':
+                c.type = capture::Type::Symlink;
+                c.link_target = m.link;
+                break;
             case 'p': c.type = capture::Type::Fifo; break;
             default:
                 c.type = capture::Type::File;
@@ -268,10 +271,8 @@ json change_to_json(const capture::Change& c, bool full) {
     j["mode"] = c.mode;
     j["old_type"] = type_json(c.old_type);
     j["old_mode"] = c.old_mode;
-    if (c.type == Type::Symlink)
-        put_bytes(j, "link_target", c.link_target);
-    else
-        j["link_target"] = nullptr;
+    if (c.type == Type::Symlink) put_bytes(j, "link_target", c.link_target);
+    else j["link_target"] = nullptr;
     j["captured"] = c.captured;
     if (full) {
         j["mtime_ns"] = c.mtime_ns;

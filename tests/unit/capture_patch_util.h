@@ -2,11 +2,10 @@
 // written with libarchive (or as raw tar blocks), compressed with zstd.
 #pragma once
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "capture/scan/change.h"
 
@@ -14,12 +13,12 @@ namespace testpatch {
 
 struct M {
     std::string name;
-    char type = 'f';          // f file, d dir, l symlink, h hardlink, p fifo, c char device
-    std::string data;         // file data (dense), ignored for sparse
-    std::string link;         // symlink/hardlink target
+    char type = 'f';   // f file, d dir, l symlink, h hardlink, p fifo, c char device
+    std::string data;  // file data (dense), ignored for sparse
+    std::string link;  // symlink/hardlink target
     uint32_t mode = 0644;
-    int64_t size = -1;        // logical size override (sparse)
-    std::vector<std::pair<int64_t, int64_t>> sparse;  // data segments; their data is 'x' bytes
+    int64_t size = -1;                                        // logical size override (sparse)
+    std::vector<std::pair<int64_t, int64_t>> sparse;          // data segments; their data is 'x' bytes
     std::vector<std::pair<std::string, std::string>> xattrs;  // name, value (in the member and the manifest)
 };
 

@@ -1,9 +1,10 @@
 // The change model beyond the type matrix: copy-up without change, metadata,
 // dir mtimes, overlay xattrs, whiteout forms, fingerprints.
-#include <catch2/catch.hpp>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <catch2/catch.hpp>
 
 #include "capture/scan/classify.h"
 #include "capture/scan/fingerprint.h"
@@ -137,7 +138,7 @@ TEST_CASE("capture scan: a user xattr change is metadata; overlay xattrs are not
 
 TEST_CASE("capture xattrs: user.overlay.overlay.X is the user's own user.overlay.X") {
     Xattrs raw = {{"user.overlay.overlay.mine", "1"}, {"user.overlay.opaque", "y"}, {"user.a", "2"},
-                  {"trusted.overlay.opaque", "y"}, {"security.selinux", "ctx"}, {"system.posix_acl_access", "x"}};
+                  {"trusted.overlay.opaque", "y"},    {"security.selinux", "ctx"},  {"system.posix_acl_access", "x"}};
     Xattrs up = user_xattrs(raw, true);
     CHECK(up.size() == 2);
     CHECK(up.at("user.overlay.mine") == "1");

@@ -2,21 +2,21 @@
 // report: the d_type-only status walk, the directly written JSON text,
 // upper files kept open from the scan for the writer, and the walk split
 // over two threads.
-#include <catch2/catch.hpp>
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <map>
 
-#include "tests/unit/capture_patch_util.h"
 #include "capture/patch/manifest.h"
 #include "capture/patch/reader.h"
-#include "capture/scan/scan.h"
 #include "capture/patch/writer.h"
+#include "capture/scan/scan.h"
 #include "helper/base/fd.h"
+#include "tests/unit/capture_patch_util.h"
 #include "tests/unit/capture_tree.h"
 
 using namespace capture;
@@ -161,10 +161,9 @@ TEST_CASE("capture fastpath: a split inside an opaque dir repeats no base record
     for (const auto& b : two.base) paths.push_back(b.path + (b.absent ? " absent" : ""));
     std::vector<std::string> sorted = paths;
     std::sort(sorted.begin(), sorted.end());
-    CHECK(std::adjacent_find(sorted.begin(), sorted.end(),
-                             [](const std::string& a, const std::string& b) {
-                                 return a.substr(0, a.find(' ')) == b.substr(0, b.find(' '));
-                             }) == sorted.end());
+    CHECK(std::adjacent_find(sorted.begin(), sorted.end(), [](const std::string& a, const std::string& b) {
+              return a.substr(0, a.find(' ')) == b.substr(0, b.find(' '));
+          }) == sorted.end());
     std::vector<std::string> want;
     for (const auto& b : one.base) want.push_back(b.path + (b.absent ? " absent" : ""));
     CHECK(paths == want);

@@ -4,8 +4,8 @@
 // more (duplicate fields, numbers that do not fit).
 #include <catch2/catch.hpp>
 
-#include "helper/base/json/reader.h"
 #include "capture/patch/manifest.h"
+#include "helper/base/json/reader.h"
 
 using namespace capture;
 
@@ -50,19 +50,17 @@ TEST_CASE("capture json_read: malformed JSON is refused, however it is malformed
     const std::string ok = manifest_with(R"({"path": "a", "kind": "added"})");
     REQUIRE(error_of(ok) == "");
     for (const std::string& text : {
-             manifest_with(R"({"path": "a", "kind": "added",})"),       // trailing comma
-             manifest_with(R"({"path": "\ud800", "kind": "added"})"),   // lone high surrogate
-             manifest_with(R"({"path": "\udc00", "kind": "added"})"),   // lone low surrogate
-             manifest_with("{\"path\": \"a\xff\", \"kind\": \"added\"}"),  // invalid UTF-8
-             manifest_with("{\"path\": \"\xc0\xaf\", \"kind\": \"added\"}"),  // overlong '/'
+             manifest_with(R"({"path": "a", "kind": "added",})"),                 // trailing comma
+             manifest_with(R"({"path": "\ud800", "kind": "added"})"),             // lone high surrogate
+             manifest_with(R"({"path": "\udc00", "kind": "added"})"),             // lone low surrogate
+             manifest_with("{\"path\": \"a\xff\", \"kind\": \"added\"}"),         // invalid UTF-8
+             manifest_with("{\"path\": \"\xc0\xaf\", \"kind\": \"added\"}"),      // overlong '/'
              manifest_with("{\"path\": \"\xed\xa0\x80\", \"kind\": \"added\"}"),  // encoded surrogate
-             manifest_with("{\"path\": \"a\tb\", \"kind\": \"added\"}"),  // raw control character
+             manifest_with("{\"path\": \"a\tb\", \"kind\": \"added\"}"),          // raw control character
              manifest_with(R"({"path": "a", "kind": "added", "size": 01})"),
              manifest_with(R"({"path": "a", "kind": "added", "size": 1.})"),
              manifest_with(R"({"path": "a" "kind": "added"})"),
-             manifest_with(R"({"path": "a", "kind": "added", "x": tru})"),
-             ok + "x",
-             ok.substr(0, ok.size() - 1),
+             manifest_with(R"({"path": "a", "kind": "added", "x": tru})"), ok + "x", ok.substr(0, ok.size() - 1),
              std::string("{\"x\": ") + std::string(100000, '[') + "}",  // deep nesting: refused, no crash
          }) {
         INFO(text.substr(0, 200));
@@ -101,16 +99,19 @@ TEST_CASE("capture json_read: fields must have their type, fit, and appear once"
 }
 
 TEST_CASE("capture json_read: the sums list") {
-    auto s = sums_from_text(R"({"members": [{"path_b64": "/w==", "fingerprint": "f1"}, {"path": "b", "fingerprint": "f2"}],
+    auto s =
+        sums_from_text(R"({"members": [{"path_b64": "/w==", "fingerprint": "f1"}, {"path": "b", "fingerprint": "f2"}],
                                 "format": "layover-sums/1"})");
     REQUIRE(s.ok());
     REQUIRE(s->size() == 2);
     CHECK((*s)[0] == std::make_pair(std::string("\xff"), std::string("f1")));
     CHECK((*s)[1].first == "b");
-    CHECK(sums_from_text(R"({"format": "layover-sums/1", "members": [{"path": "b"}]})").error().message.find(
-              "has an invalid entry") != std::string::npos);
-    CHECK(sums_from_text(R"({"format": "layover-sums/2", "members": []})").error().message.find(
-              "is not a valid sums list") != std::string::npos);
+    CHECK(sums_from_text(R"({"format": "layover-sums/1", "members": [{"path": "b"}]})")
+              .error()
+              .message.find("has an invalid entry") != std::string::npos);
+    CHECK(sums_from_text(R"({"format": "layover-sums/2", "members": []})")
+              .error()
+              .message.find("is not a valid sums list") != std::string::npos);
     CHECK(sums_from_text(R"({"format": 1, "members": []})").error().message.find("is not a valid sums list") !=
           std::string::npos);
 }

@@ -2,12 +2,12 @@
 // round trip and the short summary.
 #include <catch2/catch.hpp>
 
-#include "tests/unit/capture_patch_util.h"
 #include "capture/patch/agreement.h"
 #include "capture/patch/manifest.h"
 #include "capture/scan/names.h"
 #include "capture/scan/summary.h"
 #include "helper/base/text.h"
+#include "tests/unit/capture_patch_util.h"
 
 using namespace capture;
 

@@ -1,9 +1,10 @@
 // The patch reader: valid patches read back exactly; hostile ones (built here)
 // are each rejected with one clear line before anything could act on them.
-#include <catch2/catch.hpp>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <catch2/catch.hpp>
 
 #include "capture/patch/reader.h"
 #include "capture/patch/tar_in.h"
@@ -120,7 +121,8 @@ TEST_CASE("capture reader: rejects an absolute path") {
 }
 
 TEST_CASE("capture reader: rejects a pax path record overriding an innocent name") {
-    std::string raw = with_manifest({file("innocent", "x")}, testpatch::pax_override_member("innocent", "../evil", "x"));
+    std::string raw =
+        with_manifest({file("innocent", "x")}, testpatch::pax_override_member("innocent", "../evil", "x"));
     std::string err = open_error(raw);
     CHECK(err.find("traversal") != std::string::npos);
     CHECK(err.find("innocent") == std::string::npos);
@@ -228,8 +230,7 @@ TEST_CASE("capture reader: rejects a fingerprint mismatch") {
     std::vector<M> ms = {file("a", "real content")};
     std::string manifest = testpatch::manifest_for(ms);
     std::string sums = testpatch::sums_for(manifest, {file("a", "other content")});
-    std::string raw =
-        testpatch::tar_of({file(".layover/manifest.json", manifest), ms[0], file(".layover/sums", sums)});
+    std::string raw = testpatch::tar_of({file(".layover/manifest.json", manifest), ms[0], file(".layover/sums", sums)});
     CHECK(open_error(raw).find("fingerprint mismatch") != std::string::npos);
 }
 
@@ -329,10 +330,12 @@ std::string sparse_bomb(size_t entries) {
     map.reserve(map.size() + entries * 4);
     for (size_t i = 0; i < entries; i++) map += "0\n0\n";
     map.resize((map.size() + 511) / 512 * 512, '\0');
-    std::string member = testpatch::pax_member(
-        "GNUSparseFile.0/big",
-        {{"GNU.sparse.major", "1"}, {"GNU.sparse.minor", "0"}, {"GNU.sparse.name", "big"}, {"GNU.sparse.realsize", "0"}},
-        '0', map);
+    std::string member = testpatch::pax_member("GNUSparseFile.0/big",
+                                               {{"GNU.sparse.major", "1"},
+                                                {"GNU.sparse.minor", "0"},
+                                                {"GNU.sparse.name", "big"},
+                                                {"GNU.sparse.realsize", "0"}},
+                                               '0', map);
     M big = file("big", "");
     return with_manifest({big}, member);
 }
@@ -470,14 +473,14 @@ TEST_CASE("capture reader: manifest xattrs must be user.* and match the payload 
     std::vector<M> claimed = {f};
     claimed[0].xattrs.emplace_back("user.hidden", "sneaky");
     std::string manifest = testpatch::manifest_for(claimed);
-    std::string raw = testpatch::tar_of({file(".layover/manifest.json", manifest), f,
-                                         file(".layover/sums", testpatch::sums_for(manifest, {f}))});
+    std::string raw = testpatch::tar_of(
+        {file(".layover/manifest.json", manifest), f, file(".layover/sums", testpatch::sums_for(manifest, {f}))});
     CHECK(open_error(raw).find("member a: xattrs differ between payload and manifest") != std::string::npos);
     // The member carries one the manifest does not list.
     M plain = file("a", "x");
     manifest = testpatch::manifest_for({plain});
-    raw = testpatch::tar_of({file(".layover/manifest.json", manifest), f,
-                             file(".layover/sums", testpatch::sums_for(manifest, {f}))});
+    raw = testpatch::tar_of(
+        {file(".layover/manifest.json", manifest), f, file(".layover/sums", testpatch::sums_for(manifest, {f}))});
     CHECK(open_error(raw).find("xattrs differ") != std::string::npos);
     // Outside user.*: refused in the manifest itself, named.
     M sec = file("a", "x");
@@ -625,11 +628,12 @@ TEST_CASE("capture reader: data stored beyond a sparse map is never read as data
     std::string body = std::string("1\n0\n0\n");
     body.resize(512, '\0');
     body += std::string(1 << 20, 'A');
-    std::string member = testpatch::pax_member(
-        "GNUSparseFile.0/big",
-        {{"GNU.sparse.major", "1"}, {"GNU.sparse.minor", "0"}, {"GNU.sparse.name", "big"},
-         {"GNU.sparse.realsize", "0"}},
-        '0', body);
+    std::string member = testpatch::pax_member("GNUSparseFile.0/big",
+                                               {{"GNU.sparse.major", "1"},
+                                                {"GNU.sparse.minor", "0"},
+                                                {"GNU.sparse.name", "big"},
+                                                {"GNU.sparse.realsize", "0"}},
+                                               '0', body);
     std::string err = open_error(with_manifest({file("big", "")}, member));
     INFO(err);
     CHECK(err.find("bad tar member header") != std::string::npos);
@@ -666,8 +670,9 @@ TEST_CASE("capture reader: the tar reader passes over at most a member's padding
     }
     INFO(err);
     CHECK(seen == std::vector<std::string>{".layover/manifest.json", "small", "big"});
-    CHECK(err == "member #2: stored data runs past what its size and sparse map account for; the patch is corrupt "
-                 "or hostile");
+    CHECK(err ==
+          "member #2: stored data runs past what its size and sparse map account for; the patch is corrupt "
+          "or hostile");
 }
 
 TEST_CASE("capture reader: an mtime too large for nanoseconds is one clear error") {

@@ -1,14 +1,15 @@
 // The writer never produces a patch its reader refuses: a file whose hole map
 // has more data segments than the reader's limit is stored with its smallest
 // holes as zeros, its content and the base fingerprints unchanged.
-#include <catch2/catch.hpp>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "capture/scan/fingerprint.h"
+#include <catch2/catch.hpp>
+
 #include "capture/patch/reader.h"
 #include "capture/patch/writer.h"
+#include "capture/scan/fingerprint.h"
 #include "helper/base/fd.h"
 #include "tests/unit/capture_scan_util.h"
 #include "tests/unit/capture_tree.h"

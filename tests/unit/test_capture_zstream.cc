@@ -2,12 +2,12 @@
 // their ends without decoding, and the reader decodes them (in parallel)
 // back into the exact stream, with every error where a single decoder
 // would report it.
-#include <catch2/catch.hpp>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
 
+#include <catch2/catch.hpp>
 #include <cstdio>
 #include <optional>
 #include <stdexcept>
@@ -107,10 +107,10 @@ std::vector<uint64_t> walk(const std::string& bytes) {
 
 TEST_CASE("zstd frames: the walk finds every frame's end, as libzstd does, for every block kind") {
     std::vector<std::string> raws = {
-        "",                                       // an empty frame
-        "x",                                      // single segment, 1-byte content size
-        std::string(3 << 20, '\0'),               // RLE blocks
-        text_data(300000, 1),                     // compressed blocks
+        "",                          // an empty frame
+        "x",                         // single segment, 1-byte content size
+        std::string(3 << 20, '\0'),  // RLE blocks
+        text_data(300000, 1),        // compressed blocks
     };
     std::string rnd(200000, '\0');
     uint64_t s = 88172645463325252ull;
@@ -209,7 +209,7 @@ TEST_CASE("zstd writer: frames of kFrameBytes, each checksummed and whole, with 
 TEST_CASE("zstd reader: any framing reads back byte-exact with 0, 1, 2 or 4 threads") {
     std::string big = text_data(9 << 20, 3);
     std::vector<std::pair<std::string, std::string>> streams;  // (compressed, plain)
-    streams.push_back({frame(big), big});                        // one large frame
+    streams.push_back({frame(big), big});                      // one large frame
     std::string many, many_plain;
     for (int i = 0; i < 700; i++) {
         std::string p = text_data(static_cast<size_t>(i % 13) * 37, static_cast<uint32_t>(i));
@@ -255,8 +255,9 @@ TEST_CASE("zstd reader: an error in a later frame comes after the frames before 
     std::string corrupt = frames[2];
     corrupt[corrupt.size() / 2] = static_cast<char>(corrupt[corrupt.size() / 2] ^ 0x55);
     std::vector<Case> cases = {
-        {"skippable frame", frames[0] + frames[1] + std::string("\x50\x2a\x4d\x18\x04\x00\x00\x00", 8) + "abcd" + frames[2],
-         2, "skippable"},
+        {"skippable frame",
+         frames[0] + frames[1] + std::string("\x50\x2a\x4d\x18\x04\x00\x00\x00", 8) + "abcd" + frames[2], 2,
+         "skippable"},
         {"frame without checksum", frames[0] + frame(plain[1], false) + frames[2], 1, "checksum"},
         {"corrupt frame", frames[0] + frames[1] + corrupt + frames[3], 2, "corrupt"},
         {"cut inside a frame", frames[0] + frames[1] + frames[2].substr(0, frames[2].size() / 3), 2, "truncated"},
@@ -279,7 +280,8 @@ TEST_CASE("zstd reader: an error in a later frame comes after the frames before 
 TEST_CASE("zstd reader: a pipe is read in order by one decoder; stopping early does not hang") {
     std::string plain = text_data(3 * capture::kFrameBytes, 9);
     std::string z;
-    for (size_t at = 0; at < plain.size(); at += capture::kFrameBytes) z += frame(plain.substr(at, capture::kFrameBytes));
+    for (size_t at = 0; at < plain.size(); at += capture::kFrameBytes)
+        z += frame(plain.substr(at, capture::kFrameBytes));
     int p[2];
     REQUIRE(::pipe2(p, O_CLOEXEC) == 0);
     base::Fd rd(p[0]), wr(p[1]);
@@ -371,8 +373,8 @@ TEST_CASE("zstd reader: a large declared window is refused even where libzstd de
 
 TEST_CASE("zstd frames: walking a frame of many empty blocks reads headers through a window, not one by one") {
     std::string f = std::string("\x28\xb5\x2f\xfd", 4) + "\x04" + static_cast<char>(10 << 3);  // 1 MiB window
-    for (int i = 0; i < 20000; i++) f += std::string("\0\0\0", 3);  // empty raw blocks
-    f += std::string("\x01\0\0", 3) + std::string("\0\0\0\0", 4);   // the last one, then a checksum
+    for (int i = 0; i < 20000; i++) f += std::string("\0\0\0", 3);                             // empty raw blocks
+    f += std::string("\x01\0\0", 3) + std::string("\0\0\0\0", 4);  // the last one, then a checksum
     size_t reads = 0;
     auto rd = [&](uint64_t off, unsigned char* p, size_t n) {
         reads++;

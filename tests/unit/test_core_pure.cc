@@ -65,8 +65,8 @@ base::Result<RunOptions> parse(std::vector<std::string> a) { return parse_run_ar
 }  // namespace
 
 TEST_CASE("run: arguments parse, and stop at the command") {
-    auto r = parse({"--target", "/t", "--session=s1", "--on-exit", "save:x.tar.zst", "--network", "host", "ls",
-                    "-l", "--target"});
+    auto r = parse(
+        {"--target", "/t", "--session=s1", "--on-exit", "save:x.tar.zst", "--network", "host", "ls", "-l", "--target"});
     REQUIRE(r.ok());
     CHECK(r->target == "/t");
     CHECK(r->session == "s1");
@@ -98,15 +98,15 @@ TEST_CASE("text: display paths escape control chars and invalid UTF-8") {
     CHECK(base::display_path("q\"\\") == "\"q\\\"\\\\\"");
     CHECK(base::display_path("\x1b[31m") == "\"\\x1b[31m\"");
     CHECK(base::is_utf8("ok \xe2\x82\xac"));
-    CHECK_FALSE(base::is_utf8("\xc0\xaf"));       // overlong
-    CHECK_FALSE(base::is_utf8("\xed\xa0\x80"));   // surrogate
+    CHECK_FALSE(base::is_utf8("\xc0\xaf"));      // overlong
+    CHECK_FALSE(base::is_utf8("\xed\xa0\x80"));  // surrogate
     CHECK(base::caret_escape("a\x1b[0m\n", true) == "a^[[0m\n");
     CHECK(base::caret_escape("\r\x7f", false) == "^M^?");
 }
 
 TEST_CASE("text: base64 round trip and session names") {
-    for (std::string s : {std::string(""), std::string("f"), std::string("fo"), std::string("foo"),
-                          std::string("\xff\x00\x80", 3)}) {
+    for (std::string s :
+         {std::string(""), std::string("f"), std::string("fo"), std::string("foo"), std::string("\xff\x00\x80", 3)}) {
         std::string back;
         REQUIRE(base::base64_decode(base::base64_encode(s), &back));
         CHECK(back == s);

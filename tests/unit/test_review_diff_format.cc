@@ -1,5 +1,4 @@
 #include <catch2/catch.hpp>
-
 #include <string>
 
 #include "review/diff/format.h"
@@ -140,9 +139,9 @@ TEST_CASE("review format: hunks keep 3 lines of context and merge close changes"
     std::string a, b;
     for (int i = 1; i <= 20; i++) a += std::to_string(i) + "\n";
     b = a;
-    b.replace(b.find("2\n"), 2, "two\n");      // line 2
+    b.replace(b.find("2\n"), 2, "two\n");         // line 2
     b.replace(b.find("\n9\n") + 1, 2, "nine\n");  // line 9: 6 unchanged lines apart -> same hunk
-    b.replace(b.find("\n18\n") + 1, 3, "");     // line 18 deleted: separate hunk
+    b.replace(b.find("\n18\n") + 1, 3, "");       // line 18 deleted: separate hunk
     CHECK(render_file(fd("n", file(a), file(b)), {}) ==
           "diff --git a/n b/n\n"
           "--- a/n\n"
@@ -155,18 +154,17 @@ TEST_CASE("review format: hunks keep 3 lines of context and merge close changes"
 
 TEST_CASE("review format: CRLF content is kept byte-exact unless escaped for a terminal") {
     auto f = fd("w", file("a\r\nb\r\n"), file("a\r\nc\r\n"));
-    CHECK(render_file(f, {}) ==
-          "diff --git a/w b/w\n--- a/w\n+++ b/w\n@@ -1,2 +1,2 @@\n a\r\n-b\r\n+c\r\n");
+    CHECK(render_file(f, {}) == "diff --git a/w b/w\n--- a/w\n+++ b/w\n@@ -1,2 +1,2 @@\n a\r\n-b\r\n+c\r\n");
     Style tty;
     tty.escape = true;
-    CHECK(render_file(f, tty) ==
-          "diff --git a/w b/w\n--- a/w\n+++ b/w\n@@ -1,2 +1,2 @@\n a^M\n-b^M\n+c^M\n");
+    CHECK(render_file(f, tty) == "diff --git a/w b/w\n--- a/w\n+++ b/w\n@@ -1,2 +1,2 @@\n a^M\n-b^M\n+c^M\n");
 }
 
 TEST_CASE("review format: terminal escaping covers C0, DEL, C1 and invalid UTF-8") {
     CHECK(terminal_safe("\033[31mred\tx\x7f") == "^[[31mred\tx^?");
     CHECK(terminal_safe("caf\xc3\xa9") == "caf\xc3\xa9");
-    CHECK(terminal_safe("\xc2\x9b" "2J") == "\\u009b2J");
+    CHECK(terminal_safe("\xc2\x9b"
+                        "2J") == "\\u009b2J");
     CHECK(terminal_safe("\xff\xc3") == "\\xff\\xc3");
 }
 

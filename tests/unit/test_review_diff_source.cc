@@ -1,10 +1,9 @@
-#include <catch2/catch.hpp>
-
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <fstream>
 #include <string>
 

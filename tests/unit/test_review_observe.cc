@@ -1,13 +1,13 @@
 // walk_tree (the after-state of applied trees, for undo's checks) walks the
 // first dir with two or more subdirs on two threads: it must list exactly
 // what a plain one-thread walk sees.
-#include <catch2/catch.hpp>
 #include <fcntl.h>
 #include <ftw.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <string>
 #include <vector>
 

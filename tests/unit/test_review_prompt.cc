@@ -24,8 +24,7 @@ Change ch(const std::string& path, Kind k, Type t, Type old = Type::None, uint32
 
 TEST_CASE("review prompt: the summary lists every change and marks the risky ones") {
     std::vector<Change> v{ch("notes.txt", Kind::Modified, Type::File, Type::File),
-                          ch(".bashrc", Kind::Added, Type::File),
-                          ch("old", Kind::Deleted, Type::None, Type::Dir),
+                          ch(".bashrc", Kind::Added, Type::File), ch("old", Kind::Deleted, Type::None, Type::Dir),
                           ch("bad\nname", Kind::Added, Type::File)};
     size_t risky = 0;
     std::string s = review::summary_text(v, review::RiskContext{std::string()}, false, &risky);

@@ -5,8 +5,8 @@
 using capture::Change;
 using capture::Kind;
 using capture::Type;
-using review::risks_of;
 using review::RiskContext;
+using review::risks_of;
 
 namespace {
 

@@ -1,6 +1,5 @@
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <string>
 #include <vector>
 
@@ -51,6 +50,7 @@ TEST_CASE("review undo patch: the manifest's kind and undo_store round-trip and 
     REQUIRE(back.ok());
     CHECK(back->kind == "undo");
     CHECK(back->undo_store == ".layover-undo/abc123");
-    auto bad = capture::manifest_from_text(R"({"format":"layover-patch/1","target":"/t","kind":3,"changes":[],"base":[]})");
+    auto bad =
+        capture::manifest_from_text(R"({"format":"layover-patch/1","target":"/t","kind":3,"changes":[],"base":[]})");
     CHECK_FALSE(bad.ok());
 }

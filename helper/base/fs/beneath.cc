@@ -1,7 +1,6 @@
 #include "helper/base/fs/beneath.h"
 
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -10,6 +9,7 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <linux/openat2.h>
 #include <vector>
 
 #include "helper/base/dir.h"
@@ -87,7 +87,8 @@ bool safe_relpath(std::string_view p) {
     size_t start = 0;
     for (;;) {
         size_t slash = p.find('/', start);
-        std::string_view comp = p.substr(start, slash == std::string_view::npos ? std::string_view::npos : slash - start);
+        std::string_view comp =
+            p.substr(start, slash == std::string_view::npos ? std::string_view::npos : slash - start);
         if (comp.empty() || comp == "." || comp == ".." || comp.size() > NAME_MAX) return false;
         if (comp.find('\0') != std::string_view::npos) return false;
         if (slash == std::string_view::npos) return true;
@@ -113,7 +114,7 @@ base::Result<base::Fd> open_beneath(int root, const std::string& rel, int flags,
     }
     if (!safe_relpath(rel)) return base::sys_error("open " + rel + " (unsafe name)", EINVAL);
     if (!fallback_forced() && g_openat2 != 0) {
-        open_how how {};
+        open_how how{};
         how.flags = static_cast<uint64_t>(flags | O_CLOEXEC | O_NOFOLLOW);
         how.mode = (flags & (O_CREAT | O_TMPFILE)) ? mode : 0;
         how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV;
@@ -123,7 +124,7 @@ base::Result<base::Fd> open_beneath(int root, const std::string& rel, int flags,
                 g_openat2 = 1;
                 return base::Fd(static_cast<int>(fd));
             }
-            if (errno == EAGAIN || errno == EINTR) continue;  // a concurrent rename: retry
+            if (errno == EAGAIN || errno == EINTR) continue;                  // a concurrent rename: retry
             if (errno == ENOSYS || (errno == EPERM && g_openat2 < 0)) break;  // seccomp filters report EPERM
             int err = errno;
             if (err == ENOTDIR && !(flags & O_PATH)) {
