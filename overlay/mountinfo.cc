@@ -36,7 +36,7 @@ std::vector<MountEntry> parse_mountinfo(const std::string& text) {
         if (fields.size() < 7) continue;
         auto sep = std::find(fields.begin() + 6, fields.end(), std::string("-"));
         if (sep == fields.end() || sep + 1 == fields.end()) continue;
-        out.push_back({unescape_octal(fields[4]), *(sep + 1)});
+        out.push_back({unescape_octal(fields[4]), *(sep + 1), fields[2], unescape_octal(fields[3])});
     }
     return out;
 }
@@ -63,6 +63,34 @@ std::vector<std::string> submounts_under(const std::vector<MountEntry>& mounts, 
         if (!covered) top.push_back(p);
     }
     return top;
+}
+
+namespace {
+
+// dir + the part of path below base ("/" + "a/b" style joins without "//").
+std::string rebase(const std::string& path, const std::string& base, const std::string& dir) {
+    std::string rest = base == "/" ? path : path.substr(base.size());
+    if (rest.empty()) return dir;
+    if (dir == "/") return rest;
+    return dir + rest;
+}
+
+}  // namespace
+
+std::vector<std::string> aliases_of(const std::vector<MountEntry>& mounts, const std::string& path) {
+    const MountEntry* home = nullptr;
+    for (const auto& m : mounts)
+        if (path_within(path, m.mount_point) && (!home || m.mount_point.size() >= home->mount_point.size()))
+            home = &m;
+    if (!home) return {};
+    std::string in_fs = rebase(path, home->mount_point, home->root);
+    std::vector<std::string> out;
+    for (const auto& m : mounts) {
+        if (&m == home || m.dev != home->dev || !path_within(in_fs, m.root)) continue;
+        std::string alias = rebase(in_fs, m.root, m.mount_point);
+        if (alias != path && std::find(out.begin(), out.end(), alias) == out.end()) out.push_back(alias);
+    }
+    return out;
 }
 
 }  // namespace overlay

@@ -17,6 +17,7 @@ struct MountPlan {
     std::string state_dir;  // must not be reachable from inside
     bool host_network = false;
     unsigned long long tmp_size = 0;
+    std::vector<std::string> hide;  // absolute paths made unreadable (helper/sandbox/hide.h)
 };
 
 // Everything opened before any mount hides it.
@@ -46,6 +47,10 @@ base::Result<void> attach_submounts(const MountPlan& plan, Handles& h);
 //    systemd, docker, user runtime dir), and over the state dir if any mount
 //    still shows it.
 base::Result<void> mask_host_state(const MountPlan& plan, Handles& h);
+// 7b. Cover each hidden path: a dir with an empty read-only tmpfs, a file
+//     with an empty read-only file. Opened without following symlinks, so a
+//     link planted in a resumed session's upper layer cannot redirect it.
+base::Result<void> hide_paths(const MountPlan& plan);
 // 8. Everything read-only (mount_setattr, recursive; a plain MS_REMOUNT
 //    fails on locked mounts), then writable again: the overlay and the
 //    private tmpfs mounts only.

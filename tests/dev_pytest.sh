@@ -18,14 +18,14 @@ done
 uid=$((58000 + RANDOM % 2000))
 default_state="/var/tmp/layover-$uid"  # removed at the end unless it was there before
 [ -e "$default_state" ] && default_state=""
-NONTMP=$(mktemp -d /var/lib/layover-dev.XXXXXX)
+mkdir -p /home; NONTMP=$(mktemp -d /home/layover-dev.XXXXXX); chmod 755 "$NONTMP"
 mkdir -p "$STAGE/home" "$STAGE/tmp" "$NONTMP/foreign"
 echo "root's" > "$NONTMP/foreign/rootfile"; chmod 666 "$NONTMP/foreign/rootfile"; echo mine > "$NONTMP/foreign/mine"
 chown "$uid:$uid" "$STAGE/home" "$STAGE/tmp" "$NONTMP" "$NONTMP/foreign" "$NONTMP/foreign/mine"; chmod 700 "$STAGE/home"
 cd "$STAGE/tests/integration" && setpriv --reuid="$uid" --regid="$uid" --clear-groups --inh-caps=-all env -i HOME="$STAGE/home" USER=layovertest \
     PATH=/usr/local/bin:/usr/bin:/bin TMPDIR="$STAGE/tmp" LAYOVER_BIN="$STAGE/bin/layover" PYTHONPATH="$STAGE/python" \
     LAYOVER_SOURCE_ROOT="$STAGE" PYTHONDONTWRITEBYTECODE=1 LANG=C.UTF-8 LC_ALL=C.UTF-8 LAYOVER_TEST_NONTMP="$NONTMP" LAYOVER_TEST_THROWAWAY=1 LAYOVER_TEST_FOREIGN="$NONTMP/foreign" TERM=dumb \
-    /usr/bin/python3 -m pytest -p no:cacheprovider -q -x "${args[@]}" </dev/null
+    /usr/bin/python3 -m pytest -p no:cacheprovider -q ${PYTEST_X--x} "${args[@]}" </dev/null
 rc=$?
 rm -rf "$STAGE" "$NONTMP" ${default_state:+"$default_state"}
 exit $rc

@@ -56,11 +56,13 @@ if [ "$(id -u)" -eq 0 ]; then
     # it): removed at the end unless it was there before.
     default_state="/var/tmp/layover-$uid"
     [ -e "$default_state" ] && default_state=""
-    home="$STAGE/home"
+    # The uid's home, and the dir for targets that must not lie in /tmp, are
+    # under /home as a real home is: /tmp and /var/tmp are private and
+    # writable inside the sandbox and would hide every read-only problem.
+    mkdir -p /home && NONTMP=$(mktemp -d /home/layover-test.XXXXXX)
+    chmod 755 "$NONTMP"
+    home="$NONTMP/home"
     mkdir -p "$home" "$STAGE/tmp"
-    # Some tests need a target outside /tmp (whose parent must be read-only
-    # inside, not a private tmpfs).
-    NONTMP=$(mktemp -d /var/lib/layover-test.XXXXXX)
     # A tree of the uid's holding a root-owned, world-writable file: the
     # sandbox cannot copy it up (its owner is unmapped: EOVERFLOW).
     mkdir -p "$NONTMP/foreign"

@@ -84,6 +84,7 @@ base::Result<void> save_session(const session::Info& s, const std::string& out_f
         so.with_base = true;
         so.keep_files = true;
         so.session_start_ns = s.meta.created_ns;
+        so.excluded = s.meta.hidden;
         TRY(ScanResult scan, scan_upper(t.upper.get(), t.lower.get(), so));
         select_only(&scan, opts.only);
         Manifest m;

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <set>
+#include <unordered_set>
 
 #include "capture/scan/classify.h"
 #include "capture/scan/fingerprint.h"
@@ -47,7 +48,8 @@ struct Seen {
 
 class Walker {
 public:
-    Walker(const ScanOptions& o, ScanResult* out) : opts_(o), out_(out) {
+    Walker(const ScanOptions& o, ScanResult* out)
+        : opts_(o), out_(out), excluded_(o.excluded.begin(), o.excluded.end()) {
         if (!opts_.keep_files) return;
         struct rlimit rl;
         if (::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur > 4096)
@@ -105,6 +107,7 @@ private:
         for (auto& it : theirs.items) out_->items.push_back(std::move(it));
         // Deduplicated against ours already (seen_base_ above); theirs are new.
         for (auto& b : theirs.base) out_->base.push_back(std::move(b));
+        for (auto& x : theirs.excluded_seen) out_->excluded_seen.push_back(std::move(x));
         seen_base_.insert(other.seen_base_.begin(), other.seen_base_.end());
         if (theirs.files) {
             for (auto& f : *theirs.files) out_->files->push_back(std::move(f));
@@ -293,6 +296,10 @@ private:
     Result<void> entry(int up, int low, const std::string& prefix, const DirEnt& e, bool parent_xwh) {
         const std::string& name = e.name;
         std::string path = join_path(prefix, name);
+        if (!excluded_.empty() && excluded_.count(path)) {
+            out_->excluded_seen.push_back(path);
+            return base::Ok();
+        }
         Seen u;
         bool typed = false;
         if (low < 0 && opts_.summary_only && !opts_.with_base && !parent_xwh) {
@@ -376,6 +383,7 @@ private:
 
     const ScanOptions& opts_;
     ScanResult* out_;
+    std::unordered_set<std::string> excluded_;
     // Kept files never take fds the walk needs: each level open holds up to
     // two dir fds (upper and real), and a deeper level gives back the most
     // recently kept files (the writer then opens those again).

@@ -30,6 +30,7 @@ struct ScanResult {
     std::vector<Item> items;                       // walk order: parents before children, names sorted bytewise
     std::vector<BaseEntry> base;                   // empty unless ScanOptions::with_base
     std::shared_ptr<std::vector<base::Fd>> files;  // owns Item::fd
+    std::vector<std::string> excluded_seen;        // ScanOptions::excluded paths the upper layer holds
 };
 
 struct ScanOptions {
@@ -45,6 +46,9 @@ struct ScanOptions {
     // 0: walk with a second thread when there is a second CPU (the first dir
     // with two or more subdirs is split in two halves); 1: one thread.
     int threads = 0;
+    // Paths (relative to the target) never captured, nor anything below
+    // them: the session's hidden paths (session::Meta::hidden).
+    std::vector<std::string> excluded;
 };
 
 base::Result<ScanResult> scan_upper(int upper_fd, int lower_fd, const ScanOptions& opts);

@@ -27,6 +27,7 @@ base::Result<std::vector<Change>> session_changes_as_owner(const session::Info& 
         TRY(SessionTrees t, open_session_trees(s));
         ScanOptions so;
         so.session_start_ns = s.meta.created_ns;
+        so.excluded = s.meta.hidden;
         so.summary_only = summary_only;
         TRY(ScanResult scan, scan_upper(t.upper.get(), t.lower.get(), so));
         out.reserve(scan.items.size());

@@ -37,6 +37,8 @@ int cmd_run(int argc, char** argv) {
         return 125;
     }
     PreparedRun& run = prepared.value();
+    if (!opts->quiet)
+        for (const auto& n : run.notices) std::fprintf(stderr, "layover: %s\n", n.c_str());
 
     std::optional<PtyRelay> pty;
     if (interactive) {

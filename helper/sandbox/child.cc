@@ -18,6 +18,7 @@
 #include <fstream>
 
 #include "helper/base/fd.h"
+#include "helper/sandbox/landlock.h"
 #include "helper/sandbox/sandbox.h"
 #include "helper/store/userns.h"
 #include "overlay/mountinfo.h"
@@ -82,6 +83,9 @@ void child_main(const SandboxPlan& plan) {
         for (int fd = 0; fd <= 2; fd++) ::dup2(plan.pty_slave, fd);
     }
 
+    // init is non-dumpable, and so is its fork: this process's /proc files
+    // would be root's and the uid_map write below refused. exec resets it too.
+    ::prctl(PR_SET_DUMPABLE, 1);
     if (::unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0)
         die(plan, base::error(userns::explain_userns_failure(errno) + " (nested)"));
     // The caller's uid again inside, mapped to root of the setup namespace
@@ -90,6 +94,10 @@ void child_main(const SandboxPlan& plan) {
     if (!maps) die(plan, maps.error().context("nested user namespace"));
 
     enter_cwd(plan);
+
+    // The filtered environment (helper/sandbox/profile.h), then ours.
+    ::clearenv();
+    for (const auto& e : plan.env) ::putenv(const_cast<char*>(e.c_str()));
 
     std::vector<int> keep = {0, 1, 2, plan.sync_fd};
     if (plan.ipc_fd >= 0) {
@@ -108,6 +116,9 @@ void child_main(const SandboxPlan& plan) {
 
     auto dropped = drop_privileges();
     if (!dropped) die(plan, dropped.error());
+    // After no_new_privs, which Landlock requires of an unprivileged caller.
+    auto scoped = landlock::scope_abstract_unix_sockets();
+    if (!scoped) die(plan, scoped.error());
 
     std::vector<char*> argv;
     for (const auto& a : plan.command) argv.push_back(const_cast<char*>(a.c_str()));

@@ -31,6 +31,10 @@ int init_main(const SandboxPlan& plan, int parent_alive_fd) {
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (!parent_alive(parent_alive_fd)) return 125;
     ::prctl(PR_SET_NAME, "layover-init");
+    // Non-dumpable: the command (same uid, no capability in our namespace)
+    // must not read our memory, nor /proc/1/environ, which still holds the
+    // caller's unfiltered environment.
+    ::prctl(PR_SET_DUMPABLE, 0);
 
     // Block everything before forking, so no signal is lost between fork and
     // sigwaitinfo. Blocked signals are queued even for a PID 1, which would

@@ -14,6 +14,9 @@ struct PreparedRun {
     std::string session_dir;
     base::Fd lock;         // held while the session runs
     bool created = false;  // this run created the session
+    // Informational stderr lines (what is hidden, which variables were
+    // dropped), printed by the verb unless --quiet.
+    std::vector<std::string> notices;
 };
 
 base::Result<PreparedRun> prepare_run(const RunOptions& opts);

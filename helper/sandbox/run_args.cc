@@ -3,16 +3,25 @@
 #include <cstdlib>
 
 #include "helper/base/text.h"
+#include "helper/sandbox/profile.h"
 
 const char kRunUsage[] =
-    "usage: layover run [--target DIR] [--session NAME] [--on-exit MODE] [--network none|host]\n"
-    "                   [--tmp-size SIZE] [--ipc-fd N] [--] [CMD [ARG...]]\n"
+    "usage: layover run [--target DIR] [--session NAME] [--on-exit MODE] [--network MODE]\n"
+    "                   [--hide PATH]... [--no-hide-secrets] [--env-keep GLOB]... [--env NAME=VALUE]...\n"
+    "                   [--env-clear] [--tmp-size SIZE] [--ipc-fd N] [--quiet] [--] [CMD [ARG...]]\n"
     "  --target DIR      tree to overlay (default: $HOME)\n"
     "  --session NAME    name the session, or resume a kept one ([A-Za-z0-9._-]{1,64})\n"
     "  --on-exit MODE    prompt|keep|discard|apply|save:FILE (default: prompt on a tty, else keep)\n"
-    "  --network MODE    none (default: loopback only) or host (shares the host network)\n"
+    "  --network MODE    loopback (default: own network, lo up), none (no interface up)\n"
+    "                    or host (the host's network)\n"
+    "  --hide PATH       make PATH unreadable inside (repeatable)\n"
+    "  --no-hide-secrets show ~/.ssh, ~/.aws, ~/.gnupg... (hidden by default: --hide-secrets)\n"
+    "  --env-keep GLOB   keep variables the default drops as secrets (repeatable; e.g. GITHUB_TOKEN)\n"
+    "  --env NAME=VALUE  set a variable inside (repeatable)\n"
+    "  --env-clear       start from PATH HOME TERM LANG LC_* USER SHELL TZ only\n"
     "  --tmp-size SIZE   size of the private /tmp, /var/tmp, /dev/shm (e.g. 512M, 2G, 10%)\n"
-    "  --ipc-fd N        pass fd N into the command as fd 3 (LAYOVER_IPC_FD=3)\n";
+    "  --ipc-fd N        pass fd N into the command as fd 3 (LAYOVER_IPC_FD=3)\n"
+    "  -q, --quiet       no informational lines (what is hidden, which variables are dropped)\n";
 
 std::string check_on_exit(const std::string& m) {
     if (m == "prompt" || m == "keep" || m == "discard" || m == "apply") return "";
@@ -65,8 +74,33 @@ base::Result<RunOptions> parse_run_args(const std::vector<std::string>& args) {
             if (!err.empty()) return base::error(err);
         } else if (is("--network")) {
             TRY_VOID(value("--network", &o.network));
-            if (o.network != "none" && o.network != "host")
-                return base::error("unknown --network '" + o.network + "'; use none or host");
+            if (o.network != "loopback" && o.network != "none" && o.network != "host")
+                return base::error("unknown --network '" + o.network + "'; use loopback, none or host");
+        } else if (a == "-q" || a == "--quiet") {
+            o.quiet = true;
+        } else if (a == "--hide-secrets") {
+            o.hide_secrets = true;
+        } else if (a == "--no-hide-secrets") {
+            o.hide_secrets = false;
+        } else if (is("--hide")) {
+            std::string v;
+            TRY_VOID(value("--hide", &v));
+            if (v.empty()) return base::error("--hide needs a path, e.g. --hide ~/.config/secret");
+            o.hide.push_back(v);
+        } else if (a == "--env-clear") {
+            o.env_clear = true;
+        } else if (is("--env-keep")) {
+            std::string v;
+            TRY_VOID(value("--env-keep", &v));
+            if (v.empty()) return base::error("--env-keep needs a variable name or glob, e.g. --env-keep GITHUB_TOKEN");
+            o.env_keep.push_back(v);
+        } else if (is("--env")) {
+            std::string v;
+            TRY_VOID(value("--env", &v));
+            size_t eq = v.find('=');
+            if (eq == std::string::npos || !profile::valid_env_name(v.substr(0, eq)))
+                return base::error("bad --env '" + base::display_path(v) + "'; use --env NAME=VALUE");
+            o.env_set.push_back(v);
         } else if (is("--tmp-size")) {
             TRY_VOID(value("--tmp-size", &o.tmp_size));
         } else if (is("--ipc-fd")) {

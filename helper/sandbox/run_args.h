@@ -9,11 +9,18 @@ struct RunOptions {
     std::string target;                // as given (resolved later); empty: $HOME
     std::string session;               // empty: a fresh generated name
     std::string on_exit;               // keep|discard|prompt|apply|save:FILE; empty: prompt on a tty, else keep
-    std::string network = "none";      // none|host
+    std::string network = "loopback";  // loopback|none|host
     std::string tmp_size;              // empty: default
     int ipc_fd = -1;                   // passed to the command as fd 3
     std::vector<std::string> command;  // empty: $SHELL or /bin/sh
     bool help = false;
+    bool quiet = false;                // no informational lines on stderr
+    // The isolation profile (helper/sandbox/profile.h, hide.h).
+    bool hide_secrets = true;           // --no-hide-secrets turns it off
+    std::vector<std::string> hide;      // --hide PATH
+    bool env_clear = false;             // --env-clear
+    std::vector<std::string> env_keep;  // --env-keep GLOB
+    std::vector<std::string> env_set;   // --env NAME=VALUE
 };
 
 // Errors are usage errors (run exits 125 for them).

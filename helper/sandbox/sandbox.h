@@ -18,6 +18,8 @@ struct SandboxPlan {
     overlay::MountPlan mounts;
     std::string cwd;                   // caller's working directory
     std::vector<std::string> command;  // argv (PATH-searched)
+    std::vector<std::string> env;      // the command's environment (helper/sandbox/profile.h)
+    bool loopback = true;              // own network namespace: bring lo up (--network loopback)
     std::string session;               // exported as LAYOVER_SESSION
     int ipc_fd = -1;                   // becomes fd 3 in the command
     int pty_slave = -1;                // interactive runs: the command's terminal

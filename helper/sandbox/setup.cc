@@ -57,7 +57,8 @@ int setup_main(const SandboxPlan& plan, pid_t supervisor) {
     STEP(userns::write_self_maps(0, plan.uid, 0, plan.gid));
     sync_msg::send(plan.sync_fd, Sync::Maps);  // [sync 1]
 
-    if (!plan.mounts.host_network) STEP(netns::bring_up_loopback());
+    // --network loopback: lo up; none: not even that.
+    if (plan.loopback && !plan.mounts.host_network) STEP(netns::bring_up_loopback());
 
     STEP(overlay::make_private());
     // Open layers and clones before any mount below can hide their paths.
@@ -71,6 +72,9 @@ int setup_main(const SandboxPlan& plan, pid_t supervisor) {
     for (const auto& w : h.warnings) sync_msg::send(plan.sync_fd, Sync::Warning, w);  // [sync 3]
     STEP(overlay::build_dev(plan.mounts, h));
     STEP(overlay::mask_host_state(plan.mounts, h));
+    // After the overlay and its submounts (a secret may sit in either) and
+    // after /dev (the source of hidden files' empty stand-in).
+    STEP(overlay::hide_paths(plan.mounts));
     // Read-only last: an overlay whose upper dir sits on a read-only mount
     // fails with EINVAL, and mkdirs above need writable parents.
     STEP(overlay::make_rest_readonly(plan.mounts));

@@ -15,6 +15,7 @@
 #include <random>
 
 #include "helper/base/child.h"
+#include "helper/base/json/bytes.h"
 #include "helper/base/text.h"
 #include "helper/store/userns.h"
 
@@ -114,7 +115,15 @@ Result<Meta> read_meta(const std::string& d) {
     m.pid = j.value("pid", int64_t{0});
     m.status = j.value("status", "");
     m.exit_code = j.value("exit_code", -1);
-    m.network = j.value("network", "none");
+    m.network = j.value("network", "loopback");
+    if (j.contains("hidden") && j["hidden"].is_array())
+        for (const auto& h : j["hidden"]) {
+            std::string raw = h.value("path", "");
+            if (h.contains("path_b64") && !base::base64_decode(h.value("path_b64", ""), &raw))
+                return base::error("session metadata " + d +
+                                   "/meta.json is corrupt (hidden path); remove the session with 'layover discard'");
+            m.hidden.push_back(raw);
+        }
     return m;
 }
 
@@ -129,6 +138,9 @@ Result<void> write_meta(const std::string& d, const Meta& m) {
               {"status", m.status},
               {"exit_code", m.exit_code},
               {"network", m.network}};
+    json hidden = json::array();
+    for (const auto& h : m.hidden) hidden.push_back(base::json::path_object(h));
+    j["hidden"] = hidden;
     std::string text = j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
     std::string tmp = d + "/.meta.json.tmp";
     TRY(base::Fd fd, base::open_at(AT_FDCWD, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0600));

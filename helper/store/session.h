@@ -23,7 +23,8 @@ struct Meta {
     int64_t pid = 0;                   // supervisor pid while running
     std::string status;                // "running" or "exited" (as last written)
     int exit_code = -1;                // child's exit status once exited
-    std::string network;               // "none" or "host"
+    std::string network;               // "loopback", "none" or "host"
+    std::vector<std::string> hidden;   // relative to target: hidden inside, never captured
 };
 
 struct Info {

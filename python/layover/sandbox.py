@@ -25,7 +25,7 @@ from .review import apply_session, list_sessions, review_on_exit
 __all__ = ["Sandbox"]
 
 ON_EXIT = ("keep", "discard", "apply", "prompt")
-NETWORK = ("none", "host")
+NETWORK = ("loopback", "none", "host")
 
 
 def new_session_name() -> str:
@@ -52,6 +52,25 @@ def read_files(root, paths, limit):
 '''
 
 
+def _profile_args(env: Optional[Mapping[str, str]], env_keep: Iterable[str], env_clear: bool,
+                  hide: Iterable[StrPath], hide_secrets: bool) -> List[str]:
+    """The isolation profile as `layover run` options (docs/cli.md)."""
+    out: List[str] = []
+    for name, value in (env or {}).items():
+        if not name or "=" in name or "\0" in name or "\0" in value:
+            raise ValueError("env: bad variable %r; names are [A-Za-z_][A-Za-z0-9_]*" % (name,))
+        out += ["--env", "%s=%s" % (name, value)]
+    for glob in env_keep:
+        out += ["--env-keep", glob]
+    if env_clear:
+        out.append("--env-clear")
+    for path in hide:
+        out += ["--hide", os.path.abspath(os.path.expanduser(os.fspath(path)))]
+    if not hide_secrets:
+        out.append("--no-hide-secrets")
+    return out
+
+
 class Sandbox:
     """A persistent Python REPL inside a layover sandbox over ``target``.
 
@@ -62,13 +81,18 @@ class Sandbox:
     block raised nothing; otherwise kept) or "prompt" (``review_on_exit``).
     """
 
-    def __init__(self, target: StrPath = "~", *, network: str = "none", session: Optional[str] = None,
+    def __init__(self, target: StrPath = "~", *, network: str = "loopback", session: Optional[str] = None,
                  on_exit: str = "keep", state_dir: Optional[StrPath] = None, binary: Optional[str] = None,
                  python: Optional[str] = None, tmp_size: Optional[str] = None, startup_timeout: float = 30.0,
                  max_output: int = 512 * 1024 * 1024, env: Optional[Mapping[str, str]] = None,
+                 env_keep: Iterable[str] = (), env_clear: bool = False, hide: Iterable[StrPath] = (),
+                 hide_secrets: bool = True, helper_env: Optional[Mapping[str, str]] = None,
                  start: bool = True) -> None:
         if network not in NETWORK:
             raise ValueError("network must be one of %s, not %r" % (NETWORK, network))
+        if isinstance(env_keep, (str, bytes)) or isinstance(hide, (str, bytes)):
+            raise TypeError("env_keep and hide take a list, e.g. hide=[\"~/.config/secret\"]")
+        self.profile_args = _profile_args(env, env_keep, env_clear, hide, hide_secrets)
         if on_exit not in ON_EXIT:
             raise ValueError("on_exit must be one of %s, not %r" % (ON_EXIT, on_exit))
         self.target = os.path.realpath(os.path.expanduser(os.fspath(target)))
@@ -79,7 +103,7 @@ class Sandbox:
         self.tmp_size = tmp_size
         self.startup_timeout = startup_timeout
         self.max_output = max_output
-        self.helper = Helper(binary, state_dir, env)
+        self.helper = Helper(binary, state_dir, helper_env)
         self.exit_code: Optional[int] = None
         self._repl: Optional[Repl] = None
         if start:
@@ -92,7 +116,7 @@ class Sandbox:
                                 "--network", self.network, "--ipc-fd", str(fd))
         if self.tmp_size:
             argv += ["--tmp-size", self.tmp_size]
-        return argv + ["--"] + python_argv(self.python)
+        return argv + ["--quiet"] + self.profile_args + ["--"] + python_argv(self.python)
 
     def start(self) -> "Sandbox":
         """Start (or, after close(), resume) the sandbox and its REPL."""

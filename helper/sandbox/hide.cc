@@ -1,0 +1,90 @@
+#include "helper/sandbox/hide.h"
+
+#include <limits.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "helper/base/text.h"
+#include "helper/sandbox/profile.h"
+
+namespace {
+
+// Lexically clean an absolute path: no "//", ".", or trailing "/" (".." is
+// kept as is and resolved by realpath where the path exists).
+std::string clean(const std::string& p) {
+    std::string out;
+    size_t i = 0;
+    while (i < p.size()) {
+        size_t j = p.find('/', i);
+        if (j == std::string::npos) j = p.size();
+        std::string part = p.substr(i, j - i);
+        if (!part.empty() && part != ".") out += "/" + part;
+        i = j + 1;
+    }
+    return out.empty() ? "/" : out;
+}
+
+std::string relative_to(const std::string& path, const std::string& dir) {
+    return path.size() == dir.size() ? "" : path.substr(dir.size() + 1);
+}
+
+bool same_file(const std::string& a, const struct stat& b) {
+    struct stat st;
+    return ::stat(a.c_str(), &st) == 0 && st.st_dev == b.st_dev && st.st_ino == b.st_ino;
+}
+
+void add_unique(std::vector<std::string>* v, const std::string& s) {
+    if (std::find(v->begin(), v->end(), s) == v->end()) v->push_back(s);
+}
+
+}  // namespace
+
+base::Result<HidePlan> plan_hide(const HideRequest& req, const std::vector<overlay::MountEntry>& mounts) {
+    HidePlan plan;
+    std::string home = req.home.empty() ? "" : clean(req.home);
+    char buf[PATH_MAX];
+    std::string home_real = !home.empty() && ::realpath(home.c_str(), buf) ? buf : home;
+
+    struct Want {
+        std::string path, shown;
+    };
+    std::vector<Want> wants;
+    if (req.secrets && !home.empty())
+        for (const auto& rel : profile::secret_paths()) wants.push_back({home + "/" + rel, "~/" + rel});
+    for (const auto& u : req.user) {
+        if (u.empty()) return base::error("--hide needs a path");
+        std::string abs = clean(u[0] == '/' ? u : req.cwd + "/" + u);
+        wants.push_back({abs, base::display_path(abs)});
+    }
+
+    for (const auto& w : wants) {
+        // As named, and as resolved: both spellings are kept out of capture.
+        std::string real = ::realpath(w.path.c_str(), buf) ? buf : "";
+        for (const std::string& p : {w.path, real, home_real.empty() || home.empty() || !overlay::path_within(w.path, home)
+                                                         ? std::string()
+                                                         : home_real + w.path.substr(home.size())})
+            if (!p.empty() && p != req.target && overlay::path_within(p, req.target))
+                add_unique(&plan.in_target, relative_to(p, req.target));
+        if (real.empty()) continue;  // absent: nothing to cover, nothing is created
+        if (overlay::path_within(req.target, real)) {
+            plan.notes.push_back("not hiding " + w.shown + ": the target lies inside it");
+            continue;
+        }
+        struct stat st;
+        if (::stat(real.c_str(), &st) != 0 || !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode))) {
+            plan.notes.push_back("not hiding " + w.shown + ": only files and directories can be hidden");
+            continue;
+        }
+        add_unique(&plan.mounts, real);
+        for (const auto& a : overlay::aliases_of(mounts, real)) {
+            if (!same_file(a, st)) continue;
+            add_unique(&plan.mounts, a);
+            if (a != req.target && overlay::path_within(a, req.target))
+                add_unique(&plan.in_target, relative_to(a, req.target));
+        }
+        add_unique(&plan.shown, w.shown);
+    }
+    return plan;
+}

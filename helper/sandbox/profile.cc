@@ -1,0 +1,85 @@
+#include "helper/sandbox/profile.h"
+
+#include <fnmatch.h>
+
+#include <algorithm>
+
+namespace profile {
+
+const std::vector<std::string>& secret_paths() {
+    static const std::vector<std::string> v = {
+        // keys and cloud credentials
+        ".ssh", ".gnupg", ".aws", ".azure", ".config/gcloud", ".kube", ".docker/config.json", ".netrc",
+        // package registries, git and password stores
+        ".npmrc", ".pypirc", ".git-credentials", ".config/gh", ".password-store", ".local/share/keyrings",
+        // browser profiles (cookies, saved passwords)
+        ".mozilla", ".config/google-chrome", ".config/chromium",
+        // layover's own configuration
+        ".config/layover"};
+    return v;
+}
+
+const std::vector<std::string>& secret_env_patterns() {
+    static const std::vector<std::string> v = {
+        "*_TOKEN", "*_SECRET*", "*_API_KEY", "*PASSWORD*", "*_CREDENTIALS", "AWS_*", "AZURE_*",
+        "GOOGLE_APPLICATION_CREDENTIALS",
+        // host daemons and displays
+        "SSH_AUTH_SOCK", "GPG_AGENT_INFO", "DBUS_SESSION_BUS_ADDRESS", "DISPLAY", "WAYLAND_DISPLAY", "XAUTHORITY"};
+    return v;
+}
+
+const std::vector<std::string>& minimal_env() {
+    static const std::vector<std::string> v = {"PATH", "HOME", "TERM", "LANG", "LC_*", "USER", "SHELL", "TZ"};
+    return v;
+}
+
+namespace {
+
+bool any_match(const std::vector<std::string>& globs, const std::string& name) {
+    for (const auto& g : globs)
+        if (::fnmatch(g.c_str(), name.c_str(), 0) == 0) return true;
+    return false;
+}
+
+std::string name_of(const std::string& entry) { return entry.substr(0, entry.find('=')); }
+
+}  // namespace
+
+bool valid_env_name(std::string_view name) {
+    if (name.empty() || (name[0] >= '0' && name[0] <= '9')) return false;
+    for (char c : name)
+        if (!(c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'))) return false;
+    return true;
+}
+
+EnvOutcome filter_env(const std::vector<std::string>& host, const EnvPolicy& policy) {
+    EnvOutcome out;
+    std::vector<std::string> set_names;
+    for (const auto& s : policy.set) set_names.push_back(name_of(s));
+    for (const auto& entry : host) {
+        std::string name = name_of(entry);
+        if (name.empty() || entry.find('=') == std::string::npos) continue;
+        if (name.rfind("LAYOVER_", 0) == 0) continue;
+        if (std::find(set_names.begin(), set_names.end(), name) != set_names.end()) continue;
+        bool kept = any_match(policy.keep, name);
+        if (policy.clear && !kept && !any_match(minimal_env(), name)) continue;
+        if (!kept && any_match(secret_env_patterns(), name)) {
+            if (!policy.clear) out.dropped.push_back(name);
+            continue;
+        }
+        out.env.push_back(entry);
+    }
+    for (const auto& s : policy.set) out.env.push_back(s);
+    std::sort(out.dropped.begin(), out.dropped.end());
+    out.dropped.erase(std::unique(out.dropped.begin(), out.dropped.end()), out.dropped.end());
+    return out;
+}
+
+std::string list_names(const std::vector<std::string>& names, size_t max) {
+    std::string s;
+    for (size_t i = 0; i < names.size() && i < max; i++) s += (i ? ", " : "") + names[i];
+    if (names.size() > max) s += ", …";
+    return s;
+}
+
+}  // namespace profile

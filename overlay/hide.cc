@@ -1,0 +1,63 @@
+// Step 7b of the mount plan: hidden paths (overlay/mounts.h).
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/syscall.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "overlay/mounts.h"
+
+namespace overlay {
+
+namespace {
+
+// The source every hidden file is bound from: an empty file on /dev, the
+// sandbox's own tmpfs (read-only once make_rest_readonly has run).
+const char kEmptyFile[] = "/dev/.layover-hidden";
+
+base::Result<void> make_empty_file() {
+    int fd = ::open(kEmptyFile, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
+    if (fd < 0 && errno != EEXIST) return base::sys_error(std::string("creating ") + kEmptyFile);
+    if (fd >= 0) ::close(fd);
+    return base::Ok();
+}
+
+}  // namespace
+
+base::Result<void> hide_paths(const MountPlan& plan) {
+    bool have_empty = false;
+    const unsigned long ro = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC;
+    for (const auto& path : plan.hide) {
+        // What the namespace shows there now (the overlay's view, for a path
+        // in the target). Absent, or neither a dir nor a file: nothing to read.
+        struct open_how how = {};
+        how.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC;
+        how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+        int fd = static_cast<int>(::syscall(SYS_openat2, AT_FDCWD, path.c_str(), &how, sizeof how));
+        if (fd < 0) continue;
+        base::Fd at(fd);
+        struct stat st;
+        if (::fstat(at.get(), &st) != 0) return base::sys_error("hiding " + path);
+        std::string where = "/proc/self/fd/" + std::to_string(at.get());
+        if (S_ISDIR(st.st_mode)) {
+            if (::mount("tmpfs", where.c_str(), "tmpfs", ro, "mode=0755,size=4k,nr_inodes=16") != 0)
+                return base::sys_error("hiding " + path);
+        } else if (S_ISREG(st.st_mode)) {
+            if (!have_empty) TRY_VOID(make_empty_file());
+            have_empty = true;
+            // A read-only clone of the empty file, moved onto the open file.
+            base::Fd clone(::open_tree(AT_FDCWD, kEmptyFile, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC));
+            struct mount_attr attr = {};
+            attr.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
+            if (!clone.valid() || ::mount_setattr(clone.get(), "", AT_EMPTY_PATH, &attr, sizeof attr) != 0 ||
+                ::move_mount(clone.get(), "", at.get(), "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) != 0)
+                return base::sys_error("hiding " + path);
+        }
+    }
+    return base::Ok();
+}
+
+}  // namespace overlay

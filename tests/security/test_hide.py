@@ -1,0 +1,162 @@
+"""Secrets are hidden by default, on every path that reaches them (issue 14).
+
+Each case reads from inside the sandbox, then checks the real files afterwards.
+"""
+import subprocess
+
+from conftest import LAYOVER, real_dir
+
+READ_ALL = ("cat ~/.ssh/id_ed25519 ~/.aws/credentials ~/.netrc ~/.config/gh/hosts.yml 2>/dev/null;"
+            "for d in ~/.ssh ~/.aws ~/.config/gh; do ls -A $d; done")
+SECRET_WORDS = (b"SSH-PRIVATE-KEY", b"AWS-CREDENTIALS", b"NETRC-PASSWORD", b"GH-TOKEN")
+
+
+def leaked(out):
+    return [w for w in SECRET_WORDS if w in out]
+
+
+def test_default_run_over_home_reads_no_secret(sh):
+    before = sh.secrets()
+    r = sh.run(READ_ALL, on_exit="discard")
+    assert r.returncode == 0, r.stderr
+    assert leaked(r.stdout) == []
+    assert r.stdout.strip() == b"", r.stdout  # hidden dirs are empty
+    assert sh.secrets() == before
+
+
+def test_no_hide_secrets_shows_them(sh):
+    # The same read with the preset off: proves the hiding is what hid them.
+    r = sh.run(READ_ALL, "--no-hide-secrets", on_exit="discard")
+    assert leaked(r.stdout) == list(SECRET_WORDS)
+
+
+def test_target_below_home_hides_secrets_on_the_read_only_rest(sh):
+    r = sh.run(READ_ALL, target=sh.project, on_exit="discard")
+    assert r.returncode == 0, r.stderr
+    assert leaked(r.stdout) == []
+    # The rest of the home stays readable.
+    r = sh.run("cat ~/.config/editor.conf", target=sh.project, on_exit="discard")
+    assert r.stdout == b"tabs=4\n"
+
+
+def test_proc_self_root_path_is_hidden_too(sh):
+    cmd = "cat /proc/self/root%s/.ssh/id_ed25519 /proc/1/root%s/.netrc; ls -A /proc/self/cwd/.aws" % (
+        sh.home, sh.home)
+    r = sh.run(cmd, target=sh.project, on_exit="discard", cwd=sh.home)
+    assert leaked(r.stdout) == []
+
+
+def test_symlinked_home_hides_the_real_dirs(sh):
+    link = sh.root / "home-link"
+    link.symlink_to(sh.home)
+    env = {"HOME": str(link)}
+    r = sh.lo("run", "--target", link / "project", "--on-exit", "discard", "--", "/bin/sh", "-c",
+              "cat %s/.ssh/id_ed25519 %s/.ssh/id_ed25519 %s/.netrc" % (link, sh.home, link), env=env)
+    assert leaked(r.stdout) == []
+    assert b"hiding" in r.stderr
+
+
+def test_a_bind_mount_alias_of_the_home_is_hidden_too(sh):
+    # A second path to the same dirs: bind the home elsewhere (in a user+mount
+    # namespace of our own), then run layover there, nested.
+    alias = sh.root / "alias"
+    alias.mkdir()
+    script = ('mount --bind "$1" "$2" && cd "$2" && exec "$3" run --target "$2/project" --on-exit discard '
+              '-- /bin/sh -c "cat $2/.ssh/id_ed25519 $1/.aws/credentials; echo done"')
+    r = subprocess.run(["unshare", "-rm", "/bin/sh", "-c", script, "sh", str(sh.home), str(alias), LAYOVER],
+                       capture_output=True, env=sh.lo.env, stdin=subprocess.DEVNULL, timeout=60)
+    assert b"done" in r.stdout, r.stderr
+    assert leaked(r.stdout) == []
+
+
+def test_hidden_file_reads_empty_and_cannot_be_written(sh):
+    r = sh.run("wc -c < ~/.netrc; echo pwned > ~/.netrc; echo rc=$?; rm ~/.netrc; echo rm=$?", on_exit="discard")
+    assert r.stdout.startswith(b"0\n"), r.stdout
+    assert b"rc=0" not in r.stdout and b"rm=0" not in r.stdout
+    assert (sh.home / ".netrc").read_bytes() == b"machine host password NETRC-PASSWORD\n"
+
+
+def test_user_hide_covers_a_dir_and_a_file_outside_the_target(sh):
+    (sh.home / "private").mkdir()
+    (sh.home / "private" / "diary").write_text("DIARY\n")
+    (sh.home / "notes.key").write_text("NOTEKEY\n")
+    r = sh.run("cat ~/private/diary ~/notes.key; ls -A ~/private", "--hide", sh.home / "private",
+               "--hide", sh.home / "notes.key", target=sh.project, on_exit="discard")
+    assert b"DIARY" not in r.stdout and b"NOTEKEY" not in r.stdout
+    r = sh.run("cat ~/private/diary ~/notes.key", target=sh.project, on_exit="discard")
+    assert b"DIARY" in r.stdout and b"NOTEKEY" in r.stdout  # only when asked
+
+
+def test_hide_of_a_missing_path_creates_nothing(sh):
+    missing = sh.home / "no-such-dir"
+    r = sh.run("ls -d ~/no-such-dir; echo rc=$?", "--hide", missing, target=sh.project, on_exit="discard")
+    assert b"rc=0" not in r.stdout
+    assert not missing.exists()
+
+
+def test_secret_created_inside_is_never_captured_or_applied(sh):
+    # ~/.kube does not exist: nothing is mounted, but what the agent writes
+    # there must never reach the real home.
+    r = sh.run("mkdir -p ~/.kube && echo planted > ~/.kube/config && echo ok > ~/ok.txt", session="plant")
+    assert r.returncode == 0, r.stderr
+    st = sh.lo("status", "plant", "--json", check=True)
+    assert b".kube" not in st.stdout and b"ok.txt" in st.stdout
+    sh.lo("apply", "plant", "--yes", check=True)
+    assert (sh.home / "ok.txt").read_text() == "ok\n"
+    assert not (sh.home / ".kube").exists()
+
+
+def test_rm_rf_of_a_parent_never_deletes_the_hidden_secret_at_apply(sh):
+    r = sh.run("rm -rf ~/.config; ls -A ~/.config", session="wipe")
+    assert b"editor.conf" not in r.stdout
+    sh.lo("apply", "wipe", "--yes", check=True)
+    assert (sh.home / ".config" / "gh" / "hosts.yml").read_text() == "GH-TOKEN\n"
+    assert not (sh.home / ".config" / "editor.conf").exists()  # the rest was really deleted
+
+
+def test_startup_line_names_the_hidden_paths_and_quiet_drops_it(sh):
+    r = sh.run("true", on_exit="discard")
+    line = [l for l in r.stderr.decode().splitlines() if "hiding" in l]
+    assert len(line) == 1, r.stderr
+    assert "~/.ssh" in line[0] and "--no-hide-secrets" in line[0]
+    r = sh.run("true", "--quiet", on_exit="discard")
+    assert b"hiding" not in r.stderr and b"not passing" not in r.stderr
+
+
+def test_resumed_session_keeps_its_hidden_paths_out_of_capture(sh):
+    sh.run("mkdir -p ~/.kube && echo one > ~/.kube/config", session="again")
+    # Resumed with the preset off: what was written while hidden stays out.
+    sh.run("echo two > ~/two.txt", "--no-hide-secrets", session="again")
+    st = sh.lo("status", "again", "--json", check=True)
+    assert b"two.txt" in st.stdout and b".kube" not in st.stdout
+
+
+def test_target_inside_a_hidden_dir_is_not_hidden_from_itself(sh):
+    # The user chose the target: it stays usable, and the note says why.
+    r = sh.run("cat hosts.yml", target=sh.home / ".config" / "gh", on_exit="discard")
+    assert r.stdout == b"GH-TOKEN\n"
+    assert b"not hiding ~/.config/gh" in r.stderr
+
+
+def test_hidden_paths_never_reach_a_saved_patch(sh, tmp_path):
+    sh.run("mkdir -p ~/.gnupg && echo k > ~/.gnupg/key && echo y > ~/y.txt", session="saved")
+    out = tmp_path / "p.tar.zst"
+    sh.lo("save", "saved", "-o", out, check=True)
+    listing = subprocess.run(["bsdtar", "-tf", str(out)], capture_output=True, check=True).stdout
+    assert b"y.txt" in listing and b".gnupg" not in listing
+
+
+def test_hidden_dirs_are_read_only_inside(sh):
+    r = sh.run("touch ~/.ssh/authorized_keys; echo rc=$?", session="ro")
+    assert b"rc=0" not in r.stdout
+    assert not (sh.home / ".ssh" / "authorized_keys").exists()
+    st = sh.lo("status", "ro", "--json", check=True)
+    assert b"authorized_keys" not in st.stdout
+
+
+def test_hide_from_a_relative_path_resolves_against_the_callers_cwd(sh):
+    (sh.home / "rel").mkdir()
+    (sh.home / "rel" / "s").write_text("RELSECRET\n")
+    r = sh.lo("run", "--target", sh.project, "--on-exit", "discard", "--hide", "rel", "--", "/bin/sh", "-c",
+              "cat %s/rel/s" % sh.home, cwd=sh.home)
+    assert b"RELSECRET" not in r.stdout
