@@ -63,10 +63,16 @@ def test_a_bind_mount_alias_of_the_home_is_hidden_too(sh):
     alias.mkdir()
     script = ('mount --bind "$1" "$2" && cd "$2" && exec "$3" run --target "$2/project" --on-exit discard '
               '-- /bin/sh -c "cat $2/.ssh/id_ed25519 $1/.aws/credentials; echo done"')
-    r = subprocess.run(["unshare", "-rm", "/bin/sh", "-c", script, "sh", str(sh.home), str(alias), LAYOVER],
-                       capture_output=True, env=sh.lo.env, stdin=subprocess.DEVNULL, timeout=60)
+    def nested(*extra):
+        return subprocess.run(["unshare", "-rm", "/bin/sh", "-c", script.replace("run ", "run %s " % " ".join(extra)),
+                               "sh", str(sh.home), str(alias), LAYOVER],
+                              capture_output=True, env=sh.lo.env, stdin=subprocess.DEVNULL, timeout=60)
+    r = nested()
     assert b"done" in r.stdout, r.stderr
     assert leaked(r.stdout) == []
+    # Control: the same reads with the preset off do reach both secrets.
+    r = nested("--no-hide-secrets")
+    assert leaked(r.stdout) == [b"SSH-PRIVATE-KEY", b"AWS-CREDENTIALS"], r.stderr
 
 
 def test_hidden_file_reads_empty_and_cannot_be_written(sh):

@@ -85,7 +85,7 @@ TEST_CASE("run: bad arguments are usage errors with the fix") {
     CHECK(parse({"--session", "a/b"}).error().message.find("invalid --session") != std::string::npos);
     CHECK(parse({"--on-exit", "nope"}).error().message.find("unknown --on-exit") != std::string::npos);
     CHECK(parse({"--on-exit", "save:"}).error().message.find("needs a file name") != std::string::npos);
-    CHECK(parse({"--network", "bridge"}).error().message.find("use none or host") != std::string::npos);
+    CHECK(parse({"--network", "bridge"}).error().message.find("use loopback, none or host") != std::string::npos);
     CHECK(parse({"--ipc-fd", "1"}).error().message.find(">= 3") != std::string::npos);
     CHECK(parse({"--ipc-fd", "x"}).error().message.find(">= 3") != std::string::npos);
 }

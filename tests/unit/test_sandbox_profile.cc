@@ -1,0 +1,138 @@
+// The isolation profile's pure parts: the environment filter, the secret
+// list, bind-mount aliases, the hide plan and the run options that set them.
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <fstream>
+
+#include "helper/sandbox/hide.h"
+#include "helper/sandbox/profile.h"
+#include "helper/sandbox/run_args.h"
+#include "overlay/mountinfo.h"
+
+namespace {
+
+bool has(const std::vector<std::string>& v, const std::string& s) { return std::find(v.begin(), v.end(), s) != v.end(); }
+
+}  // namespace
+
+TEST_CASE("profile: secret variables are dropped by name, values never looked at") {
+    std::vector<std::string> host = {"PATH=/usr/bin",      "GITHUB_TOKEN=t",   "AWS_REGION=eu",     "MY_SECRET_X=1",
+                                     "OPENAI_API_KEY=k",   "DB_PASSWORD=p",    "X_CREDENTIALS=c",   "DISPLAY=:0",
+                                     "SSH_AUTH_SOCK=/s",   "HOME=/h",          "EDITOR=vi",         "TOKEN_COUNT=3",
+                                     "LAYOVER_STATE_DIR=/st", "LAYOVER_SESSION=x", "GOOGLE_APPLICATION_CREDENTIALS=f"};
+    auto out = profile::filter_env(host, {});
+    CHECK(out.env == std::vector<std::string>{"PATH=/usr/bin", "HOME=/h", "EDITOR=vi", "TOKEN_COUNT=3"});
+    CHECK(out.dropped == std::vector<std::string>{"AWS_REGION", "DB_PASSWORD", "DISPLAY", "GITHUB_TOKEN",
+                                                  "GOOGLE_APPLICATION_CREDENTIALS", "MY_SECRET_X", "OPENAI_API_KEY",
+                                                  "SSH_AUTH_SOCK", "X_CREDENTIALS"});
+}
+
+TEST_CASE("profile: --env-keep, --env and --env-clear") {
+    std::vector<std::string> host = {"PATH=/p", "GITHUB_TOKEN=t", "AWS_A=1", "AWS_B=2", "LC_ALL=C", "FOO=bar", "TZ=UTC"};
+    auto kept = profile::filter_env(host, {false, {"GITHUB_TOKEN", "AWS_*"}, {}});
+    CHECK(has(kept.env, "GITHUB_TOKEN=t"));
+    CHECK(has(kept.env, "AWS_B=2"));
+    CHECK(kept.dropped.empty());
+    auto set = profile::filter_env(host, {false, {}, {"FOO=new", "GITHUB_TOKEN=mine"}});
+    CHECK(has(set.env, "FOO=new"));
+    CHECK_FALSE(has(set.env, "FOO=bar"));
+    CHECK(has(set.env, "GITHUB_TOKEN=mine"));  // set explicitly: passes, and is not reported as dropped
+    CHECK_FALSE(has(set.dropped, "GITHUB_TOKEN"));
+    auto clear = profile::filter_env(host, {true, {"FOO"}, {"X=1"}});
+    CHECK(clear.env == std::vector<std::string>{"PATH=/p", "LC_ALL=C", "FOO=bar", "TZ=UTC", "X=1"});
+    CHECK(clear.dropped.empty());  // asked for: nothing to report
+    CHECK(profile::valid_env_name("_A1"));
+    CHECK_FALSE(profile::valid_env_name("1A"));
+    CHECK_FALSE(profile::valid_env_name("A-B"));
+    CHECK_FALSE(profile::valid_env_name(""));
+    CHECK(profile::list_names({"a", "b", "c"}, 2) == "a, b, …");
+}
+
+TEST_CASE("profile: the secret preset covers the issue's list") {
+    for (const char* p : {".ssh", ".gnupg", ".aws", ".azure", ".config/gcloud", ".kube", ".docker/config.json",
+                          ".netrc", ".npmrc", ".pypirc", ".git-credentials", ".config/gh", ".password-store",
+                          ".local/share/keyrings", ".mozilla", ".config/google-chrome", ".config/chromium",
+                          ".config/layover"})
+        CHECK(has(profile::secret_paths(), p));
+}
+
+TEST_CASE("mountinfo: aliases of a path through bind mounts of the same filesystem") {
+    std::string text =
+        "22 1 8:1 / / rw - ext4 /dev/sda1 rw\n"
+        "40 22 8:1 /home/u /mnt/alias rw - ext4 /dev/sda1 rw\n"
+        "41 22 8:1 /home/u/.ssh /srv/keys rw - ext4 /dev/sda1 rw\n"
+        "42 22 8:2 / /data rw - ext4 /dev/sdb1 rw\n"
+        "43 22 8:1 /var /mnt/var rw - ext4 /dev/sda1 rw\n";
+    auto m = overlay::parse_mountinfo(text);
+    REQUIRE(m[1].root == "/home/u");
+    REQUIRE(m[1].dev == "8:1");
+    auto a = overlay::aliases_of(m, "/home/u/.ssh");
+    CHECK(a == std::vector<std::string>{"/mnt/alias/.ssh", "/srv/keys"});
+    // From the alias side back to the original, and nothing on another device.
+    auto b = overlay::aliases_of(m, "/mnt/alias/.ssh/id");
+    CHECK(b == std::vector<std::string>{"/home/u/.ssh/id", "/srv/keys/id"});
+    CHECK(overlay::aliases_of(m, "/data/x").empty());
+}
+
+TEST_CASE("hide: the plan resolves symlinks, skips what is absent, keeps in-target names") {
+    char tmpl[] = "/tmp/layover-hide-XXXXXX";
+    REQUIRE(::mkdtemp(tmpl));
+    std::string root = tmpl;
+    std::string home = root + "/home", proj = home + "/proj";
+    REQUIRE(::mkdir(home.c_str(), 0755) == 0);
+    REQUIRE(::mkdir(proj.c_str(), 0755) == 0);
+    REQUIRE(::mkdir((root + "/realssh").c_str(), 0700) == 0);
+    REQUIRE(::symlink((root + "/realssh").c_str(), (home + "/.ssh").c_str()) == 0);
+    std::ofstream(home + "/.netrc") << "x";
+    std::ofstream(proj + "/.env") << "x";
+
+    HideRequest req{home, proj, proj, true, {".env", "missing"}};
+    auto plan = plan_hide(req, {});
+    REQUIRE(plan.ok());
+    CHECK(plan->mounts == std::vector<std::string>{root + "/realssh", home + "/.netrc", proj + "/.env"});
+    CHECK(plan->shown == std::vector<std::string>{"~/.ssh", "~/.netrc", proj + "/.env"});
+    CHECK(plan->in_target == std::vector<std::string>{".env", "missing"});
+
+    // Over the home: every preset name is excluded from capture, present or not.
+    HideRequest whole{home, home, home, true, {}};
+    auto p2 = plan_hide(whole, {});
+    REQUIRE(p2.ok());
+    CHECK(has(p2->in_target, ".aws"));
+    CHECK(has(p2->in_target, ".ssh"));
+    CHECK_FALSE(has(p2->mounts, home + "/.aws"));  // absent: nothing mounted, nothing created
+
+    // A target inside a hidden dir is not hidden from itself.
+    HideRequest inside{home, root + "/realssh", root, true, {}};
+    auto p3 = plan_hide(inside, {});
+    REQUIRE(p3.ok());
+    CHECK(p3->notes.size() == 1);
+    CHECK(p3->notes[0].find("not hiding ~/.ssh") == 0);
+
+    // --no-hide-secrets: only what was asked.
+    HideRequest none{home, proj, proj, false, {}};
+    CHECK(plan_hide(none, {})->mounts.empty());
+    std::string rm = "rm -rf " + root;
+    CHECK(::system(rm.c_str()) == 0);
+}
+
+TEST_CASE("run: the isolation profile's options") {
+    auto r = parse_run_args({"--hide", "/a", "--hide=/b", "--no-hide-secrets", "--env-keep", "GH_*", "--env", "A=1",
+                             "--env-clear", "-q", "--network", "none", "cmd"});
+    REQUIRE(r.ok());
+    CHECK(r->hide == std::vector<std::string>{"/a", "/b"});
+    CHECK_FALSE(r->hide_secrets);
+    CHECK(r->env_keep == std::vector<std::string>{"GH_*"});
+    CHECK(r->env_set == std::vector<std::string>{"A=1"});
+    CHECK(r->env_clear);
+    CHECK(r->quiet);
+    CHECK(r->network == "none");
+    CHECK(parse_run_args({"cmd"})->hide_secrets);
+    CHECK(parse_run_args({"cmd"})->network == "loopback");
+    CHECK(parse_run_args({"--env", "1A=x"}).error().message.find("NAME=VALUE") != std::string::npos);
+    CHECK(parse_run_args({"--env", "NOEQ"}).error().message.find("NAME=VALUE") != std::string::npos);
+    CHECK(parse_run_args({"--hide", ""}).error().message.find("--hide needs a path") != std::string::npos);
+}
