@@ -21,7 +21,8 @@ base::Result<SessionTrees> open_session_trees(const session::Info& s) {
     return t;
 }
 
-base::Result<std::vector<Change>> session_changes_as_owner(const session::Info& s, bool summary_only) {
+base::Result<std::vector<Change>> session_changes_as_owner(const session::Info& s, bool summary_only,
+                                                           std::vector<std::string>* excluded_seen) {
     std::vector<Change> out;
     TRY_VOID(as_owner_here([&]() -> base::Result<void> {
         TRY(SessionTrees t, open_session_trees(s));
@@ -32,6 +33,7 @@ base::Result<std::vector<Change>> session_changes_as_owner(const session::Info& 
         TRY(ScanResult scan, scan_upper(t.upper.get(), t.lower.get(), so));
         out.reserve(scan.items.size());
         for (auto& it : scan.items) out.push_back(std::move(it.change));
+        if (excluded_seen) *excluded_seen = std::move(scan.excluded_seen);
         return base::Ok();
     }));
     return out;

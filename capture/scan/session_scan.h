@@ -20,6 +20,9 @@ base::Result<SessionTrees> open_session_trees(const session::Info& s);
 // in the calling process (capture::as_owner_here): call it single-threaded,
 // from a process that needs its identity for nothing afterwards (`status`).
 // summary_only: enough for the text summary (ScanOptions::summary_only).
-base::Result<std::vector<Change>> session_changes_as_owner(const session::Info& s, bool summary_only);
+// excluded_seen, when given, receives the session's hidden paths that the
+// upper layer holds (written inside, never captured).
+base::Result<std::vector<Change>> session_changes_as_owner(const session::Info& s, bool summary_only,
+                                                           std::vector<std::string>* excluded_seen = nullptr);
 
 }  // namespace capture

@@ -6,6 +6,7 @@
 #include "capture/patch/manifest.h"
 #include "capture/scan/session_scan.h"
 #include "capture/scan/summary.h"
+#include "helper/base/text.h"
 #include "helper/cli/verbs.h"
 #include "helper/store/session.h"
 
@@ -46,9 +47,16 @@ int cmd_status(int argc, char** argv) {
     auto info = session::find(state.value(), name);
     if (!info) return fail(info.error().message);
     // Single-threaded here, and nothing after the walk needs our own identity.
-    auto changes = capture::session_changes_as_owner(info.value(), !as_json);
+    std::vector<std::string> hidden;
+    auto changes = capture::session_changes_as_owner(info.value(), !as_json, &hidden);
     if (!changes) return fail("status of session '" + info->meta.name + "': " + changes.error().message);
     if (as_json) print(capture::changes_to_json_text(changes.value()));
     else print(capture::summary_text(changes.value()));
+    // Written inside under a hidden path: never captured, but not silently.
+    if (!as_json && !hidden.empty()) {
+        std::string line = "not captured (hidden paths):";
+        for (const auto& h : hidden) line += " " + base::display_path(h);
+        print(line + "\n");
+    }
     return 0;
 }

@@ -107,6 +107,9 @@ def test_secret_created_inside_is_never_captured_or_applied(sh):
     assert r.returncode == 0, r.stderr
     st = sh.lo("status", "plant", "--json", check=True)
     assert b".kube" not in st.stdout and b"ok.txt" in st.stdout
+    # Not silently: the text status says what stayed out.
+    st = sh.lo("status", "plant", check=True)
+    assert st.stdout.endswith(b"not captured (hidden paths): .kube\n"), st.stdout
     sh.lo("apply", "plant", "--yes", check=True)
     assert (sh.home / "ok.txt").read_text() == "ok\n"
     assert not (sh.home / ".kube").exists()
