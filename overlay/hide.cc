@@ -1,12 +1,12 @@
 // Step 7b of the mount plan: hidden paths (overlay/mounts.h).
 #include <fcntl.h>
-#include <linux/openat2.h>
-#include <sys/syscall.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <linux/openat2.h>
 
 #include "overlay/mounts.h"
 

@@ -80,8 +80,7 @@ std::string rebase(const std::string& path, const std::string& base, const std::
 std::vector<std::string> aliases_of(const std::vector<MountEntry>& mounts, const std::string& path) {
     const MountEntry* home = nullptr;
     for (const auto& m : mounts)
-        if (path_within(path, m.mount_point) && (!home || m.mount_point.size() >= home->mount_point.size()))
-            home = &m;
+        if (path_within(path, m.mount_point) && (!home || m.mount_point.size() >= home->mount_point.size())) home = &m;
     if (!home) return {};
     std::string in_fs = rebase(path, home->mount_point, home->root);
     std::vector<std::string> out;

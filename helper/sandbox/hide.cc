@@ -62,9 +62,10 @@ base::Result<HidePlan> plan_hide(const HideRequest& req, const std::vector<overl
     for (const auto& w : wants) {
         // As named, and as resolved: both spellings are kept out of capture.
         std::string real = ::realpath(w.path.c_str(), buf) ? buf : "";
-        for (const std::string& p : {w.path, real, home_real.empty() || home.empty() || !overlay::path_within(w.path, home)
-                                                         ? std::string()
-                                                         : home_real + w.path.substr(home.size())})
+        for (const std::string& p : {w.path, real,
+                                     home_real.empty() || home.empty() || !overlay::path_within(w.path, home)
+                                         ? std::string()
+                                         : home_real + w.path.substr(home.size())})
             if (!p.empty() && p != req.target && overlay::path_within(p, req.target))
                 add_unique(&plan.in_target, relative_to(p, req.target));
         if (real.empty()) continue;  // absent: nothing to cover, nothing is created

@@ -1,10 +1,10 @@
 #include "helper/sandbox/prepare.h"
 
+#include <fcntl.h>
 #include <limits.h>
 #include <sys/stat.h>
 #include <sys/sysinfo.h>
 #include <time.h>
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -137,8 +137,7 @@ base::Result<PreparedRun> prepare_run(const RunOptions& opts) {
     // A resumed session keeps what it hid before: what the agent wrote there
     // while it was hidden is never captured.
     for (const auto& h : hide.in_target)
-        if (std::find(r.meta.hidden.begin(), r.meta.hidden.end(), h) == r.meta.hidden.end())
-            r.meta.hidden.push_back(h);
+        if (std::find(r.meta.hidden.begin(), r.meta.hidden.end(), h) == r.meta.hidden.end()) r.meta.hidden.push_back(h);
     TRY_VOID(session::write_meta(dir, r.meta));
     for (const auto& n : hide.notes) r.notices.push_back(n);
     if (!hide.shown.empty())

@@ -20,11 +20,11 @@ const std::vector<std::string>& secret_paths() {
 }
 
 const std::vector<std::string>& secret_env_patterns() {
-    static const std::vector<std::string> v = {
-        "*_TOKEN", "*_SECRET*", "*_API_KEY", "*PASSWORD*", "*_CREDENTIALS", "AWS_*", "AZURE_*",
-        "GOOGLE_APPLICATION_CREDENTIALS",
-        // host daemons and displays
-        "SSH_AUTH_SOCK", "GPG_AGENT_INFO", "DBUS_SESSION_BUS_ADDRESS", "DISPLAY", "WAYLAND_DISPLAY", "XAUTHORITY"};
+    static const std::vector<std::string> v = {"*_TOKEN", "*_SECRET*", "*_API_KEY", "*PASSWORD*", "*_CREDENTIALS",
+                                               "AWS_*", "AZURE_*", "GOOGLE_APPLICATION_CREDENTIALS",
+                                               // host daemons and displays
+                                               "SSH_AUTH_SOCK", "GPG_AGENT_INFO", "DBUS_SESSION_BUS_ADDRESS", "DISPLAY",
+                                               "WAYLAND_DISPLAY", "XAUTHORITY"};
     return v;
 }
 

@@ -14,7 +14,7 @@ struct RunOptions {
     int ipc_fd = -1;                   // passed to the command as fd 3
     std::vector<std::string> command;  // empty: $SHELL or /bin/sh
     bool help = false;
-    bool quiet = false;                // no informational lines on stderr
+    bool quiet = false;  // no informational lines on stderr
     // The isolation profile (helper/sandbox/profile.h, hide.h).
     bool hide_secrets = true;           // --no-hide-secrets turns it off
     std::vector<std::string> hide;      // --hide PATH

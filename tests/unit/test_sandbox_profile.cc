@@ -15,15 +15,28 @@
 
 namespace {
 
-bool has(const std::vector<std::string>& v, const std::string& s) { return std::find(v.begin(), v.end(), s) != v.end(); }
+bool has(const std::vector<std::string>& v, const std::string& s) {
+    return std::find(v.begin(), v.end(), s) != v.end();
+}
 
 }  // namespace
 
 TEST_CASE("profile: secret variables are dropped by name, values never looked at") {
-    std::vector<std::string> host = {"PATH=/usr/bin",      "GITHUB_TOKEN=t",   "AWS_REGION=eu",     "MY_SECRET_X=1",
-                                     "OPENAI_API_KEY=k",   "DB_PASSWORD=p",    "X_CREDENTIALS=c",   "DISPLAY=:0",
-                                     "SSH_AUTH_SOCK=/s",   "HOME=/h",          "EDITOR=vi",         "TOKEN_COUNT=3",
-                                     "LAYOVER_STATE_DIR=/st", "LAYOVER_SESSION=x", "GOOGLE_APPLICATION_CREDENTIALS=f"};
+    std::vector<std::string> host = {"PATH=/usr/bin",
+                                     "GITHUB_TOKEN=t",
+                                     "AWS_REGION=eu",
+                                     "MY_SECRET_X=1",
+                                     "OPENAI_API_KEY=k",
+                                     "DB_PASSWORD=p",
+                                     "X_CREDENTIALS=c",
+                                     "DISPLAY=:0",
+                                     "SSH_AUTH_SOCK=/s",
+                                     "HOME=/h",
+                                     "EDITOR=vi",
+                                     "TOKEN_COUNT=3",
+                                     "LAYOVER_STATE_DIR=/st",
+                                     "LAYOVER_SESSION=x",
+                                     "GOOGLE_APPLICATION_CREDENTIALS=f"};
     auto out = profile::filter_env(host, {});
     CHECK(out.env == std::vector<std::string>{"PATH=/usr/bin", "HOME=/h", "EDITOR=vi", "TOKEN_COUNT=3"});
     CHECK(out.dropped == std::vector<std::string>{"AWS_REGION", "DB_PASSWORD", "DISPLAY", "GITHUB_TOKEN",
@@ -32,7 +45,8 @@ TEST_CASE("profile: secret variables are dropped by name, values never looked at
 }
 
 TEST_CASE("profile: --env-keep, --env and --env-clear") {
-    std::vector<std::string> host = {"PATH=/p", "GITHUB_TOKEN=t", "AWS_A=1", "AWS_B=2", "LC_ALL=C", "FOO=bar", "TZ=UTC"};
+    std::vector<std::string> host = {"PATH=/p",  "GITHUB_TOKEN=t", "AWS_A=1", "AWS_B=2",
+                                     "LC_ALL=C", "FOO=bar",        "TZ=UTC"};
     auto kept = profile::filter_env(host, {false, {"GITHUB_TOKEN", "AWS_*"}, {}});
     CHECK(has(kept.env, "GITHUB_TOKEN=t"));
     CHECK(has(kept.env, "AWS_B=2"));
@@ -53,10 +67,10 @@ TEST_CASE("profile: --env-keep, --env and --env-clear") {
 }
 
 TEST_CASE("profile: the secret preset covers the issue's list") {
-    for (const char* p : {".ssh", ".gnupg", ".aws", ".azure", ".config/gcloud", ".kube", ".docker/config.json",
-                          ".netrc", ".npmrc", ".pypirc", ".git-credentials", ".config/gh", ".password-store",
-                          ".local/share/keyrings", ".mozilla", ".config/google-chrome", ".config/chromium",
-                          ".config/layover"})
+    for (const char* p :
+         {".ssh", ".gnupg", ".aws", ".azure", ".config/gcloud", ".kube", ".docker/config.json", ".netrc", ".npmrc",
+          ".pypirc", ".git-credentials", ".config/gh", ".password-store", ".local/share/keyrings", ".mozilla",
+          ".config/google-chrome", ".config/chromium", ".config/layover"})
         CHECK(has(profile::secret_paths(), p));
 }
 
