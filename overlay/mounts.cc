@@ -98,6 +98,11 @@ base::Result<Handles> open_handles(const MountPlan& plan) {
         TRY(base::Fd c, clone_tree(p, false));
         h.dev_nodes.emplace_back(*n, std::move(c));
     }
+    for (const auto* list : {&plan.ro, &plan.rw})
+        for (const auto& p : *list) {
+            TRY(base::Fd c, clone_tree(p, true));
+            h.shown.emplace_back(p, std::move(c));
+        }
     if (plan.host_network && is_real_dir("/run/systemd/resolve")) {
         // /etc/resolv.conf often points into it; the rest of /run stays hidden.
         auto c = clone_tree("/run/systemd/resolve", false);
@@ -183,6 +188,7 @@ base::Result<void> make_rest_readonly(const MountPlan& plan) {
     for (const auto& t : kPrivate)
         if (t.writable && is_real_dir(t.path)) TRY_VOID(set_attr(t.path, 0, 0, MOUNT_ATTR_RDONLY));
     TRY_VOID(set_attr("/dev/shm", 0, 0, MOUNT_ATTR_RDONLY));
+    for (const auto& p : plan.rw) TRY_VOID(set_attr(p.c_str(), 0, 0, MOUNT_ATTR_RDONLY));
     TRY_VOID(set_attr("/dev/pts", 0, 0, MOUNT_ATTR_RDONLY));
     return base::Ok();
 }

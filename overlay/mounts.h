@@ -18,6 +18,8 @@ struct MountPlan {
     bool host_network = false;
     unsigned long long tmp_size = 0;
     std::vector<std::string> hide;  // absolute paths made unreadable (helper/sandbox/hide.h)
+    std::vector<std::string> ro;    // host paths shown read-only at the same path (--ro)
+    std::vector<std::string> rw;    // host paths writable, pass-through (--rw)
 };
 
 // Everything opened before any mount hides it.
@@ -26,6 +28,7 @@ struct Handles {
     std::vector<std::pair<std::string, base::Fd>> submounts;  // (path, detached clone)
     std::vector<std::pair<std::string, base::Fd>> dev_nodes;  // ("null", clone of /dev/null), ...
     base::Fd resolv;                                          // clone of /run/systemd/resolve (host network only)
+    std::vector<std::pair<std::string, base::Fd>> shown;      // clones of the --ro and --rw paths
     std::vector<std::string> warnings;
 };
 
@@ -47,6 +50,9 @@ base::Result<void> attach_submounts(const MountPlan& plan, Handles& h);
 //    systemd, docker, user runtime dir), and over the state dir if any mount
 //    still shows it.
 base::Result<void> mask_host_state(const MountPlan& plan, Handles& h);
+// 7a. Attach the --ro and --rw clones at their own paths (creating the
+//     mount point inside a private tmpfs where needed).
+base::Result<void> attach_shown(const MountPlan& plan, Handles& h);
 // 7b. Cover each hidden path: a dir with an empty read-only tmpfs, a file
 //     with an empty read-only file. Opened without following symlinks, so a
 //     link planted in a resumed session's upper layer cannot redirect it.

@@ -30,21 +30,12 @@ namespace {
     ::_exit(125);
 }
 
-// Paths the sandbox replaces with private or empty mounts: a cwd there
-// would not mean what it meant outside.
-bool hidden_inside(const std::string& p, const SandboxPlan& plan) {
-    for (const char* d : {"/tmp", "/var/tmp", "/run", "/dev", "/proc"})
-        if (overlay::path_within(p, d)) return true;
-    return overlay::path_within(p, plan.mounts.state_dir);
-}
-
-// Entered by path after the mounts: an inherited cwd would still point at
-// the real tree. Kept when inside the target or elsewhere read-only.
+// The start dir was chosen on the host (first_run::start_dir); entered by
+// path after the mounts, since an inherited cwd would still point at the
+// real tree.
 void enter_cwd(const SandboxPlan& plan) {
-    const std::string& t = plan.mounts.target;
-    bool keep = overlay::path_within(plan.cwd, t) || !hidden_inside(plan.cwd, plan);
-    if (keep && !plan.cwd.empty() && ::chdir(plan.cwd.c_str()) == 0) return;
-    if (::chdir(t.c_str()) != 0) die(plan, base::sys_error("entering " + t));
+    if (!plan.cwd.empty() && ::chdir(plan.cwd.c_str()) == 0) return;
+    if (::chdir(plan.mounts.target.c_str()) != 0) die(plan, base::sys_error("entering " + plan.mounts.target));
 }
 
 int last_cap() {

@@ -9,8 +9,10 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <string>
 
 #include "helper/base/child.h"
+#include "helper/sandbox/leftovers.h"
 #include "helper/sandbox/sandbox.h"
 
 namespace {
@@ -62,15 +64,15 @@ int init_main(const SandboxPlan& plan, int parent_alive_fd) {
         ::sigprocmask(SIG_SETMASK, &none, nullptr);
         child_main(plan);
     }
-    // Only the child needs these; the sync socket is still used by the child
-    // until its exec (it is close-on-exec there).
+    // Only the child needs these. The sync socket stays open here to report
+    // leftover processes [sync 4]; the child's copy is close-on-exec.
     if (plan.pty_slave >= 0) ::close(plan.pty_slave);
     if (plan.ipc_fd >= 0) ::close(plan.ipc_fd);
-    ::close(plan.sync_fd);
     if (::chdir("/") != 0) {
     }
 
     int status = 0;
+    bool child_done = false;
     for (;;) {
         siginfo_t si;
         int sig = ::sigwaitinfo(&all, &si);
@@ -80,17 +82,29 @@ int init_main(const SandboxPlan& plan, int parent_alive_fd) {
             for (;;) {
                 int st;
                 pid_t p = ::waitpid(-1, &st, WNOHANG);
+                if (p < 0 && errno == ECHILD && child_done) done = true;  // --wait: the last one is gone
                 if (p <= 0) break;
                 if (p == child) {
                     status = st;
-                    done = true;
+                    child_done = true;
+                    if (!plan.wait_all) done = true;
                 }
             }
             if (done) break;
         } else if (forwarded(sig)) {
             // The child is a session leader: its process group is its pid.
-            if (::kill(-child, sig) != 0) ::kill(child, sig);
+            // Once it is gone (--wait), everything left gets the signal.
+            if (child_done) ::kill(-1, sig);
+            else if (::kill(-child, sig) != 0) ::kill(child, sig);
         }
+    }
+    // Anything still running dies with us (the kernel kills the namespace):
+    // say what, once.
+    if (!plan.wait_all) {
+        auto left = list_leftovers();
+        if (!left.empty())
+            sync_msg::send(plan.sync_fd, Sync::Leftover,
+                           std::to_string(left.size()) + "\t" + describe_leftovers(left, 5));
     }
     return base::exit_code_of(status);
 }

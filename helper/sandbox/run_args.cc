@@ -8,7 +8,8 @@
 const char kRunUsage[] =
     "usage: layover run [--target DIR] [--session NAME] [--on-exit MODE] [--network MODE]\n"
     "                   [--hide PATH]... [--no-hide-secrets] [--env-keep GLOB]... [--env NAME=VALUE]...\n"
-    "                   [--env-clear] [--tmp-size SIZE] [--ipc-fd N] [--quiet] [--] [CMD [ARG...]]\n"
+    "                   [--env-clear] [--cwd DIR] [--ro PATH]... [--rw PATH]... [--wait]\n"
+    "                   [--tmp-size SIZE] [--ipc-fd N] [--quiet] [--] [CMD [ARG...]]\n"
     "  --target DIR      tree to overlay (default: $HOME)\n"
     "  --session NAME    name the session, or resume a kept one ([A-Za-z0-9._-]{1,64})\n"
     "  --on-exit MODE    prompt|keep|discard|apply|save:FILE (default: prompt on a tty, else keep)\n"
@@ -19,6 +20,11 @@ const char kRunUsage[] =
     "  --env-keep GLOB   keep variables the default drops as secrets (repeatable; e.g. GITHUB_TOKEN)\n"
     "  --env NAME=VALUE  set a variable inside (repeatable)\n"
     "  --env-clear       start from PATH HOME TERM LANG LC_* USER SHELL TZ only\n"
+    "  --cwd DIR         start the command in DIR (default: the current dir if inside the target,\n"
+    "                    else the target)\n"
+    "  --ro PATH         show a host path read-only inside, at the same path (e.g. a file in /tmp)\n"
+    "  --rw PATH         make a host path writable inside: writes are real and never captured\n"
+    "  --wait            at exit, wait for background processes instead of killing them\n"
     "  --tmp-size SIZE   size of the private /tmp, /var/tmp, /dev/shm (e.g. 512M, 2G, 10%)\n"
     "  --ipc-fd N        pass fd N into the command as fd 3 (LAYOVER_IPC_FD=3)\n"
     "  -q, --quiet       no informational lines (what is hidden, which variables are dropped)\n";
@@ -87,6 +93,17 @@ base::Result<RunOptions> parse_run_args(const std::vector<std::string>& args) {
             TRY_VOID(value("--hide", &v));
             if (v.empty()) return base::error("--hide needs a path, e.g. --hide ~/.config/secret");
             o.hide.push_back(v);
+        } else if (is("--cwd")) {
+            TRY_VOID(value("--cwd", &o.cwd));
+            if (o.cwd.empty()) return base::error("--cwd needs a directory");
+        } else if (is("--ro") || is("--rw")) {
+            bool rw = is("--rw");
+            std::string v;
+            TRY_VOID(value(rw ? "--rw" : "--ro", &v));
+            if (v.empty()) return base::error(std::string(rw ? "--rw" : "--ro") + " needs a path");
+            (rw ? o.rw : o.ro).push_back(v);
+        } else if (a == "--wait") {
+            o.wait = true;
         } else if (a == "--env-clear") {
             o.env_clear = true;
         } else if (is("--env-keep")) {

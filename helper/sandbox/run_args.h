@@ -21,6 +21,11 @@ struct RunOptions {
     bool env_clear = false;             // --env-clear
     std::vector<std::string> env_keep;  // --env-keep GLOB
     std::vector<std::string> env_set;   // --env NAME=VALUE
+    // First-run comfort (helper/sandbox/first_run.h).
+    std::string cwd;              // --cwd DIR; empty: the caller's, if inside the target
+    std::vector<std::string> ro;  // --ro PATH: host path shown read-only at the same path
+    std::vector<std::string> rw;  // --rw PATH: host path writable, pass-through, never captured
+    bool wait = false;            // --wait: wait for background processes at exit
 };
 
 // Errors are usage errors (run exits 125 for them).

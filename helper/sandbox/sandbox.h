@@ -20,6 +20,7 @@ struct SandboxPlan {
     std::vector<std::string> command;  // argv (PATH-searched)
     std::vector<std::string> env;      // the command's environment (helper/sandbox/profile.h)
     bool loopback = true;              // own network namespace: bring lo up (--network loopback)
+    bool wait_all = false;             // --wait: init waits for every process, not just the command
     std::string session;               // exported as LAYOVER_SESSION
     int ipc_fd = -1;                   // becomes fd 3 in the command
     int pty_slave = -1;                // interactive runs: the command's terminal

@@ -74,6 +74,7 @@ int setup_main(const SandboxPlan& plan, pid_t supervisor) {
     STEP(overlay::mask_host_state(plan.mounts, h));
     // After the overlay and its submounts (a secret may sit in either) and
     // after /dev (the source of hidden files' empty stand-in).
+    STEP(overlay::attach_shown(plan.mounts, h));  // before hiding: a secret below one stays hidden
     STEP(overlay::hide_paths(plan.mounts));
     // Read-only last: an overlay whose upper dir sits on a read-only mount
     // fails with EINVAL, and mkdirs above need writable parents.

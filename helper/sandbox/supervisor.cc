@@ -32,6 +32,15 @@ int lift_fd(int fd) {
     return n;
 }
 
+// [sync 4] "COUNT\tname (pid N), ...": one line, with the way to keep them.
+void report_leftovers(const std::string& msg) {
+    size_t tab = msg.find('\t');
+    if (tab == std::string::npos) return;
+    std::string n = msg.substr(0, tab);
+    std::fprintf(stderr, "layover: killed %s background process%s at exit: %s (--wait waits for them)\n", n.c_str(),
+                 n == "1" ? "" : "es", msg.substr(tab + 1).c_str());
+}
+
 }  // namespace
 
 Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
@@ -98,6 +107,7 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
                     case Sync::InitPid: init = static_cast<pid_t>(std::stol(msg)); break;                    // [sync 2]
                     case Sync::Warning: std::fprintf(stderr, "layover: warning: %s\n", msg.c_str()); break;  // [sync 3]
                     case Sync::Error: out.setup_error = msg; break;                                          // [sync E]
+                    case Sync::Leftover: report_leftovers(msg); break;                                       // [sync 4]
                 }
             } else if (n == 0) {
                 fds[1].fd = -1;
@@ -129,6 +139,7 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
         ssize_t n;
         while ((n = ::recv(mine.get(), buf, sizeof buf, MSG_DONTWAIT)) > 0)
             if (static_cast<Sync>(buf[0]) == Sync::Error) out.setup_error.assign(buf + 1, static_cast<size_t>(n - 1));
+            else if (static_cast<Sync>(buf[0]) == Sync::Leftover) report_leftovers(std::string(buf + 1, n - 1));
     }
     if (pty) {
         pty->drain();

@@ -1,0 +1,25 @@
+// Everything `run` decides from its options on the host, before the session
+// is touched: what is hidden, the environment, host paths shown or made
+// writable, where the command starts, and the informational lines. A bad
+// option fails here, so a refused run leaves no session behind.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "helper/base/result.h"
+#include "helper/sandbox/hide.h"
+#include "helper/sandbox/run_args.h"
+
+struct RunPolicy {
+    HidePlan hide;
+    std::vector<std::string> env;  // the command's environment
+    std::vector<std::string> ro;   // resolved --ro paths
+    std::vector<std::string> rw;   // resolved --rw paths
+    std::string start;             // the command's working directory
+    unsigned long long tmp_size = 0;
+    std::vector<std::string> notices;  // informational stderr lines (not under --quiet)
+};
+
+// command: the resolved argv (the default shell filled in).
+base::Result<RunPolicy> decide_policy(const RunOptions& opts, const std::string& target, const std::string& state,
+                                      const std::vector<std::string>& command);
