@@ -13,6 +13,7 @@ LDFLAGS  ?=
 # runtimes need the shared ones.
 STATIC_CXX := $(if $(SAN),,-static-libstdc++ -static-libgcc)
 XXHASH     := $(if $(SAN),-lxxhash,-l:libxxhash.a)
+SECCOMP    := $(if $(SAN),-lseccomp,-l:libseccomp.a)
 SAN      :=
 NPROC    := $(shell nproc 2>/dev/null || echo 2)
 
@@ -55,11 +56,11 @@ $(CLI_LIB): $(call obj,$(CLI_SRCS))
 # layover links the patch library too, for `status`, but only -lxxhash: if
 # anything it uses needed libarchive or libzstd, this link would fail.
 $(BUILD)/layover: $(call obj,helper/cli/main.cc) $(CLI_LIB) $(PATCH_LIB) $(CORE_LIB) $(BASE_LIB)
-	$(CXX) $(SAN) $(STATIC_CXX) $(LDFLAGS) -o $@ $^ $(XXHASH)
+	$(CXX) $(SAN) $(STATIC_CXX) $(LDFLAGS) -o $@ $^ $(XXHASH) $(SECCOMP)
 $(BUILD)/layover-patch: $(call obj,helper/cli/patch_main.cc) $(CLI_LIB) $(PATCH_LIB) $(CORE_LIB) $(BASE_LIB)
-	$(CXX) $(SAN) $(STATIC_CXX) $(LDFLAGS) -o $@ $^ $(PATCH_LIBS)
+	$(CXX) $(SAN) $(STATIC_CXX) $(LDFLAGS) -o $@ $^ $(PATCH_LIBS) $(SECCOMP)
 $(BUILD)/unit-tests: $(call obj,$(UNIT_SRCS)) $(CLI_LIB) $(PATCH_LIB) $(CORE_LIB) $(BASE_LIB)
-	$(CXX) $(SAN) $(LDFLAGS) -o $@ $^ $(PATCH_LIBS)
+	$(CXX) $(SAN) $(LDFLAGS) -o $@ $^ $(PATCH_LIBS) $(SECCOMP)
 
 deps:
 	@tests/deps.sh

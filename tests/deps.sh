@@ -10,6 +10,7 @@ need_header zstd.h libzstd-dev
 need_header xxhash.h libxxhash-dev
 need_header catch2/catch.hpp catch2
 need_header nlohmann/json.hpp nlohmann-json3-dev
+need_header seccomp.h libseccomp-dev
 /usr/bin/python3 -c 'import pytest' >/dev/null 2>&1 || missing+=(python3-pytest)
 /usr/bin/python3 -c 'import pexpect' >/dev/null 2>&1 || missing+=(python3-pexpect)
 need_cmd g++ g++

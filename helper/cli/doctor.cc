@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
@@ -18,7 +19,9 @@
 #include "helper/base/child.h"
 #include "helper/base/text.h"
 #include "helper/cli/verbs.h"
+#include "helper/sandbox/landlock.h"
 #include "helper/sandbox/prepare.h"
+#include "helper/sandbox/seccomp.h"
 #include "helper/store/remove.h"
 #include "helper/store/session.h"
 #include "helper/store/userns.h"
@@ -142,6 +145,24 @@ int cmd_doctor(int argc, char** argv) {
     fails += report(proc_ok, "a fresh /proc can be mounted",
                     "the host's /proc is partly hidden (as in some containers); run layover on the host or in a "
                     "container started with an unmasked /proc");
+
+    // The command's seccomp filter is required (run refuses to start without
+    // it); Landlock is optional and only informational.
+    bool filter_ok = seccomp::kernel_supports() && in_child([] {
+                         if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return 1;
+                         return seccomp::install(default_seccomp_rules()).ok() ? 0 : 1;
+                     });
+    fails +=
+        report(filter_ok, "seccomp filters load (the command's syscall filter)",
+               "the kernel lacks seccomp filtering (CONFIG_SECCOMP_FILTER) or SECCOMP_RET_KILL_PROCESS (Linux 4.14+)");
+    int ll = landlock::abi_version();
+    if (ll >= 6)
+        std::printf("OK    Landlock ABI %d: abstract unix sockets of the host are closed with --network host\n", ll);
+    else
+        std::printf(
+            "INFO  Landlock ABI %d (6 needed, Linux 6.12+): with --network host the host's abstract unix "
+            "sockets stay reachable\n",
+            ll);
 
     if (target.empty()) {
         const char* home = std::getenv("HOME");

@@ -20,6 +20,7 @@
 #include "helper/base/fd.h"
 #include "helper/sandbox/landlock.h"
 #include "helper/sandbox/sandbox.h"
+#include "helper/sandbox/seccomp.h"
 #include "helper/store/userns.h"
 #include "overlay/mountinfo.h"
 
@@ -110,6 +111,12 @@ void child_main(const SandboxPlan& plan) {
     // After no_new_privs, which Landlock requires of an unprivileged caller.
     auto scoped = landlock::scope_abstract_unix_sockets();
     if (!scoped) die(plan, scoped.error());
+
+    // Last, right before exec: everything above may use what it denies.
+    if (plan.seccomp) {
+        auto filtered = seccomp::install(default_seccomp_rules());
+        if (!filtered) die(plan, filtered.error());
+    }
 
     std::vector<char*> argv;
     for (const auto& a : plan.command) argv.push_back(const_cast<char*>(a.c_str()));

@@ -1,0 +1,54 @@
+#include "helper/sandbox/seccomp_rules.h"
+
+#include <sched.h>
+#include <sys/ioctl.h>
+
+#include <cerrno>
+
+const std::vector<SeccompRule>& default_seccomp_rules() {
+    // ioctl requests are 32-bit: the kernel ignores the high half, so the
+    // filter must too (else TIOCSTI | 1<<32 slips by; CVE-2019-10063).
+    constexpr uint64_t k32 = 0xffffffffu;
+    static const std::vector<SeccompRule> rules = {
+        {"ioctl", EPERM, 1, k32, TIOCSTI, "typing into the terminal (CVE-2017-5226)"},
+        {"ioctl", EPERM, 1, k32, TIOCLINUX, "console selection pastes into the terminal"},
+        {"ptrace", EPERM, -1, 0, 0, "reading or steering other processes"},
+        {"process_vm_readv", EPERM, -1, 0, 0, "reading other processes' memory"},
+        {"process_vm_writev", EPERM, -1, 0, 0, "writing other processes' memory"},
+        {"kcmp", EPERM, -1, 0, 0, "probing other processes' kernel objects"},
+        {"keyctl", EPERM, -1, 0, 0, "kernel keyrings are not namespaced"},
+        {"add_key", EPERM, -1, 0, 0, "kernel keyrings are not namespaced"},
+        {"request_key", EPERM, -1, 0, 0, "kernel keyrings are not namespaced"},
+        {"bpf", EPERM, -1, 0, 0, "kernel attack surface"},
+        {"perf_event_open", EPERM, -1, 0, 0, "kernel attack surface, side channels"},
+        {"userfaultfd", EPERM, -1, 0, 0, "widens kernel race windows"},
+        {"io_uring_setup", EPERM, -1, 0, 0, "bypasses this filter, kernel attack surface"},
+        {"io_uring_enter", EPERM, -1, 0, 0, "bypasses this filter, kernel attack surface"},
+        {"io_uring_register", EPERM, -1, 0, 0, "bypasses this filter, kernel attack surface"},
+        {"fsopen", EPERM, -1, 0, 0, "the new mount API"},
+        {"fsconfig", EPERM, -1, 0, 0, "the new mount API"},
+        {"fsmount", EPERM, -1, 0, 0, "the new mount API"},
+        {"fspick", EPERM, -1, 0, 0, "the new mount API"},
+        {"move_mount", EPERM, -1, 0, 0, "the new mount API"},
+        {"open_tree", EPERM, -1, 0, 0, "the new mount API"},
+        {"mount_setattr", EPERM, -1, 0, 0, "the new mount API"},
+        {"open_by_handle_at", EPERM, -1, 0, 0, "opens files by handle, past mounts"},
+        {"name_to_handle_at", EPERM, -1, 0, 0, "file handles"},
+        {"unshare", EPERM, 0, CLONE_NEWUSER, CLONE_NEWUSER, "a new user namespace"},
+        {"clone", EPERM, 0, CLONE_NEWUSER, CLONE_NEWUSER, "a new user namespace"},
+        // clone3 passes its flags in memory a filter cannot read: ENOSYS makes
+        // libc fall back to clone, which the rule above checks.
+        {"clone3", ENOSYS, -1, 0, 0, "flags out of the filter's reach"},
+        {"kexec_load", EPERM, -1, 0, 0, "host administration"},
+        {"kexec_file_load", EPERM, -1, 0, 0, "host administration"},
+        {"init_module", EPERM, -1, 0, 0, "host administration"},
+        {"finit_module", EPERM, -1, 0, 0, "host administration"},
+        {"delete_module", EPERM, -1, 0, 0, "host administration"},
+        {"reboot", EPERM, -1, 0, 0, "host administration"},
+        {"swapon", EPERM, -1, 0, 0, "host administration"},
+        {"swapoff", EPERM, -1, 0, 0, "host administration"},
+        {"acct", EPERM, -1, 0, 0, "host administration"},
+        {"quotactl", EPERM, -1, 0, 0, "host administration"},
+    };
+    return rules;
+}

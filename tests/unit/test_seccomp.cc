@@ -1,0 +1,135 @@
+// The seccomp table, and the real filter loaded in forked children.
+#include <fcntl.h>
+#include <linux/sched.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cerrno>
+#include <cstring>
+#include <functional>
+#include <string>
+
+#include "helper/sandbox/seccomp.h"
+
+namespace {
+
+const SeccompRule* rule_for(const char* name) {
+    for (const auto& r : default_seccomp_rules())
+        if (std::strcmp(r.syscall, name) == 0) return &r;
+    return nullptr;
+}
+
+// Run `body` in a child under the default filter; returns its wait status.
+int filtered(const std::function<int()>& body) {
+    pid_t pid = ::fork();
+    if (pid == 0) {
+        ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+        if (!seccomp::install(default_seccomp_rules())) ::_exit(100);
+        ::_exit(body());
+    }
+    int st = 0;
+    ::waitpid(pid, &st, 0);
+    return st;
+}
+
+// 0 when the call failed with `want`, else 1 (succeeded) or 2 (other errno).
+int expect_errno(long rc, int want) { return rc == -1 && errno == want ? 0 : rc == -1 ? 2 : 1; }
+
+}  // namespace
+
+TEST_CASE("seccomp: the table holds every syscall the profile denies") {
+    for (const char* name : {"ptrace",
+                             "process_vm_readv",
+                             "process_vm_writev",
+                             "kcmp",
+                             "keyctl",
+                             "add_key",
+                             "request_key",
+                             "bpf",
+                             "perf_event_open",
+                             "userfaultfd",
+                             "io_uring_setup",
+                             "io_uring_enter",
+                             "io_uring_register",
+                             "fsopen",
+                             "fsconfig",
+                             "fsmount",
+                             "fspick",
+                             "move_mount",
+                             "open_tree",
+                             "mount_setattr",
+                             "open_by_handle_at",
+                             "name_to_handle_at",
+                             "unshare",
+                             "clone",
+                             "clone3",
+                             "kexec_load",
+                             "kexec_file_load",
+                             "init_module",
+                             "finit_module",
+                             "delete_module",
+                             "reboot",
+                             "swapon",
+                             "swapoff",
+                             "acct",
+                             "quotactl"}) {
+        INFO(name);
+        CHECK(rule_for(name) != nullptr);
+    }
+    CHECK(rule_for("clone3")->err == ENOSYS);
+    CHECK(rule_for("unshare")->arg == 0);
+    CHECK(rule_for("unshare")->mask == CLONE_NEWUSER);
+    int tiocsti = 0;
+    for (const auto& r : default_seccomp_rules())
+        if (std::strcmp(r.syscall, "ioctl") == 0) {
+            CHECK(r.mask == 0xffffffffu);  // the low 32 bits only, as the kernel reads it
+            tiocsti += r.value == TIOCSTI;
+        }
+    CHECK(tiocsti == 1);
+}
+
+TEST_CASE("seccomp: the loaded filter denies what the table says and allows the rest") {
+    CHECK(filtered([] { return expect_errno(::syscall(SYS_ptrace, 0 /*PTRACE_TRACEME*/, 0, 0, 0), EPERM); }) == 0);
+    CHECK(filtered([] { return expect_errno(::unshare(CLONE_NEWUSER), EPERM); }) == 0);
+    CHECK(filtered([] { return expect_errno(::syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, 0, 0, 0, 0), EPERM); }) == 0);
+    CHECK(filtered([] {
+              struct clone_args args = {};
+              args.exit_signal = SIGCHLD;
+              return expect_errno(::syscall(SYS_clone3, &args, sizeof args), ENOSYS);
+          }) == 0);
+    CHECK(filtered([] {
+              char c = 'x';
+              // The high half set: the kernel would still see TIOCSTI.
+              return expect_errno(::syscall(SYS_ioctl, 0, (1ul << 32) | TIOCSTI, &c), EPERM);
+          }) == 0);
+    CHECK(filtered([] { return expect_errno(::syscall(SYS_keyctl, 0, 0, 0, 0, 0), EPERM); }) == 0);
+    CHECK(filtered([] { return expect_errno(::syscall(SYS_io_uring_setup, 1, nullptr), EPERM); }) == 0);
+    CHECK(filtered([] { return expect_errno(::syscall(SYS_fsopen, "tmpfs", 0), EPERM); }) == 0);
+    CHECK(filtered([] { return expect_errno(::syscall(SYS_open_tree, AT_FDCWD, "/", 0), EPERM); }) == 0);
+    // Still allowed: ordinary calls, and namespaces other than user ones.
+    CHECK(filtered([] { return ::syscall(SYS_getpid) > 0 ? 0 : 1; }) == 0);
+    CHECK(filtered([] {
+              pid_t p = ::fork();
+              if (p == 0) ::_exit(7);
+              int st;
+              ::waitpid(p, &st, 0);
+              return WIFEXITED(st) && WEXITSTATUS(st) == 7 ? 0 : 1;
+          }) == 0);
+}
+
+#if defined(__x86_64__)
+TEST_CASE("seccomp: an x32 syscall kills the process") {
+    int st = filtered([] {
+        ::syscall(0x40000000 | SYS_getpid);
+        return 0;
+    });
+    CHECK(WIFSIGNALED(st));
+    CHECK(WTERMSIG(st) == SIGSYS);
+}
+#endif
