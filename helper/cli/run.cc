@@ -53,6 +53,13 @@ int cmd_run(int argc, char** argv) {
 
     Outcome out = supervise(run, pty);
     pty.reset();
+    if (!out.stopped.empty()) {
+        // A limit stopped it: keep the session whatever --on-exit said.
+        std::fprintf(stderr, "layover: %s; session '%s' kept (layover status %s)\n", out.stopped.c_str(),
+                     run.meta.name.c_str(), run.meta.name.c_str());
+        int rc = finish_run(run, "keep", out.stop_code);
+        return rc == out.stop_code ? out.stop_code : 125;
+    }
     if (!out.setup_error.empty()) {
         std::fprintf(stderr, "layover: %s\n", out.setup_error.c_str());
         finish_failed_run(run);

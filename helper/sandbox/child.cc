@@ -85,6 +85,11 @@ void child_main(const SandboxPlan& plan) {
     auto maps = userns::write_self_maps(plan.uid, 0, plan.gid, 0);
     if (!maps) die(plan, maps.error().context("nested user namespace"));
 
+    // In the nested user namespace: since Linux 5.14 RLIMIT_NPROC counts
+    // this namespace's processes, so a fork bomb stops here.
+    auto limited = limits::apply_in_child(plan.limits);
+    if (!limited) die(plan, limited.error());
+
     enter_cwd(plan);
 
     // The filtered environment (helper/sandbox/profile.h), then ours.

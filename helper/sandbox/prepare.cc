@@ -127,6 +127,7 @@ base::Result<PreparedRun> prepare_run(const RunOptions& opts) {
     p.env = std::move(pol.env);
     p.loopback = opts.network == "loopback";
     p.wait_all = opts.wait;
+    p.limits = opts.limits;
     // Test-only: the mount-locking tests prove the mounts are locked, not
     // merely that seccomp refused the call (docs/cli.md).
     const char* no_filter = std::getenv("LAYOVER_TEST_NO_SECCOMP");

@@ -9,6 +9,7 @@ const char kRunUsage[] =
     "usage: layover run [--target DIR] [--session NAME] [--on-exit MODE] [--network MODE]\n"
     "                   [--hide PATH]... [--no-hide-secrets] [--env-keep GLOB]... [--env NAME=VALUE]...\n"
     "                   [--env-clear] [--cwd DIR] [--ro PATH]... [--rw PATH]... [--wait]\n"
+    "                   [--timeout DURATION] [--max-pids N] [--max-size SIZE] [--max-memory SIZE]\n"
     "                   [--tmp-size SIZE] [--ipc-fd N] [--quiet] [--] [CMD [ARG...]]\n"
     "  --target DIR      tree to overlay (default: $HOME)\n"
     "  --session NAME    name the session, or resume a kept one ([A-Za-z0-9._-]{1,64})\n"
@@ -25,6 +26,14 @@ const char kRunUsage[] =
     "  --ro PATH         show a host path read-only inside, at the same path (e.g. a file in /tmp)\n"
     "  --rw PATH         make a host path writable inside: writes are real and never captured\n"
     "  --wait            at exit, wait for background processes instead of killing them\n"
+    "  --timeout DURATION  stop the whole sandbox after DURATION (90s, 5m, 2h, 1d; default 24h;\n"
+    "                    none: no limit); the session is kept and run exits 124\n"
+    "  --max-pids N      processes and threads inside (default 4096; per user namespace on Linux\n"
+    "                    5.14+, so a fork bomb cannot starve the host user)\n"
+    "  --max-size SIZE   cap the upper layer (e.g. 2G; default none): past it the sandbox stops,\n"
+    "                    the session is kept, run exits 125\n"
+    "  --max-memory SIZE per-process address-space limit (RLIMIT_AS; default none). Not a cgroup:\n"
+    "                    the sum of all processes is not capped\n"
     "  --tmp-size SIZE   size of the private /tmp, /var/tmp, /dev/shm (e.g. 512M, 2G, 10%)\n"
     "  --ipc-fd N        pass fd N into the command as fd 3 (LAYOVER_IPC_FD=3)\n"
     "  -q, --quiet       no informational lines (what is hidden, which variables are dropped)\n";
@@ -102,6 +111,28 @@ base::Result<RunOptions> parse_run_args(const std::vector<std::string>& args) {
             TRY_VOID(value(rw ? "--rw" : "--ro", &v));
             if (v.empty()) return base::error(std::string(rw ? "--rw" : "--ro") + " needs a path");
             (rw ? o.rw : o.ro).push_back(v);
+        } else if (is("--timeout")) {
+            TRY_VOID(value("--timeout", &o.timeout));
+            if (!limits::parse_duration(o.timeout, &o.limits.timeout_ms))
+                return base::error("bad --timeout '" + o.timeout + "'; use e.g. 90s, 5m, 2h, 1d or none");
+        } else if (is("--max-pids")) {
+            TRY_VOID(value("--max-pids", &o.max_pids));
+            char* end = nullptr;
+            unsigned long long n = std::strtoull(o.max_pids.c_str(), &end, 10);
+            if (o.max_pids.empty() || *end || o.max_pids[0] == '-' || n < 8 || n > 4194304)
+                return base::error("bad --max-pids '" + o.max_pids + "'; use a number from 8 to 4194304");
+            o.limits.max_pids = n;
+        } else if (is("--max-size")) {
+            TRY_VOID(value("--max-size", &o.max_size));
+            if (!limits::parse_bytes(o.max_size, &o.limits.max_size) ||
+                (o.limits.max_size && o.limits.max_size < (1 << 20)))
+                return base::error("bad --max-size '" + o.max_size + "'; use e.g. 500M or 2G (at least 1M), or none");
+        } else if (is("--max-memory")) {
+            TRY_VOID(value("--max-memory", &o.max_memory));
+            if (!limits::parse_bytes(o.max_memory, &o.limits.max_memory) ||
+                (o.limits.max_memory && o.limits.max_memory < (16 << 20)))
+                return base::error("bad --max-memory '" + o.max_memory +
+                                   "'; use e.g. 512M or 4G (at least 16M), or none");
         } else if (a == "--wait") {
             o.wait = true;
         } else if (a == "--env-clear") {

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "helper/base/result.h"
+#include "helper/sandbox/limits.h"
 
 struct RunOptions {
     std::string target;                // as given (resolved later); empty: $HOME
@@ -14,6 +15,7 @@ struct RunOptions {
     int ipc_fd = -1;                   // passed to the command as fd 3
     std::vector<std::string> command;  // empty: $SHELL or /bin/sh
     bool help = false;
+    Limits limits;
     bool quiet = false;  // no informational lines on stderr
     // The isolation profile (helper/sandbox/profile.h, hide.h).
     bool hide_secrets = true;           // --no-hide-secrets turns it off
@@ -26,6 +28,8 @@ struct RunOptions {
     std::vector<std::string> ro;  // --ro PATH: host path shown read-only at the same path
     std::vector<std::string> rw;  // --rw PATH: host path writable, pass-through, never captured
     bool wait = false;            // --wait: wait for background processes at exit
+    // Resource limits as given (parsed into Limits by parse_run_args).
+    std::string timeout, max_pids, max_size, max_memory;
 };
 
 // Errors are usage errors (run exits 125 for them).

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "helper/sandbox/limits.h"
 #include "helper/sandbox/sync.h"
 #include "overlay/mounts.h"
 
@@ -21,6 +22,7 @@ struct SandboxPlan {
     std::vector<std::string> env;      // the command's environment (helper/sandbox/profile.h)
     bool loopback = true;              // own network namespace: bring lo up (--network loopback)
     bool wait_all = false;
+    Limits limits;        // rlimits set in the child; timeout and size watched by the supervisor
     bool seccomp = true;  // off only by the test-only LAYOVER_TEST_NO_SECCOMP=1 of the caller             // --wait:
                           // init waits for every process, not just the command
     std::string session;  // exported as LAYOVER_SESSION

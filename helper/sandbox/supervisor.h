@@ -11,6 +11,8 @@
 struct Outcome {
     int exit_code = 125;
     std::string setup_error;  // non-empty: layover failed to set up
+    std::string stopped;      // non-empty: a limit stopped the sandbox (why, for stderr)
+    int stop_code = 0;        // run's exit code then: 124 (--timeout) or 125 (--max-size)
 };
 
 Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty);

@@ -87,12 +87,17 @@ class Sandbox:
                  max_output: int = 512 * 1024 * 1024, env: Optional[Mapping[str, str]] = None,
                  env_keep: Iterable[str] = (), env_clear: bool = False, hide: Iterable[StrPath] = (),
                  hide_secrets: bool = True, helper_env: Optional[Mapping[str, str]] = None,
-                 start: bool = True) -> None:
+                 timeout: Optional[str] = None, max_pids: Optional[int] = None, max_size: Optional[str] = None,
+                 max_memory: Optional[str] = None, start: bool = True) -> None:
         if network not in NETWORK:
             raise ValueError("network must be one of %s, not %r" % (NETWORK, network))
         if isinstance(env_keep, (str, bytes)) or isinstance(hide, (str, bytes)):
             raise TypeError("env_keep and hide take a list, e.g. hide=[\"~/.config/secret\"]")
         self.profile_args = _profile_args(env, env_keep, env_clear, hide, hide_secrets)
+        for flag, value in (("--timeout", timeout), ("--max-pids", max_pids), ("--max-size", max_size),
+                            ("--max-memory", max_memory)):
+            if value is not None:
+                self.profile_args += [flag, str(value)]
         if on_exit not in ON_EXIT:
             raise ValueError("on_exit must be one of %s, not %r" % (ON_EXIT, on_exit))
         self.target = os.path.realpath(os.path.expanduser(os.fspath(target)))

@@ -1,0 +1,37 @@
+// Resource limits of a run (--timeout, --max-pids, --max-size,
+// --max-memory): parsing is pure and unit-tested; the child applies the
+// rlimits; the supervisor enforces the timeout and watches the upper layer.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "helper/base/result.h"
+
+struct Limits {
+    uint64_t timeout_ms = 24ull * 3600 * 1000;  // 0: none
+    uint64_t max_pids = 4096;                   // RLIMIT_NPROC; 0: unlimited
+    uint64_t max_size = 0;                      // bytes of the upper layer; 0: none
+    uint64_t max_memory = 0;                    // bytes of address space per process; 0: none
+};
+
+namespace limits {
+
+// "90s", "5m", "2h", "1d", "1.5h", "300" (seconds), "none" or "0" (no limit).
+bool parse_duration(const std::string& text, uint64_t* ms);
+// "1h30m"-style text for messages: the largest units that fit.
+std::string format_duration(uint64_t ms);
+// Sizes as --tmp-size takes them, without percentages; "none" or "0": none.
+bool parse_bytes(const std::string& text, uint64_t* bytes);
+std::string format_bytes(uint64_t bytes);
+
+// In the child, after its nested user namespace: RLIMIT_NPROC (counted per
+// user namespace since Linux 5.14), RLIMIT_FSIZE at --max-size (one file
+// cannot outrun the watch), RLIMIT_AS at --max-memory.
+base::Result<void> apply_in_child(const Limits& l);
+
+// Allocated bytes of the upper layer, walked in the owner user namespace
+// (entries of mode 000 the command made stay readable). Cost: one statx per
+// entry.
+base::Result<uint64_t> upper_usage(const std::string& upper_dir);
+
+}  // namespace limits
