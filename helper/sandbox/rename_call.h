@@ -1,0 +1,62 @@
+// Directory renames in the sandbox (docs/design.md, "Directory renames"):
+// the pure part. A notified rename/renameat/renameat2 is decoded into a
+// RenameCall, sent to the rename worker as one message (fds ride along as
+// SCM_RIGHTS), and the worker's answer comes back as a RenameReply.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace rename_call {
+
+// The syscalls the filter hands to the supervisor (names as libseccomp knows them).
+const std::vector<const char*>& notified_syscalls();
+
+// The arguments of one notified call, as the task passed them.
+struct Args {
+    int olddirfd = 0;  // AT_FDCWD for rename(2)
+    uint64_t oldpath = 0;  // addresses in the task's memory
+    int newdirfd = 0;
+    uint64_t newpath = 0;
+    unsigned flags = 0;
+};
+
+// nr is a native syscall number; nullopt when it is not one of ours.
+std::optional<Args> decode(int nr, const uint64_t args[6]);
+
+// What the worker needs: the paths as read once from the task's memory and
+// whether each is resolved from a passed dirfd (else: absolute, from root).
+struct Request {
+    uint64_t id = 0;  // the notification's id, echoed in the reply
+    unsigned flags = 0;
+    bool old_fd = false, new_fd = false;  // a dirfd rides along for it
+    std::string oldpath, newpath;
+};
+std::string encode(const Request& r);
+std::optional<Request> decode_request(const std::string& msg);
+
+struct Reply {
+    uint64_t id = 0;
+    int err = 0;  // 0 or a positive errno
+};
+std::string encode(const Reply& r);
+std::optional<Reply> decode_reply(const std::string& msg);
+
+// "a/b/src/" -> {"a/b", "src"}; "src" -> {".", "src"}; "/src" -> {"/", "src"}.
+// Trailing slashes are dropped, as rename(2) allows them on directories.
+struct Split {
+    std::string parent, name;
+};
+Split split(const std::string& path);
+
+// The supervisor answers CONTINUE (the kernel runs the call itself, with
+// the task's own rights) unless the source may be a directory the overlay
+// refuses to move: a stat that found no directory, or an exchange (which
+// the worker would not emulate either), is enough to let it through.
+bool may_need_emulation(unsigned flags, bool source_is_dir);
+
+// The worker's own temporary name in the destination dir for the copy.
+std::string temp_name(uint64_t id, int attempt);
+
+}  // namespace rename_call

@@ -1,0 +1,30 @@
+// The fallback of a directory rename the overlay refused with EXDEV (an
+// unprivileged overlay has no redirect_dir): what coreutils mv does, done
+// fd-relatively in the rename worker, inside the sandbox's own view and
+// with its rights only. Every error carries the errno the task gets.
+#pragma once
+#include <string>
+
+#include "helper/base/result.h"
+
+namespace rename_tree {
+
+// Move oldparent/oldname (a directory) to newparent/newname by copying the
+// tree to a temporary name in newparent, renaming that (a new, upper-only
+// directory the overlay moves) onto newname with flags' RENAME_NOREPLACE,
+// then removing the old tree. EXDEV, with nothing changed, when it cannot
+// be done faithfully: not an overlay, another mount, a mount point inside,
+// a directory the task could not empty.
+base::Result<void> move_by_copy(int oldparent, const std::string& oldname, int newparent, const std::string& newname,
+                                unsigned flags, const std::string& temp_base);
+
+// Copy the contents and metadata (modes, times, user xattrs, symlinks,
+// hard links within the tree) of the directory src into the empty dst.
+// Never follows a symlink; stays on src's mount.
+base::Result<void> copy_tree(int src, int dst);
+
+// Remove everything below the directory dir (on one mount), making our own
+// directories writable where needed, as rm -rf would.
+base::Result<void> empty_tree(int dir);
+
+}  // namespace rename_tree
