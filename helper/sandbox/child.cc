@@ -3,7 +3,6 @@
 // real tree: in the setup namespace `umount TARGET` succeeds, in a nested one
 // it fails), no capabilities, no_new_privs, only fds 0-2 and the IPC socket.
 #include <fcntl.h>
-#include <linux/capability.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/ioctl.h>
@@ -15,12 +14,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 
 #include "helper/base/fd.h"
 #include "helper/sandbox/landlock.h"
+#include "helper/sandbox/privs.h"
+#include "helper/sandbox/rename_notify.h"
 #include "helper/sandbox/sandbox.h"
-#include "helper/sandbox/seccomp.h"
 #include "helper/store/userns.h"
 #include "overlay/mountinfo.h"
 
@@ -37,28 +36,6 @@ namespace {
 void enter_cwd(const SandboxPlan& plan) {
     if (!plan.cwd.empty() && ::chdir(plan.cwd.c_str()) == 0) return;
     if (::chdir(plan.mounts.target.c_str()) != 0) die(plan, base::sys_error("entering " + plan.mounts.target));
-}
-
-int last_cap() {
-    std::ifstream f("/proc/sys/kernel/cap_last_cap");
-    int n = 40;
-    if (f) f >> n;
-    return n;
-}
-
-base::Result<void> drop_privileges() {
-    // no_new_privs first: nothing exec'd later (setuid, file caps) can regain any.
-    if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return base::sys_error("setting no_new_privs");
-    int last = last_cap();
-    for (int c = 0; c <= last; c++)
-        if (::prctl(PR_CAPBSET_DROP, c, 0, 0, 0) != 0 && errno != EINVAL)
-            return base::sys_error("dropping capability bounding set");
-    ::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
-    struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
-    struct __user_cap_data_struct data[2];
-    std::memset(data, 0, sizeof data);
-    if (::syscall(SYS_capset, &hdr, data) != 0) return base::sys_error("dropping capabilities");
-    return base::Ok();
 }
 
 }  // namespace
@@ -111,7 +88,7 @@ void child_main(const SandboxPlan& plan) {
     ::setenv("LAYOVER_SESSION", plan.session.c_str(), 1);
     ::setenv("LAYOVER_TARGET", plan.mounts.target.c_str(), 1);
 
-    auto dropped = drop_privileges();
+    auto dropped = privs::drop_all();
     if (!dropped) die(plan, dropped.error());
     // After no_new_privs, which Landlock requires of an unprivileged caller.
     auto scoped = landlock::scope_abstract_unix_sockets();
@@ -119,7 +96,7 @@ void child_main(const SandboxPlan& plan) {
 
     // Last, right before exec: everything above may use what it denies.
     if (plan.seccomp) {
-        auto filtered = seccomp::install(default_seccomp_rules());
+        auto filtered = install_filter_with_renames(plan.sync_fd);  // helper/sandbox/rename_notify.h
         if (!filtered) die(plan, filtered.error());
     }
 

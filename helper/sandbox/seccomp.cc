@@ -23,9 +23,8 @@ base::Result<void> check(int rc, const std::string& what) {
     return base::Ok();
 }
 
-}  // namespace
-
-base::Result<void> install(const std::vector<SeccompRule>& rules) {
+// The deny table (and the notified calls) on a default-allow filter, loaded.
+base::Result<Ctx> load(const std::vector<SeccompRule>& rules, const std::vector<const char*>& notify) {
     Ctx ctx(seccomp_init(SCMP_ACT_ALLOW));
     if (!ctx) return base::error("seccomp: cannot allocate a filter");
     // Only the native architecture: a syscall made through another ABI (i386
@@ -43,11 +42,35 @@ base::Result<void> install(const std::vector<SeccompRule>& rules) {
         }
         TRY_VOID(check(rc, std::string("rule for ") + r.syscall));
     }
+    for (const char* name : notify) {
+        int nr = seccomp_syscall_resolve_name(name);
+        if (nr == __NR_SCMP_ERROR) continue;
+        TRY_VOID(check(seccomp_rule_add(ctx.get(), SCMP_ACT_NOTIFY, nr, 0), std::string("notifying ") + name));
+    }
     // x32 syscalls carry x86_64's audit arch with bit 30 set in the number:
     // libseccomp sends any such number on an x86_64-only filter to the
     // bad-arch action (tests/unit/test_seccomp.cc proves it kills).
     TRY_VOID(check(seccomp_load(ctx.get()), "loading the filter"));
+    return ctx;
+}
+
+}  // namespace
+
+base::Result<void> install(const std::vector<SeccompRule>& rules) {
+    TRY_VOID(load(rules, {}));
     return base::Ok();
+}
+
+base::Result<base::Fd> install_notifying(const std::vector<SeccompRule>& rules, const std::vector<const char*>& notify) {
+    TRY(Ctx ctx, load(rules, notify));
+    int fd = seccomp_notify_fd(ctx.get());
+    if (fd < 0) return base::error("seccomp: no listener fd: " + std::string(std::strerror(-fd)));
+    return base::Fd(fd);
+}
+
+bool notify_supported() {
+    // API level 6: the kernel has user notification and its CONTINUE flag (Linux 5.5).
+    return seccomp_api_get() >= 6;
 }
 
 bool kernel_supports() {

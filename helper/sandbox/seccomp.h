@@ -4,12 +4,18 @@
 #pragma once
 #include <vector>
 
+#include "helper/base/fd.h"
 #include "helper/base/result.h"
 #include "helper/sandbox/seccomp_rules.h"
 
 namespace seccomp {
 
 base::Result<void> install(const std::vector<SeccompRule>& rules);
+// As install(), and the calls named in notify wait for a user-space answer
+// through the returned listener (helper/sandbox/rename_notify.h).
+base::Result<base::Fd> install_notifying(const std::vector<SeccompRule>& rules, const std::vector<const char*>& notify);
+// The kernel can hand calls to a listener and let them continue (Linux 5.5).
+bool notify_supported();
 
 // The running kernel can load filters and knows the actions we use.
 bool kernel_supports();

@@ -22,6 +22,8 @@
 #include "helper/sandbox/finish.h"
 #include "helper/sandbox/prepare.h"
 #include "helper/sandbox/pty_relay.h"
+#include "helper/sandbox/fd_pass.h"
+#include "helper/sandbox/rename_notify.h"
 
 namespace {
 
@@ -144,24 +146,30 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
     }
 
     LimitWatch watch(run.plan.limits, session::upper_dir(run.session_dir));
+    RenameService renames(run.plan.limits);  // directory renames (helper/sandbox/rename_notify.h)
     pid_t init = -1;
     bool exited = false;
     int status = 0;
     bool pty_open = pty.has_value(), stdin_open = pty.has_value();
     while (!exited) {
-        struct pollfd fds[4] = {{sigfd.get(), POLLIN, 0}, {mine.get(), POLLIN, 0}, {-1, POLLIN, 0}, {-1, POLLIN, 0}};
+        struct pollfd fds[6] = {{sigfd.get(), POLLIN, 0},         {mine.get(), POLLIN, 0},
+                                {-1, POLLIN, 0},                  {-1, POLLIN, 0},
+                                {renames.listener(), POLLIN, 0}, {renames.worker(), POLLIN, 0}};
         if (pty_open) fds[2].fd = pty->master();
         if (stdin_open) fds[3].fd = STDIN_FILENO;
-        if (::poll(fds, 4, out.stopped.empty() ? watch.poll_timeout() : -1) < 0 && errno != EINTR) break;
+        if (::poll(fds, 6, out.stopped.empty() ? watch.poll_timeout() : -1) < 0 && errno != EINTR) break;
         if (out.stopped.empty()) {
             out.stopped = watch.check(&out.stop_code);
             if (!out.stopped.empty()) ::kill(pid, SIGKILL);
         }
+        renames.on_listener(fds[4].revents);
+        renames.on_worker(fds[5].revents);
         if (fds[1].revents & POLLIN) {
-            char buf[4096];
-            ssize_t n = ::recv(mine.get(), buf, sizeof buf, 0);
+            std::string buf;
+            std::vector<base::Fd> passed;
+            ssize_t n = fd_pass::recv(mine.get(), &buf, 4096, &passed);
             if (n > 0) {
-                std::string msg(buf + 1, static_cast<size_t>(n - 1));
+                std::string msg = buf.substr(1);
                 switch (static_cast<Sync>(buf[0])) {
                     case Sync::Maps:  // [sync 1] maps written: only now may we go non-dumpable
                         ::prctl(PR_SET_DUMPABLE, 0);
@@ -170,6 +178,9 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
                     case Sync::Warning: std::fprintf(stderr, "layover: warning: %s\n", msg.c_str()); break;  // [sync 3]
                     case Sync::Error: out.setup_error = msg; break;                                          // [sync E]
                     case Sync::Leftover: report_leftovers(msg); break;                                       // [sync 4]
+                    case Sync::Listener:                                                                     // [sync 5]
+                        if (!passed.empty()) renames.set_listener(std::move(passed[0]));
+                        break;
                 }
             } else if (n == 0) {
                 fds[1].fd = -1;

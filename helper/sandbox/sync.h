@@ -7,11 +7,15 @@
 //   [sync E] Error    + text: setup failed: the one-line reason; run exits 125
 //   [sync 4] Leftover + "name (pid N), ...": init found these still running
 //            when the command exited; they die with init
+//   [sync 5] Listener + an fd (SCM_RIGHTS): the child's seccomp listener for
+//            renames, sent right before exec (helper/sandbox/rename_notify.h)
 #pragma once
 #include <string>
 
-enum class Sync : char { Maps = 'M', InitPid = 'P', Warning = 'W', Error = 'E', Leftover = 'L' };
+enum class Sync : char { Maps = 'M', InitPid = 'P', Warning = 'W', Error = 'E', Leftover = 'L', Listener = 'N' };
 
 namespace sync_msg {
 bool send(int fd, Sync tag, const std::string& text = "");
+// The tag and one fd, as SCM_RIGHTS (received with fd_pass::recv).
+bool send_fd(int fd, Sync tag, int passed);
 }

@@ -1,0 +1,183 @@
+#include "helper/sandbox/rename_notify.h"
+
+#include <fcntl.h>
+#include <linux/seccomp.h>
+#include <poll.h>
+#include <seccomp.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstring>
+
+#include "helper/sandbox/fd_pass.h"
+#include "helper/sandbox/seccomp.h"
+
+namespace {
+
+// A NUL-terminated path from the task's memory, read page by page (a path
+// may end just before an unmapped page). 0 or the errno the kernel's own
+// read would give: EFAULT, ENAMETOOLONG; ESRCH if the task is gone.
+int read_path(pid_t pid, uint64_t addr, std::string* out) {
+    out->clear();
+    if (addr == 0) return EFAULT;
+    static const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+    char buf[PATH_MAX];
+    while (out->size() < PATH_MAX) {
+        size_t chunk = std::min(page - addr % page, sizeof buf);
+        struct iovec local = {buf, chunk};
+        struct iovec remote = {reinterpret_cast<void*>(addr), chunk};
+        ssize_t n = ::process_vm_readv(pid, &local, 1, &remote, 1, 0);
+        if (n <= 0) return n < 0 && errno == ESRCH ? ESRCH : EFAULT;
+        const void* nul = std::memchr(buf, '\0', static_cast<size_t>(n));
+        if (nul) {
+            out->append(buf, static_cast<const char*>(nul) - buf);
+            return 0;
+        }
+        out->append(buf, static_cast<size_t>(n));
+        addr += static_cast<uint64_t>(n);
+    }
+    return ENAMETOOLONG;
+}
+
+std::string proc(pid_t pid, const std::string& rest) { return "/proc/" + std::to_string(pid) + "/" + rest; }
+
+// Only to choose the fast path: whether the source looks like a directory,
+// seen through the task's own /proc links.
+bool looks_like_dir(pid_t pid, int dirfd, const std::string& path) {
+    std::string at = path.empty() || path[0] != '/' ? (dirfd == AT_FDCWD ? "cwd/" : "fd/" + std::to_string(dirfd) + "/")
+                                                    : "root";
+    struct stat st;
+    return ::lstat(proc(pid, at + path).c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+// The task's dirfd for a relative path; an absolute one needs none (-1).
+// 0 or the errno the task gets for a bad dirfd.
+int task_dirfd(pid_t pid, int pidfd, int dirfd, const std::string& path, base::Fd* out) {
+    if (!path.empty() && path[0] == '/') return 0;
+    int fd = dirfd == AT_FDCWD ? ::open(proc(pid, "cwd").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC)
+                               : static_cast<int>(::syscall(SYS_pidfd_getfd, pidfd, dirfd, 0));
+    if (fd < 0) return dirfd == AT_FDCWD ? ENOENT : EBADF;
+    out->reset(fd);
+    return 0;
+}
+
+uint64_t ns_inode(pid_t pid, const char* which) {
+    struct stat st;
+    return ::stat(proc(pid, std::string("ns/") + which).c_str(), &st) == 0 ? st.st_ino : 0;
+}
+
+}  // namespace
+
+base::Result<void> install_filter_with_renames(int sync_fd) {
+    if (!seccomp::notify_supported()) {
+        sync_msg::send(sync_fd, Sync::Warning,
+                       "renaming a directory that existed before the session fails (EXDEV): this kernel lacks seccomp "
+                       "user notification (Linux 5.5+)");
+        return seccomp::install(default_seccomp_rules());
+    }
+    TRY(base::Fd listener, seccomp::install_notifying(default_seccomp_rules(), rename_call::notified_syscalls()));
+    if (!sync_msg::send_fd(sync_fd, Sync::Listener, listener.get()))  // [sync 5]
+        return base::sys_error("passing the rename listener to the supervisor");
+    return base::Ok();
+}
+
+RenameService::~RenameService() {
+    stop_worker();
+    if (req_) seccomp_notify_free(static_cast<struct seccomp_notif*>(req_), static_cast<struct seccomp_notif_resp*>(resp_));
+}
+
+void RenameService::respond(uint64_t id, int err, bool cont) {
+    auto* r = static_cast<struct seccomp_notif_resp*>(resp_);
+    std::memset(r, 0, sizeof *r);
+    r->id = id;
+    r->error = cont ? 0 : -err;
+    r->flags = cont ? SECCOMP_USER_NOTIF_FLAG_CONTINUE : 0;
+    seccomp_notify_respond(listener_.get(), r);  // ENOENT: the task is gone, or was interrupted
+}
+
+void RenameService::stop_worker() {
+    // A task waiting on an answer that will not come runs its call itself.
+    for (uint64_t id : pending_) respond(id, 0, true);
+    pending_.clear();
+    worker_.reset();
+}
+
+void RenameService::on_listener(short revents) {
+    if (!(revents & POLLIN)) {
+        if (revents & (POLLHUP | POLLERR | POLLNVAL)) listener_.reset();  // no task left under the filter
+        return;
+    }
+    if (!req_ && seccomp_notify_alloc(reinterpret_cast<struct seccomp_notif**>(&req_),
+                                      reinterpret_cast<struct seccomp_notif_resp**>(&resp_)) != 0)
+        return;
+    auto* n = static_cast<struct seccomp_notif*>(req_);
+    std::memset(n, 0, sizeof *n);
+    if (seccomp_notify_receive(listener_.get(), n) != 0) return;
+    pid_t pid = static_cast<pid_t>(n->pid);
+    uint64_t id = n->id;
+    uint64_t raw[6];
+    for (int i = 0; i < 6; i++) raw[i] = n->data.args[i];
+    auto args = rename_call::decode(n->data.nr, raw);
+    if (!args) return respond(id, 0, true);
+
+    rename_call::Request req;
+    req.id = id;
+    req.flags = args->flags;
+    for (auto [addr, out] : {std::pair{args->oldpath, &req.oldpath}, std::pair{args->newpath, &req.newpath}}) {
+        int err = read_path(pid, addr, out);
+        if (err == ESRCH) return;
+        if (err) return respond(id, err, false);
+    }
+    if (!rename_call::may_need_emulation(req.flags, looks_like_dir(pid, args->olddirfd, req.oldpath)))
+        return respond(id, 0, true);
+
+    base::Fd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+    if (!pidfd.valid()) return;  // gone
+    base::Fd olddir, newdir;
+    if (int err = task_dirfd(pid, pidfd.get(), args->olddirfd, req.oldpath, &olddir)) return respond(id, err, false);
+    if (int err = task_dirfd(pid, pidfd.get(), args->newdirfd, req.newpath, &newdir)) return respond(id, err, false);
+    // One worker, in the namespaces of the first task that needed it; the
+    // sandbox cannot make new ones (no CLONE_NEWUSER, no capabilities).
+    uint64_t mntns = ns_inode(pid, "mnt");
+    if (!worker_) {
+        base::Fd user(::open(proc(pid, "ns/user").c_str(), O_RDONLY | O_CLOEXEC));
+        base::Fd mnt(::open(proc(pid, "ns/mnt").c_str(), O_RDONLY | O_CLOEXEC));
+        if (!user.valid() || !mnt.valid() || seccomp_notify_id_valid(listener_.get(), id) != 0) return respond(id, 0, true);
+        auto started = rename_worker::start(user.get(), mnt.get(), limits_);
+        if (!started) return respond(id, 0, true);
+        worker_ = std::make_unique<rename_worker::Worker>(std::move(started.value()));
+        worker_mntns_ = mntns;
+    }
+    if (mntns == 0 || mntns != worker_mntns_) return respond(id, 0, true);
+    // Everything above came from this task while it waited in this call: the
+    // pid, its fds and namespaces were not someone else's.
+    if (seccomp_notify_id_valid(listener_.get(), id) != 0) return;
+    std::vector<int> fds;
+    req.old_fd = olddir.valid();
+    req.new_fd = newdir.valid();
+    if (olddir.valid()) fds.push_back(olddir.get());
+    if (newdir.valid()) fds.push_back(newdir.get());
+    if (!fd_pass::send(worker_->sock.get(), rename_call::encode(req), fds)) {
+        stop_worker();
+        return respond(id, 0, true);
+    }
+    pending_.insert(id);
+}
+
+void RenameService::on_worker(short revents) {
+    // revents may belong to a worker stopped since the poll: its successor's
+    // socket does not block.
+    if (!worker_ || !(revents & (POLLIN | POLLHUP | POLLERR))) return;
+    std::string msg;
+    std::vector<base::Fd> fds;
+    ssize_t n = fd_pass::recv(worker_->sock.get(), &msg, 64, &fds);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
+    if (n <= 0) return stop_worker();
+    auto reply = rename_call::decode_reply(msg);
+    if (!reply || !pending_.erase(reply->id)) return;
+    respond(reply->id, reply->err, false);
+}

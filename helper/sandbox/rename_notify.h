@@ -1,0 +1,52 @@
+// The supervisor's side of directory renames (docs/design.md, "Directory
+// renames"). The child's filter hands rename, renameat and renameat2 to a
+// listener, passed up as [sync 5]. For each call:
+//   1. read the two paths once from the task's memory;
+//   2. a source that is not a directory (or RENAME_EXCHANGE): answer
+//      CONTINUE, the kernel runs the call as the task, with its own rights
+//      (the stat only picks the fast path; it decides nothing about safety);
+//   3. else take the task's dirfds (pidfd_getfd, /proc/PID/cwd), check that
+//      the notification is still live (the pid was not reused), and hand the
+//      paths as read plus the fds to the rename worker (rename_worker.h),
+//      which answers with the errno the task gets.
+// The supervisor's loop polls listener() and worker() and calls the handlers.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <set>
+
+#include "helper/base/fd.h"
+#include "helper/sandbox/limits.h"
+#include "helper/sandbox/rename_worker.h"
+
+// The child's side, last before exec: the deny table plus the notified
+// renames, and the listener sent up [sync 5] (and closed here). A kernel
+// without user notification gets the table alone and a warning [sync 3].
+base::Result<void> install_filter_with_renames(int sync_fd);
+
+class RenameService {
+public:
+    explicit RenameService(const Limits& limits) : limits_(limits) {}
+    ~RenameService();
+
+    void set_listener(base::Fd fd) { listener_ = std::move(fd); }
+    int listener() const { return listener_.get(); }  // -1: none
+    int worker() const { return worker_ ? worker_->sock.get() : -1; }
+
+    // revents of listener(): one notification, answered or handed on.
+    void on_listener(short revents);
+    // revents of worker(): one answer passed to its task.
+    void on_worker(short revents);
+
+private:
+    void respond(uint64_t id, int err, bool cont);
+    void stop_worker();
+
+    Limits limits_;
+    base::Fd listener_;
+    std::unique_ptr<rename_worker::Worker> worker_;
+    uint64_t worker_mntns_ = 0;  // inode of the mount namespace it joined
+    std::set<uint64_t> pending_;  // ids handed to the worker, not yet answered
+    void* req_ = nullptr;         // libseccomp's notification buffers
+    void* resp_ = nullptr;
+};
