@@ -105,8 +105,6 @@ Split split(const std::string& path) {
 
 bool may_need_emulation(unsigned flags, bool source_is_dir) { return source_is_dir && !(flags & RENAME_EXCHANGE); }
 
-std::string temp_name(uint64_t id, int attempt) {
-    return ".layover-rename-" + std::to_string(id) + (attempt ? "-" + std::to_string(attempt) : "");
-}
+std::string temp_name(uint64_t id) { return ".layover-rename-" + std::to_string(id); }
 
 }  // namespace rename_call

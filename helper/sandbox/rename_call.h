@@ -57,6 +57,6 @@ Split split(const std::string& path);
 bool may_need_emulation(unsigned flags, bool source_is_dir);
 
 // The worker's own temporary name in the destination dir for the copy.
-std::string temp_name(uint64_t id, int attempt);
+std::string temp_name(uint64_t id);
 
 }  // namespace rename_call

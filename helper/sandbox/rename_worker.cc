@@ -74,7 +74,7 @@ int perform(int olddir, int newdir, const rename_call::Request& r) {
     base::Fd op(::openat(olddir, o.parent.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
     base::Fd np(::openat(newdir, n.parent.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
     if (!op.valid() || !np.valid()) return EXDEV;
-    auto moved = rename_tree::move_by_copy(op.get(), o.name, np.get(), n.name, r.flags, rename_call::temp_name(r.id, 0));
+    auto moved = rename_tree::move_by_copy(op.get(), o.name, np.get(), n.name, r.flags, rename_call::temp_name(r.id));
     if (moved) return 0;
     return moved.error().code ? moved.error().code : EXDEV;
 }
