@@ -1,13 +1,16 @@
 #include "helper/sandbox/seccomp.h"
 
+#include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <seccomp.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <vector>
 
 namespace seccomp {
 
@@ -23,8 +26,8 @@ base::Result<void> check(int rc, const std::string& what) {
     return base::Ok();
 }
 
-// The deny table (and the notified calls) on a default-allow filter, loaded.
-base::Result<Ctx> load(const std::vector<SeccompRule>& rules, const std::vector<const char*>& notify) {
+// The deny table (and the notified calls) on a default-allow filter.
+base::Result<Ctx> build(const std::vector<SeccompRule>& rules, const std::vector<const char*>& notify) {
     Ctx ctx(seccomp_init(SCMP_ACT_ALLOW));
     if (!ctx) return base::error("seccomp: cannot allocate a filter");
     // Only the native architecture: a syscall made through another ABI (i386
@@ -50,22 +53,40 @@ base::Result<Ctx> load(const std::vector<SeccompRule>& rules, const std::vector<
     // x32 syscalls carry x86_64's audit arch with bit 30 set in the number:
     // libseccomp sends any such number on an x86_64-only filter to the
     // bad-arch action (tests/unit/test_seccomp.cc proves it kills).
-    TRY_VOID(check(seccomp_load(ctx.get()), "loading the filter"));
     return ctx;
+}
+
+// libseccomp 2.5 cannot ask for WAIT_KILLABLE_RECV: the program is exported
+// and loaded here. Once the supervisor has a call, the task waits for the
+// answer killably only: a signal would otherwise restart the call while the
+// first is still being carried out (a rename done twice, the second ENOENT).
+base::Result<base::Fd> load_with_listener(const Ctx& ctx) {
+    base::Fd mem(::memfd_create("layover-seccomp", MFD_CLOEXEC));
+    if (!mem.valid()) return base::sys_error("seccomp: memfd");
+    TRY_VOID(check(seccomp_export_bpf(ctx.get(), mem.get()), "exporting the filter"));
+    off_t size = ::lseek(mem.get(), 0, SEEK_CUR);
+    std::vector<struct sock_filter> insns(static_cast<size_t>(size) / sizeof(struct sock_filter));
+    if (size <= 0 || ::pread(mem.get(), insns.data(), static_cast<size_t>(size), 0) != size)
+        return base::sys_error("seccomp: reading the exported filter");
+    struct sock_fprog prog = {static_cast<unsigned short>(insns.size()), insns.data()};
+    unsigned long flags = SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV;
+    long fd = ::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &prog);
+    if (fd < 0 && errno == EINVAL)  // before Linux 5.19 (docs/design.md: then a signal can interrupt a rename)
+        fd = ::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+    if (fd < 0) return base::sys_error("seccomp: loading the filter");
+    return base::Fd(static_cast<int>(fd));
 }
 
 }  // namespace
 
 base::Result<void> install(const std::vector<SeccompRule>& rules) {
-    TRY_VOID(load(rules, {}));
-    return base::Ok();
+    TRY(Ctx ctx, build(rules, {}));
+    return check(seccomp_load(ctx.get()), "loading the filter");
 }
 
 base::Result<base::Fd> install_notifying(const std::vector<SeccompRule>& rules, const std::vector<const char*>& notify) {
-    TRY(Ctx ctx, load(rules, notify));
-    int fd = seccomp_notify_fd(ctx.get());
-    if (fd < 0) return base::error("seccomp: no listener fd: " + std::string(std::strerror(-fd)));
-    return base::Fd(fd);
+    TRY(Ctx ctx, build(rules, notify));
+    return load_with_listener(ctx);
 }
 
 bool notify_supported() {
