@@ -4,6 +4,7 @@
 #include <linux/seccomp.h>
 #include <poll.h>
 #include <seccomp.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -83,6 +84,13 @@ base::Result<void> install_filter_with_renames(int sync_fd) {
     if (!sync_msg::send_fd(sync_fd, Sync::Listener, listener.get()))  // [sync 5]
         return base::sys_error("passing the rename listener to the supervisor");
     return base::Ok();
+}
+
+void RenameService::set_listener(base::Fd fd) {
+    listener_ = std::move(fd);
+    // Linux 6.6: the task and the supervisor hand the CPU to each other
+    // instead of waking through the scheduler (docs/performance.md).
+    ::ioctl(listener_.get(), SECCOMP_IOW(4, uint64_t) /* NOTIF_SET_FLAGS */, 1UL /* FD_SYNC_WAKE_UP */);
 }
 
 RenameService::~RenameService() {

@@ -29,7 +29,7 @@ public:
     explicit RenameService(const Limits& limits) : limits_(limits) {}
     ~RenameService();
 
-    void set_listener(base::Fd fd) { listener_ = std::move(fd); }
+    void set_listener(base::Fd fd);
     int listener() const { return listener_.get(); }  // -1: none
     int worker() const { return worker_ ? worker_->sock.get() : -1; }
 
