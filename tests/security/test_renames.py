@@ -85,8 +85,8 @@ print(sorted(seen), sorted(os.listdir('.')), os.listdir('src'))
 """)
     assert r.returncode == 0, r.stderr
     assert r.stdout.decode().strip().endswith("['escape', 'src'] ['pkg']"), r.stdout
-    import errno
-    seen = eval(r.stdout.decode().split("]")[0] + "]")
+    import ast, errno
+    seen = ast.literal_eval(r.stdout.decode().split("]")[0] + "]")
     assert set(seen) <= {0, errno.EXDEV, errno.ENOENT}, seen  # moved, or refused across mounts
     assert snapshot(outside) == before
     upper = state_dir / "sessions" / "s" / "upper"
