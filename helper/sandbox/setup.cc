@@ -67,9 +67,9 @@ int setup_main(const SandboxPlan& plan, pid_t supervisor) {
     overlay::Handles& h = handles.value();
     // tmpfs first: if the target lies under /tmp the overlay goes on top.
     STEP(overlay::mount_private_tmp(plan.mounts));
+    STEP(overlay::mount_scratch(plan.mounts, h));
     STEP(overlay::mount_overlay(plan.mounts, h));
     STEP(overlay::attach_submounts(plan.mounts, h));
-    for (const auto& w : h.warnings) sync_msg::send(plan.sync_fd, Sync::Warning, w);  // [sync 3]
     STEP(overlay::build_dev(plan.mounts, h));
     STEP(overlay::mask_host_state(plan.mounts, h));
     // After the overlay and its submounts (a secret may sit in either) and
@@ -79,6 +79,8 @@ int setup_main(const SandboxPlan& plan, pid_t supervisor) {
     // Read-only last: an overlay whose upper dir sits on a read-only mount
     // fails with EINVAL, and mkdirs above need writable parents.
     STEP(overlay::make_rest_readonly(plan.mounts));
+    STEP(overlay::make_scratch_writable(h));
+    for (const auto& w : h.warnings) sync_msg::send(plan.sync_fd, Sync::Warning, w);  // [sync 3]
     // Nothing may keep pointing into the real tree or the state dir.
     h = overlay::Handles();
     if (::chdir("/") != 0) return fail(plan, base::sys_error("chdir /"));

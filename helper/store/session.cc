@@ -124,6 +124,9 @@ Result<Meta> read_meta(const std::string& d) {
                                    "/meta.json is corrupt (hidden path); remove the session with 'layover discard'");
             m.hidden.push_back(raw);
         }
+    if (j.contains("outside") && j["outside"].is_array())
+        for (const auto& o : j["outside"])
+            if (o.is_string()) m.outside.push_back(o.get<std::string>());
     return m;
 }
 
@@ -141,6 +144,7 @@ Result<void> write_meta(const std::string& d, const Meta& m) {
     json hidden = json::array();
     for (const auto& h : m.hidden) hidden.push_back(base::json::path_object(h));
     j["hidden"] = hidden;
+    j["outside"] = m.outside;
     std::string text = j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
     std::string tmp = d + "/.meta.json.tmp";
     TRY(base::Fd fd, base::open_at(AT_FDCWD, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0600));

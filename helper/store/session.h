@@ -25,6 +25,7 @@ struct Meta {
     int exit_code = -1;                // child's exit status once exited
     std::string network;               // "loopback", "none" or "host"
     std::vector<std::string> hidden;   // relative to target: hidden inside, never captured
+    std::vector<std::string> outside;  // roots with a scratch layer: outside/<index>/ (never applied)
 };
 
 struct Info {
