@@ -68,6 +68,13 @@ int cmd_status(int argc, char** argv) {
     if (!changes) return fail("status of session '" + info->meta.name + "': " + changes.error().message);
     if (as_json) print(capture::changes_to_json_text(changes.value()));
     else print(capture::summary_text(changes.value()));
+    if (!as_json) {
+        auto linked = capture::hard_linked_on_real(info.value(), changes.value());
+        for (const auto& [path, n] : linked)
+            print("hard-linked on the real tree: " + base::display_path(path) + " (" + std::to_string(n) +
+                  " names; inside, the other names kept the old content; apply writes it in place so all see the "
+                  "new one)\n");
+    }
     // Written inside under a hidden path: never captured, but not silently.
     if (!as_json && !hidden.empty()) {
         std::string line = "not captured (hidden paths):";
