@@ -8,8 +8,8 @@
 namespace review {
 
 const char kMenu[] =
-    "  [r] review diff    [a] apply    [s] save patch    [p] pick files    [k] keep session    [d] discard "
-    "(default)\n";
+    "  [r] review diff    [a] apply    [s] save patch    [p] pick files    [k] keep session (default)    "
+    "[d] discard\n";
 
 namespace {
 
