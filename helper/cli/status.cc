@@ -15,8 +15,9 @@
 namespace {
 
 const char kStatusUsage[] =
-    "usage: layover status [SESSION] [--json] [--outside]\n"
+    "usage: layover status [SESSION] [--json] [--expand] [--outside]\n"
     "  The changes of a running or ended session (default: the most recent).\n"
+    "  --expand   list every path (new directories otherwise take one line each)\n"
     "  --outside  list what the session wrote outside the target (scratch layers; never applied)\n";
 
 int fail(const std::string& msg) {
@@ -35,12 +36,13 @@ void print(const std::string& s) { std::fwrite(s.data(), 1, s.size(), stdout); }
 }  // namespace
 
 int cmd_status(int argc, char** argv) {
-    bool as_json = false, outside = false;
+    bool as_json = false, outside = false, expand = false;
     std::string name;
     for (int i = 1; i < argc; i++) {
         std::string a = argv[i];
         if (a == "--json") as_json = true;
         else if (a == "--outside") outside = true;
+        else if (a == "--expand") expand = true;
         else if (a == "-h" || a == "--help") return usage();
         else if (!a.empty() && a[0] == '-') return usage("status: unknown option '" + a + "'");
         else if (name.empty()) name = a;
@@ -67,7 +69,7 @@ int cmd_status(int argc, char** argv) {
     auto changes = capture::session_changes_as_owner(info.value(), !as_json, &hidden);
     if (!changes) return fail("status of session '" + info->meta.name + "': " + changes.error().message);
     if (as_json) print(capture::changes_to_json_text(changes.value()));
-    else print(capture::summary_text(changes.value()));
+    else print(capture::summary_text(changes.value(), {}, !expand));
     if (!as_json) {
         auto linked = capture::hard_linked_on_real(info.value(), changes.value());
         for (const auto& [path, n] : linked)
