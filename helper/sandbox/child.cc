@@ -119,8 +119,13 @@ void child_main(const SandboxPlan& plan) {
 
     // Last, right before exec: everything above may use what it denies.
     if (plan.seccomp) {
-        auto filtered = seccomp::install(default_seccomp_rules());
+        int listener = -1;
+        auto filtered = seccomp::install(default_seccomp_rules(), plan.rename_notify ? &listener : nullptr);
         if (!filtered) die(plan, filtered.error());
+        if (listener >= 0) {
+            sync_msg::send_fd(plan.sync_fd, Sync::Listener, listener);  // [sync 5]
+            ::close(listener);
+        }
     }
 
     std::vector<char*> argv;

@@ -14,6 +14,7 @@
 #include "helper/base/text.h"
 #include "helper/sandbox/policy.h"
 #include "helper/sandbox/scratch.h"
+#include "helper/sandbox/seccomp.h"
 #include "helper/store/remove.h"
 #include "overlay/mountinfo.h"
 #include "overlay/options.h"
@@ -148,6 +149,7 @@ base::Result<PreparedRun> prepare_run(const RunOptions& opts) {
     // merely that seccomp refused the call (docs/cli.md).
     const char* no_filter = std::getenv("LAYOVER_TEST_NO_SECCOMP");
     p.seccomp = !(no_filter && std::string(no_filter) == "1");
+    p.rename_notify = p.seccomp && seccomp::notify_supported();
     p.command = cmd;
     p.session = name;
     p.ipc_fd = opts.ipc_fd;

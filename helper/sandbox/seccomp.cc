@@ -1,11 +1,14 @@
 #include "helper/sandbox/seccomp.h"
 
+#include <fcntl.h>
 #include <linux/seccomp.h>
 #include <seccomp.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 
@@ -25,7 +28,7 @@ base::Result<void> check(int rc, const std::string& what) {
 
 }  // namespace
 
-base::Result<void> install(const std::vector<SeccompRule>& rules) {
+base::Result<void> install(const std::vector<SeccompRule>& rules, int* listener) {
     Ctx ctx(seccomp_init(SCMP_ACT_ALLOW));
     if (!ctx) return base::error("seccomp: cannot allocate a filter");
     // Only the native architecture: a syscall made through another ABI (i386
@@ -46,8 +49,35 @@ base::Result<void> install(const std::vector<SeccompRule>& rules) {
     // x32 syscalls carry x86_64's audit arch with bit 30 set in the number:
     // libseccomp sends any such number on an x86_64-only filter to the
     // bad-arch action (tests/unit/test_seccomp.cc proves it kills).
+    if (listener) {
+        // Directory renames the kernel refuses on our overlay (EXDEV) are
+        // done by the supervisor's worker instead (docs/design.md).
+        for (const char* name : {"rename", "renameat", "renameat2"}) {
+            int nr = seccomp_syscall_resolve_name(name);
+            if (nr == __NR_SCMP_ERROR) continue;
+            TRY_VOID(
+                check(seccomp_rule_add(ctx.get(), SCMP_ACT_NOTIFY, nr, 0), std::string("notify rule for ") + name));
+        }
+    }
     TRY_VOID(check(seccomp_load(ctx.get()), "loading the filter"));
+    if (listener) {
+        int fd = seccomp_notify_fd(ctx.get());
+        if (fd < 0) return base::error("seccomp: no notification fd (Linux 5.5+ needed)");
+        int dup = ::fcntl(fd, F_DUPFD_CLOEXEC, 3);
+        if (dup < 0) return base::sys_error("seccomp: keeping the notification fd");
+        *listener = dup;
+    }
     return base::Ok();
+}
+
+bool notify_supported() {
+    unsigned action = SECCOMP_RET_USER_NOTIF;
+    struct utsname u;
+    int major = 0, minor = 0;
+    // The CONTINUE flag (5.5) cannot be probed without a filter: check the release.
+    if (::uname(&u) != 0 || std::sscanf(u.release, "%d.%d", &major, &minor) != 2) return false;
+    if (major < 5 || (major == 5 && minor < 5)) return false;
+    return ::syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &action) == 0;
 }
 
 bool kernel_supports() {

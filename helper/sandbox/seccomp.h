@@ -9,9 +9,13 @@
 
 namespace seccomp {
 
-base::Result<void> install(const std::vector<SeccompRule>& rules);
+// listener: when given, rename/renameat/renameat2 also notify, and the
+// listening fd (close-on-exec) is returned there (rename_notify.h).
+base::Result<void> install(const std::vector<SeccompRule>& rules, int* listener = nullptr);
 
 // The running kernel can load filters and knows the actions we use.
 bool kernel_supports();
+// ... and user notification with SECCOMP_USER_NOTIF_FLAG_CONTINUE (5.5+).
+bool notify_supported();
 
 }  // namespace seccomp

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 
 #include "helper/base/child.h"
 #include "helper/sandbox/netns.h"
@@ -20,6 +21,22 @@ bool send(int fd, Sync tag, const std::string& text) {
     std::string m(1, static_cast<char>(tag));
     m += text;
     return ::send(fd, m.data(), m.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(m.size());
+}
+bool send_fd(int fd, Sync tag, int passed) {
+    char t = static_cast<char>(tag);
+    struct iovec iov = {&t, 1};
+    char cbuf[CMSG_SPACE(sizeof(int))] = {};
+    struct msghdr msg = {};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = cbuf;
+    msg.msg_controllen = sizeof cbuf;
+    struct cmsghdr* c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    std::memcpy(CMSG_DATA(c), &passed, sizeof passed);
+    return ::sendmsg(fd, &msg, MSG_NOSIGNAL) == 1;
 }
 }  // namespace sync_msg
 

@@ -16,12 +16,14 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <optional>
 
 #include "helper/base/child.h"
 #include "helper/sandbox/finish.h"
 #include "helper/sandbox/prepare.h"
 #include "helper/sandbox/pty_relay.h"
+#include "helper/sandbox/rename_notify.h"
 
 namespace {
 
@@ -31,6 +33,22 @@ const int kRelayed[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
 int lift_fd(int fd) {
     int n = ::fcntl(fd, F_DUPFD_CLOEXEC, 10);
     ::close(fd);
+    return n;
+}
+
+// One sync message, and the fd it carries if any ([sync 5]).
+ssize_t recv_sync(int sock, char* buf, size_t size, int* passed) {
+    struct iovec iov = {buf, size};
+    char cbuf[CMSG_SPACE(sizeof(int))];
+    struct msghdr msg = {};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = cbuf;
+    msg.msg_controllen = sizeof cbuf;
+    ssize_t n = ::recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+    for (struct cmsghdr* c = CMSG_FIRSTHDR(&msg); n > 0 && c; c = CMSG_NXTHDR(&msg, c))
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && c->cmsg_len == CMSG_LEN(sizeof(int)))
+            std::memcpy(passed, CMSG_DATA(c), sizeof(int));
     return n;
 }
 
@@ -148,19 +166,32 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
     bool exited = false;
     int status = 0;
     bool pty_open = pty.has_value(), stdin_open = pty.has_value();
+    std::optional<RenameNotify> renames;
     while (!exited) {
-        struct pollfd fds[4] = {{sigfd.get(), POLLIN, 0}, {mine.get(), POLLIN, 0}, {-1, POLLIN, 0}, {-1, POLLIN, 0}};
+        struct pollfd fds[5] = {{sigfd.get(), POLLIN, 0},
+                                {mine.get(), POLLIN, 0},
+                                {-1, POLLIN, 0},
+                                {-1, POLLIN, 0},
+                                {renames ? renames->fd() : -1, POLLIN, 0}};
         if (pty_open) fds[2].fd = pty->master();
         if (stdin_open) fds[3].fd = STDIN_FILENO;
-        if (::poll(fds, 4, out.stopped.empty() ? watch.poll_timeout() : -1) < 0 && errno != EINTR) break;
+        if (::poll(fds, 5, out.stopped.empty() ? watch.poll_timeout() : -1) < 0 && errno != EINTR) break;
+        if (fds[4].revents & POLLIN) renames->handle_one();
+        if (fds[4].revents & (POLLHUP | POLLERR | POLLNVAL)) renames.reset();  // every sandboxed process is gone
         if (out.stopped.empty()) {
             out.stopped = watch.check(&out.stop_code);
             if (!out.stopped.empty()) ::kill(pid, SIGKILL);
         }
         if (fds[1].revents & POLLIN) {
             char buf[4096];
-            ssize_t n = ::recv(mine.get(), buf, sizeof buf, 0);
-            if (n > 0) {
+            int passed = -1;
+            ssize_t n = recv_sync(mine.get(), buf, sizeof buf, &passed);
+            if (n > 0 && static_cast<Sync>(buf[0]) == Sync::Listener && passed >= 0) {
+                renames.emplace(base::Fd(passed));  // [sync 5]
+            } else if (passed >= 0) {
+                ::close(passed);
+            }
+            if (n > 0 && static_cast<Sync>(buf[0]) != Sync::Listener) {
                 std::string msg(buf + 1, static_cast<size_t>(n - 1));
                 switch (static_cast<Sync>(buf[0])) {
                     case Sync::Maps:  // [sync 1] maps written: only now may we go non-dumpable
@@ -170,6 +201,7 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
                     case Sync::Warning: std::fprintf(stderr, "layover: warning: %s\n", msg.c_str()); break;  // [sync 3]
                     case Sync::Error: out.setup_error = msg; break;                                          // [sync E]
                     case Sync::Leftover: report_leftovers(msg); break;                                       // [sync 4]
+                    case Sync::Listener: break;
                 }
             } else if (n == 0) {
                 fds[1].fd = -1;

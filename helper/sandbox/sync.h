@@ -5,13 +5,16 @@
 //   [sync 2] InitPid  + pid: setup forked init (host pid): signals go there
 //   [sync 3] Warning  + text: a warning to print (e.g. a submount not captured)
 //   [sync E] Error    + text: setup failed: the one-line reason; run exits 125
+//   [sync 5] Listener + an fd (SCM_RIGHTS): the child's seccomp listener for
+//            renames, before its exec (rename_notify.h)
 //   [sync 4] Leftover + "name (pid N), ...": init found these still running
 //            when the command exited; they die with init
 #pragma once
 #include <string>
 
-enum class Sync : char { Maps = 'M', InitPid = 'P', Warning = 'W', Error = 'E', Leftover = 'L' };
+enum class Sync : char { Maps = 'M', InitPid = 'P', Warning = 'W', Error = 'E', Leftover = 'L', Listener = 'N' };
 
 namespace sync_msg {
 bool send(int fd, Sync tag, const std::string& text = "");
-}
+bool send_fd(int fd, Sync tag, int passed);
+}  // namespace sync_msg
