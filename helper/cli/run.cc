@@ -57,6 +57,7 @@ int cmd_run(int argc, char** argv) {
         // A limit stopped it: keep the session whatever --on-exit said.
         std::fprintf(stderr, "layover: %s; session '%s' kept (layover status %s)\n", out.stopped.c_str(),
                      run.meta.name.c_str(), run.meta.name.c_str());
+        run.meta.stopped = out.stopped;
         int rc = finish_run(run, "keep", out.stop_code);
         return rc == out.stop_code ? out.stop_code : 125;
     }
