@@ -95,7 +95,10 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
     int status = 0;
     bool pty_open = pty.has_value(), stdin_open = pty.has_value();
     while (!exited) {
-        struct pollfd fds[5] = {{sigfd.get(), POLLIN, 0}, {mine.get(), POLLIN, 0}, {-1, POLLIN, 0}, {-1, POLLIN, 0},
+        struct pollfd fds[5] = {{sigfd.get(), POLLIN, 0},
+                                {mine.get(), POLLIN, 0},
+                                {-1, POLLIN, 0},
+                                {-1, POLLIN, 0},
                                 {out.stopped.empty() ? watch.fd() : -1, POLLIN, 0}};
         if (pty_open) fds[2].fd = pty->master();
         if (stdin_open) fds[3].fd = STDIN_FILENO;

@@ -97,8 +97,8 @@ Result<Meta> read_meta(const std::string& d) {
     m.network = j.value("network", "loopback");
     if (j.contains("limits") && j["limits"].is_object()) {
         const json& l = j["limits"];
-        m.limits = {l.value("timeout_ms", uint64_t{0}), l.value("max_pids", uint64_t{0}), l.value("max_size", uint64_t{0}),
-                    l.value("max_memory", uint64_t{0})};
+        m.limits = {l.value("timeout_ms", uint64_t{0}), l.value("max_pids", uint64_t{0}),
+                    l.value("max_size", uint64_t{0}), l.value("max_memory", uint64_t{0})};
     }
     m.stopped = j.value("stopped", "");
     if (j.contains("hidden") && j["hidden"].is_array())

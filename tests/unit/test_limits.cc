@@ -1,9 +1,9 @@
 // Resource limits: durations, sizes and the run options that carry them.
-#include <catch2/catch.hpp>
-
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <catch2/catch.hpp>
 
 #include "helper/sandbox/limit_watch.h"
 #include "helper/sandbox/limits.h"
@@ -94,7 +94,8 @@ TEST_CASE("memcg: the caller's cgroup v2 dir") {
         "25 1 0:22 / /sys rw,nosuid shared:7 - sysfs sysfs rw\n"
         "30 25 0:26 / /sys/fs/cgroup rw,nosuid,nodev,noexec,relatime shared:9 - cgroup2 cgroup2 rw,nsdelegate\n";
     const std::string cg = "0::/user.slice/user-1000.slice/user@1000.service/app.slice/run-r1.scope\n";
-    CHECK(memcg::v2_dir(cg, mi) == "/sys/fs/cgroup/user.slice/user-1000.slice/user@1000.service/app.slice/run-r1.scope");
+    CHECK(memcg::v2_dir(cg, mi) ==
+          "/sys/fs/cgroup/user.slice/user-1000.slice/user@1000.service/app.slice/run-r1.scope");
     CHECK(memcg::v2_dir("0::/\n", mi) == "/sys/fs/cgroup");
     // Hybrid (this test host): v1 controllers, an empty v2 mounted at unified.
     const std::string hybrid = "40 25 0:30 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw\n";
