@@ -30,7 +30,7 @@ void sleep_ms(int64_t ms) {
 
 // The size watch's loop: one line "BYTES COMPLETE\n" per walk (one write,
 // shorter than PIPE_BUF, so the supervisor never reads half of one).
-[[noreturn]] void watch_sizes(const std::string& upper, int out) {
+[[noreturn]] void watch_sizes(const std::string& upper, uint64_t cap, int out) {
     (void)capture::as_owner_here([&]() -> base::Result<void> {
         for (;;) {
             int64_t t0 = now_ms();
@@ -40,7 +40,7 @@ void sleep_ms(int64_t ms) {
             else u.complete = false;
             std::string line = std::to_string(u.bytes) + (u.complete ? " 1\n" : " 0\n");
             if (::write(out, line.data(), line.size()) < 0) ::_exit(0);  // the supervisor is gone
-            sleep_ms(next_size_interval(now_ms() - t0));
+            sleep_ms(next_size_interval(now_ms() - t0, u.bytes, cap));
         }
     });
     ::_exit(1);
@@ -48,7 +48,11 @@ void sleep_ms(int64_t ms) {
 
 }  // namespace
 
-int64_t next_size_interval(int64_t walk_ms) { return std::max(kMinSizeInterval, kSizeCostFactor * walk_ms); }
+int64_t next_size_interval(int64_t walk_ms, uint64_t used, uint64_t cap) {
+    int64_t lo = std::max(kMinSizeInterval, kSizeCostFactor * walk_ms), hi = std::max(kMaxSizeInterval, lo);
+    uint64_t room = used < cap ? cap - used : 0;
+    return std::clamp(static_cast<int64_t>(std::min<uint64_t>(room / 2 / kAssumedWriteRate, INT64_MAX / 2)), lo, hi);
+}
 
 LimitWatch::LimitWatch(const Limits& l, const std::string& upper_dir) : limits_(l), start_(now_ms()) {
     if (!l.max_size) return;
@@ -63,7 +67,7 @@ LimitWatch::LimitWatch(const Limits& l, const std::string& upper_dir) : limits_(
         // must be free once the run ends.
         base::close_fds_except({2, p[1]});
         ::fcntl(p[1], F_SETFL, 0);  // blocking writes
-        watch_sizes(upper_dir, p[1]);
+        watch_sizes(upper_dir, l.max_size, p[1]);
     });
     ::close(p[1]);
     if (child) watcher_ = std::move(child.value());

@@ -12,12 +12,17 @@
 #include "helper/base/fd.h"
 #include "helper/sandbox/limits.h"
 
-// How often the size watch walks the upper layer: every kMinInterval ms, or
-// every kCostFactor times the last walk's duration when that is longer, so
-// the walks take at most 1/kCostFactor of a CPU however big the layer grows.
-constexpr int64_t kMinSizeInterval = 250;
+// How long the size watch waits after a walk that took walk_ms and found
+// `used` bytes of `cap`: as long as a writer at kAssumedWriteRate needs to
+// fill half the room left, but never less than kMinSizeInterval nor
+// kSizeCostFactor times the walk (the walks take at most 1/kSizeCostFactor
+// of a CPU however big the layer grows), and never more than
+// kMaxSizeInterval (or that multiple of the walk) far below the cap.
+constexpr int64_t kMinSizeInterval = 25;
+constexpr int64_t kMaxSizeInterval = 250;
 constexpr int64_t kSizeCostFactor = 10;
-int64_t next_size_interval(int64_t walk_ms);
+constexpr uint64_t kAssumedWriteRate = 1 << 20;  // bytes per ms: 1 GiB/s
+int64_t next_size_interval(int64_t walk_ms, uint64_t used, uint64_t cap);
 
 class LimitWatch {
 public:
