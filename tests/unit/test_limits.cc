@@ -60,9 +60,9 @@ TEST_CASE("limits: sizes") {
 TEST_CASE("limits: the size watch looks more often near the cap, and less on a big layer") {
     const uint64_t G = 1ull << 30, M = 1ull << 20;
     CHECK(next_size_interval(0, 0, 100 * G) == kMaxSizeInterval);  // far below: the longest wait
-    CHECK(next_size_interval(0, 0, 5 * M) == kMinSizeInterval);     // a small cap: the shortest
-    CHECK(next_size_interval(0, 900 * M, G) == 62);                 // 124 MB left: half of it at 1 GiB/s
-    CHECK(next_size_interval(0, 2 * G, G) == kMinSizeInterval);     // past it (the report stops the run)
+    CHECK(next_size_interval(0, 0, 5 * M) == kMinSizeInterval);    // a small cap: the shortest
+    CHECK(next_size_interval(0, 900 * M, G) == 62);                // 124 MB left: half of it at 1 GiB/s
+    CHECK(next_size_interval(0, 2 * G, G) == kMinSizeInterval);    // past it (the report stops the run)
     // A walk costs at most a tenth of the time, near the cap or not.
     CHECK(next_size_interval(100, 0, 5 * M) == 1000);
     CHECK(next_size_interval(2000, 0, 100 * G) == 20000);
