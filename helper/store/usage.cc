@@ -22,7 +22,7 @@ void walk(int dirfd, int depth, Usage* u) {
         const char* n = e->d_name;
         if (n[0] == '.' && (!n[1] || (n[1] == '.' && !n[2]))) continue;
         struct stat st;
-        if (::fstatat(::dirfd(d), n, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;  // gone meanwhile
+        if (::fstatat(::dirfd(d), n, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;  // gone (or replaced) meanwhile
         u->bytes += static_cast<uint64_t>(st.st_blocks) * 512;
         if (!S_ISDIR(st.st_mode)) continue;
         if (depth + 1 >= kMaxUsageDepth) {
@@ -31,7 +31,7 @@ void walk(int dirfd, int depth, Usage* u) {
         }
         int sub = ::openat(::dirfd(d), n, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (sub >= 0) walk(sub, depth + 1, u);
-        else if (errno != ENOENT && errno != ENOTDIR) u->complete = false;  // EMFILE, EACCES, ENOMEM
+        else if (errno != ENOENT && errno != ENOTDIR && errno != ELOOP) u->complete = false;  // EMFILE, ENOMEM
     }
     ::closedir(d);
 }
