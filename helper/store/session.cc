@@ -123,14 +123,14 @@ Result<void> write_meta(const std::string& d, const Meta& m) {
               {"status", m.status},
               {"exit_code", m.exit_code},
               {"network", m.network}};
-    json hidden = json::array();
-    for (const auto& h : m.hidden) hidden.push_back(base::json::path_object(h));
-    j["hidden"] = hidden;
     j["limits"] = {{"timeout_ms", m.limits.timeout_ms},
                    {"max_pids", m.limits.max_pids},
                    {"max_size", m.limits.max_size},
                    {"max_memory", m.limits.max_memory}};
     if (!m.stopped.empty()) j["stopped"] = m.stopped;
+    json hidden = json::array();
+    for (const auto& h : m.hidden) hidden.push_back(base::json::path_object(h));
+    j["hidden"] = hidden;
     std::string text = j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
     std::string tmp = d + "/.meta.json.tmp";
     TRY(base::Fd fd, base::open_at(AT_FDCWD, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0600));

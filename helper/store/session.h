@@ -28,10 +28,10 @@ struct Meta {
     int64_t pid = 0;                   // supervisor pid while running
     std::string status;                // "running" or "exited" (as last written)
     int exit_code = -1;                // child's exit status once exited
-    std::string network;               // "loopback", "none" or "host"
-    std::vector<std::string> hidden;   // relative to target: hidden inside, never captured
     RunLimits limits;                  // of the last run
     std::string stopped;               // why a limit stopped the last run ("--timeout 2s reached"), or empty
+    std::string network;               // "loopback", "none" or "host"
+    std::vector<std::string> hidden;   // relative to target: hidden inside, never captured
 };
 
 struct Info {
