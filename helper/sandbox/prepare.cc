@@ -115,6 +115,8 @@ base::Result<PreparedRun> prepare_run(const RunOptions& opts) {
     r.meta.status = "running";
     r.meta.exit_code = -1;
     r.meta.network = opts.network;
+    r.meta.limits = {opts.limits.timeout_ms, opts.limits.max_pids, opts.limits.max_size, opts.limits.max_memory};
+    r.meta.stopped.clear();
 
     // A resumed session keeps what it hid before: what the agent wrote there
     // while it was hidden is never captured.
@@ -145,6 +147,8 @@ base::Result<PreparedRun> prepare_run(const RunOptions& opts) {
     p.loopback = opts.network == "loopback";
     p.wait_all = opts.wait;
     p.limits = opts.limits;
+    r.memory = memcg::Scope::for_limit(opts.limits.max_memory, &r.notices);  // empty: RLIMIT_AS
+    p.limits.memory_cgroup = r.memory.sandbox_dir();
     // Test-only: the mount-locking tests prove the mounts are locked, not
     // merely that seccomp refused the call (docs/cli.md).
     const char* no_filter = std::getenv("LAYOVER_TEST_NO_SECCOMP");

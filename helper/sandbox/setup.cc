@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "helper/base/child.h"
+#include "helper/sandbox/memcg.h"
 #include "helper/sandbox/netns.h"
 #include "helper/sandbox/sandbox.h"
 #include "helper/store/userns.h"
@@ -63,6 +64,9 @@ int setup_main(const SandboxPlan& plan, pid_t supervisor) {
     // Out of the terminal's process group: Ctrl+C reaches the supervisor,
     // which forwards it to the command.
     ::setsid();
+
+    // --max-memory's cgroup, before anything of the sandbox is forked.
+    STEP(memcg::enter(plan.limits.memory_cgroup));
 
     int flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC;
     if (!plan.mounts.host_network) flags |= CLONE_NEWNET;
