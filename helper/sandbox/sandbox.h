@@ -27,10 +27,10 @@ struct SandboxPlan {
     bool rename_notify = false;  // renames go through the supervisor (kernel has user notification)  // off only by the
                                  // test-only LAYOVER_TEST_NO_SECCOMP=1 of the caller             // --wait: init waits
                                  // for every process, not just the command
-    std::string session;  // exported as LAYOVER_SESSION
-    int ipc_fd = -1;      // becomes fd 3 in the command
-    int pty_slave = -1;   // interactive runs: the command's terminal
-    int sync_fd = -1;     // setup's end of the supervisor socketpair
+    std::string session;         // exported as LAYOVER_SESSION
+    int ipc_fd = -1;             // becomes fd 3 in the command
+    int pty_slave = -1;          // interactive runs: the command's terminal
+    int sync_fd = -1;            // setup's end of the supervisor socketpair
     uid_t uid = 0;
     gid_t gid = 0;
 };
