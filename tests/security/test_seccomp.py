@@ -233,6 +233,21 @@ def test_mounts_are_locked_without_the_filter_from_a_nested_user_namespace(sh, t
     assert lines["cover:move_mount_new"] == "ok", lines
 
 
+def test_umount_and_remount_tools_fail_without_the_filter_even_in_a_nested_namespace(sh):
+    t = sh.project
+    tries = ("umount %s && echo UMOUNT-OK; umount -l %s && echo LAZY-UMOUNT-OK; "
+             "mount -o remount,rw / && echo REMOUNT-RW-OK; mount -o remount,suid %s && echo REMOUNT-SUID-OK; "
+             "mount --bind / %s && echo BIND-OK; mount --move %s /tmp && echo MOVE-OK; "
+             "umount /home 2>/dev/null; test -e %s/main.py && echo STILL-THERE" % (t, t, t, t, t, t))
+    script = "%s; unshare -rm sh -c 'echo NESTED; %s'; echo after > %s/after.txt" % (tries, tries, t)
+    r = sh.run(script, target=t, session="tools", env=no_filter(False))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == b"STILL-THERE\nNESTED\nSTILL-THERE\n", (r.stdout, r.stderr)  # the nested ns was entered
+    assert (t / "main.py").read_text() == "print('hi')\n"
+    assert not (t / "after.txt").exists()
+    assert (sh.lo.upper("tools") / "after.txt").read_text() == "after\n"
+
+
 def test_the_filter_refuses_every_mount_api_and_the_nested_namespace(sh, tmp_path):
     lines = _run_newmount(sh, tmp_path, filtered=True)
     assert lines["nested"] == "errno=%d" % EPERM, lines
