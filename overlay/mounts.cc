@@ -98,6 +98,13 @@ base::Result<Handles> open_handles(const MountPlan& plan) {
         TRY(base::Fd c, clone_tree(p, false));
         h.dev_nodes.emplace_back(*n, std::move(c));
     }
+    for (const auto& s : plan.scratch) {
+        Handles::ScratchFds f;
+        TRY(f.lower, dir(s.root, "scratch root"));
+        TRY(f.upper, dir(s.upper, "scratch upper layer"));
+        TRY(f.work, dir(s.work, "scratch work dir"));
+        h.scratch.push_back(std::move(f));
+    }
     for (const auto* list : {&plan.ro, &plan.rw})
         for (const auto& p : *list) {
             TRY(base::Fd c, clone_tree(p, true));
@@ -124,6 +131,26 @@ base::Result<void> mount_private_tmp(const MountPlan& plan) {
             // Hidden by this tmpfs already; nothing to do.
         }
     }
+    return base::Ok();
+}
+
+base::Result<void> mount_scratch(const MountPlan& plan, Handles& h) {
+    for (size_t i = 0; i < plan.scratch.size(); i++) {
+        const auto& s = plan.scratch[i];
+        const auto& f = h.scratch[i];
+        std::string opts = overlay_options(fd_path(f.lower), fd_path(f.upper), fd_path(f.work));
+        if (::mount("overlay", s.root.c_str(), "overlay", MS_NOSUID, opts.c_str()) != 0) {
+            h.warnings.push_back(s.root + " stays read-only (" + base::sys_error("a scratch overlay", errno).message +
+                                 "; other filesystems mounted below it?)");
+            continue;
+        }
+        h.scratch_up.push_back(s.root);
+    }
+    return base::Ok();
+}
+
+base::Result<void> make_scratch_writable(const Handles& h) {
+    for (const auto& r : h.scratch_up) TRY_VOID(set_attr(r.c_str(), 0, 0, MOUNT_ATTR_RDONLY));
     return base::Ok();
 }
 

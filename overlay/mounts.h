@@ -20,6 +20,10 @@ struct MountPlan {
     std::vector<std::string> hide;  // absolute paths made unreadable (helper/sandbox/hide.h)
     std::vector<std::string> ro;    // host paths shown read-only at the same path (--ro)
     std::vector<std::string> rw;    // host paths writable, pass-through (--rw)
+    struct Scratch {
+        std::string root, upper, work;  // an overlay over root, never applied (helper/sandbox/scratch.h)
+    };
+    std::vector<Scratch> scratch;
 };
 
 // Everything opened before any mount hides it.
@@ -29,6 +33,11 @@ struct Handles {
     std::vector<std::pair<std::string, base::Fd>> dev_nodes;  // ("null", clone of /dev/null), ...
     base::Fd resolv;                                          // clone of /run/systemd/resolve (host network only)
     std::vector<std::pair<std::string, base::Fd>> shown;      // clones of the --ro and --rw paths
+    struct ScratchFds {
+        base::Fd lower, upper, work;
+    };
+    std::vector<ScratchFds> scratch;      // per MountPlan::scratch entry
+    std::vector<std::string> scratch_up;  // roots whose scratch overlay is mounted
     std::vector<std::string> warnings;
 };
 
@@ -40,6 +49,10 @@ base::Result<Handles> open_handles(const MountPlan& plan);
 // 3. Private, size-limited tmpfs on /tmp and /var/tmp; if the target lies
 //    below one of them, recreate its path inside the new tmpfs.
 base::Result<void> mount_private_tmp(const MountPlan& plan);
+// 3b. A scratch overlay on each scratch root (before the target's overlay,
+//     which may lie below one and then goes on top). A root the kernel
+//     refuses (host mounts below it) stays read-only, with a warning.
+base::Result<void> mount_scratch(const MountPlan& plan, Handles& h);
 // 4. The overlay on the target, layers passed by fd (/proc/self/fd/N), so
 //    it works even where step 3 covered the real paths.
 base::Result<void> mount_overlay(const MountPlan& plan, const Handles& h);
@@ -61,6 +74,8 @@ base::Result<void> hide_paths(const MountPlan& plan);
 //    fails on locked mounts), then writable again: the overlay and the
 //    private tmpfs mounts only.
 base::Result<void> make_rest_readonly(const MountPlan& plan);
+// 8b. The mounted scratch overlays writable again (their own mounts only).
+base::Result<void> make_scratch_writable(const Handles& h);
 // Run by init, inside the new PID namespace: a fresh /proc.
 base::Result<void> mount_proc();
 

@@ -23,6 +23,12 @@ need_cmd setpriv util-linux
 need_cmd unshare util-linux
 need_cmd git git
 need_cmd clang-format clang-format
+# For tests/integration/test_real_tools.py, only when the command is missing
+# (node and npm may come from elsewhere, and Debian's npm can conflict).
+need_cmd cc gcc
+need_cmd node nodejs
+need_cmd npm npm
+/usr/bin/python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || missing+=(python3-venv)
 [ ${#missing[@]} -eq 0 ] && exit 0
 pkgs=$(printf '%s\n' "${missing[@]}" | sort -u | tr '\n' ' ')
 echo "layover: installing missing build dependencies: $pkgs" >&2

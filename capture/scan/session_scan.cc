@@ -1,8 +1,10 @@
 #include "capture/scan/session_scan.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 
 #include "capture/scan/scan.h"
+#include "helper/base/fs/beneath.h"
 #include "helper/base/text.h"
 #include "helper/store/owner_ns.h"
 
@@ -36,6 +38,23 @@ base::Result<std::vector<Change>> session_changes_as_owner(const session::Info& 
         if (excluded_seen) *excluded_seen = std::move(scan.excluded_seen);
         return base::Ok();
     }));
+    return out;
+}
+
+std::vector<std::pair<std::string, uint64_t>> hard_linked_on_real(const session::Info& s,
+                                                                  const std::vector<Change>& changes) {
+    std::vector<std::pair<std::string, uint64_t>> out;
+    auto root = base::open_at(AT_FDCWD, s.meta.target, O_RDONLY | O_DIRECTORY);
+    if (!root) return out;
+    for (const auto& c : changes) {
+        if (c.kind != Kind::Modified || c.type != Type::File) continue;
+        auto [parent, name] = review::split_parent(c.path);
+        auto dir = review::open_dir_beneath(root->get(), parent);  // no symlink is followed
+        struct stat st;
+        if (dir && ::fstatat(dir->get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+            st.st_nlink > 1)
+            out.emplace_back(c.path, st.st_nlink);
+    }
     return out;
 }
 

@@ -25,4 +25,10 @@ base::Result<SessionTrees> open_session_trees(const session::Info& s);
 base::Result<std::vector<Change>> session_changes_as_owner(const session::Info& s, bool summary_only,
                                                            std::vector<std::string>* excluded_seen = nullptr);
 
+// Modified files whose real counterpart has other hard links (path, links):
+// inside, the overlay's copy-up broke the link, so the other names showed the
+// old content; apply writes such files in place and keeps the link.
+std::vector<std::pair<std::string, uint64_t>> hard_linked_on_real(const session::Info& s,
+                                                                  const std::vector<Change>& changes);
+
 }  // namespace capture

@@ -77,10 +77,55 @@ std::string total_line(const std::vector<Change>& changes) {
     return out;
 }
 
-std::string summary_text(const std::vector<Change>& changes, const std::set<std::string>& stale) {
+Fold fold_at(const std::vector<Change>& changes, size_t at) {
+    Fold f;
+    f.end = at + 1;
+    const Change& d = changes[at];
+    if (d.type != Type::Dir || (d.kind != Kind::Added && d.kind != Kind::OpaqueDir)) return f;
+    std::string prefix = d.path + "/";
+    while (f.end < changes.size() && changes[f.end].path.compare(0, prefix.size(), prefix) == 0) {
+        const Change& c = changes[f.end];
+        if (c.type != Type::Dir) {
+            f.files++;
+            f.bytes += c.size;
+            if (c.mtime_ns == 0 && c.mode == 0) f.sized = false;
+        }
+        f.end++;
+    }
+    return f;
+}
+
+std::string fold_note(const Fold& f) {
+    std::string n = std::to_string(f.files);
+    for (int i = static_cast<int>(n.size()) - 3; i > 0; i -= 3) n.insert(static_cast<size_t>(i), ",");
+    const char* units[] = {"B", "KB", "MB", "GB", "TB"};
+    double v = static_cast<double>(f.bytes);
+    int u = 0;
+    while (v >= 1000 && u < 4) {
+        v /= 1024;
+        u++;
+    }
+    char size[32];
+    std::snprintf(size, sizeof size, u && v < 10 ? "%.1f %s" : "%.0f %s", v, units[u]);
+    return n + (f.files == 1 ? " file" : " files") + (f.sized ? std::string(", ") + size : "");
+}
+
+std::string summary_text(const std::vector<Change>& changes, const std::set<std::string>& stale, bool fold) {
     std::string out;
     out.reserve(changes.size() * 32);
-    for (const auto& c : changes) {
+    for (size_t i = 0; i < changes.size(); i++) {
+        const Change& c = changes[i];
+        Fold f = fold ? fold_at(changes, i) : Fold{i + 1, 0, 0};
+        if (f.end > i + 1) {
+            append_line(&out, c, false);
+            std::string note = fold_note(f);
+            // "O  build/  (replaced: old contents deleted)" gains the count.
+            if (!out.empty() && out.back() == ')') out.insert(out.size() - 1, "; " + note);
+            else out += "  (" + note + ")";
+            out.push_back('\n');
+            i = f.end - 1;
+            continue;
+        }
         append_line(&out, c, !stale.empty() && stale.count(c.path) > 0);
         out.push_back('\n');
     }

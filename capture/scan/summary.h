@@ -10,8 +10,22 @@
 
 namespace capture {
 
+// A new (or replaced) directory's subtree, folded into its one line as git
+// folds `?? .venv/`: changes[at] is an added or opaque dir; `end` is the
+// index past the changes below it (which are all additions), `files` and
+// `bytes` count them. end == at + 1: nothing to fold.
+struct Fold {
+    size_t end = 0;
+    uint64_t files = 0, bytes = 0;
+    bool sized = true;  // false: a summary-only scan left sizes unknown (no statx below new dirs)
+};
+Fold fold_at(const std::vector<Change>& changes, size_t at);
+// "1,725 files, 38 MB"
+std::string fold_note(const Fold& f);
+
 // stale: paths whose base is stale (marked "(changed on disk since copy-up)").
-std::string summary_text(const std::vector<Change>& changes, const std::set<std::string>& stale = {});
+// fold: new directories take one line each (`--expand` turns it off).
+std::string summary_text(const std::vector<Change>& changes, const std::set<std::string>& stale = {}, bool fold = true);
 std::string summary_line(const Change& c, bool stale = false);
 std::string total_line(const std::vector<Change>& changes);
 

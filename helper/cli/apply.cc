@@ -256,6 +256,16 @@ int cmd_apply(int argc, char** argv) {
     }
     std::printf("applied %zu change(s) to %s:\n", rep->applied.size(), base::display_path(target).c_str());
     print_list(*rep, patch->manifest(), "  ");
+    if (!rep->linked.empty()) {
+        std::string names;
+        for (size_t i = 0; i < rep->linked.size() && i < 5; i++)
+            names += (i ? ", " : "") + base::display_path(rep->linked[i]);
+        if (rep->linked.size() > 5) names += ", ...";
+        std::printf(
+            "hard links kept: %zu file(s) had other names on the real tree and were written in place, so "
+            "every name sees the new content: %s\n",
+            rep->linked.size(), names.c_str());
+    }
     std::printf("undo record: %s\n", base::display_path(rep->undo).c_str());
     if (!rep->undo_patch.empty()) std::printf("undo patch: %s\n", base::display_path(rep->undo_patch).c_str());
     std::printf("to undo: layover undo %s\n", base::display_path(rep->undo).c_str());

@@ -158,8 +158,9 @@ int cmd_doctor(int argc, char** argv) {
     if (seccomp::notify_supported())
         std::printf("OK    seccomp user notification: renaming a directory that existed before the session works\n");
     else
-        std::printf("INFO  no seccomp user notification (Linux 5.5+): renaming a directory that existed before the "
-                    "session fails with EXDEV (coreutils mv still works)\n");
+        std::printf(
+            "INFO  no seccomp user notification (Linux 5.5+): renaming a directory that existed before the "
+            "session fails with EXDEV (coreutils mv still works)\n");
     int ll = landlock::abi_version();
     if (ll >= 6)
         std::printf("OK    Landlock ABI %d: abstract unix sockets of the host are closed with --network host\n", ll);

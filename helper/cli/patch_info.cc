@@ -30,7 +30,7 @@ const char kSaveUsage[] =
     "usage: layover save SESSION -o FILE.tar.zst\n"
     "  Write the session's changes as a patch (created 0600, atomically).\n";
 const char kShowUsage[] =
-    "usage: layover show FILE.tar.zst [--json] [--max-members N] [--max-stored-bytes N]\n"
+    "usage: layover show FILE.tar.zst [--json] [--expand] [--max-members N] [--max-stored-bytes N]\n"
     "                    [--max-logical-bytes N] [--max-name-len N] [--max-pax-header N]\n"
     "  Validate a patch and print its changes.\n";
 
@@ -69,7 +69,7 @@ int cmd_save(int argc, char** argv) {
 }
 
 int cmd_show(int argc, char** argv) {
-    bool as_json = false;
+    bool as_json = false, expand = false;
     std::string file;
     capture::Limits limits;
     for (int i = 1; i < argc; i++) {
@@ -78,6 +78,7 @@ int cmd_show(int argc, char** argv) {
         if (lf < 0) return usage(kShowUsage, "show: " + err);
         if (lf > 0) continue;
         if (a == "--json") as_json = true;
+        else if (a == "--expand") expand = true;
         else if (a == "-h" || a == "--help") return usage(kShowUsage);
         else if (!a.empty() && a[0] == '-' && a != "-") return usage(kShowUsage, "show: unknown option '" + a + "'");
         else if (file.empty()) file = a;
@@ -94,6 +95,6 @@ int cmd_show(int argc, char** argv) {
     std::set<std::string> stale;
     for (const auto& b : m.base)
         if (b.stale) stale.insert(b.path);
-    print(capture::summary_text(m.changes, stale));
+    print(capture::summary_text(m.changes, stale, !expand));
     return 0;
 }

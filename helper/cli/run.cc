@@ -54,9 +54,10 @@ int cmd_run(int argc, char** argv) {
     Outcome out = supervise(run, pty);
     pty.reset();
     if (!out.stopped.empty()) {
-        // A limit stopped it: keep the session whatever --on-exit said.
-        std::fprintf(stderr, "layover: %s; session '%s' kept (layover status %s)\n", out.stopped.c_str(),
-                     run.meta.name.c_str(), run.meta.name.c_str());
+        // A limit stopped it: keep the session whatever --on-exit said (finish_run names it).
+        std::string skipped = on_exit == "keep" ? "" : "; --on-exit " + on_exit + " skipped: a stopped session is kept";
+        std::fprintf(stderr, "layover: %s%s\n", out.stopped.c_str(), skipped.c_str());
+        run.meta.stopped = out.stopped;
         int rc = finish_run(run, "keep", out.stop_code);
         return rc == out.stop_code ? out.stop_code : 125;
     }

@@ -1,6 +1,7 @@
 // `layover status`: built into the `layover` binary itself (it needs no
 // libarchive/libzstd, whose loading would cost more than the walk).
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "capture/patch/manifest.h"
@@ -8,13 +9,16 @@
 #include "capture/scan/summary.h"
 #include "helper/base/text.h"
 #include "helper/cli/verbs.h"
+#include "helper/sandbox/scratch.h"
 #include "helper/store/session.h"
 
 namespace {
 
 const char kStatusUsage[] =
-    "usage: layover status [SESSION] [--json]\n"
-    "  The changes of a running or ended session (default: the most recent).\n";
+    "usage: layover status [SESSION] [--json] [--expand] [--outside]\n"
+    "  The changes of a running or ended session (default: the most recent).\n"
+    "  --expand   list every path (new directories otherwise take one line each)\n"
+    "  --outside  list what the session wrote outside the target (scratch layers; never applied)\n";
 
 int fail(const std::string& msg) {
     std::fprintf(stderr, "layover: %s\n", msg.c_str());
@@ -32,11 +36,13 @@ void print(const std::string& s) { std::fwrite(s.data(), 1, s.size(), stdout); }
 }  // namespace
 
 int cmd_status(int argc, char** argv) {
-    bool as_json = false;
+    bool as_json = false, outside = false, expand = false;
     std::string name;
     for (int i = 1; i < argc; i++) {
         std::string a = argv[i];
         if (a == "--json") as_json = true;
+        else if (a == "--outside") outside = true;
+        else if (a == "--expand") expand = true;
         else if (a == "-h" || a == "--help") return usage();
         else if (!a.empty() && a[0] == '-') return usage("status: unknown option '" + a + "'");
         else if (name.empty()) name = a;
@@ -46,17 +52,37 @@ int cmd_status(int argc, char** argv) {
     if (!state) return fail(state.error().message);
     auto info = session::find(state.value(), name);
     if (!info) return fail(info.error().message);
+    const char* home = std::getenv("HOME");
+    if (outside) {
+        // Writes outside the target (scratch layers): listed, never applied.
+        auto s = scratch::summarize(info->dir, info->meta.outside, home ? home : "");
+        if (!s) return fail("status --outside of session '" + info->meta.name + "': " + s.error().message);
+        for (const auto& p : s->paths) print(p + "\n");
+        return 0;
+    }
+    std::string outside_line;
+    if (!as_json)
+        if (auto s = scratch::summarize(info->dir, info->meta.outside, home ? home : ""); s && s->files)
+            outside_line = scratch::summary_line(*s) + " ('layover status --outside' lists them)\n";
     // Single-threaded here, and nothing after the walk needs our own identity.
     std::vector<std::string> hidden;
     auto changes = capture::session_changes_as_owner(info.value(), !as_json, &hidden);
     if (!changes) return fail("status of session '" + info->meta.name + "': " + changes.error().message);
     if (as_json) print(capture::changes_to_json_text(changes.value()));
-    else print(capture::summary_text(changes.value()));
+    else print(capture::summary_text(changes.value(), {}, !expand));
+    if (!as_json) {
+        auto linked = capture::hard_linked_on_real(info.value(), changes.value());
+        for (const auto& [path, n] : linked)
+            print("hard-linked on the real tree: " + base::display_path(path) + " (" + std::to_string(n) +
+                  " names; inside, the other names kept the old content; apply writes it in place so all see the "
+                  "new one)\n");
+    }
     // Written inside under a hidden path: never captured, but not silently.
     if (!as_json && !hidden.empty()) {
         std::string line = "not captured (hidden paths):";
         for (const auto& h : hidden) line += " " + base::display_path(h);
         print(line + "\n");
     }
+    print(outside_line);
     return 0;
 }

@@ -96,7 +96,8 @@ void child_main(const SandboxPlan& plan) {
 
     // Last, right before exec: everything above may use what it denies.
     if (plan.seccomp) {
-        auto filtered = install_filter_with_renames(plan.sync_fd);  // helper/sandbox/rename_notify.h
+        // With the renames handed to the supervisor [sync 5] (rename_notify.h).
+        auto filtered = install_filter(plan.sync_fd, plan.rename_notify);
         if (!filtered) die(plan, filtered.error());
     }
 

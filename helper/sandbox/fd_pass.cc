@@ -52,7 +52,3 @@ ssize_t recv(int sock, std::string* data, size_t max, std::vector<base::Fd>* fds
 }
 
 }  // namespace fd_pass
-
-namespace sync_msg {
-bool send_fd(int fd, Sync tag, int passed) { return fd_pass::send(fd, std::string(1, static_cast<char>(tag)), {passed}); }
-}  // namespace sync_msg

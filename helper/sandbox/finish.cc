@@ -9,8 +9,10 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 
 #include "helper/base/child.h"
+#include "helper/sandbox/scratch.h"
 #include "helper/store/remove.h"
 
 namespace {
@@ -84,6 +86,12 @@ int finish_run(PreparedRun& run, const std::string& on_exit, int child_code) {
         std::fprintf(stderr, "layover: %s (the session's changes are intact in %s)\n", w.error().message.c_str(),
                      run.session_dir.c_str());
         return 125;
+    }
+    // Writes outside the target are never applied: say so, once, in any mode.
+    if (on_exit != "discard") {
+        const char* home = std::getenv("HOME");
+        auto outside = scratch::summarize(run.session_dir, run.meta.outside, home ? home : "");
+        if (outside && outside->files) std::fprintf(stderr, "layover: %s\n", scratch::summary_line(*outside).c_str());
     }
     // Release the lock before handing over: apply refuses locked (running) sessions.
     run.lock.reset();

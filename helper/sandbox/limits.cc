@@ -1,15 +1,11 @@
 #include "helper/sandbox/limits.h"
 
-#include <dirent.h>
-#include <fcntl.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <cmath>
 #include <cstdlib>
 
-#include "helper/store/owner_ns.h"
+#include "overlay/options.h"
 
 namespace limits {
 
@@ -45,21 +41,10 @@ bool parse_bytes(const std::string& text, uint64_t* bytes) {
         *bytes = 0;
         return true;
     }
-    if (text.empty() || text[0] < '0' || text[0] > '9') return false;
-    char* end = nullptr;
-    double v = std::strtod(text.c_str(), &end);
-    std::string unit(end);
-    if (!unit.empty() && (unit.back() == 'B' || unit.back() == 'b')) unit.pop_back();
-    if (unit.size() == 2 && (unit[1] == 'i' || unit[1] == 'I')) unit.pop_back();
-    double mult = unit.empty()                 ? 1
-                  : unit == "k" || unit == "K" ? 1024.0
-                  : unit == "m" || unit == "M" ? 1024.0 * 1024
-                  : unit == "g" || unit == "G" ? 1024.0 * 1024 * 1024
-                  : unit == "t" || unit == "T" ? 1024.0 * 1024 * 1024 * 1024
-                                               : -1;
-    if (mult < 0 || !(v > 0) || v * mult > 1e18) return false;
-    *bytes = static_cast<uint64_t>(v * mult);
-    return *bytes > 0;
+    unsigned long long n = 0;
+    if (text.find('%') != std::string::npos || !overlay::parse_size(text, 0, &n)) return false;
+    *bytes = n;
+    return true;
 }
 
 std::string format_bytes(uint64_t b) {
@@ -87,42 +72,8 @@ base::Result<void> apply_in_child(const Limits& l) {
     };
     if (l.max_pids) TRY_VOID(set(RLIMIT_NPROC, l.max_pids, "--max-pids"));
     if (l.max_size) TRY_VOID(set(RLIMIT_FSIZE, l.max_size, "--max-size"));
-    if (l.max_memory) TRY_VOID(set(RLIMIT_AS, l.max_memory, "--max-memory"));
+    if (l.max_memory && l.memory_cgroup.empty()) TRY_VOID(set(RLIMIT_AS, l.max_memory, "--max-memory"));
     return base::Ok();
-}
-
-namespace {
-
-uint64_t walk(int dirfd) {
-    uint64_t total = 0;
-    DIR* d = ::fdopendir(dirfd);
-    if (!d) {
-        ::close(dirfd);
-        return 0;
-    }
-    while (struct dirent* e = ::readdir(d)) {
-        if (e->d_name[0] == '.' && (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2]))) continue;
-        struct stat st;
-        if (::fstatat(::dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
-        total += static_cast<uint64_t>(st.st_blocks) * 512;
-        if (S_ISDIR(st.st_mode)) {
-            int sub = ::openat(::dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-            if (sub >= 0) total += walk(sub);
-        }
-    }
-    ::closedir(d);
-    return total;
-}
-
-}  // namespace
-
-base::Result<uint64_t> upper_usage(const std::string& upper_dir) {
-    TRY(std::string text, capture::in_owner_ns([&]() -> base::Result<std::string> {
-            int fd = ::open(upper_dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-            if (fd < 0) return base::sys_error("opening the upper layer");
-            return std::to_string(walk(fd));
-        }));
-    return std::strtoull(text.c_str(), nullptr, 10);
 }
 
 }  // namespace limits

@@ -11,7 +11,10 @@ struct Limits {
     uint64_t timeout_ms = 24ull * 3600 * 1000;  // 0: none
     uint64_t max_pids = 4096;                   // RLIMIT_NPROC; 0: unlimited
     uint64_t max_size = 0;                      // bytes of the upper layer; 0: none
-    uint64_t max_memory = 0;                    // bytes of address space per process; 0: none
+    uint64_t max_memory = 0;                    // bytes; 0: none
+    // --max-memory's delegated cgroup v2 (helper/sandbox/memcg.h), which
+    // setup enters; empty: RLIMIT_AS per process instead.
+    std::string memory_cgroup;
 };
 
 namespace limits {
@@ -20,18 +23,15 @@ namespace limits {
 bool parse_duration(const std::string& text, uint64_t* ms);
 // "1h30m"-style text for messages: the largest units that fit.
 std::string format_duration(uint64_t ms);
-// Sizes as --tmp-size takes them, without percentages; "none" or "0": none.
+// Sizes as --tmp-size takes them (overlay::parse_size: 4096, 512k, 500M,
+// 2G), without percentages; "none" or "0": none.
 bool parse_bytes(const std::string& text, uint64_t* bytes);
 std::string format_bytes(uint64_t bytes);
 
 // In the child, after its nested user namespace: RLIMIT_NPROC (counted per
 // user namespace since Linux 5.14), RLIMIT_FSIZE at --max-size (one file
-// cannot outrun the watch), RLIMIT_AS at --max-memory.
+// cannot outrun the watch), RLIMIT_AS at --max-memory unless a cgroup
+// holds the sandbox.
 base::Result<void> apply_in_child(const Limits& l);
-
-// Allocated bytes of the upper layer, walked in the owner user namespace
-// (entries of mode 000 the command made stay readable). Cost: one statx per
-// entry.
-base::Result<uint64_t> upper_usage(const std::string& upper_dir);
 
 }  // namespace limits

@@ -12,6 +12,7 @@
 #include "helper/base/text.h"
 #include "helper/sandbox/first_run.h"
 #include "helper/sandbox/profile.h"
+#include "helper/sandbox/scratch.h"
 #include "overlay/mountinfo.h"
 #include "overlay/options.h"
 
@@ -93,6 +94,7 @@ base::Result<RunPolicy> decide_policy(const RunOptions& opts, const std::string&
     std::string unseen = first_run::check_command_paths(command, pol.start, vis);
     if (!unseen.empty()) return base::error(unseen);
 
+    struct stat st;
     std::vector<std::string> host_env;
     for (char** e = environ; e && *e; e++) host_env.emplace_back(*e);
     profile::EnvOutcome env = profile::filter_env(host_env, {opts.env_clear, opts.env_keep, opts.env_set});
@@ -101,9 +103,20 @@ base::Result<RunPolicy> decide_policy(const RunOptions& opts, const std::string&
                               profile::list_names(env.dropped, 6) + "); --env-keep NAME to pass one");
     pol.env = std::move(env.env);
 
+    if (opts.home_scratch) {
+        std::vector<std::string> cands;
+        for (const char* var : {"HOME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME"}) {
+            const char* v = std::getenv(var);
+            char rb[PATH_MAX];
+            if (v && *v == '/' && ::realpath(v, rb) && ::stat(rb, &st) == 0 && S_ISDIR(st.st_mode)) cands.push_back(rb);
+        }
+        std::vector<std::string> why;
+        pol.scratch = scratch::choose_roots(cands, target, state, &why);
+        for (const auto& w : why) pol.notices.push_back(w);
+    }
+
     // A target inside a git work tree: let git find the repository across the
     // overlay's mount point (read-only: commits will fail), and say so.
-    struct stat st;
     std::string git = first_run::git_dir_above(target);
     if (!git.empty() && ::stat((target + "/.git").c_str(), &st) != 0) {
         pol.env.push_back("GIT_DISCOVERY_ACROSS_FILESYSTEM=1");

@@ -12,10 +12,11 @@
 
 struct RunPolicy {
     HidePlan hide;
-    std::vector<std::string> env;  // the command's environment
-    std::vector<std::string> ro;   // resolved --ro paths
-    std::vector<std::string> rw;   // resolved --rw paths
-    std::string start;             // the command's working directory
+    std::vector<std::string> env;      // the command's environment
+    std::vector<std::string> ro;       // resolved --ro paths
+    std::vector<std::string> rw;       // resolved --rw paths
+    std::string start;                 // the command's working directory
+    std::vector<std::string> scratch;  // roots given a scratch layer (scratch.h)
     unsigned long long tmp_size = 0;
     std::vector<std::string> notices;  // informational stderr lines (not under --quiet)
 };

@@ -13,6 +13,8 @@
 
 #include "helper/base/text.h"
 #include "helper/sandbox/policy.h"
+#include "helper/sandbox/scratch.h"
+#include "helper/sandbox/seccomp.h"
 #include "helper/store/remove.h"
 #include "overlay/mountinfo.h"
 #include "overlay/options.h"
@@ -113,25 +115,45 @@ base::Result<PreparedRun> prepare_run(const RunOptions& opts) {
     r.meta.status = "running";
     r.meta.exit_code = -1;
     r.meta.network = opts.network;
+    r.meta.limits = {opts.limits.timeout_ms, opts.limits.max_pids, opts.limits.max_size, opts.limits.max_memory};
+    r.meta.stopped.clear();
 
     // A resumed session keeps what it hid before: what the agent wrote there
     // while it was hidden is never captured.
     for (const auto& h : pol.hide.in_target)
         if (std::find(r.meta.hidden.begin(), r.meta.hidden.end(), h) == r.meta.hidden.end()) r.meta.hidden.push_back(h);
+    // Scratch layers: a resumed session keeps each root's index (its dir).
+    std::vector<overlay::MountPlan::Scratch> scratch;
+    for (const auto& root : pol.scratch) {
+        auto it = std::find(r.meta.outside.begin(), r.meta.outside.end(), root);
+        size_t i = static_cast<size_t>(it - r.meta.outside.begin());
+        if (it == r.meta.outside.end()) r.meta.outside.push_back(root);
+        std::string layer = scratch::layer_dir(dir, i);
+        ::mkdir((dir + "/outside").c_str(), 0700);
+        ::mkdir(layer.c_str(), 0700);
+        if (::mkdir((layer + "/upper").c_str(), 0755) != 0 && errno != EEXIST)
+            return base::sys_error("creating a scratch layer in " + layer);
+        TRY_VOID(remove_tree_fast(layer + "/work"));
+        if (::mkdir((layer + "/work").c_str(), 0700) != 0) return base::sys_error("creating " + layer + "/work");
+        scratch.push_back({root, layer + "/upper", layer + "/work"});
+    }
     TRY_VOID(session::write_meta(dir, r.meta));
 
     SandboxPlan& p = r.plan;
     p.mounts = {target,       session::upper_dir(dir), work,   state_real, opts.network == "host",
-                pol.tmp_size, pol.hide.mounts,         pol.ro, pol.rw};
+                pol.tmp_size, pol.hide.mounts,         pol.ro, pol.rw,     scratch};
     p.cwd = pol.start;
     p.env = std::move(pol.env);
     p.loopback = opts.network == "loopback";
     p.wait_all = opts.wait;
     p.limits = opts.limits;
+    r.memory = memcg::Scope::for_limit(opts.limits.max_memory, &r.notices);  // empty: RLIMIT_AS
+    p.limits.memory_cgroup = r.memory.sandbox_dir();
     // Test-only: the mount-locking tests prove the mounts are locked, not
     // merely that seccomp refused the call (docs/cli.md).
     const char* no_filter = std::getenv("LAYOVER_TEST_NO_SECCOMP");
     p.seccomp = !(no_filter && std::string(no_filter) == "1");
+    p.rename_notify = p.seccomp && seccomp::notify_supported();
     p.command = cmd;
     p.session = name;
     p.ipc_fd = opts.ipc_fd;

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "helper/base/fd.h"
+#include "helper/sandbox/memcg.h"
 #include "helper/sandbox/run_args.h"
 #include "helper/sandbox/sandbox.h"
 #include "helper/store/session.h"
@@ -17,6 +18,7 @@ struct PreparedRun {
     // Informational stderr lines (what is hidden, which variables were
     // dropped), printed by the verb unless --quiet.
     std::vector<std::string> notices;
+    memcg::Scope memory;  // --max-memory's cgroup, if any: removed at the end of the run
 };
 
 base::Result<PreparedRun> prepare_run(const RunOptions& opts);

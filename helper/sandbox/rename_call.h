@@ -15,7 +15,7 @@ const std::vector<const char*>& notified_syscalls();
 
 // The arguments of one notified call, as the task passed them.
 struct Args {
-    int olddirfd = 0;  // AT_FDCWD for rename(2)
+    int olddirfd = 0;      // AT_FDCWD for rename(2)
     uint64_t oldpath = 0;  // addresses in the task's memory
     int newdirfd = 0;
     uint64_t newpath = 0;

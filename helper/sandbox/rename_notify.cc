@@ -49,8 +49,8 @@ std::string proc(pid_t pid, const std::string& rest) { return "/proc/" + std::to
 // Only to choose the fast path: whether the source looks like a directory,
 // seen through the task's own /proc links.
 bool looks_like_dir(pid_t pid, int dirfd, const std::string& path) {
-    std::string at = path.empty() || path[0] != '/' ? (dirfd == AT_FDCWD ? "cwd/" : "fd/" + std::to_string(dirfd) + "/")
-                                                    : "root";
+    std::string at =
+        path.empty() || path[0] != '/' ? (dirfd == AT_FDCWD ? "cwd/" : "fd/" + std::to_string(dirfd) + "/") : "root";
     struct stat st;
     return ::lstat(proc(pid, at + path).c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
@@ -73,8 +73,8 @@ uint64_t ns_inode(pid_t pid, const char* which) {
 
 }  // namespace
 
-base::Result<void> install_filter_with_renames(int sync_fd) {
-    if (!seccomp::notify_supported()) {
+base::Result<void> install_filter(int sync_fd, bool notify) {
+    if (!notify) {
         sync_msg::send(sync_fd, Sync::Warning,
                        "renaming a directory that existed before the session fails (EXDEV): this kernel lacks seccomp "
                        "user notification (Linux 5.5+)");
@@ -95,7 +95,8 @@ void RenameService::set_listener(base::Fd fd) {
 
 RenameService::~RenameService() {
     stop_worker();
-    if (req_) seccomp_notify_free(static_cast<struct seccomp_notif*>(req_), static_cast<struct seccomp_notif_resp*>(resp_));
+    if (req_)
+        seccomp_notify_free(static_cast<struct seccomp_notif*>(req_), static_cast<struct seccomp_notif_resp*>(resp_));
 }
 
 void RenameService::respond(uint64_t id, int err, bool cont) {
@@ -154,7 +155,8 @@ void RenameService::on_listener(short revents) {
     if (!worker_) {
         base::Fd user(::open(proc(pid, "ns/user").c_str(), O_RDONLY | O_CLOEXEC));
         base::Fd mnt(::open(proc(pid, "ns/mnt").c_str(), O_RDONLY | O_CLOEXEC));
-        if (!user.valid() || !mnt.valid() || seccomp_notify_id_valid(listener_.get(), id) != 0) return respond(id, 0, true);
+        if (!user.valid() || !mnt.valid() || seccomp_notify_id_valid(listener_.get(), id) != 0)
+            return respond(id, 0, true);
         auto started = rename_worker::start(user.get(), mnt.get(), limits_);
         if (!started) return respond(id, 0, true);
         worker_ = std::make_unique<rename_worker::Worker>(std::move(started.value()));

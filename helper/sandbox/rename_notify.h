@@ -19,10 +19,11 @@
 #include "helper/sandbox/limits.h"
 #include "helper/sandbox/rename_worker.h"
 
-// The child's side, last before exec: the deny table plus the notified
-// renames, and the listener sent up [sync 5] (and closed here). A kernel
-// without user notification gets the table alone and a warning [sync 3].
-base::Result<void> install_filter_with_renames(int sync_fd);
+// The child's side, last before exec: the deny table plus, with notify, the
+// notified renames and the listener sent up [sync 5] (and closed here).
+// Without notify (a kernel without user notification) the table alone and a
+// warning [sync 3].
+base::Result<void> install_filter(int sync_fd, bool notify);
 
 class RenameService {
 public:
@@ -45,7 +46,7 @@ private:
     Limits limits_;
     base::Fd listener_;
     std::unique_ptr<rename_worker::Worker> worker_;
-    uint64_t worker_mntns_ = 0;  // inode of the mount namespace it joined
+    uint64_t worker_mntns_ = 0;   // inode of the mount namespace it joined
     std::set<uint64_t> pending_;  // ids handed to the worker, not yet answered
     void* req_ = nullptr;         // libseccomp's notification buffers
     void* resp_ = nullptr;

@@ -132,13 +132,13 @@ private:
         return copy_meta(from.get(), to.get(), st);
     }
 
-    base::Result<void> file(int src, int dst, const std::string& name, const std::string& rel,
-                            const struct stat& st) {
+    base::Result<void> file(int src, int dst, const std::string& name, const std::string& rel, const struct stat& st) {
         if (st.st_nlink > 1) {
             auto key = std::make_pair(st.st_dev, st.st_ino);
             auto seen = links_.find(key);
             if (seen != links_.end()) {
-                if (::linkat(root_, seen->second.c_str(), dst, name.c_str(), 0) != 0) return base::sys_error("link " + rel);
+                if (::linkat(root_, seen->second.c_str(), dst, name.c_str(), 0) != 0)
+                    return base::sys_error("link " + rel);
                 return base::Ok();
             }
             links_[key] = rel;

@@ -8,7 +8,7 @@
 const char kRunUsage[] =
     "usage: layover run [--target DIR] [--session NAME] [--on-exit MODE] [--network MODE]\n"
     "                   [--hide PATH]... [--no-hide-secrets] [--env-keep GLOB]... [--env NAME=VALUE]...\n"
-    "                   [--env-clear] [--cwd DIR] [--ro PATH]... [--rw PATH]... [--wait]\n"
+    "                   [--env-clear] [--cwd DIR] [--ro PATH]... [--rw PATH]... [--wait] [--home MODE]\n"
     "                   [--timeout DURATION] [--max-pids N] [--max-size SIZE] [--max-memory SIZE]\n"
     "                   [--tmp-size SIZE] [--ipc-fd N] [--quiet] [--] [CMD [ARG...]]\n"
     "  --target DIR      tree to overlay (default: $HOME)\n"
@@ -26,14 +26,18 @@ const char kRunUsage[] =
     "  --ro PATH         show a host path read-only inside, at the same path (e.g. a file in /tmp)\n"
     "  --rw PATH         make a host path writable inside: writes are real and never captured\n"
     "  --wait            at exit, wait for background processes instead of killing them\n"
+    "  --home MODE       scratch (default: $HOME and XDG dirs outside the target are writable,\n"
+    "                    kept apart and never applied) or ro (read-only)\n"
     "  --timeout DURATION  stop the whole sandbox after DURATION (90s, 5m, 2h, 1d; default 24h;\n"
     "                    none: no limit); the session is kept and run exits 124\n"
     "  --max-pids N      processes and threads inside (default 4096; per user namespace on Linux\n"
     "                    5.14+, so a fork bomb cannot starve the host user)\n"
-    "  --max-size SIZE   cap the upper layer (e.g. 2G; default none): past it the sandbox stops,\n"
-    "                    the session is kept, run exits 125\n"
-    "  --max-memory SIZE per-process address-space limit (RLIMIT_AS; default none). Not a cgroup:\n"
-    "                    the sum of all processes is not capped\n"
+    "  --max-size SIZE   cap the upper layer (e.g. 2G; default none), measured every 25-250 ms:\n"
+    "                    past it the sandbox stops, the session is kept, run exits 125\n"
+    "  --max-memory SIZE memory limit (default none). Over the whole sandbox only where you\n"
+    "                    delegated a cgroup v2 to layover alone (systemd-run --user --scope\n"
+    "                    -p Delegate=yes layover run ...); elsewhere per process (RLIMIT_AS),\n"
+    "                    so several processes together may use more; run says which\n"
     "  --tmp-size SIZE   size of the private /tmp, /var/tmp, /dev/shm (e.g. 512M, 2G, 10%)\n"
     "  --ipc-fd N        pass fd N into the command as fd 3 (LAYOVER_IPC_FD=3)\n"
     "  -q, --quiet       no informational lines (what is hidden, which variables are dropped)\n";
@@ -133,6 +137,11 @@ base::Result<RunOptions> parse_run_args(const std::vector<std::string>& args) {
                 (o.limits.max_memory && o.limits.max_memory < (16 << 20)))
                 return base::error("bad --max-memory '" + o.max_memory +
                                    "'; use e.g. 512M or 4G (at least 16M), or none");
+        } else if (is("--home")) {
+            std::string v;
+            TRY_VOID(value("--home", &v));
+            if (v != "scratch" && v != "ro") return base::error("unknown --home '" + v + "'; use scratch or ro");
+            o.home_scratch = v == "scratch";
         } else if (a == "--wait") {
             o.wait = true;
         } else if (a == "--env-clear") {

@@ -21,14 +21,14 @@ struct SandboxPlan {
     std::vector<std::string> command;  // argv (PATH-searched)
     std::vector<std::string> env;      // the command's environment (helper/sandbox/profile.h)
     bool loopback = true;              // own network namespace: bring lo up (--network loopback)
-    bool wait_all = false;
-    Limits limits;        // rlimits set in the child; timeout and size watched by the supervisor
-    bool seccomp = true;  // off only by the test-only LAYOVER_TEST_NO_SECCOMP=1 of the caller             // --wait:
-                          // init waits for every process, not just the command
-    std::string session;  // exported as LAYOVER_SESSION
-    int ipc_fd = -1;      // becomes fd 3 in the command
-    int pty_slave = -1;   // interactive runs: the command's terminal
-    int sync_fd = -1;     // setup's end of the supervisor socketpair
+    bool wait_all = false;             // --wait: init waits for every process, not just the command
+    Limits limits;                     // rlimits set in the child; timeout and size watched by the supervisor
+    bool seccomp = true;               // off only by the caller's test-only LAYOVER_TEST_NO_SECCOMP=1
+    bool rename_notify = false;        // renames go through the supervisor (rename_notify.h)
+    std::string session;               // exported as LAYOVER_SESSION
+    int ipc_fd = -1;                   // becomes fd 3 in the command
+    int pty_slave = -1;                // interactive runs: the command's terminal
+    int sync_fd = -1;                  // setup's end of the supervisor socketpair
     uid_t uid = 0;
     gid_t gid = 0;
 };

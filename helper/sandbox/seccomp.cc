@@ -84,7 +84,8 @@ base::Result<void> install(const std::vector<SeccompRule>& rules) {
     return check(seccomp_load(ctx.get()), "loading the filter");
 }
 
-base::Result<base::Fd> install_notifying(const std::vector<SeccompRule>& rules, const std::vector<const char*>& notify) {
+base::Result<base::Fd> install_notifying(const std::vector<SeccompRule>& rules,
+                                         const std::vector<const char*>& notify) {
     TRY(Ctx ctx, build(rules, notify));
     return load_with_listener(ctx);
 }

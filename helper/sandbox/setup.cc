@@ -8,8 +8,10 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 
 #include "helper/base/child.h"
+#include "helper/sandbox/memcg.h"
 #include "helper/sandbox/netns.h"
 #include "helper/sandbox/sandbox.h"
 #include "helper/store/userns.h"
@@ -20,6 +22,22 @@ bool send(int fd, Sync tag, const std::string& text) {
     std::string m(1, static_cast<char>(tag));
     m += text;
     return ::send(fd, m.data(), m.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(m.size());
+}
+bool send_fd(int fd, Sync tag, int passed) {
+    char t = static_cast<char>(tag);
+    struct iovec iov = {&t, 1};
+    char cbuf[CMSG_SPACE(sizeof(int))] = {};
+    struct msghdr msg = {};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = cbuf;
+    msg.msg_controllen = sizeof cbuf;
+    struct cmsghdr* c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    std::memcpy(CMSG_DATA(c), &passed, sizeof passed);
+    return ::sendmsg(fd, &msg, MSG_NOSIGNAL) == 1;
 }
 }  // namespace sync_msg
 
@@ -47,6 +65,9 @@ int setup_main(const SandboxPlan& plan, pid_t supervisor) {
     // which forwards it to the command.
     ::setsid();
 
+    // --max-memory's cgroup, before anything of the sandbox is forked.
+    STEP(memcg::enter(plan.limits.memory_cgroup));
+
     int flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC;
     if (!plan.mounts.host_network) flags |= CLONE_NEWNET;
     if (::unshare(flags) != 0) return fail(plan, base::error(userns::explain_userns_failure(errno)));
@@ -67,9 +88,9 @@ int setup_main(const SandboxPlan& plan, pid_t supervisor) {
     overlay::Handles& h = handles.value();
     // tmpfs first: if the target lies under /tmp the overlay goes on top.
     STEP(overlay::mount_private_tmp(plan.mounts));
+    STEP(overlay::mount_scratch(plan.mounts, h));
     STEP(overlay::mount_overlay(plan.mounts, h));
     STEP(overlay::attach_submounts(plan.mounts, h));
-    for (const auto& w : h.warnings) sync_msg::send(plan.sync_fd, Sync::Warning, w);  // [sync 3]
     STEP(overlay::build_dev(plan.mounts, h));
     STEP(overlay::mask_host_state(plan.mounts, h));
     // After the overlay and its submounts (a secret may sit in either) and
@@ -79,6 +100,8 @@ int setup_main(const SandboxPlan& plan, pid_t supervisor) {
     // Read-only last: an overlay whose upper dir sits on a read-only mount
     // fails with EINVAL, and mkdirs above need writable parents.
     STEP(overlay::make_rest_readonly(plan.mounts));
+    STEP(overlay::make_scratch_writable(h));
+    for (const auto& w : h.warnings) sync_msg::send(plan.sync_fd, Sync::Warning, w);  // [sync 3]
     // Nothing may keep pointing into the real tree or the state dir.
     h = overlay::Handles();
     if (::chdir("/") != 0) return fail(plan, base::sys_error("chdir /"));

@@ -16,13 +16,15 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <optional>
 
 #include "helper/base/child.h"
+#include "helper/sandbox/fd_pass.h"
 #include "helper/sandbox/finish.h"
+#include "helper/sandbox/limit_watch.h"
 #include "helper/sandbox/prepare.h"
 #include "helper/sandbox/pty_relay.h"
-#include "helper/sandbox/fd_pass.h"
 #include "helper/sandbox/rename_notify.h"
 
 namespace {
@@ -36,6 +38,16 @@ int lift_fd(int fd) {
     return n;
 }
 
+// One sync message, and the fd it carries if any ([sync 5]).
+ssize_t recv_sync(int sock, char* buf, size_t size, int* passed) {
+    std::string msg;
+    std::vector<base::Fd> fds;
+    ssize_t n = fd_pass::recv(sock, &msg, size, &fds);
+    std::memcpy(buf, msg.data(), msg.size());
+    if (!fds.empty()) *passed = fds[0].release();
+    return n;
+}
+
 // [sync 4] "COUNT\tname (pid N), ...": one line, with the way to keep them.
 void report_leftovers(const std::string& msg) {
     size_t tab = msg.find('\t');
@@ -44,61 +56,6 @@ void report_leftovers(const std::string& msg) {
     std::fprintf(stderr, "layover: killed %s background process%s at exit: %s (--wait waits for them)\n", n.c_str(),
                  n == "1" ? "" : "es", msg.substr(tab + 1).c_str());
 }
-
-int64_t now_ms() {
-    struct timespec ts;
-    ::clock_gettime(CLOCK_MONOTONIC, &ts);
-    return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
-}
-
-// --timeout and --max-size, enforced from outside: once one is reached the
-// whole sandbox is stopped (SIGKILL to setup; init and with it the PID
-// namespace follow by PDEATHSIG) and the session is kept.
-class LimitWatch {
-public:
-    LimitWatch(const Limits& l, std::string upper) : limits_(l), upper_(std::move(upper)), start_(now_ms()) {
-        next_size_ = start_ + kMinInterval;
-    }
-
-    // The poll timeout until the next check (-1: none).
-    int poll_timeout() const {
-        int64_t now = now_ms(), t = -1;
-        if (limits_.timeout_ms) t = std::max<int64_t>(0, start_ + static_cast<int64_t>(limits_.timeout_ms) - now);
-        if (limits_.max_size) {
-            int64_t s = std::max<int64_t>(0, next_size_ - now);
-            t = t < 0 ? s : std::min(t, s);
-        }
-        return static_cast<int>(t);
-    }
-
-    // Non-empty once a limit is reached: the message; *code is run's exit code.
-    std::string check(int* code) {
-        int64_t now = now_ms();
-        if (limits_.timeout_ms && now - start_ >= static_cast<int64_t>(limits_.timeout_ms)) {
-            *code = 124;
-            return "--timeout " + limits::format_duration(limits_.timeout_ms) + " reached: sandbox stopped";
-        }
-        if (limits_.max_size && now >= next_size_) {
-            auto used = limits::upper_usage(upper_);
-            int64_t took = now_ms() - now;
-            // The walk's cost stays a small share of the time: a big upper
-            // layer is measured less often (docs/design.md: the overshoot).
-            next_size_ = now_ms() + std::max<int64_t>(kMinInterval, 10 * took);
-            if (used && used.value() > limits_.max_size) {
-                *code = 125;
-                return "--max-size " + limits::format_bytes(limits_.max_size) + " reached (the upper layer holds " +
-                       limits::format_bytes(used.value()) + "): sandbox stopped";
-            }
-        }
-        return "";
-    }
-
-private:
-    static constexpr int64_t kMinInterval = 250;
-    Limits limits_;
-    std::string upper_;
-    int64_t start_, next_size_ = 0;
-};
 
 }  // namespace
 
@@ -146,41 +103,51 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
     }
 
     LimitWatch watch(run.plan.limits, session::upper_dir(run.session_dir));
-    RenameService renames(run.plan.limits);  // directory renames (helper/sandbox/rename_notify.h)
     pid_t init = -1;
     bool exited = false;
     int status = 0;
     bool pty_open = pty.has_value(), stdin_open = pty.has_value();
+    RenameService renames(run.plan.limits);  // directory renames (helper/sandbox/rename_notify.h)
     while (!exited) {
-        struct pollfd fds[6] = {{sigfd.get(), POLLIN, 0},         {mine.get(), POLLIN, 0},
-                                {-1, POLLIN, 0},                  {-1, POLLIN, 0},
-                                {renames.listener(), POLLIN, 0}, {renames.worker(), POLLIN, 0}};
+        struct pollfd fds[7] = {{sigfd.get(), POLLIN, 0},
+                                {mine.get(), POLLIN, 0},
+                                {-1, POLLIN, 0},
+                                {-1, POLLIN, 0},
+                                {out.stopped.empty() ? watch.fd() : -1, POLLIN, 0},
+                                {renames.listener(), POLLIN, 0},
+                                {renames.worker(), POLLIN, 0}};
         if (pty_open) fds[2].fd = pty->master();
         if (stdin_open) fds[3].fd = STDIN_FILENO;
-        if (::poll(fds, 6, out.stopped.empty() ? watch.poll_timeout() : -1) < 0 && errno != EINTR) break;
+        if (::poll(fds, 7, out.stopped.empty() ? watch.poll_timeout() : -1) < 0 && errno != EINTR) break;
+        renames.on_listener(fds[5].revents);
+        renames.on_worker(fds[6].revents);
         if (out.stopped.empty()) {
             out.stopped = watch.check(&out.stop_code);
-            if (!out.stopped.empty()) ::kill(pid, SIGKILL);
+            if (!out.stopped.empty()) watch.stop(pid);
         }
-        renames.on_listener(fds[4].revents);
-        renames.on_worker(fds[5].revents);
         if (fds[1].revents & POLLIN) {
-            std::string buf;
-            std::vector<base::Fd> passed;
-            ssize_t n = fd_pass::recv(mine.get(), &buf, 4096, &passed);
-            if (n > 0) {
-                std::string msg = buf.substr(1);
+            char buf[4096];
+            int passed = -1;
+            ssize_t n = recv_sync(mine.get(), buf, sizeof buf, &passed);
+            if (n > 0 && static_cast<Sync>(buf[0]) == Sync::Listener && passed >= 0) {
+                renames.set_listener(base::Fd(passed));  // [sync 5]
+            } else if (passed >= 0) {
+                ::close(passed);
+            }
+            if (n > 0 && static_cast<Sync>(buf[0]) != Sync::Listener) {
+                std::string msg(buf + 1, static_cast<size_t>(n - 1));
                 switch (static_cast<Sync>(buf[0])) {
                     case Sync::Maps:  // [sync 1] maps written: only now may we go non-dumpable
                         ::prctl(PR_SET_DUMPABLE, 0);
                         break;
-                    case Sync::InitPid: init = static_cast<pid_t>(std::stol(msg)); break;                    // [sync 2]
+                    case Sync::InitPid:  // [sync 2]
+                        init = static_cast<pid_t>(std::stol(msg));
+                        watch.track_init(init);
+                        break;
                     case Sync::Warning: std::fprintf(stderr, "layover: warning: %s\n", msg.c_str()); break;  // [sync 3]
                     case Sync::Error: out.setup_error = msg; break;                                          // [sync E]
                     case Sync::Leftover: report_leftovers(msg); break;                                       // [sync 4]
-                    case Sync::Listener:                                                                     // [sync 5]
-                        if (!passed.empty()) renames.set_listener(std::move(passed[0]));
-                        break;
+                    case Sync::Listener: break;
                 }
             } else if (n == 0) {
                 fds[1].fd = -1;
@@ -206,6 +173,7 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
             }
         }
     }
+    if (!out.stopped.empty()) watch.wait_stopped();
     // Late messages (an error sent just before exit) are still queued.
     if (mine.valid()) {
         char buf[4096];

@@ -16,6 +16,6 @@ enum class Sync : char { Maps = 'M', InitPid = 'P', Warning = 'W', Error = 'E', 
 
 namespace sync_msg {
 bool send(int fd, Sync tag, const std::string& text = "");
-// The tag and one fd, as SCM_RIGHTS (received with fd_pass::recv).
+// The tag and one fd, as SCM_RIGHTS (setup.cc; received with fd_pass::recv).
 bool send_fd(int fd, Sync tag, int passed);
-}
+}  // namespace sync_msg

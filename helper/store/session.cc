@@ -17,6 +17,7 @@
 #include "helper/base/child.h"
 #include "helper/base/json/bytes.h"
 #include "helper/base/text.h"
+#include "helper/store/usage.h"
 #include "helper/store/userns.h"
 
 namespace session {
@@ -39,28 +40,6 @@ Result<void> ensure_private_dir(const std::string& path, bool must_be_private) {
             "state dir " + path +
             " must be owned by you with mode 0700; fix: chmod 700 it, or remove it so layover recreates it");
     return base::Ok();
-}
-
-uint64_t tree_bytes(int dirfd) {
-    uint64_t total = 0;
-    DIR* d = ::fdopendir(dirfd);
-    if (!d) {
-        ::close(dirfd);
-        return 0;
-    }
-    while (dirent* e = ::readdir(d)) {
-        std::string n = e->d_name;
-        if (n == "." || n == "..") continue;
-        struct stat st;
-        if (::fstatat(::dirfd(d), n.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
-        total += static_cast<uint64_t>(st.st_blocks) * 512;
-        if (S_ISDIR(st.st_mode)) {
-            int sub = ::openat(::dirfd(d), n.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-            if (sub >= 0) total += tree_bytes(sub);
-        }
-    }
-    ::closedir(d);
-    return total;
 }
 
 }  // namespace
@@ -116,6 +95,12 @@ Result<Meta> read_meta(const std::string& d) {
     m.status = j.value("status", "");
     m.exit_code = j.value("exit_code", -1);
     m.network = j.value("network", "loopback");
+    if (j.contains("limits") && j["limits"].is_object()) {
+        const json& l = j["limits"];
+        m.limits = {l.value("timeout_ms", uint64_t{0}), l.value("max_pids", uint64_t{0}),
+                    l.value("max_size", uint64_t{0}), l.value("max_memory", uint64_t{0})};
+    }
+    m.stopped = j.value("stopped", "");
     if (j.contains("hidden") && j["hidden"].is_array())
         for (const auto& h : j["hidden"]) {
             std::string raw = h.value("path", "");
@@ -124,6 +109,9 @@ Result<Meta> read_meta(const std::string& d) {
                                    "/meta.json is corrupt (hidden path); remove the session with 'layover discard'");
             m.hidden.push_back(raw);
         }
+    if (j.contains("outside") && j["outside"].is_array())
+        for (const auto& o : j["outside"])
+            if (o.is_string()) m.outside.push_back(o.get<std::string>());
     return m;
 }
 
@@ -138,9 +126,15 @@ Result<void> write_meta(const std::string& d, const Meta& m) {
               {"status", m.status},
               {"exit_code", m.exit_code},
               {"network", m.network}};
+    j["limits"] = {{"timeout_ms", m.limits.timeout_ms},
+                   {"max_pids", m.limits.max_pids},
+                   {"max_size", m.limits.max_size},
+                   {"max_memory", m.limits.max_memory}};
+    if (!m.stopped.empty()) j["stopped"] = m.stopped;
     json hidden = json::array();
     for (const auto& h : m.hidden) hidden.push_back(base::json::path_object(h));
     j["hidden"] = hidden;
+    j["outside"] = m.outside;
     std::string text = j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
     std::string tmp = d + "/.meta.json.tmp";
     TRY(base::Fd fd, base::open_at(AT_FDCWD, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0600));
@@ -184,7 +178,7 @@ Info make_info(const std::string& d, Meta m, bool with_size) {
     info.state = state_of(d, m);
     if (with_size) {
         int up = ::open(upper_dir(d).c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (up >= 0) info.upper_bytes = tree_bytes(up);
+        if (up >= 0) info.upper_bytes = tree_usage(up).bytes;
     }
     info.age_days = (static_cast<int64_t>(::time(nullptr)) - m.created_ns / 1000000000) / 86400;
     info.meta = std::move(m);

@@ -14,6 +14,11 @@
 
 namespace session {
 
+// The resource limits a run had (helper/sandbox/limits.h; 0: none).
+struct RunLimits {
+    uint64_t timeout_ms = 0, max_pids = 0, max_size = 0, max_memory = 0;
+};
+
 struct Meta {
     std::string name;
     std::string target;                // absolute, symlink-free path of the real tree
@@ -23,8 +28,11 @@ struct Meta {
     int64_t pid = 0;                   // supervisor pid while running
     std::string status;                // "running" or "exited" (as last written)
     int exit_code = -1;                // child's exit status once exited
+    RunLimits limits;                  // of the last run
+    std::string stopped;               // why a limit stopped the last run ("--timeout 2s reached"), or empty
     std::string network;               // "loopback", "none" or "host"
     std::vector<std::string> hidden;   // relative to target: hidden inside, never captured
+    std::vector<std::string> outside;  // roots with a scratch layer: outside/<index>/ (never applied)
 };
 
 struct Info {

@@ -252,6 +252,8 @@ base::Result<ApplyReport> apply_patch(const capture::Patch& patch, const ApplyOp
     std::string id = random_token(6);
     choose_ops(plan.items, id);
     rep.applied = applied_paths(plan.items);
+    for (const auto& it : plan.items)
+        if (it.unit.op == Op::InPlace) rep.linked.push_back(it.unit.path);
     if (opts.dry_run || plan.items.empty()) {
         if (!opts.dry_run) rep.applied.clear();
         return rep;

@@ -31,8 +31,11 @@ struct Conflict {
 
 struct ApplyReport {
     std::vector<std::string> applied;  // raw paths written or deleted
-    std::vector<Conflict> conflicts;   // non-empty: nothing was written
-    std::string undo;                  // path of the undo record (empty for dry runs / nothing applied)
+    // Files with other hard links on the real tree: written in place, so
+    // every name sees the new content (docs/design.md "Hard links").
+    std::vector<std::string> linked;
+    std::vector<Conflict> conflicts;  // non-empty: nothing was written
+    std::string undo;                 // path of the undo record (empty for dry runs / nothing applied)
     // Additions (review): conflicts that --force overrode (their originals are
     // in the undo store), changes that cannot be applied (sockets), and a
     // note when an interrupted apply/undo was recovered first.

@@ -59,7 +59,16 @@ struct Prompt {
         return Next::Menu;
     }
 
+    // Never on a bare Enter: discarding asks first (the session then stays
+    // restorable from the trash for a day).
     Next discard() {
+        std::string yn;
+        size_t n = patch.manifest().changes.size();
+        if (ask("Discard session '" + s.meta.name + "' and its " + std::to_string(n) +
+                    (n == 1 ? " change" : " changes") + "? [y/N] ",
+                &yn) != Input::Line)
+            return Next::Kept;
+        if (normalize_answer(yn) != "y" && normalize_answer(yn) != "yes") return Next::Menu;
         auto r = move_to_trash(state, s);
         if (!r) {
             std::fprintf(stderr, "layover: %s\n", r.error().message.c_str());
@@ -233,7 +242,7 @@ int run_exit_prompt(const std::string& state, const session::Info& s) {
                                            : " (" + std::to_string(p.count_selected()) + " of " +
                                                  std::to_string(changes.size()) + " picked)";
         std::string ans;
-        Input in = ask("What now" + sel + "? [r/a/s/p/k/d] ", &ans);
+        Input in = ask("What now" + sel + "? [r/a/s/p/K/d] ", &ans);
         Next next = Next::Menu;
         if (in != Input::Line) {
             std::fputc('\n', stderr);
@@ -244,8 +253,8 @@ int run_exit_prompt(const std::string& state, const session::Info& s) {
             else if (c == "a") next = p.apply();
             else if (c == "s") next = p.save();
             else if (c == "p") next = p.pick();
-            else if (c == "k") next = Next::Kept;
-            else if (c == "d" || c.empty()) next = p.discard();
+            else if (c == "k" || c.empty()) next = Next::Kept;  // Enter keeps: it never throws work away
+            else if (c == "d") next = p.discard();
             else std::fprintf(stderr, "layover: unknown choice '%s'\n", base::display_path(c).c_str());
         }
         if (InterruptGuard::interrupted() && next == Next::Menu) next = Next::Kept;

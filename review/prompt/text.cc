@@ -3,13 +3,14 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "capture/scan/summary.h"
 #include "helper/base/text.h"
 
 namespace review {
 
 const char kMenu[] =
-    "  [r] review diff    [a] apply    [s] save patch    [p] pick files    [k] keep session    [d] discard "
-    "(default)\n";
+    "  [r] review diff    [a] apply    [s] save patch    [p] pick files    [k] keep session (default)    "
+    "[d] discard\n";
 
 namespace {
 
@@ -33,15 +34,38 @@ bool parse_num(const std::string& s, size_t* out) {
     return true;
 }
 
+void count(const capture::Change& c, size_t* added, size_t* modified, size_t* deleted, size_t* other) {
+    switch (c.kind) {
+        case capture::Kind::Added: (*added)++; break;
+        case capture::Kind::Deleted: (*deleted)++; break;
+        case capture::Kind::Modified: (*modified)++; break;
+        default: (*other)++;
+    }
+}
+
 }  // namespace
 
 std::string summary_text(const std::vector<capture::Change>& changes, const RiskContext& ctx, bool color,
                          size_t* risky_count) {
     std::string out;
     size_t risky = 0, added = 0, modified = 0, deleted = 0, other = 0;
-    for (const auto& c : changes) {
+    size_t fold_end = 0;
+    for (size_t i = 0; i < changes.size(); i++) {
+        const auto& c = changes[i];
         auto why = risks_of(c, ctx);
         std::string line = line_of(c);
+        // A new dir takes one line; what lies below it is counted there,
+        // except a risky entry, which is always shown on its own.
+        if (i >= fold_end) {
+            capture::Fold f = capture::fold_at(changes, i);
+            if (f.end > i + 1) {
+                fold_end = f.end;
+                line += "  (" + capture::fold_note(f) + ")";
+            }
+        } else if (why.empty()) {
+            count(c, &added, &modified, &deleted, &other);
+            continue;
+        }
         if (!why.empty()) {
             risky++;
             std::string reasons;
@@ -50,12 +74,7 @@ std::string summary_text(const std::vector<capture::Change>& changes, const Risk
             if (color) line = "\033[1;31m" + line + "\033[m";
         }
         out += line + "\n";
-        switch (c.kind) {
-            case capture::Kind::Added: added++; break;
-            case capture::Kind::Deleted: deleted++; break;
-            case capture::Kind::Modified: modified++; break;
-            default: other++;
-        }
+        count(c, &added, &modified, &deleted, &other);
     }
     std::ostringstream total;
     total << changes.size() << (changes.size() == 1 ? " change" : " changes") << " (" << added << " added, " << modified

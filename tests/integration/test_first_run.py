@@ -131,3 +131,17 @@ def test_target_inside_a_git_work_tree_finds_the_repo_and_warns(lo, realdir):
     # At the repo root: no warning.
     r = run(lo, repo, "--on-exit", "discard", "--", "git", "log", "--format=%s", cwd=repo)
     assert r.stdout == b"init\n" and b"outside the target" not in r.stderr
+
+
+def test_hard_linked_file_is_marked_in_review_and_apply_keeps_the_link(lo, realdir):
+    proj = realdir / "proj"
+    (proj / "a.txt").write_text("one\n")
+    os.link(proj / "a.txt", proj / "b.txt")
+    r = run(lo, proj, "--session", "hl", "--", "/bin/sh", "-c", "echo two > a.txt; cat b.txt", cwd=proj)
+    assert r.stdout == b"one\n"  # inside, the copy-up broke the link: the sibling is stale
+    st = lo("status", "hl", check=True).stdout.decode()
+    assert "hard-linked on the real tree: a.txt (2 names;" in st
+    out = lo("apply", "hl", "--yes", check=True).stdout.decode()
+    assert "hard links kept: 1 file(s)" in out and ": a.txt" in out
+    assert (proj / "b.txt").read_text() == "two\n"  # every name sees the new content
+    assert os.stat(proj / "a.txt").st_ino == os.stat(proj / "b.txt").st_ino

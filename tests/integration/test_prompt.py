@@ -10,7 +10,7 @@ import pytest
 
 from conftest import LAYOVER
 
-MENU = r"What now.*\? \[r/a/s/p/k/d\] "
+MENU = r"What now.*\? \[r/a/s/p/K/d\] "
 
 
 def _prompt(lo, name, cwd=None, env=None, pre=None):
@@ -48,8 +48,8 @@ def test_summary_then_r_shows_the_diff_and_returns_to_the_menu(lo, home, edited)
     child = _prompt(lo, edited)
     child.expect(r"A  new.txt")
     child.expect(r"M  notes.txt")
-    child.expect(r"\[r\] review diff +\[a\] apply +\[s\] save patch +\[p\] pick files +\[k\] keep session +"
-                 r"\[d\] discard \(default\)")
+    child.expect(r"\[r\] review diff +\[a\] apply +\[s\] save patch +\[p\] pick files +"
+                 r"\[k\] keep session \(default\) +\[d\] discard")
     child.expect(MENU)
     child.sendline("r")
     child.expect(r"\+\+\+ b/notes.txt")
@@ -115,6 +115,8 @@ def test_s_saves_a_patch_to_the_given_path_then_d_discards(lo, home, edited, tmp
     child.expect("saved")
     child.expect(MENU)
     child.sendline("d")
+    child.expect(r"Discard session '\w+' and its \d+ changes?\? \[y/N\] ")
+    child.sendline("y")
     child.expect("discarded")
     assert _finish(child) == 0
     assert out.is_file() and out.stat().st_mode & 0o777 == 0o600
@@ -165,11 +167,22 @@ def test_p_picks_files_and_apply_uses_only_those(lo, home, edited):
     assert _session_exists(lo, edited)
 
 
-@pytest.mark.parametrize("answer", ["d", ""])
-def test_d_or_enter_moves_the_session_to_the_trash(lo, home, edited, answer):
+def test_enter_keeps_and_d_asks_before_discarding(lo, home, edited):
     child = _prompt(lo, edited)
     child.expect(MENU)
-    child.sendline(answer)
+    child.sendline("")  # a bare Enter never throws work away
+    child.expect("kept")
+    assert _finish(child) == 0
+    assert _session_exists(lo, edited)
+    child = _prompt(lo, edited)
+    child.expect(MENU)
+    child.sendline("d")
+    child.expect(r"\[y/N\] ")
+    child.sendline("")  # not a yes: back to the menu, nothing lost
+    child.expect(MENU)
+    child.sendline("d")
+    child.expect(r"\[y/N\] ")
+    child.sendline("y")
     child.expect("discarded")
     child.expect("layover restore s")
     assert _finish(child) == 0
@@ -310,6 +323,8 @@ def test_discarded_session_is_listed_in_the_trash_and_restores(lo, edited):
     child = _prompt(lo, edited)
     child.expect(MENU)
     child.sendline("d")
+    child.expect(r"Discard session '\w+' and its \d+ changes?\? \[y/N\] ")
+    child.sendline("y")
     child.expect("discarded")
     _finish(child)
     assert not _session_exists(lo, edited)

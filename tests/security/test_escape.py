@@ -70,13 +70,17 @@ def test_hardlink_to_a_file_outside_the_target_fails_and_changes_nothing(sh, vic
     assert os.stat(victim / "victim.txt").st_nlink == 1
 
 
-def test_writes_to_etc_the_parent_and_the_state_dir_fail(sh):
+@pytest.mark.parametrize("home_mode", ["scratch", "ro"])
+def test_writes_to_etc_the_parent_and_the_state_dir_never_land(sh, home_mode):
     state = sh.lo.state
     cmd = ("for f in /etc/layover-pwned %s/pwned %s/pwned %s/sessions/pwned; do "
            "echo x > $f 2>/dev/null && echo WROTE $f; done; ls -A %s 2>/dev/null | wc -l"
            % (sh.root, sh.home, state, state))
-    r = sh.run(cmd, target=sh.project, on_exit="discard")
-    assert b"WROTE" not in r.stdout, r.stdout
+    r = sh.run(cmd, "--home", home_mode, target=sh.project, on_exit="discard")
+    wrote = [l.split()[1] for l in r.stdout.decode().splitlines() if l.startswith("WROTE")]
+    # The home (the target's parent here) is writable only through its scratch
+    # layer by default; everything else, and the home under --home ro, refuses.
+    assert wrote == ([str(sh.home / "pwned")] if home_mode == "scratch" else []), r.stdout
     assert r.stdout.strip().splitlines()[-1] == b"0"  # the state dir shows nothing
     assert not os.path.exists("/etc/layover-pwned")
     assert not (sh.root / "pwned").exists() and not (sh.home / "pwned").exists()

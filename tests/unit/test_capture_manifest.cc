@@ -177,3 +177,36 @@ TEST_CASE("manifest agreement: a file or symlink base record needs its fingerpri
         CHECK(check_agreement(m, {}, Limits{}).find("without a fingerprint") == std::string::npos);
     }
 }
+
+TEST_CASE("summary: a new directory folds into one line; --expand lists every path") {
+    using capture::Change;
+    using capture::Kind;
+    using capture::Type;
+    auto mk = [](std::string p, Kind k, Type t, uint64_t size = 0) {
+        Change c;
+        c.path = std::move(p);
+        c.kind = k;
+        c.type = t;
+        c.size = size;
+        c.mode = t == Type::Dir ? 0755 : 0644;
+        c.mtime_ns = 1;
+        return c;
+    };
+    std::vector<Change> v = {mk("a.txt", Kind::Modified, Type::File, 3),
+                             mk("venv", Kind::Added, Type::Dir),
+                             mk("venv/bin", Kind::Added, Type::Dir),
+                             mk("venv/bin/python", Kind::Added, Type::File, 2048),
+                             mk("venv/lib.so", Kind::Added, Type::File, 40ull << 20),
+                             mk("venvs.txt", Kind::Added, Type::File, 1)};
+    std::string folded = capture::summary_text(v);
+    CHECK(folded == "M  a.txt\nA  venv/  (2 files, 40 MB)\nA  venvs.txt\n6 changes: 5 added, 1 modified\n");
+    std::string expanded = capture::summary_text(v, {}, false);
+    CHECK(expanded.find("A  venv/bin/python\n") != std::string::npos);
+    auto f = capture::fold_at(v, 1);
+    CHECK(f.end == 5);
+    CHECK(f.files == 2);
+    CHECK(capture::fold_at(v, 0).end == 1);  // a modified file folds nothing
+    v[3].mode = 0;
+    v[3].mtime_ns = 0;  // a summary-only scan: size unknown, so not shown
+    CHECK(capture::fold_note(capture::fold_at(v, 1)) == "2 files");
+}

@@ -60,8 +60,8 @@ TEST_CASE("renames: requests and replies survive the wire; damaged ones are refu
     CHECK(e->new_fd);
 
     std::string msg = encode(q);
-    CHECK_FALSE(decode_request(msg.substr(0, 10)));          // short header
-    CHECK_FALSE(decode_request(msg.substr(0, 15)));          // no separator
+    CHECK_FALSE(decode_request(msg.substr(0, 10)));           // short header
+    CHECK_FALSE(decode_request(msg.substr(0, 15)));           // no separator
     CHECK_FALSE(decode_request(msg + std::string(1, '\0')));  // a third part
     std::string bad = msg;
     bad[12] = 9;  // fd bits beyond the two

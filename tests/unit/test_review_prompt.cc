@@ -65,5 +65,5 @@ TEST_CASE("review prompt: answers are trimmed and lowercased") {
     CHECK(review::normalize_answer("  A \r") == "a");
     CHECK(review::normalize_answer("") == "");
     CHECK(review::normalize_answer(" \t") == "");
-    CHECK(std::string(review::kMenu).find("[d] discard (default)") != std::string::npos);
+    CHECK(std::string(review::kMenu).find("[k] keep session (default)") != std::string::npos);
 }

@@ -2,6 +2,7 @@
 #include <fcntl.h>
 #include <linux/sched.h>
 #include <sched.h>
+#include <seccomp.h>
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
@@ -14,6 +15,7 @@
 #include <cstring>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "helper/sandbox/seccomp.h"
 
@@ -85,13 +87,84 @@ TEST_CASE("seccomp: the table holds every syscall the profile denies") {
     CHECK(rule_for("clone3")->err == ENOSYS);
     CHECK(rule_for("unshare")->arg == 0);
     CHECK(rule_for("unshare")->mask == CLONE_NEWUSER);
-    int tiocsti = 0;
-    for (const auto& r : default_seccomp_rules())
+    CHECK(rule_for("clone")->arg == 0);
+    CHECK(rule_for("clone")->mask == CLONE_NEWUSER);
+    CHECK(rule_for("clone")->value == CLONE_NEWUSER);
+    int tiocsti = 0, tioclinux = 0;
+    for (const auto& r : default_seccomp_rules()) {
+        INFO(r.syscall);
+        CHECK((r.err == EPERM || r.err == ENOSYS));
+        CHECK(r.arg < 6);
+        CHECK((r.value & ~r.mask) == 0);  // else the rule could never match
         if (std::strcmp(r.syscall, "ioctl") == 0) {
+            CHECK(r.arg == 1);
             CHECK(r.mask == 0xffffffffu);  // the low 32 bits only, as the kernel reads it
             tiocsti += r.value == TIOCSTI;
+            tioclinux += r.value == TIOCLINUX;
         }
+    }
     CHECK(tiocsti == 1);
+    CHECK(tioclinux == 1);
+}
+
+#if defined(__x86_64__)
+TEST_CASE("seccomp: every rule names a syscall libseccomp resolves on x86_64") {
+    // install() skips a name it cannot resolve; here none may be skipped.
+    for (const auto& r : default_seccomp_rules()) {
+        INFO(r.syscall);
+        CHECK(seccomp_syscall_resolve_name(r.syscall) != __NR_SCMP_ERROR);
+    }
+}
+#endif
+
+namespace {
+
+// Each rule's errno plus 1000: an answer only the filter gives, where the
+// kernel would refuse the caller anyway (no privilege) with the same EPERM.
+constexpr int kMarker = 1000;
+
+std::vector<SeccompRule> marked_rules() {
+    auto rules = default_seccomp_rules();
+    for (auto& r : rules) r.err += kMarker;
+    return rules;
+}
+
+// The rule's syscall with its condition met (bits outside the mask set too:
+// the filter must ignore them) or, with `match` false, not met. Arguments
+// the rule does not test are -1 (an invalid fd, pointer and flags, so a call
+// the filter let through fails harmlessly), or 0 for a call the filter must
+// let through (an unmatched clone is then a plain fork).
+int call_rule(const SeccompRule& r, bool match) {
+    long fill = match ? -1 : 0;
+    long args[6] = {fill, fill, fill, fill, fill, fill};
+    if (r.arg >= 0) args[r.arg] = static_cast<long>(match ? r.value | (~r.mask & (0xffull << 40)) : r.value ^ r.mask);
+    int nr = seccomp_syscall_resolve_name(r.syscall);
+    long rc = ::syscall(nr, args[0], args[1], args[2], args[3], args[4], args[5]);
+    if (rc == 0 && nr == SYS_clone) ::_exit(0);  // a child the unmatched clone made
+    return rc == -1 ? errno : 0;
+}
+
+int filtered_marked(const SeccompRule& r, bool match) {
+    pid_t pid = ::fork();
+    if (pid == 0) {
+        ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+        if (!seccomp::install(marked_rules())) ::_exit(100);
+        int e = call_rule(r, match);
+        ::_exit(e == r.err + kMarker ? 0 : 1);
+    }
+    int st = 0;
+    ::waitpid(pid, &st, 0);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+}  // namespace
+
+TEST_CASE("seccomp: the compiled filter answers every rule of the table, and only when its condition holds") {
+    for (const auto& r : default_seccomp_rules()) {
+        INFO(r.syscall << " arg " << r.arg << " value " << r.value);
+        CHECK(filtered_marked(r, true) == 0);
+        if (r.arg >= 0) CHECK(filtered_marked(r, false) == 1);
+    }
 }
 
 TEST_CASE("seccomp: the loaded filter denies what the table says and allows the rest") {
@@ -114,6 +187,7 @@ TEST_CASE("seccomp: the loaded filter denies what the table says and allows the 
     CHECK(filtered([] { return expect_errno(::syscall(SYS_open_tree, AT_FDCWD, "/", 0), EPERM); }) == 0);
     // Still allowed: ordinary calls, and namespaces other than user ones.
     CHECK(filtered([] { return ::syscall(SYS_getpid) > 0 ? 0 : 1; }) == 0);
+    CHECK(filtered([] { return ::unshare(0) == 0 ? 0 : 1; }) == 0);
     CHECK(filtered([] {
               pid_t p = ::fork();
               if (p == 0) ::_exit(7);

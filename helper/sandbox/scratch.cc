@@ -1,0 +1,140 @@
+#include "helper/sandbox/scratch.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <map>
+
+#include "helper/base/text.h"
+#include "helper/sandbox/first_run.h"
+#include "helper/store/owner_ns.h"
+#include "overlay/mountinfo.h"
+
+namespace scratch {
+
+std::vector<std::string> choose_roots(const std::vector<std::string>& candidates, const std::string& target,
+                                      const std::string& state, std::vector<std::string>* why_not) {
+    std::vector<std::string> roots;
+    for (const auto& c : candidates) {
+        if (c.empty() || c == "/" || overlay::path_within(c, target) || first_run::replaced_inside(c)) continue;
+        if (overlay::path_within(state, c) || overlay::path_within(c, state)) {
+            why_not->push_back(base::display_path(c) + " stays read-only: the state dir " + base::display_path(state) +
+                               " lies in it");
+            continue;
+        }
+        bool inside_other = false;
+        for (const auto& o : candidates)
+            if (o != c && !o.empty() && overlay::path_within(c, o) && !overlay::path_within(o, target))
+                inside_other = true;
+        if (inside_other || std::find(roots.begin(), roots.end(), c) != roots.end()) continue;
+        roots.push_back(c);
+    }
+    return roots;
+}
+
+std::string layer_dir(const std::string& session_dir, size_t i) {
+    return session_dir + "/outside/" + std::to_string(i);
+}
+
+std::string group_of(const std::string& display_root, const std::string& rel) {
+    size_t a = rel.find('/');
+    std::string first = rel.substr(0, a);
+    std::string key = first;
+    // The shared dot-dirs group one level deeper: ~/.cache/pip, ~/.config/git.
+    if ((first == ".cache" || first == ".config" || first == ".local") && a != std::string::npos) {
+        size_t b = rel.find('/', a + 1);
+        key = rel.substr(0, b);
+        if (key == ".local/share" && b != std::string::npos) key = rel.substr(0, rel.find('/', b + 1));
+    }
+    return display_root == "/" ? "/" + key : display_root + "/" + key;
+}
+
+namespace {
+
+void walk(int dirfd, const std::string& rel, std::vector<std::pair<std::string, bool>>* out) {
+    DIR* d = ::fdopendir(dirfd);
+    if (!d) {
+        ::close(dirfd);
+        return;
+    }
+    while (struct dirent* e = ::readdir(d)) {
+        std::string n = e->d_name;
+        if (n == "." || n == "..") continue;
+        struct stat st;
+        if (::fstatat(::dirfd(d), n.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+        std::string p = rel.empty() ? n : rel + "/" + n;
+        if (S_ISDIR(st.st_mode)) {
+            int sub = ::openat(::dirfd(d), n.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            if (sub >= 0) walk(sub, p, out);
+            continue;
+        }
+        bool whiteout = S_ISCHR(st.st_mode) && st.st_rdev == makedev(0, 0);
+        out->push_back({p, whiteout});
+    }
+    ::closedir(d);
+}
+
+std::string display_root(const std::string& root, const std::string& home) {
+    if (!home.empty() && root == home) return "~";
+    if (!home.empty() && overlay::path_within(root, home)) return "~" + root.substr(home.size());
+    return root;
+}
+
+}  // namespace
+
+base::Result<Summary> summarize(const std::string& session_dir, const std::vector<std::string>& roots,
+                                const std::string& home) {
+    Summary s;
+    if (roots.empty()) return s;
+    // One walk per root, in the owner namespace (mode-000 dirs stay readable);
+    // the result comes back as lines: "F<path>" or "D<path>" (deleted).
+    TRY(std::string text, capture::in_owner_ns([&]() -> base::Result<std::string> {
+            std::string lines;
+            for (size_t i = 0; i < roots.size(); i++) {
+                int fd = ::open((layer_dir(session_dir, i) + "/upper").c_str(),
+                                O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (fd < 0) continue;
+                std::vector<std::pair<std::string, bool>> found;
+                walk(fd, "", &found);
+                for (const auto& [p, wh] : found) lines += std::to_string(i) + (wh ? "D" : "F") + p + '\0';
+            }
+            return lines;
+        }));
+    std::map<std::string, uint64_t> groups;
+    size_t pos = 0;
+    while (pos < text.size()) {
+        size_t end = text.find('\0', pos);
+        std::string line = text.substr(pos, end - pos);
+        pos = end + 1;
+        size_t k = line.find_first_of("DF");
+        size_t i = std::stoul(line.substr(0, k));
+        bool deleted = line[k] == 'D';
+        std::string rel = line.substr(k + 1);
+        std::string root = display_root(roots[i], home);
+        s.files++;
+        // The names are the command's: escaped for display.
+        groups[base::display_path(group_of(root, rel))]++;
+        s.paths.push_back(std::string(deleted ? "deleted " : "") + base::display_path(root + "/" + rel));
+    }
+    std::vector<std::pair<std::string, uint64_t>> order(groups.begin(), groups.end());
+    std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    for (const auto& [g, n] : order) s.under.push_back(g);
+    std::sort(s.paths.begin(), s.paths.end());
+    return s;
+}
+
+std::string summary_line(const Summary& s) {
+    if (s.files == 0) return "";
+    std::string n = std::to_string(s.files);
+    for (int i = static_cast<int>(n.size()) - 3; i > 0; i -= 3) n.insert(static_cast<size_t>(i), ",");
+    std::string line = "outside the target (not applied): " + n + (s.files == 1 ? " file" : " files") + " under ";
+    for (size_t i = 0; i < s.under.size() && i < 3; i++) line += (i ? ", " : "") + s.under[i];
+    if (s.under.size() > 3) line += ", …";
+    return line;
+}
+
+}  // namespace scratch

@@ -1,0 +1,43 @@
+// Writes outside the target: $HOME (and the XDG cache, config and data dirs)
+// outside the target are writable inside through scratch layers of their
+// own, kept in the session apart from the target's upper layer and never
+// applied, saved or shown as changes. `--home ro` turns them off.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "helper/base/result.h"
+
+namespace scratch {
+
+// The roots to give scratch layers, from candidate dirs (absolute,
+// symlink-free, existing): those outside the target (a root may contain it),
+// not in a dir the sandbox replaces, not holding the state dir; nested
+// candidates fold into the outer one. Pure. why_not gets a line for each
+// candidate left out for a reason the user should know.
+std::vector<std::string> choose_roots(const std::vector<std::string>& candidates, const std::string& target,
+                                      const std::string& state, std::vector<std::string>* why_not);
+
+// The session's dir for root number i: <session>/outside/<i>/{upper,work}.
+std::string layer_dir(const std::string& session_dir, size_t i);
+
+// What the scratch upper layers hold, for one line: the number of files and
+// the top dirs they are under ("~/.npm", "~/.cache/pip"). Walked in the owner
+// user namespace. Empty count: nothing was written outside.
+struct Summary {
+    uint64_t files = 0;
+    std::vector<std::string> under;  // display names, most files first
+    std::vector<std::string> paths;  // every entry, "~/..." or absolute (for status --outside)
+};
+base::Result<Summary> summarize(const std::string& session_dir, const std::vector<std::string>& roots,
+                                const std::string& home);
+
+// "outside the target (not applied): 3,210 files under ~/.npm, ~/.cache/pip". Pure.
+std::string summary_line(const Summary& s);
+
+// Pure: the group a path below a root counts under ("~/.cache/pip" for
+// ~/.cache/pip/x/y, "~/.npm" for ~/.npm/_cacache/z).
+std::string group_of(const std::string& display_root, const std::string& rel);
+
+}  // namespace scratch
