@@ -54,6 +54,16 @@ def sandbox_works():
     return _probe_cache["ok"], _probe_cache.get("why", "")
 
 
+def real_dir(prefix):
+    """A fresh dir on a real path (under /home in CI), not in the private /tmp
+    the sandbox replaces: a target there meets what a real home meets."""
+    import tempfile
+    base = os.environ.get("LAYOVER_TEST_NONTMP")
+    if not base:
+        pytest.fail("LAYOVER_TEST_NONTMP (a dir outside /tmp) is not set: run through tests/run_all.sh")
+    return Path(tempfile.mkdtemp(prefix=prefix, dir=base))
+
+
 @pytest.fixture
 def require_sandbox():
     ok, why = sandbox_works()

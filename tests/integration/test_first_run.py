@@ -3,20 +3,15 @@ host paths it names, --ro/--rw, background processes at exit, git above the
 target."""
 import os
 import subprocess
-import tempfile
-from pathlib import Path
 
 import pytest
 
-from conftest import LAYOVER
+from conftest import LAYOVER, real_dir
 
 
 @pytest.fixture
 def realdir(require_sandbox):
-    base = os.environ.get("LAYOVER_TEST_NONTMP")
-    if not base:
-        pytest.fail("LAYOVER_TEST_NONTMP is not set: run through tests/run_all.sh")
-    d = Path(tempfile.mkdtemp(prefix="first-", dir=base))
+    d = real_dir("first-")
     (d / "proj").mkdir()
     (d / "proj" / "notes.txt").write_text("one\n")
     yield d

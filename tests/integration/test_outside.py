@@ -3,20 +3,15 @@ target are writable through scratch layers that are never applied; --home ro
 keeps them read-only. Each case checks the real home afterwards."""
 import os
 import subprocess
-import tempfile
-from pathlib import Path
 
 import pytest
 
-from conftest import LAYOVER, snapshot
+from conftest import LAYOVER, snapshot, real_dir
 
 
 @pytest.fixture
 def world(require_sandbox, state_dir):
-    base = os.environ.get("LAYOVER_TEST_NONTMP")
-    if not base:
-        pytest.fail("LAYOVER_TEST_NONTMP is not set: run through tests/run_all.sh")
-    root = Path(tempfile.mkdtemp(prefix="outside-", dir=base))
+    root = real_dir("outside-")
     home = root / "home"
     (home / "project").mkdir(parents=True)
     (home / "project" / "app.py").write_text("v1\n")

@@ -8,13 +8,11 @@ import json
 import os
 import shutil
 import subprocess
-import tempfile
 import zipfile
-from pathlib import Path
 
 import pytest
 
-from conftest import LAYOVER, snapshot
+from conftest import LAYOVER, snapshot, real_dir
 
 # Caches of stat data or of compile times: they legitimately differ.
 IGNORED = (".git/index", "__pycache__", ".pytest_cache")
@@ -68,10 +66,7 @@ class Bench:
 
 @pytest.fixture
 def bench(require_sandbox, state_dir):
-    base = os.environ.get("LAYOVER_TEST_NONTMP")
-    if not base:
-        pytest.fail("LAYOVER_TEST_NONTMP is not set: run through tests/run_all.sh")
-    root = Path(tempfile.mkdtemp(prefix="tools-", dir=base))
+    root = real_dir("tools-")
     yield Bench(root, state_dir)
     subprocess.run(["chmod", "-R", "u+rwX", str(root)])
     subprocess.run(["rm", "-rf", str(root)])

@@ -15,21 +15,12 @@ _spec.loader.exec_module(_shared)
 globals().update({k: v for k, v in vars(_shared).items() if not k.startswith("__")})
 
 import os  # noqa: E402
-import tempfile  # noqa: E402
 
 import pytest  # noqa: E402
 
 SECRET_VARS = {"GITHUB_TOKEN": "ghp_secretvalue1", "AWS_SECRET_ACCESS_KEY": "awssecretvalue2",
                "OPENAI_API_KEY": "sk-secretvalue3", "DB_PASSWORD": "pwsecretvalue4",
                "SSH_AUTH_SOCK": "/run/user/1/ssh-agent.sock", "DISPLAY": ":0", "HARMLESS_VAR": "plain"}
-
-
-def real_dir(prefix):
-    """A fresh dir on a real path (under /home in CI), not in the private /tmp."""
-    base = os.environ.get("LAYOVER_TEST_NONTMP")
-    if not base:
-        pytest.fail("LAYOVER_TEST_NONTMP (a dir outside /tmp) is not set: run through tests/run_all.sh")
-    return Path(tempfile.mkdtemp(prefix=prefix, dir=base))
 
 
 class SecretHome:
