@@ -103,9 +103,13 @@ void print_conflicts(const char* verb, const review::ApplyReport& rep, const std
                  rep.conflicts.size() == 1 ? "" : "s", what.c_str());
     for (const auto& c : rep.conflicts)
         std::fprintf(stderr, "  %s: %s\n", base::display_path(c.path).c_str(), c.reason.c_str());
-    std::fprintf(stderr,
-                 "fix: look at those paths; then re-run with --force to overwrite them (the current versions are\n"
-                 "     kept for undo), or leave them out with --exclude GLOB / pick others with --only PATH\n");
+    // Advice names only flags this verb accepts: undo has no --exclude/--only.
+    if (std::string(verb) == "undo")
+        std::fprintf(stderr, "fix: look at those paths; then re-run with --force to restore over them anyway\n");
+    else
+        std::fprintf(stderr,
+                     "fix: look at those paths; then re-run with --force to overwrite them (the current versions are\n"
+                     "     kept for undo), or leave them out with --exclude GLOB / pick others with --only PATH\n");
 }
 
 void print_notes(const char* verb, const review::ApplyReport& rep) {

@@ -103,6 +103,8 @@ def test_undo_refuses_when_an_applied_file_was_edited_afterwards(lo):
     r = lo("undo", out["undo"])
     assert r.returncode == 1
     assert b"notes.txt" in r.stderr
+    # The advice names only flags undo accepts.
+    assert b"--force" in r.stderr and b"--exclude" not in r.stderr and b"--only" not in r.stderr
     assert (lo.target / "notes.txt").read_text() == "edited after apply\n"
     r = lo("undo", out["undo"], "--force")
     assert r.returncode == 0, r.stderr
