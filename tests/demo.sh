@@ -13,7 +13,9 @@ trap 'chmod -R u+rwX "$DEMO" 2>/dev/null; rm -rf "$DEMO"' EXIT
 export LAYOVER_STATE_DIR="$DEMO/state"
 mkdir -m 700 "$LAYOVER_STATE_DIR"
 H="$DEMO/home"
-step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+# Bold only on a terminal and without NO_COLOR: `make demo > log` holds no escapes.
+if [ -t 1 ] && [ -z "${NO_COLOR:-}" ] && [ "${TERM:-dumb}" != dumb ]; then B=$'\033[1m' N=$'\033[0m'; else B= N=; fi
+step() { printf '\n%s== %s%s\n' "$B" "$*" "$N"; }
 
 step "1. A scratch home"
 mkdir -p "$H/project/src" "$H/old-notes"
@@ -44,7 +46,7 @@ ls -l "$DEMO/demo.tar.zst"
 "$LAYOVER" show "$DEMO/demo.tar.zst"
 
 step "5. Review: the diff"
-"$LAYOVER" diff demo --color=always || true
+"$LAYOVER" diff demo --no-pager || true  # colored on a terminal only
 
 step "5. Review: apply"
 "$LAYOVER" apply demo --yes --undo-to "$DEMO/undo.tar.zst"
@@ -56,4 +58,4 @@ step "5. Review: undo"
 "$LAYOVER" undo "$DEMO/undo.tar.zst" --target "$H"
 diff -r "$DEMO/original" "$H" && echo "tree is back exactly as it was (diff -r is empty)"
 "$LAYOVER" discard demo
-printf '\n\033[1mdemo finished\033[0m\n'
+printf '\n%sdemo finished%s\n' "$B" "$N"

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "helper/base/term.h"
 #include "helper/base/text.h"
 #include "helper/cli/verbs.h"
 #include "review/diff/show.h"
@@ -38,7 +39,8 @@ bool normalize_path(std::string p, const std::string& target, std::string* out) 
 
 int cmd_diff(int argc, char** argv) {
     review::ShowOptions opts;
-    std::string source, color = "auto";
+    std::string source;
+    base::ColorWhen color = base::ColorWhen::Auto;
     bool no_pager = false;
     std::vector<std::string> raw_paths;
     bool dashdash = false;
@@ -56,13 +58,12 @@ int cmd_diff(int argc, char** argv) {
         } else if (a == "--name-status") {
             opts.format = review::ShowOptions::Format::NameStatus;
         } else if (a == "--color") {
-            color = "always";
+            color = base::ColorWhen::Always;
         } else if (a.compare(0, 8, "--color=") == 0) {
-            color = a.substr(8);
-            if (color != "auto" && color != "always" && color != "never")
-                return usage_error("--color takes auto, always or never, not '" + color + "'");
+            if (!base::parse_color_when(a.substr(8), &color))
+                return usage_error("--color takes auto, always or never, not '" + a.substr(8) + "'");
         } else if (a == "--no-color") {
-            color = "never";
+            color = base::ColorWhen::Never;
         } else if (a == "--no-pager") {
             no_pager = true;
         } else if (!a.empty() && a[0] == '-') {
@@ -76,7 +77,7 @@ int cmd_diff(int argc, char** argv) {
     if (source.empty()) return usage_error("missing SESSION or PATCH");
 
     bool tty = review::stdout_is_tty();
-    opts.color = color == "always" || (color == "auto" && tty);
+    opts.color = base::color_for_fd(1, color);
     // Escaping follows the destination, not the colors: a terminal gets
     // visible control characters, a pipe gets the exact bytes git applies.
     opts.escape = tty;

@@ -1,5 +1,7 @@
 // Verb entry points for capture: save, show (status: cli_status.cc). They parse, print and
 // pick the exit code; the work is in the library.
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -10,6 +12,7 @@
 #include "capture/scan/summary.h"
 #include "helper/cli/verbs.h"
 #include "helper/store/session.h"
+#include "review/diff/pager.h"
 
 namespace {
 
@@ -30,7 +33,7 @@ const char kSaveUsage[] =
     "usage: layover save SESSION -o FILE.tar.zst\n"
     "  Write the session's changes as a patch (created 0600, atomically).\n";
 const char kShowUsage[] =
-    "usage: layover show FILE.tar.zst [--json] [--expand] [--max-members N] [--max-stored-bytes N]\n"
+    "usage: layover show FILE.tar.zst [--json] [--expand] [--no-pager] [--max-members N] [--max-stored-bytes N]\n"
     "                    [--max-logical-bytes N] [--max-name-len N] [--max-pax-header N]\n"
     "  Validate a patch and print its changes.\n";
 
@@ -69,7 +72,7 @@ int cmd_save(int argc, char** argv) {
 }
 
 int cmd_show(int argc, char** argv) {
-    bool as_json = false, expand = false;
+    bool as_json = false, expand = false, no_pager = false;
     std::string file;
     capture::Limits limits;
     for (int i = 1; i < argc; i++) {
@@ -79,6 +82,7 @@ int cmd_show(int argc, char** argv) {
         if (lf > 0) continue;
         if (a == "--json") as_json = true;
         else if (a == "--expand") expand = true;
+        else if (a == "--no-pager") no_pager = true;
         else if (a == "-h" || a == "--help") return usage(kShowUsage);
         else if (!a.empty() && a[0] == '-' && a != "-") return usage(kShowUsage, "show: unknown option '" + a + "'");
         else if (file.empty()) file = a;
@@ -95,6 +99,7 @@ int cmd_show(int argc, char** argv) {
     std::set<std::string> stale;
     for (const auto& b : m.base)
         if (b.stale) stale.insert(b.path);
+    review::PagedStdout pager(!no_pager && ::isatty(1) == 1, false);
     print(capture::summary_text(m.changes, stale, !expand));
     return 0;
 }

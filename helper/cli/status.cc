@@ -1,5 +1,7 @@
 // `layover status`: built into the `layover` binary itself (it needs no
 // libarchive/libzstd, whose loading would cost more than the walk).
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -11,14 +13,16 @@
 #include "helper/cli/verbs.h"
 #include "helper/sandbox/scratch.h"
 #include "helper/store/session.h"
+#include "review/diff/pager.h"
 
 namespace {
 
 const char kStatusUsage[] =
-    "usage: layover status [SESSION] [--json] [--expand] [--outside]\n"
+    "usage: layover status [SESSION] [--json] [--expand] [--outside] [--no-pager]\n"
     "  The changes of a running or ended session (default: the most recent).\n"
     "  --expand   list every path (new directories otherwise take one line each)\n"
-    "  --outside  list what the session wrote outside the target (scratch layers; never applied)\n";
+    "  --outside  list what the session wrote outside the target (scratch layers; never applied)\n"
+    "  --no-pager print straight to the terminal (by default a long listing goes through $PAGER)\n";
 
 int fail(const std::string& msg) {
     std::fprintf(stderr, "layover: %s\n", msg.c_str());
@@ -36,13 +40,14 @@ void print(const std::string& s) { std::fwrite(s.data(), 1, s.size(), stdout); }
 }  // namespace
 
 int cmd_status(int argc, char** argv) {
-    bool as_json = false, outside = false, expand = false;
+    bool as_json = false, outside = false, expand = false, no_pager = false;
     std::string name;
     for (int i = 1; i < argc; i++) {
         std::string a = argv[i];
         if (a == "--json") as_json = true;
         else if (a == "--outside") outside = true;
         else if (a == "--expand") expand = true;
+        else if (a == "--no-pager") no_pager = true;
         else if (a == "-h" || a == "--help") return usage();
         else if (!a.empty() && a[0] == '-') return usage("status: unknown option '" + a + "'");
         else if (name.empty()) name = a;
@@ -53,6 +58,8 @@ int cmd_status(int argc, char** argv) {
     auto info = session::find(state.value(), name);
     if (!info) return fail(info.error().message);
     const char* home = std::getenv("HOME");
+    // On a terminal, as git does: `less -FRX` quits at once on a short listing.
+    review::PagedStdout pager(!as_json && !no_pager && ::isatty(1) == 1, false);
     if (outside) {
         // Writes outside the target (scratch layers): listed, never applied.
         auto s = scratch::summarize(info->dir, info->meta.outside, home ? home : "");

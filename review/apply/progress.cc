@@ -5,6 +5,8 @@
 
 #include <cstdio>
 
+#include "helper/base/term.h"
+
 namespace review {
 namespace {
 
@@ -16,7 +18,7 @@ int64_t now_ns() {
 
 }  // namespace
 
-Progress::Progress(bool enabled) : enabled_(enabled && ::isatty(2)), start_ns_(now_ns()) {}
+Progress::Progress(bool enabled) : enabled_(enabled && base::live_output(2)), start_ns_(now_ns()) {}
 
 Progress::~Progress() { done(); }
 

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 
@@ -37,7 +38,7 @@ std::string pager_command(const char* pager_env, bool less_available) {
     return p;
 }
 
-Output::Output(bool page) {
+Output::Output(bool page, bool colors) {
     if (!page) return;
     std::string cmd = pager_command(std::getenv("PAGER"), in_path("less"));
     if (cmd.empty()) return;
@@ -49,7 +50,7 @@ Output::Output(bool page) {
     if (pid == 0) {
         ::dup2(rd.get(), 0);
         // As git does: less passes colors through and quits on short output.
-        ::setenv("LESS", std::getenv("LESS") ? std::getenv("LESS") : "FRX", 1);
+        ::setenv("LESS", std::getenv("LESS") ? std::getenv("LESS") : colors ? "FRX" : "FX", 1);
         ::setenv("LV", std::getenv("LV") ? std::getenv("LV") : "-c", 1);
         ::execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
         ::_exit(127);
@@ -88,6 +89,24 @@ void Output::finish() {
     ::sigaction(SIGPIPE, &old_pipe_, nullptr);
     ::sigaction(SIGINT, &old_int_, nullptr);
     ::sigaction(SIGQUIT, &old_quit_, nullptr);
+}
+
+PagedStdout::PagedStdout(bool page, bool colors) : out_(page, colors) {
+    if (out_.pager_fd() < 0) return;
+    std::fflush(stdout);
+    saved_.reset(::fcntl(1, F_DUPFD_CLOEXEC, 3));
+    if (!saved_.valid() || ::dup2(out_.pager_fd(), 1) < 0) saved_.reset();
+}
+
+PagedStdout::~PagedStdout() { finish(); }
+
+void PagedStdout::finish() {
+    std::fflush(stdout);
+    if (saved_.valid()) {
+        ::dup2(saved_.get(), 1);  // the pager sees EOF once out_ closes its end too
+        saved_.reset();
+    }
+    out_.finish();
 }
 
 }  // namespace review

@@ -10,6 +10,7 @@
 
 #include "capture/patch/reader.h"
 #include "capture/patch/save.h"
+#include "helper/base/term.h"
 #include "helper/base/text.h"
 #include "review/apply/apply.h"
 #include "review/diff/show.h"
@@ -52,7 +53,8 @@ struct Prompt {
         ShowOptions o;
         o.paths = only();
         bool tty = stdout_is_tty();
-        o.color = o.escape = o.page = tty;
+        o.escape = o.page = tty;
+        o.color = base::color_for_fd(1);
         o.width = terminal_width();
         auto r = show_diff(patch, o);
         if (!r) std::fprintf(stderr, "layover: showing the diff: %s\n", r.error().message.c_str());
@@ -229,8 +231,7 @@ int run_exit_prompt(const std::string& state, const session::Info& s) {
     }
     RiskContext ctx;
     if (const char* home = std::getenv("HOME")) ctx.home_rel = home_relative(patch->manifest().target, home);
-    const char* term = std::getenv("TERM");
-    bool color = ::isatty(2) == 1 && !(term && std::string(term) == "dumb");
+    bool color = base::color_for_fd(2);
     std::fprintf(stderr, "\nlayover: session '%s' changed %s:\n%s", s.meta.name.c_str(),
                  base::display_path(patch->manifest().target).c_str(), summary_text(changes, ctx, color).c_str());
 

@@ -163,7 +163,8 @@ def test_terminal_output_is_colored_paged_and_shows_control_characters(lo, home,
     pager = tmp_path / "pager.sh"
     pager.write_text("#!/bin/sh\necho PAGER-STARTED\ncat\n")
     pager.chmod(0o755)
-    env = dict(lo.env, PAGER=str(pager), TERM="dumb")
+    env = dict(lo.env, PAGER=str(pager), TERM="xterm")  # TERM=dumb: no colors
+    env.pop("NO_COLOR", None)
     child = pexpect.spawn(LAYOVER, ["diff", "e"], env=env, timeout=20)
     child.expect(pexpect.EOF)
     out = child.before

@@ -2,6 +2,7 @@
 // parsing, id maps, run argument parsing, and text escaping.
 #include <catch2/catch.hpp>
 
+#include "helper/base/term.h"
 #include "helper/base/text.h"
 #include "helper/sandbox/run_args.h"
 #include "helper/store/userns.h"
@@ -120,4 +121,22 @@ TEST_CASE("text: base64 round trip and session names") {
     CHECK_FALSE(base::valid_session_name(".."));
     CHECK_FALSE(base::valid_session_name("a b"));
     CHECK_FALSE(base::valid_session_name(std::string(65, 'a')));
+}
+
+TEST_CASE("term: colors only on a terminal, never under NO_COLOR or TERM=dumb, unless asked for") {
+    using base::ColorWhen;
+    CHECK(base::decide_color(ColorWhen::Auto, true, nullptr, "xterm-256color"));
+    CHECK_FALSE(base::decide_color(ColorWhen::Auto, false, nullptr, "xterm"));  // a pipe or a file
+    CHECK_FALSE(base::decide_color(ColorWhen::Auto, true, "1", "xterm"));
+    CHECK_FALSE(base::decide_color(ColorWhen::Auto, true, "no", "xterm"));  // any non-empty value
+    CHECK(base::decide_color(ColorWhen::Auto, true, "", "xterm"));          // empty: as if unset
+    CHECK_FALSE(base::decide_color(ColorWhen::Auto, true, nullptr, "dumb"));
+    CHECK(base::decide_color(ColorWhen::Auto, true, nullptr, nullptr));
+    // A per-invocation flag wins over the environment, both ways.
+    CHECK(base::decide_color(ColorWhen::Always, false, "1", "dumb"));
+    CHECK_FALSE(base::decide_color(ColorWhen::Never, true, nullptr, "xterm"));
+    ColorWhen w = ColorWhen::Auto;
+    CHECK(base::parse_color_when("never", &w));
+    CHECK(w == ColorWhen::Never);
+    CHECK_FALSE(base::parse_color_when("sometimes", &w));
 }
