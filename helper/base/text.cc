@@ -6,13 +6,19 @@ namespace base {
 
 namespace {
 
-// Length of the valid UTF-8 sequence at s[i], or 0 if invalid.
-size_t utf8_seq_len(std::string_view s, size_t i) {
+const char kHex[] = "0123456789abcdef";
+
+}  // namespace
+
+size_t utf8_at(std::string_view s, size_t i, uint32_t* out) {
     auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
     unsigned char c = b(i);
     size_t n;
     uint32_t cp;
-    if (c < 0x80) return 1;
+    if (c < 0x80) {
+        *out = c;
+        return 1;
+    }
     if ((c & 0xE0) == 0xC0) {
         n = 2;
         cp = c & 0x1F;
@@ -33,16 +39,19 @@ size_t utf8_seq_len(std::string_view s, size_t i) {
     // Reject overlong forms, surrogates and values past U+10FFFF.
     if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000)) return 0;
     if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+    *out = cp;
     return n;
 }
 
-const char kHex[] = "0123456789abcdef";
-
-}  // namespace
+bool is_unsafe_codepoint(uint32_t cp) {
+    return (cp >= 0x80 && cp <= 0x9F) || (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069) ||
+           cp == 0x200E || cp == 0x200F || cp == 0x061C || cp == 0x2028 || cp == 0x2029;
+}
 
 bool is_utf8(std::string_view s) {
+    uint32_t cp;
     for (size_t i = 0; i < s.size();) {
-        size_t n = utf8_seq_len(s, i);
+        size_t n = utf8_at(s, i, &cp);
         if (n == 0) return false;
         i += n;
     }
@@ -54,7 +63,15 @@ std::string display_path(std::string_view raw) {
     bool quoted = false;
     for (size_t i = 0; i < raw.size();) {
         unsigned char c = static_cast<unsigned char>(raw[i]);
-        size_t n = utf8_seq_len(raw, i);
+        uint32_t cp = 0;
+        size_t n = utf8_at(raw, i, &cp);
+        if (n > 1 && is_unsafe_codepoint(cp)) {
+            quoted = true;
+            out += "\\u";
+            for (int shift = 12; shift >= 0; shift -= 4) out.push_back(kHex[(cp >> shift) & 15]);
+            i += n;
+            continue;
+        }
         if (n > 1) {
             out.append(raw.substr(i, n));
             i += n;

@@ -1,6 +1,7 @@
 // Pure text helpers shared by every verb: path display escaping, lossless
 // JSON encoding of byte-string names, and validation of session names.
 #pragma once
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -9,9 +10,22 @@ namespace base {
 // True when s is well-formed UTF-8.
 bool is_utf8(std::string_view s);
 
+// The length of the valid UTF-8 sequence at s[i] (1 for ASCII), or 0 when
+// it is invalid; *cp gets its code point.
+size_t utf8_at(std::string_view s, size_t i, uint32_t* cp);
+
+// Code points that change how a terminal draws what follows, though they are
+// valid UTF-8: C1 controls (U+0080-U+009F; U+009B is a CSI on many
+// terminals), bidi embeddings, overrides and isolates (U+202A-U+202E,
+// U+2066-U+2069), the marks U+200E, U+200F, U+061C, and the line and
+// paragraph separators U+2028, U+2029. Never printed raw.
+bool is_unsafe_codepoint(uint32_t cp);
+
 // A path as shown to a person: unchanged when it is printable UTF-8 without
 // quotes or backslashes; otherwise wrapped in double quotes with C escapes
-// (\n, \t, \\, \", \xNN for control bytes and invalid UTF-8), as git does.
+// (\n, \t, \\, \", \xNN for control bytes and invalid UTF-8, \uXXXX for the
+// unsafe code points above), as git's core.quotePath does, extended to C1
+// and bidi controls. No raw control byte ever comes out.
 std::string display_path(std::string_view raw);
 
 // Make control bytes in arbitrary text visible (^[, ^M, M-x style): for

@@ -95,7 +95,9 @@ void print_json(const review::ApplyReport* rep, const std::string& err, bool dry
         o["recovered"] = rep->recovered.empty() ? json(nullptr) : json(rep->recovered);
         o["undo_patch"] = rep->undo_patch.empty() ? json(nullptr) : json(rep->undo_patch);
     }
-    std::cout << o.dump() << std::endl;
+    // ensure_ascii: every non-ASCII character as \uXXXX, so that even a dump
+    // to a terminal is inert (C1 and bidi controls in names included).
+    std::cout << o.dump(-1, ' ', true, json::error_handler_t::replace) << std::endl;
 }
 
 void print_conflicts(const char* verb, const review::ApplyReport& rep, const std::string& what) {

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 
+#include "helper/base/text.h"
 #include "review/diff/algo.h"
 
 namespace review {
@@ -195,27 +196,18 @@ std::string terminal_safe(std::string_view s) {
             i++;
             continue;
         }
-        // Decode one UTF-8 sequence; anything malformed is shown byte by byte.
-        size_t n = (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
-        uint32_t cp = n == 2 ? (c & 0x1Fu) : n == 3 ? (c & 0x0Fu) : (c & 0x07u);
-        bool ok = n != 0 && i + n <= s.size();
-        for (size_t k = 1; ok && k < n; k++) {
-            unsigned char cc = static_cast<unsigned char>(s[i + k]);
-            ok = (cc & 0xC0) == 0x80;
-            cp = (cp << 6) | (cc & 0x3Fu);
-        }
-        if (ok && ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10FFFF ||
-                   (cp >= 0xD800 && cp <= 0xDFFF)))
-            ok = false;
-        if (!ok) {
+        // One UTF-8 sequence; anything malformed is shown byte by byte, and
+        // code points that steer a terminal (C1, bidi) as \uXXXX.
+        uint32_t cp = 0;
+        size_t n = base::utf8_at(s, i, &cp);
+        if (n == 0) {
             out += "\\x";
             out.push_back(hex[c >> 4]);
             out.push_back(hex[c & 15]);
             i++;
-        } else if (cp < 0xA0) {  // C1 controls: some terminals act on them (0x9b is CSI)
-            out += "\\u00";
-            out.push_back(hex[cp >> 4]);
-            out.push_back(hex[cp & 15]);
+        } else if (base::is_unsafe_codepoint(cp)) {
+            out += "\\u";
+            for (int shift = 12; shift >= 0; shift -= 4) out.push_back(hex[(cp >> shift) & 15]);
             i += n;
         } else {
             out.append(s.substr(i, n));

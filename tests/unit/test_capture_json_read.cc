@@ -6,6 +6,7 @@
 
 #include "capture/patch/manifest.h"
 #include "helper/base/json/reader.h"
+#include "helper/base/json/writer.h"
 
 using namespace capture;
 
@@ -114,4 +115,17 @@ TEST_CASE("capture json_read: the sums list") {
               .message.find("is not a valid sums list") != std::string::npos);
     CHECK(sums_from_text(R"({"format": 1, "members": []})").error().message.find("is not a valid sums list") !=
           std::string::npos);
+}
+
+TEST_CASE("json writer: terminal-steering code points become \\u escapes, and read back the same") {
+    std::string name =
+        "a\xc2\x9b"
+        "31m\xe2\x80\xae\x7f\xc3\xa9";  // C1 CSI, RLO, DEL, then a plain é
+    std::string out;
+    base::json::str(&out, name);
+    CHECK(out == "\"a\\u009b31m\\u202e\\u007f\xc3\xa9\"");
+    for (char c : out) CHECK(static_cast<unsigned char>(c) >= 0x20);
+    auto m = manifest_from_text(manifest_with("{\"path\": " + out + ", \"kind\": \"added\"}"));
+    REQUIRE(m.ok());
+    CHECK(m->changes[0].path == name);
 }

@@ -102,6 +102,17 @@ TEST_CASE("text: display paths escape control chars and invalid UTF-8") {
     CHECK_FALSE(base::is_utf8("\xc0\xaf"));      // overlong
     CHECK_FALSE(base::is_utf8("\xed\xa0\x80"));  // surrogate
     CHECK(base::caret_escape("a\x1b[0m\n", true) == "a^[[0m\n");
+    // Valid UTF-8 that steers a terminal is never shown raw: C1 (U+009B is
+    // a CSI), bidi overrides and isolates, DEL.
+    CHECK(base::display_path("a\xc2\x9b"
+                             "31mb") == "\"a\\u009b31mb\"");
+    CHECK(base::display_path("evil\xe2\x80\xaetxt.sh") == "\"evil\\u202etxt.sh\"");
+    CHECK(base::display_path("\xe2\x81\xa6x\xe2\x81\xa9") == "\"\\u2066x\\u2069\"");
+    CHECK(base::display_path("del\x7f") == "\"del\\x7f\"");
+    CHECK(base::display_path("\xc2\xa0nbsp") == "\xc2\xa0nbsp");  // U+00A0 is printable
+    uint32_t cp = 0;
+    CHECK(base::utf8_at("\xe2\x82\xac", 0, &cp) == 3);
+    CHECK(cp == 0x20AC);
     CHECK(base::caret_escape("\r\x7f", false) == "^M^?");
 }
 

@@ -166,6 +166,8 @@ TEST_CASE("review format: terminal escaping covers C0, DEL, C1 and invalid UTF-8
     CHECK(terminal_safe("\xc2\x9b"
                         "2J") == "\\u009b2J");
     CHECK(terminal_safe("\xff\xc3") == "\\xff\\xc3");
+    CHECK(terminal_safe("a\xe2\x80\xae"
+                        "b\xe2\x81\xa7") == "a\\u202eb\\u2067");  // bidi override, isolate
 }
 
 TEST_CASE("review format: colors follow git's defaults") {

@@ -15,7 +15,20 @@ void escaped(std::string* out, std::string_view s) {
     size_t run = 0;  // start of the pending run of bytes needing no escape
     for (size_t i = 0; i < s.size(); i++) {
         unsigned char c = static_cast<unsigned char>(s[i]);
-        if (c >= 0x20 && c != '"' && c != '\\') continue;
+        if (c >= 0x80) {
+            // Valid UTF-8 passes, except the code points that steer a
+            // terminal (C1, bidi): \uXXXX keeps a JSON dump inert on a tty.
+            uint32_t cp = 0;
+            size_t n = base::utf8_at(s, i, &cp);
+            if (n < 2 || !base::is_unsafe_codepoint(cp)) continue;
+            out->append(s.data() + run, i - run);
+            *out += "\\u";
+            for (int shift = 12; shift >= 0; shift -= 4) out->push_back(kHex[(cp >> shift) & 15]);
+            i += n - 1;
+            run = i + 1;
+            continue;
+        }
+        if (c >= 0x20 && c != 0x7F && c != '"' && c != '\\') continue;
         out->append(s.data() + run, i - run);
         run = i + 1;
         switch (c) {
