@@ -51,22 +51,22 @@ class ExecResult(subprocess.CompletedProcess):  # type: ignore[type-arg]
 class Change:
     """One entry of ``layover status --json`` / ``layover show --json``."""
 
-    path: str                      # relative to the target; display-escaped if not UTF-8
+    path: str                      # relative to the target: os.fsdecode of the exact bytes
     kind: str                      # added|modified|deleted|type_changed|metadata|opaque_dir
     type: Optional[str] = None     # file|dir|symlink|fifo|socket; None when deleted
     size: int = 0
     mode: Optional[int] = None
     old_type: Optional[str] = None
     old_mode: Optional[int] = None
-    link_target: Optional[str] = None
+    link_target: Optional[str] = None  # os.fsdecode of the exact bytes
     captured: bool = True          # False for sockets (tar cannot hold them)
-    raw_path: bytes = b""          # exact bytes of the path
+    raw_path: bytes = b""          # exact bytes of the path (os.fsencode(path) gives them too)
     raw_link_target: Optional[bytes] = None
 
     @property
     def fspath(self) -> str:
-        """The path as the os module wants it (surrogateescape for non-UTF-8)."""
-        return os.fsdecode(self.raw_path or self.path.encode("utf-8", "surrogateescape"))
+        """The path as the os module wants it: the same as ``path``."""
+        return os.fsdecode(self.raw_path) if self.raw_path else self.path
 
 
 @dataclass(frozen=True)
@@ -141,23 +141,27 @@ def raw_path(obj: Dict[str, Any]) -> bytes:
 def parse_change(obj: Any) -> Change:
     if not isinstance(obj, dict):
         raise PatchError("layover: helper returned a change that is not an object")
-    path = _get(obj, "path", str, what="change")
-    raw = _b64(obj, "path_b64")
-    link = _get(obj, "link_target", str, None, "change")
+    # Names as str via os.fsdecode (surrogateescape), as os.listdir gives
+    # them: a name that is not UTF-8 round-trips through os.fsencode, never
+    # the display form with its escapes.
+    _get(obj, "path", str, what="change")
+    raw = raw_path(obj)
+    shown_link = _get(obj, "link_target", str, None, "change")
     raw_link = _b64(obj, "link_target_b64")
+    if raw_link is None and shown_link is not None:
+        raw_link = shown_link.encode("utf-8", "surrogateescape")
     return Change(
-        path=path,
+        path=os.fsdecode(raw),
         kind=_get(obj, "kind", str, what="change"),
         type=_get(obj, "type", str, None, "change"),
         size=_get(obj, "size", int, 0, "change"),
         mode=_get(obj, "mode", int, None, "change"),
         old_type=_get(obj, "old_type", str, None, "change"),
         old_mode=_get(obj, "old_mode", int, None, "change"),
-        link_target=link,
+        link_target=os.fsdecode(raw_link) if raw_link is not None else None,
         captured=_get(obj, "captured", bool, True, "change"),
-        raw_path=raw if raw is not None else path.encode("utf-8", "surrogateescape"),
-        raw_link_target=raw_link if raw_link is not None else
-        (link.encode("utf-8", "surrogateescape") if link is not None else None),
+        raw_path=raw,
+        raw_link_target=raw_link,
     )
 
 

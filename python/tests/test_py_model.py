@@ -23,6 +23,18 @@ def test_change_parsing_keeps_exact_bytes_of_non_utf8_names():
     assert c.raw_path == b"bad\xff.txt"
     assert c.fspath == os.fsdecode(b"bad\xff.txt")
     assert c.type == "file" and c.size == 3
+    # The name as str is os.fsdecode of the bytes (as os.listdir returns it),
+    # never the display form: os.fsencode gives the bytes back.
+    assert c.path == "bad\udcff.txt" and os.fsencode(c.path) == b"bad\xff.txt"
+
+
+def test_change_parsing_decodes_link_targets_the_same_way():
+    c = parse_change({"path": "l", "kind": "added", "type": "symlink", "link_target": "t\\xfe",
+                      "link_target_b64": "dP4="})
+    assert c.raw_link_target == b"t\xfe" and c.link_target == os.fsdecode(b"t\xfe")
+    c = parse_change({"path": "caf\u00e9", "kind": "added", "type": "symlink", "link_target": "x\u009by"})
+    assert c.path == "caf\u00e9" and c.raw_path == "caf\u00e9".encode()
+    assert c.link_target == "x\u009by" and c.raw_link_target == b"x\xc2\x9by"
 
 
 @pytest.mark.parametrize("bad", [
