@@ -94,7 +94,7 @@ demo: deps
 	@tests/demo.sh $(BUILD)
 
 bench: deps all
-	@tests/bench.sh $(BUILD)
+	@QUICK=$(QUICK) tests/bench.sh $(BUILD)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/layover

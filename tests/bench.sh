@@ -1,19 +1,24 @@
 #!/usr/bin/env bash
 # make bench: layover's speed and memory against its peers (tar+zstd, find,
-# tar -x, diff -ruN, unshare, bubblewrap), each measured in the same run, as
-# ratios of medians. Never part of `make test`. Prints a table; exits 1 on a
-# MISS or an ERROR. Runs in about 5 minutes on 2 cores and needs ~6 GiB of
-# scratch space under /var/tmp (override: LAYOVER_BENCH_DIR=/some/dir).
-#   tests/bench.sh [BUILD]          LAYOVER_BENCH_REPS=N (default 5)
-#   LAYOVER_BENCH_ONLY=capture,status,apply,diff,startup,python tests/bench.sh
+# cmp, tar -x, diff -ruN, bubblewrap, a minimal C sandbox), each measured in
+# the same run, as ratios of medians (tests/bench/core.py has the rules).
+# Prints the machine and a table, writes BUILD/bench/results.json, and ends
+# with exactly `bench: N met, M missed` (ERROR rows count as missed); exits 1
+# when any row is missed. Needs ~4 GiB of scratch space under /var/tmp
+# (override: LAYOVER_BENCH_DIR=/some/dir).
+#   tests/bench.sh [BUILD]                  (make bench)
+#   QUICK=1 tests/bench.sh [BUILD]          (make bench QUICK=1: smaller sizes, every gated row, <= 2 min)
+#   LAYOVER_BENCH_ONLY=save,status,apply,diff,startup,concurrency,python tests/bench.sh
 # As root, the sandbox and every peer run as a throwaway unprivileged uid
 # from a staged copy it can read, with a clean environment: that is how
 # users run layover.
 set -u
 BUILD=${1:-build}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-REPS=${LAYOVER_BENCH_REPS:-5}
+QUICK=${QUICK:-}
 ONLY=${LAYOVER_BENCH_ONLY:-}
+RESULTS="$ROOT/$BUILD/bench"
+mkdir -p "$RESULTS"
 
 for f in "$ROOT/$BUILD/layover" "$ROOT/$BUILD/layover-patch"; do
     [ -x "$f" ] || { echo "layover bench: $f missing; fix: make all" >&2; exit 2; }
@@ -62,21 +67,39 @@ else
     runner=(env "${envs[@]}")
 fi
 
-rc=0
+mkdir -p "$SCR/out"; chmod 777 "$SCR/out"
 if [ -z "$ONLY" ] || [ "$ONLY" != python ]; then
-    only_args=()
-    [ -n "$ONLY" ] && only_args=(--only "$ONLY")
+    args=()
+    [ -n "$ONLY" ] && args+=(--only "$ONLY")
+    [ -n "$QUICK" ] && args+=(--quick)
     (cd "$SCR/work" && "${runner[@]}" /usr/bin/python3 "$SCR/stage/tests/bench/bench.py" \
-        --bin "$SCR/stage/bin" --scratch "$SCR/work" --reps "$REPS" "${only_args[@]}" </dev/null) || rc=1
+        --bin "$SCR/stage/bin" --scratch "$SCR/work" --results "$SCR/out/results.json" "${args[@]}" </dev/null)
 fi
 
 if [ -z "$ONLY" ] || [[ ,$ONLY, == *,python,* ]]; then
     echo
-    if [ -f "$SCR/stage/tests/bench_python.py" ]; then
-        echo "Python bindings (tests/bench_python.py, issue 4):"
-        (cd "$SCR/work" && "${runner[@]}" /usr/bin/python3 "$SCR/stage/tests/bench_python.py" </dev/null) || rc=1
-    else
-        echo "Python bindings: tests/bench_python.py does not exist yet; its three goals were not measured"
-    fi
+    echo "Python bindings (tests/bench_python.py):"
+    rounds=40; [ -n "$QUICK" ] && rounds=10
+    (cd "$SCR/work" && "${runner[@]}" /usr/bin/python3 "$SCR/stage/tests/bench_python.py" --rounds "$rounds" \
+        --json "$SCR/out/python.json" </dev/null)
 fi
-exit $rc
+
+# One results.json for both parts, and the last line tooling reads.
+/usr/bin/python3 - "$SCR/out" "$RESULTS/results.json" <<'PY'
+import json, os, sys
+out, dest = sys.argv[1], sys.argv[2]
+doc = {"rows": [], "met": 0, "missed": 0}
+for name in ("results.json", "python.json"):
+    p = os.path.join(out, name)
+    if not os.path.exists(p):
+        continue
+    part = json.load(open(p))
+    doc.setdefault("machine", part.get("machine"))
+    doc["rows"] += part["rows"]
+    doc["met"] += part["met"]
+    doc["missed"] += part["missed"]
+json.dump(doc, open(dest, "w"), indent=1)
+print("\nresults: %s" % dest)
+print("bench: %d met, %d missed" % (doc["met"], doc["missed"]))
+sys.exit(1 if doc["missed"] or not doc["rows"] else 0)
+PY

@@ -14,6 +14,7 @@ Exit status 1 when a goal is missed.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import socket
@@ -146,6 +147,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("build", nargs="?", default=None, help="build dir holding layover (default: $LAYOVER_BIN)")
     ap.add_argument("--rounds", type=int, default=40)
+    ap.add_argument("--json", default=None, help="also write the rows here (read by tests/bench.sh)")
     args = ap.parse_args()
     if args.build:
         os.environ["LAYOVER_BIN"] = str(Path(args.build).resolve() / "layover")
@@ -166,12 +168,18 @@ def main() -> int:
         ("python exec(['true'])", "subprocess.run(['true'])", ex, 1.5),
     ]
     failed = 0
+    out = []
     for name, ref_name, (ref, sub), goal in rows:
         ratio = sub / ref if ref > 0 else float("inf")
         ok = ratio <= goal
         failed += not ok
         print("%-34s %8.4f ms vs %-26s %8.4f ms  ratio %5.2f (goal <= %.1f) %s"
-              % (name, sub, ref_name, ref, ratio, goal, "PASS" if ok else "FAIL"))
+              % (name, sub, ref_name, ref, ratio, goal, "met" if ok else "MISS"))
+        out.append({"goal": name.strip(), "verdict": "met" if ok else "MISS", "layover": "%.4f ms" % sub,
+                    "peer": "%.4f ms (%s)" % (ref, ref_name), "ratio": "%.2fx" % ratio, "limit": "<= %.1fx" % goal})
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"rows": out, "met": len(out) - failed, "missed": failed}, f, indent=1)
     return 1 if failed else 0
 
 

@@ -1,11 +1,10 @@
 """make bench driver: layover against its peers, measured in the same run.
 
 Run by tests/bench.sh as the (unprivileged) user that runs the sandbox:
-    /usr/bin/python3 tests/bench/bench.py --bin DIR --scratch DIR [--reps N] [--only NAME,...]
-Stdlib only. Every goal is a ratio layover/peer of medians over several
-repetitions that alternate between the contenders; memory goals use the
-child's ru_maxrss from wait4(). Prints one table and exits 1 on any MISS or
-ERROR.
+    /usr/bin/python3 tests/bench/bench.py --bin DIR --scratch DIR --results FILE [--quick] [--only NAME,...]
+Stdlib only. The measuring rules are in core.py. Rows are gated (a goal on
+the ratio of medians) unless marked info. Prints the machine, one table, and
+writes FILE (results.json); tests/bench.sh prints the last line.
 """
 import argparse
 import os
@@ -13,42 +12,36 @@ import shutil
 import statistics
 import subprocess
 import sys
-import time
+import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gen  # noqa: E402  (the tree generators, shared with the sandboxed runs)
+from core import Contender, Failed, MiB, Results, check, machine, machine_lines, measure  # noqa: E402
 
-MiB = 1 << 20
-
-
-class Failed(Exception):
-    pass
-
-
-def run_timed(argv, cwd=None, stdout=subprocess.DEVNULL, ok=(0,)):
-    """Run argv once; return (seconds, max RSS in bytes). Raises Failed on a bad exit."""
-    errf = open(os.devnull if ok is None else os.path.join(SCRATCH, ".stderr"), "w+b")
-    t0 = time.perf_counter()
-    p = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=stdout, stderr=errf)
-    _, status, ru = os.wait4(p.pid, 0)
-    dt = time.perf_counter() - t0
-    p.returncode = os.waitstatus_to_exitcode(status)
-    if ok is not None and p.returncode not in ok:
-        errf.seek(0)
-        msg = errf.read().decode(errors="replace").strip().splitlines()
-        errf.close()
-        raise Failed("%s exited %d: %s" % (os.path.basename(argv[0]) if argv[0] != "sh" else argv[2][:40],
-                                           p.returncode, msg[-1] if msg else "(no stderr)"))
-    errf.close()
-    return dt, ru.ru_maxrss * 1024, ru.ru_utime + ru.ru_stime
-
-
-def check(argv, cwd=None, **kw):
-    r = subprocess.run(argv, cwd=cwd, stdin=subprocess.DEVNULL, capture_output=True, **kw)
-    if r.returncode != 0:
-        raise Failed("%s exited %d: %s" % (" ".join(argv[:3]), r.returncode,
-                                           r.stderr.decode(errors="replace").strip()[-300:]))
-    return r
+# The tiny start-up floor: unshare + maps + one overlay mount + exec.
+FLOOR_C = r"""
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mount.h>
+#include <sys/wait.h>
+#include <unistd.h>
+static void put(const char *p, const char *s) { int f = open(p, O_WRONLY); if (f < 0 || write(f, s, 0 + __builtin_strlen(s)) < 0) _exit(90); close(f); }
+int main(int argc, char **argv) {
+    char m[64]; uid_t u = getuid(); gid_t g = getgid();
+    if (unshare(CLONE_NEWUSER | CLONE_NEWNS)) return 91;
+    put("/proc/self/setgroups", "deny");
+    snprintf(m, sizeof m, "0 %d 1", u); put("/proc/self/uid_map", m);
+    snprintf(m, sizeof m, "0 %d 1", g); put("/proc/self/gid_map", m);
+    char opts[4096];
+    snprintf(opts, sizeof opts, "lowerdir=%s,upperdir=%s,workdir=%s,userxattr", argv[1], argv[2], argv[3]);
+    if (mount("overlay", argv[1], "overlay", 0, opts)) return 92;
+    execv(argv[4], argv + 4);
+    return 93;
+}
+"""
 
 
 def rm(path):
@@ -62,74 +55,22 @@ def fresh_copy(src, dst):
     check(["cp", "-a", "--reflink=auto", src, dst])
 
 
-class Contender:
-    def __init__(self, name, argv, prepare=None, cleanup=None, cwd=None, ok=(0,)):
-        self.name, self.argv, self.prepare, self.cleanup, self.cwd, self.ok = name, argv, prepare, cleanup, cwd, ok
-        self.times, self.rss, self.cpu = [], [], []
-
-
-def measure(contenders, reps, warmup=True):
-    """Alternate the contenders rep by rep (order flipped every rep); return them with samples."""
-    for rep in range(-1 if warmup else 0, reps):
-        order = contenders if rep % 2 == 0 else list(reversed(contenders))
-        for c in order:
-            if c.prepare:
-                c.prepare()
-            os.sync()  # flush earlier writes so writeback does not land inside a timed run
-            dt, rss, cpu = run_timed(c.argv() if callable(c.argv) else c.argv, cwd=c.cwd, ok=c.ok)
-            if c.cleanup:
-                c.cleanup()
-            if rep >= 0:
-                c.times.append(dt)
-                c.rss.append(rss)
-                c.cpu.append(cpu)
-    return contenders
-
-
-ROWS = []
-
-
-def ms(s):
-    return "%.1f ms" % (s * 1000) if s < 10 else "%.2f s" % s
-
-
-def row_ratio(goal, lay, peer, limit):
-    lt, pt = statistics.median(lay.times), statistics.median(peer.times)
-    ratio = lt / pt
-    verdict = "(info)" if limit is None else ("PASS" if ratio <= limit else "MISS")
-    ROWS.append((goal, ms(lt), "%s (%s)" % (ms(pt), peer.name), "%.2fx" % ratio,
-                 "<= %.1fx" % limit if limit is not None else "-", verdict,
-                 "%s / %s" % (ms(statistics.median(lay.cpu)), ms(statistics.median(peer.cpu)))))
-    print("  %-44s %s   samples ms: layover %s, peer %s" % (
-        goal, verdict, " ".join("%.0f" % (t * 1000) for t in sorted(lay.times)),
-        " ".join("%.0f" % (t * 1000) for t in sorted(peer.times))), flush=True)
-
-
-def row_rss(goal, lay, peer, limit_mib):
-    lr = max(lay.rss)
-    pr = max(peer.rss) if peer else None
-    verdict = "PASS" if lr <= limit_mib * MiB else "MISS"
-    ROWS.append((goal, "%.1f MiB" % (lr / MiB), "%.1f MiB (%s)" % (pr / MiB, peer.name) if peer else "-",
-                 "-", "<= %d MiB" % limit_mib, verdict, "-"))
-    print("  %-44s %s" % (goal, verdict), flush=True)
-
-
-def row_error(goal, err):
-    ROWS.append((goal, "-", "-", "-", "-", "ERROR", "-"))
-    print("  %-44s ERROR: %s" % (goal, err), flush=True)
-    ERRORS.append("%s: %s" % (goal, err))
-
-
-ERRORS = []
+def count_files(root):
+    return sum(len(fs) for _, _, fs in os.walk(root))
 
 
 class Bench:
-    def __init__(self, bindir, scratch, reps):
+    def __init__(self, bindir, scratch, quick):
         self.lay = os.path.join(bindir, "layover")
         self.s = scratch
-        self.reps = reps
-        self.big_reps = max(3, reps - 2)
+        self.quick = quick
+        self.n = 2000 if quick else 10000          # files in the many-file rows
+        self.big = (64 if quick else 1024) * MiB   # the big file
+        self.reps = 5 if quick else 10
+        self.big_reps = 3
+        self.err = self.p(".stderr")
         self.sessions = []
+        self.res = Results()
         os.environ["LAYOVER_STATE_DIR"] = self.p("state")
         os.makedirs(self.p("state"), mode=0o700, exist_ok=True)
 
@@ -139,220 +80,281 @@ class Bench:
     def upper(self, session):
         return self.p("state", "sessions", session, "upper")
 
+    def measure(self, contenders, reps=None, warmup=True):
+        return measure(contenders, reps or self.reps, warmup=warmup, errfile=self.err)
+
     def sandbox(self, target, session, code, *args):
-        """Build an upper layer the way a user would: a sandboxed `sh -c` that writes it."""
-        t0 = time.perf_counter()
-        check([self.lay, "run", "--target", target, "--session", session, "--on-exit", "keep", "--",
+        """Build an upper layer the way a user would: a sandboxed command that writes it."""
+        check([self.lay, "run", "--quiet", "--target", target, "--session", session, "--on-exit", "keep", "--",
                "sh", "-c", 'cd "$LAYOVER_TARGET" && exec python3 -c "$0" "$@"', code, *args])
         self.sessions.append(session)
-        print("  built session %s in %.1f s" % (session, time.perf_counter() - t0), flush=True)
 
     # -- trees ---------------------------------------------------------------
     def setup(self):
-        t0 = time.perf_counter()
-        os.makedirs(self.p("small"))            # base for the 10k-file capture: nearly empty
+        os.makedirs(self.p("small"))            # base for the added-files rows: nearly empty
         with open(self.p("small", "README"), "w") as f:
             f.write("base\n")
         os.makedirs(self.p("big"))
-        gen.big_file(self.p("big", "big.bin"), 1024 * MiB)
-        os.makedirs(self.p("tree"))             # base for diff and status: 10k text files
-        gen.text_tree(self.p("tree"), 10000)
-        print("  generated base trees in %.1f s" % (time.perf_counter() - t0), flush=True)
-        self.sandbox(self.p("small"), "small", gen.SMALL_CODE, "10000")
+        gen.big_file(self.p("big", "big.bin"), self.big)
+        os.makedirs(self.p("tree"))             # base for modified-files rows: n text files of 4 KiB
+        gen.text_tree(self.p("tree"), self.n)
+        self.sandbox(self.p("small"), "added", gen.SMALL_CODE, str(self.n))
         self.sandbox(self.p("big"), "big", gen.MODIFY_BIG_CODE, "big.bin")
-        self.sandbox(self.p("tree"), "diff", gen.MODIFY_TEXT_CODE, "100")
-        self.sandbox(self.p("tree"), "touch", gen.TOUCH_CODE)
+        self.sandbox(self.p("tree"), "modified", gen.MODIFY_TEXT_CODE, str(self.n), str(self.n))
+        self.sandbox(self.p("tree"), "diff", gen.MODIFY_TEXT_CODE, "100", str(self.n))
         # The peer's "new" tree for diff -ruN: the base plus the same edits, made the same way.
         fresh_copy(self.p("tree"), self.p("tree-new"))
-        check(["python3", "-c", gen.MODIFY_TEXT_CODE, "100"], cwd=self.p("tree-new"))
+        check(["python3", "-c", gen.MODIFY_TEXT_CODE, "100", str(self.n)], cwd=self.p("tree-new"))
 
-    # -- goals ---------------------------------------------------------------
+    # -- save ----------------------------------------------------------------
     def save(self, session, goal, limit, rss_goal=None):
         out_l, out_p = self.p("save-%s.tar.zst" % session), self.p("peer-%s.tar.zst" % session)
         sdir = self.p("state", "sessions", session)
-        lay = Contender("layover save", [self.lay, "save", session, "-o", out_l],
-                        prepare=lambda: rm(out_l))
-        peer = Contender("tar|zstd -1 -T0",
-                         ["sh", "-c", 'tar -C "$1" -cf - upper | zstd -q -1 -T0 > "$2"', "sh", sdir, out_p],
-                         prepare=lambda: rm(out_p))
-        reps = self.reps if session != "big" else self.big_reps
-        measure([lay, peer], reps, warmup=session != "big")
-        row_ratio(goal, lay, peer, limit)
+        expect = count_files(self.upper(session))
+
+        def verify_l():
+            r = check([self.lay, "show", out_l, "--json", "--no-pager"]).stdout
+            if r.count(b'"kind"') < expect:
+                raise Failed("the saved patch lists %d changes, expected %d" % (r.count(b'"kind"'), expect))
+
+        def verify_p():
+            if os.path.getsize(out_p) < 64:
+                raise Failed("the peer's archive is empty")
+
+        lay = Contender("layover save", [self.lay, "save", session, "-o", out_l], prepare=lambda: rm(out_l),
+                        verify=verify_l)
+        peer = Contender("tar | zstd -1 -T0", ["sh", "-c", 'tar -C "$1" -cf - upper | zstd -q -1 -T0 > "$2"', "sh",
+                                               sdir, out_p], prepare=lambda: rm(out_p), verify=verify_p)
+        big = session == "big"
+        self.measure([lay, peer], self.big_reps if big else None, warmup=not big)
+        self.res.ratio(goal, lay, peer, limit)
         if rss_goal:
-            row_rss(rss_goal, lay, peer, 64)
-        sizes = (os.path.getsize(out_l), os.path.getsize(out_p))
-        print("    patch %.1f MiB, peer archive %.1f MiB" % (sizes[0] / MiB, sizes[1] / MiB))
+            self.res.rss(rss_goal, lay, 64)
         rm(out_p)
-        return out_l  # kept: the apply goals use it
+        return out_l  # kept: the apply rows use it
 
+    # -- status --------------------------------------------------------------
     def status(self):
-        lay = Contender("layover status", [self.lay, "status", "small"])
-        peer = Contender("find|wc -l", ["sh", "-c", 'find "$1" -type f | wc -l', "sh", self.upper("small")])
-        measure([lay, peer], self.reps)
-        row_ratio("status, 10k-file upper layer", lay, peer, 2.0)
-        out = check([self.lay, "status", "small", "--json"]).stdout
-        n = out.count(b'"kind"')
-        if n < 10000:
-            raise Failed("status --json listed %d changes, expected >= 10000" % n)
+        up = self.upper("modified")
+        n_changes = [0]
 
-    def status_touched(self):
-        """Not a goal: 10k copied-up but unchanged files (touch) must be hashed to be dropped."""
-        lay = Contender("layover status", [self.lay, "status", "touch"])
-        peer = Contender("find|wc -l", ["sh", "-c", 'find "$1" -type f | wc -l', "sh", self.upper("touch")])
-        measure([lay, peer], self.reps)
-        row_ratio("status, 10k touched (unchanged) files", lay, peer, None)
+        def verify():
+            out = check([self.lay, "status", "modified", "--json"]).stdout
+            n_changes[0] = out.count(b'"kind"')
+            if n_changes[0] < self.n:
+                raise Failed("status listed %d changes, expected %d" % (n_changes[0], self.n))
 
-    def apply(self, patch, base, goal, limit, rss_goal=None, big=False):
-        # Each rep gets a target of its own, removed only after the goal: on
-        # ext4 without a journal, files created right after thousands were
-        # deleted make every create scan the freed inodes (recently_deleted),
-        # which once made both sides 10-20x slower and the ratio noise. The
-        # 1 GiB case (one file, little space to spare) reuses its target.
-        made = []
+        find = Contender("find | wc -l", ["sh", "-c", 'find "$1" -type f | wc -l', "sh", up])
+        # The work status must do: compare each upper file with its lower
+        # twin, in one process (diff -rq compares contents, exits 1).
+        cmp_all = Contender("diff -rq upper lower", ["diff", "-rq", up, self.p("tree")], ok=(0, 1))
+        # A fresh status each rep: nothing cached from the last one.
+        lay = Contender("layover status", [self.lay, "status", "modified", "--no-pager"], verify=verify,
+                        prepare=lambda: self.forget_status_cache("modified"))
+        self.measure([lay, find, cmp_all])
+        self.res.ratio("status, %s modified files" % self.thousands(self.n), lay, find, 3.0)
+        self.res.ratio("status vs comparing each file with its twin", lay, cmp_all, 1.0)
+        again = Contender("layover status (again)", [self.lay, "status", "modified", "--no-pager"], verify=verify)
+        find2 = Contender("find | wc -l", ["sh", "-c", 'find "$1" -type f | wc -l', "sh", up])
+        self.measure([again, find2])
+        self.res.ratio("status again, unchanged session", again, find2, 2.0)
+
+    def forget_status_cache(self, session):
+        for name in ("status-cache", "verdicts"):
+            path = self.p("state", "sessions", session, name)
+            if os.path.lexists(path):
+                rm(path)
+
+    # -- apply ---------------------------------------------------------------
+    def apply(self, patch, base, goal, limit, expect, rss_goal=None, big=False):
+        """Both sides extract into a fresh copy of the same base, made the same way for each rep."""
         cur = {}
 
         def fresh(kind):
-            if big:
-                d = self.p("apply-%s" % kind)
-                fresh_copy(base, d)
-            else:
-                d = self.p("apply-%s-%d" % (kind, len(made)))
-                check(["cp", "-a", "--reflink=auto", base, d])
-                made.append(d)
-            cur[kind] = d
+            cur[kind] = self.p("apply-%s" % kind)
+            fresh_copy(base, cur[kind])
+
+        def verify_l():
+            expect(cur["l"])
 
         lay = Contender("layover apply", lambda: [self.lay, "apply", patch, "--target", cur["l"], "--yes"],
-                        prepare=lambda: fresh("l"))
+                        prepare=lambda: fresh("l"), verify=verify_l)
+        # The peer writes the same file contents: the patch's members.
         peer = Contender("tar --zstd -xf", lambda: ["tar", "--zstd", "-xf", patch, "-C", cur["p"]],
                          prepare=lambda: fresh("p"))
-        measure([lay, peer], self.big_reps if big else self.reps, warmup=not big)
-        row_ratio(goal, lay, peer, limit)
+        self.measure([lay, peer], self.big_reps if big else None, warmup=not big)
+        self.res.ratio(goal, lay, peer, limit)
         if rss_goal:
-            row_rss(rss_goal, lay, peer, 64)
-        # The last layover apply must really have written the tree.
-        d_l = cur["l"]
-        if big:
-            with open(os.path.join(d_l, "big.bin"), "rb") as f:
-                f.seek(gen.BIG_EDIT_AT)
-                if f.read(len(gen.BIG_EDIT)) != gen.BIG_EDIT:
-                    raise Failed("apply did not write the modified big.bin")
-        else:
-            n = sum(len(fs) for _, _, fs in os.walk(os.path.join(d_l, "gen")))
-            if n != 10000:
-                raise Failed("apply wrote %d files, expected 10000" % n)
-        for d in made + [cur["l"], cur["p"]]:
-            rm(d)
+            self.res.rss(rss_goal, lay, 64)
+        for k in ("l", "p"):
+            rm(cur[k])
 
+    def expect_added(self, d):
+        n = count_files(os.path.join(d, "gen"))
+        if n != self.n:
+            raise Failed("apply wrote %d files, expected %d" % (n, self.n))
+
+    def expect_big(self, d):
+        with open(os.path.join(d, "big.bin"), "rb") as f:
+            f.seek(self.big // 2)
+            if f.read(len(gen.BIG_EDIT)) != gen.BIG_EDIT:
+                raise Failed("apply did not write the modified big.bin")
+
+    # -- diff ----------------------------------------------------------------
     def diff(self):
-        lay = Contender("layover diff", [self.lay, "diff", "diff"], ok=(1,))
-        peer = Contender("diff -ruN", ["diff", "-ruN", "tree", "tree-new"], cwd=self.s, ok=(1,))
-        measure([lay, peer], self.reps)
-        row_ratio("diff, 100 changed of 10k files", lay, peer, 1.0)
-        out = subprocess.run([self.lay, "diff", "diff"], capture_output=True).stdout
-        n = out.count(b"\ndiff --git ") + out.startswith(b"diff --git ")
-        if n != 100:
-            raise Failed("layover diff showed %d files, expected 100" % n)
+        def verify():
+            out = subprocess.run([self.lay, "diff", "diff", "--no-pager"], capture_output=True).stdout
+            n = out.count(b"\ndiff --git ") + out.startswith(b"diff --git ")
+            if n != 100:
+                raise Failed("layover diff showed %d files, expected 100" % n)
 
+        lay = Contender("layover diff", [self.lay, "diff", "diff", "--no-pager"], ok=(1,), verify=verify)
+        peer = Contender("diff -ruN", ["diff", "-ruN", "tree", "tree-new"], cwd=self.s, ok=(1,))
+        self.measure([lay, peer])
+        self.res.ratio("diff, 100 changed of %s files" % self.thousands(self.n), lay, peer, 1.0)
+
+    def diff_rss(self):
+        big = Contender("layover diff (1 GiB file)", [self.lay, "diff", "big", "--no-pager"], ok=(1,))
+        self.measure([big], self.big_reps, warmup=False)
+        self.res.rss("diff peak RSS, the big file", big, 64)
+
+    # -- start-up ------------------------------------------------------------
     def startup(self):
         target = self.p("small")
-        reps = max(15, self.reps * 3)
-        lay = Contender("layover run", [self.lay, "run", "--target", target, "--on-exit", "discard", "--", "true"])
-        peers = [Contender("unshare -rm", ["unshare", "-rm", "true"])]
+        reps = self.reps * 3
+        lay = Contender("layover run", [self.lay, "run", "--quiet", "--target", target, "--on-exit", "discard", "--",
+                                        "/bin/true"])
         bwrap = shutil.which("bwrap")
-        if bwrap:
-            peers.append(Contender("bwrap minimal", [bwrap, "--unshare-all", "--dev-bind", "/", "/", "true"]))
-            peers.append(Contender("bwrap comparable",
-                                   [bwrap, "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/",
-                                    "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/var/tmp",
-                                    "--bind", target, target, "true"]))
+        if not bwrap:
+            raise Failed("bwrap not installed (tests/bench.sh installs it; no root or network?)")
+        same = [bwrap, "--unshare-all", "--die-with-parent", "--new-session", "--ro-bind", "/", "/",
+                "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/var/tmp"]
+        if bwrap_has_overlay(bwrap):
+            os.makedirs(self.p("bw-upper"), exist_ok=True)
+            same += ["--overlay-src", target, "--tmp-overlay", target]
         else:
-            print("  note: bwrap not installed; bubblewrap peers skipped (see bench.sh output)")
-        measure([lay] + peers, reps)
-        for peer in peers:
-            row_ratio("run start-up vs %s" % peer.name, lay, peer, None)
+            same += ["--tmpfs", target]
+        peer = Contender("bwrap, same isolation", same + ["/bin/true"])
+        minimal = Contender("bwrap minimal", [bwrap, "--unshare-all", "--dev-bind", "/", "/", "/bin/true"])
+        self.measure([lay, peer, minimal], reps)
+        self.res.ratio("start-up vs bwrap, same isolation", lay, peer, 1.0,
+                       note="bwrap without our seccomp filter: harder for layover")
+        self.res.ratio("start-up vs bwrap minimal", lay, minimal, 1.2)
+        floor = self.floor_binary()
+        if floor:
+            lower, upper, work = self.p("fl-lower"), self.p("fl-upper"), self.p("fl-work")
+            for d in (lower, upper, work):
+                os.makedirs(d, exist_ok=True)
+            fl = Contender("unshare + maps + overlay + exec", [floor, lower, upper, work, "/bin/true"])
+            self.measure([lay, fl], reps)
+            self.res.ratio("start-up vs the floor (info)", lay, fl, None)
+
+    def floor_binary(self):
+        cc = shutil.which("cc") or shutil.which("gcc")
+        if not cc:
+            return None
+        src, out = self.p("floor.c"), self.p("floor")
+        with open(src, "w") as f:
+            f.write(FLOOR_C)
+        check([cc, "-O2", "-o", out, src])
+        return out
+
+    # -- concurrency ---------------------------------------------------------
+    def concurrency(self):
+        target = self.p("small")
+        one = [self.lay, "run", "--quiet", "--target", target, "--on-exit", "discard", "--", "/bin/true"]
+        single = Contender("one run", one)
+        self.measure([single])
+        script = 'for i in $(seq 50); do "$@" & done; fail=0; for j in $(jobs -p); do wait $j || fail=1; done; ' \
+                 'exit $fail'
+        many = Contender("50 at once", ["sh", "-c", script, "sh", *one])
+        self.measure([many], max(3, self.reps // 2))
+        per = statistics.median(single.times)
+        single.times = [t * 50 for t in single.times]
+        single.name = "50 x one run's median (%.1f ms)" % (per * 1000)
+        self.res.ratio("50 runs at once", many, single, 1.2)
+
+    def thousands(self, n):
+        return "{:,}".format(n)
 
     def cleanup(self):
         for s in self.sessions:
             subprocess.run([self.lay, "discard", s], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
-def guarded(goal, fn, *args, **kw):
+def bwrap_has_overlay(bwrap):
+    out = subprocess.run([bwrap, "--help"], capture_output=True).stdout
+    return b"--tmp-overlay" in out
+
+
+def guarded(res, goal, fn, *args, **kw):
     try:
         return fn(*args, **kw)
     except Failed as e:
-        row_error(goal, str(e))
+        res.error(goal, str(e))
     except OSError as e:
-        row_error(goal, "%s: %s" % (type(e).__name__, e))
+        res.error(goal, "%s: %s" % (type(e).__name__, e))
     return None
 
 
-def print_table():
-    head = ("goal", "layover", "peer (same run)", "ratio", "goal", "result", "cpu layover / peer")
-    w = [max(len(str(r[i])) for r in ROWS + [head]) for i in range(len(head))]
-    fmt = "  ".join("%%-%ds" % x for x in w)
-    print()
-    print(fmt % head)
-    print(fmt % tuple("-" * x for x in w))
-    for r in ROWS:
-        print(fmt % r)
-    verdicts = [r[5] for r in ROWS]
-    print("\n%d PASS, %d MISS, %d ERROR (goals); %d info rows" % (
-        verdicts.count("PASS"), verdicts.count("MISS"), verdicts.count("ERROR"), verdicts.count("(info)")))
-    for e in ERRORS:
-        print("error: " + e)
-
-
 def main():
-    global SCRATCH
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True)
     ap.add_argument("--scratch", required=True)
-    ap.add_argument("--reps", type=int, default=5)
-    ap.add_argument("--only", default="", help="comma list: capture,status,apply,diff,startup")
+    ap.add_argument("--results", required=True)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--only", default="", help="comma list: save,status,apply,diff,startup,concurrency")
     a = ap.parse_args()
-    SCRATCH = a.scratch
     only = set(filter(None, a.only.split(",")))
     want = lambda k: not only or k in only  # noqa: E731
-    b = Bench(a.bin, a.scratch, a.reps)
-    load0 = os.getloadavg()[0]
-    print("layover bench: %d reps (1 GiB cases: %d), median times, scratch %s, %d cpus, load %.2f" % (
-        b.reps, b.big_reps, a.scratch, os.cpu_count(), load0), flush=True)
+    b = Bench(a.bin, a.scratch, a.quick)
+    m = machine(a.scratch)
+    for line in machine_lines(m):
+        print(line)
+    print("reps: %d (big-file rows: %d)%s" % (b.reps, b.big_reps, ", QUICK sizes" if a.quick else ""), flush=True)
+    res = b.res
     try:
         try:
             b.setup()
         except Failed as e:
-            row_error("setup (sandboxed tree generation)", str(e))
-            print_table()
-            return 1
-        p_small = p_big = None
-        if want("capture") or want("apply"):
-            p_small = guarded("save, 10k x 4 KiB files", b.save, "small", "save, 10k x 4 KiB files", 1.0)
-            p_big = guarded("save, one 1 GiB modified file", b.save, "big", "save, one 1 GiB modified file", 1.2,
-                            rss_goal="save RSS, 1 GiB file")
-        if want("status"):
-            guarded("status, 10k-file upper layer", b.status)
-            guarded("status, 10k touched (unchanged) files", b.status_touched)
-        if want("apply"):
-            if p_small:
-                guarded("apply, 10k x 4 KiB files", b.apply, p_small, b.p("small"),
-                        "apply, 10k x 4 KiB files", 1.5)
-            if p_big:
-                guarded("apply, one 1 GiB file", b.apply, p_big, b.p("big"), "apply, one 1 GiB file", 1.5,
-                        rss_goal="apply RSS, 1 GiB file", big=True)
-        if want("diff"):
-            guarded("diff, 100 changed of 10k files", b.diff)
-        if want("startup"):
-            guarded("run start-up", b.startup)
+            res.error("setup (sandboxed tree generation)", str(e))
+        else:
+            n = b.thousands(b.n)
+            big = "%d MiB" % (b.big // MiB)
+            p_added = p_big = None
+            if want("save") or want("apply"):
+                p_added = guarded(res, "save, %s added" % n, b.save, "added", "save, %s added" % n, 1.0)
+                guarded(res, "save, %s modified" % n, b.save, "modified", "save, %s modified" % n, 1.2)
+                p_big = guarded(res, "save, %s modified file" % big, b.save, "big", "save, %s modified file" % big,
+                                1.2, rss_goal="save peak RSS, the big file")
+            if want("status"):
+                guarded(res, "status", b.status)
+            if want("apply"):
+                if p_added:
+                    guarded(res, "apply, %s files" % n, b.apply, p_added, b.p("small"), "apply, %s files" % n, 1.5,
+                            b.expect_added)
+                if p_big:
+                    guarded(res, "apply, %s file" % big, b.apply, p_big, b.p("big"), "apply, %s file" % big, 1.5,
+                            b.expect_big, rss_goal="apply peak RSS, the big file", big=True)
+            if want("diff"):
+                guarded(res, "diff", b.diff)
+                guarded(res, "diff peak RSS", b.diff_rss)
+            if want("startup"):
+                guarded(res, "start-up", b.startup)
+            if want("concurrency"):
+                guarded(res, "concurrency", b.concurrency)
     finally:
         b.cleanup()
-    print_table()
-    load1 = os.getloadavg()[0]
-    if max(load0, load1) > 0.5 * (os.cpu_count() or 1):
-        print("warning: load average was %.2f at start, %.2f at end on %d cpus: other work shared the machine, "
-              "so the times are noisy (the ratios less so: contenders alternate)" % (load0, load1, os.cpu_count()))
-    return 0 if all(r[5] in ("PASS", "(info)") for r in ROWS) else 1
+    m["load_at_end"] = os.getloadavg()[0]
+    print()
+    print(res.table())
+    res.write_json(a.results, m)
+    if max(m["load_at_start"], m["load_at_end"]) > 0.5 * (os.cpu_count() or 1):
+        print("warning: load average %.2f at start, %.2f at end on %d CPUs: other work shared the machine" % (
+            m["load_at_start"], m["load_at_end"], os.cpu_count()))
+    met, missed = res.counts()
+    return 0 if missed == 0 else 1
 
 
-SCRATCH = "/tmp"
 if __name__ == "__main__":
     sys.exit(main())

@@ -21,20 +21,20 @@ for i in range(n):
         f.write(r.randbytes(2048).hex().encode())
 '''
 
-BIG_EDIT_AT = 512 << 20
+BIG_EDIT_AT = 512 << 20  # the middle of the 1 GiB file (of any size: size // 2)
 BIG_EDIT = b"edited inside the sandbox"
 MODIFY_BIG_CODE = r'''
-import sys
+import os, sys
 with open(sys.argv[1], "r+b") as f:
-    f.seek(%d); f.write(%r)
-''' % (BIG_EDIT_AT, BIG_EDIT)
+    f.seek(os.path.getsize(sys.argv[1]) // 2); f.write(%r)
+''' % (BIG_EDIT,)
 
-# Edits 2 lines in each of N files spread over the 10k-file text tree.
+# Edits 2 lines in each of N files spread over the TOTAL-file text tree.
 MODIFY_TEXT_CODE = r'''
 import sys
-n = int(sys.argv[1])
+n = int(sys.argv[1]); total = int(sys.argv[2]) if len(sys.argv) > 2 else 10000
 for k in range(n):
-    i = k * (10000 // n)
+    i = k * (total // n)
     p = "d%02d/t%05d.txt" % (i // 100, i)
     with open(p) as f:
         lines = f.readlines()
