@@ -53,13 +53,14 @@ class AgentSandbox:
     threads; `call()` is thread-safe."""
 
     def __init__(self, helper: Helper, target: str, name: str, run_args: List[str], on_exit: str,
-                 log: Callable[[str], None]) -> None:
+                 log: Callable[[str], None], quiet: bool = False) -> None:
         self.helper = helper
         self.target = target
         self.name = name
         self.run_args = run_args
         self.on_exit = on_exit
         self.log = log
+        self.quiet = quiet
         self.proc: Optional[subprocess.Popen] = None
         self.sock: Optional[socket.socket] = None
         self.lock = threading.Lock()  # start/stop
@@ -113,7 +114,8 @@ class AgentSandbox:
             self._reap()
             raise SandboxError(why)
         self.started = True
-        self.log("layover mcp: sandbox started over %s (session %s)" % (self.target, self.name))
+        if not self.quiet:
+            self.log("layover mcp: sandbox started over %s (session %s)" % (self.target, self.name))
 
     def _relay(self, proc: subprocess.Popen) -> None:
         """The helper's output (its notes, errors, the review hint at exit)

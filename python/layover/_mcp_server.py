@@ -102,6 +102,7 @@ class Options:
                 if name == "--network":
                     self.network = value
                 self.run_args += [name, value]
+        self.quiet = "--quiet" in self.run_args or "-q" in self.run_args
         self.target = os.path.realpath(self.target)
         if not self.help and not os.path.isdir(self.target):
             raise Usage("--target %s: not a directory; pass an existing tree" % self.target)
@@ -148,7 +149,8 @@ class Server:
         self.out_fd = out_fd
         self.opts = opts
         self.helper = helper
-        self.sandbox = AgentSandbox(helper, opts.target, opts.session, opts.run_args, opts.on_exit, log)
+        self.sandbox = AgentSandbox(helper, opts.target, opts.session, opts.run_args, opts.on_exit, log,
+                                    opts.quiet)
         self.wlock = threading.Lock()
         self.version: Optional[str] = None  # negotiated by initialize
         self.inflight: Dict[str, Ctx] = {}
@@ -471,7 +473,8 @@ def main(argv: List[str]) -> int:
     server = Server(out_fd, opts, helper)
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, _on_signal)
-    log("layover mcp: serving MCP on stdio; sandbox over %s, session %s" % (opts.target, opts.session))
+    if not opts.quiet:
+        log("layover mcp: serving MCP on stdio; sandbox over %s, session %s" % (opts.target, opts.session))
     try:
         server.serve(0)
     except _Stop:

@@ -1,0 +1,61 @@
+"""`layover mcp` with the official MCP TypeScript SDK client
+(@modelcontextprotocol/sdk, installed by tests/mcp_sdk.sh into a cache dir
+outside the repo), run with node as the test's unprivileged user: it lists
+and calls every tool, cancels a running call, and closes; then the real tree
+is untouched and `layover status` shows the session."""
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import LAYOVER, real_dir, snapshot
+from test_mcp_server import TOOLS
+
+SCRIPT = Path(__file__).resolve().parents[1] / "mcp_sdk_client.cjs"
+
+
+def need_sdk():
+    sdk = os.environ.get("LAYOVER_MCP_SDK", "")
+    why = None
+    if not shutil.which("node"):
+        why = "node is not installed (apt-get install nodejs npm)"
+    elif not sdk or not os.path.isfile(os.path.join(sdk, "node_modules", "@modelcontextprotocol", "sdk",
+                                                    "package.json")):
+        why = os.environ.get("LAYOVER_MCP_SDK_WHY") or "LAYOVER_MCP_SDK is not set: run through tests/run_all.sh"
+    if why:
+        if os.environ.get("LAYOVER_ALLOW_SKIP") == "1":
+            pytest.skip("MCP SDK client test: " + why)
+        pytest.fail("MCP SDK client test: " + why + " (set LAYOVER_ALLOW_SKIP=1 to skip)")
+    return sdk
+
+
+def test_mcp_official_typescript_sdk_client(require_sandbox, state_dir):
+    need_sdk()
+    proj = real_dir("mcp-sdk-")
+    (proj / "README.md").write_text("# sdk\n")
+    before = snapshot(proj)
+    env = dict(os.environ, LAYOVER_STATE_DIR=str(state_dir))
+    r = subprocess.run(["node", str(SCRIPT), LAYOVER, str(proj), "mcp-sdk"], capture_output=True, text=True,
+                       env=env, timeout=600, stdin=subprocess.DEVNULL)
+    assert r.returncode == 0, r.stderr[-3000:]
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    assert out["server"]["name"] == "layover" and set(out["capabilities"]) == {"tools"}
+    assert set(out["tools"]) == TOOLS
+    calls = out["calls"]
+    assert set(calls) == TOOLS
+    assert not any(c["isError"] for c in calls.values()), calls
+    assert "hi from the SDK" in calls["read_file"]["text"]
+    assert calls["run_command"]["structured"]["stdout"] == "hi from the SDK\n"
+    assert calls["read_output"]["structured"]["stdout"] == "job-out\n"
+    assert calls["kill_command"]["structured"]["running"] is False
+    paths = {c["path"] for c in calls["changes"]["structured"]["changes"]}
+    assert {"sdk/hello.txt", "sdk/by-command.txt"} <= paths
+    assert "+hi from the SDK" in calls["diff"]["text"]
+    assert out["cancel"] == "rejected" and out["cancelled_pid"] and out["after_cancel"] == "gone"
+    assert snapshot(proj) == before  # the real tree is untouched
+    st = subprocess.run([LAYOVER, "status", "mcp-sdk"], capture_output=True, text=True, env=env)
+    assert st.returncode == 0 and "sdk/" in st.stdout, st.stderr
+    assert "layover apply mcp-sdk" in r.stderr  # the server's review hint
