@@ -70,6 +70,7 @@ class AgentSandbox:
         self.broken: Optional[str] = None
         self.lines: Deque[str] = deque(maxlen=20)  # the helper's last stderr lines
         self.started = False
+        self.closed = False
 
     # --- life cycle ---
 
@@ -77,6 +78,8 @@ class AgentSandbox:
         """Start the sandbox unless it runs; a stopped one (a limit, a crash)
         is started again over the same session."""
         with self.lock:
+            if self.closed:
+                raise SandboxError("layover: the server is shutting down")
             if self.proc is not None and self.proc.poll() is None and self.broken is None:
                 return
             if self.proc is not None:
@@ -205,6 +208,7 @@ class AgentSandbox:
         """Kill every command inside, let the agent exit and the helper finish
         (the --on-exit action); returns the helper's exit status."""
         with self.lock:
+            self.closed = True
             if self.proc is None:
                 return None
             try:

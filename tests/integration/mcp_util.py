@@ -95,7 +95,8 @@ class McpClient:
         return rc
 
     def stderr(self):
-        self.err.flush()
+        if not self.err.closed:
+            self.err.flush()
         with open(self.errpath, "rb") as f:
             return f.read().decode(errors="replace")
 

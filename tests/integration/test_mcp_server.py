@@ -100,7 +100,7 @@ def test_mcp_every_tool_works_in_the_sandbox_and_the_real_tree_is_untouched(clie
     r = call("run_command", command="echo out; echo err >&2; cat > made.txt; exit 3", stdin="from stdin\n")
     s = r["structuredContent"]
     assert r["isError"] and s["exit_code"] == 3 and s["stdout"] == "out\n" and s["stderr"] == "err\n"
-    r = call("run_command", command="cat made.txt && pwd", cwd="src")
+    r = call("run_command", command="cat ../made.txt && pwd", cwd="src")
     assert r["structuredContent"]["stdout"] == "from stdin\n%s/src\n" % proj and not r["isError"]
     r = call("run_command", command="head -c 200000 /dev/zero | tr '\\0' x; echo; echo END")
     s = r["structuredContent"]
@@ -109,7 +109,7 @@ def test_mcp_every_tool_works_in_the_sandbox_and_the_real_tree_is_untouched(clie
     r = call("run_command", command="sleep 30", timeout=1)
     assert r["isError"] and r["structuredContent"]["timed_out"] is True
 
-    job = call("start_command", command="echo started; read x; echo never")["structuredContent"]["job_id"]
+    job = call("start_command", command="echo started; exec sleep 600")["structuredContent"]["job_id"]
     r = call("read_output", job_id=job, wait=30)
     assert r["structuredContent"]["stdout"] == "started\n" and r["structuredContent"]["running"] is True
     r = call("kill_command", job_id=job)
@@ -130,7 +130,7 @@ def test_mcp_every_tool_works_in_the_sandbox_and_the_real_tree_is_untouched(clie
     err = c.stderr()
     assert "layover status mcp-test" in err and "layover apply mcp-test" in err
     st = status(state_dir, "mcp-test")
-    assert st.returncode == 0 and "notes/new.txt" in st.stdout and "src/app.py" in st.stdout
+    assert st.returncode == 0 and "A  notes/" in st.stdout and "M  src/app.py" in st.stdout
     assert all(json.loads(line)["jsonrpc"] == "2.0" for line in c.lines)  # nothing but protocol
 
 
