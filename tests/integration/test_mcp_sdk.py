@@ -1,4 +1,7 @@
-"""`layover mcp` with the official MCP TypeScript SDK client
+"""`layover mcp` with the official MCP TypeScript SDK client, and with the
+MCP Inspector's CLI.
+
+The SDK client
 (@modelcontextprotocol/sdk, installed by tests/mcp_sdk.sh into a cache dir
 outside the repo), run with node as the test's unprivileged user: it lists
 and calls every tool, cancels a running call, and closes; then the real tree
@@ -17,23 +20,24 @@ from test_mcp_server import TOOLS
 SCRIPT = Path(__file__).resolve().parents[1] / "mcp_sdk_client.cjs"
 
 
-def need_sdk():
-    sdk = os.environ.get("LAYOVER_MCP_SDK", "")
+def need_kit(kit, marker):
+    """The dir tests/mcp_sdk.sh KIT installed with npm (run_all.sh passes it)."""
+    where = os.environ.get("LAYOVER_MCP_%s" % kit.upper(), "")
     why = None
     if not shutil.which("node"):
         why = "node is not installed (apt-get install nodejs npm)"
-    elif not sdk or not os.path.isfile(os.path.join(sdk, "node_modules", "@modelcontextprotocol", "sdk",
-                                                    "package.json")):
-        why = os.environ.get("LAYOVER_MCP_SDK_WHY") or "LAYOVER_MCP_SDK is not set: run through tests/run_all.sh"
+    elif not where or not os.path.isfile(os.path.join(where, marker)):
+        why = (os.environ.get("LAYOVER_MCP_%s_WHY" % kit.upper())
+               or "LAYOVER_MCP_%s is not set: run through tests/run_all.sh" % kit.upper())
     if why:
         if os.environ.get("LAYOVER_ALLOW_SKIP") == "1":
-            pytest.skip("MCP SDK client test: " + why)
-        pytest.fail("MCP SDK client test: " + why + " (set LAYOVER_ALLOW_SKIP=1 to skip)")
-    return sdk
+            pytest.skip("MCP %s test: %s" % (kit, why))
+        pytest.fail("MCP %s test: %s (set LAYOVER_ALLOW_SKIP=1 to skip)" % (kit, why))
+    return Path(where)
 
 
 def test_mcp_official_typescript_sdk_client(require_sandbox, state_dir):
-    need_sdk()
+    need_kit("sdk", "node_modules/@modelcontextprotocol/sdk/package.json")
     proj = real_dir("mcp-sdk-")
     (proj / "README.md").write_text("# sdk\n")
     before = snapshot(proj)
@@ -59,3 +63,30 @@ def test_mcp_official_typescript_sdk_client(require_sandbox, state_dir):
     st = subprocess.run([LAYOVER, "status", "mcp-sdk"], capture_output=True, text=True, env=env)
     assert st.returncode == 0 and "sdk/" in st.stdout, st.stderr
     assert "layover apply mcp-sdk" in r.stderr  # the server's review hint
+
+
+def test_mcp_inspector_cli_lists_and_calls_the_tools(require_sandbox, state_dir):
+    """The MCP Inspector's CLI (@modelcontextprotocol/inspector, with the node
+    22 it needs, both from npm) lists the tools and calls one, each through a
+    server of its own over the same session."""
+    kit = need_kit("inspector", "node_modules/@modelcontextprotocol/inspector/package.json")
+    proj = real_dir("mcp-insp-")
+    (proj / "README.md").write_text("# inspector\n")
+    before = snapshot(proj)
+    launcher = kit / "node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js"
+    base = [str(kit / "node_modules/.bin/node"), str(launcher), "--cli", "-e", "LAYOVER_STATE_DIR=%s" % state_dir,
+            LAYOVER, "mcp", "--target", str(proj), "--session", "mcp-insp", "--quiet"]
+
+    def inspector(*args):
+        r = subprocess.run(base + list(args), capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+        assert r.returncode == 0, r.stderr[-3000:]
+        return json.loads(r.stdout)
+
+    assert {t["name"] for t in inspector("--method", "tools/list")["tools"]} == TOOLS
+    r = inspector("--method", "tools/call", "--tool-name", "run_command", "--tool-arg",
+                  "command=mkdir insp && echo hello inspector | tee insp/x.txt")
+    assert r["isError"] is False and r["structuredContent"]["stdout"] == "hello inspector\n"
+    assert snapshot(proj) == before
+    st = subprocess.run([LAYOVER, "status", "mcp-insp"], capture_output=True, text=True,
+                        env=dict(os.environ, LAYOVER_STATE_DIR=str(state_dir)))
+    assert st.returncode == 0 and "insp/" in st.stdout, st.stderr
