@@ -27,6 +27,7 @@ import time
 FD = _LAYOVER_FD  # noqa: F821
 MAX_FRAME = 64 * 1024 * 1024
 TARGET = os.environ.get("LAYOVER_TARGET") or os.getcwd()
+START = os.getcwd()  # the target's root, or `--cwd DIR`: where commands start by default
 ENV = {k: v for k, v in os.environ.items() if k != "LAYOVER_IPC_FD"}
 WLOCK = threading.Lock()
 MARK = "\n[... layover: %d bytes omitted ...]\n"
@@ -164,7 +165,7 @@ class Command:
     def __init__(self, command, cwd, cap, stdin=None):
         if not isinstance(command, str) or not command.strip():
             raise Fail("command is empty")
-        wd = resolve(cwd)
+        wd = resolve(cwd) if cwd else START
         if not os.path.isdir(wd):
             raise Fail("cwd %s: not a directory" % shown(wd))
         self.out, self.err = Capture(cap), Capture(cap)

@@ -92,7 +92,7 @@ def tool_list(network: str) -> List[Dict[str, Any]]:
                         "between calls. stdout and stderr are capped at %d characters each (head and tail "
                         "kept). %s" % (OUTPUT_CAP, where),
          "inputSchema": _obj({"command": dict(S, description="shell command line"),
-                              "cwd": dict(S, description="working directory (default: the target's root)"),
+                              "cwd": dict(S, description="working directory (default: the target's root, or the server's --cwd)"),
                               "timeout": {"type": "number", "description": "seconds (default 120, max 3600)"},
                               "stdin": dict(S, description="text given on standard input")}, ["command"]),
          "outputSchema": _obj(CMD_OUT, ["exit_code", "stdout", "stderr", "timed_out", "truncated"]),
@@ -227,7 +227,9 @@ def read_file(ctx: Any, a: Dict[str, Any]) -> Result:
     r = ctx.agent("read_file", {"path": _arg(a, "path", str, required=True), "offset": _arg(a, "offset", int, 1),
                                 "limit": _arg(a, "limit", int, 2000)})
     s = _cmd(r, ("path", "content", "start_line", "end_line", "size", "truncated", "next_offset"))
-    text = r["content"] or "(%s is empty)" % r["path"] if r["start_line"] <= 1 else r["content"]
+    text = r["content"]
+    if not text:
+        text = "(%s is empty)" % r["path"] if r["size"] == 0 else "(no lines from %d on)" % a.get("offset", 1)
     if r.get("next_offset"):
         text += "\n[... more lines follow: read_file with offset=%d]" % r["next_offset"]
     return text, s, False
