@@ -6,6 +6,7 @@
 # is missing.
 #   tests/mcp_sdk.sh [sdk]      # the official TypeScript SDK (node >= 18)
 #   tests/mcp_sdk.sh inspector  # the MCP Inspector, with a node 22 from npm (it needs >= 22.19)
+#   tests/mcp_sdk.sh conformance  # the conformance suite and supergateway (stdio -> HTTP), node 22
 set -u
 KIT=${1:-sdk}
 case "$KIT" in
@@ -13,7 +14,9 @@ case "$KIT" in
          NAME=mcp-sdk-1.32.2;;
     inspector) PKGS=("@modelcontextprotocol/inspector@2.12.0" "node@22.23.3")
                CHECK=node_modules/@modelcontextprotocol/inspector/package.json; NAME=mcp-inspector-2.12.0;;
-    *) echo "usage: tests/mcp_sdk.sh [sdk|inspector]" >&2; exit 2;;
+    conformance) PKGS=("@modelcontextprotocol/conformance@0.1.16" "supergateway@4.0.0" "node@22.23.3")
+                 CHECK=node_modules/@modelcontextprotocol/conformance/package.json; NAME=mcp-conformance-0.1.16;;
+    *) echo "usage: tests/mcp_sdk.sh [sdk|inspector|conformance]" >&2; exit 2;;
 esac
 if [ "$(id -u)" -eq 0 ]; then
     DIR=/var/cache/layover-test/$NAME

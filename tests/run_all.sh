@@ -46,9 +46,9 @@ pytest_args=(-p no:cacheprovider -q -rfEs -o junit_family=xunit2)
 [ "$MODE" = stress ] && pytest_args+=(-m stress) || pytest_args+=(-m "not stress")
 
 # npm kits for the `layover mcp` client tests (the official SDK, the
-# Inspector), installed once into a cache dir outside the repo.
+# Inspector, the conformance suite), installed once into a cache dir outside the repo.
 mcp_envs=()
-for kit in sdk inspector; do
+for kit in sdk inspector conformance; do
     err=$(mktemp)
     dir=$("$ROOT/tests/mcp_sdk.sh" "$kit" 2>"$err") || { dir=""; tail -n 3 "$err" >&2; }
     mcp_envs+=("LAYOVER_MCP_${kit^^}=$dir" "LAYOVER_MCP_${kit^^}_WHY=$(tail -n 1 "$err" | head -c 300)")

@@ -65,7 +65,7 @@ class Options:
     def __init__(self, argv: List[str]) -> None:
         self.binary: Optional[str] = None
         self.target = os.path.expanduser("~")
-        self.session = "mcp-" + time.strftime("%Y%m%d-%H%M%S")
+        self.session = ""
         self.on_exit = "keep"
         self.network = "loopback"
         self.run_args: List[str] = []
@@ -102,10 +102,21 @@ class Options:
                 if name == "--network":
                     self.network = value
                 self.run_args += [name, value]
+        self.session = self.session or default_session()
         self.quiet = "--quiet" in self.run_args or "-q" in self.run_args
         self.target = os.path.realpath(self.target)
         if not self.help and not os.path.isdir(self.target):
             raise Usage("--target %s: not a directory; pass an existing tree" % self.target)
+
+
+def default_session() -> str:
+    """mcp-YYYYmmdd-HHMMSS; -PID added when a session of that name exists
+    already (two servers started in the same second must not share one)."""
+    name = "mcp-" + time.strftime("%Y%m%d-%H%M%S")
+    state = os.environ.get("LAYOVER_STATE_DIR") or "/var/tmp/layover-%d" % os.getuid()
+    if os.path.lexists(os.path.join(state, "sessions", name)):
+        name += "-%d" % os.getpid()
+    return name
 
 
 class Ctx:

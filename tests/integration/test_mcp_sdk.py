@@ -9,7 +9,9 @@ is untouched and `layover status` shows the session."""
 import json
 import os
 import shutil
+import socket
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -90,3 +92,51 @@ def test_mcp_inspector_cli_lists_and_calls_the_tools(require_sandbox, state_dir)
     st = subprocess.run([LAYOVER, "status", "mcp-insp"], capture_output=True, text=True,
                         env=dict(os.environ, LAYOVER_STATE_DIR=str(state_dir)))
     assert st.returncode == 0 and "insp/" in st.stdout, st.stderr
+
+
+# The conformance suite's server scenarios that apply to a tools-only server.
+# The others call the reference server's own fixture tools (test_simple_text,
+# test_error_handling, test_tool_with_progress, ...), prompts, resources,
+# logging, completion, sampling or elicitation, none of which layover serves,
+# or test the HTTP transport, which here is supergateway's (docs/mcp.md).
+CONFORMANCE = ("server-initialize", "ping", "tools-list")
+
+
+def test_mcp_conformance_suite_server_scenarios(require_sandbox, state_dir, tmp_path):
+    """@modelcontextprotocol/conformance (node 22, from npm) against `layover
+    mcp` bridged to Streamable HTTP by supergateway, on 127.0.0.1 only."""
+    kit = need_kit("conformance", "node_modules/@modelcontextprotocol/conformance/package.json")
+    node = str(kit / "node_modules/.bin/node")
+    proj = real_dir("mcp-conf-")
+    (proj / "README.md").write_text("# conformance\n")
+    before = snapshot(proj)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = dict(os.environ, LAYOVER_STATE_DIR=str(state_dir))
+    log = open(tmp_path / "gateway.log", "wb")
+    gw = subprocess.Popen([node, "-r", str(SCRIPT.parent / "mcp_loopback.cjs"),
+                           str(kit / "node_modules/supergateway/dist/index.js"),
+                           "--stdio", "%s mcp --target %s --quiet" % (LAYOVER, proj),
+                           "--outputTransport", "streamableHttp", "--stateful", "--port", str(port),
+                           "--logLevel", "info"], env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+    try:
+        for _ in range(600):  # until it listens (or dies)
+            assert gw.poll() is None, (tmp_path / "gateway.log").read_text()[-2000:]
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        for scenario in CONFORMANCE:
+            r = subprocess.run([node, str(kit / "node_modules/@modelcontextprotocol/conformance/dist/index.js"),
+                                "server", "--url", "http://127.0.0.1:%d/mcp" % port, "--scenario", scenario],
+                               capture_output=True, text=True, timeout=300, env=env, stdin=subprocess.DEVNULL)
+            assert r.returncode == 0 and "0 failed" in r.stdout, (scenario, r.stdout[-2000:], r.stderr[-2000:])
+    finally:
+        gw.terminate()
+        gw.wait(60)
+        log.close()
+    assert snapshot(proj) == before
+    sessions = subprocess.run([LAYOVER, "sessions", "--json"], capture_output=True, text=True, env=env)
+    assert any(s["name"].startswith("mcp-") for s in json.loads(sessions.stdout))
