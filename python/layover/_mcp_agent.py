@@ -32,7 +32,8 @@ ENV = {k: v for k, v in os.environ.items() if k != "LAYOVER_IPC_FD"}
 WLOCK = threading.Lock()
 MARK = "\n[... layover: %d bytes omitted ...]\n"
 LINE_CAP = 2000
-READ_CAP = 50000
+READ_CAP = 40000
+BOTH_CAP = 40000  # stdout and stderr together (the text and structuredContent both carry them)
 MAX_JOBS = 64
 
 
@@ -258,8 +259,9 @@ def op_exec(req, rid):
         STOPS.pop(rid, None)
     out, t1 = cmd.out.take()
     err, t2 = cmd.err.take()
+    out, err, t3 = both(out, err)
     return {"exit_code": cmd.status(), "stdout": out, "stderr": err, "timed_out": timed_out,
-            "cancelled": stop.is_set(), "truncated": t1 or t2}
+            "cancelled": stop.is_set(), "truncated": t1 or t2 or t3}
 
 
 STOPS = {}
@@ -282,12 +284,25 @@ def job(req):
     return j
 
 
+def both(out, err):
+    """(stdout, stderr, clipped): together at most BOTH_CAP characters."""
+    if len(out) + len(err) <= BOTH_CAP:
+        return out, err, False
+    half = BOTH_CAP // 2
+    if len(out) > half and len(err) > half:
+        return clip(out, half)[0], clip(err, half)[0], True
+    if len(out) > len(err):
+        return clip(out, BOTH_CAP - len(err))[0], err, True
+    return out, clip(err, BOTH_CAP - len(out))[0], True
+
+
 def job_result(job_id, j):
     out, t1 = j.out.take()
     err, t2 = j.err.take()
+    out, err, t3 = both(out, err)
     rc = j.status()
     return {"job_id": job_id, "stdout": out, "stderr": err, "running": rc is None, "exit_code": rc,
-            "truncated": t1 or t2}
+            "truncated": t1 or t2 or t3}
 
 
 def op_read(req, rid):

@@ -9,7 +9,7 @@ import json
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 OUTPUT_CAP = 30000      # characters per stream (head and tail kept)
-TEXT_CAP = 60000        # characters of one result's text (~15k tokens)
+TEXT_CAP = 40000        # characters of one result's text: with structuredContent ~20k tokens
 MAX_TIMEOUT = 3600.0
 DEFAULT_TIMEOUT = 120.0
 MARK = "\n[... layover: %d characters omitted ...]\n"
@@ -89,8 +89,8 @@ def tool_list(network: str) -> List[Dict[str, Any]]:
         {"name": "run_command", "title": "Run a shell command",
          "description": "Run a command with /bin/sh -c in the sandbox and wait for it (timeout in seconds, "
                         "default 120, max 3600; on timeout its process group is killed). Files persist "
-                        "between calls. stdout and stderr are capped at %d characters each (head and tail "
-                        "kept). %s" % (OUTPUT_CAP, where),
+                        "between calls. stdout and stderr are capped at %d characters each, 40000 together "
+                        "(head and tail kept). %s" % (OUTPUT_CAP, where),
          "inputSchema": _obj({"command": dict(S, description="shell command line"),
                               "cwd": dict(S, description="working directory (default: the target's root, or the server's --cwd)"),
                               "timeout": {"type": "number", "description": "seconds (default 120, max 3600)"},

@@ -106,6 +106,9 @@ def test_mcp_every_tool_works_in_the_sandbox_and_the_real_tree_is_untouched(clie
     s = r["structuredContent"]
     assert s["truncated"] and s["stdout"].startswith("xxx") and s["stdout"].endswith("END\n")
     assert "bytes omitted" in s["stdout"] and len(s["stdout"]) < 31000
+    r = call("run_command", command="head -c 300000 /dev/zero | tr '\\0' o; head -c 300000 /dev/zero | tr '\\0' e >&2")
+    s = r["structuredContent"]
+    assert s["truncated"] and len(s["stdout"]) + len(s["stderr"]) < 41000 and s["stderr"].startswith("eee")
     r = call("run_command", command="sleep 30", timeout=1)
     assert r["isError"] and r["structuredContent"]["timed_out"] is True
 
