@@ -2,7 +2,6 @@
 // The server is Python (python/layover/_mcp_server.py, on top of the
 // bindings); this verb finds the package and execs python3 with this
 // binary's own path, so the server drives the same helper.
-#include <limits.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -11,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "helper/base/self_exe.h"
 #include "helper/cli/mcp_find.h"
 #include "helper/cli/verbs.h"
 
@@ -38,15 +38,12 @@ std::vector<std::string> python_argv(const std::string& python, const std::strin
 }  // namespace mcp
 
 int cmd_mcp(int argc, char** argv) {
-    char self[PATH_MAX];
-    ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n <= 0) {
+    std::string self = base::self_exe();
+    if (self.empty()) {
         std::fprintf(stderr, "layover: mcp: cannot find own binary (/proc not mounted?)\n");
         return 1;
     }
-    self[n] = '\0';
-    std::string dir(self);
-    dir.resize(dir.rfind('/'));
+    std::string dir = base::dir_of(self);
     std::string pydir;
     for (const auto& cand : mcp::python_dirs(dir)) {
         if (::access((cand + "/layover/_mcp_server.py").c_str(), R_OK) == 0) {

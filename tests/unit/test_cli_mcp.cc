@@ -1,6 +1,7 @@
 // `layover mcp`: where the Python server is looked for, and how it is run.
 #include <catch2/catch.hpp>
 
+#include "helper/base/self_exe.h"
 #include "helper/cli/mcp_find.h"
 
 TEST_CASE("mcp looks for the package in the checkout, then the installed layout", "[mcp]") {
@@ -21,4 +22,11 @@ TEST_CASE("mcp runs python isolated, with the package dir and its own binary", "
     CHECK(argv[5] == "--binary");
     CHECK(argv[6] == "/opt/x/bin/layover");
     CHECK(mcp::python_argv("python3", "", "/b")[4].empty());  // installed: the interpreter's own path
+}
+
+TEST_CASE("dir_of takes a path's directory part", "[mcp]") {
+    CHECK(base::dir_of("/a/b/layover") == "/a/b");
+    CHECK(base::dir_of("/layover") == "/");
+    CHECK(base::dir_of("layover") == ".");
+    CHECK(base::self_exe().find('/') == 0);  // /proc is mounted where the tests run
 }
