@@ -34,6 +34,7 @@ META_VERSION = "io.modelcontextprotocol/protocolVersion"
 MAX_LINE = 32 * 1024 * 1024
 MAX_INFLIGHT = 64
 PROGRESS_EVERY = 2.0
+EOF_GRACE = 10.0  # seconds calls in flight may finish after stdin closes (then: cancelled)
 SERVER_INFO = {"name": "layover", "title": "layover sandbox", "version": "0.1.0"}
 INSTRUCTIONS = ("Tools run inside a layover sandbox over the user's tree (%s): files you write and commands you "
                 "run change only the sandbox's session, and a person reviews and applies them afterwards. Use "
@@ -417,7 +418,15 @@ class Server:
 
     # --- end ---
 
-    def shutdown(self) -> int:
+    def shutdown(self, grace: float = 0.0) -> int:
+        """Let the calls in flight finish for up to `grace` seconds (stdin
+        closed: their answers may still be read), cancel the rest, stop the
+        sandbox."""
+        end = time.monotonic() + grace
+        while self.inflight and time.monotonic() < end:
+            time.sleep(0.05)
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            signal.signal(sig, signal.SIG_IGN)  # what follows must not be cut short
         with self.ilock:
             pending = list(self.inflight.values())
         for ctx in pending:
@@ -486,12 +495,15 @@ def main(argv: List[str]) -> int:
         signal.signal(sig, _on_signal)
     if not opts.quiet:
         log("layover mcp: serving MCP on stdio; sandbox over %s, session %s" % (opts.target, opts.session))
+    grace = EOF_GRACE
     try:
         server.serve(0)
     except _Stop:
         log("layover mcp: stopping on a signal")
+        grace = 0.0
     except OSError as e:
         log("layover mcp: stdin: %s" % e)
-    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        signal.signal(sig, signal.SIG_IGN)
-    return server.shutdown()
+    try:
+        return server.shutdown(grace)
+    except _Stop:  # a signal during the grace period: stop at once
+        return server.shutdown()

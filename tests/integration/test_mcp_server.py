@@ -6,7 +6,9 @@ import json
 import os
 import random
 import signal
+import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -316,3 +318,34 @@ def test_mcp_bad_options_and_sigterm(require_sandbox, proj, state_dir):
     finally:
         c.kill()
     assert "t.txt" in status(state_dir, "mcp-term").stdout and not (proj / "t.txt").exists()
+
+
+def test_mcp_works_installed_with_no_environment(require_sandbox, state_dir):
+    """An installed layout (bin/layover, lib/layover/layover-patch, the package
+    from tests/install_python.sh): `layover mcp` finds the package itself,
+    with no PYTHONPATH or LAYOVER_* variable but the state dir."""
+    prefix = real_dir("mcp-inst-")
+    (prefix / "bin").mkdir()
+    (prefix / "lib" / "layover").mkdir(parents=True)
+    binary = prefix / "bin" / "layover"
+    shutil.copy2(LAYOVER, binary)
+    shutil.copy2(os.path.join(os.path.dirname(LAYOVER), "layover-patch"), prefix / "lib" / "layover")
+    root = Path(__file__).resolve().parents[2]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LAYOVER_", "PYTHON"))}
+    r = subprocess.run([str(root / "tests" / "install_python.sh"), str(prefix)], capture_output=True, text=True,
+                       env=env)
+    assert r.returncode == 0, r.stderr
+    proj = real_dir("mcp-inst-proj-")
+    env["LAYOVER_STATE_DIR"] = str(state_dir)
+    msgs = [{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18"}},
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+             "params": {"name": "run_command", "arguments": {"command": "echo installed > i.txt; cat i.txt"}}}]
+    r = subprocess.run([str(binary), "mcp", "--target", str(proj), "--session", "mcp-inst"], env=env,
+                       input="".join(json.dumps(m) + "\n" for m in msgs), capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    out = [json.loads(line) for line in r.stdout.splitlines()]
+    assert out[0]["result"]["protocolVersion"] == "2025-06-18"
+    assert out[1]["result"]["structuredContent"]["stdout"] == "installed\n"
+    assert "_mcp_server" not in r.stderr  # no traceback
+    assert not (proj / "i.txt").exists() and "i.txt" in status(state_dir, "mcp-inst").stdout
