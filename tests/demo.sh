@@ -3,7 +3,8 @@
 # 1. a scratch home with a few files; 2. a scripted sandboxed command that
 # creates, modifies and deletes files; 3. proof that the real home is
 # unchanged and the session holds the changes; 4. a saved patch and its
-# summary; 5. a scripted review: diff, apply, undo, and proof the tree is back.
+# summary; 5. a scripted review: diff, apply, undo, and proof the tree is back;
+# 6. an MCP client session through `layover mcp`, then its status and diff.
 set -euo pipefail
 BUILD=${1:-build}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -58,4 +59,12 @@ step "5. Review: undo"
 "$LAYOVER" undo "$DEMO/undo.tar.zst" --target "$H"
 diff -r "$DEMO/original" "$H" && echo "tree is back exactly as it was (diff -r is empty)"
 "$LAYOVER" discard demo
+
+step "6. An MCP agent: a scripted client edits a file and runs a command through 'layover mcp'"
+cp -a "$H/project" "$DEMO/project-before"
+/usr/bin/python3 "$ROOT/tests/mcp_demo.py" "$LAYOVER" "$H/project" demo-mcp
+diff -r "$DEMO/project-before" "$H/project" && echo "real project: unchanged (diff -r is empty)"
+"$LAYOVER" status demo-mcp
+"$LAYOVER" diff demo-mcp --no-pager || true
+"$LAYOVER" discard demo-mcp
 printf '\n%sdemo finished%s\n' "$B" "$N"

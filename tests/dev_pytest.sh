@@ -15,6 +15,9 @@ args=()
 for a in "$@"; do
     case "$a" in tests/*|python/*|examples/*) args+=("$STAGE/$a");; *) args+=("$a");; esac
 done
+mcp_sdk=$("$ROOT/tests/mcp_sdk.sh" sdk) || mcp_sdk=""  # npm caches of the MCP client tests
+mcp_insp=$("$ROOT/tests/mcp_sdk.sh" inspector) || mcp_insp=""
+mcp_conf=$("$ROOT/tests/mcp_sdk.sh" conformance) || mcp_conf=""
 uid=$((58000 + RANDOM % 2000))
 default_state="/var/tmp/layover-$uid"  # removed at the end unless it was there before
 [ -e "$default_state" ] && default_state=""
@@ -24,7 +27,7 @@ echo "root's" > "$NONTMP/foreign/rootfile"; chmod 666 "$NONTMP/foreign/rootfile"
 chown "$uid:$uid" "$STAGE/home" "$STAGE/tmp" "$NONTMP" "$NONTMP/foreign" "$NONTMP/foreign/mine"; chmod 700 "$STAGE/home"
 cd "$STAGE/tests/integration" && setpriv --reuid="$uid" --regid="$uid" --clear-groups --inh-caps=-all env -i HOME="$STAGE/home" USER=layovertest \
     PATH=/usr/local/bin:/usr/bin:/bin TMPDIR="$STAGE/tmp" LAYOVER_BIN="$STAGE/bin/layover" PYTHONPATH="$STAGE/python" \
-    LAYOVER_SOURCE_ROOT="$STAGE" PYTHONDONTWRITEBYTECODE=1 LANG=C.UTF-8 LC_ALL=C.UTF-8 LAYOVER_TEST_NONTMP="$NONTMP" LAYOVER_TEST_THROWAWAY=1 LAYOVER_TEST_FOREIGN="$NONTMP/foreign" TERM=dumb \
+    LAYOVER_SOURCE_ROOT="$STAGE" PYTHONDONTWRITEBYTECODE=1 LANG=C.UTF-8 LC_ALL=C.UTF-8 LAYOVER_TEST_NONTMP="$NONTMP" LAYOVER_TEST_THROWAWAY=1 LAYOVER_TEST_FOREIGN="$NONTMP/foreign" TERM=dumb LAYOVER_MCP_SDK="$mcp_sdk" LAYOVER_MCP_INSPECTOR="$mcp_insp" LAYOVER_MCP_CONFORMANCE="$mcp_conf" \
     /usr/bin/python3 -m pytest -p no:cacheprovider -q ${PYTEST_X--x} "${args[@]}" </dev/null
 rc=$?
 rm -rf "$STAGE" "$NONTMP" ${default_state:+"$default_state"}

@@ -44,6 +44,9 @@ with open(sys.argv[1], "w") as f:
 PY
 chmod 0644 "$OUT/_install.py"
 "$PY" -m compileall -q -d "$SITE/layover" "$OUT" >/dev/null || true
+# `layover mcp` (bin/layover) looks for the package in PREFIX/lib/layover/python.
+install -d -m 0755 "$DESTDIR${PREFIX%/}/lib/layover"
+ln -sfn "$SITE" "$DESTDIR${PREFIX%/}/lib/layover/python"
 echo "installed the layover Python package in $SITE/layover (helper: $BIN)"
 if ! "$PY" -c 'import sys; sys.exit(0 if sys.argv[1] in sys.path else 1)' "$SITE"; then
     echo "note: $SITE is not on $PY's path; add it to PYTHONPATH" >&2

@@ -45,7 +45,16 @@ suites=("$STAGE/tests/integration")
 pytest_args=(-p no:cacheprovider -q -rfEs -o junit_family=xunit2)
 [ "$MODE" = stress ] && pytest_args+=(-m stress) || pytest_args+=(-m "not stress")
 
-envs=(LAYOVER_BIN="$STAGE/bin/layover" LAYOVER_SOURCE_ROOT="$STAGE" PYTHONPATH="$STAGE/python"
+# npm kits for the `layover mcp` client tests (the official SDK, the
+# Inspector, the conformance suite), installed once into a cache dir outside the repo.
+mcp_envs=()
+for kit in sdk inspector conformance; do
+    err=$(mktemp)
+    dir=$("$ROOT/tests/mcp_sdk.sh" "$kit" 2>"$err") || { dir=""; tail -n 3 "$err" >&2; }
+    mcp_envs+=("LAYOVER_MCP_${kit^^}=$dir" "LAYOVER_MCP_${kit^^}_WHY=$(tail -n 1 "$err" | head -c 300)")
+    rm -f "$err"
+done
+envs=("${mcp_envs[@]}" LAYOVER_BIN="$STAGE/bin/layover" LAYOVER_SOURCE_ROOT="$STAGE" PYTHONPATH="$STAGE/python"
       PYTHONDONTWRITEBYTECODE=1 LANG=C.UTF-8 LC_ALL=C.UTF-8 CI="${CI:-}"
       LAYOVER_ALLOW_SKIP="${LAYOVER_ALLOW_SKIP:-}" LAYOVER_STRESS="${LAYOVER_STRESS:-}"
       ASAN_OPTIONS="${ASAN_OPTIONS:-}" UBSAN_OPTIONS="${UBSAN_OPTIONS:-}" LAYOVER_SANITIZED="${LAYOVER_SANITIZED:-}")

@@ -1,13 +1,13 @@
 // layover: run a program over an overlay of a real tree, then review.
 // Exit codes: 0 ok, 1 failure, 2 usage; `run` passes on the child's status
 // and uses 125 (layover failed), 126 (not executable), 127 (not found).
-#include <limits.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstring>
 #include <string>
 
+#include "helper/base/self_exe.h"
 #include "helper/base/version.h"
 #include "helper/cli/verbs.h"
 
@@ -29,15 +29,12 @@ void print_usage(FILE* to) {
 // never loads them (about 2.7 ms of start-up). Find it beside this binary,
 // or in ../lib/layover/ for an installed layout.
 int exec_patch_tool(char** argv) {
-    char self[PATH_MAX];
-    ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n <= 0) {
+    std::string self = base::self_exe();
+    if (self.empty()) {
         std::fprintf(stderr, "layover: cannot find own binary (/proc not mounted?)\n");
         return 1;
     }
-    self[n] = '\0';
-    std::string dir(self);
-    dir.resize(dir.rfind('/'));
+    std::string dir = base::dir_of(self);
     for (std::string cand : {dir + "/layover-patch", dir + "/../lib/layover/layover-patch"}) {
         if (::access(cand.c_str(), X_OK) == 0) {
             ::execv(cand.c_str(), argv);
@@ -45,7 +42,8 @@ int exec_patch_tool(char** argv) {
             return 1;
         }
     }
-    std::fprintf(stderr, "layover: layover-patch not found beside %s; reinstall layover (make install)\n", self);
+    std::fprintf(stderr, "layover: layover-patch not found beside %s; reinstall layover (make install)\n",
+                 self.c_str());
     return 1;
 }
 

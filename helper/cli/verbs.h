@@ -24,6 +24,7 @@ enum class Bin { Main, Patch, Both };
     X("discard", cmd_discard, Bin::Main, "discard SESSION                 remove a session")                       \
     X("restore", cmd_restore, Bin::Main,                                                                           \
       "restore NAME                    bring a discarded session back from the trash")                             \
+    X("mcp", cmd_mcp, Bin::Main, "mcp [--target DIR] [RUN OPTIONS]  serve MCP tools in a sandbox")                 \
     X("doctor", cmd_doctor, Bin::Main, "doctor [--target DIR]           check what layover needs from the kernel") \
     X("on-exit", cmd_on_exit, Bin::Patch, nullptr)
 

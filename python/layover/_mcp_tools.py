@@ -1,0 +1,312 @@
+"""The tools `layover mcp` serves (docs/mcp.md): their schemas, annotations,
+and what each does, through the agent inside the sandbox (file and command
+tools) or the helper's verbs (changes, diff).  No tool writes to the real
+tree: applying is the person's, with `layover apply`.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+OUTPUT_CAP = 30000      # characters per stream (head and tail kept)
+TEXT_CAP = 40000        # characters of one result's text: with structuredContent ~20k tokens
+MAX_TIMEOUT = 3600.0
+DEFAULT_TIMEOUT = 120.0
+MARK = "\n[... layover: %d characters omitted ...]\n"
+
+
+class ToolFail(Exception):
+    """A failure the agent can act on: an isError result."""
+
+
+class BadArgs(ToolFail):
+    pass
+
+
+def clip(text: str, cap: int = TEXT_CAP) -> Tuple[str, bool]:
+    if len(text) <= cap:
+        return text, False
+    head = text[:cap * 2 // 3]
+    tail = text[len(text) - (cap - len(head)):]
+    return head + MARK % (len(text) - len(head) - len(tail)) + tail, True
+
+
+# --- argument checks (the schemas are flat: strings, numbers, booleans) ---
+
+def _arg(args: Dict[str, Any], name: str, kind: type, default: Any = None, required: bool = False) -> Any:
+    v = args.get(name)
+    if v is None:
+        if required:
+            raise BadArgs("missing argument %r" % name)
+        return default
+    if kind is float:
+        ok = isinstance(v, (int, float)) and not isinstance(v, bool)
+    elif kind is int:
+        ok = isinstance(v, int) and not isinstance(v, bool) or isinstance(v, float) and v.is_integer()
+    else:
+        ok = isinstance(v, kind)
+    if not ok:
+        raise BadArgs("argument %r must be %s" % (name, {str: "a string", float: "a number", int: "an integer",
+                                                          bool: "true or false", list: "an array"}[kind]))
+    return int(v) if kind is int else v
+
+
+def _range(name: str, v: float, lo: float, hi: float) -> float:
+    if not lo <= v <= hi:
+        raise BadArgs("argument %r must be between %g and %g, not %g" % (name, lo, hi, v))
+    return v
+
+
+# --- schemas ---
+
+def _obj(props: Dict[str, Any], required: List[str] = ()) -> Dict[str, Any]:  # type: ignore[assignment]
+    return {"type": "object", "properties": props, "required": list(required)}
+
+
+S = {"type": "string"}
+I = {"type": "integer"}
+B = {"type": "boolean"}
+NI = {"type": ["integer", "null"]}
+CMD_OUT = {"exit_code": NI, "stdout": S, "stderr": S, "timed_out": B, "truncated": B}
+CHANGE = _obj({"kind": S, "path": S, "type": {"type": ["string", "null"]}, "size": NI})
+
+
+def _ann(title: str, read_only: bool, destructive: bool = False, idempotent: bool = False,
+         open_world: bool = False) -> Dict[str, Any]:
+    a: Dict[str, Any] = {"title": title, "readOnlyHint": read_only, "openWorldHint": open_world}
+    if not read_only:
+        a["destructiveHint"] = destructive
+        a["idempotentHint"] = idempotent
+    return a
+
+
+def tool_list(network: str) -> List[Dict[str, Any]]:
+    """The tools, with annotations true for this server's options."""
+    net = network == "host"  # only then can a command reach the outside world
+    where = ("Runs inside the layover sandbox over the target tree: writes land in the sandbox's session, "
+             "never in the real tree, until a person applies them.")
+    return [
+        {"name": "run_command", "title": "Run a shell command",
+         "description": "Run a command with /bin/sh -c in the sandbox and wait for it (timeout in seconds, "
+                        "default 120, max 3600; on timeout its process group is killed). Files persist "
+                        "between calls. stdout and stderr are capped at %d characters each, 40000 together "
+                        "(head and tail kept). %s" % (OUTPUT_CAP, where),
+         "inputSchema": _obj({"command": dict(S, description="shell command line"),
+                              "cwd": dict(S, description="working directory (default: the target's root, or the server's --cwd)"),
+                              "timeout": {"type": "number", "description": "seconds (default 120, max 3600)"},
+                              "stdin": dict(S, description="text given on standard input")}, ["command"]),
+         "outputSchema": _obj(CMD_OUT, ["exit_code", "stdout", "stderr", "timed_out", "truncated"]),
+         "annotations": _ann("Run a shell command", False, True, False, net)},
+        {"name": "start_command", "title": "Start a background command",
+         "description": "Start a command with /bin/sh -c in the sandbox and return a job_id at once: for "
+                        "servers, watchers and long builds. Read its output with read_output, stop it with "
+                        "kill_command. " + where,
+         "inputSchema": _obj({"command": S, "cwd": S}, ["command"]),
+         "outputSchema": _obj({"job_id": S}, ["job_id"]),
+         "annotations": _ann("Start a background command", False, True, False, net)},
+        {"name": "read_output", "title": "Read a job's output",
+         "description": "New stdout/stderr of a start_command job since the last read (capped), whether it "
+                        "still runs, and its exit code. wait: seconds to wait for new output (max 60).",
+         "inputSchema": _obj({"job_id": S, "wait": {"type": "number"}}, ["job_id"]),
+         "outputSchema": _obj(dict(CMD_OUT, job_id=S, running=B),
+                              ["job_id", "exit_code", "stdout", "stderr", "running", "truncated"]),
+         "annotations": _ann("Read a job's output", True)},
+        {"name": "kill_command", "title": "Kill a job",
+         "description": "Kill a start_command job's whole process group; returns its last output and exit "
+                        "code.",
+         "inputSchema": _obj({"job_id": S}, ["job_id"]),
+         "outputSchema": _obj(dict(CMD_OUT, job_id=S, running=B),
+                              ["job_id", "exit_code", "stdout", "stderr", "running", "truncated"]),
+         "annotations": _ann("Kill a job", False, True, True)},
+        {"name": "read_file", "title": "Read a file",
+         "description": "Read a text file with line numbers. Paths are relative to the target, or absolute "
+                        "inside the sandbox. offset: first line (1-based), limit: lines (default 2000). Large "
+                        "files come in pages (next_offset).",
+         "inputSchema": _obj({"path": S, "offset": I, "limit": I}, ["path"]),
+         "outputSchema": _obj({"path": S, "content": S, "start_line": I, "end_line": I, "size": I,
+                               "truncated": B, "next_offset": NI},
+                              ["path", "content", "start_line", "end_line", "truncated"]),
+         "annotations": _ann("Read a file", True)},
+        {"name": "write_file", "title": "Write a file",
+         "description": "Create or overwrite a file with the given content (parent dirs are created). " + where,
+         "inputSchema": _obj({"path": S, "content": S}, ["path", "content"]),
+         "outputSchema": _obj({"path": S, "bytes_written": I, "created": B}, ["path", "bytes_written"]),
+         "annotations": _ann("Write a file", False, True, True)},
+        {"name": "edit_file", "title": "Edit a file",
+         "description": "Replace old_string by new_string in a file. old_string must occur exactly once "
+                        "unless replace_all is true; otherwise the error says how often it was found. " + where,
+         "inputSchema": _obj({"path": S, "old_string": S, "new_string": S, "replace_all": B},
+                             ["path", "old_string", "new_string"]),
+         "outputSchema": _obj({"path": S, "replacements": I}, ["path", "replacements"]),
+         "annotations": _ann("Edit a file", False, True, False)},
+        {"name": "list_directory", "title": "List a directory",
+         "description": "Entries of a directory with type and size, depth levels down (default 1, max 5), "
+                        "capped at 1000 entries.",
+         "inputSchema": _obj({"path": S, "depth": I}),
+         "outputSchema": _obj({"path": S, "entries": {"type": "array", "items": _obj(
+             {"path": S, "type": S, "size": I})}, "truncated": B}, ["path", "entries", "truncated"]),
+         "annotations": _ann("List a directory", True)},
+        {"name": "search_files", "title": "Search file contents",
+         "description": "Lines matching a regular expression (Python syntax) under path (default: the "
+                        "target), as path:line:text; glob filters file names (e.g. *.py). Skips .git and "
+                        "binary files; capped at 500 matches.",
+         "inputSchema": _obj({"pattern": S, "path": S, "glob": S}, ["pattern"]),
+         "outputSchema": _obj({"matches": {"type": "array", "items": S}, "files_searched": I, "truncated": B},
+                              ["matches", "truncated"]),
+         "annotations": _ann("Search file contents", True)},
+        {"name": "changes", "title": "Changes so far",
+         "description": "What the session changed so far, as `layover status` shows it (kind, path, size), "
+                        "and how a person reviews and applies it.",
+         "inputSchema": _obj({}),
+         "outputSchema": _obj({"session": S, "changes": {"type": "array", "items": CHANGE}, "count": I,
+                               "truncated": B, "review": S}, ["session", "changes", "count", "review"]),
+         "annotations": _ann("Changes so far", True)},
+        {"name": "diff", "title": "Diff so far",
+         "description": "The session's changes so far as a git-style diff (optionally only some paths), "
+                        "capped.",
+         "inputSchema": _obj({"paths": {"type": "array", "items": S}}),
+         "outputSchema": _obj({"diff": S, "truncated": B}, ["diff", "truncated"]),
+         "annotations": _ann("Diff so far", True)},
+    ]
+
+
+# --- the tools ---
+
+Result = Tuple[str, Optional[Dict[str, Any]], bool]  # text, structuredContent, isError
+
+
+def _cmd_text(r: Dict[str, Any]) -> str:
+    parts = []
+    if r.get("stdout"):
+        parts.append(r["stdout"].rstrip("\n"))
+    if r.get("stderr"):
+        parts.append("[stderr]\n" + r["stderr"].rstrip("\n"))
+    return "\n".join(parts)
+
+
+def _cmd(r: Dict[str, Any], keys: Tuple[str, ...]) -> Dict[str, Any]:
+    return {k: r.get(k) for k in keys}
+
+
+def run_command(ctx: Any, a: Dict[str, Any]) -> Result:
+    timeout = _range("timeout", _arg(a, "timeout", float, DEFAULT_TIMEOUT), 0.001, MAX_TIMEOUT)
+    r = ctx.agent("exec", {"command": _arg(a, "command", str, required=True), "cwd": _arg(a, "cwd", str),
+                           "stdin": _arg(a, "stdin", str), "timeout": timeout, "cap": OUTPUT_CAP})
+    s = _cmd(r, ("exit_code", "stdout", "stderr", "timed_out", "truncated"))
+    text = _cmd_text(r)
+    if r.get("timed_out"):
+        text += "\n[timed out after %g s: its process group was killed]" % timeout
+    else:
+        text += "\n[exit code %s]" % r.get("exit_code")
+    return text.lstrip("\n"), s, bool(r.get("timed_out") or r.get("exit_code"))
+
+
+def start_command(ctx: Any, a: Dict[str, Any]) -> Result:
+    r = ctx.agent("start", {"command": _arg(a, "command", str, required=True), "cwd": _arg(a, "cwd", str),
+                            "cap": OUTPUT_CAP})
+    return "started %s (pid %s inside the sandbox)" % (r["job_id"], r.get("pid")), {"job_id": r["job_id"]}, False
+
+
+def _job(r: Dict[str, Any]) -> Result:
+    s = _cmd(r, ("job_id", "exit_code", "stdout", "stderr", "running", "truncated"))
+    state = "running" if r.get("running") else "exited with %s" % r.get("exit_code")
+    return (_cmd_text(r) + "\n[%s %s]" % (r.get("job_id"), state)).lstrip("\n"), s, False
+
+
+def read_output(ctx: Any, a: Dict[str, Any]) -> Result:
+    wait = _range("wait", _arg(a, "wait", float, 0.0), 0.0, 60.0)
+    return _job(ctx.agent("read", {"job_id": _arg(a, "job_id", str, required=True), "wait": wait,
+                                   "cap": OUTPUT_CAP}))
+
+
+def kill_command(ctx: Any, a: Dict[str, Any]) -> Result:
+    return _job(ctx.agent("kill", {"job_id": _arg(a, "job_id", str, required=True)}))
+
+
+def read_file(ctx: Any, a: Dict[str, Any]) -> Result:
+    r = ctx.agent("read_file", {"path": _arg(a, "path", str, required=True), "offset": _arg(a, "offset", int, 1),
+                                "limit": _arg(a, "limit", int, 2000)})
+    s = _cmd(r, ("path", "content", "start_line", "end_line", "size", "truncated", "next_offset"))
+    text = r["content"]
+    if not text:
+        text = "(%s is empty)" % r["path"] if r["size"] == 0 else "(no lines from %d on)" % a.get("offset", 1)
+    if r.get("next_offset"):
+        text += "\n[... more lines follow: read_file with offset=%d]" % r["next_offset"]
+    return text, s, False
+
+
+def write_file(ctx: Any, a: Dict[str, Any]) -> Result:
+    r = ctx.agent("write_file", {"path": _arg(a, "path", str, required=True),
+                                 "content": _arg(a, "content", str, required=True)})
+    s = _cmd(r, ("path", "bytes_written", "created"))
+    return "wrote %d bytes to %s%s" % (r["bytes_written"], r["path"], " (new file)" if r["created"] else ""), s, False
+
+
+def edit_file(ctx: Any, a: Dict[str, Any]) -> Result:
+    r = ctx.agent("edit_file", {"path": _arg(a, "path", str, required=True),
+                                "old_string": _arg(a, "old_string", str, required=True),
+                                "new_string": _arg(a, "new_string", str, required=True),
+                                "replace_all": _arg(a, "replace_all", bool, False)})
+    n = r["replacements"]
+    return "replaced %d occurrence%s in %s" % (n, "" if n == 1 else "s", r["path"]), _cmd(
+        r, ("path", "replacements")), False
+
+
+def list_directory(ctx: Any, a: Dict[str, Any]) -> Result:
+    depth = int(_range("depth", _arg(a, "depth", int, 1), 1, 5))
+    r = ctx.agent("list", {"path": _arg(a, "path", str, "."), "depth": depth, "cap": 1000})
+    lines = ["%-7s %10s  %s%s" % (e["type"], e["size"] if e["type"] != "dir" else "-", e["path"],
+                                  "/" if e["type"] == "dir" else "") for e in r["entries"]]
+    if r["truncated"]:
+        lines.append("[... capped at 1000 entries: list a subdirectory, or lower depth]")
+    text, _ = clip("\n".join(lines) or "(%s is empty)" % r["path"])
+    entries = [{"path": e["path"], "type": e["type"], "size": e["size"]} for e in r["entries"]]
+    return text, {"path": r["path"], "entries": entries, "truncated": r["truncated"]}, False
+
+
+def search_files(ctx: Any, a: Dict[str, Any]) -> Result:
+    r = ctx.agent("search", {"pattern": _arg(a, "pattern", str, required=True), "path": _arg(a, "path", str),
+                             "glob": _arg(a, "glob", str), "cap": 500})
+    text, clipped = clip("\n".join(r["matches"]) or "no matches (%d files searched)" % r["files_searched"])
+    if r["truncated"]:
+        text += "\n[... capped at 500 matches: narrow the pattern, path or glob]"
+    return text, {"matches": r["matches"], "files_searched": r["files_searched"],
+                  "truncated": r["truncated"] or clipped}, False
+
+
+def review_hint(name: str) -> str:
+    return ("Nothing is applied to the real tree until a person reviews it: layover status %s; "
+            "layover diff %s; layover apply %s" % (name, name, name))
+
+
+def changes(ctx: Any, a: Dict[str, Any]) -> Result:
+    ctx.sandbox.ensure()  # the session exists once the sandbox started
+    name = ctx.sandbox.name
+    summary = ctx.helper.run(["status", name]).stdout.decode("utf-8", "replace")
+    data = json.loads(ctx.helper.run(["status", name, "--json"]).stdout.decode("utf-8", "replace"))
+    items = data if isinstance(data, list) else data.get("changes", []) if isinstance(data, dict) else []
+    out = [{"kind": str(c.get("kind")), "path": str(c.get("path")),
+            "type": c.get("type") if isinstance(c.get("type"), str) else None,
+            "size": c.get("size") if type(c.get("size")) is int else None} for c in items if isinstance(c, dict)]
+    text, _ = clip(summary.rstrip("\n") or "no changes", 20000)
+    hint = review_hint(name)
+    ctx.last_review = hint
+    return (text + "\n" + hint, {"session": name, "changes": out[:500], "count": len(out),
+                                 "truncated": len(out) > 500, "review": hint}, False)
+
+
+def diff(ctx: Any, a: Dict[str, Any]) -> Result:
+    paths = _arg(a, "paths", list, [])
+    if not all(isinstance(p, str) for p in paths):
+        raise BadArgs("argument 'paths' must be an array of strings")
+    ctx.sandbox.ensure()
+    args = ["diff", ctx.sandbox.name, "--color=never"] + (["--"] + paths if paths else [])
+    r = ctx.helper.run(args, ok=(0, 1))
+    text, clipped = clip(r.stdout.decode("utf-8", "replace"))
+    return text or "no changes", {"diff": text, "truncated": clipped}, False
+
+
+HANDLERS: Dict[str, Callable[[Any, Dict[str, Any]], Result]] = {
+    "run_command": run_command, "start_command": start_command, "read_output": read_output,
+    "kill_command": kill_command, "read_file": read_file, "write_file": write_file, "edit_file": edit_file,
+    "list_directory": list_directory, "search_files": search_files, "changes": changes, "diff": diff}
