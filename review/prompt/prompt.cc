@@ -229,6 +229,8 @@ int run_exit_prompt(const std::string& state, const session::Info& s) {
     }
     RiskContext ctx;
     if (const char* home = std::getenv("HOME")) ctx.home_rel = home_relative(patch->manifest().target, home);
+    if (const char* xdg = std::getenv("XDG_CONFIG_HOME"); xdg && xdg[0] == '/')
+        ctx.config_rel = home_relative(patch->manifest().target, std::string(xdg) + "/layover");
     const char* term = std::getenv("TERM");
     bool color = ::isatty(2) == 1 && !(term && std::string(term) == "dumb");
     std::fprintf(stderr, "\nlayover: session '%s' changed %s:\n%s", s.meta.name.c_str(),
