@@ -90,13 +90,13 @@ bool load_config(base::toml::Doc* doc, std::string* err) {
 
 int with_config(int argc, char** argv, int (*fn)(int, char**)) {
     std::string verb = argv[0];
+    if (verb == "config") return fn(argc, argv);  // reads the file itself, --no-config included
     bool known = false;
-    for (const auto& v : table_verbs()) known |= v == verb && v != "config";  // config reads the file itself
-    if (!known) return fn(argc, argv);
+    for (const auto& v : table_verbs()) known |= v == verb;
     CliScan cli = scan_cli(verb, std::vector<std::string>(argv + 1, argv + argc));
     std::vector<std::string> args{verb};
     std::string lines;
-    if (!cli.no_config) {
+    if (known && !cli.no_config) {
         base::toml::Doc doc;
         std::string err;
         if (!load_config(&doc, &err)) {

@@ -25,6 +25,29 @@ import select
 import sys
 
 
+# sys.path as the interpreter set it up (-I -S: the standard library only),
+# before main() puts the user's "" first.
+_OWN_PATH = list(sys.path)
+
+
+def _own_import(name):
+    """A standard module for the REPL's own use: looked up on the library's
+    path only (never a same-named file in the target, such as a project's
+    types.py), and written no bytecode for (a target holding Python's
+    library gets no __pycache__ from us).  User code imports as Python does."""
+    mod = sys.modules.get(name)
+    if mod is not None:
+        return mod
+    saved_path, saved_flag = sys.path[:], sys.dont_write_bytecode
+    sys.path[:] = _OWN_PATH
+    sys.dont_write_bytecode = True
+    try:
+        return __import__(name)
+    finally:
+        sys.path[:] = saved_path
+        sys.dont_write_bytecode = saved_flag
+
+
 class Server:
     def __init__(self, chan):
         self.chan = chan
@@ -97,8 +120,8 @@ class Server:
         self.chan.write_main(b"".join((pending, pack_lens(len(h), len(v) + len(o) + len(e)), h, v, o, e)))
 
     def _traceback(self, exc, skip_frames):
-        import linecache
-        import traceback
+        linecache = _own_import("linecache")
+        traceback = _own_import("traceback")
         for name, src in self.sources.items():
             linecache.cache[name] = (len(src), None, src.splitlines(True), name)
         tb = exc.__traceback__
@@ -215,7 +238,7 @@ class Server:
             fn = ns[req["name"]]
             args = list(req.get("args") or [])
             if "self" in req:
-                import types
+                types = _own_import("types")
                 args.insert(0, types.SimpleNamespace(**req["self"]))
             State.in_user = True
             try:
@@ -254,7 +277,7 @@ class Server:
                 return b"".join(parts)
 
     def do_exec(self, rid, h):
-        import subprocess
+        subprocess = _own_import("subprocess")
         data = self.read_input(rid) if h.get("stdin") else None
         timeout = h.get("timeout")
         try:
@@ -263,7 +286,8 @@ class Server:
                 stdin=subprocess.PIPE if data is not None else subprocess.DEVNULL,
                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
         except OSError as e:
-            self.done(rid, {"oserror": e.errno or 0, "returncode": None}, (str(e),))
+            name = e.filename if isinstance(e.filename, str) else None
+            self.done(rid, {"oserror": e.errno or 0, "returncode": None, "filename": name}, (e.strerror or str(e),))
             return
         except (TypeError, ValueError) as e:
             self.done(rid, {"oserror": 0, "returncode": None}, ("%s: %s" % (type(e).__name__, e),))
@@ -287,8 +311,8 @@ class Server:
         self.done(rid, {"returncode": rc, "timed_out": timed_out, "interrupted": interrupted}, ())
 
     def _pump_process(self, rid, proc, data, timeout):
-        import subprocess
-        import time
+        subprocess = _own_import("subprocess")
+        time = _own_import("time")
         deadline = None if timeout is None else time.monotonic() + float(timeout)
         poller = select.poll()
         names = {proc.stdout.fileno(): "stdout", proc.stderr.fileno(): "stderr"}
