@@ -9,6 +9,7 @@
 
 #include "helper/base/self_exe.h"
 #include "helper/base/version.h"
+#include "helper/cli/config.h"
 #include "helper/cli/verbs.h"
 
 namespace {
@@ -22,7 +23,10 @@ void print_usage(FILE* to) {
 #define LAYOVER_USAGE_LINE(name, fn, bin, usage) usage_line(to, usage);
     LAYOVER_VERBS(LAYOVER_USAGE_LINE)
 #undef LAYOVER_USAGE_LINE
-    std::fputs("See docs/cli.md, or 'layover VERB --help'.\n", to);
+    std::fputs(
+        "Every verb also takes --no-config: leave out ~/.config/layover/config.toml ('layover config').\n"
+        "See docs/cli.md, or 'layover VERB --help'.\n",
+        to);
 }
 
 // The verbs that need libarchive/libzstd live in layover-patch, so `run`
@@ -59,10 +63,10 @@ int main(int argc, char** argv) {
     int vargc = argc - 1;
     // A verb of layover-patch is only named here in a discarded statement, so
     // this binary never links its code (nor libarchive, nor libzstd).
-#define LAYOVER_DISPATCH(name, fn, bin, usage)                    \
-    if (verb == name) {                                           \
-        if constexpr (bin != Bin::Patch) return fn(vargc, vargv); \
-        else return exec_patch_tool(vargv);                       \
+#define LAYOVER_DISPATCH(name, fn, bin, usage)                                      \
+    if (verb == name) {                                                             \
+        if constexpr (bin != Bin::Patch) return cli::with_config(vargc, vargv, fn); \
+        else return exec_patch_tool(vargv);                                         \
     }
     LAYOVER_VERBS(LAYOVER_DISPATCH)
 #undef LAYOVER_DISPATCH

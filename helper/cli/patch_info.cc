@@ -30,7 +30,7 @@ int usage(const char* text, const std::string& why = "") {
 void print(const std::string& s) { std::fwrite(s.data(), 1, s.size(), stdout); }
 
 const char kSaveUsage[] =
-    "usage: layover save SESSION -o FILE.tar.zst\n"
+    "usage: layover save SESSION -o|--output FILE.tar.zst\n"
     "  Write the session's changes as a patch (created 0600, atomically).\n";
 const char kShowUsage[] =
     "usage: layover show FILE.tar.zst [--json] [--expand] [--no-pager] [--max-members N] [--max-stored-bytes N]\n"

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <string>
 
+#include "helper/cli/config.h"
 #include "helper/cli/verbs.h"
 
 int main(int argc, char** argv) {
@@ -28,9 +29,11 @@ int main(int argc, char** argv) {
         argc--;
         verb = argv[0];
     }
+    // The config file's settings are added here, in the process that runs
+    // the verb: `layover` adds none before exec'ing this binary.
 #define LAYOVER_DISPATCH(name, fn, bin, usage) \
     if constexpr (bin != Bin::Main)            \
-        if (verb == name) return fn(argc, argv);
+        if (verb == name) return cli::with_config(argc, argv, fn);
     LAYOVER_VERBS(LAYOVER_DISPATCH)
 #undef LAYOVER_DISPATCH
     std::fprintf(stderr, "layover: unknown verb '%s'; see 'layover --help'\n", verb.c_str());

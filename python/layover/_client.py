@@ -20,7 +20,7 @@ import threading
 import time
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from .errors import SandboxError, TimeoutError
+from .errors import SandboxError, TimeoutError, os_reason
 from .model import RunResult
 
 MAX_HEADER = 64 * 1024          # must match _server.py
@@ -176,7 +176,7 @@ class ReplClient:
         except (BlockingIOError, socket.timeout):
             n = 0
         except OSError as e:
-            raise self.fail(self._dead_reason("cannot send to the REPL (%s)" % e)) from None
+            raise self.fail(self._dead_reason("cannot send to the REPL (%s)" % os_reason(e))) from None
         if n != len(frame):
             self._send_rest(memoryview(frame)[n:])
 
@@ -194,7 +194,7 @@ class ReplClient:
                                     "was stopped and its session kept" % SEND_STALL) from None
                 continue
             except OSError as e:
-                raise self.fail(self._dead_reason("cannot send to the REPL (%s)" % e)) from None
+                raise self.fail(self._dead_reason("cannot send to the REPL (%s)" % os_reason(e))) from None
             view = view[n:]
             last_progress = time.monotonic()
 
@@ -214,7 +214,7 @@ class ReplClient:
                     raise _Deadline() from None
                 continue
             except OSError as e:
-                raise self.fail(self._dead_reason("reading from the REPL failed (%s)" % e)) from None
+                raise self.fail(self._dead_reason("reading from the REPL failed (%s)" % os_reason(e))) from None
             if not got:
                 # Give the helper a moment to exit so its message can be shown.
                 for _ in range(20):
@@ -308,7 +308,15 @@ class ReplClient:
 
     # --- run(), the hot path ---
 
-    def run_code(self, code: str, timeout: Optional[float] = None) -> RunResult:
+    def run_code(self, code: str, timeout: Optional[float] = None, interactive: bool = False) -> RunResult:
+        try:
+            return self._run_code(code, timeout, interactive)
+        except TimeoutError as e:
+            if e.cmd is None:
+                e.cmd = code  # as subprocess.TimeoutExpired names its command
+            raise
+
+    def _run_code(self, code: str, timeout: Optional[float], interactive: bool) -> RunResult:
         """Repl.run in one method (docs/protocol.md, "Hot path"): one send of
         the request, one recv_into of the reply, its frames matched in place
         when they have exactly the REPL's own header form, the RunResult built
@@ -320,6 +328,9 @@ class ReplClient:
         plen = len(data)
         if plen > MAX_PAYLOAD:
             raise ValueError("code is larger than %d bytes; exec() a file instead" % MAX_PAYLOAD)
+        if interactive:  # echoed as in the REPL: the general path, with its own request type
+            with self.lock:
+                return self._run_locked(data, timeout, _IRUN)
         lock = self.lock
         if not lock.acquire(False):
             return self._run_general(data, timeout)  # another thread's request: wait for it there
@@ -430,10 +441,10 @@ class ReplClient:
         with self.lock:
             return self._run_locked(data, timeout)
 
-    def _run_locked(self, data: bytes, timeout: Optional[float]) -> RunResult:
+    def _run_locked(self, data: bytes, timeout: Optional[float], header: Optional[Dict[str, Any]] = None) -> RunResult:
         self.current = self.next_id
         try:
-            return _run_result(self.request, _RUN, data, timeout=timeout)
+            return _run_result(self.request, header or _RUN, data, timeout=timeout)
         finally:
             self.current = None
 
@@ -521,6 +532,7 @@ class ReplClient:
 
 
 _RUN = {"t": "run"}
+_IRUN = {"t": "irun"}  # run() with interactive=True: expression statements echoed
 
 
 def _run_result(collect: Callable[..., Reply], *args: Any, **kw: Any) -> RunResult:

@@ -12,7 +12,7 @@ import subprocess
 from pathlib import Path
 from typing import Dict, Mapping, Optional, Sequence, Type, Union
 
-from .errors import PatchError, SandboxError, UnsupportedKernelError
+from .errors import PatchError, SandboxError, UnsupportedKernelError, os_reason
 
 StrPath = Union[str, "os.PathLike[str]"]
 
@@ -82,8 +82,13 @@ class Helper:
             error: Type[SandboxError] = PatchError, capture: bool = True) -> subprocess.CompletedProcess:
         """Run `layover ARGS`; an exit status outside `ok` raises `error`
         (UnsupportedKernelError when the message names a kernel feature)."""
+        argv = self.argv(*args)
+        if args and args[0] != "run":
+            # The config file sets the CLI's defaults; the API's own calls
+            # (whose output it parses) are the same whatever it says.
+            argv.insert(2, "--no-config")
         try:
-            r = subprocess.run(self.argv(*args), env=self.env, stdin=subprocess.DEVNULL,
+            r = subprocess.run(argv, env=self.env, stdin=subprocess.DEVNULL,
                                stdout=subprocess.PIPE if capture else None,
                                stderr=subprocess.PIPE if capture else None, timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -91,7 +96,7 @@ class Helper:
                                % (" ".join(os.fspath(a) for a in args[:2]), timeout)) from None
         except OSError as e:
             raise SandboxError("layover: cannot run the helper %s: %s; set LAYOVER_BIN or reinstall"
-                               % (self.binary, e.strerror or e)) from None
+                               % (self.binary, os_reason(e, with_path=False))) from None
         if r.returncode not in ok:
             verb = os.fspath(args[0]) if args else "?"
             msg = one_line(r.stderr or b"", "layover %s failed with exit status %d" % (verb, r.returncode))

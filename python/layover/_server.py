@@ -25,6 +25,29 @@ import select
 import sys
 
 
+# sys.path as the interpreter set it up (-I -S: the standard library only),
+# before main() puts the user's "" first.
+_OWN_PATH = list(sys.path)
+
+
+def _own_import(name):
+    """A standard module for the REPL's own use: looked up on the library's
+    path only (never a same-named file in the target, such as a project's
+    types.py), and written no bytecode for (a target holding Python's
+    library gets no __pycache__ from us).  User code imports as Python does."""
+    mod = sys.modules.get(name)
+    if mod is not None:
+        return mod
+    saved_path, saved_flag = sys.path[:], sys.dont_write_bytecode
+    sys.path[:] = _OWN_PATH
+    sys.dont_write_bytecode = True
+    try:
+        return __import__(name)
+    finally:
+        sys.path[:] = saved_path
+        sys.dont_write_bytecode = saved_flag
+
+
 class Server:
     def __init__(self, chan):
         self.chan = chan
@@ -97,8 +120,8 @@ class Server:
         self.chan.write_main(b"".join((pending, pack_lens(len(h), len(v) + len(o) + len(e)), h, v, o, e)))
 
     def _traceback(self, exc, skip_frames):
-        import linecache
-        import traceback
+        linecache = _own_import("linecache")
+        traceback = _own_import("traceback")
         for name, src in self.sources.items():
             linecache.cache[name] = (len(src), None, src.splitlines(True), name)
         tb = exc.__traceback__
@@ -111,28 +134,45 @@ class Server:
             lines = traceback.format_exception(type(exc), exc, tb)
         return "".join(lines)
 
-    # --- run: statement by statement, expression values echoed ---
+    # --- run: a script whose final expression is the value; irun: echoed as in the REPL ---
 
-    def _compile(self, src, fname):
-        """Code objects, one per top-level statement, in "single" mode so
-        expression statements are echoed.  One statement (the usual case)
-        compiles directly; more go through the AST, so that a later syntax
-        error does not hide behind earlier statements having run."""
-        if "\n" not in src.strip():
+    def _compile(self, src, fname, interactive):
+        """(code, is_eval) pairs.  Interactive: one per top-level statement,
+        in "single" mode, so expression statements are echoed (a later
+        syntax error does not hide behind earlier statements having run).
+        Otherwise the code runs as a script, and a final expression is
+        evaluated apart: its repr() is the result's value, never printed."""
+        flags = self.future_flags
+        one_line = "\n" not in src.strip()
+        if interactive:
+            if one_line:
+                try:
+                    return [(compile(src, fname, "single", flags, True), False)]
+                except SyntaxError:
+                    pass  # e.g. "a = 1; b = 2" is fine, but report errors via the AST path
+            tree = compile(src, fname, "exec", 0x400 | flags, True)  # PyCF_ONLY_AST
+            return [(compile(_ast.Interactive(body=[stmt]), fname, "single", flags, True), False)
+                    for stmt in tree.body]
+        if one_line:
             try:
-                return [compile(src, fname, "single", self.future_flags, True)]
+                return [(compile(src, fname, "eval", flags, True), True)]
             except SyntaxError:
-                pass  # e.g. "a = 1; b = 2" is fine, but report errors via the AST path
-        tree = compile(src, fname, "exec", 0x400 | self.future_flags, True)  # PyCF_ONLY_AST
-        return [compile(_ast.Interactive(body=[stmt]), fname, "single", self.future_flags, True)
-                for stmt in tree.body]
+                pass  # a statement: compiled below
+        tree = compile(src, fname, "exec", 0x400 | flags, True)
+        body = tree.body
+        if not body or type(body[-1]) is not _ast.Expr:
+            return [(compile(tree, fname, "exec", flags, True), False)]
+        last = body.pop()
+        codes = [(compile(tree, fname, "exec", flags, True), False)] if body else []
+        codes.append((compile(_ast.Expression(body=last.value), fname, "eval", flags, True), True))
+        return codes
 
-    def _codes(self, src):
+    def _codes(self, src, interactive):
         """The code objects for src, compiled once: an agent repeats small
         snippets, and compile() is the largest cost of a short call.  A
         repeated source keeps its first file name, its text stays in
         self.sources (moved to the newest end) for tracebacks."""
-        key = (src, self.future_flags)
+        key = (src, self.future_flags, interactive)
         hit = self.codes.get(key)
         if hit is not None:
             fname, codes = hit
@@ -147,23 +187,29 @@ class Server:
         self.sources[fname] = src
         if len(self.sources) > 200:
             self.sources.pop(next(iter(self.sources)))
-        codes = self._compile(src, fname)
+        codes = self._compile(src, fname, interactive)
         if len(src) <= 4096:
             if len(self.codes) >= 256:
                 self.codes.pop(next(iter(self.codes)))
             self.codes[key] = (fname, codes)
         return codes
 
-    def do_run(self, rid, src):
+    def do_run(self, rid, src, interactive=False):
         State.value = None
         error = None
         interrupted = False
         try:
-            for code in self._codes(src):
+            for code, is_eval in self._codes(src, interactive):
                 self.future_flags |= code.co_flags & _FUTURE_MASK
                 State.in_user = True
                 try:
-                    exec(code, self.user_ns)
+                    if is_eval:
+                        value = eval(code, self.user_ns)
+                        if value is not None:
+                            builtins._ = value
+                            State.value = repr(value)
+                    else:
+                        exec(code, self.user_ns)
                 finally:
                     State.in_user = False
         except KeyboardInterrupt as e:
@@ -192,7 +238,7 @@ class Server:
             fn = ns[req["name"]]
             args = list(req.get("args") or [])
             if "self" in req:
-                import types
+                types = _own_import("types")
                 args.insert(0, types.SimpleNamespace(**req["self"]))
             State.in_user = True
             try:
@@ -231,7 +277,7 @@ class Server:
                 return b"".join(parts)
 
     def do_exec(self, rid, h):
-        import subprocess
+        subprocess = _own_import("subprocess")
         data = self.read_input(rid) if h.get("stdin") else None
         timeout = h.get("timeout")
         try:
@@ -240,7 +286,8 @@ class Server:
                 stdin=subprocess.PIPE if data is not None else subprocess.DEVNULL,
                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
         except OSError as e:
-            self.done(rid, {"oserror": e.errno or 0, "returncode": None}, (str(e),))
+            name = e.filename if isinstance(e.filename, str) else None
+            self.done(rid, {"oserror": e.errno or 0, "returncode": None, "filename": name}, (e.strerror or str(e),))
             return
         except (TypeError, ValueError) as e:
             self.done(rid, {"oserror": 0, "returncode": None}, ("%s: %s" % (type(e).__name__, e),))
@@ -264,8 +311,8 @@ class Server:
         self.done(rid, {"returncode": rc, "timed_out": timed_out, "interrupted": interrupted}, ())
 
     def _pump_process(self, rid, proc, data, timeout):
-        import subprocess
-        import time
+        subprocess = _own_import("subprocess")
+        time = _own_import("time")
         deadline = None if timeout is None else time.monotonic() + float(timeout)
         poller = select.poll()
         names = {proc.stdout.fileno(): "stdout", proc.stderr.fileno(): "stderr"}
@@ -355,8 +402,8 @@ class Server:
             with State.lock:
                 State.busy = rid
             try:
-                if t == "run":
-                    self.do_run(rid, payload.decode("utf-8", "surrogateescape"))
+                if t == "run" or t == "irun":
+                    self.do_run(rid, payload.decode("utf-8", "surrogateescape"), t == "irun")
                 elif t == "exec":
                     self.do_exec(rid, h)
                 elif t == "call":

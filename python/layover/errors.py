@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import builtins
-from typing import Any, List, Optional
+import errno
+import subprocess
+from typing import Any, Dict, List, Optional, Type
 
 __all__ = [
     "SandboxError",
@@ -12,6 +14,7 @@ __all__ = [
     "PatchError",
     "TimeoutError",
     "ToolError",
+    "os_reason",
 ]
 
 
@@ -37,20 +40,64 @@ class ConflictError(PatchError):
         self.conflicts = conflicts
 
 
-class TimeoutError(SandboxError, builtins.TimeoutError):  # noqa: A001 - deliberate shadow
+class TimeoutError(SandboxError, builtins.TimeoutError, subprocess.TimeoutExpired):  # noqa: A001
     """A run()/exec()/call timed out and was interrupted (the session lives
-    on, unless ``stopped`` is true).  Like subprocess.TimeoutExpired, it
-    carries what was produced until then."""
+    on, unless ``stopped`` is true).  It is a subprocess.TimeoutExpired too,
+    so code written for subprocess catches it unchanged: ``cmd`` (the argv
+    of exec(), the code of run()), ``timeout``, ``output`` (alias
+    ``stdout``) and ``stderr`` hold what was produced until then."""
 
     def __init__(self, message: str, *, timeout: Optional[float] = None, stdout: object = None,
-                 stderr: object = None, stopped: bool = False) -> None:
-        super().__init__(message)
-        self.timeout = timeout
-        self.stdout = stdout
+                 stderr: object = None, stopped: bool = False, cmd: object = None) -> None:
+        SandboxError.__init__(self, message)
+        self.message = message
+        self.cmd = cmd
+        self.timeout = timeout  # type: ignore[assignment]
+        self.output = stdout
         self.stderr = stderr
         self.stopped = stopped
+
+    def __str__(self) -> str:  # the layover message, not TimeoutExpired's "Command ... timed out"
+        return self.message
 
 
 class ToolError(SandboxError):
     """A sandboxed tool (SandboxMixin) raised inside the sandbox; the message
     is the formatted traceback from inside."""
+
+
+def os_reason(e: OSError, with_path: bool = True) -> str:
+    """An OSError said once: "PATH: STRERROR (ENAME)" (str() of an OSError
+    starts with "[Errno N]", and wrapping it in a message that names the
+    errno again repeats it)."""
+    code = e.errno or 0
+    text = "%s (%s)" % (e.strerror or "error", errno.errorcode.get(code, "errno %d" % code))
+    if with_path and e.filename is not None:
+        return "%s: %s" % (e.filename if isinstance(e.filename, str) else repr(e.filename), text)
+    return text
+
+
+_OS_CLASSES: Dict[Type[OSError], Type[OSError]] = {}
+
+_FIXES = {
+    errno.ENOENT: "check the path (the sandbox shows the target, and the host's system read-only)",
+    errno.EACCES: "make it executable (chmod +x) or run it through its interpreter",
+    errno.ENOEXEC: "it is not a program this system runs; run it through its interpreter",
+    errno.ENOTDIR: "a component of the path is not a directory; check the path",
+}
+
+
+def sandbox_os_error(code: int, strerror: str, path: Optional[str], what: str) -> OSError:
+    """The OSError of the errno's own class (FileNotFoundError,
+    PermissionError...) for a failure inside the sandbox, also a
+    SandboxError, whose text reads once: "layover: WHAT: PATH: STRERROR
+    (ENAME); FIX"."""
+    base = type(OSError(code, strerror))
+    cls = _OS_CLASSES.get(base)
+    if cls is None:
+        cls = _OS_CLASSES[base] = type(base.__name__, (SandboxError, base),
+                                       {"__str__": lambda self: self.message, "__module__": __name__})
+    e = cls(code, strerror, path)
+    fix = _FIXES.get(code, "check the command and its arguments")
+    e.message = "layover: %s: %s; %s" % (what, os_reason(e), fix)  # type: ignore[attr-defined]
+    return e

@@ -28,7 +28,7 @@ class RunResult:
     stdout: str
     stderr: str
     error: Optional[str]          # formatted traceback, or None
-    value: Optional[str] = None   # repr() of the last echoed expression
+    value: Optional[str] = None   # repr() of the final expression (interactive: the last echoed one)
     interrupted: bool = False     # stopped by interrupt()/Ctrl+C
 
     @property

@@ -19,7 +19,7 @@ from typing import IO, Any, Callable, Dict, List, Mapping, Optional, Sequence, U
 from . import _boot
 from ._client import EXEC_SLACK, MAX_PAYLOAD, ReplClient, socketpair
 from ._helper import error_for, one_line
-from .errors import SandboxError, TimeoutError, ToolError
+from .errors import SandboxError, TimeoutError, ToolError, os_reason, sandbox_os_error
 from .model import ExecResult, RunResult
 
 __all__ = ["Repl", "default_python", "BOOT"]
@@ -78,7 +78,7 @@ class Repl:
             for s in (host, child, rep_host, rep_child, ctl_host, ctl_child):
                 s.close()
             errlog.close()
-            raise SandboxError("layover: cannot start the %s: %s" % (describe, e)) from None
+            raise SandboxError("layover: cannot start the %s: %s" % (describe, os_reason(e))) from None
         child.close()
         holder: List[Repl] = []
 
@@ -187,8 +187,8 @@ class Repl:
             finally:
                 client.current = None
 
-    def run(self, code: str, timeout: Optional[float] = None) -> RunResult:
-        return self.client.run_code(code, timeout)
+    def run(self, code: str, timeout: Optional[float] = None, *, interactive: bool = False) -> RunResult:
+        return self.client.run_code(code, timeout, interactive)
 
     def exec(self, args: Union[StrOrBytes, Sequence[StrOrBytes]], *, timeout: Optional[float] = None,
              cwd: Optional[StrOrBytes] = None, env: Optional[Mapping[str, str]] = None,
@@ -210,6 +210,7 @@ class Repl:
         try:
             reply = self._request(header, timeout=timeout, backstop=EXEC_SLACK, extra=extra)
         except TimeoutError as e:
+            e.cmd = argv
             if textmode:
                 e.stdout = _text(e.stdout, enc, err)  # type: ignore[arg-type]
                 e.stderr = _text(e.stderr, enc, err)  # type: ignore[arg-type]
@@ -219,8 +220,9 @@ class Repl:
         if done.get("oserror") is not None:
             code = done.get("oserror")
             msg = reply.text(0) or "cannot run %r" % argv[:1]
-            if isinstance(code, int) and code > 0:
-                raise OSError(code, "inside the sandbox: " + msg)
+            name = done.get("filename")
+            if isinstance(code, int) and code > 0 and not isinstance(code, bool):
+                raise sandbox_os_error(code, msg, name if isinstance(name, str) else None, "exec inside the sandbox")
             raise SandboxError("layover: exec inside the sandbox failed: " + msg)
         rc = done.get("returncode")
         if not isinstance(rc, int) or isinstance(rc, bool):
@@ -230,7 +232,7 @@ class Repl:
         stderr: Union[bytes, str] = _text(errb, enc, err) if textmode else errb
         if done.get("timed_out"):
             raise TimeoutError("layover: %r timed out after %s s and was killed" % (argv[:1], timeout),
-                               timeout=timeout, stdout=stdout, stderr=stderr)
+                               timeout=timeout, stdout=stdout, stderr=stderr, cmd=argv)
         if done.get("interrupted"):
             raise KeyboardInterrupt()
         result = ExecResult(argv, rc, stdout, stderr)

@@ -11,7 +11,7 @@ import subprocess
 from typing import Any, Dict, Iterable, List, Optional
 
 from ._helper import Helper, StrPath, error_for, one_line
-from .errors import ConflictError, PatchError, SandboxError
+from .errors import ConflictError, PatchError, SandboxError, os_reason
 from .model import (ApplyResult, Change, SessionInfo, parse_change, parse_conflict, parse_list,
                     parse_session, raw_path)
 
@@ -128,5 +128,6 @@ def review_on_exit(sb: Stoppable) -> int:
     try:
         r = subprocess.run(sb.helper.argv("on-exit", "prompt", sb.name), env=sb.helper.env)
     except OSError as e:
-        raise SandboxError("layover: cannot run the review prompt: %s" % e) from None
+        raise SandboxError("layover: cannot run the review prompt: %s; set LAYOVER_BIN or reinstall"
+                           % os_reason(e)) from None
     return r.returncode

@@ -181,13 +181,15 @@ class Sandbox:
                                % (self.name, self.name))
         return self._repl
 
-    def run(self, code: str, timeout: Optional[float] = None) -> RunResult:
-        """Run Python code in the persistent REPL, statement by statement;
-        expression values are echoed to stdout as in the interactive REPL."""
+    def run(self, code: str, timeout: Optional[float] = None, *, interactive: bool = False) -> RunResult:
+        """Run Python code in the persistent REPL as a script: stdout holds
+        only what it prints; the repr() of a final expression is
+        ``RunResult.value``.  ``interactive=True`` runs it statement by
+        statement and echoes every expression's value, as the REPL does."""
         repl = self._repl
         if repl is None:
             self._live()  # raises
-        return repl.client.run_code(code, timeout)  # type: ignore[union-attr]
+        return repl.client.run_code(code, timeout, interactive)  # type: ignore[union-attr]
 
     def exec(self, args: Union[StrOrBytes, Sequence[StrOrBytes]], *, timeout: Optional[float] = None,
              cwd: Optional[StrOrBytes] = None, env: Optional[Mapping[str, str]] = None,

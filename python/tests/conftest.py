@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 
 HERE = Path(__file__).resolve().parent
+# No config file of the developer's reaches the sandboxes these tests start.
+os.environ["XDG_CONFIG_HOME"] = str(HERE / "no-such-config-dir")
 sys.path.insert(0, str(HERE.parent))  # the package from this checkout/stage
 
 from layover import Sandbox  # noqa: E402

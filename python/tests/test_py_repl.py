@@ -3,6 +3,7 @@ bootstrap (no sandbox needed): statement execution, capture, exec,
 interrupts, big outputs, and a hostile peer."""
 from __future__ import annotations
 
+import errno
 import os
 import subprocess
 import sys
@@ -11,6 +12,7 @@ import time
 
 import pytest
 
+import layover
 from layover import SandboxError, TimeoutError
 from layover import _boot, _client
 from layover.repl import Repl, default_python, python_argv
@@ -18,14 +20,29 @@ from layover.repl import Repl, default_python, python_argv
 from .layover_testutil import HOSTILE_SEND
 
 
-def test_run_keeps_state_and_echoes_expressions_like_a_repl(repl):
+def test_run_keeps_state_prints_only_what_the_code_prints_and_returns_the_value(repl):
     r = repl.run("x = 21\nprint(x * 2)\nx")
     assert r.error is None
-    assert r.stdout == "42\n21\n"
+    assert r.stdout == "42\n"
     assert r.value == "21"
     r2 = repl.run("x += 1\nx")
-    assert r2.stdout == "22\n"
-    assert repl.run("None").stdout == ""  # None is not echoed, as in the REPL
+    assert (r2.stdout, r2.value) == ("", "22")
+    assert repl.run("None").value is None
+    # The issue's case: a file's write() returns 5; nothing of it is printed.
+    r = repl.run("import io\nf = io.StringIO()\nf.write('hello')")
+    assert (r.stdout, r.value) == ("", "5")
+    # Only a final expression is the value; earlier ones are not echoed.
+    r = repl.run("1 + 1\ny = 3\n")
+    assert (r.stdout, r.value) == ("", None)
+    r = repl.run("'mid'\nprint('p')\n'last'")
+    assert (r.stdout, r.value) == ("p\n", "'last'")
+
+
+def test_run_interactive_echoes_every_expression_like_the_repl(repl):
+    r = repl.run("a = 2\na\nprint('p')\na * 3", interactive=True)
+    assert (r.error, r.stdout, r.value) == (None, "2\np\n6\n", "6")
+    assert repl.run("None", interactive=True).stdout == ""  # None is not echoed, as in the REPL
+    assert repl.run("a", interactive=False).stdout == ""
 
 
 def test_exception_comes_back_formatted_and_session_lives(repl):
@@ -35,7 +52,7 @@ def test_exception_comes_back_formatted_and_session_lives(repl):
     assert "ZeroDivisionError: division by zero" in r.error
     assert "return 1 / 0" in r.error  # source lines of earlier calls are shown
     assert "<layover-repl>" not in r.error  # the server's own frames are hidden
-    assert repl.run("y").stdout == "5\n"
+    assert repl.run("y").value == "5"
 
 
 def test_syntax_error_is_reported_and_nothing_runs(repl):
@@ -49,14 +66,14 @@ def test_stdout_and_stderr_are_captured_per_call_including_subprocesses(repl):
                  "os.system('echo c; echo d >&2')\nsys.stdout.buffer.write(b'e\\n')")
     assert "a\n" in r.stdout and "c\n" in r.stdout and "e\n" in r.stdout
     assert "b\n" in r.stderr and "d\n" in r.stderr
-    assert repl.run("1").stdout == "1\n"  # nothing left over from the previous call
+    assert repl.run("1").value == "1"  # nothing left over from the previous call
 
 
 def test_repeated_source_runs_again_each_time_with_its_traceback_lines(repl):
     repl.run("n = 0")
     for i in range(1, 4):  # the second and third calls reuse the compiled code
         r = repl.run("n += 1\nn")
-        assert (r.error, r.stdout, r.value) == (None, "%d\n" % i, str(i))
+        assert (r.error, r.stdout, r.value) == (None, "", str(i))
     for _ in range(2):
         r = repl.run("n += 1\nraise ValueError(n)")
         assert "raise ValueError(n)" in r.error and "ValueError: " in r.error
@@ -66,7 +83,7 @@ def test_repeated_source_runs_again_each_time_with_its_traceback_lines(repl):
 def test_future_import_persists_across_calls(repl):
     repl.run("from __future__ import annotations")
     r = repl.run("def g(a: UndefinedName) -> None: pass\ng.__annotations__['a']")
-    assert r.error is None and r.stdout == "'UndefinedName'\n"
+    assert r.error is None and r.value == "'UndefinedName'"
 
 
 def test_exec_returns_code_output_and_text(repl):
@@ -88,10 +105,28 @@ def test_exec_input_cwd_env(repl, tmp_path):
     assert p.stdout == "%s\nbar\n" % tmp_path
 
 
-def test_exec_of_missing_program_raises_file_not_found(repl):
-    with pytest.raises(FileNotFoundError):
+def test_exec_of_missing_program_raises_file_not_found(repl, tmp_path):
+    with pytest.raises(FileNotFoundError) as e:
         repl.exec(["/nonexistent/prog"])
-    assert repl.run("2").stdout == "2\n"
+    # Said once: the path, the errno's name and the fix; no "[Errno 2]" twice.
+    assert str(e.value) == ("layover: exec inside the sandbox: /nonexistent/prog: No such file or directory "
+                            "(ENOENT); check the path (the sandbox shows the target, and the host's system "
+                            "read-only)")
+    assert (e.value.errno, e.value.filename) == (errno.ENOENT, "/nonexistent/prog")
+    assert isinstance(e.value, SandboxError)
+    script = tmp_path / "script.sh"
+    script.write_text("echo hi\n")
+    script.chmod(0o644)
+    with pytest.raises(PermissionError) as e:
+        repl.exec([str(script)])
+    assert str(e.value) == ("layover: exec inside the sandbox: %s: Permission denied (EACCES); "
+                            "make it executable (chmod +x) or run it through its interpreter" % script)
+    with pytest.raises(FileNotFoundError) as e:
+        repl.exec(["true"], cwd="/nonexistent/dir")
+    assert str(e.value).startswith("layover: exec inside the sandbox: /nonexistent/dir: No such file or "
+                                   "directory (ENOENT); ")
+    assert str(e.value).count("ENOENT") == 1 and "Errno" not in str(e.value)
+    assert repl.run("2").value == "2"
 
 
 def test_exec_timeout_kills_the_process_group(repl, tmp_path):
@@ -104,7 +139,29 @@ def test_exec_timeout_kills_the_process_group(repl, tmp_path):
     assert e.value.stdout == b"started\n"
     time.sleep(2.5)
     assert not marker.exists()  # the background child died with its group
-    assert repl.run("3").stdout == "3\n"
+    assert repl.run("3").value == "3"
+
+
+def test_exec_timeout_is_a_subprocess_timeout_expired_with_its_fields(repl):
+    argv = ["sh", "-c", "echo out; echo err >&2; sleep 30"]
+    with pytest.raises(subprocess.TimeoutExpired) as e:  # as code written for subprocess catches it
+        repl.exec(argv, timeout=0.5, text=True)
+    t = e.value
+    assert (t.cmd, t.timeout, t.output, t.stdout, t.stderr) == (argv, 0.5, "out\n", "out\n", "err\n")
+    assert isinstance(t, layover.TimeoutError) and isinstance(t, SandboxError)
+    assert str(t) == "layover: ['sh'] timed out after 0.5 s and was killed"
+    with pytest.raises(layover.TimeoutError) as e2:  # and as code written for layover does
+        repl.run("import time\ntime.sleep(30)", timeout=0.3)
+    assert isinstance(e2.value, subprocess.TimeoutExpired)
+    assert e2.value.cmd == "import time\ntime.sleep(30)" and e2.value.timeout == 0.3
+
+
+def test_helper_that_cannot_start_says_why_once():
+    from layover._helper import Helper
+    with pytest.raises(SandboxError) as e:
+        Helper(binary="/nonexistent/layover").run(["sessions"])
+    assert str(e.value) == ("layover: cannot run the helper /nonexistent/layover: No such file or directory "
+                            "(ENOENT); set LAYOVER_BIN or reinstall")
 
 
 def builtins_timeout():
@@ -120,14 +177,14 @@ def test_run_timeout_interrupts_code_and_session_survives(repl):
     assert time.monotonic() - t0 < 4
     assert "before" in e.value.stdout
     r = repl.run("n > 0")
-    assert r.stdout == "True\n"
+    assert r.value == "True"
 
 
 def test_interrupt_from_another_thread(repl):
     threading.Timer(0.3, repl.interrupt).start()
     r = repl.run("import time\ntime.sleep(20)")
     assert r.interrupted and "KeyboardInterrupt" in r.error
-    assert repl.run("4").stdout == "4\n"
+    assert repl.run("4").value == "4"
 
 
 def test_interrupt_escalates_to_killing_a_blocking_os_system(repl):
@@ -137,7 +194,7 @@ def test_interrupt_escalates_to_killing_a_blocking_os_system(repl):
     with pytest.raises(TimeoutError):
         repl.run("import os\nos.system('sleep 60')", timeout=0.3)
     assert time.monotonic() - t0 < 10
-    assert repl.run("5").stdout == "5\n"
+    assert repl.run("5").value == "5"
 
 
 def test_huge_output_50mb_arrives_complete_without_deadlock(repl):
@@ -169,7 +226,7 @@ def test_source_fallback_when_bytecode_magic_differs(monkeypatch):
     monkeypatch.setattr(_boot, "boot_frame", lambda: _patched(frame))
     r = Repl.spawn(lambda fd: python_argv(default_python()), env=dict(os.environ), set_ipc_env=True)
     try:
-        assert r.run("6*7").stdout == "42\n"
+        assert r.run("6*7").value == "42"
     finally:
         r.close(timeout=5)
 

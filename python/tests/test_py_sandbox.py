@@ -24,14 +24,34 @@ def test_run_keeps_state_and_sees_the_target(sb, target):
     assert sb.run("import os\ncount = 1").error is None
     r = sb.run("count += 1\nprint(open('README.md').read())\ncount")
     assert r.error is None
-    assert r.stdout == "# demo\n\n2\n"
+    assert (r.stdout, r.value) == ("# demo\n\n", "2")
     assert sb.run("os.getcwd()").value == repr(str(target))
+
+
+def test_repl_machinery_imports_nothing_from_the_target_and_user_imports_behave_as_python(make_sandbox, target,
+                                                                                         state_dir):
+    # A project's own traceback.py, types.py... never stand in for the
+    # standard modules the REPL itself imports, and get no bytecode from it.
+    for name in ("traceback", "linecache", "types", "subprocess", "time"):
+        (target / (name + ".py")).write_text("raise RuntimeError('the target module %s was imported')\n" % name)
+    (target / "mymod.py").write_text("X = 1\n")
+    sb = make_sandbox()
+    r = sb.run("1/0")
+    assert "ZeroDivisionError" in r.error and "was imported" not in r.error, r.error
+    assert sb.exec(["true"], timeout=30).returncode == 0
+    assert sb.call("def f(self):\n    return self.a\n", "f", self_attrs={"a": 7}) == 7
+    # The user's own import writes bytecode as Python does by default.
+    assert sb.run("import mymod\nmymod.X").value == "1"
+    upper = state_dir / "sessions" / sb.name / "upper"
+    cached = sorted(p.name.split(".")[0] for p in (upper / "__pycache__").iterdir())
+    assert cached == ["mymod"]
+    assert sorted(p.name for p in upper.iterdir()) == ["__pycache__"]
 
 
 def test_exception_is_formatted_and_session_stays_alive(sb):
     r = sb.run("def boom():\n    raise ValueError('inside')\nboom()")
     assert "ValueError: inside" in r.error and "raise ValueError" in r.error
-    assert sb.run("boom.__name__").stdout == "'boom'\n"
+    assert sb.run("boom.__name__").value == "'boom'"
 
 
 def test_exec_returns_codes_output_and_timeouts(sb):
@@ -64,7 +84,7 @@ def test_huge_output_50mb_arrives_complete(sb):
 def test_run_timeout_interrupts_but_keeps_the_sandbox(sb):
     with pytest.raises(TimeoutError):
         sb.run("import time\nwhile True: time.sleep(0.01)", timeout=0.5)
-    assert sb.run("40 + 2").stdout == "42\n"
+    assert sb.run("40 + 2").value == "42"
 
 
 def test_parallel_sandboxes_on_one_target_are_independent(make_sandbox, target):

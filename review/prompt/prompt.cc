@@ -231,6 +231,8 @@ int run_exit_prompt(const std::string& state, const session::Info& s) {
     }
     RiskContext ctx;
     if (const char* home = std::getenv("HOME")) ctx.home_rel = home_relative(patch->manifest().target, home);
+    if (const char* xdg = std::getenv("XDG_CONFIG_HOME"); xdg && xdg[0] == '/')
+        ctx.config_rel = home_relative(patch->manifest().target, std::string(xdg) + "/layover");
     bool color = base::color_for_fd(2);
     std::fprintf(stderr, "\nlayover: session '%s' changed %s:\n%s", s.meta.name.c_str(),
                  base::display_path(patch->manifest().target).c_str(), summary_text(changes, ctx, color).c_str());

@@ -135,6 +135,9 @@ std::vector<std::string> risks_of(const capture::Change& c, const RiskContext& c
     if (slashed.size() >= 12 && slashed.compare(slashed.size() - 12, 12, "/.git/config") == 0) add("git config");
     if (name == ".envrc") add("direnv script (.envrc)");
     if (name == ".layoverignore") add("layover's own config");
+    if (ctx.config_rel &&
+        (ctx.config_rel->empty() || c.path == *ctx.config_rel || starts_with(c.path, *ctx.config_rel + "/")))
+        add("layover's own config");
 
     if (c.kind == Kind::Deleted) return out;  // what follows is about the new entry
     bool file = c.type == Type::File;

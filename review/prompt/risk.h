@@ -15,6 +15,9 @@ struct RiskContext {
     // "u" for target /home and home /home/u; nullopt when home is not inside
     // the target (then home-anchored rules such as ~/.ssh cannot match).
     std::optional<std::string> home_rel;
+    // $XDG_CONFIG_HOME/layover relative to the target, when it is set and
+    // inside it: layover's config file may live there instead of ~/.config.
+    std::optional<std::string> config_rel = std::nullopt;
 };
 
 // home_rel for a target and $HOME (both absolute, symlink-free).

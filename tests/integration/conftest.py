@@ -99,6 +99,8 @@ class Layover:
         self.target = target
         self.env = dict(os.environ)
         self.env["LAYOVER_STATE_DIR"] = str(state)
+        # No config file of the developer's: tests that want one write it here.
+        self.env["XDG_CONFIG_HOME"] = str(Path(state).parent / "xdg-config")
 
     def __call__(self, *args, input=None, timeout=60, check=False, env=None, cwd=None):
         """Run `layover ARGS` (cwd: the target, so relative paths land in it)."""

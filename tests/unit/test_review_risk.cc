@@ -61,6 +61,16 @@ TEST_CASE("review risk: shell startup files, ssh, gitconfig, autostart, systemd,
     CHECK(risks_of(file(".sshx/key"), ctx).empty());
 }
 
+TEST_CASE("review risk: layover's config file under $XDG_CONFIG_HOME is flagged too") {
+    RiskContext ctx;
+    ctx.config_rel = review::home_relative("/home/u", "/home/u/dots/config/layover");
+    REQUIRE(ctx.config_rel == std::string("dots/config/layover"));
+    CHECK(has(risks_of(file("dots/config/layover/config.toml"), ctx), "layover's own config"));
+    CHECK(risks_of(file("dots/config/other.toml"), ctx).empty());
+    CHECK(risks_of(file("dots/config/layoverx"), ctx).empty());
+    CHECK(has(risks_of(file(".config/layover/config.toml"), home_is_target()), "layover's own config"));
+}
+
 TEST_CASE("review risk: home rules follow $HOME's place in the target, and only there") {
     RiskContext parent{std::string("u")};
     CHECK(has(risks_of(file("u/.bashrc"), parent), "shell startup"));
