@@ -44,11 +44,12 @@ PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL_ERROR =
     -32700, -32600, -32601, -32602, -32603
 UNSUPPORTED_VERSION = -32022
 
-USAGE = """usage: layover mcp [--target DIR] [--session NAME] [--on-exit keep|discard|save:FILE]
-                   [every isolation option of 'layover run': --network MODE, --home MODE, --hide PATH,
-                    --no-hide-secrets, --env-keep GLOB, --env NAME=VALUE, --env-clear, --cwd DIR,
-                    --ro PATH, --rw PATH, --timeout DURATION, --max-pids N, --max-size SIZE,
+USAGE = """usage: layover mcp [--target DIR] [--session NAME] [--on-exit MODE]
+                   [every isolation option of 'layover run': --network MODE, --home MODE, [--hide PATH]...,
+                    --no-hide-secrets, [--env-keep GLOB]..., [--env NAME=VALUE]..., --env-clear, --cwd DIR,
+                    [--ro PATH]..., [--rw PATH]..., --timeout DURATION, --max-pids N, --max-size SIZE,
                     --max-memory SIZE, --tmp-size SIZE, --wait, --quiet]
+  --on-exit MODE  keep (default), discard or save:FILE (apply is the person's, never the agent's)
 Serves MCP over stdio: a shell and file tools inside a sandbox over DIR (default $HOME).
 The session (default mcp-YYYYmmdd-HHMMSS) is kept; review it with layover status/diff/apply.
 See docs/mcp.md."""
