@@ -32,9 +32,12 @@ START_TIMEOUT = 60.0
 def agent_frame() -> bytes:
     """The boot frame the bootstrap reads: no marshalled code (a magic that
     never matches), so the agent's source is compiled inside."""
-    src = pkgutil.get_data("layover", "_mcp_agent.py")
-    if src is None:
-        raise SandboxError("layover: the package is missing _mcp_agent.py; reinstall it")
+    # The file tools come first: their functions exist by the time the
+    # agent's OPS table names them (_mcp_agent_files.py says why two files).
+    parts = [pkgutil.get_data("layover", name) for name in ("_mcp_agent_files.py", "_mcp_agent.py")]
+    if None in parts:
+        raise SandboxError("layover: the package is missing _mcp_agent.py or _mcp_agent_files.py; reinstall it")
+    src = b"\n".join(p for p in parts if p is not None)
     payload = b"\0\0\0\0" + (0).to_bytes(4, "big") + src
     header = b'{"t":"boot"}'
     return len(header).to_bytes(4, "big") + len(payload).to_bytes(4, "big") + header + payload

@@ -1,0 +1,191 @@
+"""The MCP file tools, part of the tools' agent (see _mcp_agent.py): read,
+write, edit, list and search files inside the sandbox.
+
+Not a module of its own at run time: `layover mcp` sends this text followed
+by _mcp_agent.py's as one program (layover._mcp_sandbox.agent_frame), so the
+names used here (Fail, resolve, shown, clip, STOPS, the caps) are
+_mcp_agent.py's, looked up when a tool is called.
+"""
+# flake8: noqa: F821
+import fnmatch
+import os
+import re
+import stat
+
+
+def read_text(path, what):
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise Fail("%s: no such file or directory" % shown(path))
+    except OSError as e:
+        raise Fail("%s: %s" % (shown(path), e.strerror))
+    if stat.S_ISDIR(st.st_mode):
+        raise Fail("%s is a directory; use list_directory" % shown(path))
+    if not stat.S_ISREG(st.st_mode):
+        raise Fail("%s is not a regular file" % shown(path))
+    return st
+
+
+def op_read_file(req, rid):
+    path = resolve(req.get("path"))
+    st = read_text(path, "read")
+    offset = max(int(req.get("offset") or 1), 1)
+    limit = min(max(int(req.get("limit") or 2000), 1), 10000)
+    lines, size, n, more, clipped = [], 0, 0, False, False
+    try:
+        with open(path, "rb") as f:
+            if b"\0" in f.read(8192):
+                raise Fail("%s is a binary file (%d bytes); inspect it with run_command (od, xxd, file)"
+                           % (shown(path), st.st_size))
+            f.seek(0)
+            for raw in f:
+                n += 1
+                if n < offset:
+                    continue
+                if len(lines) >= limit or size > READ_CAP:
+                    more = True
+                    break
+                text = raw.rstrip(b"\n").decode("utf-8", "replace")
+                if len(text) > LINE_CAP:
+                    text, clipped = text[:LINE_CAP] + " [... line cut at %d characters]" % LINE_CAP, True
+                line = "%6d\t%s" % (n, text)
+                size += len(line) + 1
+                lines.append(line)
+    except OSError as e:
+        raise Fail("%s: %s" % (shown(path), e.strerror))
+    first = offset if lines else 0
+    last = offset + len(lines) - 1 if lines else 0
+    return {"path": shown(path), "content": "\n".join(lines), "start_line": first, "end_line": last,
+            "size": st.st_size, "truncated": more or clipped, "next_offset": last + 1 if more else None}
+
+
+def op_write_file(req, rid):
+    path = resolve(req.get("path"))
+    content = req.get("content")
+    if not isinstance(content, str):
+        raise Fail("content must be a string")
+    data = content.encode("utf-8", "surrogateescape")
+    existed = os.path.lexists(path)
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb") as f:
+            f.write(data)
+    except OSError as e:
+        raise Fail("%s: %s" % (shown(path), e.strerror))
+    return {"path": shown(path), "bytes_written": len(data), "created": not existed}
+
+
+def op_edit_file(req, rid):
+    path = resolve(req.get("path"))
+    old, new = req.get("old_string"), req.get("new_string")
+    if not isinstance(old, str) or not isinstance(new, str) or not old:
+        raise Fail("old_string (not empty) and new_string must be strings")
+    read_text(path, "edit")
+    try:
+        with open(path, "rb") as f:
+            text = f.read().decode("utf-8", "surrogateescape")
+    except OSError as e:
+        raise Fail("%s: %s" % (shown(path), e.strerror))
+    count = text.count(old)
+    if count == 0:
+        raise Fail("old_string not found in %s; read_file it and copy the text exactly" % shown(path))
+    if count > 1 and not req.get("replace_all"):
+        raise Fail("old_string found %d times in %s; add surrounding lines to make it unique, or set "
+                   "replace_all" % (count, shown(path)))
+    text = text.replace(old, new)
+    try:
+        with open(path, "wb") as f:
+            f.write(text.encode("utf-8", "surrogateescape"))
+    except OSError as e:
+        raise Fail("%s: %s" % (shown(path), e.strerror))
+    return {"path": shown(path), "replacements": count}
+
+
+def kind_of(mode):
+    for test, name in ((stat.S_ISDIR, "dir"), (stat.S_ISREG, "file"), (stat.S_ISLNK, "symlink"),
+                       (stat.S_ISFIFO, "fifo"), (stat.S_ISSOCK, "socket")):
+        if test(mode):
+            return name
+    return "other"
+
+
+def op_list(req, rid):
+    root = resolve(req.get("path"))
+    depth = min(max(int(req.get("depth") or 1), 1), 5)
+    cap = int(req.get("cap", 1000))
+    if not os.path.isdir(root):
+        raise Fail("%s: %s" % (shown(root), "not a directory" if os.path.lexists(root) else
+                               "no such file or directory"))
+    entries, more = [], False
+    todo = [(root, 1)]
+    while todo and not more:
+        d, level = todo.pop(0)
+        try:
+            names = sorted(os.listdir(d))
+        except OSError as e:
+            entries.append({"path": os.path.relpath(d, root) + "/", "type": "error", "size": 0,
+                            "error": e.strerror})
+            continue
+        for name in names:
+            full = os.path.join(d, name)
+            try:
+                st = os.lstat(full)
+            except OSError:
+                continue
+            if len(entries) >= cap:
+                more = True
+                break
+            kind = kind_of(st.st_mode)
+            entries.append({"path": os.path.relpath(full, root), "type": kind, "size": st.st_size})
+            if kind == "dir" and level < depth:
+                todo.append((full, level + 1))
+    return {"path": shown(root), "entries": entries, "truncated": more}
+
+
+def op_search(req, rid):
+    try:
+        rx = re.compile(req.get("pattern") or "")
+    except re.error as e:
+        raise Fail("pattern is not a valid regular expression: %s" % e)
+    if not req.get("pattern"):
+        raise Fail("pattern is empty")
+    root = resolve(req.get("path"))
+    glob = req.get("glob") or None
+    cap = int(req.get("cap", 500))
+    stop = threading.Event()
+    STOPS[rid] = stop
+    matches, files, more = [], 0, False
+    try:
+        walk = [(os.path.dirname(root), [], [os.path.basename(root)])] if os.path.isfile(root) else \
+            os.walk(root)
+        if not os.path.lexists(root):
+            raise Fail("%s: no such file or directory" % shown(root))
+        for d, dirs, names in walk:
+            dirs[:] = sorted(x for x in dirs if x != ".git")
+            for name in sorted(names):
+                if stop.is_set() or more:
+                    break
+                full = os.path.join(d, name)
+                rel = shown(full)
+                if glob and not (fnmatch.fnmatch(name, glob) or fnmatch.fnmatch(rel, glob)):
+                    continue
+                try:
+                    if not stat.S_ISREG(os.lstat(full).st_mode) or os.path.getsize(full) > 8 << 20:
+                        continue
+                    with open(full, "rb") as f:
+                        data = f.read()
+                except OSError:
+                    continue
+                if b"\0" in data[:8192]:
+                    continue
+                files += 1
+                for no, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
+                    if rx.search(line):
+                        if len(matches) >= cap:
+                            more = True
+                            break
+                        matches.append("%s:%d:%s" % (rel, no, line[:300]))
+    finally:
+        STOPS.pop(rid, None)
+    return {"matches": matches, "files_searched": files, "truncated": more}
