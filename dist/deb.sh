@@ -23,6 +23,8 @@ BUILD=$BUILD PREFIX=/usr DESTDIR=$PKG PYTHON=/usr/bin/python3 PYTHONDIR=/usr/lib
 # dpkg keeps its own list of files; the manifest is for `make uninstall`.
 rm "$PKG/usr/lib/layover/install-manifest"
 gzip -9n "$PKG/usr/share/man/man1/layover.1"
+# As Debian packages do: no debug info in the package (a 70 MB difference).
+strip --strip-unneeded "$PKG/usr/bin/layover" "$PKG/usr/lib/layover/layover-patch"
 PROFILE=/etc/apparmor.d/usr.bin.layover
 
 mkdir -p "$PKG/DEBIAN"
@@ -77,5 +79,5 @@ exit 0
 EOF
 chmod 0755 "$PKG/DEBIAN/postinst" "$PKG/DEBIAN/prerm" "$PKG/DEBIAN/postrm"
 deb=$OUT/layover_${VERSION}_$ARCH.deb
-dpkg-deb --root-owner-group -Zxz --build "$PKG" "$deb" >/dev/null
+dpkg-deb --root-owner-group -Zgzip --build "$PKG" "$deb" >/dev/null
 echo "$deb"

@@ -7,8 +7,10 @@ paragraphs, '- ' lists, indented or fenced code blocks, pipe tables,
 `code`, **bold**, *emphasis* and [text](link). Each becomes plain roff
 (man(7) macros only), which `man -l` and `mandoc -T lint` accept.
 """
+import os
 import re
 import sys
+import time
 
 NAME = "layover \\- run a program over an overlay of a real tree, then review, apply or discard its changes"
 
@@ -54,7 +56,10 @@ def table_rows(lines):
 
 
 def convert(md, version):
-    out = ['.TH LAYOVER 1 "" "layover %s" "User Commands"' % version, ".SH NAME", NAME]
+    # The date: SOURCE_DATE_EPOCH (reproducible builds), else today.
+    when = time.gmtime(int(os.environ.get("SOURCE_DATE_EPOCH", time.time())))
+    out = ['.TH LAYOVER 1 %s "layover %s" "User Commands"' % (time.strftime("%Y-%m-%d", when), version),
+           ".SH NAME", NAME]
     lines = md.splitlines()
     i = 0
     para = []
@@ -137,6 +142,8 @@ def convert(md, version):
     flush()
     out += [".SH SEE ALSO", "The documents in docs/ of the source:",
             "design.md, security.md, python.md, patch\\-format.md."]
+    # No paragraph macro right after a heading (mandoc -T lint warns).
+    out = [ln for k, ln in enumerate(out) if not (ln == ".PP" and out[k - 1].startswith((".SH", ".SS")))]
     return "\n".join(out) + "\n"
 
 

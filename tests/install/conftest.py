@@ -28,7 +28,8 @@ def sh(*args, env=None, check=True, **kw):
 
 def install_env(**settings):
     env = {k: v for k, v in os.environ.items() if k not in ("DESTDIR", "PREFIX", "PYTHONDIR")}
-    env.update(BUILD=str(BUILD), **{k: str(v) for k, v in settings.items()})
+    env["BUILD"] = str(BUILD)
+    env.update({k: str(v) for k, v in settings.items()})
     return env
 
 

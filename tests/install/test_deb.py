@@ -33,8 +33,6 @@ def test_deb_holds_the_install_tree_under_usr(deb):
     assert "Package: layover" in info and "Version: " + VERSION in info
     conffiles = sh("dpkg-deb", "--ctrl-tarfile", deb).stdout
     assert b"/etc/apparmor.d/usr.bin.layover" in conffiles
-    with open(BUILD / "layover", "rb") as f:
-        assert sh("dpkg-deb", "--fsys-tarfile", deb).stdout.count(f.read()[:4096]) == 1
 
 
 def installed():
@@ -55,6 +53,8 @@ def test_deb_installs_runs_as_a_user_and_purges_clean(deb):
     try:
         sh("dpkg", "-i", deb)
         assert installed() == b"install ok installed"
+        r = as_user("/usr/bin/layover", "--version")
+        assert r.stdout.decode() == "layover %s\n" % VERSION
         r = as_user("/usr/bin/layover", "doctor")
         assert r.returncode == 0, r.stdout.decode() + r.stderr.decode()
         r = as_user("/usr/bin/layover", "run", "--on-exit", "discard", "--", "true")
