@@ -30,11 +30,13 @@ if [ -e "$D$MANIFEST" ]; then
     DESTDIR=$D PREFIX=$PREFIX "$ROOT/dist/uninstall.sh" >/dev/null
 fi
 
+# DESTDIR itself is the stager's, not part of the install.
+[ -z "$D" ] || mkdir -p "$D"
 entries=()
 # mkdir -p that records each directory it creates.
 mkdirs() {
     local dir=$1 missing=()
-    while [ ! -d "$D$dir" ]; do
+    while [ ! -d "$D$dir" ] && [ "$dir" != / ]; do
         missing=("$dir" "${missing[@]}")
         dir=$(dirname "$dir")
     done
