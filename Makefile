@@ -16,6 +16,14 @@ XXHASH     := $(if $(SAN),-lxxhash,-l:libxxhash.a)
 SECCOMP    := $(if $(SAN),-lseccomp,-l:libseccomp.a)
 SAN      :=
 NPROC    := $(shell nproc 2>/dev/null || echo 2)
+# The version is written once, in python/layover/_version.py.
+VERSION  := $(shell sed -n 's/^__version__ = "\(.*\)"$$/\1/p' python/layover/_version.py)
+ALLFLAGS += -DLAYOVER_VERSION='"$(VERSION)"'
+# Install (dist/install.sh; docs/design.md "Install layout").
+PYTHON      ?= /usr/bin/python3
+PYTHONDIR   ?=
+APPARMORDIR ?= /etc/apparmor.d
+APPARMOR    ?= auto
 
 # Layers (docs/design.md): helper/base <- helper/store <- capture <- review,
 # helper/base <- overlay <- helper/sandbox; helper/cli on top of all.
@@ -36,11 +44,18 @@ CLI_LIB   := $(BUILD)/libcli.a
 # live in layover-patch, which `layover` execs (see docs/design.md).
 PATCH_LIBS := -larchive -lzstd -lxxhash -lpthread
 
-.PHONY: all deps test test-stress demo asan bench clean install check-cases check-layers format format-check
+.PHONY: all man deps test uninstall deb test-stress demo asan bench clean install check-cases check-layers format format-check
 
 all: $(BUILD)/layover $(BUILD)/layover-patch
 
-$(BUILD)/obj/%.o: %.cc
+man: $(BUILD)/layover.1
+
+# The man page is made from docs/cli.md, so the two cannot disagree.
+$(BUILD)/layover.1: docs/cli.md dist/man.py python/layover/_version.py
+	@mkdir -p $(dir $@)
+	$(PYTHON) dist/man.py docs/cli.md $(VERSION) > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/obj/%.o: %.cc python/layover/_version.py
 	@mkdir -p $(dir $@)
 	$(CXX) $(ALLFLAGS) $(SAN) -c $< -o $@
 
@@ -96,11 +111,19 @@ demo: deps
 bench: deps all
 	@QUICK=$(QUICK) tests/bench.sh $(BUILD)
 
-install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/layover
-	install -m 0755 $(BUILD)/layover $(DESTDIR)$(PREFIX)/bin/layover
-	install -m 0755 $(BUILD)/layover-patch $(DESTDIR)$(PREFIX)/lib/layover/layover-patch
-	DESTDIR=$(DESTDIR) tests/install_python.sh $(DESTDIR)$(PREFIX)
+# DESTDIR stages; the manifest (PREFIX/lib/layover/install-manifest) lists
+# every file and directory made, so `make uninstall` removes exactly those.
+INSTALL_ENV = BUILD=$(BUILD) PREFIX=$(PREFIX) DESTDIR=$(DESTDIR) PYTHON=$(PYTHON) PYTHONDIR=$(PYTHONDIR) \
+	APPARMORDIR=$(APPARMORDIR) APPARMOR=$(APPARMOR)
+
+install: all man
+	@$(INSTALL_ENV) dist/install.sh
+
+uninstall:
+	@$(INSTALL_ENV) dist/uninstall.sh
+
+deb: all man
+	@BUILD=$(BUILD) VERSION=$(VERSION) PYTHON=$(PYTHON) dist/deb.sh
 
 clean:
 	rm -rf build build-asan

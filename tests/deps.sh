@@ -29,6 +29,13 @@ need_cmd cc gcc
 need_cmd node nodejs
 need_cmd npm npm
 /usr/bin/python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || missing+=(python3-venv)
+# The install suite: pip install ./python offline, the .deb, the man page.
+/usr/bin/python3 -c 'import pip' >/dev/null 2>&1 || missing+=(python3-pip)
+/usr/bin/python3 -c 'import setuptools, wheel' >/dev/null 2>&1 || missing+=(python3-setuptools python3-wheel)
+need_cmd dpkg-deb dpkg
+need_cmd man man-db
+need_cmd mandoc mandoc
+need_cmd bash bash
 [ ${#missing[@]} -eq 0 ] && exit 0
 pkgs=$(printf '%s\n' "${missing[@]}" | sort -u | tr '\n' ' ')
 echo "layover: installing missing build dependencies: $pkgs" >&2

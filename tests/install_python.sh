@@ -1,22 +1,27 @@
 #!/usr/bin/env bash
 # Install the layover Python package for /usr/bin/python3 (run by `make install`):
 #   tests/install_python.sh DEST_PREFIX        # DEST_PREFIX = $(DESTDIR)$(PREFIX)
+#   tests/install_python.sh --site PREFIX      # print the dir it would use
+# PYTHON (default /usr/bin/python3) chooses the interpreter, PYTHONDIR the dir.
 # It copies python/layover/ into PREFIX's site directory and records where the
 # helper binary is installed in layover/_install.py (the bindings' second
 # lookup, after $LAYOVER_BIN). When staging with DESTDIR, have DESTDIR in the
 # environment (or set LAYOVER_INSTALLED_BIN) so the recorded path is the final one.
 set -eu
-DEST=${1:?usage: tests/install_python.sh DEST_PREFIX}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-PY=/usr/bin/python3
+PY=${PYTHON:-/usr/bin/python3}
 [ -x "$PY" ] || PY=$(command -v python3)
+PRINT_SITE=""
+[ "${1:-}" = --site ] && { PRINT_SITE=1; shift; }
+DEST=${1:?usage: tests/install_python.sh [--site] DEST_PREFIX}
 DESTDIR=${DESTDIR:-}
 PREFIX=${DEST#"$DESTDIR"}
 BIN=${LAYOVER_INSTALLED_BIN:-${PREFIX%/}/bin/layover}
 
 # Debian's python3 reads /usr/lib/python3/dist-packages and
 # /usr/local/lib/python3.X/dist-packages; elsewhere, the usual site-packages.
-SITE=$("$PY" - "$PREFIX" <<'PY'
+[ -n "$PRINT_SITE" ] && DESTDIR=""
+SITE=${PYTHONDIR:-$("$PY" - "$PREFIX" <<'PY'
 import os, sys
 prefix = os.path.normpath(sys.argv[1] or "/")
 ver = "python%d.%d" % sys.version_info[:2]
@@ -28,7 +33,8 @@ elif dist in sys.path:
 else:
     print(os.path.join(prefix, "lib", ver, "site-packages"))
 PY
-)
+)}
+[ -n "$PRINT_SITE" ] && { echo "$SITE"; exit 0; }
 OUT="$DESTDIR$SITE/layover"
 rm -rf "$OUT"
 install -d -m 0755 "$OUT"

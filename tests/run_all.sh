@@ -33,8 +33,11 @@ STAGE=$(mktemp -d /tmp/layover-test.XXXXXX)
 chmod 755 "$STAGE"
 mkdir -p "$STAGE/bin" "$STAGE/results"
 cp "$ROOT/$BUILD/layover" "$ROOT/$BUILD/layover-patch" "$STAGE/bin/"
-cp -r "$ROOT/tests" "$ROOT/python" "$STAGE/"
+cp -r "$ROOT/tests" "$ROOT/python" "$ROOT/dist" "$ROOT/docs" "$ROOT/Makefile" "$STAGE/"
 [ -d "$ROOT/examples" ] && cp -r "$ROOT/examples" "$STAGE/"
+# The man page, made as `make man` makes it (the install suite installs it).
+/usr/bin/python3 "$ROOT/dist/man.py" "$ROOT/docs/cli.md" \
+    "$(sed -n 's/^__version__ = "\(.*\)"$/\1/p' "$ROOT/python/layover/_version.py")" >"$STAGE/bin/layover.1"
 find "$STAGE" -name __pycache__ -prune -exec rm -rf {} +
 chmod -R a+rX "$STAGE"
 
@@ -42,6 +45,9 @@ chmod -R a+rX "$STAGE"
 suites=("$STAGE/tests/integration")
 [ -d "$STAGE/tests/security" ] && suites+=("$STAGE/tests/security")
 [ -d "$STAGE/python/tests" ] && suites+=("$STAGE/python/tests")
+# The install suite runs as the invoking user (root in CI: it installs a
+# .deb), and runs what it installed as the throwaway uid itself.
+suites+=("$STAGE/tests/install")
 pytest_args=(-p no:cacheprovider -q -rfEs -o junit_family=xunit2)
 [ "$MODE" = stress ] && pytest_args+=(-m stress) || pytest_args+=(-m "not stress")
 
@@ -93,7 +99,11 @@ n=0
 for suite in "${suites[@]}"; do
     n=$((n + 1))
     xml="$STAGE/results/junit-$n.xml"
-    (cd "$suite" && "${runner[@]}" /usr/bin/python3 -m pytest "${pytest_args[@]}" --junitxml="$xml" "$suite" </dev/null)
+    run=("${runner[@]}")
+    if [ "$suite" = "$STAGE/tests/install" ]; then
+        run=(env LAYOVER_TEST_UID="${uid:-}" LAYOVER_TEST_HOME="${home:-}" LAYOVER_TEST_NONTMP="$NONTMP" "${envs[@]}")
+    fi
+    (cd "$suite" && "${run[@]}" /usr/bin/python3 -m pytest "${pytest_args[@]}" --junitxml="$xml" "$suite" </dev/null)
     rc=$?
     if [ -s "$xml" ]; then
         read -r t f e s < <(/usr/bin/python3 - "$xml" <<'PY'

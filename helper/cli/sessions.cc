@@ -114,6 +114,10 @@ int cmd_discard(int argc, char** argv) {
 }
 
 int cmd_restore(int argc, char** argv) {
+    if (argc == 2 && (!std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "--help"))) {
+        std::puts("usage: layover restore NAME   bring a discarded session back (see 'layover sessions --trash')");
+        return 0;
+    }
     if (argc != 2 || argv[1][0] == '-') {
         std::fputs("usage: layover restore NAME   (see 'layover sessions --trash')\n", stderr);
         return 2;

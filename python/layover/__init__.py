@@ -20,7 +20,7 @@ from .model import ApplyResult, Change, Conflict, ExecResult, RunResult, Session
 from .review import apply_patch, list_sessions, review_on_exit, show_patch
 from .sandbox import Sandbox
 
-__version__ = "0.1.0"
+from ._version import __version__
 
 __all__ = [
     "Sandbox",
