@@ -19,7 +19,7 @@ NPROC    := $(shell nproc 2>/dev/null || echo 2)
 # The version is written once, in python/layover/_version.py.
 VERSION  := $(shell sed -n 's/^__version__ = "\(.*\)"$$/\1/p' python/layover/_version.py)
 ALLFLAGS += -DLAYOVER_VERSION='"$(VERSION)"'
-# Install (dist/install.sh; docs/design.md "Install layout").
+# Install (helper/dist/install.sh; docs/design.md "Install layout").
 PYTHON      ?= /usr/bin/python3
 PYTHONDIR   ?=
 APPARMORDIR ?= /etc/apparmor.d
@@ -51,9 +51,9 @@ all: $(BUILD)/layover $(BUILD)/layover-patch
 man: $(BUILD)/layover.1
 
 # The man page is made from docs/cli.md, so the two cannot disagree.
-$(BUILD)/layover.1: docs/cli.md dist/man.py python/layover/_version.py
+$(BUILD)/layover.1: docs/cli.md helper/dist/man.py python/layover/_version.py
 	@mkdir -p $(dir $@)
-	$(PYTHON) dist/man.py docs/cli.md $(VERSION) > $@.tmp && mv $@.tmp $@
+	$(PYTHON) helper/dist/man.py docs/cli.md $(VERSION) > $@.tmp && mv $@.tmp $@
 
 $(BUILD)/obj/%.o: %.cc python/layover/_version.py
 	@mkdir -p $(dir $@)
@@ -117,13 +117,13 @@ INSTALL_ENV = BUILD=$(BUILD) PREFIX=$(PREFIX) DESTDIR=$(DESTDIR) PYTHON=$(PYTHON
 	APPARMORDIR=$(APPARMORDIR) APPARMOR=$(APPARMOR)
 
 install: all man
-	@$(INSTALL_ENV) dist/install.sh
+	@$(INSTALL_ENV) helper/dist/install.sh
 
 uninstall:
-	@$(INSTALL_ENV) dist/uninstall.sh
+	@$(INSTALL_ENV) helper/dist/uninstall.sh
 
 deb: all man
-	@BUILD=$(BUILD) VERSION=$(VERSION) PYTHON=$(PYTHON) dist/deb.sh
+	@BUILD=$(BUILD) VERSION=$(VERSION) PYTHON=$(PYTHON) helper/dist/deb.sh
 
 clean:
 	rm -rf build build-asan

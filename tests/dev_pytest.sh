@@ -9,7 +9,7 @@ BUILD=${BUILD:-build}
 STAGE=$(mktemp -d /tmp/layover-dev.XXXXXX)
 chmod 755 "$STAGE"; mkdir -p "$STAGE/bin"
 cp "$ROOT/$BUILD/layover" "$STAGE/bin/"; [ -e "$ROOT/$BUILD/layover-patch" ] && cp "$ROOT/$BUILD/layover-patch" "$STAGE/bin/"
-cp -r "$ROOT/tests" "$ROOT/python" "$ROOT/dist" "$ROOT/docs" "$ROOT/Makefile" "$STAGE/"; [ -d "$ROOT/examples" ] && cp -r "$ROOT/examples" "$STAGE/"
+cp -r "$ROOT/tests" "$ROOT/python" "$ROOT/docs" "$ROOT/Makefile" "$STAGE/"; mkdir -p "$STAGE/helper"; cp -r "$ROOT/helper/dist" "$STAGE/helper/"; [ -d "$ROOT/examples" ] && cp -r "$ROOT/examples" "$STAGE/"
 [ -e "$ROOT/$BUILD/layover.1" ] && cp "$ROOT/$BUILD/layover.1" "$STAGE/bin/"
 chmod -R a+rX "$STAGE"
 args=()

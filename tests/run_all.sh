@@ -33,10 +33,11 @@ STAGE=$(mktemp -d /tmp/layover-test.XXXXXX)
 chmod 755 "$STAGE"
 mkdir -p "$STAGE/bin" "$STAGE/results"
 cp "$ROOT/$BUILD/layover" "$ROOT/$BUILD/layover-patch" "$STAGE/bin/"
-cp -r "$ROOT/tests" "$ROOT/python" "$ROOT/dist" "$ROOT/docs" "$ROOT/Makefile" "$STAGE/"
+cp -r "$ROOT/tests" "$ROOT/python" "$ROOT/docs" "$ROOT/Makefile" "$STAGE/"
+mkdir -p "$STAGE/helper" && cp -r "$ROOT/helper/dist" "$STAGE/helper/"
 [ -d "$ROOT/examples" ] && cp -r "$ROOT/examples" "$STAGE/"
 # The man page, made as `make man` makes it (the install suite installs it).
-/usr/bin/python3 "$ROOT/dist/man.py" "$ROOT/docs/cli.md" \
+/usr/bin/python3 "$ROOT/helper/dist/man.py" "$ROOT/docs/cli.md" \
     "$(sed -n 's/^__version__ = "\(.*\)"$/\1/p' "$ROOT/python/layover/_version.py")" >"$STAGE/bin/layover.1"
 find "$STAGE" -name __pycache__ -prune -exec rm -rf {} +
 chmod -R a+rX "$STAGE"

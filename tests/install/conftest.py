@@ -1,4 +1,4 @@
-"""The install suite: `make install` (dist/install.sh), `make uninstall`,
+"""The install suite: `make install` (helper/dist/install.sh), `make uninstall`,
 `make deb`, pip, the man page and completion, tried as a user would. It runs
 as the invoking user (root under `make test` in CI) and runs what it
 installed as the throwaway uid run_all.sh made (LAYOVER_TEST_UID), with a

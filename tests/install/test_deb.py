@@ -13,7 +13,7 @@ from conftest import BUILD, ROOT, SOURCE, VERSION, as_user, sh
 def deb(tmp_path_factory):
     out = tmp_path_factory.mktemp("deb")
     env = dict(os.environ, BUILD=str(BUILD), VERSION=VERSION, OUT=str(out))
-    path = Path(sh(SOURCE / "dist/deb.sh", env=env).stdout.decode().strip())
+    path = Path(sh(SOURCE / "helper/dist/deb.sh", env=env).stdout.decode().strip())
     assert path.is_file() and path.name.startswith("layover_%s_" % VERSION)
     return path
 

@@ -35,7 +35,7 @@ def test_version_comes_from_the_one_source():
 
 def test_man_page_renders_clean_and_covers_every_verb(tmp_path):
     page = BUILD / "layover.1"
-    made = sh("/usr/bin/python3", SOURCE / "dist/man.py", SOURCE / "docs/cli.md", VERSION).stdout
+    made = sh("/usr/bin/python3", SOURCE / "helper/dist/man.py", SOURCE / "docs/cli.md", VERSION).stdout
     # What `make man` makes, from docs/cli.md (the .TH line holds the date).
     assert page.read_bytes().split(b"\n")[1:] == made.split(b"\n")[1:]
     assert re.match(rb'\.TH LAYOVER 1 \d{4}-\d\d-\d\d "layover %s"' % VERSION.encode(), made)
@@ -55,7 +55,7 @@ def test_man_page_renders_clean_and_covers_every_verb(tmp_path):
 def complete(words, cword, path_dir):
     script = ('source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=%d; _layover; '
               'printf "%%s\\n" "${COMPREPLY[@]}"' % cword)
-    r = subprocess.run(["bash", "-c", script, "complete", str(SOURCE / "dist/layover.bash")] + words,
+    r = subprocess.run(["bash", "-c", script, "complete", str(SOURCE / "helper/dist/layover.bash")] + words,
                        capture_output=True, env=dict(os.environ, PATH="%s:/usr/bin:/bin" % path_dir), timeout=60)
     assert r.returncode == 0, r.stderr.decode()
     return r.stdout.decode().split()
@@ -86,11 +86,11 @@ def test_bash_completion_asks_the_binary(tmp_path, monkeypatch):
 
 
 def test_zsh_completion_is_valid_zsh():
-    text = (SOURCE / "dist/_layover").read_text()
+    text = (SOURCE / "helper/dist/_layover").read_text()
     assert text.startswith("#compdef layover")
     zsh = shutil.which("zsh")
     if zsh:
-        r = subprocess.run([zsh, "-n", str(SOURCE / "dist/_layover")], capture_output=True)
+        r = subprocess.run([zsh, "-n", str(SOURCE / "helper/dist/_layover")], capture_output=True)
         assert r.returncode == 0, r.stderr.decode()
-    r = subprocess.run(["bash", "-n", str(SOURCE / "dist/layover.bash")], capture_output=True)
+    r = subprocess.run(["bash", "-n", str(SOURCE / "helper/dist/layover.bash")], capture_output=True)
     assert r.returncode == 0, r.stderr.decode()

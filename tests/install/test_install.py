@@ -16,7 +16,7 @@ def test_destdir_stage_holds_every_file_and_uninstall_empties_it(tmp_path):
     stage.mkdir()
     env = install_env(DESTDIR=stage, PREFIX="/usr/local", PYTHONDIR="/usr/local/lib/py/site",
                       APPARMOR="yes", APPARMORDIR="/etc/apparmor.d")
-    sh(SOURCE / "dist/install.sh", env=env)
+    sh(SOURCE / "helper/dist/install.sh", env=env)
     pkg = ["usr/local/lib/py/site/layover/" + p.name for p in (SOURCE / "python/layover").iterdir()
            if p.suffix == ".py" or p.name == "py.typed"]
     files = {"usr/local/bin/layover", "usr/local/lib/layover/layover-patch", "usr/local/lib/layover/install.conf",
@@ -43,7 +43,7 @@ def test_destdir_stage_holds_every_file_and_uninstall_empties_it(tmp_path):
     listed = {line[2:].lstrip("/") + ("/" if line[0] == "d" else "") for line in manifest}
     assert listed == got
     assert all(str(stage) not in line for line in manifest)
-    sh(SOURCE / "dist/uninstall.sh", env=env)
+    sh(SOURCE / "helper/dist/uninstall.sh", env=env)
     assert tree(stage) == set()
 
 
@@ -52,7 +52,7 @@ def test_installed_to_a_real_prefix_works_as_a_user_from_anywhere(real_dir):
     prefix.mkdir()
     prefix.chmod(0o755)
     env = install_env(PREFIX=prefix)
-    out = sh(SOURCE / "dist/install.sh", env=env).stdout.decode()
+    out = sh(SOURCE / "helper/dist/install.sh", env=env).stdout.decode()
     assert "installed layover in %s" % prefix in out
     layover = prefix / "bin/layover"
     site = site_of(prefix)
@@ -82,26 +82,26 @@ def test_installed_to_a_real_prefix_works_as_a_user_from_anywhere(real_dir):
     lines = r.stdout.decode().splitlines()
     assert lines[:2] == [str(layover), VERSION]
 
-    sh(SOURCE / "dist/uninstall.sh", env=env)
+    sh(SOURCE / "helper/dist/uninstall.sh", env=env)
     assert tree(prefix) == set()
 
 
 def test_reinstall_replaces_and_uninstall_keeps_foreign_files(real_dir):
     prefix = real_dir / "p"
     env = install_env(PREFIX=prefix)
-    sh(SOURCE / "dist/install.sh", env=env)
-    sh(SOURCE / "dist/install.sh", env=env)  # over itself: the old manifest is reversed first
+    sh(SOURCE / "helper/dist/install.sh", env=env)
+    sh(SOURCE / "helper/dist/install.sh", env=env)  # over itself: the old manifest is reversed first
     (prefix / "bin/other-tool").write_text("mine")
-    r = sh(SOURCE / "dist/uninstall.sh", env=env, check=False)
+    r = sh(SOURCE / "helper/dist/uninstall.sh", env=env, check=False)
     assert r.returncode == 1 and b"kept %s/bin" % str(prefix).encode() in r.stderr
     assert tree(prefix) == {"bin/", "bin/other-tool"}
-    r = sh(SOURCE / "dist/uninstall.sh", env=env, check=False)
+    r = sh(SOURCE / "helper/dist/uninstall.sh", env=env, check=False)
     assert r.returncode == 1 and b"no %s/lib/layover/install-manifest" % str(prefix).encode() in r.stderr
 
 
 def test_install_refuses_without_the_build(tmp_path):
     env = install_env(PREFIX=tmp_path / "p", BUILD=tmp_path / "nobuild")
-    r = sh(SOURCE / "dist/install.sh", env=env, check=False)
+    r = sh(SOURCE / "helper/dist/install.sh", env=env, check=False)
     assert r.returncode == 1
     assert b"nobuild/layover is missing; run 'make all man' first" in r.stderr
     assert not (tmp_path / "p").exists()

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `make uninstall`: remove exactly what dist/install.sh recorded in
+# `make uninstall`: remove exactly what helper/dist/install.sh recorded in
 # PREFIX/lib/layover/install-manifest (PREFIX and DESTDIR as at install).
 # Lines: "f PATH" a file, "a PATH" the AppArmor profile (unloaded first when
 # possible), "d PATH" a directory the install made (removed when empty; a

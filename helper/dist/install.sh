@@ -6,9 +6,9 @@
 #   APPARMORDIR (/etc/apparmor.d), APPARMOR (auto|yes|no; auto: where
 #   APPARMORDIR exists and its AppArmor knows `userns`, abi/4.0).
 # Every file and directory made is listed in PREFIX/lib/layover/install-manifest
-# (final paths, without DESTDIR), which dist/uninstall.sh reverses exactly.
+# (final paths, without DESTDIR), which helper/dist/uninstall.sh reverses exactly.
 set -eu
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${BUILD:-build}
 case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 PREFIX=${PREFIX:-/usr/local}

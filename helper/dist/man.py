@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Make the man page layover(1) from docs/cli.md, at build time, so the two
-cannot disagree:  dist/man.py docs/cli.md VERSION > layover.1
+cannot disagree:  helper/dist/man.py docs/cli.md VERSION > layover.1
 
 The Markdown used in docs/cli.md is small: '#'/'##'/'###' headings,
 paragraphs, '- ' lists, indented or fenced code blocks, pipe tables,
@@ -149,7 +149,7 @@ def convert(md, version):
 
 def main():
     if len(sys.argv) != 3:
-        sys.exit("usage: dist/man.py docs/cli.md VERSION")
+        sys.exit("usage: helper/dist/man.py docs/cli.md VERSION")
     with open(sys.argv[1], encoding="utf-8") as f:
         sys.stdout.write(convert(f.read(), sys.argv[2]))
 

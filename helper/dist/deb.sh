@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # `make deb`: build layover_VERSION_ARCH.deb with dpkg-deb from the same
-# staging tree as `make install` (dist/install.sh with DESTDIR, PREFIX=/usr),
+# staging tree as `make install` (helper/dist/install.sh with DESTDIR, PREFIX=/usr),
 # the AppArmor profile included as a conffile. Prints the .deb's path.
 #   BUILD (build), VERSION (required), PYTHON (/usr/bin/python3), OUT (BUILD)
 set -eu
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${BUILD:-build}
 case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 VERSION=${VERSION:?set VERSION}
