@@ -62,6 +62,7 @@ class Change:
     captured: bool = True          # False for sockets (tar cannot hold them)
     raw_path: bytes = b""          # exact bytes of the path
     raw_link_target: Optional[bytes] = None
+    ignored: bool = False          # matched an ignore rule (listed with include_ignored)
 
     @property
     def fspath(self) -> str:
@@ -155,6 +156,7 @@ def parse_change(obj: Any) -> Change:
         old_mode=_get(obj, "old_mode", int, None, "change"),
         link_target=link,
         captured=_get(obj, "captured", bool, True, "change"),
+        ignored=_get(obj, "ignored", bool, False, "change"),
         raw_path=raw if raw is not None else path.encode("utf-8", "surrogateescape"),
         raw_link_target=raw_link if raw_link is not None else
         (link.encode("utf-8", "surrogateescape") if link is not None else None),
