@@ -38,6 +38,7 @@ void change(std::string* out, const Change& c, bool full) {
     if (c.type == Type::Symlink) field_bytes(out, "link_target", c.link_target);
     else *out += "\"link_target\": null";
     *out += c.captured ? ", \"captured\": true" : ", \"captured\": false";
+    if (c.ignored) *out += ", \"ignored\": true";  // --include-ignored brought it in
     if (full) {
         *out += ", \"mtime_ns\": ";
         num_signed(out, c.mtime_ns);

@@ -53,6 +53,10 @@ std::string manifest_to_text(const Manifest& m) {
         out += ",\n \"undo_store\": ";
         str(&out, m.undo_store);
     }
+    if (m.ignored) {
+        out += ",\n \"ignored\": ";
+        num(&out, m.ignored);
+    }
     out += ",\n \"changes\": [";
     for (size_t i = 0; i < m.changes.size(); i++) {
         out += i ? ",\n  " : "\n  ";

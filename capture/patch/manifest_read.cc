@@ -168,6 +168,9 @@ void read_change(Parser& p, Change* c, std::string* problem) {
         } else if (k == "captured") {
             seen.mark(9, k);
             if (!read_bool(p, &c->captured)) pr.add(6, "captured is not a boolean");
+        } else if (k == "ignored") {
+            seen.mark(11, k);
+            if (!read_bool(p, &c->ignored)) pr.add(6, "ignored is not a boolean");
         } else if (k == "xattrs") {
             seen.mark(10, k);
             if (p.peek() != Tok::Array) {
@@ -321,6 +324,9 @@ base::Result<Manifest> manifest_from_text(const std::string& text) {
                                           : &m.undo_store;
             seen.mark(bit, k);
             if (read_string(p, out) != Field::Ok) pr.add(2, std::string(k) + " is not a string");
+        } else if (k == "ignored") {
+            seen.mark(11, k);
+            if (!read_int(p, &m.ignored)) pr.add(2, "ignored is not a count");
         } else if (k == "command") {
             seen.mark(7, k);
             if (p.peek() != Tok::Array) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "capture/scan/change.h"
+#include "capture/scan/ignore.h"
 #include "helper/base/result.h"
 
 namespace capture {
@@ -44,6 +45,8 @@ struct Manifest {
     // (".layover-undo/ID"). Both empty for ordinary patches, and then not written.
     std::string kind;
     std::string undo_store;
+    // Paths the ignore rules left out when it was saved (not written when 0).
+    uint64_t ignored = 0;
 };
 
 // One payload member (OCI layer convention, names relative to the target).
@@ -68,8 +71,10 @@ public:
     static base::Result<Patch> open(const std::string& file, const Limits& limits = {});
     // SESSION|PATCH: an existing file path (contains '/' or ends in .tar.zst, or exists)
     // is a patch; otherwise a session name (captured on the fly to a private temp
-    // file in the state dir, removed when the Patch is destroyed).
-    static base::Result<Patch> open_source(const std::string& arg, const Limits& limits = {});
+    // file in the state dir, removed when the Patch is destroyed). `ignore`
+    // applies to sessions only: a patch file holds what was saved.
+    static base::Result<Patch> open_source(const std::string& arg, const Limits& limits = {},
+                                           const IgnoreOptions& ignore = {});
 
     Patch(Patch&&) noexcept;
     Patch& operator=(Patch&&) noexcept;

@@ -12,6 +12,7 @@
 #include "capture/scan/session_scan.h"
 #include "helper/base/defer.h"
 #include "helper/base/fd.h"
+#include "helper/base/glob.h"
 #include "helper/base/version.h"
 #include "helper/store/owner_ns.h"
 
@@ -19,23 +20,16 @@ namespace capture {
 
 namespace {
 
-bool under(const std::string& path, const std::string& dir) {
-    return path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 && path[dir.size()] == '/';
-}
-
-// --only: the chosen paths, their subtrees, and the changed dirs above them
-// (an added or replaced parent must come along for the child to apply).
+// --only / PATH...: the selected paths, their subtrees, and the changed dirs
+// above them (an added or replaced parent must come along for the child to apply).
 void select_only(ScanResult* r, const std::vector<std::string>& only) {
     if (only.empty()) return;
-    auto chosen = [&](const std::string& p) {
-        for (const auto& o : only)
-            if (p == o || under(p, o) || under(o, p)) return true;
-        return false;
-    };
+    base::PathFilter filter(only, {});
+    for (const auto& it : r->items) filter.note(it.change.path);
     std::vector<Item> items;
     std::set<std::string> kept;
     for (auto& it : r->items) {
-        if (!chosen(it.change.path)) continue;
+        if (!filter.needed(it.change.path)) continue;
         kept.insert(it.change.path);
         items.push_back(std::move(it));
     }
@@ -85,6 +79,9 @@ base::Result<void> save_session(const session::Info& s, const std::string& out_f
         so.keep_files = true;
         so.session_start_ns = s.meta.created_ns;
         so.excluded = s.meta.hidden;
+        TRY(base::IgnoreRules rules, load_ignore_rules(t.lower.get(), s.meta.target, opts.ignore));
+        so.ignore = &rules;
+        so.include_ignored = opts.ignore.include_ignored;
         TRY(ScanResult scan, scan_upper(t.upper.get(), t.lower.get(), so));
         select_only(&scan, opts.only);
         Manifest m;
@@ -94,6 +91,7 @@ base::Result<void> save_session(const session::Info& s, const std::string& out_f
         m.command = s.meta.command;
         m.created = rfc3339_now();
         m.version = LAYOVER_VERSION;
+        m.ignored = scan.ignored;
         for (const auto& it : scan.items) m.changes.push_back(it.change);
         m.base = std::move(scan.base);
         TRY_VOID(write_patch(out, m, scan.items, t.upper.get()));

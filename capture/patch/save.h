@@ -5,13 +5,17 @@
 #include <string>
 #include <vector>
 
+#include "capture/scan/ignore.h"
 #include "helper/base/result.h"
 #include "helper/store/session.h"
 
 namespace capture {
 
 struct SaveOptions {
-    std::vector<std::string> only;  // if non-empty: capture only these paths (and their subtrees)
+    // If non-empty: capture only these paths (and their subtrees) or what
+    // these globs select (base::PathFilter), with the changed dirs above them.
+    std::vector<std::string> only;
+    IgnoreOptions ignore;  // what the ignore rules leave out (counted in the manifest's "ignored")
 };
 
 base::Result<void> save_session(const session::Info& s, const std::string& out_file, const SaveOptions& opts = {});

@@ -50,13 +50,15 @@ bool parse_size(const char* s, uint64_t* out) {
 
 }  // namespace
 
-base::Result<Patch> Patch::open_source(const std::string& arg, const Limits& limits) {
+base::Result<Patch> Patch::open_source(const std::string& arg, const Limits& limits, const IgnoreOptions& ignore) {
     if (looks_like_file(arg)) return open(arg, limits);
     TRY(std::string state, session::state_dir());
     TRY(session::Info info, session::find(state, arg));
     std::random_device rd;
     std::string tmp = state + "/.capture-" + info.meta.name + "-" + std::to_string(rd() % 1000000000u) + ".tar.zst";
-    TRY_VOID(save_session(info, tmp));
+    SaveOptions so;
+    so.ignore = ignore;
+    TRY_VOID(save_session(info, tmp, so));
     auto p = open(tmp, limits);
     if (!p) {
         ::unlink(tmp.c_str());

@@ -32,6 +32,7 @@ struct Change {
     bool captured = true;                       // false for sockets: reported, never stored
     int64_t mtime_ns = 0;                       // new mtime; apply sets it on changed files
     std::map<std::string, std::string> xattrs;  // user.* xattrs kept (new state)
+    bool ignored = false;                       // matched an ignore rule (kept by --include-ignored)
 };
 
 // The `base` record: what the real entry must be for a change to apply cleanly.

@@ -13,6 +13,7 @@
 
 #include "capture/scan/classify.h"
 #include "capture/scan/fingerprint.h"
+#include "capture/scan/ignore.h"
 #include "capture/scan/xattr.h"
 #include "helper/base/dir.h"
 #include "helper/base/fd.h"
@@ -94,6 +95,7 @@ private:
         other.fd_limit_ = fd_limit_ / 2;  // the kept files' share of fds, halved
         fd_limit_ -= other.fd_limit_;
         other.depth_ = depth_;
+        other.in_ignored_ = in_ignored_;
         // What this walker already recorded: the real subtree of an opaque dir
         // above the split, which the halves' "absent" records must not repeat.
         other.seen_base_ = seen_base_;
@@ -108,6 +110,7 @@ private:
         // Deduplicated against ours already (seen_base_ above); theirs are new.
         for (auto& b : theirs.base) out_->base.push_back(std::move(b));
         for (auto& x : theirs.excluded_seen) out_->excluded_seen.push_back(std::move(x));
+        out_->ignored += theirs.ignored;
         seen_base_.insert(other.seen_base_.begin(), other.seen_base_.end());
         if (theirs.files) {
             for (auto& f : *theirs.files) out_->files->push_back(std::move(f));
@@ -326,19 +329,54 @@ private:
         Verdict v = classify(u.side, l.side, content_equal);
         if (!compare_error.empty()) return base::error("comparing " + base::display_path(path) + ": " + compare_error);
         if (!v.error.empty()) return base::error("cannot capture " + base::display_path(path) + ": " + v.error);
-        if (v.is_change) TRY_VOID(record(u, l, v, path));
+        bool now_ignored = !in_ignored_ && is_ignored(u, l, path);
+        if (now_ignored && !opts_.include_ignored) {
+            // Left out with all below it: counted, never recorded.
+            out_->ignored += v.is_change ? 1 : 0;
+            if (v.descend) out_->ignored += count_below(u.fd.get());
+            return base::Ok();
+        }
+        if (v.is_change) TRY_VOID(record(u, l, v, path, in_ignored_ || now_ignored));
         if (v.descend) {
             base::Fd sub_low;
             if (v.descend_lower && l.exists) sub_low = std::move(l.fd);
+            bool was = in_ignored_;
+            in_ignored_ = was || now_ignored;
             TRY_VOID(dir(u.fd.get(), sub_low.valid() ? sub_low.get() : -1, path, u.xwhiteouts));
+            in_ignored_ = was;
         }
         return base::Ok();
     }
 
-    Result<void> record(Seen& u, const Seen& l, const Verdict& v, const std::string& path) {
+    // An entry the ignore rules match (its parents were not ignored: the walk
+    // does not descend into an ignored dir). The root's rules file never is.
+    bool is_ignored(const Seen& u, const Seen& l, const std::string& path) const {
+        if (!opts_.ignore || opts_.ignore->empty() || path == kIgnoreFile) return false;
+        Type t = u.side.type;
+        bool is_dir =
+            t == Type::Dir || t == Type::OpaqueDir || (t == Type::Whiteout && l.exists && l.side.type == Type::Dir);
+        return opts_.ignore->match(path, is_dir);
+    }
+
+    // Entries below an ignored upper dir (names only: no stat each).
+    uint64_t count_below(int dirfd) {
+        if (dirfd < 0) return 0;
+        auto names = base::list_dir(dirfd);
+        if (!names) return 0;
+        uint64_t n = names->size();
+        for (const auto& e : names.value()) {
+            if (e.type != DT_DIR) continue;
+            base::Fd sub(::openat(dirfd, e.name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+            if (sub.valid()) n += count_below(sub.get());
+        }
+        return n;
+    }
+
+    Result<void> record(Seen& u, const Seen& l, const Verdict& v, const std::string& path, bool ignored) {
         Item it;
         Change& c = it.change;
         c.path = path;
+        c.ignored = ignored;
         c.kind = v.kind;
         c.captured = v.captured;
         Type t = u.side.type;
@@ -407,6 +445,7 @@ private:
     }
     uint64_t fd_limit_ = 0;  // 0: keep nothing (a small limit)
     uint64_t depth_ = 0;
+    bool in_ignored_ = false;         // below an ignored dir (with include_ignored)
     std::vector<size_t> kept_items_;  // index in out_->items of each kept file, in files order
     std::set<std::string> seen_base_;
 };

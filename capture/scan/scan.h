@@ -11,6 +11,7 @@
 
 #include "capture/scan/change.h"
 #include "helper/base/fd.h"
+#include "helper/base/gitignore.h"
 #include "helper/base/result.h"
 
 namespace capture {
@@ -31,6 +32,7 @@ struct ScanResult {
     std::vector<BaseEntry> base;                   // empty unless ScanOptions::with_base
     std::shared_ptr<std::vector<base::Fd>> files;  // owns Item::fd
     std::vector<std::string> excluded_seen;        // ScanOptions::excluded paths the upper layer holds
+    uint64_t ignored = 0;                          // paths left out by ScanOptions::ignore
 };
 
 struct ScanOptions {
@@ -49,6 +51,12 @@ struct ScanOptions {
     // Paths (relative to the target) never captured, nor anything below
     // them: the session's hidden paths (session::Meta::hidden).
     std::vector<std::string> excluded;
+    // Ignore rules (capture/scan/ignore.h): a matching entry and all below
+    // it are left out and counted in ScanResult::ignored, or, with
+    // include_ignored, kept with Change::ignored set. The root's
+    // .layoverignore itself is never ignored.
+    const base::IgnoreRules* ignore = nullptr;
+    bool include_ignored = false;
 };
 
 base::Result<ScanResult> scan_upper(int upper_fd, int lower_fd, const ScanOptions& opts);

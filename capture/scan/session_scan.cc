@@ -24,7 +24,8 @@ base::Result<SessionTrees> open_session_trees(const session::Info& s) {
 }
 
 base::Result<std::vector<Change>> session_changes_as_owner(const session::Info& s, bool summary_only,
-                                                           std::vector<std::string>* excluded_seen) {
+                                                           std::vector<std::string>* excluded_seen,
+                                                           const IgnoreOptions& ignore, uint64_t* ignored) {
     std::vector<Change> out;
     TRY_VOID(as_owner_here([&]() -> base::Result<void> {
         TRY(SessionTrees t, open_session_trees(s));
@@ -32,7 +33,11 @@ base::Result<std::vector<Change>> session_changes_as_owner(const session::Info& 
         so.session_start_ns = s.meta.created_ns;
         so.excluded = s.meta.hidden;
         so.summary_only = summary_only;
+        TRY(base::IgnoreRules rules, load_ignore_rules(t.lower.get(), s.meta.target, ignore));
+        so.ignore = &rules;
+        so.include_ignored = ignore.include_ignored;
         TRY(ScanResult scan, scan_upper(t.upper.get(), t.lower.get(), so));
+        if (ignored) *ignored = scan.ignored;
         out.reserve(scan.items.size());
         for (auto& it : scan.items) out.push_back(std::move(it.change));
         if (excluded_seen) *excluded_seen = std::move(scan.excluded_seen);

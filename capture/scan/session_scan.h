@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "capture/scan/change.h"
+#include "capture/scan/ignore.h"
 #include "helper/base/fd.h"
 #include "helper/base/result.h"
 #include "helper/store/session.h"
@@ -21,9 +22,13 @@ base::Result<SessionTrees> open_session_trees(const session::Info& s);
 // from a process that needs its identity for nothing afterwards (`status`).
 // summary_only: enough for the text summary (ScanOptions::summary_only).
 // excluded_seen, when given, receives the session's hidden paths that the
-// upper layer holds (written inside, never captured).
+// upper layer holds (written inside, never captured). `ignore`: the ignore
+// rules' options (capture/scan/ignore.h); *ignored, when given, receives the
+// number of paths they left out.
 base::Result<std::vector<Change>> session_changes_as_owner(const session::Info& s, bool summary_only,
-                                                           std::vector<std::string>* excluded_seen = nullptr);
+                                                           std::vector<std::string>* excluded_seen = nullptr,
+                                                           const IgnoreOptions& ignore = {},
+                                                           uint64_t* ignored = nullptr);
 
 // Modified files whose real counterpart has other hard links (path, links):
 // inside, the overlay's copy-up broke the link, so the other names showed the

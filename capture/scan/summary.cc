@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "capture/scan/ignore.h"
 #include "helper/base/text.h"
 
 namespace capture {
@@ -66,12 +67,12 @@ std::string total_line(const std::vector<Change>& changes) {
     size_t n[6] = {0, 0, 0, 0, 0, 0};
     for (const auto& c : changes) n[static_cast<int>(c.kind)]++;
     if (changes.empty()) return "no changes";
-    std::string out = std::to_string(changes.size()) + (changes.size() == 1 ? " change:" : " changes:");
+    std::string out = base::thousands(changes.size()) + (changes.size() == 1 ? " change:" : " changes:");
     const char* names[6] = {"added", "modified", "deleted", "type changed", "metadata", "opaque dir"};
     bool first = true;
     for (int k = 0; k < 6; k++) {
         if (!n[k]) continue;
-        out += std::string(first ? " " : ", ") + std::to_string(n[k]) + " " + names[k];
+        out += std::string(first ? " " : ", ") + base::thousands(n[k]) + " " + names[k];
         first = false;
     }
     return out;
@@ -96,8 +97,7 @@ Fold fold_at(const std::vector<Change>& changes, size_t at) {
 }
 
 std::string fold_note(const Fold& f) {
-    std::string n = std::to_string(f.files);
-    for (int i = static_cast<int>(n.size()) - 3; i > 0; i -= 3) n.insert(static_cast<size_t>(i), ",");
+    std::string n = base::thousands(f.files);
     const char* units[] = {"B", "KB", "MB", "GB", "TB"};
     double v = static_cast<double>(f.bytes);
     int u = 0;
@@ -110,7 +110,8 @@ std::string fold_note(const Fold& f) {
     return n + (f.files == 1 ? " file" : " files") + (f.sized ? std::string(", ") + size : "");
 }
 
-std::string summary_text(const std::vector<Change>& changes, const std::set<std::string>& stale, bool fold) {
+std::string summary_text(const std::vector<Change>& changes, const std::set<std::string>& stale, bool fold,
+                         uint64_t ignored, bool saved) {
     std::string out;
     out.reserve(changes.size() * 32);
     for (size_t i = 0; i < changes.size(); i++) {
@@ -129,6 +130,7 @@ std::string summary_text(const std::vector<Change>& changes, const std::set<std:
         append_line(&out, c, !stale.empty() && stale.count(c.path) > 0);
         out.push_back('\n');
     }
+    if (ignored) out += ignored_line(ignored, saved) + "\n";
     out += total_line(changes) + "\n";
     return out;
 }

@@ -25,7 +25,10 @@ std::string fold_note(const Fold& f);
 
 // stale: paths whose base is stale (marked "(changed on disk since copy-up)").
 // fold: new directories take one line each (`--expand` turns it off).
-std::string summary_text(const std::vector<Change>& changes, const std::set<std::string>& stale = {}, bool fold = true);
+// ignored: paths the ignore rules left out, one line before the total
+// (stale non-empty or saved: a patch file's, which left them out).
+std::string summary_text(const std::vector<Change>& changes, const std::set<std::string>& stale = {}, bool fold = true,
+                         uint64_t ignored = 0, bool saved = false);
 std::string summary_line(const Change& c, bool stale = false);
 std::string total_line(const std::vector<Change>& changes);
 

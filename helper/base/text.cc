@@ -176,4 +176,13 @@ bool valid_session_name(std::string_view name) {
     return true;
 }
 
+std::string thousands(unsigned long long n) {
+    std::string digits = std::to_string(n), out;
+    for (size_t i = 0; i < digits.size(); i++) {
+        if (i && (digits.size() - i) % 3 == 0) out.push_back(',');
+        out.push_back(digits[i]);
+    }
+    return out;
+}
+
 }  // namespace base

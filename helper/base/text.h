@@ -35,6 +35,9 @@ std::string caret_escape(std::string_view raw, bool keep_newlines);
 std::string base64_encode(std::string_view raw);
 bool base64_decode(std::string_view text, std::string* out);
 
+// 1234567 -> "1,234,567": counts a person reads.
+std::string thousands(unsigned long long n);
+
 // Session names: [A-Za-z0-9._-]{1,64}, and not "." or "..".
 bool valid_session_name(std::string_view name);
 

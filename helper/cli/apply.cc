@@ -15,6 +15,7 @@
 #include "capture/patch/reader.h"
 #include "helper/base/json/bytes.h"
 #include "helper/base/text.h"
+#include "helper/cli/path_args.h"
 #include "helper/cli/verbs.h"
 #include "helper/store/session.h"
 #include "review/undo/undo.h"
@@ -26,6 +27,8 @@ using json = nlohmann::json;
 struct Args {
     std::string source;
     review::ApplyOptions opts;
+    capture::IgnoreOptions ignore;
+    std::vector<std::string> paths;  // after --
     bool yes = false, json_out = false;
 };
 
@@ -37,9 +40,13 @@ int usage(const char* verb, const std::string& why) {
 void help_apply() {
     std::fputs(
         "usage: layover apply SESSION|PATCH [--target DIR] [--dry-run] [--force] [--only PATH]...\n"
-        "                     [--exclude GLOB]... [--yes] [--undo-to FILE] [--json]\n"
-        "Apply a session's changes (or a saved patch) to the real tree, all or nothing, with undo.\n",
+        "                     [--exclude GLOB]... [--yes] [--undo-to FILE] [--json] [--ignore GLOB]...\n"
+        "                     [--no-default-ignores] [--include-ignored] [-- PATH...]\n"
+        "Apply a session's changes (or a saved patch) to the real tree, all or nothing, with undo.\n"
+        "  --only PATH|GLOB, PATH...  apply only these (relative to the target; a directory brings its subtree)\n"
+        "  --exclude GLOB             leave these out (wins over --only and PATH...)\n",
         stdout);
+    std::fputs(capture::kIgnoreFlagsHelp, stdout);
 }
 
 void help_undo() {
@@ -83,8 +90,9 @@ json paths_json(const std::vector<std::string>& paths) {
     return a;
 }
 
-void print_json(const review::ApplyReport* rep, const std::string& err, bool dry_run) {
+void print_json(const review::ApplyReport* rep, const std::string& err, bool dry_run, uint64_t ignored = 0) {
     json o = {{"applied", rep ? paths_json(rep->applied) : json::array()},
+              {"ignored", ignored},
               {"undo", rep && !rep->undo.empty() ? json(rep->undo) : json(nullptr)},
               {"conflicts", rep ? conflicts_json(rep->conflicts) : json::array()},
               {"error", err.empty() ? json(nullptr) : json(err)},
@@ -175,6 +183,10 @@ int cmd_apply(int argc, char** argv) {
             help_apply();
             return 0;
         }
+        if (int r = capture::parse_ignore_flag(argc, argv, &i, &a.ignore, &v); r != 0) {
+            if (r < 0) return usage("apply", v);
+            continue;
+        }
         if (arg == "--dry-run" || arg == "-n") a.opts.dry_run = true;
         else if (arg == "--force") a.opts.force = true;
         else if (arg == "--yes" || arg == "-y") a.yes = true;
@@ -184,7 +196,10 @@ int cmd_apply(int argc, char** argv) {
         else if (take_value(argc, argv, i, "--exclude", &v)) a.opts.exclude.push_back(v);
         else if (take_value(argc, argv, i, "--undo-to", &v)) a.opts.undo_to = v;
         else if (arg == "--") {
+            // `apply -- NAME` (a name that starts with '-'), then PATH...
             if (i + 1 < argc && a.source.empty()) a.source = argv[++i];
+            a.paths.assign(argv + i + 1, argv + argc);
+            break;
         } else if (!arg.empty() && arg[0] == '-') return usage("apply", "unknown option " + arg);
         else if (a.source.empty()) a.source = arg;
         else return usage("apply", "one SESSION or PATCH only (got '" + arg + "' too)");
@@ -205,9 +220,12 @@ int cmd_apply(int argc, char** argv) {
         return 1;
     };
     if (std::string why = running_session(a.source); !why.empty()) return fail(why);
-    auto patch = capture::Patch::open_source(a.source);
+    auto patch = capture::Patch::open_source(a.source, {}, a.ignore);
     if (!patch.ok()) return fail(patch.error().message);
     std::string target = a.opts.target.empty() ? patch->manifest().target : a.opts.target;
+    // PATH... narrows as --only does (both given: either selects).
+    std::string bad;
+    if (!normalize_path_args(target, a.paths, &a.opts.only, &bad)) return usage("apply", bad);
 
     if (!a.yes && !a.opts.dry_run) {
         review::ApplyOptions preview = a.opts;
@@ -242,7 +260,7 @@ int cmd_apply(int argc, char** argv) {
     if (a.json_out) {
         print_notes("apply", *rep);
         if (!export_error.empty()) std::fprintf(stderr, "layover: apply: %s\n", export_error.c_str());
-        print_json(&rep.value(), export_error, a.opts.dry_run);
+        print_json(&rep.value(), export_error, a.opts.dry_run, patch->manifest().ignored);
         return rep->conflicts.empty() && export_error.empty() ? 0 : 1;
     }
     print_notes("apply", *rep);

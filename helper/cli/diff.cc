@@ -6,6 +6,7 @@
 
 #include "helper/base/term.h"
 #include "helper/base/text.h"
+#include "helper/cli/path_args.h"
 #include "helper/cli/verbs.h"
 #include "review/diff/show.h"
 
@@ -13,26 +14,12 @@ namespace {
 
 const char kUsage[] =
     "usage: layover diff SESSION|PATCH [--stat | --name-status] [--color[=auto|always|never]] [--no-pager] "
-    "[--] [PATH...]\n";
+    "[--ignore GLOB]... [--no-default-ignores] [--include-ignored] [--] [PATH...]\n"
+    "  PATH...: paths relative to the target (a directory brings its subtree) or globs\n";
 
 int usage_error(const std::string& msg) {
     std::fprintf(stderr, "layover: diff: %s\n%s", msg.c_str(), kUsage);
     return 2;
-}
-
-// A PATH argument as the diff names it: relative to the target; an absolute
-// path beneath the target is accepted too.
-bool normalize_path(std::string p, const std::string& target, std::string* out) {
-    if (!p.empty() && p[0] == '/') {
-        if (p == target) p.clear();
-        else if (p.compare(0, target.size() + 1, target + "/") == 0) p = p.substr(target.size() + 1);
-        else return false;
-    }
-    while (p.compare(0, 2, "./") == 0) p.erase(0, 2);
-    while (!p.empty() && p.back() == '/') p.pop_back();
-    if (p == ".") p.clear();
-    *out = p;
-    return true;
 }
 
 }  // namespace
@@ -44,8 +31,14 @@ int cmd_diff(int argc, char** argv) {
     bool no_pager = false;
     std::vector<std::string> raw_paths;
     bool dashdash = false;
+    capture::IgnoreOptions ignore;
+    std::string err;
     for (int i = 1; i < argc; i++) {
         std::string a = argv[i];
+        if (int r = dashdash ? 0 : capture::parse_ignore_flag(argc, argv, &i, &ignore, &err); r != 0) {
+            if (r < 0) return usage_error(err);
+            continue;
+        }
         if (dashdash) {
             raw_paths.push_back(a);
         } else if (a == "--") {
@@ -84,20 +77,16 @@ int cmd_diff(int argc, char** argv) {
     opts.page = tty && !no_pager;
     opts.width = review::terminal_width();
 
-    auto patch = capture::Patch::open_source(source);
+    auto patch = capture::Patch::open_source(source, {}, ignore);
     if (!patch) {
         std::fprintf(stderr, "layover: diff %s: %s\n", base::display_path(source).c_str(),
                      patch.error().message.c_str());
         return 2;
     }
-    for (const auto& p : raw_paths) {
-        std::string rel;
-        if (!normalize_path(p, patch->manifest().target, &rel)) {
-            std::fprintf(stderr, "layover: diff: %s is not beneath the target %s; give paths relative to it\n",
-                         base::display_path(p).c_str(), base::display_path(patch->manifest().target).c_str());
-            return 2;
-        }
-        opts.paths.push_back(rel);
+    std::string bad;
+    if (!normalize_path_args(patch->manifest().target, raw_paths, &opts.paths, &bad)) {
+        std::fprintf(stderr, "layover: diff: %s\n", bad.c_str());
+        return 2;
     }
     auto r = review::show_diff(patch.value(), opts);
     if (!r) {

@@ -10,6 +10,7 @@
 #include "capture/patch/reader.h"
 #include "capture/patch/save.h"
 #include "capture/scan/summary.h"
+#include "helper/cli/path_args.h"
 #include "helper/cli/verbs.h"
 #include "helper/store/session.h"
 #include "review/diff/pager.h"
@@ -30,8 +31,11 @@ int usage(const char* text, const std::string& why = "") {
 void print(const std::string& s) { std::fwrite(s.data(), 1, s.size(), stdout); }
 
 const char kSaveUsage[] =
-    "usage: layover save SESSION -o|--output FILE.tar.zst\n"
-    "  Write the session's changes as a patch (created 0600, atomically).\n";
+    "usage: layover save SESSION -o|--output FILE.tar.zst [--ignore GLOB]... [--no-default-ignores] "
+    "[--include-ignored]\n"
+    "                    [-- PATH...]\n"
+    "  Write the session's changes as a patch (created 0600, atomically): what 'layover status' shows.\n"
+    "  PATH...: only these paths (relative to the target; a directory brings its subtree) or globs\n";
 const char kShowUsage[] =
     "usage: layover show FILE.tar.zst [--json] [--expand] [--no-pager] [--max-members N] [--max-stored-bytes N]\n"
     "                    [--max-logical-bytes N] [--max-name-len N] [--max-pax-header N]\n"
@@ -40,10 +44,24 @@ const char kShowUsage[] =
 }  // namespace
 
 int cmd_save(int argc, char** argv) {
-    std::string name, out;
+    std::string name, out, err;
+    capture::SaveOptions so;
+    std::vector<std::string> paths;
     for (int i = 1; i < argc; i++) {
         std::string a = argv[i];
-        if (a == "-h" || a == "--help") return usage(kSaveUsage);
+        if (int r = capture::parse_ignore_flag(argc, argv, &i, &so.ignore, &err); r != 0) {
+            if (r < 0) return usage(kSaveUsage, "save: " + err);
+            continue;
+        }
+        if (a == "--") {
+            paths.assign(argv + i + 1, argv + argc);
+            break;
+        }
+        if (a == "-h" || a == "--help") {
+            usage(kSaveUsage);
+            std::fputs(capture::kIgnoreFlagsHelp, stdout);
+            return 0;
+        }
         if (a == "-o" || a == "--output") {
             if (i + 1 >= argc) return usage(kSaveUsage, "save: " + a + " needs a file name");
             out = argv[++i];
@@ -65,7 +83,8 @@ int cmd_save(int argc, char** argv) {
     if (!state) return fail(state.error().message);
     auto info = session::find(state.value(), name);
     if (!info) return fail(info.error().message);
-    auto r = capture::save_session(info.value(), out);
+    if (!normalize_path_args(info->meta.target, paths, &so.only, &err)) return usage(kSaveUsage, "save: " + err);
+    auto r = capture::save_session(info.value(), out, so);
     if (!r) return fail(r.error().message);
     std::fprintf(stderr, "layover: saved session '%s' to %s\n", info->meta.name.c_str(), out.c_str());
     return 0;
@@ -100,6 +119,6 @@ int cmd_show(int argc, char** argv) {
     for (const auto& b : m.base)
         if (b.stale) stale.insert(b.path);
     review::PagedStdout pager(!no_pager && ::isatty(1) == 1, false);
-    print(capture::summary_text(m.changes, stale, !expand));
+    print(capture::summary_text(m.changes, stale, !expand, m.ignored, true));
     return 0;
 }

@@ -10,6 +10,7 @@
 #include "capture/scan/session_scan.h"
 #include "capture/scan/summary.h"
 #include "helper/base/text.h"
+#include "helper/cli/path_args.h"
 #include "helper/cli/verbs.h"
 #include "helper/sandbox/scratch.h"
 #include "helper/store/session.h"
@@ -18,11 +19,13 @@
 namespace {
 
 const char kStatusUsage[] =
-    "usage: layover status [SESSION] [--json] [--expand] [--outside] [--no-pager]\n"
+    "usage: layover status [SESSION] [--json] [--expand] [--outside] [--no-pager] [--ignore GLOB]...\n"
+    "                      [--no-default-ignores] [--include-ignored] [-- PATH...]\n"
     "  The changes of a running or ended session (default: the most recent).\n"
-    "  --expand   list every path (new directories otherwise take one line each)\n"
+    "  --expand   list every path (new and deleted directories otherwise take one line each)\n"
     "  --outside  list what the session wrote outside the target (scratch layers; never applied)\n"
-    "  --no-pager print straight to the terminal (by default a long listing goes through $PAGER)\n";
+    "  --no-pager print straight to the terminal (by default a long listing goes through $PAGER)\n"
+    "  PATH...    only these paths (relative to the target; a directory brings its subtree) or globs\n";
 
 int fail(const std::string& msg) {
     std::fprintf(stderr, "layover: %s\n", msg.c_str());
@@ -32,6 +35,7 @@ int fail(const std::string& msg) {
 int usage(const std::string& why = "") {
     if (!why.empty()) std::fprintf(stderr, "layover: %s\n", why.c_str());
     std::fputs(kStatusUsage, why.empty() ? stdout : stderr);
+    std::fputs(capture::kIgnoreFlagsHelp, why.empty() ? stdout : stderr);
     return why.empty() ? 0 : 2;
 }
 
@@ -41,9 +45,19 @@ void print(const std::string& s) { std::fwrite(s.data(), 1, s.size(), stdout); }
 
 int cmd_status(int argc, char** argv) {
     bool as_json = false, outside = false, expand = false, no_pager = false;
-    std::string name;
+    std::string name, err;
+    capture::IgnoreOptions ignore;
+    std::vector<std::string> paths;
     for (int i = 1; i < argc; i++) {
         std::string a = argv[i];
+        if (int r = capture::parse_ignore_flag(argc, argv, &i, &ignore, &err); r != 0) {
+            if (r < 0) return usage("status: " + err);
+            continue;
+        }
+        if (a == "--") {
+            paths.assign(argv + i + 1, argv + argc);
+            break;
+        }
         if (a == "--json") as_json = true;
         else if (a == "--outside") outside = true;
         else if (a == "--expand") expand = true;
@@ -73,10 +87,15 @@ int cmd_status(int argc, char** argv) {
             outside_line = scratch::summary_line(*s) + " ('layover status --outside' lists them)\n";
     // Single-threaded here, and nothing after the walk needs our own identity.
     std::vector<std::string> hidden;
-    auto changes = capture::session_changes_as_owner(info.value(), !as_json, &hidden);
+    uint64_t ignored = 0;
+    auto changes = capture::session_changes_as_owner(info.value(), !as_json, &hidden, ignore, &ignored);
     if (!changes) return fail("status of session '" + info->meta.name + "': " + changes.error().message);
+    if (!paths.empty()) {
+        std::string bad;
+        if (!select_paths(info->meta.target, paths, &changes.value(), &bad)) return usage("status: " + bad);
+    }
     if (as_json) print(capture::changes_to_json_text(changes.value()));
-    else print(capture::summary_text(changes.value(), {}, !expand));
+    else print(capture::summary_text(changes.value(), {}, !expand, ignored));
     if (!as_json) {
         auto linked = capture::hard_linked_on_real(info.value(), changes.value());
         for (const auto& [path, n] : linked)

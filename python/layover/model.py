@@ -62,6 +62,7 @@ class Change:
     captured: bool = True          # False for sockets (tar cannot hold them)
     raw_path: bytes = b""          # exact bytes of the path (os.fsencode(path) gives them too)
     raw_link_target: Optional[bytes] = None
+    ignored: bool = False          # matched an ignore rule (listed with include_ignored)
 
     @property
     def fspath(self) -> str:
@@ -160,6 +161,7 @@ def parse_change(obj: Any) -> Change:
         old_mode=_get(obj, "old_mode", int, None, "change"),
         link_target=os.fsdecode(raw_link) if raw_link is not None else None,
         captured=_get(obj, "captured", bool, True, "change"),
+        ignored=_get(obj, "ignored", bool, False, "change"),
         raw_path=raw,
         raw_link_target=raw_link,
     )

@@ -211,9 +211,14 @@ class Sandbox:
 
     # --- changes and review (the helper's verbs) ---
 
-    def changes(self) -> List[Change]:
-        """The session's changes, live while the sandbox runs."""
-        r = self.helper.run(["status", self.name, "--json"])
+    def changes(self, include_ignored: bool = False) -> List[Change]:
+        """The session's changes, live while the sandbox runs. Paths the ignore
+        rules leave out (caches, .layoverignore) come too with include_ignored,
+        flagged Change.ignored."""
+        args: List[StrPath] = ["status", self.name, "--json"]
+        if include_ignored:
+            args.append("--include-ignored")
+        r = self.helper.run(args)
         try:
             data = json.loads(r.stdout.decode("utf-8"))
         except (ValueError, RecursionError) as e:

@@ -114,6 +114,18 @@ def test_parallel_sandboxes_on_one_target_are_independent(make_sandbox, target):
 
 # --- changes and review ---
 
+def test_changes_leave_ignored_caches_out_unless_asked(sb, target):
+    sb.run("import os\nos.makedirs('src/__pycache__', exist_ok=True)\n"
+           "open('src/__pycache__/app.cpython-311.pyc', 'w').write('x')\nopen('kept.txt', 'w').write('k')")
+    paths = {c.path for c in sb.changes()}
+    assert "kept.txt" in paths and not any("__pycache__" in p for p in paths)
+    flagged = {c.path for c in sb.changes(include_ignored=True) if c.ignored}
+    assert "src/__pycache__/app.cpython-311.pyc" in flagged and "kept.txt" not in flagged
+    sb.apply()
+    assert (target / "kept.txt").read_text() == "k"
+    assert not (target / "src" / "__pycache__").exists()
+
+
 def test_changes_are_live_while_the_repl_runs(sb):
     sb.run("open('new.txt', 'w').write('fresh')\nimport os\nos.remove('old.txt')\n"
            "open('src/app.py', 'a').write('print(2)\\n')")

@@ -223,6 +223,7 @@ void record_commit(Durability& dur, const std::vector<PlanItem>& items, const st
 base::Result<ApplyReport> apply_patch(const capture::Patch& patch, const ApplyOptions& opts) {
     ApplyReport rep;
     PathFilter filter(opts.only, opts.exclude);
+    for (const auto& c : patch.manifest().changes) filter.note(c.path);
     TRY(Plan plan, make_plan(patch, filter));
     rep.skipped = plan.skipped;
     TRY(Target tgt, open_target(opts.target.empty() ? patch.manifest().target : opts.target));

@@ -7,12 +7,14 @@
 #include <vector>
 
 #include "capture/patch/reader.h"
+#include "helper/base/glob.h"
 #include "helper/base/result.h"
 #include "review/apply/apply.h"
-#include "review/apply/glob.h"
 #include "review/txn/txn.h"
 
 namespace review {
+
+using base::PathFilter;
 
 struct PlanItem {
     Unit unit;  // path; op, tmp, slot filled later

@@ -12,6 +12,7 @@
 
 #include "capture/scan/fingerprint.h"
 #include "helper/base/fs/beneath.h"
+#include "helper/base/glob.h"
 #include "helper/base/text.h"
 
 namespace review {
@@ -162,13 +163,16 @@ base::Result<DiffSet> collect_diffs(const capture::Patch& patch, const DiffScope
     // Paths with a file-level diff: every file-like member, every replaced
     // or deleted file, and everything in a real dir the patch removes.
     std::set<std::string> paths;
+    base::PathFilter filter(scope.paths, {});
+    bool globs = false;
+    for (const auto& s : scope.paths) globs = globs || base::has_glob_chars(s);
     for (const auto& m : patch.members())
-        if (file_like(&m) && in_scope(scope.paths, m.path)) paths.insert(m.path);
+        if (file_like(&m) && filter.selects(m.path)) paths.insert(m.path);
     size_t unshown = 0;
     for (const auto& c : man.changes) {
-        bool selected = in_scope(scope.paths, c.path);
-        bool encloses = false;  // a filter path lies inside this change's dir
-        for (const auto& s : scope.paths) encloses = encloses || in_scope({c.path}, s);
+        bool selected = filter.selects(c.path);
+        // A filter path (or, for a glob, maybe a match) lies inside this change's dir.
+        bool encloses = globs || filter.selects_strictly_beneath(c.path);
         if (!selected && !encloses) continue;
         if (selected) out.changes++;
         using capture::Kind;
@@ -181,7 +185,7 @@ base::Result<DiffSet> collect_diffs(const capture::Patch& patch, const DiffScope
             std::vector<std::string> found;
             TRY_VOID(walk_real(root.get(), c.path, found));
             for (auto& f : found)
-                if (in_scope(scope.paths, f)) paths.insert(std::move(f));
+                if (filter.selects(f)) paths.insert(std::move(f));
         }
         if (selected && !new_filelike && !old_filelike && c.type != Type::Dir && c.old_type != Type::Dir) unshown++;
     }

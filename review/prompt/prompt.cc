@@ -113,15 +113,30 @@ struct Prompt {
         return Next::Menu;
     }
 
+    // The list once (short lists) and then only a running count.
     Next pick() {
+        constexpr size_t kListed = 60;
+        if (changes().size() <= kListed) std::fputs(pick_list(changes(), selected).c_str(), stderr);
+        else std::fprintf(stderr, "  %s changes; 'list' numbers them all\n", base::thousands(changes().size()).c_str());
+        std::fputs(
+            "  Paths, directories and globs pick what they name (src/ '*.py'); -X leaves X out, +X adds it;\n"
+            "  numbers and ranges (2-4) toggle; all, none; list.\n",
+            stderr);
         for (;;) {
-            std::fputs(pick_list(changes(), selected).c_str(), stderr);
             std::string ans;
-            Input in = ask("Toggle which (numbers, ranges like 2-4, all, none; Enter when done): ", &ans);
+            Input in = ask("Pick (" + picked_line(selected) + "; Enter when done): ", &ans);
             if (in != Input::Line) return Next::Kept;
-            if (normalize_answer(ans).empty()) return Next::Menu;
+            std::string a = normalize_answer(ans);
+            if (a.empty()) return Next::Menu;
+            if (a == "list") {
+                std::fputs(pick_list(changes(), selected).c_str(), stderr);
+                continue;
+            }
             std::string err;
-            if (!apply_picks(normalize_answer(ans), selected, &err)) std::fprintf(stderr, "layover: %s\n", err.c_str());
+            // Paths keep their case: only the keywords are lowercased.
+            std::string raw = ans;
+            while (!raw.empty() && (raw.back() == ' ' || raw.back() == '\r')) raw.pop_back();
+            if (!apply_picks(raw, changes(), selected, &err)) std::fprintf(stderr, "layover: %s\n", err.c_str());
         }
     }
 
@@ -224,9 +239,14 @@ int run_exit_prompt(const std::string& state, const session::Info& s) {
     }
     const auto& changes = patch->manifest().changes;
     if (changes.empty()) {
+        uint64_t ign = patch->manifest().ignored;
         std::fprintf(stderr, "layover: session '%s' made no changes; nothing to review\n", s.meta.name.c_str());
         auto t = move_to_trash(state, s);
         if (!t) std::fprintf(stderr, "layover: %s\n", t.error().message.c_str());
+        else if (ign)  // ignored, never lost: the trash keeps them for a day
+            std::fprintf(stderr,
+                         "layover: it wrote %s path(s) in ignored caches; 'layover restore %s' brings it back\n",
+                         base::thousands(ign).c_str(), s.meta.name.c_str());
         return 0;
     }
     RiskContext ctx;
@@ -235,7 +255,8 @@ int run_exit_prompt(const std::string& state, const session::Info& s) {
         ctx.config_rel = home_relative(patch->manifest().target, std::string(xdg) + "/layover");
     bool color = base::color_for_fd(2);
     std::fprintf(stderr, "\nlayover: session '%s' changed %s:\n%s", s.meta.name.c_str(),
-                 base::display_path(patch->manifest().target).c_str(), summary_text(changes, ctx, color).c_str());
+                 base::display_path(patch->manifest().target).c_str(),
+                 summary_text(changes, ctx, color, nullptr, patch->manifest().ignored).c_str());
 
     Prompt p{state, s, patch.value(), std::vector<char>(changes.size(), 1)};
     for (;;) {

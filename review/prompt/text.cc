@@ -3,7 +3,9 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "capture/scan/ignore.h"
 #include "capture/scan/summary.h"
+#include "helper/base/glob.h"
 #include "helper/base/text.h"
 
 namespace review {
@@ -46,7 +48,7 @@ void count(const capture::Change& c, size_t* added, size_t* modified, size_t* de
 }  // namespace
 
 std::string summary_text(const std::vector<capture::Change>& changes, const RiskContext& ctx, bool color,
-                         size_t* risky_count) {
+                         size_t* risky_count, uint64_t ignored) {
     std::string out;
     size_t risky = 0, added = 0, modified = 0, deleted = 0, other = 0;
     size_t fold_end = 0;
@@ -76,9 +78,10 @@ std::string summary_text(const std::vector<capture::Change>& changes, const Risk
         out += line + "\n";
         count(c, &added, &modified, &deleted, &other);
     }
+    if (ignored) out += capture::ignored_line(ignored) + "\n";
     std::ostringstream total;
-    total << changes.size() << (changes.size() == 1 ? " change" : " changes") << " (" << added << " added, " << modified
-          << " modified, " << deleted << " deleted, " << other << " other)";
+    total << base::thousands(changes.size()) << (changes.size() == 1 ? " change" : " changes") << " (" << added
+          << " added, " << modified << " modified, " << deleted << " deleted, " << other << " other)";
     if (risky) total << "; " << risky << " marked ! need a careful look";
     out += total.str() + "\n";
     if (risky_count) *risky_count = risky;
@@ -94,18 +97,42 @@ std::string pick_list(const std::vector<capture::Change>& changes, const std::ve
     return out;
 }
 
-bool apply_picks(const std::string& answer, std::vector<char>& selected, std::string* error) {
+namespace {
+
+// Numbers and ranges ("3", "2-5"), 1-based: false when t is not one.
+bool parse_range(const std::string& t, size_t n, size_t* lo, size_t* hi, std::string* error) {
+    size_t dash = t.find('-', 1);
+    bool ok = dash == std::string::npos ? parse_num(t, lo) && (*hi = *lo, true)
+                                        : parse_num(t.substr(0, dash), lo) && parse_num(t.substr(dash + 1), hi);
+    if (!ok) return false;
+    if (*lo < 1 || *hi < *lo || *hi > n) {
+        *error = "'" + t + "' is not a number or range within 1-" + std::to_string(n);
+        return false;
+    }
+    return true;
+}
+
+bool is_numeric(const std::string& t) { return !t.empty() && t.find_first_not_of("0123456789-") == std::string::npos; }
+
+}  // namespace
+
+bool apply_picks(const std::string& answer, const std::vector<capture::Change>& changes, std::vector<char>& selected,
+                 std::string* error) {
+    error->clear();
     std::vector<char> next = selected;
     std::istringstream in(answer);
     std::string tok;
     const size_t n = next.size();
+    bool first = true;
     while (in >> tok) {
         for (auto& ch : tok)
             if (ch == ',') ch = ' ';
         std::istringstream parts(tok);
         std::string t;
         while (parts >> t) {
-            if (t == "all" || t == "*") {
+            bool at_start = first;
+            first = false;
+            if (t == "all") {
                 next.assign(n, 1);
                 continue;
             }
@@ -113,20 +140,49 @@ bool apply_picks(const std::string& answer, std::vector<char>& selected, std::st
                 next.assign(n, 0);
                 continue;
             }
-            size_t dash = t.find('-');
-            size_t lo, hi;
-            bool ok = dash == std::string::npos
-                          ? parse_num(t, &lo) && (hi = lo, true)
-                          : parse_num(t.substr(0, dash), &lo) && parse_num(t.substr(dash + 1), &hi);
-            if (!ok || lo < 1 || hi < lo || hi > n) {
-                *error = "'" + t + "' is not a number or range within 1-" + std::to_string(n);
+            size_t lo = 0, hi = 0;
+            if (is_numeric(t) && t[0] != '-') {
+                if (!parse_range(t, n, &lo, &hi, error)) {
+                    if (error->empty()) *error = "'" + t + "' is not a number or range within 1-" + std::to_string(n);
+                    return false;
+                }
+                for (size_t k = lo; k <= hi; k++) next[k - 1] = !next[k - 1];
+                continue;
+            }
+            // A path, directory or glob: "-X" deselects, "+X" adds, a bare X
+            // first in the answer picks just what it names.
+            char sign = t[0] == '-' || t[0] == '+' ? t[0] : 0;
+            std::string what = sign ? t.substr(1) : t;
+            if (what.empty()) {
+                *error = "'" + t + "' names nothing; give a path, directory or glob after it";
                 return false;
             }
-            for (size_t k = lo; k <= hi; k++) next[k - 1] = !next[k - 1];
+            std::vector<size_t> hits;
+            if (is_numeric(what) && parse_range(what, n, &lo, &hi, error)) {
+                for (size_t k = lo; k <= hi; k++) hits.push_back(k - 1);
+            } else {
+                if (!error->empty()) return false;
+                base::PathFilter f({what}, {});
+                for (size_t i = 0; i < changes.size() && i < n; i++)
+                    if (f.selects(changes[i].path)) hits.push_back(i);
+            }
+            if (hits.empty()) {
+                *error = "'" + base::display_path(what) + "' matches no change (paths are relative to the target)";
+                return false;
+            }
+            if (!sign && at_start) next.assign(n, 0);
+            for (size_t i : hits) next[i] = sign == '-' ? 0 : 1;
         }
     }
     selected = next;
     return true;
+}
+
+std::string picked_line(const std::vector<char>& selected) {
+    size_t k = 0;
+    for (char c : selected) k += c ? 1 : 0;
+    return base::thousands(k) + " of " + base::thousands(selected.size()) +
+           (selected.size() == 1 ? " change picked" : " changes picked");
 }
 
 }  // namespace review

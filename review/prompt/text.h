@@ -11,16 +11,24 @@ namespace review {
 
 // One line per change ("  M  path   ! why"), then a total line. Risky lines
 // carry a '!' and their reasons (bold red when color is on).
+// ignored: paths the ignore rules left out (one line before the total).
 std::string summary_text(const std::vector<capture::Change>& changes, const RiskContext& ctx, bool color,
-                         size_t* risky_count = nullptr);
+                         size_t* risky_count = nullptr, uint64_t ignored = 0);
 
 // The numbered list shown by [p]: "[x] 1  M  path".
 std::string pick_list(const std::vector<capture::Change>& changes, const std::vector<char>& selected);
 
 // Apply a [p] answer to the selection: numbers and ranges (1-based, "2-5")
-// toggle, "all" selects all, "none" clears. False (selection unchanged) with
-// *error set on a bad token.
-bool apply_picks(const std::string& answer, std::vector<char>& selected, std::string* error);
+// toggle, "all" selects all, "none" clears; a path, directory or glob
+// (base::PathFilter) selects what it names: first in the answer it picks
+// just that ("src/ -tests/*"), "+X" adds, "-X" (X also a number or range)
+// deselects. False (selection unchanged) with *error set on a bad token or
+// one that matches no change.
+bool apply_picks(const std::string& answer, const std::vector<capture::Change>& changes, std::vector<char>& selected,
+                 std::string* error);
+
+// "12 of 1,725 changes picked"
+std::string picked_line(const std::vector<char>& selected);
 
 extern const char kMenu[];
 

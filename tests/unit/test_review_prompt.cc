@@ -40,20 +40,48 @@ TEST_CASE("review prompt: the summary lists every change and marks the risky one
 }
 
 TEST_CASE("review prompt: picks toggle numbers and ranges, all and none") {
+    std::vector<Change> v;
+    for (const char* p : {"a", "b", "c", "d", "e"}) v.push_back(ch(p, Kind::Added, Type::File));
     std::vector<char> sel(5, 1);
     std::string err;
-    CHECK(review::apply_picks("2 4-5", sel, &err));
+    CHECK(review::apply_picks("2 4-5", v, sel, &err));
     CHECK(sel == std::vector<char>{1, 0, 1, 0, 0});
-    CHECK(review::apply_picks("none 3", sel, &err));
+    CHECK(review::apply_picks("none 3", v, sel, &err));
     CHECK(sel == std::vector<char>{0, 0, 1, 0, 0});
-    CHECK(review::apply_picks("all,1", sel, &err));
+    CHECK(review::apply_picks("all,1", v, sel, &err));
     CHECK(sel == std::vector<char>{0, 1, 1, 1, 1});
-    CHECK_FALSE(review::apply_picks("1 9", sel, &err));
+    CHECK_FALSE(review::apply_picks("1 9", v, sel, &err));
     CHECK(err.find("'9'") != std::string::npos);
     CHECK(sel == std::vector<char>{0, 1, 1, 1, 1});  // unchanged on error
-    CHECK_FALSE(review::apply_picks("3-2", sel, &err));
-    CHECK_FALSE(review::apply_picks("x", sel, &err));
-    CHECK_FALSE(review::apply_picks("0", sel, &err));
+    CHECK_FALSE(review::apply_picks("3-2", v, sel, &err));
+    CHECK_FALSE(review::apply_picks("x", v, sel, &err));
+    CHECK(err.find("matches no change") != std::string::npos);
+    CHECK_FALSE(review::apply_picks("0", v, sel, &err));
+    CHECK(review::apply_picks("-2-3", v, sel, &err));
+    CHECK(sel == std::vector<char>{0, 0, 0, 1, 1});
+}
+
+TEST_CASE("review prompt: picks take paths, directories and globs; -X leaves out, +X adds") {
+    std::vector<Change> v{ch("README", Kind::Modified, Type::File),      ch("src", Kind::Added, Type::Dir),
+                          ch("src/a.py", Kind::Added, Type::File),       ch("src/tests", Kind::Added, Type::Dir),
+                          ch("src/tests/t.py", Kind::Added, Type::File), ch("tests/x.py", Kind::Added, Type::File)};
+    std::vector<char> sel(v.size(), 1);
+    std::string err;
+    // A bare path first picks just what it names; "-tests/*" is anchored, so src/tests stays.
+    CHECK(review::apply_picks("src/ -tests/*", v, sel, &err));
+    CHECK(sel == std::vector<char>{0, 1, 1, 1, 1, 0});
+    CHECK(review::apply_picks("-src/tests", v, sel, &err));
+    CHECK(sel == std::vector<char>{0, 1, 1, 0, 0, 0});
+    CHECK(review::apply_picks("+README", v, sel, &err));
+    CHECK(sel == std::vector<char>{1, 1, 1, 0, 0, 0});
+    CHECK(review::apply_picks("*.py", v, sel, &err));  // a glob without '/' matches names anywhere
+    CHECK(sel == std::vector<char>{0, 0, 1, 0, 1, 1});
+    CHECK_FALSE(review::apply_picks("-nothing/here", v, sel, &err));
+    CHECK(sel == std::vector<char>{0, 0, 1, 0, 1, 1});
+    CHECK(review::picked_line(sel) == "3 of 6 changes picked");
+    std::vector<char> big(1725, 0);
+    big[0] = 1;
+    CHECK(review::picked_line(big) == "1 of 1,725 changes picked");
 }
 
 TEST_CASE("review prompt: the pick list shows the selection") {

@@ -1,6 +1,6 @@
-#include "review/apply/glob.h"
+#include "helper/base/glob.h"
 
-namespace review {
+namespace base {
 namespace {
 
 // Match a bracket class starting at p[i] == '['; sets *end past ']'.
@@ -146,42 +146,62 @@ std::string normalize_rel(std::string_view p) {
     return std::string(p);
 }
 
+bool has_glob_chars(std::string_view p) { return p.find_first_of("*?[") != std::string_view::npos; }
+
+bool glob_selects(std::string_view g, std::string_view path) {
+    bool anchored = g.find('/') != std::string_view::npos;
+    std::string_view pat = g;
+    while (anchored && pat.size() > 1 && pat.back() == '/') pat.remove_suffix(1);
+    if (anchored && !pat.empty() && pat[0] == '/') pat.remove_prefix(1);
+    // The path or any ancestor matching selects the whole subtree.
+    size_t end = 0;
+    for (;;) {
+        size_t slash = path.find('/', end);
+        std::string_view prefix = path.substr(0, slash);
+        std::string_view last = prefix.substr(end);
+        if (anchored ? glob_match(pat, prefix) : glob_match(pat, last)) return true;
+        if (slash == std::string_view::npos) return false;
+        end = slash + 1;
+    }
+}
+
 PathFilter::PathFilter(std::vector<std::string> only, std::vector<std::string> exclude) : exclude_(std::move(exclude)) {
-    for (auto& o : only) only_.push_back(normalize_rel(o));
+    for (auto& o : only) {
+        std::string n = normalize_rel(o);
+        if (has_glob_chars(n)) only_globs_.push_back(std::move(n));
+        else only_.push_back(std::move(n));
+    }
 }
 
 bool PathFilter::excluded(std::string_view path) const {
-    for (const auto& g : exclude_) {
-        bool anchored = g.find('/') != std::string::npos;
-        std::string_view pat = g;
-        while (anchored && pat.size() > 1 && pat.back() == '/') pat.remove_suffix(1);
-        if (anchored && !pat.empty() && pat[0] == '/') pat.remove_prefix(1);
-        // The path or any ancestor matching excludes the whole subtree.
-        size_t end = 0;
-        for (;;) {
-            size_t slash = path.find('/', end);
-            std::string_view prefix = path.substr(0, slash);
-            std::string_view last = prefix.substr(end);
-            if (anchored ? glob_match(pat, prefix) : glob_match(pat, last)) return true;
-            if (slash == std::string_view::npos) break;
-            end = slash + 1;
-        }
-    }
+    for (const auto& g : exclude_)
+        if (glob_selects(g, path)) return true;
     return false;
 }
 
 bool PathFilter::selects(std::string_view path) const {
     if (excluded(path)) return false;
-    if (only_.empty()) return true;
+    if (only_.empty() && only_globs_.empty()) return true;
     for (const auto& o : only_)
         if (path_is_under(path, o)) return true;
+    // A glob naming a file whose name holds '[' or '*' literally also selects it.
+    for (const auto& g : only_globs_)
+        if (path_is_under(path, g) || glob_selects(g, path)) return true;
     return false;
+}
+
+void PathFilter::note(std::string_view path) {
+    if (only_globs_.empty() || !selects(path)) return;
+    for (size_t slash = path.rfind('/'); slash != std::string_view::npos && slash > 0;
+         slash = path.rfind('/', slash - 1)) {
+        if (!ancestors_.emplace(path.substr(0, slash)).second) break;
+    }
 }
 
 bool PathFilter::selects_strictly_beneath(std::string_view path) const {
     for (const auto& o : only_)
         if (o.size() > path.size() && path_is_under(o, path)) return true;
-    return false;
+    return !ancestors_.empty() && ancestors_.count(std::string(path)) > 0;
 }
 
 bool PathFilter::needed(std::string_view path) const {
@@ -189,4 +209,4 @@ bool PathFilter::needed(std::string_view path) const {
     return selects(path) || selects_strictly_beneath(path);
 }
 
-}  // namespace review
+}  // namespace base
