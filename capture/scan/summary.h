@@ -2,6 +2,7 @@
 // one line per change, a status letter then the display-escaped path, then a
 // total line. Pure; used by status, show and the exit prompt.
 #pragma once
+#include <functional>
 #include <set>
 #include <string>
 #include <vector>
@@ -25,7 +26,11 @@ std::string fold_note(const Fold& f);
 
 // stale: paths whose base is stale (marked "(changed on disk since copy-up)").
 // fold: new directories take one line each (`--expand` turns it off).
-std::string summary_text(const std::vector<Change>& changes, const std::set<std::string>& stale = {}, bool fold = true);
+// extra: text appended to each line (show's modes, sizes and risk marks); a
+// fold is not made when a change beneath it gets a "  ! " mark.
+using Extra = std::function<std::string(const Change&)>;
+std::string summary_text(const std::vector<Change>& changes, const std::set<std::string>& stale = {}, bool fold = true,
+                         const Extra& extra = nullptr);
 std::string summary_line(const Change& c, bool stale = false);
 std::string total_line(const std::vector<Change>& changes);
 

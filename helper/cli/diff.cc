@@ -8,6 +8,7 @@
 #include "helper/base/text.h"
 #include "helper/cli/verbs.h"
 #include "review/diff/show.h"
+#include "review/prompt/listing.h"
 
 namespace {
 
@@ -99,6 +100,9 @@ int cmd_diff(int argc, char** argv) {
         }
         opts.paths.push_back(rel);
     }
+    // A patch file names the tree it would be applied to: say which.
+    if (!patch->from_session())
+        std::fprintf(stderr, "layover: diff: %s\n", review::target_line(patch->manifest()).c_str());
     auto r = review::show_diff(patch.value(), opts);
     if (!r) {
         std::fprintf(stderr, "layover: diff %s: %s\n", base::display_path(source).c_str(), r.error().message.c_str());

@@ -20,7 +20,7 @@ def test_apply_never_writes_through_a_symlink_on_the_target(lo, tmp_path, victim
     os.symlink(str(victim), str(lo.target / "docs"))
     before = tree(lo.target, mtimes=True)
     env = {"LAYOVER_NO_OPENAT2": "1"} if walk == "fallback" else {}
-    r = lo("apply", patch, "--yes", "--force", "--json", env=env)
+    r = lo("apply", patch, "--target", lo.target, "--yes", "--force", "--json", env=env)
     out = json.loads(r.stdout)
     assert r.returncode == 1
     assert any("symlink" in c["reason"] for c in out["conflicts"]), out
