@@ -81,8 +81,10 @@ def test_a_zstd_bomb_stops_at_the_stored_bytes_limit_before_anything_is_written(
     r = lo("show", bomb, *flags, timeout=600)
     assert r.returncode == 1 and r.stderr.count(b"\n") == 1, r.stderr
     assert "a zstd bomb?" in err_line(r) and "--max-stored-bytes" in err_line(r), err_line(r)
+    # apply takes no limit flags: the default stops the 100 GB one; the twin
+    # is refused for its missing sums, after the data was read.
     r = lo("apply", bomb, "--target", lo.target, "--yes", timeout=600)
-    assert r.returncode == 1 and "zstd bomb" in err_line(r), err_line(r)
+    assert r.returncode == 1 and ("zstd bomb" in err_line(r) if limit is None else "no .layover/sums" in err_line(r))
     assert tree(lo.target, mtimes=True) == before
     assert time.monotonic() - t0 < 600
 
@@ -134,7 +136,13 @@ def test_many_hard_links_to_one_inode_show_and_apply(lo, tmp_path, n):
         b.file("h/%d" % i, b"shared\n", member=False).raw_member(info)
     patch = b.write(tmp_path / "p.tar.zst")
     assert lo("show", patch, "--no-pager").returncode == 0
+    before = tree(lo.target)
     r = lo("apply", patch, "--target", lo.target, "--yes", timeout=1200)
-    assert r.returncode == 0, err_line(r)
+    if r.returncode != 0:
+        # More links than the filesystem allows (ext4: 65,000): one line,
+        # found while staging, and nothing applied.
+        assert r.stderr.count(b"\n") == 1 and "Too many links; nothing was applied" in err_line(r), r.stderr
+        assert tree(lo.target) == before
+        return
     st = os.stat(str(lo.target / "h" / "0"))
     assert st.st_nlink == n and os.stat(str(lo.target / "h" / str(n - 1))).st_ino == st.st_ino
