@@ -33,7 +33,7 @@ BASE_SRCS  := $(call tree,helper/base) $(wildcard helper/store/*.cc)
 CORE_SRCS  := $(wildcard helper/sandbox/*.cc) $(wildcard overlay/*.cc)
 PATCH_SRCS := $(call tree,capture) $(call tree,review)
 CLI_SRCS   := $(filter-out helper/cli/main.cc helper/cli/patch_main.cc,$(wildcard helper/cli/*.cc))
-UNIT_SRCS  := $(wildcard tests/unit/*.cc)
+UNIT_SRCS  := $(wildcard tests/unit/*.cc) $(wildcard tests/fuzz/t_*.cc)
 
 obj = $(patsubst %.cc,$(BUILD)/obj/%.o,$(1))
 BASE_LIB  := $(BUILD)/libbase.a
@@ -44,7 +44,7 @@ CLI_LIB   := $(BUILD)/libcli.a
 # live in layover-patch, which `layover` execs (see docs/design.md).
 PATCH_LIBS := -larchive -lzstd -lxxhash -lpthread
 
-.PHONY: all man deps test uninstall deb test-stress demo asan bench clean install check-cases check-layers format format-check
+.PHONY: all man deps test uninstall deb test-stress demo asan bench clean install check-cases check-layers format format-check fuzz fuzz-bins
 
 all: $(BUILD)/layover $(BUILD)/layover-patch
 
@@ -76,6 +76,24 @@ $(BUILD)/layover-patch: $(call obj,helper/cli/patch_main.cc) $(CLI_LIB) $(PATCH_
 	$(CXX) $(SAN) $(STATIC_CXX) $(LDFLAGS) -o $@ $^ $(PATCH_LIBS) $(SECCOMP)
 $(BUILD)/unit-tests: $(call obj,$(UNIT_SRCS)) $(CLI_LIB) $(PATCH_LIB) $(CORE_LIB) $(BASE_LIB)
 	$(CXX) $(SAN) $(LDFLAGS) -o $@ $^ $(PATCH_LIBS) $(SECCOMP)
+
+# Fuzzing (docs/security.md "Fuzzing"): libFuzzer binaries built with clang,
+# ASan and UBSan in build-fuzz/, then each target run for FUZZ_SECONDS, one
+# at a time (nice). `make test` replays the committed corpora with g++.
+FUZZ_TARGETS := patch zframe json glob udiff
+FUZZ_SECONDS ?= 600
+FUZZ_SAN := -fsanitize=address,undefined,fuzzer-no-link -fno-sanitize-recover=all -fno-omit-frame-pointer
+$(BUILD)/obj/tests/fuzz/main_%.o: tests/fuzz/libfuzzer_main.cc tests/fuzz/targets.h
+	@mkdir -p $(dir $@)
+	$(CXX) $(ALLFLAGS) $(SAN) -DFUZZ_TARGET=fuzz::$* -c $< -o $@
+$(BUILD)/fuzz-%: $(BUILD)/obj/tests/fuzz/main_%.o $(call obj,$(wildcard tests/fuzz/t_*.cc)) $(PATCH_LIB) $(BASE_LIB)
+	$(CXX) $(SAN) -fsanitize=fuzzer $(LDFLAGS) -o $@ $^ $(PATCH_LIBS)
+fuzz-bins: $(addprefix $(BUILD)/fuzz-,$(FUZZ_TARGETS))
+
+fuzz:
+	@tests/deps.sh fuzz
+	@$(MAKE) --no-print-directory -j$(NPROC) CXX=clang++ BUILD=build-fuzz OPT="-O1 -g" SAN="$(FUZZ_SAN)" fuzz-bins
+	@tests/fuzz/run.sh build-fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 deps:
 	@tests/deps.sh
@@ -126,6 +144,6 @@ deb: all man
 	@BUILD=$(BUILD) VERSION=$(VERSION) PYTHON=$(PYTHON) helper/dist/deb.sh
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-fuzz
 
--include $(shell find $(BUILD) build-asan -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

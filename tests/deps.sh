@@ -23,6 +23,12 @@ need_cmd setpriv util-linux
 need_cmd unshare util-linux
 need_cmd git git
 need_cmd clang-format clang-format
+# `make fuzz` (tests/deps.sh fuzz): clang and its libFuzzer/sanitizer runtimes.
+if [ "${1:-}" = fuzz ]; then
+    need_cmd clang++ clang
+    ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 ||
+        ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-*.a >/dev/null 2>&1 || missing+=(libclang-rt-dev)
+fi
 # For tests/integration/test_real_tools.py, only when the command is missing
 # (node and npm may come from elsewhere, and Debian's npm can conflict).
 need_cmd cc gcc

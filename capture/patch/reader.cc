@@ -6,6 +6,7 @@
 
 #include <cstring>
 #include <set>
+#include <string_view>
 #include <unordered_set>
 
 #include "capture/patch/agreement.h"
@@ -140,6 +141,18 @@ private:
     // Duplicates, and paths both deleted and written.
     template <class Where>
     Result<void> place(const Member& m, const Where& where) {
+        // Nothing lies beneath a member that is not a directory (a symlink
+        // `a` then `a/x` would write through it, `f` then `f/x` cannot be).
+        for (std::string_view p = m.path; !leaves_.empty();) {
+            auto slash = p.rfind('/');
+            if (slash == std::string_view::npos) break;
+            p = p.substr(0, slash);
+            if (auto it = leaves_.find(p); it != leaves_.end())
+                return base::error(where() + "lies beneath member " + shown(it->first) + ", which is a " + it->second +
+                                   ", not a directory; the patch is invalid");
+        }
+        if (m.kind != Member::Kind::Dir && m.kind != Member::Kind::Whiteout && m.kind != Member::Kind::Opaque)
+            leaves_.emplace(m.path, m.kind == Member::Kind::File ? "file" : member_kind_word(m.kind));
         if (m.kind == Member::Kind::Whiteout) {
             if (deleted_.count(m.path)) return base::error(where() + "deletes a path twice");
             if (written_.count(m.path)) return base::error(where() + "deletes a path the patch also writes");
@@ -173,12 +186,24 @@ private:
         const void* xv;
         size_t xs;
         while (archive_entry_xattr_next(e, &xn, &xv, &xs) == ARCHIVE_OK) {
-            std::string n = xn ? xn : "";
+            std::string n = xn ? xn : "", v(static_cast<const char*>(xv), xs);
+            auto [it, fresh] = m->xattrs.emplace(n, v);
+            if (!fresh && it->second != v)
+                return base::error(where() + "carries xattr " + shown(n) + " twice with different values");
+        }
+        // libarchive's reader leaves the SCHILY.xattr copy of a name URL-encoded
+        // (its LIBARCHIVE.xattr copy decoded): drop a name that is the
+        // encoding of another one with the same value.
+        for (auto it = m->xattrs.begin(); it != m->xattrs.end(); ++it) {
+            std::string enc = xattr_key_encode(it->first);
+            if (enc == it->first) continue;
+            auto copy = m->xattrs.find(enc);
+            if (copy != m->xattrs.end() && copy->second == it->second) m->xattrs.erase(copy);
+        }
+        for (const auto& [n, v] : m->xattrs)
             if (n.compare(0, 5, "user.") != 0)
                 return base::error(where() + "carries xattr " + base::display_path(n) +
                                    "; patches hold only user.* xattrs");
-            m->xattrs[n] = std::string(static_cast<const char*>(xv), xs);
-        }
         if (m->kind != Member::Kind::File) {
             if (archive_entry_sparse_count(e) > 0) return base::error(where() + "sparse map on a non-file");
             return base::Ok();
@@ -212,6 +237,7 @@ private:
     uint64_t stored_ = 0, logical_ = 0;
     std::set<std::string> written_;  // ordered: a deleted dir must have nothing written below it
     std::unordered_set<std::string> deleted_, opaque_, dirs_, files_;
+    std::map<std::string, const char*, std::less<>> leaves_;  // non-directory members: path -> what it is
 };
 
 // A file member's data, bounds-checked, fingerprinted and passed on;

@@ -83,6 +83,9 @@ la_ssize_t TarIn::on_read(struct archive*, void* ctx, const void** buf) {
             return -1;
         }
     }
+    self->last_ = r->first;
+    self->last_len_ = r->second;
+    self->handed_ += r->second;
     *buf = r->first;
     return static_cast<la_ssize_t>(r->second);
 }
@@ -173,15 +176,24 @@ base::Result<void> TarIn::block(const char** p, size_t* n, int64_t* off) {
 }
 
 base::Result<void> TarIn::finish(uint64_t max_pad) {
-    // libarchive may already hold buffered bytes past the end marker; those
-    // were zero blocks by construction of the tar end. Drain what is left.
-    uint64_t pad = 0;
+    // libarchive holds the bytes it was handed past the end marker unread
+    // (a second tar, say, that GNU `tar -i` would list): they are the tail of
+    // the last chunk handed to it. More than that (a partial block it copied
+    // aside and did not consume) means a non-zero block followed the first
+    // end marker.
+    const char* kAfter = "the patch has data after the end of its tar archive; a patch may end only in zero padding";
+    uint64_t consumed = a_ ? static_cast<uint64_t>(archive_filter_bytes(a_, 0)) : handed_;
+    uint64_t tail = handed_ > consumed ? handed_ - consumed : 0;
+    if (tail > last_len_) return base::error(kAfter);
+    for (size_t i = last_len_ - tail; i < last_len_; i++)
+        if (last_[i] != 0) return base::error(kAfter);
+    uint64_t pad = tail;
     for (;;) {
         auto r = z_.next();
         if (!r) return r.error();
         if (r->second == 0) return base::Ok();
         for (size_t i = 0; i < r->second; i++)
-            if (r->first[i] != 0) return base::error("the patch has data after the end of its tar archive");
+            if (r->first[i] != 0) return base::error(kAfter);
         pad += r->second;
         if (pad > max_pad) return base::error("the patch has too much padding after the end of its tar archive");
     }

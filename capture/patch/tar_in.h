@@ -86,6 +86,12 @@ private:
     uint64_t index_ = 0;     // the member whose header is being read
     bool skipping_ = false;  // inside archive_read_data_skip: only padding may be left
     uint64_t skip_handed_ = 0;
+    // The last chunk handed to libarchive (valid until z_.next() is called
+    // again) and all bytes handed so far: what it buffered past the end of
+    // the archive is checked from these.
+    const char* last_ = nullptr;
+    size_t last_len_ = 0;
+    uint64_t handed_ = 0;
 };
 
 }  // namespace capture

@@ -48,3 +48,22 @@ std::string whiteout_name(const std::string& path) {
 std::string opaque_name(const std::string& dir) { return dir + "/.wh..wh..opq"; }
 
 }  // namespace capture
+
+namespace capture {
+
+std::string xattr_key_encode(const std::string& name) {
+    static const char hex[] = "0123456789ABCDEF";
+    std::string out;
+    for (unsigned char c : name) {
+        if (c < 33 || c > 126 || c == '%' || c == '=') {
+            out += '%';
+            out += hex[c >> 4];
+            out += hex[c & 15];
+        } else {
+            out += static_cast<char>(c);
+        }
+    }
+    return out;
+}
+
+}  // namespace capture

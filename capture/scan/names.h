@@ -21,3 +21,13 @@ std::string whiteout_name(const std::string& path);
 std::string opaque_name(const std::string& dir);
 
 }  // namespace capture
+
+namespace capture {
+
+// An xattr name as libarchive's pax writer puts it in the keys of both its
+// records (URL-encoded: '%', '=' and bytes outside 0x21..0x7e become %XX).
+// Its reader decodes the LIBARCHIVE.xattr copy but not the SCHILY.xattr one,
+// so a reader sees a name n and, when they differ, xattr_key_encode(n) too.
+std::string xattr_key_encode(const std::string& name);
+
+}  // namespace capture

@@ -111,23 +111,31 @@ std::string fold_note(const Fold& f) {
 }
 
 std::string summary_text(const std::vector<Change>& changes, const std::set<std::string>& stale, bool fold,
-                         uint64_t ignored, bool saved) {
+                         uint64_t ignored, bool saved, const Extra& extra) {
     std::string out;
     out.reserve(changes.size() * 32);
+    // A subtree holding a flagged entry is never folded away.
+    auto flagged = [&](size_t from, size_t to) {
+        for (size_t j = from; extra && j < to; j++)
+            if (extra(changes[j]).find("  ! ") != std::string::npos) return true;
+        return false;
+    };
     for (size_t i = 0; i < changes.size(); i++) {
         const Change& c = changes[i];
         Fold f = fold ? fold_at(changes, i) : Fold{i + 1, 0, 0};
-        if (f.end > i + 1) {
+        if (f.end > i + 1 && !flagged(i + 1, f.end)) {
             append_line(&out, c, false);
             std::string note = fold_note(f);
             // "O  build/  (replaced: old contents deleted)" gains the count.
             if (!out.empty() && out.back() == ')') out.insert(out.size() - 1, "; " + note);
             else out += "  (" + note + ")";
+            if (extra) out += extra(c);
             out.push_back('\n');
             i = f.end - 1;
             continue;
         }
         append_line(&out, c, !stale.empty() && stale.count(c.path) > 0);
+        if (extra) out += extra(c);
         out.push_back('\n');
     }
     if (ignored) out += ignored_line(ignored, saved) + "\n";

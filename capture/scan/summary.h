@@ -2,6 +2,7 @@
 // one line per change, a status letter then the display-escaped path, then a
 // total line. Pure; used by status, show and the exit prompt.
 #pragma once
+#include <functional>
 #include <set>
 #include <string>
 #include <vector>
@@ -27,8 +28,11 @@ std::string fold_note(const Fold& f);
 // fold: new directories take one line each (`--expand` turns it off).
 // ignored: paths the ignore rules left out, one line before the total
 // (stale non-empty or saved: a patch file's, which left them out).
+// extra: text appended to each line (show's modes, sizes and risk marks); a
+// fold is not made when a change beneath it gets a "  ! " mark.
+using Extra = std::function<std::string(const Change&)>;
 std::string summary_text(const std::vector<Change>& changes, const std::set<std::string>& stale = {}, bool fold = true,
-                         uint64_t ignored = 0, bool saved = false);
+                         uint64_t ignored = 0, bool saved = false, const Extra& extra = nullptr);
 std::string summary_line(const Change& c, bool stale = false);
 std::string total_line(const std::vector<Change>& changes);
 

@@ -106,20 +106,30 @@ std::vector<std::string_view> split(std::string_view s) {
     }
 }
 
+// failed[pi * (s.size() + 1) + si]: p[pi..] is known not to match s[si..].
+// Without it, "**" components kept apart ("**/x/**/x/**...") tried every
+// split point of every one: exponential (found by fuzzing, issue 21).
 bool match_components(const std::vector<std::string_view>& p, size_t pi, const std::vector<std::string_view>& s,
-                      size_t si) {
+                      size_t si, std::vector<char>& failed) {
+    size_t at = pi * (s.size() + 1) + si;
+    if (failed[at]) return false;
     while (pi < p.size()) {
         if (p[pi] == "**") {
             // Collapse runs of "**" and try every split point.
             while (pi + 1 < p.size() && p[pi + 1] == "**") pi++;
             for (size_t k = si; k <= s.size(); k++)
-                if (match_components(p, pi + 1, s, k)) return true;
+                if (match_components(p, pi + 1, s, k, failed)) return true;
+            failed[at] = 1;
             return false;
         }
-        if (si >= s.size() || !match_simple(p[pi], s[si])) return false;
+        if (si >= s.size() || !match_simple(p[pi], s[si])) {
+            failed[at] = 1;
+            return false;
+        }
         pi++;
         si++;
     }
+    if (si != s.size()) failed[at] = 1;
     return si == s.size();
 }
 
@@ -127,7 +137,9 @@ bool match_components(const std::vector<std::string_view>& p, size_t pi, const s
 
 bool glob_match(std::string_view pattern, std::string_view path) {
     if (pattern.find("**") == std::string_view::npos) return match_simple(pattern, path);
-    return match_components(split(pattern), 0, split(path), 0);
+    auto p = split(pattern), s = split(path);
+    std::vector<char> failed((p.size() + 1) * (s.size() + 1), 0);
+    return match_components(p, 0, s, 0, failed);
 }
 
 bool path_is_under(std::string_view path, std::string_view prefix) {

@@ -18,6 +18,7 @@
 #include "helper/cli/path_args.h"
 #include "helper/cli/verbs.h"
 #include "helper/store/session.h"
+#include "review/prompt/listing.h"
 #include "review/undo/undo.h"
 
 namespace {
@@ -135,13 +136,17 @@ void print_notes(const char* verb, const review::ApplyReport& rep) {
 // At most 200 paths, each with its change's letter (A, M, D, ...).
 void print_list(const review::ApplyReport& rep, const capture::Manifest& man, const char* lead) {
     constexpr size_t kShown = 200;
-    std::unordered_map<std::string_view, char> letters;
+    std::unordered_map<std::string_view, const capture::Change*> changes;
     size_t n = std::min(rep.applied.size(), kShown);
-    for (size_t i = 0; i < n; i++) letters.emplace(rep.applied[i], ' ');
+    for (size_t i = 0; i < n; i++) changes.emplace(rep.applied[i], nullptr);
     for (const auto& c : man.changes)
-        if (auto l = letters.find(c.path); l != letters.end()) l->second = capture::kind_letter(c.kind);
-    for (size_t i = 0; i < n; i++)
-        std::printf("%s%c %s\n", lead, letters[rep.applied[i]], base::display_path(rep.applied[i]).c_str());
+        if (auto l = changes.find(c.path); l != changes.end()) l->second = &c;
+    auto ctx = review::risk_context_for(man.target);
+    for (size_t i = 0; i < n; i++) {
+        const capture::Change* c = changes[rep.applied[i]];
+        std::printf("%s%c %s%s\n", lead, c ? capture::kind_letter(c->kind) : ' ',
+                    base::display_path(rep.applied[i]).c_str(), c ? review::change_details(*c, ctx).c_str() : "");
+    }
     if (rep.applied.size() > kShown) std::printf("  ... and %zu more\n", rep.applied.size() - kShown);
 }
 

@@ -9,6 +9,7 @@
 #include "helper/cli/path_args.h"
 #include "helper/cli/verbs.h"
 #include "review/diff/show.h"
+#include "review/prompt/listing.h"
 
 namespace {
 
@@ -88,6 +89,9 @@ int cmd_diff(int argc, char** argv) {
         std::fprintf(stderr, "layover: diff: %s\n", bad.c_str());
         return 2;
     }
+    // A patch file names the tree it would be applied to: say which.
+    if (!patch->from_session())
+        std::fprintf(stderr, "layover: diff: %s\n", review::target_line(patch->manifest()).c_str());
     auto r = review::show_diff(patch.value(), opts);
     if (!r) {
         std::fprintf(stderr, "layover: diff %s: %s\n", base::display_path(source).c_str(), r.error().message.c_str());

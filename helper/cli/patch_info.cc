@@ -14,6 +14,7 @@
 #include "helper/cli/verbs.h"
 #include "helper/store/session.h"
 #include "review/diff/pager.h"
+#include "review/prompt/listing.h"
 
 namespace {
 
@@ -119,6 +120,10 @@ int cmd_show(int argc, char** argv) {
     for (const auto& b : m.base)
         if (b.stale) stale.insert(b.path);
     review::PagedStdout pager(!no_pager && ::isatty(1) == 1, false);
-    print(capture::summary_text(m.changes, stale, !expand, m.ignored, true));
+    // A patch from someone else: where it writes, modes, sizes, risks.
+    auto ctx = review::risk_context_for(m.target);
+    print(review::target_line(m) + "\n");
+    print(capture::summary_text(m.changes, stale, !expand, m.ignored, true,
+                                [&](const capture::Change& c) { return review::change_details(c, ctx); }));
     return 0;
 }

@@ -47,7 +47,12 @@ _quote = _json.encode_basestring_ascii
 
 
 def json_loads(text):
-    obj, end = _scan(text, 0)
+    try:
+        obj, end = _scan(text, 0)
+    except StopIteration as e:  # the C scanner's "no JSON value here" (json.loads wraps it too)
+        raise ValueError("not a JSON value at offset %s" % e.value) from None
+    except RecursionError:
+        raise ValueError("JSON nested too deeply") from None
     if text[end:].strip():
         raise ValueError("trailing data after JSON value")
     return obj

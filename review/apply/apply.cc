@@ -22,6 +22,7 @@
 #include "review/apply/progress.h"
 #include "review/apply/recover.h"
 #include "review/apply/stage.h"
+#include "review/apply/target.h"
 #include "review/apply/undo_record.h"
 #include "review/txn/durable.h"
 #include "review/txn/fault.h"
@@ -69,29 +70,6 @@ std::vector<std::string> applied_paths(const std::vector<PlanItem>& items) {
         for (const auto* m : it.tree) out.push_back(m->path);
     }
     return out;
-}
-
-struct Target {
-    std::string path;
-    base::Fd fd;
-    uint64_t dev = 0, ino = 0;
-};
-
-base::Result<Target> open_target(const std::string& want) {
-    if (want.empty() || want[0] != '/')
-        return base::error("target " + base::display_path(want) + " is not an absolute path; pass --target DIR");
-    char buf[PATH_MAX];
-    if (!::realpath(want.c_str(), buf))
-        return base::sys_error("target " + base::display_path(want))
-            .context("cannot open the target; pass --target DIR");
-    Target t;
-    t.path = buf;
-    TRY(t.fd, base::open_at(AT_FDCWD, t.path, O_RDONLY | O_DIRECTORY));
-    struct stat st {};
-    if (::fstat(t.fd.get(), &st) != 0) return base::sys_error("stat target");
-    t.dev = st.st_dev;
-    t.ino = st.st_ino;
-    return t;
 }
 
 // The undo patch must not land in the tree it undoes: the undo would then
@@ -226,7 +204,7 @@ base::Result<ApplyReport> apply_patch(const capture::Patch& patch, const ApplyOp
     for (const auto& c : patch.manifest().changes) filter.note(c.path);
     TRY(Plan plan, make_plan(patch, filter));
     rep.skipped = plan.skipped;
-    TRY(Target tgt, open_target(opts.target.empty() ? patch.manifest().target : opts.target));
+    TRY(Target tgt, open_target(opts.target, patch));
     int root = tgt.fd.get();
     TRY(std::string state, session::state_dir());
     std::string key = target_key(tgt.dev, tgt.ino);

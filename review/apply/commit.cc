@@ -77,6 +77,8 @@ base::Result<void> set_meta(int pfd, const std::string& name, uint64_t ino, uint
     if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) TRY_VOID(set_user_xattrs(f.get(), xattrs));
     uint32_t special = restoring ? mode & 07000 : mode & st.st_mode & 07000;
     if (S_ISDIR(st.st_mode)) {
+        // Never widen a dir by dropping its sticky bit; a patch may add it.
+        if (!restoring) special |= (mode | st.st_mode) & S_ISVTX;
         if (::chmod(proc_fd_path(f.get()).c_str(), (mode & 0777) | special) != 0)
             return base::sys_error("chmod " + name);
         return base::Ok();
@@ -84,12 +86,23 @@ base::Result<void> set_meta(int pfd, const std::string& name, uint64_t ino, uint
     return set_mode_mtime(f.get(), mode, mtime_ns, true, special);
 }
 
-}  // namespace
+// The directory the unit works in (pfd, from the cache) must still be the
+// one its path resolves to beneath the target root now: one moved out of
+// the tree (or swapped for another) since is not written into, or, when it
+// moved during the unit's renames, the apply stops and rolls back.
+base::Result<void> still_in_place(const CommitCtx& ctx, const std::string& parent, int pfd, const std::string& path) {
+    struct stat was {
+    }, now{};
+    auto fresh = open_dir_beneath(ctx.root, parent);
+    bool same = fresh.ok() && ::fstat(pfd, &was) == 0 && ::fstat(fresh->get(), &now) == 0 && was.st_dev == now.st_dev &&
+                was.st_ino == now.st_ino;
+    if (same) return base::Ok();
+    return base::error("the directory holding " + base::display_path(path) +
+                       " was moved or replaced while applying; stopped so that nothing is written outside the target");
+}
 
-base::Result<void> commit_unit(CommitCtx& ctx, PlanItem& it) {
+base::Result<void> commit_renames(CommitCtx& ctx, PlanItem& it, int pfd, const std::string& name) {
     Unit& u = it.unit;
-    auto [parent, name] = split_parent(u.path);
-    TRY(int pfd, ctx.dirs.get(parent));
     TRY(EntryStat now, stat_at(pfd, name));
     std::string why = recheck(it, now);
     if (!why.empty()) return changed(u.path, why);
@@ -134,6 +147,17 @@ base::Result<void> commit_unit(CommitCtx& ctx, PlanItem& it) {
         }
     }
     return base::Ok();
+}
+
+}  // namespace
+
+base::Result<void> commit_unit(CommitCtx& ctx, PlanItem& it) {
+    Unit& u = it.unit;
+    auto [parent, name] = split_parent(u.path);
+    TRY(int pfd, ctx.dirs.get(parent));
+    TRY_VOID(still_in_place(ctx, parent, pfd, u.path));
+    TRY_VOID(commit_renames(ctx, it, pfd, name));
+    return still_in_place(ctx, parent, pfd, u.path);
 }
 
 void rebaseline_links(CommitCtx& ctx, std::vector<PlanItem>& items, size_t done) {

@@ -328,7 +328,9 @@ private:
         }
         // Our own staged dirs: drop cached fds that a mode change could make stale for writing.
         ctx_.dirs.clear();
-        TRY_VOID(set_mode_mtime(d.get(), t.m->mode, t.m->mtime_ns));
+        // A sticky dir keeps its sticky bit: 01777 without it is world-writable
+        // for everyone's files. (Set-id bits are never applied.)
+        TRY_VOID(set_mode_mtime(d.get(), t.m->mode, t.m->mtime_ns, true, t.m->mode & S_ISVTX));
         ctx_.dur.keep(d.get());
         return base::Ok();
     }

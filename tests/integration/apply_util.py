@@ -72,16 +72,8 @@ def read_patch(path):
 
 def write_patch(path, members):
     """Write (TarInfo, data) pairs as a pax tar through `zstd --check`."""
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:", format=tarfile.PAX_FORMAT) as tf:
-        for info, data in members:
-            if data is not None:
-                info.size = len(data)
-                tf.addfile(info, io.BytesIO(data))
-            else:
-                tf.addfile(info)
-    subprocess.run(["zstd", "-q", "-f", "--check", "-o", str(path)], input=buf.getvalue(), check=True)
-    return path
+    from patch_builder import compress, tar_bytes
+    return compress(tar_bytes(members), path)
 
 
 def replace_manifest(members, manifest):

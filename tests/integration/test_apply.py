@@ -87,7 +87,7 @@ def test_apply_every_matrix_case_gives_the_tree_the_sandbox_saw_and_undo_restore
     run_edit(lo, MATRIX_EDIT, session="m")
     patch = tmp_path / "m.tar.zst"
     lo("save", "m", "-o", patch, check=True)
-    r, out = apply_json(lo, patch, "--yes")
+    r, out = apply_json(lo, patch, "--target", lo.target, "--yes")
     assert r.returncode == 0, (r.stderr.decode(errors="replace"), out)
     assert out["conflicts"] == [] and out["error"] is None
     assert out["undo"] and Path(out["undo"]).is_dir()

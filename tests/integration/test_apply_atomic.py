@@ -40,7 +40,7 @@ def leftovers(lo):
 def test_apply_injected_fault_leaves_the_target_exactly_as_before(lo, tmp_path, fault):
     patch, _ = make_patch(lo, tmp_path)
     before = tree(lo.target, mtimes=True)
-    r = lo("apply", patch, "--yes", env={"LAYOVER_FAULT": fault})
+    r = lo("apply", patch, "--target", lo.target, "--yes", env={"LAYOVER_FAULT": fault})
     assert r.returncode == 1
     assert b"injected fault" in r.stderr and b"nothing was applied" in r.stderr
     assert tree(lo.target, mtimes=True) == before
@@ -59,11 +59,11 @@ def test_apply_injected_fault_leaves_the_target_exactly_as_before(lo, tmp_path, 
 def test_apply_sigkill_then_rerun_gives_a_consistent_tree(lo, tmp_path, point):
     patch, expected = make_patch(lo, tmp_path)
     before = tree(lo.target, mtimes=True)
-    r = lo("apply", patch, "--yes", env={"LAYOVER_FAULT": point})
+    r = lo("apply", patch, "--target", lo.target, "--yes", env={"LAYOVER_FAULT": point})
     assert r.returncode in (-9, 137), r.stderr
     # The rerun first recovers the interrupted apply (reverting it, or keeping it
     # when it had completed), then applies again (or finds it already applied).
-    r = lo("apply", patch, "--yes", "--json")
+    r = lo("apply", patch, "--target", lo.target, "--yes", "--json")
     out = json.loads(r.stdout)
     assert out["recovered"], out
     if "," in point:
@@ -88,7 +88,7 @@ def test_apply_sigkill_then_rerun_gives_a_consistent_tree(lo, tmp_path, point):
 def test_undo_sigkill_then_rerun_finishes_the_undo(lo, tmp_path, fault):
     patch, expected = make_patch(lo, tmp_path)
     before = tree(lo.target, mtimes=True)
-    r = lo("apply", patch, "--yes", "--json")
+    r = lo("apply", patch, "--target", lo.target, "--yes", "--json")
     undo = json.loads(r.stdout)["undo"]
     r = lo("undo", undo, env={"LAYOVER_FAULT": fault})
     assert r.returncode in (-9, 137)
@@ -183,7 +183,7 @@ def test_a_file_saved_over_the_path_as_the_commit_renames_is_kept_and_nothing_ap
     patch = tmp_path / "race.tar.zst"
     lo("save", "race", "-o", patch, check=True)
     before = tree(lo.target, mtimes=True)
-    rc, out, err = run_stopped(lo, ["apply", patch, "--yes"], "apply:rename:1",
+    rc, out, err = run_stopped(lo, ["apply", patch, "--target", lo.target, "--yes"], "apply:rename:1",
                                lambda: editor_save(lo.target / "notes.txt", "the user's latest words\n"))
     assert rc == 1, (out, err)
     assert b"notes.txt was replaced on the target while applying" in err and b"nothing was applied" in err
@@ -204,10 +204,10 @@ def test_without_rename_exchange_apply_rollback_and_undo_still_restore_exactly(l
     patch, expected = make_patch(lo, tmp_path)
     before = tree(lo.target, mtimes=True)
     no_x = {"LAYOVER_NO_EXCHANGE": "1"}
-    r = lo("apply", patch, "--yes", env=dict(no_x, LAYOVER_FAULT="apply:commit:6"))
+    r = lo("apply", patch, "--target", lo.target, "--yes", env=dict(no_x, LAYOVER_FAULT="apply:commit:6"))
     assert r.returncode == 1 and b"nothing was applied" in r.stderr, r.stderr
     assert tree(lo.target, mtimes=True) == before
-    r = lo("apply", patch, "--yes", "--json", env=no_x)
+    r = lo("apply", patch, "--target", lo.target, "--yes", "--json", env=no_x)
     assert r.returncode == 0, r.stderr
     assert tree(lo.target) == tree(expected)
     r = lo("undo", json.loads(r.stdout)["undo"], env=no_x)
@@ -230,7 +230,7 @@ def test_a_directory_moved_out_of_the_target_before_the_commit_is_not_written_in
         os.rename(str(lo.target / "docs"), str(moved))
         os.mkdir(str(lo.target / "docs"))
 
-    rc, out, err = run_stopped(lo, ["apply", patch, "--yes"], "apply:commit:1", move_docs_out)
+    rc, out, err = run_stopped(lo, ["apply", patch, "--target", lo.target, "--yes"], "apply:commit:1", move_docs_out)
     assert rc == 1, (out, err)
     assert b"docs/readme.txt" in err and b"nothing was applied" in err, err
     assert (moved / "readme.txt").read_text() == "hello\nworld\n"
@@ -259,7 +259,7 @@ def test_a_forced_undo_killed_midway_is_finished_by_the_rerun_as_forced(lo, tmp_
     # way must not leave a journal that a plain rerun can never finish.
     patch, expected = make_patch(lo, tmp_path)
     before = tree(lo.target, mtimes=True)
-    r = lo("apply", patch, "--yes", "--json")
+    r = lo("apply", patch, "--target", lo.target, "--yes", "--json")
     undo = json.loads(r.stdout)["undo"]
     editor_save(lo.target / "notes.txt", "edited after apply\n")
     r = lo("undo", undo, "--force", env={"LAYOVER_FAULT": "undo:restore:%d:kill" % at})

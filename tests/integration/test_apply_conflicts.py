@@ -12,7 +12,7 @@ def edit(lo, script, session=None):
 
 
 def apply(lo, *args):
-    r = lo("apply", *args, "--yes", "--json")
+    r = lo("apply", *args, "--target", lo.target, "--yes", "--json")
     return r, json.loads(r.stdout.decode())
 
 

@@ -20,7 +20,7 @@ def test_apply_never_writes_through_a_symlink_on_the_target(lo, tmp_path, victim
     os.symlink(str(victim), str(lo.target / "docs"))
     before = tree(lo.target, mtimes=True)
     env = {"LAYOVER_NO_OPENAT2": "1"} if walk == "fallback" else {}
-    r = lo("apply", patch, "--yes", "--force", "--json", env=env)
+    r = lo("apply", patch, "--target", lo.target, "--yes", "--force", "--json", env=env)
     out = json.loads(r.stdout)
     assert r.returncode == 1
     assert any("symlink" in c["reason"] for c in out["conflicts"]), out
@@ -37,7 +37,7 @@ def test_apply_never_writes_through_a_symlink_on_the_target(lo, tmp_path, victim
 BIND_SCRIPT = r"""
 set -e
 mount --bind "$1" "$2"
-"$LAYOVER" apply "$3" --yes --force --json > "$4" || echo "rc=$?" >> "$4.rc"
+"$LAYOVER" apply "$3" --target "$5" --yes --force --json > "$4" || echo "rc=$?" >> "$4.rc"
 umount "$2"
 """
 
@@ -58,7 +58,7 @@ def test_a_bind_mount_of_the_same_filesystem_inside_a_deleted_directory_is_never
     env["LAYOVER"] = LAYOVER
     out = tmp_path / "out.json"
     r = subprocess.run(["unshare", "-rm", "/bin/sh", "-c", BIND_SCRIPT, "sh", str(precious),
-                        str(lo.target / "old" / "sub"), str(patch), str(out)], env=env, capture_output=True)
+                        str(lo.target / "old" / "sub"), str(patch), str(out), str(lo.target)], env=env, capture_output=True)
     assert r.returncode == 0, r.stderr
     res = json.loads(out.read_text())
     assert (tmp_path / "out.json.rc").read_text().strip() == "rc=1", res

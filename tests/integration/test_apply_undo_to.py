@@ -137,7 +137,7 @@ def test_undo_patch_reports_a_conflict_after_a_later_edit_and_writes_nothing(lo,
     (lo.target / "added.txt").write_text(text.upper())
     (lo.target / "newdir" / "sub" / "later.txt").write_text("later\n")
     after = (snapshot(lo.target), mtimes(lo.target))
-    r = lo("undo", undo_file, "--json")
+    r = lo("undo", undo_file, "--json", "--target", lo.target)
     assert r.returncode == 1
     res = json.loads(r.stdout)
     conflicts = {c["path"]: c["reason"] for c in res["conflicts"]}
@@ -146,7 +146,7 @@ def test_undo_patch_reports_a_conflict_after_a_later_edit_and_writes_nothing(lo,
     assert res["applied"] == []
     assert (snapshot(lo.target), mtimes(lo.target)) == after
     assert (lo.target / ".layover-undo").is_dir()  # the apply's record is still there
-    r = lo("undo", undo_file)
+    r = lo("undo", undo_file, "--target", lo.target)
     assert r.returncode == 1 and b"conflict" in r.stderr and b"added.txt" in r.stderr
 
 
@@ -203,7 +203,7 @@ def test_undo_patch_restores_every_capture_matrix_case(lo, tmp_path):
     manifest, _ = read_patch(undo_file)
     kinds = {c["path"]: c["kind"] for c in manifest["changes"]}
     assert kinds["opq"] == "opaque_dir" and kinds["hl_a"] == "modified" and kinds["f2d"] == "type_changed"
-    r = lo("undo", undo_file)
+    r = lo("undo", undo_file, "--target", lo.target)
     assert r.returncode == 0, r.stderr.decode(errors="replace")
     assert tree(lo.target, mtimes=True) == before
     assert tree(lo.target) == tree(orig)
@@ -221,7 +221,7 @@ def test_apply_deletes_both_links_of_a_hard_linked_file_and_undo_patch_relinks_t
     r, out = apply_undo_to(lo, "h", undo_file)
     assert r.returncode == 0, r.stderr.decode(errors="replace")
     assert not (lo.target / "ha").exists() and not (lo.target / "hb").exists()
-    r = lo("undo", undo_file)
+    r = lo("undo", undo_file, "--target", lo.target)
     assert r.returncode == 0, r.stderr.decode(errors="replace")
     assert tree(lo.target, mtimes=True) == before
     assert os.stat(str(lo.target / "ha")).st_ino == os.stat(str(lo.target / "hb")).st_ino
@@ -235,7 +235,7 @@ def test_undo_patch_retires_only_its_own_undo_record(lo, tmp_path):
     assert r.returncode == 0, r.stderr.decode(errors="replace")
     r, out2 = apply_undo_to(lo, "a2", tmp_path / "a2.tar.zst")
     assert r.returncode == 0, r.stderr.decode(errors="replace")
-    r = lo("undo", tmp_path / "a1.tar.zst")
+    r = lo("undo", tmp_path / "a1.tar.zst", "--target", lo.target)
     assert r.returncode == 0, r.stderr.decode(errors="replace")
     assert not (lo.target / "first.txt").exists() and (lo.target / "second.txt").exists()
     assert not Path(out1["undo"]).exists() and Path(out2["undo"]).is_dir()

@@ -2,14 +2,11 @@
 reader's integrity check passes and the rule under test is what rejects
 them), xattr namespaces on apply, undo --force, and a sparse-map bomb.
 
-The sums are recomputed with the system libxxhash through ctypes (stdlib),
+The sums are recomputed by patch_builder.py (libxxhash through ctypes),
 following docs/patch-format.md ("Fingerprints")."""
 import copy
-import ctypes
-import ctypes.util
 import json
 import os
-import struct
 import subprocess
 import sys
 import tarfile
@@ -18,68 +15,7 @@ import pytest
 
 from apply_util import saved_patch, read_patch, tree, write_patch
 from conftest import LAYOVER, missing_feature
-
-# --- fingerprints (XXH3-128, canonical big-endian) ---------------------------
-
-
-class _H128(ctypes.Structure):
-    _fields_ = [("low64", ctypes.c_uint64), ("high64", ctypes.c_uint64)]
-
-
-def _libxxhash():
-    for name in ("libxxhash.so.0", ctypes.util.find_library("xxhash")):
-        if not name:
-            continue
-        try:
-            lib = ctypes.CDLL(name)
-        except OSError:
-            continue
-        lib.XXH3_128bits.restype = _H128
-        lib.XXH3_128bits.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
-        return lib
-    raise RuntimeError("libxxhash (a build dependency of layover) is not installed")
-
-
-_XX = _libxxhash()
-
-
-def _xxh128(b):
-    h = _XX.XXH3_128bits(b, len(b))
-    return h.high64.to_bytes(8, "big") + h.low64.to_bytes(8, "big")
-
-
-def fingerprint(data):
-    """A dense byte string's fingerprint: data || canonical(hole map) || le64(size)."""
-    hole_map = struct.pack("<QQ", 0, len(data)) if data else b""
-    return _xxh128(data + _xxh128(hole_map) + struct.pack("<Q", len(data))).hex()
-
-
-def _bytes_field(obj, key, value):
-    try:
-        obj[key] = value.decode("utf-8")
-    except UnicodeDecodeError:
-        import base64
-        obj[key] = value.decode("utf-8", "replace")
-        obj[key + "_b64"] = base64.b64encode(value).decode("ascii")
-
-
-def with_sums(members):
-    """members: [(TarInfo, data|None)] with the manifest first; the old
-    .layover/sums (if any) is dropped and a correct one appended."""
-    members = [(i, d) for i, d in members if i.name != ".layover/sums"]
-    sums = []
-    for info, data in members:
-        if info.isfile():
-            fp = fingerprint(data or b"")
-        elif info.issym() or info.islnk():
-            fp = fingerprint(os.fsencode(info.linkname))
-        else:
-            fp = fingerprint(b"")
-        entry = {"fingerprint": fp}
-        _bytes_field(entry, "path", os.fsencode(info.name.rstrip("/")))
-        sums.append(entry)
-    text = json.dumps({"format": "layover-sums/1", "members": sums}).encode()
-    return members + [(tarfile.TarInfo(".layover/sums"), text)]
+from patch_builder import with_sums
 
 
 def rewrite(patch, out, fn, resum=True):
@@ -179,7 +115,7 @@ def test_hostile_patch_with_valid_sums_is_refused_for_the_right_reason(lo, tmp_p
     bad = rewrite(patch, tmp_path / "bad.tar.zst", fn)
     before = tree(lo.target, mtimes=True)
     stamp = root_stamp(lo.target)
-    r = lo("apply", bad, "--yes", "--force")
+    r = lo("apply", bad, "--target", lo.target, "--yes", "--force")
     assert r.returncode == 1, r.stdout
     out = r.stdout + r.stderr
     assert b"fingerprint mismatch" not in out
@@ -209,7 +145,7 @@ def test_metadata_change_with_a_trusted_xattr_in_the_manifest_is_refused_before_
     bad = _meta_xattrs(patch, tmp_path, [{"name": "trusted.evil", "value_b64": "eA=="}], "bad.tar.zst")
     before = tree(lo.target, mtimes=True)
     stamp = root_stamp(lo.target)
-    r = lo("apply", bad, "--yes")
+    r = lo("apply", bad, "--target", lo.target, "--yes")
     assert r.returncode == 1
     assert b"trusted.evil" in r.stderr, r.stderr
     assert tree(lo.target, mtimes=True) == before
@@ -223,7 +159,7 @@ def test_metadata_xattrs_in_the_manifest_must_match_the_payload(lo, tmp_path):
     needs_user_xattrs(tmp_path)
     patch = saved_patch(lo, tmp_path, "setfattr -n user.color -v blue notes.txt")
     bad = _meta_xattrs(patch, tmp_path, [{"name": "user.hidden", "value_b64": "c25lYWt5"}], "bad.tar.zst")
-    r = lo("apply", bad, "--yes")
+    r = lo("apply", bad, "--target", lo.target, "--yes")
     assert r.returncode == 1, r.stdout
     assert b"xattr" in r.stderr
     assert os.listxattr(str(lo.target / "notes.txt")) == []

@@ -106,6 +106,10 @@ void set_force_fallback(bool on) { g_force_fallback = on; }
 
 std::string proc_fd_path(int fd) { return "/proc/self/fd/" + std::to_string(fd); }
 
+namespace {
+constexpr size_t kPathPiece = 4000;  // below PATH_MAX (4096), with room for the NUL
+}  // namespace
+
 base::Result<base::Fd> open_beneath(int root, const std::string& rel, int flags, unsigned mode) {
     if (rel.empty()) {
         int fd = ::openat(root, ".", flags | O_CLOEXEC, mode);
@@ -113,6 +117,15 @@ base::Result<base::Fd> open_beneath(int root, const std::string& rel, int flags,
         return base::Fd(fd);
     }
     if (!safe_relpath(rel)) return base::sys_error("open " + rel + " (unsafe name)", EINVAL);
+    // A path longer than the kernel takes in one call (PATH_MAX, e.g. a
+    // 5,000-deep tree) is opened in pieces, each beneath the last, so every
+    // rule holds for every piece.
+    if (rel.size() >= kPathPiece) {
+        size_t cut = rel.rfind('/', kPathPiece - 1);
+        if (cut == std::string::npos || cut == 0) return base::sys_error("open " + rel, ENAMETOOLONG);
+        TRY(base::Fd mid, open_beneath(root, rel.substr(0, cut), O_PATH | O_DIRECTORY));
+        return open_beneath(mid.get(), rel.substr(cut + 1), flags, mode);
+    }
     if (!fallback_forced() && g_openat2 != 0) {
         open_how how{};
         how.flags = static_cast<uint64_t>(flags | O_CLOEXEC | O_NOFOLLOW);

@@ -1,0 +1,69 @@
+#include "review/prompt/listing.h"
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "helper/base/text.h"
+
+namespace review {
+
+namespace {
+
+std::string mode4(uint32_t mode) {
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "%04o", mode & 07777);
+    return buf;
+}
+
+std::string size_text(uint64_t n) {
+    const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    int u = 0;
+    double v = static_cast<double>(n);
+    while (v >= 1024 && u < 6) {
+        v /= 1024;
+        u++;
+    }
+    char buf[32];
+    if (u == 0) std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(n));
+    else std::snprintf(buf, sizeof buf, "%.1f %s", v, units[u]);
+    return buf;
+}
+
+}  // namespace
+
+std::string target_line(const capture::Manifest& m, const std::string& override_target) {
+    std::string out = "target: ";
+    if (!override_target.empty() && override_target != m.target)
+        out +=
+            base::display_path(override_target) + " (--target; the patch names " + base::display_path(m.target) + ")";
+    else out += base::display_path(m.target);
+    if (!m.session.empty()) out += "  (session " + base::display_path(m.session) + ", created " + m.created + ")";
+    return out;
+}
+
+std::string change_details(const capture::Change& c, const RiskContext& ctx) {
+    using capture::Kind;
+    using capture::Type;
+    std::string d;
+    if (c.kind != Kind::Deleted && c.type != Type::Symlink && c.type != Type::None) {
+        bool had = c.old_type == c.type && c.old_type != Type::None;
+        d = had && c.old_mode != c.mode ? mode4(c.old_mode) + " -> " + mode4(c.mode) : mode4(c.mode);
+        if (c.type == Type::File) d += ", " + size_text(c.size);
+    }
+    std::string out = d.empty() ? "" : "  [" + d + "]";
+    std::string reasons;
+    for (const auto& w : risks_of(c, ctx)) reasons += (reasons.empty() ? "" : ", ") + w;
+    if (!reasons.empty()) out += "  ! " + reasons;
+    return out;
+}
+
+RiskContext risk_context_for(const std::string& target) {
+    RiskContext ctx;
+    if (const char* home = std::getenv("HOME")) ctx.home_rel = home_relative(target, home);
+    // A target that is not (above) the caller's home is someone's home as
+    // far as the marks go: a patch from elsewhere names its own.
+    if (!ctx.home_rel) ctx.home_rel = std::string();
+    return ctx;
+}
+
+}  // namespace review

@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""Write the seed corpora of tests/fuzz/corpus/ (small, deterministic): hand-
+built patches covering every member kind of the overlay cases (file, dir,
+symlink, hardlink, fifo, whiteout, opaque dir, xattrs, sparse, deep names,
+trailing padding), their manifests and sums for the JSON target, frames for
+the zstd walker, glob pattern/path pairs and old/new text pairs."""
+import io
+import json
+import os
+import subprocess
+import sys
+import tarfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "integration"))
+from patch_builder import PatchBuilder, tar_bytes  # noqa: E402
+
+
+def out(target, name, data):
+    d = os.path.join(HERE, "corpus", target)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, name), "wb") as f:
+        f.write(data)
+
+
+def zst(raw, *flags):
+    return subprocess.run(["zstd", "-q", "-c", "--check", *flags], input=raw, capture_output=True, check=True).stdout
+
+
+def builders():
+    t = "/tmp/layover-fuzz-target"
+    b = PatchBuilder(t).file("docs/a.txt", b"hello\nthere\n", base={"type": "file", "size": 12, "mode": 0o644,
+                                                                      "fingerprint": "0" * 32, "stale": False},
+                                kind="modified")
+    yield "modified", b
+    b = PatchBuilder(t).dir("new").file("new/f", b"x" * 100, mode=0o755).symlink("new/l", "../docs/a.txt")
+    yield "added_tree", b
+    b = PatchBuilder(t).file("x", b"v\n", xattrs={b"user.a%b": b"1", b"user.k=v": b"2", b"user.sp ace": b"3"})
+    yield "xattrs", b
+    b = PatchBuilder(t).dir("shared", mode=0o1777).file("tool", b"#!/bin/sh\n", mode=0o6755)
+    yield "modes", b
+    b = PatchBuilder(t)
+    b.manifest["changes"].append({"path": "old", "kind": "deleted", "type": None, "size": 0, "mode": 0,
+                                  "old_type": "file", "old_mode": 420, "link_target": None, "captured": True,
+                                  "mtime_ns": 0, "xattrs": []})
+    b.manifest["base"].append({"path": "old", "type": "file", "size": 2, "mode": 420, "fingerprint": "0" * 32,
+                               "stale": False})
+    b.raw_member(tarfile.TarInfo(".wh.old"), b"")
+    yield "whiteout", b
+    b = PatchBuilder(t)
+    b.dir("op")
+    b.manifest["changes"][-1]["kind"] = "opaque_dir"
+    b.raw_member(tarfile.TarInfo("op/.wh..wh..opq"), b"")
+    yield "opaque", b
+    b = PatchBuilder(t).file("f", b"data\n")
+    hl = tarfile.TarInfo("g")
+    hl.type, hl.linkname = tarfile.LNKTYPE, "f"
+    b.file("g", b"data\n", member=False).raw_member(hl)
+    fifo = tarfile.TarInfo("p")
+    fifo.type = tarfile.FIFOTYPE
+    b._change("p", "added", "fifo", 0o644)
+    b.raw_member(fifo)
+    yield "links_fifo", b
+    parts = ["d%02d" % i + "y" * 60 for i in range(40)]
+    b = PatchBuilder(t)
+    for i in range(len(parts)):
+        b.dir("/".join(parts[:i + 1]))
+    b.file("/".join(parts) + "/leaf", b"deep\n")
+    yield "deep", b
+
+
+def main():
+    for name, b in builders():
+        raw = b.tar()
+        out("patch", name, zst(raw))
+        out("zframe", name, zst(raw))
+        out("json", name + ".manifest", json.dumps(b.manifest, indent=1).encode())
+        with tarfile.open(fileobj=io.BytesIO(raw)) as tf:
+            out("json", name + ".sums", tf.extractfile(".layover/sums").read())
+    b = PatchBuilder("/tmp/layover-fuzz-target").file("a", b"a\n")
+    out("patch", "padded", zst(b.tar() + bytes(4096)))
+    out("patch", "trailing_tar", zst(b.tar() + tar_bytes([(tarfile.TarInfo("../x"), b"x")])))
+    out("patch", "beneath_symlink", zst(PatchBuilder("/t").symlink("a", "/etc").file("a/x", b"x").tar()))
+    out("zframe", "many_frames", zst(b.tar()) + zst(b"tail"))
+    out("zframe", "level19", zst(b.tar(), "-19"))
+    out("patch", "two_frames", zst(b.tar()[:1024]) + zst(b.tar()[1024:]))
+    for i, (pat, path) in enumerate([("*.log", "a/b.log"), ("**/x", "x"), ("a/**/b", "a/c/d/b"), ("[!a-c]?", "dz"),
+                                     ("\\*", "*"), ("**", "a/b/c"), ("a/*", "a/b/c"), ("[", "[")]):
+        out("glob", "g%d" % i, pat.encode() + b"\0" + path.encode())
+    for i, (old, new) in enumerate([(b"a\nb\nc\n", b"a\nB\nc\n"), (b"x", b"x\ny"), (b"", b"new\n"),
+                                    (b"one\ntwo\n", b""), (b"\n" * 20 + b"z", b"\n" * 10 + b"z\n"),
+                                    (b"\x1b[31mred\r\n", b"\xc2\x9bcsi\n")]):
+        out("udiff", "d%d" % i, old + b"\0" + new)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,61 @@
+// Pure rules behind issue 21's "patches from someone else": xattr key
+// decoding, the target rules, show's per-change details.
+#include <catch2/catch.hpp>
+#include <string>
+
+#include "capture/scan/names.h"
+#include "review/apply/target.h"
+#include "review/prompt/listing.h"
+
+TEST_CASE("hostile: xattr names are URL-encoded in pax keys as libarchive writes them", "[hostile]") {
+    CHECK(capture::xattr_key_encode("user.plain") == "user.plain");
+    CHECK(capture::xattr_key_encode(std::string("user.a%b=c d\x01\x1b\xe9")) == "user.a%25b%3Dc%20d%01%1B%E9");
+}
+
+TEST_CASE("hostile: a target must be absolute, canonical, not / and not under /proc /sys /dev", "[hostile]") {
+    CHECK(review::target_path_problem("/home/ann") == "");
+    CHECK(review::target_path_problem("/procfs/x") == "");
+    CHECK(review::target_path_problem("/") == "is the root directory");
+    CHECK(review::target_path_problem("home/ann") == "is not an absolute path");
+    CHECK(review::target_path_problem("") == "is not an absolute path");
+    CHECK(review::target_path_problem("/home/ann/").find("not canonical") != std::string::npos);
+    CHECK(review::target_path_problem("/home//ann").find("not canonical") != std::string::npos);
+    CHECK(review::target_path_problem("/home/./ann").find("not canonical") != std::string::npos);
+    CHECK(review::target_path_problem("/home/ann/..").find("not canonical") != std::string::npos);
+    CHECK(review::target_path_problem("/proc") == "lies under /proc");
+    CHECK(review::target_path_problem("/proc/self/cwd") == "lies under /proc");
+    CHECK(review::target_path_problem("/sys/fs") == "lies under /sys");
+    CHECK(review::target_path_problem("/dev/shm") == "lies under /dev");
+}
+
+TEST_CASE("hostile: within_home is the home or beneath it; no home contains nothing", "[hostile]") {
+    CHECK(review::within_home("/home/ann", "/home/ann"));
+    CHECK(review::within_home("/home/ann/p", "/home/ann"));
+    CHECK_FALSE(review::within_home("/home/anna", "/home/ann"));
+    CHECK_FALSE(review::within_home("/home", "/home/ann"));
+    CHECK_FALSE(review::within_home("/home/ann", ""));
+    CHECK_FALSE(review::within_home("/home/ann", "/"));
+}
+
+TEST_CASE("hostile: change details show mode changes, sizes and risk marks", "[hostile]") {
+    capture::Change c;
+    c.path = "bin/tool";
+    c.kind = capture::Kind::Added;
+    c.type = capture::Type::File;
+    c.mode = 06777;
+    c.size = 2048;
+    review::RiskContext ctx;
+    std::string d = review::change_details(c, ctx);
+    CHECK(d.find("[6777, 2.0 KiB]") == 2);
+    CHECK(d.find("! ") != std::string::npos);
+    CHECK(d.find("setuid/setgid bit (never applied)") != std::string::npos);
+    c.kind = capture::Kind::Metadata;
+    c.old_type = capture::Type::File;
+    c.old_mode = 0644;
+    c.mode = 0600;
+    c.size = 5;
+    CHECK(review::change_details(c, ctx) == "  [0644 -> 0600, 5 B]");
+    c.kind = capture::Kind::Deleted;
+    c.type = capture::Type::None;
+    CHECK(review::change_details(c, ctx) == "");
+}
