@@ -1,6 +1,8 @@
 // Verb entry points for capture: save, show (status: cli_status.cc). They parse, print and
 // pick the exit code; the work is in the library.
+#include <climits>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -65,6 +67,9 @@ int cmd_save(int argc, char** argv) {
     auto r = capture::save_session(info.value(), out);
     if (!r) return fail(r.error().message);
     std::fprintf(stderr, "layover: saved session '%s' to %s\n", info->meta.name.c_str(), out.c_str());
+    char real[PATH_MAX];
+    if (auto m = session::mark_saved(info->dir, ::realpath(out.c_str(), real) ? real : out); !m)
+        std::fprintf(stderr, "layover: save: the patch is written, but %s\n", m.error().message.c_str());
     return 0;
 }
 
