@@ -9,7 +9,7 @@ BUILD=${BUILD:-build}
 STAGE=$(mktemp -d /tmp/layover-dev.XXXXXX)
 chmod 755 "$STAGE"; mkdir -p "$STAGE/bin"
 cp "$ROOT/$BUILD/layover" "$STAGE/bin/"; [ -e "$ROOT/$BUILD/layover-patch" ] && cp "$ROOT/$BUILD/layover-patch" "$STAGE/bin/"
-cp -r "$ROOT/tests" "$ROOT/python" "$STAGE/"; [ -d "$ROOT/examples" ] && cp -r "$ROOT/examples" "$STAGE/"
+cp -r "$ROOT/tests" "$ROOT/python" "$STAGE/"; mkdir -p "$STAGE/src"; cp -r "$ROOT/helper" "$ROOT/review" "$ROOT/capture" "$STAGE/src/"  # test_advice.py reads them; [ -d "$ROOT/examples" ] && cp -r "$ROOT/examples" "$STAGE/"
 chmod -R a+rX "$STAGE"
 args=()
 for a in "$@"; do

@@ -33,7 +33,7 @@ STAGE=$(mktemp -d /tmp/layover-test.XXXXXX)
 chmod 755 "$STAGE"
 mkdir -p "$STAGE/bin" "$STAGE/results"
 cp "$ROOT/$BUILD/layover" "$ROOT/$BUILD/layover-patch" "$STAGE/bin/"
-cp -r "$ROOT/tests" "$ROOT/python" "$STAGE/"
+cp -r "$ROOT/tests" "$ROOT/python" "$STAGE/"; mkdir -p "$STAGE/src"; cp -r "$ROOT/helper" "$ROOT/review" "$ROOT/capture" "$STAGE/src/"  # test_advice.py reads them
 [ -d "$ROOT/examples" ] && cp -r "$ROOT/examples" "$STAGE/"
 find "$STAGE" -name __pycache__ -prune -exec rm -rf {} +
 chmod -R a+rX "$STAGE"
