@@ -79,8 +79,9 @@ class Sandbox:
     the block, ``on_exit`` decides: "keep" (default: the session stays for
     ``Sandbox.resume``/``layover apply``), "discard", "apply" (only when the
     block raised nothing; otherwise kept) or "prompt" (``review_on_exit``).
-    A session that ends with no changes is removed when the sandbox stops,
-    unless ``keep_empty=True``.
+    ``keep_empty=False`` removes the session when the sandbox stops with no
+    changes (the default keeps it: this object still names it; `layover gc`
+    removes empty sessions).
     """
 
     def __init__(self, target: StrPath = "~", *, network: str = "loopback", session: Optional[str] = None,
@@ -90,7 +91,7 @@ class Sandbox:
                  env_keep: Iterable[str] = (), env_clear: bool = False, hide: Iterable[StrPath] = (),
                  hide_secrets: bool = True, helper_env: Optional[Mapping[str, str]] = None,
                  timeout: Optional[str] = None, max_pids: Optional[int] = None, max_size: Optional[str] = None,
-                 max_memory: Optional[str] = None, keep_empty: bool = False, start: bool = True) -> None:
+                 max_memory: Optional[str] = None, keep_empty: bool = True, start: bool = True) -> None:
         if network not in NETWORK:
             raise ValueError("network must be one of %s, not %r" % (NETWORK, network))
         if isinstance(env_keep, (str, bytes)) or isinstance(hide, (str, bytes)):
