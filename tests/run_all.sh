@@ -35,6 +35,7 @@ mkdir -p "$STAGE/bin" "$STAGE/results"
 cp "$ROOT/$BUILD/layover" "$ROOT/$BUILD/layover-patch" "$STAGE/bin/"
 cp -r "$ROOT/tests" "$ROOT/python" "$ROOT/docs" "$ROOT/Makefile" "$STAGE/"
 mkdir -p "$STAGE/helper" && cp -r "$ROOT/helper/dist" "$STAGE/helper/"
+mkdir -p "$STAGE/src"; cp -r "$ROOT/helper" "$ROOT/review" "$ROOT/capture" "$STAGE/src/"  # test_advice.py reads them
 [ -d "$ROOT/examples" ] && cp -r "$ROOT/examples" "$STAGE/"
 # The man page, made as `make man` makes it (the install suite installs it).
 /usr/bin/python3 "$ROOT/helper/dist/man.py" "$ROOT/docs/cli.md" \

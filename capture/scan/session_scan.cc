@@ -2,8 +2,12 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstring>
 
 #include "capture/scan/scan.h"
+#include "helper/base/child.h"
 #include "helper/base/fs/beneath.h"
 #include "helper/base/text.h"
 #include "helper/store/owner_ns.h"
@@ -44,6 +48,28 @@ base::Result<std::vector<Change>> session_changes_as_owner(const session::Info& 
         return base::Ok();
     }));
     return out;
+}
+
+base::Result<int64_t> count_changes_in_child(const session::Info& s) {
+    int p[2];
+    if (::pipe2(p, O_CLOEXEC) != 0) return base::sys_error("pipe");
+    base::Fd rd(p[0]), wr(p[1]);
+    auto child = base::spawn([&]() -> int {
+        rd.reset();
+        auto r = session_changes_as_owner(s, true);
+        if (!r) return 1;
+        int64_t n = static_cast<int64_t>(r->size());
+        return base::write_all(wr.get(), &n, sizeof n).ok() ? 0 : 1;
+    });
+    wr.reset();
+    if (!child) return child.error();
+    int64_t n = -1;
+    auto got = base::read_all(rd.get(), sizeof n);
+    TRY(int status, child->wait());
+    if (!got.ok() || got->size() != sizeof n || base::exit_code_of(status) != 0)
+        return base::error("counting the session's changes failed");
+    std::memcpy(&n, got->data(), sizeof n);
+    return n;
 }
 
 std::vector<std::pair<std::string, uint64_t>> hard_linked_on_real(const session::Info& s,

@@ -30,6 +30,11 @@ base::Result<std::vector<Change>> session_changes_as_owner(const session::Info& 
                                                            const IgnoreOptions& ignore = {},
                                                            uint64_t* ignored = nullptr);
 
+// The number of changes (as `status` counts them), scanned in a forked child
+// (which enters the owner namespace there), for a caller that must keep its
+// own identity: `run` at exit, to record the count and drop an empty session.
+base::Result<int64_t> count_changes_in_child(const session::Info& s);
+
 // Modified files whose real counterpart has other hard links (path, links):
 // inside, the overlay's copy-up broke the link, so the other names showed the
 // old content; apply writes such files in place and keeps the link.

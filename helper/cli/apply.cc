@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <climits>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -16,6 +17,7 @@
 #include "helper/base/json/bytes.h"
 #include "helper/base/text.h"
 #include "helper/cli/path_args.h"
+#include "helper/cli/undo_list.h"
 #include "helper/cli/verbs.h"
 #include "helper/store/session.h"
 #include "review/prompt/listing.h"
@@ -41,11 +43,13 @@ int usage(const char* verb, const std::string& why) {
 void help_apply() {
     std::fputs(
         "usage: layover apply SESSION|PATCH [--target DIR] [--dry-run] [--force] [--only PATH]...\n"
-        "                     [--exclude GLOB]... [--yes] [--undo-to FILE] [--json] [--ignore GLOB]...\n"
-        "                     [--no-default-ignores] [--include-ignored] [-- PATH...]\n"
+        "                     [--exclude GLOB]... [--yes] [--undo-to FILE] [--json] [--keep-undo N]\n"
+        "                     [--keep-undo-days D] [--ignore GLOB]... [--no-default-ignores] [--include-ignored]\n"
+        "                     [-- PATH...]\n"
         "Apply a session's changes (or a saved patch) to the real tree, all or nothing, with undo.\n"
         "  --only PATH|GLOB, PATH...  apply only these (relative to the target; a directory brings its subtree)\n"
-        "  --exclude GLOB             leave these out (wins over --only and PATH...)\n",
+        "  --exclude GLOB             leave these out (wins over --only and PATH...)\n"
+        "Undo records kept per target: the newest N (default 20) and all younger than D days (default 30).\n",
         stdout);
     std::fputs(capture::kIgnoreFlagsHelp, stdout);
 }
@@ -53,8 +57,11 @@ void help_apply() {
 void help_undo() {
     std::fputs(
         "usage: layover undo UNDO [--target DIR] [--force] [--dry-run] [--json]\n"
-        "Put back what an apply changed. UNDO is the record apply printed (TARGET/.layover-undo/ID)\n"
-        "or an undo patch written by 'apply --undo-to FILE'.\n",
+        "       layover undo --last [--target DIR] [--force] [--dry-run] [--json]\n"
+        "       layover undo --list [--target DIR] [--json]\n"
+        "Put back what an apply changed. UNDO is the record apply printed (STATE/undo/DEV-INO/ID, or\n"
+        "TARGET/.layover-undo/ID) or an undo patch written by 'apply --undo-to FILE'. --last undoes the\n"
+        "newest apply on --target (default: $HOME); --list lists its records.\n",
         stdout);
 }
 
@@ -103,6 +110,7 @@ void print_json(const review::ApplyReport* rep, const std::string& err, bool dry
         o["skipped"] = paths_json(rep->skipped);
         o["recovered"] = rep->recovered.empty() ? json(nullptr) : json(rep->recovered);
         o["undo_patch"] = rep->undo_patch.empty() ? json(nullptr) : json(rep->undo_patch);
+        o["undo_pruned"] = rep->pruned.count;
     }
     // ensure_ascii: every non-ASCII character as \uXXXX, so that even a dump
     // to a terminal is inert (C1 and bidi controls in names included).
@@ -158,6 +166,30 @@ bool confirm(const std::string& question) {
     return line == "y" || line == "Y" || line == "yes" || line == "YES";
 }
 
+// A whole session applied (no --only/--exclude): its state becomes "applied".
+void mark_session_applied(const capture::Patch& patch, const review::ApplyOptions& o, const std::string& undo) {
+    if (!patch.from_session() || !o.only.empty() || !o.exclude.empty()) return;
+    auto state = session::state_dir();
+    if (!state.ok()) return;
+    auto info = session::find(*state, patch.manifest().session);
+    if (!info.ok()) return;
+    if (auto m = session::mark_applied(info->dir, undo); !m.ok())
+        std::fprintf(stderr, "layover: apply: applied, but %s\n", m.error().message.c_str());
+}
+
+// A non-negative integer option value.
+bool count_value(const std::string& v, size_t* out) {
+    if (v.empty() || v.size() > 9 || v.find_first_not_of("0123456789") != std::string::npos) return false;
+    *out = std::stoul(v);
+    return true;
+}
+
+// The tree an apply wrote, symlink-free, as the undo records name it.
+std::string real_path(const std::string& path) {
+    char buf[PATH_MAX];
+    return ::realpath(path.c_str(), buf) ? std::string(buf) : path;
+}
+
 // Relative paths are taken from the caller's working directory.
 void absolute(std::string* path) {
     if (path->empty() || (*path)[0] == '/') return;
@@ -200,7 +232,13 @@ int cmd_apply(int argc, char** argv) {
         else if (take_value(argc, argv, i, "--only", &v)) a.opts.only.push_back(v);
         else if (take_value(argc, argv, i, "--exclude", &v)) a.opts.exclude.push_back(v);
         else if (take_value(argc, argv, i, "--undo-to", &v)) a.opts.undo_to = v;
-        else if (arg == "--") {
+        else if (take_value(argc, argv, i, "--keep-undo", &v) && v != "\x01") {
+            if (!count_value(v, &a.opts.retention.keep)) return usage("apply", "--keep-undo takes a count, e.g. 20");
+        } else if (take_value(argc, argv, i, "--keep-undo-days", &v) && v != "\x01") {
+            size_t d = 0;
+            if (!count_value(v, &d)) return usage("apply", "--keep-undo-days takes a number of days, e.g. 30");
+            a.opts.retention.keep_days = static_cast<int64_t>(d);
+        } else if (arg == "--") {
             // `apply -- NAME` (a name that starts with '-'), then PATH...
             if (i + 1 < argc && a.source.empty()) a.source = argv[++i];
             a.paths.assign(argv + i + 1, argv + argc);
@@ -262,6 +300,8 @@ int cmd_apply(int argc, char** argv) {
         export_error = "applied, but the undo patch was not written: " + rep->undo_patch_error + "; the undo record " +
                        base::display_path(rep->undo) + " is kept and undoes this apply ('layover undo " +
                        base::display_path(rep->undo) + "')";
+    if (rep->conflicts.empty() && !a.opts.dry_run && !rep->undo.empty() && a.json_out)
+        mark_session_applied(*patch, a.opts, rep->undo);
     if (a.json_out) {
         print_notes("apply", *rep);
         if (!export_error.empty()) std::fprintf(stderr, "layover: apply: %s\n", export_error.c_str());
@@ -284,6 +324,7 @@ int cmd_apply(int argc, char** argv) {
         return 0;
     }
     std::printf("applied %zu change(s) to %s:\n", rep->applied.size(), base::display_path(target).c_str());
+    mark_session_applied(*patch, a.opts, rep->undo);
     print_list(*rep, patch->manifest(), "  ");
     if (!rep->linked.empty()) {
         std::string names;
@@ -297,7 +338,10 @@ int cmd_apply(int argc, char** argv) {
     }
     std::printf("undo record: %s\n", base::display_path(rep->undo).c_str());
     if (!rep->undo_patch.empty()) std::printf("undo patch: %s\n", base::display_path(rep->undo_patch).c_str());
-    std::printf("to undo: layover undo %s\n", base::display_path(rep->undo).c_str());
+    if (rep->pruned.count)
+        std::printf("pruned %zu old undo record(s) of this target (--keep-undo, --keep-undo-days)\n",
+                    rep->pruned.count);
+    std::printf("undo with: %s\n", review::undo_command(real_path(target)).c_str());
     if (!export_error.empty()) {
         std::fflush(stdout);
         std::fprintf(stderr, "layover: apply: %s\n", export_error.c_str());
@@ -309,7 +353,7 @@ int cmd_apply(int argc, char** argv) {
 int cmd_undo(int argc, char** argv) {
     std::string source;
     review::UndoOptions opts;
-    bool json_out = false;
+    bool json_out = false, last = false, list = false;
     for (int i = 1; i < argc; i++) {
         std::string v, arg = argv[i];
         if (arg == "-h" || arg == "--help") {
@@ -319,6 +363,8 @@ int cmd_undo(int argc, char** argv) {
         if (arg == "--force") opts.force = true;
         else if (arg == "--dry-run" || arg == "-n") opts.dry_run = true;
         else if (arg == "--json") json_out = true;
+        else if (arg == "--last") last = true;
+        else if (arg == "--list") list = true;
         else if (arg == "--yes" || arg == "-y") continue;
         else if (take_value(argc, argv, i, "--target", &v)) opts.target = v;
         else if (!arg.empty() && arg[0] == '-') return usage("undo", "unknown option " + arg);
@@ -326,7 +372,21 @@ int cmd_undo(int argc, char** argv) {
         else return usage("undo", "one UNDO record only");
         if (v == "\x01") return usage("undo", arg + " needs a value");
     }
-    if (source.empty()) return usage("undo", "missing UNDO (the record path 'layover apply' printed)");
+    if (last || list) {
+        if (!source.empty() || (last && list)) return usage("undo", "give one of UNDO, --last or --list");
+        auto target = undo_target(opts.target);
+        if (!target.ok()) return usage("undo", target.error().message);
+        if (list) return undo_list(*target, json_out);
+        auto rec = newest_record(*target);
+        if (!rec.ok()) {
+            std::fprintf(stderr, "layover: undo: %s\n", rec.error().message.c_str());
+            return 1;
+        }
+        source = *rec;
+        opts.target = *target;
+    }
+    if (source.empty())
+        return usage("undo", "missing UNDO (the record path 'layover apply' printed), --last or --list");
     auto fail = [&](const std::string& msg) {
         std::fprintf(stderr, "layover: undo: %s\n", msg.c_str());
         if (json_out) print_json(nullptr, msg, opts.dry_run);

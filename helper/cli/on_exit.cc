@@ -51,8 +51,10 @@ int on_exit_apply(const std::string& state, const session::Info& s) {
     }
     std::fprintf(stderr, "layover: applied %zu path(s) to %s\n", r->applied.size(),
                  base::display_path(patch->manifest().target).c_str());
-    if (!r->undo.empty()) std::fprintf(stderr, "layover: to undo: layover undo %s\n", r->undo.c_str());
+    if (!r->undo.empty())
+        std::fprintf(stderr, "layover: undo with: %s\n", review::undo_command(patch->manifest().target).c_str());
     // Applied: the session is redundant, but kept recoverable for a day.
+    (void)session::mark_applied(s.dir, r->undo);
     auto t = review::move_to_trash(state, s);
     if (!t) std::fprintf(stderr, "layover: the changes are applied, but %s\n", t.error().message.c_str());
     return 0;

@@ -2,7 +2,9 @@
 // pick the exit code; the work is in the library.
 #include <unistd.h>
 
+#include <climits>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -88,6 +90,9 @@ int cmd_save(int argc, char** argv) {
     auto r = capture::save_session(info.value(), out, so);
     if (!r) return fail(r.error().message);
     std::fprintf(stderr, "layover: saved session '%s' to %s\n", info->meta.name.c_str(), out.c_str());
+    char real[PATH_MAX];
+    if (auto m = session::mark_saved(info->dir, ::realpath(out.c_str(), real) ? real : out); !m)
+        std::fprintf(stderr, "layover: save: the patch is written, but %s\n", m.error().message.c_str());
     return 0;
 }
 

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <optional>
 
+#include "capture/scan/session_scan.h"
 #include "helper/base/child.h"
 #include "helper/cli/verbs.h"
 #include "helper/sandbox/finish.h"
@@ -66,5 +67,13 @@ int cmd_run(int argc, char** argv) {
         finish_failed_run(run);
         return 125;
     }
+    // The count `sessions` shows, and whether the session is empty (then removed).
+    session::Info info;
+    info.meta = run.meta;
+    info.dir = run.session_dir;
+    auto n = capture::count_changes_in_child(info);
+    run.meta.changes = n.ok() ? n.value() : -1;
+    run.keep_empty = opts->keep_empty;
+    run.quiet = opts->quiet;
     return finish_run(run, on_exit, out.exit_code);
 }

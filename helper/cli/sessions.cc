@@ -2,8 +2,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -33,6 +35,28 @@ std::string human_size(uint64_t b) {
     return buf;
 }
 
+int64_t age_seconds(const session::Meta& m) {
+    int64_t now = static_cast<int64_t>(::time(nullptr));
+    return m.created_ns > 0 ? std::max<int64_t>(0, now - m.created_ns / 1000000000) : 0;
+}
+
+std::string human_age(int64_t s) {
+    if (s < 60) return std::to_string(s) + "s";
+    if (s < 3600) return std::to_string(s / 60) + "m";
+    if (s < 86400) return std::to_string(s / 3600) + "h";
+    return std::to_string(s / 86400) + "d";
+}
+
+// What the user started: the label (a Python Sandbox's "python: Sandbox(...)")
+// or the command line, shortened to one screen line.
+std::string what_started(const session::Meta& m) {
+    std::string w = m.label;
+    if (w.empty())
+        for (const auto& a : m.command) w += (w.empty() ? "" : " ") + a;
+    if (w.size() > 60) w = w.substr(0, 57) + "...";
+    return w;
+}
+
 }  // namespace
 
 int cmd_sessions(int argc, char** argv) {
@@ -56,16 +80,29 @@ int cmd_sessions(int argc, char** argv) {
     if (!all) return fail(all.error().message);
     if (json) {
         nlohmann::json arr = nlohmann::json::array();
-        for (const auto& s : all.value())
-            arr.push_back({{"name", s.meta.name},
-                           {"target", s.meta.target},
-                           {"created", s.meta.created},
-                           {"status", trash ? "trash" : s.state},
-                           {"upper_bytes", s.upper_bytes},
-                           {"command", s.meta.command},
-                           {"pid", s.state == "running" ? s.meta.pid : 0},
-                           {"exit_code", s.meta.exit_code},
-                           {"age_days", s.age_days}});
+        for (const auto& s : all.value()) {
+            nlohmann::json o = {
+                {"name", s.meta.name},
+                {"target", s.meta.target},
+                {"created", s.meta.created},
+                {"status", trash ? "trash" : s.state},
+                {"state", s.state},
+                {"upper_bytes", s.upper_bytes},
+                {"command", s.meta.command},
+                {"label", s.meta.label.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.meta.label)},
+                {"what", what_started(s.meta)},
+                {"changes", s.changes},
+                {"changes_exact", s.changes_exact},
+                {"pid", s.state == "running" ? s.meta.pid : 0},
+                {"exit_code", s.meta.exit_code},
+                {"age_days", s.age_days},
+                {"age_seconds", age_seconds(s.meta)}};
+            auto opt = [](const std::string& v) { return v.empty() ? nlohmann::json(nullptr) : nlohmann::json(v); };
+            o["applied"] = opt(s.meta.applied);
+            o["undo"] = opt(s.meta.undo);
+            o["saved"] = opt(s.meta.saved);
+            arr.push_back(std::move(o));
+        }
         std::puts(arr.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
         return 0;
     }
@@ -73,12 +110,14 @@ int cmd_sessions(int argc, char** argv) {
         std::puts(trash ? "the trash is empty" : "no sessions");
         return 0;
     }
-    std::printf("%-28s %-8s %-20s %7s  %s\n", "NAME", "STATUS", "CREATED", "SIZE", "TARGET");
+    std::printf("%-24s %-8s %5s %7s %7s  %s\n", "NAME", "STATE", "AGE", "SIZE", "CHANGES", "WHAT");
     bool old = false;
     for (const auto& s : all.value()) {
-        std::printf("%-28s %-8s %-20s %7s  %s\n", s.meta.name.c_str(), trash ? "trash" : s.state.c_str(),
-                    s.meta.created.c_str(), human_size(s.upper_bytes).c_str(),
-                    base::display_path(s.meta.target).c_str());
+        std::string changes = s.changes < 0 ? "?" : (s.changes_exact ? "" : "~") + std::to_string(s.changes);
+        std::string shown = trash ? "trash:" + s.state : s.state;
+        std::printf("%-24s %-8s %5s %7s %7s  %s\n", s.meta.name.c_str(), shown.c_str(),
+                    human_age(age_seconds(s.meta)).c_str(), human_size(s.upper_bytes).c_str(), changes.c_str(),
+                    base::display_path(what_started(s.meta)).c_str());
         if (!trash && s.age_days >= 20) old = true;
     }
     if (old)

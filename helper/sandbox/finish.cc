@@ -88,15 +88,37 @@ int finish_run(PreparedRun& run, const std::string& on_exit, int child_code) {
         return 125;
     }
     // Writes outside the target are never applied: say so, once, in any mode.
+    bool wrote_outside = false;
     if (on_exit != "discard") {
         const char* home = std::getenv("HOME");
         auto outside = scratch::summarize(run.session_dir, run.meta.outside, home ? home : "");
-        if (outside && outside->files) std::fprintf(stderr, "layover: %s\n", scratch::summary_line(*outside).c_str());
+        wrote_outside = outside && outside->files;
+        if (wrote_outside) std::fprintf(stderr, "layover: %s\n", scratch::summary_line(*outside).c_str());
     }
     // Release the lock before handing over: apply refuses locked (running) sessions.
     run.lock.reset();
     purge_old_trash(run.plan.mounts.state_dir);
 
+    // Nothing changed: nothing to keep, review or apply (save:FILE still writes its file).
+    bool no_save = on_exit == "keep" || on_exit == "prompt" || on_exit == "apply";
+    // Scratch writes outside the target are kept for a resume: not empty.
+    if (run.meta.changes == 0 && no_save && !wrote_outside) {
+        if (run.keep_empty) {
+            if (!run.quiet)
+                std::fprintf(stderr, "layover: session '%s' made no changes; kept (--keep-empty)\n", name.c_str());
+            return child_code;
+        }
+        auto r = remove_tree_fast(run.session_dir);
+        if (!r) {
+            std::fprintf(stderr, "layover: removing the empty session '%s': %s\n", name.c_str(),
+                         r.error().message.c_str());
+            return child_code;
+        }
+        if (!run.quiet)
+            std::fprintf(stderr, "layover: session '%s' made no changes; removed (--keep-empty keeps it)\n",
+                         name.c_str());
+        return child_code;
+    }
     if (on_exit == "keep") {
         std::fprintf(stderr,
                      "layover: session '%s' kept: 'layover status %s' lists its changes, 'layover apply %s' "

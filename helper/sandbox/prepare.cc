@@ -117,6 +117,12 @@ base::Result<PreparedRun> prepare_run(const RunOptions& opts) {
     r.meta.network = opts.network;
     r.meta.limits = {opts.limits.timeout_ms, opts.limits.max_pids, opts.limits.max_size, opts.limits.max_memory};
     r.meta.stopped.clear();
+    // A new run: what an earlier one's changes led to no longer describes the session.
+    r.meta.changes = -1;
+    r.meta.applied.clear();
+    r.meta.undo.clear();
+    r.meta.saved.clear();
+    r.meta.label = opts.label;
 
     // A resumed session keeps what it hid before: what the agent wrote there
     // while it was hidden is never captured.

@@ -18,7 +18,9 @@ struct PreparedRun {
     // Informational stderr lines (what is hidden, which variables were
     // dropped), printed by the verb unless --quiet.
     std::vector<std::string> notices;
-    memcg::Scope memory;  // --max-memory's cgroup, if any: removed at the end of the run
+    memcg::Scope memory;      // --max-memory's cgroup, if any: removed at the end of the run
+    bool keep_empty = false;  // --keep-empty: finish_run keeps a session with no changes
+    bool quiet = false;       // --quiet: finish_run's informational lines are left out
 };
 
 base::Result<PreparedRun> prepare_run(const RunOptions& opts);

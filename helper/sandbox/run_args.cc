@@ -10,7 +10,7 @@ const char kRunUsage[] =
     "                   [--hide PATH]... [--no-hide-secrets] [--env-keep GLOB]... [--env NAME=VALUE]...\n"
     "                   [--env-clear] [--cwd DIR] [--ro PATH]... [--rw PATH]... [--wait] [--home MODE]\n"
     "                   [--timeout DURATION] [--max-pids N] [--max-size SIZE] [--max-memory SIZE]\n"
-    "                   [--tmp-size SIZE] [--ipc-fd N] [--quiet] [--] [CMD [ARG...]]\n"
+    "                   [--tmp-size SIZE] [--ipc-fd N] [--keep-empty] [--quiet] [--] [CMD [ARG...]]\n"
     "  --target DIR      tree to overlay (default: $HOME)\n"
     "  --session NAME    name the session, or resume a kept one ([A-Za-z0-9._-]{1,64})\n"
     "  --on-exit MODE    prompt|keep|discard|apply|save:FILE (default: prompt on a tty, else keep)\n"
@@ -40,6 +40,8 @@ const char kRunUsage[] =
     "                    so several processes together may use more; run says which\n"
     "  --tmp-size SIZE   size of the private /tmp, /var/tmp, /dev/shm (e.g. 512M, 2G, 10%)\n"
     "  --ipc-fd N        pass fd N into the command as fd 3 (LAYOVER_IPC_FD=3)\n"
+    "  --keep-empty      keep the session even when the command changed nothing (by default such\n"
+    "                    a session is removed at exit, with one line saying so)\n"
     "  -q, --quiet       no informational lines (what is hidden, which variables are dropped)\n";
 
 std::string check_on_exit(const std::string& m) {
@@ -97,6 +99,12 @@ base::Result<RunOptions> parse_run_args(const std::vector<std::string>& args) {
                 return base::error("unknown --network '" + o.network + "'; use loopback, none or host");
         } else if (a == "-q" || a == "--quiet") {
             o.quiet = true;
+        } else if (a == "--keep-empty") {
+            o.keep_empty = true;
+        } else if (is("--label")) {
+            TRY_VOID(value("--label", &o.label));
+            if (o.label.size() > 200 || o.label.find('\n') != std::string::npos)
+                return base::error("--label takes one line of at most 200 bytes");
         } else if (a == "--hide-secrets") {
             o.hide_secrets = true;
         } else if (a == "--no-hide-secrets") {

@@ -16,7 +16,9 @@ struct RunOptions {
     std::vector<std::string> command;  // empty: $SHELL or /bin/sh
     bool help = false;
     Limits limits;
-    bool quiet = false;  // no informational lines on stderr
+    bool quiet = false;       // no informational lines on stderr
+    bool keep_empty = false;  // --keep-empty: keep a session that ended with no changes
+    std::string label;        // --label TEXT (hidden): what `sessions` shows instead of the command
     // The isolation profile (helper/sandbox/profile.h, hide.h).
     bool hide_secrets = true;           // --no-hide-secrets turns it off
     std::vector<std::string> hide;      // --hide PATH

@@ -109,6 +109,11 @@ Result<Meta> read_meta(const std::string& d) {
                                    "/meta.json is corrupt (hidden path); remove the session with 'layover discard'");
             m.hidden.push_back(raw);
         }
+    m.label = j.value("label", "");
+    m.changes = j.value("changes", int64_t{-1});
+    m.applied = j.value("applied", "");
+    m.undo = j.value("undo", "");
+    m.saved = j.value("saved", "");
     if (j.contains("outside") && j["outside"].is_array())
         for (const auto& o : j["outside"])
             if (o.is_string()) m.outside.push_back(o.get<std::string>());
@@ -135,6 +140,11 @@ Result<void> write_meta(const std::string& d, const Meta& m) {
     for (const auto& h : m.hidden) hidden.push_back(base::json::path_object(h));
     j["hidden"] = hidden;
     j["outside"] = m.outside;
+    if (!m.label.empty()) j["label"] = m.label;
+    j["changes"] = m.changes;
+    if (!m.applied.empty()) j["applied"] = m.applied;
+    if (!m.undo.empty()) j["undo"] = m.undo;
+    if (!m.saved.empty()) j["saved"] = m.saved;
     std::string text = j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
     std::string tmp = d + "/.meta.json.tmp";
     TRY(base::Fd fd, base::open_at(AT_FDCWD, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0600));
@@ -164,10 +174,41 @@ bool is_locked(const std::string& d) {
     return locked;
 }
 
-std::string state_of(const std::string& d, const Meta& m) {
-    if (is_locked(d)) return "running";
+std::string state_from(bool locked, const Meta& m) {
+    if (locked) return "running";
     if (m.status == "running") return "crashed";
+    if (!m.applied.empty()) return "applied";
+    if (!m.saved.empty()) return "saved";
+    if (m.changes == 0) return "empty";
     return "kept";
+}
+
+std::string state_of(const std::string& d, const Meta& m) { return state_from(is_locked(d), m); }
+
+namespace {
+
+std::string utc_now() {
+    time_t now = ::time(nullptr);
+    struct tm tm;
+    ::gmtime_r(&now, &tm);
+    char buf[32];
+    ::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return buf;
+}
+
+}  // namespace
+
+Result<void> mark_applied(const std::string& d, const std::string& undo_record) {
+    TRY(Meta m, read_meta(d));
+    m.applied = utc_now();
+    m.undo = undo_record;
+    return write_meta(d, m);
+}
+
+Result<void> mark_saved(const std::string& d, const std::string& file) {
+    TRY(Meta m, read_meta(d));
+    m.saved = file;
+    return write_meta(d, m);
 }
 
 namespace {
@@ -178,7 +219,15 @@ Info make_info(const std::string& d, Meta m, bool with_size) {
     info.state = state_of(d, m);
     if (with_size) {
         int up = ::open(upper_dir(d).c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (up >= 0) info.upper_bytes = tree_usage(up).bytes;
+        if (up >= 0) {
+            Usage u = tree_usage(up);
+            info.upper_bytes = u.bytes;
+            info.changes = static_cast<int64_t>(u.entries);
+        }
+    }
+    if (m.changes >= 0 && info.state != "running" && info.state != "crashed") {
+        info.changes = m.changes;
+        info.changes_exact = true;
     }
     info.age_days = (static_cast<int64_t>(::time(nullptr)) - m.created_ns / 1000000000) / 86400;
     info.meta = std::move(m);

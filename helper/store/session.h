@@ -1,5 +1,6 @@
 // The session store: ${LAYOVER_STATE_DIR:-/var/tmp/layover-$UID}/sessions/NAME/
-//   meta.json  target, command, created time, status, supervisor pid
+//   meta.json  target, command, label, created time, status, supervisor pid,
+//              the change count at exit, and when it was applied or saved
 //   upper/     the overlay's upper layer (the session's changes)
 //   work/      overlay workdir, recreated fresh for every mount (volatile)
 //   lock       flock held by the supervisor while the session runs
@@ -33,13 +34,24 @@ struct Meta {
     std::string network;               // "loopback", "none" or "host"
     std::vector<std::string> hidden;   // relative to target: hidden inside, never captured
     std::vector<std::string> outside;  // roots with a scratch layer: outside/<index>/ (never applied)
+    // The life cycle after the run (cleared when a run resumes the session).
+    std::string label;     // what the user started, when not `command` (e.g. "python: Sandbox(...)")
+    int64_t changes = -1;  // counted at exit by the scan (-1: unknown, e.g. a crash)
+    std::string applied;   // UTC RFC 3339 of a full apply, or empty
+    std::string undo;      // that apply's undo record
+    std::string saved;     // the file a save wrote, or empty
 };
 
 struct Info {
     Meta meta;
     std::string dir;           // session directory
-    std::string state;         // "running", "kept" or "crashed" (derived, see state_of)
+    std::string state;         // running, crashed, applied, saved, empty or kept (see state_of)
     uint64_t upper_bytes = 0;  // filled by list(..., with_size=true) only
+    // The change count: meta.changes as the exit's scan recorded it, or (a
+    // live or crashed session) the upper layer's non-directories, counted by
+    // the same walk as upper_bytes (with_size only).
+    int64_t changes = -1;
+    bool changes_exact = false;
     int64_t age_days = 0;
 };
 
@@ -64,8 +76,17 @@ base::Result<void> write_meta(const std::string& session_dir, const Meta& m);
 base::Result<base::Fd> lock(const std::string& session_dir, const std::string& name);
 bool is_locked(const std::string& session_dir);
 
-// running: lock held; crashed: lock free but meta says running; kept: otherwise.
+// running: lock held; crashed: lock free but meta says running; then applied
+// or saved when meta records it, empty when the exit's scan found no change,
+// kept otherwise.
 std::string state_of(const std::string& session_dir, const Meta& m);
+// Pure: the same from the lock's state.
+std::string state_from(bool locked, const Meta& m);
+
+// Record an apply or a save in the session's meta.json (a session in the
+// trash too: `dir` is wherever it is).
+base::Result<void> mark_applied(const std::string& dir, const std::string& undo_record);
+base::Result<void> mark_saved(const std::string& dir, const std::string& file);
 
 // Find by name; an empty name means the most recently created session.
 base::Result<Info> find(const std::string& state, const std::string& name);

@@ -24,7 +24,10 @@ void walk(int dirfd, int depth, Usage* u) {
         struct stat st;
         if (::fstatat(::dirfd(d), n, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;  // gone (or replaced) meanwhile
         u->bytes += static_cast<uint64_t>(st.st_blocks) * 512;
-        if (!S_ISDIR(st.st_mode)) continue;
+        if (!S_ISDIR(st.st_mode)) {
+            u->entries++;
+            continue;
+        }
         if (depth + 1 >= kMaxUsageDepth) {
             u->complete = false;
             continue;

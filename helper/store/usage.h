@@ -8,6 +8,7 @@ namespace session {
 
 struct Usage {
     uint64_t bytes = 0;
+    uint64_t entries = 0;  // non-directories: a cheap upper bound of a live session's changes
     // False when part of the tree could not be walked: directories nested
     // deeper than kMaxUsageDepth, or no fd left to open one. The sandboxed
     // program makes this tree: a hidden subtree must not pass for an empty one.

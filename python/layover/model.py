@@ -91,12 +91,18 @@ class SessionInfo:
 
     name: str
     target: str
-    status: str                    # running|kept|crashed (|exited, as the helper reports)
+    status: str                    # the state below, or "trash" for `sessions --trash`
     created: str = ""
     upper_bytes: int = 0
     command: List[str] = field(default_factory=list)
     pid: Optional[int] = None
     age_days: int = 0
+    state: str = ""                # running|kept|crashed|applied|saved|empty (also for trash entries)
+    label: Optional[str] = None    # what was started, when not the command ("python: Sandbox('~/proj')")
+    changes: int = -1              # -1: unknown
+    applied: Optional[str] = None  # when the whole session was applied (UTC), with its undo record
+    undo: Optional[str] = None
+    saved: Optional[str] = None    # the file a save wrote
 
 
 # --- parsing ---
@@ -199,4 +205,15 @@ def parse_session(obj: Any) -> SessionInfo:
         command=cmd,
         pid=pid if isinstance(pid, int) and not isinstance(pid, bool) and pid > 0 else None,
         age_days=_get(obj, "age_days", (int, float), 0, "session").__int__(),
+        state=_get(obj, "state", str, "", "session"),
+        label=_opt_str(obj, "label"),
+        changes=_get(obj, "changes", int, -1, "session"),
+        applied=_opt_str(obj, "applied"),
+        undo=_opt_str(obj, "undo"),
+        saved=_opt_str(obj, "saved"),
     )
+
+
+def _opt_str(obj: Dict[str, Any], key: str) -> Optional[str]:
+    v = obj.get(key)
+    return v if isinstance(v, str) else None

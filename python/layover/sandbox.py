@@ -79,6 +79,9 @@ class Sandbox:
     the block, ``on_exit`` decides: "keep" (default: the session stays for
     ``Sandbox.resume``/``layover apply``), "discard", "apply" (only when the
     block raised nothing; otherwise kept) or "prompt" (``review_on_exit``).
+    ``keep_empty=False`` removes the session when the sandbox stops with no
+    changes (the default keeps it: this object still names it; `layover gc`
+    removes empty sessions).
     """
 
     def __init__(self, target: StrPath = "~", *, network: str = "loopback", session: Optional[str] = None,
@@ -88,7 +91,7 @@ class Sandbox:
                  env_keep: Iterable[str] = (), env_clear: bool = False, hide: Iterable[StrPath] = (),
                  hide_secrets: bool = True, helper_env: Optional[Mapping[str, str]] = None,
                  timeout: Optional[str] = None, max_pids: Optional[int] = None, max_size: Optional[str] = None,
-                 max_memory: Optional[str] = None, start: bool = True) -> None:
+                 max_memory: Optional[str] = None, keep_empty: bool = True, start: bool = True) -> None:
         if network not in NETWORK:
             raise ValueError("network must be one of %s, not %r" % (NETWORK, network))
         if isinstance(env_keep, (str, bytes)) or isinstance(hide, (str, bytes)):
@@ -108,6 +111,7 @@ class Sandbox:
         self.tmp_size = tmp_size
         self.startup_timeout = startup_timeout
         self.max_output = max_output
+        self.keep_empty = keep_empty
         self.helper = Helper(binary, state_dir, helper_env)
         self.exit_code: Optional[int] = None
         self._repl: Optional[Repl] = None
@@ -121,6 +125,10 @@ class Sandbox:
                                 "--network", self.network, "--ipc-fd", str(fd))
         if self.tmp_size:
             argv += ["--tmp-size", self.tmp_size]
+        # `layover sessions` shows this label, never the bootstrap command.
+        argv += ["--label", "python: Sandbox(%r)" % _shown(self.target)]
+        if self.keep_empty:
+            argv.append("--keep-empty")
         return argv + ["--quiet"] + self.profile_args + ["--"] + python_argv(self.python)
 
     def start(self) -> "Sandbox":
@@ -298,6 +306,14 @@ class Sandbox:
             if s.name == self.name:
                 return s
         raise SandboxError("layover: session %s not found" % self.name)
+
+
+def _shown(path: str) -> str:
+    """path with the home dir as ~, as a user would have typed it."""
+    home = os.path.expanduser("~")
+    if home not in ("", "/") and (path == home or path.startswith(home + "/")):
+        return "~" + path[len(home):]
+    return path
 
 
 def _b64(raw: bytes) -> str:

@@ -9,6 +9,7 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <optional>
 #include <system_error>
 #include <thread>
@@ -188,10 +189,14 @@ void collect(ApplyReport& rep, const std::vector<PlanItem>& items, bool force) {
 }
 
 // What the commit renames and in-place changes touched, for the fsync after.
-void record_commit(Durability& dur, const std::vector<PlanItem>& items, const std::string& store_rel) {
+void record_commit(Durability& dur, const std::vector<PlanItem>& items, const Store& store) {
+    bool noted = false;
     for (const auto& it : items) {
         dur.dir(split_parent(it.unit.path).first);
-        if (it.unit.op == Op::Replace || it.unit.op == Op::Delete) dur.dir(store_rel);
+        if ((it.unit.op == Op::Replace || it.unit.op == Op::Delete) && !noted) {
+            note_store(dur, store);
+            noted = true;
+        }
         if (it.unit.op == Op::Meta) dur.node(it.unit.path);
     }
 }
@@ -213,7 +218,7 @@ base::Result<ApplyReport> apply_patch(const capture::Patch& patch, const ApplyOp
     DirCache dirs(root);
     if (!opts.dry_run) {
         TRY(lock, lock_target(state, key, tgt.path));
-        TRY(rep.recovered, recover(jpath, root, dirs));
+        TRY(rep.recovered, recover(jpath, state, root, dirs));
         dirs.clear();
     }
 
@@ -253,7 +258,11 @@ base::Result<ApplyReport> apply_patch(const capture::Patch& patch, const ApplyOp
     txn.state = TxnState::Staging;
     txn.source = patch.from_session() ? patch.manifest().session : patch.file();
     txn.created = now_rfc3339();
-    txn.store = std::string(kUndoDir) + "/" + id;
+    struct timespec ts {};
+    ::clock_gettime(CLOCK_REALTIME, &ts);
+    txn.created_ns = static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+    txn.in_state = store_in_state(root, tgt.path, state);
+    txn.store = store_rel_of(txn);
     txn.units.resize(plan.items.size());
     // The units as the plan's items have them now (staging and the commit
     // fill in inodes, slots and after-states as they go).
@@ -268,7 +277,7 @@ base::Result<ApplyReport> apply_patch(const capture::Patch& patch, const ApplyOp
     auto fail = [&](const base::Error& e) -> base::Error {
         progress.done();
         take_units();
-        auto r = revert_txn(root, dirs, txn, committed);
+        auto r = revert_txn(root, state, dirs, txn, committed);
         if (!r.ok())
             return base::error(e.message + "; ROLLING BACK FAILED: " + r.error().message + "; the journal " + jpath +
                                " is kept: re-run layover apply or undo on " + base::display_path(tgt.path) +
@@ -278,15 +287,20 @@ base::Result<ApplyReport> apply_patch(const capture::Patch& patch, const ApplyOp
     };
 
     Background hasher(deferred);
-    auto store = open_store(root, id, true);
+    StoreRef sref = store_ref(root, state, txn);
+    auto store = open_store(sref, true);
     if (!store.ok()) return fail(store.error().context("creating the undo store"));
     // Before commit, durable: every staged entry, the directories holding
     // their names, and the undo store with its parents (created just now).
     Durability dur;
     dur.dir("");
-    dur.dir(kUndoDir);
-    dur.dir(txn.store);
-    StageCtx sctx{root, dirs, store->dir.get(), patch, progress, dur, txn.store};
+    if (txn.in_state) {
+        dur.keep(store->undo_dir.get());
+    } else {
+        dur.dir(kUndoDir);
+    }
+    note_store(dur, *store);
+    StageCtx sctx{root, dirs, store->dir.get(), patch, progress, dur, store->rel};
     auto staged = [&] {
         EarlyFlush early(root, dur);
         return stage_all(sctx, plan.items);
@@ -307,7 +321,7 @@ base::Result<ApplyReport> apply_patch(const capture::Patch& patch, const ApplyOp
         walks.join();
         progress.done();
         take_units();
-        if (auto r = revert_txn(root, dirs, txn, 0); !r.ok()) return fail(r.error());
+        if (auto r = revert_txn(root, state, dirs, txn, 0); !r.ok()) return fail(r.error());
         (void)remove_journal(jpath);
         rep.applied.clear();
         return rep;
@@ -329,7 +343,7 @@ base::Result<ApplyReport> apply_patch(const capture::Patch& patch, const ApplyOp
         if (auto r = commit_unit(cctx, plan.items[i]); !r.ok()) return fail(r.error());
         rebaseline_links(cctx, plan.items, i);
     }
-    record_commit(dur, plan.items, txn.store);
+    record_commit(dur, plan.items, *store);
     if (auto r = dur.flush(root, dirs); !r.ok()) return fail(r.error());
     for (size_t i = 0; i < plan.items.size(); i++)
         if (auto r = record_after(cctx, plan.items[i].unit, walks.tree(i)); !r.ok()) return fail(r.error());
@@ -348,16 +362,20 @@ base::Result<ApplyReport> apply_patch(const capture::Patch& patch, const ApplyOp
     TRY_VOID(fault_point("apply", "done"));
     progress.done();
     TRY_VOID(remove_journal(jpath));
-    rep.undo = tgt.path + "/" + txn.store;
+    rep.undo = store_path(state, txn);
     if (undo_out) {
         // The tree is already in its new state: a failure here is reported,
         // and the undo record stays the way back.
         if (auto r = undo_out->write(root, store->dir.get(), txn); r.ok()) rep.undo_patch = opts.undo_to;
         else rep.undo_patch_error = r.error().message;
     }
-    if (opts.as_undo) {
-        if (remove_store(root, id).ok()) rep.undo.clear();
-        if (auto r = retire_exported_store(root, tgt.dev, tgt.ino, patch.manifest()); r.ok()) rep.retired = r.value();
+    if (!opts.as_undo) {
+        // Best effort: the apply is done; a record that cannot be pruned now is at the next apply or gc.
+        if (auto f = enforce_retention(state, root, tgt.path, opts.retention, id); f.ok()) rep.pruned = f.value();
+    } else {
+        if (remove_store(sref).ok()) rep.undo.clear();
+        if (auto r = retire_exported_store(root, state, tgt.dev, tgt.ino, patch.manifest()); r.ok())
+            rep.retired = r.value();
     }
     return rep;
 }

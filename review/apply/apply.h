@@ -7,6 +7,7 @@
 
 #include "capture/patch/reader.h"
 #include "helper/base/result.h"
+#include "review/apply/records.h"
 
 namespace review {
 
@@ -22,6 +23,8 @@ struct ApplyOptions {
     // record leaves none), and retire the undo store the patch was exported
     // from when it belongs to this tree.
     bool as_undo = false;
+    // Undo records of this target kept after the apply (--keep-undo, --keep-undo-days).
+    Retention retention;
 };
 
 struct Conflict {
@@ -48,6 +51,8 @@ struct ApplyReport {
     std::string undo_patch_error;
     // as_undo: the spent undo store that was removed (relative to the target).
     std::string retired;
+    // Older undo records of this target that retention removed after the apply.
+    Freed pruned;
 };
 
 // Returns an Error for invalid input or an I/O failure (after rolling back);

@@ -1,10 +1,14 @@
 #include "review/apply/recover.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
 
 #include "helper/base/fs/beneath.h"
 #include "helper/base/text.h"
@@ -14,10 +18,31 @@
 
 namespace review {
 
-base::Result<Store> open_store(int root, const std::string& id, bool create) {
-    Store s;
-    if (create && ::mkdirat(root, kUndoDir, 0700) != 0 && errno != EEXIST)
-        return base::sys_error(std::string("create ") + kUndoDir);
+namespace {
+
+constexpr const char* kCacheDirTag =
+    "Signature: 8a477f597d28d172789f06886806bc55\n"
+    "# This file is a cache directory tag created by layover: its undo records.\n"
+    "# For information about cache directory tags see https://bford.info/cachedir/\n";
+
+// The marker files that make TARGET/.layover-undo invisible to git and to
+// backup tools honouring CACHEDIR.TAG (written once, when it is created).
+base::Result<void> mark_hidden(int undo_dir) {
+    for (auto [name, text] :
+         {std::pair<const char*, const char*>{".gitignore", "*\n"}, {"CACHEDIR.TAG", kCacheDirTag}}) {
+        auto fd = base::open_at(undo_dir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0600);
+        if (!fd.ok()) {
+            if (fd.error().code == EEXIST) continue;
+            return fd.error().context(std::string("writing ") + kUndoDir + "/" + name);
+        }
+        TRY_VOID(base::write_all(fd->get(), text, std::strlen(text)));
+    }
+    return base::Ok();
+}
+
+base::Result<base::Fd> open_target_undo_dir(int root, bool create) {
+    bool made = create && ::mkdirat(root, kUndoDir, 0700) == 0;
+    if (create && !made && errno != EEXIST) return base::sys_error(std::string("create ") + kUndoDir);
     auto undo_dir = open_dir_beneath(root, kUndoDir);
     if (!undo_dir.ok()) {
         int err = undo_dir.error().code;
@@ -28,17 +53,111 @@ base::Result<Store> open_store(int root, const std::string& id, bool create) {
                                err};
         return undo_dir.error();
     }
-    s.undo_dir = std::move(undo_dir).value();
-    if (create && ::mkdirat(s.undo_dir.get(), id.c_str(), 0700) != 0)
-        return base::sys_error(std::string("create ") + kUndoDir + "/" + id);
-    TRY(s.dir, base::open_at(s.undo_dir.get(), id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW));
+    if (create) TRY_VOID(mark_hidden(undo_dir->get()));
+    return undo_dir;
+}
+
+base::Result<base::Fd> open_state_undo_dir(const std::string& home, bool create) {
+    if (create) {
+        std::string parent = split_parent(home).first;
+        if (::mkdir(parent.c_str(), 0700) != 0 && errno != EEXIST) return base::sys_error("create " + parent);
+        if (::mkdir(home.c_str(), 0700) == 0) {
+            // Durable before any original moves into it.
+            TRY(base::Fd p, base::open_at(AT_FDCWD, parent, O_RDONLY | O_DIRECTORY | O_NOFOLLOW));
+            ::fsync(p.get());
+        } else if (errno != EEXIST) {
+            return base::sys_error("create " + home);
+        }
+    }
+    return base::open_at(AT_FDCWD, home, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+}
+
+// True when the dir holds nothing but the marker files, which are then removed.
+bool only_markers_left(int dirfd) {
+    int fd = ::openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return false;
+    DIR* d = ::fdopendir(fd);
+    if (!d) {
+        ::close(fd);
+        return false;
+    }
+    bool only = true;
+    while (dirent* e = ::readdir(d)) {
+        std::string n = e->d_name;
+        if (n != "." && n != ".." && n != ".gitignore" && n != "CACHEDIR.TAG") only = false;
+    }
+    ::closedir(d);
+    if (!only) return false;
+    ::unlinkat(dirfd, ".gitignore", 0);
+    ::unlinkat(dirfd, "CACHEDIR.TAG", 0);
+    return true;
+}
+
+}  // namespace
+
+StoreRef store_ref(int root, const std::string& state, const Txn& t) {
+    StoreRef r;
+    r.root = root;
+    r.id = t.id;
+    if (t.in_state) r.home = state + "/" + split_parent(store_rel_of(t)).first;
+    return r;
+}
+
+std::string store_path(const std::string& state, const Txn& t) {
+    if (t.in_state) return state + "/" + store_rel_of(t);
+    return (t.target == "/" ? "" : t.target) + "/" + store_rel_of(t);
+}
+
+bool store_in_state(int root, const std::string& target, const std::string& state) {
+    if (const char* e = std::getenv("LAYOVER_UNDO_IN_TARGET"); e && std::string(e) == "1") return false;
+    auto inside = [](const std::string& a, const std::string& b) {  // a at or below b
+        return a == b || (a.size() > b.size() && a.compare(0, b.size(), b) == 0 && (b == "/" || a[b.size()] == '/'));
+    };
+    char buf[PATH_MAX];
+    if (!::realpath(state.c_str(), buf)) return false;
+    std::string real = buf;
+    if (inside(real, target) || inside(target, real)) return false;
+    struct statx a {
+    }, b{};
+    if (::statx(root, "", AT_EMPTY_PATH, STATX_MNT_ID, &a) != 0 ||
+        ::statx(AT_FDCWD, real.c_str(), AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &b) != 0)
+        return false;
+    if ((a.stx_mask & STATX_MNT_ID) && (b.stx_mask & STATX_MNT_ID)) return a.stx_mnt_id == b.stx_mnt_id;
+    return false;  // an old kernel: no way to tell a bind mount apart, so keep the store beside the target
+}
+
+base::Result<Store> open_store(const StoreRef& ref, bool create) {
+    Store s;
+    if (ref.home.empty()) {
+        TRY(s.undo_dir, open_target_undo_dir(ref.root, create));
+        s.rel = std::string(kUndoDir) + "/" + ref.id;
+    } else {
+        TRY(s.undo_dir, open_state_undo_dir(ref.home, create));
+    }
+    if (create && ::mkdirat(s.undo_dir.get(), ref.id.c_str(), 0700) != 0)
+        return base::sys_error("create the undo store " + ref.id);
+    TRY(s.dir, base::open_at(s.undo_dir.get(), ref.id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW));
     if (::mkdirat(s.dir.get(), "trash", 0700) != 0 && errno != EEXIST) return base::sys_error("create undo trash");
     TRY(s.trash, base::open_at(s.dir.get(), "trash", O_RDONLY | O_DIRECTORY | O_NOFOLLOW));
     return s;
 }
 
-base::Result<void> remove_store(int root, const std::string& id) {
-    auto u = open_dir_beneath(root, kUndoDir);
+void note_store(Durability& dur, const Store& s) {
+    if (!s.rel.empty()) dur.dir(s.rel);
+    else dur.keep(s.dir.get());
+}
+
+base::Result<void> remove_store(const StoreRef& ref) {
+    if (!ref.home.empty()) {
+        auto u = base::open_at(AT_FDCWD, ref.home, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+        if (!u.ok()) return u.error().code == ENOENT ? base::Ok() : u.error();
+        TRY_VOID(remove_tree_at(u->get(), ref.id));
+        ::fsync(u->get());
+        if (::rmdir(ref.home.c_str()) != 0 && errno != ENOTEMPTY && errno != EEXIST && errno != ENOENT)
+            return base::sys_error("remove " + ref.home);
+        return base::Ok();
+    }
+    auto u = open_dir_beneath(ref.root, kUndoDir);
     if (!u.ok()) {
         // Absent, or not ours (a symlink or file planted there): no store of
         // ours can be behind it, so there is nothing to remove.
@@ -46,15 +165,19 @@ base::Result<void> remove_store(int root, const std::string& id) {
         if (err == ENOENT || err == ELOOP || err == ENOTDIR) return base::Ok();
         return u.error();
     }
-    TRY_VOID(remove_tree_at(u->get(), id));
+    TRY_VOID(remove_tree_at(u->get(), ref.id));
     ::fsync(u->get());
-    if (::unlinkat(root, kUndoDir, AT_REMOVEDIR) != 0 && errno != ENOTEMPTY && errno != EEXIST && errno != ENOENT)
-        return base::sys_error(std::string("remove ") + kUndoDir);
+    // Nothing but our markers left: the directory goes too.
+    if (only_markers_left(u->get()))
+        if (::unlinkat(ref.root, kUndoDir, AT_REMOVEDIR) != 0 && errno != ENOTEMPTY && errno != EEXIST &&
+            errno != ENOENT)
+            return base::sys_error(std::string("remove ") + kUndoDir);
     return base::Ok();
 }
 
-base::Result<void> revert_txn(int root, DirCache& dirs, const Txn& t, size_t committed) {
-    auto st = open_store(root, t.id, false);
+base::Result<void> revert_txn(int root, const std::string& state, DirCache& dirs, const Txn& t, size_t committed) {
+    StoreRef ref = store_ref(root, state, t);
+    auto st = open_store(ref, false);
     if (st.ok()) {
         CommitCtx ctx{root, dirs, st->dir.get(), st->trash.get()};
         bool undo = t.kind == TxnKind::Undo;
@@ -71,32 +194,32 @@ base::Result<void> revert_txn(int root, DirCache& dirs, const Txn& t, size_t com
         for (const auto& u : t.units) TRY_VOID(discard_staged(ctx, u));
     }
     if (::syncfs(root) != 0) return base::sys_error("syncfs");
-    return remove_store(root, t.id);
+    return remove_store(ref);
 }
 
-base::Result<std::string> recover(const std::string& journal, int root, DirCache& dirs) {
+base::Result<std::string> recover(const std::string& journal, const std::string& state, int root, DirCache& dirs) {
     TRY(auto jt, read_journal(journal));
     if (!jt) return std::string();
     const Txn& t = *jt;
     std::string note;
     if (t.kind == TxnKind::Apply) {
         bool complete = false;
-        if (auto st = open_store(root, t.id, false); st.ok()) {
+        if (auto st = open_store(store_ref(root, state, t), false); st.ok()) {
             struct stat sb {};
             complete = ::fstatat(st->dir.get(), "undo.json", &sb, AT_SYMLINK_NOFOLLOW) == 0;
         }
         if (complete) {
             note = "an interrupted apply of " + base::display_path(t.source) + " had finished; its undo record is " +
-                   base::display_path(t.target) + "/" + t.store;
+                   base::display_path(store_path(state, t));
         } else {
             size_t committed = t.state == TxnState::Committing ? t.units.size() : 0;
-            TRY_VOID(revert_txn(root, dirs, t, committed));
+            TRY_VOID(revert_txn(root, state, dirs, t, committed));
             note = "reverted an interrupted apply of " + base::display_path(t.source) + " (started " + t.created +
                    "); the target is as it was before it";
         }
     } else {
         // An interrupted undo is finished: restoring is idempotent.
-        TRY_VOID(revert_txn(root, dirs, t, t.units.size()));
+        TRY_VOID(revert_txn(root, state, dirs, t, t.units.size()));
         note = "finished an interrupted undo of " + base::display_path(t.record);
     }
     TRY_VOID(remove_journal(journal));

@@ -360,7 +360,8 @@ private:
         auto r = copy_data(in.get(), out.get());
         if (!r.ok()) return staging_error(it.unit.path, r.error().context("saving the original for undo"));
         ctx_.dur.keep(out.get());
-        ctx_.dur.dir(ctx_.store_rel);
+        if (ctx_.store_rel.empty()) ctx_.dur.keep(ctx_.store_fd);  // the store is in the state dir
+        else ctx_.dur.dir(ctx_.store_rel);
         return out.close();
     }
 

@@ -22,7 +22,7 @@ struct StageCtx {
     const capture::Patch& patch;
     Progress& progress;
     Durability& dur;        // records what must be fsynced before commit
-    std::string store_rel;  // the undo store, relative to the root
+    std::string store_rel;  // the undo store, relative to the root ("" when in the state dir)
 };
 
 // Requires unit.op/tmp/slot set. Fills unit.new_ino and the old_* fields.

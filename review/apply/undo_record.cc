@@ -310,29 +310,36 @@ base::Result<void> UndoPatchOut::write(int root, int store_fd, const Txn& txn) {
     return base::Ok();
 }
 
-base::Result<std::string> retire_exported_store(int root, uint64_t dev, uint64_t ino, const capture::Manifest& undo) {
+base::Result<std::string> retire_exported_store(int root, const std::string& state, uint64_t dev, uint64_t ino,
+                                                const capture::Manifest& undo) {
     const std::string& undo_store = undo.undo_store;
     if (undo.kind != "undo") return std::string();
-    std::string prefix = std::string(kUndoDir) + "/";
-    if (undo_store.compare(0, prefix.size(), prefix) != 0) return std::string();
-    std::string id = undo_store.substr(prefix.size());
+    // Which store the patch names: this tree's in the state dir, or in the tree.
+    Txn want;
+    want.dev = dev;
+    want.ino = ino;
+    auto [parent, id] = split_parent(undo_store);
+    want.id = id;
     if (!valid_token(id)) return std::string();
-    auto dir = open_dir_beneath(root, undo_store);
-    if (!dir.ok()) return std::string();
-    auto jf = base::open_at(dir->get(), "undo.json", O_RDONLY | O_NOFOLLOW);
+    want.in_state = undo_store != store_rel_of(want);
+    if (want.in_state && undo_store != store_rel_of(want)) return std::string();
+    StoreRef ref = store_ref(root, state, want);
+    auto st = open_store(ref, false);
+    if (!st.ok()) return std::string();
+    auto jf = base::open_at(st->dir.get(), "undo.json", O_RDONLY | O_NOFOLLOW);
     if (!jf.ok()) return std::string();
     TRY(std::string text, base::read_all(jf->get(), 512u << 20));
     auto t = txn_from_json(text);
     if (!t.ok() || t->id != id || t->kind != TxnKind::Apply || t->state != TxnState::Done || t->dev != dev ||
-        t->ino != ino)
+        t->ino != ino || t->in_state != want.in_state)
         return std::string();
     // The manifest is untrusted input: it may only retire the record it was made from.
     std::set<std::string> changed;
     for (const auto& c : undo.changes) changed.insert(c.path);
     for (const auto& u : t->units)
         if (!changed.count(u.path)) return std::string();
-    TRY_VOID(remove_store(root, id));
-    return undo_store;
+    TRY_VOID(remove_store(ref));
+    return store_path(state, *t);
 }
 
 }  // namespace review

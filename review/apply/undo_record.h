@@ -46,8 +46,9 @@ bool walk_less(const std::string& a, const std::string& b);
 // After `layover undo PATCH` succeeded: remove the undo store the patch was
 // exported from when it is this tree's (its record names this root's device
 // and inode, and every path it lists is a change of the patch); the tree is
-// back as it was, so that record is spent. Returns the store's path relative
-// to the target, or "" when there was none.
-base::Result<std::string> retire_exported_store(int root, uint64_t dev, uint64_t ino, const capture::Manifest& undo);
+// back as it was, so that record is spent. Returns the store's path, or ""
+// when there was none.
+base::Result<std::string> retire_exported_store(int root, const std::string& state, uint64_t dev, uint64_t ino,
+                                                const capture::Manifest& undo);
 
 }  // namespace review

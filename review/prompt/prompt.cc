@@ -4,6 +4,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <set>
@@ -110,6 +111,8 @@ struct Prompt {
         }
         std::fprintf(stderr, "layover: saved %s; the session is still here: [d] discards it, [k] keeps it\n",
                      base::display_path(path).c_str());
+        char real[PATH_MAX];
+        (void)session::mark_saved(s.dir, ::realpath(path.c_str(), real) ? real : path);
         return Next::Menu;
     }
 
@@ -204,12 +207,14 @@ struct Prompt {
     Next applied(const ApplyReport& rep, bool partial) {
         std::fprintf(stderr, "layover: applied %zu path(s) to %s\n", rep.applied.size(),
                      base::display_path(patch.manifest().target).c_str());
-        if (!rep.undo.empty()) std::fprintf(stderr, "layover: to undo: layover undo %s\n", rep.undo.c_str());
+        if (!rep.undo.empty())
+            std::fprintf(stderr, "layover: undo with: %s\n", undo_command(patch.manifest().target).c_str());
         if (partial) {
             std::fprintf(stderr, "layover: session '%s' kept: it still holds the changes not applied\n",
                          s.meta.name.c_str());
             return Next::Done;
         }
+        (void)session::mark_applied(s.dir, rep.undo);  // the trash keeps it, marked applied
         auto t = move_to_trash(state, s);
         if (!t) {
             std::fprintf(stderr, "layover: the changes are applied, but %s\n", t.error().message.c_str());

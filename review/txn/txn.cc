@@ -5,6 +5,7 @@
 #include "helper/base/fs/beneath.h"
 #include "helper/base/json/writer.h"
 #include "helper/base/text.h"
+#include "review/txn/journal.h"
 
 namespace review {
 
@@ -107,8 +108,10 @@ std::string txn_to_json(const Txn& t) {
     put_b64(o, t.source);
     o += ",\n\"created\":";
     put_str(o, t.created);
+    if (t.created_ns) o += ",\n\"created_ns\":" + std::to_string(t.created_ns);
     o += ",\n\"store\":";
     put_str(o, t.store);
+    if (t.in_state) o += ",\n\"store_home\":\"state\"";
     o += ",\n\"record_b64\":";
     put_b64(o, t.record);
     if (t.force) o += ",\n\"force\":true";
@@ -168,11 +171,12 @@ base::Result<Txn> txn_from_json(const std::string& text) {
         t.ino = j.at("ino").get<uint64_t>();
         t.source = unb64(j, "source_b64");
         t.created = j.at("created").get<std::string>();
+        t.created_ns = j.value("created_ns", int64_t{0});
         t.store = j.at("store").get<std::string>();
         t.record = unb64(j, "record_b64");
         t.force = j.contains("force") && j.at("force").get<bool>();
-        if (!valid_token(t.id) || t.store != std::string(kUndoDir) + "/" + t.id)
-            return base::error("bad store in undo record");
+        t.in_state = j.contains("store_home") && j.at("store_home").get<std::string>() == "state";
+        if (!valid_token(t.id) || t.store != store_rel_of(t)) return base::error("bad store in undo record");
         for (const auto& x : j.at("units")) {
             Unit u;
             u.path = unb64(x, "p");
@@ -207,6 +211,11 @@ base::Result<Txn> txn_from_json(const std::string& text) {
     } catch (const std::exception& e) {
         return base::error(std::string("malformed undo record: ") + e.what());
     }
+}
+
+std::string store_rel_of(const Txn& t) {
+    if (t.in_state) return "undo/" + target_key(t.dev, t.ino) + "/" + t.id;
+    return std::string(kUndoDir) + "/" + t.id;
 }
 
 bool is_reserved_path(const std::string& rel) {

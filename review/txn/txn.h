@@ -1,6 +1,8 @@
 // One apply (or undo) as a list of units, each enough to restore one path to
 // its prior state. Serialized as the crash journal (STATE/journal/) while an
-// apply runs, and as the undo record (TARGET/.layover-undo/ID/undo.json) after.
+// apply runs, and as the undo record (STORE/undo.json) after. The store is
+// STATE/undo/DEV-INO/ID when the state dir is on the target's mount, else
+// TARGET/.layover-undo/ID (review/apply/recover.h).
 #pragma once
 #include <cstdint>
 #include <map>
@@ -63,15 +65,21 @@ struct Txn {
     std::string target;         // absolute path when started
     uint64_t dev = 0, ino = 0;  // the target root's identity
     TxnState state = TxnState::Staging;
-    std::string source;   // the patch or session applied
-    std::string created;  // UTC RFC 3339
-    std::string store;    // undo store, relative to the target
-    std::string record;   // undo only: the record being undone (absolute)
-    bool force = false;   // undo only: --force (a recovery finishes it the same way)
+    std::string source;      // the patch or session applied
+    std::string created;     // UTC RFC 3339
+    int64_t created_ns = 0;  // CLOCK_REALTIME, orders records made within one second (0 in old records)
+    // The undo store: ".layover-undo/ID" (relative to the target), or, when
+    // in_state, "undo/DEV-INO/ID" (relative to the state dir).
+    std::string store;
+    bool in_state = false;
+    std::string record;  // undo only: the record being undone (absolute)
+    bool force = false;  // undo only: --force (a recovery finishes it the same way)
     std::vector<Unit> units;
 };
 
 std::string txn_to_json(const Txn& t);
+// What t.store must be for t's id, target and in_state (records are checked against it).
+std::string store_rel_of(const Txn& t);
 base::Result<Txn> txn_from_json(const std::string& text);
 
 // Undo stores and staged names: reserved names a patch may never write.

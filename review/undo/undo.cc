@@ -21,26 +21,46 @@ namespace {
 struct Located {
     std::string target;
     std::string id;
+    std::string home;  // STATE/undo/DEV-INO when the record is in the state dir
+    std::string key;   // DEV-INO then
 };
 
-base::Result<Located> locate(const std::string& record, const std::string& target) {
+base::Result<Located> locate(const std::string& record, const std::string& target, const std::string& state) {
     char buf[PATH_MAX];
     if (!::realpath(record.c_str(), buf))
         return base::sys_error("undo record " + base::display_path(record))
-            .context("cannot find it; pass the path apply printed");
+            .context("cannot find it; pass the path apply printed, or use --last / --list");
     std::string p = buf;
     const std::string tail = "/undo.json";
     if (p.size() > tail.size() && p.compare(p.size() - tail.size(), tail.size(), tail) == 0)
         p.resize(p.size() - tail.size());
     auto [parent, id] = split_parent(p);
     auto [grand, undo_dir] = split_parent(parent);
-    if (!valid_token(id) || undo_dir != kUndoDir)
-        return base::error(base::display_path(record) + " is not an undo record (expected TARGET/" + kUndoDir +
-                           "/ID as apply printed it)");
     Located l;
     l.id = id;
-    l.target = target.empty() ? (grand.empty() ? "/" : grand) : target;
-    return l;
+    std::string state_undo;
+    if (::realpath(state.c_str(), buf)) state_undo = std::string(buf) + "/undo";
+    if (valid_token(id) && undo_dir == kUndoDir) {
+        l.target = target.empty() ? (grand.empty() ? "/" : grand) : target;
+        return l;
+    }
+    if (valid_token(id) && !state_undo.empty() && grand == state_undo) {
+        l.home = parent;
+        l.key = undo_dir;
+        l.target = target;
+        if (l.target.empty()) {
+            // The record says which tree it belongs to; undo checks it is that tree.
+            TRY(base::Fd jf, base::open_at(AT_FDCWD, p + "/undo.json", O_RDONLY | O_NOFOLLOW));
+            TRY(std::string text, base::read_all(jf.get(), 512u << 20));
+            auto t = txn_from_json(text);
+            if (!t.ok()) return t.error().context("undo record " + base::display_path(record));
+            l.target = t->target;
+        }
+        return l;
+    }
+    return base::error(base::display_path(record) +
+                       " is not an undo record (expected STATE/undo/DEV-INO/ID or TARGET/" + kUndoDir +
+                       "/ID as apply printed it; 'layover undo --list' lists them)");
 }
 
 }  // namespace
@@ -54,7 +74,8 @@ bool is_undo_record(const std::string& path) {
 
 base::Result<ApplyReport> undo_record(const std::string& record, const UndoOptions& opts) {
     ApplyReport rep;
-    TRY(Located loc, locate(record, opts.target));
+    TRY(std::string state, session::state_dir());
+    TRY(Located loc, locate(record, opts.target, state));
     char buf[PATH_MAX];
     if (!::realpath(loc.target.c_str(), buf)) return base::sys_error("target " + base::display_path(loc.target));
     std::string target = buf;
@@ -62,17 +83,19 @@ base::Result<ApplyReport> undo_record(const std::string& record, const UndoOptio
     int root = rootfd.get();
     struct stat rst {};
     if (::fstat(root, &rst) != 0) return base::sys_error("stat target");
-    TRY(std::string state, session::state_dir());
     std::string key = target_key(rst.st_dev, rst.st_ino);
+    if (!loc.key.empty() && loc.key != key)
+        return base::error("undo record " + base::display_path(record) + " belongs to another tree than " +
+                           base::display_path(target) + "; undo only works on the tree apply wrote");
     std::string jpath = journal_path(state, key);
     DirCache dirs(root);
     base::Fd lock;
     if (!opts.dry_run) {
         TRY(lock, lock_target(state, key, target));
-        TRY(rep.recovered, recover(jpath, root, dirs));
+        TRY(rep.recovered, recover(jpath, state, root, dirs));
         dirs.clear();
     }
-    auto st = open_store(root, loc.id, false);
+    auto st = open_store(StoreRef{root, loc.home, loc.id}, false);
     if (!st.ok()) {
         if (!rep.recovered.empty()) return rep;  // the recovery just finished this very undo
         return st.error().context("undo record " + base::display_path(record));
@@ -82,7 +105,7 @@ base::Result<ApplyReport> undo_record(const std::string& record, const UndoOptio
     auto parsed = txn_from_json(text);
     if (!parsed.ok()) return parsed.error().context("undo record " + base::display_path(record));
     Txn t = std::move(parsed).value();
-    if (t.id != loc.id || t.kind != TxnKind::Apply || t.state != TxnState::Done)
+    if (t.id != loc.id || t.kind != TxnKind::Apply || t.state != TxnState::Done || t.in_state != !loc.home.empty())
         return base::error("undo record " + base::display_path(record) +
                            " is inconsistent; it was not written by this apply");
     if (t.dev != static_cast<uint64_t>(rst.st_dev) || t.ino != static_cast<uint64_t>(rst.st_ino))
@@ -106,12 +129,12 @@ base::Result<ApplyReport> undo_record(const std::string& record, const UndoOptio
     Txn j = t;
     j.kind = TxnKind::Undo;
     j.state = TxnState::Committing;
-    j.record = target + "/" + t.store;
+    j.record = store_path(state, t);
     j.force = opts.force;
     TRY_VOID(write_journal(jpath, j));
     // The same steps a recovery of this journal takes, so an undo killed
     // part way is finished exactly as it would have gone on (--force too).
-    if (auto r = revert_txn(root, dirs, j, j.units.size()); !r.ok())
+    if (auto r = revert_txn(root, state, dirs, j, j.units.size()); !r.ok())
         return base::error(r.error().message + "; the undo is incomplete: the journal " + jpath +
                            " is kept, so re-running 'layover undo' (after fixing the cause) finishes it");
     TRY_VOID(remove_journal(jpath));

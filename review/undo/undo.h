@@ -11,12 +11,12 @@
 namespace review {
 
 struct UndoOptions {
-    std::string target;  // empty: the tree holding the record (TARGET/.layover-undo/ID)
+    std::string target;  // empty: the tree the record names (TARGET/.layover-undo/ID: the tree holding it)
     bool force = false;  // restore even over later changes (those are moved to the store's trash)
     bool dry_run = false;
 };
 
-// `record`: the undo store dir TARGET/.layover-undo/ID, or its undo.json.
+// `record`: the undo store dir (STATE/undo/DEV-INO/ID or TARGET/.layover-undo/ID), or its undo.json.
 base::Result<ApplyReport> undo_record(const std::string& record, const UndoOptions& opts);
 
 // True when `path` names an undo record (rather than an undo patch file).

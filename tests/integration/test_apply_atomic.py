@@ -6,6 +6,8 @@ import os
 import subprocess
 import sys
 
+from pathlib import Path
+
 import pytest
 
 from apply_util import copy_tree, tree
@@ -248,9 +250,9 @@ def test_a_file_saved_over_the_path_as_undo_swaps_it_back_is_kept(lo, tmp_path):
     assert b"notes.txt was changed while it was being restored" in err, err
     assert (lo.target / "notes.txt").read_text() == "saved during undo\n"
     # The original waits in the undo store.
-    found = [p for p in (lo.target / ".layover-undo").rglob("*")
+    found = [p for p in Path(undo).rglob("*")
              if p.is_file() and p.read_bytes() == b"one\ntwo\nthree\n"]
-    assert found, list((lo.target / ".layover-undo").rglob("*"))
+    assert found, list(Path(undo).rglob("*"))
 
 
 @pytest.mark.parametrize("at", [1, 3, 5])

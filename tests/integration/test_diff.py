@@ -102,7 +102,7 @@ def test_diff_matches_git_for_the_same_changes(lo, home, tmp_path):
 
 
 def test_diff_exit_codes_follow_diff1(lo, home):
-    lo.run("true", session="empty", check=True)
+    lo.run("true", "--keep-empty", session="empty", check=True)
     r = lo("diff", "empty")
     assert (r.returncode, r.stdout) == (0, b"")
     lo.run("echo x >> notes.txt", session="one", check=True)

@@ -54,7 +54,7 @@ def tree(realdir):
 def run(lo, target, cmd, session, argv0="/bin/sh", flag="-c", env=None):
     e = dict(lo.env, **(env or {}))
     return subprocess.run([LAYOVER, "run", "--target", str(target), "--on-exit", "keep", "--session", session,
-                           "--", argv0, flag, cmd], capture_output=True, env=e, cwd=str(target),
+                           "--keep-empty", "--", argv0, flag, cmd], capture_output=True, env=e, cwd=str(target),
                           stdin=subprocess.DEVNULL, timeout=300)
 
 

@@ -224,7 +224,7 @@ def test_type_ahead_is_flushed_before_the_prompt(lo, edited):
 
 
 def test_no_changes_says_so_and_exits_without_a_menu(lo):
-    lo.run("true", session="nothing", check=True)
+    lo.run("true", "--keep-empty", session="nothing", check=True)
     child = _prompt(lo, "nothing")
     child.expect("made no changes")
     child.expect(pexpect.EOF)

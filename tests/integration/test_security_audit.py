@@ -296,6 +296,9 @@ def test_sparse_map_bomb_is_refused_in_bounded_memory(lo, tmp_path):
 
 @pytest.mark.parametrize("planted", ["symlink", "file"])
 def test_apply_with_a_planted_layover_undo_entry_writes_nothing_anywhere(lo, tmp_path, victim, planted):
+    # The store goes into the target only when the state dir is on another
+    # mount; LAYOVER_UNDO_IN_TARGET=1 takes that branch here.
+    lo.env["LAYOVER_UNDO_IN_TARGET"] = "1"
     store = lo.target / ".layover-undo"
     if planted == "symlink":
         os.symlink(str(victim), str(store))

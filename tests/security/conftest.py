@@ -49,7 +49,8 @@ class SecretHome:
         args = ["run", "--target", target or self.home, "--on-exit", kw.pop("on_exit", "keep")]
         if kw.get("session"):
             args += ["--session", kw.pop("session")]
-        args += list(extra) + ["--", "/bin/sh", "-c", cmd]
+        # --keep-empty: an attack that changed nothing leaves a session to inspect.
+        args += ["--keep-empty"] + list(extra) + ["--", "/bin/sh", "-c", cmd]
         return lo(*args, cwd=kw.pop("cwd", target or self.home), **kw)
 
     def secrets(self):

@@ -1,0 +1,233 @@
+// `layover gc`: prune sessions, trash and undo records, and say what it freed.
+//   by default   empty sessions; applied (or saved, their file still there)
+//                sessions older than --older-than (default 30d); trash older
+//                than 24 hours; undo records past retention (--keep-undo N
+//                newest per target, and all younger than --keep-undo-days D)
+//   --applied    every applied session, whatever its age
+//   --older-than AGE given: kept and crashed sessions older than AGE too
+//                (their work is not applied anywhere: listed first)
+//   --dry-run    list what would go; remove nothing
+// A running session is never touched; neither is an undo record of a target
+// with an apply or undo under way (or its journal pending recovery).
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <ctime>
+#include <string>
+#include <vector>
+
+#include "helper/base/text.h"
+#include "helper/cli/verbs.h"
+#include "helper/store/remove.h"
+#include "helper/store/session.h"
+#include "helper/store/usage.h"
+#include "review/apply/records.h"
+#include "review/txn/journal.h"
+
+namespace {
+
+const char kGcUsage[] =
+    "usage: layover gc [--older-than AGE] [--applied] [--dry-run] [--keep-undo N] [--keep-undo-days D]\n"
+    "Prune sessions, trash and undo records; report what was freed. Never touches a running session.\n"
+    "  (default)            empty sessions; applied or saved sessions older than 30d; trash older\n"
+    "                       than 24h; undo records past retention\n"
+    "  --older-than AGE     age for applied/saved sessions (30d, 12h, 2w...); given, it also prunes\n"
+    "                       kept and crashed sessions older than AGE (unapplied work: listed first)\n"
+    "  --applied            every applied session, whatever its age\n"
+    "  --dry-run            list what would be removed; remove nothing\n"
+    "  --keep-undo N        undo records kept per target, newest first (default 20)\n"
+    "  --keep-undo-days D   undo records younger than D days are kept too (default 30)\n";
+
+int usage(const std::string& why) {
+    std::fprintf(stderr, "layover gc: %s; see 'layover gc --help'\n", why.c_str());
+    return 2;
+}
+
+struct Item {
+    std::string what;  // "session", "trash", "undo record"
+    std::string path;
+    std::string note;
+    uint64_t bytes = 0;
+    bool unapplied = false;  // kept work: listed first
+    std::string name;        // session name (sessions only)
+    review::RecordInfo record;
+};
+
+uint64_t usage_of(const std::string& dir) {
+    int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    return fd < 0 ? 0 : session::tree_usage(fd).bytes;
+}
+
+std::string human(uint64_t b) {
+    const char* units[] = {"B", "KB", "MB", "GB", "TB"};
+    double v = static_cast<double>(b);
+    int u = 0;
+    while (v >= 1000 && u < 4) {
+        v /= 1000;
+        u++;
+    }
+    char buf[32];
+    std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
+    return buf;
+}
+
+bool file_exists(const std::string& p) {
+    struct stat st {};
+    return !p.empty() && ::stat(p.c_str(), &st) == 0;
+}
+
+struct Options {
+    int64_t older_than = 30 * 86400;
+    bool older_given = false, applied = false, dry_run = false;
+    review::Retention retention;
+};
+
+void pick_sessions(const std::string& state, const Options& o, std::vector<Item>* out) {
+    auto all = session::list(state);
+    if (!all.ok()) return;
+    int64_t now = static_cast<int64_t>(::time(nullptr));
+    for (const auto& s : *all) {
+        int64_t age = now - s.meta.created_ns / 1000000000;
+        bool old = age >= o.older_than;
+        Item it{"session", s.dir, s.state, 0, false, s.meta.name, {}};
+        if (s.state == "running") continue;
+        if (s.state == "empty") it.note = "empty";
+        else if (s.state == "applied" && (o.applied || old)) it.note = "applied " + s.meta.applied;
+        else if (s.state == "saved" && old && file_exists(s.meta.saved)) it.note = "saved to " + s.meta.saved;
+        else if ((s.state == "kept" || s.state == "crashed") && o.older_given && old) {
+            it.note = s.state + ", NOT applied";
+            it.unapplied = true;
+        } else {
+            continue;
+        }
+        it.bytes = usage_of(s.dir);
+        out->push_back(std::move(it));
+    }
+}
+
+void pick_trash(const std::string& state, std::vector<Item>* out) {
+    auto all = session::list(state, true);
+    if (!all.ok()) return;
+    time_t now = ::time(nullptr);
+    for (const auto& s : *all) {
+        struct stat st {};
+        // The trash entry's ctime is when it was moved there (review/prompt/trash.h).
+        if (::stat(s.dir.c_str(), &st) != 0 || now - st.st_ctime <= 24 * 3600) continue;
+        out->push_back({"trash", s.dir, s.state, usage_of(s.dir), false, s.meta.name, {}});
+    }
+}
+
+void pick_records(const std::string& state, const Options& o, std::vector<Item>* out) {
+    auto all = review::list_state_records(state);
+    if (!all.ok()) return;
+    int64_t now = static_cast<int64_t>(::time(nullptr));
+    // Newest first within each target: one selection per run of equal keys.
+    for (size_t i = 0; i < all->size();) {
+        size_t j = i;
+        std::vector<int64_t> times;
+        while (j < all->size() && (*all)[j].key == (*all)[i].key) times.push_back((*all)[j++].created_s);
+        for (size_t k : review::select_pruned(times, o.retention, now)) {
+            const auto& r = (*all)[i + k];
+            out->push_back(
+                {"undo record", r.dir, "of " + base::display_path(r.target) + ", " + r.created, r.bytes, false, "", r});
+        }
+        i = j;
+    }
+}
+
+// Removes one item; "" or why it was left.
+std::string remove_item(const std::string& state, const Item& it) {
+    if (it.what == "undo record") {
+        // As apply and undo do: under the target's lock, and never under a pending journal.
+        auto lock = review::lock_target(state, it.record.key, it.record.target);
+        if (!lock.ok()) return lock.error().message;
+        struct stat st {};
+        if (::stat(review::journal_path(state, it.record.key).c_str(), &st) == 0)
+            return "an apply or undo on its target was interrupted; run 'layover undo --list --target DIR' there first";
+        auto r = review::remove_record(state, -1, it.record);
+        return r.ok() ? "" : r.error().message;
+    }
+    if (it.what == "session") {
+        auto lk = session::lock(it.path, it.name);  // a run resuming it now wins; it is left
+        if (!lk.ok()) return lk.error().message;
+        auto r = remove_tree_fast(it.path);
+        return r.ok() ? "" : r.error().message;
+    }
+    auto r = remove_tree_fast(it.path);
+    return r.ok() ? "" : r.error().message;
+}
+
+}  // namespace
+
+int cmd_gc(int argc, char** argv) {
+    Options o;
+    for (int i = 1; i < argc; i++) {
+        std::string a = argv[i];
+        auto value = [&](std::string* v) {
+            size_t eq = a.find('=');
+            if (eq != std::string::npos) {
+                *v = a.substr(eq + 1);
+                a.resize(eq);
+                return true;
+            }
+            if (i + 1 >= argc) return false;
+            *v = argv[++i];
+            return true;
+        };
+        std::string v, flag = a.substr(0, a.find('='));
+        if (a == "-h" || a == "--help") {
+            std::fputs(kGcUsage, stdout);
+            return 0;
+        } else if (a == "--applied") {
+            o.applied = true;
+        } else if (a == "--dry-run" || a == "-n") {
+            o.dry_run = true;
+        } else if (flag == "--older-than") {
+            if (!value(&v)) return usage("--older-than needs an age, e.g. 30d");
+            o.older_than = review::parse_age(v);
+            if (o.older_than < 0) return usage("--older-than: bad age '" + v + "'; use e.g. 30d, 12h, 2w, 90m");
+            o.older_given = true;
+        } else if (flag == "--keep-undo" || flag == "--keep-undo-days") {
+            if (!value(&v) || v.empty() || v.size() > 9 || v.find_first_not_of("0123456789") != std::string::npos)
+                return usage(flag + " takes a whole number, e.g. " + (flag == "--keep-undo" ? "20" : "30"));
+            if (flag == "--keep-undo") o.retention.keep = std::stoul(v);
+            else o.retention.keep_days = std::stoll(v);
+        } else {
+            return usage("unknown option " + a);
+        }
+    }
+    auto state = session::state_dir();
+    if (!state) {
+        std::fprintf(stderr, "layover: gc: %s\n", state.error().message.c_str());
+        return 1;
+    }
+    std::vector<Item> items;
+    pick_sessions(*state, o, &items);
+    pick_trash(*state, &items);
+    pick_records(*state, o, &items);
+    std::stable_partition(items.begin(), items.end(), [](const Item& it) { return it.unapplied; });
+
+    size_t removed = 0;
+    uint64_t freed = 0;
+    bool failed = false;
+    for (const auto& it : items) {
+        std::string why = o.dry_run ? "" : remove_item(*state, it);
+        if (!why.empty()) {
+            std::fprintf(stderr, "layover: gc: left %s %s: %s\n", it.what.c_str(), base::display_path(it.path).c_str(),
+                         why.c_str());
+            failed = true;
+            continue;
+        }
+        std::printf("%s %s %s (%s; %s)\n", o.dry_run ? "would remove" : "removed", it.what.c_str(),
+                    base::display_path(it.name.empty() ? it.path : it.name).c_str(), it.note.c_str(),
+                    human(it.bytes).c_str());
+        removed++;
+        freed += it.bytes;
+    }
+    std::printf("%s %zu item(s), %s (%llu bytes)\n", o.dry_run ? "gc --dry-run: would free" : "gc: freed", removed,
+                human(freed).c_str(), static_cast<unsigned long long>(freed));
+    return failed ? 1 : 0;
+}

@@ -1,0 +1,78 @@
+#include "helper/cli/undo_list.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+
+#include "helper/base/fd.h"
+#include "helper/base/text.h"
+#include "helper/store/session.h"
+#include "review/apply/records.h"
+
+namespace {
+
+base::Result<std::vector<review::RecordInfo>> records_of(const std::string& target) {
+    TRY(std::string state, session::state_dir());
+    TRY(base::Fd root, base::open_at(AT_FDCWD, target, O_RDONLY | O_DIRECTORY));
+    return review::list_records(state, root.get(), target);
+}
+
+}  // namespace
+
+base::Result<std::string> undo_target(const std::string& dir) {
+    std::string want = dir;
+    if (want.empty()) {
+        const char* home = std::getenv("HOME");
+        if (!home || !*home) return base::error("no --target given and HOME is unset; pass --target DIR");
+        want = home;
+    }
+    char buf[PATH_MAX];
+    if (!::realpath(want.c_str(), buf))
+        return base::sys_error("target " + base::display_path(want)).context("pass --target DIR, an existing tree");
+    return std::string(buf);
+}
+
+int undo_list(const std::string& target, bool json) {
+    auto all = records_of(target);
+    if (!all.ok()) {
+        std::fprintf(stderr, "layover: undo: %s\n", all.error().message.c_str());
+        return 1;
+    }
+    if (json) {
+        nlohmann::json arr = nlohmann::json::array();
+        for (const auto& r : *all)
+            arr.push_back({{"id", r.id},
+                           {"record", r.dir},
+                           {"target", r.target},
+                           {"source", r.source},
+                           {"created", r.created},
+                           {"paths", r.paths},
+                           {"bytes", r.bytes},
+                           {"in_target", !r.in_state}});
+        std::puts(arr.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+        return 0;
+    }
+    if (all->empty()) {
+        std::printf("no undo records for %s\n", base::display_path(target).c_str());
+        return 0;
+    }
+    std::printf("%-22s %6s %9s  %-30s %s\n", "CREATED", "PATHS", "SIZE", "SOURCE", "RECORD");
+    for (const auto& r : *all)
+        std::printf("%-22s %6zu %8lluK  %-30s %s\n", r.created.substr(0, 19).c_str(), r.paths,
+                    static_cast<unsigned long long>((r.bytes + 1023) / 1024), base::display_path(r.source).c_str(),
+                    base::display_path(r.dir).c_str());
+    return 0;
+}
+
+base::Result<std::string> newest_record(const std::string& target) {
+    TRY(auto all, records_of(target));
+    if (all.empty())
+        return base::error("no undo record for " + base::display_path(target) +
+                           "; nothing was applied there (or it was undone already); see 'layover undo --list "
+                           "--target DIR'");
+    return all.front().dir;
+}

@@ -1,0 +1,233 @@
+"""Session life cycle (applied/saved/empty, --keep-empty, labels), the undo
+store outside the target (undo --last/--list, retention) and `layover gc`.
+Every test checks the real filesystem afterwards."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import LAYOVER, Layover, real_dir
+
+SIGNATURE = "Signature: 8a477f597d28d172789f06886806bc55"
+
+
+def _same_mount(a, b):
+    """True when rename works between a and b (one mount)."""
+    def mnt(p):
+        best = ""
+        with open("/proc/self/mountinfo") as f:
+            for line in f:
+                mp = line.split()[4]
+                if (str(p) + "/").startswith(mp.rstrip("/") + "/") and len(mp) > len(best):
+                    best = mp
+        return best
+    return mnt(Path(a).resolve()) == mnt(Path(b).resolve())
+
+
+@pytest.fixture
+def proj(lo):
+    """A target under a real path (/home in CI) with one file."""
+    d = real_dir("life-")
+    (d / "keep.txt").write_text("original\n")
+    return d
+
+
+def _sessions(lo):
+    return json.loads(lo("sessions", "--json", check=True).stdout)
+
+
+def _apply(lo, what, target, *extra, env=None):
+    r = lo("apply", what, "--target", target, "--yes", *extra, env=env)
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    return r.stdout.decode()
+
+
+def _records(lo, target):
+    r = lo("undo", "--list", "--target", target, "--json", check=True)
+    return json.loads(r.stdout)
+
+
+def test_apply_keeps_the_undo_record_in_the_state_dir_and_undo_last_restores(lo, proj):
+    assert _same_mount(lo.state, proj), "the test harness puts state and targets on one mount"
+    r = lo("run", "--target", proj, "--session", "a", "--on-exit", "keep", "--", "/bin/sh", "-c",
+           "cd %s && echo changed > keep.txt && echo new > added.txt" % proj)
+    assert r.returncode == 0, r.stderr
+    out = _apply(lo, "a", proj)
+    # Nothing of layover's in the target; the record is in STATE/undo/.
+    assert sorted(os.listdir(proj)) == ["added.txt", "keep.txt"]
+    assert "undo with: layover undo --last --target %s" % proj in out, out
+    recs = _records(lo, proj)
+    assert len(recs) == 1 and recs[0]["paths"] == 2 and not recs[0]["in_target"]
+    assert recs[0]["source"] == "a" and recs[0]["created"] and recs[0]["bytes"] > 0
+    assert recs[0]["record"].startswith(str(lo.state / "undo") + "/") and Path(recs[0]["record"]).is_dir()
+    # The session is "applied", with the time and the record.
+    s = [x for x in _sessions(lo) if x["name"] == "a"][0]
+    assert s["state"] == "applied" and s["applied"] and s["undo"] == recs[0]["record"]
+    assert s["changes"] == 2 and s["changes_exact"]
+    assert "applied" in lo("sessions", check=True).stdout.decode()
+
+    r = lo("undo", "--last", "--target", proj)
+    assert r.returncode == 0, r.stderr
+    assert (proj / "keep.txt").read_text() == "original\n" and not (proj / "added.txt").exists()
+    assert _records(lo, proj) == [] and not list((lo.state / "undo").iterdir())
+    r = lo("undo", "--last", "--target", proj)
+    assert r.returncode == 1 and b"no undo record" in r.stderr
+
+
+def test_a_state_dir_on_another_filesystem_keeps_the_record_in_the_target_hidden_from_git(proj, require_sandbox):
+    shm = Path("/dev/shm")
+    if not shm.is_dir() or _same_mount(shm, proj) or not os.access(str(shm), os.W_OK):
+        pytest.fail("no writable filesystem apart from %s to put the state dir on (/dev/shm)" % proj)
+    import tempfile
+    state = Path(tempfile.mkdtemp(prefix="layover-life-", dir=str(shm)))
+    try:
+        lo = Layover(state, proj)
+        r = lo("run", "--target", proj, "--session", "b", "--on-exit", "keep", "--", "/bin/sh", "-c",
+               "echo changed > %s/keep.txt" % proj)
+        assert r.returncode == 0, r.stderr
+        _apply(lo, "b", proj)
+        store = proj / ".layover-undo"
+        assert (store / ".gitignore").read_text() == "*\n"
+        assert (store / "CACHEDIR.TAG").read_text().startswith(SIGNATURE)
+        # git sees nothing of it.
+        if subprocess.run(["git", "--version"], capture_output=True).returncode == 0:
+            subprocess.run(["git", "init", "-q", str(proj)], check=True)
+            st = subprocess.run(["git", "-C", str(proj), "status", "--porcelain", "--untracked-files=all"],
+                                capture_output=True, check=True).stdout.decode()
+            assert ".layover-undo" not in st and "keep.txt" in st
+            subprocess.run(["rm", "-rf", str(proj / ".git")], check=True)
+        recs = _records(lo, proj)
+        assert len(recs) == 1 and recs[0]["in_target"]
+        r = lo("undo", "--last", "--target", proj)
+        assert r.returncode == 0, r.stderr
+        assert (proj / "keep.txt").read_text() == "original\n"
+        assert not store.exists()  # markers and all, once the last record is gone
+    finally:
+        subprocess.run(["rm", "-rf", str(state)])
+
+
+def test_a_record_made_the_old_way_inside_the_target_still_undoes(lo, proj):
+    lo("run", "--target", proj, "--session", "c", "--on-exit", "keep", "--", "/bin/sh", "-c",
+       "echo old-way > %s/keep.txt" % proj, check=True)
+    _apply(lo, "c", proj, env={"LAYOVER_UNDO_IN_TARGET": "1"})
+    ids = os.listdir(str(proj / ".layover-undo"))
+    rec = [i for i in ids if i not in (".gitignore", "CACHEDIR.TAG")]
+    assert len(rec) == 1
+    # As an older layover left it: no markers.
+    for m in (".gitignore", "CACHEDIR.TAG"):
+        os.unlink(str(proj / ".layover-undo" / m))
+    assert not (lo.state / "undo").exists() or not list((lo.state / "undo").iterdir())
+    assert [x["in_target"] for x in _records(lo, proj)] == [True]
+    r = lo("undo", proj / ".layover-undo" / rec[0])
+    assert r.returncode == 0, r.stderr
+    assert (proj / "keep.txt").read_text() == "original\n" and not (proj / ".layover-undo").exists()
+
+
+def test_retention_prunes_the_21st_record(lo, proj):
+    for i in range(21):
+        lo("run", "--target", proj, "--session", "r%02d" % i, "--on-exit", "keep", "--", "/bin/sh", "-c",
+           "echo %d > %s/f%02d.txt" % (i, proj, i), check=True)
+        out = _apply(lo, "r%02d" % i, proj, "--keep-undo-days", "0")
+    assert "pruned 1 old undo record" in out
+    recs = _records(lo, proj)
+    assert len(recs) == 20
+    assert [r["source"] for r in recs] == ["r%02d" % i for i in range(20, 0, -1)]  # r00's is gone
+    assert len(os.listdir(str(next(iter((lo.state / "undo").iterdir()))))) == 20
+    assert sorted(os.listdir(proj)) == sorted(["keep.txt"] + ["f%02d.txt" % i for i in range(21)])
+
+
+def test_an_empty_session_is_removed_at_exit_unless_keep_empty(lo, proj):
+    r = lo("run", "--target", proj, "--session", "e1", "--on-exit", "keep", "--", "true")
+    assert r.returncode == 0
+    assert b"made no changes; removed" in r.stderr
+    assert not lo.session_dir("e1").exists()
+    r = lo("run", "--target", proj, "--session", "e2", "--on-exit", "keep", "--quiet", "--", "true")
+    assert r.returncode == 0 and b"made no changes" not in r.stderr and not lo.session_dir("e2").exists()
+    r = lo("run", "--target", proj, "--session", "e3", "--on-exit", "keep", "--keep-empty", "--", "true")
+    assert r.returncode == 0 and b"kept (--keep-empty)" in r.stderr
+    assert lo.session_dir("e3").is_dir()
+    s = [x for x in _sessions(lo) if x["name"] == "e3"][0]
+    assert s["state"] == "empty" and s["changes"] == 0
+    assert [x["name"] for x in _sessions(lo)] == ["e3"]
+
+
+def test_sessions_shows_the_python_sandbox_label_never_the_bootstrap(lo, proj):
+    code = r'''
+import sys
+from layover import Sandbox
+sb = Sandbox(sys.argv[1], state_dir=sys.argv[2], binary=sys.argv[3], session="py")
+sb.run("open('made.txt', 'w').write('x')")
+sb.close()
+sb.apply()
+'''
+    r = subprocess.run([sys.executable, "-c", code, str(proj), str(lo.state), LAYOVER], capture_output=True,
+                       cwd=str(proj), env=lo.env, timeout=120)
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    assert (proj / "made.txt").read_text() == "x"
+    text = lo("sessions", check=True).stdout.decode()
+    line = [x for x in text.splitlines() if x.startswith("py ")][0]
+    assert "python: Sandbox(" in line and "applied" in line, line
+    assert "_boot" not in text and " -c " not in text
+    s = [x for x in _sessions(lo) if x["name"] == "py"][0]
+    assert s["label"].startswith("python: Sandbox(") and s["state"] == "applied" and s["undo"]
+
+
+def _du(path):
+    total = 0
+    for dp, dns, fns in os.walk(str(path)):
+        for n in dns + fns:
+            total += os.lstat(os.path.join(dp, n)).st_blocks * 512
+    return total
+
+
+def test_gc_dry_run_removes_nothing_and_gc_frees_what_it_says(lo, proj):
+    for name, cmd in (("kept", "head -c 100000 /dev/urandom > %s/k.bin" % proj),
+                      ("done", "head -c 200000 /dev/urandom > %s/d.bin" % proj)):
+        lo("run", "--target", proj, "--session", name, "--on-exit", "keep", "--", "/bin/sh", "-c", cmd, check=True)
+    lo("run", "--target", proj, "--session", "nothing", "--keep-empty", "--on-exit", "keep", "--", "true",
+       check=True)
+    _apply(lo, "done", proj)
+    before = sorted(p.name for p in (lo.state / "sessions").iterdir())
+    assert before == ["done", "kept", "nothing"]
+
+    r = lo("gc", "--dry-run", "--older-than", "0s", "--applied")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.decode().splitlines()
+    assert lines[0].startswith("would remove session kept") and "NOT applied" in lines[0], lines
+    assert sorted(p.name for p in (lo.state / "sessions").iterdir()) == before
+
+    # By default: the empty one goes; applied ones only past 30 days; kept work never.
+    r = lo("gc", "--dry-run")
+    assert "session nothing" in r.stdout.decode() and "session done" not in r.stdout.decode()
+    assert "session kept" not in r.stdout.decode()
+
+    sizes = {n: _du(lo.state / "sessions" / n) for n in ("done", "nothing")}
+    r = lo("gc", "--applied")
+    assert r.returncode == 0, r.stderr
+    out = r.stdout.decode()
+    assert sorted(p.name for p in (lo.state / "sessions").iterdir()) == ["kept"]
+    summary = out.splitlines()[-1]
+    assert summary.startswith("gc: freed 2 item(s)"), out
+    freed = int(summary.rsplit("(", 1)[1].split()[0])
+    assert freed == sizes["done"] + sizes["nothing"] and freed > 200000
+    # The apply itself stays undoable: gc kept its record (within retention).
+    assert len(_records(lo, proj)) == 1
+
+
+def test_gc_prunes_undo_records_past_retention(lo, proj):
+    for i in range(3):
+        lo("run", "--target", proj, "--session", "g%d" % i, "--on-exit", "keep", "--", "/bin/sh", "-c",
+           "echo %d > %s/g%d.txt" % (i, proj, i), check=True)
+        _apply(lo, "g%d" % i, proj)
+    assert len(_records(lo, proj)) == 3
+    r = lo("gc", "--keep-undo", "1", "--keep-undo-days", "0", "--dry-run")
+    assert r.stdout.decode().count("would remove undo record") == 2 and len(_records(lo, proj)) == 3
+    r = lo("gc", "--keep-undo", "1", "--keep-undo-days", "0")
+    assert r.returncode == 0, r.stderr
+    recs = _records(lo, proj)
+    assert [x["source"] for x in recs] == ["g2"]
+    r = lo("gc", "--older-than", "soon")
+    assert r.returncode == 2 and b"bad age" in r.stderr
