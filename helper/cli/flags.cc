@@ -102,7 +102,6 @@ const std::vector<Flag> kFlags = {
     {"apply", "no-default-ignores", 0, N, once, any, ""},
     {"apply", "include-ignored", 0, N, once, any, ""},
     {"run", "keep-empty", 0, N, once, any, ""},
-    {"run", "label", 0, V, once, no, ""},
     {"apply", "keep-undo", 0, V, once, any, "20"},
     {"apply", "keep-undo-days", 0, V, once, any, "30"},
     {"undo", "last", 0, N, once, no, ""},

@@ -89,7 +89,8 @@ def test_every_flag_in_each_verbs_help_is_in_the_table_and_back():
 SAMPLES = {"network": "none", "on-exit": "keep", "home": "ro", "timeout": "1h", "max-pids": "100",
            "max-size": "1G", "max-memory": "1G", "tmp-size": "1G", "ipc-fd": "3", "env": "A=b",
            "session": "abc", "color": "never", "max-members": "5", "max-stored-bytes": "5M",
-           "max-logical-bytes": "5M", "max-name-len": "100", "max-pax-header": "1000"}
+           "max-logical-bytes": "5M", "max-name-len": "100", "max-pax-header": "1000", "keep-undo": "20",
+           "keep-undo-days": "30", "older-than": "30d"}
 
 
 def test_every_table_flag_is_accepted_by_its_verbs_parser(tmp_path):
