@@ -103,7 +103,7 @@ int cmd_sessions(int argc, char** argv) {
             o["saved"] = opt(s.meta.saved);
             arr.push_back(std::move(o));
         }
-        std::puts(arr.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+        std::puts(arr.dump(2, ' ', true, nlohmann::json::error_handler_t::replace).c_str());
         return 0;
     }
     if (all->empty()) {

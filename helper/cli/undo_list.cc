@@ -53,7 +53,7 @@ int undo_list(const std::string& target, bool json) {
                            {"paths", r.paths},
                            {"bytes", r.bytes},
                            {"in_target", !r.in_state}});
-        std::puts(arr.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+        std::puts(arr.dump(2, ' ', true, nlohmann::json::error_handler_t::replace).c_str());
         return 0;
     }
     if (all->empty()) {

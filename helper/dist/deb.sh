@@ -19,7 +19,7 @@ mkdir -p "$PKG"
 # The same files as `make install`: the profile always (AppArmor 4 reads it;
 # on an older AppArmor postinst disables it, see below), Debian's dirs.
 BUILD=$BUILD PREFIX=/usr DESTDIR=$PKG PYTHON=/usr/bin/python3 PYTHONDIR=/usr/lib/python3/dist-packages \
-    APPARMOR=yes APPARMORDIR=/etc/apparmor.d "$ROOT/dist/install.sh" >/dev/null
+    APPARMOR=yes APPARMORDIR=/etc/apparmor.d "$ROOT/helper/dist/install.sh" >/dev/null
 # dpkg keeps its own list of files; the manifest is for `make uninstall`.
 rm "$PKG/usr/lib/layover/install-manifest"
 gzip -9n "$PKG/usr/share/man/man1/layover.1"

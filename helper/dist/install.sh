@@ -27,7 +27,7 @@ done
 [ -x "$PYTHON" ] || { echo "layover install: no Python at $PYTHON; set PYTHON=/path/to/python3" >&2; exit 1; }
 if [ -e "$D$MANIFEST" ]; then
     # A reinstall: remove the previous one first, so the manifest stays exact.
-    DESTDIR=$D PREFIX=$PREFIX "$ROOT/dist/uninstall.sh" >/dev/null
+    DESTDIR=$D PREFIX=$PREFIX "$ROOT/helper/dist/uninstall.sh" >/dev/null
 fi
 
 # DESTDIR itself is the stager's, not part of the install.
@@ -54,11 +54,11 @@ put() {  # put MODE SRC DEST
 put 0755 "$BUILD/layover" "$BIN"
 put 0755 "$BUILD/layover-patch" "$LIB/layover-patch"
 put 0644 "$BUILD/layover.1" "$PREFIX/share/man/man1/layover.1"
-put 0644 "$ROOT/dist/layover.bash" "$PREFIX/share/bash-completion/completions/layover"
+put 0644 "$ROOT/helper/dist/layover.bash" "$PREFIX/share/bash-completion/completions/layover"
 # Debian's zsh reads vendor-completions under /usr, site-functions elsewhere.
 zshdir=$PREFIX/share/zsh/site-functions
 [ "$PREFIX" = /usr ] && zshdir=/usr/share/zsh/vendor-completions
-put 0644 "$ROOT/dist/_layover" "$zshdir/_layover"
+put 0644 "$ROOT/helper/dist/_layover" "$zshdir/_layover"
 
 # The Python package, recording the binary's final path (layover/_install.py).
 SITE=${PYTHONDIR:-$(PYTHON=$PYTHON "$ROOT/tests/install_python.sh" --site "$PREFIX")}
@@ -88,7 +88,7 @@ if [ "$APPARMOR" = yes ] || { [ "$APPARMOR" = auto ] && [ -d "$D$APPARMORDIR" ] 
     name=$(echo "${BIN#/}" | tr / .)
     profile=$APPARMORDIR/$name
     mkdirs "$APPARMORDIR"
-    sed -e "s|@NAME@|$name|g" -e "s|@BIN@|$BIN|g" -e "s|@FILE@|$profile|g" "$ROOT/dist/apparmor.profile" >"$D$profile"
+    sed -e "s|@NAME@|$name|g" -e "s|@BIN@|$BIN|g" -e "s|@FILE@|$profile|g" "$ROOT/helper/dist/apparmor.profile" >"$D$profile"
     chmod 0644 "$D$profile"
     entries+=("a $profile")
     if [ -z "$D" ] && [ -d /sys/kernel/security/apparmor ] && [ "$(id -u)" -eq 0 ] && command -v apparmor_parser >/dev/null; then
