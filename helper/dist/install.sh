@@ -71,6 +71,8 @@ while IFS= read -r p; do
     p=${p#"$D"}
     case $p in */__pycache__) entries+=("d $p") ;; *) [ "$p" != "$SITE/layover" ] && entries+=("f $p") ;; esac
 done < <(find "$D$SITE/layover" -mindepth 1 | sort)
+# install_python.sh links PREFIX/lib/layover/python to SITE: where `layover mcp` looks.
+[ -L "$D$LIB/python" ] && entries+=("f $LIB/python")
 
 # What `layover mcp` and other Python-side verbs need to start the package
 # with no environment: the interpreter and the dir holding the package.

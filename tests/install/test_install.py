@@ -20,6 +20,7 @@ def test_destdir_stage_holds_every_file_and_uninstall_empties_it(tmp_path):
     pkg = ["usr/local/lib/py/site/layover/" + p.name for p in (SOURCE / "python/layover").iterdir()
            if p.suffix == ".py" or p.name == "py.typed"]
     files = {"usr/local/bin/layover", "usr/local/lib/layover/layover-patch", "usr/local/lib/layover/install.conf",
+             "usr/local/lib/layover/python",
              "usr/local/lib/layover/install-manifest", "usr/local/share/man/man1/layover.1",
              "usr/local/share/bash-completion/completions/layover", "usr/local/share/zsh/site-functions/_layover",
              "etc/apparmor.d/usr.local.bin.layover", "usr/local/lib/py/site/layover/_install.py"} | set(pkg)
