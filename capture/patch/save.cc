@@ -10,6 +10,7 @@
 
 #include "capture/patch/writer.h"
 #include "capture/scan/session_scan.h"
+#include "helper/base/clock.h"
 #include "helper/base/defer.h"
 #include "helper/base/fd.h"
 #include "helper/base/glob.h"
@@ -42,15 +43,6 @@ void select_only(ScanResult* r, const std::vector<std::string>& only) {
         if (keep) base.push_back(std::move(b));
     }
     r->base = std::move(base);
-}
-
-std::string rfc3339_now() {
-    time_t now = ::time(nullptr);
-    struct tm tm;
-    ::gmtime_r(&now, &tm);
-    char buf[32];
-    ::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    return buf;
 }
 
 std::string temp_name_for(const std::string& out) {
@@ -89,7 +81,7 @@ base::Result<void> save_session(const session::Info& s, const std::string& out_f
         m.target = s.meta.target;
         m.session = s.meta.name;
         m.command = s.meta.command;
-        m.created = rfc3339_now();
+        m.created = base::utc_now_rfc3339();
         m.version = LAYOVER_VERSION;
         m.ignored = scan.ignored;
         for (const auto& it : scan.items) m.changes.push_back(it.change);

@@ -15,6 +15,7 @@
 #include <random>
 
 #include "helper/base/child.h"
+#include "helper/base/clock.h"
 #include "helper/base/json/bytes.h"
 #include "helper/base/text.h"
 #include "helper/store/usage.h"
@@ -185,22 +186,9 @@ std::string state_from(bool locked, const Meta& m) {
 
 std::string state_of(const std::string& d, const Meta& m) { return state_from(is_locked(d), m); }
 
-namespace {
-
-std::string utc_now() {
-    time_t now = ::time(nullptr);
-    struct tm tm;
-    ::gmtime_r(&now, &tm);
-    char buf[32];
-    ::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    return buf;
-}
-
-}  // namespace
-
 Result<void> mark_applied(const std::string& d, const std::string& undo_record) {
     TRY(Meta m, read_meta(d));
-    m.applied = utc_now();
+    m.applied = base::utc_now_rfc3339();
     m.undo = undo_record;
     return write_meta(d, m);
 }
