@@ -132,3 +132,38 @@ def test_prompt_pick_takes_paths_and_globs_and_shows_a_count(lo, home):
     child.close()
     assert (home / "src/main.py").read_text() == "main\n" and (home / "tests/t.py").read_text() == "t\n"
     assert not (home / "proj").exists() and not (home / ".cache").exists()
+
+
+def test_done_when_a_real_venv_with_pip_install_reads_in_a_few_lines(lo, home):
+    """Issue 16's "done when": after a venv and a pip install in the target,
+    the exit prompt shows a folded .venv/ line and one ignored-caches line;
+    Enter keeps; applying leaves nothing of layover's in the target, and
+    `sessions` shows the session as applied."""
+    from test_real_tools import _wheel
+    wheel = home / "tinypkg-1.0-py3-none-any.whl"
+    _wheel(wheel)
+    lo.run("/usr/bin/python3 -m venv .venv && .venv/bin/python -m pip install -q --no-index --no-cache-dir "
+           "--disable-pip-version-check %s && .venv/bin/python -c 'import tinypkg'" % wheel, session="venv",
+           check=True)
+    e = dict(lo.env, PAGER="cat", TERM="dumb", HOME=str(home))
+    child = pexpect.spawn(LAYOVER, ["on-exit", "prompt", "venv"], env=e, cwd=str(home), timeout=30)
+    child.expect(r"changed .*?:\r\n")
+    child.expect(r"\? \[r/a/s/p/K/d\] ")
+    review = child.before.decode()
+    lines = [ln.strip() for ln in review.splitlines() if ln.strip()]
+    assert any(ln.startswith("A  .venv/  (") for ln in lines), review
+    assert sum("in ignored caches" in ln for ln in lines) == 1, review
+    assert len(lines) <= 12, review  # the changes, the ignored line, the total, the menu
+    child.sendline("")  # Enter keeps
+    child.expect("kept")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert (lo.state / "sessions" / "venv" / "upper" / ".venv").is_dir()
+    r = lo("apply", "venv", "--yes")
+    assert r.returncode == 0, r.stderr
+    assert b"undo with: layover undo --last" in r.stdout + r.stderr
+    site = list(home.glob(".venv/lib/python3*/site-packages/tinypkg/__init__.py"))
+    assert site and not list(home.glob(".venv/**/__pycache__"))
+    assert not (home / ".layover-undo").exists()
+    listed = json.loads(lo("sessions", "--json").stdout)
+    assert [s["state"] for s in listed if s["name"] == "venv"] == ["applied"]
