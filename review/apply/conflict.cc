@@ -4,15 +4,12 @@
 #include <map>
 
 namespace review {
-namespace {
 
-std::string octal(uint32_t mode) {
+std::string mode_octal(uint32_t mode) {
     char buf[16];
     std::snprintf(buf, sizeof buf, "%04o", mode & 07777);
     return buf;
 }
-
-}  // namespace
 
 bool needs_fingerprint(const capture::BaseEntry& base, const Observed& real) {
     if (base.absent || !real.exists || base.fingerprint.empty() || base.type != real.type) return false;
@@ -37,7 +34,7 @@ std::string compare_entry(const capture::BaseEntry& base, const Observed& real) 
         return "content changed on the target (size " + std::to_string(base.size) + " -> " + std::to_string(real.size) +
                ")";
     if (base.type != Type::Symlink && (base.mode & 07777) != (real.mode & 07777))
-        return "mode changed on the target (" + octal(base.mode) + " -> " + octal(real.mode) + ")";
+        return "mode changed on the target (" + mode_octal(base.mode) + " -> " + mode_octal(real.mode) + ")";
     if (!base.fingerprint.empty() && (base.type == Type::File || base.type == Type::Symlink) &&
         base.fingerprint != real.fingerprint)
         return base.type == Type::Symlink ? "link target changed on the target" : "content changed on the target";

@@ -11,6 +11,9 @@
 
 namespace review {
 
+// A permission mode as four octal digits (0644, 4755): for listings and conflicts.
+std::string mode_octal(uint32_t mode);
+
 // What is on the real filesystem now at one path.
 struct Observed {
     std::string path;

@@ -4,16 +4,11 @@
 #include <cstdlib>
 
 #include "helper/base/text.h"
+#include "review/apply/conflict.h"
 
 namespace review {
 
 namespace {
-
-std::string mode4(uint32_t mode) {
-    char buf[16];
-    std::snprintf(buf, sizeof buf, "%04o", mode & 07777);
-    return buf;
-}
 
 std::string size_text(uint64_t n) {
     const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
@@ -47,7 +42,7 @@ std::string change_details(const capture::Change& c, const RiskContext& ctx) {
     std::string d;
     if (c.kind != Kind::Deleted && c.type != Type::Symlink && c.type != Type::None) {
         bool had = c.old_type == c.type && c.old_type != Type::None;
-        d = had && c.old_mode != c.mode ? mode4(c.old_mode) + " -> " + mode4(c.mode) : mode4(c.mode);
+        d = had && c.old_mode != c.mode ? mode_octal(c.old_mode) + " -> " + mode_octal(c.mode) : mode_octal(c.mode);
         if (c.type == Type::File) d += ", " + size_text(c.size);
     }
     std::string out = d.empty() ? "" : "  [" + d + "]";
