@@ -10,11 +10,12 @@ MODE=${2:-normal}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 passed=0 failed=0 skipped=0
 
-# 1. C++ unit tests.
-if [ "$MODE" != stress ]; then
-    out=$(mktemp)
-    "$ROOT/$BUILD/unit-tests" 2>&1 | tee "$out" | tail -n 40
-    line=$(grep -E '^(All tests passed|test cases:)' "$out" | tail -n 1)
+# 1. C++ unit tests: started below, beside the first pytest job.
+unit_out=$(mktemp)
+run_unit() { "$ROOT/$BUILD/unit-tests" >"$unit_out" 2>&1; }
+count_unit() {
+    tail -n 40 "$unit_out"
+    line=$(grep -E '^(All tests passed|test cases:)' "$unit_out" | tail -n 1)
     if [[ $line =~ All\ tests\ passed\ \(([0-9]+)\ assertions?\ in\ ([0-9]+)\ test\ cases? ]]; then
         passed=$((passed + BASH_REMATCH[2]))
     elif [[ $line =~ test\ cases:\ +([0-9]+)\ \|\ +([0-9]+)\ passed\ \|\ +([0-9]+)\ failed ]]; then
@@ -25,13 +26,12 @@ if [ "$MODE" != stress ]; then
         echo "unit tests: could not read Catch2's result (crash?)" >&2
         failed=$((failed + 1))
     fi
-    rm -f "$out"
-fi
+}
 
 # 2. Stage for the unprivileged uid.
 STAGE=$(mktemp -d /tmp/layover-test.XXXXXX)
 chmod 755 "$STAGE"
-mkdir -p "$STAGE/bin" "$STAGE/results"
+mkdir -p "$STAGE/bin" "$STAGE/results" "$STAGE/tmp"
 cp "$ROOT/$BUILD/layover" "$ROOT/$BUILD/layover-patch" "$STAGE/bin/"
 cp -r "$ROOT/tests" "$ROOT/python" "$ROOT/docs" "$ROOT/Makefile" "$STAGE/"
 mkdir -p "$STAGE/helper" && cp -r "$ROOT/helper/dist" "$STAGE/helper/"
@@ -97,16 +97,53 @@ else
     NONTMP=$(mktemp -d "$HOME/.cache/layover-test.XXXXXX" 2>/dev/null || mktemp -d /var/lib/layover-test.XXXXXX)
     runner=(env LAYOVER_TEST_NONTMP="$NONTMP" "${envs[@]}")
 fi
-n=0
+# The tests run as jobs, two at a time (LAYOVER_TEST_JOBS): the sandbox tests
+# spend much of their time waiting on processes, so two cores run two pytests
+# in about half the time. Each test file is a job (each suite's conftest.py
+# applies), largest first so that the short ones fill the gaps at the end;
+# the unit tests take one slot at the start. Each job has its own pytest
+# basetemp (pytest prunes the default one while another pytest uses it) and
+# its own log, printed when all are done. The install suite runs last and
+# alone: it installs into the system.
+JOBS=${LAYOVER_TEST_JOBS:-2}
+job_dir=() job_args=()
 for suite in "${suites[@]}"; do
-    n=$((n + 1))
-    xml="$STAGE/results/junit-$n.xml"
-    run=("${runner[@]}")
+    [ "$suite" = "$STAGE/tests/install" ] && continue
+    while read -r _ file; do job_dir+=("$suite"); job_args+=("$file"); done \
+        < <(find "$suite" -maxdepth 1 -name 'test_*.py' -printf '%s %p\n')
+done
+# Largest first, across suites.
+order=$(for i in "${!job_args[@]}"; do echo "$(stat -c %s "${job_args[$i]}") $i"; done | sort -rn | cut -d' ' -f2)
+job_dir+=("$STAGE/tests/install"); job_args+=("$STAGE/tests/install")
+
+run_job() {  # index: one pytest, its output in results/log-N.txt
+    local i=$1 suite=${job_dir[$1]} run=("${runner[@]}") extra=()
     if [ "$suite" = "$STAGE/tests/install" ]; then
         run=(env LAYOVER_TEST_UID="${uid:-}" LAYOVER_TEST_HOME="${home:-}" LAYOVER_TEST_NONTMP="$NONTMP" "${envs[@]}")
+    else
+        extra=(--basetemp="$STAGE/tmp/pytest-$i")
     fi
-    (cd "$suite" && "${run[@]}" /usr/bin/python3 -m pytest "${pytest_args[@]}" --junitxml="$xml" "$suite" </dev/null)
-    rc=$?
+    (cd "$suite" && "${run[@]}" /usr/bin/python3 -m pytest "${pytest_args[@]}" "${extra[@]}" \
+        --junitxml="$STAGE/results/junit-$i.xml" "${job_args[$i]}" </dev/null) >"$STAGE/results/log-$i.txt" 2>&1
+    echo $? >"$STAGE/results/rc-$i"
+}
+last=$((${#job_dir[@]} - 1))
+running=0
+if [ "$MODE" != stress ]; then run_unit & running=1; fi
+for i in $order; do
+    if [ "$running" -ge "$JOBS" ]; then wait -n; running=$((running - 1)); fi
+    run_job "$i" &
+    running=$((running + 1))
+done
+wait
+run_job "$last"
+[ "$MODE" != stress ] && count_unit
+rm -f "$unit_out"
+for ((i = 0; i <= last; i++)); do
+    xml="$STAGE/results/junit-$i.xml" rc=$(cat "$STAGE/results/rc-$i" 2>/dev/null || echo 1)
+    # A passing job shows its summary line; a failing one its whole log.
+    echo "== ${job_args[$i]#"$STAGE/"}: $(grep -E '(passed|failed|error|no tests ran).* in [0-9.]+s' "$STAGE/results/log-$i.txt" | tail -n 1 | tr -d '=')"
+    if [ "$rc" -ne 0 ] && [ "$rc" -ne 5 ]; then cat "$STAGE/results/log-$i.txt"; fi
     if [ -s "$xml" ]; then
         read -r t f e s < <(/usr/bin/python3 - "$xml" <<'PY'
 import sys, xml.etree.ElementTree as ET
@@ -116,8 +153,8 @@ print(*[sum(int(s.get(k, 0)) for s in suites) for k in ("tests", "failures", "er
 PY
 )
         passed=$((passed + t - f - e - s)); failed=$((failed + f + e)); skipped=$((skipped + s))
-    elif [ $rc -ne 5 ]; then
-        echo "$suite: pytest produced no results (exit $rc)" >&2
+    elif [ "$rc" -ne 5 ]; then
+        echo "${job_dir[$i]}: pytest produced no results (exit $rc)" >&2
         failed=$((failed + 1))
     fi
 done
