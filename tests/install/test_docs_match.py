@@ -9,11 +9,13 @@
   sources' environment errors (user namespaces, overlay and /proc mounts, the
   state dir, doctor's findings) are all quoted there."""
 import errno
+import functools
+import json
 import os
 import re
 import subprocess
 
-from conftest import BUILD, SOURCE
+from conftest import BUILD, ROOT, SOURCE, as_user
 
 LAYOVER = BUILD / "layover"
 FLAG = re.compile(r"(?<![\w-])--([a-z][a-z0-9]*(?:-[a-z0-9]+)*)(?![\w-])")
@@ -28,18 +30,20 @@ def lay(*args):
                           env=dict(os.environ, XDG_CONFIG_HOME="/nonexistent"))
 
 
+@functools.lru_cache(maxsize=None)
 def verbs():
     out = lay("--help").stdout.decode()
-    return [m.group(1) for m in re.finditer(r"^  ([a-z][a-z-]*)", out, re.M)]
+    return tuple(m.group(1) for m in re.finditer(r"^  ([a-z][a-z-]*)", out, re.M))
 
 
+@functools.lru_cache(maxsize=None)
 def help_flags(verb):
     """The long flags VERB --help shows; quoted text ('layover run ...', 'apply
     --undo-to FILE' in undo's) names other commands' flags and is left out."""
     r = lay(verb, "--help")
     assert r.returncode == 0, (verb, r.stderr)
     text = re.sub(r"(?<![A-Za-z])'[^']*'(?![A-Za-z])", "", r.stdout.decode())
-    return set(FLAG.findall(text))
+    return frozenset(FLAG.findall(text))
 
 
 def sections(text, heading):
@@ -68,6 +72,7 @@ def md_flags(body, md):
     return got | ignore_flags(md) if "IGNORE FLAGS" in body else got
 
 
+@functools.lru_cache(maxsize=None)
 def man_text():
     page = BUILD / "layover.1"
     assert page.exists(), "%s is missing: make man (run_all.sh stages it)" % page
@@ -339,3 +344,92 @@ def test_every_environment_error_of_the_code_is_in_troubleshooting_md():
     assert len(texts) >= 30
     missing = [t for t in texts if t not in quoted]
     assert not missing, "environment messages missing from docs/troubleshooting.md:\n" + "\n".join(missing)
+
+
+# --- README.md: its runnable blocks run; the commands it shows exist ---
+
+def readme():
+    return (SOURCE / "README.md").read_text()
+
+
+def runnable_blocks(text):
+    """(language, code) of each fenced block right after a '<!-- runnable -->' line."""
+    return re.findall(r"^<!-- runnable -->\n```(\w+)\n(.*?)^```", text, re.M | re.S)
+
+
+def test_readme_runnable_blocks_run_in_a_scratch_home(real_dir):
+    """As a new user would type them, in order, in one shell (cd carries
+    over), as the unprivileged user, in a scratch home; then the real files
+    are what the tour says."""
+    text = readme()
+    blocks = runnable_blocks(text)
+    langs = [lang for lang, _ in blocks]
+    assert langs.count("sh") >= 4 and "python" in langs, langs
+    home, state = real_dir / "home", real_dir / "state"
+    home.mkdir(mode=0o700)
+    state.mkdir(mode=0o700)
+    if ROOT:
+        for d in (home, state):
+            os.chown(d, int(os.environ["LAYOVER_TEST_UID"]), int(os.environ["LAYOVER_TEST_UID"]))
+    # Every failing command is reported; only `layover diff` may exit 1 (changes, as diff(1)).
+    lines = ["set -u", "trap 'echo \"FAILED $?: $BASH_COMMAND\" >&2' ERR", "cd ~"]
+    for i, (lang, code) in enumerate(blocks):
+        if lang == "sh":
+            lines.append(code)
+        else:
+            assert lang == "python", lang
+            path = real_dir / ("block%d.py" % i)
+            path.write_text(code)
+            lines.append("python3 %s" % path)
+    lines.append("echo TOUR-DONE")
+    script = real_dir / "tour.sh"
+    script.write_text("\n".join(lines) + "\n")
+    os.chmod(real_dir, 0o755)
+    for p in real_dir.glob("*.py"):
+        p.chmod(0o644)
+    script.chmod(0o644)
+    r = as_user("bash", script, cwd=home, extra={
+        "HOME": home, "PATH": "%s:/usr/bin:/bin" % BUILD, "LAYOVER_STATE_DIR": state,
+        "PYTHONPATH": SOURCE / "python"})
+    out, err = r.stdout.decode(), r.stderr.decode()
+    assert r.returncode == 0 and out.rstrip().endswith("TOUR-DONE"), out + err
+    failed = re.findall(r"^FAILED (\d+): (.*)$", err, re.M)
+    assert all(rc == "1" and cmd.startswith("layover diff ") for rc, cmd in failed), err
+    # The output the README shows for `status` is what it printed.
+    shown = re.search(r"^layover status tour.*?^```text\n(.*?)^```", text, re.M | re.S).group(1)
+    assert shown in out, (shown, out)
+    # Saved; applied ("line 1", "hi" printed), undone; then Python's line, applied.
+    project = home / "project"
+    assert re.search(r"^line 1\nhi\n(.*\n)*line 1\n", out, re.M), out
+    assert (project / "notes.txt").read_text() == "line 1\nfrom python\n"
+    assert (project / "old.log").read_text() == "junk\n"
+    assert not (project / "new.txt").exists()
+    assert (home / "tour.tar.zst").stat().st_size > 0
+    assert "+hi" in (project / "tour.diff").read_text()
+
+
+def make_targets():
+    text = (SOURCE / "Makefile").read_text()
+    return set(re.findall(r"^([a-z][a-z-]*):", text, re.M))
+
+
+def test_readme_commands_name_real_verbs_flags_and_make_targets():
+    text = readme()
+    code = "\n".join(code_blocks(text)) + "\n" + "\n".join(re.findall(r"`([^`\n]+)`", text))
+    all_verbs = set(verbs())
+    seen = 0
+    for m in re.finditer(r"(?:^|\$ |[;&|(] *)layover ([a-z][a-z-]*)([^\n#]*)", code, re.M):
+        verb, rest = m.group(1), m.group(2)
+        assert verb in all_verbs, "README: 'layover %s' is no verb" % verb
+        rest = re.split(r"\s--\s", rest)[0]  # what follows -- is the command's
+        unknown = set(FLAG.findall(rest)) - help_flags(verb) - EVERY_VERB
+        assert not unknown, "README: 'layover %s%s': %s not in its --help" % (verb, rest, unknown)
+        seen += 1
+    assert seen >= 15
+    targets = make_targets()
+    for t in re.findall(r"\bmake ([a-z][a-z-]*)", text):
+        assert t in targets, "README: 'make %s' is no Makefile target" % t
+    mcp = json.loads(re.search(r"^```json\n(.*?)^```", text, re.M | re.S).group(1))
+    server = mcp["mcpServers"]["layover"]
+    assert server["command"] == "layover" and server["args"][0] == "mcp"
+    assert set(FLAG.findall(" ".join(server["args"]))) <= help_flags("mcp")
