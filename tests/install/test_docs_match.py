@@ -1,5 +1,5 @@
 """The docs match the code (issue 18), cheaply, without a sandbox:
-- every flag of every verb's --help is in that verb's section of
+- every flag of every verb's --help (long and one-letter) is in that verb's section of
   docs/cli.md and of the man page made from it; each usage line of cli.md
   names only flags its verb's --help shows; every other flag cli.md names is
   one some verb accepts or another program's; the man page's sections hold
@@ -19,6 +19,7 @@ from conftest import BUILD, ROOT, SOURCE, as_user
 
 LAYOVER = BUILD / "layover"
 FLAG = re.compile(r"(?<![\w-])--([a-z][a-z0-9]*(?:-[a-z0-9]+)*)(?![\w-])")
+SHORT = re.compile(r"(?<![\w-])(-[a-zA-Z])(?![\w-])")
 EVERY_VERB = {"no-config", "help", "version"}  # main's, for every verb (cli.md "--version, --help")
 # Flags cli.md names that belong to other programs, with the program.
 OTHERS = {"global": "git config", "git": "diff --git", "short": "git status", "zstd": "tar",
@@ -44,6 +45,13 @@ def help_flags(verb):
     assert r.returncode == 0, (verb, r.stderr)
     text = re.sub(r"(?<![A-Za-z])'[^']*'(?![A-Za-z])", "", r.stdout.decode())
     return frozenset(FLAG.findall(text))
+
+
+@functools.lru_cache(maxsize=None)
+def help_short_flags(verb):
+    """The one-letter options VERB --help shows (-q, -o), quoted text left out."""
+    text = re.sub(r"(?<![A-Za-z])'[^']*'(?![A-Za-z])", "", lay(verb, "--help").stdout.decode())
+    return frozenset(SHORT.findall(text))
 
 
 def sections(text, heading):
@@ -95,6 +103,11 @@ def test_every_help_flag_is_in_cli_md_and_the_man_page():
         assert in_man, "the man page has no section naming verb %s" % verb
         md_has = set().union(*(md_flags(b, md) for b in in_md))
         man_has = set().union(*(md_flags(b, md) for b in in_man))
+        for short in sorted(help_short_flags(verb)):
+            if not any(short in set(SHORT.findall(b)) for b in in_md):
+                missing.append("%s %s: in --help, not in its docs/cli.md section" % (verb, short))
+            if not any(short in set(SHORT.findall(b)) for b in in_man):
+                missing.append("%s %s: in --help, not in its man page section" % (verb, short))
         for flag in sorted(help_flags(verb) - EVERY_VERB):
             if flag not in md_has:
                 missing.append("%s --%s: in --help, not in its docs/cli.md section" % (verb, flag))
