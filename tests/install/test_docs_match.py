@@ -1,13 +1,15 @@
-"""The docs match the code (issue 18), cheaply, without a sandbox:
-- every flag of every verb's --help (long and one-letter) is in that verb's section of
-  docs/cli.md and of the man page made from it; each usage line of cli.md
-  names only flags its verb's --help shows; every other flag cli.md names is
-  one some verb accepts or another program's; the man page's sections hold
-  the same flags as cli.md's;
+"""The docs match the code (issue 18), cheaply:
+- every flag of every verb's --help (long and one-letter) is in that verb's
+  section of docs/cli.md and of the man page made from it; each usage line of
+  cli.md names only flags its verb's --help shows; every other flag cli.md
+  names is one some verb accepts or another program's; the man page's
+  sections hold the same flags as cli.md's;
 - every message docs/troubleshooting.md quotes is one the sources can print
   (made of their string literals, around its <placeholders>), and the
   sources' environment errors (user namespaces, overlay and /proc mounts, the
-  state dir, doctor's findings) are all quoted there."""
+  state dir, doctor's findings) are all quoted there;
+- README.md's runnable blocks run (as the unprivileged user, in a scratch
+  home), and every layover command, flag and make target it shows exists."""
 import errno
 import functools
 import json
