@@ -42,6 +42,9 @@ need_cmd dpkg-deb dpkg
 need_cmd man man-db
 need_cmd mandoc mandoc
 need_cmd bash bash
+# tests/install/test_docs_tools.py: the zsh completion run in zsh, the AppArmor profile parsed.
+need_cmd zsh zsh
+[ -x /usr/sbin/apparmor_parser ] || [ -x /sbin/apparmor_parser ] || missing+=(apparmor)
 [ ${#missing[@]} -eq 0 ] && exit 0
 pkgs=$(printf '%s\n' "${missing[@]}" | sort -u | tr '\n' ' ')
 echo "layover: installing missing build dependencies: $pkgs" >&2

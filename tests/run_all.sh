@@ -35,7 +35,8 @@ mkdir -p "$STAGE/bin" "$STAGE/results" "$STAGE/tmp"
 cp "$ROOT/$BUILD/layover" "$ROOT/$BUILD/layover-patch" "$STAGE/bin/"
 cp -r "$ROOT/tests" "$ROOT/python" "$ROOT/docs" "$ROOT/Makefile" "$STAGE/"
 mkdir -p "$STAGE/helper" && cp -r "$ROOT/helper/dist" "$STAGE/helper/"
-mkdir -p "$STAGE/src"; cp -r "$ROOT/helper" "$ROOT/review" "$ROOT/capture" "$STAGE/src/"  # test_advice.py reads them
+mkdir -p "$STAGE/src"; cp -r "$ROOT/helper" "$ROOT/review" "$ROOT/capture" "$ROOT/overlay" "$STAGE/src/"  # test_advice.py, test_docs_match.py read them
+cp "$ROOT/README.md" "$STAGE/"  # test_docs_match.py runs its runnable blocks
 [ -d "$ROOT/examples" ] && cp -r "$ROOT/examples" "$STAGE/"
 # The man page, made as `make man` makes it (the install suite installs it).
 /usr/bin/python3 "$ROOT/helper/dist/man.py" "$ROOT/docs/cli.md" \

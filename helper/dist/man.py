@@ -141,7 +141,7 @@ def convert(md, version):
         i += 1
     flush()
     out += [".SH SEE ALSO", "The documents in docs/ of the source:",
-            "design.md, security.md, python.md, patch\\-format.md."]
+            "design.md, security.md, python.md, mcp.md, patch\\-format.md, troubleshooting.md."]
     # No paragraph macro right after a heading (mandoc -T lint warns).
     out = [ln for k, ln in enumerate(out) if not (ln == ".PP" and out[k - 1].startswith((".SH", ".SS")))]
     return "\n".join(out) + "\n"

@@ -86,12 +86,69 @@ def test_bash_completion_asks_the_binary(tmp_path, monkeypatch):
     assert complete(["layover", "show", "p"], 2, BUILD) == ["p.tar.zst"]
 
 
-def test_zsh_completion_is_valid_zsh():
-    text = (SOURCE / "helper/dist/_layover").read_text()
-    assert text.startswith("#compdef layover")
+def zsh_complete(lines, cwd, fpath_dir=SOURCE / "helper/dist"):
+    """What zsh offers for each `line<TAB>`: one real interactive `zsh -f`
+    under zpty with compinit (tests/install/zsh_complete.zsh), the binary on
+    PATH. A list of candidate lists, one per line."""
     zsh = shutil.which("zsh")
-    if zsh:
-        r = subprocess.run([zsh, "-n", str(SOURCE / "helper/dist/_layover")], capture_output=True)
-        assert r.returncode == 0, r.stderr.decode()
+    assert zsh, "zsh is missing (tests/deps.sh installs it)"
+    out = cwd / ".zsh-complete.out"
+    r = subprocess.run([zsh, "-f", str(SOURCE / "tests/install/zsh_complete.zsh"), str(fpath_dir), str(out)] + lines,
+                       capture_output=True, cwd=cwd, timeout=60,
+                       env=dict(os.environ, PATH="%s:/usr/bin:/bin" % BUILD, HOME=str(cwd)))
+    assert r.returncode == 0, r.stderr.decode()
+    got = out.read_text()
+    out.unlink()
+    assert got.endswith("END\n"), got
+    return [part.split() for part in ("\n" + got).split("\nEND\n")[:-1]]
+
+
+def test_zsh_completion_runs_in_zsh_with_compinit(tmp_path):
+    assert (SOURCE / "helper/dist/_layover").read_text().startswith("#compdef layover")
+    (tmp_path / "p.tar.zst").write_text("")
+    (tmp_path / "notes.txt").write_text("")
+    all_verbs, ap, apply_flags, run_ti, show = zsh_complete(
+        ["layover ", "layover ap", "layover apply --", "layover run --ti", "layover show "], tmp_path)
+    assert set(all_verbs) == set(verbs()) and len(all_verbs) == len(verbs())
+    assert ap == ["apply"]
+    assert {"--dry-run", "--target", "--only", "--exclude", "--yes", "--undo-to"} <= set(apply_flags)
+    assert all(f.startswith("--") for f in apply_flags) and "--timeout" not in apply_flags  # run's, not apply's
+    assert run_ti == ["--timeout"]
+    assert "p.tar.zst" in show and "notes.txt" not in show
     r = subprocess.run(["bash", "-n", str(SOURCE / "helper/dist/layover.bash")], capture_output=True)
     assert r.returncode == 0, r.stderr.decode()
+
+
+def test_apparmor_profile_parses(tmp_path):
+    """The profile as install.sh fills it, compiled by apparmor_parser without
+    loading it (-Q: no kernel load, -K: no cache; this kernel has no AppArmor).
+    Debian 12's AppArmor 3.0 has no abi/4.0 and does not know the three 4.0
+    rules (userns, io_uring, mqueue): there the rest of the profile is parsed
+    with those lines taken out, and only those."""
+    parser = shutil.which("apparmor_parser") or next(
+        (p for p in ("/usr/sbin/apparmor_parser", "/sbin/apparmor_parser") if os.access(p, os.X_OK)), None)
+    assert parser, "apparmor_parser is missing (tests/deps.sh installs Debian's apparmor)"
+    template = (SOURCE / "helper/dist/apparmor.profile").read_text()
+    assert set(re.findall(r"@[A-Z]+@", template)) == {"@NAME@", "@BIN@", "@FILE@"}
+    name = "usr.local.bin.layover"
+    text = template.replace("@NAME@", name).replace("@BIN@", "/usr/local/bin/layover").replace(
+        "@FILE@", "/etc/apparmor.d/" + name)
+    version = re.search(r"version (\d+)\.", sh(parser, "--version").stdout.decode()).group(1)
+    if int(version) < 4 and not os.path.exists("/etc/apparmor.d/abi/4.0"):
+        assert text.count("abi <abi/4.0>,") == 1
+        text = text.replace("abi <abi/4.0>,", "abi <abi/3.0>,")
+        for rule in ("userns", "io_uring", "mqueue"):
+            line = "  allow %s,\n" % rule
+            assert text.count(line) == 2, rule  # layover's profile and its child's
+            text = text.replace(line, "")
+
+    def parse(body):
+        path = tmp_path / name
+        path.write_text(body)
+        return subprocess.run([parser, "-Q", "-K", str(path)], capture_output=True, timeout=60)
+
+    r = parse(text)
+    assert r.returncode == 0, r.stderr.decode()
+    assert "profile %s /usr/local/bin/layover flags=" % name in text and "profile %s_child flags=" % name in text
+    # The parser does check: a rule it does not know fails.
+    assert parse(text.replace("  allow signal,\n", "  allow signal,\n  allow nonsense,\n", 1)).returncode != 0
