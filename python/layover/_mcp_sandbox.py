@@ -17,7 +17,6 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 from collections import deque
 from typing import Any, Callable, Deque, Dict, List, Optional
 
@@ -72,6 +71,7 @@ class AgentSandbox:
         self.next_id = 1
         self.broken: Optional[str] = None
         self.lines: Deque[str] = deque(maxlen=20)  # the helper's last stderr lines
+        self.relay: Optional[threading.Thread] = None
         self.started = False
         self.closed = False
 
@@ -106,7 +106,8 @@ class AgentSandbox:
             raise SandboxError("layover: cannot start the sandbox: %s" % e) from None
         finally:
             child.close()
-        threading.Thread(target=self._relay, args=(self.proc,), daemon=True).start()
+        self.relay = threading.Thread(target=self._relay, args=(self.proc,), daemon=True)
+        self.relay.start()
         self.sock = host
         try:
             host.sendall(agent_frame())
@@ -226,7 +227,8 @@ class AgentSandbox:
             if self.sock is not None:
                 self.sock.close()
                 self.sock = None
-            time.sleep(0.05)  # the relay's last lines
+            if self.relay is not None:
+                self.relay.join(5)  # the helper's last lines (the session kept or removed)
             return rc
 
     # --- calls ---

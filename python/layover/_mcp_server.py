@@ -419,6 +419,9 @@ class Server:
 
     # --- end ---
 
+    def _session_exists(self, name: str) -> bool:
+        return _session_exists_via(self.helper, name)
+
     def shutdown(self, grace: float = 0.0) -> int:
         """Let the calls in flight finish for up to `grace` seconds (stdin
         closed: their answers may still be read), cancel the rest, stop the
@@ -437,11 +440,21 @@ class Server:
         rc = self.sandbox.close() if self.sandbox.started else None
         if self.sandbox.started:
             name = self.opts.session
-            if self.opts.on_exit == "keep":
+            if self.opts.on_exit == "keep" and not self._session_exists(name):
+                pass  # it made no changes: the helper said it removed the session
+            elif self.opts.on_exit == "keep":
                 log("layover mcp: session %s kept. %s (or layover discard %s)" % (name, review_hint(name), name))
             else:
                 log("layover mcp: session %s ended (--on-exit %s, helper exit %s)" % (name, self.opts.on_exit, rc))
         return 0
+
+
+def _session_exists_via(helper: Helper, name: str) -> bool:
+    try:
+        listed = json.loads(helper.run(["sessions", "--json"], timeout=60).stdout)
+        return any(isinstance(s, dict) and s.get("name") == name for s in listed)
+    except Exception:  # noqa: BLE001 - a failed probe must not hide the "kept" hint
+        return True
 
 
 def _valid_id(rid: Any) -> bool:

@@ -298,6 +298,18 @@ def test_mcp_runs_under_the_isolation_profile_and_passes_run_options(client, pro
     assert status(state_dir, "mcp-opts").returncode != 0  # --on-exit discard removed it
 
 
+def test_mcp_session_without_changes_is_not_called_kept(client, proj, state_dir):
+    """A session that only read is removed at exit: stderr must not then
+    tell the person it was kept and how to review it."""
+    c = client(session="mcp-empty")
+    assert "v1" in text(c.call("read_file", path="src/app.py"))
+    assert c.close() == 0
+    err = c.stderr()
+    assert "made no changes; removed" in err, err
+    assert "mcp-empty kept" not in err and "layover status mcp-empty" not in err, err
+    assert status(state_dir, "mcp-empty").returncode != 0
+
+
 def test_mcp_bad_options_and_sigterm(require_sandbox, proj, state_dir):
     env = dict(os.environ, LAYOVER_STATE_DIR=str(state_dir))
     r = subprocess.run([LAYOVER, "mcp", "--target", str(proj / "nope")], capture_output=True, text=True, env=env,
