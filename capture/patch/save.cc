@@ -8,6 +8,7 @@
 #include <random>
 #include <set>
 
+#include "capture/patch/known_bases.h"
 #include "capture/patch/writer.h"
 #include "capture/scan/session_scan.h"
 #include "helper/base/clock.h"
@@ -64,6 +65,8 @@ base::Result<void> save_session(const session::Info& s, const std::string& out_f
     base::Defer cleanup([&] { ::unlink(tmp.c_str()); });
     ::fchmod(fd.get(), 0600);
     int out = fd.get();
+    // Records an earlier apply kept: an apply then `undo` is not stale.
+    auto known = known_bases(s.dir);
     auto r = in_owner_ns([&]() -> base::Result<std::string> {
         TRY(SessionTrees t, open_session_trees(s));
         ScanOptions so;
@@ -76,6 +79,7 @@ base::Result<void> save_session(const session::Info& s, const std::string& out_f
         so.include_ignored = opts.ignore.include_ignored;
         TRY(ScanResult scan, scan_upper(t.upper.get(), t.lower.get(), so));
         select_only(&scan, opts.only);
+        if (known) clear_known_stale(&scan.base, *known);
         Manifest m;
         m.format = "layover-patch/1";
         m.target = s.meta.target;

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "capture/patch/known_bases.h"
 #include "capture/patch/reader.h"
 #include "helper/base/json/bytes.h"
 #include "helper/base/text.h"
@@ -166,13 +167,19 @@ bool confirm(const std::string& question) {
     return line == "y" || line == "Y" || line == "yes" || line == "YES";
 }
 
-// A whole session applied (no --only/--exclude): its state becomes "applied".
+// A session applied: its fresh base records are kept (capture/patch/
+// known_bases.h: an `undo` then another apply is no stale-copy conflict), and
+// when the whole session was applied (no --only/--exclude) its state becomes
+// "applied".
 void mark_session_applied(const capture::Patch& patch, const review::ApplyOptions& o, const std::string& undo) {
-    if (!patch.from_session() || !o.only.empty() || !o.exclude.empty()) return;
+    if (!patch.from_session()) return;
     auto state = session::state_dir();
     if (!state.ok()) return;
     auto info = session::find(*state, patch.manifest().session);
     if (!info.ok()) return;
+    if (auto k = capture::remember_bases(info->dir, patch.manifest()); !k.ok())
+        std::fprintf(stderr, "layover: apply: applied, but %s\n", k.error().message.c_str());
+    if (!o.only.empty() || !o.exclude.empty()) return;
     if (auto m = session::mark_applied(info->dir, undo); !m.ok())
         std::fprintf(stderr, "layover: apply: applied, but %s\n", m.error().message.c_str());
 }

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <string>
 
+#include "capture/patch/known_bases.h"
 #include "capture/patch/reader.h"
 #include "capture/patch/save.h"
 #include "helper/base/text.h"
@@ -54,6 +55,7 @@ int on_exit_apply(const std::string& state, const session::Info& s) {
     if (!r->undo.empty())
         std::fprintf(stderr, "layover: undo with: %s\n", review::undo_command(patch->manifest().target).c_str());
     // Applied: the session is redundant, but kept recoverable for a day.
+    (void)capture::remember_bases(s.dir, patch->manifest());  // undo, then apply again: not stale
     (void)session::mark_applied(s.dir, r->undo);
     auto t = review::move_to_trash(state, s);
     if (!t) std::fprintf(stderr, "layover: the changes are applied, but %s\n", t.error().message.c_str());

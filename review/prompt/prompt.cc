@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <set>
 
+#include "capture/patch/known_bases.h"
 #include "capture/patch/reader.h"
 #include "capture/patch/save.h"
 #include "helper/base/term.h"
@@ -205,6 +206,7 @@ struct Prompt {
     }
 
     Next applied(const ApplyReport& rep, bool partial) {
+        (void)capture::remember_bases(s.dir, patch.manifest());  // undo, then apply again: not stale
         std::fprintf(stderr, "layover: applied %zu path(s) to %s\n", rep.applied.size(),
                      base::display_path(patch.manifest().target).c_str());
         if (!rep.undo.empty())

@@ -211,3 +211,25 @@ def test_undo_force_restores_a_hard_linked_file_an_editor_replaced_after_apply(l
     r, out = apply(lo, "after")
     assert r.returncode == 0, out
     assert not out["recovered"], out
+
+
+def test_apply_undo_then_apply_again_is_no_stale_conflict_but_a_later_edit_still_is(lo):
+    """undo gives the real files new ctimes: a stale-copy conflict by ctime
+    alone. The session keeps the base records its apply saw, so a file that
+    holds the copied-up content again applies; one edited since is a conflict."""
+    (lo.target / "other.txt").write_text("other v1\n")
+    edit(lo, "echo sandbox >> notes.txt && echo sandbox >> other.txt", session="again")
+    original = (lo.target / "notes.txt").read_text()
+    r, out = apply(lo, "again")
+    assert r.returncode == 0, out
+    r = lo("undo", "--last", "--target", lo.target)
+    assert r.returncode == 0, r.stderr
+    assert (lo.target / "notes.txt").read_text() == original
+    (lo.target / "other.txt").write_text("edited after the undo\n")
+    r, out = apply(lo, "again")
+    assert r.returncode == 1
+    assert conflict_paths(out) == ["other.txt"] and "stale" in out["conflicts"][0]["reason"]
+    r, out = apply(lo, "again", "--exclude", "other.txt")
+    assert r.returncode == 0, out
+    assert (lo.target / "notes.txt").read_text() == original + "sandbox\n"
+    assert (lo.target / "other.txt").read_text() == "edited after the undo\n"
