@@ -98,16 +98,7 @@ Fold fold_at(const std::vector<Change>& changes, size_t at) {
 
 std::string fold_note(const Fold& f) {
     std::string n = base::thousands(f.files);
-    const char* units[] = {"B", "KB", "MB", "GB", "TB"};
-    double v = static_cast<double>(f.bytes);
-    int u = 0;
-    while (v >= 1000 && u < 4) {
-        v /= 1024;
-        u++;
-    }
-    char size[32];
-    std::snprintf(size, sizeof size, u && v < 10 ? "%.1f %s" : "%.0f %s", v, units[u]);
-    return n + (f.files == 1 ? " file" : " files") + (f.sized ? std::string(", ") + size : "");
+    return n + (f.files == 1 ? " file" : " files") + (f.sized ? ", " + base::bytes_text(f.bytes) : "");
 }
 
 std::string summary_text(const std::vector<Change>& changes, const std::set<std::string>& stale, bool fold,

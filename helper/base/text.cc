@@ -1,6 +1,8 @@
 #include "helper/base/text.h"
 
+#include <cmath>
 #include <cstdint>
+#include <cstdio>
 
 namespace base {
 
@@ -183,6 +185,40 @@ std::string thousands(unsigned long long n) {
         out.push_back(digits[i]);
     }
     return out;
+}
+
+namespace {
+
+// n in the largest unit of 1024 it reaches (at most "E").
+double scaled(uint64_t n, int* unit) {
+    double v = static_cast<double>(n);
+    *unit = 0;
+    while (v >= 1024 && *unit < 6) {
+        v /= 1024;
+        ++*unit;
+    }
+    return v;
+}
+
+}  // namespace
+
+std::string bytes_text(uint64_t n) {
+    static const char* const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    int u;
+    double v = scaled(n, &u);
+    char buf[32];
+    if (u == 0) std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(n));
+    else std::snprintf(buf, sizeof buf, v < 10 ? "%.1f %s" : "%.0f %s", v, units[u]);
+    return buf;
+}
+
+std::string bytes_short(uint64_t n) {
+    static const char* const units[] = {"B", "K", "M", "G", "T", "P", "E"};
+    int u;
+    double v = scaled(n, &u);
+    char buf[32];
+    std::snprintf(buf, sizeof buf, v == std::floor(v) ? "%.0f%s" : "%.1f%s", v, units[u]);
+    return buf;
 }
 
 }  // namespace base

@@ -38,6 +38,13 @@ bool base64_decode(std::string_view text, std::string* out);
 // 1234567 -> "1,234,567": counts a person reads.
 std::string thousands(unsigned long long n);
 
+// Sizes a person reads, in powers of 1024, one way everywhere:
+//   bytes_text: "512 B", "2.0 KiB", "38 MiB" (one decimal below 10), for prose;
+//   bytes_short: "512B", "4K", "9.2M", the `--max-size` syntax, for columns
+//   and limit messages (a decimal only when not a whole number).
+std::string bytes_text(uint64_t n);
+std::string bytes_short(uint64_t n);
+
 // Session names: [A-Za-z0-9._-]{1,64}, and not "." or "..".
 bool valid_session_name(std::string_view name);
 

@@ -61,19 +61,6 @@ uint64_t usage_of(const std::string& dir) {
     return fd < 0 ? 0 : session::tree_usage(fd).bytes;
 }
 
-std::string human(uint64_t b) {
-    const char* units[] = {"B", "KB", "MB", "GB", "TB"};
-    double v = static_cast<double>(b);
-    int u = 0;
-    while (v >= 1000 && u < 4) {
-        v /= 1000;
-        u++;
-    }
-    char buf[32];
-    std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
-    return buf;
-}
-
 bool file_exists(const std::string& p) {
     struct stat st {};
     return !p.empty() && ::stat(p.c_str(), &st) == 0;
@@ -223,11 +210,11 @@ int cmd_gc(int argc, char** argv) {
         }
         std::printf("%s %s %s (%s; %s)\n", o.dry_run ? "would remove" : "removed", it.what.c_str(),
                     base::display_path(it.name.empty() ? it.path : it.name).c_str(), it.note.c_str(),
-                    human(it.bytes).c_str());
+                    base::bytes_text(it.bytes).c_str());
         removed++;
         freed += it.bytes;
     }
     std::printf("%s %zu item(s), %s (%llu bytes)\n", o.dry_run ? "gc --dry-run: would free" : "gc: freed", removed,
-                human(freed).c_str(), static_cast<unsigned long long>(freed));
+                base::bytes_text(freed).c_str(), static_cast<unsigned long long>(freed));
     return failed ? 1 : 0;
 }

@@ -22,19 +22,6 @@ int fail(const std::string& msg) {
     return 1;
 }
 
-std::string human_size(uint64_t b) {
-    const char* units[] = {"B", "K", "M", "G", "T"};
-    double v = static_cast<double>(b);
-    int u = 0;
-    while (v >= 1024 && u < 4) {
-        v /= 1024;
-        u++;
-    }
-    char buf[32];
-    std::snprintf(buf, sizeof buf, u == 0 ? "%.0f%s" : "%.1f%s", v, units[u]);
-    return buf;
-}
-
 int64_t age_seconds(const session::Meta& m) {
     int64_t now = static_cast<int64_t>(::time(nullptr));
     return m.created_ns > 0 ? std::max<int64_t>(0, now - m.created_ns / 1000000000) : 0;
@@ -116,7 +103,7 @@ int cmd_sessions(int argc, char** argv) {
         std::string changes = s.changes < 0 ? "?" : (s.changes_exact ? "" : "~") + std::to_string(s.changes);
         std::string shown = trash ? "trash:" + s.state : s.state;
         std::printf("%-24s %-8s %5s %7s %7s  %s\n", s.meta.name.c_str(), shown.c_str(),
-                    human_age(age_seconds(s.meta)).c_str(), human_size(s.upper_bytes).c_str(), changes.c_str(),
+                    human_age(age_seconds(s.meta)).c_str(), base::bytes_short(s.upper_bytes).c_str(), changes.c_str(),
                     base::display_path(what_started(s.meta)).c_str());
         if (!trash && s.age_days >= 20) old = true;
     }

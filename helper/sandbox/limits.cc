@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "helper/base/text.h"
 #include "overlay/options.h"
 
 namespace limits {
@@ -47,18 +48,7 @@ bool parse_bytes(const std::string& text, uint64_t* bytes) {
     return true;
 }
 
-std::string format_bytes(uint64_t b) {
-    const char* units[] = {"B", "K", "M", "G", "T"};
-    int u = 0;
-    double v = static_cast<double>(b);
-    while (v >= 1024 && u < 4) {
-        v /= 1024;
-        u++;
-    }
-    char buf[32];
-    std::snprintf(buf, sizeof buf, v == std::floor(v) ? "%.0f%s" : "%.1f%s", v, units[u]);
-    return buf;
-}
+std::string format_bytes(uint64_t b) { return base::bytes_short(b); }
 
 base::Result<void> apply_in_child(const Limits& l) {
     auto set = [](int res, uint64_t v, const char* what) -> base::Result<void> {

@@ -8,24 +8,6 @@
 
 namespace review {
 
-namespace {
-
-std::string size_text(uint64_t n) {
-    const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-    int u = 0;
-    double v = static_cast<double>(n);
-    while (v >= 1024 && u < 6) {
-        v /= 1024;
-        u++;
-    }
-    char buf[32];
-    if (u == 0) std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(n));
-    else std::snprintf(buf, sizeof buf, "%.1f %s", v, units[u]);
-    return buf;
-}
-
-}  // namespace
-
 std::string target_line(const capture::Manifest& m, const std::string& override_target) {
     std::string out = "target: ";
     if (!override_target.empty() && override_target != m.target)
@@ -43,7 +25,7 @@ std::string change_details(const capture::Change& c, const RiskContext& ctx) {
     if (c.kind != Kind::Deleted && c.type != Type::Symlink && c.type != Type::None) {
         bool had = c.old_type == c.type && c.old_type != Type::None;
         d = had && c.old_mode != c.mode ? mode_octal(c.old_mode) + " -> " + mode_octal(c.mode) : mode_octal(c.mode);
-        if (c.type == Type::File) d += ", " + size_text(c.size);
+        if (c.type == Type::File) d += ", " + base::bytes_text(c.size);
     }
     std::string out = d.empty() ? "" : "  [" + d + "]";
     std::string reasons;

@@ -199,7 +199,7 @@ TEST_CASE("summary: a new directory folds into one line; --expand lists every pa
                              mk("venv/lib.so", Kind::Added, Type::File, 40ull << 20),
                              mk("venvs.txt", Kind::Added, Type::File, 1)};
     std::string folded = capture::summary_text(v);
-    CHECK(folded == "M  a.txt\nA  venv/  (2 files, 40 MB)\nA  venvs.txt\n6 changes: 5 added, 1 modified\n");
+    CHECK(folded == "M  a.txt\nA  venv/  (2 files, 40 MiB)\nA  venvs.txt\n6 changes: 5 added, 1 modified\n");
     std::string expanded = capture::summary_text(v, {}, false);
     CHECK(expanded.find("A  venv/bin/python\n") != std::string::npos);
     auto f = capture::fold_at(v, 1);

@@ -151,3 +151,16 @@ TEST_CASE("term: colors only on a terminal, never under NO_COLOR or TERM=dumb, u
     CHECK(w == ColorWhen::Never);
     CHECK_FALSE(base::parse_color_when("sometimes", &w));
 }
+
+TEST_CASE("base text: one way to write sizes, in powers of 1024") {
+    CHECK(base::bytes_text(0) == "0 B");
+    CHECK(base::bytes_text(1023) == "1023 B");
+    CHECK(base::bytes_text(2048) == "2.0 KiB");
+    CHECK(base::bytes_text(38u << 20) == "38 MiB");
+    CHECK(base::bytes_text(uint64_t(15) << 40) == "15 TiB");
+    CHECK(base::bytes_short(512) == "512B");
+    CHECK(base::bytes_short(4096) == "4K");
+    CHECK(base::bytes_short(9646899) == "9.2M");
+    CHECK(base::bytes_short(5u << 20) == "5M");
+    CHECK(base::thousands(1234567) == "1,234,567");
+}
