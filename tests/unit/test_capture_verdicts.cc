@@ -12,6 +12,7 @@
 #include "capture/scan/scan.h"
 #include "capture/scan/verdicts.h"
 #include "helper/base/fd.h"
+#include "tests/unit/capture_scan_util.h"
 #include "tests/unit/capture_tree.h"
 
 using namespace capture;
@@ -24,29 +25,17 @@ int64_t now_ns() {
     return static_cast<int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec;
 }
 
-struct Pair {
-    testtree::TempDir t;
-    std::string up = t.path + "/up", low = t.path + "/low";
-    Pair() {
-        ::mkdir(up.c_str(), 0755);
-        ::mkdir(low.c_str(), 0755);
-    }
-    std::map<std::string, std::string> scan(ScanOptions o) {
-        base::Fd u(::open(up.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-        base::Fd l(::open(low.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-        auto r = scan_upper(u.get(), l.get(), o);
-        INFO((r ? "" : r.error().message));
-        REQUIRE(r.ok());
-        std::map<std::string, std::string> out;
-        for (const auto& it : r->items) out[it.change.path] = kind_name(it.change.kind);
-        return out;
-    }
-};
+// Path -> kind of what a scan of the pair reports.
+std::map<std::string, std::string> kinds(const ScanPair& p, const ScanOptions& o) {
+    std::map<std::string, std::string> out;
+    for (const auto& it : scan_dirs(p.up, p.low, o).items) out[it.change.path] = kind_name(it.change.kind);
+    return out;
+}
 
 }  // namespace
 
 TEST_CASE("capture verdicts: the summary walk over real files reports what the full walk does") {
-    Pair p;
+    ScanPair p;
     testtree::make(p.low + "/touched.txt", "file:same\n");
     testtree::make(p.up + "/touched.txt", "file:same\n");
     testtree::make(p.low + "/edited.txt", "file:abcd\n");
@@ -61,7 +50,7 @@ TEST_CASE("capture verdicts: the summary walk over real files reports what the f
     ::chmod((p.up + "/exec.sh").c_str(), 0755);
     ScanOptions full, quick;
     quick.summary_only = true;
-    auto a = p.scan(full), b = p.scan(quick);
+    auto a = kinds(p, full), b = kinds(p, quick);
     CHECK(a == b);
     CHECK(b.count("touched.txt") == 0);
     CHECK(b["edited.txt"] == "modified");
@@ -71,18 +60,15 @@ TEST_CASE("capture verdicts: the summary walk over real files reports what the f
 }
 
 TEST_CASE("capture verdicts: the scan records the real file's link count for status's hard-link note") {
-    Pair p;
+    ScanPair p;
     testtree::make(p.low + "/a.txt", "file:one\n");
     REQUIRE(::link((p.low + "/a.txt").c_str(), (p.low + "/b.txt").c_str()) == 0);
     testtree::make(p.up + "/a.txt", "file:changed\n");
-    base::Fd u(::open(p.up.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    base::Fd l(::open(p.low.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     ScanOptions quick;
     quick.summary_only = true;
-    auto r = scan_upper(u.get(), l.get(), quick);
-    REQUIRE(r.ok());
-    REQUIRE(r->items.size() == 1);
-    CHECK(r->items[0].change.old_nlink == 2);
+    auto r = scan_dirs(p.up, p.low, quick);
+    REQUIRE(r.items.size() == 1);
+    CHECK(r.items[0].change.old_nlink == 2);
 }
 
 TEST_CASE("capture verdicts: the stored form round-trips, and a damaged one is an empty cache") {
@@ -113,7 +99,7 @@ TEST_CASE("capture verdicts: the stored form round-trips, and a damaged one is a
 }
 
 TEST_CASE("capture verdicts: a cached verdict is reused, and a change to either file misses it") {
-    Pair p;
+    ScanPair p;
     testtree::make(p.low + "/f.txt", "file:same\n");
     testtree::make(p.up + "/f.txt", "file:same\n");
     ::chmod((p.low + "/f.txt").c_str(), 0644);
@@ -123,7 +109,7 @@ TEST_CASE("capture verdicts: a cached verdict is reused, and a change to either 
     // The scan "starts" later than it does, so these fresh files are not racy.
     VerdictCache first(now_ns() + 10 * kRacyNs);
     quick.verdicts = &first;
-    CHECK(p.scan(quick).empty());
+    CHECK(kinds(p, quick).empty());
     std::string stored = first.serialize();
     // Forge the stored verdict: a hit now reports what the cache says,
     // proving the contents were not compared again.
@@ -145,7 +131,7 @@ TEST_CASE("capture verdicts: a cached verdict is reused, and a change to either 
     VerdictCache second(now_ns() + 10 * kRacyNs);
     second.parse(forged.serialize());
     quick.verdicts = &second;
-    CHECK(p.scan(quick)["f.txt"] == "modified");
+    CHECK(kinds(p, quick)["f.txt"] == "modified");
     CHECK_FALSE(second.dirty());  // used as stored: nothing to rewrite
 
     // The upper file rewritten with the same size, its mtime set back to the
@@ -158,12 +144,12 @@ TEST_CASE("capture verdicts: a cached verdict is reused, and a change to either 
     VerdictCache third(now_ns() + 10 * kRacyNs);
     third.parse(forged.serialize());
     quick.verdicts = &third;
-    CHECK(p.scan(quick).empty());  // compared again: equal, as it is
+    CHECK(kinds(p, quick).empty());  // compared again: equal, as it is
     // A change on the real side misses it too.
     VerdictCache fourth(now_ns() + 10 * kRacyNs);
     fourth.parse(forged.serialize());
     ::chmod((p.low + "/f.txt").c_str(), 0600);
     ::chmod((p.low + "/f.txt").c_str(), 0644);
     quick.verdicts = &fourth;
-    CHECK(p.scan(quick).empty());
+    CHECK(kinds(p, quick).empty());
 }
