@@ -244,8 +244,10 @@ base::Result<DiffSet> collect_diffs(const capture::Patch& patch, const DiffScope
         } else if (m->kind == capture::Member::Kind::File) {
             struct stat st {};
             base::Fd fd;
-            if (m->size > scope.hold) fd = open_real_file(root.get(), p, &st);
-            if (fd.valid() && static_cast<uint64_t>(st.st_size) > scope.hold) {
+            // Over max_load on either side: reported as differing, unread, as before.
+            if (m->size > scope.hold && m->size <= scope.max_load) fd = open_real_file(root.get(), p, &st);
+            uint64_t real_size = static_cast<uint64_t>(st.st_size);
+            if (fd.valid() && real_size > scope.hold && real_size <= scope.max_load) {
                 Big& b = bigs[p];
                 b.old_size = static_cast<uint64_t>(st.st_size);
                 b.old_mode = git_file_mode(st.st_mode);
