@@ -94,7 +94,7 @@ base::Result<void> save_session(const session::Info& s, const std::string& out_f
         return std::string();
     });
     if (!r) return r.error().context("saving session '" + s.meta.name + "'");
-    if (::fsync(fd.get()) != 0) return base::sys_error("writing " + out_file);
+    if (opts.durable && ::fsync(fd.get()) != 0) return base::sys_error("writing " + out_file);
     TRY_VOID(fd.close());
     if (::rename(tmp.c_str(), out_file.c_str()) != 0) return base::sys_error("creating " + out_file);
     cleanup.dismiss();

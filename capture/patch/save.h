@@ -16,6 +16,10 @@ struct SaveOptions {
     // these globs select (base::PathFilter), with the changed dirs above them.
     std::vector<std::string> only;
     IgnoreOptions ignore;  // what the ignore rules leave out (counted in the manifest's "ignored")
+    // fsync before the rename. Off for a capture that is read once and
+    // deleted (Patch::open_source of a session: diff, show): a crash loses
+    // nothing then, and the fsync waited for the disk on every `diff`.
+    bool durable = true;
 };
 
 base::Result<void> save_session(const session::Info& s, const std::string& out_file, const SaveOptions& opts = {});

@@ -58,6 +58,7 @@ base::Result<Patch> Patch::open_source(const std::string& arg, const Limits& lim
     std::string tmp = state + "/.capture-" + info.meta.name + "-" + std::to_string(rd() % 1000000000u) + ".tar.zst";
     SaveOptions so;
     so.ignore = ignore;
+    so.durable = false;
     TRY_VOID(save_session(info, tmp, so));
     auto p = open(tmp, limits);
     if (!p) {

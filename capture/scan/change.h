@@ -33,6 +33,7 @@ struct Change {
     int64_t mtime_ns = 0;                       // new mtime; apply sets it on changed files
     std::map<std::string, std::string> xattrs;  // user.* xattrs kept (new state)
     bool ignored = false;                       // matched an ignore rule (kept by --include-ignored)
+    uint64_t old_nlink = 0;                     // the real entry's link count, as scanned (not stored)
 };
 
 // The `base` record: what the real entry must be for a change to apply cleanly.

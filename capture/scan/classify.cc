@@ -36,7 +36,10 @@ Verdict change(Kind k) {
     return v;
 }
 
-bool meta_differs(const Side& u, const Side& l) { return u.mode != l.mode || u.xattrs != l.xattrs; }
+bool meta_differs(const Side& u, const Side& l) {
+    if (u.mode != l.mode) return true;
+    return u.xattrs_same >= 0 ? u.xattrs_same == 0 : u.xattrs != l.xattrs;
+}
 
 // Upper is a plain entry (file, dir, symlink, fifo, socket) and the lower
 // entry has another type: a type change; a replaced lower dir's whole subtree

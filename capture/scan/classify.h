@@ -18,6 +18,9 @@ struct Side {
     uint64_t size = 0;
     std::string link_target;
     Xattrs xattrs;  // user xattrs only (see user_xattrs)
+    // Upper side only: -1 compare xattrs; 0 or 1: already known to differ or
+    // match (a cached verdict, whose xattrs were not read again).
+    int xattrs_same = -1;
 };
 
 // The upper entry's type from its stat and overlay markers:

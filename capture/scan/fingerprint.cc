@@ -110,6 +110,14 @@ std::string fingerprint_bytes(const std::string& s) {
 
 base::Result<Segments> data_segments(int fd, uint64_t size) {
     Segments segs;
+    if (size == 0) return segs;
+    // Most files have no hole: one SEEK_HOLE that lands on the end says so
+    // (the loop below would ask SEEK_DATA, then SEEK_HOLE). The same map.
+    int64_t first_hole = next_hole(fd, 0, size);
+    if (first_hole == static_cast<int64_t>(size)) {
+        segs.emplace_back(0, size);
+        return segs;
+    }
     uint64_t pos = 0;
     while (pos < size) {
         int64_t d = next_data(fd, pos, size);

@@ -14,6 +14,7 @@
 #include "capture/scan/classify.h"
 #include "capture/scan/fingerprint.h"
 #include "capture/scan/ignore.h"
+#include "capture/scan/verdicts.h"
 #include "capture/scan/xattr.h"
 #include "helper/base/dir.h"
 #include "helper/base/fd.h"
@@ -30,6 +31,16 @@ namespace {
 
 int64_t ns_of(const struct statx_timestamp& t) { return static_cast<int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec; }
 
+StatKey stat_key(const struct statx& st) {
+    StatKey k;
+    k.dev = (static_cast<uint64_t>(st.stx_dev_major) << 32) | st.stx_dev_minor;
+    k.ino = st.stx_ino;
+    k.size = st.stx_size;
+    k.mtime_ns = ns_of(st.stx_mtime);
+    k.ctime_ns = ns_of(st.stx_ctime);
+    return k;
+}
+
 using DirEnt = base::DirEntry;
 
 Result<std::vector<DirEnt>> list_dir(int dirfd, const std::string& what) {
@@ -45,6 +56,7 @@ struct Seen {
     Side side;
     bool xwhiteouts = false;  // an upper dir that may hold xattr whiteouts
     base::Fd fd;              // files and dirs: open for xattrs / content / descending
+    bool full = false;        // xattrs read (a deferred file: only stat'ed; see complete())
 };
 
 class Walker {
@@ -139,14 +151,18 @@ private:
         return true;
     }
 
-    Result<Seen> look(int dirfd, const std::string& name, const std::string& path, bool upper, bool light = false,
+    // defer: a regular file (upper: of size > 0, which cannot be a whiteout)
+    // is only stat'ed; complete() opens it and reads its xattrs when the
+    // verdict needs them. A real file that is opened (with_base: to be
+    // fingerprinted) still waits for complete() for its xattrs.
+    Result<Seen> look(int dirfd, const std::string& name, const std::string& path, bool upper, bool defer = false,
                       unsigned char dtype = DT_UNKNOWN) {
         Seen s;
         // Built only for an error: escaping every path up front was a measurable cost.
         auto where = [&] { return (upper ? "upper entry " : "real entry ") + base::display_path(path); };
         unsigned mask = STATX_BASIC_STATS | STATX_BTIME;
         bool opened =
-            upper && !light && (dtype == DT_REG || dtype == DT_DIR) && open_first(dirfd, name, dtype, mask, &s);
+            upper && (dtype == DT_DIR || (!defer && dtype == DT_REG)) && open_first(dirfd, name, dtype, mask, &s);
         if (!opened && ::statx(dirfd, name.c_str(), AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, mask, &s.st) != 0) {
             if (errno == ENOENT) return s;  // gone (a running session) or absent below
             return base::sys_error("reading " + where());
@@ -156,7 +172,8 @@ private:
         s.side.mode = s.st.stx_mode & 07777;
         s.side.size = fmt == S_IFREG ? s.st.stx_size : 0;
         Xattrs raw;
-        bool skip_open = light && fmt == S_IFREG && s.st.stx_size > 0;
+        bool skip_open = defer && fmt == S_IFREG && (!upper || s.st.stx_size > 0);
+        bool lazy_xattrs = !upper && fmt == S_IFREG;
         if (opened) {
             TRY(raw, read_xattrs(s.fd.get()));
         } else if ((fmt == S_IFDIR || fmt == S_IFREG) && !skip_open) {
@@ -169,7 +186,9 @@ private:
             struct stat check;
             if (::fstat(fd, &check) != 0 || (check.st_mode & S_IFMT) != fmt)
                 return base::error("reading " + where() + ": it changed while being read; try again");
-            TRY(raw, read_xattrs(fd));
+            if (!lazy_xattrs) {
+                TRY(raw, read_xattrs(fd));
+            }
         } else if (fmt == S_IFLNK) {
             std::string t(static_cast<size_t>(s.st.stx_size) + 1, '\0');
             for (;;) {
@@ -195,7 +214,35 @@ private:
             s.side.type = lower_type(s.st.stx_mode);
         }
         s.side.xattrs = user_xattrs(raw, upper);
+        s.full = !(fmt == S_IFREG && (skip_open || lazy_xattrs));
         return s;
+    }
+
+    // A deferred regular file (look()): open it (once), check it is still the
+    // file that was stat'ed, and read its xattrs.
+    Result<void> complete(int dirfd, const std::string& name, const std::string& path, bool upper, Seen* s) {
+        if (s->full) return base::Ok();
+        auto where = [&] { return (upper ? "upper entry " : "real entry ") + base::display_path(path); };
+        if (!s->fd.valid()) {
+            int fd = ::openat(dirfd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+            if (fd < 0)
+                return base::error("cannot read " + where() + ": " + base::sys_error("open").message +
+                                   "; the session cannot be captured until it is readable");
+            s->fd.reset(fd);
+            struct stat check;
+            if (::fstat(fd, &check) != 0 || !S_ISREG(check.st_mode) || check.st_ino != s->st.stx_ino)
+                return base::error("reading " + where() + ": it changed while being read; try again");
+        }
+        TRY(Xattrs raw, read_xattrs(s->fd.get()));
+        if (upper) {
+            OverlayMarks marks = overlay_marks(raw);
+            if (!marks.unsupported.empty())
+                return base::error("upper entry " + base::display_path(path) + " carries " + marks.unsupported +
+                                   ", an overlayfs feature layover does not use; this session was not made by layover");
+        }
+        s->side.xattrs = user_xattrs(raw, upper);
+        s->full = true;
+        return base::Ok();
     }
 
     // An upper entry with no real counterpart, typed from d_type alone: it
@@ -309,25 +356,47 @@ private:
             TRY(typed, quick_look(up, e, &u));
         }
         if (!typed) {
-            TRY(u, look(up, name, path, true, low < 0 && !opts_.with_base, e.type));
+            // Files are opened only when the verdict needs more than a stat:
+            // an addition never does, and for the text summary only a file
+            // over a real file of the same size does (see pair below).
+            bool defer = !opts_.with_base && (low < 0 || opts_.summary_only);
+            TRY(u, look(up, name, path, true, defer, e.type));
         }
         if (!u.exists) return base::Ok();
         Seen l;
         // look() opens only regular files and dirs, never a fifo or socket.
         if (low >= 0) {
-            TRY(l, look(low, name, path, false));
+            TRY(l, look(low, name, path, false, !opts_.with_base));
         }
+        // The one case that reads content and compares xattrs.
+        bool pair = u.side.type == Type::File && l.exists && l.side.type == Type::File && u.side.size == l.side.size;
+        std::optional<Cached> known;
+        PairKey key;
+        if (pair && opts_.verdicts) {
+            key = PairKey{stat_key(u.st), stat_key(l.st)};
+            known = opts_.verdicts->find(path, key);
+        }
+        if (pair && !known) {
+            TRY_VOID(complete(up, name, path, true, &u));
+            TRY_VOID(complete(low, name, path, false, &l));
+        }
+        if (known) u.side.xattrs_same = known->same_xattrs ? 1 : 0;
         std::string compare_error;
+        int compared = -1;  // the content verdict, when read
         auto content_equal = [&]() -> bool {
+            if (known) return known->same_content;
             auto r = same_content(u.fd.get(), l.fd.get(), u.side.size);
             if (!r) {
                 compare_error = r.error().message;
                 return false;
             }
+            compared = r.value() ? 1 : 0;
             return r.value();
         };
         Verdict v = classify(u.side, l.side, content_equal);
         if (!compare_error.empty()) return base::error("comparing " + base::display_path(path) + ": " + compare_error);
+        if (compared >= 0 && opts_.verdicts)
+            opts_.verdicts->record(path, key, Cached{compared == 1, u.side.xattrs == l.side.xattrs});
         if (!v.error.empty()) return base::error("cannot capture " + base::display_path(path) + ": " + v.error);
         bool now_ignored = !in_ignored_ && is_ignored(u, l, path);
         if (now_ignored && !opts_.include_ignored) {
@@ -391,6 +460,7 @@ private:
         if (l.exists) {
             c.old_type = l.side.type;
             c.old_mode = l.side.mode;
+            c.old_nlink = l.st.stx_nlink;
         }
         it.whiteout = v.whiteout_member;
         it.opaque = v.opaque_member;

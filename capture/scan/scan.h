@@ -16,6 +16,8 @@
 
 namespace capture {
 
+class VerdictCache;
+
 struct Item {
     Change change;
     bool whiteout = false;  // store DIR/.wh.NAME
@@ -57,6 +59,9 @@ struct ScanOptions {
     // .layoverignore itself is never ignored.
     const base::IgnoreRules* ignore = nullptr;
     bool include_ignored = false;
+    // status of an ended session: reuse and record content verdicts
+    // (capture/scan/verdicts.h). Never for save.
+    VerdictCache* verdicts = nullptr;
 };
 
 base::Result<ScanResult> scan_upper(int upper_fd, int lower_fd, const ScanOptions& opts);

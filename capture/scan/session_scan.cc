@@ -5,8 +5,10 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <ctime>
 
 #include "capture/scan/scan.h"
+#include "capture/scan/verdicts.h"
 #include "helper/base/child.h"
 #include "helper/base/fs/beneath.h"
 #include "helper/base/text.h"
@@ -40,7 +42,21 @@ base::Result<std::vector<Change>> session_changes_as_owner(const session::Info& 
         TRY(base::IgnoreRules rules, load_ignore_rules(t.lower.get(), s.meta.target, ignore));
         so.ignore = &rules;
         so.include_ignored = ignore.include_ignored;
+        // Verdicts are reused only once nothing can write the upper layer
+        // (docs/design.md, "The verdict cache").
+        struct timespec now {};
+        ::clock_gettime(CLOCK_REALTIME, &now);
+        VerdictCache verdicts(static_cast<int64_t>(now.tv_sec) * 1000000000 + now.tv_nsec);
+        base::Fd sdir;
+        if (s.state != "running" && s.state != "crashed")
+            sdir.reset(::open(s.dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+        if (sdir.valid()) {
+            verdicts.load(sdir.get());
+            so.verdicts = &verdicts;
+        }
         TRY(ScanResult scan, scan_upper(t.upper.get(), t.lower.get(), so));
+        // Best effort: a cache that cannot be written is recomputed next time.
+        if (sdir.valid() && verdicts.dirty()) (void)verdicts.store(sdir.get());
         if (ignored) *ignored = scan.ignored;
         out.reserve(scan.items.size());
         for (auto& it : scan.items) out.push_back(std::move(it.change));
@@ -72,20 +88,12 @@ base::Result<int64_t> count_changes_in_child(const session::Info& s) {
     return n;
 }
 
-std::vector<std::pair<std::string, uint64_t>> hard_linked_on_real(const session::Info& s,
-                                                                  const std::vector<Change>& changes) {
+std::vector<std::pair<std::string, uint64_t>> hard_linked_on_real(const std::vector<Change>& changes) {
     std::vector<std::pair<std::string, uint64_t>> out;
-    auto root = base::open_at(AT_FDCWD, s.meta.target, O_RDONLY | O_DIRECTORY);
-    if (!root) return out;
-    for (const auto& c : changes) {
-        if (c.kind != Kind::Modified || c.type != Type::File) continue;
-        auto [parent, name] = review::split_parent(c.path);
-        auto dir = review::open_dir_beneath(root->get(), parent);  // no symlink is followed
-        struct stat st;
-        if (dir && ::fstatat(dir->get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
-            st.st_nlink > 1)
-            out.emplace_back(c.path, st.st_nlink);
-    }
+    // The walk's own stat of the real file (fd-relative, no symlink followed).
+    for (const auto& c : changes)
+        if (c.kind == Kind::Modified && c.type == Type::File && c.old_type == Type::File && c.old_nlink > 1)
+            out.emplace_back(c.path, c.old_nlink);
     return out;
 }
 

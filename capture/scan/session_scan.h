@@ -38,7 +38,7 @@ base::Result<int64_t> count_changes_in_child(const session::Info& s);
 // Modified files whose real counterpart has other hard links (path, links):
 // inside, the overlay's copy-up broke the link, so the other names showed the
 // old content; apply writes such files in place and keeps the link.
-std::vector<std::pair<std::string, uint64_t>> hard_linked_on_real(const session::Info& s,
-                                                                  const std::vector<Change>& changes);
+// From the scan's stat of each real file (Change::old_nlink).
+std::vector<std::pair<std::string, uint64_t>> hard_linked_on_real(const std::vector<Change>& changes);
 
 }  // namespace capture

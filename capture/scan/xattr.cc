@@ -16,6 +16,12 @@ const std::string kEscaped = "user.overlay.overlay.";
 
 bool starts_with(const std::string& s, const std::string& p) { return s.compare(0, p.size(), p) == 0; }
 
+bool needs_value(const std::string& name) {
+    if (!starts_with(name, kUser)) return false;
+    if (!starts_with(name, kOvl) || starts_with(name, kEscaped)) return true;
+    return name.compare(kOvl.size(), std::string::npos, "opaque") == 0;
+}
+
 }  // namespace
 
 base::Result<Xattrs> read_xattrs(int fd) {
@@ -45,6 +51,13 @@ base::Result<Xattrs> read_xattrs(int fd) {
         std::string name(names.data() + i);
         i += name.size() + 1;
         if (name.empty()) continue;
+        // Only user.* values are ever used, and of overlayfs's own markers
+        // only opaque's: the others (origin on every copied-up file, impure,
+        // whiteout) count by name alone, which saves a syscall per entry.
+        if (!needs_value(name)) {
+            out[name];
+            continue;
+        }
         std::string value(256, '\0');
         for (;;) {
             ssize_t n = ::fgetxattr(fd, name.c_str(), value.data(), value.size());

@@ -10,7 +10,9 @@ namespace capture {
 
 using Xattrs = std::map<std::string, std::string>;
 
-// Every xattr of an open file or dir (any namespace), name -> value.
+// Every xattr name of an open file or dir (any namespace), name -> value.
+// Values are fetched only where they are used: user.* names other than
+// overlayfs's markers, and user.overlay.opaque; the others map to "".
 base::Result<Xattrs> read_xattrs(int fd);
 
 // What overlayfs (mounted with userxattr) left in an upper entry's xattrs.

@@ -97,7 +97,7 @@ int cmd_status(int argc, char** argv) {
     if (as_json) print(capture::changes_to_json_text(changes.value()));
     else print(capture::summary_text(changes.value(), {}, !expand, ignored));
     if (!as_json) {
-        auto linked = capture::hard_linked_on_real(info.value(), changes.value());
+        auto linked = capture::hard_linked_on_real(changes.value());
         for (const auto& [path, n] : linked)
             print("hard-linked on the real tree: " + base::display_path(path) + " (" + std::to_string(n) +
                   " names; inside, the other names kept the old content; apply writes it in place so all see the "

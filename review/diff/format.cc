@@ -98,7 +98,7 @@ std::string range(size_t start, size_t count) {
     return r;
 }
 
-void render_hunks(Out& o, std::string_view old_text, std::string_view new_text, FileStat& stat) {
+void render_hunks(Out& o, std::string_view old_text, std::string_view new_text, FileStat& stat, size_t line0) {
     auto a = split_lines(old_text), b = split_lines(new_text);
     LineDiff d = diff_lines(a, b);
     auto groups = groups_of(d);
@@ -111,7 +111,8 @@ void render_hunks(Out& o, std::string_view old_text, std::string_view new_text, 
         size_t a_start = groups[gi].a0 - lead, b_start = groups[gi].b0 - lead;
         size_t trail = std::min(ctx, a.size() - groups[gj].a1);
         size_t a_end = groups[gj].a1 + trail, b_end = groups[gj].b1 + trail;
-        o.hunk_header("@@ -" + range(a_start, a_end - a_start) + " +" + range(b_start, b_end - b_start) + " @@");
+        o.hunk_header("@@ -" + range(line0 + a_start, a_end - a_start) + " +" +
+                      range(line0 + b_start, b_end - b_start) + " @@");
         size_t i = a_start, j = b_start;
         while (i < a_end || j < b_end) {
             if (i < a_end && d.del[i]) {
@@ -158,7 +159,7 @@ void render_one(Out& o, const FileDiff& f, FileStat& stat) {
     const char* tab = f.path.find(' ') != std::string::npos ? "\t" : "";
     o.meta("--- " + la + (os.exists ? tab : ""));
     o.meta("+++ " + lb + (ns.exists ? tab : ""));
-    render_hunks(o, old_text, new_text, stat);
+    render_hunks(o, old_text, new_text, stat, static_cast<size_t>(os.exists ? os.first_line : ns.first_line));
 }
 
 }  // namespace

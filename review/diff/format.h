@@ -17,6 +17,10 @@ struct Side {
     std::string data;    // content or link target (when loaded)
     bool loaded = true;  // false: too big to hold; shown as binary
     uint64_t size = 0;   // logical size
+    // data is a window of a big file (review/diff/trim.h): first_line lines
+    // come before it, identical on both sides.
+    bool window = false;
+    uint64_t first_line = 0;
 };
 
 struct FileDiff {

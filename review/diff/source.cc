@@ -8,12 +8,15 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <memory>
+#include <optional>
 #include <set>
 
 #include "capture/scan/fingerprint.h"
 #include "helper/base/fs/beneath.h"
 #include "helper/base/glob.h"
 #include "helper/base/text.h"
+#include "review/diff/trim.h"
 
 namespace review {
 
@@ -82,7 +85,39 @@ bool matches_base(const capture::BaseEntry& b, const Side& real) {
         return is_link && (b.fingerprint.empty() || capture::fingerprint_bytes(real.data) == b.fingerprint);
     if (b.type != capture::Type::File) return true;  // dirs and others: nothing read to compare
     if (!real.exists || is_link || real.size != b.size) return false;
-    return !real.loaded || b.fingerprint.empty() || capture::fingerprint_bytes(real.data) == b.fingerprint;
+    return !real.loaded || real.window || b.fingerprint.empty() ||
+           capture::fingerprint_bytes(real.data) == b.fingerprint;
+}
+
+// A big file changed on both sides: its real file, open, and the trim of it.
+struct Big {
+    base::Fd fd;
+    uint64_t old_size = 0;
+    uint32_t old_mode = 0;
+    std::unique_ptr<Trim> trim;
+    std::optional<TrimWindow> window;
+    std::string new_data;
+};
+
+// The real regular file at rel, open (invalid when it is not one).
+base::Fd open_real_file(int root, const std::string& rel, struct stat* st) {
+    auto fd = open_beneath(root, rel, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+    if (!fd || ::fstat(fd->get(), st) != 0 || !S_ISREG(st->st_mode)) return base::Fd();
+    return std::move(fd.value());
+}
+
+base::Result<std::string> pread_range(int fd, uint64_t from, uint64_t to) {
+    std::string out(static_cast<size_t>(to - from), '\0');
+    size_t got = 0;
+    while (got < out.size()) {
+        ssize_t n = ::pread(fd, out.data() + got, out.size() - got, static_cast<off_t>(from + got));
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return base::sys_error("read");
+        if (n == 0) break;
+        got += static_cast<size_t>(n);
+    }
+    out.resize(got);
+    return out;
 }
 
 }  // namespace
@@ -193,23 +228,68 @@ base::Result<DiffSet> collect_diffs(const capture::Patch& patch, const DiffScope
         out.notes.push_back(std::to_string(unshown) +
                             " change(s) (fifos, sockets) have no diff form; 'layover status' lists them");
 
-    // New contents: one pass over the payload for the members needed.
+    // New contents: one pass over the payload for the members needed. A big
+    // file over a big real file is compared as it streams by instead, and
+    // only its differing window read in a second pass.
     std::map<std::string, std::string> content;
-    std::set<std::string> want;
+    std::map<std::string, Big> bigs;
+    std::set<std::string> want, want_linked;
     for (const auto& p : paths) {
         auto it = members.find(p);
         if (it == members.end()) continue;
         const capture::Member* m = it->second;
-        if (m->kind == capture::Member::Kind::Hardlink) want.insert(m->link_target);
-        else if (m->kind == capture::Member::Kind::File) want.insert(p);
+        if (m->kind == capture::Member::Kind::Hardlink) {
+            want.insert(m->link_target);
+            want_linked.insert(m->link_target);
+        } else if (m->kind == capture::Member::Kind::File) {
+            struct stat st {};
+            base::Fd fd;
+            // Over max_load on either side: reported as differing, unread, as before.
+            if (m->size > scope.hold && m->size <= scope.max_load) fd = open_real_file(root.get(), p, &st);
+            uint64_t real_size = static_cast<uint64_t>(st.st_size);
+            if (fd.valid() && real_size > scope.hold && real_size <= scope.max_load) {
+                Big& b = bigs[p];
+                b.old_size = static_cast<uint64_t>(st.st_size);
+                b.old_mode = git_file_mode(st.st_mode);
+                b.trim = std::make_unique<Trim>(fd.get(), b.old_size, m->size);
+                b.fd = std::move(fd);
+            } else {
+                want.insert(p);
+            }
+        }
     }
-    if (!want.empty()) {
+    for (const auto& [p, b] : bigs) want.erase(p);
+    if (!want.empty() || !bigs.empty()) {
         TRY_VOID(patch.read_data([&](const capture::Member& m) -> capture::DataSink {
+            if (auto big = bigs.find(m.path); big != bigs.end()) {
+                Trim* t = big->second.trim.get();
+                return [t](uint64_t offset, const char* data, size_t len) { return t->feed(offset, data, len); };
+            }
             if (!want.count(m.path) || m.size > scope.max_load) return nullptr;
             std::string* buf = &content[m.path];
+            buf->reserve(static_cast<size_t>(m.size));
             return [buf](uint64_t offset, const char* data, size_t len) -> base::Result<void> {
                 if (offset > buf->size()) buf->resize(offset, '\0');  // a hole
                 buf->replace(offset, std::min<uint64_t>(len, buf->size() - offset), data, len);
+                return base::Ok();
+            };
+        }));
+    }
+    bool second_pass = false;
+    for (auto& [p, b] : bigs) {
+        TRY(b.window, b.trim->finish(3, scope.hold));
+        second_pass = second_pass || (b.window && !b.window->identical && !b.window->binary);
+    }
+    if (second_pass) {
+        TRY_VOID(patch.read_data([&](const capture::Member& m) -> capture::DataSink {
+            auto big = bigs.find(m.path);
+            if (big == bigs.end() || !big->second.window || big->second.window->identical) return nullptr;
+            Big* b = &big->second;
+            uint64_t from = b->window->start, to = b->window->new_end;
+            b->new_data.reserve(static_cast<size_t>(to - from));
+            return [b, from, to](uint64_t offset, const char* data, size_t len) -> base::Result<void> {
+                uint64_t lo = std::max(offset, from), hi = std::min<uint64_t>(offset + len, to);
+                if (lo < hi) b->new_data.append(data + (lo - offset), static_cast<size_t>(hi - lo));
                 return base::Ok();
             };
         }));
@@ -220,9 +300,36 @@ base::Result<DiffSet> collect_diffs(const capture::Patch& patch, const DiffScope
     for (const auto& p : paths) {
         FileDiff f;
         f.path = p;
-        TRY(f.old_side, read_real_side(root.get(), p, scope.max_load));
         auto it = members.find(p);
         const capture::Member* m = it == members.end() ? nullptr : it->second;
+        if (auto big = bigs.find(p); big != bigs.end()) {
+            Big& b = big->second;
+            if (b.window && b.window->identical && b.old_mode == git_file_mode(m->mode)) continue;
+            Side& o = f.old_side;
+            Side& n = f.new_side;
+            o.exists = n.exists = true;
+            o.mode = b.old_mode;
+            n.mode = git_file_mode(m->mode);
+            o.size = b.old_size;
+            n.size = m->size;
+            bool shown = b.window && !b.window->identical && !b.window->binary;
+            o.loaded = n.loaded = shown || (b.window && b.window->identical);
+            o.window = n.window = true;
+            if (shown) {
+                TRY(o.data, pread_range(b.fd.get(), b.window->start, b.window->old_end));
+                n.data = std::move(b.new_data);
+                o.first_line = n.first_line = b.window->first_line;
+            }
+            b.fd.reset();
+            auto base_it = bases.find(p);
+            if (base_it != bases.end() && !matches_base(*base_it->second, o))
+                out.notes.push_back(base::display_path(p) +
+                                    " changed on the real filesystem since the session's base was recorded; the diff "
+                                    "shows its current content, and apply will report a conflict");
+            out.files.push_back(std::move(f));
+            continue;
+        }
+        TRY(f.old_side, read_real_side(root.get(), p, scope.max_load));
         if (file_like(m)) {
             Side& n = f.new_side;
             n.exists = true;
@@ -242,7 +349,9 @@ base::Result<DiffSet> collect_diffs(const capture::Patch& patch, const DiffScope
                 if (c == content.end() && src->size > 0) {
                     n.loaded = false;
                 } else if (c != content.end()) {
-                    n.data = c->second;
+                    // Moved, not copied, unless a hard link shares it.
+                    if (want_linked.count(src->path)) n.data = c->second;
+                    else n.data = std::move(c->second);
                     if (n.data.size() < n.size) n.data.resize(n.size, '\0');  // trailing hole
                 }
             }

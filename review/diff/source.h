@@ -20,6 +20,11 @@ struct DiffSet {
 struct DiffScope {
     std::vector<std::string> paths;   // only these paths and their subtrees (empty: all)
     uint64_t max_load = 64ull << 20;  // bigger files are reported as binary, not read
+    // A changed file bigger than this (and at most max_load) on both sides
+    // is not held: only the window that differs is (review/diff/trim.h), at
+    // most this big a side; a wider one is reported as differing, like a
+    // file over max_load.
+    uint64_t hold = 8ull << 20;
 };
 
 // Pure: is `path` one of `scope` or beneath one of them (empty scope: yes)?

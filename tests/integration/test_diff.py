@@ -231,3 +231,27 @@ def test_a_real_file_changed_since_the_session_is_noted_and_diffed_as_it_is_now(
     assert "added.txt changed on the real filesystem" in err
     assert "-edited for real\n" in r.stdout.decode()  # from what the real file holds now
     assert "-appeared for real\n" in r.stdout.decode()
+
+
+def test_a_big_file_shows_the_lines_git_shows_without_being_held_whole(lo, home, tmp_path):
+    # Over diff's 8 MiB hold on both sides: only the window that differs is
+    # read (review/diff/trim.cc); the hunks must still be git's.
+    big = "".join("line %07d of a big text file\n" % i for i in range(300000))  # 9.3 MB
+    (home / "big.txt").write_text(big)
+    script = "sed -i -e 's/^line 0150000 of/LINE 0150000 of/' -e '/^line 0150007 of/d' big.txt && " \
+             "printf 'tail\\n' >> big.txt"
+    lo.run(script, session="s", check=True)
+    ours = lo("diff", "s", "--", "big.txt")
+    assert ours.returncode == 1, ours.stderr
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    shutil.copy(home / "big.txt", repo / "big.txt")
+    _git(repo, "init", "-q")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "base")
+    subprocess.run(["/bin/sh", "-c", script], cwd=repo, check=True)
+    theirs = _git(repo, "diff").stdout
+    theirs = re.sub(rb"(?m)^index [0-9a-f]+\.\.[0-9a-f]+( \d+)?\n", b"", theirs)
+    theirs = re.sub(rb"(?m)^(@@ [^@]+ @@).*$", rb"\1", theirs)
+    assert b"@@ -149998," in theirs and b"+tail" in theirs
+    assert ours.stdout == theirs

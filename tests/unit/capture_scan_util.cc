@@ -10,11 +10,20 @@
 #include "tests/unit/capture_tree.h"
 
 capture::ScanResult scan_dirs(const std::string& upper, const std::string& lower) {
+    capture::ScanOptions o;
+    o.with_base = true;
+    return scan_dirs(upper, lower, o);
+}
+
+ScanPair::ScanPair() {
+    ::mkdir(up.c_str(), 0755);
+    ::mkdir(low.c_str(), 0755);
+}
+
+capture::ScanResult scan_dirs(const std::string& upper, const std::string& lower, const capture::ScanOptions& o) {
     auto up = base::open_at(AT_FDCWD, upper, O_RDONLY | O_DIRECTORY);
     auto low = base::open_at(AT_FDCWD, lower, O_RDONLY | O_DIRECTORY);
     if (!up || !low) throw std::runtime_error("opening test trees");
-    capture::ScanOptions o;
-    o.with_base = true;
     auto r = capture::scan_upper(up->get(), low->get(), o);
     if (!r) throw std::runtime_error("scan failed: " + r.error().message);
     return std::move(r.value());

@@ -1,0 +1,133 @@
+#include "capture/scan/verdicts.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <random>
+
+#include "helper/base/fd.h"
+
+namespace capture {
+
+namespace {
+
+const char kMagic[] = "layover-verdicts 1\n";
+const char kFile[] = "verdicts";
+constexpr size_t kMaxFile = 256u << 20;  // a cache bigger than this is not read
+
+void put_u64(std::string* out, uint64_t v) {
+    for (int i = 0; i < 8; i++) out->push_back(static_cast<char>(v >> (8 * i)));
+}
+
+bool get_u64(std::string_view* in, uint64_t* v) {
+    if (in->size() < 8) return false;
+    *v = 0;
+    for (int i = 0; i < 8; i++) *v |= static_cast<uint64_t>(static_cast<unsigned char>((*in)[i])) << (8 * i);
+    in->remove_prefix(8);
+    return true;
+}
+
+void put_key(std::string* out, const StatKey& k) {
+    put_u64(out, k.dev);
+    put_u64(out, k.ino);
+    put_u64(out, k.size);
+    put_u64(out, static_cast<uint64_t>(k.mtime_ns));
+    put_u64(out, static_cast<uint64_t>(k.ctime_ns));
+}
+
+bool get_key(std::string_view* in, StatKey* k) {
+    uint64_t m = 0, c = 0;
+    if (!get_u64(in, &k->dev) || !get_u64(in, &k->ino) || !get_u64(in, &k->size) || !get_u64(in, &m) ||
+        !get_u64(in, &c))
+        return false;
+    k->mtime_ns = static_cast<int64_t>(m);
+    k->ctime_ns = static_cast<int64_t>(c);
+    return true;
+}
+
+}  // namespace
+
+void VerdictCache::parse(std::string_view data) {
+    std::unordered_map<std::string, Entry> got;
+    size_t magic = sizeof kMagic - 1;
+    if (data.substr(0, magic) != std::string_view(kMagic, magic)) return;
+    data.remove_prefix(magic);
+    while (!data.empty()) {
+        uint64_t len = 0;
+        if (!get_u64(&data, &len) || len > data.size()) return;
+        std::string path(data.substr(0, len));
+        data.remove_prefix(len);
+        Entry e;
+        if (!get_key(&data, &e.key.upper) || !get_key(&data, &e.key.lower) || data.empty()) return;
+        unsigned char flags = static_cast<unsigned char>(data[0]);
+        data.remove_prefix(1);
+        if (flags > 3) return;
+        e.v.same_content = flags & 1;
+        e.v.same_xattrs = flags & 2;
+        got[std::move(path)] = e;
+    }
+    stored_ = std::move(got);
+}
+
+std::string VerdictCache::serialize() const {
+    std::lock_guard<std::mutex> g(mu_);
+    std::string out(kMagic);
+    for (const auto& [path, e] : next_) {
+        put_u64(&out, path.size());
+        out += path;
+        put_key(&out, e.key.upper);
+        put_key(&out, e.key.lower);
+        out.push_back(static_cast<char>((e.v.same_content ? 1 : 0) | (e.v.same_xattrs ? 2 : 0)));
+    }
+    return out;
+}
+
+std::optional<Cached> VerdictCache::find(const std::string& path, const PairKey& key) {
+    std::lock_guard<std::mutex> g(mu_);
+    auto it = stored_.find(path);
+    if (it == stored_.end() || !(it->second.key == key)) return std::nullopt;
+    next_[path] = it->second;
+    return it->second.v;
+}
+
+void VerdictCache::record(const std::string& path, const PairKey& key, Cached v) {
+    int64_t newest = std::max(key.upper.ctime_ns, key.lower.ctime_ns);
+    if (newest > start_ns_ - kRacyNs) return;  // racy: compare again next time
+    std::lock_guard<std::mutex> g(mu_);
+    next_[path] = Entry{key, v};
+    added_ = true;
+}
+
+bool VerdictCache::dirty() const {
+    std::lock_guard<std::mutex> g(mu_);
+    return added_ || next_.size() != stored_.size();
+}
+
+void VerdictCache::load(int session_dirfd) {
+    base::Fd fd(::openat(session_dirfd, kFile, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+    if (!fd.valid()) return;
+    struct stat st;
+    if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid()) return;
+    auto data = base::read_all(fd.get(), kMaxFile);
+    if (data) parse(data.value());
+}
+
+base::Result<void> VerdictCache::store(int session_dirfd) const {
+    std::string data = serialize();
+    std::random_device rd;
+    std::string tmp = std::string(".") + kFile + "-" + std::to_string(rd() % 1000000000u);
+    base::Fd fd(::openat(session_dirfd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+    if (!fd.valid()) return base::sys_error("writing the verdict cache");
+    auto w = base::write_all(fd.get(), data.data(), data.size());
+    fd.reset();
+    // No fsync: a cache lost in a crash is recomputed; a torn one fails to parse.
+    if (!w || ::renameat(session_dirfd, tmp.c_str(), session_dirfd, kFile) != 0) {
+        ::unlinkat(session_dirfd, tmp.c_str(), 0);
+        return w ? base::sys_error("writing the verdict cache") : w;
+    }
+    return base::Ok();
+}
+
+}  // namespace capture

@@ -1,0 +1,75 @@
+// The verdict cache of `status` (docs/design.md, "The verdict cache"): for
+// an upper file over a real file of the same size, the one case where the
+// walk must read both contents, whether the contents and the xattrs were
+// equal, keyed on both files' device, inode, size, mtime and ctime. A later
+// `status` of the same ended session reuses a verdict whose key still
+// matches and compares nothing. Kept in the session dir, never in the target
+// or the upper layer.
+#pragma once
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "helper/base/result.h"
+
+namespace capture {
+
+struct StatKey {
+    uint64_t dev = 0, ino = 0, size = 0;
+    int64_t mtime_ns = 0, ctime_ns = 0;
+    bool operator==(const StatKey&) const = default;
+};
+
+struct PairKey {
+    StatKey upper, lower;
+    bool operator==(const PairKey&) const = default;
+};
+
+struct Cached {
+    bool same_content = false;
+    bool same_xattrs = false;
+};
+
+// A change time this close to the scan's start (or later) is "racy": a write
+// in the same timestamp tick could follow the read unseen, so such a verdict
+// is never stored (git's index has the same rule). 2 s covers the coarsest
+// timestamps Linux filesystems keep.
+constexpr int64_t kRacyNs = 2'000'000'000;
+
+class VerdictCache {
+public:
+    // start_ns: the wall clock when the scan started (CLOCK_REALTIME).
+    explicit VerdictCache(int64_t start_ns) : start_ns_(start_ns) {}
+
+    // Pure: the stored form and back. A malformed or foreign file gives an
+    // empty cache (it is only a cache).
+    void parse(std::string_view data);
+    std::string serialize() const;
+
+    // Thread-safe (the walk may run on two threads).
+    std::optional<Cached> find(const std::string& path, const PairKey& key);
+    void record(const std::string& path, const PairKey& key, Cached v);
+    // The file needs rewriting: a verdict was added, or a stored one was not used.
+    bool dirty() const;
+
+    // The session dir's file `verdicts`: read (missing or unreadable: empty),
+    // and written atomically (temp + rename, mode 0600).
+    void load(int session_dirfd);
+    base::Result<void> store(int session_dirfd) const;
+
+private:
+    struct Entry {
+        PairKey key;
+        Cached v;
+    };
+    int64_t start_ns_;
+    mutable std::mutex mu_;
+    std::unordered_map<std::string, Entry> stored_;  // as loaded
+    std::unordered_map<std::string, Entry> next_;    // used or computed by this scan: what store() writes
+    bool added_ = false;
+};
+
+}  // namespace capture

@@ -1,0 +1,155 @@
+// The status walk's cheaper paths (issue 20): files only stat'ed when the
+// verdict needs no more, and the verdict cache, keyed on both files' inode,
+// size, mtime and ctime, which a later status reuses and any change misses.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <ctime>
+#include <map>
+
+#include "capture/scan/scan.h"
+#include "capture/scan/verdicts.h"
+#include "helper/base/fd.h"
+#include "tests/unit/capture_scan_util.h"
+#include "tests/unit/capture_tree.h"
+
+using namespace capture;
+
+namespace {
+
+int64_t now_ns() {
+    struct timespec t {};
+    ::clock_gettime(CLOCK_REALTIME, &t);
+    return static_cast<int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec;
+}
+
+// Path -> kind of what a scan of the pair reports.
+std::map<std::string, std::string> kinds(const ScanPair& p, const ScanOptions& o) {
+    std::map<std::string, std::string> out;
+    for (const auto& it : scan_dirs(p.up, p.low, o).items) out[it.change.path] = kind_name(it.change.kind);
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("capture verdicts: the summary walk over real files reports what the full walk does") {
+    ScanPair p;
+    testtree::make(p.low + "/touched.txt", "file:same\n");
+    testtree::make(p.up + "/touched.txt", "file:same\n");
+    testtree::make(p.low + "/edited.txt", "file:abcd\n");
+    testtree::make(p.up + "/edited.txt", "file:abXd\n");  // same size, other bytes
+    testtree::make(p.low + "/grown.txt", "file:ab\n");
+    testtree::make(p.up + "/grown.txt", "file:abc\n");
+    testtree::make(p.low + "/tagged.txt", "file:t\n");
+    testtree::make(p.up + "/tagged.txt", "file:t\n");
+    testtree::set_xattr(p.up + "/tagged.txt", "user.note", "x");
+    testtree::make(p.low + "/exec.sh", "file:e\n");
+    testtree::make(p.up + "/exec.sh", "file:e\n");
+    ::chmod((p.up + "/exec.sh").c_str(), 0755);
+    ScanOptions full, quick;
+    quick.summary_only = true;
+    auto a = kinds(p, full), b = kinds(p, quick);
+    CHECK(a == b);
+    CHECK(b.count("touched.txt") == 0);
+    CHECK(b["edited.txt"] == "modified");
+    CHECK(b["grown.txt"] == "modified");
+    CHECK(b["tagged.txt"] == "metadata");
+    CHECK(b["exec.sh"] == "metadata");
+}
+
+TEST_CASE("capture verdicts: the scan records the real file's link count for status's hard-link note") {
+    ScanPair p;
+    testtree::make(p.low + "/a.txt", "file:one\n");
+    REQUIRE(::link((p.low + "/a.txt").c_str(), (p.low + "/b.txt").c_str()) == 0);
+    testtree::make(p.up + "/a.txt", "file:changed\n");
+    ScanOptions quick;
+    quick.summary_only = true;
+    auto r = scan_dirs(p.up, p.low, quick);
+    REQUIRE(r.items.size() == 1);
+    CHECK(r.items[0].change.old_nlink == 2);
+}
+
+TEST_CASE("capture verdicts: the stored form round-trips, and a damaged one is an empty cache") {
+    int64_t start = now_ns() + 100 * kRacyNs;  // every file counts as old
+    VerdictCache c(start);
+    PairKey k{{1, 2, 3, 4, 5}, {6, 7, 8, 9, 10}};
+    c.record("a/b\nc", k, Cached{true, false});
+    CHECK(c.dirty());
+    std::string data = c.serialize();
+    VerdictCache d(start);
+    d.parse(data);
+    auto hit = d.find("a/b\nc", k);
+    REQUIRE(hit);
+    CHECK(hit->same_content);
+    CHECK_FALSE(hit->same_xattrs);
+    PairKey other = k;
+    other.upper.ctime_ns++;
+    CHECK_FALSE(d.find("a/b\nc", other));
+    VerdictCache e(start);
+    e.parse(data.substr(0, data.size() - 3));
+    CHECK_FALSE(e.find("a/b\nc", k));
+    // A change within the racy window of the scan's start is never stored.
+    VerdictCache f(start);
+    PairKey racy = k;
+    racy.lower.ctime_ns = start - kRacyNs / 2;
+    f.record("x", racy, Cached{true, true});
+    CHECK_FALSE(f.dirty());
+}
+
+TEST_CASE("capture verdicts: a cached verdict is reused, and a change to either file misses it") {
+    ScanPair p;
+    testtree::make(p.low + "/f.txt", "file:same\n");
+    testtree::make(p.up + "/f.txt", "file:same\n");
+    ::chmod((p.low + "/f.txt").c_str(), 0644);
+    ::chmod((p.up + "/f.txt").c_str(), 0644);
+    ScanOptions quick;
+    quick.summary_only = true;
+    // The scan "starts" later than it does, so these fresh files are not racy.
+    VerdictCache first(now_ns() + 10 * kRacyNs);
+    quick.verdicts = &first;
+    CHECK(kinds(p, quick).empty());
+    std::string stored = first.serialize();
+    // Forge the stored verdict: a hit now reports what the cache says,
+    // proving the contents were not compared again.
+    VerdictCache probe(now_ns() + 10 * kRacyNs);
+    probe.parse(stored);
+    struct statx su {
+    }, sl{};
+    REQUIRE(::statx(AT_FDCWD, (p.up + "/f.txt").c_str(), 0, STATX_BASIC_STATS, &su) == 0);
+    REQUIRE(::statx(AT_FDCWD, (p.low + "/f.txt").c_str(), 0, STATX_BASIC_STATS, &sl) == 0);
+    auto key_of = [](const struct statx& s) {
+        return StatKey{(static_cast<uint64_t>(s.stx_dev_major) << 32) | s.stx_dev_minor, s.stx_ino, s.stx_size,
+                       static_cast<int64_t>(s.stx_mtime.tv_sec) * 1000000000 + s.stx_mtime.tv_nsec,
+                       static_cast<int64_t>(s.stx_ctime.tv_sec) * 1000000000 + s.stx_ctime.tv_nsec};
+    };
+    PairKey k{key_of(su), key_of(sl)};
+    REQUIRE(probe.find("f.txt", k));
+    VerdictCache forged(now_ns() + 10 * kRacyNs);
+    forged.record("f.txt", k, Cached{false, true});
+    VerdictCache second(now_ns() + 10 * kRacyNs);
+    second.parse(forged.serialize());
+    quick.verdicts = &second;
+    CHECK(kinds(p, quick)["f.txt"] == "modified");
+    CHECK_FALSE(second.dirty());  // used as stored: nothing to rewrite
+
+    // The upper file rewritten with the same size, its mtime set back to the
+    // old value (what a hostile program can do): the ctime still moved.
+    struct timespec old_times[2] = {{su.stx_atime.tv_sec, su.stx_atime.tv_nsec},
+                                    {su.stx_mtime.tv_sec, su.stx_mtime.tv_nsec}};
+    ::usleep(20000);  // past the coarse timestamp tick
+    testtree::write_text(p.up + "/f.txt", "same\n");
+    REQUIRE(::utimensat(AT_FDCWD, (p.up + "/f.txt").c_str(), old_times, 0) == 0);
+    VerdictCache third(now_ns() + 10 * kRacyNs);
+    third.parse(forged.serialize());
+    quick.verdicts = &third;
+    CHECK(kinds(p, quick).empty());  // compared again: equal, as it is
+    // A change on the real side misses it too.
+    VerdictCache fourth(now_ns() + 10 * kRacyNs);
+    fourth.parse(forged.serialize());
+    ::chmod((p.low + "/f.txt").c_str(), 0600);
+    ::chmod((p.low + "/f.txt").c_str(), 0644);
+    quick.verdicts = &fourth;
+    CHECK(kinds(p, quick).empty());
+}
