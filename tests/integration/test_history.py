@@ -1,0 +1,115 @@
+"""Session history (docs/history.md, issue 23): every resumed run of a kept
+session freezes the last run's upper as a step; capture sees the flattened
+stack, so a session with steps gives the same patch as one without."""
+import json
+import os
+import subprocess
+from pathlib import Path
+
+from capture_util import manifest_of, status_json
+
+# Each snippet is one step when run one by one, and one lump when joined.
+SCRIPT = [
+    # created, later deleted; renamed along a chain; made, later changed in mode/xattr
+    "echo t > tmp.txt; echo r > r1; echo m > m.txt; mkdir made; echo 1 > made/one; echo 1 > old/new_in_old.txt",
+    "mv r1 r2; chmod 600 m.txt; python3 -c \"import os; os.setxattr('m.txt', 'user.k', b'v')\"",
+    # a dir made opaque over earlier content (real and a step's); a dir remade
+    "rm -rf old; mkdir old; echo fresh > old/fresh.txt; rm -rf made; mkdir made; echo 2 > made/two",
+    "mv r2 r3; rm tmp.txt; chmod 700 docs; mv notes.txt notes2.txt",
+    # a step that only deletes (whiteouts over lower-only files)
+    "rm link docs/readme.txt",
+]
+
+
+def run_ok(lo, cmd, session, *extra):
+    r = lo.run(cmd, *extra, session=session)
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    return r
+
+
+def extract(patch, into):
+    into.mkdir()
+    r = subprocess.run(["tar", "--zstd", "--xattrs", "--xattrs-include=user.*", "-xpf", str(patch), "-C", str(into)],
+                       capture_output=True)
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    out = {}
+    for dirpath, dirnames, filenames in os.walk(into):
+        for name in dirnames + filenames:
+            p = Path(dirpath) / name
+            rel = str(p.relative_to(into))
+            if rel.startswith(".layover"):
+                continue
+            st = p.lstat()
+            readable = p.is_file() and not p.is_symlink() and not name.startswith(".wh.")
+            content = p.read_bytes() if readable else None
+            out[rel] = (st.st_mode, st.st_size, content, os.readlink(p) if p.is_symlink() else None)
+    return out
+
+
+def comparable(changes):
+    """A change list without what differs by when it was done (mtimes)."""
+    out = []
+    for c in changes:
+        c = {k: v for k, v in c.items() if k not in ("mtime", "mtime_ns")}
+        out.append(json.dumps(c, sort_keys=True))
+    return sorted(out)
+
+
+def steps_of(lo, name):
+    d = lo.session_dir(name) / "steps"
+    return sorted(p.name for p in d.iterdir()) if d.exists() else []
+
+
+def test_steps_flatten_like_one_layer(lo, tmp_path):
+    for cmd in SCRIPT:
+        run_ok(lo, cmd, "stepped")
+    run_ok(lo, " && ".join("(" + c + ")" for c in SCRIPT), "flat")
+    # Each resume froze the last run: four frozen steps under the live upper.
+    names = steps_of(lo, "stepped")
+    assert [n for n in names if not n.endswith(".json")] == ["0001", "0002", "0003", "0004"]
+    assert steps_of(lo, "flat") == ["live.json"]
+    assert comparable(status_json(lo, "stepped")) == comparable(status_json(lo, "flat"))
+    pa, pb = tmp_path / "a.tar.zst", tmp_path / "b.tar.zst"
+    for name, out in (("stepped", pa), ("flat", pb)):
+        r = lo("save", name, "-o", out)
+        assert r.returncode == 0, r.stderr.decode(errors="replace")
+    ma, mb = manifest_of(pa), manifest_of(pb)
+    assert comparable(ma["changes"]) == comparable(mb["changes"])
+    assert sorted(b["path"] for b in ma["base"]) == sorted(b["path"] for b in mb["base"])
+    ta, tb = extract(pa, tmp_path / "xa"), extract(pb, tmp_path / "xb")
+    assert ta == tb
+    paths = {c["path"]: c["kind"] for c in ma["changes"]}
+    assert "tmp.txt" not in paths and "r1" not in paths and "r2" not in paths
+    assert paths["r3"] == "added" and paths["link"] == "deleted"
+    assert ta["old/fresh.txt"][2] == b"fresh\n" and "old/a.txt" not in ta
+    assert ta["m.txt"][0] & 0o777 == 0o600
+    # Applying the stepped session's patch gives the real tree the net result.
+    r = lo("apply", "stepped", "--yes")
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    t = Path(lo.target)
+    assert (t / "r3").read_text() == "r\n" and not (t / "tmp.txt").exists() and not (t / "link").is_symlink()
+    assert sorted(os.listdir(t / "old")) == ["fresh.txt"] and sorted(os.listdir(t / "made")) == ["two"]
+    assert os.getxattr(t / "m.txt", "user.k") == b"v" and not (t / "docs" / "readme.txt").exists()
+
+
+def test_step_records_and_frozen_layers(lo):
+    run_ok(lo, "echo a > a.txt; echo changed > notes.txt", "s")
+    run_ok(lo, "rm a.txt; rm docs/readme.txt; chmod 600 old/a.txt", "s")
+    # A run that changes nothing is not a step.
+    run_ok(lo, "true", "s")
+    run_ok(lo, "echo b > b.txt", "s")
+    d = lo.session_dir("s") / "steps"
+    assert sorted(p.name for p in d.iterdir() if p.is_dir()) == ["0001", "0002"]
+    r1 = json.loads((d / "0001.json").read_text())
+    r2 = json.loads((d / "0002.json").read_text())
+    assert r1["step"] == 1 and r1["label"].startswith("/bin/sh -c echo a > a.txt")
+    assert r1["start"] <= r1["end"]
+    assert {(p["path"], p["kind"]) for p in r1["paths"]} == {("a.txt", "A"), ("notes.txt", "M")}
+    assert {(p["path"], p["kind"]) for p in r2["paths"]} == {("a.txt", "D"), ("docs/readme.txt", "D"),
+                                                              ("old/a.txt", "mode")}
+    # The frozen layers hold what each step wrote, and are never written again.
+    assert (d / "0001" / "a.txt").read_text() == "a\n"
+    assert (d / "0002" / "a.txt").is_char_device() or (d / "0002" / "a.txt").stat().st_size == 0
+    assert (lo.upper("s") / "b.txt").read_text() == "b\n"
+    ch = {c["path"]: c["kind"] for c in status_json(lo, "s")}
+    assert ch == {"notes.txt": "modified", "docs/readme.txt": "deleted", "old/a.txt": "metadata", "b.txt": "added"}
