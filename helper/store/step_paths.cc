@@ -141,9 +141,14 @@ struct Walk {
 }  // namespace
 
 base::Result<std::vector<Touched>> touched(const std::string& d, int n, const std::string& target) {
-    TRY(base::Fd up, open_dir(AT_FDCWD, layer_dir(d, n)));
+    return touched_layer(layer_dir(d, n), d, n - 1, target);
+}
+
+base::Result<std::vector<Touched>> touched_layer(const std::string& layer, const std::string& d, int n,
+                                                 const std::string& target) {
+    TRY(base::Fd up, open_dir(AT_FDCWD, layer));
     layers::Chain below;
-    for (int i = n - 1; i >= 1; i--) {
+    for (int i = n; i >= 1; i--) {
         TRY(base::Fd l, open_dir(AT_FDCWD, layer_dir(d, i)));
         below.fds.push_back(std::move(l));
     }

@@ -69,6 +69,9 @@ base::Result<int> freeze_live(const std::string& session_dir, const std::string&
 // The touched paths of layer `n` against the view below it (steps n-1..1
 // over the target), sorted by path.
 base::Result<std::vector<Touched>> touched(const std::string& session_dir, int n, const std::string& target);
+// The same for any layer dir (the live upper: below = the step count).
+base::Result<std::vector<Touched>> touched_layer(const std::string& layer, const std::string& session_dir, int below,
+                                                 const std::string& target);
 
 // A flattened upper: one dir holding what the live upper over every step
 // would give as a single upper (whiteouts, opaque dirs as overlayfs makes

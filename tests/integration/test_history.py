@@ -113,3 +113,40 @@ def test_step_records_and_frozen_layers(lo):
     assert (lo.upper("s") / "b.txt").read_text() == "b\n"
     ch = {c["path"]: c["kind"] for c in status_json(lo, "s")}
     assert ch == {"notes.txt": "modified", "docs/readme.txt": "deleted", "old/a.txt": "metadata", "b.txt": "added"}
+
+
+def test_log_lists_steps_newest_first(lo):
+    run_ok(lo, "echo a > a.txt; echo changed > notes.txt", "s")
+    run_ok(lo, "rm a.txt docs/readme.txt", "s")
+    run_ok(lo, "mkdir n; echo x > n/x", "s")
+    r = lo("log", "s", "--json")
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    log = json.loads(r.stdout)
+    assert log["session"] == "s"
+    st = log["steps"]
+    assert [s["step"] for s in st] == [None, 2, 1]
+    assert st[0]["live"] and st[0]["label"].startswith("/bin/sh -c mkdir n")
+    assert (st[0]["added"], st[0]["modified"], st[0]["deleted"]) == (2, 0, 0)
+    assert (st[1]["added"], st[1]["modified"], st[1]["deleted"]) == (0, 0, 2)
+    assert (st[2]["added"], st[2]["modified"], st[2]["deleted"]) == (1, 1, 0)
+    assert {p["path"] for p in st[1]["paths"]} == {"a.txt", "docs/readme.txt"}
+    assert st[2]["bytes"] > 0
+    text = lo("log", "s")
+    assert text.returncode == 0
+    lines = text.stdout.decode().splitlines()
+    assert lines[0] == "session 's': 2 steps and live changes"
+    assert lines[1].split()[0] == "(live)" and "+2 ~0 -0" in lines[1]
+    assert lines[2].split()[0] == "2" and "-2" in lines[2] and lines[2].endswith("/bin/sh -c rm a.txt docs/readme.txt")
+    assert lines[3].split()[0] == "1" and "+1 ~1 -0" in lines[3]
+    # An unknown session: exit 1, named; a bad flag: usage, 2.
+    bad = lo("log", "nosuch")
+    assert bad.returncode == 1 and b"nosuch" in bad.stderr
+    assert lo("log", "s", "--bogus").returncode == 2
+
+
+def test_log_of_a_session_without_steps(lo):
+    run_ok(lo, "echo a > a.txt", "one")
+    r = lo("log", "one")
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    lines = r.stdout.decode().splitlines()
+    assert lines[0] == "session 'one': 0 steps and live changes" and "+1 ~0 -0" in lines[1]
