@@ -115,6 +115,7 @@ const std::vector<Flag> kFlags = {
     {"config", "path", 0, N, once, no, ""},
     {"config", "keys", 0, N, once, no, ""},
     {"log", "json", 0, N, once, any, ""},
+    {"rollback", "undo", 0, N, once, no, ""},
 };
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <nlohmann/json.hpp>
 
@@ -61,6 +62,30 @@ base::Result<steps::Record> live_record(const session::Info& s, int frozen) {
     return r;
 }
 
+// The session's rows: the live changes (when any) then the steps, newest first.
+base::Result<std::vector<Row>> load_rows(const session::Info& s) {
+    auto recs = steps::read_all(s.dir);
+    if (!recs) return base::error("session '" + s.meta.name + "': " + recs.error().message);
+    std::vector<Row> rows;
+    auto live = live_record(s, static_cast<int>(recs->size()));
+    if (!live) return base::error("session '" + s.meta.name + "': reading the live layer: " + live.error().message);
+    if (!live->paths.empty()) {
+        Row r;
+        r.rec = std::move(live.value());
+        r.live = true;
+        r.bytes = layer_bytes(session::upper_dir(s.dir));
+        rows.push_back(std::move(r));
+    }
+    for (auto it = recs->rbegin(); it != recs->rend(); ++it) {
+        Row r;
+        r.rec = std::move(*it);
+        r.bytes = layer_bytes(steps::layer_dir(s.dir, r.rec.n));
+        rows.push_back(std::move(r));
+    }
+    for (auto& r : rows) count(&r);
+    return rows;
+}
+
 }  // namespace
 
 int cmd_log(int argc, char** argv) {
@@ -88,25 +113,10 @@ int cmd_log(int argc, char** argv) {
     if (!state) return fail(state.error().message);
     auto s = session::find(state.value(), name);
     if (!s) return fail(s.error().message);
-    auto recs = steps::read_all(s->dir);
-    if (!recs) return fail("session '" + s->meta.name + "': " + recs.error().message);
-    std::vector<Row> rows;
-    auto live = live_record(s.value(), static_cast<int>(recs->size()));
-    if (!live) return fail("session '" + s->meta.name + "': reading the live layer: " + live.error().message);
-    if (!live->paths.empty()) {
-        Row r;
-        r.rec = std::move(live.value());
-        r.live = true;
-        r.bytes = layer_bytes(session::upper_dir(s->dir));
-        rows.push_back(std::move(r));
-    }
-    for (auto it = recs->rbegin(); it != recs->rend(); ++it) {
-        Row r;
-        r.rec = std::move(*it);
-        r.bytes = layer_bytes(steps::layer_dir(s->dir, r.rec.n));
-        rows.push_back(std::move(r));
-    }
-    for (auto& r : rows) count(&r);
+    auto loaded = load_rows(s.value());
+    if (!loaded) return fail(loaded.error().message);
+    std::vector<Row>& rows = loaded.value();
+    size_t frozen = rows.size() - (!rows.empty() && rows[0].live ? 1 : 0);
     if (json) {
         nlohmann::json arr = nlohmann::json::array();
         for (const auto& r : rows) {
@@ -132,8 +142,8 @@ int cmd_log(int argc, char** argv) {
         std::puts(top.dump(2, ' ', true, nlohmann::json::error_handler_t::replace).c_str());
         return 0;
     }
-    std::printf("session '%s': %zu step%s%s\n", base::display_path(s->meta.name).c_str(), recs->size(),
-                recs->size() == 1 ? "" : "s", rows.empty() || !rows[0].live ? "" : " and live changes");
+    std::printf("session '%s': %zu step%s%s\n", base::display_path(s->meta.name).c_str(), frozen,
+                frozen == 1 ? "" : "s", rows.empty() || !rows[0].live ? "" : " and live changes");
     for (const auto& r : rows) {
         std::string num = r.live ? "(live)" : std::to_string(r.rec.n);
         std::string when = r.live ? r.rec.start : r.rec.end;
@@ -142,5 +152,140 @@ int cmd_log(int argc, char** argv) {
         std::printf("%6s  %-20s  %-14s %10s B  %s\n", num.c_str(), when.empty() ? "-" : when.c_str(), counts.c_str(),
                     base::thousands(r.bytes).c_str(), base::display_path(r.rec.label).c_str());
     }
+    return 0;
+}
+
+namespace {
+
+constexpr const char* kBlameUsage = "usage: layover blame SESSION PATH   every step that touched PATH, oldest first";
+
+}  // namespace
+
+int cmd_blame(int argc, char** argv) {
+    std::vector<std::string> pos;
+    for (int i = 1; i < argc; i++) {
+        std::string a = argv[i];
+        if (a == "-h" || a == "--help") {
+            std::puts(kBlameUsage);
+            std::puts("  PATH is relative to the session's target (an absolute path inside it works too)");
+            return 0;
+        }
+        if (!a.empty() && a[0] == '-' && a != "-") {
+            std::fprintf(stderr, "layover blame: unknown option %s\n%s\n", a.c_str(), kBlameUsage);
+            return 2;
+        }
+        pos.push_back(a);
+    }
+    if (pos.size() != 2) {
+        std::fprintf(stderr, "%s\n", kBlameUsage);
+        return 2;
+    }
+    auto state = session::state_dir();
+    if (!state) return fail(state.error().message);
+    auto s = session::find(state.value(), pos[0]);
+    if (!s) return fail(s.error().message);
+    std::string path = pos[1];
+    const std::string& t = s->meta.target;
+    if (path == t) path.clear();
+    else if (path.rfind(t + "/", 0) == 0) path = path.substr(t.size() + 1);
+    while (path.size() > 1 && path.back() == '/') path.pop_back();
+    if (path.empty() || path[0] == '/')
+        return fail(base::display_path(pos[1]) + " is not a path inside the session's target " + t);
+    auto loaded = load_rows(s.value());
+    if (!loaded) return fail(loaded.error().message);
+    int hits = 0;
+    for (auto it = loaded->rbegin(); it != loaded->rend(); ++it) {
+        for (const auto& p : it->rec.paths) {
+            bool exact = p.path == path;
+            // A dir deleted or replaced above PATH took PATH with it.
+            bool above = !exact && (p.kind == "D" || p.kind == "T") && path.rfind(p.path + "/", 0) == 0;
+            if (!exact && !above) continue;
+            hits++;
+            std::string num = it->live ? "(live)" : std::to_string(it->rec.n);
+            std::string when = it->live ? it->rec.start : it->rec.end;
+            std::string what = p.kind + (above ? " (" + base::display_path(p.path) + "/)" : "");
+            std::printf("%6s  %-20s  %-5s  %s\n", num.c_str(), when.empty() ? "-" : when.c_str(), what.c_str(),
+                        base::display_path(it->rec.label).c_str());
+        }
+    }
+    if (hits == 0) return fail("no step of session '" + s->meta.name + "' touched " + base::display_path(path));
+    return 0;
+}
+
+namespace {
+
+constexpr const char* kRollbackUsage =
+    "usage: layover rollback SESSION N|--undo   the session's view as it was at the end of step N";
+
+}  // namespace
+
+int cmd_rollback(int argc, char** argv) {
+    std::vector<std::string> pos;
+    bool undo = false;
+    for (int i = 1; i < argc; i++) {
+        std::string a = argv[i];
+        if (a == "-h" || a == "--help") {
+            std::puts(kRollbackUsage);
+            std::puts("  N        0 is the real tree alone; the later steps and the live changes are kept aside");
+            std::puts("  --undo   bring back what the last rollback set aside (while nothing was done since)");
+            return 0;
+        }
+        if (a == "--undo") {
+            undo = true;
+        } else if (!a.empty() && a[0] == '-') {
+            std::fprintf(stderr, "layover rollback: unknown option %s\n%s\n", a.c_str(), kRollbackUsage);
+            return 2;
+        } else {
+            pos.push_back(a);
+        }
+    }
+    if (pos.size() != (undo ? 1u : 2u)) {
+        std::fprintf(stderr, "%s\n", kRollbackUsage);
+        return 2;
+    }
+    int n = 0;
+    if (!undo) {
+        const std::string& v = pos[1];
+        if (v.empty() || v.size() > 4 || v.find_first_not_of("0123456789") != std::string::npos) {
+            std::fprintf(stderr, "layover rollback: N must be a step number (see 'layover log')\n%s\n", kRollbackUsage);
+            return 2;
+        }
+        n = std::atoi(v.c_str());
+    }
+    auto state = session::state_dir();
+    if (!state) return fail(state.error().message);
+    auto s = session::find(state.value(), pos[0]);
+    if (!s) return fail(s.error().message);
+    if (s->state == "running")
+        return fail("session '" + s->meta.name + "' is running (supervisor pid " + std::to_string(s->meta.pid) +
+                    "); stop it first: rollback of a running session is not built yet");
+    // Held while the layers move, so a run cannot resume it half-way.
+    auto lk = session::lock(s->dir, s->meta.name);
+    if (!lk) return fail(lk.error().message);
+    const std::string& name = s->meta.name;
+    // What the exit's scan, an apply or a save recorded no longer describes the view.
+    auto forget = [&] {
+        session::Meta m = s->meta;
+        m.changes = -1;
+        m.applied.clear();
+        m.undo.clear();
+        m.saved.clear();
+        (void)session::write_meta(s->dir, m);
+    };
+    if (undo) {
+        auto r = steps::rollback_undo(s->dir);
+        if (!r) return fail("session '" + name + "': " + r.error().message);
+        forget();
+        std::fprintf(stderr, "layover: session '%s': the rollback is undone (%d step%s back)\n", name.c_str(),
+                     r.value(), r.value() == 1 ? "" : "s");
+        return 0;
+    }
+    auto r = steps::rollback(s->dir, n);
+    if (!r) return fail("session '" + name + "': " + r.error().message);
+    forget();
+    std::fprintf(stderr,
+                 "layover: session '%s' rolled back to step %d (%d later step%s and the live changes set aside; "
+                 "'layover rollback %s --undo' brings them back)\n",
+                 name.c_str(), n, r.value(), r.value() == 1 ? "" : "s", name.c_str());
     return 0;
 }

@@ -82,3 +82,18 @@ base::Result<std::string> flatten(const std::string& session_dir);
 void remove_flat(const std::string& flat_dir);
 
 }  // namespace steps
+
+namespace steps {
+
+// Rollback of a kept session (helper/store/rollback.cc): the view becomes
+// what it was at the end of step n (0: the real tree alone). The live upper
+// and steps n+1..N move to SESSION/rolled-back/ (the live upper first, then
+// the steps from the top down: every state in between is a valid, shorter
+// stack), replacing an earlier rollback's. Returns the number of steps moved.
+base::Result<int> rollback(const std::string& session_dir, int n);
+// Bring the last rollback's layers back, if nothing was done since: the
+// session still ends at the step rolled back to, with no live changes.
+base::Result<int> rollback_undo(const std::string& session_dir);
+std::string rolled_back_dir(const std::string& session_dir);
+
+}  // namespace steps

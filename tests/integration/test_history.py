@@ -150,3 +150,55 @@ def test_log_of_a_session_without_steps(lo):
     assert r.returncode == 0, r.stderr.decode(errors="replace")
     lines = r.stdout.decode().splitlines()
     assert lines[0] == "session 'one': 0 steps and live changes" and "+1 ~0 -0" in lines[1]
+
+
+def test_blame_names_every_step_that_touched_a_path(lo):
+    run_ok(lo, "echo 1 > f.txt", "b")
+    run_ok(lo, "echo 2 > other.txt", "b")
+    run_ok(lo, "echo 3 >> f.txt; chmod 600 notes.txt", "b")
+    run_ok(lo, "rm f.txt; rm -r old", "b")
+    r = lo("blame", "b", "f.txt")
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    lines = r.stdout.decode().splitlines()
+    assert [(l.split()[0], l.split()[2]) for l in lines] == [("1", "A"), ("3", "M"), ("(live)", "D")]
+    assert lines[1].endswith("/bin/sh -c echo 3 >> f.txt; chmod 600 notes.txt")
+    # An absolute path inside the target; a path under a deleted dir names the dir.
+    r = lo("blame", "b", str(Path(lo.target) / "notes.txt"))
+    assert r.returncode == 0 and r.stdout.decode().split()[:3][2] == "mode"
+    r = lo("blame", "b", "old/sub/b.txt")
+    assert r.returncode == 0 and "D (old/)" in r.stdout.decode()
+    r = lo("blame", "b", "never.txt")
+    assert r.returncode == 1 and b"never.txt" in r.stderr
+    assert lo("blame", "b", "/etc/passwd").returncode == 1
+    assert lo("blame", "b").returncode == 2
+
+
+def test_rollback_and_its_undo(lo):
+    t = Path(lo.target)
+    run_ok(lo, "echo 1 > one.txt", "r")
+    run_ok(lo, "echo 2 > two.txt; rm notes.txt", "r")
+    run_ok(lo, "echo 3 > three.txt", "r")
+    before = status_json(lo, "r")
+    assert {c["path"] for c in before} == {"one.txt", "two.txt", "notes.txt", "three.txt"}
+    r = lo("rollback", "r", "1")
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    assert b"rolled back to step 1" in r.stderr
+    assert {c["path"] for c in status_json(lo, "r")} == {"one.txt"}
+    # The sandbox sees the rolled-back view, and the real tree never changed.
+    run_ok(lo, "test -f one.txt && test ! -e two.txt && test -f notes.txt && test ! -e three.txt", "r")
+    assert (t / "notes.txt").exists() and not (t / "one.txt").exists()
+    # Bad step numbers change nothing.
+    assert lo("rollback", "r", "7").returncode == 1
+    assert lo("rollback", "r", "x").returncode == 2
+    assert {c["path"] for c in status_json(lo, "r")} == {"one.txt"}
+    r = lo("rollback", "r", "--undo")
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    assert status_json(lo, "r") == before
+    assert [s["step"] for s in json.loads(lo("log", "r", "--json").stdout)["steps"]] == [None, 2, 1]
+    # After new work on top of a rollback, --undo refuses and changes nothing.
+    assert lo("rollback", "r", "0").returncode == 0
+    assert status_json(lo, "r") == []
+    run_ok(lo, "echo new > new.txt", "r")
+    r = lo("rollback", "r", "--undo")
+    assert r.returncode == 1 and b"changed since the rollback" in r.stderr
+    assert {c["path"] for c in status_json(lo, "r")} == {"new.txt"}
