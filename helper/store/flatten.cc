@@ -6,6 +6,8 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include <cerrno>
+
 #include "helper/base/fd.h"
 #include "helper/base/fs/beneath.h"
 #include "helper/store/layers.h"

@@ -58,7 +58,12 @@ base::Result<Found> lookup(const Chain& chain, const std::string& name) {
     }
     f.exists = true;
     if (!S_ISDIR(f.st.st_mode)) return f;
-    TRY(base::Fd top, open_dir(chain.fds[i].get(), name));
+    auto opened = open_dir(chain.fds[i].get(), name);
+    if (!opened) {  // gone meanwhile (a running session): absent, as the scan treats it
+        if (opened.error().code == ENOENT) return Found{};
+        return opened.error();
+    }
+    base::Fd top = std::move(opened.value());
     bool stop = !target && is_opaque(top.get());
     f.sub.fds.push_back(std::move(top));
     f.sub.bottom_is_target = target;
