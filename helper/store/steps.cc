@@ -255,7 +255,7 @@ base::Result<int> freeze_live(const std::string& d, const std::string& target, c
     TRY(auto entries, base::list_dir(up.get()));
     if (entries.empty()) return 0;
     TRY(int n, count(d));
-    if (n >= kMaxSteps) return base::error("session has " + std::to_string(n) + " steps, the most it can hold");
+    if (n >= kMaxDepth) return 0;
     if (::mkdir(steps_dir(d).c_str(), 0700) != 0 && errno != EEXIST) return base::sys_error("creating " + steps_dir(d));
     Record r;
     r.n = n + 1;

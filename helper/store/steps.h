@@ -36,6 +36,10 @@ struct Live {
 };
 
 constexpr int kMaxSteps = 9999;  // four digits in the layer names
+// The deepest stack a freeze makes: past it, runs accumulate in the live
+// upper (the squash of the oldest steps is not built yet). overlayfs stacks
+// at most 500 lowers; the issue picks 64 from the stat bench.
+constexpr int kMaxDepth = 64;
 
 std::string steps_dir(const std::string& session_dir);
 std::string layer_dir(const std::string& session_dir, int n);
@@ -61,7 +65,8 @@ base::Result<Live> read_live(const std::string& session_dir);
 
 // Freeze the live upper as step N+1 (record first, then the rename that
 // commits it, then a fresh empty upper). An upper with no entries is not a
-// step: returns 0 and changes nothing. Else the new step's number. `target`
+// step: returns 0 and changes nothing; so does a stack already kMaxDepth
+// deep. Else the new step's number. `target`
 // is the real tree, for the record's touched paths. Run it where the
 // session's files are readable (the owner user namespace, or as the owner).
 base::Result<int> freeze_live(const std::string& session_dir, const std::string& target, const std::string& end);

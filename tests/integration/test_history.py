@@ -139,6 +139,8 @@ def test_log_lists_steps_newest_first(lo):
     assert lines[2].split()[0] == "2" and "-2" in lines[2] and lines[2].endswith("/bin/sh -c rm a.txt docs/readme.txt")
     assert lines[3].split()[0] == "1" and "+1 ~1 -0" in lines[3]
     # An unknown session: exit 1, named; a bad flag: usage, 2.
+    sessions = {x["name"]: x for x in json.loads(lo("sessions", "--json").stdout)}
+    assert sessions["s"]["steps"] == 2
     bad = lo("log", "nosuch")
     assert bad.returncode == 1 and b"nosuch" in bad.stderr
     assert lo("log", "s", "--bogus").returncode == 2

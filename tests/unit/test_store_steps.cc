@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <cstdio>
 
 #include "helper/store/steps.h"
 #include "overlay/options.h"
@@ -226,4 +227,24 @@ TEST_CASE("overlay: a stack of lower layers joins escaped paths topmost first", 
         overlay::overlay_options(std::vector<std::string>{"/proc/self/fd/7", "/proc/self/fd/6", "/a:b"}, "/u", "/w") ==
         "lowerdir=/proc/self/fd/7:/proc/self/fd/6:/a\\:b,upperdir=/u,workdir=/w,"
         "userxattr,volatile");
+}
+
+TEST_CASE("steps: past the depth limit, runs accumulate in the live upper", "[steps]") {
+    testtree::TempDir t;
+    std::string s = t.path;
+    testtree::make(s + "/steps", "dir");
+    char name[16];
+    for (int i = 1; i <= steps::kMaxDepth; i++) {
+        std::snprintf(name, sizeof name, "/steps/%04d", i);
+        testtree::make(s + name, "dir");
+    }
+    testtree::make(s + "/upper", "dir");
+    testtree::make(s + "/upper/f", "file:x");
+    auto n = steps::freeze_live(s, s + "/steps/0001", "2026-11-25T20:00:00Z");
+    REQUIRE(n.ok());
+    CHECK(n.value() == 0);
+    CHECK(testtree::read_text(s + "/upper/f") == "x");
+    auto c = steps::count(s);
+    REQUIRE(c.ok());
+    CHECK(c.value() == steps::kMaxDepth);
 }
