@@ -116,6 +116,7 @@ const std::vector<Flag> kFlags = {
     {"config", "keys", 0, N, once, no, ""},
     {"log", "json", 0, N, once, any, ""},
     {"rollback", "undo", 0, N, once, no, ""},
+    {"fork", "at", 0, V, once, no, ""},
 };
 
 }  // namespace

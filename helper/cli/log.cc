@@ -1,12 +1,16 @@
 // `layover log [SESSION] [--json]`: a session's steps, newest first, with the
 // live upper as (live) (docs/history.md).
 #include <fcntl.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "helper/base/clock.h"
 #include "helper/base/json/bytes.h"
 #include "helper/base/text.h"
 #include "helper/store/owner_ns.h"
@@ -287,5 +291,98 @@ int cmd_rollback(int argc, char** argv) {
                  "layover: session '%s' rolled back to step %d (%d later step%s and the live changes set aside; "
                  "'layover rollback %s --undo' brings them back)\n",
                  name.c_str(), n, r.value(), r.value() == 1 ? "" : "s", name.c_str());
+    return 0;
+}
+
+namespace {
+
+constexpr const char* kForkUsage = "usage: layover fork SESSION NEW [--at N]   a new session from SESSION's steps";
+
+}  // namespace
+
+int cmd_fork(int argc, char** argv) {
+    std::vector<std::string> pos;
+    std::string at_text;
+    for (int i = 1; i < argc; i++) {
+        std::string a = argv[i];
+        if (a == "-h" || a == "--help") {
+            std::puts(kForkUsage);
+            std::puts("  --at N   from the end of step N (default: all of it, the live changes frozen first)");
+            return 0;
+        }
+        if (a == "--at" && i + 1 < argc) {
+            at_text = argv[++i];
+        } else if (a.rfind("--at=", 0) == 0) {
+            at_text = a.substr(5);
+        } else if (!a.empty() && a[0] == '-') {
+            std::fprintf(stderr, "layover fork: unknown option %s\n%s\n", a.c_str(), kForkUsage);
+            return 2;
+        } else {
+            pos.push_back(a);
+        }
+    }
+    bool at_given = !at_text.empty();
+    if (pos.size() != 2 ||
+        (at_given && (at_text.size() > 4 || at_text.find_first_not_of("0123456789") != std::string::npos))) {
+        std::fprintf(stderr, "%s\n", kForkUsage);
+        return 2;
+    }
+    const std::string& fresh = pos[1];
+    if (!base::valid_session_name(fresh))
+        return fail("invalid session name '" + base::display_path(fresh) + "': use [A-Za-z0-9._-], 1-64 characters");
+    auto state = session::state_dir();
+    if (!state) return fail(state.error().message);
+    auto s = session::find(state.value(), pos[0]);
+    if (!s) return fail(s.error().message);
+    if (s->state == "running")
+        return fail("session '" + s->meta.name + "' is running (supervisor pid " + std::to_string(s->meta.pid) +
+                    "); stop it first: fork of a running session is not built yet");
+    std::string dst = session::sessions_dir(state.value()) + "/" + fresh;
+    struct stat st;
+    if (::lstat(dst.c_str(), &st) == 0) return fail("session '" + fresh + "' exists; pick another name");
+    auto lk = session::lock(s->dir, s->meta.name);
+    if (!lk) return fail(lk.error().message);
+    std::string tmp = session::sessions_dir(state.value()) + "/.fork-" + fresh + "." + std::to_string(::getpid());
+    int at = at_given ? std::atoi(at_text.c_str()) : -1;
+    auto r = capture::in_owner_ns([&]() -> base::Result<std::string> {
+        // Without --at the fork takes everything: the live changes become a
+        // step of the source first (its view is the same after).
+        if (!at_given) {
+            TRY(int frozen, steps::freeze_live(s->dir, s->meta.target, base::utc_now_rfc3339()));
+            (void)frozen;
+        }
+        TRY(int total, steps::count(s->dir));
+        int upto = at_given ? at : total;
+        if (upto > total)
+            return base::error("no step " + std::to_string(upto) + ": the session has steps 1.." +
+                               std::to_string(total) + "; see 'layover log'");
+        TRY_VOID(steps::fork_steps(s->dir, tmp, upto));
+        return std::to_string(upto);
+    });
+    if (!r) {
+        steps::remove_flat(tmp);
+        return fail("forking session '" + s->meta.name + "': " + r.error().message);
+    }
+    session::Meta m = s->meta;
+    m.name = fresh;
+    m.created = base::utc_now_rfc3339();
+    struct timespec ts;
+    ::clock_gettime(CLOCK_REALTIME, &ts);
+    m.created_ns = static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+    m.pid = 0;
+    m.status = "exited";
+    m.changes = -1;
+    m.applied.clear();
+    m.undo.clear();
+    m.saved.clear();
+    m.label = "fork of " + s->meta.name + " at step " + r.value();
+    auto wrote = session::write_meta(tmp, m);
+    if (wrote && ::rename(tmp.c_str(), dst.c_str()) != 0) wrote = base::sys_error("creating session dir " + dst);
+    if (!wrote) {
+        steps::remove_flat(tmp);
+        return fail(wrote.error().message);
+    }
+    std::fprintf(stderr, "layover: session '%s' forked from '%s' at step %s\n", fresh.c_str(), s->meta.name.c_str(),
+                 r.value().c_str());
     return 0;
 }

@@ -31,6 +31,7 @@ enum class Bin { Main, Patch, Both };
     X("log", cmd_log, Bin::Main, "log [SESSION] [--json]          the session's steps, newest first")                 \
     X("blame", cmd_blame, Bin::Main, "blame SESSION PATH              every step that touched PATH, oldest first")    \
     X("rollback", cmd_rollback, Bin::Main, "rollback SESSION N|--undo       the session as it was after step N")      \
+    X("fork", cmd_fork, Bin::Main, "fork SESSION NEW [--at N]       a new session sharing SESSION's steps")           \
     X("on-exit", cmd_on_exit, Bin::Patch, nullptr)
 
 #define LAYOVER_DECLARE_VERB(name, fn, bin, usage) int fn(int argc, char** argv);

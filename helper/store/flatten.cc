@@ -90,6 +90,15 @@ base::Result<std::string> flatten(const std::string& d) {
     return flat;
 }
 
+base::Result<void> copy_layer(const std::string& from, const std::string& to) {
+    layers::Chain chain;
+    TRY(base::Fd src, base::open_at(AT_FDCWD, from, O_RDONLY | O_DIRECTORY | O_NOFOLLOW));
+    chain.fds.push_back(std::move(src));
+    if (::mkdir(to.c_str(), 0755) != 0) return base::sys_error("creating " + to);
+    TRY(base::Fd out, base::open_at(AT_FDCWD, to, O_RDONLY | O_DIRECTORY | O_NOFOLLOW));
+    return merge(chain, out.get());
+}
+
 void remove_flat(const std::string& flat) {
     auto slash = flat.rfind('/');
     base::Fd parent(::open(flat.substr(0, slash).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));

@@ -49,6 +49,22 @@ std::string name4(int n) {
 
 std::string rolled_back_dir(const std::string& d) { return d + "/rolled-back"; }
 
+base::Result<void> fork_steps(const std::string& from, const std::string& to, int at) {
+    if (::mkdir(to.c_str(), 0700) != 0) return base::sys_error("creating " + to);
+    if (::mkdir((to + "/upper").c_str(), 0755) != 0) return base::sys_error("creating " + to + "/upper");
+    if (at == 0) return base::Ok();
+    if (::mkdir(steps_dir(to).c_str(), 0700) != 0) return base::sys_error("creating " + steps_dir(to));
+    for (int i = 1; i <= at; i++) {
+        TRY_VOID(copy_layer(layer_dir(from, i), layer_dir(to, i)));
+        auto text = base::open_at(AT_FDCWD, record_file(from, i), O_RDONLY | O_NOFOLLOW);
+        if (!text) continue;  // a step without a record stays one
+        TRY(std::string body, base::read_all(text->get(), 64u << 20));
+        TRY(base::Fd out, base::open_at(AT_FDCWD, record_file(to, i), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0600));
+        TRY_VOID(base::write_all(out.get(), body.data(), body.size()));
+    }
+    return base::Ok();
+}
+
 base::Result<int> rollback(const std::string& d, int n) {
     TRY(int total, count(d));
     if (n < 0 || n > total)

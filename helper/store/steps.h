@@ -85,6 +85,11 @@ base::Result<std::vector<Touched>> touched_layer(const std::string& layer, const
 // removes it with remove_flat.
 base::Result<std::string> flatten(const std::string& session_dir);
 void remove_flat(const std::string& flat_dir);
+// One layer's structure, its files hard-linked (fork: the frozen bytes are shared).
+base::Result<void> copy_layer(const std::string& from, const std::string& to);
+// Into the new session dir `to` (made here): steps 1..at of `from`, each
+// layer by copy_layer with its record, and an empty live upper.
+base::Result<void> fork_steps(const std::string& from, const std::string& to, int at);
 
 }  // namespace steps
 

@@ -204,3 +204,30 @@ def test_rollback_and_its_undo(lo):
     r = lo("rollback", "r", "--undo")
     assert r.returncode == 1 and b"changed since the rollback" in r.stderr
     assert {c["path"] for c in status_json(lo, "r")} == {"new.txt"}
+
+
+def test_fork_shares_the_steps_and_then_goes_its_own_way(lo):
+    run_ok(lo, "echo 1 > one.txt", "src")
+    run_ok(lo, "echo 2 > two.txt", "src")
+    r = lo("fork", "src", "a")
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    r = lo("fork", "src", "b", "--at", "1")
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    paths = lambda n: {c["path"] for c in status_json(lo, n)}  # noqa: E731
+    assert paths("src") == paths("a") == {"one.txt", "two.txt"}
+    assert paths("b") == {"one.txt"}
+    # No file data copied: the fork's frozen files are the source's inodes.
+    src1 = lo.session_dir("src") / "steps" / "0001" / "one.txt"
+    assert (lo.session_dir("a") / "steps" / "0001" / "one.txt").stat().st_ino == src1.stat().st_ino
+    # Independent from then on.
+    run_ok(lo, "echo b > b.txt; rm one.txt", "b")
+    run_ok(lo, "echo a > a.txt", "a")
+    assert paths("b") == {"b.txt"} and paths("a") == {"one.txt", "two.txt", "a.txt"}
+    assert paths("src") == {"one.txt", "two.txt"} and src1.read_text() == "1\n"
+    # Errors change nothing.
+    assert lo("fork", "src", "a").returncode == 1
+    assert lo("fork", "src", "c", "--at", "9").returncode == 1
+    assert lo("fork", "src", "../x").returncode == 1
+    assert not lo.session_dir("c").exists()
+    assert not [p for p in (Path(lo.state) / "sessions").iterdir() if p.name.startswith(".")]
+    assert lo("fork", "src").returncode == 2
