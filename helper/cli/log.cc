@@ -27,6 +27,17 @@ int fail(const std::string& msg) {
     return 1;
 }
 
+int unknown_option(const char* verb, const std::string& arg, const char* usage) {
+    std::fprintf(stderr, "layover %s: unknown option %s\n%s\n", verb, arg.c_str(), usage);
+    return 2;
+}
+
+// Rollback and fork work on kept sessions only, for now.
+int refuse_running(const session::Info& s, const char* verb) {
+    return fail("session '" + s.meta.name + "' is running (supervisor pid " + std::to_string(s.meta.pid) +
+                "); stop it first: " + verb + " of a running session is not built yet");
+}
+
 struct Row {
     steps::Record rec;
     bool live = false;
@@ -104,8 +115,7 @@ int cmd_log(int argc, char** argv) {
             std::puts("  --json   one JSON object: the session and its steps, each with its touched paths");
             return 0;
         } else if (!a.empty() && a[0] == '-') {
-            std::fprintf(stderr, "layover log: unknown option %s\n%s\n", a.c_str(), kUsage);
-            return 2;
+            return unknown_option("log", a, kUsage);
         } else if (name.empty()) {
             name = a;
         } else {
@@ -175,8 +185,7 @@ int cmd_blame(int argc, char** argv) {
             return 0;
         }
         if (!a.empty() && a[0] == '-' && a != "-") {
-            std::fprintf(stderr, "layover blame: unknown option %s\n%s\n", a.c_str(), kBlameUsage);
-            return 2;
+            return unknown_option("blame", a, kBlameUsage);
         }
         pos.push_back(a);
     }
@@ -237,8 +246,7 @@ int cmd_rollback(int argc, char** argv) {
         if (a == "--undo") {
             undo = true;
         } else if (!a.empty() && a[0] == '-') {
-            std::fprintf(stderr, "layover rollback: unknown option %s\n%s\n", a.c_str(), kRollbackUsage);
-            return 2;
+            return unknown_option("rollback", a, kRollbackUsage);
         } else {
             pos.push_back(a);
         }
@@ -260,9 +268,7 @@ int cmd_rollback(int argc, char** argv) {
     if (!state) return fail(state.error().message);
     auto s = session::find(state.value(), pos[0]);
     if (!s) return fail(s.error().message);
-    if (s->state == "running")
-        return fail("session '" + s->meta.name + "' is running (supervisor pid " + std::to_string(s->meta.pid) +
-                    "); stop it first: rollback of a running session is not built yet");
+    if (s->state == "running") return refuse_running(s.value(), "rollback");
     // Held while the layers move, so a run cannot resume it half-way.
     auto lk = session::lock(s->dir, s->meta.name);
     if (!lk) return fail(lk.error().message);
@@ -315,8 +321,7 @@ int cmd_fork(int argc, char** argv) {
         } else if (a.rfind("--at=", 0) == 0) {
             at_text = a.substr(5);
         } else if (!a.empty() && a[0] == '-') {
-            std::fprintf(stderr, "layover fork: unknown option %s\n%s\n", a.c_str(), kForkUsage);
-            return 2;
+            return unknown_option("fork", a, kForkUsage);
         } else {
             pos.push_back(a);
         }
@@ -334,9 +339,7 @@ int cmd_fork(int argc, char** argv) {
     if (!state) return fail(state.error().message);
     auto s = session::find(state.value(), pos[0]);
     if (!s) return fail(s.error().message);
-    if (s->state == "running")
-        return fail("session '" + s->meta.name + "' is running (supervisor pid " + std::to_string(s->meta.pid) +
-                    "); stop it first: fork of a running session is not built yet");
+    if (s->state == "running") return refuse_running(s.value(), "fork");
     std::string dst = session::sessions_dir(state.value()) + "/" + fresh;
     struct stat st;
     if (::lstat(dst.c_str(), &st) == 0) return fail("session '" + fresh + "' exists; pick another name");
