@@ -78,6 +78,10 @@ base::Result<Handles> open_handles(const MountPlan& plan) {
     TRY(h.lower, dir(plan.target, "target"));
     TRY(h.upper, dir(plan.upper, "session's upper layer"));
     TRY(h.work, dir(plan.work, "session's work dir"));
+    for (const auto& st : plan.steps) {
+        TRY(base::Fd fd, dir(st, "session's step layer"));
+        h.steps.push_back(std::move(fd));
+    }
     TRY(h.state, dir(plan.state_dir, "state dir"));
     auto info = base::open_at(AT_FDCWD, "/proc/self/mountinfo", O_RDONLY);
     if (!info) return info.error();
@@ -154,8 +158,42 @@ base::Result<void> make_scratch_writable(const Handles& h) {
     return base::Ok();
 }
 
+namespace {
+
+// The new mount API: one fsconfig call per lower layer, no option-length
+// limit. ENOSYS/EINVAL (no "lowerdir+" before 6.8): false, use the string.
+base::Result<bool> mount_stack_fsconfig(const MountPlan& plan, const Handles& h) {
+    base::Fd fs(::fsopen("overlay", FSOPEN_CLOEXEC));
+    if (!fs.valid()) return false;
+    auto set = [&](const char* key, const std::string& value) {
+        return ::fsconfig(fs.get(), FSCONFIG_SET_STRING, key, value.c_str(), 0) == 0;
+    };
+    for (const auto& st : h.steps)
+        if (!set("lowerdir+", fd_path(st))) return false;
+    if (!set("lowerdir+", fd_path(h.lower))) return false;
+    if (!set("upperdir", fd_path(h.upper)) || !set("workdir", fd_path(h.work))) return false;
+    if (::fsconfig(fs.get(), FSCONFIG_SET_FLAG, "userxattr", nullptr, 0) != 0 ||
+        ::fsconfig(fs.get(), FSCONFIG_SET_FLAG, "volatile", nullptr, 0) != 0)
+        return false;
+    if (::fsconfig(fs.get(), FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) != 0) return false;
+    base::Fd mnt(::fsmount(fs.get(), FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID));
+    if (!mnt.valid()) return false;
+    if (::move_mount(mnt.get(), "", AT_FDCWD, plan.target.c_str(), MOVE_MOUNT_F_EMPTY_PATH) != 0)
+        return base::sys_error("mounting the overlay on " + plan.target);
+    return true;
+}
+
+}  // namespace
+
 base::Result<void> mount_overlay(const MountPlan& plan, const Handles& h) {
-    std::string opts = overlay_options(fd_path(h.lower), fd_path(h.upper), fd_path(h.work));
+    std::vector<std::string> lowers;
+    for (const auto& st : h.steps) lowers.push_back(fd_path(st));
+    if (!h.steps.empty()) {
+        TRY(bool done, mount_stack_fsconfig(plan, h));
+        if (done) return base::Ok();
+    }
+    lowers.push_back(fd_path(h.lower));
+    std::string opts = overlay_options(lowers, fd_path(h.upper), fd_path(h.work));
     if (::mount("overlay", plan.target.c_str(), "overlay", MS_NOSUID, opts.c_str()) != 0) {
         int err = errno;
         std::string msg = base::sys_error("mounting the overlay on " + plan.target, err).message;

@@ -24,11 +24,13 @@ struct MountPlan {
         std::string root, upper, work;  // an overlay over root, never applied (helper/sandbox/scratch.h)
     };
     std::vector<Scratch> scratch;
+    std::vector<std::string> steps;  // the session's frozen steps, topmost first (lowers above the target)
 };
 
 // Everything opened before any mount hides it.
 struct Handles {
     base::Fd lower, upper, work, state;
+    std::vector<base::Fd> steps;                              // per MountPlan::steps
     std::vector<std::pair<std::string, base::Fd>> submounts;  // (path, detached clone)
     std::vector<std::pair<std::string, base::Fd>> dev_nodes;  // ("null", clone of /dev/null), ...
     base::Fd resolv;                                          // clone of /run/systemd/resolve (host network only)
@@ -54,7 +56,10 @@ base::Result<void> mount_private_tmp(const MountPlan& plan);
 //     refuses (host mounts below it) stays read-only, with a warning.
 base::Result<void> mount_scratch(const MountPlan& plan, Handles& h);
 // 4. The overlay on the target, layers passed by fd (/proc/self/fd/N), so
-//    it works even where step 3 covered the real paths.
+//    it works even where step 3 covered the real paths. With frozen steps,
+//    lowerdir = step N : ... : step 1 : target, each layer added by
+//    fsconfig("lowerdir+") where the kernel has it (6.8+), else in one
+//    option string (short fd paths: ~17 bytes a layer, within one page).
 base::Result<void> mount_overlay(const MountPlan& plan, const Handles& h);
 // 5. Re-attach the submount clones on top of the overlay (read-only later).
 base::Result<void> attach_submounts(const MountPlan& plan, Handles& h);

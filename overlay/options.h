@@ -1,6 +1,7 @@
 // Pure helpers for overlayfs mount options (unit-tested).
 #pragma once
 #include <string>
+#include <vector>
 
 namespace overlay {
 
@@ -13,6 +14,9 @@ std::string escape_option_value(const std::string& path);
 // it unmounting syncs the whole filesystem holding the upper layer (153 ms
 // measured with 256 MiB of unrelated dirty data, 4 ms with volatile).
 std::string overlay_options(const std::string& lower, const std::string& upper, const std::string& work);
+// The same over a stack of lower layers, topmost first (a session's frozen
+// steps over the target): "lowerdir=L1:L2:...". Each path escaped.
+std::string overlay_options(const std::vector<std::string>& lowers, const std::string& upper, const std::string& work);
 
 // Parse a size like "512M", "2G", "1048576", "10%" (of total RAM). Returns
 // false on malformed input. total_ram is used for percentages.

@@ -13,12 +13,22 @@
 #include "helper/base/fs/beneath.h"
 #include "helper/base/text.h"
 #include "helper/store/owner_ns.h"
+#include "helper/store/steps.h"
 
 namespace capture {
 
 base::Result<SessionTrees> open_session_trees(const session::Info& s) {
     SessionTrees t;
-    auto up = base::open_at(AT_FDCWD, session::upper_dir(s.dir), O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+    std::string upper = session::upper_dir(s.dir);
+    TRY(int nsteps, steps::count(s.dir));
+    if (nsteps > 0) {
+        TRY(upper, steps::flatten(s.dir));
+        t.flat.reset(new std::string(upper), [](std::string* p) {
+            steps::remove_flat(*p);
+            delete p;
+        });
+    }
+    auto up = base::open_at(AT_FDCWD, upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
     if (!up) return base::error("session '" + s.meta.name + "' has no readable upper layer: " + up.error().message);
     auto low = base::open_at(AT_FDCWD, s.meta.target, O_RDONLY | O_DIRECTORY);
     if (!low)

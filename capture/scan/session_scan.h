@@ -1,6 +1,8 @@
 // A session's two trees (its upper layer and the real target), and the live
 // change list behind `layover status`.
 #pragma once
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "capture/scan/change.h"
@@ -11,8 +13,11 @@
 
 namespace capture {
 
+// With frozen steps (helper/store/steps.h), `upper` is a flattened upper
+// (steps::flatten), removed when the last copy of `flat` goes.
 struct SessionTrees {
     base::Fd upper, lower;
+    std::shared_ptr<std::string> flat;
 };
 base::Result<SessionTrees> open_session_trees(const session::Info& s);
 

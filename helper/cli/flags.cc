@@ -114,6 +114,9 @@ const std::vector<Flag> kFlags = {
     {"doctor", "target", 0, V, once, any, "$HOME"},
     {"config", "path", 0, N, once, no, ""},
     {"config", "keys", 0, N, once, no, ""},
+    {"log", "json", 0, N, once, any, ""},
+    {"rollback", "undo", 0, N, once, no, ""},
+    {"fork", "at", 0, V, once, no, ""},
 };
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include "helper/sandbox/finish.h"
 #include "helper/store/remove.h"
 #include "helper/store/session.h"
+#include "helper/store/steps.h"
 
 namespace {
 
@@ -84,6 +85,9 @@ int cmd_sessions(int argc, char** argv) {
                 {"exit_code", s.meta.exit_code},
                 {"age_days", s.age_days},
                 {"age_seconds", age_seconds(s.meta)}};
+            // Frozen steps (docs/history.md); -1 when the steps dir is not layover's.
+            auto nsteps = steps::count(s.dir);
+            o["steps"] = nsteps ? nsteps.value() : -1;
             auto opt = [](const std::string& v) { return v.empty() ? nlohmann::json(nullptr) : nlohmann::json(v); };
             o["applied"] = opt(s.meta.applied);
             o["undo"] = opt(s.meta.undo);

@@ -28,6 +28,10 @@ enum class Bin { Main, Patch, Both };
     X("mcp", cmd_mcp, Bin::Main, "mcp [--target DIR] [RUN OPTIONS]  serve MCP tools in a sandbox")                    \
     X("doctor", cmd_doctor, Bin::Main, "doctor [--target DIR]           check what layover needs from the kernel")    \
     X("config", cmd_config, Bin::Main, "config [--path] [VERB [ARGS]]   effective options and where each comes from") \
+    X("log", cmd_log, Bin::Main, "log [SESSION] [--json]          the session's steps, newest first")                 \
+    X("blame", cmd_blame, Bin::Main, "blame SESSION PATH              every step that touched PATH, oldest first")    \
+    X("rollback", cmd_rollback, Bin::Main, "rollback SESSION N|--undo       the session as it was after step N")      \
+    X("fork", cmd_fork, Bin::Main, "fork SESSION NEW [--at N]       a new session sharing SESSION's steps")           \
     X("on-exit", cmd_on_exit, Bin::Patch, nullptr)
 
 #define LAYOVER_DECLARE_VERB(name, fn, bin, usage) int fn(int argc, char** argv);

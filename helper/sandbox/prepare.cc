@@ -15,7 +15,9 @@
 #include "helper/sandbox/policy.h"
 #include "helper/sandbox/scratch.h"
 #include "helper/sandbox/seccomp.h"
+#include "helper/store/owner_ns.h"
 #include "helper/store/remove.h"
+#include "helper/store/steps.h"
 #include "overlay/mountinfo.h"
 #include "overlay/options.h"
 
@@ -56,6 +58,30 @@ base::Result<std::string> resolve_target(const std::string& given) {
     return t;
 }
 
+namespace {
+
+// The label of the step this run makes: the command line, shortened.
+std::string step_label(const std::string& label, const std::vector<std::string>& cmd) {
+    std::string s = label;
+    if (s.empty())
+        for (size_t i = 0; i < cmd.size(); i++) s += (i ? " " : "") + cmd[i];
+    if (s.size() > 200) s = s.substr(0, 197) + "...";
+    return s;
+}
+
+// Freeze a resumed session's live upper as a step, as its owner (the
+// program may have left mode-000 dirs), in a child: run keeps its identity.
+base::Result<void> freeze_previous(const std::string& dir, const std::string& target) {
+    auto r = capture::in_owner_ns([&]() -> base::Result<std::string> {
+        TRY(int n, steps::freeze_live(dir, target, rfc3339(now_ns())));
+        return std::to_string(n);
+    });
+    if (!r) return r.error().context("freezing the session's last run as a step");
+    return base::Ok();
+}
+
+}  // namespace
+
 base::Result<PreparedRun> prepare_run(const RunOptions& opts) {
     PreparedRun r;
     std::string given = opts.target;
@@ -89,6 +115,8 @@ base::Result<PreparedRun> prepare_run(const RunOptions& opts) {
                                "; use another --session name");
         TRY(r.lock, session::lock(dir, name));
         r.meta = old.value();
+        // Resuming: the last run's upper becomes a frozen step (docs/history.md).
+        TRY_VOID(freeze_previous(dir, target));
     } else {
         if (::mkdir(dir.c_str(), 0700) != 0) {
             if (errno == EEXIST)
@@ -144,10 +172,22 @@ base::Result<PreparedRun> prepare_run(const RunOptions& opts) {
         scratch.push_back({root, layer + "/upper", layer + "/work"});
     }
     TRY_VOID(session::write_meta(dir, r.meta));
+    TRY_VOID(steps::write_live(dir, {step_label(opts.label, cmd), rfc3339(now_ns())}));
+    TRY(int nsteps, steps::count(dir));
 
     SandboxPlan& p = r.plan;
-    p.mounts = {target,       session::upper_dir(dir), work,   state_real, opts.network == "host",
-                pol.tmp_size, pol.hide.mounts,         pol.ro, pol.rw,     scratch};
+    p.mounts = {target,
+                session::upper_dir(dir),
+                work,
+                state_real,
+                opts.network == "host",
+                pol.tmp_size,
+                pol.hide.mounts,
+                pol.ro,
+                pol.rw,
+                scratch,
+                {}};
+    for (int i = nsteps; i >= 1; i--) p.mounts.steps.push_back(steps::layer_dir(dir, i));
     p.cwd = pol.start;
     p.env = std::move(pol.env);
     p.loopback = opts.network == "loopback";

@@ -16,7 +16,7 @@ from __future__ import annotations
 from .errors import (ConflictError, PatchError, SandboxError, TimeoutError, ToolError,
                      UnsupportedKernelError)
 from .mixin import SandboxMixin
-from .model import ApplyResult, Change, Conflict, ExecResult, RunResult, SessionInfo
+from .model import ApplyResult, Change, Conflict, ExecResult, RunResult, SessionInfo, Step
 from .review import apply_patch, list_sessions, review_on_exit, show_patch
 from .sandbox import Sandbox
 
@@ -35,6 +35,7 @@ __all__ = [
     "Conflict",
     "ApplyResult",
     "SessionInfo",
+    "Step",
     "SandboxError",
     "UnsupportedKernelError",
     "ConflictError",

@@ -11,11 +11,11 @@ import binascii
 import os
 import subprocess
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Sequence, Type, TypeVar, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Type, TypeVar, Union
 
 from .errors import PatchError, SandboxError
 
-__all__ = ["RunResult", "ExecResult", "Change", "Conflict", "ApplyResult", "SessionInfo"]
+__all__ = ["RunResult", "ExecResult", "Change", "Conflict", "ApplyResult", "SessionInfo", "Step"]
 
 KINDS = ("added", "modified", "deleted", "type_changed", "metadata", "opaque_dir")
 TYPES = ("file", "dir", "symlink", "fifo", "socket", "whiteout", "opaque_dir", "hardlink", "none", "other")
@@ -103,6 +103,23 @@ class SessionInfo:
     applied: Optional[str] = None  # when the whole session was applied (UTC), with its undo record
     undo: Optional[str] = None
     saved: Optional[str] = None    # the file a save wrote
+
+
+@dataclass(frozen=True)
+class Step:
+    """One entry of ``layover log --json`` (docs/history.md): a frozen step of
+    the session, or its live changes (``step`` None)."""
+
+    step: Optional[int]
+    label: str = ""
+    start: str = ""
+    end: str = ""
+    live: bool = False
+    added: int = 0
+    modified: int = 0
+    deleted: int = 0
+    bytes: int = 0
+    paths: List[Tuple[str, str]] = field(default_factory=list)  # (path, kind: A|M|D|T|mode)
 
 
 # --- parsing ---
@@ -217,3 +234,20 @@ def parse_session(obj: Any) -> SessionInfo:
 def _opt_str(obj: Dict[str, Any], key: str) -> Optional[str]:
     v = obj.get(key)
     return v if isinstance(v, str) else None
+
+
+def parse_step(obj: Any) -> Step:
+    if not isinstance(obj, dict):
+        raise PatchError("layover: helper returned a step that is not an object")
+    paths = _get(obj, "paths", list, [], "step")
+    out: List[Tuple[str, str]] = []
+    for p in paths:
+        if not isinstance(p, dict):
+            raise PatchError("layover: helper returned a step path that is not an object")
+        _get(p, "path", str, what="step path")
+        out.append((os.fsdecode(raw_path(p)), _get(p, "kind", str, what="step path")))
+    return Step(step=_get(obj, "step", int, None, "step"), label=_get(obj, "label", str, "", "step"),
+                start=_get(obj, "start", str, "", "step"), end=_get(obj, "end", str, "", "step"),
+                live=_get(obj, "live", bool, False, "step"), added=_get(obj, "added", int, 0, "step"),
+                modified=_get(obj, "modified", int, 0, "step"), deleted=_get(obj, "deleted", int, 0, "step"),
+                bytes=_get(obj, "bytes", int, 0, "step"), paths=out)

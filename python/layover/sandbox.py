@@ -18,7 +18,8 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Type,
 
 from ._helper import Helper, StrPath
 from .errors import SandboxError
-from .model import ApplyResult, Change, ExecResult, RunResult, SessionInfo, parse_change, parse_list
+from .model import (ApplyResult, Change, ExecResult, RunResult, SessionInfo, Step, parse_change, parse_list,
+                    parse_step)
 from .repl import Repl, StrOrBytes, default_python, python_argv
 from .review import apply_session, list_sessions, review_on_exit
 
@@ -273,6 +274,31 @@ class Sandbox:
             args += ["--"] + extra
         r = self.helper.run(args, ok=(0, 1))
         return r.stdout.decode("utf-8", "surrogateescape")
+
+    def log(self) -> List[Step]:
+        """The session's steps, newest first, from `layover log --json`
+        (docs/history.md): each resume of a kept session (start() after
+        close()) froze the run before it as a step; the live changes come
+        first, as a Step with step=None."""
+        r = self.helper.run(["log", self.name, "--json"])
+        try:
+            data = json.loads(r.stdout.decode("utf-8"))
+        except (ValueError, RecursionError) as e:
+            raise SandboxError("layover: 'layover log --json' printed invalid JSON (%s)" % e) from None
+        if not isinstance(data, dict):
+            raise SandboxError("layover: 'layover log --json' printed no object")
+        return parse_list(data.get("steps"), parse_step, "a log")
+
+    def rollback(self, step: int, *, undo: bool = False) -> None:
+        """Make the session's files what they were at the end of `step` (0:
+        the real tree alone); the later steps are set aside, and
+        rollback(0, undo=True) brings them back while nothing was done since.
+        This stops the sandbox first: a rollback does not roll back the REPL's
+        Python state (variables, imports, open files), only the files; the
+        next run() starts a fresh REPL over the rolled-back view."""
+        self.close()
+        args: List[StrPath] = ["rollback", self.name] + (["--undo"] if undo else [str(int(step))])
+        self.helper.run(args, error=SandboxError)
 
     def save(self, path: StrPath) -> Path:
         """Write the session's patch (tar+zstd) to `path`."""

@@ -242,3 +242,21 @@ def test_missing_target_is_a_clear_error(require_sandbox, state_dir, tmp_path):
     with pytest.raises(SandboxError) as e:
         Sandbox(tmp_path / "nope", state_dir=state_dir)
     assert "not a directory" in str(e.value)
+
+
+def test_log_and_rollback_across_resumes(sb, target):
+    sb.run("open('one.txt', 'w').write('1')")
+    sb.close()
+    sb.start()  # the resume freezes the first run as step 1
+    sb.run("open('two.txt', 'w').write('2')")
+    log = sb.log()
+    assert [s.step for s in log] == [None, 1]
+    assert log[0].live and ("two.txt", "A") in log[0].paths
+    assert log[1].paths == [("one.txt", "A")] and log[1].added == 1
+    assert {c.path for c in sb.changes()} == {"one.txt", "two.txt"}
+    sb.rollback(1)
+    assert not sb.running
+    assert {c.path for c in sb.changes()} == {"one.txt"}
+    sb.rollback(0, undo=True)
+    assert {c.path for c in sb.changes()} == {"one.txt", "two.txt"}
+    assert not (target / "one.txt").exists()

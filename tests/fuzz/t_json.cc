@@ -1,6 +1,7 @@
 #include <string>
 
 #include "capture/patch/manifest.h"
+#include "helper/store/steps.h"
 #include "tests/fuzz/targets.h"
 
 namespace fuzz {
@@ -16,6 +17,14 @@ int json(const uint8_t* data, size_t size) {
             __builtin_trap();
     }
     (void)capture::sums_from_text(text);
+    // Step records (helper/store/steps.h): what reads back writes the same.
+    auto r = steps::record_from_text(text);
+    if (r.ok()) {
+        auto again = steps::record_from_text(steps::record_to_text(r.value()));
+        if (!again.ok() || again->paths != r->paths || again->label != r->label || again->n != r->n)
+            __builtin_trap();
+    }
+    (void)steps::live_from_text(text);
     return 0;
 }
 

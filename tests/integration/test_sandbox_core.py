@@ -148,8 +148,10 @@ def test_sessions_resume_and_accumulate(lo, home):
     assert lo.run("echo one > first.txt", session="acc").returncode == 0
     r = lo.run("cat first.txt && echo two > second.txt", session="acc")
     assert r.returncode == 0 and r.stdout == b"one\n"
-    up = lo.upper("acc")
-    assert (up / "first.txt").read_text() == "one\n" and (up / "second.txt").read_text() == "two\n"
+    # The first run's layer was frozen as step 1 (docs/history.md); the second wrote a fresh upper.
+    up, step1 = lo.upper("acc"), lo.session_dir("acc") / "steps" / "0001"
+    assert (step1 / "first.txt").read_text() == "one\n" and (up / "second.txt").read_text() == "two\n"
+    assert not (up / "first.txt").exists()
     assert not (home / "first.txt").exists()
     # a fresh workdir per mount: the volatile marker never blocks a resume
     assert lo.run("true", session="acc").returncode == 0

@@ -1,0 +1,391 @@
+// `layover log [SESSION] [--json]`: a session's steps, newest first, with the
+// live upper as (live) (docs/history.md).
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "helper/base/clock.h"
+#include "helper/base/json/bytes.h"
+#include "helper/base/text.h"
+#include "helper/store/owner_ns.h"
+#include "helper/store/session.h"
+#include "helper/store/steps.h"
+#include "helper/store/usage.h"
+
+namespace {
+
+constexpr const char* kUsage = "usage: layover log [SESSION] [--json]   the session's steps, newest first";
+
+int fail(const std::string& msg) {
+    std::fprintf(stderr, "layover: %s\n", msg.c_str());
+    return 1;
+}
+
+int unknown_option(const char* verb, const std::string& arg, const char* usage) {
+    std::fprintf(stderr, "layover %s: unknown option %s\n%s\n", verb, arg.c_str(), usage);
+    return 2;
+}
+
+// Rollback and fork work on kept sessions only, for now.
+int refuse_running(const session::Info& s, const char* verb) {
+    return fail("session '" + s.meta.name + "' is running (supervisor pid " + std::to_string(s.meta.pid) +
+                "); stop it first: " + verb + " of a running session is not built yet");
+}
+
+struct Row {
+    steps::Record rec;
+    bool live = false;
+    uint64_t bytes = 0;
+    int added = 0, modified = 0, deleted = 0;
+};
+
+uint64_t layer_bytes(const std::string& dir) {
+    int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    return fd < 0 ? 0 : session::tree_usage(fd).bytes;
+}
+
+void count(Row* r) {
+    for (const auto& t : r->rec.paths) {
+        if (t.kind == "A") r->added++;
+        else if (t.kind == "D") r->deleted++;
+        else r->modified++;
+    }
+}
+
+// The live upper's touched paths, read as the session's owner (the program
+// may have left mode-000 dirs), in a child; JSON back through the pipe.
+base::Result<steps::Record> live_record(const session::Info& s, int frozen) {
+    auto text = capture::in_owner_ns([&]() -> base::Result<std::string> {
+        steps::Record r;
+        r.n = frozen + 1;
+        TRY(r.paths, steps::touched_layer(session::upper_dir(s.dir), s.dir, frozen, s.meta.target));
+        return steps::record_to_text(r);
+    });
+    if (!text) return text.error();
+    TRY(steps::Record r, steps::record_from_text(text.value()));
+    auto live = steps::read_live(s.dir);
+    if (live) {
+        r.label = live->label;
+        r.start = live->start;
+    }
+    return r;
+}
+
+// The session's rows: the live changes (when any) then the steps, newest first.
+base::Result<std::vector<Row>> load_rows(const session::Info& s) {
+    auto recs = steps::read_all(s.dir);
+    if (!recs) return base::error("session '" + s.meta.name + "': " + recs.error().message);
+    std::vector<Row> rows;
+    auto live = live_record(s, static_cast<int>(recs->size()));
+    if (!live) return base::error("session '" + s.meta.name + "': reading the live layer: " + live.error().message);
+    if (!live->paths.empty()) {
+        Row r;
+        r.rec = std::move(live.value());
+        r.live = true;
+        r.bytes = layer_bytes(session::upper_dir(s.dir));
+        rows.push_back(std::move(r));
+    }
+    for (auto it = recs->rbegin(); it != recs->rend(); ++it) {
+        Row r;
+        r.rec = std::move(*it);
+        r.bytes = layer_bytes(steps::layer_dir(s.dir, r.rec.n));
+        rows.push_back(std::move(r));
+    }
+    for (auto& r : rows) count(&r);
+    return rows;
+}
+
+}  // namespace
+
+int cmd_log(int argc, char** argv) {
+    bool json = false;
+    std::string name;
+    for (int i = 1; i < argc; i++) {
+        std::string a = argv[i];
+        if (a == "--json") {
+            json = true;
+        } else if (a == "-h" || a == "--help") {
+            std::puts(kUsage);
+            std::puts("  --json   one JSON object: the session and its steps, each with its touched paths");
+            return 0;
+        } else if (!a.empty() && a[0] == '-') {
+            return unknown_option("log", a, kUsage);
+        } else if (name.empty()) {
+            name = a;
+        } else {
+            std::fprintf(stderr, "%s\n", kUsage);
+            return 2;
+        }
+    }
+    auto state = session::state_dir();
+    if (!state) return fail(state.error().message);
+    auto s = session::find(state.value(), name);
+    if (!s) return fail(s.error().message);
+    auto loaded = load_rows(s.value());
+    if (!loaded) return fail(loaded.error().message);
+    std::vector<Row>& rows = loaded.value();
+    size_t frozen = rows.size() - (!rows.empty() && rows[0].live ? 1 : 0);
+    if (json) {
+        nlohmann::json arr = nlohmann::json::array();
+        for (const auto& r : rows) {
+            nlohmann::json paths = nlohmann::json::array();
+            for (const auto& t : r.rec.paths) {
+                nlohmann::json o = base::json::path_object(t.path);
+                o["kind"] = t.kind;
+                paths.push_back(std::move(o));
+            }
+            arr.push_back({{"step", r.live ? nlohmann::json(nullptr) : nlohmann::json(r.rec.n)},
+                           {"live", r.live},
+                           {"label", r.rec.label},
+                           {"start", r.rec.start},
+                           {"end", r.rec.end},
+                           {"added", r.added},
+                           {"modified", r.modified},
+                           {"deleted", r.deleted},
+                           {"bytes", r.bytes},
+                           {"recorded", !r.rec.missing},
+                           {"paths", std::move(paths)}});
+        }
+        nlohmann::json top = {{"session", s->meta.name}, {"steps", std::move(arr)}};
+        std::puts(top.dump(2, ' ', true, nlohmann::json::error_handler_t::replace).c_str());
+        return 0;
+    }
+    std::printf("session '%s': %zu step%s%s\n", base::display_path(s->meta.name).c_str(), frozen,
+                frozen == 1 ? "" : "s", rows.empty() || !rows[0].live ? "" : " and live changes");
+    for (const auto& r : rows) {
+        std::string num = r.live ? "(live)" : std::to_string(r.rec.n);
+        std::string when = r.live ? r.rec.start : r.rec.end;
+        std::string counts =
+            "+" + std::to_string(r.added) + " ~" + std::to_string(r.modified) + " -" + std::to_string(r.deleted);
+        std::printf("%6s  %-20s  %-14s %10s B  %s\n", num.c_str(), when.empty() ? "-" : when.c_str(), counts.c_str(),
+                    base::thousands(r.bytes).c_str(), base::display_path(r.rec.label).c_str());
+    }
+    return 0;
+}
+
+namespace {
+
+constexpr const char* kBlameUsage = "usage: layover blame SESSION PATH   every step that touched PATH, oldest first";
+
+}  // namespace
+
+int cmd_blame(int argc, char** argv) {
+    std::vector<std::string> pos;
+    for (int i = 1; i < argc; i++) {
+        std::string a = argv[i];
+        if (a == "-h" || a == "--help") {
+            std::puts(kBlameUsage);
+            std::puts("  PATH is relative to the session's target (an absolute path inside it works too)");
+            return 0;
+        }
+        if (!a.empty() && a[0] == '-' && a != "-") {
+            return unknown_option("blame", a, kBlameUsage);
+        }
+        pos.push_back(a);
+    }
+    if (pos.size() != 2) {
+        std::fprintf(stderr, "%s\n", kBlameUsage);
+        return 2;
+    }
+    auto state = session::state_dir();
+    if (!state) return fail(state.error().message);
+    auto s = session::find(state.value(), pos[0]);
+    if (!s) return fail(s.error().message);
+    std::string path = pos[1];
+    const std::string& t = s->meta.target;
+    if (path == t) path.clear();
+    else if (path.rfind(t + "/", 0) == 0) path = path.substr(t.size() + 1);
+    while (path.size() > 1 && path.back() == '/') path.pop_back();
+    if (path.empty() || path[0] == '/')
+        return fail(base::display_path(pos[1]) + " is not a path inside the session's target " + t);
+    auto loaded = load_rows(s.value());
+    if (!loaded) return fail(loaded.error().message);
+    int hits = 0;
+    for (auto it = loaded->rbegin(); it != loaded->rend(); ++it) {
+        for (const auto& p : it->rec.paths) {
+            bool exact = p.path == path;
+            // A dir deleted or replaced above PATH took PATH with it.
+            bool above = !exact && (p.kind == "D" || p.kind == "T") && path.rfind(p.path + "/", 0) == 0;
+            if (!exact && !above) continue;
+            hits++;
+            std::string num = it->live ? "(live)" : std::to_string(it->rec.n);
+            std::string when = it->live ? it->rec.start : it->rec.end;
+            std::string what = p.kind + (above ? " (" + base::display_path(p.path) + "/)" : "");
+            std::printf("%6s  %-20s  %-5s  %s\n", num.c_str(), when.empty() ? "-" : when.c_str(), what.c_str(),
+                        base::display_path(it->rec.label).c_str());
+        }
+    }
+    if (hits == 0) return fail("no step of session '" + s->meta.name + "' touched " + base::display_path(path));
+    return 0;
+}
+
+namespace {
+
+constexpr const char* kRollbackUsage =
+    "usage: layover rollback SESSION N|--undo   the session's view as it was at the end of step N";
+
+}  // namespace
+
+int cmd_rollback(int argc, char** argv) {
+    std::vector<std::string> pos;
+    bool undo = false;
+    for (int i = 1; i < argc; i++) {
+        std::string a = argv[i];
+        if (a == "-h" || a == "--help") {
+            std::puts(kRollbackUsage);
+            std::puts("  N        0 is the real tree alone; the later steps and the live changes are kept aside");
+            std::puts("  --undo   bring back what the last rollback set aside (while nothing was done since)");
+            return 0;
+        }
+        if (a == "--undo") {
+            undo = true;
+        } else if (!a.empty() && a[0] == '-') {
+            return unknown_option("rollback", a, kRollbackUsage);
+        } else {
+            pos.push_back(a);
+        }
+    }
+    if (pos.size() != (undo ? 1u : 2u)) {
+        std::fprintf(stderr, "%s\n", kRollbackUsage);
+        return 2;
+    }
+    int n = 0;
+    if (!undo) {
+        const std::string& v = pos[1];
+        if (v.empty() || v.size() > 4 || v.find_first_not_of("0123456789") != std::string::npos) {
+            std::fprintf(stderr, "layover rollback: N must be a step number (see 'layover log')\n%s\n", kRollbackUsage);
+            return 2;
+        }
+        n = std::atoi(v.c_str());
+    }
+    auto state = session::state_dir();
+    if (!state) return fail(state.error().message);
+    auto s = session::find(state.value(), pos[0]);
+    if (!s) return fail(s.error().message);
+    if (s->state == "running") return refuse_running(s.value(), "rollback");
+    // Held while the layers move, so a run cannot resume it half-way.
+    auto lk = session::lock(s->dir, s->meta.name);
+    if (!lk) return fail(lk.error().message);
+    const std::string& name = s->meta.name;
+    // What the exit's scan, an apply or a save recorded no longer describes the view.
+    auto forget = [&] {
+        session::Meta m = s->meta;
+        m.changes = -1;
+        m.applied.clear();
+        m.undo.clear();
+        m.saved.clear();
+        (void)session::write_meta(s->dir, m);
+    };
+    if (undo) {
+        auto r = steps::rollback_undo(s->dir);
+        if (!r) return fail("session '" + name + "': " + r.error().message);
+        forget();
+        std::fprintf(stderr, "layover: session '%s': the rollback is undone (%d step%s back)\n", name.c_str(),
+                     r.value(), r.value() == 1 ? "" : "s");
+        return 0;
+    }
+    auto r = steps::rollback(s->dir, n);
+    if (!r) return fail("session '" + name + "': " + r.error().message);
+    forget();
+    std::fprintf(stderr,
+                 "layover: session '%s' rolled back to step %d (%d later step%s and the live changes set aside; "
+                 "'layover rollback %s --undo' brings them back)\n",
+                 name.c_str(), n, r.value(), r.value() == 1 ? "" : "s", name.c_str());
+    return 0;
+}
+
+namespace {
+
+constexpr const char* kForkUsage = "usage: layover fork SESSION NEW [--at N]   a new session from SESSION's steps";
+
+}  // namespace
+
+int cmd_fork(int argc, char** argv) {
+    std::vector<std::string> pos;
+    std::string at_text;
+    for (int i = 1; i < argc; i++) {
+        std::string a = argv[i];
+        if (a == "-h" || a == "--help") {
+            std::puts(kForkUsage);
+            std::puts("  --at N   from the end of step N (default: all of it, the live changes frozen first)");
+            return 0;
+        }
+        if (a == "--at" && i + 1 < argc) {
+            at_text = argv[++i];
+        } else if (a.rfind("--at=", 0) == 0) {
+            at_text = a.substr(5);
+        } else if (!a.empty() && a[0] == '-') {
+            return unknown_option("fork", a, kForkUsage);
+        } else {
+            pos.push_back(a);
+        }
+    }
+    bool at_given = !at_text.empty();
+    if (pos.size() != 2 ||
+        (at_given && (at_text.size() > 4 || at_text.find_first_not_of("0123456789") != std::string::npos))) {
+        std::fprintf(stderr, "%s\n", kForkUsage);
+        return 2;
+    }
+    const std::string& fresh = pos[1];
+    if (!base::valid_session_name(fresh))
+        return fail("invalid session name '" + base::display_path(fresh) + "': use [A-Za-z0-9._-], 1-64 characters");
+    auto state = session::state_dir();
+    if (!state) return fail(state.error().message);
+    auto s = session::find(state.value(), pos[0]);
+    if (!s) return fail(s.error().message);
+    if (s->state == "running") return refuse_running(s.value(), "fork");
+    std::string dst = session::sessions_dir(state.value()) + "/" + fresh;
+    struct stat st;
+    if (::lstat(dst.c_str(), &st) == 0) return fail("session '" + fresh + "' exists; pick another name");
+    auto lk = session::lock(s->dir, s->meta.name);
+    if (!lk) return fail(lk.error().message);
+    std::string tmp = session::sessions_dir(state.value()) + "/.fork-" + fresh + "." + std::to_string(::getpid());
+    int at = at_given ? std::atoi(at_text.c_str()) : -1;
+    auto r = capture::in_owner_ns([&]() -> base::Result<std::string> {
+        // Without --at the fork takes everything: the live changes become a
+        // step of the source first (its view is the same after).
+        if (!at_given) {
+            TRY(int frozen, steps::freeze_live(s->dir, s->meta.target, base::utc_now_rfc3339()));
+            (void)frozen;
+        }
+        TRY(int total, steps::count(s->dir));
+        int upto = at_given ? at : total;
+        if (upto > total)
+            return base::error("no step " + std::to_string(upto) + ": the session has steps 1.." +
+                               std::to_string(total) + "; see 'layover log'");
+        TRY_VOID(steps::fork_steps(s->dir, tmp, upto));
+        return std::to_string(upto);
+    });
+    if (!r) {
+        steps::remove_flat(tmp);
+        return fail("forking session '" + s->meta.name + "': " + r.error().message);
+    }
+    session::Meta m = s->meta;
+    m.name = fresh;
+    m.created = base::utc_now_rfc3339();
+    struct timespec ts;
+    ::clock_gettime(CLOCK_REALTIME, &ts);
+    m.created_ns = static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+    m.pid = 0;
+    m.status = "exited";
+    m.changes = -1;
+    m.applied.clear();
+    m.undo.clear();
+    m.saved.clear();
+    m.label = "fork of " + s->meta.name + " at step " + r.value();
+    auto wrote = session::write_meta(tmp, m);
+    if (wrote && ::rename(tmp.c_str(), dst.c_str()) != 0) wrote = base::sys_error("creating session dir " + dst);
+    if (!wrote) {
+        steps::remove_flat(tmp);
+        return fail(wrote.error().message);
+    }
+    std::fprintf(stderr, "layover: session '%s' forked from '%s' at step %s\n", fresh.c_str(), s->meta.name.c_str(),
+                 r.value().c_str());
+    return 0;
+}

@@ -1,0 +1,281 @@
+#include "helper/store/steps.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "helper/base/dir.h"
+#include "helper/base/fd.h"
+#include "helper/base/json/reader.h"
+#include "helper/base/json/writer.h"
+#include "helper/base/text.h"
+
+namespace steps {
+
+namespace {
+
+constexpr size_t kMaxRecord = 64u << 20;  // bytes of one record file
+constexpr size_t kMaxLabel = 4096;
+
+std::string four(int n) {
+    char b[16];
+    std::snprintf(b, sizeof b, "%04d", n);
+    return b;
+}
+
+bool known_kind(std::string_view k) { return k == "A" || k == "M" || k == "D" || k == "T" || k == "mode"; }
+
+base::Result<std::string> read_text(const std::string& path) {
+    TRY(base::Fd fd, base::open_at(AT_FDCWD, path, O_RDONLY | O_NOFOLLOW));
+    return base::read_all(fd.get(), kMaxRecord);
+}
+
+// Temp + rename, mode 0600.
+base::Result<void> write_text(const std::string& path, const std::string& text) {
+    std::string tmp = path + ".tmp";
+    TRY(base::Fd fd, base::open_at(AT_FDCWD, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0600));
+    TRY_VOID(base::write_all(fd.get(), text.data(), text.size()));
+    TRY_VOID(fd.close());
+    if (::rename(tmp.c_str(), path.c_str()) != 0) return base::sys_error("writing " + path);
+    return base::Ok();
+}
+
+base::Error bad(const std::string& what) { return base::error("step record: " + what); }
+
+// One {"path": ..., ["path_b64": ...], "kind": ...}.
+base::Result<Touched> read_touched(base::jsonread::Parser& p) {
+    Touched t;
+    std::string shown, b64;
+    bool has_b64 = false;
+    if (!p.begin_object()) return bad("a path entry is not an object");
+    std::string_view k;
+    while (p.next_key(&k)) {
+        if (k == "path") {
+            if (!p.string(&shown)) return bad("\"path\" is not a string");
+        } else if (k == "path_b64") {
+            if (!p.string(&b64)) return bad("\"path_b64\" is not a string");
+            has_b64 = true;
+        } else if (k == "kind") {
+            if (!p.string(&t.kind) || !known_kind(t.kind)) return bad("unknown path kind");
+        } else if (!p.skip()) {
+            return bad("malformed JSON");
+        }
+    }
+    if (!p.ok()) return bad("malformed JSON");
+    if (has_b64) {
+        if (!base::base64_decode(b64, &t.path)) return bad("\"path_b64\" is not base64");
+    } else {
+        t.path = shown;
+    }
+    if (t.kind.empty()) return bad("a path entry has no kind");
+    if (t.path.empty() || t.path.size() > 4096 || t.path.front() == '/' || t.path.find('\0') != std::string::npos)
+        return bad("a path entry is not a relative path");
+    for (size_t a = 0; a <= t.path.size();) {
+        size_t b = t.path.find('/', a);
+        if (b == std::string::npos) b = t.path.size();
+        std::string_view part(t.path.data() + a, b - a);
+        if (part.empty() || part == "." || part == "..") return bad("a path entry is not a relative path");
+        a = b + 1;
+    }
+    return t;
+}
+
+base::Result<std::string> read_string(base::jsonread::Parser& p, const char* key, size_t max) {
+    std::string s;
+    if (!p.string(&s)) return bad(std::string("\"") + key + "\" is not a string");
+    if (s.size() > max) return bad(std::string("\"") + key + "\" is too long");
+    return s;
+}
+
+}  // namespace
+
+std::string steps_dir(const std::string& d) { return d + "/steps"; }
+std::string layer_dir(const std::string& d, int n) { return steps_dir(d) + "/" + four(n); }
+std::string record_file(const std::string& d, int n) { return layer_dir(d, n) + ".json"; }
+
+std::string record_to_text(const Record& r) {
+    std::string o = "{";
+    base::json::key(&o, "step");
+    base::json::num(&o, static_cast<uint64_t>(r.n));
+    o += ", ";
+    base::json::key(&o, "label");
+    base::json::str(&o, r.label);
+    o += ", ";
+    base::json::key(&o, "start");
+    base::json::str(&o, r.start);
+    o += ", ";
+    base::json::key(&o, "end");
+    base::json::str(&o, r.end);
+    o += ", ";
+    base::json::key(&o, "paths");
+    o += "[";
+    for (size_t i = 0; i < r.paths.size(); i++) {
+        o += i ? ",\n  {" : "\n  {";
+        base::json::field_bytes(&o, "path", r.paths[i].path);
+        o += ", ";
+        base::json::key(&o, "kind");
+        base::json::str(&o, r.paths[i].kind);
+        o += "}";
+    }
+    o += "]}\n";
+    return o;
+}
+
+base::Result<Record> record_from_text(std::string_view text) {
+    base::jsonread::Parser p(text);
+    Record r;
+    bool has_step = false;
+    if (!p.begin_object()) return bad("not a JSON object");
+    std::string_view k;
+    while (p.next_key(&k)) {
+        if (k == "step") {
+            base::jsonread::Number num;
+            uint64_t v = 0;
+            if (!p.number(&num) || !num.to_unsigned(kMaxSteps, &v) || v == 0) return bad("\"step\" is not 1..9999");
+            r.n = static_cast<int>(v);
+            has_step = true;
+        } else if (k == "label") {
+            TRY(r.label, read_string(p, "label", kMaxLabel));
+        } else if (k == "start") {
+            TRY(r.start, read_string(p, "start", 64));
+        } else if (k == "end") {
+            TRY(r.end, read_string(p, "end", 64));
+        } else if (k == "paths") {
+            if (!p.begin_array()) return bad("\"paths\" is not an array");
+            while (p.next_item()) {
+                TRY(Touched t, read_touched(p));
+                r.paths.push_back(std::move(t));
+            }
+        } else if (!p.skip()) {
+            return bad("malformed JSON");
+        }
+    }
+    if (!p.ok() || !p.finish()) return bad("malformed JSON");
+    if (!has_step) return bad("no \"step\"");
+    return r;
+}
+
+std::string live_to_text(const Live& l) {
+    std::string o = "{";
+    base::json::key(&o, "label");
+    base::json::str(&o, l.label);
+    o += ", ";
+    base::json::key(&o, "start");
+    base::json::str(&o, l.start);
+    return o + "}\n";
+}
+
+base::Result<Live> live_from_text(std::string_view text) {
+    base::jsonread::Parser p(text);
+    Live l;
+    if (!p.begin_object()) return bad("not a JSON object");
+    std::string_view k;
+    while (p.next_key(&k)) {
+        if (k == "label") {
+            TRY(l.label, read_string(p, "label", kMaxLabel));
+        } else if (k == "start") {
+            TRY(l.start, read_string(p, "start", 64));
+        } else if (!p.skip()) {
+            return bad("malformed JSON");
+        }
+    }
+    if (!p.ok() || !p.finish()) return bad("malformed JSON");
+    return l;
+}
+
+base::Result<int> count(const std::string& d) {
+    int fd = ::open(steps_dir(d).c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno == ENOENT) return 0;
+        return base::sys_error("opening " + steps_dir(d));
+    }
+    base::Fd dir(fd);
+    TRY(auto names, base::list_dir(dir.get()));
+    int layers = 0;
+    for (const auto& e : names) {
+        const std::string& n = e.name;
+        bool digits = n.size() == 4 && n.find_first_not_of("0123456789") == std::string::npos;
+        if (digits) {
+            struct stat st;
+            if (::fstatat(dir.get(), n.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode))
+                return base::error("step layer " + steps_dir(d) + "/" + n + " is not a directory; remove it");
+            layers++;
+            continue;
+        }
+        bool record = n.size() == 9 && n.compare(4, 5, ".json") == 0 &&
+                      n.substr(0, 4).find_first_not_of("0123456789") == std::string::npos;
+        bool temp = n.size() > 4 && n.compare(n.size() - 4, 4, ".tmp") == 0;
+        if (record || temp || n == "live.json") continue;
+        return base::error("unexpected entry " + base::display_path(n) + " in " + steps_dir(d) + "; remove it");
+    }
+    for (int i = 1; i <= layers; i++) {
+        struct stat st;
+        if (::fstatat(dir.get(), four(i).c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
+            return base::error("step " + std::to_string(i) + " is missing from " + steps_dir(d) +
+                               " (steps must be numbered 0001 on without gaps)");
+    }
+    return layers;
+}
+
+base::Result<std::vector<Record>> read_all(const std::string& d) {
+    TRY(int n, count(d));
+    std::vector<Record> out;
+    for (int i = 1; i <= n; i++) {
+        auto text = read_text(record_file(d, i));
+        base::Result<Record> r = text ? record_from_text(text.value()) : base::Result<Record>(text.error());
+        if (r && r->n != i) r = bad("its number is " + std::to_string(r->n));
+        if (r) {
+            out.push_back(std::move(r.value()));
+            continue;
+        }
+        Record m;
+        m.n = i;
+        m.missing = true;
+        m.label = "(no record: " + r.error().message + ")";
+        out.push_back(std::move(m));
+    }
+    return out;
+}
+
+base::Result<void> write_live(const std::string& d, const Live& l) {
+    if (::mkdir(steps_dir(d).c_str(), 0700) != 0 && errno != EEXIST) return base::sys_error("creating " + steps_dir(d));
+    return write_text(steps_dir(d) + "/live.json", live_to_text(l));
+}
+
+base::Result<Live> read_live(const std::string& d) {
+    TRY(std::string text, read_text(steps_dir(d) + "/live.json"));
+    return live_from_text(text);
+}
+
+base::Result<int> freeze_live(const std::string& d, const std::string& target, const std::string& end) {
+    std::string upper = d + "/upper";
+    TRY(base::Fd up, base::open_at(AT_FDCWD, upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW));
+    TRY(auto entries, base::list_dir(up.get()));
+    if (entries.empty()) return 0;
+    TRY(int n, count(d));
+    if (n >= kMaxDepth) return 0;
+    if (::mkdir(steps_dir(d).c_str(), 0700) != 0 && errno != EEXIST) return base::sys_error("creating " + steps_dir(d));
+    Record r;
+    r.n = n + 1;
+    auto live = read_live(d);
+    if (live) {
+        r.label = live->label;
+        r.start = live->start;
+    }
+    r.end = end;
+    // The touched paths of the live upper as the next step (it becomes layer n+1).
+    std::string layer = layer_dir(d, r.n);
+    if (::rename(upper.c_str(), layer.c_str()) != 0) return base::sys_error("freezing " + upper);
+    auto paths = touched(d, r.n, target);
+    if (paths) r.paths = std::move(paths.value());
+    else r.label += r.label.empty() ? "(paths unknown: " + paths.error().message + ")" : "";
+    auto wrote = write_text(record_file(d, r.n), record_to_text(r));
+    if (::mkdir(upper.c_str(), 0755) != 0) return base::sys_error("creating a fresh upper layer " + upper);
+    if (!wrote) return wrote.error();
+    ::unlink((steps_dir(d) + "/live.json").c_str());
+    return r.n;
+}
+
+}  // namespace steps

@@ -1,0 +1,109 @@
+// Session history on disk (docs/history.md): each step a frozen layer.
+//   SESSION/steps/0001/       frozen upper of step 1 (never written again)
+//   SESSION/steps/0001.json   its record: label, start, end, touched paths
+//   SESSION/steps/live.json   the live upper's label and start time
+//   SESSION/upper/            the live upper
+// The view is upper : step N : ... : step 1 : target.
+#pragma once
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "helper/base/result.h"
+
+namespace steps {
+
+// A path a step touched and how, against the view just before the step:
+// A added, M content changed, D deleted, T type changed (or a dir's content
+// replaced: an opaque dir), mode (mode or xattrs only).
+struct Touched {
+    std::string path;
+    std::string kind;
+    bool operator==(const Touched& o) const { return path == o.path && kind == o.kind; }
+};
+
+struct Record {
+    int n = 0;
+    std::string label;       // the command line, or checkpoint's -m
+    std::string start, end;  // UTC RFC 3339
+    std::vector<Touched> paths;
+    bool missing = false;  // the layer has no readable record (shown, never trusted)
+};
+
+// The live upper's label and start, written when a run begins.
+struct Live {
+    std::string label, start;
+};
+
+constexpr int kMaxSteps = 9999;  // four digits in the layer names
+// The deepest stack a freeze makes: past it, runs accumulate in the live
+// upper (the squash of the oldest steps is not built yet). overlayfs stacks
+// at most 500 lowers; the issue picks 64 from the stat bench.
+constexpr int kMaxDepth = 64;
+
+std::string steps_dir(const std::string& session_dir);
+std::string layer_dir(const std::string& session_dir, int n);
+std::string record_file(const std::string& session_dir, int n);
+
+// Pure: a record as JSON text and back. The reader treats the text as
+// untrusted (a sandboxed program could not write it, but a copied session
+// dir could be anything): strict JSON, known kinds, bounded sizes.
+std::string record_to_text(const Record& r);
+base::Result<Record> record_from_text(std::string_view text);
+std::string live_to_text(const Live& l);
+base::Result<Live> live_from_text(std::string_view text);
+
+// The number of frozen steps: layer dirs 0001..N, contiguous. Anything else
+// in steps/ (a gap, a foreign name, a symlink) is an error naming it.
+base::Result<int> count(const std::string& session_dir);
+// Every step's record, oldest first (a layer without a readable record gets
+// one with `missing` set and the reason as its label).
+base::Result<std::vector<Record>> read_all(const std::string& session_dir);
+
+base::Result<void> write_live(const std::string& session_dir, const Live& l);
+base::Result<Live> read_live(const std::string& session_dir);
+
+// Freeze the live upper as step N+1 (record first, then the rename that
+// commits it, then a fresh empty upper). An upper with no entries is not a
+// step: returns 0 and changes nothing; so does a stack already kMaxDepth
+// deep. Else the new step's number. `target`
+// is the real tree, for the record's touched paths. Run it where the
+// session's files are readable (the owner user namespace, or as the owner).
+base::Result<int> freeze_live(const std::string& session_dir, const std::string& target, const std::string& end);
+
+// The touched paths of layer `n` against the view below it (steps n-1..1
+// over the target), sorted by path.
+base::Result<std::vector<Touched>> touched(const std::string& session_dir, int n, const std::string& target);
+// The same for any layer dir (the live upper: below = the step count).
+base::Result<std::vector<Touched>> touched_layer(const std::string& layer, const std::string& session_dir, int below,
+                                                 const std::string& target);
+
+// A flattened upper: one dir holding what the live upper over every step
+// would give as a single upper (whiteouts, opaque dirs as overlayfs makes
+// them; files hard-linked, never copied). Capture scans it like an upper.
+// Made in SESSION/flat.PID (a stale one is removed first); the caller
+// removes it with remove_flat.
+base::Result<std::string> flatten(const std::string& session_dir);
+void remove_flat(const std::string& flat_dir);
+// One layer's structure, its files hard-linked (fork: the frozen bytes are shared).
+base::Result<void> copy_layer(const std::string& from, const std::string& to);
+// Into the new session dir `to` (made here): steps 1..at of `from`, each
+// layer by copy_layer with its record, and an empty live upper.
+base::Result<void> fork_steps(const std::string& from, const std::string& to, int at);
+
+}  // namespace steps
+
+namespace steps {
+
+// Rollback of a kept session (helper/store/rollback.cc): the view becomes
+// what it was at the end of step n (0: the real tree alone). The live upper
+// and steps n+1..N move to SESSION/rolled-back/ (the live upper first, then
+// the steps from the top down: every state in between is a valid, shorter
+// stack), replacing an earlier rollback's. Returns the number of steps moved.
+base::Result<int> rollback(const std::string& session_dir, int n);
+// Bring the last rollback's layers back, if nothing was done since: the
+// session still ends at the step rolled back to, with no live changes.
+base::Result<int> rollback_undo(const std::string& session_dir);
+std::string rolled_back_dir(const std::string& session_dir);
+
+}  // namespace steps
