@@ -64,6 +64,8 @@ base::Result<void> save_session(const session::Info& s, const std::string& out_f
     base::Defer cleanup([&] { ::unlink(tmp.c_str()); });
     ::fchmod(fd.get(), 0600);
     int out = fd.get();
+    auto known = session::read_known_bases(s.dir);
+    if (!known) return known.error().context("saving session '" + s.meta.name + "'");
     auto r = in_owner_ns([&]() -> base::Result<std::string> {
         TRY(SessionTrees t, open_session_trees(s));
         ScanOptions so;
@@ -71,6 +73,7 @@ base::Result<void> save_session(const session::Info& s, const std::string& out_f
         so.keep_files = true;
         so.session_start_ns = s.meta.created_ns;
         so.excluded = s.meta.hidden;
+        so.known_bases = &known.value();
         TRY(base::IgnoreRules rules, load_ignore_rules(t.lower.get(), s.meta.target, opts.ignore));
         so.ignore = &rules;
         so.include_ignored = opts.ignore.include_ignored;

@@ -13,6 +13,7 @@
 #include "helper/base/fd.h"
 #include "helper/base/gitignore.h"
 #include "helper/base/result.h"
+#include "helper/store/known_bases.h"
 
 namespace capture {
 
@@ -57,6 +58,9 @@ struct ScanOptions {
     // .layoverignore itself is never ignored.
     const base::IgnoreRules* ignore = nullptr;
     bool include_ignored = false;
+    // With with_base: real contents a partial apply of this session left or
+    // found (helper/store/known_bases.h); a base that matches one is not stale.
+    const session::KnownBases* known_bases = nullptr;
 };
 
 base::Result<ScanResult> scan_upper(int upper_fd, int lower_fd, const ScanOptions& opts);

@@ -114,6 +114,9 @@ const std::vector<Flag> kFlags = {
     {"doctor", "target", 0, V, once, any, "$HOME"},
     {"config", "path", 0, N, once, no, ""},
     {"config", "keys", 0, N, once, no, ""},
+    {"diff", "hunk-numbers", 0, N, once, any, ""},
+    {"apply", "hunks", 0, V, many, no, ""},
+    {"apply", "exclude-hunks", 0, V, many, no, ""},
 };
 
 }  // namespace

@@ -19,6 +19,7 @@
 #include "helper/store/session.h"
 #include "review/apply/commit.h"
 #include "review/apply/observe.h"
+#include "review/apply/partial.h"
 #include "review/apply/plan.h"
 #include "review/apply/progress.h"
 #include "review/apply/recover.h"
@@ -233,6 +234,14 @@ base::Result<ApplyReport> apply_patch(const capture::Patch& patch, const ApplyOp
     }
     collect(rep, plan.items, opts.force);
     if (!rep.conflicts.empty()) return rep;
+    if (!opts.hunks.empty()) {
+        hash_deferred(deferred);  // the files chosen by hunk are compared with their base now
+        TRY_VOID(finish_deferred(deferred, plan.items));
+        deferred.clear();
+        TRY_VOID(choose_partial(root, patch, opts.hunks, plan.items, &rep.partial));
+        collect(rep, plan.items, opts.force);
+        if (!rep.conflicts.empty()) return rep;
+    }
     std::string id = random_token(6);
     choose_ops(plan.items, id);
     rep.applied = applied_paths(plan.items);

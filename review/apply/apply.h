@@ -8,6 +8,7 @@
 #include "capture/patch/reader.h"
 #include "helper/base/result.h"
 #include "review/apply/records.h"
+#include "review/diff/hunks.h"
 
 namespace review {
 
@@ -25,6 +26,17 @@ struct ApplyOptions {
     bool as_undo = false;
     // Undo records of this target kept after the apply (--keep-undo, --keep-undo-days).
     Retention retention;
+    // --hunks PATH:N / --exclude-hunks PATH:N: these files get the real
+    // content with only the chosen hunks applied (numbered as 'diff --hunk-numbers').
+    HunkChoices hunks;
+};
+
+// A file applied hunk by hunk.
+struct PartialFile {
+    std::string path;                 // raw bytes
+    std::vector<size_t> hunks;        // the hunks applied (1-based)
+    size_t of = 0;                    // hunks the file had
+    std::string before_fp, after_fp;  // fingerprints of the real content before and after
 };
 
 struct Conflict {
@@ -53,6 +65,8 @@ struct ApplyReport {
     std::string retired;
     // Older undo records of this target that retention removed after the apply.
     Freed pruned;
+    // apply --hunks: files applied in part (also in `applied`).
+    std::vector<PartialFile> partial;
 };
 
 // Returns an Error for invalid input or an I/O failure (after rolling back);
