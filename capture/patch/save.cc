@@ -4,15 +4,20 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <ctime>
 #include <random>
 #include <set>
+#include <string_view>
+#include <unordered_map>
 
 #include "capture/patch/writer.h"
+#include "capture/scan/fingerprint.h"
 #include "capture/scan/session_scan.h"
 #include "helper/base/clock.h"
 #include "helper/base/defer.h"
 #include "helper/base/fd.h"
+#include "helper/base/fs/beneath.h"
 #include "helper/base/glob.h"
 #include "helper/base/version.h"
 #include "helper/store/owner_ns.h"
@@ -43,6 +48,41 @@ void select_only(ScanResult* r, const std::vector<std::string>& only) {
         if (keep) base.push_back(std::move(b));
     }
     r->base = std::move(base);
+}
+
+// The base contents of modified text files (at most max bytes each), read
+// from the real tree and kept only when they are what the base record
+// fingerprinted: stored once per fingerprint, in manifest order.
+base::Result<void> collect_originals(int lower, const ScanResult& scan, uint64_t max, Manifest* m, std::string* blob) {
+    if (max == 0) return base::Ok();
+    std::unordered_map<std::string_view, const BaseEntry*> bases;
+    for (const auto& b : scan.base) bases.emplace(b.path, &b);
+    std::set<std::string> have;
+    for (const auto& it : scan.items) {
+        const Change& c = it.change;
+        if (c.kind != Kind::Modified || c.type != Type::File || c.old_type != Type::File) continue;
+        auto b = bases.find(c.path);
+        if (b == bases.end() || b->second->size > max || b->second->fingerprint.empty() ||
+            have.count(b->second->fingerprint))
+            continue;
+        auto fd = review::open_beneath(lower, c.path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+        if (!fd) continue;  // gone since the scan: no original, apply will see the conflict
+        std::string data(b->second->size + 1, '\0');
+        size_t got = 0;
+        while (got < data.size()) {
+            ssize_t n = ::read(fd->get(), data.data() + got, data.size() - got);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) break;
+            got += static_cast<size_t>(n);
+        }
+        data.resize(got);
+        if (data.size() != b->second->size || data.substr(0, 8000).find('\0') != std::string::npos) continue;
+        if (fingerprint_bytes(data) != b->second->fingerprint) continue;  // changed, or sparse: no proof
+        have.insert(b->second->fingerprint);
+        m->originals.push_back({b->second->fingerprint, data.size()});
+        blob->append(data);
+    }
+    return base::Ok();
 }
 
 std::string temp_name_for(const std::string& out) {
@@ -88,8 +128,13 @@ base::Result<void> save_session(const session::Info& s, const std::string& out_f
         m.version = LAYOVER_VERSION;
         m.ignored = scan.ignored;
         for (const auto& it : scan.items) m.changes.push_back(it.change);
+        std::string originals;
+        TRY_VOID(collect_originals(t.lower.get(), scan, opts.max_original, &m, &originals));
+        if (!m.originals.empty()) m.format = "layover-patch/2";
         m.base = std::move(scan.base);
-        TRY_VOID(write_patch(out, m, scan.items, t.upper.get()));
+        WriteOptions wo;
+        wo.originals = &originals;
+        TRY_VOID(write_patch(out, m, scan.items, t.upper.get(), wo));
         return std::string();
     });
     if (!r) return r.error().context("saving session '" + s.meta.name + "'");

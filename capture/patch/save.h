@@ -16,6 +16,10 @@ struct SaveOptions {
     // these globs select (base::PathFilter), with the changed dirs above them.
     std::vector<std::string> only;
     IgnoreOptions ignore;  // what the ignore rules leave out (counted in the manifest's "ignored")
+    // The base content of each modified text file up to this size goes into
+    // the patch (layover-patch/2, .layover/originals), for a 3-way merge
+    // later; 0 (--no-originals): none.
+    uint64_t max_original = 1ull << 20;
 };
 
 base::Result<void> save_session(const session::Info& s, const std::string& out_file, const SaveOptions& opts = {});

@@ -48,13 +48,15 @@ void help_apply() {
         "usage: layover apply SESSION|PATCH [--target DIR] [--dry-run] [--force] [--only PATH]...\n"
         "                     [--exclude GLOB]... [--yes] [--undo-to FILE] [--json] [--keep-undo N]\n"
         "                     [--keep-undo-days D] [--ignore GLOB]... [--no-default-ignores] [--include-ignored]\n"
-        "                     [--hunks PATH:N[,M...]]... [--exclude-hunks PATH:N[,M...]]... [-- PATH...]\n"
+        "                     [--hunks PATH:N[,M...]]... [--exclude-hunks PATH:N[,M...]]... [--conflict=markers]\n"
+        "                     [-- PATH...]\n"
         "Apply a session's changes (or a saved patch) to the real tree, all or nothing, with undo.\n"
         "  --only PATH|GLOB, PATH...  apply only these (relative to the target; a directory brings its subtree)\n"
         "  --exclude GLOB             leave these out (wins over --only and PATH...)\n"
         "  --hunks PATH:N[,M...]      apply only these hunks of PATH (numbers as 'layover diff --hunk-numbers'\n"
         "                             prints them); the rest stays in the session; other files as usual\n"
         "  --exclude-hunks PATH:N     apply every hunk of PATH but these\n"
+        "  --conflict=markers         a 3-way merge that overlaps writes git's conflict markers (exit 1)\n"
         "Undo records kept per target: the newest N (default 20) and all younger than D days (default 30).\n",
         stdout);
     std::fputs(capture::kIgnoreFlagsHelp, stdout);
@@ -125,6 +127,20 @@ void print_json(const review::ApplyReport* rep, const std::string& err, bool dry
             partial.push_back(std::move(e));
         }
         o["partial"] = std::move(partial);
+        o["merged"] = paths_json(rep->merged);
+        o["marked"] = paths_json(rep->marked);
+        json mc = json::array();
+        for (const auto& f : rep->merge_conflicts) {
+            json e = base::json::path_object(f.path);
+            json ranges = json::array();
+            for (const auto& r : f.ranges)
+                ranges.push_back({{"base", {r.base.first, r.base.count}},
+                                  {"target", {r.ours.first, r.ours.count}},
+                                  {"patch", {r.theirs.first, r.theirs.count}}});
+            e["ranges"] = std::move(ranges);
+            mc.push_back(std::move(e));
+        }
+        o["merge_conflicts"] = std::move(mc);
     }
     // ensure_ascii: every non-ASCII character as \uXXXX, so that even a dump
     // to a terminal is inert (C1 and bidi controls in names included).
@@ -157,6 +173,10 @@ void print_notes(const char* verb, const review::ApplyReport& rep) {
 
 // " (hunks 1,3 of 5)" for a file applied in part.
 std::string hunks_note(const review::ApplyReport& rep, const std::string& path) {
+    for (const auto& m : rep.marked)
+        if (m == path) return " (merged, with conflict markers)";
+    for (const auto& m : rep.merged)
+        if (m == path) return " (merged with changes made since)";
     for (const auto& p : rep.partial) {
         if (p.path != path) continue;
         std::string nums;
@@ -296,7 +316,10 @@ int cmd_apply(int argc, char** argv) {
         else if (take_value(argc, argv, i, "--undo-to", &v)) a.opts.undo_to = v;
         else if (take_value(argc, argv, i, "--hunks", &v)) a.hunk_args.emplace_back(v, false);
         else if (take_value(argc, argv, i, "--exclude-hunks", &v)) a.hunk_args.emplace_back(v, true);
-        else if (take_value(argc, argv, i, "--keep-undo", &v) && v != "\x01") {
+        else if (take_value(argc, argv, i, "--conflict", &v) && v != "\x01") {
+            if (v != "markers") return usage("apply", "--conflict takes 'markers' (--conflict=markers)");
+            a.opts.conflict_markers = true;
+        } else if (take_value(argc, argv, i, "--keep-undo", &v) && v != "\x01") {
             if (!count_value(v, &a.opts.retention.keep)) return usage("apply", "--keep-undo takes a count, e.g. 20");
         } else if (take_value(argc, argv, i, "--keep-undo-days", &v) && v != "\x01") {
             size_t d = 0;
@@ -372,7 +395,7 @@ int cmd_apply(int argc, char** argv) {
         print_notes("apply", *rep);
         if (!export_error.empty()) std::fprintf(stderr, "layover: apply: %s\n", export_error.c_str());
         print_json(&rep.value(), export_error, a.opts.dry_run, patch->manifest().ignored);
-        return rep->conflicts.empty() && export_error.empty() ? 0 : 1;
+        return rep->conflicts.empty() && export_error.empty() && rep->marked.empty() ? 0 : 1;
     }
     print_notes("apply", *rep);
     if (!rep->conflicts.empty()) {
@@ -411,6 +434,14 @@ int cmd_apply(int argc, char** argv) {
     if (!export_error.empty()) {
         std::fflush(stdout);
         std::fprintf(stderr, "layover: apply: %s\n", export_error.c_str());
+        return 1;
+    }
+    if (!rep->marked.empty()) {
+        std::fflush(stdout);
+        std::fprintf(
+            stderr,
+            "layover: apply: conflict markers written in %zu file(s); resolve them (undo with the line above)\n",
+            rep->marked.size());
         return 1;
     }
     return 0;

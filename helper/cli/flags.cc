@@ -117,6 +117,8 @@ const std::vector<Flag> kFlags = {
     {"diff", "hunk-numbers", 0, N, once, any, ""},
     {"apply", "hunks", 0, V, many, no, ""},
     {"apply", "exclude-hunks", 0, V, many, no, ""},
+    {"save", "no-originals", 0, N, once, any, ""},
+    {"apply", "conflict", 0, V, once, no, ""},
 };
 
 }  // namespace

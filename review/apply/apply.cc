@@ -18,6 +18,7 @@
 #include "helper/base/text.h"
 #include "helper/store/session.h"
 #include "review/apply/commit.h"
+#include "review/apply/merge.h"
 #include "review/apply/observe.h"
 #include "review/apply/partial.h"
 #include "review/apply/plan.h"
@@ -228,6 +229,12 @@ base::Result<ApplyReport> apply_patch(const capture::Patch& patch, const ApplyOp
     // rolls the staging back and is reported like any other.
     std::vector<DeferredHash> deferred;
     TRY_VOID(observe(root, dirs, patch.manifest(), plan.items, opts.dry_run ? nullptr : &deferred));
+    if (!patch.manifest().originals.empty()) {
+        hash_deferred(deferred);  // which files moved since the base must be known to merge them
+        TRY_VOID(finish_deferred(deferred, plan.items));
+        deferred.clear();
+        TRY_VOID(merge_moved(root, patch, opts, plan.items, &rep));
+    }
     if (blocking(plan.items, opts.force)) {
         hash_deferred(deferred);  // list every conflict, not only the cheap ones
         TRY_VOID(finish_deferred(deferred, plan.items));
