@@ -413,10 +413,8 @@ Result<void> validate(int fd, const Limits& l, Parsed* im) {
                 continue;
             }
             if (name == kManifestName) return base::error(std::string("the patch has a second ") + kManifestName);
-            if (im->have_originals && name != kSumsName)
-                return base::error(std::string("a member follows ") + kOriginalsName + ", which must come last but " +
-                                   kSumsName);
             if (name == kOriginalsName) {
+                if (im->have_originals) return base::error(std::string("the patch has a second ") + kOriginalsName);
                 if (!regular) return base::error(std::string(kOriginalsName) + " is not a regular file");
                 TRY(im->originals, read_small(t, l.max_manifest, kOriginalsName, archive_entry_size(e)));
                 computed.emplace_back(name, fingerprint_bytes(im->originals));
