@@ -3,6 +3,7 @@
 #include <map>
 
 #include "helper/base/text.h"
+#include "review/apply/partial.h"
 #include "review/diff/format.h"
 #include "review/diff/source.h"
 
@@ -41,19 +42,9 @@ base::Result<void> merge_moved(int root, const capture::Patch& patch, const Appl
         todo[it.unit.path] = &it;
     }
     if (todo.empty()) return base::Ok();
-    std::map<std::string, std::string> fresh;
-    TRY_VOID(patch.read_data([&](const capture::Member& m) -> capture::DataSink {
-        if (!todo.count(m.path)) return nullptr;
-        std::string* buf = &fresh[m.path];
-        return [buf](uint64_t offset, const char* data, size_t len) -> base::Result<void> {
-            if (offset > buf->size()) buf->resize(offset, '\0');
-            buf->replace(offset, std::min<uint64_t>(len, buf->size() - offset), data, len);
-            return base::Ok();
-        };
-    }));
+    TRY(auto fresh, read_new_contents(patch, todo));
     for (auto& [path, it] : todo) {
-        std::string theirs = fresh[path];
-        if (theirs.size() < it->member->size) theirs.resize(it->member->size, '\0');
+        const std::string& theirs = fresh[path];
         TRY(Side real, read_real_side(root, path, kMaxMerge));
         if (!real.exists || real.mode == kGitSymlink || !real.loaded) continue;
         const std::string& orig = *patch.original(bases[path]->fingerprint);

@@ -22,6 +22,23 @@ base::Error not_hunkable(const std::string& path, const std::string& why) {
 
 }  // namespace
 
+base::Result<std::map<std::string, std::string>> read_new_contents(const capture::Patch& patch,
+                                                                   const std::map<std::string, PlanItem*>& items) {
+    std::map<std::string, std::string> out;
+    TRY_VOID(patch.read_data([&](const capture::Member& m) -> capture::DataSink {
+        if (!items.count(m.path)) return nullptr;
+        std::string* buf = &out[m.path];
+        return [buf](uint64_t offset, const char* data, size_t len) -> base::Result<void> {
+            if (offset > buf->size()) buf->resize(offset, '\0');
+            buf->replace(offset, std::min<uint64_t>(len, buf->size() - offset), data, len);
+            return base::Ok();
+        };
+    }));
+    for (const auto& [path, it] : items)
+        if (it->member && out[path].size() < it->member->size) out[path].resize(it->member->size, '\0');
+    return out;
+}
+
 base::Result<void> choose_partial(int root, const capture::Patch& patch, const HunkChoices& choices,
                                   std::vector<PlanItem>& items, std::vector<PartialFile>* partial) {
     if (choices.empty()) return base::Ok();
@@ -42,17 +59,7 @@ base::Result<void> choose_partial(int root, const capture::Patch& patch, const H
             return not_hunkable(path, "its new content is a hard link");
         if (it.member->size > kMaxText) return not_hunkable(path, "too large to diff");
     }
-    // The new contents, in one pass over the payload.
-    std::map<std::string, std::string> fresh;
-    TRY_VOID(patch.read_data([&](const capture::Member& m) -> capture::DataSink {
-        if (!chosen.count(m.path)) return nullptr;
-        std::string* buf = &fresh[m.path];
-        return [buf](uint64_t offset, const char* data, size_t len) -> base::Result<void> {
-            if (offset > buf->size()) buf->resize(offset, '\0');
-            buf->replace(offset, std::min<uint64_t>(len, buf->size() - offset), data, len);
-            return base::Ok();
-        };
-    }));
+    TRY(auto fresh, read_new_contents(patch, chosen));
     std::map<std::string, const capture::BaseEntry*> bases;
     for (const auto& b : patch.manifest().base)
         if (chosen.count(b.path)) bases[b.path] = &b;
@@ -62,8 +69,7 @@ base::Result<void> choose_partial(int root, const capture::Patch& patch, const H
             item->hard = true;  // no fuzzy fit: hunks of a file that moved are a conflict --force cannot override
             continue;
         }
-        std::string now = fresh[path];
-        if (now.size() < item->member->size) now.resize(item->member->size, '\0');  // trailing hole
+        const std::string& now = fresh[path];
         TRY(Side real, read_real_side(root, path, kMaxText));
         if (!real.exists || real.mode == kGitSymlink) continue;  // observe reported it as a conflict
         if (!real.loaded) return not_hunkable(path, "the real file is too large to diff");

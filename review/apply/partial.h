@@ -4,6 +4,8 @@
 // content), so their numbers are the diff's. A choice that takes every hunk
 // applies the file whole; one that takes none leaves the file out.
 #pragma once
+#include <map>
+#include <string>
 #include <vector>
 
 #include "capture/patch/reader.h"
@@ -17,6 +19,11 @@ namespace review {
 // choice takes no hunk. An error (nothing is applied) names a path that is
 // not a modified text file among the items, or a hunk that does not exist.
 // A real file that no longer matches its base record is a conflict on its item.
+// The new contents of these File members, in one pass over the payload
+// (holes as zeros, a trailing one included).
+base::Result<std::map<std::string, std::string>> read_new_contents(const capture::Patch& patch,
+                                                                   const std::map<std::string, PlanItem*>& items);
+
 base::Result<void> choose_partial(int root, const capture::Patch& patch, const HunkChoices& choices,
                                   std::vector<PlanItem>& items, std::vector<PartialFile>* partial);
 
