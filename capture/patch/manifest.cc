@@ -57,6 +57,17 @@ std::string manifest_to_text(const Manifest& m) {
         out += ",\n \"ignored\": ";
         num(&out, m.ignored);
     }
+    if (!m.originals.empty()) {
+        out += ",\n \"originals\": [";
+        for (size_t i = 0; i < m.originals.size(); i++) {
+            out += i ? ",\n  {\"fingerprint\": " : "\n  {\"fingerprint\": ";
+            str(&out, m.originals[i].fingerprint);
+            out += ", \"size\": ";
+            num(&out, m.originals[i].size);
+            out += "}";
+        }
+        out += "]";
+    }
     out += ",\n \"changes\": [";
     for (size_t i = 0; i < m.changes.size(); i++) {
         out += i ? ",\n  " : "\n  ";

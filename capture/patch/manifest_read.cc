@@ -112,6 +112,42 @@ struct Seen {
     }
 };
 
+// "originals": [{"fingerprint", "size"}, ...] (layover-patch/2).
+bool read_originals(Parser& p, std::vector<Manifest::Original>* out) {
+    if (p.peek() != Tok::Array) {
+        p.skip();
+        return false;
+    }
+    bool ok = true;
+    p.begin_array();
+    while (p.next_item()) {
+        if (p.peek() != Tok::Object) {
+            p.skip();
+            ok = false;
+            continue;
+        }
+        p.begin_object();
+        Manifest::Original o;
+        Seen seen;
+        bool fp = false, size = false;
+        std::string_view k;
+        while (p.next_key(&k)) {
+            if (k == "fingerprint") {
+                seen.mark(0, k);
+                fp = read_string(p, &o.fingerprint) == Field::Ok;
+            } else if (k == "size") {
+                seen.mark(1, k);
+                size = read_int(p, &o.size);
+            } else {
+                p.skip();
+            }
+        }
+        if (!fp || !size || !seen.twice.empty()) ok = false;
+        out->push_back(std::move(o));
+    }
+    return ok;
+}
+
 // {"name"|"name_b64", "value_b64"} of a change's xattrs list.
 bool read_xattr(Parser& p, std::string* name, std::string* value, std::string* scratch) {
     if (p.peek() != Tok::Object) {
@@ -327,6 +363,9 @@ base::Result<Manifest> manifest_from_text(const std::string& text) {
         } else if (k == "ignored") {
             seen.mark(11, k);
             if (!read_int(p, &m.ignored)) pr.add(2, "ignored is not a count");
+        } else if (k == "originals") {
+            seen.mark(12, k);
+            if (!read_originals(p, &m.originals)) pr.add(3, "originals is not a list of {fingerprint, size}");
         } else if (k == "command") {
             seen.mark(7, k);
             if (p.peek() != Tok::Array) {
@@ -367,9 +406,11 @@ base::Result<Manifest> manifest_from_text(const std::string& text) {
     }
     if (!p.ok() || !p.finish()) return bad("not valid JSON (at byte " + std::to_string(p.pos()) + ")");
     if (format != Field::Ok) return bad("no format field");
-    if (m.format != "layover-patch/1")
+    if (m.format != "layover-patch/1" && m.format != "layover-patch/2")
         return base::error("unsupported patch format '" + base::display_path(m.format) +
-                           "'; this layover reads layover-patch/1, upgrade layover");
+                           "'; this layover reads layover-patch/1 and /2, upgrade layover");
+    if (m.format == "layover-patch/1" && !m.originals.empty())
+        return bad("originals are a layover-patch/2 field, the patch says layover-patch/1");
     if (!seen.twice.empty()) return bad("field " + seen.twice + " given twice");
     if (!target.get(&m.target)) return bad("no target");
     if (!has_changes) pr.add(4, "no changes array");

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <map>
 #include <set>
 #include <string_view>
 #include <unordered_set>
@@ -309,7 +310,46 @@ struct Parsed {
     Sums sums;
     std::vector<StoredData> stored;
     std::vector<ZstdReader::Mark> marks;
+    std::string originals;  // .layover/originals, whole
+    bool have_originals = false;
 };
+
+// Originals (layover-patch/2): the member holds exactly the listed contents
+// back to back; each must be the content its fingerprint names, and that
+// fingerprint the base record of a modified file. Anything else is hostile
+// or cut off, and the patch is refused.
+Result<void> check_originals(const Parsed& im, std::map<std::string, std::string>* out) {
+    const auto& list = im.manifest.originals;
+    if (list.empty() && !im.have_originals) return base::Ok();
+    if (!im.have_originals)
+        return base::error("the manifest lists originals but the patch has no " + std::string(kOriginalsName) +
+                           " member (cut off?)");
+    std::set<std::string_view> modified;
+    for (const auto& c : im.manifest.changes)
+        if (c.kind == Kind::Modified && c.type == Type::File && c.old_type == Type::File) modified.insert(c.path);
+    std::set<std::string_view> bases;
+    for (const auto& b : im.manifest.base)
+        if (!b.absent && b.type == Type::File && modified.count(b.path)) bases.insert(b.fingerprint);
+    uint64_t at = 0;
+    for (const auto& o : list) {
+        if (o.size > im.originals.size() - at)
+            return base::error(std::string(kOriginalsName) +
+                               " is shorter than the originals the manifest lists (cut off)");
+        std::string data = im.originals.substr(at, o.size);
+        at += o.size;
+        if (fingerprint_bytes(data) != o.fingerprint)
+            return base::error("an original's content does not match its fingerprint " + shown(o.fingerprint) +
+                               "; the patch was altered");
+        if (!bases.count(o.fingerprint))
+            return base::error("original " + shown(o.fingerprint) +
+                               " matches no modified file's base record; the patch was altered");
+        if (!out->emplace(o.fingerprint, std::move(data)).second)
+            return base::error("original " + shown(o.fingerprint) + " is listed twice");
+    }
+    if (at != im.originals.size())
+        return base::error(std::string(kOriginalsName) + " holds more than the originals the manifest lists");
+    return base::Ok();
+}
 
 HeaderBudget budget_of(const Limits& l) {
     HeaderBudget b;
@@ -373,6 +413,14 @@ Result<void> validate(int fd, const Limits& l, Parsed* im) {
                 continue;
             }
             if (name == kManifestName) return base::error(std::string("the patch has a second ") + kManifestName);
+            if (name == kOriginalsName) {
+                if (im->have_originals) return base::error(std::string("the patch has a second ") + kOriginalsName);
+                if (!regular) return base::error(std::string(kOriginalsName) + " is not a regular file");
+                TRY(im->originals, read_small(t, l.max_manifest, kOriginalsName, archive_entry_size(e)));
+                computed.emplace_back(name, fingerprint_bytes(im->originals));
+                im->have_originals = true;
+                continue;
+            }
             if (name == kSumsName) {
                 if (!regular) return base::error(std::string(kSumsName) + " is not a regular file");
                 TRY(std::string text, read_small(t, l.max_manifest, kSumsName, archive_entry_size(e)));
@@ -428,6 +476,13 @@ Result<void> validate(int fd, const Limits& l, Parsed* im) {
 
 }  // namespace
 
+const std::string* Patch::original(const std::string& fingerprint) const {
+    auto it = impl_->original_by_fp.find(fingerprint);
+    return it == impl_->original_by_fp.end() ? nullptr : &it->second;
+}
+
+namespace {}  // namespace
+
 Result<Patch> Patch::open(const std::string& file, const Limits& limits) {
     Patch p;
     p.impl_->file = file;
@@ -441,6 +496,8 @@ Result<Patch> Patch::open(const std::string& file, const Limits& limits) {
     Parsed parsed;
     auto r = validate(p.impl_->fd.get(), limits, &parsed);
     if (!r) return r.error().context("invalid patch " + file);
+    if (auto o = check_originals(parsed, &p.impl_->original_by_fp); !o)
+        return o.error().context("invalid patch " + file);
     p.impl_->manifest = std::move(parsed.manifest);
     p.impl_->members = std::move(parsed.members);
     p.impl_->sums = std::move(parsed.sums);

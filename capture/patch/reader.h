@@ -47,6 +47,13 @@ struct Manifest {
     std::string undo_store;
     // Paths the ignore rules left out when it was saved (not written when 0).
     uint64_t ignored = 0;
+    // layover-patch/2: the base contents of modified text files, stored once
+    // each, in this order, in the member .layover/originals (docs/patch-format.md).
+    struct Original {
+        std::string fingerprint;
+        uint64_t size = 0;
+    };
+    std::vector<Original> originals;
 };
 
 // One payload member (OCI layer convention, names relative to the target).
@@ -94,6 +101,10 @@ public:
 
     // Convenience for diff: the whole content of one file member (limit-checked).
     base::Result<std::string> read_file(const std::string& path, uint64_t limit) const;
+
+    // The original (base) content with this fingerprint, when the patch carries
+    // it (validated: its fingerprint matches a modified file's base record).
+    const std::string* original(const std::string& fingerprint) const;
 
 private:
     Patch();

@@ -1,5 +1,6 @@
 // Private state of capture::Patch, shared by reader.cc and source.cc.
 #pragma once
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -30,6 +31,9 @@ struct Patch::Impl {
     std::vector<ZstdReader::Mark> marks;  // where decoding may restart
     bool from_session = false;
     std::string temp;  // a session's on-the-fly patch, removed with the Patch
+    // layover-patch/2: .layover/originals, and each original's place in it by fingerprint.
+    std::string originals;
+    std::map<std::string, std::string> original_by_fp;
 };
 
 }  // namespace capture

@@ -4,16 +4,20 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <ctime>
 #include <random>
 #include <set>
+#include <string_view>
+#include <unordered_map>
 
-#include "capture/patch/known_bases.h"
 #include "capture/patch/writer.h"
+#include "capture/scan/fingerprint.h"
 #include "capture/scan/session_scan.h"
 #include "helper/base/clock.h"
 #include "helper/base/defer.h"
 #include "helper/base/fd.h"
+#include "helper/base/fs/beneath.h"
 #include "helper/base/glob.h"
 #include "helper/base/version.h"
 #include "helper/store/owner_ns.h"
@@ -46,6 +50,41 @@ void select_only(ScanResult* r, const std::vector<std::string>& only) {
     r->base = std::move(base);
 }
 
+// The base contents of modified text files (at most max bytes each), read
+// from the real tree and kept only when they are what the base record
+// fingerprinted: stored once per fingerprint, in manifest order.
+base::Result<void> collect_originals(int lower, const ScanResult& scan, uint64_t max, Manifest* m, std::string* blob) {
+    if (max == 0) return base::Ok();
+    std::unordered_map<std::string_view, const BaseEntry*> bases;
+    for (const auto& b : scan.base) bases.emplace(b.path, &b);
+    std::set<std::string> have;
+    for (const auto& it : scan.items) {
+        const Change& c = it.change;
+        if (c.kind != Kind::Modified || c.type != Type::File || c.old_type != Type::File) continue;
+        auto b = bases.find(c.path);
+        if (b == bases.end() || b->second->size > max || b->second->fingerprint.empty() ||
+            have.count(b->second->fingerprint))
+            continue;
+        auto fd = review::open_beneath(lower, c.path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+        if (!fd) continue;  // gone since the scan: no original, apply will see the conflict
+        std::string data(b->second->size + 1, '\0');
+        size_t got = 0;
+        while (got < data.size()) {
+            ssize_t n = ::read(fd->get(), data.data() + got, data.size() - got);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) break;
+            got += static_cast<size_t>(n);
+        }
+        data.resize(got);
+        if (data.size() != b->second->size || data.substr(0, 8000).find('\0') != std::string::npos) continue;
+        if (fingerprint_bytes(data) != b->second->fingerprint) continue;  // changed, or sparse: no proof
+        have.insert(b->second->fingerprint);
+        m->originals.push_back({b->second->fingerprint, data.size()});
+        blob->append(data);
+    }
+    return base::Ok();
+}
+
 std::string temp_name_for(const std::string& out) {
     auto slash = out.rfind('/');
     std::string dir = slash == std::string::npos ? "" : out.substr(0, slash + 1);
@@ -65,8 +104,9 @@ base::Result<void> save_session(const session::Info& s, const std::string& out_f
     base::Defer cleanup([&] { ::unlink(tmp.c_str()); });
     ::fchmod(fd.get(), 0600);
     int out = fd.get();
-    // Records an earlier apply kept: an apply then `undo` is not stale.
-    auto known = known_bases(s.dir);
+    // Real contents an apply of this session left or found (helper/store/known_bases.h).
+    auto known = session::read_known_bases(s.dir);
+    if (!known) return known.error().context("saving session '" + s.meta.name + "'");
     auto r = in_owner_ns([&]() -> base::Result<std::string> {
         TRY(SessionTrees t, open_session_trees(s));
         ScanOptions so;
@@ -74,12 +114,12 @@ base::Result<void> save_session(const session::Info& s, const std::string& out_f
         so.keep_files = true;
         so.session_start_ns = s.meta.created_ns;
         so.excluded = s.meta.hidden;
+        so.known_bases = &known.value();
         TRY(base::IgnoreRules rules, load_ignore_rules(t.lower.get(), s.meta.target, opts.ignore));
         so.ignore = &rules;
         so.include_ignored = opts.ignore.include_ignored;
         TRY(ScanResult scan, scan_upper(t.upper.get(), t.lower.get(), so));
         select_only(&scan, opts.only);
-        if (known) clear_known_stale(&scan.base, *known);
         Manifest m;
         m.format = "layover-patch/1";
         m.target = s.meta.target;
@@ -89,8 +129,13 @@ base::Result<void> save_session(const session::Info& s, const std::string& out_f
         m.version = LAYOVER_VERSION;
         m.ignored = scan.ignored;
         for (const auto& it : scan.items) m.changes.push_back(it.change);
+        std::string originals;
+        TRY_VOID(collect_originals(t.lower.get(), scan, opts.max_original, &m, &originals));
+        if (!m.originals.empty()) m.format = "layover-patch/2";
         m.base = std::move(scan.base);
-        TRY_VOID(write_patch(out, m, scan.items, t.upper.get()));
+        WriteOptions wo;
+        wo.originals = &originals;
+        TRY_VOID(write_patch(out, m, scan.items, t.upper.get(), wo));
         return std::string();
     });
     if (!r) return r.error().context("saving session '" + s.meta.name + "'");

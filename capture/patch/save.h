@@ -20,6 +20,10 @@ struct SaveOptions {
     // deleted (Patch::open_source of a session: diff, show): a crash loses
     // nothing then, and the fsync waited for the disk on every `diff`.
     bool durable = true;
+    // The base content of each modified text file up to this size goes into
+    // the patch (layover-patch/2, .layover/originals), for a 3-way merge
+    // later; 0 (--no-originals): none.
+    uint64_t max_original = 1ull << 20;
 };
 
 base::Result<void> save_session(const session::Info& s, const std::string& out_file, const SaveOptions& opts = {});

@@ -314,6 +314,7 @@ Result<void> write_patch(int out_fd, const Manifest& m, const std::vector<Item>&
     TRY_VOID(w.open());
     TRY_VOID(w.blob(kManifestName, manifest_to_text(m)));
     for (const auto& it : items) TRY_VOID(w.item(it));
+    if (opts.originals && !opts.originals->empty()) TRY_VOID(w.blob(kOriginalsName, *opts.originals));
     return w.close();
 }
 

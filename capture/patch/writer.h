@@ -16,12 +16,16 @@ namespace capture {
 
 inline constexpr const char* kManifestName = ".layover/manifest.json";
 inline constexpr const char* kSumsName = ".layover/sums";
+inline constexpr const char* kOriginalsName = ".layover/originals";  // before the sums (layover-patch/2)
 
 struct WriteOptions {
     // A file whose SEEK_DATA/SEEK_HOLE map has more data segments is stored
     // with its smallest holes as zeros, so that a reader with this
     // Limits::max_sparse_segments opens the patch.
     uint64_t max_sparse_segments = Limits{}.max_sparse_segments;
+    // The concatenated originals the manifest lists (Manifest::originals);
+    // written as .layover/originals when not empty.
+    const std::string* originals = nullptr;
 };
 
 // Writes to out_fd (not closed). Upper files are re-opened fd-relative from

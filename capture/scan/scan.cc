@@ -312,6 +312,10 @@ private:
             b.fingerprint = fingerprint_bytes(l.side.link_target);
         }
         b.stale = ns_of(l.st.stx_ctime) > copied;
+        if (b.stale && opts_.known_bases && !b.fingerprint.empty()) {
+            auto k = opts_.known_bases->find(path);
+            if (k != opts_.known_bases->end() && k->second.count(b.fingerprint)) b.stale = false;
+        }
         return b;
     }
 

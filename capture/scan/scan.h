@@ -13,6 +13,7 @@
 #include "helper/base/fd.h"
 #include "helper/base/gitignore.h"
 #include "helper/base/result.h"
+#include "helper/store/known_bases.h"
 
 namespace capture {
 
@@ -62,6 +63,9 @@ struct ScanOptions {
     // status of an ended session: reuse and record content verdicts
     // (capture/scan/verdicts.h). Never for save.
     VerdictCache* verdicts = nullptr;
+    // With with_base: real contents a partial apply of this session left or
+    // found (helper/store/known_bases.h); a base that matches one is not stale.
+    const session::KnownBases* known_bases = nullptr;
 };
 
 base::Result<ScanResult> scan_upper(int upper_fd, int lower_fd, const ScanOptions& opts);

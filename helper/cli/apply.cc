@@ -15,11 +15,13 @@
 
 #include "capture/patch/known_bases.h"
 #include "capture/patch/reader.h"
+#include "helper/base/glob.h"
 #include "helper/base/json/bytes.h"
 #include "helper/base/text.h"
 #include "helper/cli/path_args.h"
 #include "helper/cli/undo_list.h"
 #include "helper/cli/verbs.h"
+#include "helper/store/known_bases.h"
 #include "helper/store/session.h"
 #include "review/prompt/listing.h"
 #include "review/undo/undo.h"
@@ -34,6 +36,7 @@ struct Args {
     capture::IgnoreOptions ignore;
     std::vector<std::string> paths;  // after --
     bool yes = false, json_out = false;
+    std::vector<std::pair<std::string, bool>> hunk_args;  // (PATH:N,..., exclude?)
 };
 
 int usage(const char* verb, const std::string& why) {
@@ -46,10 +49,15 @@ void help_apply() {
         "usage: layover apply SESSION|PATCH [--target DIR] [--dry-run] [--force] [--only PATH]...\n"
         "                     [--exclude GLOB]... [--yes] [--undo-to FILE] [--json] [--keep-undo N]\n"
         "                     [--keep-undo-days D] [--ignore GLOB]... [--no-default-ignores] [--include-ignored]\n"
+        "                     [--hunks PATH:N[,M...]]... [--exclude-hunks PATH:N[,M...]]... [--conflict=markers]\n"
         "                     [-- PATH...]\n"
         "Apply a session's changes (or a saved patch) to the real tree, all or nothing, with undo.\n"
         "  --only PATH|GLOB, PATH...  apply only these (relative to the target; a directory brings its subtree)\n"
         "  --exclude GLOB             leave these out (wins over --only and PATH...)\n"
+        "  --hunks PATH:N[,M...]      apply only these hunks of PATH (numbers as 'layover diff --hunk-numbers'\n"
+        "                             prints them); the rest stays in the session; other files as usual\n"
+        "  --exclude-hunks PATH:N     apply every hunk of PATH but these\n"
+        "  --conflict=markers         a 3-way merge that overlaps writes git's conflict markers (exit 1)\n"
         "Undo records kept per target: the newest N (default 20) and all younger than D days (default 30).\n",
         stdout);
     std::fputs(capture::kIgnoreFlagsHelp, stdout);
@@ -112,6 +120,28 @@ void print_json(const review::ApplyReport* rep, const std::string& err, bool dry
         o["recovered"] = rep->recovered.empty() ? json(nullptr) : json(rep->recovered);
         o["undo_patch"] = rep->undo_patch.empty() ? json(nullptr) : json(rep->undo_patch);
         o["undo_pruned"] = rep->pruned.count;
+        json partial = json::array();
+        for (const auto& p : rep->partial) {
+            json e = base::json::path_object(p.path);
+            e["hunks"] = p.hunks;
+            e["of"] = p.of;
+            partial.push_back(std::move(e));
+        }
+        o["partial"] = std::move(partial);
+        o["merged"] = paths_json(rep->merged);
+        o["marked"] = paths_json(rep->marked);
+        json mc = json::array();
+        for (const auto& f : rep->merge_conflicts) {
+            json e = base::json::path_object(f.path);
+            json ranges = json::array();
+            for (const auto& r : f.ranges)
+                ranges.push_back({{"base", {r.base.first, r.base.count}},
+                                  {"target", {r.ours.first, r.ours.count}},
+                                  {"patch", {r.theirs.first, r.theirs.count}}});
+            e["ranges"] = std::move(ranges);
+            mc.push_back(std::move(e));
+        }
+        o["merge_conflicts"] = std::move(mc);
     }
     // ensure_ascii: every non-ASCII character as \uXXXX, so that even a dump
     // to a terminal is inert (C1 and bidi controls in names included).
@@ -142,6 +172,21 @@ void print_notes(const char* verb, const review::ApplyReport& rep) {
                      base::display_path(p).c_str());
 }
 
+// " (hunks 1,3 of 5)" for a file applied in part.
+std::string hunks_note(const review::ApplyReport& rep, const std::string& path) {
+    for (const auto& m : rep.marked)
+        if (m == path) return " (merged, with conflict markers)";
+    for (const auto& m : rep.merged)
+        if (m == path) return " (merged with changes made since)";
+    for (const auto& p : rep.partial) {
+        if (p.path != path) continue;
+        std::string nums;
+        for (size_t n : p.hunks) nums += (nums.empty() ? "" : ",") + std::to_string(n);
+        return " (hunk" + std::string(p.hunks.size() == 1 ? " " : "s ") + nums + " of " + std::to_string(p.of) + ")";
+    }
+    return "";
+}
+
 // At most 200 paths, each with its change's letter (A, M, D, ...).
 void print_list(const review::ApplyReport& rep, const capture::Manifest& man, const char* lead) {
     constexpr size_t kShown = 200;
@@ -153,10 +198,47 @@ void print_list(const review::ApplyReport& rep, const capture::Manifest& man, co
     auto ctx = review::risk_context_for(man.target);
     for (size_t i = 0; i < n; i++) {
         const capture::Change* c = changes[rep.applied[i]];
-        std::printf("%s%c %s%s\n", lead, c ? capture::kind_letter(c->kind) : ' ',
-                    base::display_path(rep.applied[i]).c_str(), c ? review::change_details(*c, ctx).c_str() : "");
+        std::printf("%s%c %s%s%s\n", lead, c ? capture::kind_letter(c->kind) : ' ',
+                    base::display_path(rep.applied[i]).c_str(), hunks_note(rep, rep.applied[i]).c_str(),
+                    c ? review::change_details(*c, ctx).c_str() : "");
     }
     if (rep.applied.size() > kShown) std::printf("  ... and %zu more\n", rep.applied.size() - kShown);
+}
+
+// --hunks/--exclude-hunks PATH:N[,M...]: PATH relative to the target (or absolute beneath it).
+bool hunk_choices(const std::string& target, const std::vector<std::pair<std::string, bool>>& args,
+                  review::HunkChoices* out, std::string* error) {
+    for (const auto& [arg, exclude] : args) {
+        auto pick = review::parse_hunk_pick(arg);
+        if (!pick.ok()) {
+            *error = (exclude ? "--exclude-hunks " : "--hunks ") + pick.error().message;
+            return false;
+        }
+        std::vector<std::string> rel;
+        if (!normalize_path_args(target, {pick->path}, &rel, error)) return false;
+        if (rel.size() != 1 || rel[0].empty() || base::has_glob_chars(rel[0])) {
+            *error = "--hunks takes one file's path, not a directory or glob: " + base::display_path(pick->path);
+            return false;
+        }
+        auto& c = (*out)[rel[0]];
+        auto& list = exclude ? c.leave : c.take;
+        list.insert(list.end(), pick->numbers.begin(), pick->numbers.end());
+    }
+    return true;
+}
+
+// A session's file applied in part: its real content before and after are
+// layover's own doing, not a change the session's copy went stale against.
+void record_partial(const capture::Patch& patch, const review::ApplyReport& rep) {
+    if (!patch.from_session() || rep.partial.empty()) return;
+    auto state = session::state_dir();
+    if (!state.ok()) return;
+    auto info = session::find(*state, patch.manifest().session);
+    if (!info.ok()) return;
+    for (const auto& p : rep.partial)
+        if (auto r = session::add_known_bases(info->dir, p.path, {p.before_fp, p.after_fp}); !r.ok())
+            std::fprintf(stderr, "layover: apply: applied, but %s; the rest of %s may show as a conflict\n",
+                         r.error().message.c_str(), base::display_path(p.path).c_str());
 }
 
 bool confirm(const std::string& question) {
@@ -169,7 +251,7 @@ bool confirm(const std::string& question) {
 
 // A session applied: its fresh base records are kept (capture/patch/
 // known_bases.h: an `undo` then another apply is no stale-copy conflict), and
-// when the whole session was applied (no --only/--exclude) its state becomes
+// when the whole session was applied (no --only/--exclude/--hunks) its state becomes
 // "applied".
 void mark_session_applied(const capture::Patch& patch, const review::ApplyOptions& o, const std::string& undo) {
     if (!patch.from_session()) return;
@@ -179,7 +261,7 @@ void mark_session_applied(const capture::Patch& patch, const review::ApplyOption
     if (!info.ok()) return;
     if (auto k = capture::remember_bases(info->dir, patch.manifest()); !k.ok())
         std::fprintf(stderr, "layover: apply: applied, but %s\n", k.error().message.c_str());
-    if (!o.only.empty() || !o.exclude.empty()) return;
+    if (!o.only.empty() || !o.exclude.empty() || !o.hunks.empty()) return;
     if (auto m = session::mark_applied(info->dir, undo); !m.ok())
         std::fprintf(stderr, "layover: apply: applied, but %s\n", m.error().message.c_str());
 }
@@ -239,7 +321,12 @@ int cmd_apply(int argc, char** argv) {
         else if (take_value(argc, argv, i, "--only", &v)) a.opts.only.push_back(v);
         else if (take_value(argc, argv, i, "--exclude", &v)) a.opts.exclude.push_back(v);
         else if (take_value(argc, argv, i, "--undo-to", &v)) a.opts.undo_to = v;
-        else if (take_value(argc, argv, i, "--keep-undo", &v) && v != "\x01") {
+        else if (take_value(argc, argv, i, "--hunks", &v)) a.hunk_args.emplace_back(v, false);
+        else if (take_value(argc, argv, i, "--exclude-hunks", &v)) a.hunk_args.emplace_back(v, true);
+        else if (take_value(argc, argv, i, "--conflict", &v) && v != "\x01") {
+            if (v != "markers") return usage("apply", "--conflict takes 'markers' (--conflict=markers)");
+            a.opts.conflict_markers = true;
+        } else if (take_value(argc, argv, i, "--keep-undo", &v) && v != "\x01") {
             if (!count_value(v, &a.opts.retention.keep)) return usage("apply", "--keep-undo takes a count, e.g. 20");
         } else if (take_value(argc, argv, i, "--keep-undo-days", &v) && v != "\x01") {
             size_t d = 0;
@@ -276,6 +363,7 @@ int cmd_apply(int argc, char** argv) {
     // PATH... narrows as --only does (both given: either selects).
     std::string bad;
     if (!normalize_path_args(target, a.paths, &a.opts.only, &bad)) return usage("apply", bad);
+    if (!hunk_choices(target, a.hunk_args, &a.opts.hunks, &bad)) return usage("apply", bad);
 
     if (!a.yes && !a.opts.dry_run) {
         review::ApplyOptions preview = a.opts;
@@ -307,13 +395,14 @@ int cmd_apply(int argc, char** argv) {
         export_error = "applied, but the undo patch was not written: " + rep->undo_patch_error + "; the undo record " +
                        base::display_path(rep->undo) + " is kept and undoes this apply ('layover undo " +
                        base::display_path(rep->undo) + "')";
+    if (rep->conflicts.empty() && !a.opts.dry_run && !rep->undo.empty()) record_partial(*patch, *rep);
     if (rep->conflicts.empty() && !a.opts.dry_run && !rep->undo.empty() && a.json_out)
         mark_session_applied(*patch, a.opts, rep->undo);
     if (a.json_out) {
         print_notes("apply", *rep);
         if (!export_error.empty()) std::fprintf(stderr, "layover: apply: %s\n", export_error.c_str());
         print_json(&rep.value(), export_error, a.opts.dry_run, patch->manifest().ignored);
-        return rep->conflicts.empty() && export_error.empty() ? 0 : 1;
+        return rep->conflicts.empty() && export_error.empty() && rep->marked.empty() ? 0 : 1;
     }
     print_notes("apply", *rep);
     if (!rep->conflicts.empty()) {
@@ -352,6 +441,14 @@ int cmd_apply(int argc, char** argv) {
     if (!export_error.empty()) {
         std::fflush(stdout);
         std::fprintf(stderr, "layover: apply: %s\n", export_error.c_str());
+        return 1;
+    }
+    if (!rep->marked.empty()) {
+        std::fflush(stdout);
+        std::fprintf(
+            stderr,
+            "layover: apply: conflict markers written in %zu file(s); resolve them (undo with the line above)\n",
+            rep->marked.size());
         return 1;
     }
     return 0;

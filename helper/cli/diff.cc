@@ -15,8 +15,9 @@ namespace {
 
 const char kUsage[] =
     "usage: layover diff SESSION|PATCH [--stat | --name-status] [--color[=auto|always|never]] [--no-pager] "
-    "[--ignore GLOB]... [--no-default-ignores] [--include-ignored] [--] [PATH...]\n"
-    "  PATH...: paths relative to the target (a directory brings its subtree) or globs\n";
+    "[--hunk-numbers] [--ignore GLOB]... [--no-default-ignores] [--include-ignored] [--] [PATH...]\n"
+    "  PATH...: paths relative to the target (a directory brings its subtree) or globs\n"
+    "  --hunk-numbers: number each file's hunks (@@ ... @@ hunk N), as 'apply --hunks PATH:N' takes them\n";
 
 int usage_error(const std::string& msg) {
     std::fprintf(stderr, "layover: diff: %s\n%s", msg.c_str(), kUsage);
@@ -58,6 +59,8 @@ int cmd_diff(int argc, char** argv) {
                 return usage_error("--color takes auto, always or never, not '" + a.substr(8) + "'");
         } else if (a == "--no-color") {
             color = base::ColorWhen::Never;
+        } else if (a == "--hunk-numbers") {
+            opts.hunk_numbers = true;
         } else if (a == "--no-pager") {
             no_pager = true;
         } else if (!a.empty() && a[0] == '-') {

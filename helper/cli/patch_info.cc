@@ -36,8 +36,9 @@ void print(const std::string& s) { std::fwrite(s.data(), 1, s.size(), stdout); }
 const char kSaveUsage[] =
     "usage: layover save SESSION -o|--output FILE.tar.zst [--ignore GLOB]... [--no-default-ignores] "
     "[--include-ignored]\n"
-    "                    [-- PATH...]\n"
+    "                    [--no-originals] [-- PATH...]\n"
     "  Write the session's changes as a patch (created 0600, atomically): what 'layover status' shows.\n"
+    "  --no-originals: leave out the base content of modified text files (kept by default, for a 3-way merge)\n"
     "  PATH...: only these paths (relative to the target; a directory brings its subtree) or globs\n";
 const char kShowUsage[] =
     "usage: layover show FILE.tar.zst [--json] [--expand] [--no-pager] [--max-members N] [--max-stored-bytes N]\n"
@@ -65,7 +66,9 @@ int cmd_save(int argc, char** argv) {
             std::fputs(capture::kIgnoreFlagsHelp, stdout);
             return 0;
         }
-        if (a == "-o" || a == "--output") {
+        if (a == "--no-originals") {
+            so.max_original = 0;
+        } else if (a == "-o" || a == "--output") {
             if (i + 1 >= argc) return usage(kSaveUsage, "save: " + a + " needs a file name");
             out = argv[++i];
         } else if (a.rfind("--output=", 0) == 0) {

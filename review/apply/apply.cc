@@ -18,7 +18,9 @@
 #include "helper/base/text.h"
 #include "helper/store/session.h"
 #include "review/apply/commit.h"
+#include "review/apply/merge.h"
 #include "review/apply/observe.h"
+#include "review/apply/partial.h"
 #include "review/apply/plan.h"
 #include "review/apply/progress.h"
 #include "review/apply/recover.h"
@@ -227,12 +229,26 @@ base::Result<ApplyReport> apply_patch(const capture::Patch& patch, const ApplyOp
     // rolls the staging back and is reported like any other.
     std::vector<DeferredHash> deferred;
     TRY_VOID(observe(root, dirs, patch.manifest(), plan.items, opts.dry_run ? nullptr : &deferred));
+    if (!patch.manifest().originals.empty()) {
+        hash_deferred(deferred);  // which files moved since the base must be known to merge them
+        TRY_VOID(finish_deferred(deferred, plan.items));
+        deferred.clear();
+        TRY_VOID(merge_moved(root, patch, opts, plan.items, &rep));
+    }
     if (blocking(plan.items, opts.force)) {
         hash_deferred(deferred);  // list every conflict, not only the cheap ones
         TRY_VOID(finish_deferred(deferred, plan.items));
     }
     collect(rep, plan.items, opts.force);
     if (!rep.conflicts.empty()) return rep;
+    if (!opts.hunks.empty()) {
+        hash_deferred(deferred);  // the files chosen by hunk are compared with their base now
+        TRY_VOID(finish_deferred(deferred, plan.items));
+        deferred.clear();
+        TRY_VOID(choose_partial(root, patch, opts.hunks, plan.items, &rep.partial));
+        collect(rep, plan.items, opts.force);
+        if (!rep.conflicts.empty()) return rep;
+    }
     std::string id = random_token(6);
     choose_ops(plan.items, id);
     rep.applied = applied_paths(plan.items);

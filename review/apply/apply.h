@@ -8,6 +8,8 @@
 #include "capture/patch/reader.h"
 #include "helper/base/result.h"
 #include "review/apply/records.h"
+#include "review/diff/hunks.h"
+#include "review/diff/merge3.h"
 
 namespace review {
 
@@ -25,6 +27,25 @@ struct ApplyOptions {
     bool as_undo = false;
     // Undo records of this target kept after the apply (--keep-undo, --keep-undo-days).
     Retention retention;
+    // --hunks PATH:N / --exclude-hunks PATH:N: these files get the real
+    // content with only the chosen hunks applied (numbered as 'diff --hunk-numbers').
+    HunkChoices hunks;
+    // --conflict=markers: an overlapping 3-way merge writes git's conflict markers.
+    bool conflict_markers = false;
+};
+
+// A file whose 3-way merge overlapped: the ranges (base, real, patch).
+struct MergeConflicts {
+    std::string path;
+    std::vector<MergeConflict> ranges;
+};
+
+// A file applied hunk by hunk.
+struct PartialFile {
+    std::string path;                 // raw bytes
+    std::vector<size_t> hunks;        // the hunks applied (1-based)
+    size_t of = 0;                    // hunks the file had
+    std::string before_fp, after_fp;  // fingerprints of the real content before and after
 };
 
 struct Conflict {
@@ -53,6 +74,14 @@ struct ApplyReport {
     std::string retired;
     // Older undo records of this target that retention removed after the apply.
     Freed pruned;
+    // apply --hunks: files applied in part (also in `applied`).
+    std::vector<PartialFile> partial;
+    // 3-way merges (the patch carried originals): files merged with changes
+    // made on the target since the base; those written with conflict markers
+    // (also in merged); and the overlapping ranges (of marked files, or of
+    // files left as conflicts).
+    std::vector<std::string> merged, marked;
+    std::vector<MergeConflicts> merge_conflicts;
 };
 
 // Returns an Error for invalid input or an I/O failure (after rolling back);

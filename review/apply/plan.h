@@ -3,6 +3,7 @@
 // (added, opaque or type-changed to dir) are staged inside that directory and
 // committed with it. Pure apart from reading the patch's in-memory manifest.
 #pragma once
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,9 @@ struct PlanItem {
     std::vector<EntryStat> before_tree;  // entries beneath a directory that is moved aside
     std::vector<Conflict> conflicts;
     bool hard = false;  // a conflict --force cannot override
+    // apply --hunks: the content staged instead of the member's data (the
+    // real file with only the chosen hunks applied; review/apply/partial.h).
+    std::shared_ptr<const std::string> content;
 };
 
 struct Plan {

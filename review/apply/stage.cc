@@ -35,6 +35,7 @@ struct Target {
     const Member* m;
     std::string staged;
     bool root;          // the unit's own entry (not inside a staged tree)
+    uint64_t size;      // the file's size: the member's, or the chosen content's (apply --hunks)
     bool done = false;  // file data written (set by the one writer that had it)
 };
 
@@ -68,7 +69,7 @@ public:
         staged_.reserve(order_.size());
         for (auto& t : order_) {
             staged_[t.m->path] = &t.staged;
-            if (t.m->kind == Member::Kind::File) files_[t.m->path] = &t;
+            if (t.m->kind == Member::Kind::File && !(t.root && t.item->content)) files_[t.m->path] = &t;
         }
         ctx_.progress.set_total(total, count);
         // 1. Directories (parents first), symlinks and fifos.
@@ -82,8 +83,11 @@ public:
         FileOut out(ctx_.root);
         for (auto& t : order_) {
             if (t.m->kind != Member::Kind::File || t.done) continue;
-            if (t.m->size != 0) return base::error("patch has no data for " + base::display_path(t.m->path));
+            const auto& content = t.root ? t.item->content : nullptr;
+            if (t.m->size != 0 && !content)
+                return base::error("patch has no data for " + base::display_path(t.m->path));
             TRY_VOID(guard(t, open_file(out, t)));
+            if (content) TRY_VOID(write_chunk(out, 0, content->data(), content->size()));
             TRY_VOID(finish_file(out));
         }
         // 3. Hard links within the patch, then directory attributes deepest first.
@@ -232,11 +236,12 @@ private:
     }
 
     void add_target(PlanItem& it, const Member* m, bool root, uint64_t& total, uint64_t& count) {
-        order_.push_back({&it, m, root ? it.unit.tmp : staged_path(it, m->path), root});
+        uint64_t size = root && it.content ? it.content->size() : m->size;
+        order_.push_back({&it, m, root ? it.unit.tmp : staged_path(it, m->path), root, size});
         // A staged entry's own directory (inside a staged tree, that
         // directory is staged too and kept open by dir_attrs).
         if (root) ctx_.dur.dir(split_parent(order_.back().staged).first);
-        if (m->kind == Member::Kind::File) total += m->size;
+        if (m->kind == Member::Kind::File) total += size;
         count++;
     }
 
@@ -282,7 +287,7 @@ private:
         Target& t = *out.target;
         auto r = [&]() -> base::Result<void> {
             // Created empty: only a trailing hole (sparse) leaves the size short.
-            if (out.written != t.m->size && ::ftruncate(out.cur.get(), static_cast<off_t>(t.m->size)) != 0)
+            if (out.written != t.size && ::ftruncate(out.cur.get(), static_cast<off_t>(t.size)) != 0)
                 return base::sys_error("truncate");
             TRY_VOID(set_user_xattrs(out.cur.get(), t.m->xattrs, true));
             PlanItem& it = *t.item;
@@ -293,7 +298,7 @@ private:
                 TRY_VOID(copy_acls(orig.get(), out.cur.get()));
             }
             TRY_VOID(set_mode_mtime(out.cur.get(), t.m->mode, t.m->mtime_ns));
-            if (out.kicked > 0 || t.m->size >= (1u << 20)) start_writeback(out.cur.get(), out.kicked, t.m->size);
+            if (out.kicked > 0 || t.size >= (1u << 20)) start_writeback(out.cur.get(), out.kicked, t.size);
             ctx_.dur.keep(out.cur.get());  // mode 0000 would keep us from reopening it
             return out.cur.close();
         }();

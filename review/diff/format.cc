@@ -6,6 +6,7 @@
 
 #include "helper/base/text.h"
 #include "review/diff/algo.h"
+#include "review/diff/hunks.h"
 
 namespace review {
 
@@ -101,18 +102,14 @@ std::string range(size_t start, size_t count) {
 void render_hunks(Out& o, std::string_view old_text, std::string_view new_text, FileStat& stat, size_t line0) {
     auto a = split_lines(old_text), b = split_lines(new_text);
     LineDiff d = diff_lines(a, b);
-    auto groups = groups_of(d);
-    const size_t ctx = static_cast<size_t>(o.st.context < 0 ? 0 : o.st.context);
-    for (size_t gi = 0; gi < groups.size();) {
-        // Groups separated by at most 2*context unchanged lines share a hunk.
-        size_t gj = gi;
-        while (gj + 1 < groups.size() && groups[gj + 1].a0 - groups[gj].a1 <= 2 * ctx) gj++;
-        size_t lead = std::min(ctx, groups[gi].a0);  // a0 - b0 offsets are equal before a group
-        size_t a_start = groups[gi].a0 - lead, b_start = groups[gi].b0 - lead;
-        size_t trail = std::min(ctx, a.size() - groups[gj].a1);
-        size_t a_end = groups[gj].a1 + trail, b_end = groups[gj].b1 + trail;
+    auto spans = hunk_spans(groups_of(d), a.size(), o.st.context);
+    for (size_t h = 0; h < spans.size(); h++) {
+        const HunkSpan& sp = spans[h];
+        size_t a_start = sp.a_start, a_end = sp.a_end, b_start = sp.b_start, b_end = sp.b_end;
+        // A hunk number goes where git puts a section heading, which git apply ignores.
+        std::string number = o.st.hunk_numbers ? " hunk " + std::to_string(h + 1) : "";
         o.hunk_header("@@ -" + range(line0 + a_start, a_end - a_start) + " +" +
-                      range(line0 + b_start, b_end - b_start) + " @@");
+                      range(line0 + b_start, b_end - b_start) + " @@" + number);
         size_t i = a_start, j = b_start;
         while (i < a_end || j < b_end) {
             if (i < a_end && d.del[i]) {
@@ -127,7 +124,6 @@ void render_hunks(Out& o, std::string_view old_text, std::string_view new_text, 
                 j++;
             }
         }
-        gi = gj + 1;
     }
 }
 

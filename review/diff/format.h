@@ -32,6 +32,7 @@ struct Style {
     bool color = false;   // git's default colors
     bool escape = false;  // terminal: make control characters in content visible
     int context = 3;
+    bool hunk_numbers = false;  // "@@ ... @@ hunk N": the numbers apply --hunks takes
 };
 
 // What --stat and --name-status need from a rendered file.

@@ -34,6 +34,7 @@ base::Result<bool> show_diff(const capture::Patch& patch, const ShowOptions& opt
     Style style;
     style.color = opts.color;
     style.escape = opts.escape;
+    style.hunk_numbers = opts.hunk_numbers;
     Output out(opts.page && any, opts.color);
     std::vector<FileStat> stats;
     for (const auto& f : set.files) {

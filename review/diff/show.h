@@ -15,6 +15,7 @@ struct ShowOptions {
     bool color = false;
     bool escape = false;  // terminal output: control characters made visible
     bool page = false;
+    bool hunk_numbers = false;       // --hunk-numbers
     int width = 80;                  // --stat columns
     std::vector<std::string> paths;  // scope (empty: everything)
 };

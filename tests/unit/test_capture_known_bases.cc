@@ -1,5 +1,5 @@
-// Base records kept across an apply (capture/patch/known_bases.h): which
-// stale entries they clear, and their file's round trip.
+// After an apply: the bases it saw fresh become the session's known contents
+// (capture/patch/known_bases.h over helper/store/known_bases.h).
 #include <fcntl.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -8,87 +8,60 @@
 #include <string>
 
 #include "capture/patch/known_bases.h"
+#include "helper/store/known_bases.h"
 
 using namespace capture;
 
 namespace {
 
-BaseEntry file(const std::string& path, const std::string& fp, bool stale = false, uint32_t mode = 0644,
-               uint64_t size = 4) {
+BaseEntry file(const std::string& path, const std::string& fp, bool stale = false) {
     BaseEntry b;
     b.path = path;
     b.type = Type::File;
-    b.mode = mode;
-    b.size = size;
+    b.mode = 0644;
+    b.size = 4;
     b.fingerprint = fp;
     b.stale = stale;
     return b;
 }
 
-const std::string kA(32, 'a'), kB(32, 'b');
+const std::string kA(32, 'a'), kB(32, 'b'), kC(32, 'c');
 
 }  // namespace
 
-TEST_CASE("known bases: a stale entry matching a fresh record is no longer stale") {
-    std::vector<BaseEntry> base{file("f", kA, true), file("g", kA, true)};
-    CHECK(clear_known_stale(&base, {file("f", kA)}) == 1);
-    CHECK_FALSE(base[0].stale);
-    CHECK(base[1].stale);  // no record: stays a conflict
-}
-
-TEST_CASE("known bases: any difference keeps the entry stale") {
-    std::vector<BaseEntry> base{file("f", kA, true)};
-    CHECK(clear_known_stale(&base, {file("f", kB)}) == 0);                  // other content
-    CHECK(clear_known_stale(&base, {file("f", kA, false, 0755)}) == 0);     // other mode
-    CHECK(clear_known_stale(&base, {file("f", kA, false, 0644, 5)}) == 0);  // other size
-    BaseEntry link = file("f", kA);
-    link.type = Type::Symlink;
-    CHECK(clear_known_stale(&base, {link}) == 0);                 // other type
-    CHECK(clear_known_stale(&base, {file("f", kA, true)}) == 0);  // a stale record proves nothing
-    CHECK(base[0].stale);
-}
-
-TEST_CASE("known bases: kept in the session dir, merged, and read back") {
+TEST_CASE("known bases: an apply keeps its fresh bases, merged with what the session knew") {
     char tmpl[] = "/tmp/known-bases-XXXXXX";
     REQUIRE(::mkdtemp(tmpl));
     std::string dir = tmpl;
-    auto none = known_bases(dir);
-    REQUIRE(none.ok());
-    CHECK(none->empty());
+    REQUIRE(session::read_known_bases(dir)->empty());
+    REQUIRE(session::add_known_bases(dir, "f", {kC}).ok());  // a partial apply's content
 
     Manifest m;
-    m.format = "layover-patch/1";
-    m.target = "/home/u";
-    m.session = "s";
-    m.base = {file("f", kA), file("stale", kA, true), file(std::string("we\nird\xff", 7), kB)};
+    m.base = {file("f", kA), file("stale", kB, true), file(std::string("we\nird\xff", 7), kB)};
     BaseEntry absent;
     absent.path = "gone";
     absent.absent = true;
+    BaseEntry dir_entry = file("d", kA);
+    dir_entry.type = Type::Dir;
     m.base.push_back(absent);
+    m.base.push_back(dir_entry);
     REQUIRE(remember_bases(dir, m).ok());
-    Manifest later = m;
-    later.base = {file("f", kB), file("h", kA)};
-    REQUIRE(remember_bases(dir, later).ok());
 
-    auto got = known_bases(dir);
+    auto got = session::read_known_bases(dir);
     REQUIRE(got.ok());
-    REQUIRE(got->size() == 3);  // f (the later record), h, the odd name; not the stale or absent ones
-    for (const auto& b : *got) {
-        if (b.path == "f") CHECK(b.fingerprint == kB);
-        CHECK(b.path != "stale");
-        CHECK(b.path != "gone");
-    }
+    CHECK(got->size() == 2);  // f and the odd name: not the stale, absent or directory entries
+    CHECK(got->at("f") == std::set<std::string>{kA, kC});
+    CHECK(got->at(std::string("we\nird\xff", 7)) == std::set<std::string>{kB});
+    CHECK(got->count("stale") == 0);
 
-    // A corrupt file is an error to read, and is replaced by the next record.
-    int fd = ::open((dir + "/bases.json").c_str(), O_WRONLY | O_TRUNC);
+    // A corrupt file is an error that names it (and the fix), not a guess.
+    int fd = ::open((dir + "/known-bases.json").c_str(), O_WRONLY | O_TRUNC);
     REQUIRE(fd >= 0);
-    REQUIRE(::write(fd, "{\"format\": 3", 12) == 12);
+    REQUIRE(::write(fd, "{\"files\": 3", 11) == 11);
     ::close(fd);
-    CHECK_FALSE(known_bases(dir).ok());
-    REQUIRE(remember_bases(dir, later).ok());
-    got = known_bases(dir);
-    REQUIRE(got.ok());
-    CHECK(got->size() == 2);
+    auto bad = session::read_known_bases(dir);
+    REQUIRE_FALSE(bad.ok());
+    CHECK(bad.error().message.find("known-bases.json is malformed; remove it") != std::string::npos);
     std::string cmd = "rm -rf '" + dir + "'";
     CHECK(::system(cmd.c_str()) == 0);
 }

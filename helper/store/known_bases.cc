@@ -1,0 +1,102 @@
+#include "helper/store/known_bases.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "helper/base/fd.h"
+
+namespace session {
+
+namespace {
+
+using json = nlohmann::json;
+
+const char kFile[] = "/known-bases.json";
+
+std::string to_hex(const std::string& raw) {
+    static const char d[] = "0123456789abcdef";
+    std::string out;
+    for (unsigned char c : raw) {
+        out.push_back(d[c >> 4]);
+        out.push_back(d[c & 15]);
+    }
+    return out;
+}
+
+bool from_hex(const std::string& hex, std::string* out) {
+    if (hex.size() % 2) return false;
+    auto val = [](char c) { return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1; };
+    out->clear();
+    for (size_t i = 0; i < hex.size(); i += 2) {
+        int hi = val(hex[i]), lo = val(hex[i + 1]);
+        if (hi < 0 || lo < 0) return false;
+        out->push_back(static_cast<char>(hi * 16 + lo));
+    }
+    return true;
+}
+
+}  // namespace
+
+base::Result<KnownBases> read_known_bases(const std::string& dir) {
+    KnownBases out;
+    std::string file = dir + kFile;
+    auto fd = base::open_at(AT_FDCWD, file, O_RDONLY | O_NOFOLLOW);
+    if (!fd) {
+        if (fd.error().code == ENOENT) return out;
+        return fd.error();
+    }
+    std::string text;
+    char buf[65536];
+    while (true) {
+        ssize_t n = ::read(fd->get(), buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return base::sys_error("reading " + file);
+        if (n == 0) break;
+        text.append(buf, static_cast<size_t>(n));
+        if (text.size() > (64u << 20)) return base::error(file + " is too large; remove it");
+    }
+    auto bad = [&] {
+        return base::error(file + " is malformed; remove it (the session's next apply may then report stale copies)");
+    };
+    json j = json::parse(text, nullptr, false);
+    if (!j.is_object() || !j.contains("files") || !j["files"].is_array()) return bad();
+    for (const auto& f : j["files"]) {
+        if (!f.is_object() || !f.contains("path_hex") || !f["path_hex"].is_string() || !f.contains("fingerprints") ||
+            !f["fingerprints"].is_array())
+            return bad();
+        std::string path;
+        if (!from_hex(f["path_hex"].get<std::string>(), &path)) return bad();
+        for (const auto& fp : f["fingerprints"]) {
+            if (!fp.is_string()) return bad();
+            out[path].insert(fp.get<std::string>());
+        }
+    }
+    return out;
+}
+
+base::Result<void> add_known_bases(const std::string& dir, const std::string& path,
+                                   const std::vector<std::string>& fingerprints) {
+    KnownBases more;
+    more[path].insert(fingerprints.begin(), fingerprints.end());
+    return add_known_bases(dir, more);
+}
+
+base::Result<void> add_known_bases(const std::string& dir, const KnownBases& more) {
+    if (more.empty()) return base::Ok();
+    TRY(KnownBases known, read_known_bases(dir));
+    for (const auto& [path, fps] : more) known[path].insert(fps.begin(), fps.end());
+    json files = json::array();
+    for (const auto& [p, fps] : known) files.push_back({{"path_hex", to_hex(p)}, {"fingerprints", fps}});
+    json j = {{"format", "layover-known-bases/1"}, {"files", files}};
+    std::string text = j.dump(1) + "\n";
+    std::string tmp = dir + "/.known-bases.json.tmp";
+    TRY(base::Fd fd, base::open_at(AT_FDCWD, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0600));
+    TRY_VOID(base::write_all(fd.get(), text.data(), text.size()));
+    TRY_VOID(fd.close());
+    if (::rename(tmp.c_str(), (dir + kFile).c_str()) != 0) return base::sys_error("saving " + dir + kFile);
+    return base::Ok();
+}
+
+}  // namespace session

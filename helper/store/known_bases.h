@@ -1,0 +1,30 @@
+// Contents of real files that a session's own applies left or found there:
+// the content a partial apply (apply --hunks) wrote, and each base an apply
+// saw while it was still what the sandbox copied up (so that `undo`, which
+// puts it back with a new ctime, then another apply is no conflict). The real
+// file changed after the sandbox copied it, but by layover's hand, so the
+// session's copy is not stale against it. Kept in the session directory (known-bases.json); capture
+// reads it when it records base entries (ScanOptions::known_bases).
+#pragma once
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "helper/base/result.h"
+
+namespace session {
+
+// path (raw bytes, relative to the target) -> fingerprints (32 hex digits)
+using KnownBases = std::map<std::string, std::set<std::string>>;
+
+// An absent file is an empty set; a malformed one an error naming it.
+base::Result<KnownBases> read_known_bases(const std::string& session_dir);
+
+// Adds the fingerprints for `path` (written to a temp file, then renamed).
+base::Result<void> add_known_bases(const std::string& session_dir, const std::string& path,
+                                   const std::vector<std::string>& fingerprints);
+// Adds many at once (one rewrite of the file).
+base::Result<void> add_known_bases(const std::string& session_dir, const KnownBases& more);
+
+}  // namespace session

@@ -1,0 +1,68 @@
+#include "review/apply/merge.h"
+
+#include <map>
+
+#include "helper/base/text.h"
+#include "review/apply/partial.h"
+#include "review/diff/format.h"
+#include "review/diff/source.h"
+
+namespace review {
+
+namespace {
+
+constexpr uint64_t kMaxMerge = 64ull << 20;
+
+std::string ranges_reason(const std::vector<MergeConflict>& cs) {
+    std::string out = "changed on both sides since the base, overlapping at";
+    for (size_t i = 0; i < cs.size() && i < 5; i++)
+        out += std::string(i ? "," : "") + " lines " + range_text(cs[i].ours) + " (patch: " + range_text(cs[i].theirs) +
+               ")";
+    if (cs.size() > 5) out += ", ...";
+    return out + "; nothing merged (--conflict=markers writes conflict markers)";
+}
+
+}  // namespace
+
+base::Result<void> merge_moved(int root, const capture::Patch& patch, const ApplyOptions& opts,
+                               std::vector<PlanItem>& items, ApplyReport* rep) {
+    std::map<std::string, const capture::BaseEntry*> bases;
+    for (const auto& b : patch.manifest().base) bases[b.path] = &b;
+    std::map<std::string, PlanItem*> todo;
+    for (auto& it : items) {
+        if (it.conflicts.empty() || it.hard || opts.hunks.count(it.unit.path)) continue;
+        const capture::Change& c = *it.change;
+        if (c.kind != capture::Kind::Modified || c.type != capture::Type::File || c.old_type != capture::Type::File)
+            continue;
+        if (!it.member || it.member->kind != capture::Member::Kind::File || it.member->size > kMaxMerge) continue;
+        auto b = bases.find(it.unit.path);
+        // A stale base has no original to show: the real file moved before it was recorded.
+        if (b == bases.end() || b->second->stale || !patch.original(b->second->fingerprint)) continue;
+        if (it.before.type != capture::Type::File || (it.before.mode & 07777) != (b->second->mode & 07777)) continue;
+        todo[it.unit.path] = &it;
+    }
+    if (todo.empty()) return base::Ok();
+    TRY(auto fresh, read_new_contents(patch, todo));
+    for (auto& [path, it] : todo) {
+        const std::string& theirs = fresh[path];
+        TRY(Side real, read_real_side(root, path, kMaxMerge));
+        if (!real.exists || real.mode == kGitSymlink || !real.loaded) continue;
+        const std::string& orig = *patch.original(bases[path]->fingerprint);
+        if (looks_binary(real.data) || looks_binary(theirs)) continue;
+        MergeResult m = merge3(orig, real.data, theirs, opts.conflict_markers, {"target", "patch"});
+        if (!m.conflicts.empty()) {
+            rep->merge_conflicts.push_back({path, m.conflicts});
+            if (!opts.conflict_markers) {
+                it->conflicts.assign(1, Conflict{path, ranges_reason(m.conflicts)});
+                continue;
+            }
+            rep->marked.push_back(path);
+        }
+        it->conflicts.clear();
+        it->content = std::make_shared<const std::string>(std::move(m.text));
+        rep->merged.push_back(path);
+    }
+    return base::Ok();
+}
+
+}  // namespace review

@@ -1,0 +1,30 @@
+// apply --hunks / --exclude-hunks: for each file with a hunk choice, the
+// real file's content with only the chosen hunks of the patch applied. The
+// hunks are the ones `layover diff` shows (real file against the patch's new
+// content), so their numbers are the diff's. A choice that takes every hunk
+// applies the file whole; one that takes none leaves the file out.
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+#include "capture/patch/reader.h"
+#include "helper/base/result.h"
+#include "review/apply/apply.h"
+#include "review/apply/plan.h"
+
+namespace review {
+
+// Fills the items' `content` and the report's `partial`; drops items whose
+// choice takes no hunk. An error (nothing is applied) names a path that is
+// not a modified text file among the items, or a hunk that does not exist.
+// A real file that no longer matches its base record is a conflict on its item.
+// The new contents of these File members, in one pass over the payload
+// (holes as zeros, a trailing one included).
+base::Result<std::map<std::string, std::string>> read_new_contents(const capture::Patch& patch,
+                                                                   const std::map<std::string, PlanItem*>& items);
+
+base::Result<void> choose_partial(int root, const capture::Patch& patch, const HunkChoices& choices,
+                                  std::vector<PlanItem>& items, std::vector<PartialFile>* partial);
+
+}  // namespace review

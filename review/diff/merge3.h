@@ -1,0 +1,40 @@
+// Three-way merge of line-based text (pure), as `git merge-file` does: the
+// changes from base to ours and from base to theirs are combined; where they
+// touch or overlap and differ, that is a conflict, reported with its line
+// ranges and, when asked, written with git's conflict markers.
+#pragma once
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace review {
+
+// Line ranges of one conflict: 1-based first line and line count on each side
+// (a count of 0: an insertion point after line `first - 1`).
+struct LineRange {
+    size_t first = 0, count = 0;
+};
+struct MergeConflict {
+    LineRange base, ours, theirs;
+};
+
+struct MergeResult {
+    std::string text;  // the merge; with conflicts, ours at each one unless markers were asked for
+    std::vector<MergeConflict> conflicts;
+};
+
+struct MergeLabels {
+    std::string ours = "ours", theirs = "theirs";
+};
+
+// ours: the base's changes made one way (the real file now); theirs: made the
+// other (the patch's new content). markers: write each conflict as
+// <<<<<<< ours / ======= / >>>>>>> theirs.
+MergeResult merge3(std::string_view base, std::string_view ours, std::string_view theirs, bool markers = false,
+                   const MergeLabels& labels = {});
+
+// "12-14" or "12" (a count of 0 or 1), for messages.
+std::string range_text(const LineRange& r);
+
+}  // namespace review

@@ -1,0 +1,90 @@
+"""Originals in saved patches (layover-patch/2) and the 3-way merge at apply
+when the real file moved since the base."""
+import json
+import subprocess
+
+from apply_util import read_patch, tree
+
+
+def lines(n, edits=None):
+    edits = edits or {}
+    return "".join(edits.get(i, "l%d\n" % i) for i in range(1, n + 1))
+
+
+BASE = lines(40)
+AGENT = lines(40, {30: "agent30\n"})
+
+
+def saved(lo, tmp_path, *flags):
+    (lo.target / "f.txt").write_text(BASE)
+    r = lo.run("cd '%s' && printf '%%s' \"$NEW\" > f.txt" % lo.target, session="m", env={"NEW": AGENT})
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    patch = tmp_path / "m.tar.zst"
+    lo("save", "m", "-o", patch, *flags, check=True)
+    return patch
+
+
+def test_save_carries_the_original_and_a_moved_file_merges(lo, tmp_path):
+    patch = saved(lo, tmp_path)
+    manifest, members = read_patch(patch)
+    assert manifest["format"] == "layover-patch/2"
+    assert [o["size"] for o in manifest["originals"]] == [len(BASE)]
+    names = [m.name for m, _ in members]
+    assert names[-2:] == [".layover/originals", ".layover/sums"]
+    assert dict((m.name, d) for m, d in members)[".layover/originals"] == BASE.encode()
+    # The real file moves on at a place the agent did not touch.
+    (lo.target / "f.txt").write_text(lines(40, {3: "mine3\n"}))
+    r = lo("apply", patch, "--target", lo.target, "--dry-run", "--json")
+    out = json.loads(r.stdout)
+    assert r.returncode == 0 and [m["path"] for m in out["merged"]] == ["f.txt"], r.stderr
+    assert (lo.target / "f.txt").read_text() == lines(40, {3: "mine3\n"})
+    before = tree(lo.target, mtimes=True)
+    r = lo("apply", patch, "--target", lo.target, "--yes")
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    assert "f.txt (merged with changes made since)" in r.stdout.decode()
+    assert (lo.target / "f.txt").read_text() == lines(40, {3: "mine3\n", 30: "agent30\n"})
+    assert lo("undo", "--last", "--target", lo.target).returncode == 0
+    assert tree(lo.target, mtimes=True) == before
+
+
+def test_overlapping_changes_conflict_with_ranges_and_markers_only_when_asked(lo, tmp_path):
+    patch = saved(lo, tmp_path)
+    (lo.target / "f.txt").write_text(lines(40, {30: "mine30\n"}))
+    before = tree(lo.target, mtimes=True)
+    r = lo("apply", patch, "--target", lo.target, "--yes", "--json")
+    out = json.loads(r.stdout)
+    assert r.returncode == 1
+    assert out["merge_conflicts"] == [{"path": "f.txt", "ranges": [
+        {"base": [30, 1], "target": [30, 1], "patch": [30, 1]}]}]
+    assert "lines 30" in out["conflicts"][0]["reason"]
+    assert tree(lo.target, mtimes=True) == before
+    r = lo("apply", patch, "--target", lo.target, "--yes", "--conflict=markers")
+    assert r.returncode == 1 and b"conflict markers written" in r.stderr
+    assert (lo.target / "f.txt").read_text() == lines(29) + (
+        "<<<<<<< target\nmine30\n=======\nagent30\n>>>>>>> patch\n") + "".join("l%d\n" % i for i in range(31, 41))
+
+
+def test_no_originals_and_a_hostile_original(lo, tmp_path):
+    patch = saved(lo, tmp_path, "--no-originals")
+    manifest, members = read_patch(patch)
+    assert manifest["format"] == "layover-patch/1" and "originals" not in manifest
+    (lo.target / "f.txt").write_text(lines(40, {3: "mine3\n"}))
+    r = lo("apply", patch, "--target", lo.target, "--yes")
+    assert r.returncode == 1 and b"content changed on the target" in r.stderr
+    # An original that is not the base's content (sums made consistent), or
+    # one cut off: the patch is refused as hostile.
+    from apply_util import write_patch
+    from patch_builder import with_sums
+    (lo.target / "f.txt").write_text(BASE)
+    good = saved(lo, tmp_path)
+    manifest, members = read_patch(good)
+    for change, expect in ((lambda d: b"X" + d[1:], b"does not match its fingerprint"),
+                           (lambda d: d[:-5], b"shorter than the originals")):
+        forged = [(i, change(d) if i.name == ".layover/originals" else d) for i, d in members]
+        bad = tmp_path / "bad.tar.zst"
+        write_patch(bad, with_sums(forged))
+        r = lo("show", bad)
+        assert r.returncode != 0 and expect in r.stderr, r.stderr
+        r = lo("apply", bad, "--target", lo.target, "--yes")
+        assert r.returncode == 1 and expect in r.stderr
+        assert (lo.target / "f.txt").read_text() == BASE
