@@ -8,7 +8,7 @@ base::Result<void> remember_bases(const std::string& session_dir, const Manifest
     session::KnownBases fresh;
     for (const auto& b : m.base)
         if (!b.absent && !b.stale && !b.fingerprint.empty() && (b.type == Type::File || b.type == Type::Symlink))
-            fresh[b.path].insert(b.fingerprint);
+            fresh[b.path].insert(session::known_content(b.fingerprint, b.mode));
     return session::add_known_bases(session_dir, fresh);
 }
 

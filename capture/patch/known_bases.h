@@ -7,7 +7,8 @@
 // refuses. But an apply changes the real files itself, and `undo` puts them
 // back with new ctimes. The apply had the base records of its patch, each
 // taken while the real entry was still what the sandbox copied up: a stale
-// entry whose real content matches one holds the copied-up content again.
+// entry whose real content and permission bits match one holds the copied-up
+// file again.
 #pragma once
 #include <string>
 

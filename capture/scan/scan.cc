@@ -314,7 +314,9 @@ private:
         b.stale = ns_of(l.st.stx_ctime) > copied;
         if (b.stale && opts_.known_bases && !b.fingerprint.empty()) {
             auto k = opts_.known_bases->find(path);
-            if (k != opts_.known_bases->end() && k->second.count(b.fingerprint)) b.stale = false;
+            if (k != opts_.known_bases->end() &&
+                (k->second.count(b.fingerprint) || k->second.count(session::known_content(b.fingerprint, b.mode))))
+                b.stale = false;
         }
         return b;
     }

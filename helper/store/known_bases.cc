@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "helper/base/fd.h"
@@ -38,6 +39,12 @@ bool from_hex(const std::string& hex, std::string* out) {
 }
 
 }  // namespace
+
+std::string known_content(const std::string& fingerprint, uint32_t mode) {
+    char m[8];
+    std::snprintf(m, sizeof m, "%04o", mode & 07777);
+    return fingerprint + "/" + m;
+}
 
 base::Result<KnownBases> read_known_bases(const std::string& dir) {
     KnownBases out;

@@ -6,6 +6,7 @@
 // session's copy is not stale against it. Kept in the session directory (known-bases.json); capture
 // reads it when it records base entries (ScanOptions::known_bases).
 #pragma once
+#include <cstdint>
 #include <map>
 #include <set>
 #include <string>
@@ -17,6 +18,11 @@ namespace session {
 
 // path (raw bytes, relative to the target) -> fingerprints (32 hex digits)
 using KnownBases = std::map<std::string, std::set<std::string>>;
+
+// A known content with its mode ("FINGERPRINT/0644"), as an apply records the
+// bases it saw: matched only by the same content and permission bits. A bare
+// fingerprint (a partial apply's) matches that content whatever the mode.
+std::string known_content(const std::string& fingerprint, uint32_t mode);
 
 // An absent file is an empty set; a malformed one an error naming it.
 base::Result<KnownBases> read_known_bases(const std::string& session_dir);

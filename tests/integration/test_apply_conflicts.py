@@ -218,7 +218,8 @@ def test_apply_undo_then_apply_again_is_no_stale_conflict_but_a_later_edit_still
     alone. The session keeps the base records its apply saw, so a file that
     holds the copied-up content again applies; one edited since is a conflict."""
     (lo.target / "other.txt").write_text("other v1\n")
-    edit(lo, "echo sandbox >> notes.txt && echo sandbox >> other.txt", session="again")
+    (lo.target / "mode.txt").write_text("mode v1\n")
+    edit(lo, "echo sandbox >> notes.txt && echo sandbox >> other.txt && echo sandbox >> mode.txt", session="again")
     original = (lo.target / "notes.txt").read_text()
     r, out = apply(lo, "again")
     assert r.returncode == 0, out
@@ -226,10 +227,12 @@ def test_apply_undo_then_apply_again_is_no_stale_conflict_but_a_later_edit_still
     assert r.returncode == 0, r.stderr
     assert (lo.target / "notes.txt").read_text() == original
     (lo.target / "other.txt").write_text("edited after the undo\n")
+    os.chmod(lo.target / "mode.txt", 0o600)  # same content, other permissions: a change too
     r, out = apply(lo, "again")
     assert r.returncode == 1
-    assert conflict_paths(out) == ["other.txt"] and "stale" in out["conflicts"][0]["reason"]
-    r, out = apply(lo, "again", "--exclude", "other.txt")
+    assert conflict_paths(out) == ["mode.txt", "other.txt"]
+    assert all("stale" in c["reason"] for c in out["conflicts"])
+    r, out = apply(lo, "again", "--exclude", "other.txt", "--exclude", "mode.txt")
     assert r.returncode == 0, out
     assert (lo.target / "notes.txt").read_text() == original + "sandbox\n"
     assert (lo.target / "other.txt").read_text() == "edited after the undo\n"

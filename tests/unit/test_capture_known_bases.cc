@@ -50,8 +50,8 @@ TEST_CASE("known bases: an apply keeps its fresh bases, merged with what the ses
     auto got = session::read_known_bases(dir);
     REQUIRE(got.ok());
     CHECK(got->size() == 2);  // f and the odd name: not the stale, absent or directory entries
-    CHECK(got->at("f") == std::set<std::string>{kA, kC});
-    CHECK(got->at(std::string("we\nird\xff", 7)) == std::set<std::string>{kB});
+    CHECK(got->at("f") == std::set<std::string>{kA + "/0644", kC});
+    CHECK(got->at(std::string("we\nird\xff", 7)) == std::set<std::string>{kB + "/0644"});
     CHECK(got->count("stale") == 0);
 
     // A corrupt file is an error that names it (and the fix), not a guess.
