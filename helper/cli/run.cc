@@ -52,6 +52,8 @@ int cmd_run(int argc, char** argv) {
         run.plan.pty_slave = pty->slave();
     }
 
+    // Discarding needs nothing from the teardown: return the status at once.
+    run.exit_early = on_exit == "discard" && !interactive && run.plan.limits.memory_cgroup.empty();
     Outcome out = supervise(run, pty);
     pty.reset();
     if (!out.stopped.empty()) {

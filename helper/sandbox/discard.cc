@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <linux/fs.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <sys/stat.h>
@@ -22,7 +23,7 @@ namespace {
 
 // The detached remover: no terminal, no inherited pipes (a caller reading
 // run's stdout to EOF must not wait for it), default signals.
-[[noreturn]] void remover(const std::string& path, int lock_fd) {
+[[noreturn]] void remover(const std::string& path, int lock_fd, int wait_fd) {
     ::setsid();
     sigset_t none;
     ::sigemptyset(&none);
@@ -30,14 +31,20 @@ namespace {
     int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
     if (null >= 0)
         for (int fd = 0; fd < 3; fd++) ::dup2(null, fd);
-    base::close_fds_except({0, 1, 2, lock_fd});
+    base::close_fds_except({0, 1, 2, lock_fd, wait_fd});
+    if (wait_fd >= 0) {
+        struct pollfd p = {wait_fd, POLLIN, 0};
+        while (::poll(&p, 1, -1) < 0 && errno == EINTR) {
+        }
+    }
     (void)remove_tree_fast(path);
     ::_exit(0);
 }
 
 }  // namespace
 
-base::Result<void> remove_in_background(const std::string& state, const std::string& dir, base::Fd lock) {
+base::Result<void> remove_in_background(const std::string& state, const std::string& dir, base::Fd lock,
+                                        base::Fd wait_for) {
     std::string parent = deleting_dir(state);
     if (::mkdir(parent.c_str(), 0700) != 0 && errno != EEXIST) return base::sys_error("creating " + parent);
     std::string base_name = dir.substr(dir.rfind('/') + 1) + "." + std::to_string(::getpid());
@@ -50,10 +57,13 @@ base::Result<void> remove_in_background(const std::string& state, const std::str
     // Double fork: the remover is not our child, so nobody waits for it.
     pid_t mid = ::fork();
     if (mid == 0) {
-        if (::fork() == 0) remover(dest, lock.get());
+        if (::fork() == 0) remover(dest, lock.get(), wait_for.get());
         ::_exit(0);
     }
-    if (mid < 0) return remove_tree_fast(dest);
+    if (mid < 0) {
+        if (wait_for.valid()) return base::Ok();  // still mounted: purge_deleting() removes it later
+        return remove_tree_fast(dest);
+    }
     int st;
     while (::waitpid(mid, &st, 0) < 0 && errno == EINTR) {
     }

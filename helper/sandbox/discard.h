@@ -14,9 +14,12 @@ std::string deleting_dir(const std::string& state);
 
 // Move `dir` into deleting_dir(state) and remove it in a detached process
 // (stdio on /dev/null, its own session), which holds `lock` while it works so
-// that purge_deleting() leaves it alone. Fails, leaving `dir` where it was,
-// only when the rename fails; a failed fork removes it here instead.
-base::Result<void> remove_in_background(const std::string& state, const std::string& dir, base::Fd lock);
+// that purge_deleting() leaves it alone, and first waits for the process
+// `wait_for` (a pidfd; the sandbox still tearing down) to exit. Fails,
+// leaving `dir` where it was, only when the rename fails; a failed fork
+// removes it here instead.
+base::Result<void> remove_in_background(const std::string& state, const std::string& dir, base::Fd lock,
+                                        base::Fd wait_for = base::Fd());
 
 // Remove entries of deleting_dir(state) that no live remover holds (one whose
 // remover was killed, or a crash between rename and fork). Best effort.

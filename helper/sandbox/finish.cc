@@ -83,7 +83,7 @@ int finish_run(PreparedRun& run, const std::string& on_exit, int child_code) {
     if (on_exit == "discard") {
         // No exit record, no sync, no count: the session goes, in the
         // background (helper/sandbox/discard.h).
-        auto r = remove_in_background(state, run.session_dir, std::move(run.lock));
+        auto r = remove_in_background(state, run.session_dir, std::move(run.lock), std::move(run.teardown));
         if (!r) {
             std::fprintf(stderr, "layover: discarding session '%s': %s\n", name.c_str(), r.error().message.c_str());
             return 125;
