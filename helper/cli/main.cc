@@ -11,6 +11,7 @@
 #include "helper/base/version.h"
 #include "helper/cli/config.h"
 #include "helper/cli/verbs.h"
+#include "helper/sandbox/seccomp.h"
 
 namespace {
 
@@ -70,6 +71,13 @@ int main(int argc, char** argv) {
     }
     LAYOVER_VERBS(LAYOVER_DISPATCH)
 #undef LAYOVER_DISPATCH
+    if (verb == "--export-seccomp") {
+        // Internal, for `make bench`: the command's deny table as raw BPF on
+        // stdout (bwrap --seccomp reads this format). Not in --help.
+        auto r = seccomp::export_bpf(default_seccomp_rules(), STDOUT_FILENO);
+        if (!r) std::fprintf(stderr, "layover: %s\n", r.error().message.c_str());
+        return r ? 0 : 1;
+    }
     if (verb == "--version" || verb == "version") {
         std::printf("layover %s\n", LAYOVER_VERSION);
         return 0;
