@@ -369,7 +369,7 @@ class Bench:
         what = "real project (%s files, %s dirs, %s commits)" % (self.thousands(expect), self.thousands(dirs),
                                                                  self.thousands(commits))
         for c, verb in ((run, "run"), (status, "status"), (save, "save"), (apply, "apply")):
-            self.res.ratio("%s: %s" % (what if verb == "run" else "  real project", verb), c, cp, 2.0)
+            self.res.ratio("%s: %s" % (what if verb == "run" else "real project", verb), c, cp, 2.0)
         if not self.smoke:
             for d in (cp_dest, applied, src, patch):
                 rm(d)
