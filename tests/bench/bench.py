@@ -329,17 +329,21 @@ class Bench:
         os.makedirs(base)
         with open(os.path.join(base, "README"), "w") as f:
             f.write("base\n")
+        # Every rep writes into places of its own, all deleted after the row:
+        # creating files right after deleting as many is slow on ext4 (see
+        # docs/design.md, "Creating files right after deleting thousands").
         cur = {"i": 0}
         sess = lambda: "proj%d" % cur["i"]  # noqa: E731
-        patch, cp_dest, applied = self.p("proj.tar.zst"), self.p("proj-cp"), self.p("proj-applied")
+        cp_dest = lambda: self.p("proj-cp%d" % cur["i"])  # noqa: E731
+        applied = lambda: self.p("proj-applied%d" % cur["i"])  # noqa: E731
+        patch = self.p("proj.tar.zst")
 
         def counted(root, what):
             n = count_files(root)
             if n != expect:
                 raise Failed("%s: %d files, expected %d" % (what, n, expect))
 
-        def next_session():
-            rm(self.p("state", "sessions", sess()))  # the last rep's, outside the timing
+        def next_rep():
             cur["i"] += 1
             self.sessions.append(sess())
 
@@ -353,26 +357,30 @@ class Bench:
             if out.count(b'"kind"') < expect:
                 raise Failed("the saved patch lists %d changes, expected %d" % (out.count(b'"kind"'), expect))
 
-        cp = Contender("cp -a", ["cp", "-a", src, cp_dest], prepare=lambda: rm(cp_dest),
-                       verify=lambda: counted(cp_dest, "cp -a"))
+        cp = Contender("cp -a", lambda: ["cp", "-a", src, cp_dest()], prepare=next_rep,
+                       verify=lambda: counted(cp_dest(), "cp -a"))
         run = Contender("layover run", lambda: [self.lay, "run", "--quiet", "--target", base, "--session", sess(),
                                                 "--on-exit", "keep", "--ro", src, "--", "cp", "-a", src,
                                                 base + "/proj"],
-                        prepare=next_session, verify=lambda: counted(self.upper(sess()) + "/proj", "the upper layer"))
+                        verify=lambda: counted(self.upper(sess()) + "/proj", "the upper layer"))
         status = Contender("layover status", lambda: [self.lay, "status", sess(), "--no-pager"], verify=verify_status)
         save = Contender("layover save", lambda: [self.lay, "save", sess(), "-o", patch], prepare=lambda: rm(patch),
                          verify=verify_save)
-        apply = Contender("layover apply", lambda: [self.lay, "apply", patch, "--target", applied, "--yes"],
-                          prepare=lambda: fresh_copy(base, applied),
-                          verify=lambda: counted(applied + "/proj", "the applied tree"))
+        apply = Contender("layover apply", lambda: [self.lay, "apply", patch, "--target", applied(), "--yes"],
+                          prepare=lambda: fresh_copy(base, applied()),
+                          verify=lambda: counted(applied() + "/proj", "the applied tree"))
         self.measure([cp, run, status, save, apply], self.proj_reps, warmup=False)
         what = "real project (%s files, %s dirs, %s commits)" % (self.thousands(expect), self.thousands(dirs),
                                                                  self.thousands(commits))
         for c, verb in ((run, "run"), (status, "status"), (save, "save"), (apply, "apply")):
             self.res.ratio("%s: %s" % (what if verb == "run" else "real project", verb), c, cp, 2.0)
         if not self.smoke:
-            for d in (cp_dest, applied, src, patch):
-                rm(d)
+            for i in range(1, cur["i"] + 1):
+                rm(self.p("proj-cp%d" % i))
+                rm(self.p("proj-applied%d" % i))
+                rm(self.p("state", "sessions", "proj%d" % i))
+            rm(src)
+            rm(patch)
 
     def thousands(self, n):
         return "{:,}".format(n)
