@@ -52,7 +52,8 @@ base::Result<void> remove_in_background(const std::string& state, const std::str
     for (int n = 0;; n++) {
         dest = parent + "/" + base_name + (n ? "." + std::to_string(n) : "");
         if (::renameat2(AT_FDCWD, dir.c_str(), AT_FDCWD, dest.c_str(), RENAME_NOREPLACE) == 0) break;
-        if ((errno != EEXIST && errno != ENOTEMPTY) || n >= 100) return base::sys_error("moving " + dir + " aside");
+        // Cannot move it aside (sessions/ a mount of its own, say): remove it here, as before.
+        if ((errno != EEXIST && errno != ENOTEMPTY) || n >= 100) return remove_tree_fast(dir);
     }
     // Double fork: the remover is not our child, so nobody waits for it.
     pid_t mid = ::fork();

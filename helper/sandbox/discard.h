@@ -15,9 +15,9 @@ std::string deleting_dir(const std::string& state);
 // Move `dir` into deleting_dir(state) and remove it in a detached process
 // (stdio on /dev/null, its own session), which holds `lock` while it works so
 // that purge_deleting() leaves it alone, and first waits for the process
-// `wait_for` (a pidfd; the sandbox still tearing down) to exit. Fails,
-// leaving `dir` where it was, only when the rename fails; a failed fork
-// removes it here instead.
+// `wait_for` (a pidfd; the sandbox still tearing down) to exit. When the
+// rename or the fork fails, `dir` is removed here instead (the fork: unless
+// still mounted, then purge_deleting() does it later).
 base::Result<void> remove_in_background(const std::string& state, const std::string& dir, base::Fd lock,
                                         base::Fd wait_for = base::Fd());
 
