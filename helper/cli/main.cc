@@ -8,6 +8,7 @@
 #include <string>
 
 #include "helper/base/self_exe.h"
+#include "helper/base/title.h"
 #include "helper/base/version.h"
 #include "helper/cli/config.h"
 #include "helper/cli/verbs.h"
@@ -55,6 +56,7 @@ int exec_patch_tool(char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    base::remember_argv(argc, argv);
     if (argc < 2) {
         print_usage(stderr);
         return 2;

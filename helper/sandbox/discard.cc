@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <vector>
 
+#include "helper/base/title.h"
 #include "helper/store/remove.h"
 #include "helper/store/session.h"
 
@@ -24,6 +25,8 @@ namespace {
 // The detached remover: no terminal, no inherited pipes (a caller reading
 // run's stdout to EOF must not wait for it), default signals.
 [[noreturn]] void remover(const std::string& path, int lock_fd, int wait_fd) {
+    // Not `layover run ... -- COMMAND` in ps for the length of the delete.
+    base::set_title("layover-remove");
     ::setsid();
     sigset_t none;
     ::sigemptyset(&none);
