@@ -251,14 +251,14 @@ def test_background_daemon_dies_with_the_session(lo):
 def test_discard_returns_the_status_early_and_nothing_of_the_command_survives(lo):
     # Issue 20: a discarding run returns on init's status message, before the
     # namespaces' teardown; init killed everything left before sending it.
-    r = lo.run("setsid sh -c 'sleep 3075' </dev/null >/dev/null 2>&1 & sleep 0.2; echo x > f; exit 7",
+    r = lo.run("setsid sh -c 'sleep 3091' </dev/null >/dev/null 2>&1 & sleep 0.2; echo x > f; exit 7",
                on_exit="discard")
     assert r.returncode == 7, r.stderr
     assert b"background processes at exit" in r.stderr
     deadline = time.time() + 2
-    while _pids_with("sleep\x003075") and time.time() < deadline:
+    while _pids_with("sleep\x003091") and time.time() < deadline:
         time.sleep(0.02)
-    assert not _pids_with("sleep\x003075")
+    assert not _pids_with("sleep\x003091")
     assert not (Path(lo.target) / "f").exists()
 
 
