@@ -148,6 +148,7 @@ def main() -> int:
     ap.add_argument("build", nargs="?", default=None, help="build dir holding layover (default: $LAYOVER_BIN)")
     ap.add_argument("--rounds", type=int, default=40)
     ap.add_argument("--json", default=None, help="also write the rows here (read by tests/bench.sh)")
+    ap.add_argument("--smoke", action="store_true", help="a few rounds: proves it runs (make test)")
     args = ap.parse_args()
     if args.build:
         os.environ["LAYOVER_BIN"] = str(Path(args.build).resolve() / "layover")
@@ -157,10 +158,10 @@ def main() -> int:
         (target / "src" / "a.txt").write_text("a\n")
         state = Path(tmp) / "state"
         state.mkdir(mode=0o700)
-        startup = bench_startup(max(10, args.rounds // 2), str(target), str(state))
+        startup = bench_startup(2 if args.smoke else max(10, args.rounds // 2), str(target), str(state))
         with Sandbox(target, state_dir=state, on_exit="discard") as sb:
-            rtt, rtt_steady = bench_rtt(args.rounds * 25, sb)
-            ex = bench_exec(args.rounds * 5, sb)
+            rtt, rtt_steady = bench_rtt(BATCH * 2 if args.smoke else args.rounds * 25, sb)
+            ex = bench_exec(3 if args.smoke else args.rounds * 5, sb)
     rows = [
         ("python startup to first run('1')", "python -c pass", startup, 1.5),
         ("python run('1+1') round trip", "socketpair ping-pong", rtt, 3.0),

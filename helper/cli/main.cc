@@ -8,9 +8,11 @@
 #include <string>
 
 #include "helper/base/self_exe.h"
+#include "helper/base/title.h"
 #include "helper/base/version.h"
 #include "helper/cli/config.h"
 #include "helper/cli/verbs.h"
+#include "helper/sandbox/seccomp.h"
 
 namespace {
 
@@ -54,6 +56,7 @@ int exec_patch_tool(char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    base::remember_argv(argc, argv);
     if (argc < 2) {
         print_usage(stderr);
         return 2;
@@ -70,6 +73,13 @@ int main(int argc, char** argv) {
     }
     LAYOVER_VERBS(LAYOVER_DISPATCH)
 #undef LAYOVER_DISPATCH
+    if (verb == "--export-seccomp") {
+        // Internal, for `make bench`: the command's deny table as raw BPF on
+        // stdout (bwrap --seccomp reads this format). Not in --help.
+        auto r = seccomp::export_bpf(default_seccomp_rules(), STDOUT_FILENO);
+        if (!r) std::fprintf(stderr, "layover: %s\n", r.error().message.c_str());
+        return r ? 0 : 1;
+    }
     if (verb == "--version" || verb == "version") {
         std::printf("layover %s\n", LAYOVER_VERSION);
         return 0;

@@ -52,6 +52,8 @@ int cmd_run(int argc, char** argv) {
         run.plan.pty_slave = pty->slave();
     }
 
+    // Discarding needs nothing from the teardown: return the status at once.
+    run.exit_early = on_exit == "discard" && !interactive && run.plan.limits.memory_cgroup.empty();
     Outcome out = supervise(run, pty);
     pty.reset();
     if (!out.stopped.empty()) {
@@ -67,12 +69,15 @@ int cmd_run(int argc, char** argv) {
         finish_failed_run(run);
         return 125;
     }
-    // The count `sessions` shows, and whether the session is empty (then removed).
-    session::Info info;
-    info.meta = run.meta;
-    info.dir = run.session_dir;
-    auto n = capture::count_changes_in_child(info);
-    run.meta.changes = n.ok() ? n.value() : -1;
+    // The count `sessions` shows, and whether the session is empty (then
+    // removed); a discarded session needs neither.
+    if (on_exit != "discard") {
+        session::Info info;
+        info.meta = run.meta;
+        info.dir = run.session_dir;
+        auto n = capture::count_changes_in_child(info);
+        run.meta.changes = n.ok() ? n.value() : -1;
+    }
     run.keep_empty = opts->keep_empty;
     run.quiet = opts->quiet;
     return finish_run(run, on_exit, out.exit_code);

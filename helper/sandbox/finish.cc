@@ -12,6 +12,7 @@
 #include <cstdlib>
 
 #include "helper/base/child.h"
+#include "helper/sandbox/discard.h"
 #include "helper/sandbox/scratch.h"
 #include "helper/store/remove.h"
 
@@ -78,7 +79,19 @@ void finish_failed_run(PreparedRun& run) {
 
 int finish_run(PreparedRun& run, const std::string& on_exit, int child_code) {
     const std::string& name = run.meta.name;
-    if (on_exit != "discard") sync_upper(run.session_dir);
+    const std::string& state = run.plan.mounts.state_dir;
+    if (on_exit == "discard") {
+        // No exit record, no sync, no count: the session goes, in the
+        // background (helper/sandbox/discard.h).
+        auto r = remove_in_background(state, run.session_dir, std::move(run.lock), std::move(run.teardown));
+        if (!r) {
+            std::fprintf(stderr, "layover: discarding session '%s': %s\n", name.c_str(), r.error().message.c_str());
+            return 125;
+        }
+        purge_deleting(state);
+        return child_code;
+    }
+    sync_upper(run.session_dir);
     run.meta.status = "exited";
     run.meta.exit_code = child_code;
     run.meta.pid = 0;
@@ -95,20 +108,20 @@ int finish_run(PreparedRun& run, const std::string& on_exit, int child_code) {
         wrote_outside = outside && outside->files;
         if (wrote_outside) std::fprintf(stderr, "layover: %s\n", scratch::summary_line(*outside).c_str());
     }
-    // Release the lock before handing over: apply refuses locked (running) sessions.
-    run.lock.reset();
-    purge_old_trash(run.plan.mounts.state_dir);
+    purge_old_trash(state);
+    purge_deleting(state);
 
     // Nothing changed: nothing to keep, review or apply (save:FILE still writes its file).
     bool no_save = on_exit == "keep" || on_exit == "prompt" || on_exit == "apply";
     // Scratch writes outside the target are kept for a resume: not empty.
     if (run.meta.changes == 0 && no_save && !wrote_outside) {
         if (run.keep_empty) {
+            run.lock.reset();
             if (!run.quiet)
                 std::fprintf(stderr, "layover: session '%s' made no changes; kept (--keep-empty)\n", name.c_str());
             return child_code;
         }
-        auto r = remove_tree_fast(run.session_dir);
+        auto r = remove_in_background(state, run.session_dir, std::move(run.lock));
         if (!r) {
             std::fprintf(stderr, "layover: removing the empty session '%s': %s\n", name.c_str(),
                          r.error().message.c_str());
@@ -119,19 +132,13 @@ int finish_run(PreparedRun& run, const std::string& on_exit, int child_code) {
                          name.c_str());
         return child_code;
     }
+    // Release the lock before handing over: apply refuses locked (running) sessions.
+    run.lock.reset();
     if (on_exit == "keep") {
         std::fprintf(stderr,
                      "layover: session '%s' kept: 'layover status %s' lists its changes, 'layover apply %s' "
                      "applies them, 'layover discard %s' drops them\n",
                      name.c_str(), name.c_str(), name.c_str(), name.c_str());
-        return child_code;
-    }
-    if (on_exit == "discard") {
-        auto r = remove_tree_fast(run.session_dir);
-        if (!r) {
-            std::fprintf(stderr, "layover: discarding session '%s': %s\n", name.c_str(), r.error().message.c_str());
-            return 125;
-        }
         return child_code;
     }
     int rc = run_patch_tool(on_exit, name);

@@ -106,5 +106,13 @@ int init_main(const SandboxPlan& plan, int parent_alive_fd) {
             sync_msg::send(plan.sync_fd, Sync::Leftover,
                            std::to_string(left.size()) + "\t" + describe_leftovers(left, 5));
     }
+    // The exit status, before the teardown that our exit starts [sync 6]:
+    // nothing of the command may run once a discarding run has returned it.
+    // Every process of the namespace descends from us, and orphans are
+    // ours: once we have no child left, nothing else is alive in here.
+    ::kill(-1, SIGKILL);
+    while (::waitpid(-1, nullptr, 0) > 0 || errno == EINTR) {
+    }
+    sync_msg::send(plan.sync_fd, Sync::Status, std::to_string(base::exit_code_of(status)));
     return base::exit_code_of(status);
 }

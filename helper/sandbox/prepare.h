@@ -21,6 +21,12 @@ struct PreparedRun {
     memcg::Scope memory;      // --max-memory's cgroup, if any: removed at the end of the run
     bool keep_empty = false;  // --keep-empty: finish_run keeps a session with no changes
     bool quiet = false;       // --quiet: finish_run's informational lines are left out
+    // Discarding, non-interactive, no memory cgroup: supervise() returns on
+    // init's status [sync 6] and leaves the namespaces' teardown running;
+    // `teardown` is then a pidfd of the exiting setup process, which the
+    // background removal waits for (helper/sandbox/discard.h).
+    bool exit_early = false;
+    base::Fd teardown;
 };
 
 base::Result<PreparedRun> prepare_run(const RunOptions& opts);

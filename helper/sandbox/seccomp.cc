@@ -90,6 +90,11 @@ base::Result<base::Fd> install_notifying(const std::vector<SeccompRule>& rules,
     return load_with_listener(ctx);
 }
 
+base::Result<void> export_bpf(const std::vector<SeccompRule>& rules, int fd) {
+    TRY(Ctx ctx, build(rules, {}));
+    return check(seccomp_export_bpf(ctx.get(), fd), "exporting the filter");
+}
+
 bool notify_supported() {
     // API level 6: the kernel has user notification and its CONTINUE flag (Linux 5.5).
     return seccomp_api_get() >= 6;

@@ -17,6 +17,10 @@ base::Result<base::Fd> install_notifying(const std::vector<SeccompRule>& rules, 
 // The kernel can hand calls to a listener and let them continue (Linux 5.5).
 bool notify_supported();
 
+// Write the filter install() would load, as raw BPF (struct sock_filter[]),
+// to fd: for `make bench`, which hands it to bwrap --seccomp.
+base::Result<void> export_bpf(const std::vector<SeccompRule>& rules, int fd);
+
 // The running kernel can load filters and knows the actions we use.
 bool kernel_supports();
 

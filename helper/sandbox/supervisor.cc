@@ -9,6 +9,7 @@
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -16,6 +17,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
 
@@ -105,7 +107,7 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
     LimitWatch watch(run.plan.limits, session::upper_dir(run.session_dir));
     pid_t init = -1;
     bool exited = false;
-    int status = 0;
+    int status = 0, early_code = -1;
     bool pty_open = pty.has_value(), stdin_open = pty.has_value();
     RenameService renames(run.plan.limits);  // directory renames (helper/sandbox/rename_notify.h)
     while (!exited) {
@@ -148,6 +150,12 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
                     case Sync::Error: out.setup_error = msg; break;                                          // [sync E]
                     case Sync::Leftover: report_leftovers(msg); break;                                       // [sync 4]
                     case Sync::Listener: break;
+                    case Sync::Status:                                // [sync 6]
+                        if (run.exit_early && out.stopped.empty()) {  // a stopped run is kept: wait
+                            early_code = std::atoi(msg.c_str());
+                            exited = true;
+                        }
+                        break;
                 }
             } else if (n == 0) {
                 fds[1].fd = -1;
@@ -188,5 +196,12 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
     }
     ::sigprocmask(SIG_SETMASK, &old, nullptr);
     out.exit_code = base::exit_code_of(status);
+    if (early_code >= 0 && setup.pid() > 0) {
+        // Setup is still exiting: the kernel tears the namespaces down while
+        // we go on; our exit SIGKILLs it (PDEATHSIG) if it has not finished.
+        run.teardown = base::Fd(static_cast<int>(::syscall(SYS_pidfd_open, setup.pid(), 0)));
+        setup.release();
+        out.exit_code = early_code;
+    }
     return out;
 }

@@ -9,10 +9,22 @@
 //            when the command exited; they die with init
 //   [sync 5] Listener + an fd (SCM_RIGHTS): the child's seccomp listener for
 //            renames, sent right before exec (helper/sandbox/rename_notify.h)
+//   [sync 6] Status   + code: init reaped the command (with --wait, the last
+//            process) and killed what was left; sent just before init exits.
+//            A discarding run returns this code without waiting for the
+//            namespaces' teardown (PreparedRun::exit_early)
 #pragma once
 #include <string>
 
-enum class Sync : char { Maps = 'M', InitPid = 'P', Warning = 'W', Error = 'E', Leftover = 'L', Listener = 'N' };
+enum class Sync : char {
+    Maps = 'M',
+    InitPid = 'P',
+    Warning = 'W',
+    Error = 'E',
+    Leftover = 'L',
+    Listener = 'N',
+    Status = 'S'
+};
 
 namespace sync_msg {
 bool send(int fd, Sync tag, const std::string& text = "");

@@ -5,6 +5,8 @@
 //   work/      overlay workdir, recreated fresh for every mount (volatile)
 //   lock       flock held by the supervisor while the session runs
 // Trash (discarded from the prompt, kept 24 h): STATE/trash/NAME/
+// Being removed in the background (--on-exit discard): STATE/deleting/
+// (helper/sandbox/discard.h)
 #pragma once
 #include <cstdint>
 #include <string>

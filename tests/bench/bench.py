@@ -1,7 +1,7 @@
 """make bench driver: layover against its peers, measured in the same run.
 
 Run by tests/bench.sh as the (unprivileged) user that runs the sandbox:
-    /usr/bin/python3 tests/bench/bench.py --bin DIR --scratch DIR --results FILE [--quick] [--only NAME,...]
+    /usr/bin/python3 tests/bench/bench.py --bin DIR --scratch DIR --results FILE [--quick|--smoke] [--only NAME,...]
 Stdlib only. The measuring rules are in core.py. Rows are gated (a goal on
 the ratio of medians) unless marked info. Prints the machine, one table, and
 writes FILE (results.json); tests/bench.sh prints the last line.
@@ -15,6 +15,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import core  # noqa: E402
 import gen  # noqa: E402  (the tree generators, shared with the sandboxed runs)
 from core import Contender, Failed, MiB, Results, check, machine, machine_lines, measure  # noqa: E402
 
@@ -60,14 +61,23 @@ def count_files(root):
 
 
 class Bench:
-    def __init__(self, bindir, scratch, quick):
+    def __init__(self, bindir, scratch, quick, smoke=False):
         self.lay = os.path.join(bindir, "layover")
         self.s = scratch
-        self.quick = quick
+        self.quick, self.smoke = quick, smoke
         self.n = 2000 if quick else 10000          # files in the many-file rows
         self.big = (64 if quick else 1024) * MiB   # the big file
         self.reps = 5 if quick else 10
         self.big_reps = 3
+        self.ndiff = 100                           # files the diff session edits
+        self.conc = 50                             # runs at once
+        # The real-project row: files, dirs, git commits; its reps.
+        self.proj = (6000, 600, 1000) if quick else (30000, 3000, 5000)
+        self.proj_reps = 3
+        if smoke:  # `make test`: proves every row still runs; sizes too small for the ratios to mean anything
+            self.n, self.big, self.reps, self.big_reps, self.ndiff, self.conc = 100, 1 * MiB, 1, 1, 10, 5
+            self.proj, self.proj_reps = (100, 10, 10), 1
+            core.SYNC = False  # a sync waits for everyone's writeback: seconds on a shared machine
         self.err = self.p(".stderr")
         self.sessions = []
         self.res = Results()
@@ -81,7 +91,7 @@ class Bench:
         return self.p("state", "sessions", session, "upper")
 
     def measure(self, contenders, reps=None, warmup=True):
-        return measure(contenders, reps or self.reps, warmup=warmup, errfile=self.err)
+        return measure(contenders, reps or self.reps, warmup=warmup and not self.smoke, errfile=self.err)
 
     def sandbox(self, target, session, code, *args):
         """Build an upper layer the way a user would: a sandboxed command that writes it."""
@@ -101,10 +111,10 @@ class Bench:
         self.sandbox(self.p("small"), "added", gen.SMALL_CODE, str(self.n))
         self.sandbox(self.p("big"), "big", gen.MODIFY_BIG_CODE, "big.bin")
         self.sandbox(self.p("tree"), "modified", gen.MODIFY_TEXT_CODE, str(self.n), str(self.n))
-        self.sandbox(self.p("tree"), "diff", gen.MODIFY_TEXT_CODE, "100", str(self.n))
+        self.sandbox(self.p("tree"), "diff", gen.MODIFY_TEXT_CODE, str(self.ndiff), str(self.n))
         # The peer's "new" tree for diff -ruN: the base plus the same edits, made the same way.
         fresh_copy(self.p("tree"), self.p("tree-new"))
-        check(["python3", "-c", gen.MODIFY_TEXT_CODE, "100", str(self.n)], cwd=self.p("tree-new"))
+        check(["python3", "-c", gen.MODIFY_TEXT_CODE, str(self.ndiff), str(self.n)], cwd=self.p("tree-new"))
 
     # -- save ----------------------------------------------------------------
     def save(self, session, goal, limit, rss_goal=None):
@@ -205,13 +215,13 @@ class Bench:
         def verify():
             out = subprocess.run([self.lay, "diff", "diff", "--no-pager"], capture_output=True).stdout
             n = out.count(b"\ndiff --git ") + out.startswith(b"diff --git ")
-            if n != 100:
-                raise Failed("layover diff showed %d files, expected 100" % n)
+            if n != self.ndiff:
+                raise Failed("layover diff showed %d files, expected %d" % (n, self.ndiff))
 
         lay = Contender("layover diff", [self.lay, "diff", "diff", "--no-pager"], ok=(1,), verify=verify)
         peer = Contender("diff -ruN", ["diff", "-ruN", "tree", "tree-new"], cwd=self.s, ok=(1,))
         self.measure([lay, peer])
-        self.res.ratio("diff, 100 changed of %s files" % self.thousands(self.n), lay, peer, 1.0)
+        self.res.ratio("diff, %d changed of %s files" % (self.ndiff, self.thousands(self.n)), lay, peer, 1.0)
 
     def diff_rss(self):
         big = Contender("layover diff (1 GiB file)", [self.lay, "diff", "big", "--no-pager"], ok=(1,))
@@ -221,25 +231,16 @@ class Bench:
     # -- start-up ------------------------------------------------------------
     def startup(self):
         target = self.p("small")
-        reps = self.reps * 3
+        reps = 1 if self.smoke else self.reps * 3
         lay = Contender("layover run", [self.lay, "run", "--quiet", "--target", target, "--on-exit", "discard", "--",
                                         "/bin/true"])
         bwrap = shutil.which("bwrap")
-        if not bwrap:
-            raise Failed("bwrap not installed (tests/bench.sh installs it; no root or network?)")
-        same = [bwrap, "--unshare-all", "--die-with-parent", "--new-session", "--ro-bind", "/", "/",
-                "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/var/tmp"]
-        if bwrap_has_overlay(bwrap):
-            os.makedirs(self.p("bw-upper"), exist_ok=True)
-            same += ["--overlay-src", target, "--tmp-overlay", target]
+        if bwrap:
+            self.bwrap_rows(bwrap, lay, target, reps)
+        elif self.smoke:
+            print("  (smoke: bwrap not installed; its rows are left out)", flush=True)
         else:
-            same += ["--tmpfs", target]
-        peer = Contender("bwrap, same isolation", same + ["/bin/true"])
-        minimal = Contender("bwrap minimal", [bwrap, "--unshare-all", "--dev-bind", "/", "/", "/bin/true"])
-        self.measure([lay, peer, minimal], reps)
-        self.res.ratio("start-up vs bwrap, same isolation", lay, peer, 1.0,
-                       note="bwrap without our seccomp filter: harder for layover")
-        self.res.ratio("start-up vs bwrap minimal", lay, minimal, 1.2)
+            raise Failed("bwrap not installed (tests/bench.sh installs it; no root or network?)")
         floor = self.floor_binary()
         if floor:
             lower, upper, work = self.p("fl-lower"), self.p("fl-upper"), self.p("fl-work")
@@ -248,6 +249,44 @@ class Bench:
             fl = Contender("unshare + maps + overlay + exec", [floor, lower, upper, work, "/bin/true"])
             self.measure([lay, fl], reps)
             self.res.ratio("start-up vs the floor (info)", lay, fl, None)
+
+    def bwrap_rows(self, bwrap, lay, target, reps):
+        same = [bwrap, "--unshare-all", "--die-with-parent", "--new-session", "--ro-bind", "/", "/",
+                "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/var/tmp"]
+        if bwrap_has_overlay(bwrap):
+            os.makedirs(self.p("bw-upper"), exist_ok=True)
+            same += ["--overlay-src", target, "--tmp-overlay", target]
+        else:
+            same += ["--tmpfs", target]
+        # Our command's seccomp filter, handed to bwrap as it takes one: an fd
+        # opened afresh for each rep (bwrap reads it to the end).
+        bpf, fd = self.seccomp_file(), {}
+
+        def open_bpf():
+            if "fd" in fd:
+                os.close(fd.pop("fd"))
+            fd["fd"] = os.open(bpf, os.O_RDONLY)
+
+        if bpf:
+            peer = Contender("bwrap, same isolation + our seccomp",
+                             lambda: same + ["--seccomp", str(fd["fd"]), "/bin/true"], prepare=open_bpf,
+                             pass_fds=lambda: (fd["fd"],))
+        else:
+            peer = Contender("bwrap, same isolation", same + ["/bin/true"])
+        minimal = Contender("bwrap minimal", [bwrap, "--unshare-all", "--dev-bind", "/", "/", "/bin/true"])
+        self.measure([lay, peer, minimal], reps)
+        if "fd" in fd:
+            os.close(fd.pop("fd"))
+        self.res.ratio("start-up vs bwrap, same isolation", lay, peer, 1.0,
+                       note="" if bpf else "bwrap without our seccomp filter (layover --export-seccomp failed)")
+        self.res.ratio("start-up vs bwrap minimal", lay, minimal, 1.2)
+
+    def seccomp_file(self):
+        """The command's seccomp deny table as BPF (`layover --export-seccomp`), or None."""
+        path = self.p("filter.bpf")
+        with open(path, "wb") as f:
+            r = subprocess.run([self.lay, "--export-seccomp"], stdout=f, stderr=subprocess.DEVNULL)
+        return path if r.returncode == 0 and os.path.getsize(path) > 0 else None
 
     def floor_binary(self):
         cc = shutil.which("cc") or shutil.which("gcc")
@@ -265,19 +304,90 @@ class Bench:
         one = [self.lay, "run", "--quiet", "--target", target, "--on-exit", "discard", "--", "/bin/true"]
         single = Contender("one run", one)
         self.measure([single])
-        script = 'for i in $(seq 50); do "$@" & done; fail=0; for j in $(jobs -p); do wait $j || fail=1; done; ' \
-                 'exit $fail'
-        many = Contender("50 at once", ["sh", "-c", script, "sh", *one])
-        self.measure([many], max(3, self.reps // 2))
+        k = self.conc
+        script = 'for i in $(seq %d); do "$@" & done; fail=0; for j in $(jobs -p); do wait $j || fail=1; done; ' \
+                 'exit $fail' % k
+        many = Contender("%d at once" % k, ["sh", "-c", script, "sh", *one])
+        self.measure([many], max(1 if self.reps == 1 else 3, self.reps // 2))
         per = statistics.median(single.times)
-        single.times = [t * 50 for t in single.times]
-        single.name = "50 x one run's median (%.1f ms)" % (per * 1000)
-        self.res.ratio("50 runs at once", many, single, 1.2)
+        single.times = [t * k for t in single.times]
+        single.name = "%d x one run's median (%.1f ms)" % (k, per * 1000)
+        self.res.ratio("%d runs at once" % k, many, single, 1.2)
+
+    # -- a real project --------------------------------------------------------
+    def project(self):
+        """An npm-install-like tree plus a packed git repo: `run` that writes it,
+        then `status`, `save` and `apply` of that session, each against
+        `cp -a` of the same tree (the cost of just writing it), one rep of
+        each in turn."""
+        files, dirs, commits = self.proj
+        src, base = self.p("proj-src"), self.p("proj-base")
+        gen.project_tree(src, files, dirs)
+        if shutil.which("git"):
+            gen.git_repo(os.path.join(src, "repo"), commits)
+        expect = count_files(src)
+        os.makedirs(base)
+        with open(os.path.join(base, "README"), "w") as f:
+            f.write("base\n")
+        # Every rep writes into places of its own, all deleted after the row:
+        # creating files right after deleting as many is slow on ext4 (see
+        # docs/design.md, "Creating files right after deleting thousands").
+        cur = {"i": 0}
+        sess = lambda: "proj%d" % cur["i"]  # noqa: E731
+        cp_dest = lambda: self.p("proj-cp%d" % cur["i"])  # noqa: E731
+        applied = lambda: self.p("proj-applied%d" % cur["i"])  # noqa: E731
+        patch = self.p("proj.tar.zst")
+
+        def counted(root, what):
+            n = count_files(root)
+            if n != expect:
+                raise Failed("%s: %d files, expected %d" % (what, n, expect))
+
+        def next_rep():
+            cur["i"] += 1
+            self.sessions.append(sess())
+
+        def verify_status():
+            out = check([self.lay, "status", sess(), "--json"]).stdout
+            if out.count(b'"kind"') < expect:
+                raise Failed("status listed %d changes, expected %d" % (out.count(b'"kind"'), expect))
+
+        def verify_save():
+            out = check([self.lay, "show", patch, "--json", "--no-pager"]).stdout
+            if out.count(b'"kind"') < expect:
+                raise Failed("the saved patch lists %d changes, expected %d" % (out.count(b'"kind"'), expect))
+
+        cp = Contender("cp -a", lambda: ["cp", "-a", src, cp_dest()], prepare=next_rep,
+                       verify=lambda: counted(cp_dest(), "cp -a"))
+        run = Contender("layover run", lambda: [self.lay, "run", "--quiet", "--target", base, "--session", sess(),
+                                                "--on-exit", "keep", "--ro", src, "--", "cp", "-a", src,
+                                                base + "/proj"],
+                        verify=lambda: counted(self.upper(sess()) + "/proj", "the upper layer"))
+        status = Contender("layover status", lambda: [self.lay, "status", sess(), "--no-pager"], verify=verify_status)
+        save = Contender("layover save", lambda: [self.lay, "save", sess(), "-o", patch], prepare=lambda: rm(patch),
+                         verify=verify_save)
+        apply = Contender("layover apply", lambda: [self.lay, "apply", patch, "--target", applied(), "--yes"],
+                          prepare=lambda: fresh_copy(base, applied()),
+                          verify=lambda: counted(applied() + "/proj", "the applied tree"))
+        self.measure([cp, run, status, save, apply], self.proj_reps, warmup=False)
+        what = "real project (%s files, %s dirs, %s commits)" % (self.thousands(expect), self.thousands(dirs),
+                                                                 self.thousands(commits))
+        for c, verb in ((run, "run"), (status, "status"), (save, "save"), (apply, "apply")):
+            self.res.ratio("%s: %s" % (what if verb == "run" else "real project", verb), c, cp, 2.0)
+        if not self.smoke:
+            for i in range(1, cur["i"] + 1):
+                rm(self.p("proj-cp%d" % i))
+                rm(self.p("proj-applied%d" % i))
+                rm(self.p("state", "sessions", "proj%d" % i))
+            rm(src)
+            rm(patch)
 
     def thousands(self, n):
         return "{:,}".format(n)
 
     def cleanup(self):
+        if self.smoke:  # bench.sh removes the whole scratch dir, in the background (deletes are slow here)
+            return
         for s in self.sessions:
             subprocess.run([self.lay, "discard", s], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
@@ -303,15 +413,17 @@ def main():
     ap.add_argument("--scratch", required=True)
     ap.add_argument("--results", required=True)
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--only", default="", help="comma list: save,status,apply,diff,startup,concurrency")
+    ap.add_argument("--smoke", action="store_true", help="tiny sizes, 1 rep: proves the bench runs (make test)")
+    ap.add_argument("--only", default="", help="comma list: save,status,apply,diff,startup,concurrency,project")
     a = ap.parse_args()
     only = set(filter(None, a.only.split(",")))
     want = lambda k: not only or k in only  # noqa: E731
-    b = Bench(a.bin, a.scratch, a.quick)
+    b = Bench(a.bin, a.scratch, a.quick, a.smoke)
     m = machine(a.scratch)
     for line in machine_lines(m):
         print(line)
-    print("reps: %d (big-file rows: %d)%s" % (b.reps, b.big_reps, ", QUICK sizes" if a.quick else ""), flush=True)
+    print("reps: %d (big-file rows: %d)%s" % (b.reps, b.big_reps, ", SMOKE sizes (ratios mean nothing)" if a.smoke
+                                              else ", QUICK sizes" if a.quick else ""), flush=True)
     res = b.res
     try:
         try:
@@ -343,6 +455,8 @@ def main():
                 guarded(res, "start-up", b.startup)
             if want("concurrency"):
                 guarded(res, "concurrency", b.concurrency)
+            if want("project"):
+                guarded(res, "real project", b.project)
     finally:
         b.cleanup()
     m["load_at_end"] = os.getloadavg()[0]

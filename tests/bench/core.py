@@ -21,17 +21,19 @@ import subprocess
 import time
 
 MiB = 1 << 20
+SYNC = True  # os.sync() before each timed run (off in the smoke run)
 
 
 class Failed(Exception):
     pass
 
 
-def run_timed(argv, cwd=None, env=None, ok=(0,), errfile=None):
+def run_timed(argv, cwd=None, env=None, ok=(0,), errfile=None, pass_fds=()):
     """Run argv once; return (seconds, max RSS bytes, cpu seconds). Raises Failed on a bad exit."""
     errf = open(errfile or os.devnull, "w+b")
     t0 = time.perf_counter()
-    p = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=errf)
+    p = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=errf,
+                         pass_fds=pass_fds)
     _, status, ru = os.wait4(p.pid, 0)
     dt = time.perf_counter() - t0
     code = os.waitstatus_to_exitcode(status)
@@ -57,23 +59,26 @@ def check(argv, cwd=None, **kw):
 
 
 class Contender:
-    """argv may be a callable (evaluated after prepare); verify() raises Failed."""
+    """argv and pass_fds may be callables (evaluated after prepare); verify() raises Failed."""
 
-    def __init__(self, name, argv, prepare=None, verify=None, cleanup=None, cwd=None, ok=(0,), timer=None):
+    def __init__(self, name, argv, prepare=None, verify=None, cleanup=None, cwd=None, ok=(0,), timer=None,
+                 pass_fds=()):
         self.name, self.argv, self.prepare, self.verify, self.cleanup = name, argv, prepare, verify, cleanup
-        self.cwd, self.ok = cwd, ok
+        self.cwd, self.ok, self.pass_fds = cwd, ok, pass_fds
         self.timer = timer  # a callable returning seconds, for in-process work (Python rows)
         self.times, self.rss, self.cpu = [], [], []
 
     def once(self, errfile):
         if self.prepare:
             self.prepare()
-        os.sync()
+        if SYNC:
+            os.sync()
         if self.timer:
             dt, rss, cpu = self.timer(), 0, 0.0
         else:
             dt, rss, cpu = run_timed(self.argv() if callable(self.argv) else self.argv, cwd=self.cwd, ok=self.ok,
-                                     errfile=errfile)
+                                     errfile=errfile,
+                                     pass_fds=self.pass_fds() if callable(self.pass_fds) else self.pass_fds)
         if self.verify:
             self.verify()
         if self.cleanup:

@@ -69,3 +69,38 @@ def text_tree(root, n):
         lines = ["%04d %s\n" % (j, r.randbytes(29).hex()) for j in range(64)]  # 64 x 64 B = 4 KiB
         with open(os.path.join(d, "t%05d.txt" % i), "w") as f:
             f.writelines(lines)
+
+
+def project_tree(root, files, dirs):
+    """An `npm install`-like tree: `files` small files (200 B - 4 KiB, one in
+    100 of 64 KiB) spread over `dirs` package dirs of node_modules/."""
+    r = random.Random(5)
+    per = max(1, files // dirs)
+    made = 0
+    for d in range(dirs):
+        pkg = os.path.join(root, "node_modules", "pkg%04d" % d)
+        os.makedirs(pkg)
+        for k in range(per if d < dirs - 1 else files - made):
+            size = 64 << 10 if (made % 100) == 99 else r.randrange(200, 4096)
+            with open(os.path.join(pkg, "m%03d.js" % k), "wb") as f:
+                f.write(r.randbytes(size // 2).hex().encode())
+            made += 1
+
+
+def git_repo(root, commits):
+    """A git repo of `commits` commits (each edits one of 50 files), packed
+    (`git repack -ad`), with its work tree checked out. Needs git."""
+    import subprocess
+    os.makedirs(root)
+    env = dict(os.environ, GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull)
+    subprocess.run(["git", "-c", "init.defaultBranch=main", "init", "-q", root], check=True, env=env)
+    out = []
+    for i in range(commits):
+        body = ("commit %d\n" % i).encode() * 20
+        msg = b"change %d\n" % i
+        out.append(b"commit refs/heads/main\ncommitter Bench <bench@example.org> %d +0000\n" % (1700000000 + i))
+        out.append(b"data %d\n%s" % (len(msg), msg))
+        out.append(b"M 100644 inline src/f%02d.txt\ndata %d\n%s\n" % (i % 50, len(body), body))
+    subprocess.run(["git", "fast-import", "--quiet"], input=b"".join(out), cwd=root, check=True, env=env)
+    subprocess.run(["git", "repack", "-adq"], cwd=root, check=True, env=env)
+    subprocess.run(["git", "reset", "-q", "--hard", "main"], cwd=root, check=True, env=env)

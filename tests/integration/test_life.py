@@ -5,6 +5,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -152,6 +153,28 @@ def test_an_empty_session_is_removed_at_exit_unless_keep_empty(lo, proj):
     s = [x for x in _sessions(lo) if x["name"] == "e3"][0]
     assert s["state"] == "empty" and s["changes"] == 0
     assert [x["name"] for x in _sessions(lo)] == ["e3"]
+
+
+def test_discard_frees_the_name_at_once_and_removes_the_session_in_the_background(lo, proj):
+    # Issue 20: run returns the command's status without waiting for the
+    # delete; the session is moved into STATE/deleting/ and removed there.
+    big = "head -c 3000000 /dev/zero > %s/big.bin; mkdir -p %s/d/e; echo x > %s/d/e/f; exit 3" % (proj, proj, proj)
+    r = lo("run", "--target", proj, "--session", "d1", "--on-exit", "discard", "--", "/bin/sh", "-c", big)
+    assert r.returncode == 3, r.stderr
+    assert not lo.session_dir("d1").exists()
+    assert _sessions(lo) == []
+    assert sorted(p.name for p in proj.iterdir()) == ["keep.txt"]
+    deleting = Path(lo.state) / "deleting"
+    for _ in range(100):  # the detached remover finishes on its own
+        if not any(deleting.iterdir()):
+            break
+        time.sleep(0.05)
+    assert list(deleting.iterdir()) == []
+    # The name is free again for a new session.
+    r = lo("run", "--target", proj, "--session", "d1", "--on-exit", "keep", "--", "/bin/sh", "-c",
+           "echo y > %s/new.txt" % proj)
+    assert r.returncode == 0, r.stderr
+    assert (lo.session_dir("d1") / "upper" / "new.txt").read_text() == "y\n"
 
 
 def test_sessions_shows_the_python_sandbox_label_never_the_bootstrap(lo, proj):

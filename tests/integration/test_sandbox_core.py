@@ -250,6 +250,17 @@ def test_background_daemon_dies_with_the_session(lo):
     assert not _pids_with("sleep\x003073")
 
 
+def test_discard_returns_the_status_early_and_nothing_of_the_command_survives(lo):
+    # Issue 20: a discarding run returns on init's status message, before the
+    # namespaces' teardown; init killed everything left before sending it.
+    r = lo.run("setsid sh -c 'sleep 3091' </dev/null >/dev/null 2>&1 & sleep 0.2; echo x > f; exit 7",
+               on_exit="discard")
+    assert r.returncode == 7, r.stderr
+    assert b"background processes at exit" in r.stderr
+    assert not _pids_with("sleep\x003091")  # init reaped it before sending the status
+    assert not (Path(lo.target) / "f").exists()
+
+
 def test_usage_errors_exit_125_with_a_clear_message(lo, tmp_path):
     r = lo("run", "--bogus-flag", "--", "true")
     assert r.returncode == 125 and b"unknown option '--bogus-flag'" in r.stderr

@@ -1,9 +1,13 @@
 // Unit tests for the core's pure helpers: overlay options, mountinfo
 // parsing, id maps, run argument parsing, and text escaping.
+#include <sys/prctl.h>
+
 #include <catch2/catch.hpp>
+#include <cstring>
 
 #include "helper/base/term.h"
 #include "helper/base/text.h"
+#include "helper/base/title.h"
 #include "helper/sandbox/run_args.h"
 #include "helper/store/userns.h"
 #include "overlay/mountinfo.h"
@@ -163,4 +167,19 @@ TEST_CASE("base text: one way to write sizes, in powers of 1024") {
     CHECK(base::bytes_short(9646899) == "9.2M");
     CHECK(base::bytes_short(5u << 20) == "5M");
     CHECK(base::thousands(1234567) == "1,234,567");
+}
+
+TEST_CASE("title: the remembered argv area is overwritten by the title and NULs") {
+    // argv as the kernel lays it out: contiguous, NUL-separated.
+    char area[] = "layover\0run\0--\0sleep 3078";
+    char* argv[] = {area, area + 8, area + 12, area + 15};
+    char comm[17] = {};
+    ::prctl(PR_GET_NAME, comm);
+    base::remember_argv(4, argv);
+    base::set_title("layover-remove");
+    ::prctl(PR_SET_NAME, comm);
+    base::remember_argv(0, nullptr);
+    CHECK(std::string(area) == "layover-remove");
+    for (size_t i = std::strlen("layover-remove"); i < sizeof area; i++) CHECK(area[i] == '\0');
+    CHECK(std::string(area, sizeof area).find("3078") == std::string::npos);
 }

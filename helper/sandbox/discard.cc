@@ -1,0 +1,94 @@
+#include "helper/sandbox/discard.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <vector>
+
+#include "helper/base/title.h"
+#include "helper/store/remove.h"
+#include "helper/store/session.h"
+
+std::string deleting_dir(const std::string& state) { return state + "/deleting"; }
+
+namespace {
+
+// The detached remover: no terminal, no inherited pipes (a caller reading
+// run's stdout to EOF must not wait for it), default signals.
+[[noreturn]] void remover(const std::string& path, int lock_fd, int wait_fd) {
+    // Not `layover run ... -- COMMAND` in ps for the length of the delete.
+    base::set_title("layover-remove");
+    ::setsid();
+    sigset_t none;
+    ::sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (null >= 0)
+        for (int fd = 0; fd < 3; fd++) ::dup2(null, fd);
+    base::close_fds_except({0, 1, 2, lock_fd, wait_fd});
+    if (wait_fd >= 0) {
+        struct pollfd p = {wait_fd, POLLIN, 0};
+        while (::poll(&p, 1, -1) < 0 && errno == EINTR) {
+        }
+    }
+    (void)remove_tree_fast(path);
+    ::_exit(0);
+}
+
+}  // namespace
+
+base::Result<void> remove_in_background(const std::string& state, const std::string& dir, base::Fd lock,
+                                        base::Fd wait_for) {
+    std::string parent = deleting_dir(state);
+    if (::mkdir(parent.c_str(), 0700) != 0 && errno != EEXIST) return base::sys_error("creating " + parent);
+    std::string base_name = dir.substr(dir.rfind('/') + 1) + "." + std::to_string(::getpid());
+    std::string dest;
+    for (int n = 0;; n++) {
+        dest = parent + "/" + base_name + (n ? "." + std::to_string(n) : "");
+        if (::renameat2(AT_FDCWD, dir.c_str(), AT_FDCWD, dest.c_str(), RENAME_NOREPLACE) == 0) break;
+        // Cannot move it aside (sessions/ a mount of its own, say): remove it here, as before.
+        if ((errno != EEXIST && errno != ENOTEMPTY) || n >= 100) return remove_tree_fast(dir);
+    }
+    // Double fork: the remover is not our child, so nobody waits for it.
+    pid_t mid = ::fork();
+    if (mid == 0) {
+        if (::fork() == 0) remover(dest, lock.get(), wait_for.get());
+        ::_exit(0);
+    }
+    if (mid < 0) {
+        if (wait_for.valid()) return base::Ok();  // still mounted: purge_deleting() removes it later
+        return remove_tree_fast(dest);
+    }
+    int st;
+    while (::waitpid(mid, &st, 0) < 0 && errno == EINTR) {
+    }
+    return base::Ok();
+}
+
+void purge_deleting(const std::string& state) {
+    std::string parent = deleting_dir(state);
+    DIR* d = ::opendir(parent.c_str());
+    if (!d) return;
+    std::vector<std::string> stale;
+    while (dirent* e = ::readdir(d)) {
+        std::string n = e->d_name;
+        if (n == "." || n == "..") continue;
+        // A live remover holds the entry's lock (its session lock file) until
+        // it removes that file; then the entry's ctime shows it at work.
+        std::string p = parent + "/" + n;
+        struct stat st;
+        if (!session::is_locked(p) && ::lstat(p.c_str(), &st) == 0 && ::time(nullptr) - st.st_ctime > 60)
+            stale.push_back(p);
+    }
+    ::closedir(d);
+    for (const auto& p : stale) (void)remove_tree_fast(p);
+}

@@ -1,0 +1,26 @@
+// Discarding a finished session off run's exit path (issue 20): the session
+// dir is renamed at once into STATE/deleting/ (its name is free again and
+// nothing lists it there), and a detached process removes it while run has
+// already returned the command's status. On a discard-mounted ext4 the
+// synchronous delete cost more than the whole sandbox start-up.
+#pragma once
+#include <string>
+
+#include "helper/base/fd.h"
+#include "helper/base/result.h"
+
+// Where sessions wait for their background removal: STATE/deleting/.
+std::string deleting_dir(const std::string& state);
+
+// Move `dir` into deleting_dir(state) and remove it in a detached process
+// (stdio on /dev/null, its own session), which holds `lock` while it works so
+// that purge_deleting() leaves it alone, and first waits for the process
+// `wait_for` (a pidfd; the sandbox still tearing down) to exit. When the
+// rename or the fork fails, `dir` is removed here instead (the fork: unless
+// still mounted, then purge_deleting() does it later).
+base::Result<void> remove_in_background(const std::string& state, const std::string& dir, base::Fd lock,
+                                        base::Fd wait_for = base::Fd());
+
+// Remove entries of deleting_dir(state) that no live remover holds (one whose
+// remover was killed, or a crash between rename and fork). Best effort.
+void purge_deleting(const std::string& state);
