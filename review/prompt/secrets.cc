@@ -197,8 +197,8 @@ std::vector<SecretHit> find_secrets(std::string_view text, std::string_view old_
             std::string_view secret = line.substr(h.span.start, h.span.length);
             if (!old_text.empty() && old_text.find(secret) != std::string_view::npos) continue;  // was there before
             size_t keep = std::min<size_t>(h.span.keep, 40);
-            std::string shown(secret.substr(0, keep));
-            if (keep < secret.size()) shown += "…";
+            std::string shown;  // a key's armour is shown by kind only: its bytes are the file's
+            if (keep < secret.size()) shown = std::string(secret.substr(0, keep)) + "…";
             out.push_back({line_no, pos + h.span.start, h.span.length, h.kind, shown});
         }
         if (nl == std::string_view::npos) break;
