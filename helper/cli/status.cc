@@ -11,12 +11,12 @@
 #include "capture/scan/summary.h"
 #include "helper/base/text.h"
 #include "helper/cli/path_args.h"
+#include "helper/cli/session_risks.h"
 #include "helper/cli/verbs.h"
 #include "helper/sandbox/scratch.h"
 #include "helper/store/session.h"
 #include "review/diff/pager.h"
 #include "review/prompt/listing.h"
-#include "review/prompt/risk_scan.h"
 
 namespace {
 
@@ -43,23 +43,6 @@ int usage(const std::string& why = "") {
 }
 
 void print(const std::string& s) { std::fwrite(s.data(), 1, s.size(), stdout); }
-
-// The marks of the session's changes: path rules, and what the files the
-// session wrote say (its upper layer against the real tree).
-review::RiskContext session_risks(const session::Info& info, const std::vector<capture::Change>& changes) {
-    auto ctx = review::risk_context_for(info.meta.target);
-    if (const char* xdg = std::getenv("XDG_CONFIG_HOME"); xdg && xdg[0] == '/')
-        ctx.config_rel = review::home_relative(info.meta.target, std::string(xdg) + "/layover");
-    auto trees = capture::open_session_trees(info);
-    if (!trees) return ctx;
-    auto upper = std::make_shared<base::Fd>(std::move(trees->upper));
-    auto lower = std::make_shared<base::Fd>(std::move(trees->lower));
-    ctx.dir_has_makefile = review::makefile_probe(lower);
-    review::add_content_risks(
-        &ctx, changes, [&](const std::string& p) { return review::read_text_beneath(upper->get(), p); },
-        [&](const std::string& p) { return review::read_text_beneath(lower->get(), p); });
-    return ctx;
-}
 
 }  // namespace
 

@@ -58,3 +58,72 @@ def test_status_marks_secrets_and_exec_later_paths_without_the_secret(lo):
     assert GH[4:] not in raw and ENV_VALUE not in raw
     risky = json.loads(lo("status", "s", "--json", "--risk").stdout)
     assert b"notes.txt" not in by_path(risky) and all(c["risks"] for c in risky)
+
+
+def test_show_diff_and_dry_run_name_the_risks(lo, tmp_path):
+    agent(lo, WRITE)
+    patch = tmp_path / "p.tar.zst"
+    r = lo("save", "s", "-o", patch)
+    assert r.returncode == 0
+    err = r.stderr.decode()
+    # save warns: file, line and kind, never the secret.
+    assert "warning: the patch holds 2 secret(s)" in err
+    assert "proj/config.py:2: GitHub token (ghp_…)" in err and "proj/.env:1: .env secret (API_KEY=…)" in err
+    assert GH[4:] not in err and ENV_VALUE not in err
+    show = lo("show", patch).stdout.decode()
+    assert "proj/config.py  [0644, " in show and "! secret: GitHub token on line 2 (ghp_…)" in show
+    assert "postinstall script (npm runs it)" in show and GH[4:] not in show
+    js = by_path(json.loads(lo("show", patch, "--json").stdout))
+    assert js[b"proj/.env"]["risks"] == ["secret: .env secret on line 1 (API_KEY=…)"]
+    assert js[b"notes.txt"]["risks"] == []
+    # diff: the risk lines come first (stderr when piped), the diff itself is unchanged.
+    d = lo("diff", "s")
+    assert d.returncode == 1
+    head = d.stderr.decode()
+    assert "4 changes marked ! need a careful look:" in head
+    assert "  proj/.env  ! secret: .env secret on line 1 (API_KEY=…)" in head
+    assert d.stdout.decode().startswith("diff --git ")
+    assert GH in d.stdout.decode()  # a person's diff shows the content
+    masked = lo("diff", "s", "--mask-secrets").stdout.decode()
+    assert "+token = ghp_…\n" in masked and "+API_KEY=…\n" in masked
+    assert GH[4:] not in masked and ENV_VALUE not in masked
+    # apply --dry-run lists them with the marks and says --yes will refuse.
+    dry = lo("apply", "s", "--dry-run")
+    out = dry.stdout.decode()
+    assert dry.returncode == 0
+    assert "proj/config.py  [0644, " in out and "secret: GitHub token on line 2 (ghp_…)" in out
+    assert "2 secret(s) marked above: --yes refuses them without --allow-secrets" in out
+
+
+def test_apply_yes_refuses_secrets_until_allowed(lo, home):
+    agent(lo, WRITE)
+    before = (home / "notes.txt").read_bytes()
+    r = lo("apply", "s", "--yes")
+    err = r.stderr.decode()
+    assert r.returncode == 1
+    assert "2 secret(s) written by the agent; nothing was applied" in err
+    assert "  proj/config.py:2: GitHub token (ghp_…)\n" in err and "  proj/.env:1: .env secret (API_KEY=…)\n" in err
+    assert GH[4:] not in err
+    assert not (home / "proj").exists() and (home / "notes.txt").read_bytes() == before
+    j = lo("apply", "s", "--yes", "--json")
+    assert j.returncode == 1 and "secret(s) written by the agent" in json.loads(j.stdout)["error"]
+    assert not (home / "proj").exists()
+    # Leaving the files with secrets out is enough; the rest applies.
+    part = lo("apply", "s", "--yes", "--exclude", "proj/config.py", "--exclude", "proj/.env", "--", "notes.txt")
+    assert part.returncode == 0, part.stderr
+    assert (home / "notes.txt").read_text().endswith("plain\n")
+    ok = lo("apply", "s", "--yes", "--allow-secrets")
+    assert ok.returncode == 0, ok.stderr
+    assert GH in (home / "proj" / "config.py").read_text()
+    assert (home / "proj" / ".env").read_text() == "API_KEY=%s\n" % ENV_VALUE
+
+
+def test_an_old_secret_is_not_the_agents(lo, home):
+    (home / "proj").mkdir()
+    (home / "proj" / ".env").write_text("API_KEY=%s\n" % ENV_VALUE)
+    agent(lo, "echo DEBUG=1 >> proj/.env")
+    ch = by_path(json.loads(lo("status", "s", "--json").stdout))
+    assert ch[b"proj/.env"]["risks"] == []
+    r = lo("apply", "s", "--yes")
+    assert r.returncode == 0, r.stderr
+    assert (home / "proj" / ".env").read_text() == "API_KEY=%s\nDEBUG=1\n" % ENV_VALUE
