@@ -114,6 +114,9 @@ const std::vector<Flag> kFlags = {
     {"doctor", "target", 0, V, once, any, "$HOME"},
     {"config", "path", 0, N, once, no, ""},
     {"config", "keys", 0, N, once, no, ""},
+    {"status", "risk", 0, N, once, no, ""},
+    {"diff", "mask-secrets", 0, N, once, any, ""},
+    {"apply", "allow-secrets", 0, N, once, no, ""},
 };
 
 }  // namespace
