@@ -242,3 +242,11 @@ def test_missing_target_is_a_clear_error(require_sandbox, state_dir, tmp_path):
     with pytest.raises(SandboxError) as e:
         Sandbox(tmp_path / "nope", state_dir=state_dir)
     assert "not a directory" in str(e.value)
+
+
+def test_changes_carry_risk_phrases_never_the_secret(sb):
+    tok = "glpat-" + "aB3dE5gH7jK9mN1pQ2sT4"
+    sb.run("open('deploy.env', 'w').write('X=1\\nT=%s\\n')\nopen('plain.txt', 'w').write('p')" % tok)
+    risks = {c.path: c.risks for c in sb.changes()}
+    assert risks["deploy.env"] == ("secret: GitLab token on line 2 (glpat-\u2026)",)
+    assert risks["plain.txt"] == ()

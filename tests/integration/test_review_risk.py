@@ -5,10 +5,13 @@ the places that run code later are marked in status, show, diff and apply
 by save, and masked in the MCP diff. Secrets are built at run time so no
 token-shaped literal sits in the source."""
 import json
+import os
+import subprocess
 
 import pytest
 
 from capture_util import by_path
+from conftest import LAYOVER
 
 GH = "ghp_" + "aB3dE5gH7jK9mN1pQ2sT4vW6yZ8cF0hJ2kL4"  # 36 after the prefix
 ENV_VALUE = "9f8e7d6c5b4a39281706f5e4d3c2b1a0"
@@ -127,3 +130,28 @@ def test_an_old_secret_is_not_the_agents(lo, home):
     r = lo("apply", "s", "--yes")
     assert r.returncode == 0, r.stderr
     assert (home / "proj" / ".env").read_text() == "API_KEY=%s\nDEBUG=1\n" % ENV_VALUE
+
+
+def test_mcp_changes_carry_risks_and_the_diff_masks_the_secret(require_sandbox, state_dir):
+    from conftest import real_dir
+    from mcp_util import McpClient, text
+    proj = real_dir("risk-mcp-")
+    (proj / "README.md").write_text("# x\n")
+    c = McpClient(proj, state_dir, "risk-mcp")
+    try:
+        c.initialize()
+        assert not c.call("write_file", path="app/.env", content="GH=%s\nAPI_KEY=%s\n" % (GH, ENV_VALUE))["isError"]
+        r = c.call("changes")
+        ch = {x["path"]: x for x in r["structuredContent"]["changes"]}
+        assert ch["app/.env"]["risks"] == ["secret: GitHub token on line 1 (ghp_…)",
+                                           "secret: .env secret on line 2 (API_KEY=…)"]
+        assert ch["app"]["risks"] == []
+        d = c.call("diff")
+        assert "+GH=ghp_…\n" in text(d) and "+API_KEY=…\n" in text(d)
+        assert GH[4:] not in json.dumps(d) and ENV_VALUE not in json.dumps(d)
+        assert GH[4:] not in json.dumps(r)
+        assert c.close() == 0
+    finally:
+        c.kill()
+        subprocess.run([LAYOVER, "discard", "risk-mcp"], env=dict(os.environ, LAYOVER_STATE_DIR=str(state_dir)),
+                       capture_output=True)
