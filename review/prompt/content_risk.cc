@@ -64,6 +64,13 @@ bool looks_binary(std::string_view t) { return t.substr(0, 8000).find('\0') != s
 
 }  // namespace
 
+bool content_scanned(const std::string& path) {
+    std::string p = "/" + path + "/";
+    for (const char* dir : {"/site-packages/", "/dist-packages/", "/node_modules/"})
+        if (p.find(dir) != std::string::npos) return false;
+    return true;
+}
+
 ContentRisks content_risks(const std::string& path, std::string_view new_text, std::string_view old_text) {
     ContentRisks r;
     if (new_text.size() > kSecretScanMax || looks_binary(new_text)) return r;

@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 
+#include "review/prompt/content_risk.h"
 #include "review/prompt/listing.h"
 #include "review/prompt/risk_scan.h"
 
@@ -17,7 +18,7 @@ RiskContext risk_context_of_patch(const capture::Patch& patch, const std::string
     std::map<std::string, std::string> content;
     std::map<std::string, const capture::Change*> scanned;
     for (const auto& c : man.changes)
-        if (c.type == capture::Type::File && c.size <= kSecretScanMax &&
+        if (c.type == capture::Type::File && c.size <= kSecretScanMax && content_scanned(c.path) &&
             (c.kind == capture::Kind::Added || c.kind == capture::Kind::Modified ||
              c.kind == capture::Kind::TypeChanged))
             scanned[c.path] = &c;

@@ -18,7 +18,7 @@ void add_content_risks(RiskContext* ctx, const std::vector<capture::Change>& cha
         if (c.type != capture::Type::File || c.kind == Kind::Deleted || c.kind == Kind::Metadata ||
             c.kind == Kind::OpaqueDir)
             continue;
-        if (c.size > kSecretScanMax) continue;
+        if (c.size > kSecretScanMax || !content_scanned(c.path)) continue;
         auto now = new_text(c.path);
         if (!now) continue;
         std::optional<std::string> before;

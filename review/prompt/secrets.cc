@@ -1,6 +1,7 @@
 #include "review/prompt/secrets.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 
@@ -64,16 +65,43 @@ double entropy(std::string_view s) {
     return h;
 }
 
-bool upper_contains(std::string_view name, const char* word) {
-    std::string up(name);
-    for (char& ch : up)
-        if (ch >= 'a' && ch <= 'z') ch = static_cast<char>(ch - 'a' + 'A');
-    return up.find(word) != std::string::npos;
+// Does the name hold KEY, TOKEN, SECRET or PASSWORD as a word of its own
+// (API_KEY, apiKey, db-password, SECRET), not inside one (keywords, tokens,
+// Keychain, sort_keys is "keys")? Words split at _ - . and lower-to-upper.
+bool secret_name(std::string_view name) {
+    auto upper = [](char ch) { return ch >= 'a' && ch <= 'z' ? static_cast<char>(ch - 'a' + 'A') : ch; };
+    auto is_word = [&](size_t from, size_t to) {
+        static const char* const kWords[] = {"KEY", "APIKEY", "TOKEN", "SECRET", "PASSWORD"};
+        for (const char* w : kWords) {
+            size_t n = std::strlen(w);
+            if (to - from != n) continue;
+            bool same = true;
+            for (size_t k = 0; k < n && same; k++) same = upper(name[from + k]) == w[k];
+            if (same) return true;
+        }
+        return false;
+    };
+    size_t from = 0;
+    for (size_t i = 0; i <= name.size(); i++) {
+        bool cut = i == name.size() || name[i] == '_' || name[i] == '-' || name[i] == '.';
+        bool camel = !cut && i > 0 && name[i] >= 'A' && name[i] <= 'Z' && name[i - 1] >= 'a' && name[i - 1] <= 'z';
+        if (!cut && !camel) continue;
+        if (i > from && is_word(from, i)) return true;
+        from = cut ? i + 1 : i;
+    }
+    return false;
 }
 
-// NAME=VALUE (optionally `export NAME=VALUE`, the value optionally quoted)
-// whose name says KEY, TOKEN, SECRET or PASSWORD and whose value is at least
-// 16 characters, mixes letters and digits or cases, and looks random.
+// A value's characters: what keys and tokens are written with. Code
+// (calls, indexing, operators, spaces) is never one.
+bool value_char(char ch) {
+    return in_set(ch, Set::WordDash) || ch == '+' || ch == '/' || ch == '=' || ch == '.' || ch == '~';
+}
+
+// NAME=VALUE (optionally `export NAME=VALUE`; `NAME = "VALUE"` only quoted,
+// as TOML and INI write it) whose name says KEY, TOKEN, SECRET or PASSWORD
+// and whose value is at least 16 key characters, mixes letters and digits
+// or cases, and looks random.
 void find_env_secret(std::string_view line, std::vector<Span>* out) {
     size_t i = line.find_first_not_of(" \t");
     if (i == std::string_view::npos) return;
@@ -82,30 +110,34 @@ void find_env_secret(std::string_view line, std::vector<Span>* out) {
     size_t name_start = i;
     while (i < line.size() && (in_set(line[i], Set::Word) || line[i] == '.' || line[i] == '-')) i++;
     std::string_view name = line.substr(name_start, i - name_start);
-    if (name.empty() || (name[0] >= '0' && name[0] <= '9')) return;
-    if (!upper_contains(name, "KEY") && !upper_contains(name, "TOKEN") && !upper_contains(name, "SECRET") &&
-        !upper_contains(name, "PASSWORD"))
-        return;
+    if (name.empty() || (name[0] >= '0' && name[0] <= '9') || !secret_name(name)) return;
+    bool spaced = i < line.size() && line[i] == ' ';
     while (i < line.size() && line[i] == ' ') i++;
     if (i >= line.size() || line[i] != '=') return;
     i++;
-    while (i < line.size() && line[i] == ' ') i++;
+    while (i < line.size() && line[i] == ' ') {
+        spaced = true;
+        i++;
+    }
     char quote = i < line.size() && (line[i] == '"' || line[i] == '\'') ? line[i] : 0;
+    if (spaced && !quote) return;  // `key = compute(x)`: code, not an assignment of a literal
     if (quote) i++;
     size_t v0 = i;
-    while (i < line.size() && line[i] != quote && line[i] != ' ' && line[i] != '\t' && line[i] != '\r') i++;
+    while (i < line.size() && value_char(line[i])) i++;
     std::string_view value = line.substr(v0, i - v0);
-    if (value.size() < 16 || value[0] == '$' || value[0] == '<' || value[0] == '{') return;
-    int classes = 0;
+    // The value ends the assignment: at the closing quote, or (bare) at the line's end or a comment.
+    if (quote ? (i >= line.size() || line[i] != quote)
+              : (i < line.size() && line[i] != ' ' && line[i] != '\t' && line[i] != '\r' && line[i] != '#'))
+        return;
+    if (value.size() < 16) return;
     bool up = false, low = false, digit = false;
     for (char ch : value) {
         up = up || (ch >= 'A' && ch <= 'Z');
         low = low || (ch >= 'a' && ch <= 'z');
         digit = digit || (ch >= '0' && ch <= '9');
     }
-    classes = up + low + digit;
-    if (classes < 2 || entropy(value) < 3.3) return;
-    out->push_back({name_start, i - name_start, value.data() - line.data() - name_start});
+    if (up + low + digit < 2 || entropy(value) < 3.3) return;
+    out->push_back({name_start, i - name_start, static_cast<size_t>(value.data() - line.data()) - name_start});
 }
 
 // "-----BEGIN RSA PRIVATE KEY-----", "-----BEGIN OPENSSH PRIVATE KEY-----", ...
@@ -163,10 +195,48 @@ struct LineHit {
     const char* kind;
 };
 
-// Every rule over one line; a span inside one already found is not counted twice.
-std::vector<LineHit> scan_line(std::string_view line) {
+constexpr size_t kRuleCount = sizeof kRules / sizeof kRules[0];
+using Active = std::array<bool, kRuleCount>;
+
+// Which rules can match anywhere in `text` at all: one quick search each, so
+// that the line by line pass runs only those (most files hold no trigger).
+Active active_rules(std::string_view text) {
+    Active on{};
+    for (size_t r = 0; r < kRuleCount; r++) {
+        const Rule& rule = kRules[r];
+        if (rule.match == find_private_key) on[r] = text.find("PRIVATE KEY-----") != std::string_view::npos;
+        else if (rule.match == find_jwt) on[r] = text.find("eyJ") != std::string_view::npos;
+        else if (rule.match == find_env_secret) {
+            if (text.find('=') == std::string_view::npos) continue;
+            for (const char* w : {"KEY", "Key", "key", "TOKEN", "Token", "token", "SECRET", "Secret", "secret",
+                                  "PASSWORD", "Password", "password"})
+                if (text.find(w) != std::string_view::npos) {
+                    on[r] = true;
+                    break;
+                }
+        } else {
+            for (const char* p : rule.token.prefixes)
+                if (p && text.find(p) != std::string_view::npos) {
+                    on[r] = true;
+                    break;
+                }
+        }
+    }
+    return on;
+}
+
+bool any_active(const Active& a) {
+    for (bool b : a)
+        if (b) return true;
+    return false;
+}
+
+// Every active rule over one line; a span inside one already found is not counted twice.
+std::vector<LineHit> scan_line(std::string_view line, const Active& active) {
     std::vector<LineHit> hits;
-    for (const auto& r : kRules) {
+    for (size_t ri = 0; ri < kRuleCount; ri++) {
+        if (!active[ri]) continue;
+        const Rule& r = kRules[ri];
         std::vector<Span> spans;
         if (r.match) r.match(line, &spans);
         else find_tokens(line, r.token, &spans);
@@ -188,12 +258,14 @@ bool looks_binary(std::string_view t) { return t.substr(0, 8000).find('\0') != s
 std::vector<SecretHit> find_secrets(std::string_view text, std::string_view old_text) {
     std::vector<SecretHit> out;
     if (text.size() > kSecretScanMax || looks_binary(text)) return out;
+    Active active = active_rules(text);
+    if (!any_active(active)) return out;
     size_t line_no = 1;
     for (size_t pos = 0; pos < text.size(); line_no++) {
         size_t nl = text.find('\n', pos);
         size_t end = nl == std::string_view::npos ? text.size() : nl;
         std::string_view line = text.substr(pos, end - pos);
-        for (const auto& h : scan_line(line)) {
+        for (const auto& h : scan_line(line, active)) {
             std::string_view secret = line.substr(h.span.start, h.span.length);
             if (!old_text.empty() && old_text.find(secret) != std::string_view::npos) continue;  // was there before
             size_t keep = std::min<size_t>(h.span.keep, 40);
@@ -214,6 +286,8 @@ std::string secret_phrase(const SecretHit& h) {
 }
 
 std::string mask_secrets(std::string_view text) {
+    Active active = active_rules(text);
+    if (!any_active(active)) return std::string(text);
     std::string out;
     out.reserve(text.size());
     bool in_key = false;  // between a private key's BEGIN and END lines
@@ -231,7 +305,7 @@ std::string mask_secrets(std::string_view text) {
         in_key = false;
         std::string_view content = line.substr(skip);
         if (!content.empty() && content.back() == '\n') content.remove_suffix(1);
-        auto hits = scan_line(content);
+        auto hits = scan_line(content, active);
         std::sort(hits.begin(), hits.end(),
                   [](const LineHit& a, const LineHit& b) { return a.span.start < b.span.start; });
         size_t at = 0;

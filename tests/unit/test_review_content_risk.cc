@@ -58,3 +58,13 @@ TEST_CASE("content risk: secrets become phrases, binary is skipped", "[content-r
     CHECK(content_risks("proj/.env", std::string("\0", 1) + tok, "").phrases.empty());
     CHECK(content_risks("proj/.env", "x\n", "").phrases.empty());
 }
+
+TEST_CASE("content risk: installed packages are not read, the agent's files are", "[content-risk]") {
+    CHECK(review::content_scanned("proj/.env"));
+    CHECK(review::content_scanned("proj/site-packages-notes/x.py"));
+    CHECK(review::content_scanned("node_modules.txt"));
+    CHECK_FALSE(review::content_scanned(".venv/lib/python3.11/site-packages/pip/_internal/network/auth.py"));
+    CHECK_FALSE(review::content_scanned("usr/lib/python3/dist-packages/x.py"));
+    CHECK_FALSE(review::content_scanned("web/node_modules/left-pad/index.js"));
+    CHECK_FALSE(review::content_scanned("node_modules/x/package.json"));
+}

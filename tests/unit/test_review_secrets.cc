@@ -123,3 +123,17 @@ TEST_CASE("secrets: mask_secrets keeps the prefix and drops the rest", "[secrets
     CHECK(m.find("-----END RSA PRIVATE KEY-----") != std::string::npos);
     CHECK(mask_secrets("plain\ntext") == "plain\ntext");
 }
+
+TEST_CASE("secrets: code that assigns to a key-ish name is no .env secret", "[secrets]") {
+    // Lines pip's own vendored code has (a venv must not be flagged).
+    CHECK(kinds("        password = self._get_password(netloc, username)\n") == "");
+    CHECK(kinds("    key = _url_to_key(url_without_query_string_abc123)\n") == "");
+    CHECK(kinds("    keywords = 'aB3dE5gH7jK9mN1pQ2sT4'\n") == "");  // not the word KEY
+    CHECK(kinds("statetokens = aB3dE5gH7jK9mN1pQ2sT4\n") == "");
+    CHECK(kinds("SecKeychainRef = POINTER(aB3dE5gH7jK9mN1pQ2sT4)\n") == "");
+    CHECK(kinds("API_KEY=get(aB3dE5gH7jK9mN1pQ2sT4)\n") == "");  // a call, not a literal
+    // TOML/INI style, quoted, and camelCase names do count.
+    CHECK(kinds("api_key = \"aB3dE5gH7jK9mN1pQ2sT4\"\n") == ".env secret");
+    CHECK(kinds("  \"apiKey\": x\nclientSecret='aB3dE5gH7jK9mN1pQ2sT4' # prod\n") == ".env secret");
+    CHECK(kinds("AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYzEXAMPLEKEY\n") == ".env secret");
+}
