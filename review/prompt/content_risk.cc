@@ -60,8 +60,6 @@ std::set<std::string_view> lines_with(std::string_view text, const std::vector<s
     return out;
 }
 
-bool looks_binary(std::string_view t) { return t.substr(0, 8000).find('\0') != std::string_view::npos; }
-
 }  // namespace
 
 bool content_scanned(const std::string& path) {
@@ -73,7 +71,7 @@ bool content_scanned(const std::string& path) {
 
 ContentRisks content_risks(const std::string& path, std::string_view new_text, std::string_view old_text) {
     ContentRisks r;
-    if (new_text.size() > kSecretScanMax || looks_binary(new_text)) return r;
+    if (!scannable_text(new_text)) return r;
     const std::string name = basename_of(path);
     if (name == "package.json") npm_scripts(new_text, old_text, &r.phrases);
     if (in_vscode(path, "tasks.json") && new_text.find("folderOpen") != std::string_view::npos &&

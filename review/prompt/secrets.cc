@@ -251,13 +251,15 @@ std::vector<LineHit> scan_line(std::string_view line, const Active& active) {
     return hits;
 }
 
-bool looks_binary(std::string_view t) { return t.substr(0, 8000).find('\0') != std::string_view::npos; }
-
 }  // namespace
+
+bool scannable_text(std::string_view t) {
+    return t.size() <= kSecretScanMax && t.substr(0, 8000).find('\0') == std::string_view::npos;
+}
 
 std::vector<SecretHit> find_secrets(std::string_view text, std::string_view old_text) {
     std::vector<SecretHit> out;
-    if (text.size() > kSecretScanMax || looks_binary(text)) return out;
+    if (!scannable_text(text)) return out;
     Active active = active_rules(text);
     if (!any_active(active)) return out;
     size_t line_no = 1;

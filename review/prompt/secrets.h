@@ -21,6 +21,7 @@ struct SecretHit {
 
 // Files bigger than this, or binary (a NUL in the first 8000 bytes), are not scanned.
 constexpr size_t kSecretScanMax = 1 << 20;
+bool scannable_text(std::string_view text);  // within kSecretScanMax and not binary
 
 // The secrets in `text` that `old_text` (the file before the change; empty
 // for a new file) does not already hold: only what the change wrote.
