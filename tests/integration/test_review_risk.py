@@ -155,3 +155,13 @@ def test_mcp_changes_carry_risks_and_the_diff_masks_the_secret(require_sandbox, 
         c.kill()
         subprocess.run([LAYOVER, "discard", "risk-mcp"], env=dict(os.environ, LAYOVER_STATE_DIR=str(state_dir)),
                        capture_output=True)
+
+
+def test_on_exit_apply_keeps_a_session_with_secrets(lo, home):
+    r = lo.run("printf 'T=%s\\n' > deploy.env && echo x > other.txt" % GH, session="s", on_exit="apply")
+    err = r.stderr.decode()
+    assert r.returncode == 125, err
+    assert "1 secret(s) written by the agent; nothing was applied" in err and "deploy.env:1: GitHub token" in err
+    assert GH[4:] not in err
+    assert not (home / "deploy.env").exists() and not (home / "other.txt").exists()
+    assert lo.session_dir("s").exists()
