@@ -165,3 +165,31 @@ def test_on_exit_apply_keeps_a_session_with_secrets(lo, home):
     assert GH[4:] not in err
     assert not (home / "deploy.env").exists() and not (home / "other.txt").exists()
     assert lo.session_dir("s").exists()
+
+
+def test_the_exit_prompt_names_secrets_and_asks_before_applying_them(lo, home):
+    import pexpect
+    agent(lo, "printf 'T=%s\\n' > deploy.env" % GH)
+    e = dict(lo.env, PAGER="cat", TERM="dumb")
+    child = pexpect.spawn(LAYOVER, ["on-exit", "prompt", "s"], env=e, cwd=str(home), timeout=15, encoding="utf-8")
+    child.expect(r"A  deploy.env   ! secret: GitHub token on line 1 \(ghp_…\)")
+    child.expect(r"What now.*\? \[r/a/s/p/K/d\] ")
+    child.sendline("a")
+    child.expect(r"Apply 1 change to .*\? \[y/N\] ")
+    child.sendline("y")
+    child.expect(r"the agent wrote 1 secret\(s\):\r\n  deploy.env:1: GitHub token \(ghp_…\)")
+    child.expect(r"Apply these secrets too\? \[y/N\] ")
+    child.sendline("n")
+    child.expect(r"What now.*\? \[r/a/s/p/K/d\] ")
+    assert not (home / "deploy.env").exists()
+    child.sendline("a")
+    child.expect(r"\[y/N\] ")
+    child.sendline("y")
+    child.expect(r"Apply these secrets too\? \[y/N\] ")
+    child.sendline("y")
+    child.expect("applied 1 path")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert (home / "deploy.env").read_text() == "T=%s\n" % GH
+    assert GH[4:] not in (child.before or "")
