@@ -6,13 +6,24 @@
 
 namespace capture {
 
-std::string changes_to_json_text(const std::vector<Change>& changes) {
+std::string changes_to_json_text(const std::vector<Change>& changes, const RisksOf& risks) {
     if (changes.empty()) return "[]\n";
     std::string out;
-    out.reserve(changes.size() * 160);
+    out.reserve(changes.size() * 175);
     for (const auto& c : changes) {
         out += out.empty() ? "[\n  " : ",\n  ";
         jsontext::change(&out, c, false);
+        out.pop_back();  // the closing brace: "risks" goes inside
+        out += ", \"risks\": [";
+        if (risks) {
+            bool first = true;
+            for (const auto& r : risks(c)) {
+                if (!first) out += ", ";
+                first = false;
+                base::json::str(&out, r);
+            }
+        }
+        out += "]}";
     }
     out += "\n]\n";
     return out;

@@ -3,6 +3,7 @@
 // UTF-8 goes in "path" as is; otherwise "path" holds the display-escaped form
 // and "path_b64" the exact bytes (base64), so the encoding is lossless.
 #pragma once
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
@@ -16,7 +17,10 @@ namespace capture {
 
 using json = nlohmann::json;
 
-std::string changes_to_json_text(const std::vector<Change>& changes);  // the --json array
+// The --json array; each change has "risks", short phrases a person should
+// read (review/prompt/risk.h), from `risks` (none given: every one empty).
+using RisksOf = std::function<std::vector<std::string>(const Change&)>;
+std::string changes_to_json_text(const std::vector<Change>& changes, const RisksOf& risks = nullptr);
 std::string manifest_to_text(const Manifest& m);
 // Parsed in one strict pass, without a document tree (manifest_read.cc).
 base::Result<Manifest> manifest_from_text(const std::string& text);

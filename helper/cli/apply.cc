@@ -24,6 +24,8 @@
 #include "helper/store/known_bases.h"
 #include "helper/store/session.h"
 #include "review/prompt/listing.h"
+#include "review/prompt/risk_patch.h"
+#include "review/prompt/risk_scan.h"
 #include "review/undo/undo.h"
 
 namespace {
@@ -35,7 +37,7 @@ struct Args {
     review::ApplyOptions opts;
     capture::IgnoreOptions ignore;
     std::vector<std::string> paths;  // after --
-    bool yes = false, json_out = false;
+    bool yes = false, json_out = false, allow_secrets = false;
     std::vector<std::pair<std::string, bool>> hunk_args;  // (PATH:N,..., exclude?)
 };
 
@@ -50,7 +52,7 @@ void help_apply() {
         "                     [--exclude GLOB]... [--yes] [--undo-to FILE] [--json] [--keep-undo N]\n"
         "                     [--keep-undo-days D] [--ignore GLOB]... [--no-default-ignores] [--include-ignored]\n"
         "                     [--hunks PATH:N[,M...]]... [--exclude-hunks PATH:N[,M...]]... [--conflict=markers]\n"
-        "                     [-- PATH...]\n"
+        "                     [--allow-secrets] [-- PATH...]\n"
         "Apply a session's changes (or a saved patch) to the real tree, all or nothing, with undo.\n"
         "  --only PATH|GLOB, PATH...  apply only these (relative to the target; a directory brings its subtree)\n"
         "  --exclude GLOB             leave these out (wins over --only and PATH...)\n"
@@ -58,6 +60,7 @@ void help_apply() {
         "                             prints them); the rest stays in the session; other files as usual\n"
         "  --exclude-hunks PATH:N     apply every hunk of PATH but these\n"
         "  --conflict=markers         a 3-way merge that overlaps writes git's conflict markers (exit 1)\n"
+        "  --allow-secrets            apply files the agent wrote secrets into (--yes refuses them otherwise)\n"
         "Undo records kept per target: the newest N (default 20) and all younger than D days (default 30).\n",
         stdout);
     std::fputs(capture::kIgnoreFlagsHelp, stdout);
@@ -188,14 +191,14 @@ std::string hunks_note(const review::ApplyReport& rep, const std::string& path) 
 }
 
 // At most 200 paths, each with its change's letter (A, M, D, ...).
-void print_list(const review::ApplyReport& rep, const capture::Manifest& man, const char* lead) {
+void print_list(const review::ApplyReport& rep, const capture::Manifest& man, const char* lead,
+                const review::RiskContext& ctx) {
     constexpr size_t kShown = 200;
     std::unordered_map<std::string_view, const capture::Change*> changes;
     size_t n = std::min(rep.applied.size(), kShown);
     for (size_t i = 0; i < n; i++) changes.emplace(rep.applied[i], nullptr);
     for (const auto& c : man.changes)
         if (auto l = changes.find(c.path); l != changes.end()) l->second = &c;
-    auto ctx = review::risk_context_for(man.target);
     for (size_t i = 0; i < n; i++) {
         const capture::Change* c = changes[rep.applied[i]];
         std::printf("%s%c %s%s%s\n", lead, c ? capture::kind_letter(c->kind) : ' ',
@@ -317,6 +320,7 @@ int cmd_apply(int argc, char** argv) {
         else if (arg == "--force") a.opts.force = true;
         else if (arg == "--yes" || arg == "-y") a.yes = true;
         else if (arg == "--json") a.json_out = true;
+        else if (arg == "--allow-secrets") a.allow_secrets = true;
         else if (take_value(argc, argv, i, "--target", &v)) a.opts.target = v;
         else if (take_value(argc, argv, i, "--only", &v)) a.opts.only.push_back(v);
         else if (take_value(argc, argv, i, "--exclude", &v)) a.opts.exclude.push_back(v);
@@ -365,6 +369,21 @@ int cmd_apply(int argc, char** argv) {
     if (!normalize_path_args(target, a.paths, &a.opts.only, &bad)) return usage("apply", bad);
     if (!hunk_choices(target, a.hunk_args, &a.opts.hunks, &bad)) return usage("apply", bad);
 
+    // Secrets the agent wrote, in what this apply selects: named, never shown.
+    auto ctx = review::risk_context_of_patch(*patch, target);
+    base::PathFilter selected(a.opts.only, a.opts.exclude);
+    std::erase_if(ctx.secrets, [&](const auto& s) { return !selected.selects(s.first); });
+    auto secrets = review::secret_lines(ctx);
+    if (!secrets.empty() && !a.allow_secrets && a.yes && !a.opts.dry_run) {
+        std::string msg = std::to_string(secrets.size()) +
+                          " secret(s) written by the agent; nothing was applied (look at them, then re-run with "
+                          "--allow-secrets, or leave those files out with --exclude)";
+        std::fprintf(stderr, "layover: apply: %s:\n", msg.c_str());
+        for (const auto& l : secrets) std::fprintf(stderr, "  %s\n", l.c_str());
+        if (a.json_out) print_json(nullptr, msg, false);
+        return 1;
+    }
+
     if (!a.yes && !a.opts.dry_run) {
         review::ApplyOptions preview = a.opts;
         preview.dry_run = true;
@@ -379,8 +398,16 @@ int cmd_apply(int argc, char** argv) {
             return 0;
         }
         print_notes("apply", *pre);
-        print_list(*pre, patch->manifest(), "  ");
+        print_list(*pre, patch->manifest(), "  ", ctx);
         std::fflush(stdout);
+        if (!secrets.empty() && !a.allow_secrets) {
+            std::fprintf(stderr, "layover: apply: the agent wrote %zu secret(s):\n", secrets.size());
+            for (const auto& l : secrets) std::fprintf(stderr, "  %s\n", l.c_str());
+            if (!confirm("Apply these secrets too?")) {
+                std::fputs("layover: apply: cancelled; nothing was applied\n", stderr);
+                return 1;
+            }
+        }
         if (!confirm("Apply " + std::to_string(pre->applied.size()) + " change(s) to " + base::display_path(target) +
                      "?")) {
             std::fputs("layover: apply: cancelled; nothing was applied\n", stderr);
@@ -416,12 +443,14 @@ int cmd_apply(int argc, char** argv) {
     if (a.opts.dry_run) {
         std::printf("dry run: would apply %zu change(s) to %s:\n", rep->applied.size(),
                     base::display_path(target).c_str());
-        print_list(*rep, patch->manifest(), "  ");
+        print_list(*rep, patch->manifest(), "  ", ctx);
+        if (!secrets.empty() && !a.allow_secrets)
+            std::printf("%zu secret(s) marked above: --yes refuses them without --allow-secrets\n", secrets.size());
         return 0;
     }
     std::printf("applied %zu change(s) to %s:\n", rep->applied.size(), base::display_path(target).c_str());
     mark_session_applied(*patch, a.opts, rep->undo);
-    print_list(*rep, patch->manifest(), "  ");
+    print_list(*rep, patch->manifest(), "  ", ctx);
     if (!rep->linked.empty()) {
         std::string names;
         for (size_t i = 0; i < rep->linked.size() && i < 5; i++)

@@ -4,20 +4,24 @@
 #include <string>
 #include <vector>
 
+#include "helper/base/glob.h"
 #include "helper/base/term.h"
 #include "helper/base/text.h"
 #include "helper/cli/path_args.h"
 #include "helper/cli/verbs.h"
 #include "review/diff/show.h"
 #include "review/prompt/listing.h"
+#include "review/prompt/risk_patch.h"
+#include "review/prompt/secrets.h"
 
 namespace {
 
 const char kUsage[] =
     "usage: layover diff SESSION|PATCH [--stat | --name-status] [--color[=auto|always|never]] [--no-pager] "
-    "[--hunk-numbers] [--ignore GLOB]... [--no-default-ignores] [--include-ignored] [--] [PATH...]\n"
+    "[--hunk-numbers] [--mask-secrets] [--ignore GLOB]... [--no-default-ignores] [--include-ignored] [--] [PATH...]\n"
     "  PATH...: paths relative to the target (a directory brings its subtree) or globs\n"
-    "  --hunk-numbers: number each file's hunks (@@ ... @@ hunk N), as 'apply --hunks PATH:N' takes them\n";
+    "  --hunk-numbers: number each file's hunks (@@ ... @@ hunk N), as 'apply --hunks PATH:N' takes them\n"
+    "  --mask-secrets: print secrets (tokens, keys: docs/review.md) as their prefix and '…'\n";
 
 int usage_error(const std::string& msg) {
     std::fprintf(stderr, "layover: diff: %s\n%s", msg.c_str(), kUsage);
@@ -30,7 +34,7 @@ int cmd_diff(int argc, char** argv) {
     review::ShowOptions opts;
     std::string source;
     base::ColorWhen color = base::ColorWhen::Auto;
-    bool no_pager = false;
+    bool no_pager = false, mask = false;
     std::vector<std::string> raw_paths;
     bool dashdash = false;
     capture::IgnoreOptions ignore;
@@ -63,6 +67,8 @@ int cmd_diff(int argc, char** argv) {
             opts.hunk_numbers = true;
         } else if (a == "--no-pager") {
             no_pager = true;
+        } else if (a == "--mask-secrets") {
+            mask = true;
         } else if (!a.empty() && a[0] == '-') {
             return usage_error("unknown option " + base::display_path(a));
         } else if (source.empty()) {
@@ -95,6 +101,26 @@ int cmd_diff(int argc, char** argv) {
     // A patch file names the tree it would be applied to: say which.
     if (!patch->from_session())
         std::fprintf(stderr, "layover: diff: %s\n", review::target_line(patch->manifest()).c_str());
+    // The risk lines first: in the pager before the first file on a terminal,
+    // on stderr otherwise (stdout stays exactly what git apply takes).
+    auto ctx = review::risk_context_of_patch(patch.value());
+    base::PathFilter scope(opts.paths, {});
+    std::string header;
+    size_t risky = 0;
+    for (const auto& c : patch->manifest().changes) {
+        if (!scope.selects(c.path)) continue;
+        std::string marks = review::risk_marks(c, ctx);
+        if (marks.empty()) continue;
+        risky++;
+        header += "  " + base::display_path(c.path) + marks + "\n";
+    }
+    if (risky) {
+        header = "layover: " + std::to_string(risky) + (risky == 1 ? " change" : " changes") +
+                 " marked ! need a careful look:\n" + header;
+        if (tty && opts.format == review::ShowOptions::Format::Patch) opts.header = header + "\n";
+        else std::fputs(header.c_str(), stderr);
+    }
+    if (mask) opts.filter = [](const std::string& t) { return review::mask_secrets(t); };
     auto r = review::show_diff(patch.value(), opts);
     if (!r) {
         std::fprintf(stderr, "layover: diff %s: %s\n", base::display_path(source).c_str(), r.error().message.c_str());

@@ -122,6 +122,9 @@ const std::vector<Flag> kFlags = {
     {"apply", "exclude-hunks", 0, V, many, no, ""},
     {"save", "no-originals", 0, N, once, any, ""},
     {"apply", "conflict", 0, V, once, no, ""},
+    {"status", "risk", 0, N, once, no, ""},
+    {"diff", "mask-secrets", 0, N, once, any, ""},
+    {"apply", "allow-secrets", 0, N, once, no, ""},
 };
 
 }  // namespace

@@ -14,6 +14,8 @@
 #include "helper/store/session.h"
 #include "review/apply/apply.h"
 #include "review/prompt/prompt.h"
+#include "review/prompt/risk_patch.h"
+#include "review/prompt/risk_scan.h"
 #include "review/prompt/trash.h"
 
 namespace {
@@ -32,6 +34,16 @@ int on_exit_apply(const std::string& state, const session::Info& s) {
         auto t = review::move_to_trash(state, s);
         if (!t) std::fprintf(stderr, "layover: %s\n", t.error().message.c_str());
         return 0;
+    }
+    // As `apply --yes`: secrets the agent wrote are never applied unasked.
+    if (auto secrets = review::secret_lines(review::risk_context_of_patch(patch.value())); !secrets.empty()) {
+        std::fprintf(stderr, "layover: on-exit apply: %zu secret(s) written by the agent; nothing was applied:\n",
+                     secrets.size());
+        for (const auto& l : secrets) std::fprintf(stderr, "  %s\n", l.c_str());
+        std::fprintf(stderr, "layover: look with 'layover diff %s'; 'layover apply %s --allow-secrets' applies them\n",
+                     name.c_str(), name.c_str());
+        review::print_kept(name);
+        return 125;
     }
     review::ApplyOptions ao;
     ao.progress = ::isatty(2) == 1;

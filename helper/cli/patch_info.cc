@@ -11,12 +11,17 @@
 #include "capture/patch/manifest.h"
 #include "capture/patch/reader.h"
 #include "capture/patch/save.h"
+#include "capture/scan/session_scan.h"
 #include "capture/scan/summary.h"
+#include "helper/base/glob.h"
 #include "helper/cli/path_args.h"
+#include "helper/cli/session_risks.h"
 #include "helper/cli/verbs.h"
 #include "helper/store/session.h"
 #include "review/diff/pager.h"
 #include "review/prompt/listing.h"
+#include "review/prompt/risk_patch.h"
+#include "review/prompt/risk_scan.h"
 
 namespace {
 
@@ -44,6 +49,20 @@ const char kShowUsage[] =
     "usage: layover show FILE.tar.zst [--json] [--expand] [--no-pager] [--max-members N] [--max-stored-bytes N]\n"
     "                    [--max-logical-bytes N] [--max-name-len N] [--max-pax-header N]\n"
     "  Validate a patch and print its changes.\n";
+
+// Before a patch is shared: the secrets it carries, by file and line (read
+// from the session's trees, as status does: no second pass over the patch).
+void warn_secrets(const session::Info& info, const capture::SaveOptions& so) {
+    auto changes = capture::session_changes_as_owner(info, true, nullptr, so.ignore);
+    if (!changes) return;
+    base::PathFilter only(so.only, {});
+    std::erase_if(*changes, [&](const capture::Change& c) { return !only.selects(c.path); });
+    auto lines = review::secret_lines(session_risks(info, *changes));
+    if (lines.empty()) return;
+    std::fprintf(stderr, "layover: save: warning: the patch holds %zu secret(s); look before sharing it:\n",
+                 lines.size());
+    for (const auto& l : lines) std::fprintf(stderr, "  %s\n", l.c_str());
+}
 
 }  // namespace
 
@@ -96,6 +115,8 @@ int cmd_save(int argc, char** argv) {
     char real[PATH_MAX];
     if (auto m = session::mark_saved(info->dir, ::realpath(out.c_str(), real) ? real : out); !m)
         std::fprintf(stderr, "layover: save: the patch is written, but %s\n", m.error().message.c_str());
+    // Last: it enters the session owner's namespace, as status does.
+    warn_secrets(info.value(), so);
     return 0;
 }
 
@@ -120,16 +141,17 @@ int cmd_show(int argc, char** argv) {
     auto p = capture::Patch::open(file, limits);
     if (!p) return fail(p.error().message);
     const auto& m = p->manifest();
+    // A patch from someone else: where it writes, modes, sizes, risks.
+    auto ctx = review::risk_context_of_patch(p.value());
     if (as_json) {
-        print(capture::changes_to_json_text(m.changes));
+        print(capture::changes_to_json_text(m.changes,
+                                            [&](const capture::Change& c) { return review::risks_of(c, ctx); }));
         return 0;
     }
     std::set<std::string> stale;
     for (const auto& b : m.base)
         if (b.stale) stale.insert(b.path);
     review::PagedStdout pager(!no_pager && ::isatty(1) == 1, false);
-    // A patch from someone else: where it writes, modes, sizes, risks.
-    auto ctx = review::risk_context_for(m.target);
     print(review::target_line(m) + "\n");
     print(capture::summary_text(m.changes, stale, !expand, m.ignored, true,
                                 [&](const capture::Change& c) { return review::change_details(c, ctx); }));

@@ -11,17 +11,20 @@
 #include "capture/scan/summary.h"
 #include "helper/base/text.h"
 #include "helper/cli/path_args.h"
+#include "helper/cli/session_risks.h"
 #include "helper/cli/verbs.h"
 #include "helper/sandbox/scratch.h"
 #include "helper/store/session.h"
 #include "review/diff/pager.h"
+#include "review/prompt/listing.h"
 
 namespace {
 
 const char kStatusUsage[] =
-    "usage: layover status [SESSION] [--json] [--expand] [--outside] [--no-pager] [--ignore GLOB]...\n"
+    "usage: layover status [SESSION] [--json] [--risk] [--expand] [--outside] [--no-pager] [--ignore GLOB]...\n"
     "                      [--no-default-ignores] [--include-ignored] [-- PATH...]\n"
     "  The changes of a running or ended session (default: the most recent).\n"
+    "  --risk     list only the changes marked ! (secrets, startup files, hooks, ...: docs/review.md)\n"
     "  --expand   list every path (new and deleted directories otherwise take one line each)\n"
     "  --outside  list what the session wrote outside the target (scratch layers; never applied)\n"
     "  --no-pager print straight to the terminal (by default a long listing goes through $PAGER)\n"
@@ -44,7 +47,7 @@ void print(const std::string& s) { std::fwrite(s.data(), 1, s.size(), stdout); }
 }  // namespace
 
 int cmd_status(int argc, char** argv) {
-    bool as_json = false, outside = false, expand = false, no_pager = false;
+    bool as_json = false, outside = false, expand = false, no_pager = false, risky_only = false;
     std::string name, err;
     capture::IgnoreOptions ignore;
     std::vector<std::string> paths;
@@ -60,6 +63,7 @@ int cmd_status(int argc, char** argv) {
         }
         if (a == "--json") as_json = true;
         else if (a == "--outside") outside = true;
+        else if (a == "--risk") risky_only = true;
         else if (a == "--expand") expand = true;
         else if (a == "--no-pager") no_pager = true;
         else if (a == "-h" || a == "--help") return usage();
@@ -94,8 +98,15 @@ int cmd_status(int argc, char** argv) {
         std::string bad;
         if (!select_paths(info->meta.target, paths, &changes.value(), &bad)) return usage("status: " + bad);
     }
-    if (as_json) print(capture::changes_to_json_text(changes.value()));
-    else print(capture::summary_text(changes.value(), {}, !expand, ignored));
+    auto ctx = session_risks(info.value(), changes.value());
+    if (risky_only)
+        std::erase_if(changes.value(), [&](const capture::Change& c) { return review::risks_of(c, ctx).empty(); });
+    if (as_json)
+        print(capture::changes_to_json_text(changes.value(),
+                                            [&](const capture::Change& c) { return review::risks_of(c, ctx); }));
+    else
+        print(capture::summary_text(changes.value(), {}, !expand, risky_only ? 0 : ignored, false,
+                                    [&](const capture::Change& c) { return review::risk_marks(c, ctx); }));
     if (!as_json) {
         auto linked = capture::hard_linked_on_real(changes.value());
         for (const auto& [path, n] : linked)

@@ -68,7 +68,8 @@ I = {"type": "integer"}
 B = {"type": "boolean"}
 NI = {"type": ["integer", "null"]}
 CMD_OUT = {"exit_code": NI, "stdout": S, "stderr": S, "timed_out": B, "truncated": B}
-CHANGE = _obj({"kind": S, "path": S, "type": {"type": ["string", "null"]}, "size": NI})
+CHANGE = _obj({"kind": S, "path": S, "type": {"type": ["string", "null"]}, "size": NI,
+               "risks": {"type": "array", "items": S}})
 
 
 def _ann(title: str, read_only: bool, destructive: bool = False, idempotent: bool = False,
@@ -287,7 +288,9 @@ def changes(ctx: Any, a: Dict[str, Any]) -> Result:
     items = data if isinstance(data, list) else data.get("changes", []) if isinstance(data, dict) else []
     out = [{"kind": str(c.get("kind")), "path": str(c.get("path")),
             "type": c.get("type") if isinstance(c.get("type"), str) else None,
-            "size": c.get("size") if type(c.get("size")) is int else None} for c in items if isinstance(c, dict)]
+            "size": c.get("size") if type(c.get("size")) is int else None,
+            "risks": [str(r) for r in c.get("risks", []) if isinstance(r, str)]
+            if isinstance(c.get("risks"), list) else []} for c in items if isinstance(c, dict)]
     text, _ = clip(summary.rstrip("\n") or "no changes", 20000)
     hint = review_hint(name)
     ctx.last_review = hint
@@ -300,7 +303,8 @@ def diff(ctx: Any, a: Dict[str, Any]) -> Result:
     if not all(isinstance(p, str) for p in paths):
         raise BadArgs("argument 'paths' must be an array of strings")
     ctx.sandbox.ensure()
-    args = ["diff", ctx.sandbox.name, "--color=never"] + (["--"] + paths if paths else [])
+    # Secrets cut to their prefix: the transcript must not carry them further (docs/review.md).
+    args = ["diff", ctx.sandbox.name, "--color=never", "--mask-secrets"] + (["--"] + paths if paths else [])
     r = ctx.helper.run(args, ok=(0, 1))
     text, clipped = clip(r.stdout.decode("utf-8", "replace"))
     return text or "no changes", {"diff": text, "truncated": clipped}, False

@@ -63,6 +63,7 @@ class Change:
     raw_path: bytes = b""          # exact bytes of the path (os.fsencode(path) gives them too)
     raw_link_target: Optional[bytes] = None
     ignored: bool = False          # matched an ignore rule (listed with include_ignored)
+    risks: Tuple[str, ...] = ()    # why a person should look twice (docs/review.md); () when none
 
     @property
     def fspath(self) -> str:
@@ -162,6 +163,13 @@ def raw_path(obj: Dict[str, Any]) -> bytes:
     return raw if raw is not None else obj["path"].encode("utf-8", "surrogateescape")
 
 
+def _risks(obj: Dict[str, Any]) -> Tuple[str, ...]:
+    value = _get(obj, "risks", list, [], "change")
+    if not all(isinstance(r, str) for r in value):
+        raise PatchError("layover: helper returned a change with a bad 'risks'")
+    return tuple(value)
+
+
 def parse_change(obj: Any) -> Change:
     if not isinstance(obj, dict):
         raise PatchError("layover: helper returned a change that is not an object")
@@ -185,6 +193,7 @@ def parse_change(obj: Any) -> Change:
         link_target=os.fsdecode(raw_link) if raw_link is not None else None,
         captured=_get(obj, "captured", bool, True, "change"),
         ignored=_get(obj, "ignored", bool, False, "change"),
+        risks=_risks(obj),
         raw_path=raw,
         raw_link_target=raw_link,
     )

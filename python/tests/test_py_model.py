@@ -88,3 +88,14 @@ def test_install_script_installs_a_package_that_finds_the_recorded_binary(tmp_pa
                          env=env, capture_output=True, text=True, cwd=str(tmp_path))
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines() == [str(site / "layover" / "__init__.py"), str(fake)]
+
+
+def test_change_risks_are_a_tuple_of_phrases_and_empty_by_default():
+    c = parse_change({"path": "p/.env", "kind": "added", "type": "file",
+                      "risks": ["secret: GitHub token on line 1 (ghp_\u2026)"]})
+    assert c.risks == ("secret: GitHub token on line 1 (ghp_\u2026)",)
+    assert parse_change({"path": "a", "kind": "added"}).risks == ()
+    with pytest.raises(PatchError):
+        parse_change({"path": "a", "kind": "added", "risks": [1]})
+    with pytest.raises(PatchError):
+        parse_change({"path": "a", "kind": "added", "risks": "x"})

@@ -260,3 +260,11 @@ def test_log_and_rollback_across_resumes(sb, target):
     sb.rollback(0, undo=True)
     assert {c.path for c in sb.changes()} == {"one.txt", "two.txt"}
     assert not (target / "one.txt").exists()
+
+
+def test_changes_carry_risk_phrases_never_the_secret(sb):
+    tok = "glpat-" + "aB3dE5gH7jK9mN1pQ2sT4"
+    sb.run("open('deploy.env', 'w').write('X=1\\nT=%s\\n')\nopen('plain.txt', 'w').write('p')" % tok)
+    risks = {c.path: c.risks for c in sb.changes()}
+    assert risks["deploy.env"] == ("secret: GitLab token on line 2 (glpat-\u2026)",)
+    assert risks["plain.txt"] == ()

@@ -37,10 +37,16 @@ base::Result<bool> show_diff(const capture::Patch& patch, const ShowOptions& opt
     style.hunk_numbers = opts.hunk_numbers;
     Output out(opts.page && any, opts.color);
     std::vector<FileStat> stats;
+    bool wrote_header = false;
     for (const auto& f : set.files) {
         FileStat st;
         std::string text = render_file(f, style, &st);
         if (text.empty()) continue;
+        if (opts.filter) text = opts.filter(text);
+        if (!opts.header.empty() && stats.empty() && !wrote_header) {
+            TRY_VOID(out.write(opts.header));
+            wrote_header = true;
+        }
         if (opts.format == ShowOptions::Format::Patch) TRY_VOID(out.write(text));
         else stats.push_back(std::move(st));
     }

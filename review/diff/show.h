@@ -1,6 +1,7 @@
 // Render a patch's diff to stdout or a pager: shared by `layover diff` and
 // the exit-review prompt's [r].
 #pragma once
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,8 @@ struct ShowOptions {
     bool hunk_numbers = false;       // --hunk-numbers
     int width = 80;                  // --stat columns
     std::vector<std::string> paths;  // scope (empty: everything)
+    std::string header;              // written before the first file (risk lines), when there is one
+    std::function<std::string(const std::string&)> filter = nullptr;  // applied to each file's text
 };
 
 // Returns whether the selection holds any change (diff's exit 1 vs 0).

@@ -28,10 +28,13 @@ std::string change_details(const capture::Change& c, const RiskContext& ctx) {
         if (c.type == Type::File) d += ", " + base::bytes_text(c.size);
     }
     std::string out = d.empty() ? "" : "  [" + d + "]";
+    return out + risk_marks(c, ctx);
+}
+
+std::string risk_marks(const capture::Change& c, const RiskContext& ctx) {
     std::string reasons;
     for (const auto& w : risks_of(c, ctx)) reasons += (reasons.empty() ? "" : ", ") + w;
-    if (!reasons.empty()) out += "  ! " + reasons;
-    return out;
+    return reasons.empty() ? "" : "  ! " + reasons;
 }
 
 RiskContext risk_context_for(const std::string& target) {

@@ -18,6 +18,9 @@ std::string target_line(const capture::Manifest& m, const std::string& override_
 // nothing to add): the details appended to a change's line.
 std::string change_details(const capture::Change& c, const RiskContext& ctx);
 
+// "  ! executable, shell startup file" ("" when not flagged): the marks alone.
+std::string risk_marks(const capture::Change& c, const RiskContext& ctx);
+
 // The risk context of a manifest's target for the caller ($HOME).
 RiskContext risk_context_for(const std::string& target);
 

@@ -17,6 +17,8 @@
 #include "review/apply/apply.h"
 #include "review/diff/show.h"
 #include "review/prompt/io.h"
+#include "review/prompt/risk_patch.h"
+#include "review/prompt/risk_scan.h"
 #include "review/prompt/text.h"
 #include "review/prompt/trash.h"
 
@@ -31,6 +33,7 @@ struct Prompt {
     const session::Info& s;
     const capture::Patch& patch;
     std::vector<char> selected;
+    std::vector<std::string> secrets = {};  // "path:line: kind", for the secrets check before applying
 
     const std::vector<capture::Change>& changes() const { return patch.manifest().changes; }
     bool all_selected() const {
@@ -158,6 +161,7 @@ struct Prompt {
                 &yn) != Input::Line)
             return Next::Kept;
         if (normalize_answer(yn) != "y" && normalize_answer(yn) != "yes") return Next::Menu;
+        if (!secrets_confirmed()) return Next::Menu;
         ApplyOptions ao;
         ao.only = only();
         ao.progress = ::isatty(2) == 1;
@@ -189,6 +193,25 @@ struct Prompt {
                 return Next::Menu;
             }
         }
+    }
+
+    // Secrets in what is selected are named and asked about once more.
+    bool secrets_confirmed() {
+        std::vector<std::string> picked;
+        for (const auto& l : secrets) {
+            for (size_t i = 0; i < selected.size(); i++)
+                if (selected[i] &&
+                    l.compare(0, changes()[i].path.size() + 1, base::display_path(changes()[i].path) + ":") == 0) {
+                    picked.push_back(l);
+                    break;
+                }
+        }
+        if (picked.empty()) return true;
+        std::fprintf(stderr, "layover: the agent wrote %zu secret(s):\n", picked.size());
+        for (const auto& l : picked) std::fprintf(stderr, "  %s\n", l.c_str());
+        std::string yn;
+        if (ask("Apply these secrets too? [y/N] ", &yn) != Input::Line) return false;
+        return normalize_answer(yn) == "y" || normalize_answer(yn) == "yes";
     }
 
     std::vector<std::string> without_conflicts(const std::vector<Conflict>& conflicts) const {
@@ -256,8 +279,10 @@ int run_exit_prompt(const std::string& state, const session::Info& s) {
                          base::thousands(ign).c_str(), s.meta.name.c_str());
         return 0;
     }
-    RiskContext ctx;
-    if (const char* home = std::getenv("HOME")) ctx.home_rel = home_relative(patch->manifest().target, home);
+    RiskContext ctx = risk_context_of_patch(patch.value());
+    // A session's own target: home rules only where $HOME really is.
+    const char* home = std::getenv("HOME");
+    ctx.home_rel = home ? home_relative(patch->manifest().target, home) : std::nullopt;
     if (const char* xdg = std::getenv("XDG_CONFIG_HOME"); xdg && xdg[0] == '/')
         ctx.config_rel = home_relative(patch->manifest().target, std::string(xdg) + "/layover");
     bool color = base::color_for_fd(2);
@@ -266,6 +291,7 @@ int run_exit_prompt(const std::string& state, const session::Info& s) {
                  summary_text(changes, ctx, color, nullptr, patch->manifest().ignored).c_str());
 
     Prompt p{state, s, patch.value(), std::vector<char>(changes.size(), 1)};
+    p.secrets = secret_lines(ctx);
     for (;;) {
         flush_typeahead();
         std::fputs(kMenu, stderr);

@@ -64,7 +64,38 @@ const Rule kHomeRules[] = {
     {".local/bin/", "in ~/.local/bin (on PATH)"},
     {"bin/", "in ~/bin (on PATH)"},
     {".config/layover/", "layover's own config"},
+    {".cargo/config.toml", "cargo config (runs build tools)"},
+    {".cargo/config", "cargo config (runs build tools)"},
 };
+
+bool ends_with(const std::string& s, const std::string& t) {
+    return s.size() >= t.size() && s.compare(s.size() - t.size(), t.size(), t) == 0;
+}
+
+std::string parent_of(const std::string& p) {
+    auto s = p.rfind('/');
+    return s == std::string::npos ? std::string() : p.substr(0, s);
+}
+
+bool is_makefile(const std::string& name) {
+    return name == "Makefile" || name == "makefile" || name == "GNUmakefile" ||
+           (name.size() > 3 && ends_with(name, ".mk"));
+}
+
+// Places anywhere in the tree where a later, ordinary command runs what
+// the file says: Python at start-up, package managers, make.
+void exec_later_rules(const capture::Change& c, const std::string& name, const RiskContext& ctx,
+                      const std::function<void(const std::string&)>& add) {
+    const std::string dir = basename_of(parent_of(c.path));
+    bool site = dir == "site-packages" || dir == "dist-packages";
+    if (site && ends_with(name, ".pth") && name.size() > 4) add("Python .pth file (runs at every python start)");
+    if (site && (name == "sitecustomize.py" || name == "usercustomize.py")) add("Python start-up hook (" + name + ")");
+    if (name == ".npmrc" || name == "pip.conf" || name == "pip.ini" || name == ".pypirc")
+        add("package index config (" + name + ": index URL or token)");
+    if (c.kind == capture::Kind::Added && c.type == capture::Type::File && is_makefile(name) &&
+        !(ctx.dir_has_makefile && ctx.dir_has_makefile(parent_of(c.path))))
+        add("new makefile where there was none");
+}
 
 // A symlink target that leaves the target tree, lexically: absolute, or
 // more ".." than the link's own depth.
@@ -124,6 +155,8 @@ std::vector<std::string> risks_of(const capture::Change& c, const RiskContext& c
             std::string rel = h.empty() ? c.path : c.path.substr(h.size() + 1);
             for (const auto& r : kHomeRules)
                 if (matches(rel, r.path)) add(r.why);
+            if (starts_with(rel, ".local/share/applications/") && ends_with(rel, ".desktop"))
+                add("desktop entry (runs from the menu or a file type)");
         }
     }
     // Anywhere in the tree: what git, direnv and layover itself act on.
@@ -135,11 +168,14 @@ std::vector<std::string> risks_of(const capture::Change& c, const RiskContext& c
     if (slashed.size() >= 12 && slashed.compare(slashed.size() - 12, 12, "/.git/config") == 0) add("git config");
     if (name == ".envrc") add("direnv script (.envrc)");
     if (name == ".layoverignore") add("layover's own config");
+    if (c.kind != Kind::Deleted) exec_later_rules(c, name, ctx, add);
     if (ctx.config_rel &&
         (ctx.config_rel->empty() || c.path == *ctx.config_rel || starts_with(c.path, *ctx.config_rel + "/")))
         add("layover's own config");
 
     if (c.kind == Kind::Deleted) return out;  // what follows is about the new entry
+    if (auto it = ctx.content.find(c.path); it != ctx.content.end())
+        for (const auto& w : it->second) add(w);
     bool file = c.type == Type::File;
     if (file && (c.mode & 0111) && c.kind != Kind::Metadata) add("executable");
     if ((c.mode & (S_ISUID | S_ISGID)) != 0) add("setuid/setgid bit (never applied)");

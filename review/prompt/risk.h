@@ -2,11 +2,14 @@
 // (startup files, credentials, hooks, executables, widened modes, symlinks
 // leading out of the target). Pure, so every rule is unit-tested.
 #pragma once
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "capture/scan/change.h"
+#include "review/prompt/secrets.h"
 
 namespace review {
 
@@ -18,6 +21,14 @@ struct RiskContext {
     // $XDG_CONFIG_HOME/layover relative to the target, when it is set and
     // inside it: layover's config file may live there instead of ~/.config.
     std::optional<std::string> config_rel = std::nullopt;
+    // Does the real directory (relative to the target; "" the target itself)
+    // hold a Makefile or *.mk already? Unset: as if not.
+    std::function<bool(const std::string&)> dir_has_makefile = nullptr;
+    // What the contents say, by path (secrets, npm scripts, editor tasks):
+    // filled by add_content_risks (review/prompt/risk_scan.h).
+    std::map<std::string, std::vector<std::string>> content = {};
+    // The secrets among them, path by path in change order.
+    std::vector<std::pair<std::string, SecretHit>> secrets = {};
 };
 
 // home_rel for a target and $HOME (both absolute, symlink-free).

@@ -207,6 +207,10 @@ TEST_CASE("capture fastpath: the --json text parses to the same objects as chang
     REQUIRE(parsed.is_array());
     REQUIRE(parsed.size() == cs.size());
     for (size_t i = 0; i < cs.size(); i++) {
+        // The --json form adds "risks" (review's marks; none given here: empty).
+        REQUIRE(parsed[i].contains("risks"));
+        CHECK(parsed[i]["risks"] == json::array());
+        parsed[i].erase("risks");
         CHECK(parsed[i] == testpatch::change_to_json(cs[i], false));
         std::string path, link;
         REQUIRE(testpatch::get_bytes(parsed[i], "path", &path));
@@ -312,4 +316,16 @@ TEST_CASE("capture fastpath: kept files give their fds back when a deep dir need
     REQUIRE(p.ok());
     CHECK(p->read_file("f1999", 100).value() == "x1999");
     CHECK(p->read_file("f0", 100).value() == "x0");
+}
+
+TEST_CASE("capture fastpath: each --json change carries the risks it is given, as strings") {
+    Change c;
+    c.path = "p/.env";
+    c.kind = Kind::Added;
+    c.type = Type::File;
+    auto parsed = json::parse(changes_to_json_text({c}, [](const Change&) {
+        return std::vector<std::string>{"secret: x on line 1 (ghp_\xe2\x80\xa6)", "b\"q"};
+    }));
+    REQUIRE(parsed.size() == 1);
+    CHECK(parsed[0]["risks"] == json::array({"secret: x on line 1 (ghp_\xe2\x80\xa6)", "b\"q"}));
 }

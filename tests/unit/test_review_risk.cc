@@ -134,3 +134,54 @@ TEST_CASE("review risk: symlinks leading outside the target") {
     l.link_target = "sibling";
     CHECK(risks_of(l, none).empty());
 }
+
+TEST_CASE("review risk: Python .pth files and site hooks under any site-packages") {
+    RiskContext none{};
+    CHECK(has(risks_of(file("proj/.venv/lib/python3.11/site-packages/evil.pth"), none), ".pth"));
+    CHECK(has(risks_of(file("usr/lib/python3/dist-packages/x.pth", 0644, Kind::Modified), none), ".pth"));
+    CHECK(has(risks_of(file(".local/lib/python3.12/site-packages/sitecustomize.py"), none), "sitecustomize.py"));
+    CHECK(has(risks_of(file("v/lib/site-packages/usercustomize.py"), none), "usercustomize.py"));
+    CHECK(risks_of(file("proj/notes.pth"), none).empty());                            // not in site-packages
+    CHECK(risks_of(file("v/lib/site-packages/pkg/sitecustomize.py"), none).empty());  // not at its top
+    CHECK(risks_of(file("v/lib/site-packages/pkg/mod.py"), none).empty());
+}
+
+TEST_CASE("review risk: package index configs (.npmrc, pip.conf, .pypirc)") {
+    RiskContext none{};
+    CHECK(has(risks_of(file(".npmrc"), none), "package index config (.npmrc"));
+    CHECK(has(risks_of(file(".config/pip/pip.conf", 0644, Kind::Modified), none), "pip.conf"));
+    CHECK(has(risks_of(file("proj/.pypirc"), none), ".pypirc"));
+    CHECK(risks_of(file("proj/npmrc.txt"), none).empty());
+    CHECK(risks_of(file("proj/pip.conf.example"), none).empty());
+}
+
+TEST_CASE("review risk: ~/.cargo/config.toml and desktop entries, at home only") {
+    auto ctx = home_is_target();
+    CHECK(has(risks_of(file(".cargo/config.toml"), ctx), "cargo config"));
+    CHECK(has(risks_of(file(".local/share/applications/firefox.desktop"), ctx), "desktop entry"));
+    CHECK(risks_of(file(".cargo/registry/cache/x.crate"), ctx).empty());
+    CHECK(risks_of(file(".local/share/applications/mimeinfo.cache"), ctx).empty());
+    CHECK(risks_of(file("proj/app.desktop"), ctx).empty());
+    RiskContext none{};
+    CHECK(risks_of(file(".cargo/config.toml"), none).empty());
+}
+
+TEST_CASE("review risk: a new makefile only where the directory had none") {
+    RiskContext ctx{};
+    ctx.dir_has_makefile = [](const std::string& dir) { return dir == "old"; };
+    CHECK(has(risks_of(file("new/Makefile"), ctx), "new makefile"));
+    CHECK(has(risks_of(file("rules.mk"), ctx), "new makefile"));
+    CHECK(risks_of(file("old/Makefile"), ctx).empty());  // the directory had one
+    CHECK(risks_of(file("old/extra.mk"), ctx).empty());
+    CHECK(risks_of(file("new/Makefile", 0644, Kind::Modified), ctx).empty());  // it was there
+    CHECK(risks_of(file("new/Makefile.am"), ctx).empty());
+}
+
+TEST_CASE("review risk: what the contents say is added to the path's marks") {
+    RiskContext ctx{};
+    ctx.content["proj/.env"] = {"secret: GitHub token on line 2 (ghp_…)"};
+    auto r = risks_of(file("proj/.env"), ctx);
+    REQUIRE(r.size() == 1);
+    CHECK(r[0] == "secret: GitHub token on line 2 (ghp_…)");
+    CHECK(risks_of(file("proj/other"), ctx).empty());
+}

@@ -1,0 +1,24 @@
+#include "helper/cli/session_risks.h"
+
+#include <cstdlib>
+#include <memory>
+
+#include "capture/scan/session_scan.h"
+#include "review/prompt/risk_scan.h"
+
+review::RiskContext session_risks(const session::Info& info, const std::vector<capture::Change>& changes) {
+    review::RiskContext ctx;
+    // The session's own target: home rules only where $HOME really is.
+    if (const char* home = std::getenv("HOME")) ctx.home_rel = review::home_relative(info.meta.target, home);
+    if (const char* xdg = std::getenv("XDG_CONFIG_HOME"); xdg && xdg[0] == '/')
+        ctx.config_rel = review::home_relative(info.meta.target, std::string(xdg) + "/layover");
+    auto trees = capture::open_session_trees(info);
+    if (!trees) return ctx;
+    auto upper = std::make_shared<base::Fd>(std::move(trees->upper));
+    auto lower = std::make_shared<base::Fd>(std::move(trees->lower));
+    ctx.dir_has_makefile = review::makefile_probe(lower);
+    review::add_content_risks(
+        &ctx, changes, [&](const std::string& p) { return review::read_text_beneath(upper->get(), p); },
+        [&](const std::string& p) { return review::read_text_beneath(lower->get(), p); });
+    return ctx;
+}

@@ -1,0 +1,10 @@
+// The risk marks of a session's changes, read from its two trees (the upper
+// layer against the real target): `status` and the warning `save` prints.
+#pragma once
+#include <vector>
+
+#include "capture/scan/change.h"
+#include "helper/store/session.h"
+#include "review/prompt/risk.h"
+
+review::RiskContext session_risks(const session::Info& info, const std::vector<capture::Change>& changes);

@@ -1,0 +1,34 @@
+// Content risks of a change list, read from two trees (the new and the old
+// side of each file): fills RiskContext::content, ::secrets and
+// ::dir_has_makefile. Used by `status` (a session's upper and lower layers)
+// and, through risk_patch.h, by everything that holds a patch.
+#pragma once
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "capture/scan/change.h"
+#include "helper/base/fd.h"
+#include "review/prompt/risk.h"
+
+namespace review {
+
+// A file's text by path, or nothing (absent, not a regular file, too big).
+using TextOf = std::function<std::optional<std::string>(const std::string& path)>;
+
+// Scan every added or rewritten regular file of `changes`.
+void add_content_risks(RiskContext* ctx, const std::vector<capture::Change>& changes, const TextOf& new_text,
+                       const TextOf& old_text);
+
+// A regular file beneath `root` (never through a symlink), at most kSecretScanMax bytes.
+std::optional<std::string> read_text_beneath(int root, const std::string& rel);
+
+// RiskContext::dir_has_makefile for the tree at `root` (kept open by the probe).
+std::function<bool(const std::string&)> makefile_probe(std::shared_ptr<base::Fd> root);
+
+// "proj/.env:3: GitHub token (ghp_…)", one per secret found: for refusals and warnings.
+std::vector<std::string> secret_lines(const RiskContext& ctx);
+
+}  // namespace review
