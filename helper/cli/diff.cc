@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "helper/base/glob.h"
 #include "helper/base/term.h"
 #include "helper/base/text.h"
 #include "helper/cli/path_args.h"
@@ -92,6 +93,15 @@ int cmd_diff(int argc, char** argv) {
     // A patch file names the tree it would be applied to: say which.
     if (!patch->from_session())
         std::fprintf(stderr, "layover: diff: %s\n", review::target_line(patch->manifest()).c_str());
+    // --stat: what git's table cannot show (modes, sizes, the exit prompt's
+    // risk marks), on stderr like the target, so stdout stays git's.
+    if (opts.format == review::ShowOptions::Format::Stat) {
+        base::PathFilter filter(opts.paths, {});
+        auto ctx = review::risk_context_for(patch->manifest().target);
+        for (const auto& line : review::marked_changes(patch->manifest().changes, ctx,
+                                                       [&](std::string_view p) { return filter.selects(p); }))
+            std::fprintf(stderr, "layover: diff: %s\n", line.c_str());
+    }
     auto r = review::show_diff(patch.value(), opts);
     if (!r) {
         std::fprintf(stderr, "layover: diff %s: %s\n", base::display_path(source).c_str(), r.error().message.c_str());
