@@ -88,13 +88,14 @@ $(BUILD)/unit-tests: $(call obj,$(UNIT_SRCS)) $(CLI_LIB) $(PATCH_LIB) $(CORE_LIB
 # Fuzzing (docs/security.md "Fuzzing"): libFuzzer binaries built with clang,
 # ASan and UBSan in build-fuzz/, then each target run for FUZZ_SECONDS, one
 # at a time (nice). `make test` replays the committed corpora with g++.
-FUZZ_TARGETS := patch zframe json glob udiff
+FUZZ_TARGETS := patch zframe json glob udiff ipc
 FUZZ_SECONDS ?= 600
 FUZZ_SAN := -fsanitize=address,undefined,fuzzer-no-link -fno-sanitize-recover=all -fno-omit-frame-pointer
 $(BUILD)/obj/tests/fuzz/main_%.o: tests/fuzz/libfuzzer_main.cc tests/fuzz/targets.h
 	@mkdir -p $(dir $@)
 	$(CXX) $(ALLFLAGS) $(SAN) -DFUZZ_TARGET=fuzz::$* -c $< -o $@
-$(BUILD)/fuzz-%: $(BUILD)/obj/tests/fuzz/main_%.o $(call obj,$(wildcard tests/fuzz/t_*.cc)) $(PATCH_LIB) $(BASE_LIB)
+$(BUILD)/fuzz-%: $(BUILD)/obj/tests/fuzz/main_%.o $(call obj,$(wildcard tests/fuzz/t_*.cc) helper/sandbox/rename_call.cc) \
+                 $(PATCH_LIB) $(BASE_LIB)
 	$(CXX) $(SAN) -fsanitize=fuzzer $(LDFLAGS) -o $@ $^ $(PATCH_LIBS)
 fuzz-bins: $(addprefix $(BUILD)/fuzz-,$(FUZZ_TARGETS))
 

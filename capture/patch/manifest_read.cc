@@ -8,6 +8,7 @@
 
 #include "capture/patch/manifest.h"
 #include "capture/patch/writer.h"
+#include "capture/scan/xattr.h"
 #include "helper/base/json/reader.h"
 #include "helper/base/text.h"
 
@@ -242,6 +243,8 @@ void read_change(Parser& p, Change* c, std::string* problem) {
     if (!has_kind || !kind_ok) pr.add(1, "unknown kind");
     if (c->type == Type::Symlink && !link.get(&c->link_target)) pr.add(5, "a symlink without a target");
     if (c->type != Type::Symlink) c->link_target.clear();
+    if (!xattrs_bad)
+        if (std::string why = xattr_limit_problem(c->xattrs); !why.empty()) pr.add(7, why);
     if (pr.any()) *problem = "change " + base::display_path(c->path) + ": " + pr.what;
 }
 

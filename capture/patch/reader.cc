@@ -17,6 +17,7 @@
 #include "capture/patch/writer.h"
 #include "capture/scan/fingerprint.h"
 #include "capture/scan/names.h"
+#include "capture/scan/xattr.h"
 #include "helper/base/fd.h"
 #include "helper/base/text.h"
 #include "helper/base/thread.h"
@@ -205,6 +206,7 @@ private:
             if (n.compare(0, 5, "user.") != 0)
                 return base::error(where() + "carries xattr " + base::display_path(n) +
                                    "; patches hold only user.* xattrs");
+        if (std::string why = xattr_limit_problem(m->xattrs); !why.empty()) return base::error(where() + why);
         if (m->kind != Member::Kind::File) {
             if (archive_entry_sparse_count(e) > 0) return base::error(where() + "sparse map on a non-file");
             return base::Ok();

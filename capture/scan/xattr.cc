@@ -6,6 +6,8 @@
 #include <cerrno>
 #include <vector>
 
+#include "helper/base/text.h"
+
 namespace capture {
 
 namespace {
@@ -69,9 +71,9 @@ base::Result<Xattrs> read_xattrs(int fd) {
                 value.clear();
                 break;
             }
-            if (errno != ERANGE) return base::sys_error("reading xattr " + name);
+            if (errno != ERANGE) return base::sys_error("reading xattr " + base::display_path(name));
             ssize_t need = ::fgetxattr(fd, name.c_str(), nullptr, 0);
-            if (need < 0) return base::sys_error("reading xattr " + name);
+            if (need < 0) return base::sys_error("reading xattr " + base::display_path(name));
             value.resize(static_cast<size_t>(need) + 64);
         }
         out[name] = value;
@@ -112,6 +114,23 @@ OverlayMarks overlay_marks(const Xattrs& raw) {
         // origin, impure, nlink, uuid, protattr: bookkeeping, no meaning for the change set.
     }
     return m;
+}
+
+std::string xattr_limit_problem(const Xattrs& xattrs) {
+    size_t list = 0;
+    for (const auto& [name, value] : xattrs) {
+        if (name.size() > kXattrNameMax)
+            return "xattr name " + base::display_path(name.substr(0, 40)) + "... is " + base::thousands(name.size()) +
+                   " bytes long; Linux allows " + std::to_string(kXattrNameMax) + " (XATTR_NAME_MAX)";
+        if (value.size() > kXattrSizeMax)
+            return "xattr " + base::display_path(name) + " holds " + base::thousands(value.size()) +
+                   " bytes; Linux allows " + base::thousands(kXattrSizeMax) + " per value (XATTR_SIZE_MAX)";
+        list += name.size() + 1;
+    }
+    if (list > kXattrListMax)
+        return base::thousands(xattrs.size()) + " xattrs whose names take " + base::thousands(list) +
+               " bytes; Linux allows " + base::thousands(kXattrListMax) + " per file (XATTR_LIST_MAX)";
+    return "";
 }
 
 }  // namespace capture

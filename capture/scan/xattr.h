@@ -1,6 +1,7 @@
 // Extended attributes of upper/lower entries: reading them from an fd, and the
 // pure rules that separate overlayfs's own markers from the user's xattrs.
 #pragma once
+#include <cstddef>
 #include <map>
 #include <string>
 
@@ -30,5 +31,15 @@ Xattrs user_xattrs(const Xattrs& raw, bool upper_layer);
 
 // The overlay markers among raw upper-layer xattrs.
 OverlayMarks overlay_marks(const Xattrs& raw);
+
+// Linux's own limits on xattrs (<linux/limits.h>): no file can hold more, so
+// a patch claiming more is refused when read (docs/patch-format.md, "Limits").
+constexpr size_t kXattrNameMax = 255;    // XATTR_NAME_MAX: bytes of one name, "user." included
+constexpr size_t kXattrSizeMax = 65536;  // XATTR_SIZE_MAX: bytes of one value
+constexpr size_t kXattrListMax = 65536;  // XATTR_LIST_MAX: a file's names, each with its NUL
+
+// "" when one file may hold these xattrs, else which limit they pass (one
+// phrase naming it). Pure.
+std::string xattr_limit_problem(const Xattrs& xattrs);
 
 }  // namespace capture

@@ -16,6 +16,7 @@
 
 #include "helper/base/dir.h"
 #include "helper/base/fd.h"
+#include "helper/base/text.h"
 
 namespace rename_tree {
 
@@ -49,9 +50,9 @@ base::Result<void> copy_xattrs(int src, int dst) {
         std::string name(names.data() + at);
         if (name.rfind("user.", 0) != 0) continue;
         ssize_t len = ::fgetxattr(src, name.c_str(), value.data(), value.size());
-        if (len < 0) return base::sys_error("reading xattr " + name);
+        if (len < 0) return base::sys_error("reading xattr " + base::display_path(name));
         if (::fsetxattr(dst, name.c_str(), value.data(), static_cast<size_t>(len), 0) != 0)
-            return base::sys_error("setting xattr " + name);
+            return base::sys_error("setting xattr " + base::display_path(name));
     }
     return base::Ok();
 }

@@ -37,6 +37,20 @@ std::string risk_marks(const capture::Change& c, const RiskContext& ctx) {
     return reasons.empty() ? "" : "  ! " + reasons;
 }
 
+std::vector<std::string> marked_changes(const std::vector<capture::Change>& changes, const RiskContext& ctx,
+                                        const std::function<bool(std::string_view)>& selected) {
+    std::vector<std::string> out;
+    for (const auto& c : changes) {
+        if (!selected(c.path)) continue;
+        bool special = c.kind != capture::Kind::Deleted && c.type != capture::Type::Symlink && (c.mode & 07000) != 0;
+        std::string details = change_details(c, ctx);
+        if (!special && details.find("  ! ") == std::string::npos) continue;
+        out.push_back(std::string(1, capture::kind_letter(c.kind)) + "  " + base::display_path(c.path) +
+                      (c.type == capture::Type::Dir ? "/" : "") + details);
+    }
+    return out;
+}
+
 RiskContext risk_context_for(const std::string& target) {
     RiskContext ctx;
     if (const char* home = std::getenv("HOME")) ctx.home_rel = home_relative(target, home);

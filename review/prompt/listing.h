@@ -3,7 +3,10 @@
 // mode change), size and the exit prompt's risk marks. Used by `show`,
 // `diff --stat` and the apply summary. Pure.
 #pragma once
+#include <functional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "capture/patch/reader.h"
 #include "review/prompt/risk.h"
@@ -20,6 +23,11 @@ std::string change_details(const capture::Change& c, const RiskContext& ctx);
 
 // "  ! executable, shell startup file" ("" when not flagged): the marks alone.
 std::string risk_marks(const capture::Change& c, const RiskContext& ctx);
+// What `diff --stat` adds for a reviewer (git's table cannot show it): each
+// selected change with a risk mark or a set-id or sticky bit, as `show` lists
+// it: "A  .bashrc  [0644, 15 B]  ! shell startup file", "A  shared/  [1777]".
+std::vector<std::string> marked_changes(const std::vector<capture::Change>& changes, const RiskContext& ctx,
+                                        const std::function<bool(std::string_view)>& selected);
 
 // The risk context of a manifest's target for the caller ($HOME).
 RiskContext risk_context_for(const std::string& target);

@@ -8,11 +8,13 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstddef>
+#include <cstring>
 #include <ctime>
 #include <iterator>
 #include <vector>
 
 #include "helper/base/fs/beneath.h"
+#include "helper/base/text.h"
 
 namespace review {
 
@@ -131,13 +133,24 @@ base::Result<void> set_user_xattrs(int fd, const std::map<std::string, std::stri
     }
     for (const auto& [k, v] : have)
         if (!want.count(k) && remove_x(fd, k.c_str()) != 0 && errno != ENODATA)
-            return base::sys_error("remove xattr " + k);
+            return base::sys_error("remove xattr " + base::display_path(k));
     for (const auto& [k, v] : want) {
         // Only user.* ever: security.*, trusted.* and system.* are refused here too.
-        if (k.rfind("user.", 0) != 0) return base::error("refusing to set xattr " + k + " (only user.* are applied)");
+        if (k.rfind("user.", 0) != 0)
+            return base::error("refusing to set xattr " + base::display_path(k) + " (only user.* are applied)");
         auto it = have.find(k);
         if (it != have.end() && it->second == v) continue;
-        if (set_x(fd, k.c_str(), v.data(), v.size()) != 0) return base::sys_error("set xattr " + k);
+        if (set_x(fd, k.c_str(), v.data(), v.size()) == 0) continue;
+        int err = errno;
+        std::string what = "set xattr " + base::display_path(k) + " (" + base::thousands(v.size()) + " bytes)";
+        // Within Linux's limits (the reader checked) but past the filesystem's
+        // room for one file's xattrs: not a full disk, so not ENOSPC's usual note.
+        if (err == ENOSPC || err == E2BIG || err == ERANGE)
+            return base::Error{what + ": " + std::strerror(err) +
+                                   ": the target's filesystem has no room for this file's xattrs (ext4 keeps all of "
+                                   "a file's xattrs in one block, often 4 KiB)",
+                               E2BIG};
+        return base::sys_error(what, err);
     }
     return base::Ok();
 }

@@ -3,7 +3,8 @@
 built patches covering every member kind of the overlay cases (file, dir,
 symlink, hardlink, fifo, whiteout, opaque dir, xattrs, sparse, deep names,
 trailing padding), their manifests and sums for the JSON target, frames for
-the zstd walker, glob pattern/path pairs and old/new text pairs."""
+the zstd walker, glob pattern/path pairs, old/new text pairs and the rename
+worker's messages."""
 import io
 import json
 import os
@@ -91,6 +92,18 @@ def main():
                                     (b"one\ntwo\n", b""), (b"\n" * 20 + b"z", b"\n" * 10 + b"z\n"),
                                     (b"\x1b[31mred\r\n", b"\xc2\x9bcsi\n")]):
         out("udiff", "d%d" % i, old + b"\0" + new)
+    ipc_seeds()
+
+
+def ipc_seeds():
+    """rename_call's messages (helper/sandbox/rename_call.cc): a request is
+    u64 id, u32 flags, u8 fd bits, OLD NUL NEW; a reply is u64 id, i32 errno."""
+    import struct
+    for i, (flags, fds, old, new) in enumerate([(0, 0, b"/a/src", b"/a/dst"), (1, 3, b"src/", b"dst"),
+                                                (2, 1, b"d\x1b[2J", b"\xff\xfe"), (4, 2, b"", b"")]):
+        out("ipc", "req%d" % i, struct.pack("<QIB", 1000 + i, flags, fds) + old + b"\0" + new)
+    for i, err in enumerate([0, 18, 39]):
+        out("ipc", "reply%d" % i, struct.pack("<Qi", 7 + i, err))
 
 
 if __name__ == "__main__":

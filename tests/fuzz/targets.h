@@ -16,13 +16,14 @@ int zframe(const uint8_t* data, size_t size);    // the zstd frame walker
 int json(const uint8_t* data, size_t size);      // the manifest, sums and step record readers
 int glob(const uint8_t* data, size_t size);      // glob_match and PathFilter
 int udiff(const uint8_t* data, size_t size);     // the unified-diff writer, applied back
+int ipc(const uint8_t* data, size_t size);       // the rename worker's messages (rename_call)
 
 struct Named {
     const char* name;
     Target fn;
 };
 inline constexpr Named kTargets[] = {
-    {"patch", patch}, {"zframe", zframe}, {"json", json}, {"glob", glob}, {"udiff", udiff},
+    {"patch", patch}, {"zframe", zframe}, {"json", json}, {"glob", glob}, {"udiff", udiff}, {"ipc", ipc},
 };
 
 }  // namespace fuzz

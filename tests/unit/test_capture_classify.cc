@@ -152,6 +152,27 @@ TEST_CASE("capture xattrs: user.overlay.overlay.X is the user's own user.overlay
     CHECK_FALSE(overlay_marks({{"user.overlay.redirect", "/a"}}).unsupported.empty());
 }
 
+TEST_CASE("capture xattrs: Linux's name, value and list limits, each named when passed") {
+    // At every limit: fine. The list counts each name with its NUL.
+    Xattrs at = {{"user." + std::string(kXattrNameMax - 5, 'n'), std::string(kXattrSizeMax, 'v')}};
+    CHECK(xattr_limit_problem(at).empty());
+    Xattrs name = {{"user." + std::string(kXattrNameMax - 4, 'n'), "1"}};
+    CHECK_THAT(xattr_limit_problem(name), Catch::Contains("256 bytes long; Linux allows 255 (XATTR_NAME_MAX)"));
+    Xattrs value = {{"user.big\x1b", std::string(kXattrSizeMax + 1, 'v')}};
+    std::string why = xattr_limit_problem(value);
+    CHECK_THAT(why, Catch::Contains("holds 65,537 bytes; Linux allows 65,536 per value (XATTR_SIZE_MAX)"));
+    CHECK(why.find('\x1b') == std::string::npos);  // the name shown escaped
+    Xattrs many, full;
+    for (int i = 0; i < 10000; i++) many["user.x" + std::to_string(100000 + i)] = "";  // 13 bytes each with NUL
+    CHECK_THAT(
+        xattr_limit_problem(many),
+        Catch::Contains("10,000 xattrs whose names take 130,000 bytes; Linux allows 65,536 per file (XATTR_LIST_MAX)"));
+    for (int i = 0; i < 65536 / 16; i++) full["user.x" + std::to_string(100000000 + i)] = "";  // 16 bytes each
+    CHECK(xattr_limit_problem(full).empty());
+    full["user.y"] = "";
+    CHECK_THAT(xattr_limit_problem(full), Catch::Contains("XATTR_LIST_MAX"));
+}
+
 TEST_CASE("capture scan: a deleted dir's base lists its whole subtree with fingerprints") {
     Pair p;
     testtree::make(p.low + "/d", "dir");

@@ -59,3 +59,34 @@ TEST_CASE("hostile: change details show mode changes, sizes and risk marks", "[h
     c.type = capture::Type::None;
     CHECK(review::change_details(c, ctx) == "");
 }
+
+TEST_CASE("hostile: diff --stat's marked changes are the risky or set-id/sticky ones, in show's form") {
+    auto change = [](std::string path, capture::Type type, uint32_t mode, uint64_t size) {
+        capture::Change c;
+        c.path = std::move(path);
+        c.kind = capture::Kind::Added;
+        c.type = type;
+        c.mode = mode;
+        c.size = size;
+        return c;
+    };
+    std::vector<capture::Change> cs = {
+        change(".bashrc", capture::Type::File, 0644, 15), change("plain.txt", capture::Type::File, 0644, 3),
+        change("run.sh", capture::Type::File, 0755, 5),   change("shared", capture::Type::Dir, 01777, 0),
+        change("keep", capture::Type::Dir, 01755, 0),     change("tool", capture::Type::File, 06755, 10),
+        change("\x1b[2Jx", capture::Type::File, 0755, 1),
+    };
+    review::RiskContext ctx;
+    ctx.home_rel = std::string();
+    auto all = review::marked_changes(cs, ctx, [](std::string_view) { return true; });
+    REQUIRE(all.size() == 6);
+    CHECK(all[0] == "A  .bashrc  [0644, 15 B]  ! shell startup file");
+    CHECK(all[1] == "A  run.sh  [0755, 5 B]  ! executable");
+    CHECK(all[2] == "A  shared/  [1777]  ! group/world-writable");
+    CHECK(all[3] == "A  keep/  [1755]");  // the sticky bit alone: no risk, but shown
+    CHECK(all[4].rfind("A  tool  [6755, 10 B]  ! ", 0) == 0);
+    CHECK(all[4].find("setuid/setgid bit (never applied)") != std::string::npos);
+    CHECK(all[5] == "A  \"\\x1b[2Jx\"  [0755, 1 B]  ! executable");
+    auto some = review::marked_changes(cs, ctx, [](std::string_view p) { return p == "run.sh"; });
+    CHECK(some == std::vector<std::string>{"A  run.sh  [0755, 5 B]  ! executable"});
+}
