@@ -25,7 +25,9 @@ SHORT = re.compile(r"(?<![\w-])(-[a-zA-Z])(?![\w-])")
 EVERY_VERB = {"no-config", "help", "version"}  # main's, for every verb (cli.md "--version, --help")
 # Flags cli.md names that belong to other programs, with the program.
 OTHERS = {"global": "git config", "git": "diff --git", "short": "git status", "zstd": "tar",
-          "security-opt": "docker/podman", "user": "systemd-run", "scope": "systemd-run"}
+          "security-opt": "docker/podman", "user": "systemd-run", "scope": "systemd-run", "seccomp": "bwrap"}
+# Internal top-level options cli.md documents as such (not a verb's flag).
+INTERNAL = {"export-seccomp"}
 
 
 def lay(*args):
@@ -186,13 +188,17 @@ def test_every_flag_cli_md_names_is_accepted_by_a_verb_or_is_another_programs():
     for verb in verbs():
         shown |= help_flags(verb)
     unknown = []
-    for flag in sorted(set(FLAG.findall(md)) - shown - set(OTHERS)):
+    for flag in sorted(set(FLAG.findall(md)) - shown - set(OTHERS) - INTERNAL):
         # A flag --help leaves out (an alias, a hidden one): some verb's parser must take it.
         accepted = any(lay(verb, "--%s=x" % flag, "--help").returncode == 0 or
                        lay(verb, "--" + flag, "--help").returncode == 0 for verb in verbs())
         if not accepted:
             unknown.append(flag)
     assert not unknown, "docs/cli.md names flags no verb accepts: %s" % unknown
+    for flag in INTERNAL:  # documented as internal: it must still exist
+        assert "Internal: `layover --%s`" % flag in md
+        r = subprocess.run([str(LAYOVER), "--" + flag], stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
+        assert r.returncode == 0 and r.stdout, (flag, r.stderr)
 
 
 # --- docs/troubleshooting.md against the sources ---
