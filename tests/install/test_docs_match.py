@@ -7,9 +7,11 @@
 - every message docs/troubleshooting.md quotes is one the sources can print
   (made of their string literals, around its <placeholders>), and the
   sources' environment errors (user namespaces, overlay and /proc mounts, the
-  state dir, doctor's findings) are all quoted there;
+  state dir, doctor's findings) are all quoted there; every error message
+  of the C++ sources and of python/layover is in its "Every message" catalog;
 - README.md's runnable blocks run (as the unprivileged user, in a scratch
   home), and every layover command, flag and make target it shows exists."""
+import ast
 import errno
 import functools
 import json
@@ -365,6 +367,92 @@ def test_every_environment_error_of_the_code_is_in_troubleshooting_md():
     assert len(texts) >= 30
     missing = [t for t in texts if t not in quoted]
     assert not missing, "environment messages missing from docs/troubleshooting.md:\n" + "\n".join(missing)
+
+
+# The calls that make a message a user sees: Error values, usage errors, and
+# the lines main and the supervisor print themselves.
+ERROR_CALL = re.compile(r"(?<![\w.])(?:base::)?(error|sys_error|fail|usage_error|usage|die|staging_error|lib_error"
+                        r"|bad|fprintf)\(")
+
+
+def call_args(code, start):
+    """The text between the parenthesis at start-1 and its match, strings skipped."""
+    depth, i = 1, start
+    while depth:
+        c = code[i]
+        if c in "\"'":
+            j = i + 1
+            while code[j] != c:
+                j += 2 if code[j] == "\\" else 1
+            i = j
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        i += 1
+    return code[start:i - 1]
+
+
+def message_keys(literals):
+    """The leading literal's pieces and every piece of 12 or more characters."""
+    keys = []
+    for n, lit in enumerate(literals):
+        for piece in chunks_of(lit):
+            piece = piece.strip()
+            if (n == 0 or len(piece) >= 12) and len(piece) >= 6 and re.search(r"[a-z]{3}", piece) \
+                    and not re.fullmatch(r"layover(?: [a-z-]+)?:", piece):
+                keys.append(piece)
+    return keys
+
+
+def code_messages():
+    """{key: 'file:line'} for the error messages of the C++ sources."""
+    out = {}
+    for d in SOURCE_DIRS:
+        base = source_file(d)
+        for path in sorted(base.rglob("*.cc")):
+            code = path.read_text(errors="replace")
+            for m in ERROR_CALL.finditer(code):
+                line_start = code.rfind("\n", 0, m.start()) + 1
+                if code[line_start:m.start()].lstrip().startswith("//"):
+                    continue
+                args = call_args(code, m.end())
+                if m.group(1) == "fprintf" and not args.lstrip().startswith("stderr") or ERROR_CALL.search(args):
+                    continue  # stdout; or wraps another error call, which is read itself
+                where = "%s:%d" % (path.relative_to(base.parent), code.count("\n", 0, m.start()) + 1)
+                for key in message_keys(string_literals(args)):
+                    out.setdefault(key, where)
+    return out
+
+
+def python_messages():
+    """{key: 'file:line'} for the messages python/layover raises."""
+    out = {}
+    for path in sorted((SOURCE / "python/layover").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.Raise) or not isinstance(node.exc, ast.Call):
+                continue
+            lits = [s.value for a in node.exc.args for s in ast.walk(a)
+                    if isinstance(s, ast.Constant) and isinstance(s.value, str)]
+            for key in message_keys(lits):
+                out.setdefault(key, "python/layover/%s:%d" % (path.name, node.lineno))
+    return out
+
+# Keys the catalog need not list, each with why no user can see it.
+NOT_SHOWN = {}
+
+
+def test_every_error_message_of_the_code_is_in_troubleshooting_md():
+    """Every error message literal of the C++ sources and of python/layover
+    (its leading literal, and every literal of 12 or more characters) is in
+    docs/troubleshooting.md, most in its "Every message" catalog."""
+    text = (SOURCE / "docs/troubleshooting.md").read_text()
+    keys = {**python_messages(), **code_messages()}
+    assert len(keys) >= 500, len(keys)
+    missing = ["%s: %s" % (where, key) for key, where in sorted(keys.items(), key=lambda kv: kv[1])
+               if key not in text and key not in NOT_SHOWN]
+    assert not missing, ("error messages missing from docs/troubleshooting.md's \"Every message\" "
+                         "(add each with its cause and fix):\n" + "\n".join(missing))
 
 
 # --- README.md: its runnable blocks run; the commands it shows exist ---
