@@ -425,6 +425,9 @@ def code_messages():
     return out
 
 
+PY_CONV = re.compile(r"%[-+ #0-9.]*[rgsdfi]")  # Python's conversions, %r and %g too
+
+
 def python_messages():
     """{key: 'file:line'} for the messages python/layover raises."""
     out = {}
@@ -432,7 +435,7 @@ def python_messages():
         for node in ast.walk(ast.parse(path.read_text())):
             if not isinstance(node, ast.Raise) or not isinstance(node.exc, ast.Call):
                 continue
-            lits = [s.value for a in node.exc.args for s in ast.walk(a)
+            lits = [PY_CONV.sub("%s", s.value) for a in node.exc.args for s in ast.walk(a)
                     if isinstance(s, ast.Constant) and isinstance(s.value, str)]
             for key in message_keys(lits):
                 out.setdefault(key, "python/layover/%s:%d" % (path.name, node.lineno))
