@@ -67,15 +67,7 @@ base::Result<void> collect_originals(int lower, const ScanResult& scan, uint64_t
             continue;
         auto fd = review::open_beneath(lower, c.path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
         if (!fd) continue;  // gone since the scan: no original, apply will see the conflict
-        std::string data(b->second->size + 1, '\0');
-        size_t got = 0;
-        while (got < data.size()) {
-            ssize_t n = ::read(fd->get(), data.data() + got, data.size() - got);
-            if (n < 0 && errno == EINTR) continue;
-            if (n <= 0) break;
-            got += static_cast<size_t>(n);
-        }
-        data.resize(got);
+        std::string data = base::read_upto(fd->get(), b->second->size + 1);
         if (data.size() != b->second->size || data.substr(0, 8000).find('\0') != std::string::npos) continue;
         if (fingerprint_bytes(data) != b->second->fingerprint) continue;  // changed, or sparse: no proof
         have.insert(b->second->fingerprint);

@@ -68,6 +68,19 @@ Result<std::string> read_all(int fd, size_t limit) {
     return out;
 }
 
+std::string read_upto(int fd, size_t n) {
+    std::string data(n, '\0');
+    size_t got = 0;
+    while (got < data.size()) {
+        ssize_t r = ::read(fd, data.data() + got, data.size() - got);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) break;
+        got += static_cast<size_t>(r);
+    }
+    data.resize(got);
+    return data;
+}
+
 }  // namespace base
 
 #include <algorithm>

@@ -31,6 +31,8 @@ private:
 Result<Fd> open_at(int dirfd, const std::string& path, int flags, unsigned mode = 0);
 Result<void> write_all(int fd, const void* data, size_t len);
 Result<std::string> read_all(int fd, size_t limit);  // error if more than limit bytes
+// Up to n bytes (fewer at end of file or on a read error: callers compare sizes).
+std::string read_upto(int fd, size_t n);
 
 }  // namespace base
 

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "helper/base/fd.h"
 #include "helper/base/fs/beneath.h"
 #include "helper/base/text.h"
 #include "review/prompt/content_risk.h"
@@ -37,16 +38,7 @@ std::optional<std::string> read_text_beneath(int root, const std::string& rel) {
     struct stat st {};
     if (::fstat(fd->get(), &st) != 0 || !S_ISREG(st.st_mode) || static_cast<uint64_t>(st.st_size) > kSecretScanMax)
         return std::nullopt;
-    std::string data(static_cast<size_t>(st.st_size), '\0');
-    size_t got = 0;
-    while (got < data.size()) {
-        ssize_t n = ::read(fd->get(), data.data() + got, data.size() - got);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) break;
-        got += static_cast<size_t>(n);
-    }
-    data.resize(got);
-    return data;
+    return base::read_upto(fd->get(), static_cast<size_t>(st.st_size));
 }
 
 std::function<bool(const std::string&)> makefile_probe(std::shared_ptr<base::Fd> root) {
