@@ -310,6 +310,14 @@ private:
 
 Result<void> write_patch(int out_fd, const Manifest& m, const std::vector<Item>& items, int upper_fd,
                          const WriteOptions& opts) {
+    // The format's own members: a change of that name would make the patch
+    // unreadable (docs/patch-format.md), so it is refused before writing.
+    for (const auto& c : m.changes)
+        for (const char* reserved : {kManifestName, kSumsName, kOriginalsName})
+            if (c.path == reserved)
+                return base::error(std::string("the session holds ") + reserved +
+                                   ", a name the patch format reserves for itself; leave it out with --ignore " +
+                                   reserved);
     Writer w(out_fd, upper_fd, opts);
     TRY_VOID(w.open());
     TRY_VOID(w.blob(kManifestName, manifest_to_text(m)));

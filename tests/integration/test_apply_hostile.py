@@ -65,3 +65,26 @@ def test_a_bind_mount_of_the_same_filesystem_inside_a_deleted_directory_is_never
     assert any("mount point" in c["reason"] for c in res["conflicts"]), res
     assert sorted(os.listdir(str(precious))) == ["b.txt"] and (precious / "b.txt").read_text() == "b\n"
     assert (lo.target / "old" / "sub" / "b.txt").read_text() == "b\n"
+
+
+def test_a_change_named_like_the_patchs_own_members_is_refused_by_name_then_excluded(lo, tmp_path):
+    """An agent that writes .layover/sums into the target must not make the
+    session's patch unreadable: save and apply refuse it by name, and
+    --ignore leaves it out."""
+    r = lo.run("cd '%s' && mkdir -p .layover && echo forged > .layover/sums && echo ok > .layover/notes.txt "
+               "&& echo s > notes.txt" % lo.target, session="res")
+    assert r.returncode == 0, r.stderr
+    out = tmp_path / "res.tar.zst"
+    r = lo("save", "res", "-o", out)
+    assert r.returncode == 1 and not out.exists()
+    assert b"the session holds .layover/sums, a name the patch format reserves" in r.stderr, r.stderr
+    assert b"--ignore .layover/sums" in r.stderr
+    before = tree(lo.target)
+    r = lo("apply", "res", "--target", lo.target, "--yes")
+    assert r.returncode == 1 and tree(lo.target) == before
+    r = lo("save", "res", "-o", out, "--ignore", ".layover/sums")
+    assert r.returncode == 0, r.stderr
+    r = lo("apply", out, "--target", lo.target, "--yes")
+    assert r.returncode == 0, r.stderr
+    assert (lo.target / ".layover" / "notes.txt").read_text() == "ok\n"
+    assert not (lo.target / ".layover" / "sums").exists()
