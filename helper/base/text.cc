@@ -169,7 +169,8 @@ bool base64_decode(std::string_view text, std::string* out) {
 }
 
 bool valid_session_name(std::string_view name) {
-    if (name.empty() || name.size() > 64 || name == "." || name == "..") return false;
+    // Not "-x": a name that reads as an option (`restore -rf`) could not be named.
+    if (name.empty() || name.size() > 64 || name == "." || name == ".." || name[0] == '-') return false;
     for (char c : name) {
         bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
                   c == '-';

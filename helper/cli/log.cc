@@ -334,7 +334,8 @@ int cmd_fork(int argc, char** argv) {
     }
     const std::string& fresh = pos[1];
     if (!base::valid_session_name(fresh))
-        return fail("invalid session name '" + base::display_path(fresh) + "': use [A-Za-z0-9._-], 1-64 characters");
+        return fail("invalid session name '" + base::display_path(fresh) +
+                    "': use 1-64 of A-Z a-z 0-9 . _ -, not starting with -");
     auto state = session::state_dir();
     if (!state) return fail(state.error().message);
     auto s = session::find(state.value(), pos[0]);

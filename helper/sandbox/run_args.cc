@@ -12,7 +12,7 @@ const char kRunUsage[] =
     "                   [--timeout DURATION] [--max-pids N] [--max-size SIZE] [--max-memory SIZE]\n"
     "                   [--tmp-size SIZE] [--ipc-fd N] [--keep-empty] [--quiet] [--] [CMD [ARG...]]\n"
     "  --target DIR      tree to overlay (default: $HOME)\n"
-    "  --session NAME    name the session, or resume a kept one ([A-Za-z0-9._-]{1,64})\n"
+    "  --session NAME    name the session, or resume a kept one ([A-Za-z0-9._-]{1,64}, not starting with -)\n"
     "  --on-exit MODE    prompt|keep|discard|apply|save:FILE (default: prompt on a tty, else keep)\n"
     "  --network MODE    loopback (default: own network, lo up), none (no interface up)\n"
     "                    or host (the host's network)\n"
@@ -88,7 +88,7 @@ base::Result<RunOptions> parse_run_args(const std::vector<std::string>& args) {
             TRY_VOID(value("--session", &o.session));
             if (!base::valid_session_name(o.session))
                 return base::error("invalid --session name '" + base::display_path(o.session) +
-                                   "': use 1-64 of A-Z a-z 0-9 . _ -");
+                                   "': use 1-64 of A-Z a-z 0-9 . _ -, not starting with -");
         } else if (is("--on-exit")) {
             TRY_VOID(value("--on-exit", &o.on_exit));
             std::string err = check_on_exit(o.on_exit);

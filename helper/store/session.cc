@@ -252,7 +252,8 @@ Result<Info> find(const std::string& state, const std::string& name) {
         return all.back();
     }
     if (!base::valid_session_name(name))
-        return base::error("invalid session name '" + base::display_path(name) + "': use 1-64 of A-Z a-z 0-9 . _ -");
+        return base::error("invalid session name '" + base::display_path(name) +
+                           "': use 1-64 of A-Z a-z 0-9 . _ -, not starting with -");
     std::string d = sessions_dir(state) + "/" + name;
     auto m = read_meta(d);
     if (!m) return base::error("no session named '" + name + "'; list them with 'layover sessions'");

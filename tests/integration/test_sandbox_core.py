@@ -268,6 +268,8 @@ def test_usage_errors_exit_125_with_a_clear_message(lo, tmp_path):
     assert r.returncode == 125 and b"does not exist" in r.stderr
     r = lo("run", "--session", "bad/name", "--", "true")
     assert r.returncode == 125 and b"invalid --session name" in r.stderr
+    r = lo("run", "--session=-rf", "--", "true")  # a name that would read as an option later
+    assert r.returncode == 125 and b"invalid --session name '-rf'" in r.stderr and b"not starting with -" in r.stderr
     r = lo("run", "--on-exit", "explode", "--", "true")
     assert r.returncode == 125 and b"unknown --on-exit mode" in r.stderr
     r = lo("sessions", "--nope")

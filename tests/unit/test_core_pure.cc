@@ -134,6 +134,8 @@ TEST_CASE("text: base64 round trip and session names") {
     CHECK(base::valid_session_name("a-b_c.1"));
     CHECK_FALSE(base::valid_session_name(""));
     CHECK_FALSE(base::valid_session_name(".."));
+    CHECK_FALSE(base::valid_session_name("-rf"));  // would read as an option
+    CHECK(base::valid_session_name("a-"));
     CHECK_FALSE(base::valid_session_name("a b"));
     CHECK_FALSE(base::valid_session_name(std::string(65, 'a')));
 }
