@@ -54,16 +54,12 @@ base::Result<KnownBases> read_known_bases(const std::string& dir) {
         if (fd.error().code == ENOENT) return out;
         return fd.error();
     }
-    std::string text;
-    char buf[65536];
-    while (true) {
-        ssize_t n = ::read(fd->get(), buf, sizeof buf);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) return base::sys_error("reading " + file);
-        if (n == 0) break;
-        text.append(buf, static_cast<size_t>(n));
-        if (text.size() > (64u << 20)) return base::error(file + " is too large; remove it");
+    auto read = base::read_all(fd->get(), 64u << 20);
+    if (!read) {
+        if (read.error().code) return base::sys_error("reading " + file, read.error().code);
+        return base::error(file + " is too large; remove it");
     }
+    const std::string& text = read.value();
     auto bad = [&] {
         return base::error(file + " is malformed; remove it (the session's next apply may then report stale copies)");
     };
