@@ -6,12 +6,15 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "helper/base/text.h"
 #include "helper/cli/verbs.h"
 #include "helper/sandbox/finish.h"
+#include "helper/store/layer_gc.h"
+#include "helper/store/layer_store.h"
 #include "helper/store/remove.h"
 #include "helper/store/session.h"
 #include "helper/store/steps.h"
@@ -66,9 +69,25 @@ int cmd_sessions(int argc, char** argv) {
     purge_old_trash(state.value());
     auto all = session::list(state.value(), trash, true);
     if (!all) return fail(all.error().message);
+    // All of a session's layers (docs/history.md, "Life cycle"): a layer of
+    // the store shared by forks counts in each session, once in the total.
+    std::map<std::string, uint64_t> shared;
+    std::vector<uint64_t> sizes, shared_sizes;
+    for (const auto& s : all.value()) {
+        auto layers = steps::session_layers(s.dir);
+        uint64_t own = s.upper_bytes, in_store = 0;
+        for (size_t i = 1; i < layers.own.size(); i++) own += steps::layer_usage(layers.own[i]);
+        for (const auto& id : layers.shared) {
+            if (!shared.count(id)) shared[id] = steps::layer_usage(steps::store_dir(s.dir) + "/" + id);
+            in_store += shared[id];
+        }
+        sizes.push_back(own + in_store);
+        shared_sizes.push_back(in_store);
+    }
     if (json) {
         nlohmann::json arr = nlohmann::json::array();
-        for (const auto& s : all.value()) {
+        for (size_t i = 0; i < all->size(); i++) {
+            const auto& s = (*all)[i];
             nlohmann::json o = {
                 {"name", s.meta.name},
                 {"target", s.meta.target},
@@ -88,6 +107,8 @@ int cmd_sessions(int argc, char** argv) {
             // Frozen steps (docs/history.md); -1 when the steps dir is not layover's.
             auto nsteps = steps::count(s.dir);
             o["steps"] = nsteps ? nsteps.value() : -1;
+            o["bytes"] = sizes[i];               // every layer of the session
+            o["store_bytes"] = shared_sizes[i];  // the part held in the layer store (forks share it)
             auto opt = [](const std::string& v) { return v.empty() ? nlohmann::json(nullptr) : nlohmann::json(v); };
             o["applied"] = opt(s.meta.applied);
             o["undo"] = opt(s.meta.undo);
@@ -103,13 +124,21 @@ int cmd_sessions(int argc, char** argv) {
     }
     std::printf("%-24s %-8s %5s %7s %7s  %s\n", "NAME", "STATE", "AGE", "SIZE", "CHANGES", "WHAT");
     bool old = false;
-    for (const auto& s : all.value()) {
+    uint64_t total = 0;
+    for (size_t i = 0; i < all->size(); i++) {
+        const auto& s = (*all)[i];
+        total += sizes[i] - shared_sizes[i];
         std::string changes = s.changes < 0 ? "?" : (s.changes_exact ? "" : "~") + std::to_string(s.changes);
         std::string shown = trash ? "trash:" + s.state : s.state;
         std::printf("%-24s %-8s %5s %7s %7s  %s\n", s.meta.name.c_str(), shown.c_str(),
-                    human_age(age_seconds(s.meta)).c_str(), base::bytes_short(s.upper_bytes).c_str(), changes.c_str(),
+                    human_age(age_seconds(s.meta)).c_str(), base::bytes_short(sizes[i]).c_str(), changes.c_str(),
                     base::display_path(what_started(s.meta)).c_str());
         if (!trash && s.age_days >= 20) old = true;
+    }
+    if (!shared.empty()) {
+        for (const auto& [id, bytes] : shared) total += bytes;
+        std::printf("(layers shared by forks count in each session; all together: %s)\n",
+                    base::bytes_short(total).c_str());
     }
     if (old)
         std::fprintf(stderr,

@@ -30,15 +30,20 @@ void sleep_ms(int64_t ms) {
 
 // The size watch's loop: one line "BYTES COMPLETE\n" per walk (one write,
 // shorter than PIPE_BUF, so the supervisor never reads half of one).
-[[noreturn]] void watch_sizes(const std::string& upper, uint64_t cap, int out) {
+[[noreturn]] void watch_sizes(const std::string& upper, const std::vector<std::string>& frozen, uint64_t cap, int out) {
     (void)capture::as_owner_here([&]() -> base::Result<void> {
+        uint64_t below = 0;  // frozen layers never change: measured once
+        for (const auto& f : frozen) {
+            int fd = ::open(f.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            if (fd >= 0) below += session::tree_usage(fd).bytes;
+        }
         for (;;) {
             int64_t t0 = now_ms();
             session::Usage u;
             int fd = ::open(upper.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
             if (fd >= 0) u = session::tree_usage(fd);
             else u.complete = false;
-            std::string line = std::to_string(u.bytes) + (u.complete ? " 1\n" : " 0\n");
+            std::string line = std::to_string(u.bytes + below) + (u.complete ? " 1\n" : " 0\n");
             if (::write(out, line.data(), line.size()) < 0) ::_exit(0);  // the supervisor is gone
             sleep_ms(next_size_interval(now_ms() - t0, u.bytes, cap));
         }
@@ -54,7 +59,9 @@ int64_t next_size_interval(int64_t walk_ms, uint64_t used, uint64_t cap) {
     return std::clamp(static_cast<int64_t>(std::min<uint64_t>(room / 2 / kAssumedWriteRate, INT64_MAX / 2)), lo, hi);
 }
 
-LimitWatch::LimitWatch(const Limits& l, const std::string& upper_dir) : limits_(l), start_(now_ms()) {
+LimitWatch::LimitWatch(const Limits& l, const std::string& upper_dir, std::vector<std::string> frozen)
+    : limits_(l), start_(now_ms()) {
+    layered_ = !frozen.empty();
     if (!l.max_size) return;
     int p[2];
     if (::pipe2(p, O_CLOEXEC | O_NONBLOCK) != 0) return;  // check() then stops the sandbox
@@ -67,7 +74,7 @@ LimitWatch::LimitWatch(const Limits& l, const std::string& upper_dir) : limits_(
         // must be free once the run ends.
         base::close_fds_except({2, p[1]});
         ::fcntl(p[1], F_SETFL, 0);  // blocking writes
-        watch_sizes(upper_dir, l.max_size, p[1]);
+        watch_sizes(upper_dir, frozen, l.max_size, p[1]);
     });
     ::close(p[1]);
     if (child) watcher_ = std::move(child.value());
@@ -101,7 +108,8 @@ std::string LimitWatch::read_reports(int* code) {
         partial_.erase(0, end + 1);
         uint64_t bytes = std::strtoull(line.c_str(), nullptr, 10);
         if (bytes > limits_.max_size)
-            return cap + " reached (the upper layer holds " + limits::format_bytes(bytes) + "): sandbox stopped";
+            return cap + " reached (the " + (layered_ ? "session's layers hold " : "upper layer holds ") +
+                   limits::format_bytes(bytes) + "): sandbox stopped";
         if (line.size() < 2 || line.substr(line.size() - 2) != " 1")
             return cap + ": the upper layer cannot be measured whole (directories nested deeper than " +
                    std::to_string(session::kMaxUsageDepth) + " levels?): sandbox stopped";

@@ -29,7 +29,9 @@ public:
     // With --max-size, forks the size watch: a process in the owner user
     // namespace (the command may make mode-000 dirs) that walks upper_dir
     // and reports each total on a pipe.
-    LimitWatch(const Limits& l, const std::string& upper_dir);
+    // `frozen`: the session's other layers (its steps, what a rollback set
+    // aside), measured once and counted in each total.
+    LimitWatch(const Limits& l, const std::string& upper_dir, std::vector<std::string> frozen = {});
     // The fd to poll with the others (-1: none): wakes the loop on a report.
     int fd() const { return reports_.get(); }
     // The poll timeout until the time limit (-1: none).
@@ -48,6 +50,7 @@ public:
 
 private:
     std::string read_reports(int* code);
+    bool layered_ = false;  // the totals count frozen layers too
     Limits limits_;
     int64_t start_;
     base::Fd reports_, init_;

@@ -28,6 +28,7 @@
 #include "helper/sandbox/prepare.h"
 #include "helper/sandbox/pty_relay.h"
 #include "helper/sandbox/rename_notify.h"
+#include "helper/store/layer_gc.h"
 
 namespace {
 
@@ -104,7 +105,7 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
         pty->enter_raw();
     }
 
-    LimitWatch watch(run.plan.limits, session::upper_dir(run.session_dir));
+    LimitWatch watch(run.plan.limits, session::upper_dir(run.session_dir), steps::frozen_layers(run.session_dir));
     pid_t init = -1;
     bool exited = false;
     int status = 0, early_code = -1;

@@ -163,4 +163,11 @@ Layers session_layers(const std::string& d) {
     return out;
 }
 
+std::vector<std::string> frozen_layers(const std::string& d) {
+    Layers l = session_layers(d);
+    std::vector<std::string> out(l.own.begin() + 1, l.own.end());
+    for (const auto& id : l.shared) out.push_back(store_dir(d) + "/" + id);
+    return out;
+}
+
 }  // namespace steps

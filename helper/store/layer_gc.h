@@ -39,6 +39,8 @@ struct Layers {
     std::vector<std::string> shared;  // store layer ids
 };
 Layers session_layers(const std::string& session_dir);
+// The dirs of all of them but the live upper (--max-size counts them too).
+std::vector<std::string> frozen_layers(const std::string& session_dir);
 // The allocated bytes of one layer dir (0 when unreadable).
 uint64_t layer_usage(const std::string& dir);
 

@@ -148,3 +148,19 @@ def test_rolled_back_layers_follow_the_trash_clock(lo):
     r = lo("rollback", "s", "--undo")
     assert r.returncode == 1 and b"are gone: gc removed them after 24 hours" in r.stderr
     assert paths(lo, "s") == AT_ONE
+
+
+def test_sizes_and_max_size_count_every_layer(lo):
+    run_ok(lo, "head -c 3000000 /dev/urandom > big.bin", "s")
+    run_ok(lo, "echo 2 > two.txt", "s")  # big.bin is now a frozen step
+    assert lo("fork", "s", "f").returncode == 0
+    r = lo("sessions", "--json")
+    by = {s["name"]: s for s in json.loads(r.stdout)}
+    assert by["s"]["bytes"] >= 3000000 and by["f"]["bytes"] >= 3000000
+    assert by["f"]["store_bytes"] >= 3000000 and by["s"]["upper_bytes"] < 100000
+    out = lo("sessions").stdout.decode()
+    assert "layers shared by forks count in each session" in out
+    # --max-size counts the frozen 3 MB: 2 MB more passes 4M.
+    r = lo("run", "--target", lo.target, "--on-exit", "keep", "--session", "s", "--max-size", "4M", "--",
+           "/bin/sh", "-c", "head -c 2000000 /dev/zero > more.bin; sleep 2; echo finished", timeout=60)
+    assert r.returncode == 125 and b"session's layers hold" in r.stderr, r.stderr
