@@ -305,8 +305,8 @@ int cmd_rollback(int argc, char** argv) {
     int moved = std::atoi(r->c_str());
     forget();
     std::fprintf(stderr,
-                 "layover: session '%s' rolled back to step %d (%d later step%s set aside, the live changes "
-                 "frozen as a step first; 'layover rollback %s --undo' brings them back)\n",
+                 "layover: session '%s' rolled back to step %d (%d later step%s set aside, live changes "
+                 "included; 'layover rollback %s --undo' brings them back)\n",
                  name.c_str(), n, moved, moved == 1 ? "" : "s", name.c_str());
     return 0;
 }
