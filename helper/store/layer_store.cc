@@ -49,8 +49,9 @@ base::Result<void> make_store(const std::string& store) {
     return base::Ok();
 }
 
-// Temp + rename, mode 0600.
-base::Result<void> put(const std::string& path, const std::string& text) {
+}  // namespace
+
+base::Result<void> replace_file(const std::string& path, const std::string& text) {
     std::string tmp = path + ".tmp";
     TRY(base::Fd fd, base::open_at(AT_FDCWD, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0600));
     TRY_VOID(base::write_all(fd.get(), text.data(), text.size()));
@@ -58,8 +59,6 @@ base::Result<void> put(const std::string& path, const std::string& text) {
     if (::rename(tmp.c_str(), path.c_str()) != 0) return base::sys_error("writing " + path);
     return base::Ok();
 }
-
-}  // namespace
 
 std::string store_dir(const std::string& session_dir) { return parent_of(parent_of(session_dir)) + "/layers"; }
 
@@ -109,7 +108,7 @@ base::Result<void> share(const std::string& d, const std::string& container, int
     std::string store = store_dir(d);
     TRY_VOID(make_store(store));
     TRY(std::string id, new_id());
-    TRY_VOID(put(dir + ".ref", id + "\n"));
+    TRY_VOID(replace_file(dir + ".ref", id + "\n"));
     TRY_VOID(base::fault_point("share", "ref"));
     if (::rename(dir.c_str(), (store + "/" + id).c_str()) != 0)
         return base::sys_error("moving " + dir + " into the layer store " + store);
@@ -118,7 +117,7 @@ base::Result<void> share(const std::string& d, const std::string& container, int
 
 base::Result<void> copy_ref(const std::string& from, const std::string& to, int n) {
     TRY(std::string id, read_ref(from + "/" + four(n) + ".ref"));
-    TRY_VOID(put(to + "/" + four(n) + ".ref", id + "\n"));
+    TRY_VOID(replace_file(to + "/" + four(n) + ".ref", id + "\n"));
     // The record is hard-linked (O(1) whatever the paths it lists): records
     // are only ever replaced (temp + rename), never written in place.
     std::string rec = from + "/" + four(n) + ".json", dst = to + "/" + four(n) + ".json";

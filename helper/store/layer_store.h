@@ -40,6 +40,9 @@ base::Result<void> share(const std::string& session_dir, const std::string& cont
 // container `from` into `to`.
 base::Result<void> copy_ref(const std::string& from, const std::string& to, int n);
 
+// Temp + rename, mode 0600 (records, references).
+base::Result<void> replace_file(const std::string& path, const std::string& text);
+
 // flock on STORE/.lock (the store is made when missing).
 base::Result<base::Fd> lock_store(const std::string& store, bool exclusive);
 

@@ -14,6 +14,7 @@
 #include "helper/base/json/reader.h"
 #include "helper/base/json/writer.h"
 #include "helper/base/text.h"
+#include "helper/store/layer_store.h"
 
 namespace steps {
 
@@ -35,15 +36,7 @@ base::Result<std::string> read_text(const std::string& path) {
     return base::read_all(fd.get(), kMaxRecord);
 }
 
-// Temp + rename, mode 0600.
-base::Result<void> write_text(const std::string& path, const std::string& text) {
-    std::string tmp = path + ".tmp";
-    TRY(base::Fd fd, base::open_at(AT_FDCWD, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0600));
-    TRY_VOID(base::write_all(fd.get(), text.data(), text.size()));
-    TRY_VOID(fd.close());
-    if (::rename(tmp.c_str(), path.c_str()) != 0) return base::sys_error("writing " + path);
-    return base::Ok();
-}
+base::Result<void> write_text(const std::string& path, const std::string& text) { return replace_file(path, text); }
 
 base::Error bad(const std::string& what) { return base::error("step record: " + what); }
 

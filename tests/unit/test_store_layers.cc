@@ -17,6 +17,13 @@ bool exists(const std::string& p) {
     return ::lstat(p.c_str(), &st) == 0;
 }
 
+// STATE/sessions/s with an empty upper and steps/.
+std::string empty_session(const std::string& state) {
+    std::string s = state + "/sessions/s";
+    for (const auto& d : {state + "/sessions", s, s + "/upper", s + "/steps"}) testtree::make(d, "dir");
+    return s;
+}
+
 }  // namespace
 
 TEST_CASE("layer store: an id is exactly 32 lowercase hex digits", "[layerstore]") {
@@ -29,11 +36,7 @@ TEST_CASE("layer store: an id is exactly 32 lowercase hex digits", "[layerstore]
 
 TEST_CASE("layer store: a shared step resolves into the store; a dir wins over a reference", "[layerstore]") {
     testtree::TempDir t;
-    std::string s = t.path + "/sessions/s";
-    testtree::make(t.path + "/sessions", "dir");
-    testtree::make(s, "dir");
-    testtree::make(s + "/upper", "dir");
-    testtree::make(s + "/steps", "dir");
+    std::string s = empty_session(t.path);
     testtree::make(s + "/steps/0001", "dir");
     testtree::make(s + "/steps/0001/a.txt", "file:one\n");
     testtree::make(s + "/steps/0001.json", "file:{\"step\": 1}");
@@ -62,11 +65,7 @@ TEST_CASE("layer store: a shared step resolves into the store; a dir wins over a
 
 TEST_CASE("layer store: a reference never leads outside the store or through a symlink", "[layerstore]") {
     testtree::TempDir t;
-    std::string s = t.path + "/sessions/s";
-    testtree::make(t.path + "/sessions", "dir");
-    testtree::make(s, "dir");
-    testtree::make(s + "/upper", "dir");
-    testtree::make(s + "/steps", "dir");
+    std::string s = empty_session(t.path);
     testtree::make(s + "/steps/0001.ref", "file:../../../etc\n");
     CHECK_FALSE(steps::layer_path(s, 1).ok());
     testtree::make(t.path + "/layers", "dir");
