@@ -15,9 +15,13 @@ int check_histories(bool fix) {
     auto state = session::state_dir();
     if (!state) return 0;  // the state dir's own line already failed
     int fails = 0, found = 0;
-    auto report = [&](const std::string& what) {
+    auto report = [&](const std::string& what, bool fixable = true) {
         found++;
-        if (fix) {
+        if (!fixable) {
+            std::printf("FAIL  %s: the step is lost; 'layover rollback' below it, or discard the session\n",
+                        what.c_str());
+            fails++;
+        } else if (fix) {
             std::printf("FIXED %s\n", what.c_str());
         } else {
             std::printf("FAIL  %s: 'layover doctor --fix' repairs it\n", what.c_str());
@@ -39,7 +43,7 @@ int check_histories(bool fix) {
                 lock = std::move(lk.value());
             }
             for (const auto& p : steps::check_history(s.dir, fix))
-                report("session '" + base::display_path(s.meta.name) + "': " + p);
+                report("session '" + base::display_path(s.meta.name) + "': " + p.what, p.fixable);
         }
     }
     if (!found) std::printf("OK    session histories: no step operation left half-done\n");

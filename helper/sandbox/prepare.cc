@@ -74,6 +74,8 @@ std::string step_label(const std::string& label, const std::vector<std::string>&
 // program may have left mode-000 dirs), in a child: run keeps its identity.
 base::Result<void> freeze_previous(const std::string& dir, const std::string& target) {
     auto r = capture::in_owner_ns([&]() -> base::Result<std::string> {
+        TRY(std::string pending, steps::finish_pending(dir));  // a killed rollback first (docs/history.md)
+        (void)pending;
         TRY(int n, steps::freeze_live(dir, target, rfc3339(now_ns())));
         return std::to_string(n);
     });

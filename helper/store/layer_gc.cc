@@ -56,15 +56,16 @@ uint64_t layer_usage(const std::string& dir) {
     return fd < 0 ? 0 : session::tree_usage(fd).bytes;
 }
 
-std::vector<std::string> check_history(const std::string& d, bool fix) {
-    std::vector<std::string> out;
+std::vector<Problem> check_history(const std::string& d, bool fix) {
+    std::vector<Problem> out;
     if (exists(d + "/stack-op") || exists(d + "/steps.rb") || exists(d + "/rolled-back.new") ||
         exists(d + "/steps.gone")) {
         if (!fix) {
-            out.push_back("an interrupted rollback or undo ('layover doctor --fix' or a rerun finishes it)");
+            out.push_back({"an interrupted rollback or undo (a rerun finishes it too)"});
         } else {
             auto r = finish_pending(d);
-            out.push_back(r ? r.value() : "could not finish an interrupted rollback: " + r.error().message);
+            if (r) out.push_back({r.value()});
+            else out.push_back({"could not finish an interrupted rollback: " + r.error().message, false});
         }
     }
     std::string steps = steps_dir(d);
@@ -72,29 +73,29 @@ std::vector<std::string> check_history(const std::string& d, bool fix) {
     bool has_steps = false;
     for (const auto& n : names) has_steps |= number_of(n, "") > 0 || number_of(n, ".ref") > 0;
     if (has_steps && !exists(d + "/upper")) {
-        out.push_back(fix ? "made the missing live upper (a freeze was killed after its rename)"
-                          : "the live upper is missing (a freeze was killed after its rename)");
+        out.push_back({fix ? "made the missing live upper (a freeze was killed after its rename)"
+                           : "the live upper is missing (a freeze was killed after its rename)"});
         if (fix) (void)::mkdir((d + "/upper").c_str(), 0755);
     }
     for (const auto& n : names) {
         if (int i = number_of(n, ".ref"); i && exists(steps + "/" + four(i))) {
-            out.push_back(std::string(fix ? "removed" : "found") + " the reference " + n +
-                          " beside its layer dir (a move into the layer store was killed)");
+            out.push_back({std::string(fix ? "removed" : "found") + " the reference " + n +
+                           " beside its layer dir (a move into the layer store was killed)"});
             if (fix) ::unlink((steps + "/" + n).c_str());
         }
         if (int i = number_of(n, ".json"); i && !holds_layer(steps, i)) {
-            out.push_back(std::string(fix ? "removed" : "found") + " the record " + n +
-                          " without its layer (a freeze was killed before its rename)");
+            out.push_back({std::string(fix ? "removed" : "found") + " the record " + n +
+                           " without its layer (a freeze was killed before its rename)"});
             if (fix) ::unlink((steps + "/" + n).c_str());
         }
     }
     auto total = count(d);
     if (!total) {
-        out.push_back("its steps are unreadable: " + total.error().message);
+        out.push_back({"its steps are unreadable: " + total.error().message, false});
         return out;
     }
     for (int i = 1; i <= total.value(); i++)
-        if (auto p = layer_path(d, i); !p) out.push_back(p.error().message);
+        if (auto p = layer_path(d, i); !p) out.push_back({p.error().message, false});
     return out;
 }
 

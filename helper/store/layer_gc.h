@@ -11,9 +11,13 @@
 namespace steps {
 
 // One session's leftovers of a killed freeze, share, rollback or undo, each
-// as a sentence; with `fix`, each is finished or undone (the caller holds the
-// session's lock) and the sentence says what was done.
-std::vector<std::string> check_history(const std::string& session_dir, bool fix);
+// as a sentence; with `fix`, each fixable one is finished or undone (the
+// caller holds the session's lock) and the sentence says what was done.
+struct Problem {
+    std::string what;
+    bool fixable = true;  // false: a lost layer, an unreadable stack (reported only)
+};
+std::vector<Problem> check_history(const std::string& session_dir, bool fix);
 
 // The layer ids some session (sessions/, trash/, a half-built fork)
 // refers to from any of its dirs (steps/, rolled-back/, steps.rb/, ...).

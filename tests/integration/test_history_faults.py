@@ -164,3 +164,31 @@ def test_sizes_and_max_size_count_every_layer(lo):
     r = lo("run", "--target", lo.target, "--on-exit", "keep", "--session", "s", "--max-size", "4M", "--",
            "/bin/sh", "-c", "head -c 2000000 /dev/zero > more.bin; sleep 2; echo finished", timeout=60)
     assert r.returncode == 125 and b"session's layers hold" in r.stderr, r.stderr
+
+
+def test_a_run_after_a_killed_rollback_finishes_it_first(lo):
+    three_runs(lo, "s")
+    killed(lo("rollback", "s", "1", env={"LAYOVER_FAULT": "rollback:committed:1:kill"}))
+    run_ok(lo, "echo 4 > four.txt", "s")  # resumes: finishes the rollback, then freezes nothing
+    run_ok(lo, "true", "s")  # freezes four.txt as step 2
+    assert paths(lo, "s") == {"one.txt", "four.txt"} and leftovers(lo, "s") == []
+    assert log_steps(lo, "s") == [2, 1]
+    assert (lo.session_dir("s") / "rolled-back" / "0003.ref").exists()  # what the rollback set aside is kept
+
+
+def test_a_rollback_made_before_the_store_is_undone(lo):
+    # The old layout: rolled-back/ holding real step dirs and the live upper.
+    three_runs(lo, "s")
+    run_ok(lo, "true", "s")  # steps 1..3, no live changes
+    d = lo.session_dir("s")
+    rb = d / "rolled-back"
+    rb.mkdir()
+    (rb / "at").write_text("1\n")
+    os.rename(str(d / "steps" / "0002"), str(rb / "0002"))
+    os.rename(str(d / "steps" / "0002.json"), str(rb / "0002.json"))
+    os.rename(str(d / "steps" / "0003"), str(rb / "upper"))
+    os.unlink(str(d / "steps" / "0003.json"))
+    assert paths(lo, "s") == AT_ONE
+    r = lo("rollback", "s", "--undo")
+    assert r.returncode == 0, r.stderr
+    assert paths(lo, "s") == BEFORE and log_steps(lo, "s") == [3, 2, 1] and not rb.exists()
