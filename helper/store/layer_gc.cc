@@ -134,9 +134,13 @@ std::vector<std::string> expire_rolled_back(const std::string& state, int64_t ma
         struct stat st;
         if (::lstat((rb + "/at").c_str(), &st) != 0 || exists(rb + "/expired") || now - st.st_mtime <= max_age_s)
             continue;
-        if (session::is_locked(root + "/" + s)) continue;
+        if (dry_run) {
+            if (!session::is_locked(root + "/" + s)) out.push_back(s);
+            continue;
+        }
+        auto lock = session::lock(root + "/" + s, s);  // no run, rollback or undo meanwhile
+        if (!lock) continue;
         out.push_back(s);
-        if (dry_run) continue;
         char when[32];
         std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
         base::Fd dir(::open(rb.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
