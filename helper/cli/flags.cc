@@ -125,6 +125,7 @@ const std::vector<Flag> kFlags = {
     {"status", "risk", 0, N, once, no, ""},
     {"diff", "mask-secrets", 0, N, once, any, ""},
     {"apply", "allow-secrets", 0, N, once, no, ""},
+    {"doctor", "fix", 0, N, once, no, ""},
 };
 
 }  // namespace
