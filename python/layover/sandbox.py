@@ -300,6 +300,22 @@ class Sandbox:
         args: List[StrPath] = ["rollback", self.name] + (["--undo"] if undo else [str(int(step))])
         self.helper.run(args, error=SandboxError)
 
+    def fork(self, name: str, *, at: Optional[int] = None, start: bool = False, **kwargs: Any) -> "Sandbox":
+        """A new session `name` with this one's steps (1..`at`, default all)
+        and an empty live layer, independent from then on (`layover fork`,
+        docs/history.md).  This stops the sandbox first (a running session
+        cannot be forked); without `at` its live changes become a step, so the
+        fork sees everything done so far.  The REPL's Python state is not
+        copied.  The new Sandbox is returned
+        stopped unless start=True; kwargs are Sandbox options for it."""
+        self.close()
+        args: List[StrPath] = ["fork", self.name, name] + ([] if at is None else ["--at", str(int(at))])
+        self.helper.run(args, error=SandboxError)
+        kwargs.setdefault("network", self.network)
+        kwargs.setdefault("python", self.python)
+        kwargs.setdefault("helper_env", self.helper.env)
+        return Sandbox(self.target, session=name, binary=self.helper.binary, start=start, **kwargs)
+
     def save(self, path: StrPath) -> Path:
         """Write the session's patch (tar+zstd) to `path`."""
         self.helper.run(["save", self.name, "-o", path])

@@ -262,6 +262,26 @@ def test_log_and_rollback_across_resumes(sb, target):
     assert not (target / "one.txt").exists()
 
 
+def test_fork_shares_the_steps_and_is_independent(sb, target):
+    sb.run("open('one.txt', 'w').write('1')")
+    sb.close()
+    sb.start()
+    sb.run("open('two.txt', 'w').write('2')")
+    early = sb.fork(sb.name + "-early", at=1)
+    assert not sb.running and not early.running
+    assert {c.path for c in early.changes()} == {"one.txt"}
+    full = sb.fork(sb.name + "-full")
+    assert {c.path for c in full.changes()} == {"one.txt", "two.txt"}
+    with early:
+        early.run("open('three.txt', 'w').write('3')")
+    assert {c.path for c in early.changes()} == {"one.txt", "three.txt"}
+    assert {c.path for c in sb.changes()} == {"one.txt", "two.txt"}
+    with pytest.raises(SandboxError) as e:
+        sb.fork(sb.name + "-early")
+    assert "exists" in str(e.value)
+    assert not (target / "one.txt").exists() and not (target / "three.txt").exists()
+
+
 def test_changes_carry_risk_phrases_never_the_secret(sb):
     tok = "glpat-" + "aB3dE5gH7jK9mN1pQ2sT4"
     sb.run("open('deploy.env', 'w').write('X=1\\nT=%s\\n')\nopen('plain.txt', 'w').write('p')" % tok)
