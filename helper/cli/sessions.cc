@@ -168,6 +168,7 @@ int cmd_discard(int argc, char** argv) {
     if (!lk) return fail(lk.error().message);
     auto r = remove_tree_fast(s->dir);
     if (!r) return fail(r.error().message);
+    (void)steps::sweep_store(state.value(), false);  // the layers no other session refers to go too
     std::fprintf(stderr, "layover: discarded session '%s'\n", s->meta.name.c_str());
     return 0;
 }
