@@ -22,9 +22,11 @@
 #include <optional>
 
 #include "helper/base/child.h"
+#include "helper/sandbox/control.h"
 #include "helper/sandbox/fd_pass.h"
 #include "helper/sandbox/finish.h"
 #include "helper/sandbox/limit_watch.h"
+#include "helper/sandbox/live_checkpoint.h"
 #include "helper/sandbox/prepare.h"
 #include "helper/sandbox/pty_relay.h"
 #include "helper/sandbox/rename_notify.h"
@@ -110,19 +112,25 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
     int status = 0, early_code = -1;
     bool pty_open = pty.has_value(), stdin_open = pty.has_value();
     RenameService renames(run.plan.limits);  // directory renames (helper/sandbox/rename_notify.h)
+    // `layover checkpoint` of this session (helper/sandbox/control.h); without it, a checkpoint says so.
+    auto ctl = control::listen(run.session_dir);
+    LiveCheckpoint live(run);
     while (!exited) {
-        struct pollfd fds[7] = {{sigfd.get(), POLLIN, 0},
+        struct pollfd fds[8] = {{sigfd.get(), POLLIN, 0},
                                 {mine.get(), POLLIN, 0},
                                 {-1, POLLIN, 0},
                                 {-1, POLLIN, 0},
                                 {out.stopped.empty() ? watch.fd() : -1, POLLIN, 0},
                                 {renames.listener(), POLLIN, 0},
-                                {renames.worker(), POLLIN, 0}};
+                                {renames.worker(), POLLIN, 0},
+                                {ctl ? ctl->get() : -1, POLLIN, 0}};
         if (pty_open) fds[2].fd = pty->master();
         if (stdin_open) fds[3].fd = STDIN_FILENO;
-        if (::poll(fds, 7, out.stopped.empty() ? watch.poll_timeout() : -1) < 0 && errno != EINTR) break;
+        if (::poll(fds, 8, out.stopped.empty() ? watch.poll_timeout() : -1) < 0 && errno != EINTR) break;
         renames.on_listener(fds[5].revents);
         renames.on_worker(fds[6].revents);
+        if (fds[7].revents & POLLIN)
+            control::serve_one(fds[7].fd, [&](const control::Request& r) { return live.serve(r, init); });
         if (out.stopped.empty()) {
             out.stopped = watch.check(&out.stop_code);
             if (!out.stopped.empty()) watch.stop(pid);
@@ -181,6 +189,7 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
             }
         }
     }
+    if (ctl) control::remove_socket(run.session_dir);
     if (!out.stopped.empty()) watch.wait_stopped();
     // Late messages (an error sent just before exit) are still queued.
     if (mine.valid()) {

@@ -42,6 +42,13 @@ base::Result<void> write_text(const std::string& path, const std::string& text) 
     return base::Ok();
 }
 
+bool layer_is_empty(const std::string& dir) {
+    auto fd = base::open_at(AT_FDCWD, dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+    if (!fd) return false;
+    auto names = base::list_dir(fd->get());
+    return names && names->empty();
+}
+
 base::Error bad(const std::string& what) { return base::error("step record: " + what); }
 
 // One {"path": ..., ["path_b64": ...], "kind": ...}.
@@ -249,12 +256,18 @@ base::Result<Live> read_live(const std::string& d) {
     return live_from_text(text);
 }
 
-base::Result<int> freeze_live(const std::string& d, const std::string& target, const std::string& end) {
+base::Result<int> freeze_live(const std::string& d, const std::string& target, const std::string& end,
+                              const FaultHook& fault) {
+    auto at = [&](const char* point) { return fault ? fault(point) : base::Result<void>(base::Ok()); };
     std::string upper = d + "/upper";
     TRY(base::Fd up, base::open_at(AT_FDCWD, upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW));
     TRY(auto entries, base::list_dir(up.get()));
     if (entries.empty()) return 0;
     TRY(int n, count(d));
+    // A freeze never makes an empty step: an empty top layer is one cut
+    // short before its exchange below, and is reused.
+    bool reuse = n > 0 && layer_is_empty(layer_dir(d, n));
+    if (reuse) n--;
     if (n >= kMaxDepth) return 0;
     if (::mkdir(steps_dir(d).c_str(), 0700) != 0 && errno != EEXIST) return base::sys_error("creating " + steps_dir(d));
     Record r;
@@ -265,15 +278,22 @@ base::Result<int> freeze_live(const std::string& d, const std::string& target, c
         r.start = live->start;
     }
     r.end = end;
-    // The touched paths of the live upper as the next step (it becomes layer n+1).
-    std::string layer = layer_dir(d, r.n);
-    if (::rename(upper.c_str(), layer.c_str()) != 0) return base::sys_error("freezing " + upper);
-    auto paths = touched(d, r.n, target);
+    // The touched paths of the live upper as the next step (it becomes layer
+    // n+1), and its record, before anything moves: a record without its
+    // layer is not read, and the next freeze overwrites it.
+    auto paths = touched_layer(upper, d, n, target);
     if (paths) r.paths = std::move(paths.value());
     else r.label += r.label.empty() ? "(paths unknown: " + paths.error().message + ")" : "";
-    auto wrote = write_text(record_file(d, r.n), record_to_text(r));
-    if (::mkdir(upper.c_str(), 0755) != 0) return base::sys_error("creating a fresh upper layer " + upper);
-    if (!wrote) return wrote.error();
+    TRY_VOID(write_text(record_file(d, r.n), record_to_text(r)));
+    TRY_VOID(at("record"));
+    // The commit: an empty layer dir exchanged with the upper in one rename,
+    // so there is always an upper, and the step is whole or absent.
+    std::string layer = layer_dir(d, r.n);
+    if (!reuse && ::mkdir(layer.c_str(), 0755) != 0) return base::sys_error("creating " + layer);
+    TRY_VOID(at("layer"));
+    if (::renameat2(AT_FDCWD, upper.c_str(), AT_FDCWD, layer.c_str(), RENAME_EXCHANGE) != 0)
+        return base::sys_error("freezing " + upper);
+    TRY_VOID(at("renamed"));
     ::unlink((steps_dir(d) + "/live.json").c_str());
     return r.n;
 }

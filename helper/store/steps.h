@@ -5,6 +5,7 @@
 //   SESSION/upper/            the live upper
 // The view is upper : step N : ... : step 1 : target.
 #pragma once
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -69,7 +70,14 @@ base::Result<Live> read_live(const std::string& session_dir);
 // deep. Else the new step's number. `target`
 // is the real tree, for the record's touched paths. Run it where the
 // session's files are readable (the owner user namespace, or as the owner).
-base::Result<int> freeze_live(const std::string& session_dir, const std::string& target, const std::string& end);
+// The commit is one rename (RENAME_EXCHANGE of the upper with an empty
+// layer dir): there is always an upper. An empty top layer is one cut short
+// before it, and the next freeze reuses it. `fault`, when set, is called at
+// each point (the tests' fault injection): "record" after the record,
+// "layer" after the empty layer dir, "renamed" after the commit.
+using FaultHook = std::function<base::Result<void>(const char* point)>;
+base::Result<int> freeze_live(const std::string& session_dir, const std::string& target, const std::string& end,
+                              const FaultHook& fault = {});
 
 // The touched paths of layer `n` against the view below it (steps n-1..1
 // over the target), sorted by path.

@@ -1,0 +1,137 @@
+"""`layover checkpoint` (docs/history.md, issue 23): a kept session's live
+upper becomes the next frozen step; a running session is asked through its
+supervisor's control socket."""
+import json
+import os
+import socket
+import stat
+import subprocess
+import time
+from pathlib import Path
+
+from capture_util import status_json
+from conftest import LAYOVER
+
+
+def run_ok(lo, cmd, session):
+    r = lo.run(cmd, session=session)
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+
+
+def layers(lo, name):
+    d = lo.session_dir(name) / "steps"
+    return sorted(p.name for p in d.iterdir() if p.is_dir()) if d.exists() else []
+
+
+def test_checkpoint_of_a_kept_session_freezes_the_live_upper(lo):
+    run_ok(lo, "echo a > a.txt; echo changed > notes.txt", "k")
+    before = status_json(lo, "k")
+    r = lo("checkpoint", "k", "-m", "first part")
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    assert r.stdout.decode() == "session 'k': step 1\n"
+    d = lo.session_dir("k")
+    assert layers(lo, "k") == ["0001"]
+    assert (d / "steps" / "0001" / "a.txt").read_text() == "a\n"
+    assert list((d / "upper").iterdir()) == []
+    rec = json.loads((d / "steps" / "0001.json").read_text())
+    assert rec["label"] == "first part"
+    assert {(p["path"], p["kind"]) for p in rec["paths"]} == {("a.txt", "A"), ("notes.txt", "M")}
+    # The flattened view is the same; the real tree never changed.
+    assert status_json(lo, "k") == before
+    assert not (Path(lo.target) / "a.txt").exists() and (Path(lo.target) / "notes.txt").read_text() == "one\ntwo\nthree\n"
+    # Nothing new: no step, said so, exit 0; --json says null.
+    r = lo("checkpoint", "k", "--json")
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    assert json.loads(r.stdout) == {"session": "k", "step": None, "label": ""}
+    # The next run sees step 1 and its own work lands in a fresh upper;
+    # without -m the step's label is the run's command line.
+    run_ok(lo, "test -f a.txt && echo b > b.txt", "k")
+    r = lo("checkpoint", "k", "--json")
+    assert r.returncode == 0 and json.loads(r.stdout)["step"] == 2
+    rec = json.loads((d / "steps" / "0002.json").read_text())
+    assert rec["label"].startswith("/bin/sh -c test -f a.txt") and rec["paths"] == [{"path": "b.txt", "kind": "A"}]
+    log = json.loads(lo("log", "k", "--json").stdout)
+    assert [s["step"] for s in log["steps"]] == [2, 1] and log["steps"][1]["label"] == "first part"
+
+
+def test_checkpoint_errors_change_nothing(lo):
+    r = lo("checkpoint", "nosuch")
+    assert r.returncode == 1 and b"nosuch" in r.stderr
+    run_ok(lo, "echo a > a.txt", "e")
+    for bad in (["checkpoint"], ["checkpoint", "e", "--bogus"], ["checkpoint", "e", "-m", ""], ["checkpoint", "e", "x"]):
+        assert lo(*bad).returncode == 2, bad
+    assert layers(lo, "e") == [] and (lo.upper("e") / "a.txt").exists()
+
+
+def test_checkpoint_killed_at_each_point_leaves_the_session_before_or_after(lo):
+    for point, after in (("record", False), ("layer", False), ("renamed", True)):
+        name = "f" + point
+        run_ok(lo, "echo a > a.txt; rm notes.txt", name)
+        before = status_json(lo, name)
+        r = lo("checkpoint", name, env={"LAYOVER_FAULT": "checkpoint:%s:1:kill" % point})
+        # The freeze runs in a child as the session's owner: that is what dies.
+        assert r.returncode == 1 and b"died" in r.stderr, r.stderr.decode(errors="replace")
+        # Cut short before the commit, an empty layer may be left: the view
+        # is the same, and the next freeze reuses it.
+        assert layers(lo, name) == (["0001"] if after or point == "layer" else [])
+        assert status_json(lo, name) == before
+        # A rerun finishes it (after) or makes it (before): one step, recorded.
+        r = lo("checkpoint", name)
+        assert r.returncode == 0, r.stderr.decode(errors="replace")
+        assert r.stdout.decode() == ("session '%s': %s\n" % (name, "no changes since the last step; no step made"
+                                                             if after else "step 1"))
+        assert layers(lo, name) == ["0001"] and status_json(lo, name) == before
+        rec = json.loads((lo.session_dir(name) / "steps" / "0001.json").read_text())
+        assert {p["path"] for p in rec["paths"]} == {"a.txt", "notes.txt"}
+        run_ok(lo, "test -f a.txt && test ! -e notes.txt", name)
+
+
+def start_running(lo, name):
+    p = subprocess.Popen([LAYOVER, "run", "--target", str(lo.target), "--session", name, "--on-exit", "keep", "--",
+                          "/bin/sh", "-c", "echo a > a.txt; exec sleep 30"],
+                         env=lo.env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    sock = lo.session_dir(name) / "control.sock"
+    for _ in range(200):
+        if sock.exists() and (lo.upper(name) / "a.txt").exists():
+            return p, sock
+        time.sleep(0.02)
+    p.kill()
+    raise AssertionError("the session did not start: %r" % (p.communicate(),))
+
+
+def ask(sock, payload):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    s.settimeout(10)
+    fd = os.open(str(sock.parent), os.O_PATH)
+    try:
+        s.connect("/proc/self/fd/%d/control.sock" % fd)
+    finally:
+        os.close(fd)
+    s.send(payload)
+    reply = s.recv(65536)
+    s.close()
+    return json.loads(reply)
+
+
+def test_checkpoint_of_a_running_session_goes_through_its_supervisor(lo):
+    p, sock = start_running(lo, "run")
+    try:
+        st = os.lstat(sock)
+        assert stat.S_ISSOCK(st.st_mode) and stat.S_IMODE(st.st_mode) == 0o600
+        # Malformed requests: a clear error each, and the supervisor serves on.
+        for bad in (b"", b"{", b"[]", b'{"op": "rm -rf"}', b'{"op": "checkpoint", "label": 7}', b"x" * 20000):
+            if not bad:
+                continue
+            r = ask(sock, bad)
+            assert r["ok"] is False and r["error"].startswith("malformed control message"), (bad, r)
+        r = lo("checkpoint", "run", "-m", "mid-run")
+        assert r.returncode == 1
+        err = r.stderr.decode()
+        assert "checkpoint of session 'run'" in err and "is running" in err and "stop the session" in err
+        assert layers(lo, "run") == [] and (lo.upper("run") / "a.txt").read_text() == "a\n"
+    finally:
+        p.terminate()
+        p.communicate(timeout=30)
+    assert not sock.exists()
+    r = lo("checkpoint", "run")
+    assert r.returncode == 0 and r.stdout.decode() == "session 'run': step 1\n"
