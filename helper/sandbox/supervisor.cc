@@ -72,6 +72,12 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
     }
     base::Fd mine(lift_fd(sv[0]));
     run.plan.sync_fd = lift_fd(sv[1]);
+    // Checkpoint requests to setup (helper/sandbox/live_freeze.h).
+    base::Fd freeze;
+    if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == 0) {
+        freeze = base::Fd(lift_fd(sv[0]));
+        run.plan.freeze_fd = lift_fd(sv[1]);
+    }
 
     // Signals arrive through a signalfd; blocked before the fork so none is
     // lost, and unblocked again in the setup process.
@@ -92,6 +98,7 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
     if (pid == 0) {
         ::sigprocmask(SIG_SETMASK, &old, nullptr);
         std::vector<int> keep = {0, 1, 2, run.plan.sync_fd};
+        if (run.plan.freeze_fd >= 0) keep.push_back(run.plan.freeze_fd);
         if (run.plan.ipc_fd >= 0) keep.push_back(run.plan.ipc_fd);
         if (run.plan.pty_slave >= 0) keep.push_back(run.plan.pty_slave);
         // Drops the session lock, the pty master and the signalfd too: fork
@@ -101,6 +108,7 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
     }
     base::Child setup(pid);
     ::close(run.plan.sync_fd);
+    if (run.plan.freeze_fd >= 0) ::close(run.plan.freeze_fd);
     if (pty) {
         pty->close_slave();
         pty->enter_raw();
@@ -114,7 +122,7 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
     RenameService renames(run.plan.limits);  // directory renames (helper/sandbox/rename_notify.h)
     // `layover checkpoint` of this session (helper/sandbox/control.h); without it, a checkpoint says so.
     auto ctl = control::listen(run.session_dir);
-    LiveCheckpoint live(run);
+    LiveCheckpoint live(run, freeze.get());
     while (!exited) {
         struct pollfd fds[8] = {{sigfd.get(), POLLIN, 0},
                                 {mine.get(), POLLIN, 0},

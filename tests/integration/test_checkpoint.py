@@ -86,9 +86,9 @@ def test_checkpoint_killed_at_each_point_leaves_the_session_before_or_after(lo):
         run_ok(lo, "test -f a.txt && test ! -e notes.txt", name)
 
 
-def start_running(lo, name):
-    p = subprocess.Popen([LAYOVER, "run", "--target", str(lo.target), "--session", name, "--on-exit", "keep", "--",
-                          "/bin/sh", "-c", "echo a > a.txt; exec sleep 30"],
+def start_running(lo, name, script="echo a > a.txt; exec sleep 30", extra=()):
+    p = subprocess.Popen([LAYOVER, "run", "--target", str(lo.target), "--session", name, "--on-exit", "keep",
+                          *extra, "--", "/bin/sh", "-c", script],
                          env=lo.env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     sock = lo.session_dir(name) / "control.sock"
     for _ in range(200):
@@ -113,21 +113,29 @@ def ask(sock, payload):
     return json.loads(reply)
 
 
+def wait_for(path, what):
+    for _ in range(300):
+        if path.exists():
+            return
+        time.sleep(0.02)
+    raise AssertionError("no " + what)
+
+
 def test_checkpoint_of_a_running_session_goes_through_its_supervisor(lo):
     p, sock = start_running(lo, "run")
     try:
         st = os.lstat(sock)
         assert stat.S_ISSOCK(st.st_mode) and stat.S_IMODE(st.st_mode) == 0o600
         # Malformed requests: a clear error each, and the supervisor serves on.
-        for bad in (b"", b"{", b"[]", b'{"op": "rm -rf"}', b'{"op": "checkpoint", "label": 7}', b"x" * 20000):
-            if not bad:
-                continue
+        for bad in (b"{", b"[]", b'{"op": "rm -rf"}', b'{"op": "checkpoint", "label": 7}', b"x" * 20000):
             r = ask(sock, bad)
             assert r["ok"] is False and r["error"].startswith("malformed control message"), (bad, r)
+        # The command's shell sits in the target: refused, named, nothing changed.
         r = lo("checkpoint", "run", "-m", "mid-run")
         assert r.returncode == 1
         err = r.stderr.decode()
-        assert "checkpoint of session 'run'" in err and "is running" in err and "stop the session" in err
+        assert "checkpoint of session 'run'" in err and "would stay on the frozen view" in err, err
+        assert "(sleep) has its working directory in " + str(lo.target) in err, err
         assert layers(lo, "run") == [] and (lo.upper("run") / "a.txt").read_text() == "a\n"
     finally:
         p.terminate()
@@ -135,3 +143,47 @@ def test_checkpoint_of_a_running_session_goes_through_its_supervisor(lo):
     assert not sock.exists()
     r = lo("checkpoint", "run")
     assert r.returncode == 0 and r.stdout.decode() == "session 'run': step 1\n"
+
+
+def test_live_checkpoint_freezes_and_the_sandbox_goes_on_in_a_fresh_upper(lo):
+    t = str(lo.target)
+    sig = Path(lo.state).parent / "sig"
+    sig.mkdir()
+    script = ("cd /; echo a > {t}/a.txt; exec 3>{t}/held.txt; echo held >&3; "
+              "while [ ! -e {s}/close ]; do sleep 0.02; done; exec 3>&-; touch {s}/closed; "
+              "while [ ! -e {s}/go ]; do sleep 0.02; done; echo b > {t}/b.txt; cat {t}/a.txt > {t}/seen.txt; "
+              "mv {t}/a.txt {t}/a2.txt; touch {s}/done; exec sleep 30").format(t=t, s=sig)
+    p, sock = start_running(lo, "live", script, ("--rw", str(sig)))
+    d = lo.session_dir("live")
+    for _ in range(300):
+        if (d / "upper" / "held.txt").exists() and (d / "upper" / "held.txt").read_text() == "held\n":
+            break
+        time.sleep(0.02)
+    try:
+        # A writer open: refused, naming the process and the path; nothing changes.
+        r = lo("checkpoint", "live")
+        assert r.returncode == 1, r.stdout
+        err = r.stderr.decode()
+        assert "(sh) has " + t + "/held.txt open for writing" in err and "nothing changed" in err, err
+        assert layers(lo, "live") == []
+        (sig / "close").touch()
+        wait_for(sig / "closed", "close")
+        r = lo("checkpoint", "live", "-m", "first")
+        assert r.returncode == 0, (r.stderr.decode(), os.listdir(d / "work"), os.listdir(d))
+        assert r.stdout.decode() == "session 'live': step 1\n"
+        assert (d / "steps" / "0001" / "a.txt").read_text() == "a\n"
+        assert sorted(x.name for x in (d / "upper").iterdir()) == []
+        (sig / "go").touch()
+        wait_for(sig / "done", "second part")
+        # The sandbox wrote through the next overlay: the new upper, step 1 untouched.
+        assert (d / "upper" / "b.txt").read_text() == "b\n"
+        assert (d / "upper" / "seen.txt").read_text() == "a\n"
+        assert (d / "upper" / "a2.txt").read_text() == "a\n"
+        assert (d / "steps" / "0001" / "a.txt").read_text() == "a\n"
+        assert sorted(x.name for x in (d / "steps" / "0001").iterdir()) == ["a.txt", "held.txt"]
+    finally:
+        p.terminate()
+        p.communicate(timeout=30)
+    ch = {c["path"]: c["kind"] for c in status_json(lo, "live")}
+    assert ch == {"a2.txt": "added", "b.txt": "added", "held.txt": "added", "seen.txt": "added"}
+    assert not (Path(t) / "a.txt").exists() and not (Path(t) / "b.txt").exists()
