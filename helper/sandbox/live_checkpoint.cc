@@ -11,13 +11,11 @@
 #include <cstdlib>
 
 #include "helper/base/clock.h"
-#include "helper/base/text.h"
 #include "helper/sandbox/live_holders.h"
 #include "helper/sandbox/prepare.h"
 #include "helper/store/owner_ns.h"
 #include "helper/store/session.h"
 #include "helper/store/steps.h"
-#include "overlay/mountinfo.h"
 
 namespace {
 
@@ -58,14 +56,6 @@ control::Reply LiveCheckpoint::serve(const control::Request& req, pid_t init) {
     const std::string& target = run_.plan.mounts.target;
     const std::string& d = run_.session_dir;
     if (init <= 0) return refuse("session '" + name + "' is still starting; try again");
-    // The covers over hidden and shown paths inside the target are not
-    // rebuilt on the next overlay yet: it would show what they hide.
-    for (const auto* list : {&run_.plan.mounts.hide, &run_.plan.mounts.ro, &run_.plan.mounts.rw})
-        for (const auto& p : *list)
-            if (overlay::path_within(p, target))
-                return refuse("session '" + name + "' covers " + base::display_path(p) +
-                              " inside its target (a hidden, --ro or --rw path), which the checkpoint of a running "
-                              "session cannot carry over yet; stop the session, then checkpoint it");
     auto ro = ask(fd_, "R");
     if (!ro) {
         if (ro.error().code != EBUSY) return refuse(ro.error().message);

@@ -13,6 +13,8 @@
 #include <string>
 
 #include "helper/sandbox/sandbox.h"
+#include "overlay/mountinfo.h"
+#include "overlay/mounts.h"
 
 namespace live_freeze {
 
@@ -64,6 +66,19 @@ base::Result<void> mount_next(const SandboxPlan& plan, Fds& fds, int n) {
         return base::sys_error("creating the next overlay");
     base::Fd mnt(::fsmount(fs.get(), FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID));
     if (!mnt.valid()) return base::sys_error("fsmount of the next overlay");
+    // The covers of the mount plan's steps 7a and 7b, on the detached tree
+    // (never shown uncovered): the --ro/--rw paths inside the target (clones
+    // of what is attached there now), then the hidden paths.
+    const std::string& t = plan.mounts.target;
+    for (const auto* list : {&plan.mounts.ro, &plan.mounts.rw})
+        for (const auto& p : *list) {
+            if (!overlay::path_within(p, t) || p == t) continue;
+            base::Fd c(::open_tree(AT_FDCWD, p.c_str(), OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE));
+            if (!c.valid() ||
+                ::move_mount(c.get(), "", mnt.get(), p.c_str() + t.size() + 1, MOVE_MOUNT_F_EMPTY_PATH) != 0)
+                return base::sys_error("showing " + p + " on the next overlay");
+        }
+    TRY_VOID(overlay::hide_paths_beneath(mnt.get(), t, plan.mounts.hide));
     // One step: the command's namespace sees the old view, then the new one.
     if (::move_mount(mnt.get(), "", AT_FDCWD, plan.mounts.target.c_str(), MOVE_MOUNT_F_EMPTY_PATH) != 0)
         return base::sys_error("mounting the next overlay on " + plan.mounts.target);

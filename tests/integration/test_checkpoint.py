@@ -187,3 +187,108 @@ def test_live_checkpoint_freezes_and_the_sandbox_goes_on_in_a_fresh_upper(lo):
     ch = {c["path"]: c["kind"] for c in status_json(lo, "live")}
     assert ch == {"a2.txt": "added", "b.txt": "added", "held.txt": "added", "seen.txt": "added"}
     assert not (Path(t) / "a.txt").exists() and not (Path(t) / "b.txt").exists()
+
+
+def digest(layer):
+    """Every entry of a frozen layer: type, mode, size, device, content, link, xattrs."""
+    out = {}
+    for dirpath, dirnames, filenames in os.walk(layer):
+        for name in dirnames + filenames:
+            p = os.path.join(dirpath, name)
+            st = os.lstat(p)
+            xattrs = {k: os.getxattr(p, k, follow_symlinks=False) for k in os.listxattr(p, follow_symlinks=False)}
+            content = open(p, "rb").read() if stat.S_ISREG(st.st_mode) else None
+            link = os.readlink(p) if stat.S_ISLNK(st.st_mode) else None
+            out[os.path.relpath(p, layer)] = (st.st_mode, st.st_size, st.st_rdev, content, link, xattrs)
+    return out
+
+
+HOSTILE = r'''
+import mmap, os, subprocess, sys, time
+T, S = sys.argv[1], sys.argv[2]
+def wait(n):
+    while not os.path.exists(os.path.join(S, n)):
+        time.sleep(0.02)
+def mark(n):
+    open(os.path.join(S, n), "w").close()
+os.chdir("/")
+os.mkdir(T + "/sub")
+with open(T + "/m.bin", "wb") as f:
+    f.write(b"0" * 4096)
+fd = os.open(T + "/m.bin", os.O_RDWR)
+mm = mmap.mmap(fd, 4096, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+os.close(fd)
+mm[0:5] = b"hello"
+mark("mapped"); wait("unmap")
+mm[0:5] = b"HELLO"
+mm.close()
+mark("unmapped"); wait("bg")
+bg = subprocess.Popen(["sleep", "30"], cwd=T + "/sub")
+mark("bgup"); wait("killbg")
+bg.kill(); bg.wait()
+dfd = os.open(T + "/sub", os.O_RDONLY | os.O_DIRECTORY)
+mark("dirfd"); wait("closedir")
+os.close(dfd)
+with open(T + "/sub/x", "w") as f:
+    f.write("x")
+os.setxattr(T + "/sub/x", "user.k", b"v")
+mark("dirclosed"); wait("final")
+os.rename(T + "/m.bin", T + "/sub/m2.bin")
+with open(T + "/sub/m2.bin", "r+b") as f:
+    f.write(b"later")
+os.setxattr(T + "/sub/x", "user.k", b"changed")
+os.chmod(T + "/sub/x", 0o600)
+mark("done")
+time.sleep(30)
+'''
+
+
+def test_frozen_layers_never_change_whatever_the_processes_inside_do(lo):
+    t = str(lo.target)
+    sig = Path(lo.state).parent / "sig"
+    sig.mkdir()
+    (sig / "hostile.py").write_text(HOSTILE)
+    p = subprocess.Popen([LAYOVER, "run", "--target", t, "--session", "h", "--on-exit", "keep", "--rw", str(sig),
+                          "--", "python3", str(sig / "hostile.py"), t, str(sig)],
+                         env=lo.env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    d = lo.session_dir("h")
+
+    def refused(word):
+        r = lo("checkpoint", "h")
+        assert r.returncode == 1 and word in r.stderr.decode() and "nothing changed" in r.stderr.decode(), r.stderr
+        assert not (d / "steps" / "0002").exists()
+
+    try:
+        wait_for(sig / "mapped", "mapping")
+        refused("(python3) has " + t + "/m.bin mapped shared and writable")
+        (sig / "unmap").touch()
+        wait_for(sig / "unmapped", "unmapping")
+        r = lo("checkpoint", "h", "-m", "one")
+        assert r.returncode == 0 and r.stdout.decode() == "session 'h': step 1\n", r.stderr
+        first = digest(d / "steps" / "0001")
+        assert first["m.bin"][3][:5] == b"HELLO" and "sub" in first
+        (sig / "bg").touch()
+        wait_for(sig / "bgup", "the background job")
+        time.sleep(0.1)
+        refused("(sleep) has its working directory in " + t + "/sub")
+        (sig / "killbg").touch()
+        wait_for(sig / "dirfd", "the dir fd")
+        refused("(python3) has the directory " + t + "/sub open")
+        (sig / "closedir").touch()
+        wait_for(sig / "dirclosed", "the dir fd closed")
+        r = lo("checkpoint", "h", "-m", "two")
+        assert r.returncode == 0 and r.stdout.decode() == "session 'h': step 2\n", r.stderr
+        second = digest(d / "steps" / "0002")
+        assert second["sub/x"][5] == {"user.k": b"v"}
+        (sig / "final").touch()
+        wait_for(sig / "done", "the last writes")
+        # Renamed across steps, written, chmod and xattr changed: all in the live upper.
+        assert (d / "upper" / "sub" / "m2.bin").read_bytes()[:5] == b"later"
+        assert digest(d / "steps" / "0001") == first and digest(d / "steps" / "0002") == second
+    finally:
+        p.terminate()
+        p.communicate(timeout=30)
+    assert digest(d / "steps" / "0001") == first and digest(d / "steps" / "0002") == second
+    ch = {c["path"]: c["kind"] for c in status_json(lo, "h")}
+    assert ch == {"sub": "added", "sub/x": "added", "sub/m2.bin": "added"}, ch
+    assert not os.path.exists(t + "/sub") and not os.path.exists(t + "/m.bin")
