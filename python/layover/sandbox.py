@@ -289,6 +289,25 @@ class Sandbox:
             raise SandboxError("layover: 'layover log --json' printed no object")
         return parse_list(data.get("steps"), parse_step, "a log")
 
+    def checkpoint(self, label: Optional[str] = None) -> int:
+        """End the current step (docs/history.md): the changes since the last
+        step become a frozen step, labelled `label`, and the sandbox goes on
+        over a fresh live layer, with its REPL state. Returns the step's
+        number, or 0 when nothing changed since the last step. Raises
+        SandboxError, naming the process and path, while a process inside
+        holds a file open for writing or has its working directory in the
+        target (nothing changes then)."""
+        args: List[StrPath] = ["checkpoint", self.name, "--json"]
+        if label:
+            args += ["-m", label]
+        r = self.helper.run(args, error=SandboxError)
+        try:
+            data = json.loads(r.stdout.decode("utf-8"))
+        except (ValueError, RecursionError) as e:
+            raise SandboxError("layover: 'layover checkpoint --json' printed invalid JSON (%s)" % e) from None
+        step = data.get("step") if isinstance(data, dict) else None
+        return step if isinstance(step, int) and not isinstance(step, bool) else 0
+
     def rollback(self, step: int, *, undo: bool = False) -> None:
         """Make the session's files what they were at the end of `step` (0:
         the real tree alone); the later steps are set aside, and

@@ -268,3 +268,26 @@ def test_changes_carry_risk_phrases_never_the_secret(sb):
     risks = {c.path: c.risks for c in sb.changes()}
     assert risks["deploy.env"] == ("secret: GitLab token on line 2 (glpat-\u2026)",)
     assert risks["plain.txt"] == ()
+
+
+def test_checkpoint_while_running_keeps_the_repl_and_its_cwd(sb, target, state_dir):
+    sb.run("x = 41\nopen('one.txt', 'w').write('1')")
+    assert sb.checkpoint("first") == 1
+    assert sb.running
+    # The REPL state survives, and relative paths resolve in the next overlay.
+    r = sb.run("x += 1\nopen('two.txt', 'w').write(open('one.txt').read() + '2')\nx")
+    assert r.error is None and r.value == "42"
+    assert sb.run("import os\nos.getcwd()").value == repr(str(target))
+    d = state_dir / "sessions" / sb.name
+    assert (d / "steps" / "0001" / "one.txt").read_text() == "1"
+    assert (d / "upper" / "two.txt").read_text() == "12"
+    assert not (d / "steps" / "0001" / "two.txt").exists()
+    assert sb.checkpoint() == 2 and sb.checkpoint() == 0
+    assert [s.step for s in sb.log()] == [2, 1] and sb.log()[1].label == "first"
+    # A file the REPL keeps open for writing: refused, named, nothing changed.
+    sb.run("f = open('held.txt', 'w')")
+    with pytest.raises(SandboxError, match=r"held\.txt open for writing"):
+        sb.checkpoint()
+    sb.run("f.close()")
+    assert sb.checkpoint() == 3
+    assert not (target / "one.txt").exists()

@@ -292,3 +292,31 @@ def test_frozen_layers_never_change_whatever_the_processes_inside_do(lo):
     ch = {c["path"]: c["kind"] for c in status_json(lo, "h")}
     assert ch == {"sub": "added", "sub/x": "added", "sub/m2.bin": "added"}, ch
     assert not os.path.exists(t + "/sub") and not os.path.exists(t + "/m.bin")
+
+
+def test_a_live_checkpoint_that_fails_midway_leaves_the_session_as_it_was(lo):
+    t = str(lo.target)
+    sig = Path(lo.state).parent / "sig"
+    sig.mkdir()
+    script = ("cd /; echo a > {t}/a.txt; while [ ! -e {s}/go ]; do sleep 0.02; done; "
+              "echo b > {t}/b.txt && touch {s}/done; exec sleep 30").format(t=t, s=sig)
+    p, sock = start_running(lo, "mid", script, ("--rw", str(sig)))
+    d = lo.session_dir("mid")
+    try:
+        # The next overlay's work dir cannot be made: the freeze is taken back.
+        (d / "work" / "ck0001").write_text("in the way")
+        r = lo("checkpoint", "mid")
+        assert r.returncode == 1 and "ck0001" in r.stderr.decode() and "nothing changed" in r.stderr.decode()
+        assert layers(lo, "mid") == [] and not (d / "steps" / "0001.json").exists()
+        assert (d / "upper" / "a.txt").read_text() == "a\n"
+        # The overlay is writable again, and the same: the sandbox goes on.
+        (sig / "go").touch()
+        wait_for(sig / "done", "the write after the failed checkpoint")
+        assert (d / "upper" / "b.txt").read_text() == "b\n"
+        (d / "work" / "ck0001").unlink()
+        r = lo("checkpoint", "mid")
+        assert r.returncode == 0 and r.stdout.decode() == "session 'mid': step 1\n", r.stderr
+    finally:
+        p.terminate()
+        p.communicate(timeout=30)
+    assert sorted(x.name for x in (d / "steps" / "0001").iterdir()) == ["a.txt", "b.txt"]
