@@ -264,9 +264,14 @@ base::Result<int> freeze_live(const std::string& d, const std::string& target, c
     TRY(auto entries, base::list_dir(up.get()));
     if (entries.empty()) return 0;
     TRY(int n, count(d));
-    // A freeze never makes an empty step: an empty top layer is one cut
-    // short before its exchange below, and is reused.
-    bool reuse = n > 0 && layer_is_empty(layer_dir(d, n));
+    // A freeze never makes an empty step: an empty top layer whose record
+    // names paths is one cut short before its exchange below, and is reused.
+    bool reuse = false;
+    if (n > 0 && layer_is_empty(layer_dir(d, n))) {
+        auto text = read_text(record_file(d, n));
+        auto rec = text ? record_from_text(text.value()) : base::Result<Record>(text.error());
+        reuse = rec && rec->n == n && !rec->paths.empty();
+    }
     if (reuse) n--;
     if (n >= kMaxDepth) return 0;
     if (::mkdir(steps_dir(d).c_str(), 0700) != 0 && errno != EEXIST) return base::sys_error("creating " + steps_dir(d));

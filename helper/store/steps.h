@@ -71,8 +71,8 @@ base::Result<Live> read_live(const std::string& session_dir);
 // is the real tree, for the record's touched paths. Run it where the
 // session's files are readable (the owner user namespace, or as the owner).
 // The commit is one rename (RENAME_EXCHANGE of the upper with an empty
-// layer dir): there is always an upper. An empty top layer is one cut short
-// before it, and the next freeze reuses it. `fault`, when set, is called at
+// layer dir): there is always an upper. An empty top layer whose record
+// names paths is one cut short before it, and the next freeze reuses it. `fault`, when set, is called at
 // each point (the tests' fault injection): "record" after the record,
 // "layer" after the empty layer dir, "renamed" after the commit.
 using FaultHook = std::function<base::Result<void>(const char* point)>;
