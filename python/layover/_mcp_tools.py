@@ -162,6 +162,13 @@ def tool_list(network: str) -> List[Dict[str, Any]]:
          "outputSchema": _obj({"session": S, "changes": {"type": "array", "items": CHANGE}, "count": I,
                                "truncated": B, "review": S}, ["session", "changes", "count", "review"]),
          "annotations": _ann("Changes so far", True)},
+        {"name": "checkpoint", "title": "End a step",
+         "description": "Freeze the changes made since the last step as a numbered step of the session "
+                        "(`layover log` lists them; a person can roll back to one); step 0: nothing to freeze. Refused, changing nothing, "
+                        "while a command still runs with a file open for writing or its cwd in the target.",
+         "inputSchema": _obj({"label": S}),
+         "outputSchema": _obj({"step": I, "label": S}, ["step"]),
+         "annotations": _ann("End a step", False)},
         {"name": "diff", "title": "Diff so far",
          "description": "The session's changes so far as a git-style diff (optionally only some paths), "
                         "capped.",
@@ -310,7 +317,23 @@ def diff(ctx: Any, a: Dict[str, Any]) -> Result:
     return text or "no changes", {"diff": text, "truncated": clipped}, False
 
 
+def checkpoint(ctx: Any, a: Dict[str, Any]) -> Result:
+    label = _arg(a, "label", str, "")
+    ctx.sandbox.ensure()
+    args = ["checkpoint", ctx.sandbox.name, "--json"] + (["-m", label] if label else [])
+    r = ctx.helper.run(args, ok=(0, 1))
+    if r.returncode != 0:
+        msg = r.stderr.decode("utf-8", "replace").strip() or "layover checkpoint failed"
+        return msg, None, True
+    data = json.loads(r.stdout.decode("utf-8", "replace"))
+    step = data.get("step") if isinstance(data, dict) else None
+    step = step if type(step) is int else 0
+    text = "step %d" % step if step else "no changes since the last step: no step made"
+    return text, {"step": step, "label": label}, False
+
+
 HANDLERS: Dict[str, Callable[[Any, Dict[str, Any]], Result]] = {
     "run_command": run_command, "start_command": start_command, "read_output": read_output,
     "kill_command": kill_command, "read_file": read_file, "write_file": write_file, "edit_file": edit_file,
-    "list_directory": list_directory, "search_files": search_files, "changes": changes, "diff": diff}
+    "list_directory": list_directory, "search_files": search_files, "changes": changes, "diff": diff,
+    "checkpoint": checkpoint}

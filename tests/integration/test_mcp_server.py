@@ -16,7 +16,7 @@ from conftest import LAYOVER, real_dir, snapshot
 from mcp_util import McpClient, conforms, text
 
 TOOLS = {"run_command", "start_command", "read_output", "kill_command", "read_file", "write_file", "edit_file",
-         "list_directory", "search_files", "changes", "diff"}
+         "list_directory", "search_files", "changes", "diff", "checkpoint"}
 
 
 @pytest.fixture
@@ -361,3 +361,27 @@ def test_mcp_works_installed_with_no_environment(require_sandbox, state_dir):
     assert out[1]["result"]["structuredContent"]["stdout"] == "installed\n"
     assert "_mcp_server" not in r.stderr  # no traceback
     assert not (proj / "i.txt").exists() and "i.txt" in status(state_dir, "mcp-inst").stdout
+
+
+def test_mcp_checkpoint_ends_a_step_and_a_busy_one_is_refused(client, proj, state_dir):
+    c = client(session="mcp-ck")
+    assert not c.call("write_file", path="a.txt", content="a\n")["isError"]
+    r = c.call("checkpoint", label="wrote a")
+    assert not r["isError"] and r["structuredContent"] == {"step": 1, "label": "wrote a"}, r
+    r = c.call("checkpoint")
+    assert not r["isError"] and r["structuredContent"]["step"] == 0, r
+    # A background job with its cwd in the target: refused, named, nothing changed.
+    job = c.call("start_command", command="exec sleep 600")["structuredContent"]["job_id"]
+    assert not c.call("write_file", path="b.txt", content="b\n")["isError"]
+    r = c.call("checkpoint")
+    assert r["isError"] and "(sleep) has its working directory in" in text(r), r
+    c.call("kill_command", job_id=job)
+    r = c.call("checkpoint", label="wrote b")
+    assert not r["isError"] and r["structuredContent"]["step"] == 2, r
+    steps = state_dir / "sessions" / "mcp-ck" / "steps"
+    assert (steps / "0001" / "a.txt").read_text() == "a\n" and (steps / "0002" / "b.txt").read_text() == "b\n"
+    assert json.loads((steps / "0001.json").read_text())["label"] == "wrote a"
+    # Files written after it land in the next live layer, read through the sandbox.
+    assert not c.call("run_command", command="cat a.txt b.txt > both.txt")["isError"]
+    assert (state_dir / "sessions" / "mcp-ck" / "upper" / "both.txt").read_text() == "a\nb\n"
+    assert not (proj / "a.txt").exists()
