@@ -291,3 +291,20 @@ def test_checkpoint_while_running_keeps_the_repl_and_its_cwd(sb, target, state_d
     sb.run("f.close()")
     assert sb.checkpoint() == 3
     assert not (target / "one.txt").exists()
+
+
+def test_steps_true_makes_each_run_and_exec_a_step_and_defers_a_busy_one(make_sandbox, target):
+    sb = make_sandbox(steps=True)
+    sb.run("open('a.txt', 'w').write('a')")
+    sb.exec(["sh", "-c", "echo b > b.txt"])
+    sb.run("x = 1")  # nothing changed: no step
+    sb.run("f = open('held.txt', 'w')\nf.write('h')")  # still open: deferred
+    sb.run("f.close()\nopen('c.txt', 'w').write('c')")
+    log = sb.log()
+    assert [s.step for s in log] == [3, 2, 1]
+    assert log[2].label == "run: open('a.txt', 'w').write('a')"
+    assert log[1].label == "exec: sh -c echo b > b.txt"
+    assert log[0].label == "run: f.close() (merged, deferred while busy: run: f = open('held.txt', 'w'))"
+    assert {p for p, _ in log[0].paths} == {"held.txt", "c.txt"}
+    assert sb.run("open('a.txt').read() + open('c.txt').read()").value == "'ac'"
+    assert not (target / "a.txt").exists()
