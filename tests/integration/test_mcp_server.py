@@ -16,7 +16,8 @@ from conftest import LAYOVER, real_dir, snapshot
 from mcp_util import McpClient, conforms, text
 
 TOOLS = {"run_command", "start_command", "read_output", "kill_command", "read_file", "write_file", "edit_file",
-         "list_directory", "search_files", "changes", "diff", "checkpoint"}
+         "list_directory", "search_files", "changes", "diff", "checkpoint",
+         "log", "rollback"}
 
 
 @pytest.fixture
@@ -395,3 +396,21 @@ def test_mcp_each_mutating_call_is_a_step_and_a_busy_one_is_deferred(client, pro
     log = json.loads(subprocess.run([LAYOVER, "log", "mcp-ck", "--json"], capture_output=True,
                                     env=dict(os.environ, LAYOVER_STATE_DIR=str(state_dir))).stdout)
     assert [s["step"] for s in log["steps"]] == [4, 3, 2, 1]
+
+
+def test_mcp_log_and_rollback_undo_the_agents_own_steps(client, proj, state_dir):
+    c = client(session="mcp-rb")
+    assert not c.call("write_file", path="one.txt", content="1\n")["isError"]
+    assert not c.call("run_command", command="echo 2 > two.txt; rm README.md")["isError"]
+    r = c.call("log")
+    assert not r["isError"], r
+    assert [(s["step"], s["label"]) for s in r["structuredContent"]["steps"]] == [
+        (2, "run_command echo 2 > two.txt; rm README.md"), (1, "write_file one.txt")]
+    r = c.call("rollback", step=1)
+    assert not r["isError"] and r["structuredContent"] == {"step": 1}, r
+    r = c.call("run_command", command="ls")
+    assert not r["isError"] and r["structuredContent"]["stdout"].split() == ["README.md", "data.bin", "one.txt",
+                                                                             "src"], r
+    assert c.call("rollback", step=9)["isError"]
+    assert "must be" in text(c.call("rollback", step=-1))
+    assert (proj / "README.md").exists() and not (proj / "one.txt").exists()
