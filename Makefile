@@ -99,7 +99,7 @@ FUZZ_SAN := -fsanitize=address,undefined,fuzzer-no-link -fno-sanitize-recover=al
 $(BUILD)/obj/tests/fuzz/main_%.o: tests/fuzz/libfuzzer_main.cc tests/fuzz/targets.h
 	@mkdir -p $(dir $@)
 	$(CXX) $(ALLFLAGS) $(SAN) -DFUZZ_TARGET=fuzz::$* -c $< -o $@
-$(BUILD)/fuzz-%: $(BUILD)/obj/tests/fuzz/main_%.o $(call obj,$(wildcard tests/fuzz/t_*.cc) helper/sandbox/rename_call.cc) \
+$(BUILD)/fuzz-%: $(BUILD)/obj/tests/fuzz/main_%.o $(call obj,$(wildcard tests/fuzz/t_*.cc) helper/sandbox/rename_call.cc helper/sandbox/control_msg.cc) \
                  $(PATCH_LIB) $(BASE_LIB)
 	$(CXX) $(SAN) -fsanitize=fuzzer $(LDFLAGS) -o $@ $^ $(PATCH_LIBS)
 fuzz-bins: $(addprefix $(BUILD)/fuzz-,$(FUZZ_TARGETS))

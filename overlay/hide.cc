@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <linux/openat2.h>
 
+#include "overlay/mountinfo.h"
 #include "overlay/mounts.h"
 
 namespace overlay {
@@ -56,6 +57,65 @@ base::Result<void> hide_paths(const MountPlan& plan) {
                 ::move_mount(clone.get(), "", at.get(), "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) != 0)
                 return base::sys_error("hiding " + path);
         }
+    }
+    return base::Ok();
+}
+
+}  // namespace overlay
+
+namespace overlay {
+
+namespace {
+
+// A fresh tmpfs by the new mount API (no /proc/self needed: setup has no
+// pid in the sandbox's /proc), detached, read-only once `files` are made.
+base::Result<base::Fd> small_tmpfs(const char* mode, const char* file) {
+    base::Fd fs(::fsopen("tmpfs", FSOPEN_CLOEXEC));
+    if (!fs.valid() || ::fsconfig(fs.get(), FSCONFIG_SET_STRING, "mode", mode, 0) != 0 ||
+        ::fsconfig(fs.get(), FSCONFIG_SET_STRING, "size", "4k", 0) != 0 ||
+        ::fsconfig(fs.get(), FSCONFIG_SET_STRING, "nr_inodes", "16", 0) != 0 ||
+        ::fsconfig(fs.get(), FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) != 0)
+        return base::sys_error("a tmpfs to cover a hidden path");
+    base::Fd m(::fsmount(fs.get(), FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC));
+    if (!m.valid()) return base::sys_error("a tmpfs to cover a hidden path");
+    if (file) {
+        int fd = ::openat(m.get(), file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
+        if (fd < 0) return base::sys_error("an empty file to cover a hidden path");
+        ::close(fd);
+    }
+    struct mount_attr attr = {};
+    attr.attr_set = MOUNT_ATTR_RDONLY;
+    if (::mount_setattr(m.get(), "", AT_EMPTY_PATH, &attr, sizeof attr) != 0)
+        return base::sys_error("a tmpfs to cover a hidden path");
+    return m;
+}
+
+}  // namespace
+
+base::Result<void> hide_paths_beneath(int root, const std::string& root_path, const std::vector<std::string>& hide) {
+    for (const auto& path : hide) {
+        if (!path_within(path, root_path) || path == root_path) continue;
+        std::string rel = path.substr(root_path.size() + 1);
+        struct open_how how = {};
+        how.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC;
+        how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+        int fd = static_cast<int>(::syscall(SYS_openat2, root, rel.c_str(), &how, sizeof how));
+        if (fd < 0) continue;
+        base::Fd at(fd);
+        struct stat st;
+        if (::fstat(at.get(), &st) != 0) return base::sys_error("hiding " + path);
+        base::Fd cover;
+        if (S_ISDIR(st.st_mode)) {
+            TRY(cover, small_tmpfs("0755", nullptr));
+        } else if (S_ISREG(st.st_mode)) {
+            TRY(base::Fd t, small_tmpfs("0755", "e"));
+            cover = base::Fd(::open_tree(t.get(), "e", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC));
+            if (!cover.valid()) return base::sys_error("hiding " + path);
+        } else {
+            continue;
+        }
+        if (::move_mount(cover.get(), "", at.get(), "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) != 0)
+            return base::sys_error("hiding " + path);
     }
     return base::Ok();
 }

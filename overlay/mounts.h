@@ -75,6 +75,10 @@ base::Result<void> attach_shown(const MountPlan& plan, Handles& h);
 //     with an empty read-only file. Opened without following symlinks, so a
 //     link planted in a resumed session's upper layer cannot redirect it.
 base::Result<void> hide_paths(const MountPlan& plan);
+// The same for a tree not attached anywhere yet (the next overlay of a
+// checkpoint, helper/sandbox/live_freeze.cc): each of `hide` below
+// root_path, resolved beneath the fd `root` (which stands for root_path).
+base::Result<void> hide_paths_beneath(int root, const std::string& root_path, const std::vector<std::string>& hide);
 // 8. Everything read-only (mount_setattr, recursive; a plain MS_REMOUNT
 //    fails on locked mounts), then writable again: the overlay and the
 //    private tmpfs mounts only.

@@ -47,6 +47,10 @@ async function main() {
     await call("kill_command", { job_id: jobId });
     await call("changes", {});
     await call("diff", {});
+    await call("checkpoint", { label: "sdk step" });
+    const lg = await call("log", {});
+    const top = Math.max(0, ...lg.structuredContent.steps.map((x) => x.step));
+    await call("rollback", { step: top }); // to the last step: the view stays the same
 
     // Cancel a running call: the SDK sends notifications/cancelled.
     const ac = new AbortController();

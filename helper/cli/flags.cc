@@ -117,6 +117,8 @@ const std::vector<Flag> kFlags = {
     {"log", "json", 0, N, once, any, ""},
     {"rollback", "undo", 0, N, once, no, ""},
     {"fork", "at", 0, V, once, no, ""},
+    {"checkpoint", "message", 'm', V, once, no, ""},
+    {"checkpoint", "json", 0, N, once, no, ""},
     {"diff", "hunk-numbers", 0, N, once, any, ""},
     {"apply", "hunks", 0, V, many, no, ""},
     {"apply", "exclude-hunks", 0, V, many, no, ""},

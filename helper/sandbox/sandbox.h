@@ -29,6 +29,7 @@ struct SandboxPlan {
     int ipc_fd = -1;                   // becomes fd 3 in the command
     int pty_slave = -1;                // interactive runs: the command's terminal
     int sync_fd = -1;                  // setup's end of the supervisor socketpair
+    int freeze_fd = -1;                // setup's end of the checkpoint requests (helper/sandbox/live_freeze.h)
     uid_t uid = 0;
     gid_t gid = 0;
 };

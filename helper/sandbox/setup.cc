@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "helper/base/child.h"
+#include "helper/sandbox/live_freeze.h"
 #include "helper/sandbox/memcg.h"
 #include "helper/sandbox/netns.h"
 #include "helper/sandbox/sandbox.h"
@@ -82,6 +83,7 @@ int setup_main(const SandboxPlan& plan, pid_t supervisor) {
     if (plan.loopback && !plan.mounts.host_network) STEP(netns::bring_up_loopback());
 
     STEP(overlay::make_private());
+    live_freeze::Fds frozen = live_freeze::open(plan);  // what a checkpoint of the running session needs
     // Open layers and clones before any mount below can hide their paths.
     auto handles = overlay::open_handles(plan.mounts);
     if (!handles) return fail(plan, handles.error());
@@ -101,6 +103,7 @@ int setup_main(const SandboxPlan& plan, pid_t supervisor) {
     // fails with EINVAL, and mkdirs above need writable parents.
     STEP(overlay::make_rest_readonly(plan.mounts));
     STEP(overlay::make_scratch_writable(h));
+    STEP(live_freeze::share_target(plan));
     for (const auto& w : h.warnings) sync_msg::send(plan.sync_fd, Sync::Warning, w);  // [sync 3]
     // Nothing may keep pointing into the real tree or the state dir.
     h = overlay::Handles();
@@ -114,6 +117,8 @@ int setup_main(const SandboxPlan& plan, pid_t supervisor) {
     if (init < 0) return fail(plan, base::sys_error("fork of init"));
     if (init == 0) {
         ::close(alive[1]);
+        frozen = live_freeze::Fds();  // nothing of the real tree or the state dir goes on
+        if (plan.freeze_fd >= 0) ::close(plan.freeze_fd);
         ::_exit(init_main(plan, alive[0]));
     }
     ::close(alive[0]);
@@ -121,8 +126,7 @@ int setup_main(const SandboxPlan& plan, pid_t supervisor) {
     if (plan.ipc_fd >= 0) ::close(plan.ipc_fd);
     sync_msg::send(plan.sync_fd, Sync::InitPid, std::to_string(init));  // [sync 2]
 
-    base::Child child(init);
-    auto st = child.wait();
+    auto st = live_freeze::wait_serving(plan, frozen, init);
     if (!st) return fail(plan, st.error());
     return base::exit_code_of(st.value());
 }

@@ -22,9 +22,11 @@
 #include <optional>
 
 #include "helper/base/child.h"
+#include "helper/sandbox/control.h"
 #include "helper/sandbox/fd_pass.h"
 #include "helper/sandbox/finish.h"
 #include "helper/sandbox/limit_watch.h"
+#include "helper/sandbox/live_checkpoint.h"
 #include "helper/sandbox/prepare.h"
 #include "helper/sandbox/pty_relay.h"
 #include "helper/sandbox/rename_notify.h"
@@ -71,6 +73,12 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
     }
     base::Fd mine(lift_fd(sv[0]));
     run.plan.sync_fd = lift_fd(sv[1]);
+    // Checkpoint requests to setup (helper/sandbox/live_freeze.h).
+    base::Fd freeze;
+    if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == 0) {
+        freeze = base::Fd(lift_fd(sv[0]));
+        run.plan.freeze_fd = lift_fd(sv[1]);
+    }
 
     // Signals arrive through a signalfd; blocked before the fork so none is
     // lost, and unblocked again in the setup process.
@@ -91,6 +99,7 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
     if (pid == 0) {
         ::sigprocmask(SIG_SETMASK, &old, nullptr);
         std::vector<int> keep = {0, 1, 2, run.plan.sync_fd};
+        if (run.plan.freeze_fd >= 0) keep.push_back(run.plan.freeze_fd);
         if (run.plan.ipc_fd >= 0) keep.push_back(run.plan.ipc_fd);
         if (run.plan.pty_slave >= 0) keep.push_back(run.plan.pty_slave);
         // Drops the session lock, the pty master and the signalfd too: fork
@@ -100,6 +109,7 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
     }
     base::Child setup(pid);
     ::close(run.plan.sync_fd);
+    if (run.plan.freeze_fd >= 0) ::close(run.plan.freeze_fd);
     if (pty) {
         pty->close_slave();
         pty->enter_raw();
@@ -111,19 +121,25 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
     int status = 0, early_code = -1;
     bool pty_open = pty.has_value(), stdin_open = pty.has_value();
     RenameService renames(run.plan.limits);  // directory renames (helper/sandbox/rename_notify.h)
+    // `layover checkpoint` of this session (helper/sandbox/control.h); without it, a checkpoint says so.
+    auto ctl = control::listen(run.session_dir);
+    LiveCheckpoint live(run, freeze.get());
     while (!exited) {
-        struct pollfd fds[7] = {{sigfd.get(), POLLIN, 0},
+        struct pollfd fds[8] = {{sigfd.get(), POLLIN, 0},
                                 {mine.get(), POLLIN, 0},
                                 {-1, POLLIN, 0},
                                 {-1, POLLIN, 0},
                                 {out.stopped.empty() ? watch.fd() : -1, POLLIN, 0},
                                 {renames.listener(), POLLIN, 0},
-                                {renames.worker(), POLLIN, 0}};
+                                {renames.worker(), POLLIN, 0},
+                                {ctl ? ctl->get() : -1, POLLIN, 0}};
         if (pty_open) fds[2].fd = pty->master();
         if (stdin_open) fds[3].fd = STDIN_FILENO;
-        if (::poll(fds, 7, out.stopped.empty() ? watch.poll_timeout() : -1) < 0 && errno != EINTR) break;
+        if (::poll(fds, 8, out.stopped.empty() ? watch.poll_timeout() : -1) < 0 && errno != EINTR) break;
         renames.on_listener(fds[5].revents);
         renames.on_worker(fds[6].revents);
+        if (fds[7].revents & POLLIN)
+            control::serve_one(fds[7].fd, [&](const control::Request& r) { return live.serve(r, init); });
         if (out.stopped.empty()) {
             out.stopped = watch.check(&out.stop_code);
             if (!out.stopped.empty()) watch.stop(pid);
@@ -182,6 +198,7 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
             }
         }
     }
+    if (ctl) control::remove_socket(run.session_dir);
     if (!out.stopped.empty()) watch.wait_stopped();
     // Late messages (an error sent just before exit) are still queued.
     if (mine.valid()) {

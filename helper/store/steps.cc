@@ -38,6 +38,13 @@ base::Result<std::string> read_text(const std::string& path) {
 
 base::Result<void> write_text(const std::string& path, const std::string& text) { return replace_file(path, text); }
 
+bool layer_is_empty(const std::string& dir) {
+    auto fd = base::open_at(AT_FDCWD, dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+    if (!fd) return false;
+    auto names = base::list_dir(fd->get());
+    return names && names->empty();
+}
+
 base::Error bad(const std::string& what) { return base::error("step record: " + what); }
 
 // One {"path": ..., ["path_b64": ...], "kind": ...}.
@@ -251,12 +258,22 @@ base::Result<Live> read_live(const std::string& d) {
     return live_from_text(text);
 }
 
-base::Result<int> freeze_live(const std::string& d, const std::string& target, const std::string& end, int max_depth) {
+base::Result<int> freeze_live(const std::string& d, const std::string& target, const std::string& end, int max_depth,
+                              const char* phase) {
     std::string upper = d + "/upper";
     TRY(base::Fd up, base::open_at(AT_FDCWD, upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW));
     TRY(auto entries, base::list_dir(up.get()));
     if (entries.empty()) return 0;
     TRY(int n, count(d));
+    // A freeze never makes an empty step: an empty top layer whose record
+    // names paths is one cut short before its exchange below, and is reused.
+    bool reuse = false;
+    if (n > 0 && layer_is_empty(layer_dir(d, n))) {
+        auto text = read_text(record_file(d, n));
+        auto rec = text ? record_from_text(text.value()) : base::Result<Record>(text.error());
+        reuse = rec && rec->n == n && !rec->paths.empty();
+    }
+    if (reuse) n--;
     if (n >= max_depth) return 0;
     if (::mkdir(steps_dir(d).c_str(), 0700) != 0 && errno != EEXIST) return base::sys_error("creating " + steps_dir(d));
     Record r;
@@ -268,18 +285,21 @@ base::Result<int> freeze_live(const std::string& d, const std::string& target, c
     }
     r.end = end;
     // The touched paths of the live upper as the next step (it becomes layer
-    // n+1). The record goes first: until the rename commits the step, a
-    // record without its layer is ignored (and rewritten by the next freeze).
+    // n+1), and its record, before anything moves: a record without its
+    // layer is not read, and the next freeze overwrites it.
     auto paths = touched_layer(upper, d, n, target);
     if (paths) r.paths = std::move(paths.value());
     else r.label += r.label.empty() ? "(paths unknown: " + paths.error().message + ")" : "";
     TRY_VOID(write_text(record_file(d, r.n), record_to_text(r)));
-    TRY_VOID(base::fault_point("freeze", "record"));
+    TRY_VOID(base::fault_point(phase, "record"));
+    // The commit: an empty layer dir exchanged with the upper in one rename,
+    // so there is always an upper, and the step is whole or absent.
     std::string layer = layer_dir(d, r.n);
-    if (::rename(upper.c_str(), layer.c_str()) != 0) return base::sys_error("freezing " + upper);
-    TRY_VOID(base::fault_point("freeze", "renamed"));  // killed here: count() makes the empty upper
-    if (::mkdir(upper.c_str(), 0755) != 0 && errno != EEXIST)
-        return base::sys_error("creating a fresh upper layer " + upper);
+    if (!reuse && ::mkdir(layer.c_str(), 0755) != 0) return base::sys_error("creating " + layer);
+    TRY_VOID(base::fault_point(phase, "layer"));
+    if (::renameat2(AT_FDCWD, upper.c_str(), AT_FDCWD, layer.c_str(), RENAME_EXCHANGE) != 0)
+        return base::sys_error("freezing " + upper);
+    TRY_VOID(base::fault_point(phase, "renamed"));
     ::unlink((steps_dir(d) + "/live.json").c_str());
     return r.n;
 }

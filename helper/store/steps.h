@@ -70,8 +70,13 @@ base::Result<Live> read_live(const std::string& session_dir);
 // is the real tree, for the record's touched paths. Run it where the
 // session's files are readable (the owner user namespace, or as the owner).
 // max_depth: rollback freezes past kMaxDepth (the stack shrinks right after).
+// The commit is one rename (RENAME_EXCHANGE of the upper with an empty
+// layer dir): there is always an upper. An empty top layer whose record
+// names paths is one cut short before it, and the next freeze reuses it.
+// Fault points (base::fault_point, PHASE:POINT): "record" after the record,
+// "layer" after the empty layer dir, "renamed" after the commit.
 base::Result<int> freeze_live(const std::string& session_dir, const std::string& target, const std::string& end,
-                              int max_depth = kMaxDepth);
+                              int max_depth = kMaxDepth, const char* phase = "freeze");
 
 // The touched paths of layer `n` against the view below it (steps n-1..1
 // over the target), sorted by path.

@@ -25,6 +25,10 @@ FD = _LAYOVER_FD  # noqa: F821
 MAX_FRAME = 64 * 1024 * 1024
 TARGET = os.environ.get("LAYOVER_TARGET") or os.getcwd()
 START = os.getcwd()  # the target's root, or `--cwd DIR`: where commands start by default
+# Paths are resolved from TARGET and START by name, never through our cwd: a
+# checkpoint of the session (docs/history.md) mounts the next overlay over
+# the target, and refuses while a process has its working directory on it.
+os.chdir("/")
 ENV = {k: v for k, v in os.environ.items() if k != "LAYOVER_IPC_FD"}
 WLOCK = threading.Lock()
 MARK = "\n[... layover: %d bytes omitted ...]\n"

@@ -231,6 +231,13 @@ class AgentSandbox:
                 self.relay.join(5)  # the helper's last lines (the session kept or removed)
             return rc
 
+    def stop(self) -> None:
+        """Stop the sandbox (every command killed, the session kept: a
+        rollback needs it stopped); the next call starts it again."""
+        self.close()
+        with self.lock:
+            self.closed = False
+
     # --- calls ---
 
     def _send(self, msg: Dict[str, Any]) -> None:

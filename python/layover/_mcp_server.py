@@ -24,6 +24,7 @@ from typing import Any, Dict, List, Optional
 
 from ._helper import Helper, find_binary
 from ._mcp_sandbox import AgentSandbox
+from ._mcp_steps import Steps
 from ._mcp_tools import HANDLERS, ToolFail, review_hint, tool_list
 from .errors import SandboxError
 
@@ -170,6 +171,7 @@ class Server:
         self.ilock = threading.Lock()
         self.starter: Optional[threading.Thread] = None
         self.client_gone = False
+        self.steps = Steps(log)  # each mutating call ends a step (_mcp_steps.py)
 
     # --- output ---
 
@@ -393,6 +395,8 @@ class Server:
         except Exception as e:
             log("layover mcp: %s failed: %s: %s" % (name, type(e).__name__, e))
             text, is_error = "%s: internal error (%s); the sandbox is still up" % (name, type(e).__name__), True
+        if not ctx.cancelled:
+            self.steps.after(ctx, name, args)
         with ctx.lock:
             ctx.finished = True
             done.set()

@@ -162,6 +162,28 @@ def tool_list(network: str) -> List[Dict[str, Any]]:
          "outputSchema": _obj({"session": S, "changes": {"type": "array", "items": CHANGE}, "count": I,
                                "truncated": B, "review": S}, ["session", "changes", "count", "review"]),
          "annotations": _ann("Changes so far", True)},
+        {"name": "checkpoint", "title": "End a step",
+         "description": "Freeze the changes made since the last step as a numbered step of the session "
+                        "(`layover log` lists them; a person can roll back to one); step 0: nothing to freeze. Refused, changing nothing, "
+                        "while a command still runs with a file open for writing or its cwd in the target.",
+         "inputSchema": _obj({"label": S}),
+         "outputSchema": _obj({"step": I, "label": S}, ["step"]),
+         "annotations": _ann("End a step", False)},
+        {"name": "log", "title": "The session's steps",
+         "description": "The session's steps, newest first (`layover log`): each step's number, label (the tool "
+                        "call that made it) and counts of paths added, changed and deleted.",
+         "inputSchema": _obj({}),
+         "outputSchema": _obj({"steps": {"type": "array", "items": _obj(
+             {"step": I, "label": S, "added": I, "modified": I, "deleted": I}, ["step", "label"])}}, ["steps"]),
+         "annotations": _ann("The session's steps", True)},
+        {"name": "rollback", "title": "Roll back to a step",
+         "description": "Make the session's files what they were at the end of `step` (0: the real tree "
+                        "alone); the later steps are set aside (a person can bring them back with "
+                        "`layover rollback SESSION --undo`). Stops every running command first: processes "
+                        "and their memory are not rolled back, the sandbox starts fresh.",
+         "inputSchema": _obj({"step": I}, ["step"]),
+         "outputSchema": _obj({"step": I}, ["step"]),
+         "annotations": _ann("Roll back to a step", False, destructive=True)},
         {"name": "diff", "title": "Diff so far",
          "description": "The session's changes so far as a git-style diff (optionally only some paths), "
                         "capped.",
@@ -310,7 +332,51 @@ def diff(ctx: Any, a: Dict[str, Any]) -> Result:
     return text or "no changes", {"diff": text, "truncated": clipped}, False
 
 
+def checkpoint(ctx: Any, a: Dict[str, Any]) -> Result:
+    label = _arg(a, "label", str, "")
+    ctx.sandbox.ensure()
+    args = ["checkpoint", ctx.sandbox.name, "--json"] + (["-m", label] if label else [])
+    r = ctx.helper.run(args, ok=(0, 1))
+    if r.returncode != 0:
+        msg = r.stderr.decode("utf-8", "replace").strip() or "layover checkpoint failed"
+        return msg, None, True
+    data = json.loads(r.stdout.decode("utf-8", "replace"))
+    step = data.get("step") if isinstance(data, dict) else None
+    step = step if type(step) is int else 0
+    text = "step %d" % step if step else "no changes since the last step: no step made"
+    return text, {"step": step, "label": label}, False
+
+
+def log_steps(ctx: Any, a: Dict[str, Any]) -> Result:
+    ctx.sandbox.ensure()
+    name = ctx.sandbox.name
+    text = ctx.helper.run(["log", name]).stdout.decode("utf-8", "replace")
+    data = json.loads(ctx.helper.run(["log", name, "--json"]).stdout.decode("utf-8", "replace"))
+    rows = data.get("steps", []) if isinstance(data, dict) else []
+    out = [{"step": r["step"] if type(r.get("step")) is int else 0, "label": str(r.get("label", "")),
+            "added": int(r.get("added", 0)), "modified": int(r.get("modified", 0)),
+            "deleted": int(r.get("deleted", 0))} for r in rows if isinstance(r, dict)]
+    body, _ = clip(text.rstrip("\n"), 20000)
+    return body, {"steps": out}, False
+
+
+def rollback(ctx: Any, a: Dict[str, Any]) -> Result:
+    step = _arg(a, "step", int, required=True)
+    if step < 0:
+        raise BadArgs("argument 'step' must be 0 or a step number (see the log tool)")
+    if ctx.sandbox.on_exit != "keep":
+        return "rollback needs a kept session (layover mcp --on-exit keep)", None, True
+    ctx.sandbox.stop()
+    r = ctx.helper.run(["rollback", ctx.sandbox.name, str(step)], ok=(0, 1))
+    ctx.sandbox.ensure()
+    if r.returncode != 0:
+        return r.stderr.decode("utf-8", "replace").strip() or "layover rollback failed", None, True
+    return ("rolled back to step %d; every command was stopped and the sandbox started again" % step,
+            {"step": step}, False)
+
+
 HANDLERS: Dict[str, Callable[[Any, Dict[str, Any]], Result]] = {
     "run_command": run_command, "start_command": start_command, "read_output": read_output,
     "kill_command": kill_command, "read_file": read_file, "write_file": write_file, "edit_file": edit_file,
-    "list_directory": list_directory, "search_files": search_files, "changes": changes, "diff": diff}
+    "list_directory": list_directory, "search_files": search_files, "changes": changes, "diff": diff,
+    "checkpoint": checkpoint, "log": log_steps, "rollback": rollback}

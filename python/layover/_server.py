@@ -401,6 +401,7 @@ class Server:
                     raise ValueError("request without a valid id")
             with State.lock:
                 State.busy = rid
+            self.enter_cwd()
             try:
                 if t == "run" or t == "irun":
                     self.do_run(rid, payload.decode("utf-8", "surrogateescape"), t == "irun")
@@ -411,8 +412,30 @@ class Server:
                 else:
                     self.done(rid, {"unknown": t}, ("unknown request type %r" % t,))
             finally:
+                self.leave_cwd()
                 with State.lock:
                     State.busy = 0
+
+    # A checkpoint of the running session (docs/history.md) mounts the next
+    # overlay over the target, and refuses while a process has its working
+    # directory on the old one. So between requests the server waits in /,
+    # and enters its working directory by path for each request: that is
+    # always the current overlay.
+    cwd = None
+
+    def enter_cwd(self):
+        if self.cwd is not None:
+            try:
+                os.chdir(self.cwd)
+            except OSError:
+                pass
+
+    def leave_cwd(self):
+        try:
+            self.cwd = os.getcwd()
+        except OSError:
+            pass  # deleted meanwhile: keep the last one
+        os.chdir("/")
 
 
 # CO_FUTURE_* compiler flags (stable CPython values 3.8+; __future__ itself
@@ -458,6 +481,7 @@ def main(fd):
     _thread.start_new_thread(server.pump.loop, ())
     chan.send({"t": "hello", "version": VERSION, "pid": os.getpid(),
                "python": "%d.%d.%d" % sys.version_info[:3]})
+    server.leave_cwd()
     try:
         server.serve()
     except (ValueError, KeyError, TypeError, UnicodeDecodeError) as e:

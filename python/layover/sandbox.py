@@ -82,7 +82,9 @@ class Sandbox:
     block raised nothing; otherwise kept) or "prompt" (``review_on_exit``).
     ``keep_empty=False`` removes the session when the sandbox stops with no
     changes (the default keeps it: this object still names it; `layover gc`
-    removes empty sessions).
+    removes empty sessions). ``steps=True`` makes each ``run()`` and
+    ``exec()`` a step of the session (``log()``, ``checkpoint()``); a step
+    that finds the sandbox busy is deferred and merged into the next.
     """
 
     def __init__(self, target: StrPath = "~", *, network: str = "loopback", session: Optional[str] = None,
@@ -92,7 +94,8 @@ class Sandbox:
                  env_keep: Iterable[str] = (), env_clear: bool = False, hide: Iterable[StrPath] = (),
                  hide_secrets: bool = True, helper_env: Optional[Mapping[str, str]] = None,
                  timeout: Optional[str] = None, max_pids: Optional[int] = None, max_size: Optional[str] = None,
-                 max_memory: Optional[str] = None, keep_empty: bool = True, start: bool = True) -> None:
+                 max_memory: Optional[str] = None, keep_empty: bool = True, start: bool = True,
+                 steps: bool = False) -> None:
         if network not in NETWORK:
             raise ValueError("network must be one of %s, not %r" % (NETWORK, network))
         if isinstance(env_keep, (str, bytes)) or isinstance(hide, (str, bytes)):
@@ -116,6 +119,8 @@ class Sandbox:
         self.helper = Helper(binary, state_dir, helper_env)
         self.exit_code: Optional[int] = None
         self._repl: Optional[Repl] = None
+        self.steps = steps
+        self._deferred: List[str] = []
         if start:
             self.start()
 
@@ -198,15 +203,39 @@ class Sandbox:
         repl = self._repl
         if repl is None:
             self._live()  # raises
-        return repl.client.run_code(code, timeout, interactive)  # type: ignore[union-attr]
+        result = repl.client.run_code(code, timeout, interactive)  # type: ignore[union-attr]
+        if self.steps:
+            self._step("run: " + (code.strip().splitlines() or [""])[0])
+        return result
 
     def exec(self, args: Union[StrOrBytes, Sequence[StrOrBytes]], *, timeout: Optional[float] = None,
              cwd: Optional[StrOrBytes] = None, env: Optional[Mapping[str, str]] = None,
              input: Optional[Union[bytes, str]] = None, text: bool = False, shell: bool = False,
              encoding: Optional[str] = None, errors: Optional[str] = None, check: bool = False) -> ExecResult:
         """Run a command inside the sandbox, like subprocess.run(capture_output=True)."""
-        return self._live().exec(args, timeout=timeout, cwd=cwd, env=env, input=input, text=text,
-                                 shell=shell, encoding=encoding, errors=errors, check=check)
+        try:
+            return self._live().exec(args, timeout=timeout, cwd=cwd, env=env, input=input, text=text,
+                                     shell=shell, encoding=encoding, errors=errors, check=check)
+        finally:
+            if self.steps:
+                words = [args] if isinstance(args, (str, bytes)) else list(args)
+                self._step("exec: " + " ".join(w.decode("utf-8", "replace") if isinstance(w, bytes) else str(w)
+                                                for w in words))
+
+    def _step(self, label: str) -> None:
+        """steps=True: end a step after each run()/exec(). When the sandbox is
+        busy (a file still open for writing, a process with its cwd in the
+        target) the step is deferred and merged into the next, whose label
+        says so (docs/history.md)."""
+        label = " ".join(label.split())[:120]
+        full = label
+        if self._deferred:
+            full += " (merged, deferred while busy: %s)" % "; ".join(self._deferred)
+        try:
+            self.checkpoint(full[:200])
+            self._deferred = []
+        except SandboxError:
+            self._deferred.append(label)
 
     def call(self, source: str, name: str, args: Sequence[Any] = (), kwargs: Optional[Mapping[str, Any]] = None,
              self_attrs: Optional[Mapping[str, Any]] = None, timeout: Optional[float] = None) -> Any:
@@ -288,6 +317,25 @@ class Sandbox:
         if not isinstance(data, dict):
             raise SandboxError("layover: 'layover log --json' printed no object")
         return parse_list(data.get("steps"), parse_step, "a log")
+
+    def checkpoint(self, label: Optional[str] = None) -> int:
+        """End the current step (docs/history.md): the changes since the last
+        step become a frozen step, labelled `label`, and the sandbox goes on
+        over a fresh live layer, with its REPL state. Returns the step's
+        number, or 0 when nothing changed since the last step. Raises
+        SandboxError, naming the process and path, while a process inside
+        holds a file open for writing or has its working directory in the
+        target (nothing changes then)."""
+        args: List[StrPath] = ["checkpoint", self.name, "--json"]
+        if label:
+            args += ["-m", label]
+        r = self.helper.run(args, error=SandboxError)
+        try:
+            data = json.loads(r.stdout.decode("utf-8"))
+        except (ValueError, RecursionError) as e:
+            raise SandboxError("layover: 'layover checkpoint --json' printed invalid JSON (%s)" % e) from None
+        step = data.get("step") if isinstance(data, dict) else None
+        return step if isinstance(step, int) and not isinstance(step, bool) else 0
 
     def rollback(self, step: int, *, undo: bool = False) -> None:
         """Make the session's files what they were at the end of `step` (0:

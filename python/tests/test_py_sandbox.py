@@ -288,3 +288,43 @@ def test_changes_carry_risk_phrases_never_the_secret(sb):
     risks = {c.path: c.risks for c in sb.changes()}
     assert risks["deploy.env"] == ("secret: GitLab token on line 2 (glpat-\u2026)",)
     assert risks["plain.txt"] == ()
+
+
+def test_checkpoint_while_running_keeps_the_repl_and_its_cwd(sb, target, state_dir):
+    sb.run("x = 41\nopen('one.txt', 'w').write('1')")
+    assert sb.checkpoint("first") == 1
+    assert sb.running
+    # The REPL state survives, and relative paths resolve in the next overlay.
+    r = sb.run("x += 1\nopen('two.txt', 'w').write(open('one.txt').read() + '2')\nx")
+    assert r.error is None and r.value == "42"
+    assert sb.run("import os\nos.getcwd()").value == repr(str(target))
+    d = state_dir / "sessions" / sb.name
+    assert (d / "steps" / "0001" / "one.txt").read_text() == "1"
+    assert (d / "upper" / "two.txt").read_text() == "12"
+    assert not (d / "steps" / "0001" / "two.txt").exists()
+    assert sb.checkpoint() == 2 and sb.checkpoint() == 0
+    assert [s.step for s in sb.log()] == [2, 1] and sb.log()[1].label == "first"
+    # A file the REPL keeps open for writing: refused, named, nothing changed.
+    sb.run("f = open('held.txt', 'w')")
+    with pytest.raises(SandboxError, match=r"held\.txt open for writing"):
+        sb.checkpoint()
+    sb.run("f.close()")
+    assert sb.checkpoint() == 3
+    assert not (target / "one.txt").exists()
+
+
+def test_steps_true_makes_each_run_and_exec_a_step_and_defers_a_busy_one(make_sandbox, target):
+    sb = make_sandbox(steps=True)
+    sb.run("open('a.txt', 'w').write('a')")
+    sb.exec(["sh", "-c", "echo b > b.txt"])
+    sb.run("x = 1")  # nothing changed: no step
+    sb.run("f = open('held.txt', 'w')\nf.write('h')")  # still open: deferred
+    sb.run("f.close()\nopen('c.txt', 'w').write('c')")
+    log = sb.log()
+    assert [s.step for s in log] == [3, 2, 1]
+    assert log[2].label == "run: open('a.txt', 'w').write('a')"
+    assert log[1].label == "exec: sh -c echo b > b.txt"
+    assert log[0].label == "run: f.close() (merged, deferred while busy: run: f = open('held.txt', 'w'))"
+    assert {p for p, _ in log[0].paths} == {"held.txt", "c.txt"}
+    assert sb.run("open('a.txt').read() + open('c.txt').read()").value == "'ac'"
+    assert not (target / "a.txt").exists()

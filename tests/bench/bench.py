@@ -17,7 +17,7 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import core  # noqa: E402
 import gen  # noqa: E402  (the tree generators, shared with the sandboxed runs)
-import history  # noqa: E402  (the fork rows)
+import history  # noqa: E402  (session history rows: fork, checkpoint)
 from core import Contender, Failed, MiB, Results, check, machine, machine_lines, measure  # noqa: E402
 
 # The tiny start-up floor: unshare + maps + one overlay mount + exec.
@@ -415,7 +415,7 @@ def main():
     ap.add_argument("--results", required=True)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--smoke", action="store_true", help="tiny sizes, 1 rep: proves the bench runs (make test)")
-    ap.add_argument("--only", default="", help="comma list: save,status,apply,diff,startup,concurrency,project,fork")
+    ap.add_argument("--only", default="", help="comma list: save,status,apply,diff,startup,concurrency,project,fork,checkpoint")
     a = ap.parse_args()
     only = set(filter(None, a.only.split(",")))
     want = lambda k: not only or k in only  # noqa: E731
@@ -460,6 +460,8 @@ def main():
                 guarded(res, "real project", b.project)
             if want("fork"):  # tests/bench/history.py
                 guarded(res, "fork", history.fork_rows, b, n)
+            if want("checkpoint"):
+                guarded(res, "checkpoint", history.checkpoint, b)
     finally:
         b.cleanup()
     m["load_at_end"] = os.getloadavg()[0]

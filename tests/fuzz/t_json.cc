@@ -1,6 +1,7 @@
 #include <string>
 
 #include "capture/patch/manifest.h"
+#include "helper/sandbox/control_msg.h"
 #include "helper/store/steps.h"
 #include "tests/fuzz/targets.h"
 
@@ -25,6 +26,17 @@ int json(const uint8_t* data, size_t size) {
             __builtin_trap();
     }
     (void)steps::live_from_text(text);
+    // The control channel's messages (helper/sandbox/control_msg.h): the same.
+    auto q = control::decode_request(text);
+    if (q.ok()) {
+        auto again = control::decode_request(control::encode_request(q.value()));
+        if (!again.ok() || again->op != q->op || again->label != q->label) __builtin_trap();
+    }
+    auto a = control::decode_reply(text);
+    if (a.ok()) {
+        auto again = control::decode_reply(control::encode_reply(a.value()));
+        if (!again.ok() || again->ok != a->ok || again->step != a->step || again->error != a->error) __builtin_trap();
+    }
     return 0;
 }
 

@@ -13,7 +13,7 @@ using Target = int (*)(const uint8_t* data, size_t size);
 
 int patch(const uint8_t* data, size_t size);     // show, diff and apply --dry-run of a patch file
 int zframe(const uint8_t* data, size_t size);    // the zstd frame walker
-int json(const uint8_t* data, size_t size);      // the manifest, sums and step record readers
+int json(const uint8_t* data, size_t size);      // the manifest, sums, step record and control readers
 int glob(const uint8_t* data, size_t size);      // glob_match and PathFilter
 int udiff(const uint8_t* data, size_t size);     // the unified-diff writer, applied back
 int ipc(const uint8_t* data, size_t size);       // the rename worker's messages (rename_call)

@@ -16,7 +16,8 @@ from conftest import LAYOVER, real_dir, snapshot
 from mcp_util import McpClient, conforms, text
 
 TOOLS = {"run_command", "start_command", "read_output", "kill_command", "read_file", "write_file", "edit_file",
-         "list_directory", "search_files", "changes", "diff"}
+         "list_directory", "search_files", "changes", "diff", "checkpoint",
+         "log", "rollback"}
 
 
 @pytest.fixture
@@ -361,3 +362,55 @@ def test_mcp_works_installed_with_no_environment(require_sandbox, state_dir):
     assert out[1]["result"]["structuredContent"]["stdout"] == "installed\n"
     assert "_mcp_server" not in r.stderr  # no traceback
     assert not (proj / "i.txt").exists() and "i.txt" in status(state_dir, "mcp-inst").stdout
+
+
+def test_mcp_each_mutating_call_is_a_step_and_a_busy_one_is_deferred(client, proj, state_dir):
+    c = client(session="mcp-ck")
+    steps = state_dir / "sessions" / "mcp-ck" / "steps"
+    rec = lambda n: json.loads((steps / ("%04d.json" % n)).read_text())  # noqa: E731
+    assert not c.call("write_file", path="a.txt", content="a\n")["isError"]
+    assert rec(1)["label"] == "write_file a.txt" and (steps / "0001" / "a.txt").read_text() == "a\n"
+    # Reading is no step; an explicit checkpoint with nothing new makes none.
+    assert not c.call("read_file", path="a.txt")["isError"]
+    r = c.call("checkpoint")
+    assert not r["isError"] and r["structuredContent"]["step"] == 0, r
+    # A background job with its cwd in the target: the explicit checkpoint is
+    # refused and named; the step after a mutating call is deferred.
+    job = c.call("start_command", command="exec sleep 600")["structuredContent"]["job_id"]
+    assert not c.call("write_file", path="b.txt", content="b\n")["isError"]
+    r = c.call("checkpoint")
+    assert r["isError"] and "(sleep) has its working directory in" in text(r), r
+    assert not (steps / "0002").exists()
+    c.call("kill_command", job_id=job)
+    assert not c.call("run_command", command="echo c > c.txt")["isError"]
+    assert rec(2)["label"] == "run_command echo c > c.txt (merged, deferred while busy: write_file b.txt)"
+    assert sorted(p.name for p in (steps / "0002").iterdir()) == ["b.txt", "c.txt"]
+    assert not c.call("edit_file", path="a.txt", old_string="a", new_string="A")["isError"]
+    r = c.call("checkpoint", label="nothing new")
+    assert not r["isError"] and r["structuredContent"] == {"step": 0, "label": "nothing new"}, r
+    assert rec(3)["label"] == "edit_file a.txt"
+    # Files written after the steps land in the live layer, read through the sandbox.
+    assert not c.call("run_command", command="cat a.txt b.txt > both.txt")["isError"]
+    assert (steps / "0004" / "both.txt").read_text() == "A\nb\n"
+    assert not (proj / "a.txt").exists()
+    log = json.loads(subprocess.run([LAYOVER, "log", "mcp-ck", "--json"], capture_output=True,
+                                    env=dict(os.environ, LAYOVER_STATE_DIR=str(state_dir))).stdout)
+    assert [s["step"] for s in log["steps"]] == [4, 3, 2, 1]
+
+
+def test_mcp_log_and_rollback_undo_the_agents_own_steps(client, proj, state_dir):
+    c = client(session="mcp-rb")
+    assert not c.call("write_file", path="one.txt", content="1\n")["isError"]
+    assert not c.call("run_command", command="echo 2 > two.txt; rm README.md")["isError"]
+    r = c.call("log")
+    assert not r["isError"], r
+    assert [(s["step"], s["label"]) for s in r["structuredContent"]["steps"]] == [
+        (2, "run_command echo 2 > two.txt; rm README.md"), (1, "write_file one.txt")]
+    r = c.call("rollback", step=1)
+    assert not r["isError"] and r["structuredContent"] == {"step": 1}, r
+    r = c.call("run_command", command="ls")
+    assert not r["isError"] and r["structuredContent"]["stdout"].split() == ["README.md", "data.bin", "one.txt",
+                                                                             "src"], r
+    assert c.call("rollback", step=9)["isError"]
+    assert "must be" in text(c.call("rollback", step=-1))
+    assert (proj / "README.md").exists() and not (proj / "one.txt").exists()

@@ -1,0 +1,113 @@
+#include "helper/sandbox/control.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace control {
+
+namespace {
+
+constexpr const char* kName = "control.sock";
+
+// The socket's address through an fd of the session dir: short whatever
+// the state dir's length (sun_path holds 108 bytes).
+base::Result<sockaddr_un> address(const base::Fd& dir) {
+    sockaddr_un a = {};
+    a.sun_family = AF_UNIX;
+    std::string p = "/proc/self/fd/" + std::to_string(dir.get()) + "/" + kName;
+    std::memcpy(a.sun_path, p.data(), p.size());
+    return a;
+}
+
+base::Result<base::Fd> open_dir(const std::string& d) {
+    return base::open_at(AT_FDCWD, d, O_PATH | O_DIRECTORY | O_NOFOLLOW);
+}
+
+void send_reply(int fd, const Reply& r) {
+    std::string m = encode_reply(r);
+    (void)::send(fd, m.data(), m.size(), MSG_NOSIGNAL);
+}
+
+}  // namespace
+
+base::Result<base::Fd> listen(const std::string& session_dir) {
+    TRY(base::Fd dir, open_dir(session_dir));
+    ::unlinkat(dir.get(), kName, 0);
+    base::Fd s(::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+    if (!s.valid()) return base::sys_error("creating the control socket");
+    ::fchmod(s.get(), 0600);  // the mode bind gives the socket file
+    TRY(sockaddr_un a, address(dir));
+    if (::bind(s.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) != 0)
+        return base::sys_error("binding the control socket in " + session_dir);
+    if (::fchmodat(dir.get(), kName, 0600, 0) != 0 || ::listen(s.get(), 8) != 0)
+        return base::sys_error("the control socket in " + session_dir);
+    return s;
+}
+
+void remove_socket(const std::string& session_dir) { ::unlink((session_dir + "/" + kName).c_str()); }
+
+void serve_one(int listen_fd, const Handler& handler) {
+    base::Fd c(::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC));
+    if (!c.valid()) return;
+    struct ucred cred = {};
+    socklen_t len = sizeof cred;
+    if (::getsockopt(c.get(), SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || cred.uid != ::getuid()) {
+        send_reply(c.get(), {false, 0, "refused: the control socket serves its owner only"});
+        return;
+    }
+    // The request comes with the connection; a peer that sends nothing in
+    // a second is dropped, so the supervisor's loop never stalls on it.
+    struct pollfd p = {c.get(), POLLIN, 0};
+    if (::poll(&p, 1, 1000) != 1) return;
+    std::string buf(kMaxMessage + 1, '\0');
+    ssize_t n = ::recv(c.get(), buf.data(), buf.size(), MSG_DONTWAIT | MSG_TRUNC);
+    if (n <= 0) return;
+    if (static_cast<size_t>(n) > buf.size()) {
+        send_reply(c.get(),
+                   {false, 0, "malformed control message: longer than " + std::to_string(kMaxMessage) + " bytes"});
+        return;
+    }
+    buf.resize(static_cast<size_t>(n));
+    auto req = decode_request(buf);
+    if (!req) {
+        send_reply(c.get(), {false, 0, req.error().message});
+        return;
+    }
+    send_reply(c.get(), handler(req.value()));
+}
+
+base::Result<int> checkpoint(const std::string& session_dir, const std::string& label) {
+    TRY(base::Fd dir, open_dir(session_dir));
+    base::Fd s(::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
+    if (!s.valid()) return base::sys_error("creating a socket");
+    TRY(sockaddr_un a, address(dir));
+    if (::connect(s.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+        int err = errno;
+        return base::sys_error("reaching the session's supervisor (" + session_dir + "/" + kName +
+                                   "); is it a supervisor of an older layover? stop the session, then checkpoint it",
+                               err);
+    }
+    struct timeval tv = {60, 0};
+    ::setsockopt(s.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    std::string m = encode_request({"checkpoint", label});
+    if (::send(s.get(), m.data(), m.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(m.size()))
+        return base::sys_error("sending to the session's supervisor");
+    std::string buf(kMaxMessage + 1, '\0');
+    ssize_t n = ::recv(s.get(), buf.data(), buf.size(), MSG_TRUNC);
+    if (n < 0) return base::sys_error("waiting for the session's supervisor");
+    if (n == 0) return base::error("the session's supervisor closed the control socket without an answer");
+    if (static_cast<size_t>(n) > buf.size()) return base::error("the session's supervisor answered too long a message");
+    buf.resize(static_cast<size_t>(n));
+    TRY(Reply r, decode_reply(buf));
+    if (!r.ok) return base::error(r.error);
+    return r.step;
+}
+
+}  // namespace control

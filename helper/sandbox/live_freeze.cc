@@ -1,0 +1,152 @@
+#include "helper/sandbox/live_freeze.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <string>
+
+#include "helper/sandbox/sandbox.h"
+#include "overlay/mountinfo.h"
+#include "overlay/mounts.h"
+
+namespace live_freeze {
+
+namespace {
+
+base::Result<void> reconfigure(const std::string& target, const char* flag) {
+    base::Fd fs(::fspick(AT_FDCWD, target.c_str(), FSPICK_CLOEXEC));
+    if (!fs.valid()) return base::sys_error("picking the overlay on " + target);
+    if (::fsconfig(fs.get(), FSCONFIG_SET_FLAG, flag, nullptr, 0) != 0 ||
+        ::fsconfig(fs.get(), FSCONFIG_CMD_RECONFIGURE, nullptr, nullptr, 0) != 0)
+        return base::sys_error(std::string("remounting the overlay on ") + target + " " + flag);
+    return base::Ok();
+}
+
+base::Result<base::Fd> open_in(int dirfd, const std::string& name) {
+    // A real fd (not O_PATH): fsconfig(FSCONFIG_SET_FD) takes only those.
+    return base::open_at(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+}
+
+base::Result<void> mount_next(const SandboxPlan& plan, Fds& fds, int n) {
+    char work[32];
+    std::snprintf(work, sizeof work, "work/ck%04d", n);
+    TRY(base::Fd upper, open_in(fds.session.get(), "upper"));
+    TRY(base::Fd wk, open_in(fds.session.get(), work));
+    std::vector<base::Fd> lowers;
+    for (int i = n; i >= 1; i--) {
+        char name[32];
+        std::snprintf(name, sizeof name, "steps/%04d", i);
+        TRY(base::Fd l, open_in(fds.session.get(), name));
+        lowers.push_back(std::move(l));
+    }
+    TRY(base::Fd target, open_in(fds.target.get(), "."));
+    base::Fd fs(::fsopen("overlay", FSOPEN_CLOEXEC));
+    if (!fs.valid()) return base::sys_error("fsopen overlay");
+    auto set_fd = [&](const char* key, const base::Fd& fd) -> base::Result<void> {
+        if (::fsconfig(fs.get(), FSCONFIG_SET_FD, key, nullptr, fd.get()) != 0)
+            return base::sys_error(std::string("the next overlay's ") + key +
+                                   " (layers passed by fd need Linux 6.13 or later)");
+        return base::Ok();
+    };
+    for (const auto& l : lowers) TRY_VOID(set_fd("lowerdir+", l));
+    TRY_VOID(set_fd("lowerdir+", target));
+    TRY_VOID(set_fd("upperdir", upper));
+    TRY_VOID(set_fd("workdir", wk));
+    if (::fsconfig(fs.get(), FSCONFIG_SET_FLAG, "userxattr", nullptr, 0) != 0 ||
+        ::fsconfig(fs.get(), FSCONFIG_SET_FLAG, "volatile", nullptr, 0) != 0)
+        return base::sys_error("the next overlay's options");
+    if (::fsconfig(fs.get(), FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) != 0)
+        return base::sys_error("creating the next overlay");
+    base::Fd mnt(::fsmount(fs.get(), FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID));
+    if (!mnt.valid()) return base::sys_error("fsmount of the next overlay");
+    // The covers of the mount plan's steps 7a and 7b, on the detached tree
+    // (never shown uncovered): the --ro/--rw paths inside the target (clones
+    // of what is attached there now), then the hidden paths.
+    const std::string& t = plan.mounts.target;
+    for (const auto* list : {&plan.mounts.ro, &plan.mounts.rw})
+        for (const auto& p : *list) {
+            if (!overlay::path_within(p, t) || p == t) continue;
+            base::Fd c(::open_tree(AT_FDCWD, p.c_str(), OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE));
+            if (!c.valid() ||
+                ::move_mount(c.get(), "", mnt.get(), p.c_str() + t.size() + 1, MOVE_MOUNT_F_EMPTY_PATH) != 0)
+                return base::sys_error("showing " + p + " on the next overlay");
+        }
+    TRY_VOID(overlay::hide_paths_beneath(mnt.get(), t, plan.mounts.hide));
+    // One step: the command's namespace sees the old view, then the new one.
+    if (::move_mount(mnt.get(), "", AT_FDCWD, plan.mounts.target.c_str(), MOVE_MOUNT_F_EMPTY_PATH) != 0)
+        return base::sys_error("mounting the next overlay on " + plan.mounts.target);
+    return base::Ok();
+}
+
+void answer(int fd, const base::Result<void>& r) {
+    std::string m = r ? "0" : "1" + std::to_string(r.error().code) + "\t" + r.error().message;
+    (void)::send(fd, m.data(), m.size(), MSG_NOSIGNAL);
+}
+
+}  // namespace
+
+Fds open(const SandboxPlan& plan) {
+    Fds f;
+    std::string up = plan.mounts.upper;
+    std::string session = up.substr(0, up.rfind('/'));
+    // Detached clones (no submounts, outside setup's mount tree): the step
+    // 8 read-only flag never reaches them, and overlayfs takes layers from
+    // the root mount of a detached tree.
+    auto clone = [](const std::string& p) -> base::Result<base::Fd> {
+        int fd = ::open_tree(AT_FDCWD, p.c_str(), OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+        if (fd < 0) return base::sys_error("cloning the mount of " + p);
+        return base::Fd(fd);
+    };
+    auto s = clone(session);
+    auto t = clone(plan.mounts.target);
+    if (s && t) {
+        f.session = std::move(s.value());
+        f.target = std::move(t.value());
+    } else {
+        f.unavailable = (s ? t.error() : s.error()).message;
+    }
+    return f;
+}
+
+base::Result<void> share_target(const SandboxPlan& plan) {
+    if (::mount(nullptr, plan.mounts.target.c_str(), nullptr, MS_SHARED, nullptr) != 0)
+        return base::sys_error("making the overlay on " + plan.mounts.target + " shared");
+    return base::Ok();
+}
+
+base::Result<int> wait_serving(const SandboxPlan& plan, Fds& fds, pid_t init) {
+    base::Fd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, init, 0)));
+    int ctl = plan.freeze_fd;
+    while (true) {
+        struct pollfd p[2] = {{pidfd.get(), POLLIN, 0}, {ctl, POLLIN, 0}};
+        if (::poll(p, ctl >= 0 ? 2 : 1, -1) < 0 && errno != EINTR) break;
+        if (p[0].revents) break;
+        if (!(p[1].revents & (POLLIN | POLLHUP))) continue;
+        char buf[64];
+        ssize_t n = ::recv(ctl, buf, sizeof buf, 0);
+        if (n <= 0) {
+            ctl = -1;  // the supervisor is gone or serves no more
+            continue;
+        }
+        std::string req(buf, static_cast<size_t>(n));
+        if (!fds.unavailable.empty())
+            answer(ctl, base::error("the checkpoint of this running session is unavailable: " + fds.unavailable));
+        else if (req == "R") answer(ctl, reconfigure(plan.mounts.target, "ro"));
+        else if (req == "W") answer(ctl, reconfigure(plan.mounts.target, "rw"));
+        else if (req[0] == 'M') answer(ctl, mount_next(plan, fds, std::atoi(req.c_str() + 1)));
+        else answer(ctl, base::error("unknown request"));
+    }
+    int status = 0;
+    while (::waitpid(init, &status, 0) < 0)
+        if (errno != EINTR) return base::sys_error("waiting for init");
+    return status;
+}
+
+}  // namespace live_freeze

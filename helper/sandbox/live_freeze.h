@@ -1,0 +1,42 @@
+// The setup side of the checkpoint of a running session (docs/history.md,
+// "The freeze rule"). Setup owns the overlay's superblock (its user
+// namespace mounted it), so it is the one that can remount it read-only and
+// mount the next overlay over the target; the supervisor, outside, does the
+// rest (the rename of the layers, the record, naming busy processes:
+// helper/sandbox/live_checkpoint.cc). Requests come one at a time on their
+// own socketpair (SandboxPlan::freeze_fd), one message each, answered "0"
+// or "1" + errno + tab + a one-line error:
+//   R       remount the overlay on the target read-only (EBUSY while any
+//           file on it is open for writing)
+//   W       remount it read-write again (a rollback)
+//   M<n>    mount a new overlay over the target: upper SESSION/upper, work
+//           SESSION/work/ck<n>, lowers steps n..1 then the real target
+#pragma once
+#include <sys/types.h>
+
+#include <string>
+
+#include "helper/base/fd.h"
+#include "helper/base/result.h"
+
+struct SandboxPlan;
+
+namespace live_freeze {
+
+struct Fds {
+    base::Fd session, target;  // opened in setup's namespace before any mount covers them
+    std::string unavailable;   // why not (then every request is refused with it)
+};
+
+// Before the mount plan. Never fails the run: a target the kernel will not
+// clone (host mounts below it) only makes checkpoints of it unavailable.
+Fds open(const SandboxPlan& plan);
+// After the mount plan, before init: the target mount shared, so that the
+// command's namespace (nested, owned by another user namespace) gets a
+// slave copy and a mount over the target propagates into it, locked there.
+base::Result<void> share_target(const SandboxPlan& plan);
+// Setup's wait for init, serving the supervisor's requests meanwhile.
+// Returns init's wait status.
+base::Result<int> wait_serving(const SandboxPlan& plan, Fds& fds, pid_t init);
+
+}  // namespace live_freeze

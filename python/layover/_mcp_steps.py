@@ -1,0 +1,51 @@
+"""Each mutating MCP tool call ends a step of the session (docs/history.md):
+after `run_command`, `write_file` and `edit_file` the server runs `layover
+checkpoint` with the call as the step's label. When the sandbox is busy (a
+command still writes, or runs with its cwd in the target) the checkpoint
+refuses and changes nothing: that step is deferred, and merged into the next
+one, whose label says so (`layover log`)."""
+from __future__ import annotations
+
+import threading
+from typing import Any, Callable, Dict, List
+
+MUTATING = ("run_command", "write_file", "edit_file")
+
+
+def describe(name: str, args: Dict[str, Any]) -> str:
+    """The step's label: the tool and its main argument, on one line, shortened."""
+    main = args.get("command") if name == "run_command" else args.get("path")
+    text = "%s %s" % (name, main if isinstance(main, str) else "")
+    text = " ".join(text.split())
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+class Steps:
+    def __init__(self, log: Callable[[str], None]) -> None:
+        self.lock = threading.Lock()  # one checkpoint at a time
+        self.deferred: List[str] = []
+        self.log = log
+
+    def after(self, ctx: Any, name: str, args: Dict[str, Any]) -> None:
+        sb = ctx.sandbox
+        if name not in MUTATING or sb.proc is None or sb.proc.poll() is not None or sb.broken is not None:
+            return
+        label = describe(name, args)
+        with self.lock:
+            full = label
+            if self.deferred:
+                full += " (merged, deferred while busy: %s)" % "; ".join(self.deferred)
+            if len(full) > 200:
+                full = full[:197] + "..."
+            try:
+                r = ctx.helper.run(["checkpoint", ctx.sandbox.name, "--json", "-m", full], ok=(0, 1))
+            except Exception as e:  # a step boundary never fails the tool call
+                self.log("layover mcp: the step after %s was not made: %s" % (label, e))
+                return
+            if r.returncode == 0:
+                self.deferred = []
+                return
+            self.deferred.append(label)
+            why = r.stderr.decode("utf-8", "replace").strip().splitlines()
+            self.log("layover mcp: the step after %s is deferred (merged into the next): %s" %
+                     (label, why[-1] if why else "busy"))
