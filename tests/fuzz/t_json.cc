@@ -1,6 +1,7 @@
 #include <string>
 
 #include "capture/patch/manifest.h"
+#include "helper/store/rejections.h"
 #include "helper/store/steps.h"
 #include "tests/fuzz/targets.h"
 
@@ -25,6 +26,12 @@ int json(const uint8_t* data, size_t size) {
             __builtin_trap();
     }
     (void)steps::live_from_text(text);
+    // Rejections (helper/store/rejections.h): the same round trip.
+    auto rj = session::rejections_from_text(text);
+    if (rj.ok()) {
+        auto again = session::rejections_from_text(session::rejections_to_text(rj.value()));
+        if (!again.ok() || again->list != rj->list || again->next_seq != rj->next_seq) __builtin_trap();
+    }
     return 0;
 }
 
