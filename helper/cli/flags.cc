@@ -125,6 +125,10 @@ const std::vector<Flag> kFlags = {
     {"status", "risk", 0, N, once, no, ""},
     {"diff", "mask-secrets", 0, N, once, any, ""},
     {"apply", "allow-secrets", 0, N, once, no, ""},
+    {"reject", "message", 'm', V, once, no, ""},
+    {"rejections", "json", 0, N, once, any, ""},
+    {"apply", "include-rejected", 0, N, once, no, ""},
+    {"discard", "rejected", 0, N, once, no, ""},
 };
 
 }  // namespace

@@ -32,6 +32,8 @@ enum class Bin { Main, Patch, Both };
     X("blame", cmd_blame, Bin::Main, "blame SESSION PATH              every step that touched PATH, oldest first")    \
     X("rollback", cmd_rollback, Bin::Main, "rollback SESSION N|--undo       the session as it was after step N")      \
     X("fork", cmd_fork, Bin::Main, "fork SESSION NEW [--at N]       a new session sharing SESSION's steps")           \
+    X("reject", cmd_reject, Bin::Main, "reject SESSION PATH[:HUNK] [-m REASON]  keep a change out of later applies")  \
+    X("rejections", cmd_rejections, Bin::Main, "rejections SESSION [--json]     the changes a person rejected")       \
     X("on-exit", cmd_on_exit, Bin::Patch, nullptr)
 
 #define LAYOVER_DECLARE_VERB(name, fn, bin, usage) int fn(int argc, char** argv);

@@ -27,7 +27,7 @@ std::string change_fingerprint(const capture::Change& c, const Side& session) {
     std::string s;
     add_field(&s, capture::kind_name(c.kind));
     add_field(&s, capture::type_name(c.type));
-    add_field(&s, std::to_string(c.mode & 07777));
+    add_field(&s, std::to_string(c.mode & 0777));
     add_field(&s, c.link_target);
     if (!session.exists) add_field(&s, "-");
     else if (!session.loaded) add_field(&s, "size " + std::to_string(session.size));
