@@ -47,6 +47,7 @@ async function main() {
     await call("kill_command", { job_id: jobId });
     await call("changes", {});
     await call("diff", {});
+    await call("review_feedback", {});
 
     // Cancel a running call: the SDK sends notifications/cancelled.
     const ac = new AbortController();

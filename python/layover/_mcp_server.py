@@ -170,6 +170,8 @@ class Server:
         self.ilock = threading.Lock()
         self.starter: Optional[threading.Thread] = None
         self.client_gone = False
+        self.feedback_seq = 0  # review_feedback's cursor: the newest rejection it returned
+        self.feedback_lock = threading.Lock()
 
     # --- output ---
 

@@ -268,3 +268,18 @@ def test_changes_carry_risk_phrases_never_the_secret(sb):
     risks = {c.path: c.risks for c in sb.changes()}
     assert risks["deploy.env"] == ("secret: GitLab token on line 2 (glpat-\u2026)",)
     assert risks["plain.txt"] == ()
+
+
+def test_rejections_come_back_with_their_reasons(sb, state_dir):
+    import subprocess
+    from layover._helper import find_binary
+    sb.run("open('a.txt', 'w').write('a\\n')\nopen('b.txt', 'w').write('b\\n')")
+    assert sb.rejections() == []
+    env = dict(os.environ, LAYOVER_STATE_DIR=str(state_dir))
+    r = subprocess.run([find_binary(), "reject", sb.name, "a.txt", "-m", "no a please"], capture_output=True,
+                       env=env)
+    assert r.returncode == 0, r.stderr
+    got = sb.rejections()
+    assert [(x.seq, x.path, x.hunk, x.reason, x.state) for x in got] == [(1, "a.txt", 0, "no a please", "rejected")]
+    sb.run("open('a.txt', 'w').write('a again\\n')")
+    assert [(x.path, x.state, x.why) for x in sb.rejections()] == [("a.txt", "superseded", "changed since")]
