@@ -56,7 +56,10 @@ base::Result<review::Side> side_beneath(int root, const std::string& rel) {
 
 base::Result<SessionSides> session_sides(const session::Info& info) {
     TRY(auto trees, capture::open_session_trees(info));
-    auto held = std::make_shared<capture::SessionTrees>(std::move(trees));
+    return sides_of(std::make_shared<capture::SessionTrees>(std::move(trees)));
+}
+
+SessionSides sides_of(std::shared_ptr<capture::SessionTrees> held) {
     SessionSides s;
     s.session_side = [held](const std::string& p) { return side_beneath(held->upper.get(), p); };
     s.real_side = [held](const std::string& p) { return side_beneath(held->lower.get(), p); };

@@ -4,10 +4,12 @@
 // `reject`, `rejections` and `discard --rejected`. `apply` judges from the
 // patch it opened instead (review/prompt/rejected.h, the same rule).
 #pragma once
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "capture/scan/change.h"
+#include "capture/scan/session_scan.h"
 #include "helper/store/session.h"
 #include "review/prompt/rejected.h"
 
@@ -16,6 +18,9 @@ struct SessionSides {
     review::SideOf session_side, real_side;
 };
 base::Result<SessionSides> session_sides(const session::Info& info);
+// Over trees already open (one flattening of the steps at a time: a second
+// open_session_trees replaces the first one's flattened upper).
+SessionSides sides_of(std::shared_ptr<capture::SessionTrees> trees);
 
 base::Result<std::vector<review::RejectionState>> session_rejections(const session::Info& info,
                                                                      const std::vector<capture::Change>& changes);

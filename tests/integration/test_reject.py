@@ -67,3 +67,54 @@ def test_a_new_edit_supersedes_the_rejection(lo):
     assert "not skipped: f.txt rejected (superseded" in r.stderr.decode()
     assert (lo.target / "f.txt").read_text() == NEW + "more\n"
     assert BASE != NEW
+
+
+def layer_bytes(root):
+    out = {}
+    for p in sorted(root.rglob("*")):
+        st = p.lstat()
+        out[str(p.relative_to(root))] = (st.st_mode, st.st_size, p.read_bytes() if p.is_file() and not p.is_symlink()
+                                         else None)
+    return out
+
+
+def test_discard_rejected_drops_them_from_an_unstepped_session(lo):
+    edit_session(lo, "d1")
+    lo("reject", "d1", "f.txt:2", check=True)
+    lo("reject", "d1", "other.txt", check=True)
+    r = lo("discard", "d1", "--rejected")
+    assert r.returncode == 0, r.stderr.decode()
+    assert "dropped 2 rejected change(s)" in r.stdout.decode()
+    # The real tree is untouched; the session holds the rest only.
+    assert (lo.target / "f.txt").read_text() == BASE and not (lo.target / "other.txt").exists()
+    st = {c["path"]: c for c in json.loads(lo("status", "d1", "--json", check=True).stdout)}
+    assert list(st) == ["f.txt"] and st["f.txt"]["rejected"] == []
+    out = lo("diff", "d1", "--", "f.txt").stdout.decode()
+    assert out.count("\n@@ ") == 2 and "+five" in out and "+forty-five" in out and "twenty-five" not in out
+    assert json.loads(lo("rejections", "d1", "--json", check=True).stdout)["rejections"] == []
+    lo("apply", "d1", "--yes", check=True)
+    assert (lo.target / "f.txt").read_text() == lines(60, {5: EDITS[5], 45: EDITS[45]})
+
+
+def test_discard_rejected_never_changes_a_frozen_step(lo):
+    (lo.target / "g.txt").write_text("real g\n")
+    edit_session(lo, "d2", extra=" && echo a > a.txt && echo agent > g.txt")
+    r = lo.run("cd '%s' && echo c > c.txt" % lo.target, session="d2")  # the resume freezes step 1
+    assert r.returncode == 0, r.stderr.decode()
+    steps = lo.session_dir("d2") / "steps"
+    assert (steps / "0001").is_dir()
+    before = layer_bytes(steps)
+    for what in ("a.txt", "g.txt", "c.txt", "f.txt:1"):
+        lo("reject", "d2", what, "-m", "not " + what, check=True)
+    r = lo("discard", "d2", "--rejected")
+    assert r.returncode == 0, r.stderr.decode()
+    assert "dropped 4 rejected change(s)" in r.stdout.decode(), (r.stdout.decode(), lo("rejections", "d2").stdout)
+    assert layer_bytes(steps) == before
+    st = {c["path"]: c["kind"] for c in json.loads(lo("status", "d2", "--json", check=True).stdout)}
+    assert st == {"f.txt": "modified", "other.txt": "added"}, st
+    out = lo("diff", "d2", "--", "f.txt").stdout.decode()
+    assert out.count("\n@@ ") == 2 and "+five" not in out and "+twenty-five" in out
+    assert (lo.target / "g.txt").read_text() == "real g\n"
+    assert not (lo.target / "a.txt").exists() and (lo.target / "f.txt").read_text() == BASE
+    r = lo("discard", "d2", "--rejected")
+    assert r.returncode == 0 and "no rejected changes in force" in r.stdout.decode()
