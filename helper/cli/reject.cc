@@ -18,8 +18,8 @@ namespace {
 const char kRejectUsage[] =
     "usage: layover reject SESSION PATH[:HUNK] [-m REASON]\n"
     "  Record that PATH's change (or only its hunk HUNK, numbered as 'layover diff --hunk-numbers' prints)\n"
-    "  is not wanted: later applies of the session skip it (apply --include-rejected takes it anyway), and\n"
-    "  the agent reads the reason (MCP changes/review_feedback, Python sb.rejections()).\n"
+    "  is not wanted: later applies of the session skip it (see 'layover apply --help'), and the agent\n"
+    "  reads the reason (MCP changes/review_feedback, Python sb.rejections()).\n"
     "  -m, --message REASON  why, in one line (at most 500 bytes)\n";
 
 const char kRejectionsUsage[] =

@@ -121,6 +121,8 @@ int cmd_sessions(int argc, char** argv) {
 
 int cmd_discard(int argc, char** argv) {
     // discard SESSION --rejected: only the rejected changes (discard_rejected.cc).
+    for (int i = 1; i < argc; i++)
+        if (!std::strcmp(argv[i], "-h") || !std::strcmp(argv[i], "--help")) argc = 2, argv[1] = argv[i];
     if (argc == 3 && (!std::strcmp(argv[1], "--rejected") || !std::strcmp(argv[2], "--rejected"))) {
         const char* name = std::strcmp(argv[1], "--rejected") ? argv[1] : argv[2];
         auto state = session::state_dir();
