@@ -1,56 +1,15 @@
 #include "helper/cli/session_rejections.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <memory>
 
 #include "capture/scan/session_scan.h"
-#include "helper/base/fs/beneath.h"
 #include "helper/base/json/writer.h"
 #include "helper/base/text.h"
+#include "review/diff/source.h"
 
 namespace {
 
 constexpr uint64_t kMaxLoad = 64ull << 20;  // as `layover diff` loads
-
-// review::read_real_side's rule, without the patch reader `layover` does not
-// link: a regular file or a symlink beneath `root` exists; anything else not.
-base::Result<review::Side> side_beneath(int root, const std::string& rel) {
-    review::Side side;
-    auto fd = review::open_beneath(root, rel, O_PATH | O_NOFOLLOW);
-    if (!fd) {
-        int e = fd.error().code;
-        if (e == ENOENT || e == ENOTDIR || e == ELOOP || e == EXDEV) return side;
-        return fd.error();
-    }
-    struct stat st {};
-    if (::fstat(fd->get(), &st) != 0) return base::sys_error("stat " + base::display_path(rel));
-    if (S_ISLNK(st.st_mode)) {
-        std::string buf(static_cast<size_t>(st.st_size) + 1, '\0');
-        ssize_t n = ::readlinkat(fd->get(), "", buf.data(), buf.size());
-        if (n < 0) return base::sys_error("reading link " + base::display_path(rel));
-        buf.resize(static_cast<size_t>(n));
-        side.exists = true;
-        side.mode = review::kGitSymlink;
-        side.size = buf.size();
-        side.data = std::move(buf);
-        return side;
-    }
-    if (!S_ISREG(st.st_mode)) return side;
-    side.exists = true;
-    side.mode = review::git_file_mode(st.st_mode);
-    side.size = static_cast<uint64_t>(st.st_size);
-    if (side.size > kMaxLoad) {
-        side.loaded = false;
-        return side;
-    }
-    TRY(base::Fd rd, review::open_beneath(root, rel, O_RDONLY | O_NOFOLLOW | O_NONBLOCK));
-    TRY(side.data, base::read_all(rd.get(), kMaxLoad));
-    side.size = side.data.size();
-    return side;
-}
 
 }  // namespace
 
@@ -61,8 +20,8 @@ base::Result<SessionSides> session_sides(const session::Info& info) {
 
 SessionSides sides_of(std::shared_ptr<capture::SessionTrees> held) {
     SessionSides s;
-    s.session_side = [held](const std::string& p) { return side_beneath(held->upper.get(), p); };
-    s.real_side = [held](const std::string& p) { return side_beneath(held->lower.get(), p); };
+    s.session_side = [held](const std::string& p) { return review::read_real_side(held->upper.get(), p, kMaxLoad); };
+    s.real_side = [held](const std::string& p) { return review::read_real_side(held->lower.get(), p, kMaxLoad); };
     return s;
 }
 
