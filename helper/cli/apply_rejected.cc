@@ -57,6 +57,10 @@ base::Result<review::Side> patch_side(const capture::Patch& patch, const std::st
 
 }  // namespace
 
+review::SideOf patch_sides(const capture::Patch& patch) {
+    return [&patch](const std::string& p) { return patch_side(patch, p); };
+}
+
 base::Result<void> skip_rejected(const capture::Patch& patch, const std::string& target, review::ApplyOptions* opts) {
     if (!patch.from_session()) return base::Ok();
     TRY(std::string state, session::state_dir());
@@ -64,7 +68,7 @@ base::Result<void> skip_rejected(const capture::Patch& patch, const std::string&
     TRY(session::Rejections recs, session::read_rejections(info.dir));
     if (recs.list.empty()) return base::Ok();
     TRY(base::Fd root, base::open_at(AT_FDCWD, target, O_PATH | O_DIRECTORY));
-    review::SideOf session_side = [&](const std::string& p) { return patch_side(patch, p); };
+    review::SideOf session_side = patch_sides(patch);
     review::SideOf real_side = [&](const std::string& p) { return review::read_real_side(root.get(), p, kMaxLoad); };
     TRY(auto states, review::judge_rejections(recs.list, patch.manifest().changes, session_side, real_side));
     base::PathFilter selected(opts->only, opts->exclude);

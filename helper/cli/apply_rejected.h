@@ -8,5 +8,11 @@
 #include "capture/patch/reader.h"
 #include "helper/base/result.h"
 #include "review/apply/apply.h"
+#include "review/prompt/rejected.h"
+
+// The patch's new entry at a path as a diff side (what `review::make_rejection`
+// and `judge_rejections` take as the session's side when a session was
+// opened as a patch; `n` in `apply -p` records with it). Holds `patch` by reference.
+review::SideOf patch_sides(const capture::Patch& patch);
 
 base::Result<void> skip_rejected(const capture::Patch& patch, const std::string& target, review::ApplyOptions* opts);
