@@ -51,6 +51,7 @@ async function main() {
     const lg = await call("log", {});
     const top = Math.max(0, ...lg.structuredContent.steps.map((x) => x.step));
     await call("rollback", { step: top }); // to the last step: the view stays the same
+    await call("review_feedback", {});
 
     // Cancel a running call: the SDK sends notifications/cancelled.
     const ac = new AbortController();

@@ -6,7 +6,7 @@
 
 namespace capture {
 
-std::string changes_to_json_text(const std::vector<Change>& changes, const RisksOf& risks) {
+std::string changes_to_json_text(const std::vector<Change>& changes, const RisksOf& risks, const ExtraOf& extra) {
     if (changes.empty()) return "[]\n";
     std::string out;
     out.reserve(changes.size() * 175);
@@ -23,7 +23,9 @@ std::string changes_to_json_text(const std::vector<Change>& changes, const Risks
                 base::json::str(&out, r);
             }
         }
-        out += "]}";
+        out += "]";
+        if (extra) out += extra(c);
+        out += "}";
     }
     out += "\n]\n";
     return out;

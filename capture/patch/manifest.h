@@ -20,7 +20,10 @@ using json = nlohmann::json;
 // The --json array; each change has "risks", short phrases a person should
 // read (review/prompt/risk.h), from `risks` (none given: every one empty).
 using RisksOf = std::function<std::vector<std::string>(const Change&)>;
-std::string changes_to_json_text(const std::vector<Change>& changes, const RisksOf& risks = nullptr);
+// `extra`, when given, returns more fields for a change (", \"key\": ...").
+using ExtraOf = std::function<std::string(const Change&)>;
+std::string changes_to_json_text(const std::vector<Change>& changes, const RisksOf& risks = nullptr,
+                                 const ExtraOf& extra = nullptr);
 std::string manifest_to_text(const Manifest& m);
 // Parsed in one strict pass, without a document tree (manifest_read.cc).
 base::Result<Manifest> manifest_from_text(const std::string& text);

@@ -18,6 +18,7 @@
 #include "helper/base/glob.h"
 #include "helper/base/json/bytes.h"
 #include "helper/base/text.h"
+#include "helper/cli/apply_rejected.h"
 #include "helper/cli/path_args.h"
 #include "helper/cli/undo_list.h"
 #include "helper/cli/verbs.h"
@@ -37,7 +38,7 @@ struct Args {
     review::ApplyOptions opts;
     capture::IgnoreOptions ignore;
     std::vector<std::string> paths;  // after --
-    bool yes = false, json_out = false, allow_secrets = false;
+    bool yes = false, json_out = false, allow_secrets = false, include_rejected = false;
     std::vector<std::pair<std::string, bool>> hunk_args;  // (PATH:N,..., exclude?)
 };
 
@@ -52,7 +53,7 @@ void help_apply() {
         "                     [--exclude GLOB]... [--yes] [--undo-to FILE] [--json] [--keep-undo N]\n"
         "                     [--keep-undo-days D] [--ignore GLOB]... [--no-default-ignores] [--include-ignored]\n"
         "                     [--hunks PATH:N[,M...]]... [--exclude-hunks PATH:N[,M...]]... [--conflict=markers]\n"
-        "                     [--allow-secrets] [-- PATH...]\n"
+        "                     [--allow-secrets] [--include-rejected] [-- PATH...]\n"
         "Apply a session's changes (or a saved patch) to the real tree, all or nothing, with undo.\n"
         "  --only PATH|GLOB, PATH...  apply only these (relative to the target; a directory brings its subtree)\n"
         "  --exclude GLOB             leave these out (wins over --only and PATH...)\n"
@@ -61,6 +62,7 @@ void help_apply() {
         "  --exclude-hunks PATH:N     apply every hunk of PATH but these\n"
         "  --conflict=markers         a 3-way merge that overlaps writes git's conflict markers (exit 1)\n"
         "  --allow-secrets            apply files the agent wrote secrets into (--yes refuses them otherwise)\n"
+        "  --include-rejected         apply what 'layover reject' kept out of the session's applies too\n"
         "Undo records kept per target: the newest N (default 20) and all younger than D days (default 30).\n",
         stdout);
     std::fputs(capture::kIgnoreFlagsHelp, stdout);
@@ -321,6 +323,7 @@ int cmd_apply(int argc, char** argv) {
         else if (arg == "--yes" || arg == "-y") a.yes = true;
         else if (arg == "--json") a.json_out = true;
         else if (arg == "--allow-secrets") a.allow_secrets = true;
+        else if (arg == "--include-rejected") a.include_rejected = true;
         else if (take_value(argc, argv, i, "--target", &v)) a.opts.target = v;
         else if (take_value(argc, argv, i, "--only", &v)) a.opts.only.push_back(v);
         else if (take_value(argc, argv, i, "--exclude", &v)) a.opts.exclude.push_back(v);
@@ -368,6 +371,8 @@ int cmd_apply(int argc, char** argv) {
     std::string bad;
     if (!normalize_path_args(target, a.paths, &a.opts.only, &bad)) return usage("apply", bad);
     if (!hunk_choices(target, a.hunk_args, &a.opts.hunks, &bad)) return usage("apply", bad);
+    if (!a.include_rejected)
+        if (auto r = skip_rejected(*patch, target, &a.opts); !r) return fail(r.error().message);
 
     // Secrets the agent wrote, in what this apply selects: named, never shown.
     auto ctx = review::risk_context_of_patch(*patch, target);

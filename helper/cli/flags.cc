@@ -128,6 +128,10 @@ const std::vector<Flag> kFlags = {
     {"diff", "mask-secrets", 0, N, once, any, ""},
     {"apply", "allow-secrets", 0, N, once, no, ""},
     {"doctor", "fix", 0, N, once, no, ""},
+    {"reject", "message", 'm', V, once, no, ""},
+    {"rejections", "json", 0, N, once, any, ""},
+    {"apply", "include-rejected", 0, N, once, no, ""},
+    {"discard", "rejected", 0, N, once, no, ""},
 };
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "helper/base/text.h"
+#include "helper/cli/discard_rejected.h"
 #include "helper/cli/verbs.h"
 #include "helper/sandbox/finish.h"
 #include "helper/store/layer_gc.h"
@@ -148,12 +149,25 @@ int cmd_sessions(int argc, char** argv) {
 }
 
 int cmd_discard(int argc, char** argv) {
+    // discard SESSION --rejected: only the rejected changes (discard_rejected.cc).
+    for (int i = 1; i < argc; i++)
+        if (!std::strcmp(argv[i], "-h") || !std::strcmp(argv[i], "--help")) argc = 2, argv[1] = argv[i];
+    if (argc == 3 && (!std::strcmp(argv[1], "--rejected") || !std::strcmp(argv[2], "--rejected"))) {
+        const char* name = std::strcmp(argv[1], "--rejected") ? argv[1] : argv[2];
+        auto state = session::state_dir();
+        if (!state) return fail(state.error().message);
+        auto s = session::find(state.value(), name);
+        if (!s) return fail(s.error().message);
+        return discard_rejected(s.value());
+    }
     if (argc != 2 || argv[1][0] == '-') {
         if (argc == 2 && (!std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "--help"))) {
-            std::puts("usage: layover discard SESSION");
+            std::puts(
+                "usage: layover discard SESSION [--rejected]\n"
+                "  --rejected  drop only the changes a person rejected ('layover reject'), keep the session");
             return 0;
         }
-        std::fputs("usage: layover discard SESSION\n", stderr);
+        std::fputs("usage: layover discard SESSION [--rejected]\n", stderr);
         return 2;
     }
     auto state = session::state_dir();

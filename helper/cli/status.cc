@@ -11,6 +11,7 @@
 #include "capture/scan/summary.h"
 #include "helper/base/text.h"
 #include "helper/cli/path_args.h"
+#include "helper/cli/session_rejections.h"
 #include "helper/cli/session_risks.h"
 #include "helper/cli/verbs.h"
 #include "helper/sandbox/scratch.h"
@@ -92,8 +93,14 @@ int cmd_status(int argc, char** argv) {
     // Single-threaded here, and nothing after the walk needs our own identity.
     std::vector<std::string> hidden;
     uint64_t ignored = 0;
-    auto changes = capture::session_changes_as_owner(info.value(), !as_json, &hidden, ignore, &ignored);
+    // Rejections are judged on the full change records (the summary's leave some modes out).
+    bool rejected = has_rejections(info.value());
+    auto changes = capture::session_changes_as_owner(info.value(), !as_json && !rejected, &hidden, ignore, &ignored);
     if (!changes) return fail("status of session '" + info->meta.name + "': " + changes.error().message);
+    auto rejections = rejected
+                          ? session_rejections(info.value(), changes.value())
+                          : base::Result<std::vector<review::RejectionState>>(std::vector<review::RejectionState>{});
+    if (!rejections) return fail("status of session '" + info->meta.name + "': " + rejections.error().message);
     if (!paths.empty()) {
         std::string bad;
         if (!select_paths(info->meta.target, paths, &changes.value(), &bad)) return usage("status: " + bad);
@@ -102,8 +109,9 @@ int cmd_status(int argc, char** argv) {
     if (risky_only)
         std::erase_if(changes.value(), [&](const capture::Change& c) { return review::risks_of(c, ctx).empty(); });
     if (as_json)
-        print(capture::changes_to_json_text(changes.value(),
-                                            [&](const capture::Change& c) { return review::risks_of(c, ctx); }));
+        print(capture::changes_to_json_text(
+            changes.value(), [&](const capture::Change& c) { return review::risks_of(c, ctx); },
+            [&](const capture::Change& c) { return rejected_field(rejections.value(), c.path); }));
     else
         print(capture::summary_text(changes.value(), {}, !expand, risky_only ? 0 : ignored, false,
                                     [&](const capture::Change& c) { return review::risk_marks(c, ctx); }));
@@ -120,6 +128,8 @@ int cmd_status(int argc, char** argv) {
         for (const auto& h : hidden) line += " " + base::display_path(h);
         print(line + "\n");
     }
+    if (!as_json)
+        for (const auto& r : rejections.value()) print("R  " + review::rejection_line(r) + "\n");
     print(outside_line);
     return 0;
 }

@@ -16,7 +16,7 @@ from __future__ import annotations
 from .errors import (ConflictError, PatchError, SandboxError, TimeoutError, ToolError,
                      UnsupportedKernelError)
 from .mixin import SandboxMixin
-from .model import ApplyResult, Change, Conflict, ExecResult, RunResult, SessionInfo, Step
+from .model import ApplyResult, Change, Conflict, ExecResult, Rejection, RunResult, SessionInfo, Step
 from .review import apply_patch, list_sessions, review_on_exit, show_patch
 from .sandbox import Sandbox
 
@@ -36,6 +36,7 @@ __all__ = [
     "ApplyResult",
     "SessionInfo",
     "Step",
+    "Rejection",
     "SandboxError",
     "UnsupportedKernelError",
     "ConflictError",

@@ -172,6 +172,8 @@ class Server:
         self.starter: Optional[threading.Thread] = None
         self.client_gone = False
         self.steps = Steps(log)  # each mutating call ends a step (_mcp_steps.py)
+        self.feedback_seq = 0  # review_feedback's cursor: the newest rejection it returned
+        self.feedback_lock = threading.Lock()
 
     # --- output ---
 

@@ -1,6 +1,6 @@
 """The tools `layover mcp` serves (docs/mcp.md): their schemas, annotations,
 and what each does, through the agent inside the sandbox (file and command
-tools) or the helper's verbs (changes, diff).  No tool writes to the real
+tools) or the helper's verbs (changes, diff, review_feedback).  No tool writes to the real
 tree: applying is the person's, with `layover apply`.
 """
 from __future__ import annotations
@@ -70,6 +70,8 @@ NI = {"type": ["integer", "null"]}
 CMD_OUT = {"exit_code": NI, "stdout": S, "stderr": S, "timed_out": B, "truncated": B}
 CHANGE = _obj({"kind": S, "path": S, "type": {"type": ["string", "null"]}, "size": NI,
                "risks": {"type": "array", "items": S}})
+REJECTION = _obj({"seq": I, "path": S, "hunk": I, "reason": S, "state": S, "time": S},
+                 ["seq", "path", "hunk", "reason", "state"])
 
 
 def _ann(title: str, read_only: bool, destructive: bool = False, idempotent: bool = False,
@@ -157,10 +159,12 @@ def tool_list(network: str) -> List[Dict[str, Any]]:
          "annotations": _ann("Search file contents", True)},
         {"name": "changes", "title": "Changes so far",
          "description": "What the session changed so far, as `layover status` shows it (kind, path, size), "
-                        "and how a person reviews and applies it.",
+                        "how a person reviews and applies it, and the changes a person rejected, with why "
+                        "(rejected: later applies skip them; superseded: you changed them since).",
          "inputSchema": _obj({}),
          "outputSchema": _obj({"session": S, "changes": {"type": "array", "items": CHANGE}, "count": I,
-                               "truncated": B, "review": S}, ["session", "changes", "count", "review"]),
+                               "truncated": B, "review": S, "rejected": {"type": "array", "items": REJECTION}},
+                              ["session", "changes", "count", "review"]),
          "annotations": _ann("Changes so far", True)},
         {"name": "checkpoint", "title": "End a step",
          "description": "Freeze the changes made since the last step as a numbered step of the session "
@@ -190,6 +194,14 @@ def tool_list(network: str) -> List[Dict[str, Any]]:
          "inputSchema": _obj({"paths": {"type": "array", "items": S}}),
          "outputSchema": _obj({"diff": S, "truncated": B}, ["diff", "truncated"]),
          "annotations": _ann("Diff so far", True)},
+        {"name": "review_feedback", "title": "Review feedback",
+         "description": "The changes a person rejected since this tool's last call (all of them at the first "
+                        "call), each with the path, the hunk (0: the whole change) and the reason: take the "
+                        "change back or redo it another way.",
+         "inputSchema": _obj({}),
+         "outputSchema": _obj({"session": S, "rejections": {"type": "array", "items": REJECTION}},
+                              ["session", "rejections"]),
+         "annotations": _ann("Review feedback", True)},
     ]
 
 
@@ -317,7 +329,38 @@ def changes(ctx: Any, a: Dict[str, Any]) -> Result:
     hint = review_hint(name)
     ctx.last_review = hint
     return (text + "\n" + hint, {"session": name, "changes": out[:500], "count": len(out),
-                                 "truncated": len(out) > 500, "review": hint}, False)
+                                 "truncated": len(out) > 500, "review": hint,
+                                 "rejected": _rejections(ctx)[:500]}, False)
+
+
+def _rejections(ctx: Any) -> List[Dict[str, Any]]:
+    """`layover rejections --json`, each record reduced to checked plain fields."""
+    data = json.loads(ctx.helper.run(["rejections", ctx.sandbox.name, "--json"]).stdout.decode("utf-8", "replace"))
+    items = data.get("rejections") if isinstance(data, dict) else None
+    out = []
+    for r in items if isinstance(items, list) else []:
+        if not isinstance(r, dict) or type(r.get("seq")) is not int or not isinstance(r.get("path"), str):
+            continue
+        out.append({"seq": r["seq"], "path": r["path"], "hunk": r.get("hunk") if type(r.get("hunk")) is int else 0,
+                    "reason": str(r.get("reason") or ""), "state": str(r.get("state") or ""),
+                    "time": str(r.get("time") or "")})
+    return out
+
+
+def _rejection_line(r: Dict[str, Any]) -> str:
+    what = r["path"] + (" [hunk %d]" % r["hunk"] if r["hunk"] else "")
+    return "%s %s%s" % (what, r["state"], ": " + r["reason"] if r["reason"] else "")
+
+
+def review_feedback(ctx: Any, a: Dict[str, Any]) -> Result:
+    ctx.sandbox.ensure()
+    with ctx.server.feedback_lock:  # one call at a time moves the cursor
+        seen = ctx.server.feedback_seq
+        new = [r for r in _rejections(ctx) if r["seq"] > seen]
+        if new:
+            ctx.server.feedback_seq = max(r["seq"] for r in new)
+    text = "\n".join(_rejection_line(r) for r in new) or "no new rejections"
+    return text, {"session": ctx.sandbox.name, "rejections": new}, False
 
 
 def diff(ctx: Any, a: Dict[str, Any]) -> Result:
@@ -379,4 +422,4 @@ HANDLERS: Dict[str, Callable[[Any, Dict[str, Any]], Result]] = {
     "run_command": run_command, "start_command": start_command, "read_output": read_output,
     "kill_command": kill_command, "read_file": read_file, "write_file": write_file, "edit_file": edit_file,
     "list_directory": list_directory, "search_files": search_files, "changes": changes, "diff": diff,
-    "checkpoint": checkpoint, "log": log_steps, "rollback": rollback}
+    "checkpoint": checkpoint, "log": log_steps, "rollback": rollback, "review_feedback": review_feedback}

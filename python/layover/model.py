@@ -15,7 +15,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Type, T
 
 from .errors import PatchError, SandboxError
 
-__all__ = ["RunResult", "ExecResult", "Change", "Conflict", "ApplyResult", "SessionInfo", "Step"]
+__all__ = ["RunResult", "ExecResult", "Change", "Conflict", "ApplyResult", "SessionInfo", "Step", "Rejection"]
 
 KINDS = ("added", "modified", "deleted", "type_changed", "metadata", "opaque_dir")
 TYPES = ("file", "dir", "symlink", "fifo", "socket", "whiteout", "opaque_dir", "hardlink", "none", "other")
@@ -121,6 +121,21 @@ class Step:
     deleted: int = 0
     bytes: int = 0
     paths: List[Tuple[str, str]] = field(default_factory=list)  # (path, kind: A|M|D|T|mode)
+
+
+@dataclass(frozen=True)
+class Rejection:
+    """One entry of ``layover rejections --json`` (docs/review.md,
+    "Rejections"): a change, or one hunk of it, a person rejected."""
+
+    seq: int                       # 1, 2, ...: increases with every rejection of the session
+    path: str                      # relative to the target: os.fsdecode of the exact bytes
+    hunk: int = 0                  # 0: the whole change; else its hunk number when rejected
+    reason: str = ""               # one line, possibly empty
+    time: str = ""                 # UTC, RFC 3339
+    state: str = "rejected"        # rejected (apply skips it) | superseded (changed since: reviewed anew)
+    hunk_now: int = 0              # a hunk in force: its number in today's diff
+    why: str = ""                  # superseded: why
 
 
 # --- parsing ---
@@ -243,6 +258,19 @@ def parse_session(obj: Any) -> SessionInfo:
 def _opt_str(obj: Dict[str, Any], key: str) -> Optional[str]:
     v = obj.get(key)
     return v if isinstance(v, str) else None
+
+
+def parse_rejection(obj: Any) -> Rejection:
+    if not isinstance(obj, dict):
+        raise PatchError("layover: helper returned a rejection that is not an object")
+    _get(obj, "path", str, what="rejection")
+    state = _get(obj, "state", str, what="rejection")
+    if state not in ("rejected", "superseded"):
+        raise PatchError("layover: helper returned a rejection with a bad 'state'")
+    return Rejection(seq=_get(obj, "seq", int, what="rejection"), path=os.fsdecode(raw_path(obj)),
+                     hunk=_get(obj, "hunk", int, 0, "rejection"), reason=_get(obj, "reason", str, "", "rejection"),
+                     time=_get(obj, "time", str, "", "rejection"), state=state,
+                     hunk_now=_get(obj, "hunk_now", int, 0, "rejection"), why=_get(obj, "why", str, "", "rejection"))
 
 
 def parse_step(obj: Any) -> Step:

@@ -18,8 +18,8 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Type,
 
 from ._helper import Helper, StrPath
 from .errors import SandboxError
-from .model import (ApplyResult, Change, ExecResult, RunResult, SessionInfo, Step, parse_change, parse_list,
-                    parse_step)
+from .model import (ApplyResult, Change, ExecResult, Rejection, RunResult, SessionInfo, Step, parse_change,
+                    parse_list, parse_rejection, parse_step)
 from .repl import Repl, StrOrBytes, default_python, python_argv
 from .review import apply_session, list_sessions, review_on_exit
 
@@ -336,6 +336,20 @@ class Sandbox:
             raise SandboxError("layover: 'layover checkpoint --json' printed invalid JSON (%s)" % e) from None
         step = data.get("step") if isinstance(data, dict) else None
         return step if isinstance(step, int) and not isinstance(step, bool) else 0
+
+    def rejections(self) -> List[Rejection]:
+        """The changes a person rejected (`layover reject`), oldest first, with
+        their reasons, from `layover rejections --json`: state "rejected" ones
+        later applies skip; "superseded" ones were changed since and are
+        reviewed anew (docs/review.md, "Rejections")."""
+        r = self.helper.run(["rejections", self.name, "--json"])
+        try:
+            data = json.loads(r.stdout.decode("utf-8"))
+        except (ValueError, RecursionError) as e:
+            raise SandboxError("layover: 'layover rejections --json' printed invalid JSON (%s)" % e) from None
+        if not isinstance(data, dict):
+            raise SandboxError("layover: 'layover rejections --json' printed no object")
+        return parse_list(data.get("rejections"), parse_rejection, "a rejection list")
 
     def rollback(self, step: int, *, undo: bool = False) -> None:
         """Make the session's files what they were at the end of `step` (0:

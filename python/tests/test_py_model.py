@@ -99,3 +99,15 @@ def test_change_risks_are_a_tuple_of_phrases_and_empty_by_default():
         parse_change({"path": "a", "kind": "added", "risks": [1]})
     with pytest.raises(PatchError):
         parse_change({"path": "a", "kind": "added", "risks": "x"})
+
+
+def test_rejection_records_parse_strictly():
+    from layover.model import parse_rejection
+    r = parse_rejection({"seq": 3, "path": "p/\\xff", "path_b64": "cC//", "hunk": 2, "hunk_now": 1,
+                         "reason": "keep it", "time": "2026-11-25T23:00:00Z", "state": "rejected"})
+    assert (r.seq, r.path, r.hunk, r.hunk_now, r.reason, r.state) == (3, os.fsdecode(b"p/\xff"), 2, 1, "keep it",
+                                                                       "rejected")
+    for bad in ({"path": "a", "state": "rejected"}, {"seq": 1, "path": "a", "state": "maybe"},
+                {"seq": "1", "path": "a", "state": "rejected"}, {"seq": 1, "path": 5, "state": "rejected"}, []):
+        with pytest.raises(PatchError):
+            parse_rejection(bad)

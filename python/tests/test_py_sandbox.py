@@ -328,3 +328,18 @@ def test_steps_true_makes_each_run_and_exec_a_step_and_defers_a_busy_one(make_sa
     assert {p for p, _ in log[0].paths} == {"held.txt", "c.txt"}
     assert sb.run("open('a.txt').read() + open('c.txt').read()").value == "'ac'"
     assert not (target / "a.txt").exists()
+
+
+def test_rejections_come_back_with_their_reasons(sb, state_dir):
+    import subprocess
+    from layover._helper import find_binary
+    sb.run("open('a.txt', 'w').write('a\\n')\nopen('b.txt', 'w').write('b\\n')")
+    assert sb.rejections() == []
+    env = dict(os.environ, LAYOVER_STATE_DIR=str(state_dir))
+    r = subprocess.run([find_binary(), "reject", sb.name, "a.txt", "-m", "no a please"], capture_output=True,
+                       env=env)
+    assert r.returncode == 0, r.stderr
+    got = sb.rejections()
+    assert [(x.seq, x.path, x.hunk, x.reason, x.state) for x in got] == [(1, "a.txt", 0, "no a please", "rejected")]
+    sb.run("open('a.txt', 'w').write('a again\\n')")
+    assert [(x.path, x.state, x.why) for x in sb.rejections()] == [("a.txt", "superseded", "changed since")]

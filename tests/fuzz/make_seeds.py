@@ -93,6 +93,17 @@ def main():
                                     (b"\x1b[31mred\r\n", b"\xc2\x9bcsi\n")]):
         out("udiff", "d%d" % i, old + b"\0" + new)
     ipc_seeds()
+    rejection_seeds()
+
+
+def rejection_seeds():
+    """SESSION/rejections.json (helper/store/rejections.cc): a whole-change and a hunk record."""
+    recs = [{"seq": 1, "path": "proj/f", "hunk": 0, "reason": "keep the old name", "time": "2026-11-25T23:00:00Z",
+             "fingerprint": "0123456789abcdef0123456789abcdef"},
+            {"seq": 3, "path": "proj/\u00e9", "path_b64": "cHJvai//", "hunk": 2, "reason": "", "time": "t",
+             "fingerprint": "ab", "hunk_fingerprint": "cd"}]
+    out("json", "rejections", json.dumps({"format": "layover-rejections/1", "next_seq": 4, "rejections": recs},
+                                         indent=1).encode())
 
 
 def ipc_seeds():

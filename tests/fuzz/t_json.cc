@@ -2,6 +2,8 @@
 
 #include "capture/patch/manifest.h"
 #include "helper/sandbox/control_msg.h"
+    }
+#include "helper/store/rejections.h"
 #include "helper/store/steps.h"
 #include "tests/fuzz/targets.h"
 
@@ -36,6 +38,12 @@ int json(const uint8_t* data, size_t size) {
     if (a.ok()) {
         auto again = control::decode_reply(control::encode_reply(a.value()));
         if (!again.ok() || again->ok != a->ok || again->step != a->step || again->error != a->error) __builtin_trap();
+    }
+    // Rejections (helper/store/rejections.h): the same round trip.
+    auto rj = session::rejections_from_text(text);
+    if (rj.ok()) {
+        auto again = session::rejections_from_text(session::rejections_to_text(rj.value()));
+        if (!again.ok() || again->list != rj->list || again->next_seq != rj->next_seq) __builtin_trap();
     }
     return 0;
 }

@@ -17,7 +17,7 @@ from mcp_util import McpClient, conforms, text
 
 TOOLS = {"run_command", "start_command", "read_output", "kill_command", "read_file", "write_file", "edit_file",
          "list_directory", "search_files", "changes", "diff", "checkpoint",
-         "log", "rollback"}
+         "log", "rollback", "review_feedback"}
 
 
 @pytest.fixture
@@ -414,3 +414,35 @@ def test_mcp_log_and_rollback_undo_the_agents_own_steps(client, proj, state_dir)
     assert c.call("rollback", step=9)["isError"]
     assert "must be" in text(c.call("rollback", step=-1))
     assert (proj / "README.md").exists() and not (proj / "one.txt").exists()
+
+
+def test_mcp_changes_and_review_feedback_hand_rejections_back_to_the_agent(client, proj, state_dir):
+    c = client(session="mcp-rej")
+    tools = {t["name"]: t for t in c.request("tools/list")["result"]["tools"]}
+    assert not c.call("write_file", path="notes/a.txt", content="a\n")["isError"]
+    assert not c.call("write_file", path="notes/b.txt", content="b\n")["isError"]
+    r = c.call("review_feedback")
+    assert r["structuredContent"] == {"session": "mcp-rej", "rejections": []} and "no new rejections" in text(r)
+    env = dict(os.environ, LAYOVER_STATE_DIR=str(state_dir))
+    rj = subprocess.run([LAYOVER, "reject", "mcp-rej", "notes/a.txt", "-m", "use notes/b.txt"], capture_output=True,
+                        text=True, env=env)
+    assert rj.returncode == 0, rj.stderr
+    r = c.call("changes")
+    assert conforms(r["structuredContent"], tools["changes"]["outputSchema"])
+    assert [(x["path"], x["reason"], x["state"]) for x in r["structuredContent"]["rejected"]] == [
+        ("notes/a.txt", "use notes/b.txt", "rejected")]
+    assert "R  notes/a.txt rejected: use notes/b.txt" in text(r)
+    r = c.call("review_feedback")
+    assert conforms(r["structuredContent"], tools["review_feedback"]["outputSchema"])
+    assert [x["path"] for x in r["structuredContent"]["rejections"]] == ["notes/a.txt"]
+    assert "notes/a.txt rejected: use notes/b.txt" in text(r)
+    # Only what is new since the last call.
+    assert c.call("review_feedback")["structuredContent"]["rejections"] == []
+    subprocess.run([LAYOVER, "reject", "mcp-rej", "notes/b.txt"], check=True, capture_output=True, env=env)
+    r = c.call("review_feedback")
+    assert [(x["path"], x["seq"]) for x in r["structuredContent"]["rejections"]] == [("notes/b.txt", 2)]
+    # The agent takes the change back another way: the rejection is superseded.
+    assert not c.call("write_file", path="notes/a.txt", content="redone\n")["isError"]
+    r = c.call("changes")
+    assert {x["path"]: x["state"] for x in r["structuredContent"]["rejected"]}["notes/a.txt"] == "superseded"
+    assert c.close() == 0

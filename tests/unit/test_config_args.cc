@@ -110,7 +110,7 @@ TEST_CASE("config: unknown keys, misplaced keys and bad values are errors with t
     e = error_of("[apply]\nnetwork = \"none\"\n");
     CHECK(e.message == "[apply] has no 'network'; run takes it: put it under [run]");
     e = error_of("jsn = true\n");
-    CHECK(e.message.find("'json' (sessions, status, show, apply, undo, log)") != std::string::npos);
+    CHECK(e.message.find("'json' (sessions, status, show, apply, undo, log, rejections)") != std::string::npos);
     e = error_of("session = \"x\"\n");
     CHECK(e.message.find("cannot be set in the config file") != std::string::npos);
     CHECK(error_of("[apply]\nonly = [\"a\"]\n").message.find("give --only on the command line") != std::string::npos);

@@ -1,0 +1,204 @@
+// `layover discard SESSION --rejected`: drop the rejected changes (and
+// hunks) in force from the session. Frozen steps never change
+// (docs/history.md): a change is dropped by writing into the live upper what
+// brings the path back to the real tree's state (nothing: a whiteout; a
+// file or symlink: its real content), or by removing it from the live upper
+// when no step holds it; a rejected hunk by writing the session's file
+// without that hunk.
+#include "helper/cli/discard_rejected.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <memory>
+
+#include "capture/scan/session_scan.h"
+#include "helper/base/fd.h"
+#include "helper/base/fs/beneath.h"
+#include "helper/base/text.h"
+#include "helper/cli/session_rejections.h"
+#include "helper/store/steps.h"
+#include "review/diff/hunks.h"
+
+namespace {
+
+constexpr size_t kMaxCopy = 1ull << 30;
+
+// The live upper's dir for `rel` ("" = the upper itself), made where missing
+// with the mode the steps (`view`, flattened) or else the real tree give it
+// (a plain dir merges with the layers below).
+base::Result<base::Fd> upper_dir(int upper, int view, int real, const std::string& rel) {
+    TRY(base::Fd cur, base::open_at(upper, ".", O_RDONLY | O_DIRECTORY));
+    std::string done;
+    for (size_t a = 0; a < rel.size();) {
+        size_t b = rel.find('/', a);
+        if (b == std::string::npos) b = rel.size();
+        std::string comp = rel.substr(a, b - a);
+        done += (done.empty() ? "" : "/") + comp;
+        a = b + 1;
+        auto next = base::open_at(cur.get(), comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+        if (!next && next.error().code == ENOENT) {
+            struct stat st {};
+            auto v = review::open_beneath(view, done, O_PATH | O_NOFOLLOW);
+            if (!v) v = review::open_beneath(real, done, O_PATH | O_NOFOLLOW);
+            if (!v || ::fstat(v->get(), &st) != 0 || !S_ISDIR(st.st_mode))
+                return base::error(base::display_path(done) + " is not a directory in the session");
+            if (::mkdirat(cur.get(), comp.c_str(), st.st_mode & 07777) != 0)
+                return base::sys_error("creating " + base::display_path(done) + " in the live upper");
+            next = base::open_at(cur.get(), comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+        }
+        if (!next) return next.error().context("opening " + base::display_path(done) + " in the live upper");
+        cur = std::move(next.value());
+    }
+    return cur;
+}
+
+base::Result<void> remove_entry(int dir, const std::string& name) {
+    struct stat st {};
+    if (::fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return base::Ok();
+    return review::remove_tree_at(dir, name);
+}
+
+// `data` as a new file `name` in `dir` (temp + rename: never written through
+// an inode a step layer may share).
+base::Result<void> put_file(int dir, const std::string& name, const std::string& data, mode_t mode) {
+    std::string tmp = ".layover-discard." + std::to_string(::getpid());
+    ::unlinkat(dir, tmp.c_str(), 0);
+    TRY(base::Fd fd, base::open_at(dir, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0600));
+    TRY_VOID(base::write_all(fd.get(), data.data(), data.size()));
+    if (::fchmod(fd.get(), mode & 07777) != 0) return base::sys_error("setting the mode of " + name);
+    TRY_VOID(fd.close());
+    struct stat st {};
+    if (::fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode))
+        TRY_VOID(review::remove_tree_at(dir, name));
+    if (::renameat(dir, tmp.c_str(), dir, name.c_str()) != 0) return base::sys_error("writing " + name);
+    return base::Ok();
+}
+
+// A step layer holds `rel` (or cuts the way to it): conservative on doubt.
+bool held_by_steps(const std::string& session_dir, int steps_count, const std::string& rel) {
+    for (int n = 1; n <= steps_count; n++) {
+        auto layer = base::open_at(AT_FDCWD, steps::layer_dir(session_dir, n), O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+        if (!layer) return true;
+        auto e = review::open_beneath(layer->get(), rel, O_PATH | O_NOFOLLOW);
+        if (e || e.error().code != ENOENT) return true;
+    }
+    return false;
+}
+
+base::Result<void> drop_whole(const session::Info& info, int upper, int view, int real, int steps_count,
+                              const std::string& rel) {
+    auto [parent, name] = review::split_parent(rel);
+    if (!held_by_steps(info.dir, steps_count, rel)) {
+        // Only the live upper has it: removing it shows the real tree again.
+        auto dir = base::open_at(upper, parent.empty() ? "." : parent, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+        if (dir) return remove_entry(dir->get(), name);
+        if (dir.error().code != ENOENT && dir.error().code != ENOTDIR) return dir.error();
+    }
+    TRY(base::Fd dir, upper_dir(upper, view, real, parent));
+    auto r = review::open_beneath(real, rel, O_PATH | O_NOFOLLOW);
+    if (!r) {
+        if (r.error().code != ENOENT) return r.error();
+        TRY_VOID(remove_entry(dir.get(), name));
+        if (::mknodat(dir.get(), name.c_str(), S_IFCHR | 0, makedev(0, 0)) != 0)
+            return base::sys_error("writing a whiteout for " + base::display_path(rel));
+        return base::Ok();
+    }
+    struct stat st {};
+    if (::fstat(r->get(), &st) != 0) return base::sys_error("stat " + base::display_path(rel));
+    if (S_ISLNK(st.st_mode)) {
+        std::string target(static_cast<size_t>(st.st_size) + 1, '\0');
+        ssize_t n = ::readlinkat(r->get(), "", target.data(), target.size());
+        if (n < 0) return base::sys_error("reading link " + base::display_path(rel));
+        target.resize(static_cast<size_t>(n));
+        TRY_VOID(remove_entry(dir.get(), name));
+        if (::symlinkat(target.c_str(), dir.get(), name.c_str()) != 0)
+            return base::sys_error("writing " + base::display_path(rel));
+        return base::Ok();
+    }
+    if (!S_ISREG(st.st_mode))
+        return base::error(base::display_path(rel) +
+                           " is a directory or special file on the real tree, and an earlier step holds its "
+                           "change: it cannot be put back from here; leave it to 'apply' (which skips it) or "
+                           "'layover rollback'");
+    TRY(base::Fd rd, review::open_beneath(real, rel, O_RDONLY | O_NOFOLLOW | O_NONBLOCK));
+    TRY(std::string data, base::read_all(rd.get(), kMaxCopy));
+    return put_file(dir.get(), name, data, st.st_mode);
+}
+
+base::Result<void> drop_hunk(int upper, int view, int real_root, const review::RejectionState& s,
+                             const SessionSides& sides) {
+    TRY(review::Side now, sides.session_side(s.rec.path));
+    TRY(review::Side real, sides.real_side(s.rec.path));
+    size_t count = review::count_hunks(real.data, now.data);
+    std::vector<bool> take(count, true);
+    if (s.hunk_now < 1 || s.hunk_now > count) return base::error("the hunk moved; run 'layover status' again");
+    take[s.hunk_now - 1] = false;
+    std::string content = review::apply_hunks(real.data, now.data, take);
+    auto [parent, name] = review::split_parent(s.rec.path);
+    TRY(base::Fd v, review::open_beneath(view, s.rec.path, O_PATH | O_NOFOLLOW));
+    struct stat st {};
+    if (::fstat(v.get(), &st) != 0) return base::sys_error("stat " + base::display_path(s.rec.path));
+    TRY(base::Fd dir, upper_dir(upper, view, real_root, parent));
+    return put_file(dir.get(), name, content, st.st_mode);
+}
+
+}  // namespace
+
+int discard_rejected(const session::Info& info) {
+    auto fail = [&](const std::string& msg) {
+        std::fprintf(stderr, "layover: discard --rejected: %s\n", msg.c_str());
+        return 1;
+    };
+    if (info.state == "running")
+        return fail("session '" + info.meta.name + "' is running (supervisor pid " + std::to_string(info.meta.pid) +
+                    "); stop it first, then re-run");
+    auto lk = session::lock(info.dir, info.meta.name);
+    if (!lk) return fail(lk.error().message);
+    auto changes = capture::session_changes_as_owner(info, false);
+    if (!changes) return fail(changes.error().message);
+    auto recs = session::read_rejections(info.dir);
+    if (!recs) return fail(recs.error().message);
+    auto opened = capture::open_session_trees(info);
+    if (!opened) return fail(opened.error().message);
+    auto upper = base::open_at(AT_FDCWD, info.dir + "/upper", O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+    if (!upper) return fail(upper.error().message);
+    auto steps_count = steps::count(info.dir);
+    if (!steps_count) return fail(steps_count.error().message);
+    auto trees = std::make_shared<capture::SessionTrees>(std::move(opened.value()));
+    SessionSides sides = sides_of(trees);
+    auto states = review::judge_rejections(recs->list, changes.value(), sides.session_side, sides.real_side);
+    if (!states) return fail(states.error().message);
+    std::vector<uint64_t> dropped;
+    std::vector<std::string> lines;
+    // Hunks first, each against the file as it is: dropping one renumbers the rest.
+    for (int pass = 0; pass < 2; pass++) {
+        for (const auto& s : states.value()) {
+            if (!s.in_force || (pass == 0) != (s.rec.hunk != 0)) continue;
+            review::RejectionState now = s;
+            if (pass == 0) {
+                // Judged again: an earlier hunk of the same file changed the numbering.
+                auto again = review::judge_rejections({s.rec}, changes.value(), sides.session_side, sides.real_side);
+                if (!again || !again->at(0).in_force) continue;
+                now = again->at(0);
+            }
+            auto r = pass == 0 ? drop_hunk(upper->get(), trees->upper.get(), trees->lower.get(), now, sides)
+                               : drop_whole(info, upper->get(), trees->upper.get(), trees->lower.get(),
+                                            steps_count.value(), s.rec.path);
+            if (!r) return fail(base::display_path(s.rec.path) + ": " + r.error().message);
+            dropped.push_back(s.rec.seq);
+            lines.push_back(review::rejection_line(now));
+        }
+    }
+    if (auto r = session::remove_rejections(info.dir, dropped); !r) return fail(r.error().message);
+    if (lines.empty()) {
+        std::printf("no rejected changes in force in session %s\n", info.meta.name.c_str());
+        return 0;
+    }
+    std::printf("dropped %zu rejected change(s) from session %s:\n", lines.size(), info.meta.name.c_str());
+    for (const auto& l : lines) std::printf("  %s\n", l.c_str());
+    return 0;
+}

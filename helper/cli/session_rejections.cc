@@ -1,0 +1,81 @@
+#include "helper/cli/session_rejections.h"
+
+#include <memory>
+
+#include "capture/scan/session_scan.h"
+#include "helper/base/json/writer.h"
+#include "helper/base/text.h"
+#include "review/diff/source.h"
+
+namespace {
+
+constexpr uint64_t kMaxLoad = 64ull << 20;  // as `layover diff` loads
+
+}  // namespace
+
+base::Result<SessionSides> session_sides(const session::Info& info) {
+    TRY(auto trees, capture::open_session_trees(info));
+    return sides_of(std::make_shared<capture::SessionTrees>(std::move(trees)));
+}
+
+SessionSides sides_of(std::shared_ptr<capture::SessionTrees> held) {
+    SessionSides s;
+    s.session_side = [held](const std::string& p) { return review::read_real_side(held->upper.get(), p, kMaxLoad); };
+    s.real_side = [held](const std::string& p) { return review::read_real_side(held->lower.get(), p, kMaxLoad); };
+    return s;
+}
+
+base::Result<std::vector<review::RejectionState>> session_rejections(const session::Info& info,
+                                                                     const std::vector<capture::Change>& changes) {
+    TRY(auto recs, session::read_rejections(info.dir));
+    if (recs.list.empty()) return std::vector<review::RejectionState>{};
+    TRY(SessionSides sides, session_sides(info));
+    return review::judge_rejections(recs.list, changes, sides.session_side, sides.real_side);
+}
+
+std::string rejection_json(const review::RejectionState& s) {
+    using namespace base::json;
+    std::string o = "{";
+    key(&o, "seq");
+    num(&o, s.rec.seq);
+    o += ", ";
+    field_bytes(&o, "path", s.rec.path);
+    o += ", ";
+    key(&o, "hunk");
+    num(&o, s.rec.hunk);
+    o += ", ";
+    key(&o, "hunk_now");
+    num(&o, s.in_force ? s.hunk_now : 0);
+    o += ", ";
+    key(&o, "reason");
+    str(&o, s.rec.reason);
+    o += ", ";
+    key(&o, "time");
+    str(&o, s.rec.time);
+    o += ", ";
+    key(&o, "state");
+    str(&o, s.in_force ? "rejected" : "superseded");
+    if (!s.in_force) {
+        o += ", ";
+        key(&o, "why");
+        str(&o, s.why);
+    }
+    return o + "}";
+}
+
+bool has_rejections(const session::Info& info) {
+    auto r = session::read_rejections(info.dir);
+    return !r || !r->list.empty();  // a malformed file: judged, so that its error shows
+}
+
+std::string rejected_field(const std::vector<review::RejectionState>& all, const std::string& path) {
+    std::string o = ", \"rejected\": [";
+    bool first = true;
+    for (const auto& s : all) {
+        if (!s.in_force || s.rec.path != path) continue;
+        o += first ? "" : ", ";
+        first = false;
+        o += rejection_json(s);
+    }
+    return o + "]";
+}

@@ -1,0 +1,120 @@
+"""Rejections (`layover reject`, `rejections`, `status`, `apply`): a rejected
+change or hunk stays in the session, later applies skip it, and a new edit by
+the agent supersedes the rejection."""
+import json
+
+from test_apply_hunks import BASE, EDITS, NEW, edit_session, lines
+
+
+def test_reject_refuses_what_is_not_there_and_records_nothing(lo):
+    edit_session(lo, "r0", extra=" && printf '\\0\\1' > bin.dat")
+    for args, code, text in [
+        (["nope.txt"], 1, "nope.txt is not a change of this session"),
+        (["f.txt:4"], 1, "f.txt has 3 hunks, no hunk 4"),
+        (["bin.dat:1"], 1, "bin.dat has no hunks"),
+        (["other.txt:1"], 1, "other.txt has no hunks (it is added"),
+        (["f.txt", "-m", "two\nlines"], 2, "not one line"),
+        (["f.txt", "g.txt"], 2, "one PATH[:HUNK] at a time"),
+    ]:
+        r = lo("reject", "r0", *args)
+        assert r.returncode == code, (args, r.stderr.decode())
+        assert text in r.stderr.decode(), (args, r.stderr.decode())
+    assert not (lo.session_dir("r0") / "rejections.json").exists()
+    r = lo("reject", "nosuch", "f.txt")
+    assert r.returncode == 1 and b"nosuch" in r.stderr
+
+
+def test_rejected_hunk_and_file_are_skipped_by_apply_and_shown_by_status(lo):
+    edit_session(lo, "r1")
+    r = lo("reject", "r1", "f.txt:2", "-m", "keep line 25")
+    assert r.returncode == 0, r.stderr.decode()
+    assert "f.txt [hunk 2] rejected: keep line 25" in r.stdout.decode()
+    assert lo("reject", "r1", "other.txt", "-m", "no new files", check=True).returncode == 0
+
+    out = lo("status", "r1", "--no-pager", check=True).stdout.decode()
+    assert "R  f.txt [hunk 2] rejected: keep line 25\n" in out, out
+    assert "R  other.txt rejected: no new files\n" in out, out
+    st = {c["path"]: c for c in json.loads(lo("status", "r1", "--json", check=True).stdout)}
+    assert [(x["hunk"], x["reason"], x["state"]) for x in st["f.txt"]["rejected"]] == [(2, "keep line 25", "rejected")]
+    assert st["other.txt"]["rejected"][0]["hunk"] == 0
+    rj = json.loads(lo("rejections", "r1", "--json", check=True).stdout)
+    assert [x["seq"] for x in rj["rejections"]] == [1, 2] and rj["next_seq"] == 3
+
+    r = lo("apply", "r1", "--yes")
+    assert r.returncode == 0, r.stderr.decode()
+    assert "skipping 2 rejected change(s)" in r.stderr.decode()
+    assert (lo.target / "f.txt").read_text() == lines(60, {5: EDITS[5], 45: EDITS[45]})
+    assert not (lo.target / "other.txt").exists()
+    # The session keeps them; the rejected hunk is still in force (now hunk 1).
+    out = lo("status", "r1", "--no-pager", check=True).stdout.decode()
+    assert "R  f.txt [hunk 1] rejected: keep line 25" in out, out
+    r = lo("apply", "r1", "--yes", "--include-rejected")
+    assert r.returncode == 0, r.stderr.decode()
+    assert (lo.target / "f.txt").read_text() == NEW
+    assert (lo.target / "other.txt").read_text() == "other\n"
+
+
+def test_a_new_edit_supersedes_the_rejection(lo):
+    edit_session(lo, "r2")
+    lo("reject", "r2", "f.txt", "-m", "no", check=True)
+    # The agent edits the file again: the rejection no longer holds.
+    r = lo.run("cd '%s' && echo more >> f.txt" % lo.target, session="r2")
+    assert r.returncode == 0, r.stderr.decode()
+    out = lo("status", "r2", "--no-pager", check=True).stdout.decode()
+    assert "R  f.txt rejected (superseded: changed since): no" in out, out
+    r = lo("apply", "r2", "--yes", "--only", "f.txt")
+    assert r.returncode == 0, r.stderr.decode()
+    assert "not skipped: f.txt rejected (superseded" in r.stderr.decode()
+    assert (lo.target / "f.txt").read_text() == NEW + "more\n"
+    assert BASE != NEW
+
+
+def layer_bytes(root):
+    out = {}
+    for p in sorted(root.rglob("*")):
+        st = p.lstat()
+        out[str(p.relative_to(root))] = (st.st_mode, st.st_size, p.read_bytes() if p.is_file() and not p.is_symlink()
+                                         else None)
+    return out
+
+
+def test_discard_rejected_drops_them_from_an_unstepped_session(lo):
+    edit_session(lo, "d1")
+    lo("reject", "d1", "f.txt:2", check=True)
+    lo("reject", "d1", "other.txt", check=True)
+    r = lo("discard", "d1", "--rejected")
+    assert r.returncode == 0, r.stderr.decode()
+    assert "dropped 2 rejected change(s)" in r.stdout.decode()
+    # The real tree is untouched; the session holds the rest only.
+    assert (lo.target / "f.txt").read_text() == BASE and not (lo.target / "other.txt").exists()
+    st = {c["path"]: c for c in json.loads(lo("status", "d1", "--json", check=True).stdout)}
+    assert list(st) == ["f.txt"] and st["f.txt"]["rejected"] == []
+    out = lo("diff", "d1", "--", "f.txt").stdout.decode()
+    assert out.count("\n@@ ") == 2 and "+five" in out and "+forty-five" in out and "twenty-five" not in out
+    assert json.loads(lo("rejections", "d1", "--json", check=True).stdout)["rejections"] == []
+    lo("apply", "d1", "--yes", check=True)
+    assert (lo.target / "f.txt").read_text() == lines(60, {5: EDITS[5], 45: EDITS[45]})
+
+
+def test_discard_rejected_never_changes_a_frozen_step(lo):
+    (lo.target / "g.txt").write_text("real g\n")
+    edit_session(lo, "d2", extra=" && echo a > a.txt && echo agent > g.txt")
+    r = lo.run("cd '%s' && echo c > c.txt" % lo.target, session="d2")  # the resume freezes step 1
+    assert r.returncode == 0, r.stderr.decode()
+    steps = lo.session_dir("d2") / "steps"
+    assert (steps / "0001").is_dir()
+    before = layer_bytes(steps)
+    for what in ("a.txt", "g.txt", "c.txt", "f.txt:1"):
+        lo("reject", "d2", what, "-m", "not " + what, check=True)
+    r = lo("discard", "d2", "--rejected")
+    assert r.returncode == 0, r.stderr.decode()
+    assert "dropped 4 rejected change(s)" in r.stdout.decode(), (r.stdout.decode(), lo("rejections", "d2").stdout)
+    assert layer_bytes(steps) == before
+    st = {c["path"]: c["kind"] for c in json.loads(lo("status", "d2", "--json", check=True).stdout)}
+    assert st == {"f.txt": "modified", "other.txt": "added"}, st
+    out = lo("diff", "d2", "--", "f.txt").stdout.decode()
+    assert out.count("\n@@ ") == 2 and "+five" not in out and "+twenty-five" in out
+    assert (lo.target / "g.txt").read_text() == "real g\n"
+    assert not (lo.target / "a.txt").exists() and (lo.target / "f.txt").read_text() == BASE
+    r = lo("discard", "d2", "--rejected")
+    assert r.returncode == 0 and "no rejected changes in force" in r.stdout.decode()
