@@ -2,7 +2,6 @@
 
 #include "capture/patch/manifest.h"
 #include "helper/sandbox/control_msg.h"
-    }
 #include "helper/store/rejections.h"
 #include "helper/store/steps.h"
 #include "tests/fuzz/targets.h"
