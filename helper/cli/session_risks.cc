@@ -14,11 +14,14 @@ review::RiskContext session_risks(const session::Info& info, const std::vector<c
         ctx.config_rel = review::home_relative(info.meta.target, std::string(xdg) + "/layover");
     auto trees = capture::open_session_trees(info);
     if (!trees) return ctx;
-    auto upper = std::make_shared<base::Fd>(std::move(trees->upper));
     auto lower = std::make_shared<base::Fd>(std::move(trees->lower));
     ctx.dir_has_makefile = review::makefile_probe(lower);
     review::add_content_risks(
-        &ctx, changes, [&](const std::string& p) { return review::read_text_beneath(upper->get(), p); },
+        &ctx, changes,
+        [&](const std::string& p) {
+            int holder = trees->holder_of(p);
+            return holder < 0 ? std::nullopt : review::read_text_beneath(holder, p);
+        },
         [&](const std::string& p) { return review::read_text_beneath(lower->get(), p); });
     return ctx;
 }
