@@ -470,6 +470,7 @@ private:
                         uint32_t layer) {
         Item it;
         it.layer = layer;
+        it.change.layer = layer;
         Change& c = it.change;
         c.path = path;
         c.ignored = ignored;

@@ -45,12 +45,9 @@ std::vector<int> SessionTrees::layers() const {
     return out;
 }
 
-int SessionTrees::holder_of(const std::string& path) const {
-    // The topmost layer with an entry there: a layer above it with an opaque
-    // or removed parent would hide the path, which the scan reported shown.
-    for (int fd : layers())
-        if (review::open_beneath(fd, path, O_PATH | O_NOFOLLOW)) return fd;
-    return -1;
+int SessionTrees::holder_of(const Change& c) const {
+    if (c.layer == 0) return upper.get();
+    return c.layer <= steps.size() ? steps[c.layer - 1].get() : -1;
 }
 
 base::Result<std::vector<Change>> session_changes_as_owner(const session::Info& s, bool summary_only,

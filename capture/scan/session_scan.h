@@ -21,8 +21,8 @@ struct SessionTrees {
     std::vector<base::Fd> steps;
     // The stack for scan_layers / write_patch: upper, then the steps.
     std::vector<int> layers() const;
-    // The fd of the topmost layer holding `path` (a change the scan reported), or -1.
-    int holder_of(const std::string& path) const;
+    // The fd of the layer holding a change's upper entry (Change::layer), or -1.
+    int holder_of(const Change& c) const;
 };
 base::Result<SessionTrees> open_session_trees(const session::Info& s);
 

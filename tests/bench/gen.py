@@ -44,6 +44,33 @@ for k in range(n):
         f.writelines(lines)
 '''
 
+# Step STEP of STEPS of a stepped session: its share (every STEPS-th) of the N
+# files MODIFY_TEXT_CODE edits, the same edits, so all steps together make
+# the same net change as MODIFY_TEXT_CODE N TOTAL in one run.
+STEP_TEXT_CODE = r'''
+import sys
+step, steps, n, total = (int(a) for a in sys.argv[1:5])
+for k in range(step, n, steps):
+    i = k * (total // n)
+    p = "d%02d/t%05d.txt" % (i // 100, i)
+    with open(p) as f:
+        lines = f.readlines()
+    lines[10] = "edited line ten of file %d\n" % i
+    lines[40] = "edited line forty of file %d\n" % i
+    with open(p, "w") as f:
+        f.writelines(lines)
+'''
+
+# Inside the sandbox: lstat every file of the tree; prints the seconds it took.
+STAT_TREE_CODE = r'''
+import os, time
+names = [os.path.join(d, f) for d, _, fs in os.walk(".") for f in fs]
+t0 = time.perf_counter()
+for p in names:
+    os.lstat(p)
+print(time.perf_counter() - t0)
+'''
+
 # Copies every file up without changing it (mtime only): not a change.
 TOUCH_CODE = r'''
 import os
