@@ -72,7 +72,7 @@ class Bench:
         self.ndiff = 100                           # files the diff session edits
         self.conc = 50                             # runs at once
         # The real-project row: files, dirs, git commits; its reps.
-        self.proj = (6000, 600, 1000) if quick else (30000, 3000, 5000)
+        self.proj = (2000, 200, 300) if quick else (30000, 3000, 5000)
         self.proj_reps = 3
         # The stepped-session rows: steps (editing self.n // 10 files).
         self.nsteps = int(os.environ.get("LAYOVER_BENCH_STEPS", "50"))
@@ -395,7 +395,7 @@ class Bench:
         tree, k, n = self.p("tree"), self.nsteps, self.n // 10
         many, one = "steps%d" % k, "steps1"
         for i in range(k):
-            self.sandbox(tree, many, gen.STEP_TEXT_CODE, str(i), str(k), str(n), str(self.n))
+            self.sandbox(tree, many, gen.MODIFY_TEXT_CODE, str(n), str(self.n), str(i), str(k))
         self.sandbox(tree, one, gen.MODIFY_TEXT_CODE, str(n), str(self.n))
 
         def stat_inside(session):

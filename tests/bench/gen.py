@@ -30,26 +30,12 @@ with open(sys.argv[1], "r+b") as f:
 ''' % (BIG_EDIT,)
 
 # Edits 2 lines in each of N files spread over the TOTAL-file text tree.
+# With STEP and STEPS (a step of a stepped session): only its share, every
+# STEPS-th of those files, so all steps together make the same change.
 MODIFY_TEXT_CODE = r'''
 import sys
 n = int(sys.argv[1]); total = int(sys.argv[2]) if len(sys.argv) > 2 else 10000
-for k in range(n):
-    i = k * (total // n)
-    p = "d%02d/t%05d.txt" % (i // 100, i)
-    with open(p) as f:
-        lines = f.readlines()
-    lines[10] = "edited line ten of file %d\n" % i
-    lines[40] = "edited line forty of file %d\n" % i
-    with open(p, "w") as f:
-        f.writelines(lines)
-'''
-
-# Step STEP of STEPS of a stepped session: its share (every STEPS-th) of the N
-# files MODIFY_TEXT_CODE edits, the same edits, so all steps together make
-# the same net change as MODIFY_TEXT_CODE N TOTAL in one run.
-STEP_TEXT_CODE = r'''
-import sys
-step, steps, n, total = (int(a) for a in sys.argv[1:5])
+step, steps = (int(sys.argv[3]), int(sys.argv[4])) if len(sys.argv) > 4 else (0, 1)
 for k in range(step, n, steps):
     i = k * (total // n)
     p = "d%02d/t%05d.txt" % (i // 100, i)
