@@ -3,13 +3,42 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/xattr.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include "helper/base/text.h"
 
 namespace capture {
+
+namespace {
+
+// base::list_dir without its dup, fstat and DIR: getdents64 on the fd
+// itself, from its start. Deep stacks list many small layer dirs.
+base::Result<std::vector<base::DirEntry>> list_raw(int fd) {
+    if (::lseek(fd, 0, SEEK_SET) != 0) return base::sys_error("rewinding dir");
+    std::vector<base::DirEntry> out;
+    alignas(8) char buf[32768];
+    for (;;) {
+        long n = ::syscall(SYS_getdents64, fd, buf, sizeof buf);
+        if (n < 0) return base::sys_error("readdir");
+        if (n == 0) break;
+        for (long at = 0; at < n;) {
+            auto* e = reinterpret_cast<struct dirent64*>(buf + at);
+            at += e->d_reclen;
+            const char* nm = e->d_name;
+            if (nm[0] == '.' && (nm[1] == '\0' || (nm[1] == '.' && nm[2] == '\0'))) continue;
+            out.push_back({nm, e->d_type});
+        }
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+}  // namespace
 
 base::Result<UpperListing> list_upper(const UpperDir& d, const std::string& what) {
     UpperListing out;
@@ -21,7 +50,7 @@ base::Result<UpperListing> list_upper(const UpperDir& d, const std::string& what
     }
     std::vector<std::vector<base::DirEntry>> each;
     for (int fd : d.fds) {
-        auto names = base::list_dir(fd);
+        auto names = list_raw(fd);
         if (!names) return names.error().context("listing " + what);
         each.push_back(std::move(names.value()));
     }

@@ -79,7 +79,7 @@ class Bench:
         if smoke:  # `make test`: proves every row still runs; sizes too small for the ratios to mean anything
             self.n, self.big, self.reps, self.big_reps, self.ndiff, self.conc = 100, 1 * MiB, 1, 1, 10, 5
             self.proj, self.proj_reps = (100, 10, 10), 1
-            self.nsteps = 3
+            self.nsteps = 2
             core.SYNC = False  # a sync waits for everyone's writeback: seconds on a shared machine
         self.err = self.p(".stderr")
         self.sessions = []
