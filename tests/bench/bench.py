@@ -423,7 +423,8 @@ class Bench:
                     argv = [self.lay, "apply", s, "--target", dest, "--yes"]
                     prep = lambda d=dest: fresh_copy(tree, d)  # noqa: E731
                 pair.append(Contender("layover %s, %s" % (verb, s), argv, prepare=prep))
-            self.measure(pair)
+            # apply copies the 2,000-10,000-file base for each rep: fewer reps, no warm-up
+            self.measure(pair, self.big_reps if verb == "apply" else None, warmup=verb != "apply")
             self.res.ratio("%s, %d steps vs 1 (%s of %s files edited)" % (verb, k, self.thousands(n),
                                                                           self.thousands(self.n)), pair[0], pair[1],
                            limit)
