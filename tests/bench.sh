@@ -10,7 +10,8 @@
 #   QUICK=1 tests/bench.sh [BUILD]          (make bench QUICK=1: smaller sizes, every gated row, <= 2 min)
 #   SMOKE=1 tests/bench.sh [BUILD]          (make test runs this: tiny sizes, 1 rep, ~10 s; proves every
 #                                            row still runs; exits 1 only on an ERROR row, never on a ratio)
-#   LAYOVER_BENCH_ONLY=save,status,apply,diff,startup,concurrency,project,checkpoint,python tests/bench.sh
+#   LAYOVER_BENCH_ONLY=save,status,apply,diff,startup,concurrency,project,steps,fork,checkpoint,python tests/bench.sh
+#   LAYOVER_BENCH_STEPS=N: steps of the stepped-session rows (default 50)
 #   LAYOVER_BENCH_BIN=DIR: take layover and layover-patch from DIR instead of BUILD
 # As root, the sandbox and every peer run as a throwaway unprivileged uid
 # from a staged copy it can read, with a clean environment: that is how
@@ -66,7 +67,7 @@ chmod -R a+rX "$SCR/stage"
 
 envs=(HOME="$SCR/home" PATH=/usr/local/bin:/usr/bin:/bin TMPDIR="$SCR/tmp" LANG=C.UTF-8 LC_ALL=C.UTF-8
       TERM=dumb PYTHONDONTWRITEBYTECODE=1 LAYOVER_BIN="$SCR/stage/bin/layover" PYTHONPATH="$SCR/stage/python"
-      LAYOVER_STATE_DIR="$SCR/work/state")
+      LAYOVER_STATE_DIR="$SCR/work/state" LAYOVER_BENCH_STEPS="${LAYOVER_BENCH_STEPS:-50}")
 if [ "$(id -u)" -eq 0 ]; then
     uid=$((64000 + RANDOM % 1000))
     chown "$uid:$uid" "$SCR/work" "$SCR/home" "$SCR/tmp"

@@ -110,7 +110,7 @@ base::Result<void> save_session(const session::Info& s, const std::string& out_f
         TRY(base::IgnoreRules rules, load_ignore_rules(t.lower.get(), s.meta.target, opts.ignore));
         so.ignore = &rules;
         so.include_ignored = opts.ignore.include_ignored;
-        TRY(ScanResult scan, scan_upper(t.upper.get(), t.lower.get(), so));
+        TRY(ScanResult scan, scan_layers(t.layers(), t.lower.get(), so));
         select_only(&scan, opts.only);
         Manifest m;
         m.format = "layover-patch/1";
@@ -127,7 +127,7 @@ base::Result<void> save_session(const session::Info& s, const std::string& out_f
         m.base = std::move(scan.base);
         WriteOptions wo;
         wo.originals = &originals;
-        TRY_VOID(write_patch(out, m, scan.items, t.upper.get(), wo));
+        TRY_VOID(write_patch(out, m, scan.items, t.layers(), wo));
         return std::string();
     });
     if (!r) return r.error().context("saving session '" + s.meta.name + "'");

@@ -37,8 +37,10 @@ struct Entry {
 
 class Writer {
 public:
-    Writer(int out_fd, int upper_fd, const WriteOptions& opts, const OpenFile* open_file = nullptr)
-        : zw_(out_fd), cursor_(upper_fd), opts_(opts), open_file_(open_file) {}
+    Writer(int out_fd, const std::vector<int>& layer_fds, const WriteOptions& opts, const OpenFile* open_file = nullptr)
+        : zw_(out_fd), opts_(opts), open_file_(open_file) {
+        for (int fd : layer_fds) cursors_.emplace_back(fd);
+    }
     ~Writer() {
         if (a_) archive_write_free(a_);
         if (holes_ != MAP_FAILED) ::munmap(holes_, kHoleWindow);
@@ -78,7 +80,8 @@ public:
         // A file the scan kept open needs no parent dir.
         if (open_file_ || it.fd >= 0) name = c.path.substr(c.path.rfind('/') + 1);  // npos + 1 == 0
         else {
-            TRY(dirfd, cursor_.parent_of(c.path, &name));
+            if (it.layer >= cursors_.size()) return base::error("no layer holds " + base::display_path(c.path));
+            TRY(dirfd, cursors_[it.layer].parent_of(c.path, &name));
         }
         if (name.rfind(".wh.", 0) == 0)
             return base::error("cannot store " + base::display_path(c.path) +
@@ -296,7 +299,7 @@ private:
     }
 
     ZstdWriter zw_;
-    DirCursor cursor_;
+    std::vector<DirCursor> cursors_;  // one per layer (Item::layer)
     WriteOptions opts_;
     const OpenFile* open_file_;
     struct archive* a_ = nullptr;
@@ -310,6 +313,11 @@ private:
 
 Result<void> write_patch(int out_fd, const Manifest& m, const std::vector<Item>& items, int upper_fd,
                          const WriteOptions& opts) {
+    return write_patch(out_fd, m, items, std::vector<int>{upper_fd}, opts);
+}
+
+Result<void> write_patch(int out_fd, const Manifest& m, const std::vector<Item>& items,
+                         const std::vector<int>& layer_fds, const WriteOptions& opts) {
     // The format's own members: a change of that name would make the patch
     // unreadable (docs/patch-format.md), so it is refused before writing.
     for (const auto& c : m.changes)
@@ -318,7 +326,7 @@ Result<void> write_patch(int out_fd, const Manifest& m, const std::vector<Item>&
                 return base::error(std::string("the session holds ") + reserved +
                                    ", a name the patch format reserves for itself; leave it out with --ignore " +
                                    reserved);
-    Writer w(out_fd, upper_fd, opts);
+    Writer w(out_fd, layer_fds, opts);
     TRY_VOID(w.open());
     TRY_VOID(w.blob(kManifestName, manifest_to_text(m)));
     for (const auto& it : items) TRY_VOID(w.item(it));
@@ -328,7 +336,7 @@ Result<void> write_patch(int out_fd, const Manifest& m, const std::vector<Item>&
 
 Result<void> write_patch(int out_fd, const Manifest& m, const std::vector<Item>& items, const OpenFile& open_file,
                          const WriteOptions& opts) {
-    Writer w(out_fd, -1, opts, &open_file);
+    Writer w(out_fd, std::vector<int>{}, opts, &open_file);
     TRY_VOID(w.open());
     TRY_VOID(w.blob(kManifestName, manifest_to_text(m)));
     for (const auto& it : items) TRY_VOID(w.item(it));

@@ -32,6 +32,9 @@ struct WriteOptions {
 // upper_fd; one that changed since the scan fails the write.
 base::Result<void> write_patch(int out_fd, const Manifest& m, const std::vector<Item>& items, int upper_fd,
                                const WriteOptions& opts = {});
+// The same from a stack of layers (scan_layers): each file from its Item::layer.
+base::Result<void> write_patch(int out_fd, const Manifest& m, const std::vector<Item>& items,
+                               const std::vector<int>& layer_fds, const WriteOptions& opts = {});
 
 // For patches not written from an upper layer (review's undo patches): a
 // file member's data comes from open_file(item), an fd open for reading of

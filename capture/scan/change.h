@@ -34,6 +34,7 @@ struct Change {
     std::map<std::string, std::string> xattrs;  // user.* xattrs kept (new state)
     bool ignored = false;                       // matched an ignore rule (kept by --include-ignored)
     uint64_t old_nlink = 0;                     // the real entry's link count, as scanned (not stored)
+    uint32_t layer = 0;  // the layer holding the upper entry (scan_layers; 0: the live upper; not stored)
 };
 
 // The `base` record: what the real entry must be for a change to apply cleanly.

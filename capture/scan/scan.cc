@@ -14,6 +14,7 @@
 #include "capture/scan/classify.h"
 #include "capture/scan/fingerprint.h"
 #include "capture/scan/ignore.h"
+#include "capture/scan/stack.h"
 #include "capture/scan/verdicts.h"
 #include "capture/scan/xattr.h"
 #include "helper/base/dir.h"
@@ -71,11 +72,11 @@ public:
     }
 
     // xwh: the upper dir may hold xattr whiteouts (so d_type cannot tell a file).
-    Result<void> dir(int up, int low, const std::string& prefix, bool xwh) {
+    Result<void> dir(const UpperDir& up, int low, const std::string& prefix, bool xwh) {
         Level level(this);
-        TRY(auto names, list_dir(up, prefix.empty() ? "the upper layer" : base::display_path(prefix)));
-        size_t split = split_point(names);
-        if (split == 0) return entries(up, low, prefix, xwh, names, 0, names.size());
+        TRY(UpperListing names, list_upper(up, prefix.empty() ? "the upper layer" : base::display_path(prefix)));
+        size_t split = split_point(names.names);
+        if (split == 0) return entries(up, low, prefix, xwh, names, 0, names.names.size());
         return in_two(up, low, prefix, xwh, names, split);
     }
 
@@ -83,9 +84,9 @@ public:
     bool spare_cpu = false;
 
 private:
-    Result<void> entries(int up, int low, const std::string& prefix, bool xwh, const std::vector<DirEnt>& names,
+    Result<void> entries(const UpperDir& up, int low, const std::string& prefix, bool xwh, const UpperListing& names,
                          size_t from, size_t to) {
-        for (size_t i = from; i < to; i++) TRY_VOID(entry(up, low, prefix, names[i], xwh));
+        for (size_t i = from; i < to; i++) TRY_VOID(entry(up, names, i, low, prefix, xwh));
         return base::Ok();
     }
 
@@ -99,7 +100,7 @@ private:
 
     // The entries from `split` on, walked by a second walker on its own
     // thread into its own result, appended after ours: the walk order stays.
-    Result<void> in_two(int up, int low, const std::string& prefix, bool xwh, const std::vector<DirEnt>& names,
+    Result<void> in_two(const UpperDir& up, int low, const std::string& prefix, bool xwh, const UpperListing& names,
                         size_t split) {
         ScanResult theirs;
         if (out_->files) theirs.files = std::make_shared<std::vector<base::Fd>>();
@@ -113,7 +114,7 @@ private:
         other.seen_base_ = seen_base_;
         Result<void> r1 = base::Ok(), r2 = base::Ok();
         base::run_halves([&] { return (r1 = entries(up, low, prefix, xwh, names, 0, split)).ok(); },
-                         [&] { r2 = other.entries(up, low, prefix, xwh, names, split, names.size()); });
+                         [&] { r2 = other.entries(up, low, prefix, xwh, names, split, names.names.size()); });
         fd_limit_ += other.fd_limit_;
         if (!r1) return r1;
         if (!r2) return r2;
@@ -349,8 +350,12 @@ private:
         return base::Ok();
     }
 
-    Result<void> entry(int up, int low, const std::string& prefix, const DirEnt& e, bool parent_xwh) {
+    Result<void> entry(const UpperDir& stack, const UpperListing& ls, size_t index, int low, const std::string& prefix,
+                       bool parent_xwh) {
+        const DirEnt& e = ls.names[index];
         const std::string& name = e.name;
+        uint32_t at = ls.holder(index);
+        int up = stack.fds[at];
         std::string path = join_path(prefix, name);
         if (!excluded_.empty() && excluded_.count(path)) {
             out_->excluded_seen.push_back(path);
@@ -369,6 +374,15 @@ private:
             TRY(u, look(up, name, path, true, defer, e.type));
         }
         if (!u.exists) return base::Ok();
+        // A dir: the layers' dirs merged under it; cut off from the real tree
+        // by a step below, it is opaque, as one upper would have made it.
+        UpperDir sub_up;
+        if ((u.side.type == Type::Dir || u.side.type == Type::OpaqueDir) && u.fd.valid()) {
+            bool cut = false;
+            TRY(sub_up, merged_dir(stack, ls, index, std::move(u.fd), u.side.type == Type::OpaqueDir, &cut));
+            if (cut) u.side.type = Type::OpaqueDir;
+            sub_up.xwh = sub_up.xwh || u.xwhiteouts;
+        }
         Seen l;
         // look() opens only regular files and dirs, never a fifo or socket.
         if (low >= 0) {
@@ -408,16 +422,16 @@ private:
         if (now_ignored && !opts_.include_ignored) {
             // Left out with all below it: counted, never recorded.
             out_->ignored += v.is_change ? 1 : 0;
-            if (v.descend) out_->ignored += count_below(u.fd.get());
+            if (v.descend) out_->ignored += count_below(sub_up);
             return base::Ok();
         }
-        if (v.is_change) TRY_VOID(record(u, l, v, path, in_ignored_ || now_ignored));
-        if (v.descend) {
+        if (v.is_change) TRY_VOID(record(u, l, v, path, in_ignored_ || now_ignored, stack.ids[at]));
+        if (v.descend && !sub_up.fds.empty()) {
             base::Fd sub_low;
             if (v.descend_lower && l.exists) sub_low = std::move(l.fd);
             bool was = in_ignored_;
             in_ignored_ = was || now_ignored;
-            TRY_VOID(dir(u.fd.get(), sub_low.valid() ? sub_low.get() : -1, path, u.xwhiteouts));
+            TRY_VOID(dir(sub_up, sub_low.valid() ? sub_low.get() : -1, path, sub_up.xwh));
             in_ignored_ = was;
         }
         return base::Ok();
@@ -434,21 +448,29 @@ private:
     }
 
     // Entries below an ignored upper dir (names only: no stat each).
-    uint64_t count_below(int dirfd) {
-        if (dirfd < 0) return 0;
-        auto names = base::list_dir(dirfd);
+    uint64_t count_below(const UpperDir& d) {
+        if (d.fds.empty()) return 0;
+        auto names = list_upper(d, "");
         if (!names) return 0;
-        uint64_t n = names->size();
-        for (const auto& e : names.value()) {
-            if (e.type != DT_DIR) continue;
-            base::Fd sub(::openat(dirfd, e.name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-            if (sub.valid()) n += count_below(sub.get());
+        uint64_t n = names->names.size();
+        for (size_t i = 0; i < names->names.size(); i++) {
+            if (names->names[i].type != DT_DIR) continue;
+            int at = d.fds[names->holder(i)];
+            base::Fd top(::openat(at, names->names[i].name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+            if (!top.valid()) continue;
+            auto raw = read_xattrs(top.get());
+            bool opaque = raw && overlay_marks(raw.value()).opaque, cut = false;
+            auto sub = merged_dir(d, names.value(), i, std::move(top), opaque, &cut);
+            if (sub) n += count_below(sub.value());
         }
         return n;
     }
 
-    Result<void> record(Seen& u, const Seen& l, const Verdict& v, const std::string& path, bool ignored) {
+    Result<void> record(Seen& u, const Seen& l, const Verdict& v, const std::string& path, bool ignored,
+                        uint32_t layer) {
         Item it;
+        it.layer = layer;
+        it.change.layer = layer;
         Change& c = it.change;
         c.path = path;
         c.ignored = ignored;
@@ -529,11 +551,18 @@ private:
 }  // namespace
 
 Result<ScanResult> scan_upper(int upper_fd, int lower_fd, const ScanOptions& opts) {
+    return scan_layers({upper_fd}, lower_fd, opts);
+}
+
+Result<ScanResult> scan_layers(const std::vector<int>& layer_fds, int lower_fd, const ScanOptions& opts) {
     ScanResult out;
     Walker w(opts, &out);
     w.spare_cpu = opts.threads == 0 ? ::sysconf(_SC_NPROCESSORS_ONLN) > 1 : opts.threads > 1;
+    UpperDir root;
+    root.fds = layer_fds;
+    for (uint32_t i = 0; i < layer_fds.size(); i++) root.ids.push_back(i);
     // The root's own markers are not read; assume the worst.
-    TRY_VOID(w.dir(upper_fd, lower_fd, "", true));
+    TRY_VOID(w.dir(root, lower_fd, "", true));
     return out;
 }
 

@@ -25,6 +25,7 @@ struct Item {
     bool opaque = false;    // store DIR/.wh..wh..opq after the dir
     uint64_t ino = 0;       // upper inode of a file (hardlinks within the patch)
     uint64_t nlink = 1;
+    uint32_t layer = 0;  // scan_layers: the layer holding the entry (0: the topmost)
     // The upper file, left open by a scan with keep_files so the writer need
     // not open it again (owned by ScanResult::files); -1: the writer opens it.
     int fd = -1;
@@ -69,6 +70,10 @@ struct ScanOptions {
 };
 
 base::Result<ScanResult> scan_upper(int upper_fd, int lower_fd, const ScanOptions& opts);
+// A stack of upper layers, topmost first (a session with frozen steps: the
+// live upper, then the steps newest first), read as the one upper layer an
+// overlay mount of them shows (capture/scan/stack.h).
+base::Result<ScanResult> scan_layers(const std::vector<int>& layer_fds, int lower_fd, const ScanOptions& opts);
 
 // Join a relative path and a name ("" + "a" = "a").
 std::string join_path(const std::string& dir, const std::string& name);

@@ -21,12 +21,12 @@ base::Result<SessionTrees> open_session_trees(const session::Info& s) {
     SessionTrees t;
     std::string upper = session::upper_dir(s.dir);
     TRY(int nsteps, steps::count(s.dir));
-    if (nsteps > 0) {
-        TRY(upper, steps::flatten(s.dir));
-        t.flat.reset(new std::string(upper), [](std::string* p) {
-            steps::remove_flat(*p);
-            delete p;
-        });
+    for (int i = nsteps; i >= 1; i--) {
+        auto l = base::open_at(AT_FDCWD, steps::layer_dir(s.dir, i), O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+        if (!l)
+            return base::error("session '" + s.meta.name + "' has an unreadable step " + std::to_string(i) + ": " +
+                               l.error().message);
+        t.steps.push_back(std::move(l.value()));
     }
     auto up = base::open_at(AT_FDCWD, upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
     if (!up) return base::error("session '" + s.meta.name + "' has no readable upper layer: " + up.error().message);
@@ -37,6 +37,17 @@ base::Result<SessionTrees> open_session_trees(const session::Info& s) {
     t.upper = std::move(up.value());
     t.lower = std::move(low.value());
     return t;
+}
+
+std::vector<int> SessionTrees::layers() const {
+    std::vector<int> out{upper.get()};
+    for (const auto& l : steps) out.push_back(l.get());
+    return out;
+}
+
+int SessionTrees::holder_of(const Change& c) const {
+    if (c.layer == 0) return upper.get();
+    return c.layer <= steps.size() ? steps[c.layer - 1].get() : -1;
 }
 
 base::Result<std::vector<Change>> session_changes_as_owner(const session::Info& s, bool summary_only,
@@ -64,7 +75,7 @@ base::Result<std::vector<Change>> session_changes_as_owner(const session::Info& 
             verdicts.load(sdir.get());
             so.verdicts = &verdicts;
         }
-        TRY(ScanResult scan, scan_upper(t.upper.get(), t.lower.get(), so));
+        TRY(ScanResult scan, scan_layers(t.layers(), t.lower.get(), so));
         // Best effort: a cache that cannot be written is recomputed next time.
         if (sdir.valid() && verdicts.dirty()) (void)verdicts.store(sdir.get());
         if (ignored) *ignored = scan.ignored;

@@ -13,11 +13,16 @@
 
 namespace capture {
 
-// With frozen steps (helper/store/steps.h), `upper` is a flattened upper
-// (steps::flatten), removed when the last copy of `flat` goes.
+// With frozen steps (helper/store/steps.h), `steps` holds their layers under
+// the live `upper`, newest first; capture reads the stack in place
+// (scan_layers, docs/history.md "Capture reads the stack").
 struct SessionTrees {
     base::Fd upper, lower;
-    std::shared_ptr<std::string> flat;
+    std::vector<base::Fd> steps;
+    // The stack for scan_layers / write_patch: upper, then the steps.
+    std::vector<int> layers() const;
+    // The fd of the layer holding a change's upper entry (Change::layer), or -1.
+    int holder_of(const Change& c) const;
 };
 base::Result<SessionTrees> open_session_trees(const session::Info& s);
 

@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <memory>
+#include <unordered_map>
 
 #include "capture/scan/session_scan.h"
 #include "review/prompt/risk_scan.h"
@@ -14,11 +15,20 @@ review::RiskContext session_risks(const session::Info& info, const std::vector<c
         ctx.config_rel = review::home_relative(info.meta.target, std::string(xdg) + "/layover");
     auto trees = capture::open_session_trees(info);
     if (!trees) return ctx;
-    auto upper = std::make_shared<base::Fd>(std::move(trees->upper));
     auto lower = std::make_shared<base::Fd>(std::move(trees->lower));
+    // Each changed file is read from the layer the scan found it in.
+    std::unordered_map<std::string, uint32_t> layer_of;
+    if (!trees->steps.empty())
+        for (const auto& c : changes) layer_of.emplace(c.path, c.layer);
     ctx.dir_has_makefile = review::makefile_probe(lower);
     review::add_content_risks(
-        &ctx, changes, [&](const std::string& p) { return review::read_text_beneath(upper->get(), p); },
+        &ctx, changes,
+        [&](const std::string& p) {
+            capture::Change at;
+            if (auto l = layer_of.find(p); l != layer_of.end()) at.layer = l->second;
+            int holder = trees->holder_of(at);
+            return holder < 0 ? std::nullopt : review::read_text_beneath(holder, p);
+        },
         [&](const std::string& p) { return review::read_text_beneath(lower->get(), p); });
     return ctx;
 }

@@ -1,5 +1,5 @@
 // The live upper over every frozen step, flattened into one upper-like dir
-// for capture (docs/history.md "Flattened capture").
+// for copying layers (docs/history.md "Capture reads the stack": capture reads the stack in place).
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>

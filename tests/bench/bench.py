@@ -73,11 +73,14 @@ class Bench:
         self.ndiff = 100                           # files the diff session edits
         self.conc = 50                             # runs at once
         # The real-project row: files, dirs, git commits; its reps.
-        self.proj = (6000, 600, 1000) if quick else (30000, 3000, 5000)
+        self.proj = (2000, 200, 300) if quick else (30000, 3000, 5000)
         self.proj_reps = 3
+        # The stepped-session rows: steps (editing self.n // 10 files).
+        self.nsteps = int(os.environ.get("LAYOVER_BENCH_STEPS", "50"))
         if smoke:  # `make test`: proves every row still runs; sizes too small for the ratios to mean anything
             self.n, self.big, self.reps, self.big_reps, self.ndiff, self.conc = 100, 1 * MiB, 1, 1, 10, 5
             self.proj, self.proj_reps = (100, 10, 10), 1
+            self.nsteps = 2
             core.SYNC = False  # a sync waits for everyone's writeback: seconds on a shared machine
         self.err = self.p(".stderr")
         self.sessions = []
@@ -98,7 +101,8 @@ class Bench:
         """Build an upper layer the way a user would: a sandboxed command that writes it."""
         check([self.lay, "run", "--quiet", "--target", target, "--session", session, "--on-exit", "keep", "--",
                "sh", "-c", 'cd "$LAYOVER_TARGET" && exec python3 -c "$0" "$@"', code, *args])
-        self.sessions.append(session)
+        if session not in self.sessions:
+            self.sessions.append(session)
 
     # -- trees ---------------------------------------------------------------
     def setup(self):
@@ -383,6 +387,59 @@ class Bench:
             rm(src)
             rm(patch)
 
+    # -- stepped sessions (issue 23) -----------------------------------------
+    def steps(self):
+        """A session of many steps (one run each, each editing its share of
+        the files) against a one-run session with the same net change:
+        status, save and apply read the layer stack in place; and lstat of
+        every file of the tree inside the sandbox, through every layer."""
+        tree, k, n = self.p("tree"), self.nsteps, self.n // 10
+        many, one = "steps%d" % k, "steps1"
+        for i in range(k):
+            self.sandbox(tree, many, gen.MODIFY_TEXT_CODE, str(n), str(self.n), str(i), str(k))
+        self.sandbox(tree, one, gen.MODIFY_TEXT_CODE, str(n), str(self.n))
+
+        def stat_inside(session):
+            def timer():
+                out = check([self.lay, "run", "--quiet", "--target", tree, "--session", session, "--on-exit", "keep",
+                             "--",
+                             "sh", "-c", 'cd "$LAYOVER_TARGET" && exec python3 -c "$0"', gen.STAT_TREE_CODE]).stdout
+                return float(out.decode().split()[-1])
+            return Contender("lstat inside, %s" % session, None, timer=timer)
+
+        # Resuming freezes each session's last run: then `many` has k steps under an empty live upper, `one` 1.
+        s_many, s_one = stat_inside(many), stat_inside(one)
+        self.measure([s_many, s_one])
+        self.res.ratio("lstat of %s files inside, %d layers vs 1" % (self.thousands(self.n), k), s_many, s_one, 1.5)
+        for verb, limit in (("status", 1.3), ("save", 1.3), ("apply", 1.3)):
+            pair = []
+            for s in (many, one):
+                patch, dest = self.p("steps-%s.tar.zst" % s), self.p("steps-applied-%s" % s)
+                if verb == "status":
+                    argv = [self.lay, "status", s, "--no-pager"]
+                    prep = lambda s=s: self.forget_status_cache(s)  # noqa: E731
+                elif verb == "save":
+                    argv, prep = [self.lay, "save", s, "-o", patch], lambda p=patch: rm(p)
+                else:
+                    argv = [self.lay, "apply", s, "--target", dest, "--yes"]
+                    prep = lambda d=dest: fresh_copy(tree, d)  # noqa: E731
+                pair.append(Contender("layover %s, %s" % (verb, s), argv, prepare=prep))
+            # apply copies the 2,000-10,000-file base for each rep: fewer reps, no warm-up
+            self.measure(pair, self.big_reps if verb == "apply" else None, warmup=verb != "apply")
+            self.res.ratio("%s, %d steps vs 1 (%s of %s files edited)" % (verb, k, self.thousands(n),
+                                                                          self.thousands(self.n)), pair[0], pair[1],
+                           limit)
+        # The same net change: the same listing and the same applied tree.
+        st = [check([self.lay, "status", s, "--json"]).stdout for s in (many, one)]
+        if st[0].count(b'"kind"') != n or st[0] != st[1].replace(one.encode(), many.encode()):
+            raise Failed("the %d-step session's status differs from the one-step session's: %r vs %r" % (
+                k, st[0][:300], st[1][:300]))
+        for s in (many, one):
+            rm(self.p("steps-%s.tar.zst" % s))
+        check(["diff", "-r", self.p("steps-applied-" + many), self.p("steps-applied-" + one)])  # Failed if not
+        for s in (many, one):
+            rm(self.p("steps-applied-%s" % s))
+
     def thousands(self, n):
         return "{:,}".format(n)
 
@@ -415,7 +472,7 @@ def main():
     ap.add_argument("--results", required=True)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--smoke", action="store_true", help="tiny sizes, 1 rep: proves the bench runs (make test)")
-    ap.add_argument("--only", default="", help="comma list: save,status,apply,diff,startup,concurrency,project,fork,checkpoint")
+    ap.add_argument("--only", default="", help="comma list: save,status,apply,diff,startup,concurrency,project,steps,fork,checkpoint")
     a = ap.parse_args()
     only = set(filter(None, a.only.split(",")))
     want = lambda k: not only or k in only  # noqa: E731
@@ -462,6 +519,8 @@ def main():
                 guarded(res, "fork", history.fork_rows, b, n)
             if want("checkpoint"):
                 guarded(res, "checkpoint", history.checkpoint, b)
+            if want("steps"):
+                guarded(res, "stepped sessions", b.steps)
     finally:
         b.cleanup()
     m["load_at_end"] = os.getloadavg()[0]

@@ -30,10 +30,13 @@ with open(sys.argv[1], "r+b") as f:
 ''' % (BIG_EDIT,)
 
 # Edits 2 lines in each of N files spread over the TOTAL-file text tree.
+# With STEP and STEPS (a step of a stepped session): only its share, every
+# STEPS-th of those files, so all steps together make the same change.
 MODIFY_TEXT_CODE = r'''
 import sys
 n = int(sys.argv[1]); total = int(sys.argv[2]) if len(sys.argv) > 2 else 10000
-for k in range(n):
+step, steps = (int(sys.argv[3]), int(sys.argv[4])) if len(sys.argv) > 4 else (0, 1)
+for k in range(step, n, steps):
     i = k * (total // n)
     p = "d%02d/t%05d.txt" % (i // 100, i)
     with open(p) as f:
@@ -42,6 +45,16 @@ for k in range(n):
     lines[40] = "edited line forty of file %d\n" % i
     with open(p, "w") as f:
         f.writelines(lines)
+'''
+
+# Inside the sandbox: lstat every file of the tree; prints the seconds it took.
+STAT_TREE_CODE = r'''
+import os, time
+names = [os.path.join(d, f) for d, _, fs in os.walk(".") for f in fs]
+t0 = time.perf_counter()
+for p in names:
+    os.lstat(p)
+print(time.perf_counter() - t0)
 '''
 
 # Copies every file up without changing it (mtime only): not a change.

@@ -1,0 +1,41 @@
+// A session's upper layer as a stack of layers (the live upper over its
+// frozen steps), read in place by the scan: for each name the topmost layer
+// holding it decides; whiteouts, non-dirs and opaque dirs stop the descent
+// (docs/history.md, "Capture reads the stack"). One layer is the common case
+// and costs nothing extra.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "helper/base/dir.h"
+#include "helper/base/fd.h"
+#include "helper/base/result.h"
+#include "helper/store/layer_merge.h"
+
+namespace capture {
+
+// One dir of the stack: the layers' dirs that show through, topmost first.
+struct UpperDir {
+    std::vector<int> fds;
+    std::vector<uint32_t> ids;    // each fd's layer in the whole stack (Item::layer)
+    std::vector<base::Fd> owned;  // the fds this level opened
+    bool xwh = false;             // a lower layer's dir may hold xattr whiteouts
+};
+
+// Its names, sorted, each once; with more than one layer, who holds each.
+struct UpperListing {
+    std::vector<base::DirEntry> names;
+    std::vector<std::vector<layers::Holder>> holders;  // empty: one layer, all from fds[0]
+    uint32_t holder(size_t i) const { return holders.empty() ? 0 : holders[i][0].layer; }
+};
+base::Result<UpperListing> list_upper(const UpperDir& d, const std::string& what);
+
+// The merged dir of the listing's name i, whose topmost holder `top` (open,
+// its index in d: listing.holder(i)) is a dir, opaque or not: the lower
+// layers' dirs that join it. *cut: something below stopped the descent (the
+// merged dir is then opaque, as one upper would make it).
+base::Result<UpperDir> merged_dir(const UpperDir& d, const UpperListing& l, size_t i, base::Fd top, bool top_opaque,
+                                  bool* cut);
+
+}  // namespace capture
