@@ -13,16 +13,22 @@
 #include "helper/base/fs/beneath.h"
 #include "helper/base/text.h"
 #include "helper/store/owner_ns.h"
+#include "helper/store/step_view.h"
 #include "helper/store/steps.h"
 
 namespace capture {
 
-base::Result<SessionTrees> open_session_trees(const session::Info& s) {
+base::Result<SessionTrees> open_session_trees(const session::Info& s, const StepRange& range) {
     SessionTrees t;
     std::string upper = session::upper_dir(s.dir);
     TRY(int nsteps, steps::count(s.dir));
-    if (nsteps > 0) {
-        TRY(upper, steps::flatten(s.dir));
+    bool against = !range.against.empty();
+    if (!range.all() || nsteps > 0 || against) {
+        auto flat = against       ? steps::compare_upper(s.dir, range.against, s.meta.target)
+                    : range.all() ? steps::flatten(s.dir)
+                                  : steps::flatten_range(s.dir, range.from, range.to, false);
+        if (!flat) return flat.error();
+        upper = flat.value();
         t.flat.reset(new std::string(upper), [](std::string* p) {
             steps::remove_flat(*p);
             delete p;
@@ -36,15 +42,24 @@ base::Result<SessionTrees> open_session_trees(const session::Info& s) {
                            "; restore it, or discard the session");
     t.upper = std::move(up.value());
     t.lower = std::move(low.value());
+    if (against) {
+        TRY(int below, steps::count(range.against));
+        TRY(base::Fd view, steps::open_view(range.against, below, s.meta.target, true));
+        t.lower = std::move(view);
+    } else if (range.from > 1) {
+        TRY(base::Fd view, steps::open_view(s.dir, range.from - 1, s.meta.target));
+        t.lower = std::move(view);
+    }
     return t;
 }
 
 base::Result<std::vector<Change>> session_changes_as_owner(const session::Info& s, bool summary_only,
                                                            std::vector<std::string>* excluded_seen,
-                                                           const IgnoreOptions& ignore, uint64_t* ignored) {
+                                                           const IgnoreOptions& ignore, uint64_t* ignored,
+                                                           const StepRange& range) {
     std::vector<Change> out;
     TRY_VOID(as_owner_here([&]() -> base::Result<void> {
-        TRY(SessionTrees t, open_session_trees(s));
+        TRY(SessionTrees t, open_session_trees(s, range));
         ScanOptions so;
         so.session_start_ns = s.meta.created_ns;
         so.excluded = s.meta.hidden;
@@ -58,7 +73,7 @@ base::Result<std::vector<Change>> session_changes_as_owner(const session::Info& 
         ::clock_gettime(CLOCK_REALTIME, &now);
         VerdictCache verdicts(static_cast<int64_t>(now.tv_sec) * 1000000000 + now.tv_nsec);
         base::Fd sdir;
-        if (s.state != "running" && s.state != "crashed")
+        if (s.state != "running" && s.state != "crashed" && range.all() && range.against.empty())
             sdir.reset(::open(s.dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
         if (sdir.valid()) {
             verdicts.load(sdir.get());
