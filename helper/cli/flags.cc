@@ -125,6 +125,13 @@ const std::vector<Flag> kFlags = {
     {"status", "risk", 0, N, once, no, ""},
     {"diff", "mask-secrets", 0, N, once, any, ""},
     {"apply", "allow-secrets", 0, N, once, no, ""},
+    {"status", "step", 0, V, once, no, ""},
+    {"status", "steps", 0, V, once, no, ""},
+    {"diff", "step", 0, V, once, no, ""},
+    {"diff", "steps", 0, V, once, no, ""},
+    {"save", "upto", 0, V, once, no, ""},
+    {"apply", "upto", 0, V, once, no, ""},
+    {"compare", "json", 0, N, once, any, ""},
 };
 
 }  // namespace

@@ -11,27 +11,29 @@ enum class Bin { Main, Patch, Both };
 
 // X(name, function, binary, usage line); a usage line of nullptr keeps the
 // verb out of `layover --help` (internal).
-#define LAYOVER_VERBS(X)                                                                                              \
-    X("run", cmd_run, Bin::Main, "run [--target DIR] [--session NAME] [--on-exit MODE] [--] [CMD [ARG...]]")          \
-    X("sessions", cmd_sessions, Bin::Main, "sessions [--json] [--trash]     list sessions: state, age, changes")      \
-    X("status", cmd_status, Bin::Both, "status [SESSION] [--json]       changes of a session")                        \
-    X("save", cmd_save, Bin::Patch, "save SESSION -o FILE.tar.zst    write a patch")                                  \
-    X("show", cmd_show, Bin::Patch, "show FILE.tar.zst [--json]      summary of a patch")                             \
-    X("diff", cmd_diff, Bin::Patch, "diff SESSION|PATCH [--stat] [--name-status] [--color=WHEN] [-- PATH...]")        \
-    X("apply", cmd_apply, Bin::Patch,                                                                                 \
-      "apply SESSION|PATCH [--target DIR] [--dry-run] [--force] [--only PATH] [--exclude GLOB] [--yes]")              \
-    X("undo", cmd_undo, Bin::Patch, "undo UNDO|--last|--list [--target DIR]  put back what an apply changed")         \
-    X("discard", cmd_discard, Bin::Main, "discard SESSION                 remove a session")                          \
-    X("restore", cmd_restore, Bin::Main,                                                                              \
-      "restore NAME                    bring a discarded session back from the trash")                                \
-    X("gc", cmd_gc, Bin::Main, "gc [--older-than AGE] [--applied] [--dry-run]  prune sessions, trash, undo records")  \
-    X("mcp", cmd_mcp, Bin::Main, "mcp [--target DIR] [RUN OPTIONS]  serve MCP tools in a sandbox")                    \
-    X("doctor", cmd_doctor, Bin::Main, "doctor [--target DIR]           check what layover needs from the kernel")    \
-    X("config", cmd_config, Bin::Main, "config [--path] [VERB [ARGS]]   effective options and where each comes from") \
-    X("log", cmd_log, Bin::Main, "log [SESSION] [--json]          the session's steps, newest first")                 \
-    X("blame", cmd_blame, Bin::Main, "blame SESSION PATH              every step that touched PATH, oldest first")    \
-    X("rollback", cmd_rollback, Bin::Main, "rollback SESSION N|--undo       the session as it was after step N")      \
-    X("fork", cmd_fork, Bin::Main, "fork SESSION NEW [--at N]       a new session sharing SESSION's steps")           \
+#define LAYOVER_VERBS(X)                                                                                               \
+    X("run", cmd_run, Bin::Main, "run [--target DIR] [--session NAME] [--on-exit MODE] [--] [CMD [ARG...]]")           \
+    X("sessions", cmd_sessions, Bin::Main, "sessions [--json] [--trash]     list sessions: state, age, changes")       \
+    X("status", cmd_status, Bin::Both, "status [SESSION] [--json]       changes of a session")                         \
+    X("save", cmd_save, Bin::Patch, "save SESSION -o FILE.tar.zst    write a patch")                                   \
+    X("show", cmd_show, Bin::Patch, "show FILE.tar.zst [--json]      summary of a patch")                              \
+    X("diff", cmd_diff, Bin::Patch, "diff SESSION|PATCH [--stat] [--name-status] [--color=WHEN] [-- PATH...]")         \
+    X("apply", cmd_apply, Bin::Patch,                                                                                  \
+      "apply SESSION|PATCH [--target DIR] [--dry-run] [--force] [--only PATH] [--exclude GLOB] [--yes]")               \
+    X("undo", cmd_undo, Bin::Patch, "undo UNDO|--last|--list [--target DIR]  put back what an apply changed")          \
+    X("discard", cmd_discard, Bin::Main, "discard SESSION                 remove a session")                           \
+    X("restore", cmd_restore, Bin::Main,                                                                               \
+      "restore NAME                    bring a discarded session back from the trash")                                 \
+    X("gc", cmd_gc, Bin::Main, "gc [--older-than AGE] [--applied] [--dry-run]  prune sessions, trash, undo records")   \
+    X("mcp", cmd_mcp, Bin::Main, "mcp [--target DIR] [RUN OPTIONS]  serve MCP tools in a sandbox")                     \
+    X("doctor", cmd_doctor, Bin::Main, "doctor [--target DIR]           check what layover needs from the kernel")     \
+    X("config", cmd_config, Bin::Main, "config [--path] [VERB [ARGS]]   effective options and where each comes from")  \
+    X("log", cmd_log, Bin::Main, "log [SESSION] [--json]          the session's steps, newest first")                  \
+    X("blame", cmd_blame, Bin::Main, "blame SESSION PATH              every step that touched PATH, oldest first")     \
+    X("rollback", cmd_rollback, Bin::Main, "rollback SESSION N|--undo       the session as it was after step N")       \
+    X("fork", cmd_fork, Bin::Main, "fork SESSION NEW [--at N]       a new session sharing SESSION's steps")            \
+    X("compare", cmd_compare, Bin::Both, "compare A B [--json]            paths whose final state differs in A and B") \
+    X("revert", cmd_revert, Bin::Main, "revert SESSION N                take back step N alone, keeping later steps")  \
     X("on-exit", cmd_on_exit, Bin::Patch, nullptr)
 
 #define LAYOVER_DECLARE_VERB(name, fn, bin, usage) int fn(int argc, char** argv);

@@ -60,3 +60,82 @@ def test_upto_applies_and_saves_only_the_first_steps(lo, tmp_path):
     assert not (t / "b.txt").exists() and (t / "docs" / "readme.txt").exists() and not (t / "c.txt").exists()
     assert lo("apply", "s", "--upto", "9", "--yes").returncode == 1
     assert lo("save", "s", "--upto", "x", "-o", tmp_path / "x.tar.zst").returncode == 2
+
+
+def tree(root):
+    """Every entry under root: (mode, bytes or link target)."""
+    out = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            p = Path(dirpath) / name
+            st = p.lstat()
+            body = os.readlink(p) if p.is_symlink() else (p.read_bytes() if p.is_file() else None)
+            out[str(p.relative_to(root))] = (st.st_mode, body)
+    return out
+
+
+def test_revert_of_a_middle_step_then_apply_gives_the_other_steps(lo, tmp_path):
+    three_steps(lo)
+    t = Path(lo.target)
+    before = tree(t)
+    r = lo("revert", "s", "2")
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    assert b"step 2 reverted by a new step 4" in r.stderr
+    log = json.loads(lo("log", "s", "--json").stdout)["steps"]
+    assert [s["step"] for s in log] == [4, 3, 2, 1] and log[0]["label"].startswith("revert 2: /bin/sh -c rm -r docs")
+    # Frozen layers never change: step 2 still holds what it did.
+    assert (lo.session_dir("s") / "steps" / "0002" / "b.txt").read_text() == "b\n"
+    # docs/ comes back as a copy under step 2's whiteout: listed as a replaced dir holding the same bytes.
+    assert kinds(lo, "s") == {"a.txt": "added", "notes.txt": "modified", "c.txt": "added", "old/a.txt": "metadata",
+                              "docs": "opaque_dir", "docs/readme.txt": "added"}
+    r = lo("apply", "s", "--yes")
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    after = tree(t)
+    assert after["a.txt"][1] == b"a\n" and after["notes.txt"][1] == b"changed\n" and after["c.txt"][1] == b"c\n"
+    assert after["old/a.txt"][0] & 0o777 == 0o600
+    assert "b.txt" not in after and after["docs/readme.txt"] == before["docs/readme.txt"]
+    assert set(after) == set(before) | {"a.txt", "c.txt"}
+    # A step that does not exist: exit 1, nothing changed.
+    assert lo("revert", "s", "9").returncode == 1
+    assert lo("revert", "s").returncode == 2
+
+
+def test_revert_refuses_when_later_changes_touched_its_paths(lo):
+    run_ok(lo, "echo a > a.txt; mkdir d; echo x > d/x", "c")
+    run_ok(lo, "echo more >> a.txt", "c")
+    run_ok(lo, "echo y > d/y", "c")  # live: under a dir step 1 added
+    steps_dir = lo.session_dir("c") / "steps"
+    layers = sorted(p.name for p in steps_dir.iterdir())
+    r = lo("revert", "c", "1")
+    assert r.returncode == 1
+    err = r.stderr.decode()
+    assert "a.txt: step 2" in err and "d: the live changes" in err and "nothing was changed" in err
+    assert sorted(p.name for p in steps_dir.iterdir()) == layers
+    assert kinds(lo, "c") == {"a.txt": "added", "d": "added", "d/x": "added", "d/y": "added"}
+
+
+def test_compare_and_diff_of_two_forks(lo):
+    run_ok(lo, "echo base > shared.txt", "src")
+    run_ok(lo, "true", "src")
+    assert lo("fork", "src", "x").returncode == 0 and lo("fork", "src", "y").returncode == 0
+    run_ok(lo, "echo x > only_x.txt; echo x > both.txt; rm notes.txt", "x")
+    run_ok(lo, "echo y > only_y.txt; echo y > both.txt; echo same > shared.txt; echo base > shared.txt", "y")
+    r = lo("compare", "x", "y", "--json")
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    got = json.loads(r.stdout)
+    assert got["from"] == "x" and got["to"] == "y"
+    assert {c["path"]: c["kind"] for c in got["changes"]} == {"only_x.txt": "deleted", "only_y.txt": "added",
+                                                             "both.txt": "modified", "notes.txt": "added"}
+    text = lo("compare", "x", "y")
+    assert text.returncode == 0 and text.stdout.decode().startswith("from session 'x' to session 'y': 4 paths differ")
+    r = lo("diff", "x", "y", "--no-pager", "--color=never")
+    assert r.returncode == 1, r.stderr.decode(errors="replace")
+    out = r.stdout.decode()
+    assert "-x\n+y\n" in out and "+one\n" in out and "shared.txt" not in out
+    # Another target: refused.
+    other = Path(lo.target) / "docs"
+    r = lo("run", "--target", other, "--session", "elsewhere", "--on-exit", "keep", "--", "/bin/sh", "-c", "echo z > z")
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    r = lo("compare", "x", "elsewhere")
+    assert r.returncode == 1 and b"different targets" in r.stderr
+    assert lo("compare", "x").returncode == 2
