@@ -4,6 +4,8 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
 from capture_util import manifest_of, status_json
 
 
@@ -139,3 +141,42 @@ def test_compare_and_diff_of_two_forks(lo):
     r = lo("compare", "x", "elsewhere")
     assert r.returncode == 1 and b"different targets" in r.stderr
     assert lo("compare", "x").returncode == 2
+
+
+def session_state(lo, name):
+    """What a crash must leave exactly before or after: the steps with their records, and the view.
+    (A record written ahead of its layer's rename is no step: log, count and the next freeze ignore it.)"""
+    log = lo("log", name, "--json")
+    assert log.returncode == 0, log.stderr.decode(errors="replace")
+    return json.loads(log.stdout)["steps"], sorted(json.dumps(c, sort_keys=True) for c in status_json(lo, name))
+
+
+@pytest.mark.parametrize("point", ["revert:built:1", "revert:record:1", "revert:committed:1"])
+def test_revert_killed_at_each_fault_point_is_before_or_after_and_a_rerun_finishes(lo, point):
+    three_steps(lo)
+    before = session_state(lo, "s")
+    r = lo("revert", "s", "2", env={"LAYOVER_FAULT": point + ":kill"})
+    assert r.returncode == -9 or r.returncode == 137, r.stderr.decode(errors="replace")
+    mid = session_state(lo, "s")
+    r = lo("revert", "s", "2")
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    after = session_state(lo, "s")
+    assert after != before and mid in (before, after)
+    assert (mid == after) == (point == "revert:committed:1")
+    assert not (lo.session_dir("s") / "revert.new").exists()
+    assert kinds(lo, "s")["c.txt"] == "added" and "b.txt" not in kinds(lo, "s")
+    # Once more: already done, nothing changes.
+    r = lo("revert", "s", "2")
+    assert r.returncode == 0 and b"already reverted (step 4)" in r.stderr
+    assert session_state(lo, "s") == after
+
+
+def test_sessions_lists_each_sessions_step_count(lo):
+    three_steps(lo, "stepped")
+    run_ok(lo, "echo a > a.txt", "flat")
+    listed = {x["name"]: x["steps"] for x in json.loads(lo("sessions", "--json").stdout)}
+    assert listed == {"stepped": 3, "flat": 0}
+    lines = lo("sessions", check=True).stdout.decode().splitlines()
+    assert lines[0].split()[:6] == ["NAME", "STATE", "AGE", "SIZE", "STEPS", "CHANGES"]
+    row = {l.split()[0]: l.split() for l in lines[1:]}
+    assert row["stepped"][4] == "3" and row["flat"][4] == "0"
