@@ -319,10 +319,7 @@ int cmd_apply(int argc, char** argv) {
             if (r < 0) return usage("apply", v);
             continue;
         }
-        if (int r = cli::parse_step_flag(argc, argv, &i, "--upto", &a.steps, &v); r != 0) {
-            if (r < 0) return usage("apply", v);
-            continue;
-        }
+        if (cli::parse_step_flag(argc, argv, &i, "--upto", &a.steps)) continue;
         if (arg == "--dry-run" || arg == "-n") a.opts.dry_run = true;
         else if (arg == "--force") a.opts.force = true;
         else if (arg == "--yes" || arg == "-y") a.yes = true;
@@ -354,6 +351,7 @@ int cmd_apply(int argc, char** argv) {
         if (v == "\x01") return usage("apply", arg + " needs a value");
     }
     if (a.source.empty()) return usage("apply", "missing SESSION or PATCH");
+    if (!a.steps.error.empty()) return usage("apply", a.steps.error);
     absolute(&a.opts.target);
     absolute(&a.opts.undo_to);
     bool interactive = ::isatty(0) && !a.json_out;

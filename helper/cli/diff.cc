@@ -51,10 +51,7 @@ int cmd_diff(int argc, char** argv) {
             if (r < 0) return usage_error(err);
             continue;
         }
-        if (int r = dashdash ? 0 : cli::parse_step_flag(argc, argv, &i, "--step --steps", &step_args, &err); r != 0) {
-            if (r < 0) return usage_error(err);
-            continue;
-        }
+        if (!dashdash && cli::parse_step_flag(argc, argv, &i, "--step --steps", &step_args)) continue;
         if (dashdash) {
             raw_paths.push_back(a);
         } else if (a == "--") {
@@ -89,6 +86,7 @@ int cmd_diff(int argc, char** argv) {
         }
     }
     if (source.empty()) return usage_error("missing SESSION or PATCH");
+    if (!step_args.error.empty()) return usage_error(step_args.error);
 
     bool tty = review::stdout_is_tty();
     opts.color = base::color_for_fd(1, color);

@@ -79,10 +79,7 @@ int cmd_save(int argc, char** argv) {
             if (r < 0) return usage(kSaveUsage, "save: " + err);
             continue;
         }
-        if (int r = cli::parse_step_flag(argc, argv, &i, "--upto", &step_args, &err); r != 0) {
-            if (r < 0) return usage(kSaveUsage, "save: " + err);
-            continue;
-        }
+        if (cli::parse_step_flag(argc, argv, &i, "--upto", &step_args)) continue;
         if (a == "--") {
             paths.assign(argv + i + 1, argv + argc);
             break;
@@ -111,6 +108,7 @@ int cmd_save(int argc, char** argv) {
     }
     if (name.empty()) return usage(kSaveUsage, "save: which session? (list them with 'layover sessions')");
     if (out.empty()) return usage(kSaveUsage, "save: no output file; add -o FILE.tar.zst");
+    if (!step_args.error.empty()) return usage(kSaveUsage, "save: " + step_args.error);
     auto state = session::state_dir();
     if (!state) return fail(state.error().message);
     auto info = session::find(state.value(), name);

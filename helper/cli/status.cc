@@ -60,10 +60,7 @@ int cmd_status(int argc, char** argv) {
             if (r < 0) return usage("status: " + err);
             continue;
         }
-        if (int r = cli::parse_step_flag(argc, argv, &i, "--step --steps", &step_args, &err); r != 0) {
-            if (r < 0) return usage("status: " + err);
-            continue;
-        }
+        if (cli::parse_step_flag(argc, argv, &i, "--step --steps", &step_args)) continue;
         if (a == "--") {
             paths.assign(argv + i + 1, argv + argc);
             break;
@@ -78,6 +75,7 @@ int cmd_status(int argc, char** argv) {
         else if (name.empty()) name = a;
         else return usage("status: more than one session given");
     }
+    if (!step_args.error.empty()) return usage("status: " + step_args.error);
     auto state = session::state_dir();
     if (!state) return fail(state.error().message);
     auto info = session::find(state.value(), name);

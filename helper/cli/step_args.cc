@@ -20,7 +20,8 @@ bool number(const std::string& v, int* out) {
 
 }  // namespace
 
-int parse_step_flag(int argc, char** argv, int* i, const char* allowed, StepArgs* a, std::string* err) {
+int parse_step_flag(int argc, char** argv, int* i, const char* allowed, StepArgs* a) {
+    std::string* err = &a->error;
     std::string arg = argv[*i], flag = arg, value;
     bool inline_value = false;
     if (auto eq = arg.find('='); eq != std::string::npos && arg.rfind("--", 0) == 0) {
@@ -33,31 +34,31 @@ int parse_step_flag(int argc, char** argv, int* i, const char* allowed, StepArgs
     if (!inline_value) {
         if (*i + 1 >= argc) {
             *err = flag + " needs a step number (see 'layover log')";
-            return -1;
+            return 1;
         }
         value = argv[++*i];
     }
     if (a->given()) {
         *err = "give one of --step, --steps and --upto, once";
-        return -1;
+        return 1;
     }
     if (flag == "--steps") {
         auto dots = value.find("..");
         if (dots == std::string::npos || !number(value.substr(0, dots), &a->from) ||
             !number(value.substr(dots + 2), &a->to)) {
             *err = "--steps takes N..M, two step numbers (see 'layover log'), not '" + value + "'";
-            return -1;
+            return 1;
         }
         if (a->from > a->to) {
             *err = "--steps " + value + ": the first step is after the last; write the lower number first";
-            return -1;
+            return 1;
         }
         a->kind = StepArgs::Kind::Range;
         return 1;
     }
     if (!number(value, &a->to)) {
         *err = flag + " takes a step number from 1 (see 'layover log'), not '" + value + "'";
-        return -1;
+        return 1;
     }
     a->from = flag == "--upto" ? 1 : a->to;
     a->kind = flag == "--upto" ? StepArgs::Kind::Upto : StepArgs::Kind::Range;

@@ -14,13 +14,15 @@ namespace cli {
 struct StepArgs {
     enum class Kind { None, Range, Upto } kind = Kind::None;
     int from = 0, to = 0;
+    std::string error;  // a malformed value, reported after parsing (so --help still wins)
     bool given() const { return kind != Kind::None; }
 };
 
 // argv[*i] when it is one of the step flags `allowed` lists ("--step",
 // "--steps", "--upto"; "--flag VALUE" or "--flag=VALUE"): 1 and *i moved past
-// its value; 0 when it is not; -1 with *err set for a malformed value (usage).
-int parse_step_flag(int argc, char** argv, int* i, const char* allowed, StepArgs* a, std::string* err);
+// its value; 0 when it is not. A malformed value sets a->error (usage, exit
+// 2, once the whole command line is read).
+int parse_step_flag(int argc, char** argv, int* i, const char* allowed, StepArgs* a);
 
 // The range to capture for session `s`: errors for a running session, a step
 // it does not have, a squashed step (exit 1).
