@@ -131,7 +131,7 @@ const std::vector<Flag> kFlags = {
     {"diff", "steps", 0, V, once, no, ""},
     {"save", "upto", 0, V, once, no, ""},
     {"apply", "upto", 0, V, once, no, ""},
-    {"compare", "json", 0, N, once, any, ""},
+    {"compare", "json", 0, N, once, no, ""},
 };
 
 }  // namespace
