@@ -180,3 +180,17 @@ def test_sessions_lists_each_sessions_step_count(lo):
     assert lines[0].split()[:6] == ["NAME", "STATE", "AGE", "SIZE", "STEPS", "CHANGES"]
     row = {l.split()[0]: l.split() for l in lines[1:]}
     assert row["stepped"][4] == "3" and row["flat"][4] == "0"
+
+
+def test_a_squashed_step_is_out_of_reach(lo):
+    three_steps(lo)
+    rec = lo.session_dir("s") / "steps" / "0001.json"
+    data = json.loads(rec.read_text())
+    data["squashed"] = True
+    rec.write_text(json.dumps(data))
+    for args in (("status", "s", "--step", "1"), ("status", "s", "--steps", "2..3"), ("revert", "s", "1"),
+                 ("apply", "s", "--upto", "1", "--yes")):
+        r = lo(*args)
+        assert r.returncode == 1 and b"out of reach" in r.stderr, (args, r.stderr)
+    # Step 2's end is a layer boundary still.
+    assert kinds(lo, "s", "--step", "3") == {"c.txt": "added", "old/a.txt": "metadata"}
