@@ -194,3 +194,14 @@ def test_a_squashed_step_is_out_of_reach(lo):
         assert r.returncode == 1 and b"out of reach" in r.stderr, (args, r.stderr)
     # Step 2's end is a layer boundary still.
     assert kinds(lo, "s", "--step", "3") == {"c.txt": "added", "old/a.txt": "metadata"}
+
+
+def test_revert_of_a_mode_change_a_replaced_symlink_and_an_addition_leaves_the_later_step(lo):
+    run_ok(lo, "chmod 700 docs; rm link; ln -s docs link; echo 1 > docs/new; echo x >> old/sub/b.txt", "m")
+    run_ok(lo, "echo z > z", "m")
+    run_ok(lo, "true", "m")
+    r = lo("revert", "m", "1")
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    assert kinds(lo, "m") == {"z": "added"}
+    run_ok(lo, "test \"$(readlink link)\" = notes.txt && test ! -e docs/new && test \"$(cat old/sub/b.txt)\" = b "
+               "&& test \"$(stat -c %a docs)\" = 755 && test -f z", "m")
