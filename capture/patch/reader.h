@@ -11,6 +11,7 @@
 
 #include "capture/scan/change.h"
 #include "capture/scan/ignore.h"
+#include "capture/scan/step_range.h"
 #include "helper/base/result.h"
 
 namespace capture {
@@ -81,7 +82,7 @@ public:
     // file in the state dir, removed when the Patch is destroyed). `ignore`
     // applies to sessions only: a patch file holds what was saved.
     static base::Result<Patch> open_source(const std::string& arg, const Limits& limits = {},
-                                           const IgnoreOptions& ignore = {});
+                                           const IgnoreOptions& ignore = {}, const StepRange& steps = {});
 
     Patch(Patch&&) noexcept;
     Patch& operator=(Patch&&) noexcept;

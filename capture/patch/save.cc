@@ -100,7 +100,7 @@ base::Result<void> save_session(const session::Info& s, const std::string& out_f
     auto known = session::read_known_bases(s.dir);
     if (!known) return known.error().context("saving session '" + s.meta.name + "'");
     auto r = in_owner_ns([&]() -> base::Result<std::string> {
-        TRY(SessionTrees t, open_session_trees(s));
+        TRY(SessionTrees t, open_session_trees(s, opts.steps));
         ScanOptions so;
         so.with_base = true;
         so.keep_files = true;

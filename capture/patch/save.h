@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "capture/scan/ignore.h"
+#include "capture/scan/step_range.h"
 #include "helper/base/result.h"
 #include "helper/store/session.h"
 
@@ -24,6 +25,7 @@ struct SaveOptions {
     // the patch (layover-patch/2, .layover/originals), for a 3-way merge
     // later; 0 (--no-originals): none.
     uint64_t max_original = 1ull << 20;
+    StepRange steps;  // which layers (capture/scan/session_scan.h); default all
 };
 
 base::Result<void> save_session(const session::Info& s, const std::string& out_file, const SaveOptions& opts = {});

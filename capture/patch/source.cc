@@ -50,7 +50,8 @@ bool parse_size(const char* s, uint64_t* out) {
 
 }  // namespace
 
-base::Result<Patch> Patch::open_source(const std::string& arg, const Limits& limits, const IgnoreOptions& ignore) {
+base::Result<Patch> Patch::open_source(const std::string& arg, const Limits& limits, const IgnoreOptions& ignore,
+                                       const StepRange& steps) {
     if (looks_like_file(arg)) return open(arg, limits);
     TRY(std::string state, session::state_dir());
     TRY(session::Info info, session::find(state, arg));
@@ -59,6 +60,7 @@ base::Result<Patch> Patch::open_source(const std::string& arg, const Limits& lim
     SaveOptions so;
     so.ignore = ignore;
     so.durable = false;
+    so.steps = steps;
     TRY_VOID(save_session(info, tmp, so));
     auto p = open(tmp, limits);
     if (!p) {

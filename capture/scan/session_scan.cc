@@ -12,21 +12,43 @@
 #include "helper/base/child.h"
 #include "helper/base/fs/beneath.h"
 #include "helper/base/text.h"
+#include "helper/store/layer_store.h"
 #include "helper/store/owner_ns.h"
+#include "helper/store/step_view.h"
 #include "helper/store/steps.h"
 
 namespace capture {
 
-base::Result<SessionTrees> open_session_trees(const session::Info& s) {
+base::Result<SessionTrees> open_session_trees(const session::Info& s, const StepRange& range) {
     SessionTrees t;
     std::string upper = session::upper_dir(s.dir);
     TRY(int nsteps, steps::count(s.dir));
-    for (int i = nsteps; i >= 1; i--) {
-        auto l = base::open_at(AT_FDCWD, steps::layer_dir(s.dir, i), O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
-        if (!l)
-            return base::error("session '" + s.meta.name + "' has an unreadable step " + std::to_string(i) + ": " +
-                               l.error().message);
-        t.steps.push_back(std::move(l.value()));
+    bool against = !range.against.empty();
+    if (against) {
+        // Two sessions compared: B's view flattened, over A's view.
+        TRY(std::string flat, steps::compare_upper(s.dir, range.against, s.meta.target));
+        upper = flat;
+        t.flat.reset(new std::string(upper), [](std::string* p) {
+            steps::remove_flat(*p);
+            delete p;
+        });
+    } else {
+        // The stack read in place (docs/history.md, "Capture reads the
+        // stack"): the live upper over steps N..1, or, for --step(s), step
+        // `to` as the top over steps to-1..from.
+        int top = range.all() ? nsteps : range.to, bottom = range.all() ? 1 : range.from;
+        if (!range.all()) {
+            TRY(std::string path, steps::layer_path(s.dir, top));
+            upper = path;
+            top--;
+        }
+        for (int i = top; i >= bottom; i--) {
+            auto l = steps::open_layer(s.dir, i);
+            if (!l)
+                return base::error("session '" + s.meta.name + "' has an unreadable step " + std::to_string(i) + ": " +
+                                   l.error().message);
+            t.steps.push_back(std::move(l.value()));
+        }
     }
     auto up = base::open_at(AT_FDCWD, upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
     if (!up) return base::error("session '" + s.meta.name + "' has no readable upper layer: " + up.error().message);
@@ -36,6 +58,14 @@ base::Result<SessionTrees> open_session_trees(const session::Info& s) {
                            "; restore it, or discard the session");
     t.upper = std::move(up.value());
     t.lower = std::move(low.value());
+    if (against) {
+        TRY(int below, steps::count(range.against));
+        TRY(base::Fd view, steps::open_view(range.against, below, s.meta.target, true));
+        t.lower = std::move(view);
+    } else if (range.from > 1) {
+        TRY(base::Fd view, steps::open_view(s.dir, range.from - 1, s.meta.target));
+        t.lower = std::move(view);
+    }
     return t;
 }
 
@@ -52,10 +82,11 @@ int SessionTrees::holder_of(const Change& c) const {
 
 base::Result<std::vector<Change>> session_changes_as_owner(const session::Info& s, bool summary_only,
                                                            std::vector<std::string>* excluded_seen,
-                                                           const IgnoreOptions& ignore, uint64_t* ignored) {
+                                                           const IgnoreOptions& ignore, uint64_t* ignored,
+                                                           const StepRange& range) {
     std::vector<Change> out;
     TRY_VOID(as_owner_here([&]() -> base::Result<void> {
-        TRY(SessionTrees t, open_session_trees(s));
+        TRY(SessionTrees t, open_session_trees(s, range));
         ScanOptions so;
         so.session_start_ns = s.meta.created_ns;
         so.excluded = s.meta.hidden;
@@ -69,7 +100,7 @@ base::Result<std::vector<Change>> session_changes_as_owner(const session::Info& 
         ::clock_gettime(CLOCK_REALTIME, &now);
         VerdictCache verdicts(static_cast<int64_t>(now.tv_sec) * 1000000000 + now.tv_nsec);
         base::Fd sdir;
-        if (s.state != "running" && s.state != "crashed")
+        if (s.state != "running" && s.state != "crashed" && range.all() && range.against.empty())
             sdir.reset(::open(s.dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
         if (sdir.valid()) {
             verdicts.load(sdir.get());

@@ -7,6 +7,7 @@
 
 #include "capture/scan/change.h"
 #include "capture/scan/ignore.h"
+#include "capture/scan/step_range.h"
 #include "helper/base/fd.h"
 #include "helper/base/result.h"
 #include "helper/store/session.h"
@@ -19,12 +20,15 @@ namespace capture {
 struct SessionTrees {
     base::Fd upper, lower;
     std::vector<base::Fd> steps;
+    // compare (StepRange::against): the flattened dir `upper` is, removed
+    // with the last copy.
+    std::shared_ptr<std::string> flat;
     // The stack for scan_layers / write_patch: upper, then the steps.
     std::vector<int> layers() const;
     // The fd of the layer holding a change's upper entry (Change::layer), or -1.
     int holder_of(const Change& c) const;
 };
-base::Result<SessionTrees> open_session_trees(const session::Info& s);
+base::Result<SessionTrees> open_session_trees(const session::Info& s, const StepRange& range = {});
 
 // The classified changes of a running or ended session (no base, no hashing
 // beyond the copied-up-but-unchanged check). Enters the owner user namespace
@@ -38,7 +42,7 @@ base::Result<SessionTrees> open_session_trees(const session::Info& s);
 base::Result<std::vector<Change>> session_changes_as_owner(const session::Info& s, bool summary_only,
                                                            std::vector<std::string>* excluded_seen = nullptr,
                                                            const IgnoreOptions& ignore = {},
-                                                           uint64_t* ignored = nullptr);
+                                                           uint64_t* ignored = nullptr, const StepRange& range = {});
 
 // The number of changes (as `status` counts them), scanned in a forked child
 // (which enters the owner namespace there), for a caller that must keep its

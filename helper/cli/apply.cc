@@ -20,6 +20,7 @@
 #include "helper/base/text.h"
 #include "helper/cli/apply_rejected.h"
 #include "helper/cli/path_args.h"
+#include "helper/cli/step_args.h"
 #include "helper/cli/undo_list.h"
 #include "helper/cli/verbs.h"
 #include "helper/store/known_bases.h"
@@ -40,6 +41,7 @@ struct Args {
     std::vector<std::string> paths;  // after --
     bool yes = false, json_out = false, allow_secrets = false, include_rejected = false;
     std::vector<std::pair<std::string, bool>> hunk_args;  // (PATH:N,..., exclude?)
+    cli::StepArgs steps;                                  // --upto N
 };
 
 int usage(const char* verb, const std::string& why) {
@@ -53,7 +55,7 @@ void help_apply() {
         "                     [--exclude GLOB]... [--yes] [--undo-to FILE] [--json] [--keep-undo N]\n"
         "                     [--keep-undo-days D] [--ignore GLOB]... [--no-default-ignores] [--include-ignored]\n"
         "                     [--hunks PATH:N[,M...]]... [--exclude-hunks PATH:N[,M...]]... [--conflict=markers]\n"
-        "                     [--allow-secrets] [--include-rejected] [-- PATH...]\n"
+        "                     [--allow-secrets] [--include-rejected] [--upto N] [-- PATH...]\n"
         "Apply a session's changes (or a saved patch) to the real tree, all or nothing, with undo.\n"
         "  --only PATH|GLOB, PATH...  apply only these (relative to the target; a directory brings its subtree)\n"
         "  --exclude GLOB             leave these out (wins over --only and PATH...)\n"
@@ -63,6 +65,7 @@ void help_apply() {
         "  --conflict=markers         a 3-way merge that overlaps writes git's conflict markers (exit 1)\n"
         "  --allow-secrets            apply files the agent wrote secrets into (--yes refuses them otherwise)\n"
         "  --include-rejected         apply what 'layover reject' kept out of the session's applies too\n"
+        "  --upto N                   a session's steps 1..N only (its view at the end of step N; 'layover log')\n"
         "Undo records kept per target: the newest N (default 20) and all younger than D days (default 30).\n",
         stdout);
     std::fputs(capture::kIgnoreFlagsHelp, stdout);
@@ -318,6 +321,7 @@ int cmd_apply(int argc, char** argv) {
             if (r < 0) return usage("apply", v);
             continue;
         }
+        if (cli::parse_step_flag(argc, argv, &i, "--upto", &a.steps)) continue;
         if (arg == "--dry-run" || arg == "-n") a.opts.dry_run = true;
         else if (arg == "--force") a.opts.force = true;
         else if (arg == "--yes" || arg == "-y") a.yes = true;
@@ -350,6 +354,7 @@ int cmd_apply(int argc, char** argv) {
         if (v == "\x01") return usage("apply", arg + " needs a value");
     }
     if (a.source.empty()) return usage("apply", "missing SESSION or PATCH");
+    if (!a.steps.error.empty()) return usage("apply", a.steps.error);
     absolute(&a.opts.target);
     absolute(&a.opts.undo_to);
     bool interactive = ::isatty(0) && !a.json_out;
@@ -364,7 +369,9 @@ int cmd_apply(int argc, char** argv) {
         return 1;
     };
     if (std::string why = running_session(a.source); !why.empty()) return fail(why);
-    auto patch = capture::Patch::open_source(a.source, {}, a.ignore);
+    auto range = cli::steps_of_source(a.source, a.steps, "apply --upto");
+    if (!range.ok()) return fail(range.error().message);
+    auto patch = capture::Patch::open_source(a.source, {}, a.ignore, *range);
     if (!patch.ok()) return fail(patch.error().message);
     std::string target = a.opts.target.empty() ? patch->manifest().target : a.opts.target;
     // PATH... narrows as --only does (both given: either selects).

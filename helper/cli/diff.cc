@@ -8,6 +8,7 @@
 #include "helper/base/term.h"
 #include "helper/base/text.h"
 #include "helper/cli/path_args.h"
+#include "helper/cli/step_args.h"
 #include "helper/cli/verbs.h"
 #include "review/diff/show.h"
 #include "review/prompt/listing.h"
@@ -18,7 +19,10 @@ namespace {
 
 const char kUsage[] =
     "usage: layover diff SESSION|PATCH [--stat | --name-status] [--color[=auto|always|never]] [--no-pager] "
-    "[--hunk-numbers] [--mask-secrets] [--ignore GLOB]... [--no-default-ignores] [--include-ignored] [--] [PATH...]\n"
+    "[--hunk-numbers] [--mask-secrets] [--ignore GLOB]... [--no-default-ignores] [--include-ignored] "
+    "[--step N | --steps N..M] [--] [PATH...]\n"
+    "       layover diff A B [...]: from session A's final view to session B's (best-of-N runs from one fork)\n"
+    "  --step N, --steps N..M: the changes those steps of SESSION alone made, against the view just before them\n"
     "  PATH...: paths relative to the target (a directory brings its subtree) or globs\n"
     "  --hunk-numbers: number each file's hunks (@@ ... @@ hunk N), as 'apply --hunks PATH:N' takes them\n"
     "  --mask-secrets: print secrets (tokens, keys: docs/review.md) as their prefix and '…'\n";
@@ -37,18 +41,22 @@ int cmd_diff(int argc, char** argv) {
     bool no_pager = false, mask = false;
     std::vector<std::string> raw_paths;
     bool dashdash = false;
+    size_t dashdash_at = SIZE_MAX;  // raw_paths before it came before --
     capture::IgnoreOptions ignore;
     std::string err;
+    cli::StepArgs step_args;
     for (int i = 1; i < argc; i++) {
         std::string a = argv[i];
         if (int r = dashdash ? 0 : capture::parse_ignore_flag(argc, argv, &i, &ignore, &err); r != 0) {
             if (r < 0) return usage_error(err);
             continue;
         }
+        if (!dashdash && cli::parse_step_flag(argc, argv, &i, "--step --steps", &step_args)) continue;
         if (dashdash) {
             raw_paths.push_back(a);
         } else if (a == "--") {
             dashdash = true;
+            dashdash_at = raw_paths.size();
         } else if (a == "-h" || a == "--help") {
             std::fputs(kUsage, stdout);
             return 0;
@@ -78,6 +86,7 @@ int cmd_diff(int argc, char** argv) {
         }
     }
     if (source.empty()) return usage_error("missing SESSION or PATCH");
+    if (!step_args.error.empty()) return usage_error(step_args.error);
 
     bool tty = review::stdout_is_tty();
     opts.color = base::color_for_fd(1, color);
@@ -87,7 +96,18 @@ int cmd_diff(int argc, char** argv) {
     opts.page = tty && !no_pager;
     opts.width = review::terminal_width();
 
-    auto patch = capture::Patch::open_source(source, {}, ignore);
+    auto range = cli::diff_range(&source, &raw_paths, dashdash_at, step_args);
+    if (!range) {
+        std::fprintf(stderr, "layover: diff: %s\n", range.error().message.c_str());
+        return 1;
+    }
+    auto old_view = cli::old_side_view(source, *range);
+    if (!old_view) {
+        std::fprintf(stderr, "layover: diff: %s\n", old_view.error().message.c_str());
+        return 1;
+    }
+    opts.old_root = old_view->get();
+    auto patch = capture::Patch::open_source(source, {}, ignore, *range);
     if (!patch) {
         std::fprintf(stderr, "layover: diff %s: %s\n", base::display_path(source).c_str(),
                      patch.error().message.c_str());

@@ -132,6 +132,13 @@ const std::vector<Flag> kFlags = {
     {"rejections", "json", 0, N, once, any, ""},
     {"apply", "include-rejected", 0, N, once, no, ""},
     {"discard", "rejected", 0, N, once, no, ""},
+    {"status", "step", 0, V, once, no, ""},
+    {"status", "steps", 0, V, once, no, ""},
+    {"diff", "step", 0, V, once, no, ""},
+    {"diff", "steps", 0, V, once, no, ""},
+    {"save", "upto", 0, V, once, no, ""},
+    {"apply", "upto", 0, V, once, no, ""},
+    {"compare", "json", 0, N, once, no, ""},
 };
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include "helper/base/glob.h"
 #include "helper/cli/path_args.h"
 #include "helper/cli/session_risks.h"
+#include "helper/cli/step_args.h"
 #include "helper/cli/verbs.h"
 #include "helper/store/session.h"
 #include "review/diff/pager.h"
@@ -41,8 +42,9 @@ void print(const std::string& s) { std::fwrite(s.data(), 1, s.size(), stdout); }
 const char kSaveUsage[] =
     "usage: layover save SESSION -o|--output FILE.tar.zst [--ignore GLOB]... [--no-default-ignores] "
     "[--include-ignored]\n"
-    "                    [--no-originals] [-- PATH...]\n"
+    "                    [--no-originals] [--upto N] [-- PATH...]\n"
     "  Write the session's changes as a patch (created 0600, atomically): what 'layover status' shows.\n"
+    "  --upto N: only steps 1..N (the session's view at the end of step N; 'layover log' numbers them)\n"
     "  --no-originals: leave out the base content of modified text files (kept by default, for a 3-way merge)\n"
     "  PATH...: only these paths (relative to the target; a directory brings its subtree) or globs\n";
 const char kShowUsage[] =
@@ -53,11 +55,11 @@ const char kShowUsage[] =
 // Before a patch is shared: the secrets it carries, by file and line (read
 // from the session's trees, as status does: no second pass over the patch).
 void warn_secrets(const session::Info& info, const capture::SaveOptions& so) {
-    auto changes = capture::session_changes_as_owner(info, true, nullptr, so.ignore);
+    auto changes = capture::session_changes_as_owner(info, true, nullptr, so.ignore, nullptr, so.steps);
     if (!changes) return;
     base::PathFilter only(so.only, {});
     std::erase_if(*changes, [&](const capture::Change& c) { return !only.selects(c.path); });
-    auto lines = review::secret_lines(session_risks(info, *changes));
+    auto lines = review::secret_lines(session_risks(info, *changes, so.steps));
     if (lines.empty()) return;
     std::fprintf(stderr, "layover: save: warning: the patch holds %zu secret(s); look before sharing it:\n",
                  lines.size());
@@ -70,12 +72,14 @@ int cmd_save(int argc, char** argv) {
     std::string name, out, err;
     capture::SaveOptions so;
     std::vector<std::string> paths;
+    cli::StepArgs step_args;
     for (int i = 1; i < argc; i++) {
         std::string a = argv[i];
         if (int r = capture::parse_ignore_flag(argc, argv, &i, &so.ignore, &err); r != 0) {
             if (r < 0) return usage(kSaveUsage, "save: " + err);
             continue;
         }
+        if (cli::parse_step_flag(argc, argv, &i, "--upto", &step_args)) continue;
         if (a == "--") {
             paths.assign(argv + i + 1, argv + argc);
             break;
@@ -104,11 +108,17 @@ int cmd_save(int argc, char** argv) {
     }
     if (name.empty()) return usage(kSaveUsage, "save: which session? (list them with 'layover sessions')");
     if (out.empty()) return usage(kSaveUsage, "save: no output file; add -o FILE.tar.zst");
+    if (!step_args.error.empty()) return usage(kSaveUsage, "save: " + step_args.error);
     auto state = session::state_dir();
     if (!state) return fail(state.error().message);
     auto info = session::find(state.value(), name);
     if (!info) return fail(info.error().message);
     if (!normalize_path_args(info->meta.target, paths, &so.only, &err)) return usage(kSaveUsage, "save: " + err);
+    if (step_args.given()) {
+        auto range = cli::resolve_steps(step_args, info.value(), "save --upto");
+        if (!range) return fail(range.error().message);
+        so.steps = range.value();
+    }
     auto r = capture::save_session(info.value(), out, so);
     if (!r) return fail(r.error().message);
     std::fprintf(stderr, "layover: saved session '%s' to %s\n", info->meta.name.c_str(), out.c_str());

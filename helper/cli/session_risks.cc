@@ -7,13 +7,14 @@
 #include "capture/scan/session_scan.h"
 #include "review/prompt/risk_scan.h"
 
-review::RiskContext session_risks(const session::Info& info, const std::vector<capture::Change>& changes) {
+review::RiskContext session_risks(const session::Info& info, const std::vector<capture::Change>& changes,
+                                  const capture::StepRange& range) {
     review::RiskContext ctx;
     // The session's own target: home rules only where $HOME really is.
     if (const char* home = std::getenv("HOME")) ctx.home_rel = review::home_relative(info.meta.target, home);
     if (const char* xdg = std::getenv("XDG_CONFIG_HOME"); xdg && xdg[0] == '/')
         ctx.config_rel = review::home_relative(info.meta.target, std::string(xdg) + "/layover");
-    auto trees = capture::open_session_trees(info);
+    auto trees = capture::open_session_trees(info, range);
     if (!trees) return ctx;
     auto lower = std::make_shared<base::Fd>(std::move(trees->lower));
     // Each changed file is read from the layer the scan found it in.

@@ -4,7 +4,9 @@
 #include <vector>
 
 #include "capture/scan/change.h"
+#include "capture/scan/step_range.h"
 #include "helper/store/session.h"
 #include "review/prompt/risk.h"
 
-review::RiskContext session_risks(const session::Info& info, const std::vector<capture::Change>& changes);
+review::RiskContext session_risks(const session::Info& info, const std::vector<capture::Change>& changes,
+                                  const capture::StepRange& range = {});

@@ -123,7 +123,7 @@ int cmd_sessions(int argc, char** argv) {
         std::puts(trash ? "the trash is empty" : "no sessions");
         return 0;
     }
-    std::printf("%-24s %-8s %5s %7s %7s  %s\n", "NAME", "STATE", "AGE", "SIZE", "CHANGES", "WHAT");
+    std::printf("%-24s %-8s %5s %7s %5s %7s  %s\n", "NAME", "STATE", "AGE", "SIZE", "STEPS", "CHANGES", "WHAT");
     bool old = false;
     uint64_t total = 0;
     for (size_t i = 0; i < all->size(); i++) {
@@ -131,9 +131,11 @@ int cmd_sessions(int argc, char** argv) {
         total += sizes[i] - shared_sizes[i];
         std::string changes = s.changes < 0 ? "?" : (s.changes_exact ? "" : "~") + std::to_string(s.changes);
         std::string shown = trash ? "trash:" + s.state : s.state;
-        std::printf("%-24s %-8s %5s %7s %7s  %s\n", s.meta.name.c_str(), shown.c_str(),
-                    human_age(age_seconds(s.meta)).c_str(), base::bytes_short(sizes[i]).c_str(), changes.c_str(),
-                    base::display_path(what_started(s.meta)).c_str());
+        auto nsteps = steps::count(s.dir);  // frozen steps (docs/history.md); ? when steps/ is not layover's
+        std::string steps_text = nsteps ? std::to_string(nsteps.value()) : "?";
+        std::printf("%-24s %-8s %5s %7s %5s %7s  %s\n", s.meta.name.c_str(), shown.c_str(),
+                    human_age(age_seconds(s.meta)).c_str(), base::bytes_short(sizes[i]).c_str(), steps_text.c_str(),
+                    changes.c_str(), base::display_path(what_started(s.meta)).c_str());
         if (!trash && s.age_days >= 20) old = true;
     }
     if (!shared.empty()) {

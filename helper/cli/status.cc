@@ -13,6 +13,7 @@
 #include "helper/cli/path_args.h"
 #include "helper/cli/session_rejections.h"
 #include "helper/cli/session_risks.h"
+#include "helper/cli/step_args.h"
 #include "helper/cli/verbs.h"
 #include "helper/sandbox/scratch.h"
 #include "helper/store/session.h"
@@ -23,8 +24,9 @@ namespace {
 
 const char kStatusUsage[] =
     "usage: layover status [SESSION] [--json] [--risk] [--expand] [--outside] [--no-pager] [--ignore GLOB]...\n"
-    "                      [--no-default-ignores] [--include-ignored] [-- PATH...]\n"
+    "                      [--no-default-ignores] [--include-ignored] [--step N | --steps N..M] [-- PATH...]\n"
     "  The changes of a running or ended session (default: the most recent).\n"
+    "  --step N, --steps N..M  the changes those steps alone made, against the view just before them\n"
     "  --risk     list only the changes marked ! (secrets, startup files, hooks, ...: docs/review.md)\n"
     "  --expand   list every path (new and deleted directories otherwise take one line each)\n"
     "  --outside  list what the session wrote outside the target (scratch layers; never applied)\n"
@@ -52,12 +54,14 @@ int cmd_status(int argc, char** argv) {
     std::string name, err;
     capture::IgnoreOptions ignore;
     std::vector<std::string> paths;
+    cli::StepArgs step_args;
     for (int i = 1; i < argc; i++) {
         std::string a = argv[i];
         if (int r = capture::parse_ignore_flag(argc, argv, &i, &ignore, &err); r != 0) {
             if (r < 0) return usage("status: " + err);
             continue;
         }
+        if (cli::parse_step_flag(argc, argv, &i, "--step --steps", &step_args)) continue;
         if (a == "--") {
             paths.assign(argv + i + 1, argv + argc);
             break;
@@ -72,10 +76,17 @@ int cmd_status(int argc, char** argv) {
         else if (name.empty()) name = a;
         else return usage("status: more than one session given");
     }
+    if (!step_args.error.empty()) return usage("status: " + step_args.error);
     auto state = session::state_dir();
     if (!state) return fail(state.error().message);
     auto info = session::find(state.value(), name);
     if (!info) return fail(info.error().message);
+    capture::StepRange range;
+    if (step_args.given()) {
+        auto r = cli::resolve_steps(step_args, info.value(), "status");
+        if (!r) return fail(r.error().message);
+        range = r.value();
+    }
     const char* home = std::getenv("HOME");
     // On a terminal, as git does: `less -FRX` quits at once on a short listing.
     review::PagedStdout pager(!as_json && !no_pager && ::isatty(1) == 1, false);
@@ -95,7 +106,8 @@ int cmd_status(int argc, char** argv) {
     uint64_t ignored = 0;
     // Rejections are judged on the full change records (the summary's leave some modes out).
     bool rejected = has_rejections(info.value());
-    auto changes = capture::session_changes_as_owner(info.value(), !as_json && !rejected, &hidden, ignore, &ignored);
+    auto changes =
+        capture::session_changes_as_owner(info.value(), !as_json && !rejected, &hidden, ignore, &ignored, range);
     if (!changes) return fail("status of session '" + info->meta.name + "': " + changes.error().message);
     auto rejections = rejected
                           ? session_rejections(info.value(), changes.value())
@@ -105,7 +117,7 @@ int cmd_status(int argc, char** argv) {
         std::string bad;
         if (!select_paths(info->meta.target, paths, &changes.value(), &bad)) return usage("status: " + bad);
     }
-    auto ctx = session_risks(info.value(), changes.value());
+    auto ctx = session_risks(info.value(), changes.value(), range);
     if (risky_only)
         std::erase_if(changes.value(), [&](const capture::Change& c) { return review::risks_of(c, ctx).empty(); });
     if (as_json)

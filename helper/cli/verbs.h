@@ -36,6 +36,8 @@ enum class Bin { Main, Patch, Both };
     X("rejections", cmd_rejections, Bin::Main, "rejections SESSION [--json]     the changes a person rejected")        \
     X("checkpoint", cmd_checkpoint, Bin::Main,                                                                         \
       "checkpoint SESSION [-m LABEL]   end the current step: freeze the live changes")                                 \
+    X("compare", cmd_compare, Bin::Both, "compare A B [--json]            paths whose final state differs in A and B") \
+    X("revert", cmd_revert, Bin::Main, "revert SESSION N                take back step N alone, keeping later steps")  \
     X("on-exit", cmd_on_exit, Bin::Patch, nullptr)
 
 #define LAYOVER_DECLARE_VERB(name, fn, bin, usage) int fn(int argc, char** argv);

@@ -72,12 +72,18 @@ base::Result<void> merge(const layers::Chain& chain, int out) {
 
 base::Result<std::string> flatten(const std::string& d) {
     TRY(int n, count(d));
+    return flatten_range(d, 1, n, true);
+}
+
+base::Result<std::string> flatten_range(const std::string& d, int from, int to, bool live) {
     std::string flat = d + "/flat." + std::to_string(::getpid());
     remove_flat(flat);
     layers::Chain chain;
-    TRY(base::Fd up, base::open_at(AT_FDCWD, d + "/upper", O_RDONLY | O_DIRECTORY | O_NOFOLLOW));
-    chain.fds.push_back(std::move(up));
-    for (int i = n; i >= 1; i--) {
+    if (live) {
+        TRY(base::Fd up, base::open_at(AT_FDCWD, d + "/upper", O_RDONLY | O_DIRECTORY | O_NOFOLLOW));
+        chain.fds.push_back(std::move(up));
+    }
+    for (int i = to; i >= from; i--) {
         TRY(base::Fd l, open_layer(d, i));
         chain.fds.push_back(std::move(l));
     }

@@ -145,6 +145,8 @@ base::Result<Record> record_from_text(std::string_view text) {
             TRY(r.start, read_string(p, "start", 64));
         } else if (k == "end") {
             TRY(r.end, read_string(p, "end", 64));
+        } else if (k == "squashed") {
+            if (!p.boolean(&r.squashed)) return bad("\"squashed\" is not true or false");
         } else if (k == "paths") {
             if (!p.begin_array()) return bad("\"paths\" is not an array");
             while (p.next_item()) {

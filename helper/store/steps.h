@@ -27,7 +27,8 @@ struct Record {
     std::string label;       // the command line, or checkpoint's -m
     std::string start, end;  // UTC RFC 3339
     std::vector<Touched> paths;
-    bool missing = false;  // the layer has no readable record (shown, never trusted)
+    bool missing = false;   // the layer has no readable record (shown, never trusted)
+    bool squashed = false;  // merged into a later layer: out of reach of revert and --steps
 };
 
 // The live upper's label and start, written when a run begins.
@@ -91,6 +92,9 @@ base::Result<std::vector<Touched>> touched_layer(const std::string& layer, const
 // Made in SESSION/flat.PID (a stale one is removed first); the caller
 // removes it with remove_flat.
 base::Result<std::string> flatten(const std::string& session_dir);
+// The same for steps from..to only (and the live upper on top when `live`):
+// what those layers did, as one upper over the view below step `from`.
+base::Result<std::string> flatten_range(const std::string& session_dir, int from, int to, bool live);
 void remove_flat(const std::string& flat_dir);
 // One layer's structure, its files hard-linked.
 base::Result<void> copy_layer(const std::string& from, const std::string& to);

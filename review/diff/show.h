@@ -21,6 +21,7 @@ struct ShowOptions {
     std::vector<std::string> paths;  // scope (empty: everything)
     std::string header;              // written before the first file (risk lines), when there is one
     std::function<std::string(const std::string&)> filter = nullptr;  // applied to each file's text
+    int old_root = -1;  // the old sides' tree, when not the target (a session's view: diff --steps, diff A B)
 };
 
 // Returns whether the selection holds any change (diff's exit 1 vs 0).

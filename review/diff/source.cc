@@ -119,7 +119,8 @@ bool in_scope(const std::vector<std::string>& scope, const std::string& path) {
 base::Result<DiffSet> collect_diffs(const capture::Patch& patch, const DiffScope& scope) {
     const auto& man = patch.manifest();
     DiffSet out;
-    int rfd = ::open(man.target.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int rfd = scope.old_root >= 0 ? ::fcntl(scope.old_root, F_DUPFD_CLOEXEC, 0)
+                                  : ::open(man.target.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (rfd < 0) {
         int err = errno;
         return base::Error{"cannot open the target " + base::display_path(man.target) + ": " + std::strerror(err) +

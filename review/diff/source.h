@@ -25,6 +25,7 @@ struct DiffScope {
     // most this big a side; a wider one is reported as differing, like a
     // file over max_load.
     uint64_t hold = 8ull << 20;
+    int old_root = -1;  // the tree the old sides are read from (default: the manifest's target)
 };
 
 // Pure: is `path` one of `scope` or beneath one of them (empty scope: yes)?

@@ -1,0 +1,27 @@
+// A session's view at the end of one step, read-only (docs/history.md): what
+// `status --steps N..M` and `diff --steps` compare the steps' own changes with.
+#pragma once
+#include <string>
+
+#include "helper/base/fd.h"
+#include "helper/base/result.h"
+
+namespace steps {
+
+// Steps n..1 over the target (n >= 1) as a read-only overlay, given as an fd
+// of its root. A forked child mounts it detached (fsmount: no mountpoint) in
+// a mount namespace of its own and passes the fd back; the mount lives as
+// long as the fd. Call it as the session's owner (capture::in_owner_ns or
+// as_owner_here): the child needs the owner user namespace's root.
+// With `live`, the live upper on top (n may then be 0): the session's view.
+base::Result<base::Fd> open_view(const std::string& session_dir, int n, const std::string& target, bool live = false);
+
+// compare (docs/history.md): session `dir`'s flattened upper, plus, for each
+// path the session at `against` changed and this one did not, the real
+// tree's state of it (copied; a whiteout where the real tree has nothing).
+// Over `against`'s view (open_view with live) as the lower, it gives the
+// changes from that session's final view to this one's. Made like
+// flatten's dir (SESSION/flat.PID); remove it with remove_flat.
+base::Result<std::string> compare_upper(const std::string& dir, const std::string& against, const std::string& target);
+
+}  // namespace steps
