@@ -20,6 +20,7 @@
 #include "helper/base/fs/beneath.h"
 #include "helper/base/text.h"
 #include "helper/cli/session_rejections.h"
+#include "helper/store/layer_store.h"
 #include "helper/store/steps.h"
 #include "review/diff/hunks.h"
 
@@ -81,7 +82,7 @@ base::Result<void> put_file(int dir, const std::string& name, const std::string&
 // A step layer holds `rel` (or cuts the way to it): conservative on doubt.
 bool held_by_steps(const std::string& session_dir, int steps_count, const std::string& rel) {
     for (int n = 1; n <= steps_count; n++) {
-        auto layer = base::open_at(AT_FDCWD, steps::layer_dir(session_dir, n), O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+        auto layer = steps::open_layer(session_dir, n);
         if (!layer) return true;
         auto e = review::open_beneath(layer->get(), rel, O_PATH | O_NOFOLLOW);
         if (e || e.error().code != ENOENT) return true;

@@ -9,6 +9,7 @@
 
 #include "helper/base/fd.h"
 #include "helper/store/layer_build.h"
+#include "helper/store/layer_store.h"
 #include "helper/store/layers.h"
 
 namespace steps {
@@ -36,7 +37,7 @@ base::Result<base::Fd> open_dir(int dirfd, const std::string& name) {
 base::Result<layers::Chain> view_chain(const std::string& d, int top, const std::string& target) {
     layers::Chain c;
     for (int i = top; i >= 1; i--) {
-        TRY(base::Fd l, open_dir(AT_FDCWD, layer_dir(d, i)));
+        TRY(base::Fd l, open_layer(d, i));
         c.fds.push_back(std::move(l));
     }
     TRY(base::Fd t, open_dir(AT_FDCWD, target));

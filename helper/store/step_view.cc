@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "helper/base/child.h"
+#include "helper/store/layer_store.h"
 #include "helper/store/steps.h"
 #include "helper/store/userns.h"
 
@@ -33,9 +34,9 @@ int mount_view(const std::string& d, int n, const std::string& target, bool live
         fds.emplace_back(fd);
     }
     for (int i = n; i >= 1; i--) {
-        int fd = ::open(layer_dir(d, i).c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0) return -errno;
-        fds.emplace_back(fd);
+        auto l = open_layer(d, i);
+        if (!l) return l.error().code ? -l.error().code : -EIO;
+        fds.push_back(std::move(l.value()));
     }
     int t = ::open(target.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (t < 0) return -errno;
