@@ -13,6 +13,7 @@
 #include "helper/base/clock.h"
 #include "helper/base/json/bytes.h"
 #include "helper/base/text.h"
+#include "helper/cli/patch_tool.h"
 #include "helper/store/owner_ns.h"
 #include "helper/store/session.h"
 #include "helper/store/steps.h"
@@ -20,7 +21,8 @@
 
 namespace {
 
-constexpr const char* kUsage = "usage: layover log [SESSION] [--json]   the session's steps, newest first";
+constexpr const char* kUsage =
+    "usage: layover log [SESSION|FILE.tar.zst] [--json]   the session's (or a saved patch's) steps, newest first";
 
 int fail(const std::string& msg) {
     std::fprintf(stderr, "layover: %s\n", msg.c_str());
@@ -36,6 +38,12 @@ int unknown_option(const char* verb, const std::string& arg, const char* usage) 
 int refuse_running(const session::Info& s, const char* verb) {
     return fail("session '" + s.meta.name + "' is running (supervisor pid " + std::to_string(s.meta.pid) +
                 "); stop it first: " + verb + " of a running session is not built yet");
+}
+
+// A session name has no '/' (base::valid_session_name): a path, or a name
+// ending in .tar.zst, is a patch (./NAME for any other file name).
+bool looks_like_patch(const std::string& arg) {
+    return arg.find('/') != std::string::npos || (arg.size() > 8 && arg.compare(arg.size() - 8, 8, ".tar.zst") == 0);
 }
 
 struct Row {
@@ -122,6 +130,13 @@ int cmd_log(int argc, char** argv) {
             std::fprintf(stderr, "%s\n", kUsage);
             return 2;
         }
+    }
+    if (looks_like_patch(name)) {
+        // A saved patch's records: read by layover-patch, as `show --steps`.
+        std::vector<char*> args = {const_cast<char*>("show"), name.data(), const_cast<char*>("--steps")};
+        if (json) args.push_back(const_cast<char*>("--json"));
+        args.push_back(nullptr);
+        return exec_patch_tool(args.data());
     }
     auto state = session::state_dir();
     if (!state) return fail(state.error().message);

@@ -95,8 +95,9 @@ std::string steps_dir(const std::string& d) { return d + "/steps"; }
 std::string layer_dir(const std::string& d, int n) { return steps_dir(d) + "/" + four(n); }
 std::string record_file(const std::string& d, int n) { return layer_dir(d, n) + ".json"; }
 
-std::string record_to_text(const Record& r) {
-    std::string o = "{";
+void record_json(std::string* out, const Record& r) {
+    std::string& o = *out;
+    o += "{";
     base::json::key(&o, "step");
     base::json::num(&o, static_cast<uint64_t>(r.n));
     o += ", ";
@@ -108,6 +109,8 @@ std::string record_to_text(const Record& r) {
     o += ", ";
     base::json::key(&o, "end");
     base::json::str(&o, r.end);
+    if (r.squashed) o += ", \"squashed\": true";
+    if (r.live) o += ", \"live\": true";
     o += ", ";
     base::json::key(&o, "paths");
     o += "[";
@@ -119,29 +122,49 @@ std::string record_to_text(const Record& r) {
         base::json::str(&o, r.paths[i].kind);
         o += "}";
     }
-    o += "]}\n";
-    return o;
+    o += "]}";
 }
 
-base::Result<Record> record_from_text(std::string_view text) {
-    base::jsonread::Parser p(text);
+std::string record_to_text(const Record& r) {
+    std::string o;
+    record_json(&o, r);
+    return o + "\n";
+}
+
+base::Result<Record> read_record(base::jsonread::Parser& p) {
     Record r;
-    bool has_step = false;
+    unsigned seen = 0;  // a known field given twice is refused, as in a manifest
+    auto once = [&](unsigned bit) {
+        bool fresh = !(seen & bit);
+        seen |= bit;
+        return fresh;
+    };
     if (!p.begin_object()) return bad("not a JSON object");
     std::string_view k;
     while (p.next_key(&k)) {
+        unsigned bit = k == "step"       ? 1
+                       : k == "label"    ? 2
+                       : k == "start"    ? 4
+                       : k == "end"      ? 8
+                       : k == "paths"    ? 16
+                       : k == "squashed" ? 32
+                       : k == "live"     ? 64
+                                         : 0;
+        if (bit && !once(bit)) return bad("field \"" + std::string(k) + "\" given twice");
         if (k == "step") {
             base::jsonread::Number num;
             uint64_t v = 0;
-            if (!p.number(&num) || !num.to_unsigned(kMaxSteps, &v) || v == 0) return bad("\"step\" is not 1..9999");
+            if (!p.number(&num) || !num.to_unsigned(kMaxSteps + 1, &v) || v == 0) return bad("\"step\" is not 1..9999");
             r.n = static_cast<int>(v);
-            has_step = true;
         } else if (k == "label") {
             TRY(r.label, read_string(p, "label", kMaxLabel));
         } else if (k == "start") {
             TRY(r.start, read_string(p, "start", 64));
         } else if (k == "end") {
             TRY(r.end, read_string(p, "end", 64));
+        } else if (k == "squashed" || k == "live") {
+            if (!p.boolean(k == "live" ? &r.live : &r.squashed))
+                return bad("\"" + std::string(k) + "\" is not a boolean");
         } else if (k == "paths") {
             if (!p.begin_array()) return bad("\"paths\" is not an array");
             while (p.next_item()) {
@@ -152,8 +175,16 @@ base::Result<Record> record_from_text(std::string_view text) {
             return bad("malformed JSON");
         }
     }
-    if (!p.ok() || !p.finish()) return bad("malformed JSON");
-    if (!has_step) return bad("no \"step\"");
+    if (!p.ok()) return bad("malformed JSON");
+    if (!(seen & 1)) return bad("no \"step\"");
+    if (r.n > kMaxSteps && !r.live) return bad("\"step\" is not 1..9999");
+    return r;
+}
+
+base::Result<Record> record_from_text(std::string_view text) {
+    base::jsonread::Parser p(text);
+    TRY(Record r, read_record(p));
+    if (!p.finish()) return bad("malformed JSON");
     return r;
 }
 

@@ -11,6 +11,10 @@
 
 #include "helper/base/result.h"
 
+namespace base::jsonread {
+class Parser;
+}
+
 namespace steps {
 
 // A path a step touched and how, against the view just before the step:
@@ -27,7 +31,9 @@ struct Record {
     std::string label;       // the command line, or checkpoint's -m
     std::string start, end;  // UTC RFC 3339
     std::vector<Touched> paths;
-    bool missing = false;  // the layer has no readable record (shown, never trusted)
+    bool missing = false;   // the layer has no readable record (shown, never trusted)
+    bool squashed = false;  // merged into a later layer past the depth limit (docs/history.md)
+    bool live = false;      // in a patch: the live changes, not a frozen step
 };
 
 // The live upper's label and start, written when a run begins.
@@ -50,6 +56,10 @@ std::string record_file(const std::string& session_dir, int n);
 // dir could be anything): strict JSON, known kinds, bounded sizes.
 std::string record_to_text(const Record& r);
 base::Result<Record> record_from_text(std::string_view text);
+// The same object, appended to / read from a larger JSON text (a patch's
+// manifest carries the records: capture/patch/manifest_steps.cc).
+void record_json(std::string* out, const Record& r);
+base::Result<Record> read_record(base::jsonread::Parser& p);
 std::string live_to_text(const Live& l);
 base::Result<Live> live_from_text(std::string_view text);
 

@@ -1,0 +1,70 @@
+"""Step records in saved patches (docs/history.md "Records in patches"): a
+patch carries the session's history in its manifest; `show --steps` and
+`log FILE` show it, hostile labels escaped; a one-run session's patch is
+unchanged."""
+import json
+import subprocess
+
+from capture_util import manifest_of
+
+
+def run_ok(lo, cmd, session, *extra):
+    r = lo.run(cmd, *extra, session=session)
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+
+
+def members(patch):
+    r = subprocess.run(["tar", "--zstd", "-tf", str(patch)], capture_output=True)
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    return r.stdout.decode().split()
+
+
+def test_patch_carries_the_step_records(lo, tmp_path):
+    run_ok(lo, "echo a > a.txt; echo changed > notes.txt", "rec")
+    run_ok(lo, "rm docs/readme.txt", "rec", "--label", "evil \x1b]0;pwned\x07 \x1b[2J")
+    run_ok(lo, "echo b > b.txt; chmod 600 a.txt", "rec")
+    out = tmp_path / "p.tar.zst"
+    r = lo("save", "rec", "-o", out, "--no-originals")
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    m = manifest_of(out)
+    # Readable by the reader that came before: same format, no new member
+    # (the records are a manifest field, which that reader skips).
+    assert m["format"] == "layover-patch/1"
+    assert members(out) == [".layover/manifest.json", "a.txt", "b.txt", "docs/.wh.readme.txt", "notes.txt",
+                            ".layover/sums"]
+    st = m["steps"]
+    assert [(s["step"], s.get("live", False)) for s in st] == [(1, False), (2, False), (3, True)]
+    assert sorted((p["path"], p["kind"]) for p in st[0]["paths"]) == [("a.txt", "A"), ("notes.txt", "M")]
+    assert st[1]["paths"] == [{"path": "docs/readme.txt", "kind": "D"}]
+    assert st[1]["label"] == "evil \x1b]0;pwned\x07 \x1b[2J"
+    assert sorted((p["path"], p["kind"]) for p in st[2]["paths"]) == [("a.txt", "mode"), ("b.txt", "A")]
+    assert all(s["end"] for s in st[:2]) and st[2]["start"]
+    # show --steps and log FILE: the same history, newest first, escaped.
+    shown = lo("show", out, "--steps")
+    logged = lo("log", out)
+    assert shown.returncode == 0 and logged.returncode == 0, shown.stderr + logged.stderr
+    assert shown.stdout == logged.stdout
+    lines = shown.stdout.decode().splitlines()
+    assert lines[0].endswith("(session 'rec'): 2 steps and live changes")
+    assert lines[1].lstrip().startswith("(live)") and "+1 ~1 -0" in lines[1]
+    assert lines[2].lstrip().startswith("2 ") and "+0 ~0 -1" in lines[2]
+    assert b"\x1b" not in shown.stdout and b"\x07" not in shown.stdout
+    assert "evil \\x1b]0;pwned\\x07" in lines[2]
+    j = json.loads(lo("log", out, "--json").stdout)
+    assert [s["step"] for s in j["steps"]] == [None, 2, 1]
+    assert j["steps"][1]["label"] == "evil \x1b]0;pwned\x07 \x1b[2J"
+    # A partial save carries the paths it holds only.
+    part = tmp_path / "part.tar.zst"
+    assert lo("save", "rec", "-o", part, "--", "b.txt").returncode == 0
+    paths = [p["path"] for s in manifest_of(part)["steps"] for p in s["paths"]]
+    assert paths == ["b.txt"]
+
+
+def test_one_run_patch_has_no_records(lo, tmp_path):
+    run_ok(lo, "echo a > a.txt", "one")
+    out = tmp_path / "p.tar.zst"
+    assert lo("save", "one", "-o", out).returncode == 0
+    assert "steps" not in manifest_of(out)
+    r = lo("log", out)
+    assert r.returncode == 0
+    assert b"no step records" in r.stdout
