@@ -11,12 +11,16 @@
 
 int cmd_doctor(int argc, char** argv) {
     std::string target;
+    bool fix = false;
     for (int i = 1; i < argc; i++) {
         std::string a = argv[i];
         if (a == "--target" && i + 1 < argc) target = argv[++i];
         else if (a.rfind("--target=", 0) == 0) target = a.substr(9);
+        else if (a == "--fix") fix = true;
         else if (a == "-h" || a == "--help") {
-            std::puts("usage: layover doctor [--target DIR]   check what layover needs (default target: $HOME)");
+            std::puts(
+                "usage: layover doctor [--target DIR] [--fix]   check what layover needs (default target: $HOME)");
+            std::puts("  --fix   finish or undo step operations (freeze, rollback, fork) a kill left half-done");
             return 0;
         } else {
             std::fprintf(stderr, "layover doctor: unknown option '%s'; see 'layover doctor --help'\n", a.c_str());
@@ -38,5 +42,6 @@ int cmd_doctor(int argc, char** argv) {
             fails++;
         }
     }
+    fails += doctor::check_histories(fix);
     return fails == 0 ? 0 : 1;
 }

@@ -54,5 +54,8 @@ std::vector<Finding> diagnose(const Probes& p);
 std::string profile_name(const std::string& bin);
 // "5.10.0-21-amd64" -> {5, 10}; {0, 0} when unreadable.
 std::pair<int, int> kernel_version(const std::string& osrelease);
+// Session histories (doctor_history.cc): prints a line per leftover of a
+// killed step operation (with `fix`, repairs it); returns the FAIL count.
+int check_histories(bool fix);
 
 }  // namespace doctor

@@ -21,6 +21,7 @@
 
 #include "helper/base/text.h"
 #include "helper/cli/verbs.h"
+#include "helper/store/layer_gc.h"
 #include "helper/store/remove.h"
 #include "helper/store/session.h"
 #include "helper/store/usage.h"
@@ -213,6 +214,21 @@ int cmd_gc(int argc, char** argv) {
                     base::bytes_text(it.bytes).c_str());
         removed++;
         freed += it.bytes;
+    }
+    // Rolled-back layers on the trash's 24-hour clock, then the layer store's
+    // layers no session refers to any more (docs/history.md, "Life cycle").
+    for (const auto& name : steps::expire_rolled_back(*state, 24 * 3600, o.dry_run))
+        std::printf("%s the layers a rollback of session %s set aside (older than 24h)\n",
+                    o.dry_run ? "would remove" : "removed", base::display_path(name).c_str());
+    auto swept = steps::sweep_store(*state, o.dry_run);
+    if (!swept) {
+        std::fprintf(stderr, "layover: gc: left the layer store as it is: %s\n", swept.error().message.c_str());
+        failed = true;
+    } else if (!swept->ids.empty()) {
+        std::printf("%s %zu layer(s) no session refers to (%s)\n", o.dry_run ? "would remove" : "removed",
+                    swept->ids.size(), base::bytes_text(swept->bytes).c_str());
+        removed += swept->ids.size();
+        freed += swept->bytes;
     }
     std::printf("%s %zu item(s), %s (%llu bytes)\n", o.dry_run ? "gc --dry-run: would free" : "gc: freed", removed,
                 base::bytes_text(freed).c_str(), static_cast<unsigned long long>(freed));

@@ -11,9 +11,11 @@
 #include <nlohmann/json.hpp>
 
 #include "helper/base/clock.h"
+#include "helper/base/fault.h"
 #include "helper/base/json/bytes.h"
 #include "helper/base/text.h"
 #include "helper/cli/patch_tool.h"
+#include "helper/store/layer_store.h"
 #include "helper/store/owner_ns.h"
 #include "helper/store/session.h"
 #include "helper/store/steps.h"
@@ -102,7 +104,8 @@ base::Result<std::vector<Row>> load_rows(const session::Info& s) {
     for (auto it = recs->rbegin(); it != recs->rend(); ++it) {
         Row r;
         r.rec = std::move(*it);
-        r.bytes = layer_bytes(steps::layer_dir(s.dir, r.rec.n));
+        auto layer = steps::layer_path(s.dir, r.rec.n);
+        r.bytes = layer ? layer_bytes(layer.value()) : 0;
         rows.push_back(std::move(r));
     }
     for (auto& r : rows) count(&r);
@@ -298,20 +301,28 @@ int cmd_rollback(int argc, char** argv) {
         (void)session::write_meta(s->dir, m);
     };
     if (undo) {
-        auto r = steps::rollback_undo(s->dir);
+        auto r = capture::in_owner_ns([&]() -> base::Result<std::string> {
+            TRY(int back, steps::rollback_undo(s->dir));
+            return std::to_string(back);
+        });
         if (!r) return fail("session '" + name + "': " + r.error().message);
+        int moved = std::atoi(r->c_str());
         forget();
-        std::fprintf(stderr, "layover: session '%s': the rollback is undone (%d step%s back)\n", name.c_str(),
-                     r.value(), r.value() == 1 ? "" : "s");
+        std::fprintf(stderr, "layover: session '%s': the rollback is undone (%d step%s back)\n", name.c_str(), moved,
+                     moved == 1 ? "" : "s");
         return 0;
     }
-    auto r = steps::rollback(s->dir, n);
+    auto r = capture::in_owner_ns([&]() -> base::Result<std::string> {
+        TRY(int aside, steps::rollback(s->dir, n, s->meta.target));
+        return std::to_string(aside);
+    });
     if (!r) return fail("session '" + name + "': " + r.error().message);
+    int moved = std::atoi(r->c_str());
     forget();
     std::fprintf(stderr,
-                 "layover: session '%s' rolled back to step %d (%d later step%s and the live changes set aside; "
-                 "'layover rollback %s --undo' brings them back)\n",
-                 name.c_str(), n, r.value(), r.value() == 1 ? "" : "s", name.c_str());
+                 "layover: session '%s' rolled back to step %d (%d later step%s set aside, the live changes "
+                 "frozen as a step first; 'layover rollback %s --undo' brings them back)\n",
+                 name.c_str(), n, moved, moved == 1 ? "" : "s", name.c_str());
     return 0;
 }
 
@@ -361,11 +372,15 @@ int cmd_fork(int argc, char** argv) {
     if (::lstat(dst.c_str(), &st) == 0) return fail("session '" + fresh + "' exists; pick another name");
     auto lk = session::lock(s->dir, s->meta.name);
     if (!lk) return fail(lk.error().message);
+    for (const auto& stale : steps::stale_forks(session::sessions_dir(state.value())))  // a killed fork's
+        steps::remove_flat(stale);
     std::string tmp = session::sessions_dir(state.value()) + "/.fork-" + fresh + "." + std::to_string(::getpid());
     int at = at_given ? std::atoi(at_text.c_str()) : -1;
     auto r = capture::in_owner_ns([&]() -> base::Result<std::string> {
         // Without --at the fork takes everything: the live changes become a
         // step of the source first (its view is the same after).
+        TRY(std::string pending, steps::finish_pending(s->dir));
+        (void)pending;
         if (!at_given) {
             TRY(int frozen, steps::freeze_live(s->dir, s->meta.target, base::utc_now_rfc3339()));
             (void)frozen;
@@ -396,6 +411,7 @@ int cmd_fork(int argc, char** argv) {
     m.saved.clear();
     m.label = "fork of " + s->meta.name + " at step " + r.value();
     auto wrote = session::write_meta(tmp, m);
+    if (wrote) wrote = base::fault_point("fork", "commit");
     if (wrote && ::rename(tmp.c_str(), dst.c_str()) != 0) wrote = base::sys_error("creating session dir " + dst);
     if (!wrote) {
         steps::remove_flat(tmp);

@@ -15,6 +15,7 @@
 #include "helper/sandbox/policy.h"
 #include "helper/sandbox/scratch.h"
 #include "helper/sandbox/seccomp.h"
+#include "helper/store/layer_store.h"
 #include "helper/store/owner_ns.h"
 #include "helper/store/remove.h"
 #include "helper/store/steps.h"
@@ -187,7 +188,10 @@ base::Result<PreparedRun> prepare_run(const RunOptions& opts) {
                 pol.rw,
                 scratch,
                 {}};
-    for (int i = nsteps; i >= 1; i--) p.mounts.steps.push_back(steps::layer_dir(dir, i));
+    for (int i = nsteps; i >= 1; i--) {
+        TRY(std::string layer, steps::layer_path(dir, i));
+        p.mounts.steps.push_back(std::move(layer));
+    }
     p.cwd = pol.start;
     p.env = std::move(pol.env);
     p.loopback = opts.network == "loopback";

@@ -10,6 +10,7 @@
 
 #include "helper/base/fd.h"
 #include "helper/base/fs/beneath.h"
+#include "helper/store/layer_store.h"
 #include "helper/store/layers.h"
 #include "helper/store/steps.h"
 
@@ -77,7 +78,7 @@ base::Result<std::string> flatten(const std::string& d) {
     TRY(base::Fd up, base::open_at(AT_FDCWD, d + "/upper", O_RDONLY | O_DIRECTORY | O_NOFOLLOW));
     chain.fds.push_back(std::move(up));
     for (int i = n; i >= 1; i--) {
-        TRY(base::Fd l, base::open_at(AT_FDCWD, layer_dir(d, i), O_RDONLY | O_DIRECTORY | O_NOFOLLOW));
+        TRY(base::Fd l, open_layer(d, i));
         chain.fds.push_back(std::move(l));
     }
     if (::mkdir(flat.c_str(), 0755) != 0) return base::sys_error("creating " + flat);

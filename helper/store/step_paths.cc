@@ -9,6 +9,7 @@
 
 #include "helper/base/dir.h"
 #include "helper/base/fd.h"
+#include "helper/store/layer_store.h"
 #include "helper/store/layers.h"
 #include "helper/store/steps.h"
 
@@ -141,7 +142,8 @@ struct Walk {
 }  // namespace
 
 base::Result<std::vector<Touched>> touched(const std::string& d, int n, const std::string& target) {
-    return touched_layer(layer_dir(d, n), d, n - 1, target);
+    TRY(std::string layer, layer_path(d, n));
+    return touched_layer(layer, d, n - 1, target);
 }
 
 base::Result<std::vector<Touched>> touched_layer(const std::string& layer, const std::string& d, int n,
@@ -149,7 +151,7 @@ base::Result<std::vector<Touched>> touched_layer(const std::string& layer, const
     TRY(base::Fd up, open_dir(AT_FDCWD, layer));
     layers::Chain below;
     for (int i = n; i >= 1; i--) {
-        TRY(base::Fd l, open_dir(AT_FDCWD, layer_dir(d, i)));
+        TRY(base::Fd l, open_layer(d, i));
         below.fds.push_back(std::move(l));
     }
     TRY(base::Fd t, open_dir(AT_FDCWD, target));

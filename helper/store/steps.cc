@@ -5,8 +5,11 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <set>
 
 #include "helper/base/dir.h"
+#include "helper/base/fault.h"
 #include "helper/base/fd.h"
 #include "helper/base/json/reader.h"
 #include "helper/base/json/writer.h"
@@ -224,30 +227,36 @@ base::Result<int> count(const std::string& d) {
     }
     base::Fd dir(fd);
     TRY(auto names, base::list_dir(dir.get()));
-    int layers = 0;
+    std::set<int> layers;  // a dir NNNN or a reference NNNN.ref (helper/store/layer_store.h); both: one layer
+    auto digits4 = [](const std::string& n) {
+        return n.size() >= 4 && n.substr(0, 4).find_first_not_of("0123456789") == std::string::npos;
+    };
     for (const auto& e : names) {
         const std::string& n = e.name;
-        bool digits = n.size() == 4 && n.find_first_not_of("0123456789") == std::string::npos;
-        if (digits) {
+        bool dir_name = n.size() == 4 && digits4(n), ref = n.size() == 8 && digits4(n) && n.compare(4, 4, ".ref") == 0;
+        if (dir_name || ref) {
             struct stat st;
-            if (::fstatat(dir.get(), n.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode))
-                return base::error("step layer " + steps_dir(d) + "/" + n + " is not a directory; remove it");
-            layers++;
+            if (::fstatat(dir.get(), n.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+                (dir_name ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode)))
+                return base::error("step layer " + steps_dir(d) + "/" + n + " is not a " +
+                                   (dir_name ? "directory" : "file") + "; remove it");
+            layers.insert(std::atoi(n.substr(0, 4).c_str()));
             continue;
         }
-        bool record = n.size() == 9 && n.compare(4, 5, ".json") == 0 &&
-                      n.substr(0, 4).find_first_not_of("0123456789") == std::string::npos;
+        bool record = n.size() == 9 && digits4(n) && n.compare(4, 5, ".json") == 0;
         bool temp = n.size() > 4 && n.compare(n.size() - 4, 4, ".tmp") == 0;
         if (record || temp || n == "live.json") continue;
         return base::error("unexpected entry " + base::display_path(n) + " in " + steps_dir(d) + "; remove it");
     }
-    for (int i = 1; i <= layers; i++) {
-        struct stat st;
-        if (::fstatat(dir.get(), four(i).c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
+    int total = static_cast<int>(layers.size());
+    for (int i = 1; i <= total; i++)
+        if (!layers.count(i))
             return base::error("step " + std::to_string(i) + " is missing from " + steps_dir(d) +
                                " (steps must be numbered 0001 on without gaps)");
-    }
-    return layers;
+    // A freeze killed between its rename and the fresh upper (docs/history.md,
+    // "Faults"): an empty upper is what the session holds, so make it.
+    if (total > 0) (void)::mkdirat(AT_FDCWD, (d + "/upper").c_str(), 0755);
+    return total;
 }
 
 base::Result<std::vector<Record>> read_all(const std::string& d) {
@@ -280,13 +289,13 @@ base::Result<Live> read_live(const std::string& d) {
     return live_from_text(text);
 }
 
-base::Result<int> freeze_live(const std::string& d, const std::string& target, const std::string& end) {
+base::Result<int> freeze_live(const std::string& d, const std::string& target, const std::string& end, int max_depth) {
     std::string upper = d + "/upper";
     TRY(base::Fd up, base::open_at(AT_FDCWD, upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW));
     TRY(auto entries, base::list_dir(up.get()));
     if (entries.empty()) return 0;
     TRY(int n, count(d));
-    if (n >= kMaxDepth) return 0;
+    if (n >= max_depth) return 0;
     if (::mkdir(steps_dir(d).c_str(), 0700) != 0 && errno != EEXIST) return base::sys_error("creating " + steps_dir(d));
     Record r;
     r.n = n + 1;
@@ -296,15 +305,19 @@ base::Result<int> freeze_live(const std::string& d, const std::string& target, c
         r.start = live->start;
     }
     r.end = end;
-    // The touched paths of the live upper as the next step (it becomes layer n+1).
-    std::string layer = layer_dir(d, r.n);
-    if (::rename(upper.c_str(), layer.c_str()) != 0) return base::sys_error("freezing " + upper);
-    auto paths = touched(d, r.n, target);
+    // The touched paths of the live upper as the next step (it becomes layer
+    // n+1). The record goes first: until the rename commits the step, a
+    // record without its layer is ignored (and rewritten by the next freeze).
+    auto paths = touched_layer(upper, d, n, target);
     if (paths) r.paths = std::move(paths.value());
     else r.label += r.label.empty() ? "(paths unknown: " + paths.error().message + ")" : "";
-    auto wrote = write_text(record_file(d, r.n), record_to_text(r));
-    if (::mkdir(upper.c_str(), 0755) != 0) return base::sys_error("creating a fresh upper layer " + upper);
-    if (!wrote) return wrote.error();
+    TRY_VOID(write_text(record_file(d, r.n), record_to_text(r)));
+    TRY_VOID(base::fault_point("freeze", "record"));
+    std::string layer = layer_dir(d, r.n);
+    if (::rename(upper.c_str(), layer.c_str()) != 0) return base::sys_error("freezing " + upper);
+    TRY_VOID(base::fault_point("freeze", "renamed"));  // killed here: count() makes the empty upper
+    if (::mkdir(upper.c_str(), 0755) != 0 && errno != EEXIST)
+        return base::sys_error("creating a fresh upper layer " + upper);
     ::unlink((steps_dir(d) + "/live.json").c_str());
     return r.n;
 }

@@ -79,7 +79,9 @@ base::Result<Live> read_live(const std::string& session_dir);
 // deep. Else the new step's number. `target`
 // is the real tree, for the record's touched paths. Run it where the
 // session's files are readable (the owner user namespace, or as the owner).
-base::Result<int> freeze_live(const std::string& session_dir, const std::string& target, const std::string& end);
+// max_depth: rollback freezes past kMaxDepth (the stack shrinks right after).
+base::Result<int> freeze_live(const std::string& session_dir, const std::string& target, const std::string& end,
+                              int max_depth = kMaxDepth);
 
 // The touched paths of layer `n` against the view below it (steps n-1..1
 // over the target), sorted by path.
@@ -95,22 +97,30 @@ base::Result<std::vector<Touched>> touched_layer(const std::string& layer, const
 // removes it with remove_flat.
 base::Result<std::string> flatten(const std::string& session_dir);
 void remove_flat(const std::string& flat_dir);
-// One layer's structure, its files hard-linked (fork: the frozen bytes are shared).
+// One layer's structure, its files hard-linked.
 base::Result<void> copy_layer(const std::string& from, const std::string& to);
-// Into the new session dir `to` (made here): steps 1..at of `from`, each
-// layer by copy_layer with its record, and an empty live upper.
+// Into the new session dir `to` (made here): steps 1..at of `from` as
+// references to the layer store (helper/store/layer_store.h; `from`'s layers
+// are moved into it first), their records, and an empty live upper. O(steps).
 base::Result<void> fork_steps(const std::string& from, const std::string& to, int at);
+// The half-built forks in `sessions` (.fork-NEW.PID) whose process is gone.
+std::vector<std::string> stale_forks(const std::string& sessions);
 
 }  // namespace steps
 
 namespace steps {
 
 // Rollback of a kept session (helper/store/rollback.cc): the view becomes
-// what it was at the end of step n (0: the real tree alone). The live upper
-// and steps n+1..N move to SESSION/rolled-back/ (the live upper first, then
-// the steps from the top down: every state in between is a valid, shorter
-// stack), replacing an earlier rollback's. Returns the number of steps moved.
-base::Result<int> rollback(const std::string& session_dir, int n);
+// what it was at the end of step n (0: the real tree alone). The live changes
+// are frozen as a step first; steps n+1..N are set aside in
+// SESSION/rolled-back/ (references into the layer store), replacing an
+// earlier rollback's. One exchange of steps/ commits it. Returns the number
+// of steps set aside. Run it as the session's owner (the freeze reads the upper).
+base::Result<int> rollback(const std::string& session_dir, int n, const std::string& target);
+// Finish (committed) or undo (not yet) a rollback or undo that was killed;
+// what it did, or "" when nothing was pending. Rollback, undo, fork and
+// `doctor --fix` call it under the session's lock.
+base::Result<std::string> finish_pending(const std::string& session_dir);
 // Bring the last rollback's layers back, if nothing was done since: the
 // session still ends at the step rolled back to, with no live changes.
 base::Result<int> rollback_undo(const std::string& session_dir);

@@ -1,13 +1,11 @@
-// Fault injection for the atomicity tests: LAYOVER_FAULT=PHASE:POINT:N[:kill]
-// makes the N-th arrival at fault_point(PHASE, POINT) fail with EIO (or, with
-// ":kill", SIGKILL the process; with ":stop", stop it with SIGSTOP and go on
-// when continued), e.g. apply:commit:3:kill; several specs are separated by
-// commas. Unset: no effect.
+// Fault injection for the atomicity tests (helper/base/fault.h holds the
+// mechanism: LAYOVER_FAULT=PHASE:POINT:N[:kill|:stop]). The store's step
+// operations (fork, rollback, freeze) reach the same points from below review.
 #pragma once
-#include "helper/base/result.h"
+#include "helper/base/fault.h"
 
 namespace review {
 
-base::Result<void> fault_point(const char* phase, const char* point);
+inline base::Result<void> fault_point(const char* phase, const char* point) { return base::fault_point(phase, point); }
 
 }  // namespace review

@@ -196,7 +196,8 @@ def test_rollback_and_its_undo(lo):
     r = lo("rollback", "r", "--undo")
     assert r.returncode == 0, r.stderr.decode(errors="replace")
     assert status_json(lo, "r") == before
-    assert [s["step"] for s in json.loads(lo("log", "r", "--json").stdout)["steps"]] == [None, 2, 1]
+    # The live changes were frozen as step 3 by the rollback; they come back as it.
+    assert [s["step"] for s in json.loads(lo("log", "r", "--json").stdout)["steps"]] == [3, 2, 1]
     # After new work on top of a rollback, --undo refuses and changes nothing.
     assert lo("rollback", "r", "0").returncode == 0
     assert status_json(lo, "r") == []
@@ -216,9 +217,11 @@ def test_fork_shares_the_steps_and_then_goes_its_own_way(lo):
     paths = lambda n: {c["path"] for c in status_json(lo, n)}  # noqa: E731
     assert paths("src") == paths("a") == {"one.txt", "two.txt"}
     assert paths("b") == {"one.txt"}
-    # No file data copied: the fork's frozen files are the source's inodes.
-    src1 = lo.session_dir("src") / "steps" / "0001" / "one.txt"
-    assert (lo.session_dir("a") / "steps" / "0001" / "one.txt").stat().st_ino == src1.stat().st_ino
+    # No file data copied, no link made: both refer to one layer of the store.
+    ref = lambda n, i: (lo.session_dir(n) / "steps" / ("%04d.ref" % i)).read_text().strip()  # noqa: E731
+    assert ref("src", 1) == ref("a", 1) == ref("b", 1) and ref("src", 2) == ref("a", 2)
+    assert not (lo.session_dir("a") / "steps" / "0001").exists()
+    src1 = Path(lo.state) / "layers" / ref("src", 1) / "one.txt"
     # Independent from then on.
     run_ok(lo, "echo b > b.txt; rm one.txt", "b")
     run_ok(lo, "echo a > a.txt", "a")

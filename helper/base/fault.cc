@@ -1,4 +1,4 @@
-#include "review/txn/fault.h"
+#include "helper/base/fault.h"
 
 #include <cerrno>
 #include <csignal>
@@ -7,11 +7,11 @@
 #include <mutex>
 #include <string>
 
-namespace review {
+namespace base {
 
-base::Result<void> fault_point(const char* phase, const char* point) {
+Result<void> fault_point(const char* phase, const char* point) {
     static const char* spec = std::getenv("LAYOVER_FAULT");
-    if (!spec || !*spec) return base::Ok();
+    if (!spec || !*spec) return Ok();
     static std::mutex mu;  // staging's writer threads reach fault points too
     std::lock_guard<std::mutex> l(mu);
     static std::map<std::string, long> counts;
@@ -33,11 +33,11 @@ base::Result<void> fault_point(const char* phase, const char* point) {
         if (action == "kill") std::raise(SIGKILL);
         if (action == "stop") {  // a test acts on the target meanwhile, then sends SIGCONT
             std::raise(SIGSTOP);
-            return base::Ok();
+            return Ok();
         }
-        return base::sys_error(std::string("injected fault at ") + phase + ":" + point + ":" + rest, EIO);
+        return sys_error(std::string("injected fault at ") + phase + ":" + point + ":" + rest, EIO);
     }
-    return base::Ok();
+    return Ok();
 }
 
-}  // namespace review
+}  // namespace base

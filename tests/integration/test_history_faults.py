@@ -1,0 +1,150 @@
+"""Step operations killed by SIGKILL at every fault point (docs/history.md,
+"Faults"): the session is exactly as before or as after, `layover doctor`
+names what was left, and a rerun (or `doctor --fix`) finishes or undoes it."""
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from capture_util import status_json
+
+BEFORE = {"one.txt", "two.txt", "notes.txt", "three.txt"}
+AT_ONE = {"one.txt"}
+TEMPS = ("stack-op", "steps.rb", "rolled-back.new", "steps.gone")
+
+
+def run_ok(lo, cmd, session, **kw):
+    r = lo.run(cmd, session=session, **kw)
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+
+
+def three_runs(lo, name):
+    run_ok(lo, "echo 1 > one.txt", name)
+    run_ok(lo, "echo 2 > two.txt; rm notes.txt", name)
+    run_ok(lo, "echo 3 > three.txt", name)  # left live
+
+
+def paths(lo, name):
+    return {c["path"] for c in status_json(lo, name)}
+
+
+def log_steps(lo, name):
+    r = lo("log", name, "--json")
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    return [s["step"] for s in json.loads(r.stdout)["steps"]]
+
+
+def leftovers(lo, name):
+    d = lo.session_dir(name)
+    bad = [t for t in TEMPS if (d / t).exists()]
+    bad += [p.name for p in (d / "steps").iterdir() if p.name.endswith(".tmp")] if (d / "steps").exists() else []
+    return bad + [p.name for p in (Path(lo.state) / "sessions").iterdir() if p.name.startswith(".")]
+
+
+def doctor(lo, *extra):
+    r = lo("doctor", "--target", lo.target, *extra)
+    return r.stdout.decode(errors="replace")
+
+
+def killed(r):
+    assert r.returncode != 0, r.stderr.decode(errors="replace")
+
+
+@pytest.mark.parametrize("point", ["freeze:record", "freeze:renamed"])
+def test_freeze_killed(lo, point):
+    three_runs(lo, "s")
+    killed(lo.run("true", session="s", env={"LAYOVER_FAULT": point + ":1:kill"}))
+    out = doctor(lo)
+    assert ("record 0003.json without its layer" if point == "freeze:record" else "live upper is missing") in out
+    # Before (the run left live) or after (frozen as step 3): the same view.
+    assert log_steps(lo, "s") == ([None, 2, 1] if point == "freeze:record" else [3, 2, 1])
+    assert paths(lo, "s") == BEFORE
+    run_ok(lo, "test -f three.txt && test ! -e notes.txt", "s")
+    assert log_steps(lo, "s") == [3, 2, 1] and paths(lo, "s") == BEFORE
+    assert leftovers(lo, "s") == [] and "OK    session histories" in doctor(lo)
+
+
+# share: the session's own layers moving into the store (view-preserving).
+@pytest.mark.parametrize("point,after", [("share:ref:1", False), ("share:moved:2", False), ("rollback:aside:1", False),
+                                         ("rollback:built:1", False), ("rollback:committed:1", True),
+                                         ("rollback:replaced:1", True)])
+def test_rollback_killed(lo, point, after):
+    three_runs(lo, "s")
+    killed(lo("rollback", "s", "1", env={"LAYOVER_FAULT": point + ":kill"}))
+    assert paths(lo, "s") == (AT_ONE if after else BEFORE)
+    assert log_steps(lo, "s") == ([1] if after else [3, 2, 1])  # the live changes were frozen first
+    if not point.startswith("share:moved"):
+        assert "FAIL  session 's'" in doctor(lo)
+        assert "FIXED session 's'" in doctor(lo, "--fix")
+        assert paths(lo, "s") == (AT_ONE if after else BEFORE)
+    r = lo("rollback", "s", "1")
+    assert r.returncode == 0, r.stderr
+    assert paths(lo, "s") == AT_ONE and leftovers(lo, "s") == []
+    r = lo("rollback", "s", "--undo")
+    assert r.returncode == 0, r.stderr
+    assert paths(lo, "s") == BEFORE and log_steps(lo, "s") == [3, 2, 1] and leftovers(lo, "s") == []
+
+
+@pytest.mark.parametrize("point,after", [("undo:built:1", False),
+                                         ("undo:committed:1", True)])
+def test_rollback_undo_killed(lo, point, after):
+    three_runs(lo, "s")
+    assert lo("rollback", "s", "1").returncode == 0
+    killed(lo("rollback", "s", "--undo", env={"LAYOVER_FAULT": point + ":kill"}))
+    assert paths(lo, "s") == (BEFORE if after else AT_ONE)
+    r = lo("rollback", "s", "--undo")  # the rerun finishes it, or does it
+    if after:
+        assert r.returncode == 1 and b"nothing to undo" in r.stderr
+    else:
+        assert r.returncode == 0, r.stderr
+    assert paths(lo, "s") == BEFORE and log_steps(lo, "s") == [3, 2, 1] and leftovers(lo, "s") == []
+
+
+@pytest.mark.parametrize("point", ["share:ref:2", "fork:shared:1", "fork:ref:2", "fork:commit:1"])
+def test_fork_killed(lo, point):
+    three_runs(lo, "src")
+    killed(lo("fork", "src", "b", env={"LAYOVER_FAULT": point + ":kill"}))
+    assert not lo.session_dir("b").exists()
+    assert paths(lo, "src") == BEFORE
+    if point.startswith("fork:commit"):  # killed in the parent: its half-built dir stays
+        assert "a half-built fork" in doctor(lo)
+    r = lo("fork", "src", "b")
+    assert r.returncode == 0, r.stderr
+    assert paths(lo, "b") == paths(lo, "src") == BEFORE
+    assert leftovers(lo, "src") == [] and leftovers(lo, "b") == []
+    # The fork is independent: a rollback of one leaves the other alone.
+    assert lo("rollback", "b", "0").returncode == 0
+    assert paths(lo, "b") == set() and paths(lo, "src") == BEFORE
+
+
+def test_gc_keeps_shared_layers_and_sweeps_unreferenced_ones(lo):
+    three_runs(lo, "src")
+    assert lo("fork", "src", "b", "--at", "1").returncode == 0
+    assert lo("rollback", "src", "1").returncode == 0  # moves the rest into the store too
+    store = Path(lo.state) / "layers"
+    ids = {p.name for p in store.iterdir() if not p.name.startswith(".")}
+    assert len(ids) == 3  # steps 1, 2 and the frozen live changes
+    assert lo("discard", "src").returncode == 0
+    assert lo("gc").returncode == 0
+    left = {p.name for p in store.iterdir() if not p.name.startswith(".")}
+    ref = (lo.session_dir("b") / "steps" / "0001.ref").read_text().strip()
+    assert left == {ref}  # only the fork's step 1 is still referred to
+    assert paths(lo, "b") == AT_ONE
+    assert os.listdir(str(store / ref)) == ["one.txt"]
+
+
+def test_rolled_back_layers_follow_the_trash_clock(lo):
+    three_runs(lo, "s")
+    assert lo("rollback", "s", "1").returncode == 0
+    at = lo.session_dir("s") / "rolled-back" / "at"
+    assert lo("gc").returncode == 0  # young: kept
+    assert (lo.session_dir("s") / "rolled-back" / "0002.ref").exists()
+    old = at.stat().st_mtime - 25 * 3600
+    os.utime(str(at), (old, old))
+    r = lo("gc")
+    assert r.returncode == 0 and b"a rollback of session s set aside" in r.stdout
+    assert len([p for p in (Path(lo.state) / "layers").iterdir() if not p.name.startswith(".")]) == 1
+    r = lo("rollback", "s", "--undo")
+    assert r.returncode == 1 and b"are gone: gc removed them after 24 hours" in r.stderr
+    assert paths(lo, "s") == AT_ONE
