@@ -36,6 +36,7 @@ const std::vector<Flag> kFlags = {
     {"run", "tmp-size", 0, V, once, any, "25% of RAM, at most 2G"},
     {"run", "ipc-fd", 0, V, once, no, ""},
     {"run", "quiet", 'q', N, once, any, ""},
+    {"run", "max-steps", 0, V, once, any, "64"},
     {"sessions", "json", 0, N, once, any, ""},
     {"sessions", "trash", 0, N, once, any, ""},
     {"status", "json", 0, N, once, any, ""},

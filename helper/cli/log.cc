@@ -168,6 +168,7 @@ int cmd_log(int argc, char** argv) {
                            {"deleted", r.deleted},
                            {"bytes", r.bytes},
                            {"recorded", !r.rec.missing},
+                           {"squashed", r.rec.squashed},
                            {"paths", std::move(paths)}});
         }
         nlohmann::json top = {{"session", s->meta.name}, {"steps", std::move(arr)}};
@@ -182,7 +183,8 @@ int cmd_log(int argc, char** argv) {
         std::string counts =
             "+" + std::to_string(r.added) + " ~" + std::to_string(r.modified) + " -" + std::to_string(r.deleted);
         std::printf("%6s  %-20s  %-14s %10s B  %s\n", num.c_str(), when.empty() ? "-" : when.c_str(), counts.c_str(),
-                    base::thousands(r.bytes).c_str(), base::display_path(r.rec.label).c_str());
+                    base::thousands(r.bytes).c_str(),
+                    ((r.rec.squashed ? "(squashed) " : "") + base::display_path(r.rec.label)).c_str());
     }
     return 0;
 }

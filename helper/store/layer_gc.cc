@@ -93,7 +93,8 @@ std::vector<std::string> check_history(const std::string& d, bool fix) {
         out.push_back("its steps are unreadable: " + total.error().message);
         return out;
     }
-    for (int i = 1; i <= total.value(); i++)
+    auto first = first_layer(d);
+    for (int i = first ? first.value() : 1; i <= total.value(); i++)
         if (auto p = layer_path(d, i); !p) out.push_back(p.error().message);
     return out;
 }

@@ -101,6 +101,7 @@ base::Result<base::Fd> open_layer(const std::string& d, int n) {
 
 base::Result<void> share(const std::string& d, const std::string& container, int n) {
     std::string dir = container + "/" + four(n);
+    if (!holds_layer(container, n)) return base::Ok();  // a squashed step: no layer
     if (!is_real_dir(dir)) {
         TRY(std::string id, read_ref(dir + ".ref"));
         (void)id;
@@ -117,8 +118,10 @@ base::Result<void> share(const std::string& d, const std::string& container, int
 }
 
 base::Result<void> copy_ref(const std::string& from, const std::string& to, int n) {
-    TRY(std::string id, read_ref(from + "/" + four(n) + ".ref"));
-    TRY_VOID(put(to + "/" + four(n) + ".ref", id + "\n"));
+    if (holds_layer(from, n)) {  // else a squashed step: its record alone
+        TRY(std::string id, read_ref(from + "/" + four(n) + ".ref"));
+        TRY_VOID(put(to + "/" + four(n) + ".ref", id + "\n"));
+    }
     auto rec = base::open_at(AT_FDCWD, from + "/" + four(n) + ".json", O_RDONLY | O_NOFOLLOW);
     if (!rec) return base::Ok();  // a step without a record stays one
     TRY(std::string body, base::read_all(rec->get(), 64u << 20));

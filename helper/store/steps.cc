@@ -248,8 +248,17 @@ base::Result<int> count(const std::string& d) {
         if (record || temp || n == "live.json") continue;
         return base::error("unexpected entry " + base::display_path(n) + " in " + steps_dir(d) + "; remove it");
     }
-    int total = static_cast<int>(layers.size());
-    for (int i = 1; i <= total; i++)
+    int total = layers.empty() ? 0 : *layers.rbegin();
+    // Steps 1..F-1 squashed into layer F (helper/store/squash.cc): no layers,
+    // and step F-1's record says so.
+    int first = layers.empty() ? 1 : *layers.begin();
+    bool squashed = false;
+    if (first > 1) {
+        auto text = read_text(record_file(d, first - 1));
+        auto rec = text ? record_from_text(text.value()) : base::Result<Record>(text.error());
+        squashed = rec && rec->squashed;
+    }
+    for (int i = squashed ? first : 1; i <= total; i++)
         if (!layers.count(i))
             return base::error("step " + std::to_string(i) + " is missing from " + steps_dir(d) +
                                " (steps must be numbered 0001 on without gaps)");
@@ -279,6 +288,10 @@ base::Result<std::vector<Record>> read_all(const std::string& d) {
     return out;
 }
 
+base::Result<void> write_record(const std::string& d, const Record& r) {
+    return write_text(record_file(d, r.n), record_to_text(r));
+}
+
 base::Result<void> write_live(const std::string& d, const Live& l) {
     if (::mkdir(steps_dir(d).c_str(), 0700) != 0 && errno != EEXIST) return base::sys_error("creating " + steps_dir(d));
     return write_text(steps_dir(d) + "/live.json", live_to_text(l));
@@ -295,7 +308,14 @@ base::Result<int> freeze_live(const std::string& d, const std::string& target, c
     TRY(auto entries, base::list_dir(up.get()));
     if (entries.empty()) return 0;
     TRY(int n, count(d));
-    if (n >= max_depth) return 0;
+    TRY(bool finished, finish_squash(d));
+    (void)finished;
+    // Past the depth limit the oldest two layers become one (the records stay).
+    for (;;) {
+        TRY(int first, first_layer(d));
+        if (n == 0 || n + 1 - first + 1 <= max_depth || first >= n) break;
+        TRY_VOID(squash_oldest(d));
+    }
     if (::mkdir(steps_dir(d).c_str(), 0700) != 0 && errno != EEXIST) return base::sys_error("creating " + steps_dir(d));
     Record r;
     r.n = n + 1;
