@@ -57,6 +57,7 @@ const std::vector<Flag> kFlags = {
     {"diff", "name-status", 0, N, once, any, ""},
     {"diff", "color", 0, O, once, any, "auto"},
     {"diff", "no-pager", 0, N, once, any, ""},
+    {"diff", "flat", 0, N, once, any, ""},
     {"apply", "target", 0, V, once, table, ""},
     {"apply", "dry-run", 'n', N, once, any, ""},
     {"apply", "force", 0, N, once, any, ""},

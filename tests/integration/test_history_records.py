@@ -68,3 +68,28 @@ def test_one_run_patch_has_no_records(lo, tmp_path):
     r = lo("log", out)
     assert r.returncode == 0
     assert b"no step records" in r.stdout
+
+
+def test_diff_groups_by_step_and_git_apply_takes_it(lo):
+    run_ok(lo, "echo a > a.txt", "g")
+    run_ok(lo, "echo changed >> notes.txt", "g", "--label", "edit notes \x1b[2J")
+    run_ok(lo, "echo b > b.txt; echo a2 >> a.txt", "g")
+    r = lo("diff", "g")
+    assert r.returncode == 1, r.stderr
+    out = r.stdout.decode()
+    headers = [l for l in out.splitlines() if l.startswith("# ")]
+    assert headers == ["# step 2: \"edit notes \\x1b[2J\"", "# live changes (not yet a step): /bin/sh -c echo b > b.txt; "
+                       "echo a2 >> a.txt"]
+    # Each file under the last step that touched it, oldest step first.
+    assert out.index(headers[0]) < out.index("+++ b/notes.txt") < out.index(headers[1]) < out.index("+++ b/a.txt")
+    assert out.index("+++ b/a.txt") < out.index("+++ b/b.txt")
+    # git apply ignores the header lines.
+    git = subprocess.run(["git", "apply", "--check", "-v", "-"], input=r.stdout, cwd=str(lo.target),
+                         capture_output=True)
+    assert git.returncode == 0, git.stderr.decode()
+    assert git.stderr.decode().count("Checking patch") == 3
+    # --flat: one lump, the same diff without the headers, in path order.
+    flat = lo("diff", "g", "--flat").stdout.decode()
+    assert "# " not in flat
+    assert sorted(flat.splitlines()) == sorted(l for l in out.splitlines() if not l.startswith("# "))
+    assert flat.index("+++ b/a.txt") < flat.index("+++ b/b.txt") < flat.index("+++ b/notes.txt")
