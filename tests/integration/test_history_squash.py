@@ -74,3 +74,18 @@ def test_squash_killed_at_each_fault_point(lo, point):
     assert not (lo.session_dir("k") / "squash.new").exists() and not (lo.session_dir("k") / "squash.old").exists()
     assert json.loads(lo("log", "k", "--json").stdout)["steps"][-1]["squashed"]
     assert (lo.target / "one.txt").exists() is False  # the real tree is never touched
+
+
+def test_squash_of_shared_layers_leaves_the_source_session_alone(lo):
+    for cmd in ("echo 1 > one.txt", "echo 2 > two.txt; rm notes.txt", "echo 3 > one.txt"):
+        run_ok(lo, cmd, "src")
+    assert lo("fork", "src", "fk").returncode == 0  # the layers move to the shared store, both refer to them
+    before_src = comparable(status_json(lo, "src"))
+    assert comparable(status_json(lo, "fk")) == before_src
+    run_ok(lo, "echo 4 > four.txt", "fk", "--max-steps", "2")
+    run_ok(lo, "true", "fk", "--max-steps", "2")
+    assert [n[:4] for n in layers(lo, "fk")] == ["0003", "0004"]
+    assert comparable(status_json(lo, "src")) == before_src
+    got = {c["path"] for c in status_json(lo, "fk")}
+    assert got == {"one.txt", "two.txt", "notes.txt", "four.txt"}
+    assert json.loads(lo("log", "fk", "--json").stdout)["steps"][-1]["squashed"]
