@@ -93,3 +93,8 @@ def test_diff_groups_by_step_and_git_apply_takes_it(lo):
     assert "# " not in flat
     assert sorted(flat.splitlines()) == sorted(l for l in out.splitlines() if not l.startswith("# "))
     assert flat.index("+++ b/a.txt") < flat.index("+++ b/b.txt") < flat.index("+++ b/notes.txt")
+    # The patch apply builds carries the records too; apply never reads them.
+    r = lo("apply", "g", "--yes")
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    assert (lo.target / "a.txt").read_bytes() == b"a\na2\n" and (lo.target / "b.txt").read_bytes() == b"b\n"
+    assert (lo.target / "notes.txt").read_bytes().endswith(b"three\nchanged\n")
