@@ -1,6 +1,7 @@
 #include "capture/patch/manifest.h"
 
 #include "capture/patch/change_json.h"
+#include "capture/patch/manifest_steps.h"
 #include "helper/base/json/writer.h"
 #include "helper/base/text.h"
 
@@ -81,6 +82,7 @@ std::string manifest_to_text(const Manifest& m) {
         }
         out += "]";
     }
+    steps_to_manifest(&out, m.steps);
     out += ",\n \"changes\": [";
     for (size_t i = 0; i < m.changes.size(); i++) {
         out += i ? ",\n  " : "\n  ";

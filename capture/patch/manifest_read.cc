@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "capture/patch/manifest.h"
+#include "capture/patch/manifest_steps.h"
 #include "capture/patch/writer.h"
 #include "capture/scan/xattr.h"
 #include "helper/base/json/reader.h"
@@ -369,6 +370,12 @@ base::Result<Manifest> manifest_from_text(const std::string& text) {
         } else if (k == "originals") {
             seen.mark(12, k);
             if (!read_originals(p, &m.originals)) pr.add(3, "originals is not a list of {fingerprint, size}");
+        } else if (k == "steps") {
+            seen.mark(13, k);
+            // A bad record stops the read there: the parser is inside it.
+            auto recs = steps_from_manifest(p);
+            if (!recs) return bad(recs.error().message);
+            m.steps = std::move(recs.value());
         } else if (k == "command") {
             seen.mark(7, k);
             if (p.peek() != Tok::Array) {

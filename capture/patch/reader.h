@@ -13,6 +13,7 @@
 #include "capture/scan/ignore.h"
 #include "capture/scan/step_range.h"
 #include "helper/base/result.h"
+#include "helper/store/steps.h"
 
 namespace capture {
 
@@ -55,6 +56,9 @@ struct Manifest {
         uint64_t size = 0;
     };
     std::vector<Original> originals;
+    // The session's step records, oldest first (the live changes last), when
+    // it had frozen steps: history for a reviewer; apply never reads them.
+    std::vector<steps::Record> steps;
 };
 
 // One payload member (OCI layer convention, names relative to the target).

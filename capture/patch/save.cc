@@ -11,6 +11,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "capture/patch/manifest_steps.h"
 #include "capture/patch/writer.h"
 #include "capture/scan/fingerprint.h"
 #include "capture/scan/session_scan.h"
@@ -125,6 +126,10 @@ base::Result<void> save_session(const session::Info& s, const std::string& out_f
         TRY_VOID(collect_originals(t.lower.get(), scan, opts.max_original, &m, &originals));
         if (!m.originals.empty()) m.format = "layover-patch/2";
         m.base = std::move(scan.base);
+        base::PathFilter only(opts.only, {});
+        TRY(m.steps, session_records(s.dir, s.meta.target, [&](const std::string& p) {
+                return only.selects(p) && (so.include_ignored || (!rules.ignored(p, false) && !rules.ignored(p, true)));
+            }));
         WriteOptions wo;
         wo.originals = &originals;
         TRY_VOID(write_patch(out, m, scan.items, t.layers(), wo));

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <ctime>
 
@@ -36,7 +37,8 @@ base::Result<SessionTrees> open_session_trees(const session::Info& s, const Step
         // The stack read in place (docs/history.md, "Capture reads the
         // stack"): the live upper over steps N..1, or, for --step(s), step
         // `to` as the top over steps to-1..from.
-        int top = range.all() ? nsteps : range.to, bottom = range.all() ? 1 : range.from;
+        TRY(int first, steps::first_layer(s.dir));  // below it: squashed steps, no layers
+        int top = range.all() ? nsteps : range.to, bottom = std::max(first, range.all() ? 1 : range.from);
         if (!range.all()) {
             TRY(std::string path, steps::layer_path(s.dir, top));
             upper = path;

@@ -19,13 +19,15 @@ namespace {
 
 const char kUsage[] =
     "usage: layover diff SESSION|PATCH [--stat | --name-status] [--color[=auto|always|never]] [--no-pager] "
-    "[--hunk-numbers] [--mask-secrets] [--ignore GLOB]... [--no-default-ignores] [--include-ignored] "
+    "[--hunk-numbers] [--mask-secrets] [--flat] [--ignore GLOB]... [--no-default-ignores] [--include-ignored] "
     "[--step N | --steps N..M] [--] [PATH...]\n"
     "       layover diff A B [...]: from session A's final view to session B's (best-of-N runs from one fork)\n"
     "  --step N, --steps N..M: the changes those steps of SESSION alone made, against the view just before them\n"
     "  PATH...: paths relative to the target (a directory brings its subtree) or globs\n"
     "  --hunk-numbers: number each file's hunks (@@ ... @@ hunk N), as 'apply --hunks PATH:N' takes them\n"
-    "  --mask-secrets: print secrets (tokens, keys: docs/review.md) as their prefix and '…'\n";
+    "  --mask-secrets: print secrets (tokens, keys: docs/review.md) as their prefix and '…'\n"
+    "  --flat: one lump; by default a session (or patch) of several steps is grouped by the last step that\n"
+    "          touched each file, under '# step N: LABEL' lines that git apply ignores\n";
 
 int usage_error(const std::string& msg) {
     std::fprintf(stderr, "layover: diff: %s\n%s", msg.c_str(), kUsage);
@@ -77,6 +79,8 @@ int cmd_diff(int argc, char** argv) {
             no_pager = true;
         } else if (a == "--mask-secrets") {
             mask = true;
+        } else if (a == "--flat") {
+            opts.flat = true;
         } else if (!a.empty() && a[0] == '-') {
             return usage_error("unknown option " + base::display_path(a));
         } else if (source.empty()) {

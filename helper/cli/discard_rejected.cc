@@ -81,7 +81,8 @@ base::Result<void> put_file(int dir, const std::string& name, const std::string&
 
 // A step layer holds `rel` (or cuts the way to it): conservative on doubt.
 bool held_by_steps(const std::string& session_dir, int steps_count, const std::string& rel) {
-    for (int n = 1; n <= steps_count; n++) {
+    auto first = steps::first_layer(session_dir);  // below it: squashed steps, no layers
+    for (int n = first ? first.value() : 1; n <= steps_count; n++) {
         auto layer = steps::open_layer(session_dir, n);
         if (!layer) return true;
         auto e = review::open_beneath(layer->get(), rel, O_PATH | O_NOFOLLOW);

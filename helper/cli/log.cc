@@ -14,6 +14,7 @@
 #include "helper/base/fault.h"
 #include "helper/base/json/bytes.h"
 #include "helper/base/text.h"
+#include "helper/cli/patch_tool.h"
 #include "helper/store/layer_store.h"
 #include "helper/store/owner_ns.h"
 #include "helper/store/session.h"
@@ -22,7 +23,8 @@
 
 namespace {
 
-constexpr const char* kUsage = "usage: layover log [SESSION] [--json]   the session's steps, newest first";
+constexpr const char* kUsage =
+    "usage: layover log [SESSION|FILE.tar.zst] [--json]   the session's (or a saved patch's) steps, newest first";
 
 int fail(const std::string& msg) {
     std::fprintf(stderr, "layover: %s\n", msg.c_str());
@@ -38,6 +40,12 @@ int unknown_option(const char* verb, const std::string& arg, const char* usage) 
 int refuse_running(const session::Info& s, const char* verb) {
     return fail("session '" + s.meta.name + "' is running (supervisor pid " + std::to_string(s.meta.pid) +
                 "); stop it first: " + verb + " of a running session is not built yet");
+}
+
+// A session name has no '/' (base::valid_session_name): a path, or a name
+// ending in .tar.zst, is a patch (./NAME for any other file name).
+bool looks_like_patch(const std::string& arg) {
+    return arg.find('/') != std::string::npos || (arg.size() > 8 && arg.compare(arg.size() - 8, 8, ".tar.zst") == 0);
 }
 
 struct Row {
@@ -126,6 +134,13 @@ int cmd_log(int argc, char** argv) {
             return 2;
         }
     }
+    if (looks_like_patch(name)) {
+        // A saved patch's records: read by layover-patch, as `show --steps`.
+        std::vector<char*> args = {const_cast<char*>("show"), name.data(), const_cast<char*>("--steps")};
+        if (json) args.push_back(const_cast<char*>("--json"));
+        args.push_back(nullptr);
+        return exec_patch_tool(args.data());
+    }
     auto state = session::state_dir();
     if (!state) return fail(state.error().message);
     auto s = session::find(state.value(), name);
@@ -153,6 +168,7 @@ int cmd_log(int argc, char** argv) {
                            {"deleted", r.deleted},
                            {"bytes", r.bytes},
                            {"recorded", !r.rec.missing},
+                           {"squashed", r.rec.squashed},
                            {"paths", std::move(paths)}});
         }
         nlohmann::json top = {{"session", s->meta.name}, {"steps", std::move(arr)}};
@@ -167,7 +183,8 @@ int cmd_log(int argc, char** argv) {
         std::string counts =
             "+" + std::to_string(r.added) + " ~" + std::to_string(r.modified) + " -" + std::to_string(r.deleted);
         std::printf("%6s  %-20s  %-14s %10s B  %s\n", num.c_str(), when.empty() ? "-" : when.c_str(), counts.c_str(),
-                    base::thousands(r.bytes).c_str(), base::display_path(r.rec.label).c_str());
+                    base::thousands(r.bytes).c_str(),
+                    ((r.rec.squashed ? "(squashed) " : "") + base::display_path(r.rec.label)).c_str());
     }
     return 0;
 }

@@ -14,6 +14,7 @@
 #include "capture/scan/session_scan.h"
 #include "capture/scan/summary.h"
 #include "helper/base/glob.h"
+#include "helper/cli/patch_steps.h"
 #include "helper/cli/path_args.h"
 #include "helper/cli/session_risks.h"
 #include "helper/cli/step_args.h"
@@ -48,9 +49,10 @@ const char kSaveUsage[] =
     "  --no-originals: leave out the base content of modified text files (kept by default, for a 3-way merge)\n"
     "  PATH...: only these paths (relative to the target; a directory brings its subtree) or globs\n";
 const char kShowUsage[] =
-    "usage: layover show FILE.tar.zst [--json] [--expand] [--no-pager] [--max-members N] [--max-stored-bytes N]\n"
-    "                    [--max-logical-bytes N] [--max-name-len N] [--max-pax-header N]\n"
-    "  Validate a patch and print its changes.\n";
+    "usage: layover show FILE.tar.zst [--json] [--expand] [--no-pager] [--steps] [--max-members N]\n"
+    "                    [--max-stored-bytes N] [--max-logical-bytes N] [--max-name-len N] [--max-pax-header N]\n"
+    "  Validate a patch and print its changes.\n"
+    "  --steps: the session's steps the patch carries, newest first (as 'layover log')\n";
 
 // Before a patch is shared: the secrets it carries, by file and line (read
 // from the session's trees, as status does: no second pass over the patch).
@@ -131,7 +133,7 @@ int cmd_save(int argc, char** argv) {
 }
 
 int cmd_show(int argc, char** argv) {
-    bool as_json = false, expand = false, no_pager = false;
+    bool as_json = false, expand = false, no_pager = false, with_steps = false;
     std::string file;
     capture::Limits limits;
     for (int i = 1; i < argc; i++) {
@@ -142,6 +144,7 @@ int cmd_show(int argc, char** argv) {
         if (a == "--json") as_json = true;
         else if (a == "--expand") expand = true;
         else if (a == "--no-pager") no_pager = true;
+        else if (a == "--steps") with_steps = true;
         else if (a == "-h" || a == "--help") return usage(kShowUsage);
         else if (!a.empty() && a[0] == '-' && a != "-") return usage(kShowUsage, "show: unknown option '" + a + "'");
         else if (file.empty()) file = a;
@@ -150,6 +153,7 @@ int cmd_show(int argc, char** argv) {
     if (file.empty()) return usage(kShowUsage, "show: which patch file?");
     auto p = capture::Patch::open(file, limits);
     if (!p) return fail(p.error().message);
+    if (with_steps) return print_patch_steps(p.value(), as_json);
     const auto& m = p->manifest();
     // A patch from someone else: where it writes, modes, sizes, risks.
     auto ctx = review::risk_context_of_patch(p.value());

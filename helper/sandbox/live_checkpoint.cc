@@ -76,14 +76,20 @@ control::Reply LiveCheckpoint::serve(const control::Request& req, pid_t init) {
     std::string run_label = live_before ? live_before->label : "";
     std::string label = req.label.empty() ? run_label : req.label;
     auto frozen = capture::in_owner_ns([&]() -> base::Result<std::string> {
-        TRY(int depth, steps::count(d));
+        // The mounted overlays read the layers: no squash while the session
+        // runs; the next resume squashes (docs/history.md).
+        TRY(int total, steps::count(d));
+        TRY(int first, steps::first_layer(d));
+        int depth = total - first + 1;
         if (depth >= steps::kMaxDepth)
-            return base::error("the session has " + std::to_string(depth) + " steps, the most a stack holds");
+            return base::error("the session's stack is " + std::to_string(depth) +
+                               " layers deep, the most a running session's holds; stop the session and resume it "
+                               "(the resume squashes the oldest steps), then checkpoint");
         auto live = steps::read_live(d);
         steps::Live l = live ? live.value() : steps::Live{};
         l.label = label;
         TRY_VOID(steps::write_live(d, l));
-        TRY(int n, steps::freeze_live(d, target, base::utc_now_rfc3339()));
+        TRY(int n, steps::freeze_live(d, target, base::utc_now_rfc3339(), steps::kMaxSteps));
         if (n > 0) {
             char ck[16];
             std::snprintf(ck, sizeof ck, "/ck%04d", n);

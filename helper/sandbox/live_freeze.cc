@@ -12,7 +12,10 @@
 #include <cstdio>
 #include <string>
 
+#include "helper/base/fd.h"
 #include "helper/sandbox/sandbox.h"
+#include "helper/store/layer_store.h"
+#include "helper/store/steps.h"
 #include "overlay/mountinfo.h"
 #include "overlay/mounts.h"
 
@@ -34,17 +37,35 @@ base::Result<base::Fd> open_in(int dirfd, const std::string& name) {
     return base::open_at(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
 }
 
+// The layer id a step's reference holds, read below the session's clone.
+base::Result<std::string> ref_id(int session, const std::string& name) {
+    TRY(base::Fd f, base::open_at(session, name, O_RDONLY | O_NOFOLLOW));
+    TRY(std::string text, base::read_all(f.get(), 256));
+    if (!text.empty() && text.back() == '\n') text.pop_back();
+    if (!steps::valid_layer_id(text)) return base::error(name + ": not a layer reference");
+    return text;
+}
+
 base::Result<void> mount_next(const SandboxPlan& plan, Fds& fds, int n) {
     char work[32];
     std::snprintf(work, sizeof work, "work/ck%04d", n);
     TRY(base::Fd upper, open_in(fds.session.get(), "upper"));
     TRY(base::Fd wk, open_in(fds.session.get(), work));
     std::vector<base::Fd> lowers;
-    for (int i = n; i >= 1; i--) {
+    for (int i = n; i >= fds.first; i--) {
         char name[32];
         std::snprintf(name, sizeof name, "steps/%04d", i);
-        TRY(base::Fd l, open_in(fds.session.get(), name));
-        lowers.push_back(std::move(l));
+        auto l = open_in(fds.session.get(), name);
+        if (!l && l.error().code == ENOENT) {
+            // A step shared through the layer store (helper/store/layer_store.h):
+            // NNNN.ref names the layer, opened in the store's clone.
+            TRY(std::string id, ref_id(fds.session.get(), std::string(name) + ".ref"));
+            if (!fds.store.valid())
+                return base::error("step " + std::to_string(i) + " is in the layer store, which was not open");
+            l = open_in(fds.store.get(), id);
+        }
+        if (!l) return l.error();
+        lowers.push_back(std::move(l.value()));
     }
     TRY(base::Fd target, open_in(fds.target.get(), "."));
     base::Fd fs(::fsopen("overlay", FSOPEN_CLOEXEC));
@@ -109,6 +130,15 @@ Fds open(const SandboxPlan& plan) {
     if (s && t) {
         f.session = std::move(s.value());
         f.target = std::move(t.value());
+        // Squashed steps below `first` have no layer; shared ones live in the
+        // store (no squash, fork or rollback while the session runs).
+        auto first = steps::first_layer(session);
+        f.first = first ? first.value() : 1;
+        std::string store = steps::store_dir(session);
+        if (::access(store.c_str(), F_OK) == 0) {
+            auto st = clone(store);
+            if (st) f.store = std::move(st.value());
+        }
     } else {
         f.unavailable = (s ? t.error() : s.error()).message;
     }

@@ -25,6 +25,8 @@ namespace live_freeze {
 
 struct Fds {
     base::Fd session, target;  // opened in setup's namespace before any mount covers them
+    base::Fd store;            // STATE/layers, when it exists: the steps shared by reference
+    int first = 1;             // the lowest step with a layer (those below were squashed)
     std::string unavailable;   // why not (then every request is refused with it)
 };
 

@@ -72,11 +72,11 @@ std::string step_label(const std::string& label, const std::vector<std::string>&
 
 // Freeze a resumed session's live upper as a step, as its owner (the
 // program may have left mode-000 dirs), in a child: run keeps its identity.
-base::Result<void> freeze_previous(const std::string& dir, const std::string& target) {
+base::Result<void> freeze_previous(const std::string& dir, const std::string& target, int max_steps) {
     auto r = capture::in_owner_ns([&]() -> base::Result<std::string> {
         TRY(std::string pending, steps::finish_pending(dir));  // a killed rollback first (docs/history.md)
         (void)pending;
-        TRY(int n, steps::freeze_live(dir, target, rfc3339(now_ns())));
+        TRY(int n, steps::freeze_live(dir, target, rfc3339(now_ns()), max_steps));
         return std::to_string(n);
     });
     if (!r) return r.error().context("freezing the session's last run as a step");
@@ -119,7 +119,7 @@ base::Result<PreparedRun> prepare_run(const RunOptions& opts) {
         TRY(r.lock, session::lock(dir, name));
         r.meta = old.value();
         // Resuming: the last run's upper becomes a frozen step (docs/history.md).
-        TRY_VOID(freeze_previous(dir, target));
+        TRY_VOID(freeze_previous(dir, target, opts.max_steps));
     } else {
         if (::mkdir(dir.c_str(), 0700) != 0) {
             if (errno == EEXIST)
@@ -190,7 +190,8 @@ base::Result<PreparedRun> prepare_run(const RunOptions& opts) {
                 pol.rw,
                 scratch,
                 {}};
-    for (int i = nsteps; i >= 1; i--) {
+    TRY(int first, steps::first_layer(dir));  // below it: squashed steps, no layers
+    for (int i = nsteps; i >= first; i--) {
         TRY(std::string layer, steps::layer_path(dir, i));
         p.mounts.steps.push_back(std::move(layer));
     }

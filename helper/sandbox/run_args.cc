@@ -10,7 +10,8 @@ const char kRunUsage[] =
     "                   [--hide PATH]... [--no-hide-secrets] [--env-keep GLOB]... [--env NAME=VALUE]...\n"
     "                   [--env-clear] [--cwd DIR] [--ro PATH]... [--rw PATH]... [--wait] [--home MODE]\n"
     "                   [--timeout DURATION] [--max-pids N] [--max-size SIZE] [--max-memory SIZE]\n"
-    "                   [--tmp-size SIZE] [--ipc-fd N] [--keep-empty] [--quiet] [--] [CMD [ARG...]]\n"
+    "                   [--tmp-size SIZE] [--ipc-fd N] [--keep-empty] [--quiet] [--max-steps N]\n"
+    "                   [--] [CMD [ARG...]]\n"
     "  --target DIR      tree to overlay (default: $HOME)\n"
     "  --session NAME    name the session, or resume a kept one ([A-Za-z0-9._-]{1,64}, not starting with -)\n"
     "  --on-exit MODE    prompt|keep|discard|apply|save:FILE (default: prompt on a tty, else keep)\n"
@@ -42,7 +43,9 @@ const char kRunUsage[] =
     "  --ipc-fd N        pass fd N into the command as fd 3 (LAYOVER_IPC_FD=3)\n"
     "  --keep-empty      keep the session even when the command changed nothing (by default such\n"
     "                    a session is removed at exit, with one line saying so)\n"
-    "  -q, --quiet       no informational lines (what is hidden, which variables are dropped)\n";
+    "  -q, --quiet       no informational lines (what is hidden, which variables are dropped)\n"
+    "  --max-steps N     the deepest stack of frozen steps a resumed session keeps (default 64,\n"
+    "                    2-400); past it the oldest two steps are squashed into one layer\n";
 
 std::string check_on_exit(const std::string& m) {
     if (m == "prompt" || m == "keep" || m == "discard" || m == "apply") return "";
@@ -127,6 +130,14 @@ base::Result<RunOptions> parse_run_args(const std::vector<std::string>& args) {
             TRY_VOID(value("--timeout", &o.timeout));
             if (!limits::parse_duration(o.timeout, &o.limits.timeout_ms))
                 return base::error("bad --timeout '" + o.timeout + "'; use e.g. 90s, 5m, 2h, 1d or none");
+        } else if (is("--max-steps")) {
+            std::string v;
+            TRY_VOID(value("--max-steps", &v));
+            char* end = nullptr;
+            unsigned long n = std::strtoul(v.c_str(), &end, 10);
+            if (v.empty() || *end || v[0] == '-' || n < 2 || n > 400)
+                return base::error("bad --max-steps '" + v + "'; use a number from 2 to 400");
+            o.max_steps = static_cast<int>(n);
         } else if (is("--max-pids")) {
             TRY_VOID(value("--max-pids", &o.max_pids));
             char* end = nullptr;

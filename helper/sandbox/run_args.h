@@ -30,6 +30,7 @@ struct RunOptions {
     std::vector<std::string> ro;  // --ro PATH: host path shown read-only at the same path
     std::vector<std::string> rw;  // --rw PATH: host path writable, pass-through, never captured
     bool wait = false;            // --wait: wait for background processes at exit
+    int max_steps = 64;           // --max-steps N: the stack's depth limit (steps::kMaxDepth)
     bool home_scratch = true;     // --home scratch (default) | ro: writes outside the target (scratch.h)
     // Resource limits as given (parsed into Limits by parse_run_args).
     std::string timeout, max_pids, max_size, max_memory;

@@ -83,7 +83,8 @@ base::Result<std::string> flatten_range(const std::string& d, int from, int to, 
         TRY(base::Fd up, base::open_at(AT_FDCWD, d + "/upper", O_RDONLY | O_DIRECTORY | O_NOFOLLOW));
         chain.fds.push_back(std::move(up));
     }
-    for (int i = to; i >= from; i--) {
+    TRY(int first, first_layer(d));
+    for (int i = to; i >= std::max(from, first); i--) {
         TRY(base::Fd l, open_layer(d, i));
         chain.fds.push_back(std::move(l));
     }
@@ -97,14 +98,18 @@ base::Result<std::string> flatten_range(const std::string& d, int from, int to, 
     return flat;
 }
 
-base::Result<void> copy_layer(const std::string& from, const std::string& to) {
+base::Result<void> merge_layers(const std::vector<std::string>& top_first, const std::string& to) {
     layers::Chain chain;
-    TRY(base::Fd src, base::open_at(AT_FDCWD, from, O_RDONLY | O_DIRECTORY | O_NOFOLLOW));
-    chain.fds.push_back(std::move(src));
+    for (const auto& from : top_first) {
+        TRY(base::Fd src, base::open_at(AT_FDCWD, from, O_RDONLY | O_DIRECTORY | O_NOFOLLOW));
+        chain.fds.push_back(std::move(src));
+    }
     if (::mkdir(to.c_str(), 0755) != 0) return base::sys_error("creating " + to);
     TRY(base::Fd out, base::open_at(AT_FDCWD, to, O_RDONLY | O_DIRECTORY | O_NOFOLLOW));
     return merge(chain, out.get());
 }
+
+base::Result<void> copy_layer(const std::string& from, const std::string& to) { return merge_layers({from}, to); }
 
 void remove_flat(const std::string& flat) {
     auto slash = flat.rfind('/');

@@ -19,6 +19,7 @@ base::Result<void> fork_steps(const std::string& from, const std::string& to, in
     if (::mkdir(to.c_str(), 0700) != 0) return base::sys_error("creating " + to);
     if (::mkdir((to + "/upper").c_str(), 0755) != 0) return base::sys_error("creating " + to + "/upper");
     if (at == 0) return base::Ok();
+    TRY_VOID(check_reachable(from, at));
     if (::mkdir(steps_dir(to).c_str(), 0700) != 0) return base::sys_error("creating " + steps_dir(to));
     // Held while references are made: gc's sweep (exclusive) never sees a layer half-referenced.
     TRY(base::Fd store_lock, lock_store(store_dir(from), false));

@@ -94,7 +94,8 @@ std::vector<Problem> check_history(const std::string& d, bool fix) {
         out.push_back({"its steps are unreadable: " + total.error().message, false});
         return out;
     }
-    for (int i = 1; i <= total.value(); i++)
+    auto first = first_layer(d);
+    for (int i = first ? first.value() : 1; i <= total.value(); i++)
         if (auto p = layer_path(d, i); !p) out.push_back({p.error().message, false});
     return out;
 }

@@ -100,6 +100,7 @@ base::Result<base::Fd> open_layer(const std::string& d, int n) {
 
 base::Result<void> share(const std::string& d, const std::string& container, int n) {
     std::string dir = container + "/" + four(n);
+    if (!holds_layer(container, n)) return base::Ok();  // a squashed step: no layer
     if (!is_real_dir(dir)) {
         TRY(std::string id, read_ref(dir + ".ref"));
         (void)id;
@@ -116,8 +117,10 @@ base::Result<void> share(const std::string& d, const std::string& container, int
 }
 
 base::Result<void> copy_ref(const std::string& from, const std::string& to, int n) {
-    TRY(std::string id, read_ref(from + "/" + four(n) + ".ref"));
-    TRY_VOID(replace_file(to + "/" + four(n) + ".ref", id + "\n"));
+    if (holds_layer(from, n)) {  // else a squashed step: its record alone
+        TRY(std::string id, read_ref(from + "/" + four(n) + ".ref"));
+        TRY_VOID(replace_file(to + "/" + four(n) + ".ref", id + "\n"));
+    }
     // The record is hard-linked (O(1) whatever the paths it lists): records
     // are only ever replaced (temp + rename), never written in place.
     std::string rec = from + "/" + four(n) + ".json", dst = to + "/" + four(n) + ".json";

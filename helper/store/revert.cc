@@ -36,7 +36,8 @@ base::Result<base::Fd> open_dir(int dirfd, const std::string& name) {
 // Steps top..1 over the target.
 base::Result<layers::Chain> view_chain(const std::string& d, int top, const std::string& target) {
     layers::Chain c;
-    for (int i = top; i >= 1; i--) {
+    TRY(int first, first_layer(d));  // below it: squashed steps, no layers
+    for (int i = top; i >= first; i--) {
         TRY(base::Fd l, open_layer(d, i));
         c.fds.push_back(std::move(l));
     }

@@ -134,6 +134,7 @@ base::Result<int> rollback(const std::string& d, int n, const std::string& targe
     if (n < 0 || n > total)
         return base::error("no step " + std::to_string(n) + ": the session has steps 1.." + std::to_string(total) +
                            " (0 is the real tree alone); see 'layover log'");
+    TRY_VOID(check_reachable(d, n));
     TRY(bool empty, upper_empty(d));
     if (n == total && empty) return 0;
     // The live changes become a step first (the view is the same), so that one

@@ -150,7 +150,8 @@ base::Result<std::vector<Touched>> touched_layer(const std::string& layer, const
                                                  const std::string& target) {
     TRY(base::Fd up, open_dir(AT_FDCWD, layer));
     layers::Chain below;
-    for (int i = n; i >= 1; i--) {
+    TRY(int first, first_layer(d));
+    for (int i = n; i >= first; i--) {
         TRY(base::Fd l, open_layer(d, i));
         below.fds.push_back(std::move(l));
     }

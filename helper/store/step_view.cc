@@ -33,7 +33,8 @@ int mount_view(const std::string& d, int n, const std::string& target, bool live
         if (fd < 0) return -errno;
         fds.emplace_back(fd);
     }
-    for (int i = n; i >= 1; i--) {
+    auto first = first_layer(d);  // below it: squashed steps, no layers
+    for (int i = n; i >= (first ? first.value() : 1); i--) {
         auto l = open_layer(d, i);
         if (!l) return l.error().code ? -l.error().code : -EIO;
         fds.push_back(std::move(l.value()));

@@ -98,8 +98,9 @@ std::string steps_dir(const std::string& d) { return d + "/steps"; }
 std::string layer_dir(const std::string& d, int n) { return steps_dir(d) + "/" + four(n); }
 std::string record_file(const std::string& d, int n) { return layer_dir(d, n) + ".json"; }
 
-std::string record_to_text(const Record& r) {
-    std::string o = "{";
+void record_json(std::string* out, const Record& r) {
+    std::string& o = *out;
+    o += "{";
     base::json::key(&o, "step");
     base::json::num(&o, static_cast<uint64_t>(r.n));
     o += ", ";
@@ -111,6 +112,8 @@ std::string record_to_text(const Record& r) {
     o += ", ";
     base::json::key(&o, "end");
     base::json::str(&o, r.end);
+    if (r.squashed) o += ", \"squashed\": true";
+    if (r.live) o += ", \"live\": true";
     o += ", ";
     base::json::key(&o, "paths");
     o += "[";
@@ -122,31 +125,49 @@ std::string record_to_text(const Record& r) {
         base::json::str(&o, r.paths[i].kind);
         o += "}";
     }
-    o += "]}\n";
-    return o;
+    o += "]}";
 }
 
-base::Result<Record> record_from_text(std::string_view text) {
-    base::jsonread::Parser p(text);
+std::string record_to_text(const Record& r) {
+    std::string o;
+    record_json(&o, r);
+    return o + "\n";
+}
+
+base::Result<Record> read_record(base::jsonread::Parser& p) {
     Record r;
-    bool has_step = false;
+    unsigned seen = 0;  // a known field given twice is refused, as in a manifest
+    auto once = [&](unsigned bit) {
+        bool fresh = !(seen & bit);
+        seen |= bit;
+        return fresh;
+    };
     if (!p.begin_object()) return bad("not a JSON object");
     std::string_view k;
     while (p.next_key(&k)) {
+        unsigned bit = k == "step"       ? 1
+                       : k == "label"    ? 2
+                       : k == "start"    ? 4
+                       : k == "end"      ? 8
+                       : k == "paths"    ? 16
+                       : k == "squashed" ? 32
+                       : k == "live"     ? 64
+                                         : 0;
+        if (bit && !once(bit)) return bad("field \"" + std::string(k) + "\" given twice");
         if (k == "step") {
             base::jsonread::Number num;
             uint64_t v = 0;
-            if (!p.number(&num) || !num.to_unsigned(kMaxSteps, &v) || v == 0) return bad("\"step\" is not 1..9999");
+            if (!p.number(&num) || !num.to_unsigned(kMaxSteps + 1, &v) || v == 0) return bad("\"step\" is not 1..9999");
             r.n = static_cast<int>(v);
-            has_step = true;
         } else if (k == "label") {
             TRY(r.label, read_string(p, "label", kMaxLabel));
         } else if (k == "start") {
             TRY(r.start, read_string(p, "start", 64));
         } else if (k == "end") {
             TRY(r.end, read_string(p, "end", 64));
-        } else if (k == "squashed") {
-            if (!p.boolean(&r.squashed)) return bad("\"squashed\" is not true or false");
+        } else if (k == "squashed" || k == "live") {
+            if (!p.boolean(k == "live" ? &r.live : &r.squashed))
+                return bad("\"" + std::string(k) + "\" is not a boolean");
         } else if (k == "paths") {
             if (!p.begin_array()) return bad("\"paths\" is not an array");
             while (p.next_item()) {
@@ -157,8 +178,16 @@ base::Result<Record> record_from_text(std::string_view text) {
             return bad("malformed JSON");
         }
     }
-    if (!p.ok() || !p.finish()) return bad("malformed JSON");
-    if (!has_step) return bad("no \"step\"");
+    if (!p.ok()) return bad("malformed JSON");
+    if (!(seen & 1)) return bad("no \"step\"");
+    if (r.n > kMaxSteps && !r.live) return bad("\"step\" is not 1..9999");
+    return r;
+}
+
+base::Result<Record> record_from_text(std::string_view text) {
+    base::jsonread::Parser p(text);
+    TRY(Record r, read_record(p));
+    if (!p.finish()) return bad("malformed JSON");
     return r;
 }
 
@@ -219,8 +248,17 @@ base::Result<int> count(const std::string& d) {
         if (record || temp || n == "live.json") continue;
         return base::error("unexpected entry " + base::display_path(n) + " in " + steps_dir(d) + "; remove it");
     }
-    int total = static_cast<int>(layers.size());
-    for (int i = 1; i <= total; i++)
+    int total = layers.empty() ? 0 : *layers.rbegin();
+    // Steps 1..F-1 squashed into layer F (helper/store/squash.cc): no layers,
+    // and step F-1's record says so.
+    int first = layers.empty() ? 1 : *layers.begin();
+    bool squashed = false;
+    if (first > 1) {
+        auto text = read_text(record_file(d, first - 1));
+        auto rec = text ? record_from_text(text.value()) : base::Result<Record>(text.error());
+        squashed = rec && rec->squashed;
+    }
+    for (int i = squashed ? first : 1; i <= total; i++)
         if (!layers.count(i))
             return base::error("step " + std::to_string(i) + " is missing from " + steps_dir(d) +
                                " (steps must be numbered 0001 on without gaps)");
@@ -250,6 +288,10 @@ base::Result<std::vector<Record>> read_all(const std::string& d) {
     return out;
 }
 
+base::Result<void> write_record(const std::string& d, const Record& r) {
+    return write_text(record_file(d, r.n), record_to_text(r));
+}
+
 base::Result<void> write_live(const std::string& d, const Live& l) {
     if (::mkdir(steps_dir(d).c_str(), 0700) != 0 && errno != EEXIST) return base::sys_error("creating " + steps_dir(d));
     return write_text(steps_dir(d) + "/live.json", live_to_text(l));
@@ -276,7 +318,14 @@ base::Result<int> freeze_live(const std::string& d, const std::string& target, c
         reuse = rec && rec->n == n && !rec->paths.empty();
     }
     if (reuse) n--;
-    if (n >= max_depth) return 0;
+    TRY(bool finished, finish_squash(d));
+    (void)finished;
+    // Past the depth limit the oldest two layers become one (the records stay).
+    for (;;) {
+        TRY(int first, first_layer(d));
+        if (n == 0 || n + 1 - first + 1 <= max_depth || first >= n) break;
+        TRY_VOID(squash_oldest(d));
+    }
     if (::mkdir(steps_dir(d).c_str(), 0700) != 0 && errno != EEXIST) return base::sys_error("creating " + steps_dir(d));
     Record r;
     r.n = n + 1;

@@ -11,6 +11,10 @@
 
 #include "helper/base/result.h"
 
+namespace base::jsonread {
+class Parser;
+}
+
 namespace steps {
 
 // A path a step touched and how, against the view just before the step:
@@ -28,7 +32,8 @@ struct Record {
     std::string start, end;  // UTC RFC 3339
     std::vector<Touched> paths;
     bool missing = false;   // the layer has no readable record (shown, never trusted)
-    bool squashed = false;  // merged into a later layer: out of reach of revert and --steps
+    bool squashed = false;  // merged into a later layer past the depth limit (docs/history.md)
+    bool live = false;      // in a patch: the live changes, not a frozen step
 };
 
 // The live upper's label and start, written when a run begins.
@@ -37,9 +42,9 @@ struct Live {
 };
 
 constexpr int kMaxSteps = 9999;  // four digits in the layer names
-// The deepest stack a freeze makes: past it, runs accumulate in the live
-// upper (the squash of the oldest steps is not built yet). overlayfs stacks
-// at most 500 lowers; the issue picks 64 from the stat bench.
+// The deepest stack a freeze makes by default (run --max-steps): past it the
+// oldest two layers are squashed into one (helper/store/squash.cc).
+// overlayfs stacks at most 500 lowers; the issue picks 64 from the stat bench.
 constexpr int kMaxDepth = 64;
 
 std::string steps_dir(const std::string& session_dir);
@@ -51,6 +56,10 @@ std::string record_file(const std::string& session_dir, int n);
 // dir could be anything): strict JSON, known kinds, bounded sizes.
 std::string record_to_text(const Record& r);
 base::Result<Record> record_from_text(std::string_view text);
+// The same object, appended to / read from a larger JSON text (a patch's
+// manifest carries the records: capture/patch/manifest_steps.cc).
+void record_json(std::string* out, const Record& r);
+base::Result<Record> read_record(base::jsonread::Parser& p);
 std::string live_to_text(const Live& l);
 base::Result<Live> live_from_text(std::string_view text);
 
@@ -66,8 +75,7 @@ base::Result<Live> read_live(const std::string& session_dir);
 
 // Freeze the live upper as step N+1 (record first, then the rename that
 // commits it, then a fresh empty upper). An upper with no entries is not a
-// step: returns 0 and changes nothing; so does a stack already kMaxDepth
-// deep. Else the new step's number. `target`
+// step: returns 0 and changes nothing. Else the new step's number. `target`
 // is the real tree, for the record's touched paths. Run it where the
 // session's files are readable (the owner user namespace, or as the owner).
 // max_depth: rollback freezes past kMaxDepth (the stack shrinks right after).
@@ -124,5 +132,27 @@ base::Result<std::string> finish_pending(const std::string& session_dir);
 // session still ends at the step rolled back to, with no live changes.
 base::Result<int> rollback_undo(const std::string& session_dir);
 std::string rolled_back_dir(const std::string& session_dir);
+
+}  // namespace steps
+
+namespace steps {
+
+// The squash past the depth limit (helper/store/squash.cc, docs/history.md):
+// layers F..N are the stack; steps 1..F-1 were squashed into layer F, their
+// records kept with "squashed". F is 1 until the first squash.
+base::Result<int> first_layer(const std::string& session_dir);
+// Merge the oldest two layers into one (crash-safe; finishes a killed one
+// first). Run it as the session's owner.
+base::Result<void> squash_oldest(const std::string& session_dir);
+// Finish a squash that was killed after its commit point (true), or remove a
+// killed one's leftovers (false).
+base::Result<bool> finish_squash(const std::string& session_dir);
+// Layers (topmost first) merged into one new upper-like dir `to`, as one
+// upper over the others would hold them (flatten's merge; files hard-linked).
+base::Result<void> merge_layers(const std::vector<std::string>& top_first, const std::string& to);
+// Rollback, fork (and revert) to step n: an error when n was squashed.
+base::Result<void> check_reachable(const std::string& session_dir, int n);
+// A step's record file (temp + rename).
+base::Result<void> write_record(const std::string& session_dir, const Record& r);
 
 }  // namespace steps

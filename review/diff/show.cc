@@ -9,6 +9,7 @@
 #include "review/diff/pager.h"
 #include "review/diff/source.h"
 #include "review/diff/stat.h"
+#include "review/diff/step_groups.h"
 
 namespace review {
 
@@ -39,10 +40,31 @@ base::Result<bool> show_diff(const capture::Patch& patch, const ShowOptions& opt
     Output out(opts.page && any, opts.color);
     std::vector<FileStat> stats;
     bool wrote_header = false;
-    for (const auto& f : set.files) {
+    // Per step (review/diff/step_groups.h): the file order and, before each
+    // group's first file, its header line.
+    std::vector<size_t> order;
+    std::vector<std::string> before(set.files.size());
+    if (opts.format == ShowOptions::Format::Patch && !opts.flat) {
+        std::vector<std::string> paths;
+        for (const auto& f : set.files) paths.push_back(f.path);
+        for (auto& g : group_by_step(patch.manifest().steps, paths)) {
+            before[g.files.front()] = g.header;
+            order.insert(order.end(), g.files.begin(), g.files.end());
+        }
+    }
+    if (order.empty())
+        for (size_t i = 0; i < set.files.size(); i++) order.push_back(i);
+    std::string pending;  // a group's header, written with its first file that renders
+    for (size_t i : order) {
+        const auto& f = set.files[i];
+        if (!before[i].empty()) pending = before[i];
         FileStat st;
         std::string text = render_file(f, style, &st);
         if (text.empty()) continue;
+        if (!pending.empty()) {
+            text = (opts.color ? "\033[1m" + pending.substr(0, pending.size() - 1) + "\033[m\n" : pending) + text;
+            pending.clear();
+        }
         if (opts.filter) text = opts.filter(text);
         if (!opts.header.empty() && stats.empty() && !wrote_header) {
             TRY_VOID(out.write(opts.header));

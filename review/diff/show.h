@@ -22,6 +22,10 @@ struct ShowOptions {
     std::string header;              // written before the first file (risk lines), when there is one
     std::function<std::string(const std::string&)> filter = nullptr;  // applied to each file's text
     int old_root = -1;  // the old sides' tree, when not the target (a session's view: diff --steps, diff A B)
+    // Patch format, more than one step record: files grouped by the last step
+    // that touched them, each group after a "# step N: LABEL" line git apply
+    // ignores (review/diff/step_groups.h). --flat: one lump.
+    bool flat = false;
 };
 
 // Returns whether the selection holds any change (diff's exit 1 vs 0).

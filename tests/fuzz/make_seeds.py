@@ -68,6 +68,16 @@ def builders():
         b.dir("/".join(parts[:i + 1]))
     b.file("/".join(parts) + "/leaf", b"deep\n")
     yield "deep", b
+    # A session's step records (docs/patch-format.md "steps"): a live one
+    # last, a squashed one, a non-UTF-8 path, a hostile label.
+    b = PatchBuilder(t).file("a", b"a\n")
+    b.manifest["steps"] = [
+        {"step": 1, "label": "sh -c \x1b]0;title\x07x", "start": "2026-01-01T00:00:00Z",
+         "end": "2026-01-01T00:00:01Z", "squashed": True, "paths": [{"path": "a", "kind": "A"}]},
+        {"step": 2, "label": "rm", "start": "", "end": "", "paths": [
+            {"path": "b\\xff", "path_b64": "Yv8=", "kind": "D"}, {"path": "d/e", "kind": "mode"}]},
+        {"step": 3, "label": "live", "start": "", "end": "", "live": True, "paths": [{"path": "a", "kind": "M"}]}]
+    yield "steps", b
 
 
 def main():

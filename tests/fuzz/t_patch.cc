@@ -13,6 +13,7 @@
 #include "capture/scan/summary.h"
 #include "review/apply/apply.h"
 #include "review/diff/source.h"
+#include "review/diff/step_groups.h"
 #include "tests/fuzz/targets.h"
 
 namespace fuzz {
@@ -64,6 +65,10 @@ int patch(const uint8_t* data, size_t size) {
     // show: the summary and --json.
     (void)capture::summary_text(p->manifest().changes);
     (void)capture::changes_to_json_text(p->manifest().changes);
+    // The step records (show --steps, the grouped diff's headers).
+    std::vector<std::string> paths;
+    for (const auto& c : p->manifest().changes) paths.push_back(c.path);
+    (void)review::group_by_step(p->manifest().steps, paths);
     // diff: against the scratch target (a patch names any target it likes).
     const_cast<capture::Manifest&>(p->manifest()).target = target;
     review::DiffScope scope;

@@ -90,7 +90,8 @@ SAMPLES = {"network": "none", "on-exit": "keep", "home": "ro", "timeout": "1h", 
            "max-size": "1G", "max-memory": "1G", "tmp-size": "1G", "ipc-fd": "3", "env": "A=b",
            "session": "abc", "color": "never", "max-members": "5", "max-stored-bytes": "5M",
            "max-logical-bytes": "5M", "max-name-len": "100", "max-pax-header": "1000", "keep-undo": "20",
-           "keep-undo-days": "30", "older-than": "30d", "conflict": "markers"}
+           "keep-undo-days": "30", "older-than": "30d", "conflict": "markers",
+           "max-steps": "3"}
 
 
 def test_every_table_flag_is_accepted_by_its_verbs_parser(tmp_path):

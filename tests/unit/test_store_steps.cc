@@ -229,7 +229,7 @@ TEST_CASE("overlay: a stack of lower layers joins escaped paths topmost first", 
         "userxattr,volatile");
 }
 
-TEST_CASE("steps: past the depth limit, runs accumulate in the live upper", "[steps]") {
+TEST_CASE("steps: past the depth limit, the oldest two steps are squashed into one layer", "[steps]") {
     testtree::TempDir t;
     std::string s = t.path;
     testtree::make(s + "/steps", "dir");
@@ -238,13 +238,34 @@ TEST_CASE("steps: past the depth limit, runs accumulate in the live upper", "[st
         std::snprintf(name, sizeof name, "/steps/%04d", i);
         testtree::make(s + name, "dir");
     }
+    testtree::make(s + "/steps/0001/a", "file:one");
+    testtree::make(s + "/steps/0001/gone", "file:old");
+    testtree::make(s + "/steps/0002/b", "file:two");
+    testtree::make(s + "/steps/0002/a", "file:one again");
     testtree::make(s + "/upper", "dir");
     testtree::make(s + "/upper/f", "file:x");
     auto n = steps::freeze_live(s, s + "/steps/0001", "2026-11-25T20:00:00Z");
     REQUIRE(n.ok());
-    CHECK(n.value() == 0);
-    CHECK(testtree::read_text(s + "/upper/f") == "x");
+    CHECK(n.value() == steps::kMaxDepth + 1);
+    // Steps 1 and 2 are one layer in step 2's slot, the upper over the lower.
+    CHECK(::access((s + "/steps/0001").c_str(), F_OK) != 0);
+    CHECK(testtree::read_text(s + "/steps/0002/a") == "one again");
+    CHECK(testtree::read_text(s + "/steps/0002/b") == "two");
+    CHECK(testtree::read_text(s + "/steps/0002/gone") == "old");
+    CHECK(testtree::read_text(s + "/steps/0065/f") == "x");
     auto c = steps::count(s);
     REQUIRE(c.ok());
-    CHECK(c.value() == steps::kMaxDepth);
+    CHECK(c.value() == steps::kMaxDepth + 1);
+    auto first = steps::first_layer(s);
+    REQUIRE(first.ok());
+    CHECK(first.value() == 2);
+    auto recs = steps::read_all(s);
+    REQUIRE(recs.ok());
+    REQUIRE(recs->size() == static_cast<size_t>(steps::kMaxDepth + 1));
+    CHECK(recs->front().squashed);
+    CHECK_FALSE((*recs)[1].squashed);
+    // Out of reach for a rollback or a fork; step 2 and the real tree are not.
+    CHECK_FALSE(steps::check_reachable(s, 1).ok());
+    CHECK(steps::check_reachable(s, 2).ok());
+    CHECK(steps::check_reachable(s, 0).ok());
 }
