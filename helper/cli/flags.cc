@@ -129,6 +129,8 @@ const std::vector<Flag> kFlags = {
     {"rejections", "json", 0, N, once, any, ""},
     {"apply", "include-rejected", 0, N, once, no, ""},
     {"discard", "rejected", 0, N, once, no, ""},
+    {"apply", "patch", 'p', N, once, no, ""},
+    {"apply", "interactive", 0, N, once, no, ""},
 };
 
 }  // namespace
