@@ -155,3 +155,38 @@ def test_without_a_terminal_it_names_hunks_and_applies_nothing(lo):
     err = r.stderr.decode()
     assert "--hunks" in err and len(err.strip().splitlines()) == 1, err
     assert tree(lo.target, mtimes=True) == before
+
+
+def test_exit_prompt_p_then_hunks_walks_the_picked_files_and_a_applies_the_answers(lo):
+    edit_session(lo, "e")
+    e = dict(lo.env, PAGER="cat", TERM="dumb")
+    c = pexpect.spawn(LAYOVER, ["on-exit", "prompt", "e"], env=e, cwd=str(lo.target), timeout=20)
+    c.expect(r"What now.*\? \[r/a/s/p/K/d\] ")
+    c.sendline("p")
+    c.expect(r"Pick \(")
+    c.sendline("-other.txt")
+    c.expect(r"Pick \(")
+    c.sendline("hunks")
+    c.expect(r"\(1/3\) " + HUNK)
+    c.sendline("n")
+    c.expect(WHY)
+    c.sendline("")
+    c.expect(r"\(2/3\) " + HUNK)
+    c.sendline("y")
+    c.expect(r"\(3/3\) " + HUNK)
+    c.sendline("n")
+    c.expect(WHY)
+    c.sendline("")
+    c.expect(r"1 change\(s\) chosen")
+    c.expect(r"What now.*\? \[r/a/s/p/K/d\] ")
+    c.sendline("a")
+    c.expect(r"Apply 1 change to .*\? \[y/N\] ")
+    c.sendline("y")
+    c.expect("still holds the changes not applied")
+    assert _finish(c) == 0
+    assert (lo.target / "f.txt").read_text() == lines(60, {25: EDITS[25]})
+    assert not (lo.target / "other.txt").exists()
+    # The rest applies later, without a stale-copy conflict.
+    r = lo("apply", "e", "--yes", "--include-rejected")
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    assert (lo.target / "f.txt").read_text() == NEW
