@@ -190,3 +190,23 @@ def test_exit_prompt_p_then_hunks_walks_the_picked_files_and_a_applies_the_answe
     r = lo("apply", "e", "--yes", "--include-rejected")
     assert r.returncode == 0, r.stderr.decode(errors="replace")
     assert (lo.target / "f.txt").read_text() == NEW
+
+
+def test_hostile_names_and_lines_are_shown_terminal_safe(lo):
+    import io
+    name = "e\x1b]0;pwn\x07.txt"
+    (lo.target / name).write_text(BASE)
+    r = lo.run("cd '%s' && printf 'l1\\033[2J\\n' > \"$N\" && printf '%%s' \"$REST\" >> \"$N\"" % lo.target,
+               session="h", env={"N": name, "REST": BASE.split("\n", 1)[1]})
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    c = _apply_p(lo, "h")
+    seen = io.BytesIO()
+    c.logfile_read = seen
+    c.expect(r"\(1/1\) " + HUNK)
+    c.sendline("y")
+    c.expect(r"applied 1 change")
+    assert _finish(c) == 0
+    out = seen.getvalue()
+    assert b"\x1b" not in out and b"\x07" not in out, out
+    assert b"+l1^[[2J" in out
+    assert (lo.target / name).read_bytes() == b"l1\x1b[2J\n" + BASE.split("\n", 1)[1].encode()
