@@ -10,7 +10,7 @@
 #   QUICK=1 tests/bench.sh [BUILD]          (make bench QUICK=1: smaller sizes, every gated row, <= 2 min)
 #   SMOKE=1 tests/bench.sh [BUILD]          (make test runs this: tiny sizes, 1 rep, ~10 s; proves every
 #                                            row still runs; exits 1 only on an ERROR row, never on a ratio)
-#   LAYOVER_BENCH_ONLY=save,status,apply,diff,startup,concurrency,project,steps,fork,checkpoint,python tests/bench.sh
+#   LAYOVER_BENCH_ONLY=save,status,apply,hunks,diff,startup,concurrency,project,steps,fork,checkpoint,python tests/bench.sh
 #   LAYOVER_BENCH_STEPS=N: steps of the stepped-session rows (default 50)
 #   LAYOVER_BENCH_BIN=DIR: take layover and layover-patch from DIR instead of BUILD
 # As root, the sandbox and every peer run as a throwaway unprivileged uid

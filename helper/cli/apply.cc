@@ -1,9 +1,11 @@
 // `layover apply` and `layover undo`: parse, confirm, print.
 #include "review/apply/apply.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <climits>
 #include <cstdio>
 #include <cstring>
@@ -15,6 +17,7 @@
 
 #include "capture/patch/known_bases.h"
 #include "capture/patch/reader.h"
+#include "helper/base/fd.h"
 #include "helper/base/glob.h"
 #include "helper/base/json/bytes.h"
 #include "helper/base/text.h"
@@ -25,6 +28,8 @@
 #include "helper/cli/verbs.h"
 #include "helper/store/known_bases.h"
 #include "helper/store/session.h"
+#include "review/prompt/hunk_walk.h"
+#include "review/prompt/io.h"
 #include "review/prompt/listing.h"
 #include "review/prompt/risk_patch.h"
 #include "review/prompt/risk_scan.h"
@@ -40,6 +45,7 @@ struct Args {
     capture::IgnoreOptions ignore;
     std::vector<std::string> paths;  // after --
     bool yes = false, json_out = false, allow_secrets = false, include_rejected = false;
+    bool walk = false;                                    // -p: hunk by hunk
     std::vector<std::pair<std::string, bool>> hunk_args;  // (PATH:N,..., exclude?)
     cli::StepArgs steps;                                  // --upto N
 };
@@ -55,7 +61,7 @@ void help_apply() {
         "                     [--exclude GLOB]... [--yes] [--undo-to FILE] [--json] [--keep-undo N]\n"
         "                     [--keep-undo-days D] [--ignore GLOB]... [--no-default-ignores] [--include-ignored]\n"
         "                     [--hunks PATH:N[,M...]]... [--exclude-hunks PATH:N[,M...]]... [--conflict=markers]\n"
-        "                     [--allow-secrets] [--include-rejected] [--upto N] [-- PATH...]\n"
+        "                     [--allow-secrets] [--include-rejected] [--upto N] [-p] [-- PATH...]\n"
         "Apply a session's changes (or a saved patch) to the real tree, all or nothing, with undo.\n"
         "  --only PATH|GLOB, PATH...  apply only these (relative to the target; a directory brings its subtree)\n"
         "  --exclude GLOB             leave these out (wins over --only and PATH...)\n"
@@ -66,6 +72,8 @@ void help_apply() {
         "  --allow-secrets            apply files the agent wrote secrets into (--yes refuses them otherwise)\n"
         "  --include-rejected         apply what 'layover reject' kept out of the session's applies too\n"
         "  --upto N                   a session's steps 1..N only (its view at the end of step N; 'layover log')\n"
+        "  -p, --patch, --interactive ask about each hunk (y n q a d s e ?) and each other change (y n q), as\n"
+        "                             git add -p; on a terminal (without one: --hunks)\n"
         "Undo records kept per target: the newest N (default 20) and all younger than D days (default 30).\n",
         stdout);
     std::fputs(capture::kIgnoreFlagsHelp, stdout);
@@ -307,6 +315,44 @@ std::string running_session(const std::string& arg) {
            "); stop it first (exit the sandboxed command), then re-run";
 }
 
+enum class Walked { Chosen, Nothing, Failed };
+
+// -p: walk the hunks on the terminal; the answers narrow opts as --only,
+// --exclude and --hunks do.
+Walked walk(const capture::Patch& patch, const std::string& target, review::ApplyOptions* opts) {
+    base::Fd root(::open(target.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!root.valid()) {
+        std::fprintf(stderr, "layover: apply: cannot open the target %s: %s\n", base::display_path(target).c_str(),
+                     std::strerror(errno));
+        return Walked::Failed;
+    }
+    review::WalkOptions wo;
+    wo.root = root.get();
+    wo.filter = base::PathFilter(opts->only, opts->exclude);
+    if (patch.from_session())
+        if (auto state = session::state_dir(); state.ok())
+            if (auto info = session::find(*state, patch.manifest().session); info.ok()) wo.session_dir = info->dir;
+    review::InterruptGuard guard;
+    auto w = review::walk_hunks(patch, wo);
+    if (!w.ok()) {
+        std::fprintf(stderr, "layover: apply: %s; nothing was applied\n", w.error().message.c_str());
+        return Walked::Failed;
+    }
+    if (w->interrupted) {
+        std::fputs("\nlayover: apply: interrupted; nothing was applied\n", stderr);
+        return Walked::Failed;
+    }
+    if (w->taken == 0) {
+        std::fputs("layover: apply: no change chosen; nothing was applied\n", stderr);
+        return Walked::Nothing;
+    }
+    if (w->all) return Walked::Chosen;
+    opts->only = w->only;
+    opts->exclude.insert(opts->exclude.end(), w->exclude.begin(), w->exclude.end());
+    opts->hunks = w->hunks;
+    return Walked::Chosen;
+}
+
 }  // namespace
 
 int cmd_apply(int argc, char** argv) {
@@ -328,6 +374,7 @@ int cmd_apply(int argc, char** argv) {
         else if (arg == "--json") a.json_out = true;
         else if (arg == "--allow-secrets") a.allow_secrets = true;
         else if (arg == "--include-rejected") a.include_rejected = true;
+        else if (arg == "-p" || arg == "--patch" || arg == "--interactive") a.walk = true;
         else if (take_value(argc, argv, i, "--target", &v)) a.opts.target = v;
         else if (take_value(argc, argv, i, "--only", &v)) a.opts.only.push_back(v);
         else if (take_value(argc, argv, i, "--exclude", &v)) a.opts.exclude.push_back(v);
@@ -357,6 +404,12 @@ int cmd_apply(int argc, char** argv) {
     if (!a.steps.error.empty()) return usage("apply", a.steps.error);
     absolute(&a.opts.target);
     absolute(&a.opts.undo_to);
+    if (a.walk && (a.json_out || !a.hunk_args.empty()))
+        return usage("apply", "-p asks on a terminal: it takes neither --json nor --hunks/--exclude-hunks");
+    if (a.walk && !::isatty(0))
+        return usage("apply",
+                     "-p asks about each hunk on a terminal, and stdin is none; without one, choose hunks with "
+                     "--hunks PATH:N (numbers from 'layover diff --hunk-numbers')");
     bool interactive = ::isatty(0) && !a.json_out;
     if (!a.yes && !a.opts.dry_run && !interactive)
         return usage("apply",
@@ -378,8 +431,15 @@ int cmd_apply(int argc, char** argv) {
     std::string bad;
     if (!normalize_path_args(target, a.paths, &a.opts.only, &bad)) return usage("apply", bad);
     if (!hunk_choices(target, a.hunk_args, &a.opts.hunks, &bad)) return usage("apply", bad);
-    if (!a.include_rejected)
+    if (a.walk) {  // the answers become the selection; rejections are asked again
+        switch (walk(*patch, target, &a.opts)) {
+            case Walked::Chosen: break;
+            case Walked::Nothing: return 0;
+            case Walked::Failed: return 1;
+        }
+    } else if (!a.include_rejected) {
         if (auto r = skip_rejected(*patch, target, &a.opts); !r) return fail(r.error().message);
+    }
 
     // Secrets the agent wrote, in what this apply selects: named, never shown.
     auto ctx = review::risk_context_of_patch(*patch, target);
@@ -396,7 +456,15 @@ int cmd_apply(int argc, char** argv) {
         return 1;
     }
 
-    if (!a.yes && !a.opts.dry_run) {
+    if (a.walk && !secrets.empty() && !a.allow_secrets && !a.opts.dry_run) {
+        std::fprintf(stderr, "layover: apply: the agent wrote %zu secret(s):\n", secrets.size());
+        for (const auto& l : secrets) std::fprintf(stderr, "  %s\n", l.c_str());
+        if (!confirm("Apply these secrets too?")) {
+            std::fputs("layover: apply: cancelled; nothing was applied\n", stderr);
+            return 1;
+        }
+    }
+    if (!a.yes && !a.opts.dry_run && !a.walk) {
         review::ApplyOptions preview = a.opts;
         preview.dry_run = true;
         auto pre = review::apply_patch(*patch, preview);

@@ -142,6 +142,8 @@ const std::vector<Flag> kFlags = {
     {"save", "upto", 0, V, once, no, ""},
     {"apply", "upto", 0, V, once, no, ""},
     {"compare", "json", 0, N, once, no, ""},
+    {"apply", "patch", 'p', N, once, no, ""},
+    {"apply", "interactive", 0, N, once, no, ""},
 };
 
 }  // namespace

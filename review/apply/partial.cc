@@ -84,16 +84,32 @@ base::Result<void> choose_partial(int root, const capture::Patch& patch, const H
             item->hard = true;
             continue;
         }
+        const HunkChoice& c = choices.at(path);
         pf.of = count_hunks(real.data, now);
-        TRY(std::vector<bool> take, choose_hunks(path, choices.at(path), pf.of));
-        for (size_t i = 0; i < take.size(); i++)
-            if (take[i]) pf.hunks.push_back(i + 1);
-        if (pf.hunks.size() == pf.of) continue;  // every hunk: the file whole
-        if (pf.hunks.empty()) {
-            dropped.push_back(path);
-            continue;
+        std::shared_ptr<const std::string> content = c.content;
+        if (content) {  // chosen by apply -p (split or edited): against the real content it saw
+            if (c.against != pf.before_fp) {
+                item->conflicts.push_back({path, "the real file changed while its hunks were being chosen"});
+                item->hard = true;
+                continue;
+            }
+            pf.hunks = c.take;
+            if (*content == now) continue;
+            if (*content == real.data) {
+                dropped.push_back(path);
+                continue;
+            }
+        } else {
+            TRY(std::vector<bool> take, choose_hunks(path, c, pf.of));
+            for (size_t i = 0; i < take.size(); i++)
+                if (take[i]) pf.hunks.push_back(i + 1);
+            if (pf.hunks.size() == pf.of) continue;  // every hunk: the file whole
+            if (pf.hunks.empty()) {
+                dropped.push_back(path);
+                continue;
+            }
+            content = std::make_shared<const std::string>(apply_hunks(real.data, now, take));
         }
-        auto content = std::make_shared<const std::string>(apply_hunks(real.data, now, take));
         pf.after_fp = capture::fingerprint_bytes(*content);
         item->content = std::move(content);
         partial->push_back(std::move(pf));

@@ -3,6 +3,7 @@
 #pragma once
 #include <cstddef>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -41,6 +42,11 @@ base::Result<HunkPick> parse_hunk_pick(const std::string& arg);
 // Picks by path: numbers to take (--hunks) and to leave (--exclude-hunks).
 struct HunkChoice {
     std::vector<size_t> take, leave;  // 1-based; take empty: all but `leave`
+    // apply -p after `s` (split) or `e` (edit): the file's content as chosen,
+    // and the fingerprint of the real content it was chosen against (take:
+    // the hunks it took all or part of, for the report).
+    std::shared_ptr<const std::string> content = nullptr;
+    std::string against = {};
 };
 using HunkChoices = std::map<std::string, HunkChoice>;
 

@@ -1,5 +1,6 @@
 #include "review/prompt/prompt.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -7,15 +8,19 @@
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <set>
 
 #include "capture/patch/known_bases.h"
 #include "capture/patch/reader.h"
 #include "capture/patch/save.h"
+#include "helper/base/fd.h"
 #include "helper/base/term.h"
 #include "helper/base/text.h"
+#include "helper/store/known_bases.h"
 #include "review/apply/apply.h"
 #include "review/diff/show.h"
+#include "review/prompt/hunk_walk.h"
 #include "review/prompt/io.h"
 #include "review/prompt/risk_patch.h"
 #include "review/prompt/risk_scan.h"
@@ -34,6 +39,7 @@ struct Prompt {
     const capture::Patch& patch;
     std::vector<char> selected;
     std::vector<std::string> secrets = {};  // "path:line: kind", for the secrets check before applying
+    std::optional<WalkResult> walked = {};  // [p] then `hunks`: the answers, until the pick changes
 
     const std::vector<capture::Change>& changes() const { return patch.manifest().changes; }
     bool all_selected() const {
@@ -49,6 +55,7 @@ struct Prompt {
         return out;
     }
     size_t count_selected() const {
+        if (walked) return walked->taken;
         size_t n = 0;
         for (char c : selected) n += c ? 1 : 0;
         return n;
@@ -127,7 +134,7 @@ struct Prompt {
         else std::fprintf(stderr, "  %s changes; 'list' numbers them all\n", base::thousands(changes().size()).c_str());
         std::fputs(
             "  Paths, directories and globs pick what they name (src/ '*.py'); -X leaves X out, +X adds it;\n"
-            "  numbers and ranges (2-4) toggle; all, none; list.\n",
+            "  numbers and ranges (2-4) toggle; all, none; list; hunks asks hunk by hunk in what is picked.\n",
             stderr);
         for (;;) {
             std::string ans;
@@ -135,6 +142,8 @@ struct Prompt {
             if (in != Input::Line) return Next::Kept;
             std::string a = normalize_answer(ans);
             if (a.empty()) return Next::Menu;
+            if (a == "hunks") return hunks();
+            walked.reset();
             if (a == "list") {
                 std::fputs(pick_list(changes(), selected).c_str(), stderr);
                 continue;
@@ -145,6 +154,25 @@ struct Prompt {
             while (!raw.empty() && (raw.back() == ' ' || raw.back() == '\r')) raw.pop_back();
             if (!apply_picks(raw, changes(), selected, &err)) std::fprintf(stderr, "layover: %s\n", err.c_str());
         }
+    }
+
+    // `hunks` in [p]: the picked changes hunk by hunk (apply -p's walker).
+    Next hunks() {
+        walked.reset();
+        base::Fd root(::open(patch.manifest().target.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+        WalkOptions wo;
+        wo.root = root.get();
+        wo.filter = base::PathFilter(only(), {});
+        wo.session_dir = s.dir;
+        auto w = walk_hunks(patch, wo);
+        if (!w.ok()) {
+            std::fprintf(stderr, "layover: %s\n", w.error().message.c_str());
+            return Next::Menu;
+        }
+        if (w->interrupted) return Next::Kept;
+        if (!w->all) walked = std::move(*w);
+        std::fprintf(stderr, "layover: %zu change(s) chosen; [a] applies them\n", count_selected());
+        return Next::Menu;
     }
 
     // Apply with the given scope; conflicts offer force / skip them / back.
@@ -164,6 +192,7 @@ struct Prompt {
         if (!secrets_confirmed()) return Next::Menu;
         ApplyOptions ao;
         ao.only = only();
+        if (walked) ao.only = walked->only, ao.exclude = walked->exclude, ao.hunks = walked->hunks;
         ao.progress = ::isatty(2) == 1;
         for (;;) {
             auto r = apply_patch(patch, ao);
@@ -230,6 +259,8 @@ struct Prompt {
 
     Next applied(const ApplyReport& rep, bool partial) {
         (void)capture::remember_bases(s.dir, patch.manifest());  // undo, then apply again: not stale
+        for (const auto& pf : rep.partial)  // hunks applied: the rest is no stale copy (as apply's)
+            (void)session::add_known_bases(s.dir, pf.path, {pf.before_fp, pf.after_fp});
         std::fprintf(stderr, "layover: applied %zu path(s) to %s\n", rep.applied.size(),
                      base::display_path(patch.manifest().target).c_str());
         if (!rep.undo.empty())

@@ -18,6 +18,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import core  # noqa: E402
 import gen  # noqa: E402  (the tree generators, shared with the sandboxed runs)
 import history  # noqa: E402  (session history rows: fork, checkpoint)
+import hunks  # noqa: E402  (issue 24's rows)
 from core import Contender, Failed, MiB, Results, check, machine, machine_lines, measure  # noqa: E402
 
 # The tiny start-up floor: unshare + maps + one overlay mount + exec.
@@ -472,7 +473,7 @@ def main():
     ap.add_argument("--results", required=True)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--smoke", action="store_true", help="tiny sizes, 1 rep: proves the bench runs (make test)")
-    ap.add_argument("--only", default="", help="comma list: save,status,apply,diff,startup,concurrency,project,steps,fork,checkpoint")
+    ap.add_argument("--only", default="", help="comma list: save,status,apply,hunks,diff,startup,concurrency,project,steps,fork,checkpoint")
     a = ap.parse_args()
     only = set(filter(None, a.only.split(",")))
     want = lambda k: not only or k in only  # noqa: E731
@@ -506,6 +507,8 @@ def main():
                 if p_big:
                     guarded(res, "apply, %s file" % big, b.apply, p_big, b.p("big"), "apply, %s file" % big, 1.5,
                             b.expect_big, rss_goal="apply peak RSS, the big file", big=True)
+            if want("hunks"):
+                hunks.run(b, guarded)
             if want("diff"):
                 guarded(res, "diff", b.diff)
                 guarded(res, "diff peak RSS", b.diff_rss)

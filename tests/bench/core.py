@@ -187,3 +187,20 @@ def machine_lines(m):
     return ["machine: %d CPUs (%s), kernel %s" % (m["cpus"], m["cpu_model"], m["kernel"]),
             "fixtures: %s, mounted %s" % (m["fixtures_fs"], m["fixtures_mount_options"]),
             "load average at start: %.2f" % m["load_at_start"]]
+
+
+def absolute(res, goal, lay, limit_s, note=""):
+    """A row against a fixed budget (seconds) rather than a peer."""
+    lm = statistics.median(lay.times)
+    res._add(goal, "met" if lm <= limit_s else "MISS", layover=fmt_s(lm), layover_min=fmt_s(min(lay.times)),
+             peer="%s (budget)" % fmt_s(limit_s), peer_min="-", ratio="%.2fx" % (lm / limit_s),
+             limit="<= 1.0x", reps=len(lay.times), note=note,
+             raw={"layover_s": lay.times, "limit_s": limit_s, "ratio": lm / limit_s})
+
+
+def size_ratio(res, goal, size, peer_size, peer_name, limit):
+    """Bytes against bytes (a patch's size against a peer's)."""
+    r = size / peer_size if peer_size else float("inf")
+    res._add(goal, "met" if r <= limit else "MISS", layover="%.1f MiB" % (size / MiB), layover_min="-",
+             peer="%.1f MiB (%s)" % (peer_size / MiB, peer_name), peer_min="-", ratio="%.2fx" % r,
+             limit="<= %.1fx" % limit, reps=1, note="", raw={"bytes": size, "peer_bytes": peer_size, "ratio": r})

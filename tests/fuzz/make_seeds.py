@@ -3,7 +3,7 @@
 built patches covering every member kind of the overlay cases (file, dir,
 symlink, hardlink, fifo, whiteout, opaque dir, xattrs, sparse, deep names,
 trailing padding), their manifests and sums for the JSON target, frames for
-the zstd walker, glob pattern/path pairs, old/new text pairs and the rename
+the zstd walker, glob pattern/path pairs, old/new text pairs, a patch carrying originals and the rename
 worker's messages."""
 import io
 import json
@@ -14,7 +14,7 @@ import tarfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
-from patch_builder import PatchBuilder, tar_bytes  # noqa: E402
+from patch_builder import PatchBuilder, fingerprint, tar_bytes  # noqa: E402
 
 
 def out(target, name, data):
@@ -104,6 +104,21 @@ def main():
         out("udiff", "d%d" % i, old + b"\0" + new)
     ipc_seeds()
     rejection_seeds()
+    originals_seeds()
+
+
+def originals_seeds():
+    """layover-patch/2 carrying .layover/originals (capture/patch/originals reader): docs/a.txt's base is
+    not the fuzz target's "hello\nworld\n", so apply --dry-run goes on to the 3-way merge from it."""
+    t = "/tmp/layover-fuzz-target"
+    base = b"hello\nold\nthree\nfour\nfive\nsix\nseven\n"
+    b = PatchBuilder(t).file("docs/a.txt", b"hello\nold\nthree\nfour\nfive\nsix\nSEVEN\n",
+                             base={"type": "file", "size": len(base), "mode": 0o644,
+                                   "fingerprint": fingerprint(base), "stale": False}, kind="modified")
+    b.manifest["format"] = "layover-patch/2"
+    b.manifest["originals"] = [{"fingerprint": fingerprint(base), "size": len(base)}]
+    b.raw_member(tarfile.TarInfo(".layover/originals"), base)
+    out("patch", "originals", zst(b.tar()))
 
 
 def rejection_seeds():

@@ -1,0 +1,325 @@
+#include "review/prompt/hunk_walk.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <set>
+#include <unordered_map>
+
+#include "capture/scan/fingerprint.h"
+#include "helper/base/clock.h"
+#include "helper/base/text.h"
+#include "helper/store/rejections.h"
+#include "review/diff/format.h"
+#include "review/diff/pieces.h"
+#include "review/diff/source.h"
+#include "review/prompt/editor.h"
+#include "review/prompt/io.h"
+#include "review/prompt/rejected.h"
+
+namespace review {
+
+namespace {
+
+constexpr uint64_t kMaxText = 64ull << 20;  // as `layover diff` loads
+
+const char* kHunkHelp =
+    "y - apply this hunk\n"
+    "n - do not apply this hunk (a session asks why, for the agent)\n"
+    "q - quit; apply what was chosen so far, nothing after\n"
+    "a - apply this hunk and the rest of this file\n"
+    "d - do not apply this hunk or the rest of this file\n"
+    "s - split this hunk into smaller hunks\n"
+    "e - edit this hunk in $EDITOR\n"
+    "? - print help\n";
+const char* kWholeHelp =
+    "y - apply this change\n"
+    "n - do not apply this change (a session asks why, for the agent)\n"
+    "q - quit; apply what was chosen so far, nothing after\n"
+    "? - print help\n";
+const char* kEditGuide =
+    "# ---\n"
+    "# To leave a '-' line as it is, make it a ' ' line (context).\n"
+    "# To leave out a '+' line, delete it.\n"
+    "# Lines starting with # are removed. Emptying the file cancels the edit.\n";
+
+enum class Fate { Next, Quit, Stop };
+
+// Terminal-safe, line by line (the newlines kept).
+std::string safe_lines(const std::string& s) {
+    std::string out;
+    for (size_t pos = 0; pos < s.size();) {
+        size_t nl = s.find('\n', pos);
+        size_t end = nl == std::string::npos ? s.size() : nl;
+        out += terminal_safe(std::string_view(s).substr(pos, end - pos));
+        out += '\n';
+        pos = end + 1;
+    }
+    return out;
+}
+
+bool has_content(const std::string& text) {
+    for (size_t pos = 0; pos < text.size();) {
+        size_t nl = text.find('\n', pos);
+        std::string_view l = std::string_view(text).substr(pos, nl == std::string::npos ? nl : nl - pos);
+        if (!l.empty() && l[0] != '#') return true;
+        pos = nl == std::string::npos ? text.size() : nl + 1;
+    }
+    return false;
+}
+
+struct Walker {
+    const capture::Patch& patch;
+    const WalkOptions& o;
+    WalkResult r;
+    std::vector<std::string> declined;  // paths left out
+    std::set<std::string, std::less<>> declined_set;
+
+    void decline(const std::string& path) {
+        declined.push_back(path);
+        declined_set.insert(path);
+        partial = true;
+    }
+    // The path or one of its ancestors is in `set`.
+    static bool under(const std::set<std::string, std::less<>>& set, std::string_view path) {
+        for (size_t end = path.size(); end != std::string_view::npos && end > 0; end = path.rfind('/', end - 1))
+            if (set.count(path.substr(0, end))) return true;
+        return false;
+    }
+    bool partial = false;  // some change left out, or taken in part
+
+    // `n` in a session: an optional reason, recorded as a rejection.
+    void reject(const std::string& path, size_t hunk, const Side& real, const Side& mine) {
+        if (o.session_dir.empty()) return;
+        std::string why;
+        if (ask("Why not? (one line for the agent, Enter for none): ", &why) != Input::Line) return;
+        while (!why.empty() && (why.back() == ' ' || why.back() == '\r')) why.pop_back();
+        if (auto p = session::reason_problem(why); !p.empty()) {
+            std::fprintf(stderr, "layover: reason not recorded: %s\n", p.c_str());
+            why.clear();
+        }
+        SideOf session_side = [&](const std::string&) -> base::Result<Side> { return mine; };
+        SideOf real_side = [&](const std::string&) -> base::Result<Side> { return real; };
+        auto rec =
+            make_rejection(path, hunk, why, base::utc_now_rfc3339(), patch.manifest().changes, session_side, real_side);
+        if (rec.ok()) {
+            auto added = session::add_rejection(o.session_dir, *rec);
+            if (added.ok()) return;
+            std::fprintf(stderr, "layover: rejection not recorded: %s\n", added.error().message.c_str());
+        } else {
+            std::fprintf(stderr, "layover: rejection not recorded: %s\n", rec.error().message.c_str());
+        }
+    }
+
+    Fate whole(const capture::Change& c, const Side& real, const Side& mine) {
+        std::string what = std::string(capture::kind_name(c.kind)) + " " + capture::type_name(c.type);
+        if (c.kind == capture::Kind::Deleted) what = std::string("deleted ") + capture::type_name(c.old_type);
+        if (c.type == capture::Type::File && c.kind != capture::Kind::Deleted) what += ", " + base::bytes_text(c.size);
+        if (c.old_mode != c.mode && c.kind == capture::Kind::Modified) {
+            char m[40];
+            std::snprintf(m, sizeof m, ", mode %04o -> %04o", c.old_mode & 07777, c.mode & 07777);
+            what += m;
+        }
+        std::fprintf(stderr, "%c  %s  (%s)\n", capture::kind_letter(c.kind), base::display_path(c.path).c_str(),
+                     what.c_str());
+        for (;;) {
+            std::string ans;
+            if (ask("Apply this change [y,n,q,?]? ", &ans) != Input::Line) return Fate::Stop;
+            std::string a = normalize_answer(ans);
+            if (a == "y") {
+                r.only.push_back(only_entry(c.path));
+                r.taken++;
+                return Fate::Next;
+            }
+            if (a == "n" || a == "q") {
+                decline(c.path);
+                if (a == "n") reject(c.path, 0, real, mine);
+                return a == "q" ? Fate::Quit : Fate::Next;
+            }
+            std::fputs(kWholeHelp, stderr);
+        }
+    }
+
+    // `e`: the piece edited until it applies, or given up (false).
+    bool edit(const FileHunks& f, Piece& p) {
+        std::string text = "# Manual hunk edit mode (layover apply -p)\n" + render_piece(f, p) + kEditGuide;
+        for (;;) {
+            auto edited = edit_text(text, ".diff");
+            if (!edited.ok()) {
+                std::fprintf(stderr, "layover: %s\n", edited.error().message.c_str());
+                return false;
+            }
+            if (!has_content(*edited)) {
+                std::fputs("layover: edit cancelled (the file was empty)\n", stderr);
+                return false;
+            }
+            auto parsed = parse_edited(f, p, *edited);
+            if (parsed.ok()) {
+                p.edited = *parsed;
+                return true;
+            }
+            std::fprintf(stderr, "layover: %s\n", parsed.error().message.c_str());
+            std::string yn;
+            if (ask("Edit it again? [y/n] ", &yn) != Input::Line || normalize_answer(yn) != "y") return false;
+            text = *edited;
+        }
+    }
+
+    Fate hunks(const capture::Change& c, FileHunks& f, const Side& real, const Side& mine) {
+        std::fprintf(stderr, "diff --git %s %s\n", git_quote_two("a/", c.path).c_str(),
+                     git_quote_two("b/", c.path).c_str());
+        std::vector<Piece> pieces = hunk_pieces(f);
+        std::vector<char> take(pieces.size(), 0);
+        Fate fate = Fate::Next;
+        for (size_t k = 0; k < pieces.size();) {
+            std::fputs(safe_lines(render_piece(f, pieces[k])).c_str(), stderr);
+            bool can_split = !pieces[k].edited && pieces[k].g0 != pieces[k].g1;
+            std::string keys = std::string("y,n,q,a,d") + (can_split ? ",s" : "") + ",e,?";
+            std::string ans;
+            if (ask("(" + std::to_string(k + 1) + "/" + std::to_string(pieces.size()) + ") Apply this hunk [" + keys +
+                        "]? ",
+                    &ans) != Input::Line)
+                return Fate::Stop;
+            std::string a = normalize_answer(ans);
+            if (a == "y") {
+                take[k++] = 1;
+            } else if (a == "n") {
+                if (!pieces[k].split) reject(c.path, pieces[k].hunk + 1, real, mine);
+                take[k++] = 0;
+            } else if (a == "a" || a == "d" || a == "q") {
+                for (size_t i = k; i < pieces.size(); i++) take[i] = a == "a";
+                if (a == "q") fate = Fate::Quit;
+                break;
+            } else if (a == "s" && can_split) {
+                auto parts = split_piece(f, pieces[k]);
+                std::fprintf(stderr, "Split into %zu hunks.\n", parts.size());
+                pieces.erase(pieces.begin() + static_cast<long>(k));
+                pieces.insert(pieces.begin() + static_cast<long>(k), parts.begin(), parts.end());
+                take.insert(take.begin() + static_cast<long>(k), parts.size() - 1, 0);
+            } else if (a == "e") {
+                if (edit(f, pieces[k])) take[k++] = 1;
+            } else {
+                std::fputs(kHunkHelp, stderr);
+            }
+        }
+        settle(c, f, pieces, take);
+        return fate;
+    }
+
+    // The answers for one file as the selection.
+    void settle(const capture::Change& c, const FileHunks& f, const std::vector<Piece>& pieces,
+                const std::vector<char>& take) {
+        std::set<size_t> touched;
+        bool all = true, reshaped = false;
+        for (size_t k = 0; k < pieces.size(); k++) {
+            if (take[k]) touched.insert(pieces[k].hunk + 1);
+            all = all && take[k] && !pieces[k].edited;
+            reshaped = reshaped || pieces[k].split || pieces[k].edited;
+        }
+        if (touched.empty()) {
+            decline(c.path);
+            return;
+        }
+        r.only.push_back(only_entry(c.path));
+        r.taken++;
+        if (all) return;
+        partial = true;
+        HunkChoice& hc = r.hunks[c.path];
+        hc.take.assign(touched.begin(), touched.end());
+        if (!reshaped) return;
+        auto text = apply_pieces(f, pieces, take);
+        if (!text.ok()) {  // edits that collide: the file is left out, and said so
+            std::fprintf(stderr, "layover: %s left out: %s\n", base::display_path(c.path).c_str(),
+                         text.error().message.c_str());
+            r.hunks.erase(c.path);
+            r.only.pop_back();
+            r.taken--;
+            decline(c.path);
+            return;
+        }
+        hc.content = std::make_shared<const std::string>(std::move(*text));
+        hc.against = capture::fingerprint_bytes(f.old_text);
+    }
+
+    Fate change(const capture::Change& c, const capture::Member* m) {
+        Side real, mine;
+        bool text = c.kind == capture::Kind::Modified && c.type == capture::Type::File &&
+                    c.old_type == capture::Type::File && m && m->kind == capture::Member::Kind::File &&
+                    m->size <= kMaxText;
+        if (text) {
+            auto now = patch.read_file(c.path, kMaxText);
+            auto rs = read_real_side(o.root, c.path, kMaxText);
+            if (!now.ok()) return fail(now.error().message);
+            if (!rs.ok()) return fail(rs.error().message);
+            real = std::move(*rs);
+            mine = Side{true, git_file_mode(c.mode), std::move(*now), true, m->size};
+            text = real.exists && real.loaded && real.mode != kGitSymlink && !looks_binary(real.data) &&
+                   !looks_binary(mine.data) && real.data != mine.data;
+        }
+        if (!text) return whole(c, real, mine);
+        FileHunks f;
+        diff_file(f, real.data, mine.data);
+        if (f.spans.empty()) return whole(c, real, mine);
+        return hunks(c, f, real, mine);
+    }
+
+    Fate fail(const std::string& msg) {
+        error = msg;
+        return Fate::Stop;
+    }
+    std::string error;
+
+    base::Result<WalkResult> run() {
+        std::unordered_map<std::string_view, const capture::Member*> members;
+        for (const auto& m : patch.members())
+            if (m.kind == capture::Member::Kind::File) members.emplace(m.path, &m);
+        size_t walked = 0;
+        for (const auto& c : patch.manifest().changes) {
+            if (!o.filter.selects(c.path)) continue;
+            walked++;
+            if (r.quit || under(declined_set, c.path)) {
+                decline(c.path);
+                continue;
+            }
+            auto mi = members.find(c.path);
+            Fate fate = change(c, mi == members.end() ? nullptr : mi->second);
+            if (fate == Fate::Stop) {
+                if (!error.empty()) return base::error(error);
+                r = WalkResult{};
+                r.interrupted = true;
+                return r;
+            }
+            if (fate == Fate::Quit) r.quit = true;
+        }
+        // Declined paths beneath one taken (a new directory's content) are excluded by name.
+        std::set<std::string, std::less<>> taken;
+        for (const auto& c : patch.manifest().changes)
+            if (!declined_set.count(c.path) && o.filter.selects(c.path)) taken.insert(c.path);
+        for (const auto& d : declined)
+            if (size_t slash = d.rfind('/');
+                slash != std::string::npos && under(taken, std::string_view(d).substr(0, slash)))
+                r.exclude.push_back(exclude_entry(d));
+        r.all = !partial && o.filter.empty() && walked == patch.manifest().changes.size();
+        return r;
+    }
+};
+
+}  // namespace
+
+std::string exclude_entry(const std::string& path) {
+    std::string out = "/";
+    out.reserve(path.size() + 1);
+    for (char ch : path) {
+        if (ch == '*' || ch == '?' || ch == '[' || ch == '\\') out.push_back('\\');
+        out.push_back(ch);
+    }
+    return out;
+}
+
+std::string only_entry(const std::string& path) { return base::has_glob_chars(path) ? exclude_entry(path) : path; }
+
+base::Result<WalkResult> walk_hunks(const capture::Patch& patch, const WalkOptions& o) {
+    Walker w{patch, o, {}, {}, {}, false, {}};
+    return w.run();
+}
+
+}  // namespace review

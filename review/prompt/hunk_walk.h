@@ -1,0 +1,43 @@
+// `apply -p` (and the exit prompt's [p]): walk the changes hunk by hunk, as
+// git add -p does, and turn the answers into the selection --hunks,
+// --exclude-hunks and --exclude make, for the ordinary apply. Reads each file
+// only when it is reached, so the first question comes at once. Needs a
+// terminal on stdin; asks on stderr.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "capture/patch/reader.h"
+#include "helper/base/glob.h"
+#include "helper/base/result.h"
+#include "review/diff/hunks.h"
+
+namespace review {
+
+struct WalkOptions {
+    int root = -1;            // the target tree (real files are read beneath it)
+    base::PathFilter filter;  // only the changes it selects (the command line's --only/--exclude)
+    std::string session_dir;  // set: `n` asks for a reason and records a rejection there
+};
+
+struct WalkResult {
+    // The answers as apply's selection: --only these (globs matching only
+    // the path, and its subtree), --exclude those (declined beneath a path
+    // taken), --hunks for the files taken in part. `all`: every change was
+    // taken whole (no selection needed).
+    std::vector<std::string> only, exclude;
+    HunkChoices hunks;
+    size_t taken = 0;  // changes taken whole or in part
+    bool all = false;
+    bool quit = false;         // `q`: nothing after it was asked
+    bool interrupted = false;  // EOF or Ctrl+C: take nothing
+};
+
+base::Result<WalkResult> walk_hunks(const capture::Patch& patch, const WalkOptions& o);
+
+// Pure: `path` as an --only entry and as an --exclude glob that select
+// only it (and its subtree): anchored, with \ before * ? [ \ when needed.
+std::string only_entry(const std::string& path);
+std::string exclude_entry(const std::string& path);
+
+}  // namespace review

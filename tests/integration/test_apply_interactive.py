@@ -1,0 +1,212 @@
+"""`apply -p`: hunk by hunk on a real pty (y, n with a reason, s, e with a
+scripted $EDITOR, a, d, q, ?), checked on the real filesystem: the file's
+bytes, the remainder in status/diff, a second apply, and undo's bytes."""
+import json
+import os
+
+import pexpect
+
+from apply_util import tree
+from conftest import LAYOVER
+from test_apply_hunks import BASE, EDITS, NEW, edit_session, lines
+
+HUNK = r"Apply this hunk \[y,n,q,a,d(,s)?,e,\?\]\? "
+WHOLE = r"Apply this change \[y,n,q,\?\]\? "
+WHY = r"Why not\? .*: "
+
+
+def _apply_p(lo, name, *extra, env=None):
+    e = dict(lo.env, TERM="dumb")
+    e.update(env or {})
+    return pexpect.spawn(LAYOVER, ["apply", name, "-p", *extra], env=e, cwd=str(lo.target), timeout=20)
+
+
+def _finish(child):
+    child.expect(pexpect.EOF)
+    child.close()
+    return child.exitstatus
+
+
+def test_y_n_with_a_reason_then_the_rest_stays_in_the_session_and_undo_gives_the_bytes_back(lo):
+    edit_session(lo, "p")
+    before = tree(lo.target, mtimes=True)
+    c = _apply_p(lo, "p")
+    c.expect(r"\+five")
+    c.expect(r"\(1/3\) " + HUNK)
+    c.sendline("y")
+    c.expect(r"\+twenty-five")
+    c.expect(r"\(2/3\) " + HUNK)
+    c.sendline("n")
+    c.expect(WHY)
+    c.sendline("keep line 25")
+    c.expect(r"\(3/3\) " + HUNK)
+    c.sendline("y")
+    c.expect(r"A  other.txt")
+    c.expect(WHOLE)
+    c.sendline("n")
+    c.expect(WHY)
+    c.sendline("")
+    c.expect(r"f.txt \(hunks 1,3 of 3\)")
+    c.expect(r"undo record: (\S+)")
+    undo = c.match.group(1).decode()
+    assert _finish(c) == 0
+    assert (lo.target / "f.txt").read_text() == lines(60, {5: EDITS[5], 45: EDITS[45]})
+    assert not (lo.target / "other.txt").exists()
+    # The rejections were recorded, with the reason.
+    rj = json.loads(lo("rejections", "p", "--json", check=True).stdout)
+    assert sorted((x["path"], x["hunk"], x["reason"]) for x in rj["rejections"]) == [("f.txt", 2, "keep line 25"),
+                                                                        ("other.txt", 0, "")]
+    # The remainder against the new real file: hunk 2 only.
+    out = lo("diff", "p", "--", "f.txt").stdout.decode()
+    assert out.count("\n@@ ") == 1 and "+twenty-five" in out and "+five" not in out
+    st = json.loads(lo("status", "p", "--json", check=True).stdout)
+    assert sorted(x["path"] for x in st) == ["f.txt", "other.txt"]
+    # Undo of the partial apply puts back exactly the bytes it replaced.
+    r = lo("undo", undo)
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    assert tree(lo.target, mtimes=True) == before
+    # Apply again hunk 1 only, then a second (plain) apply takes the rest.
+    assert lo("apply", "p", "--hunks", "f.txt:1", "--only", "f.txt", "--yes").returncode == 0
+    r = lo("apply", "p", "--yes", "--include-rejected")
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    assert (lo.target / "f.txt").read_text() == NEW
+    assert (lo.target / "other.txt").read_text() == "other\n"
+
+
+def test_split_then_edit_with_a_scripted_editor(lo, tmp_path):
+    base = lines(60)
+    new = lines(60, {10: "ten\n", 14: "fourteen\n", 40: "forty\n"})
+    (lo.target / "f.txt").write_text(base)
+    r = lo.run("cd '%s' && printf '%%s' \"$NEW\" > f.txt" % lo.target, session="s", env={"NEW": new})
+    assert r.returncode == 0
+    editor = tmp_path / "ed.sh"
+    # First a context line broken (refused, asked again), then a good edit.
+    editor.write_text("#!/bin/sh\nif [ -e \"$0.once\" ]; then sed -i -e 's/^ L38/ l38/' -e 's/^+forty/+FORTY/' \"$1\";\n"
+                      "else touch \"$0.once\"; sed -i 's/^ l38/ L38/' \"$1\"; fi\n")
+    editor.chmod(0o755)
+    os.chmod(str(tmp_path), 0o755)
+    c = _apply_p(lo, "s", env={"EDITOR": str(editor), "VISUAL": ""})
+    c.expect(r"\(1/2\) Apply this hunk \[y,n,q,a,d,s,e,\?\]\? ")
+    c.sendline("s")
+    c.expect("Split into 2 hunks.")
+    c.expect(r"\+ten")
+    c.expect(r"\(1/3\) " + HUNK)
+    c.sendline("y")
+    c.expect(r"\+fourteen")
+    c.expect(r"\(2/3\) " + HUNK)
+    c.sendline("n")  # a part of a hunk: no reason asked
+    c.expect(r"\+forty")
+    c.expect(r"\(3/3\) " + HUNK)
+    c.sendline("e")
+    c.expect("no longer applies")
+    c.expect(r"Edit it again\? \[y/n\] ")
+    c.sendline("y")
+    c.expect(r"undo record: ")
+    assert _finish(c) == 0
+    assert (lo.target / "f.txt").read_text() == lines(60, {10: "ten\n", 40: "FORTY\n"})
+    # A second apply takes the rest: the session's version whole.
+    r = lo("apply", "s", "--yes")
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    assert (lo.target / "f.txt").read_text() == new
+
+
+def test_help_a_d_and_q(lo):
+    (lo.target / "g.txt").write_text(BASE)
+    (lo.target / "h.txt").write_text(BASE)
+    script = ("cd '%s' && printf '%%s' \"$NEW\" > f.txt && printf '%%s' \"$NEW\" > g.txt && "
+              "printf '%%s' \"$NEW\" > h.txt" % lo.target)
+    (lo.target / "f.txt").write_text(BASE)
+    assert lo.run(script, session="q", env={"NEW": NEW}).returncode == 0
+    before = tree(lo.target, mtimes=True)
+    c = _apply_p(lo, "q")
+    c.expect(r"\(1/3\) " + HUNK)
+    c.sendline("?")
+    c.expect("e - edit this hunk in \\$EDITOR")
+    c.expect(r"\(1/3\) " + HUNK)
+    c.sendline("a")  # f.txt: all
+    c.expect(r"diff --git a/g.txt")
+    c.expect(r"\(1/3\) " + HUNK)
+    c.sendline("y")
+    c.expect(r"\(2/3\) " + HUNK)
+    c.sendline("d")  # the rest of g.txt: no
+    c.expect(r"diff --git a/h.txt")
+    c.expect(r"\(1/3\) " + HUNK)
+    c.sendline("q")
+    c.expect(r"applied 2 change")
+    assert _finish(c) == 0
+    assert (lo.target / "f.txt").read_text() == NEW
+    assert (lo.target / "g.txt").read_text() == lines(60, {5: EDITS[5]})
+    assert (lo.target / "h.txt").read_text() == BASE
+    # Ctrl+D (EOF) at the first question: nothing applied.
+    after = tree(lo.target, mtimes=True)
+    assert after != before
+    c = _apply_p(lo, "q")
+    c.expect([HUNK, WHOLE])
+    c.sendeof()
+    assert _finish(c) == 1
+    assert tree(lo.target, mtimes=True) == after
+
+
+def test_without_a_terminal_it_names_hunks_and_applies_nothing(lo):
+    edit_session(lo, "n")
+    before = tree(lo.target, mtimes=True)
+    r = lo("apply", "n", "-p", input=b"y\n")
+    assert r.returncode == 2
+    err = r.stderr.decode()
+    assert "--hunks" in err and len(err.strip().splitlines()) == 1, err
+    assert tree(lo.target, mtimes=True) == before
+
+
+def test_exit_prompt_p_then_hunks_walks_the_picked_files_and_a_applies_the_answers(lo):
+    edit_session(lo, "e")
+    e = dict(lo.env, PAGER="cat", TERM="dumb")
+    c = pexpect.spawn(LAYOVER, ["on-exit", "prompt", "e"], env=e, cwd=str(lo.target), timeout=20)
+    c.expect(r"What now.*\? \[r/a/s/p/K/d\] ")
+    c.sendline("p")
+    c.expect(r"Pick \(")
+    c.sendline("-other.txt")
+    c.expect(r"Pick \(")
+    c.sendline("hunks")
+    c.expect(r"\(1/3\) " + HUNK)
+    c.sendline("n")
+    c.expect(WHY)
+    c.sendline("")
+    c.expect(r"\(2/3\) " + HUNK)
+    c.sendline("y")
+    c.expect(r"\(3/3\) " + HUNK)
+    c.sendline("n")
+    c.expect(WHY)
+    c.sendline("")
+    c.expect(r"1 change\(s\) chosen")
+    c.expect(r"What now.*\? \[r/a/s/p/K/d\] ")
+    c.sendline("a")
+    c.expect(r"Apply 1 change to .*\? \[y/N\] ")
+    c.sendline("y")
+    c.expect("still holds the changes not applied")
+    assert _finish(c) == 0
+    assert (lo.target / "f.txt").read_text() == lines(60, {25: EDITS[25]})
+    assert not (lo.target / "other.txt").exists()
+    # The rest applies later, without a stale-copy conflict.
+    r = lo("apply", "e", "--yes", "--include-rejected")
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    assert (lo.target / "f.txt").read_text() == NEW
+
+
+def test_hostile_names_and_lines_are_shown_terminal_safe(lo):
+    import io
+    name = "e\x1b]0;pwn\x07.txt"
+    (lo.target / name).write_text(BASE)
+    r = lo.run("cd '%s' && printf 'l1\\033[2J\\n' > \"$N\" && printf '%%s' \"$REST\" >> \"$N\"" % lo.target,
+               session="h", env={"N": name, "REST": BASE.split("\n", 1)[1]})
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    c = _apply_p(lo, "h")
+    seen = io.BytesIO()
+    c.logfile_read = seen
+    c.expect(r"\(1/1\) " + HUNK)
+    c.sendline("y")
+    c.expect(r"applied 1 change")
+    assert _finish(c) == 0
+    out = seen.getvalue()
+    assert b"\x1b" not in out and b"\x07" not in out, out
+    assert b"+l1^[[2J" in out
+    assert (lo.target / name).read_bytes() == b"l1\x1b[2J\n" + BASE.split("\n", 1)[1].encode()
