@@ -111,6 +111,8 @@ int cmd_diff(int argc, char** argv) {
         return 1;
     }
     opts.old_root = old_view->get();
+    // The step records describe the whole session: no grouping of a compare or a step range.
+    if (!range->all() || !range->against.empty()) opts.flat = true;
     auto patch = capture::Patch::open_source(source, {}, ignore, *range);
     if (!patch) {
         std::fprintf(stderr, "layover: diff %s: %s\n", base::display_path(source).c_str(),

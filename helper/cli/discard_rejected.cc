@@ -172,6 +172,13 @@ int discard_rejected(const session::Info& info) {
     if (!steps_count) return fail(steps_count.error().message);
     auto trees = std::make_shared<capture::SessionTrees>(std::move(opened.value()));
     SessionSides sides = sides_of(trees);
+    // One dir showing the live upper over every step (hard links, removed at
+    // the end): where the drops below read modes and parent dirs from.
+    auto flat = steps::flatten(info.dir);
+    if (!flat) return fail(flat.error().message);
+    std::shared_ptr<void> flat_gone(nullptr, [&](void*) { steps::remove_flat(flat.value()); });
+    auto view = base::open_at(AT_FDCWD, flat.value(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+    if (!view) return fail(view.error().message);
     auto states = review::judge_rejections(recs->list, changes.value(), sides.session_side, sides.real_side);
     if (!states) return fail(states.error().message);
     std::vector<uint64_t> dropped;
@@ -187,9 +194,9 @@ int discard_rejected(const session::Info& info) {
                 if (!again || !again->at(0).in_force) continue;
                 now = again->at(0);
             }
-            auto r = pass == 0 ? drop_hunk(upper->get(), trees->upper.get(), trees->lower.get(), now, sides)
-                               : drop_whole(info, upper->get(), trees->upper.get(), trees->lower.get(),
-                                            steps_count.value(), s.rec.path);
+            auto r = pass == 0 ? drop_hunk(upper->get(), view->get(), trees->lower.get(), now, sides)
+                               : drop_whole(info, upper->get(), view->get(), trees->lower.get(), steps_count.value(),
+                                            s.rec.path);
             if (!r) return fail(base::display_path(s.rec.path) + ": " + r.error().message);
             dropped.push_back(s.rec.seq);
             lines.push_back(review::rejection_line(now));

@@ -1,15 +1,42 @@
 #include "helper/cli/session_rejections.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+
 #include <memory>
 
 #include "capture/scan/session_scan.h"
 #include "helper/base/json/writer.h"
 #include "helper/base/text.h"
+#include "helper/store/layers.h"
 #include "review/diff/source.h"
 
 namespace {
 
 constexpr uint64_t kMaxLoad = 64ull << 20;  // as `layover diff` loads
+
+// rel as the session's stack shows it (the live upper over the frozen
+// steps, docs/history.md): the topmost layer holding each component decides,
+// whiteouts and opaque dirs hide what lies below. Absent: an empty Side.
+base::Result<review::Side> stack_side(const capture::SessionTrees& t, const std::string& rel) {
+    layers::Chain chain;
+    for (int fd : t.layers()) {
+        int d = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
+        if (d < 0) return base::sys_error("dup");
+        chain.fds.emplace_back(d);
+    }
+    size_t at = 0;
+    for (;;) {
+        size_t slash = rel.find('/', at);
+        std::string name = rel.substr(at, slash == std::string::npos ? std::string::npos : slash - at);
+        TRY(layers::Found f, layers::lookup(chain, name));
+        if (!f.exists) return review::Side{};
+        if (slash == std::string::npos) return review::read_real_side(chain.fds[f.layer].get(), name, kMaxLoad);
+        if (!S_ISDIR(f.st.st_mode)) return review::Side{};
+        chain = std::move(f.sub);
+        at = slash + 1;
+    }
+}
 
 }  // namespace
 
@@ -20,7 +47,7 @@ base::Result<SessionSides> session_sides(const session::Info& info) {
 
 SessionSides sides_of(std::shared_ptr<capture::SessionTrees> held) {
     SessionSides s;
-    s.session_side = [held](const std::string& p) { return review::read_real_side(held->upper.get(), p, kMaxLoad); };
+    s.session_side = [held](const std::string& p) { return stack_side(*held, p); };
     s.real_side = [held](const std::string& p) { return review::read_real_side(held->lower.get(), p, kMaxLoad); };
     return s;
 }

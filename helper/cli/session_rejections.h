@@ -1,6 +1,6 @@
 // A session's rejections judged against its changes now, reading the
 // session's and the real version of each rejected path from its two trees
-// (the upper layer, flattened over its steps, and the target): `status`,
+// (the live upper over its steps, and the target): `status`,
 // `reject`, `rejections` and `discard --rejected`. `apply` judges from the
 // patch it opened instead (review/prompt/rejected.h, the same rule).
 #pragma once

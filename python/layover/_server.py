@@ -98,6 +98,7 @@ class Server:
         pending, o, e = self._tails(MAX_PAYLOAD - len(body))
         header = {"t": "done", "id": rid, "lens": lens, "tail": [len(o), len(e)]}
         header.update(fields)
+        self.leave_cwd()  # before the reply: the host may checkpoint at once (docs/history.md)
         self.chan.write_main(pending + encode_frame(header, b"".join((body, o, e))))
 
     def done_run(self, rid, error, value, interrupted):
@@ -117,6 +118,7 @@ class Server:
                 pending, o = out.encode(o), b""
         h = (b'{"t":"done","id":%d,"lens":[-1,%d],"tail":[%d,%d],"interrupted":%s}'
              % (rid, -1 if value is None else len(v), len(o), len(e), b"true" if interrupted else b"false"))
+        self.leave_cwd()  # before the reply: the host may checkpoint at once (docs/history.md)
         self.chan.write_main(b"".join((pending, pack_lens(len(h), len(v) + len(o) + len(e)), h, v, o, e)))
 
     def _traceback(self, exc, skip_frames):
@@ -424,6 +426,7 @@ class Server:
     cwd = None
 
     def enter_cwd(self):
+        self.in_cwd = True
         if self.cwd is not None:
             try:
                 os.chdir(self.cwd)
@@ -431,6 +434,11 @@ class Server:
                 pass
 
     def leave_cwd(self):
+        # Called before the reply is sent (done, done_run) and again after
+        # the request: once only, or the second would record "/".
+        if not getattr(self, "in_cwd", True):
+            return
+        self.in_cwd = False
         try:
             self.cwd = os.getcwd()
         except OSError:

@@ -51,6 +51,11 @@ base::Result<bool> show_diff(const capture::Patch& patch, const ShowOptions& opt
             before[g.files.front()] = g.header;
             order.insert(order.end(), g.files.begin(), g.files.end());
         }
+        // Files no record names (none should be) still show, last.
+        std::vector<bool> placed(set.files.size(), false);
+        for (size_t i : order) placed[i] = true;
+        for (size_t i = 0; i < set.files.size(); i++)
+            if (!placed[i] && !order.empty()) order.push_back(i);
     }
     if (order.empty())
         for (size_t i = 0; i < set.files.size(); i++) order.push_back(i);
