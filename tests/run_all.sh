@@ -108,8 +108,14 @@ fi
 # alone: it installs into the system.
 JOBS=${LAYOVER_TEST_JOBS:-2}
 job_dir=() job_args=()
+# The install suite's files that install nothing (docs, the bench's smoke
+# run) run in the pool like the others; the rest runs alone, last.
+pooled_install=(test_bench_smoke.py test_docs_match.py test_docs_tools.py)
 for suite in "${suites[@]}"; do
-    [ "$suite" = "$STAGE/tests/install" ] && continue
+    if [ "$suite" = "$STAGE/tests/install" ]; then
+        for f in "${pooled_install[@]}"; do job_dir+=("$suite"); job_args+=("$suite/$f"); done
+        continue
+    fi
     while read -r _ file; do job_dir+=("$suite"); job_args+=("$file"); done \
         < <(find "$suite" -maxdepth 1 -name 'test_*.py' -printf '%s %p\n')
 done
@@ -119,10 +125,13 @@ job_dir+=("$STAGE/tests/install"); job_args+=("$STAGE/tests/install")
 
 run_job() {  # index: one pytest, its output in results/log-N.txt
     local i=$1 suite=${job_dir[$1]} run=("${runner[@]}") extra=()
+    extra=(--basetemp="$STAGE/tmp/pytest-$i")
     if [ "$suite" = "$STAGE/tests/install" ]; then
         run=(env LAYOVER_TEST_UID="${uid:-}" LAYOVER_TEST_HOME="${home:-}" LAYOVER_TEST_NONTMP="$NONTMP" "${envs[@]}")
-    else
-        extra=(--basetemp="$STAGE/tmp/pytest-$i")
+        if [ "$i" = "$last" ]; then
+            extra=()
+            for f in "${pooled_install[@]}"; do extra+=(--ignore="$suite/$f"); done
+        fi
     fi
     (cd "$suite" && "${run[@]}" /usr/bin/python3 -m pytest "${pytest_args[@]}" "${extra[@]}" \
         --junitxml="$STAGE/results/junit-$i.xml" "${job_args[$i]}" </dev/null) >"$STAGE/results/log-$i.txt" 2>&1

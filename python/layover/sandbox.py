@@ -249,13 +249,16 @@ class Sandbox:
 
     # --- changes and review (the helper's verbs) ---
 
-    def changes(self, include_ignored: bool = False) -> List[Change]:
+    def changes(self, include_ignored: bool = False, *, step: Optional[int] = None) -> List[Change]:
         """The session's changes, live while the sandbox runs. Paths the ignore
         rules leave out (caches, .layoverignore) come too with include_ignored,
-        flagged Change.ignored."""
+        flagged Change.ignored.  step=N: only what step N made, against the
+        view just before it (`layover status --step N`; see log())."""
         args: List[StrPath] = ["status", self.name, "--json"]
         if include_ignored:
             args.append("--include-ignored")
+        if step is not None:
+            args += ["--step", str(int(step))]
         r = self.helper.run(args)
         try:
             data = json.loads(r.stdout.decode("utf-8"))
@@ -361,6 +364,17 @@ class Sandbox:
         self.close()
         args: List[StrPath] = ["rollback", self.name] + (["--undo"] if undo else [str(int(step))])
         self.helper.run(args, error=SandboxError)
+
+    def revert(self, step: int) -> int:
+        """Take back step `step` alone and keep the later ones (`layover
+        revert`): a new step holds its inverse; returns that step's number.
+        Raises SandboxError, naming each path, when a later step touched one
+        of its paths (nothing changes then).  This stops the sandbox first:
+        the REPL's Python state is not reverted, only the files; the next
+        run() starts a fresh REPL over the new view."""
+        self.close()
+        self.helper.run(["revert", self.name, str(int(step))], error=SandboxError)
+        return max((s.step for s in self.log() if s.step is not None), default=0)
 
     def fork(self, name: str, *, at: Optional[int] = None, start: bool = False, **kwargs: Any) -> "Sandbox":
         """A new session `name` with this one's steps (1..`at`, default all)

@@ -262,6 +262,26 @@ def test_log_and_rollback_across_resumes(sb, target):
     assert not (target / "one.txt").exists()
 
 
+def test_changes_of_one_step_and_revert(sb, target, state_dir):
+    sb.run("open('one.txt', 'w').write('1')")
+    assert sb.checkpoint("one") == 1
+    sb.run("open('two.txt', 'w').write('2')\nopen('one.txt', 'a').write('!')")
+    assert sb.checkpoint("two") == 2
+    sb.run("open('three.txt', 'w').write('3')")
+    # A running sandbox: its frozen steps read as they are.
+    assert {(c.path, c.kind) for c in sb.changes(step=2)} == {("two.txt", "added"), ("one.txt", "modified")}
+    assert {c.path for c in sb.changes(step=1)} == {"one.txt"}
+    with pytest.raises(SandboxError) as e:
+        sb.revert(1)  # step 2 changed one.txt since
+    assert "later changes touched its paths" in str(e.value)
+    n = sb.revert(2)
+    assert [s.label for s in sb.log() if s.step == n][0].startswith("revert 2: ")
+    assert {c.path for c in sb.changes()} == {"one.txt", "three.txt"}
+    sb.start()
+    assert sb.run("open('one.txt').read()").value == "'1'"
+    assert not (target / "one.txt").exists()
+
+
 def test_fork_shares_the_steps_and_is_independent(sb, target):
     sb.run("open('one.txt', 'w').write('1')")
     sb.close()
