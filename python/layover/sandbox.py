@@ -187,6 +187,18 @@ class Sandbox:
         state = "running" if self.running else "stopped"
         return "<Sandbox %s over %s, %s>" % (self.name, self.target, state)
 
+    def _json(self, args: List[StrPath], obj: bool = False, **kw: Any) -> Any:
+        """`layover ARGS` (a --json verb) parsed; obj: it must print an object."""
+        r = self.helper.run(args, **kw)
+        verb = "'layover %s --json'" % args[0]
+        try:
+            data = json.loads(r.stdout.decode("utf-8"))
+        except (ValueError, RecursionError) as e:
+            raise SandboxError("layover: %s printed invalid JSON (%s)" % (verb, e)) from None
+        if obj and not isinstance(data, dict):
+            raise SandboxError("layover: %s printed no object" % verb)
+        return data
+
     # --- the REPL ---
 
     def _live(self) -> Repl:
@@ -259,12 +271,7 @@ class Sandbox:
             args.append("--include-ignored")
         if step is not None:
             args += ["--step", str(int(step))]
-        r = self.helper.run(args)
-        try:
-            data = json.loads(r.stdout.decode("utf-8"))
-        except (ValueError, RecursionError) as e:
-            raise SandboxError("layover: 'layover status --json' printed invalid JSON (%s)" % e) from None
-        return parse_list(data, parse_change, "a status")
+        return parse_list(self._json(args), parse_change, "a status")
 
     def changed_files(self) -> Dict[str, bytes]:
         """{path: content} of the files added or modified (agentlib's API).
@@ -312,13 +319,7 @@ class Sandbox:
         (docs/history.md): each resume of a kept session (start() after
         close()) froze the run before it as a step; the live changes come
         first, as a Step with step=None."""
-        r = self.helper.run(["log", self.name, "--json"])
-        try:
-            data = json.loads(r.stdout.decode("utf-8"))
-        except (ValueError, RecursionError) as e:
-            raise SandboxError("layover: 'layover log --json' printed invalid JSON (%s)" % e) from None
-        if not isinstance(data, dict):
-            raise SandboxError("layover: 'layover log --json' printed no object")
+        data = self._json(["log", self.name, "--json"], obj=True)
         return parse_list(data.get("steps"), parse_step, "a log")
 
     def checkpoint(self, label: Optional[str] = None) -> int:
@@ -332,11 +333,7 @@ class Sandbox:
         args: List[StrPath] = ["checkpoint", self.name, "--json"]
         if label:
             args += ["-m", label]
-        r = self.helper.run(args, error=SandboxError)
-        try:
-            data = json.loads(r.stdout.decode("utf-8"))
-        except (ValueError, RecursionError) as e:
-            raise SandboxError("layover: 'layover checkpoint --json' printed invalid JSON (%s)" % e) from None
+        data = self._json(args, error=SandboxError)
         step = data.get("step") if isinstance(data, dict) else None
         return step if isinstance(step, int) and not isinstance(step, bool) else 0
 
@@ -345,13 +342,7 @@ class Sandbox:
         their reasons, from `layover rejections --json`: state "rejected" ones
         later applies skip; "superseded" ones were changed since and are
         reviewed anew (docs/review.md, "Rejections")."""
-        r = self.helper.run(["rejections", self.name, "--json"])
-        try:
-            data = json.loads(r.stdout.decode("utf-8"))
-        except (ValueError, RecursionError) as e:
-            raise SandboxError("layover: 'layover rejections --json' printed invalid JSON (%s)" % e) from None
-        if not isinstance(data, dict):
-            raise SandboxError("layover: 'layover rejections --json' printed no object")
+        data = self._json(["rejections", self.name, "--json"], obj=True)
         return parse_list(data.get("rejections"), parse_rejection, "a rejection list")
 
     def rollback(self, step: int, *, undo: bool = False) -> None:
