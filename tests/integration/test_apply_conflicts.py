@@ -13,6 +13,8 @@ def edit(lo, script, session=None):
 
 def apply(lo, *args):
     r = lo("apply", *args, "--target", lo.target, "--yes", "--json")
+    # A failure seen once in CI printed no JSON: show what apply said then.
+    assert r.stdout.strip(), (r.returncode, r.stderr.decode(errors="replace"))
     return r, json.loads(r.stdout.decode())
 
 
