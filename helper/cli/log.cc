@@ -15,6 +15,7 @@
 #include "helper/base/json/bytes.h"
 #include "helper/base/text.h"
 #include "helper/cli/patch_tool.h"
+#include "helper/sandbox/control.h"
 #include "helper/store/layer_store.h"
 #include "helper/store/owner_ns.h"
 #include "helper/store/session.h"
@@ -36,10 +37,12 @@ int unknown_option(const char* verb, const std::string& arg, const char* usage) 
     return 2;
 }
 
-// Rollback and fork work on kept sessions only, for now.
-int refuse_running(const session::Info& s, const char* verb) {
-    return fail("session '" + s.meta.name + "' is running (supervisor pid " + std::to_string(s.meta.pid) +
-                "); stop it first: " + verb + " of a running session is not built yet");
+// A running session is asked through its supervisor (helper/sandbox/control.h),
+// which serves one request at a time under the freeze rule (docs/history.md).
+base::Result<control::Reply> ask_running(const session::Info& s, const control::Request& q) {
+    auto r = control::ask(s.dir, q);
+    if (!r) return base::error(q.op + " of session '" + s.meta.name + "': " + r.error().message);
+    return r;
 }
 
 // A session name has no '/' (base::valid_session_name): a path, or a name
@@ -288,11 +291,24 @@ int cmd_rollback(int argc, char** argv) {
     if (!state) return fail(state.error().message);
     auto s = session::find(state.value(), pos[0]);
     if (!s) return fail(s.error().message);
-    if (s->state == "running") return refuse_running(s.value(), "rollback");
+    const std::string& name = s->meta.name;
+    if (s->state == "running") {
+        auto r = ask_running(s.value(), {undo ? "undo" : "rollback", "", undo ? -1 : n});
+        if (!r) return fail(r.error().message);
+        int moved = r->count;
+        if (undo)
+            std::fprintf(stderr, "layover: session '%s': the rollback is undone (%d step%s back)\n", name.c_str(),
+                         moved, moved == 1 ? "" : "s");
+        else
+            std::fprintf(stderr,
+                         "layover: session '%s' rolled back to step %d (%d later step%s set aside, live changes "
+                         "included; 'layover rollback %s --undo' brings them back)\n",
+                         name.c_str(), n, moved, moved == 1 ? "" : "s", name.c_str());
+        return 0;
+    }
     // Held while the layers move, so a run cannot resume it half-way.
     auto lk = session::lock(s->dir, s->meta.name);
     if (!lk) return fail(lk.error().message);
-    const std::string& name = s->meta.name;
     // What the exit's scan, an apply or a save recorded no longer describes the view.
     auto forget = [&] {
         session::Meta m = s->meta;
@@ -368,17 +384,22 @@ int cmd_fork(int argc, char** argv) {
     if (!state) return fail(state.error().message);
     auto s = session::find(state.value(), pos[0]);
     if (!s) return fail(s.error().message);
-    if (s->state == "running") return refuse_running(s.value(), "fork");
+    bool running = s->state == "running";
     std::string dst = session::sessions_dir(state.value()) + "/" + fresh;
     struct stat st;
     if (::lstat(dst.c_str(), &st) == 0) return fail("session '" + fresh + "' exists; pick another name");
-    auto lk = session::lock(s->dir, s->meta.name);
+    base::Result<base::Fd> lk = running ? base::Fd() : session::lock(s->dir, s->meta.name);
     if (!lk) return fail(lk.error().message);
     for (const auto& stale : steps::stale_forks(session::sessions_dir(state.value())))  // a killed fork's
         steps::remove_flat(stale);
     std::string tmp = session::sessions_dir(state.value()) + "/.fork-" + fresh + "." + std::to_string(::getpid());
     int at = at_given ? std::atoi(at_text.c_str()) : -1;
-    auto r = capture::in_owner_ns([&]() -> base::Result<std::string> {
+    // A running session's supervisor builds TMP (named by this pid) under the freeze rule.
+    auto by_supervisor = [&]() -> base::Result<std::string> {
+        TRY(control::Reply a, ask_running(s.value(), {"fork", "", at, fresh}));
+        return std::to_string(a.step);
+    };
+    auto r = running ? by_supervisor() : capture::in_owner_ns([&]() -> base::Result<std::string> {
         // Without --at the fork takes everything: the live changes become a
         // step of the source first (its view is the same after).
         TRY(std::string pending, steps::finish_pending(s->dir));

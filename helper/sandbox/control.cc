@@ -30,7 +30,8 @@ base::Result<base::Fd> open_dir(const std::string& d) {
     return base::open_at(AT_FDCWD, d, O_PATH | O_DIRECTORY | O_NOFOLLOW);
 }
 
-void send_reply(int fd, const Reply& r) {
+void send_reply(int fd, Reply r) {
+    if (r.error.size() > 4000) r.error = r.error.substr(0, 3990) + "\n  ...";  // the decoder's bound
     std::string m = encode_reply(r);
     (void)::send(fd, m.data(), m.size(), MSG_NOSIGNAL);
 }
@@ -80,10 +81,16 @@ void serve_one(int listen_fd, const Handler& handler) {
         send_reply(c.get(), {false, 0, req.error().message});
         return;
     }
+    req->peer = cred.pid;
     send_reply(c.get(), handler(req.value()));
 }
 
 base::Result<int> checkpoint(const std::string& session_dir, const std::string& label) {
+    TRY(Reply r, ask(session_dir, {"checkpoint", label}));
+    return r.step;
+}
+
+base::Result<Reply> ask(const std::string& session_dir, const Request& req) {
     TRY(base::Fd dir, open_dir(session_dir));
     base::Fd s(::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
     if (!s.valid()) return base::sys_error("creating a socket");
@@ -91,23 +98,32 @@ base::Result<int> checkpoint(const std::string& session_dir, const std::string& 
     if (::connect(s.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
         int err = errno;
         return base::sys_error("reaching the session's supervisor (" + session_dir + "/" + kName +
-                                   "); is it a supervisor of an older layover? stop the session, then checkpoint it",
+                                   "); is it a supervisor of an older layover? stop the session, then " + req.op +
+                                   " it",
                                err);
     }
-    struct timeval tv = {60, 0};
+    // A request in progress (one at a time) holds this one in the backlog.
+    struct timeval tv = {120, 0};
     ::setsockopt(s.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    std::string m = encode_request({"checkpoint", label});
+    std::string m = encode_request(req);
     if (::send(s.get(), m.data(), m.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(m.size()))
         return base::sys_error("sending to the session's supervisor");
     std::string buf(kMaxMessage + 1, '\0');
     ssize_t n = ::recv(s.get(), buf.data(), buf.size(), MSG_TRUNC);
-    if (n < 0) return base::sys_error("waiting for the session's supervisor");
+    if (n < 0) {
+        int err = errno;
+        if (err == EAGAIN)
+            return base::error(
+                "the session's supervisor did not answer in 2 minutes (busy with an earlier "
+                "request?); see 'layover log', then try again");
+        return base::sys_error("waiting for the session's supervisor", err);
+    }
     if (n == 0) return base::error("the session's supervisor closed the control socket without an answer");
     if (static_cast<size_t>(n) > buf.size()) return base::error("the session's supervisor answered too long a message");
     buf.resize(static_cast<size_t>(n));
     TRY(Reply r, decode_reply(buf));
     if (!r.ok) return base::error(r.error);
-    return r.step;
+    return r;
 }
 
 }  // namespace control

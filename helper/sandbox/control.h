@@ -23,8 +23,11 @@ void remove_socket(const std::string& session_dir);
 using Handler = std::function<Reply(const Request&)>;
 void serve_one(int listen_fd, const Handler& handler);
 
-// Client: ask the supervisor of the running session in session_dir for a
-// checkpoint. The step made (0: no changes), or the supervisor's error.
+// Client: send one request to the supervisor of the running session in
+// session_dir and wait for its reply (a request in progress holds the next:
+// the supervisor serves one at a time). An ok reply, or the supervisor's error.
+base::Result<Reply> ask(const std::string& session_dir, const Request& req);
+// A checkpoint: the step made (0: no changes), or the supervisor's error.
 base::Result<int> checkpoint(const std::string& session_dir, const std::string& label);
 
 }  // namespace control

@@ -2,6 +2,7 @@
 
 #include "helper/base/json/reader.h"
 #include "helper/base/json/writer.h"
+#include "helper/base/text.h"
 
 namespace control {
 
@@ -20,6 +21,16 @@ std::string encode_request(const Request& r) {
     o += ", ";
     base::json::key(&o, "label");
     base::json::str(&o, r.label);
+    if (r.step >= 0) {
+        o += ", ";
+        base::json::key(&o, "step");
+        base::json::num(&o, static_cast<uint64_t>(r.step));
+    }
+    if (!r.name.empty()) {
+        o += ", ";
+        base::json::key(&o, "name");
+        base::json::str(&o, r.name);
+    }
     return o + "}";
 }
 
@@ -34,12 +45,23 @@ base::Result<Request> decode_request(std::string_view text) {
             if (!p.string(&r.op)) return bad("\"op\" is not a string");
         } else if (k == "label") {
             if (!p.string(&r.label) || r.label.size() > kMaxText) return bad("\"label\" is not a short string");
+        } else if (k == "step") {
+            base::jsonread::Number n;
+            uint64_t v = 0;
+            if (!p.number(&n) || !n.to_unsigned(9999, &v)) return bad("\"step\" is not 0..9999");
+            r.step = static_cast<int>(v);
+        } else if (k == "name") {
+            if (!p.string(&r.name) || !base::valid_session_name(r.name)) return bad("\"name\" is not a session name");
         } else if (!p.skip()) {
             return bad("not JSON");
         }
     }
     if (!p.ok() || !p.finish()) return bad("not JSON");
-    if (r.op != "checkpoint") return bad("unknown op (only \"checkpoint\")");
+    if (r.op != "checkpoint" && r.op != "rollback" && r.op != "undo" && r.op != "revert" && r.op != "fork")
+        return bad("unknown op (checkpoint, rollback, undo, revert or fork)");
+    if ((r.op == "rollback" || r.op == "revert") && r.step < 0) return bad(r.op + " without a \"step\"");
+    if (r.op == "revert" && r.step == 0) return bad("revert of step 0 (steps start at 1)");
+    if (r.op == "fork" && r.name.empty()) return bad("fork without a \"name\"");
     return r;
 }
 
@@ -51,6 +73,9 @@ std::string encode_reply(const Reply& r) {
     if (r.ok) {
         base::json::key(&o, "step");
         base::json::num(&o, static_cast<uint64_t>(r.step));
+        o += ", ";
+        base::json::key(&o, "count");
+        base::json::num(&o, static_cast<uint64_t>(r.count));
     } else {
         base::json::key(&o, "error");
         base::json::str(&o, r.error);
@@ -74,6 +99,11 @@ base::Result<Reply> decode_reply(std::string_view text) {
             uint64_t v = 0;
             if (!p.number(&n) || !n.to_unsigned(9999, &v)) return bad("\"step\" is not 0..9999");
             r.step = static_cast<int>(v);
+        } else if (k == "count") {
+            base::jsonread::Number n;
+            uint64_t v = 0;
+            if (!p.number(&n) || !n.to_unsigned(9999, &v)) return bad("\"count\" is not 0..9999");
+            r.count = static_cast<int>(v);
         } else if (k == "error") {
             if (!p.string(&r.error) || r.error.size() > kMaxText) return bad("\"error\" is not a short string");
         } else if (!p.skip()) {

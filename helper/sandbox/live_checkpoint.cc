@@ -11,6 +11,9 @@
 #include <cstdlib>
 
 #include "helper/base/clock.h"
+#include "helper/base/dir.h"
+#include "helper/base/fault.h"
+#include "helper/base/fd.h"
 #include "helper/sandbox/live_holders.h"
 #include "helper/sandbox/prepare.h"
 #include "helper/store/owner_ns.h"
@@ -49,32 +52,129 @@ base::Result<void> unfreeze(const std::string& d, int n) {
     return base::Ok();
 }
 
+std::string work_name(int n) {
+    char ck[16];
+    std::snprintf(ck, sizeof ck, "ck%04d", n);
+    return ck;
+}
+
+bool upper_empty(const std::string& d) {
+    auto up = base::open_at(AT_FDCWD, session::upper_dir(d), O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+    if (!up) return false;
+    auto names = base::list_dir(up->get());
+    return names && names->empty();
+}
+
 }  // namespace
 
-control::Reply LiveCheckpoint::serve(const control::Request& req, pid_t init) {
+namespace live {
+
+base::Result<std::string> fresh_work(const std::string& d, const std::string& base) {
+    std::string name = base;
+    for (int i = 1; i < 1000; i++) {
+        std::string p = session::work_dir(d) + "/" + name;
+        if (::mkdir(p.c_str(), 0700) == 0) return name;
+        struct stat st;
+        if (errno != EEXIST || ::lstat(p.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+            return base::sys_error("creating the next overlay's work dir " + p);
+        name = base + "." + std::to_string(i);
+    }
+    return base::error("no free work dir for the next overlay in " + session::work_dir(d));
+}
+
+}  // namespace live
+
+LiveCheckpoint::Stack LiveCheckpoint::stack() const {
+    Stack s;
+    auto c = steps::count(run_.session_dir);
+    s.count = c ? c.value() : -1;
+    struct stat st;
+    if (::stat(session::upper_dir(run_.session_dir).c_str(), &st) == 0) s.upper = st.st_ino;
+    return s;
+}
+
+std::string LiveCheckpoint::hold(pid_t init, const std::string& verb) {
     const std::string& name = run_.meta.name;
     const std::string& target = run_.plan.mounts.target;
-    const std::string& d = run_.session_dir;
-    if (init <= 0) return refuse("session '" + name + "' is still starting; try again");
+    if (init <= 0) return "session '" + name + "' is still starting; try again";
     auto ro = ask(fd_, "R");
     if (!ro) {
-        if (ro.error().code != EBUSY) return refuse(ro.error().message);
+        if (ro.error().code != EBUSY) return ro.error().message;
         auto h = find_holders(init, target, true);
-        return refuse("a process in session '" + name + "' writes to it: " +
-                      (h.empty() ? std::string("a file is open for writing") : describe_holders(h)) +
-                      "; nothing changed: close it (or let it finish), then checkpoint again");
+        return "a process in session '" + name +
+               "' writes to it: " + (h.empty() ? std::string("a file is open for writing") : describe_holders(h)) +
+               "; nothing changed: close it (or let it finish), then " + verb + " again";
     }
-    auto rw_again = [&](const std::string& msg) {
-        auto rw = ask(fd_, "W");
-        return refuse(rw ? msg : msg + "; and remounting it read-write failed: " + rw.error().message);
-    };
     auto h = find_holders(init, target, false);
     if (!h.empty())
-        return rw_again("a process in session '" + name + "' would stay on the frozen view: " + describe_holders(h) +
-                        "; nothing changed: let it leave the target (cd /) or finish, then checkpoint again");
+        return release("a process in session '" + name + "' would stay on the frozen view: " + describe_holders(h) +
+                       "; nothing changed: let it leave the target (cd /) or finish, then " + verb + " again")
+            .error;
+    auto f = base::fault_point("live", "readonly");
+    if (!f) return release(f.error().message + "; nothing changed").error;
+    return "";
+}
+
+control::Reply LiveCheckpoint::release(const std::string& msg) {
+    auto rw = ask(fd_, "W");
+    return refuse(rw ? msg : msg + "; and remounting it read-write failed: " + rw.error().message);
+}
+
+base::Result<void> LiveCheckpoint::mount_disk(const Stack& held) {
+    const std::string& d = run_.session_dir;
     auto live_before = steps::read_live(d);
     std::string run_label = live_before ? live_before->label : "";
-    std::string label = req.label.empty() ? run_label : req.label;
+    auto done = capture::in_owner_ns([&]() -> base::Result<std::string> {
+        if (!upper_empty(d)) {
+            TRY(int n, steps::freeze_live(d, run_.plan.mounts.target, base::utc_now_rfc3339(), steps::kMaxSteps));
+            (void)n;
+        } else if (stack().upper == held.upper) {
+            // The mounted overlay's empty upper: set aside (it stays in use), a fresh one made.
+            TRY(std::string aside, live::fresh_work(d, "up"));
+            std::string to = session::work_dir(d) + "/" + aside + "/upper";
+            if (::rename(session::upper_dir(d).c_str(), to.c_str()) != 0 ||
+                ::mkdir(session::upper_dir(d).c_str(), 0755) != 0)
+                return base::sys_error("setting the live upper aside to " + to);
+        }
+        TRY(int n, steps::count(d));
+        TRY(std::string work, live::fresh_work(d, work_name(n)));
+        return std::to_string(n) + " " + work;
+    });
+    if (!done) return done.error();
+    TRY_VOID(ask(fd_, "M" + done.value()));
+    (void)steps::write_live(d, {run_label, base::utc_now_rfc3339()});
+    return base::fault_point("live", "mounted");
+}
+
+control::Reply LiveCheckpoint::settle(const Stack& held, const std::string& msg) {
+    const std::string& d = run_.session_dir;
+    // A rollback or undo cut short: finished or undone as a rerun would.
+    (void)capture::in_owner_ns([&]() -> base::Result<std::string> { return steps::finish_pending(d); });
+    if (stack() == held) return release(msg + "; nothing changed");
+    auto m = mount_disk(held);
+    if (!m)
+        return refuse(msg + "; the session's layers had changed, and mounting them failed: " + m.error().message +
+                      "; its view stays read-only: stop the session and resume it");
+    return refuse(msg + "; it had taken effect: the session runs on its new layers (see 'layover log " +
+                  run_.meta.name + "')");
+}
+
+control::Reply LiveCheckpoint::serve(const control::Request& req, pid_t init) {
+    if (req.op == "rollback" || req.op == "undo") return rollback(req, init);
+    if (req.op == "revert") return revert(req, init);
+    if (req.op == "fork") return fork(req, init);
+    return checkpoint(req.label, init);
+}
+
+control::Reply LiveCheckpoint::checkpoint(const std::string& req_label, pid_t init, const std::string& verb) {
+    const std::string& target = run_.plan.mounts.target;
+    const std::string& d = run_.session_dir;
+    std::string refused = hold(init, verb);
+    if (!refused.empty()) return refuse(refused);
+    Stack held = stack();
+    auto live_before = steps::read_live(d);
+    std::string run_label = live_before ? live_before->label : "";
+    std::string label = req_label.empty() ? run_label : req_label;
     auto frozen = capture::in_owner_ns([&]() -> base::Result<std::string> {
         // The mounted overlays read the layers: no squash while the session
         // runs; the next resume squashes (docs/history.md).
@@ -89,33 +189,37 @@ control::Reply LiveCheckpoint::serve(const control::Request& req, pid_t init) {
         steps::Live l = live ? live.value() : steps::Live{};
         l.label = label;
         TRY_VOID(steps::write_live(d, l));
-        TRY(int n, steps::freeze_live(d, target, base::utc_now_rfc3339(), steps::kMaxSteps));
+        TRY(int n, steps::freeze_live(d, target, base::utc_now_rfc3339(), steps::kMaxSteps, "live"));
+        std::string work;
         if (n > 0) {
-            char ck[16];
-            std::snprintf(ck, sizeof ck, "/ck%04d", n);
-            std::string work = session::work_dir(d) + ck;
-            if (::mkdir(work.c_str(), 0700) != 0) {
-                auto e = base::sys_error("creating the next overlay's work dir " + work);
+            auto w = live::fresh_work(d, work_name(n));
+            if (!w) {
                 (void)unfreeze(d, n);
-                return e;
+                return w.error();
             }
+            work = w.value();
         }
-        return std::to_string(n);
+        return std::to_string(n) + " " + work;
     });
-    if (!frozen) return rw_again("freezing the live layer: " + frozen.error().message + "; nothing changed");
+    if (!frozen) return settle(held, "freezing the live layer: " + frozen.error().message);
     int n = std::atoi(frozen->c_str());
     if (n == 0) {  // no changes: no step, the overlay as it was
         auto rw = ask(fd_, "W");
         if (!rw) return refuse("remounting the overlay read-write: " + rw.error().message);
         return {true, 0, ""};
     }
-    auto mounted = ask(fd_, "M" + std::to_string(n));
+    auto changed = base::fault_point("live", "changed");
+    auto mounted = changed ? ask(fd_, "M" + frozen.value()) : changed;
     if (!mounted) {
         auto back = unfreeze(d, n);
         std::string msg = "mounting the next step's overlay: " + mounted.error().message;
-        if (!back) return rw_again(msg + "; and taking the step back failed: " + back.error().message);
-        return rw_again(msg + "; nothing changed");
+        if (!back)
+            return refuse(msg + "; and taking the step back failed: " + back.error().message +
+                          "; its view stays read-only: stop the session and resume it");
+        return release(msg + "; nothing changed");
     }
     (void)steps::write_live(d, {run_label, base::utc_now_rfc3339()});
+    auto f = base::fault_point("live", "mounted");
+    if (!f) return refuse(f.error().message);
     return {true, n, ""};
 }

@@ -1,20 +1,27 @@
-// The checkpoint of a running session, served by its supervisor
-// (helper/sandbox/control.h; docs/history.md, "The freeze rule"):
+// The checkpoint, rollback, revert and fork of a running session, served by
+// its supervisor one request at a time (helper/sandbox/control.h;
+// docs/history.md, "The freeze rule" and "A running session"):
 //   1. setup remounts the overlay read-only: the kernel refuses (EBUSY)
 //      while a file on it is open for writing; then the error names the
 //      processes and paths, and nothing changed;
 //   2. a process with its working directory or an open directory on it
 //      would stay on the frozen mount: refused the same way, remounted
 //      read-write again;
-//   3. the live upper is frozen as the next step (steps::freeze_live, as
-//      its owner), and a fresh work dir made;
-//   4. setup mounts the next overlay over the target in one move_mount,
-//      which propagates into the command's namespace. On failure the step
-//      is taken back (the rename undone) and the overlay remounted
-//      read-write: the session is exactly as before.
+//   3. the layers change on disk as for a kept session (the live upper
+//      frozen as the next step, steps::freeze_live; or steps::rollback,
+//      rollback_undo; or `layover revert` run as a child), as its owner;
+//   4. setup mounts the stack now on disk over the target in one
+//      move_mount, which propagates into the command's namespace. When step
+//      3 failed before its commit, the overlay is remounted read-write: the
+//      session is exactly as before; when after, the new stack is mounted.
+// Fault points (LAYOVER_FAULT, helper/base/fault.h): live:readonly after 1-2,
+// live:changed after 3, live:mounted after 4.
 #pragma once
 #include <sys/types.h>
 
+#include <string>
+
+#include "helper/base/result.h"
 #include "helper/sandbox/control_msg.h"
 
 struct PreparedRun;
@@ -27,6 +34,35 @@ public:
     control::Reply serve(const control::Request& req, pid_t init);
 
 private:
+    // What says whether the stack on disk changed: the step count and the
+    // live upper's inode (the mounted overlay's upper while nothing changed).
+    struct Stack {
+        int count = -1;
+        ino_t upper = 0;
+        bool operator==(const Stack& o) const { return count == o.count && upper == o.upper; }
+    };
+    // Steps 1-2: "" once the overlay is read-only and nobody stays behind,
+    // else the refusal (the overlay read-write again).
+    std::string hold(pid_t init, const std::string& verb);
+    control::Reply release(const std::string& msg);
+    Stack stack() const;
+    // Step 4 for whatever is on disk now: the live changes frozen first (or
+    // an empty upper set aside when it is the mounted one), a fresh work dir.
+    base::Result<void> mount_disk(const Stack& held);
+    // After step 3 failed: remounted read-write when nothing changed, else
+    // the changed stack mounted. The refusal, naming what happened.
+    control::Reply settle(const Stack& held, const std::string& msg);
+    control::Reply checkpoint(const std::string& label, pid_t init, const std::string& verb = "checkpoint");
+    control::Reply rollback(const control::Request& req, pid_t init);  // rollback and undo: live_history.cc
+    control::Reply revert(const control::Request& req, pid_t init);
+    control::Reply fork(const control::Request& req, pid_t init);
+
     PreparedRun& run_;
     int fd_;
 };
+
+namespace live {
+// A work dir name under SESSION/work not taken yet: BASE, else BASE.1, ...
+// (a dir of an earlier mount is in use; anything else there is an error).
+base::Result<std::string> fresh_work(const std::string& session_dir, const std::string& base);
+}  // namespace live

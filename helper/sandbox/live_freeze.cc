@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -46,9 +47,15 @@ base::Result<std::string> ref_id(int session, const std::string& name) {
     return text;
 }
 
-base::Result<void> mount_next(const SandboxPlan& plan, Fds& fds, int n) {
-    char work[32];
-    std::snprintf(work, sizeof work, "work/ck%04d", n);
+// "M<n> <work>": the top step and the work dir's name (work/<work>).
+base::Result<void> mount_next(const SandboxPlan& plan, Fds& fds, const std::string& req) {
+    size_t sp = req.find(' ');
+    int n = std::atoi(req.c_str() + 1);
+    std::string wname = sp == std::string::npos ? "" : req.substr(sp + 1);
+    if (n < 0 || wname.empty() || wname.size() > 24 || wname[0] == '.' ||
+        wname.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789.") != std::string::npos)
+        return base::error("a malformed mount request");
+    std::string work = "work/" + wname;
     TRY(base::Fd upper, open_in(fds.session.get(), "upper"));
     TRY(base::Fd wk, open_in(fds.session.get(), work));
     std::vector<base::Fd> lowers;
@@ -130,11 +137,14 @@ Fds open(const SandboxPlan& plan) {
     if (s && t) {
         f.session = std::move(s.value());
         f.target = std::move(t.value());
-        // Squashed steps below `first` have no layer; shared ones live in the
-        // store (no squash, fork or rollback while the session runs).
+        // Squashed steps below `first` have no layer (no squash while the
+        // session runs); shared ones live in the store.
         auto first = steps::first_layer(session);
         f.first = first ? first.value() : 1;
+        // Made now if missing: a fork or rollback while the session runs
+        // moves its layers there, and the next mount opens them in this clone.
         std::string store = steps::store_dir(session);
+        if (::access(store.c_str(), F_OK) != 0) ::mkdir(store.c_str(), 0700);
         if (::access(store.c_str(), F_OK) == 0) {
             auto st = clone(store);
             if (st) f.store = std::move(st.value());
@@ -170,7 +180,7 @@ base::Result<int> wait_serving(const SandboxPlan& plan, Fds& fds, pid_t init) {
             answer(ctl, base::error("the checkpoint of this running session is unavailable: " + fds.unavailable));
         else if (req == "R") answer(ctl, reconfigure(plan.mounts.target, "ro"));
         else if (req == "W") answer(ctl, reconfigure(plan.mounts.target, "rw"));
-        else if (req[0] == 'M') answer(ctl, mount_next(plan, fds, std::atoi(req.c_str() + 1)));
+        else if (req[0] == 'M') answer(ctl, mount_next(plan, fds, req));
         else answer(ctl, base::error("unknown request"));
     }
     int status = 0;

@@ -9,8 +9,8 @@
 //   R       remount the overlay on the target read-only (EBUSY while any
 //           file on it is open for writing)
 //   W       remount it read-write again (a rollback)
-//   M<n>    mount a new overlay over the target: upper SESSION/upper, work
-//           SESSION/work/ck<n>, lowers steps n..1 then the real target
+//   M<n> W  mount a new overlay over the target: upper SESSION/upper, work
+//           SESSION/work/W, lowers steps n..1 then the real target
 #pragma once
 #include <sys/types.h>
 

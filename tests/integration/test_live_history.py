@@ -1,0 +1,162 @@
+"""Rollback, revert and fork of a *running* session (issue 23): asked through
+its supervisor (SESSION/control.sock), one request at a time, under the
+freeze rule; the command inside goes on and sees the new view. A small
+loop inside runs the commands the test drops in a --rw dir, so every check
+reads the view a real process in the sandbox sees."""
+import json
+import os
+import subprocess
+import time
+from pathlib import Path
+
+from capture_util import status_json
+from conftest import LAYOVER
+from test_checkpoint import digest, start_running
+
+LOOP = ("cd /; echo a > {t}/a.txt; while :; do if [ -e {s}/cmd ]; then sh {s}/cmd > {s}/out 2>&1; "
+        "rm {s}/cmd; fi; sleep 0.02; done")
+
+
+class Inside:
+    """A session whose command runs what the test asks, inside the sandbox."""
+
+    def __init__(self, lo, name, env=None):
+        self.lo, self.name, self.t = lo, name, str(lo.target)
+        self.s = Path(lo.state).parent / ("sig-" + name)
+        self.s.mkdir()
+        extra = ("--rw", str(self.s))
+        if env:
+            lo.env = dict(lo.env, **env)
+        try:
+            self.p, _ = start_running(lo, name, LOOP.format(t=self.t, s=self.s), extra)
+        finally:
+            for k in env or ():
+                lo.env.pop(k)
+        self.d = lo.session_dir(name)
+
+    def __call__(self, cmd):
+        (self.s / "cmd.tmp").write_text(cmd.replace("T/", self.t + "/") + "\n")
+        (self.s / "cmd.tmp").rename(self.s / "cmd")
+        for _ in range(500):
+            if not (self.s / "cmd").exists():
+                return (self.s / "out").read_text()
+            time.sleep(0.01)
+        raise AssertionError("the command inside did not run: " + cmd)
+
+    def names(self):
+        return sorted(self("ls T/").split())
+
+    def stop(self):
+        self.p.terminate()
+        return self.p.communicate(timeout=30)
+
+
+def layer(lo, name, n):
+    """Step n's layer: its dir, or the store's layer its reference names."""
+    d = lo.session_dir(name) / "steps"
+    if (d / ("%04d" % n)).is_dir():
+        return d / ("%04d" % n)
+    return Path(lo.state) / "layers" / (d / ("%04d.ref" % n)).read_text().strip()
+
+
+def ok(r):
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    return r.stderr.decode()
+
+
+def test_rollback_and_undo_of_a_running_session_remount_its_view(lo):
+    s = Inside(lo, "rb")
+    try:
+        assert s("cat T/a.txt") == "a\n"
+        ok(lo("checkpoint", "rb", "-m", "one"))
+        s("echo b > T/b.txt; echo a2 > T/a.txt")
+        ok(lo("checkpoint", "rb", "-m", "two"))
+        s("echo c > T/c.txt")
+        before = {n: digest(layer(lo, "rb", n)) for n in (1, 2)}
+        names = s.names()
+        # Two requests at once: served one after the other, both whole.
+        a = subprocess.Popen([LAYOVER, "rollback", "rb", "1"], env=lo.env, stderr=subprocess.PIPE)
+        b = subprocess.Popen([LAYOVER, "log", "rb", "--json"], env=lo.env, stdout=subprocess.PIPE)
+        err = a.communicate(timeout=60)[1].decode()
+        assert a.returncode == 0, err
+        assert "session 'rb' rolled back to step 1 (2 later steps set aside" in err, err
+        b.communicate(timeout=60)
+        # The process inside sees step 1's view now, and writes on over it.
+        assert s("cat T/a.txt") == "a\n" and "b.txt" not in s.names() and "c.txt" not in s.names()
+        s("echo d > T/d.txt")
+        assert (s.d / "upper" / "d.txt").read_text() == "d\n"
+        r = lo("rollback", "rb", "--undo")
+        assert r.returncode == 1 and "the session changed since the rollback to step 1" in r.stderr.decode()
+        assert "d.txt" in s.names()  # nothing changed, and still writable
+        s("rm T/d.txt")
+        assert "the rollback is undone (2 steps back)" in ok(lo("rollback", "rb", "--undo"))
+        assert s.names() == names and s("cat T/a.txt T/c.txt") == "a2\nc\n"
+        # Unknown step: refused, the view unchanged and writable.
+        r = lo("rollback", "rb", "9")
+        assert r.returncode == 1 and "no step 9" in r.stderr.decode(), r.stderr
+        s("echo e > T/e.txt")
+        assert s("cat T/e.txt") == "e\n"
+    finally:
+        s.stop()
+    assert {n: digest(layer(lo, "rb", n)) for n in (1, 2)} == before
+    ch = {c["path"] for c in status_json(lo, "rb")}
+    assert ch == {"a.txt", "b.txt", "c.txt", "e.txt"}, ch
+    assert not (Path(lo.target) / "b.txt").exists()
+
+
+def test_revert_and_fork_of_a_running_session(lo):
+    s = Inside(lo, "rv")
+    try:
+        s("echo x > T/x.txt")
+        ok(lo("checkpoint", "rv", "-m", "x"))
+        s("echo y > T/y.txt")
+        ok(lo("checkpoint", "rv", "-m", "y"))
+        s("echo z > T/z.txt")
+        before = {n: digest(layer(lo, "rv", n)) for n in (1, 2)}
+        assert "step 1 reverted by a new step 3" in ok(lo("revert", "rv", "1"))
+        # Step 1 (a.txt and x.txt) taken back inside; the later steps kept.
+        assert "x.txt" not in s.names() and "a.txt" not in s.names() and s("cat T/y.txt T/z.txt") == "y\nz\n"
+        # A later change to step 2's path: refused, listed, nothing changed.
+        s("echo y2 > T/y.txt")
+        r = lo("revert", "rv", "2")
+        assert r.returncode == 1 and "later changes touched its paths" in r.stderr.decode(), r.stderr
+        assert "  y.txt: the live changes\n" in r.stderr.decode(), r.stderr
+        s("echo w > T/w.txt")
+        assert s("cat T/y.txt T/w.txt") == "y2\nw\n"
+        # Fork: the live changes frozen first; the running session goes on.
+        ok(lo("fork", "rv", "f1"))
+        ok(lo("fork", "rv", "f2", "--at", "2"))
+        s("echo after > T/after.txt")
+        assert (s.d / "upper" / "after.txt").read_text() == "after\n"
+        r = lo("fork", "rv", "f1")
+        assert r.returncode == 1 and "session 'f1' exists" in r.stderr.decode()
+        assert {n: digest(layer(lo, "rv", n)) for n in (1, 2)} == before
+    finally:
+        s.stop()
+    f1 = {c["path"] for c in status_json(lo, "f1")}
+    f2 = {c["path"] for c in status_json(lo, "f2")}
+    assert f1 == {"y.txt", "z.txt", "w.txt"}, f1
+    assert f2 == {"a.txt", "x.txt", "y.txt"}, f2
+    r = lo.run("cat y.txt", session="f1")
+    assert r.returncode == 0 and r.stdout == b"y2\n"
+
+
+def test_a_running_rollback_revert_or_fork_is_refused_under_the_freeze_rule(lo):
+    s = Inside(lo, "fr")
+    try:
+        ok(lo("checkpoint", "fr"))
+        s("echo b > T/b.txt")
+        s("sh -c 'exec 3>>T/held.txt; exec sleep 30' >/dev/null 2>&1 &")
+        for _ in range(100):
+            if "held.txt" in s.names():
+                break
+        for args, verb in ((["rollback", "fr", "0"], "rollback"), (["revert", "fr", "1"], "revert"),
+                           (["fork", "fr", "new"], "fork")):
+            r = lo(*args)
+            err = r.stderr.decode()
+            assert r.returncode == 1 and "(sleep) has " + s.t + "/held.txt open for writing" in err, err
+            assert "nothing changed: close it (or let it finish), then %s again" % verb in err, err
+        assert not (s.d / "steps" / "0002").exists() and not lo.session_dir("new").exists()
+        assert s("cat T/b.txt") == "b\n"
+    finally:
+        s.stop()
