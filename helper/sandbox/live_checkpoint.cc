@@ -155,8 +155,8 @@ control::Reply LiveCheckpoint::settle(const Stack& held, const std::string& msg)
     if (!m)
         return refuse(msg + "; the session's layers had changed, and mounting them failed: " + m.error().message +
                       "; its view stays read-only: stop the session and resume it");
-    return refuse(msg + "; it had taken effect: the session runs on its new layers (see 'layover log " +
-                  run_.meta.name + "')");
+    return refuse(msg + "; it was cut short after changing the session's layers: the session runs on what they hold " +
+                  "now (see 'layover log " + run_.meta.name + "')");
 }
 
 control::Reply LiveCheckpoint::serve(const control::Request& req, pid_t init) {

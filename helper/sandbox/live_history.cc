@@ -87,7 +87,7 @@ control::Reply LiveCheckpoint::rollback(const control::Request& req, pid_t init)
         TRY(int moved, undo ? steps::rollback_undo(d) : steps::rollback(d, req.step, run_.plan.mounts.target));
         return std::to_string(moved);
     });
-    if (!r) return settle(held, "session '" + run_.meta.name + "': " + r.error().message);
+    if (!r) return settle(held, r.error().message);
     int moved = std::atoi(r->c_str());
     if (stack() == held) {  // already the view asked for: nothing to mount
         auto rw = release("");

@@ -160,3 +160,56 @@ def test_a_running_rollback_revert_or_fork_is_refused_under_the_freeze_rule(lo):
         assert s("cat T/b.txt") == "b\n"
     finally:
         s.stop()
+
+
+def view(lo, name):
+    return {c["path"]: c["kind"] for c in status_json(lo, name)}
+
+
+def test_a_live_checkpoint_whose_supervisor_is_killed_leaves_the_session_before_or_after(lo):
+    for point, after in (("readonly", False), ("changed", True), ("mounted", True)):
+        name = "k" + point
+        s = Inside(lo, name, env={"LAYOVER_FAULT": "live:%s:1:kill" % point})
+        s("echo b > T/b.txt")
+        r = lo("checkpoint", name)
+        assert r.returncode == 1 and b"without an answer" in r.stderr, r.stderr
+        s.p.communicate(timeout=30)  # the sandbox dies with its supervisor
+        assert (s.d / "steps" / "0001").is_dir() == after
+        assert view(lo, name) == {"a.txt": "added", "b.txt": "added"}
+        # A rerun makes the step (before) or finds it made (after); doctor finds nothing half-done.
+        r = lo("checkpoint", name)
+        assert r.returncode == 0 and r.stdout.decode().endswith("no changes since the last step; no step made\n"
+                                                                if after else "step 1\n"), r.stdout
+        assert view(lo, name) == {"a.txt": "added", "b.txt": "added"}
+        assert b"stack-op" not in lo("doctor").stdout
+
+
+def test_a_live_freeze_or_rollback_killed_midway_leaves_the_running_session_before_or_after(lo):
+    # The kill hits the child that changes the layers (as their owner): the
+    # supervisor remounts what is on disk and the command goes on.
+    for spec, after in (("live:record", False), ("live:renamed", True), ("rollback:built", False),
+                        ("rollback:committed", True)):
+        name = spec.replace(":", "-")
+        s = Inside(lo, name, env={"LAYOVER_FAULT": spec + ":1:kill"})
+        rollback = spec.startswith("rollback")
+        if rollback:
+            ok(lo("checkpoint", name))
+        s("echo b > T/b.txt")
+        r = lo(*(["rollback", name, "0"] if rollback else ["checkpoint", name]))
+        err = r.stderr.decode()
+        assert r.returncode == 1 and "the capture process died" in err, err
+        cut = "it was cut short after changing the session's layers: the session runs on what they hold now"
+        assert (cut if after or rollback else "; nothing changed") in err, err
+        # The session runs on, on the old view (before) or the new one (after), writable.
+        want = [] if rollback and after else ["a.txt", "b.txt"]
+        assert [n for n in s.names() if n in ("a.txt", "b.txt")] == want, (spec, s.names())
+        s("echo c > T/c.txt")
+        assert (s.d / "upper" / "c.txt").read_text() == "c\n"
+        assert not (s.d / "stack-op").exists() and not (s.d / "steps.rb").exists()
+        if not rollback:
+            assert (s.d / "steps" / "0001").is_dir() == after
+            frozen = digest(s.d / "steps" / "0001") if after else None
+        s.stop()
+        if not rollback and after:
+            assert digest(s.d / "steps" / "0001") == frozen
+        assert set(view(lo, name)) == ({"c.txt"} if rollback and after else {"a.txt", "b.txt", "c.txt"})
