@@ -104,6 +104,7 @@ def main():
         out("udiff", "d%d" % i, old + b"\0" + new)
     ipc_seeds()
     rejection_seeds()
+    control_seeds()
     originals_seeds()
 
 
@@ -129,6 +130,18 @@ def rejection_seeds():
              "fingerprint": "ab", "hunk_fingerprint": "cd"}]
     out("json", "rejections", json.dumps({"format": "layover-rejections/1", "next_seq": 4, "rejections": recs},
                                          indent=1).encode())
+
+
+def control_seeds():
+    """SESSION/control.sock's requests and replies (helper/sandbox/control_msg.cc)."""
+    for name, msg in (("checkpoint", {"op": "checkpoint", "label": "fix tests"}),
+                      ("rollback", {"op": "rollback", "label": "", "step": 2}),
+                      ("undo", {"op": "undo", "label": ""}),
+                      ("revert", {"op": "revert", "label": "", "step": 1}),
+                      ("fork", {"op": "fork", "label": "", "step": 3, "name": "best-of.2"}),
+                      ("reply", {"ok": True, "step": 4, "count": 2}),
+                      ("refused", {"ok": False, "error": "a process in session 'a' writes to it"})):
+        out("json", "control-" + name, json.dumps(msg).encode())
 
 
 def ipc_seeds():

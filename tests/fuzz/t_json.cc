@@ -31,12 +31,16 @@ int json(const uint8_t* data, size_t size) {
     auto q = control::decode_request(text);
     if (q.ok()) {
         auto again = control::decode_request(control::encode_request(q.value()));
-        if (!again.ok() || again->op != q->op || again->label != q->label) __builtin_trap();
+        if (!again.ok() || again->op != q->op || again->label != q->label || again->step != q->step ||
+            again->name != q->name)
+            __builtin_trap();
     }
     auto a = control::decode_reply(text);
     if (a.ok()) {
         auto again = control::decode_reply(control::encode_reply(a.value()));
-        if (!again.ok() || again->ok != a->ok || again->step != a->step || again->error != a->error) __builtin_trap();
+        if (!again.ok() || again->ok != a->ok || again->step != a->step || again->error != a->error ||
+            (a->ok && again->count != a->count))
+            __builtin_trap();
     }
     // Rejections (helper/store/rejections.h): the same round trip.
     auto rj = session::rejections_from_text(text);
