@@ -183,8 +183,9 @@ def tool_list(network: str) -> List[Dict[str, Any]]:
         {"name": "rollback", "title": "Roll back to a step",
          "description": "Make the session's files what they were at the end of `step` (0: the real tree "
                         "alone); the later steps are set aside (a person can bring them back with "
-                        "`layover rollback SESSION --undo`). Stops every running command first: processes "
-                        "and their memory are not rolled back, the sandbox starts fresh.",
+                        "`layover rollback SESSION --undo`). In place when no command is busy; while one "
+                        "still writes or runs in the target, every command is stopped first and the sandbox "
+                        "starts fresh. Processes and their memory are never rolled back.",
          "inputSchema": _obj({"step": I}, ["step"]),
          "outputSchema": _obj({"step": I}, ["step"]),
          "annotations": _ann("Roll back to a step", False, destructive=True)},
@@ -409,13 +410,18 @@ def rollback(ctx: Any, a: Dict[str, Any]) -> Result:
         raise BadArgs("argument 'step' must be 0 or a step number (see the log tool)")
     if ctx.sandbox.on_exit != "keep":
         return "rollback needs a kept session (layover mcp --on-exit keep)", None, True
-    ctx.sandbox.stop()
+    # In place (the running sandbox's supervisor remounts its view, docs/history.md) unless a
+    # command still writes or sits in the target: then every command is stopped first.
     r = ctx.helper.run(["rollback", ctx.sandbox.name, str(step)], ok=(0, 1))
+    busy = r.returncode != 0 and any(m in r.stderr for m in (b" writes to it: ", b" would stay on the frozen view: "))
+    if busy:
+        ctx.sandbox.stop()
+        r = ctx.helper.run(["rollback", ctx.sandbox.name, str(step)], ok=(0, 1))
     ctx.sandbox.ensure()
     if r.returncode != 0:
         return r.stderr.decode("utf-8", "replace").strip() or "layover rollback failed", None, True
-    return ("rolled back to step %d; every command was stopped and the sandbox started again" % step,
-            {"step": step}, False)
+    how = "every command was stopped and the sandbox started again" if busy else "the sandbox goes on"
+    return "rolled back to step %d; %s" % (step, how), {"step": step}, False
 
 
 HANDLERS: Dict[str, Callable[[Any, Dict[str, Any]], Result]] = {

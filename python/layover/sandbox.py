@@ -349,10 +349,13 @@ class Sandbox:
         """Make the session's files what they were at the end of `step` (0:
         the real tree alone); the later steps are set aside, and
         rollback(0, undo=True) brings them back while nothing was done since.
-        This stops the sandbox first: a rollback does not roll back the REPL's
-        Python state (variables, imports, open files), only the files; the
-        next run() starts a fresh REPL over the rolled-back view."""
-        self.close()
+        A running sandbox is rolled back in place by its supervisor
+        (docs/history.md, "A running session") and keeps its REPL: a rollback
+        does not roll back the REPL's Python state (variables, imports, open
+        files), only the files, which its next run() sees.  Raises
+        SandboxError, changing nothing, while a process inside holds a file
+        open for writing or has its working directory in the target (as
+        checkpoint() does); close() first to roll back a stopped sandbox."""
         args: List[StrPath] = ["rollback", self.name] + (["--undo"] if undo else [str(int(step))])
         self.helper.run(args, error=SandboxError)
 
@@ -360,22 +363,23 @@ class Sandbox:
         """Take back step `step` alone and keep the later ones (`layover
         revert`): a new step holds its inverse; returns that step's number.
         Raises SandboxError, naming each path, when a later step touched one
-        of its paths (nothing changes then).  This stops the sandbox first:
-        the REPL's Python state is not reverted, only the files; the next
-        run() starts a fresh REPL over the new view."""
-        self.close()
+        of its paths (nothing changes then), or, for a running sandbox, under
+        the same rule as checkpoint().  A running sandbox is reverted in
+        place and keeps its REPL: its Python state is not reverted, only the
+        files, which its next run() sees."""
         self.helper.run(["revert", self.name, str(int(step))], error=SandboxError)
-        return max((s.step for s in self.log() if s.step is not None), default=0)
+        # Its label: "revert N: ..." (a running sandbox's live changes are frozen above it).
+        mark = "revert %d: " % int(step)
+        return max((s.step for s in self.log() if s.step is not None and s.label.startswith(mark)), default=0)
 
     def fork(self, name: str, *, at: Optional[int] = None, start: bool = False, **kwargs: Any) -> "Sandbox":
         """A new session `name` with this one's steps (1..`at`, default all)
         and an empty live layer, independent from then on (`layover fork`,
-        docs/history.md).  This stops the sandbox first (a running session
-        cannot be forked); without `at` its live changes become a step, so the
-        fork sees everything done so far.  The REPL's Python state is not
-        copied.  The new Sandbox is returned
+        docs/history.md).  Without `at` its live changes become a step, so the
+        fork sees everything done so far: a running sandbox goes on (its
+        supervisor freezes them, under the same rule as checkpoint()).  The
+        REPL's Python state is not copied.  The new Sandbox is returned
         stopped unless start=True; kwargs are Sandbox options for it."""
-        self.close()
         args: List[StrPath] = ["fork", self.name, name] + ([] if at is None else ["--at", str(int(at))])
         self.helper.run(args, error=SandboxError)
         kwargs.setdefault("network", self.network)

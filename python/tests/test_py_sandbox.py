@@ -254,11 +254,14 @@ def test_log_and_rollback_across_resumes(sb, target):
     assert log[0].live and ("two.txt", "A") in log[0].paths
     assert log[1].paths == [("one.txt", "A")] and log[1].added == 1
     assert {c.path for c in sb.changes()} == {"one.txt", "two.txt"}
-    sb.rollback(1)
-    assert not sb.running
+    sb.run("kept = 42")
+    sb.rollback(1)  # in place: the REPL goes on, its state too, over the rolled-back files
+    assert sb.running and sb.run("kept").value == "42"
+    assert sb.run("import os; os.path.exists('two.txt'), open('one.txt').read()").value == "(False, '1')"
     assert {c.path for c in sb.changes()} == {"one.txt"}
     sb.rollback(0, undo=True)
     assert {c.path for c in sb.changes()} == {"one.txt", "two.txt"}
+    assert sb.run("open('two.txt').read()").value == "'2'"
     assert not (target / "one.txt").exists()
 
 
@@ -277,8 +280,8 @@ def test_changes_of_one_step_and_revert(sb, target, state_dir):
     n = sb.revert(2)
     assert [s.label for s in sb.log() if s.step == n][0].startswith("revert 2: ")
     assert {c.path for c in sb.changes()} == {"one.txt", "three.txt"}
-    sb.start()
-    assert sb.run("open('one.txt').read()").value == "'1'"
+    assert sb.running  # reverted in place
+    assert sb.run("import os; open('one.txt').read(), os.path.exists('two.txt')").value == "('1', False)"
     assert not (target / "one.txt").exists()
 
 
@@ -288,7 +291,7 @@ def test_fork_shares_the_steps_and_is_independent(sb, target):
     sb.start()
     sb.run("open('two.txt', 'w').write('2')")
     early = sb.fork(sb.name + "-early", at=1)
-    assert not sb.running and not early.running
+    assert sb.running and not early.running
     assert {c.path for c in early.changes()} == {"one.txt"}
     full = sb.fork(sb.name + "-full")
     assert {c.path for c in full.changes()} == {"one.txt", "two.txt"}

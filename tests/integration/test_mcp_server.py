@@ -408,11 +408,18 @@ def test_mcp_log_and_rollback_undo_the_agents_own_steps(client, proj, state_dir)
         (2, "run_command echo 2 > two.txt; rm README.md"), (1, "write_file one.txt")]
     r = c.call("rollback", step=1)
     assert not r["isError"] and r["structuredContent"] == {"step": 1}, r
+    assert text(r) == "rolled back to step 1; the sandbox goes on", r  # in place: nothing was busy
     r = c.call("run_command", command="ls")
     assert not r["isError"] and r["structuredContent"]["stdout"].split() == ["README.md", "data.bin", "one.txt",
                                                                              "src"], r
     assert c.call("rollback", step=9)["isError"]
     assert "must be" in text(c.call("rollback", step=-1))
+    # A command still runs in the target: stopped first, then rolled back.
+    assert not c.call("start_command", command="sleep 30")["isError"]
+    r = c.call("rollback", step=0)
+    assert not r["isError"] and text(r) == "rolled back to step 0; every command was stopped and the sandbox " \
+        "started again", r
+    assert c.call("run_command", command="ls one.txt")["structuredContent"]["exit_code"] != 0
     assert (proj / "README.md").exists() and not (proj / "one.txt").exists()
 
 

@@ -52,12 +52,12 @@ TEST_CASE("control: rollback, undo, revert and fork requests round-trip and are 
         CHECK(back->name == q.name);
         CHECK(back->peer == 0);  // never from the message
     }
-    for (const char* bad : {"{\"op\": \"rollback\"}", "{\"op\": \"rollback\", \"step\": -1}",
-                            "{\"op\": \"rollback\", \"step\": 10000}", "{\"op\": \"revert\", \"step\": 0}",
-                            "{\"op\": \"revert\", \"step\": \"1\"}", "{\"op\": \"fork\"}",
-                            "{\"op\": \"fork\", \"name\": \"../x\"}", "{\"op\": \"fork\", \"name\": \"-x\"}",
-                            "{\"op\": \"fork\", \"name\": \"\"}", "{\"op\": \"fork\", \"name\": 3}",
-                            "{\"op\": \"squash\", \"step\": 1}"}) {
+    for (const char* bad :
+         {"{\"op\": \"rollback\"}", "{\"op\": \"rollback\", \"step\": -1}", "{\"op\": \"rollback\", \"step\": 10000}",
+          "{\"op\": \"revert\", \"step\": 0}", "{\"op\": \"revert\", \"step\": \"1\"}", "{\"op\": \"fork\"}",
+          "{\"op\": \"fork\", \"name\": \"../x\"}", "{\"op\": \"fork\", \"name\": \"-x\"}",
+          "{\"op\": \"fork\", \"name\": \"\"}", "{\"op\": \"fork\", \"name\": 3}",
+          "{\"op\": \"squash\", \"step\": 1}"}) {
         auto r = control::decode_request(bad);
         INFO(bad);
         REQUIRE_FALSE(r.ok());
