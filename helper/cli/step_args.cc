@@ -67,8 +67,8 @@ int parse_step_flag(int argc, char** argv, int* i, const char* allowed, StepArgs
 
 base::Result<capture::StepRange> resolve_steps(const StepArgs& a, const session::Info& s, const char* verb) {
     const std::string& name = s.meta.name;
-    // A running session too: frozen steps never change, and nothing squashes
-    // or rolls back a running session's stack (docs/history.md).
+    // A running session too: frozen steps never change; nothing squashes a
+    // running session's stack, and its rollback moves whole layers (docs/history.md).
     (void)verb;
     auto recs = steps::read_all(s.dir);
     if (!recs) return base::error("session '" + name + "': " + recs.error().message);

@@ -3,8 +3,6 @@ its supervisor (SESSION/control.sock), one request at a time, under the
 freeze rule; the command inside goes on and sees the new view. A small
 loop inside runs the commands the test drops in a --rw dir, so every check
 reads the view a real process in the sandbox sees."""
-import json
-import os
 import subprocess
 import time
 from pathlib import Path
@@ -213,3 +211,32 @@ def test_a_live_freeze_or_rollback_killed_midway_leaves_the_running_session_befo
         if not rollback and after:
             assert digest(s.d / "steps" / "0001") == frozen
         assert set(view(lo, name)) == ({"c.txt"} if rollback and after else {"a.txt", "b.txt", "c.txt"})
+
+
+PROBE = r"""
+import socket, sys
+try:
+    c = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    c.connect(sys.argv[1])
+    c.send(b'{"op": "rollback", "step": 0}')
+    print("reached", c.recv(999))
+except OSError as e:
+    print("refused", e.errno)
+"""
+
+
+def test_nothing_inside_the_sandbox_can_reach_the_control_socket(lo):
+    s = Inside(lo, "sec")
+    try:
+        ok(lo("checkpoint", "sec"))
+        s("echo b > T/b.txt")
+        sock = s.d / "control.sock"
+        assert sock.exists()
+        (s.s / "probe.py").write_text(PROBE)
+        out = s("python3 %s %s; ls %s 2>&1; echo $?" % (s.s / "probe.py", sock, s.d))
+        assert out.startswith("refused "), out
+        assert "control.sock" not in out.split("\n", 1)[1], out
+        assert s.names().count("b.txt") == 1 and (s.d / "steps" / "0001").is_dir()
+        assert not (s.d / "steps" / "0002").exists() and not (s.d / "rolled-back").exists()
+    finally:
+        s.stop()
