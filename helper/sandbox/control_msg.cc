@@ -12,6 +12,15 @@ base::Error bad(const std::string& what) { return base::error("malformed control
 
 constexpr size_t kMaxText = 4096;
 
+// A step number or count: 0..9999.
+bool small_number(base::jsonread::Parser& p, int* out) {
+    base::jsonread::Number n;
+    uint64_t v = 0;
+    if (!p.number(&n) || !n.to_unsigned(9999, &v)) return false;
+    *out = static_cast<int>(v);
+    return true;
+}
+
 }  // namespace
 
 std::string encode_request(const Request& r) {
@@ -46,10 +55,7 @@ base::Result<Request> decode_request(std::string_view text) {
         } else if (k == "label") {
             if (!p.string(&r.label) || r.label.size() > kMaxText) return bad("\"label\" is not a short string");
         } else if (k == "step") {
-            base::jsonread::Number n;
-            uint64_t v = 0;
-            if (!p.number(&n) || !n.to_unsigned(9999, &v)) return bad("\"step\" is not 0..9999");
-            r.step = static_cast<int>(v);
+            if (!small_number(p, &r.step)) return bad("\"step\" is not 0..9999");
         } else if (k == "name") {
             if (!p.string(&r.name) || !base::valid_session_name(r.name)) return bad("\"name\" is not a session name");
         } else if (!p.skip()) {
@@ -95,15 +101,9 @@ base::Result<Reply> decode_reply(std::string_view text) {
             if (!p.boolean(&r.ok)) return bad("\"ok\" is not a boolean");
             has_ok = true;
         } else if (k == "step") {
-            base::jsonread::Number n;
-            uint64_t v = 0;
-            if (!p.number(&n) || !n.to_unsigned(9999, &v)) return bad("\"step\" is not 0..9999");
-            r.step = static_cast<int>(v);
+            if (!small_number(p, &r.step)) return bad("\"step\" is not 0..9999");
         } else if (k == "count") {
-            base::jsonread::Number n;
-            uint64_t v = 0;
-            if (!p.number(&n) || !n.to_unsigned(9999, &v)) return bad("\"count\" is not 0..9999");
-            r.count = static_cast<int>(v);
+            if (!small_number(p, &r.count)) return bad("\"count\" is not 0..9999");
         } else if (k == "error") {
             if (!p.string(&r.error) || r.error.size() > kMaxText) return bad("\"error\" is not a short string");
         } else if (!p.skip()) {

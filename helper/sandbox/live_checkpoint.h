@@ -52,6 +52,8 @@ private:
     // After step 3 failed: remounted read-write when nothing changed, else
     // the changed stack mounted. The refusal, naming what happened.
     control::Reply settle(const Stack& held, const std::string& msg);
+    // Step 4 after step 3 committed: `done` once mounted.
+    control::Reply mount_changed(const Stack& held, const control::Reply& done);
     control::Reply checkpoint(const std::string& label, pid_t init, const std::string& verb = "checkpoint");
     control::Reply rollback(const control::Request& req, pid_t init);  // rollback and undo: live_history.cc
     control::Reply revert(const control::Request& req, pid_t init);

@@ -94,14 +94,8 @@ control::Reply LiveCheckpoint::rollback(const control::Request& req, pid_t init)
         if (!rw.error.empty()) return refuse("remounting the overlay read-write" + rw.error);
         return {true, req.step, "", 0};
     }
-    auto f = base::fault_point("live", "changed");
-    if (!f) return refuse(f.error().message);
-    auto m = mount_disk(held);
-    if (!m)
-        return refuse("mounting the session's new layers: " + m.error().message +
-                      "; its view stays read-only: stop the session and resume it");
     auto n = steps::count(d);
-    return {true, n ? n.value() : 0, "", moved};
+    return mount_changed(held, {true, n ? n.value() : 0, "", moved});
 }
 
 control::Reply LiveCheckpoint::revert(const control::Request& req, pid_t init) {
@@ -116,14 +110,17 @@ control::Reply LiveCheckpoint::revert(const control::Request& req, pid_t init) {
         auto rw = release(said);
         return rw.error == said ? control::Reply{true, 0, "", 0} : rw;
     }
-    int made = stack().count;
+    return mount_changed(held, {true, stack().count, "", 0});
+}
+
+control::Reply LiveCheckpoint::mount_changed(const Stack& held, const control::Reply& done) {
     auto f = base::fault_point("live", "changed");
     if (!f) return refuse(f.error().message);
     auto m = mount_disk(held);
     if (!m)
         return refuse("mounting the session's new layers: " + m.error().message +
                       "; its view stays read-only: stop the session and resume it");
-    return {true, made, "", 0};
+    return done;
 }
 
 control::Reply LiveCheckpoint::fork(const control::Request& req, pid_t init) {
