@@ -72,13 +72,17 @@ def test_rollback_and_undo_of_a_running_session_remount_its_view(lo):
         s("echo c > T/c.txt")
         before = {n: digest(layer(lo, "rb", n)) for n in (1, 2)}
         names = s.names()
-        # Two requests at once: served one after the other, both whole.
+        # Two requests at once: served one after the other, both whole (the
+        # checkpoint first freezes c.txt as step 3; else the rollback does).
         a = subprocess.Popen([LAYOVER, "rollback", "rb", "1"], env=lo.env, stderr=subprocess.PIPE)
-        b = subprocess.Popen([LAYOVER, "log", "rb", "--json"], env=lo.env, stdout=subprocess.PIPE)
+        b = subprocess.Popen([LAYOVER, "checkpoint", "rb"], env=lo.env, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
         err = a.communicate(timeout=60)[1].decode()
         assert a.returncode == 0, err
         assert "session 'rb' rolled back to step 1 (2 later steps set aside" in err, err
-        b.communicate(timeout=60)
+        out, berr = b.communicate(timeout=60)
+        assert b.returncode == 0 and out.decode() in ("session 'rb': step 3\n", "session 'rb': no changes since "
+                                                      "the last step; no step made\n"), berr
         # The process inside sees step 1's view now, and writes on over it.
         assert s("cat T/a.txt") == "a\n" and "b.txt" not in s.names() and "c.txt" not in s.names()
         s("echo d > T/d.txt")
@@ -211,6 +215,27 @@ def test_a_live_freeze_or_rollback_killed_midway_leaves_the_running_session_befo
         if not rollback and after:
             assert digest(s.d / "steps" / "0001") == frozen
         assert set(view(lo, name)) == ({"c.txt"} if rollback and after else {"a.txt", "b.txt", "c.txt"})
+
+
+def test_a_running_revert_killed_midway_leaves_the_session_before_or_after(lo):
+    for point, after in (("built", False), ("committed", True)):
+        name = "rv-" + point
+        s = Inside(lo, name, env={"LAYOVER_FAULT": "revert:%s:1:kill" % point})
+        ok(lo("checkpoint", name))
+        s("echo b > T/b.txt")
+        r = lo("revert", name, "1")
+        err = r.stderr.decode()
+        assert r.returncode == 1 and "revert of session '%s': the revert was killed" % name in err, err
+        assert ("it was cut short after changing the session's layers" if after else "; nothing changed") in err
+        # Step 1 (a.txt) taken back (after) or not (before); the live b.txt kept either way, writable.
+        assert [n for n in s.names() if n in ("a.txt", "b.txt")] == (["b.txt"] if after else ["a.txt", "b.txt"])
+        s("echo c > T/c.txt")
+        assert (s.d / "upper" / "c.txt").read_text() == "c\n"
+        s.stop()
+        assert set(view(lo, name)) == ({"b.txt", "c.txt"} if after else {"a.txt", "b.txt", "c.txt"})
+        # A rerun finishes (says so) or does it.
+        r = lo("revert", name, "1")
+        assert r.returncode == 0 and ("already reverted" if after else "reverted by a new step") in r.stderr.decode()
 
 
 PROBE = r"""
