@@ -3,6 +3,7 @@
 // session"): the same operations as on a kept session, under the freeze rule.
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -46,6 +47,9 @@ base::Result<std::pair<int, std::string>> run_revert(const std::string& name, in
     pid_t pid = ::fork();
     if (pid < 0) return base::sys_error("fork");
     if (pid == 0) {
+        sigset_t none;  // the supervisor blocks the signals its signalfd reads
+        ::sigemptyset(&none);
+        ::sigprocmask(SIG_SETMASK, &none, nullptr);
         ::dup2(wr.get(), STDERR_FILENO);
         int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
         if (null >= 0) {
