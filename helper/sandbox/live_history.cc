@@ -109,7 +109,8 @@ control::Reply LiveCheckpoint::revert(const control::Request& req, pid_t init) {
     auto r = run_revert(run_.meta.name, req.step);
     if (!r) return settle(held, r.error().message);
     auto [code, said] = r.value();
-    if (code != 0) return settle(held, said);
+    bool said_so = said.find("nothing was changed") != std::string::npos;  // a clash lists its paths first
+    if (code != 0) return said_so && stack() == held ? release(said) : settle(held, said);
     if (stack() == held) {  // nothing to revert, or reverted already: said so
         auto rw = release(said);
         return rw.error == said ? control::Reply{true, 0, "", 0} : rw;
