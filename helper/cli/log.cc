@@ -396,7 +396,7 @@ int cmd_fork(int argc, char** argv) {
     int at = at_given ? std::atoi(at_text.c_str()) : -1;
     // A running session's supervisor builds TMP (named by this pid) under the freeze rule.
     auto by_supervisor = [&]() -> base::Result<std::string> {
-        TRY(control::Reply a, ask_running(s.value(), {"fork", "", at, fresh}));
+        TRY(control::Reply a, control::ask(s->dir, {"fork", "", at, fresh}));
         return std::to_string(a.step);
     };
     auto r = running ? by_supervisor() : capture::in_owner_ns([&]() -> base::Result<std::string> {

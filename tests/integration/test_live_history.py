@@ -238,6 +238,24 @@ def test_a_running_revert_killed_midway_leaves_the_session_before_or_after(lo):
         assert r.returncode == 0 and ("already reverted" if after else "reverted by a new step") in r.stderr.decode()
 
 
+def test_a_running_fork_killed_midway_creates_nothing_and_the_session_goes_on(lo):
+    s = Inside(lo, "fk", env={"LAYOVER_FAULT": "fork:ref:1:kill"})
+    try:
+        ok(lo("checkpoint", "fk"))
+        s("echo b > T/b.txt")
+        r = lo("fork", "fk", "new")  # the live b.txt frozen first, then the fork's child killed
+        assert r.returncode == 1 and "forking session 'fk': the capture process died" in r.stderr.decode(), r.stderr
+        assert not lo.session_dir("new").exists()
+        assert not [p for p in lo.session_dir("fk").parent.iterdir() if p.name.startswith(".fork-")]
+        s("echo c > T/c.txt")
+        assert (s.d / "upper" / "c.txt").read_text() == "c\n" and s("cat T/b.txt") == "b\n"
+    finally:
+        s.stop()
+    assert set(view(lo, "fk")) == {"a.txt", "b.txt", "c.txt"}
+    ok(lo("fork", "fk", "new"))  # a rerun (the supervisor gone, with its fault) makes it
+    assert set(view(lo, "new")) == {"a.txt", "b.txt", "c.txt"}
+
+
 PROBE = r"""
 import socket, sys
 try:
