@@ -34,6 +34,9 @@ def test_rejected_hunk_and_file_are_skipped_by_apply_and_shown_by_status(lo):
     out = lo("status", "r1", "--no-pager", check=True).stdout.decode()
     assert "R  f.txt [hunk 2] rejected: keep line 25\n" in out, out
     assert "R  other.txt rejected: no new files\n" in out, out
+    # `status NAME -- PATH` shows PATH's R lines only.
+    out = lo("status", "r1", "--no-pager", "--", "f.txt", check=True).stdout.decode()
+    assert "R  f.txt [hunk 2] rejected: keep line 25\n" in out and "other.txt" not in out, out
     st = {c["path"]: c for c in json.loads(lo("status", "r1", "--json", check=True).stdout)}
     assert [(x["hunk"], x["reason"], x["state"]) for x in st["f.txt"]["rejected"]] == [(2, "keep line 25", "rejected")]
     assert st["other.txt"]["rejected"][0]["hunk"] == 0
