@@ -39,8 +39,8 @@ struct Prompt {
     const session::Info& s;
     const capture::Patch& patch;
     std::vector<char> selected;
-    std::vector<std::string> secrets = {};  // "path:line: kind", for the secrets check before applying
-    std::optional<WalkResult> walked = {};  // [p] then `hunks`: the answers, until the pick changes
+    std::vector<std::string> secrets = {};        // "path:line: kind", for the secrets check before applying
+    std::optional<WalkResult> walked = {};        // [p] then `hunks`: the answers, until the pick changes
     std::vector<RejectionState> rejections = {};  // `layover reject`ed: [a] skips those in force, as apply does
 
     const std::vector<capture::Change>& changes() const { return patch.manifest().changes; }

@@ -3,10 +3,12 @@
 #include <fcntl.h>
 
 #include <algorithm>
+#include <map>
 
 #include "helper/base/fd.h"
 #include "helper/base/glob.h"
 #include "helper/store/rejections.h"
+#include "review/diff/hunks.h"
 #include "review/diff/source.h"
 
 namespace review {
@@ -87,6 +89,38 @@ std::vector<std::string> skip_in_force(const std::vector<RejectionState>& states
             choice.leave.push_back(s.hunk_now);
         }
         skipped.push_back(rejection_line(s));
+    }
+    return skipped;
+}
+
+base::Result<std::vector<std::string>> leave_out_rejected(const std::vector<RejectionState>& states,
+                                                          const SideOf& session_side, const SideOf& real_side,
+                                                          capture::SaveOptions* opts,
+                                                          std::vector<std::string>* superseded) {
+    base::PathFilter selected(opts->only, {});
+    std::vector<std::string> skipped;
+    std::map<std::string, std::vector<size_t>> hunks;
+    for (const auto& s : states) {
+        if (!s.in_force) {
+            if (s.why == "changed since") superseded->push_back(rejection_line(s));
+            continue;
+        }
+        if (!selected.selects(s.rec.path)) continue;
+        if (s.rec.hunk == 0) opts->exclude.push_back(exact_glob(s.rec.path));
+        else hunks[s.rec.path].push_back(s.hunk_now);
+        skipped.push_back(rejection_line(s));
+    }
+    base::PathFilter excluded({}, opts->exclude);
+    for (const auto& [path, numbers] : hunks) {
+        if (excluded.excluded(path)) continue;
+        TRY(Side real, real_side(path));
+        TRY(Side now, session_side(path));
+        std::vector<bool> take(count_hunks(real.data, now.data), true);
+        for (size_t n : numbers)
+            if (n >= 1 && n <= take.size()) take[n - 1] = false;
+        std::string content = apply_hunks(real.data, now.data, take);
+        if (content == real.data) opts->exclude.push_back(exact_glob(path));
+        else opts->contents[path] = std::move(content);
     }
     return skipped;
 }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "capture/patch/reader.h"
+#include "capture/patch/save.h"
 #include "helper/base/result.h"
 #include "review/apply/apply.h"
 #include "review/prompt/rejected.h"
@@ -28,5 +29,14 @@ base::Result<std::vector<RejectionState>> patch_rejections(const capture::Patch&
 // because the agent changed the file since.
 std::vector<std::string> skip_in_force(const std::vector<RejectionState>& states, ApplyOptions* opts,
                                        std::vector<std::string>* superseded);
+
+// What a save leaves out for the rejections in force that opts->only selects:
+// a whole change an exclude of exactly its path, rejected hunks by storing
+// the file with the real file's lines there (opts->contents; a file left
+// with no hunk is excluded). Returns and fills as skip_in_force.
+base::Result<std::vector<std::string>> leave_out_rejected(const std::vector<RejectionState>& states,
+                                                          const SideOf& session_side, const SideOf& real_side,
+                                                          capture::SaveOptions* opts,
+                                                          std::vector<std::string>* superseded);
 
 }  // namespace review
