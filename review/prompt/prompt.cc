@@ -116,6 +116,14 @@ struct Prompt {
         }
         capture::SaveOptions so;
         so.only = only();
+        std::vector<std::string> superseded;  // named at the summary's R lines already
+        auto left = leave_out_rejected(rejections, patch, patch.manifest().target, &so, &superseded);
+        if (!left) {
+            std::fprintf(stderr, "layover: saving %s: %s\n", base::display_path(path).c_str(),
+                         left.error().message.c_str());
+            return Next::Menu;
+        }
+        if (!left->empty()) std::fprintf(stderr, "layover: leaving out %zu rejected change(s)\n", left->size());
         auto r = capture::save_session(s, path, so);
         if (!r) {
             std::fprintf(stderr, "layover: saving %s: %s\n", base::display_path(path).c_str(),

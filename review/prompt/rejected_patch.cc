@@ -55,6 +55,10 @@ base::Result<Side> patch_side(const capture::Patch& patch, const std::string& pa
     return s;
 }
 
+SideOf real_sides(int root) {
+    return [root](const std::string& p) { return read_real_side(root, p, kMaxLoad); };
+}
+
 }  // namespace
 
 SideOf patch_sides(const capture::Patch& patch) {
@@ -66,8 +70,16 @@ base::Result<std::vector<RejectionState>> patch_rejections(const capture::Patch&
     TRY(session::Rejections recs, session::read_rejections(session_dir));
     if (recs.list.empty()) return std::vector<RejectionState>{};
     TRY(base::Fd root, base::open_at(AT_FDCWD, target, O_PATH | O_DIRECTORY));
-    SideOf real_side = [&](const std::string& p) { return read_real_side(root.get(), p, kMaxLoad); };
-    return judge_rejections(recs.list, patch.manifest().changes, patch_sides(patch), real_side);
+    return judge_rejections(recs.list, patch.manifest().changes, patch_sides(patch), real_sides(root.get()));
+}
+
+base::Result<std::vector<std::string>> leave_out_rejected(const std::vector<RejectionState>& states,
+                                                          const capture::Patch& patch, const std::string& target,
+                                                          capture::SaveOptions* opts,
+                                                          std::vector<std::string>* superseded) {
+    if (states.empty()) return std::vector<std::string>{};
+    TRY(base::Fd root, base::open_at(AT_FDCWD, target, O_PATH | O_DIRECTORY));
+    return leave_out_rejected(states, patch_sides(patch), real_sides(root.get()), opts, superseded);
 }
 
 std::vector<std::string> skip_in_force(const std::vector<RejectionState>& states, ApplyOptions* opts,

@@ -38,5 +38,11 @@ base::Result<std::vector<std::string>> leave_out_rejected(const std::vector<Reje
                                                           const SideOf& session_side, const SideOf& real_side,
                                                           capture::SaveOptions* opts,
                                                           std::vector<std::string>* superseded);
+// The same with the patch opened from the session as its side and the tree
+// at `target` as the real one (the exit prompt's [s]).
+base::Result<std::vector<std::string>> leave_out_rejected(const std::vector<RejectionState>& states,
+                                                          const capture::Patch& patch, const std::string& target,
+                                                          capture::SaveOptions* opts,
+                                                          std::vector<std::string>* superseded);
 
 }  // namespace review
