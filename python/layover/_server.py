@@ -449,6 +449,12 @@ class Server:
         self.parked = True
         self.chan.set_idle(False)  # then wait for the next request as long as it takes
 
+    def idle(self):
+        # A read timed out. Between requests: park. Within one (an exec's
+        # stdin frames coming slowly) the cwd stays: the command starts in it.
+        if not State.busy:
+            self.park()
+
 
 # CO_FUTURE_* compiler flags (stable CPython values 3.8+; __future__ itself
 # would cost an import): a `from __future__ import x` in one run() call holds
@@ -493,7 +499,7 @@ def main(fd):
     _thread.start_new_thread(server.pump.loop, ())
     chan.send({"t": "hello", "version": VERSION, "pid": os.getpid(),
                "python": "%d.%d.%d" % sys.version_info[:3]})
-    chan.on_idle = server.park
+    chan.on_idle = server.idle
     server.park()
     try:
         server.serve()
