@@ -146,3 +146,17 @@ def test_save_leaves_out_rejected_changes_unless_include_rejected(lo, tmp_path):
     # The session is untouched: its rejections still hold.
     out = lo("status", "s1", "--no-pager", check=True).stdout.decode()
     assert "R  other.txt rejected: no new files" in out, out
+
+
+def test_on_exit_apply_skips_rejected_changes_and_keeps_the_session(lo):
+    edit_session(lo, "oe")
+    lo("reject", "oe", "f.txt:2", "-m", "keep line 25", check=True)
+    lo("reject", "oe", "other.txt", check=True)
+    r = lo.run("true", session="oe", on_exit="apply")  # resumed, then applied at its end
+    assert r.returncode == 0, r.stderr.decode()
+    err = r.stderr.decode()
+    assert "skipping 2 rejected change(s)" in err and "still holds the rejected changes" in err, err
+    assert (lo.target / "f.txt").read_text() == lines(60, {5: EDITS[5], 45: EDITS[45]})
+    assert not (lo.target / "other.txt").exists()
+    out = lo("status", "oe", "--no-pager", check=True).stdout.decode()
+    assert "R  f.txt [hunk 1] rejected: keep line 25" in out and "R  other.txt rejected" in out, out
