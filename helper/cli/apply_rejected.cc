@@ -12,11 +12,15 @@ base::Result<void> skip_rejected(const capture::Patch& patch, const std::string&
     TRY(auto states, review::patch_rejections(patch, info.dir, target));
     std::vector<std::string> superseded;
     auto skipped = review::skip_in_force(states, opts, &superseded);
+    say_rejected("apply: skipping", "--include-rejected applies them", "apply: not skipped", skipped, superseded);
+    return base::Ok();
+}
+
+void say_rejected(const char* doing, const char* hint, const char* not_doing, const std::vector<std::string>& skipped,
+                  const std::vector<std::string>& superseded) {
     if (!skipped.empty()) {
-        std::fprintf(stderr, "layover: apply: skipping %zu rejected change(s) (--include-rejected applies them):\n",
-                     skipped.size());
+        std::fprintf(stderr, "layover: %s %zu rejected change(s) (%s):\n", doing, skipped.size(), hint);
         for (const auto& l : skipped) std::fprintf(stderr, "  %s\n", l.c_str());
     }
-    for (const auto& l : superseded) std::fprintf(stderr, "layover: apply: not skipped: %s\n", l.c_str());
-    return base::Ok();
+    for (const auto& l : superseded) std::fprintf(stderr, "layover: %s: %s\n", not_doing, l.c_str());
 }

@@ -14,6 +14,7 @@
 #include "capture/scan/session_scan.h"
 #include "capture/scan/summary.h"
 #include "helper/base/glob.h"
+#include "helper/cli/apply_rejected.h"
 #include "helper/cli/patch_steps.h"
 #include "helper/cli/path_args.h"
 #include "helper/cli/session_rejections.h"
@@ -83,12 +84,7 @@ base::Result<void> leave_out_rejected(const session::Info& info, capture::SaveOp
         TRY(auto states, review::judge_rejections(recs.list, changes, sides.session_side, sides.real_side));
         TRY(skipped, review::leave_out_rejected(states, sides.session_side, sides.real_side, so, &superseded));
     }
-    if (!skipped.empty()) {
-        std::fprintf(stderr, "layover: save: leaving out %zu rejected change(s) (--include-rejected keeps them):\n",
-                     skipped.size());
-        for (const auto& l : skipped) std::fprintf(stderr, "  %s\n", l.c_str());
-    }
-    for (const auto& l : superseded) std::fprintf(stderr, "layover: save: not left out: %s\n", l.c_str());
+    say_rejected("save: leaving out", "--include-rejected keeps them", "save: not left out", skipped, superseded);
     return base::Ok();
 }
 
