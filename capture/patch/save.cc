@@ -1,6 +1,7 @@
 #include "capture/patch/save.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -29,9 +30,9 @@ namespace {
 
 // --only / PATH...: the selected paths, their subtrees, and the changed dirs
 // above them (an added or replaced parent must come along for the child to apply).
-void select_only(ScanResult* r, const std::vector<std::string>& only) {
-    if (only.empty()) return;
-    base::PathFilter filter(only, {});
+void select_only(ScanResult* r, const std::vector<std::string>& only, const std::vector<std::string>& exclude) {
+    if (only.empty() && exclude.empty()) return;
+    base::PathFilter filter(only, exclude);
     for (const auto& it : r->items) filter.note(it.change.path);
     std::vector<Item> items;
     std::set<std::string> kept;
@@ -49,6 +50,29 @@ void select_only(ScanResult* r, const std::vector<std::string>& only) {
         if (keep) base.push_back(std::move(b));
     }
     r->base = std::move(base);
+}
+
+// SaveOptions::contents: each such file's data from a sealed memfd with the
+// upper file's size and mtime (the writer checks both), linked to no other.
+base::Result<void> replace_contents(ScanResult* r, const std::map<std::string, std::string>& contents) {
+    if (contents.empty()) return base::Ok();
+    if (!r->files) r->files = std::make_shared<std::vector<base::Fd>>();
+    for (auto& it : r->items) {
+        auto c = contents.find(it.change.path);
+        if (c == contents.end() || it.change.type != Type::File || it.whiteout) continue;
+        base::Fd fd(::memfd_create("layover-save", MFD_CLOEXEC));
+        if (fd.get() < 0) return base::sys_error("memfd_create");
+        TRY_VOID(base::write_all(fd.get(), c->second.data(), c->second.size()));
+        struct timespec ts[2];
+        ts[0].tv_sec = ts[1].tv_sec = it.change.mtime_ns / 1000000000;
+        ts[0].tv_nsec = ts[1].tv_nsec = it.change.mtime_ns % 1000000000;
+        if (::futimens(fd.get(), ts) != 0) return base::sys_error("futimens");
+        it.change.size = c->second.size();
+        it.nlink = 1;
+        it.fd = fd.get();
+        r->files->push_back(std::move(fd));
+    }
+    return base::Ok();
 }
 
 // The base contents of modified text files (at most max bytes each), read
@@ -112,7 +136,8 @@ base::Result<void> save_session(const session::Info& s, const std::string& out_f
         so.ignore = &rules;
         so.include_ignored = opts.ignore.include_ignored;
         TRY(ScanResult scan, scan_layers(t.layers(), t.lower.get(), so));
-        select_only(&scan, opts.only);
+        select_only(&scan, opts.only, opts.exclude);
+        TRY_VOID(replace_contents(&scan, opts.contents));
         Manifest m;
         m.format = "layover-patch/1";
         m.target = s.meta.target;
@@ -126,7 +151,7 @@ base::Result<void> save_session(const session::Info& s, const std::string& out_f
         TRY_VOID(collect_originals(t.lower.get(), scan, opts.max_original, &m, &originals));
         if (!m.originals.empty()) m.format = "layover-patch/2";
         m.base = std::move(scan.base);
-        base::PathFilter only(opts.only, {});
+        base::PathFilter only(opts.only, opts.exclude);
         TRY(m.steps, session_records(s.dir, s.meta.target, [&](const std::string& p) {
                 return only.selects(p) && (so.include_ignored || (!rules.ignored(p, false) && !rules.ignored(p, true)));
             }));

@@ -2,6 +2,7 @@
 // created 0600). Used by `layover save`, `run --on-exit save:FILE`, the
 // prompt's [s], and Patch::open_source for sessions.
 #pragma once
+#include <map>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,11 @@ struct SaveOptions {
     // later; 0 (--no-originals): none.
     uint64_t max_original = 1ull << 20;
     StepRange steps;  // which layers (capture/scan/session_scan.h); default all
+    // Globs to leave out, as apply's --exclude (a directory: its subtree).
+    std::vector<std::string> exclude;
+    // New contents for some modified regular files (rejected hunks left
+    // out): stored instead of the session's, with its mode, mtime and xattrs.
+    std::map<std::string, std::string> contents;
 };
 
 base::Result<void> save_session(const session::Info& s, const std::string& out_file, const SaveOptions& opts = {});

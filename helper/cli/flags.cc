@@ -144,6 +144,7 @@ const std::vector<Flag> kFlags = {
     {"compare", "json", 0, N, once, no, ""},
     {"apply", "patch", 'p', N, once, no, ""},
     {"apply", "interactive", 0, N, once, no, ""},
+    {"save", "include-rejected", 0, N, once, no, ""},
 };
 
 }  // namespace

@@ -10,7 +10,9 @@
 #include "capture/patch/reader.h"
 #include "capture/patch/save.h"
 #include "helper/base/text.h"
+#include "helper/cli/apply_rejected.h"
 #include "helper/cli/verbs.h"
+#include "helper/store/known_bases.h"
 #include "helper/store/session.h"
 #include "review/apply/apply.h"
 #include "review/prompt/prompt.h"
@@ -47,6 +49,13 @@ int on_exit_apply(const std::string& state, const session::Info& s) {
     }
     review::ApplyOptions ao;
     ao.progress = ::isatty(2) == 1;
+    // As `apply NAME`: what a person rejected (`layover reject`) stays in the session.
+    if (auto sr = skip_rejected(patch.value(), patch->manifest().target, &ao); !sr) {
+        std::fprintf(stderr, "layover: on-exit apply: %s; nothing was applied\n", sr.error().message.c_str());
+        review::print_kept(name);
+        return 125;
+    }
+    bool partial = !ao.exclude.empty() || !ao.hunks.empty();
     auto r = review::apply_patch(patch.value(), ao);
     if (!r) {
         std::fprintf(stderr, "layover: on-exit apply failed, nothing was changed: %s\n", r.error().message.c_str());
@@ -66,8 +75,13 @@ int on_exit_apply(const std::string& state, const session::Info& s) {
                  base::display_path(patch->manifest().target).c_str());
     if (!r->undo.empty())
         std::fprintf(stderr, "layover: undo with: %s\n", review::undo_command(patch->manifest().target).c_str());
-    // Applied: the session is redundant, but kept recoverable for a day.
     (void)capture::remember_bases(s.dir, patch->manifest());  // undo, then apply again: not stale
+    if (partial) {                                            // the rejected changes stay in the session, which is kept
+        for (const auto& pf : r->partial) (void)session::add_known_bases(s.dir, pf.path, {pf.before_fp, pf.after_fp});
+        std::fprintf(stderr, "layover: session '%s' kept: it still holds the rejected changes\n", name.c_str());
+        return 0;
+    }
+    // Applied: the session is redundant, but kept recoverable for a day.
     (void)session::mark_applied(s.dir, r->undo);
     auto t = review::move_to_trash(state, s);
     if (!t) std::fprintf(stderr, "layover: the changes are applied, but %s\n", t.error().message.c_str());

@@ -14,14 +14,17 @@
 #include "capture/scan/session_scan.h"
 #include "capture/scan/summary.h"
 #include "helper/base/glob.h"
+#include "helper/cli/apply_rejected.h"
 #include "helper/cli/patch_steps.h"
 #include "helper/cli/path_args.h"
+#include "helper/cli/session_rejections.h"
 #include "helper/cli/session_risks.h"
 #include "helper/cli/step_args.h"
 #include "helper/cli/verbs.h"
 #include "helper/store/session.h"
 #include "review/diff/pager.h"
 #include "review/prompt/listing.h"
+#include "review/prompt/rejected_patch.h"
 #include "review/prompt/risk_patch.h"
 #include "review/prompt/risk_scan.h"
 
@@ -43,10 +46,11 @@ void print(const std::string& s) { std::fwrite(s.data(), 1, s.size(), stdout); }
 const char kSaveUsage[] =
     "usage: layover save SESSION -o|--output FILE.tar.zst [--ignore GLOB]... [--no-default-ignores] "
     "[--include-ignored]\n"
-    "                    [--no-originals] [--upto N] [-- PATH...]\n"
+    "                    [--no-originals] [--include-rejected] [--upto N] [-- PATH...]\n"
     "  Write the session's changes as a patch (created 0600, atomically): what 'layover status' shows.\n"
     "  --upto N: only steps 1..N (the session's view at the end of step N; 'layover log' numbers them)\n"
     "  --no-originals: leave out the base content of modified text files (kept by default, for a 3-way merge)\n"
+    "  --include-rejected: keep what 'layover reject' rejected (left out by default, as apply skips it)\n"
     "  PATH...: only these paths (relative to the target; a directory brings its subtree) or globs\n";
 const char kShowUsage[] =
     "usage: layover show FILE.tar.zst [--json] [--expand] [--no-pager] [--steps] [--max-members N]\n"
@@ -59,13 +63,29 @@ const char kShowUsage[] =
 void warn_secrets(const session::Info& info, const capture::SaveOptions& so) {
     auto changes = capture::session_changes_as_owner(info, true, nullptr, so.ignore, nullptr, so.steps);
     if (!changes) return;
-    base::PathFilter only(so.only, {});
+    base::PathFilter only(so.only, so.exclude);
     std::erase_if(*changes, [&](const capture::Change& c) { return !only.selects(c.path); });
     auto lines = review::secret_lines(session_risks(info, *changes, so.steps));
     if (lines.empty()) return;
     std::fprintf(stderr, "layover: save: warning: the patch holds %zu secret(s); look before sharing it:\n",
                  lines.size());
     for (const auto& l : lines) std::fprintf(stderr, "  %s\n", l.c_str());
+}
+
+// What a person rejected (`layover reject`) and is still in force is left
+// out, as apply skips it: said on stderr. Judged on the session as it is now.
+base::Result<void> leave_out_rejected(const session::Info& info, capture::SaveOptions* so) {
+    if (!has_rejections(info)) return base::Ok();
+    TRY(auto changes, capture::session_changes_as_owner(info, false, nullptr, so->ignore));
+    TRY(auto recs, session::read_rejections(info.dir));
+    std::vector<std::string> skipped, superseded;
+    {
+        TRY(SessionSides sides, session_sides(info));  // closed before the save opens the trees again
+        TRY(auto states, review::judge_rejections(recs.list, changes, sides.session_side, sides.real_side));
+        TRY(skipped, review::leave_out_rejected(states, sides.session_side, sides.real_side, so, &superseded));
+    }
+    say_rejected("save: leaving out", "--include-rejected keeps them", "save: not left out", skipped, superseded);
+    return base::Ok();
 }
 
 }  // namespace
@@ -75,6 +95,7 @@ int cmd_save(int argc, char** argv) {
     capture::SaveOptions so;
     std::vector<std::string> paths;
     cli::StepArgs step_args;
+    bool include_rejected = false;
     for (int i = 1; i < argc; i++) {
         std::string a = argv[i];
         if (int r = capture::parse_ignore_flag(argc, argv, &i, &so.ignore, &err); r != 0) {
@@ -93,6 +114,8 @@ int cmd_save(int argc, char** argv) {
         }
         if (a == "--no-originals") {
             so.max_original = 0;
+        } else if (a == "--include-rejected") {
+            include_rejected = true;
         } else if (a == "-o" || a == "--output") {
             if (i + 1 >= argc) return usage(kSaveUsage, "save: " + a + " needs a file name");
             out = argv[++i];
@@ -121,6 +144,10 @@ int cmd_save(int argc, char** argv) {
         if (!range) return fail(range.error().message);
         so.steps = range.value();
     }
+    // --upto saves the steps as they were: rejections judge the session now.
+    if (!include_rejected && !step_args.given())
+        if (auto lr = leave_out_rejected(info.value(), &so); !lr)
+            return fail("save: rejections of session '" + info->meta.name + "': " + lr.error().message);
     auto r = capture::save_session(info.value(), out, so);
     if (!r) return fail(r.error().message);
     std::fprintf(stderr, "layover: saved session '%s' to %s\n", info->meta.name.c_str(), out.c_str());

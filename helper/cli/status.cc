@@ -9,6 +9,7 @@
 #include "capture/patch/manifest.h"
 #include "capture/scan/session_scan.h"
 #include "capture/scan/summary.h"
+#include "helper/base/glob.h"
 #include "helper/base/text.h"
 #include "helper/cli/path_args.h"
 #include "helper/cli/session_rejections.h"
@@ -116,6 +117,11 @@ int cmd_status(int argc, char** argv) {
     if (!paths.empty()) {
         std::string bad;
         if (!select_paths(info->meta.target, paths, &changes.value(), &bad)) return usage("status: " + bad);
+        // The R lines too: only the rejections of the paths asked about.
+        std::vector<std::string> rel;
+        normalize_path_args(info->meta.target, paths, &rel, &bad);
+        base::PathFilter filter(rel, {});
+        std::erase_if(rejections.value(), [&](const review::RejectionState& r) { return !filter.selects(r.rec.path); });
     }
     auto ctx = session_risks(info.value(), changes.value(), range);
     if (risky_only)

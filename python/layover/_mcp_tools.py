@@ -5,7 +5,9 @@ tree: applying is the person's, with `layover apply`.
 """
 from __future__ import annotations
 
+import fcntl
 import json
+import os
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 OUTPUT_CAP = 30000      # characters per stream (head and tail kept)
@@ -353,13 +355,44 @@ def _rejection_line(r: Dict[str, Any]) -> str:
     return "%s %s%s" % (what, r["state"], ": " + r["reason"] if r["reason"] else "")
 
 
+FEEDBACK_FILE = "mcp-feedback-seq"  # in the session's dir: review_feedback's cursor, by seq
+
+
+def _feedback_fd(ctx: Any) -> int:
+    """The session's cursor file, open and locked (flock: one server at a
+    time moves it), so that a restarted server goes on where the last left."""
+    env = getattr(ctx.helper, "env", None) or os.environ
+    state = env.get("LAYOVER_STATE_DIR") or "/var/tmp/layover-%d" % os.getuid()
+    path = os.path.join(state, "sessions", ctx.sandbox.name, FEEDBACK_FILE)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    return fd
+
+
+def _read_seq(fd: int) -> int:
+    text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+    return int(text) if text.isdigit() and len(text) < 20 else 0
+
+
 def review_feedback(ctx: Any, a: Dict[str, Any]) -> Result:
     ctx.sandbox.ensure()
     with ctx.server.feedback_lock:  # one call at a time moves the cursor
-        seen = ctx.server.feedback_seq
-        new = [r for r in _rejections(ctx) if r["seq"] > seen]
-        if new:
-            ctx.server.feedback_seq = max(r["seq"] for r in new)
+        try:
+            fd = _feedback_fd(ctx)
+        except OSError:
+            fd = -1  # no session dir to keep it in: this server's cursor only
+        try:
+            seen = _read_seq(fd) if fd >= 0 else ctx.server.feedback_seq
+            new = [r for r in _rejections(ctx) if r["seq"] > seen]
+            if new:
+                ctx.server.feedback_seq = max(r["seq"] for r in new)
+                if fd >= 0:
+                    data = b"%d\n" % ctx.server.feedback_seq
+                    os.ftruncate(fd, 0)
+                    os.pwrite(fd, data, 0)
+        finally:
+            if fd >= 0:
+                os.close(fd)
     text = "\n".join(_rejection_line(r) for r in new) or "no new rejections"
     return text, {"session": ctx.sandbox.name, "rejections": new}, False
 

@@ -22,6 +22,9 @@ MAX_INPUT = 1024 * 1024 * 1024
 CHUNK = 256 * 1024
 MAX_TEXT = 256 * 1024  # error/value texts in a done frame
 VERSION = 1
+# Idle this long after a request, the server waits in / (Server.park): a
+# checkpoint of the session then finds no process on the old overlay.
+IDLE_PARK_US = 20000
 # Records on the control socket: 8-byte request id + 1 byte kind.
 CTL_INTERRUPT = 1
 CTL_KILL = 2  # also kill the REPL's descendants (os.system, pipes...)
@@ -99,11 +102,31 @@ class Channel:
     """Frames: requests read from the IPC socket (main thread only), replies
     written to the reply socket (from any thread, under a lock)."""
 
-    def __init__(self, fd, out_fd):
+    def __init__(self, fd, out_fd, on_idle=None):
         self.fd = fd  # requests from the host (read)
         self.out_fd = out_fd  # the reply socket (write)
         self.wlock = _thread.allocate_lock()
         self.rbuf = bytearray()
+        # Called when no request came for IDLE_PARK_US (set_idle(True)): a
+        # read then fails with EAGAIN (SO_RCVTIMEO), and is retried after it.
+        self.on_idle = on_idle
+        self.sock = None  # for setsockopt, made on first use (owns nothing: detached at exit)
+
+    def set_idle(self, on):
+        """Reads time out after IDLE_PARK_US (on), or block (off)."""
+        if self.sock is None:
+            self.sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM, 0, self.fd)
+        self.sock.setsockopt(_socket.SOL_SOCKET, _socket.SO_RCVTIMEO,
+                             _struct.pack("ll", 0, IDLE_PARK_US if on else 0))
+
+    def _read(self, n):
+        while True:
+            try:
+                return os.read(self.fd, n)
+            except BlockingIOError:
+                if self.on_idle is None:
+                    raise
+                self.on_idle()
 
     def write(self, data):
         """Write whole frames, from any thread."""
@@ -144,7 +167,7 @@ class Channel:
 
     def _fill(self, n):
         while len(self.rbuf) < n:
-            data = os.read(self.fd, max(n - len(self.rbuf), 65536))
+            data = self._read(max(n - len(self.rbuf), 65536))
             if not data:
                 return False
             self.rbuf += data
@@ -155,7 +178,7 @@ class Channel:
         request arrives whole in one read and is sliced without copies
         into the buffer."""
         if not self.rbuf:
-            data = os.read(self.fd, 65536)
+            data = self._read(65536)
             if not data:
                 return None
             if len(data) >= 8:

@@ -98,7 +98,6 @@ class Server:
         pending, o, e = self._tails(MAX_PAYLOAD - len(body))
         header = {"t": "done", "id": rid, "lens": lens, "tail": [len(o), len(e)]}
         header.update(fields)
-        self.leave_cwd()  # before the reply: the host may checkpoint at once (docs/history.md)
         self.chan.write_main(pending + encode_frame(header, b"".join((body, o, e))))
 
     def done_run(self, rid, error, value, interrupted):
@@ -118,7 +117,6 @@ class Server:
                 pending, o = out.encode(o), b""
         h = (b'{"t":"done","id":%d,"lens":[-1,%d],"tail":[%d,%d],"interrupted":%s}'
              % (rid, -1 if value is None else len(v), len(o), len(e), b"true" if interrupted else b"false"))
-        self.leave_cwd()  # before the reply: the host may checkpoint at once (docs/history.md)
         self.chan.write_main(b"".join((pending, pack_lens(len(h), len(v) + len(o) + len(e)), h, v, o, e)))
 
     def _traceback(self, exc, skip_frames):
@@ -403,7 +401,8 @@ class Server:
                     raise ValueError("request without a valid id")
             with State.lock:
                 State.busy = rid
-            self.enter_cwd()
+            if self.parked:
+                self.enter_cwd()
             try:
                 if t == "run" or t == "irun":
                     self.do_run(rid, payload.decode("utf-8", "surrogateescape"), t == "irun")
@@ -411,39 +410,50 @@ class Server:
                     self.do_exec(rid, h)
                 elif t == "call":
                     self.do_call(rid, payload)
+                elif t == "park":  # the host checkpoints next (Sandbox.checkpoint)
+                    self.park()
+                    self.done(rid, {})
                 else:
                     self.done(rid, {"unknown": t}, ("unknown request type %r" % t,))
             finally:
-                self.leave_cwd()
                 with State.lock:
                     State.busy = 0
 
     # A checkpoint of the running session (docs/history.md) mounts the next
     # overlay over the target, and refuses while a process has its working
-    # directory on the old one. So between requests the server waits in /,
-    # and enters its working directory by path for each request: that is
-    # always the current overlay.
+    # directory on the old one. So the server waits in / once idle for
+    # IDLE_PARK_US, or at once when the host asks (a "park" request, before
+    # Sandbox.checkpoint), and enters its working directory by path for the
+    # next request: that is always the current overlay. Requests in a row
+    # stay where they are (no chdir or getcwd per call).
     cwd = None
+    parked = False
 
     def enter_cwd(self):
-        self.in_cwd = True
+        self.parked = False
         if self.cwd is not None:
             try:
                 os.chdir(self.cwd)
             except OSError:
                 pass
+        self.chan.set_idle(True)
 
-    def leave_cwd(self):
-        # Called before the reply is sent (done, done_run) and again after
-        # the request: once only, or the second would record "/".
-        if not getattr(self, "in_cwd", True):
+    def park(self):
+        if self.parked:
             return
-        self.in_cwd = False
         try:
             self.cwd = os.getcwd()
         except OSError:
             pass  # deleted meanwhile: keep the last one
         os.chdir("/")
+        self.parked = True
+        self.chan.set_idle(False)  # then wait for the next request as long as it takes
+
+    def idle(self):
+        # A read timed out. Between requests: park. Within one (an exec's
+        # stdin frames coming slowly) the cwd stays: the command starts in it.
+        if not State.busy:
+            self.park()
 
 
 # CO_FUTURE_* compiler flags (stable CPython values 3.8+; __future__ itself
@@ -489,7 +499,8 @@ def main(fd):
     _thread.start_new_thread(server.pump.loop, ())
     chan.send({"t": "hello", "version": VERSION, "pid": os.getpid(),
                "python": "%d.%d.%d" % sys.version_info[:3]})
-    server.leave_cwd()
+    chan.on_idle = server.idle
+    server.park()
     try:
         server.serve()
     except (ValueError, KeyError, TypeError, UnicodeDecodeError) as e:

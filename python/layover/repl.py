@@ -190,6 +190,11 @@ class Repl:
     def run(self, code: str, timeout: Optional[float] = None, *, interactive: bool = False) -> RunResult:
         return self.client.run_code(code, timeout, interactive)
 
+    def park(self) -> None:
+        """Have the REPL wait in / now, off the overlay, as it does once idle
+        (before a checkpoint: docs/history.md)."""
+        self._request({"t": "park"}, timeout=30.0)
+
     def exec(self, args: Union[StrOrBytes, Sequence[StrOrBytes]], *, timeout: Optional[float] = None,
              cwd: Optional[StrOrBytes] = None, env: Optional[Mapping[str, str]] = None,
              input: Optional[Union[bytes, str]] = None, text: bool = False, shell: bool = False,

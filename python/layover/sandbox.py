@@ -333,6 +333,11 @@ class Sandbox:
         args: List[StrPath] = ["checkpoint", self.name, "--json"]
         if label:
             args += ["-m", label]
+        if self._repl is not None and self._repl.client.broken is None:
+            try:
+                self._repl.park()  # off the overlay now, not only once idle
+            except SandboxError:
+                pass  # a REPL gone: the checkpoint itself says what holds it up
         data = self._json(args, error=SandboxError)
         step = data.get("step") if isinstance(data, dict) else None
         return step if isinstance(step, int) and not isinstance(step, bool) else 0

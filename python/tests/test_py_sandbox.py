@@ -336,6 +336,33 @@ def test_checkpoint_while_running_keeps_the_repl_and_its_cwd(sb, target, state_d
     assert not (target / "one.txt").exists()
 
 
+def test_an_idle_repl_waits_off_the_overlay_so_a_checkpoint_from_elsewhere_works(sb, target, state_dir):
+    sb.run("import os\nos.chdir('sub') if os.path.isdir('sub') else (os.mkdir('sub'), os.chdir('sub'))")
+    time.sleep(0.3)  # idle past the REPL's 20 ms: it waits in /
+    r = sb.helper.run(["checkpoint", sb.name, "--json"], ok=(0, 1))
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    # Back in its cwd (by path, on the new overlay) for the next request.
+    assert sb.run("os.getcwd()").value == repr(str(target / "sub"))
+    assert sb.run("open('x.txt', 'w').write('x')").error is None
+    assert (state_dir / "sessions" / sb.name / "upper" / "sub" / "x.txt").read_text() == "x"
+
+
+def test_exec_input_arriving_slowly_does_not_park_the_repl_mid_request(sb, target):
+    from layover._client import Reply
+    sb.run("1")
+    repl = sb._repl
+    c = repl.client
+    with repl.lock:  # an exec whose stdin frame comes 0.2 s after its header (past the 20 ms idle wait)
+        rid = c.next_id
+        c.next_id += 1
+        c.send({"t": "exec", "id": rid, "argv": ["/bin/sh", "-c", "cat; pwd"], "cwd": None, "env": None,
+                "timeout": 20.0, "stdin": True})
+        time.sleep(0.2)
+        c.send({"t": "stdin", "id": rid, "more": False}, b"in\n")
+        reply = c._finish(rid, Reply(), time.monotonic() + 30, 20.0)
+    assert reply.data("stdout") == ("in\n%s\n" % target).encode()
+
+
 def test_steps_true_makes_each_run_and_exec_a_step_and_defers_a_busy_one(make_sandbox, target):
     sb = make_sandbox(steps=True)
     sb.run("open('a.txt', 'w').write('a')")

@@ -1,9 +1,10 @@
 #include "review/diff/algo.h"
 
+#include <xxhash.h>
+
 #include <algorithm>
 #include <limits>
 #include <string>
-#include <unordered_map>
 
 namespace review {
 
@@ -22,6 +23,42 @@ std::vector<std::string_view> split_lines(std::string_view text) {
 namespace {
 
 using Idx = long;  // signed: diagonals are negative
+
+// Line ids, numbered from 0 in order of first sight: an open-addressing
+// table sized once, so numbering allocates nothing per line (an
+// unordered_map's node per line was most of a large diff's time).
+class LineIds {
+public:
+    explicit LineIds(size_t lines) {
+        size_t cap = 16;
+        while (cap < lines + lines / 2) cap <<= 1;
+        slots_.assign(cap, Slot{kEmpty, 0});
+        mask_ = cap - 1;
+        lines_.reserve(lines);
+    }
+    uint32_t id(std::string_view line) {
+        uint64_t h = XXH3_64bits(line.data(), line.size());
+        auto tag = static_cast<uint32_t>(h >> 32);
+        for (size_t i = h & mask_;; i = (i + 1) & mask_) {
+            Slot& s = slots_[i];
+            if (s.id == kEmpty) {
+                s = {static_cast<uint32_t>(lines_.size()), tag};
+                lines_.push_back(line);
+                return s.id;
+            }
+            if (s.tag == tag && lines_[s.id] == line) return s.id;
+        }
+    }
+
+private:
+    static constexpr uint32_t kEmpty = UINT32_MAX;
+    struct Slot {
+        uint32_t id, tag;
+    };
+    std::vector<Slot> slots_;
+    std::vector<std::string_view> lines_;
+    size_t mask_ = 0;
+};
 
 struct Split {
     Idx i1, i2;
@@ -159,13 +196,14 @@ LineDiff diff_lines(const std::vector<std::string_view>& a, const std::vector<st
     }
 
     // Number the distinct lines; count each id's uses per side.
-    std::unordered_map<std::string_view, uint32_t> ids;
-    ids.reserve(na + nb);
+    LineIds ids(na + nb);
     std::vector<uint32_t> ca, cb;  // uses in a, in b
+    ca.reserve(na + nb);
+    cb.reserve(na + nb);
     auto id_of = [&](std::string_view line) {
-        auto [it, fresh] = ids.emplace(line, static_cast<uint32_t>(ca.size()));
-        if (fresh) ca.push_back(0), cb.push_back(0);
-        return it->second;
+        uint32_t id = ids.id(line);
+        if (id == ca.size()) ca.push_back(0), cb.push_back(0);
+        return id;
     };
     std::vector<uint32_t> ia(na), ib(nb);
     for (size_t i = 0; i < na; i++) ca[ia[i] = id_of(a[pre + i])]++;
@@ -176,6 +214,7 @@ LineDiff diff_lines(const std::vector<std::string_view>& a, const std::vector<st
     // the two texts are mostly different.
     std::vector<uint32_t> ra, rb;
     std::vector<size_t> ma, mb;  // reduced index -> original index
+    ra.reserve(na), ma.reserve(na), rb.reserve(nb), mb.reserve(nb);
     for (size_t i = 0; i < na; i++) {
         if (cb[ia[i]] == 0) {
             out.del[pre + i] = 1;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
@@ -87,8 +88,13 @@ struct Walker {
     }
     bool partial = false;  // some change left out, or taken in part
 
-    // `n` in a session: an optional reason, recorded as a rejection.
-    void reject(const std::string& path, size_t hunk, const Side& real, const Side& mine) {
+    // `n` in a session: an optional reason, recorded as a rejection. The
+    // change's fingerprints are taken at its first `n` (from the diff shown,
+    // `f`, for a file's hunks) and kept for the file's other hunks.
+    std::optional<ChangePrints> prints;
+    void reject(const capture::Change& c, size_t hunk, const Side& real, const Side& mine,
+                const FileHunks* f = nullptr) {
+        const std::string& path = c.path;
         if (o.session_dir.empty()) return;
         std::string why;
         if (ask("Why not? (one line for the agent, Enter for none): ", &why) != Input::Line) return;
@@ -97,10 +103,15 @@ struct Walker {
             std::fprintf(stderr, "layover: reason not recorded: %s\n", p.c_str());
             why.clear();
         }
+        if (!prints) {
+            prints.emplace();
+            prints->change = change_fingerprint(c, mine);
+            if (f) prints->hunks = hunk_fingerprints(f->a, f->b, f->groups, f->spans);
+        }
         SideOf session_side = [&](const std::string&) -> base::Result<Side> { return mine; };
         SideOf real_side = [&](const std::string&) -> base::Result<Side> { return real; };
-        auto rec =
-            make_rejection(path, hunk, why, base::utc_now_rfc3339(), patch.manifest().changes, session_side, real_side);
+        auto rec = make_rejection(path, hunk, why, base::utc_now_rfc3339(), patch.manifest().changes, session_side,
+                                  real_side, &*prints);
         if (rec.ok()) {
             auto added = session::add_rejection(o.session_dir, *rec);
             if (added.ok()) return;
@@ -132,7 +143,7 @@ struct Walker {
             }
             if (a == "n" || a == "q") {
                 decline(c.path);
-                if (a == "n") reject(c.path, 0, real, mine);
+                if (a == "n") reject(c, 0, real, mine);
                 return a == "q" ? Fate::Quit : Fate::Next;
             }
             std::fputs(kWholeHelp, stderr);
@@ -183,7 +194,7 @@ struct Walker {
             if (a == "y") {
                 take[k++] = 1;
             } else if (a == "n") {
-                if (!pieces[k].split) reject(c.path, pieces[k].hunk + 1, real, mine);
+                if (!pieces[k].split) reject(c, pieces[k].hunk + 1, real, mine, &f);
                 take[k++] = 0;
             } else if (a == "a" || a == "d" || a == "q") {
                 for (size_t i = k; i < pieces.size(); i++) take[i] = a == "a";
@@ -241,6 +252,7 @@ struct Walker {
     }
 
     Fate change(const capture::Change& c, const capture::Member* m) {
+        prints.reset();
         Side real, mine;
         bool text = c.kind == capture::Kind::Modified && c.type == capture::Type::File &&
                     c.old_type == capture::Type::File && m && m->kind == capture::Member::Kind::File &&
@@ -318,7 +330,7 @@ std::string exclude_entry(const std::string& path) {
 std::string only_entry(const std::string& path) { return base::has_glob_chars(path) ? exclude_entry(path) : path; }
 
 base::Result<WalkResult> walk_hunks(const capture::Patch& patch, const WalkOptions& o) {
-    Walker w{patch, o, {}, {}, {}, false, {}};
+    Walker w{patch, o, {}, {}, {}, false, {}, {}};
     return w.run();
 }
 

@@ -22,6 +22,7 @@
 #include "review/diff/show.h"
 #include "review/prompt/hunk_walk.h"
 #include "review/prompt/io.h"
+#include "review/prompt/rejected_patch.h"
 #include "review/prompt/risk_patch.h"
 #include "review/prompt/risk_scan.h"
 #include "review/prompt/text.h"
@@ -38,8 +39,9 @@ struct Prompt {
     const session::Info& s;
     const capture::Patch& patch;
     std::vector<char> selected;
-    std::vector<std::string> secrets = {};  // "path:line: kind", for the secrets check before applying
-    std::optional<WalkResult> walked = {};  // [p] then `hunks`: the answers, until the pick changes
+    std::vector<std::string> secrets = {};        // "path:line: kind", for the secrets check before applying
+    std::optional<WalkResult> walked = {};        // [p] then `hunks`: the answers, until the pick changes
+    std::vector<RejectionState> rejections = {};  // `layover reject`ed: [a] skips those in force, as apply does
 
     const std::vector<capture::Change>& changes() const { return patch.manifest().changes; }
     bool all_selected() const {
@@ -114,6 +116,14 @@ struct Prompt {
         }
         capture::SaveOptions so;
         so.only = only();
+        std::vector<std::string> superseded;  // named at the summary's R lines already
+        auto left = leave_out_rejected(rejections, patch, patch.manifest().target, &so, &superseded);
+        if (!left) {
+            std::fprintf(stderr, "layover: saving %s: %s\n", base::display_path(path).c_str(),
+                         left.error().message.c_str());
+            return Next::Menu;
+        }
+        if (!left->empty()) std::fprintf(stderr, "layover: leaving out %zu rejected change(s)\n", left->size());
         auto r = capture::save_session(s, path, so);
         if (!r) {
             std::fprintf(stderr, "layover: saving %s: %s\n", base::display_path(path).c_str(),
@@ -194,6 +204,12 @@ struct Prompt {
         ao.only = only();
         if (walked) ao.only = walked->only, ao.exclude = walked->exclude, ao.hunks = walked->hunks;
         ao.progress = ::isatty(2) == 1;
+        std::vector<std::string> superseded, skipped;
+        if (!walked) skipped = skip_in_force(rejections, &ao, &superseded);  // `hunks` asked about them again
+        if (!skipped.empty()) {
+            std::fprintf(stderr, "layover: skipping %zu rejected change(s):\n", skipped.size());
+            for (const auto& l : skipped) std::fprintf(stderr, "  %s\n", l.c_str());
+        }
         for (;;) {
             auto r = apply_patch(patch, ao);
             if (!r) {
@@ -201,7 +217,7 @@ struct Prompt {
                 return Next::Menu;
             }
             const ApplyReport& rep = r.value();
-            if (rep.conflicts.empty()) return applied(rep, !ao.only.empty());
+            if (rep.conflicts.empty()) return applied(rep, !ao.only.empty() || !skipped.empty());
             std::fprintf(stderr, "layover: %zu conflict(s); nothing was applied:\n", rep.conflicts.size());
             for (const auto& c : rep.conflicts)
                 std::fprintf(stderr, "  %s: %s\n", base::display_path(c.path).c_str(), c.reason.c_str());
@@ -320,8 +336,13 @@ int run_exit_prompt(const std::string& state, const session::Info& s) {
     std::fprintf(stderr, "\nlayover: session '%s' changed %s:\n%s", s.meta.name.c_str(),
                  base::display_path(patch->manifest().target).c_str(),
                  summary_text(changes, ctx, color, nullptr, patch->manifest().ignored).c_str());
+    auto rejections = patch_rejections(patch.value(), s.dir, patch->manifest().target);
+    if (!rejections) std::fprintf(stderr, "layover: rejections: %s\n", rejections.error().message.c_str());
+    else
+        for (const auto& r : *rejections) std::fprintf(stderr, "R  %s\n", rejection_line(r).c_str());
 
     Prompt p{state, s, patch.value(), std::vector<char>(changes.size(), 1)};
+    if (rejections) p.rejections = std::move(*rejections);
     p.secrets = secret_lines(ctx);
     for (;;) {
         flush_typeahead();

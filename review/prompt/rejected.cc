@@ -21,6 +21,11 @@ const capture::Change* find_change(const std::vector<capture::Change>& changes, 
     return nullptr;
 }
 
+base::Error no_such_hunk(const std::string& path, size_t have, size_t hunk) {
+    return base::error(base::display_path(path) + " has " + std::to_string(have) + " hunk" + (have == 1 ? "" : "s") +
+                       ", no hunk " + std::to_string(hunk) + "; see 'layover diff NAME --hunk-numbers -- PATH'");
+}
+
 }  // namespace
 
 std::string change_fingerprint(const capture::Change& c, const Side& session) {
@@ -38,8 +43,14 @@ std::string change_fingerprint(const capture::Change& c, const Side& session) {
 std::vector<std::string> hunk_fingerprints(std::string_view real, std::string_view session) {
     auto a = split_lines(real), b = split_lines(session);
     auto groups = groups_of(diff_lines(a, b));
+    return hunk_fingerprints(a, b, groups, hunk_spans(groups, a.size(), kHunkContext));
+}
+
+std::vector<std::string> hunk_fingerprints(const std::vector<std::string_view>& a,
+                                           const std::vector<std::string_view>& b, const std::vector<Group>& groups,
+                                           const std::vector<HunkSpan>& spans) {
     std::vector<std::string> out;
-    for (const auto& h : hunk_spans(groups, a.size(), kHunkContext)) {
+    for (const auto& h : spans) {
         std::string s;
         for (size_t i = groups[h.g0].a0; i < groups[h.g1].a1; i++) add_field(&s, a[i]);
         s += '|';
@@ -96,7 +107,8 @@ base::Result<std::vector<RejectionState>> judge_rejections(const std::vector<ses
 
 base::Result<session::Rejection> make_rejection(const std::string& path, size_t hunk, const std::string& reason,
                                                 const std::string& time, const std::vector<capture::Change>& changes,
-                                                const SideOf& session_side, const SideOf& real_side) {
+                                                const SideOf& session_side, const SideOf& real_side,
+                                                const ChangePrints* prints) {
     const capture::Change* c = find_change(changes, path);
     if (!c)
         return base::error(base::display_path(path) +
@@ -107,6 +119,14 @@ base::Result<session::Rejection> make_rejection(const std::string& path, size_t 
     r.path = path;
     r.reason = reason;
     r.time = time;
+    if (prints) {  // taken by the caller for this change: no re-reading, no re-diffing
+        r.fingerprint = prints->change;
+        if (hunk == 0) return r;
+        if (hunk > prints->hunks.size()) return no_such_hunk(path, prints->hunks.size(), hunk);
+        r.hunk = static_cast<uint32_t>(hunk);
+        r.hunk_fingerprint = prints->hunks[hunk - 1];
+        return r;
+    }
     TRY(Side now, session_side(path));
     r.fingerprint = change_fingerprint(*c, now);
     if (hunk == 0) return r;
@@ -115,10 +135,7 @@ base::Result<session::Rejection> make_rejection(const std::string& path, size_t 
         return base::error(base::display_path(path) + " has no hunks (" + why +
                            "); reject it whole: drop ':" + std::to_string(hunk) + "'");
     auto fps = hunk_fingerprints(real.data, now.data);
-    if (hunk > fps.size())
-        return base::error(base::display_path(path) + " has " + std::to_string(fps.size()) + " hunk" +
-                           (fps.size() == 1 ? "" : "s") + ", no hunk " + std::to_string(hunk) +
-                           "; see 'layover diff NAME --hunk-numbers -- PATH'");
+    if (hunk > fps.size()) return no_such_hunk(path, fps.size(), hunk);
     r.hunk = static_cast<uint32_t>(hunk);
     r.hunk_fingerprint = fps[hunk - 1];
     return r;

@@ -21,6 +21,7 @@
 #include "helper/base/result.h"
 #include "helper/store/rejections.h"
 #include "review/diff/format.h"
+#include "review/diff/hunks.h"
 
 namespace review {
 
@@ -34,6 +35,10 @@ std::string change_fingerprint(const capture::Change& c, const Side& session);
 // One per hunk, in the diff's order (hunk N is [N-1]): the removed and added
 // lines with the context between them, not the outer context or positions.
 std::vector<std::string> hunk_fingerprints(std::string_view real, std::string_view session);
+// The same from a diff already made (split lines, groups, hunk spans).
+std::vector<std::string> hunk_fingerprints(const std::vector<std::string_view>& a,
+                                           const std::vector<std::string_view>& b, const std::vector<Group>& groups,
+                                           const std::vector<HunkSpan>& spans);
 // Empty when the change has hunks (a modified regular text file, both sides
 // loaded), else why not ("it is binary", "it is added, not modified", ...).
 std::string why_no_hunks(const capture::Change& c, const Side& real, const Side& session);
@@ -49,12 +54,21 @@ base::Result<std::vector<RejectionState>> judge_rejections(const std::vector<ses
                                                            const std::vector<capture::Change>& changes,
                                                            const SideOf& session_side, const SideOf& real_side);
 
+// A change's fingerprints taken once: apply -p's `n` records many of one
+// file, each without hashing or diffing the file again.
+struct ChangePrints {
+    std::string change;              // change_fingerprint
+    std::vector<std::string> hunks;  // hunk_fingerprints
+};
+
 // A new record for PATH (hunk 0: the whole change), its fingerprints taken
-// now; an error (one line, with the fix) when PATH is no change or has no
-// such hunk. `time` is stored as given.
+// now (or from `prints`, taken for PATH's change with these sides); an error
+// (one line, with the fix) when PATH is no change or has no such hunk.
+// `time` is stored as given.
 base::Result<session::Rejection> make_rejection(const std::string& path, size_t hunk, const std::string& reason,
                                                 const std::string& time, const std::vector<capture::Change>& changes,
-                                                const SideOf& session_side, const SideOf& real_side);
+                                                const SideOf& session_side, const SideOf& real_side,
+                                                const ChangePrints* prints = nullptr);
 
 // "proj/f [hunk 2] rejected: keep the old name" (terminal-safe), and with
 // " (superseded: ...)" when no longer in force.

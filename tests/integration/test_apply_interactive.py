@@ -210,3 +210,32 @@ def test_hostile_names_and_lines_are_shown_terminal_safe(lo):
     assert b"\x1b" not in out and b"\x07" not in out, out
     assert b"+l1^[[2J" in out
     assert (lo.target / name).read_bytes() == b"l1\x1b[2J\n" + BASE.split("\n", 1)[1].encode()
+
+
+def test_exit_prompt_shows_rejections_and_s_and_a_skip_them_as_save_and_apply_do(lo, tmp_path):
+    edit_session(lo, "xr")
+    lo("reject", "xr", "f.txt:2", "-m", "keep line 25", check=True)
+    lo("reject", "xr", "other.txt", "-m", "no new files", check=True)
+    e = dict(lo.env, PAGER="cat", TERM="dumb")
+    c = pexpect.spawn(LAYOVER, ["on-exit", "prompt", "xr"], env=e, cwd=str(lo.target), timeout=20)
+    c.expect(r"R  f\.txt \[hunk 2\] rejected: keep line 25\r?\n")
+    c.expect(r"R  other\.txt rejected: no new files\r?\n")
+    c.expect(r"What now.*\? \[r/a/s/p/K/d\] ")
+    c.sendline("s")
+    c.expect(r"Save patch to .*: ")
+    c.sendline(str(tmp_path / "xr.tar.zst"))
+    c.expect(r"leaving out 2 rejected change\(s\)")
+    c.expect(r"What now.*\? \[r/a/s/p/K/d\] ")
+    c.sendline("a")
+    c.expect(r"Apply .* to .*\? \[y/N\] ")
+    c.sendline("y")
+    c.expect(r"skipping 2 rejected change\(s\)")
+    c.expect("still holds the changes not applied")
+    assert _finish(c) == 0
+    assert (lo.target / "f.txt").read_text() == lines(60, {5: EDITS[5], 45: EDITS[45]})
+    assert not (lo.target / "other.txt").exists()
+    # Kept, with the rejections still in force (the hunk is hunk 1 now).
+    out = lo("status", "xr", "--no-pager", check=True).stdout.decode()
+    assert "R  f.txt [hunk 1] rejected: keep line 25" in out and "R  other.txt rejected" in out, out
+    shown = json.loads(lo("show", tmp_path / "xr.tar.zst", "--json", check=True).stdout)
+    assert [x["path"] for x in shown] == ["f.txt"], shown

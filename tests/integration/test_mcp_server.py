@@ -453,3 +453,13 @@ def test_mcp_changes_and_review_feedback_hand_rejections_back_to_the_agent(clien
     r = c.call("changes")
     assert {x["path"]: x["state"] for x in r["structuredContent"]["rejected"]}["notes/a.txt"] == "superseded"
     assert c.close() == 0
+    # A new server on the session goes on from the cursor the last one left (kept in the session's dir).
+    assert (state_dir / "sessions" / "mcp-rej" / "mcp-feedback-seq").read_text() == "2\n"
+    c2 = client(session="mcp-rej")
+    assert c2.call("review_feedback")["structuredContent"]["rejections"] == []
+    subprocess.run([LAYOVER, "reject", "mcp-rej", "notes/a.txt", "-m", "still no"], check=True, capture_output=True,
+                   env=env)
+    r = c2.call("review_feedback")
+    assert [(x["path"], x["seq"], x["reason"]) for x in r["structuredContent"]["rejections"]] == [
+        ("notes/a.txt", 3, "still no")]
+    assert c2.close() == 0

@@ -34,6 +34,9 @@ def test_rejected_hunk_and_file_are_skipped_by_apply_and_shown_by_status(lo):
     out = lo("status", "r1", "--no-pager", check=True).stdout.decode()
     assert "R  f.txt [hunk 2] rejected: keep line 25\n" in out, out
     assert "R  other.txt rejected: no new files\n" in out, out
+    # `status NAME -- PATH` shows PATH's R lines only.
+    out = lo("status", "r1", "--no-pager", "--", "f.txt", check=True).stdout.decode()
+    assert "R  f.txt [hunk 2] rejected: keep line 25\n" in out and "other.txt" not in out, out
     st = {c["path"]: c for c in json.loads(lo("status", "r1", "--json", check=True).stdout)}
     assert [(x["hunk"], x["reason"], x["state"]) for x in st["f.txt"]["rejected"]] == [(2, "keep line 25", "rejected")]
     assert st["other.txt"]["rejected"][0]["hunk"] == 0
@@ -118,3 +121,42 @@ def test_discard_rejected_never_changes_a_frozen_step(lo):
     assert not (lo.target / "a.txt").exists() and (lo.target / "f.txt").read_text() == BASE
     r = lo("discard", "d2", "--rejected")
     assert r.returncode == 0 and "no rejected changes in force" in r.stdout.decode()
+
+
+def test_save_leaves_out_rejected_changes_unless_include_rejected(lo, tmp_path):
+    edit_session(lo, "s1")
+    lo("reject", "s1", "f.txt:2", "-m", "keep line 25", check=True)
+    lo("reject", "s1", "other.txt", "-m", "no new files", check=True)
+    patch, whole = tmp_path / "s1.tar.zst", tmp_path / "s1-all.tar.zst"
+    r = lo("save", "s1", "-o", patch)
+    assert r.returncode == 0, r.stderr.decode()
+    err = r.stderr.decode()
+    assert "leaving out 2 rejected change(s)" in err and "  f.txt [hunk 2] rejected: keep line 25" in err, err
+    r = lo("save", "s1", "-o", whole, "--include-rejected")
+    assert r.returncode == 0 and "leaving out" not in r.stderr.decode(), r.stderr.decode()
+    shown = {c["path"]: c for c in json.loads(lo("show", patch, "--json", check=True).stdout)}
+    assert sorted(shown) == ["f.txt"], shown
+    assert sorted(c["path"] for c in json.loads(lo("show", whole, "--json", check=True).stdout)) == [
+        "f.txt", "other.txt"]
+    # The patch's f.txt is the session's without hunk 2: applied, the real file gets hunks 1 and 3 only.
+    r = lo("apply", patch, "--target", lo.target, "--yes")
+    assert r.returncode == 0, r.stderr.decode()
+    assert (lo.target / "f.txt").read_text() == lines(60, {5: EDITS[5], 45: EDITS[45]})
+    assert not (lo.target / "other.txt").exists()
+    # The session is untouched: its rejections still hold.
+    out = lo("status", "s1", "--no-pager", check=True).stdout.decode()
+    assert "R  other.txt rejected: no new files" in out, out
+
+
+def test_on_exit_apply_skips_rejected_changes_and_keeps_the_session(lo):
+    edit_session(lo, "oe")
+    lo("reject", "oe", "f.txt:2", "-m", "keep line 25", check=True)
+    lo("reject", "oe", "other.txt", check=True)
+    r = lo.run("true", session="oe", on_exit="apply")  # resumed, then applied at its end
+    assert r.returncode == 0, r.stderr.decode()
+    err = r.stderr.decode()
+    assert "skipping 2 rejected change(s)" in err and "still holds the rejected changes" in err, err
+    assert (lo.target / "f.txt").read_text() == lines(60, {5: EDITS[5], 45: EDITS[45]})
+    assert not (lo.target / "other.txt").exists()
+    out = lo("status", "oe", "--no-pager", check=True).stdout.decode()
+    assert "R  f.txt [hunk 1] rejected: keep line 25" in out and "R  other.txt rejected" in out, out

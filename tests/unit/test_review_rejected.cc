@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <map>
 
+#include "review/diff/algo.h"
 #include "review/prompt/rejected.h"
 
 namespace {
@@ -125,4 +126,31 @@ TEST_CASE("rejected: hunk fingerprints ignore position and outer context", "[rej
     REQUIRE(b.size() == 1);
     CHECK(a[0] == b[0]);
     CHECK(review::hunk_fingerprints(lines(20), lines(20, 11))[0] != a[0]);
+}
+
+TEST_CASE("rejected: fingerprints taken once from the diff shown make the same record (apply -p's n)", "[rejected]") {
+    Tree real, sess;
+    real.files["p/f"] = lines(60);
+    sess.files["p/f"] = lines(60, 5, 40);  // two hunks
+    std::vector<capture::Change> changes = {modified("p/f")};
+    auto a = review::split_lines(real.files["p/f"]), b = review::split_lines(sess.files["p/f"]);
+    auto groups = review::groups_of(review::diff_lines(a, b));
+    auto spans = review::hunk_spans(groups, a.size(), review::kHunkContext);
+    review::ChangePrints prints;
+    prints.hunks = review::hunk_fingerprints(a, b, groups, spans);
+    CHECK(prints.hunks == review::hunk_fingerprints(real.files["p/f"], sess.files["p/f"]));
+    REQUIRE(prints.hunks.size() == 2);
+    prints.change = review::change_fingerprint(changes[0], sess.reader()("p/f").value());
+    for (size_t hunk : {0, 1, 2}) {
+        auto plain = review::make_rejection("p/f", hunk, "no", "t", changes, sess.reader(), real.reader());
+        auto cached = review::make_rejection("p/f", hunk, "no", "t", changes, sess.reader(), real.reader(), &prints);
+        REQUIRE(plain.ok());
+        REQUIRE(cached.ok());
+        CHECK(cached->fingerprint == plain->fingerprint);
+        CHECK(cached->hunk_fingerprint == plain->hunk_fingerprint);
+        CHECK(cached->hunk == plain->hunk);
+    }
+    auto bad = review::make_rejection("p/f", 3, "no", "t", changes, sess.reader(), real.reader(), &prints);
+    REQUIRE_FALSE(bad.ok());
+    CHECK(bad.error().message.find("has 2 hunks, no hunk 3") != std::string::npos);
 }
