@@ -8,6 +8,7 @@
 
 #include "capture/scan/session_scan.h"
 #include "helper/base/child.h"
+#include "helper/base/thread.h"
 #include "helper/cli/verbs.h"
 #include "helper/sandbox/finish.h"
 #include "helper/sandbox/prepare.h"
@@ -46,6 +47,7 @@ int cmd_run(int argc, char** argv) {
         auto p = PtyRelay::open();
         if (!p) {
             std::fprintf(stderr, "layover: %s\n", p.error().message.c_str());
+            finish_failed_run(run);
             return 125;
         }
         pty.emplace(std::move(p.value()));
@@ -71,10 +73,16 @@ int cmd_run(int argc, char** argv) {
     }
     // The count `sessions` shows, and whether the session is empty (then
     // removed); a discarded session needs neither.
+    // The upper layer's flush (it was mounted volatile) runs on a thread
+    // meanwhile: one waits on the disk, the other walks cached metadata.
     if (on_exit != "discard") {
         session::Info info;
         info.meta = run.meta;
         info.dir = run.session_dir;
+        base::Fd upper(::open(session::upper_dir(run.session_dir).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+        base::StackThread flush;
+        if (upper.valid() && flush.start([fd = upper.get()] { ::syncfs(fd); }, size_t{1} << 16))
+            run.upper_synced = true;
         auto n = capture::count_changes_in_child(info);
         run.meta.changes = n.ok() ? n.value() : -1;
     }

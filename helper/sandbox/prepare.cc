@@ -174,9 +174,14 @@ base::Result<PreparedRun> prepare_run(const RunOptions& opts) {
         if (::mkdir((layer + "/work").c_str(), 0700) != 0) return base::sys_error("creating " + layer + "/work");
         scratch.push_back({root, layer + "/upper", layer + "/work"});
     }
-    TRY_VOID(session::write_meta(dir, r.meta));
-    TRY_VOID(steps::write_live(dir, {step_label(opts.label, cmd), rfc3339(now_ns())}));
-    TRY(int nsteps, steps::count(dir));
+    // meta.json and steps/live.json are written by supervise() once setup is
+    // forked (write_start_records): their inode creations overlap the
+    // namespace set-up on the other core. A new session has no steps yet.
+    r.live = {step_label(opts.label, cmd), rfc3339(now_ns())};
+    int nsteps = 0;
+    if (!r.created) {
+        TRY(nsteps, steps::count(dir));
+    }
 
     SandboxPlan& p = r.plan;
     p.mounts = {target,
@@ -190,7 +195,10 @@ base::Result<PreparedRun> prepare_run(const RunOptions& opts) {
                 pol.rw,
                 scratch,
                 {}};
-    TRY(int first, steps::first_layer(dir));  // below it: squashed steps, no layers
+    int first = 1;  // below it: squashed steps, no layers
+    if (nsteps > 0) {
+        TRY(first, steps::first_layer(dir));
+    }
     for (int i = nsteps; i >= first; i--) {
         TRY(std::string layer, steps::layer_path(dir, i));
         p.mounts.steps.push_back(std::move(layer));
@@ -214,4 +222,9 @@ base::Result<PreparedRun> prepare_run(const RunOptions& opts) {
     p.gid = ::getegid();
     r.session_dir = dir;
     return r;
+}
+
+base::Result<void> write_start_records(const PreparedRun& run) {
+    TRY_VOID(session::write_meta(run.session_dir, run.meta));
+    return steps::write_live(run.session_dir, run.live);
 }

@@ -110,6 +110,12 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
     base::Child setup(pid);
     ::close(run.plan.sync_fd);
     if (run.plan.freeze_fd >= 0) ::close(run.plan.freeze_fd);
+    // While setup makes the namespaces and mounts, on the other core.
+    if (auto w = write_start_records(run); !w) {
+        out.setup_error = w.error().message;
+        ::sigprocmask(SIG_SETMASK, &old, nullptr);
+        return out;  // setup is killed and reaped (base::Child)
+    }
     if (pty) {
         pty->close_slave();
         pty->enter_raw();
