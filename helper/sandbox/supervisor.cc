@@ -206,7 +206,7 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
             }
         }
     }
-    if (ctl && early_code < 0) control::remove_socket(run.session_dir);  // a discarded session takes it along
+    if (ctl) control::remove_socket(run.session_dir);
     if (!out.stopped.empty()) watch.wait_stopped();
     // Late messages (an error sent just before exit) are still queued.
     if (mine.valid()) {
