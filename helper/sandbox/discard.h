@@ -13,7 +13,8 @@
 std::string deleting_dir(const std::string& state);
 
 // Move `dir` into deleting_dir(state) and remove it in a detached process
-// (stdio on /dev/null, its own session), which holds `lock` while it works so
+// (stdio on /dev/null, its own session, nice 19; a child nobody waits
+// for: the caller, run, exits right after), which holds `lock` while it works so
 // that purge_deleting() leaves it alone, and first waits for the process
 // `wait_for` (a pidfd; the sandbox still tearing down) to exit. When the
 // rename or the fork fails, `dir` is removed here instead (the fork: unless

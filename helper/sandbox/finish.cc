@@ -91,7 +91,7 @@ int finish_run(PreparedRun& run, const std::string& on_exit, int child_code) {
         purge_deleting(state);
         return child_code;
     }
-    sync_upper(run.session_dir);
+    if (!run.upper_synced) sync_upper(run.session_dir);
     run.meta.status = "exited";
     run.meta.exit_code = child_code;
     run.meta.pid = 0;

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 
 #include "helper/base/text.h"
@@ -61,7 +62,11 @@ base::Result<HidePlan> plan_hide(const HideRequest& req, const std::vector<overl
 
     for (const auto& w : wants) {
         // As named, and as resolved: both spellings are kept out of capture.
-        std::string real = ::realpath(w.path.c_str(), buf) ? buf : "";
+        // Most secrets are absent: one lstat says so, where realpath reads
+        // each component's link first.
+        struct stat lst;
+        bool absent = ::lstat(w.path.c_str(), &lst) != 0 && (errno == ENOENT || errno == ENOTDIR);
+        std::string real = !absent && ::realpath(w.path.c_str(), buf) ? buf : "";
         for (const std::string& p : {w.path, real,
                                      home_real.empty() || home.empty() || !overlay::path_within(w.path, home)
                                          ? std::string()

@@ -100,7 +100,10 @@ int init_main(const SandboxPlan& plan, int parent_alive_fd) {
     }
     // Anything still running dies with us (the kernel kills the namespace):
     // say what, once.
-    if (!plan.wait_all) {
+    // Every process of the namespace descends from us (orphans are ours), so
+    // with no child left there is nothing to list (a /proc walk saved).
+    bool alone = ::waitpid(-1, nullptr, WNOHANG) < 0 && errno == ECHILD;
+    if (!plan.wait_all && !alone) {
         auto left = list_leftovers();
         if (!left.empty())
             sync_msg::send(plan.sync_fd, Sync::Leftover,
@@ -110,7 +113,7 @@ int init_main(const SandboxPlan& plan, int parent_alive_fd) {
     // nothing of the command may run once a discarding run has returned it.
     // Every process of the namespace descends from us, and orphans are
     // ours: once we have no child left, nothing else is alive in here.
-    ::kill(-1, SIGKILL);
+    if (!alone) ::kill(-1, SIGKILL);
     while (::waitpid(-1, nullptr, 0) > 0 || errno == EINTR) {
     }
     sync_msg::send(plan.sync_fd, Sync::Status, std::to_string(base::exit_code_of(status)));

@@ -8,6 +8,7 @@
 #include "helper/sandbox/run_args.h"
 #include "helper/sandbox/sandbox.h"
 #include "helper/store/session.h"
+#include "helper/store/steps.h"
 
 struct PreparedRun {
     SandboxPlan plan;
@@ -27,9 +28,15 @@ struct PreparedRun {
     // background removal waits for (helper/sandbox/discard.h).
     bool exit_early = false;
     base::Fd teardown;
+    steps::Live live;           // the live step's label and start (steps/live.json)
+    bool upper_synced = false;  // the upper layer was flushed already (else finish_run does it)
 };
 
 base::Result<PreparedRun> prepare_run(const RunOptions& opts);
+
+// meta.json (status running) and steps/live.json: supervise() writes them
+// once setup is forked, so that their inode creations overlap its set-up.
+base::Result<void> write_start_records(const PreparedRun& run);
 
 // Resolve a target directory: absolute, symlink-free, an existing directory,
 // and not one the sandbox replaces (/, /proc, /sys, /dev).

@@ -109,6 +109,13 @@ int setup_main(const SandboxPlan& plan, pid_t supervisor) {
     h = overlay::Handles();
     if (::chdir("/") != 0) return fail(plan, base::sys_error("chdir /"));
 
+    // [sync 0]: the session's records are written (usually long since).
+    char go = 0;
+    ssize_t got;
+    while ((got = ::recv(plan.sync_fd, &go, 1, 0)) < 0 && errno == EINTR) {
+    }
+    if (got != 1 || go != static_cast<char>(Sync::Go)) return 125;  // the supervisor is gone
+
     // init's liveness check of its parent: the read end sees EOF once we die
     // (getppid() is 0 for a PID 1 and so cannot tell).
     int alive[2];

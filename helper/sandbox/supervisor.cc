@@ -110,6 +110,13 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
     base::Child setup(pid);
     ::close(run.plan.sync_fd);
     if (run.plan.freeze_fd >= 0) ::close(run.plan.freeze_fd);
+    // While setup makes the namespaces and mounts, on the other core.
+    if (auto w = write_start_records(run); !w) {
+        out.setup_error = w.error().message;
+        ::sigprocmask(SIG_SETMASK, &old, nullptr);
+        return out;  // setup is killed and reaped (base::Child)
+    }
+    sync_msg::send(mine.get(), Sync::Go);  // [sync 0]
     if (pty) {
         pty->close_slave();
         pty->enter_raw();
@@ -167,6 +174,7 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
                     case Sync::Error: out.setup_error = msg; break;                                          // [sync E]
                     case Sync::Leftover: report_leftovers(msg); break;                                       // [sync 4]
                     case Sync::Listener: break;
+                    case Sync::Go: break;                             // [sync 0] goes the other way
                     case Sync::Status:                                // [sync 6]
                         if (run.exit_early && out.stopped.empty()) {  // a stopped run is kept: wait
                             early_code = std::atoi(msg.c_str());

@@ -13,6 +13,10 @@
 //            process) and killed what was left; sent just before init exits.
 //            A discarding run returns this code without waiting for the
 //            namespaces' teardown (PreparedRun::exit_early)
+// And one the other way, supervisor to setup:
+//   [sync 0] Go       the session's records (meta.json, steps/live.json) are
+//            written; setup waits for it before it forks init, so nothing
+//            of the command runs before its session is listed
 #pragma once
 #include <string>
 
@@ -23,7 +27,8 @@ enum class Sync : char {
     Error = 'E',
     Leftover = 'L',
     Listener = 'N',
-    Status = 'S'
+    Status = 'S',
+    Go = 'G'
 };
 
 namespace sync_msg {
