@@ -73,8 +73,8 @@ void count(Row* r) {
 // frozen steps' paths a freeze left pending are computed (and written) first.
 base::Result<steps::Record> live_record(const session::Info& s) {
     auto text = capture::in_owner_ns([&]() -> base::Result<std::string> {
-        TRY(int settled, steps::settle(s.dir, s.meta.target));
-        (void)settled;
+        auto settled = steps::settle(s.dir, s.meta.target);
+        if (!settled) return settled.error().context("computing the frozen steps' paths");
         TRY(int frozen, steps::count(s.dir));
         steps::Record r;
         r.n = frozen + 1;
@@ -94,7 +94,7 @@ base::Result<steps::Record> live_record(const session::Info& s) {
 // The session's rows: the live changes (when any) then the steps, newest first.
 base::Result<std::vector<Row>> load_rows(const session::Info& s) {
     auto live = live_record(s);
-    if (!live) return base::error("session '" + s.meta.name + "': reading the live layer: " + live.error().message);
+    if (!live) return base::error("session '" + s.meta.name + "': reading its layers: " + live.error().message);
     auto recs = steps::read_all(s.dir);
     if (!recs) return base::error("session '" + s.meta.name + "': " + recs.error().message);
     std::vector<Row> rows;
