@@ -170,6 +170,11 @@ base::Result<int> settle(const std::string& d, const std::string& target) {
     int done = 0;
     for (auto& r : recs) {
         if (!r.pending || r.missing) continue;
+        // An empty layer is a freeze cut short before its exchange (a freeze
+        // never makes an empty step): left pending, so the next freeze
+        // still knows to reuse it (steps::freeze_live).
+        if (auto layer = open_layer(d, r.n))
+            if (auto names = base::list_dir(layer->get()); names && names->empty()) continue;
         auto paths = touched(d, r.n, target);
         // Written only if still pending: a concurrent settle (or a squash,
         // which settles first) may have written it meanwhile.

@@ -84,6 +84,9 @@ def test_checkpoint_killed_at_each_point_leaves_the_session_before_or_after(lo):
         # is the same, and the next freeze reuses it.
         assert layers(lo, name) == (["0001"] if after or point == "layer" else [])
         assert status_json(lo, name) == before
+        # A `log` in between computes pending paths, but leaves an empty
+        # layer's record pending: the rerun still reuses that layer.
+        assert lo("log", name).returncode == 0
         # A rerun finishes it (after) or makes it (before): one step, recorded.
         r = lo("checkpoint", name)
         assert r.returncode == 0, r.stderr.decode(errors="replace")
