@@ -6,6 +6,8 @@ namespace capture {
 
 base::Result<std::vector<steps::Record>> session_records(const std::string& d, const std::string& target,
                                                          const std::function<bool(const std::string&)>& keep) {
+    TRY(int settled, steps::settle(d, target));  // the paths a freeze left pending
+    (void)settled;
     TRY(std::vector<steps::Record> out, steps::read_all(d));
     if (out.empty()) return out;
     steps::Record live;

@@ -20,20 +20,32 @@
 
 namespace capture {
 
+namespace {
+
+base::Result<void> push_layer(std::vector<base::Fd>* out, const std::string& dir) {
+    TRY(base::Fd fd, base::open_at(AT_FDCWD, dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW));
+    out->push_back(std::move(fd));
+    return base::Ok();
+}
+
+}  // namespace
+
 base::Result<SessionTrees> open_session_trees(const session::Info& s, const StepRange& range) {
     SessionTrees t;
     std::string upper = session::upper_dir(s.dir);
     TRY(int nsteps, steps::count(s.dir));
     bool against = !range.against.empty();
+    std::string extra;  // compare: what A changed and B did not, under B's layers
     if (against) {
-        // Two sessions compared: B's view flattened, over A's view.
-        TRY(std::string flat, steps::compare_upper(s.dir, range.against, s.meta.target));
-        upper = flat;
-        t.flat.reset(new std::string(upper), [](std::string* p) {
+        // Two sessions compared: B's stack as it is, over the real tree's
+        // state of what only A changed, over A's view.
+        TRY(extra, steps::compare_upper(s.dir, range.against, s.meta.target));
+        t.flat.reset(new std::string(extra), [](std::string* p) {
             steps::remove_flat(*p);
             delete p;
         });
-    } else {
+    }
+    {
         // The stack read in place (docs/history.md, "Capture reads the
         // stack"): the live upper over steps N..1, or, for --step(s), step
         // `to` as the top over steps to-1..from.
@@ -52,6 +64,7 @@ base::Result<SessionTrees> open_session_trees(const session::Info& s, const Step
             t.steps.push_back(std::move(l.value()));
         }
     }
+    if (!extra.empty()) TRY_VOID(push_layer(&t.steps, extra));
     auto up = base::open_at(AT_FDCWD, upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
     if (!up) return base::error("session '" + s.meta.name + "' has no readable upper layer: " + up.error().message);
     auto low = base::open_at(AT_FDCWD, s.meta.target, O_RDONLY | O_DIRECTORY);

@@ -20,8 +20,9 @@ namespace capture {
 struct SessionTrees {
     base::Fd upper, lower;
     std::vector<base::Fd> steps;
-    // compare (StepRange::against): the flattened dir `upper` is, removed
-    // with the last copy.
+    // compare (StepRange::against): the dir of the last of `steps` (what
+    // only the other session changed, steps::compare_upper), removed with
+    // the last copy.
     std::shared_ptr<std::string> flat;
     // The stack for scan_layers / write_patch: upper, then the steps.
     std::vector<int> layers() const;

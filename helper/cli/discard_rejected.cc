@@ -21,6 +21,7 @@
 #include "helper/base/text.h"
 #include "helper/cli/session_rejections.h"
 #include "helper/store/layer_store.h"
+#include "helper/store/layers.h"
 #include "helper/store/steps.h"
 #include "review/diff/hunks.h"
 
@@ -29,9 +30,9 @@ namespace {
 constexpr size_t kMaxCopy = 1ull << 30;
 
 // The live upper's dir for `rel` ("" = the upper itself), made where missing
-// with the mode the steps (`view`, flattened) or else the real tree give it
-// (a plain dir merges with the layers below).
-base::Result<base::Fd> upper_dir(int upper, int view, int real, const std::string& rel) {
+// with the mode the session's layers (`view`, read in place) or else the
+// real tree give it (a plain dir merges with the layers below).
+base::Result<base::Fd> upper_dir(int upper, const layers::Chain& view, int real, const std::string& rel) {
     TRY(base::Fd cur, base::open_at(upper, ".", O_RDONLY | O_DIRECTORY));
     std::string done;
     for (size_t a = 0; a < rel.size();) {
@@ -42,10 +43,12 @@ base::Result<base::Fd> upper_dir(int upper, int view, int real, const std::strin
         a = b + 1;
         auto next = base::open_at(cur.get(), comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
         if (!next && next.error().code == ENOENT) {
+            TRY(std::optional<struct stat> in_view, steps::stat_in(view, done));
             struct stat st {};
-            auto v = review::open_beneath(view, done, O_PATH | O_NOFOLLOW);
-            if (!v) v = review::open_beneath(real, done, O_PATH | O_NOFOLLOW);
-            if (!v || ::fstat(v->get(), &st) != 0 || !S_ISDIR(st.st_mode))
+            bool got = in_view.has_value();
+            if (got) st = *in_view;
+            else if (auto v = review::open_beneath(real, done, O_PATH | O_NOFOLLOW)) got = ::fstat(v->get(), &st) == 0;
+            if (!got || !S_ISDIR(st.st_mode))
                 return base::error(base::display_path(done) + " is not a directory in the session");
             if (::mkdirat(cur.get(), comp.c_str(), st.st_mode & 07777) != 0)
                 return base::sys_error("creating " + base::display_path(done) + " in the live upper");
@@ -91,8 +94,8 @@ bool held_by_steps(const std::string& session_dir, int steps_count, const std::s
     return false;
 }
 
-base::Result<void> drop_whole(const session::Info& info, int upper, int view, int real, int steps_count,
-                              const std::string& rel) {
+base::Result<void> drop_whole(const session::Info& info, int upper, const layers::Chain& view, int real,
+                              int steps_count, const std::string& rel) {
     auto [parent, name] = review::split_parent(rel);
     if (!held_by_steps(info.dir, steps_count, rel)) {
         // Only the live upper has it: removing it shows the real tree again.
@@ -131,7 +134,7 @@ base::Result<void> drop_whole(const session::Info& info, int upper, int view, in
     return put_file(dir.get(), name, data, st.st_mode);
 }
 
-base::Result<void> drop_hunk(int upper, int view, int real_root, const review::RejectionState& s,
+base::Result<void> drop_hunk(int upper, const layers::Chain& view, int real_root, const review::RejectionState& s,
                              const SessionSides& sides) {
     TRY(review::Side now, sides.session_side(s.rec.path));
     TRY(review::Side real, sides.real_side(s.rec.path));
@@ -141,9 +144,9 @@ base::Result<void> drop_hunk(int upper, int view, int real_root, const review::R
     take[s.hunk_now - 1] = false;
     std::string content = review::apply_hunks(real.data, now.data, take);
     auto [parent, name] = review::split_parent(s.rec.path);
-    TRY(base::Fd v, review::open_beneath(view, s.rec.path, O_PATH | O_NOFOLLOW));
-    struct stat st {};
-    if (::fstat(v.get(), &st) != 0) return base::sys_error("stat " + base::display_path(s.rec.path));
+    TRY(std::optional<struct stat> in_view, steps::stat_in(view, s.rec.path));
+    if (!in_view) return base::error(base::display_path(s.rec.path) + " is not in the session any more");
+    struct stat st = *in_view;
     TRY(base::Fd dir, upper_dir(upper, view, real_root, parent));
     return put_file(dir.get(), name, content, st.st_mode);
 }
@@ -172,12 +175,9 @@ int discard_rejected(const session::Info& info) {
     if (!steps_count) return fail(steps_count.error().message);
     auto trees = std::make_shared<capture::SessionTrees>(std::move(opened.value()));
     SessionSides sides = sides_of(trees);
-    // One dir showing the live upper over every step (hard links, removed at
-    // the end): where the drops below read modes and parent dirs from.
-    auto flat = steps::flatten(info.dir);
-    if (!flat) return fail(flat.error().message);
-    std::shared_ptr<void> flat_gone(nullptr, [&](void*) { steps::remove_flat(flat.value()); });
-    auto view = base::open_at(AT_FDCWD, flat.value(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+    // The live upper over every step, read in place: where the drops below
+    // read modes and parent dirs from.
+    auto view = steps::stack_chain(info.dir);
     if (!view) return fail(view.error().message);
     auto states = review::judge_rejections(recs->list, changes.value(), sides.session_side, sides.real_side);
     if (!states) return fail(states.error().message);
@@ -194,8 +194,8 @@ int discard_rejected(const session::Info& info) {
                 if (!again || !again->at(0).in_force) continue;
                 now = again->at(0);
             }
-            auto r = pass == 0 ? drop_hunk(upper->get(), view->get(), trees->lower.get(), now, sides)
-                               : drop_whole(info, upper->get(), view->get(), trees->lower.get(), steps_count.value(),
+            auto r = pass == 0 ? drop_hunk(upper->get(), view.value(), trees->lower.get(), now, sides)
+                               : drop_whole(info, upper->get(), view.value(), trees->lower.get(), steps_count.value(),
                                             s.rec.path);
             if (!r) return fail(base::display_path(s.rec.path) + ": " + r.error().message);
             dropped.push_back(s.rec.seq);

@@ -72,9 +72,13 @@ void count(Row* r) {
 }
 
 // The live upper's touched paths, read as the session's owner (the program
-// may have left mode-000 dirs), in a child; JSON back through the pipe.
-base::Result<steps::Record> live_record(const session::Info& s, int frozen) {
+// may have left mode-000 dirs), in a child; JSON back through the pipe. The
+// frozen steps' paths a freeze left pending are computed (and written) first.
+base::Result<steps::Record> live_record(const session::Info& s) {
     auto text = capture::in_owner_ns([&]() -> base::Result<std::string> {
+        auto settled = steps::settle(s.dir, s.meta.target);
+        if (!settled) return settled.error().context("computing the frozen steps' paths");
+        TRY(int frozen, steps::count(s.dir));
         steps::Record r;
         r.n = frozen + 1;
         TRY(r.paths, steps::touched_layer(session::upper_dir(s.dir), s.dir, frozen, s.meta.target));
@@ -92,11 +96,11 @@ base::Result<steps::Record> live_record(const session::Info& s, int frozen) {
 
 // The session's rows: the live changes (when any) then the steps, newest first.
 base::Result<std::vector<Row>> load_rows(const session::Info& s) {
+    auto live = live_record(s);
+    if (!live) return base::error("session '" + s.meta.name + "': reading its layers: " + live.error().message);
     auto recs = steps::read_all(s.dir);
     if (!recs) return base::error("session '" + s.meta.name + "': " + recs.error().message);
     std::vector<Row> rows;
-    auto live = live_record(s, static_cast<int>(recs->size()));
-    if (!live) return base::error("session '" + s.meta.name + "': reading the live layer: " + live.error().message);
     if (!live->paths.empty()) {
         Row r;
         r.rec = std::move(live.value());

@@ -222,5 +222,17 @@ int cmd_revert(int argc, char** argv) {
     }
     std::fprintf(stderr, "layover: session '%s': step %d reverted by a new step %d ('%s'); later steps kept\n",
                  name.c_str(), n, total + 1, base::display_path(label).c_str());
+    // Past the depth limit the oldest two layers become one, as after a
+    // checkpoint (after the commit: step n may be the oldest layer). A kill
+    // here leaves one layer too many, which the next freeze squashes.
+    auto squashed = capture::in_owner_ns([&]() -> base::Result<std::string> {
+        TRY_VOID(steps::squash_past(s->dir, s->meta.target, total + 1, steps::kMaxDepth));
+        return std::string();
+    });
+    if (!squashed)
+        std::fprintf(stderr,
+                     "layover: session '%s': squashing its oldest steps past the depth limit: %s (the next "
+                     "step retries)\n",
+                     name.c_str(), squashed.error().message.c_str());
     return 0;
 }

@@ -9,6 +9,8 @@
 #include <cerrno>
 
 #include "helper/base/dir.h"
+#include "helper/store/layer_store.h"
+#include "helper/store/steps.h"
 
 namespace layers {
 
@@ -100,3 +102,37 @@ base::Result<std::vector<std::string>> union_names(const Chain& chain) {
 }
 
 }  // namespace layers
+
+namespace steps {
+
+base::Result<layers::Chain> stack_chain(const std::string& d) {
+    layers::Chain c;
+    TRY(base::Fd up, base::open_at(AT_FDCWD, d + "/upper", O_RDONLY | O_DIRECTORY | O_NOFOLLOW));
+    c.fds.push_back(std::move(up));
+    TRY(int n, count(d));
+    TRY(int first, first_layer(d));  // below it: squashed steps, no layers
+    for (int i = n; i >= first; i--) {
+        TRY(base::Fd l, open_layer(d, i));
+        c.fds.push_back(std::move(l));
+    }
+    return c;
+}
+
+base::Result<std::optional<struct stat>> stat_in(const layers::Chain& chain, const std::string& rel) {
+    layers::Chain cur;
+    const layers::Chain* at = &chain;
+    for (size_t a = 0; a <= rel.size();) {
+        size_t b = rel.find('/', a);
+        if (b == std::string::npos) b = rel.size();
+        TRY(layers::Found f, layers::lookup(*at, rel.substr(a, b - a)));
+        if (!f.exists) return std::optional<struct stat>();
+        if (b == rel.size()) return std::optional<struct stat>(f.st);
+        if (!S_ISDIR(f.st.st_mode)) return std::optional<struct stat>();
+        cur = std::move(f.sub);
+        at = &cur;
+        a = b + 1;
+    }
+    return std::optional<struct stat>();
+}
+
+}  // namespace steps

@@ -5,6 +5,7 @@
 #pragma once
 #include <sys/stat.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,3 +45,14 @@ base::Result<Found> lookup(const Chain& chain, const std::string& name);
 base::Result<std::vector<std::string>> union_names(const Chain& chain);
 
 }  // namespace layers
+
+namespace steps {
+
+// A session's stack as a chain, topmost first: its live upper, then steps
+// N..first (helper/store/layer_store.h), without the target.
+base::Result<layers::Chain> stack_chain(const std::string& session_dir);
+// The entry at relative path `rel` as `chain` shows it, or nullopt where no
+// layer shows one (absent, a whiteout, or below a dir the chain cuts off).
+base::Result<std::optional<struct stat>> stat_in(const layers::Chain& chain, const std::string& rel);
+
+}  // namespace steps

@@ -98,7 +98,7 @@ base::Result<std::vector<Clash>> revert_clashes(const std::string& d, int n, con
     std::vector<Clash> out;
     for (const auto& r : recs) {
         if (r.n <= n) continue;
-        if (!r.missing) {
+        if (!r.missing && !r.pending) {
             find_clashes(mine, r.paths, r.n, &out);
             continue;
         }

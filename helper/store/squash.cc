@@ -118,6 +118,17 @@ base::Result<void> squash_oldest(const std::string& d) {
     return retire(d, f);
 }
 
+base::Result<void> squash_past(const std::string& d, const std::string& target, int top, int max_depth) {
+    for (bool settled = false;;) {
+        TRY(int first, first_layer(d));
+        if (top <= 1 || top - first + 1 <= max_depth || first >= top - 1) return base::Ok();
+        // The records' paths first: the view below a layer changes.
+        if (!settled) TRY_VOID(settle(d, target));
+        settled = true;
+        TRY_VOID(squash_oldest(d));
+    }
+}
+
 }  // namespace steps
 
 namespace steps {

@@ -165,4 +165,30 @@ base::Result<std::vector<Touched>> touched_layer(const std::string& layer, const
     return out;
 }
 
+base::Result<int> settle(const std::string& d, const std::string& target) {
+    TRY(auto recs, read_all(d));
+    int done = 0;
+    for (auto& r : recs) {
+        if (!r.pending || r.missing) continue;
+        // An empty layer is a freeze cut short before its exchange (a freeze
+        // never makes an empty step): left pending, so the next freeze
+        // still knows to reuse it (steps::freeze_live).
+        if (auto layer = open_layer(d, r.n))
+            if (auto names = base::list_dir(layer->get()); names && names->empty()) continue;
+        auto paths = touched(d, r.n, target);
+        // Written only if still pending: a concurrent settle (or a squash,
+        // which settles first) may have written it meanwhile.
+        TRY(base::Fd f, base::open_at(AT_FDCWD, record_file(d, r.n), O_RDONLY | O_NOFOLLOW));
+        TRY(std::string text, base::read_all(f.get(), 64u << 20));
+        auto now = record_from_text(text);
+        if (!now || !now->pending) continue;
+        r.pending = false;
+        if (paths) r.paths = std::move(paths.value());
+        else r.label += " (paths unknown: " + paths.error().message + ")";
+        TRY_VOID(write_record(d, r));
+        done++;
+    }
+    return done;
+}
+
 }  // namespace steps

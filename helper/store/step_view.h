@@ -16,12 +16,13 @@ namespace steps {
 // With `live`, the live upper on top (n may then be 0): the session's view.
 base::Result<base::Fd> open_view(const std::string& session_dir, int n, const std::string& target, bool live = false);
 
-// compare (docs/history.md): session `dir`'s flattened upper, plus, for each
-// path the session at `against` changed and this one did not, the real
-// tree's state of it (copied; a whiteout where the real tree has nothing).
-// Over `against`'s view (open_view with live) as the lower, it gives the
-// changes from that session's final view to this one's. Made like
-// flatten's dir (SESSION/flat.PID); remove it with remove_flat.
+// compare (docs/history.md): for each path the session at `against` changed
+// and session `dir` did not, the real tree's state of it (copied; a whiteout
+// where the real tree has nothing), as one layer. Under `dir`'s layers (the
+// live upper, steps N..first) and over `against`'s view (open_view with
+// live) as the lower, it gives the changes from that session's final view
+// to this one's. Both stacks are read in place (layers::lookup). Made in
+// SESSION/flat.PID (the dir of `dir`); remove it with remove_flat.
 base::Result<std::string> compare_upper(const std::string& dir, const std::string& against, const std::string& target);
 
 }  // namespace steps

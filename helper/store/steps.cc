@@ -114,6 +114,7 @@ void record_json(std::string* out, const Record& r) {
     base::json::str(&o, r.end);
     if (r.squashed) o += ", \"squashed\": true";
     if (r.live) o += ", \"live\": true";
+    if (r.pending) o += ", \"pending\": true";
     o += ", ";
     base::json::key(&o, "paths");
     o += "[";
@@ -152,6 +153,7 @@ base::Result<Record> read_record(base::jsonread::Parser& p) {
                        : k == "paths"    ? 16
                        : k == "squashed" ? 32
                        : k == "live"     ? 64
+                       : k == "pending"  ? 128
                                          : 0;
         if (bit && !once(bit)) return bad("field \"" + std::string(k) + "\" given twice");
         if (k == "step") {
@@ -165,8 +167,8 @@ base::Result<Record> read_record(base::jsonread::Parser& p) {
             TRY(r.start, read_string(p, "start", 64));
         } else if (k == "end") {
             TRY(r.end, read_string(p, "end", 64));
-        } else if (k == "squashed" || k == "live") {
-            if (!p.boolean(k == "live" ? &r.live : &r.squashed))
+        } else if (k == "squashed" || k == "live" || k == "pending") {
+            if (!p.boolean(k == "live" ? &r.live : k == "pending" ? &r.pending : &r.squashed))
                 return bad("\"" + std::string(k) + "\" is not a boolean");
         } else if (k == "paths") {
             if (!p.begin_array()) return bad("\"paths\" is not an array");
@@ -315,17 +317,13 @@ base::Result<int> freeze_live(const std::string& d, const std::string& target, c
     if (n > 0 && layer_is_empty(layer_dir(d, n))) {
         auto text = read_text(record_file(d, n));
         auto rec = text ? record_from_text(text.value()) : base::Result<Record>(text.error());
-        reuse = rec && rec->n == n && !rec->paths.empty();
+        reuse = rec && rec->n == n && (rec->pending || !rec->paths.empty());
     }
     if (reuse) n--;
     TRY(bool finished, finish_squash(d));
     (void)finished;
     // Past the depth limit the oldest two layers become one (the records stay).
-    for (;;) {
-        TRY(int first, first_layer(d));
-        if (n == 0 || n + 1 - first + 1 <= max_depth || first >= n) break;
-        TRY_VOID(squash_oldest(d));
-    }
+    TRY_VOID(squash_past(d, target, n + 1, max_depth));
     if (::mkdir(steps_dir(d).c_str(), 0700) != 0 && errno != EEXIST) return base::sys_error("creating " + steps_dir(d));
     Record r;
     r.n = n + 1;
@@ -335,12 +333,11 @@ base::Result<int> freeze_live(const std::string& d, const std::string& target, c
         r.start = live->start;
     }
     r.end = end;
-    // The touched paths of the live upper as the next step (it becomes layer
-    // n+1), and its record, before anything moves: a record without its
-    // layer is not read, and the next freeze overwrites it.
-    auto paths = touched_layer(upper, d, n, target);
-    if (paths) r.paths = std::move(paths.value());
-    else r.label += r.label.empty() ? "(paths unknown: " + paths.error().message + ")" : "";
+    // The record before anything moves (a record without its layer is not
+    // read, and the next freeze overwrites it). Its touched paths are a walk
+    // of the whole layer: left pending, for the first reader (settle), so
+    // the freeze stays O(1) whatever the layer holds.
+    r.pending = true;
     TRY_VOID(write_text(record_file(d, r.n), record_to_text(r)));
     TRY_VOID(base::fault_point(phase, "record"));
     // The commit: an empty layer dir exchanged with the upper in one rename,

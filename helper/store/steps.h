@@ -34,6 +34,9 @@ struct Record {
     bool missing = false;   // the layer has no readable record (shown, never trusted)
     bool squashed = false;  // merged into a later layer past the depth limit (docs/history.md)
     bool live = false;      // in a patch: the live changes, not a frozen step
+    // `paths` not computed yet: a freeze commits first and leaves them to the
+    // first reader that needs them (steps::settle; docs/history.md).
+    bool pending = false;
 };
 
 // The live upper's label and start, written when a run begins.
@@ -86,6 +89,13 @@ base::Result<Live> read_live(const std::string& session_dir);
 // "layer" after the empty layer dir, "renamed" after the commit.
 base::Result<int> freeze_live(const std::string& session_dir, const std::string& target, const std::string& end,
                               int max_depth = kMaxDepth, const char* phase = "freeze");
+
+// Compute and write the paths of every record a freeze left pending (each
+// layer against the view below it, which never changes under a pending
+// record: a squash settles first). Run as the session's owner, like a
+// freeze. A record whose layer cannot be read gets no paths and says why in
+// its label, as a freeze did. Returns how many were settled.
+base::Result<int> settle(const std::string& session_dir, const std::string& target);
 
 // The touched paths of layer `n` against the view below it (steps n-1..1
 // over the target), sorted by path.
@@ -144,6 +154,10 @@ base::Result<int> first_layer(const std::string& session_dir);
 // Merge the oldest two layers into one (crash-safe; finishes a killed one
 // first). Run it as the session's owner.
 base::Result<void> squash_oldest(const std::string& session_dir);
+// Squash the oldest layers until a stack whose top layer is `top` (the one
+// a freeze is about to add, or a revert added) is at most max_depth deep;
+// the pending records' paths are computed first (settle).
+base::Result<void> squash_past(const std::string& session_dir, const std::string& target, int top, int max_depth);
 // Finish a squash that was killed after its commit point (true), or remove a
 // killed one's leftovers (false).
 base::Result<bool> finish_squash(const std::string& session_dir);

@@ -33,8 +33,14 @@ def test_checkpoint_of_a_kept_session_freezes_the_live_upper(lo):
     assert layers(lo, "k") == ["0001"]
     assert (d / "steps" / "0001" / "a.txt").read_text() == "a\n"
     assert list((d / "upper").iterdir()) == []
+    # The freeze is O(1): the record's paths are left pending, computed
+    # (and written) by the first reader that needs them, here `log`.
     rec = json.loads((d / "steps" / "0001.json").read_text())
-    assert rec["label"] == "first part"
+    assert rec["label"] == "first part" and rec["pending"] is True and rec["paths"] == []
+    log = json.loads(lo("log", "k", "--json").stdout)["steps"]
+    assert {(p["path"], p["kind"]) for p in log[0]["paths"]} == {("a.txt", "A"), ("notes.txt", "M")}
+    rec = json.loads((d / "steps" / "0001.json").read_text())
+    assert rec["label"] == "first part" and "pending" not in rec
     assert {(p["path"], p["kind"]) for p in rec["paths"]} == {("a.txt", "A"), ("notes.txt", "M")}
     # The flattened view is the same; the real tree never changed.
     assert status_json(lo, "k") == before
@@ -48,6 +54,9 @@ def test_checkpoint_of_a_kept_session_freezes_the_live_upper(lo):
     run_ok(lo, "test -f a.txt && echo b > b.txt", "k")
     r = lo("checkpoint", "k", "--json")
     assert r.returncode == 0 and json.loads(r.stdout)["step"] == 2
+    # blame settles a pending record too.
+    r = lo("blame", "k", "b.txt")
+    assert r.returncode == 0 and "A" in r.stdout.decode().split(), r.stderr.decode(errors="replace")
     rec = json.loads((d / "steps" / "0002.json").read_text())
     assert rec["label"].startswith("/bin/sh -c test -f a.txt") and rec["paths"] == [{"path": "b.txt", "kind": "A"}]
     log = json.loads(lo("log", "k", "--json").stdout)
@@ -75,12 +84,16 @@ def test_checkpoint_killed_at_each_point_leaves_the_session_before_or_after(lo):
         # is the same, and the next freeze reuses it.
         assert layers(lo, name) == (["0001"] if after or point == "layer" else [])
         assert status_json(lo, name) == before
+        # A `log` in between computes pending paths, but leaves an empty
+        # layer's record pending: the rerun still reuses that layer.
+        assert lo("log", name).returncode == 0
         # A rerun finishes it (after) or makes it (before): one step, recorded.
         r = lo("checkpoint", name)
         assert r.returncode == 0, r.stderr.decode(errors="replace")
         assert r.stdout.decode() == ("session '%s': %s\n" % (name, "no changes since the last step; no step made"
                                                              if after else "step 1"))
         assert layers(lo, name) == ["0001"] and status_json(lo, name) == before
+        assert lo("log", name).returncode == 0  # computes the record's pending paths
         rec = json.loads((lo.session_dir(name) / "steps" / "0001.json").read_text())
         assert {p["path"] for p in rec["paths"]} == {"a.txt", "notes.txt"}
         run_ok(lo, "test -f a.txt && test ! -e notes.txt", name)

@@ -100,6 +100,9 @@ def test_step_records_and_frozen_layers(lo):
     run_ok(lo, "echo b > b.txt", "s")
     d = lo.session_dir("s") / "steps"
     assert sorted(p.name for p in d.iterdir() if p.is_dir()) == ["0001", "0002"]
+    # A freeze leaves the paths pending (O(1)); `log` computes and writes them.
+    assert json.loads((d / "0002.json").read_text())["pending"] is True
+    assert lo("log", "s").returncode == 0
     r1 = json.loads((d / "0001.json").read_text())
     r2 = json.loads((d / "0002.json").read_text())
     assert r1["step"] == 1 and r1["label"].startswith("/bin/sh -c echo a > a.txt")

@@ -89,3 +89,27 @@ def test_squash_of_shared_layers_leaves_the_source_session_alone(lo):
     got = {c["path"] for c in status_json(lo, "fk")}
     assert got == {"one.txt", "two.txt", "notes.txt", "four.txt"}
     assert json.loads(lo("log", "fk", "--json").stdout)["steps"][-1]["squashed"]
+
+
+def test_a_revert_past_the_depth_limit_squashes_the_oldest_steps(lo):
+    # 64 frozen layers (the default limit): step 1 from a run, steps 2..64 by
+    # checkpoints of files put in the kept session's live upper.
+    run_ok(lo, "echo a > a.txt", "rv")
+    assert lo("checkpoint", "rv").returncode == 0
+    up = lo.upper("rv")
+    for i in range(2, 65):
+        (up / ("f%d.txt" % i)).write_text("%d\n" % i)
+        r = lo("checkpoint", "rv")
+        assert r.returncode == 0, r.stderr.decode(errors="replace")
+    assert len(layers(lo, "rv")) == 64
+    r = lo("revert", "rv", "2")
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    # The inverse is step 65; the stack stays 64 deep: steps 1 and 2 are one layer.
+    names = [n[:4] for n in layers(lo, "rv")]
+    assert len(names) == 64 and names[0] == "0002" and names[-1] == "0065"
+    log = json.loads(lo("log", "rv", "--json").stdout)["steps"]
+    assert [(s["step"], s["squashed"]) for s in (log[0], log[-2], log[-1])] == [(65, False), (2, False), (1, True)]
+    assert log[0]["label"].startswith("revert 2: ") and log[-1]["paths"] == [{"path": "a.txt", "kind": "A"}]
+    assert log[-2]["paths"] == [{"path": "f2.txt", "kind": "A"}]
+    kinds = {c["path"]: c["kind"] for c in status_json(lo, "rv")}
+    assert kinds == dict([("a.txt", "added")] + [("f%d.txt" % i, "added") for i in range(3, 65)])

@@ -143,6 +143,25 @@ def test_compare_and_diff_of_two_forks(lo):
     assert lo("compare", "x").returncode == 2
 
 
+def test_compare_reads_both_stacks_in_place_through_dirs(lo):
+    # Each session two steps deep, both changing inside real dirs.
+    run_ok(lo, "echo base > docs/base.txt", "src")
+    run_ok(lo, "true", "src")
+    assert lo("fork", "src", "p").returncode == 0 and lo("fork", "src", "q").returncode == 0
+    run_ok(lo, "echo p > docs/p.txt; rm -r old/sub", "p")
+    run_ok(lo, "echo p2 >> docs/p.txt", "p")
+    run_ok(lo, "echo q > docs/q.txt; rm docs/readme.txt", "q")
+    run_ok(lo, "true", "q")
+    r = lo("compare", "p", "q", "--json")
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    got = {c["path"]: c["kind"] for c in json.loads(r.stdout)["changes"]}
+    assert got == {"docs/p.txt": "deleted", "docs/q.txt": "added", "docs/readme.txt": "deleted",
+                   "old/sub": "added", "old/sub/b.txt": "added"}
+    # Nothing of the comparison is left in either session.
+    for name in ("p", "q"):
+        assert not [x for x in os.listdir(lo.session_dir(name)) if x.startswith("flat.")]
+
+
 def session_state(lo, name):
     """What a crash must leave exactly before or after: the steps with their records, and the view.
     (A record written ahead of its layer's rename is no step: log, count and the next freeze ignore it.)"""

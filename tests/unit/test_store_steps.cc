@@ -48,6 +48,14 @@ TEST_CASE("steps: a record writes and reads back, byte paths included", "[steps]
     CHECK(back->start == r.start);
     CHECK(back->end == r.end);
     CHECK(back->paths == r.paths);
+    CHECK_FALSE(back->pending);
+    r.pending = true;  // a freeze's record, its paths to be computed
+    r.paths.clear();
+    back = steps::record_from_text(steps::record_to_text(r));
+    REQUIRE(back.ok());
+    CHECK(back->pending);
+    CHECK(back->paths.empty());
+    CHECK_FALSE(steps::record_from_text("{\"step\": 1, \"pending\": 1, \"paths\": []}").ok());
     auto live = steps::live_from_text(steps::live_to_text({"cmd", "2026-11-25T20:00:00Z"}));
     REQUIRE(live.ok());
     CHECK(live->label == "cmd");
@@ -139,10 +147,23 @@ TEST_CASE("steps: freezing moves the live upper to the next step, with its touch
     CHECK(testtree::read_text(s + "/steps/0001/new.txt") == "new\n");
     CHECK(exists(s + "/upper"));
     CHECK_FALSE(exists(s + "/upper/new.txt"));
+    // The freeze leaves the paths pending; settle computes and writes them, once.
     auto all = steps::read_all(s);
     REQUIRE(all.ok());
     REQUIRE(all->size() == 1);
+    CHECK(all->at(0).pending);
+    CHECK(all->at(0).paths.empty());
+    auto settled = steps::settle(s, target);
+    REQUIRE(settled.ok());
+    CHECK(settled.value() == 1);
+    settled = steps::settle(s, target);
+    REQUIRE(settled.ok());
+    CHECK(settled.value() == 0);
+    all = steps::read_all(s);
+    REQUIRE(all.ok());
+    REQUIRE(all->size() == 1);
     const auto& r = all->at(0);
+    CHECK_FALSE(r.pending);
     CHECK_FALSE(r.missing);
     CHECK(r.label == "first");
     CHECK(r.start == "2026-11-25T19:00:00Z");
@@ -156,6 +177,7 @@ TEST_CASE("steps: freezing moves the live upper to the next step, with its touch
     n = steps::freeze_live(s, target, "2026-11-25T20:05:00Z");
     REQUIRE(n.ok());
     CHECK(n.value() == 2);
+    REQUIRE(steps::settle(s, target).ok());
     all = steps::read_all(s);
     REQUIRE(all.ok());
     REQUIRE(all->size() == 2);
