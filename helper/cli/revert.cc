@@ -224,7 +224,10 @@ int cmd_revert(int argc, char** argv) {
                  name.c_str(), n, total + 1, base::display_path(label).c_str());
     // Past the depth limit the oldest two layers become one, as after a
     // checkpoint (after the commit: step n may be the oldest layer). A kill
-    // here leaves one layer too many, which the next freeze squashes.
+    // here leaves one layer too many, which the next freeze squashes. Not for
+    // a running session: its layers are mounted, and a squash would remove
+    // files under them (squashed when it is kept, as a checkpoint's are).
+    if (for_supervisor) return 0;
     auto squashed = capture::in_owner_ns([&]() -> base::Result<std::string> {
         TRY_VOID(steps::squash_past(s->dir, s->meta.target, total + 1, steps::kMaxDepth));
         return std::string();
