@@ -106,8 +106,9 @@ int cmd_status(int argc, char** argv) {
     uint64_t ignored = 0;
     // Rejections are judged on the full change records (the summary's leave some modes out).
     bool rejected = has_rejections(info.value());
-    auto changes =
-        capture::session_changes_as_owner(info.value(), !as_json && !rejected, &hidden, ignore, &ignored, range);
+    capture::StatusCache cache;  // written after the risk marks added theirs
+    auto changes = capture::session_changes_as_owner(info.value(), !as_json && !rejected, &hidden, ignore, &ignored,
+                                                     range, &cache);
     if (!changes) return fail("status of session '" + info->meta.name + "': " + changes.error().message);
     auto rejections = rejected
                           ? session_rejections(info.value(), changes.value())
@@ -117,7 +118,8 @@ int cmd_status(int argc, char** argv) {
         std::string bad;
         if (!select_paths(info->meta.target, paths, &changes.value(), &bad)) return usage("status: " + bad);
     }
-    auto ctx = session_risks(info.value(), changes.value(), range);
+    auto ctx = session_risks(info.value(), changes.value(), range, cache.verdicts.get());
+    if (paths.empty()) cache.store();  // with PATH...: what it knows of the other files would be dropped
     if (risky_only)
         std::erase_if(changes.value(), [&](const capture::Change& c) { return review::risks_of(c, ctx).empty(); });
     if (as_json)
