@@ -496,7 +496,8 @@ private:
         // For status's risk marks: the stats the file's content is read at
         // (none when typed from d_type alone).
         if (opts_.verdicts && c.type == Type::File && (u.st.stx_mask & kKeyMask) == kKeyMask)
-            opts_.verdicts->note(path, PairKey{stat_key(u.st), l.exists ? stat_key(l.st) : StatKey{}});
+            c.risk_free_cached =
+                opts_.verdicts->note(path, PairKey{stat_key(u.st), l.exists ? stat_key(l.st) : StatKey{}});
         it.whiteout = v.whiteout_member;
         it.opaque = v.opaque_member;
         it.ino = u.st.stx_ino;

@@ -55,6 +55,7 @@ bool get_key(std::string_view* in, StatKey* k) {
 
 void VerdictCache::parse(std::string_view data) {
     std::unordered_map<std::string, Slot> got;
+    got.reserve(data.size() / 100);  // an entry is ~100 bytes: no rehash while loading
     size_t magic = sizeof kMagic - 1;
     if (data.substr(0, magic) != std::string_view(kMagic, magic)) return;
     data.remove_prefix(magic);
@@ -128,22 +129,25 @@ void VerdictCache::record(const std::string& path, const PairKey& key, Cached v)
     added_ = true;
 }
 
-void VerdictCache::note(const std::string& path, const PairKey& key) {
+bool VerdictCache::note(const std::string& path, const PairKey& key) {
     std::lock_guard<std::mutex> g(mu_);
     Slot& s = slots_[path];
     s.noted = key;
     s.has_noted = true;
+    return known_free(s);
+}
+
+bool VerdictCache::known_free(Slot& s) {
+    if (!s.has_noted || !s.has_stored || !s.stored.risk_free || !(s.stored.key == s.noted)) return false;
+    if (s.in_next && s.next.key == s.noted) s.next.risk_free = true;
+    else use(s, s.stored);
+    return true;
 }
 
 bool VerdictCache::risk_free(const std::string& path) {
     std::lock_guard<std::mutex> g(mu_);
     auto it = slots_.find(path);
-    if (it == slots_.end()) return false;
-    Slot& s = it->second;
-    if (!s.has_noted || !s.has_stored || !s.stored.risk_free || !(s.stored.key == s.noted)) return false;
-    if (s.in_next && s.next.key == s.noted) s.next.risk_free = true;
-    else use(s, s.stored);
-    return true;
+    return it != slots_.end() && known_free(it->second);
 }
 
 void VerdictCache::record_risk_free(const std::string& path) {

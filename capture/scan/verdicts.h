@@ -59,12 +59,13 @@ public:
     bool dirty() const;
 
     // Content risks. The scan notes each changed file's pair of stats (the
-    // real side zero when there is none); then risk_free() says whether the
-    // file was read before at those stats and showed no risk (and keeps that
-    // verdict), and record_risk_free() stores that it was read now and
-    // showed none (not when racy, as record()). A path never noted is never
-    // risk-free. Thread-safe.
-    void note(const std::string& path, const PairKey& key);
+    // real side zero when there is none); note() and then risk_free() say
+    // whether the file was read before at those stats and showed no risk
+    // (and keep that verdict; the scan sets Change::risk_free_cached from
+    // note(), one lookup per file), and record_risk_free() stores that it
+    // was read now and showed none (not when racy, as record()). A path
+    // never noted is never risk-free. Thread-safe.
+    bool note(const std::string& path, const PairKey& key);
     bool risk_free(const std::string& path);
     void record_risk_free(const std::string& path);
 
@@ -88,6 +89,7 @@ private:
         bool has_stored = false, in_next = false, has_noted = false;
     };
     bool racy(const PairKey& key) const;
+    bool known_free(Slot& s);           // risk_free() of a slot, under mu_
     void use(Slot& s, const Entry& e);  // s.next = e
     int64_t start_ns_;
     mutable std::mutex mu_;

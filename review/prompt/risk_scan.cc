@@ -40,7 +40,7 @@ void add_content_risks(RiskContext* ctx, const std::vector<capture::Change>& cha
                        const TextOf& old_text, capture::VerdictCache* verdicts) {
     std::vector<const capture::Change*> todo;
     for (const auto& c : changes)
-        if (content_read(c) && !(verdicts && verdicts->risk_free(c.path))) todo.push_back(&c);
+        if (content_read(c) && !c.risk_free_cached) todo.push_back(&c);
     std::vector<std::optional<ContentRisks>> found(todo.size());
     auto scan = [&](size_t from, size_t to) {
         for (size_t i = from; i < to; i++) found[i] = file_risks(*todo[i], new_text, old_text);

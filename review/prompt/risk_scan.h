@@ -22,9 +22,9 @@ using TextOf = std::function<std::optional<std::string>(const std::string& path)
 // Scan every added or rewritten regular file of `changes` (on two threads
 // when there are many: the TextOf functions must be thread-safe). The old
 // side is read only when the new one alone shows a risk: it can only take
-// risks away (a secret already there, a script unchanged). `verdicts`
-// (status of an ended session): files it knows as risk-free at their
-// current stats are not read, and those read now and found free are added.
+// risks away (a secret already there, a script unchanged). A change with
+// risk_free_cached (status: the verdict cache knew it) is not read;
+// `verdicts`, when given, learns the files read now and found free.
 void add_content_risks(RiskContext* ctx, const std::vector<capture::Change>& changes, const TextOf& new_text,
                        const TextOf& old_text, capture::VerdictCache* verdicts = nullptr);
 

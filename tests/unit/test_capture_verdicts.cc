@@ -172,8 +172,8 @@ TEST_CASE("capture verdicts: a risk-free file is known only at the stats it was 
     VerdictCache second(start);
     second.parse(data);
     CHECK_FALSE(second.risk_free("a"));  // this scan has not noted it yet
-    second.note("a", k);
-    second.note("b", k);
+    CHECK(second.note("a", k));
+    CHECK_FALSE(second.note("b", k));
     CHECK(second.risk_free("a"));
     CHECK_FALSE(second.risk_free("b"));  // b had a content verdict, never a risk verdict
     CHECK_FALSE(second.find("a", k));    // and a has no content verdict

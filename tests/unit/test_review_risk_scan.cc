@@ -101,8 +101,11 @@ TEST_CASE("risk scan: a verdict cache skips files known risk-free at their stats
 
     capture::VerdictCache second(start);
     second.parse(first.serialize());
-    second.note("a.txt", ka);
-    second.note("b.env", kb);
+    // As the scan does: each change marked from note().
+    changes[0].risk_free_cached = second.note("a.txt", ka);
+    changes[1].risk_free_cached = second.note("b.env", kb);
+    CHECK(changes[0].risk_free_cached);
+    CHECK_FALSE(changes[1].risk_free_cached);
     t.read_now.clear();
     review::RiskContext again;
     review::add_content_risks(&again, changes, t.new_text(), t.old_text(), &second);
@@ -116,8 +119,9 @@ TEST_CASE("risk scan: a verdict cache skips files known risk-free at their stats
     third.parse(first.serialize());
     capture::PairKey moved = ka;
     moved.upper.ctime_ns++;
-    third.note("a.txt", moved);
-    third.note("b.env", kb);
+    changes[0].risk_free_cached = third.note("a.txt", moved);
+    changes[1].risk_free_cached = third.note("b.env", kb);
+    CHECK_FALSE(changes[0].risk_free_cached);
     t.read_now.clear();
     review::RiskContext later;
     review::add_content_risks(&later, changes, t.new_text(), t.old_text(), &third);
