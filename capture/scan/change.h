@@ -35,6 +35,9 @@ struct Change {
     bool ignored = false;                       // matched an ignore rule (kept by --include-ignored)
     uint64_t old_nlink = 0;                     // the real entry's link count, as scanned (not stored)
     uint32_t layer = 0;  // the layer holding the upper entry (scan_layers; 0: the live upper; not stored)
+    // status: the verdict cache knows this file's content, at the stats the
+    // scan saw, as showing no content risk (capture/scan/verdicts.h; not stored)
+    bool risk_free_cached = false;
 };
 
 // The `base` record: what the real entry must be for a change to apply cleanly.

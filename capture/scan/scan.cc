@@ -42,6 +42,9 @@ StatKey stat_key(const struct statx& st) {
     return k;
 }
 
+// What stat_key() takes from a statx.
+constexpr unsigned kKeyMask = STATX_INO | STATX_SIZE | STATX_MTIME | STATX_CTIME;
+
 using DirEnt = base::DirEntry;
 
 Result<std::vector<DirEnt>> list_dir(int dirfd, const std::string& what) {
@@ -490,6 +493,11 @@ private:
             c.old_mode = l.side.mode;
             c.old_nlink = l.st.stx_nlink;
         }
+        // For status's risk marks: the stats the file's content is read at
+        // (none when typed from d_type alone).
+        if (opts_.verdicts && c.type == Type::File && (u.st.stx_mask & kKeyMask) == kKeyMask)
+            c.risk_free_cached =
+                opts_.verdicts->note(path, PairKey{stat_key(u.st), l.exists ? stat_key(l.st) : StatKey{}});
         it.whiteout = v.whiteout_member;
         it.opaque = v.opaque_member;
         it.ino = u.st.stx_ino;

@@ -98,7 +98,7 @@ int SessionTrees::holder_of(const Change& c) const {
 base::Result<std::vector<Change>> session_changes_as_owner(const session::Info& s, bool summary_only,
                                                            std::vector<std::string>* excluded_seen,
                                                            const IgnoreOptions& ignore, uint64_t* ignored,
-                                                           const StepRange& range) {
+                                                           const StepRange& range, StatusCache* keep) {
     std::vector<Change> out;
     TRY_VOID(as_owner_here([&]() -> base::Result<void> {
         TRY(SessionTrees t, open_session_trees(s, range));
@@ -111,19 +111,20 @@ base::Result<std::vector<Change>> session_changes_as_owner(const session::Info& 
         so.include_ignored = ignore.include_ignored;
         // Verdicts are reused only once nothing can write the upper layer
         // (docs/design.md, "The verdict cache").
-        struct timespec now {};
-        ::clock_gettime(CLOCK_REALTIME, &now);
-        VerdictCache verdicts(static_cast<int64_t>(now.tv_sec) * 1000000000 + now.tv_nsec);
-        base::Fd sdir;
+        StatusCache local;
+        StatusCache& cache = keep ? *keep : local;
         if (s.state != "running" && s.state != "crashed" && range.all() && range.against.empty())
-            sdir.reset(::open(s.dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-        if (sdir.valid()) {
-            verdicts.load(sdir.get());
-            so.verdicts = &verdicts;
+            cache.dir.reset(::open(s.dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+        if (cache.dir.valid()) {
+            struct timespec now {};
+            ::clock_gettime(CLOCK_REALTIME, &now);
+            cache.verdicts =
+                std::make_unique<VerdictCache>(static_cast<int64_t>(now.tv_sec) * 1000000000 + now.tv_nsec);
+            cache.verdicts->load(cache.dir.get());
+            so.verdicts = cache.verdicts.get();
         }
         TRY(ScanResult scan, scan_layers(t.layers(), t.lower.get(), so));
-        // Best effort: a cache that cannot be written is recomputed next time.
-        if (sdir.valid() && verdicts.dirty()) (void)verdicts.store(sdir.get());
+        if (!keep) local.store();
         if (ignored) *ignored = scan.ignored;
         out.reserve(scan.items.size());
         for (auto& it : scan.items) out.push_back(std::move(it.change));
@@ -131,6 +132,11 @@ base::Result<std::vector<Change>> session_changes_as_owner(const session::Info& 
         return base::Ok();
     }));
     return out;
+}
+
+void StatusCache::store() {
+    // Best effort: a cache that cannot be written is recomputed next time.
+    if (verdicts && dir.valid() && verdicts->dirty()) (void)verdicts->store(dir.get());
 }
 
 base::Result<int64_t> count_changes_in_child(const session::Info& s) {

@@ -8,6 +8,7 @@
 #include "capture/scan/change.h"
 #include "capture/scan/ignore.h"
 #include "capture/scan/step_range.h"
+#include "capture/scan/verdicts.h"
 #include "helper/base/fd.h"
 #include "helper/base/result.h"
 #include "helper/store/session.h"
@@ -31,6 +32,14 @@ struct SessionTrees {
 };
 base::Result<SessionTrees> open_session_trees(const session::Info& s, const StepRange& range = {});
 
+// `status`'s verdict cache (capture/scan/verdicts.h), kept past the walk so
+// the risk marks can use and extend it; store() writes it (best effort).
+struct StatusCache {
+    std::unique_ptr<VerdictCache> verdicts;  // null: not used (a running session, a step range, compare)
+    base::Fd dir;                            // the session dir
+    void store();
+};
+
 // The classified changes of a running or ended session (no base, no hashing
 // beyond the copied-up-but-unchanged check). Enters the owner user namespace
 // in the calling process (capture::as_owner_here): call it single-threaded,
@@ -39,11 +48,13 @@ base::Result<SessionTrees> open_session_trees(const session::Info& s, const Step
 // excluded_seen, when given, receives the session's hidden paths that the
 // upper layer holds (written inside, never captured). `ignore`: the ignore
 // rules' options (capture/scan/ignore.h); *ignored, when given, receives the
-// number of paths they left out.
+// number of paths they left out. `keep`, when given, receives the verdict
+// cache instead of it being written here (the caller calls keep->store()).
 base::Result<std::vector<Change>> session_changes_as_owner(const session::Info& s, bool summary_only,
                                                            std::vector<std::string>* excluded_seen = nullptr,
                                                            const IgnoreOptions& ignore = {},
-                                                           uint64_t* ignored = nullptr, const StepRange& range = {});
+                                                           uint64_t* ignored = nullptr, const StepRange& range = {},
+                                                           StatusCache* keep = nullptr);
 
 // The number of changes (as `status` counts them), scanned in a forked child
 // (which enters the owner namespace there), for a caller that must keep its

@@ -13,7 +13,11 @@ namespace capture {
 
 namespace {
 
-const char kMagic[] = "layover-verdicts 1\n";
+// Version 2 added the risk-free verdicts. Bump the "risks" number whenever
+// review's content-risk rules (secrets.cc, content_risk.cc) find more: a
+// file once read as risk-free must be read again.
+const char kMagic[] = "layover-verdicts 2 risks 1\n";
+enum Flags : unsigned char { kSameContent = 1, kSameXattrs = 2, kHasVerdict = 4, kRiskFree = 8, kAll = 15 };
 const char kFile[] = "verdicts";
 constexpr size_t kMaxFile = 256u << 20;  // a cache bigger than this is not read
 
@@ -50,7 +54,8 @@ bool get_key(std::string_view* in, StatKey* k) {
 }  // namespace
 
 void VerdictCache::parse(std::string_view data) {
-    std::unordered_map<std::string, Entry> got;
+    std::unordered_map<std::string, Slot> got;
+    got.reserve(data.size() / 100);  // an entry is ~100 bytes: no rehash while loading
     size_t magic = sizeof kMagic - 1;
     if (data.substr(0, magic) != std::string_view(kMagic, magic)) return;
     data.remove_prefix(magic);
@@ -63,46 +68,101 @@ void VerdictCache::parse(std::string_view data) {
         if (!get_key(&data, &e.key.upper) || !get_key(&data, &e.key.lower) || data.empty()) return;
         unsigned char flags = static_cast<unsigned char>(data[0]);
         data.remove_prefix(1);
-        if (flags > 3) return;
-        e.v.same_content = flags & 1;
-        e.v.same_xattrs = flags & 2;
-        got[std::move(path)] = e;
+        if (flags > kAll) return;
+        e.v.same_content = flags & kSameContent;
+        e.v.same_xattrs = flags & kSameXattrs;
+        e.has_verdict = flags & kHasVerdict;
+        e.risk_free = flags & kRiskFree;
+        Slot& s = got[std::move(path)];
+        s.stored = e;
+        s.has_stored = true;
     }
-    stored_ = std::move(got);
+    slots_ = std::move(got);
+    n_stored_ = slots_.size();
+    n_next_ = 0;
 }
 
 std::string VerdictCache::serialize() const {
     std::lock_guard<std::mutex> g(mu_);
     std::string out(kMagic);
-    for (const auto& [path, e] : next_) {
+    out.reserve(n_next_ * 100);
+    for (const auto& [path, s] : slots_) {
+        if (!s.in_next) continue;
+        const Entry& e = s.next;
         put_u64(&out, path.size());
         out += path;
         put_key(&out, e.key.upper);
         put_key(&out, e.key.lower);
-        out.push_back(static_cast<char>((e.v.same_content ? 1 : 0) | (e.v.same_xattrs ? 2 : 0)));
+        out.push_back(static_cast<char>((e.v.same_content ? kSameContent : 0) | (e.v.same_xattrs ? kSameXattrs : 0) |
+                                        (e.has_verdict ? kHasVerdict : 0) | (e.risk_free ? kRiskFree : 0)));
     }
     return out;
 }
 
+void VerdictCache::use(Slot& s, const Entry& e) {
+    if (!s.in_next) n_next_++;
+    s.in_next = true;
+    s.next = e;
+}
+
 std::optional<Cached> VerdictCache::find(const std::string& path, const PairKey& key) {
     std::lock_guard<std::mutex> g(mu_);
-    auto it = stored_.find(path);
-    if (it == stored_.end() || !(it->second.key == key)) return std::nullopt;
-    next_[path] = it->second;
-    return it->second.v;
+    auto it = slots_.find(path);
+    if (it == slots_.end()) return std::nullopt;
+    Slot& s = it->second;
+    if (!s.has_stored || !s.stored.has_verdict || !(s.stored.key == key)) return std::nullopt;
+    use(s, s.stored);
+    return s.stored.v;
+}
+
+bool VerdictCache::racy(const PairKey& key) const {
+    return std::max(key.upper.ctime_ns, key.lower.ctime_ns) > start_ns_ - kRacyNs;
 }
 
 void VerdictCache::record(const std::string& path, const PairKey& key, Cached v) {
-    int64_t newest = std::max(key.upper.ctime_ns, key.lower.ctime_ns);
-    if (newest > start_ns_ - kRacyNs) return;  // racy: compare again next time
+    if (racy(key)) return;  // compare again next time
     std::lock_guard<std::mutex> g(mu_);
-    next_[path] = Entry{key, v};
+    Slot& s = slots_[path];
+    if (!s.in_next || !(s.next.key == key)) use(s, Entry{key, false, {}, false});
+    s.next.has_verdict = true;
+    s.next.v = v;
+    added_ = true;
+}
+
+bool VerdictCache::note(const std::string& path, const PairKey& key) {
+    std::lock_guard<std::mutex> g(mu_);
+    Slot& s = slots_[path];
+    s.noted = key;
+    s.has_noted = true;
+    return known_free(s);
+}
+
+bool VerdictCache::known_free(Slot& s) {
+    if (!s.has_noted || !s.has_stored || !s.stored.risk_free || !(s.stored.key == s.noted)) return false;
+    if (s.in_next && s.next.key == s.noted) s.next.risk_free = true;
+    else use(s, s.stored);
+    return true;
+}
+
+bool VerdictCache::risk_free(const std::string& path) {
+    std::lock_guard<std::mutex> g(mu_);
+    auto it = slots_.find(path);
+    return it != slots_.end() && known_free(it->second);
+}
+
+void VerdictCache::record_risk_free(const std::string& path) {
+    std::lock_guard<std::mutex> g(mu_);
+    auto it = slots_.find(path);
+    if (it == slots_.end() || !it->second.has_noted || racy(it->second.noted)) return;  // read again next time
+    Slot& s = it->second;
+    if (!s.in_next || !(s.next.key == s.noted)) use(s, Entry{s.noted, false, {}, false});
+    s.next.risk_free = true;
     added_ = true;
 }
 
 bool VerdictCache::dirty() const {
     std::lock_guard<std::mutex> g(mu_);
-    return added_ || next_.size() != stored_.size();
+    return added_ || n_next_ != n_stored_;
 }
 
 void VerdictCache::load(int session_dirfd) {

@@ -5,6 +5,9 @@
 // `status` of the same ended session reuses a verdict whose key still
 // matches and compares nothing. Kept in the session dir, never in the target
 // or the upper layer.
+// It also keeps, for status's risk marks (review/prompt/risk_scan.h), which
+// changed files were read and showed no content risk, keyed the same way on
+// the files' stats as this scan saw them (note()).
 #pragma once
 #include <cstdint>
 #include <mutex>
@@ -55,6 +58,17 @@ public:
     // The file needs rewriting: a verdict was added, or a stored one was not used.
     bool dirty() const;
 
+    // Content risks. The scan notes each changed file's pair of stats (the
+    // real side zero when there is none); note() and then risk_free() say
+    // whether the file was read before at those stats and showed no risk
+    // (and keep that verdict; the scan sets Change::risk_free_cached from
+    // note(), one lookup per file), and record_risk_free() stores that it
+    // was read now and showed none (not when racy, as record()). A path
+    // never noted is never risk-free. Thread-safe.
+    bool note(const std::string& path, const PairKey& key);
+    bool risk_free(const std::string& path);
+    void record_risk_free(const std::string& path);
+
     // The session dir's file `verdicts`: read (missing or unreadable: empty),
     // and written atomically (temp + rename, mode 0600).
     void load(int session_dirfd);
@@ -63,12 +77,24 @@ public:
 private:
     struct Entry {
         PairKey key;
+        bool has_verdict = false;  // v holds a content verdict
         Cached v;
+        bool risk_free = false;
     };
+    // One node per path (one lookup per call: the maps were a third of a
+    // repeated status's CPU).
+    struct Slot {
+        Entry stored, next;  // as loaded; used or computed by this scan (what store() writes)
+        PairKey noted;
+        bool has_stored = false, in_next = false, has_noted = false;
+    };
+    bool racy(const PairKey& key) const;
+    bool known_free(Slot& s);           // risk_free() of a slot, under mu_
+    void use(Slot& s, const Entry& e);  // s.next = e
     int64_t start_ns_;
     mutable std::mutex mu_;
-    std::unordered_map<std::string, Entry> stored_;  // as loaded
-    std::unordered_map<std::string, Entry> next_;    // used or computed by this scan: what store() writes
+    std::unordered_map<std::string, Slot> slots_;
+    size_t n_stored_ = 0, n_next_ = 0;
     bool added_ = false;
 };
 

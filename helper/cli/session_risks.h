@@ -1,12 +1,14 @@
 // The risk marks of a session's changes, read from its two trees (the upper
 // layer against the real target): `status` and the warning `save` prints.
+// `verdicts`: status's cache of risk-free files (review/prompt/risk_scan.h).
 #pragma once
 #include <vector>
 
 #include "capture/scan/change.h"
 #include "capture/scan/step_range.h"
+#include "capture/scan/verdicts.h"
 #include "helper/store/session.h"
 #include "review/prompt/risk.h"
 
 review::RiskContext session_risks(const session::Info& info, const std::vector<capture::Change>& changes,
-                                  const capture::StepRange& range = {});
+                                  const capture::StepRange& range = {}, capture::VerdictCache* verdicts = nullptr);

@@ -107,8 +107,9 @@ int cmd_status(int argc, char** argv) {
     uint64_t ignored = 0;
     // Rejections are judged on the full change records (the summary's leave some modes out).
     bool rejected = has_rejections(info.value());
-    auto changes =
-        capture::session_changes_as_owner(info.value(), !as_json && !rejected, &hidden, ignore, &ignored, range);
+    capture::StatusCache cache;  // written after the risk marks added theirs
+    auto changes = capture::session_changes_as_owner(info.value(), !as_json && !rejected, &hidden, ignore, &ignored,
+                                                     range, &cache);
     if (!changes) return fail("status of session '" + info->meta.name + "': " + changes.error().message);
     auto rejections = rejected
                           ? session_rejections(info.value(), changes.value())
@@ -123,7 +124,8 @@ int cmd_status(int argc, char** argv) {
         base::PathFilter filter(rel, {});
         std::erase_if(rejections.value(), [&](const review::RejectionState& r) { return !filter.selects(r.rec.path); });
     }
-    auto ctx = session_risks(info.value(), changes.value(), range);
+    auto ctx = session_risks(info.value(), changes.value(), range, cache.verdicts.get());
+    if (paths.empty()) cache.store();  // with PATH...: what it knows of the other files would be dropped
     if (risky_only)
         std::erase_if(changes.value(), [&](const capture::Change& c) { return review::risks_of(c, ctx).empty(); });
     if (as_json)

@@ -8,27 +8,64 @@
 #include "helper/base/fd.h"
 #include "helper/base/fs/beneath.h"
 #include "helper/base/text.h"
+#include "helper/base/thread.h"
 #include "review/prompt/content_risk.h"
 
 namespace review {
 
-void add_content_risks(RiskContext* ctx, const std::vector<capture::Change>& changes, const TextOf& new_text,
-                       const TextOf& old_text) {
+namespace {
+
+bool content_read(const capture::Change& c) {
     using capture::Kind;
-    for (const auto& c : changes) {
-        if (c.type != capture::Type::File || c.kind == Kind::Deleted || c.kind == Kind::Metadata ||
-            c.kind == Kind::OpaqueDir)
+    return c.type == capture::Type::File && c.kind != Kind::Deleted && c.kind != Kind::Metadata &&
+           c.kind != Kind::OpaqueDir && c.size <= kSecretScanMax && content_scanned(c.path);
+}
+
+// nullopt: the new side could not be read (absent, not a regular file, too big).
+std::optional<ContentRisks> file_risks(const capture::Change& c, const TextOf& new_text, const TextOf& old_text) {
+    auto now = new_text(c.path);
+    if (!now) return std::nullopt;
+    ContentRisks r = content_risks(c.path, *now, {});
+    if (r.phrases.empty() || c.kind == capture::Kind::Added || c.old_type != capture::Type::File) return r;
+    auto before = old_text(c.path);
+    if (!before) return r;
+    return content_risks(c.path, *now, *before);
+}
+
+constexpr size_t kTwoThreads = 256;  // files: below this one thread is quicker
+
+}  // namespace
+
+void add_content_risks(RiskContext* ctx, const std::vector<capture::Change>& changes, const TextOf& new_text,
+                       const TextOf& old_text, capture::VerdictCache* verdicts) {
+    std::vector<const capture::Change*> todo;
+    for (const auto& c : changes)
+        if (content_read(c) && !c.risk_free_cached) todo.push_back(&c);
+    std::vector<std::optional<ContentRisks>> found(todo.size());
+    auto scan = [&](size_t from, size_t to) {
+        for (size_t i = from; i < to; i++) found[i] = file_risks(*todo[i], new_text, old_text);
+    };
+    if (todo.size() >= kTwoThreads) {
+        size_t half = todo.size() / 2;
+        base::run_halves(
+            [&] {
+                scan(0, half);
+                return true;
+            },
+            [&] { scan(half, todo.size()); });
+    } else {
+        scan(0, todo.size());
+    }
+    for (size_t i = 0; i < todo.size(); i++) {
+        if (!found[i]) continue;
+        const std::string& path = todo[i]->path;
+        if (found[i]->phrases.empty()) {
+            if (verdicts) verdicts->record_risk_free(path);
             continue;
-        if (c.size > kSecretScanMax || !content_scanned(c.path)) continue;
-        auto now = new_text(c.path);
-        if (!now) continue;
-        std::optional<std::string> before;
-        if (c.kind != Kind::Added && c.old_type == capture::Type::File) before = old_text(c.path);
-        auto r = content_risks(c.path, *now, before ? *before : std::string());
-        if (r.phrases.empty()) continue;
-        auto& list = ctx->content[c.path];
-        list.insert(list.end(), r.phrases.begin(), r.phrases.end());
-        for (auto& h : r.secrets) ctx->secrets.emplace_back(c.path, std::move(h));
+        }
+        auto& list = ctx->content[path];
+        list.insert(list.end(), found[i]->phrases.begin(), found[i]->phrases.end());
+        for (auto& h : found[i]->secrets) ctx->secrets.emplace_back(path, std::move(h));
     }
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "capture/scan/change.h"
+#include "capture/scan/verdicts.h"
 #include "helper/base/fd.h"
 #include "review/prompt/risk.h"
 
@@ -18,9 +19,14 @@ namespace review {
 // A file's text by path, or nothing (absent, not a regular file, too big).
 using TextOf = std::function<std::optional<std::string>(const std::string& path)>;
 
-// Scan every added or rewritten regular file of `changes`.
+// Scan every added or rewritten regular file of `changes` (on two threads
+// when there are many: the TextOf functions must be thread-safe). The old
+// side is read only when the new one alone shows a risk: it can only take
+// risks away (a secret already there, a script unchanged). A change with
+// risk_free_cached (status: the verdict cache knew it) is not read;
+// `verdicts`, when given, learns the files read now and found free.
 void add_content_risks(RiskContext* ctx, const std::vector<capture::Change>& changes, const TextOf& new_text,
-                       const TextOf& old_text);
+                       const TextOf& old_text, capture::VerdictCache* verdicts = nullptr);
 
 // A regular file beneath `root` (never through a symlink), at most kSecretScanMax bytes.
 std::optional<std::string> read_text_beneath(int root, const std::string& rel);

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "review/prompt/needles.h"
+
 namespace review {
 
 namespace {
@@ -196,31 +198,36 @@ struct LineHit {
 };
 
 constexpr size_t kRuleCount = sizeof kRules / sizeof kRules[0];
+static_assert(kRuleCount <= 64, "NeedleGroups holds 64 groups");
 using Active = std::array<bool, kRuleCount>;
 
-// Which rules can match anywhere in `text` at all: one quick search each, so
-// that the line by line pass runs only those (most files hold no trigger).
-Active active_rules(std::string_view text) {
-    Active on{};
+// The strings whose presence turns each rule on (the env rule also needs a '=').
+const char* const kSecretWords[] = {"KEY",    "Key",    "key",    "TOKEN",    "Token",    "token",
+                                    "SECRET", "Secret", "secret", "PASSWORD", "Password", "password"};
+
+NeedleGroups rule_triggers() {
+    std::vector<std::vector<std::string>> groups(kRuleCount);
     for (size_t r = 0; r < kRuleCount; r++) {
         const Rule& rule = kRules[r];
-        if (rule.match == find_private_key) on[r] = text.find("PRIVATE KEY-----") != std::string_view::npos;
-        else if (rule.match == find_jwt) on[r] = text.find("eyJ") != std::string_view::npos;
-        else if (rule.match == find_env_secret) {
-            if (text.find('=') == std::string_view::npos) continue;
-            for (const char* w : {"KEY", "Key", "key", "TOKEN", "Token", "token", "SECRET", "Secret", "secret",
-                                  "PASSWORD", "Password", "password"})
-                if (text.find(w) != std::string_view::npos) {
-                    on[r] = true;
-                    break;
-                }
-        } else {
+        if (rule.match == find_private_key) groups[r] = {"PRIVATE KEY-----"};
+        else if (rule.match == find_jwt) groups[r] = {"eyJ"};
+        else if (rule.match == find_env_secret) groups[r].assign(std::begin(kSecretWords), std::end(kSecretWords));
+        else
             for (const char* p : rule.token.prefixes)
-                if (p && text.find(p) != std::string_view::npos) {
-                    on[r] = true;
-                    break;
-                }
-        }
+                if (p) groups[r].push_back(p);
+    }
+    return NeedleGroups(groups);
+}
+
+// Which rules can match anywhere in `text` at all: one pass over it, so that
+// the line by line pass runs only those (most files hold no trigger).
+Active active_rules(std::string_view text) {
+    static const NeedleGroups triggers = rule_triggers();
+    uint64_t found = triggers.present(text);
+    Active on{};
+    for (size_t r = 0; r < kRuleCount; r++) {
+        on[r] = (found >> r) & 1;
+        if (on[r] && kRules[r].match == find_env_secret) on[r] = text.find('=') != std::string_view::npos;
     }
     return on;
 }

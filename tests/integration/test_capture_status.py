@@ -299,3 +299,44 @@ def test_stress_5000_deep_dirs(lo, tmp_path):
     run_ok(lo, "python3 -c 'import os\nfor i in range(5000):\n    os.mkdir(\"d\"); os.chdir(\"d\")\nopen(\"f\",\"w\").write(\"x\")'")
     patch = save(lo, "s", tmp_path / "p.tar.zst")
     assert len(show_json(lo, patch)) == 5001
+
+
+def test_cached_status_notices_a_rewrite_with_the_same_size_and_mtime(lo, home):
+    """Issue 20's verdict cache (SESSION/verdicts): a repeated status of an
+    ended session reads no file whose stats are unchanged, yet a file
+    rewritten after the first status, with its size and mtime put back, is
+    still seen: its contents against the real file, and its secrets."""
+    token = "glpat-" + "aB3dE5gH7jK9mN1pQ2sT4"  # built here: no token-shaped literal in the source
+    plain = "x" * (len(token) + 2) + "\n"
+    run_ok(lo, "printf 'HELLO\\nworld\\n' > docs/readme.txt && touch old/a.txt && printf '%s' '" + plain +
+           "' > plain.txt")
+    time.sleep(2.2)  # past the racy window: only files whose ctime is 2 s older than the scan are cached
+    first = by_path(status_json(lo, "s"))
+    assert first[b"docs/readme.txt"]["kind"] == "modified"  # same size as the real file: contents compared
+    assert b"old/a.txt" not in first  # copied up, unchanged
+    assert first[b"plain.txt"]["kind"] == "added" and first[b"plain.txt"]["risks"] == []
+    cache = lo.session_dir("s") / "verdicts"
+    assert cache.stat().st_mode & 0o777 == 0o600
+    stored = cache.read_bytes()
+    for path in (b"docs/readme.txt", b"old/a.txt", b"plain.txt"):
+        assert path in stored, path
+    assert by_path(status_json(lo, "s")) == first  # from the cache: the same answer
+    up = lo.upper("s")
+
+    def rewrite(rel, data):
+        st = os.stat(up / rel)
+        assert len(data) == st.st_size
+        (up / rel).write_bytes(data)
+        os.utime(up / rel, ns=(st.st_atime_ns, st.st_mtime_ns))
+        assert os.stat(up / rel).st_mtime_ns == st.st_mtime_ns
+
+    rewrite("docs/readme.txt", b"hello\nworld\n")  # now what the real file holds
+    rewrite("old/a.txt", b"b\n")  # now differs
+    rewrite("plain.txt", ("T=" + token + "\n").encode())  # now holds a secret
+    again = by_path(status_json(lo, "s"))
+    assert b"docs/readme.txt" not in again
+    assert again[b"old/a.txt"]["kind"] == "modified"
+    assert again[b"plain.txt"]["risks"] == ["secret: GitLab token on line 1 (glpat-…)"]
+    assert (home / "docs" / "readme.txt").read_text() == "hello\nworld\n"
+    out = lo("status", "s", "--no-pager").stdout.decode()  # the text listing, from the updated cache
+    assert "old/a.txt" in out and "docs/readme.txt" not in out and "GitLab token" in out

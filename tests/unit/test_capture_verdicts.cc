@@ -153,3 +153,77 @@ TEST_CASE("capture verdicts: a cached verdict is reused, and a change to either 
     quick.verdicts = &fourth;
     CHECK(kinds(p, quick).empty());
 }
+
+TEST_CASE("capture verdicts: a risk-free file is known only at the stats it was read at, and never when racy") {
+    int64_t start = now_ns() + 100 * kRacyNs;
+    PairKey k{{1, 2, 3, 4, 5}, {6, 7, 8, 9, 10}};
+    VerdictCache first(start);
+    CHECK_FALSE(first.risk_free("a"));  // never noted
+    first.record_risk_free("a");        // never noted: nothing to key it on
+    CHECK_FALSE(first.dirty());
+    first.note("a", k);
+    CHECK_FALSE(first.risk_free("a"));  // noted, but nothing stored
+    first.record_risk_free("a");
+    CHECK(first.dirty());
+    // A content verdict for another path keeps its own flags.
+    first.record("b", k, Cached{true, true});
+    std::string data = first.serialize();
+
+    VerdictCache second(start);
+    second.parse(data);
+    CHECK_FALSE(second.risk_free("a"));  // this scan has not noted it yet
+    CHECK(second.note("a", k));
+    CHECK_FALSE(second.note("b", k));
+    CHECK(second.risk_free("a"));
+    CHECK_FALSE(second.risk_free("b"));  // b had a content verdict, never a risk verdict
+    CHECK_FALSE(second.find("a", k));    // and a has no content verdict
+    REQUIRE(second.find("b", k));
+    CHECK_FALSE(second.dirty());  // both used as stored
+
+    // Any part of either stat moved: read again.
+    for (int part = 0; part < 4; part++) {
+        PairKey moved = k;
+        if (part == 0) moved.upper.ctime_ns++;
+        if (part == 1) moved.upper.ino++;
+        if (part == 2) moved.lower.ctime_ns++;
+        if (part == 3) moved.lower.size++;
+        VerdictCache third(start);
+        third.parse(data);
+        third.note("a", moved);
+        CHECK_FALSE(third.risk_free("a"));
+        CHECK(third.dirty());  // the stale entry is dropped
+    }
+
+    // Racy: a ctime within kRacyNs of the scan's start is never recorded.
+    VerdictCache fourth(start);
+    PairKey racy = k;
+    racy.upper.ctime_ns = start - kRacyNs / 2;
+    fourth.note("a", racy);
+    fourth.record_risk_free("a");
+    CHECK_FALSE(fourth.dirty());
+    VerdictCache fifth(start);
+    fifth.parse(fourth.serialize());
+    fifth.note("a", racy);
+    CHECK_FALSE(fifth.risk_free("a"));
+}
+
+TEST_CASE("capture verdicts: a cache written by the version before risk verdicts is an empty cache") {
+    int64_t start = now_ns() + 100 * kRacyNs;
+    PairKey k{{1, 2, 3, 4, 5}, {6, 7, 8, 9, 10}};
+    VerdictCache now(start);
+    now.record("a", k, Cached{true, true});
+    std::string data = now.serialize();
+    size_t nl = data.find('\n');
+    REQUIRE(nl != std::string::npos);
+    // The same entry in version 1's form: its magic, flags 1|2.
+    std::string v1 = "layover-verdicts 1\n" + data.substr(nl + 1);
+    v1.back() = 3;
+    VerdictCache check(start);
+    check.parse(data);
+    CHECK(check.find("a", k));
+    VerdictCache c(start);
+    c.parse(v1);
+    c.note("a", k);
+    CHECK_FALSE(c.find("a", k));
+    CHECK_FALSE(c.risk_free("a"));
+}

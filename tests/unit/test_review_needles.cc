@@ -1,0 +1,54 @@
+#include <catch2/catch.hpp>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "review/prompt/needles.h"
+
+using review::NeedleGroups;
+
+namespace {
+
+uint64_t naive(const std::vector<std::vector<std::string>>& groups, const std::string& text) {
+    uint64_t out = 0;
+    for (size_t g = 0; g < groups.size(); g++)
+        for (const auto& n : groups[g])
+            if (n.size() >= 3 && text.find(n) != std::string::npos) out |= uint64_t{1} << g;
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("needles: each group found at the start, the end, an odd and an even offset, or not at all", "[needles]") {
+    std::vector<std::vector<std::string>> groups = {{"eyJ"}, {"sk-", "xoxb-"}, {"KEY", "key"}, {"PRIVATE KEY-----"}};
+    NeedleGroups ng(groups);
+    CHECK(ng.present("") == 0);
+    CHECK(ng.present("ey") == 0);
+    CHECK(ng.present("eyJ") == 1);
+    CHECK(ng.present("aeyJ") == 1);
+    CHECK(ng.present("..xoxb-") == 2);
+    CHECK(ng.present(".xoxb-.") == 2);
+    CHECK(ng.present("a key") == 4);
+    CHECK(ng.present("-----BEGIN RSA PRIVATE KEY-----") == (8 | 4));
+    CHECK(ng.present("PRIVATE KEY----") == 4);  // one dash short: only KEY
+    CHECK(ng.present("sk_ eyj Key xoxa-") == 0);
+}
+
+TEST_CASE("needles: on random texts the one pass agrees with a find per needle", "[needles]") {
+    // A small alphabet, so that needles and near misses occur often.
+    std::vector<std::vector<std::string>> groups = {{"abc"}, {"ba-", "cab_"}, {"a-b", "--a"}, {"ccc", "bcab"}, {"_a_"}};
+    NeedleGroups ng(groups);
+    std::mt19937 rng(7);
+    const char alphabet[] = "abc-_";
+    int agreed = 0, found_some = 0;
+    for (int t = 0; t < 3000; t++) {
+        std::string text(rng() % 24, ' ');
+        for (auto& ch : text) ch = alphabet[rng() % 5];
+        uint64_t want = naive(groups, text);
+        CHECK(ng.present(text) == want);
+        agreed += ng.present(text) == want;
+        found_some += want != 0;
+    }
+    CHECK(agreed == 3000);
+    CHECK(found_some > 1000);  // the texts did exercise the hits
+}
