@@ -12,23 +12,30 @@
 
 namespace review {
 
+bool content_risk_wanted(const capture::Change& c) {
+    using capture::Kind;
+    if (c.type != capture::Type::File || c.kind == Kind::Deleted || c.kind == Kind::Metadata ||
+        c.kind == Kind::OpaqueDir)
+        return false;
+    return c.size <= kSecretScanMax && content_scanned(c.path);
+}
+
+void add_content_risk(RiskContext* ctx, const capture::Change& c, std::string_view now, const TextOf& old_text) {
+    std::optional<std::string> before;
+    if (c.kind != capture::Kind::Added && c.old_type == capture::Type::File) before = old_text(c.path);
+    auto r = content_risks(c.path, now, before ? *before : std::string());
+    if (r.phrases.empty()) return;
+    auto& list = ctx->content[c.path];
+    list.insert(list.end(), r.phrases.begin(), r.phrases.end());
+    for (auto& h : r.secrets) ctx->secrets.emplace_back(c.path, std::move(h));
+}
+
 void add_content_risks(RiskContext* ctx, const std::vector<capture::Change>& changes, const TextOf& new_text,
                        const TextOf& old_text) {
-    using capture::Kind;
     for (const auto& c : changes) {
-        if (c.type != capture::Type::File || c.kind == Kind::Deleted || c.kind == Kind::Metadata ||
-            c.kind == Kind::OpaqueDir)
-            continue;
-        if (c.size > kSecretScanMax || !content_scanned(c.path)) continue;
+        if (!content_risk_wanted(c)) continue;
         auto now = new_text(c.path);
-        if (!now) continue;
-        std::optional<std::string> before;
-        if (c.kind != Kind::Added && c.old_type == capture::Type::File) before = old_text(c.path);
-        auto r = content_risks(c.path, *now, before ? *before : std::string());
-        if (r.phrases.empty()) continue;
-        auto& list = ctx->content[c.path];
-        list.insert(list.end(), r.phrases.begin(), r.phrases.end());
-        for (auto& h : r.secrets) ctx->secrets.emplace_back(c.path, std::move(h));
+        if (now) add_content_risk(ctx, c, *now, old_text);
     }
 }
 
