@@ -257,6 +257,24 @@ void record_partial(const capture::Patch& patch, const review::ApplyReport& rep)
                          r.error().message.c_str(), base::display_path(p.path).c_str());
 }
 
+std::string secrets_refused(size_t n) {
+    return std::to_string(n) +
+           " secret(s) written by the agent; nothing was applied (look at them, then re-run with "
+           "--allow-secrets, or leave those files out with --exclude)";
+}
+
+// apply --yes and secrets: the refusal, with each secret's line. rollback:
+// the apply's own error when its rollback failed too (else "").
+int refuse_secrets(const std::vector<std::string>& secrets, bool json_out, const std::string& rollback) {
+    std::string msg = secrets_refused(secrets.size());
+    std::fprintf(stderr, "layover: apply: %s:\n", msg.c_str());
+    for (const auto& l : secrets) std::fprintf(stderr, "  %s\n", l.c_str());
+    if (rollback.find("ROLLING BACK FAILED") != std::string::npos)
+        std::fprintf(stderr, "layover: apply: %s\n", rollback.c_str());
+    if (json_out) print_json(nullptr, msg, false);
+    return 1;
+}
+
 bool confirm(const std::string& question) {
     std::fprintf(stderr, "%s [y/N] ", question.c_str());
     std::fflush(stderr);
@@ -442,18 +460,32 @@ int cmd_apply(int argc, char** argv) {
     }
 
     // Secrets the agent wrote, in what this apply selects: named, never shown.
-    auto ctx = review::risk_context_of_patch(*patch, target);
     base::PathFilter selected(a.opts.only, a.opts.exclude);
-    std::erase_if(ctx.secrets, [&](const auto& s) { return !selected.selects(s.first); });
-    auto secrets = review::secret_lines(ctx);
-    if (!secrets.empty() && !a.allow_secrets && a.yes && !a.opts.dry_run) {
-        std::string msg = std::to_string(secrets.size()) +
-                          " secret(s) written by the agent; nothing was applied (look at them, then re-run with "
-                          "--allow-secrets, or leave those files out with --exclude)";
-        std::fprintf(stderr, "layover: apply: %s:\n", msg.c_str());
-        for (const auto& l : secrets) std::fprintf(stderr, "  %s\n", l.c_str());
-        if (a.json_out) print_json(nullptr, msg, false);
-        return 1;
+    auto selected_secrets = [&](review::RiskContext& c) {
+        std::erase_if(c.secrets, [&](const auto& s) { return !selected.selects(s.first); });
+        return review::secret_lines(c);
+    };
+    // `apply --yes` scans the contents as its staging streams them by (not
+    // in a pass of its own) and refuses secrets before the commit point.
+    bool tapped = a.yes && !a.opts.dry_run && !a.walk;
+    review::PatchRiskScan scan(*patch, target);
+    review::RiskContext ctx;
+    std::vector<std::string> secrets;
+    bool refused = false;
+    if (tapped) {
+        a.opts.tap = [&scan](const capture::Member& m) { return scan.visit(m); };
+        a.opts.before_commit = [&]() -> base::Result<void> {
+            scan.finish();
+            secrets = selected_secrets(scan.context());
+            if (secrets.empty() || a.allow_secrets) return base::Ok();
+            refused = true;
+            return base::error(secrets_refused(secrets.size()));
+        };
+    } else {
+        ctx = review::risk_context_of_patch(*patch, target);
+        secrets = selected_secrets(ctx);
+        if (!secrets.empty() && !a.allow_secrets && a.yes && !a.opts.dry_run)
+            return refuse_secrets(secrets, a.json_out, "");
     }
 
     if (a.walk && !secrets.empty() && !a.allow_secrets && !a.opts.dry_run) {
@@ -496,7 +528,14 @@ int cmd_apply(int argc, char** argv) {
     }
     a.opts.progress = ::isatty(2) && !a.json_out;
     auto rep = review::apply_patch(*patch, a.opts);
+    if (refused) return refuse_secrets(secrets, a.json_out, rep.ok() ? "" : rep.error().message);
     if (!rep.ok()) return fail(rep.error().message);
+    if (tapped) {
+        // Complete unless the apply ended before staging (nothing then lists the changes).
+        if (!scan.complete() && rep->conflicts.empty() && !rep->applied.empty())
+            ctx = review::risk_context_of_patch(*patch, target);
+        else ctx = std::move(scan.context());
+    }
     std::string export_error;
     if (!rep->undo_patch_error.empty())
         export_error = "applied, but the undo patch was not written: " + rep->undo_patch_error + "; the undo record " +

@@ -316,12 +316,14 @@ base::Result<ApplyReport> apply_patch(const capture::Patch& patch, const ApplyOp
         dur.dir(kUndoDir);
     }
     note_store(dur, *store);
-    StageCtx sctx{root, dirs, store->dir.get(), patch, progress, dur, store->rel};
+    StageCtx sctx{root, dirs, store->dir.get(), patch, progress, dur, store->rel, opts.tap ? &opts.tap : nullptr};
     auto staged = [&] {
         EarlyFlush early(root, dur);
         return stage_all(sctx, plan.items);
     }();
     if (!staged.ok()) return fail(staged.error());
+    if (opts.before_commit)
+        if (auto r = opts.before_commit(); !r.ok()) return fail(r.error());
     TreeWalks walks(root, plan.items);
     // A rollback removes the staged trees: not while they are being walked.
     auto fail_walked = [&](const base::Error& e) {

@@ -2,6 +2,7 @@
 // patch's base records, all-or-nothing, with an undo record. The engine
 // behind `layover apply`, `layover undo`, the prompt's [a] and on-exit apply.
 #pragma once
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,15 @@ struct ApplyOptions {
     HunkChoices hunks;
     // --conflict=markers: an overlapping 3-way merge writes git's conflict markers.
     bool conflict_markers = false;
+    // A second reader of staging's pass over the patch (the risk scan of
+    // `apply --yes`), so the patch is not decoded once more for it: called
+    // for every file member in archive order, as Patch::read_data's visitor.
+    // Then before_commit, once staging is done and before anything is
+    // flushed or committed: an error there rolls the staging back (nothing
+    // is applied) and is returned. Neither is called when the apply ends
+    // before staging (dry run, conflicts, nothing to apply).
+    std::function<capture::DataSink(const capture::Member&)> tap;
+    std::function<base::Result<void>()> before_commit;
 };
 
 // A file whose 3-way merge overlapped: the ranges (base, real, patch).

@@ -180,8 +180,25 @@ base::Result<void> remove_record(const std::string& state, int root, const Recor
     return remove_store(ref);
 }
 
+// How many entries could be records of the tree at `root` (both homes): an
+// upper bound on list_records' count, from directory listings alone.
+size_t candidate_count(const std::string& state, int root) {
+    struct stat st {};
+    if (::fstat(root, &st) != 0) return SIZE_MAX;
+    size_t n = 0;
+    std::string home = state + "/undo/" + target_key(st.st_dev, st.st_ino);
+    if (auto h = base::open_at(AT_FDCWD, home, O_RDONLY | O_DIRECTORY | O_NOFOLLOW); h.ok())
+        n += entries(h->get()).size();
+    if (auto u = open_dir_beneath(root, kUndoDir); u.ok()) n += entries(u->get()).size();
+    return n;
+}
+
 base::Result<Freed> enforce_retention(const std::string& state, int root, const std::string& target, const Retention& r,
                                       const std::string& spare) {
+    // Only records past the newest `keep` can go: with no more entries than
+    // that, nothing is read (each record's undo.json lists every path it
+    // changed: 10,000 paths cost ~80 ms to parse).
+    if (candidate_count(state, root) <= r.keep) return Freed{};
     TRY(auto all, list_records(state, root, target));
     std::vector<int64_t> times;
     for (const auto& x : all) times.push_back(x.created_s);

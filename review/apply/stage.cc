@@ -150,13 +150,15 @@ private:
         size_t turn = 0;
         std::string last_parent;
         auto r = ctx_.patch.read_data([&](const Member& m) -> capture::DataSink {
+            capture::DataSink tap = ctx_.tap ? (*ctx_.tap)(m) : nullptr;
             auto it = files_.find(m.path);
-            if (it == files_.end()) return nullptr;
+            if (it == files_.end()) return tap;
             Target* t = it->second;
             if (n == 0) {
                 if (inline_err.ok()) inline_err = begin_file(inline_out, *t);
                 if (!inline_err.ok()) return nullptr;
-                return [this, &inline_out](uint64_t off, const char* data, size_t len) {
+                return [this, &inline_out, tap](uint64_t off, const char* data, size_t len) -> base::Result<void> {
+                    if (tap) TRY_VOID(tap(off, data, len));
                     return write_chunk(inline_out, off, data, len);
                 };
             }
@@ -168,8 +170,9 @@ private:
             Handoff& h = hs[turn];
             if (h.stopped()) return nullptr;
             h.open(t);
-            return [&h](uint64_t off, const char* data, size_t len) -> base::Result<void> {
+            return [&h, tap](uint64_t off, const char* data, size_t len) -> base::Result<void> {
                 if (h.stopped()) return base::error("staging stopped");  // the writer's error is reported
+                if (tap) TRY_VOID(tap(off, data, len));
                 h.write(off, data, len);
                 return base::Ok();
             };

@@ -4,6 +4,7 @@
 // place (hard-linked files: a copy in the undo store; metadata: the old
 // attributes). Nothing is visible under a real name until commit.
 #pragma once
+#include <functional>
 #include <vector>
 
 #include "capture/patch/reader.h"
@@ -23,6 +24,8 @@ struct StageCtx {
     Progress& progress;
     Durability& dur;        // records what must be fsynced before commit
     std::string store_rel;  // the undo store, relative to the root ("" when in the state dir)
+    // ApplyOptions::tap: sees every file member's data as it streams by.
+    const std::function<capture::DataSink(const capture::Member&)>* tap = nullptr;
 };
 
 // Requires unit.op/tmp/slot set. Fills unit.new_ino and the old_* fields.

@@ -15,32 +15,46 @@ namespace review {
 
 namespace {
 
-bool content_read(const capture::Change& c) {
-    using capture::Kind;
-    return c.type == capture::Type::File && c.kind != Kind::Deleted && c.kind != Kind::Metadata &&
-           c.kind != Kind::OpaqueDir && c.size <= kSecretScanMax && content_scanned(c.path);
+// The old side only ever removes a risk (a line already there is not new), so
+// it is read only when the new side alone shows one.
+ContentRisks text_risks(const capture::Change& c, std::string_view now, const TextOf& old_text) {
+    ContentRisks r = content_risks(c.path, now, {});
+    if (r.phrases.empty() || c.kind == capture::Kind::Added || c.old_type != capture::Type::File) return r;
+    auto before = old_text(c.path);
+    if (!before) return r;
+    return content_risks(c.path, now, *before);
 }
 
 // nullopt: the new side could not be read (absent, not a regular file, too big).
 std::optional<ContentRisks> file_risks(const capture::Change& c, const TextOf& new_text, const TextOf& old_text) {
     auto now = new_text(c.path);
     if (!now) return std::nullopt;
-    ContentRisks r = content_risks(c.path, *now, {});
-    if (r.phrases.empty() || c.kind == capture::Kind::Added || c.old_type != capture::Type::File) return r;
-    auto before = old_text(c.path);
-    if (!before) return r;
-    return content_risks(c.path, *now, *before);
+    return text_risks(c, *now, old_text);
 }
 
 constexpr size_t kTwoThreads = 256;  // files: below this one thread is quicker
 
 }  // namespace
 
+bool content_risk_wanted(const capture::Change& c) {
+    using capture::Kind;
+    return c.type == capture::Type::File && c.kind != Kind::Deleted && c.kind != Kind::Metadata &&
+           c.kind != Kind::OpaqueDir && c.size <= kSecretScanMax && content_scanned(c.path);
+}
+
+void add_content_risk(RiskContext* ctx, const capture::Change& c, std::string_view now, const TextOf& old_text) {
+    auto r = text_risks(c, now, old_text);
+    if (r.phrases.empty()) return;
+    auto& list = ctx->content[c.path];
+    list.insert(list.end(), r.phrases.begin(), r.phrases.end());
+    for (auto& h : r.secrets) ctx->secrets.emplace_back(c.path, std::move(h));
+}
+
 void add_content_risks(RiskContext* ctx, const std::vector<capture::Change>& changes, const TextOf& new_text,
                        const TextOf& old_text, capture::VerdictCache* verdicts) {
     std::vector<const capture::Change*> todo;
     for (const auto& c : changes)
-        if (content_read(c) && !c.risk_free_cached) todo.push_back(&c);
+        if (content_risk_wanted(c) && !c.risk_free_cached) todo.push_back(&c);
     std::vector<std::optional<ContentRisks>> found(todo.size());
     auto scan = [&](size_t from, size_t to) {
         for (size_t i = from; i < to; i++) found[i] = file_risks(*todo[i], new_text, old_text);

@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "capture/scan/change.h"
@@ -27,6 +28,11 @@ using TextOf = std::function<std::optional<std::string>(const std::string& path)
 // `verdicts`, when given, learns the files read now and found free.
 void add_content_risks(RiskContext* ctx, const std::vector<capture::Change>& changes, const TextOf& new_text,
                        const TextOf& old_text, capture::VerdictCache* verdicts = nullptr);
+
+// The same, one change at a time (a patch's contents as they stream by):
+// is its content scanned at all, and scan it.
+bool content_risk_wanted(const capture::Change& c);
+void add_content_risk(RiskContext* ctx, const capture::Change& c, std::string_view now, const TextOf& old_text);
 
 // A regular file beneath `root` (never through a symlink), at most kSecretScanMax bytes.
 std::optional<std::string> read_text_beneath(int root, const std::string& rel);

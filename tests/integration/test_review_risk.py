@@ -11,7 +11,7 @@ import subprocess
 import pytest
 
 from capture_util import by_path
-from conftest import LAYOVER
+from conftest import LAYOVER, snapshot
 
 GH = "ghp_" + "aB3dE5gH7jK9mN1pQ2sT4vW6yZ8cF0hJ2kL4"  # 36 after the prefix
 ENV_VALUE = "9f8e7d6c5b4a39281706f5e4d3c2b1a0"
@@ -101,6 +101,7 @@ def test_show_diff_and_dry_run_name_the_risks(lo, tmp_path):
 def test_apply_yes_refuses_secrets_until_allowed(lo, home):
     agent(lo, WRITE)
     before = (home / "notes.txt").read_bytes()
+    tree = snapshot(home)
     r = lo("apply", "s", "--yes")
     err = r.stderr.decode()
     assert r.returncode == 1
@@ -108,6 +109,9 @@ def test_apply_yes_refuses_secrets_until_allowed(lo, home):
     assert "  proj/config.py:2: GitHub token (ghp_…)\n" in err and "  proj/.env:1: .env secret (API_KEY=…)\n" in err
     assert GH[4:] not in err
     assert not (home / "proj").exists() and (home / "notes.txt").read_bytes() == before
+    # Refused after staging (the scan reads staging's pass): no staged entry, no undo record is left.
+    assert snapshot(home) == tree
+    assert json.loads(lo("undo", "--list", "--target", str(home), "--json").stdout) == []
     j = lo("apply", "s", "--yes", "--json")
     assert j.returncode == 1 and "secret(s) written by the agent" in json.loads(j.stdout)["error"]
     assert not (home / "proj").exists()
