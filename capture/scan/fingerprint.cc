@@ -102,7 +102,7 @@ std::string Fingerprint::finish(uint64_t logical_size) {
     return hex128(XXH3_128bits_digest(data_));
 }
 
-std::string fingerprint_bytes(const std::string& s) {
+std::string fingerprint_bytes(std::string_view s) {
     Fingerprint f;
     f.data(0, s.data(), s.size());
     return f.finish(s.size());

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -36,7 +37,7 @@ private:
     bool in_seg_ = false;
 };
 
-std::string fingerprint_bytes(const std::string& s);
+std::string fingerprint_bytes(std::string_view s);
 
 using Segments = std::vector<std::pair<uint64_t, uint64_t>>;  // (offset, length) of data
 
