@@ -52,32 +52,29 @@ void select_only(ScanResult* r, const std::vector<std::string>& only) {
     r->base = std::move(base);
 }
 
-// The base contents of modified text files (at most max bytes each), read
-// from the real tree and kept only when they are what the base record
-// fingerprinted: stored once per fingerprint, before the first file that
-// has it (layover-patch/3), listed in the manifest in that order.
-// All of them in one string (`blob`, which `before` points into): 10,000
-// separate strings left malloc slow for the tar writer's small allocations
-// (measured: a fifth of a 10,000-file save's CPU time in _int_malloc).
-base::Result<void> collect_originals(int lower, const ScanResult& scan, uint64_t max, Manifest* m, std::string* blob,
-                                     std::unordered_map<std::string, std::string_view>* before) {
-    if (max == 0) return base::Ok();
+// The base contents of modified text files (at most max bytes each), as the
+// scan read them while it fingerprinted their base records (so each is
+// what its record says: a changed or sparse real file has none): stored
+// once per fingerprint, before the first file that has it (layover-patch/3),
+// listed in the manifest in that order. All of them in one string (`blob`,
+// which `before` points into): 10,000 separate strings left malloc slow for
+// the tar writer's small allocations (measured: a fifth of a 10,000-file
+// save's CPU time in _int_malloc).
+void collect_originals(const ScanResult& scan, Manifest* m, std::string* blob,
+                       std::unordered_map<std::string, std::string_view>* before) {
     std::unordered_map<std::string_view, const BaseEntry*> bases;
     for (const auto& b : scan.base) bases.emplace(b.path, &b);
-    std::set<std::string> have;
+    std::set<std::string_view> have;
     std::vector<std::pair<const std::string*, size_t>> at;  // path, offset in blob
     for (const auto& it : scan.items) {
         const Change& c = it.change;
-        if (c.kind != Kind::Modified || c.type != Type::File || c.old_type != Type::File) continue;
+        if (!it.base_content || c.kind != Kind::Modified || c.type != Type::File || c.old_type != Type::File) continue;
+        const std::string& data = *it.base_content;
         auto b = bases.find(c.path);
-        if (b == bases.end() || b->second->size > max || b->second->fingerprint.empty() ||
-            have.count(b->second->fingerprint))
+        if (b == bases.end() || b->second->size != data.size() || b->second->fingerprint.empty() ||
+            have.count(b->second->fingerprint) ||
+            std::string_view(data).substr(0, 8000).find('\0') != std::string::npos)
             continue;
-        auto fd = review::open_beneath(lower, c.path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
-        if (!fd) continue;  // gone since the scan: no original, apply will see the conflict
-        std::string data = base::read_upto(fd->get(), b->second->size + 1);
-        if (data.size() != b->second->size || data.substr(0, 8000).find('\0') != std::string::npos) continue;
-        if (fingerprint_bytes(data) != b->second->fingerprint) continue;  // changed, or sparse: no proof
         have.insert(b->second->fingerprint);
         m->originals.push_back({b->second->fingerprint, data.size()});
         at.emplace_back(&c.path, blob->size());
@@ -85,7 +82,6 @@ base::Result<void> collect_originals(int lower, const ScanResult& scan, uint64_t
     }
     for (size_t i = 0; i < at.size(); i++)
         before->emplace(*at[i].first, std::string_view(*blob).substr(at[i].second, m->originals[i].size));
-    return base::Ok();
 }
 
 std::string temp_name_for(const std::string& out) {
@@ -119,6 +115,7 @@ base::Result<void> save_session(const session::Info& s, const std::string& out_f
         so.session_start_ns = s.meta.created_ns;
         so.excluded = s.meta.hidden;
         so.known_bases = &known.value();
+        so.keep_base_max = opts.max_original;
         TRY(base::IgnoreRules rules, load_ignore_rules(t.lower.get(), s.meta.target, opts.ignore));
         so.ignore = &rules;
         so.include_ignored = opts.ignore.include_ignored;
@@ -135,7 +132,8 @@ base::Result<void> save_session(const session::Info& s, const std::string& out_f
         for (const auto& it : scan.items) m.changes.push_back(it.change);
         std::string blob;
         std::unordered_map<std::string, std::string_view> originals;
-        TRY_VOID(collect_originals(t.lower.get(), scan, opts.max_original, &m, &blob, &originals));
+        collect_originals(scan, &m, &blob, &originals);
+        for (auto& it : scan.items) it.base_content.reset();  // in the blob now
         if (!m.originals.empty()) m.format = "layover-patch/3";
         m.base = std::move(scan.base);
         base::PathFilter only(opts.only, {});
