@@ -416,11 +416,11 @@ base::Result<Manifest> manifest_from_text(const std::string& text) {
     }
     if (!p.ok() || !p.finish()) return bad("not valid JSON (at byte " + std::to_string(p.pos()) + ")");
     if (format != Field::Ok) return bad("no format field");
-    if (m.format != "layover-patch/1" && m.format != "layover-patch/2")
+    if (m.format != "layover-patch/1" && m.format != "layover-patch/2" && m.format != "layover-patch/3")
         return base::error("unsupported patch format '" + base::display_path(m.format) +
-                           "'; this layover reads layover-patch/1 and /2, upgrade layover");
+                           "'; this layover reads layover-patch/1, /2 and /3, upgrade layover");
     if (m.format == "layover-patch/1" && !m.originals.empty())
-        return bad("originals are a layover-patch/2 field, the patch says layover-patch/1");
+        return bad("originals are a layover-patch/2 and /3 field, the patch says layover-patch/1");
     if (!seen.twice.empty()) return bad("field " + seen.twice + " given twice");
     if (!target.get(&m.target)) return bad("no target");
     if (!has_changes) pr.add(4, "no changes array");

@@ -312,18 +312,38 @@ struct Parsed {
     Sums sums;
     std::vector<StoredData> stored;
     std::vector<ZstdReader::Mark> marks;
-    std::string originals;  // .layover/originals, whole
-    bool have_originals = false;
+    std::string originals;        // .layover/originals whole (/2), or the .layover/original members back to back (/3)
+    bool have_originals = false;  // a .layover/originals member (/2)
+    std::vector<uint64_t> one_sizes;  // the size of each .layover/original member (/3), in order
 };
 
 // Originals (layover-patch/2): the member holds exactly the listed contents
 // back to back; each must be the content its fingerprint names, and that
 // fingerprint the base record of a modified file. Anything else is hostile
 // or cut off, and the patch is refused.
+// In layover-patch/3 each original is a .layover/original member of its
+// own, in list order: the same checks over those members back to back, and
+// each member holds exactly its listed original.
 Result<void> check_originals(const Parsed& im, std::map<std::string, std::string>* out) {
     const auto& list = im.manifest.originals;
-    if (list.empty() && !im.have_originals) return base::Ok();
-    if (!im.have_originals)
+    bool v3 = im.manifest.format == "layover-patch/3";
+    if (v3 ? im.have_originals : !im.one_sizes.empty())
+        return base::error(std::string("a ") + im.manifest.format + " patch has a " +
+                           (v3 ? kOriginalsName : kOriginalName) + " member; the patch was altered");
+    if (v3) {
+        if (im.one_sizes.size() < list.size())
+            return base::error("the manifest lists " + lim(list.size()) + " originals but the patch has " +
+                               lim(im.one_sizes.size()) + " " + kOriginalName + " members (cut off?)");
+        if (im.one_sizes.size() > list.size())
+            return base::error(std::string("the patch has more ") + kOriginalName +
+                               " members than the manifest lists originals; the patch was altered");
+        for (size_t i = 0; i < list.size(); i++)
+            if (im.one_sizes[i] != list[i].size)
+                return base::error("original #" + lim(i + 1) + " holds " + lim(im.one_sizes[i]) +
+                                   " bytes, the manifest says " + lim(list[i].size) + "; the patch was altered");
+    }
+    if (list.empty() && !im.have_originals && im.one_sizes.empty()) return base::Ok();
+    if (!v3 && !im.have_originals)
         return base::error("the manifest lists originals but the patch has no " + std::string(kOriginalsName) +
                            " member (cut off?)");
     std::set<std::string_view> modified;
@@ -423,6 +443,15 @@ Result<void> validate(int fd, const Limits& l, Parsed* im) {
                 im->have_originals = true;
                 continue;
             }
+            if (name == kOriginalName) {
+                if (!regular) return base::error(std::string(kOriginalName) + " is not a regular file");
+                uint64_t room = l.max_manifest - std::min<uint64_t>(l.max_manifest, im->originals.size());
+                TRY(std::string one, read_small(t, room, kOriginalName, archive_entry_size(e)));
+                computed.emplace_back(name, fingerprint_bytes(one));
+                im->one_sizes.push_back(one.size());
+                im->originals += one;
+                continue;
+            }
             if (name == kSumsName) {
                 if (!regular) return base::error(std::string(kSumsName) + " is not a regular file");
                 TRY(std::string text, read_small(t, l.max_manifest, kSumsName, archive_entry_size(e)));
@@ -443,6 +472,7 @@ Result<void> validate(int fd, const Limits& l, Parsed* im) {
             } else {
                 fp = fp_of_meta(m);
             }
+            where.sum = computed.size();
             computed.emplace_back(tar_name, fp);
             im->members.push_back(std::move(m));
             im->stored.push_back(where);

@@ -18,6 +18,7 @@ using Sums = std::vector<std::pair<std::string, std::string>>;
 struct StoredData {
     uint64_t offset = 0;
     uint64_t bytes = 0;
+    size_t sum = 0;  // the member's entry in the sums (originals of layover-patch/3 lie between)
 };
 
 struct Patch::Impl {
@@ -31,8 +32,7 @@ struct Patch::Impl {
     std::vector<ZstdReader::Mark> marks;  // where decoding may restart
     bool from_session = false;
     std::string temp;  // a session's on-the-fly patch, removed with the Patch
-    // layover-patch/2: .layover/originals, and each original's place in it by fingerprint.
-    std::string originals;
+    // layover-patch/2 and /3: each original by fingerprint.
     std::map<std::string, std::string> original_by_fp;
 };
 

@@ -117,7 +117,7 @@ Result<void> Patch::read_data(const std::function<DataSink(const Member&)>& visi
             };
             TRY_VOID(cur.read(len, piece));
         }
-        if (fp.finish(m.size) != impl_->sums[i + 1].second)
+        if (fp.finish(m.size) != impl_->sums[at.sum].second)
             return cur.changed("member " + base::display_path(m.path) + " differs");
     }
     return base::Ok();

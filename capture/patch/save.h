@@ -2,10 +2,14 @@
 // created 0600). Used by `layover save`, `run --on-exit save:FILE`, the
 // prompt's [s], and Patch::open_source for sessions.
 #pragma once
+#include <functional>
 #include <map>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "capture/scan/change.h"
 #include "capture/scan/ignore.h"
 #include "capture/scan/step_range.h"
 #include "helper/base/result.h"
@@ -32,8 +36,18 @@ struct SaveOptions {
     // New contents for some modified regular files (rejected hunks left
     // out): stored instead of the session's, with its mode, mtime and xattrs.
     std::map<std::string, std::string> contents;
+    // Called, in the child that writes the patch, with the content of each
+    // file it stores (dense and at most kContentHookMax bytes, as read for
+    // the patch: no second read) and a reader of that file's base content
+    // (nullopt for an addition or a base that is not a regular file, or too
+    // big); what it returns is gathered into save_session's `notes`. save's
+    // secret warning, without a second scan of the session.
+    using BaseText = std::function<std::optional<std::string>()>;
+    std::function<std::string(const Change&, std::string_view now, const BaseText& base)> on_content;
 };
+inline constexpr uint64_t kContentHookMax = uint64_t{1} << 20;
 
-base::Result<void> save_session(const session::Info& s, const std::string& out_file, const SaveOptions& opts = {});
+base::Result<void> save_session(const session::Info& s, const std::string& out_file, const SaveOptions& opts = {},
+                                std::string* notes = nullptr);
 
 }  // namespace capture

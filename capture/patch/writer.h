@@ -5,6 +5,8 @@
 // xattrs), then .layover/sums with every member's fingerprint.
 #pragma once
 #include <functional>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "capture/patch/reader.h"
@@ -17,15 +19,21 @@ namespace capture {
 inline constexpr const char* kManifestName = ".layover/manifest.json";
 inline constexpr const char* kSumsName = ".layover/sums";
 inline constexpr const char* kOriginalsName = ".layover/originals";  // before the sums (layover-patch/2)
+inline constexpr const char* kOriginalName = ".layover/original";    // before its file (layover-patch/3)
 
 struct WriteOptions {
     // A file whose SEEK_DATA/SEEK_HOLE map has more data segments is stored
     // with its smallest holes as zeros, so that a reader with this
     // Limits::max_sparse_segments opens the patch.
     uint64_t max_sparse_segments = Limits{}.max_sparse_segments;
-    // The concatenated originals the manifest lists (Manifest::originals);
-    // written as .layover/originals when not empty.
-    const std::string* originals = nullptr;
+    // Originals (Manifest::originals, layover-patch/3): by path, the base
+    // content written as a .layover/original member right before that
+    // file's member, so that zstd compresses the new version against it.
+    // The manifest lists them in the order of those files.
+    const std::unordered_map<std::string, std::string_view>* original_before = nullptr;
+    // Called with the whole content of each file member stored dense and at
+    // most 1 MiB (read in one piece, so no second read): save's secret scan.
+    std::function<void(const Item&, std::string_view data)> on_content;
 };
 
 // Writes to out_fd (not closed). Upper files are re-opened fd-relative from

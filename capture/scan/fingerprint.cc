@@ -102,7 +102,7 @@ std::string Fingerprint::finish(uint64_t logical_size) {
     return hex128(XXH3_128bits_digest(data_));
 }
 
-std::string fingerprint_bytes(const std::string& s) {
+std::string fingerprint_bytes(std::string_view s) {
     Fingerprint f;
     f.data(0, s.data(), s.size());
     return f.finish(s.size());
@@ -184,13 +184,18 @@ base::Result<void> read_segments(int fd, const Segments& segs,
     return base::Ok();
 }
 
-base::Result<std::string> fingerprint_fd(int fd, uint64_t size) {
+base::Result<std::string> fingerprint_fd(int fd, uint64_t size, std::optional<std::string>* dense) {
     TRY(Segments segs, data_segments(fd, size));
     Fingerprint f;
+    bool keep = dense && (segs.empty() || (segs.size() == 1 && segs[0].first == 0 && segs[0].second == size));
+    std::string content;
+    if (keep) content.reserve(static_cast<size_t>(size));
     TRY_VOID(read_segments(fd, segs, [&](uint64_t off, const char* p, size_t n) -> base::Result<void> {
         f.data(off, p, n);
+        if (keep) content.append(p, n);
         return base::Ok();
     }));
+    if (keep) *dense = std::move(content);
     return f.finish(size);
 }
 

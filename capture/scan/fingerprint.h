@@ -9,7 +9,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -36,7 +38,7 @@ private:
     bool in_seg_ = false;
 };
 
-std::string fingerprint_bytes(const std::string& s);
+std::string fingerprint_bytes(std::string_view s);
 
 using Segments = std::vector<std::pair<uint64_t, uint64_t>>;  // (offset, length) of data
 
@@ -53,7 +55,9 @@ void fit_segments(Segments* segs, uint64_t max_segments);
 base::Result<void> read_segments(int fd, const Segments& segs,
                                  const std::function<base::Result<void>(uint64_t, const char*, size_t)>& fn);
 
-base::Result<std::string> fingerprint_fd(int fd, uint64_t size);
+// With `dense`: a file without holes also leaves its content there (its
+// fingerprint is then fingerprint_bytes of it), read in the same pass.
+base::Result<std::string> fingerprint_fd(int fd, uint64_t size, std::optional<std::string>* dense = nullptr);
 
 // Byte equality of two open files of the same size; regions that are holes
 // in both are skipped without reading.

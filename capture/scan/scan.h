@@ -6,6 +6,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,9 @@ struct Item {
     // The upper file, left open by a scan with keep_files so the writer need
     // not open it again (owned by ScanResult::files); -1: the writer opens it.
     int fd = -1;
+    // ScanOptions::keep_base_max: a modified file's real content, read
+    // while its base was fingerprinted (so it is what the base record says).
+    std::optional<std::string> base_content;
 };
 
 struct ScanResult {
@@ -67,6 +71,10 @@ struct ScanOptions {
     // With with_base: real contents a partial apply of this session left or
     // found (helper/store/known_bases.h); a base that matches one is not stale.
     const session::KnownBases* known_bases = nullptr;
+    // With with_base: a modified regular file whose real side is a file of
+    // at most this many bytes, without holes, keeps that content in
+    // Item::base_content (save's originals, read once with the fingerprint).
+    uint64_t keep_base_max = 0;
 };
 
 base::Result<ScanResult> scan_upper(int upper_fd, int lower_fd, const ScanOptions& opts);

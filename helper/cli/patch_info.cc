@@ -2,6 +2,7 @@
 // pick the exit code; the work is in the library.
 #include <unistd.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
@@ -23,6 +24,7 @@
 #include "helper/cli/verbs.h"
 #include "helper/store/session.h"
 #include "review/diff/pager.h"
+#include "review/prompt/content_risk.h"
 #include "review/prompt/listing.h"
 #include "review/prompt/rejected_patch.h"
 #include "review/prompt/risk_patch.h"
@@ -58,18 +60,33 @@ const char kShowUsage[] =
     "  Validate a patch and print its changes.\n"
     "  --steps: the session's steps the patch carries, newest first (as 'layover log')\n";
 
-// Before a patch is shared: the secrets it carries, by file and line (read
-// from the session's trees, as status does: no second pass over the patch).
-void warn_secrets(const session::Info& info, const capture::SaveOptions& so) {
-    auto changes = capture::session_changes_as_owner(info, true, nullptr, so.ignore, nullptr, so.steps);
-    if (!changes) return;
-    base::PathFilter only(so.only, so.exclude);
-    std::erase_if(*changes, [&](const capture::Change& c) { return !only.selects(c.path); });
-    auto lines = review::secret_lines(session_risks(info, *changes, so.steps));
+// Before a patch is shared: the secrets it carries, by file and line, found
+// in the contents as save writes them (no second pass over the session).
+// A file's base is read only when its new text holds something: its risks
+// against an empty base are a superset of those against the real one.
+void scan_secrets(capture::SaveOptions* so) {
+    so->on_content = [](const capture::Change& c, std::string_view now, const capture::SaveOptions::BaseText& base) {
+        if (!review::content_scanned(c.path) || review::content_risks(c.path, now, {}).secrets.empty())
+            return std::string();
+        auto before = base();
+        review::RiskContext ctx;
+        for (auto& h : review::content_risks(c.path, now, before ? *before : std::string()).secrets)
+            ctx.secrets.emplace_back(c.path, std::move(h));
+        std::string out;
+        for (const auto& l : review::secret_lines(ctx)) out += l + "\n";
+        return out;
+    };
+}
+
+void warn_secrets(const std::string& lines) {
     if (lines.empty()) return;
-    std::fprintf(stderr, "layover: save: warning: the patch holds %zu secret(s); look before sharing it:\n",
-                 lines.size());
-    for (const auto& l : lines) std::fprintf(stderr, "  %s\n", l.c_str());
+    size_t n = static_cast<size_t>(std::count(lines.begin(), lines.end(), '\n'));
+    std::fprintf(stderr, "layover: save: warning: the patch holds %zu secret(s); look before sharing it:\n", n);
+    for (size_t at = 0; at < lines.size();) {
+        size_t nl = lines.find('\n', at);
+        std::fprintf(stderr, "  %.*s\n", static_cast<int>(nl - at), lines.data() + at);
+        at = nl + 1;
+    }
 }
 
 // What a person rejected (`layover reject`) and is still in force is left
@@ -148,14 +165,15 @@ int cmd_save(int argc, char** argv) {
     if (!include_rejected && !step_args.given())
         if (auto lr = leave_out_rejected(info.value(), &so); !lr)
             return fail("save: rejections of session '" + info->meta.name + "': " + lr.error().message);
-    auto r = capture::save_session(info.value(), out, so);
+    scan_secrets(&so);
+    std::string secrets;
+    auto r = capture::save_session(info.value(), out, so, &secrets);
     if (!r) return fail(r.error().message);
     std::fprintf(stderr, "layover: saved session '%s' to %s\n", info->meta.name.c_str(), out.c_str());
     char real[PATH_MAX];
     if (auto m = session::mark_saved(info->dir, ::realpath(out.c_str(), real) ? real : out); !m)
         std::fprintf(stderr, "layover: save: the patch is written, but %s\n", m.error().message.c_str());
-    // Last: it enters the session owner's namespace, as status does.
-    warn_secrets(info.value(), so);
+    warn_secrets(secrets);
     return 0;
 }
 

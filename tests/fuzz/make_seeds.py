@@ -109,16 +109,19 @@ def main():
 
 
 def originals_seeds():
-    """layover-patch/2 carrying .layover/originals (capture/patch/originals reader): docs/a.txt's base is
-    not the fuzz target's "hello\nworld\n", so apply --dry-run goes on to the 3-way merge from it."""
+    """layover-patch/2 carrying .layover/originals and /3 carrying a .layover/original before its file
+    (capture/patch/originals reader): docs/a.txt's base is not the fuzz target's "hello\nworld\n", so
+    apply --dry-run goes on to the 3-way merge from it."""
     t = "/tmp/layover-fuzz-target"
     base = b"hello\nold\nthree\nfour\nfive\nsix\nseven\n"
-    b = PatchBuilder(t).file("docs/a.txt", b"hello\nold\nthree\nfour\nfive\nsix\nSEVEN\n",
+    b = PatchBuilder(t).raw_member(tarfile.TarInfo(".layover/original"), base).file("docs/a.txt", b"hello\nold\nthree\nfour\nfive\nsix\nSEVEN\n",
                              base={"type": "file", "size": len(base), "mode": 0o644,
                                    "fingerprint": fingerprint(base), "stale": False}, kind="modified")
-    b.manifest["format"] = "layover-patch/2"
+    b.manifest["format"] = "layover-patch/3"
     b.manifest["originals"] = [{"fingerprint": fingerprint(base), "size": len(base)}]
-    b.raw_member(tarfile.TarInfo(".layover/originals"), base)
+    out("patch", "originals3", zst(b.tar()))
+    b.manifest["format"] = "layover-patch/2"
+    b.members = b.members[1:] + [(tarfile.TarInfo(".layover/originals"), base)]
     out("patch", "originals", zst(b.tar()))
 
 

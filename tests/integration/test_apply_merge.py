@@ -1,5 +1,5 @@
-"""Originals in saved patches (layover-patch/2) and the 3-way merge at apply
-when the real file moved since the base."""
+"""Originals in saved patches (layover-patch/3, and the older /2 layout) and
+the 3-way merge at apply when the real file moved since the base."""
 import json
 import subprocess
 
@@ -27,11 +27,12 @@ def saved(lo, tmp_path, *flags):
 def test_save_carries_the_original_and_a_moved_file_merges(lo, tmp_path):
     patch = saved(lo, tmp_path)
     manifest, members = read_patch(patch)
-    assert manifest["format"] == "layover-patch/2"
+    assert manifest["format"] == "layover-patch/3"
     assert [o["size"] for o in manifest["originals"]] == [len(BASE)]
     names = [m.name for m, _ in members]
-    assert names[-2:] == [".layover/originals", ".layover/sums"]
-    assert dict((m.name, d) for m, d in members)[".layover/originals"] == BASE.encode()
+    # The original right before its file, so zstd compresses one against the other.
+    assert names == [".layover/manifest.json", ".layover/original", "f.txt", ".layover/sums"]
+    assert members[1][1] == BASE.encode() and members[2][1] == AGENT.encode()
     # The real file moves on at a place the agent did not touch.
     (lo.target / "f.txt").write_text(lines(40, {3: "mine3\n"}))
     r = lo("apply", patch, "--target", lo.target, "--dry-run", "--json")
@@ -79,8 +80,8 @@ def test_no_originals_and_a_hostile_original(lo, tmp_path):
     good = saved(lo, tmp_path)
     manifest, members = read_patch(good)
     for change, expect in ((lambda d: b"X" + d[1:], b"does not match its fingerprint"),
-                           (lambda d: d[:-5], b"shorter than the originals")):
-        forged = [(i, change(d) if i.name == ".layover/originals" else d) for i, d in members]
+                           (lambda d: d[:-5], b"the manifest says")):
+        forged = [(i, change(d) if i.name == ".layover/original" else d) for i, d in members]
         bad = tmp_path / "bad.tar.zst"
         write_patch(bad, with_sums(forged))
         r = lo("show", bad)
@@ -88,3 +89,38 @@ def test_no_originals_and_a_hostile_original(lo, tmp_path):
         r = lo("apply", bad, "--target", lo.target, "--yes")
         assert r.returncode == 1 and expect in r.stderr
         assert (lo.target / "f.txt").read_text() == BASE
+
+
+def as_v2(manifest, members):
+    """The same patch in the layover-patch/2 layout: one .layover/originals
+    member after the payload holding every original back to back."""
+    from apply_util import replace_manifest
+    from patch_builder import with_sums
+    import tarfile
+    blob = b"".join(d for i, d in members if i.name == ".layover/original")
+    rest = [(i, d) for i, d in members if i.name not in (".layover/original", ".layover/sums")]
+    return with_sums(replace_manifest(rest, dict(manifest, format="layover-patch/2")) +
+                     [(tarfile.TarInfo(".layover/originals"), blob)])
+
+
+def test_an_old_v2_patch_still_merges_and_layouts_do_not_mix(lo, tmp_path):
+    from apply_util import write_patch
+    from patch_builder import with_sums
+    manifest, members = read_patch(saved(lo, tmp_path))
+    old = tmp_path / "old.tar.zst"
+    write_patch(old, as_v2(manifest, members))
+    (lo.target / "f.txt").write_text(lines(40, {3: "mine3\n"}))
+    r = lo("apply", old, "--target", lo.target, "--yes")
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    assert (lo.target / "f.txt").read_text() == lines(40, {3: "mine3\n", 30: "agent30\n"})
+    # A /3 patch holding the /2 member, or the reverse, is refused.
+    from apply_util import replace_manifest
+    v2 = [(i, d) for i, d in as_v2(manifest, members) if i.name != ".layover/sums"]
+    v3 = [(i, d) for i, d in members if i.name != ".layover/sums"]
+    for forged, expect in ((replace_manifest(v2, manifest), b"has a .layover/originals member"),
+                           (replace_manifest(v3, dict(manifest, format="layover-patch/2")),
+                            b"has a .layover/original member")):
+        bad = tmp_path / "bad.tar.zst"
+        write_patch(bad, with_sums(forged))
+        r = lo("show", bad)
+        assert r.returncode != 0 and expect in r.stderr, r.stderr

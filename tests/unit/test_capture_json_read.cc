@@ -89,7 +89,7 @@ TEST_CASE("capture json_read: fields must have their type, fit, and appear once"
     // The first problem in check order is reported, whatever the key order.
     CHECK(err(R"({"captured": 1, "size": 1.5, "kind": "nope", "path": "a"})").find("change a: unknown kind") !=
           std::string::npos);
-    CHECK(error_of(R"({"format": "layover-patch/3", "changes": 5})").find("unsupported patch format") == 0);
+    CHECK(error_of(R"({"format": "layover-patch/4", "changes": 5})").find("unsupported patch format") == 0);
     CHECK(error_of(manifest_with(R"({"path": "a", "kind": "added"})", R"("session": null, )")) ==
           "invalid manifest: session is not a string");
     CHECK(error_of(R"({"format": "layover-patch/1", "target": "/t", "changes": []})") ==
