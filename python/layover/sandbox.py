@@ -333,11 +333,7 @@ class Sandbox:
         args: List[StrPath] = ["checkpoint", self.name, "--json"]
         if label:
             args += ["-m", label]
-        if self._repl is not None and self._repl.client.broken is None:
-            try:
-                self._repl.park()  # off the overlay now, not only once idle
-            except SandboxError:
-                pass  # a REPL gone: the checkpoint itself says what holds it up
+        self._park()
         data = self._json(args, error=SandboxError)
         step = data.get("step") if isinstance(data, dict) else None
         return step if isinstance(step, int) and not isinstance(step, bool) else 0
@@ -349,6 +345,15 @@ class Sandbox:
         reviewed anew (docs/review.md, "Rejections")."""
         data = self._json(["rejections", self.name, "--json"], obj=True)
         return parse_list(data.get("rejections"), parse_rejection, "a rejection list")
+
+    def _park(self) -> None:
+        # The REPL leaves the overlay now, not only once idle (it waits in /
+        # after IDLE_PARK_US): a freeze refuses a process with its cwd there.
+        if self._repl is not None and self._repl.client.broken is None:
+            try:
+                self._repl.park()
+            except SandboxError:
+                pass  # a REPL gone: the freeze itself says what holds it up
 
     def rollback(self, step: int, *, undo: bool = False) -> None:
         """Make the session's files what they were at the end of `step` (0:
@@ -362,6 +367,7 @@ class Sandbox:
         open for writing or has its working directory in the target (as
         checkpoint() does); close() first to roll back a stopped sandbox."""
         args: List[StrPath] = ["rollback", self.name] + (["--undo"] if undo else [str(int(step))])
+        self._park()
         self.helper.run(args, error=SandboxError)
 
     def revert(self, step: int) -> int:
@@ -372,6 +378,7 @@ class Sandbox:
         the same rule as checkpoint().  A running sandbox is reverted in
         place and keeps its REPL: its Python state is not reverted, only the
         files, which its next run() sees."""
+        self._park()
         self.helper.run(["revert", self.name, str(int(step))], error=SandboxError)
         # Its label: "revert N: ..." (a running sandbox's live changes are frozen above it).
         mark = "revert %d: " % int(step)
@@ -386,6 +393,7 @@ class Sandbox:
         REPL's Python state is not copied.  The new Sandbox is returned
         stopped unless start=True; kwargs are Sandbox options for it."""
         args: List[StrPath] = ["fork", self.name, name] + ([] if at is None else ["--at", str(int(at))])
+        self._park()
         self.helper.run(args, error=SandboxError)
         kwargs.setdefault("network", self.network)
         kwargs.setdefault("python", self.python)
