@@ -184,10 +184,19 @@ class Bench:
     # -- apply ---------------------------------------------------------------
     def apply(self, patch, base, goal, limit, expect, rss_goal=None, big=False):
         """Both sides extract into a fresh copy of the same base, made the same way for each rep."""
-        cur = {}
+        cur, made = {}, []
 
+        # Each rep gets a new dir, and the many-file rows remove theirs only
+        # after the row: removing thousands of files and then creating as many
+        # in the same block groups made single reps of either side swing 2-10x
+        # (ext4's recently-deleted inode search; the project row does the same,
+        # docs/design.md "Creating files right after deleting thousands"). The
+        # big-file rows remove each at once (one inode, gigabytes of space).
         def fresh(kind):
-            cur[kind] = self.p("apply-%s" % kind)
+            if big and kind in cur:
+                rm(cur[kind])
+            cur[kind] = self.p("apply-%s%d" % (kind, len(made)))
+            made.append(cur[kind])
             fresh_copy(base, cur[kind])
 
         def verify_l():
@@ -202,8 +211,8 @@ class Bench:
         self.res.ratio(goal, lay, peer, limit)
         if rss_goal:
             self.res.rss(rss_goal, lay, 64)
-        for k in ("l", "p"):
-            rm(cur[k])
+        for d in made:
+            rm(d)
 
     def expect_added(self, d):
         n = count_files(os.path.join(d, "gen"))
