@@ -61,17 +61,14 @@ const char kShowUsage[] =
     "  --steps: the session's steps the patch carries, newest first (as 'layover log')\n";
 
 // Before a patch is shared: the secrets it carries, by file and line, found
-// in the contents as save writes them (no second pass over the session).
-// A file's base is read only when its new text holds something: its risks
-// against an empty base are a superset of those against the real one.
+// in the contents as save writes them (no second pass over the session),
+// by the rule status and the prompt use (review/prompt/risk_scan.h: the base
+// is read only when the new text alone shows a risk).
 void scan_secrets(capture::SaveOptions* so) {
     so->on_content = [](const capture::Change& c, std::string_view now, const capture::SaveOptions::BaseText& base) {
-        if (!review::content_scanned(c.path) || review::content_risks(c.path, now, {}).secrets.empty())
-            return std::string();
-        auto before = base();
+        if (!review::content_scanned(c.path)) return std::string();
         review::RiskContext ctx;
-        for (auto& h : review::content_risks(c.path, now, before ? *before : std::string()).secrets)
-            ctx.secrets.emplace_back(c.path, std::move(h));
+        review::add_content_risk(&ctx, c, now, [&](const std::string&) { return base(); });
         std::string out;
         for (const auto& l : review::secret_lines(ctx)) out += l + "\n";
         return out;
