@@ -4,22 +4,11 @@
 #include "review/diff/format.h"
 #include "review/diff/hunks.h"
 #include "review/diff/merge3.h"
+#include "tests/unit/text_lines.h"
 
 using namespace review;
 
 namespace {
-
-// Lines "l1\n".."lN\n", with some replaced.
-std::string lines(int n, std::initializer_list<std::pair<int, const char*>> edits = {}) {
-    std::string out;
-    for (int i = 1; i <= n; i++) {
-        std::string l = "l" + std::to_string(i) + "\n";
-        for (const auto& [at, text] : edits)
-            if (at == i) l = text;
-        out += l;
-    }
-    return out;
-}
 
 Side file(const std::string& data) { return Side{true, kGitRegular, data, true, data.size()}; }
 

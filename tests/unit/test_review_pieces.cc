@@ -2,21 +2,11 @@
 #include <string>
 
 #include "review/diff/pieces.h"
+#include "tests/unit/text_lines.h"
 
 using namespace review;
 
 namespace {
-
-std::string lines(int n, std::initializer_list<std::pair<int, const char*>> edits = {}) {
-    std::string out;
-    for (int i = 1; i <= n; i++) {
-        std::string l = "l" + std::to_string(i) + "\n";
-        for (const auto& [at, text] : edits)
-            if (at == i) l = text;
-        out += l;
-    }
-    return out;
-}
 
 // The text of a result that must be ok.
 std::string text(base::Result<std::string> r) {
