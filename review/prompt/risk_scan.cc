@@ -34,6 +34,12 @@ std::optional<ContentRisks> file_risks(const capture::Change& c, const TextOf& n
 
 constexpr size_t kTwoThreads = 256;  // files: below this one thread is quicker
 
+void add_found(RiskContext* ctx, const std::string& path, ContentRisks&& r) {
+    auto& list = ctx->content[path];
+    list.insert(list.end(), r.phrases.begin(), r.phrases.end());
+    for (auto& h : r.secrets) ctx->secrets.emplace_back(path, std::move(h));
+}
+
 }  // namespace
 
 bool content_risk_wanted(const capture::Change& c) {
@@ -44,10 +50,7 @@ bool content_risk_wanted(const capture::Change& c) {
 
 void add_content_risk(RiskContext* ctx, const capture::Change& c, std::string_view now, const TextOf& old_text) {
     auto r = text_risks(c, now, old_text);
-    if (r.phrases.empty()) return;
-    auto& list = ctx->content[c.path];
-    list.insert(list.end(), r.phrases.begin(), r.phrases.end());
-    for (auto& h : r.secrets) ctx->secrets.emplace_back(c.path, std::move(h));
+    if (!r.phrases.empty()) add_found(ctx, c.path, std::move(r));
 }
 
 void add_content_risks(RiskContext* ctx, const std::vector<capture::Change>& changes, const TextOf& new_text,
@@ -77,9 +80,7 @@ void add_content_risks(RiskContext* ctx, const std::vector<capture::Change>& cha
             if (verdicts) verdicts->record_risk_free(path);
             continue;
         }
-        auto& list = ctx->content[path];
-        list.insert(list.end(), found[i]->phrases.begin(), found[i]->phrases.end());
-        for (auto& h : found[i]->secrets) ctx->secrets.emplace_back(path, std::move(h));
+        add_found(ctx, path, std::move(*found[i]));
     }
 }
 
