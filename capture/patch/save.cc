@@ -78,7 +78,8 @@ base::Result<void> replace_contents(ScanResult* r, const std::map<std::string, s
 
 // The base contents of modified text files (at most max bytes each), as the
 // scan read them while it fingerprinted their base records (so each is
-// what its record says: a changed or sparse real file has none): stored
+// what its record says: a changed or sparse real file has none, and a
+// stale one, whose real content is no longer the agent's base, none): stored
 // once per fingerprint, before the first file that has it (layover-patch/3),
 // listed in the manifest in that order. `before` points into the scan's
 // items, which keep them until the patch is written: copying them into one
@@ -92,7 +93,7 @@ void collect_originals(const ScanResult& scan, Manifest* m, std::unordered_map<s
         if (!it.base_content || c.kind != Kind::Modified || c.type != Type::File || c.old_type != Type::File) continue;
         std::string_view data = *it.base_content;
         auto b = bases.find(c.path);
-        if (b == bases.end() || b->second->size != data.size() || b->second->fingerprint.empty() ||
+        if (b == bases.end() || b->second->stale || b->second->size != data.size() || b->second->fingerprint.empty() ||
             have.count(b->second->fingerprint) || data.substr(0, 8000).find('\0') != std::string::npos)
             continue;
         have.insert(b->second->fingerprint);
