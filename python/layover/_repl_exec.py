@@ -42,7 +42,7 @@ class ExecMixin:
             if data is not None:
                 in_r, io[0] = os.pipe()
             pid, proc = _spawn(h["argv"], h.get("cwd"), h.get("env"),
-                               self.devnull() if in_r is None else in_r, out_w, err_w, self.inherited_fds)
+                               self.devnull() if in_r is None else in_r, out_w, err_w, self.child_setup)
         except OSError as e:
             _close(out_r, out_w, err_r, err_w, in_r, io[0])
             name = e.filename if isinstance(e.filename, str) else None
@@ -87,19 +87,23 @@ class ExecMixin:
             self._devnull = os.open(os.devnull, os.O_RDWR | os.O_CLOEXEC)
         return self._devnull
 
-    # The fds a command must not inherit, as of the last look, and whether
-    # only our own code has run since.
-    _inheritable = ()
-    fds_known = False
+    # What a command must not inherit (fds to close, signals to reset), as
+    # of the last look, and whether user code ran since.
+    _closes = ()
+    _sigdef = ()
+    user_ran = True
 
-    def inherited_fds(self):
-        """Fds above 2 that user code made inheritable (os.dup2,
-        os.set_inheritable, a C library): subprocess's close_fds keeps them
-        from a command.  The REPL's own are all close-on-exec.  Listing
-        /proc/self/fd costs more than the rest of a spawn's Python, so the
-        list is kept while no user code ran: no run()/call() since (serve()
-        clears fds_known) and no thread of its own alive."""
-        if not self.fds_known or _thread._count() > 2:  # 2: the watcher and the pump
+    def child_setup(self):
+        """(fds to close, signals to reset to SIG_DFL) for posix_spawn, so the
+        command starts as under subprocess: no fd above 2 that user code made
+        inheritable (close_fds; the REPL's own are all close-on-exec), no
+        signal handler, SIGPIPE and SIGXFSZ back at their default
+        (restore_signals), other ignored signals still ignored.  Naming every
+        other signal also halves glibc's reset loop (one sigaction each, not
+        two).  Listing /proc/self/fd costs more than the rest of a spawn's
+        Python, so both are kept while no user code ran: no run()/call()
+        since (serve() sets user_ran) and no thread of its own alive."""
+        if self.user_ran or _thread._count() > 2:  # 2: the watcher and the pump
             fds = []
             try:
                 names = os.listdir("/proc/self/fd")
@@ -113,9 +117,12 @@ class ExecMixin:
                             fds.append(fd)
                     except OSError:
                         pass  # the listing's own fd, closed since
-            self._inheritable = fds
-            self.fds_known = True
-        return self._inheritable
+            ign = _signal.SIG_IGN
+            self._closes = fds
+            self._sigdef = [n for n in _signal.valid_signals()
+                            if n in _RESTORED or _signal.getsignal(n) != ign]
+            self.user_ran = False
+        return self._closes, self._sigdef
 
     def _pump_process(self, rid, pid, out_r, err_r, io, data, timeout):
         """Forward the command's output as it comes and feed its input (io[0],
@@ -187,10 +194,10 @@ class ExecMixin:
 
 # Signals Python ignores at start-up that a command gets back at their
 # default, as subprocess's restore_signals does.
-_SIGDEF = tuple(getattr(_signal, n) for n in ("SIGPIPE", "SIGXFSZ") if hasattr(_signal, n))
+_RESTORED = tuple(getattr(_signal, n) for n in ("SIGPIPE", "SIGXFSZ") if hasattr(_signal, n))
 
 
-def _spawn(argv, cwd, env, stdin, stdout, stderr, inherited_fds):
+def _spawn(argv, cwd, env, stdin, stdout, stderr, child_setup):
     """(pid, Popen or None).  The usual call (no cwd) is one posix_spawn: a
     vfork-like clone and the exec, where Popen adds a pipe for its errors,
     file objects and ~100 us of Python (docs/performance.md, "Python
@@ -205,12 +212,13 @@ def _spawn(argv, cwd, env, stdin, stdout, stderr, inherited_fds):
             path = os.environ.get("PATH")
             spawn = os.posix_spawnp if path is not None and (env is None or env.get("PATH") == path) else None
         if spawn is not None:
+            closes, sigdef = child_setup()
             acts = [(os.POSIX_SPAWN_DUP2, stdin, 0), (os.POSIX_SPAWN_DUP2, stdout, 1),
                     (os.POSIX_SPAWN_DUP2, stderr, 2)]
-            acts += [(os.POSIX_SPAWN_CLOSE, fd) for fd in inherited_fds()]  # close_fds=True
+            acts += [(os.POSIX_SPAWN_CLOSE, fd) for fd in closes]
             try:
                 return spawn(argv[0], argv, _environ() if env is None else env, file_actions=acts,
-                             setsid=True, setsigdef=_SIGDEF), None
+                             setsid=True, setsigdef=sigdef), None
             except (OSError, TypeError, ValueError, NotImplementedError):
                 pass  # subprocess below: it raises its own error, or copes
     subprocess = _own_import("subprocess")

@@ -283,12 +283,12 @@ class Server(ExecMixin):
                 self.enter_cwd()
             try:
                 if t == "run" or t == "irun":
-                    self.fds_known = False  # user code may open fds (ExecMixin.inherited_fds)
+                    self.user_ran = True  # it may open fds, set signals (ExecMixin.child_setup)
                     self.do_run(rid, payload.decode("utf-8", "surrogateescape"), t == "irun")
                 elif t == "exec":
                     self.do_exec(rid, h)
                 elif t == "call":
-                    self.fds_known = False
+                    self.user_ran = True
                     self.do_call(rid, payload)
                 elif t == "park":  # the host checkpoints next (Sandbox.checkpoint)
                     self.park()

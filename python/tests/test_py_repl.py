@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import errno
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -116,6 +117,11 @@ def test_exec_keeps_subprocess_semantics_fds_signals_and_path(repl, tmp_path):
     # SIGPIPE is back at its default (Python ignores it), so the shell dies of it.
     p = repl.exec(["sh", "-c", "kill -PIPE $$; echo survived"])
     assert (p.returncode, p.stdout) == (-13, b"")
+    # Signals user code ignores stay ignored; those it handles are back at their default.
+    repl.run("import signal\nsignal.signal(signal.SIGUSR1, signal.SIG_IGN)\n"
+             "signal.signal(signal.SIGUSR2, lambda *a: None)")
+    p = repl.exec(["sh", "-c", "kill -USR1 $$; echo survived; kill -USR2 $$; echo not reached"])
+    assert (p.returncode, p.stdout) == (-signal.SIGUSR2, b"survived\n")
     # A bare name is looked up in env's PATH when env has its own.
     tool = tmp_path / "bin" / "mytool"
     tool.parent.mkdir()
