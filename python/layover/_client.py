@@ -72,11 +72,6 @@ _OUT_RE = re.compile(rb'\{"t":"out","id":' + _INT + rb',"s":"(stdout|stderr|resu
 _DONE_FORM = (rb'done","id":' + _INT + rb',"lens":\[' + _LEN + rb"," + _LEN + rb'\],"tail":\[' + _INT + rb","
               + _INT + rb'\],"interrupted":(true|false)')
 _DONE_RE = re.compile(rb'\{"t":"' + _DONE_FORM + rb"\}")
-# exec's done, as _server.py's do_exec formats it.
-_BOOL = rb"(true|false)"
-_EXEC_DONE_RE = re.compile(rb'\{"t":"done","id":' + _INT + rb',"lens":\[\],"tail":\[' + _INT + rb"," + _INT
-                           + rb'\],"returncode":(0|-?[1-9][0-9]{0,17}),"timed_out":' + _BOOL + rb',"interrupted":'
-                           + _BOOL + rb"\}")
 
 
 # run_code's reply matcher: either form in one pattern; groups 1-2 for "out",
@@ -96,10 +91,6 @@ def _fast_header(raw: bytes) -> Optional[Dict[str, Any]]:
     if m is not None:
         return {"t": "done", "id": int(m[1]), "lens": [int(m[2]), int(m[3])], "tail": [int(m[4]), int(m[5])],
                 "interrupted": m[6] == b"true"}
-    m = _EXEC_DONE_RE.fullmatch(raw)
-    if m is not None:
-        return {"t": "done", "id": int(m[1]), "lens": [], "tail": [int(m[2]), int(m[3])], "returncode": int(m[4]),
-                "timed_out": m[5] == b"true", "interrupted": m[6] == b"true"}
     return None
 
 
