@@ -180,8 +180,7 @@ std::vector<LayerIndex> indexes_from_bytes(std::string_view data) {
             LayerIndex::Dir d;
             d.mark = static_cast<char>(r.byte());
             uint64_t n = r.u64();
-            if (!r.ok || !valid_path(path) || (d.mark != 0 && d.mark != 'y' && d.mark != 'x') ||
-                n > r.in.size() / 10)
+            if (!r.ok || !valid_path(path) || (d.mark != 0 && d.mark != 'y' && d.mark != 'x') || n > r.in.size() / 10)
                 return {};
             d.names.reserve(n);
             for (uint64_t j = 0; j < n; j++) {

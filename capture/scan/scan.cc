@@ -464,7 +464,8 @@ private:
             if (names->names[i].type != DT_DIR) continue;
             std::string joined;
             const std::string& here = d.name_in(names->holder(i), names->names[i].name, &joined);
-            base::Fd top(::openat(d.fds[names->holder(i)], here.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+            base::Fd top(
+                ::openat(d.fds[names->holder(i)], here.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
             if (!top.valid()) continue;
             auto raw = read_xattrs(top.get());
             bool opaque = raw && overlay_marks(raw.value()).opaque, cut = false;

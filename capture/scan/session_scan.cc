@@ -91,7 +91,7 @@ std::vector<int> SessionTrees::layers() const {
 }
 
 std::vector<std::shared_ptr<const LayerIndex>> index_session_layers(const session::Info& s, const SessionTrees& t) {
-    std::vector<int> frozen{-1};  // the upper: live, or a --step range's top (not worth a file)
+    std::vector<int> frozen{-1};                   // the upper: live, or a --step range's top (not worth a file)
     size_t n = t.steps.size() - (t.flat ? 1 : 0);  // compare's layer is no step
     for (size_t i = 0; i < t.steps.size(); i++) frozen.push_back(i < n ? t.steps[i].get() : -1);
     base::Fd dir(::open(s.dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));

@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "capture/scan/layer_index.h"
 #include "helper/base/dir.h"
 #include "helper/base/fd.h"
 #include "helper/base/result.h"
-#include "capture/scan/layer_index.h"
 #include "helper/store/layer_merge.h"
 
 namespace capture {
@@ -35,7 +35,7 @@ struct UpperDir {
         *buf = rel[k] + "/" + name;
         return *buf;
     }
-    bool xwh = false;             // a lower layer's dir may hold xattr whiteouts
+    bool xwh = false;  // a lower layer's dir may hold xattr whiteouts
 };
 
 // Its names, sorted, each once; with more than one layer, who holds each.
