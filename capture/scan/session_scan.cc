@@ -94,8 +94,9 @@ std::vector<std::shared_ptr<const LayerIndex>> index_session_layers(const sessio
     std::vector<int> frozen{-1};                   // the upper: live, or a --step range's top (not worth a file)
     size_t n = t.steps.size() - (t.flat ? 1 : 0);  // compare's layer is no step
     for (size_t i = 0; i < t.steps.size(); i++) frozen.push_back(i < n ? t.steps[i].get() : -1);
+    if (n == 0) return std::vector<std::shared_ptr<const LayerIndex>>(frozen.size());  // no steps: nothing to read
     base::Fd dir(::open(s.dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    if (!dir.valid() || n == 0) return std::vector<std::shared_ptr<const LayerIndex>>(frozen.size());
+    if (!dir.valid()) return std::vector<std::shared_ptr<const LayerIndex>>(frozen.size());
     return index_layers(dir.get(), frozen);
 }
 
