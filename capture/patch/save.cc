@@ -137,6 +137,8 @@ base::Result<void> save_session(const session::Info& s, const std::string& out_f
         TRY(base::IgnoreRules rules, load_ignore_rules(t.lower.get(), s.meta.target, opts.ignore));
         so.ignore = &rules;
         so.include_ignored = opts.ignore.include_ignored;
+        auto indexes = index_session_layers(s, t);
+        for (const auto& x : indexes) so.indexes.push_back(x.get());
         TRY(ScanResult scan, scan_layers(t.layers(), t.lower.get(), so));
         select_only(&scan, opts.only, opts.exclude);
         TRY_VOID(replace_contents(&scan, opts.contents));

@@ -19,6 +19,7 @@
 namespace capture {
 
 class VerdictCache;
+struct LayerIndex;
 
 struct Item {
     Change change;
@@ -75,6 +76,9 @@ struct ScanOptions {
     // at most this many bytes, without holes, keeps that content in
     // Item::base_content (save's originals, read once with the fingerprint).
     uint64_t keep_base_max = 0;
+    // scan_layers: each layer's index (capture/scan/layer_index.h), in the
+    // order of layer_fds; null or absent: its dirs are listed.
+    std::vector<const LayerIndex*> indexes;
 };
 
 base::Result<ScanResult> scan_upper(int upper_fd, int lower_fd, const ScanOptions& opts);
