@@ -13,6 +13,7 @@
 
 #include "capture/scan/classify.h"
 #include "capture/scan/fingerprint.h"
+#include "capture/scan/gone.h"
 #include "capture/scan/ignore.h"
 #include "capture/scan/stack.h"
 #include "capture/scan/verdicts.h"
@@ -63,6 +64,13 @@ struct Seen {
     bool full = false;        // xattrs read (a deferred file: only stat'ed; see complete())
 };
 
+// A dir that hides its real counterpart (opaque, cut off by a step, or below
+// such a dir): the real entries it lacks are deletions (capture/scan/gone.h).
+struct Hiding {
+    int64_t since = 0;          // the hiding dir's copy-up time (staleness of what it deleted)
+    std::vector<DirEnt> lower;  // the real dir's entries
+};
+
 class Walker {
 public:
     Walker(const ScanOptions& o, ScanResult* out)
@@ -75,22 +83,67 @@ public:
     }
 
     // xwh: the upper dir may hold xattr whiteouts (so d_type cannot tell a file).
-    Result<void> dir(const UpperDir& up, int low, const std::string& prefix, bool xwh) {
+    // hide: the dir hides the real dir `low` (Hiding), or null.
+    Result<void> dir(const UpperDir& up, int low, const std::string& prefix, bool xwh, const Hiding* hide = nullptr) {
         Level level(this);
         TRY(UpperListing names, list_upper(up, prefix.empty() ? "the upper layer" : base::display_path(prefix)));
+        Here h{up, low, prefix, xwh, names, hide};
+        std::vector<std::string> gone;
+        if (hide) gone = only_below(names.names, hide->lower);
+        h.gone = &gone;
         size_t split = split_point(names.names);
-        if (split == 0) return entries(up, low, prefix, xwh, names, 0, names.names.size());
-        return in_two(up, low, prefix, xwh, names, split);
+        if (split == 0) return entries(h, 0, names.names.size());
+        return in_two(h, split);
     }
 
     // A second walker may take the second half of one dir (spare_cpu).
     bool spare_cpu = false;
 
 private:
-    Result<void> entries(const UpperDir& up, int low, const std::string& prefix, bool xwh, const UpperListing& names,
-                         size_t from, size_t to) {
-        for (size_t i = from; i < to; i++) TRY_VOID(entry(up, names, i, low, prefix, xwh));
+    // The dir being walked.
+    struct Here {
+        const UpperDir& up;
+        int low;
+        const std::string& prefix;
+        bool xwh;
+        const UpperListing& names;
+        const Hiding* hide;
+        const std::vector<std::string>* gone = nullptr;  // with hide: the real entries the upper lacks
+    };
+
+    // Upper entries [from, to), and in name order among them the real
+    // entries a hiding dir lacks (gone_span shares those out between halves).
+    Result<void> entries(const Here& h, size_t from, size_t to) {
+        auto [g, g_end] = gone_span(*h.gone, h.names.names, from, to);
+        for (size_t i = from; i < to; i++) {
+            for (; g < g_end && (*h.gone)[g] < h.names.names[i].name; g++) TRY_VOID(gone_entry(h, (*h.gone)[g]));
+            TRY_VOID(entry(h.up, h.names, i, h.low, h.prefix, h.xwh, h.hide));
+        }
+        for (; g < g_end; g++) TRY_VOID(gone_entry(h, (*h.gone)[g]));
         return base::Ok();
+    }
+
+    // A real entry that a hiding dir lacks: deleted, as a whiteout there
+    // would have deleted it; its parent's top layer holds it in the patch.
+    Result<void> gone_entry(const Here& h, const std::string& name) {
+        std::string path = join_path(h.prefix, name);
+        if (!excluded_.empty() && excluded_.count(path)) return base::Ok();  // a hidden path: never captured
+        TRY(Seen l, look(h.low, name, path, false, !opts_.with_base));
+        if (!l.exists) return base::Ok();
+        Seen u;
+        u.exists = true;
+        u.side.type = Type::Whiteout;
+        u.st.stx_mask = STATX_BTIME;
+        u.st.stx_btime.tv_sec = h.hide->since / 1000000000;
+        u.st.stx_btime.tv_nsec = static_cast<uint32_t>(h.hide->since % 1000000000);
+        Verdict v = classify(u.side, l.side, [] { return false; });
+        if (!v.is_change) return base::Ok();
+        bool now_ignored = !in_ignored_ && is_ignored(u, l, path);
+        if (now_ignored && !opts_.include_ignored) {
+            out_->ignored++;
+            return base::Ok();
+        }
+        return record(u, l, v, path, in_ignored_ || now_ignored, h.up.ids.back());
     }
 
     // The first dir with two or more subdirs is split (once); 0: not here.
@@ -103,8 +156,7 @@ private:
 
     // The entries from `split` on, walked by a second walker on its own
     // thread into its own result, appended after ours: the walk order stays.
-    Result<void> in_two(const UpperDir& up, int low, const std::string& prefix, bool xwh, const UpperListing& names,
-                        size_t split) {
+    Result<void> in_two(const Here& h, size_t split) {
         ScanResult theirs;
         if (out_->files) theirs.files = std::make_shared<std::vector<base::Fd>>();
         Walker other(opts_, &theirs);
@@ -116,8 +168,8 @@ private:
         // above the split, which the halves' "absent" records must not repeat.
         other.seen_base_ = seen_base_;
         Result<void> r1 = base::Ok(), r2 = base::Ok();
-        base::run_halves([&] { return (r1 = entries(up, low, prefix, xwh, names, 0, split)).ok(); },
-                         [&] { r2 = other.entries(up, low, prefix, xwh, names, split, names.names.size()); });
+        base::run_halves([&] { return (r1 = entries(h, 0, split)).ok(); },
+                         [&] { r2 = other.entries(h, split, h.names.names.size()); });
         fd_limit_ += other.fd_limit_;
         if (!r1) return r1;
         if (!r2) return r2;
@@ -355,7 +407,7 @@ private:
     }
 
     Result<void> entry(const UpperDir& stack, const UpperListing& ls, size_t index, int low, const std::string& prefix,
-                       bool parent_xwh) {
+                       bool parent_xwh, const Hiding* parent_hide) {
         const DirEnt& e = ls.names[index];
         const std::string& name = e.name;
         uint32_t at = ls.holder(index);
@@ -391,6 +443,23 @@ private:
         // look() opens only regular files and dirs, never a fifo or socket.
         if (low >= 0) {
             TRY(l, look(low, name, path, false, !opts_.with_base));
+        }
+        // A dir that hides a real dir (opaque, or below a hiding dir) is
+        // compared with it entry by entry; one whose entries cannot be
+        // listed stays a replacement.
+        Hiding hide;
+        bool hiding = (u.side.type == Type::OpaqueDir || (parent_hide && u.side.type == Type::Dir)) && l.exists &&
+                      l.side.type == Type::Dir && l.fd.valid();
+        if (hiding) {
+            auto lower = base::list_dir(l.fd.get());
+            if (lower) {
+                hide.lower = std::move(lower.value());
+                hide.since = parent_hide ? parent_hide->since : copyup_ns(u);
+            } else {
+                u.side.type = Type::OpaqueDir;
+                l.side.unlisted = true;
+                hiding = false;
+            }
         }
         // The one case that reads content and compares xattrs.
         bool pair = u.side.type == Type::File && l.exists && l.side.type == Type::File && u.side.size == l.side.size;
@@ -435,7 +504,8 @@ private:
             if (v.descend_lower && l.exists) sub_low = std::move(l.fd);
             bool was = in_ignored_;
             in_ignored_ = was || now_ignored;
-            TRY_VOID(dir(sub_up, sub_low.valid() ? sub_low.get() : -1, path, sub_up.xwh));
+            bool hides = hiding && sub_low.valid();
+            TRY_VOID(dir(sub_up, sub_low.valid() ? sub_low.get() : -1, path, sub_up.xwh, hides ? &hide : nullptr));
             in_ignored_ = was;
         }
         return base::Ok();
@@ -575,7 +645,7 @@ Result<ScanResult> scan_layers(const std::vector<int>& layer_fds, int lower_fd, 
     root.fds = layer_fds;
     for (uint32_t i = 0; i < layer_fds.size(); i++) root.ids.push_back(i);
     // The root's own markers are not read; assume the worst.
-    TRY_VOID(w.dir(root, lower_fd, "", true));
+    TRY_VOID(w.dir(root, lower_fd, "", true, nullptr));
     return out;
 }
 
