@@ -4,6 +4,7 @@ freeze rule; the command inside goes on and sees the new view. A small
 loop inside runs the commands the test drops in a --rw dir, so every check
 reads the view a real process in the sandbox sees."""
 import json
+import re
 import subprocess
 import time
 from pathlib import Path
@@ -34,7 +35,8 @@ class Inside:
         self.d = lo.session_dir(name)
 
     def __call__(self, cmd):
-        (self.s / "cmd.tmp").write_text(cmd.replace("T/", self.t + "/") + "\n")
+        # T/ at the start of a word: the test dirs' own names may hold "T/".
+        (self.s / "cmd.tmp").write_text(re.sub(r"(?<![^\s'\"(])T/", lambda m: self.t + "/", cmd) + "\n")
         (self.s / "cmd.tmp").rename(self.s / "cmd")
         for _ in range(500):
             if not (self.s / "cmd").exists():
