@@ -35,8 +35,8 @@ class Inside:
         self.d = lo.session_dir(name)
 
     def __call__(self, cmd):
-        # T/ at the start of a word: the test dirs' own names may hold "T/".
-        (self.s / "cmd.tmp").write_text(re.sub(r"(?<![^\s'\"(])T/", lambda m: self.t + "/", cmd) + "\n")
+        # T/ not inside a name: the test dirs' own names may hold "T/".
+        (self.s / "cmd.tmp").write_text(re.sub(r"(?<![\w.-])T/", lambda m: self.t + "/", cmd) + "\n")
         (self.s / "cmd.tmp").rename(self.s / "cmd")
         for _ in range(500):
             if not (self.s / "cmd").exists():
