@@ -161,6 +161,22 @@ def test_compare_reads_both_stacks_in_place_through_dirs(lo):
         assert not [x for x in os.listdir(lo.session_dir(name)) if x.startswith("flat.")]
 
 
+def test_compare_of_a_remade_dir_lists_only_what_differs(lo):
+    # x removes and remakes old/ (a.txt the same, sub/ gone, c.txt new); y
+    # leaves it alone: only what differs is listed, either way round.
+    run_ok(lo, "echo base > shared.txt", "src")
+    run_ok(lo, "true", "src")
+    assert lo("fork", "src", "x").returncode == 0 and lo("fork", "src", "y").returncode == 0
+    run_ok(lo, "cp -a old .k; rm -rf old; mkdir old; cp -a .k/a.txt old/; rm -rf .k; echo c > old/c.txt", "x")
+    run_ok(lo, "echo y > only_y.txt", "y")
+    for a, b, want in (("x", "y", {"old/sub": "added", "old/sub/b.txt": "added", "old/c.txt": "deleted",
+                                   "only_y.txt": "added"}),
+                       ("y", "x", {"old/sub": "deleted", "old/c.txt": "added", "only_y.txt": "deleted"})):
+        r = lo("compare", a, b, "--json")
+        assert r.returncode == 0, r.stderr.decode(errors="replace")
+        assert {c["path"]: c["kind"] for c in json.loads(r.stdout)["changes"]} == want, (a, b)
+
+
 def session_state(lo, name):
     """What a crash must leave exactly before or after: the steps with their records, and the view.
     (A record written ahead of its layer's rename is no step: log, count and the next freeze ignore it.)"""
