@@ -115,7 +115,9 @@ private:
     }
 
     // A real entry that a hiding dir lacks: deleted, as a whiteout there
-    // would have deleted it; its parent's top layer holds it in the patch.
+    // would have deleted it. Its layer (the writer finds the parent dir
+    // there; blame's step) is the lowest the merged dir reaches: the one
+    // that cut it off from the real tree.
     Result<void> gone_entry(const Here& h, const std::string& name) {
         std::string path = join_path(h.prefix, name);
         if (!excluded_.empty() && excluded_.count(path)) return base::Ok();  // a hidden path: never captured
