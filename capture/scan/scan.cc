@@ -13,7 +13,9 @@
 
 #include "capture/scan/classify.h"
 #include "capture/scan/fingerprint.h"
+#include "capture/scan/gone.h"
 #include "capture/scan/ignore.h"
+#include "capture/scan/look.h"
 #include "capture/scan/stack.h"
 #include "capture/scan/verdicts.h"
 #include "capture/scan/xattr.h"
@@ -53,14 +55,11 @@ Result<std::vector<DirEnt>> list_dir(int dirfd, const std::string& what) {
     return names;
 }
 
-// One entry (upper or lower side) with what classification needs.
-struct Seen {
-    bool exists = false;
-    struct statx st {};
-    Side side;
-    bool xwhiteouts = false;  // an upper dir that may hold xattr whiteouts
-    base::Fd fd;              // files and dirs: open for xattrs / content / descending
-    bool full = false;        // xattrs read (a deferred file: only stat'ed; see complete())
+// A dir that hides its real counterpart (opaque, cut off by a step, or below
+// such a dir): the real entries it lacks are deletions (capture/scan/gone.h).
+struct Hiding {
+    int64_t since = 0;          // the hiding dir's copy-up time (staleness of what it deleted)
+    std::vector<DirEnt> lower;  // the real dir's entries
 };
 
 class Walker {
@@ -75,22 +74,69 @@ public:
     }
 
     // xwh: the upper dir may hold xattr whiteouts (so d_type cannot tell a file).
-    Result<void> dir(const UpperDir& up, int low, const std::string& prefix, bool xwh) {
+    // hide: the dir hides the real dir `low` (Hiding), or null.
+    Result<void> dir(const UpperDir& up, int low, const std::string& prefix, bool xwh, const Hiding* hide = nullptr) {
         Level level(this);
         TRY(UpperListing names, list_upper(up, prefix.empty() ? "the upper layer" : base::display_path(prefix)));
+        Here h{up, low, prefix, xwh, names, hide};
+        std::vector<std::string> gone;
+        if (hide) gone = only_below(names.names, hide->lower);
+        h.gone = &gone;
         size_t split = split_point(names.names);
-        if (split == 0) return entries(up, low, prefix, xwh, names, 0, names.names.size());
-        return in_two(up, low, prefix, xwh, names, split);
+        if (split == 0) return entries(h, 0, names.names.size());
+        return in_two(h, split);
     }
 
     // A second walker may take the second half of one dir (spare_cpu).
     bool spare_cpu = false;
 
 private:
-    Result<void> entries(const UpperDir& up, int low, const std::string& prefix, bool xwh, const UpperListing& names,
-                         size_t from, size_t to) {
-        for (size_t i = from; i < to; i++) TRY_VOID(entry(up, names, i, low, prefix, xwh));
+    // The dir being walked.
+    struct Here {
+        const UpperDir& up;
+        int low;
+        const std::string& prefix;
+        bool xwh;
+        const UpperListing& names;
+        const Hiding* hide;
+        const std::vector<std::string>* gone = nullptr;  // with hide: the real entries the upper lacks
+    };
+
+    // Upper entries [from, to), and in name order among them the real
+    // entries a hiding dir lacks (gone_span shares those out between halves).
+    Result<void> entries(const Here& h, size_t from, size_t to) {
+        auto [g, g_end] = gone_span(*h.gone, h.names.names, from, to);
+        for (size_t i = from; i < to; i++) {
+            for (; g < g_end && (*h.gone)[g] < h.names.names[i].name; g++) TRY_VOID(gone_entry(h, (*h.gone)[g]));
+            TRY_VOID(entry(h.up, h.names, i, h.low, h.prefix, h.xwh, h.hide));
+        }
+        for (; g < g_end; g++) TRY_VOID(gone_entry(h, (*h.gone)[g]));
         return base::Ok();
+    }
+
+    // A real entry that a hiding dir lacks: deleted, as a whiteout there
+    // would have deleted it. Its layer (the writer finds the parent dir
+    // there; blame's step) is the lowest the merged dir reaches: the one
+    // that cut it off from the real tree.
+    Result<void> gone_entry(const Here& h, const std::string& name) {
+        std::string path = join_path(h.prefix, name);
+        if (!excluded_.empty() && excluded_.count(path)) return base::Ok();  // a hidden path: never captured
+        TRY(Seen l, look(h.low, name, path, false, !opts_.with_base));
+        if (!l.exists) return base::Ok();
+        Seen u;
+        u.exists = true;
+        u.side.type = Type::Whiteout;
+        u.st.stx_mask = STATX_BTIME;
+        u.st.stx_btime.tv_sec = h.hide->since / 1000000000;
+        u.st.stx_btime.tv_nsec = static_cast<uint32_t>(h.hide->since % 1000000000);
+        Verdict v = classify(u.side, l.side, [] { return false; });
+        if (!v.is_change) return base::Ok();
+        bool now_ignored = !in_ignored_ && is_ignored(u, l, path);
+        if (now_ignored && !opts_.include_ignored) {
+            out_->ignored++;
+            return base::Ok();
+        }
+        return record(u, l, v, path, in_ignored_ || now_ignored, h.up.ids.back());
     }
 
     // The first dir with two or more subdirs is split (once); 0: not here.
@@ -103,8 +149,7 @@ private:
 
     // The entries from `split` on, walked by a second walker on its own
     // thread into its own result, appended after ours: the walk order stays.
-    Result<void> in_two(const UpperDir& up, int low, const std::string& prefix, bool xwh, const UpperListing& names,
-                        size_t split) {
+    Result<void> in_two(const Here& h, size_t split) {
         ScanResult theirs;
         if (out_->files) theirs.files = std::make_shared<std::vector<base::Fd>>();
         Walker other(opts_, &theirs);
@@ -116,8 +161,8 @@ private:
         // above the split, which the halves' "absent" records must not repeat.
         other.seen_base_ = seen_base_;
         Result<void> r1 = base::Ok(), r2 = base::Ok();
-        base::run_halves([&] { return (r1 = entries(up, low, prefix, xwh, names, 0, split)).ok(); },
-                         [&] { r2 = other.entries(up, low, prefix, xwh, names, split, names.names.size()); });
+        base::run_halves([&] { return (r1 = entries(h, 0, split)).ok(); },
+                         [&] { r2 = other.entries(h, split, h.names.names.size()); });
         fd_limit_ += other.fd_limit_;
         if (!r1) return r1;
         if (!r2) return r2;
@@ -133,170 +178,6 @@ private:
             for (size_t i : other.kept_items_) kept_items_.push_back(base_index + i);
         }
         return base::Ok();
-    }
-
-    // light: an upper regular file with nothing below it, for status: its
-    // xattrs matter only in the zero-size whiteout form, so skip opening it.
-    // Open first, stat the open fd: one path lookup instead of two. Only for
-    // upper entries that getdents typed as a file or dir: an upper layer holds
-    // no devices but overlayfs's 0/0 whiteouts, which fail to open, so a race
-    // cannot make this open a device. False: use the stat-first path.
-    bool open_first(int dirfd, const std::string& name, unsigned char dtype, unsigned mask, Seen* s) {
-        int fd =
-            ::openat(dirfd, name.c_str(),
-                     O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC | (dtype == DT_DIR ? O_DIRECTORY : 0));
-        if (fd < 0) return false;
-        s->fd.reset(fd);
-        uint32_t want = dtype == DT_DIR ? S_IFDIR : S_IFREG;
-        if (::statx(fd, "", AT_EMPTY_PATH, mask, &s->st) != 0 || (s->st.stx_mode & S_IFMT) != want) {
-            s->fd.reset();
-            return false;
-        }
-        return true;
-    }
-
-    // defer: a regular file (upper: of size > 0, which cannot be a whiteout)
-    // is only stat'ed; complete() opens it and reads its xattrs when the
-    // verdict needs them. A real file that is opened (with_base: to be
-    // fingerprinted) still waits for complete() for its xattrs.
-    Result<Seen> look(int dirfd, const std::string& name, const std::string& path, bool upper, bool defer = false,
-                      unsigned char dtype = DT_UNKNOWN) {
-        Seen s;
-        // Built only for an error: escaping every path up front was a measurable cost.
-        auto where = [&] { return (upper ? "upper entry " : "real entry ") + base::display_path(path); };
-        unsigned mask = STATX_BASIC_STATS | STATX_BTIME;
-        bool opened =
-            upper && (dtype == DT_DIR || (!defer && dtype == DT_REG)) && open_first(dirfd, name, dtype, mask, &s);
-        if (!opened && ::statx(dirfd, name.c_str(), AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, mask, &s.st) != 0) {
-            if (errno == ENOENT) return s;  // gone (a running session) or absent below
-            return base::sys_error("reading " + where());
-        }
-        s.exists = true;
-        uint32_t fmt = s.st.stx_mode & S_IFMT;
-        s.side.mode = s.st.stx_mode & 07777;
-        s.side.size = fmt == S_IFREG ? s.st.stx_size : 0;
-        Xattrs raw;
-        bool skip_open = defer && fmt == S_IFREG && (!upper || s.st.stx_size > 0);
-        bool lazy_xattrs = !upper && fmt == S_IFREG;
-        if (opened) {
-            TRY(raw, read_xattrs(s.fd.get()));
-        } else if ((fmt == S_IFDIR || fmt == S_IFREG) && !skip_open) {
-            int flags = O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | (fmt == S_IFDIR ? O_DIRECTORY : 0);
-            int fd = ::openat(dirfd, name.c_str(), flags | O_CLOEXEC);
-            if (fd < 0)
-                return base::error("cannot read " + where() + ": " + base::sys_error("open").message +
-                                   "; the session cannot be captured until it is readable");
-            s.fd.reset(fd);
-            struct stat check;
-            if (::fstat(fd, &check) != 0 || (check.st_mode & S_IFMT) != fmt)
-                return base::error("reading " + where() + ": it changed while being read; try again");
-            if (!lazy_xattrs) {
-                TRY(raw, read_xattrs(fd));
-            }
-        } else if (fmt == S_IFLNK) {
-            std::string t(static_cast<size_t>(s.st.stx_size) + 1, '\0');
-            for (;;) {
-                ssize_t n = ::readlinkat(dirfd, name.c_str(), t.data(), t.size());
-                if (n < 0) return base::sys_error("reading link " + where());
-                if (static_cast<size_t>(n) < t.size()) {
-                    t.resize(static_cast<size_t>(n));
-                    break;
-                }
-                t.resize(t.size() * 2);
-            }
-            s.side.link_target = std::move(t);
-        }
-        if (upper) {
-            OverlayMarks marks = overlay_marks(raw);
-            if (!marks.unsupported.empty())
-                return base::error("upper entry " + base::display_path(path) + " carries " + marks.unsupported +
-                                   ", an overlayfs feature layover does not use; this session was not made by layover");
-            uint64_t rdev = (static_cast<uint64_t>(s.st.stx_rdev_major) << 32) | s.st.stx_rdev_minor;
-            s.side.type = upper_type(s.st.stx_mode, rdev, s.st.stx_size, marks);
-            s.xwhiteouts = marks.xwhiteouts;
-        } else {
-            s.side.type = lower_type(s.st.stx_mode);
-        }
-        s.side.xattrs = user_xattrs(raw, upper);
-        s.full = !(fmt == S_IFREG && (skip_open || lazy_xattrs));
-        return s;
-    }
-
-    // A deferred regular file (look()): open it (once), check it is still the
-    // file that was stat'ed, and read its xattrs.
-    Result<void> complete(int dirfd, const std::string& name, const std::string& path, bool upper, Seen* s) {
-        if (s->full) return base::Ok();
-        auto where = [&] { return (upper ? "upper entry " : "real entry ") + base::display_path(path); };
-        if (!s->fd.valid()) {
-            int fd = ::openat(dirfd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
-            if (fd < 0)
-                return base::error("cannot read " + where() + ": " + base::sys_error("open").message +
-                                   "; the session cannot be captured until it is readable");
-            s->fd.reset(fd);
-            struct stat check;
-            if (::fstat(fd, &check) != 0 || !S_ISREG(check.st_mode) || check.st_ino != s->st.stx_ino)
-                return base::error("reading " + where() + ": it changed while being read; try again");
-        }
-        TRY(Xattrs raw, read_xattrs(s->fd.get()));
-        if (upper) {
-            OverlayMarks marks = overlay_marks(raw);
-            if (!marks.unsupported.empty())
-                return base::error("upper entry " + base::display_path(path) + " carries " + marks.unsupported +
-                                   ", an overlayfs feature layover does not use; this session was not made by layover");
-        }
-        s->side.xattrs = user_xattrs(raw, upper);
-        s->full = true;
-        return base::Ok();
-    }
-
-    // An upper entry with no real counterpart, typed from d_type alone: it
-    // can only be an addition, and the text summary needs nothing but its
-    // type (and a symlink's target). False: not decidable here (a device, an
-    // unknown d_type, or the entry changed meanwhile); use look().
-    Result<bool> quick_look(int dirfd, const std::string& name, unsigned char type, Seen* s) {
-        switch (type) {
-            case DT_REG: s->side.type = Type::File; break;
-            case DT_FIFO: s->side.type = Type::Fifo; break;
-            case DT_SOCK: s->side.type = Type::Socket; break;
-            case DT_LNK: {
-                std::string t(256, '\0');
-                for (;;) {
-                    ssize_t n = ::readlinkat(dirfd, name.c_str(), t.data(), t.size());
-                    if (n < 0) {
-                        if (errno == ENOENT) return true;  // gone (a running session)
-                        return false;                      // e.g. no longer a symlink
-                    }
-                    if (static_cast<size_t>(n) < t.size()) {
-                        t.resize(static_cast<size_t>(n));
-                        break;
-                    }
-                    t.resize(t.size() * 2);
-                }
-                s->side.type = Type::Symlink;
-                s->side.link_target = std::move(t);
-                break;
-            }
-            case DT_DIR: {
-                // O_DIRECTORY|O_NOFOLLOW: it is still a dir once open. Its
-                // markers still count: an unsupported one must fail the walk,
-                // and x marks children that may be xattr whiteouts.
-                int fd = ::openat(dirfd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                if (fd < 0) {
-                    if (errno == ENOENT) return true;
-                    return false;
-                }
-                s->fd.reset(fd);
-                TRY(Xattrs raw, read_xattrs(fd));
-                OverlayMarks marks = overlay_marks(raw);
-                if (!marks.unsupported.empty()) return false;  // look() reports it
-                s->side.type = marks.opaque ? Type::OpaqueDir : Type::Dir;
-                s->xwhiteouts = marks.xwhiteouts;
-                break;
-            }
-            default: return false;  // devices (whiteouts among them) and DT_UNKNOWN
-        }
-        s->exists = true;
-        return true;
     }
 
     int64_t copyup_ns(const Seen& u) const {
@@ -355,7 +236,7 @@ private:
     }
 
     Result<void> entry(const UpperDir& stack, const UpperListing& ls, size_t index, int low, const std::string& prefix,
-                       bool parent_xwh) {
+                       bool parent_xwh, const Hiding* parent_hide) {
         const DirEnt& e = ls.names[index];
         const std::string& name = e.name;
         uint32_t at = ls.holder(index);
@@ -394,6 +275,23 @@ private:
         // look() opens only regular files and dirs, never a fifo or socket.
         if (low >= 0) {
             TRY(l, look(low, name, path, false, !opts_.with_base));
+        }
+        // A dir that hides a real dir (opaque, or below a hiding dir) is
+        // compared with it entry by entry; one whose entries cannot be
+        // listed stays a replacement.
+        Hiding hide;
+        bool hiding = (u.side.type == Type::OpaqueDir || (parent_hide && u.side.type == Type::Dir)) && l.exists &&
+                      l.side.type == Type::Dir && l.fd.valid();
+        if (hiding) {
+            auto lower = base::list_dir(l.fd.get());
+            if (lower) {
+                hide.lower = std::move(lower.value());
+                hide.since = parent_hide ? parent_hide->since : copyup_ns(u);
+            } else {
+                u.side.type = Type::OpaqueDir;
+                l.side.unlisted = true;
+                hiding = false;
+            }
         }
         // The one case that reads content and compares xattrs.
         bool pair = u.side.type == Type::File && l.exists && l.side.type == Type::File && u.side.size == l.side.size;
@@ -438,7 +336,8 @@ private:
             if (v.descend_lower && l.exists) sub_low = std::move(l.fd);
             bool was = in_ignored_;
             in_ignored_ = was || now_ignored;
-            TRY_VOID(dir(sub_up, sub_low.valid() ? sub_low.get() : -1, path, sub_up.xwh));
+            bool hides = hiding && sub_low.valid();
+            TRY_VOID(dir(sub_up, sub_low.valid() ? sub_low.get() : -1, path, sub_up.xwh, hides ? &hide : nullptr));
             in_ignored_ = was;
         }
         return base::Ok();
@@ -584,7 +483,7 @@ Result<ScanResult> scan_layers(const std::vector<int>& layer_fds, int lower_fd, 
         root.idx.push_back(i < opts.indexes.size() && opts.indexes[i] ? opts.indexes[i]->find("") : nullptr);
     }
     // The root's own markers are not read; assume the worst.
-    TRY_VOID(w.dir(root, lower_fd, "", true));
+    TRY_VOID(w.dir(root, lower_fd, "", true, nullptr));
     return out;
 }
 
