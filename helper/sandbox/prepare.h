@@ -4,6 +4,7 @@
 #include <string>
 
 #include "helper/base/fd.h"
+#include "helper/sandbox/discard.h"
 #include "helper/sandbox/memcg.h"
 #include "helper/sandbox/run_args.h"
 #include "helper/sandbox/sandbox.h"
@@ -28,6 +29,10 @@ struct PreparedRun {
     // background removal waits for (helper/sandbox/discard.h).
     bool exit_early = false;
     base::Fd teardown;
+    // --on-exit discard: supervise() forks the remover while the sandbox
+    // starts, and the exit hands the session to it (helper/sandbox/discard.h).
+    bool discarding = false;
+    Remover remover;
     steps::Live live;           // the live step's label and start (steps/live.json)
     bool upper_synced = false;  // the upper layer was flushed already (else finish_run does it)
 };

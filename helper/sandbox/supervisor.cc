@@ -117,6 +117,10 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
         return out;  // setup is killed and reaped (base::Child)
     }
     sync_msg::send(mine.get(), Sync::Go);  // [sync 0]
+    if (run.discarding) {                  // the exit's remover, forked now while setup mounts on the other core
+        base::Fd setup_fd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+        run.remover = Remover::start(setup_fd.get());
+    }
     if (pty) {
         pty->close_slave();
         pty->enter_raw();
