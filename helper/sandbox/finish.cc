@@ -70,7 +70,7 @@ int run_patch_tool(const std::string& mode, const std::string& name) {
 void finish_failed_run(PreparedRun& run) {
     if (run.created) {
         run.lock.reset();
-        (void)remove_tree_fast(run.session_dir);
+        if (!run.dirs_pending) (void)remove_tree_fast(run.session_dir);  // never one we did not make
         return;
     }
     run.meta.status = "exited";

@@ -17,6 +17,9 @@ struct PreparedRun {
     std::string session_dir;
     base::Fd lock;         // held while the session runs
     bool created = false;  // this run created the session
+    // A new session's dirs (and its lock) are not made yet: supervise()
+    // makes them (make_session_dirs) while setup makes the namespaces.
+    bool dirs_pending = false;
     // Informational stderr lines (what is hidden, which variables were
     // dropped), printed by the verb unless --quiet.
     std::vector<std::string> notices;
@@ -38,6 +41,10 @@ struct PreparedRun {
 };
 
 base::Result<PreparedRun> prepare_run(const RunOptions& opts);
+
+// A new session's dir, locked, with its upper, work and scratch layers: made
+// by supervise() once setup is forked. A no-op for a resumed session.
+base::Result<void> make_session_dirs(PreparedRun& run);
 
 // meta.json (status running) and steps/live.json: supervise() writes them
 // once setup is forked, so that their inode creations overlap its set-up.

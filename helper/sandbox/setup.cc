@@ -49,6 +49,15 @@ int fail(const SandboxPlan& plan, const base::Error& e) {
     return 125;
 }
 
+// [sync 0] from the supervisor; false if it is gone.
+bool wait_go(const SandboxPlan& plan) {
+    char go = 0;
+    ssize_t got;
+    while ((got = ::recv(plan.sync_fd, &go, 1, 0)) < 0 && errno == EINTR) {
+    }
+    return got == 1 && go == static_cast<char>(Sync::Go);
+}
+
 #define STEP(expr)                                   \
     do {                                             \
         auto _r = (expr);                            \
@@ -83,6 +92,8 @@ int setup_main(const SandboxPlan& plan, pid_t supervisor) {
     if (plan.loopback && !plan.mounts.host_network) STEP(netns::bring_up_loopback());
 
     STEP(overlay::make_private());
+    // [sync 0]: a new session's dirs are made (usually by now).
+    if (!wait_go(plan)) return 125;                     // the supervisor is gone
     live_freeze::Fds frozen = live_freeze::open(plan);  // what a checkpoint of the running session needs
     // Open layers and clones before any mount below can hide their paths.
     auto handles = overlay::open_handles(plan.mounts);
@@ -109,12 +120,8 @@ int setup_main(const SandboxPlan& plan, pid_t supervisor) {
     h = overlay::Handles();
     if (::chdir("/") != 0) return fail(plan, base::sys_error("chdir /"));
 
-    // [sync 0]: the session's records are written (usually long since).
-    char go = 0;
-    ssize_t got;
-    while ((got = ::recv(plan.sync_fd, &go, 1, 0)) < 0 && errno == EINTR) {
-    }
-    if (got != 1 || go != static_cast<char>(Sync::Go)) return 125;  // the supervisor is gone
+    // [sync 0] again: the session's records are written (usually long since).
+    if (!wait_go(plan)) return 125;
 
     // init's liveness check of its parent: the read end sees EOF once we die
     // (getppid() is 0 for a PID 1 and so cannot tell).

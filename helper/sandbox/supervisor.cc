@@ -110,13 +110,17 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
     base::Child setup(pid);
     ::close(run.plan.sync_fd);
     if (run.plan.freeze_fd >= 0) ::close(run.plan.freeze_fd);
-    // While setup makes the namespaces and mounts, on the other core.
-    if (auto w = write_start_records(run); !w) {
-        out.setup_error = w.error().message;
+    // While setup makes the namespaces and mounts, on the other core: a new
+    // session's dirs (setup opens them once told [sync 0]), then its records.
+    auto made = make_session_dirs(run);
+    if (made) sync_msg::send(mine.get(), Sync::Go);  // [sync 0] the dirs
+    if (made) made = write_start_records(run);
+    if (!made) {
+        out.setup_error = made.error().message;
         ::sigprocmask(SIG_SETMASK, &old, nullptr);
         return out;  // setup is killed and reaped (base::Child)
     }
-    sync_msg::send(mine.get(), Sync::Go);  // [sync 0]
+    sync_msg::send(mine.get(), Sync::Go);  // [sync 0] the records
     if (run.discarding) {                  // the exit's remover, forked now while setup mounts on the other core
         base::Fd setup_fd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
         run.remover = Remover::start(setup_fd.get());

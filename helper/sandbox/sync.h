@@ -14,8 +14,10 @@
 //            A discarding run returns this code without waiting for the
 //            namespaces' teardown (PreparedRun::exit_early)
 // And one the other way, supervisor to setup:
-//   [sync 0] Go       the session's records (meta.json, steps/live.json) are
-//            written; setup waits for it before it forks init, so nothing
+//   [sync 0] Go       twice: first once a new session's dirs exist (setup
+//            waits for it before it opens them, after the namespaces), then
+//            once the session's records (meta.json, steps/live.json) are
+//            written; setup waits for that before it forks init, so nothing
 //            of the command runs before its session is listed
 #pragma once
 #include <string>
