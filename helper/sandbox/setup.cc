@@ -78,18 +78,19 @@ int setup_main(const SandboxPlan& plan, pid_t supervisor) {
     // --max-memory's cgroup, before anything of the sandbox is forked.
     STEP(memcg::enter(plan.limits.memory_cgroup));
 
-    int flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC;
-    if (!plan.mounts.host_network) flags |= CLONE_NEWNET;
-    if (::unshare(flags) != 0) return fail(plan, base::error(userns::explain_userns_failure(errno)));
+    // The PID namespace after the network's thread has ended (below).
+    if (::unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWIPC) != 0)
+        return fail(plan, base::error(userns::explain_userns_failure(errno)));
+    // The network namespace is made on a thread meanwhile (--network
+    // loopback: lo up; none: not even that) and entered before init's fork.
+    netns::Pending net;
+    if (!plan.mounts.host_network) net.start(plan.loopback);
 
     // "deny" must go to setgroups before gid_map: since Linux 3.19 an
     // unprivileged gid_map write requires it (CVE-2014-8989). Root inside
     // maps to the caller, so the mounts below are ours to make.
     STEP(userns::write_self_maps(0, plan.uid, 0, plan.gid));
     sync_msg::send(plan.sync_fd, Sync::Maps);  // [sync 1]
-
-    // --network loopback: lo up; none: not even that.
-    if (plan.loopback && !plan.mounts.host_network) STEP(netns::bring_up_loopback());
 
     STEP(overlay::make_private());
     // [sync 0]: a new session's dirs are made (usually by now).
@@ -120,6 +121,8 @@ int setup_main(const SandboxPlan& plan, pid_t supervisor) {
     h = overlay::Handles();
     if (::chdir("/") != 0) return fail(plan, base::sys_error("chdir /"));
 
+    if (!plan.mounts.host_network) STEP(net.enter());
+    if (::unshare(CLONE_NEWPID) != 0) return fail(plan, base::sys_error("creating the PID namespace"));
     // [sync 0] again: the session's records are written (usually long since).
     if (!wait_go(plan)) return 125;
 

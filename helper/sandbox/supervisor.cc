@@ -121,10 +121,6 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
         return out;  // setup is killed and reaped (base::Child)
     }
     sync_msg::send(mine.get(), Sync::Go);  // [sync 0] the records
-    if (run.discarding) {                  // the exit's remover, forked now while setup mounts on the other core
-        base::Fd setup_fd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
-        run.remover = Remover::start(setup_fd.get());
-    }
     if (pty) {
         pty->close_slave();
         pty->enter_raw();
@@ -177,6 +173,12 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
                     case Sync::InitPid:  // [sync 2]
                         init = static_cast<pid_t>(std::stol(msg));
                         watch.track_init(init);
+                        // The exit's remover, forked now, while the command starts (setup is done
+                        // with its mounts): run's exit after a discard then pays for no fork.
+                        if (run.discarding && !run.remover.valid()) {
+                            base::Fd setup_fd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+                            run.remover = Remover::start(setup_fd.get());
+                        }
                         break;
                     case Sync::Warning: std::fprintf(stderr, "layover: warning: %s\n", msg.c_str()); break;  // [sync 3]
                     case Sync::Error: out.setup_error = msg; break;                                          // [sync E]
