@@ -74,6 +74,7 @@ Remover Remover::start(int wait_for) {
         while ((n = fd_pass::recv(sv[1], &path, PATH_MAX, &lock)) < 0 && errno == EINTR) {
         }
         if (n <= 0 || path.empty() || path[0] != '/') ::_exit(0);  // EOF: the session stays
+        if (lock.size() > 1) lock.resize(1);                       // the held namespace: its teardown, here
         remove_and_exit(path, wait_for);
     }
     ::close(sv[1]);
@@ -82,17 +83,18 @@ Remover Remover::start(int wait_for) {
     return r;
 }
 
-bool Remover::hand_over(const std::string& path, int lock_fd) {
+bool Remover::hand_over(const std::string& path, int lock_fd, int held_fd) {
     if (!sock_.valid()) return false;
     std::vector<int> fds;
     if (lock_fd >= 0) fds.push_back(lock_fd);
+    if (lock_fd >= 0 && held_fd >= 0) fds.push_back(held_fd);
     bool ok = fd_pass::send(sock_.get(), path, fds);
     sock_.reset();
     return ok;
 }
 
 base::Result<void> remove_in_background(const std::string& state, const std::string& dir, base::Fd lock,
-                                        base::Fd wait_for, Remover* ready) {
+                                        base::Fd wait_for, Remover* ready, base::Fd held) {
     std::string parent = deleting_dir(state);
     if (::mkdir(parent.c_str(), 0700) != 0 && errno != EEXIST) return base::sys_error("creating " + parent);
     std::string base_name = dir.substr(dir.rfind('/') + 1) + "." + std::to_string(::getpid());
@@ -101,19 +103,23 @@ base::Result<void> remove_in_background(const std::string& state, const std::str
         dest = parent + "/" + base_name + (n ? "." + std::to_string(n) : "");
         if (::renameat2(AT_FDCWD, dir.c_str(), AT_FDCWD, dest.c_str(), RENAME_NOREPLACE) == 0) break;
         // Cannot move it aside (sessions/ a mount of its own, say): remove it here, as before.
-        if ((errno != EEXIST && errno != ENOTEMPTY) || n >= 100) return remove_tree_fast(dir);
+        if ((errno != EEXIST && errno != ENOTEMPTY) || n >= 100) {
+            held.reset();
+            return remove_tree_fast(dir);
+        }
     }
     // One fork, not waited for: run exits right after, and the remover, in
     // a session of its own, is reparented. (A double fork cost a second
     // fork of this process and a wait for its exit, ~0.5 ms of run's exit.)
-    if (ready && ready->hand_over(dest, lock.get())) return base::Ok();
+    if (ready && ready->hand_over(dest, lock.get(), held.get())) return base::Ok();
     pid_t pid = ::fork();
     if (pid == 0) {
-        detach({lock.get(), wait_for.get()});
+        detach({lock.get(), wait_for.get()});  // closes `held`: its teardown, here
         remove_and_exit(dest, wait_for.get());
     }
     if (pid < 0) {
         if (wait_for.valid()) return base::Ok();  // still mounted: purge_deleting() removes it later
+        held.reset();
         return remove_tree_fast(dest);
     }
     return base::Ok();

@@ -22,8 +22,11 @@ std::string deleting_dir(const std::string& state);
 // Remover started by supervise()), the dir is handed to it instead of a fork.
 // Either remover then purges deleting_dir() (purge_deleting), off run's exit.
 class Remover;
+// `held` (a namespace the command's exit left alive, [sync 7]) is dropped by
+// the remover first, so that its teardown is not on run's exit path.
 base::Result<void> remove_in_background(const std::string& state, const std::string& dir, base::Fd lock,
-                                        base::Fd wait_for = base::Fd(), Remover* ready = nullptr);
+                                        base::Fd wait_for = base::Fd(), Remover* ready = nullptr,
+                                        base::Fd held = base::Fd());
 
 // A remover forked ahead of time, while the sandbox starts (on the other
 // core), so that a discarding run's exit pays for no fork (issue 20): it
@@ -37,8 +40,9 @@ public:
     // Invalid when the fork failed: remove_in_background() then forks.
     static Remover start(int wait_for);
     bool valid() const { return sock_.valid(); }
-    // The dir (already in deleting_dir) and the lock; false if the remover is gone.
-    bool hand_over(const std::string& path, int lock_fd);
+    // The dir (already in deleting_dir), the lock, and a namespace to drop
+    // first (-1: none); false if the remover is gone.
+    bool hand_over(const std::string& path, int lock_fd, int held_fd = -1);
 
 private:
     base::Fd sock_;

@@ -84,8 +84,8 @@ int finish_run(PreparedRun& run, const std::string& on_exit, int child_code) {
         // No exit record, no sync, no count: the session goes, in the
         // background (helper/sandbox/discard.h).
         // The remover also purges what a killed one left in STATE/deleting/.
-        auto r =
-            remove_in_background(state, run.session_dir, std::move(run.lock), std::move(run.teardown), &run.remover);
+        auto r = remove_in_background(state, run.session_dir, std::move(run.lock), std::move(run.teardown),
+                                      &run.remover, std::move(run.child_mnt));
         if (!r) {
             std::fprintf(stderr, "layover: discarding session '%s': %s\n", name.c_str(), r.error().message.c_str());
             return 125;

@@ -93,13 +93,15 @@ int setup_main(const SandboxPlan& plan, pid_t supervisor) {
     sync_msg::send(plan.sync_fd, Sync::Maps);  // [sync 1]
 
     STEP(overlay::make_private());
+    // Open layers and clones before any mount below can hide their paths:
+    // those outside the session while its dirs are made, then its own.
+    auto handles = overlay::open_host_handles(plan.mounts);
+    if (!handles) return fail(plan, handles.error());
+    overlay::Handles& h = handles.value();
     // [sync 0]: a new session's dirs are made (usually by now).
     if (!wait_go(plan)) return 125;                     // the supervisor is gone
     live_freeze::Fds frozen = live_freeze::open(plan);  // what a checkpoint of the running session needs
-    // Open layers and clones before any mount below can hide their paths.
-    auto handles = overlay::open_handles(plan.mounts);
-    if (!handles) return fail(plan, handles.error());
-    overlay::Handles& h = handles.value();
+    STEP(overlay::open_session_handles(plan.mounts, h));
     // tmpfs first: if the target lies under /tmp the overlay goes on top.
     STEP(overlay::mount_private_tmp(plan.mounts));
     STEP(overlay::mount_scratch(plan.mounts, h));

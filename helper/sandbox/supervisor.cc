@@ -161,6 +161,8 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
             ssize_t n = recv_sync(mine.get(), buf, sizeof buf, &passed);
             if (n > 0 && static_cast<Sync>(buf[0]) == Sync::Listener && passed >= 0) {
                 renames.set_listener(base::Fd(passed));  // [sync 5]
+            } else if (n > 0 && static_cast<Sync>(buf[0]) == Sync::MountNs && passed >= 0 && run.discarding) {
+                run.child_mnt = base::Fd(passed);  // [sync 7] for the remover
             } else if (passed >= 0) {
                 ::close(passed);
             }
@@ -184,6 +186,7 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
                     case Sync::Error: out.setup_error = msg; break;                                          // [sync E]
                     case Sync::Leftover: report_leftovers(msg); break;                                       // [sync 4]
                     case Sync::Listener: break;
+                    case Sync::MountNs: break;
                     case Sync::Go: break;                             // [sync 0] goes the other way
                     case Sync::Status:                                // [sync 6]
                         if (run.exit_early && out.stopped.empty()) {  // a stopped run is kept: wait
@@ -217,7 +220,10 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
         }
     }
     if (ctl) control::remove_socket(run.session_dir);
-    if (!out.stopped.empty()) watch.wait_stopped();
+    if (!out.stopped.empty()) {
+        run.child_mnt.reset();  // kept: its overlay must be gone before the upper is read
+        watch.wait_stopped();
+    }
     // Late messages (an error sent just before exit) are still queued.
     if (mine.valid()) {
         char buf[4096];
