@@ -14,6 +14,7 @@
 #include "helper/sandbox/live_freeze.h"
 #include "helper/sandbox/memcg.h"
 #include "helper/sandbox/netns.h"
+#include "helper/sandbox/rename_notify.h"
 #include "helper/sandbox/sandbox.h"
 #include "helper/store/userns.h"
 #include "overlay/devfs.h"
@@ -98,6 +99,7 @@ int setup_main(const SandboxPlan& plan, pid_t supervisor) {
     auto handles = overlay::open_host_handles(plan.mounts);
     if (!handles) return fail(plan, handles.error());
     overlay::Handles& h = handles.value();
+    if (plan.seccomp) precompile_filter(plan.rename_notify);  // for the child, which only loads it
     // [sync 0]: a new session's dirs are made (usually by now).
     if (!wait_go(plan)) return 125;                     // the supervisor is gone
     live_freeze::Fds frozen = live_freeze::open(plan);  // what a checkpoint of the running session needs
