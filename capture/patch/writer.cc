@@ -67,13 +67,14 @@ public:
         return base::Ok();
     }
 
-    Result<void> blob(const std::string& name, std::string_view data) {
+    // fp: fingerprint_bytes(data) when the caller has it.
+    Result<void> blob(const std::string& name, std::string_view data, std::string fp = "") {
         Entry en;
         basic(en.e, name, AE_IFREG, 0644, 0);
         archive_entry_set_size(en.e, static_cast<la_int64_t>(data.size()));
         TRY_VOID(header(en.e, name));
         TRY_VOID(put_data(data.data(), data.size(), name));
-        sums_.push_back({name, fingerprint_bytes(data)});
+        sums_.push_back({name, fp.empty() ? fingerprint_bytes(data) : std::move(fp)});
         return base::Ok();
     }
 
@@ -97,13 +98,15 @@ public:
         }
         switch (c.type) {
             case Type::File:
-                if (opts_.original_before)
-                    if (auto o = opts_.original_before->find(c.path); o != opts_.original_before->end()) {
+                if (opts_.original) {
+                    TRY(std::optional<OriginalContent> o, opts_.original(it));
+                    if (o) {
                         // Both in one frame (the new version compresses against
                         // its original), with the faster settings.
-                        TRY_VOID(zw_.group(o->second.size() + c.size + kGroupSlack, true));
-                        TRY_VOID(blob(kOriginalName, o->second));
+                        TRY_VOID(zw_.group(o->data.size() + c.size + kGroupSlack, true));
+                        TRY_VOID(blob(kOriginalName, o->data, std::move(o->fingerprint)));
                     }
+                }
                 return file(it, dirfd, name);
             case Type::Dir: {
                 Entry en;
