@@ -79,9 +79,10 @@ base::Result<void> replace_contents(ScanResult* r, const std::map<std::string, s
 
 // The base contents of modified text files (at most max bytes each), as the
 // scan found them while it fingerprinted their base records (a changed or
-// sparse real file has none): stored once per fingerprint, before the first
-// file that has it (layover-patch/3), listed in the manifest in that order.
-// By path: the original's size and fingerprint.
+// sparse real file has none, and a stale one, whose real content is no
+// longer the agent's base, none): stored once per fingerprint, before the
+// first file that has it (layover-patch/3), listed in the manifest in that
+// order. By path: the original's size and fingerprint.
 using Originals = std::unordered_map<std::string, Manifest::Original>;
 void collect_originals(const ScanResult& scan, Manifest* m, Originals* before) {
     std::unordered_map<std::string_view, const BaseEntry*> bases;
@@ -91,7 +92,9 @@ void collect_originals(const ScanResult& scan, Manifest* m, Originals* before) {
         const Change& c = it.change;
         if (!it.base_text || c.kind != Kind::Modified || c.type != Type::File || c.old_type != Type::File) continue;
         auto b = bases.find(c.path);
-        if (b == bases.end() || b->second->fingerprint.empty() || have.count(b->second->fingerprint)) continue;
+        if (b == bases.end() || b->second->stale || b->second->fingerprint.empty() ||
+            have.count(b->second->fingerprint))
+            continue;
         have.insert(b->second->fingerprint);
         m->originals.push_back({b->second->fingerprint, b->second->size});
         before->emplace(c.path, m->originals.back());
@@ -173,6 +176,8 @@ base::Result<void> save_session(const session::Info& s, const std::string& out_f
         TRY(base::IgnoreRules rules, load_ignore_rules(t.lower.get(), s.meta.target, opts.ignore));
         so.ignore = &rules;
         so.include_ignored = opts.ignore.include_ignored;
+        auto indexes = index_session_layers(s, t);
+        for (const auto& x : indexes) so.indexes.push_back(x.get());
         TRY(ScanResult scan, scan_layers(t.layers(), t.lower.get(), so));
         select_only(&scan, opts.only, opts.exclude);
         TRY_VOID(replace_contents(&scan, opts.contents));

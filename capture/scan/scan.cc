@@ -253,15 +253,15 @@ private:
     // can only be an addition, and the text summary needs nothing but its
     // type (and a symlink's target). False: not decidable here (a device, an
     // unknown d_type, or the entry changed meanwhile); use look().
-    Result<bool> quick_look(int dirfd, const DirEnt& e, Seen* s) {
-        switch (e.type) {
+    Result<bool> quick_look(int dirfd, const std::string& name, unsigned char type, Seen* s) {
+        switch (type) {
             case DT_REG: s->side.type = Type::File; break;
             case DT_FIFO: s->side.type = Type::Fifo; break;
             case DT_SOCK: s->side.type = Type::Socket; break;
             case DT_LNK: {
                 std::string t(256, '\0');
                 for (;;) {
-                    ssize_t n = ::readlinkat(dirfd, e.name.c_str(), t.data(), t.size());
+                    ssize_t n = ::readlinkat(dirfd, name.c_str(), t.data(), t.size());
                     if (n < 0) {
                         if (errno == ENOENT) return true;  // gone (a running session)
                         return false;                      // e.g. no longer a symlink
@@ -280,7 +280,7 @@ private:
                 // O_DIRECTORY|O_NOFOLLOW: it is still a dir once open. Its
                 // markers still count: an unsupported one must fail the walk,
                 // and x marks children that may be xattr whiteouts.
-                int fd = ::openat(dirfd, e.name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                int fd = ::openat(dirfd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
                 if (fd < 0) {
                     if (errno == ENOENT) return true;
                     return false;
@@ -359,6 +359,8 @@ private:
         const std::string& name = e.name;
         uint32_t at = ls.holder(index);
         int up = stack.fds[at];
+        std::string joined;
+        const std::string& up_name = stack.name_in(at, name, &joined);  // in up
         std::string path = join_path(prefix, name);
         if (!excluded_.empty() && excluded_.count(path)) {
             out_->excluded_seen.push_back(path);
@@ -367,14 +369,14 @@ private:
         Seen u;
         bool typed = false;
         if (low < 0 && opts_.summary_only && !opts_.with_base && !parent_xwh) {
-            TRY(typed, quick_look(up, e, &u));
+            TRY(typed, quick_look(up, up_name, e.type, &u));
         }
         if (!typed) {
             // Files are opened only when the verdict needs more than a stat:
             // an addition never does, and for the text summary only a file
             // over a real file of the same size does (see pair below).
             bool defer = !opts_.with_base && (low < 0 || opts_.summary_only);
-            TRY(u, look(up, name, path, true, defer, e.type));
+            TRY(u, look(up, up_name, path, true, defer, e.type));
         }
         if (!u.exists) return base::Ok();
         // A dir: the layers' dirs merged under it; cut off from the real tree
@@ -382,7 +384,8 @@ private:
         UpperDir sub_up;
         if ((u.side.type == Type::Dir || u.side.type == Type::OpaqueDir) && u.fd.valid()) {
             bool cut = false;
-            TRY(sub_up, merged_dir(stack, ls, index, std::move(u.fd), u.side.type == Type::OpaqueDir, &cut));
+            TRY(sub_up, merged_dir(stack, ls, index, std::move(u.fd), u.side.type == Type::OpaqueDir, &cut, path,
+                                   opts_.indexes));
             if (cut) u.side.type = Type::OpaqueDir;
             sub_up.xwh = sub_up.xwh || u.xwhiteouts;
         }
@@ -400,7 +403,7 @@ private:
             known = opts_.verdicts->find(path, key);
         }
         if (pair && !known) {
-            TRY_VOID(complete(up, name, path, true, &u));
+            TRY_VOID(complete(up, up_name, path, true, &u));
             TRY_VOID(complete(low, name, path, false, &l));
         }
         if (known) u.side.xattrs_same = known->same_xattrs ? 1 : 0;
@@ -425,7 +428,7 @@ private:
         if (now_ignored && !opts_.include_ignored) {
             // Left out with all below it: counted, never recorded.
             out_->ignored += v.is_change ? 1 : 0;
-            if (v.descend) out_->ignored += count_below(sub_up);
+            if (v.descend) out_->ignored += count_below(sub_up, path);
             return base::Ok();
         }
         if (v.is_change) TRY_VOID(record(u, l, v, path, in_ignored_ || now_ignored, stack.ids[at]));
@@ -451,20 +454,23 @@ private:
     }
 
     // Entries below an ignored upper dir (names only: no stat each).
-    uint64_t count_below(const UpperDir& d) {
+    uint64_t count_below(const UpperDir& d, const std::string& prefix) {
         if (d.fds.empty()) return 0;
         auto names = list_upper(d, "");
         if (!names) return 0;
         uint64_t n = names->names.size();
         for (size_t i = 0; i < names->names.size(); i++) {
             if (names->names[i].type != DT_DIR) continue;
-            int at = d.fds[names->holder(i)];
-            base::Fd top(::openat(at, names->names[i].name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+            std::string joined;
+            const std::string& here = d.name_in(names->holder(i), names->names[i].name, &joined);
+            base::Fd top(
+                ::openat(d.fds[names->holder(i)], here.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
             if (!top.valid()) continue;
             auto raw = read_xattrs(top.get());
             bool opaque = raw && overlay_marks(raw.value()).opaque, cut = false;
-            auto sub = merged_dir(d, names.value(), i, std::move(top), opaque, &cut);
-            if (sub) n += count_below(sub.value());
+            std::string path = join_path(prefix, names->names[i].name);
+            auto sub = merged_dir(d, names.value(), i, std::move(top), opaque, &cut, path, opts_.indexes);
+            if (sub) n += count_below(sub.value(), path);
         }
         return n;
     }
@@ -572,7 +578,10 @@ Result<ScanResult> scan_layers(const std::vector<int>& layer_fds, int lower_fd, 
     w.spare_cpu = opts.threads == 0 ? ::sysconf(_SC_NPROCESSORS_ONLN) > 1 : opts.threads > 1;
     UpperDir root;
     root.fds = layer_fds;
-    for (uint32_t i = 0; i < layer_fds.size(); i++) root.ids.push_back(i);
+    for (uint32_t i = 0; i < layer_fds.size(); i++) {
+        root.ids.push_back(i);
+        root.idx.push_back(i < opts.indexes.size() && opts.indexes[i] ? opts.indexes[i]->find("") : nullptr);
+    }
     // The root's own markers are not read; assume the worst.
     TRY_VOID(w.dir(root, lower_fd, "", true));
     return out;

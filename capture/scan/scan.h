@@ -19,6 +19,7 @@
 namespace capture {
 
 class VerdictCache;
+struct LayerIndex;
 
 struct Item {
     Change change;
@@ -77,6 +78,9 @@ struct ScanOptions {
     // originals, read again when written: keeping 1,000 of them from here
     // cost more in page faults and malloc than that read).
     uint64_t keep_base_max = 0;
+    // scan_layers: each layer's index (capture/scan/layer_index.h), in the
+    // order of layer_fds; null or absent: its dirs are listed.
+    std::vector<const LayerIndex*> indexes;
 };
 
 base::Result<ScanResult> scan_upper(int upper_fd, int lower_fd, const ScanOptions& opts);

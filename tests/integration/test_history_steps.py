@@ -224,3 +224,24 @@ def test_revert_of_a_mode_change_a_replaced_symlink_and_an_addition_leaves_the_l
     assert kinds(lo, "m") == {"z": "added"}
     run_ok(lo, "test \"$(readlink link)\" = notes.txt && test ! -e docs/new && test \"$(cat old/sub/b.txt)\" = b "
                "&& test \"$(stat -c %a docs)\" = 755 && test -f z", "m")
+
+
+def test_status_reads_frozen_layers_from_the_kept_index(lo):
+    """docs/history.md, "The layer index": the frozen layers' structure is
+    kept in SESSION/layer-index; a status read from it lists what a listing
+    of every layer did, and a new step is indexed when it appears."""
+    three_steps(lo)
+    want = {"a.txt": "added", "notes.txt": "modified", "b.txt": "added", "docs": "deleted", "c.txt": "added",
+            "old/a.txt": "metadata"}
+    index = lo.session_dir("s") / "layer-index"
+    assert kinds(lo, "s") == want
+    assert index.is_file() and (index.stat().st_mode & 0o777) == 0o600
+    first = index.read_bytes()
+    assert kinds(lo, "s") == want  # read from the index
+    assert index.read_bytes() == first  # nothing new: not written again
+    run_ok(lo, "rm c.txt; mkdir -p old/new && echo n > old/new/f", "s")
+    run_ok(lo, "true", "s")  # freezes step 4
+    want.pop("c.txt")
+    want.update({"old/new": "added", "old/new/f": "added"})
+    assert kinds(lo, "s") == want
+    assert index.read_bytes() != first
