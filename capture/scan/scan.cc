@@ -185,15 +185,14 @@ private:
         return opts_.session_start_ns;
     }
 
-    Result<BaseEntry> base_of(const Seen& l, const std::string& path, int64_t copied,
-                              std::optional<std::string>* content = nullptr) {
+    Result<BaseEntry> base_of(const Seen& l, const std::string& path, int64_t copied, bool* text = nullptr) {
         BaseEntry b;
         b.path = path;
         b.type = l.side.type;
         b.mode = l.side.mode;
         b.size = l.side.size;
         if (l.side.type == Type::File) {
-            TRY(b.fingerprint, fingerprint_fd(l.fd.get(), l.side.size, content));
+            TRY(b.fingerprint, fingerprint_fd(l.fd.get(), l.side.size, text));
         } else if (l.side.type == Type::Symlink) {
             b.fingerprint = fingerprint_bytes(l.side.link_target);
         }
@@ -429,7 +428,7 @@ private:
         bool keep_content = opts_.keep_base_max > 0 && last.change.kind == Kind::Modified &&
                             last.change.type == Type::File && l.side.type == Type::File &&
                             l.side.size <= opts_.keep_base_max;
-        TRY(BaseEntry b, base_of(l, path, copied, keep_content ? &last.base_content : nullptr));
+        TRY(BaseEntry b, base_of(l, path, copied, keep_content ? &last.base_text : nullptr));
         add_base(std::move(b));
         if (v.lower_subtree && l.fd.valid()) TRY_VOID(lower_subtree(l.fd.get(), path, copied));
         return base::Ok();
