@@ -159,14 +159,16 @@ private:
     // is only stat'ed; complete() opens it and reads its xattrs when the
     // verdict needs them. A real file that is opened (with_base: to be
     // fingerprinted) still waits for complete() for its xattrs.
+    // open_anyway: a deferred upper file is opened all the same (its stat
+    // taken on the fd), for the content reader; its xattrs still wait.
     Result<Seen> look(int dirfd, const std::string& name, const std::string& path, bool upper, bool defer = false,
-                      unsigned char dtype = DT_UNKNOWN) {
+                      unsigned char dtype = DT_UNKNOWN, bool open_anyway = false) {
         Seen s;
         // Built only for an error: escaping every path up front was a measurable cost.
         auto where = [&] { return (upper ? "upper entry " : "real entry ") + base::display_path(path); };
         unsigned mask = STATX_BASIC_STATS | STATX_BTIME;
-        bool opened =
-            upper && (dtype == DT_DIR || (!defer && dtype == DT_REG)) && open_first(dirfd, name, dtype, mask, &s);
+        bool opened = upper && (dtype == DT_DIR || ((!defer || open_anyway) && dtype == DT_REG)) &&
+                      open_first(dirfd, name, dtype, mask, &s);
         if (!opened && ::statx(dirfd, name.c_str(), AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, mask, &s.st) != 0) {
             if (errno == ENOENT) return s;  // gone (a running session) or absent below
             return base::sys_error("reading " + where());
@@ -178,8 +180,10 @@ private:
         Xattrs raw;
         bool skip_open = defer && fmt == S_IFREG && (!upper || s.st.stx_size > 0);
         bool lazy_xattrs = !upper && fmt == S_IFREG;
-        if (opened) {
+        if (opened && !skip_open) {
             TRY(raw, read_xattrs(s.fd.get()));
+        } else if (opened) {
+            // open_anyway: complete() reads the xattrs if the verdict needs them
         } else if ((fmt == S_IFDIR || fmt == S_IFREG) && !skip_open) {
             int flags = O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | (fmt == S_IFDIR ? O_DIRECTORY : 0);
             int fd = ::openat(dirfd, name.c_str(), flags | O_CLOEXEC);
@@ -375,7 +379,7 @@ private:
             // an addition never does, and for the text summary only a file
             // over a real file of the same size does (see pair below).
             bool defer = !opts_.with_base && (low < 0 || opts_.summary_only);
-            TRY(u, look(up, name, path, true, defer, e.type));
+            TRY(u, look(up, name, path, true, defer, e.type, defer && e.type == DT_REG && will_read(path)));
         }
         if (!u.exists) return base::Ok();
         // A dir: the layers' dirs merged under it; cut off from the real tree
@@ -429,7 +433,10 @@ private:
             if (v.descend) out_->ignored += count_below(sub_up);
             return base::Ok();
         }
-        if (v.is_change) TRY_VOID(record(u, l, v, path, in_ignored_ || now_ignored, stack.ids[at]));
+        if (v.is_change) {
+            TRY_VOID(record(u, l, v, path, in_ignored_ || now_ignored, stack.ids[at]));
+            if (opts_.reader) read_content(up, name, l.exists ? low : -1, u);
+        }
         if (v.descend && !sub_up.fds.empty()) {
             base::Fd sub_low;
             if (v.descend_lower && l.exists) sub_low = std::move(l.fd);
@@ -439,6 +446,36 @@ private:
             in_ignored_ = was;
         }
         return base::Ok();
+    }
+
+    // Is the file at `path` likely to be read by the content reader? Then
+    // the walk opens it rather than only stat'ing it. Not when the verdict
+    // cache remembers it risk-free (a repeated status reads nothing).
+    bool will_read(const std::string& path) const {
+        return opts_.reader && opts_.reader->wants_path(path) &&
+               !(opts_.verdicts && opts_.verdicts->stored_risk_free(path));
+    }
+
+    // The change just recorded, for the content reader: from the fd the walk
+    // stat'ed, or opened here (a file typed from d_type, or only stat'ed)
+    // and checked to be that file. Left NotRead when it cannot be opened:
+    // the risk scan then reads it by path, as it reads the rest.
+    void read_content(int up, const std::string& name, int low, const Seen& u) {
+        Change& c = out_->items.back().change;
+        if (c.type != Type::File || c.risk_free_cached || !opts_.reader->wants(c)) return;
+        uint64_t size = u.side.size;
+        base::Fd own;
+        int fd = u.fd.get();
+        if (!u.fd.valid()) {
+            own.reset(::openat(up, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC));
+            struct stat st;
+            if (!own.valid() || ::fstat(own.get(), &st) != 0 || !S_ISREG(st.st_mode)) return;
+            bool stated = (u.st.stx_mask & STATX_INO) != 0;
+            if (stated && st.st_ino != u.st.stx_ino) return;
+            size = static_cast<uint64_t>(st.st_size);
+            fd = own.get();
+        }
+        c.content_read = opts_.reader->read(c, fd, size, low, name);
     }
 
     // An entry the ignore rules match (its parents were not ignored: the walk

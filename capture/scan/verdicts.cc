@@ -150,6 +150,12 @@ bool VerdictCache::risk_free(const std::string& path) {
     return it != slots_.end() && known_free(it->second);
 }
 
+bool VerdictCache::stored_risk_free(const std::string& path) const {
+    std::lock_guard<std::mutex> g(mu_);
+    auto it = slots_.find(path);
+    return it != slots_.end() && it->second.has_stored && it->second.stored.risk_free;
+}
+
 void VerdictCache::record_risk_free(const std::string& path) {
     std::lock_guard<std::mutex> g(mu_);
     auto it = slots_.find(path);

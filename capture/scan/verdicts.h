@@ -68,6 +68,9 @@ public:
     bool note(const std::string& path, const PairKey& key);
     bool risk_free(const std::string& path);
     void record_risk_free(const std::string& path);
+    // Whether the loaded cache holds a risk-free verdict for `path` at any
+    // stats (a hint: the walk then only stats the file instead of opening it).
+    bool stored_risk_free(const std::string& path) const;
 
     // The session dir's file `verdicts`: read (missing or unreadable: empty),
     // and written atomically (temp + rename, mode 0600).
