@@ -369,6 +369,8 @@ private:
             out_->excluded_seen.push_back(path);
             return base::Ok();
         }
+        // Looked up once, before the stat (will_read), and reused by note().
+        peek_ = opts_.reader && opts_.verdicts && e.type == DT_REG ? opts_.verdicts->peek(path) : VerdictCache::Peek{};
         Seen u;
         bool typed = false;
         if (low < 0 && opts_.summary_only && !opts_.with_base && !parent_xwh) {
@@ -452,8 +454,7 @@ private:
     // the walk opens it rather than only stat'ing it. Not when the verdict
     // cache remembers it risk-free (a repeated status reads nothing).
     bool will_read(const std::string& path) const {
-        return opts_.reader && opts_.reader->wants_path(path) &&
-               !(opts_.verdicts && opts_.verdicts->stored_risk_free(path));
+        return opts_.reader && opts_.reader->wants_path(path) && !peek_.risk_free;
     }
 
     // The change just recorded, for the content reader: from the fd the walk
@@ -535,7 +536,7 @@ private:
         // (none when typed from d_type alone).
         if (opts_.verdicts && c.type == Type::File && (u.st.stx_mask & kKeyMask) == kKeyMask)
             c.risk_free_cached =
-                opts_.verdicts->note(path, PairKey{stat_key(u.st), l.exists ? stat_key(l.st) : StatKey{}});
+                opts_.verdicts->note(path, PairKey{stat_key(u.st), l.exists ? stat_key(l.st) : StatKey{}}, &peek_);
         it.whiteout = v.whiteout_member;
         it.opaque = v.opaque_member;
         it.ino = u.st.stx_ino;
@@ -594,6 +595,7 @@ private:
     uint64_t fd_limit_ = 0;  // 0: keep nothing (a small limit)
     uint64_t depth_ = 0;
     bool in_ignored_ = false;         // below an ignored dir (with include_ignored)
+    VerdictCache::Peek peek_;         // the cache's slot of the entry being looked at (a file)
     std::vector<size_t> kept_items_;  // index in out_->items of each kept file, in files order
     std::set<std::string> seen_base_;
 };

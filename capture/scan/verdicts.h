@@ -65,12 +65,19 @@ public:
     // note(), one lookup per file), and record_risk_free() stores that it
     // was read now and showed none (not when racy, as record()). A path
     // never noted is never risk-free. Thread-safe.
-    bool note(const std::string& path, const PairKey& key);
+    // What the loaded cache holds for a path, looked up before its stat:
+    // risk_free says a risk-free verdict is stored at some stats (a hint:
+    // the walk then only stats the file rather than opening it), and
+    // note(path, key, &peek) reuses the lookup.
+    struct Slot;
+    struct Peek {
+        Slot* slot = nullptr;
+        bool risk_free = false;
+    };
+    Peek peek(const std::string& path);
+    bool note(const std::string& path, const PairKey& key, const Peek* seen = nullptr);
     bool risk_free(const std::string& path);
     void record_risk_free(const std::string& path);
-    // Whether the loaded cache holds a risk-free verdict for `path` at any
-    // stats (a hint: the walk then only stats the file instead of opening it).
-    bool stored_risk_free(const std::string& path) const;
 
     // The session dir's file `verdicts`: read (missing or unreadable: empty),
     // and written atomically (temp + rename, mode 0600).
@@ -84,13 +91,17 @@ private:
         Cached v;
         bool risk_free = false;
     };
+
+public:
     // One node per path (one lookup per call: the maps were a third of a
-    // repeated status's CPU).
+    // repeated status's CPU). Nodes stay put: a Peek may point at one.
     struct Slot {
         Entry stored, next;  // as loaded; used or computed by this scan (what store() writes)
         PairKey noted;
         bool has_stored = false, in_next = false, has_noted = false;
     };
+
+private:
     bool racy(const PairKey& key) const;
     bool known_free(Slot& s);           // risk_free() of a slot, under mu_
     void use(Slot& s, const Entry& e);  // s.next = e
