@@ -452,9 +452,10 @@ private:
 
     // Is the file at `path` likely to be read by the content reader? Then
     // the walk opens it rather than only stat'ing it. Not when the verdict
-    // cache remembers it risk-free (a repeated status reads nothing).
+    // cache knows it (risk-free, or an unchanged copy): a repeated status
+    // opens nothing.
     bool will_read(const std::string& path) const {
-        return opts_.reader && opts_.reader->wants_path(path) && !peek_.risk_free;
+        return opts_.reader && opts_.reader->wants_path(path) && !peek_.known;
     }
 
     // The change just recorded, for the content reader: from the fd the walk

@@ -138,7 +138,7 @@ VerdictCache::Peek VerdictCache::peek(const std::string& path) {
     auto it = slots_.find(path);
     if (it == slots_.end()) return p;
     p.slot = &it->second;
-    p.risk_free = it->second.has_stored && it->second.stored.risk_free;
+    p.known = it->second.has_stored && (it->second.stored.risk_free || it->second.stored.has_verdict);
     return p;
 }
 

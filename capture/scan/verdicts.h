@@ -66,13 +66,14 @@ public:
     // was read now and showed none (not when racy, as record()). A path
     // never noted is never risk-free. Thread-safe.
     // What the loaded cache holds for a path, looked up before its stat:
-    // risk_free says a risk-free verdict is stored at some stats (a hint:
-    // the walk then only stats the file rather than opening it), and
+    // `known` says a risk-free or a content verdict is stored at some stats
+    // (a hint: the walk then only stats the file rather than opening it for
+    // the risk read: it was clean, or an unchanged copy, last time), and
     // note(path, key, &peek) reuses the lookup.
     struct Slot;
     struct Peek {
         Slot* slot = nullptr;
-        bool risk_free = false;
+        bool known = false;
     };
     Peek peek(const std::string& path);
     bool note(const std::string& path, const PairKey& key, const Peek* seen = nullptr);

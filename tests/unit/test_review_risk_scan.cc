@@ -242,9 +242,9 @@ TEST_CASE("risk scan: files the walk read clean are remembered, and not read by 
     review::add_content_risks(&ctx, changes, none, none, &first, &walk1);
     capture::VerdictCache second(start);
     second.parse(first.serialize());
-    CHECK(second.peek("plain.txt").risk_free);
-    CHECK(second.peek("kept.env").risk_free);
-    CHECK_FALSE(second.peek("new.env").risk_free);  // a risky file is read each time
+    CHECK(second.peek("plain.txt").known);
+    CHECK(second.peek("kept.env").known);
+    CHECK_FALSE(second.peek("new.env").known);  // a risky file is read each time
     review::WalkRiskReader walk2;
     auto again = w.scan(true, &walk2, &second);
     for (const auto& c : again) {
