@@ -455,7 +455,7 @@ private:
     // cache knows it (risk-free, or an unchanged copy): a repeated status
     // opens nothing.
     bool will_read(const std::string& path) const {
-        return opts_.reader && opts_.reader->wants_path(path) && !peek_.known;
+        return opts_.reader && !peek_.known && opts_.reader->wants_path(path);
     }
 
     // The change just recorded, for the content reader: from the fd the walk
