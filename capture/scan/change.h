@@ -38,6 +38,10 @@ struct Change {
     // status: the verdict cache knows this file's content, at the stats the
     // scan saw, as showing no content risk (capture/scan/verdicts.h; not stored)
     bool risk_free_cached = false;
+    // status: what the walk's content reader (ScanOptions::reader) made of
+    // the file's text, read as the walk met it (not stored).
+    enum class Read : uint8_t { NotRead, Free, Risky, Unreadable };
+    Read content_read = Read::NotRead;
 };
 
 // The `base` record: what the real entry must be for a change to apply cleanly.

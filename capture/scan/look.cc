@@ -39,13 +39,16 @@ bool open_first(int dirfd, const std::string& name, unsigned char dtype, unsigne
 // is only stat'ed; complete() opens it and reads its xattrs when the
 // verdict needs them. A real file that is opened (with_base: to be
 // fingerprinted) still waits for complete() for its xattrs.
+// open_anyway: a deferred upper file is opened all the same (its stat
+// taken on the fd), for the content reader; its xattrs still wait.
 Result<Seen> look(int dirfd, const std::string& name, const std::string& path, bool upper, bool defer,
-                  unsigned char dtype) {
+                  unsigned char dtype, bool open_anyway) {
     Seen s;
     // Built only for an error: escaping every path up front was a measurable cost.
     auto where = [&] { return (upper ? "upper entry " : "real entry ") + base::display_path(path); };
     unsigned mask = STATX_BASIC_STATS | STATX_BTIME;
-    bool opened = upper && (dtype == DT_DIR || (!defer && dtype == DT_REG)) && open_first(dirfd, name, dtype, mask, &s);
+    bool opened = upper && (dtype == DT_DIR || ((!defer || open_anyway) && dtype == DT_REG)) &&
+                  open_first(dirfd, name, dtype, mask, &s);
     if (!opened && ::statx(dirfd, name.c_str(), AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, mask, &s.st) != 0) {
         if (errno == ENOENT) return s;  // gone (a running session) or absent below
         return base::sys_error("reading " + where());
@@ -57,8 +60,10 @@ Result<Seen> look(int dirfd, const std::string& name, const std::string& path, b
     Xattrs raw;
     bool skip_open = defer && fmt == S_IFREG && (!upper || s.st.stx_size > 0);
     bool lazy_xattrs = !upper && fmt == S_IFREG;
-    if (opened) {
+    if (opened && !skip_open) {
         TRY(raw, read_xattrs(s.fd.get()));
+    } else if (opened) {
+        // open_anyway: complete() reads the xattrs if the verdict needs them
     } else if ((fmt == S_IFDIR || fmt == S_IFREG) && !skip_open) {
         int flags = O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | (fmt == S_IFDIR ? O_DIRECTORY : 0);
         int fd = ::openat(dirfd, name.c_str(), flags | O_CLOEXEC);

@@ -30,9 +30,10 @@ struct Seen {
 // exists is false. defer: a regular file (upper: of size > 0, which cannot be
 // a whiteout) is only stat'ed; complete() opens it and reads its xattrs when
 // the verdict needs them. dtype: getdents' type of an upper entry, which lets
-// a file or dir be opened first and stat'ed through its fd.
+// a file or dir be opened first and stat'ed through its fd. open_anyway: a
+// deferred upper file is opened all the same, for the content reader.
 base::Result<Seen> look(int dirfd, const std::string& name, const std::string& path, bool upper, bool defer = false,
-                        unsigned char dtype = DT_UNKNOWN);
+                        unsigned char dtype = DT_UNKNOWN, bool open_anyway = false);
 // A deferred regular file: open it (once), check it is still the file that
 // was stat'ed, and read its xattrs.
 base::Result<void> complete(int dirfd, const std::string& name, const std::string& path, bool upper, Seen* s);

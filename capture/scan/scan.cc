@@ -247,6 +247,8 @@ private:
             out_->excluded_seen.push_back(path);
             return base::Ok();
         }
+        // Looked up once, before the stat (will_read), and reused by note().
+        peek_ = opts_.reader && opts_.verdicts && e.type == DT_REG ? opts_.verdicts->peek(path) : VerdictCache::Peek{};
         Seen u;
         bool typed = false;
         if (low < 0 && opts_.summary_only && !opts_.with_base && !parent_xwh) {
@@ -257,7 +259,7 @@ private:
             // an addition never does, and for the text summary only a file
             // over a real file of the same size does (see pair below).
             bool defer = !opts_.with_base && (low < 0 || opts_.summary_only);
-            TRY(u, look(up, up_name, path, true, defer, e.type));
+            TRY(u, look(up, up_name, path, true, defer, e.type, defer && e.type == DT_REG && will_read(path)));
         }
         if (!u.exists) return base::Ok();
         // A dir: the layers' dirs merged under it; cut off from the real tree
@@ -329,7 +331,10 @@ private:
             if (v.descend) out_->ignored += count_below(sub_up, path);
             return base::Ok();
         }
-        if (v.is_change) TRY_VOID(record(u, l, v, path, in_ignored_ || now_ignored, stack.ids[at]));
+        if (v.is_change) {
+            TRY_VOID(record(u, l, v, path, in_ignored_ || now_ignored, stack.ids[at]));
+            if (opts_.reader) read_content(up, up_name, l.exists ? low : -1, name, u);
+        }
         if (v.descend && !sub_up.fds.empty()) {
             base::Fd sub_low;
             if (v.descend_lower && l.exists) sub_low = std::move(l.fd);
@@ -340,6 +345,36 @@ private:
             in_ignored_ = was;
         }
         return base::Ok();
+    }
+
+    // Is the file at `path` likely to be read by the content reader? Then
+    // the walk opens it rather than only stat'ing it. Not when the verdict
+    // cache knows it (risk-free, or an unchanged copy): a repeated status
+    // opens nothing.
+    bool will_read(const std::string& path) const {
+        return opts_.reader && !peek_.known && opts_.reader->wants_path(path);
+    }
+
+    // The change just recorded, for the content reader: from the fd the walk
+    // stat'ed, or opened here (a file typed from d_type, or only stat'ed)
+    // and checked to be that file. Left NotRead when it cannot be opened:
+    // the risk scan then reads it by path, as it reads the rest.
+    void read_content(int up, const std::string& up_name, int low, const std::string& name, const Seen& u) {
+        Change& c = out_->items.back().change;
+        if (c.type != Type::File || c.risk_free_cached || !opts_.reader->wants(c)) return;
+        uint64_t size = u.side.size;
+        base::Fd own;
+        int fd = u.fd.get();
+        if (!u.fd.valid()) {
+            own.reset(::openat(up, up_name.c_str(), O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC));
+            struct stat st;
+            if (!own.valid() || ::fstat(own.get(), &st) != 0 || !S_ISREG(st.st_mode)) return;
+            bool stated = (u.st.stx_mask & STATX_INO) != 0;
+            if (stated && st.st_ino != u.st.stx_ino) return;
+            size = static_cast<uint64_t>(st.st_size);
+            fd = own.get();
+        }
+        c.content_read = opts_.reader->read(c, fd, size, low, name);
     }
 
     // An entry the ignore rules match (its parents were not ignored: the walk
@@ -402,7 +437,7 @@ private:
         // (none when typed from d_type alone).
         if (opts_.verdicts && c.type == Type::File && (u.st.stx_mask & kKeyMask) == kKeyMask)
             c.risk_free_cached =
-                opts_.verdicts->note(path, PairKey{stat_key(u.st), l.exists ? stat_key(l.st) : StatKey{}});
+                opts_.verdicts->note(path, PairKey{stat_key(u.st), l.exists ? stat_key(l.st) : StatKey{}}, &peek_);
         it.whiteout = v.whiteout_member;
         it.opaque = v.opaque_member;
         it.ino = u.st.stx_ino;
@@ -461,6 +496,7 @@ private:
     uint64_t fd_limit_ = 0;  // 0: keep nothing (a small limit)
     uint64_t depth_ = 0;
     bool in_ignored_ = false;         // below an ignored dir (with include_ignored)
+    VerdictCache::Peek peek_;         // the cache's slot of the entry being looked at (a file)
     std::vector<size_t> kept_items_;  // index in out_->items of each kept file, in files order
     std::set<std::string> seen_base_;
 };

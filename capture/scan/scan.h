@@ -21,6 +21,21 @@ namespace capture {
 class VerdictCache;
 struct LayerIndex;
 
+// status's risk marks (review/prompt/risk_scan.h, WalkRiskReader): the walk
+// hands each changed regular file it wants to read() on the walk's own
+// threads, open on the fd its stat was taken from (a file wants_path()
+// accepts is opened instead of only stat'ed), so the text is read once, with
+// no second path lookup. read() must be thread-safe.
+class ContentReader {
+public:
+    virtual ~ContentReader() = default;
+    virtual bool wants_path(const std::string& path) const = 0;  // by name: worth opening?
+    virtual bool wants(const Change& c) const = 0;
+    // At most `size` bytes of `fd` (a regular file, at offset 0); the real
+    // side, for the old text, is `name` in `low` (-1: none).
+    virtual Change::Read read(const Change& c, int fd, uint64_t size, int low, const std::string& name) = 0;
+};
+
 struct Item {
     Change change;
     bool whiteout = false;  // store DIR/.wh.NAME
@@ -81,6 +96,9 @@ struct ScanOptions {
     // scan_layers: each layer's index (capture/scan/layer_index.h), in the
     // order of layer_fds; null or absent: its dirs are listed.
     std::vector<const LayerIndex*> indexes;
+    // status (not with_base): read changed files' text as they are met
+    // (ContentReader); the result lands in Change::content_read.
+    ContentReader* reader = nullptr;
 };
 
 base::Result<ScanResult> scan_upper(int upper_fd, int lower_fd, const ScanOptions& opts);

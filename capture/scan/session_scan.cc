@@ -108,7 +108,8 @@ int SessionTrees::holder_of(const Change& c) const {
 base::Result<std::vector<Change>> session_changes_as_owner(const session::Info& s, bool summary_only,
                                                            std::vector<std::string>* excluded_seen,
                                                            const IgnoreOptions& ignore, uint64_t* ignored,
-                                                           const StepRange& range, StatusCache* keep) {
+                                                           const StepRange& range, StatusCache* keep,
+                                                           ContentReader* reader) {
     std::vector<Change> out;
     TRY_VOID(as_owner_here([&]() -> base::Result<void> {
         TRY(SessionTrees t, open_session_trees(s, range));
@@ -119,6 +120,7 @@ base::Result<std::vector<Change>> session_changes_as_owner(const session::Info& 
         TRY(base::IgnoreRules rules, load_ignore_rules(t.lower.get(), s.meta.target, ignore));
         so.ignore = &rules;
         so.include_ignored = ignore.include_ignored;
+        so.reader = reader;
         // Verdicts are reused only once nothing can write the upper layer
         // (docs/design.md, "The verdict cache").
         StatusCache local;

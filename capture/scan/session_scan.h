@@ -8,6 +8,7 @@
 #include "capture/scan/change.h"
 #include "capture/scan/ignore.h"
 #include "capture/scan/layer_index.h"
+#include "capture/scan/scan.h"
 #include "capture/scan/step_range.h"
 #include "capture/scan/verdicts.h"
 #include "helper/base/fd.h"
@@ -55,11 +56,14 @@ struct StatusCache {
 // rules' options (capture/scan/ignore.h); *ignored, when given, receives the
 // number of paths they left out. `keep`, when given, receives the verdict
 // cache instead of it being written here (the caller calls keep->store()).
+// `reader`, when given, reads changed files' text during the walk
+// (ScanOptions::reader).
 base::Result<std::vector<Change>> session_changes_as_owner(const session::Info& s, bool summary_only,
                                                            std::vector<std::string>* excluded_seen = nullptr,
                                                            const IgnoreOptions& ignore = {},
                                                            uint64_t* ignored = nullptr, const StepRange& range = {},
-                                                           StatusCache* keep = nullptr);
+                                                           StatusCache* keep = nullptr,
+                                                           ContentReader* reader = nullptr);
 
 // The number of changes (as `status` counts them), scanned in a forked child
 // (which enters the owner namespace there), for a caller that must keep its

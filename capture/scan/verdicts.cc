@@ -22,7 +22,9 @@ const char kFile[] = "verdicts";
 constexpr size_t kMaxFile = 256u << 20;  // a cache bigger than this is not read
 
 void put_u64(std::string* out, uint64_t v) {
-    for (int i = 0; i < 8; i++) out->push_back(static_cast<char>(v >> (8 * i)));
+    char b[8];
+    for (int i = 0; i < 8; i++) b[i] = static_cast<char>(v >> (8 * i));
+    out->append(b, 8);  // one append, not eight push_backs
 }
 
 bool get_u64(std::string_view* in, uint64_t* v) {
@@ -129,9 +131,20 @@ void VerdictCache::record(const std::string& path, const PairKey& key, Cached v)
     added_ = true;
 }
 
-bool VerdictCache::note(const std::string& path, const PairKey& key) {
+VerdictCache::Peek VerdictCache::peek(const std::string& path) {
+    Peek p;
+    if (n_stored_ == 0) return p;  // nothing loaded (set before the walk starts)
     std::lock_guard<std::mutex> g(mu_);
-    Slot& s = slots_[path];
+    auto it = slots_.find(path);
+    if (it == slots_.end()) return p;
+    p.slot = &it->second;
+    p.known = it->second.has_stored && (it->second.stored.risk_free || it->second.stored.has_verdict);
+    return p;
+}
+
+bool VerdictCache::note(const std::string& path, const PairKey& key, const Peek* seen) {
+    std::lock_guard<std::mutex> g(mu_);
+    Slot& s = seen && seen->slot ? *seen->slot : slots_[path];
     s.noted = key;
     s.has_noted = true;
     return known_free(s);
@@ -170,8 +183,9 @@ void VerdictCache::load(int session_dirfd) {
     if (!fd.valid()) return;
     struct stat st;
     if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid()) return;
-    auto data = base::read_all(fd.get(), kMaxFile);
-    if (data) parse(data.value());
+    if (static_cast<uint64_t>(st.st_size) > kMaxFile) return;
+    // One read of the size fstat gave (a cache is replaced by rename, never rewritten in place).
+    parse(base::read_upto(fd.get(), static_cast<size_t>(st.st_size)));
 }
 
 base::Result<void> VerdictCache::store(int session_dirfd) const {

@@ -65,7 +65,18 @@ public:
     // note(), one lookup per file), and record_risk_free() stores that it
     // was read now and showed none (not when racy, as record()). A path
     // never noted is never risk-free. Thread-safe.
-    bool note(const std::string& path, const PairKey& key);
+    // What the loaded cache holds for a path, looked up before its stat:
+    // `known` says a risk-free or a content verdict is stored at some stats
+    // (a hint: the walk then only stats the file rather than opening it for
+    // the risk read: it was clean, or an unchanged copy, last time), and
+    // note(path, key, &peek) reuses the lookup.
+    struct Slot;
+    struct Peek {
+        Slot* slot = nullptr;
+        bool known = false;
+    };
+    Peek peek(const std::string& path);
+    bool note(const std::string& path, const PairKey& key, const Peek* seen = nullptr);
     bool risk_free(const std::string& path);
     void record_risk_free(const std::string& path);
 
@@ -81,13 +92,17 @@ private:
         Cached v;
         bool risk_free = false;
     };
+
+public:
     // One node per path (one lookup per call: the maps were a third of a
-    // repeated status's CPU).
+    // repeated status's CPU). Nodes stay put: a Peek may point at one.
     struct Slot {
         Entry stored, next;  // as loaded; used or computed by this scan (what store() writes)
         PairKey noted;
         bool has_stored = false, in_next = false, has_noted = false;
     };
+
+private:
     bool racy(const PairKey& key) const;
     bool known_free(Slot& s);           // risk_free() of a slot, under mu_
     void use(Slot& s, const Entry& e);  // s.next = e

@@ -8,7 +8,8 @@
 #include "review/prompt/risk_scan.h"
 
 review::RiskContext session_risks(const session::Info& info, const std::vector<capture::Change>& changes,
-                                  const capture::StepRange& range, capture::VerdictCache* verdicts) {
+                                  const capture::StepRange& range, capture::VerdictCache* verdicts,
+                                  review::WalkRiskReader* walk) {
     review::RiskContext ctx;
     // The session's own target: home rules only where $HOME really is.
     if (const char* home = std::getenv("HOME")) ctx.home_rel = review::home_relative(info.meta.target, home);
@@ -30,6 +31,6 @@ review::RiskContext session_risks(const session::Info& info, const std::vector<c
             int holder = trees->holder_of(at);
             return holder < 0 ? std::nullopt : review::read_text_beneath(holder, p);
         },
-        [&](const std::string& p) { return review::read_text_beneath(lower->get(), p); }, verdicts);
+        [&](const std::string& p) { return review::read_text_beneath(lower->get(), p); }, verdicts, walk);
     return ctx;
 }

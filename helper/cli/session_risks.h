@@ -9,6 +9,9 @@
 #include "capture/scan/verdicts.h"
 #include "helper/store/session.h"
 #include "review/prompt/risk.h"
+#include "review/prompt/risk_scan.h"
 
+// `walk`: the reader the scan read files with (status), whose finds it takes.
 review::RiskContext session_risks(const session::Info& info, const std::vector<capture::Change>& changes,
-                                  const capture::StepRange& range = {}, capture::VerdictCache* verdicts = nullptr);
+                                  const capture::StepRange& range = {}, capture::VerdictCache* verdicts = nullptr,
+                                  review::WalkRiskReader* walk = nullptr);

@@ -108,8 +108,10 @@ int cmd_status(int argc, char** argv) {
     // Rejections are judged on the full change records (the summary's leave some modes out).
     bool rejected = has_rejections(info.value());
     capture::StatusCache cache;  // written after the risk marks added theirs
+    // The risk marks' reads ride on the walk (not with PATH...: only those are read).
+    review::WalkRiskReader walk;
     auto changes = capture::session_changes_as_owner(info.value(), !as_json && !rejected, &hidden, ignore, &ignored,
-                                                     range, &cache);
+                                                     range, &cache, paths.empty() ? &walk : nullptr);
     if (!changes) return fail("status of session '" + info->meta.name + "': " + changes.error().message);
     auto rejections = rejected
                           ? session_rejections(info.value(), changes.value())
@@ -124,7 +126,7 @@ int cmd_status(int argc, char** argv) {
         base::PathFilter filter(rel, {});
         std::erase_if(rejections.value(), [&](const review::RejectionState& r) { return !filter.selects(r.rec.path); });
     }
-    auto ctx = session_risks(info.value(), changes.value(), range, cache.verdicts.get());
+    auto ctx = session_risks(info.value(), changes.value(), range, cache.verdicts.get(), &walk);
     if (paths.empty()) cache.store();  // with PATH...: what it knows of the other files would be dropped
     if (risky_only)
         std::erase_if(changes.value(), [&](const capture::Change& c) { return review::risks_of(c, ctx).empty(); });

@@ -5,6 +5,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
+
 #include "helper/base/fd.h"
 #include "helper/base/fs/beneath.h"
 #include "helper/base/text.h"
@@ -54,10 +56,11 @@ void add_content_risk(RiskContext* ctx, const capture::Change& c, std::string_vi
 }
 
 void add_content_risks(RiskContext* ctx, const std::vector<capture::Change>& changes, const TextOf& new_text,
-                       const TextOf& old_text, capture::VerdictCache* verdicts) {
+                       const TextOf& old_text, capture::VerdictCache* verdicts, WalkRiskReader* walk) {
+    using Read = capture::Change::Read;
     std::vector<const capture::Change*> todo;
     for (const auto& c : changes)
-        if (content_risk_wanted(c) && !c.risk_free_cached) todo.push_back(&c);
+        if (c.content_read == Read::NotRead && content_risk_wanted(c) && !c.risk_free_cached) todo.push_back(&c);
     std::vector<std::optional<ContentRisks>> found(todo.size());
     auto scan = [&](size_t from, size_t to) {
         for (size_t i = from; i < to; i++) found[i] = file_risks(*todo[i], new_text, old_text);
@@ -73,24 +76,82 @@ void add_content_risks(RiskContext* ctx, const std::vector<capture::Change>& cha
     } else {
         scan(0, todo.size());
     }
-    for (size_t i = 0; i < todo.size(); i++) {
-        if (!found[i]) continue;
-        const std::string& path = todo[i]->path;
-        if (found[i]->phrases.empty()) {
-            if (verdicts) verdicts->record_risk_free(path);
+    // In change order, whoever read each file (the secrets list keeps it).
+    size_t i = 0;
+    for (const auto& c : changes) {
+        std::optional<ContentRisks> r;
+        if (i < todo.size() && todo[i] == &c) {
+            r = std::move(found[i++]);
+        } else if (c.content_read == Read::Free) {
+            r.emplace();
+        } else if (c.content_read == Read::Risky && walk) {
+            r = walk->take(c.path);
+        }
+        if (!r) continue;
+        if (r->phrases.empty()) {
+            if (verdicts) verdicts->record_risk_free(c.path);
             continue;
         }
-        add_found(ctx, path, std::move(*found[i]));
+        add_found(ctx, c.path, std::move(*r));
     }
 }
+
+bool WalkRiskReader::wants_path(const std::string& path) const { return content_scanned(path); }
+
+bool WalkRiskReader::wants(const capture::Change& c) const { return content_risk_wanted(c); }
+
+capture::Change::Read WalkRiskReader::read(const capture::Change& c, int fd, uint64_t size, int low,
+                                           const std::string& name) {
+    using Read = capture::Change::Read;
+    if (size > kSecretScanMax) return Read::Unreadable;  // as read_text_beneath: not read
+    // One buffer per walk thread, grown to the biggest file, never zeroed again.
+    thread_local std::string buf;
+    if (buf.size() < size) buf.resize(size);
+    size_t got = 0;
+    while (got < size) {  // as base::read_upto: a short file or a read error ends it
+        ssize_t n = ::pread(fd, buf.data() + got, size - got, static_cast<off_t>(got));
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        got += static_cast<size_t>(n);
+    }
+    ContentRisks r = text_risks(c, std::string_view(buf.data(), got),
+                                [&](const std::string&) { return low < 0 ? std::nullopt : read_text_at(low, name); });
+    if (r.phrases.empty()) return Read::Free;
+    std::lock_guard<std::mutex> g(mu_);
+    found_[c.path] = std::move(r);
+    return Read::Risky;
+}
+
+ContentRisks WalkRiskReader::take(const std::string& path) {
+    std::lock_guard<std::mutex> g(mu_);
+    auto it = found_.find(path);
+    if (it == found_.end()) return {};
+    ContentRisks r = std::move(it->second);
+    found_.erase(it);
+    return r;
+}
+
+namespace {
+
+std::optional<std::string> read_text_of(int fd) {
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || static_cast<uint64_t>(st.st_size) > kSecretScanMax)
+        return std::nullopt;
+    return base::read_upto(fd, static_cast<size_t>(st.st_size));
+}
+
+}  // namespace
 
 std::optional<std::string> read_text_beneath(int root, const std::string& rel) {
     auto fd = open_beneath(root, rel, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
     if (!fd) return std::nullopt;
-    struct stat st {};
-    if (::fstat(fd->get(), &st) != 0 || !S_ISREG(st.st_mode) || static_cast<uint64_t>(st.st_size) > kSecretScanMax)
-        return std::nullopt;
-    return base::read_upto(fd->get(), static_cast<size_t>(st.st_size));
+    return read_text_of(fd->get());
+}
+
+std::optional<std::string> read_text_at(int dirfd, const std::string& name) {
+    base::Fd fd(::openat(dirfd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC));
+    if (!fd.valid()) return std::nullopt;
+    return read_text_of(fd.get());
 }
 
 std::function<bool(const std::string&)> makefile_probe(std::shared_ptr<base::Fd> root) {

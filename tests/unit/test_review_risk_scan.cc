@@ -1,11 +1,18 @@
 // add_content_risks: which sides it reads, and status's risk-free verdicts.
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <map>
 #include <mutex>
 #include <set>
 
+#include "capture/scan/scan.h"
 #include "capture/scan/verdicts.h"
+#include "helper/base/fd.h"
 #include "review/prompt/risk_scan.h"
+#include "tests/unit/capture_scan_util.h"
+#include "tests/unit/capture_tree.h"
 
 using capture::Change;
 using capture::Kind;
@@ -127,4 +134,127 @@ TEST_CASE("risk scan: a verdict cache skips files known risk-free at their stats
     review::add_content_risks(&later, changes, t.new_text(), t.old_text(), &third);
     CHECK(t.read_now == std::multiset<std::string>{"a.txt", "b.env"});
     CHECK(later.content.count("a.txt") == 1);
+}
+
+namespace {
+
+// A session-like pair: what the walk's reader finds must be what the risk
+// scan finds reading by path (the way status did before).
+struct WalkCase {
+    ScanPair p;
+    std::string tok = "glpat-" + std::string("aB3dE5gH7jK9mN1pQ2sT4");
+    WalkCase() {
+        for (const auto* d : {"/newdir", "/node_modules", "/node_modules/x"}) testtree::make(p.up + d, "dir");
+        testtree::make(p.low + "/node_modules", "dir");
+        testtree::make(p.low + "/kept.env", "file:T=" + tok + "\n");
+        testtree::make(p.up + "/kept.env", "file:T=" + tok + "\n#\n");  // the secret was there before
+        testtree::make(p.low + "/plain.txt", "file:hi\n");
+        testtree::make(p.up + "/plain.txt", "file:hello\n");
+        testtree::make(p.low + "/edit.env", "file:A=1\n");
+        testtree::make(p.up + "/edit.env", "file:A=" + tok + "\n");
+        testtree::make(p.up + "/new.env", "file:T=" + tok + "\n");
+        testtree::make(p.up + "/newdir/deep.env", "file:T=" + tok + "\n");  // typed from d_type alone
+        testtree::make(p.low + "/same.txt", "file:same\n");
+        testtree::make(p.up + "/same.txt", "file:same\n");                      // not a change
+        testtree::make(p.up + "/node_modules/x/i.js", "file:T=" + tok + "\n");  // content not scanned
+    }
+    std::vector<Change> scan(bool summary_only, review::WalkRiskReader* reader, capture::VerdictCache* v = nullptr) {
+        capture::ScanOptions o;
+        o.summary_only = summary_only;
+        o.reader = reader;
+        o.verdicts = v;
+        std::vector<Change> out;
+        for (auto& it : scan_dirs(p.up, p.low, o).items) out.push_back(std::move(it.change));
+        return out;
+    }
+    // The risk scan's own reads, by path beneath each tree.
+    review::RiskContext by_path(std::vector<Change> changes, std::multiset<std::string>* read) {
+        base::Fd up(::open(p.up.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+        base::Fd low(::open(p.low.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+        std::mutex mu;
+        review::RiskContext ctx;
+        review::add_content_risks(
+            &ctx, changes,
+            [&](const std::string& path) {
+                std::lock_guard<std::mutex> g(mu);
+                if (read) read->insert(path);
+                return review::read_text_beneath(up.get(), path);
+            },
+            [&](const std::string& path) { return review::read_text_beneath(low.get(), path); });
+        return ctx;
+    }
+};
+
+Change::Read read_of(const std::vector<Change>& cs, const std::string& path) {
+    for (const auto& c : cs)
+        if (c.path == path) return c.content_read;
+    return Change::Read::Unreadable;  // not a change at all
+}
+
+std::vector<std::string> secret_paths(const review::RiskContext& ctx) {
+    std::vector<std::string> out;
+    for (const auto& [path, hit] : ctx.secrets) out.push_back(path);
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("risk scan: the walk reads each changed file as it meets it, and finds what reading by path finds",
+          "[risk-scan]") {
+    WalkCase w;
+    std::multiset<std::string> read_before;
+    review::RiskContext expect = w.by_path(w.scan(true, nullptr), &read_before);
+    CHECK(read_before == std::multiset<std::string>{"edit.env", "kept.env", "new.env", "newdir/deep.env", "plain.txt"});
+    REQUIRE(secret_paths(expect) == std::vector<std::string>{"edit.env", "new.env", "newdir/deep.env"});
+    for (bool summary_only : {true, false}) {
+        review::WalkRiskReader walk;
+        auto changes = w.scan(summary_only, &walk);
+        using R = Change::Read;
+        CHECK(read_of(changes, "kept.env") == R::Free);  // the old side took the secret away
+        CHECK(read_of(changes, "plain.txt") == R::Free);
+        CHECK(read_of(changes, "edit.env") == R::Risky);
+        CHECK(read_of(changes, "new.env") == R::Risky);
+        CHECK(read_of(changes, "newdir/deep.env") == R::Risky);
+        CHECK(read_of(changes, "node_modules/x/i.js") == R::NotRead);
+        std::multiset<std::string> read_after;
+        review::RiskContext got;
+        review::add_content_risks(
+            &got, changes,
+            [&](const std::string& path) -> std::optional<std::string> {
+                read_after.insert(path);
+                return std::nullopt;
+            },
+            [](const std::string&) -> std::optional<std::string> { return std::nullopt; }, nullptr, &walk);
+        CHECK(read_after.empty());  // nothing read twice
+        CHECK(got.content == expect.content);
+        CHECK(secret_paths(got) == secret_paths(expect));  // in change order
+    }
+}
+
+TEST_CASE("risk scan: files the walk read clean are remembered, and not read by the next walk", "[risk-scan]") {
+    WalkCase w;
+    int64_t start = int64_t{1} << 62;  // long after the files' ctimes: not racy
+    capture::VerdictCache first(start);
+    review::WalkRiskReader walk1;
+    auto changes = w.scan(true, &walk1, &first);
+    review::RiskContext ctx;
+    auto none = [](const std::string&) -> std::optional<std::string> { return std::nullopt; };
+    review::add_content_risks(&ctx, changes, none, none, &first, &walk1);
+    capture::VerdictCache second(start);
+    second.parse(first.serialize());
+    CHECK(second.peek("plain.txt").known);
+    CHECK(second.peek("kept.env").known);
+    CHECK_FALSE(second.peek("new.env").known);  // a risky file is read each time
+    review::WalkRiskReader walk2;
+    auto again = w.scan(true, &walk2, &second);
+    for (const auto& c : again) {
+        if (c.path != "plain.txt" && c.path != "kept.env") continue;
+        CHECK(c.risk_free_cached);
+        CHECK(c.content_read == Change::Read::NotRead);
+    }
+    CHECK(read_of(again, "new.env") == Change::Read::Risky);
+    review::RiskContext later;
+    review::add_content_risks(&later, again, none, none, &second, &walk2);
+    CHECK(later.content == ctx.content);
+    CHECK(secret_paths(later) == secret_paths(ctx));
 }
