@@ -102,7 +102,8 @@ void collect_originals(const ScanResult& scan, Manifest* m, std::unordered_map<s
     }
 }
 
-// What save's child builds, left for its exit to free (save_session).
+// What save's child builds, left for its exit to free (save_session):
+// nothing in it may need its destructor to run, except `trees` (reset first).
 struct Held {
     SessionTrees trees;
     base::IgnoreRules rules;
@@ -195,6 +196,9 @@ base::Result<void> save_session(const session::Info& s, const std::string& out_f
                     said += opts.on_content(c, now, base);
                 };
             TRY_VOID(write_patch(out, m, scan.items, t.layers(), wo));
+            // The trees have work to do when closed (a compare's temporary
+            // layer is removed): closed here; only plain memory and fds are left.
+            held->trees = SessionTrees{};
             (void)held.release();
             return said;
         },
