@@ -122,8 +122,7 @@ private:
             if (out_->files) results[i].files = std::make_shared<std::vector<base::Fd>>();
             auto w = std::make_unique<Walker>(opts_, &results[i]);
             w->fd_limit_ = fd_limit_;
-            w->kept_ = kept_;
-            w->depth_ = depth_;
+            w->counts_ = counts_;
             w->in_ignored_ = in_ignored_;
             // What this walker already recorded: the real subtree of an opaque
             // dir above the split, which the pieces' "absent" records must not repeat.
@@ -530,11 +529,11 @@ private:
         it.ino = u.st.stx_ino;
         it.nlink = u.st.stx_nlink;
         bool keep =
-            c.type == Type::File && v.captured && u.fd.valid() && out_->files && *kept_ < kMaxKept && room() > 0;
+            c.type == Type::File && v.captured && u.fd.valid() && out_->files && counts_->kept < kMaxKept && room() > 0;
         if (keep) {
             it.fd = u.fd.get();
             out_->files->push_back(std::move(u.fd));
-            ++*kept_;
+            ++counts_->kept;
             kept_items_.push_back(out_->items.size());
         }
         out_->items.push_back(std::move(it));
@@ -568,26 +567,29 @@ private:
     struct Level {
         Walker* w;
         explicit Level(Walker* walker) : w(walker) {
-            w->depth_++;
+            w->counts_->levels++;
             while (w->out_->files && !w->out_->files->empty() && w->room() < 0) {
                 w->out_->items[w->kept_items_.back()].fd = -1;
                 w->kept_items_.pop_back();
                 w->out_->files->pop_back();
-                --*w->kept_;
+                --w->counts_->kept;
             }
         }
-        ~Level() { w->depth_--; }
+        ~Level() { w->counts_->levels--; }
     };
     int64_t room() const {
-        // Files kept by every walker of this scan, and this walker's levels
-        // (kSpare covers the other one's).
-        uint64_t used = *kept_ + 2 * depth_ + kSpare;
+        // Files kept and levels open by every walker of this scan.
+        uint64_t used = counts_->kept + 2 * counts_->levels + kSpare;
         return static_cast<int64_t>(fd_limit_) - static_cast<int64_t>(used);
     }
     uint64_t fd_limit_ = 0;  // 0: keep nothing (a small limit)
-    std::atomic<uint64_t> own_kept_{0};
-    std::atomic<uint64_t>* kept_ = &own_kept_;  // files kept, shared by the walkers of a split dir
-    uint64_t depth_ = 0;
+    // Shared by the walkers of a split dir: the fds they hold between them.
+    struct Counts {
+        std::atomic<uint64_t> kept{0};    // files kept open (Item::fd)
+        std::atomic<uint64_t> levels{0};  // dir levels open (up to two fds each)
+    };
+    Counts own_counts_;
+    Counts* counts_ = &own_counts_;
     bool in_ignored_ = false;         // below an ignored dir (with include_ignored)
     std::vector<size_t> kept_items_;  // index in out_->items of each kept file, in files order
     std::set<std::string> seen_base_;
