@@ -1,7 +1,7 @@
 #include "overlay/mountinfo.h"
 
 #include <algorithm>
-#include <sstream>
+#include <string_view>
 
 namespace overlay {
 
@@ -23,20 +23,33 @@ std::string unescape_octal(const std::string& s) {
 
 }  // namespace
 
+// Whitespace as `>>` splits on in the C locale. A hand-made splitter: the
+// istringstream per line was ~0.1 ms of run's start-up (issue 20).
+static bool is_ws(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'; }
+
 std::vector<MountEntry> parse_mountinfo(const std::string& text) {
     std::vector<MountEntry> out;
-    std::istringstream in(text);
-    std::string line;
-    while (std::getline(in, line)) {
+    std::vector<std::string_view> fields;
+    size_t pos = 0;
+    while (pos < text.size()) {
+        size_t end = text.find('\n', pos);
+        if (end == std::string::npos) end = text.size();
+        std::string_view line(text.data() + pos, end - pos);
+        pos = end + 1;
         // id parent major:minor root mount_point options [optional...] - fstype source super
-        std::istringstream f(line);
-        std::vector<std::string> fields;
-        std::string w;
-        while (f >> w) fields.push_back(w);
+        fields.clear();
+        for (size_t i = 0; i < line.size();) {
+            while (i < line.size() && is_ws(line[i])) i++;
+            size_t j = i;
+            while (j < line.size() && !is_ws(line[j])) j++;
+            if (j > i) fields.push_back(line.substr(i, j - i));
+            i = j;
+        }
         if (fields.size() < 7) continue;
-        auto sep = std::find(fields.begin() + 6, fields.end(), std::string("-"));
+        auto sep = std::find(fields.begin() + 6, fields.end(), std::string_view("-"));
         if (sep == fields.end() || sep + 1 == fields.end()) continue;
-        out.push_back({unescape_octal(fields[4]), *(sep + 1), fields[2], unescape_octal(fields[3])});
+        out.push_back({unescape_octal(std::string(fields[4])), std::string(*(sep + 1)), std::string(fields[2]),
+                       unescape_octal(std::string(fields[3]))});
     }
     return out;
 }

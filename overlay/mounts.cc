@@ -68,21 +68,20 @@ base::Result<void> make_private() {
     return base::Ok();
 }
 
-base::Result<Handles> open_handles(const MountPlan& plan) {
+namespace {
+
+base::Result<base::Fd> open_dir(const std::string& p, const char* what) {
+    auto fd = base::open_at(AT_FDCWD, p, O_PATH | O_DIRECTORY | O_NOFOLLOW);
+    if (!fd) return fd.error().context(std::string("opening the ") + what);
+    return fd;
+}
+
+}  // namespace
+
+base::Result<Handles> open_host_handles(const MountPlan& plan) {
     Handles h;
-    auto dir = [](const std::string& p, const char* what) -> base::Result<base::Fd> {
-        auto fd = base::open_at(AT_FDCWD, p, O_PATH | O_DIRECTORY | O_NOFOLLOW);
-        if (!fd) return fd.error().context(std::string("opening the ") + what);
-        return fd;
-    };
-    TRY(h.lower, dir(plan.target, "target"));
-    TRY(h.upper, dir(plan.upper, "session's upper layer"));
-    TRY(h.work, dir(plan.work, "session's work dir"));
-    for (const auto& st : plan.steps) {
-        TRY(base::Fd fd, dir(st, "session's step layer"));
-        h.steps.push_back(std::move(fd));
-    }
-    TRY(h.state, dir(plan.state_dir, "state dir"));
+    TRY(h.lower, open_dir(plan.target, "target"));
+    TRY(h.state, open_dir(plan.state_dir, "state dir"));
     auto info = base::open_at(AT_FDCWD, "/proc/self/mountinfo", O_RDONLY);
     if (!info) return info.error();
     TRY(std::string text, base::read_all(info->get(), 64 << 20));
@@ -104,9 +103,7 @@ base::Result<Handles> open_handles(const MountPlan& plan) {
     }
     for (const auto& s : plan.scratch) {
         Handles::ScratchFds f;
-        TRY(f.lower, dir(s.root, "scratch root"));
-        TRY(f.upper, dir(s.upper, "scratch upper layer"));
-        TRY(f.work, dir(s.work, "scratch work dir"));
+        TRY(f.lower, open_dir(s.root, "scratch root"));
         h.scratch.push_back(std::move(f));
     }
     for (const auto* list : {&plan.ro, &plan.rw})
@@ -120,6 +117,20 @@ base::Result<Handles> open_handles(const MountPlan& plan) {
         if (c) h.resolv = std::move(c.value());
     }
     return h;
+}
+
+base::Result<void> open_session_handles(const MountPlan& plan, Handles& h) {
+    TRY(h.upper, open_dir(plan.upper, "session's upper layer"));
+    TRY(h.work, open_dir(plan.work, "session's work dir"));
+    for (const auto& st : plan.steps) {
+        TRY(base::Fd fd, open_dir(st, "session's step layer"));
+        h.steps.push_back(std::move(fd));
+    }
+    for (size_t i = 0; i < plan.scratch.size() && i < h.scratch.size(); i++) {
+        TRY(h.scratch[i].upper, open_dir(plan.scratch[i].upper, "scratch upper layer"));
+        TRY(h.scratch[i].work, open_dir(plan.scratch[i].work, "scratch work dir"));
+    }
+    return base::Ok();
 }
 
 base::Result<void> mount_private_tmp(const MountPlan& plan) {

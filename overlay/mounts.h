@@ -46,8 +46,11 @@ struct Handles {
 // 1. Stop our mounts propagating back to the host (and vice versa).
 base::Result<void> make_private();
 // 2. Open the layers, the state dir, detached clones of submounts under the
-//    target and of the host device nodes, before any mount covers them.
-base::Result<Handles> open_handles(const MountPlan& plan);
+//    target and of the host device nodes, before any mount covers them: what
+//    lies outside the session first (setup does it while a new session's
+//    dirs are still being made), then the session's own layers.
+base::Result<Handles> open_host_handles(const MountPlan& plan);
+base::Result<void> open_session_handles(const MountPlan& plan, Handles& h);
 // 3. Private, size-limited tmpfs on /tmp and /var/tmp; if the target lies
 //    below one of them, recreate its path inside the new tmpfs.
 base::Result<void> mount_private_tmp(const MountPlan& plan);

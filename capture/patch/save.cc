@@ -23,6 +23,7 @@
 #include "helper/base/fd.h"
 #include "helper/base/fs/beneath.h"
 #include "helper/base/glob.h"
+#include "helper/base/text.h"
 #include "helper/base/version.h"
 #include "helper/store/owner_ns.h"
 
@@ -78,29 +79,68 @@ base::Result<void> replace_contents(ScanResult* r, const std::map<std::string, s
 }
 
 // The base contents of modified text files (at most max bytes each), as the
-// scan read them while it fingerprinted their base records (so each is
-// what its record says: a changed or sparse real file has none): stored
-// once per fingerprint, before the first file that has it (layover-patch/3),
-// listed in the manifest in that order. `before` points into the scan's
-// items, which keep them until the patch is written: copying them into one
-// string and freeing 10,000 small ones left malloc a tenth of the CPU time.
-void collect_originals(const ScanResult& scan, Manifest* m, std::unordered_map<std::string, std::string_view>* before) {
+// scan found them while it fingerprinted their base records (a changed or
+// sparse real file has none, and a stale one, whose real content is no
+// longer the agent's base, none): stored once per fingerprint, before the
+// first file that has it (layover-patch/3), listed in the manifest in that
+// order. By path: the original's size and fingerprint.
+using Originals = std::unordered_map<std::string, Manifest::Original>;
+void collect_originals(const ScanResult& scan, Manifest* m, Originals* before) {
     std::unordered_map<std::string_view, const BaseEntry*> bases;
     for (const auto& b : scan.base) bases.emplace(b.path, &b);
     std::set<std::string_view> have;
     for (const auto& it : scan.items) {
         const Change& c = it.change;
-        if (!it.base_content || c.kind != Kind::Modified || c.type != Type::File || c.old_type != Type::File) continue;
-        std::string_view data = *it.base_content;
+        if (!it.base_text || c.kind != Kind::Modified || c.type != Type::File || c.old_type != Type::File) continue;
         auto b = bases.find(c.path);
-        if (b == bases.end() || b->second->size != data.size() || b->second->fingerprint.empty() ||
-            have.count(b->second->fingerprint) || data.substr(0, 8000).find('\0') != std::string::npos)
+        if (b == bases.end() || b->second->stale || b->second->fingerprint.empty() ||
+            have.count(b->second->fingerprint))
             continue;
         have.insert(b->second->fingerprint);
-        m->originals.push_back({b->second->fingerprint, data.size()});
-        before->emplace(c.path, data);
+        m->originals.push_back({b->second->fingerprint, b->second->size});
+        before->emplace(c.path, m->originals.back());
     }
 }
+
+// Each original is read again from the real tree as the writer stores it,
+// into one buffer: the scan keeping 1,000 of 40 KiB until then cost more
+// CPU (page faults of fresh memory, malloc) than a second read from the
+// page cache. It must still be the content the scan fingerprinted.
+class OriginalReader {
+public:
+    OriginalReader(int lower, const Originals& list) : lower_(lower), list_(list) {}
+    base::Result<std::optional<OriginalContent>> operator()(const Item& it) {
+        auto o = list_.find(it.change.path);
+        if (o == list_.end()) return std::optional<OriginalContent>();
+        const std::string& path = o->first;
+        auto changed = [&] {
+            return base::error("the real file " + base::display_path(path) +
+                               " changed while the patch was being written; save again");
+        };
+        auto fd = review::open_beneath(lower_, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+        if (!fd)
+            return base::error("cannot read the real file " + base::display_path(path) + ": " + fd.error().message);
+        struct stat st {};
+        if (::fstat(fd->get(), &st) != 0 || !S_ISREG(st.st_mode) || static_cast<uint64_t>(st.st_size) != o->second.size)
+            return changed();
+        buf_.resize(static_cast<size_t>(o->second.size));
+        size_t got = 0;
+        while (got < buf_.size()) {
+            ssize_t n = ::pread(fd->get(), buf_.data() + got, buf_.size() - got, static_cast<off_t>(got));
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) return n < 0 ? base::sys_error("reading the real file " + base::display_path(path)) : changed();
+            got += static_cast<size_t>(n);
+        }
+        OriginalContent out{buf_, fingerprint_bytes(buf_)};
+        if (out.fingerprint != o->second.fingerprint) return changed();
+        return std::optional<OriginalContent>(std::move(out));
+    }
+
+private:
+    int lower_;
+    const Originals& list_;
+    std::string buf_;
+};
 
 // What save's child builds, left for its exit to free (save_session):
 // nothing in it may need its destructor to run, except `trees` (reset first).
@@ -109,7 +149,7 @@ struct Held {
     base::IgnoreRules rules;
     ScanResult scan;
     Manifest manifest;
-    std::unordered_map<std::string, std::string_view> originals;
+    Originals originals;
 };
 
 std::string temp_name_for(const std::string& out) {
@@ -155,6 +195,8 @@ base::Result<void> save_session(const session::Info& s, const std::string& out_f
             TRY(rules, load_ignore_rules(t.lower.get(), s.meta.target, opts.ignore));
             so.ignore = &rules;
             so.include_ignored = opts.ignore.include_ignored;
+            auto indexes = index_session_layers(s, t);
+            for (const auto& x : indexes) so.indexes.push_back(x.get());
             ScanResult& scan = held->scan;
             TRY(scan, scan_layers(t.layers(), t.lower.get(), so));
             select_only(&scan, opts.only, opts.exclude);
@@ -168,7 +210,7 @@ base::Result<void> save_session(const session::Info& s, const std::string& out_f
             m.version = LAYOVER_VERSION;
             m.ignored = scan.ignored;
             for (const auto& it : scan.items) m.changes.push_back(it.change);
-            std::unordered_map<std::string, std::string_view>& originals = held->originals;
+            Originals& originals = held->originals;
             collect_originals(scan, &m, &originals);
             if (!m.originals.empty()) m.format = "layover-patch/3";
             m.base = std::move(scan.base);
@@ -178,14 +220,13 @@ base::Result<void> save_session(const session::Info& s, const std::string& out_f
                            (so.include_ignored || (!rules.ignored(p, false) && !rules.ignored(p, true)));
                 }));
             WriteOptions wo;
-            wo.original_before = &originals;
+            wo.original = OriginalReader(t.lower.get(), originals);
             std::string said;
             if (opts.on_content)
                 wo.on_content = [&](const Item& it, std::string_view now) {
                     const Change& c = it.change;
                     auto base = [&]() -> std::optional<std::string> {
                         if (c.kind == Kind::Added || c.old_type != Type::File) return std::nullopt;
-                        if (auto o = originals.find(c.path); o != originals.end()) return std::string(o->second);
                         auto b = review::open_beneath(t.lower.get(), c.path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
                         struct stat st {};
                         if (!b || ::fstat(b->get(), &st) != 0 || !S_ISREG(st.st_mode) ||

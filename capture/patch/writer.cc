@@ -31,6 +31,8 @@ namespace {
 constexpr size_t kHoleWindow = size_t{1} << 30;
 // read_segments reads a dense file of at most this much in one piece (its chunk).
 constexpr uint64_t kWholeMax = uint64_t{1} << 20;
+// Tar headers and padding of an original and its file (pax: ~1.5 KiB each).
+constexpr size_t kGroupSlack = 4096;
 
 struct Entry {
     archive_entry* e = archive_entry_new();
@@ -65,13 +67,14 @@ public:
         return base::Ok();
     }
 
-    Result<void> blob(const std::string& name, std::string_view data) {
+    // fp: fingerprint_bytes(data) when the caller has it.
+    Result<void> blob(const std::string& name, std::string_view data, std::string fp = "") {
         Entry en;
         basic(en.e, name, AE_IFREG, 0644, 0);
         archive_entry_set_size(en.e, static_cast<la_int64_t>(data.size()));
         TRY_VOID(header(en.e, name));
         TRY_VOID(put_data(data.data(), data.size(), name));
-        sums_.push_back({name, fingerprint_bytes(data)});
+        sums_.push_back({name, fp.empty() ? fingerprint_bytes(data) : std::move(fp)});
         return base::Ok();
     }
 
@@ -95,9 +98,15 @@ public:
         }
         switch (c.type) {
             case Type::File:
-                if (opts_.original_before)
-                    if (auto o = opts_.original_before->find(c.path); o != opts_.original_before->end())
-                        TRY_VOID(blob(kOriginalName, o->second));
+                if (opts_.original) {
+                    TRY(std::optional<OriginalContent> o, opts_.original(it));
+                    if (o) {
+                        // Both in one frame (the new version compresses against
+                        // its original), with the faster settings.
+                        TRY_VOID(zw_.group(o->data.size() + c.size + kGroupSlack, true));
+                        TRY_VOID(blob(kOriginalName, o->data, std::move(o->fingerprint)));
+                    }
+                }
                 return file(it, dirfd, name);
             case Type::Dir: {
                 Entry en;

@@ -5,6 +5,8 @@
 // xattrs), then .layover/sums with every member's fingerprint.
 #pragma once
 #include <functional>
+#include <optional>
+#include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -21,16 +23,22 @@ inline constexpr const char* kSumsName = ".layover/sums";
 inline constexpr const char* kOriginalsName = ".layover/originals";  // before the sums (layover-patch/2)
 inline constexpr const char* kOriginalName = ".layover/original";    // before its file (layover-patch/3)
 
+struct OriginalContent {
+    std::string_view data;
+    std::string fingerprint;  // fingerprint_bytes(data), for .layover/sums
+};
+
 struct WriteOptions {
     // A file whose SEEK_DATA/SEEK_HOLE map has more data segments is stored
     // with its smallest holes as zeros, so that a reader with this
     // Limits::max_sparse_segments opens the patch.
     uint64_t max_sparse_segments = Limits{}.max_sparse_segments;
-    // Originals (Manifest::originals, layover-patch/3): by path, the base
-    // content written as a .layover/original member right before that
-    // file's member, so that zstd compresses the new version against it.
-    // The manifest lists them in the order of those files.
-    const std::unordered_map<std::string, std::string_view>* original_before = nullptr;
+    // Originals (Manifest::originals, layover-patch/3): for a file, the base
+    // content to write as a .layover/original member right before the
+    // file's member (so that zstd compresses the new version against it),
+    // or nullopt; valid until the next call. The manifest lists them in the
+    // order of those files.
+    std::function<base::Result<std::optional<OriginalContent>>(const Item&)> original;
     // Called with the whole content of each file member stored dense and at
     // most 1 MiB (read in one piece, so no second read): save's secret scan.
     std::function<void(const Item&, std::string_view data)> on_content;

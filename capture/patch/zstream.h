@@ -28,6 +28,12 @@ namespace capture {
 // hold whole frames (writing and reading) stay small.
 inline constexpr size_t kFrameBytes = size_t{1} << 20;
 
+// Frames holding originals (ZstdWriter::group): level 1's fast strategy
+// with this targetLength (its step acceleration) and Huffman-coded literals
+// kept on (zstd turns them off for any targetLength on its own). The same
+// format and window; ~20% less CPU, and a patch of text ~0-10% larger.
+inline constexpr int kFastTargetLength = 4;
+
 // Compresses everything written to it into fd (level 1, checksums on),
 // kFrameBytes per frame. With more than one CPU, full frames are compressed
 // by worker threads while the caller goes on, and written in order.
@@ -40,6 +46,11 @@ public:
     ZstdWriter& operator=(const ZstdWriter&) = delete;
     base::Result<void> write(const void* p, size_t len);
     base::Result<void> finish();  // the last frame, everything written
+    // The next `bytes` written belong together (an original and the new
+    // version that compresses against it): a frame at least half full that
+    // cannot take them all is cut first, so they share a frame. `fast`: the
+    // frames holding them use faster settings (kFastTargetLength).
+    base::Result<void> group(size_t bytes, bool fast);
 
 private:
     struct Buf {
@@ -50,8 +61,9 @@ private:
         Buf in, out;
         std::string error;
         bool done = false;
+        bool fast = false;
     };
-    base::Result<void> submit();              // the current frame to a worker (or compress it here)
+    base::Result<void> submit(bool more);     // the current frame to a worker (or here); more: not the last
     base::Result<void> write_done(bool all);  // finished frames, in order; all: wait for every one
     void work();
     Buf take_buf(size_t cap);
@@ -59,7 +71,9 @@ private:
     int fd_;
     int level_;
     size_t workers_wanted_ = 0;
-    Buf cur_;  // the frame being filled
+    Buf cur_;               // the frame being filled
+    uint64_t in_ = 0;       // bytes written so far (the end of cur_)
+    uint64_t fast_to_ = 0;  // group(fast): frames holding bytes before this are fast
     bool any_frame_ = false;
     ZSTD_CCtx* inline_cctx_ = nullptr;  // no worker threads
     std::vector<Buf> spare_;            // recycled buffers

@@ -11,6 +11,12 @@
 #include <system_error>
 
 #include "capture/patch/zstream.h"
+
+// ZSTD_c_literalCompressionMode (stable in libzstd since 1.4.5, still
+// listed as experimental).
+#define ZSTD_STATIC_LINKING_ONLY
+#include <zstd.h>
+
 #include "helper/base/fd.h"
 
 namespace capture {
@@ -25,9 +31,21 @@ ZSTD_CCtx* new_cctx(int level) {
     return c;
 }
 
+// Level 1 as new_cctx set it, or fast (kFastTargetLength, literals still
+// compressed); a libzstd refusing either keeps level 1.
+void set_fast(ZSTD_CCtx* c, bool fast) {
+    if (!fast) {
+        ZSTD_CCtx_setParameter(c, ZSTD_c_targetLength, 0);
+        ZSTD_CCtx_setParameter(c, ZSTD_c_literalCompressionMode, ZSTD_ps_auto);
+    } else if (!ZSTD_isError(ZSTD_CCtx_setParameter(c, ZSTD_c_literalCompressionMode, ZSTD_ps_enable))) {
+        ZSTD_CCtx_setParameter(c, ZSTD_c_targetLength, kFastTargetLength);
+    }
+}
+
 // Compress one whole frame; "" or why not.
-std::string compress(ZSTD_CCtx* c, const char* in, size_t n, char* out, size_t cap, size_t* got) {
+std::string compress(ZSTD_CCtx* c, bool fast, const char* in, size_t n, char* out, size_t cap, size_t* got) {
     if (!c) return "zstd compression failed: out of memory";
+    set_fast(c, fast);
     size_t r = ZSTD_compress2(c, out, cap, in, n);
     if (ZSTD_isError(r)) return std::string("zstd compression failed: ") + ZSTD_getErrorName(r);
     *got = r;
@@ -96,15 +114,22 @@ base::Result<void> ZstdWriter::write(const void* p, size_t len) {
         cur_.size += n;
         c += n;
         len -= n;
-        if (cur_.size == kFrameBytes) TRY_VOID(submit());
+        in_ += n;
+        if (cur_.size == kFrameBytes) TRY_VOID(submit(true));
     }
     return base::Ok();
 }
 
-base::Result<void> ZstdWriter::submit() {
+base::Result<void> ZstdWriter::group(size_t bytes, bool fast) {
+    if (cur_.p && cur_.size >= kFrameBytes / 2 && bytes > kFrameBytes - cur_.size) TRY_VOID(submit(true));
+    if (fast) fast_to_ = std::max<uint64_t>(fast_to_, in_ + bytes);
+    return base::Ok();
+}
+
+base::Result<void> ZstdWriter::submit(bool more) {
     any_frame_ = true;
     if (!cur_.p) cur_ = take_buf(kFrameBytes);  // an empty stream is one empty frame
-    if (threads_.size() < workers_wanted_ && cur_.size == kFrameBytes) {
+    if (threads_.size() < workers_wanted_ && more) {
         // Started as frames fill up: a small patch (one frame) needs none.
         try {
             threads_.emplace_back([this] { work(); });
@@ -113,13 +138,14 @@ base::Result<void> ZstdWriter::submit() {
         }
     }
     auto job = std::make_shared<Job>();
+    job->fast = in_ - cur_.size < fast_to_;
     job->in = std::move(cur_);
     cur_ = Buf();
     if (threads_.empty()) {
         if (!inline_cctx_) inline_cctx_ = new_cctx(level_);
         job->out = take_buf(ZSTD_compressBound(job->in.size));
-        job->error =
-            compress(inline_cctx_, job->in.p.get(), job->in.size, job->out.p.get(), job->out.cap, &job->out.size);
+        job->error = compress(inline_cctx_, job->fast, job->in.p.get(), job->in.size, job->out.p.get(), job->out.cap,
+                              &job->out.size);
         job->done = true;
         std::lock_guard<std::mutex> l(mu_);
         jobs_.push_back(job);
@@ -146,7 +172,7 @@ void ZstdWriter::work() {
             todo_.pop_front();
         }
         Buf out = take_buf(ZSTD_compressBound(j->in.size));
-        j->error = compress(c, j->in.p.get(), j->in.size, out.p.get(), out.cap, &out.size);
+        j->error = compress(c, j->fast, j->in.p.get(), j->in.size, out.p.get(), out.cap, &out.size);
         {
             std::lock_guard<std::mutex> l(mu_);
             j->out = std::move(out);
@@ -186,7 +212,7 @@ base::Result<void> ZstdWriter::write_done(bool all) {
 }
 
 base::Result<void> ZstdWriter::finish() {
-    if ((cur_.p && cur_.size > 0) || !any_frame_) TRY_VOID(submit());
+    if ((cur_.p && cur_.size > 0) || !any_frame_) TRY_VOID(submit(false));
     TRY_VOID(write_done(true));
     start_writeback(true);
     return base::Ok();

@@ -89,17 +89,25 @@ Verdict classify_dir(const Side& u, const Side& l) {
     return v;
 }
 
-Verdict classify_opaque(const Side& l) {
+Verdict classify_opaque(const Side& u, const Side& l) {
     Verdict v;
     switch (l.type) {
         case Type::None:  // case: upper=opaque lower=none
             v = change(Kind::Added);
             break;
         case Type::Dir:  // case: upper=opaque lower=dir
-            // The lower content is gone; the upper children are all new.
-            v = change(Kind::OpaqueDir);
-            v.lower_subtree = true;
-            v.opaque_member = true;
+            if (l.unlisted) {
+                // The lower content cannot be read: all of it goes, the
+                // upper children are all new (a replacement).
+                v = change(Kind::OpaqueDir);
+                v.lower_subtree = true;
+                v.opaque_member = true;
+                break;
+            }
+            // Compared as a merged dir is (rm -rf d, then d remade): what
+            // both hold is compared, what only the lower holds is deleted.
+            if (meta_differs(u, l)) v = change(Kind::Metadata);
+            v.descend_lower = true;
             break;
         case Type::File:     // case: upper=opaque lower=file
         case Type::Symlink:  // case: upper=opaque lower=symlink
@@ -197,7 +205,7 @@ Verdict classify(const Side& u, const Side& l, const std::function<bool()>& cont
     switch (u.type) {
         case Type::File: return classify_file(u, l, content_equal);
         case Type::Dir: return classify_dir(u, l);
-        case Type::OpaqueDir: return classify_opaque(l);
+        case Type::OpaqueDir: return classify_opaque(u, l);
         case Type::Symlink: return classify_symlink(u, l);
         case Type::Fifo: return classify_fifo(u, l);
         case Type::Socket: return classify_socket(u, l);

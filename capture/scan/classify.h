@@ -21,6 +21,9 @@ struct Side {
     // Upper side only: -1 compare xattrs; 0 or 1: already known to differ or
     // match (a cached verdict, whose xattrs were not read again).
     int xattrs_same = -1;
+    // Lower side only: a dir whose entries could not be listed, so an opaque
+    // dir over it stays a replacement rather than being compared entry by entry.
+    bool unlisted = false;
 };
 
 // The upper entry's type from its stat and overlay markers:
@@ -35,7 +38,8 @@ struct Verdict {
     Kind kind = Kind::Added;
     bool captured = true;          // false: reported but not stored (sockets)
     bool descend = false;          // upper is a dir: walk its children
-    bool descend_lower = false;    // ...comparing them with the lower dir's children
+    bool descend_lower = false;    // ...comparing them with the lower dir's children (an opaque
+                                   // dir's: the walker adds the lower children it lacks as deletions)
     bool lower_subtree = false;    // record the whole lower subtree in base (dir deleted or replaced)
     bool whiteout_member = false;  // store DIR/.wh.NAME
     bool opaque_member = false;    // store DIR/.wh..wh..opq

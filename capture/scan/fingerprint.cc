@@ -210,19 +210,13 @@ base::Result<void> read_segments(int fd, const Segments& segs,
     return base::Ok();
 }
 
-base::Result<std::string> fingerprint_fd(int fd, uint64_t size, std::optional<std::string>* dense) {
+base::Result<std::string> fingerprint_fd(int fd, uint64_t size, bool* text) {
     TRY(Segments segs, data_segments(fd, size));
     Fingerprint f;
-    bool keep = dense && (segs.empty() || (segs.size() == 1 && segs[0].first == 0 && segs[0].second == size));
-    if (keep) {
-        // Read straight into the kept string: no buffer, no copy.
-        std::string content(static_cast<size_t>(size), '\0');
-        TRY_VOID(pread_all(fd, content.data(), content.size(), 0));
-        f.data(0, content.data(), content.size());
-        *dense = std::move(content);
-        return f.finish(size);
-    }
+    if (text) *text = segs.empty() || (segs.size() == 1 && segs[0].first == 0 && segs[0].second == size);
     TRY_VOID(read_segments(fd, segs, [&](uint64_t off, const char* p, size_t n) -> base::Result<void> {
+        if (text && *text && off < kTextProbe)
+            *text = std::memchr(p, '\0', static_cast<size_t>(std::min<uint64_t>(n, kTextProbe - off))) == nullptr;
         f.data(off, p, n);
         return base::Ok();
     }));

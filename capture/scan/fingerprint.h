@@ -55,9 +55,11 @@ void fit_segments(Segments* segs, uint64_t max_segments);
 base::Result<void> read_segments(int fd, const Segments& segs,
                                  const std::function<base::Result<void>(uint64_t, const char*, size_t)>& fn);
 
-// With `dense`: a file without holes also leaves its content there (its
-// fingerprint is then fingerprint_bytes of it), read in the same pass.
-base::Result<std::string> fingerprint_fd(int fd, uint64_t size, std::optional<std::string>* dense = nullptr);
+// Text as save's originals take it: no NUL in the first kTextProbe bytes.
+inline constexpr size_t kTextProbe = 8000;
+// With `text`: set to whether the file has no holes (its fingerprint is then
+// fingerprint_bytes of its content) and is text, found in the same pass.
+base::Result<std::string> fingerprint_fd(int fd, uint64_t size, bool* text = nullptr);
 
 // Byte equality of two open files of the same size; regions that are holes
 // in both are skipped without reading.

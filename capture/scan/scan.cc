@@ -15,7 +15,9 @@
 
 #include "capture/scan/classify.h"
 #include "capture/scan/fingerprint.h"
+#include "capture/scan/gone.h"
 #include "capture/scan/ignore.h"
+#include "capture/scan/look.h"
 #include "capture/scan/stack.h"
 #include "capture/scan/verdicts.h"
 #include "capture/scan/xattr.h"
@@ -55,14 +57,11 @@ Result<std::vector<DirEnt>> list_dir(int dirfd, const std::string& what) {
     return names;
 }
 
-// One entry (upper or lower side) with what classification needs.
-struct Seen {
-    bool exists = false;
-    struct statx st {};
-    Side side;
-    bool xwhiteouts = false;  // an upper dir that may hold xattr whiteouts
-    base::Fd fd;              // files and dirs: open for xattrs / content / descending
-    bool full = false;        // xattrs read (a deferred file: only stat'ed; see complete())
+// A dir that hides its real counterpart (opaque, cut off by a step, or below
+// such a dir): the real entries it lacks are deletions (capture/scan/gone.h).
+struct Hiding {
+    int64_t since = 0;          // the hiding dir's copy-up time (staleness of what it deleted)
+    std::vector<DirEnt> lower;  // the real dir's entries
 };
 
 class Walker {
@@ -79,12 +78,17 @@ public:
     Walker& operator=(const Walker&) = delete;
 
     // xwh: the upper dir may hold xattr whiteouts (so d_type cannot tell a file).
-    Result<void> dir(const UpperDir& up, int low, const std::string& prefix, bool xwh) {
+    // hide: the dir hides the real dir `low` (Hiding), or null.
+    Result<void> dir(const UpperDir& up, int low, const std::string& prefix, bool xwh, const Hiding* hide = nullptr) {
         Level level(this);
         TRY(UpperListing names, list_upper(up, prefix.empty() ? "the upper layer" : base::display_path(prefix)));
+        Here h{up, low, prefix, xwh, names, hide};
+        std::vector<std::string> gone;
+        if (hide) gone = only_below(names.names, hide->lower);
+        h.gone = &gone;
         std::vector<size_t> cuts = split_points(names.names);
-        if (cuts.empty()) return entries(up, low, prefix, xwh, names, 0, names.names.size());
-        return in_pieces(up, low, prefix, xwh, names, cuts);
+        if (cuts.empty()) return entries(h, 0, names.names.size());
+        return in_pieces(h, cuts);
     }
 
     // A second walker may take pieces of one dir (spare_cpu).
@@ -96,10 +100,52 @@ private:
     // 60-230 ms apart in a 10,000-file save).
     static constexpr size_t kPieces = 16;
 
-    Result<void> entries(const UpperDir& up, int low, const std::string& prefix, bool xwh, const UpperListing& names,
-                         size_t from, size_t to) {
-        for (size_t i = from; i < to; i++) TRY_VOID(entry(up, names, i, low, prefix, xwh));
+    // The dir being walked.
+    struct Here {
+        const UpperDir& up;
+        int low;
+        const std::string& prefix;
+        bool xwh;
+        const UpperListing& names;
+        const Hiding* hide;
+        const std::vector<std::string>* gone = nullptr;  // with hide: the real entries the upper lacks
+    };
+
+    // Upper entries [from, to), and in name order among them the real
+    // entries a hiding dir lacks (gone_span shares those out between halves).
+    Result<void> entries(const Here& h, size_t from, size_t to) {
+        auto [g, g_end] = gone_span(*h.gone, h.names.names, from, to);
+        for (size_t i = from; i < to; i++) {
+            for (; g < g_end && (*h.gone)[g] < h.names.names[i].name; g++) TRY_VOID(gone_entry(h, (*h.gone)[g]));
+            TRY_VOID(entry(h.up, h.names, i, h.low, h.prefix, h.xwh, h.hide));
+        }
+        for (; g < g_end; g++) TRY_VOID(gone_entry(h, (*h.gone)[g]));
         return base::Ok();
+    }
+
+    // A real entry that a hiding dir lacks: deleted, as a whiteout there
+    // would have deleted it. Its layer (the writer finds the parent dir
+    // there; blame's step) is the lowest the merged dir reaches: the one
+    // that cut it off from the real tree.
+    Result<void> gone_entry(const Here& h, const std::string& name) {
+        std::string path = join_path(h.prefix, name);
+        if (!excluded_.empty() && excluded_.count(path)) return base::Ok();  // a hidden path: never captured
+        TRY(Seen l, look(h.low, name, path, false, !opts_.with_base));
+        if (!l.exists) return base::Ok();
+        Seen u;
+        u.exists = true;
+        u.side.type = Type::Whiteout;
+        u.st.stx_mask = STATX_BTIME;
+        u.st.stx_btime.tv_sec = h.hide->since / 1000000000;
+        u.st.stx_btime.tv_nsec = static_cast<uint32_t>(h.hide->since % 1000000000);
+        Verdict v = classify(u.side, l.side, [] { return false; });
+        if (!v.is_change) return base::Ok();
+        bool now_ignored = !in_ignored_ && is_ignored(u, l, path);
+        if (now_ignored && !opts_.include_ignored) {
+            out_->ignored++;
+            return base::Ok();
+        }
+        return record(u, l, v, path, in_ignored_ || now_ignored, h.up.ids.back());
     }
 
     // The first dir with two or more subdirs is split (once); empty: not here.
@@ -113,8 +159,7 @@ private:
     // The pieces of one dir, each walked by a walker of its own into its own
     // result, two at a time (this thread and one more, each taking the next
     // piece), then appended to ours in piece order: the walk order stays.
-    Result<void> in_pieces(const UpperDir& up, int low, const std::string& prefix, bool xwh, const UpperListing& names,
-                           const std::vector<size_t>& cuts) {
+    Result<void> in_pieces(const Here& h, const std::vector<size_t>& cuts) {
         size_t n = cuts.size() + 1;
         std::vector<ScanResult> results(n);
         std::vector<std::unique_ptr<Walker>> walkers;
@@ -134,8 +179,8 @@ private:
         std::atomic<bool> failed{false};
         auto take = [&] {
             for (size_t i; !failed && (i = next++) < n;) {
-                size_t from = i == 0 ? 0 : cuts[i - 1], to = i + 1 < n ? cuts[i] : names.names.size();
-                rs[i] = walkers[i]->entries(up, low, prefix, xwh, names, from, to);
+                size_t from = i == 0 ? 0 : cuts[i - 1], to = i + 1 < n ? cuts[i] : h.names.names.size();
+                rs[i] = walkers[i]->entries(h, from, to);
                 if (!rs[i]) failed = true;
             }
             return !failed;
@@ -160,184 +205,19 @@ private:
         return base::Ok();
     }
 
-    // light: an upper regular file with nothing below it, for status: its
-    // xattrs matter only in the zero-size whiteout form, so skip opening it.
-    // Open first, stat the open fd: one path lookup instead of two. Only for
-    // upper entries that getdents typed as a file or dir: an upper layer holds
-    // no devices but overlayfs's 0/0 whiteouts, which fail to open, so a race
-    // cannot make this open a device. False: use the stat-first path.
-    bool open_first(int dirfd, const std::string& name, unsigned char dtype, unsigned mask, Seen* s) {
-        int fd =
-            ::openat(dirfd, name.c_str(),
-                     O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC | (dtype == DT_DIR ? O_DIRECTORY : 0));
-        if (fd < 0) return false;
-        s->fd.reset(fd);
-        uint32_t want = dtype == DT_DIR ? S_IFDIR : S_IFREG;
-        if (::statx(fd, "", AT_EMPTY_PATH, mask, &s->st) != 0 || (s->st.stx_mode & S_IFMT) != want) {
-            s->fd.reset();
-            return false;
-        }
-        return true;
-    }
-
-    // defer: a regular file (upper: of size > 0, which cannot be a whiteout)
-    // is only stat'ed; complete() opens it and reads its xattrs when the
-    // verdict needs them. A real file that is opened (with_base: to be
-    // fingerprinted) still waits for complete() for its xattrs.
-    Result<Seen> look(int dirfd, const std::string& name, const std::string& path, bool upper, bool defer = false,
-                      unsigned char dtype = DT_UNKNOWN) {
-        Seen s;
-        // Built only for an error: escaping every path up front was a measurable cost.
-        auto where = [&] { return (upper ? "upper entry " : "real entry ") + base::display_path(path); };
-        unsigned mask = STATX_BASIC_STATS | STATX_BTIME;
-        bool opened =
-            upper && (dtype == DT_DIR || (!defer && dtype == DT_REG)) && open_first(dirfd, name, dtype, mask, &s);
-        if (!opened && ::statx(dirfd, name.c_str(), AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, mask, &s.st) != 0) {
-            if (errno == ENOENT) return s;  // gone (a running session) or absent below
-            return base::sys_error("reading " + where());
-        }
-        s.exists = true;
-        uint32_t fmt = s.st.stx_mode & S_IFMT;
-        s.side.mode = s.st.stx_mode & 07777;
-        s.side.size = fmt == S_IFREG ? s.st.stx_size : 0;
-        Xattrs raw;
-        bool skip_open = defer && fmt == S_IFREG && (!upper || s.st.stx_size > 0);
-        bool lazy_xattrs = !upper && fmt == S_IFREG;
-        if (opened) {
-            TRY(raw, read_xattrs(s.fd.get()));
-        } else if ((fmt == S_IFDIR || fmt == S_IFREG) && !skip_open) {
-            int flags = O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | (fmt == S_IFDIR ? O_DIRECTORY : 0);
-            int fd = ::openat(dirfd, name.c_str(), flags | O_CLOEXEC);
-            if (fd < 0)
-                return base::error("cannot read " + where() + ": " + base::sys_error("open").message +
-                                   "; the session cannot be captured until it is readable");
-            s.fd.reset(fd);
-            struct stat check;
-            if (::fstat(fd, &check) != 0 || (check.st_mode & S_IFMT) != fmt)
-                return base::error("reading " + where() + ": it changed while being read; try again");
-            if (!lazy_xattrs) {
-                TRY(raw, read_xattrs(fd));
-            }
-        } else if (fmt == S_IFLNK) {
-            std::string t(static_cast<size_t>(s.st.stx_size) + 1, '\0');
-            for (;;) {
-                ssize_t n = ::readlinkat(dirfd, name.c_str(), t.data(), t.size());
-                if (n < 0) return base::sys_error("reading link " + where());
-                if (static_cast<size_t>(n) < t.size()) {
-                    t.resize(static_cast<size_t>(n));
-                    break;
-                }
-                t.resize(t.size() * 2);
-            }
-            s.side.link_target = std::move(t);
-        }
-        if (upper) {
-            OverlayMarks marks = overlay_marks(raw);
-            if (!marks.unsupported.empty())
-                return base::error("upper entry " + base::display_path(path) + " carries " + marks.unsupported +
-                                   ", an overlayfs feature layover does not use; this session was not made by layover");
-            uint64_t rdev = (static_cast<uint64_t>(s.st.stx_rdev_major) << 32) | s.st.stx_rdev_minor;
-            s.side.type = upper_type(s.st.stx_mode, rdev, s.st.stx_size, marks);
-            s.xwhiteouts = marks.xwhiteouts;
-        } else {
-            s.side.type = lower_type(s.st.stx_mode);
-        }
-        s.side.xattrs = user_xattrs(raw, upper);
-        s.full = !(fmt == S_IFREG && (skip_open || lazy_xattrs));
-        return s;
-    }
-
-    // A deferred regular file (look()): open it (once), check it is still the
-    // file that was stat'ed, and read its xattrs.
-    Result<void> complete(int dirfd, const std::string& name, const std::string& path, bool upper, Seen* s) {
-        if (s->full) return base::Ok();
-        auto where = [&] { return (upper ? "upper entry " : "real entry ") + base::display_path(path); };
-        if (!s->fd.valid()) {
-            int fd = ::openat(dirfd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
-            if (fd < 0)
-                return base::error("cannot read " + where() + ": " + base::sys_error("open").message +
-                                   "; the session cannot be captured until it is readable");
-            s->fd.reset(fd);
-            struct stat check;
-            if (::fstat(fd, &check) != 0 || !S_ISREG(check.st_mode) || check.st_ino != s->st.stx_ino)
-                return base::error("reading " + where() + ": it changed while being read; try again");
-        }
-        TRY(Xattrs raw, read_xattrs(s->fd.get()));
-        if (upper) {
-            OverlayMarks marks = overlay_marks(raw);
-            if (!marks.unsupported.empty())
-                return base::error("upper entry " + base::display_path(path) + " carries " + marks.unsupported +
-                                   ", an overlayfs feature layover does not use; this session was not made by layover");
-        }
-        s->side.xattrs = user_xattrs(raw, upper);
-        s->full = true;
-        return base::Ok();
-    }
-
-    // An upper entry with no real counterpart, typed from d_type alone: it
-    // can only be an addition, and the text summary needs nothing but its
-    // type (and a symlink's target). False: not decidable here (a device, an
-    // unknown d_type, or the entry changed meanwhile); use look().
-    Result<bool> quick_look(int dirfd, const DirEnt& e, Seen* s) {
-        switch (e.type) {
-            case DT_REG: s->side.type = Type::File; break;
-            case DT_FIFO: s->side.type = Type::Fifo; break;
-            case DT_SOCK: s->side.type = Type::Socket; break;
-            case DT_LNK: {
-                std::string t(256, '\0');
-                for (;;) {
-                    ssize_t n = ::readlinkat(dirfd, e.name.c_str(), t.data(), t.size());
-                    if (n < 0) {
-                        if (errno == ENOENT) return true;  // gone (a running session)
-                        return false;                      // e.g. no longer a symlink
-                    }
-                    if (static_cast<size_t>(n) < t.size()) {
-                        t.resize(static_cast<size_t>(n));
-                        break;
-                    }
-                    t.resize(t.size() * 2);
-                }
-                s->side.type = Type::Symlink;
-                s->side.link_target = std::move(t);
-                break;
-            }
-            case DT_DIR: {
-                // O_DIRECTORY|O_NOFOLLOW: it is still a dir once open. Its
-                // markers still count: an unsupported one must fail the walk,
-                // and x marks children that may be xattr whiteouts.
-                int fd = ::openat(dirfd, e.name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                if (fd < 0) {
-                    if (errno == ENOENT) return true;
-                    return false;
-                }
-                s->fd.reset(fd);
-                TRY(Xattrs raw, read_xattrs(fd));
-                OverlayMarks marks = overlay_marks(raw);
-                if (!marks.unsupported.empty()) return false;  // look() reports it
-                s->side.type = marks.opaque ? Type::OpaqueDir : Type::Dir;
-                s->xwhiteouts = marks.xwhiteouts;
-                break;
-            }
-            default: return false;  // devices (whiteouts among them) and DT_UNKNOWN
-        }
-        s->exists = true;
-        return true;
-    }
-
     int64_t copyup_ns(const Seen& u) const {
         if (u.st.stx_mask & STATX_BTIME) return ns_of(u.st.stx_btime);
         return opts_.session_start_ns;
     }
 
-    Result<BaseEntry> base_of(const Seen& l, const std::string& path, int64_t copied,
-                              std::optional<std::string>* content = nullptr) {
+    Result<BaseEntry> base_of(const Seen& l, const std::string& path, int64_t copied, bool* text = nullptr) {
         BaseEntry b;
         b.path = path;
         b.type = l.side.type;
         b.mode = l.side.mode;
         b.size = l.side.size;
         if (l.side.type == Type::File) {
-            TRY(b.fingerprint, fingerprint_fd(l.fd.get(), l.side.size, content));
+            TRY(b.fingerprint, fingerprint_fd(l.fd.get(), l.side.size, text));
         } else if (l.side.type == Type::Symlink) {
             b.fingerprint = fingerprint_bytes(l.side.link_target);
         }
@@ -380,11 +260,13 @@ private:
     }
 
     Result<void> entry(const UpperDir& stack, const UpperListing& ls, size_t index, int low, const std::string& prefix,
-                       bool parent_xwh) {
+                       bool parent_xwh, const Hiding* parent_hide) {
         const DirEnt& e = ls.names[index];
         const std::string& name = e.name;
         uint32_t at = ls.holder(index);
         int up = stack.fds[at];
+        std::string joined;
+        const std::string& up_name = stack.name_in(at, name, &joined);  // in up
         std::string path = join_path(prefix, name);
         if (!excluded_.empty() && excluded_.count(path)) {
             out_->excluded_seen.push_back(path);
@@ -393,14 +275,14 @@ private:
         Seen u;
         bool typed = false;
         if (low < 0 && opts_.summary_only && !opts_.with_base && !parent_xwh) {
-            TRY(typed, quick_look(up, e, &u));
+            TRY(typed, quick_look(up, up_name, e.type, &u));
         }
         if (!typed) {
             // Files are opened only when the verdict needs more than a stat:
             // an addition never does, and for the text summary only a file
             // over a real file of the same size does (see pair below).
             bool defer = !opts_.with_base && (low < 0 || opts_.summary_only);
-            TRY(u, look(up, name, path, true, defer, e.type));
+            TRY(u, look(up, up_name, path, true, defer, e.type));
         }
         if (!u.exists) return base::Ok();
         // A dir: the layers' dirs merged under it; cut off from the real tree
@@ -408,7 +290,8 @@ private:
         UpperDir sub_up;
         if ((u.side.type == Type::Dir || u.side.type == Type::OpaqueDir) && u.fd.valid()) {
             bool cut = false;
-            TRY(sub_up, merged_dir(stack, ls, index, std::move(u.fd), u.side.type == Type::OpaqueDir, &cut));
+            TRY(sub_up, merged_dir(stack, ls, index, std::move(u.fd), u.side.type == Type::OpaqueDir, &cut, path,
+                                   opts_.indexes));
             if (cut) u.side.type = Type::OpaqueDir;
             sub_up.xwh = sub_up.xwh || u.xwhiteouts;
         }
@@ -416,6 +299,23 @@ private:
         // look() opens only regular files and dirs, never a fifo or socket.
         if (low >= 0) {
             TRY(l, look(low, name, path, false, !opts_.with_base));
+        }
+        // A dir that hides a real dir (opaque, or below a hiding dir) is
+        // compared with it entry by entry; one whose entries cannot be
+        // listed stays a replacement.
+        Hiding hide;
+        bool hiding = (u.side.type == Type::OpaqueDir || (parent_hide && u.side.type == Type::Dir)) && l.exists &&
+                      l.side.type == Type::Dir && l.fd.valid();
+        if (hiding) {
+            auto lower = base::list_dir(l.fd.get());
+            if (lower) {
+                hide.lower = std::move(lower.value());
+                hide.since = parent_hide ? parent_hide->since : copyup_ns(u);
+            } else {
+                u.side.type = Type::OpaqueDir;
+                l.side.unlisted = true;
+                hiding = false;
+            }
         }
         // The one case that reads content and compares xattrs.
         bool pair = u.side.type == Type::File && l.exists && l.side.type == Type::File && u.side.size == l.side.size;
@@ -426,7 +326,7 @@ private:
             known = opts_.verdicts->find(path, key);
         }
         if (pair && !known) {
-            TRY_VOID(complete(up, name, path, true, &u));
+            TRY_VOID(complete(up, up_name, path, true, &u));
             TRY_VOID(complete(low, name, path, false, &l));
         }
         if (known) u.side.xattrs_same = known->same_xattrs ? 1 : 0;
@@ -451,7 +351,7 @@ private:
         if (now_ignored && !opts_.include_ignored) {
             // Left out with all below it: counted, never recorded.
             out_->ignored += v.is_change ? 1 : 0;
-            if (v.descend) out_->ignored += count_below(sub_up);
+            if (v.descend) out_->ignored += count_below(sub_up, path);
             return base::Ok();
         }
         if (v.is_change) TRY_VOID(record(u, l, v, path, in_ignored_ || now_ignored, stack.ids[at]));
@@ -460,7 +360,8 @@ private:
             if (v.descend_lower && l.exists) sub_low = std::move(l.fd);
             bool was = in_ignored_;
             in_ignored_ = was || now_ignored;
-            TRY_VOID(dir(sub_up, sub_low.valid() ? sub_low.get() : -1, path, sub_up.xwh));
+            bool hides = hiding && sub_low.valid();
+            TRY_VOID(dir(sub_up, sub_low.valid() ? sub_low.get() : -1, path, sub_up.xwh, hides ? &hide : nullptr));
             in_ignored_ = was;
         }
         return base::Ok();
@@ -477,20 +378,23 @@ private:
     }
 
     // Entries below an ignored upper dir (names only: no stat each).
-    uint64_t count_below(const UpperDir& d) {
+    uint64_t count_below(const UpperDir& d, const std::string& prefix) {
         if (d.fds.empty()) return 0;
         auto names = list_upper(d, "");
         if (!names) return 0;
         uint64_t n = names->names.size();
         for (size_t i = 0; i < names->names.size(); i++) {
             if (names->names[i].type != DT_DIR) continue;
-            int at = d.fds[names->holder(i)];
-            base::Fd top(::openat(at, names->names[i].name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+            std::string joined;
+            const std::string& here = d.name_in(names->holder(i), names->names[i].name, &joined);
+            base::Fd top(
+                ::openat(d.fds[names->holder(i)], here.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
             if (!top.valid()) continue;
             auto raw = read_xattrs(top.get());
             bool opaque = raw && overlay_marks(raw.value()).opaque, cut = false;
-            auto sub = merged_dir(d, names.value(), i, std::move(top), opaque, &cut);
-            if (sub) n += count_below(sub.value());
+            std::string path = join_path(prefix, names->names[i].name);
+            auto sub = merged_dir(d, names.value(), i, std::move(top), opaque, &cut, path, opts_.indexes);
+            if (sub) n += count_below(sub.value(), path);
         }
         return n;
     }
@@ -550,7 +454,7 @@ private:
         bool keep_content = opts_.keep_base_max > 0 && last.change.kind == Kind::Modified &&
                             last.change.type == Type::File && l.side.type == Type::File &&
                             l.side.size <= opts_.keep_base_max;
-        TRY(BaseEntry b, base_of(l, path, copied, keep_content ? &last.base_content : nullptr));
+        TRY(BaseEntry b, base_of(l, path, copied, keep_content ? &last.base_text : nullptr));
         add_base(std::move(b));
         if (v.lower_subtree && l.fd.valid()) TRY_VOID(lower_subtree(l.fd.get(), path, copied));
         return base::Ok();
@@ -607,9 +511,12 @@ Result<ScanResult> scan_layers(const std::vector<int>& layer_fds, int lower_fd, 
     w.spare_cpu = opts.threads == 0 ? ::sysconf(_SC_NPROCESSORS_ONLN) > 1 : opts.threads > 1;
     UpperDir root;
     root.fds = layer_fds;
-    for (uint32_t i = 0; i < layer_fds.size(); i++) root.ids.push_back(i);
+    for (uint32_t i = 0; i < layer_fds.size(); i++) {
+        root.ids.push_back(i);
+        root.idx.push_back(i < opts.indexes.size() && opts.indexes[i] ? opts.indexes[i]->find("") : nullptr);
+    }
     // The root's own markers are not read; assume the worst.
-    TRY_VOID(w.dir(root, lower_fd, "", true));
+    TRY_VOID(w.dir(root, lower_fd, "", true, nullptr));
     return out;
 }
 

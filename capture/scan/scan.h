@@ -19,6 +19,7 @@
 namespace capture {
 
 class VerdictCache;
+struct LayerIndex;
 
 struct Item {
     Change change;
@@ -30,9 +31,10 @@ struct Item {
     // The upper file, left open by a scan with keep_files so the writer need
     // not open it again (owned by ScanResult::files); -1: the writer opens it.
     int fd = -1;
-    // ScanOptions::keep_base_max: a modified file's real content, read
-    // while its base was fingerprinted (so it is what the base record says).
-    std::optional<std::string> base_content;
+    // ScanOptions::keep_base_max: the modified file's real side is a file of
+    // at most that size, without holes, and text (kTextProbe), as read while
+    // its base was fingerprinted; save stores it as an original.
+    bool base_text = false;
 };
 
 struct ScanResult {
@@ -71,10 +73,14 @@ struct ScanOptions {
     // With with_base: real contents a partial apply of this session left or
     // found (helper/store/known_bases.h); a base that matches one is not stale.
     const session::KnownBases* known_bases = nullptr;
-    // With with_base: a modified regular file whose real side is a file of
-    // at most this many bytes, without holes, keeps that content in
-    // Item::base_content (save's originals, read once with the fingerprint).
+    // With with_base: a modified regular file whose real side is a text file
+    // of at most this many bytes, without holes, gets Item::base_text (save's
+    // originals, read again when written: keeping 1,000 of them from here
+    // cost more in page faults and malloc than that read).
     uint64_t keep_base_max = 0;
+    // scan_layers: each layer's index (capture/scan/layer_index.h), in the
+    // order of layer_fds; null or absent: its dirs are listed.
+    std::vector<const LayerIndex*> indexes;
 };
 
 base::Result<ScanResult> scan_upper(int upper_fd, int lower_fd, const ScanOptions& opts);

@@ -90,6 +90,16 @@ std::vector<int> SessionTrees::layers() const {
     return out;
 }
 
+std::vector<std::shared_ptr<const LayerIndex>> index_session_layers(const session::Info& s, const SessionTrees& t) {
+    std::vector<int> frozen{-1};                   // the upper: live, or a --step range's top (not worth a file)
+    size_t n = t.steps.size() - (t.flat ? 1 : 0);  // compare's layer is no step
+    for (size_t i = 0; i < t.steps.size(); i++) frozen.push_back(i < n ? t.steps[i].get() : -1);
+    if (n == 0) return std::vector<std::shared_ptr<const LayerIndex>>(frozen.size());  // no steps: nothing to read
+    base::Fd dir(::open(s.dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!dir.valid()) return std::vector<std::shared_ptr<const LayerIndex>>(frozen.size());
+    return index_layers(dir.get(), frozen);
+}
+
 int SessionTrees::holder_of(const Change& c) const {
     if (c.layer == 0) return upper.get();
     return c.layer <= steps.size() ? steps[c.layer - 1].get() : -1;
@@ -123,6 +133,8 @@ base::Result<std::vector<Change>> session_changes_as_owner(const session::Info& 
             cache.verdicts->load(cache.dir.get());
             so.verdicts = cache.verdicts.get();
         }
+        auto indexes = index_session_layers(s, t);
+        for (const auto& x : indexes) so.indexes.push_back(x.get());
         TRY(ScanResult scan, scan_layers(t.layers(), t.lower.get(), so));
         if (!keep) local.store();
         if (ignored) *ignored = scan.ignored;

@@ -7,6 +7,7 @@
 
 #include "capture/scan/change.h"
 #include "capture/scan/ignore.h"
+#include "capture/scan/layer_index.h"
 #include "capture/scan/step_range.h"
 #include "capture/scan/verdicts.h"
 #include "helper/base/fd.h"
@@ -31,6 +32,10 @@ struct SessionTrees {
     int holder_of(const Change& c) const;
 };
 base::Result<SessionTrees> open_session_trees(const session::Info& s, const StepRange& range = {});
+// The indexes of the trees' frozen steps (capture/scan/layer_index.h), in
+// the order of layers() (null: the upper, compare's layer, or not indexed),
+// as the owner (index_layers).
+std::vector<std::shared_ptr<const LayerIndex>> index_session_layers(const session::Info& s, const SessionTrees& t);
 
 // `status`'s verdict cache (capture/scan/verdicts.h), kept past the walk so
 // the risk marks can use and extend it; store() writes it (best effort).

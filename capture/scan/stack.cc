@@ -42,15 +42,24 @@ base::Result<std::vector<base::DirEntry>> list_raw(int fd) {
 
 base::Result<UpperListing> list_upper(const UpperDir& d, const std::string& what) {
     UpperListing out;
+    auto indexed = [&](size_t k) { return k < d.idx.size() ? d.idx[k] : nullptr; };
     if (d.fds.size() == 1) {
+        if (const LayerIndex::Dir* x = indexed(0)) {
+            out.names = x->names;
+            return out;
+        }
         auto names = base::list_dir(d.fds[0]);
         if (!names) return names.error().context("listing " + what);
         out.names = std::move(names.value());
         return out;
     }
     std::vector<std::vector<base::DirEntry>> each;
-    for (int fd : d.fds) {
-        auto names = list_raw(fd);
+    for (size_t k = 0; k < d.fds.size(); k++) {
+        if (const LayerIndex::Dir* x = indexed(k)) {
+            each.push_back(x->names);
+            continue;
+        }
+        auto names = list_raw(d.fds[k]);
         if (!names) return names.error().context("listing " + what);
         each.push_back(std::move(names.value()));
     }
@@ -73,22 +82,30 @@ std::string opaque_mark(int fd) {
 }  // namespace
 
 base::Result<UpperDir> merged_dir(const UpperDir& d, const UpperListing& l, size_t i, base::Fd top, bool top_opaque,
-                                  bool* cut) {
+                                  bool* cut, const std::string& path, const std::vector<const LayerIndex*>& indexes) {
     UpperDir sub;
     uint32_t at = l.holder(i);
+    auto index_of = [&](uint32_t k) -> const LayerIndex::Dir* {
+        uint32_t id = d.ids[k];
+        return id < indexes.size() && indexes[id] ? indexes[id]->find(path) : nullptr;
+    };
     sub.fds.push_back(top.get());
     sub.ids.push_back(d.ids[at]);
     sub.owned.push_back(std::move(top));
+    sub.idx.push_back(index_of(at));
+    sub.rel.emplace_back();
     layers::Descent down(top_opaque);
     const std::string& name = l.names[i].name;
     if (!l.holders.empty()) {
         for (size_t h = 1; h < l.holders[i].size() && !down.done(); h++) {
             const layers::Holder& below = l.holders[i][h];
             int parent = d.fds[below.layer];
+            std::string joined;
+            const std::string& here = d.name_in(below.layer, name, &joined);
             unsigned char type = below.type;
             if (type == DT_UNKNOWN) {
                 struct stat st;
-                if (::fstatat(parent, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
+                if (::fstatat(parent, here.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
                     return base::sys_error("reading layer entry " + base::display_path(name));
                 type = S_ISDIR(st.st_mode) ? DT_DIR : DT_REG;
             }
@@ -96,7 +113,18 @@ base::Result<UpperDir> merged_dir(const UpperDir& d, const UpperListing& l, size
                 down.joins(layers::Below::Other);
                 break;
             }
-            int fd = ::openat(parent, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            // Indexed: its names and mark are known, and it only serves as
+            // the parent of what it holds: not opened (UpperDir::rel).
+            if (const LayerIndex::Dir* known = index_of(below.layer)) {
+                down.joins(known->mark == 'y' ? layers::Below::OpaqueDir : layers::Below::Dir);
+                if (known->mark == 'x') sub.xwh = true;
+                sub.fds.push_back(parent);
+                sub.ids.push_back(d.ids[below.layer]);
+                sub.idx.push_back(known);
+                sub.rel.push_back(here);
+                continue;
+            }
+            int fd = ::openat(parent, here.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
             if (fd < 0) return base::sys_error("opening layer dir " + base::display_path(name));
             base::Fd dir(fd);
             std::string mark = opaque_mark(dir.get());
@@ -105,6 +133,8 @@ base::Result<UpperDir> merged_dir(const UpperDir& d, const UpperListing& l, size
             sub.fds.push_back(dir.get());
             sub.ids.push_back(d.ids[below.layer]);
             sub.owned.push_back(std::move(dir));
+            sub.idx.push_back(nullptr);
+            sub.rel.emplace_back();
         }
     }
     *cut = down.cut();

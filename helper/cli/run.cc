@@ -75,6 +75,8 @@ int cmd_run(int argc, char** argv) {
     // unmount, ~0.1 s after 6,000 files) runs meanwhile: a discard never
     // waits for it, the other modes only before the session is unlocked.
     run.exit_early = !interactive && run.plan.limits.memory_cgroup.empty();
+    run.discarding = on_exit == "discard";
+    run.plan.pass_mnt_ns = run.discarding;
     Outcome out = supervise(run, pty);
     pty.reset();
     if (!out.stopped.empty()) {

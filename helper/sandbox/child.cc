@@ -94,6 +94,11 @@ void child_main(const SandboxPlan& plan) {
     auto scoped = landlock::scope_abstract_unix_sockets();
     if (!scoped) die(plan, scoped.error());
 
+    // [sync 7]: a discarding run's remover tears this namespace down, not our exit.
+    if (plan.pass_mnt_ns) {
+        base::Fd mnt(::open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC));
+        if (mnt.valid()) sync_msg::send_fd(plan.sync_fd, Sync::MountNs, mnt.get());
+    }
     // Last, right before exec: everything above may use what it denies.
     if (plan.seccomp) {
         // With the renames handed to the supervisor [sync 5] (rename_notify.h).

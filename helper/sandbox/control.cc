@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 namespace control {
@@ -28,6 +29,16 @@ base::Result<sockaddr_un> address(const base::Fd& dir) {
 
 base::Result<base::Fd> open_dir(const std::string& d) {
     return base::open_at(AT_FDCWD, d, O_PATH | O_DIRECTORY | O_NOFOLLOW);
+}
+
+// How long a client waits for its answer: LAYOVER_CONTROL_WAIT seconds
+// (1 to 3600; docs/cli.md), else 2 minutes.
+long answer_wait() {
+    const char* v = std::getenv("LAYOVER_CONTROL_WAIT");
+    if (!v || !*v) return 120;
+    char* end = nullptr;
+    long n = std::strtol(v, &end, 10);
+    return (*end == '\0' && n >= 1 && n <= 3600) ? n : 120;
 }
 
 void send_reply(int fd, Reply r) {
@@ -82,6 +93,10 @@ void serve_one(int listen_fd, const Handler& handler) {
         return;
     }
     req->peer = cred.pid;
+    // A client that gave up waiting (busy with an earlier request) has
+    // closed its end: its request is dropped unserved, as it was told.
+    struct pollfd h = {c.get(), POLLRDHUP, 0};
+    if (::poll(&h, 1, 0) == 1 && (h.revents & (POLLHUP | POLLRDHUP))) return;
     send_reply(c.get(), handler(req.value()));
 }
 
@@ -103,7 +118,8 @@ base::Result<Reply> ask(const std::string& session_dir, const Request& req) {
                                err);
     }
     // A request in progress (one at a time) holds this one in the backlog.
-    struct timeval tv = {120, 0};
+    long wait = answer_wait();
+    struct timeval tv = {wait, 0};
     ::setsockopt(s.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     std::string m = encode_request(req);
     if (::send(s.get(), m.data(), m.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(m.size()))
@@ -113,9 +129,8 @@ base::Result<Reply> ask(const std::string& session_dir, const Request& req) {
     if (n < 0) {
         int err = errno;
         if (err == EAGAIN)
-            return base::error(
-                "the session's supervisor did not answer in 2 minutes (busy with an earlier "
-                "request?); see 'layover log', then try again");
+            return base::error("the session's supervisor did not answer in " + std::to_string(wait) +
+                               " seconds (busy with an earlier request?); see 'layover log', then try again");
         return base::sys_error("waiting for the session's supervisor", err);
     }
     if (n == 0) return base::error("the session's supervisor closed the control socket without an answer");

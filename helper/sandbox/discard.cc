@@ -7,15 +7,18 @@
 #include <signal.h>
 #include <stdio.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
 #include <vector>
 
 #include "helper/base/title.h"
+#include "helper/sandbox/fd_pass.h"
 #include "helper/store/remove.h"
 #include "helper/store/session.h"
 
@@ -25,7 +28,7 @@ namespace {
 
 // The detached remover: no terminal, no inherited pipes (a caller reading
 // run's stdout to EOF must not wait for it), default signals.
-[[noreturn]] void remover(const std::string& path, int lock_fd, int wait_fd) {
+void detach(std::vector<int> keep) {
     // Not `layover run ... -- COMMAND` in ps for the length of the delete.
     base::set_title("layover-remove");
     ::setsid();
@@ -35,22 +38,63 @@ namespace {
     int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
     if (null >= 0)
         for (int fd = 0; fd < 3; fd++) ::dup2(null, fd);
-    base::close_fds_except({0, 1, 2, lock_fd, wait_fd});
+    keep.insert(keep.end(), {0, 1, 2});
+    base::close_fds_except(keep);
     // Lowest CPU priority: the next run, often started at once, goes first.
     ::setpriority(PRIO_PROCESS, 0, 19);
+}
+
+// Wait for the sandbox's teardown, remove `path` (in STATE/deleting/), then
+// what a killed remover left there.
+[[noreturn]] void remove_and_exit(const std::string& path, int wait_fd) {
     if (wait_fd >= 0) {
         struct pollfd p = {wait_fd, POLLIN, 0};
         while (::poll(&p, 1, -1) < 0 && errno == EINTR) {
         }
     }
     (void)remove_tree_fast(path);
+    std::string parent = path.substr(0, path.rfind('/'));
+    purge_deleting(parent.substr(0, parent.rfind('/')));
     ::_exit(0);
 }
 
 }  // namespace
 
+Remover Remover::start(int wait_for) {
+    Remover r;
+    int sv[2];
+    if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) return r;
+    pid_t pid = ::fork();
+    if (pid == 0) {
+        ::close(sv[0]);
+        detach({sv[1], wait_for});
+        std::string path;
+        std::vector<base::Fd> lock;  // held until we exit
+        ssize_t n;
+        while ((n = fd_pass::recv(sv[1], &path, PATH_MAX, &lock)) < 0 && errno == EINTR) {
+        }
+        if (n <= 0 || path.empty() || path[0] != '/') ::_exit(0);  // EOF: the session stays
+        if (lock.size() > 1) lock.resize(1);                       // the held namespace: its teardown, here
+        remove_and_exit(path, wait_for);
+    }
+    ::close(sv[1]);
+    if (pid > 0) r.sock_ = base::Fd(sv[0]);
+    else ::close(sv[0]);
+    return r;
+}
+
+bool Remover::hand_over(const std::string& path, int lock_fd, int held_fd) {
+    if (!sock_.valid()) return false;
+    std::vector<int> fds;
+    if (lock_fd >= 0) fds.push_back(lock_fd);
+    if (lock_fd >= 0 && held_fd >= 0) fds.push_back(held_fd);
+    bool ok = fd_pass::send(sock_.get(), path, fds);
+    sock_.reset();
+    return ok;
+}
+
 base::Result<void> remove_in_background(const std::string& state, const std::string& dir, base::Fd lock,
-                                        base::Fd wait_for) {
+                                        base::Fd wait_for, Remover* ready, base::Fd held) {
     std::string parent = deleting_dir(state);
     if (::mkdir(parent.c_str(), 0700) != 0 && errno != EEXIST) return base::sys_error("creating " + parent);
     std::string base_name = dir.substr(dir.rfind('/') + 1) + "." + std::to_string(::getpid());
@@ -59,15 +103,23 @@ base::Result<void> remove_in_background(const std::string& state, const std::str
         dest = parent + "/" + base_name + (n ? "." + std::to_string(n) : "");
         if (::renameat2(AT_FDCWD, dir.c_str(), AT_FDCWD, dest.c_str(), RENAME_NOREPLACE) == 0) break;
         // Cannot move it aside (sessions/ a mount of its own, say): remove it here, as before.
-        if ((errno != EEXIST && errno != ENOTEMPTY) || n >= 100) return remove_tree_fast(dir);
+        if ((errno != EEXIST && errno != ENOTEMPTY) || n >= 100) {
+            held.reset();
+            return remove_tree_fast(dir);
+        }
     }
     // One fork, not waited for: run exits right after, and the remover, in
     // a session of its own, is reparented. (A double fork cost a second
     // fork of this process and a wait for its exit, ~0.5 ms of run's exit.)
+    if (ready && ready->hand_over(dest, lock.get(), held.get())) return base::Ok();
     pid_t pid = ::fork();
-    if (pid == 0) remover(dest, lock.get(), wait_for.get());
+    if (pid == 0) {
+        detach({lock.get(), wait_for.get()});  // closes `held`: its teardown, here
+        remove_and_exit(dest, wait_for.get());
+    }
     if (pid < 0) {
         if (wait_for.valid()) return base::Ok();  // still mounted: purge_deleting() removes it later
+        held.reset();
         return remove_tree_fast(dest);
     }
     return base::Ok();

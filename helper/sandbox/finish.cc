@@ -70,7 +70,7 @@ int run_patch_tool(const std::string& mode, const std::string& name) {
 void finish_failed_run(PreparedRun& run) {
     if (run.created) {
         run.lock.reset();
-        (void)remove_tree_fast(run.session_dir);
+        if (!run.dirs_pending) (void)remove_tree_fast(run.session_dir);  // never one we did not make
         return;
     }
     run.meta.status = "exited";
@@ -83,12 +83,13 @@ int finish_run(PreparedRun& run, const std::string& on_exit, int child_code) {
     if (on_exit == "discard") {
         // No exit record, no sync, no count: the session goes, in the
         // background (helper/sandbox/discard.h).
-        auto r = remove_in_background(state, run.session_dir, std::move(run.lock), std::move(run.teardown));
+        // The remover also purges what a killed one left in STATE/deleting/.
+        auto r = remove_in_background(state, run.session_dir, std::move(run.lock), std::move(run.teardown),
+                                      &run.remover, std::move(run.child_mnt));
         if (!r) {
             std::fprintf(stderr, "layover: discarding session '%s': %s\n", name.c_str(), r.error().message.c_str());
             return 125;
         }
-        purge_deleting(state);
         return child_code;
     }
     if (!run.upper_synced) sync_upper(run.session_dir);

@@ -1,6 +1,8 @@
 #include "helper/sandbox/netns.h"
 
+#include <fcntl.h>
 #include <net/if.h>
+#include <sched.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -20,6 +22,33 @@ base::Result<void> bring_up_loopback() {
     if (::ioctl(s.get(), SIOCGIFFLAGS, &ifr) != 0) return base::sys_error("reading loopback flags");
     ifr.ifr_flags = static_cast<short>(ifr.ifr_flags | IFF_UP | IFF_RUNNING);
     if (::ioctl(s.get(), SIOCSIFFLAGS, &ifr) != 0) return base::sys_error("bringing up loopback");
+    return base::Ok();
+}
+
+void Pending::make(bool loopback) {
+    if (::unshare(CLONE_NEWNET) != 0) {
+        error_ = base::sys_error("creating the network namespace").message;
+        return;
+    }
+    if (loopback) {
+        if (auto up = bring_up_loopback(); !up) {
+            error_ = up.error().message;
+            return;
+        }
+    }
+    ns_ = base::Fd(::open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC));
+    if (!ns_.valid()) error_ = base::sys_error("opening the new network namespace").message;
+}
+
+void Pending::start(bool loopback) {
+    if (!thread_.start([this, loopback] { make(loopback); }, size_t{1} << 16)) make(loopback);
+}
+
+base::Result<void> Pending::enter() {
+    thread_.join();
+    if (!error_.empty()) return base::error(error_);
+    if (::setns(ns_.get(), CLONE_NEWNET) != 0) return base::sys_error("entering the network namespace");
+    ns_.reset();
     return base::Ok();
 }
 

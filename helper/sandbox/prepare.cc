@@ -80,6 +80,18 @@ base::Result<std::string> resolve_target(const std::string& given) {
 
 namespace {
 
+// A scratch layer's dirs (helper/sandbox/scratch.h); its work dir fresh.
+base::Result<void> make_scratch_layer(const std::string& dir, const overlay::MountPlan::Scratch& s) {
+    std::string layer = s.upper.substr(0, s.upper.rfind('/'));
+    ::mkdir((dir + "/outside").c_str(), 0700);
+    ::mkdir(layer.c_str(), 0700);
+    if (::mkdir(s.upper.c_str(), 0755) != 0 && errno != EEXIST)
+        return base::sys_error("creating a scratch layer in " + layer);
+    TRY_VOID(remove_tree_fast(s.work));
+    if (::mkdir(s.work.c_str(), 0700) != 0) return base::sys_error("creating " + s.work);
+    return base::Ok();
+}
+
 // The label of the step this run makes: the command line, shortened.
 std::string step_label(const std::string& label, const std::vector<std::string>& cmd) {
     std::string s = label;
@@ -141,15 +153,10 @@ base::Result<PreparedRun> prepare_run(const RunOptions& opts) {
         // Resuming: the last run's upper becomes a frozen step (docs/history.md).
         TRY_VOID(freeze_previous(dir, target, opts.max_steps));
     } else {
-        if (::mkdir(dir.c_str(), 0700) != 0) {
-            if (errno == EEXIST)
-                return base::error("session dir " + dir +
-                                   " exists without metadata; remove it or use another --session name");
-            return base::sys_error("creating session dir " + dir);
-        }
+        // A new session: its dirs are made by supervise() once setup is
+        // forked (make_session_dirs), while setup makes the namespaces.
         r.created = true;
-        TRY(r.lock, session::lock(dir, name));
-        if (::mkdir(session::upper_dir(dir).c_str(), 0755) != 0) return base::sys_error("creating the upper layer");
+        r.dirs_pending = true;
         r.meta.name = name;
         r.meta.target = target;
         r.meta.created_ns = now_ns();
@@ -158,8 +165,10 @@ base::Result<PreparedRun> prepare_run(const RunOptions& opts) {
     // volatile leaves work/incompat/volatile behind, which makes the next
     // mount of the same workdir fail: every mount gets a fresh one.
     std::string work = session::work_dir(dir);
-    TRY_VOID(remove_tree_fast(work));
-    if (::mkdir(work.c_str(), 0700) != 0) return base::sys_error("creating the overlay work dir");
+    if (!r.created) {
+        TRY_VOID(remove_tree_fast(work));
+        if (::mkdir(work.c_str(), 0700) != 0) return base::sys_error("creating the overlay work dir");
+    }
 
     r.meta.command = cmd;
     r.meta.pid = ::getpid();
@@ -186,13 +195,8 @@ base::Result<PreparedRun> prepare_run(const RunOptions& opts) {
         size_t i = static_cast<size_t>(it - r.meta.outside.begin());
         if (it == r.meta.outside.end()) r.meta.outside.push_back(root);
         std::string layer = scratch::layer_dir(dir, i);
-        ::mkdir((dir + "/outside").c_str(), 0700);
-        ::mkdir(layer.c_str(), 0700);
-        if (::mkdir((layer + "/upper").c_str(), 0755) != 0 && errno != EEXIST)
-            return base::sys_error("creating a scratch layer in " + layer);
-        TRY_VOID(remove_tree_fast(layer + "/work"));
-        if (::mkdir((layer + "/work").c_str(), 0700) != 0) return base::sys_error("creating " + layer + "/work");
         scratch.push_back({root, layer + "/upper", layer + "/work"});
+        if (!r.created) TRY_VOID(make_scratch_layer(dir, scratch.back()));
     }
     // meta.json and steps/live.json are written by supervise() once setup is
     // forked (write_start_records): their inode creations overlap the
@@ -242,6 +246,23 @@ base::Result<PreparedRun> prepare_run(const RunOptions& opts) {
     p.gid = ::getegid();
     r.session_dir = dir;
     return r;
+}
+
+base::Result<void> make_session_dirs(PreparedRun& r) {
+    if (!r.dirs_pending) return base::Ok();
+    const std::string& dir = r.session_dir;
+    if (::mkdir(dir.c_str(), 0700) != 0) {
+        if (errno == EEXIST)
+            return base::error("session dir " + dir +
+                               " exists without metadata; remove it or use another --session name");
+        return base::sys_error("creating session dir " + dir);
+    }
+    r.dirs_pending = false;  // ours now: a failed run removes it
+    TRY(r.lock, session::lock(dir, r.meta.name));
+    if (::mkdir(r.plan.mounts.upper.c_str(), 0755) != 0) return base::sys_error("creating the upper layer");
+    if (::mkdir(r.plan.mounts.work.c_str(), 0700) != 0) return base::sys_error("creating the overlay work dir");
+    for (const auto& s : r.plan.mounts.scratch) TRY_VOID(make_scratch_layer(dir, s));
+    return base::Ok();
 }
 
 base::Result<void> write_start_records(const PreparedRun& run) {

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "helper/base/fd.h"
+#include "helper/sandbox/discard.h"
 #include "helper/sandbox/memcg.h"
 #include "helper/sandbox/run_args.h"
 #include "helper/sandbox/sandbox.h"
@@ -16,6 +17,9 @@ struct PreparedRun {
     std::string session_dir;
     base::Fd lock;         // held while the session runs
     bool created = false;  // this run created the session
+    // A new session's dirs (and its lock) are not made yet: supervise()
+    // makes them (make_session_dirs) while setup makes the namespaces.
+    bool dirs_pending = false;
     // Informational stderr lines (what is hidden, which variables were
     // dropped), printed by the verb unless --quiet.
     std::vector<std::string> notices;
@@ -28,11 +32,20 @@ struct PreparedRun {
     // background removal waits for (helper/sandbox/discard.h).
     bool exit_early = false;
     base::Fd teardown;
+    // --on-exit discard: supervise() forks the remover while the sandbox
+    // starts, and the exit hands the session to it (helper/sandbox/discard.h).
+    bool discarding = false;
+    Remover remover;
+    base::Fd child_mnt;         // [sync 7] the child's mount namespace, handed to the remover
     steps::Live live;           // the live step's label and start (steps/live.json)
     bool upper_synced = false;  // the upper layer was flushed already (else finish_run does it)
 };
 
 base::Result<PreparedRun> prepare_run(const RunOptions& opts);
+
+// A new session's dir, locked, with its upper, work and scratch layers: made
+// by supervise() once setup is forked. A no-op for a resumed session.
+base::Result<void> make_session_dirs(PreparedRun& run);
 
 // meta.json (status running) and steps/live.json: supervise() writes them
 // once setup is forked, so that their inode creations overlap its set-up.

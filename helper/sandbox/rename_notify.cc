@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <climits>
 #include <cstring>
+#include <optional>
 
 #include "helper/sandbox/fd_pass.h"
 #include "helper/sandbox/seccomp.h"
@@ -73,6 +74,17 @@ uint64_t ns_inode(pid_t pid, const char* which) {
 
 }  // namespace
 
+namespace {
+// Set by precompile_filter() in setup; init and the child are its forks.
+std::optional<seccomp::Program> precompiled;
+}  // namespace
+
+void precompile_filter(bool notify) {
+    if (!notify) return;
+    auto p = seccomp::compile_notifying(default_seccomp_rules(), rename_call::notified_syscalls());
+    if (p) precompiled = std::move(p.value());
+}
+
 base::Result<void> install_filter(int sync_fd, bool notify) {
     if (!notify) {
         sync_msg::send(sync_fd, Sync::Warning,
@@ -80,7 +92,9 @@ base::Result<void> install_filter(int sync_fd, bool notify) {
                        "user notification (Linux 5.5+)");
         return seccomp::install(default_seccomp_rules());
     }
-    TRY(base::Fd listener, seccomp::install_notifying(default_seccomp_rules(), rename_call::notified_syscalls()));
+    TRY(base::Fd listener, precompiled
+                               ? seccomp::load_notifying(*precompiled)
+                               : seccomp::install_notifying(default_seccomp_rules(), rename_call::notified_syscalls()));
     if (!sync_msg::send_fd(sync_fd, Sync::Listener, listener.get()))  // [sync 5]
         return base::sys_error("passing the rename listener to the supervisor");
     return base::Ok();

@@ -25,6 +25,7 @@ struct SandboxPlan {
     Limits limits;                     // rlimits set in the child; timeout and size watched by the supervisor
     bool seccomp = true;               // off only by the caller's test-only LAYOVER_TEST_NO_SECCOMP=1
     bool rename_notify = false;        // renames go through the supervisor (rename_notify.h)
+    bool pass_mnt_ns = false;          // the child sends its mount namespace up [sync 7] (a discarding run)
     std::string session;               // exported as LAYOVER_SESSION
     int ipc_fd = -1;                   // becomes fd 3 in the command
     int pty_slave = -1;                // interactive runs: the command's terminal

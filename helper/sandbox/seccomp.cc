@@ -60,14 +60,26 @@ base::Result<Ctx> build(const std::vector<SeccompRule>& rules, const std::vector
 // and loaded here. Once the supervisor has a call, the task waits for the
 // answer killably only: a signal would otherwise restart the call while the
 // first is still being carried out (a rename done twice, the second ENOENT).
-base::Result<base::Fd> load_with_listener(const Ctx& ctx) {
+base::Result<Program> export_program(const Ctx& ctx) {
     base::Fd mem(::memfd_create("layover-seccomp", MFD_CLOEXEC));
     if (!mem.valid()) return base::sys_error("seccomp: memfd");
     TRY_VOID(check(seccomp_export_bpf(ctx.get(), mem.get()), "exporting the filter"));
     off_t size = ::lseek(mem.get(), 0, SEEK_CUR);
-    std::vector<struct sock_filter> insns(static_cast<size_t>(size) / sizeof(struct sock_filter));
+    Program insns(static_cast<size_t>(size) / sizeof(struct sock_filter));
     if (size <= 0 || ::pread(mem.get(), insns.data(), static_cast<size_t>(size), 0) != size)
         return base::sys_error("seccomp: reading the exported filter");
+    return insns;
+}
+
+}  // namespace
+
+base::Result<Program> compile_notifying(const std::vector<SeccompRule>& rules, const std::vector<const char*>& notify) {
+    TRY(Ctx ctx, build(rules, notify));
+    return export_program(ctx);
+}
+
+base::Result<base::Fd> load_notifying(const Program& program) {
+    Program insns = program;
     struct sock_fprog prog = {static_cast<unsigned short>(insns.size()), insns.data()};
     unsigned long flags = SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV;
     long fd = ::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &prog);
@@ -77,8 +89,6 @@ base::Result<base::Fd> load_with_listener(const Ctx& ctx) {
     return base::Fd(static_cast<int>(fd));
 }
 
-}  // namespace
-
 base::Result<void> install(const std::vector<SeccompRule>& rules) {
     TRY(Ctx ctx, build(rules, {}));
     return check(seccomp_load(ctx.get()), "loading the filter");
@@ -86,8 +96,8 @@ base::Result<void> install(const std::vector<SeccompRule>& rules) {
 
 base::Result<base::Fd> install_notifying(const std::vector<SeccompRule>& rules,
                                          const std::vector<const char*>& notify) {
-    TRY(Ctx ctx, build(rules, notify));
-    return load_with_listener(ctx);
+    TRY(Program program, compile_notifying(rules, notify));
+    return load_notifying(program);
 }
 
 base::Result<void> export_bpf(const std::vector<SeccompRule>& rules, int fd) {

@@ -14,6 +14,7 @@
 #include "helper/sandbox/live_freeze.h"
 #include "helper/sandbox/memcg.h"
 #include "helper/sandbox/netns.h"
+#include "helper/sandbox/rename_notify.h"
 #include "helper/sandbox/sandbox.h"
 #include "helper/store/userns.h"
 #include "overlay/devfs.h"
@@ -49,6 +50,15 @@ int fail(const SandboxPlan& plan, const base::Error& e) {
     return 125;
 }
 
+// [sync 0] from the supervisor; false if it is gone.
+bool wait_go(const SandboxPlan& plan) {
+    char go = 0;
+    ssize_t got;
+    while ((got = ::recv(plan.sync_fd, &go, 1, 0)) < 0 && errno == EINTR) {
+    }
+    return got == 1 && go == static_cast<char>(Sync::Go);
+}
+
 #define STEP(expr)                                   \
     do {                                             \
         auto _r = (expr);                            \
@@ -69,9 +79,13 @@ int setup_main(const SandboxPlan& plan, pid_t supervisor) {
     // --max-memory's cgroup, before anything of the sandbox is forked.
     STEP(memcg::enter(plan.limits.memory_cgroup));
 
-    int flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC;
-    if (!plan.mounts.host_network) flags |= CLONE_NEWNET;
-    if (::unshare(flags) != 0) return fail(plan, base::error(userns::explain_userns_failure(errno)));
+    // The PID namespace after the network's thread has ended (below).
+    if (::unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWIPC) != 0)
+        return fail(plan, base::error(userns::explain_userns_failure(errno)));
+    // The network namespace is made on a thread meanwhile (--network
+    // loopback: lo up; none: not even that) and entered before init's fork.
+    netns::Pending net;
+    if (!plan.mounts.host_network) net.start(plan.loopback);
 
     // "deny" must go to setgroups before gid_map: since Linux 3.19 an
     // unprivileged gid_map write requires it (CVE-2014-8989). Root inside
@@ -79,15 +93,17 @@ int setup_main(const SandboxPlan& plan, pid_t supervisor) {
     STEP(userns::write_self_maps(0, plan.uid, 0, plan.gid));
     sync_msg::send(plan.sync_fd, Sync::Maps);  // [sync 1]
 
-    // --network loopback: lo up; none: not even that.
-    if (plan.loopback && !plan.mounts.host_network) STEP(netns::bring_up_loopback());
-
     STEP(overlay::make_private());
-    live_freeze::Fds frozen = live_freeze::open(plan);  // what a checkpoint of the running session needs
-    // Open layers and clones before any mount below can hide their paths.
-    auto handles = overlay::open_handles(plan.mounts);
+    // Open layers and clones before any mount below can hide their paths:
+    // those outside the session while its dirs are made, then its own.
+    auto handles = overlay::open_host_handles(plan.mounts);
     if (!handles) return fail(plan, handles.error());
     overlay::Handles& h = handles.value();
+    if (plan.seccomp) precompile_filter(plan.rename_notify);  // for the child, which only loads it
+    // [sync 0]: a new session's dirs are made (usually by now).
+    if (!wait_go(plan)) return 125;                     // the supervisor is gone
+    live_freeze::Fds frozen = live_freeze::open(plan);  // what a checkpoint of the running session needs
+    STEP(overlay::open_session_handles(plan.mounts, h));
     // tmpfs first: if the target lies under /tmp the overlay goes on top.
     STEP(overlay::mount_private_tmp(plan.mounts));
     STEP(overlay::mount_scratch(plan.mounts, h));
@@ -109,12 +125,10 @@ int setup_main(const SandboxPlan& plan, pid_t supervisor) {
     h = overlay::Handles();
     if (::chdir("/") != 0) return fail(plan, base::sys_error("chdir /"));
 
-    // [sync 0]: the session's records are written (usually long since).
-    char go = 0;
-    ssize_t got;
-    while ((got = ::recv(plan.sync_fd, &go, 1, 0)) < 0 && errno == EINTR) {
-    }
-    if (got != 1 || go != static_cast<char>(Sync::Go)) return 125;  // the supervisor is gone
+    if (!plan.mounts.host_network) STEP(net.enter());
+    if (::unshare(CLONE_NEWPID) != 0) return fail(plan, base::sys_error("creating the PID namespace"));
+    // [sync 0] again: the session's records are written (usually long since).
+    if (!wait_go(plan)) return 125;
 
     // init's liveness check of its parent: the read end sees EOF once we die
     // (getppid() is 0 for a PID 1 and so cannot tell).

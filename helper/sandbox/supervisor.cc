@@ -110,13 +110,17 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
     base::Child setup(pid);
     ::close(run.plan.sync_fd);
     if (run.plan.freeze_fd >= 0) ::close(run.plan.freeze_fd);
-    // While setup makes the namespaces and mounts, on the other core.
-    if (auto w = write_start_records(run); !w) {
-        out.setup_error = w.error().message;
+    // While setup makes the namespaces and mounts, on the other core: a new
+    // session's dirs (setup opens them once told [sync 0]), then its records.
+    auto made = make_session_dirs(run);
+    if (made) sync_msg::send(mine.get(), Sync::Go);  // [sync 0] the dirs
+    if (made) made = write_start_records(run);
+    if (!made) {
+        out.setup_error = made.error().message;
         ::sigprocmask(SIG_SETMASK, &old, nullptr);
         return out;  // setup is killed and reaped (base::Child)
     }
-    sync_msg::send(mine.get(), Sync::Go);  // [sync 0]
+    sync_msg::send(mine.get(), Sync::Go);  // [sync 0] the records
     if (pty) {
         pty->close_slave();
         pty->enter_raw();
@@ -157,6 +161,8 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
             ssize_t n = recv_sync(mine.get(), buf, sizeof buf, &passed);
             if (n > 0 && static_cast<Sync>(buf[0]) == Sync::Listener && passed >= 0) {
                 renames.set_listener(base::Fd(passed));  // [sync 5]
+            } else if (n > 0 && static_cast<Sync>(buf[0]) == Sync::MountNs && passed >= 0 && run.discarding) {
+                run.child_mnt = base::Fd(passed);  // [sync 7] for the remover
             } else if (passed >= 0) {
                 ::close(passed);
             }
@@ -169,11 +175,18 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
                     case Sync::InitPid:  // [sync 2]
                         init = static_cast<pid_t>(std::stol(msg));
                         watch.track_init(init);
+                        // The exit's remover, forked now, while the command starts (setup is done
+                        // with its mounts): run's exit after a discard then pays for no fork.
+                        if (run.discarding && !run.remover.valid()) {
+                            base::Fd setup_fd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+                            run.remover = Remover::start(setup_fd.get());
+                        }
                         break;
                     case Sync::Warning: std::fprintf(stderr, "layover: warning: %s\n", msg.c_str()); break;  // [sync 3]
                     case Sync::Error: out.setup_error = msg; break;                                          // [sync E]
                     case Sync::Leftover: report_leftovers(msg); break;                                       // [sync 4]
                     case Sync::Listener: break;
+                    case Sync::MountNs: break;
                     case Sync::Go: break;                             // [sync 0] goes the other way
                     case Sync::Status:                                // [sync 6]
                         if (run.exit_early && out.stopped.empty()) {  // a stopped run is kept: wait
@@ -207,7 +220,10 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
         }
     }
     if (ctl) control::remove_socket(run.session_dir);
-    if (!out.stopped.empty()) watch.wait_stopped();
+    if (!out.stopped.empty()) {
+        run.child_mnt.reset();  // kept: its overlay must be gone before the upper is read
+        watch.wait_stopped();
+    }
     // Late messages (an error sent just before exit) are still queued.
     if (mine.valid()) {
         char buf[4096];

@@ -13,9 +13,16 @@
 //            process) and killed what was left; sent just before init exits.
 //            A discarding run returns this code without waiting for the
 //            namespaces' teardown (PreparedRun::exit_early)
+//   [sync 7] MountNs  + an fd (SCM_RIGHTS): the child's own mount namespace,
+//            sent before exec by a discarding run (SandboxPlan::pass_mnt_ns).
+//            Held, the command's exit does not tear that namespace down (a
+//            third of a millisecond before init learns of it); the remover
+//            drops it (helper/sandbox/discard.h)
 // And one the other way, supervisor to setup:
-//   [sync 0] Go       the session's records (meta.json, steps/live.json) are
-//            written; setup waits for it before it forks init, so nothing
+//   [sync 0] Go       twice: first once a new session's dirs exist (setup
+//            waits for it before it opens them, after the namespaces), then
+//            once the session's records (meta.json, steps/live.json) are
+//            written; setup waits for that before it forks init, so nothing
 //            of the command runs before its session is listed
 #pragma once
 #include <string>
@@ -28,6 +35,7 @@ enum class Sync : char {
     Leftover = 'L',
     Listener = 'N',
     Status = 'S',
+    MountNs = 'T',
     Go = 'G'
 };
 

@@ -94,6 +94,9 @@ base::Result<std::string> resolve_in(const std::string& d, const std::string& co
 base::Result<std::string> layer_path(const std::string& d, int n) { return resolve_in(d, steps_dir(d), n); }
 
 base::Result<base::Fd> open_layer(const std::string& d, int n) {
+    // A real dir NNNN wins (resolve_in): open it straight, without a stat first.
+    int fd = ::open((steps_dir(d) + "/" + four(n)).c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0) return base::Fd(fd);
     TRY(std::string p, layer_path(d, n));
     return base::open_at(AT_FDCWD, p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
 }

@@ -78,8 +78,27 @@ struct Walk {
         return base::Ok();
     }
 
-    base::Result<void> dir(int up, const layers::Chain& below, const std::string& prefix) {
+    // The names the view below shows in a hidden dir that the layer lacks: deleted.
+    base::Result<void> gone(const std::vector<base::DirEntry>& names, const layers::Chain& below,
+                            const std::string& prefix) {
+        TRY(auto low, layers::union_names(below));
+        size_t i = 0;
+        for (const auto& n : low) {
+            while (i < names.size() && names[i].name < n) i++;
+            if (i < names.size() && names[i].name == n) continue;
+            TRY(layers::Found b, layers::lookup(below, n));
+            if (b.exists) out->push_back({join(prefix, n), "D"});
+        }
+        return base::Ok();
+    }
+
+    // hide: the layer's dir hides the dir below (opaque, or under an opaque
+    // one): what only the view below holds there is deleted, the rest
+    // compared, as capture compares a dir removed and remade
+    // (docs/design.md, "A dir removed and remade").
+    base::Result<void> dir(int up, const layers::Chain& below, const std::string& prefix, bool hide = false) {
         TRY(auto names, base::list_dir(up));
+        if (hide) TRY_VOID(gone(names, below, prefix));
         for (const auto& e : names) {
             const std::string& name = e.name;
             std::string path = join(prefix, name);
@@ -110,13 +129,8 @@ struct Walk {
             bool meta = (u.st_mode & 07777) != (b.st.st_mode & 07777);
             if (S_ISDIR(u.st_mode)) {
                 TRY(base::Fd sub, open_dir(up, name));
-                if (layers::is_opaque(sub.get())) {
-                    out->push_back({path, "T"});
-                    TRY_VOID(all_added(sub.get(), path));
-                    continue;
-                }
                 if (meta || user_xattrs(sub.get()) != user_xattrs(b.sub.fds[0].get())) out->push_back({path, "mode"});
-                TRY_VOID(dir(sub.get(), b.sub, path));
+                TRY_VOID(dir(sub.get(), b.sub, path, hide || layers::is_opaque(sub.get())));
                 continue;
             }
             if (S_ISLNK(u.st_mode)) {

@@ -1,5 +1,6 @@
 #include "helper/store/steps.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -237,9 +238,16 @@ base::Result<int> count(const std::string& d) {
         const std::string& n = e.name;
         bool dir_name = n.size() == 4 && digits4(n), ref = n.size() == 8 && digits4(n) && n.compare(4, 4, ".ref") == 0;
         if (dir_name || ref) {
+            // d_type when the filesystem gives one: every status counts the steps.
             struct stat st;
-            if (::fstatat(dir.get(), n.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 ||
-                (dir_name ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode)))
+            bool is_dir = e.type == DT_DIR, is_reg = e.type == DT_REG;
+            if (e.type == DT_UNKNOWN) {
+                if (::fstatat(dir.get(), n.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
+                    is_dir = S_ISDIR(st.st_mode);
+                    is_reg = S_ISREG(st.st_mode);
+                }
+            }
+            if (dir_name ? !is_dir : !is_reg)
                 return base::error("step layer " + steps_dir(d) + "/" + n + " is not a " +
                                    (dir_name ? "directory" : "file") + "; remove it");
             layers.insert(std::atoi(n.substr(0, 4).c_str()));

@@ -79,6 +79,8 @@ _DONE_RE = re.compile(rb'\{"t":"' + _DONE_FORM + rb"\}")
 _HOT_RE = re.compile(rb'\{"t":"(?:out","id":' + _INT + rb',"s":"(stdout|stderr|result)"|' + _DONE_FORM + rb")\}")
 _HOT_MATCH = _HOT_RE.fullmatch
 _LENS = struct.Struct(">II")
+# json.dumps(obj, separators=(",", ":")), without a new encoder per call.
+_compact_json = json.JSONEncoder(separators=(",", ":")).encode
 
 
 def _fast_header(raw: bytes) -> Optional[Dict[str, Any]]:
@@ -167,7 +169,7 @@ class ReplClient:
     # --- frames ---
 
     def send(self, header: Mapping[str, Any], payload: bytes = b"") -> None:
-        self.send_raw(json.dumps(header, separators=(",", ":")).encode("ascii"), payload)
+        self.send_raw(_compact_json(header).encode("ascii"), payload)
 
     def send_raw(self, h: bytes, payload: bytes = b"") -> None:
         frame = len(h).to_bytes(4, "big") + len(payload).to_bytes(4, "big") + h + payload

@@ -2,8 +2,8 @@
 
 The host never imports this file: it reads its text and sends it over the
 IPC socket, where the bootstrap (layover._boot) exec()s it with
-``__name__ == "__layover_repl__"``, after _repl_io.py (one text, one
-namespace).  Together they must be self-contained, run on
+``__name__ == "__layover_repl__"``, after _repl_io.py and _repl_exec.py
+(one text, one namespace).  Together they must be self-contained, run on
 Python >= 3.8, and import only C modules at start-up (json, signal, ast and
 threading pull in enum/re and cost milliseconds; their C cores do not).
 
@@ -15,13 +15,12 @@ Threads:
 - pump: forwards what reaches fds 1 and 2 (subprocesses, os.write) to the
   host, tagged with the request being run.
 """
-# Executed after _repl_io.py in one namespace (see _boot.server_source):
-# the names used here without import come from there.
+# Executed after _repl_io.py and _repl_exec.py in one namespace (see
+# _boot.server_source): the names used here without import come from there.
 # flake8: noqa: F821
 import _ast
 import builtins
 import os
-import select
 import sys
 
 
@@ -48,7 +47,7 @@ def _own_import(name):
         sys.dont_write_bytecode = saved_flag
 
 
-class Server:
+class Server(ExecMixin):
     def __init__(self, chan):
         self.chan = chan
         self.user_ns = {"__name__": "__main__", "__builtins__": builtins}
@@ -258,127 +257,6 @@ class Server:
                 self.chan.send({"t": "out", "id": rid, "s": "result"}, result[i:i + MAX_PAYLOAD])
         self.done(rid, {"interrupted": interrupted, "ok": result is not None}, (error,))
 
-    # --- exec: a subprocess inside the sandbox ---
-
-    def read_input(self, rid):
-        parts, size = [], 0
-        while True:
-            frame = self.chan.recv()
-            if frame is None:
-                os._exit(0)
-            header, payload = frame
-            if header.get("t") != "stdin" or header.get("id") != rid:
-                raise ValueError("expected stdin frames for request %d" % rid)
-            size += len(payload)
-            if size > MAX_INPUT:
-                raise ValueError("exec input larger than %d bytes" % MAX_INPUT)
-            parts.append(payload)
-            if not header.get("more"):
-                return b"".join(parts)
-
-    def do_exec(self, rid, h):
-        subprocess = _own_import("subprocess")
-        data = self.read_input(rid) if h.get("stdin") else None
-        timeout = h.get("timeout")
-        try:
-            proc = subprocess.Popen(
-                h["argv"], cwd=h.get("cwd"), env=h.get("env"),
-                stdin=subprocess.PIPE if data is not None else subprocess.DEVNULL,
-                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
-        except OSError as e:
-            name = e.filename if isinstance(e.filename, str) else None
-            self.done(rid, {"oserror": e.errno or 0, "returncode": None, "filename": name}, (e.strerror or str(e),))
-            return
-        except (TypeError, ValueError) as e:
-            self.done(rid, {"oserror": 0, "returncode": None}, ("%s: %s" % (type(e).__name__, e),))
-            return
-        timed_out = interrupted = False
-        try:
-            State.in_user = True
-            try:
-                timed_out = self._pump_process(rid, proc, data, timeout)
-            finally:
-                State.in_user = False
-        except KeyboardInterrupt:
-            interrupted = True
-        if timed_out or interrupted:
-            try:
-                os.killpg(proc.pid, 9)
-            except OSError:
-                pass
-            self._drain_after_kill(rid, proc)
-        rc = proc.wait()
-        self.done(rid, {"returncode": rc, "timed_out": timed_out, "interrupted": interrupted}, ())
-
-    def _pump_process(self, rid, proc, data, timeout):
-        subprocess = _own_import("subprocess")
-        time = _own_import("time")
-        deadline = None if timeout is None else time.monotonic() + float(timeout)
-        poller = select.poll()
-        names = {proc.stdout.fileno(): "stdout", proc.stderr.fileno(): "stderr"}
-        for fd in names:
-            poller.register(fd, select.POLLIN)
-        win = None
-        view = memoryview(data or b"")
-        if proc.stdin is not None:
-            win = proc.stdin.fileno()
-            os.set_blocking(win, False)
-            if view:
-                poller.register(win, select.POLLOUT)
-            else:
-                proc.stdin.close()
-                win = None
-        while names or win is not None:
-            wait = None
-            if deadline is not None:
-                wait = deadline - time.monotonic()
-                if wait <= 0:
-                    return True
-            events = poller.poll(None if wait is None else max(1, int(wait * 1000)))
-            for fd, ev in events:
-                if fd == win:
-                    try:
-                        n = os.write(win, view[:CHUNK])
-                        view = view[n:]
-                    except BlockingIOError:
-                        continue
-                    except OSError:  # EPIPE: the command stopped reading
-                        view = view[:0]
-                    if not view:
-                        poller.unregister(win)
-                        proc.stdin.close()
-                        win = None
-                elif fd in names:
-                    chunk = os.read(fd, CHUNK)
-                    if chunk:
-                        self.chan.send({"t": "out", "id": rid, "s": names[fd]}, chunk)
-                    else:
-                        poller.unregister(fd)
-                        del names[fd]
-        try:
-            proc.wait(None if deadline is None else max(0.0, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            return True
-        return False
-
-    def _drain_after_kill(self, rid, proc):
-        # The group is dead; what is left in the pipes still belongs to the
-        # result.  A process outside the group may hold them: bounded wait.
-        for f, name in ((proc.stdout, "stdout"), (proc.stderr, "stderr")):
-            fd = f.fileno()
-            os.set_blocking(fd, False)
-            for _ in range(64):
-                r, _, _ = select.select([fd], [], [], 0.2)
-                if not r:
-                    break
-                try:
-                    chunk = os.read(fd, CHUNK)
-                except OSError:
-                    break
-                if not chunk:
-                    break
-                self.chan.send({"t": "out", "id": rid, "s": name}, chunk)
-
     # --- the loop ---
 
     def serve(self):
@@ -405,10 +283,12 @@ class Server:
                 self.enter_cwd()
             try:
                 if t == "run" or t == "irun":
+                    self.user_ran = True  # it may open fds, set signals (ExecMixin.child_setup)
                     self.do_run(rid, payload.decode("utf-8", "surrogateescape"), t == "irun")
                 elif t == "exec":
                     self.do_exec(rid, h)
                 elif t == "call":
+                    self.user_ran = True
                     self.do_call(rid, payload)
                 elif t == "park":  # the host checkpoints next (Sandbox.checkpoint)
                     self.park()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import errno
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -103,6 +104,35 @@ def test_exec_input_cwd_env(repl, tmp_path):
     p = repl.exec(["sh", "-c", "pwd; echo $FOO"], cwd=str(tmp_path), env={"FOO": "bar", "PATH": "/usr/bin:/bin"},
                   text=True)
     assert p.stdout == "%s\nbar\n" % tmp_path
+
+
+def test_exec_keeps_subprocess_semantics_fds_signals_and_path(repl, tmp_path):
+    # The command runs as subprocess.run would start it (posix_spawn inside):
+    # an fd user code made inheritable after an exec is closed for the next.
+    assert repl.exec(["true"]).returncode == 0
+    fd = int(repl.run("import os\nr, w = os.pipe()\nos.set_inheritable(w, True)\nw").value)
+    probe = "[ -e /proc/$$/fd/%d ] && echo open || echo closed" % fd
+    assert repl.exec(["sh", "-c", probe]).stdout == b"closed\n"
+    assert repl.exec(["sh", "-c", probe], cwd=str(tmp_path)).stdout == b"closed\n"  # the subprocess path
+    # SIGPIPE is back at its default (Python ignores it), so the shell dies of it.
+    p = repl.exec(["sh", "-c", "kill -PIPE $$; echo survived"])
+    assert (p.returncode, p.stdout) == (-13, b"")
+    # Signals user code ignores stay ignored; those it handles are back at their default.
+    repl.run("import signal\nsignal.signal(signal.SIGUSR1, signal.SIG_IGN)\n"
+             "signal.signal(signal.SIGUSR2, lambda *a: None)")
+    p = repl.exec(["sh", "-c", "kill -USR1 $$; echo survived; kill -USR2 $$; echo not reached"])
+    assert (p.returncode, p.stdout) == (-signal.SIGUSR2, b"survived\n")
+    # A bare name is looked up in env's PATH when env has its own.
+    tool = tmp_path / "bin" / "mytool"
+    tool.parent.mkdir()
+    tool.write_text("#!/bin/sh\necho tool \"$@\"\n")
+    tool.chmod(0o755)
+    p = repl.exec(["mytool", "x"], env={"PATH": "%s:/usr/bin:/bin" % tool.parent})
+    assert (p.returncode, p.stdout) == (0, b"tool x\n")
+    with pytest.raises(FileNotFoundError):
+        repl.exec(["mytool"])
+    p = repl.exec(["sh", "-c", "echo $A $PATH"], env={"A": "1", "PATH": os.environ["PATH"]}, text=True)
+    assert p.stdout == "1 %s\n" % os.environ["PATH"]
 
 
 def test_exec_of_missing_program_raises_file_not_found(repl, tmp_path):

@@ -158,6 +158,16 @@ class PatchBuilder:
             self.members.append((self._info(path, tarfile.DIRTYPE, mode, xattrs), None))
         return self
 
+    def opaque_dir(self, path, base, subtree, mode=0o755):
+        """A real dir replaced whole (`opaque_dir`: a dir member and its
+        .wh..wh..opq marker), as `save` wrote for a removed and remade dir
+        before it compared them; subtree: the real entries' base records."""
+        self._change(path, "opaque_dir", "dir", mode, old=("dir", base["mode"]), base=base)
+        self.members.append((self._info(path, tarfile.DIRTYPE, mode), None))
+        self.members.append((self._info(os.fsdecode(path) + "/.wh..wh..opq", tarfile.REGTYPE, 0o644), b""))
+        self.manifest["base"].extend(subtree)
+        return self
+
     def symlink(self, path, target, member=True):
         self._change(path, "added", "symlink", 0o777, link=target)
         if member:
@@ -180,6 +190,12 @@ class PatchBuilder:
 
     def write(self, out, trailing=b"", order=None):
         return compress(self.tar(order) + trailing, out)
+
+
+def dir_base(path):
+    """The base record of an existing dir."""
+    st = os.lstat(str(path))
+    return {"type": "dir", "size": 0, "mode": st.st_mode & 0o7777, "fingerprint": None, "stale": False}
 
 
 def real_base(path):

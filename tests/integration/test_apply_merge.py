@@ -124,3 +124,24 @@ def test_an_old_v2_patch_still_merges_and_layouts_do_not_mix(lo, tmp_path):
         write_patch(bad, with_sums(forged))
         r = lo("show", bad)
         assert r.returncode != 0 and expect in r.stderr, r.stderr
+
+
+def test_a_stale_base_carries_no_original_and_stays_a_conflict(lo, tmp_path):
+    """The real file changed after the sandbox copied it up: its content now is
+    not the agent's base, so save stores no original for it (a merge against
+    it would silently take back the real edit) and apply names the stale copy."""
+    (lo.target / "f.txt").write_text(BASE)
+    r = lo.run("cd '%s' && printf '%%s' \"$NEW\" > f.txt" % lo.target, session="st", env={"NEW": AGENT})
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    moved = lines(40, {3: "mine3\n"})
+    (lo.target / "f.txt").write_text(moved)
+    patch = tmp_path / "st.tar.zst"
+    lo("save", "st", "-o", patch, check=True)
+    manifest, members = read_patch(patch)
+    assert manifest.get("originals", []) == []
+    assert ".layover/original" not in [m.name for m, _ in members]
+    r = lo("apply", patch, "--target", lo.target, "--yes", "--json")
+    out = json.loads(r.stdout)
+    assert r.returncode == 1 and "stale" in out["conflicts"][0]["reason"], out
+    assert out.get("merged", []) == []
+    assert (lo.target / "f.txt").read_text() == moved

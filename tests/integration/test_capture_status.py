@@ -50,18 +50,33 @@ def test_create_modify_delete_rename_files_and_dirs(lo, tmp_path, home):
     assert (home / "docs" / "readme.txt").read_text() == "hello\nworld\n"
 
 
-def test_rm_rf_and_recreate_is_an_opaque_dir(lo, tmp_path):
-    run_ok(lo, "rm -rf old && mkdir old && echo c > old/c.txt")
+def test_rm_rf_and_recreate_is_compared_with_the_real_dir(lo, tmp_path, home):
+    # The remade dir is opaque in the upper layer, but compared with the real
+    # old/ entry by entry: what it lacks is deleted, the rest added or kept.
+    run_ok(lo, "rm -rf old && mkdir old && echo c > old/c.txt && echo a > old/a.txt")
     ch = by_path(status_json(lo, "s"))
-    assert ch[b"old"]["kind"] == "opaque_dir"
-    assert ch[b"old/c.txt"]["kind"] == "added"
+    assert {p: c["kind"] for p, c in ch.items()} == {b"old/c.txt": "added", b"old/sub": "deleted"}
+    assert ch[b"old/sub"]["old_type"] == "dir"
     patch = save(lo, "s", tmp_path / "p.tar.zst")
     _, names = tar_members(patch)
-    assert "old/.wh..wh..opq" in names and "old/c.txt" in names
+    assert "old/.wh.sub" in names and "old/c.txt" in names
+    assert not any(n.endswith(".wh..wh..opq") for n in names) and "old/a.txt" not in names
     base = {b["path"]: b for b in manifest_of(patch)["base"]}
-    # The whole real subtree is in base, so an edit deep inside is noticed.
+    # The deleted real subtree is in base, so an edit deep inside is noticed.
     assert base["old/sub/b.txt"]["type"] == "file" and len(base["old/sub/b.txt"]["fingerprint"]) == 32
-    assert "old/a.txt" in base
+    assert "old/a.txt" not in base
+    r = lo("apply", "s", "--yes")
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    assert sorted(os.listdir(str(home / "old"))) == ["a.txt", "c.txt"]
+    assert (home / "old" / "a.txt").read_text() == "a\n" and (home / "old" / "c.txt").read_text() == "c\n"
+
+
+def test_rm_rf_and_an_identical_recreate_is_no_change(lo):
+    # rm -rf node_modules && npm install, when nothing changed: no lump.
+    run_ok(lo, "cp -a old .keep && rm -rf old && cp -a .keep old && rm -rf .keep")
+    assert status_json(lo, "s") == []
+    r = lo("status", "s")
+    assert r.returncode == 0 and b"old" not in r.stdout
 
 
 def test_rm_rf_is_a_dir_deletion_with_its_subtree_in_base(lo, tmp_path):

@@ -12,10 +12,14 @@ from capture_util import manifest_of, status_json
 SCRIPT = [
     # created, later deleted; renamed along a chain; made, later changed in mode/xattr
     "echo t > tmp.txt; echo r > r1; echo m > m.txt; mkdir made; echo 1 > made/one; echo 1 > old/new_in_old.txt",
-    "mv r1 r2; chmod 600 m.txt; python3 -c \"import os; os.setxattr('m.txt', 'user.k', b'v')\"",
+    "mv r1 r2; chmod 600 m.txt; python3 -c \"import os; os.setxattr('m.txt', 'user.k', b'v')\"; "
+    # real dirs deleted here (copies kept aside), remade in step 4
+    "cp -a keep .k; cp -a part .p; rm -rf keep part",
     # a dir made opaque over earlier content (real and a step's); a dir remade
     "rm -rf old; mkdir old; echo fresh > old/fresh.txt; rm -rf made; mkdir made; echo 2 > made/two",
-    "mv r2 r3; rm tmp.txt; chmod 700 docs; mv notes.txt notes2.txt",
+    # remade: keep/ as it was (no change), part/ partly changed
+    "mv r2 r3; rm tmp.txt; chmod 700 docs; mv notes.txt notes2.txt; cp -a .k keep; cp -a .p part; rm -rf .k .p; "
+    "echo changed > part/p2; rm part/p3; echo new > part/p4; rm -r part/sub/deep",
     # a step that only deletes (whiteouts over lower-only files)
     "rm link docs/readme.txt",
 ]
@@ -60,7 +64,17 @@ def steps_of(lo, name):
     return sorted(p.name for p in d.iterdir()) if d.exists() else []
 
 
+def real_dirs_to_remake(t):
+    """keep/ and part/ in the real tree, for SCRIPT to delete and remake."""
+    for d in ("keep/sub", "part/sub/deep"):
+        (t / d).mkdir(parents=True)
+    for f in ("keep/k1", "keep/sub/k2", "part/p1", "part/p2", "part/p3", "part/sub/s", "part/sub/deep/x"):
+        (t / f).write_text(f + "\n")
+    os.chmod(t / "keep" / "k1", 0o600)
+
+
 def test_steps_flatten_like_one_layer(lo, tmp_path):
+    real_dirs_to_remake(Path(lo.target))
     for cmd in SCRIPT:
         run_ok(lo, cmd, "stepped")
     run_ok(lo, " && ".join("(" + c + ")" for c in SCRIPT), "flat")
@@ -83,6 +97,13 @@ def test_steps_flatten_like_one_layer(lo, tmp_path):
     assert paths["r3"] == "added" and paths["link"] == "deleted"
     assert ta["old/fresh.txt"][2] == b"fresh\n" and "old/a.txt" not in ta
     assert ta["m.txt"][0] & 0o777 == 0o600
+    # A dir deleted in one step and remade in a later one is compared with
+    # the real dir: identical, no change; partly changed, only what differs.
+    assert not [p for p in paths if p.startswith("keep")]
+    assert {p: k for p, k in paths.items() if p.startswith("part")} == {
+        "part/p2": "modified", "part/p3": "deleted", "part/p4": "added", "part/sub/deep": "deleted"}
+    assert paths["old/a.txt"] == "deleted" and paths["old/sub"] == "deleted" and "old" not in paths
+    assert not [n for n in ta if n.endswith(".wh..wh..opq")]
     # Applying the stepped session's patch gives the real tree the net result.
     r = lo("apply", "stepped", "--yes")
     assert r.returncode == 0, r.stderr.decode(errors="replace")
@@ -90,6 +111,30 @@ def test_steps_flatten_like_one_layer(lo, tmp_path):
     assert (t / "r3").read_text() == "r\n" and not (t / "tmp.txt").exists() and not (t / "link").is_symlink()
     assert sorted(os.listdir(t / "old")) == ["fresh.txt"] and sorted(os.listdir(t / "made")) == ["two"]
     assert os.getxattr(t / "m.txt", "user.k") == b"v" and not (t / "docs" / "readme.txt").exists()
+    assert (t / "keep" / "sub" / "k2").read_text() == "keep/sub/k2\n" and os.stat(t / "keep" / "k1").st_mode & 0o777 == 0o600
+    assert sorted(os.listdir(t / "part")) == ["p1", "p2", "p4", "sub"] and os.listdir(t / "part" / "sub") == ["s"]
+    assert (t / "part" / "p2").read_text() == "changed\n"
+
+
+def test_a_reverted_dir_deletion_shows_no_change(lo):
+    # Step 1 deletes real dirs, step 2 adds a file; reverting step 1 brings
+    # the dirs back as copies under step 1's whiteouts: compared with the
+    # real dirs, they are no change, as in a one-layer session that only
+    # added the file.
+    t = Path(lo.target)
+    real_dirs_to_remake(t)
+    run_ok(lo, "rm -rf keep part/sub", "r")
+    run_ok(lo, "echo x > other.txt", "r")
+    run_ok(lo, "true", "r")  # freezes step 2
+    r = lo("revert", "r", "1")
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    run_ok(lo, "echo x > other.txt", "one")
+    assert comparable(status_json(lo, "r")) == comparable(status_json(lo, "one"))
+    assert [c["path"] for c in status_json(lo, "r")] == ["other.txt"]
+    r = lo("apply", "r", "--yes")
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    assert (t / "other.txt").read_text() == "x\n" and (t / "part" / "sub" / "deep" / "x").read_text() == "part/sub/deep/x\n"
+    assert os.stat(t / "keep" / "k1").st_mode & 0o777 == 0o600
 
 
 def test_step_records_and_frozen_layers(lo):

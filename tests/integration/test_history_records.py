@@ -98,3 +98,17 @@ def test_diff_groups_by_step_and_git_apply_takes_it(lo):
     assert r.returncode == 0, r.stderr.decode(errors="replace")
     assert (lo.target / "a.txt").read_bytes() == b"a\na2\n" and (lo.target / "b.txt").read_bytes() == b"b\n"
     assert (lo.target / "notes.txt").read_bytes().endswith(b"three\nchanged\n")
+
+
+def test_a_step_that_removes_and_remakes_a_dir_records_only_what_differs(lo):
+    # The record compares the remade dir with the view below it, as capture
+    # does: no T for old/, no A for each file copied back.
+    run_ok(lo, "cp -a old .k && rm -rf old && cp -a .k old && rm -rf .k && echo c > old/c.txt && rm old/a.txt",
+           "remade")
+    run_ok(lo, "true", "remade")  # freezes the first run as step 1
+    r = lo("log", "remade", "--json")
+    assert r.returncode == 0, r.stderr
+    steps = json.loads(r.stdout)["steps"]
+    assert sorted((p["path"], p["kind"]) for p in steps[-1]["paths"]) == [("old/a.txt", "D"), ("old/c.txt", "A")]
+    r = lo("blame", "remade", "old/sub/b.txt")
+    assert r.returncode == 1 and b"no step of session 'remade' touched old/sub/b.txt" in r.stderr, r.stderr

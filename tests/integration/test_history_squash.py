@@ -4,11 +4,12 @@ records stay (marked squashed), and the session's view, status and patch are
 what they were; a squash killed at any fault point leaves the same view, and
 the next run finishes it."""
 import json
+from pathlib import Path
 
 import pytest
 
 from capture_util import manifest_of, status_json
-from test_history import SCRIPT, comparable, extract
+from test_history import SCRIPT, comparable, extract, real_dirs_to_remake
 
 
 def run_ok(lo, cmd, session, *extra):
@@ -22,6 +23,7 @@ def layers(lo, name):
 
 
 def test_squashed_session_equals_the_unsquashed_one(lo, tmp_path):
+    real_dirs_to_remake(Path(lo.target))
     for cmd in SCRIPT:
         run_ok(lo, cmd, "sq", "--max-steps", "3")
         run_ok(lo, cmd, "plain")

@@ -87,9 +87,8 @@ def test_revert_of_a_middle_step_then_apply_gives_the_other_steps(lo, tmp_path):
     assert [s["step"] for s in log] == [4, 3, 2, 1] and log[0]["label"].startswith("revert 2: /bin/sh -c rm -r docs")
     # Frozen layers never change: step 2 still holds what it did.
     assert (lo.session_dir("s") / "steps" / "0002" / "b.txt").read_text() == "b\n"
-    # docs/ comes back as a copy under step 2's whiteout: listed as a replaced dir holding the same bytes.
-    assert kinds(lo, "s") == {"a.txt": "added", "notes.txt": "modified", "c.txt": "added", "old/a.txt": "metadata",
-                              "docs": "opaque_dir", "docs/readme.txt": "added"}
+    # docs/ comes back as a copy under step 2's whiteout, compared with the real docs/: no change.
+    assert kinds(lo, "s") == {"a.txt": "added", "notes.txt": "modified", "c.txt": "added", "old/a.txt": "metadata"}
     r = lo("apply", "s", "--yes")
     assert r.returncode == 0, r.stderr.decode(errors="replace")
     after = tree(t)
@@ -162,6 +161,22 @@ def test_compare_reads_both_stacks_in_place_through_dirs(lo):
         assert not [x for x in os.listdir(lo.session_dir(name)) if x.startswith("flat.")]
 
 
+def test_compare_of_a_remade_dir_lists_only_what_differs(lo):
+    # x removes and remakes old/ (a.txt the same, sub/ gone, c.txt new); y
+    # leaves it alone: only what differs is listed, either way round.
+    run_ok(lo, "echo base > shared.txt", "src")
+    run_ok(lo, "true", "src")
+    assert lo("fork", "src", "x").returncode == 0 and lo("fork", "src", "y").returncode == 0
+    run_ok(lo, "cp -a old .k; rm -rf old; mkdir old; cp -a .k/a.txt old/; rm -rf .k; echo c > old/c.txt", "x")
+    run_ok(lo, "echo y > only_y.txt", "y")
+    for a, b, want in (("x", "y", {"old/sub": "added", "old/sub/b.txt": "added", "old/c.txt": "deleted",
+                                   "only_y.txt": "added"}),
+                       ("y", "x", {"old/sub": "deleted", "old/c.txt": "added", "only_y.txt": "deleted"})):
+        r = lo("compare", a, b, "--json")
+        assert r.returncode == 0, r.stderr.decode(errors="replace")
+        assert {c["path"]: c["kind"] for c in json.loads(r.stdout)["changes"]} == want, (a, b)
+
+
 def session_state(lo, name):
     """What a crash must leave exactly before or after: the steps with their records, and the view.
     (A record written ahead of its layer's rename is no step: log, count and the next freeze ignore it.)"""
@@ -224,3 +239,24 @@ def test_revert_of_a_mode_change_a_replaced_symlink_and_an_addition_leaves_the_l
     assert kinds(lo, "m") == {"z": "added"}
     run_ok(lo, "test \"$(readlink link)\" = notes.txt && test ! -e docs/new && test \"$(cat old/sub/b.txt)\" = b "
                "&& test \"$(stat -c %a docs)\" = 755 && test -f z", "m")
+
+
+def test_status_reads_frozen_layers_from_the_kept_index(lo):
+    """docs/history.md, "The layer index": the frozen layers' structure is
+    kept in SESSION/layer-index; a status read from it lists what a listing
+    of every layer did, and a new step is indexed when it appears."""
+    three_steps(lo)
+    want = {"a.txt": "added", "notes.txt": "modified", "b.txt": "added", "docs": "deleted", "c.txt": "added",
+            "old/a.txt": "metadata"}
+    index = lo.session_dir("s") / "layer-index"
+    assert kinds(lo, "s") == want
+    assert index.is_file() and (index.stat().st_mode & 0o777) == 0o600
+    first = index.read_bytes()
+    assert kinds(lo, "s") == want  # read from the index
+    assert index.read_bytes() == first  # nothing new: not written again
+    run_ok(lo, "rm c.txt; mkdir -p old/new && echo n > old/new/f", "s")
+    run_ok(lo, "true", "s")  # freezes step 4
+    want.pop("c.txt")
+    want.update({"old/new": "added", "old/new/f": "added"})
+    assert kinds(lo, "s") == want
+    assert index.read_bytes() != first

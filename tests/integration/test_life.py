@@ -155,6 +155,21 @@ def test_an_empty_session_is_removed_at_exit_unless_keep_empty(lo, proj):
     assert [x["name"] for x in _sessions(lo)] == ["e3"]
 
 
+def test_a_session_dir_without_metadata_is_refused_and_left_as_it_was(lo, proj):
+    # Issue 20: a new session's dirs are made while the sandbox starts; a
+    # name taken by a dir that is not a session fails the run and that dir,
+    # not ours, stays untouched.
+    d = lo.session_dir("taken")
+    d.mkdir(parents=True)
+    (d / "notes.txt").write_text("mine\n")
+    r = lo("run", "--target", proj, "--session", "taken", "--on-exit", "discard", "--", "/bin/sh", "-c",
+           "echo x > %s/new.txt" % proj)
+    assert r.returncode == 125 and b"exists without metadata" in r.stderr, r.stderr
+    assert sorted(p.name for p in d.iterdir()) == ["notes.txt"]
+    assert (d / "notes.txt").read_text() == "mine\n"
+    assert sorted(p.name for p in proj.iterdir()) == ["keep.txt"]
+
+
 def test_discard_frees_the_name_at_once_and_removes_the_session_in_the_background(lo, proj):
     # Issue 20: run returns the command's status without waiting for the
     # delete; the session is moved into STATE/deleting/ and removed there.

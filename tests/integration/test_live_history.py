@@ -3,6 +3,8 @@ its supervisor (SESSION/control.sock), one request at a time, under the
 freeze rule; the command inside goes on and sees the new view. A small
 loop inside runs the commands the test drops in a --rw dir, so every check
 reads the view a real process in the sandbox sees."""
+import json
+import re
 import subprocess
 import time
 from pathlib import Path
@@ -33,7 +35,8 @@ class Inside:
         self.d = lo.session_dir(name)
 
     def __call__(self, cmd):
-        (self.s / "cmd.tmp").write_text(cmd.replace("T/", self.t + "/") + "\n")
+        # T/ not inside a name: the test dirs' own names may hold "T/".
+        (self.s / "cmd.tmp").write_text(re.sub(r"(?<![\w.-])T/", lambda m: self.t + "/", cmd) + "\n")
         (self.s / "cmd.tmp").rename(self.s / "cmd")
         for _ in range(500):
             if not (self.s / "cmd").exists():
@@ -281,5 +284,46 @@ def test_nothing_inside_the_sandbox_can_reach_the_control_socket(lo):
         assert "control.sock" not in out.split("\n", 1)[1], out
         assert s.names().count("b.txt") == 1 and (s.d / "steps" / "0001").is_dir()
         assert not (s.d / "steps" / "0002").exists() and not (s.d / "rolled-back").exists()
+    finally:
+        s.stop()
+
+
+def test_a_second_request_waits_for_the_first_and_gives_up_busy_unserved(lo):
+    # The supervisor serves one request at a time. Its first checkpoint stops
+    # (SIGSTOP, a fault point) inside the freeze; a fork asked meanwhile gives
+    # up after LAYOVER_CONTROL_WAIT seconds with the busy error, and is never
+    # served, even once the supervisor goes on.
+    import os
+    import signal
+    from test_apply_atomic import wait_stopped
+    s = Inside(lo, "busy", env={"LAYOVER_FAULT": "live:readonly:1:stop"})
+    first = None
+    try:
+        s("echo b > T/b.txt")
+        steps = sorted(p.name for p in (s.d / "steps").iterdir())
+        first = subprocess.Popen([LAYOVER, "checkpoint", "busy", "-m", "one"], env=lo.env,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        wait_stopped(s.p)
+        r = subprocess.run([LAYOVER, "fork", "busy", "busy2"], env=dict(lo.env, LAYOVER_CONTROL_WAIT="2"),
+                           capture_output=True, timeout=60)
+        assert r.returncode == 1, r
+        assert (b"the session's supervisor did not answer in 2 seconds (busy with an earlier request?); "
+                b"see 'layover log', then try again") in r.stderr, r.stderr
+        assert first.poll() is None  # the first still waits for its answer
+        assert sorted(p.name for p in (s.d / "steps").iterdir()) == steps
+        assert not lo.session_dir("busy2").exists()
+    finally:
+        os.kill(s.p.pid, signal.SIGCONT)
+    try:
+        out, err = first.communicate(timeout=60)
+        assert first.returncode == 0 and out.decode() == "session 'busy': step 1\n", err
+        # A later request is served after the abandoned one would have been.
+        s("echo c > T/c.txt")
+        r = lo("checkpoint", "busy", "-m", "three")
+        assert r.returncode == 0 and r.stdout.decode() == "session 'busy': step 2\n", r.stderr
+        r = lo("log", "busy", "--json")
+        assert r.returncode == 0, r.stderr
+        assert [(x["step"], x["label"]) for x in json.loads(r.stdout)["steps"]] == [(2, "three"), (1, "one")]
+        assert not lo.session_dir("busy2").exists()
     finally:
         s.stop()

@@ -1,6 +1,7 @@
 """Patches from someone else (issue 21), each built BY HAND with
 patch_builder.py, not by `layover save`: what they will do is visible before
 they are applied, and they get no further than a saved patch would."""
+import json
 import os
 import stat
 import tarfile
@@ -8,7 +9,7 @@ import tarfile
 import pytest
 
 from apply_util import tree
-from patch_builder import PatchBuilder, tar_bytes
+from patch_builder import PatchBuilder, dir_base, real_base, tar_bytes
 
 
 def err_line(r):
@@ -288,3 +289,29 @@ def test_an_8000_byte_path_works_in_show_diff_and_apply(lo, tmp_path):
         os.close(fd)
     r = lo("diff", patch, "--stat")  # now against the applied tree too
     assert r.returncode in (0, 1), r.stderr
+
+
+# --- opaque dirs, as older saves wrote them -----------------------------------
+
+
+def test_an_opaque_dir_of_an_older_save_still_replaces_the_real_dir(lo, tmp_path):
+    # `save` now compares a removed and remade dir with the real one; a
+    # patch saved before (an opaque_dir with its .wh..wh..opq marker) still
+    # reads and applies as it did: the real dir's old content goes.
+    t = lo.target
+    (t / "d" / "sub").mkdir(parents=True)
+    (t / "d" / "a").write_text("a\n")
+    (t / "d" / "sub" / "b").write_text("b\n")
+    subtree = []
+    for rel in ("d/a", "d/sub", "d/sub/b"):
+        rec = dir_base(t / rel) if rel == "d/sub" else real_base(t / rel)
+        rec["path"] = rel
+        subtree.append(rec)
+    b = PatchBuilder(t).opaque_dir("d", dir_base(t / "d"), subtree).file("d/c", b"c\n")
+    patch = b.write(tmp_path / "old.tar.zst")
+    r = lo("show", patch, "--json")
+    assert r.returncode == 0, r.stderr
+    assert {c["path"]: c["kind"] for c in json.loads(r.stdout)} == {"d": "opaque_dir", "d/c": "added"}
+    r = applied(lo, patch)
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    assert sorted(os.listdir(str(t / "d"))) == ["c"] and (t / "d" / "c").read_text() == "c\n"

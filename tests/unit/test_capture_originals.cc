@@ -55,7 +55,11 @@ struct Fixture {
         for (const auto& text : listed) m.originals.push_back({capture::fingerprint_bytes(text), text.size()});
         for (const auto& [path, text] : members) before.emplace(path, text);
         capture::WriteOptions wo;
-        wo.original_before = &before;
+        wo.original = [&](const Item& it) -> base::Result<std::optional<capture::OriginalContent>> {
+            auto o = before.find(it.change.path);
+            if (o == before.end()) return std::optional<capture::OriginalContent>();
+            return std::optional<capture::OriginalContent>({o->second, capture::fingerprint_bytes(o->second)});
+        };
         std::string f = t.path + "/p.tar.zst";
         auto out = base::open_at(AT_FDCWD, f, O_WRONLY | O_CREAT | O_TRUNC, 0600);
         REQUIRE(out.ok());

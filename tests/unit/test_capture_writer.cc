@@ -123,3 +123,32 @@ TEST_CASE("capture writer: a file with more data segments than the reader's limi
     CHECK(q->members()[0].sparse.size() == 64);
     CHECK_FALSE(Patch::open(g, l).ok());  // what a patch over the limit would meet
 }
+
+TEST_CASE("capture fingerprint: the text flag save's originals use (dense, no NUL in the first kTextProbe bytes)") {
+    testtree::TempDir t;
+    auto flag = [&](const std::string& name, const std::string& data, uint64_t hole_at = 0) {
+        std::string f = t.path + "/" + name;
+        base::Fd fd(::open(f.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+        REQUIRE(::pwrite(fd.get(), data.data(), data.size(), static_cast<off_t>(hole_at)) ==
+                static_cast<ssize_t>(data.size()));
+        uint64_t size = hole_at + data.size();
+        bool text = false;
+        auto fp = fingerprint_fd(fd.get(), size, &text);
+        REQUIRE(fp.ok());
+        CHECK(*fp == fingerprint_fd(fd.get(), size).value());  // the same fingerprint with or without the flag
+        return text;
+    };
+    std::string lines(20000, 'a');
+    CHECK(flag("text", lines));
+    CHECK(flag("empty", ""));
+    std::string early = lines, late = lines;
+    early[100] = '\0';
+    late[capture::kTextProbe + 10] = '\0';
+    CHECK_FALSE(flag("early-nul", early));
+    CHECK(flag("late-nul", late));
+    // Data after a hole of 1 MiB: not dense (when the filesystem reports holes).
+    std::string f = t.path + "/probe";
+    base::Fd probe(::open(f.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+    REQUIRE(::pwrite(probe.get(), "x", 1, 1 << 20) == 1);
+    if (::lseek(probe.get(), 0, SEEK_DATA) > 0) CHECK_FALSE(flag("sparse", lines, 1 << 20));
+}

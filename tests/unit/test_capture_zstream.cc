@@ -206,6 +206,39 @@ TEST_CASE("zstd writer: frames of kFrameBytes, each checksummed and whole, with 
     CHECK(walk(slurp(f)).size() == 1);
 }
 
+TEST_CASE("zstd writer: group cuts a half-full frame before bytes that belong together, fast frames read back") {
+    // 600 KiB, then a group of 300 KiB + its near copy: the copy lands in the
+    // original's frame, which compresses it against the original.
+    std::string head = text_data(600 << 10, 11), orig = text_data(300 << 10, 12), now = orig;
+    now[1000] = 'X';
+    std::string tail = text_data(capture::kFrameBytes, 13);
+    for (int threads : {0, 2}) {
+        testtree::TempDir t;
+        std::string f = t.path + "/g.zst";
+        {
+            base::Fd fd(::open(f.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+            ZstdWriter w(fd.get(), 1, threads);
+            REQUIRE(w.write(head.data(), head.size()).ok());
+            REQUIRE(w.group(orig.size() + now.size(), true).ok());
+            REQUIRE(w.write(orig.data(), orig.size()).ok());
+            REQUIRE(w.write(now.data(), now.size()).ok());
+            REQUIRE(w.group(100, false).ok());  // fits: no cut
+            REQUIRE(w.write(tail.data(), tail.size()).ok());
+            REQUIRE(w.finish().ok());
+        }
+        std::string z = slurp(f);
+        auto ends = walk(z);
+        REQUIRE(ends.size() == 3);  // head | orig now tail... | rest of tail
+        auto u = reinterpret_cast<const unsigned char*>(z.data());
+        CHECK(ZSTD_getFrameContentSize(u, ends[0]) == head.size());
+        CHECK(ZSTD_getFrameContentSize(u + ends[0], ends[1] - ends[0]) == capture::kFrameBytes);
+        CHECK(read_file(f, threads).first == head + orig + now + tail);
+        // The near copy costs next to nothing in the original's frame.
+        std::string rest = tail.substr(0, capture::kFrameBytes - orig.size() - now.size());
+        CHECK(ends[1] - ends[0] < frame(orig).size() + frame(rest).size() + 4096);
+    }
+}
+
 TEST_CASE("zstd reader: any framing reads back byte-exact with 0, 1, 2 or 4 threads") {
     std::string big = text_data(9 << 20, 3);
     std::vector<std::pair<std::string, std::string>> streams;  // (compressed, plain)

@@ -1,7 +1,15 @@
-// The control channel's messages (helper/sandbox/control_msg.h): pure.
-#include <catch2/catch.hpp>
+// The control channel's messages (helper/sandbox/control_msg.h): pure; and
+// the socket's one-at-a-time serving (helper/sandbox/control.h).
+#include <sys/socket.h>
+#include <sys/un.h>
 
+#include <catch2/catch.hpp>
+#include <cstring>
+
+#include "helper/base/fd.h"
+#include "helper/sandbox/control.h"
 #include "helper/sandbox/control_msg.h"
+#include "tests/unit/capture_tree.h"
 
 TEST_CASE("control: a checkpoint request and its replies round-trip", "[control]") {
     auto q = control::decode_request(control::encode_request({"checkpoint", "fix \"tests\"\n"}));
@@ -68,4 +76,39 @@ TEST_CASE("control: rollback, undo, revert and fork requests round-trip and are 
     CHECK(a->step == 2);
     CHECK(a->count == 3);
     CHECK_FALSE(control::decode_reply("{\"ok\": true, \"step\": 1, \"count\": -2}").ok());
+}
+
+TEST_CASE("control: a request whose client gave up waiting is dropped unserved; a waiting one is served", "[control]") {
+    testtree::TempDir t;
+    auto l = control::listen(t.path);
+    REQUIRE(l.ok());
+    int served = 0;
+    control::Handler h = [&](const control::Request&) {
+        served++;
+        return control::Reply{true, 5, ""};
+    };
+    auto client = [&](bool stay) {
+        base::Fd s(::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
+        sockaddr_un a = {};
+        a.sun_family = AF_UNIX;
+        std::string p = t.path + "/control.sock";
+        std::memcpy(a.sun_path, p.data(), p.size());
+        REQUIRE(::connect(s.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+        std::string m = control::encode_request({"checkpoint", "x"});
+        REQUIRE(::send(s.get(), m.data(), m.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(m.size()));
+        if (!stay) s.reset();  // gave up (the busy error) before the supervisor got to it
+        return s;
+    };
+    client(false);
+    control::serve_one(l->get(), h);
+    CHECK(served == 0);
+    base::Fd waiting = client(true);
+    control::serve_one(l->get(), h);
+    CHECK(served == 1);
+    char buf[256];
+    ssize_t n = ::recv(waiting.get(), buf, sizeof buf, 0);
+    REQUIRE(n > 0);
+    auto r = control::decode_reply(std::string(buf, static_cast<size_t>(n)));
+    REQUIRE(r.ok());
+    CHECK(r->step == 5);
 }

@@ -7,6 +7,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "capture/scan/layer_index.h"
 #include "capture/scan/scan.h"
 #include "helper/base/fd.h"
 #include "helper/store/layer_merge.h"
@@ -148,6 +149,33 @@ TEST_CASE("layers: a scan of the stack in place equals the scan of it flattened"
             if (it.change.path == "d/one" || it.change.path == "d/deep/x") CHECK(it.layer == 2);
             if (it.change.path == "d/deep/y" || it.change.path == "ln") CHECK(it.layer == 1);
             if (it.change.path == "f" || it.change.path == "d/two") CHECK(it.layer == 0);
+        }
+    }
+    // The frozen layers read from their indexes (capture/scan/layer_index.h),
+    // their dirs not opened: the same changes, from the same layers; also
+    // with the top indexed, and for status (no base records, summary only).
+    auto i2 = capture::build_layer_index(f2.get()), i1 = capture::build_layer_index(f1.get());
+    auto iu = capture::build_layer_index(fu.get());
+    REQUIRE((i2.ok() && i1.ok() && iu.ok()));
+    REQUIRE(i2->find("p") != nullptr);
+    CHECK(i2->find("p")->mark == 'y');
+    CHECK(i1->find("d/deep") != nullptr);
+    CHECK(i1->find("d/deep/x") == nullptr);  // a file, no dir
+    for (bool status : {false, true}) {
+        capture::ScanOptions plain;
+        plain.with_base = !status;
+        plain.summary_only = status;
+        plain.threads = 1;
+        auto listed = capture::scan_layers({fu.get(), f2.get(), f1.get()}, fl.get(), plain);
+        REQUIRE(listed.ok());
+        for (bool top : {false, true}) {
+            capture::ScanOptions io = plain;
+            io.indexes = {top ? &iu.value() : nullptr, &i2.value(), &i1.value()};
+            auto got = capture::scan_layers({fu.get(), f2.get(), f1.get()}, fl.get(), io);
+            REQUIRE(got.ok());
+            CHECK(describe(got.value()) == describe(listed.value()));
+            REQUIRE(got->items.size() == listed->items.size());
+            for (size_t i = 0; i < got->items.size(); i++) CHECK(got->items[i].layer == listed->items[i].layer);
         }
     }
     // The expected listing itself, so the two cannot agree on nothing.

@@ -1,0 +1,181 @@
+// Looking at one entry for the scan (capture/scan/look.h).
+#include "capture/scan/look.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "capture/scan/xattr.h"
+#include "helper/base/text.h"
+
+namespace capture {
+
+using base::Result;
+
+namespace {
+
+// light: an upper regular file with nothing below it, for status: its
+// xattrs matter only in the zero-size whiteout form, so skip opening it.
+// Open first, stat the open fd: one path lookup instead of two. Only for
+// upper entries that getdents typed as a file or dir: an upper layer holds
+// no devices but overlayfs's 0/0 whiteouts, which fail to open, so a race
+// cannot make this open a device. False: use the stat-first path.
+bool open_first(int dirfd, const std::string& name, unsigned char dtype, unsigned mask, Seen* s) {
+    int fd = ::openat(dirfd, name.c_str(),
+                      O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC | (dtype == DT_DIR ? O_DIRECTORY : 0));
+    if (fd < 0) return false;
+    s->fd.reset(fd);
+    uint32_t want = dtype == DT_DIR ? S_IFDIR : S_IFREG;
+    if (::statx(fd, "", AT_EMPTY_PATH, mask, &s->st) != 0 || (s->st.stx_mode & S_IFMT) != want) {
+        s->fd.reset();
+        return false;
+    }
+    return true;
+}
+
+}  // namespace
+
+// defer: a regular file (upper: of size > 0, which cannot be a whiteout)
+// is only stat'ed; complete() opens it and reads its xattrs when the
+// verdict needs them. A real file that is opened (with_base: to be
+// fingerprinted) still waits for complete() for its xattrs.
+Result<Seen> look(int dirfd, const std::string& name, const std::string& path, bool upper, bool defer,
+                  unsigned char dtype) {
+    Seen s;
+    // Built only for an error: escaping every path up front was a measurable cost.
+    auto where = [&] { return (upper ? "upper entry " : "real entry ") + base::display_path(path); };
+    unsigned mask = STATX_BASIC_STATS | STATX_BTIME;
+    bool opened = upper && (dtype == DT_DIR || (!defer && dtype == DT_REG)) && open_first(dirfd, name, dtype, mask, &s);
+    if (!opened && ::statx(dirfd, name.c_str(), AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, mask, &s.st) != 0) {
+        if (errno == ENOENT) return s;  // gone (a running session) or absent below
+        return base::sys_error("reading " + where());
+    }
+    s.exists = true;
+    uint32_t fmt = s.st.stx_mode & S_IFMT;
+    s.side.mode = s.st.stx_mode & 07777;
+    s.side.size = fmt == S_IFREG ? s.st.stx_size : 0;
+    Xattrs raw;
+    bool skip_open = defer && fmt == S_IFREG && (!upper || s.st.stx_size > 0);
+    bool lazy_xattrs = !upper && fmt == S_IFREG;
+    if (opened) {
+        TRY(raw, read_xattrs(s.fd.get()));
+    } else if ((fmt == S_IFDIR || fmt == S_IFREG) && !skip_open) {
+        int flags = O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | (fmt == S_IFDIR ? O_DIRECTORY : 0);
+        int fd = ::openat(dirfd, name.c_str(), flags | O_CLOEXEC);
+        if (fd < 0)
+            return base::error("cannot read " + where() + ": " + base::sys_error("open").message +
+                               "; the session cannot be captured until it is readable");
+        s.fd.reset(fd);
+        struct stat check;
+        if (::fstat(fd, &check) != 0 || (check.st_mode & S_IFMT) != fmt)
+            return base::error("reading " + where() + ": it changed while being read; try again");
+        if (!lazy_xattrs) {
+            TRY(raw, read_xattrs(fd));
+        }
+    } else if (fmt == S_IFLNK) {
+        std::string t(static_cast<size_t>(s.st.stx_size) + 1, '\0');
+        for (;;) {
+            ssize_t n = ::readlinkat(dirfd, name.c_str(), t.data(), t.size());
+            if (n < 0) return base::sys_error("reading link " + where());
+            if (static_cast<size_t>(n) < t.size()) {
+                t.resize(static_cast<size_t>(n));
+                break;
+            }
+            t.resize(t.size() * 2);
+        }
+        s.side.link_target = std::move(t);
+    }
+    if (upper) {
+        OverlayMarks marks = overlay_marks(raw);
+        if (!marks.unsupported.empty())
+            return base::error("upper entry " + base::display_path(path) + " carries " + marks.unsupported +
+                               ", an overlayfs feature layover does not use; this session was not made by layover");
+        uint64_t rdev = (static_cast<uint64_t>(s.st.stx_rdev_major) << 32) | s.st.stx_rdev_minor;
+        s.side.type = upper_type(s.st.stx_mode, rdev, s.st.stx_size, marks);
+        s.xwhiteouts = marks.xwhiteouts;
+    } else {
+        s.side.type = lower_type(s.st.stx_mode);
+    }
+    s.side.xattrs = user_xattrs(raw, upper);
+    s.full = !(fmt == S_IFREG && (skip_open || lazy_xattrs));
+    return s;
+}
+
+// A deferred regular file (look()): open it (once), check it is still the
+// file that was stat'ed, and read its xattrs.
+Result<void> complete(int dirfd, const std::string& name, const std::string& path, bool upper, Seen* s) {
+    if (s->full) return base::Ok();
+    auto where = [&] { return (upper ? "upper entry " : "real entry ") + base::display_path(path); };
+    if (!s->fd.valid()) {
+        int fd = ::openat(dirfd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+        if (fd < 0)
+            return base::error("cannot read " + where() + ": " + base::sys_error("open").message +
+                               "; the session cannot be captured until it is readable");
+        s->fd.reset(fd);
+        struct stat check;
+        if (::fstat(fd, &check) != 0 || !S_ISREG(check.st_mode) || check.st_ino != s->st.stx_ino)
+            return base::error("reading " + where() + ": it changed while being read; try again");
+    }
+    TRY(Xattrs raw, read_xattrs(s->fd.get()));
+    if (upper) {
+        OverlayMarks marks = overlay_marks(raw);
+        if (!marks.unsupported.empty())
+            return base::error("upper entry " + base::display_path(path) + " carries " + marks.unsupported +
+                               ", an overlayfs feature layover does not use; this session was not made by layover");
+    }
+    s->side.xattrs = user_xattrs(raw, upper);
+    s->full = true;
+    return base::Ok();
+}
+
+// An upper entry with no real counterpart, typed from d_type alone: it
+// can only be an addition, and the text summary needs nothing but its
+// type (and a symlink's target). False: not decidable here (a device, an
+// unknown d_type, or the entry changed meanwhile); use look().
+Result<bool> quick_look(int dirfd, const std::string& name, unsigned char type, Seen* s) {
+    switch (type) {
+        case DT_REG: s->side.type = Type::File; break;
+        case DT_FIFO: s->side.type = Type::Fifo; break;
+        case DT_SOCK: s->side.type = Type::Socket; break;
+        case DT_LNK: {
+            std::string t(256, '\0');
+            for (;;) {
+                ssize_t n = ::readlinkat(dirfd, name.c_str(), t.data(), t.size());
+                if (n < 0) {
+                    if (errno == ENOENT) return true;  // gone (a running session)
+                    return false;                      // e.g. no longer a symlink
+                }
+                if (static_cast<size_t>(n) < t.size()) {
+                    t.resize(static_cast<size_t>(n));
+                    break;
+                }
+                t.resize(t.size() * 2);
+            }
+            s->side.type = Type::Symlink;
+            s->side.link_target = std::move(t);
+            break;
+        }
+        case DT_DIR: {
+            // O_DIRECTORY|O_NOFOLLOW: it is still a dir once open. Its
+            // markers still count: an unsupported one must fail the walk,
+            // and x marks children that may be xattr whiteouts.
+            int fd = ::openat(dirfd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            if (fd < 0) {
+                if (errno == ENOENT) return true;
+                return false;
+            }
+            s->fd.reset(fd);
+            TRY(Xattrs raw, read_xattrs(fd));
+            OverlayMarks marks = overlay_marks(raw);
+            if (!marks.unsupported.empty()) return false;  // look() reports it
+            s->side.type = marks.opaque ? Type::OpaqueDir : Type::Dir;
+            s->xwhiteouts = marks.xwhiteouts;
+            break;
+        }
+        default: return false;  // devices (whiteouts among them) and DT_UNKNOWN
+    }
+    s->exists = true;
+    return true;
+}
+
+}  // namespace capture
