@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <ctime>
+#include <memory>
 #include <optional>
 #include <random>
 #include <set>
@@ -141,6 +142,16 @@ private:
     std::string buf_;
 };
 
+// What save's child builds, left for its exit to free (save_session):
+// nothing in it may need its destructor to run, except `trees` (reset first).
+struct Held {
+    SessionTrees trees;
+    base::IgnoreRules rules;
+    ScanResult scan;
+    Manifest manifest;
+    Originals originals;
+};
+
 std::string temp_name_for(const std::string& out) {
     auto slash = out.rfind('/');
     std::string dir = slash == std::string::npos ? "" : out.substr(0, slash + 1);
@@ -164,63 +175,81 @@ base::Result<void> save_session(const session::Info& s, const std::string& out_f
     // Real contents an apply of this session left or found (helper/store/known_bases.h).
     auto known = session::read_known_bases(s.dir);
     if (!known) return known.error().context("saving session '" + s.meta.name + "'");
-    auto r = in_owner_ns([&]() -> base::Result<std::string> {
-        TRY(SessionTrees t, open_session_trees(s, opts.steps));
-        ScanOptions so;
-        so.with_base = true;
-        so.keep_files = true;
-        so.session_start_ns = s.meta.created_ns;
-        so.excluded = s.meta.hidden;
-        so.known_bases = &known.value();
-        so.keep_base_max = opts.max_original;
-        TRY(base::IgnoreRules rules, load_ignore_rules(t.lower.get(), s.meta.target, opts.ignore));
-        so.ignore = &rules;
-        so.include_ignored = opts.ignore.include_ignored;
-        auto indexes = index_session_layers(s, t);
-        for (const auto& x : indexes) so.indexes.push_back(x.get());
-        TRY(ScanResult scan, scan_layers(t.layers(), t.lower.get(), so));
-        select_only(&scan, opts.only, opts.exclude);
-        TRY_VOID(replace_contents(&scan, opts.contents));
-        Manifest m;
-        m.format = "layover-patch/1";
-        m.target = s.meta.target;
-        m.session = s.meta.name;
-        m.command = s.meta.command;
-        m.created = base::utc_now_rfc3339();
-        m.version = LAYOVER_VERSION;
-        m.ignored = scan.ignored;
-        for (const auto& it : scan.items) m.changes.push_back(it.change);
-        Originals originals;
-        collect_originals(scan, &m, &originals);
-        if (!m.originals.empty()) m.format = "layover-patch/3";
-        m.base = std::move(scan.base);
-        base::PathFilter only(opts.only, opts.exclude);
-        TRY(m.steps, session_records(s.dir, s.meta.target, [&](const std::string& p) {
-                return only.selects(p) && (so.include_ignored || (!rules.ignored(p, false) && !rules.ignored(p, true)));
-            }));
-        WriteOptions wo;
-        wo.original = OriginalReader(t.lower.get(), originals);
-        std::string said;
-        if (opts.on_content)
-            wo.on_content = [&](const Item& it, std::string_view now) {
-                const Change& c = it.change;
-                auto base = [&]() -> std::optional<std::string> {
-                    if (c.kind == Kind::Added || c.old_type != Type::File) return std::nullopt;
-                    auto b = review::open_beneath(t.lower.get(), c.path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
-                    struct stat st {};
-                    if (!b || ::fstat(b->get(), &st) != 0 || !S_ISREG(st.st_mode) ||
-                        static_cast<uint64_t>(st.st_size) > kContentHookMax)
-                        return std::nullopt;
-                    return base::read_upto(b->get(), static_cast<size_t>(st.st_size));
+    auto r = in_owner_ns(
+        [&]() -> base::Result<std::string> {
+            // What the walk and the writer hold (10,000 items, their strings, the
+            // kept files): left to the child's exit, which frees it all at once,
+            // after the parent has the result. Freeing it piece by piece took
+            // ~10% of a 10,000-file save's CPU time, all of it before the fsync.
+            auto held = std::make_unique<Held>();
+            SessionTrees& t = held->trees;
+            TRY(t, open_session_trees(s, opts.steps));
+            ScanOptions so;
+            so.with_base = true;
+            so.keep_files = true;
+            so.session_start_ns = s.meta.created_ns;
+            so.excluded = s.meta.hidden;
+            so.known_bases = &known.value();
+            so.keep_base_max = opts.max_original;
+            base::IgnoreRules& rules = held->rules;
+            TRY(rules, load_ignore_rules(t.lower.get(), s.meta.target, opts.ignore));
+            so.ignore = &rules;
+            so.include_ignored = opts.ignore.include_ignored;
+            auto indexes = index_session_layers(s, t);
+            for (const auto& x : indexes) so.indexes.push_back(x.get());
+            ScanResult& scan = held->scan;
+            TRY(scan, scan_layers(t.layers(), t.lower.get(), so));
+            select_only(&scan, opts.only, opts.exclude);
+            TRY_VOID(replace_contents(&scan, opts.contents));
+            Manifest& m = held->manifest;
+            m.format = "layover-patch/1";
+            m.target = s.meta.target;
+            m.session = s.meta.name;
+            m.command = s.meta.command;
+            m.created = base::utc_now_rfc3339();
+            m.version = LAYOVER_VERSION;
+            m.ignored = scan.ignored;
+            for (const auto& it : scan.items) m.changes.push_back(it.change);
+            Originals& originals = held->originals;
+            collect_originals(scan, &m, &originals);
+            if (!m.originals.empty()) m.format = "layover-patch/3";
+            m.base = std::move(scan.base);
+            base::PathFilter only(opts.only, opts.exclude);
+            TRY(m.steps, session_records(s.dir, s.meta.target, [&](const std::string& p) {
+                    return only.selects(p) &&
+                           (so.include_ignored || (!rules.ignored(p, false) && !rules.ignored(p, true)));
+                }));
+            WriteOptions wo;
+            wo.original = OriginalReader(t.lower.get(), originals);
+            std::string said;
+            if (opts.on_content)
+                wo.on_content = [&](const Item& it, std::string_view now) {
+                    const Change& c = it.change;
+                    auto base = [&]() -> std::optional<std::string> {
+                        if (c.kind == Kind::Added || c.old_type != Type::File) return std::nullopt;
+                        auto b = review::open_beneath(t.lower.get(), c.path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+                        struct stat st {};
+                        if (!b || ::fstat(b->get(), &st) != 0 || !S_ISREG(st.st_mode) ||
+                            static_cast<uint64_t>(st.st_size) > kContentHookMax)
+                            return std::nullopt;
+                        return base::read_upto(b->get(), static_cast<size_t>(st.st_size));
+                    };
+                    said += opts.on_content(c, now, base);
                 };
-                said += opts.on_content(c, now, base);
-            };
-        TRY_VOID(write_patch(out, m, scan.items, t.layers(), wo));
-        return said;
-    });
+            TRY_VOID(write_patch(out, m, scan.items, t.layers(), wo));
+            // The trees have work to do when closed (a compare's temporary
+            // layer is removed): closed here; only plain memory and fds are left.
+            held->trees = SessionTrees{};
+            (void)held.release();
+            return said;
+        },
+        [&]() -> base::Result<void> {
+            // While the child exits.
+            if (opts.durable && ::fsync(fd.get()) != 0) return base::sys_error("writing " + out_file);
+            return base::Ok();
+        });
     if (!r) return r.error().context("saving session '" + s.meta.name + "'");
     if (notes) *notes = std::move(r.value());
-    if (opts.durable && ::fsync(fd.get()) != 0) return base::sys_error("writing " + out_file);
     TRY_VOID(fd.close());
     if (::rename(tmp.c_str(), out_file.c_str()) != 0) return base::sys_error("creating " + out_file);
     cleanup.dismiss();

@@ -45,4 +45,19 @@ size_t split_by_subdirs(const std::vector<DirEntry>& names) {
     return 0;
 }
 
+std::vector<size_t> split_by_subdirs(const std::vector<DirEntry>& names, size_t parts) {
+    size_t dirs = 0;
+    for (const auto& e : names) dirs += e.type == DT_DIR;
+    std::vector<size_t> at;
+    if (dirs < 2 || parts < 2) return at;
+    parts = std::min(parts, dirs);
+    size_t seen = 0;  // subdirs before names[i]
+    for (size_t i = 0; i < names.size() && at.size() + 1 < parts; i++) {
+        if (names[i].type != DT_DIR) continue;
+        if (seen > 0 && seen == (at.size() + 1) * dirs / parts) at.push_back(i);
+        seen++;
+    }
+    return at;
+}
+
 }  // namespace base

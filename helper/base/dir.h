@@ -22,5 +22,9 @@ Result<std::vector<DirEntry>> list_dir(int dirfd);
 // (a tree walk costs little per file but descends into every dir), for a
 // walk split over two threads: 0 when it has fewer than two subdirs.
 size_t split_by_subdirs(const std::vector<DirEntry>& names);
+// The same into up to `parts` pieces: where pieces 1.. start (ascending),
+// each piece holding about as many subdirs; empty when fewer than two.
+// Walkers that take the next piece as they finish one end together.
+std::vector<size_t> split_by_subdirs(const std::vector<DirEntry>& names, size_t parts);
 
 }  // namespace base

@@ -56,6 +56,11 @@ void become_owner_keeping_files() {
 }  // namespace
 
 base::Result<std::string> in_owner_ns(const std::function<base::Result<std::string>()>& fn) {
+    return in_owner_ns(fn, nullptr);
+}
+
+base::Result<std::string> in_owner_ns(const std::function<base::Result<std::string>()>& fn,
+                                      const std::function<base::Result<void>()>& then) {
     int p[2];
     if (::pipe2(p, O_CLOEXEC) != 0) return base::sys_error("pipe");
     base::Fd rd(p[0]), wr(p[1]);
@@ -67,11 +72,19 @@ base::Result<std::string> in_owner_ns(const std::function<base::Result<std::stri
             auto r = fn();
             msg = r ? "O" + r.value() : "E" + r.error().message;
         });
-        return base::write_all(wr.get(), msg.data(), msg.size()) ? 0 : 1;
+        bool sent = base::write_all(wr.get(), msg.data(), msg.size()).ok();
+        // The end of the message now, not once the exit has torn down this
+        // process's memory and files: the parent's `then` overlaps that.
+        wr.reset();
+        return sent ? 0 : 1;
     });
     if (!child) return child.error();
     wr.reset();
     auto out = base::read_all(rd.get(), SIZE_MAX);
+    base::Result<void> after = base::Ok();
+    // A message cut short by a dying child also starts with 'O': the exit
+    // status below still fails it, and `then` must be harmless for it.
+    if (then && out && !out->empty() && (*out)[0] == 'O') after = then();
     TRY(int status, child->wait());
     if (!out) return out.error();
     const std::string& msg = out.value();
@@ -80,6 +93,7 @@ base::Result<std::string> in_owner_ns(const std::function<base::Result<std::stri
         return base::error("the capture process died (exit " + std::to_string(base::exit_code_of(status)) + ")");
     }
     if (msg[0] == 'E') return base::error(msg.substr(1));
+    if (!after) return after.error();
     return msg.substr(1);
 }
 

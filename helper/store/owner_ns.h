@@ -12,6 +12,12 @@ namespace capture {
 
 // fn runs in a forked child; its string result (or error) comes back over a pipe.
 base::Result<std::string> in_owner_ns(const std::function<base::Result<std::string>()>& fn);
+// The same, and `then` runs here as soon as fn's whole result has arrived
+// and says it succeeded, while the child may still be exiting (unmapping
+// its memory, closing its files): work that can overlap that, such as
+// save's fsync. An error from `then`, or a child that then fails, is the result.
+base::Result<std::string> in_owner_ns(const std::function<base::Result<std::string>()>& fn,
+                                      const std::function<base::Result<void>()>& then);
 
 // fn runs in this process, which enters the owner namespace for good: call it
 // only while single-threaded, from a process that needs its own identity for

@@ -1,10 +1,12 @@
 // Unit tests for the core's pure helpers: overlay options, mountinfo
 // parsing, id maps, run argument parsing, and text escaping.
+#include <dirent.h>
 #include <sys/prctl.h>
 
 #include <catch2/catch.hpp>
 #include <cstring>
 
+#include "helper/base/dir.h"
 #include "helper/base/term.h"
 #include "helper/base/text.h"
 #include "helper/base/title.h"
@@ -184,4 +186,23 @@ TEST_CASE("title: the remembered argv area is overwritten by the title and NULs"
     CHECK(std::string(area) == "layover-remove");
     for (size_t i = std::strlen("layover-remove"); i < sizeof area; i++) CHECK(area[i] == '\0');
     CHECK(std::string(area, sizeof area).find("3078") == std::string::npos);
+}
+
+TEST_CASE("dir: a listing cut into pieces of about as many subdirs each") {
+    std::vector<base::DirEntry> names;
+    names.push_back({"a.txt", DT_REG});
+    for (int i = 0; i < 10; i++) {
+        names.push_back({"d" + std::to_string(i), DT_DIR});
+        names.push_back({"f" + std::to_string(i), DT_REG});
+    }
+    // 4 pieces of 10 subdirs: 2, 3, 2, 3 (names[1 + 2k] is subdir k).
+    CHECK(base::split_by_subdirs(names, 4) == std::vector<size_t>{5, 11, 15});
+    // Never more pieces than subdirs, each starting at a subdir.
+    auto all = base::split_by_subdirs(names, 50);
+    CHECK(all.size() == 9);
+    for (size_t at : all) CHECK(names[at].type == DT_DIR);
+    // Two pieces: where the halves split.
+    CHECK(base::split_by_subdirs(names, 2) == std::vector<size_t>{base::split_by_subdirs(names)});
+    CHECK(base::split_by_subdirs({{"x", DT_DIR}, {"y", DT_REG}}, 4).empty());
+    CHECK(base::split_by_subdirs(names, 1).empty());
 }
