@@ -176,20 +176,14 @@ control::Reply LiveCheckpoint::checkpoint(const std::string& req_label, pid_t in
     std::string run_label = live_before ? live_before->label : "";
     std::string label = req_label.empty() ? run_label : req_label;
     auto frozen = capture::in_owner_ns([&]() -> base::Result<std::string> {
-        // The mounted overlays read the layers: no squash while the session
-        // runs; the next resume squashes (docs/history.md).
-        TRY(int total, steps::count(d));
-        TRY(int first, steps::first_layer(d));
-        int depth = total - first + 1;
-        if (depth >= steps::kMaxDepth)
-            return base::error("the session's stack is " + std::to_string(depth) +
-                               " layers deep, the most a running session's holds; stop the session and resume it "
-                               "(the resume squashes the oldest steps), then checkpoint");
+        // Past the depth limit the oldest two layers become one, as at a
+        // resume; the layers it replaces are moved aside, not removed: the
+        // covered overlays still read them (docs/history.md).
         auto live = steps::read_live(d);
         steps::Live l = live ? live.value() : steps::Live{};
         l.label = label;
         TRY_VOID(steps::write_live(d, l));
-        TRY(int n, steps::freeze_live(d, target, base::utc_now_rfc3339(), steps::kMaxSteps, "live"));
+        TRY(int n, steps::freeze_live(d, target, base::utc_now_rfc3339(), run_.max_steps, "live", true));
         std::string work;
         if (n > 0) {
             auto w = live::fresh_work(d, work_name(n));
@@ -199,7 +193,9 @@ control::Reply LiveCheckpoint::checkpoint(const std::string& req_label, pid_t in
             }
             work = w.value();
         }
-        return std::to_string(n) + " " + work;
+        // The stack's first layer after a squash, for the next mount.
+        TRY(int first, steps::first_layer(d));
+        return std::to_string(n) + " " + work + " " + std::to_string(first);
     });
     if (!frozen) return settle(held, "freezing the live layer: " + frozen.error().message);
     int n = std::atoi(frozen->c_str());

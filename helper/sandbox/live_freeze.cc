@@ -47,14 +47,21 @@ base::Result<std::string> ref_id(int session, const std::string& name) {
     return text;
 }
 
-// "M<n> <work>": the top step and the work dir's name (work/<work>).
+// "M<n> <work>[ <first>]": the top step, the work dir's name (work/<work>),
+// and the stack's first layer when a squash moved it up.
 base::Result<void> mount_next(const SandboxPlan& plan, Fds& fds, const std::string& req) {
     size_t sp = req.find(' ');
     int n = std::atoi(req.c_str() + 1);
     std::string wname = sp == std::string::npos ? "" : req.substr(sp + 1);
-    if (n < 0 || wname.empty() || wname.size() > 24 || wname[0] == '.' ||
+    int first = fds.first;
+    if (size_t sp2 = wname.find(' '); sp2 != std::string::npos) {
+        first = std::atoi(wname.c_str() + sp2 + 1);
+        wname.resize(sp2);
+    }
+    if (n < 0 || wname.empty() || wname.size() > 24 || wname[0] == '.' || first < fds.first || first > n + 1 ||
         wname.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789.") != std::string::npos)
         return base::error("a malformed mount request");
+    fds.first = first;
     std::string work = "work/" + wname;
     TRY(base::Fd upper, open_in(fds.session.get(), "upper"));
     TRY(base::Fd wk, open_in(fds.session.get(), work));
@@ -137,8 +144,8 @@ Fds open(const SandboxPlan& plan) {
     if (s && t) {
         f.session = std::move(s.value());
         f.target = std::move(t.value());
-        // Squashed steps below `first` have no layer (no squash while the
-        // session runs); shared ones live in the store.
+        // Squashed steps below `first` have no layer (a live checkpoint's
+        // squash moves it up: mount_next); shared ones live in the store.
         auto first = steps::first_layer(session);
         f.first = first ? first.value() : 1;
         // Made now if missing: a fork or rollback while the session runs

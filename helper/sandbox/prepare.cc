@@ -118,6 +118,7 @@ base::Result<void> freeze_previous(const std::string& dir, const std::string& ta
 
 base::Result<PreparedRun> prepare_run(const RunOptions& opts) {
     PreparedRun r;
+    r.max_steps = opts.max_steps;
     std::string given = opts.target;
     if (given.empty()) {
         const char* home = std::getenv("HOME");

@@ -36,9 +36,10 @@ struct PreparedRun {
     // starts, and the exit hands the session to it (helper/sandbox/discard.h).
     bool discarding = false;
     Remover remover;
-    base::Fd child_mnt;         // [sync 7] the child's mount namespace, handed to the remover
-    steps::Live live;           // the live step's label and start (steps/live.json)
-    bool upper_synced = false;  // the upper layer was flushed already (else finish_run does it)
+    base::Fd child_mnt;                // [sync 7] the child's mount namespace, handed to the remover
+    steps::Live live;                  // the live step's label and start (steps/live.json)
+    int max_steps = steps::kMaxDepth;  // --max-steps: a live checkpoint squashes past it
+    bool upper_synced = false;         // the upper layer was flushed already (else finish_run does it)
 };
 
 base::Result<PreparedRun> prepare_run(const RunOptions& opts);

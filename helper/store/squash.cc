@@ -37,8 +37,24 @@ base::Result<void> remove_aside(const std::string& d, const std::string& name) {
     return review::remove_tree_at(parent.get(), name);
 }
 
+// A dir a running session's overlays may still read: into SESSION/retired/
+// under a name of its own (the next freeze that is not running removes it).
+base::Result<void> keep_aside_dir(const std::string& d, const std::string& name, int f) {
+    std::string from = d + "/" + name;
+    if (!is_dir(from)) return base::Ok();
+    std::string dir = d + "/retired";
+    if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) return base::sys_error("creating " + dir);
+    char to[64];
+    for (int i = 0;; i++) {
+        std::snprintf(to, sizeof to, "/%04d-%s-%d", f, name.c_str(), i);
+        if (::access((dir + to).c_str(), F_OK) != 0) break;
+    }
+    if (::rename(from.c_str(), (dir + to).c_str()) != 0) return base::sys_error("moving " + from + " aside");
+    return base::Ok();
+}
+
 // Step 3: F's layer leaves the stack (its record already says squashed).
-base::Result<void> retire(const std::string& d, int f) {
+base::Result<void> retire(const std::string& d, int f, bool keep_aside) {
     std::string dir = layer_dir(d, f);
     if (is_dir(dir)) {
         TRY_VOID(remove_aside(d, "squash.old"));
@@ -46,6 +62,10 @@ base::Result<void> retire(const std::string& d, int f) {
     }
     if (::unlink((dir + ".ref").c_str()) != 0 && errno != ENOENT) return base::sys_error("retiring " + dir + ".ref");
     TRY_VOID(base::fault_point("squash", "retired"));
+    if (keep_aside) {
+        TRY_VOID(keep_aside_dir(d, "squash.old", f));
+        TRY_VOID(keep_aside_dir(d, "squash.new", f));
+    }
     TRY_VOID(remove_aside(d, "squash.old"));
     return remove_aside(d, "squash.new");
 }
@@ -68,12 +88,12 @@ base::Result<int> first_layer(const std::string& d) {
     return 1;
 }
 
-base::Result<bool> finish_squash(const std::string& d) {
+base::Result<bool> finish_squash(const std::string& d, bool keep_aside) {
     TRY(int f, first_layer(d));
     // A layer whose record says squashed: killed between steps 2 and 3.
     auto marked = record_squashed(d, f);
     if (holds_layer(steps_dir(d), f + 1) && marked && marked.value()) {
-        TRY_VOID(retire(d, f));
+        TRY_VOID(retire(d, f, keep_aside));
         return true;
     }
     TRY_VOID(remove_aside(d, "squash.old"));
@@ -81,8 +101,12 @@ base::Result<bool> finish_squash(const std::string& d) {
     return false;
 }
 
-base::Result<void> squash_oldest(const std::string& d) {
-    TRY(bool finished, finish_squash(d));
+base::Result<bool> finish_squash(const std::string& d) { return finish_squash(d, false); }
+
+base::Result<void> remove_retired(const std::string& d) { return remove_aside(d, "retired"); }
+
+base::Result<void> squash_oldest(const std::string& d, bool keep_aside) {
+    TRY(bool finished, finish_squash(d, keep_aside));
     if (finished) return base::Ok();
     TRY(int f, first_layer(d));
     TRY(int n, count(d));
@@ -115,17 +139,18 @@ base::Result<void> squash_oldest(const std::string& d) {
     TRY_VOID(write_record(d, r));
     TRY_VOID(base::fault_point("squash", "marked"));
     // 3.
-    return retire(d, f);
+    return retire(d, f, keep_aside);
 }
 
-base::Result<void> squash_past(const std::string& d, const std::string& target, int top, int max_depth) {
+base::Result<void> squash_past(const std::string& d, const std::string& target, int top, int max_depth,
+                               bool keep_aside) {
     for (bool settled = false;;) {
         TRY(int first, first_layer(d));
         if (top <= 1 || top - first + 1 <= max_depth || first >= top - 1) return base::Ok();
         // The records' paths first: the view below a layer changes.
         if (!settled) TRY_VOID(settle(d, target));
         settled = true;
-        TRY_VOID(squash_oldest(d));
+        TRY_VOID(squash_oldest(d, keep_aside));
     }
 }
 

@@ -313,7 +313,9 @@ base::Result<Live> read_live(const std::string& d) {
 }
 
 base::Result<int> freeze_live(const std::string& d, const std::string& target, const std::string& end, int max_depth,
-                              const char* phase) {
+                              const char* phase, bool running) {
+    // Layers a running session's squash moved aside: no overlay reads them now.
+    if (!running) TRY_VOID(remove_retired(d));
     std::string upper = d + "/upper";
     TRY(base::Fd up, base::open_at(AT_FDCWD, upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW));
     TRY(auto entries, base::list_dir(up.get()));
@@ -328,10 +330,13 @@ base::Result<int> freeze_live(const std::string& d, const std::string& target, c
         reuse = rec && rec->n == n && (rec->pending || !rec->paths.empty());
     }
     if (reuse) n--;
-    TRY(bool finished, finish_squash(d));
-    (void)finished;
-    // Past the depth limit the oldest two layers become one (the records stay).
-    TRY_VOID(squash_past(d, target, n + 1, max_depth));
+    if (!running) {
+        TRY(bool finished, finish_squash(d));
+        (void)finished;
+    }
+    // Past the depth limit the oldest two layers become one (the records
+    // stay); while running, squash_oldest finishes a cut-short one itself.
+    TRY_VOID(squash_past(d, target, n + 1, max_depth, running));
     if (::mkdir(steps_dir(d).c_str(), 0700) != 0 && errno != EEXIST) return base::sys_error("creating " + steps_dir(d));
     Record r;
     r.n = n + 1;

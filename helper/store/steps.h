@@ -87,8 +87,12 @@ base::Result<Live> read_live(const std::string& session_dir);
 // names paths is one cut short before it, and the next freeze reuses it.
 // Fault points (base::fault_point, PHASE:POINT): "record" after the record,
 // "layer" after the empty layer dir, "renamed" after the commit.
+// running: the session's overlays are mounted (a live checkpoint): a squash
+// past max_depth moves the layers it replaces to SESSION/retired/ instead of
+// removing them (the covered overlays still read them); a freeze that is not
+// running (a resume) removes what a running one left there.
 base::Result<int> freeze_live(const std::string& session_dir, const std::string& target, const std::string& end,
-                              int max_depth = kMaxDepth, const char* phase = "freeze");
+                              int max_depth = kMaxDepth, const char* phase = "freeze", bool running = false);
 
 // Compute and write the paths of every record a freeze left pending (each
 // layer against the view below it, which never changes under a pending
@@ -153,11 +157,18 @@ namespace steps {
 base::Result<int> first_layer(const std::string& session_dir);
 // Merge the oldest two layers into one (crash-safe; finishes a killed one
 // first). Run it as the session's owner.
-base::Result<void> squash_oldest(const std::string& session_dir);
+// keep_aside: the replaced layers go to SESSION/retired/ (a running
+// session's mounted overlays still read them), removed by the next freeze
+// that is not running.
+base::Result<void> squash_oldest(const std::string& session_dir, bool keep_aside = false);
 // Squash the oldest layers until a stack whose top layer is `top` (the one
 // a freeze is about to add, or a revert added) is at most max_depth deep;
 // the pending records' paths are computed first (settle).
-base::Result<void> squash_past(const std::string& session_dir, const std::string& target, int top, int max_depth);
+base::Result<void> squash_past(const std::string& session_dir, const std::string& target, int top, int max_depth,
+                               bool keep_aside = false);
+// Remove the layers a running session's squashes moved aside (only when no
+// overlay of the session is mounted: a resume, before it mounts).
+base::Result<void> remove_retired(const std::string& session_dir);
 // Finish a squash that was killed after its commit point (true), or remove a
 // killed one's leftovers (false).
 base::Result<bool> finish_squash(const std::string& session_dir);

@@ -333,3 +333,44 @@ def test_a_live_checkpoint_that_fails_midway_leaves_the_session_as_it_was(lo):
         p.terminate()
         p.communicate(timeout=30)
     assert sorted(x.name for x in (d / "steps" / "0001").iterdir()) == ["a.txt", "b.txt"]
+
+
+def test_live_checkpoints_past_the_depth_limit_squash_and_the_view_keeps_every_step(lo):
+    """A running session's checkpoints past --max-steps squash its oldest steps,
+    as a resume does, instead of being refused: the replaced layers are moved
+    aside while the covered overlays may still read them, and removed at the
+    next resume. The command sees every step's files throughout."""
+    t = str(lo.target)
+    sig = Path(lo.state).parent / "sig"
+    sig.mkdir()
+    script = ("cd /; echo a > {t}/a.txt; i=1; while [ $i -le 6 ]; do "
+              "while [ ! -e {s}/go$i ]; do sleep 0.02; done; echo $i > {t}/f$i.txt; touch {s}/done$i; "
+              "i=$((i+1)); done; cat {t}/a.txt {t}/f1.txt {t}/f2.txt {t}/f3.txt {t}/f4.txt {t}/f5.txt > {t}/all.txt; "
+              "touch {s}/end; exec sleep 30").format(t=t, s=sig)
+    p, sock = start_running(lo, "deep", script, ("--rw", str(sig), "--max-steps", "3"))
+    d = lo.session_dir("deep")
+    try:
+        for i in range(1, 6):
+            (sig / ("go%d" % i)).touch()
+            wait_for(sig / ("done%d" % i), "step %d" % i)
+            r = lo("checkpoint", "deep", "-m", "part %d" % i)
+            assert r.returncode == 0, r.stderr.decode(errors="replace")
+            assert r.stdout.decode() == "session 'deep': step %d\n" % i
+        # Five steps, at most three layers: steps 1 and 2 were squashed.
+        assert layers(lo, "deep") == ["0003", "0004", "0005"]
+        assert (d / "retired").is_dir() and len(list((d / "retired").iterdir())) >= 2
+        log = json.loads(lo("log", "deep", "--json", check=True).stdout)
+        squashed = {s["step"]: s.get("squashed", False) for s in log["steps"]}
+        assert squashed[1] and squashed[2] and not squashed[3] and not squashed[5], log
+        (sig / "go6").touch()
+        wait_for(sig / "end", "the last part")
+        assert (d / "upper" / "all.txt").read_text() == "a\n1\n2\n3\n4\n5\n"
+    finally:
+        p.terminate()
+        p.communicate(timeout=30)
+    ch = {c["path"]: c["kind"] for c in status_json(lo, "deep")}
+    assert ch == dict({"a.txt": "added", "all.txt": "added"}, **{"f%d.txt" % i: "added" for i in range(1, 7)})
+    # The next resume removes what the running squashes moved aside.
+    run_ok(lo, "true", "deep")
+    assert not (d / "retired").exists()
+    assert not (Path(t) / "a.txt").exists()
