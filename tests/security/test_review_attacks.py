@@ -62,3 +62,38 @@ def test_killed_discarding_run_leaves_no_remover_and_no_sandbox(lo):
     assert not left, left
     # A run killed before its discard keeps the session (crashed), never removed.
     assert lo.session_dir("kd").exists()
+
+
+def _deletion(b, path, base):
+    """A `deleted` change with its DIR/.wh.NAME member, as save writes one."""
+    import tarfile
+    b._change(path, "deleted", None, 0, old=(base["type"], base["mode"]), base=dict(base))
+    parent, _, name = path.rpartition("/")
+    info = tarfile.TarInfo((parent + "/" if parent else "") + ".wh." + name)
+    info.type, info.mode, info.mtime = tarfile.REGTYPE, 0o644, 1700000000
+    b.members.append((info, b""))
+    return b
+
+
+def test_a_patch_deleting_through_a_symlink_or_dotdot_deletes_nothing_outside(lo, tmp_path):
+    from conftest import real_dir
+    from patch_builder import PatchBuilder, real_base
+    outside = real_dir("outside-")
+    victim = outside / "victim"
+    victim.write_text("keep me\n")
+    t = lo.target
+    (t / "out").symlink_to(outside)  # the user's own symlink to a dir elsewhere
+    (t / "mine").write_text("mine\n")
+    base = real_base(victim)
+    cases = {
+        "through-real-link": _deletion(PatchBuilder(t), "out/victim", base),
+        "through-new-link": _deletion(PatchBuilder(t).symlink("l", str(outside)), "l/victim", base),
+        "dotdot": _deletion(PatchBuilder(t), "../" + outside.name + "/victim", base),
+        "absolute": _deletion(PatchBuilder(t), str(victim).lstrip("/"), base),
+    }
+    for name, b in cases.items():
+        patch = b.write(tmp_path / (name + ".tar.zst"))
+        r = lo("apply", patch, "--target", t, "--yes", "--force")
+        assert victim.read_text() == "keep me\n", (name, r.stderr)
+        assert r.returncode == 1, (name, r.stderr)  # refused: a conflict even with --force, or invalid
+    assert (t / "mine").read_text() == "mine\n"
