@@ -335,6 +335,10 @@ private:
                       l.side.type == Type::Dir && l.fd.valid();
         if (hiding) {
             auto lower = base::list_dir(l.fd.get());
+            // A real name starting with .wh. cannot be deleted by a whiteout
+            // member of its own (writer.cc): that dir stays a replacement.
+            auto wh = [](const DirEnt& x) { return x.name.rfind(".wh.", 0) == 0; };
+            if (lower && std::any_of(lower->begin(), lower->end(), wh)) lower = base::error("a .wh. name");
             if (lower) {
                 hide.lower = std::move(lower.value());
                 hide.since = parent_hide ? parent_hide->since : copyup_ns(u);
