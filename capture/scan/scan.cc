@@ -385,9 +385,14 @@ private:
             if (v.descend) out_->ignored += count_below(sub_up, path);
             return base::Ok();
         }
-        if (v.is_change && u.side.type == Type::Whiteout && l.side.type == Type::Dir && l.fd.valid() &&
-            !excluded_.empty() && hidden_beneath(path))
-            return gone_around_hidden(l.fd.get(), path, copyup_ns(u), stack.ids[at]);
+        if (v.is_change && l.side.type == Type::Dir && !excluded_.empty() && hidden_beneath(path)) {
+            if (u.side.type == Type::Whiteout && l.fd.valid())
+                return gone_around_hidden(l.fd.get(), path, copyup_ns(u), stack.ids[at]);
+            // A real dir holding a hidden path, replaced by a non-dir: the
+            // replacement would delete the hidden path too. Reported, never
+            // stored or applied (as a socket is).
+            if (v.kind == Kind::TypeChanged) v.captured = false;
+        }
         if (v.is_change) {
             TRY_VOID(record(u, l, v, path, in_ignored_ || now_ignored, stack.ids[at]));
             if (opts_.reader) read_content(up, up_name, l.exists ? low : -1, name, u);

@@ -205,3 +205,14 @@ def test_a_secret_made_after_the_run_below_a_removed_dir_is_never_listed_or_dele
     sh.lo("apply", "removed", "--yes", "--force", check=True)
     assert (keyring / "login.keyring").read_text() == "KEYRING-SECRET\n"
     assert not (sh.home / ".local" / "share" / "app").exists()
+
+
+def test_a_secret_made_after_the_run_below_a_dir_replaced_by_a_file_is_never_deleted(sh):
+    keyring = _late_keyring(sh, "rm -rf ~/.local && echo file > ~/.local && echo y > ~/y.txt", "typed")
+    st = sh.lo("status", "typed", "--json", check=True)
+    assert b"keyrings" not in st.stdout, st.stdout
+    assert b'".local"' in st.stdout and b'"captured": false' in st.stdout, st.stdout  # reported, not stored
+    r = sh.lo("apply", "typed", "--yes", "--force")
+    assert r.returncode == 0, r.stderr
+    assert (keyring / "login.keyring").read_text() == "KEYRING-SECRET\n", r.stderr
+    assert (sh.home / "y.txt").read_text() == "y\n"
