@@ -338,7 +338,10 @@ private:
             // A real name starting with .wh. cannot be deleted by a whiteout
             // member of its own (writer.cc): that dir stays a replacement.
             auto wh = [](const DirEnt& x) { return x.name.rfind(".wh.", 0) == 0; };
-            if (lower && std::any_of(lower->begin(), lower->end(), wh)) lower = base::error("a .wh. name");
+            // (Not over a hidden path: the replacement would delete it; save
+            // then fails on the name, naming it.)
+            bool hidden = !excluded_.empty() && hidden_beneath(path);
+            if (lower && !hidden && std::any_of(lower->begin(), lower->end(), wh)) lower = base::error("a .wh. name");
             if (lower) {
                 hide.lower = std::move(lower.value());
                 hide.since = parent_hide ? parent_hide->since : copyup_ns(u);
