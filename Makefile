@@ -104,7 +104,7 @@ $(BUILD)/unit-tests: $(call obj,$(UNIT_SRCS)) $(CLI_LIB) $(PATCH_LIB) $(CORE_LIB
 # Fuzzing (docs/security.md "Fuzzing"): libFuzzer binaries built with clang,
 # ASan and UBSan in build-fuzz/, then each target run for FUZZ_SECONDS, one
 # at a time (nice). `make test` replays the committed corpora with g++.
-FUZZ_TARGETS := patch zframe json glob udiff ipc
+FUZZ_TARGETS := patch zframe json glob udiff ipc layer_index
 FUZZ_SECONDS ?= 600
 FUZZ_SAN := -fsanitize=address,undefined,fuzzer-no-link -fno-sanitize-recover=all -fno-omit-frame-pointer
 $(BUILD)/obj/tests/fuzz/main_%.o: tests/fuzz/libfuzzer_main.cc tests/fuzz/targets.h

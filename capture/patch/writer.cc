@@ -83,8 +83,10 @@ public:
         if (!c.captured) return base::Ok();
         std::string name;
         int dirfd = -1;
-        // A file the scan kept open needs no parent dir.
-        if (open_file_ || it.fd >= 0) name = c.path.substr(c.path.rfind('/') + 1);  // npos + 1 == 0
+        // A file the scan kept open needs no parent dir, nor does a
+        // deletion (its parent may be a whiteout: a real dir kept around a
+        // hidden path, see the scan's gone_around_hidden).
+        if (open_file_ || it.fd >= 0 || it.whiteout) name = c.path.substr(c.path.rfind('/') + 1);  // npos + 1 == 0
         else {
             if (it.layer >= cursors_.size()) return base::error("no layer holds " + base::display_path(c.path));
             TRY(dirfd, cursors_[it.layer].parent_of(c.path, &name));

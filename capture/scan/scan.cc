@@ -128,16 +128,41 @@ private:
     // there; blame's step) is the lowest the merged dir reaches: the one
     // that cut it off from the real tree.
     Result<void> gone_entry(const Here& h, const std::string& name) {
-        std::string path = join_path(h.prefix, name);
+        return gone_at(h.low, h.prefix, name, h.hide->since, h.up.ids.back());
+    }
+
+    // Is a hidden path strictly beneath `path`? A real dir holding one (made
+    // there after the run, when nothing covered it) is never deleted whole.
+    bool hidden_beneath(const std::string& path) const {
+        for (const auto& x : excluded_)
+            if (x.size() > path.size() + 1 && x[path.size()] == '/' && x.compare(0, path.size(), path) == 0)
+                return true;
+        return false;
+    }
+
+    // A real dir the upper deleted (or lacks) that holds a hidden path: it
+    // stays, and each real entry in it is deleted in its place, the hidden
+    // ones never (a deletion of the dir would take the hidden path with it).
+    Result<void> gone_around_hidden(int low, const std::string& prefix, int64_t since, uint32_t layer) {
+        Level level(this);
+        TRY(auto names, list_dir(low, base::display_path(prefix)));
+        for (const auto& e : names) TRY_VOID(gone_at(low, prefix, e.name, since, layer));
+        return base::Ok();
+    }
+
+    Result<void> gone_at(int low, const std::string& prefix, const std::string& name, int64_t since, uint32_t layer) {
+        std::string path = join_path(prefix, name);
         if (!excluded_.empty() && excluded_.count(path)) return base::Ok();  // a hidden path: never captured
-        TRY(Seen l, look(h.low, name, path, false, !opts_.with_base));
+        TRY(Seen l, look(low, name, path, false, !opts_.with_base));
         if (!l.exists) return base::Ok();
+        if (l.side.type == Type::Dir && l.fd.valid() && !excluded_.empty() && hidden_beneath(path))
+            return gone_around_hidden(l.fd.get(), path, since, layer);
         Seen u;
         u.exists = true;
         u.side.type = Type::Whiteout;
         u.st.stx_mask = STATX_BTIME;
-        u.st.stx_btime.tv_sec = h.hide->since / 1000000000;
-        u.st.stx_btime.tv_nsec = static_cast<uint32_t>(h.hide->since % 1000000000);
+        u.st.stx_btime.tv_sec = since / 1000000000;
+        u.st.stx_btime.tv_nsec = static_cast<uint32_t>(since % 1000000000);
         Verdict v = classify(u.side, l.side, [] { return false; });
         if (!v.is_change) return base::Ok();
         bool now_ignored = !in_ignored_ && is_ignored(u, l, path);
@@ -145,7 +170,7 @@ private:
             out_->ignored++;
             return base::Ok();
         }
-        return record(u, l, v, path, in_ignored_ || now_ignored, h.up.ids.back());
+        return record(u, l, v, path, in_ignored_ || now_ignored, layer);
     }
 
     // The first dir with two or more subdirs is split (once); empty: not here.
@@ -310,6 +335,13 @@ private:
                       l.side.type == Type::Dir && l.fd.valid();
         if (hiding) {
             auto lower = base::list_dir(l.fd.get());
+            // A real name starting with .wh. cannot be deleted by a whiteout
+            // member of its own (writer.cc): that dir stays a replacement.
+            auto wh = [](const DirEnt& x) { return x.name.rfind(".wh.", 0) == 0; };
+            // (Not over a hidden path: the replacement would delete it; save
+            // then fails on the name, naming it.)
+            bool hidden = !excluded_.empty() && hidden_beneath(path);
+            if (lower && !hidden && std::any_of(lower->begin(), lower->end(), wh)) lower = base::error("a .wh. name");
             if (lower) {
                 hide.lower = std::move(lower.value());
                 hide.since = parent_hide ? parent_hide->since : copyup_ns(u);
@@ -355,6 +387,14 @@ private:
             out_->ignored += v.is_change ? 1 : 0;
             if (v.descend) out_->ignored += count_below(sub_up, path);
             return base::Ok();
+        }
+        if (v.is_change && l.side.type == Type::Dir && !excluded_.empty() && hidden_beneath(path)) {
+            if (u.side.type == Type::Whiteout && l.fd.valid())
+                return gone_around_hidden(l.fd.get(), path, copyup_ns(u), stack.ids[at]);
+            // A real dir holding a hidden path, replaced by a non-dir: the
+            // replacement would delete the hidden path too. Reported, never
+            // stored or applied (as a socket is).
+            if (v.kind == Kind::TypeChanged) v.captured = false;
         }
         if (v.is_change) {
             TRY_VOID(record(u, l, v, path, in_ignored_ || now_ignored, stack.ids[at]));

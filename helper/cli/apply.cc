@@ -184,7 +184,8 @@ void print_notes(const char* verb, const review::ApplyReport& rep) {
         std::fprintf(stderr, "layover: %s: overriding conflict (--force): %s: %s\n", verb,
                      base::display_path(c.path).c_str(), c.reason.c_str());
     for (const auto& p : rep.skipped)
-        std::fprintf(stderr, "layover: %s: not applied (sockets cannot be stored): %s\n", verb,
+        std::fprintf(stderr,
+                     "layover: %s: not applied (not stored: a socket, or a real dir holding a hidden path): %s\n", verb,
                      base::display_path(p).c_str());
 }
 

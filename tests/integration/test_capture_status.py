@@ -355,3 +355,16 @@ def test_cached_status_notices_a_rewrite_with_the_same_size_and_mtime(lo, home):
     assert (home / "docs" / "readme.txt").read_text() == "hello\nworld\n"
     out = lo("status", "s", "--no-pager").stdout.decode()  # the text listing, from the updated cache
     assert "old/a.txt" in out and "docs/readme.txt" not in out and "GitLab token" in out
+
+
+def test_a_remade_dir_over_a_real_wh_name_still_saves_and_applies(lo, tmp_path, home):
+    # A real entry named .wh.* cannot be a whiteout member of its own: the
+    # remade dir over it stays a replacement, as before it was compared.
+    (home / "old" / ".wh.odd").write_text("odd\n")
+    run_ok(lo, "rm -rf old && mkdir old && echo c > old/c.txt")
+    patch = save(lo, "s", tmp_path / "p.tar.zst")
+    _, names = tar_members(patch)
+    assert "old/c.txt" in names
+    r = lo("apply", "s", "--yes")
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    assert sorted(os.listdir(str(home / "old"))) == ["c.txt"]

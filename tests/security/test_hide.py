@@ -169,3 +169,50 @@ def test_hide_from_a_relative_path_resolves_against_the_callers_cwd(sh):
     r = sh.lo("run", "--target", sh.project, "--on-exit", "discard", "--hide", "rel", "--", "/bin/sh", "-c",
               "cat %s/rel/s" % sh.home, cwd=sh.home)
     assert b"RELSECRET" not in r.stdout
+
+
+def _late_keyring(sh, cmd, session):
+    # The keyring dir is absent at the run (nothing is mounted there), and
+    # appears in the real home before the session is applied.
+    (sh.home / ".local" / "share" / "app").mkdir(parents=True)
+    (sh.home / ".local" / "share" / "app" / "data").write_text("old\n")
+    r = sh.run(cmd, session=session)
+    assert r.returncode == 0, r.stderr
+    keyring = sh.home / ".local" / "share" / "keyrings"
+    keyring.mkdir()
+    (keyring / "login.keyring").write_text("KEYRING-SECRET\n")
+    return keyring
+
+
+def test_a_secret_made_after_the_run_below_a_remade_dir_is_never_listed_or_deleted(sh, tmp_path):
+    keyring = _late_keyring(sh, "rm -rf ~/.local && mkdir ~/.local && echo new > ~/.local/new", "remade")
+    st = sh.lo("status", "remade", "--json", check=True)
+    assert b"keyrings" not in st.stdout and b'".local/share/app"' in st.stdout, st.stdout
+    out = tmp_path / "p.tar.zst"
+    sh.lo("save", "remade", "-o", out, check=True)
+    listing = subprocess.run(["bsdtar", "-tf", str(out)], capture_output=True, check=True).stdout
+    assert b"keyrings" not in listing, listing
+    sh.lo("apply", "remade", "--yes", "--force", check=True)
+    assert (keyring / "login.keyring").read_text() == "KEYRING-SECRET\n"
+    assert (sh.home / ".local" / "new").read_text() == "new\n"
+    assert not (sh.home / ".local" / "share" / "app").exists()
+
+
+def test_a_secret_made_after_the_run_below_a_removed_dir_is_never_listed_or_deleted(sh):
+    keyring = _late_keyring(sh, "rm -rf ~/.local", "removed")
+    st = sh.lo("status", "removed", "--json", check=True)
+    assert b"keyrings" not in st.stdout, st.stdout
+    sh.lo("apply", "removed", "--yes", "--force", check=True)
+    assert (keyring / "login.keyring").read_text() == "KEYRING-SECRET\n"
+    assert not (sh.home / ".local" / "share" / "app").exists()
+
+
+def test_a_secret_made_after_the_run_below_a_dir_replaced_by_a_file_is_never_deleted(sh):
+    keyring = _late_keyring(sh, "rm -rf ~/.local && echo file > ~/.local && echo y > ~/y.txt", "typed")
+    st = sh.lo("status", "typed", "--json", check=True)
+    assert b"keyrings" not in st.stdout, st.stdout
+    assert b'".local"' in st.stdout and b'"captured": false' in st.stdout, st.stdout  # reported, not stored
+    r = sh.lo("apply", "typed", "--yes", "--force")
+    assert r.returncode == 0, r.stderr
+    assert (keyring / "login.keyring").read_text() == "KEYRING-SECRET\n", r.stderr
+    assert (sh.home / "y.txt").read_text() == "y\n"
