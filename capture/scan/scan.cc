@@ -341,8 +341,8 @@ private:
             // (Not over a hidden path: the replacement would delete it; save
             // then fails on the name, naming it.)
             bool hidden = !excluded_.empty() && hidden_beneath(path);
-            if (lower && !hidden && std::any_of(lower->begin(), lower->end(), wh)) lower = base::error("a .wh. name");
-            if (lower) {
+            bool listed = lower && (hidden || std::none_of(lower->begin(), lower->end(), wh));
+            if (listed) {
                 hide.lower = std::move(lower.value());
                 hide.since = parent_hide ? parent_hide->since : copyup_ns(u);
             } else {
