@@ -209,6 +209,7 @@ base::Result<void> save_session(const session::Info& s, const std::string& out_f
             m.created = base::utc_now_rfc3339();
             m.version = LAYOVER_VERSION;
             m.ignored = scan.ignored;
+            m.changes.reserve(scan.items.size());
             for (const auto& it : scan.items) m.changes.push_back(it.change);
             Originals& originals = held->originals;
             collect_originals(scan, &m, &originals);

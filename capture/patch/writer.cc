@@ -34,11 +34,6 @@ constexpr uint64_t kWholeMax = uint64_t{1} << 20;
 // Tar headers and padding of an original and its file (pax: ~1.5 KiB each).
 constexpr size_t kGroupSlack = 4096;
 
-struct Entry {
-    archive_entry* e = archive_entry_new();
-    ~Entry() { archive_entry_free(e); }
-};
-
 class Writer {
 public:
     Writer(int out_fd, const std::vector<int>& layer_fds, const WriteOptions& opts, const OpenFile* open_file = nullptr)
@@ -47,12 +42,14 @@ public:
     }
     ~Writer() {
         if (a_) archive_write_free(a_);
+        if (e_) archive_entry_free(e_);
         if (holes_ != MAP_FAILED) ::munmap(holes_, kHoleWindow);
     }
 
     Result<void> open() {
         a_ = archive_write_new();
-        if (!a_) return base::error("libarchive: out of memory");
+        e_ = archive_entry_new();
+        if (!a_ || !e_) return base::error("libarchive: out of memory");
         // Full pax, not "restricted": only it writes the pax mtime record for a
         // sub-second mtime that needs no other extension (headers stay plain
         // ustar otherwise), and apply/undo restore mtimes to the nanosecond.
@@ -69,10 +66,10 @@ public:
 
     // fp: fingerprint_bytes(data) when the caller has it.
     Result<void> blob(const std::string& name, std::string_view data, std::string fp = "") {
-        Entry en;
-        basic(en.e, name, AE_IFREG, 0644, 0);
-        archive_entry_set_size(en.e, static_cast<la_int64_t>(data.size()));
-        TRY_VOID(header(en.e, name));
+        archive_entry* e = entry();
+        basic(e, name, AE_IFREG, 0644, 0);
+        archive_entry_set_size(e, static_cast<la_int64_t>(data.size()));
+        TRY_VOID(header(e, name));
         TRY_VOID(put_data(data.data(), data.size(), name));
         sums_.push_back({name, fp.empty() ? fingerprint_bytes(data) : std::move(fp)});
         return base::Ok();
@@ -111,10 +108,10 @@ public:
                 }
                 return file(it, dirfd, name);
             case Type::Dir: {
-                Entry en;
-                basic(en.e, c.path, AE_IFDIR, c.mode, c.mtime_ns);
-                add_xattrs(en.e, c.xattrs);
-                TRY_VOID(header(en.e, c.path));
+                archive_entry* e = entry();
+                basic(e, c.path, AE_IFDIR, c.mode, c.mtime_ns);
+                add_xattrs(e, c.xattrs);
+                TRY_VOID(header(e, c.path));
                 sums_.push_back({c.path, fingerprint_bytes("")});
                 if (it.opaque) TRY_VOID(marker(c.path + "/.wh..wh..opq"));
                 return base::Ok();
@@ -129,9 +126,9 @@ public:
                 return symlink(c);
             }
             case Type::Fifo: {
-                Entry en;
-                basic(en.e, c.path, AE_IFIFO, c.mode, c.mtime_ns);
-                TRY_VOID(header(en.e, c.path));
+                archive_entry* e = entry();
+                basic(e, c.path, AE_IFIFO, c.mode, c.mtime_ns);
+                TRY_VOID(header(e, c.path));
                 sums_.push_back({c.path, fingerprint_bytes("")});
                 return base::Ok();
             }
@@ -153,10 +150,10 @@ public:
         }
         text += "]}\n";
         // The sums cover the members before them, so they are not in their own list.
-        Entry en;
-        basic(en.e, kSumsName, AE_IFREG, 0644, 0);
-        archive_entry_set_size(en.e, static_cast<la_int64_t>(text.size()));
-        TRY_VOID(header(en.e, kSumsName));
+        archive_entry* e = entry();
+        basic(e, kSumsName, AE_IFREG, 0644, 0);
+        archive_entry_set_size(e, static_cast<la_int64_t>(text.size()));
+        TRY_VOID(header(e, kSumsName));
         TRY_VOID(put_data(text.data(), text.size(), kSumsName));
         if (archive_write_close(a_) != ARCHIVE_OK) return io_or_lib("finishing the tar stream");
         return zw_.finish();
@@ -173,6 +170,12 @@ private:
         return static_cast<la_ssize_t>(len);
     }
 
+    // One archive_entry for every member, cleared for each: a fresh one is a
+    // calloc of over 1 KiB, a large-bin request that made glibc consolidate
+    // its fastbins twice per member (with libarchive's own clone of it in
+    // the pax writer, ~60,000 malloc_consolidate calls in a 10,000-file save).
+    archive_entry* entry() { return archive_entry_clear(e_); }
+
     void basic(archive_entry* e, const std::string& path, unsigned type, uint32_t mode, int64_t mtime_ns) {
         archive_entry_copy_pathname(e, path.c_str());
         archive_entry_set_filetype(e, type);
@@ -183,10 +186,10 @@ private:
     }
 
     Result<void> symlink(const Change& c) {
-        Entry en;
-        basic(en.e, c.path, AE_IFLNK, 0777, c.mtime_ns);
-        archive_entry_copy_symlink(en.e, c.link_target.c_str());
-        TRY_VOID(header(en.e, c.path));
+        archive_entry* e = entry();
+        basic(e, c.path, AE_IFLNK, 0777, c.mtime_ns);
+        archive_entry_copy_symlink(e, c.link_target.c_str());
+        TRY_VOID(header(e, c.path));
         sums_.push_back({c.path, fingerprint_bytes(c.link_target)});
         return base::Ok();
     }
@@ -196,25 +199,25 @@ private:
     }
 
     Result<void> marker(const std::string& name) {
-        Entry en;
-        basic(en.e, name, AE_IFREG, 0, 0);
-        archive_entry_set_size(en.e, 0);
-        TRY_VOID(header(en.e, name));
+        archive_entry* e = entry();
+        basic(e, name, AE_IFREG, 0, 0);
+        archive_entry_set_size(e, 0);
+        TRY_VOID(header(e, name));
         sums_.push_back({name, fingerprint_bytes("")});
         return base::Ok();
     }
 
     Result<void> file(const Item& it, int dirfd, const std::string& name) {
         const Change& c = it.change;
-        Entry en;
-        basic(en.e, c.path, AE_IFREG, c.mode, c.mtime_ns);
-        add_xattrs(en.e, c.xattrs);
+        archive_entry* e = entry();
+        basic(e, c.path, AE_IFREG, c.mode, c.mtime_ns);
+        add_xattrs(e, c.xattrs);
         if (it.nlink > 1) {
             auto [pos, fresh] = links_.emplace(it.ino, c.path);
             if (!fresh) {
-                archive_entry_copy_hardlink(en.e, pos->second.c_str());
-                archive_entry_set_size(en.e, 0);
-                TRY_VOID(header(en.e, c.path));
+                archive_entry_copy_hardlink(e, pos->second.c_str());
+                archive_entry_set_size(e, 0);
+                TRY_VOID(header(e, c.path));
                 sums_.push_back({c.path, fingerprint_bytes(pos->second)});
                 return base::Ok();
             }
@@ -248,15 +251,15 @@ private:
             // are over what is stored, base fingerprints over the real file.
             fit_segments(&segs, opts_.max_sparse_segments);
         }
-        archive_entry_set_size(en.e, static_cast<la_int64_t>(c.size));
+        archive_entry_set_size(e, static_cast<la_int64_t>(c.size));
         if (c.size == 0 && opts_.on_content) opts_.on_content(it, std::string_view());
         bool sparse = !(segs.size() == 1 && segs[0].first == 0 && segs[0].second == c.size) && c.size > 0;
         if (sparse) {
             for (auto [off, len] : segs)
-                archive_entry_sparse_add_entry(en.e, static_cast<la_int64_t>(off), static_cast<la_int64_t>(len));
-            if (segs.empty()) archive_entry_sparse_add_entry(en.e, static_cast<la_int64_t>(c.size), 0);
+                archive_entry_sparse_add_entry(e, static_cast<la_int64_t>(off), static_cast<la_int64_t>(len));
+            if (segs.empty()) archive_entry_sparse_add_entry(e, static_cast<la_int64_t>(c.size), 0);
         }
-        TRY_VOID(header(en.e, c.path));
+        TRY_VOID(header(e, c.path));
         Fingerprint fp;
         uint64_t pos = 0;
         // The content hook: a dense file comes in one piece; a sparse one
@@ -330,6 +333,7 @@ private:
     WriteOptions opts_;
     const OpenFile* open_file_;
     struct archive* a_ = nullptr;
+    archive_entry* e_ = nullptr;
     void* holes_ = MAP_FAILED;
     std::string io_error_;
     std::map<uint64_t, std::string> links_;

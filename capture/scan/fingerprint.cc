@@ -22,10 +22,10 @@ std::string hex128(XXH128_hash_t h) {
     XXH128_canonical_t c;
     XXH128_canonicalFromHash(&c, h);
     static const char hx[] = "0123456789abcdef";
-    std::string out;
-    for (unsigned char b : c.digest) {
-        out.push_back(hx[b >> 4]);
-        out.push_back(hx[b & 15]);
+    std::string out(2 * sizeof c.digest, '\0');  // one allocation, not three
+    for (size_t i = 0; i < sizeof c.digest; i++) {
+        out[2 * i] = hx[c.digest[i] >> 4];
+        out[2 * i + 1] = hx[c.digest[i] & 15];
     }
     return out;
 }

@@ -213,6 +213,11 @@ private:
         base::run_halves(take, [&] { take(); });
         for (const auto& r : rs)
             if (!r) return r;
+        // One allocation for all the pieces' items: growing by doubling moved
+        // every Item already there again (~5% of a 10,000-file save's main thread).
+        size_t more = 0;
+        for (const auto& r : results) more += r.items.size();
+        out_->items.reserve(out_->items.size() + more);
         for (size_t i = 0; i < n; i++) {
             ScanResult& theirs = results[i];
             size_t base_index = out_->items.size();
