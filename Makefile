@@ -94,8 +94,11 @@ $(CLI_LIB): $(call obj,$(CLI_SRCS))
 
 # layover links the patch library too, for `status`, but only -lxxhash: if
 # anything it uses needed libarchive or libzstd, this link would fail.
+# --as-needed: g++ adds -lm for libstdc++, which is linked statically here, and
+# nothing of ours calls libm (helper/base/log2.h): one shared object fewer for
+# ld.so to load at every start (docs/performance.md, issue 20).
 $(BUILD)/layover: $(call obj,helper/cli/main.cc) $(CLI_LIB) $(PATCH_LIB) $(CORE_LIB) $(BASE_LIB)
-	$(CXX) $(SAN) $(STATIC_CXX) $(LDFLAGS) -o $@ $^ $(XXHASH) $(SECCOMP)
+	$(CXX) $(SAN) $(STATIC_CXX) -Wl,--as-needed $(LDFLAGS) -o $@ $^ $(XXHASH) $(SECCOMP)
 $(BUILD)/layover-patch: $(call obj,helper/cli/patch_main.cc) $(CLI_LIB) $(PATCH_LIB) $(CORE_LIB) $(BASE_LIB)
 	$(CXX) $(SAN) $(STATIC_CXX) $(LDFLAGS) -o $@ $^ $(PATCH_LIBS) $(SECCOMP)
 $(BUILD)/unit-tests: $(call obj,$(UNIT_SRCS)) $(CLI_LIB) $(PATCH_LIB) $(CORE_LIB) $(BASE_LIB)

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "helper/base/log2.h"
 #include "helper/base/text.h"
 #include "overlay/options.h"
 
@@ -21,7 +22,7 @@ bool parse_duration(const std::string& text, uint64_t* ms) {
     std::string unit(end);
     double mult = unit.empty() || unit == "s" ? 1 : unit == "m" ? 60 : unit == "h" ? 3600 : unit == "d" ? 86400 : -1;
     if (end == text.c_str() || mult < 0 || !(v > 0) || std::isinf(v) || v * mult > 365.0 * 86400) return false;
-    *ms = static_cast<uint64_t>(std::llround(v * mult * 1000));
+    *ms = base::round_u64(v * mult * 1000);
     return *ms > 0;
 }
 

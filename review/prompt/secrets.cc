@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <array>
-#include <cmath>
 #include <cstring>
 
+#include "helper/base/log2.h"
 #include "review/prompt/needles.h"
 
 namespace review {
@@ -62,7 +62,7 @@ double entropy(std::string_view s) {
     for (int n : counts)
         if (n) {
             double p = static_cast<double>(n) / static_cast<double>(s.size());
-            h -= p * std::log2(p);
+            h -= p * base::log2(p);
         }
     return h;
 }
