@@ -101,8 +101,6 @@ base::Result<bool> finish_squash(const std::string& d, bool keep_aside) {
     return false;
 }
 
-base::Result<bool> finish_squash(const std::string& d) { return finish_squash(d, false); }
-
 base::Result<void> remove_retired(const std::string& d) { return remove_aside(d, "retired"); }
 
 base::Result<void> squash_oldest(const std::string& d, bool keep_aside) {

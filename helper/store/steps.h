@@ -171,7 +171,8 @@ base::Result<void> squash_past(const std::string& session_dir, const std::string
 base::Result<void> remove_retired(const std::string& session_dir);
 // Finish a squash that was killed after its commit point (true), or remove a
 // killed one's leftovers (false).
-base::Result<bool> finish_squash(const std::string& session_dir);
+// keep_aside: as squash_oldest's.
+base::Result<bool> finish_squash(const std::string& session_dir, bool keep_aside = false);
 // Layers (topmost first) merged into one new upper-like dir `to`, as one
 // upper over the others would hold them (flatten's merge; files hard-linked).
 base::Result<void> merge_layers(const std::vector<std::string>& top_first, const std::string& to);
