@@ -82,10 +82,16 @@ base::Result<Handles> open_host_handles(const MountPlan& plan) {
     Handles h;
     TRY(h.lower, open_dir(plan.target, "target"));
     TRY(h.state, open_dir(plan.state_dir, "state dir"));
-    auto info = base::open_at(AT_FDCWD, "/proc/self/mountinfo", O_RDONLY);
-    if (!info) return info.error();
-    TRY(std::string text, base::read_all(info->get(), 64 << 20));
-    for (const auto& mp : submounts_under(parse_mountinfo(text), plan.target)) {
+    std::vector<std::string> subs;
+    if (plan.submounts) {
+        subs = *plan.submounts;
+    } else {
+        auto info = base::open_at(AT_FDCWD, "/proc/self/mountinfo", O_RDONLY);
+        if (!info) return info.error();
+        TRY(std::string text, base::read_all(info->get(), 64 << 20));
+        subs = submounts_under(parse_mountinfo(text), plan.target);
+    }
+    for (const auto& mp : subs) {
         auto c = clone_tree(mp, true);
         if (!c) {
             h.warnings.push_back(mp + " is a separate mount that cannot be shown inside (" + c.error().message +

@@ -52,8 +52,8 @@ void child_main(const SandboxPlan& plan) {
         for (int fd = 0; fd <= 2; fd++) ::dup2(plan.pty_slave, fd);
     }
 
-    // init is non-dumpable, and so is its fork: this process's /proc files
-    // would be root's and the uid_map write below refused. exec resets it too.
+    // init is non-dumpable, and so is this process: its /proc files would
+    // be root's and the uid_map write below refused.
     ::prctl(PR_SET_DUMPABLE, 1);
     if (::unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0)
         die(plan, base::error(userns::explain_userns_failure(errno) + " (nested)"));
@@ -61,6 +61,9 @@ void child_main(const SandboxPlan& plan) {
     // (which is the caller outside).
     auto maps = userns::write_self_maps(plan.uid, 0, plan.gid, 0);
     if (!maps) die(plan, maps.error().context("nested user namespace"));
+    // Until exec we share init's memory (init.cc, start_child), and with it
+    // dumpability: off again at once (exec sets the command's own).
+    ::prctl(PR_SET_DUMPABLE, 0);
 
     // In the nested user namespace: since Linux 5.14 RLIMIT_NPROC counts
     // this namespace's processes, so a fork bomb stops here.

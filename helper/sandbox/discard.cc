@@ -96,12 +96,18 @@ bool Remover::hand_over(const std::string& path, int lock_fd, int held_fd) {
 base::Result<void> remove_in_background(const std::string& state, const std::string& dir, base::Fd lock,
                                         base::Fd wait_for, Remover* ready, base::Fd held) {
     std::string parent = deleting_dir(state);
-    if (::mkdir(parent.c_str(), 0700) != 0 && errno != EEXIST) return base::sys_error("creating " + parent);
     std::string base_name = dir.substr(dir.rfind('/') + 1) + "." + std::to_string(::getpid());
     std::string dest;
+    bool made = false;  // STATE/deleting/ is made once, when a rename finds it missing
     for (int n = 0;; n++) {
         dest = parent + "/" + base_name + (n ? "." + std::to_string(n) : "");
         if (::renameat2(AT_FDCWD, dir.c_str(), AT_FDCWD, dest.c_str(), RENAME_NOREPLACE) == 0) break;
+        if (errno == ENOENT && !made) {
+            if (::mkdir(parent.c_str(), 0700) != 0 && errno != EEXIST) return base::sys_error("creating " + parent);
+            made = true;
+            n--;
+            continue;
+        }
         // Cannot move it aside (sessions/ a mount of its own, say): remove it here, as before.
         if ((errno != EEXIST && errno != ENOTEMPTY) || n >= 100) {
             held.reset();

@@ -3,7 +3,9 @@
 // status (128+N for signal N). When it exits the kernel kills everything
 // left in the namespace, so nothing the command started outlives the session.
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -25,6 +27,37 @@ bool parent_alive(int fd) {
 bool forwarded(int sig) {
     return sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGQUIT || sig == SIGUSR1 || sig == SIGUSR2 ||
            sig == SIGCONT || sig == SIGALRM;
+}
+
+int child_entry(void* plan) {
+    sigset_t none;
+    ::sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    child_main(*static_cast<const SandboxPlan*>(plan));
+}
+
+// The command's process shares our memory until its exec (CLONE_VM |
+// CLONE_VFORK, as posix_spawn does; we are suspended meanwhile and it runs
+// on a stack of its own): no copy of our page tables at its start, none torn
+// down at its exec (issue 20). A fork where no stack can be mapped.
+pid_t start_child(const SandboxPlan& plan) {
+    constexpr size_t kStack = size_t{1} << 20;  // untouched pages cost nothing
+    void* stack =
+        ::mmap(nullptr, kStack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK | MAP_NORESERVE, -1, 0);
+    if (stack == MAP_FAILED) {
+        pid_t pid = ::fork();
+        if (pid == 0) child_entry(const_cast<SandboxPlan*>(&plan));
+        return pid;
+    }
+    pid_t pid = ::clone(child_entry, static_cast<char*>(stack) + kStack, CLONE_VM | CLONE_VFORK | SIGCHLD,
+                        const_cast<SandboxPlan*>(&plan));
+    int err = errno;
+    ::munmap(stack, kStack);
+    // The child made our shared memory dumpable for its uid_map write and
+    // undid it after (child.cc); we stay non-dumpable whatever it reached.
+    ::prctl(PR_SET_DUMPABLE, 0);
+    errno = err;
+    return pid;
 }
 
 }  // namespace
@@ -53,16 +86,10 @@ int init_main(const SandboxPlan& plan, int parent_alive_fd) {
         return 125;
     }
 
-    pid_t child = ::fork();
+    pid_t child = start_child(plan);
     if (child < 0) {
         sync_msg::send(plan.sync_fd, Sync::Error, base::sys_error("fork of the command").message);
         return 125;
-    }
-    if (child == 0) {
-        sigset_t none;
-        ::sigemptyset(&none);
-        ::sigprocmask(SIG_SETMASK, &none, nullptr);
-        child_main(plan);
     }
     // Only the child needs these. The sync socket stays open here to report
     // leftover processes [sync 4]; the child's copy is close-on-exec.

@@ -18,11 +18,12 @@
 
 namespace {
 
-std::vector<overlay::MountEntry> host_mounts() {
+std::optional<std::vector<overlay::MountEntry>> host_mounts() {
     auto info = base::open_at(AT_FDCWD, "/proc/self/mountinfo", O_RDONLY);
-    if (!info) return {};
+    if (!info) return std::nullopt;
     auto text = base::read_all(info->get(), 64 << 20);
-    return text ? overlay::parse_mountinfo(text.value()) : std::vector<overlay::MountEntry>{};
+    if (!text) return std::nullopt;
+    return overlay::parse_mountinfo(text.value());
 }
 
 std::string plural(size_t n, const std::string& word) { return std::to_string(n) + " " + word + (n == 1 ? "" : "s"); }
@@ -69,7 +70,9 @@ base::Result<RunPolicy> decide_policy(const RunOptions& opts, const std::string&
 
     const char* home = std::getenv("HOME");
     HideRequest req{home ? home : "", target, cwd, opts.hide_secrets, opts.hide};
-    TRY(pol.hide, plan_hide(req, host_mounts()));
+    auto mounts = host_mounts();
+    TRY(pol.hide, plan_hide(req, mounts ? *mounts : std::vector<overlay::MountEntry>{}));
+    if (mounts) pol.submounts = overlay::submounts_under(*mounts, target);
     for (const auto& n : pol.hide.notes) pol.notices.push_back(n);
     if (!pol.hide.shown.empty())
         pol.notices.push_back("hiding " + plural(pol.hide.shown.size(), "secret path") + " (" +

@@ -3,6 +3,7 @@
 // writable, where the command starts, and the informational lines. A bad
 // option fails here, so a refused run leaves no session behind.
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,9 @@ struct RunPolicy {
     std::vector<std::string> scratch;  // roots given a scratch layer (scratch.h)
     unsigned long long tmp_size = 0;
     std::vector<std::string> notices;  // informational stderr lines (not under --quiet)
+    // Mounts below the target, from the mountinfo read for the hide plan;
+    // unset if it could not be read (overlay::MountPlan::submounts).
+    std::optional<std::vector<std::string>> submounts;
 };
 
 // command: the resolved argv (the default shell filled in).

@@ -219,7 +219,8 @@ base::Result<PreparedRun> prepare_run(const RunOptions& opts) {
                 pol.ro,
                 pol.rw,
                 scratch,
-                {}};
+                {},
+                pol.submounts};
     int first = 1;  // below it: squashed steps, no layers
     if (nsteps > 0) {
         TRY(first, steps::first_layer(dir));

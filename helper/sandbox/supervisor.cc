@@ -219,7 +219,8 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
             }
         }
     }
-    if (ctl) control::remove_socket(run.session_dir);
+    // A discarded session's dir goes whole, socket and all (a stopped one is kept).
+    if (ctl && !(run.discarding && early_code >= 0 && out.stopped.empty())) control::remove_socket(run.session_dir);
     if (!out.stopped.empty()) {
         run.child_mnt.reset();  // kept: its overlay must be gone before the upper is read
         watch.wait_stopped();

@@ -138,6 +138,24 @@ def test_exit_status_is_passed_on(lo):
     assert r.returncode == 126
 
 
+def test_init_stays_non_dumpable_and_child_errors_stay_one_line(lo):
+    # The command's process shares init's memory until its exec (init.cc,
+    # start_child) and makes it dumpable for its uid_map write: init must be
+    # non-dumpable again, its /proc files root's (unmapped inside), not ours.
+    r = lo.run("id -u; stat -c %u /proc/1/environ /proc/1/mem; cat /proc/1/environ >/dev/null 2>&1 || echo denied",
+               on_exit="discard")
+    me, environ_owner, mem_owner, denied = r.stdout.decode().split()
+    assert r.returncode == 0 and denied == "denied", r.stdout
+    assert environ_owner == mem_owner == "65534" != me
+    # A child that fails before or at exec: one line, the right code, and
+    # init (suspended until then) goes on to report it.
+    for cmd, code in (("no-such-command-xyz", 127), ("/etc", 126)):
+        r = lo("run", "--target", lo.target, "--on-exit", "discard", "--", cmd)
+        lines = r.stderr.decode().splitlines()
+        assert r.returncode == code and len(lines) == 1 and lines[0].startswith("layover: "), (code, r.stderr)
+    assert lo.run("exit 5", on_exit="discard").returncode == 5
+
+
 def test_closed_stdin_is_reopened_on_dev_null(lo):
     r = subprocess.run([LAYOVER, "run", "--target", lo.target, "--on-exit", "discard", "--", "/bin/sh", "-c",
                         "cat; echo rc=$?"], capture_output=True, env=lo.env, stdin=subprocess.DEVNULL, timeout=60)
