@@ -300,6 +300,7 @@ struct Prompt {
 }  // namespace
 
 void print_kept(const std::string& name) {
+    end_line();
     std::fprintf(stderr,
                  "layover: session '%s' kept; resume with 'layover diff %s', 'layover apply %s' or "
                  "'layover discard %s'\n",
@@ -354,7 +355,7 @@ int run_exit_prompt(const std::string& state, const session::Info& s) {
         Input in = ask("What now" + sel + "? [r/a/s/p/K/d] ", &ans);
         Next next = Next::Menu;
         if (in != Input::Line) {
-            std::fputc('\n', stderr);
+            end_line();
             next = Next::Kept;
         } else {
             std::string c = normalize_answer(ans);

@@ -209,6 +209,20 @@ def test_ctrl_c_keeps_the_session(lo, edited):
     assert not (lo.state / "trash" / "s").exists()
 
 
+def test_ctrl_c_at_a_question_ends_its_line_before_saying_kept(lo, edited):
+    # Ctrl+C at "Discard ...? [y/N]" keeps the session; the message that says
+    # so starts on a line of its own, not after the question.
+    child = _prompt(lo, edited)
+    child.expect(MENU)
+    child.sendline("d")
+    child.expect(r"\[y/N\] ")
+    child.sendintr()
+    child.expect("layover: session 's' kept; resume with")
+    assert child.before.endswith(b"\n"), child.before
+    assert _finish(child) == 0
+    assert _session_exists(lo, edited)
+
+
 def test_type_ahead_is_flushed_before_the_prompt(lo, edited):
     # "d" + Enter typed while the command still ran would discard the session
     # if the prompt read it; it must be flushed instead.
