@@ -463,3 +463,23 @@ def test_mcp_changes_and_review_feedback_hand_rejections_back_to_the_agent(clien
     assert [(x["path"], x["seq"], x["reason"]) for x in r["structuredContent"]["rejections"]] == [
         ("notes/a.txt", 3, "still no")]
     assert c2.close() == 0
+
+
+def test_a_binary_without_the_python_package_says_where_it_looked_and_the_fix(tmp_path):
+    # A copy of the binary with no python/ beside it (and none installed for
+    # /usr/bin/python3): one line naming each place looked in, and the fix.
+    (tmp_path / "bin").mkdir()
+    shutil.copy(LAYOVER, tmp_path / "bin" / "layover")
+    if subprocess.run(["/usr/bin/python3", "-I", "-c", "import layover"], capture_output=True).returncode == 0:
+        # Installed for the interpreter (make install on this host): the copy finds that one.
+        r = subprocess.run([str(tmp_path / "bin" / "layover"), "mcp", "--help"], capture_output=True, timeout=30)
+        assert r.returncode == 0 and b"not found" not in r.stderr, r.stderr
+        return
+    r = subprocess.run([str(tmp_path / "bin" / "layover"), "mcp"], stdin=subprocess.DEVNULL, capture_output=True,
+                       timeout=30)
+    err = r.stderr.decode()
+    assert r.returncode == 1 and err.count("\n") == 1 and r.stdout == b"", err
+    b = str(tmp_path / "bin")
+    assert err.startswith("layover mcp: the layover Python package was not found (No module named 'layover') "
+                          "in %s/../python, %s/../lib/layover/python or the site-packages of /usr/bin/python3 "
+                          "(run with -I: no PYTHONPATH, no user site); run make install" % (b, b)), err
