@@ -143,8 +143,9 @@ struct Prompt {
         if (changes().size() <= kListed) std::fputs(pick_list(changes(), selected).c_str(), stderr);
         else std::fprintf(stderr, "  %s changes; 'list' numbers them all\n", base::thousands(changes().size()).c_str());
         std::fputs(
-            "  Paths, directories and globs pick what they name (src/ '*.py'); -X leaves X out, +X adds it;\n"
-            "  numbers and ranges (2-4) toggle; all, none; list; hunks asks hunk by hunk in what is picked.\n",
+            "  Paths, directories and globs pick what they name (src/ '*.py');\n"
+            "  -X leaves X out, +X adds it; numbers and ranges (2-4) toggle; all, none;\n"
+            "  list; hunks asks hunk by hunk in what is picked.\n",
             stderr);
         for (;;) {
             std::string ans;
