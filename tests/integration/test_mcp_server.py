@@ -138,6 +138,11 @@ def test_mcp_every_tool_works_in_the_sandbox_and_the_real_tree_is_untouched(clie
     st = status(state_dir, "mcp-test")
     assert st.returncode == 0 and "A  notes/" in st.stdout and "M  src/app.py" in st.stdout
     assert all(json.loads(line)["jsonrpc"] == "2.0" for line in c.lines)  # nothing but protocol
+    # `layover sessions` says what made the session, never the server's bootstrap command.
+    ls = subprocess.run([LAYOVER, "sessions", "--json"], capture_output=True, text=True, check=True,
+                        env=dict(os.environ, LAYOVER_STATE_DIR=str(state_dir))).stdout
+    s = [x for x in json.loads(ls) if x["name"] == "mcp-test"][0]
+    assert s["label"] == "mcp: %s" % proj and s["what"].startswith("mcp: /") and " -c " not in s["what"], s
 
 
 def test_mcp_calls_run_concurrently_report_progress_and_cancel_kills_the_group(client, proj, state_dir):
