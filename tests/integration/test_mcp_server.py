@@ -488,3 +488,20 @@ def test_a_binary_without_the_python_package_says_where_it_looked_and_the_fix(tm
     assert err.startswith("layover mcp: the layover Python package was not found (No module named 'layover') "
                           "in %s/../python, %s/../lib/layover/python or the site-packages of /usr/bin/python3 "
                           "(run with -I: no PYTHONPATH, no user site); run make install" % (b, b)), err
+
+
+def test_changes_text_and_structured_content_are_one_snapshot(client):
+    # While a command keeps writing, the text an agent reads and the
+    # structuredContent list the same changes.
+    c = client()
+    job = c.call("start_command", command="i=0; while [ $i -lt 20000 ]; do : > w$i; i=$((i+1)); done")
+    job = job["structuredContent"]["job_id"]
+    seen = set()
+    for _ in range(4):
+        r = c.call("changes")
+        listed = sorted(x["path"] for x in r["structuredContent"]["changes"] if x["path"].startswith("w"))
+        shown = sorted(l[3:] for l in text(r).splitlines() if l.startswith("A  w"))
+        assert shown == listed, (len(shown), len(listed))
+        seen.add(len(listed))
+    c.call("kill_command", job_id=job)
+    assert len(seen) > 1 or 20000 in seen  # the writer was really writing between the calls
