@@ -494,14 +494,14 @@ def test_changes_text_and_structured_content_are_one_snapshot(client):
     # While a command keeps writing, the text an agent reads and the
     # structuredContent list the same changes.
     c = client()
-    job = c.call("start_command", command="i=0; while [ $i -lt 20000 ]; do : > w$i; i=$((i+1)); done")
+    job = c.call("start_command", command="i=0; while [ $i -lt 400 ]; do : > w$i; i=$((i+1)); sleep 0.005; done")
     job = job["structuredContent"]["job_id"]
     seen = set()
     for _ in range(4):
         r = c.call("changes")
         listed = sorted(x["path"] for x in r["structuredContent"]["changes"] if x["path"].startswith("w"))
         shown = sorted(l[3:] for l in text(r).splitlines() if l.startswith("A  w"))
-        assert shown == listed, (len(shown), len(listed))
+        assert shown == listed and len(listed) <= 400, (len(shown), len(listed))  # (the list holds up to 500)
         seen.add(len(listed))
     c.call("kill_command", job_id=job)
-    assert len(seen) > 1 or 20000 in seen  # the writer was really writing between the calls
+    assert len(seen) > 1 or 400 in seen  # the writer was really writing between the calls
