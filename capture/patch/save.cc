@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 #include <ctime>
 #include <memory>
 #include <optional>
@@ -160,14 +161,34 @@ std::string temp_name_for(const std::string& out) {
     return dir + "." + base + ".tmp-" + std::to_string(rd() % 1000000000u);
 }
 
+// Why FILE cannot be created, with the fix: the directory it names, not the
+// temporary file beside it.
+base::Error create_error(const std::string& out_file, const base::Error& e) {
+    auto slash = out_file.rfind('/');
+    std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : out_file.substr(0, slash);
+    std::string head = "cannot create " + base::display_path(out_file) + ": ";
+    if (e.code == ENOENT || e.code == ENOTDIR)
+        return base::Error{
+            head + "directory " + base::display_path(dir) + " does not exist; create it or pick another path", e.code};
+    if (e.code == EACCES || e.code == EPERM || e.code == EROFS)
+        return base::Error{head + "directory " + base::display_path(dir) + " is not writable (" +
+                               std::strerror(e.code) + "); pick a path in a directory you can write",
+                           e.code};
+    return base::Error{head + e.message, e.code};
+}
+
 }  // namespace
 
 base::Result<void> save_session(const session::Info& s, const std::string& out_file, const SaveOptions& opts,
                                 std::string* notes) {
     if (out_file.empty()) return base::error("no output file given; use -o FILE");
+    struct stat ost;
+    if (::stat(out_file.c_str(), &ost) == 0 && S_ISDIR(ost.st_mode))
+        return base::error(base::display_path(out_file) + " is a directory; name a file, e.g. -o " +
+                           base::display_path(out_file + "/patch.tar.zst"));
     std::string tmp = temp_name_for(out_file);
     auto fdr = base::open_at(AT_FDCWD, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0600);
-    if (!fdr) return base::error("cannot create " + out_file + ": " + fdr.error().message);
+    if (!fdr) return create_error(out_file, fdr.error());
     base::Fd fd = std::move(fdr.value());
     base::Defer cleanup([&] { ::unlink(tmp.c_str()); });
     ::fchmod(fd.get(), 0600);

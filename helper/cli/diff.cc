@@ -18,9 +18,9 @@
 namespace {
 
 const char kUsage[] =
-    "usage: layover diff SESSION|PATCH [--stat | --name-status] [--color[=auto|always|never]] [--no-pager] "
-    "[--hunk-numbers] [--mask-secrets] [--flat] [--ignore GLOB]... [--no-default-ignores] [--include-ignored] "
-    "[--step N | --steps N..M] [--] [PATH...]\n"
+    "usage: layover diff SESSION|PATCH [--stat | --name-status] [--color[=auto|always|never]] [--no-pager]\n"
+    "                    [--hunk-numbers] [--mask-secrets] [--flat] [--ignore GLOB]... [--no-default-ignores]\n"
+    "                    [--include-ignored] [--step N | --steps N..M] [--] [PATH...]\n"
     "       layover diff A B [...]: from session A's final view to session B's (best-of-N runs from one fork)\n"
     "  --step N, --steps N..M: the changes those steps of SESSION alone made, against the view just before them\n"
     "  PATH...: paths relative to the target (a directory brings its subtree) or globs\n"

@@ -28,8 +28,10 @@ std::vector<std::string> python_argv(const std::string& python, const std::strin
         "try:\n"
         "    from layover._mcp_server import main\n"
         "except ImportError as e:\n"
-        "    sys.stderr.write('layover mcp: the layover Python package was not found (%s); reinstall with "
-        "make install\\n' % e)\n"
+        "    b = sys.argv[3].rsplit('/', 1)[0]\n"
+        "    sys.stderr.write('layover mcp: the layover Python package was not found (%s) in %s/../python, '\n"
+        "        '%s/../lib/layover/python or the site-packages of %s (run with -I: no PYTHONPATH, no user site); '\n"
+        "        'run make install, which installs it there\\n' % (e, b, b, sys.executable))\n"
         "    sys.exit(1)\n"
         "sys.exit(main(sys.argv[2:]))\n";
     return {python, "-I", "-c", code, pydir, "--binary", self};

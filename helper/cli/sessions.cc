@@ -123,7 +123,14 @@ int cmd_sessions(int argc, char** argv) {
         std::puts(trash ? "the trash is empty" : "no sessions");
         return 0;
     }
-    std::printf("%-24s %-8s %5s %7s %5s %7s  %s\n", "NAME", "STATE", "AGE", "SIZE", "STEPS", "CHANGES", "WHAT");
+    // Columns as wide as their longest entry (a Python session's default name has 25 characters).
+    int name_w = 24, state_w = 8;
+    for (const auto& s : *all) {
+        name_w = std::max(name_w, static_cast<int>(s.meta.name.size()));
+        state_w = std::max(state_w, static_cast<int>(s.state.size() + (trash ? 6 : 0)));
+    }
+    std::printf("%-*s %-*s %5s %7s %5s %7s  %s\n", name_w, "NAME", state_w, "STATE", "AGE", "SIZE", "STEPS", "CHANGES",
+                "WHAT");
     bool old = false;
     uint64_t total = 0;
     for (size_t i = 0; i < all->size(); i++) {
@@ -133,7 +140,7 @@ int cmd_sessions(int argc, char** argv) {
         std::string shown = trash ? "trash:" + s.state : s.state;
         auto nsteps = steps::count(s.dir);  // frozen steps (docs/history.md); ? when steps/ is not layover's
         std::string steps_text = nsteps ? std::to_string(nsteps.value()) : "?";
-        std::printf("%-24s %-8s %5s %7s %5s %7s  %s\n", s.meta.name.c_str(), shown.c_str(),
+        std::printf("%-*s %-*s %5s %7s %5s %7s  %s\n", name_w, s.meta.name.c_str(), state_w, shown.c_str(),
                     human_age(age_seconds(s.meta)).c_str(), base::bytes_short(sizes[i]).c_str(), steps_text.c_str(),
                     changes.c_str(), base::display_path(what_started(s.meta)).c_str());
         if (!trash && s.age_days >= 20) old = true;

@@ -50,6 +50,7 @@ base::Result<HidePlan> plan_hide(const HideRequest& req, const std::vector<overl
 
     struct Want {
         std::string path, shown;
+        bool user = false;  // named by --hide, not the secrets preset
     };
     std::vector<Want> wants;
     if (req.secrets && !home.empty())
@@ -57,7 +58,9 @@ base::Result<HidePlan> plan_hide(const HideRequest& req, const std::vector<overl
     for (const auto& u : req.user) {
         if (u.empty()) return base::error("--hide needs a path");
         std::string abs = clean(u[0] == '/' ? u : req.cwd + "/" + u);
-        wants.push_back({abs, base::display_path(abs)});
+        bool in_home = !home.empty() && home != "/" && abs != home && overlay::path_within(abs, home);
+        wants.push_back(
+            {abs, in_home ? "~/" + base::display_path(relative_to(abs, home)) : base::display_path(abs), true});
     }
 
     for (const auto& w : wants) {
@@ -90,7 +93,7 @@ base::Result<HidePlan> plan_hide(const HideRequest& req, const std::vector<overl
             if (a != req.target && overlay::path_within(a, req.target))
                 add_unique(&plan.in_target, relative_to(a, req.target));
         }
-        add_unique(&plan.shown, w.shown);
+        add_unique(w.user ? &plan.user_shown : &plan.shown, w.shown);
     }
     return plan;
 }

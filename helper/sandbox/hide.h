@@ -18,10 +18,11 @@ struct HideRequest {
 };
 
 struct HidePlan {
-    std::vector<std::string> mounts;     // absolute host paths to cover, aliases included
-    std::vector<std::string> shown;      // "~/.ssh": what the start-up line names (existing ones)
-    std::vector<std::string> in_target;  // relative to the target, existing or not: never captured
-    std::vector<std::string> notes;      // "not hiding X: ..." for stderr
+    std::vector<std::string> mounts;      // absolute host paths to cover, aliases included
+    std::vector<std::string> shown;       // "~/.ssh": the secrets the start-up line names (existing ones)
+    std::vector<std::string> user_shown;  // "~/proj/.env": the --hide paths it names (existing ones)
+    std::vector<std::string> in_target;   // relative to the target, existing or not: never captured
+    std::vector<std::string> notes;       // "not hiding X: ..." for stderr
 };
 
 // mounts: the host's mount table (overlay::parse_mountinfo), for aliases.

@@ -78,6 +78,9 @@ base::Result<RunPolicy> decide_policy(const RunOptions& opts, const std::string&
         pol.notices.push_back("hiding " + plural(pol.hide.shown.size(), "secret path") + " (" +
                               profile::list_names(pol.hide.shown, 4) + ")" +
                               (opts.hide_secrets ? "; --no-hide-secrets to show them" : ""));
+    if (!pol.hide.user_shown.empty())
+        pol.notices.push_back("hiding " + plural(pol.hide.user_shown.size(), "path") + " named by --hide (" +
+                              profile::list_names(pol.hide.user_shown, 4) + ")");
 
     for (const auto& g : opts.ro) {
         TRY(std::string p, shown_path("--ro", g, cwd, target, state, pol.hide));

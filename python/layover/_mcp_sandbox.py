@@ -91,8 +91,13 @@ class AgentSandbox:
 
     def _start(self) -> None:
         host, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        # `layover sessions` shows the label, never the bootstrap command.
+        home = os.path.expanduser("~")
+        shown = "~" + self.target[len(home):] if home not in ("", "/") and (
+            self.target == home or self.target.startswith(home + "/")) else self.target
         argv = self.helper.argv("run", "--target", self.target, "--session", self.name, "--on-exit",
-                                self.on_exit, "--ipc-fd", str(child.fileno()), *self.run_args, "--",
+                                self.on_exit, "--ipc-fd", str(child.fileno()),
+                                "--label", ("mcp: %s" % shown)[:200], *self.run_args, "--",
                                 "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else sys.executable,
                                 "-I", "-S", "-c", BOOT)
         self.broken = None

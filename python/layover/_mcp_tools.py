@@ -317,10 +317,29 @@ def review_hint(name: str) -> str:
             "layover diff %s; layover apply %s" % (name, name, name))
 
 
+_LETTER = {"added": "A", "modified": "M", "deleted": "D", "type_changed": "T", "metadata": "m", "opaque_dir": "O"}
+
+
+def _changes_text(out: List[Dict[str, Any]], rejected: List[Dict[str, Any]]) -> str:
+    """The text of `changes`, made from the same snapshot as its structured
+    content (two `status` calls could differ while a command writes)."""
+    lines = []
+    for c in out:
+        line = "%s  %s%s" % (_LETTER.get(c["kind"], "?"), c["path"], "/" if c["type"] == "dir" else "")
+        lines.append(line + ("   ! " + ", ".join(c["risks"]) if c["risks"] else ""))
+    n = {k: sum(1 for c in out if c["kind"] == k) for k in ("added", "modified", "deleted")}
+    if out:
+        parts = ["%d %s" % (n[k], k) for k in ("added", "modified", "deleted") if n[k]]
+        other = len(out) - sum(n.values())
+        parts += ["%d other" % other] if other else []
+        lines.append("%d change%s: %s" % (len(out), "" if len(out) == 1 else "s", ", ".join(parts)))
+    lines += ["R  " + _rejection_line(r) for r in rejected]
+    return "\n".join(lines) or "no changes"
+
+
 def changes(ctx: Any, a: Dict[str, Any]) -> Result:
     ctx.sandbox.ensure()  # the session exists once the sandbox started
     name = ctx.sandbox.name
-    summary = ctx.helper.run(["status", name]).stdout.decode("utf-8", "replace")
     data = json.loads(ctx.helper.run(["status", name, "--json"]).stdout.decode("utf-8", "replace"))
     items = data if isinstance(data, list) else data.get("changes", []) if isinstance(data, dict) else []
     out = [{"kind": str(c.get("kind")), "path": str(c.get("path")),
@@ -328,12 +347,13 @@ def changes(ctx: Any, a: Dict[str, Any]) -> Result:
             "size": c.get("size") if type(c.get("size")) is int else None,
             "risks": [str(r) for r in c.get("risks", []) if isinstance(r, str)]
             if isinstance(c.get("risks"), list) else []} for c in items if isinstance(c, dict)]
-    text, _ = clip(summary.rstrip("\n") or "no changes", 20000)
+    rejected = _rejections(ctx)
+    text, _ = clip(_changes_text(out, rejected), 20000)
     hint = review_hint(name)
     ctx.last_review = hint
     return (text + "\n" + hint, {"session": name, "changes": out[:500], "count": len(out),
                                  "truncated": len(out) > 500, "review": hint,
-                                 "rejected": _rejections(ctx)[:500]}, False)
+                                 "rejected": rejected[:500]}, False)
 
 
 def _rejections(ctx: Any) -> List[Dict[str, Any]]:

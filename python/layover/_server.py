@@ -127,6 +127,8 @@ class Server(ExecMixin):
         for _ in range(skip_frames):
             if tb is not None:
                 tb = tb.tb_next
+        while tb is not None and tb.tb_frame.f_code.co_filename == "<layover-repl>":
+            tb = tb.tb_next  # the server's own frames (compiling the code): not the user's
         if isinstance(exc, SyntaxError) and tb is None:
             lines = traceback.format_exception_only(type(exc), exc)
         else:

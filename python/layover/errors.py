@@ -99,5 +99,7 @@ def sandbox_os_error(code: int, strerror: str, path: Optional[str], what: str) -
                                        {"__str__": lambda self: self.message, "__module__": __name__})
     e = cls(code, strerror, path)
     fix = _FIXES.get(code, "check the command and its arguments")
+    if code == errno.ENOENT and path and " " in path and "/" not in path:  # exec("ls -l"), as subprocess takes it
+        fix = "a string is one program's name: pass a list (%r) or shell=True" % (path.split()[:4],)
     e.message = "layover: %s: %s; %s" % (what, os_reason(e), fix)  # type: ignore[attr-defined]
     return e

@@ -58,7 +58,7 @@ class Repl:
     @classmethod
     def spawn(cls, make_argv: Callable[[int], List[str]], *, env: Mapping[str, str], cwd: Optional[str] = None,
               startup_timeout: float = 30.0, max_output: int = 512 * 1024 * 1024, set_ipc_env: bool = False,
-              describe: str = "sandbox") -> "Repl":
+              describe: str = "sandbox", fix: str = "check the program path") -> "Repl":
         """Start `make_argv(fd)`; fd is the child's end of the IPC socket.
         With set_ipc_env (no helper in between), LAYOVER_IPC_FD is set here."""
         host, child = socketpair()  # requests (and the boot frame): host -> REPL
@@ -78,7 +78,7 @@ class Repl:
             for s in (host, child, rep_host, rep_child, ctl_host, ctl_child):
                 s.close()
             errlog.close()
-            raise SandboxError("layover: cannot start the %s: %s" % (describe, os_reason(e))) from None
+            raise SandboxError("layover: cannot start the %s: %s; %s" % (describe, os_reason(e), fix)) from None
         child.close()
         holder: List[Repl] = []
 

@@ -142,10 +142,12 @@ class Sandbox:
         if self._repl is not None and self._repl.alive:
             return self
         if not os.path.isdir(self.target):
-            raise SandboxError("layover: target %s: not a directory; pass an existing tree" % self.target)
+            raise SandboxError("layover: target %s: %s; pass an existing tree" % (
+                self.target, "not a directory" if os.path.exists(self.target) else "does not exist"))
         self._repl = Repl.spawn(self._run_argv, env=self.helper.env, cwd=self.target,
                                 startup_timeout=self.startup_timeout, max_output=self.max_output,
-                                describe="sandbox (session %s)" % self.name)
+                                describe="sandbox (session %s)" % self.name,
+                                fix="set LAYOVER_BIN or binary= to the layover helper, or reinstall")
         return self
 
     @classmethod

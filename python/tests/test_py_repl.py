@@ -59,6 +59,8 @@ def test_exception_comes_back_formatted_and_session_lives(repl):
 def test_syntax_error_is_reported_and_nothing_runs(repl):
     r = repl.run("z = 1\ndef (:")
     assert "SyntaxError" in r.error
+    assert "<layover-repl>" not in r.error and "_compile" not in r.error, r.error  # only the user's code
+    assert "def (:" in r.error
     assert "NameError" in repl.run("z").error
 
 
@@ -156,6 +158,10 @@ def test_exec_of_missing_program_raises_file_not_found(repl, tmp_path):
     assert str(e.value).startswith("layover: exec inside the sandbox: /nonexistent/dir: No such file or "
                                    "directory (ENOENT); ")
     assert str(e.value).count("ENOENT") == 1 and "Errno" not in str(e.value)
+    with pytest.raises(FileNotFoundError) as e:  # a command line as one string, without shell=True
+        repl.exec("ls -l")
+    assert str(e.value) == ("layover: exec inside the sandbox: ls -l: No such file or directory (ENOENT); "
+                            "a string is one program's name: pass a list (['ls', '-l']) or shell=True")
     assert repl.run("2").value == "2"
 
 

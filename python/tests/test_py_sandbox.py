@@ -241,7 +241,19 @@ def test_killed_helper_raises_on_next_call_and_session_is_crashed(sb, state_dir)
 def test_missing_target_is_a_clear_error(require_sandbox, state_dir, tmp_path):
     with pytest.raises(SandboxError) as e:
         Sandbox(tmp_path / "nope", state_dir=state_dir)
-    assert "not a directory" in str(e.value)
+    assert str(e.value) == "layover: target %s: does not exist; pass an existing tree" % (tmp_path / "nope")
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(SandboxError) as e:
+        Sandbox(tmp_path / "file", state_dir=state_dir)
+    assert "file: not a directory; pass an existing tree" in str(e.value)
+
+
+def test_a_missing_helper_binary_names_the_fix(require_sandbox, state_dir, tmp_path):
+    with pytest.raises(SandboxError) as e:
+        Sandbox(tmp_path, state_dir=state_dir, binary=str(tmp_path / "no-layover"))
+    assert str(e.value).startswith("layover: cannot start the sandbox (session py-")
+    assert str(e.value).endswith("no-layover: No such file or directory (ENOENT); set LAYOVER_BIN or binary= to "
+                                 "the layover helper, or reinstall"), str(e.value)
 
 
 def test_log_and_rollback_across_resumes(sb, target):

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <memory>
 #include <string_view>
 #include <system_error>
@@ -53,6 +54,10 @@ struct FileOut {
 base::Error staging_error(const std::string& path, const base::Error& e) {
     std::string why = e.message;
     if (e.code == ENOSPC || e.code == EDQUOT) why += " (the target's filesystem is full)";
+    if (e.code == EACCES || e.code == EPERM)  // not the temporary name: the directory, and the fix
+        why = "its directory on the target is not writable (" + std::string(std::strerror(e.code)) +
+              "); make it writable (chmod u+w) and apply again";
+    if (e.code == EROFS) why = "the target's filesystem is read-only (" + std::string(std::strerror(e.code)) + ")";
     return base::Error{"staging " + base::display_path(path) + ": " + why, e.code};
 }
 

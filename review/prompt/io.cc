@@ -12,6 +12,7 @@ namespace review {
 namespace {
 
 volatile sig_atomic_t g_interrupted = 0;
+bool g_mid_line = false;  // a question is on screen and its line not ended
 
 void on_interrupt(int) { g_interrupted = 1; }
 
@@ -43,6 +44,7 @@ bool InterruptGuard::interrupted() { return g_interrupted != 0; }
 Input ask(const std::string& question, std::string* answer) {
     std::fputs(question.c_str(), stderr);
     std::fflush(stderr);
+    g_mid_line = true;
     answer->clear();
     for (;;) {
         if (g_interrupted) return Input::Interrupted;
@@ -54,9 +56,17 @@ Input ask(const std::string& question, std::string* answer) {
             if (!answer->empty()) return Input::Line;
             return Input::Eof;
         }
-        if (c == '\n') return Input::Line;
+        if (c == '\n') {
+            g_mid_line = false;  // the terminal echoed the Enter
+            return Input::Line;
+        }
         if (answer->size() < 4096) answer->push_back(c);
     }
+}
+
+void end_line() {
+    if (g_mid_line) std::fputc('\n', stderr);
+    g_mid_line = false;
 }
 
 void flush_typeahead() {

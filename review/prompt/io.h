@@ -30,6 +30,10 @@ private:
 // newline). Lines longer than 4 KiB are cut.
 Input ask(const std::string& question, std::string* answer);
 
+// End the line a question left open (after Ctrl+C or EOF at it), so the
+// next message starts on a line of its own.
+void end_line();
+
 // Drop input typed before the prompt appeared (keys meant for the program).
 void flush_typeahead();
 

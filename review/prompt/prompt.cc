@@ -143,8 +143,9 @@ struct Prompt {
         if (changes().size() <= kListed) std::fputs(pick_list(changes(), selected).c_str(), stderr);
         else std::fprintf(stderr, "  %s changes; 'list' numbers them all\n", base::thousands(changes().size()).c_str());
         std::fputs(
-            "  Paths, directories and globs pick what they name (src/ '*.py'); -X leaves X out, +X adds it;\n"
-            "  numbers and ranges (2-4) toggle; all, none; list; hunks asks hunk by hunk in what is picked.\n",
+            "  Paths, directories and globs pick what they name (src/ '*.py');\n"
+            "  -X leaves X out, +X adds it; numbers and ranges (2-4) toggle; all, none;\n"
+            "  list; hunks asks hunk by hunk in what is picked.\n",
             stderr);
         for (;;) {
             std::string ans;
@@ -300,6 +301,7 @@ struct Prompt {
 }  // namespace
 
 void print_kept(const std::string& name) {
+    end_line();
     std::fprintf(stderr,
                  "layover: session '%s' kept; resume with 'layover diff %s', 'layover apply %s' or "
                  "'layover discard %s'\n",
@@ -354,7 +356,7 @@ int run_exit_prompt(const std::string& state, const session::Info& s) {
         Input in = ask("What now" + sel + "? [r/a/s/p/K/d] ", &ans);
         Next next = Next::Menu;
         if (in != Input::Line) {
-            std::fputc('\n', stderr);
+            end_line();
             next = Next::Kept;
         } else {
             std::string c = normalize_answer(ans);

@@ -10,9 +10,10 @@
 
 namespace review {
 
+// Two lines: each fits an 80-column terminal (one line took 107 columns).
 const char kMenu[] =
-    "  [r] review diff    [a] apply    [s] save patch    [p] pick files    [k] keep session (default)    "
-    "[d] discard\n";
+    "  [r] review diff    [a] apply    [s] save patch    [p] pick files\n"
+    "  [k] keep session (default)    [d] discard\n";
 
 namespace {
 

@@ -135,6 +135,37 @@ def test_apply_without_yes_and_without_a_terminal_refuses_and_writes_nothing(lo)
     assert tree(lo.target, mtimes=True) == before
 
 
+def test_apply_into_a_read_only_directory_names_it_and_the_fix(lo):
+    # The temporary staging name is not the user's business: the directory is.
+    (lo.target / "ro").mkdir()
+    (lo.target / "ro" / "f").write_text("old\n")
+    os.chmod(lo.target / "ro", 0o555)
+    try:
+        run_edit(lo, "echo new > ro/f", session="ro")
+        r = lo("apply", "ro", "--yes")
+    finally:
+        os.chmod(lo.target / "ro", 0o755)
+    err = r.stderr.decode()
+    assert r.returncode == 1 and err.count("\n") == 1, err
+    assert "its directory on the target is not writable (Permission denied); make it writable (chmod u+w) " \
+        "and apply again; nothing was applied" in err and ".layover-tmp" not in err
+    assert (lo.target / "ro" / "f").read_text() == "old\n" and not (lo.target / "ro" / "g").exists()
+
+
+def test_an_only_path_that_matches_no_change_is_named(lo):
+    # A typo in --only (or PATH...) applies nothing: stderr says which path matched nothing.
+    run_edit(lo, "echo changed > notes.txt && echo n > fresh.txt", session="typo")
+    r = lo("apply", "typo", "--only", "note.txt", "--yes")
+    assert r.returncode == 0 and "nothing to apply" in r.stdout.decode()
+    assert r.stderr.decode() == ("layover: apply: 'note.txt' matches no change (paths are relative to the target "
+                                 "%s; 'layover status' lists the changes)\n" % lo.target)
+    assert (lo.target / "notes.txt").read_text() != "changed\n" and not (lo.target / "fresh.txt").exists()
+    r = lo("apply", "typo", "--yes", "--", "fresh.txt", "nope/")  # one matches: it applies, the other is named
+    assert r.returncode == 0 and "'nope' matches no change" in r.stderr.decode()
+    assert "'fresh.txt'" not in r.stderr.decode()
+    assert (lo.target / "fresh.txt").read_text() == "n\n"
+
+
 def test_apply_of_a_running_session_is_refused(lo):
     proc = subprocess.Popen(
         [LAYOVER, "run", "--target", str(lo.target),

@@ -260,6 +260,27 @@ def test_save_is_atomic_0600_and_errors_are_one_line(lo, tmp_path):
     assert [p.name for p in tmp_path.iterdir() if ".tmp-" in p.name] == []
 
 
+def test_save_errors_name_the_directory_and_the_fix(lo, tmp_path):
+    # Not the temporary file beside the patch: the directory, and what to do.
+    run_ok(lo, "echo a > a")
+    missing = tmp_path / "no" / "such"
+    r = lo("save", "s", "-o", missing / "p.tar.zst")
+    assert r.returncode == 1
+    assert r.stderr.decode() == "layover: cannot create %s/p.tar.zst: directory %s does not exist; " \
+        "create it or pick another path\n" % (missing, missing)
+    ro = tmp_path / "ro"
+    ro.mkdir(mode=0o555)
+    r = lo("save", "s", "-o", ro / "p.tar.zst")
+    assert r.returncode == 1 and ".tmp-" not in r.stderr.decode()
+    assert "directory %s is not writable (Permission denied); pick a path" % ro in r.stderr.decode()
+    r = lo("save", "s", "-o", tmp_path)  # a directory: refused before any work
+    assert r.returncode == 1
+    assert r.stderr.decode() == "layover: %s is a directory; name a file, e.g. -o %s/patch.tar.zst\n" % (
+        tmp_path, tmp_path)
+    assert [p.name for p in tmp_path.iterdir() if ".tmp-" in p.name or p.suffix == ".zst"] == []
+    assert list(ro.iterdir()) == []
+
+
 def test_show_rejects_a_truncated_patch_with_one_line(lo, tmp_path):
     run_ok(lo, "head -c 300000 /dev/urandom > r.bin")
     patch = save(lo, "s", tmp_path / "p.tar.zst")

@@ -86,6 +86,14 @@ def test_every_flag_in_each_verbs_help_is_in_the_table_and_back():
     assert set(tab) - set(verbs_in_usage()) == set(), "table verbs missing from 'layover --help'"
 
 
+def test_no_help_line_is_wider_than_120_columns():
+    # A usage line of 247 columns (diff's) wrapped mid-flag on any terminal.
+    for verb in [None] + verbs_in_usage():
+        r = lay(*([verb] if verb else []), "--help", env=dict(os.environ))
+        wide = [l for l in (r.stdout + r.stderr).decode().splitlines() if len(l) > 120]
+        assert wide == [], "%s --help: %s" % (verb or "layover", wide)
+
+
 SAMPLES = {"network": "none", "on-exit": "keep", "home": "ro", "timeout": "1h", "max-pids": "100",
            "max-size": "1G", "max-memory": "1G", "tmp-size": "1G", "ipc-fd": "3", "env": "A=b",
            "session": "abc", "color": "never", "max-members": "5", "max-stored-bytes": "5M",

@@ -209,6 +209,13 @@ sb.apply()
     line = [x for x in text.splitlines() if x.startswith("py ")][0]
     assert "python: Sandbox(" in line and "applied" in line, line
     assert "_boot" not in text and " -c " not in text
+    # The default name (py-YYYYmmdd-HHMMSS-xxxxxx, 25 characters) keeps the columns aligned.
+    r = subprocess.run([sys.executable, "-c", code.replace(', session="py"', ""), str(proj), str(lo.state), LAYOVER],
+                       capture_output=True, cwd=str(proj), env=lo.env, timeout=120)
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    lines = lo("sessions", check=True).stdout.decode().splitlines()
+    col = lines[0].index("STATE")
+    assert [x[col:col + 8] for x in lines[1:]] == ["applied ", "empty   "], lines  # (it wrote the same x)
     s = [x for x in _sessions(lo) if x["name"] == "py"][0]
     assert s["label"].startswith("python: Sandbox(") and s["state"] == "applied" and s["undo"]
 

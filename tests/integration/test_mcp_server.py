@@ -138,6 +138,11 @@ def test_mcp_every_tool_works_in_the_sandbox_and_the_real_tree_is_untouched(clie
     st = status(state_dir, "mcp-test")
     assert st.returncode == 0 and "A  notes/" in st.stdout and "M  src/app.py" in st.stdout
     assert all(json.loads(line)["jsonrpc"] == "2.0" for line in c.lines)  # nothing but protocol
+    # `layover sessions` says what made the session, never the server's bootstrap command.
+    ls = subprocess.run([LAYOVER, "sessions", "--json"], capture_output=True, text=True, check=True,
+                        env=dict(os.environ, LAYOVER_STATE_DIR=str(state_dir))).stdout
+    s = [x for x in json.loads(ls) if x["name"] == "mcp-test"][0]
+    assert s["label"] == "mcp: %s" % proj and s["what"].startswith("mcp: /") and " -c " not in s["what"], s
 
 
 def test_mcp_calls_run_concurrently_report_progress_and_cancel_kills_the_group(client, proj, state_dir):
@@ -463,3 +468,40 @@ def test_mcp_changes_and_review_feedback_hand_rejections_back_to_the_agent(clien
     assert [(x["path"], x["seq"], x["reason"]) for x in r["structuredContent"]["rejections"]] == [
         ("notes/a.txt", 3, "still no")]
     assert c2.close() == 0
+
+
+def test_a_binary_without_the_python_package_says_where_it_looked_and_the_fix(tmp_path):
+    # A copy of the binary with no python/ beside it (and none installed for
+    # /usr/bin/python3): one line naming each place looked in, and the fix.
+    (tmp_path / "bin").mkdir()
+    shutil.copy(LAYOVER, tmp_path / "bin" / "layover")
+    if subprocess.run(["/usr/bin/python3", "-I", "-c", "import layover"], capture_output=True).returncode == 0:
+        # Installed for the interpreter (make install on this host): the copy finds that one.
+        r = subprocess.run([str(tmp_path / "bin" / "layover"), "mcp", "--help"], capture_output=True, timeout=30)
+        assert r.returncode == 0 and b"not found" not in r.stderr, r.stderr
+        return
+    r = subprocess.run([str(tmp_path / "bin" / "layover"), "mcp"], stdin=subprocess.DEVNULL, capture_output=True,
+                       timeout=30)
+    err = r.stderr.decode()
+    assert r.returncode == 1 and err.count("\n") == 1 and r.stdout == b"", err
+    b = str(tmp_path / "bin")
+    assert err.startswith("layover mcp: the layover Python package was not found (No module named 'layover') "
+                          "in %s/../python, %s/../lib/layover/python or the site-packages of /usr/bin/python3 "
+                          "(run with -I: no PYTHONPATH, no user site); run make install" % (b, b)), err
+
+
+def test_changes_text_and_structured_content_are_one_snapshot(client):
+    # While a command keeps writing, the text an agent reads and the
+    # structuredContent list the same changes.
+    c = client()
+    job = c.call("start_command", command="i=0; while [ $i -lt 400 ]; do : > w$i; i=$((i+1)); sleep 0.005; done")
+    job = job["structuredContent"]["job_id"]
+    seen = set()
+    for _ in range(4):
+        r = c.call("changes")
+        listed = sorted(x["path"] for x in r["structuredContent"]["changes"] if x["path"].startswith("w"))
+        shown = sorted(l[3:] for l in text(r).splitlines() if l.startswith("A  w"))
+        assert shown == listed and len(listed) <= 400, (len(shown), len(listed))  # (the list holds up to 500)
+        seen.add(len(listed))
+    c.call("kill_command", job_id=job)
+    assert len(seen) > 1 or 400 in seen  # the writer was really writing between the calls

@@ -48,8 +48,8 @@ def test_summary_then_r_shows_the_diff_and_returns_to_the_menu(lo, home, edited)
     child = _prompt(lo, edited)
     child.expect(r"A  new.txt")
     child.expect(r"M  notes.txt")
-    child.expect(r"\[r\] review diff +\[a\] apply +\[s\] save patch +\[p\] pick files +"
-                 r"\[k\] keep session \(default\) +\[d\] discard")
+    child.expect(r"\[r\] review diff +\[a\] apply +\[s\] save patch +\[p\] pick files\r\n"
+                 r"  \[k\] keep session \(default\) +\[d\] discard\r\n")
     child.expect(MENU)
     child.sendline("r")
     child.expect(r"\+\+\+ b/notes.txt")
@@ -152,6 +152,8 @@ def test_p_picks_files_and_apply_uses_only_those(lo, home, edited):
     child.expect(r"\[x\] 1  A  new.txt")
     child.expect(r"\[x\] 2  M  notes.txt")
     child.expect(r"Pick \(2 of 2 changes picked; Enter when done\): ")
+    help_lines = child.before.decode().splitlines()
+    assert any("+X adds it" in l for l in help_lines) and max(map(len, help_lines)) <= 80, help_lines
     child.sendline("2")
     child.expect(r"Pick \(1 of 2 changes picked; Enter when done\): ")  # a count, not the list again
     child.sendline("")
@@ -207,6 +209,20 @@ def test_ctrl_c_keeps_the_session(lo, edited):
     assert _finish(child) == 0
     assert _session_exists(lo, edited)
     assert not (lo.state / "trash" / "s").exists()
+
+
+def test_ctrl_c_at_a_question_ends_its_line_before_saying_kept(lo, edited):
+    # Ctrl+C at "Discard ...? [y/N]" keeps the session; the message that says
+    # so starts on a line of its own, not after the question.
+    child = _prompt(lo, edited)
+    child.expect(MENU)
+    child.sendline("d")
+    child.expect(r"\[y/N\] ")
+    child.sendintr()
+    child.expect("layover: session 's' kept; resume with")
+    assert child.before.endswith(b"\n"), child.before
+    assert _finish(child) == 0
+    assert _session_exists(lo, edited)
 
 
 def test_type_ahead_is_flushed_before_the_prompt(lo, edited):

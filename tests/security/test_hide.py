@@ -132,6 +132,20 @@ def test_startup_line_names_the_hidden_paths_and_quiet_drops_it(sh):
     assert b"hiding" not in r.stderr and b"not passing" not in r.stderr
 
 
+def test_a_hide_path_gets_its_own_startup_line_not_the_secrets_one(sh):
+    # --no-hide-secrets does not show a --hide path: the secrets line must not
+    # claim it, and the path is named as typed under the home (~/...).
+    (sh.home / "private").mkdir()
+    (sh.home / "private" / "x").write_text("PRIVATE\n")
+    r = sh.run("cat private/x", "--hide", "private", on_exit="discard")
+    lines = r.stderr.decode().splitlines()
+    assert "layover: hiding 1 path named by --hide (~/private)" in lines, lines
+    secrets = [l for l in lines if "secret path" in l]
+    assert len(secrets) == 1 and "private" not in secrets[0] and "--no-hide-secrets" in secrets[0], lines
+    assert b"PRIVATE" not in r.stdout
+    assert (sh.home / "private" / "x").read_text() == "PRIVATE\n"
+
+
 def test_resumed_session_keeps_its_hidden_paths_out_of_capture(sh):
     sh.run("mkdir -p ~/.kube && echo one > ~/.kube/config", session="again")
     # Resumed with the preset off: what was written while hidden stays out.

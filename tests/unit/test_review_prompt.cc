@@ -94,4 +94,6 @@ TEST_CASE("review prompt: answers are trimmed and lowercased") {
     CHECK(review::normalize_answer("") == "");
     CHECK(review::normalize_answer(" \t") == "");
     CHECK(std::string(review::kMenu).find("[k] keep session (default)") != std::string::npos);
+    std::string menu = review::kMenu;  // every line fits an 80-column terminal
+    for (size_t a = 0, b; (b = menu.find('\n', a)) != std::string::npos; a = b + 1) CHECK(b - a <= 79);
 }

@@ -108,7 +108,8 @@ TEST_CASE("hide: the plan resolves symlinks, skips what is absent, keeps in-targ
     auto plan = plan_hide(req, {});
     REQUIRE(plan.ok());
     CHECK(plan->mounts == std::vector<std::string>{root + "/realssh", home + "/.netrc", proj + "/.env"});
-    CHECK(plan->shown == std::vector<std::string>{"~/.ssh", "~/.netrc", proj + "/.env"});
+    CHECK(plan->shown == std::vector<std::string>{"~/.ssh", "~/.netrc"});
+    CHECK(plan->user_shown == std::vector<std::string>{"~/proj/.env"});  // --hide's own, under ~ as typed
     CHECK(plan->in_target == std::vector<std::string>{".env", "missing"});
 
     // Over the home: every preset name is excluded from capture, present or not.
