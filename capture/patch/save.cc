@@ -110,7 +110,9 @@ void collect_originals(const ScanResult& scan, Manifest* m, Originals* before) {
 class OriginalReader {
 public:
     OriginalReader(int lower, const Originals& list) : lower_(lower), list_(list) {}
+    // From the writer's threads: one buffer each.
     base::Result<std::optional<OriginalContent>> operator()(const Item& it) {
+        thread_local std::string buf;
         auto o = list_.find(it.change.path);
         if (o == list_.end()) return std::optional<OriginalContent>();
         const std::string& path = o->first;
@@ -124,15 +126,15 @@ public:
         struct stat st {};
         if (::fstat(fd->get(), &st) != 0 || !S_ISREG(st.st_mode) || static_cast<uint64_t>(st.st_size) != o->second.size)
             return changed();
-        buf_.resize(static_cast<size_t>(o->second.size));
+        buf.resize(static_cast<size_t>(o->second.size));
         size_t got = 0;
-        while (got < buf_.size()) {
-            ssize_t n = ::pread(fd->get(), buf_.data() + got, buf_.size() - got, static_cast<off_t>(got));
+        while (got < buf.size()) {
+            ssize_t n = ::pread(fd->get(), buf.data() + got, buf.size() - got, static_cast<off_t>(got));
             if (n < 0 && errno == EINTR) continue;
             if (n <= 0) return n < 0 ? base::sys_error("reading the real file " + base::display_path(path)) : changed();
             got += static_cast<size_t>(n);
         }
-        OriginalContent out{buf_, fingerprint_bytes(buf_)};
+        OriginalContent out{buf, fingerprint_bytes(buf)};
         if (out.fingerprint != o->second.fingerprint) return changed();
         return std::optional<OriginalContent>(std::move(out));
     }
@@ -140,7 +142,6 @@ public:
 private:
     int lower_;
     const Originals& list_;
-    std::string buf_;
 };
 
 // What save's child builds, left for its exit to free (save_session):
@@ -245,7 +246,7 @@ base::Result<void> save_session(const session::Info& s, const std::string& out_f
             wo.original = OriginalReader(t.lower.get(), originals);
             std::string said;
             if (opts.on_content)
-                wo.on_content = [&](const Item& it, std::string_view now) {
+                wo.on_content = [&](const Item& it, std::string_view now) -> std::string {
                     const Change& c = it.change;
                     auto base = [&]() -> std::optional<std::string> {
                         if (c.kind == Kind::Added || c.old_type != Type::File) return std::nullopt;
@@ -256,8 +257,9 @@ base::Result<void> save_session(const session::Info& s, const std::string& out_f
                             return std::nullopt;
                         return base::read_upto(b->get(), static_cast<size_t>(st.st_size));
                     };
-                    said += opts.on_content(c, now, base);
+                    return opts.on_content(c, now, base);
                 };
+            wo.notes = &said;
             TRY_VOID(write_patch(out, m, scan.items, t.layers(), wo));
             // The trees have work to do when closed (a compare's temporary
             // layer is removed): closed here; only plain memory and fds are left.

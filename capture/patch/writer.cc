@@ -1,23 +1,22 @@
+// write_patch: the manifest, the members and the sums, through zstd frames.
+// The members of a patch of more than one chunk are made by threads, each
+// a chunk at a time (capture/patch/chunk_pipe.h), and fed in order to the
+// frames by the calling thread: the same bytes as one thread writing them
+// all, with the reads, fingerprints, secret checks and headers spread over
+// the CPUs (docs/performance.md, "Save, round 5").
 #include "capture/patch/writer.h"
 
-#include <archive.h>
-#include <archive_entry.h>
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include <map>
+#include <algorithm>
 #include <memory>
+#include <unordered_map>
 
-#include "capture/patch/change_json.h"
+#include "capture/patch/chunk_pipe.h"
 #include "capture/patch/manifest.h"
+#include "capture/patch/tar_members.h"
 #include "capture/patch/zstream.h"
-#include "capture/scan/dircursor.h"
-#include "capture/scan/fingerprint.h"
-#include "capture/scan/xattr.h"
-#include "helper/base/json/writer.h"
-#include "helper/base/text.h"
+#include "helper/base/thread.h"
 
 namespace capture {
 
@@ -25,320 +24,186 @@ using base::Result;
 
 namespace {
 
-// libarchive's pax writer wants a sparse file's holes passed through as bytes
-// it then skips without reading; a never-touched read-only mapping supplies
-// them without memory or page faults.
-constexpr size_t kHoleWindow = size_t{1} << 30;
-// read_segments reads a dense file of at most this much in one piece (its chunk).
-constexpr uint64_t kWholeMax = uint64_t{1} << 20;
-// Tar headers and padding of an original and its file (pax: ~1.5 KiB each).
-constexpr size_t kGroupSlack = 4096;
+// A chunk: members of about this many bytes of tar (a bigger file is a
+// chunk of its own, streamed). Small enough that the chunks of 10,000 small
+// files spread evenly over the threads.
+constexpr uint64_t kChunkBytes = uint64_t{256} << 10;
+constexpr uint64_t kHeaderGuess = 1024;  // a member's headers, as a guess
+// The pieces a chunk is handed over in, and how much of a chunk may wait
+// untaken (its maker then waits): memory is a few MiB whatever the patch.
+constexpr size_t kPieceBytes = size_t{256} << 10;
+constexpr size_t kChunkCap = size_t{1} << 20;
 
-class Writer {
+class FrameSink : public TarSink {
 public:
-    Writer(int out_fd, const std::vector<int>& layer_fds, const WriteOptions& opts, const OpenFile* open_file = nullptr)
-        : zw_(out_fd), opts_(opts), open_file_(open_file) {
-        for (int fd : layer_fds) cursors_.emplace_back(fd);
-    }
-    ~Writer() {
-        if (a_) archive_write_free(a_);
-        if (e_) archive_entry_free(e_);
-        if (holes_ != MAP_FAILED) ::munmap(holes_, kHoleWindow);
-    }
+    explicit FrameSink(ZstdWriter& zw) : zw_(zw) {}
+    Result<void> write(const void* p, size_t n) override { return zw_.write(p, n); }
+    Result<void> group(size_t bytes, bool fast) override { return zw_.group(bytes, fast); }
 
-    Result<void> open() {
-        a_ = archive_write_new();
-        e_ = archive_entry_new();
-        if (!a_ || !e_) return base::error("libarchive: out of memory");
-        // Full pax, not "restricted": only it writes the pax mtime record for a
-        // sub-second mtime that needs no other extension (headers stay plain
-        // ustar otherwise), and apply/undo restore mtimes to the nanosecond.
-        if (archive_write_set_format_pax(a_) != ARCHIVE_OK) return lib_error("setting up the tar writer");
-        archive_write_set_bytes_in_last_block(a_, 1);
-        // No blocking in libarchive: ZstdWriter cuts frames itself, and a
-        // second buffer only copied every byte once more (memmove 12% -> 10%
-        // of a save's CPU samples).
-        archive_write_set_bytes_per_block(a_, 0);
-        if (archive_write_open(a_, this, nullptr, &Writer::on_write, nullptr) != ARCHIVE_OK)
-            return lib_error("opening the tar writer");
+private:
+    ZstdWriter& zw_;
+};
+
+// A chunk maker's output: its bytes in pieces, a group mark starting a piece.
+class PieceSink : public TarSink {
+public:
+    explicit PieceSink(ChunkPipe& pipe) : pipe_(pipe) {}
+    ~PieceSink() override { pipe_.recycle(std::move(cur_)); }
+    size_t chunk = 0;
+    Result<void> write(const void* p, size_t n) override {
+        const char* c = static_cast<const char*>(p);
+        while (n > 0) {
+            if (!cur_.p) cur_ = pipe_.buffer(kPieceBytes);
+            size_t m = std::min(n, cur_.cap - cur_.size);
+            std::copy(c, c + m, cur_.p.get() + cur_.size);
+            cur_.size += m;
+            c += m;
+            n -= m;
+            if (cur_.size == cur_.cap) TRY_VOID(flush());
+        }
         return base::Ok();
     }
-
-    // fp: fingerprint_bytes(data) when the caller has it.
-    Result<void> blob(const std::string& name, std::string_view data, std::string fp = "") {
-        archive_entry* e = entry();
-        basic(e, name, AE_IFREG, 0644, 0);
-        archive_entry_set_size(e, static_cast<la_int64_t>(data.size()));
-        TRY_VOID(header(e, name));
-        TRY_VOID(put_data(data.data(), data.size(), name));
-        sums_.push_back({name, fp.empty() ? fingerprint_bytes(data) : std::move(fp)});
+    Result<void> group(size_t bytes, bool fast) override {
+        TRY_VOID(flush());
+        if (!cur_.p) cur_ = pipe_.buffer(kPieceBytes);
+        cur_.group = true;
+        cur_.group_bytes = bytes;
+        cur_.fast = fast;
         return base::Ok();
     }
-
-    Result<void> item(const Item& it) {
-        const Change& c = it.change;
-        if (!c.captured) return base::Ok();
-        std::string name;
-        int dirfd = -1;
-        // A file the scan kept open needs no parent dir, nor does a
-        // deletion (its parent may be a whiteout: a real dir kept around a
-        // hidden path, see the scan's gone_around_hidden).
-        if (open_file_ || it.fd >= 0 || it.whiteout) name = c.path.substr(c.path.rfind('/') + 1);  // npos + 1 == 0
-        else {
-            if (it.layer >= cursors_.size()) return base::error("no layer holds " + base::display_path(c.path));
-            TRY(dirfd, cursors_[it.layer].parent_of(c.path, &name));
-        }
-        if (name.rfind(".wh.", 0) == 0)
-            return base::error("cannot store " + base::display_path(c.path) +
-                               ": names starting with .wh. mark deletions in the patch format (OCI); rename it");
-        if (it.whiteout) {
-            std::string parent = c.path.substr(0, c.path.size() - name.size());
-            return marker(parent + ".wh." + name);
-        }
-        switch (c.type) {
-            case Type::File:
-                if (opts_.original) {
-                    TRY(std::optional<OriginalContent> o, opts_.original(it));
-                    if (o) {
-                        // Both in one frame (the new version compresses against
-                        // its original), with the faster settings.
-                        TRY_VOID(zw_.group(o->data.size() + c.size + kGroupSlack, true));
-                        TRY_VOID(blob(kOriginalName, o->data, std::move(o->fingerprint)));
-                    }
-                }
-                return file(it, dirfd, name);
-            case Type::Dir: {
-                archive_entry* e = entry();
-                basic(e, c.path, AE_IFDIR, c.mode, c.mtime_ns);
-                add_xattrs(e, c.xattrs);
-                TRY_VOID(header(e, c.path));
-                sums_.push_back({c.path, fingerprint_bytes("")});
-                if (it.opaque) TRY_VOID(marker(c.path + "/.wh..wh..opq"));
-                return base::Ok();
-            }
-            case Type::Symlink: {
-                if (open_file_) return symlink(c);
-                std::string now(c.link_target.size() + 1, '\0');
-                ssize_t n = ::readlinkat(dirfd, name.c_str(), now.data(), now.size());
-                if (n < 0 || static_cast<size_t>(n) != c.link_target.size() ||
-                    now.compare(0, static_cast<size_t>(n), c.link_target) != 0)
-                    return changed(c.path);
-                return symlink(c);
-            }
-            case Type::Fifo: {
-                archive_entry* e = entry();
-                basic(e, c.path, AE_IFIFO, c.mode, c.mtime_ns);
-                TRY_VOID(header(e, c.path));
-                sums_.push_back({c.path, fingerprint_bytes("")});
-                return base::Ok();
-            }
-            default:
-                return base::error("cannot store " + base::display_path(c.path) + ": unsupported type " +
-                                   type_name(c.type));
-        }
-    }
-
-    Result<void> close() {
-        std::string text = "{\"format\": \"layover-sums/1\",\n \"members\": [";
-        text.reserve(text.size() + sums_.size() * 96);
-        for (size_t i = 0; i < sums_.size(); i++) {
-            text += i ? ",\n  {" : "\n  {";
-            base::json::field_bytes(&text, "path", sums_[i].first);
-            text += ", \"fingerprint\": ";
-            base::json::str(&text, sums_[i].second);
-            text += "}";
-        }
-        text += "]}\n";
-        // The sums cover the members before them, so they are not in their own list.
-        archive_entry* e = entry();
-        basic(e, kSumsName, AE_IFREG, 0644, 0);
-        archive_entry_set_size(e, static_cast<la_int64_t>(text.size()));
-        TRY_VOID(header(e, kSumsName));
-        TRY_VOID(put_data(text.data(), text.size(), kSumsName));
-        if (archive_write_close(a_) != ARCHIVE_OK) return io_or_lib("finishing the tar stream");
-        return zw_.finish();
+    Result<void> flush() {
+        if (!cur_.p || (cur_.size == 0 && !cur_.group)) return base::Ok();
+        if (!pipe_.put(chunk, &cur_)) return base::error("stopped");
+        return base::Ok();
     }
 
 private:
-    static la_ssize_t on_write(struct archive*, void* ctx, const void* buf, size_t len) {
-        auto* self = static_cast<Writer*>(ctx);
-        auto r = self->zw_.write(buf, len);
-        if (!r) {
-            if (self->io_error_.empty()) self->io_error_ = r.error().message;
-            return -1;
-        }
-        return static_cast<la_ssize_t>(len);
-    }
-
-    // One archive_entry for every member, cleared for each: a fresh one is a
-    // calloc of over 1 KiB, a large-bin request that made glibc consolidate
-    // its fastbins twice per member (with libarchive's own clone of it in
-    // the pax writer, ~60,000 malloc_consolidate calls in a 10,000-file save).
-    archive_entry* entry() { return archive_entry_clear(e_); }
-
-    void basic(archive_entry* e, const std::string& path, unsigned type, uint32_t mode, int64_t mtime_ns) {
-        archive_entry_copy_pathname(e, path.c_str());
-        archive_entry_set_filetype(e, type);
-        archive_entry_set_perm(e, mode & 07777);
-        archive_entry_set_uid(e, 0);
-        archive_entry_set_gid(e, 0);
-        archive_entry_set_mtime(e, mtime_ns / 1000000000, static_cast<long>(mtime_ns % 1000000000));
-    }
-
-    Result<void> symlink(const Change& c) {
-        archive_entry* e = entry();
-        basic(e, c.path, AE_IFLNK, 0777, c.mtime_ns);
-        archive_entry_copy_symlink(e, c.link_target.c_str());
-        TRY_VOID(header(e, c.path));
-        sums_.push_back({c.path, fingerprint_bytes(c.link_target)});
-        return base::Ok();
-    }
-
-    void add_xattrs(archive_entry* e, const Xattrs& xs) {
-        for (const auto& [n, v] : xs) archive_entry_xattr_add_entry(e, n.c_str(), v.data(), v.size());
-    }
-
-    Result<void> marker(const std::string& name) {
-        archive_entry* e = entry();
-        basic(e, name, AE_IFREG, 0, 0);
-        archive_entry_set_size(e, 0);
-        TRY_VOID(header(e, name));
-        sums_.push_back({name, fingerprint_bytes("")});
-        return base::Ok();
-    }
-
-    Result<void> file(const Item& it, int dirfd, const std::string& name) {
-        const Change& c = it.change;
-        archive_entry* e = entry();
-        basic(e, c.path, AE_IFREG, c.mode, c.mtime_ns);
-        add_xattrs(e, c.xattrs);
-        if (it.nlink > 1) {
-            auto [pos, fresh] = links_.emplace(it.ino, c.path);
-            if (!fresh) {
-                archive_entry_copy_hardlink(e, pos->second.c_str());
-                archive_entry_set_size(e, 0);
-                TRY_VOID(header(e, c.path));
-                sums_.push_back({c.path, fingerprint_bytes(pos->second)});
-                return base::Ok();
-            }
-        }
-        base::Fd opened;
-        int fd = it.fd;
-        if (fd < 0) {
-            auto r = open_file_ ? (*open_file_)(it)
-                                : base::open_at(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK);
-            if (!r) {
-                if (open_file_) return r.error();
-                return base::error("cannot read upper entry " + base::display_path(c.path) + ": " + r.error().message);
-            }
-            opened = std::move(r.value());
-            fd = opened.get();
-        }
-        struct stat st;
-        // With open_file the mtime comes from elsewhere (an original's, kept in a record).
-        if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || static_cast<uint64_t>(st.st_size) != c.size ||
-            (!open_file_ && st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec != c.mtime_ns))
-            return open_file_ ? base::error(base::display_path(c.path) + " changed while the patch was being written")
-                              : changed(c.path);
-        Segments segs;
-        if (static_cast<uint64_t>(st.st_blocks) * 512 >= c.size) {
-            // Allocated blocks cover the size: no holes worth keeping, so skip
-            // the two SEEK_DATA/SEEK_HOLE probes (most files are like this).
-            if (c.size > 0) segs.assign(1, {0, c.size});
-        } else {
-            TRY(segs, data_segments(fd, c.size));
-            // Holes then stored as zeros are data to the reader: the sums
-            // are over what is stored, base fingerprints over the real file.
-            fit_segments(&segs, opts_.max_sparse_segments);
-        }
-        archive_entry_set_size(e, static_cast<la_int64_t>(c.size));
-        if (c.size == 0 && opts_.on_content) opts_.on_content(it, std::string_view());
-        bool sparse = !(segs.size() == 1 && segs[0].first == 0 && segs[0].second == c.size) && c.size > 0;
-        if (sparse) {
-            for (auto [off, len] : segs)
-                archive_entry_sparse_add_entry(e, static_cast<la_int64_t>(off), static_cast<la_int64_t>(len));
-            if (segs.empty()) archive_entry_sparse_add_entry(e, static_cast<la_int64_t>(c.size), 0);
-        }
-        TRY_VOID(header(e, c.path));
-        Fingerprint fp;
-        uint64_t pos = 0;
-        // The content hook: a dense file comes in one piece; a sparse one
-        // (rare) is assembled, holes as zeros.
-        bool hook = c.size > 0 && c.size <= kWholeMax && opts_.on_content;
-        std::string pieces;
-        if (hook && sparse) pieces.assign(c.size, '\0');
-        auto chunk = [&](uint64_t off, const char* p, size_t n) -> Result<void> {
-            if (off > pos) {
-                auto r = skip_hole(off - pos, c.path);
-                if (!r) return r;
-            }
-            if (hook && !sparse && off == 0 && n == c.size) opts_.on_content(it, std::string_view(p, n));
-            if (hook && sparse) pieces.replace(off, n, p, n);
-            fp.data(off, p, n);
-            pos = off + n;
-            return put_data(p, n, c.path);
-        };
-        TRY_VOID(read_segments(fd, segs, chunk));
-        if (sparse && pos < c.size) TRY_VOID(skip_hole(c.size - pos, c.path));
-        if (hook && sparse) opts_.on_content(it, pieces);
-        sums_.push_back({c.path, fp.finish(c.size)});
-        return base::Ok();
-    }
-
-    Result<void> skip_hole(uint64_t len, const std::string& path) {
-        if (holes_ == MAP_FAILED) {
-            holes_ = ::mmap(nullptr, kHoleWindow, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-            if (holes_ == MAP_FAILED) return base::sys_error("mapping a hole window");
-        }
-        while (len > 0) {
-            size_t n = static_cast<size_t>(std::min<uint64_t>(len, kHoleWindow));
-            TRY_VOID(put_data(holes_, n, path));
-            len -= n;
-        }
-        return base::Ok();
-    }
-
-    Result<void> header(archive_entry* e, const std::string& path) {
-        int r = archive_write_header(a_, e);
-        if (r != ARCHIVE_OK && r != ARCHIVE_WARN) return io_or_lib("writing member " + base::display_path(path));
-        return base::Ok();
-    }
-
-    Result<void> put_data(const void* p, size_t n, const std::string& path) {
-        while (n > 0) {
-            la_ssize_t w = archive_write_data(a_, p, n);
-            if (w < 0) return io_or_lib("writing member " + base::display_path(path));
-            if (w == 0) return base::Ok();  // libarchive consumed the whole entry (trailing hole)
-            p = static_cast<const char*>(p) + w;
-            n -= static_cast<size_t>(w);
-        }
-        return base::Ok();
-    }
-
-    base::Error changed(const std::string& path) {
-        return base::error("upper entry " + base::display_path(path) +
-                           " changed while the patch was being written (the session is running); try again, or stop "
-                           "the session first");
-    }
-    base::Error lib_error(const std::string& what) {
-        return base::error(what + ": " + (archive_error_string(a_) ? archive_error_string(a_) : "libarchive failed"));
-    }
-    base::Error io_or_lib(const std::string& what) {
-        if (!io_error_.empty()) return base::error(what + ": " + io_error_);
-        return lib_error(what);
-    }
-
-    ZstdWriter zw_;
-    std::vector<DirCursor> cursors_;  // one per layer (Item::layer)
-    WriteOptions opts_;
-    const OpenFile* open_file_;
-    struct archive* a_ = nullptr;
-    archive_entry* e_ = nullptr;
-    void* holes_ = MAP_FAILED;
-    std::string io_error_;
-    std::map<uint64_t, std::string> links_;
-    std::vector<std::pair<std::string, std::string>> sums_;
+    ChunkPipe& pipe_;
+    ChunkPipe::Piece cur_;
 };
+
+// For each item, the earlier member it is a hard link of (the first file of
+// its inode), or null.
+std::vector<const std::string*> hard_links(const std::vector<Item>& items) {
+    std::vector<const std::string*> out(items.size(), nullptr);
+    std::unordered_map<uint64_t, const std::string*> first;
+    for (size_t i = 0; i < items.size(); i++) {
+        const Item& it = items[i];
+        if (!it.change.captured || it.whiteout || it.change.type != Type::File || it.nlink <= 1) continue;
+        auto [pos, fresh] = first.emplace(it.ino, &it.change.path);
+        if (!fresh) out[i] = pos->second;
+    }
+    return out;
+}
+
+// Where each chunk starts (item indices).
+std::vector<size_t> cut_chunks(const std::vector<Item>& items) {
+    std::vector<size_t> starts;
+    uint64_t in_chunk = kChunkBytes;
+    for (size_t i = 0; i < items.size(); i++) {
+        if (in_chunk >= kChunkBytes) {
+            starts.push_back(i);
+            in_chunk = 0;
+        }
+        const Change& c = items[i].change;
+        in_chunk += kHeaderGuess + (c.type == Type::File && !items[i].whiteout ? c.size : 0);
+    }
+    return starts;
+}
+
+size_t maker_count(const WriteOptions& opts, size_t chunks) {
+    if (chunks < 2) return 0;
+    if (opts.threads >= 0) return std::min(static_cast<size_t>(opts.threads), chunks);
+    long cpus = ::sysconf(_SC_NPROCESSORS_ONLN);
+    return cpus > 1 ? static_cast<size_t>(std::min(cpus, 4L)) : 0;
+}
+
+// The members in chunks made by `makers` threads, fed to zw in order; their
+// sums and notes appended to main's. *none: no thread could be made, and
+// nothing was done.
+Result<void> in_chunks(ZstdWriter& zw, TarMembers& main, const std::vector<Item>& items,
+                       const std::vector<const std::string*>& links, const std::vector<size_t>& starts, size_t makers,
+                       const std::vector<int>& layer_fds, const WriteOptions& opts, bool* none) {
+    size_t n = starts.size();
+    ChunkPipe pipe(n, makers * 4, kChunkCap);
+    struct Made {
+        std::vector<std::pair<std::string, std::string>> sums;
+        std::string notes;
+        base::Error error;
+    };
+    std::vector<Made> made(n);
+    auto make = [&] {
+        TarMembers tm(layer_fds, opts, nullptr);
+        PieceSink sink(pipe);
+        auto opened = tm.open(&sink);
+        size_t k;
+        while (pipe.claim(&k)) {
+            sink.chunk = k;
+            Result<void> r = opened;
+            size_t end = k + 1 < n ? starts[k + 1] : items.size();
+            for (size_t i = starts[k]; r && i < end; i++) r = tm.item(items[i], links[i]);
+            if (r) r = tm.end_member();
+            if (r) r = sink.flush();
+            made[k].sums = std::move(tm.sums());
+            made[k].notes = std::move(tm.notes());
+            tm.sums().clear();
+            tm.notes().clear();
+            if (!r) made[k].error = r.error();
+            pipe.done(k);
+            if (!r) return;  // the archive may be unusable; the taker stops at this chunk
+        }
+    };
+    std::vector<std::unique_ptr<base::StackThread>> threads;
+    for (size_t i = 0; i < makers; i++) {
+        auto t = std::make_unique<base::StackThread>();
+        if (!t->start(make, size_t{1} << 20)) break;
+        threads.push_back(std::move(t));
+    }
+    *none = threads.empty();
+    Result<void> r = base::Ok();
+    for (size_t k = 0; r && !*none && k < n; k++) {
+        ChunkPipe::Piece p;
+        while (r && pipe.take(k, &p)) {
+            if (p.group) r = zw.group(p.group_bytes, p.fast);
+            if (r) r = zw.write(p.p.get(), p.size);
+            if (!r) r = r.error().context("writing the patch");
+            pipe.recycle(std::move(p));
+        }
+        if (!r) break;
+        // Taken whole: its maker is done with it.
+        if (!made[k].error.message.empty()) r = made[k].error;
+        auto& sums = main.sums();
+        sums.insert(sums.end(), std::make_move_iterator(made[k].sums.begin()),
+                    std::make_move_iterator(made[k].sums.end()));
+        main.notes() += made[k].notes;
+        made[k] = Made();
+    }
+    pipe.stop();
+    threads.clear();  // joined
+    return r;
+}
+
+Result<void> write_all_members(int out_fd, const Manifest& m, const std::vector<Item>& items,
+                               const std::vector<int>& layer_fds, const WriteOptions& opts, const OpenFile* open_file) {
+    ZstdWriter zw(out_fd);
+    FrameSink frames(zw);
+    TarMembers main(layer_fds, opts, open_file);
+    TRY_VOID(main.open(&frames));
+    TRY_VOID(main.blob(kManifestName, manifest_to_text(m)));
+    auto links = hard_links(items);
+    auto starts = cut_chunks(items);
+    size_t makers = open_file ? 0 : maker_count(opts, starts.size());
+    bool serial = makers == 0;
+    if (!serial) {
+        TRY_VOID(main.end_member());
+        TRY_VOID(in_chunks(zw, main, items, links, starts, makers, layer_fds, opts, &serial));
+    }
+    if (serial)
+        for (size_t i = 0; i < items.size(); i++) TRY_VOID(main.item(items[i], links[i]));
+    if (opts.notes) *opts.notes += main.notes();
+    TRY_VOID(main.close());
+    return zw.finish();
+}
 
 }  // namespace
 
@@ -357,20 +222,12 @@ Result<void> write_patch(int out_fd, const Manifest& m, const std::vector<Item>&
                 return base::error(std::string("the session holds ") + reserved +
                                    ", a name the patch format reserves for itself; leave it out with --ignore " +
                                    reserved);
-    Writer w(out_fd, layer_fds, opts);
-    TRY_VOID(w.open());
-    TRY_VOID(w.blob(kManifestName, manifest_to_text(m)));
-    for (const auto& it : items) TRY_VOID(w.item(it));
-    return w.close();
+    return write_all_members(out_fd, m, items, layer_fds, opts, nullptr);
 }
 
 Result<void> write_patch(int out_fd, const Manifest& m, const std::vector<Item>& items, const OpenFile& open_file,
                          const WriteOptions& opts) {
-    Writer w(out_fd, std::vector<int>{}, opts, &open_file);
-    TRY_VOID(w.open());
-    TRY_VOID(w.blob(kManifestName, manifest_to_text(m)));
-    for (const auto& it : items) TRY_VOID(w.item(it));
-    return w.close();
+    return write_all_members(out_fd, m, items, std::vector<int>{}, opts, &open_file);
 }
 
 }  // namespace capture

@@ -36,12 +36,21 @@ struct WriteOptions {
     // Originals (Manifest::originals, layover-patch/3): for a file, the base
     // content to write as a .layover/original member right before the
     // file's member (so that zstd compresses the new version against it),
-    // or nullopt; valid until the next call. The manifest lists them in the
-    // order of those files.
+    // or nullopt; valid until the calling thread's next call. The manifest
+    // lists them in the order of those files. Called from the writer's
+    // threads, several at once (see `threads`).
     std::function<base::Result<std::optional<OriginalContent>>(const Item&)> original;
     // Called with the whole content of each file member stored dense and at
     // most 1 MiB (read in one piece, so no second read): save's secret scan.
-    std::function<void(const Item&, std::string_view data)> on_content;
+    // From the writer's threads too; what it returns is gathered into
+    // *notes in member order.
+    std::function<std::string(const Item&, std::string_view data)> on_content;
+    std::string* notes = nullptr;
+    // Threads that make members (read, fingerprint, build headers) while
+    // this one feeds their bytes, in order, to the zstd frames: -1 as many
+    // as CPUs (up to 4; none on one CPU or for a small patch), 0 none. The
+    // patch's bytes are the same either way. Not with OpenFile.
+    int threads = -1;
 };
 
 // Writes to out_fd (not closed). Upper files are re-opened fd-relative from

@@ -1,0 +1,80 @@
+// The patch writer's member maker (capture/patch/writer.h): libarchive's pax
+// writer turning Items into tar members, written to a TarSink. One per
+// thread: write_patch's own (the manifest, the sums, the end, and every
+// member of a small patch) writes to the zstd frames; its chunk makers each
+// write whole members to a ChunkPipe (capture/patch/chunk_pipe.h).
+#pragma once
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "capture/patch/writer.h"
+#include "capture/scan/dircursor.h"
+
+struct archive;
+struct archive_entry;
+
+namespace capture {
+
+class TarSink {
+public:
+    virtual ~TarSink() = default;
+    virtual base::Result<void> write(const void* p, size_t n) = 0;
+    // The next `bytes` belong together (ZstdWriter::group).
+    virtual base::Result<void> group(size_t bytes, bool fast) = 0;
+};
+
+class TarMembers {
+public:
+    TarMembers(const std::vector<int>& layer_fds, const WriteOptions& opts, const OpenFile* open_file);
+    ~TarMembers();
+    TarMembers(const TarMembers&) = delete;
+    TarMembers& operator=(const TarMembers&) = delete;
+
+    base::Result<void> open(TarSink* sink);
+    // fp: fingerprint_bytes(data) when the caller has it.
+    base::Result<void> blob(const std::string& name, std::string_view data, std::string fp = "");
+    // link_to: for a file, the earlier member it is a hard link of, or null.
+    base::Result<void> item(const Item& it, const std::string* link_to);
+    // Ends the last member (its padding), so the next bytes may come from
+    // elsewhere: the stream stays whole when members are made apart.
+    base::Result<void> end_member();
+    // The sums (of sums() and the given ones before them, in that order)
+    // and the end of the archive.
+    base::Result<void> close();
+
+    // (member name, fingerprint), in member order; and what on_content said.
+    std::vector<std::pair<std::string, std::string>>& sums() { return sums_; }
+    std::string& notes() { return notes_; }
+
+    // libarchive's output, to the sink; false when the sink failed.
+    bool write_out(const void* p, size_t n);
+
+private:
+    archive_entry* entry();
+    void basic(archive_entry* e, const std::string& path, unsigned type, uint32_t mode, int64_t mtime_ns);
+    base::Result<void> symlink(const Change& c);
+    base::Result<void> marker(const std::string& name);
+    base::Result<void> file(const Item& it, int dirfd, const std::string& name, const std::string* link_to);
+    base::Result<void> skip_hole(uint64_t len, const std::string& path);
+    base::Result<void> header(archive_entry* e, const std::string& path);
+    base::Result<void> put_data(const void* p, size_t n, const std::string& path);
+    base::Error changed(const std::string& path);
+    base::Error lib_error(const std::string& what);
+    base::Error io_or_lib(const std::string& what);
+
+    TarSink* sink_ = nullptr;
+    std::vector<DirCursor> cursors_;  // one per layer (Item::layer)
+    const WriteOptions& opts_;
+    const OpenFile* open_file_;
+    struct archive* a_ = nullptr;
+    archive_entry* e_ = nullptr;
+    void* holes_;
+    bool closed_ = false;
+    std::string io_error_;
+    std::vector<std::pair<std::string, std::string>> sums_;
+    std::string notes_;
+};
+
+}  // namespace capture
