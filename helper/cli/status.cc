@@ -153,5 +153,10 @@ int cmd_status(int argc, char** argv) {
     if (!as_json)
         for (const auto& r : rejections.value()) print("R  " + review::rejection_line(r) + "\n");
     print(outside_line);
-    return 0;
+    // The change list, the risk marks and the cache are plain memory and fds:
+    // the exit drops them at once (their destructors cost ~3 ms of a 10,000-file
+    // status, on its critical path), as save's capture process does.
+    pager.finish();
+    std::fflush(stdout);
+    std::_Exit(0);
 }
