@@ -4,6 +4,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <bit>
 #include <cstring>
 #include <random>
 
@@ -21,26 +23,33 @@ enum Flags : unsigned char { kSameContent = 1, kSameXattrs = 2, kHasVerdict = 4,
 const char kFile[] = "verdicts";
 constexpr size_t kMaxFile = 256u << 20;  // a cache bigger than this is not read
 
-void put_u64(std::string* out, uint64_t v) {
-    char b[8];
-    for (int i = 0; i < 8; i++) b[i] = static_cast<char>(v >> (8 * i));
-    out->append(b, 8);  // one append, not eight push_backs
+// Little-endian on disk: a plain copy where the machine is too.
+void put_u64(char* out, uint64_t v) {
+    if constexpr (std::endian::native == std::endian::little) {
+        std::memcpy(out, &v, 8);
+    } else {
+        for (int i = 0; i < 8; i++) out[i] = static_cast<char>(v >> (8 * i));
+    }
 }
 
 bool get_u64(std::string_view* in, uint64_t* v) {
     if (in->size() < 8) return false;
-    *v = 0;
-    for (int i = 0; i < 8; i++) *v |= static_cast<uint64_t>(static_cast<unsigned char>((*in)[i])) << (8 * i);
+    if constexpr (std::endian::native == std::endian::little) {
+        std::memcpy(v, in->data(), 8);
+    } else {
+        *v = 0;
+        for (int i = 0; i < 8; i++) *v |= static_cast<uint64_t>(static_cast<unsigned char>((*in)[i])) << (8 * i);
+    }
     in->remove_prefix(8);
     return true;
 }
 
-void put_key(std::string* out, const StatKey& k) {
+void put_key(char* out, const StatKey& k) {
     put_u64(out, k.dev);
-    put_u64(out, k.ino);
-    put_u64(out, k.size);
-    put_u64(out, static_cast<uint64_t>(k.mtime_ns));
-    put_u64(out, static_cast<uint64_t>(k.ctime_ns));
+    put_u64(out + 8, k.ino);
+    put_u64(out + 16, k.size);
+    put_u64(out + 24, static_cast<uint64_t>(k.mtime_ns));
+    put_u64(out + 32, static_cast<uint64_t>(k.ctime_ns));
 }
 
 bool get_key(std::string_view* in, StatKey* k) {
@@ -55,49 +64,108 @@ bool get_key(std::string_view* in, StatKey* k) {
 
 }  // namespace
 
-void VerdictCache::parse(std::string_view data) {
-    std::unordered_map<std::string, Slot> got;
-    got.reserve(data.size() / 100);  // an entry is ~100 bytes: no rehash while loading
+bool VerdictCache::walk_less(std::string_view a, std::string_view b) {
+    size_t n = std::min(a.size(), b.size()), i = 0;
+    // The first byte that differs, eight at a time.
+    for (uint64_t x, y; i + 8 <= n; i += 8) {
+        std::memcpy(&x, a.data() + i, 8);
+        std::memcpy(&y, b.data() + i, 8);
+        if (x != y) break;
+    }
+    for (; i < n; i++) {
+        if (a[i] == b[i]) continue;
+        if (a[i] == '/') return true;
+        if (b[i] == '/') return false;
+        return static_cast<unsigned char>(a[i]) < static_cast<unsigned char>(b[i]);
+    }
+    return a.size() < b.size();
+}
+
+void VerdictCache::parse(std::string_view data) { parse_owned(std::string(data)); }
+
+void VerdictCache::parse_owned(std::string data) {
+    data_ = std::move(data);
+    stored_.clear();
+    std::string_view in = data_;
     size_t magic = sizeof kMagic - 1;
-    if (data.substr(0, magic) != std::string_view(kMagic, magic)) return;
-    data.remove_prefix(magic);
-    while (!data.empty()) {
+    if (in.substr(0, magic) != std::string_view(kMagic, magic)) return;
+    in.remove_prefix(magic);
+    std::vector<Slot> got;
+    got.reserve(in.size() / 100);  // an entry is ~100 bytes
+    while (!in.empty()) {
         uint64_t len = 0;
-        if (!get_u64(&data, &len) || len > data.size()) return;
-        std::string path(data.substr(0, len));
-        data.remove_prefix(len);
-        Entry e;
-        if (!get_key(&data, &e.key.upper) || !get_key(&data, &e.key.lower) || data.empty()) return;
-        unsigned char flags = static_cast<unsigned char>(data[0]);
-        data.remove_prefix(1);
+        if (!get_u64(&in, &len) || len > in.size()) return;
+        Slot& s = got.emplace_back();
+        s.path = in.substr(0, len);
+        in.remove_prefix(len);
+        Entry& e = s.stored;
+        if (!get_key(&in, &e.key.upper) || !get_key(&in, &e.key.lower) || in.empty()) return;
+        unsigned char flags = static_cast<unsigned char>(in[0]);
+        in.remove_prefix(1);
         if (flags > kAll) return;
         e.v.same_content = flags & kSameContent;
         e.v.same_xattrs = flags & kSameXattrs;
         e.has_verdict = flags & kHasVerdict;
         e.risk_free = flags & kRiskFree;
-        Slot& s = got[std::move(path)];
-        s.stored = e;
         s.has_stored = true;
     }
-    slots_ = std::move(got);
-    n_stored_ = slots_.size();
+    // Written in walk order; another order (an older file) is sorted once,
+    // and of one path the last entry counts.
+    auto less = [](const Slot& a, const Slot& b) { return walk_less(a.path, b.path); };
+    bool sorted = true;
+    for (size_t i = 1; i < got.size() && sorted; i++) sorted = less(got[i - 1], got[i]);
+    if (!sorted) {
+        std::stable_sort(got.begin(), got.end(), less);
+        std::vector<Slot> once;
+        once.reserve(got.size());
+        for (size_t i = 0; i < got.size(); i++)
+            if (i + 1 == got.size() || got[i].path != got[i + 1].path) once.push_back(std::move(got[i]));
+        got = std::move(once);
+    }
+    stored_ = std::move(got);
     n_next_ = 0;
 }
 
 std::string VerdictCache::serialize() const {
     std::lock_guard<std::mutex> g(mu_);
-    std::string out(kMagic);
-    out.reserve(n_next_ * 100);
-    for (const auto& [path, s] : slots_) {
-        if (!s.in_next) continue;
-        const Entry& e = s.next;
-        put_u64(&out, path.size());
-        out += path;
-        put_key(&out, e.key.upper);
-        put_key(&out, e.key.lower);
-        out.push_back(static_cast<char>((e.v.same_content ? kSameContent : 0) | (e.v.same_xattrs ? kSameXattrs : 0) |
-                                        (e.has_verdict ? kHasVerdict : 0) | (e.risk_free ? kRiskFree : 0)));
+    // The stored paths (sorted) and the added ones (sorted here), merged.
+    // Each thread made its slots in walk order: its run is merged, not sorted.
+    std::vector<const Slot*> added;
+    for (const Slot& s : added_)
+        if (s.in_next) added.push_back(&s);
+    auto less = [](const Slot* a, const Slot* b) { return walk_less(a->path, b->path); };
+    std::stable_sort(added.begin(), added.end(), [](const Slot* a, const Slot* b) { return a->maker < b->maker; });
+    for (size_t from = 0, to; from < added.size(); from = to) {
+        for (to = from + 1; to < added.size() && added[to]->maker == added[from]->maker;) to++;
+        if (!std::is_sorted(added.begin() + from, added.begin() + to, less))
+            std::sort(added.begin() + from, added.begin() + to, less);
+        std::inplace_merge(added.begin(), added.begin() + from, added.begin() + to, less);
     }
+    std::string out(kMagic);
+    out.resize(sizeof kMagic - 1 + n_next_ * 100);  // the usual size: no growth
+    size_t at = sizeof kMagic - 1;
+    auto put = [&](const Slot& s) {
+        const Entry& e = s.next;
+        size_t need = 8 + s.path.size() + 80 + 1;
+        if (out.size() < at + need) out.resize((at + need) * 2);
+        char* p = out.data() + at;
+        put_u64(p, s.path.size());
+        std::memcpy(p + 8, s.path.data(), s.path.size());
+        p += 8 + s.path.size();
+        put_key(p, e.key.upper);
+        put_key(p + 40, e.key.lower);
+        p[80] = static_cast<char>((e.v.same_content ? kSameContent : 0) | (e.v.same_xattrs ? kSameXattrs : 0) |
+                                  (e.has_verdict ? kHasVerdict : 0) | (e.risk_free ? kRiskFree : 0));
+        at += need;
+    };
+    size_t a = 0;
+    for (const Slot& s : stored_) {
+        if (!s.in_next) continue;
+        for (; a < added.size() && walk_less(added[a]->path, s.path); a++) put(*added[a]);
+        put(s);
+    }
+    for (; a < added.size(); a++) put(*added[a]);
+    out.resize(at);
     return out;
 }
 
@@ -107,44 +175,92 @@ void VerdictCache::use(Slot& s, const Entry& e) {
     s.next = e;
 }
 
-std::optional<Cached> VerdictCache::find(const std::string& path, const PairKey& key) {
-    std::lock_guard<std::mutex> g(mu_);
-    auto it = slots_.find(path);
-    if (it == slots_.end()) return std::nullopt;
-    Slot& s = it->second;
-    if (!s.has_stored || !s.stored.has_verdict || !(s.stored.key == key)) return std::nullopt;
-    use(s, s.stored);
-    return s.stored.v;
+VerdictCache::Slot* VerdictCache::stored_slot(std::string_view path) {
+    size_t n = stored_.size();
+    if (n == 0) return nullptr;
+    // Where this thread's last lookup ended: the walk asks in this order.
+    thread_local size_t hint = 0;
+    size_t h = hint < n ? hint : n;
+    if (h < n && stored_[h].path == path) {
+        hint = h + 1;
+        return &stored_[h];
+    }
+    bool after_prev = h == 0 || walk_less(stored_[h - 1].path, path);
+    if (after_prev && (h == n || walk_less(path, stored_[h].path))) return nullptr;  // between the two: absent
+    auto it = std::lower_bound(stored_.begin(), stored_.end(), path,
+                               [](const Slot& s, std::string_view p) { return walk_less(s.path, p); });
+    if (it == stored_.end() || it->path != path) return nullptr;
+    hint = static_cast<size_t>(it - stored_.begin()) + 1;
+    return &*it;
+}
+
+VerdictCache::Slot* VerdictCache::added_slot(const std::string& path, bool create) {
+    for (; indexed_ < added_.size(); indexed_++) index_.emplace(added_[indexed_].path, &added_[indexed_]);
+    if (auto it = index_.find(path); it != index_.end()) return it->second;
+    if (!create) return nullptr;
+    return make_slot(path);
+}
+
+VerdictCache::Slot* VerdictCache::make_slot(const std::string& path) {
+    static std::atomic<uint32_t> threads{0};
+    thread_local uint32_t me = threads++;
+    Slot& s = added_.emplace_back();
+    s.own = path;
+    s.path = s.own;
+    s.maker = me;
+    return &s;
+}
+
+VerdictCache::Slot* VerdictCache::slot_of(const std::string& path, Peek* seen, bool create) {
+    if (seen && seen->looked) {
+        if (seen->slot || !create) return seen->slot;
+        // The path's first slot: made without a lookup (peek() found none).
+        std::lock_guard<std::mutex> g(mu_);
+        seen->slot = make_slot(path);
+        return seen->slot;
+    }
+    Slot* s = stored_slot(path);
+    if (!s) {
+        std::lock_guard<std::mutex> g(mu_);
+        s = added_slot(path, create);
+    }
+    if (seen) {
+        seen->slot = s;
+        seen->looked = true;
+    }
+    return s;
+}
+
+std::optional<Cached> VerdictCache::find(const std::string& path, const PairKey& key, Peek* seen) {
+    Slot* s = slot_of(path, seen, false);
+    if (!s || !s->has_stored || !s->stored.has_verdict || !(s->stored.key == key)) return std::nullopt;
+    use(*s, s->stored);
+    return s->stored.v;
 }
 
 bool VerdictCache::racy(const PairKey& key) const {
     return std::max(key.upper.ctime_ns, key.lower.ctime_ns) > start_ns_ - kRacyNs;
 }
 
-void VerdictCache::record(const std::string& path, const PairKey& key, Cached v) {
+void VerdictCache::record(const std::string& path, const PairKey& key, Cached v, Peek* seen) {
     if (racy(key)) return;  // compare again next time
-    std::lock_guard<std::mutex> g(mu_);
-    Slot& s = slots_[path];
+    Slot& s = *slot_of(path, seen, true);
     if (!s.in_next || !(s.next.key == key)) use(s, Entry{key, false, {}, false});
     s.next.has_verdict = true;
     s.next.v = v;
-    added_ = true;
+    changed_ = true;
 }
 
 VerdictCache::Peek VerdictCache::peek(const std::string& path) {
     Peek p;
-    if (n_stored_ == 0) return p;  // nothing loaded (set before the walk starts)
-    std::lock_guard<std::mutex> g(mu_);
-    auto it = slots_.find(path);
-    if (it == slots_.end()) return p;
-    p.slot = &it->second;
-    p.known = it->second.has_stored && (it->second.stored.risk_free || it->second.stored.has_verdict);
+    p.looked = true;
+    p.slot = stored_slot(path);  // nothing else is known of the path yet (the scan's first call for it)
+    p.known = p.slot && p.slot->has_stored && (p.slot->stored.risk_free || p.slot->stored.has_verdict);
     return p;
 }
 
-bool VerdictCache::note(const std::string& path, const PairKey& key, const Peek* seen) {
-    std::lock_guard<std::mutex> g(mu_);
-    Slot& s = seen && seen->slot ? *seen->slot : slots_[path];
+bool VerdictCache::note(const std::string& path, const PairKey& key, Peek* seen) {
+    Slot& s = *slot_of(path, seen, true);
     s.noted = key;
     s.has_noted = true;
     return known_free(s);
@@ -158,25 +274,26 @@ bool VerdictCache::known_free(Slot& s) {
 }
 
 bool VerdictCache::risk_free(const std::string& path) {
-    std::lock_guard<std::mutex> g(mu_);
-    auto it = slots_.find(path);
-    return it != slots_.end() && known_free(it->second);
+    Slot* s = slot_of(path, nullptr, false);
+    return s && known_free(*s);
+}
+
+void VerdictCache::free_now(Slot& s) {
+    if (!s.has_noted || racy(s.noted)) return;  // read again next time
+    if (!s.in_next || !(s.next.key == s.noted)) use(s, Entry{s.noted, false, {}, false});
+    s.next.risk_free = true;
+    changed_ = true;
 }
 
 void VerdictCache::record_risk_free(const std::string& path) {
-    std::lock_guard<std::mutex> g(mu_);
-    auto it = slots_.find(path);
-    if (it == slots_.end() || !it->second.has_noted || racy(it->second.noted)) return;  // read again next time
-    Slot& s = it->second;
-    if (!s.in_next || !(s.next.key == s.noted)) use(s, Entry{s.noted, false, {}, false});
-    s.next.risk_free = true;
-    added_ = true;
+    if (Slot* s = slot_of(path, nullptr, false)) free_now(*s);
 }
 
-bool VerdictCache::dirty() const {
-    std::lock_guard<std::mutex> g(mu_);
-    return added_ || n_next_ != n_stored_;
+void VerdictCache::record_risk_free(const Peek& seen) {
+    if (seen.slot) free_now(*seen.slot);
 }
+
+bool VerdictCache::dirty() const { return changed_ || n_next_ != stored_.size(); }
 
 void VerdictCache::load(int session_dirfd) {
     base::Fd fd(::openat(session_dirfd, kFile, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
@@ -185,7 +302,7 @@ void VerdictCache::load(int session_dirfd) {
     if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid()) return;
     if (static_cast<uint64_t>(st.st_size) > kMaxFile) return;
     // One read of the size fstat gave (a cache is replaced by rename, never rewritten in place).
-    parse(base::read_upto(fd.get(), static_cast<size_t>(st.st_size)));
+    parse_owned(base::read_upto(fd.get(), static_cast<size_t>(st.st_size)));
 }
 
 base::Result<void> VerdictCache::store(int session_dirfd) const {

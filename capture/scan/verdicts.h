@@ -9,12 +9,15 @@
 // changed files were read and showed no content risk, keyed the same way on
 // the files' stats as this scan saw them (note()).
 #pragma once
+#include <atomic>
 #include <cstdint>
+#include <deque>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "helper/base/result.h"
 
@@ -46,15 +49,35 @@ class VerdictCache {
 public:
     // start_ns: the wall clock when the scan started (CLOCK_REALTIME).
     explicit VerdictCache(int64_t start_ns) : start_ns_(start_ns) {}
+    VerdictCache(const VerdictCache&) = delete;
+    VerdictCache& operator=(const VerdictCache&) = delete;
 
     // Pure: the stored form and back. A malformed or foreign file gives an
-    // empty cache (it is only a cache).
+    // empty cache (it is only a cache). Entries are written in walk order
+    // (walk_less), so a later scan finds each the next to the last it found.
     void parse(std::string_view data);
     std::string serialize() const;
 
-    // Thread-safe (the walk may run on two threads).
-    std::optional<Cached> find(const std::string& path, const PairKey& key);
-    void record(const std::string& path, const PairKey& key, Cached v);
+    // What the loaded cache holds for a path, looked up before its stat:
+    // `known` says a risk-free or a content verdict is stored at some stats
+    // (a hint: the walk then only stats the file rather than opening it for
+    // the risk read: it was clean, or an unchanged copy, last time). The
+    // scan looks each entry up once: passed back to find(), record(),
+    // note() and record_risk_free(), the Peek is the path's slot (none
+    // needs a lookup of its own). peek() must be the first call of a scan
+    // for its path.
+    struct Slot;
+    struct Peek {
+        Slot* slot = nullptr;
+        bool known = false;
+        bool looked = false;  // from peek(): `slot` is the path's, or it has none yet
+    };
+    Peek peek(const std::string& path);
+
+    // Thread-safe (the walk may run on two threads), for different paths at
+    // once. `seen`: the path's Peek (updated when a slot is made for it).
+    std::optional<Cached> find(const std::string& path, const PairKey& key, Peek* seen = nullptr);
+    void record(const std::string& path, const PairKey& key, Cached v, Peek* seen = nullptr);
     // The file needs rewriting: a verdict was added, or a stored one was not used.
     bool dirty() const;
 
@@ -64,26 +87,20 @@ public:
     // (and keep that verdict; the scan sets Change::risk_free_cached from
     // note(), one lookup per file), and record_risk_free() stores that it
     // was read now and showed none (not when racy, as record()). A path
-    // never noted is never risk-free. Thread-safe.
-    // What the loaded cache holds for a path, looked up before its stat:
-    // `known` says a risk-free or a content verdict is stored at some stats
-    // (a hint: the walk then only stats the file rather than opening it for
-    // the risk read: it was clean, or an unchanged copy, last time), and
-    // note(path, key, &peek) reuses the lookup.
-    struct Slot;
-    struct Peek {
-        Slot* slot = nullptr;
-        bool known = false;
-    };
-    Peek peek(const std::string& path);
-    bool note(const std::string& path, const PairKey& key, const Peek* seen = nullptr);
+    // never noted is never risk-free.
+    bool note(const std::string& path, const PairKey& key, Peek* seen = nullptr);
     bool risk_free(const std::string& path);
     void record_risk_free(const std::string& path);
+    void record_risk_free(const Peek& seen);  // the walk, as it reads the file
 
     // The session dir's file `verdicts`: read (missing or unreadable: empty),
     // and written atomically (temp + rename, mode 0600).
     void load(int session_dirfd);
     base::Result<void> store(int session_dirfd) const;
+
+    // The walk's order of paths: bytewise, with '/' before every other
+    // byte (a dir's entries follow it, before its next sibling).
+    static bool walk_less(std::string_view a, std::string_view b);
 
 private:
     struct Entry {
@@ -94,23 +111,38 @@ private:
     };
 
 public:
-    // One node per path (one lookup per call: the maps were a third of a
-    // repeated status's CPU). Nodes stay put: a Peek may point at one.
+    // One per path: the loaded ones in a sorted array (no hash table to
+    // build: a repeated status's load and lookups were a fifth of its CPU),
+    // the paths this scan adds in a list of their own. Slots stay put: a
+    // Peek points at one.
     struct Slot {
-        Entry stored, next;  // as loaded; used or computed by this scan (what store() writes)
+        std::string_view path;  // into data_, or into own
+        Entry stored, next;     // as loaded; used or computed by this scan (what store() writes)
         PairKey noted;
         bool has_stored = false, in_next = false, has_noted = false;
+        uint32_t maker = 0;  // a path this scan added: the thread that did
+        std::string own;     // and its path
     };
 
 private:
+    void parse_owned(std::string data);
+    Slot* stored_slot(std::string_view path);  // lock-free: stored_ is not resized after parse
+    Slot* slot_of(const std::string& path, Peek* seen, bool create);
+    Slot* added_slot(const std::string& path, bool create);  // under mu_
+    Slot* make_slot(const std::string& path);                // under mu_
     bool racy(const PairKey& key) const;
-    bool known_free(Slot& s);           // risk_free() of a slot, under mu_
+    bool known_free(Slot& s);           // risk_free() of a slot
     void use(Slot& s, const Entry& e);  // s.next = e
+    void free_now(Slot& s);             // record_risk_free() of a slot
     int64_t start_ns_;
-    mutable std::mutex mu_;
-    std::unordered_map<std::string, Slot> slots_;
-    size_t n_stored_ = 0, n_next_ = 0;
-    bool added_ = false;
+    std::string data_;                                   // the loaded file
+    std::vector<Slot> stored_;                           // sorted by walk_less
+    mutable std::mutex mu_;                              // guards added_ and its index
+    std::deque<Slot> added_;                             // this scan's new paths, in the order met
+    std::unordered_map<std::string_view, Slot*> index_;  // added_ by path, built when asked by path
+    size_t indexed_ = 0;
+    std::atomic<size_t> n_next_{0};
+    std::atomic<bool> changed_{false};
 };
 
 }  // namespace capture

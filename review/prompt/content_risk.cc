@@ -12,10 +12,12 @@ std::string basename_of(const std::string& p) {
     return s == std::string::npos ? p : p.substr(s + 1);
 }
 
-bool in_vscode(const std::string& path, const char* name) {
-    std::string want = std::string(".vscode/") + name;
-    return path == want ||
-           (path.size() > want.size() && path.compare(path.size() - want.size() - 1, want.size() + 1, "/" + want) == 0);
+// path is .vscode/NAME, or ends in /.vscode/NAME (no allocation: asked of every changed file).
+bool in_vscode(std::string_view path, std::string_view name) {
+    constexpr std::string_view dir = ".vscode/";
+    if (path.size() < dir.size() + name.size() || !path.ends_with(name)) return false;
+    std::string_view head = path.substr(0, path.size() - name.size());
+    return head.ends_with(dir) && (head.size() == dir.size() || head[head.size() - dir.size() - 1] == '/');
 }
 
 // The lifecycle scripts npm runs without being asked (npm install).
@@ -63,10 +65,14 @@ std::set<std::string_view> lines_with(std::string_view text, const std::vector<s
 }  // namespace
 
 bool content_scanned(const std::string& path) {
-    std::string p = "/" + path + "/";
-    for (const char* dir : {"/site-packages/", "/dist-packages/", "/node_modules/"})
-        if (p.find(dir) != std::string::npos) return false;
-    return true;
+    // No component is one of these dirs (component by component: no allocation per file).
+    for (size_t from = 0;;) {
+        size_t end = path.find('/', from);
+        std::string_view part = std::string_view(path).substr(from, end == std::string::npos ? end : end - from);
+        if (part == "site-packages" || part == "dist-packages" || part == "node_modules") return false;
+        if (end == std::string::npos) return true;
+        from = end + 1;
+    }
 }
 
 ContentRisks content_risks(const std::string& path, std::string_view new_text, std::string_view old_text) {

@@ -29,7 +29,6 @@ NeedleGroups::NeedleGroups(const std::vector<std::vector<std::string>>& groups) 
                 if (slot_[pair] == 0) {
                     lists_.emplace_back();
                     slot_[pair] = static_cast<uint16_t>(lists_.size());
-                    seen_[pair >> 6] |= uint64_t{1} << (pair & 63);
                 }
                 lists_[slot_[pair] - 1].push_back({n, at, uint64_t{1} << g});
             }
@@ -42,13 +41,12 @@ uint64_t NeedleGroups::present(std::string_view text) const {
     uint64_t found = 0;
     const auto* p = reinterpret_cast<const unsigned char*>(text.data());
     size_t n = text.size();
-    const uint64_t* seen = seen_.data();
-    auto hit = [seen](unsigned pair) { return (seen[pair >> 6] >> (pair & 63)) & 1; };
-    // The pair at i is a known one: confirm its needles. True: all found.
+    const uint16_t* slot = slot_.data();
+    // The pair at i starts a list: confirm its needles. True: all found.
     auto confirm = [&](size_t i) {
         unsigned pair = p[i] | p[i + 1] << 8;
-        if (!hit(pair)) return false;
-        for (const Needle& nd : lists_[slot_[pair] - 1]) {
+        if (!slot[pair]) return false;
+        for (const Needle& nd : lists_[slot[pair] - 1]) {
             if ((found & nd.bit) || i < nd.at) continue;
             size_t start = i - nd.at;
             if (start + nd.text.size() <= n && std::memcmp(p + start, nd.text.data(), nd.text.size()) == 0)
@@ -57,11 +55,13 @@ uint64_t NeedleGroups::present(std::string_view text) const {
         return found == all_;
     };
     size_t i = 0;
-    // Eight bytes at a time (four pairs, little-endian), then the rest.
+    // Eight bytes at a time (four pairs, little-endian), then the rest. The
+    // slot table itself is the filter: one load per pair (the bit table it
+    // replaced, read with a shift and a mask, took twice as long on hex text).
     for (; i + 8 <= n; i += 8) {
         uint64_t w;
         std::memcpy(&w, p + i, 8);
-        if (!(hit(w & 0xffff) | hit((w >> 16) & 0xffff) | hit((w >> 32) & 0xffff) | hit(w >> 48))) continue;
+        if (!(slot[w & 0xffff] | slot[(w >> 16) & 0xffff] | slot[(w >> 32) & 0xffff] | slot[w >> 48])) continue;
         for (size_t k = i; k < i + 8; k += 2)
             if (confirm(k)) return found;
     }

@@ -29,9 +29,9 @@ private:
         uint64_t bit;
     };
     std::vector<std::vector<Needle>> lists_;  // by slot - 1
-    std::array<uint64_t, 1024>
-        seen_{};  // bit per byte pair (first | second << 8) that starts a list: 8 KiB, stays in L1
-    std::array<uint16_t, 65536> slot_{};  // byte pair -> 1 + index in lists_, or 0
+    // Byte pair (first | second << 8) -> 1 + index in lists_, or 0. 128 KiB,
+    // but a text touches few of its lines (hex: 18 x 18 pairs).
+    std::array<uint16_t, 65536> slot_{};
     uint64_t all_ = 0;
 };
 

@@ -89,7 +89,8 @@ void add_content_risks(RiskContext* ctx, const std::vector<capture::Change>& cha
         }
         if (!r) continue;
         if (r->phrases.empty()) {
-            if (verdicts) verdicts->record_risk_free(c.path);
+            // What the walk read clean, the walk told the cache itself.
+            if (verdicts && c.content_read != Read::Free) verdicts->record_risk_free(c.path);
             continue;
         }
         add_found(ctx, c.path, std::move(*r));

@@ -47,7 +47,8 @@ private:
 // risks away (a secret already there, a script unchanged). A change with
 // risk_free_cached (status: the verdict cache knew it) is not read, nor one
 // the walk read (Change::content_read: its risks are taken from `walk`);
-// `verdicts`, when given, learns the files read now and found free.
+// `verdicts`, when given, learns the files read now and found free (the
+// walk told the cache of those it read free itself: give the scan the same cache).
 void add_content_risks(RiskContext* ctx, const std::vector<capture::Change>& changes, const TextOf& new_text,
                        const TextOf& old_text, capture::VerdictCache* verdicts = nullptr,
                        WalkRiskReader* walk = nullptr);

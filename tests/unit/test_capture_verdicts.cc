@@ -5,9 +5,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <ctime>
 #include <map>
+#include <thread>
+#include <vector>
 
 #include "capture/scan/scan.h"
 #include "capture/scan/verdicts.h"
@@ -226,4 +229,70 @@ TEST_CASE("capture verdicts: a cache written by the version before risk verdicts
     c.note("a", k);
     CHECK_FALSE(c.find("a", k));
     CHECK_FALSE(c.risk_free("a"));
+}
+
+TEST_CASE("capture verdicts: the cache is written in walk order, whatever order and thread made it") {
+    // The walk's order: a dir's entries right after it, before its next sibling.
+    CHECK(VerdictCache::walk_less("a", "a/x"));
+    CHECK(VerdictCache::walk_less("a/x", "a-b"));
+    CHECK(VerdictCache::walk_less("a/zzzzzzzzzz", "a-b"));
+    CHECK_FALSE(VerdictCache::walk_less("a-b", "a/x"));
+    CHECK_FALSE(VerdictCache::walk_less("same/path/x", "same/path/x"));
+    CHECK(VerdictCache::walk_less("long/common/prefix/a", "long/common/prefix/b"));
+    int64_t start = now_ns() + 100 * kRacyNs;
+    PairKey k{{1, 2, 3, 4, 5}, {6, 7, 8, 9, 10}};
+    std::vector<std::string> paths = {"d1/f2", "a-b", "d1", "a/x", "d0/deep/er/f", "d1/f1", "a", "d0/z"};
+    VerdictCache made(start);
+    // Two threads, each in walk order, as the walk's two threads are.
+    std::thread other([&] {
+        for (const char* p : {"a", "a/x", "a-b"}) made.record(p, k, Cached{true, true});
+    });
+    for (const char* p : {"d0/deep/er/f", "d0/z", "d1", "d1/f1", "d1/f2"}) made.note(p, k);
+    other.join();
+    for (const char* p : {"d0/deep/er/f", "d0/z", "d1", "d1/f1", "d1/f2"}) made.record_risk_free(p);
+    std::string data = made.serialize();
+    std::vector<std::string> missing;
+    for (const auto& p : paths)
+        if (data.find(p) == std::string::npos) missing.push_back(p);
+    std::sort(paths.begin(), paths.end(),
+              [](const std::string& a, const std::string& b) { return VerdictCache::walk_less(a, b); });
+    std::vector<size_t> at;
+    for (const auto& p : paths)
+        at.push_back(data.find(std::string(1, static_cast<char>(p.size())) + std::string(7, '\0') + p));
+    CHECK(missing.empty());
+    CHECK(std::is_sorted(at.begin(), at.end()));
+    CHECK(at.front() != std::string::npos);
+    // Read back, each is found, in any order of asking (the lookups start where the last one ended).
+    VerdictCache back(start);
+    back.parse(data);
+    for (const char* p : {"d1/f2", "a", "d0/z", "a-b"}) {
+        CHECK(back.note(p, k) == (std::string(p) != "a" && std::string(p) != "a-b"));
+    }
+    CHECK(back.find("a/x", k));
+    CHECK_FALSE(back.find("a/y", k));
+    CHECK_FALSE(back.peek("zz").known);
+    CHECK(back.peek("d1/f1").known);
+}
+
+TEST_CASE("capture verdicts: a file in another order (an older version's) is read, the last entry of a path counting") {
+    int64_t start = now_ns() + 100 * kRacyNs;
+    PairKey k{{1, 2, 3, 4, 5}, {6, 7, 8, 9, 10}};
+    VerdictCache one(start), two(start), three(start);
+    one.record("z", k, Cached{true, true});
+    two.record("a", k, Cached{false, true});
+    three.record("a", k, Cached{true, false});
+    std::string a = one.serialize(), b = two.serialize(), c = three.serialize();
+    size_t m = a.find('\n') + 1;
+    // z, then a twice: the second a counts.
+    VerdictCache back(start);
+    back.parse(a + b.substr(m) + c.substr(m));
+    auto z = back.find("z", k), x = back.find("a", k);
+    REQUIRE(z);
+    REQUIRE(x);
+    CHECK(x->same_content);
+    CHECK_FALSE(x->same_xattrs);
+    // Written back in walk order, one entry each.
+    std::string again = back.serialize();
+    CHECK(again.size() == a.size() + (c.size() - m));
+    CHECK(again.find("a") < again.find("z"));
 }

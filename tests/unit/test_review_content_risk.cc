@@ -35,6 +35,11 @@ TEST_CASE("content risk: VS Code tasks run on folder open", "[content-risk]") {
     CHECK(joined(content_risks("proj/.vscode/tasks.json", tasks, "")) == "VS Code task runs on folder open;");
     CHECK(joined(content_risks(".vscode/tasks.json", tasks, "{}")) == "VS Code task runs on folder open;");
     CHECK(content_risks("proj/.vscode/tasks.json", "{\"tasks\": []}", "").phrases.empty());
+    // Only a dir named .vscode counts, at the root or below.
+    CHECK(content_risks("proj.vscode/tasks.json", tasks, "").phrases.empty());
+    CHECK(content_risks("proj/x.vscode/tasks.json", tasks, "").phrases.empty());
+    CHECK(content_risks(".vscode/xtasks.json", tasks, "").phrases.empty());
+    CHECK(content_risks("tasks.json", tasks, "").phrases.empty());
     CHECK(content_risks("proj/tasks.json", tasks, "").phrases.empty());  // not VS Code's
 }
 
@@ -67,4 +72,7 @@ TEST_CASE("content risk: installed packages are not read, the agent's files are"
     CHECK_FALSE(review::content_scanned("usr/lib/python3/dist-packages/x.py"));
     CHECK_FALSE(review::content_scanned("web/node_modules/left-pad/index.js"));
     CHECK_FALSE(review::content_scanned("node_modules/x/package.json"));
+    CHECK_FALSE(review::content_scanned("a/b/node_modules"));
+    CHECK(review::content_scanned("a/xnode_modules/b"));
+    CHECK(review::content_scanned("a/node_modulesx/b"));
 }

@@ -52,3 +52,30 @@ TEST_CASE("needles: on random texts the one pass agrees with a find per needle",
     CHECK(agreed == 3000);
     CHECK(found_some > 1000);  // the texts did exercise the hits
 }
+
+TEST_CASE("needles: on long texts (the 8-byte steps and the tail) the pass agrees with a find per needle",
+          "[needles]") {
+    // The secret rules' own kind of needles, in text of hex digits and letters.
+    std::vector<std::vector<std::string>> groups = {
+        {"PRIVATE KEY-----"}, {"AKIA", "ASIA"}, {"ghp_", "gho_"}, {"sk-"}, {"eyJ"}, {"KEY", "key", "token", "secret"}};
+    NeedleGroups ng(groups);
+    std::mt19937 rng(11);
+    const std::string alphabet = "0123456789abcdef \nkeyKEYghp_sk-eyJAKItokensecr";
+    int found_some = 0, none = 0;
+    for (int t = 0; t < 2000; t++) {
+        std::string text(rng() % 300, ' ');
+        // Mostly hex, sometimes any of the alphabet (needles and near misses).
+        for (auto& ch : text) ch = alphabet[rng() % (rng() % 8 == 0 ? alphabet.size() : 17)];
+        if (t % 3 == 0 && !text.empty()) {  // a whole needle at any offset, the end included
+            const auto& g = groups[rng() % groups.size()];
+            const std::string& nd = g[rng() % g.size()];
+            text.insert(rng() % (text.size() + 1), nd);
+        }
+        uint64_t want = naive(groups, text);
+        REQUIRE(ng.present(text) == want);
+        found_some += want != 0;
+        none += want == 0;
+    }
+    CHECK(found_some > 500);
+    CHECK(none > 200);
+}

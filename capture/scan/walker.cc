@@ -1,0 +1,313 @@
+// The walk of an upper dir: each entry looked at on both sides, classified,
+// recorded (capture/scan/walker.h).
+#include "capture/scan/walker.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <memory>
+
+#include "capture/scan/fingerprint.h"
+#include "capture/scan/gone.h"
+#include "capture/scan/ignore.h"
+#include "capture/scan/xattr.h"
+#include "helper/base/fd.h"
+#include "helper/base/text.h"
+
+namespace capture {
+
+using base::Result;
+
+Walker::Walker(const ScanOptions& o, ScanResult* out)
+    : opts_(o), out_(out), excluded_(o.excluded.begin(), o.excluded.end()) {
+    if (!opts_.keep_files) return;
+    struct rlimit rl;
+    if (::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur > 4096)
+        fd_limit_ = std::min<uint64_t>(rl.rlim_cur, 1 << 20);
+    out_->files = std::make_shared<std::vector<base::Fd>>();
+}
+
+// xwh: the upper dir may hold xattr whiteouts (so d_type cannot tell a file).
+// hide: the dir hides the real dir `low` (Hiding), or null.
+Result<void> Walker::dir(const UpperDir& up, int low, const std::string& prefix, bool xwh, const Hiding* hide) {
+    Level level(this);
+    TRY(UpperListing names, list_upper(up, prefix.empty() ? "the upper layer" : base::display_path(prefix)));
+    Here h{up, low, prefix, xwh, names, hide};
+    std::vector<std::string> gone;
+    if (hide) gone = only_below(names.names, hide->lower);
+    h.gone = &gone;
+    std::vector<size_t> cuts = split_points(names.names);
+    if (cuts.empty()) return entries(h, 0, names.names.size());
+    return in_pieces(h, cuts);
+}
+
+// Upper entries [from, to), and in name order among them the real
+// entries a hiding dir lacks (gone_span shares those out between halves).
+Result<void> Walker::entries(const Here& h, size_t from, size_t to) {
+    auto [g, g_end] = gone_span(*h.gone, h.names.names, from, to);
+    for (size_t i = from; i < to; i++) {
+        for (; g < g_end && (*h.gone)[g] < h.names.names[i].name; g++) TRY_VOID(gone_entry(h, (*h.gone)[g]));
+        TRY_VOID(entry(h.up, h.names, i, h.low, h.prefix, h.xwh, h.hide));
+    }
+    for (; g < g_end; g++) TRY_VOID(gone_entry(h, (*h.gone)[g]));
+    return base::Ok();
+}
+
+Result<void> Walker::entry(const UpperDir& stack, const UpperListing& ls, size_t index, int low,
+                           const std::string& prefix, bool parent_xwh, const Hiding* parent_hide) {
+    const DirEnt& e = ls.names[index];
+    const std::string& name = e.name;
+    uint32_t at = ls.holder(index);
+    int up = stack.fds[at];
+    std::string joined;
+    const std::string& up_name = stack.name_in(at, name, &joined);  // in up
+    std::string path = join_path(prefix, name);
+    if (!excluded_.empty() && excluded_.count(path)) {
+        out_->excluded_seen.push_back(path);
+        return base::Ok();
+    }
+    // Looked up once, before the stat (will_read), and passed to every
+    // later call for the path (find, record, note, record_risk_free).
+    peek_ = opts_.verdicts ? opts_.verdicts->peek(path) : VerdictCache::Peek{};
+    Seen u;
+    bool typed = false;
+    if (low < 0 && opts_.summary_only && !opts_.with_base && !parent_xwh) {
+        TRY(typed, quick_look(up, up_name, e.type, &u));
+    }
+    if (!typed) {
+        // Files are opened only when the verdict needs more than a stat:
+        // an addition never does, and for the text summary only a file
+        // over a real file of the same size does (see pair below).
+        bool defer = !opts_.with_base && (low < 0 || opts_.summary_only);
+        TRY(u, look(up, up_name, path, true, defer, e.type, defer && e.type == DT_REG && will_read(path)));
+    }
+    if (!u.exists) return base::Ok();
+    // A dir: the layers' dirs merged under it; cut off from the real tree
+    // by a step below, it is opaque, as one upper would have made it.
+    UpperDir sub_up;
+    if ((u.side.type == Type::Dir || u.side.type == Type::OpaqueDir) && u.fd.valid()) {
+        bool cut = false;
+        TRY(sub_up,
+            merged_dir(stack, ls, index, std::move(u.fd), u.side.type == Type::OpaqueDir, &cut, path, opts_.indexes));
+        if (cut) u.side.type = Type::OpaqueDir;
+        sub_up.xwh = sub_up.xwh || u.xwhiteouts;
+    }
+    Seen l;
+    // look() opens only regular files and dirs, never a fifo or socket.
+    if (low >= 0) {
+        TRY(l, look(low, name, path, false, !opts_.with_base));
+    }
+    // A dir that hides a real dir (opaque, or below a hiding dir) is
+    // compared with it entry by entry; one whose entries cannot be
+    // listed stays a replacement.
+    Hiding hide;
+    bool hiding = (u.side.type == Type::OpaqueDir || (parent_hide && u.side.type == Type::Dir)) && l.exists &&
+                  l.side.type == Type::Dir && l.fd.valid();
+    if (hiding) {
+        auto lower = base::list_dir(l.fd.get());
+        // A real name starting with .wh. cannot be deleted by a whiteout
+        // member of its own (writer.cc): that dir stays a replacement.
+        auto wh = [](const DirEnt& x) { return x.name.rfind(".wh.", 0) == 0; };
+        // (Not over a hidden path: the replacement would delete it; save
+        // then fails on the name, naming it.)
+        bool hidden = !excluded_.empty() && hidden_beneath(path);
+        bool listed = lower && (hidden || std::none_of(lower->begin(), lower->end(), wh));
+        if (listed) {
+            hide.lower = std::move(lower.value());
+            hide.since = parent_hide ? parent_hide->since : copyup_ns(u);
+        } else {
+            u.side.type = Type::OpaqueDir;
+            l.side.unlisted = true;
+            hiding = false;
+        }
+    }
+    // The one case that reads content and compares xattrs.
+    bool pair = u.side.type == Type::File && l.exists && l.side.type == Type::File && u.side.size == l.side.size;
+    std::optional<Cached> known;
+    PairKey key;
+    if (pair && opts_.verdicts) {
+        key = PairKey{stat_key(u.st), stat_key(l.st)};
+        known = opts_.verdicts->find(path, key, &peek_);
+    }
+    if (pair && !known) {
+        TRY_VOID(complete(up, up_name, path, true, &u));
+        TRY_VOID(complete(low, name, path, false, &l));
+    }
+    if (known) u.side.xattrs_same = known->same_xattrs ? 1 : 0;
+    std::string compare_error;
+    int compared = -1;  // the content verdict, when read
+    auto content_equal = [&]() -> bool {
+        if (known) return known->same_content;
+        auto r = same_content(u.fd.get(), l.fd.get(), u.side.size);
+        if (!r) {
+            compare_error = r.error().message;
+            return false;
+        }
+        compared = r.value() ? 1 : 0;
+        return r.value();
+    };
+    Verdict v = classify(u.side, l.side, content_equal);
+    if (!compare_error.empty()) return base::error("comparing " + base::display_path(path) + ": " + compare_error);
+    if (compared >= 0 && opts_.verdicts)
+        opts_.verdicts->record(path, key, Cached{compared == 1, u.side.xattrs == l.side.xattrs}, &peek_);
+    if (!v.error.empty()) return base::error("cannot capture " + base::display_path(path) + ": " + v.error);
+    bool now_ignored = !in_ignored_ && is_ignored(u, l, path);
+    if (now_ignored && !opts_.include_ignored) {
+        // Left out with all below it: counted, never recorded.
+        out_->ignored += v.is_change ? 1 : 0;
+        if (v.descend) out_->ignored += count_below(sub_up, path);
+        return base::Ok();
+    }
+    if (v.is_change && l.side.type == Type::Dir && !excluded_.empty() && hidden_beneath(path)) {
+        if (u.side.type == Type::Whiteout && l.fd.valid())
+            return gone_around_hidden(l.fd.get(), path, copyup_ns(u), stack.ids[at]);
+        // A real dir holding a hidden path, replaced by a non-dir: the
+        // replacement would delete the hidden path too. Reported, never
+        // stored or applied (as a socket is).
+        if (v.kind == Kind::TypeChanged) v.captured = false;
+    }
+    if (v.is_change) {
+        TRY_VOID(record(u, l, v, path, in_ignored_ || now_ignored, stack.ids[at]));
+        if (opts_.reader) read_content(up, up_name, l.exists ? low : -1, name, u);
+    }
+    if (v.descend && !sub_up.fds.empty()) {
+        base::Fd sub_low;
+        if (v.descend_lower && l.exists) sub_low = std::move(l.fd);
+        bool was = in_ignored_;
+        in_ignored_ = was || now_ignored;
+        bool hides = hiding && sub_low.valid();
+        TRY_VOID(dir(sub_up, sub_low.valid() ? sub_low.get() : -1, path, sub_up.xwh, hides ? &hide : nullptr));
+        in_ignored_ = was;
+    }
+    return base::Ok();
+}
+
+// Is the file at `path` likely to be read by the content reader? Then
+// the walk opens it rather than only stat'ing it. Not when the verdict
+// cache knows it (risk-free, or an unchanged copy): a repeated status
+// opens nothing.
+bool Walker::will_read(const std::string& path) const {
+    return opts_.reader && !peek_.known && opts_.reader->wants_path(path);
+}
+
+// The change just recorded, for the content reader: from the fd the walk
+// stat'ed, or opened here (a file typed from d_type, or only stat'ed)
+// and checked to be that file. Left NotRead when it cannot be opened:
+// the risk scan then reads it by path, as it reads the rest.
+void Walker::read_content(int up, const std::string& up_name, int low, const std::string& name, const Seen& u) {
+    Change& c = out_->items.back().change;
+    if (c.type != Type::File || c.risk_free_cached || !opts_.reader->wants(c)) return;
+    uint64_t size = u.side.size;
+    base::Fd own;
+    int fd = u.fd.get();
+    if (!u.fd.valid()) {
+        own.reset(::openat(up, up_name.c_str(), O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC));
+        struct stat st;
+        if (!own.valid() || ::fstat(own.get(), &st) != 0 || !S_ISREG(st.st_mode)) return;
+        bool stated = (u.st.stx_mask & STATX_INO) != 0;
+        if (stated && st.st_ino != u.st.stx_ino) return;
+        size = static_cast<uint64_t>(st.st_size);
+        fd = own.get();
+    }
+    c.content_read = opts_.reader->read(c, fd, size, low, name);
+    // Learnt here, on the walk's threads, from the slot in hand.
+    if (c.content_read == Change::Read::Free && opts_.verdicts) opts_.verdicts->record_risk_free(peek_);
+}
+
+// An entry the ignore rules match (its parents were not ignored: the walk
+// does not descend into an ignored dir). The root's rules file never is.
+bool Walker::is_ignored(const Seen& u, const Seen& l, const std::string& path) const {
+    if (!opts_.ignore || opts_.ignore->empty() || path == kIgnoreFile) return false;
+    Type t = u.side.type;
+    bool is_dir =
+        t == Type::Dir || t == Type::OpaqueDir || (t == Type::Whiteout && l.exists && l.side.type == Type::Dir);
+    return opts_.ignore->match(path, is_dir);
+}
+
+// Entries below an ignored upper dir (names only: no stat each).
+uint64_t Walker::count_below(const UpperDir& d, const std::string& prefix) {
+    if (d.fds.empty()) return 0;
+    auto names = list_upper(d, "");
+    if (!names) return 0;
+    uint64_t n = names->names.size();
+    for (size_t i = 0; i < names->names.size(); i++) {
+        if (names->names[i].type != DT_DIR) continue;
+        std::string joined;
+        const std::string& here = d.name_in(names->holder(i), names->names[i].name, &joined);
+        base::Fd top(::openat(d.fds[names->holder(i)], here.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+        if (!top.valid()) continue;
+        auto raw = read_xattrs(top.get());
+        bool opaque = raw && overlay_marks(raw.value()).opaque, cut = false;
+        std::string path = join_path(prefix, names->names[i].name);
+        auto sub = merged_dir(d, names.value(), i, std::move(top), opaque, &cut, path, opts_.indexes);
+        if (sub) n += count_below(sub.value(), path);
+    }
+    return n;
+}
+
+Result<void> Walker::record(Seen& u, const Seen& l, const Verdict& v, const std::string& path, bool ignored,
+                            uint32_t layer) {
+    Item it;
+    it.layer = layer;
+    it.change.layer = layer;
+    Change& c = it.change;
+    c.path = path;
+    c.ignored = ignored;
+    c.kind = v.kind;
+    c.captured = v.captured;
+    Type t = u.side.type;
+    c.type = t == Type::Whiteout ? Type::None : t == Type::OpaqueDir ? Type::Dir : t;
+    if (c.type != Type::None) {
+        c.size = u.side.size;
+        c.mode = u.side.mode;
+        c.link_target = std::move(u.side.link_target);
+        c.xattrs = std::move(u.side.xattrs);
+        c.mtime_ns = ns_of(u.st.stx_mtime);
+    }
+    if (l.exists) {
+        c.old_type = l.side.type;
+        c.old_mode = l.side.mode;
+        c.old_nlink = l.st.stx_nlink;
+    }
+    // For status's risk marks: the stats the file's content is read at
+    // (none when typed from d_type alone).
+    if (opts_.verdicts && c.type == Type::File && (u.st.stx_mask & kKeyMask) == kKeyMask)
+        c.risk_free_cached =
+            opts_.verdicts->note(path, PairKey{stat_key(u.st), l.exists ? stat_key(l.st) : StatKey{}}, &peek_);
+    it.whiteout = v.whiteout_member;
+    it.opaque = v.opaque_member;
+    it.ino = u.st.stx_ino;
+    it.nlink = u.st.stx_nlink;
+    bool keep =
+        c.type == Type::File && v.captured && u.fd.valid() && out_->files && counts_->kept < kMaxKept && room() > 0;
+    if (keep) {
+        it.fd = u.fd.get();
+        out_->files->push_back(std::move(u.fd));
+        ++counts_->kept;
+        kept_items_.push_back(out_->items.size());
+    }
+    out_->items.push_back(std::move(it));
+    if (!opts_.with_base || !v.captured) return base::Ok();
+    int64_t copied = copyup_ns(u);
+    if (!l.exists) {
+        BaseEntry b;
+        b.path = path;
+        b.absent = true;
+        add_base(std::move(b));
+        return base::Ok();
+    }
+    Item& last = out_->items.back();
+    bool keep_content = opts_.keep_base_max > 0 && last.change.kind == Kind::Modified &&
+                        last.change.type == Type::File && l.side.type == Type::File &&
+                        l.side.size <= opts_.keep_base_max;
+    TRY(BaseEntry b, base_of(l, path, copied, keep_content ? &last.base_text : nullptr));
+    add_base(std::move(b));
+    if (v.lower_subtree && l.fd.valid()) TRY_VOID(lower_subtree(l.fd.get(), path, copied));
+    return base::Ok();
+}
+
+}  // namespace capture

@@ -1,0 +1,195 @@
+// The walk behind scan_upper/scan_layers (capture/scan/scan.h), internal to
+// capture/scan: one Walker per thread of a scan. Its methods live by
+// concern: walker.cc (an upper dir's entries, each classified and
+// recorded), walker_real.cc (the real side: deletions and, for save, the
+// base records), walker_pieces.cc (a dir split between two threads).
+#pragma once
+#include <sys/stat.h>
+
+#include <atomic>
+#include <cstdint>
+#include <set>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "capture/scan/classify.h"
+#include "capture/scan/look.h"
+#include "capture/scan/scan.h"
+#include "capture/scan/stack.h"
+#include "capture/scan/verdicts.h"
+#include "helper/base/dir.h"
+#include "helper/base/result.h"
+
+namespace capture {
+
+inline int64_t ns_of(const struct statx_timestamp& t) {
+    return static_cast<int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec;
+}
+
+inline StatKey stat_key(const struct statx& st) {
+    StatKey k;
+    k.dev = (static_cast<uint64_t>(st.stx_dev_major) << 32) | st.stx_dev_minor;
+    k.ino = st.stx_ino;
+    k.size = st.stx_size;
+    k.mtime_ns = ns_of(st.stx_mtime);
+    k.ctime_ns = ns_of(st.stx_ctime);
+    return k;
+}
+
+// What stat_key() takes from a statx.
+constexpr unsigned kKeyMask = STATX_INO | STATX_SIZE | STATX_MTIME | STATX_CTIME;
+
+using DirEnt = base::DirEntry;
+
+// A real dir's entries, the error naming `what`.
+base::Result<std::vector<DirEnt>> list_real_dir(int dirfd, const std::string& what);
+
+// A dir that hides its real counterpart (opaque, cut off by a step, or below
+// such a dir): the real entries it lacks are deletions (capture/scan/gone.h).
+struct Hiding {
+    int64_t since = 0;          // the hiding dir's copy-up time (staleness of what it deleted)
+    std::vector<DirEnt> lower;  // the real dir's entries
+};
+
+class Walker {
+public:
+    Walker(const ScanOptions& o, ScanResult* out);
+    Walker(const Walker&) = delete;
+    Walker& operator=(const Walker&) = delete;
+
+    // xwh: the upper dir may hold xattr whiteouts (so d_type cannot tell a file).
+    // hide: the dir hides the real dir `low` (Hiding), or null.
+    base::Result<void> dir(const UpperDir& up, int low, const std::string& prefix, bool xwh,
+                           const Hiding* hide = nullptr);
+
+    // A second walker may take pieces of one dir (spare_cpu).
+    bool spare_cpu = false;
+
+private:
+    // Pieces of the split dir: enough that two walkers taking the next one
+    // as they finish end within a piece of each other (two halves ended
+    // 60-230 ms apart in a 10,000-file save; 16 pieces of its 100 dirs left
+    // a status's two threads up to a piece, ~9 ms of CPU, apart).
+    static constexpr size_t kPieces = 64;
+
+    // The dir being walked.
+    struct Here {
+        const UpperDir& up;
+        int low;
+        const std::string& prefix;
+        bool xwh;
+        const UpperListing& names;
+        const Hiding* hide;
+        const std::vector<std::string>* gone = nullptr;  // with hide: the real entries the upper lacks
+    };
+
+    // Upper entries [from, to), and in name order among them the real
+    // entries a hiding dir lacks (gone_span shares those out between halves).
+    base::Result<void> entries(const Here& h, size_t from, size_t to);
+
+    // A real entry that a hiding dir lacks: deleted, as a whiteout there
+    // would have deleted it. Its layer (the writer finds the parent dir
+    // there; blame's step) is the lowest the merged dir reaches: the one
+    // that cut it off from the real tree.
+    base::Result<void> gone_entry(const Here& h, const std::string& name);
+
+    // Is a hidden path strictly beneath `path`? A real dir holding one (made
+    // there after the run, when nothing covered it) is never deleted whole.
+    bool hidden_beneath(const std::string& path) const;
+
+    // A real dir the upper deleted (or lacks) that holds a hidden path: it
+    // stays, and each real entry in it is deleted in its place, the hidden
+    // ones never (a deletion of the dir would take the hidden path with it).
+    base::Result<void> gone_around_hidden(int low, const std::string& prefix, int64_t since, uint32_t layer);
+
+    base::Result<void> gone_at(int low, const std::string& prefix, const std::string& name, int64_t since,
+                               uint32_t layer);
+
+    // The first dir with two or more subdirs is split (once); empty: not here.
+    std::vector<size_t> split_points(const std::vector<DirEnt>& names);
+
+    // The pieces of one dir, each walked by a walker of its own into its own
+    // result, two at a time (this thread and one more, each taking the next
+    // piece), then appended to ours in piece order: the walk order stays.
+    base::Result<void> in_pieces(const Here& h, const std::vector<size_t>& cuts);
+
+    int64_t copyup_ns(const Seen& u) const;
+
+    base::Result<BaseEntry> base_of(const Seen& l, const std::string& path, int64_t copied, bool* text = nullptr);
+
+    // Paths are unique except where a real subtree record (added first, when
+    // its dir is recorded) meets an upper entry's absent record below an
+    // opaque dir: only subtree paths need remembering.
+    void add_base(BaseEntry b, bool subtree = false);
+
+    // Every entry below a deleted or replaced real dir, so apply notices an
+    // edit deep inside.
+    base::Result<void> lower_subtree(int low, const std::string& prefix, int64_t copied);
+
+    base::Result<void> entry(const UpperDir& stack, const UpperListing& ls, size_t index, int low,
+                             const std::string& prefix, bool parent_xwh, const Hiding* parent_hide);
+
+    // Is the file at `path` likely to be read by the content reader? Then
+    // the walk opens it rather than only stat'ing it. Not when the verdict
+    // cache knows it (risk-free, or an unchanged copy): a repeated status
+    // opens nothing.
+    bool will_read(const std::string& path) const;
+
+    // The change just recorded, for the content reader: from the fd the walk
+    // stat'ed, or opened here (a file typed from d_type, or only stat'ed)
+    // and checked to be that file. Left NotRead when it cannot be opened:
+    // the risk scan then reads it by path, as it reads the rest.
+    void read_content(int up, const std::string& up_name, int low, const std::string& name, const Seen& u);
+
+    // An entry the ignore rules match (its parents were not ignored: the walk
+    // does not descend into an ignored dir). The root's rules file never is.
+    bool is_ignored(const Seen& u, const Seen& l, const std::string& path) const;
+
+    // Entries below an ignored upper dir (names only: no stat each).
+    uint64_t count_below(const UpperDir& d, const std::string& prefix);
+
+    base::Result<void> record(Seen& u, const Seen& l, const Verdict& v, const std::string& path, bool ignored,
+                              uint32_t layer);
+
+    const ScanOptions& opts_;
+    ScanResult* out_;
+    std::unordered_set<std::string> excluded_;
+    // Kept files never take fds the walk needs: each level open holds up to
+    // two dir fds (upper and real), and a deeper level gives back the most
+    // recently kept files (the writer then opens those again).
+    static constexpr uint64_t kMaxKept = 65536;
+    static constexpr uint64_t kSpare = 1024;  // entries being looked at, zstd, stdio
+    struct Level {
+        Walker* w;
+        explicit Level(Walker* walker) : w(walker) {
+            w->counts_->levels++;
+            while (w->out_->files && !w->out_->files->empty() && w->room() < 0) {
+                w->out_->items[w->kept_items_.back()].fd = -1;
+                w->kept_items_.pop_back();
+                w->out_->files->pop_back();
+                --w->counts_->kept;
+            }
+        }
+        ~Level() { w->counts_->levels--; }
+    };
+    int64_t room() const {
+        // Files kept and levels open by every walker of this scan.
+        uint64_t used = counts_->kept + 2 * counts_->levels + kSpare;
+        return static_cast<int64_t>(fd_limit_) - static_cast<int64_t>(used);
+    }
+    uint64_t fd_limit_ = 0;  // 0: keep nothing (a small limit)
+    // Shared by the walkers of a split dir: the fds they hold between them.
+    struct Counts {
+        std::atomic<uint64_t> kept{0};    // files kept open (Item::fd)
+        std::atomic<uint64_t> levels{0};  // dir levels open (up to two fds each)
+    };
+    Counts own_counts_;
+    Counts* counts_ = &own_counts_;
+    bool in_ignored_ = false;         // below an ignored dir (with include_ignored)
+    VerdictCache::Peek peek_;         // the cache's slot of the entry being looked at (a file)
+    std::vector<size_t> kept_items_;  // index in out_->items of each kept file, in files order
+    std::set<std::string> seen_base_;
+};
+
+}  // namespace capture

@@ -1,0 +1,74 @@
+// A dir split between the walk's two threads (capture/scan/walker.h).
+#include <atomic>
+#include <memory>
+
+#include "capture/scan/walker.h"
+#include "helper/base/thread.h"
+
+namespace capture {
+
+using base::Result;
+
+// The first dir with two or more subdirs is split (once); empty: not here.
+std::vector<size_t> Walker::split_points(const std::vector<DirEnt>& names) {
+    if (!spare_cpu) return {};
+    std::vector<size_t> cuts = base::split_by_subdirs(names, kPieces);
+    if (!cuts.empty()) spare_cpu = false;
+    return cuts;
+}
+
+// The pieces of one dir, each walked by a walker of its own into its own
+// result, two at a time (this thread and one more, each taking the next
+// piece), then appended to ours in piece order: the walk order stays.
+Result<void> Walker::in_pieces(const Here& h, const std::vector<size_t>& cuts) {
+    size_t n = cuts.size() + 1;
+    std::vector<ScanResult> results(n);
+    std::vector<std::unique_ptr<Walker>> walkers;
+    for (size_t i = 0; i < n; i++) {
+        if (out_->files) results[i].files = std::make_shared<std::vector<base::Fd>>();
+        auto w = std::make_unique<Walker>(opts_, &results[i]);
+        w->fd_limit_ = fd_limit_;
+        w->counts_ = counts_;
+        w->in_ignored_ = in_ignored_;
+        // What this walker already recorded: the real subtree of an opaque
+        // dir above the split, which the pieces' "absent" records must not repeat.
+        w->seen_base_ = seen_base_;
+        walkers.push_back(std::move(w));
+    }
+    std::vector<Result<void>> rs(n, base::Ok());
+    std::atomic<size_t> next{0};
+    std::atomic<bool> failed{false};
+    auto take = [&] {
+        for (size_t i; !failed && (i = next++) < n;) {
+            size_t from = i == 0 ? 0 : cuts[i - 1], to = i + 1 < n ? cuts[i] : h.names.names.size();
+            rs[i] = walkers[i]->entries(h, from, to);
+            if (!rs[i]) failed = true;
+        }
+        return !failed;
+    };
+    base::run_halves(take, [&] { take(); });
+    for (const auto& r : rs)
+        if (!r) return r;
+    // One allocation for all the pieces' items: growing by doubling moved
+    // every Item already there again (~5% of a 10,000-file save's main thread).
+    size_t more = 0;
+    for (const auto& r : results) more += r.items.size();
+    out_->items.reserve(out_->items.size() + more);
+    for (size_t i = 0; i < n; i++) {
+        ScanResult& theirs = results[i];
+        size_t base_index = out_->items.size();
+        for (auto& it : theirs.items) out_->items.push_back(std::move(it));
+        // Deduplicated against ours already (seen_base_ above); theirs are new.
+        for (auto& b : theirs.base) out_->base.push_back(std::move(b));
+        for (auto& x : theirs.excluded_seen) out_->excluded_seen.push_back(std::move(x));
+        out_->ignored += theirs.ignored;
+        seen_base_.insert(walkers[i]->seen_base_.begin(), walkers[i]->seen_base_.end());
+        if (theirs.files) {
+            for (auto& f : *theirs.files) out_->files->push_back(std::move(f));
+            for (size_t k : walkers[i]->kept_items_) kept_items_.push_back(base_index + k);
+        }
+    }
+    return base::Ok();
+}
+
+}  // namespace capture
