@@ -342,7 +342,12 @@ void warn_unmatched(const capture::Patch& patch, const std::vector<std::string>&
     const auto& changes = patch.manifest().changes;
     for (const auto& o : only) {
         base::PathFilter one({o}, {});
-        if (std::none_of(changes.begin(), changes.end(), [&](const auto& c) { return one.selects(c.path); }))
+        // A path below a changed dir is that change's (a dir deleted whole).
+        auto covers = [&](const auto& c) {
+            return one.selects(c.path) ||
+                   (o.size() > c.path.size() && o.compare(0, c.path.size(), c.path) == 0 && o[c.path.size()] == '/');
+        };
+        if (std::none_of(changes.begin(), changes.end(), covers))
             std::fprintf(stderr,
                          "layover: apply: '%s' matches no change (paths are relative to the target %s; 'layover "
                          "status' lists the changes)\n",

@@ -149,8 +149,6 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
         if (::poll(fds, 8, out.stopped.empty() ? watch.poll_timeout() : -1) < 0 && errno != EINTR) break;
         renames.on_listener(fds[5].revents);
         renames.on_worker(fds[6].revents);
-        if (fds[7].revents & POLLIN)
-            control::serve_one(fds[7].fd, [&](const control::Request& r) { return live.serve(r, init); });
         if (out.stopped.empty()) {
             out.stopped = watch.check(&out.stop_code);
             if (!out.stopped.empty()) watch.stop(pid);
@@ -200,6 +198,10 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
                 mine.reset();  // every copy closed: setup and child are gone or exec'd
             }
         }
+        // A control request waits while setup's messages are queued: the
+        // command can write (and a client see it) before we read init's pid.
+        if ((fds[7].revents & POLLIN) && !(fds[1].revents & POLLIN))
+            control::serve_one(fds[7].fd, [&](const control::Request& r) { return live.serve(r, init); });
         if (fds[2].revents & (POLLIN | POLLHUP | POLLERR)) pty_open = pty->pump_output();
         if (fds[3].revents & (POLLIN | POLLHUP | POLLERR)) stdin_open = pty->pump_input();
         if (fds[0].revents & POLLIN) {

@@ -150,7 +150,7 @@ def test_init_stays_non_dumpable_and_child_errors_stay_one_line(lo):
     # A child that fails before or at exec: one line, the right code, and
     # init (suspended until then) goes on to report it.
     for cmd, code in (("no-such-command-xyz", 127), ("/etc", 126)):
-        r = lo("run", "--target", lo.target, "--on-exit", "discard", "--", cmd)
+        r = lo("run", "--quiet", "--target", lo.target, "--on-exit", "discard", "--", cmd)
         lines = r.stderr.decode().splitlines()
         assert r.returncode == code and len(lines) == 1 and lines[0].startswith("layover: "), (code, r.stderr)
     assert lo.run("exit 5", on_exit="discard").returncode == 5
