@@ -194,7 +194,7 @@ private:
         FileOut inline_out(ctx_.root);
         base::Result<void> inline_err = base::Ok();
         size_t turn = 0;
-        std::string last_parent;
+        std::string_view last_parent;
         auto r = ctx_.patch.read_data([&](const Member& m) -> capture::DataSink {
             capture::DataSink tap = ctx_.tap ? (*ctx_.tap)(m) : nullptr;
             auto it = files_.find(m.path);
@@ -208,10 +208,12 @@ private:
                     return write_chunk(inline_out, off, data, len);
                 };
             }
-            std::string parent = split_parent(t->staged).first;
+            std::string_view staged = t->staged;
+            size_t slash = staged.rfind('/');
+            std::string_view parent = slash == std::string_view::npos ? std::string_view() : staged.substr(0, slash);
             if (parent != last_parent) {
                 turn = (turn + 1) % n;  // a new directory: the next writer's
-                last_parent = std::move(parent);
+                last_parent = parent;   // a view into order_, which outlives this pass
             }
             Handoff& h = hs[turn];
             if (h.stopped()) return nullptr;
