@@ -115,15 +115,16 @@ private:
     std::thread t_;
 };
 
-// The entries of each staged directory tree, walked on a second thread
-// while the staged data is flushed and the journal written (the commit
-// renames only a tree's root, which is recorded apart): undo's record of
-// them is then ready when the commit ends. Not done when the patch has hard
-// links: linking or renaming a file changes its ctime, which may be seen in
-// a tree walked before. Joined before the commit renames anything.
+// The entries of each staged directory tree, as staging recorded them
+// (PlanItem::staged_tree), or else walked on a second thread while the
+// staged data is flushed and the journal written (the commit renames only a
+// tree's root, which is recorded apart): undo's record of them is then
+// ready when the commit ends. Not walked when the patch has hard links:
+// linking or renaming a file changes its ctime, which may be seen in a tree
+// walked before. Joined before the commit renames anything.
 class TreeWalks {
 public:
-    TreeWalks(int root, const std::vector<PlanItem>& items) {
+    TreeWalks(int root, const std::vector<PlanItem>& items) : items_(items) {
         auto link = [](const capture::Member* m) { return m && m->kind == capture::Member::Kind::Hardlink; };
         for (const auto& it : items) {
             if (link(it.member)) return;
@@ -133,7 +134,7 @@ public:
         for (size_t i = 0; i < items.size(); i++) {
             const auto& it = items[i];
             if ((it.unit.op == Op::Add || it.unit.op == Op::Replace) && it.member &&
-                it.member->kind == capture::Member::Kind::Dir)
+                it.member->kind == capture::Member::Kind::Dir && !it.staged_tree)
                 jobs_.push_back({i, it.unit.tmp, {}, false});
         }
         if (jobs_.empty()) return;
@@ -156,8 +157,9 @@ public:
     void join() {
         if (t_.joinable()) t_.join();
     }
-    // The tree of items[i], or nullptr when it was not walked.
+    // The tree of items[i], or nullptr when it was neither recorded nor walked.
     const std::vector<EntryStat>* tree(size_t i) const {
+        if (items_[i].staged_tree) return &*items_[i].staged_tree;
         for (const auto& j : jobs_)
             if (j.item == i && j.ok) return &j.tree;
         return nullptr;
@@ -170,6 +172,7 @@ private:
         std::vector<EntryStat> tree;
         bool ok;
     };
+    const std::vector<PlanItem>& items_;
     std::vector<Job> jobs_;
     std::thread t_;
 };

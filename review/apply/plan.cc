@@ -179,7 +179,9 @@ base::Result<Plan> make_plan(const capture::Patch& patch, const PathFilter& filt
     }
     Paths staged;
     for (auto& it : plan.items) {
-        std::sort(it.tree.begin(), it.tree.end(), [](const Member* a, const Member* b) { return a->path < b->path; });
+        auto path_less = [](const Member* a, const Member* b) { return a->path < b->path; };
+        if (!std::is_sorted(it.tree.begin(), it.tree.end(), path_less))
+            std::sort(it.tree.begin(), it.tree.end(), path_less);
         if (it.member) staged.insert(it.member->path);
         for (auto* m : it.tree) staged.insert(m->path);
     }

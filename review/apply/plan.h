@@ -4,6 +4,7 @@
 // committed with it. Pure apart from reading the patch's in-memory manifest.
 #pragma once
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,11 @@ struct PlanItem {
     // apply --hunks: the content staged instead of the member's data (the
     // real file with only the chosen hunks applied; review/apply/partial.h).
     std::shared_ptr<const std::string> content;
+    // Filled by staging for a new directory tree: every entry beneath it as
+    // staging left it (walk_tree's order and fields), from the stat of each
+    // entry's own fd as it was finished. Unset when staging could not vouch
+    // for it (hard links, a dir the owner may not list): then the tree is walked.
+    std::optional<std::vector<EntryStat>> staged_tree;
 };
 
 struct Plan {

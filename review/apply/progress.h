@@ -19,7 +19,7 @@ public:
 private:
     void draw();
     std::mutex mu_;  // add() comes from staging's writer threads too
-    bool enabled_;
+    const bool enabled_;
     bool shown_ = false;
     const char* phase_ = "applying";
     uint64_t bytes_ = 0, entries_ = 0, total_bytes_ = 0, total_entries_ = 0;

@@ -38,7 +38,19 @@ struct Target {
     bool root;          // the unit's own entry (not inside a staged tree)
     uint64_t size;      // the file's size: the member's, or the chosen content's (apply --hunks)
     bool done = false;  // file data written (set by the one writer that had it)
+    // The entry as staging finished it (fstat of its own fd), for the undo
+    // record of a new tree; set by the one thread that finished it.
+    EntryStat after = {};
+    bool stat_ok = false;
 };
+
+// Stat fd (the entry just finished) into t.after; a failure leaves the tree to be walked.
+void note_stat(Target& t, int fd) {
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) return;
+    t.after = entry_stat(st, "");
+    t.stat_ok = true;
+}
 
 // One writer's state: the file being written and its own directory cache
 // (never shared between threads).
@@ -107,10 +119,44 @@ public:
                 TRY(EntryStat s, stat_at(at.first, at.second));
                 t.item->unit.new_ino = s.ino;
             }
+        record_trees();
         return base::Ok();
     }
 
 private:
+    // Each new directory tree's entries as staged, in walk_tree's form
+    // (paths relative to the tree, sorted), so the undo record needs no walk
+    // of the staged tree after staging. Nothing is recorded when the patch
+    // has hard links (a link moves its target's ctime after it was
+    // finished) or a tree holds a dir its owner may not list and search (the
+    // walk at undo records such a dir without its entries).
+    void record_trees() {
+        for (const auto& t : order_)
+            if (t.m->kind == Member::Kind::Hardlink) return;
+        for (size_t i = 0; i < order_.size();) {
+            PlanItem& it = *order_[i].item;
+            size_t end = i + 1;
+            while (end < order_.size() && order_[end].item == &it) end++;
+            bool tree = it.member && it.member->kind == Member::Kind::Dir &&
+                        (it.unit.op == Op::Add || it.unit.op == Op::Replace);
+            bool ok = tree;
+            std::vector<EntryStat> out;
+            for (size_t k = i; k < end && ok; k++) {
+                Target& t = order_[k];
+                ok = t.stat_ok && (t.after.type != capture::Type::Dir || (t.after.mode & 0500) == 0500);
+                if (!ok || t.root) continue;
+                out.push_back(std::move(t.after));
+                out.back().path = t.m->path.substr(it.unit.path.size() + 1);
+            }
+            if (ok) {
+                auto less = [](const EntryStat& a, const EntryStat& b) { return a.path < b.path; };
+                if (!std::is_sorted(out.begin(), out.end(), less)) std::sort(out.begin(), out.end(), less);
+                it.staged_tree = std::move(out);
+            }
+            i = end;
+        }
+    }
+
     // Writeback is started every this many bytes, so the fsync before
     // commit waits for the tail only, not for the whole file.
     static constexpr uint64_t kWritebackChunk = 8ull << 20;
@@ -153,7 +199,7 @@ private:
         FileOut inline_out(ctx_.root);
         base::Result<void> inline_err = base::Ok();
         size_t turn = 0;
-        std::string last_parent;
+        std::string_view last_parent;
         auto r = ctx_.patch.read_data([&](const Member& m) -> capture::DataSink {
             capture::DataSink tap = ctx_.tap ? (*ctx_.tap)(m) : nullptr;
             auto it = files_.find(m.path);
@@ -167,10 +213,12 @@ private:
                     return write_chunk(inline_out, off, data, len);
                 };
             }
-            std::string parent = split_parent(t->staged).first;
+            std::string_view staged = t->staged;
+            size_t slash = staged.rfind('/');
+            std::string_view parent = slash == std::string_view::npos ? std::string_view() : staged.substr(0, slash);
             if (parent != last_parent) {
                 turn = (turn + 1) % n;  // a new directory: the next writer's
-                last_parent = std::move(parent);
+                last_parent = parent;   // a view into order_, which outlives this pass
             }
             Handoff& h = hs[turn];
             if (h.stopped()) return nullptr;
@@ -260,7 +308,7 @@ private:
         return base::Ok();
     }
 
-    base::Result<void> make_node(const Target& t) {
+    base::Result<void> make_node(Target& t) {
         TRY(auto at, at_beneath(ctx_.dirs, t.staged));
         auto [dfd, name] = at;
         int rc = 0;
@@ -277,6 +325,11 @@ private:
         if (t.m->kind == Member::Kind::Fifo &&
             ::fchmodat(dfd, name.c_str(), t.m->mode & 0777, AT_SYMLINK_NOFOLLOW) != 0)
             return base::sys_error("chmod");
+        struct stat st {};
+        if (::fstatat(dfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
+            t.after = entry_stat(st, "");
+            t.stat_ok = true;
+        }
         return base::Ok();
     }
 
@@ -307,6 +360,7 @@ private:
             }
             TRY_VOID(set_mode_mtime(out.cur.get(), t.m->mode, t.m->mtime_ns));
             if (out.kicked > 0 || t.size >= (1u << 20)) start_writeback(out.cur.get(), out.kicked, t.size);
+            note_stat(t, out.cur.get());   // last: nothing changes the file after this
             ctx_.dur.keep(out.cur.get());  // mode 0000 would keep us from reopening it
             return out.cur.close();
         }();
@@ -328,7 +382,7 @@ private:
         return base::Ok();
     }
 
-    base::Result<void> dir_attrs(const Target& t) {
+    base::Result<void> dir_attrs(Target& t) {
         TRY(auto at, at_beneath(ctx_.dirs, t.staged));
         TRY(base::Fd d, base::open_at(at.first, at.second, O_RDONLY | O_DIRECTORY | O_NOFOLLOW));
         TRY_VOID(set_user_xattrs(d.get(), t.m->xattrs));
@@ -344,6 +398,7 @@ private:
         // A sticky dir keeps its sticky bit: 01777 without it is world-writable
         // for everyone's files. (Set-id bits are never applied.)
         TRY_VOID(set_mode_mtime(d.get(), t.m->mode, t.m->mtime_ns, true, t.m->mode & S_ISVTX));
+        note_stat(t, d.get());  // its entries are all made by now
         ctx_.dur.keep(d.get());
         return base::Ok();
     }
