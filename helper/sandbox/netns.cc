@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "helper/base/fd.h"
+#include "overlay/sysfs.h"
 
 namespace netns {
 
@@ -37,11 +38,23 @@ void Pending::make(bool loopback) {
         }
     }
     ns_ = base::Fd(::open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC));
-    if (!ns_.valid()) error_ = base::sys_error("opening the new network namespace").message;
+    if (!ns_.valid()) {
+        error_ = base::sys_error("opening the new network namespace").message;
+        return;
+    }
+    auto sys = overlay::make_sysfs();  // scoped to this thread's namespace
+    if (!sys) error_ = sys.error().message;
+    else sysfs_ = std::move(sys.value());
 }
 
 void Pending::start(bool loopback) {
     if (!thread_.start([this, loopback] { make(loopback); }, size_t{1} << 16)) make(loopback);
+}
+
+base::Result<base::Fd> Pending::sysfs() {
+    thread_.join();
+    if (!error_.empty()) return base::error(error_);
+    return std::move(sysfs_);
 }
 
 base::Result<void> Pending::enter() {

@@ -16,16 +16,19 @@ base::Result<void> bring_up_loopback();
 // start() after unshare(CLONE_NEWUSER), with the caps it gives; enter()
 // waits for the thread and moves the caller into the new namespace, before
 // unshare(CLONE_NEWPID) (no thread may be made after that) and before init
-// is forked. Without a thread, start() makes it at once.
+// is forked. Without a thread, start() makes it at once. The thread also
+// makes the namespace's own sysfs (overlay/sysfs.h), which sysfs() waits for
+// and hands over, for setup to mount on /sys.
 class Pending {
 public:
     void start(bool loopback);
+    base::Result<base::Fd> sysfs();
     base::Result<void> enter();
 
 private:
     void make(bool loopback);
     base::StackThread thread_;
-    base::Fd ns_;
+    base::Fd ns_, sysfs_;
     std::string error_;
 };
 }  // namespace netns

@@ -18,6 +18,7 @@
 #include "helper/sandbox/sandbox.h"
 #include "helper/store/userns.h"
 #include "overlay/devfs.h"
+#include "overlay/sysfs.h"
 
 namespace sync_msg {
 bool send(int fd, Sync tag, const std::string& text) {
@@ -114,6 +115,13 @@ int setup_main(const SandboxPlan& plan, pid_t supervisor) {
     // After the overlay and its submounts (a secret may sit in either) and
     // after /dev (the source of hidden files' empty stand-in).
     STEP(overlay::attach_shown(plan.mounts, h));  // before hiding: a secret below one stays hidden
+    if (!plan.mounts.host_network) {
+        // The network namespace's own /sys (the host's lists its interfaces),
+        // before hiding: a --hide path under /sys covers the new one.
+        auto sys = net.sysfs();
+        if (!sys) return fail(plan, sys.error());
+        STEP(overlay::attach_sysfs(std::move(sys.value()), std::move(h.sys_cgroup)));
+    }
     STEP(overlay::hide_paths(plan.mounts));
     // Read-only last: an overlay whose upper dir sits on a read-only mount
     // fails with EINVAL, and mkdirs above need writable parents.
