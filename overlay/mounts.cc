@@ -10,7 +10,6 @@
 #include "overlay/devfs.h"
 #include "overlay/mountinfo.h"
 #include "overlay/options.h"
-#include "overlay/sysfs.h"
 
 namespace overlay {
 
@@ -122,9 +121,6 @@ base::Result<Handles> open_host_handles(const MountPlan& plan) {
         // /etc/resolv.conf often points into it; the rest of /run stays hidden.
         auto c = clone_tree("/run/systemd/resolve", false);
         if (c) h.resolv = std::move(c.value());
-    }
-    if (!plan.host_network) {
-        TRY(h.sys_cgroup, clone_cgroup());
     }
     return h;
 }

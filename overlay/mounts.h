@@ -39,8 +39,7 @@ struct Handles {
     std::vector<std::pair<std::string, base::Fd>> submounts;  // (path, detached clone)
     std::vector<std::pair<std::string, base::Fd>> dev_nodes;  // ("null", clone of /dev/null), ...
     base::Fd resolv;                                          // clone of /run/systemd/resolve (host network only)
-    base::Fd sys_cgroup;  // clone of /sys/fs/cgroup, for the sandbox's own /sys (overlay/sysfs.h; own network only)
-    std::vector<std::pair<std::string, base::Fd>> shown;  // clones of the --ro and --rw paths
+    std::vector<std::pair<std::string, base::Fd>> shown;      // clones of the --ro and --rw paths
     struct ScratchFds {
         base::Fd lower, upper, work;
     };

@@ -12,6 +12,8 @@ namespace {
 constexpr uint64_t kLocked = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
 }
 
+namespace {
+
 base::Result<base::Fd> make_sysfs() {
     base::Fd fs(::fsopen("sysfs", FSOPEN_CLOEXEC));
     if (!fs.valid()) return base::sys_error("opening a fresh /sys");
@@ -24,7 +26,7 @@ base::Result<base::Fd> make_sysfs() {
         if (err == EPERM)
             msg +=
                 "; the host's /sys is partly covered (as in some containers), so the kernel refuses a new one "
-                "and the host's would show its network devices: use --network host, or run 'layover doctor'";
+                "and the host's would show its network devices: use --network host to keep the host's /sys";
         return base::error(msg);
     }
     return mnt;
@@ -42,10 +44,20 @@ base::Result<base::Fd> clone_cgroup() {
     return c;
 }
 
-base::Result<void> attach_sysfs(base::Fd sysfs, base::Fd cgroup) {
-    if (::move_mount(sysfs.get(), "", AT_FDCWD, "/sys", MOVE_MOUNT_F_EMPTY_PATH) != 0)
+}  // namespace
+
+base::Result<OwnSys> make_own_sys() {
+    OwnSys s;
+    TRY(s.sysfs, make_sysfs());
+    TRY(s.cgroup, clone_cgroup());
+    return s;
+}
+
+base::Result<void> attach_own_sys(OwnSys sys) {
+    if (::move_mount(sys.sysfs.get(), "", AT_FDCWD, "/sys", MOVE_MOUNT_F_EMPTY_PATH) != 0)
         return base::sys_error("mounting the fresh /sys");
-    if (cgroup.valid() && ::move_mount(cgroup.get(), "", AT_FDCWD, "/sys/fs/cgroup", MOVE_MOUNT_F_EMPTY_PATH) != 0)
+    if (sys.cgroup.valid() &&
+        ::move_mount(sys.cgroup.get(), "", AT_FDCWD, "/sys/fs/cgroup", MOVE_MOUNT_F_EMPTY_PATH) != 0)
         return base::sys_error("re-attaching /sys/fs/cgroup on the fresh /sys");
     return base::Ok();
 }

@@ -10,16 +10,18 @@
 
 namespace overlay {
 
-// A detached sysfs, read-only, nosuid, nodev, noexec, scoped to the calling
-// thread's network namespace (made by a process in it, with CAP_SYS_ADMIN
-// over the user namespace that owns it). EPERM where /sys is partly covered
-// on the host (as in some containers: the kernel then refuses a new one).
-base::Result<base::Fd> make_sysfs();
-// A detached clone of the host's /sys/fs/cgroup (with what is mounted below
-// it), read-only, if it is a mount; else an invalid Fd.
-base::Result<base::Fd> clone_cgroup();
-// Mount `sysfs` on /sys (over the host's, which is locked below it) and the
-// cgroup clone, if any, on its /sys/fs/cgroup.
-base::Result<void> attach_sysfs(base::Fd sysfs, base::Fd cgroup);
+// The sandbox's /sys, detached: a fresh sysfs, read-only, nosuid, nodev,
+// noexec, scoped to the calling thread's network namespace (made by a
+// process in it, with CAP_SYS_ADMIN over the user namespace that owns it),
+// and a read-only clone of the host's /sys/fs/cgroup (with the mounts below
+// it) if that is a mount. The sysfs fails with EPERM where /sys is partly
+// covered on the host (as in some containers: the kernel then refuses a new
+// one), with an error that names --network host.
+struct OwnSys {
+    base::Fd sysfs, cgroup;
+};
+base::Result<OwnSys> make_own_sys();
+// Mount it on /sys (over the host's, which stays locked below it).
+base::Result<void> attach_own_sys(OwnSys sys);
 
 }  // namespace overlay

@@ -10,7 +10,6 @@
 #include <cstring>
 
 #include "helper/base/fd.h"
-#include "overlay/sysfs.h"
 
 namespace netns {
 
@@ -42,19 +41,19 @@ void Pending::make(bool loopback) {
         error_ = base::sys_error("opening the new network namespace").message;
         return;
     }
-    auto sys = overlay::make_sysfs();  // scoped to this thread's namespace
+    auto sys = overlay::make_own_sys();  // scoped to this thread's namespace
     if (!sys) error_ = sys.error().message;
-    else sysfs_ = std::move(sys.value());
+    else sys_ = std::move(sys.value());
 }
 
 void Pending::start(bool loopback) {
     if (!thread_.start([this, loopback] { make(loopback); }, size_t{1} << 16)) make(loopback);
 }
 
-base::Result<base::Fd> Pending::sysfs() {
+base::Result<overlay::OwnSys> Pending::own_sys() {
     thread_.join();
     if (!error_.empty()) return base::error(error_);
-    return std::move(sysfs_);
+    return std::move(sys_);
 }
 
 base::Result<void> Pending::enter() {

@@ -18,7 +18,6 @@
 #include "helper/sandbox/sandbox.h"
 #include "helper/store/userns.h"
 #include "overlay/devfs.h"
-#include "overlay/sysfs.h"
 
 namespace sync_msg {
 bool send(int fd, Sync tag, const std::string& text) {
@@ -118,9 +117,9 @@ int setup_main(const SandboxPlan& plan, pid_t supervisor) {
     if (!plan.mounts.host_network) {
         // The network namespace's own /sys (the host's lists its interfaces),
         // before hiding: a --hide path under /sys covers the new one.
-        auto sys = net.sysfs();
+        auto sys = net.own_sys();
         if (!sys) return fail(plan, sys.error());
-        STEP(overlay::attach_sysfs(std::move(sys.value()), std::move(h.sys_cgroup)));
+        STEP(overlay::attach_own_sys(std::move(sys.value())));
     }
     STEP(overlay::hide_paths(plan.mounts));
     // Read-only last: an overlay whose upper dir sits on a read-only mount

@@ -146,6 +146,28 @@ def test_sys_stays_read_only_and_nodev_inside(sh):
     assert set(lines[2].split(",")) >= {"ro", "nosuid", "nodev", "noexec"}, lines
 
 
+def test_hide_under_sys_covers_the_fresh_one_too(sh):
+    r = sh.lo("run", "--target", sh.project, "--on-exit", "discard", "--hide", "/sys/class/block", "--", "/bin/sh",
+              "-c", "ls -A /sys/class/block | wc -l; ls /sys/class/net")
+    assert r.stdout.split() == [b"0", b"lo"], (r.stdout, r.stderr)
+
+
+def test_a_refused_fresh_sys_fails_the_run_clearly(sh):
+    # A partly covered /sys (as in some containers): the kernel refuses a new
+    # sysfs; the run must not fall back to the host's and its interfaces.
+    from conftest import LAYOVER
+    cover = 'mount -t tmpfs none /sys/kernel && exec "$0" "$@"'
+    cmd = ["unshare", "-rm", "/bin/sh", "-c", cover, LAYOVER, "run", "--target", str(sh.project), "--on-exit",
+           "discard"]
+    r = subprocess.run(cmd + ["--", "/bin/sh", "-c", "ls /sys/class/net"], capture_output=True, env=sh.lo.env,
+                       cwd=str(sh.project), timeout=60)
+    assert r.returncode == 125 and r.stdout == b"", (r.stdout, r.stderr)
+    assert b"mounting a fresh /sys" in r.stderr and b"--network host" in r.stderr, r.stderr
+    r = subprocess.run(cmd + ["--network", "host", "--", "/bin/true"], capture_output=True, env=sh.lo.env,
+                       cwd=str(sh.project), timeout=60)
+    assert r.returncode == 0, r.stderr
+
+
 def test_unknown_network_mode_is_a_usage_error(sh):
     r = sh.lo("run", "--target", sh.project, "--network", "bridge", "--", "true")
     assert r.returncode == 125
