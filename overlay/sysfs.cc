@@ -26,7 +26,8 @@ base::Result<base::Fd> make_sysfs() {
         if (err == EPERM)
             msg +=
                 "; the host's /sys is partly covered (as in some containers), so the kernel refuses a new one "
-                "and the host's would show its network devices: use --network host to keep the host's /sys";
+                "and the host's would show its network devices: use --network host to keep the host's /sys, or a "
+                "container started with an unmasked /sys (docker: --security-opt systempaths=unconfined)";
         return base::error(msg);
     }
     return mnt;
