@@ -24,6 +24,7 @@ struct Probes {
     bool state_nfs = false;  // the state dir is on NFS
     bool overlay_ok = false;
     bool proc_ok = false;
+    bool sys_ok = false;  // a sysfs of an own network namespace (default --network)
     bool seccomp_ok = false;
     bool notify_ok = false;
     int landlock_abi = 0;

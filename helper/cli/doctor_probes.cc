@@ -128,6 +128,12 @@ void probe_filters(Probes& p) {
             ::waitpid(pid, &st, 0);
             return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
         });
+    p.sys_ok = p.userns_ok && in_child([] {
+                   if (!userns::enter_owner_ns() || ::unshare(CLONE_NEWNS | CLONE_NEWNET) != 0) return 1;
+                   if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) return 1;
+                   unsigned long fl = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC;
+                   return ::mount("sysfs", "/sys", "sysfs", fl, nullptr) == 0 ? 0 : 1;
+               });
     p.seccomp_ok = seccomp::kernel_supports() && in_child([] {
                        if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return 1;
                        return seccomp::install(default_seccomp_rules()).ok() ? 0 : 1;

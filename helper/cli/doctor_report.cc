@@ -88,6 +88,10 @@ void filter_findings(const Probes& p, std::vector<Finding>& out) {
         "started with an unmasked /proc (docker: --security-opt systempaths=unconfined; podman: --security-opt "
         "unmask=ALL)";
     out.push_back(check(p.proc_ok, "a fresh /proc can be mounted", proc_fix));
+    out.push_back(check(p.sys_ok, "a fresh /sys can be mounted (the default network's own)",
+                        "the host's /sys is partly covered (as in some containers): use --network host, or a "
+                        "container started with an unmasked /sys (docker: --security-opt systempaths=unconfined; "
+                        "podman: --security-opt unmask=ALL)"));
     out.push_back(
         check(p.seccomp_ok, "seccomp filters load (the command's syscall filter)",
               "the kernel lacks seccomp filtering (CONFIG_SECCOMP_FILTER) or SECCOMP_RET_KILL_PROCESS (Linux 4.14+)"));

@@ -37,11 +37,23 @@ void Pending::make(bool loopback) {
         }
     }
     ns_ = base::Fd(::open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC));
-    if (!ns_.valid()) error_ = base::sys_error("opening the new network namespace").message;
+    if (!ns_.valid()) {
+        error_ = base::sys_error("opening the new network namespace").message;
+        return;
+    }
+    auto sys = overlay::make_own_sys();  // scoped to this thread's namespace
+    if (!sys) error_ = sys.error().message;
+    else sys_ = std::move(sys.value());
 }
 
 void Pending::start(bool loopback) {
     if (!thread_.start([this, loopback] { make(loopback); }, size_t{1} << 16)) make(loopback);
+}
+
+base::Result<overlay::OwnSys> Pending::own_sys() {
+    thread_.join();
+    if (!error_.empty()) return base::error(error_);
+    return std::move(sys_);
 }
 
 base::Result<void> Pending::enter() {

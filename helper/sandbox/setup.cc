@@ -114,6 +114,13 @@ int setup_main(const SandboxPlan& plan, pid_t supervisor) {
     // After the overlay and its submounts (a secret may sit in either) and
     // after /dev (the source of hidden files' empty stand-in).
     STEP(overlay::attach_shown(plan.mounts, h));  // before hiding: a secret below one stays hidden
+    if (!plan.mounts.host_network) {
+        // The network namespace's own /sys (the host's lists its interfaces),
+        // before hiding: a --hide path under /sys covers the new one.
+        auto sys = net.own_sys();
+        if (!sys) return fail(plan, sys.error());
+        STEP(overlay::attach_own_sys(std::move(sys.value())));
+    }
     STEP(overlay::hide_paths(plan.mounts));
     // Read-only last: an overlay whose upper dir sits on a read-only mount
     // fails with EINVAL, and mkdirs above need writable parents.

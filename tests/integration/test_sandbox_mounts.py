@@ -46,7 +46,8 @@ def test_doctor_passes_here_and_lists_foreign_entries(lo, home):
     assert r.returncode == 0, out
     assert "FAIL" not in out
     for item in ("unprivileged user namespaces enabled", "overlayfs mounts with userxattr",
-                 "a fresh /proc can be mounted", "state dir supports user.* xattrs"):
+                 "a fresh /proc can be mounted", "state dir supports user.* xattrs",
+                 "a fresh /sys can be mounted (the default network's own)"):
         assert "OK    " + item in out
     r = lo("doctor", "--target", "/etc")
     out = r.stdout.decode()

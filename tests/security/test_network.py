@@ -39,7 +39,7 @@ def test_network_none_has_no_interface_up(sh, listener):
     r = run_py(sh, SELF_TALK, "none")
     assert b"LOOPBACK-OK" not in r.stdout
     assert r.returncode != 0
-    # SIOCGIFFLAGS of lo in the sandbox's namespace (/sys shows the host's).
+    # SIOCGIFFLAGS of lo in the sandbox's namespace.
     code = ("import socket,fcntl,struct\ns=socket.socket(socket.AF_INET,socket.SOCK_DGRAM)\n"
             "r=fcntl.ioctl(s.fileno(),0x8913,struct.pack('16sh14x',b'lo',0))\n"
             "print(struct.unpack('16sh14x',r)[1])")
@@ -97,6 +97,75 @@ def test_abstract_sockets_inside_the_sandbox_still_work(sh):
             "c=socket.socket(socket.AF_UNIX); c.connect(name); print('SAME-DOMAIN-OK')")
     r = run_py(sh, code, "host")
     assert r.stdout == b"SAME-DOMAIN-OK\n", r.stderr
+
+
+# What the sandbox's /sys shows of the network, and that cpu counts and the
+# cgroup tree still read as on the host.
+SYS_VIEW = ("import os,json\nnet='/sys/class/net'\nnames=sorted(os.listdir(net))\n"
+            "macs=sorted(open(net+'/'+n+'/address').read().strip() for n in names)\n"
+            "print(json.dumps({'names':names,'macs':macs,'cpus':os.cpu_count(),"
+            "'nproc':os.popen('nproc').read().strip(),'cgroup':sorted(os.listdir('/sys/fs/cgroup')),"
+            "'paths':[p for p in %r if os.path.exists(p)]}))")
+
+
+def _host_net():
+    names = sorted(os.listdir("/sys/class/net"))
+    real = {n: os.path.realpath("/sys/class/net/" + n) for n in names if n != "lo"}
+    macs = {open(p + "/address").read().strip() for p in real.values()} - {"00:00:00:00:00:00"}
+    return names, real, macs
+
+
+def test_sys_shows_only_the_sandbox_network_devices(sh):
+    import json
+    names, real, macs = _host_net()
+    code = SYS_VIEW % sorted(real.values())
+    for net in (None, "none"):
+        r = run_py(sh, code, net)
+        assert r.returncode == 0, r.stderr
+        seen = json.loads(r.stdout)
+        assert seen["names"] == ["lo"], seen
+        assert not macs & set(seen["macs"]), seen
+        assert seen["paths"] == [], seen  # e.g. /sys/devices/pci0000:00/.../net/eth0
+        assert seen["cpus"] == os.cpu_count() and int(seen["nproc"]) == len(os.sched_getaffinity(0))
+        assert seen["cgroup"] == sorted(os.listdir("/sys/fs/cgroup"))
+    r = run_py(sh, code, "host")
+    seen = json.loads(r.stdout)
+    assert seen["names"] == names and set(seen["paths"]) == set(real.values()), seen
+    assert macs <= set(seen["macs"])
+
+
+def test_sys_stays_read_only_and_nodev_inside(sh):
+    code = ("import os\nfor p in ('/sys/kernel/uevent_helper','/sys/fs/cgroup/x'):\n"
+            " try: open(p,'w'); print('WROTE',p)\n except OSError as e: print(e.errno)\n"
+            "opts=[l.split()[5] for l in open('/proc/self/mountinfo') if l.split()[4]=='/sys']\n"
+            "print(opts[-1])")
+    r = run_py(sh, code)
+    lines = r.stdout.decode().split()
+    assert "WROTE" not in r.stdout.decode(), r.stdout
+    assert lines[0] == lines[1] == "30", lines  # EROFS
+    assert set(lines[2].split(",")) >= {"ro", "nosuid", "nodev", "noexec"}, lines
+
+
+def test_hide_under_sys_covers_the_fresh_one_too(sh):
+    r = sh.lo("run", "--target", sh.project, "--on-exit", "discard", "--hide", "/sys/class/block", "--", "/bin/sh",
+              "-c", "ls -A /sys/class/block | wc -l; ls /sys/class/net")
+    assert r.stdout.split() == [b"0", b"lo"], (r.stdout, r.stderr)
+
+
+def test_a_refused_fresh_sys_fails_the_run_clearly(sh):
+    # A partly covered /sys (as in some containers): the kernel refuses a new
+    # sysfs; the run must not fall back to the host's and its interfaces.
+    from conftest import LAYOVER
+    cover = 'mount -t tmpfs none /sys/kernel && exec "$0" "$@"'
+    cmd = ["unshare", "-rm", "/bin/sh", "-c", cover, LAYOVER, "run", "--target", str(sh.project), "--on-exit",
+           "discard"]
+    r = subprocess.run(cmd + ["--", "/bin/sh", "-c", "ls /sys/class/net"], capture_output=True, env=sh.lo.env,
+                       cwd=str(sh.project), timeout=60)
+    assert r.returncode == 125 and r.stdout == b"", (r.stdout, r.stderr)
+    assert b"mounting a fresh /sys" in r.stderr and b"--network host" in r.stderr, r.stderr
+    r = subprocess.run(cmd + ["--network", "host", "--", "/bin/true"], capture_output=True, env=sh.lo.env,
+                       cwd=str(sh.project), timeout=60)
+    assert r.returncode == 0, r.stderr
 
 
 def test_unknown_network_mode_is_a_usage_error(sh):

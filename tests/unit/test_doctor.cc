@@ -14,7 +14,7 @@ doctor::Probes healthy() {
     p.apparmor_restrict = "";
     p.osrelease = "6.1.0-18-amd64";
     p.self_path = "/usr/local/bin/layover";
-    p.userns_ok = p.state_ok = p.xattr_ok = p.overlay_ok = p.proc_ok = p.seccomp_ok = p.notify_ok = true;
+    p.userns_ok = p.state_ok = p.xattr_ok = p.overlay_ok = p.proc_ok = p.sys_ok = p.seccomp_ok = p.notify_ok = true;
     p.state_dir = "/var/tmp/layover-1000";
     p.landlock_abi = 6;
     p.target_ok = p.target_owned = true;
@@ -102,6 +102,9 @@ TEST_CASE("doctor: inside Docker or podman", "[doctor]") {
     CHECK(find(fs, "running inside podman")->level == doctor::Level::Info);
     p.proc_ok = false;
     expect_fail(p, "a fresh /proc can be mounted", "unmask=ALL");
+    p.proc_ok = true;
+    p.sys_ok = false;
+    expect_fail(p, "a fresh /sys can be mounted (the default network's own)", "--network host");
 }
 
 TEST_CASE("doctor: kernel older than 5.11", "[doctor]") {
