@@ -58,9 +58,40 @@ $(BUILD)/layover.1: docs/cli.md helper/dist/man.py python/layover/_version.py
 	@mkdir -p $(dir $@)
 	$(PYTHON) helper/dist/man.py docs/cli.md $(VERSION) > $@.tmp && mv $@.tmp $@
 
+# The standard headers most sources include (helper/base/std_pch.h) are
+# precompiled once per build dir with the same flags and included first
+# (-include): parsing them was about a third of a clean build's CPU
+# (docs/design.md, "How `make test` runs"). The files that include json.hpp,
+# directly or through the two headers that do, get json_pch.h (the same
+# plus json.hpp) instead: a file listed wrongly only costs time, the headers
+# are the same text. g++ 12 drops libstdc++'s `#pragma GCC diagnostic` lines
+# from a PCH (GCC PR 64117, fixed in 13), so code inlined from libstdc++ can
+# raise warnings it silences (-Warray-bounds in std::string at -O2): a
+# compile with the PCH that prints anything is redone without it, and that
+# compile's output and status are the verdict. PCH= (empty) turns it off.
+PCH      ?= 1
+JSON_USERS := $(shell grep -lE '^\#include (<nlohmann/json.hpp>|"capture/patch/manifest.h"|"helper/base/json/bytes.h")' \
+                $(BASE_SRCS) $(CORE_SRCS) $(PATCH_SRCS) $(CLI_SRCS) helper/cli/main.cc helper/cli/patch_main.cc \
+                $(wildcard tests/fuzz/t_*.cc))
+pch_of = $(BUILD)/pch/$(if $(filter $(1),$(JSON_USERS)),json,std)_pch.h
+$(BUILD)/pch/std_pch.h.gch $(BUILD)/pch/json_pch.h.gch: $(BUILD)/pch/%.gch: helper/base/% helper/base/std_pch.h \
+                                                      python/layover/_version.py
+	@mkdir -p $(dir $@)
+	cp $< $(basename $@)
+	$(CXX) $(ALLFLAGS) $(SAN) -x c++-header $(basename $@) -o $@
+ifneq ($(PCH),)
+.SECONDEXPANSION:
+$(BUILD)/obj/%.o: %.cc python/layover/_version.py $$(call pch_of,%.cc).gch
+	@mkdir -p $(dir $@)
+	$(info $(CXX) $(ALLFLAGS) $(SAN) -include $(call pch_of,$<) -Winvalid-pch -c $< -o $@)
+	@$(CXX) $(ALLFLAGS) $(SAN) -include $(call pch_of,$<) -Winvalid-pch -c $< -o $@ 2>$@.log && ! [ -s $@.log ] || \
+	  { echo "$<: diagnostics with the PCH, compiled again without it" >&2; \
+	    $(CXX) $(ALLFLAGS) $(SAN) -c $< -o $@; }; s=$$?; rm -f $@.log; exit $$s
+else
 $(BUILD)/obj/%.o: %.cc python/layover/_version.py
 	@mkdir -p $(dir $@)
 	$(CXX) $(ALLFLAGS) $(SAN) -c $< -o $@
+endif
 
 # Unit tests are mostly Catch2's macros: -O2 -g made them 4-5x slower to
 # compile (20 s for the largest file; -O0 halves -O1 -g1 again) for no use:
@@ -120,7 +151,7 @@ fuzz-bins: $(addprefix $(BUILD)/fuzz-,$(FUZZ_TARGETS))
 
 fuzz:
 	@tests/deps.sh fuzz
-	@$(MAKE) --no-print-directory -j$(NPROC) CXX=clang++ BUILD=build-fuzz OPT="-O1 -g" SAN="$(FUZZ_SAN)" fuzz-bins
+	@$(MAKE) --no-print-directory -j$(NPROC) CXX=clang++ PCH= BUILD=build-fuzz OPT="-O1 -g" SAN="$(FUZZ_SAN)" fuzz-bins
 	@tests/fuzz/run.sh build-fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 deps:
