@@ -17,7 +17,7 @@ def discard_sessions(lo):
     yield
     for name in ("s", "live"):
         if lo.session_dir(name).exists():
-            lo("discard", name)
+            lo("discard", name, "--now")
 
 
 def run_ok(lo, cmd, session="s"):

@@ -191,9 +191,24 @@ def test_discard_removes_mode_000_leftovers(lo):
     r = lo.run("mkdir -p d/e && echo x > d/e/f && chmod 000 d/e d && echo y > g && chmod 000 g", session="z")
     assert r.returncode == 0, r.stderr
     assert lo.session_dir("z").exists()
-    lo("discard", "z", check=True)
+    lo("discard", "z", "--now", check=True)
     assert not lo.session_dir("z").exists()
+    assert not (Path(lo.state) / "trash" / "z").exists()  # --now: gone for good
     assert lo("discard", "z").returncode == 1
+
+
+def test_discard_moves_the_session_to_the_trash_and_restore_brings_it_back(lo):
+    assert lo.run("echo kept > k", session="t").returncode == 0
+    r = lo("discard", "t")
+    assert r.returncode == 0, r.stderr
+    assert b"moved to the trash for 24 hours; 'layover restore t' brings it back" in r.stderr
+    assert not lo.session_dir("t").exists()
+    assert (Path(lo.state) / "trash" / "t" / "upper" / "k").read_text() == "kept\n"
+    listed = json.loads(lo("sessions", "--trash", "--json", check=True).stdout)
+    assert [s["name"] for s in listed] == ["t"]
+    assert lo("restore", "t").returncode == 0
+    assert (lo.session_dir("t") / "upper" / "k").read_text() == "kept\n"
+    assert lo("discard", "t", "--now", "--rejected").returncode == 2  # one or the other
 
 
 def test_on_exit_discard_drops_the_session(lo):
