@@ -19,6 +19,7 @@
 #include "capture/scan/ignore.h"
 #include "capture/scan/look.h"
 #include "capture/scan/stack.h"
+#include "capture/scan/stale.h"
 #include "capture/scan/verdicts.h"
 #include "capture/scan/xattr.h"
 #include "helper/base/dir.h"
@@ -251,14 +252,23 @@ private:
         } else if (l.side.type == Type::Symlink) {
             b.fingerprint = fingerprint_bytes(l.side.link_target);
         }
-        b.stale = ns_of(l.st.stx_ctime) > copied;
-        if (b.stale && opts_.known_bases && !b.fingerprint.empty()) {
-            auto k = opts_.known_bases->find(path);
-            if (k != opts_.known_bases->end() &&
-                (k->second.count(b.fingerprint) || k->second.count(session::known_content(b.fingerprint, b.mode))))
-                b.stale = false;
-        }
+        b.stale =
+            stale_copy(path, ns_of(l.st.stx_ctime), copied, b.mode, opts_.known_bases, [&] { return b.fingerprint; });
         return b;
+    }
+
+    // status (ScanOptions::mark_stale): the change's real entry, as base_of
+    // would judge it; its content is read only when a known base may clear it.
+    void mark_stale(const Seen& u, const Seen& l, int low, const std::string& name, const std::string& path) {
+        Change& c = out_->items.back().change;
+        c.stale = stale_copy(path, ns_of(l.st.stx_ctime), copyup_ns(u), l.side.mode, opts_.known_bases, [&] {
+            if (l.side.type == Type::Symlink) return fingerprint_bytes(l.side.link_target);
+            if (l.side.type != Type::File) return std::string();
+            base::Fd own;
+            if (!l.fd.valid()) own.reset(::openat(low, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+            auto fp = fingerprint_fd(l.fd.valid() ? l.fd.get() : own.get(), l.side.size);
+            return fp ? fp.value() : std::string();
+        });
     }
 
     // Paths are unique except where a real subtree record (added first, when
@@ -403,6 +413,7 @@ private:
         }
         if (v.is_change) {
             TRY_VOID(record(u, l, v, path, in_ignored_ || now_ignored, stack.ids[at]));
+            if (opts_.mark_stale && !opts_.with_base && l.exists && v.captured) mark_stale(u, l, low, name, path);
             if (opts_.reader) read_content(up, up_name, l.exists ? low : -1, name, u);
         }
         if (v.descend && !sub_up.fds.empty()) {

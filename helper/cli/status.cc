@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <set>
 #include <string>
 
 #include "capture/patch/manifest.h"
@@ -130,12 +131,19 @@ int cmd_status(int argc, char** argv) {
     if (paths.empty()) cache.store();  // with PATH...: what it knows of the other files would be dropped
     if (risky_only)
         std::erase_if(changes.value(), [&](const capture::Change& c) { return review::risks_of(c, ctx).empty(); });
+    // A stale copy (the real file changed after the copy-up), marked as show and diff mark it.
+    std::set<std::string> stale;
+    for (const auto& c : changes.value())
+        if (c.stale) stale.insert(c.path);
     if (as_json)
         print(capture::changes_to_json_text(
             changes.value(), [&](const capture::Change& c) { return review::risks_of(c, ctx); },
-            [&](const capture::Change& c) { return rejected_field(rejections.value(), c.path); }));
+            [&](const capture::Change& c) {
+                return rejected_field(rejections.value(), c.path) +
+                       (c.stale ? ", \"stale\": true" : ", \"stale\": false");
+            }));
     else
-        print(capture::summary_text(changes.value(), {}, !expand, risky_only ? 0 : ignored, false,
+        print(capture::summary_text(changes.value(), stale, !expand, risky_only ? 0 : ignored, false,
                                     [&](const capture::Change& c) { return review::risk_marks(c, ctx); }));
     if (!as_json) {
         auto linked = capture::hard_linked_on_real(changes.value());

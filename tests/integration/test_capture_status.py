@@ -205,6 +205,16 @@ def test_real_file_edited_after_copy_up_is_stale(lo, tmp_path, home):
     assert "changed on disk since copy-up" in lo("show", patch).stdout.decode()
 
 
+def test_status_marks_a_stale_copy_as_show_does(lo, home):
+    run_ok(lo, "echo sandbox >> notes.txt && echo x >> docs/readme.txt")
+    time.sleep(0.05)
+    (home / "notes.txt").write_text("edited by the user meanwhile\n")
+    lines = lo("status", "s", check=True).stdout.decode().splitlines()
+    assert [ln for ln in lines if "changed on disk since copy-up" in ln] == ["M  notes.txt  (changed on disk since copy-up)"]
+    ch = by_path(status_json(lo, "s"))
+    assert ch[b"notes.txt"]["stale"] is True and ch[b"docs/readme.txt"]["stale"] is False
+
+
 def test_user_xattrs_kept_overlay_markers_never_leak(lo, tmp_path):
     r = subprocess.run(["setfattr", "-n", "user.probe", "-v", "1", str(tmp_path)], capture_output=True)
     if r.returncode != 0:
