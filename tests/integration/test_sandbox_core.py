@@ -413,3 +413,20 @@ def test_sessions_warns_about_sessions_older_than_20_days(lo):
     meta_path.unlink()  # a session without metadata is not listed, and no longer warns
     r = lo("sessions", check=True)
     assert b"20+ days" not in r.stderr
+
+
+def test_a_read_only_target_root_is_read_only_inside(lo, home):
+    (home / "sub").mkdir()
+    os.chmod(str(home), 0o555)
+    try:
+        script = ('touch "$LAYOVER_TARGET/x" 2>/dev/null && echo root-writable; '
+                  'echo y > "$LAYOVER_TARGET/sub/y" && echo sub-ok; stat -c %a "$LAYOVER_TARGET"')
+        r = lo.run(script, session="ro")
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.decode().split() == ["sub-ok", "555"], r.stdout  # EACCES as outside
+        assert lo.run(script, session="ro").stdout.decode().split() == ["sub-ok", "555"]  # resumed: still
+        st = json.loads(lo("status", "ro", "--json", check=True).stdout)
+        assert [c["path"] for c in st] == ["sub/y"]  # no mode change of the root
+        assert not (home / "x").exists() and oct(home.stat().st_mode & 0o777) == "0o555"
+    finally:
+        os.chmod(str(home), 0o755)
