@@ -6,12 +6,13 @@ and the changes are reviewed: the interactive exit prompt on a terminal;
 otherwise a summary and the diff are printed and the session is kept (or
 saved with --save).  The real project is untouched until you apply.
 
-    python3 examples/agent_demo.py                 # scratch project in a temp dir
+    python3 examples/agent_demo.py                 # scratch project in a temp dir, removed at the end
     python3 examples/agent_demo.py --target DIR    # your own tree (still sandboxed)
 """
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -19,7 +20,7 @@ from typing import Any, List, Optional, Sequence, Tuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))  # source checkout
 
-from layover import SandboxMixin  # noqa: E402
+from layover import SandboxError, SandboxMixin  # noqa: E402
 
 Step = Tuple[str, Sequence[Any]]
 
@@ -100,7 +101,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--review", choices=("auto", "prompt", "keep"), default="auto")
     args = ap.parse_args(argv)
 
-    target = Path(args.target) if args.target else scratch_project()
+    scratch = None if args.target else scratch_project()
+    try:
+        return run_demo(args, Path(args.target) if args.target else scratch, scratch is not None)
+    finally:
+        if scratch is not None:
+            shutil.rmtree(str(scratch.parent), ignore_errors=True)
+
+
+def run_demo(args: argparse.Namespace, target: Path, scratch: bool) -> int:
     options = {"target": str(target)}
     if args.state_dir:
         options["state_dir"] = args.state_dir
@@ -118,8 +127,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if args.save:
             sb.save(args.save)
             print("saved the patch to %s; apply it with: layover apply %s" % (args.save, args.save))
-        else:
+        elif not scratch:
             print("review later with: layover diff %s; layover apply %s" % (sb.name, sb.name))
+    if scratch:  # the scratch project goes: so does its session (a saved patch stays)
+        try:
+            sb.discard()
+        except SandboxError:
+            pass  # applied or discarded at the prompt: already gone
+        print("the scratch project and its session are removed (--target DIR keeps them for review)")
     return 0
 
 

@@ -42,6 +42,9 @@ struct Change {
     // the file's text, read as the walk met it (not stored).
     enum class Read : uint8_t { NotRead, Free, Risky, Unreadable };
     Read content_read = Read::NotRead;
+    // status: the real entry changed after the sandbox copied it up (a
+    // stale copy: apply reports a conflict; capture/scan/stale.h; not stored).
+    bool stale = false;
 };
 
 // The `base` record: what the real entry must be for a change to apply cleanly.

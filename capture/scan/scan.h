@@ -88,6 +88,9 @@ struct ScanOptions {
     // With with_base: real contents a partial apply of this session left or
     // found (helper/store/known_bases.h); a base that matches one is not stale.
     const session::KnownBases* known_bases = nullptr;
+    // status (not with_base): set Change::stale, as save's base records judge
+    // it (capture/scan/stale.h; with known_bases when given).
+    bool mark_stale = false;
     // With with_base: a modified regular file whose real side is a text file
     // of at most this many bytes, without holes, gets Item::base_text (save's
     // originals, read again when written: keeping 1,000 of them from here

@@ -121,6 +121,10 @@ base::Result<std::vector<Change>> session_changes_as_owner(const session::Info& 
         so.ignore = &rules;
         so.include_ignored = ignore.include_ignored;
         so.reader = reader;
+        // Marked as save's base records mark them (show, diff): a stale copy.
+        auto known = session::read_known_bases(s.dir);
+        so.mark_stale = true;
+        if (known) so.known_bases = &known.value();
         // Verdicts are reused only once nothing can write the upper layer
         // (docs/design.md, "The verdict cache").
         StatusCache local;

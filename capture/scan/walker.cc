@@ -172,6 +172,7 @@ Result<void> Walker::entry(const UpperDir& stack, const UpperListing& ls, size_t
     }
     if (v.is_change) {
         TRY_VOID(record(u, l, v, path, in_ignored_ || now_ignored, stack.ids[at]));
+        if (opts_.mark_stale && !opts_.with_base && l.exists && v.captured) mark_stale(u, l, low, name, path);
         if (opts_.reader) read_content(up, up_name, l.exists ? low : -1, name, u);
     }
     if (v.descend && !sub_up.fds.empty()) {

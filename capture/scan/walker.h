@@ -17,6 +17,7 @@
 #include "capture/scan/look.h"
 #include "capture/scan/scan.h"
 #include "capture/scan/stack.h"
+#include "capture/scan/stale.h"
 #include "capture/scan/verdicts.h"
 #include "helper/base/dir.h"
 #include "helper/base/result.h"
@@ -117,6 +118,10 @@ private:
     int64_t copyup_ns(const Seen& u) const;
 
     base::Result<BaseEntry> base_of(const Seen& l, const std::string& path, int64_t copied, bool* text = nullptr);
+
+    // status (ScanOptions::mark_stale): the change's real entry, as base_of
+    // would judge it; its content is read only when a known base may clear it.
+    void mark_stale(const Seen& u, const Seen& l, int low, const std::string& name, const std::string& path);
 
     // Paths are unique except where a real subtree record (added first, when
     // its dir is recorded) meets an upper entry's absent record below an

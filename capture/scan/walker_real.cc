@@ -1,5 +1,7 @@
 // The real side of the walk (capture/scan/walker.h): real entries a hiding
 // or deleted dir takes away, and, for save, the base each change must find.
+#include <fcntl.h>
+
 #include "capture/scan/fingerprint.h"
 #include "capture/scan/walker.h"
 #include "helper/base/text.h"
@@ -74,14 +76,20 @@ Result<BaseEntry> Walker::base_of(const Seen& l, const std::string& path, int64_
     } else if (l.side.type == Type::Symlink) {
         b.fingerprint = fingerprint_bytes(l.side.link_target);
     }
-    b.stale = ns_of(l.st.stx_ctime) > copied;
-    if (b.stale && opts_.known_bases && !b.fingerprint.empty()) {
-        auto k = opts_.known_bases->find(path);
-        if (k != opts_.known_bases->end() &&
-            (k->second.count(b.fingerprint) || k->second.count(session::known_content(b.fingerprint, b.mode))))
-            b.stale = false;
-    }
+    b.stale = stale_copy(path, ns_of(l.st.stx_ctime), copied, b.mode, opts_.known_bases, [&] { return b.fingerprint; });
     return b;
+}
+
+void Walker::mark_stale(const Seen& u, const Seen& l, int low, const std::string& name, const std::string& path) {
+    Change& c = out_->items.back().change;
+    c.stale = stale_copy(path, ns_of(l.st.stx_ctime), copyup_ns(u), l.side.mode, opts_.known_bases, [&] {
+        if (l.side.type == Type::Symlink) return fingerprint_bytes(l.side.link_target);
+        if (l.side.type != Type::File) return std::string();
+        base::Fd own;
+        if (!l.fd.valid()) own.reset(::openat(low, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+        auto fp = fingerprint_fd(l.fd.valid() ? l.fd.get() : own.get(), l.side.size);
+        return fp ? fp.value() : std::string();
+    });
 }
 
 // Paths are unique except where a real subtree record (added first, when

@@ -222,15 +222,19 @@ void print_list(const review::ApplyReport& rep, const capture::Manifest& man, co
     if (rep.applied.size() > kShown) std::printf("  ... and %zu more\n", rep.applied.size() - kShown);
 }
 
+// One --hunks/--exclude-hunks value, its syntax checked.
+base::Result<review::HunkPick> hunk_pick(const std::string& arg, bool exclude, std::string* error) {
+    auto pick = review::parse_hunk_pick(arg);
+    if (!pick.ok()) *error = (exclude ? "--exclude-hunks " : "--hunks ") + pick.error().message;
+    return pick;
+}
+
 // --hunks/--exclude-hunks PATH:N[,M...]: PATH relative to the target (or absolute beneath it).
 bool hunk_choices(const std::string& target, const std::vector<std::pair<std::string, bool>>& args,
                   review::HunkChoices* out, std::string* error) {
     for (const auto& [arg, exclude] : args) {
-        auto pick = review::parse_hunk_pick(arg);
-        if (!pick.ok()) {
-            *error = (exclude ? "--exclude-hunks " : "--hunks ") + pick.error().message;
-            return false;
-        }
+        auto pick = hunk_pick(arg, exclude, error);
+        if (!pick.ok()) return false;
         std::vector<std::string> rel;
         if (!normalize_path_args(target, {pick->path}, &rel, error)) return false;
         if (rel.size() != 1 || rel[0].empty() || base::has_glob_chars(rel[0])) {
@@ -448,6 +452,9 @@ int cmd_apply(int argc, char** argv) {
         return usage("apply",
                      "-p asks about each hunk on a terminal, and stdin is none; without one, choose hunks with "
                      "--hunks PATH:N (numbers from 'layover diff --hunk-numbers')");
+    // A malformed value is a usage error before anything else is asked for.
+    for (const auto& [arg, exclude] : a.hunk_args)
+        if (std::string bad; !hunk_pick(arg, exclude, &bad).ok()) return usage("apply", bad);
     bool interactive = ::isatty(0) && !a.json_out;
     if (!a.yes && !a.opts.dry_run && !interactive)
         return usage("apply",

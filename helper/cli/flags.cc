@@ -135,6 +135,7 @@ const std::vector<Flag> kFlags = {
     {"rejections", "json", 0, N, once, any, ""},
     {"apply", "include-rejected", 0, N, once, no, ""},
     {"discard", "rejected", 0, N, once, no, ""},
+    {"discard", "now", 0, N, once, no, ""},
     {"status", "step", 0, V, once, no, ""},
     {"status", "steps", 0, V, once, no, ""},
     {"diff", "step", 0, V, once, no, ""},

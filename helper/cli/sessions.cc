@@ -19,6 +19,7 @@
 #include "helper/store/remove.h"
 #include "helper/store/session.h"
 #include "helper/store/steps.h"
+#include "review/prompt/trash.h"
 
 namespace {
 
@@ -158,34 +159,51 @@ int cmd_sessions(int argc, char** argv) {
 }
 
 int cmd_discard(int argc, char** argv) {
-    // discard SESSION --rejected: only the rejected changes (discard_rejected.cc).
-    for (int i = 1; i < argc; i++)
-        if (!std::strcmp(argv[i], "-h") || !std::strcmp(argv[i], "--help")) argc = 2, argv[1] = argv[i];
-    if (argc == 3 && (!std::strcmp(argv[1], "--rejected") || !std::strcmp(argv[2], "--rejected"))) {
-        const char* name = std::strcmp(argv[1], "--rejected") ? argv[1] : argv[2];
-        auto state = session::state_dir();
-        if (!state) return fail(state.error().message);
-        auto s = session::find(state.value(), name);
-        if (!s) return fail(s.error().message);
-        return discard_rejected(s.value());
-    }
-    if (argc != 2 || argv[1][0] == '-') {
-        if (argc == 2 && (!std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "--help"))) {
-            std::puts(
-                "usage: layover discard SESSION [--rejected]\n"
-                "  --rejected  drop only the changes a person rejected ('layover reject'), keep the session");
+    // discard SESSION: to the trash (as the exit prompt's [d]); --now deletes
+    // at once; --rejected drops only the rejected changes (discard_rejected.cc).
+    const char* usage = "usage: layover discard SESSION [--now | --rejected]\n";
+    const char* name = nullptr;
+    bool now = false, rejected = false;
+    for (int i = 1; i < argc; i++) {
+        std::string a = argv[i];
+        if (a == "-h" || a == "--help") {
+            std::printf(
+                "%s"
+                "  (default)   move the session to the trash for 24 hours ('layover restore NAME' brings it back)\n"
+                "  --now       delete the session at once, for good\n"
+                "  --rejected  drop only the changes a person rejected ('layover reject'), keep the session\n",
+                usage);
             return 0;
         }
-        std::fputs("usage: layover discard SESSION [--rejected]\n", stderr);
+        if (a == "--now") now = true;
+        else if (a == "--rejected") rejected = true;
+        else if (a[0] != '-' && !name) name = argv[i];
+        else {
+            std::fputs(usage, stderr);
+            return 2;
+        }
+    }
+    if (!name || (now && rejected)) {
+        std::fputs(usage, stderr);
         return 2;
     }
     auto state = session::state_dir();
     if (!state) return fail(state.error().message);
-    auto s = session::find(state.value(), argv[1]);
+    auto s = session::find(state.value(), name);
     if (!s) return fail(s.error().message);
+    if (rejected) return discard_rejected(s.value());
     if (s->state == "running")
         return fail("session '" + s->meta.name + "' is running (supervisor pid " + std::to_string(s->meta.pid) +
                     "); stop it first");
+    if (!now) {
+        auto t = review::move_to_trash(state.value(), s.value());
+        if (!t) return fail(t.error().message);
+        std::string entry = t->substr(t->rfind('/') + 1);
+        std::fprintf(stderr,
+                     "layover: session '%s' moved to the trash for 24 hours; 'layover restore %s' brings it back\n",
+                     s->meta.name.c_str(), entry.c_str());
+        return 0;
+    }
     // Hold the lock while removing, so a run cannot resume it half-way.
     auto lk = session::lock(s->dir, s->meta.name);
     if (!lk) return fail(lk.error().message);

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <set>
 #include <string>
 
 #include "capture/patch/manifest.h"
@@ -102,9 +103,8 @@ int cmd_status(int argc, char** argv) {
         return 0;
     }
     std::string outside_line;
-    if (!as_json)
-        if (auto s = scratch::summarize(info->dir, info->meta.outside, home ? home : ""); s && s->files)
-            outside_line = scratch::summary_line(*s) + " ('layover status --outside' lists them)\n";
+    if (auto s = scratch::summarize(info->dir, info->meta.outside, home ? home : ""); s && s->files)
+        outside_line = scratch::summary_line(*s) + " ('layover status --outside' lists them)\n";
     // Single-threaded here, and nothing after the walk needs our own identity.
     std::vector<std::string> hidden;
     uint64_t ignored = 0;
@@ -137,28 +137,39 @@ int cmd_status(int argc, char** argv) {
     if (paths.empty() && !saver.start([&] { cache.store(); }, kSaverStack)) cache.store();
     if (risky_only)
         std::erase_if(changes.value(), [&](const capture::Change& c) { return review::risks_of(c, ctx).empty(); });
+    // A stale copy (the real file changed after the copy-up), marked as show and diff mark it.
+    std::set<std::string> stale;
+    for (const auto& c : changes.value())
+        if (c.stale) stale.insert(c.path);
     if (as_json)
         print(capture::changes_to_json_text(
             changes.value(), [&](const capture::Change& c) { return review::risks_of(c, ctx); },
-            [&](const capture::Change& c) { return rejected_field(rejections.value(), c.path); }));
+            [&](const capture::Change& c) {
+                return rejected_field(rejections.value(), c.path) +
+                       (c.stale ? ", \"stale\": true" : ", \"stale\": false");
+            }));
     else
-        print(capture::summary_text(changes.value(), {}, !expand, risky_only ? 0 : ignored, false,
+        print(capture::summary_text(changes.value(), stale, !expand, risky_only ? 0 : ignored, false,
                                     [&](const capture::Change& c) { return review::risk_marks(c, ctx); }));
-    if (!as_json) {
-        auto linked = capture::hard_linked_on_real(changes.value());
-        for (const auto& [path, n] : linked)
-            print("hard-linked on the real tree: " + base::display_path(path) + " (" + std::to_string(n) +
-                  " names; inside, the other names kept the old content; apply writes it in place so all see the "
-                  "new one)\n");
-    }
+    std::string notes;
+    for (const auto& [path, n] : capture::hard_linked_on_real(changes.value()))
+        notes += "hard-linked on the real tree: " + base::display_path(path) + " (" + std::to_string(n) +
+                 " names; inside, the other names kept the old content; apply writes it in place so all see the "
+                 "new one)\n";
     // Written inside under a hidden path: never captured, but not silently.
-    if (!as_json && !hidden.empty()) {
-        std::string line = "not captured (hidden paths):";
-        for (const auto& h : hidden) line += " " + base::display_path(h);
-        print(line + "\n");
+    if (!hidden.empty()) {
+        notes += "not captured (hidden paths):";
+        for (const auto& h : hidden) notes += " " + base::display_path(h);
+        notes += "\n";
     }
-    if (!as_json)
-        for (const auto& r : rejections.value()) print("R  " + review::rejection_line(r) + "\n");
+    if (as_json) {
+        // The text form's notes, on stderr: the MCP `changes` tool shows them with the same snapshot.
+        if (ignored && !risky_only) notes.insert(0, capture::ignored_line(ignored) + "\n");
+        std::fputs((notes + outside_line).c_str(), stderr);
+        return 0;
+    }
+    print(notes);
+    for (const auto& r : rejections.value()) print("R  " + review::rejection_line(r) + "\n");
     print(outside_line);
     // The change list, the risk marks and the cache are plain memory and fds:
     // the exit drops them at once (their destructors cost ~3 ms of a 10,000-file

@@ -17,6 +17,7 @@
 #include "helper/sandbox/live_holders.h"
 #include "helper/sandbox/prepare.h"
 #include "helper/store/owner_ns.h"
+#include "helper/store/root_mode.h"
 #include "helper/store/session.h"
 #include "helper/store/steps.h"
 
@@ -135,6 +136,7 @@ base::Result<void> LiveCheckpoint::mount_disk(const Stack& held) {
             if (::rename(session::upper_dir(d).c_str(), to.c_str()) != 0 ||
                 ::mkdir(session::upper_dir(d).c_str(), 0755) != 0)
                 return base::sys_error("setting the live upper aside to " + to);
+            TRY_VOID(session::match_root_mode(session::upper_dir(d), run_.plan.mounts.target));
         }
         TRY(int n, steps::count(d));
         TRY(std::string work, live::fresh_work(d, work_name(n)));

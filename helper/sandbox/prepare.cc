@@ -20,6 +20,7 @@
 #include "helper/store/layer_store.h"
 #include "helper/store/owner_ns.h"
 #include "helper/store/remove.h"
+#include "helper/store/root_mode.h"
 #include "helper/store/steps.h"
 #include "overlay/mountinfo.h"
 #include "overlay/options.h"
@@ -153,6 +154,7 @@ base::Result<PreparedRun> prepare_run(const RunOptions& opts) {
         r.meta = old.value();
         // Resuming: the last run's upper becomes a frozen step (docs/history.md).
         TRY_VOID(freeze_previous(dir, target, opts.max_steps));
+        TRY_VOID(session::match_root_mode(session::upper_dir(dir), target));  // also a fork's or rollback's
     } else {
         // A new session: its dirs are made by supervise() once setup is
         // forked (make_session_dirs), while setup makes the namespaces.
@@ -262,6 +264,7 @@ base::Result<void> make_session_dirs(PreparedRun& r) {
     r.dirs_pending = false;  // ours now: a failed run removes it
     TRY(r.lock, session::lock(dir, r.meta.name));
     if (::mkdir(r.plan.mounts.upper.c_str(), 0755) != 0) return base::sys_error("creating the upper layer");
+    TRY_VOID(session::match_root_mode(r.plan.mounts.upper, r.plan.mounts.target));
     if (::mkdir(r.plan.mounts.work.c_str(), 0700) != 0) return base::sys_error("creating the overlay work dir");
     for (const auto& s : r.plan.mounts.scratch) TRY_VOID(make_scratch_layer(dir, s));
     return base::Ok();

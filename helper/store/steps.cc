@@ -357,6 +357,9 @@ base::Result<int> freeze_live(const std::string& d, const std::string& target, c
     // so there is always an upper, and the step is whole or absent.
     std::string layer = layer_dir(d, r.n);
     if (!reuse && ::mkdir(layer.c_str(), 0755) != 0) return base::sys_error("creating " + layer);
+    // It becomes the upper: the overlay root keeps the mode it had (session::match_root_mode).
+    struct stat up_st;
+    if (::fstat(up.get(), &up_st) == 0) (void)::chmod(layer.c_str(), up_st.st_mode & 07777);
     TRY_VOID(base::fault_point(phase, "layer"));
     if (::renameat2(AT_FDCWD, upper.c_str(), AT_FDCWD, layer.c_str(), RENAME_EXCHANGE) != 0)
         return base::sys_error("freezing " + upper);

@@ -25,7 +25,7 @@ from typing import Any, Dict, List, Optional
 from ._helper import Helper, find_binary
 from ._mcp_sandbox import AgentSandbox
 from ._mcp_steps import Steps
-from ._mcp_tools import HANDLERS, ToolFail, review_hint, tool_list
+from ._mcp_tools import HANDLERS, BadArgs, ToolFail, review_hint, tool_list
 from .errors import SandboxError
 
 LEGACY = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
@@ -388,8 +388,11 @@ class Server:
         if ctx.token is not None:
             threading.Thread(target=self._progress, args=(ctx, done, name), daemon=True).start()
         structured: Optional[Dict[str, Any]] = None
+        bad_args = False  # refused by its argument check: nothing changed, no step to end
         try:
             text, structured, is_error = HANDLERS[name](ctx, args)
+        except BadArgs as e:
+            text, is_error, bad_args = "%s: %s" % (name, e), True, True
         except ToolFail as e:
             text, is_error = "%s: %s" % (name, e), True
         except SandboxError as e:
@@ -397,7 +400,7 @@ class Server:
         except Exception as e:
             log("layover mcp: %s failed: %s: %s" % (name, type(e).__name__, e))
             text, is_error = "%s: internal error (%s); the sandbox is still up" % (name, type(e).__name__), True
-        if not ctx.cancelled:
+        if not ctx.cancelled and not bad_args:
             self.steps.after(ctx, name, args)
         with ctx.lock:
             ctx.finished = True

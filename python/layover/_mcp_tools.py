@@ -165,7 +165,8 @@ def tool_list(network: str) -> List[Dict[str, Any]]:
                         "(rejected: later applies skip them; superseded: you changed them since).",
          "inputSchema": _obj({}),
          "outputSchema": _obj({"session": S, "changes": {"type": "array", "items": CHANGE}, "count": I,
-                               "truncated": B, "review": S, "rejected": {"type": "array", "items": REJECTION}},
+                               "truncated": B, "review": S, "rejected": {"type": "array", "items": REJECTION},
+                               "notes": {"type": "array", "items": S}},
                               ["session", "changes", "count", "review"]),
          "annotations": _ann("Changes so far", True)},
         {"name": "checkpoint", "title": "End a step",
@@ -340,7 +341,11 @@ def _changes_text(out: List[Dict[str, Any]], rejected: List[Dict[str, Any]]) -> 
 def changes(ctx: Any, a: Dict[str, Any]) -> Result:
     ctx.sandbox.ensure()  # the session exists once the sandbox started
     name = ctx.sandbox.name
-    data = json.loads(ctx.helper.run(["status", name, "--json"]).stdout.decode("utf-8", "replace"))
+    r = ctx.helper.run(["status", name, "--json"])
+    data = json.loads(r.stdout.decode("utf-8", "replace"))
+    # The text form's notes (ignored caches, hidden paths, writes outside the
+    # target), which `status --json` prints on stderr, from the same snapshot.
+    notes = [ln for ln in (r.stderr or b"").decode("utf-8", "replace").splitlines() if ln.strip()]
     items = data if isinstance(data, list) else data.get("changes", []) if isinstance(data, dict) else []
     out = [{"kind": str(c.get("kind")), "path": str(c.get("path")),
             "type": c.get("type") if isinstance(c.get("type"), str) else None,
@@ -348,12 +353,12 @@ def changes(ctx: Any, a: Dict[str, Any]) -> Result:
             "risks": [str(r) for r in c.get("risks", []) if isinstance(r, str)]
             if isinstance(c.get("risks"), list) else []} for c in items if isinstance(c, dict)]
     rejected = _rejections(ctx)
-    text, _ = clip(_changes_text(out, rejected), 20000)
+    text, _ = clip("\n".join([_changes_text(out, rejected)] + notes), 20000)
     hint = review_hint(name)
     ctx.last_review = hint
     return (text + "\n" + hint, {"session": name, "changes": out[:500], "count": len(out),
                                  "truncated": len(out) > 500, "review": hint,
-                                 "rejected": rejected[:500]}, False)
+                                 "rejected": rejected[:500], "notes": notes[:100]}, False)
 
 
 def _rejections(ctx: Any) -> List[Dict[str, Any]]:

@@ -425,9 +425,10 @@ class Sandbox:
                              target=target, dry_run=dry_run, undo_to=undo_to)
 
     def discard(self) -> None:
-        """Stop the sandbox and delete the session and its changes."""
+        """Stop the sandbox and delete the session and its changes at once
+        (``layover discard NAME --now``: no trash entry is left behind)."""
         self.close()
-        self.helper.run(["discard", self.name], error=SandboxError)
+        self.helper.run(["discard", self.name, "--now"], error=SandboxError)
 
     def info(self) -> SessionInfo:
         for s in list_sessions(helper=self.helper):

@@ -41,6 +41,19 @@ def test_example_agent_ends_with_expected_files_in_the_patch(require_sandbox, st
     assert "+# demo (edited by the agent)" in out
 
 
+def test_example_agent_removes_its_scratch_project_and_session(require_sandbox, state_dir, tmp_path, monkeypatch,
+                                                                capsys):
+    import tempfile
+    demo = load_example()
+    scratch_parent = tmp_path / "tmp"
+    scratch_parent.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch_parent))
+    assert demo.main(["--state-dir", str(state_dir), "--review", "keep"]) == 0
+    assert list(scratch_parent.iterdir()) == []  # no layover-demo-* left behind
+    assert not (state_dir / "sessions").exists() or list((state_dir / "sessions").iterdir()) == []
+    assert "+# demo (edited by the agent)" in capsys.readouterr().out
+
+
 def test_tool_errors_come_back_as_tool_error_and_host_state_is_not_shared(require_sandbox, state_dir,
                                                                            target):
     class Agent(SandboxMixin):

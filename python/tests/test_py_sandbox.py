@@ -176,6 +176,7 @@ def test_discard_leaves_the_target_untouched(sb, target, state_dir):
     sb.discard()
     assert tree(target) == before
     assert session(state_dir, name) is None
+    assert not (state_dir / "trash").exists() or not any((state_dir / "trash").iterdir())  # --now: no trash entry
 
 
 def test_save_and_apply_patch_round_trip(sb, target, tmp_path):

@@ -97,6 +97,8 @@ def test_a_missing_hunk_a_binary_file_or_a_moved_file_applies_nothing(lo):
     assert r.returncode == 1 and b"not among the changes" in r.stderr
     r = lo("apply", "e", "--hunks", "f.txt", "--yes")
     assert r.returncode == 2 and b"names no hunk" in r.stderr
+    r = lo("apply", "e", "--hunks", "x")  # no --yes: the bad value is reported first
+    assert r.returncode == 2 and b"--hunks " in r.stderr and b"--yes" not in r.stderr.split(b"\n")[0], r.stderr
     assert tree(lo.target, mtimes=True) == before
     # The real file moved since the base: a conflict, even with --force.
     (lo.target / "f.txt").write_text(BASE + "tail\n")

@@ -17,7 +17,7 @@ def discard_sessions(lo):
     yield
     for name in ("s", "live"):
         if lo.session_dir(name).exists():
-            lo("discard", name)
+            lo("discard", name, "--now")
 
 
 def run_ok(lo, cmd, session="s"):
@@ -203,6 +203,16 @@ def test_real_file_edited_after_copy_up_is_stale(lo, tmp_path, home):
     assert base["notes.txt"]["stale"] is True
     assert base["docs/readme.txt"]["stale"] is False
     assert "changed on disk since copy-up" in lo("show", patch).stdout.decode()
+
+
+def test_status_marks_a_stale_copy_as_show_does(lo, home):
+    run_ok(lo, "echo sandbox >> notes.txt && echo x >> docs/readme.txt")
+    time.sleep(0.05)
+    (home / "notes.txt").write_text("edited by the user meanwhile\n")
+    lines = lo("status", "s", check=True).stdout.decode().splitlines()
+    assert [ln for ln in lines if "changed on disk since copy-up" in ln] == ["M  notes.txt  (changed on disk since copy-up)"]
+    ch = by_path(status_json(lo, "s"))
+    assert ch[b"notes.txt"]["stale"] is True and ch[b"docs/readme.txt"]["stale"] is False
 
 
 def test_user_xattrs_kept_overlay_markers_never_leak(lo, tmp_path):

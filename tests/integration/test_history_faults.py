@@ -127,7 +127,7 @@ def test_gc_keeps_shared_layers_and_sweeps_unreferenced_ones(lo):
     store = Path(lo.state) / "layers"
     ids = {p.name for p in store.iterdir() if not p.name.startswith(".")}
     assert len(ids) == 3  # steps 1, 2 and the frozen live changes
-    assert lo("discard", "src").returncode == 0  # sweeps the store: what b refers to stays
+    assert lo("discard", "src", "--now").returncode == 0  # sweeps the store: what b refers to stays
     left = {p.name for p in store.iterdir() if not p.name.startswith(".")}
     ref = (lo.session_dir("b") / "steps" / "0001.ref").read_text().strip()
     assert left == {ref}  # only the fork's step 1 is still referred to

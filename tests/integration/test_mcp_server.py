@@ -505,3 +505,29 @@ def test_changes_text_and_structured_content_are_one_snapshot(client):
         seen.add(len(listed))
     c.call("kill_command", job_id=job)
     assert len(seen) > 1 or 400 in seen  # the writer was really writing between the calls
+
+
+def test_changes_text_keeps_the_status_notes_of_ignored_caches(client, state_dir):
+    c = client()
+    r = c.call("run_command", command="mkdir -p __pycache__ && echo x > __pycache__/m.pyc && echo y > kept.txt")
+    assert not r.get("isError"), r
+    r = c.call("changes")
+    notes = r["structuredContent"]["notes"]
+    line = "+ 2 paths in ignored caches (--include-ignored to show them)"
+    assert notes == [line], notes
+    assert text(r).splitlines()[1:3] == ["1 change: 1 added", line], text(r)
+    # The same line `layover status` prints.
+    assert line in status(state_dir, "mcp-test").stdout
+
+
+def test_a_call_refused_by_its_argument_check_ends_no_step(client):
+    c = client()
+    job = c.call("start_command", command="exec 3>held; sleep 30")["structuredContent"]["job_id"]
+    assert not c.call("run_command", command="echo a > a")["isError"]  # deferred: 'held' is open for writing
+    r = c.call("write_file", content="no path")
+    assert r["isError"] and "missing argument 'path'" in text(r)
+    c.call("kill_command", job_id=job)
+    c.close()
+    err = c.stderr()
+    assert "the step after run_command" in err, err  # the check below can fail
+    assert "the step after write_file" not in err, err

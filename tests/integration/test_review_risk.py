@@ -21,7 +21,7 @@ ENV_VALUE = "9f8e7d6c5b4a39281706f5e4d3c2b1a0"
 def discard_sessions(lo):
     yield
     if lo.session_dir("s").exists():
-        lo("discard", "s")
+        lo("discard", "s", "--now")
 
 
 def agent(lo, cmd):
@@ -157,7 +157,7 @@ def test_mcp_changes_carry_risks_and_the_diff_masks_the_secret(require_sandbox, 
         assert c.close() == 0
     finally:
         c.kill()
-        subprocess.run([LAYOVER, "discard", "risk-mcp"], env=dict(os.environ, LAYOVER_STATE_DIR=str(state_dir)),
+        subprocess.run([LAYOVER, "discard", "risk-mcp", "--now"], env=dict(os.environ, LAYOVER_STATE_DIR=str(state_dir)),
                        capture_output=True)
 
 

@@ -191,9 +191,24 @@ def test_discard_removes_mode_000_leftovers(lo):
     r = lo.run("mkdir -p d/e && echo x > d/e/f && chmod 000 d/e d && echo y > g && chmod 000 g", session="z")
     assert r.returncode == 0, r.stderr
     assert lo.session_dir("z").exists()
-    lo("discard", "z", check=True)
+    lo("discard", "z", "--now", check=True)
     assert not lo.session_dir("z").exists()
+    assert not (Path(lo.state) / "trash" / "z").exists()  # --now: gone for good
     assert lo("discard", "z").returncode == 1
+
+
+def test_discard_moves_the_session_to_the_trash_and_restore_brings_it_back(lo):
+    assert lo.run("echo kept > k", session="t").returncode == 0
+    r = lo("discard", "t")
+    assert r.returncode == 0, r.stderr
+    assert b"moved to the trash for 24 hours; 'layover restore t' brings it back" in r.stderr
+    assert not lo.session_dir("t").exists()
+    assert (Path(lo.state) / "trash" / "t" / "upper" / "k").read_text() == "kept\n"
+    listed = json.loads(lo("sessions", "--trash", "--json", check=True).stdout)
+    assert [s["name"] for s in listed] == ["t"]
+    assert lo("restore", "t").returncode == 0
+    assert (lo.session_dir("t") / "upper" / "k").read_text() == "kept\n"
+    assert lo("discard", "t", "--now", "--rejected").returncode == 2  # one or the other
 
 
 def test_on_exit_discard_drops_the_session(lo):
@@ -398,3 +413,20 @@ def test_sessions_warns_about_sessions_older_than_20_days(lo):
     meta_path.unlink()  # a session without metadata is not listed, and no longer warns
     r = lo("sessions", check=True)
     assert b"20+ days" not in r.stderr
+
+
+def test_a_read_only_target_root_is_read_only_inside(lo, home):
+    (home / "sub").mkdir()
+    os.chmod(str(home), 0o555)
+    try:
+        script = ('touch "$LAYOVER_TARGET/x" 2>/dev/null && echo root-writable; '
+                  'echo y > "$LAYOVER_TARGET/sub/y" && echo sub-ok; stat -c %a "$LAYOVER_TARGET"')
+        r = lo.run(script, session="ro")
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.decode().split() == ["sub-ok", "555"], r.stdout  # EACCES as outside
+        assert lo.run(script, session="ro").stdout.decode().split() == ["sub-ok", "555"]  # resumed: still
+        st = json.loads(lo("status", "ro", "--json", check=True).stdout)
+        assert [c["path"] for c in st] == ["sub/y"]  # no mode change of the root
+        assert not (home / "x").exists() and oct(home.stat().st_mode & 0o777) == "0o555"
+    finally:
+        os.chmod(str(home), 0o755)

@@ -138,7 +138,7 @@ def test_max_size_refuses_a_tree_too_deep_to_measure(sh):
     assert r.returncode == 125, r.stderr
     assert b"--max-size 10M: the upper layer cannot be measured whole" in r.stderr
     assert (sh.lo.upper("deep") / "d").is_dir()  # kept
-    r = sh.lo("discard", "deep")
+    r = sh.lo("discard", "deep", "--now")
     assert r.returncode == 0, r.stderr
     assert not sh.lo.session_dir("deep").exists()
 
