@@ -65,7 +65,7 @@ def bench_startup(rounds: int, target: str, state: str) -> Tuple[float, float]:
         names.append(sb.name)
     helper = Helper(state_dir=state)
     for n in names:
-        helper.run(["discard", n])
+        helper.run(["discard", "--now", n])
     return median_ms(ref), median_ms(sub)
 
 

@@ -457,7 +457,7 @@ class Bench:
         if self.smoke:  # bench.sh removes the whole scratch dir, in the background (deletes are slow here)
             return
         for s in self.sessions:
-            subprocess.run([self.lay, "discard", s], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            subprocess.run([self.lay, "discard", "--now", s], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 def bwrap_has_overlay(bwrap):
