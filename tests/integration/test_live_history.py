@@ -9,6 +9,8 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 from capture_util import status_json
 from conftest import LAYOVER
 from test_checkpoint import digest, start_running
@@ -17,8 +19,20 @@ LOOP = ("cd /; echo a > {t}/a.txt; while :; do if [ -e {s}/cmd ]; then sh {s}/cm
         "rm {s}/cmd; fi; sleep 0.02; done")
 
 
+@pytest.fixture(autouse=True)
+def _no_session_outlives_its_test():
+    # A failed assertion skips stop(): the session would run on after the suite.
+    yield
+    while Inside.started:
+        p = Inside.started.pop()
+        if p.poll() is None:
+            p.kill()
+            p.communicate(timeout=30)
+
+
 class Inside:
     """A session whose command runs what the test asks, inside the sandbox."""
+    started = []
 
     def __init__(self, lo, name, env=None):
         self.lo, self.name, self.t = lo, name, str(lo.target)
@@ -29,6 +43,7 @@ class Inside:
             lo.env = dict(lo.env, **env)
         try:
             self.p, _ = start_running(lo, name, LOOP.format(t=self.t, s=self.s), extra)
+            Inside.started.append(self.p)
         finally:
             for k in env or ():
                 lo.env.pop(k)
