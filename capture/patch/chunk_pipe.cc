@@ -1,5 +1,7 @@
 #include "capture/patch/chunk_pipe.h"
 
+#include "capture/patch/spare_bufs.h"
+
 namespace capture {
 
 ChunkPipe::ChunkPipe(size_t chunks, size_t window, size_t cap)
@@ -36,22 +38,7 @@ void ChunkPipe::done(size_t k) {
 }
 
 ChunkPipe::Piece ChunkPipe::buffer(size_t cap) {
-    Piece b;
-    {
-        std::lock_guard<std::mutex> l(mu_);
-        for (size_t i = 0; i < spare_.size(); i++)
-            if (spare_[i].cap >= cap) {
-                b = std::move(spare_[i]);
-                spare_[i] = std::move(spare_.back());
-                spare_.pop_back();
-                break;
-            }
-    }
-    if (!b.p) {
-        b.p.reset(new char[cap]);  // not zeroed: every byte used is written first
-        b.cap = cap;
-    }
-    b.size = 0;
+    Piece b = recycled_buffer(mu_, spare_, cap);
     b.group = b.fast = false;
     b.group_bytes = 0;
     return b;

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <system_error>
 
+#include "capture/patch/spare_bufs.h"
 #include "capture/patch/zstream.h"
 
 // ZSTD_c_literalCompressionMode (stable in libzstd since 1.4.5, still
@@ -86,24 +87,7 @@ void ZstdWriter::start_writeback(bool all) {
     writeback_ = written_;
 }
 
-ZstdWriter::Buf ZstdWriter::take_buf(size_t cap) {
-    Buf b;
-    {
-        std::lock_guard<std::mutex> l(mu_);
-        for (size_t i = 0; i < spare_.size(); i++)
-            if (spare_[i].cap >= cap) {
-                b = std::move(spare_[i]);
-                spare_.erase(spare_.begin() + static_cast<ptrdiff_t>(i));
-                break;
-            }
-    }
-    if (!b.p) {
-        b.p.reset(new char[cap]);  // not zeroed: every byte used is written first
-        b.cap = cap;
-    }
-    b.size = 0;
-    return b;
-}
+ZstdWriter::Buf ZstdWriter::take_buf(size_t cap) { return recycled_buffer(mu_, spare_, cap); }
 
 base::Result<void> ZstdWriter::write(const void* p, size_t len) {
     const char* c = static_cast<const char*>(p);
