@@ -22,6 +22,7 @@ need_cmd setfacl acl
 need_cmd setpriv util-linux
 need_cmd unshare util-linux
 need_cmd git git
+need_cmd strace strace  # tests/integration/test_upper_flush.py counts syncfs calls
 need_cmd clang-format clang-format
 # `make fuzz` (tests/deps.sh fuzz): clang and its libFuzzer/sanitizer runtimes.
 if [ "${1:-}" = fuzz ]; then

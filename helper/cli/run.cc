@@ -10,7 +10,6 @@
 
 #include "capture/scan/session_scan.h"
 #include "helper/base/child.h"
-#include "helper/base/thread.h"
 #include "helper/cli/verbs.h"
 #include "helper/sandbox/finish.h"
 #include "helper/sandbox/prepare.h"
@@ -94,16 +93,14 @@ int cmd_run(int argc, char** argv) {
     }
     // The count `sessions` shows, and whether the session is empty (then
     // removed); a discarded session needs neither.
-    // The upper layer's flush (it was mounted volatile) runs on a thread
-    // meanwhile: one waits on the disk, the other walks cached metadata.
+    // The upper layer's final syncfs (it was mounted volatile) runs on the
+    // flush's thread meanwhile: one waits on the disk, the other walks
+    // cached metadata. finish_run waits for it.
     if (on_exit != "discard") {
         session::Info info;
         info.meta = run.meta;
         info.dir = run.session_dir;
-        base::Fd upper(::open(session::upper_dir(run.session_dir).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-        base::StackThread flush;
-        if (upper.valid() && flush.start([fd = upper.get()] { ::syncfs(fd); }, size_t{1} << 16))
-            run.upper_synced = true;
+        run.flush.finish();
         auto n = capture::count_changes_in_child(info);
         run.meta.changes = n.ok() ? n.value() : -1;
         wait_teardown(run);

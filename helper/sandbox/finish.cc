@@ -19,9 +19,11 @@
 namespace {
 
 // The overlay was mounted with `volatile`, so its writes were never synced:
-// make them durable once, now, before anyone relies on the kept session.
+// make them durable once, now, before anyone relies on the kept session
+// (when the flush's thread did not: helper/sandbox/upper_flush.h). Through
+// the session dir, which is ours: the command may chmod the upper's root.
 void sync_upper(const std::string& dir) {
-    int fd = ::open(session::upper_dir(dir).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd >= 0) {
         ::syncfs(fd);
         ::close(fd);
@@ -68,6 +70,7 @@ int run_patch_tool(const std::string& mode, const std::string& name) {
 }  // namespace
 
 void finish_failed_run(PreparedRun& run) {
+    run.flush.stop();
     if (run.created) {
         run.lock.reset();
         if (!run.dirs_pending) (void)remove_tree_fast(run.session_dir);  // never one we did not make
@@ -92,7 +95,7 @@ int finish_run(PreparedRun& run, const std::string& on_exit, int child_code) {
         }
         return child_code;
     }
-    if (!run.upper_synced) sync_upper(run.session_dir);
+    if (!run.flush.wait()) sync_upper(run.session_dir);
     run.meta.status = "exited";
     run.meta.exit_code = child_code;
     run.meta.pid = 0;

@@ -8,6 +8,7 @@
 #include "helper/sandbox/memcg.h"
 #include "helper/sandbox/run_args.h"
 #include "helper/sandbox/sandbox.h"
+#include "helper/sandbox/upper_flush.h"
 #include "helper/store/session.h"
 #include "helper/store/steps.h"
 
@@ -39,7 +40,9 @@ struct PreparedRun {
     base::Fd child_mnt;                // [sync 7] the child's mount namespace, handed to the remover
     steps::Live live;                  // the live step's label and start (steps/live.json)
     int max_steps = steps::kMaxDepth;  // --max-steps: a live checkpoint squashes past it
-    bool upper_synced = false;         // the upper layer was flushed already (else finish_run does it)
+    // Not discarding: the upper layer's flush, started by supervise() once
+    // the session dir exists; its final syncfs runs at the exit.
+    UpperFlush flush;
 };
 
 base::Result<PreparedRun> prepare_run(const RunOptions& opts);

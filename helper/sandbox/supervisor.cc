@@ -120,7 +120,8 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
         ::sigprocmask(SIG_SETMASK, &old, nullptr);
         return out;  // setup is killed and reaped (base::Child)
     }
-    sync_msg::send(mine.get(), Sync::Go);  // [sync 0] the records
+    sync_msg::send(mine.get(), Sync::Go);                   // [sync 0] the records
+    if (!run.discarding) run.flush.start(run.session_dir);  // helper/sandbox/upper_flush.h
     if (pty) {
         pty->close_slave();
         pty->enter_raw();
@@ -128,6 +129,9 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
 
     LimitWatch watch(run.plan.limits, session::upper_dir(run.session_dir), steps::frozen_layers(run.session_dir));
     pid_t init = -1;
+    // Signals that came before init's pid [sync 2]: the command may already
+    // run (and its caller signal it) before setup's message is read.
+    std::vector<int> early_signals;
     bool exited = false;
     int status = 0, early_code = -1;
     bool pty_open = pty.has_value(), stdin_open = pty.has_value();
@@ -173,6 +177,8 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
                     case Sync::InitPid:  // [sync 2]
                         init = static_cast<pid_t>(std::stol(msg));
                         watch.track_init(init);
+                        for (int s : early_signals) ::kill(init, s);  // init blocks them until it forwards them
+                        early_signals.clear();
                         // The exit's remover, forked now, while the command starts (setup is done
                         // with its mounts): run's exit after a discard then pays for no fork.
                         if (run.discarding && !run.remover.valid()) {
@@ -212,6 +218,8 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
                     if (pty) pty->resize();
                 } else if (sig != SIGCHLD && init > 0) {
                     ::kill(init, sig);  // init forwards it to the command
+                } else if (sig != SIGCHLD) {
+                    early_signals.push_back(sig);
                 }
             }
             pid_t r = ::waitpid(pid, &status, WNOHANG);

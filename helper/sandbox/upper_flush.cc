@@ -1,0 +1,137 @@
+#include "helper/sandbox/upper_flush.h"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <system_error>
+#include <thread>
+
+#include "helper/base/fd.h"
+
+namespace {
+
+uint64_t moved_by(uint64_t a, uint64_t b) { return a > b ? a - b : b - a; }
+
+bool look(int fd, FsFree* out) {
+    struct statfs st;
+    if (::fstatfs(fd, &st) != 0) return false;
+    out->bytes = static_cast<uint64_t>(st.f_bfree) * static_cast<uint64_t>(st.f_bsize);
+    out->inodes = static_cast<uint64_t>(st.f_ffree);
+    return true;
+}
+
+}  // namespace
+
+bool flush_due(const FsFree& since, const FsFree& now) {
+    return moved_by(since.bytes, now.bytes) >= kFlushMinBytes || moved_by(since.inodes, now.inodes) >= kFlushMinInodes;
+}
+
+int next_flush_period(int period_ms, bool moved) {
+    if (moved) return kFlushPeriodMs;
+    return period_ms * 2 < kFlushIdleMs ? period_ms * 2 : kFlushIdleMs;
+}
+
+struct UpperFlush::State {
+    // Two opens: a writeback error is reported once per open file, so the
+    // early syncfs calls must not take it from the final one's fd.
+    base::Fd watch, last;
+    std::mutex mu;
+    std::condition_variable cv;
+    enum class Ask { Watch, Final, Stop } ask = Ask::Watch;
+    bool synced = false;  // the final syncfs ran
+    std::thread thread;
+
+    void run() {
+        ::pthread_setname_np(::pthread_self(), "layover-flush");  // ps -L, and the tests, see it
+        std::unique_lock<std::mutex> l(mu);
+        FsFree since, prev;  // at the last flush (or the first look); at the last look
+        bool known = look(watch.get(), &since);
+        prev = since;
+        int period = kFlushPeriodMs;
+        while (!cv.wait_for(l, std::chrono::milliseconds(period), [this] { return ask != Ask::Watch; })) {
+            l.unlock();
+            FsFree now;
+            bool moved = false;
+            if (look(watch.get(), &now)) {
+                moved = known && (now.bytes != prev.bytes || now.inodes != prev.inodes);
+                if (!known) since = now;
+                known = true;
+                prev = now;
+                if (flush_due(since, now)) {
+                    (void)::syncfs(watch.get());  // advisory: the exit's syncfs still runs
+                    known = look(watch.get(), &since);
+                    prev = since;
+                }
+            }
+            period = next_flush_period(period, moved);
+            l.lock();
+        }
+        if (ask != Ask::Final) return;
+        l.unlock();
+        (void)::syncfs(last.get());
+        l.lock();
+        synced = true;
+    }
+};
+
+UpperFlush::UpperFlush() = default;
+UpperFlush::~UpperFlush() { stop(); }
+UpperFlush::UpperFlush(UpperFlush&&) noexcept = default;
+UpperFlush& UpperFlush::operator=(UpperFlush&& o) noexcept {
+    stop();
+    s_ = std::move(o.s_);
+    return *this;
+}
+
+bool UpperFlush::start(const std::string& dir) {
+    stop();
+    auto s = std::make_unique<State>();
+    s->watch.reset(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    s->last.reset(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!s->watch.valid() || !s->last.valid()) return false;
+    // No signal for this thread: run's relayed signals wait in its signalfd.
+    sigset_t all, old;
+    ::sigfillset(&all);
+    ::pthread_sigmask(SIG_SETMASK, &all, &old);
+    try {
+        State* p = s.get();
+        s->thread = std::thread([p] { p->run(); });
+    } catch (const std::system_error&) {
+        // No thread: finish_run syncs at the exit, as it did before.
+    }
+    ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    if (!s->thread.joinable()) return false;
+    s_ = std::move(s);
+    return true;
+}
+
+void UpperFlush::end(bool final_sync) {
+    if (!s_) return;
+    {
+        std::lock_guard<std::mutex> l(s_->mu);
+        if (s_->ask == State::Ask::Watch) s_->ask = final_sync ? State::Ask::Final : State::Ask::Stop;
+    }
+    s_->cv.notify_all();
+}
+
+void UpperFlush::finish() { end(true); }
+
+bool UpperFlush::wait() {
+    if (!s_) return false;
+    end(true);
+    if (s_->thread.joinable()) s_->thread.join();
+    return s_->synced;
+}
+
+void UpperFlush::stop() {
+    if (!s_) return;
+    end(false);
+    if (s_->thread.joinable()) s_->thread.join();
+    s_.reset();
+}
