@@ -8,8 +8,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 #include "helper/base/child.h"
 #include "helper/sandbox/discard.h"
@@ -22,12 +24,13 @@ namespace {
 // make them durable once, now, before anyone relies on the kept session
 // (when the flush's thread did not: helper/sandbox/upper_flush.h). Through
 // the session dir, which is ours: the command may chmod the upper's root.
-void sync_upper(const std::string& dir) {
+// Returns the errno of a failed syncfs, 0 otherwise.
+int sync_upper(const std::string& dir) {
     int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd >= 0) {
-        ::syncfs(fd);
-        ::close(fd);
-    }
+    if (fd < 0) return errno;
+    int e = ::syncfs(fd) == 0 ? 0 : errno;
+    ::close(fd);
+    return e;
 }
 
 std::string patch_tool() {
@@ -95,7 +98,11 @@ int finish_run(PreparedRun& run, const std::string& on_exit, int child_code) {
         }
         return child_code;
     }
-    if (!run.flush.wait()) sync_upper(run.session_dir);
+    int synced = run.flush.wait() ? run.flush.error() : sync_upper(run.session_dir);
+    if (synced != 0)
+        std::fprintf(stderr,
+                     "layover: warning: writing session '%s' to disk failed: %s; its changes may not survive a crash\n",
+                     name.c_str(), std::strerror(synced));
     run.meta.status = "exited";
     run.meta.exit_code = child_code;
     run.meta.pid = 0;

@@ -6,6 +6,7 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
@@ -45,6 +46,7 @@ struct UpperFlush::State {
     std::condition_variable cv;
     enum class Ask { Watch, Final, Stop } ask = Ask::Watch;
     bool synced = false;  // the final syncfs ran
+    int error = 0;        // and failed with this errno
     std::thread thread;
 
     void run() {
@@ -74,9 +76,10 @@ struct UpperFlush::State {
         }
         if (ask != Ask::Final) return;
         l.unlock();
-        (void)::syncfs(last.get());
+        int e = ::syncfs(last.get()) == 0 ? 0 : errno;
         l.lock();
         synced = true;
+        error = e;
     }
 };
 
@@ -128,6 +131,8 @@ bool UpperFlush::wait() {
     if (s_->thread.joinable()) s_->thread.join();
     return s_->synced;
 }
+
+int UpperFlush::error() const { return s_ ? s_->error : 0; }
 
 void UpperFlush::stop() {
     if (!s_) return;

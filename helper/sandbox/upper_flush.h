@@ -48,9 +48,10 @@ public:
     // The command has exited: the thread stops watching and starts the
     // final syncfs (after an early one it is in, if any). Returns at once.
     void finish();
-    // finish(), then wait for the final syncfs. True when it ran (its
-    // result is not looked at, as before); false: the caller syncs itself.
+    // finish(), then wait for the final syncfs. True when it ran (error()
+    // then says how it ended); false: the caller syncs itself.
     bool wait();
+    int error() const;  // the final syncfs's errno, 0 when it succeeded
     // Stop without the final syncfs (waits for an early one under way).
     void stop();
 

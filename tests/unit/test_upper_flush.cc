@@ -46,6 +46,7 @@ TEST_CASE("upper flush: the final syncfs runs when asked; a stopped flush has no
     f.finish();  // twice: one final syncfs
     CHECK(f.wait());
     CHECK(f.wait());
+    CHECK(f.error() == 0);
 
     UpperFlush stopped;
     REQUIRE(stopped.start(t.path));
