@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
+#include <cstdlib>
 #include <mutex>
 #include <system_error>
 #include <thread>
@@ -19,6 +20,12 @@ namespace {
 
 uint64_t moved_by(uint64_t a, uint64_t b) { return a > b ? a - b : b - a; }
 
+bool read_cpu(CpuTicks* out) {
+    base::Fd f(::open("/proc/stat", O_RDONLY | O_CLOEXEC));
+    if (!f.valid()) return false;
+    return parse_cpu_ticks(base::read_upto(f.get(), 256), out);
+}
+
 bool look(int fd, FsFree* out) {
     struct statfs st;
     if (::fstatfs(fd, &st) != 0) return false;
@@ -28,6 +35,31 @@ bool look(int fd, FsFree* out) {
 }
 
 }  // namespace
+
+bool parse_cpu_ticks(const std::string& proc_stat, CpuTicks* out) {
+    if (proc_stat.compare(0, 4, "cpu ") != 0) return false;
+    const char* p = proc_stat.c_str() + 4;
+    CpuTicks t;
+    int field = 0;
+    for (; field < 8; ++field) {  // user nice system idle iowait irq softirq steal (guest is in user)
+        char* end = nullptr;
+        errno = 0;
+        unsigned long long v = std::strtoull(p, &end, 10);
+        if (end == p || errno != 0) break;
+        if (field == 3 || field == 4) t.idle += v;
+        t.total += v;
+        p = end;
+    }
+    if (field < 4) return false;  // not even the idle field
+    *out = t;
+    return true;
+}
+
+bool cpu_free(const CpuTicks& before, const CpuTicks& now, unsigned ncpu) {
+    if (now.total <= before.total || now.idle < before.idle || ncpu == 0) return true;  // no tick yet: no evidence
+    // the idle share of all CPUs' time is at least a quarter of one CPU's
+    return (now.idle - before.idle) * 4 * ncpu >= now.total - before.total;
+}
 
 bool flush_due(const FsFree& since, const FsFree& now) {
     return moved_by(since.bytes, now.bytes) >= kFlushMinBytes || moved_by(since.inodes, now.inodes) >= kFlushMinInodes;
@@ -55,6 +87,9 @@ struct UpperFlush::State {
         FsFree since, prev;  // at the last flush (or the first look); at the last look
         bool known = look(watch.get(), &since);
         prev = since;
+        unsigned ncpu = std::thread::hardware_concurrency();
+        CpuTicks ticks;
+        bool ticked = read_cpu(&ticks);
         int period = kFlushPeriodMs;
         while (!cv.wait_for(l, std::chrono::milliseconds(period), [this] { return ask != Ask::Watch; })) {
             l.unlock();
@@ -65,10 +100,16 @@ struct UpperFlush::State {
                 if (!known) since = now;
                 known = true;
                 prev = now;
-                if (flush_due(since, now)) {
+                CpuTicks t;
+                bool got = read_cpu(&t);
+                bool free = !ticked || !got || cpu_free(ticks, t, ncpu);  // no evidence: flush
+                ticked = got;
+                if (got) ticks = t;
+                if (flush_due(since, now) && free) {
                     (void)::syncfs(watch.get());  // advisory: the exit's syncfs still runs
                     known = look(watch.get(), &since);
                     prev = since;
+                    ticked = read_cpu(&ticks);  // the flush's own wait is not idle time the command left
                 }
             }
             period = next_flush_period(period, moved);

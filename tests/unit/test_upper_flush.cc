@@ -58,3 +58,30 @@ TEST_CASE("upper flush: the final syncfs runs when asked; a stopped flush has no
     UpperFlush into = std::move(moved);  // PreparedRun is moved around: the thread goes along
     CHECK(into.wait());
 }
+
+TEST_CASE("upper flush: /proc/stat's cpu line, and a quarter of a CPU idle") {
+    CpuTicks t;
+    REQUIRE(parse_cpu_ticks("cpu  100 5 50 800 40 0 5 0 0 0\ncpu0 50 2 25 400 20 0 2 0 0 0\n", &t));
+    CHECK(t.idle == 840);
+    CHECK(t.total == 1000);
+    REQUIRE(parse_cpu_ticks("cpu 1 2 3 4\n", &t));  // an old kernel's four fields
+    CHECK(t.idle == 4);
+    CHECK(t.total == 10);
+    CHECK_FALSE(parse_cpu_ticks("cpu0 1 2 3 4\n", &t));
+    CHECK_FALSE(parse_cpu_ticks("cpu 1 2\n", &t));
+    CHECK_FALSE(parse_cpu_ticks("", &t));
+
+    CpuTicks before{1000, 5000};
+    // 2 CPUs, 100 ticks of time: 200 ticks in all. One CPU busy (the command), the other idle: free.
+    CHECK(cpu_free(before, {1100, 5200}, 2));
+    // A quarter of a CPU idle: still free; less: every core busy, the flush would take the command's CPU.
+    CHECK(cpu_free(before, {1025, 5200}, 2));
+    CHECK_FALSE(cpu_free(before, {1024, 5200}, 2));
+    CHECK_FALSE(cpu_free(before, {1000, 5200}, 2));
+    // 8 CPUs, 800 ticks: 25 idle ticks are a quarter of a CPU.
+    CHECK(cpu_free(before, {1025, 5800}, 8));
+    CHECK_FALSE(cpu_free(before, {1020, 5800}, 8));
+    // No tick since the last look, or counters gone backwards: no evidence, flush.
+    CHECK(cpu_free(before, before, 2));
+    CHECK(cpu_free(before, {900, 4000}, 2));
+}
