@@ -31,6 +31,7 @@
 #include "helper/sandbox/pty_relay.h"
 #include "helper/sandbox/rename_notify.h"
 #include "helper/store/layer_gc.h"
+#include "helper/store/userns.h"
 
 namespace {
 
@@ -41,6 +42,19 @@ int lift_fd(int fd) {
     int n = ::fcntl(fd, F_DUPFD_CLOEXEC, 10);
     ::close(fd);
     return n;
+}
+
+// setup, then init: a fork straight into new user, mount, IPC and PID
+// namespaces, PID 1 of the last (issue 20: one process fewer than a setup
+// that forks init; the kernel makes the user namespace first, which owns the
+// others). Like glibc's fork, the child's thread id is written where
+// glibc keeps it (set_tid_address's), so pthread calls in it stay right.
+// Returns the pid, or -1 with errno.
+pid_t spawn_setup() {
+    int* tid = nullptr;
+    unsigned long flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWPID | SIGCHLD;
+    if (::prctl(PR_GET_TID_ADDRESS, &tid) == 0 && tid) flags |= CLONE_CHILD_SETTID | CLONE_CHILD_CLEARTID;
+    return static_cast<pid_t>(::syscall(SYS_clone, flags, nullptr, nullptr, tid, nullptr));
 }
 
 // One sync message, and the fd it carries if any ([sync 5]).
@@ -90,10 +104,10 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
     ::sigprocmask(SIG_BLOCK, &set, &old);
     base::Fd sigfd(::signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK));
 
-    pid_t self = ::getpid();
-    pid_t pid = ::fork();
+    pid_t pid = spawn_setup();
     if (pid < 0) {
-        out.setup_error = base::sys_error("fork").message;
+        out.setup_error = userns::explain_userns_failure(errno);
+        ::sigprocmask(SIG_SETMASK, &old, nullptr);
         return out;
     }
     if (pid == 0) {
@@ -105,7 +119,7 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
         // Drops the session lock, the pty master and the signalfd too: fork
         // without exec would otherwise carry them into the sandbox.
         base::close_fds_except(keep);
-        ::_exit(setup_main(run.plan, self));
+        ::_exit(setup_main(run.plan));
     }
     base::Child setup(pid);
     ::close(run.plan.sync_fd);
@@ -170,8 +184,8 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
                     case Sync::Maps:  // [sync 1] maps written: only now may we go non-dumpable
                         ::prctl(PR_SET_DUMPABLE, 0);
                         break;
-                    case Sync::InitPid:  // [sync 2]
-                        init = static_cast<pid_t>(std::stol(msg));
+                    case Sync::InitPid:  // [sync 2] setup is done: it is init now
+                        init = pid;
                         watch.track_init(init);
                         // The exit's remover, forked now, while the command starts (setup is done
                         // with its mounts): run's exit after a discard then pays for no fork.
