@@ -106,7 +106,9 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
 
     pid_t pid = spawn_setup();
     if (pid < 0) {
-        out.setup_error = userns::explain_userns_failure(errno);
+        int err = errno;  // out of processes or memory, or no namespaces for us
+        out.setup_error =
+            err == EAGAIN || err == ENOMEM ? base::sys_error("fork", err).message : userns::explain_userns_failure(err);
         ::sigprocmask(SIG_SETMASK, &old, nullptr);
         return out;
     }
