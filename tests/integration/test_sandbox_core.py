@@ -142,10 +142,12 @@ def test_init_stays_non_dumpable_and_child_errors_stay_one_line(lo):
     # The command's process shares init's memory until its exec (init.cc,
     # start_child) and makes it dumpable for its uid_map write: init must be
     # non-dumpable again, its /proc files root's (unmapped inside), not ours.
-    r = lo.run("id -u; stat -c %u /proc/1/environ /proc/1/mem; cat /proc/1/environ >/dev/null 2>&1 || echo denied",
-               on_exit="discard")
-    me, environ_owner, mem_owner, denied = r.stdout.decode().split()
-    assert r.returncode == 0 and denied == "denied", r.stdout
+    # init (setup that was) holds clones of the real target for checkpoints:
+    # its fds stay closed to the command.
+    r = lo.run("id -u; stat -c %u /proc/1/environ /proc/1/mem; cat /proc/1/environ >/dev/null 2>&1 || echo denied;"
+               " ls /proc/1/fd >/dev/null 2>&1 || echo fds-denied", on_exit="discard")
+    me, environ_owner, mem_owner, denied, fds_denied = r.stdout.decode().split()
+    assert r.returncode == 0 and denied == "denied" and fds_denied == "fds-denied", r.stdout
     assert environ_owner == mem_owner == "65534" != me
     # A child that fails before or at exec: one line, the right code, and
     # init (suspended until then) goes on to report it.
