@@ -48,8 +48,10 @@ int lift_fd(int fd) {
 // namespaces, PID 1 of the last (issue 20: one process fewer than a setup
 // that forks init; the kernel makes the user namespace first, which owns the
 // others). Like glibc's fork, the child's thread id is written where
-// glibc keeps it (set_tid_address's), so pthread calls in it stay right.
-// Returns the pid, or -1 with errno.
+// glibc keeps it (set_tid_address's), so pthread calls in it stay right;
+// unlike it, no fork handlers run, so this is called while run has no
+// other thread (none is started before supervise()): no lock of malloc's or
+// stdio's can be held. Returns the pid, or -1 with errno.
 pid_t spawn_setup() {
     int* tid = nullptr;
     unsigned long flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWPID | SIGCHLD;
