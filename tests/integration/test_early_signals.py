@@ -1,0 +1,89 @@
+"""Signals in the first milliseconds of `layover run` (docs/cli.md, run's
+signals): whenever SIGINT, SIGTERM or SIGHUP arrives, the command is stopped,
+run exits 128+N, and the state dir holds either no session or a complete one
+(listed by `sessions`, its meta readable), never a half-made dir. No timing is
+asserted: the delays only spread the signal over run's start."""
+import json
+import os
+import signal
+import subprocess
+import time
+
+import pytest
+
+from conftest import LAYOVER
+from test_sandbox_core import _pids_with
+
+DELAYS = (0, 0.001, 0.005, 0.02)
+
+
+def _start(lo, session, marker):
+    # The command writes a change first, then the marker after its sleep: a
+    # lost signal leaves the sleep (found by its unique argument) running.
+    script = "echo x > early.txt; sleep %s; echo done > %s" % (marker, marker)
+    return subprocess.Popen([LAYOVER, "run", "--target", lo.target, "--session", session, "--on-exit", "keep",
+                             "--", "/bin/sh", "-c", script],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                            env=lo.env, cwd=str(lo.target))
+
+
+def _stop(p, sig, delay):
+    if delay:
+        time.sleep(delay)
+    p.send_signal(sig)
+    try:
+        _, err = p.communicate(timeout=10)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.communicate()
+        pytest.fail("run went on after %s at %s s: the signal was lost" % (sig.name, delay))
+    return err
+
+
+def _check_stopped(lo, p, err, sig, marker):
+    # 128+N from run; -N when the signal came before run's first instruction
+    # (the default action: a shell shows 128+N as well).
+    assert p.returncode in (128 + sig, -sig), (p.returncode, err)
+    assert not _pids_with("sleep\x00%s" % marker), "the command outlived run"
+    assert not (lo.target / marker).exists()
+
+
+def _sessions(lo):
+    r = lo("sessions", "--json", check=True)
+    return {i["name"]: i for i in json.loads(r.stdout)}
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
+def test_a_signal_at_any_moment_of_the_start_stops_the_command(lo, sig):
+    sessions_dir = lo.state / "sessions"
+    for i, delay in enumerate(DELAYS):
+        name = "e%d-%d" % (sig, i)
+        marker = "30.%d%d" % (sig, i)
+        p = _start(lo, name, marker)
+        err = _stop(p, sig, delay)
+        _check_stopped(lo, p, err, sig, marker)
+        listed = _sessions(lo)
+        on_disk = set(os.listdir(sessions_dir)) if sessions_dir.exists() else set()
+        # Nothing half-made: every dir is a listed session, and vice versa.
+        assert on_disk == set(listed), (delay, on_disk, err)
+        if name in listed:
+            # Kept only because the command's write landed: complete and finished.
+            assert listed[name]["status"] == "kept", (delay, listed[name])
+            meta = json.loads((sessions_dir / name / "meta.json").read_text())
+            assert meta["exit_code"] == 128 + sig
+            assert (lo.upper(name) / "early.txt").read_text() == "x\n"
+
+
+def test_a_signal_while_a_session_resumes_keeps_its_changes(lo):
+    r = lo.run("echo first > kept.txt", session="res")
+    assert r.returncode == 0, r.stderr
+    for i, delay in enumerate(DELAYS):
+        marker = "31.%d" % i
+        p = _start(lo, "res", marker)
+        err = _stop(p, signal.SIGINT, delay)
+        _check_stopped(lo, p, err, signal.SIGINT, marker)
+        item = _sessions(lo)["res"]
+        assert item["status"] in ("kept", "empty"), (delay, item, err)
+        # The first run's change is still there, in whichever layer holds it now.
+        r = lo.run("cat kept.txt", session="res")
+        assert r.returncode == 0 and r.stdout == b"first\n", (delay, r.stderr)

@@ -1,0 +1,65 @@
+// run's signals: what each does by how far the run has got, the queue kept
+// for init, and the gate that blocks them from run's first instruction.
+#include <signal.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+
+#include "helper/sandbox/run_signals.h"
+
+using run_signals::Action;
+using run_signals::Phase;
+
+TEST_CASE("run signals: before the session dir a terminating signal cancels, after it waits for init",
+          "[run_signals]") {
+    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) {
+        CHECK(run_signals::action_for(sig, Phase::Starting) == Action::Cancel);
+        CHECK(run_signals::action_for(sig, Phase::Made) == Action::Queue);
+        CHECK(run_signals::action_for(sig, Phase::Running) == Action::Forward);
+    }
+    // SIGUSR1/2 mean something to the command only: they wait for it.
+    for (int sig : {SIGUSR1, SIGUSR2}) {
+        CHECK(run_signals::action_for(sig, Phase::Starting) == Action::Queue);
+        CHECK(run_signals::action_for(sig, Phase::Running) == Action::Forward);
+    }
+    for (Phase p : {Phase::Starting, Phase::Made, Phase::Running}) {
+        CHECK(run_signals::action_for(SIGWINCH, p) == Action::Resize);
+        CHECK(run_signals::action_for(SIGCHLD, p) == Action::None);
+    }
+    CHECK(std::string(run_signals::name(SIGINT)) == "SIGINT");
+    CHECK(std::string(run_signals::name(SIGCHLD)) == "a signal");
+}
+
+TEST_CASE("run signals: the queue for init keeps each signal once, in arrival order", "[run_signals]") {
+    run_signals::Pending p;
+    CHECK(p.empty());
+    p.add(SIGTERM);
+    p.add(SIGINT);
+    p.add(SIGTERM);
+    CHECK(p.take() == std::vector<int>{SIGTERM, SIGINT});
+    CHECK(p.empty());
+    CHECK(p.take().empty());
+}
+
+TEST_CASE("run signals: the gate holds a signal sent to the process, and gives back the mask it found",
+          "[run_signals]") {
+    sigset_t before;
+    ::sigprocmask(SIG_SETMASK, nullptr, &before);
+    {
+        auto g = run_signals::Gate::block();
+        REQUIRE(g.ok());
+        CHECK(g->next() == 0);
+        // Would end this process were it not blocked.
+        REQUIRE(::kill(::getpid(), SIGTERM) == 0);
+        CHECK(g->next() == SIGTERM);
+        CHECK(g->next() == 0);
+        ::kill(::getpid(), SIGUSR1);
+        g->drain();
+        CHECK(g->next() == 0);
+        CHECK(::sigismember(&g->original(), SIGTERM) == ::sigismember(&before, SIGTERM));
+        ::sigprocmask(SIG_SETMASK, &g->original(), nullptr);
+    }
+    sigset_t after;
+    ::sigprocmask(SIG_SETMASK, nullptr, &after);
+    CHECK(::sigismember(&after, SIGINT) == ::sigismember(&before, SIGINT));
+}
