@@ -147,6 +147,7 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
     bool exited = false;
     int status = 0, early_code = -1;
     bool pty_open = pty.has_value(), stdin_open = pty.has_value();
+    bool keys_held = pty.has_value();        // until the command owns its pty [sync 8]
     RenameService renames(run.plan.limits);  // directory renames (helper/sandbox/rename_notify.h)
     // `layover checkpoint` of this session (helper/sandbox/control.h); without it, a checkpoint says so.
     auto ctl = control::listen(run.session_dir);
@@ -161,7 +162,7 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
                                 {renames.worker(), POLLIN, 0},
                                 {ctl ? ctl->get() : -1, POLLIN, 0}};
         if (pty_open) fds[2].fd = pty->master();
-        if (stdin_open) fds[3].fd = STDIN_FILENO;
+        if (stdin_open && !keys_held) fds[3].fd = STDIN_FILENO;
         if (::poll(fds, 8, out.stopped.empty() ? watch.poll_timeout() : -1) < 0 && errno != EINTR) break;
         renames.on_listener(fds[5].revents);
         renames.on_worker(fds[6].revents);
@@ -202,6 +203,7 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
                     case Sync::Leftover: report_leftovers(msg); break;                                       // [sync 4]
                     case Sync::Listener: break;
                     case Sync::MountNs: break;
+                    case Sync::Pty: keys_held = false; break;         // [sync 8]
                     case Sync::Go: break;                             // [sync 0] goes the other way
                     case Sync::Status:                                // [sync 6]
                         if (run.exit_early && out.stopped.empty()) {  // a stopped run is kept: wait
