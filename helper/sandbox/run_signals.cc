@@ -12,6 +12,11 @@ namespace {
 
 const int kRelayed[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
 
+bool ignored(int sig) {
+    struct sigaction sa;
+    return ::sigaction(sig, nullptr, &sa) == 0 && sa.sa_handler == SIG_IGN;
+}
+
 }  // namespace
 
 bool relayed(int sig) { return std::find(std::begin(kRelayed), std::end(kRelayed), sig) != std::end(kRelayed); }
@@ -49,9 +54,16 @@ std::vector<int> Pending::take() {
 }
 
 base::Result<Gate> Gate::block() {
+    // A supervisor reaps its children (and setup and init, which inherit
+    // this): an inherited SIG_IGN would have the kernel reap them first, and
+    // run wait for them forever.
+    ::signal(SIGCHLD, SIG_DFL);
     sigset_t set;
     ::sigemptyset(&set);
-    for (int s : kRelayed) ::sigaddset(&set, s);
+    // One ignored at entry (nohup) stays ignored: it neither cancels the run
+    // nor goes to the command, which inherits the same SIG_IGN.
+    for (int s : kRelayed)
+        if (!ignored(s)) ::sigaddset(&set, s);
     ::sigaddset(&set, SIGCHLD);
     ::sigaddset(&set, SIGWINCH);
     Gate g;

@@ -47,9 +47,10 @@ private:
     std::vector<int> sigs_;
 };
 
-// The relayed signals, SIGCHLD and SIGWINCH, blocked process-wide and read
-// from one signalfd until run exits. Children that exec get `original()`
-// back (or set their own mask: setup, init and the command do).
+// The relayed signals (but those ignored at entry), SIGCHLD (its default
+// action restored) and SIGWINCH, blocked process-wide and read from one
+// signalfd until run exits. Children that exec get `original()` back (or set
+// their own mask: setup, init and the command do).
 class Gate {
 public:
     Gate() = default;

@@ -129,3 +129,28 @@ def test_the_command_starts_with_no_signal_blocked(lo):
     fields = dict(line.split(":\t") for line in r.stdout.decode().splitlines())
     assert int(fields["SigBlk"], 16) == 0
     assert int(fields["SigIgn"], 16) & (1 << (signal.SIGINT - 1)) == 0
+
+
+def _ignoring(sig):
+    return lambda: signal.signal(sig, signal.SIG_IGN)
+
+
+def test_run_started_with_sigchld_ignored_still_ends(lo):
+    # An inherited SIG_IGN for SIGCHLD has the kernel reap run's children for
+    # it: run resets it, else it would wait for setup forever.
+    p = subprocess.Popen([LAYOVER, "run", "--target", lo.target, "--on-exit", "discard", "--", "/bin/sh", "-c",
+                          "echo inside"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                         env=lo.env, cwd=str(lo.target), preexec_fn=_ignoring(signal.SIGCHLD))
+    out, err = p.communicate(timeout=20)
+    assert (p.returncode, out) == (0, b"inside\n"), err
+
+
+def test_a_signal_ignored_at_entry_stays_ignored(lo):
+    # `nohup layover run ...`: an early SIGHUP neither cancels the run nor stops the command.
+    p = subprocess.Popen([LAYOVER, "run", "--target", lo.target, "--on-exit", "discard", "--", "/bin/sh", "-c",
+                          "sleep 0.2; echo finished"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         stdin=subprocess.DEVNULL, env=lo.env, cwd=str(lo.target), preexec_fn=_ignoring(signal.SIGHUP))
+    time.sleep(0.005)
+    p.send_signal(signal.SIGHUP)
+    out, err = p.communicate(timeout=20)
+    assert (p.returncode, out) == (0, b"finished\n"), err

@@ -63,3 +63,24 @@ TEST_CASE("run signals: the gate holds a signal sent to the process, and gives b
     ::sigprocmask(SIG_SETMASK, nullptr, &after);
     CHECK(::sigismember(&after, SIGINT) == ::sigismember(&before, SIGINT));
 }
+
+TEST_CASE("run signals: one ignored at entry stays ignored; an ignored SIGCHLD is reset, as run reaps",
+          "[run_signals]") {
+    struct sigaction ign {
+    }, old_usr2, old_chld;
+    ign.sa_handler = SIG_IGN;
+    ::sigaction(SIGUSR2, &ign, &old_usr2);
+    ::sigaction(SIGCHLD, &ign, &old_chld);
+    {
+        auto g = run_signals::Gate::block();
+        REQUIRE(g.ok());
+        struct sigaction now;
+        ::sigaction(SIGCHLD, nullptr, &now);
+        CHECK(now.sa_handler == SIG_DFL);
+        ::kill(::getpid(), SIGUSR2);  // discarded by the kernel, as before run
+        CHECK(g->next() == 0);
+        ::sigprocmask(SIG_SETMASK, &g->original(), nullptr);
+    }
+    ::sigaction(SIGUSR2, &old_usr2, nullptr);
+    ::sigaction(SIGCHLD, &old_chld, nullptr);
+}
