@@ -221,7 +221,10 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
         // command can write (and a client see it) before we read init's pid.
         if ((fds[7].revents & POLLIN) && !(fds[1].revents & POLLIN))
             control::serve_one(fds[7].fd, [&](const control::Request& r) { return live.serve(r, init); });
-        if (fds[2].revents & (POLLIN | POLLHUP | POLLERR)) pty_open = pty->pump_output();
+        if (fds[2].revents & (POLLIN | POLLHUP | POLLERR)) {
+            pty_open = pty->pump_output();
+            keys_held = false;  // output: the child has its pty (set up after taking it), [sync 8] or not
+        }
         if (fds[3].revents & (POLLIN | POLLHUP | POLLERR)) stdin_open = pty->pump_input();
         if (fds[0].revents & POLLIN) {
             (void)take_signals(run, pending, init, pty);  // the dirs exist: nothing cancels now
