@@ -7,6 +7,7 @@
 #include "helper/sandbox/discard.h"
 #include "helper/sandbox/memcg.h"
 #include "helper/sandbox/run_args.h"
+#include "helper/sandbox/run_signals.h"
 #include "helper/sandbox/sandbox.h"
 #include "helper/store/session.h"
 #include "helper/store/steps.h"
@@ -40,6 +41,7 @@ struct PreparedRun {
     steps::Live live;                  // the live step's label and start (steps/live.json)
     int max_steps = steps::kMaxDepth;  // --max-steps: a live checkpoint squashes past it
     bool upper_synced = false;         // the upper layer was flushed already (else finish_run does it)
+    run_signals::Gate signals;         // blocked since run's first instruction (helper/sandbox/run_signals.h)
 };
 
 base::Result<PreparedRun> prepare_run(const RunOptions& opts);

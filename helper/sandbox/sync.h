@@ -19,6 +19,10 @@
 //            Held, the command's exit does not tear that namespace down (a
 //            third of a millisecond before init learns of it); the remover
 //            drops it (helper/sandbox/discard.h)
+//   [sync 8] Pty      the child took the pty as its controlling terminal:
+//            from now on a typed Ctrl+C makes a SIGINT for the command, so
+//            the supervisor starts relaying keys (held in the terminal until
+//            then: one relayed earlier would find no process group to signal)
 // And one the other way, supervisor to setup:
 //   [sync 0] Go       twice: first once a new session's dirs exist (setup
 //            waits for it before it opens them, after the namespaces), then
@@ -37,6 +41,7 @@ enum class Sync : char {
     Listener = 'N',
     Status = 'S',
     MountNs = 'T',
+    Pty = 'Y',
     Go = 'G'
 };
 
