@@ -31,8 +31,9 @@ namespace {
 constexpr size_t kMaxCopy = 1ull << 30;
 
 // The live upper's dir for `rel` ("" = the upper itself), made where missing
-// with the mode the session's layers (`view`, read in place) or else the
-// real tree give it (a plain dir merges with the layers below).
+// like the dir the session's layers (`view`, read in place) or else the
+// real tree show there: its mode, user xattrs and times (without them it
+// would be a change of its own; a plain dir merges with the layers below).
 base::Result<base::Fd> upper_dir(int upper, const layers::Chain& view, int real, const std::string& rel) {
     TRY(base::Fd cur, base::open_at(upper, ".", O_RDONLY | O_DIRECTORY));
     std::string done;
@@ -46,14 +47,19 @@ base::Result<base::Fd> upper_dir(int upper, const layers::Chain& view, int real,
         if (!next && next.error().code == ENOENT) {
             TRY(std::optional<struct stat> in_view, steps::stat_in(view, done));
             struct stat st {};
-            bool got = in_view.has_value();
-            if (got) st = *in_view;
-            else if (auto v = review::open_beneath(real, done, O_PATH | O_NOFOLLOW)) got = ::fstat(v->get(), &st) == 0;
-            if (!got || !S_ISDIR(st.st_mode))
+            base::Result<base::Fd> like = base::error("");
+            if (in_view && S_ISDIR(in_view->st_mode)) like = steps::open_in(view, done, &st);
+            else if (!in_view) like = review::open_beneath(real, done, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+            if (like && !in_view && ::fstat(like->get(), &st) != 0) like = base::sys_error("stat");
+            if (!like || !S_ISDIR(st.st_mode))
                 return base::error(base::display_path(done) + " is not a directory in the session");
             if (::mkdirat(cur.get(), comp.c_str(), st.st_mode & 07777) != 0)
                 return base::sys_error("creating " + base::display_path(done) + " in the live upper");
             next = base::open_at(cur.get(), comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+            if (next) {
+                if (auto r = steps::copy_attrs(like->get(), next->get(), st, in_view.has_value()); !r)
+                    return r.error().context("copying the xattrs of " + base::display_path(done));
+            }
         }
         if (!next) return next.error().context("opening " + base::display_path(done) + " in the live upper");
         cur = std::move(next.value());

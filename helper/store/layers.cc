@@ -155,7 +155,8 @@ base::Result<base::Fd> open_in(const layers::Chain& chain, const std::string& re
     const layers::Chain* dir = nullptr;
     std::string name;
     TRY(layers::Found f, find_in(chain, rel, &cur, &dir, &name));
-    if (!f.exists || !S_ISREG(f.st.st_mode)) return base::error(rel + " is not a file in the session");
+    if (!f.exists || !(S_ISREG(f.st.st_mode) || S_ISDIR(f.st.st_mode)))
+        return base::error(rel + " is not a file or directory in the session");
     TRY(base::Fd fd, base::open_at(dir->fds[f.layer].get(), name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK));
     if (::fstat(fd.get(), st) != 0) return base::sys_error("stat " + rel);
     return fd;
