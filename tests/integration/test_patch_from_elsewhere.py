@@ -315,3 +315,20 @@ def test_an_opaque_dir_of_an_older_save_still_replaces_the_real_dir(lo, tmp_path
     r = applied(lo, patch)
     assert r.returncode == 0, r.stderr.decode(errors="replace")
     assert sorted(os.listdir(str(t / "d"))) == ["c"] and (t / "d" / "c").read_text() == "c\n"
+
+
+def test_a_hard_link_listed_as_another_file_than_its_target_is_refused(lo, tmp_path):
+    # The manifest lists notes-copy.txt as a 10-byte 0644 file; its member is
+    # a hard link to a.sh, a 1000-byte 0755 script: apply would write the
+    # script under that name while show and the apply list said otherwise.
+    b = PatchBuilder(lo.target).file("a.sh", b"#!/bin/sh\necho hi\n" * 50 + b"#" * 100, mode=0o755)
+    b._change("notes-copy.txt", "added", "file", 0o644, size=10)
+    info = tarfile.TarInfo("notes-copy.txt")
+    info.type, info.linkname, info.mode, info.mtime = tarfile.LNKTYPE, "a.sh", 0o644, 1700000000
+    bad = b.raw_member(info).write(tmp_path / "hl.tar.zst")
+    before = tree(lo.target, mtimes=True)
+    for verb in (["show", bad], ["diff", bad], ["apply", bad, "--target", lo.target, "--yes"]):
+        r = lo(*verb)
+        assert r.returncode in (1, 2), (verb, r.stderr)  # diff: 2, its trouble exit
+        assert "notes-copy.txt: a hard link to a.sh" in err_line(r), (verb, err_line(r))
+    assert tree(lo.target, mtimes=True) == before
