@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <string_view>
 
 PtyRelay::~PtyRelay() { restore(); }
 
@@ -35,7 +36,9 @@ void PtyRelay::enter_raw() {
 
 void PtyRelay::restore() {
     if (!raw_) return;
-    if (dirty_) (void)base::write_all(STDOUT_FILENO, kTerminalReset, sizeof kTerminalReset - 1);
+    const char* term = ::getenv("TERM");  // a dumb terminal interprets none of it, and would show it
+    if (dirty_ && !(term && std::string_view(term) == "dumb"))
+        (void)base::write_all(STDOUT_FILENO, kTerminalReset, sizeof kTerminalReset - 1);
     dirty_ = false;
     ::tcsetattr(STDIN_FILENO, TCSADRAIN, &saved_);
     raw_ = false;

@@ -87,3 +87,9 @@ def test_a_command_that_left_the_terminal_altered_is_reset_before_the_exit_promp
     child.expect(pexpect.EOF)
     child.close()
     assert b"plain" in child.before and b"\x1b" not in child.before
+    # A dumb terminal interprets no escape: it gets none.
+    child = pexpect.spawn(LAYOVER, ["run", "--target", str(home), "--on-exit", "discard", "--", "/bin/sh", "-c",
+                                    "printf 'x\\033[8my\\n'"], env=dict(env, TERM="dumb"), cwd=str(home), timeout=30)
+    child.expect(pexpect.EOF)
+    child.close()
+    assert RESET not in child.before and b"x\x1b[8my" in child.before, child.before
