@@ -332,3 +332,20 @@ def test_a_hard_link_listed_as_another_file_than_its_target_is_refused(lo, tmp_p
         assert r.returncode in (1, 2), (verb, r.stderr)  # diff: 2, its trouble exit
         assert "notes-copy.txt: a hard link to a.sh" in err_line(r), (verb, err_line(r))
     assert tree(lo.target, mtimes=True) == before
+
+
+def test_hostile_text_in_the_manifest_header_is_printed_inert(lo, tmp_path):
+    # session, created, command, version and label are the patch author's
+    # text: show, diff, log and apply print them escaped (created reached
+    # the terminal raw: ESC[8m concealed what followed).
+    b = PatchBuilder(lo.target, session="s\x1b[2J\u009b\u202e").file("a.txt", b"hi\n")
+    b.manifest.update({"created": "2026\x1b[8m", "command": ["sh", "-c", "x\x1b]0;t\x07\r\n"],
+                       "version": "0.1\x1b[31m", "label": "lab\x1b[8m"})
+    p = b.write(tmp_path / "h.tar.zst")
+    for verb in (["show", p], ["show", "--json", p], ["diff", p, "--color=never"], ["log", p],
+                 ["apply", p, "--target", lo.target, "--dry-run"]):
+        r = lo(*verb)
+        out = r.stdout + r.stderr
+        for bad in (b"\x1b", b"\x07", b"\r", b"\xc2\x9b", b"\xe2\x80\xae"):
+            assert bad not in out, (verb, out)
+    assert b'created "2026\\x1b[8m"' in lo("show", p).stdout
