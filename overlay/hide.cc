@@ -46,7 +46,7 @@ base::Result<void> hide_paths(const MountPlan& plan) {
         if (S_ISDIR(st.st_mode)) {
             if (::mount("tmpfs", where.c_str(), "tmpfs", ro, "mode=0755,size=4k,nr_inodes=16") != 0)
                 return base::sys_error("hiding " + path);
-        } else if (S_ISREG(st.st_mode)) {
+        } else if (S_ISREG(st.st_mode) || S_ISSOCK(st.st_mode)) {  // a socket: connect() then finds a file
             if (!have_empty) TRY_VOID(make_empty_file());
             have_empty = true;
             // A read-only clone of the empty file, moved onto the open file.
@@ -107,7 +107,7 @@ base::Result<void> hide_paths_beneath(int root, const std::string& root_path, co
         base::Fd cover;
         if (S_ISDIR(st.st_mode)) {
             TRY(cover, small_tmpfs("0755", nullptr));
-        } else if (S_ISREG(st.st_mode)) {
+        } else if (S_ISREG(st.st_mode) || S_ISSOCK(st.st_mode)) {
             TRY(base::Fd t, small_tmpfs("0755", "e"));
             cover = base::Fd(::open_tree(t.get(), "e", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC));
             if (!cover.valid()) return base::sys_error("hiding " + path);

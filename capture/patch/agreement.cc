@@ -89,7 +89,12 @@ std::string check_agreement(const Manifest& m, const std::vector<Member>& member
             it == changes.end() ? other_base.insert(b.path).second : !std::exchange(seen[it->second].based, true);
         if (!fresh) return "manifest base lists " + at(b.path) + "more than once";
     }
+    // A hard link gets its target's inode: what the manifest lists for the
+    // link (size, mode, xattrs) must be what that file member holds, or
+    // show and the apply list would describe another file than apply writes.
+    std::unordered_map<std::string_view, const Member*> files;
     for (const auto& mem : members) {
+        if (mem.kind == Member::Kind::File) files.emplace(mem.path, &mem);
         auto it = changes.find(mem.path);
         if (it == changes.end() || !m.changes[it->second].captured)
             return "payload member " + at(mem.path) + "is not a change in the manifest";
@@ -109,6 +114,14 @@ std::string check_agreement(const Manifest& m, const std::vector<Member>& member
             default:
                 if (c.kind == Kind::Deleted) return "payload writes " + at(mem.path) + "which the manifest deletes";
                 if (!member_matches(c, mem, &why)) return "payload member " + at(mem.path) + why;
+                if (mem.kind == Member::Kind::Hardlink) {
+                    auto t = files.find(mem.link_target);
+                    if (t == files.end() || t->second->size != c.size || (t->second->mode & 07777) != c.mode ||
+                        t->second->xattrs != c.xattrs)
+                        return "payload member " + at(mem.path) + "a hard link to " +
+                               base::display_path(mem.link_target) +
+                               ", whose size, mode or xattrs are not what the manifest lists for it";
+                }
                 s.written = true;
         }
     }

@@ -212,6 +212,7 @@ base::Result<void> save_session(const session::Info& s, const std::string& out_f
             so.session_start_ns = s.meta.created_ns;
             so.excluded = s.meta.hidden;
             so.known_bases = &known.value();
+            so.base_stale = opts.steps.against.empty();  // diff A B: A's view is no copy-up's source
             so.keep_base_max = opts.max_original;
             base::IgnoreRules& rules = held->rules;
             TRY(rules, load_ignore_rules(t.lower.get(), s.meta.target, opts.ignore));

@@ -91,6 +91,9 @@ struct ScanOptions {
     // status (not with_base): set Change::stale, as save's base records judge
     // it (capture/scan/stale.h; with known_bases when given).
     bool mark_stale = false;
+    // With with_base: judge base records stale (false: the lower is another
+    // session's view, `diff A B`, whose times say nothing of copy-ups).
+    bool base_stale = true;
     // With with_base: a modified regular file whose real side is a text file
     // of at most this many bytes, without holes, gets Item::base_text (save's
     // originals, read again when written: keeping 1,000 of them from here

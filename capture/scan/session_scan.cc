@@ -123,7 +123,9 @@ base::Result<std::vector<Change>> session_changes_as_owner(const session::Info& 
         so.reader = reader;
         // Marked as save's base records mark them (show, diff): a stale copy.
         auto known = session::read_known_bases(s.dir);
-        so.mark_stale = true;
+        // Not between two sessions: the lower is the other session's view,
+        // whose times say nothing of when this one copied a file up.
+        so.mark_stale = range.against.empty();
         if (known) so.known_bases = &known.value();
         // Verdicts are reused only once nothing can write the upper layer
         // (docs/design.md, "The verdict cache").

@@ -76,7 +76,8 @@ Result<BaseEntry> Walker::base_of(const Seen& l, const std::string& path, int64_
     } else if (l.side.type == Type::Symlink) {
         b.fingerprint = fingerprint_bytes(l.side.link_target);
     }
-    b.stale = stale_copy(path, ns_of(l.st.stx_ctime), copied, b.mode, opts_.known_bases, [&] { return b.fingerprint; });
+    b.stale = opts_.base_stale &&
+              stale_copy(path, ns_of(l.st.stx_ctime), copied, b.mode, opts_.known_bases, [&] { return b.fingerprint; });
     return b;
 }
 

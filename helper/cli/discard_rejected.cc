@@ -20,6 +20,7 @@
 #include "helper/base/fs/beneath.h"
 #include "helper/base/text.h"
 #include "helper/cli/session_rejections.h"
+#include "helper/store/layer_build.h"
 #include "helper/store/layer_store.h"
 #include "helper/store/layers.h"
 #include "helper/store/steps.h"
@@ -30,8 +31,9 @@ namespace {
 constexpr size_t kMaxCopy = 1ull << 30;
 
 // The live upper's dir for `rel` ("" = the upper itself), made where missing
-// with the mode the session's layers (`view`, read in place) or else the
-// real tree give it (a plain dir merges with the layers below).
+// like the dir the session's layers (`view`, read in place) or else the
+// real tree show there: its mode, user xattrs and times (without them it
+// would be a change of its own; a plain dir merges with the layers below).
 base::Result<base::Fd> upper_dir(int upper, const layers::Chain& view, int real, const std::string& rel) {
     TRY(base::Fd cur, base::open_at(upper, ".", O_RDONLY | O_DIRECTORY));
     std::string done;
@@ -45,14 +47,19 @@ base::Result<base::Fd> upper_dir(int upper, const layers::Chain& view, int real,
         if (!next && next.error().code == ENOENT) {
             TRY(std::optional<struct stat> in_view, steps::stat_in(view, done));
             struct stat st {};
-            bool got = in_view.has_value();
-            if (got) st = *in_view;
-            else if (auto v = review::open_beneath(real, done, O_PATH | O_NOFOLLOW)) got = ::fstat(v->get(), &st) == 0;
-            if (!got || !S_ISDIR(st.st_mode))
+            base::Result<base::Fd> like = base::error("");
+            if (in_view && S_ISDIR(in_view->st_mode)) like = steps::open_in(view, done, &st);
+            else if (!in_view) like = review::open_beneath(real, done, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+            if (like && !in_view && ::fstat(like->get(), &st) != 0) like = base::sys_error("stat");
+            if (!like || !S_ISDIR(st.st_mode))
                 return base::error(base::display_path(done) + " is not a directory in the session");
             if (::mkdirat(cur.get(), comp.c_str(), st.st_mode & 07777) != 0)
                 return base::sys_error("creating " + base::display_path(done) + " in the live upper");
             next = base::open_at(cur.get(), comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+            if (next) {
+                if (auto r = steps::copy_attrs(like->get(), next->get(), st, in_view.has_value()); !r)
+                    return r.error().context("copying the xattrs of " + base::display_path(done));
+            }
         }
         if (!next) return next.error().context("opening " + base::display_path(done) + " in the live upper");
         cur = std::move(next.value());
@@ -67,16 +74,21 @@ base::Result<void> remove_entry(int dir, const std::string& name) {
 }
 
 // `data` as a new file `name` in `dir` (temp + rename: never written through
-// an inode a step layer may share).
-base::Result<void> put_file(int dir, const std::string& name, const std::string& data, mode_t mode) {
+// an inode a step layer may share), with the user xattrs, mode and times of
+// `like` (stat'ed as st; in a layer when from_layer, else on the real tree):
+// a file without them would be a change of its own, and apply would take
+// the real file's xattrs away.
+base::Result<void> put_file(int dir, const std::string& name, const std::string& data, int like, const struct stat& st,
+                            bool from_layer) {
     std::string tmp = ".layover-discard." + std::to_string(::getpid());
     ::unlinkat(dir, tmp.c_str(), 0);
     TRY(base::Fd fd, base::open_at(dir, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0600));
     TRY_VOID(base::write_all(fd.get(), data.data(), data.size()));
-    if (::fchmod(fd.get(), mode & 07777) != 0) return base::sys_error("setting the mode of " + name);
+    if (auto r = steps::copy_attrs(like, fd.get(), st, from_layer); !r)
+        return r.error().context("copying the xattrs of " + base::display_path(name));
     TRY_VOID(fd.close());
-    struct stat st {};
-    if (::fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode))
+    struct stat old {};
+    if (::fstatat(dir, name.c_str(), &old, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(old.st_mode))
         TRY_VOID(review::remove_tree_at(dir, name));
     if (::renameat(dir, tmp.c_str(), dir, name.c_str()) != 0) return base::sys_error("writing " + name);
     return base::Ok();
@@ -131,7 +143,7 @@ base::Result<void> drop_whole(const session::Info& info, int upper, const layers
                            "'layover rollback'");
     TRY(base::Fd rd, review::open_beneath(real, rel, O_RDONLY | O_NOFOLLOW | O_NONBLOCK));
     TRY(std::string data, base::read_all(rd.get(), kMaxCopy));
-    return put_file(dir.get(), name, data, st.st_mode);
+    return put_file(dir.get(), name, data, rd.get(), st, false);
 }
 
 base::Result<void> drop_hunk(int upper, const layers::Chain& view, int real_root, const review::RejectionState& s,
@@ -144,11 +156,11 @@ base::Result<void> drop_hunk(int upper, const layers::Chain& view, int real_root
     take[s.hunk_now - 1] = false;
     std::string content = review::apply_hunks(real.data, now.data, take);
     auto [parent, name] = review::split_parent(s.rec.path);
-    TRY(std::optional<struct stat> in_view, steps::stat_in(view, s.rec.path));
-    if (!in_view) return base::error(base::display_path(s.rec.path) + " is not in the session any more");
-    struct stat st = *in_view;
+    struct stat st {};
+    auto now_fd = steps::open_in(view, s.rec.path, &st);
+    if (!now_fd) return base::error(base::display_path(s.rec.path) + " is not in the session any more");
     TRY(base::Fd dir, upper_dir(upper, view, real_root, parent));
-    return put_file(dir.get(), name, content, st.st_mode);
+    return put_file(dir.get(), name, content, now_fd->get(), st, true);
 }
 
 }  // namespace

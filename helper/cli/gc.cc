@@ -119,8 +119,9 @@ void pick_records(const std::string& state, const Options& o, std::vector<Item>*
         while (j < all->size() && (*all)[j].key == (*all)[i].key) times.push_back((*all)[j++].created_s);
         for (size_t k : review::select_pruned(times, o.retention, now)) {
             const auto& r = (*all)[i + k];
-            out->push_back(
-                {"undo record", r.dir, "of " + base::display_path(r.target) + ", " + r.created, r.bytes, false, "", r});
+            out->push_back({"undo record", r.dir,
+                            "of " + base::display_path(r.target) + ", " + base::display_path(r.created), r.bytes, false,
+                            "", r});
         }
         i = j;
     }

@@ -198,7 +198,8 @@ int cmd_log(int argc, char** argv) {
 
 namespace {
 
-constexpr const char* kBlameUsage = "usage: layover blame SESSION PATH   every step that touched PATH, oldest first";
+constexpr const char* kBlameUsage =
+    "usage: layover blame SESSION [--] PATH   every step that touched PATH, oldest first";
 
 }  // namespace
 
@@ -210,6 +211,10 @@ int cmd_blame(int argc, char** argv) {
             std::puts(kBlameUsage);
             std::puts("  PATH is relative to the session's target (an absolute path inside it works too)");
             return 0;
+        }
+        if (a == "--") {  // a PATH may start with '-' (a name the agent chose)
+            for (i++; i < argc; i++) pos.push_back(argv[i]);
+            break;
         }
         if (!a.empty() && a[0] == '-' && a != "-") {
             return unknown_option("blame", a, kBlameUsage);

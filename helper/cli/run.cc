@@ -13,6 +13,7 @@
 #include "helper/cli/verbs.h"
 #include "helper/sandbox/finish.h"
 #include "helper/sandbox/prepare.h"
+#include "helper/sandbox/run_signals.h"
 #include "helper/sandbox/supervisor.h"
 
 namespace {
@@ -31,6 +32,13 @@ void wait_teardown(PreparedRun& run) {
 }  // namespace
 
 int cmd_run(int argc, char** argv) {
+    // First: from here to run's exit no signal kills run half-way or is
+    // lost while the command starts (helper/sandbox/run_signals.h).
+    auto signals = run_signals::Gate::block();
+    if (!signals) {
+        std::fprintf(stderr, "layover run: %s\n", signals.error().message.c_str());
+        return 125;
+    }
     base::ensure_std_fds();
     std::vector<std::string> args(argv + 1, argv + argc);
     auto opts = parse_run_args(args);
@@ -55,6 +63,7 @@ int cmd_run(int argc, char** argv) {
         return 125;
     }
     PreparedRun& run = prepared.value();
+    run.signals = std::move(signals.value());
     if (!opts->quiet)
         for (const auto& n : run.notices) std::fprintf(stderr, "layover: %s\n", n.c_str());
 
@@ -78,6 +87,14 @@ int cmd_run(int argc, char** argv) {
     run.plan.pass_mnt_ns = run.discarding;
     Outcome out = supervise(run, pty);
     pty.reset();
+    if (out.cancelled) {
+        // Before the new session's dir: nothing was made, nothing is left.
+        finish_failed_run(run);
+        if (!opts->quiet)
+            std::fprintf(stderr, "layover: %s before the command started; no session was made\n",
+                         run_signals::name(out.cancelled));
+        return 128 + out.cancelled;
+    }
     if (!out.stopped.empty()) {
         // A limit stopped it: keep the session whatever --on-exit said (finish_run names it).
         std::string skipped = on_exit == "keep" ? "" : "; --on-exit " + on_exit + " skipped: a stopped session is kept";

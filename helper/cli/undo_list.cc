@@ -62,7 +62,7 @@ int undo_list(const std::string& target, bool json) {
     }
     std::printf("%-22s %6s %9s  %-30s %s\n", "CREATED", "PATHS", "SIZE", "SOURCE", "RECORD");
     for (const auto& r : *all)
-        std::printf("%-22s %6zu %8lluK  %-30s %s\n", r.created.substr(0, 19).c_str(), r.paths,
+        std::printf("%-22s %6zu %8lluK  %-30s %s\n", base::display_path(r.created.substr(0, 19)).c_str(), r.paths,
                     static_cast<unsigned long long>((r.bytes + 1023) / 1024), base::display_path(r.source).c_str(),
                     base::display_path(r.dir).c_str());
     return 0;

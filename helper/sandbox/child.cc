@@ -50,6 +50,7 @@ void child_main(const SandboxPlan& plan) {
     if (plan.pty_slave >= 0) {
         if (::ioctl(plan.pty_slave, TIOCSCTTY, 0) != 0) die(plan, base::sys_error("taking the pty"));
         for (int fd = 0; fd <= 2; fd++) ::dup2(plan.pty_slave, fd);
+        sync_msg::send(plan.sync_fd, Sync::Pty);  // [sync 8] keys may come now
     }
 
     // init is non-dumpable, and so is this process: its /proc files would

@@ -74,7 +74,14 @@ Remover Remover::start(int wait_for) {
         while ((n = fd_pass::recv(sv[1], &path, PATH_MAX, &lock)) < 0 && errno == EINTR) {
         }
         if (n <= 0 || path.empty() || path[0] != '/') ::_exit(0);  // EOF: the session stays
-        if (lock.size() > 1) lock.resize(1);                       // the held namespace: its teardown, here
+        if (lock.size() > 1) {
+            // The held namespace: its teardown, here, once run's copy is
+            // closed (it closes the socket after it: hand_over).
+            char c;
+            while (::recv(sv[1], &c, 1, 0) < 0 && errno == EINTR) {
+            }
+            lock.resize(1);
+        }
         remove_and_exit(path, wait_for);
     }
     ::close(sv[1]);
@@ -83,12 +90,15 @@ Remover Remover::start(int wait_for) {
     return r;
 }
 
-bool Remover::hand_over(const std::string& path, int lock_fd, int held_fd) {
+bool Remover::hand_over(const std::string& path, int lock_fd, base::Fd& held) {
     if (!sock_.valid()) return false;
     std::vector<int> fds;
     if (lock_fd >= 0) fds.push_back(lock_fd);
-    if (lock_fd >= 0 && held_fd >= 0) fds.push_back(held_fd);
+    if (lock_fd >= 0 && held.valid()) fds.push_back(held.get());
     bool ok = fd_pass::send(sock_.get(), path, fds);
+    // Our copy of the namespace first, then the socket: the remover drops its
+    // copy, the last, only at this EOF (its teardown is then never ours).
+    if (ok) held.reset();
     sock_.reset();
     return ok;
 }
@@ -117,7 +127,7 @@ base::Result<void> remove_in_background(const std::string& state, const std::str
     // One fork, not waited for: run exits right after, and the remover, in
     // a session of its own, is reparented. (A double fork cost a second
     // fork of this process and a wait for its exit, ~0.5 ms of run's exit.)
-    if (ready && ready->hand_over(dest, lock.get(), held.get())) return base::Ok();
+    if (ready && ready->hand_over(dest, lock.get(), held)) return base::Ok();
     pid_t pid = ::fork();
     if (pid == 0) {
         detach({lock.get(), wait_for.get()});  // closes `held`: its teardown, here

@@ -41,8 +41,9 @@ public:
     static Remover start(int wait_for);
     bool valid() const { return sock_.valid(); }
     // The dir (already in deleting_dir), the lock, and a namespace to drop
-    // first (-1: none); false if the remover is gone.
-    bool hand_over(const std::string& path, int lock_fd, int held_fd = -1);
+    // first (none: invalid), which is closed here once sent; false if the
+    // remover is gone.
+    bool hand_over(const std::string& path, int lock_fd, base::Fd& held);
 
 private:
     base::Fd sock_;

@@ -45,14 +45,20 @@ std::string patch_tool() {
     return dir + "/../lib/layover/layover-patch";
 }
 
-int run_patch_tool(const std::string& mode, const std::string& name) {
+int run_patch_tool(const std::string& mode, const std::string& name, run_signals::Gate& signals) {
     std::string tool = patch_tool();
     // As system() does: Ctrl+C at the prompt belongs to the prompt, which
     // keeps the session; it must not kill run and lose its exit status.
+    // The rest of run's signals are unblocked meanwhile (the session is
+    // finished: SIGTERM ends run as it would any program), and what came
+    // since the command ended is dropped first.
     struct sigaction ign = {}, old_int, old_quit;
     ign.sa_handler = SIG_IGN;
     ::sigaction(SIGINT, &ign, &old_int);
     ::sigaction(SIGQUIT, &ign, &old_quit);
+    signals.drain();
+    sigset_t blocked;
+    ::sigprocmask(SIG_SETMASK, &signals.original(), &blocked);
     auto child = base::spawn([&]() -> int {
         ::sigaction(SIGINT, &old_int, nullptr);
         ::sigaction(SIGQUIT, &old_quit, nullptr);
@@ -65,6 +71,7 @@ int run_patch_tool(const std::string& mode, const std::string& name) {
         auto st = child->wait();
         if (st) rc = base::exit_code_of(st.value());
     }
+    ::sigprocmask(SIG_SETMASK, &blocked, nullptr);
     ::sigaction(SIGINT, &old_int, nullptr);
     ::sigaction(SIGQUIT, &old_quit, nullptr);
     return rc;
@@ -152,7 +159,7 @@ int finish_run(PreparedRun& run, const std::string& on_exit, int child_code) {
                      name.c_str(), name.c_str(), name.c_str(), name.c_str());
         return child_code;
     }
-    int rc = run_patch_tool(on_exit, name);
+    int rc = run_patch_tool(on_exit, name, run.signals);
     return rc == 0 ? child_code : 125;
 }
 

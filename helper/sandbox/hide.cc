@@ -55,6 +55,8 @@ base::Result<HidePlan> plan_hide(const HideRequest& req, const std::vector<overl
     std::vector<Want> wants;
     if (req.secrets && !home.empty())
         for (const auto& rel : profile::secret_paths()) wants.push_back({home + "/" + rel, "~/" + rel});
+    if (req.secrets)
+        for (const auto& p : profile::daemon_sockets()) wants.push_back({p, p});
     for (const auto& u : req.user) {
         if (u.empty()) return base::error("--hide needs a path");
         std::string abs = clean(u[0] == '/' ? u : req.cwd + "/" + u);
@@ -82,8 +84,8 @@ base::Result<HidePlan> plan_hide(const HideRequest& req, const std::vector<overl
             continue;
         }
         struct stat st;
-        if (::stat(real.c_str(), &st) != 0 || !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode))) {
-            plan.notes.push_back("not hiding " + w.shown + ": only files and directories can be hidden");
+        if (::stat(real.c_str(), &st) != 0 || !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode) || S_ISSOCK(st.st_mode))) {
+            plan.notes.push_back("not hiding " + w.shown + ": only files, directories and sockets can be hidden");
             continue;
         }
         add_unique(&plan.mounts, real);

@@ -1,12 +1,15 @@
-// PID 1 of the sandbox's PID namespace: mounts a fresh /proc, starts the
-// child, forwards signals to it, reaps orphans, and exits with the child's
-// status (128+N for signal N). When it exits the kernel kills everything
-// left in the namespace, so nothing the command started outlives the session.
+// PID 1 of the sandbox's PID namespace (setup, once its mounts are made):
+// mounts a fresh /proc, starts the child, forwards signals to it, reaps
+// orphans, serves the checkpoints of the running session, and exits with the
+// child's status (128+N for signal N). When it exits the kernel kills
+// everything left in the namespace, so nothing the command started outlives
+// the session.
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,15 +17,12 @@
 #include <string>
 
 #include "helper/base/child.h"
+#include "helper/base/fd.h"
 #include "helper/sandbox/leftovers.h"
+#include "helper/sandbox/live_freeze.h"
 #include "helper/sandbox/sandbox.h"
 
 namespace {
-
-bool parent_alive(int fd) {
-    struct pollfd p = {fd, POLLIN, 0};
-    return ::poll(&p, 1, 0) == 0;  // the write end is held open by setup until it dies
-}
 
 bool forwarded(int sig) {
     return sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGQUIT || sig == SIGUSR1 || sig == SIGUSR2 ||
@@ -62,9 +62,7 @@ pid_t start_child(const SandboxPlan& plan) {
 
 }  // namespace
 
-int init_main(const SandboxPlan& plan, int parent_alive_fd) {
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (!parent_alive(parent_alive_fd)) return 125;
+int init_main(const SandboxPlan& plan, live_freeze::Fds& frozen) {
     ::prctl(PR_SET_NAME, "layover-init");
     // Non-dumpable: the command (same uid, no capability in our namespace)
     // must not read our memory, nor /proc/1/environ, which still holds the
@@ -72,11 +70,16 @@ int init_main(const SandboxPlan& plan, int parent_alive_fd) {
     ::prctl(PR_SET_DUMPABLE, 0);
 
     // Block everything before forking, so no signal is lost between fork and
-    // sigwaitinfo. Blocked signals are queued even for a PID 1, which would
-    // otherwise drop signals it has no handler for.
+    // the signalfd read. Blocked signals are queued even for a PID 1, which
+    // would otherwise drop signals it has no handler for.
     sigset_t all;
     ::sigfillset(&all);
     ::sigprocmask(SIG_SETMASK, &all, nullptr);
+    base::Fd sigs(::signalfd(-1, &all, SFD_CLOEXEC));
+    if (!sigs.valid()) {
+        sync_msg::send(plan.sync_fd, Sync::Error, base::sys_error("signalfd in init").message);
+        return 125;
+    }
 
     // /proc must be mounted by a process inside the new PID namespace, and
     // before the child's mount namespace copies (and locks) the mount table.
@@ -92,7 +95,9 @@ int init_main(const SandboxPlan& plan, int parent_alive_fd) {
         return 125;
     }
     // Only the child needs these. The sync socket stays open here to report
-    // leftover processes [sync 4]; the child's copy is close-on-exec.
+    // leftover processes [sync 4]; the child's copy is close-on-exec, and it
+    // closes the checkpoint's clones and socket (close_fds_except) before
+    // anything of the command runs.
     if (plan.pty_slave >= 0) ::close(plan.pty_slave);
     if (plan.ipc_fd >= 0) ::close(plan.ipc_fd);
     if (::chdir("/") != 0) {
@@ -100,10 +105,16 @@ int init_main(const SandboxPlan& plan, int parent_alive_fd) {
 
     int status = 0;
     bool child_done = false;
+    int freeze = plan.freeze_fd;
     for (;;) {
-        siginfo_t si;
-        int sig = ::sigwaitinfo(&all, &si);
-        if (sig < 0) continue;
+        struct pollfd ready[2] = {{sigs.get(), POLLIN, 0}, {freeze, POLLIN, 0}};
+        if (::poll(ready, freeze >= 0 ? 2 : 1, -1) < 0) continue;
+        if (freeze >= 0 && (ready[1].revents & (POLLIN | POLLHUP | POLLERR)) &&
+            !live_freeze::serve_one(plan, frozen, freeze))
+            freeze = -1;  // the supervisor serves no more checkpoints
+        struct signalfd_siginfo si;
+        if (!(ready[0].revents & POLLIN) || ::read(sigs.get(), &si, sizeof si) != sizeof si) continue;
+        int sig = static_cast<int>(si.ssi_signo);
         if (sig == SIGCHLD) {
             bool done = false;
             for (;;) {

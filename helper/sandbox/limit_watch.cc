@@ -118,14 +118,14 @@ std::string LimitWatch::read_reports(int* code) {
 }
 
 void LimitWatch::track_init(pid_t init) {
-    // setup reaps init only when it ends, so until then this pid is init's.
+    // init is the supervisor's own child (setup that was): until we reap it, this pid is init's.
     int fd = static_cast<int>(::syscall(SYS_pidfd_open, init, 0));
     if (fd >= 0) init_.reset(fd);
 }
 
 void LimitWatch::stop(pid_t setup) {
     if (init_.valid()) ::syscall(SYS_pidfd_send_signal, init_.get(), SIGKILL, nullptr, 0);
-    ::kill(setup, SIGKILL);  // and init dies by PDEATHSIG, should it not be known yet
+    ::kill(setup, SIGKILL);  // the same process, should setup not have reported yet
 }
 
 void LimitWatch::wait_stopped() {

@@ -41,7 +41,7 @@ public:
     // Setup reported init's pid: hold a pidfd, so that stop() can wait for
     // the end of the whole PID namespace.
     void track_init(pid_t init);
-    // SIGKILL init and setup; the caller still reaps setup.
+    // SIGKILL init (setup that was: one process); the caller still reaps it.
     void stop(pid_t setup);
     // After stop() and setup's end: wait (at most ~10 s) until init is gone.
     // The kernel lets a PID namespace's init finish exiting only once every

@@ -1,12 +1,9 @@
 #include "helper/sandbox/live_freeze.h"
 
 #include <fcntl.h>
-#include <poll.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -168,32 +165,20 @@ base::Result<void> share_target(const SandboxPlan& plan) {
     return base::Ok();
 }
 
-base::Result<int> wait_serving(const SandboxPlan& plan, Fds& fds, pid_t init) {
-    base::Fd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, init, 0)));
-    int ctl = plan.freeze_fd;
-    while (true) {
-        struct pollfd p[2] = {{pidfd.get(), POLLIN, 0}, {ctl, POLLIN, 0}};
-        if (::poll(p, ctl >= 0 ? 2 : 1, -1) < 0 && errno != EINTR) break;
-        if (p[0].revents) break;
-        if (!(p[1].revents & (POLLIN | POLLHUP))) continue;
-        char buf[64];
-        ssize_t n = ::recv(ctl, buf, sizeof buf, 0);
-        if (n <= 0) {
-            ctl = -1;  // the supervisor is gone or serves no more
-            continue;
-        }
-        std::string req(buf, static_cast<size_t>(n));
-        if (!fds.unavailable.empty())
-            answer(ctl, base::error("the checkpoint of this running session is unavailable: " + fds.unavailable));
-        else if (req == "R") answer(ctl, reconfigure(plan.mounts.target, "ro"));
-        else if (req == "W") answer(ctl, reconfigure(plan.mounts.target, "rw"));
-        else if (req[0] == 'M') answer(ctl, mount_next(plan, fds, req));
-        else answer(ctl, base::error("unknown request"));
+bool serve_one(const SandboxPlan& plan, Fds& fds, int ctl) {
+    char buf[64];
+    ssize_t n;
+    while ((n = ::recv(ctl, buf, sizeof buf, 0)) < 0 && errno == EINTR) {
     }
-    int status = 0;
-    while (::waitpid(init, &status, 0) < 0)
-        if (errno != EINTR) return base::sys_error("waiting for init");
-    return status;
+    if (n <= 0) return n < 0 && errno == EAGAIN;  // the supervisor is gone or serves no more
+    std::string req(buf, static_cast<size_t>(n));
+    if (!fds.unavailable.empty())
+        answer(ctl, base::error("the checkpoint of this running session is unavailable: " + fds.unavailable));
+    else if (req == "R") answer(ctl, reconfigure(plan.mounts.target, "ro"));
+    else if (req == "W") answer(ctl, reconfigure(plan.mounts.target, "rw"));
+    else if (req[0] == 'M') answer(ctl, mount_next(plan, fds, req));
+    else answer(ctl, base::error("unknown request"));
+    return true;
 }
 
 }  // namespace live_freeze

@@ -1,6 +1,6 @@
-// The setup side of the checkpoint of a running session (docs/history.md,
-// "The freeze rule"). Setup owns the overlay's superblock (its user
-// namespace mounted it), so it is the one that can remount it read-only and
+// The sandbox side of the checkpoint of a running session (docs/history.md,
+// "The freeze rule"). Setup, which becomes init, owns the overlay's
+// superblock (its user namespace mounted it), so it can remount it read-only and
 // mount the next overlay over the target; the supervisor, outside, does the
 // rest (the rename of the layers, the record, naming busy processes:
 // helper/sandbox/live_checkpoint.cc). Requests come one at a time on their
@@ -37,8 +37,9 @@ Fds open(const SandboxPlan& plan);
 // command's namespace (nested, owned by another user namespace) gets a
 // slave copy and a mount over the target propagates into it, locked there.
 base::Result<void> share_target(const SandboxPlan& plan);
-// Setup's wait for init, serving the supervisor's requests meanwhile.
-// Returns init's wait status.
-base::Result<int> wait_serving(const SandboxPlan& plan, Fds& fds, pid_t init);
+// One request from the supervisor on `ctl` (readable), answered. False once
+// the supervisor has closed its end: stop polling it. init serves these
+// between its signals (helper/sandbox/init.cc).
+bool serve_one(const SandboxPlan& plan, Fds& fds, int ctl);
 
 }  // namespace live_freeze

@@ -57,7 +57,7 @@ private:
     bool enabled_here_ = false;  // we added memory to parent's subtree_control
 };
 
-// In setup, before it forks init: move this process into the sandbox's
+// In setup, before it starts anything: move this process into the sandbox's
 // cgroup (a no-op for an empty dir).
 base::Result<void> enter(const std::string& sandbox_dir);
 

@@ -7,6 +7,7 @@
 #include "helper/sandbox/discard.h"
 #include "helper/sandbox/memcg.h"
 #include "helper/sandbox/run_args.h"
+#include "helper/sandbox/run_signals.h"
 #include "helper/sandbox/sandbox.h"
 #include "helper/sandbox/upper_flush.h"
 #include "helper/store/session.h"
@@ -43,6 +44,7 @@ struct PreparedRun {
     // Not discarding: the upper layer's flush, started by supervise() once
     // the session dir exists; its final syncfs runs at the exit.
     UpperFlush flush;
+    run_signals::Gate signals;  // blocked since run's first instruction (helper/sandbox/run_signals.h)
 };
 
 base::Result<PreparedRun> prepare_run(const RunOptions& opts);

@@ -15,7 +15,21 @@ const std::vector<std::string>& secret_paths() {
         // browser profiles (cookies, saved passwords)
         ".mozilla", ".config/google-chrome", ".config/chromium",
         // layover's own configuration
-        ".config/layover"};
+        ".config/layover",
+        // sockets of daemons that act for the user: a unix socket on a
+        // read-only view of the real tree (--home ro, or a home that cannot
+        // get a scratch layer) still connects. Docker Desktop, colima,
+        // Rancher Desktop, lima VMs; the 1Password and Bitwarden ssh agents
+        ".docker/run", ".docker/desktop", ".colima", ".rd", ".lima", ".1password", ".bitwarden-ssh-agent.sock"};
+    return v;
+}
+
+const std::vector<std::string>& daemon_sockets() {
+    // Root-equivalent daemons whose socket lies outside /run (empty inside):
+    // LXD (snap and not) and Incus let their group's members start a
+    // privileged container.
+    static const std::vector<std::string> v = {"/var/snap/lxd/common/lxd/unix.socket", "/var/lib/lxd/unix.socket",
+                                               "/var/lib/incus/unix.socket"};
     return v;
 }
 

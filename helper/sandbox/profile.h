@@ -10,6 +10,8 @@ namespace profile {
 
 // Paths relative to $HOME that --hide-secrets (on by default) hides.
 const std::vector<std::string>& secret_paths();
+// Absolute paths of daemon sockets --hide-secrets hides too.
+const std::vector<std::string>& daemon_sockets();
 
 // Glob patterns (fnmatch) of variables dropped by default: host secrets and
 // the addresses of host daemons.

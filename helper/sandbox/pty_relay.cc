@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <string_view>
 
 PtyRelay::~PtyRelay() { restore(); }
 
@@ -35,8 +36,22 @@ void PtyRelay::enter_raw() {
 
 void PtyRelay::restore() {
     if (!raw_) return;
+    const char* term = ::getenv("TERM");  // a dumb terminal interprets none of it, and would show it
+    if (dirty_ && !(term && std::string_view(term) == "dumb"))
+        (void)base::write_all(STDOUT_FILENO, kTerminalReset, sizeof kTerminalReset - 1);
+    dirty_ = false;
     ::tcsetattr(STDIN_FILENO, TCSADRAIN, &saved_);
     raw_ = false;
+}
+
+bool may_change_terminal(const char* buf, size_t n, unsigned char* prev) {
+    bool found = false;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = static_cast<unsigned char>(buf[i]);
+        if (c == 0x1b || c == 0x0e || (*prev == 0xc2 && c >= 0x80 && c <= 0x9f)) found = true;
+        *prev = c;
+    }
+    return found;
 }
 
 void PtyRelay::resize() {
@@ -46,19 +61,28 @@ void PtyRelay::resize() {
 
 namespace {
 
-// Copy one read's worth; false on EOF or error (EIO: the pty's other side closed).
-bool copy_once(int from, int to) {
+// Copy one read's worth; false on EOF or error (EIO: the pty's other side
+// closed). `seen`, when given, sees what was copied.
+template <typename Seen>
+bool copy_once(int from, int to, Seen seen) {
     char buf[16384];
     ssize_t n = ::read(from, buf, sizeof buf);
     if (n < 0 && (errno == EINTR || errno == EAGAIN)) return true;
     if (n <= 0) return false;
+    seen(buf, static_cast<size_t>(n));
     return base::write_all(to, buf, static_cast<size_t>(n)).ok();
 }
 
 }  // namespace
 
-bool PtyRelay::pump_input() { return copy_once(STDIN_FILENO, master_.get()); }
-bool PtyRelay::pump_output() { return copy_once(master_.get(), STDOUT_FILENO); }
+bool PtyRelay::pump_input() {
+    return copy_once(STDIN_FILENO, master_.get(), [](const char*, size_t) {});
+}
+bool PtyRelay::pump_output() {
+    return copy_once(master_.get(), STDOUT_FILENO, [this](const char* b, size_t n) {
+        if (may_change_terminal(b, n, &last_)) dirty_ = true;
+    });
+}
 
 void PtyRelay::drain() {
     for (;;) {

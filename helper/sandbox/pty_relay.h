@@ -4,8 +4,23 @@
 #pragma once
 #include <termios.h>
 
+#include <cstddef>
+
 #include "helper/base/fd.h"
 #include "helper/base/result.h"
+
+// What the command's output may have left the terminal in (SGR attributes
+// such as concealed text, a scroll region, the alternate screen, the G1
+// charset, mouse or focus reporting) would shape how the exit prompt
+// that follows is drawn, and what a click types into it. So when the
+// relayed output held an escape sequence, a shift-out or a C1 control,
+// restore() ends with kTerminalReset (docs/security.md, "Isolation profile").
+inline constexpr const char kTerminalReset[] =
+    "\033[?1047l\033[!p\033[?7h\033[?25h\033[m\033[r\017\033(B"
+    "\033[?1000l\033[?1002l\033[?1003l\033[?1004l\033[?1006l\033[?2004l";
+// Pure: does `buf` hold ESC, SO or a UTF-8 C1 control (U+0080-U+009F)?
+// *prev: the last byte of the previous buffer (a C1's first byte may end one).
+bool may_change_terminal(const char* buf, size_t n, unsigned char* prev);
 
 class PtyRelay {
 public:
@@ -19,7 +34,7 @@ public:
     void close_slave() { slave_.reset(); }
 
     void enter_raw();  // put the user's terminal in raw mode
-    void restore();    // give the terminal back as it was (idempotent)
+    void restore();    // give the terminal back as it was (idempotent), reset if the output may have changed it
     void resize();     // copy the terminal's window size to the pty
     // Move bytes for whichever fds are ready; false once the pty is closed.
     bool pump_input();   // stdin -> master
@@ -31,4 +46,6 @@ private:
     base::Fd master_, slave_;
     struct termios saved_ {};
     bool raw_ = false;
+    bool dirty_ = false;      // the relayed output may have changed the terminal's state
+    unsigned char last_ = 0;  // the last byte relayed
 };

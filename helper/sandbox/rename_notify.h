@@ -24,7 +24,7 @@
 // Without notify (a kernel without user notification) the table alone and a
 // warning [sync 3].
 base::Result<void> install_filter(int sync_fd, bool notify);
-// Compile the notifying filter now (setup, before init is forked, while it
+// Compile the notifying filter now (setup, before it starts the child, while it
 // waits for the session's dirs): the child inherits it and install_filter()
 // only loads it. Without it (or when it failed) install_filter() compiles.
 void precompile_filter(bool notify);

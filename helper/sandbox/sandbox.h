@@ -1,10 +1,12 @@
-// The three processes that build and run the sandbox, each a fork of the
-// one before:
+// The processes that build and run the sandbox, each a clone of the one
+// before:
 //   supervisor (outside every new namespace; helper/supervisor.cc)
-//     -> setup  (new user+mount+pid+ipc[+net] namespaces; mounts; helper/setup.cc)
-//        -> init (PID 1 of the new PID namespace; fresh /proc; helper/init.cc)
-//           -> child (nested user+mount namespace: mounts locked, no caps,
-//                     no_new_privs; execs the command; helper/child.cc)
+//     -> setup, then init: one process, cloned into new user+mount+pid+ipc
+//        namespaces (and a network one entered after): PID 1 of the new PID
+//        namespace. As setup it makes the mounts (helper/setup.cc), then as
+//        init mounts a fresh /proc and starts the child (helper/init.cc)
+//        -> child (nested user+mount namespace: mounts locked, no caps,
+//                  no_new_privs; execs the command; helper/child.cc)
 #pragma once
 #include <sys/types.h>
 
@@ -36,6 +38,9 @@ struct SandboxPlan {
 };
 
 // Entry points of the forked processes; each returns its exit code.
-int setup_main(const SandboxPlan& plan, pid_t supervisor);
-int init_main(const SandboxPlan& plan, int parent_alive_fd);
+namespace live_freeze {
+struct Fds;
+}
+int setup_main(const SandboxPlan& plan);  // ends in init_main
+int init_main(const SandboxPlan& plan, live_freeze::Fds& frozen);
 [[noreturn]] void child_main(const SandboxPlan& plan);

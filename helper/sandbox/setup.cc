@@ -1,5 +1,6 @@
 // The setup process: new namespaces, id maps, the mount plan, then init.
 #include <fcntl.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -50,6 +51,12 @@ int fail(const SandboxPlan& plan, const base::Error& e) {
     return 125;
 }
 
+// Our parent's end of the sync socket is still open.
+bool supervisor_alive(const SandboxPlan& plan) {
+    struct pollfd p = {plan.sync_fd, POLLIN, 0};
+    return ::poll(&p, 1, 0) == 0 || !(p.revents & (POLLHUP | POLLERR));
+}
+
 // [sync 0] from the supervisor; false if it is gone.
 bool wait_go(const SandboxPlan& plan) {
     char go = 0;
@@ -67,11 +74,12 @@ bool wait_go(const SandboxPlan& plan) {
 
 }  // namespace
 
-int setup_main(const SandboxPlan& plan, pid_t supervisor) {
-    // Die with the supervisor; check getppid() after, in case it died before
-    // the prctl took effect.
+int setup_main(const SandboxPlan& plan) {
+    // Die with the supervisor; check after, in case it died before the prctl
+    // took effect (getppid() says 0 to a PID 1, so its end of the sync
+    // socket tells).
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != supervisor) return 125;
+    if (!supervisor_alive(plan)) return 125;
     // Out of the terminal's process group: Ctrl+C reaches the supervisor,
     // which forwards it to the command.
     ::setsid();
@@ -79,14 +87,12 @@ int setup_main(const SandboxPlan& plan, pid_t supervisor) {
     // --max-memory's cgroup, before anything of the sandbox is forked.
     STEP(memcg::enter(plan.limits.memory_cgroup));
 
-    // The PID namespace after the network's thread has ended (below).
-    if (::unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWIPC) != 0)
-        return fail(plan, base::error(userns::explain_userns_failure(errno)));
-    // The network namespace is made on a thread meanwhile (--network
-    // loopback: lo up; none: not even that) and entered before init's fork.
+    // The user, mount, IPC and PID namespaces came with our clone
+    // (supervisor.cc, spawn_setup). The network namespace is made on a thread
+    // meanwhile (--network loopback: lo up; none: not even that) and entered
+    // before init starts the command.
     netns::Pending net;
     if (!plan.mounts.host_network) net.start(plan.loopback);
-
     // "deny" must go to setgroups before gid_map: since Linux 3.19 an
     // unprivileged gid_map write requires it (CVE-2014-8989). Root inside
     // maps to the caller, so the mounts below are ours to make.
@@ -133,28 +139,11 @@ int setup_main(const SandboxPlan& plan, pid_t supervisor) {
     if (::chdir("/") != 0) return fail(plan, base::sys_error("chdir /"));
 
     if (!plan.mounts.host_network) STEP(net.enter());
-    if (::unshare(CLONE_NEWPID) != 0) return fail(plan, base::sys_error("creating the PID namespace"));
     // [sync 0] again: the session's records are written (usually long since).
     if (!wait_go(plan)) return 125;
-
-    // init's liveness check of its parent: the read end sees EOF once we die
-    // (getppid() is 0 for a PID 1 and so cannot tell).
-    int alive[2];
-    if (::pipe2(alive, O_CLOEXEC) != 0) return fail(plan, base::sys_error("pipe"));
-    pid_t init = ::fork();
-    if (init < 0) return fail(plan, base::sys_error("fork of init"));
-    if (init == 0) {
-        ::close(alive[1]);
-        frozen = live_freeze::Fds();  // nothing of the real tree or the state dir goes on
-        if (plan.freeze_fd >= 0) ::close(plan.freeze_fd);
-        ::_exit(init_main(plan, alive[0]));
-    }
-    ::close(alive[0]);
-    if (plan.pty_slave >= 0) ::close(plan.pty_slave);
-    if (plan.ipc_fd >= 0) ::close(plan.ipc_fd);
-    sync_msg::send(plan.sync_fd, Sync::InitPid, std::to_string(init));  // [sync 2]
-
-    auto st = live_freeze::wait_serving(plan, frozen, init);
-    if (!st) return fail(plan, st.error());
-    return base::exit_code_of(st.value());
+    sync_msg::send(plan.sync_fd, Sync::InitPid);  // [sync 2]
+    // We are PID 1 of the new PID namespace: init from here on, holding the
+    // checkpoint's clones (no process of the command can reach them: init is
+    // non-dumpable and its user namespace is not the command's).
+    return init_main(plan, frozen);
 }

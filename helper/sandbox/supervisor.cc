@@ -31,16 +31,30 @@
 #include "helper/sandbox/pty_relay.h"
 #include "helper/sandbox/rename_notify.h"
 #include "helper/store/layer_gc.h"
+#include "helper/store/userns.h"
 
 namespace {
-
-const int kRelayed[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
 
 // Move an fd to 10 or above, clear of the 0-3 the command will use.
 int lift_fd(int fd) {
     int n = ::fcntl(fd, F_DUPFD_CLOEXEC, 10);
     ::close(fd);
     return n;
+}
+
+// setup, then init: a fork straight into new user, mount, IPC and PID
+// namespaces, PID 1 of the last (issue 20: one process fewer than a setup
+// that forks init; the kernel makes the user namespace first, which owns the
+// others). Like glibc's fork, the child's thread id is written where
+// glibc keeps it (set_tid_address's), so pthread calls in it stay right;
+// unlike it, no fork handlers run, so this is called while run has no
+// other thread (none is started before supervise()): no lock of malloc's or
+// stdio's can be held. Returns the pid, or -1 with errno.
+pid_t spawn_setup() {
+    int* tid = nullptr;
+    unsigned long flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWPID | SIGCHLD;
+    if (::prctl(PR_GET_TID_ADDRESS, &tid) == 0 && tid) flags |= CLONE_CHILD_SETTID | CLONE_CHILD_CLEARTID;
+    return static_cast<pid_t>(::syscall(SYS_clone, flags, nullptr, nullptr, tid, nullptr));
 }
 
 // One sync message, and the fd it carries if any ([sync 5]).
@@ -62,6 +76,25 @@ void report_leftovers(const std::string& msg) {
                  n == "1" ? "" : "es", msg.substr(tab + 1).c_str());
 }
 
+// Act on what the gate holds by how far the run has got: relay, queue for
+// init, resize the pty. Returns a signal that cancels the run, or 0.
+int take_signals(PreparedRun& run, run_signals::Pending& pending, pid_t init, std::optional<PtyRelay>& pty) {
+    using run_signals::Phase;
+    Phase phase = init > 0 ? Phase::Running : run.dirs_pending ? Phase::Starting : Phase::Made;
+    while (int sig = run.signals.next()) {
+        switch (run_signals::action_for(sig, phase)) {
+            case run_signals::Action::Cancel: return sig;
+            case run_signals::Action::Queue: pending.add(sig); break;
+            case run_signals::Action::Forward: ::kill(init, sig); break;  // init forwards it to the command
+            case run_signals::Action::Resize:
+                if (pty) pty->resize();
+                break;
+            case run_signals::Action::None: break;
+        }
+    }
+    return 0;
+}
+
 }  // namespace
 
 Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
@@ -80,24 +113,21 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
         run.plan.freeze_fd = lift_fd(sv[1]);
     }
 
-    // Signals arrive through a signalfd; blocked before the fork so none is
-    // lost, and unblocked again in the setup process.
-    sigset_t set, old;
-    ::sigemptyset(&set);
-    for (int s : kRelayed) ::sigaddset(&set, s);
-    ::sigaddset(&set, SIGCHLD);
-    ::sigaddset(&set, SIGWINCH);
-    ::sigprocmask(SIG_BLOCK, &set, &old);
-    base::Fd sigfd(::signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK));
-
-    pid_t self = ::getpid();
-    pid_t pid = ::fork();
+    pid_t pid = spawn_setup();
     if (pid < 0) {
-        out.setup_error = base::sys_error("fork").message;
+        int err = errno;  // out of processes or memory, or no namespaces for us
+        out.setup_error =
+            err == EAGAIN || err == ENOMEM ? base::sys_error("fork", err).message : userns::explain_userns_failure(err);
         return out;
     }
     if (pid == 0) {
-        ::sigprocmask(SIG_SETMASK, &old, nullptr);
+        // Every signal blocked from its birth: setup is PID 1 (init once its
+        // mounts are made), and a PID 1 drops an unblocked signal it has no
+        // handler for, so one relayed before init's signalfd would be lost. The command
+        // gets an empty mask (init.cc); the supervisor's SIGKILL still works.
+        sigset_t all;
+        ::sigfillset(&all);
+        ::sigprocmask(SIG_SETMASK, &all, nullptr);
         std::vector<int> keep = {0, 1, 2, run.plan.sync_fd};
         if (run.plan.freeze_fd >= 0) keep.push_back(run.plan.freeze_fd);
         if (run.plan.ipc_fd >= 0) keep.push_back(run.plan.ipc_fd);
@@ -105,11 +135,15 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
         // Drops the session lock, the pty master and the signalfd too: fork
         // without exec would otherwise carry them into the sandbox.
         base::close_fds_except(keep);
-        ::_exit(setup_main(run.plan, self));
+        ::_exit(setup_main(run.plan));
     }
     base::Child setup(pid);
     ::close(run.plan.sync_fd);
     if (run.plan.freeze_fd >= 0) ::close(run.plan.freeze_fd);
+    // Signals since run's first instruction: one that ends the command ends
+    // a new session before its dir exists (nothing made); the rest wait for init.
+    run_signals::Pending pending;
+    if ((out.cancelled = take_signals(run, pending, -1, pty)) != 0) return out;  // setup is killed and reaped
     // While setup makes the namespaces and mounts, on the other core: a new
     // session's dirs (setup opens them once told [sync 0]), then its records.
     auto made = make_session_dirs(run);
@@ -117,7 +151,6 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
     if (made) made = write_start_records(run);
     if (!made) {
         out.setup_error = made.error().message;
-        ::sigprocmask(SIG_SETMASK, &old, nullptr);
         return out;  // setup is killed and reaped (base::Child)
     }
     sync_msg::send(mine.get(), Sync::Go);                   // [sync 0] the records
@@ -129,18 +162,16 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
 
     LimitWatch watch(run.plan.limits, session::upper_dir(run.session_dir), steps::frozen_layers(run.session_dir));
     pid_t init = -1;
-    // Signals that came before init's pid [sync 2]: the command may already
-    // run (and its caller signal it) before setup's message is read.
-    std::vector<int> early_signals;
     bool exited = false;
     int status = 0, early_code = -1;
     bool pty_open = pty.has_value(), stdin_open = pty.has_value();
+    bool keys_held = pty.has_value();        // until the command owns its pty [sync 8]
     RenameService renames(run.plan.limits);  // directory renames (helper/sandbox/rename_notify.h)
     // `layover checkpoint` of this session (helper/sandbox/control.h); without it, a checkpoint says so.
     auto ctl = control::listen(run.session_dir);
     LiveCheckpoint live(run, freeze.get());
     while (!exited) {
-        struct pollfd fds[8] = {{sigfd.get(), POLLIN, 0},
+        struct pollfd fds[8] = {{run.signals.fd(), POLLIN, 0},
                                 {mine.get(), POLLIN, 0},
                                 {-1, POLLIN, 0},
                                 {-1, POLLIN, 0},
@@ -149,7 +180,7 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
                                 {renames.worker(), POLLIN, 0},
                                 {ctl ? ctl->get() : -1, POLLIN, 0}};
         if (pty_open) fds[2].fd = pty->master();
-        if (stdin_open) fds[3].fd = STDIN_FILENO;
+        if (stdin_open && !keys_held) fds[3].fd = STDIN_FILENO;
         if (::poll(fds, 8, out.stopped.empty() ? watch.poll_timeout() : -1) < 0 && errno != EINTR) break;
         renames.on_listener(fds[5].revents);
         renames.on_worker(fds[6].revents);
@@ -174,11 +205,10 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
                     case Sync::Maps:  // [sync 1] maps written: only now may we go non-dumpable
                         ::prctl(PR_SET_DUMPABLE, 0);
                         break;
-                    case Sync::InitPid:  // [sync 2]
-                        init = static_cast<pid_t>(std::stol(msg));
+                    case Sync::InitPid:  // [sync 2] setup is done: it is init now
+                        init = pid;
                         watch.track_init(init);
-                        for (int s : early_signals) ::kill(init, s);  // init blocks them until it forwards them
-                        early_signals.clear();
+                        for (int sig : pending.take()) ::kill(init, sig);  // those that came before
                         // The exit's remover, forked now, while the command starts (setup is done
                         // with its mounts): run's exit after a discard then pays for no fork.
                         if (run.discarding && !run.remover.valid()) {
@@ -191,6 +221,7 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
                     case Sync::Leftover: report_leftovers(msg); break;                                       // [sync 4]
                     case Sync::Listener: break;
                     case Sync::MountNs: break;
+                    case Sync::Pty: keys_held = false; break;         // [sync 8]
                     case Sync::Go: break;                             // [sync 0] goes the other way
                     case Sync::Status:                                // [sync 6]
                         if (run.exit_early && out.stopped.empty()) {  // a stopped run is kept: wait
@@ -208,20 +239,13 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
         // command can write (and a client see it) before we read init's pid.
         if ((fds[7].revents & POLLIN) && !(fds[1].revents & POLLIN))
             control::serve_one(fds[7].fd, [&](const control::Request& r) { return live.serve(r, init); });
-        if (fds[2].revents & (POLLIN | POLLHUP | POLLERR)) pty_open = pty->pump_output();
+        if (fds[2].revents & (POLLIN | POLLHUP | POLLERR)) {
+            pty_open = pty->pump_output();
+            keys_held = false;  // output: the child has its pty (set up after taking it), [sync 8] or not
+        }
         if (fds[3].revents & (POLLIN | POLLHUP | POLLERR)) stdin_open = pty->pump_input();
         if (fds[0].revents & POLLIN) {
-            struct signalfd_siginfo si;
-            while (::read(sigfd.get(), &si, sizeof si) == sizeof si) {
-                int sig = static_cast<int>(si.ssi_signo);
-                if (sig == SIGWINCH) {
-                    if (pty) pty->resize();
-                } else if (sig != SIGCHLD && init > 0) {
-                    ::kill(init, sig);  // init forwards it to the command
-                } else if (sig != SIGCHLD) {
-                    early_signals.push_back(sig);
-                }
-            }
+            (void)take_signals(run, pending, init, pty);  // the dirs exist: nothing cancels now
             pid_t r = ::waitpid(pid, &status, WNOHANG);
             if (r == pid) {
                 setup.release();
@@ -247,7 +271,8 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
         pty->drain();
         pty->restore();
     }
-    ::sigprocmask(SIG_SETMASK, &old, nullptr);
+    // The signals stay blocked until run exits: one that comes while the
+    // session is finished is dropped (run_signals.h), never the end of run.
     out.exit_code = base::exit_code_of(status);
     if (early_code >= 0 && setup.pid() > 0) {
         // Setup is still exiting: the kernel tears the namespaces down while

@@ -2,7 +2,8 @@
 // SOCK_SEQPACKET socketpair, one message each: a tag byte, then text.
 // Numbered sync points are referenced in comments on both sides:
 //   [sync 1] Maps     setup wrote its id maps: supervisor may go non-dumpable
-//   [sync 2] InitPid  + pid: setup forked init (host pid): signals go there
+//   [sync 2] InitPid  setup is done and is init now (PID 1, the supervisor's
+//            clone): signals go there
 //   [sync 3] Warning  + text: a warning to print (e.g. a submount not captured)
 //   [sync E] Error    + text: setup failed: the one-line reason; run exits 125
 //   [sync 4] Leftover + "name (pid N), ...": init found these still running
@@ -18,11 +19,15 @@
 //            Held, the command's exit does not tear that namespace down (a
 //            third of a millisecond before init learns of it); the remover
 //            drops it (helper/sandbox/discard.h)
+//   [sync 8] Pty      the child took the pty as its controlling terminal:
+//            from now on a typed Ctrl+C makes a SIGINT for the command, so
+//            the supervisor starts relaying keys (held in the terminal until
+//            then: one relayed earlier would find no process group to signal)
 // And one the other way, supervisor to setup:
 //   [sync 0] Go       twice: first once a new session's dirs exist (setup
 //            waits for it before it opens them, after the namespaces), then
 //            once the session's records (meta.json, steps/live.json) are
-//            written; setup waits for that before it forks init, so nothing
+//            written; setup waits for that before init starts, so nothing
 //            of the command runs before its session is listed
 #pragma once
 #include <string>
@@ -36,6 +41,7 @@ enum class Sync : char {
     Listener = 'N',
     Status = 'S',
     MountNs = 'T',
+    Pty = 'Y',
     Go = 'G'
 };
 

@@ -53,13 +53,14 @@ base::Result<void> copy_from_target(int tdir, const std::string& name, int out, 
 
 }  // namespace
 
-base::Result<void> copy_attrs(int from, int to, const struct stat& st) {
+base::Result<void> copy_attrs(int from, int to, const struct stat& st, bool from_layer) {
     std::string names(65536, '\0');
     ssize_t n = ::flistxattr(from, names.data(), names.size());
     for (size_t i = 0; n > 0 && i < static_cast<size_t>(n);) {
         std::string k(names.data() + i);
         i += k.size() + 1;
-        if (k.rfind("user.", 0) != 0 || k.rfind("user.overlay.", 0) == 0) continue;
+        bool escaped = from_layer && k.rfind("user.overlay.overlay.", 0) == 0;
+        if (k.rfind("user.", 0) != 0 || (k.rfind("user.overlay.", 0) == 0 && !escaped)) continue;
         std::string v(65536, '\0');
         ssize_t m = ::fgetxattr(from, k.c_str(), v.data(), v.size());
         if (m < 0) return base::sys_error("reading xattr " + k);

@@ -13,8 +13,10 @@
 namespace steps {
 
 // The user.* xattrs (overlayfs's own user.overlay.* left out), mode and times
-// of `from` (stat'ed as st) onto `to`.
-base::Result<void> copy_attrs(int from, int to, const struct stat& st);
+// of `from` (stat'ed as st) onto `to`. from_layer: `from` lies in a layer
+// and `to` in another, so the user's own user.overlay.X, stored escaped as
+// user.overlay.overlay.X, is copied as it is.
+base::Result<void> copy_attrs(int from, int to, const struct stat& st, bool from_layer = false);
 
 // A whiteout named `name` in dir `out`.
 base::Result<void> put_whiteout(int out, const std::string& name);

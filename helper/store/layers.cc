@@ -118,21 +118,48 @@ base::Result<layers::Chain> stack_chain(const std::string& d) {
     return c;
 }
 
-base::Result<std::optional<struct stat>> stat_in(const layers::Chain& chain, const std::string& rel) {
-    layers::Chain cur;
-    const layers::Chain* at = &chain;
+namespace {
+
+// The entry at `rel` as `chain` shows it; `dir` then points at the chain of
+// its parent dir (`cur` holds it when it is not `chain`).
+base::Result<layers::Found> find_in(const layers::Chain& chain, const std::string& rel, layers::Chain* cur,
+                                    const layers::Chain** dir, std::string* name) {
+    *dir = &chain;
     for (size_t a = 0; a <= rel.size();) {
         size_t b = rel.find('/', a);
         if (b == std::string::npos) b = rel.size();
-        TRY(layers::Found f, layers::lookup(*at, rel.substr(a, b - a)));
-        if (!f.exists) return std::optional<struct stat>();
-        if (b == rel.size()) return std::optional<struct stat>(f.st);
-        if (!S_ISDIR(f.st.st_mode)) return std::optional<struct stat>();
-        cur = std::move(f.sub);
-        at = &cur;
+        *name = rel.substr(a, b - a);
+        TRY(layers::Found f, layers::lookup(**dir, *name));
+        if (!f.exists || b == rel.size()) return f;
+        if (!S_ISDIR(f.st.st_mode)) return layers::Found{};
+        *cur = std::move(f.sub);
+        *dir = cur;
         a = b + 1;
     }
-    return std::optional<struct stat>();
+    return layers::Found{};
+}
+
+}  // namespace
+
+base::Result<std::optional<struct stat>> stat_in(const layers::Chain& chain, const std::string& rel) {
+    layers::Chain cur;
+    const layers::Chain* dir = nullptr;
+    std::string name;
+    TRY(layers::Found f, find_in(chain, rel, &cur, &dir, &name));
+    if (!f.exists) return std::optional<struct stat>();
+    return std::optional<struct stat>(f.st);
+}
+
+base::Result<base::Fd> open_in(const layers::Chain& chain, const std::string& rel, struct stat* st) {
+    layers::Chain cur;
+    const layers::Chain* dir = nullptr;
+    std::string name;
+    TRY(layers::Found f, find_in(chain, rel, &cur, &dir, &name));
+    if (!f.exists || !(S_ISREG(f.st.st_mode) || S_ISDIR(f.st.st_mode)))
+        return base::error(rel + " is not a file or directory in the session");
+    TRY(base::Fd fd, base::open_at(dir->fds[f.layer].get(), name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK));
+    if (::fstat(fd.get(), st) != 0) return base::sys_error("stat " + rel);
+    return fd;
 }
 
 }  // namespace steps

@@ -54,5 +54,8 @@ base::Result<layers::Chain> stack_chain(const std::string& session_dir);
 // The entry at relative path `rel` as `chain` shows it, or nullopt where no
 // layer shows one (absent, a whiteout, or below a dir the chain cuts off).
 base::Result<std::optional<struct stat>> stat_in(const layers::Chain& chain, const std::string& rel);
+// The regular file or dir at `rel` as `chain` shows it, opened read-only in
+// the topmost layer holding it (never through a symlink); st: its stat there.
+base::Result<base::Fd> open_in(const layers::Chain& chain, const std::string& rel, struct stat* st);
 
 }  // namespace steps

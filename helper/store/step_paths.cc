@@ -23,16 +23,20 @@ base::Result<base::Fd> open_dir(int dirfd, const std::string& name) {
     return base::open_at(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
 }
 
-// User xattrs except overlayfs's own markers (user.overlay.*).
+// User xattrs except overlayfs's own markers (user.overlay.*); the user's
+// own user.overlay.X, which a layer stores escaped as user.overlay.overlay.X,
+// counts. The whole list (XATTR_LIST_MAX): one past a 4 KiB buffer read as
+// none (possible on filesystems that hold more than ext4's one block).
 std::vector<std::pair<std::string, std::string>> user_xattrs(int fd) {
     std::vector<std::pair<std::string, std::string>> out;
-    std::string names(4096, '\0');
+    std::string names(65536, '\0');  // XATTR_LIST_MAX
     ssize_t n = ::flistxattr(fd, names.data(), names.size());
     if (n <= 0) return out;
     for (size_t i = 0; i < static_cast<size_t>(n);) {
         std::string k(names.data() + i);
         i += k.size() + 1;
-        if (k.rfind("user.", 0) != 0 || k.rfind("user.overlay.", 0) == 0) continue;
+        bool escaped = k.rfind("user.overlay.overlay.", 0) == 0;
+        if (k.rfind("user.", 0) != 0 || (k.rfind("user.overlay.", 0) == 0 && !escaped)) continue;
         std::string v(65536, '\0');
         ssize_t m = ::fgetxattr(fd, k.c_str(), v.data(), v.size());
         v.resize(m < 0 ? 0 : static_cast<size_t>(m));

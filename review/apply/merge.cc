@@ -29,8 +29,11 @@ base::Result<void> merge_moved(int root, const capture::Patch& patch, const Appl
     std::map<std::string, const capture::BaseEntry*> bases;
     for (const auto& b : patch.manifest().base) bases[b.path] = &b;
     std::map<std::string, PlanItem*> todo;
+    // A file the patch also adds under another name stays a conflict: the
+    // merge would reach that name too, unlike what show and diff list.
+    const auto links = hard_linked_names(items);
     for (auto& it : items) {
-        if (it.conflicts.empty() || it.hard || opts.hunks.count(it.unit.path)) continue;
+        if (it.conflicts.empty() || it.hard || opts.hunks.count(it.unit.path) || links.count(it.unit.path)) continue;
         const capture::Change& c = *it.change;
         if (c.kind != capture::Kind::Modified || c.type != capture::Type::File || c.old_type != capture::Type::File)
             continue;

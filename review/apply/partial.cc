@@ -20,7 +20,28 @@ base::Error not_hunkable(const std::string& path, const std::string& why) {
                        "--exclude); nothing was applied");
 }
 
+// A file the patch also adds under another name (a hard link to it) gets one
+// content for both: its hunks cannot be chosen apart.
+base::Error linked(const std::string& path, const std::string& other) {
+    return base::error("--hunks " + base::display_path(path) + ": " + base::display_path(other) +
+                       " is a hard link to it in the patch and would get the same content; apply " +
+                       base::display_path(path) + " whole, or leave " + base::display_path(other) +
+                       " out (--exclude); nothing was applied");
+}
+
 }  // namespace
+
+std::map<std::string, std::string> hard_linked_names(const std::vector<PlanItem>& items) {
+    std::map<std::string, std::string> out;
+    auto add = [&](const capture::Member* m) {
+        if (m && m->kind == capture::Member::Kind::Hardlink) out.emplace(m->link_target, m->path);
+    };
+    for (const auto& it : items) {
+        add(it.member);
+        for (const capture::Member* m : it.tree) add(m);
+    }
+    return out;
+}
 
 base::Result<std::map<std::string, std::string>> read_new_contents(const capture::Patch& patch,
                                                                    const std::map<std::string, PlanItem*>& items) {
@@ -64,6 +85,7 @@ base::Result<void> choose_partial(int root, const capture::Patch& patch, const H
     for (const auto& b : patch.manifest().base)
         if (chosen.count(b.path)) bases[b.path] = &b;
     std::vector<std::string> dropped;
+    const auto links = hard_linked_names(items);
     for (auto& [path, item] : chosen) {
         if (!item->conflicts.empty()) {
             item->hard = true;  // no fuzzy fit: hunks of a file that moved are a conflict --force cannot override
@@ -95,6 +117,7 @@ base::Result<void> choose_partial(int root, const capture::Patch& patch, const H
             }
             pf.hunks = c.take;
             if (*content == now) continue;
+            if (auto l = links.find(path); l != links.end()) return linked(path, l->second);
             if (*content == real.data) {
                 dropped.push_back(path);
                 continue;
@@ -104,6 +127,7 @@ base::Result<void> choose_partial(int root, const capture::Patch& patch, const H
             for (size_t i = 0; i < take.size(); i++)
                 if (take[i]) pf.hunks.push_back(i + 1);
             if (pf.hunks.size() == pf.of) continue;  // every hunk: the file whole
+            if (auto l = links.find(path); l != links.end()) return linked(path, l->second);
             if (pf.hunks.empty()) {
                 dropped.push_back(path);
                 continue;

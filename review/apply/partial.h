@@ -24,6 +24,12 @@ namespace review {
 base::Result<std::map<std::string, std::string>> read_new_contents(const capture::Patch& patch,
                                                                    const std::map<std::string, PlanItem*>& items);
 
+// The patch's other names for a file: path -> the first hard link member to
+// it among the items (a member or one inside a new dir's tree). Those share
+// the file's staged content, so a part of it (hunks, a merge) would reach
+// them too, unlike what show and diff list for them.
+std::map<std::string, std::string> hard_linked_names(const std::vector<PlanItem>& items);
+
 base::Result<void> choose_partial(int root, const capture::Patch& patch, const HunkChoices& choices,
                                   std::vector<PlanItem>& items, std::vector<PartialFile>* partial);
 

@@ -14,7 +14,9 @@ std::string target_line(const capture::Manifest& m, const std::string& override_
         out +=
             base::display_path(override_target) + " (--target; the patch names " + base::display_path(m.target) + ")";
     else out += base::display_path(m.target);
-    if (!m.session.empty()) out += "  (session " + base::display_path(m.session) + ", created " + m.created + ")";
+    if (!m.session.empty())
+        out += "  (session " + base::display_path(m.session) + ", created " + base::display_path(m.created) +
+               ")";  // a patch's text: hostile
     return out;
 }
 

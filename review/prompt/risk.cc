@@ -46,6 +46,8 @@ const Rule kHomeRules[] = {
     {".tcshrc", "shell startup file"},
     {".login", "shell startup file"},
     {".inputrc", "shell startup file"},
+    {".bash_aliases", "shell startup file"},  // Debian's and Ubuntu's ~/.bashrc source it
+    {".bashrc.d/", "shell startup file"},     // Fedora's ~/.bashrc sources every file there
     {".config/fish/", "shell startup file"},
     {".config/zsh/", "shell startup file"},
     {".xprofile", "session startup file"},
@@ -66,6 +68,15 @@ const Rule kHomeRules[] = {
     {".config/layover/", "layover's own config"},
     {".cargo/config.toml", "cargo config (runs build tools)"},
     {".cargo/config", "cargo config (runs build tools)"},
+    // Read at every start of a tool the person runs, and able to run commands.
+    {".vimrc", "editor start-up file (runs commands)"},
+    {".vim/plugin/", "editor start-up file (runs commands)"},
+    {".config/nvim/", "editor start-up file (runs commands)"},
+    {".emacs", "editor start-up file (runs commands)"},
+    {".emacs.d/init.el", "editor start-up file (runs commands)"},
+    {".tmux.conf", "tmux start-up file (runs commands)"},
+    {".config/tmux/", "tmux start-up file (runs commands)"},
+    {".gdbinit", "gdb start-up file (runs commands)"},
 };
 
 bool ends_with(const std::string& s, const std::string& t) {

@@ -106,3 +106,24 @@ def test_a_missing_hunk_a_binary_file_or_a_moved_file_applies_nothing(lo):
     r = lo("apply", "e", "--hunks", "f.txt:1", "--force", "--yes")
     assert r.returncode == 1 and b"conflict" in r.stderr
     assert tree(lo.target, mtimes=True) == before
+
+
+def test_hunks_of_a_file_the_patch_also_adds_as_a_hard_link_are_refused_not_spread(lo):
+    # The agent edits f.txt and adds g.txt as a hard link to it: diff lists
+    # g.txt whole, so a part of f.txt must not reach it through the link.
+    edit_session(lo, "l", " && ln f.txt g.txt")
+    before = tree(lo.target, mtimes=True)
+    for choice in (("--hunks", "f.txt:1"), ("--exclude-hunks", "f.txt:1,2,3")):
+        r = lo("apply", "l", *choice, "--yes")
+        err = r.stderr.decode(errors="replace")
+        assert r.returncode == 1 and "g.txt is a hard link to it" in err and "nothing was applied" in err, err
+        assert tree(lo.target, mtimes=True) == before
+    # Without the other name, or with every hunk, it applies.
+    r = lo("apply", "l", "--hunks", "f.txt:1,2,3", "--yes")
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    f, g = lo.target / "f.txt", lo.target / "g.txt"
+    assert f.read_text() == NEW and g.read_text() == NEW and f.stat().st_ino == g.stat().st_ino
+    assert lo("undo", "--last", "--target", lo.target).returncode == 0
+    r = lo("apply", "l", "--hunks", "f.txt:2", "--exclude", "g.txt", "--yes")
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    assert f.read_text() == lines(60, {25: EDITS[25]}) and not g.exists()

@@ -145,3 +145,20 @@ def test_a_stale_base_carries_no_original_and_stays_a_conflict(lo, tmp_path):
     assert r.returncode == 1 and "stale" in out["conflicts"][0]["reason"], out
     assert out.get("merged", []) == []
     assert (lo.target / "f.txt").read_text() == moved
+
+
+def test_a_moved_file_the_patch_also_adds_as_a_hard_link_stays_a_conflict(lo, tmp_path):
+    # g.txt, a hard link to f.txt in the patch, is listed with the agent's
+    # content: a merge of f.txt would reach it too, so nothing merges.
+    (lo.target / "f.txt").write_text(BASE)
+    r = lo.run("cd '%s' && printf '%%s' \"$NEW\" > f.txt && ln f.txt g.txt" % lo.target, session="m",
+               env={"NEW": AGENT})
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    patch = tmp_path / "m.tar.zst"
+    lo("save", "m", "-o", patch, check=True)
+    (lo.target / "f.txt").write_text(lines(40, {3: "mine3\n"}))
+    before = tree(lo.target, mtimes=True)
+    r = lo("apply", patch, "--target", lo.target, "--yes")
+    err = r.stderr.decode(errors="replace")
+    assert r.returncode == 1 and "f.txt" in err and "content changed on the target" in err, err
+    assert tree(lo.target, mtimes=True) == before

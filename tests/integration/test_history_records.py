@@ -112,3 +112,19 @@ def test_a_step_that_removes_and_remakes_a_dir_records_only_what_differs(lo):
     assert sorted((p["path"], p["kind"]) for p in steps[-1]["paths"]) == [("old/a.txt", "D"), ("old/c.txt", "A")]
     r = lo("blame", "remade", "old/sub/b.txt")
     assert r.returncode == 1 and b"no step of session 'remade' touched old/sub/b.txt" in r.stderr, r.stderr
+
+
+def test_a_step_that_sets_the_agents_own_overlay_named_xattr_records_it_and_revert_takes_it_back(lo):
+    # The agent's own user.overlay.mine is stored escaped in the layer
+    # (user.overlay.overlay.mine): it is a "mode" change of the step like any
+    # user xattr (it was left out with overlayfs's markers), so its revert
+    # takes it back.
+    run_ok(lo, "setfattr -n user.overlay.mine -v x docs/readme.txt && setfattr -n user.plain -v y notes.txt", "xa")
+    run_ok(lo, "echo c > c.txt", "xa")
+    steps = json.loads(lo("log", "xa", "--json", check=True).stdout)["steps"]
+    step1 = [s for s in steps if s["step"] == 1][0]
+    assert sorted((p["path"], p["kind"]) for p in step1["paths"]) == [("docs/readme.txt", "mode"), ("notes.txt", "mode")]
+    r = lo("revert", "xa", "1")
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    st = [c["path"] for c in json.loads(lo("status", "xa", "--json", check=True).stdout)]
+    assert st == ["c.txt"], st

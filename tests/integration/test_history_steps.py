@@ -142,6 +142,19 @@ def test_compare_and_diff_of_two_forks(lo):
     assert lo("compare", "x").returncode == 2
 
 
+def test_diff_of_two_sessions_makes_no_stale_copy_note(lo):
+    # A's file changed after B's copy of it: that is what the two sessions
+    # differ by, not a real file that moved (the note said "changed on the
+    # real filesystem ... apply will report a conflict" for a file the real
+    # tree never had).
+    run_ok(lo, "echo hi > e.txt", "a")
+    run_ok(lo, "echo more >> e.txt", "a")  # freezes step 1
+    assert lo("fork", "a", "b", "--at", "1").returncode == 0
+    r = lo("diff", "a", "b", "--no-pager", "--color=never")
+    assert r.returncode == 1 and "-more\n" in r.stdout.decode(), r.stderr
+    assert b"changed on the real filesystem" not in r.stderr, r.stderr
+
+
 def test_compare_reads_both_stacks_in_place_through_dirs(lo):
     # Each session two steps deep, both changing inside real dirs.
     run_ok(lo, "echo base > docs/base.txt", "src")

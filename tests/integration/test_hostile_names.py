@@ -205,3 +205,31 @@ def test_restore_of_a_hostile_name_is_refused_inert_on_a_pty_and_a_pipe(lo, cls)
     want = b"layover: invalid session name '" + SHOWN[cls] + b"'"
     assert piped.returncode == 1 and piped.stderr == want + b"\n", piped.stderr
     assert on_pty == want + b"\r\n", on_pty
+
+
+def test_the_history_verbs_print_hostile_names_and_labels_inert(lo, home, tmp_path):
+    # A stepped session: hostile names in two steps, a hostile checkpoint
+    # label, a fork, a rejection; log, blame, compare, rejections and a saved
+    # patch's step records print them escaped (docs/history.md).
+    _make(lo)
+    more = "".join("printf y >> \"$(printf -- '%s')\"\n" % _printf_arg(n) for n in NAMES.values())
+    lo.run(more, session="h", check=True)  # the resume froze the first run as step 1
+    label = "lbl\x1b[2J\u009bK\u202eend\r2nd"
+    lo("checkpoint", "h", "-m", label, check=True)  # step 2, labelled
+    lo("fork", "h", "h2", "--at", "1", check=True)
+    lo("reject", "h", os.fsdecode(NAMES["esc"]), "-m", "no", check=True)
+    patch = tmp_path / "hs.tar.zst"
+    lo("save", "h", "-o", str(patch), "--include-rejected", check=True)
+    env = dict(lo.env, TERM="xterm", NO_COLOR="1", PAGER="cat", HOME=str(home))
+    runs = [["log", "h"], ["log", "h", "--json"], ["compare", "h", "h2"], ["diff", "h", "h2", "--stat"],
+            ["rejections", "h"], ["rejections", "h", "--json"], ["log", str(patch)], ["show", "--steps", str(patch)],
+            ["sessions"]]
+    runs += [["blame", "h", "--", os.fsdecode(n)] for n in NAMES.values()]
+    for args in runs:
+        r = subprocess.run([LAYOVER, *args], env=env, capture_output=True)
+        assert r.returncode in ((0,) if args[0] == "blame" else (0, 1)), (args, r.stderr)
+        _assert_inert(r.stdout + r.stderr, " ".join(args) + " (pipe)")
+    out = subprocess.run([LAYOVER, "log", "h"], env=env, capture_output=True).stdout
+    assert b'"lbl\\x1b[2J\\u009bK\\u202eend\\r2nd"' in out, out
+    _assert_inert(_pty(["log", "h"], env), "log (pty)")
+    _assert_inert(_pty(["blame", "h", os.fsdecode(NAMES["c1_csi"])], env), "blame (pty)")

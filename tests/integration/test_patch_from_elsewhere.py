@@ -315,3 +315,37 @@ def test_an_opaque_dir_of_an_older_save_still_replaces_the_real_dir(lo, tmp_path
     r = applied(lo, patch)
     assert r.returncode == 0, r.stderr.decode(errors="replace")
     assert sorted(os.listdir(str(t / "d"))) == ["c"] and (t / "d" / "c").read_text() == "c\n"
+
+
+def test_a_hard_link_listed_as_another_file_than_its_target_is_refused(lo, tmp_path):
+    # The manifest lists notes-copy.txt as a 10-byte 0644 file; its member is
+    # a hard link to a.sh, a 1000-byte 0755 script: apply would write the
+    # script under that name while show and the apply list said otherwise.
+    b = PatchBuilder(lo.target).file("a.sh", b"#!/bin/sh\necho hi\n" * 50 + b"#" * 100, mode=0o755)
+    b._change("notes-copy.txt", "added", "file", 0o644, size=10)
+    info = tarfile.TarInfo("notes-copy.txt")
+    info.type, info.linkname, info.mode, info.mtime = tarfile.LNKTYPE, "a.sh", 0o644, 1700000000
+    bad = b.raw_member(info).write(tmp_path / "hl.tar.zst")
+    before = tree(lo.target, mtimes=True)
+    for verb in (["show", bad], ["diff", bad], ["apply", bad, "--target", lo.target, "--yes"]):
+        r = lo(*verb)
+        assert r.returncode in (1, 2), (verb, r.stderr)  # diff: 2, its trouble exit
+        assert "notes-copy.txt: a hard link to a.sh" in err_line(r), (verb, err_line(r))
+    assert tree(lo.target, mtimes=True) == before
+
+
+def test_hostile_text_in_the_manifest_header_is_printed_inert(lo, tmp_path):
+    # session, created, command, version and label are the patch author's
+    # text: show, diff, log and apply print them escaped (created reached
+    # the terminal raw: ESC[8m concealed what followed).
+    b = PatchBuilder(lo.target, session="s\x1b[2J\u009b\u202e").file("a.txt", b"hi\n")
+    b.manifest.update({"created": "2026\x1b[8m", "command": ["sh", "-c", "x\x1b]0;t\x07\r\n"],
+                       "version": "0.1\x1b[31m", "label": "lab\x1b[8m"})
+    p = b.write(tmp_path / "h.tar.zst")
+    for verb in (["show", p], ["show", "--json", p], ["diff", p, "--color=never"], ["log", p],
+                 ["apply", p, "--target", lo.target, "--dry-run"]):
+        r = lo(*verb)
+        out = r.stdout + r.stderr
+        for bad in (b"\x1b", b"\x07", b"\r", b"\xc2\x9b", b"\xe2\x80\xae"):
+            assert bad not in out, (verb, out)
+    assert b'created "2026\\x1b[8m"' in lo("show", p).stdout

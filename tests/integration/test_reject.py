@@ -2,6 +2,7 @@
 change or hunk stays in the session, later applies skip it, and a new edit by
 the agent supersedes the rejection."""
 import json
+import os
 
 from test_apply_hunks import BASE, EDITS, NEW, edit_session, lines
 
@@ -121,6 +122,40 @@ def test_discard_rejected_never_changes_a_frozen_step(lo):
     assert not (lo.target / "a.txt").exists() and (lo.target / "f.txt").read_text() == BASE
     r = lo("discard", "d2", "--rejected")
     assert r.returncode == 0 and "no rejected changes in force" in r.stdout.decode()
+
+
+def test_discard_rejected_keeps_the_user_xattrs_of_what_it_puts_back(lo):
+    # The file put back from the real tree (a change an earlier step holds)
+    # and the file rewritten without a hunk keep their user xattrs: without
+    # them each was a change of its own, and apply took the real xattrs away.
+    g = lo.target / "g.txt"
+    g.write_text("real g\n")
+    os.setxattr(str(g), "user.tag", b"g-real")
+    (lo.target / "f.txt").write_text(BASE)
+    os.setxattr(str(lo.target / "f.txt"), "user.tag", b"f-real")
+    gd = lo.target / "gd"  # a dir the put-back file needs in the live upper
+    gd.mkdir()
+    (gd / "h.txt").write_text("real h\n")
+    os.setxattr(str(gd), "user.dtag", b"d-real")
+    script = ("cd '%s' && printf '%%s' \"$NEW\" > f.txt && setfattr -n user.agent -v 1 f.txt && echo agent > g.txt"
+              " && echo agent > gd/h.txt" % lo.target)
+    r = lo.run(script, session="dx", env={"NEW": NEW})
+    assert r.returncode == 0, r.stderr.decode()
+    r = lo.run("cd '%s' && echo c > c.txt" % lo.target, session="dx")  # the resume freezes step 1
+    assert r.returncode == 0, r.stderr.decode()
+    lo("reject", "dx", "g.txt", check=True)
+    lo("reject", "dx", "gd/h.txt", check=True)
+    lo("reject", "dx", "f.txt:2", check=True)
+    r = lo("discard", "dx", "--rejected")
+    assert r.returncode == 0 and "dropped 3 rejected change(s)" in r.stdout.decode(), r.stderr.decode()
+    st = {c["path"]: c["kind"] for c in json.loads(lo("status", "dx", "--json", check=True).stdout)}
+    assert st == {"c.txt": "added", "f.txt": "modified"}, st
+    lo("apply", "dx", "--yes", check=True)
+    f = str(lo.target / "f.txt")
+    assert (lo.target / "f.txt").read_text() == lines(60, {5: EDITS[5], 45: EDITS[45]})
+    assert (os.getxattr(f, "user.tag"), os.getxattr(f, "user.agent")) == (b"f-real", b"1")
+    assert g.read_text() == "real g\n" and os.getxattr(str(g), "user.tag") == b"g-real"
+    assert (gd / "h.txt").read_text() == "real h\n" and os.getxattr(str(gd), "user.dtag") == b"d-real"
 
 
 def test_save_leaves_out_rejected_changes_unless_include_rejected(lo, tmp_path):

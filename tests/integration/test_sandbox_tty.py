@@ -60,3 +60,36 @@ def test_window_size_changes_reach_the_command(lo):
     child.expect(r"40 132")
     child.sendline("exit")
     child.expect(pexpect.EOF)
+
+
+RESET = b"\x1b[?1047l\x1b[!p"  # the start of the relay's terminal reset (helper/sandbox/pty_relay.h)
+
+
+def test_a_command_that_left_the_terminal_altered_is_reset_before_the_exit_prompt(lo, home):
+    # Concealed text, the G1 charset and a two-line scroll region would
+    # shape how the exit prompt is drawn (its risk line hidden): the relay
+    # resets the terminal before the prompt.
+    cmd = "echo x >> notes.txt; echo ~ > ~/.bashrc; printf 'FAKE: no risks\\n\\033[8m\\016\\033[1;2r'"
+    env = dict(lo.env, TERM="xterm", HOME=str(home))
+    child = pexpect.spawn(LAYOVER, ["run", "--target", str(home), "--session", "t", "--", "/bin/sh", "-c", cmd],
+                          env=env, cwd=str(home), timeout=30)
+    child.expect(r"\[r/a/s/p/K/d\] ")
+    before = child.before
+    child.sendline("k")
+    child.expect(pexpect.EOF)
+    child.close()
+    tail = before.split(b"\x1b[1;2r", 1)[1]
+    assert tail.startswith(RESET) and b"\x0f\x1b(B" in tail and b"\x1b[?1000l" in tail, before
+    assert tail.index(RESET) < tail.index(b".bashrc")
+    # Plain output is left alone.
+    child = pexpect.spawn(LAYOVER, ["run", "--target", str(home), "--on-exit", "discard", "--", "/bin/sh", "-c",
+                                    "echo plain"], env=env, cwd=str(home), timeout=30)
+    child.expect(pexpect.EOF)
+    child.close()
+    assert b"plain" in child.before and b"\x1b" not in child.before
+    # A dumb terminal interprets no escape: it gets none.
+    child = pexpect.spawn(LAYOVER, ["run", "--target", str(home), "--on-exit", "discard", "--", "/bin/sh", "-c",
+                                    "printf 'x\\033[8my\\n'"], env=dict(env, TERM="dumb"), cwd=str(home), timeout=30)
+    child.expect(pexpect.EOF)
+    child.close()
+    assert RESET not in child.before and b"x\x1b[8my" in child.before, child.before

@@ -230,3 +230,55 @@ def test_a_secret_made_after_the_run_below_a_dir_replaced_by_a_file_is_never_del
     assert r.returncode == 0, r.stderr
     assert (keyring / "login.keyring").read_text() == "KEYRING-SECRET\n", r.stderr
     assert (sh.home / "y.txt").read_text() == "y\n"
+
+
+CONNECT = ("import socket,sys\n"
+           "for p in sys.argv[1:]:\n"
+           "    s = socket.socket(socket.AF_UNIX)\n"
+           "    try:\n"
+           "        s.connect(p); print('CONNECTED', s.recv(16).decode())\n"
+           "    except OSError as e:\n"
+           "        print('refused', e.errno)\n")
+
+
+def test_daemon_sockets_on_the_read_only_home_are_hidden(sh):
+    # With --home ro the home outside the target is the real tree, read-only:
+    # a unix socket there still connects (a read-only mount does not stop
+    # connect()), so a Docker Desktop socket or an ssh agent's would act for
+    # the agent. The preset covers their dirs, and a socket file itself.
+    import socket
+    import threading
+    docker = sh.home / ".docker" / "run" / "docker.sock"
+    agent = sh.home / ".bitwarden-ssh-agent.sock"
+    docker.parent.mkdir(parents=True)
+    servers = []
+    for path in (docker, agent):
+        s = socket.socket(socket.AF_UNIX)
+        s.bind(str(path))
+        s.listen(4)
+        s.settimeout(20)
+        servers.append(s)
+
+    def serve(s):
+        try:
+            while True:
+                c, _ = s.accept()
+                c.sendall(b"HOST-DAEMON")
+                c.close()
+        except OSError:
+            pass
+    for s in servers:
+        threading.Thread(target=serve, args=(s,), daemon=True).start()
+    try:
+        script = "python3 -c \"$0\" %s %s" % (docker, agent)
+        r = sh.lo("run", "--target", str(sh.project), "--on-exit", "discard", "--home", "ro", "--", "/bin/sh", "-c",
+                  script, CONNECT, cwd=str(sh.project))
+        assert r.returncode == 0, r.stderr
+        assert b"CONNECTED" not in r.stdout and r.stdout.count(b"refused") == 2, r.stdout
+        # The control: without the preset both connect.
+        r = sh.lo("run", "--target", str(sh.project), "--on-exit", "discard", "--home", "ro", "--no-hide-secrets",
+                  "--", "/bin/sh", "-c", script, CONNECT, cwd=str(sh.project))
+        assert r.stdout.count(b"CONNECTED HOST-DAEMON") == 2, (r.stdout, r.stderr)
+    finally:
+        for s in servers:
+            s.close()

@@ -127,7 +127,11 @@ std::string manifest_for(const std::vector<M>& members) {
             case 'p': c.type = capture::Type::Fifo; break;
             default:
                 c.type = capture::Type::File;
-                c.size = m.type == 'h' ? 0 : m.size >= 0 ? static_cast<uint64_t>(m.size) : m.data.size();
+                c.size = m.size >= 0 ? static_cast<uint64_t>(m.size) : m.data.size();
+                // A hard link lists its target's size (the same inode), as save writes it.
+                for (const auto& t : members)
+                    if (m.type == 'h' && t.name == m.link)
+                        c.size = t.size >= 0 ? static_cast<uint64_t>(t.size) : t.data.size();
         }
         for (const auto& [n, v] : m.xattrs) c.xattrs[n] = v;
         mf.changes.push_back(c);

@@ -156,6 +156,24 @@ TEST_CASE("capture reader: rejects a hardlink to a non-member") {
           std::string::npos);
 }
 
+TEST_CASE("capture reader: a hard link listed with another mode or xattrs than its target is refused") {
+    // Apply gives the link its target's inode: show must not list it as
+    // something else (found by the attack pass: a 0644 line for a 0755 file).
+    M a = file("a.sh", "#!/bin/sh\n");
+    a.mode = 0755;
+    M h;
+    h.name = "notes.txt";
+    h.type = 'h';
+    h.link = "a.sh";
+    h.mode = 0644;
+    CHECK(open_error(testpatch::valid_tar({a, h})).find("notes.txt: a hard link to a.sh") != std::string::npos);
+    h.mode = 0755;
+    h.xattrs = {{"user.k", "v"}};
+    CHECK(open_error(testpatch::valid_tar({a, h})).find("a hard link to a.sh") != std::string::npos);
+    h.xattrs.clear();
+    CHECK(open_error(testpatch::valid_tar({a, h})).empty());
+}
+
 TEST_CASE("capture reader: rejects a device member") {
     M c;
     c.name = "dev";

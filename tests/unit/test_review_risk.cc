@@ -48,6 +48,13 @@ TEST_CASE("review risk: shell startup files, ssh, gitconfig, autostart, systemd,
     CHECK(has(risks_of(file(".profile"), ctx), "shell startup"));
     CHECK(has(risks_of(file(".zshrc"), ctx), "shell startup"));
     CHECK(has(risks_of(file(".config/fish/config.fish"), ctx), "shell startup"));
+    CHECK(has(risks_of(file(".bash_aliases"), ctx), "shell startup"));
+    CHECK(has(risks_of(file(".bashrc.d/evil.sh"), ctx), "shell startup"));
+    for (const char* f : {".vimrc", ".vim/plugin/x.vim", ".config/nvim/init.lua", ".emacs", ".emacs.d/init.el"})
+        CHECK(has(risks_of(file(f), ctx), "editor start-up"));
+    CHECK(has(risks_of(file(".tmux.conf"), ctx), "tmux start-up"));
+    CHECK(has(risks_of(file(".gdbinit"), ctx), "gdb start-up"));
+    CHECK(risks_of(file(".vim/swap/x.swp"), ctx).empty());
     CHECK(has(risks_of(file(".ssh/authorized_keys"), ctx), "ssh"));
     CHECK(has(risks_of(file(".ssh/config"), ctx), "ssh"));
     CHECK(has(risks_of(file(".gitconfig"), ctx), "git config"));
