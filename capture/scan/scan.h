@@ -50,6 +50,10 @@ struct Item {
     // at most that size, without holes, and text (kTextProbe), as read while
     // its base was fingerprinted; save stores it as an original.
     bool base_text = false;
+    // With base_text: the real file, left open by a scan with keep_files
+    // (owned by ScanResult::files) so that save reads the original through
+    // it; -1: save opens it by path.
+    int base_fd = -1;
 };
 
 struct ScanResult {

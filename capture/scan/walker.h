@@ -154,7 +154,7 @@ private:
     // Entries below an ignored upper dir (names only: no stat each).
     uint64_t count_below(const UpperDir& d, const std::string& prefix);
 
-    base::Result<void> record(Seen& u, const Seen& l, const Verdict& v, const std::string& path, bool ignored,
+    base::Result<void> record(Seen& u, Seen& l, const Verdict& v, const std::string& path, bool ignored,
                               uint32_t layer);
 
     const ScanOptions& opts_;
@@ -170,7 +170,8 @@ private:
         explicit Level(Walker* walker) : w(walker) {
             w->counts_->levels++;
             while (w->out_->files && !w->out_->files->empty() && w->room() < 0) {
-                w->out_->items[w->kept_items_.back()].fd = -1;
+                Kept k = w->kept_items_.back();
+                (k.base ? w->out_->items[k.item].base_fd : w->out_->items[k.item].fd) = -1;
                 w->kept_items_.pop_back();
                 w->out_->files->pop_back();
                 --w->counts_->kept;
@@ -191,9 +192,17 @@ private:
     };
     Counts own_counts_;
     Counts* counts_ = &own_counts_;
-    bool in_ignored_ = false;         // below an ignored dir (with include_ignored)
-    VerdictCache::Peek peek_;         // the cache's slot of the entry being looked at (a file)
-    std::vector<size_t> kept_items_;  // index in out_->items of each kept file, in files order
+    bool in_ignored_ = false;  // below an ignored dir (with include_ignored)
+    VerdictCache::Peek peek_;  // the cache's slot of the entry being looked at (a file)
+    // Each kept file, in files order: its item (index in out_->items), and
+    // whether it is that item's base_fd rather than its fd.
+    struct Kept {
+        size_t item;
+        bool base;
+    };
+    std::vector<Kept> kept_items_;
+    // Keeps `fd` as the last item's fd or base_fd, when the fd budget allows.
+    void keep(base::Fd* fd, bool base);
     std::set<std::string> seen_base_;
 };
 
