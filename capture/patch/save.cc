@@ -14,6 +14,7 @@
 #include <set>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "capture/patch/manifest_steps.h"
 #include "capture/patch/writer.h"
@@ -84,12 +85,13 @@ base::Result<void> replace_contents(ScanResult* r, const std::map<std::string, s
 // sparse real file has none, and a stale one, whose real content is no
 // longer the agent's base, none): stored once per fingerprint, before the
 // first file that has it (layover-patch/3), listed in the manifest in that
-// order. By path: the original's size and fingerprint.
-using Originals = std::unordered_map<std::string, Manifest::Original>;
+// order. By item (of the scan's, which the writer is given): the original's
+// size and fingerprint.
+using Originals = std::unordered_map<const Item*, Manifest::Original>;
 void collect_originals(const ScanResult& scan, Manifest* m, Originals* before) {
     std::unordered_map<std::string_view, const BaseEntry*> bases;
     for (const auto& b : scan.base) bases.emplace(b.path, &b);
-    std::set<std::string_view> have;
+    std::unordered_set<std::string_view> have;
     for (const auto& it : scan.items) {
         const Change& c = it.change;
         if (!it.base_text || c.kind != Kind::Modified || c.type != Type::File || c.old_type != Type::File) continue;
@@ -99,7 +101,7 @@ void collect_originals(const ScanResult& scan, Manifest* m, Originals* before) {
             continue;
         have.insert(b->second->fingerprint);
         m->originals.push_back({b->second->fingerprint, b->second->size});
-        before->emplace(c.path, m->originals.back());
+        before->emplace(&it, m->originals.back());
     }
 }
 
@@ -116,9 +118,9 @@ public:
     // From the writer's threads: one buffer each.
     base::Result<std::optional<OriginalContent>> operator()(const Item& it) {
         thread_local std::string buf;
-        auto o = list_.find(it.change.path);
+        auto o = list_.find(&it);
         if (o == list_.end()) return std::optional<OriginalContent>();
-        const std::string& path = o->first;
+        const std::string& path = it.change.path;
         auto changed = [&] {
             return base::error("the real file " + base::display_path(path) +
                                " changed while the patch was being written; save again");
