@@ -136,8 +136,10 @@ public:
             struct stat st {};
             if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return changed();
         }
-        // One byte more than the size: a file that grew reads past it.
-        buf.resize(static_cast<size_t>(o->second.size) + 1);
+        // One byte more than the size: a file that grew reads past it, and
+        // a read that stops at the size is the file's end (no second read).
+        size_t size = static_cast<size_t>(o->second.size);
+        buf.resize(size + 1);
         size_t got = 0;
         while (got < buf.size()) {
             ssize_t n = ::pread(fd, buf.data() + got, buf.size() - got, static_cast<off_t>(got));
@@ -145,8 +147,9 @@ public:
             if (n < 0) return base::sys_error("reading the real file " + base::display_path(path));
             if (n == 0) break;
             got += static_cast<size_t>(n);
+            if (got == size) break;
         }
-        if (got != o->second.size) return changed();
+        if (got != size) return changed();
         std::string_view data(buf.data(), got);
         OriginalContent out{data, fingerprint_bytes(data)};
         if (out.fingerprint != o->second.fingerprint) return changed();
