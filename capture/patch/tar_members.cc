@@ -32,6 +32,19 @@ la_ssize_t on_write(struct archive*, void* ctx, const void* buf, size_t len) {
 
 }  // namespace
 
+void fill_entry(archive_entry* e, const TarHead& h) {
+    archive_entry_copy_pathname(e, std::string(h.path).c_str());
+    unsigned type = h.type == '5' ? AE_IFDIR : h.type == '2' ? AE_IFLNK : h.type == '6' ? AE_IFIFO : AE_IFREG;
+    archive_entry_set_filetype(e, type);
+    archive_entry_set_perm(e, h.mode & 07777);
+    archive_entry_set_uid(e, 0);
+    archive_entry_set_gid(e, 0);
+    archive_entry_set_mtime(e, h.mtime_ns / 1000000000, static_cast<long>(h.mtime_ns % 1000000000));
+    if (h.type == '2') archive_entry_copy_symlink(e, std::string(h.link).c_str());
+    if (h.type == '1') archive_entry_copy_hardlink(e, std::string(h.link).c_str());
+    archive_entry_set_size(e, static_cast<la_int64_t>(h.size));
+}
+
 TarMembers::TarMembers(const std::vector<int>& layer_fds, const WriteOptions& opts, const OpenFile* open_file)
     : opts_(opts), open_file_(open_file), holes_(MAP_FAILED) {
     for (int fd : layer_fds) cursors_.emplace_back(fd);
@@ -197,19 +210,9 @@ Result<void> TarMembers::begin(const TarHead& h, const std::string& path, const 
         return base::Ok();
     }
     archive_entry* e = entry();
-    archive_entry_copy_pathname(e, path.c_str());
-    unsigned type = h.type == '5' ? AE_IFDIR : h.type == '2' ? AE_IFLNK : h.type == '6' ? AE_IFIFO : AE_IFREG;
-    archive_entry_set_filetype(e, type);
-    archive_entry_set_perm(e, h.mode & 07777);
-    archive_entry_set_uid(e, 0);
-    archive_entry_set_gid(e, 0);
-    archive_entry_set_mtime(e, h.mtime_ns / 1000000000, static_cast<long>(h.mtime_ns % 1000000000));
+    fill_entry(e, h);
     if (x.xattrs)
         for (const auto& [k, v] : *x.xattrs) archive_entry_xattr_add_entry(e, k.c_str(), v.data(), v.size());
-    std::string link(h.link);
-    if (h.type == '2') archive_entry_copy_symlink(e, link.c_str());
-    if (h.type == '1') archive_entry_copy_hardlink(e, link.c_str());
-    archive_entry_set_size(e, static_cast<la_int64_t>(h.size));
     if (x.sparse) {
         for (auto [off, len] : *x.sparse)
             archive_entry_sparse_add_entry(e, static_cast<la_int64_t>(off), static_cast<la_int64_t>(len));

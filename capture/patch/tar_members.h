@@ -20,6 +20,11 @@ struct archive_entry;
 
 namespace capture {
 
+// libarchive's entry for the member `h` (name, type, mode, owner 0, mtime,
+// link, size): what TarMembers gives libarchive's pax writer when tar_head
+// does not write the headers itself (xattrs and a sparse map are added to it).
+void fill_entry(archive_entry* e, const TarHead& h);
+
 class TarSink {
 public:
     virtual ~TarSink() = default;

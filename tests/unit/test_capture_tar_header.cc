@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "capture/patch/tar_header.h"
+#include "capture/patch/tar_members.h"
 
 using namespace capture;
 
@@ -19,7 +20,8 @@ la_ssize_t append(struct archive*, void* ctx, const void* buf, size_t len) {
     return static_cast<la_ssize_t>(len);
 }
 
-// What libarchive writes for the header of `h`, set up as TarMembers sets it up.
+// What libarchive writes for the header of `h`, set up as TarMembers sets it up
+// (its writer's options, and the entry fill_entry makes).
 std::string by_libarchive(const TarHead& h) {
     std::string out;
     struct archive* a = archive_write_new();
@@ -28,17 +30,7 @@ std::string by_libarchive(const TarHead& h) {
     archive_write_set_bytes_per_block(a, 0);
     archive_write_open(a, &out, nullptr, &append, nullptr);
     archive_entry* e = archive_entry_new();
-    std::string path(h.path), link(h.link);
-    archive_entry_copy_pathname(e, path.c_str());
-    unsigned type = h.type == '5' ? AE_IFDIR : h.type == '2' ? AE_IFLNK : h.type == '6' ? AE_IFIFO : AE_IFREG;
-    archive_entry_set_filetype(e, type);
-    archive_entry_set_perm(e, h.mode & 07777);
-    archive_entry_set_uid(e, 0);
-    archive_entry_set_gid(e, 0);
-    archive_entry_set_mtime(e, h.mtime_ns / 1000000000, static_cast<long>(h.mtime_ns % 1000000000));
-    if (h.type == '2') archive_entry_copy_symlink(e, link.c_str());
-    if (h.type == '1') archive_entry_copy_hardlink(e, link.c_str());
-    archive_entry_set_size(e, static_cast<la_int64_t>(h.size));
+    fill_entry(e, h);
     int r = archive_write_header(a, e);
     REQUIRE((r == ARCHIVE_OK || r == ARCHIVE_WARN));
     std::string headers = out;
