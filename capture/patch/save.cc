@@ -109,7 +109,7 @@ void collect_originals(const ScanResult& scan, Manifest* m, Originals* before) {
 // into one buffer: the scan keeping 1,000 of 40 KiB until then cost more
 // CPU (page faults of fresh memory, malloc) than a second read from the
 // page cache. It is read through the fd the scan fingerprinted it from
-// (Item::base_fd) when the scan kept it: opening it again by path beneath
+// (Item::base_file) when the scan kept it, and closed here: opening it again by path beneath
 // the real root was ~6% of a 10,000-modified save's CPU. It must still be
 // the content the scan fingerprinted.
 class OriginalReader {
@@ -125,8 +125,10 @@ public:
             return base::error("the real file " + base::display_path(path) +
                                " changed while the patch was being written; save again");
         };
-        base::Fd opened;
-        int fd = it.base_fd;
+        // Closed when done, whichever it is: the kept one here, on this
+        // thread, rather than all of them in the process's exit.
+        base::Fd opened = std::move(it.base_file);
+        int fd = opened.get();
         if (fd < 0) {
             auto r = review::open_beneath(lower_, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
             if (!r)

@@ -310,8 +310,12 @@ Result<void> Walker::record(Seen& u, Seen& l, const Verdict& v, const std::strin
 void Walker::keep(base::Fd* fd, bool base) {
     if (!fd->valid() || !out_->files || counts_->kept >= kMaxKept || room() <= 0) return;
     Item& it = out_->items.back();
-    (base ? it.base_fd : it.fd) = fd->get();
-    out_->files->push_back(std::move(*fd));
+    if (base) {
+        it.base_file = std::move(*fd);
+    } else {
+        it.fd = fd->get();
+        out_->files->push_back(std::move(*fd));
+    }
     ++counts_->kept;
     kept_items_.push_back({out_->items.size() - 1, base});
 }

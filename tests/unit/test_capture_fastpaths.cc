@@ -368,13 +368,13 @@ TEST_CASE("capture fastpath: an original's real file is kept open for save, and 
         REQUIRE(scan.files);
         size_t fds = 0, bases = 0, texts = 0;
         for (const auto& it : scan.items) {
-            fds += (it.fd >= 0) + (it.base_fd >= 0);
-            bases += it.base_fd >= 0;
+            fds += it.fd >= 0;
+            bases += it.base_file.valid();
             texts += it.base_text;
-            if (it.base_fd < 0) continue;
+            if (!it.base_file.valid()) continue;
             CHECK(it.base_text);
             char buf[64] = {};
-            ssize_t n = ::pread(it.base_fd, buf, sizeof buf, 0);
+            ssize_t n = ::pread(it.base_file.get(), buf, sizeof buf, 0);
             CHECK(std::string(buf, n > 0 ? static_cast<size_t>(n) : 0) ==
                   "old text " + it.change.path.substr(1) + "\n");
         }
