@@ -32,6 +32,19 @@ la_ssize_t on_write(struct archive*, void* ctx, const void* buf, size_t len) {
 
 }  // namespace
 
+void fill_entry(archive_entry* e, const TarHead& h) {
+    archive_entry_copy_pathname(e, std::string(h.path).c_str());
+    unsigned type = h.type == '5' ? AE_IFDIR : h.type == '2' ? AE_IFLNK : h.type == '6' ? AE_IFIFO : AE_IFREG;
+    archive_entry_set_filetype(e, type);
+    archive_entry_set_perm(e, h.mode & 07777);
+    archive_entry_set_uid(e, 0);
+    archive_entry_set_gid(e, 0);
+    archive_entry_set_mtime(e, h.mtime_ns / 1000000000, static_cast<long>(h.mtime_ns % 1000000000));
+    if (h.type == '2') archive_entry_copy_symlink(e, std::string(h.link).c_str());
+    if (h.type == '1') archive_entry_copy_hardlink(e, std::string(h.link).c_str());
+    archive_entry_set_size(e, static_cast<la_int64_t>(h.size));
+}
+
 TarMembers::TarMembers(const std::vector<int>& layer_fds, const WriteOptions& opts, const OpenFile* open_file)
     : opts_(opts), open_file_(open_file), holes_(MAP_FAILED) {
     for (int fd : layer_fds) cursors_.emplace_back(fd);
@@ -74,10 +87,7 @@ bool TarMembers::write_out(const void* p, size_t n) {
 }
 
 Result<void> TarMembers::blob(const std::string& name, std::string_view data, std::string fp) {
-    archive_entry* e = entry();
-    basic(e, name, AE_IFREG, 0644, 0);
-    archive_entry_set_size(e, static_cast<la_int64_t>(data.size()));
-    TRY_VOID(header(e, name));
+    TRY_VOID(begin({name, '0', 0644, 0, data.size(), {}}, name, {}));
     TRY_VOID(put_data(data.data(), data.size(), name));
     sums_.push_back({name, fp.empty() ? fingerprint_bytes(data) : std::move(fp)});
     return base::Ok();
@@ -119,10 +129,7 @@ Result<void> TarMembers::item(const Item& it, const std::string* link_to) {
             }
             return file(it, dirfd, name, link_to);
         case Type::Dir: {
-            archive_entry* e = entry();
-            basic(e, c.path, AE_IFDIR, c.mode, c.mtime_ns);
-            for (const auto& [n, v] : c.xattrs) archive_entry_xattr_add_entry(e, n.c_str(), v.data(), v.size());
-            TRY_VOID(header(e, c.path));
+            TRY_VOID(begin({c.path, '5', c.mode, c.mtime_ns, 0, {}}, c.path, {&c.xattrs, nullptr}));
             sums_.push_back({c.path, fingerprint_bytes("")});
             if (it.opaque) TRY_VOID(marker(c.path + "/.wh..wh..opq"));
             return base::Ok();
@@ -137,9 +144,7 @@ Result<void> TarMembers::item(const Item& it, const std::string* link_to) {
             return symlink(c);
         }
         case Type::Fifo: {
-            archive_entry* e = entry();
-            basic(e, c.path, AE_IFIFO, c.mode, c.mtime_ns);
-            TRY_VOID(header(e, c.path));
+            TRY_VOID(begin({c.path, '6', c.mode, c.mtime_ns, 0, {}}, c.path, {}));
             sums_.push_back({c.path, fingerprint_bytes("")});
             return base::Ok();
         }
@@ -150,7 +155,16 @@ Result<void> TarMembers::item(const Item& it, const std::string* link_to) {
 }
 
 Result<void> TarMembers::end_member() {
-    if (archive_write_finish_entry(a_) != ARCHIVE_OK) return io_or_lib("finishing a member");
+    static const char zeros[512] = {};
+    if (hand_open_) {
+        hand_open_ = false;
+        auto r = sink_->write(zeros, hand_pad_);
+        if (!r) return base::error("finishing a member: " + r.error().message);
+    }
+    if (lib_open_) {
+        lib_open_ = false;
+        if (archive_write_finish_entry(a_) != ARCHIVE_OK) return io_or_lib("finishing a member");
+    }
     return base::Ok();
 }
 
@@ -166,11 +180,9 @@ Result<void> TarMembers::close() {
     }
     text += "]}\n";
     // The sums cover the members before them, so they are not in their own list.
-    archive_entry* e = entry();
-    basic(e, kSumsName, AE_IFREG, 0644, 0);
-    archive_entry_set_size(e, static_cast<la_int64_t>(text.size()));
-    TRY_VOID(header(e, kSumsName));
+    TRY_VOID(begin({kSumsName, '0', 0644, 0, text.size(), {}}, kSumsName, {}));
     TRY_VOID(put_data(text.data(), text.size(), kSumsName));
+    TRY_VOID(end_member());
     closed_ = true;
     if (archive_write_close(a_) != ARCHIVE_OK) return io_or_lib("finishing the tar stream");
     return base::Ok();
@@ -182,42 +194,51 @@ Result<void> TarMembers::close() {
 // the pax writer, ~60,000 malloc_consolidate calls in a 10,000-file save).
 archive_entry* TarMembers::entry() { return archive_entry_clear(e_); }
 
-void TarMembers::basic(archive_entry* e, const std::string& path, unsigned type, uint32_t mode, int64_t mtime_ns) {
-    archive_entry_copy_pathname(e, path.c_str());
-    archive_entry_set_filetype(e, type);
-    archive_entry_set_perm(e, mode & 07777);
-    archive_entry_set_uid(e, 0);
-    archive_entry_set_gid(e, 0);
-    archive_entry_set_mtime(e, mtime_ns / 1000000000, static_cast<long>(mtime_ns % 1000000000));
+// libarchive's per-member work (its clone of the entry, string conversions,
+// the pax attributes built in heap strings) was the largest part of the
+// member makers' own CPU left: the plain headers of a patch's common
+// members are made by tar_head instead, the same bytes (docs/design.md,
+// "Tar headers written by hand").
+Result<void> TarMembers::begin(const TarHead& h, const std::string& path, const Extras& x) {
+    TRY_VOID(end_member());
+    char head[kTarHeadMax];
+    size_t n = (x.xattrs && !x.xattrs->empty()) || x.sparse ? 0 : tar_head(h, head);
+    if (n > 0) {
+        TRY_VOID(write(head, n, path));
+        hand_open_ = true;
+        hand_pad_ = tar_padding(h.size);
+        return base::Ok();
+    }
+    archive_entry* e = entry();
+    fill_entry(e, h);
+    if (x.xattrs)
+        for (const auto& [k, v] : *x.xattrs) archive_entry_xattr_add_entry(e, k.c_str(), v.data(), v.size());
+    if (x.sparse) {
+        for (auto [off, len] : *x.sparse)
+            archive_entry_sparse_add_entry(e, static_cast<la_int64_t>(off), static_cast<la_int64_t>(len));
+        if (x.sparse->empty()) archive_entry_sparse_add_entry(e, static_cast<la_int64_t>(h.size), 0);
+    }
+    TRY_VOID(header(e, path));
+    lib_open_ = true;
+    return base::Ok();
 }
 
 Result<void> TarMembers::symlink(const Change& c) {
-    archive_entry* e = entry();
-    basic(e, c.path, AE_IFLNK, 0777, c.mtime_ns);
-    archive_entry_copy_symlink(e, c.link_target.c_str());
-    TRY_VOID(header(e, c.path));
+    TRY_VOID(begin({c.path, '2', 0777, c.mtime_ns, 0, c.link_target}, c.path, {}));
     sums_.push_back({c.path, fingerprint_bytes(c.link_target)});
     return base::Ok();
 }
 
 Result<void> TarMembers::marker(const std::string& name) {
-    archive_entry* e = entry();
-    basic(e, name, AE_IFREG, 0, 0);
-    archive_entry_set_size(e, 0);
-    TRY_VOID(header(e, name));
+    TRY_VOID(begin({name, '0', 0, 0, 0, {}}, name, {}));
     sums_.push_back({name, fingerprint_bytes("")});
     return base::Ok();
 }
 
 Result<void> TarMembers::file(const Item& it, int dirfd, const std::string& name, const std::string* link_to) {
     const Change& c = it.change;
-    archive_entry* e = entry();
-    basic(e, c.path, AE_IFREG, c.mode, c.mtime_ns);
-    for (const auto& [n, v] : c.xattrs) archive_entry_xattr_add_entry(e, n.c_str(), v.data(), v.size());
     if (link_to) {
-        archive_entry_copy_hardlink(e, link_to->c_str());
-        archive_entry_set_size(e, 0);
-        TRY_VOID(header(e, c.path));
+        TRY_VOID(begin({c.path, '1', c.mode, c.mtime_ns, 0, *link_to}, c.path, {&c.xattrs, nullptr}));
         sums_.push_back({c.path, fingerprint_bytes(*link_to)});
         return base::Ok();
     }
@@ -250,15 +271,9 @@ Result<void> TarMembers::file(const Item& it, int dirfd, const std::string& name
         // are over what is stored, base fingerprints over the real file.
         fit_segments(&segs, opts_.max_sparse_segments);
     }
-    archive_entry_set_size(e, static_cast<la_int64_t>(c.size));
     if (c.size == 0 && opts_.on_content) notes_ += opts_.on_content(it, std::string_view());
     bool sparse = !(segs.size() == 1 && segs[0].first == 0 && segs[0].second == c.size) && c.size > 0;
-    if (sparse) {
-        for (auto [off, len] : segs)
-            archive_entry_sparse_add_entry(e, static_cast<la_int64_t>(off), static_cast<la_int64_t>(len));
-        if (segs.empty()) archive_entry_sparse_add_entry(e, static_cast<la_int64_t>(c.size), 0);
-    }
-    TRY_VOID(header(e, c.path));
+    TRY_VOID(begin({c.path, '0', c.mode, c.mtime_ns, c.size, {}}, c.path, {&c.xattrs, sparse ? &segs : nullptr}));
     Fingerprint fp;
     uint64_t pos = 0;
     // The content hook: a dense file comes in one piece; a sparse one
@@ -303,7 +318,14 @@ Result<void> TarMembers::header(archive_entry* e, const std::string& path) {
     return base::Ok();
 }
 
+Result<void> TarMembers::write(const void* p, size_t n, const std::string& path) {
+    auto r = sink_->write(p, n);
+    if (!r) return base::error("writing member " + base::display_path(path) + ": " + r.error().message);
+    return base::Ok();
+}
+
 Result<void> TarMembers::put_data(const void* p, size_t n, const std::string& path) {
+    if (hand_open_) return write(p, n, path);
     while (n > 0) {
         la_ssize_t w = archive_write_data(a_, p, n);
         if (w < 0) return io_or_lib("writing member " + base::display_path(path));

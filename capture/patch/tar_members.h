@@ -4,18 +4,26 @@
 // member of a small patch) writes to the zstd frames; its chunk makers each
 // write whole members to a ChunkPipe (capture/patch/chunk_pipe.h).
 #pragma once
+#include <map>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "capture/patch/tar_header.h"
 #include "capture/patch/writer.h"
 #include "capture/scan/dircursor.h"
+#include "capture/scan/fingerprint.h"
 
 struct archive;
 struct archive_entry;
 
 namespace capture {
+
+// libarchive's entry for the member `h` (name, type, mode, owner 0, mtime,
+// link, size): what TarMembers gives libarchive's pax writer when tar_head
+// does not write the headers itself (xattrs and a sparse map are added to it).
+void fill_entry(archive_entry* e, const TarHead& h);
 
 class TarSink {
 public:
@@ -52,13 +60,22 @@ public:
     bool write_out(const void* p, size_t n);
 
 private:
+    // What a member's header holds besides a TarHead; with any of it,
+    // libarchive writes the header.
+    struct Extras {
+        const std::map<std::string, std::string>* xattrs = nullptr;
+        const Segments* sparse = nullptr;  // the data segments of a sparse file
+    };
+    // Ends the member before, then writes this one's headers: by hand
+    // (capture/patch/tar_header.h) when they are plain, else by libarchive.
+    base::Result<void> begin(const TarHead& h, const std::string& path, const Extras& x);
     archive_entry* entry();
-    void basic(archive_entry* e, const std::string& path, unsigned type, uint32_t mode, int64_t mtime_ns);
     base::Result<void> symlink(const Change& c);
     base::Result<void> marker(const std::string& name);
     base::Result<void> file(const Item& it, int dirfd, const std::string& name, const std::string* link_to);
     base::Result<void> skip_hole(uint64_t len, const std::string& path);
     base::Result<void> header(archive_entry* e, const std::string& path);
+    base::Result<void> write(const void* p, size_t n, const std::string& path);
     base::Result<void> put_data(const void* p, size_t n, const std::string& path);
     base::Error changed(const std::string& path);
     base::Error lib_error(const std::string& what);
@@ -72,6 +89,9 @@ private:
     archive_entry* e_ = nullptr;
     void* holes_;
     bool closed_ = false;
+    bool lib_open_ = false;   // a member libarchive started, not yet ended
+    bool hand_open_ = false;  // a member started by hand: its padding is due
+    size_t hand_pad_ = 0;
     std::string io_error_;
     std::vector<std::pair<std::string, std::string>> sums_;
     std::string notes_;

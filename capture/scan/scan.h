@@ -50,6 +50,12 @@ struct Item {
     // at most that size, without holes, and text (kTextProbe), as read while
     // its base was fingerprinted; save stores it as an original.
     bool base_text = false;
+    // With base_text: the real file, left open by a scan with keep_files so
+    // that save reads the original through it (invalid: save opens it by
+    // path). The item owns it, and the writer closes it once the original
+    // is stored (mutable: the writer has the items const), so that the
+    // process's exit does not close 10,000 files on the save's critical path.
+    mutable base::Fd base_file;
 };
 
 struct ScanResult {

@@ -250,8 +250,7 @@ uint64_t Walker::count_below(const UpperDir& d, const std::string& prefix) {
     return n;
 }
 
-Result<void> Walker::record(Seen& u, const Seen& l, const Verdict& v, const std::string& path, bool ignored,
-                            uint32_t layer) {
+Result<void> Walker::record(Seen& u, Seen& l, const Verdict& v, const std::string& path, bool ignored, uint32_t layer) {
     Item it;
     it.layer = layer;
     it.change.layer = layer;
@@ -283,15 +282,9 @@ Result<void> Walker::record(Seen& u, const Seen& l, const Verdict& v, const std:
     it.opaque = v.opaque_member;
     it.ino = u.st.stx_ino;
     it.nlink = u.st.stx_nlink;
-    bool keep =
-        c.type == Type::File && v.captured && u.fd.valid() && out_->files && counts_->kept < kMaxKept && room() > 0;
-    if (keep) {
-        it.fd = u.fd.get();
-        out_->files->push_back(std::move(u.fd));
-        ++counts_->kept;
-        kept_items_.push_back(out_->items.size());
-    }
+    bool file = c.type == Type::File;
     out_->items.push_back(std::move(it));
+    if (file && v.captured) keep(&u.fd, false);
     if (!opts_.with_base || !v.captured) return base::Ok();
     int64_t copied = copyup_ns(u);
     if (!l.exists) {
@@ -307,8 +300,24 @@ Result<void> Walker::record(Seen& u, const Seen& l, const Verdict& v, const std:
                         l.side.size <= opts_.keep_base_max;
     TRY(BaseEntry b, base_of(l, path, copied, keep_content ? &last.base_text : nullptr));
     add_base(std::move(b));
+    // An original's base: the writer reads it again through this fd rather
+    // than opening it by path (docs/performance.md, "Save, round 6").
+    if (last.base_text) keep(&l.fd, true);
     if (v.lower_subtree && l.fd.valid()) TRY_VOID(lower_subtree(l.fd.get(), path, copied));
     return base::Ok();
+}
+
+void Walker::keep(base::Fd* fd, bool base) {
+    if (!fd->valid() || !out_->files || counts_->kept >= kMaxKept || room() <= 0) return;
+    Item& it = out_->items.back();
+    if (base) {
+        it.base_file = std::move(*fd);
+    } else {
+        it.fd = fd->get();
+        out_->files->push_back(std::move(*fd));
+    }
+    ++counts_->kept;
+    kept_items_.push_back({out_->items.size() - 1, base});
 }
 
 }  // namespace capture

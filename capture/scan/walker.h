@@ -154,7 +154,7 @@ private:
     // Entries below an ignored upper dir (names only: no stat each).
     uint64_t count_below(const UpperDir& d, const std::string& prefix);
 
-    base::Result<void> record(Seen& u, const Seen& l, const Verdict& v, const std::string& path, bool ignored,
+    base::Result<void> record(Seen& u, Seen& l, const Verdict& v, const std::string& path, bool ignored,
                               uint32_t layer);
 
     const ScanOptions& opts_;
@@ -169,10 +169,15 @@ private:
         Walker* w;
         explicit Level(Walker* walker) : w(walker) {
             w->counts_->levels++;
-            while (w->out_->files && !w->out_->files->empty() && w->room() < 0) {
-                w->out_->items[w->kept_items_.back()].fd = -1;
+            while (!w->kept_items_.empty() && w->room() < 0) {
+                Kept k = w->kept_items_.back();
+                if (k.base) {
+                    w->out_->items[k.item].base_file.reset();
+                } else {
+                    w->out_->items[k.item].fd = -1;
+                    w->out_->files->pop_back();
+                }
                 w->kept_items_.pop_back();
-                w->out_->files->pop_back();
                 --w->counts_->kept;
             }
         }
@@ -191,9 +196,18 @@ private:
     };
     Counts own_counts_;
     Counts* counts_ = &own_counts_;
-    bool in_ignored_ = false;         // below an ignored dir (with include_ignored)
-    VerdictCache::Peek peek_;         // the cache's slot of the entry being looked at (a file)
-    std::vector<size_t> kept_items_;  // index in out_->items of each kept file, in files order
+    bool in_ignored_ = false;  // below an ignored dir (with include_ignored)
+    VerdictCache::Peek peek_;  // the cache's slot of the entry being looked at (a file)
+    // Each kept file, in the order kept: its item (index in out_->items), and
+    // whether it is that item's base_file (its own) rather than its fd (in
+    // out_->files, in this order).
+    struct Kept {
+        size_t item;
+        bool base;
+    };
+    std::vector<Kept> kept_items_;
+    // Keeps `fd` as the last item's fd or base_file, when the fd budget allows.
+    void keep(base::Fd* fd, bool base);
     std::set<std::string> seen_base_;
 };
 

@@ -65,7 +65,7 @@ Result<void> Walker::in_pieces(const Here& h, const std::vector<size_t>& cuts) {
         seen_base_.insert(walkers[i]->seen_base_.begin(), walkers[i]->seen_base_.end());
         if (theirs.files) {
             for (auto& f : *theirs.files) out_->files->push_back(std::move(f));
-            for (size_t k : walkers[i]->kept_items_) kept_items_.push_back(base_index + k);
+            for (Kept k : walkers[i]->kept_items_) kept_items_.push_back({base_index + k.item, k.base});
         }
     }
     return base::Ok();

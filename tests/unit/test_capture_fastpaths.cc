@@ -333,3 +333,54 @@ TEST_CASE("capture fastpath: each --json change carries the risks it is given, a
     REQUIRE(parsed.size() == 1);
     CHECK(parsed[0]["risks"] == json::array({"secret: x on line 1 (ghp_\xe2\x80\xa6)", "b\"q"}));
 }
+
+TEST_CASE("capture fastpath: an original's real file is kept open for save, and given back like the others") {
+    struct rlimit old;
+    REQUIRE(::getrlimit(RLIMIT_NOFILE, &old) == 0);
+    if (old.rlim_max < 8192) return;  // the shortcut is off below 4096 anyway
+    Trees tr;
+    for (int i = 0; i < 100; i++) {
+        std::string n = "/f" + std::to_string(i);
+        testtree::make(tr.low + n, "file:old text " + std::to_string(i) + "\n");
+        testtree::make(tr.up + n, "file:new text " + std::to_string(i) + "\n");
+    }
+    testtree::make(tr.low + "/bin", std::string("file:old\0bin", 12));  // not text: no original, nothing kept
+    testtree::make(tr.up + "/bin", "file:new");
+    // A deep dir, made a level at a time from the one above (not by path).
+    base::Fd level(::open(tr.up.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    for (int i = 0; i < 1500; i++) {
+        REQUIRE(::mkdirat(level.get(), i ? "d" : "y", 0755) == 0);
+        level.reset(::openat(level.get(), i ? "d" : "y", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+        REQUIRE(level.get() >= 0);
+    }
+    level.reset();
+    struct rlimit high = old, low = old;
+    high.rlim_cur = 8192;  // room for all
+    low.rlim_cur = 4200;   // room for 100 files and their 100 bases, not for them and 1,500 levels
+    for (bool limited : {false, true}) {
+        REQUIRE(::setrlimit(RLIMIT_NOFILE, limited ? &low : &high) == 0);
+        ScanOptions o;
+        o.with_base = true;
+        o.keep_files = true;
+        o.keep_base_max = 1 << 20;
+        ScanResult scan = tr.scan(o);
+        ::setrlimit(RLIMIT_NOFILE, &old);
+        REQUIRE(scan.files);
+        size_t fds = 0, bases = 0, texts = 0;
+        for (const auto& it : scan.items) {
+            fds += it.fd >= 0;
+            bases += it.base_file.valid();
+            texts += it.base_text;
+            if (!it.base_file.valid()) continue;
+            CHECK(it.base_text);
+            char buf[64] = {};
+            ssize_t n = ::pread(it.base_file.get(), buf, sizeof buf, 0);
+            CHECK(std::string(buf, n > 0 ? static_cast<size_t>(n) : 0) ==
+                  "old text " + it.change.path.substr(1) + "\n");
+        }
+        CHECK(texts == 100);
+        CHECK(fds == scan.files->size());
+        if (limited) CHECK(bases < 100);
+        else CHECK(bases == 100);
+    }
+}

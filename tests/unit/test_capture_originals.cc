@@ -34,8 +34,8 @@ struct Fixture {
         it.change.type = it.change.old_type = Type::File;
         it.change.size = data.size();
         it.change.mode = it.change.old_mode = 0644;
-        items.push_back(it);
         m.changes.push_back(it.change);
+        items.push_back(std::move(it));
         capture::BaseEntry b;
         b.path = path;
         b.type = Type::File;
