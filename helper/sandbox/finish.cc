@@ -108,8 +108,9 @@ int finish_run(PreparedRun& run, const std::string& on_exit, int child_code) {
     int synced = run.flush.wait() ? run.flush.error() : sync_upper(run.session_dir);
     if (synced != 0)
         std::fprintf(stderr,
-                     "layover: warning: writing session '%s' to disk failed: %s; its changes may not survive a crash\n",
-                     name.c_str(), std::strerror(synced));
+                     "layover: warning: writing session '%s' to disk failed: %s; its changes may not survive a "
+                     "crash: check the disk (df, dmesg), then keep a copy with 'layover save %s -o FILE'\n",
+                     name.c_str(), std::strerror(synced), name.c_str());
     run.meta.status = "exited";
     run.meta.exit_code = child_code;
     run.meta.pid = 0;
