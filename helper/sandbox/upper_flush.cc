@@ -11,10 +11,10 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <mutex>
-#include <system_error>
 #include <thread>
 
 #include "helper/base/fd.h"
+#include "helper/base/thread.h"
 
 namespace {
 
@@ -77,9 +77,9 @@ struct UpperFlush::State {
     std::mutex mu;
     std::condition_variable cv;
     enum class Ask { Watch, Final, Stop } ask = Ask::Watch;
-    bool synced = false;  // the final syncfs ran
-    int error = 0;        // and failed with this errno
-    std::thread thread;
+    bool synced = false;       // the final syncfs ran
+    int error = 0;             // and failed with this errno
+    base::StackThread thread;  // joined by its destructor too
 
     void run() {
         ::pthread_setname_np(::pthread_self(), "layover-flush");  // ps -L, and the tests, see it
@@ -143,14 +143,10 @@ bool UpperFlush::start(const std::string& dir) {
     sigset_t all, old;
     ::sigfillset(&all);
     ::pthread_sigmask(SIG_SETMASK, &all, &old);
-    try {
-        State* p = s.get();
-        s->thread = std::thread([p] { p->run(); });
-    } catch (const std::system_error&) {
-        // No thread: finish_run syncs at the exit, as it did before.
-    }
+    State* p = s.get();
+    bool started = s->thread.start([p] { p->run(); }, size_t{1} << 16);  // no deep recursion here
     ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
-    if (!s->thread.joinable()) return false;
+    if (!started) return false;  // no thread: finish_run syncs at the exit, as it did before
     s_ = std::move(s);
     return true;
 }
@@ -169,7 +165,7 @@ void UpperFlush::finish() { end(true); }
 bool UpperFlush::wait() {
     if (!s_) return false;
     end(true);
-    if (s_->thread.joinable()) s_->thread.join();
+    s_->thread.join();
     return s_->synced;
 }
 
@@ -178,6 +174,6 @@ int UpperFlush::error() const { return s_ ? s_->error : 0; }
 void UpperFlush::stop() {
     if (!s_) return;
     end(false);
-    if (s_->thread.joinable()) s_->thread.join();
+    s_->thread.join();
     s_.reset();
 }
