@@ -27,6 +27,20 @@ def read_text(path, what):
     return st
 
 
+def open_regular(path):
+    """Opens path for reading, refusing what is not a regular file by then
+    (O_NONBLOCK: a FIFO swapped in after read_text's check never blocks)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise Fail("%s is not a regular file" % shown(path))
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 def op_read_file(req, rid):
     path = resolve(req.get("path"))
     st = read_text(path, "read")
@@ -34,7 +48,7 @@ def op_read_file(req, rid):
     limit = min(max(int(req.get("limit") or 2000), 1), 10000)
     lines, size, n, more, clipped = [], 0, 0, False, False
     try:
-        with open(path, "rb") as f:
+        with open_regular(path) as f:
             if b"\0" in f.read(8192):
                 raise Fail("%s is a binary file (%d bytes); inspect it with run_command (od, xxd, file)"
                            % (shown(path), st.st_size))
@@ -67,13 +81,30 @@ def op_write_file(req, rid):
         raise Fail("content must be a string")
     data = content.encode("utf-8", "surrogateescape")
     existed = os.path.lexists(path)
+    if os.path.exists(path):
+        read_text(path, "write")  # a dir, FIFO or device: a clear error, not a blocked call
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "wb") as f:
-            f.write(data)
+        write_regular(path, data)
     except OSError as e:
         raise Fail("%s: %s" % (shown(path), e.strerror))
     return {"path": shown(path), "bytes_written": len(data), "created": not existed}
+
+
+def write_regular(path, data):
+    """Writes data to path as a regular file. O_NONBLOCK: a FIFO or device
+    put there since the check (the agent's own commands run beside this
+    call) fails the open or the fstat, never blocks the call."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NONBLOCK | os.O_CLOEXEC, 0o666)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise Fail("%s is not a regular file" % shown(path))
+        os.set_blocking(fd, True)
+        os.ftruncate(fd, 0)
+        with os.fdopen(fd, "wb", closefd=False) as f:
+            f.write(data)
+    finally:
+        os.close(fd)
 
 
 def op_edit_file(req, rid):
@@ -83,7 +114,7 @@ def op_edit_file(req, rid):
         raise Fail("old_string (not empty) and new_string must be strings")
     read_text(path, "edit")
     try:
-        with open(path, "rb") as f:
+        with open_regular(path) as f:
             text = f.read().decode("utf-8", "surrogateescape")
     except OSError as e:
         raise Fail("%s: %s" % (shown(path), e.strerror))
@@ -95,8 +126,7 @@ def op_edit_file(req, rid):
                    "replace_all" % (count, shown(path)))
     text = text.replace(old, new)
     try:
-        with open(path, "wb") as f:
-            f.write(text.encode("utf-8", "surrogateescape"))
+        write_regular(path, text.encode("utf-8", "surrogateescape"))
     except OSError as e:
         raise Fail("%s: %s" % (shown(path), e.strerror))
     return {"path": shown(path), "replacements": count}

@@ -536,3 +536,22 @@ def test_a_call_refused_by_its_argument_check_ends_no_step(client):
     err = c.stderr()
     assert "the step after run_command" in err, err  # the check below can fail
     assert "the step after write_file" not in err, err
+
+
+def test_file_tools_refuse_a_fifo_and_never_block(client, proj):
+    # The agent's own commands can leave a FIFO where a file tool writes or
+    # reads: with no reader (or writer) on its other end, opening it would
+    # block the call forever. Each tool answers with an error at once, and the
+    # server serves the next call.
+    c = client()
+    assert not c.call("run_command", command="mkfifo pipe && ls -l pipe")["isError"]
+    for name, args in (("write_file", {"content": "x\n"}), ("read_file", {}),
+                       ("edit_file", {"old_string": "a", "new_string": "b"})):
+        r = c.call(name, path="pipe", **args)
+        assert r["isError"] and "pipe is not a regular file" in text(r), (name, r)
+    r = c.call("write_file", path="after.txt", content="served\n")
+    assert not r["isError"] and r["structuredContent"]["created"] is True
+    r = c.call("run_command", command="test -p pipe && cat after.txt")
+    assert r["structuredContent"]["stdout"] == "served\n"
+    assert c.close() == 0
+    assert not (proj / "pipe").exists() and not (proj / "after.txt").exists()
