@@ -17,6 +17,7 @@
 #include "helper/sandbox/policy.h"
 #include "helper/sandbox/scratch.h"
 #include "helper/sandbox/seccomp.h"
+#include "helper/sandbox/spare.h"
 #include "helper/store/layer_store.h"
 #include "helper/store/owner_ns.h"
 #include "helper/store/remove.h"
@@ -255,7 +256,11 @@ base::Result<PreparedRun> prepare_run(const RunOptions& opts) {
 base::Result<void> make_session_dirs(PreparedRun& r) {
     if (!r.dirs_pending) return base::Ok();
     const std::string& dir = r.session_dir;
-    if (::mkdir(dir.c_str(), 0700) != 0) {
+    // The dir with its upper and work made ahead by a discard's remover
+    // (helper/sandbox/spare.h), else made here.
+    std::string sessions = dir.substr(0, dir.rfind('/'));
+    bool spare = take_spare(sessions.substr(0, sessions.rfind('/')), dir);
+    if (!spare && ::mkdir(dir.c_str(), 0700) != 0) {
         if (errno == EEXIST)
             return base::error("session dir " + dir +
                                " exists without metadata; remove it or use another --session name");
@@ -263,9 +268,10 @@ base::Result<void> make_session_dirs(PreparedRun& r) {
     }
     r.dirs_pending = false;  // ours now: a failed run removes it
     TRY(r.lock, session::lock(dir, r.meta.name));
-    if (::mkdir(r.plan.mounts.upper.c_str(), 0755) != 0) return base::sys_error("creating the upper layer");
+    if (!spare && ::mkdir(r.plan.mounts.upper.c_str(), 0755) != 0) return base::sys_error("creating the upper layer");
     TRY_VOID(session::match_root_mode(r.plan.mounts.upper, r.plan.mounts.target));
-    if (::mkdir(r.plan.mounts.work.c_str(), 0700) != 0) return base::sys_error("creating the overlay work dir");
+    if (!spare && ::mkdir(r.plan.mounts.work.c_str(), 0700) != 0)
+        return base::sys_error("creating the overlay work dir");
     for (const auto& s : r.plan.mounts.scratch) TRY_VOID(make_scratch_layer(dir, s));
     return base::Ok();
 }

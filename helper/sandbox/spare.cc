@@ -1,0 +1,49 @@
+#include "helper/sandbox/spare.h"
+
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <stdio.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+std::string spare_dir(const std::string& state) { return state + "/spare"; }
+
+namespace {
+
+// Spares are placed as session dirs are: STATE/spare is a top of hierarchy
+// too (FS_TOPDIR_FL; ext2/3/4 only, best effort).
+void spread(const std::string& dir) {
+    int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return;
+    int flags = 0;
+    if (::ioctl(fd, FS_IOC_GETFLAGS, &flags) == 0 && !(flags & FS_TOPDIR_FL)) {
+        flags |= FS_TOPDIR_FL;
+        (void)::ioctl(fd, FS_IOC_SETFLAGS, &flags);
+    }
+    ::close(fd);
+}
+
+}  // namespace
+
+void make_spare(const std::string& state) {
+    std::string parent = spare_dir(state), next = parent + "/next";
+    struct stat st;
+    if (::lstat(next.c_str(), &st) == 0) return;
+    if (::mkdir(parent.c_str(), 0700) == 0) spread(parent);
+    else if (errno != EEXIST) return;
+    std::string tmp = parent + "/tmp." + std::to_string(::getpid());
+    if (::mkdir(tmp.c_str(), 0700) != 0) return;
+    bool made = ::mkdir((tmp + "/upper").c_str(), 0755) == 0 && ::mkdir((tmp + "/work").c_str(), 0700) == 0;
+    if (made && ::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, next.c_str(), RENAME_NOREPLACE) == 0) return;
+    ::rmdir((tmp + "/upper").c_str());
+    ::rmdir((tmp + "/work").c_str());
+    ::rmdir(tmp.c_str());
+}
+
+bool take_spare(const std::string& state, const std::string& dir) {
+    std::string next = spare_dir(state) + "/next";
+    return ::renameat2(AT_FDCWD, next.c_str(), AT_FDCWD, dir.c_str(), RENAME_NOREPLACE) == 0;
+}
