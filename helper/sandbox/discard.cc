@@ -55,7 +55,8 @@ void detach(std::vector<int> keep) {
     }
     std::string parent = path.substr(0, path.rfind('/'));
     std::string state = parent.substr(0, parent.rfind('/'));
-    make_spare(state);  // the next new session's dirs (helper/sandbox/spare.h)
+    struct stat st;  // the next new session's dirs, laid out as this one's (helper/sandbox/spare.h)
+    make_spare(state, ::lstat((path + "/outside/0").c_str(), &st) == 0);
     (void)remove_tree_fast(path);
     purge_deleting(state);
     ::_exit(0);

@@ -272,7 +272,13 @@ base::Result<void> make_session_dirs(PreparedRun& r) {
     TRY_VOID(session::match_root_mode(r.plan.mounts.upper, r.plan.mounts.target));
     if (!spare && ::mkdir(r.plan.mounts.work.c_str(), 0700) != 0)
         return base::sys_error("creating the overlay work dir");
-    for (const auto& s : r.plan.mounts.scratch) TRY_VOID(make_scratch_layer(dir, s));
+    // A spare's first scratch layer is fresh (empty upper and work): used
+    // as it is; one this run does not use goes.
+    struct stat st;
+    bool spare_layer = spare && ::lstat(scratch::layer_dir(dir, 0).c_str(), &st) == 0;
+    if (spare_layer && r.plan.mounts.scratch.empty()) TRY_VOID(remove_tree_fast(dir + "/outside"));
+    for (size_t i = spare_layer ? 1 : 0; i < r.plan.mounts.scratch.size(); i++)
+        TRY_VOID(make_scratch_layer(dir, r.plan.mounts.scratch[i]));
     return base::Ok();
 }
 

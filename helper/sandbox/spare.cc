@@ -28,7 +28,7 @@ void spread(const std::string& dir) {
 
 }  // namespace
 
-void make_spare(const std::string& state) {
+void make_spare(const std::string& state, bool scratch) {
     std::string parent = spare_dir(state), next = parent + "/next";
     struct stat st;
     if (::lstat(next.c_str(), &st) == 0) return;
@@ -36,10 +36,12 @@ void make_spare(const std::string& state) {
     else if (errno != EEXIST) return;
     std::string tmp = parent + "/tmp." + std::to_string(::getpid());
     if (::mkdir(tmp.c_str(), 0700) != 0) return;
-    bool made = ::mkdir((tmp + "/upper").c_str(), 0755) == 0 && ::mkdir((tmp + "/work").c_str(), 0700) == 0;
-    if (made && ::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, next.c_str(), RENAME_NOREPLACE) == 0) return;
-    ::rmdir((tmp + "/upper").c_str());
-    ::rmdir((tmp + "/work").c_str());
+    const char* dirs[] = {"upper", "work", "steps", "outside", "outside/0", "outside/0/upper", "outside/0/work"};
+    const mode_t modes[] = {0755, 0700, 0700, 0700, 0700, 0755, 0700};
+    size_t n = scratch ? 7 : 3, made = 0;
+    while (made < n && ::mkdir((tmp + "/" + dirs[made]).c_str(), modes[made]) == 0) made++;
+    if (made == n && ::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, next.c_str(), RENAME_NOREPLACE) == 0) return;
+    while (made > 0) ::rmdir((tmp + "/" + dirs[--made]).c_str());
     ::rmdir(tmp.c_str());
 }
 
