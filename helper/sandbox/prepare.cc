@@ -2,8 +2,6 @@
 
 #include <fcntl.h>
 #include <limits.h>
-#include <linux/fs.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysinfo.h>
 #include <time.h>
@@ -51,14 +49,7 @@ int64_t now_ns() {
 // (`recently_deleted`): a sandboxed `cp -a` of 6,000 files took 15-25 s in
 // such a group and 1.7-1.9 s in a fresh one (docs/performance.md).
 // Best effort: other file systems have no such flag.
-void spread_sessions(const std::string& state) {
-    base::Fd d(::open(session::sessions_dir(state).c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    int flags = 0;
-    if (d.valid() && ::ioctl(d.get(), FS_IOC_GETFLAGS, &flags) == 0 && !(flags & FS_TOPDIR_FL)) {
-        flags |= FS_TOPDIR_FL;
-        (void)::ioctl(d.get(), FS_IOC_SETFLAGS, &flags);
-    }
-}
+void spread_sessions(const std::string& state) { mark_top_dir(session::sessions_dir(state)); }
 
 }  // namespace
 

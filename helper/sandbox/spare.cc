@@ -11,11 +11,7 @@
 
 std::string spare_dir(const std::string& state) { return state + "/spare"; }
 
-namespace {
-
-// Spares are placed as session dirs are: STATE/spare is a top of hierarchy
-// too (FS_TOPDIR_FL; ext2/3/4 only, best effort).
-void spread(const std::string& dir) {
+void mark_top_dir(const std::string& dir) {
     int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) return;
     int flags = 0;
@@ -26,13 +22,11 @@ void spread(const std::string& dir) {
     ::close(fd);
 }
 
-}  // namespace
-
 void make_spare(const std::string& state, bool scratch) {
     std::string parent = spare_dir(state), next = parent + "/next";
     struct stat st;
     if (::lstat(next.c_str(), &st) == 0) return;
-    if (::mkdir(parent.c_str(), 0700) == 0) spread(parent);
+    if (::mkdir(parent.c_str(), 0700) == 0) mark_top_dir(parent);  // placed as session dirs are
     else if (errno != EEXIST) return;
     std::string tmp = parent + "/tmp." + std::to_string(::getpid());
     if (::mkdir(tmp.c_str(), 0700) != 0) return;

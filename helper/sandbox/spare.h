@@ -13,6 +13,11 @@
 // STATE/spare.
 std::string spare_dir(const std::string& state);
 
+// Mark `dir` a top of hierarchy (FS_TOPDIR_FL, as /home is): ext4's Orlov
+// allocator spreads the dirs made in it over block groups. Best effort:
+// other file systems have no such flag.
+void mark_top_dir(const std::string& dir);
+
 // Make STATE/spare/next (dir 0700, upper 0755, work and steps 0700; with
 // `scratch`, the first scratch layer's outside/0/upper and work too, as the
 // discarded session had) unless one is there. Best effort: a failure leaves
