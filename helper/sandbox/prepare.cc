@@ -247,8 +247,8 @@ base::Result<PreparedRun> prepare_run(const RunOptions& opts) {
 base::Result<void> make_session_dirs(PreparedRun& r) {
     if (!r.dirs_pending) return base::Ok();
     const std::string& dir = r.session_dir;
-    // The dir with its upper and work made ahead by a discard's remover
-    // (helper/sandbox/spare.h), else made here.
+    // The dir with its upper, work and steps (and a first scratch layer's)
+    // made ahead by a discard's remover (helper/sandbox/spare.h), else made here.
     std::string sessions = dir.substr(0, dir.rfind('/'));
     bool spare = take_spare(sessions.substr(0, sessions.rfind('/')), dir);
     if (!spare && ::mkdir(dir.c_str(), 0700) != 0) {
