@@ -19,6 +19,7 @@
 
 #include "helper/base/title.h"
 #include "helper/sandbox/fd_pass.h"
+#include "helper/sandbox/spare.h"
 #include "helper/store/remove.h"
 #include "helper/store/session.h"
 
@@ -52,9 +53,12 @@ void detach(std::vector<int> keep) {
         while (::poll(&p, 1, -1) < 0 && errno == EINTR) {
         }
     }
-    (void)remove_tree_fast(path);
     std::string parent = path.substr(0, path.rfind('/'));
-    purge_deleting(parent.substr(0, parent.rfind('/')));
+    std::string state = parent.substr(0, parent.rfind('/'));
+    struct stat st;  // the next new session's dirs, laid out as this one's (helper/sandbox/spare.h)
+    make_spare(state, ::lstat((path + "/outside/0").c_str(), &st) == 0);
+    (void)remove_tree_fast(path);
+    purge_deleting(state);
     ::_exit(0);
 }
 

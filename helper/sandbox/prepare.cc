@@ -2,8 +2,6 @@
 
 #include <fcntl.h>
 #include <limits.h>
-#include <linux/fs.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysinfo.h>
 #include <time.h>
@@ -17,6 +15,7 @@
 #include "helper/sandbox/policy.h"
 #include "helper/sandbox/scratch.h"
 #include "helper/sandbox/seccomp.h"
+#include "helper/sandbox/spare.h"
 #include "helper/store/layer_store.h"
 #include "helper/store/owner_ns.h"
 #include "helper/store/remove.h"
@@ -50,14 +49,7 @@ int64_t now_ns() {
 // (`recently_deleted`): a sandboxed `cp -a` of 6,000 files took 15-25 s in
 // such a group and 1.7-1.9 s in a fresh one (docs/performance.md).
 // Best effort: other file systems have no such flag.
-void spread_sessions(const std::string& state) {
-    base::Fd d(::open(session::sessions_dir(state).c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    int flags = 0;
-    if (d.valid() && ::ioctl(d.get(), FS_IOC_GETFLAGS, &flags) == 0 && !(flags & FS_TOPDIR_FL)) {
-        flags |= FS_TOPDIR_FL;
-        (void)::ioctl(d.get(), FS_IOC_SETFLAGS, &flags);
-    }
-}
+void spread_sessions(const std::string& state) { mark_top_dir(session::sessions_dir(state)); }
 
 }  // namespace
 
@@ -255,7 +247,11 @@ base::Result<PreparedRun> prepare_run(const RunOptions& opts) {
 base::Result<void> make_session_dirs(PreparedRun& r) {
     if (!r.dirs_pending) return base::Ok();
     const std::string& dir = r.session_dir;
-    if (::mkdir(dir.c_str(), 0700) != 0) {
+    // The dir with its upper, work and steps (and a first scratch layer's)
+    // made ahead by a discard's remover (helper/sandbox/spare.h), else made here.
+    std::string sessions = dir.substr(0, dir.rfind('/'));
+    bool spare = take_spare(sessions.substr(0, sessions.rfind('/')), dir);
+    if (!spare && ::mkdir(dir.c_str(), 0700) != 0) {
         if (errno == EEXIST)
             return base::error("session dir " + dir +
                                " exists without metadata; remove it or use another --session name");
@@ -263,10 +259,17 @@ base::Result<void> make_session_dirs(PreparedRun& r) {
     }
     r.dirs_pending = false;  // ours now: a failed run removes it
     TRY(r.lock, session::lock(dir, r.meta.name));
-    if (::mkdir(r.plan.mounts.upper.c_str(), 0755) != 0) return base::sys_error("creating the upper layer");
+    if (!spare && ::mkdir(r.plan.mounts.upper.c_str(), 0755) != 0) return base::sys_error("creating the upper layer");
     TRY_VOID(session::match_root_mode(r.plan.mounts.upper, r.plan.mounts.target));
-    if (::mkdir(r.plan.mounts.work.c_str(), 0700) != 0) return base::sys_error("creating the overlay work dir");
-    for (const auto& s : r.plan.mounts.scratch) TRY_VOID(make_scratch_layer(dir, s));
+    if (!spare && ::mkdir(r.plan.mounts.work.c_str(), 0700) != 0)
+        return base::sys_error("creating the overlay work dir");
+    // A spare's first scratch layer is fresh (empty upper and work): used
+    // as it is; one this run does not use goes.
+    struct stat st;
+    bool spare_layer = spare && ::lstat(scratch::layer_dir(dir, 0).c_str(), &st) == 0;
+    if (spare_layer && r.plan.mounts.scratch.empty()) TRY_VOID(remove_tree_fast(dir + "/outside"));
+    for (size_t i = spare_layer ? 1 : 0; i < r.plan.mounts.scratch.size(); i++)
+        TRY_VOID(make_scratch_layer(dir, r.plan.mounts.scratch[i]));
     return base::Ok();
 }
 

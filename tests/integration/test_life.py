@@ -3,6 +3,7 @@ store outside the target (undo --last/--list, retention) and `layover gc`.
 Every test checks the real filesystem afterwards."""
 import json
 import os
+import stat
 import subprocess
 import sys
 import time
@@ -162,11 +163,15 @@ def test_a_session_dir_without_metadata_is_refused_and_left_as_it_was(lo, proj):
     d = lo.session_dir("taken")
     d.mkdir(parents=True)
     (d / "notes.txt").write_text("mine\n")
+    spare = Path(lo.state) / "spare" / "next"  # a spare is never moved over it
+    (spare / "upper").mkdir(parents=True)
+    (spare / "work").mkdir()
     r = lo("run", "--target", proj, "--session", "taken", "--on-exit", "discard", "--", "/bin/sh", "-c",
            "echo x > %s/new.txt" % proj)
     assert r.returncode == 125 and b"exists without metadata" in r.stderr, r.stderr
     assert sorted(p.name for p in d.iterdir()) == ["notes.txt"]
     assert (d / "notes.txt").read_text() == "mine\n"
+    assert sorted(p.name for p in spare.iterdir()) == ["upper", "work"]
     assert sorted(p.name for p in proj.iterdir()) == ["keep.txt"]
 
 
@@ -185,11 +190,35 @@ def test_discard_frees_the_name_at_once_and_removes_the_session_in_the_backgroun
             break
         time.sleep(0.05)
     assert list(deleting.iterdir()) == []
-    # The name is free again for a new session.
+    # The remover made the next new session's dirs first (helper/sandbox/spare.h): empty.
+    spare = Path(lo.state) / "spare" / "next"
+    assert {"steps", "upper", "work"} <= {p.name for p in spare.iterdir()}
+    assert list((spare / "upper").iterdir()) == [] and list((spare / "work").iterdir()) == []
+    # The name is free again for a new session, which takes the spare.
+    proj.chmod(0o750)
     r = lo("run", "--target", proj, "--session", "d1", "--on-exit", "keep", "--", "/bin/sh", "-c",
            "echo y > %s/new.txt" % proj)
     assert r.returncode == 0, r.stderr
+    assert not spare.exists()
     assert (lo.session_dir("d1") / "upper" / "new.txt").read_text() == "y\n"
+    assert stat.S_IMODE((lo.session_dir("d1") / "upper").stat().st_mode) == 0o750
+    assert sorted(p.name for p in (lo.session_dir("d1") / "upper").iterdir()) == ["new.txt"]
+
+
+def test_a_spare_scratch_layer_the_run_does_not_use_goes(lo, proj):
+    # helper/sandbox/spare.h: a spare laid out for a scratch layer, taken by a
+    # run that has none ($HOME inside the target): its outside/ is removed.
+    spare = Path(lo.state) / "spare" / "next"
+    for d in ("upper", "work", "steps", "outside/0/upper", "outside/0/work"):
+        (spare / d).mkdir(parents=True)
+    r = lo("run", "--target", proj, "--session", "sp", "--on-exit", "keep", "--", "/bin/sh", "-c",
+           "echo z > %s/z.txt" % proj, env={"HOME": str(proj)})
+    assert r.returncode == 0, r.stderr
+    assert not spare.exists()
+    d = lo.session_dir("sp")
+    assert not (d / "outside").exists()
+    assert (d / "upper" / "z.txt").read_text() == "z\n"
+    assert (d / "steps" / "live.json").is_file()
 
 
 def test_sessions_shows_the_python_sandbox_label_never_the_bootstrap(lo, proj):
