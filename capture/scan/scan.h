@@ -64,6 +64,7 @@ struct ScanResult {
     std::shared_ptr<std::vector<base::Fd>> files;  // owns Item::fd
     std::vector<std::string> excluded_seen;        // ScanOptions::excluded paths the upper layer holds
     uint64_t ignored = 0;                          // paths left out by ScanOptions::ignore
+    uint64_t counted = 0;                          // ScanOptions::count_only: the changes (items stays empty)
 };
 
 struct ScanOptions {
@@ -73,6 +74,10 @@ struct ScanOptions {
     // counterpart, entries are typed from getdents' d_type, without a statx
     // each (those changes then carry size, mode, mtime 0 and no xattrs). Not with with_base.
     bool summary_only = false;
+    // Count the changes (ScanResult::counted) without keeping them: no
+    // items (run's exit, which records only the number). Not with
+    // with_base, keep_files, reader or mark_stale.
+    bool count_only = false;
     // For save: keep changed upper files open (Item::fd), as many as the fd
     // limit comfortably allows.
     bool keep_files = false;

@@ -105,27 +105,27 @@ int SessionTrees::holder_of(const Change& c) const {
     return c.layer <= steps.size() ? steps[c.layer - 1].get() : -1;
 }
 
-base::Result<std::vector<Change>> session_changes_as_owner(const session::Info& s, bool summary_only,
-                                                           std::vector<std::string>* excluded_seen,
-                                                           const IgnoreOptions& ignore, uint64_t* ignored,
-                                                           const StepRange& range, StatusCache* keep,
-                                                           ContentReader* reader) {
-    std::vector<Change> out;
+namespace {
+
+// The walk of a session's trees as `status` makes it, in the owner user
+// namespace: `so` holds the caller's choices (summary_only, count_only,
+// reader), the rest comes from the session.
+base::Result<ScanResult> walk_session(const session::Info& s, ScanOptions so, const IgnoreOptions& ignore,
+                                      const StepRange& range, StatusCache* keep) {
+    ScanResult scan;
     TRY_VOID(as_owner_here([&]() -> base::Result<void> {
         TRY(SessionTrees t, open_session_trees(s, range));
-        ScanOptions so;
         so.session_start_ns = s.meta.created_ns;
         so.excluded = s.meta.hidden;
-        so.summary_only = summary_only;
         TRY(base::IgnoreRules rules, load_ignore_rules(t.lower.get(), s.meta.target, ignore));
         so.ignore = &rules;
         so.include_ignored = ignore.include_ignored;
-        so.reader = reader;
         // Marked as save's base records mark them (show, diff): a stale copy.
         auto known = session::read_known_bases(s.dir);
         // Not between two sessions: the lower is the other session's view,
-        // whose times say nothing of when this one copied a file up.
-        so.mark_stale = range.against.empty();
+        // whose times say nothing of when this one copied a file up. Not
+        // for a count, which keeps no change to mark.
+        so.mark_stale = range.against.empty() && !so.count_only;
         if (known) so.known_bases = &known.value();
         // Verdicts are reused only once nothing can write the upper layer
         // (docs/design.md, "The verdict cache").
@@ -143,14 +143,29 @@ base::Result<std::vector<Change>> session_changes_as_owner(const session::Info& 
         }
         auto indexes = index_session_layers(s, t);
         for (const auto& x : indexes) so.indexes.push_back(x.get());
-        TRY(ScanResult scan, scan_layers(t.layers(), t.lower.get(), so));
+        TRY(scan, scan_layers(t.layers(), t.lower.get(), so));
         if (!keep) local.store();
-        if (ignored) *ignored = scan.ignored;
-        out.reserve(scan.items.size());
-        for (auto& it : scan.items) out.push_back(std::move(it.change));
-        if (excluded_seen) *excluded_seen = std::move(scan.excluded_seen);
         return base::Ok();
     }));
+    return scan;
+}
+
+}  // namespace
+
+base::Result<std::vector<Change>> session_changes_as_owner(const session::Info& s, bool summary_only,
+                                                           std::vector<std::string>* excluded_seen,
+                                                           const IgnoreOptions& ignore, uint64_t* ignored,
+                                                           const StepRange& range, StatusCache* keep,
+                                                           ContentReader* reader) {
+    ScanOptions so;
+    so.summary_only = summary_only;
+    so.reader = reader;
+    TRY(ScanResult scan, walk_session(s, so, ignore, range, keep));
+    if (ignored) *ignored = scan.ignored;
+    std::vector<Change> out;
+    out.reserve(scan.items.size());
+    for (auto& it : scan.items) out.push_back(std::move(it.change));
+    if (excluded_seen) *excluded_seen = std::move(scan.excluded_seen);
     return out;
 }
 
@@ -165,9 +180,14 @@ base::Result<int64_t> count_changes_in_child(const session::Info& s) {
     base::Fd rd(p[0]), wr(p[1]);
     auto child = base::spawn([&]() -> int {
         rd.reset();
-        auto r = session_changes_as_owner(s, true);
+        // Counted, not listed: no change is kept (docs/performance.md,
+        // "The real project's run, the exit").
+        ScanOptions so;
+        so.summary_only = true;
+        so.count_only = true;
+        auto r = walk_session(s, so, {}, {}, nullptr);
         if (!r) return 1;
-        int64_t n = static_cast<int64_t>(r->size());
+        int64_t n = static_cast<int64_t>(r->counted);
         return base::write_all(wr.get(), &n, sizeof n).ok() ? 0 : 1;
     });
     wr.reset();

@@ -172,8 +172,9 @@ Result<void> Walker::entry(const UpperDir& stack, const UpperListing& ls, size_t
     }
     if (v.is_change) {
         TRY_VOID(record(u, l, v, path, in_ignored_ || now_ignored, stack.ids[at]));
-        if (opts_.mark_stale && !opts_.with_base && l.exists && v.captured) mark_stale(u, l, low, name, path);
-        if (opts_.reader) read_content(up, up_name, l.exists ? low : -1, name, u);
+        if (opts_.mark_stale && !opts_.with_base && !opts_.count_only && l.exists && v.captured)
+            mark_stale(u, l, low, name, path);
+        if (opts_.reader && !opts_.count_only) read_content(up, up_name, l.exists ? low : -1, name, u);
     }
     if (v.descend && !sub_up.fds.empty()) {
         base::Fd sub_low;
@@ -251,6 +252,11 @@ uint64_t Walker::count_below(const UpperDir& d, const std::string& prefix) {
 }
 
 Result<void> Walker::record(Seen& u, Seen& l, const Verdict& v, const std::string& path, bool ignored, uint32_t layer) {
+    if (opts_.count_only) {
+        (void)note_stats(u, l, path);  // the verdict cache learns them all the same
+        ++out_->counted;
+        return base::Ok();
+    }
     Item it;
     it.layer = layer;
     it.change.layer = layer;
@@ -273,11 +279,7 @@ Result<void> Walker::record(Seen& u, Seen& l, const Verdict& v, const std::strin
         c.old_mode = l.side.mode;
         c.old_nlink = l.st.stx_nlink;
     }
-    // For status's risk marks: the stats the file's content is read at
-    // (none when typed from d_type alone).
-    if (opts_.verdicts && c.type == Type::File && (u.st.stx_mask & kKeyMask) == kKeyMask)
-        c.risk_free_cached =
-            opts_.verdicts->note(path, PairKey{stat_key(u.st), l.exists ? stat_key(l.st) : StatKey{}}, &peek_);
+    c.risk_free_cached = note_stats(u, l, path);
     it.whiteout = v.whiteout_member;
     it.opaque = v.opaque_member;
     it.ino = u.st.stx_ino;
@@ -305,6 +307,14 @@ Result<void> Walker::record(Seen& u, Seen& l, const Verdict& v, const std::strin
     if (last.base_text) keep(&l.fd, true);
     if (v.lower_subtree && l.fd.valid()) TRY_VOID(lower_subtree(l.fd.get(), path, copied));
     return base::Ok();
+}
+
+// For status's risk marks: the stats a changed file's content is read at
+// (none when typed from d_type alone), noted in the verdict cache; true
+// when it knows the file to be risk-free at those stats.
+bool Walker::note_stats(const Seen& u, const Seen& l, const std::string& path) {
+    if (!opts_.verdicts || u.side.type != Type::File || (u.st.stx_mask & kKeyMask) != kKeyMask) return false;
+    return opts_.verdicts->note(path, PairKey{stat_key(u.st), l.exists ? stat_key(l.st) : StatKey{}}, &peek_);
 }
 
 void Walker::keep(base::Fd* fd, bool base) {

@@ -156,6 +156,9 @@ private:
 
     base::Result<void> record(Seen& u, Seen& l, const Verdict& v, const std::string& path, bool ignored,
                               uint32_t layer);
+    // The file's stats noted in the verdict cache (status's risk marks);
+    // true: it knows the file risk-free at them.
+    bool note_stats(const Seen& u, const Seen& l, const std::string& path);
 
     const ScanOptions& opts_;
     ScanResult* out_;

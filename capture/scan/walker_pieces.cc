@@ -62,6 +62,7 @@ Result<void> Walker::in_pieces(const Here& h, const std::vector<size_t>& cuts) {
         for (auto& b : theirs.base) out_->base.push_back(std::move(b));
         for (auto& x : theirs.excluded_seen) out_->excluded_seen.push_back(std::move(x));
         out_->ignored += theirs.ignored;
+        out_->counted += theirs.counted;
         seen_base_.insert(walkers[i]->seen_base_.begin(), walkers[i]->seen_base_.end());
         if (theirs.files) {
             for (auto& f : *theirs.files) out_->files->push_back(std::move(f));

@@ -83,6 +83,12 @@ TEST_CASE("capture fastpath: the status summary walk reports exactly what the fu
     CHECK(std::find(b.begin(), b.end(), "new/sock added socket none -> uncaptured") != b.end());
     CHECK(std::find(b.begin(), b.end(), "kept.txt modified file file ->") != b.end());
     CHECK(b.size() == 11);
+    // run's exit counts the same walk without keeping the changes.
+    ScanOptions count = quick;
+    count.count_only = true;
+    ScanResult counted = tr.scan(count);
+    CHECK(counted.items.empty());
+    CHECK(counted.counted == b.size());
 }
 
 TEST_CASE("capture fastpath: the walk split over two threads reports exactly what one thread does") {
@@ -123,6 +129,14 @@ TEST_CASE("capture fastpath: the walk split over two threads reports exactly wha
         CHECK(described(two) == described(one));
         CHECK(base_of(two) == base_of(one));
         CHECK(two.items.size() == 2 + 6 * 8);  // per dN: 8 changes (dN itself is unchanged)
+        // The count split over two threads adds up the pieces' counts.
+        ScanOptions c;
+        c.summary_only = true;
+        c.count_only = true;
+        c.threads = 2;
+        ScanResult counted = tr.scan(c);
+        CHECK(counted.items.empty());
+        CHECK(counted.counted == two.items.size());
         // Every kept file's fd is the one its item points at, in walk order.
         size_t kept = 0;
         for (const auto& it : two.items) kept += it.fd >= 0;
