@@ -116,7 +116,7 @@ class OriginalReader {
 public:
     OriginalReader(int lower, const Originals& list) : lower_(lower), list_(list) {}
     // From the writer's threads: one buffer each.
-    base::Result<std::optional<OriginalContent>> operator()(const Item& it) {
+    base::Result<std::optional<OriginalContent>> operator()(const Item& it, const OriginalPlace& place) {
         thread_local std::string buf;
         auto o = list_.find(&it);
         if (o == list_.end()) return std::optional<OriginalContent>();
@@ -140,11 +140,16 @@ public:
         }
         // One byte more than the size: a file that grew reads past it, and
         // a read that stops at the size is the file's end (no second read).
+        // Into the writer's memory when it has room (no copy), else the buffer.
         size_t size = static_cast<size_t>(o->second.size);
-        buf.resize(size + 1);
+        char* to = place(size, 1);
+        if (!to) {
+            buf.resize(size + 1);
+            to = buf.data();
+        }
         size_t got = 0;
-        while (got < buf.size()) {
-            ssize_t n = ::pread(fd, buf.data() + got, buf.size() - got, static_cast<off_t>(got));
+        while (got < size + 1) {
+            ssize_t n = ::pread(fd, to + got, size + 1 - got, static_cast<off_t>(got));
             if (n < 0 && errno == EINTR) continue;
             if (n < 0) return base::sys_error("reading the real file " + base::display_path(path));
             if (n == 0) break;
@@ -152,7 +157,7 @@ public:
             if (got == size) break;
         }
         if (got != size) return changed();
-        std::string_view data(buf.data(), got);
+        std::string_view data(to, got);
         OriginalContent out{data, fingerprint_bytes(data)};
         if (out.fingerprint != o->second.fingerprint) return changed();
         return std::optional<OriginalContent>(std::move(out));
