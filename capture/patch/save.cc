@@ -120,7 +120,7 @@ public:
     OriginalReader(int lower, const Originals& list, const std::vector<Manifest::Original>& listed)
         : lower_(lower), list_(list), listed_(listed) {}
     // From the writer's threads: one buffer each.
-    base::Result<std::optional<OriginalContent>> operator()(const Item& it, const OriginalPlace& place) {
+    base::Result<std::optional<OriginalContent>> operator()(const Item& it) {
         thread_local std::string buf;
         auto at = list_.find(&it);
         if (at == list_.end()) return std::optional<OriginalContent>();
@@ -145,16 +145,11 @@ public:
         }
         // One byte more than the size: a file that grew reads past it, and
         // a read that stops at the size is the file's end (no second read).
-        // Into the writer's memory when it has room (no copy), else the buffer.
         size_t size = static_cast<size_t>(o.size);
-        char* to = place(size, 1);
-        if (!to) {
-            buf.resize(size + 1);
-            to = buf.data();
-        }
+        buf.resize(size + 1);
         size_t got = 0;
-        while (got < size + 1) {
-            ssize_t n = ::pread(fd, to + got, size + 1 - got, static_cast<off_t>(got));
+        while (got < buf.size()) {
+            ssize_t n = ::pread(fd, buf.data() + got, buf.size() - got, static_cast<off_t>(got));
             if (n < 0 && errno == EINTR) continue;
             if (n < 0) return base::sys_error("reading the real file " + base::display_path(path));
             if (n == 0) break;
@@ -162,7 +157,7 @@ public:
             if (got == size) break;
         }
         if (got != size) return changed();
-        std::string_view data(to, got);
+        std::string_view data(buf.data(), got);
         OriginalContent out{data, fingerprint_bytes(data)};
         if (out.fingerprint != o.fingerprint) return changed();
         return std::optional<OriginalContent>(std::move(out));

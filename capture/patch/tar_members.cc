@@ -115,7 +115,18 @@ Result<void> TarMembers::item(const Item& it, const std::string* link_to) {
     }
     switch (c.type) {
         case Type::File:
-            if (opts_.original) TRY_VOID(original(it));
+            if (opts_.original) {
+                TRY(std::optional<OriginalContent> o, opts_.original(it));
+                if (o) {
+                    // Both in one frame (the new version compresses against
+                    // its original), with the faster settings. The member
+                    // before them ends first (its padding), so that a frame
+                    // cut there falls between members, wherever they are made.
+                    TRY_VOID(end_member());
+                    TRY_VOID(sink_->group(o->data.size() + c.size + kGroupSlack, true));
+                    TRY_VOID(blob(kOriginalName, o->data, std::move(o->fingerprint)));
+                }
+            }
             return file(it, dirfd, name, link_to);
         case Type::Dir: {
             TRY_VOID(begin({c.path, '5', c.mode, c.mtime_ns, 0, {}}, c.path, {&c.xattrs, nullptr}));
@@ -141,52 +152,6 @@ Result<void> TarMembers::item(const Item& it, const std::string* link_to) {
             return base::error("cannot store " + base::display_path(c.path) + ": unsupported type " +
                                type_name(c.type));
     }
-}
-
-// The file's original, when it has one, as the member before it. Both in
-// one frame (the new version compresses against its original), with the
-// faster settings. The member before them ends first (its padding), so that
-// a frame cut there falls between members, wherever they are made. Read
-// straight into the sink's memory when it has room (the member makers'
-// pieces): the header is written when the reader asks for the room.
-Result<void> TarMembers::original(const Item& it) {
-    const Change& c = it.change;
-    auto head = [&](size_t size) -> Result<void> {
-        TRY_VOID(end_member());
-        return sink_->group(size + c.size + kGroupSlack, true);
-    };
-    bool asked = false;  // the header is written
-    size_t size = 0;
-    char* placed = nullptr;
-    Result<void> headed = base::Ok();
-    OriginalPlace place = [&](size_t n, size_t extra) -> char* {
-        if (asked) return nullptr;
-        asked = true;
-        size = n;
-        headed = head(n);
-        if (headed) headed = begin({kOriginalName, '0', 0644, 0, n, {}}, kOriginalName, {});
-        if (!headed || !hand_open_ || n == 0 || n + extra > kWholeMax) return nullptr;
-        placed = sink_->reserve(n + extra);
-        return placed;
-    };
-    TRY(std::optional<OriginalContent> o, opts_.original(it, place));
-    TRY_VOID(headed);
-    if (!asked) {
-        if (!o) return base::Ok();
-        TRY_VOID(head(o->data.size()));
-        return blob(kOriginalName, o->data, std::move(o->fingerprint));
-    }
-    if (!o || o->data.size() != size)
-        return base::error("the original of " + base::display_path(c.path) +
-                           " is not the size its reader asked room for");
-    if (placed && o->data.data() == placed) {
-        auto r = sink_->commit(size);
-        if (!r) return base::error("writing member " + std::string(kOriginalName) + ": " + r.error().message);
-    } else {
-        TRY_VOID(put_data(o->data.data(), size, kOriginalName));
-    }
-    sums_.push_back({kOriginalName, std::move(o->fingerprint)});
-    return base::Ok();
 }
 
 Result<void> TarMembers::end_member() {
@@ -327,20 +292,7 @@ Result<void> TarMembers::file(const Item& it, int dirfd, const std::string& name
         pos = off + n;
         return put_data(p, n, c.path);
     };
-    // A small dense file after a header written by hand goes straight into
-    // the sink's memory (the member makers' pieces), not through a buffer
-    // and a copy: the same bytes, read and checked the same way.
-    char* place = hand_open_ && !sparse && c.size > 0 && c.size <= kWholeMax ? sink_->reserve(c.size) : nullptr;
-    if (place) {
-        TRY_VOID(read_at(fd, place, c.size, 0));
-        if (hook) notes_ += opts_.on_content(it, std::string_view(place, c.size));
-        fp.data(0, place, c.size);
-        pos = c.size;
-        auto r = sink_->commit(c.size);
-        if (!r) return base::error("writing member " + base::display_path(c.path) + ": " + r.error().message);
-    } else {
-        TRY_VOID(read_segments(fd, segs, chunk));
-    }
+    TRY_VOID(read_segments(fd, segs, chunk));
     if (sparse && pos < c.size) TRY_VOID(skip_hole(c.size - pos, c.path));
     if (hook && sparse) notes_ += opts_.on_content(it, pieces);
     sums_.push_back({c.path, fp.finish(c.size)});

@@ -31,17 +31,6 @@ public:
     virtual base::Result<void> write(const void* p, size_t n) = 0;
     // The next `bytes` belong together (ZstdWriter::group).
     virtual base::Result<void> group(size_t bytes, bool fast) = 0;
-    // Room for the next n bytes of the stream, to be written there in place
-    // (a file read straight into it: no copy), then commit(n); nothing else
-    // is written in between. Null: no such room, write() them instead.
-    virtual char* reserve(size_t n) {
-        (void)n;
-        return nullptr;
-    }
-    virtual base::Result<void> commit(size_t n) {
-        (void)n;
-        return base::error("the tar sink reserved no room");
-    }
 };
 
 class TarMembers {
@@ -81,7 +70,6 @@ private:
     // (capture/patch/tar_header.h) when they are plain, else by libarchive.
     base::Result<void> begin(const TarHead& h, const std::string& path, const Extras& x);
     archive_entry* entry();
-    base::Result<void> original(const Item& it);
     base::Result<void> symlink(const Change& c);
     base::Result<void> marker(const std::string& name);
     base::Result<void> file(const Item& it, int dirfd, const std::string& name, const std::string* link_to);

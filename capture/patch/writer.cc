@@ -72,19 +72,6 @@ public:
         cur_.fast = fast;
         return base::Ok();
     }
-    // In the current piece, or a fresh one after it (a piece may be handed
-    // over short): the member makers read small files straight into it.
-    char* reserve(size_t n) override {
-        if (n > kPieceBytes) return nullptr;
-        if (cur_.p && cur_.cap - cur_.size < n && !flush()) return nullptr;
-        if (!cur_.p) cur_ = pipe_.buffer(kPieceBytes);
-        return cur_.p.get() + cur_.size;
-    }
-    Result<void> commit(size_t n) override {
-        cur_.size += n;
-        if (cur_.size == cur_.cap) TRY_VOID(flush());
-        return base::Ok();
-    }
     Result<void> flush() {
         if (!cur_.p || (cur_.size == 0 && !cur_.group)) return base::Ok();
         if (!pipe_.put(chunk, &cur_)) return base::error("stopped");

@@ -28,13 +28,6 @@ struct OriginalContent {
     std::string fingerprint;  // fingerprint_bytes(data), for .layover/sums
 };
 
-// Where an original may be read to (WriteOptions::original): room for
-// `size` bytes, the original's member, and `extra` more the reader may read
-// into to see a file that grew (never stored); valid until the original
-// returns. Null: read it into memory of your own. Once it is asked for, the
-// original returned must be `size` bytes there.
-using OriginalPlace = std::function<char*(size_t size, size_t extra)>;
-
 struct WriteOptions {
     // A file whose SEEK_DATA/SEEK_HOLE map has more data segments is stored
     // with its smallest holes as zeros, so that a reader with this
@@ -45,9 +38,8 @@ struct WriteOptions {
     // file's member (so that zstd compresses the new version against it),
     // or nullopt; valid until the calling thread's next call. The manifest
     // lists them in the order of those files. Called from the writer's
-    // threads, several at once (see `threads`). `place` may offer room in the
-    // writer's own memory to read it into, saving a copy.
-    std::function<base::Result<std::optional<OriginalContent>>(const Item&, const OriginalPlace& place)> original;
+    // threads, several at once (see `threads`).
+    std::function<base::Result<std::optional<OriginalContent>>(const Item&)> original;
     // Called with the whole content of each file member stored dense and at
     // most 1 MiB (read in one piece, so no second read): save's secret scan.
     // From the writer's threads too; what it returns is gathered into

@@ -165,8 +165,6 @@ void fit_segments(Segments* segs, uint64_t max_segments) {
     *segs = std::move(out);
 }
 
-base::Result<void> read_at(int fd, char* buf, size_t len, uint64_t off) { return pread_all(fd, buf, len, off); }
-
 base::Result<void> read_segments(int fd, const Segments& segs,
                                  const std::function<base::Result<void>(uint64_t, const char*, size_t)>& fn) {
     // One buffer per thread, grown to the biggest chunk read so far: a buffer

@@ -51,10 +51,6 @@ base::Result<Segments> data_segments(int fd, uint64_t size);
 // map longer than its limit. Segments ascending and disjoint, as above.
 void fit_segments(Segments* segs, uint64_t max_segments);
 
-// Exactly len bytes of fd at off (a file that ends before is an error), as
-// read_segments reads each piece.
-base::Result<void> read_at(int fd, char* buf, size_t len, uint64_t off);
-
 // Read a file's data segments in chunks of at most `chunk` bytes.
 base::Result<void> read_segments(int fd, const Segments& segs,
                                  const std::function<base::Result<void>(uint64_t, const char*, size_t)>& fn);

@@ -55,8 +55,7 @@ struct Fixture {
         for (const auto& text : listed) m.originals.push_back({capture::fingerprint_bytes(text), text.size()});
         for (const auto& [path, text] : members) before.emplace(path, text);
         capture::WriteOptions wo;
-        wo.original = [&](const Item& it,
-                          const capture::OriginalPlace&) -> base::Result<std::optional<capture::OriginalContent>> {
+        wo.original = [&](const Item& it) -> base::Result<std::optional<capture::OriginalContent>> {
             auto o = before.find(it.change.path);
             if (o == before.end()) return std::optional<capture::OriginalContent>();
             return std::optional<capture::OriginalContent>({o->second, capture::fingerprint_bytes(o->second)});
