@@ -86,22 +86,25 @@ base::Result<void> replace_contents(ScanResult* r, const std::map<std::string, s
 // longer the agent's base, none): stored once per fingerprint, before the
 // first file that has it (layover-patch/3), listed in the manifest in that
 // order. By item (of the scan's, which the writer is given): the original's
-// size and fingerprint.
-using Originals = std::unordered_map<const Item*, Manifest::Original>;
+// index in the manifest's list. On one thread between the walk and the
+// member makers, with the other CPU idle: sized up front, no copies.
+using Originals = std::unordered_map<const Item*, size_t>;
 void collect_originals(const ScanResult& scan, Manifest* m, Originals* before) {
     std::unordered_map<std::string_view, const BaseEntry*> bases;
+    bases.reserve(scan.base.size());
     for (const auto& b : scan.base) bases.emplace(b.path, &b);
     std::unordered_set<std::string_view> have;
+    have.reserve(scan.items.size());
+    before->reserve(scan.items.size());
     for (const auto& it : scan.items) {
         const Change& c = it.change;
         if (!it.base_text || c.kind != Kind::Modified || c.type != Type::File || c.old_type != Type::File) continue;
         auto b = bases.find(c.path);
         if (b == bases.end() || b->second->stale || b->second->fingerprint.empty() ||
-            have.count(b->second->fingerprint))
+            !have.insert(b->second->fingerprint).second)
             continue;
-        have.insert(b->second->fingerprint);
+        before->emplace(&it, m->originals.size());
         m->originals.push_back({b->second->fingerprint, b->second->size});
-        before->emplace(&it, m->originals.back());
     }
 }
 
@@ -114,12 +117,14 @@ void collect_originals(const ScanResult& scan, Manifest* m, Originals* before) {
 // the content the scan fingerprinted.
 class OriginalReader {
 public:
-    OriginalReader(int lower, const Originals& list) : lower_(lower), list_(list) {}
+    OriginalReader(int lower, const Originals& list, const std::vector<Manifest::Original>& listed)
+        : lower_(lower), list_(list), listed_(listed) {}
     // From the writer's threads: one buffer each.
     base::Result<std::optional<OriginalContent>> operator()(const Item& it) {
         thread_local std::string buf;
-        auto o = list_.find(&it);
-        if (o == list_.end()) return std::optional<OriginalContent>();
+        auto at = list_.find(&it);
+        if (at == list_.end()) return std::optional<OriginalContent>();
+        const Manifest::Original& o = listed_[at->second];
         const std::string& path = it.change.path;
         auto changed = [&] {
             return base::error("the real file " + base::display_path(path) +
@@ -140,7 +145,7 @@ public:
         }
         // One byte more than the size: a file that grew reads past it, and
         // a read that stops at the size is the file's end (no second read).
-        size_t size = static_cast<size_t>(o->second.size);
+        size_t size = static_cast<size_t>(o.size);
         buf.resize(size + 1);
         size_t got = 0;
         while (got < buf.size()) {
@@ -154,13 +159,14 @@ public:
         if (got != size) return changed();
         std::string_view data(buf.data(), got);
         OriginalContent out{data, fingerprint_bytes(data)};
-        if (out.fingerprint != o->second.fingerprint) return changed();
+        if (out.fingerprint != o.fingerprint) return changed();
         return std::optional<OriginalContent>(std::move(out));
     }
 
 private:
     int lower_;
     const Originals& list_;
+    const std::vector<Manifest::Original>& listed_;
 };
 
 // What save's child builds, left for its exit to free (save_session):
@@ -263,7 +269,7 @@ base::Result<void> save_session(const session::Info& s, const std::string& out_f
                            (so.include_ignored || (!rules.ignored(p, false) && !rules.ignored(p, true)));
                 }));
             WriteOptions wo;
-            wo.original = OriginalReader(t.lower.get(), originals);
+            wo.original = OriginalReader(t.lower.get(), originals, m.originals);
             std::string said;
             if (opts.on_content)
                 wo.on_content = [&](const Item& it, std::string_view now) -> std::string {
