@@ -47,6 +47,10 @@ CLI_LIB   := $(BUILD)/libcli.a
 # live in layover-patch, which `layover` execs (see docs/design.md).
 PATCH_LIBS := -larchive -lzstd -lxxhash -lpthread
 
+# The files the PCH rule compiled twice (see below), named after a build.
+pch_twice = t=$$(find $(BUILD)/obj -name '*.o.twice' -exec cat {} + 2>/dev/null | sort | paste -sd' ' -); \
+	[ -z "$$t" ] || echo "note: compiled twice (PCH diagnostics, see the Makefile's PCH rule): $$t" >&2
+
 .PHONY: all man deps test uninstall deb test-stress demo asan bench clean install check-cases check-layers format format-check fuzz fuzz-bins
 
 all: $(BUILD)/layover $(BUILD)/layover-patch
@@ -69,6 +73,9 @@ $(BUILD)/layover.1: docs/cli.md helper/dist/man.py python/layover/_version.py
 # raise warnings it silences (-Warray-bounds in std::string at -O2): a
 # compile with the PCH that prints anything is redone without it, and that
 # compile's output and status are the verdict. PCH= (empty) turns it off.
+# Each such file costs a whole second compile, so it leaves OBJ.twice
+# behind and `make test` lists them after the build (pch_twice): build the
+# message with base::cat (helper/base/cat.h) or resize+append instead.
 PCH      ?= 1
 JSON_USERS := $(shell grep -lE '^\#include (<nlohmann/json.hpp>|"capture/patch/manifest.h"|"helper/base/json/bytes.h")' \
                 $(BASE_SRCS) $(CORE_SRCS) $(PATCH_SRCS) $(CLI_SRCS) helper/cli/main.cc helper/cli/patch_main.cc \
@@ -84,12 +91,15 @@ ifneq ($(PCH),)
 $(BUILD)/obj/%.o: %.cc python/layover/_version.py $$(call pch_of,%.cc).gch
 	@mkdir -p $(dir $@)
 	$(info $(CXX) $(ALLFLAGS) $(SAN) -include $(call pch_of,$<) -Winvalid-pch -c $< -o $@)
-	@$(CXX) $(ALLFLAGS) $(SAN) -include $(call pch_of,$<) -Winvalid-pch -c $< -o $@ 2>$@.log && ! [ -s $@.log ] || \
-	  { echo "$<: diagnostics with the PCH, compiled again without it" >&2; \
-	    $(CXX) $(ALLFLAGS) $(SAN) -c $< -o $@; }; s=$$?; rm -f $@.log; exit $$s
+	@$(CXX) $(ALLFLAGS) $(SAN) -include $(call pch_of,$<) -Winvalid-pch -c $< -o $@ 2>$@.log && ! [ -s $@.log ] && \
+	  rm -f $@.twice || \
+	  { l=$$(grep -oE '^$<:[0-9]+' $@.log | cut -d: -f2 | sort -nu | paste -sd, -); \
+	    echo "$<: diagnostics with the PCH$${l:+ (line $$l)}, compiled again without it" >&2; \
+	    echo "$<" >$@.twice; $(CXX) $(ALLFLAGS) $(SAN) -c $< -o $@; }; s=$$?; rm -f $@.log; exit $$s
 else
 $(BUILD)/obj/%.o: %.cc python/layover/_version.py
 	@mkdir -p $(dir $@)
+	@rm -f $@.twice
 	$(CXX) $(ALLFLAGS) $(SAN) -c $< -o $@
 endif
 
@@ -157,8 +167,11 @@ fuzz:
 deps:
 	@tests/deps.sh
 
+# Catch2's main.o (no PCH) is the longest compile of the build: named first,
+# it starts at once, beside the first PCH, and is never the build's tail.
 test: deps
-	@$(MAKE) --no-print-directory -j$(NPROC) all $(BUILD)/unit-tests
+	@$(MAKE) --no-print-directory -j$(NPROC) $(BUILD)/obj/tests/unit/main.o all $(BUILD)/unit-tests
+	@$(pch_twice)
 	@$(MAKE) --no-print-directory check-cases check-layers format-check
 	@tests/run_all.sh $(BUILD)
 

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <linux/openat2.h>
 
+#include "helper/base/cat.h"
 #include "overlay/mountinfo.h"
 #include "overlay/mounts.h"
 
@@ -21,7 +22,7 @@ const char kEmptyFile[] = "/dev/.layover-hidden";
 
 base::Result<void> make_empty_file() {
     int fd = ::open(kEmptyFile, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
-    if (fd < 0 && errno != EEXIST) return base::sys_error(std::string("creating ") + kEmptyFile);
+    if (fd < 0 && errno != EEXIST) return base::sys_error(base::cat({"creating ", kEmptyFile}));
     if (fd >= 0) ::close(fd);
     return base::Ok();
 }

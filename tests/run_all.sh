@@ -98,15 +98,16 @@ else
     NONTMP=$(mktemp -d "$HOME/.cache/layover-test.XXXXXX" 2>/dev/null || mktemp -d /var/lib/layover-test.XXXXXX)
     runner=(env LAYOVER_TEST_NONTMP="$NONTMP" "${envs[@]}")
 fi
-# The tests run as jobs, two at a time (LAYOVER_TEST_JOBS): the sandbox tests
-# spend much of their time waiting on processes, so two cores run two pytests
-# in about half the time. Each test file is a job (each suite's conftest.py
+# The tests run as jobs, three at a time (LAYOVER_TEST_JOBS): the sandbox
+# tests spend much of their time waiting on processes, so two cores run two
+# pytests in about half the time, and three in a quarter less again
+# (docs/performance.md, "Build time"). Each test file is a job (each suite's conftest.py
 # applies), largest first so that the short ones fill the gaps at the end;
 # the unit tests take one slot at the start. Each job has its own pytest
 # basetemp (pytest prunes the default one while another pytest uses it) and
 # its own log, printed when all are done. The install suite runs last and
 # alone: it installs into the system.
-JOBS=${LAYOVER_TEST_JOBS:-2}
+JOBS=${LAYOVER_TEST_JOBS:-3}
 job_dir=() job_args=()
 # The install suite's files that install nothing (docs, the bench's smoke
 # run) run in the pool like the others; the rest runs alone, last.

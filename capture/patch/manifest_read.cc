@@ -10,6 +10,7 @@
 #include "capture/patch/manifest_steps.h"
 #include "capture/patch/writer.h"
 #include "capture/scan/xattr.h"
+#include "helper/base/cat.h"
 #include "helper/base/json/reader.h"
 #include "helper/base/text.h"
 
@@ -430,7 +431,7 @@ base::Result<Manifest> manifest_from_text(const std::string& text) {
 }
 
 base::Result<std::vector<std::pair<std::string, std::string>>> sums_from_text(const std::string& text) {
-    auto invalid_list = [] { return base::error(std::string(kSumsName) + " is not a valid sums list"); };
+    auto invalid_list = [] { return base::error(base::cat({kSumsName, " is not a valid sums list"})); };
     Parser p(text);
     if (p.peek() != Tok::Object) return invalid_list();
     p.begin_object();
@@ -483,7 +484,7 @@ base::Result<std::vector<std::pair<std::string, std::string>>> sums_from_text(co
     }
     if (!p.ok() || !p.finish() || format != Field::Ok || fmt != "layover-sums/1" || !has_members || !seen.twice.empty())
         return invalid_list();
-    if (entry_bad) return base::error(std::string(kSumsName) + " has an invalid entry");
+    if (entry_bad) return base::error(base::cat({kSumsName, " has an invalid entry"}));
     return out;
 }
 

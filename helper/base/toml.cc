@@ -4,6 +4,8 @@
 #include <set>
 #include <utility>
 
+#include "helper/base/cat.h"
+
 namespace base::toml {
 
 namespace {
@@ -167,14 +169,15 @@ private:
                 case 'u':
                 case 'U':
                     if (!hex(e == 'u' ? 4 : 8, &cp) || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-                        return fail(std::string("bad \\") + e +
-                                    " escape; write \\u and 4 hex digits (\\U and 8) of a "
-                                    "Unicode scalar value, e.g. \\u00e9");
+                        return fail(base::cat({"bad \\", std::string_view(&e, 1),
+                                               " escape; write \\u and 4 hex digits (\\U and 8) of a "
+                                               "Unicode scalar value, e.g. \\u00e9"}));
                     put_utf8(cp, out);
                     break;
                 default:
-                    return fail(std::string("unknown escape \\") + e +
-                                " in a \"...\" string; use \\\\ for a backslash, or a '...' literal string");
+                    return fail(
+                        base::cat({"unknown escape \\", std::string_view(&e, 1),
+                                   " in a \"...\" string; use \\\\ for a backslash, or a '...' literal string"}));
             }
         }
     }

@@ -81,7 +81,10 @@ int cmd_checkpoint(int argc, char** argv) {
         std::fprintf(stderr, "%s\n", kUsage);
         return 2;
     }
-    if (label.size() > 200) label = label.substr(0, 197) + "...";
+    if (label.size() > 200) {
+        label.resize(197);
+        label += "...";
+    }
     auto state = session::state_dir();
     if (!state) return fail(state.error().message);
     auto s = session::find(state.value(), name);

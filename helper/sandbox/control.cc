@@ -42,7 +42,10 @@ long answer_wait() {
 }
 
 void send_reply(int fd, Reply r) {
-    if (r.error.size() > 4000) r.error = r.error.substr(0, 3990) + "\n  ...";  // the decoder's bound
+    if (r.error.size() > 4000) {  // the decoder's bound
+        r.error.resize(3990);
+        r.error += "\n  ...";
+    }
     std::string m = encode_reply(r);
     (void)::send(fd, m.data(), m.size(), MSG_NOSIGNAL);
 }

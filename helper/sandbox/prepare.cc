@@ -90,7 +90,10 @@ std::string step_label(const std::string& label, const std::vector<std::string>&
     std::string s = label;
     if (s.empty())
         for (size_t i = 0; i < cmd.size(); i++) s += (i ? " " : "") + cmd[i];
-    if (s.size() > 200) s = s.substr(0, 197) + "...";
+    if (s.size() > 200) {
+        s.resize(197);
+        s += "...";
+    }
     return s;
 }
 

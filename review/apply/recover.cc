@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "helper/base/cat.h"
 #include "helper/base/fs/beneath.h"
 #include "helper/base/text.h"
 #include "review/apply/commit.h"
@@ -33,7 +34,7 @@ base::Result<void> mark_hidden(int undo_dir) {
         auto fd = base::open_at(undo_dir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0600);
         if (!fd.ok()) {
             if (fd.error().code == EEXIST) continue;
-            return fd.error().context(std::string("writing ") + kUndoDir + "/" + name);
+            return fd.error().context(base::cat({"writing ", kUndoDir, "/", name}));
         }
         TRY_VOID(base::write_all(fd->get(), text, std::strlen(text)));
     }
@@ -42,14 +43,14 @@ base::Result<void> mark_hidden(int undo_dir) {
 
 base::Result<base::Fd> open_target_undo_dir(int root, bool create) {
     bool made = create && ::mkdirat(root, kUndoDir, 0700) == 0;
-    if (create && !made && errno != EEXIST) return base::sys_error(std::string("create ") + kUndoDir);
+    if (create && !made && errno != EEXIST) return base::sys_error(base::cat({"create ", kUndoDir}));
     auto undo_dir = open_dir_beneath(root, kUndoDir);
     if (!undo_dir.ok()) {
         int err = undo_dir.error().code;
         if (err == ELOOP || err == ENOTDIR)
-            return base::Error{std::string(kUndoDir) +
-                                   " in the target is not a directory (a symlink or a file), "
-                                   "and layover keeps its undo records there; move it away, then retry",
+            return base::Error{base::cat({kUndoDir,
+                                          " in the target is not a directory (a symlink or a file), "
+                                          "and layover keeps its undo records there; move it away, then retry"}),
                                err};
         return undo_dir.error();
     }
@@ -171,7 +172,7 @@ base::Result<void> remove_store(const StoreRef& ref) {
     if (only_markers_left(u->get()))
         if (::unlinkat(ref.root, kUndoDir, AT_REMOVEDIR) != 0 && errno != ENOTEMPTY && errno != EEXIST &&
             errno != ENOENT)
-            return base::sys_error(std::string("remove ") + kUndoDir);
+            return base::sys_error(base::cat({"remove ", kUndoDir}));
     return base::Ok();
 }
 
