@@ -169,6 +169,23 @@ def test_concurrent_real_edit_raises_conflict_and_writes_nothing(sb, target):
     assert tree(target) == before
 
 
+def test_a_conflict_on_a_hostile_name_never_puts_its_escapes_in_the_message(sb, target):
+    # The message is what a traceback prints on the author's terminal: an ESC
+    # (clear screen) or a zero-width space in a name the sandbox chose must
+    # show escaped there; .conflicts keeps the exact name.
+    names = ["e\x1b[2Jx", "notes.txt\u200b"]
+    sb.exec(["sh", "-c", "printf x > \"$1\"; printf x > \"$2\"", "sh"] + names, check=True)
+    sb.close()
+    for n in names:
+        (target / n).write_text("edited for real\n")
+    with pytest.raises(ConflictError) as e:
+        sb.apply()
+    assert sorted(c.path for c in e.value.conflicts) == sorted(names)
+    message = str(e.value)
+    assert "\x1b" not in message and "\u200b" not in message, message
+    assert "'e\\x1b[2Jx'" in message and "'notes.txt\\u200b'" in message, message
+
+
 def test_discard_leaves_the_target_untouched(sb, target, state_dir):
     before = tree(target)
     sb.exec(["sh", "-c", "echo gone > README.md; rm -r src; echo x > y"], check=True)
