@@ -112,7 +112,20 @@ std::string display_path(std::string_view raw) {
                 out.push_back(kHex[c & 15]);
         }
     }
+    // A leading or trailing space is invisible unquoted: `notes.txt ` would
+    // look like `notes.txt`.
+    if (!raw.empty() && (raw.front() == ' ' || raw.back() == ' ')) quoted = true;
     return quoted ? "\"" + out + "\"" : out;
+}
+
+void append_display_path(std::string* out, std::string_view raw) {
+    bool plain = raw.empty() || (raw.front() != ' ' && raw.back() != ' ');
+    for (size_t i = 0; plain && i < raw.size(); i++) {
+        unsigned char c = static_cast<unsigned char>(raw[i]);
+        plain = c >= 0x20 && c < 0x7F && c != '"' && c != '\\';
+    }
+    if (plain) out->append(raw);
+    else *out += display_path(raw);
 }
 
 std::string caret_escape(std::string_view raw, bool keep_newlines) {

@@ -28,11 +28,16 @@ bool is_unsafe_codepoint(uint32_t cp);
 void append_codepoint_escape(std::string* out, uint32_t cp);
 
 // A path as shown to a person: unchanged when it is printable UTF-8 without
-// quotes or backslashes; otherwise wrapped in double quotes with C escapes
+// quotes or backslashes and neither starts nor ends with a space; otherwise
+// wrapped in double quotes with C escapes
 // (\n, \t, \\, \", \xNN for control bytes and invalid UTF-8, \uXXXX for the
 // unsafe code points above), as git's core.quotePath does, extended to C1
 // and bidi controls. No raw control byte ever comes out.
 std::string display_path(std::string_view raw);
+
+// *out += display_path(raw), without its copy for the common name that needs
+// no escaping (printable ASCII): for listings of many names.
+void append_display_path(std::string* out, std::string_view raw);
 
 // Make control bytes in arbitrary text visible (^[, ^M, M-x style): for
 // terminal output only, never for piped output.
