@@ -377,6 +377,16 @@ def test_an_idle_repl_waits_off_the_overlay_so_a_checkpoint_from_elsewhere_works
     assert (state_dir / "sessions" / sb.name / "upper" / "sub" / "x.txt").read_text() == "x"
 
 
+def test_exec_env_takes_bytes_as_subprocess_does(sb):
+    # subprocess.run(env=) takes bytes names and values (their exact bytes);
+    # str() of them used to pass the name "b'A'".
+    r = sb.exec(["sh", "-c", "printf '%s|%s' \"$A\" \"$B\""], env={b"A": b"v\xff", "B": b"w"})
+    assert r.stdout == b"v\xff|w"
+    with pytest.raises(TypeError):
+        sb.exec(["true"], env={"A": 1})
+    assert sb.exec(["true"]).returncode == 0
+
+
 def test_exec_input_arriving_slowly_does_not_park_the_repl_mid_request(sb, target):
     from layover._client import Reply
     sb.run("1")
