@@ -377,6 +377,13 @@ def test_an_idle_repl_waits_off_the_overlay_so_a_checkpoint_from_elsewhere_works
     assert (state_dir / "sessions" / sb.name / "upper" / "sub" / "x.txt").read_text() == "x"
 
 
+def test_run_of_code_that_is_not_a_str_is_a_type_error_and_the_repl_lives(sb):
+    for code in (b"1+1", None, 42):
+        with pytest.raises(TypeError, match="takes the code as a str"):
+            sb.run(code)
+    assert sb.run("1+1").value == "2"
+
+
 def test_exec_env_takes_bytes_as_subprocess_does(sb):
     # subprocess.run(env=) takes bytes names and values (their exact bytes);
     # str() of them used to pass the name "b'A'".
