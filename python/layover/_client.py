@@ -329,8 +329,7 @@ class ReplClient:
         try:
             data = code.encode("utf-8", "surrogateescape")
         except AttributeError:  # not a str: say so, as compile() would (free on the hot path)
-            raise TypeError("run() takes the code as a str, not %s; .decode() bytes first"
-                            % type(code).__name__) from None
+            raise TypeError("run() takes the code as a str; .decode() bytes first") from None
         plen = len(data)
         if plen > MAX_PAYLOAD:
             raise ValueError("code is larger than %d bytes; exec() a file instead" % MAX_PAYLOAD)

@@ -283,8 +283,7 @@ def _env(env: Optional[Mapping[Any, Any]]) -> Optional[Dict[str, str]]:
     out = {}
     for k, v in env.items():
         if not isinstance(k, (str, bytes)) or not isinstance(v, (str, bytes)):
-            raise TypeError("exec(): env names and values must be str or bytes, not %s=%s"
-                            % (type(k).__name__, type(v).__name__))
+            raise TypeError("exec(): env names and values must be str or bytes, as in subprocess")
         out[os.fsdecode(k)] = os.fsdecode(v)
     return out
 
