@@ -9,19 +9,6 @@ namespace capture {
 
 namespace {
 
-// base::display_path, minus its copy for the common name that needs no
-// escaping (printable ASCII without quotes or backslashes): status prints
-// one per change.
-void append_display(std::string* out, const std::string& raw) {
-    for (unsigned char c : raw) {
-        if (c < 0x20 || c >= 0x7F || c == '"' || c == '\\') {
-            *out += base::display_path(raw);
-            return;
-        }
-    }
-    *out += raw;
-}
-
 std::string octal(uint32_t mode) {
     char buf[16];
     std::snprintf(buf, sizeof buf, "%o", mode);
@@ -32,7 +19,7 @@ void append_line(std::string* out, const Change& c, bool stale) {
     std::string& line = *out;
     line.push_back(kind_letter(c.kind));
     line += "  ";
-    append_display(&line, c.path);
+    base::append_display_path(&line, c.path);
     if (c.type == Type::Dir || (c.kind == Kind::Deleted && c.old_type == Type::Dir)) line += "/";
     std::string note;
     switch (c.kind) {

@@ -46,8 +46,24 @@ size_t utf8_at(std::string_view s, size_t i, uint32_t* out) {
 }
 
 bool is_unsafe_codepoint(uint32_t cp) {
-    return (cp >= 0x80 && cp <= 0x9F) || (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069) ||
-           cp == 0x200E || cp == 0x200F || cp == 0x061C || cp == 0x2028 || cp == 0x2029;
+    if ((cp >= 0x80 && cp <= 0x9F) || cp == 0x2028 || cp == 0x2029) return true;
+    // Unicode's default-ignorable code points (DerivedCoreProperties.txt):
+    // drawn as nothing, they include the bidi controls and marks, and make
+    // two different names look the same (`notes.txt` + U+200B, tag
+    // characters U+E0000-U+E0FFF that carry hidden text).
+    static constexpr uint32_t kIgnorable[][2] = {
+        {0x00AD, 0x00AD}, {0x034F, 0x034F}, {0x061C, 0x061C},   {0x115F, 0x1160},   {0x17B4, 0x17B5},  {0x180B, 0x180F},
+        {0x200B, 0x200F}, {0x202A, 0x202E}, {0x2060, 0x206F},   {0x3164, 0x3164},   {0xFE00, 0xFE0F},  {0xFEFF, 0xFEFF},
+        {0xFFA0, 0xFFA0}, {0xFFF0, 0xFFFB}, {0x1BCA0, 0x1BCA3}, {0x1D173, 0x1D17A}, {0xE0000, 0xE0FFF}};
+    for (const auto& r : kIgnorable)
+        if (cp >= r[0] && cp <= r[1]) return true;
+    return false;
+}
+
+void append_codepoint_escape(std::string* out, uint32_t cp) {
+    int digits = cp > 0xFFFF ? 8 : 4;
+    *out += cp > 0xFFFF ? "\\U" : "\\u";
+    for (int shift = 4 * (digits - 1); shift >= 0; shift -= 4) out->push_back(kHex[(cp >> shift) & 15]);
 }
 
 bool is_utf8(std::string_view s) {
@@ -69,8 +85,7 @@ std::string display_path(std::string_view raw) {
         size_t n = utf8_at(raw, i, &cp);
         if (n > 1 && is_unsafe_codepoint(cp)) {
             quoted = true;
-            out += "\\u";
-            for (int shift = 12; shift >= 0; shift -= 4) out.push_back(kHex[(cp >> shift) & 15]);
+            append_codepoint_escape(&out, cp);
             i += n;
             continue;
         }
@@ -97,7 +112,20 @@ std::string display_path(std::string_view raw) {
                 out.push_back(kHex[c & 15]);
         }
     }
+    // A leading or trailing space is invisible unquoted: `notes.txt ` would
+    // look like `notes.txt`.
+    if (!raw.empty() && (raw.front() == ' ' || raw.back() == ' ')) quoted = true;
     return quoted ? "\"" + out + "\"" : out;
+}
+
+void append_display_path(std::string* out, std::string_view raw) {
+    bool plain = raw.empty() || (raw.front() != ' ' && raw.back() != ' ');
+    for (size_t i = 0; plain && i < raw.size(); i++) {
+        unsigned char c = static_cast<unsigned char>(raw[i]);
+        plain = c >= 0x20 && c < 0x7F && c != '"' && c != '\\';
+    }
+    if (plain) out->append(raw);
+    else *out += display_path(raw);
 }
 
 std::string caret_escape(std::string_view raw, bool keep_newlines) {

@@ -14,19 +14,30 @@ bool is_utf8(std::string_view s);
 // it is invalid; *cp gets its code point.
 size_t utf8_at(std::string_view s, size_t i, uint32_t* cp);
 
-// Code points that change how a terminal draws what follows, though they are
-// valid UTF-8: C1 controls (U+0080-U+009F; U+009B is a CSI on many
-// terminals), bidi embeddings, overrides and isolates (U+202A-U+202E,
-// U+2066-U+2069), the marks U+200E, U+200F, U+061C, and the line and
-// paragraph separators U+2028, U+2029. Never printed raw.
+// Code points that change how a terminal draws what follows, or draw as
+// nothing, though they are valid UTF-8: C1 controls (U+0080-U+009F; U+009B
+// is a CSI on many terminals), the line and paragraph separators U+2028,
+// U+2029, and Unicode's default-ignorable code points: bidi embeddings,
+// overrides, isolates and marks (U+202A-U+202E, U+2066-U+2069, U+200E,
+// U+200F, U+061C), zero-width characters (U+200B-U+200D, U+2060, U+FEFF),
+// soft hyphen, variation selectors, fillers and the tag characters
+// U+E0000-U+E0FFF. Never printed raw.
 bool is_unsafe_codepoint(uint32_t cp);
 
+// Appends cp as \uXXXX, or \UXXXXXXXX past U+FFFF.
+void append_codepoint_escape(std::string* out, uint32_t cp);
+
 // A path as shown to a person: unchanged when it is printable UTF-8 without
-// quotes or backslashes; otherwise wrapped in double quotes with C escapes
+// quotes or backslashes and neither starts nor ends with a space; otherwise
+// wrapped in double quotes with C escapes
 // (\n, \t, \\, \", \xNN for control bytes and invalid UTF-8, \uXXXX for the
 // unsafe code points above), as git's core.quotePath does, extended to C1
 // and bidi controls. No raw control byte ever comes out.
 std::string display_path(std::string_view raw);
+
+// *out += display_path(raw), without its copy for the common name that needs
+// no escaping (printable ASCII): for listings of many names.
+void append_display_path(std::string* out, std::string_view raw);
 
 // Make control bytes in arbitrary text visible (^[, ^M, M-x style): for
 // terminal output only, never for piped output.

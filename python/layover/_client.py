@@ -326,7 +326,10 @@ class ReplClient:
         child, buffered bytes, send trouble, a timeout, EOF, another header,
         a partial frame, output over max_output) goes to the general code,
         which re-reads the whole reply and applies every check."""
-        data = code.encode("utf-8", "surrogateescape")
+        try:
+            data = code.encode("utf-8", "surrogateescape")
+        except AttributeError:  # not a str: say so, as compile() would (free on the hot path)
+            raise TypeError("run() takes the code as a str; .decode() bytes first") from None
         plen = len(data)
         if plen > MAX_PAYLOAD:
             raise ValueError("code is larger than %d bytes; exec() a file instead" % MAX_PAYLOAD)

@@ -196,13 +196,13 @@ class Repl:
         self._request({"t": "park"}, timeout=30.0)
 
     def exec(self, args: Union[StrOrBytes, Sequence[StrOrBytes]], *, timeout: Optional[float] = None,
-             cwd: Optional[StrOrBytes] = None, env: Optional[Mapping[str, str]] = None,
+             cwd: Optional[StrOrBytes] = None, env: Optional[Mapping[Any, Any]] = None,
              input: Optional[Union[bytes, str]] = None, text: bool = False, shell: bool = False,
              encoding: Optional[str] = None, errors: Optional[str] = None, check: bool = False) -> ExecResult:
         argv = _argv(args, shell)
         header: Dict[str, Any] = {"t": "exec", "argv": argv,
                                   "cwd": os.fsdecode(cwd) if cwd is not None else None,
-                                  "env": {str(k): str(v) for k, v in env.items()} if env is not None else None,
+                                  "env": _env(env),
                                   "timeout": float(timeout) if timeout is not None else None}
         textmode = text or encoding is not None or errors is not None
         enc, err = encoding or "utf-8", errors or "replace"
@@ -272,6 +272,20 @@ def _text(data: Any, encoding: str = "utf-8", errors: str = "replace") -> Any:
     if isinstance(data, (bytes, bytearray)):
         return bytes(data).decode(encoding, errors)
     return data
+
+
+def _env(env: Optional[Mapping[Any, Any]]) -> Optional[Dict[str, str]]:
+    """exec()'s env as subprocess takes it: str or bytes names and values
+    (bytes as their exact bytes, through os.fsdecode); anything else is a
+    TypeError, as there."""
+    if env is None:
+        return None
+    out = {}
+    for k, v in env.items():
+        if not isinstance(k, (str, bytes)) or not isinstance(v, (str, bytes)):
+            raise TypeError("exec(): env names and values must be str or bytes, as in subprocess")
+        out[os.fsdecode(k)] = os.fsdecode(v)
+    return out
 
 
 def _argv(args: Union[StrOrBytes, Sequence[StrOrBytes]], shell: bool) -> List[str]:

@@ -70,7 +70,7 @@ def apply_session(helper: Helper, what: StrPath, *, paths: Optional[Iterable[Str
         raise PatchError("layover: 'layover apply --json' printed something other than an object")
     conflicts = parse_list(data.get("conflicts") or [], parse_conflict, "conflicts")
     if conflicts:
-        listing = "; ".join("%s (%s)" % (c.path, c.reason) for c in conflicts[:5])
+        listing = "; ".join("%s (%s)" % (_shown(c.path), c.reason) for c in conflicts[:5])
         more = " and %d more" % (len(conflicts) - 5) if len(conflicts) > 5 else ""
         raise ConflictError("layover: apply: %d conflicting path(s), nothing written: %s%s; re-run with "
                             "force=True to overwrite, or leave them out with paths=/exclude="
@@ -81,6 +81,13 @@ def apply_session(helper: Helper, what: StrPath, *, paths: Optional[Iterable[Str
     undo = data.get("undo")
     return ApplyResult(applied=_paths(data, "applied"), undo_path=undo if isinstance(undo, str) else None,
                        dry_run=dry_run, skipped=_paths(data, "skipped"), forced=_paths(data, "forced"))
+
+
+def _shown(path: str) -> str:
+    """A path the sandbox chose, for a message a person reads (a traceback on
+    a terminal): as it is when printable, else its repr (`'e\\x1b[2Jx'`),
+    so an escape sequence or invisible character in it is never obeyed."""
+    return path if path.isprintable() else repr(path)
 
 
 def _paths(data: Dict[str, Any], key: str) -> List[str]:

@@ -223,7 +223,7 @@ class Sandbox:
         return result
 
     def exec(self, args: Union[StrOrBytes, Sequence[StrOrBytes]], *, timeout: Optional[float] = None,
-             cwd: Optional[StrOrBytes] = None, env: Optional[Mapping[str, str]] = None,
+             cwd: Optional[StrOrBytes] = None, env: Optional[Mapping[Any, Any]] = None,
              input: Optional[Union[bytes, str]] = None, text: bool = False, shell: bool = False,
              encoding: Optional[str] = None, errors: Optional[str] = None, check: bool = False) -> ExecResult:
         """Run a command inside the sandbox, like subprocess.run(capture_output=True)."""

@@ -169,6 +169,23 @@ def test_concurrent_real_edit_raises_conflict_and_writes_nothing(sb, target):
     assert tree(target) == before
 
 
+def test_a_conflict_on_a_hostile_name_never_puts_its_escapes_in_the_message(sb, target):
+    # The message is what a traceback prints on the author's terminal: an ESC
+    # (clear screen) or a zero-width space in a name the sandbox chose must
+    # show escaped there; .conflicts keeps the exact name.
+    names = ["e\x1b[2Jx", "notes.txt\u200b"]
+    sb.exec(["sh", "-c", "printf x > \"$1\"; printf x > \"$2\"", "sh"] + names, check=True)
+    sb.close()
+    for n in names:
+        (target / n).write_text("edited for real\n")
+    with pytest.raises(ConflictError) as e:
+        sb.apply()
+    assert sorted(c.path for c in e.value.conflicts) == sorted(names)
+    message = str(e.value)
+    assert "\x1b" not in message and "\u200b" not in message, message
+    assert "'e\\x1b[2Jx'" in message and "'notes.txt\\u200b'" in message, message
+
+
 def test_discard_leaves_the_target_untouched(sb, target, state_dir):
     before = tree(target)
     sb.exec(["sh", "-c", "echo gone > README.md; rm -r src; echo x > y"], check=True)
@@ -358,6 +375,23 @@ def test_an_idle_repl_waits_off_the_overlay_so_a_checkpoint_from_elsewhere_works
     assert sb.run("os.getcwd()").value == repr(str(target / "sub"))
     assert sb.run("open('x.txt', 'w').write('x')").error is None
     assert (state_dir / "sessions" / sb.name / "upper" / "sub" / "x.txt").read_text() == "x"
+
+
+def test_run_of_code_that_is_not_a_str_is_a_type_error_and_the_repl_lives(sb):
+    for code in (b"1+1", None, 42):
+        with pytest.raises(TypeError, match="takes the code as a str"):
+            sb.run(code)
+    assert sb.run("1+1").value == "2"
+
+
+def test_exec_env_takes_bytes_as_subprocess_does(sb):
+    # subprocess.run(env=) takes bytes names and values (their exact bytes);
+    # str() of them used to pass the name "b'A'".
+    r = sb.exec(["sh", "-c", "printf '%s|%s' \"$A\" \"$B\""], env={b"A": b"v\xff", "B": b"w"})
+    assert r.stdout == b"v\xff|w"
+    with pytest.raises(TypeError):
+        sb.exec(["true"], env={"A": 1})
+    assert sb.exec(["true"]).returncode == 0
 
 
 def test_exec_input_arriving_slowly_does_not_park_the_repl_mid_request(sb, target):

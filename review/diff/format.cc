@@ -203,8 +203,7 @@ std::string terminal_safe(std::string_view s) {
             out.push_back(hex[c & 15]);
             i++;
         } else if (base::is_unsafe_codepoint(cp)) {
-            out += "\\u";
-            for (int shift = 12; shift >= 0; shift -= 4) out.push_back(hex[(cp >> shift) & 15]);
+            base::append_codepoint_escape(&out, cp);
             i += n;
         } else {
             out.append(s.substr(i, n));

@@ -23,8 +23,12 @@ NAMES = {
     "bidi_isolate": b"iso\xe2\x81\xa6x\xe2\x81\xa9",
     "invalid_utf8": b"bad\xff\xfe",
     "leading_dash": b"-rf",
+    "zero_width": b"notes.txt\xe2\x80\x8b",  # looks like notes.txt
+    "tag_chars": b"t\xf3\xa0\x80\x81\xf3\xa0\x81\x81",  # invisible U+E0001 U+E0041 (hidden text)
+    "trailing_space": b"notes.md ",  # looks like notes.md
 }
-RAW = [b"\x1b", b"\x08", b"\x9b", b"\xe2\x80\xae", b"\xe2\x81\xa6", b"\xe2\x81\xa9", b"\xff"]
+RAW = [b"\x1b", b"\x08", b"\x9b", b"\xe2\x80\xae", b"\xe2\x81\xa6", b"\xe2\x81\xa9", b"\xff", b"\xe2\x80\x8b",
+       b"\xf3\xa0\x80"]
 
 
 def _make(lo):
@@ -92,13 +96,14 @@ def test_names_are_escaped_visibly_not_dropped(lo, hostile):
     env, _ = hostile
     out = subprocess.run([LAYOVER, "status", "h", "--expand"], env=env, capture_output=True).stdout
     for shown in (b'"nl\\nfake.txt"', b'"esc\\x1b[2Jx"', b'"cr\\rover"', b'"c1\\u009b31mx"', b'"bidi\\u202etxt.sh"',
-                  b'"iso\\u2066x\\u2069"', b'"bad\\xff\\xfe"', b"-rf"):
+                  b'"iso\\u2066x\\u2069"', b'"bad\\xff\\xfe"', b"-rf", b'"notes.txt\\u200b"',
+                  b'"t\\U000e0001\\U000e0041"', b'"notes.md "'):
         assert shown in out, (shown, out)
     # JSON: terminal-steering code points as \u escapes, bytes that are not
     # UTF-8 kept losslessly in path_b64.
     doc = json.loads(subprocess.run([LAYOVER, "status", "h", "--json"], env=env, capture_output=True).stdout)
     paths = {c["path"] for c in doc["changes"]} if isinstance(doc, dict) else {c["path"] for c in doc}
-    assert "c1\u009b31mx" in paths and "bidi\u202etxt.sh" in paths
+    assert "c1\u009b31mx" in paths and "bidi\u202etxt.sh" in paths and "notes.txt\u200b" in paths
 
 
 def test_exit_prompt_and_pick_list_are_inert(lo, hostile):
@@ -122,7 +127,8 @@ def test_an_error_naming_a_hostile_path_is_inert(lo, hostile, tmp_path):
 SHOWN = {
     "newline": b'"nl\\nfake.txt"', "esc": b'"esc\\x1b[2Jx"', "cr": b'"cr\\rover"', "backspace": b'"bs\\x08\\x08x"',
     "c1_csi": b'"c1\\u009b31mx"', "bidi_rlo": b'"bidi\\u202etxt.sh"', "bidi_isolate": b'"iso\\u2066x\\u2069"',
-    "invalid_utf8": b'"bad\\xff\\xfe"', "leading_dash": b"-rf",
+    "invalid_utf8": b'"bad\\xff\\xfe"', "leading_dash": b"-rf", "zero_width": b'"notes.txt\\u200b"',
+    "tag_chars": b'"t\\U000e0001\\U000e0041"', "trailing_space": b'"notes.md "',
 }
 
 

@@ -129,3 +129,13 @@ TEST_CASE("json writer: terminal-steering code points become \\u escapes, and re
     REQUIRE(m.ok());
     CHECK(m->changes[0].path == name);
 }
+
+TEST_CASE("json writer: a code point past U+FFFF is escaped as a surrogate pair and reads back the same") {
+    std::string name = "x\xe2\x80\x8b\xf3\xa0\x80\x81";  // U+200B, then the tag U+E0001
+    std::string out;
+    base::json::str(&out, name);
+    CHECK(out == "\"x\\u200b\\udb40\\udc01\"");
+    auto m = manifest_from_text(manifest_with("{\"path\": " + out + ", \"kind\": \"added\"}"));
+    REQUIRE(m.ok());
+    CHECK(m->changes[0].path == name);
+}

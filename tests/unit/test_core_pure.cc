@@ -116,6 +116,21 @@ TEST_CASE("text: display paths escape control chars and invalid UTF-8") {
     CHECK(base::display_path("\xe2\x81\xa6x\xe2\x81\xa9") == "\"\\u2066x\\u2069\"");
     CHECK(base::display_path("del\x7f") == "\"del\\x7f\"");
     CHECK(base::display_path("\xc2\xa0nbsp") == "\xc2\xa0nbsp");  // U+00A0 is printable
+    // Characters drawn as nothing: `notes.txt` + U+200B must not look like
+    // `notes.txt`; a tag character (U+E0001, past U+FFFF) gets \U.
+    CHECK(base::display_path("notes.txt\xe2\x80\x8b") == "\"notes.txt\\u200b\"");
+    CHECK(base::display_path("\xef\xbb\xbfx\xc2\xad") == "\"\\ufeffx\\u00ad\"");
+    CHECK(base::display_path("a\xf3\xa0\x80\x81") == "\"a\\U000e0001\"");
+    CHECK(base::display_path("\xf0\x9f\x98\x80.png") == "\xf0\x9f\x98\x80.png");  // an emoji is printable
+    // A leading or trailing space shows only inside quotes.
+    CHECK(base::display_path("notes.txt ") == "\"notes.txt \"");
+    CHECK(base::display_path(" notes.txt") == "\" notes.txt\"");
+    CHECK(base::display_path("my notes.txt") == "my notes.txt");
+    for (const char* raw : {"plain/a.txt", "notes.txt ", " x", "a\nb", "caf\xc3\xa9", "q\"", ""}) {
+        std::string out = "> ";
+        base::append_display_path(&out, raw);
+        CHECK(out == "> " + base::display_path(raw));  // the fast path follows the one rule
+    }
     uint32_t cp = 0;
     CHECK(base::utf8_at("\xe2\x82\xac", 0, &cp) == 3);
     CHECK(cp == 0x20AC);

@@ -167,7 +167,8 @@ TEST_CASE("review format: terminal escaping covers C0, DEL, C1 and invalid UTF-8
                         "2J") == "\\u009b2J");
     CHECK(terminal_safe("\xff\xc3") == "\\xff\\xc3");
     CHECK(terminal_safe("a\xe2\x80\xae"
-                        "b\xe2\x81\xa7") == "a\\u202eb\\u2067");  // bidi override, isolate
+                        "b\xe2\x81\xa7") == "a\\u202eb\\u2067");                         // bidi override, isolate
+    CHECK(terminal_safe("id\xe2\x80\x8bx\xf3\xa0\x81\x81") == "id\\u200bx\\U000e0041");  // zero-width, tag
 }
 
 TEST_CASE("review format: colors follow git's defaults") {

@@ -10,6 +10,11 @@ namespace {
 
 constexpr char kHex[] = "0123456789abcdef";
 
+void append_u(std::string* out, uint32_t unit) {
+    *out += "\\u";
+    for (int shift = 12; shift >= 0; shift -= 4) out->push_back(kHex[(unit >> shift) & 15]);
+}
+
 void escaped(std::string* out, std::string_view s) {
     out->push_back('"');
     size_t run = 0;  // start of the pending run of bytes needing no escape
@@ -22,8 +27,11 @@ void escaped(std::string* out, std::string_view s) {
             size_t n = base::utf8_at(s, i, &cp);
             if (n < 2 || !base::is_unsafe_codepoint(cp)) continue;
             out->append(s.data() + run, i - run);
-            *out += "\\u";
-            for (int shift = 12; shift >= 0; shift -= 4) out->push_back(kHex[(cp >> shift) & 15]);
+            if (cp > 0xFFFF) {  // a JSON \u escape is UTF-16: a surrogate pair
+                append_u(out, 0xD800 + ((cp - 0x10000) >> 10));
+                cp = 0xDC00 + ((cp - 0x10000) & 0x3FF);
+            }
+            append_u(out, cp);
             i += n - 1;
             run = i + 1;
             continue;
