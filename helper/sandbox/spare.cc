@@ -1,13 +1,19 @@
 #include "helper/sandbox/spare.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <linux/fs.h>
+#include <signal.h>
 #include <stdio.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include "helper/store/remove.h"
 
 std::string spare_dir(const std::string& state) { return state + "/spare"; }
 
@@ -22,8 +28,28 @@ void mark_top_dir(const std::string& dir) {
     ::close(fd);
 }
 
+namespace {
+
+// A remover killed while it made its spare leaves STATE/spare/tmp.PID:
+// removed once no process has that pid (a reused pid only postpones it).
+void drop_stale(const std::string& parent) {
+    DIR* d = ::opendir(parent.c_str());
+    if (!d) return;
+    while (struct dirent* e = ::readdir(d)) {
+        if (std::strncmp(e->d_name, "tmp.", 4) != 0) continue;
+        char* end = nullptr;
+        long pid = std::strtol(e->d_name + 4, &end, 10);
+        if (pid <= 0 || *end || pid == ::getpid()) continue;
+        if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) (void)remove_tree_fast(parent + "/" + e->d_name);
+    }
+    ::closedir(d);
+}
+
+}  // namespace
+
 void make_spare(const std::string& state, bool scratch) {
     std::string parent = spare_dir(state), next = parent + "/next";
+    drop_stale(parent);
     struct stat st;
     if (::lstat(next.c_str(), &st) == 0) return;
     if (::mkdir(parent.c_str(), 0700) == 0) mark_top_dir(parent);  // placed as session dirs are

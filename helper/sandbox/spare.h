@@ -21,7 +21,8 @@ void mark_top_dir(const std::string& dir);
 // Make STATE/spare/next (dir 0700, upper 0755, work and steps 0700; with
 // `scratch`, the first scratch layer's outside/0/upper and work too, as the
 // discarded session had) unless one is there. Best effort: a failure leaves
-// no spare, and runs make their dirs.
+// no spare, and runs make their dirs. First it removes what a remover killed
+// while making one left (STATE/spare/tmp.PID of a pid no longer running).
 void make_spare(const std::string& state, bool scratch);
 
 // Move the spare to `dir` (never over an existing name). False when there is

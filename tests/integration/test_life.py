@@ -179,6 +179,11 @@ def test_discard_frees_the_name_at_once_and_removes_the_session_in_the_backgroun
     # Issue 20: run returns the command's status without waiting for the
     # delete; the session is moved into STATE/deleting/ and removed there.
     big = "head -c 3000000 /dev/zero > %s/big.bin; mkdir -p %s/d/e; echo x > %s/d/e/f; exit 3" % (proj, proj, proj)
+    # What a remover killed while making its spare left: its pid is gone.
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    stale = Path(lo.state) / "spare" / ("tmp.%d" % gone.pid)
+    (stale / "upper").mkdir(parents=True)
     r = lo("run", "--target", proj, "--session", "d1", "--on-exit", "discard", "--", "/bin/sh", "-c", big)
     assert r.returncode == 3, r.stderr
     assert not lo.session_dir("d1").exists()
@@ -190,6 +195,7 @@ def test_discard_frees_the_name_at_once_and_removes_the_session_in_the_backgroun
             break
         time.sleep(0.05)
     assert list(deleting.iterdir()) == []
+    assert not stale.exists()  # the remover dropped the dead one's leftover
     # The remover made the next new session's dirs first (helper/sandbox/spare.h): empty.
     spare = Path(lo.state) / "spare" / "next"
     assert {"steps", "upper", "work"} <= {p.name for p in spare.iterdir()}
