@@ -181,9 +181,14 @@ std::string terminal_safe(std::string_view s) {
     static const char hex[] = "0123456789abcdef";
     std::string out;
     out.reserve(s.size());
+    // After a raw code point from U+2000 on: 1; after that symbol's kept
+    // presentation selector: 2; else 0. One selector then one joiner at
+    // most, so a run of invisible ones is never kept (they could carry bits).
+    int after_symbol = 0;
     for (size_t i = 0; i < s.size();) {
         unsigned char c = static_cast<unsigned char>(s[i]);
         if (c < 0x80) {
+            after_symbol = 0;
             if (c == '\t' || (c >= 0x20 && c != 0x7F)) {
                 out.push_back(static_cast<char>(c));
             } else {
@@ -194,21 +199,30 @@ std::string terminal_safe(std::string_view s) {
             continue;
         }
         // One UTF-8 sequence; anything malformed is shown byte by byte, and
-        // code points that steer a terminal (C1, bidi) as \uXXXX.
+        // code points that steer a terminal (C1, bidi) or draw as nothing
+        // as \uXXXX, but for the joiner and the presentation selectors of an
+        // emoji sequence (a symbol's U+FE0F, U+200D between two: they hide
+        // no text, and a README's warning sign keeps its look).
         uint32_t cp = 0;
         size_t n = base::utf8_at(s, i, &cp);
+        bool selector = cp == 0xFE0E || cp == 0xFE0F;
+        bool kept = (selector && after_symbol == 1) || (cp == 0x200D && after_symbol > 0);
         if (n == 0) {
             out += "\\x";
             out.push_back(hex[c >> 4]);
             out.push_back(hex[c & 15]);
             i++;
-        } else if (base::is_unsafe_codepoint(cp)) {
+            after_symbol = 0;
+            continue;
+        }
+        if (base::is_unsafe_codepoint(cp) && !kept) {
             base::append_codepoint_escape(&out, cp);
-            i += n;
+            after_symbol = 0;
         } else {
             out.append(s.substr(i, n));
-            i += n;
+            after_symbol = kept ? (selector ? 2 : 0) : cp >= 0x2000 ? 1 : 0;
         }
+        i += n;
     }
     return out;
 }

@@ -169,6 +169,16 @@ TEST_CASE("review format: terminal escaping covers C0, DEL, C1 and invalid UTF-8
     CHECK(terminal_safe("a\xe2\x80\xae"
                         "b\xe2\x81\xa7") == "a\\u202eb\\u2067");                         // bidi override, isolate
     CHECK(terminal_safe("id\xe2\x80\x8bx\xf3\xa0\x81\x81") == "id\\u200bx\\U000e0041");  // zero-width, tag
+    // An emoji's presentation selector and joiner stay (warning sign + U+FE0F;
+    // heart + U+FE0F + U+200D + fire); after a letter, or a second in a row, escaped.
+    CHECK(terminal_safe("\xe2\x9a\xa0\xef\xb8\x8f!") == "\xe2\x9a\xa0\xef\xb8\x8f!");
+    CHECK(terminal_safe("\xe2\x9d\xa4\xef\xb8\x8f\xe2\x80\x8d\xf0\x9f\x94\xa5") ==
+          "\xe2\x9d\xa4\xef\xb8\x8f\xe2\x80\x8d\xf0\x9f\x94\xa5");
+    CHECK(terminal_safe("a\xef\xb8\x8f") == "a\\ufe0f");
+    CHECK(terminal_safe("a\xe2\x80\x8d") == "a\\u200d");
+    CHECK(terminal_safe("\xe2\x9a\xa0\xef\xb8\x8f\xef\xb8\x8f") == "\xe2\x9a\xa0\xef\xb8\x8f\\ufe0f");
+    CHECK(terminal_safe("\xe2\x9a\xa0\xe2\x80\x8d\xe2\x80\x8d") == "\xe2\x9a\xa0\xe2\x80\x8d\\u200d");
+    CHECK(terminal_safe("\xe2\x9a\xa0\xe2\x80\x8b") == "\xe2\x9a\xa0\\u200b");  // zero-width space: never
 }
 
 TEST_CASE("review format: colors follow git's defaults") {
