@@ -76,7 +76,8 @@ struct ScanOptions {
     bool summary_only = false;
     // Count the changes (ScanResult::counted) without keeping them: no
     // items (run's exit, which records only the number). Not with
-    // with_base, keep_files, reader or mark_stale.
+    // with_base or keep_files; reader and mark_stale are not acted on (they
+    // need the change kept).
     bool count_only = false;
     // For save: keep changed upper files open (Item::fd), as many as the fd
     // limit comfortably allows.

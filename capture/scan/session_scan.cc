@@ -123,9 +123,8 @@ base::Result<ScanResult> walk_session(const session::Info& s, ScanOptions so, co
         // Marked as save's base records mark them (show, diff): a stale copy.
         auto known = session::read_known_bases(s.dir);
         // Not between two sessions: the lower is the other session's view,
-        // whose times say nothing of when this one copied a file up. Not
-        // for a count, which keeps no change to mark.
-        so.mark_stale = range.against.empty() && !so.count_only;
+        // whose times say nothing of when this one copied a file up.
+        so.mark_stale = range.against.empty();
         if (known) so.known_bases = &known.value();
         // Verdicts are reused only once nothing can write the upper layer
         // (docs/design.md, "The verdict cache").
