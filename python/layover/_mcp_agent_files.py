@@ -27,15 +27,20 @@ def read_text(path, what):
     return st
 
 
-def open_regular(path):
-    """Opens path for reading, refusing what is not a regular file by then
-    (O_NONBLOCK: a FIFO swapped in after read_text's check never blocks)."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+def open_regular(path, mode="rb"):
+    """Opens path ("rb", or "wb": created, emptied), refusing what is not a
+    regular file by then. O_NONBLOCK: a FIFO or device put there since the
+    caller's check (the agent's own commands run beside the call) fails the
+    open or the fstat, never blocks the call."""
+    flags = os.O_RDONLY if mode == "rb" else os.O_WRONLY | os.O_CREAT
+    fd = os.open(path, flags | os.O_NONBLOCK | os.O_CLOEXEC, 0o666)
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise Fail("%s is not a regular file" % shown(path))
         os.set_blocking(fd, True)
-        return os.fdopen(fd, "rb")
+        if mode == "wb":
+            os.ftruncate(fd, 0)
+        return os.fdopen(fd, mode)
     except BaseException:
         os.close(fd)
         raise
@@ -85,26 +90,11 @@ def op_write_file(req, rid):
         read_text(path, "write")  # a dir, FIFO or device: a clear error, not a blocked call
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        write_regular(path, data)
+        with open_regular(path, "wb") as f:
+            f.write(data)
     except OSError as e:
         raise Fail("%s: %s" % (shown(path), e.strerror))
     return {"path": shown(path), "bytes_written": len(data), "created": not existed}
-
-
-def write_regular(path, data):
-    """Writes data to path as a regular file. O_NONBLOCK: a FIFO or device
-    put there since the check (the agent's own commands run beside this
-    call) fails the open or the fstat, never blocks the call."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NONBLOCK | os.O_CLOEXEC, 0o666)
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise Fail("%s is not a regular file" % shown(path))
-        os.set_blocking(fd, True)
-        os.ftruncate(fd, 0)
-        with os.fdopen(fd, "wb", closefd=False) as f:
-            f.write(data)
-    finally:
-        os.close(fd)
 
 
 def op_edit_file(req, rid):
@@ -126,7 +116,8 @@ def op_edit_file(req, rid):
                    "replace_all" % (count, shown(path)))
     text = text.replace(old, new)
     try:
-        write_regular(path, text.encode("utf-8", "surrogateescape"))
+        with open_regular(path, "wb") as f:
+            f.write(text.encode("utf-8", "surrogateescape"))
     except OSError as e:
         raise Fail("%s: %s" % (shown(path), e.strerror))
     return {"path": shown(path), "replacements": count}
