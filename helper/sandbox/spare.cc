@@ -1,6 +1,5 @@
 #include "helper/sandbox/spare.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <linux/fs.h>
 #include <signal.h>
@@ -11,21 +10,20 @@
 
 #include <cerrno>
 #include <cstdlib>
-#include <cstring>
 
+#include "helper/base/dir.h"
+#include "helper/base/fd.h"
 #include "helper/store/remove.h"
 
 std::string spare_dir(const std::string& state) { return state + "/spare"; }
 
 void mark_top_dir(const std::string& dir) {
-    int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) return;
+    base::Fd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     int flags = 0;
-    if (::ioctl(fd, FS_IOC_GETFLAGS, &flags) == 0 && !(flags & FS_TOPDIR_FL)) {
+    if (fd.valid() && ::ioctl(fd.get(), FS_IOC_GETFLAGS, &flags) == 0 && !(flags & FS_TOPDIR_FL)) {
         flags |= FS_TOPDIR_FL;
-        (void)::ioctl(fd, FS_IOC_SETFLAGS, &flags);
+        (void)::ioctl(fd.get(), FS_IOC_SETFLAGS, &flags);
     }
-    ::close(fd);
 }
 
 namespace {
@@ -33,16 +31,17 @@ namespace {
 // A remover killed while it made its spare leaves STATE/spare/tmp.PID:
 // removed once no process has that pid (a reused pid only postpones it).
 void drop_stale(const std::string& parent) {
-    DIR* d = ::opendir(parent.c_str());
-    if (!d) return;
-    while (struct dirent* e = ::readdir(d)) {
-        if (std::strncmp(e->d_name, "tmp.", 4) != 0) continue;
+    base::Fd d(::open(parent.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!d.valid()) return;
+    auto names = base::list_dir(d.get());
+    if (!names) return;
+    for (const auto& e : *names) {
+        if (e.name.compare(0, 4, "tmp.") != 0) continue;
         char* end = nullptr;
-        long pid = std::strtol(e->d_name + 4, &end, 10);
+        long pid = std::strtol(e.name.c_str() + 4, &end, 10);
         if (pid <= 0 || *end || pid == ::getpid()) continue;
-        if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) (void)remove_tree_fast(parent + "/" + e->d_name);
+        if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) (void)remove_tree_fast(parent + "/" + e.name);
     }
-    ::closedir(d);
 }
 
 }  // namespace
