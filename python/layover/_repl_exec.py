@@ -52,15 +52,25 @@ class ExecMixin:
             _close(out_r, out_w, err_r, err_w, in_r, io[0])
             self.done(rid, {"oserror": 0, "returncode": None}, ("%s: %s" % (type(e).__name__, e),))
             return
-        _close(out_w, err_w, in_r)  # the command holds its own copies: its exit is our EOF
+        _close(in_r)
+        # Our copies of the write ends stay open until the command has exited
+        # (its pidfd says so): its closing stdout, then stderr, then becoming a
+        # zombie would each wake us otherwise (docs/performance.md, "Python
+        # exec, second pass").  Without pidfd_open, its exit is our EOF.
+        held = [_pidfd(pid), out_w, err_w]
+        if held[0] is None:
+            _close(out_w, err_w)
+            held = None
         rc = None
         interrupted = False
         try:
             State.in_user = True
             try:
-                rc = self._pump_process(rid, pid, out_r, err_r, io, data, h.get("timeout"))
+                rc = self._pump_process(rid, pid, out_r, err_r, io, data, h.get("timeout"), held)
             finally:
                 State.in_user = False
+                if held is not None:
+                    _close(*held)
         except KeyboardInterrupt:
             interrupted = True
         timed_out = rc is None and not interrupted
@@ -124,10 +134,12 @@ class ExecMixin:
             self.user_ran = False
         return self._closes, self._sigdef
 
-    def _pump_process(self, rid, pid, out_r, err_r, io, data, timeout):
+    def _pump_process(self, rid, pid, out_r, err_r, io, data, timeout, held):
         """Forward the command's output as it comes and feed its input (io[0],
         closed and set to None once written); then wait for it.  Its exit
-        code, or None when the timeout passed first."""
+        code, or None when the timeout passed first.  held: None, or [the
+        command's pidfd, our copies of its stdout and stderr write ends], all
+        closed (set to None) here once the pidfd says it exited."""
         deadline = None
         if timeout is not None:
             deadline = _own_import("time").monotonic() + float(timeout)
@@ -135,6 +147,10 @@ class ExecMixin:
         names = {out_r: "stdout", err_r: "stderr"}
         for fd in names:
             poller.register(fd, select.POLLIN)
+        pidfd = None
+        if held is not None:
+            pidfd = held[0]
+            poller.register(pidfd, select.POLLIN)
         win = io[0]
         view = memoryview(data or b"")
         if win is not None:
@@ -150,7 +166,11 @@ class ExecMixin:
                 if wait <= 0:
                     return None
             for fd, ev in poller.poll(None if wait is None else max(1, int(wait * 1000))):
-                if fd == win:
+                if fd == pidfd:  # exited: its pipes end once no other process holds them
+                    poller.unregister(pidfd)
+                    pidfd = None
+                    held[:] = [_close(*held)] * 3
+                elif fd == win:
                     try:
                         n = os.write(win, view[:CHUNK])
                         view = view[n:]
@@ -254,6 +274,15 @@ def _wait(pid, deadline):
     if os.WIFSIGNALED(status):
         return -os.WTERMSIG(status)
     return os.WEXITSTATUS(status)
+
+
+def _pidfd(pid):
+    """A pidfd of our child pid (not reaped yet, so it is that process), or
+    None where os.pidfd_open is missing (Python < 3.9, Linux < 5.3)."""
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return None
 
 
 def _close(*fds):
