@@ -70,7 +70,7 @@ class ExecMixin:
             finally:
                 State.in_user = False
                 if held is not None:
-                    _close(*held)
+                    held[1] = held[2] = _close(held[1], held[2])
         except KeyboardInterrupt:
             interrupted = True
         timed_out = rc is None and not interrupted
@@ -83,11 +83,13 @@ class ExecMixin:
             rc = _wait(pid, None)
         if proc is not None:
             proc.returncode = rc  # reaped here: Popen must not wait for the pid again
-        _close(out_r, err_r, io[0])
         pending, o, e = self._tails(MAX_PAYLOAD)
         h = (b'{"t":"done","id":%d,"lens":[],"tail":[%d,%d],"returncode":%d,"timed_out":%s,"interrupted":%s}'
              % (rid, len(o), len(e), rc, b"true" if timed_out else b"false", b"true" if interrupted else b"false"))
-        self.chan.write_main(b"".join((pending, pack_lens(len(h), len(o) + len(e)), h, o, e)))
+        try:
+            self.chan.write_main(b"".join((pending, pack_lens(len(h), len(o) + len(e)), h, o, e)))
+        finally:  # after the reply: the host goes on meanwhile
+            _close(out_r, err_r, io[0], held[0] if held is not None else None)
 
     _devnull = None
 
@@ -138,8 +140,9 @@ class ExecMixin:
         """Forward the command's output as it comes and feed its input (io[0],
         closed and set to None once written); then wait for it.  Its exit
         code, or None when the timeout passed first.  held: None, or [the
-        command's pidfd, our copies of its stdout and stderr write ends], all
-        closed (set to None) here once the pidfd says it exited."""
+        command's pidfd, our copies of its stdout and stderr write ends]; the
+        write ends are closed (set to None) here once the pidfd says it
+        exited."""
         deadline = None
         if timeout is not None:
             deadline = _own_import("time").monotonic() + float(timeout)
@@ -169,7 +172,7 @@ class ExecMixin:
                 if fd == pidfd:  # exited: its pipes end once no other process holds them
                     poller.unregister(pidfd)
                     pidfd = None
-                    held[:] = [_close(*held)] * 3
+                    held[1] = held[2] = _close(held[1], held[2])
                 elif fd == win:
                     try:
                         n = os.write(win, view[:CHUNK])
