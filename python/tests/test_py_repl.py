@@ -223,6 +223,16 @@ def test_interrupt_from_another_thread(repl):
     assert repl.run("4").value == "4"
 
 
+def test_interrupt_from_another_thread_ends_an_exec_and_the_repl_goes_on(repl):
+    threading.Timer(0.3, repl.interrupt).start()
+    t0 = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        repl.exec(["sh", "-c", "echo started; sleep 20"])
+    assert time.monotonic() - t0 < 5
+    p = repl.exec(["sh", "-c", "echo again"], timeout=5)
+    assert (p.returncode, p.stdout) == (0, b"again\n")
+
+
 def test_interrupt_escalates_to_killing_a_blocking_os_system(repl):
     # os.system ignores SIGINT while it waits; the second stage kills the
     # REPL's descendants, so the call still ends and the REPL survives.
