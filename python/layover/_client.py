@@ -439,14 +439,7 @@ class ReplClient:
             except KeyboardInterrupt:
                 if result is not None:
                     raise  # the reply was complete: nothing left to interrupt
-                if got:  # read but not yet taken: the general path reads it again
-                    self.buf += memoryview(chunk)[:got]
-                reply = Reply()
-                reply.interrupted_by_host = True
-                try:
-                    self._escalate(rid, reply, timeout)
-                except (SandboxError, KeyboardInterrupt):
-                    pass
+                self._interrupted(rid, got, timeout)
                 raise
             return _run_result(self._finish, rid, Reply(), deadline, timeout)
         finally:
@@ -496,14 +489,7 @@ class ReplClient:
             except KeyboardInterrupt:
                 if reply is not None:
                     raise  # the reply was complete: nothing left to interrupt
-                if got:
-                    self.buf += memoryview(self.chunk)[:got]
-                reply = Reply()
-                reply.interrupted_by_host = True
-                try:
-                    self._escalate(rid, reply, timeout)
-                except (SandboxError, KeyboardInterrupt):
-                    pass
+                self._interrupted(rid, got, timeout)
                 raise
             if got:
                 self.buf += memoryview(self.chunk)[:got]
@@ -511,6 +497,20 @@ class ReplClient:
         finally:
             self.current = None
             lock.release()
+
+    def _interrupted(self, rid: int, got: int, timeout: Optional[float]) -> None:
+        """Ctrl+C on the host while a hot path waited for request rid's reply:
+        the first `got` bytes of self.chunk, read but not taken, go back for
+        the general path, and the request is interrupted (then its processes
+        killed) inside, as _finish does."""
+        if got:
+            self.buf += memoryview(self.chunk)[:got]
+        reply = Reply()
+        reply.interrupted_by_host = True
+        try:
+            self._escalate(rid, reply, timeout)
+        except (SandboxError, KeyboardInterrupt):
+            pass
 
     def _exec_reply(self, rid: int, got: int) -> Optional[Reply]:
         """The Reply in the first `got` bytes of self.chunk when they hold

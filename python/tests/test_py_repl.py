@@ -233,6 +233,16 @@ def test_interrupt_from_another_thread_ends_an_exec_and_the_repl_goes_on(repl):
     assert (p.returncode, p.stdout) == (0, b"again\n")
 
 
+def test_ctrl_c_on_the_host_during_an_exec_stops_the_command_and_the_repl_goes_on(repl, tmp_path):
+    marker = tmp_path / "late"
+    threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT)).start()
+    with pytest.raises(KeyboardInterrupt):
+        repl.exec(["sh", "-c", "sleep 0.8; touch %s" % marker])
+    assert repl.exec(["echo", "next"]).stdout == b"next\n"
+    time.sleep(1.0)
+    assert not marker.exists()
+
+
 def test_interrupt_escalates_to_killing_a_blocking_os_system(repl):
     # os.system ignores SIGINT while it waits; the second stage kills the
     # REPL's descendants, so the call still ends and the REPL survives.
