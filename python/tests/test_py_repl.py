@@ -235,7 +235,7 @@ def test_interrupt_from_another_thread_ends_an_exec_and_the_repl_goes_on(repl):
 
 def test_ctrl_c_on_the_host_during_an_exec_stops_the_command_and_the_repl_goes_on(repl, tmp_path):
     marker = tmp_path / "late"
-    threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT)).start()
+    threading.Timer(0.1, os.kill, (os.getpid(), signal.SIGINT)).start()  # within the first recv_into (0.25 s)
     with pytest.raises(KeyboardInterrupt):
         repl.exec(["sh", "-c", "sleep 0.8; touch %s" % marker])
     assert repl.exec(["echo", "next"]).stdout == b"next\n"
