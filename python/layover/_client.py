@@ -105,6 +105,23 @@ def _exec_done(m: "re.Match[bytes]") -> Dict[str, Any]:
             "timed_out": False, "interrupted": False}
 
 
+def seconds(timeout: Any) -> Optional[float]:
+    """A run/exec/call timeout as float seconds: None or infinity for none;
+    zero or less times out at once, as subprocess.run does.  Anything else
+    (NaN, a str, a bool) is refused here, before a request is sent: the
+    REPL's JSON has no NaN or Infinity, and a bad value once sent would
+    stop the sandbox."""
+    if isinstance(timeout, (str, bytes, bool)):
+        raise TypeError("timeout must be a number of seconds or None, not %r" % (timeout,))
+    try:
+        t = float(timeout)
+    except (TypeError, ValueError):
+        raise TypeError("timeout must be a number of seconds or None, not %r" % (timeout,)) from None
+    if t != t:
+        raise ValueError("timeout must be a number of seconds or None, not nan")
+    return None if t == float("inf") else t
+
+
 class ReplClient:
     def __init__(self, sock: socket.socket, ctl: Optional[socket.socket],
                  alive: Callable[[], Optional[str]], on_break: Callable[[str], None],
@@ -322,6 +339,8 @@ class ReplClient:
     # --- run(), the hot path ---
 
     def run_code(self, code: str, timeout: Optional[float] = None, interactive: bool = False) -> RunResult:
+        if timeout is not None:
+            timeout = seconds(timeout)
         try:
             return self._run_code(code, timeout, interactive)
         except TimeoutError as e:

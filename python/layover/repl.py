@@ -18,7 +18,7 @@ from json.encoder import encode_basestring_ascii as _json_str
 from typing import IO, Any, Callable, Dict, List, Mapping, Optional, Sequence, Union
 
 from . import _boot
-from ._client import EXEC_SLACK, MAX_PAYLOAD, ReplClient, socketpair
+from ._client import EXEC_SLACK, MAX_PAYLOAD, ReplClient, seconds, socketpair
 from ._helper import error_for, one_line
 from .errors import SandboxError, TimeoutError, ToolError, os_reason, sandbox_os_error
 from .model import ExecResult, RunResult
@@ -201,6 +201,8 @@ class Repl:
              input: Optional[Union[bytes, str]] = None, text: bool = False, shell: bool = False,
              encoding: Optional[str] = None, errors: Optional[str] = None, check: bool = False) -> ExecResult:
         argv = _argv(args, shell)
+        if timeout is not None:
+            timeout = seconds(timeout)
         textmode = text or encoding is not None or errors is not None
         enc, err = encoding or "utf-8", errors or "replace"
         try:
@@ -261,6 +263,8 @@ class Repl:
              self_attrs: Optional[Mapping[str, Any]] = None, timeout: Optional[float] = None) -> Any:
         """Run the function `name` defined by `source` inside; arguments and
         result travel as JSON.  Raises ToolError with the inside traceback."""
+        if timeout is not None:
+            timeout = seconds(timeout)
         req: Dict[str, Any] = {"source": source, "name": name, "args": list(args), "kwargs": dict(kwargs or {})}
         if self_attrs is not None:
             req["self"] = dict(self_attrs)

@@ -223,6 +223,21 @@ def test_interrupt_from_another_thread(repl):
     assert repl.run("4").value == "4"
 
 
+def test_a_bad_timeout_is_refused_before_the_request_and_infinity_means_none(repl):
+    # NaN or Infinity once sent stopped the sandbox (the REPL's JSON has neither).
+    for bad, err in ((float("nan"), ValueError), ("5", TypeError), (True, TypeError)):
+        with pytest.raises(err, match="timeout must be a number of seconds or None"):
+            repl.exec(["true"], timeout=bad)
+        with pytest.raises(err, match="timeout must be a number of seconds or None"):
+            repl.run("1", timeout=bad)
+        with pytest.raises(err, match="timeout must be a number of seconds or None"):
+            repl.call("def f():\n    return 1\n", "f", timeout=bad)
+    p = repl.exec(["sh", "-c", "echo inf"], timeout=float("inf"))
+    assert (p.returncode, p.stdout) == (0, b"inf\n")
+    assert repl.run("6*7", timeout=float("inf")).value == "42"
+    assert repl.call("def f(x):\n    return x + 1\n", "f", [1], timeout=float("inf")) == 2
+
+
 def test_interrupt_from_another_thread_ends_an_exec_and_the_repl_goes_on(repl):
     threading.Timer(0.3, repl.interrupt).start()
     t0 = time.monotonic()
