@@ -13,6 +13,7 @@
 #include "capture/scan/snapshot.h"
 #include "capture/scan/verdicts.h"
 #include "helper/base/child.h"
+#include "helper/base/fault.h"
 #include "helper/base/fs/beneath.h"
 #include "helper/base/text.h"
 #include "helper/store/layer_store.h"
@@ -223,6 +224,8 @@ base::Result<std::vector<Change>> session_changes_as_owner(const session::Info& 
     // Kept only when no writer came meanwhile (the generation read before
     // the walk, no lock now) and no key is racy.
     int64_t start_ns = static_cast<int64_t>(start.tv_sec) * 1000000000 + start.tv_nsec;
+    // (The tests stop here to bump the generation, as a writer would, mid-walk.)
+    if (snap.want && !base::fault_point("status", "walked")) snap.want = false;
     if (snap.want && snap.gen && keep->dir.valid() && !snapshot_racy(scan.keys, start_ns) &&
         !session::is_locked(s.dir) && session::read_gen(keep->dir.get()) == snap.gen) {
         StatusSnapshot head;
