@@ -43,7 +43,8 @@ void add_key(std::string* out, const PathKey& k) {
 }  // namespace
 
 std::string status_inputs(const session::Info& s, bool summary_only, const IgnoreOptions& ignore, int session_dirfd) {
-    std::string out = summary_only ? "summary;" : "full;";
+    // The version: a later one may classify the same trees otherwise.
+    std::string out = std::string(LAYOVER_VERSION) + (summary_only ? ";summary;" : ";full;");
     out += ignore.include_ignored ? "include-ignored;" : "-;";
     out += ignore.no_defaults ? "no-defaults;" : "-;";
     for (const auto& g : ignore.globs) add(&out, g);

@@ -1,5 +1,5 @@
 // What a session's status walk depends on besides its trees, as one string
-// (StatusSnapshot::inputs): the walk's options, the ignore rules' sources
+// (StatusSnapshot::inputs): layover's version, the walk's options, the ignore rules' sources
 // other than the real .layoverignore (whose key is among the real keys),
 // the session's hidden paths, and the stats of the session files the walk
 // reads (meta.json, known-bases.json: a writer of an older version, which

@@ -18,7 +18,11 @@ public:
     std::string s;
     void u64(uint64_t v) {
         char b[8];
-        for (int i = 0; i < 8; i++) b[i] = static_cast<char>(v >> (8 * i));
+        if constexpr (std::endian::native == std::endian::little) {
+            std::memcpy(b, &v, 8);
+        } else {
+            for (int i = 0; i < 8; i++) b[i] = static_cast<char>(v >> (8 * i));
+        }
         s.append(b, 8);
     }
     void u8(unsigned v) { s.push_back(static_cast<char>(v)); }
