@@ -6,7 +6,6 @@
 
 #include <atomic>
 #include <cerrno>
-#include <random>
 
 #include "capture/scan/snapshot.h"
 #include "capture/scan/walker.h"
@@ -55,31 +54,13 @@ private:
 }  // namespace
 
 bool load_snapshot(int session_dirfd, bool full, StatusSnapshot* out) {
-    const char* name = session::kStatusSnapshotFiles[full ? 1 : 0];
-    base::Fd fd(::openat(session_dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
-    if (!fd.valid()) return false;
-    struct stat st;
-    if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid()) return false;
-    if (static_cast<uint64_t>(st.st_size) > kMaxFile) return false;
-    // Replaced by rename, never rewritten in place: one read of the size fstat gave.
-    std::string data = base::read_upto(fd.get(), static_cast<size_t>(st.st_size));
-    return parse_snapshot(data, out);
+    auto data = read_session_cache(session_dirfd, session::kStatusSnapshotFiles[full ? 1 : 0], kMaxFile);
+    return data && parse_snapshot(*data, out);
 }
 
 base::Result<void> store_snapshot(int session_dirfd, bool full, const std::string& data) {
-    const char* name = session::kStatusSnapshotFiles[full ? 1 : 0];
-    std::random_device rd;
-    std::string tmp = std::string(".") + name + "-" + std::to_string(rd() % 1000000000u);
-    base::Fd fd(::openat(session_dirfd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
-    if (!fd.valid()) return base::sys_error("writing the status snapshot");
-    auto w = base::write_all(fd.get(), data.data(), data.size());
-    fd.reset();
-    // No fsync: a snapshot lost in a crash is recomputed; a torn one fails to parse.
-    if (!w || ::renameat(session_dirfd, tmp.c_str(), session_dirfd, name) != 0) {
-        ::unlinkat(session_dirfd, tmp.c_str(), 0);
-        return w ? base::sys_error("writing the status snapshot") : w;
-    }
-    return base::Ok();
+    return write_session_cache(session_dirfd, session::kStatusSnapshotFiles[full ? 1 : 0], data,
+                               "writing the status snapshot");
 }
 
 bool snapshot_keys_hold(const SnapshotKeys& k, int upper_fd, int target_fd, int threads) {
