@@ -2,9 +2,11 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
+#include <ctime>
 
 #include "capture/scan/walker.h"
 
@@ -40,6 +42,22 @@ void add_key(std::string* out, const PathKey& k) {
     *out += ';';
 }
 
+// This boot's id: neither the generation's xattr nor the snapshot is
+// fsync'ed, so after a crash a writer's bump may be lost while its writes
+// are not; a snapshot of an earlier boot is never trusted.
+std::string boot_id() {
+    char buf[64];
+    int fd = ::open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd < 0 ? -1 : ::read(fd, buf, sizeof buf);
+    if (fd >= 0) ::close(fd);
+    if (n > 0) return std::string(buf, static_cast<size_t>(n));
+    // Unknown: a value no later status repeats, so no snapshot matches.
+    struct timespec now {};
+    ::clock_gettime(CLOCK_MONOTONIC, &now);
+    return "unknown " + std::to_string(::getpid()) + " " + std::to_string(now.tv_sec) + "." +
+           std::to_string(now.tv_nsec);
+}
+
 }  // namespace
 
 std::string status_inputs(const session::Info& s, bool summary_only, const IgnoreOptions& ignore, int session_dirfd) {
@@ -51,6 +69,8 @@ std::string status_inputs(const session::Info& s, bool summary_only, const Ignor
     out += "|home:";
     const char* home = std::getenv("HOME");  // the default ignore lines' anchor
     add(&out, home ? home : "");
+    out += "|boot:";
+    add(&out, boot_id());
     out += "|target:";
     add(&out, s.meta.target);
     out += "|created:" + std::to_string(s.meta.created_ns) + "|hidden:";

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "capture/scan/scan.h"
+#include "capture/scan/session_snapshot.h"
 #include "capture/scan/snapshot.h"
 #include "helper/base/fd.h"
 #include "tests/unit/capture_scan_util.h"
@@ -184,4 +185,21 @@ TEST_CASE("the walk records the real side of each entry and the upper's dirs, an
         REQUIRE(::symlink((p.t.path + "/elsewhere").c_str(), (p.low + "/d").c_str()) == 0);
         CHECK_FALSE(snapshot_keys_hold(r.keys, up.get(), low.get(), 2));
     }
+}
+
+TEST_CASE("status snapshot: the inputs hold this boot's id, so no snapshot outlives a crash", "[snapshot]") {
+    char buf[64] = {};
+    int fd = ::open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+    REQUIRE(fd >= 0);
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    ::close(fd);
+    REQUIRE(n > 30);
+    session::Info s;
+    s.meta.target = "/home/u";
+    IgnoreOptions ignore;
+    base::Fd dir(::open("/proc/self", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    std::string in = status_inputs(s, true, ignore, dir.get());
+    CHECK(in.find(std::string(buf, static_cast<size_t>(n))) != std::string::npos);
+    CHECK(in == status_inputs(s, true, ignore, dir.get()));  // and nothing else that varies
+    CHECK(in != status_inputs(s, false, ignore, dir.get()));
 }
