@@ -13,6 +13,7 @@
 #include <iterator>
 #include <vector>
 
+#include "helper/base/clock.h"
 #include "helper/base/fs/beneath.h"
 #include "helper/base/text.h"
 
@@ -28,7 +29,7 @@ capture::Type type_of_mode(uint32_t m) {
     return Type::Other;
 }
 
-int64_t ns_of(const struct timespec& ts) { return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec; }
+int64_t ns_of(const struct timespec& ts) { return base::time_ns(ts.tv_sec, ts.tv_nsec); }
 
 struct timespec timespec_of(int64_t ns) {
     // Floor division: times before 1970 keep 0 <= tv_nsec < 1e9.
