@@ -111,7 +111,20 @@ std::string explain_open(int err) {
 }  // namespace
 
 base::Result<std::vector<EntryStat>> walk_tree(int root, const std::string& rel) {
-    TRY(base::Fd d, open_dir_beneath(root, rel));
+    auto opened = open_dir_beneath(root, rel);
+    if (!opened.ok() && opened.error().code == EACCES) {
+        // The tree's own root may be one its owner cannot list (an added
+        // 0000 dir): recorded without entries, as walk_entry does below.
+        auto [parent, name] = split_parent(rel);
+        TRY(base::Fd p, open_dir_beneath(root, parent));
+        std::vector<EntryStat> none;
+        struct stat self {};
+        if (::fstat(p.get(), &self) != 0) return base::sys_error("stat " + parent);
+        TRY_VOID(walk_entry(p.get(), self, "", name, none));
+        if (none.size() == 1 && none[0].type == capture::Type::Dir) return std::vector<EntryStat>{};
+        return opened.error();
+    }
+    TRY(base::Fd d, std::move(opened));
     std::vector<EntryStat> out;
     TRY_VOID(walk_into(d.get(), "", out, ::sysconf(_SC_NPROCESSORS_ONLN) > 1));
     std::sort(out.begin(), out.end(), [](const EntryStat& a, const EntryStat& b) { return a.path < b.path; });

@@ -39,3 +39,50 @@ def test_a_time_past_2262_is_kept_as_the_latest_time_a_patch_holds_never_wrapped
     assert os.lstat(str(lo.target / "far.txt")).st_mtime_ns == MAX_SECONDS * 10**9 + 999999999
     assert os.lstat(str(lo.target / "y2106.txt")).st_mtime == 4294967296
     assert (lo.target / "far.txt").read_text() == "f\n"
+
+
+def modes(root):
+    return {k: v for k, v in snapshot(root).items()}
+
+
+def test_read_only_and_mode_000_directories_apply_undo_and_roll_back_as_an_ordinary_user(lo, tmp_path):
+    # Moving a directory to another parent rewrites its ".." entry, which needs
+    # write permission on it: a 0555 dir (a Go module cache has them) or a 0000
+    # one could not go into the undo store, back out of it, or to the trash.
+    # Found by the attack pass of 26 Nov: `rmdir` of a real 0555 dir failed the
+    # apply; an added 0555 dir failed its undo (journal left, "remove ro:
+    # Permission denied"); an added 0000 dir with content failed the apply and
+    # its rollback, leaving the dir on the real tree.
+    t = lo.target
+    (t / "gone").mkdir()
+    (t / "gone").chmod(0o555)
+    (t / "was_dir").mkdir()
+    (t / "was_dir").chmod(0o500)
+    before = modes(t)
+    run_edit(lo, "rmdir gone && rmdir was_dir && echo now a file > was_dir && "
+             "mkdir ro && echo r > ro/f && chmod 555 ro && "
+             "mkdir locked && echo s > locked/secret && chmod 000 locked", session="ro")
+    r, out = apply_json(lo, "ro", "--yes")
+    assert r.returncode == 0, (r.stderr.decode(errors="replace"), out)
+    assert not os.path.lexists(str(t / "gone"))
+    assert (t / "was_dir").read_text() == "now a file\n"
+    assert stat.S_IMODE(os.lstat(str(t / "ro")).st_mode) == 0o555
+    assert (t / "ro" / "f").read_text() == "r\n"
+    assert stat.S_IMODE(os.lstat(str(t / "locked")).st_mode) == 0
+    assert not os.listdir(str(lo.state / "journal"))
+    r = lo("undo", out["undo"])
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    assert modes(t) == before
+    assert stat.S_IMODE(os.lstat(str(t / "gone")).st_mode) == 0o555
+    assert not os.listdir(str(lo.state / "journal"))
+
+
+def test_a_failed_apply_of_a_mode_000_directory_rolls_back_whole(lo):
+    t = lo.target
+    before = modes(t)
+    run_edit(lo, "mkdir locked && echo s > locked/secret && chmod 000 locked && echo n > notes.txt", session="fail")
+    r = lo("apply", "fail", "--yes", env={"LAYOVER_FAULT": "apply:recorded:1"})
+    assert r.returncode == 1
+    assert "ROLLING BACK FAILED" not in r.stderr.decode(errors="replace")
+    assert modes(t) == before
+    assert not os.listdir(str(lo.state / "journal"))
