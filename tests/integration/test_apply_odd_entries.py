@@ -86,3 +86,37 @@ def test_a_failed_apply_of_a_mode_000_directory_rolls_back_whole(lo):
     assert "ROLLING BACK FAILED" not in r.stderr.decode(errors="replace")
     assert modes(t) == before
     assert not os.listdir(str(lo.state / "journal"))
+
+
+def test_layovers_reserved_names_made_by_the_agent_are_marked_and_can_be_left_out(lo, tmp_path):
+    # Found by the attack pass of 26 Nov: one `.layover-tmp.x` file made inside
+    # refused the whole apply, even with --exclude or --only naming other paths,
+    # and no list said so before the apply failed.
+    t = lo.target
+    before = modes(t)
+    run_edit(lo, "echo t > .layover-tmp.1.2 && mkdir -p .layover-undo/abc && echo '{}' > .layover-undo/abc/undo.json"
+             " && mkdir d && echo y > d/.layover-tmp.9.9 && echo ok > ok.txt", session="res")
+    r = lo("status", "res")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.decode().splitlines()
+    for name in (".layover-tmp.1.2", ".layover-undo/", "d/.layover-tmp.9.9"):
+        line = next(x for x in lines if x.startswith("A  " + name))
+        assert "! layover's reserved name (apply refuses it)" in line, lines
+    assert not any("ok.txt" in x and "!" in x for x in lines)
+    r = lo("apply", "res", "--yes")
+    assert r.returncode == 1
+    err = r.stderr.decode()
+    assert ("layover: apply: .layover-tmp.1.2 uses a name reserved for layover's own staging/undo "
+            "(.layover-tmp.*, .layover-undo); leave it out with --exclude .layover-tmp.1.2; nothing was applied") in err
+    assert modes(t) == before
+    # Left out, the rest applies; the same for a saved patch.
+    patch = tmp_path / "res.tar.zst"
+    assert lo("save", "res", "-o", patch).returncode == 0
+    r = lo("apply", patch, "--target", t, "--yes", "--only", "ok.txt")
+    assert r.returncode == 0, r.stderr
+    assert (t / "ok.txt").read_text() == "ok\n"
+    r = lo("apply", "res", "--yes", "--force", "--exclude", ".layover-tmp.*", "--exclude", ".layover-undo")
+    assert r.returncode == 0, r.stderr
+    assert sorted(os.listdir(str(t / "d"))) == []
+    assert not os.path.lexists(str(t / ".layover-tmp.1.2"))
+    assert not os.path.lexists(str(t / ".layover-undo"))
