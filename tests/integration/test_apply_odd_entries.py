@@ -120,3 +120,36 @@ def test_layovers_reserved_names_made_by_the_agent_are_marked_and_can_be_left_ou
     assert sorted(os.listdir(str(t / "d"))) == []
     assert not os.path.lexists(str(t / ".layover-tmp.1.2"))
     assert not os.path.lexists(str(t / ".layover-undo"))
+
+
+def test_an_apply_never_writes_into_layovers_own_state_dir(lo, tmp_path):
+    # docs/cli.md: the state dir must not overlap the target. `run` refused that;
+    # apply did not (found by the attack pass of 26 Nov): `--target STATE` wrote
+    # into the state dir, and with LAYOVER_STATE_DIR inside the target a patch
+    # could add a journal, an undo record or a session there.
+    t = lo.target
+    (t / ".lstate").mkdir(mode=0o700)
+    run_edit(lo, "mkdir -p .lstate/journal && echo '{}' > .lstate/journal/planted.json && echo ok > ok.txt",
+             session="st")
+    patch = tmp_path / "st.tar.zst"
+    assert lo("save", "st", "-o", patch).returncode == 0
+    inner = dict(lo.env, LAYOVER_STATE_DIR=str(t / ".lstate"))
+    lo("sessions", env=inner)  # the state dir's own layout, made on first use
+    before = modes(t)
+    for args in (["--dry-run"], ["--yes"]):
+        r = lo("apply", patch, "--target", t, *args, env=inner)
+        assert r.returncode == 1, r.stdout
+        err = r.stderr.decode()
+        assert (".lstate/journal would change layover's state dir %s/.lstate (sessions, journals, undo "
+                "records); leave it out with --exclude .lstate/journal; nothing was applied" % t) in err, err
+    assert modes(t) == before
+    r = lo("apply", patch, "--target", t, "--yes", "--exclude", ".lstate", env=inner)
+    assert r.returncode == 0, r.stderr
+    assert (t / "ok.txt").read_text() == "ok\n"
+    assert not (t / ".lstate" / "journal" / "planted.json").exists()
+    # A target at or inside the state dir.
+    for where in (lo.state, lo.state / "sessions"):
+        r = lo("apply", patch, "--target", where, "--yes")
+        assert r.returncode == 1
+        assert ("target %s lies in layover's state dir %s" % (where, lo.state)) in r.stderr.decode()
+    assert not (lo.state / "ok.txt").exists() and not (lo.state / "sessions" / "ok.txt").exists()
