@@ -153,3 +153,19 @@ def test_an_apply_never_writes_into_layovers_own_state_dir(lo, tmp_path):
         assert r.returncode == 1
         assert ("target %s lies in layover's state dir %s" % (where, lo.state)) in r.stderr.decode()
     assert not (lo.state / "ok.txt").exists() and not (lo.state / "sessions" / "ok.txt").exists()
+
+
+def test_an_empty_target_or_filter_value_is_a_usage_error_never_the_default(lo, tmp_path):
+    # `apply P --target "$UNSET"` applied to the manifest's target (the home) as
+    # if no --target had been given (found by the attack pass of 26 Nov).
+    run_edit(lo, "echo ok > ok.txt", session="e")
+    patch = tmp_path / "e.tar.zst"
+    assert lo("save", "e", "-o", patch).returncode == 0
+    before = modes(lo.target)
+    for args in (["apply", patch, "--target", "", "--yes"], ["apply", patch, "--target=", "--yes"],
+                 ["apply", "e", "--only", "", "--yes"], ["undo", "--last", "--target", ""],
+                 ["undo", "--list", "--target="]):
+        r = lo(*args)
+        assert r.returncode == 2, (args, r.stdout)
+        assert b"needs a value" in r.stderr, r.stderr
+    assert modes(lo.target) == before

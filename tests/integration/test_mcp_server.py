@@ -322,6 +322,10 @@ def test_mcp_bad_options_and_sigterm(require_sandbox, proj, state_dir):
     r = subprocess.run([LAYOVER, "mcp", "--target", str(proj / "nope")], capture_output=True, text=True, env=env,
                        stdin=subprocess.DEVNULL)
     assert r.returncode == 2 and r.stdout == "" and "not a directory" in r.stderr
+    for empty in (["--target", ""], ["--target="]):  # an unset variable is no target (found by the attack pass)
+        r = subprocess.run([LAYOVER, "mcp", *empty], capture_output=True, text=True, env=env,
+                           stdin=subprocess.DEVNULL, cwd=str(proj))
+        assert r.returncode == 2 and r.stdout == "" and "--target needs a directory" in r.stderr, r.stderr
     r = subprocess.run([LAYOVER, "mcp", "--on-exit", "apply"], capture_output=True, text=True, env=env,
                        stdin=subprocess.DEVNULL)
     assert r.returncode == 2 and "apply is the person's" in r.stderr and r.stdout == ""
