@@ -9,8 +9,10 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import threading
+import time
 from pathlib import Path
-from typing import Dict, Mapping, Optional, Sequence, Type, Union
+from typing import Dict, Mapping, Optional, Sequence, Tuple, Type, Union
 
 from .errors import PatchError, SandboxError, UnsupportedKernelError, os_reason
 
@@ -102,3 +104,50 @@ class Helper:
             msg = one_line(r.stderr or b"", "layover %s failed with exit status %d" % (verb, r.returncode))
             raise error_for(msg, error)
         return r
+
+    def run_clipped(self, args: Sequence[StrPath], cap: int, *, ok: Sequence[int] = (0,),
+                    timeout: float = 600) -> Tuple[bytes, bytes, int]:
+        """Run `layover ARGS` as run() does, keeping only the first and the
+        last `cap` bytes of its stdout: (head, tail, total bytes). A diff of
+        gigabytes of text the sandboxed agent wrote never sits whole in this
+        process (`layover mcp` runs on the host). tail is b"" when the output
+        fits in head."""
+        argv = self.argv(*args)
+        if args and args[0] != "run":
+            argv.insert(2, "--no-config")
+        try:
+            p = subprocess.Popen(argv, env=self.env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE)
+        except OSError as e:
+            raise SandboxError("layover: cannot run the helper %s: %s; set LAYOVER_BIN or reinstall"
+                               % (self.binary, os_reason(e, with_path=False))) from None
+        err = bytearray()
+
+        def drain() -> None:  # stderr beside stdout, so neither pipe fills and blocks the helper
+            for chunk in iter(lambda: p.stderr.read(65536), b""):  # type: ignore[union-attr]
+                err.extend(chunk[:max(0, 65536 - len(err))])
+
+        t = threading.Thread(target=drain, daemon=True)
+        t.start()
+        timer = threading.Timer(timeout, p.kill)
+        timer.start()
+        head, tail, total = bytearray(), bytearray(), 0
+        end = time.monotonic() + timeout
+        with p:
+            for chunk in iter(lambda: p.stdout.read1(1 << 20), b""):  # type: ignore[union-attr]
+                total += len(chunk)
+                room = cap - len(head)
+                head.extend(chunk[:room] if room > 0 else b"")
+                if len(chunk) > room:
+                    tail.extend(chunk[max(room, 0):])
+                    del tail[:max(0, len(tail) - cap)]
+            rc = p.wait()
+        timer.cancel()
+        t.join()
+        if rc < 0 and time.monotonic() >= end:
+            raise SandboxError("layover: 'layover %s' did not finish within %.0f s"
+                               % (" ".join(os.fspath(a) for a in args[:2]), timeout))
+        if rc not in ok:
+            verb = os.fspath(args[0]) if args else "?"
+            raise error_for(one_line(bytes(err), "layover %s failed with exit status %d" % (verb, rc)), PatchError)
+        return bytes(head), bytes(tail), total

@@ -559,3 +559,33 @@ def test_file_tools_refuse_a_fifo_and_never_block(client, proj):
     assert r["structuredContent"]["stdout"] == "served\n"
     assert c.close() == 0
     assert not (proj / "pipe").exists() and not (proj / "after.txt").exists()
+
+
+def _peak_rss_kb(pid):
+    with open("/proc/%d/status" % pid) as f:
+        return next(int(ln.split()[1]) for ln in f if ln.startswith("VmHWM:"))
+
+
+def test_mcp_diff_of_a_huge_text_change_never_sits_whole_in_the_server(require_sandbox, proj, state_dir):
+    """The diff tool's text is capped (TEXT_CAP); found by the attack pass of 26
+    Nov: the server (on the host) read the whole `layover diff` output first,
+    so an agent that wrote gigabytes of text made it hold them, and their
+    decoded copy, in memory. 64 MB here: the server's peak must not grow by it."""
+    c = McpClient(proj, state_dir, "mcp-bigdiff")
+    try:
+        c.initialize()
+        r = c.call("run_command", command="for i in 1 2 3 4; do yes 'a line of text the agent wrote' | "
+                   "head -c 16000000 > big$i.txt; done; ls big*")
+        assert not r["isError"], r
+        c.call("diff", paths=["README.md"])  # unchanged: warms the server up
+        base = _peak_rss_kb(c.proc.pid)
+        r = c.call("diff")
+        assert not r["isError"], r
+        d = r["structuredContent"]
+        assert d["truncated"] and len(d["diff"]) < 45000
+        assert d["diff"].startswith("diff --git a/big1.txt b/big1.txt") and " omitted ...]" in d["diff"]
+        assert d["diff"].endswith("\n+a\n\\ No newline at end of file\n")  # big4.txt's last line
+        grew = _peak_rss_kb(c.proc.pid) - base
+        assert grew < 16000, "the server's peak RSS grew by %d kB over a 64 MB diff" % grew
+    finally:
+        c.kill()
