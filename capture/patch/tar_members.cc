@@ -109,7 +109,9 @@ Result<void> TarMembers::item(const Item& it, const std::string* link_to) {
     }
     if (name.rfind(".wh.", 0) == 0)
         return base::error("cannot store " + base::display_path(c.path) +
-                           ": names starting with .wh. mark deletions in the patch format (OCI); rename it");
+                           ": names starting with .wh. mark deletions in the patch format (OCI); leave it out with "
+                           "--ignore " +
+                           base::display_path(c.path) + " (or rename it in the session)");
     if (it.whiteout) {
         std::string parent = c.path.substr(0, c.path.size() - name.size());
         return marker(parent + ".wh." + name);

@@ -169,3 +169,24 @@ def test_an_empty_target_or_filter_value_is_a_usage_error_never_the_default(lo, 
         assert r.returncode == 2, (args, r.stdout)
         assert b"needs a value" in r.stderr, r.stderr
     assert modes(lo.target) == before
+
+
+def test_a_wh_name_made_by_the_agent_is_marked_and_the_refusal_names_ignore(lo):
+    # `.wh.*` marks a deletion in the patch format, so save (and apply, which
+    # saves first) cannot store one; found by the attack pass of 26 Nov: the
+    # refusal said "rename it", which a reviewer cannot do, and status showed
+    # nothing; --exclude acts after the save and cannot help.
+    t = lo.target
+    before = modes(t)
+    run_edit(lo, "echo a > .wh.foo && echo ok > ok.txt", session="wh")
+    r = lo("status", "wh")
+    line = next(x for x in r.stdout.decode().splitlines() if ".wh.foo" in x)
+    assert line == "A  .wh.foo  ! .wh. name (cannot be saved: --ignore it)", line
+    r = lo("apply", "wh", "--yes")
+    assert r.returncode == 1
+    assert ("cannot store .wh.foo: names starting with .wh. mark deletions in the patch format (OCI); leave it out "
+            "with --ignore .wh.foo (or rename it in the session)") in r.stderr.decode()
+    assert modes(t) == before
+    r = lo("apply", "wh", "--yes", "--ignore", ".wh.foo")
+    assert r.returncode == 0, r.stderr
+    assert (t / "ok.txt").read_text() == "ok\n" and not os.path.lexists(str(t / ".wh.foo"))

@@ -85,6 +85,9 @@ TEST_CASE("review risk: layover's reserved names, which apply refuses, are marke
         CHECK(has(risks_of(file(p), none), "layover's reserved name (apply refuses it)"));
     for (const char* p : {"d/.layover-undo", ".layover-undox", "layover-tmp.1", ".layover-tmpx"})
         CHECK(risks_of(file(p), none).empty());
+    // The patch format's whiteout prefix: save refuses it, so status says so before.
+    CHECK(has(risks_of(file("d/.wh.foo"), none), ".wh. name (cannot be saved: --ignore it)"));
+    CHECK(risks_of(file("d/x.wh.foo"), none).empty());
 }
 
 TEST_CASE("review risk: home rules follow $HOME's place in the target, and only there") {
