@@ -190,3 +190,15 @@ def test_a_wh_name_made_by_the_agent_is_marked_and_the_refusal_names_ignore(lo):
     r = lo("apply", "wh", "--yes", "--ignore", ".wh.foo")
     assert r.returncode == 0, r.stderr
     assert (t / "ok.txt").read_text() == "ok\n" and not os.path.lexists(str(t / ".wh.foo"))
+
+
+def test_a_fifo_given_as_the_patch_is_refused_not_waited_on(lo, tmp_path):
+    # Found by the attack pass of 26 Nov: show, diff, apply, undo and log of a
+    # fifo hung in open() until something wrote to it.
+    fifo = tmp_path / "patch.tar.zst"
+    os.mkfifo(str(fifo))
+    for args in (["show", fifo], ["show", "--steps", fifo], ["diff", fifo], ["apply", fifo, "--dry-run"],
+                 ["undo", fifo], ["log", fifo]):
+        r = lo(*args, timeout=20)
+        assert r.returncode in (1, 2), (args, r.returncode)
+        assert ("patch %s is not a regular file" % fifo) in r.stderr.decode(), (args, r.stderr)
