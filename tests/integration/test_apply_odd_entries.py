@@ -45,6 +45,17 @@ def modes(root):
     return {k: v for k, v in snapshot(root).items()}
 
 
+def stats(root):
+    """Every entry's type, mode, size and (for non-dirs) mtime, without reading any (some are mode 000)."""
+    out = {}
+    for dirpath, dirnames, filenames in os.walk(str(root)):
+        for n in dirnames + filenames:
+            st = os.lstat(os.path.join(dirpath, n))
+            mt = None if stat.S_ISDIR(st.st_mode) else st.st_mtime_ns
+            out[os.path.relpath(os.path.join(dirpath, n), str(root))] = (st.st_mode, st.st_size, mt)
+    return out
+
+
 def test_read_only_and_mode_000_directories_apply_undo_and_roll_back_as_an_ordinary_user(lo, tmp_path):
     # Moving a directory to another parent rewrites its ".." entry, which needs
     # write permission on it: a 0555 dir (a Go module cache has them) or a 0000
@@ -202,3 +213,32 @@ def test_a_fifo_given_as_the_patch_is_refused_not_waited_on(lo, tmp_path):
         r = lo(*args, timeout=20)
         assert r.returncode in (1, 2), (args, r.returncode)
         assert ("patch %s is not a regular file" % fifo) in r.stderr.decode(), (args, r.stderr)
+
+
+def test_a_real_file_its_owner_cannot_read_is_a_conflict_that_force_overrides(lo):
+    # Found by the attack pass of 26 Nov: a mode-000 real file that the session
+    # changed, or one inside a dir it deleted, ended the apply with
+    # "read z to compare it: Permission denied" (then "reading the real z"),
+    # with no way through but a chmod.
+    t = lo.target
+    (t / "z").write_text("a\n")
+    (t / "gone").mkdir()
+    (t / "gone" / "q").write_text("q\n")
+    (t / "z").chmod(0)
+    (t / "gone" / "q").chmod(0)
+    before = stats(t)
+    run_edit(lo, "chmod 600 z && echo b > z && chmod 000 z && rm -rf gone", session="unr")
+    r = lo("apply", "unr", "--yes")
+    assert r.returncode == 1
+    err = r.stderr.decode()
+    for p in ("z", "gone/q"):
+        assert ("  %s: cannot be read to compare it with the patch's base (Permission denied): make it readable "
+                "(chmod u+r) to check it, or --force to replace it unread" % p) in err, err
+    assert stats(t) == before
+    r, out = apply_json(lo, "unr", "--yes", "--force")
+    assert r.returncode == 0, (r.stderr, out)
+    assert not os.path.lexists(str(t / "gone"))
+    assert [a["path"] for a in out["applied"]] == ["gone", "z"] and stats(t)["z"] != before["z"]  # a new inode's mtime
+    r = lo("undo", out["undo"])
+    assert r.returncode == 0, r.stderr
+    assert stats(t) == before
