@@ -228,6 +228,10 @@ def test_a_real_file_its_owner_cannot_read_is_a_conflict_that_force_overrides(lo
     (t / "gone" / "q").chmod(0)
     before = stats(t)
     run_edit(lo, "chmod 600 z && echo b > z && chmod 000 z && rm -rf gone", session="unr")
+    # diff cannot read them either: shown as binary (it failed whole: "reading the real z").
+    r = lo("diff", "unr")
+    assert r.returncode == 1, r.stderr
+    assert "Binary files a/z and b/z differ\n" in r.stdout.decode() and "a/gone/q and /dev/null" in r.stdout.decode()
     r = lo("apply", "unr", "--yes")
     assert r.returncode == 1
     err = r.stderr.decode()
