@@ -519,11 +519,14 @@ Result<Patch> Patch::open(const std::string& file, const Limits& limits) {
     Patch p;
     p.impl_->file = file;
     p.impl_->limits = limits;
-    auto fd = base::open_at(AT_FDCWD, file, O_RDONLY);
+    // O_NONBLOCK: a fifo given as the patch fails the check below instead
+    // of hanging in open (reads of a regular file ignore the flag).
+    auto fd = base::open_at(AT_FDCWD, file, O_RDONLY | O_NONBLOCK | O_NOCTTY);
     if (!fd) return base::error("cannot open patch " + file + ": " + fd.error().message);
     struct stat st;
     if (::fstat(fd->get(), &st) != 0 || !S_ISREG(st.st_mode))
         return base::error("patch " + file + " is not a regular file");
+    ::fcntl(fd->get(), F_SETFL, ::fcntl(fd->get(), F_GETFL) & ~O_NONBLOCK);
     p.impl_->fd = std::move(fd.value());
     Parsed parsed;
     auto r = validate(p.impl_->fd.get(), limits, &parsed);

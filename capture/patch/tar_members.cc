@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "capture/scan/fingerprint.h"
+#include "helper/base/clock.h"
 #include "helper/base/json/writer.h"
 #include "helper/base/text.h"
 
@@ -108,7 +109,9 @@ Result<void> TarMembers::item(const Item& it, const std::string* link_to) {
     }
     if (name.rfind(".wh.", 0) == 0)
         return base::error("cannot store " + base::display_path(c.path) +
-                           ": names starting with .wh. mark deletions in the patch format (OCI); rename it");
+                           ": names starting with .wh. mark deletions in the patch format (OCI); leave it out with "
+                           "--ignore " +
+                           base::display_path(c.path) + " (or rename it in the session)");
     if (it.whiteout) {
         std::string parent = c.path.substr(0, c.path.size() - name.size());
         return marker(parent + ".wh." + name);
@@ -257,7 +260,7 @@ Result<void> TarMembers::file(const Item& it, int dirfd, const std::string& name
     struct stat st;
     // With open_file the mtime comes from elsewhere (an original's, kept in a record).
     if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || static_cast<uint64_t>(st.st_size) != c.size ||
-        (!open_file_ && st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec != c.mtime_ns))
+        (!open_file_ && base::time_ns(st.st_mtim.tv_sec, st.st_mtim.tv_nsec) != c.mtime_ns))
         return open_file_ ? base::error(base::display_path(c.path) + " changed while the patch was being written")
                           : changed(c.path);
     Segments segs;

@@ -8,6 +8,7 @@
 
 #include <random>
 
+#include "helper/base/clock.h"
 #include "helper/base/fd.h"
 
 namespace capture {
@@ -19,7 +20,7 @@ const char kFile[] = "layer-index";
 constexpr size_t kMaxFile = 256u << 20;  // an index bigger than this is not read
 constexpr int kMaxDepth = 4096;          // deeper: no index, the walk lists the layer
 
-int64_t ns_of(const struct statx_timestamp& t) { return static_cast<int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec; }
+int64_t ns_of(const struct statx_timestamp& t) { return base::time_ns(t.tv_sec, t.tv_nsec); }
 
 void put_u64(std::string* out, uint64_t v) {
     for (int i = 0; i < 8; i++) out->push_back(static_cast<char>(v >> (8 * i)));

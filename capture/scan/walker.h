@@ -19,14 +19,13 @@
 #include "capture/scan/stack.h"
 #include "capture/scan/stale.h"
 #include "capture/scan/verdicts.h"
+#include "helper/base/clock.h"
 #include "helper/base/dir.h"
 #include "helper/base/result.h"
 
 namespace capture {
 
-inline int64_t ns_of(const struct statx_timestamp& t) {
-    return static_cast<int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec;
-}
+inline int64_t ns_of(const struct statx_timestamp& t) { return base::time_ns(t.tv_sec, t.tv_nsec); }
 
 inline StatKey stat_key(const struct statx& st) {
     StatKey k;

@@ -96,14 +96,13 @@ bool take_value(int argc, char** argv, int& i, const char* name, std::string* ou
     if (std::strncmp(argv[i], name, n) != 0) return false;
     if (argv[i][n] == '=') {
         *out = argv[i] + n + 1;
-        return true;
+    } else if (argv[i][n] != '\0') {
+        return false;
+    } else {
+        *out = i + 1 < argc ? argv[++i] : "";
     }
-    if (argv[i][n] != '\0') return false;
-    if (i + 1 >= argc) {
-        *out = "\x01";  // missing value marker
-        return true;
-    }
-    *out = argv[++i];
+    // An empty value (`--target "$UNSET"`) is no value: never the default.
+    if (out->empty()) *out = "\x01";  // missing value marker
     return true;
 }
 

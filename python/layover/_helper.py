@@ -9,8 +9,10 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import threading
+import time
 from pathlib import Path
-from typing import Dict, Mapping, Optional, Sequence, Type, Union
+from typing import Dict, Mapping, Optional, Sequence, Tuple, Type, Union
 
 from .errors import PatchError, SandboxError, UnsupportedKernelError, os_reason
 
@@ -78,27 +80,81 @@ class Helper:
     def argv(self, *args: StrPath) -> list:
         return [self.binary] + [os.fspath(a) for a in args]
 
-    def run(self, args: Sequence[StrPath], *, ok: Sequence[int] = (0,), timeout: float = 600,
-            error: Type[SandboxError] = PatchError, capture: bool = True) -> subprocess.CompletedProcess:
-        """Run `layover ARGS`; an exit status outside `ok` raises `error`
-        (UnsupportedKernelError when the message names a kernel feature)."""
+    def _argv(self, args: Sequence[StrPath]) -> list:
         argv = self.argv(*args)
         if args and args[0] != "run":
             # The config file sets the CLI's defaults; the API's own calls
             # (whose output it parses) are the same whatever it says.
             argv.insert(2, "--no-config")
+        return argv
+
+    def _cannot_run(self, e: OSError) -> SandboxError:
+        return SandboxError("layover: cannot run the helper %s: %s; set LAYOVER_BIN or reinstall"
+                            % (self.binary, os_reason(e, with_path=False)))
+
+    @staticmethod
+    def _timed_out(args: Sequence[StrPath], timeout: float) -> SandboxError:
+        return SandboxError("layover: 'layover %s' did not finish within %.0f s"
+                            % (" ".join(os.fspath(a) for a in args[:2]), timeout))
+
+    @staticmethod
+    def _check(args: Sequence[StrPath], rc: int, stderr: bytes, ok: Sequence[int], error: Type[SandboxError]) -> None:
+        if rc not in ok:
+            verb = os.fspath(args[0]) if args else "?"
+            msg = one_line(stderr, "layover %s failed with exit status %d" % (verb, rc))
+            raise error_for(msg, error)
+
+    def run(self, args: Sequence[StrPath], *, ok: Sequence[int] = (0,), timeout: float = 600,
+            error: Type[SandboxError] = PatchError, capture: bool = True) -> subprocess.CompletedProcess:
+        """Run `layover ARGS`; an exit status outside `ok` raises `error`
+        (UnsupportedKernelError when the message names a kernel feature)."""
         try:
-            r = subprocess.run(argv, env=self.env, stdin=subprocess.DEVNULL,
+            r = subprocess.run(self._argv(args), env=self.env, stdin=subprocess.DEVNULL,
                                stdout=subprocess.PIPE if capture else None,
                                stderr=subprocess.PIPE if capture else None, timeout=timeout)
         except subprocess.TimeoutExpired:
-            raise SandboxError("layover: 'layover %s' did not finish within %.0f s"
-                               % (" ".join(os.fspath(a) for a in args[:2]), timeout)) from None
+            raise self._timed_out(args, timeout) from None
         except OSError as e:
-            raise SandboxError("layover: cannot run the helper %s: %s; set LAYOVER_BIN or reinstall"
-                               % (self.binary, os_reason(e, with_path=False))) from None
-        if r.returncode not in ok:
-            verb = os.fspath(args[0]) if args else "?"
-            msg = one_line(r.stderr or b"", "layover %s failed with exit status %d" % (verb, r.returncode))
-            raise error_for(msg, error)
+            raise self._cannot_run(e) from None
+        self._check(args, r.returncode, r.stderr or b"", ok, error)
         return r
+
+    def run_clipped(self, args: Sequence[StrPath], cap: int, *, ok: Sequence[int] = (0,),
+                    timeout: float = 600) -> Tuple[bytes, bytes, int]:
+        """Run `layover ARGS` as run() does, keeping only the first and the
+        last `cap` bytes of its stdout: (head, tail, total bytes). A diff of
+        gigabytes of text the sandboxed agent wrote never sits whole in this
+        process (`layover mcp` runs on the host). tail is b"" when the output
+        fits in head."""
+        try:
+            p = subprocess.Popen(self._argv(args), env=self.env, stdin=subprocess.DEVNULL,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        except OSError as e:
+            raise self._cannot_run(e) from None
+        err = bytearray()
+
+        def drain() -> None:  # stderr beside stdout, so neither pipe fills and blocks the helper
+            for chunk in iter(lambda: p.stderr.read(65536), b""):  # type: ignore[union-attr]
+                err.extend(chunk[:max(0, 65536 - len(err))])
+
+        t = threading.Thread(target=drain, daemon=True)
+        t.start()
+        timer = threading.Timer(timeout, p.kill)
+        timer.start()
+        head, tail, total = bytearray(), bytearray(), 0
+        end = time.monotonic() + timeout
+        with p:
+            for chunk in iter(lambda: p.stdout.read1(1 << 20), b""):  # type: ignore[union-attr]
+                total += len(chunk)
+                room = cap - len(head)
+                head.extend(chunk[:room] if room > 0 else b"")
+                if len(chunk) > room:
+                    tail.extend(chunk[max(room, 0):])
+                    del tail[:max(0, len(tail) - cap)]
+            rc = p.wait()
+        timer.cancel()
+        t.join()
+        if rc < 0 and time.monotonic() >= end:
+            raise self._timed_out(args, timeout)
+        self._check(args, rc, bytes(err), ok, PatchError)
+        return bytes(head), bytes(tail), total

@@ -94,6 +94,8 @@ class Options:
             if name == "--binary":
                 self.binary = value
             elif name == "--target":
+                if not value:  # `--target "$UNSET"`: never the cwd, which realpath("") is
+                    raise Usage("--target needs a directory; see 'layover mcp --help'")
                 self.target = value
             elif name == "--session":
                 self.session = value

@@ -429,8 +429,16 @@ def diff(ctx: Any, a: Dict[str, Any]) -> Result:
     ctx.sandbox.ensure()
     # Secrets cut to their prefix: the transcript must not carry them further (docs/review.md).
     args = ["diff", ctx.sandbox.name, "--color=never", "--mask-secrets"] + (["--"] + paths if paths else [])
-    r = ctx.helper.run(args, ok=(0, 1))
-    text, clipped = clip(r.stdout.decode("utf-8", "replace"))
+    # Read with a cap: the agent chooses how big the diff is, and this server runs on the host.
+    head, tail, total = ctx.helper.run_clipped(args, TEXT_CAP * 4, ok=(0, 1))
+    if tail:  # past what clip() would keep anyway: its head and tail, the middle counted in bytes
+        first = head.decode("utf-8", "replace")[:TEXT_CAP * 2 // 3]
+        last = tail.decode("utf-8", "replace")
+        last = last[len(last) - TEXT_CAP // 3:]
+        omitted = total - len(first.encode("utf-8", "replace")) - len(last.encode("utf-8", "replace"))
+        text, clipped = first + "\n[... layover: %d bytes omitted ...]\n" % max(omitted, 0) + last, True
+    else:
+        text, clipped = clip(head.decode("utf-8", "replace"))
     return text or "no changes", {"diff": text, "truncated": clipped}, False
 
 

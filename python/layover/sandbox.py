@@ -107,6 +107,8 @@ class Sandbox:
                 self.profile_args += [flag, str(value)]
         if on_exit not in ON_EXIT:
             raise ValueError("on_exit must be one of %s, not %r" % (ON_EXIT, on_exit))
+        if not os.fspath(target):  # an unset variable: never the cwd, which realpath("") is
+            raise SandboxError("layover: target is empty; pass an existing tree (default: your home, '~')")
         self.target = os.path.realpath(os.path.expanduser(os.fspath(target)))
         self.name = session or new_session_name()
         self.network = network

@@ -217,6 +217,13 @@ base::Result<ApplyReport> apply_patch(const capture::Patch& patch, const ApplyOp
     TRY(Target tgt, open_target(opts.target, patch));
     int root = tgt.fd.get();
     TRY(std::string state, session::state_dir());
+    {
+        std::vector<std::string> paths;
+        for (const auto& it : plan.items) paths.push_back(it.unit.path);
+        char buf[PATH_MAX];
+        std::string why = state_dir_problem(tgt.path, ::realpath(state.c_str(), buf) ? buf : "", paths);
+        if (!why.empty()) return base::error(why);
+    }
     std::string key = target_key(tgt.dev, tgt.ino);
     std::string jpath = journal_path(state, key);
     base::Fd lock;

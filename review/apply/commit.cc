@@ -27,7 +27,7 @@ int exchange_at(int a, const std::string& an, int b, const std::string& bn) {
         errno = EINVAL;
         return -1;
     }
-    return ::renameat2(a, an.c_str(), b, bn.c_str(), RENAME_EXCHANGE);
+    return renameat2_any_mode(a, an, b, bn, RENAME_EXCHANGE);
 }
 
 // "restore PATH", for errors of one step on a unit.

@@ -1,5 +1,6 @@
 #include "review/apply/merge.h"
 
+#include <cerrno>
 #include <map>
 
 #include "helper/base/text.h"
@@ -48,7 +49,9 @@ base::Result<void> merge_moved(int root, const capture::Patch& patch, const Appl
     TRY(auto fresh, read_new_contents(patch, todo));
     for (auto& [path, it] : todo) {
         const std::string& theirs = fresh[path];
-        TRY(Side real, read_real_side(root, path, kMaxMerge));
+        auto read = read_real_side(root, path, kMaxMerge);
+        if (!read.ok() && read.error().code == EACCES) continue;  // unreadable (mode 0000): stays a conflict
+        TRY(Side real, std::move(read));
         if (!real.exists || real.mode == kGitSymlink || !real.loaded) continue;
         const std::string& orig = *patch.original(bases[path]->fingerprint);
         if (looks_binary(real.data) || looks_binary(theirs)) continue;

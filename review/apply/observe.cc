@@ -101,6 +101,12 @@ base::Result<void> fill_fingerprint(int dirfd, const std::string& name, const ca
     return base::Ok();
 }
 
+// A real file its owner may not read (mode 0000) cannot be compared with
+// its base: a conflict that names the way out, not an error that ends the apply.
+constexpr const char* kUnreadable =
+    "cannot be read to compare it with the patch's base (Permission denied): make it readable (chmod u+r) "
+    "to check it, or --force to replace it unread";
+
 std::string explain_open(int err) {
     if (err == ELOOP) return "a directory on its path is a symlink on the target (layover never follows symlinks)";
     if (err == EXDEV) return "its path crosses a mount point on the target";
@@ -111,7 +117,20 @@ std::string explain_open(int err) {
 }  // namespace
 
 base::Result<std::vector<EntryStat>> walk_tree(int root, const std::string& rel) {
-    TRY(base::Fd d, open_dir_beneath(root, rel));
+    auto opened = open_dir_beneath(root, rel);
+    if (!opened.ok() && opened.error().code == EACCES) {
+        // The tree's own root may be one its owner cannot list (an added
+        // 0000 dir): recorded without entries, as walk_entry does below.
+        auto [parent, name] = split_parent(rel);
+        TRY(base::Fd p, open_dir_beneath(root, parent));
+        std::vector<EntryStat> none;
+        struct stat self {};
+        if (::fstat(p.get(), &self) != 0) return base::sys_error("stat " + parent);
+        TRY_VOID(walk_entry(p.get(), self, "", name, none));
+        if (none.size() == 1 && none[0].type == capture::Type::Dir) return std::vector<EntryStat>{};
+        return opened.error();
+    }
+    TRY(base::Fd d, std::move(opened));
     std::vector<EntryStat> out;
     TRY_VOID(walk_into(d.get(), "", out, ::sysconf(_SC_NPROCESSORS_ONLN) > 1));
     std::sort(out.begin(), out.end(), [](const EntryStat& a, const EntryStat& b) { return a.path < b.path; });
@@ -197,6 +216,10 @@ base::Result<void> observe(int root, DirCache& dirs, const capture::Manifest& ma
             // Opened now (the path is checked now); read later. The re-check
             // before commit catches a change made in between.
             int fd = ::openat(*dfd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+            if (fd < 0 && errno == EACCES) {
+                it.conflicts.push_back({p, kUnreadable});
+                continue;
+            }
             if (fd < 0) return base::sys_error("read " + name + " to compare it");
             DeferredHash j;
             j.fd = base::Fd(fd);
@@ -205,7 +228,11 @@ base::Result<void> observe(int root, DirCache& dirs, const capture::Manifest& ma
             defer->push_back(std::move(j));
             continue;  // a file: no subtree to compare
         }
-        TRY_VOID(fill_fingerprint(*dfd, name, *bi->second, o));
+        if (auto fp = fill_fingerprint(*dfd, name, *bi->second, o); !fp.ok()) {
+            if (fp.error().code != EACCES) return fp.error();
+            it.conflicts.push_back({p, kUnreadable});
+            continue;
+        }
         std::string why = compare_entry(*bi->second, o);
         if (!why.empty()) it.conflicts.push_back({p, why});
         // A directory that goes away (or is replaced): its whole subtree must match base.
@@ -235,7 +262,11 @@ base::Result<void> observe(int root, DirCache& dirs, const capture::Manifest& ma
             if (be != under_by_path.end() && needs_fingerprint(*be->second, ro)) {
                 auto [sub_parent, sub_name] = split_parent(p + "/" + e.path);
                 TRY(int sfd, dirs.get(sub_parent));
-                TRY_VOID(fill_fingerprint(sfd, sub_name, *be->second, ro));
+                if (auto fp = fill_fingerprint(sfd, sub_name, *be->second, ro); !fp.ok()) {
+                    if (fp.error().code != EACCES) return fp.error();
+                    it.conflicts.push_back({p + "/" + e.path, kUnreadable});
+                    ro.fingerprint = be->second->fingerprint;  // reported above, not again as modified
+                }
             }
             real_under.push_back(std::move(ro));
         }

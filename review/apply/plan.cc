@@ -50,6 +50,15 @@ base::Error bad(const std::string& path, const std::string& why) {
 bool user_xattr(const std::string& name) { return name.rfind("user.", 0) == 0; }
 bool overlay_xattr(const std::string& name) { return name.rfind("user.overlay.", 0) == 0; }
 
+// An agent may make these names; apply never writes or deletes them (they
+// are its staging names and undo store), so a selected one stops the apply.
+base::Error reserved_name(const std::string& path) {
+    return base::error(base::display_path(path) +
+                       " uses a name reserved for layover's own staging/undo (.layover-tmp.*, .layover-undo); "
+                       "leave it out with --exclude " +
+                       base::display_path(path) + "; nothing was applied");
+}
+
 base::Error overlay_marker(const std::string& path, const std::string& name) {
     return base::error(base::display_path(path) + " carries xattr " + base::display_path(name) +
                        ", overlayfs's own namespace: on the real tree it would act as an overlay marker in "
@@ -74,7 +83,6 @@ base::Result<Plan> make_plan(const capture::Patch& patch, const PathFilter& filt
     members.reserve(patch.members().size());
     for (const auto& m : patch.members()) {
         if (!safe_relpath(m.path)) return bad(m.path, "unsafe member name");
-        if (is_reserved_path(m.path)) return bad(m.path, "uses a name reserved for layover's own staging/undo");
         if (m.kind == Member::Kind::Whiteout || m.kind == Member::Kind::Opaque) continue;
         if (!member_kind_ok(m.kind)) return bad(m.path, "member type not allowed");
         if (m.kind == Member::Kind::Hardlink && (!safe_relpath(m.link_target) || !members.count(m.link_target)))
@@ -88,7 +96,6 @@ base::Result<Plan> make_plan(const capture::Patch& patch, const PathFilter& filt
     Paths new_dirs, gone;
     for (const auto& c : man.changes) {
         if (!safe_relpath(c.path)) return bad(c.path, "unsafe path");
-        if (is_reserved_path(c.path)) return bad(c.path, "uses a name reserved for layover's own staging/undo");
         for (const auto& [k, v] : c.xattrs)
             if (!user_xattr(k))
                 return bad(c.path, "carries xattr " + base::display_path(k) + " (only user.* are allowed)");
@@ -184,6 +191,11 @@ base::Result<Plan> make_plan(const capture::Patch& patch, const PathFilter& filt
             std::sort(it.tree.begin(), it.tree.end(), path_less);
         if (it.member) staged.insert(it.member->path);
         for (auto* m : it.tree) staged.insert(m->path);
+    }
+    for (const auto& it : plan.items) {
+        if (is_reserved_path(it.unit.path)) return reserved_name(it.unit.path);
+        for (const Member* m : it.tree)
+            if (is_reserved_path(m->path)) return reserved_name(m->path);
     }
     for (const auto& it : plan.items) {
         for (const auto& [k, v] : it.change->xattrs)

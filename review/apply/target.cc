@@ -58,6 +58,21 @@ bool within_home(const std::string& path, const std::string& home) {
     return !home.empty() && home != "/" && under(path, home);
 }
 
+std::string state_dir_problem(const std::string& target, const std::string& state,
+                              const std::vector<std::string>& paths) {
+    if (state.empty()) return "";
+    const std::string what = "layover's state dir " + base::display_path(state) + " (sessions, journals, undo records)";
+    if (under(target, state))
+        return "target " + base::display_path(target) + " lies in " + what + "; nothing was applied; pass --target DIR";
+    if (!under(state, target)) return "";  // (a target is never "/")
+    std::string rel = state.substr(target.size() + 1);
+    for (const auto& p : paths)
+        if (under(p, rel) || under(rel, p))
+            return base::display_path(p) + " would change " + what + "; leave it out with --exclude " +
+                   base::display_path(p) + "; nothing was applied";
+    return "";
+}
+
 base::Result<Target> open_target(const std::string& given, const capture::Patch& patch) {
     const std::string& want = given.empty() ? patch.manifest().target : given;
     std::string shown = base::display_path(want);

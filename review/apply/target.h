@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "capture/patch/reader.h"
 #include "helper/base/fd.h"
@@ -25,6 +26,13 @@ std::string target_path_problem(const std::string& path);
 // Pure: whether path is home or beneath it (both canonical; an empty or "/"
 // home contains nothing).
 bool within_home(const std::string& path, const std::string& home);
+
+// Pure, on canonical paths: "" when an apply of `paths` (relative to the
+// target) leaves layover's state dir alone; else the one-line refusal. A
+// target at or inside the state dir is refused; a state dir inside the
+// target is refused for a path at it, above it or beneath it.
+std::string state_dir_problem(const std::string& target, const std::string& state,
+                              const std::vector<std::string>& paths);
 
 // The target of an apply: `given` (--target, absolute), else the manifest's,
 // which for a patch file (not a session of the caller's) must then be the

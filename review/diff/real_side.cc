@@ -66,6 +66,11 @@ base::Result<Side> read_real_side(int root, const std::string& rel, uint64_t max
     auto rd = open_beneath(root, rel, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
     if (!rd) {
         if (absent_errno(rd.error().code)) return Side{};
+        if (rd.error().code ==
+            EACCES) {  // mode 000: shown as binary, as a file too big to hold; apply calls it a conflict
+            side.loaded = false;
+            return side;
+        }
         return rd.error().context("reading the real " + base::display_path(rel));
     }
     if (::fstat(rd->get(), &st) != 0 || !S_ISREG(st.st_mode)) return Side{};

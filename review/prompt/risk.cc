@@ -4,6 +4,8 @@
 
 #include <cstdio>
 
+#include "review/txn/txn.h"
+
 namespace review {
 
 namespace {
@@ -179,6 +181,8 @@ std::vector<std::string> risks_of(const capture::Change& c, const RiskContext& c
     if (slashed.size() >= 12 && slashed.compare(slashed.size() - 12, 12, "/.git/config") == 0) add("git config");
     if (name == ".envrc") add("direnv script (.envrc)");
     if (name == ".layoverignore") add("layover's own config");
+    if (is_reserved_path(c.path)) add("layover's reserved name (apply refuses it)");
+    if (name.rfind(".wh.", 0) == 0) add(".wh. name (cannot be saved: --ignore it)");
     if (c.kind != Kind::Deleted) exec_later_rules(c, name, ctx, add);
     if (ctx.config_rel &&
         (ctx.config_rel->empty() || c.path == *ctx.config_rel || starts_with(c.path, *ctx.config_rel + "/")))

@@ -13,6 +13,7 @@
 #include <iterator>
 #include <vector>
 
+#include "helper/base/clock.h"
 #include "helper/base/fs/beneath.h"
 #include "helper/base/text.h"
 
@@ -28,7 +29,7 @@ capture::Type type_of_mode(uint32_t m) {
     return Type::Other;
 }
 
-int64_t ns_of(const struct timespec& ts) { return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec; }
+int64_t ns_of(const struct timespec& ts) { return base::time_ns(ts.tv_sec, ts.tv_nsec); }
 
 struct timespec timespec_of(int64_t ns) {
     // Floor division: times before 1970 keep 0 <= tv_nsec < 1e9.
@@ -231,9 +232,56 @@ base::Result<void> copy_data(int in_fd, int out_fd) {
     return base::Ok();
 }
 
+namespace {
+
+bool same_dir(int a, int b) {
+    struct stat sa {
+    }, sb{};
+    return a == b || (::fstat(a, &sa) == 0 && ::fstat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino);
+}
+
+// An owner-unwritable directory of ours at (dir, name), given u+w; `was` holds its mode to put back.
+struct Widened {
+    base::Fd fd;
+    mode_t was = 0;
+};
+
+bool widen(int dir, const std::string& name, Widened& w) {
+    base::Fd f(::openat(dir, name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+    struct stat st {};
+    if (!f.valid() || ::fstat(f.get(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid() ||
+        (st.st_mode & S_IWUSR))
+        return false;
+    if (::chmod(proc_fd_path(f.get()).c_str(), (st.st_mode & 07777) | S_IWUSR) != 0) return false;
+    w.fd = std::move(f);
+    w.was = st.st_mode & 07777;
+    return true;
+}
+
+}  // namespace
+
+int renameat2_any_mode(int from_dir, const std::string& from, int to_dir, const std::string& to, unsigned flags) {
+    if (::renameat2(from_dir, from.c_str(), to_dir, to.c_str(), flags) == 0) return 0;
+    if (errno != EACCES || same_dir(from_dir, to_dir)) return -1;
+    Widened a, b;
+    bool wa = widen(from_dir, from, a);
+    bool wb = (flags & RENAME_EXCHANGE) && widen(to_dir, to, b);
+    if (!wa && !wb) {
+        errno = EACCES;
+        return -1;
+    }
+    int r = ::renameat2(from_dir, from.c_str(), to_dir, to.c_str(), flags);
+    int err = errno;
+    // The fds follow the inodes wherever the rename put them.
+    for (Widened* w : {&a, &b})
+        if (w->fd.valid()) ::chmod(proc_fd_path(w->fd.get()).c_str(), w->was);
+    errno = err;
+    return r;
+}
+
 base::Result<void> rename2(int from_dir, const std::string& from, int to_dir, const std::string& to, unsigned flags,
                            const std::string& what) {
-    if (::renameat2(from_dir, from.c_str(), to_dir, to.c_str(), flags) != 0) return base::sys_error(what);
+    if (renameat2_any_mode(from_dir, from, to_dir, to, flags) != 0) return base::sys_error(what);
     return base::Ok();
 }
 

@@ -41,7 +41,14 @@ base::Result<void> set_mode_mtime(int fd, uint32_t mode, int64_t mtime_ns, bool 
 // Copy all data of in_fd into out_fd from offset 0 and truncate out_fd to it.
 base::Result<void> copy_data(int in_fd, int out_fd);
 
-// renameat2 with flags (RENAME_NOREPLACE / RENAME_EXCHANGE).
+// renameat2 (flags RENAME_NOREPLACE / RENAME_EXCHANGE). A directory that
+// moves to another parent must be writable by its owner (the kernel rewrites
+// its ".." entry): where that fails with EACCES for one of ours that is not
+// (0555, 0000), the call is retried with u+w added for the moment and the
+// modes put back, so an apply, undo or rollback moves it like any other.
+// Returns -1 with errno set, as renameat2.
+int renameat2_any_mode(int from_dir, const std::string& from, int to_dir, const std::string& to, unsigned flags);
+// renameat2_any_mode as a Result naming `what`.
 base::Result<void> rename2(int from_dir, const std::string& from, int to_dir, const std::string& to, unsigned flags,
                            const std::string& what);
 

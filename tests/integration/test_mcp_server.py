@@ -322,6 +322,10 @@ def test_mcp_bad_options_and_sigterm(require_sandbox, proj, state_dir):
     r = subprocess.run([LAYOVER, "mcp", "--target", str(proj / "nope")], capture_output=True, text=True, env=env,
                        stdin=subprocess.DEVNULL)
     assert r.returncode == 2 and r.stdout == "" and "not a directory" in r.stderr
+    for empty in (["--target", ""], ["--target="]):  # an unset variable is no target (found by the attack pass)
+        r = subprocess.run([LAYOVER, "mcp", *empty], capture_output=True, text=True, env=env,
+                           stdin=subprocess.DEVNULL, cwd=str(proj))
+        assert r.returncode == 2 and r.stdout == "" and "--target needs a directory" in r.stderr, r.stderr
     r = subprocess.run([LAYOVER, "mcp", "--on-exit", "apply"], capture_output=True, text=True, env=env,
                        stdin=subprocess.DEVNULL)
     assert r.returncode == 2 and "apply is the person's" in r.stderr and r.stdout == ""
@@ -555,3 +559,33 @@ def test_file_tools_refuse_a_fifo_and_never_block(client, proj):
     assert r["structuredContent"]["stdout"] == "served\n"
     assert c.close() == 0
     assert not (proj / "pipe").exists() and not (proj / "after.txt").exists()
+
+
+def _peak_rss_kb(pid):
+    with open("/proc/%d/status" % pid) as f:
+        return next(int(ln.split()[1]) for ln in f if ln.startswith("VmHWM:"))
+
+
+def test_mcp_diff_of_a_huge_text_change_never_sits_whole_in_the_server(require_sandbox, proj, state_dir):
+    """The diff tool's text is capped (TEXT_CAP); found by the attack pass of 26
+    Nov: the server (on the host) read the whole `layover diff` output first,
+    so an agent that wrote gigabytes of text made it hold them, and their
+    decoded copy, in memory. 64 MB here: the server's peak must not grow by it."""
+    c = McpClient(proj, state_dir, "mcp-bigdiff")
+    try:
+        c.initialize()
+        r = c.call("run_command", command="for i in 1 2 3 4; do yes 'a line of text the agent wrote' | "
+                   "head -c 16000000 > big$i.txt; done; ls big*")
+        assert not r["isError"], r
+        c.call("diff", paths=["README.md"])  # unchanged: warms the server up
+        base = _peak_rss_kb(c.proc.pid)
+        r = c.call("diff")
+        assert not r["isError"], r
+        d = r["structuredContent"]
+        assert d["truncated"] and len(d["diff"]) < 45000
+        assert d["diff"].startswith("diff --git a/big1.txt b/big1.txt") and " omitted ...]" in d["diff"]
+        assert d["diff"].endswith("\n+a\n\\ No newline at end of file\n")  # big4.txt's last line
+        grew = _peak_rss_kb(c.proc.pid) - base
+        assert grew < 16000, "the server's peak RSS grew by %d kB over a 64 MB diff" % grew
+    finally:
+        c.kill()

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 #include <cstring>
 
+#include "helper/base/clock.h"
 #include "helper/base/dir.h"
 #include "helper/base/term.h"
 #include "helper/base/text.h"
@@ -220,4 +221,16 @@ TEST_CASE("dir: a listing cut into pieces of about as many subdirs each") {
     CHECK(base::split_by_subdirs(names, 2) == std::vector<size_t>{base::split_by_subdirs(names)});
     CHECK(base::split_by_subdirs({{"x", DT_DIR}, {"y", DT_REG}}, 4).empty());
     CHECK(base::split_by_subdirs(names, 1).empty());
+}
+
+TEST_CASE("clock: file times past int64 nanoseconds are clamped, never wrapped") {
+    CHECK(base::time_ns(0, 0) == 0);
+    CHECK(base::time_ns(4294967296, 5) == 4294967296000000005);  // y2106, well within
+    CHECK(base::time_ns(-1, 250000000) == -750000000);           // a floor-split time before 1970
+    // 2400-01-01 (ext4 holds it): seconds times 1e9 pass INT64_MAX and used to wrap to 1861.
+    CHECK(base::time_ns(13569465600, 0) == base::kTimeNsMaxSeconds * 1000000000 + 999999999);
+    CHECK(base::time_ns(INT64_MAX, 999999999) > base::time_ns(base::kTimeNsMaxSeconds, 0));
+    CHECK(base::time_ns(-13569465600, 0) == -base::kTimeNsMaxSeconds * 1000000000);
+    CHECK(base::time_ns(INT64_MIN, 0) < 0);
+    CHECK(base::time_ns(base::kTimeNsMaxSeconds, 999999999) == base::kTimeNsMaxSeconds * 1000000000 + 999999999);
 }

@@ -37,6 +37,27 @@ TEST_CASE("hostile: within_home is the home or beneath it; no home contains noth
     CHECK_FALSE(review::within_home("/home/ann", "/"));
 }
 
+TEST_CASE("hostile: an apply never reaches layover's state dir, from above or from inside", "[hostile]") {
+    using review::state_dir_problem;
+    const std::vector<std::string> none, some{"src/a.c", ".lstatex"};
+    CHECK(state_dir_problem("/home/ann", "/var/tmp/layover-1000", some).empty());
+    CHECK(state_dir_problem("/home/ann", "", some).empty());
+    CHECK(state_dir_problem("/home/ann", "/home/ann/.lstate", some).empty());
+    CHECK(state_dir_problem("/home/ann", "/home/ann/.lstate", none).empty());
+    CHECK(state_dir_problem("/var/tmp/layover-1000", "/var/tmp/layover-1000", none).find("target ") == 0);
+    CHECK(state_dir_problem("/var/tmp/layover-1000/sessions/s/upper", "/var/tmp/layover-1000", none)
+              .find("lies in layover's state dir /var/tmp/layover-1000") != std::string::npos);
+    CHECK(state_dir_problem("/var/tmp/layover-10", "/var/tmp/layover-1000", none).empty());
+    CHECK(state_dir_problem("/var/tmp", "/var/tmp/layover-1000", {"layover-100", "layover-10000"}).empty());
+    for (const char* p : {"layover-1000", "layover-1000/journal/x.json", "layover-1000/sessions"})
+        CHECK(state_dir_problem("/var/tmp", "/var/tmp/layover-1000", {"ok", p}) ==
+              std::string(p) +
+                  " would change layover's state dir /var/tmp/layover-1000 (sessions, journals, undo records); "
+                  "leave it out with --exclude " +
+                  p + "; nothing was applied");
+    CHECK_FALSE(state_dir_problem("/home/ann", "/home/ann/.local/state/layover", {".local"}).empty());
+}
+
 TEST_CASE("hostile: change details show mode changes, sizes and risk marks", "[hostile]") {
     capture::Change c;
     c.path = "bin/tool";

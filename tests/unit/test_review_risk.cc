@@ -78,6 +78,18 @@ TEST_CASE("review risk: layover's config file under $XDG_CONFIG_HOME is flagged 
     CHECK(has(risks_of(file(".config/layover/config.toml"), home_is_target()), "layover's own config"));
 }
 
+TEST_CASE("review risk: layover's reserved names, which apply refuses, are marked anywhere in the tree") {
+    RiskContext none{};
+    for (const char* p : {".layover-tmp.1.2", "d/.layover-tmp.9.9", ".layover-undo", ".layover-undo/abc/undo.json",
+                          "a/.layover-tmp.x/b"})
+        CHECK(has(risks_of(file(p), none), "layover's reserved name (apply refuses it)"));
+    for (const char* p : {"d/.layover-undo", ".layover-undox", "layover-tmp.1", ".layover-tmpx"})
+        CHECK(risks_of(file(p), none).empty());
+    // The patch format's whiteout prefix: save refuses it, so status says so before.
+    CHECK(has(risks_of(file("d/.wh.foo"), none), ".wh. name (cannot be saved: --ignore it)"));
+    CHECK(risks_of(file("d/x.wh.foo"), none).empty());
+}
+
 TEST_CASE("review risk: home rules follow $HOME's place in the target, and only there") {
     RiskContext parent{std::string("u")};
     CHECK(has(risks_of(file("u/.bashrc"), parent), "shell startup"));

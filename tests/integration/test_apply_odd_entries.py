@@ -1,0 +1,248 @@
+"""Entries an agent can make that are unusual but legal, through run -> apply -> undo as an
+ordinary user (found by the attack pass of 26 Nov, "pass 11"): times past what int64
+nanoseconds hold, read-only and mode-000 directories, layover's own reserved names."""
+import json
+import os
+import stat
+
+from conftest import snapshot
+
+# The latest time a patch holds (int64 nanoseconds, whole seconds kept below the limit):
+# 2262-04-11. ext4 itself holds times up to 2446.
+MAX_SECONDS = 9223372035
+
+
+def run_edit(lo, script, session):
+    r = lo.run("cd '%s' && %s" % (lo.target, script), session=session)
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+
+
+def apply_json(lo, *args):
+    r = lo("apply", *args, "--json")
+    return r, json.loads(r.stdout.decode() or "null")
+
+
+def test_a_time_past_2262_is_kept_as_the_latest_time_a_patch_holds_never_wrapped_to_1901(lo, tmp_path):
+    # 2400-01-01 is 13,569,465,600 s: times 1e9 it passes int64, and the capture's
+    # nanoseconds wrapped to 1861, which ext4 stored as 1901-12-13.
+    run_edit(lo, "echo f > far.txt && touch -d @13569465600 far.txt && touch -d @4294967296 y2106.txt",
+             session="far")
+    r = lo("status", "far", "--json")
+    assert r.returncode == 0, r.stderr
+    patch = tmp_path / "far.tar.zst"
+    r = lo("save", "far", "-o", patch)
+    assert r.returncode == 0, r.stderr
+    r = lo("show", patch)
+    assert r.returncode == 0, r.stderr
+    r, out = apply_json(lo, "far", "--yes")
+    assert r.returncode == 0, (r.stderr, out)
+    assert os.lstat(str(lo.target / "far.txt")).st_mtime_ns == MAX_SECONDS * 10**9 + 999999999
+    assert os.lstat(str(lo.target / "y2106.txt")).st_mtime == 4294967296
+    assert (lo.target / "far.txt").read_text() == "f\n"
+
+
+def modes(root):
+    return {k: v for k, v in snapshot(root).items()}
+
+
+def stats(root):
+    """Every entry's type, mode, size and (for non-dirs) mtime, without reading any (some are mode 000)."""
+    out = {}
+    for dirpath, dirnames, filenames in os.walk(str(root)):
+        for n in dirnames + filenames:
+            st = os.lstat(os.path.join(dirpath, n))
+            mt = None if stat.S_ISDIR(st.st_mode) else st.st_mtime_ns
+            out[os.path.relpath(os.path.join(dirpath, n), str(root))] = (st.st_mode, st.st_size, mt)
+    return out
+
+
+def test_read_only_and_mode_000_directories_apply_undo_and_roll_back_as_an_ordinary_user(lo, tmp_path):
+    # Moving a directory to another parent rewrites its ".." entry, which needs
+    # write permission on it: a 0555 dir (a Go module cache has them) or a 0000
+    # one could not go into the undo store, back out of it, or to the trash.
+    # Found by the attack pass of 26 Nov: `rmdir` of a real 0555 dir failed the
+    # apply; an added 0555 dir failed its undo (journal left, "remove ro:
+    # Permission denied"); an added 0000 dir with content failed the apply and
+    # its rollback, leaving the dir on the real tree.
+    t = lo.target
+    (t / "gone").mkdir()
+    (t / "gone").chmod(0o555)
+    (t / "was_dir").mkdir()
+    (t / "was_dir").chmod(0o500)
+    before = modes(t)
+    run_edit(lo, "rmdir gone && rmdir was_dir && echo now a file > was_dir && "
+             "mkdir ro && echo r > ro/f && chmod 555 ro && "
+             "mkdir locked && echo s > locked/secret && chmod 000 locked", session="ro")
+    r, out = apply_json(lo, "ro", "--yes")
+    assert r.returncode == 0, (r.stderr.decode(errors="replace"), out)
+    assert not os.path.lexists(str(t / "gone"))
+    assert (t / "was_dir").read_text() == "now a file\n"
+    assert stat.S_IMODE(os.lstat(str(t / "ro")).st_mode) == 0o555
+    assert (t / "ro" / "f").read_text() == "r\n"
+    assert stat.S_IMODE(os.lstat(str(t / "locked")).st_mode) == 0
+    assert not os.listdir(str(lo.state / "journal"))
+    r = lo("undo", out["undo"])
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    assert modes(t) == before
+    assert stat.S_IMODE(os.lstat(str(t / "gone")).st_mode) == 0o555
+    assert not os.listdir(str(lo.state / "journal"))
+
+
+def test_a_failed_apply_of_a_mode_000_directory_rolls_back_whole(lo):
+    t = lo.target
+    before = modes(t)
+    run_edit(lo, "mkdir locked && echo s > locked/secret && chmod 000 locked && echo n > notes.txt", session="fail")
+    r = lo("apply", "fail", "--yes", env={"LAYOVER_FAULT": "apply:recorded:1"})
+    assert r.returncode == 1
+    assert "ROLLING BACK FAILED" not in r.stderr.decode(errors="replace")
+    assert modes(t) == before
+    assert not os.listdir(str(lo.state / "journal"))
+
+
+def test_layovers_reserved_names_made_by_the_agent_are_marked_and_can_be_left_out(lo, tmp_path):
+    # Found by the attack pass of 26 Nov: one `.layover-tmp.x` file made inside
+    # refused the whole apply, even with --exclude or --only naming other paths,
+    # and no list said so before the apply failed.
+    t = lo.target
+    before = modes(t)
+    run_edit(lo, "echo t > .layover-tmp.1.2 && mkdir -p .layover-undo/abc && echo '{}' > .layover-undo/abc/undo.json"
+             " && mkdir d && echo y > d/.layover-tmp.9.9 && echo ok > ok.txt", session="res")
+    r = lo("status", "res")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.decode().splitlines()
+    for name in (".layover-tmp.1.2", ".layover-undo/", "d/.layover-tmp.9.9"):
+        line = next(x for x in lines if x.startswith("A  " + name))
+        assert "! layover's reserved name (apply refuses it)" in line, lines
+    assert not any("ok.txt" in x and "!" in x for x in lines)
+    r = lo("apply", "res", "--yes")
+    assert r.returncode == 1
+    err = r.stderr.decode()
+    assert ("layover: apply: .layover-tmp.1.2 uses a name reserved for layover's own staging/undo "
+            "(.layover-tmp.*, .layover-undo); leave it out with --exclude .layover-tmp.1.2; nothing was applied") in err
+    assert modes(t) == before
+    # Left out, the rest applies; the same for a saved patch.
+    patch = tmp_path / "res.tar.zst"
+    assert lo("save", "res", "-o", patch).returncode == 0
+    r = lo("apply", patch, "--target", t, "--yes", "--only", "ok.txt")
+    assert r.returncode == 0, r.stderr
+    assert (t / "ok.txt").read_text() == "ok\n"
+    r = lo("apply", "res", "--yes", "--force", "--exclude", ".layover-tmp.*", "--exclude", ".layover-undo")
+    assert r.returncode == 0, r.stderr
+    assert sorted(os.listdir(str(t / "d"))) == []
+    assert not os.path.lexists(str(t / ".layover-tmp.1.2"))
+    assert not os.path.lexists(str(t / ".layover-undo"))
+
+
+def test_an_apply_never_writes_into_layovers_own_state_dir(lo, tmp_path):
+    # docs/cli.md: the state dir must not overlap the target. `run` refused that;
+    # apply did not (found by the attack pass of 26 Nov): `--target STATE` wrote
+    # into the state dir, and with LAYOVER_STATE_DIR inside the target a patch
+    # could add a journal, an undo record or a session there.
+    t = lo.target
+    (t / ".lstate").mkdir(mode=0o700)
+    run_edit(lo, "mkdir -p .lstate/journal && echo '{}' > .lstate/journal/planted.json && echo ok > ok.txt",
+             session="st")
+    patch = tmp_path / "st.tar.zst"
+    assert lo("save", "st", "-o", patch).returncode == 0
+    inner = dict(lo.env, LAYOVER_STATE_DIR=str(t / ".lstate"))
+    lo("sessions", env=inner)  # the state dir's own layout, made on first use
+    before = modes(t)
+    for args in (["--dry-run"], ["--yes"]):
+        r = lo("apply", patch, "--target", t, *args, env=inner)
+        assert r.returncode == 1, r.stdout
+        err = r.stderr.decode()
+        assert (".lstate/journal would change layover's state dir %s/.lstate (sessions, journals, undo "
+                "records); leave it out with --exclude .lstate/journal; nothing was applied" % t) in err, err
+    assert modes(t) == before
+    r = lo("apply", patch, "--target", t, "--yes", "--exclude", ".lstate", env=inner)
+    assert r.returncode == 0, r.stderr
+    assert (t / "ok.txt").read_text() == "ok\n"
+    assert not (t / ".lstate" / "journal" / "planted.json").exists()
+    # A target at or inside the state dir.
+    for where in (lo.state, lo.state / "sessions"):
+        r = lo("apply", patch, "--target", where, "--yes")
+        assert r.returncode == 1
+        assert ("target %s lies in layover's state dir %s" % (where, lo.state)) in r.stderr.decode()
+    assert not (lo.state / "ok.txt").exists() and not (lo.state / "sessions" / "ok.txt").exists()
+
+
+def test_an_empty_target_or_filter_value_is_a_usage_error_never_the_default(lo, tmp_path):
+    # `apply P --target "$UNSET"` applied to the manifest's target (the home) as
+    # if no --target had been given (found by the attack pass of 26 Nov).
+    run_edit(lo, "echo ok > ok.txt", session="e")
+    patch = tmp_path / "e.tar.zst"
+    assert lo("save", "e", "-o", patch).returncode == 0
+    before = modes(lo.target)
+    for args in (["apply", patch, "--target", "", "--yes"], ["apply", patch, "--target=", "--yes"],
+                 ["apply", "e", "--only", "", "--yes"], ["undo", "--last", "--target", ""],
+                 ["undo", "--list", "--target="]):
+        r = lo(*args)
+        assert r.returncode == 2, (args, r.stdout)
+        assert b"needs a value" in r.stderr, r.stderr
+    assert modes(lo.target) == before
+
+
+def test_a_wh_name_made_by_the_agent_is_marked_and_the_refusal_names_ignore(lo):
+    # `.wh.*` marks a deletion in the patch format, so save (and apply, which
+    # saves first) cannot store one; found by the attack pass of 26 Nov: the
+    # refusal said "rename it", which a reviewer cannot do, and status showed
+    # nothing; --exclude acts after the save and cannot help.
+    t = lo.target
+    before = modes(t)
+    run_edit(lo, "echo a > .wh.foo && echo ok > ok.txt", session="wh")
+    r = lo("status", "wh")
+    line = next(x for x in r.stdout.decode().splitlines() if ".wh.foo" in x)
+    assert line == "A  .wh.foo  ! .wh. name (cannot be saved: --ignore it)", line
+    r = lo("apply", "wh", "--yes")
+    assert r.returncode == 1
+    assert ("cannot store .wh.foo: names starting with .wh. mark deletions in the patch format (OCI); leave it out "
+            "with --ignore .wh.foo (or rename it in the session)") in r.stderr.decode()
+    assert modes(t) == before
+    r = lo("apply", "wh", "--yes", "--ignore", ".wh.foo")
+    assert r.returncode == 0, r.stderr
+    assert (t / "ok.txt").read_text() == "ok\n" and not os.path.lexists(str(t / ".wh.foo"))
+
+
+def test_a_fifo_given_as_the_patch_is_refused_not_waited_on(lo, tmp_path):
+    # Found by the attack pass of 26 Nov: show, diff, apply, undo and log of a
+    # fifo hung in open() until something wrote to it.
+    fifo = tmp_path / "patch.tar.zst"
+    os.mkfifo(str(fifo))
+    for args in (["show", fifo], ["show", "--steps", fifo], ["diff", fifo], ["apply", fifo, "--dry-run"],
+                 ["undo", fifo], ["log", fifo]):
+        r = lo(*args, timeout=20)
+        assert r.returncode in (1, 2), (args, r.returncode)
+        assert ("patch %s is not a regular file" % fifo) in r.stderr.decode(), (args, r.stderr)
+
+
+def test_a_real_file_its_owner_cannot_read_is_a_conflict_that_force_overrides(lo):
+    # Found by the attack pass of 26 Nov: a mode-000 real file that the session
+    # changed, or one inside a dir it deleted, ended the apply with
+    # "read z to compare it: Permission denied" (then "reading the real z"),
+    # with no way through but a chmod.
+    t = lo.target
+    (t / "z").write_text("a\n")
+    (t / "gone").mkdir()
+    (t / "gone" / "q").write_text("q\n")
+    (t / "z").chmod(0)
+    (t / "gone" / "q").chmod(0)
+    before = stats(t)
+    run_edit(lo, "chmod 600 z && echo b > z && chmod 000 z && rm -rf gone", session="unr")
+    # diff cannot read them either: shown as binary (it failed whole: "reading the real z").
+    r = lo("diff", "unr")
+    assert r.returncode == 1, r.stderr
+    assert "Binary files a/z and b/z differ\n" in r.stdout.decode() and "a/gone/q and /dev/null" in r.stdout.decode()
+    r = lo("apply", "unr", "--yes")
+    assert r.returncode == 1
+    err = r.stderr.decode()
+    for p in ("z", "gone/q"):
+        assert ("  %s: cannot be read to compare it with the patch's base (Permission denied): make it readable "
+                "(chmod u+r) to check it, or --force to replace it unread" % p) in err, err
+    assert stats(t) == before
+    r, out = apply_json(lo, "unr", "--yes", "--force")
+    assert r.returncode == 0, (r.stderr, out)
+    assert not os.path.lexists(str(t / "gone"))
+    assert [a["path"] for a in out["applied"]] == ["gone", "z"] and stats(t)["z"] != before["z"]  # a new inode's mtime
+    r = lo("undo", out["undo"])
+    assert r.returncode == 0, r.stderr
+    assert stats(t) == before
