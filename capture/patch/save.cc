@@ -286,6 +286,7 @@ base::Result<void> save_session(const session::Info& s, const std::string& out_f
                     return opts.on_content(c, now, base);
                 };
             wo.notes = &said;
+            wo.durable = opts.durable;
             TRY_VOID(write_patch(out, m, scan.items, t.layers(), wo));
             // The trees have work to do when closed (a compare's temporary
             // layer is removed): closed here; only plain memory and fds are left.
