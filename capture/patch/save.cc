@@ -61,7 +61,6 @@ void select_only(ScanResult* r, const std::vector<std::string>& only, const std:
 // upper file's size and mtime (the writer checks both), linked to no other.
 base::Result<void> replace_contents(ScanResult* r, const std::map<std::string, std::string>& contents) {
     if (contents.empty()) return base::Ok();
-    if (!r->files) r->files = std::make_shared<std::vector<base::Fd>>();
     for (auto& it : r->items) {
         auto c = contents.find(it.change.path);
         if (c == contents.end() || it.change.type != Type::File || it.whiteout) continue;
@@ -74,8 +73,7 @@ base::Result<void> replace_contents(ScanResult* r, const std::map<std::string, s
         if (::futimens(fd.get(), ts) != 0) return base::sys_error("futimens");
         it.change.size = c->second.size();
         it.nlink = 1;
-        it.fd = fd.get();
-        r->files->push_back(std::move(fd));
+        it.fd = std::move(fd);
     }
     return base::Ok();
 }

@@ -174,12 +174,8 @@ private:
             w->counts_->levels++;
             while (!w->kept_items_.empty() && w->room() < 0) {
                 Kept k = w->kept_items_.back();
-                if (k.base) {
-                    w->out_->items[k.item].base_file.reset();
-                } else {
-                    w->out_->items[k.item].fd = -1;
-                    w->out_->files->pop_back();
-                }
+                Item& it = w->out_->items[k.item];
+                (k.base ? it.base_file : it.fd).reset();
                 w->kept_items_.pop_back();
                 --w->counts_->kept;
             }
