@@ -46,7 +46,7 @@ struct Item {
     // The upper file, left open by a scan with keep_files so the writer need
     // not open it again (invalid: the writer opens it). The item owns it and
     // the writer closes it once the member is made, on the maker's thread:
-    // left to the save child's exit, closing 10,000 of them was ~12 ms of
+    // left to the save child's exit, closing 10,000 of them was ~15 ms of
     // that exit, which the save waits for (docs/performance.md, "Save, round 8").
     mutable base::Fd fd;
     // ScanOptions::keep_base_max: the modified file's real side is a file of
