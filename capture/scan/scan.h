@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "capture/scan/change.h"
+#include "capture/scan/snapshot.h"
 #include "helper/base/fd.h"
 #include "helper/base/gitignore.h"
 #include "helper/base/result.h"
@@ -67,6 +68,7 @@ struct ScanResult {
     std::vector<std::string> excluded_seen;  // ScanOptions::excluded paths the upper layer holds
     uint64_t ignored = 0;                    // paths left out by ScanOptions::ignore
     uint64_t counted = 0;                    // ScanOptions::count_only: the changes (items stays empty)
+    SnapshotKeys keys;                       // ScanOptions::record_keys
 };
 
 struct ScanOptions {
@@ -119,6 +121,10 @@ struct ScanOptions {
     // status (not with_base): read changed files' text as they are met
     // (ContentReader); the result lands in Change::content_read.
     ContentReader* reader = nullptr;
+    // status of an ended session: record, for the status snapshot
+    // (capture/scan/snapshot.h), the real side of every upper entry looked
+    // at and the stat of every dir of the topmost layer (ScanResult::keys).
+    bool record_keys = false;
 };
 
 base::Result<ScanResult> scan_upper(int upper_fd, int lower_fd, const ScanOptions& opts);

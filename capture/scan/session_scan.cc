@@ -9,8 +9,11 @@
 #include <ctime>
 
 #include "capture/scan/scan.h"
+#include "capture/scan/session_snapshot.h"
+#include "capture/scan/snapshot.h"
 #include "capture/scan/verdicts.h"
 #include "helper/base/child.h"
+#include "helper/base/fault.h"
 #include "helper/base/fs/beneath.h"
 #include "helper/base/text.h"
 #include "helper/store/layer_store.h"
@@ -107,11 +110,40 @@ int SessionTrees::holder_of(const Change& c) const {
 
 namespace {
 
+// status's snapshot (capture/scan/snapshot.h): wanted for an ended
+// session's whole stack; `gen` and `inputs` read before the walk, `got`
+// the snapshot used instead of it.
+struct SnapshotUse {
+    bool want = false;
+    std::optional<uint64_t> gen;
+    std::string inputs;
+    StatusSnapshot got;
+    bool used = false;
+};
+
+// Before the walk: the generation (unlocked: no writer holds the session),
+// the inputs, and the stored snapshot if every key still holds.
+void try_snapshot(const session::Info& s, const SessionTrees& t, const ScanOptions& so, const IgnoreOptions& ignore,
+                  int dirfd, SnapshotUse* use) {
+    use->gen = session::read_gen(dirfd);
+    if (!use->gen || session::is_locked(s.dir)) {
+        use->want = false;
+        return;
+    }
+    use->inputs = status_inputs(s, so.summary_only, ignore, dirfd);
+    StatusSnapshot snap;
+    if (!load_snapshot(dirfd, !so.summary_only, &snap) || snap.gen != *use->gen || snap.inputs != use->inputs) return;
+    int threads = ::sysconf(_SC_NPROCESSORS_ONLN) > 1 ? 2 : 1;
+    if (!snapshot_keys_hold(snap.keys, t.upper.get(), t.lower.get(), threads)) return;
+    use->got = std::move(snap);
+    use->used = true;
+}
+
 // The walk of a session's trees as `status` makes it, in the owner user
 // namespace: `so` holds the caller's choices (summary_only, count_only,
 // reader), the rest comes from the session.
 base::Result<ScanResult> walk_session(const session::Info& s, ScanOptions so, const IgnoreOptions& ignore,
-                                      const StepRange& range, StatusCache* keep) {
+                                      const StepRange& range, StatusCache* keep, SnapshotUse* snap = nullptr) {
     ScanResult scan;
     TRY_VOID(as_owner_here([&]() -> base::Result<void> {
         TRY(SessionTrees t, open_session_trees(s, range));
@@ -132,6 +164,15 @@ base::Result<ScanResult> walk_session(const session::Info& s, ScanOptions so, co
         StatusCache& cache = keep ? *keep : local;
         if (s.state != "running" && s.state != "crashed" && range.all() && range.against.empty())
             cache.dir.reset(::open(s.dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+        PathKey rules_key;
+        if (snap && snap->want && cache.dir.valid()) {
+            try_snapshot(s, t, so, ignore, cache.dir.get(), snap);
+            if (snap->used) return base::Ok();
+            // Taken before the walk reads them: a change during it misses next time.
+            so.record_keys = snap->want;
+            rules_key = ignore_file_key(t.lower.get());
+            scan.keys.dirs.push_back(upper_root_key(t.upper.get()));
+        }
         if (cache.dir.valid()) {
             struct timespec now {};
             ::clock_gettime(CLOCK_REALTIME, &now);
@@ -142,7 +183,12 @@ base::Result<ScanResult> walk_session(const session::Info& s, ScanOptions so, co
         }
         auto indexes = index_session_layers(s, t);
         for (const auto& x : indexes) so.indexes.push_back(x.get());
+        SnapshotKeys before = std::move(scan.keys);
         TRY(scan, scan_layers(t.layers(), t.lower.get(), so));
+        if (so.record_keys) {
+            scan.keys.real.push_back(std::move(rules_key));
+            scan.keys.dirs.insert(scan.keys.dirs.begin(), before.dirs.begin(), before.dirs.end());
+        }
         if (!keep) local.store();
         return base::Ok();
     }));
@@ -159,11 +205,38 @@ base::Result<std::vector<Change>> session_changes_as_owner(const session::Info& 
     ScanOptions so;
     so.summary_only = summary_only;
     so.reader = reader;
-    TRY(ScanResult scan, walk_session(s, so, ignore, range, keep));
+    SnapshotUse snap;
+    // Only for a caller that keeps the cache (status), of a whole ended session.
+    snap.want = keep && s.state != "running" && s.state != "crashed" && range.all() && range.against.empty();
+    struct timespec start {};
+    ::clock_gettime(CLOCK_REALTIME, &start);
+    TRY(ScanResult scan, walk_session(s, so, ignore, range, keep, &snap));
+    if (snap.used) {
+        keep->from_snapshot = true;
+        if (ignored) *ignored = snap.got.ignored;
+        if (excluded_seen) *excluded_seen = std::move(snap.got.excluded_seen);
+        return std::move(snap.got.changes);
+    }
     if (ignored) *ignored = scan.ignored;
     std::vector<Change> out;
     out.reserve(scan.items.size());
     for (auto& it : scan.items) out.push_back(std::move(it.change));
+    // Kept only when no writer came meanwhile (the generation read before
+    // the walk, no lock now) and no key is racy.
+    int64_t start_ns = static_cast<int64_t>(start.tv_sec) * 1000000000 + start.tv_nsec;
+    // (The tests stop here to bump the generation, as a writer would, mid-walk.)
+    if (snap.want && !base::fault_point("status", "walked")) snap.want = false;
+    if (snap.want && snap.gen && keep->dir.valid() && !snapshot_racy(scan.keys, start_ns) &&
+        !session::is_locked(s.dir) && session::read_gen(keep->dir.get()) == snap.gen) {
+        StatusSnapshot head;
+        head.gen = *snap.gen;
+        head.inputs = std::move(snap.inputs);
+        head.ignored = scan.ignored;
+        head.excluded_seen = scan.excluded_seen;
+        head.keys = std::move(scan.keys);
+        keep->snapshot = serialize_snapshot(head, out);
+        keep->snapshot_full = !summary_only;
+    }
     if (excluded_seen) *excluded_seen = std::move(scan.excluded_seen);
     return out;
 }
@@ -171,6 +244,7 @@ base::Result<std::vector<Change>> session_changes_as_owner(const session::Info& 
 void StatusCache::store() {
     // Best effort: a cache that cannot be written is recomputed next time.
     if (verdicts && dir.valid() && verdicts->dirty()) (void)verdicts->store(dir.get());
+    if (!snapshot.empty() && dir.valid()) (void)store_snapshot(dir.get(), snapshot_full, snapshot);
 }
 
 base::Result<int64_t> count_changes_in_child(const session::Info& s) {

@@ -40,9 +40,15 @@ std::vector<std::shared_ptr<const LayerIndex>> index_session_layers(const sessio
 
 // `status`'s verdict cache (capture/scan/verdicts.h), kept past the walk so
 // the risk marks can use and extend it; store() writes it (best effort).
+// With it, the status snapshot of an ended session (capture/scan/snapshot.h):
+// used when it still holds, else written (snapshot) when the walk was
+// clean (the generation unchanged, no key racy).
 struct StatusCache {
     std::unique_ptr<VerdictCache> verdicts;  // null: not used (a running session, a step range, compare)
     base::Fd dir;                            // the session dir
+    bool from_snapshot = false;              // the changes came from the snapshot (no walk)
+    std::string snapshot;                    // serialized, to write; empty: none
+    bool snapshot_full = false;              // of full change records (load_snapshot)
     void store();
 };
 

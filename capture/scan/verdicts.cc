@@ -296,27 +296,34 @@ void VerdictCache::record_risk_free(const Peek& seen) {
 bool VerdictCache::dirty() const { return changed_ || n_next_ != stored_.size(); }
 
 void VerdictCache::load(int session_dirfd) {
-    base::Fd fd(::openat(session_dirfd, kFile, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
-    if (!fd.valid()) return;
-    struct stat st;
-    if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid()) return;
-    if (static_cast<uint64_t>(st.st_size) > kMaxFile) return;
-    // One read of the size fstat gave (a cache is replaced by rename, never rewritten in place).
-    parse_owned(base::read_upto(fd.get(), static_cast<size_t>(st.st_size)));
+    if (auto data = read_session_cache(session_dirfd, kFile, kMaxFile)) parse_owned(std::move(*data));
 }
 
 base::Result<void> VerdictCache::store(int session_dirfd) const {
-    std::string data = serialize();
+    return write_session_cache(session_dirfd, kFile, serialize(), "writing the verdict cache");
+}
+
+std::optional<std::string> read_session_cache(int dirfd, const char* name, size_t max) {
+    base::Fd fd(::openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+    if (!fd.valid()) return std::nullopt;
+    struct stat st;
+    if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid()) return std::nullopt;
+    if (static_cast<uint64_t>(st.st_size) > max) return std::nullopt;
+    // One read of the size fstat gave (a cache is replaced by rename, never rewritten in place).
+    return base::read_upto(fd.get(), static_cast<size_t>(st.st_size));
+}
+
+base::Result<void> write_session_cache(int dirfd, const char* name, std::string_view data, const char* what) {
     std::random_device rd;
-    std::string tmp = std::string(".") + kFile + "-" + std::to_string(rd() % 1000000000u);
-    base::Fd fd(::openat(session_dirfd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
-    if (!fd.valid()) return base::sys_error("writing the verdict cache");
+    std::string tmp = std::string(".") + name + "-" + std::to_string(rd() % 1000000000u);
+    base::Fd fd(::openat(dirfd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+    if (!fd.valid()) return base::sys_error(what);
     auto w = base::write_all(fd.get(), data.data(), data.size());
     fd.reset();
     // No fsync: a cache lost in a crash is recomputed; a torn one fails to parse.
-    if (!w || ::renameat(session_dirfd, tmp.c_str(), session_dirfd, kFile) != 0) {
-        ::unlinkat(session_dirfd, tmp.c_str(), 0);
-        return w ? base::sys_error("writing the verdict cache") : w;
+    if (!w || ::renameat(dirfd, tmp.c_str(), dirfd, name) != 0) {
+        ::unlinkat(dirfd, tmp.c_str(), 0);
+        return w ? base::sys_error(what) : w;
     }
     return base::Ok();
 }

@@ -145,4 +145,11 @@ private:
     std::atomic<bool> changed_{false};
 };
 
+// A cache file in the session dir (the verdicts, the status snapshots):
+// read whole when it is a regular file of the caller's of at most `max`
+// bytes (else none), and written 0600 by temp + rename, not fsync'ed (lost
+// or torn: recomputed). `what`: the error's text ("writing the ...").
+std::optional<std::string> read_session_cache(int dirfd, const char* name, size_t max);
+base::Result<void> write_session_cache(int dirfd, const char* name, std::string_view data, const char* what);
+
 }  // namespace capture

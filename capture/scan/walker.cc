@@ -88,6 +88,9 @@ Result<void> Walker::entry(const UpperDir& stack, const UpperListing& ls, size_t
     // A dir: the layers' dirs merged under it; cut off from the real tree
     // by a step below, it is opaque, as one upper would have made it.
     UpperDir sub_up;
+    if (opts_.record_keys && stack.ids[at] == 0 && u.fd.valid() &&
+        (u.side.type == Type::Dir || u.side.type == Type::OpaqueDir))
+        key_dir(path, u, u.fd.get());
     if ((u.side.type == Type::Dir || u.side.type == Type::OpaqueDir) && u.fd.valid()) {
         bool cut = false;
         TRY(sub_up,
@@ -99,6 +102,7 @@ Result<void> Walker::entry(const UpperDir& stack, const UpperListing& ls, size_t
     // look() opens only regular files and dirs, never a fifo or socket.
     if (low >= 0) {
         TRY(l, look(low, name, path, false, !opts_.with_base));
+        if (opts_.record_keys) key_real(path, l);
     }
     // A dir that hides a real dir (opaque, or below a hiding dir) is
     // compared with it entry by entry; one whose entries cannot be
@@ -241,9 +245,10 @@ uint64_t Walker::count_below(const UpperDir& d, const std::string& prefix) {
         const std::string& here = d.name_in(names->holder(i), names->names[i].name, &joined);
         base::Fd top(::openat(d.fds[names->holder(i)], here.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
         if (!top.valid()) continue;
+        std::string path = join_path(prefix, names->names[i].name);
+        if (opts_.record_keys && d.ids[names->holder(i)] == 0) key_dir(path, Seen{}, top.get());
         auto raw = read_xattrs(top.get());
         bool opaque = raw && overlay_marks(raw.value()).opaque, cut = false;
-        std::string path = join_path(prefix, names->names[i].name);
         auto sub = merged_dir(d, names.value(), i, std::move(top), opaque, &cut, path, opts_.indexes);
         if (sub) n += count_below(sub.value(), path);
     }
@@ -306,6 +311,25 @@ Result<void> Walker::record(Seen& u, Seen& l, const Verdict& v, const std::strin
     if (last.base_text) keep(&l.fd, true);
     if (v.lower_subtree && l.fd.valid()) TRY_VOID(lower_subtree(l.fd.get(), path, copied));
     return base::Ok();
+}
+
+void Walker::key_real(const std::string& path, const Seen& l) {
+    PathKey k{path, !l.exists, {}};
+    if (l.exists) k.key = stat_key(l.st);
+    out_->keys.real.push_back(std::move(k));
+}
+
+void Walker::key_dir(const std::string& path, const Seen& u, int fd) {
+    PathKey k{path, false, {}};
+    struct statx st;
+    if ((u.st.stx_mask & kKeyMask) == kKeyMask) {
+        k.key = stat_key(u.st);
+    } else if (::statx(fd, "", AT_EMPTY_PATH, kKeyMask, &st) == 0 && (st.stx_mask & kKeyMask) == kKeyMask) {
+        k.key = stat_key(st);
+    } else {
+        k.absent = true;  // never holds for a dir: the snapshot is not used
+    }
+    out_->keys.dirs.push_back(std::move(k));
 }
 
 // For status's risk marks: the stats a changed file's content is read at

@@ -156,6 +156,10 @@ private:
 
     base::Result<void> record(Seen& u, Seen& l, const Verdict& v, const std::string& path, bool ignored,
                               uint32_t layer);
+    // ScanOptions::record_keys: a real entry's key (or absent), and a dir
+    // of the topmost layer's (its stat, taken on its fd when look() took none).
+    void key_real(const std::string& path, const Seen& l);
+    void key_dir(const std::string& path, const Seen& u, int fd);
     // The file's stats noted in the verdict cache (status's risk marks);
     // true: it knows the file risk-free at them.
     bool note_stats(const Seen& u, const Seen& l, const std::string& path);
@@ -198,8 +202,7 @@ private:
     bool in_ignored_ = false;  // below an ignored dir (with include_ignored)
     VerdictCache::Peek peek_;  // the cache's slot of the entry being looked at (a file)
     // Each kept file, in the order kept: its item (index in out_->items), and
-    // whether it is that item's base_file (its own) rather than its fd (in
-    // out_->files, in this order).
+    // whether it is that item's base_file rather than its fd.
     struct Kept {
         size_t item;
         bool base;

@@ -41,6 +41,7 @@ Result<void> Walker::gone_at(int low, const std::string& prefix, const std::stri
     std::string path = join_path(prefix, name);
     if (!excluded_.empty() && excluded_.count(path)) return base::Ok();  // a hidden path: never captured
     TRY(Seen l, look(low, name, path, false, !opts_.with_base));
+    if (opts_.record_keys) key_real(path, l);
     if (!l.exists) return base::Ok();
     if (l.side.type == Type::Dir && l.fd.valid() && !excluded_.empty() && hidden_beneath(path))
         return gone_around_hidden(l.fd.get(), path, since, layer);

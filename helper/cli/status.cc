@@ -134,7 +134,7 @@ int cmd_status(int argc, char** argv) {
     // on a thread of its own while the listing is made and printed (it reads
     // only the cache, which nothing changes any more).
     base::StackThread saver;
-    if (paths.empty() && !saver.start([&] { cache.store(); }, kSaverStack)) cache.store();
+    if (paths.empty() && !cache.from_snapshot && !saver.start([&] { cache.store(); }, kSaverStack)) cache.store();
     if (risky_only)
         std::erase_if(changes.value(), [&](const capture::Change& c) { return review::risks_of(c, ctx).empty(); });
     // A stale copy (the real file changed after the copy-up), marked as show and diff mark it.

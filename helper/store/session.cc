@@ -167,6 +167,8 @@ Result<base::Fd> lock(const std::string& d, const std::string& name) {
         return base::error("session '" + name + "' is running" + who +
                            "; stop that run first, or choose another --session name");
     }
+    // Before the holder writes anything (docs/design.md, "Status again").
+    TRY_VOID(bump_gen(fd.get(), name));
     return fd;
 }
 

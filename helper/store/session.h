@@ -9,6 +9,7 @@
 // (helper/sandbox/discard.h)
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -77,6 +78,19 @@ base::Result<void> write_meta(const std::string& session_dir, const Meta& m);
 // naming the running pid when another supervisor holds it.
 base::Result<base::Fd> lock(const std::string& session_dir, const std::string& name);
 bool is_locked(const std::string& session_dir);
+
+// The session's write generation (docs/design.md, "Status again: the ended
+// session's snapshot"): a counter every writer of an ended session's upper
+// layer, steps or inputs bumps before it writes anything. lock() bumps it,
+// so every exclusive holder does. Kept as the xattr user.layover.gen of the
+// session dir (one syscall each way, no inode made on a run's start-up).
+// read_gen: the value (created as 0 when missing); none when it cannot be
+// read (no xattrs there: no snapshot is trusted). bump_gen: +1; when that
+// fails, the status snapshot is removed instead.
+// The snapshots of the text status and of --json (full change records).
+inline constexpr const char* kStatusSnapshotFiles[] = {"status-snapshot", "status-snapshot-full"};
+std::optional<uint64_t> read_gen(int session_dirfd);
+base::Result<void> bump_gen(int session_dirfd, const std::string& name);
 
 // running: lock held; crashed: lock free but meta says running; then applied
 // or saved when meta records it, empty when the exit's scan found no change,

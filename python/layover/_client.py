@@ -72,6 +72,9 @@ _OUT_RE = re.compile(rb'\{"t":"out","id":' + _INT + rb',"s":"(stdout|stderr|resu
 _DONE_FORM = (rb'done","id":' + _INT + rb',"lens":\[' + _LEN + rb"," + _LEN + rb'\],"tail":\[' + _INT + rb","
               + _INT + rb'\],"interrupted":(true|false)')
 _DONE_RE = re.compile(rb'\{"t":"' + _DONE_FORM + rb"\}")
+# exec's done header as the REPL formats it when the command ran its course.
+_EXEC_DONE_RE = re.compile(rb'\{"t":"done","id":' + _INT + rb',"lens":\[\],"tail":\[' + _INT + rb"," + _INT
+                           + rb'\],"returncode":(0|-?[1-9][0-9]{0,9}),"timed_out":false,"interrupted":false\}')
 
 
 # run_code's reply matcher: either form in one pattern; groups 1-2 for "out",
@@ -91,7 +94,32 @@ def _fast_header(raw: bytes) -> Optional[Dict[str, Any]]:
     if m is not None:
         return {"t": "done", "id": int(m[1]), "lens": [int(m[2]), int(m[3])], "tail": [int(m[4]), int(m[5])],
                 "interrupted": m[6] == b"true"}
+    m = _EXEC_DONE_RE.fullmatch(raw)
+    if m is not None:
+        return _exec_done(m)
     return None
+
+
+def _exec_done(m: "re.Match[bytes]") -> Dict[str, Any]:
+    return {"t": "done", "id": int(m[1]), "lens": [], "tail": [int(m[2]), int(m[3])], "returncode": int(m[4]),
+            "timed_out": False, "interrupted": False}
+
+
+def seconds(timeout: Any) -> Optional[float]:
+    """A run/exec/call timeout as float seconds: None or infinity for none;
+    zero or less times out at once, as subprocess.run does.  Anything else
+    (NaN, a str, a bool) is refused here, before a request is sent: the
+    REPL's JSON has no NaN or Infinity, and a bad value once sent would
+    stop the sandbox."""
+    if isinstance(timeout, (str, bytes, bool)):
+        raise TypeError("timeout must be a number of seconds or None, not %r" % (timeout,))
+    try:
+        t = float(timeout)
+    except (TypeError, ValueError):
+        raise TypeError("timeout must be a number of seconds or None, not %r" % (timeout,)) from None
+    if t != t:
+        raise ValueError("timeout must be a number of seconds or None, not nan")
+    return None if t == float("inf") else t
 
 
 class ReplClient:
@@ -311,6 +339,8 @@ class ReplClient:
     # --- run(), the hot path ---
 
     def run_code(self, code: str, timeout: Optional[float] = None, interactive: bool = False) -> RunResult:
+        if timeout is not None:
+            timeout = seconds(timeout)
         try:
             return self._run_code(code, timeout, interactive)
         except TimeoutError as e:
@@ -428,19 +458,118 @@ class ReplClient:
             except KeyboardInterrupt:
                 if result is not None:
                     raise  # the reply was complete: nothing left to interrupt
-                if got:  # read but not yet taken: the general path reads it again
-                    self.buf += memoryview(chunk)[:got]
-                reply = Reply()
-                reply.interrupted_by_host = True
-                try:
-                    self._escalate(rid, reply, timeout)
-                except (SandboxError, KeyboardInterrupt):
-                    pass
+                self._interrupted(rid, got, timeout)
                 raise
             return _run_result(self._finish, rid, Reply(), deadline, timeout)
         finally:
             self.current = None
             lock.release()
+
+    # --- exec(), its usual call ---
+
+    def exec_argv(self, fields: bytes, timeout: Optional[float]) -> Optional[Reply]:
+        """Repl.exec's usual call (docs/protocol.md, "Hot path"): the request
+        header formatted here from `fields` (its JSON members after the id),
+        one send, one recv_into, and a reply of out frames and a done frame
+        in exactly the REPL's own form taken in place.  None, with nothing
+        sent, when another request is in flight or the client needs the
+        general code's checks; anything unusual after the send (a timeout, a
+        killed or failed command, a partial frame, another header) is handed
+        to the general code, which re-reads the whole reply."""
+        lock = self.lock
+        if not lock.acquire(False):
+            return None
+        try:
+            proc = self.proc
+            if self.broken is not None or self.buf or proc is None or proc.returncode is not None:
+                return None
+            rid = self.next_id
+            self.next_id = rid + 1
+            self.current = rid
+            h = b'{"t":"exec","id":%d,%s}' % (rid, fields)
+            frame = _LENS.pack(len(h), 0) + h
+            try:
+                n = self.sock.send(frame)
+            except OSError:
+                n = 0  # _send_rest retries and reports
+            if n != len(frame):
+                self._send_rest(memoryview(frame)[n:])
+            deadline = None if timeout is None else time.monotonic() + timeout + EXEC_SLACK
+            got = 0
+            reply = None
+            try:
+                try:
+                    got = self.replies.recv_into(self.chunk)
+                except OSError:
+                    got = 0  # a timeout or an error: the general path retries and reports
+                reply = self._exec_reply(rid, got)
+                if reply is not None:
+                    return reply
+            except KeyboardInterrupt:
+                if reply is not None:
+                    raise  # the reply was complete: nothing left to interrupt
+                self._interrupted(rid, got, timeout)
+                raise
+            if got:
+                self.buf += memoryview(self.chunk)[:got]
+            return self._finish(rid, Reply(), deadline, timeout)
+        finally:
+            self.current = None
+            lock.release()
+
+    def _interrupted(self, rid: int, got: int, timeout: Optional[float]) -> None:
+        """Ctrl+C on the host while a hot path waited for request rid's reply:
+        the first `got` bytes of self.chunk, read but not taken, go back for
+        the general path, and the request is interrupted (then its processes
+        killed) inside, as _finish does."""
+        if got:
+            self.buf += memoryview(self.chunk)[:got]
+        reply = Reply()
+        reply.interrupted_by_host = True
+        try:
+            self._escalate(rid, reply, timeout)
+        except (SandboxError, KeyboardInterrupt):
+            pass
+
+    def _exec_reply(self, rid: int, got: int) -> Optional[Reply]:
+        """The Reply in the first `got` bytes of self.chunk when they hold
+        whole frames: out frames, then exec's done frame of request rid in
+        the REPL's own form, with the lengths adding up; else None."""
+        chunk = self.chunk
+        ridb = b"%d" % rid
+        pos = total = 0
+        streams: Dict[str, List[bytes]] = {}
+        while got - pos >= 8:
+            hlen, plen = _LENS.unpack_from(chunk, pos)
+            hend = pos + 8 + hlen
+            end = hend + plen
+            total += plen
+            if end > got or total > self.max_output:
+                return None
+            m = _OUT_RE.fullmatch(chunk, pos + 8, hend)
+            if m is not None:
+                if m[1] == ridb:  # else output of an earlier request: dropped
+                    streams.setdefault(m[2].decode("ascii"), []).append(bytes(chunk[hend:end]))
+                pos = end
+                continue
+            m = _EXEC_DONE_RE.fullmatch(chunk, pos + 8, hend)
+            if m is None or m[1] != ridb:
+                return None
+            reply = Reply()
+            reply.done = done = _exec_done(m)
+            o, e = done["tail"]
+            if o + e != plen:
+                return None
+            if o:
+                streams.setdefault("stdout", []).append(bytes(chunk[hend:hend + o]))
+            if e:
+                streams.setdefault("stderr", []).append(bytes(chunk[hend + o:end]))
+            reply.streams = streams
+            reply.total = total
+            if end < got:  # more output (of background threads) already: kept for later
+                self.buf += memoryview(chunk)[end:got]
+            return reply
+        return None
 
     def _run_general(self, data: bytes, timeout: Optional[float]) -> RunResult:
         with self.lock:

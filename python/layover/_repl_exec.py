@@ -52,15 +52,25 @@ class ExecMixin:
             _close(out_r, out_w, err_r, err_w, in_r, io[0])
             self.done(rid, {"oserror": 0, "returncode": None}, ("%s: %s" % (type(e).__name__, e),))
             return
-        _close(out_w, err_w, in_r)  # the command holds its own copies: its exit is our EOF
+        _close(in_r)
+        # Our copies of the write ends stay open until the command has exited
+        # (its pidfd says so): its closing stdout, then stderr, then becoming a
+        # zombie would each wake us otherwise (docs/performance.md, "Python
+        # exec, second pass").  Without pidfd_open, its exit is our EOF.
+        held = [_pidfd(pid), out_w, err_w]
+        if held[0] is None:
+            _close(out_w, err_w)
+            held = None
         rc = None
         interrupted = False
         try:
             State.in_user = True
             try:
-                rc = self._pump_process(rid, pid, out_r, err_r, io, data, h.get("timeout"))
+                rc = self._pump_process(rid, pid, out_r, err_r, io, data, h.get("timeout"), held)
             finally:
                 State.in_user = False
+                if held is not None:
+                    held[1] = held[2] = _close(held[1], held[2])
         except KeyboardInterrupt:
             interrupted = True
         timed_out = rc is None and not interrupted
@@ -73,11 +83,13 @@ class ExecMixin:
             rc = _wait(pid, None)
         if proc is not None:
             proc.returncode = rc  # reaped here: Popen must not wait for the pid again
-        _close(out_r, err_r, io[0])
         pending, o, e = self._tails(MAX_PAYLOAD)
         h = (b'{"t":"done","id":%d,"lens":[],"tail":[%d,%d],"returncode":%d,"timed_out":%s,"interrupted":%s}'
              % (rid, len(o), len(e), rc, b"true" if timed_out else b"false", b"true" if interrupted else b"false"))
-        self.chan.write_main(b"".join((pending, pack_lens(len(h), len(o) + len(e)), h, o, e)))
+        try:
+            self.chan.write_main(b"".join((pending, pack_lens(len(h), len(o) + len(e)), h, o, e)))
+        finally:  # after the reply: the host goes on meanwhile
+            _close(out_r, err_r, io[0], held[0] if held is not None else None)
 
     _devnull = None
 
@@ -124,10 +136,13 @@ class ExecMixin:
             self.user_ran = False
         return self._closes, self._sigdef
 
-    def _pump_process(self, rid, pid, out_r, err_r, io, data, timeout):
+    def _pump_process(self, rid, pid, out_r, err_r, io, data, timeout, held):
         """Forward the command's output as it comes and feed its input (io[0],
         closed and set to None once written); then wait for it.  Its exit
-        code, or None when the timeout passed first."""
+        code, or None when the timeout passed first.  held: None, or [the
+        command's pidfd, our copies of its stdout and stderr write ends]; the
+        write ends are closed (set to None) here once the pidfd says it
+        exited."""
         deadline = None
         if timeout is not None:
             deadline = _own_import("time").monotonic() + float(timeout)
@@ -135,6 +150,10 @@ class ExecMixin:
         names = {out_r: "stdout", err_r: "stderr"}
         for fd in names:
             poller.register(fd, select.POLLIN)
+        pidfd = None
+        if held is not None:
+            pidfd = held[0]
+            poller.register(pidfd, select.POLLIN)
         win = io[0]
         view = memoryview(data or b"")
         if win is not None:
@@ -150,7 +169,11 @@ class ExecMixin:
                 if wait <= 0:
                     return None
             for fd, ev in poller.poll(None if wait is None else max(1, int(wait * 1000))):
-                if fd == win:
+                if fd == pidfd:  # exited: its pipes end once no other process holds them
+                    poller.unregister(pidfd)
+                    pidfd = None
+                    held[1] = held[2] = _close(held[1], held[2])
+                elif fd == win:
                     try:
                         n = os.write(win, view[:CHUNK])
                         view = view[n:]
@@ -254,6 +277,15 @@ def _wait(pid, deadline):
     if os.WIFSIGNALED(status):
         return -os.WTERMSIG(status)
     return os.WEXITSTATUS(status)
+
+
+def _pidfd(pid):
+    """A pidfd of our child pid (not reaped yet, so it is that process), or
+    None where os.pidfd_open is missing (Python < 3.9, Linux < 5.3)."""
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return None
 
 
 def _close(*fds):

@@ -14,10 +14,11 @@ import socket
 import subprocess
 import sys
 import tempfile
+from json.encoder import encode_basestring_ascii as _json_str
 from typing import IO, Any, Callable, Dict, List, Mapping, Optional, Sequence, Union
 
 from . import _boot
-from ._client import EXEC_SLACK, MAX_PAYLOAD, ReplClient, socketpair
+from ._client import EXEC_SLACK, MAX_PAYLOAD, ReplClient, seconds, socketpair
 from ._helper import error_for, one_line
 from .errors import SandboxError, TimeoutError, ToolError, os_reason, sandbox_os_error
 from .model import ExecResult, RunResult
@@ -200,20 +201,19 @@ class Repl:
              input: Optional[Union[bytes, str]] = None, text: bool = False, shell: bool = False,
              encoding: Optional[str] = None, errors: Optional[str] = None, check: bool = False) -> ExecResult:
         argv = _argv(args, shell)
-        header: Dict[str, Any] = {"t": "exec", "argv": argv,
-                                  "cwd": os.fsdecode(cwd) if cwd is not None else None,
-                                  "env": _env(env),
-                                  "timeout": float(timeout) if timeout is not None else None}
+        if timeout is not None:
+            timeout = seconds(timeout)
         textmode = text or encoding is not None or errors is not None
         enc, err = encoding or "utf-8", errors or "replace"
-        extra = []
-        if input is not None:
-            data = input.encode(enc) if isinstance(input, str) else bytes(input)
-            header["stdin"] = True
-            chunks = [data[i:i + MAX_PAYLOAD] for i in range(0, len(data), MAX_PAYLOAD)] or [b""]
-            extra = [({"t": "stdin", "more": i < len(chunks) - 1}, c) for i, c in enumerate(chunks)]
         try:
-            reply = self._request(header, timeout=timeout, backstop=EXEC_SLACK, extra=extra)
+            reply = None
+            if cwd is None and env is None and input is None:  # the usual call: the hot path
+                fields = b'"argv":[%s]' % b",".join([_json_str(a).encode("ascii") for a in argv])
+                if timeout is not None:
+                    fields += b',"timeout":' + json.dumps(float(timeout)).encode("ascii")
+                reply = self.client.exec_argv(fields, timeout)
+            if reply is None:
+                reply = self._exec_general(argv, timeout, cwd, env, input, enc)
         except TimeoutError as e:
             e.cmd = argv
             if textmode:
@@ -245,10 +245,26 @@ class Repl:
             result.check_returncode()
         return result
 
+    def _exec_general(self, argv: List[str], timeout: Optional[float], cwd: Optional[StrOrBytes],
+                      env: Optional[Mapping[Any, Any]], input: Optional[Union[bytes, str]], enc: str) -> Any:
+        header: Dict[str, Any] = {"t": "exec", "argv": argv,
+                                  "cwd": os.fsdecode(cwd) if cwd is not None else None,
+                                  "env": _env(env),
+                                  "timeout": float(timeout) if timeout is not None else None}
+        extra = []
+        if input is not None:
+            data = input.encode(enc) if isinstance(input, str) else bytes(input)
+            header["stdin"] = True
+            chunks = [data[i:i + MAX_PAYLOAD] for i in range(0, len(data), MAX_PAYLOAD)] or [b""]
+            extra = [({"t": "stdin", "more": i < len(chunks) - 1}, c) for i, c in enumerate(chunks)]
+        return self._request(header, timeout=timeout, backstop=EXEC_SLACK, extra=extra)
+
     def call(self, source: str, name: str, args: Sequence[Any] = (), kwargs: Optional[Mapping[str, Any]] = None,
              self_attrs: Optional[Mapping[str, Any]] = None, timeout: Optional[float] = None) -> Any:
         """Run the function `name` defined by `source` inside; arguments and
         result travel as JSON.  Raises ToolError with the inside traceback."""
+        if timeout is not None:
+            timeout = seconds(timeout)
         req: Dict[str, Any] = {"source": source, "name": name, "args": list(args), "kwargs": dict(kwargs or {})}
         if self_attrs is not None:
             req["self"] = dict(self_attrs)

@@ -223,6 +223,41 @@ def test_interrupt_from_another_thread(repl):
     assert repl.run("4").value == "4"
 
 
+def test_a_bad_timeout_is_refused_before_the_request_and_infinity_means_none(repl):
+    # NaN or Infinity once sent stopped the sandbox (the REPL's JSON has neither).
+    for bad, err in ((float("nan"), ValueError), ("5", TypeError), (True, TypeError)):
+        with pytest.raises(err, match="timeout must be a number of seconds or None"):
+            repl.exec(["true"], timeout=bad)
+        with pytest.raises(err, match="timeout must be a number of seconds or None"):
+            repl.run("1", timeout=bad)
+        with pytest.raises(err, match="timeout must be a number of seconds or None"):
+            repl.call("def f():\n    return 1\n", "f", timeout=bad)
+    p = repl.exec(["sh", "-c", "echo inf"], timeout=float("inf"))
+    assert (p.returncode, p.stdout) == (0, b"inf\n")
+    assert repl.run("6*7", timeout=float("inf")).value == "42"
+    assert repl.call("def f(x):\n    return x + 1\n", "f", [1], timeout=float("inf")) == 2
+
+
+def test_interrupt_from_another_thread_ends_an_exec_and_the_repl_goes_on(repl):
+    threading.Timer(0.3, repl.interrupt).start()
+    t0 = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        repl.exec(["sh", "-c", "echo started; sleep 20"])
+    assert time.monotonic() - t0 < 5
+    p = repl.exec(["sh", "-c", "echo again"], timeout=5)
+    assert (p.returncode, p.stdout) == (0, b"again\n")
+
+
+def test_ctrl_c_on_the_host_during_an_exec_stops_the_command_and_the_repl_goes_on(repl, tmp_path):
+    marker = tmp_path / "late"
+    threading.Timer(0.1, os.kill, (os.getpid(), signal.SIGINT)).start()  # within the first recv_into (0.25 s)
+    with pytest.raises(KeyboardInterrupt):
+        repl.exec(["sh", "-c", "sleep 0.8; touch %s" % marker])
+    assert repl.exec(["echo", "next"]).stdout == b"next\n"
+    time.sleep(1.0)
+    assert not marker.exists()
+
+
 def test_interrupt_escalates_to_killing_a_blocking_os_system(repl):
     # os.system ignores SIGINT while it waits; the second stage kills the
     # REPL's descendants, so the call still ends and the REPL survives.
@@ -446,6 +481,52 @@ def test_run_code_hot_path_and_its_fallbacks():
         client.close()
         child.kill()
         child.wait()
+
+
+def test_exec_hot_path_and_its_fallbacks():
+    child = subprocess.Popen(["sleep", "60"])
+    host, peer = _client.socketpair()
+    client = _client.ReplClient(host, None, lambda: None, lambda reason: None, proc=child)
+    repl = Repl(child, client, open(os.devnull, "wb"), "test")
+    try:
+        # 1: the REPL's own forms: out frames (an older request's dropped), the
+        # done frame's tail after them, a negative code; the request as sent.
+        peer.sendall(_frame(b'{"t":"out","id":0,"s":"stdout"}', b"old")
+                     + _frame(b'{"t":"out","id":1,"s":"stdout"}', b"a")
+                     + _frame(b'{"t":"out","id":1,"s":"stderr"}', b"e")
+                     + _frame(b'{"t":"done","id":1,"lens":[],"tail":[2,1],"returncode":-9,"timed_out":false,'
+                              b'"interrupted":false}', b"bcf"))
+        p = repl.exec(["sh", "x\u00e9\"y", b"\xff"], timeout=2.5)
+        assert (p.returncode, p.stdout, p.stderr) == (-9, b"abc", b"ef")
+        assert type(p.stdout) is bytes
+        sent = peer.recv(1000)
+        assert sent.endswith(b'{"t":"exec","id":1,"argv":["sh","x\\u00e9\\"y","\\udcff"],"timeout":2.5}')
+        # 2: a timeout's done (another form) goes through the general path.
+        peer.sendall(_frame(b'{"t":"done","id":2,"lens":[],"tail":[1,0],"returncode":-9,"timed_out":true,'
+                            b'"interrupted":false}', b"p"))
+        with pytest.raises(TimeoutError) as e:
+            repl.exec(["sleep", "9"], timeout=0.1)
+        assert e.value.stdout == b"p"
+        # 3: lengths that do not add up are refused.
+        peer.sendall(_frame(b'{"t":"done","id":3,"lens":[],"tail":[2,0],"returncode":0,"timed_out":false,'
+                            b'"interrupted":false}', b"x"))
+        with pytest.raises(SandboxError, match="wrong length"):
+            repl.exec(["true"])
+    finally:
+        peer.close()
+        client.close()
+        child.kill()
+        child.wait()
+
+
+def test_exec_waits_for_whoever_holds_its_output(repl):
+    # The command exits first; a background process still writing to its
+    # stdout is waited for, as subprocess.run(capture_output=True) does.
+    p = repl.exec(["sh", "-c", "(sleep 0.2; echo late) & echo early"])
+    assert (p.returncode, p.stdout) == (0, b"early\nlate\n")
+    # A command that closes its stdout early is still waited for.
+    p = repl.exec(["sh", "-c", "exec >&-; sleep 0.2; echo err >&2; exit 5"])
+    assert (p.returncode, p.stdout, p.stderr) == (5, b"", b"err\n")
 
 
 def test_output_flood_over_max_output_is_cut_off(tmp_path):

@@ -176,7 +176,7 @@ class Bench:
         self.res.ratio("status again, unchanged session", again, find2, 2.0)
 
     def forget_status_cache(self, session):
-        for name in ("status-cache", "verdicts"):
+        for name in ("status-cache", "verdicts", "status-snapshot", "status-snapshot-full"):
             path = self.p("state", "sessions", session, name)
             if os.path.lexists(path):
                 rm(path)

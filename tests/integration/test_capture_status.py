@@ -376,6 +376,13 @@ def test_cached_status_notices_a_rewrite_with_the_same_size_and_mtime(lo, home):
         os.utime(up / rel, ns=(st.st_atime_ns, st.st_mtime_ns))
         assert os.stat(up / rel).st_mtime_ns == st.st_mtime_ns
 
+    # The rewrites below stand in for what the key must catch, made by hand in
+    # the upper layer, in place: the status snapshot of an ended session
+    # trusts that layer (only layover writes it, and bumps the session's
+    # generation first: test_status_snapshot.py), so it goes, and the
+    # verdict cache is what answers.
+    for snap in ("status-snapshot", "status-snapshot-full"):
+        (lo.session_dir("s") / snap).unlink(missing_ok=True)
     rewrite("docs/readme.txt", b"hello\nworld\n")  # now what the real file holds
     rewrite("old/a.txt", b"b\n")  # now differs
     rewrite("plain.txt", ("T=" + token + "\n").encode())  # now holds a secret
