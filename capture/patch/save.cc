@@ -61,7 +61,6 @@ void select_only(ScanResult* r, const std::vector<std::string>& only, const std:
 // upper file's size and mtime (the writer checks both), linked to no other.
 base::Result<void> replace_contents(ScanResult* r, const std::map<std::string, std::string>& contents) {
     if (contents.empty()) return base::Ok();
-    if (!r->files) r->files = std::make_shared<std::vector<base::Fd>>();
     for (auto& it : r->items) {
         auto c = contents.find(it.change.path);
         if (c == contents.end() || it.change.type != Type::File || it.whiteout) continue;
@@ -74,8 +73,7 @@ base::Result<void> replace_contents(ScanResult* r, const std::map<std::string, s
         if (::futimens(fd.get(), ts) != 0) return base::sys_error("futimens");
         it.change.size = c->second.size();
         it.nlink = 1;
-        it.fd = fd.get();
-        r->files->push_back(std::move(fd));
+        it.fd = std::move(fd);
     }
     return base::Ok();
 }
@@ -286,6 +284,7 @@ base::Result<void> save_session(const session::Info& s, const std::string& out_f
                     return opts.on_content(c, now, base);
                 };
             wo.notes = &said;
+            wo.durable = opts.durable;
             TRY_VOID(write_patch(out, m, scan.items, t.layers(), wo));
             // The trees have work to do when closed (a compare's temporary
             // layer is removed): closed here; only plain memory and fds are left.

@@ -102,7 +102,7 @@ Result<void> TarMembers::item(const Item& it, const std::string* link_to) {
     // A file the scan kept open needs no parent dir, nor does a
     // deletion (its parent may be a whiteout: a real dir kept around a
     // hidden path, see the scan's gone_around_hidden).
-    if (open_file_ || it.fd >= 0 || it.whiteout) name = c.path.substr(c.path.rfind('/') + 1);  // npos + 1 == 0
+    if (open_file_ || it.fd.valid() || it.whiteout) name = c.path.substr(c.path.rfind('/') + 1);  // npos + 1 == 0
     else {
         if (it.layer >= cursors_.size()) return base::error("no layer holds " + base::display_path(c.path));
         TRY(dirfd, cursors_[it.layer].parent_of(c.path, &name));
@@ -240,13 +240,14 @@ Result<void> TarMembers::marker(const std::string& name) {
 
 Result<void> TarMembers::file(const Item& it, int dirfd, const std::string& name, const std::string* link_to) {
     const Change& c = it.change;
+    // The kept one is closed here when done, on this thread (Item::fd).
+    base::Fd opened = std::move(it.fd);
     if (link_to) {
         TRY_VOID(begin({c.path, '1', c.mode, c.mtime_ns, 0, *link_to}, c.path, {&c.xattrs, nullptr}));
         sums_.push_back({c.path, fingerprint_bytes(*link_to)});
         return base::Ok();
     }
-    base::Fd opened;
-    int fd = it.fd;
+    int fd = opened.get();
     if (fd < 0) {
         auto r =
             open_file_ ? (*open_file_)(it) : base::open_at(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK);

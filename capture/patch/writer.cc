@@ -190,6 +190,7 @@ Result<void> in_chunks(ZstdWriter& zw, TarMembers& main, const std::vector<Item>
 Result<void> write_all_members(int out_fd, const Manifest& m, const std::vector<Item>& items,
                                const std::vector<int>& layer_fds, const WriteOptions& opts, const OpenFile* open_file) {
     ZstdWriter zw(out_fd);
+    if (opts.durable) zw.flush_as_written();
     FrameSink frames(zw);
     TarMembers main(layer_fds, opts, open_file);
     TRY_VOID(main.open(&frames));

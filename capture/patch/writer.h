@@ -51,6 +51,9 @@ struct WriteOptions {
     // as CPUs (up to 4; none on one CPU or for a small patch), 0 none. The
     // patch's bytes are the same either way. Not with OpenFile.
     int threads = -1;
+    // The caller fsyncs out_fd before using the patch: it is flushed to the
+    // disk as it is written (ZstdWriter::flush_as_written), not all at the end.
+    bool durable = false;
 };
 
 // Writes to out_fd (not closed). Upper files are re-opened fd-relative from

@@ -46,6 +46,11 @@ public:
     ZstdWriter& operator=(const ZstdWriter&) = delete;
     base::Result<void> write(const void* p, size_t len);
     base::Result<void> finish();  // the last frame, everything written
+    // The caller fsyncs the file once finished (a patch renamed into place
+    // only when complete): what is written is also flushed to the disk every
+    // few MiB by a thread of its own, so that fsync waits only for the tail.
+    // Otherwise it is only handed to writeback (sync_file_range).
+    void flush_as_written() { durable_ = true; }
     // The next `bytes` written belong together (an original and the new
     // version that compresses against it): a frame at least half full that
     // cannot take them all is cut first, so they share a frame. `fast`: the
@@ -68,6 +73,8 @@ private:
     void work();
     Buf take_buf(size_t cap);
     void start_writeback(bool all);
+    bool ask_flush();
+    struct Flusher;
     int fd_;
     int level_;
     size_t workers_wanted_ = 0;
@@ -86,6 +93,8 @@ private:
     int64_t start_ = -1;      // fd offset where we began; -1: not a seekable file
     uint64_t written_ = 0;    // bytes written since start_
     uint64_t writeback_ = 0;  // bytes handed to writeback so far
+    bool durable_ = false;    // flush_as_written
+    std::shared_ptr<Flusher> flusher_;
 };
 
 // Decompresses a zstd file, requiring a checksum in every frame (verified by

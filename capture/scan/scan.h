@@ -45,8 +45,11 @@ struct Item {
     uint64_t nlink = 1;
     uint32_t layer = 0;  // scan_layers: the layer holding the entry (0: the topmost)
     // The upper file, left open by a scan with keep_files so the writer need
-    // not open it again (owned by ScanResult::files); -1: the writer opens it.
-    int fd = -1;
+    // not open it again (invalid: the writer opens it). The item owns it and
+    // the writer closes it once the member is made, on the maker's thread:
+    // left to the save child's exit, closing 10,000 of them was ~15 ms of
+    // that exit, which the save waits for (docs/performance.md, "Save, round 8").
+    mutable base::Fd fd;
     // ScanOptions::keep_base_max: the modified file's real side is a file of
     // at most that size, without holes, and text (kTextProbe), as read while
     // its base was fingerprinted; save stores it as an original.
@@ -60,13 +63,12 @@ struct Item {
 };
 
 struct ScanResult {
-    std::vector<Item> items;                       // walk order: parents before children, names sorted bytewise
-    std::vector<BaseEntry> base;                   // empty unless ScanOptions::with_base
-    std::shared_ptr<std::vector<base::Fd>> files;  // owns Item::fd
-    std::vector<std::string> excluded_seen;        // ScanOptions::excluded paths the upper layer holds
-    uint64_t ignored = 0;                          // paths left out by ScanOptions::ignore
-    uint64_t counted = 0;                          // ScanOptions::count_only: the changes (items stays empty)
-    SnapshotKeys keys;                             // ScanOptions::record_keys
+    std::vector<Item> items;                 // walk order: parents before children, names sorted bytewise
+    std::vector<BaseEntry> base;             // empty unless ScanOptions::with_base
+    std::vector<std::string> excluded_seen;  // ScanOptions::excluded paths the upper layer holds
+    uint64_t ignored = 0;                    // paths left out by ScanOptions::ignore
+    uint64_t counted = 0;                    // ScanOptions::count_only: the changes (items stays empty)
+    SnapshotKeys keys;                       // ScanOptions::record_keys
 };
 
 struct ScanOptions {

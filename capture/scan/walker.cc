@@ -28,7 +28,6 @@ Walker::Walker(const ScanOptions& o, ScanResult* out)
     struct rlimit rl;
     if (::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur > 4096)
         fd_limit_ = std::min<uint64_t>(rl.rlim_cur, 1 << 20);
-    out_->files = std::make_shared<std::vector<base::Fd>>();
 }
 
 // xwh: the upper dir may hold xattr whiteouts (so d_type cannot tell a file).
@@ -342,13 +341,12 @@ bool Walker::note_stats(const Seen& u, const Seen& l, const std::string& path) {
 }
 
 void Walker::keep(base::Fd* fd, bool base) {
-    if (!fd->valid() || !out_->files || counts_->kept >= kMaxKept || room() <= 0) return;
+    if (!fd->valid() || counts_->kept >= kMaxKept || room() <= 0) return;  // no room (0 without keep_files)
     Item& it = out_->items.back();
     if (base) {
         it.base_file = std::move(*fd);
     } else {
-        it.fd = fd->get();
-        out_->files->push_back(std::move(*fd));
+        it.fd = std::move(*fd);
     }
     ++counts_->kept;
     kept_items_.push_back({out_->items.size() - 1, base});

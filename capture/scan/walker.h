@@ -177,12 +177,8 @@ private:
             w->counts_->levels++;
             while (!w->kept_items_.empty() && w->room() < 0) {
                 Kept k = w->kept_items_.back();
-                if (k.base) {
-                    w->out_->items[k.item].base_file.reset();
-                } else {
-                    w->out_->items[k.item].fd = -1;
-                    w->out_->files->pop_back();
-                }
+                Item& it = w->out_->items[k.item];
+                (k.base ? it.base_file : it.fd).reset();
                 w->kept_items_.pop_back();
                 --w->counts_->kept;
             }
@@ -205,8 +201,7 @@ private:
     bool in_ignored_ = false;  // below an ignored dir (with include_ignored)
     VerdictCache::Peek peek_;  // the cache's slot of the entry being looked at (a file)
     // Each kept file, in the order kept: its item (index in out_->items), and
-    // whether it is that item's base_file (its own) rather than its fd (in
-    // out_->files, in this order).
+    // whether it is that item's base_file rather than its fd.
     struct Kept {
         size_t item;
         bool base;

@@ -25,7 +25,6 @@ Result<void> Walker::in_pieces(const Here& h, const std::vector<size_t>& cuts) {
     std::vector<ScanResult> results(n);
     std::vector<std::unique_ptr<Walker>> walkers;
     for (size_t i = 0; i < n; i++) {
-        if (out_->files) results[i].files = std::make_shared<std::vector<base::Fd>>();
         auto w = std::make_unique<Walker>(opts_, &results[i]);
         w->fd_limit_ = fd_limit_;
         w->counts_ = counts_;
@@ -66,10 +65,7 @@ Result<void> Walker::in_pieces(const Here& h, const std::vector<size_t>& cuts) {
         out_->ignored += theirs.ignored;
         out_->counted += theirs.counted;
         seen_base_.insert(walkers[i]->seen_base_.begin(), walkers[i]->seen_base_.end());
-        if (theirs.files) {
-            for (auto& f : *theirs.files) out_->files->push_back(std::move(f));
-            for (Kept k : walkers[i]->kept_items_) kept_items_.push_back({base_index + k.item, k.base});
-        }
+        for (Kept k : walkers[i]->kept_items_) kept_items_.push_back({base_index + k.item, k.base});
     }
     return base::Ok();
 }

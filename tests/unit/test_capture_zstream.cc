@@ -206,6 +206,33 @@ TEST_CASE("zstd writer: frames of kFrameBytes, each checksummed and whole, with 
     CHECK(walk(slurp(f)).size() == 1);
 }
 
+TEST_CASE("zstd writer: flushed to the disk as written, the file reads back whole") {
+    // Incompressible, so several flush steps of output: flushes run beside
+    // the writes and the last frames, and finish waits for them.
+    std::string data(7 * capture::kFrameBytes + 4321, '\0');
+    uint64_t x = 88172645463325252ull;
+    for (auto& c : data) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        c = static_cast<char>(x);
+    }
+    for (int threads : {0, 2}) {
+        testtree::TempDir t;
+        std::string f = t.path + "/d.zst";
+        {
+            base::Fd fd(::open(f.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+            ZstdWriter w(fd.get(), 1, threads);
+            w.flush_as_written();
+            for (size_t at = 0; at < data.size(); at += 300000)
+                REQUIRE(w.write(data.data() + at, std::min<size_t>(300000, data.size() - at)).ok());
+            REQUIRE(w.finish().ok());
+        }
+        std::string z = slurp(f);
+        CHECK(z.size() > data.size());
+        CHECK(walk(z).size() == 8);
+        CHECK(read_file(f, threads).first == data);
+    }
+}
+
 TEST_CASE("zstd writer: group cuts a half-full frame before bytes that belong together, fast frames read back") {
     // 600 KiB, then a group of 300 KiB + its near copy: the copy lands in the
     // original's frame, which compresses it against the original.
