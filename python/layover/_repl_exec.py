@@ -168,7 +168,8 @@ class ExecMixin:
                 wait = deadline - _own_import("time").monotonic()
                 if wait <= 0:
                     return None
-            for fd, ev in poller.poll(None if wait is None else max(1, int(wait * 1000))):
+            # poll() takes at most 2**31-1 ms: a timeout of weeks waits in turns.
+            for fd, ev in poller.poll(None if wait is None else max(1, int(min(wait * 1000, 2147483647)))):
                 if fd == pidfd:  # exited: its pipes end once no other process holds them
                     poller.unregister(pidfd)
                     pidfd = None

@@ -238,6 +238,15 @@ def test_a_bad_timeout_is_refused_before_the_request_and_infinity_means_none(rep
     assert repl.call("def f(x):\n    return x + 1\n", "f", [1], timeout=float("inf")) == 2
 
 
+def test_exec_with_a_timeout_of_weeks_or_more_runs_as_without_one(repl):
+    # poll() takes at most 2**31-1 ms (~24.8 days): a longer timeout made the
+    # REPL exit (OverflowError), stopping the whole sandbox.
+    for t in (30 * 86400, 1e300, sys.float_info.max):
+        p = repl.exec(["sh", "-c", "sleep 0.05; echo weeks"], timeout=t)
+        assert (p.returncode, p.stdout) == (0, b"weeks\n")
+    assert repl.run("6*7").value == "42"
+
+
 def test_interrupt_from_another_thread_ends_an_exec_and_the_repl_goes_on(repl):
     threading.Timer(0.3, repl.interrupt).start()
     t0 = time.monotonic()
