@@ -168,7 +168,7 @@ Result<base::Fd> lock(const std::string& d, const std::string& name) {
                            "; stop that run first, or choose another --session name");
     }
     // Before the holder writes anything (docs/design.md, "Status again").
-    TRY_VOID(bump_gen(fd.get(), name));
+    TRY_VOID(bump_gen(fd.get(), name, d));
     return fd;
 }
 

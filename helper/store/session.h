@@ -90,7 +90,7 @@ bool is_locked(const std::string& session_dir);
 // The snapshots of the text status and of --json (full change records).
 inline constexpr const char* kStatusSnapshotFiles[] = {"status-snapshot", "status-snapshot-full"};
 std::optional<uint64_t> read_gen(int session_dirfd);
-base::Result<void> bump_gen(int session_dirfd, const std::string& name);
+base::Result<void> bump_gen(int session_dirfd, const std::string& name, const std::string& session_dir);
 
 // running: lock held; crashed: lock free but meta says running; then applied
 // or saved when meta records it, empty when the exit's scan found no change,

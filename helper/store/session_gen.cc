@@ -38,7 +38,7 @@ std::optional<uint64_t> read_gen(int dirfd) {
     return get(dirfd);
 }
 
-base::Result<void> bump_gen(int dirfd, const std::string& name) {
+base::Result<void> bump_gen(int dirfd, const std::string& name, const std::string& dir) {
     auto v = get(dirfd);
     bool garbled = !v && errno != ENODATA;
     // A value not ours: no snapshot taken under it may stay.
@@ -52,6 +52,10 @@ base::Result<void> bump_gen(int dirfd, const std::string& name) {
     // No xattrs on this file system: read_gen fails as well, so no status
     // snapshot is ever trusted here.
     if (err == ENOTSUP || err == EOPNOTSUPP) return base::Ok();
+    // A user xattr needs write permission on the dir: a session dir made read-only.
+    if (err == EACCES || err == EPERM)
+        return base::error("session '" + name + "': its dir is not writable, so no write can be recorded; chmod u+w " +
+                           dir);
     return base::sys_error("session '" + name +
                                "': cannot record a write (xattr user.layover.gen of the session dir); free space "
                                "on the state dir's file system",

@@ -140,3 +140,18 @@ def test_a_writer_between_the_walk_and_the_snapshot_keeps_it_unwritten(lo, home)
     assert b"late.txt" not in o  # walked before it came
     assert not (d / SNAPS[0]).exists()  # and so not kept
     assert b"A  late.txt" in out(lo, "s6")
+
+
+def test_a_session_dir_its_owner_made_read_only_is_named_with_the_chmod_that_fixes_it(lo, home):
+    # Its write generation cannot be bumped there (EACCES): the error said
+    # "free space on the state dir's file system", which was no fix.
+    run_ok(lo, "echo x > s6.txt", "s6")
+    d = lo.session_dir("s6")
+    os.chmod(d, 0o500)
+    try:
+        r = lo("discard", "s6", "--now")
+        err = r.stderr.decode(errors="replace")
+        assert r.returncode == 1 and "chmod u+w " + str(d) in err and "free space" not in err, err
+        assert d.exists()
+    finally:
+        os.chmod(d, 0o700)
