@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import select
 import socket
 import subprocess
 import struct
@@ -103,6 +104,12 @@ def _fast_header(raw: bytes) -> Optional[Dict[str, Any]]:
 def _exec_done(m: "re.Match[bytes]") -> Dict[str, Any]:
     return {"t": "done", "id": int(m[1]), "lens": [], "tail": [int(m[2]), int(m[3])], "returncode": int(m[4]),
             "timed_out": False, "interrupted": False}
+
+
+def _readable(sock: socket.socket, left: float) -> bool:
+    p = select.poll()
+    p.register(sock, select.POLLIN)
+    return bool(p.poll(max(0, int(left * 1000 + 0.999))))
 
 
 def seconds(timeout: Any) -> Optional[float]:
@@ -234,6 +241,12 @@ class ReplClient:
 
     def _fill(self, n: int, deadline: Optional[float]) -> None:
         while len(self.buf) < n:
+            if deadline is not None:
+                # Within a POLL of the deadline: wait for exactly what is left
+                # (the socket's own timeout is a whole POLL).
+                left = deadline - time.monotonic()
+                if left < POLL and not _readable(self.replies, left):
+                    raise _Deadline()
             try:
                 got = self.replies.recv_into(self.chunk)
             except (BlockingIOError, socket.timeout):
@@ -366,6 +379,10 @@ class ReplClient:
         if interactive:  # echoed as in the REPL: the general path, with its own request type
             with self.lock:
                 return self._run_locked(data, timeout, _IRUN)
+        if timeout is not None and timeout < POLL:
+            # The hot path's first wait is a whole POLL: a shorter deadline
+            # is kept by the general path, which waits for it exactly.
+            return self._run_general(data, timeout)
         lock = self.lock
         if not lock.acquire(False):
             return self._run_general(data, timeout)  # another thread's request: wait for it there

@@ -247,6 +247,14 @@ def test_exec_with_a_timeout_of_weeks_or_more_runs_as_without_one(repl):
     assert repl.run("6*7").value == "42"
 
 
+def test_a_run_timeout_shorter_than_the_poll_is_kept(repl):
+    # The hot path's first wait is 0.25 s: code done within it returned its
+    # value although its timeout had passed.
+    with pytest.raises(TimeoutError):
+        repl.run("import time; time.sleep(0.15); 42", timeout=0.02)
+    assert repl.run("6*7", timeout=0.2).value == "42"
+
+
 def test_interrupt_from_another_thread_ends_an_exec_and_the_repl_goes_on(repl):
     threading.Timer(0.3, repl.interrupt).start()
     t0 = time.monotonic()
