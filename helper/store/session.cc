@@ -161,7 +161,18 @@ Result<void> write_meta(const std::string& d, const Meta& m) {
 // where many inodes were just freed). Sessions of older versions have one.
 Result<base::Fd> lock(const std::string& d, const std::string& name) {
     TRY(base::Fd fd, base::open_at(AT_FDCWD, d, O_RDONLY | O_DIRECTORY | O_NOFOLLOW));
-    if (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
+    // is_locked() (status, sessions) holds a shared lock for a few
+    // microseconds: a busy answer is asked again for ~20 ms before it is
+    // taken as a holder's (one that runs holds it for the whole run).
+    bool got = false;
+    for (int i = 0; i < 20 && !(got = ::flock(fd.get(), LOCK_EX | LOCK_NB) == 0); i++) {
+        if (errno != EWOULDBLOCK) break;
+        struct timespec ms {
+            0, 1000000
+        };
+        ::nanosleep(&ms, nullptr);
+    }
+    if (!got) {
         std::string who;
         if (auto m = read_meta(d)) who = " (supervisor pid " + std::to_string(m->pid) + ")";
         return base::error("session '" + name + "' is running" + who +

@@ -1,10 +1,14 @@
 // Resource limits: durations, sizes and the run options that carry them.
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <ctime>
+#include <thread>
 
+#include "helper/base/fd.h"
 #include "helper/sandbox/limit_watch.h"
 #include "helper/sandbox/limits.h"
 #include "helper/sandbox/memcg.h"
@@ -159,4 +163,24 @@ TEST_CASE("run: limit options, defaults and refusals") {
     CHECK(parse_run_args({"--max-size", "10k"}).error().message.find("at least 1M") != std::string::npos);
     CHECK(parse_run_args({"--max-memory", "1M"}).error().message.find("at least 16M") != std::string::npos);
     CHECK(parse_run_args({"--timeout", "soon"}).error().message.find("90s, 5m, 2h, 1d or none") != std::string::npos);
+}
+
+TEST_CASE("session lock: a status's passing shared lock is waited out, a holder's is not") {
+    testtree::TempDir t;
+    base::Fd peek(::open(t.path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    REQUIRE(::flock(peek.get(), LOCK_SH | LOCK_NB) == 0);  // as is_locked() holds it, briefly
+    std::thread release([&] {
+        struct timespec ms5 {
+            0, 5000000
+        };
+        ::nanosleep(&ms5, nullptr);
+        ::flock(peek.get(), LOCK_UN);
+    });
+    auto lk = session::lock(t.path, "s");
+    release.join();
+    CHECK(lk);
+    // Held for good: still refused, naming the session.
+    auto again = session::lock(t.path, "s");
+    REQUIRE(!again);
+    CHECK(again.error().message.find("session 's' is running") != std::string::npos);
 }
