@@ -164,14 +164,14 @@ base::Result<ScanResult> walk_session(const session::Info& s, ScanOptions so, co
         StatusCache& cache = keep ? *keep : local;
         if (s.state != "running" && s.state != "crashed" && range.all() && range.against.empty())
             cache.dir.reset(::open(s.dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-        PathKey rules_key;
+        PathKey rules_key, root_key;
         if (snap && snap->want && cache.dir.valid()) {
             try_snapshot(s, t, so, ignore, cache.dir.get(), snap);
             if (snap->used) return base::Ok();
             // Taken before the walk reads them: a change during it misses next time.
             so.record_keys = snap->want;
             rules_key = ignore_file_key(t.lower.get());
-            scan.keys.dirs.push_back(upper_root_key(t.upper.get()));
+            root_key = upper_root_key(t.upper.get());
         }
         if (cache.dir.valid()) {
             struct timespec now {};
@@ -183,11 +183,10 @@ base::Result<ScanResult> walk_session(const session::Info& s, ScanOptions so, co
         }
         auto indexes = index_session_layers(s, t);
         for (const auto& x : indexes) so.indexes.push_back(x.get());
-        SnapshotKeys before = std::move(scan.keys);
         TRY(scan, scan_layers(t.layers(), t.lower.get(), so));
         if (so.record_keys) {
             scan.keys.real.push_back(std::move(rules_key));
-            scan.keys.dirs.insert(scan.keys.dirs.begin(), before.dirs.begin(), before.dirs.end());
+            scan.keys.dirs.insert(scan.keys.dirs.begin(), std::move(root_key));
         }
         if (!keep) local.store();
         return base::Ok();

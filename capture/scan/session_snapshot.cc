@@ -22,11 +22,8 @@ void add(std::string* out, const std::string& s) {
 
 PathKey key_at(int dirfd, const char* name) {
     PathKey k{name, true, {}};
-    struct statx st;
-    int flags = AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | (name[0] ? 0 : AT_EMPTY_PATH);
-    if (::statx(dirfd, name, flags, kKeyMask, &st) == 0 && (st.stx_mask & kKeyMask) == kKeyMask) {
+    if (stat_key_at(dirfd, name, &k.key)) {
         k.absent = false;
-        k.key = stat_key(st);
     } else if (errno != ENOENT) {
         k.key.ino = ~uint64_t{0};  // unreadable: a key no stat gives
         k.key.ctime_ns = -1;

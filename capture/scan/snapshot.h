@@ -62,6 +62,10 @@ bool snapshot_racy(const SnapshotKeys& k, int64_t start_ns);
 bool load_snapshot(int session_dirfd, bool full, StatusSnapshot* out);
 base::Result<void> store_snapshot(int session_dirfd, bool full, const std::string& data);
 
+// The key of `name` in `dirfd` ("" : dirfd itself), not following a last
+// symlink; false (errno set) when it cannot be stat'ed or lacks a field.
+bool stat_key_at(int dirfd, const char* name, StatKey* out);
+
 // Does every key still hold? dirs statx'ed in `upper_fd`, real ones in
 // `target_fd` (an absent one must still be ENOENT). `threads`: 1 or 2.
 bool snapshot_keys_hold(const SnapshotKeys& k, int upper_fd, int target_fd, int threads);

@@ -22,10 +22,9 @@ constexpr size_t kMaxFile = 512u << 20;  // a snapshot bigger than this is not r
 // One key: the same stat, or still absent. `name`: its last component,
 // in `dirfd`.
 bool holds(int dirfd, const char* name, const PathKey& k) {
-    struct statx st;
-    int flags = AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | (name[0] ? 0 : AT_EMPTY_PATH);
-    if (::statx(dirfd, name, flags, kKeyMask, &st) != 0) return k.absent && errno == ENOENT;
-    return !k.absent && (st.stx_mask & kKeyMask) == kKeyMask && stat_key(st) == k.key;
+    StatKey now;
+    if (!stat_key_at(dirfd, name, &now)) return k.absent && errno == ENOENT;
+    return !k.absent && now == k.key;
 }
 
 // Keys in walk order, each stat'ed in its parent dir, opened once for its
@@ -52,6 +51,18 @@ private:
 };
 
 }  // namespace
+
+bool stat_key_at(int dirfd, const char* name, StatKey* out) {
+    struct statx st;
+    int flags = AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | (name[0] ? 0 : AT_EMPTY_PATH);
+    if (::statx(dirfd, name, flags, kKeyMask, &st) != 0) return false;
+    if ((st.stx_mask & kKeyMask) != kKeyMask) {
+        errno = EOPNOTSUPP;
+        return false;
+    }
+    *out = stat_key(st);
+    return true;
+}
 
 bool load_snapshot(int session_dirfd, bool full, StatusSnapshot* out) {
     auto data = read_session_cache(session_dirfd, session::kStatusSnapshotFiles[full ? 1 : 0], kMaxFile);

@@ -321,12 +321,9 @@ void Walker::key_real(const std::string& path, const Seen& l) {
 
 void Walker::key_dir(const std::string& path, const Seen& u, int fd) {
     PathKey k{path, false, {}};
-    struct statx st;
     if ((u.st.stx_mask & kKeyMask) == kKeyMask) {
         k.key = stat_key(u.st);
-    } else if (::statx(fd, "", AT_EMPTY_PATH, kKeyMask, &st) == 0 && (st.stx_mask & kKeyMask) == kKeyMask) {
-        k.key = stat_key(st);
-    } else {
+    } else if (!stat_key_at(fd, "", &k.key)) {
         k.absent = true;  // never holds for a dir: the snapshot is not used
     }
     out_->keys.dirs.push_back(std::move(k));
