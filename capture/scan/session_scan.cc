@@ -25,6 +25,8 @@ namespace capture {
 
 namespace {
 
+constexpr size_t kSerializerStack = size_t{1} << 20;
+
 base::Result<void> push_layer(std::vector<base::Fd>* out, const std::string& dir) {
     TRY(base::Fd fd, base::open_at(AT_FDCWD, dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW));
     out->push_back(std::move(fd));
@@ -233,14 +235,28 @@ base::Result<std::vector<Change>> session_changes_as_owner(const session::Info& 
         head.ignored = scan.ignored;
         head.excluded_seen = scan.excluded_seen;
         head.keys = std::move(scan.keys);
-        keep->snapshot = serialize_snapshot(head, out);
         keep->snapshot_full = !summary_only;
+        // `out`'s buffer moves with it to the caller; it reads, and joins before changing it.
+        auto job = [keep, h = std::make_shared<StatusSnapshot>(std::move(head)), list = std::span<const Change>(out)] {
+            keep->snapshot = serialize_snapshot(*h, list);
+        };
+        keep->serializer = std::make_unique<base::StackThread>();
+        if (!keep->serializer->start(job, kSerializerStack)) {
+            keep->serializer.reset();
+            job();
+        }
     }
     if (excluded_seen) *excluded_seen = std::move(scan.excluded_seen);
     return out;
 }
 
+void StatusCache::finish_snapshot() {
+    if (serializer) serializer->join();
+    serializer.reset();
+}
+
 void StatusCache::store() {
+    finish_snapshot();
     // Best effort: a cache that cannot be written is recomputed next time.
     if (verdicts && dir.valid() && verdicts->dirty()) (void)verdicts->store(dir.get());
     if (!snapshot.empty() && dir.valid()) (void)store_snapshot(dir.get(), snapshot_full, snapshot);

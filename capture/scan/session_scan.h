@@ -13,6 +13,7 @@
 #include "capture/scan/verdicts.h"
 #include "helper/base/fd.h"
 #include "helper/base/result.h"
+#include "helper/base/thread.h"
 #include "helper/store/session.h"
 
 namespace capture {
@@ -49,7 +50,14 @@ struct StatusCache {
     bool from_snapshot = false;              // the changes came from the snapshot (no walk)
     std::string snapshot;                    // serialized, to write; empty: none
     bool snapshot_full = false;              // of full change records (load_snapshot)
+    // The snapshot is serialized on a thread of its own from the change list
+    // session_changes_as_owner returned, while the caller goes on (risk
+    // marks, listing: docs/performance.md, "Status, fifth pass"): the list
+    // must not change or go until finish_snapshot() (store() calls it).
+    // Not thread-safe: one thread calls these.
+    void finish_snapshot();
     void store();
+    std::unique_ptr<base::StackThread> serializer;  // running, or null
 };
 
 // The classified changes of a running or ended session (no base, no hashing

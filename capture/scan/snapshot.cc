@@ -157,7 +157,7 @@ bool get_keys(In* in, std::vector<PathKey>* ks) {
 
 }  // namespace
 
-std::string serialize_snapshot(const StatusSnapshot& s, const std::vector<Change>& changes) {
+std::string serialize_snapshot(const StatusSnapshot& s, std::span<const Change> changes) {
     Out o;
     o.s.reserve(64 + changes.size() * 96 + (s.keys.real.size() + s.keys.dirs.size()) * 72);
     o.s.append(kMagic);

@@ -9,6 +9,7 @@
 // takes the changes from here instead of walking both trees.
 #pragma once
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -49,7 +50,7 @@ struct StatusSnapshot {
 // Pure: the stored form and back. A malformed, truncated or foreign file
 // parses to false (it is only a cache).
 // serialize_snapshot writes `changes` in place of s.changes.
-std::string serialize_snapshot(const StatusSnapshot& s, const std::vector<Change>& changes);
+std::string serialize_snapshot(const StatusSnapshot& s, std::span<const Change> changes);
 bool parse_snapshot(std::string_view data, StatusSnapshot* out);
 
 // Pure: a key whose ctime is this close to `start_ns` (or later) is racy

@@ -1,5 +1,6 @@
 // `layover status`: built into the `layover` binary itself (it needs no
 // libarchive/libzstd, whose loading would cost more than the walk).
+#include <malloc.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -82,6 +83,12 @@ int cmd_status(int argc, char** argv) {
         else return usage("status: more than one session given");
     }
     if (!step_args.error.empty()) return usage("status: " + step_args.error);
+    // The walk's pieces, the change list and the caches are MiB-sized and
+    // freed as the next is built: kept in the heap, not unmapped and faulted
+    // in afresh (an unmap also stalls the other threads' page faults), as
+    // layover-patch keeps its buffers (docs/performance.md, "Status, fifth pass").
+    ::mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    ::mallopt(M_TRIM_THRESHOLD, 128 << 20);
     auto state = session::state_dir();
     if (!state) return fail(state.error().message);
     auto info = session::find(state.value(), name);
@@ -115,12 +122,18 @@ int cmd_status(int argc, char** argv) {
     review::WalkRiskReader walk;
     auto changes = capture::session_changes_as_owner(info.value(), !as_json && !rejected, &hidden, ignore, &ignored,
                                                      range, &cache, paths.empty() ? &walk : nullptr);
+    // The snapshot is serialized from `changes` meanwhile: joined before they change or go.
+    struct SnapshotJoin {
+        capture::StatusCache& c;
+        ~SnapshotJoin() { c.finish_snapshot(); }
+    } snapshot_join{cache};
     if (!changes) return fail("status of session '" + info->meta.name + "': " + changes.error().message);
     auto rejections = rejected
                           ? session_rejections(info.value(), changes.value())
                           : base::Result<std::vector<review::RejectionState>>(std::vector<review::RejectionState>{});
     if (!rejections) return fail("status of session '" + info->meta.name + "': " + rejections.error().message);
     if (!paths.empty()) {
+        cache.finish_snapshot();
         std::string bad;
         if (!select_paths(info->meta.target, paths, &changes.value(), &bad)) return usage("status: " + bad);
         // The R lines too: only the rejections of the paths asked about.
@@ -134,6 +147,7 @@ int cmd_status(int argc, char** argv) {
     // on a thread of its own while the listing is made and printed (it reads
     // only the cache, which nothing changes any more).
     base::StackThread saver;
+    if (risky_only) cache.finish_snapshot();  // before the list shrinks (the saver joins it otherwise)
     if (paths.empty() && !cache.from_snapshot && !saver.start([&] { cache.store(); }, kSaverStack)) cache.store();
     if (risky_only)
         std::erase_if(changes.value(), [&](const capture::Change& c) { return review::risks_of(c, ctx).empty(); });
