@@ -27,6 +27,24 @@ void IgnoreRules::add_line(std::string_view line) {
     r.pattern = std::string(line);
     r.inside_only = r.pattern.size() > 3 && r.pattern.compare(r.pattern.size() - 3, 3, "/**") == 0;
     rules_.push_back(std::move(r));
+    shape(&rules_.back());
+}
+
+void IgnoreRules::shape(Rule* r) {
+    if (r->anchored) return;
+    std::string_view p = r->pattern;
+    auto plain = [](std::string_view s) { return s.find_first_of("*?[\\") == std::string_view::npos; };
+    if (plain(p)) {
+        r->shape = Rule::Shape::Exact;
+        r->len = p.size();
+    } else if (p.size() > 1 && p.front() == '*' && plain(p.substr(1))) {
+        r->shape = Rule::Shape::StarThen;
+        r->from = 1;
+        r->len = p.size() - 1;
+    } else if (p.size() > 1 && p.back() == '*' && plain(p.substr(0, p.size() - 1))) {
+        r->shape = Rule::Shape::ThenStar;
+        r->len = p.size() - 1;
+    }
 }
 
 void IgnoreRules::add_text(std::string_view text) {
@@ -40,6 +58,14 @@ void IgnoreRules::add_text(std::string_view text) {
 
 bool IgnoreRules::matches(const Rule& r, std::string_view path, std::string_view name, bool is_dir) const {
     if (r.dir_only && !is_dir) return false;
+    // A name holds no '/', which is all a '*' would not match.
+    std::string_view literal = std::string_view(r.pattern).substr(r.from, r.len);
+    switch (r.shape) {
+        case Rule::Shape::Exact: return name == literal;
+        case Rule::Shape::StarThen: return name.ends_with(literal);
+        case Rule::Shape::ThenStar: return name.starts_with(literal);
+        case Rule::Shape::Glob: break;
+    }
     if (!r.anchored) return glob_match(r.pattern, name);
     if (!glob_match(r.pattern, path)) return false;
     // "a/**" matches what is inside a, never a itself.

@@ -210,3 +210,22 @@ TEST_CASE("base gitignore: escapes, trailing spaces, ** and CRLF") {
     empty.add_text("\n#only comments\n   \n!\n/\n");
     CHECK(empty.empty());
 }
+
+TEST_CASE("base gitignore: name patterns compared without the glob matcher agree with it") {
+    // NAME, *NAME and NAME* take a short path (docs/performance.md, "Status, fifth pass"); the
+    // glob matcher is the reference, for each rule alone, on names at any depth.
+    const char* patterns[] = {"*.pyc", ".#*", "*~", "*", "Makefile", "a*", "*a", "x.y", "*.tar.gz", "\\#*#", "*.p?c"};
+    const char* paths[] = {"x.pyc", "d/x.pyc",  "x.pyc.bak", ".pyc",     ".#lock", "d/.#x", "a.#",
+                           "f~",    "~f",       "a",         "ab",       "ba",     "x.y",   "d/x.y",
+                           "xy",    "Makefile", "makefile",  "t.tar.gz", "gz",     "#a#",   "d/a.pic"};
+    for (const char* p : patterns) {
+        base::IgnoreRules r;
+        r.add_line(p);
+        for (const char* path : paths) {
+            std::string_view s(path);
+            std::string_view name = s.substr(s.rfind('/') == std::string_view::npos ? 0 : s.rfind('/') + 1);
+            INFO(p << " on " << path);
+            CHECK(r.match(path, false) == base::glob_match(p, name));
+        }
+    }
+}
