@@ -90,8 +90,8 @@ ContentRisks content_risks(const std::string& path, std::string_view new_text, s
         if (!now.empty() && now != lines_with(old_text, keys))
             r.phrases.push_back("VS Code terminal or interpreter setting");
     }
-    r.secrets = find_secrets(new_text, old_text);
-    constexpr size_t kNamed = 3;  // the rest are counted
+    r.secrets = find_secrets_scannable(new_text, old_text);  // scannable: checked above
+    constexpr size_t kNamed = 3;                             // the rest are counted
     for (size_t i = 0; i < r.secrets.size() && i < kNamed; i++)
         r.phrases.push_back("secret: " + secret_phrase(r.secrets[i]));
     if (r.secrets.size() > kNamed)

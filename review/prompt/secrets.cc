@@ -265,8 +265,12 @@ bool scannable_text(std::string_view t) {
 }
 
 std::vector<SecretHit> find_secrets(std::string_view text, std::string_view old_text) {
+    if (!scannable_text(text)) return {};
+    return find_secrets_scannable(text, old_text);
+}
+
+std::vector<SecretHit> find_secrets_scannable(std::string_view text, std::string_view old_text) {
     std::vector<SecretHit> out;
-    if (!scannable_text(text)) return out;
     Active active = active_rules(text);
     if (!any_active(active)) return out;
     size_t line_no = 1;

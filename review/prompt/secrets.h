@@ -26,6 +26,9 @@ bool scannable_text(std::string_view text);  // within kSecretScanMax and not bi
 // The secrets in `text` that `old_text` (the file before the change; empty
 // for a new file) does not already hold: only what the change wrote.
 std::vector<SecretHit> find_secrets(std::string_view text, std::string_view old_text = {});
+// The same, of a text already known scannable_text() (content_risks: each
+// changed file's first 8,000 bytes are not searched for a NUL twice).
+std::vector<SecretHit> find_secrets_scannable(std::string_view text, std::string_view old_text);
 
 // "GitHub token on line 3 (ghp_…)": the risk phrase for one hit.
 std::string secret_phrase(const SecretHit& h);
