@@ -256,9 +256,10 @@ void StatusCache::finish_snapshot() {
 }
 
 void StatusCache::store() {
-    finish_snapshot();
     // Best effort: a cache that cannot be written is recomputed next time.
+    // The verdicts first, while the snapshot may still be serialized.
     if (verdicts && dir.valid() && verdicts->dirty()) (void)verdicts->store(dir.get());
+    finish_snapshot();
     if (!snapshot.empty() && dir.valid()) (void)store_snapshot(dir.get(), snapshot_full, snapshot);
 }
 
