@@ -39,8 +39,7 @@ void ChunkPipe::done(size_t k) {
 
 ChunkPipe::Piece ChunkPipe::buffer(size_t cap) {
     Piece b = recycled_buffer(mu_, spare_, cap);
-    b.group = b.fast = false;
-    b.group_bytes = 0;
+    b.marks.clear();
     return b;
 }
 

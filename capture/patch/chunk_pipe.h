@@ -17,13 +17,21 @@ namespace capture {
 
 class ChunkPipe {
 public:
-    // Bytes of one chunk, or a mark: the bytes after it belong together
-    // (ZstdWriter::group(group_bytes, fast) is called there).
+    // A group mark: the `bytes` after offset `at` of the piece belong
+    // together (ZstdWriter::group(bytes, fast) is called there).
+    struct Mark {
+        size_t at = 0, bytes = 0;
+        bool fast = false;
+    };
+    // Bytes of one chunk and the marks among them. A piece is handed over
+    // when full (or at its chunk's end), not at each mark: one hand-over
+    // (and one wake-up of the taker) per original made the taker wait
+    // ~4,000 times in a 10,000-file save (docs/performance.md, "Save,
+    // round 9").
     struct Piece {
         std::unique_ptr<char[]> p;
         size_t size = 0, cap = 0;
-        bool group = false, fast = false;
-        size_t group_bytes = 0;
+        std::vector<Mark> marks;
     };
 
     ChunkPipe(size_t chunks, size_t window, size_t cap);

@@ -45,7 +45,7 @@ private:
     ZstdWriter& zw_;
 };
 
-// A chunk maker's output: its bytes in pieces, a group mark starting a piece.
+// A chunk maker's output: its bytes in pieces, with the group marks among them.
 class PieceSink : public TarSink {
 public:
     explicit PieceSink(ChunkPipe& pipe) : pipe_(pipe) {}
@@ -65,15 +65,12 @@ public:
         return base::Ok();
     }
     Result<void> group(size_t bytes, bool fast) override {
-        TRY_VOID(flush());
         if (!cur_.p) cur_ = pipe_.buffer(kPieceBytes);
-        cur_.group = true;
-        cur_.group_bytes = bytes;
-        cur_.fast = fast;
+        cur_.marks.push_back({cur_.size, bytes, fast});
         return base::Ok();
     }
     Result<void> flush() {
-        if (!cur_.p || (cur_.size == 0 && !cur_.group)) return base::Ok();
+        if (!cur_.p || (cur_.size == 0 && cur_.marks.empty())) return base::Ok();
         if (!pipe_.put(chunk, &cur_)) return base::error("stopped");
         return base::Ok();
     }
@@ -168,8 +165,13 @@ Result<void> in_chunks(ZstdWriter& zw, TarMembers& main, const std::vector<Item>
     for (size_t k = 0; r && !*none && k < n; k++) {
         ChunkPipe::Piece p;
         while (r && pipe.take(k, &p)) {
-            if (p.group) r = zw.group(p.group_bytes, p.fast);
-            if (r) r = zw.write(p.p.get(), p.size);
+            size_t at = 0;
+            for (const auto& mark : p.marks) {
+                if (r && mark.at > at) r = zw.write(p.p.get() + at, mark.at - at);
+                if (r) r = zw.group(mark.bytes, mark.fast);
+                at = mark.at;
+            }
+            if (r && p.size > at) r = zw.write(p.p.get() + at, p.size - at);
             if (!r) r = r.error().context("writing the patch");
             pipe.recycle(std::move(p));
         }

@@ -163,7 +163,7 @@ TEST_CASE("capture chunk pipe: chunks come out in order, makers stay within the 
                 std::string s = std::to_string(k) + "." + std::to_string(i) + ";";
                 std::copy(s.begin(), s.end(), piece.p.get());
                 piece.size = s.size();
-                piece.group = i == 0;
+                if (i == 0) piece.marks.push_back({1, 7, true});
                 REQUIRE(pipe.put(k, &piece));
             }
             pipe.done(k);
@@ -177,7 +177,7 @@ TEST_CASE("capture chunk pipe: chunks come out in order, makers stay within the 
         ChunkPipe::Piece piece;
         while (pipe.take(k, &piece)) {
             got.append(piece.p.get(), piece.size);
-            groups += piece.group;
+            for (const auto& m : piece.marks) groups += m.at == 1 && m.bytes == 7 && m.fast;
             pipe.recycle(std::move(piece));
         }
         for (int i = 0; i < 5; i++) want += std::to_string(k) + "." + std::to_string(i) + ";";
