@@ -19,23 +19,28 @@ size_t slots_for(size_t n) {
     return c;
 }
 
+uint64_t tag_of(uint64_t h) { return h >> 32; }
+
 }  // namespace
 
-PathMap::PathMap(size_t expected, bool own_keys) : slots_(slots_for(expected)), own_(own_keys) {}
+PathMap::PathMap(size_t expected, bool own_keys) : slots_(slots_for(expected)), own_(own_keys) {
+    entries_.reserve(expected);
+}
 
 size_t PathMap::probe(std::string_view key, uint64_t h) const {
     size_t mask = slots_.size() - 1;
     for (size_t i = static_cast<size_t>(h) & mask;; i = (i + 1) & mask) {
-        const Slot& s = slots_[i];
-        if (!s.key) return i;
-        if (s.hash == h && s.len == key.size() && (key.empty() || std::memcmp(s.key, key.data(), key.size()) == 0))
-            return i;
+        uint64_t s = slots_[i];
+        if (s == 0) return i;
+        if ((s >> 32) != tag_of(h)) continue;
+        const Entry& e = entries_[(s & 0xffffffffu) - 1];
+        if (e.len == key.size() && (key.empty() || std::memcmp(e.key, key.data(), key.size()) == 0)) return i;
     }
 }
 
 uint32_t* PathMap::find(std::string_view key) {
-    Slot& s = slots_[probe(key, hash_of(key))];
-    return s.key ? &s.value : nullptr;
+    uint64_t s = slots_[probe(key, hash_of(key))];
+    return s ? &entries_[(s & 0xffffffffu) - 1].value : nullptr;
 }
 
 const uint32_t* PathMap::find(std::string_view key) const { return const_cast<PathMap*>(this)->find(key); }
@@ -43,32 +48,31 @@ const uint32_t* PathMap::find(std::string_view key) const { return const_cast<Pa
 uint32_t* PathMap::get(std::string_view key, uint32_t init, bool* fresh) {
     uint64_t h = hash_of(key);
     size_t i = probe(key, h);
-    if (fresh) *fresh = !slots_[i].key;
-    if (slots_[i].key) return &slots_[i].value;
-    if (2 * (used_ + 1) > slots_.size()) {
+    if (fresh) *fresh = slots_[i] == 0;
+    if (slots_[i]) return &entries_[(slots_[i] & 0xffffffffu) - 1].value;
+    if (2 * (entries_.size() + 1) > slots_.size()) {
         rehash(slots_.size() * 2);
         i = probe(key, h);
     }
     std::string_view k = own_ ? keep(key) : key;
-    // An empty key still needs a non-null pointer: null marks a free slot.
-    slots_[i] = {k.data() ? k.data() : "", k.size(), h, init};
-    used_++;
-    return &slots_[i].value;
+    entries_.push_back({k.data(), k.size(), init});
+    slots_[i] = (tag_of(h) << 32) | entries_.size();
+    return &entries_.back().value;
 }
 
 void PathMap::reserve(size_t n) {
+    entries_.reserve(n);
     if (slots_for(n) > slots_.size()) rehash(slots_for(n));
 }
 
 void PathMap::rehash(size_t slots) {
-    std::vector<Slot> old(slots);
-    old.swap(slots_);
-    size_t mask = slots_.size() - 1;
-    for (const Slot& s : old) {
-        if (!s.key) continue;
-        size_t i = static_cast<size_t>(s.hash) & mask;
-        while (slots_[i].key) i = (i + 1) & mask;
-        slots_[i] = s;
+    slots_.assign(slots, 0);
+    size_t mask = slots - 1;
+    for (size_t k = 0; k < entries_.size(); k++) {
+        uint64_t h = hash_of({entries_[k].key, entries_[k].len});
+        size_t i = static_cast<size_t>(h) & mask;
+        while (slots_[i]) i = (i + 1) & mask;
+        slots_[i] = (tag_of(h) << 32) | (k + 1);
     }
 }
 
@@ -84,7 +88,7 @@ std::string_view PathMap::keep(std::string_view key) {
         block_left_ = kBlock;
     }
     char* at = block_at_;
-    std::memcpy(at, key.data(), key.size());
+    if (!key.empty()) std::memcpy(at, key.data(), key.size());
     block_at_ += key.size();
     block_left_ -= key.size();
     return {at, key.size()};

@@ -25,21 +25,24 @@ public:
     uint32_t* get(std::string_view key, uint32_t init = 0, bool* fresh = nullptr);
     // Room for n paths without growing again.
     void reserve(size_t n);
-    size_t size() const { return used_; }
+    size_t size() const { return entries_.size(); }
 
 private:
-    struct Slot {
-        const char* key = nullptr;  // null: empty
-        size_t len = 0;
-        uint64_t hash = 0;
-        uint32_t value = 0;
+    struct Entry {
+        const char* key;
+        size_t len;
+        uint32_t value;
     };
+    // The slot of key: its entry, or the empty slot where it would go.
     size_t probe(std::string_view key, uint64_t h) const;
     void rehash(size_t slots);
     std::string_view keep(std::string_view key);
 
-    std::vector<Slot> slots_;
-    size_t used_ = 0;
+    // Entries in the order added (a path's parent, looked up next, was
+    // usually added just before it: in cache), and a compact index of
+    // them: (hash's top 32 bits << 32) | (entry + 1), 0 when free.
+    std::vector<Entry> entries_;
+    std::vector<uint64_t> slots_;
     bool own_ = false;
     std::vector<std::unique_ptr<char[]>> blocks_;  // owned keys, packed
     size_t block_left_ = 0;

@@ -68,8 +68,9 @@ Result<std::string> read_small(TarIn& t, uint64_t limit, const std::string& what
 class Validator {
 public:
     explicit Validator(const Limits& l) : l_(l), paths_(0, true) {}
-    // Room for the members the patch likely has.
-    void reserve(size_t members) { paths_.reserve(members + members / 16); }
+    // Room for the members the patch likely has (estimate: an upper bound,
+    // about twice what most patches hold; the map grows past it if need be).
+    void reserve(size_t estimate) { paths_.reserve(estimate / 2); }
 
     Result<Member> member(archive_entry* e, std::string* tar_name) {
         const char* raw = archive_entry_pathname(e);
