@@ -1,10 +1,9 @@
 #include "capture/patch/agreement.h"
 
 #include <string_view>
-#include <unordered_map>
-#include <unordered_set>
 #include <utility>
 
+#include "capture/patch/path_map.h"
 #include "capture/scan/names.h"
 #include "helper/base/text.h"
 
@@ -60,46 +59,49 @@ bool member_matches(const Change& c, const Member& m, std::string* why) {
 
 }  // namespace
 
-// Paths are looked up by view into the manifest (no copies), and each
+// Paths are looked up by view into the manifest (no copies, in flat maps), and each
 // change's payload evidence is kept beside it rather than in sets of paths.
 std::string check_agreement(const Manifest& m, const std::vector<Member>& members, const Limits& limits) {
     struct Seen {
         bool based = false, written = false, deleted = false, opaque = false;
     };
-    std::unordered_map<std::string_view, size_t> changes;  // path -> index in m.changes
-    changes.reserve(m.changes.size());
+    PathMap changes(m.changes.size());  // path -> index in m.changes
     for (size_t i = 0; i < m.changes.size(); i++) {
         const Change& c = m.changes[i];
         std::string bad = check_relative_path(c.path, limits.max_name_len);
         if (!bad.empty()) return "manifest change " + at(c.path) + bad;
-        if (!changes.emplace(c.path, i).second) return "manifest lists " + at(c.path) + "more than once";
+        bool fresh = false;
+        changes.get(c.path, static_cast<uint32_t>(i), &fresh);
+        if (!fresh) return "manifest lists " + at(c.path) + "more than once";
         if (c.captured && c.type == Type::Socket)
             return "manifest change " + at(c.path) + "a socket cannot be captured";
     }
     std::vector<Seen> seen(m.changes.size());
-    std::unordered_set<std::string_view> other_base;  // base records of paths that are not changes
+    PathMap other_base;  // base records of paths that are not changes
     for (const auto& b : m.base) {
         std::string bad = check_relative_path(b.path, limits.max_name_len);
         if (!bad.empty()) return "manifest base " + at(b.path) + bad;
         // Without it a same-size edit of the real file would go unnoticed.
         if (!b.absent && (b.type == Type::File || b.type == Type::Symlink) && b.fingerprint.empty())
             return "manifest base " + at(b.path) + "a file or symlink record without a fingerprint";
-        auto it = changes.find(b.path);
-        bool fresh =
-            it == changes.end() ? other_base.insert(b.path).second : !std::exchange(seen[it->second].based, true);
+        const uint32_t* it = changes.find(b.path);
+        bool fresh = true;
+        if (it) fresh = !std::exchange(seen[*it].based, true);
+        else other_base.get(b.path, 0, &fresh);
         if (!fresh) return "manifest base lists " + at(b.path) + "more than once";
     }
     // A hard link gets its target's inode: what the manifest lists for the
     // link (size, mode, xattrs) must be what that file member holds, or
     // show and the apply list would describe another file than apply writes.
-    std::unordered_map<std::string_view, const Member*> files;
-    for (const auto& mem : members) {
-        if (mem.kind == Member::Kind::File) files.emplace(mem.path, &mem);
-        auto it = changes.find(mem.path);
-        if (it == changes.end() || !m.changes[it->second].captured)
+    PathMap files(members.size());  // path -> index in members
+    for (size_t mi = 0; mi < members.size(); mi++) {
+        const Member& mem = members[mi];
+        if (mem.kind == Member::Kind::File) files.get(mem.path, static_cast<uint32_t>(mi));
+        const uint32_t* it = changes.find(mem.path);
+        if (!it || !m.changes[*it].captured)
             return "payload member " + at(mem.path) + "is not a change in the manifest";
-        const Change& c = m.changes[it->second];
-        Seen& s = seen[it->second];
+        const Change& c = m.changes[*it];
+        Seen& s = seen[*it];
         std::string why;
         switch (mem.kind) {
             case Member::Kind::Whiteout:
@@ -115,9 +117,9 @@ std::string check_agreement(const Manifest& m, const std::vector<Member>& member
                 if (c.kind == Kind::Deleted) return "payload writes " + at(mem.path) + "which the manifest deletes";
                 if (!member_matches(c, mem, &why)) return "payload member " + at(mem.path) + why;
                 if (mem.kind == Member::Kind::Hardlink) {
-                    auto t = files.find(mem.link_target);
-                    if (t == files.end() || t->second->size != c.size || (t->second->mode & 07777) != c.mode ||
-                        t->second->xattrs != c.xattrs)
+                    const uint32_t* ti = files.find(mem.link_target);
+                    const Member* t = ti ? &members[*ti] : nullptr;
+                    if (!t || t->size != c.size || (t->mode & 07777) != c.mode || t->xattrs != c.xattrs)
                         return "payload member " + at(mem.path) + "a hard link to " +
                                base::display_path(mem.link_target) +
                                ", whose size, mode or xattrs are not what the manifest lists for it";

@@ -293,9 +293,10 @@ void read_base(Parser& p, BaseEntry* b, std::string* problem) {
         *problem = "a base record has no valid path";
         return;
     }
-    std::string where = "base " + base::display_path(b->path) + ": ";
-    if (!seen.twice.empty()) return void(*problem = where + "field " + seen.twice + " given twice");
-    if (absent_bad) return void(*problem = where + "absent is not a boolean");
+    // Built only for a problem: most records have none.
+    auto where = [b] { return "base " + base::display_path(b->path) + ": "; };
+    if (!seen.twice.empty()) return void(*problem = where() + "field " + seen.twice + " given twice");
+    if (absent_bad) return void(*problem = where() + "absent is not a boolean");
     if (b->absent) {  // nothing else about an absent entry is read
         std::string path_bytes = std::move(b->path);
         *b = BaseEntry();
@@ -304,7 +305,7 @@ void read_base(Parser& p, BaseEntry* b, std::string* problem) {
         return;
     }
     if (!has_type || !type_ok) pr.add(2, "unknown type");
-    if (pr.any()) *problem = where + pr.what;
+    if (pr.any()) *problem = where() + pr.what;
 }
 
 // The command array: strings, or {"arg", "arg_b64"} objects.

@@ -8,10 +8,10 @@
 #include <map>
 #include <set>
 #include <string_view>
-#include <unordered_set>
 
 #include "capture/patch/agreement.h"
 #include "capture/patch/manifest.h"
+#include "capture/patch/path_map.h"
 #include "capture/patch/reader_impl.h"
 #include "capture/patch/tar_in.h"
 #include "capture/patch/writer.h"
@@ -67,7 +67,10 @@ Result<std::string> read_small(TarIn& t, uint64_t limit, const std::string& what
 // One member's header turned into a Member, with every per-member rule.
 class Validator {
 public:
-    explicit Validator(const Limits& l) : l_(l) {}
+    explicit Validator(const Limits& l) : l_(l), paths_(0, true) {}
+    // Room for the members the patch likely has (estimate: an upper bound,
+    // about twice what most patches hold; the map grows past it if need be).
+    void reserve(size_t estimate) { paths_.reserve(estimate / 2); }
 
     Result<Member> member(archive_entry* e, std::string* tar_name) {
         const char* raw = archive_entry_pathname(e);
@@ -94,7 +97,8 @@ public:
             std::string target = hl;
             bad = check_relative_path(target, l_.max_name_len);
             if (!bad.empty()) return base::error(where() + "hardlink target: " + bad);
-            if (!files_.count(target))
+            const uint32_t* seen = paths_.find(target);
+            if (!seen || !(*seen & kFile))
                 return base::error(where() + "hardlink to " + base::display_path(target) +
                                    ", which is not an earlier file member of the patch");
             m.kind = Member::Kind::Hardlink;
@@ -127,7 +131,6 @@ public:
         }
         TRY_VOID(place(m, where));
         TRY_VOID(attrs(e, &m, where));
-        if (m.kind == Member::Kind::File) files_.insert(m.path);
         return m;
     }
 
@@ -140,44 +143,71 @@ public:
     }
 
 private:
+    // What the patch does to each path (PathMap values): one entry per path
+    // member, and one per dir above a written one.
+    static constexpr uint32_t kWritten = 1;    // a member other than a whiteout or an opaque mark
+    static constexpr uint32_t kDeleted = 2;    // a whiteout
+    static constexpr uint32_t kOpaque = 4;     // an opaque mark
+    static constexpr uint32_t kDir = 8;        // a dir member
+    static constexpr uint32_t kFile = 16;      // a regular file member (what a hard link may name)
+    static constexpr uint32_t kBelow = 32;     // a written member lies beneath it
+    static constexpr uint32_t kLeafShift = 8;  // the kind of a non-dir member, + 1 (0: none)
+    static constexpr uint32_t kLeafMask = 0xfu << kLeafShift;
+    static uint32_t leaf_bits(Member::Kind k) { return (static_cast<uint32_t>(k) + 1) << kLeafShift; }
+    static const char* leaf_word(uint32_t v) {
+        auto k = static_cast<Member::Kind>(((v & kLeafMask) >> kLeafShift) - 1);
+        return k == Member::Kind::File ? "file" : member_kind_word(k);
+    }
+    // The dir above p (p shortened to it), false at the top.
+    static bool up(std::string_view* p) {
+        auto slash = p->rfind('/');
+        if (slash == std::string_view::npos) return false;
+        *p = p->substr(0, slash);
+        return true;
+    }
+
     // Duplicates, and paths both deleted and written.
     template <class Where>
     Result<void> place(const Member& m, const Where& where) {
         // Nothing lies beneath a member that is not a directory (a symlink
         // `a` then `a/x` would write through it, `f` then `f/x` cannot be).
-        for (std::string_view p = m.path; !leaves_.empty();) {
-            auto slash = p.rfind('/');
-            if (slash == std::string_view::npos) break;
-            p = p.substr(0, slash);
-            if (auto it = leaves_.find(p); it != leaves_.end())
-                return base::error(where() + "lies beneath member " + shown(it->first) + ", which is a " + it->second +
-                                   ", not a directory; the patch is invalid");
+        for (std::string_view p = m.path; leaves_ > 0 && up(&p);) {
+            const uint32_t* v = paths_.find(p);
+            if (v && (*v & kLeafMask))
+                return base::error(where() + "lies beneath member " + shown(std::string(p)) + ", which is a " +
+                                   leaf_word(*v) + ", not a directory; the patch is invalid");
         }
-        if (m.kind != Member::Kind::Dir && m.kind != Member::Kind::Whiteout && m.kind != Member::Kind::Opaque)
-            leaves_.emplace(m.path, m.kind == Member::Kind::File ? "file" : member_kind_word(m.kind));
+        uint32_t* v = paths_.get(m.path);
+        if (m.kind != Member::Kind::Dir && m.kind != Member::Kind::Whiteout && m.kind != Member::Kind::Opaque &&
+            !(*v & kLeafMask)) {
+            *v |= leaf_bits(m.kind);
+            leaves_++;
+        }
         if (m.kind == Member::Kind::Whiteout) {
-            if (deleted_.count(m.path)) return base::error(where() + "deletes a path twice");
-            if (written_.count(m.path)) return base::error(where() + "deletes a path the patch also writes");
-            auto it = written_.lower_bound(m.path + "/");
-            if (it != written_.end() && it->compare(0, m.path.size() + 1, m.path + "/") == 0)
-                return base::error(where() + "deletes a dir the patch also writes into");
-            deleted_.insert(m.path);
+            if (*v & kDeleted) return base::error(where() + "deletes a path twice");
+            if (*v & kWritten) return base::error(where() + "deletes a path the patch also writes");
+            if (*v & kBelow) return base::error(where() + "deletes a dir the patch also writes into");
+            *v |= kDeleted;
+            deleted_++;
             return base::Ok();
         }
         if (m.kind == Member::Kind::Opaque) {
-            if (!dirs_.count(m.path))
-                return base::error(where() + "marks a dir opaque that is not an earlier dir member");
-            if (!opaque_.insert(m.path).second) return base::error(where() + "marks a dir opaque twice");
+            if (!(*v & kDir)) return base::error(where() + "marks a dir opaque that is not an earlier dir member");
+            if (*v & kOpaque) return base::error(where() + "marks a dir opaque twice");
+            *v |= kOpaque;
             return base::Ok();
         }
-        if (!written_.insert(m.path).second) return base::error(where() + "duplicate path");
-        for (std::string p = m.path; !deleted_.empty();) {
-            if (deleted_.count(p)) return base::error(where() + "writes a path the patch also deletes");
-            auto slash = p.rfind('/');
-            if (slash == std::string::npos) break;
-            p.resize(slash);
+        if (*v & kWritten) return base::error(where() + "duplicate path");
+        if (*v & kDeleted) return base::error(where() + "writes a path the patch also deletes");
+        *v |= kWritten | (m.kind == Member::Kind::Dir ? kDir : 0) | (m.kind == Member::Kind::File ? kFile : 0);
+        // Mark the dirs above (a later whiteout of one is refused); those
+        // marked already have theirs marked, unless a dir above may be deleted.
+        for (std::string_view p = m.path; up(&p);) {
+            uint32_t* d = paths_.get(p);
+            if (*d & kDeleted) return base::error(where() + "writes a path the patch also deletes");
+            if ((*d & kBelow) && deleted_ == 0) break;
+            *d |= kBelow;
         }
-        if (m.kind == Member::Kind::Dir) dirs_.insert(m.path);
         return base::Ok();
     }
 
@@ -238,9 +268,8 @@ private:
 
     const Limits& l_;
     uint64_t stored_ = 0, logical_ = 0;
-    std::set<std::string> written_;  // ordered: a deleted dir must have nothing written below it
-    std::unordered_set<std::string> deleted_, opaque_, dirs_, files_;
-    std::map<std::string, const char*, std::less<>> leaves_;  // non-directory members: path -> what it is
+    PathMap paths_;
+    uint64_t leaves_ = 0, deleted_ = 0;  // non-dir members, whiteouts
 };
 
 // A file member's data, bounds-checked, fingerprinted and passed on;
@@ -428,6 +457,7 @@ Result<void> validate(int fd, const Limits& l, Parsed* im) {
                 // over 128 bytes of it: room for them all without regrowing.
                 im->members.reserve(std::min<uint64_t>(manifest_text.size() / 128, l.max_members) + 2);
                 im->stored.reserve(im->members.capacity());
+                v.reserve(im->members.capacity());
                 computed.emplace_back(name, fingerprint_bytes(manifest_text));
                 auto parse = [&] { manifest = manifest_from_text(manifest_text); };
                 parsing = true;

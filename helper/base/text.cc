@@ -148,6 +148,7 @@ std::string caret_escape(std::string_view raw, bool keep_newlines) {
 std::string base64_encode(std::string_view raw) {
     static const char t[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     std::string out;
+    out.reserve((raw.size() + 2) / 3 * 4);
     size_t i = 0;
     auto u = [&](size_t k) { return static_cast<uint32_t>(static_cast<unsigned char>(raw[k])); };
     for (; i + 2 < raw.size(); i += 3) {

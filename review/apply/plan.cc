@@ -2,9 +2,8 @@
 
 #include <algorithm>
 #include <string_view>
-#include <unordered_map>
-#include <unordered_set>
 
+#include "capture/patch/path_map.h"
 #include "helper/base/fs/beneath.h"
 #include "helper/base/text.h"
 
@@ -21,14 +20,15 @@ bool creates_dir(const Change& c) {
     return c.type == Type::Dir && (c.kind == Kind::Added || c.kind == Kind::TypeChanged || c.kind == Kind::OpaqueDir);
 }
 
-// Views into the patch's own strings (members and manifest), which outlive the plan's making.
-using Paths = std::unordered_set<std::string_view>;
+// Views into the patch's own strings (members and manifest), which outlive
+// the plan's making, in flat maps (a value, when used, is an index).
+using Paths = capture::PathMap;
 
 // The nearest proper ancestor of p in `set`, or "" with found=false.
 bool ancestor_in(std::string_view p, const Paths& set, std::string_view* which) {
     for (size_t slash = p.rfind('/'); slash != std::string_view::npos; slash = p.rfind('/', slash - 1)) {
         std::string_view a = p.substr(0, slash);
-        if (set.count(a)) {
+        if (set.find(a)) {
             if (which) *which = a;
             return true;
         }
@@ -79,18 +79,19 @@ std::string staged_path(const PlanItem& it, const std::string& p) {
 
 base::Result<Plan> make_plan(const capture::Patch& patch, const PathFilter& filter) {
     const auto& man = patch.manifest();
-    std::unordered_map<std::string_view, const Member*> members;
-    members.reserve(patch.members().size());
-    for (const auto& m : patch.members()) {
+    const auto& all = patch.members();
+    Paths members(all.size());  // path -> index in all
+    for (size_t mi = 0; mi < all.size(); mi++) {
+        const Member& m = all[mi];
         if (!safe_relpath(m.path)) return bad(m.path, "unsafe member name");
         if (m.kind == Member::Kind::Whiteout || m.kind == Member::Kind::Opaque) continue;
         if (!member_kind_ok(m.kind)) return bad(m.path, "member type not allowed");
-        if (m.kind == Member::Kind::Hardlink && (!safe_relpath(m.link_target) || !members.count(m.link_target)))
+        if (m.kind == Member::Kind::Hardlink && (!safe_relpath(m.link_target) || !members.find(m.link_target)))
             return bad(m.path, "hard link to something that is not an earlier member");
         for (const auto& [k, v] : m.xattrs)
             if (!user_xattr(k))
                 return bad(m.path, "carries xattr " + base::display_path(k) + " (only user.* are allowed)");
-        members[m.path] = &m;
+        *members.get(m.path) = static_cast<uint32_t>(mi);
     }
 
     Paths new_dirs, gone;
@@ -102,20 +103,21 @@ base::Result<Plan> make_plan(const capture::Patch& patch, const PathFilter& filt
         // A metadata change is applied from the manifest's own xattr list:
         // it must say what the payload (what diff and tar show) says.
         if (c.kind == Kind::Metadata && c.captured) {
-            auto m = members.find(c.path);
-            if (m != members.end() && m->second->xattrs != c.xattrs)
+            const uint32_t* m = members.find(c.path);
+            if (m && all[*m].xattrs != c.xattrs)
                 return bad(c.path, "the manifest's xattrs differ from the payload member's");
         }
-        if (creates_dir(c)) new_dirs.insert(c.path);
+        if (creates_dir(c)) new_dirs.get(c.path);
         if (c.kind == Kind::Deleted || (c.kind == Kind::TypeChanged && c.old_type == Type::Dir && c.type != Type::Dir))
-            gone.insert(c.path);
+            gone.get(c.path);
     }
 
     Plan plan;
-    Paths seen;
-    seen.reserve(man.changes.size());
+    Paths seen(man.changes.size());
     for (const auto& c : man.changes) {
-        if (!seen.insert(c.path).second) return bad(c.path, "listed twice");
+        bool fresh = false;
+        seen.get(c.path, 0, &fresh);
+        if (!fresh) return bad(c.path, "listed twice");
         std::string_view anc;
         if (ancestor_in(c.path, new_dirs, nullptr)) continue;  // staged with its new parent
         if (ancestor_in(c.path, gone, &anc)) {
@@ -137,9 +139,9 @@ base::Result<Plan> make_plan(const capture::Patch& patch, const PathFilter& filt
         } else {
             if (c.type != Type::File && c.type != Type::Dir && c.type != Type::Symlink && c.type != Type::Fifo)
                 return bad(c.path, std::string("cannot apply an entry of type ") + capture::type_name(c.type));
-            auto m = members.find(c.path);
-            if (m == members.end()) return bad(c.path, "the payload has no member for this change");
-            it.member = m->second;
+            const uint32_t* m = members.find(c.path);
+            if (!m) return bad(c.path, "the payload has no member for this change");
+            it.member = &all[*m];
             bool replaces_dir = c.kind != Kind::Added;
             if (replaces_dir && !filter.selects(c.path) && filter.selects_strictly_beneath(c.path))
                 return base::error("--only " + base::display_path(c.path) +
@@ -170,9 +172,11 @@ base::Result<Plan> make_plan(const capture::Patch& patch, const PathFilter& filt
     }
 
     // Children of new directories, selected, sorted so parents come first.
-    std::unordered_map<std::string_view, PlanItem*> by_path;
-    for (auto& it : plan.items)
-        if (it.member && it.member->kind == Member::Kind::Dir) by_path[it.unit.path] = &it;
+    Paths by_path;  // path -> index in plan.items
+    for (size_t i = 0; i < plan.items.size(); i++) {
+        const PlanItem& it = plan.items[i];
+        if (it.member && it.member->kind == Member::Kind::Dir) *by_path.get(it.unit.path) = static_cast<uint32_t>(i);
+    }
     for (const auto& m : patch.members()) {
         if (m.kind == Member::Kind::Whiteout || m.kind == Member::Kind::Opaque) continue;
         std::string_view anc;
@@ -180,17 +184,17 @@ base::Result<Plan> make_plan(const capture::Patch& patch, const PathFilter& filt
         // The outermost new dir owns it.
         std::string_view outer = anc;
         while (ancestor_in(outer, new_dirs, &anc)) outer = anc;
-        auto owner = by_path.find(outer);
-        if (owner == by_path.end() || !filter.needed(m.path)) continue;
-        owner->second->tree.push_back(&m);
+        const uint32_t* owner = by_path.find(outer);
+        if (!owner || !filter.needed(m.path)) continue;
+        plan.items[*owner].tree.push_back(&m);
     }
-    Paths staged;
+    Paths staged(all.size());
     for (auto& it : plan.items) {
         auto path_less = [](const Member* a, const Member* b) { return a->path < b->path; };
         if (!std::is_sorted(it.tree.begin(), it.tree.end(), path_less))
             std::sort(it.tree.begin(), it.tree.end(), path_less);
-        if (it.member) staged.insert(it.member->path);
-        for (auto* m : it.tree) staged.insert(m->path);
+        if (it.member) staged.get(it.member->path);
+        for (auto* m : it.tree) staged.get(m->path);
     }
     for (const auto& it : plan.items) {
         if (is_reserved_path(it.unit.path)) return reserved_name(it.unit.path);
@@ -209,7 +213,7 @@ base::Result<Plan> make_plan(const capture::Patch& patch, const PathFilter& filt
     }
     for (auto& it : plan.items) {
         auto check = [&](const Member* m) -> base::Result<void> {
-            if (m->kind == Member::Kind::Hardlink && !staged.count(m->link_target))
+            if (m->kind == Member::Kind::Hardlink && !staged.find(m->link_target))
                 return base::error(base::display_path(m->path) + " is a hard link to " +
                                    base::display_path(m->link_target) +
                                    ", which is not selected; select both or neither");

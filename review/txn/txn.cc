@@ -66,14 +66,25 @@ void put_str(std::string& o, const std::string& s) { base::json::str(&o, s); }
 // Raw byte strings (paths, xattrs) go through base64: JSON strings must be UTF-8.
 void put_b64(std::string& o, const std::string& raw) { base::json::str(&o, base::base64_encode(raw)); }
 
+// Appended in place (an apply of 10,000 files writes as many of these):
+// the same text as building it from std::to_string pieces, which took ten
+// allocations an entry (docs/performance.md, "Apply, third pass").
 void put_stat(std::string& o, const EntryStat& s) {
     o += "{\"p\":";
     put_b64(o, s.path);
     o += s.exists ? ",\"exists\":true,\"type\":\"" : ",\"exists\":false,\"type\":\"";
     o += capture::type_name(s.type);  // a fixed lowercase word
-    o += "\",\"mode\":" + std::to_string(s.mode) + ",\"ino\":" + std::to_string(s.ino) +
-         ",\"size\":" + std::to_string(s.size) + ",\"mtime_ns\":" + std::to_string(s.mtime_ns) +
-         ",\"ctime_ns\":" + std::to_string(s.ctime_ns) + "}";
+    o += "\",\"mode\":";
+    base::json::num(&o, s.mode);
+    o += ",\"ino\":";
+    base::json::num(&o, s.ino);
+    o += ",\"size\":";
+    base::json::num(&o, s.size);
+    o += ",\"mtime_ns\":";
+    base::json::num_signed(&o, s.mtime_ns);
+    o += ",\"ctime_ns\":";
+    base::json::num_signed(&o, s.ctime_ns);
+    o += '}';
 }
 
 }  // namespace

@@ -147,6 +147,57 @@ TEST_CASE("capture reader: rejects a path both deleted and written") {
           std::string::npos);
 }
 
+TEST_CASE("capture reader: the per-path rules hold in either order and at any depth") {
+    M d, e, s, h, f;
+    d.name = "d";
+    d.type = 'd';
+    e.name = "d/e";
+    e.type = 'd';
+    s.name = "s";
+    s.type = 'l';
+    s.link = "/etc";
+    h.name = "d/h";
+    h.type = 'h';
+    h.link = "d";  // a dir, not a file member
+    f.name = "f";
+    f.type = 'p';
+    struct Case {
+        std::vector<M> members;
+        const char* says;
+    };
+    std::vector<Case> cases = {
+        {{file("a", "1"), file("a/x", "2")}, "lies beneath member a, which is a file"},
+        {{s, file("s/e/x", "2")}, "lies beneath member s, which is a symlink"},
+        {{f, file("f/x", "2")}, "lies beneath member f, which is a fifo"},
+        {{file(".wh.a", ""), file(".wh.a", "")}, "deletes a path twice"},
+        {{file("a", "1"), file(".wh.a", "")}, "deletes a path the patch also writes"},
+        {{d, e, file("d/e/x", "1"), file(".wh.d", "")}, "deletes a path the patch also writes"},
+        {{file("d/e/x", "1"), file(".wh.d", "")}, "deletes a dir the patch also writes into"},
+        {{file("d/e/x", "1"), file("d/.wh.e", "")}, "deletes a dir the patch also writes into"},
+        {{file(".wh.d", ""), d, e}, "writes a path the patch also deletes"},
+        {{file(".wh.d", ""), file("d/e/x", "1")}, "writes a path the patch also deletes"},
+        {{file("d/x", "1"), file(".wh.e", ""), file("d/y", "1"), file(".wh.d", "")},
+         "deletes a dir the patch also writes into"},
+        {{file(".wh.d", ""), file("e/x", "1"), file("d/y", "1")}, "writes a path the patch also deletes"},
+        {{d, e, d}, "duplicate path"},
+        {{file("a", "1"), file("d/.wh..wh..opq", "")}, "not an earlier dir member"},
+        {{file("d", "1"), file("d/.wh..wh..opq", "")}, "not an earlier dir member"},
+        {{d, file("d/.wh..wh..opq", ""), file("d/.wh..wh..opq", "")}, "marks a dir opaque twice"},
+        {{d, h}, "not an earlier file member"},
+    };
+    for (const auto& c : cases) {
+        std::string why = open_error(testpatch::valid_tar(c.members));
+        INFO(why);
+        CHECK(why.find(c.says) != std::string::npos);
+    }
+    // Beneath a written dir (marked once) and beside a deleted one: valid.
+    M d2 = d, e2 = e;
+    std::vector<M> ok = {d2, e2, file("d/e/x", "1"), file("d/e/y", "2"), file("d/z", "3"), file("top", "4")};
+    testtree::TempDir t;
+    Patch p = written_and_opened(t.path + "/ok.tar.zst", ok);
+    CHECK(p.members().size() == ok.size());
+}
+
 TEST_CASE("capture reader: rejects a hardlink to a non-member") {
     M h;
     h.name = "b";
