@@ -1,5 +1,6 @@
 #include "capture/patch/path_map.h"
 
+#include <sys/random.h>
 #include <xxhash.h>
 
 #include <cstring>
@@ -10,7 +11,18 @@ namespace {
 
 constexpr size_t kBlock = 64 << 10;  // owned keys are packed into blocks of this size
 
-uint64_t hash_of(std::string_view key) { return XXH3_64bits(key.data(), key.size()); }
+// Seeded once per process at random: the paths come from a patch its
+// author may have made to collide (linear probing would go quadratic).
+uint64_t process_seed() {
+    uint64_t s = 0;
+    if (::getrandom(&s, sizeof s, GRND_NONBLOCK) != sizeof s) s = reinterpret_cast<uintptr_t>(&s);  // ASLR at least
+    return s;
+}
+
+uint64_t hash_of(std::string_view key) {
+    static const uint64_t seed = process_seed();
+    return XXH3_64bits_withSeed(key.data(), key.size(), seed);
+}
 
 // Room for `n` paths at no more than half full, a power of two.
 size_t slots_for(size_t n) {
