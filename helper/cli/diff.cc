@@ -30,7 +30,7 @@ const char kUsage[] =
     "          touched each file, under '# step N: LABEL' lines that git apply ignores\n";
 
 int usage_error(const std::string& msg) {
-    std::fprintf(stderr, "layover: diff: %s\n%s", msg.c_str(), kUsage);
+    std::fprintf(stderr, "layover: diff: %s; see 'layover diff --help'\n", msg.c_str());
     return 2;
 }
 
