@@ -29,3 +29,13 @@ def test_help_still_prints_the_whole_usage_on_stdout(lo, verb):
     r = lo(verb, "--help")
     assert r.returncode == 0 and r.stdout.decode().startswith("usage: layover " + verb), r
     assert len(r.stdout.decode().splitlines()) > 2
+
+
+@pytest.mark.parametrize("args", [["show", "nope.tar.zst"], ["diff", "nope.tar.zst"], ["apply", "nope.tar.zst", "--yes"]],
+                         ids=["show", "diff", "apply"])
+def test_a_missing_patch_file_is_named_once_with_the_fix(lo, args):
+    r = lo(*args)
+    err = r.stderr.decode()
+    assert r.returncode in (1, 2) and len(err.splitlines()) == 1, err
+    assert "no patch file nope.tar.zst; check the path" in err, err
+    assert err.count("nope.tar.zst") == (2 if args[0] == "diff" else 1), err  # diff names its operand first
