@@ -11,6 +11,12 @@ CASES = [
     (["show", "--bogus"], "'--bogus'", "layover show --help"),
     (["save", "s1"], "add -o FILE.tar.zst", "layover save --help"),
     (["save", "-o", "p.tar.zst"], "missing SESSION", "layover save --help"),
+    (["checkpoint"], "missing SESSION", "layover checkpoint --help"),
+    (["checkpoint", "s1", "s2"], "more than one session", "layover checkpoint --help"),
+    (["log", "s1", "s2"], "more than one session", "layover log --help"),
+    (["blame", "s1"], "a SESSION and one PATH", "layover blame --help"),
+    (["rollback", "s1"], "a SESSION and a step number N", "layover rollback --help"),
+    (["compare", "s1"], "two sessions, A and B", "layover compare --help"),
 ]
 
 
