@@ -58,7 +58,7 @@ def apply_session(helper: Helper, what: StrPath, *, paths: Optional[Iterable[Str
     if dry_run:
         args.append("--dry-run")
     if undo_to is not None:
-        args += ["--undo-to", undo_to]
+        args += ["--undo-to", os.path.expanduser(os.fspath(undo_to))]
     r = helper.run(args, ok=(0, 1))
     message = one_line(r.stderr or b"", "layover apply failed with exit status %d" % r.returncode)
     if not r.stdout.strip():

@@ -215,13 +215,13 @@ def test_save_and_apply_patch_round_trip(sb, target, tmp_path):
 def test_apply_patch_and_show_patch_expand_a_tilde_as_sandbox_does(sb, target, tmp_path, monkeypatch):
     # docs/python.md: apply_patch("work.tar.zst", target="~/project"); "~" was passed on as a literal dir.
     sb.run("open('tilde.txt', 'w').write('t')")
-    sb.save(tmp_path / "t.tar.zst")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert sb.save("~/t.tar.zst") == tmp_path / "t.tar.zst" and (tmp_path / "t.tar.zst").stat().st_size > 0
     sb.close()
     os.system("cp -a '%s' '%s'" % (target, tmp_path / "copy"))
-    monkeypatch.setenv("HOME", str(tmp_path))
     assert [c.path for c in show_patch("~/t.tar.zst")] == ["tilde.txt"]
-    r = apply_patch("~/t.tar.zst", target="~/copy")
-    assert r.applied == ["tilde.txt"]
+    r = apply_patch("~/t.tar.zst", target="~/copy", undo_to="~/undo.tar.zst")
+    assert r.applied == ["tilde.txt"] and (tmp_path / "undo.tar.zst").stat().st_size > 0
     assert (tmp_path / "copy" / "tilde.txt").read_text() == "t"
     assert not (target / "tilde.txt").exists() and not (tmp_path / "~").exists()
 
