@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
 #include <map>
 #include <set>
@@ -552,6 +553,9 @@ Result<Patch> Patch::open(const std::string& file, const Limits& limits) {
     // O_NONBLOCK: a fifo given as the patch fails the check below instead
     // of hanging in open (reads of a regular file ignore the flag).
     auto fd = base::open_at(AT_FDCWD, file, O_RDONLY | O_NONBLOCK | O_NOCTTY);
+    if (!fd && fd.error().code == ENOENT)
+        return base::error("no patch file " + base::display_path(file) +
+                           "; check the path (a patch is what 'layover save -o FILE' wrote)");
     if (!fd) return base::error("cannot open patch " + file + ": " + fd.error().message);
     struct stat st;
     if (::fstat(fd->get(), &st) != 0 || !S_ISREG(st.st_mode))

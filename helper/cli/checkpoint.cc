@@ -8,6 +8,7 @@
 
 #include "helper/base/clock.h"
 #include "helper/base/text.h"
+#include "helper/cli/step_args.h"
 #include "helper/sandbox/control.h"
 #include "helper/store/owner_ns.h"
 #include "helper/store/session.h"
@@ -73,14 +74,11 @@ int cmd_checkpoint(int argc, char** argv) {
         } else if (name.empty()) {
             name = a;
         } else {
-            std::fprintf(stderr, "%s\n", kUsage);
-            return 2;
+            return cli::operand_error("checkpoint", "more than one session given");
         }
     }
-    if (name.empty() || (have_label && label.empty())) {
-        std::fprintf(stderr, "%s\n", kUsage);
-        return 2;
-    }
+    if (name.empty()) return cli::operand_error("checkpoint", "missing SESSION (list them with 'layover sessions')");
+    if (have_label && label.empty()) return cli::operand_error("checkpoint", "-m needs a non-empty LABEL");
     if (label.size() > 200) {
         label.resize(197);
         label += "...";

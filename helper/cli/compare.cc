@@ -47,10 +47,7 @@ int cmd_compare(int argc, char** argv) {
             pos.push_back(a);
         }
     }
-    if (pos.size() != 2) {
-        std::fprintf(stderr, "%s\n", kCompareUsage);
-        return 2;
-    }
+    if (pos.size() != 2) return cli::operand_error("compare", "takes two sessions, A and B");
     auto state = session::state_dir();
     if (!state) return fail(state.error().message);
     auto a = session::find(state.value(), pos[0]);

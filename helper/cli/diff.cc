@@ -1,9 +1,13 @@
 // `layover diff SESSION|PATCH [--stat] [--name-status] [--color[=WHEN]] [--no-pager] [-- PATH...]`
+#include <fcntl.h>
+
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include "helper/base/fd.h"
 #include "helper/base/glob.h"
 #include "helper/base/term.h"
 #include "helper/base/text.h"
@@ -20,17 +24,18 @@ namespace {
 const char kUsage[] =
     "usage: layover diff SESSION|PATCH [--stat | --name-status] [--color[=auto|always|never]] [--no-pager]\n"
     "                    [--hunk-numbers] [--mask-secrets] [--flat] [--ignore GLOB]... [--no-default-ignores]\n"
-    "                    [--include-ignored] [--step N | --steps N..M] [--] [PATH...]\n"
+    "                    [--include-ignored] [--step N | --steps N..M] [--target DIR] [--] [PATH...]\n"
     "       layover diff A B [...]: from session A's final view to session B's (best-of-N runs from one fork)\n"
     "  --step N, --steps N..M: the changes those steps of SESSION alone made, against the view just before them\n"
     "  PATH...: paths relative to the target (a directory brings its subtree) or globs\n"
     "  --hunk-numbers: number each file's hunks (@@ ... @@ hunk N), as 'apply --hunks PATH:N' takes them\n"
     "  --mask-secrets: print secrets (tokens, keys: docs/review.md) as their prefix and '…'\n"
+    "  --target DIR: compare a patch file with DIR instead of the tree it names (a reviewer's copy)\n"
     "  --flat: one lump; by default a session (or patch) of several steps is grouped by the last step that\n"
     "          touched each file, under '# step N: LABEL' lines that git apply ignores\n";
 
 int usage_error(const std::string& msg) {
-    std::fprintf(stderr, "layover: diff: %s\n%s", msg.c_str(), kUsage);
+    std::fprintf(stderr, "layover: diff: %s; see 'layover diff --help'\n", msg.c_str());
     return 2;
 }
 
@@ -47,6 +52,7 @@ int cmd_diff(int argc, char** argv) {
     capture::IgnoreOptions ignore;
     std::string err;
     cli::StepArgs step_args;
+    std::string target;  // a patch file's tree, when not the one it names
     for (int i = 1; i < argc; i++) {
         std::string a = argv[i];
         if (int r = dashdash ? 0 : capture::parse_ignore_flag(argc, argv, &i, &ignore, &err); r != 0) {
@@ -81,6 +87,10 @@ int cmd_diff(int argc, char** argv) {
             mask = true;
         } else if (a == "--flat") {
             opts.flat = true;
+        } else if (a == "--target" || a.rfind("--target=", 0) == 0) {
+            if (a == "--target" && i + 1 >= argc) return usage_error("--target needs a directory");
+            target = a == "--target" ? argv[++i] : a.substr(9);
+            if (target.empty()) return usage_error("--target needs a directory");
         } else if (!a.empty() && a[0] == '-') {
             return usage_error("unknown option " + base::display_path(a));
         } else if (source.empty()) {
@@ -119,6 +129,20 @@ int cmd_diff(int argc, char** argv) {
                      patch.error().message.c_str());
         return 2;
     }
+    base::Fd target_fd;
+    if (!target.empty()) {
+        if (patch->from_session())
+            return usage_error("--target is for a patch file; a session diffs against its own target");
+        int fd = ::open(target.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0) {
+            std::fprintf(stderr,
+                         "layover: diff: cannot open --target %s: %s; name the tree to compare the patch with\n",
+                         base::display_path(target).c_str(), std::strerror(errno));
+            return 2;
+        }
+        target_fd = base::Fd(fd);
+        opts.old_root = target_fd.get();
+    }
     std::string bad;
     if (!normalize_path_args(patch->manifest().target, raw_paths, &opts.paths, &bad)) {
         std::fprintf(stderr, "layover: diff: %s\n", bad.c_str());
@@ -127,6 +151,8 @@ int cmd_diff(int argc, char** argv) {
     // A patch file names the tree it would be applied to: say which.
     if (!patch->from_session())
         std::fprintf(stderr, "layover: diff: %s\n", review::target_line(patch->manifest()).c_str());
+    if (!target.empty())
+        std::fprintf(stderr, "layover: diff: compared with %s (--target)\n", base::display_path(target).c_str());
     // The risk lines first: in the pager before the first file on a terminal,
     // on stderr otherwise (stdout stays exactly what git apply takes). With
     // --stat, what git's table cannot show instead (modes, sizes and the marks

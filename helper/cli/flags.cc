@@ -146,6 +146,7 @@ const std::vector<Flag> kFlags = {
     {"apply", "patch", 'p', N, once, no, ""},
     {"apply", "interactive", 0, N, once, no, ""},
     {"save", "include-rejected", 0, N, once, no, ""},
+    {"diff", "target", 0, V, once, no, ""},
 };
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "helper/base/json/bytes.h"
 #include "helper/base/text.h"
 #include "helper/cli/patch_tool.h"
+#include "helper/cli/step_args.h"
 #include "helper/sandbox/control.h"
 #include "helper/store/layer_store.h"
 #include "helper/store/owner_ns.h"
@@ -137,8 +138,7 @@ int cmd_log(int argc, char** argv) {
         } else if (name.empty()) {
             name = a;
         } else {
-            std::fprintf(stderr, "%s\n", kUsage);
-            return 2;
+            return cli::operand_error("log", "more than one session given");
         }
     }
     if (looks_like_patch(name)) {
@@ -221,10 +221,7 @@ int cmd_blame(int argc, char** argv) {
         }
         pos.push_back(a);
     }
-    if (pos.size() != 2) {
-        std::fprintf(stderr, "%s\n", kBlameUsage);
-        return 2;
-    }
+    if (pos.size() != 2) return cli::operand_error("blame", "takes a SESSION and one PATH");
     auto state = session::state_dir();
     if (!state) return fail(state.error().message);
     auto s = session::find(state.value(), pos[0]);
@@ -283,10 +280,9 @@ int cmd_rollback(int argc, char** argv) {
             pos.push_back(a);
         }
     }
-    if (pos.size() != (undo ? 1u : 2u)) {
-        std::fprintf(stderr, "%s\n", kRollbackUsage);
-        return 2;
-    }
+    if (pos.size() != (undo ? 1u : 2u))
+        return cli::operand_error("rollback",
+                                  undo ? "--undo takes a SESSION alone" : "takes a SESSION and a step number N");
     int n = 0;
     if (!undo) {
         const std::string& v = pos[1];

@@ -37,10 +37,15 @@ int fail(const std::string& msg) {
     return 1;
 }
 
+// --help prints TEXT; a usage error is one line, WHY ("VERB: ...") and where the usage is.
 int usage(const char* text, const std::string& why = "") {
-    if (!why.empty()) std::fprintf(stderr, "layover: %s\n", why.c_str());
-    std::fputs(text, why.empty() ? stdout : stderr);
-    return why.empty() ? 0 : 2;
+    if (why.empty()) {
+        std::fputs(text, stdout);
+        return 0;
+    }
+    std::string verb = why.substr(0, why.find(':'));
+    std::fprintf(stderr, "layover: %s; see 'layover %s --help'\n", why.c_str(), verb.c_str());
+    return 2;
 }
 
 void print(const std::string& s) { std::fwrite(s.data(), 1, s.size(), stdout); }
@@ -145,7 +150,7 @@ int cmd_save(int argc, char** argv) {
             return usage(kSaveUsage, "save: more than one session given");
         }
     }
-    if (name.empty()) return usage(kSaveUsage, "save: which session? (list them with 'layover sessions')");
+    if (name.empty()) return usage(kSaveUsage, "save: missing SESSION (list them with 'layover sessions')");
     if (out.empty()) return usage(kSaveUsage, "save: no output file; add -o FILE.tar.zst");
     if (!step_args.error.empty()) return usage(kSaveUsage, "save: " + step_args.error);
     auto state = session::state_dir();
@@ -192,7 +197,7 @@ int cmd_show(int argc, char** argv) {
         else if (file.empty()) file = a;
         else return usage(kShowUsage, "show: more than one patch given");
     }
-    if (file.empty()) return usage(kShowUsage, "show: which patch file?");
+    if (file.empty()) return usage(kShowUsage, "show: missing FILE.tar.zst (a patch 'layover save' wrote)");
     auto p = capture::Patch::open(file, limits);
     if (!p) return fail(p.error().message);
     if (with_steps) return print_patch_steps(p.value(), as_json);

@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <cstdio>
 #include <cstring>
 
 #include "helper/base/text.h"
@@ -138,6 +139,11 @@ base::Result<base::Fd> old_side_view(const std::string& source, const capture::S
     if (r.against.empty()) return steps::open_view(info.dir, r.from - 1, info.meta.target);
     TRY(int below, steps::count(r.against));
     return steps::open_view(r.against, below, info.meta.target, true);
+}
+
+int operand_error(const char* verb, const char* why) {
+    std::fprintf(stderr, "layover: %s: %s; see 'layover %s --help'\n", verb, why, verb);
+    return 2;
 }
 
 }  // namespace cli

@@ -96,6 +96,10 @@ base::Result<RunOptions> parse_run_args(const std::vector<std::string>& args) {
             TRY_VOID(value("--on-exit", &o.on_exit));
             std::string err = check_on_exit(o.on_exit);
             if (!err.empty()) return base::error(err);
+            // save:~/work.tar.zst: no shell expands a '~' after "save:".
+            const char* home = std::getenv("HOME");
+            if (o.on_exit.rfind("save:~/", 0) == 0 && home && *home == '/')
+                o.on_exit = "save:" + std::string(home) + o.on_exit.substr(6);
         } else if (is("--network")) {
             TRY_VOID(value("--network", &o.network));
             if (o.network != "loopback" && o.network != "none" && o.network != "host")

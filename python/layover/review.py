@@ -54,11 +54,11 @@ def apply_session(helper: Helper, what: StrPath, *, paths: Optional[Iterable[Str
     for g in exclude:
         args += ["--exclude", g]
     if target is not None:
-        args += ["--target", target]
+        args += ["--target", os.path.expanduser(os.fspath(target))]  # "~/project", as Sandbox(target=) takes it
     if dry_run:
         args.append("--dry-run")
     if undo_to is not None:
-        args += ["--undo-to", undo_to]
+        args += ["--undo-to", os.path.expanduser(os.fspath(undo_to))]
     r = helper.run(args, ok=(0, 1))
     message = one_line(r.stderr or b"", "layover apply failed with exit status %d" % r.returncode)
     if not r.stdout.strip():
@@ -106,6 +106,7 @@ def apply_patch(path: StrPath, target: Optional[StrPath] = None, *, paths: Optio
                 binary: Optional[str] = None) -> ApplyResult:
     """Apply a saved patch file to `target` (default: the target recorded in
     the patch).  Raises ConflictError when the real tree changed."""
+    path = os.path.expanduser(os.fspath(path))
     if not os.path.isfile(os.fspath(path)):
         raise PatchError("layover: patch %s: no such file; pass the path Sandbox.save() wrote" % os.fspath(path))
     return apply_session(Helper(binary, state_dir), os.path.abspath(os.fspath(path)), paths=paths, force=force,
@@ -114,7 +115,7 @@ def apply_patch(path: StrPath, target: Optional[StrPath] = None, *, paths: Optio
 
 def show_patch(path: StrPath, *, binary: Optional[str] = None) -> List[Change]:
     """The changes a patch file holds (`layover show FILE --json`)."""
-    r = Helper(binary).run(["show", path, "--json"])
+    r = Helper(binary).run(["show", os.path.expanduser(os.fspath(path)), "--json"])
     return parse_list(_json(r.stdout, "layover show --json"), parse_change, "a patch summary")
 
 

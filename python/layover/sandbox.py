@@ -405,7 +405,8 @@ class Sandbox:
         return Sandbox(self.target, session=name, binary=self.helper.binary, start=start, **kwargs)
 
     def save(self, path: StrPath) -> Path:
-        """Write the session's patch (tar+zstd) to `path`."""
+        """Write the session's patch (tar+zstd) to `path` ("~" expanded)."""
+        path = os.path.expanduser(os.fspath(path))
         self.helper.run(["save", self.name, "-o", path])
         return Path(path)
 

@@ -212,6 +212,20 @@ def test_save_and_apply_patch_round_trip(sb, target, tmp_path):
     assert (target / "old.txt").exists() and not (target / "saved.txt").exists()
 
 
+def test_apply_patch_and_show_patch_expand_a_tilde_as_sandbox_does(sb, target, tmp_path, monkeypatch):
+    # docs/python.md: apply_patch("work.tar.zst", target="~/project"); "~" was passed on as a literal dir.
+    sb.run("open('tilde.txt', 'w').write('t')")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert sb.save("~/t.tar.zst") == tmp_path / "t.tar.zst" and (tmp_path / "t.tar.zst").stat().st_size > 0
+    sb.close()
+    os.system("cp -a '%s' '%s'" % (target, tmp_path / "copy"))
+    assert [c.path for c in show_patch("~/t.tar.zst")] == ["tilde.txt"]
+    r = apply_patch("~/t.tar.zst", target="~/copy", undo_to="~/undo.tar.zst")
+    assert r.applied == ["tilde.txt"] and (tmp_path / "undo.tar.zst").stat().st_size > 0
+    assert (tmp_path / "copy" / "tilde.txt").read_text() == "t"
+    assert not (target / "tilde.txt").exists() and not (tmp_path / "~").exists()
+
+
 def test_resume_sees_the_earlier_work(sb, state_dir):
     sb.run("open('step1.txt', 'w').write('one')")
     sb.close()

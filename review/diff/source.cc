@@ -124,7 +124,7 @@ base::Result<DiffSet> collect_diffs(const capture::Patch& patch, const DiffScope
     if (rfd < 0) {
         int err = errno;
         return base::Error{"cannot open the target " + base::display_path(man.target) + ": " + std::strerror(err) +
-                               "; the diff compares against it, so it must exist",
+                               "; the diff compares against it (a patch file's tree elsewhere: pass --target DIR)",
                            err};
     }
     base::Fd root(rfd);

@@ -303,7 +303,7 @@ struct Prompt {
 void print_kept(const std::string& name) {
     end_line();
     std::fprintf(stderr,
-                 "layover: session '%s' kept; resume with 'layover diff %s', 'layover apply %s' or "
+                 "layover: session '%s' kept; review it later with 'layover diff %s', 'layover apply %s' or "
                  "'layover discard %s'\n",
                  name.c_str(), name.c_str(), name.c_str(), name.c_str());
 }

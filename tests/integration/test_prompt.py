@@ -196,7 +196,7 @@ def test_eof_keeps_the_session_and_says_how_to_resume(lo, edited):
     child = _prompt(lo, edited)
     child.expect(MENU)
     child.sendeof()
-    child.expect("kept; resume with 'layover diff s'")
+    child.expect("kept; review it later with 'layover diff s'")
     assert _finish(child) == 0
     assert _session_exists(lo, edited)
 
@@ -205,7 +205,7 @@ def test_ctrl_c_keeps_the_session(lo, edited):
     child = _prompt(lo, edited)
     child.expect(MENU)
     child.sendintr()
-    child.expect("kept; resume with")
+    child.expect("kept; review it later with")
     assert _finish(child) == 0
     assert _session_exists(lo, edited)
     assert not (lo.state / "trash" / "s").exists()
@@ -219,7 +219,7 @@ def test_ctrl_c_at_a_question_ends_its_line_before_saying_kept(lo, edited):
     child.sendline("d")
     child.expect(r"\[y/N\] ")
     child.sendintr()
-    child.expect("layover: session 's' kept; resume with")
+    child.expect("layover: session 's' kept; review it later with")
     assert child.before.endswith(b"\n"), child.before
     assert _finish(child) == 0
     assert _session_exists(lo, edited)
@@ -326,7 +326,7 @@ def test_ctrl_c_at_the_prompt_under_run_keeps_the_session_and_the_exit_status(lo
                           env=env, cwd=str(home), timeout=15)
     child.expect(MENU)
     child.sendintr()
-    child.expect("kept; resume with")
+    child.expect("kept; review it later with")
     assert _finish(child) == 3
     assert _session_exists(lo, "cc")
     assert (lo.upper("cc") / "made.txt").read_text() == "x\n"

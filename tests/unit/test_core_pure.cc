@@ -87,6 +87,18 @@ TEST_CASE("run: arguments parse, and stop at the command") {
     CHECK(parse({"--ipc-fd", "5"})->ipc_fd == 5);
 }
 
+TEST_CASE("run: --on-exit save:~/FILE is under $HOME (no shell expands it)") {
+    const char* old = std::getenv("HOME");
+    std::string saved = old ? old : "";
+    ::setenv("HOME", "/home/ann", 1);
+    CHECK(parse({"--on-exit", "save:~/w.tar.zst"})->on_exit == "save:/home/ann/w.tar.zst");
+    CHECK(parse({"--on-exit=save:~/d/w.tar.zst"})->on_exit == "save:/home/ann/d/w.tar.zst");
+    CHECK(parse({"--on-exit", "save:x~/w.tar.zst"})->on_exit == "save:x~/w.tar.zst");
+    CHECK(parse({"--on-exit", "save:~w.tar.zst"})->on_exit == "save:~w.tar.zst");
+    if (old) ::setenv("HOME", saved.c_str(), 1);
+    else ::unsetenv("HOME");
+}
+
 TEST_CASE("run: bad arguments are usage errors with the fix") {
     CHECK(parse({"--bogus"}).error().message.find("unknown option '--bogus'") != std::string::npos);
     CHECK(parse({"--target"}).error().message.find("needs a value") != std::string::npos);

@@ -1,0 +1,47 @@
+"""A usage error a new user provokes is one line on stderr: what is wrong and where the usage is.
+
+Not the whole usage text after it (that scrolls the message away); --help prints the usage.
+"""
+import pytest
+
+CASES = [
+    (["diff"], "missing SESSION or PATCH", "layover diff --help"),
+    (["diff", "s1", "--color=sometimes"], "'sometimes'", "layover diff --help"),
+    (["show"], "missing FILE.tar.zst", "layover show --help"),
+    (["show", "--bogus"], "'--bogus'", "layover show --help"),
+    (["save", "s1"], "add -o FILE.tar.zst", "layover save --help"),
+    (["save", "-o", "p.tar.zst"], "missing SESSION", "layover save --help"),
+    (["checkpoint"], "missing SESSION", "layover checkpoint --help"),
+    (["checkpoint", "s1", "s2"], "more than one session", "layover checkpoint --help"),
+    (["log", "s1", "s2"], "more than one session", "layover log --help"),
+    (["blame", "s1"], "a SESSION and one PATH", "layover blame --help"),
+    (["rollback", "s1"], "a SESSION and a step number N", "layover rollback --help"),
+    (["compare", "s1"], "two sessions, A and B", "layover compare --help"),
+]
+
+
+@pytest.mark.parametrize("args,names,fix", CASES, ids=[" ".join(c[0]) for c in CASES])
+def test_a_usage_error_is_one_line_naming_the_problem_and_the_help(lo, args, names, fix):
+    r = lo(*args)
+    err = r.stderr.decode()
+    assert r.returncode == 2, err
+    assert r.stdout == b""
+    assert len(err.splitlines()) == 1, err
+    assert err.startswith("layover") and names in err and fix in err, err
+
+
+@pytest.mark.parametrize("verb", ["diff", "show", "save"])
+def test_help_still_prints_the_whole_usage_on_stdout(lo, verb):
+    r = lo(verb, "--help")
+    assert r.returncode == 0 and r.stdout.decode().startswith("usage: layover " + verb), r
+    assert len(r.stdout.decode().splitlines()) > 2
+
+
+@pytest.mark.parametrize("args", [["show", "nope.tar.zst"], ["diff", "nope.tar.zst"], ["apply", "nope.tar.zst", "--yes"]],
+                         ids=["show", "diff", "apply"])
+def test_a_missing_patch_file_is_named_once_with_the_fix(lo, args):
+    r = lo(*args)
+    err = r.stderr.decode()
+    assert r.returncode in (1, 2) and len(err.splitlines()) == 1, err
+    assert "no patch file nope.tar.zst; check the path" in err, err
+    assert err.count("nope.tar.zst") == (2 if args[0] == "diff" else 1), err  # diff names its operand first
