@@ -246,3 +246,30 @@ def test_a_real_file_its_owner_cannot_read_is_a_conflict_that_force_overrides(lo
     r = lo("undo", out["undo"])
     assert r.returncode == 0, r.stderr
     assert stats(t) == before
+
+
+def test_a_path_longer_than_a_patch_holds_is_refused_at_the_save_naming_ignore(lo, tmp_path):
+    # The kernel lets a tree nest without end (PATH_MAX bounds one call); a
+    # patch holds paths of 65,536 bytes at most. Found by the attack pass of
+    # 26 Nov: save wrote a patch its own reader refused, "saved" said so, and
+    # apply, diff (even with --exclude) failed naming a temp file and a
+    # 75,000-byte path, no fix.
+    t = lo.target
+    before = modes(t)
+    top = "n" * 250
+    script = ("python3 -c \"import os\nfd = os.open('.', os.O_RDONLY)\nfor i in range(300):\n"
+              "    os.mkdir('%s', dir_fd=fd); n = os.open('%s', os.O_RDONLY, dir_fd=fd); os.close(fd); fd = n\n"
+              "os.close(os.open('f', os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd))\"; echo ok > ok.txt") % (top, top)
+    run_edit(lo, script, session="deep")
+    out = tmp_path / "deep.tar.zst"
+    r = lo("save", "deep", "-o", out)
+    assert r.returncode == 1 and not out.exists()
+    err = r.stderr.decode()
+    assert len(err.splitlines()) == 1 and len(err) < 1500, err[:2000]
+    assert "longer than a patch holds (65536 bytes); leave it out with --ignore " + top in err, err
+    r = lo("apply", "deep", "--yes")
+    assert r.returncode == 1 and "--ignore " + top in r.stderr.decode()
+    assert modes(t) == before
+    r = lo("apply", "deep", "--yes", "--ignore", top)
+    assert r.returncode == 0, r.stderr
+    assert (t / "ok.txt").read_text() == "ok\n" and not os.path.lexists(str(t / top))
