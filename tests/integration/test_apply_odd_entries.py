@@ -273,3 +273,31 @@ def test_a_path_longer_than_a_patch_holds_is_refused_at_the_save_naming_ignore(l
     r = lo("apply", "deep", "--yes", "--ignore", top)
     assert r.returncode == 0, r.stderr
     assert (t / "ok.txt").read_text() == "ok\n" and not os.path.lexists(str(t / top))
+
+
+def test_a_tree_nested_past_the_open_file_limit_is_one_line_naming_the_limit_and_ignore(lo, tmp_path):
+    # The walk holds a dir fd a level; under the kernel's default hard limit
+    # (4096 where no service manager raises it) an agent's 5,000-deep chain,
+    # a 10,000-byte path a patch holds, is past it. Found by the attack pass of
+    # 26 Nov: status and save failed with "listing d/d/.../d: dup: Too many
+    # open files", one 10,000-byte line naming no fix.
+    import resource
+    import subprocess
+    from conftest import LAYOVER
+    script = ("python3 -c \"import os\nfd = os.open('.', os.O_RDONLY)\nfor i in range(1500):\n"
+              "    os.mkdir('d', dir_fd=fd); n = os.open('d', os.O_RDONLY, dir_fd=fd); os.close(fd); fd = n\n"
+              "os.close(os.open('f', os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd))\"; echo ok > ok.txt")
+    run_edit(lo, script, session="nest")
+
+    def low_limit():
+        resource.setrlimit(resource.RLIMIT_NOFILE, (1024, 1024))
+
+    for verb in (["status", "nest"], ["save", "nest", "-o", str(tmp_path / "n.tar.zst")]):
+        r = subprocess.run([LAYOVER, *verb], capture_output=True, env=lo.env, cwd=str(lo.target),
+                           stdin=subprocess.DEVNULL, preexec_fn=low_limit, timeout=60)
+        err = r.stderr.decode()
+        assert r.returncode == 1 and len(err.splitlines()) == 1 and len(err) < 1000, (verb, err[:1500])
+        assert "open-file limit" in err and "ulimit -Hn" in err and "--ignore d" in err, err
+    r = subprocess.run([LAYOVER, "status", "nest", "--ignore", "d"], capture_output=True, env=lo.env,
+                       cwd=str(lo.target), stdin=subprocess.DEVNULL, preexec_fn=low_limit, timeout=60)
+    assert r.returncode == 0 and "ok.txt" in r.stdout.decode(), r.stderr
