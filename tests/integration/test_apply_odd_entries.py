@@ -4,6 +4,7 @@ nanoseconds hold, read-only and mode-000 directories, layover's own reserved nam
 import json
 import os
 import stat
+import time
 
 from conftest import snapshot
 
@@ -301,3 +302,24 @@ def test_a_tree_nested_past_the_open_file_limit_is_one_line_naming_the_limit_and
     r = subprocess.run([LAYOVER, "status", "nest", "--ignore", "d"], capture_output=True, env=lo.env,
                        cwd=str(lo.target), stdin=subprocess.DEVNULL, preexec_fn=low_limit, timeout=60)
     assert r.returncode == 0 and "ok.txt" in r.stdout.decode(), r.stderr
+
+
+def test_a_discard_now_killed_midway_leaves_no_unlisted_session_dir(lo):
+    # Found by the attack pass of 26 Nov: `discard --now` removed the
+    # session's dir in place, meta.json first, so a kill (or Ctrl+C during a
+    # long removal of what an agent wrote) left the rest in sessions/,
+    # listed by nothing and swept by nothing.
+    import signal
+    import subprocess
+    from conftest import LAYOVER
+    run_edit(lo, "mkdir many && cd many && seq 1 4000 | xargs touch", session="big")
+    d = os.path.join(str(lo.state), "sessions", "big")
+    assert os.path.exists(os.path.join(d, "meta.json"))
+    p = subprocess.Popen([LAYOVER, "discard", "big", "--now"], env=lo.env, stdin=subprocess.DEVNULL,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 20
+    while os.path.exists(os.path.join(d, "meta.json")) and p.poll() is None and time.monotonic() < deadline:
+        pass
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+    assert not os.path.lexists(d), os.listdir(d)
