@@ -323,3 +323,28 @@ def test_a_discard_now_killed_midway_leaves_no_unlisted_session_dir(lo):
     p.send_signal(signal.SIGKILL)
     p.wait()
     assert not os.path.lexists(d), os.listdir(d)
+
+
+def test_a_step_holding_a_path_past_4096_bytes_keeps_its_record(lo, tmp_path):
+    # A patch holds paths of 65,536 bytes; a step record held 4,096. Found by
+    # the attack pass of 26 Nov: one 5,000-byte path (20 dirs of 250 bytes)
+    # made its step "(no record: ...)" with +0 ~0 -0 in log, blame and the
+    # patch's history: the step's every change hidden from them.
+    top = "n" * 250
+    deep = "/".join([top] * 20)
+    script = ("python3 -c \"import os\nfd = os.open('.', os.O_RDONLY)\nfor i in range(20):\n"
+              "    os.mkdir('%s', dir_fd=fd); n = os.open('%s', os.O_RDONLY, dir_fd=fd); os.close(fd); fd = n\n"
+              "os.close(os.open('f', os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd))\"; echo y > y.txt") % (top, top)
+    run_edit(lo, script, session="long")
+    run_edit(lo, "true", session="long")  # freezes the first run as step 1
+    r = lo("log", "long", "--json")
+    assert r.returncode == 0, r.stderr
+    step = json.loads(r.stdout)["steps"][-1]
+    assert "no record" not in step["label"] and step["added"] == 22, step
+    assert (deep + "/f", "A") in [(p["path"], p["kind"]) for p in step["paths"]]
+    r = lo("blame", "long", "y.txt")
+    assert r.returncode == 0 and b"A" in r.stdout, r.stderr
+    out = tmp_path / "long.tar.zst"
+    assert lo("save", "long", "-o", out).returncode == 0
+    r = lo("show", out, "--steps", "--json")
+    assert r.returncode == 0 and "no record" not in r.stdout.decode(), r.stdout[:500]
