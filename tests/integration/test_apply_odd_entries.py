@@ -325,7 +325,7 @@ def test_a_discard_now_killed_midway_leaves_no_unlisted_session_dir(lo):
     assert not os.path.lexists(d), os.listdir(d)
 
 
-def test_a_step_holding_a_path_past_4096_bytes_keeps_its_record(lo, tmp_path):
+def test_a_step_holding_a_path_past_4096_bytes_keeps_its_record_and_may_be_rejected(lo, tmp_path):
     # A patch holds paths of 65,536 bytes; a step record held 4,096. Found by
     # the attack pass of 26 Nov: one 5,000-byte path (20 dirs of 250 bytes)
     # made its step "(no record: ...)" with +0 ~0 -0 in log, blame and the
@@ -348,3 +348,9 @@ def test_a_step_holding_a_path_past_4096_bytes_keeps_its_record(lo, tmp_path):
     assert lo("save", "long", "-o", out).returncode == 0
     r = lo("show", out, "--steps", "--json")
     assert r.returncode == 0 and "no record" not in r.stdout.decode(), r.stdout[:500]
+    # A person may reject it, too (a rejection's path was bounded at 4,096
+    # bytes: "not a clean relative path", nothing recorded).
+    r = lo("reject", "long", deep + "/f", "-m", "too deep")
+    assert r.returncode == 0, r.stderr[:300]
+    r = lo("apply", "long", "--dry-run")
+    assert r.returncode == 0 and b"/f" not in r.stdout and b"y.txt" in r.stdout, (r.stdout[-300:], r.stderr[-300:])
