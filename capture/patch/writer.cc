@@ -15,8 +15,10 @@
 
 #include "capture/patch/chunk_pipe.h"
 #include "capture/patch/manifest.h"
+#include "capture/patch/reader.h"
 #include "capture/patch/tar_members.h"
 #include "capture/patch/zstream.h"
+#include "helper/base/text.h"
 #include "helper/base/thread.h"
 
 namespace capture {
@@ -224,21 +226,38 @@ Result<void> write_patch(int out_fd, const Manifest& m, const std::vector<Item>&
     return write_patch(out_fd, m, items, std::vector<int>{upper_fd}, opts);
 }
 
-Result<void> write_patch(int out_fd, const Manifest& m, const std::vector<Item>& items,
-                         const std::vector<int>& layer_fds, const WriteOptions& opts) {
-    // The format's own members: a change of that name would make the patch
-    // unreadable (docs/patch-format.md), so it is refused before writing.
-    for (const auto& c : m.changes)
+// What would make the patch unreadable (docs/patch-format.md), refused
+// before writing: a change named as one of the format's own members, or a
+// path its reader refuses as too long (the kernel lets a tree nest without
+// end; a whiteout or an opaque dir's marker adds up to 13 bytes to it).
+static Result<void> check_storable(const Manifest& m) {
+    const uint64_t max = Limits{}.max_name_len;
+    for (const auto& c : m.changes) {
         for (const char* reserved : {kManifestName, kSumsName, kOriginalsName, kOriginalName})
             if (c.path == reserved)
                 return base::error(std::string("the session holds ") + reserved +
                                    ", a name the patch format reserves for itself; leave it out with --ignore " +
                                    reserved);
+        if (c.path.size() + 13 > max) {
+            std::string top = c.path.substr(0, c.path.find('/'));
+            std::string shown = base::display_path(c.path.substr(0, 120));
+            return base::error("the session holds a path of " + std::to_string(c.path.size()) + " bytes (" + shown +
+                               "...), longer than a patch holds (" + std::to_string(max) +
+                               " bytes); leave it out with --ignore " + base::display_path(top));
+        }
+    }
+    return base::Ok();
+}
+
+Result<void> write_patch(int out_fd, const Manifest& m, const std::vector<Item>& items,
+                         const std::vector<int>& layer_fds, const WriteOptions& opts) {
+    TRY_VOID(check_storable(m));
     return write_all_members(out_fd, m, items, layer_fds, opts, nullptr);
 }
 
 Result<void> write_patch(int out_fd, const Manifest& m, const std::vector<Item>& items, const OpenFile& open_file,
                          const WriteOptions& opts) {
+    TRY_VOID(check_storable(m));
     return write_all_members(out_fd, m, items, std::vector<int>{}, opts, &open_file);
 }
 

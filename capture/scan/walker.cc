@@ -32,9 +32,28 @@ Walker::Walker(const ScanOptions& o, ScanResult* out)
 
 // xwh: the upper dir may hold xattr whiteouts (so d_type cannot tell a file).
 // hide: the dir hides the real dir `low` (Hiding), or null.
+// A walk out of fds (a dir fd a level): the tree nests deeper than the
+// open-file limit lets it walk. One line, whatever the depth.
+static base::Error nested_too_deep(const std::string& prefix) {
+    size_t depth = 1 + static_cast<size_t>(std::count(prefix.begin(), prefix.end(), '/'));
+    struct rlimit rl {};
+    ::getrlimit(RLIMIT_NOFILE, &rl);
+    std::string shown = base::display_path(prefix.substr(0, 120));
+    std::string top = prefix.substr(0, prefix.find('/'));
+    return base::Error{"the session nests dirs " + std::to_string(depth) + " deep (" + shown +
+                           "...), more than the open-file limit (" + std::to_string(rl.rlim_cur) +
+                           ") lets layover walk; raise it (ulimit -Hn, as root or in limits.conf) or leave it out "
+                           "with --ignore " +
+                           base::display_path(top),
+                       EMFILE};
+}
+
 Result<void> Walker::dir(const UpperDir& up, int low, const std::string& prefix, bool xwh, const Hiding* hide) {
     Level level(this);
-    TRY(UpperListing names, list_upper(up, prefix.empty() ? "the upper layer" : base::display_path(prefix)));
+    auto listed = list_upper(up, prefix.empty() ? "the upper layer" : base::display_path(prefix));
+    if (!listed && listed.error().code == EMFILE && !prefix.empty()) return nested_too_deep(prefix);
+    if (!listed) return listed.error();
+    UpperListing names = std::move(listed.value());
     Here h{up, low, prefix, xwh, names, hide};
     std::vector<std::string> gone;
     if (hide) gone = only_below(names.names, hide->lower);

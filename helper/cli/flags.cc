@@ -53,6 +53,7 @@ const std::vector<Flag> kFlags = {
     {"show", "max-name-len", 0, V, once, any, ""},
     {"show", "max-pax-header", 0, V, once, any, ""},
     {"show", "steps", 0, N, once, any, ""},
+    {"show", "contents", 0, N, once, any, ""},
     {"diff", "stat", 0, N, once, any, ""},
     {"diff", "name-status", 0, N, once, any, ""},
     {"diff", "color", 0, O, once, any, "auto"},

@@ -16,6 +16,7 @@
 #include "capture/scan/summary.h"
 #include "helper/base/glob.h"
 #include "helper/cli/apply_rejected.h"
+#include "helper/cli/patch_contents.h"
 #include "helper/cli/patch_steps.h"
 #include "helper/cli/path_args.h"
 #include "helper/cli/session_rejections.h"
@@ -60,10 +61,12 @@ const char kSaveUsage[] =
     "  --include-rejected: keep what 'layover reject' rejected (left out by default, as apply skips it)\n"
     "  PATH...: only these paths (relative to the target; a directory brings its subtree) or globs\n";
 const char kShowUsage[] =
-    "usage: layover show FILE.tar.zst [--json] [--expand] [--no-pager] [--steps] [--max-members N]\n"
+    "usage: layover show FILE.tar.zst [--json] [--expand] [--no-pager] [--steps] [--contents] [--max-members N]\n"
     "                    [--max-stored-bytes N] [--max-logical-bytes N] [--max-name-len N] [--max-pax-header N]\n"
     "  Validate a patch and print its changes.\n"
-    "  --steps: the session's steps the patch carries, newest first (as 'layover log')\n";
+    "  --steps: the session's steps the patch carries, newest first (as 'layover log')\n"
+    "  --contents: every file it writes with its bytes, as JSON (base64); SESSION too (read by layover\n"
+    "              from the session's layers, never through the sandbox)\n";
 
 // Before a patch is shared: the secrets it carries, by file and line, found
 // in the contents as save writes them (no second pass over the session),
@@ -180,7 +183,7 @@ int cmd_save(int argc, char** argv) {
 }
 
 int cmd_show(int argc, char** argv) {
-    bool as_json = false, expand = false, no_pager = false, with_steps = false;
+    bool as_json = false, expand = false, no_pager = false, with_steps = false, contents = false;
     std::string file;
     capture::Limits limits;
     for (int i = 1; i < argc; i++) {
@@ -192,12 +195,19 @@ int cmd_show(int argc, char** argv) {
         else if (a == "--expand") expand = true;
         else if (a == "--no-pager") no_pager = true;
         else if (a == "--steps") with_steps = true;
+        else if (a == "--contents") contents = true;
         else if (a == "-h" || a == "--help") return usage(kShowUsage);
         else if (!a.empty() && a[0] == '-' && a != "-") return usage(kShowUsage, "show: unknown option '" + a + "'");
         else if (file.empty()) file = a;
         else return usage(kShowUsage, "show: more than one patch given");
     }
     if (file.empty()) return usage(kShowUsage, "show: missing FILE.tar.zst (a patch 'layover save' wrote)");
+    if (contents) {
+        auto src = capture::Patch::open_source(file, limits);
+        if (!src) return fail(src.error().message);
+        auto r = print_patch_contents(src.value());
+        return r ? 0 : fail("show --contents: " + r.error().message);
+    }
     auto p = capture::Patch::open(file, limits);
     if (!p) return fail(p.error().message);
     if (with_steps) return print_patch_steps(p.value(), as_json);

@@ -1,8 +1,10 @@
 // `layover sessions`, `layover discard`, `layover restore`.
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
@@ -13,6 +15,7 @@
 #include "helper/base/text.h"
 #include "helper/cli/discard_rejected.h"
 #include "helper/cli/verbs.h"
+#include "helper/sandbox/discard.h"
 #include "helper/sandbox/finish.h"
 #include "helper/store/layer_gc.h"
 #include "helper/store/layer_store.h"
@@ -207,7 +210,14 @@ int cmd_discard(int argc, char** argv) {
     // Hold the lock while removing, so a run cannot resume it half-way.
     auto lk = session::lock(s->dir, s->meta.name);
     if (!lk) return fail(lk.error().message);
-    auto r = remove_tree_fast(s->dir);
+    // Moved aside first, out of sessions/: a kill during a long removal
+    // (an agent's 20,000 files) leaves the rest in STATE/deleting/, which
+    // the next remover sweeps, never an unlisted dir in sessions/.
+    std::string gone = s->dir;
+    std::string aside = deleting_dir(state.value()) + "/" + s->meta.name + ".now." + std::to_string(::getpid());
+    if (::mkdir(deleting_dir(state.value()).c_str(), 0700) == 0 || errno == EEXIST)
+        if (::renameat2(AT_FDCWD, s->dir.c_str(), AT_FDCWD, aside.c_str(), RENAME_NOREPLACE) == 0) gone = aside;
+    auto r = remove_tree_fast(gone);
     if (!r) return fail(r.error().message);
     (void)steps::sweep_store(state.value(), false);  // the layers no other session refers to go too
     std::fprintf(stderr, "layover: discarded session '%s'\n", s->meta.name.c_str());

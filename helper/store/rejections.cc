@@ -17,12 +17,13 @@ namespace {
 
 const char kFile[] = "/rejections.json";
 constexpr size_t kMaxFile = 64u << 20;
-constexpr size_t kMaxToken = 80;  // a fingerprint or a time
+constexpr size_t kMaxToken = 80;    // a fingerprint or a time
+constexpr size_t kMaxPath = 65536;  // as a patch's paths (capture::Limits::max_name_len)
 
 base::Error bad(const std::string& what) { return base::error("rejections: " + what); }
 
 bool clean_path(const std::string& p) {
-    if (p.empty() || p.size() > 4096 || p.front() == '/' || p.find('\0') != std::string::npos) return false;
+    if (p.empty() || p.size() > kMaxPath || p.front() == '/' || p.find('\0') != std::string::npos) return false;
     for (size_t a = 0; a <= p.size();) {
         size_t b = p.find('/', a);
         if (b == std::string::npos) b = p.size();

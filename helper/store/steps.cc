@@ -23,6 +23,9 @@ namespace {
 
 constexpr size_t kMaxRecord = 64u << 20;  // bytes of one record file
 constexpr size_t kMaxLabel = 4096;
+// A path's bytes: as many as a patch's (capture::Limits::max_name_len), so
+// a step holding a path a patch may carry keeps its record.
+constexpr size_t kMaxPath = 65536;
 
 std::string four(int n) {
     char b[16];
@@ -74,7 +77,7 @@ base::Result<Touched> read_touched(base::jsonread::Parser& p) {
         t.path = shown;
     }
     if (t.kind.empty()) return bad("a path entry has no kind");
-    if (t.path.empty() || t.path.size() > 4096 || t.path.front() == '/' || t.path.find('\0') != std::string::npos)
+    if (t.path.empty() || t.path.size() > kMaxPath || t.path.front() == '/' || t.path.find('\0') != std::string::npos)
         return bad("a path entry is not a relative path");
     for (size_t a = 0; a <= t.path.size();) {
         size_t b = t.path.find('/', a);

@@ -33,26 +33,6 @@ def new_session_name() -> str:
     return "py-%s-%s" % (time.strftime("%Y%m%d-%H%M%S"), secrets.token_hex(3))
 
 
-# Runs inside the sandbox (shipped as source by changed_files()).
-_READ_FILES = '''
-def read_files(root, paths, limit):
-    import base64, os
-    out, total = {}, 0
-    for p in paths:
-        full = os.path.join(root, os.fsdecode(base64.b64decode(p)))
-        try:
-            with open(full, "rb") as f:
-                data = f.read(limit - total + 1)
-        except (IsADirectoryError, FileNotFoundError):
-            continue
-        total += len(data)
-        if total > limit:
-            raise MemoryError("changed files exceed %d bytes" % limit)
-        out[p] = base64.b64encode(data).decode("ascii")
-    return out
-'''
-
-
 def _profile_args(env: Optional[Mapping[str, str]], env_keep: Iterable[str], env_clear: bool,
                   hide: Iterable[StrPath], hide_secrets: bool) -> List[str]:
     """The isolation profile as `layover run` options (docs/cli.md)."""
@@ -279,28 +259,27 @@ class Sandbox:
 
     def changed_files(self) -> Dict[str, bytes]:
         """{path: content} of the files added or modified (agentlib's API).
-        Read through the REPL, so a stopped sandbox is started again briefly."""
+        Read by the helper from the session's layers (`layover show NAME
+        --contents`), never through the REPL: the REPL is the agent's own
+        process, and code it ran can make any read there return anything."""
         wanted = [c for c in self.changes() if c.type == "file" and c.kind != "deleted"]
         if not wanted:
             return {}
-        was_running = self.running
-        self.start()
+        if sum(c.size or 0 for c in wanted) > self.max_output:
+            raise SandboxError("layover: the changed files exceed max_output=%d bytes; read them from "
+                               "save() or raise max_output" % self.max_output)
+        r = self.helper.run(["show", self.name, "--contents"], error=SandboxError)
         try:
-            keys = {_b64(c.raw_path): c.path for c in wanted}
-            got = self.call(_READ_FILES, "read_files", [self.target, list(keys), self.max_output])
-        finally:
-            if not was_running:
-                self.close()
-        if not isinstance(got, dict):
-            raise SandboxError("layover: the REPL returned a malformed file list")
+            files = json.loads(r.stdout.decode("ascii"))["files"]
+            got = {base64.b64decode(f["path_b64"], validate=True): f["data_b64"] for f in files}
+        except (ValueError, KeyError, TypeError, binascii.Error):
+            raise SandboxError("layover: 'layover show --contents' printed malformed JSON; reinstall "
+                               "layover (the helper and the bindings must match)") from None
         out: Dict[str, bytes] = {}
-        for k, v in got.items():
-            if k not in keys or not isinstance(v, str):
-                raise SandboxError("layover: the REPL returned a file that was not asked for")
-            try:
-                out[keys[k]] = base64.b64decode(v.encode("ascii"), validate=True)
-            except (binascii.Error, UnicodeEncodeError):
-                raise SandboxError("layover: the REPL returned malformed file data") from None
+        for c in wanted:
+            data = got.get(c.raw_path or os.fsencode(c.path))
+            if data is not None:
+                out[c.path] = base64.b64decode(data)
         return out
 
     def deleted_files(self) -> List[str]:
@@ -446,7 +425,3 @@ def _shown(path: str) -> str:
     if home not in ("", "/") and (path == home or path.startswith(home + "/")):
         return "~" + path[len(home):]
     return path
-
-
-def _b64(raw: bytes) -> str:
-    return base64.b64encode(raw).decode("ascii")

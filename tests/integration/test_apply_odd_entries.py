@@ -4,6 +4,7 @@ nanoseconds hold, read-only and mode-000 directories, layover's own reserved nam
 import json
 import os
 import stat
+import time
 
 from conftest import snapshot
 
@@ -246,3 +247,110 @@ def test_a_real_file_its_owner_cannot_read_is_a_conflict_that_force_overrides(lo
     r = lo("undo", out["undo"])
     assert r.returncode == 0, r.stderr
     assert stats(t) == before
+
+
+def test_a_path_longer_than_a_patch_holds_is_refused_at_the_save_naming_ignore(lo, tmp_path):
+    # The kernel lets a tree nest without end (PATH_MAX bounds one call); a
+    # patch holds paths of 65,536 bytes at most. Found by the attack pass of
+    # 26 Nov: save wrote a patch its own reader refused, "saved" said so, and
+    # apply, diff (even with --exclude) failed naming a temp file and a
+    # 75,000-byte path, no fix.
+    t = lo.target
+    before = modes(t)
+    top = "n" * 250
+    script = ("python3 -c \"import os\nfd = os.open('.', os.O_RDONLY)\nfor i in range(300):\n"
+              "    os.mkdir('%s', dir_fd=fd); n = os.open('%s', os.O_RDONLY, dir_fd=fd); os.close(fd); fd = n\n"
+              "os.close(os.open('f', os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd))\"; echo ok > ok.txt") % (top, top)
+    run_edit(lo, script, session="deep")
+    out = tmp_path / "deep.tar.zst"
+    r = lo("save", "deep", "-o", out)
+    assert r.returncode == 1 and not out.exists()
+    err = r.stderr.decode()
+    assert len(err.splitlines()) == 1 and len(err) < 1500, err[:2000]
+    assert "longer than a patch holds (65536 bytes); leave it out with --ignore " + top in err, err
+    r = lo("apply", "deep", "--yes")
+    assert r.returncode == 1 and "--ignore " + top in r.stderr.decode()
+    assert modes(t) == before
+    r = lo("apply", "deep", "--yes", "--ignore", top)
+    assert r.returncode == 0, r.stderr
+    assert (t / "ok.txt").read_text() == "ok\n" and not os.path.lexists(str(t / top))
+
+
+def test_a_tree_nested_past_the_open_file_limit_is_one_line_naming_the_limit_and_ignore(lo, tmp_path):
+    # The walk holds a dir fd a level; under the kernel's default hard limit
+    # (4096 where no service manager raises it) an agent's 5,000-deep chain,
+    # a 10,000-byte path a patch holds, is past it. Found by the attack pass of
+    # 26 Nov: status and save failed with "listing d/d/.../d: dup: Too many
+    # open files", one 10,000-byte line naming no fix.
+    import resource
+    import subprocess
+    from conftest import LAYOVER
+    script = ("python3 -c \"import os\nfd = os.open('.', os.O_RDONLY)\nfor i in range(1500):\n"
+              "    os.mkdir('d', dir_fd=fd); n = os.open('d', os.O_RDONLY, dir_fd=fd); os.close(fd); fd = n\n"
+              "os.close(os.open('f', os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd))\"; echo ok > ok.txt")
+    run_edit(lo, script, session="nest")
+
+    def low_limit():
+        resource.setrlimit(resource.RLIMIT_NOFILE, (1024, 1024))
+
+    for verb in (["status", "nest"], ["save", "nest", "-o", str(tmp_path / "n.tar.zst")]):
+        r = subprocess.run([LAYOVER, *verb], capture_output=True, env=lo.env, cwd=str(lo.target),
+                           stdin=subprocess.DEVNULL, preexec_fn=low_limit, timeout=60)
+        err = r.stderr.decode()
+        assert r.returncode == 1 and len(err.splitlines()) == 1 and len(err) < 1000, (verb, err[:1500])
+        assert "open-file limit" in err and "ulimit -Hn" in err and "--ignore d" in err, err
+    r = subprocess.run([LAYOVER, "status", "nest", "--ignore", "d"], capture_output=True, env=lo.env,
+                       cwd=str(lo.target), stdin=subprocess.DEVNULL, preexec_fn=low_limit, timeout=60)
+    assert r.returncode == 0 and "ok.txt" in r.stdout.decode(), r.stderr
+
+
+def test_a_discard_now_killed_midway_leaves_no_unlisted_session_dir(lo):
+    # Found by the attack pass of 26 Nov: `discard --now` removed the
+    # session's dir in place, meta.json first, so a kill (or Ctrl+C during a
+    # long removal of what an agent wrote) left the rest in sessions/,
+    # listed by nothing and swept by nothing.
+    import signal
+    import subprocess
+    from conftest import LAYOVER
+    run_edit(lo, "mkdir many && cd many && seq 1 4000 | xargs touch", session="big")
+    d = os.path.join(str(lo.state), "sessions", "big")
+    assert os.path.exists(os.path.join(d, "meta.json"))
+    p = subprocess.Popen([LAYOVER, "discard", "big", "--now"], env=lo.env, stdin=subprocess.DEVNULL,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 20
+    while os.path.exists(os.path.join(d, "meta.json")) and p.poll() is None and time.monotonic() < deadline:
+        pass
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+    assert not os.path.lexists(d), os.listdir(d)
+
+
+def test_a_step_holding_a_path_past_4096_bytes_keeps_its_record_and_may_be_rejected(lo, tmp_path):
+    # A patch holds paths of 65,536 bytes; a step record held 4,096. Found by
+    # the attack pass of 26 Nov: one 5,000-byte path (20 dirs of 250 bytes)
+    # made its step "(no record: ...)" with +0 ~0 -0 in log, blame and the
+    # patch's history: the step's every change hidden from them.
+    top = "n" * 250
+    deep = "/".join([top] * 20)
+    script = ("python3 -c \"import os\nfd = os.open('.', os.O_RDONLY)\nfor i in range(20):\n"
+              "    os.mkdir('%s', dir_fd=fd); n = os.open('%s', os.O_RDONLY, dir_fd=fd); os.close(fd); fd = n\n"
+              "os.close(os.open('f', os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd))\"; echo y > y.txt") % (top, top)
+    run_edit(lo, script, session="long")
+    run_edit(lo, "true", session="long")  # freezes the first run as step 1
+    r = lo("log", "long", "--json")
+    assert r.returncode == 0, r.stderr
+    step = json.loads(r.stdout)["steps"][-1]
+    assert "no record" not in step["label"] and step["added"] == 22, step
+    assert (deep + "/f", "A") in [(p["path"], p["kind"]) for p in step["paths"]]
+    r = lo("blame", "long", "y.txt")
+    assert r.returncode == 0 and b"A" in r.stdout, r.stderr
+    out = tmp_path / "long.tar.zst"
+    assert lo("save", "long", "-o", out).returncode == 0
+    r = lo("show", out, "--steps", "--json")
+    assert r.returncode == 0 and "no record" not in r.stdout.decode(), r.stdout[:500]
+    # A person may reject it, too (a rejection's path was bounded at 4,096
+    # bytes: "not a clean relative path", nothing recorded).
+    r = lo("reject", "long", deep + "/f", "-m", "too deep")
+    assert r.returncode == 0, r.stderr[:300]
+    r = lo("apply", "long", "--dry-run")
+    assert r.returncode == 0 and b"/f" not in r.stdout and b"y.txt" in r.stdout, (r.stdout[-300:], r.stderr[-300:])

@@ -1,5 +1,7 @@
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -113,6 +115,45 @@ TEST_CASE("review beneath: remove_tree_at removes mode-000 directories and never
     struct stat st {};
     CHECK(::lstat((root.path + "/t").c_str(), &st) != 0);
     CHECK(::stat((outside.path + "/keep").c_str(), &st) == 0);
+}
+
+TEST_CASE("review beneath: remove_tree_at removes a tree deeper than the stack and the fd limit allow") {
+    // An agent nests dirs without end (the kernel bounds one call's path, not
+    // a tree's depth). Found by the attack pass of 26 Nov: `discard --now` of
+    // a session holding a 30,000-deep chain died of SIGSEGV (one stack frame
+    // and one fd a level) and left the session's dir, unlisted, behind.
+    TempDir root;
+    pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        struct rlimit small {
+            256 * 1024, 256 * 1024
+        };
+        struct rlimit fds {
+            200, 200
+        };
+        if (::setrlimit(RLIMIT_STACK, &small) != 0 || ::setrlimit(RLIMIT_NOFILE, &fds) != 0) ::_exit(3);
+        int fd = ::open(root.path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        for (int i = 0; i < 3000 && fd >= 0; i++) {
+            if (::mkdirat(fd, "d", 0755) != 0) ::_exit(4);
+            int next = ::openat(fd, "d", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+            if (i % 100 == 0) ::close(::openat(fd, "f", O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+            ::close(fd);
+            fd = next;
+        }
+        if (fd < 0) ::_exit(5);
+        ::fchmod(fd, 0);  // the deepest one unlistable until opened up
+        ::close(fd);
+        int rfd = ::open(root.path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        auto r = review::remove_tree_at(rfd, "d");
+        struct stat st {};
+        ::_exit(!r.ok() ? 6 : ::fstatat(rfd, "d", &st, AT_SYMLINK_NOFOLLOW) == 0 ? 7 : 0);
+    }
+    int status = 0;
+    REQUIRE(::waitpid(pid, &status, 0) == pid);
+    INFO("status " << status);
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
 }
 
 TEST_CASE("review txn: journal/undo record round trip keeps raw bytes; hostile records are refused") {

@@ -163,6 +163,41 @@ base::Result<bool> crosses_mount_at(int dirfd, const std::string& name) {
     return here != there;
 }
 
+namespace {
+
+// One dir of a tree being removed, and what is left to remove in it.
+struct Level {
+    base::Fd fd;  // closed past kOpenLevels below the deepest; reopened by ".." and checked
+    dev_t dev = 0;
+    ino_t ino = 0;
+    std::string name;  // in the level above
+    std::vector<base::DirEntry> names;
+    size_t next = 0;
+};
+
+// A tree may nest deeper than the fd limit (and than any stack: hence the
+// loop, not recursion), so only the deepest levels keep their dirs open.
+constexpr size_t kOpenLevels = 64;
+
+base::Result<Level> enter(int dirfd, const std::string& name, const struct stat& st) {
+    TRY(bool other, crosses_mount_at(dirfd, name));
+    if (other) return base::sys_error("remove " + name, EXDEV);
+    if ((st.st_mode & 0700) != 0700) ::fchmodat(dirfd, name.c_str(), (st.st_mode & 07777) | 0700, AT_SYMLINK_NOFOLLOW);
+    Level l;
+    l.fd = base::Fd(::openat(dirfd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    struct stat now {};
+    if (!l.fd.valid() || ::fstat(l.fd.get(), &now) != 0) return base::sys_error("open " + name);
+    l.dev = now.st_dev;
+    l.ino = now.st_ino;
+    l.name = name;
+    auto names = base::list_dir(l.fd.get());
+    if (!names) return names.error().context(name);
+    l.names = std::move(names.value());
+    return l;
+}
+
+}  // namespace
+
 base::Result<void> remove_tree_at(int dirfd, const std::string& name) {
     struct stat st {};
     if (::fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
@@ -173,24 +208,49 @@ base::Result<void> remove_tree_at(int dirfd, const std::string& name) {
         if (::unlinkat(dirfd, name.c_str(), 0) != 0 && errno != ENOENT) return base::sys_error("remove " + name);
         return base::Ok();
     }
-    TRY(bool other, crosses_mount_at(dirfd, name));
-    if (other) return base::sys_error("remove " + name, EXDEV);
-    if ((st.st_mode & 0700) != 0700) ::fchmodat(dirfd, name.c_str(), (st.st_mode & 07777) | 0700, AT_SYMLINK_NOFOLLOW);
-    base::Fd fd(::openat(dirfd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    if (!fd.valid()) return base::sys_error("open " + name);
-    auto names = base::list_dir(fd.get());
-    if (!names) return names.error().context(name);
-    base::Result<void> r = base::Ok();
-    for (const auto& e : names.value()) {
-        auto sub = remove_tree_at(fd.get(), e.name);
-        if (!sub.ok()) {
-            r = sub.error().context(name);
-            break;
+    std::vector<Level> path;
+    TRY(Level top, enter(dirfd, name, st));
+    path.push_back(std::move(top));
+    while (!path.empty()) {
+        Level& l = path.back();
+        if (l.next < l.names.size()) {
+            std::string n = l.names[l.next++].name;
+            struct stat s {};
+            if (::fstatat(l.fd.get(), n.c_str(), &s, AT_SYMLINK_NOFOLLOW) != 0) {
+                if (errno == ENOENT) continue;
+                return base::sys_error("stat " + n).context(name);
+            }
+            if (!S_ISDIR(s.st_mode)) {
+                if (::unlinkat(l.fd.get(), n.c_str(), 0) != 0 && errno != ENOENT)
+                    return base::sys_error("remove " + n).context(name);
+                continue;
+            }
+            auto sub = enter(l.fd.get(), n, s);
+            if (!sub) return sub.error().context(name);
+            path.push_back(std::move(sub.value()));  // l is gone from here on
+            if (path.size() > kOpenLevels) path[path.size() - kOpenLevels - 1].fd.reset();
+            continue;
         }
+        // Emptied: removed from the level above, reopened from it when
+        // closed, and only when it is still the dir we listed.
+        Level done = std::move(path.back());
+        path.pop_back();
+        int parent = dirfd;
+        if (!path.empty()) {
+            Level& p = path.back();
+            if (!p.fd.valid()) {
+                base::Fd up(::openat(done.fd.get(), "..", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+                struct stat us {};
+                if (!up.valid() || ::fstat(up.get(), &us) != 0 || us.st_dev != p.dev || us.st_ino != p.ino)
+                    return base::error("remove " + name + ": a dir in it was moved while it was being removed");
+                p.fd = std::move(up);
+            }
+            parent = p.fd.get();
+        }
+        done.fd.reset();
+        if (::unlinkat(parent, done.name.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT)
+            return base::sys_error("remove " + done.name).context(name);
     }
-    fd.reset();
-    if (!r.ok()) return r;
-    if (::unlinkat(dirfd, name.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT) return base::sys_error("remove " + name);
     return base::Ok();
 }
 
