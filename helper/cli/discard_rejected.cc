@@ -111,9 +111,12 @@ base::Result<void> drop_whole(const session::Info& info, int upper, const layers
     auto [parent, name] = review::split_parent(rel);
     if (!held_by_steps(info.dir, steps_count, rel)) {
         // Only the live upper has it: removing it shows the real tree again.
-        auto dir = base::open_at(upper, parent.empty() ? "." : parent, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+        // Beneath the upper, no symlink on the way (a parent's middle
+        // component could be one the program made after the rejection).
+        auto dir = review::open_beneath(upper, parent, O_RDONLY | O_DIRECTORY);
         if (dir) return remove_entry(dir->get(), name);
-        if (dir.error().code != ENOENT && dir.error().code != ENOTDIR) return dir.error();
+        int e = dir.error().code;
+        if (e != ENOENT && e != ENOTDIR && e != ELOOP) return dir.error();
     }
     TRY(base::Fd dir, upper_dir(upper, view, real, parent));
     auto r = review::open_beneath(real, rel, O_PATH | O_NOFOLLOW);

@@ -100,6 +100,20 @@ def test_discard_rejected_drops_them_from_an_unstepped_session(lo):
     assert (lo.target / "f.txt").read_text() == lines(60, {5: EDITS[5], 45: EDITS[45]})
 
 
+def test_discard_rejected_removes_a_nested_file_from_the_live_upper(lo):
+    # The parent is opened beneath the upper (no symlink on the way), and
+    # only the rejected file goes: its sibling in the same new dir stays.
+    edit_session(lo, "d3", extra=" && mkdir -p a/b && echo x > a/b/new.txt && echo y > a/b/keep.txt")
+    lo("reject", "d3", "a/b/new.txt", check=True)
+    r = lo("discard", "d3", "--rejected")
+    assert r.returncode == 0, r.stderr.decode()
+    upper = lo.session_dir("d3") / "upper"
+    assert not (upper / "a/b/new.txt").exists() and (upper / "a/b/keep.txt").read_text() == "y\n"
+    paths = [c["path"] for c in json.loads(lo("status", "d3", "--json", check=True).stdout)]
+    assert "a/b/new.txt" not in paths and "a/b/keep.txt" in paths, paths
+    assert not (lo.target / "a").exists()
+
+
 def test_discard_rejected_never_changes_a_frozen_step(lo):
     (lo.target / "g.txt").write_text("real g\n")
     edit_session(lo, "d2", extra=" && echo a > a.txt && echo agent > g.txt")
