@@ -21,12 +21,13 @@ enum class Bin { Main, Patch, Both };
     X("apply", cmd_apply, Bin::Patch,                                                                                  \
       "apply SESSION|PATCH [--target DIR] [--dry-run] [--force] [--only PATH] [--exclude GLOB] [--yes]")               \
     X("undo", cmd_undo, Bin::Patch, "undo UNDO|--last|--list [--target DIR]  put back what an apply changed")          \
-    X("discard", cmd_discard, Bin::Main, "discard SESSION [--rejected]    remove a session (or its rejected changes)") \
+    X("discard", cmd_discard, Bin::Main,                                                                               \
+      "discard SESSION [--now|--rejected]  remove a session (or its rejected changes)")                                \
     X("restore", cmd_restore, Bin::Main,                                                                               \
       "restore NAME                    bring a discarded session back from the trash")                                 \
     X("gc", cmd_gc, Bin::Main, "gc [--older-than AGE] [--applied] [--dry-run]  prune sessions, trash, undo records")   \
     X("mcp", cmd_mcp, Bin::Main, "mcp [--target DIR] [RUN OPTIONS]  serve MCP tools in a sandbox")                     \
-    X("doctor", cmd_doctor, Bin::Main, "doctor [--target DIR]           check what layover needs from the kernel")     \
+    X("doctor", cmd_doctor, Bin::Main, "doctor [--target DIR] [--fix]   check what layover needs from the kernel")     \
     X("config", cmd_config, Bin::Main, "config [--path] [VERB [ARGS]]   effective options and where each comes from")  \
     X("log", cmd_log, Bin::Main, "log [SESSION] [--json]          the session's steps, newest first")                  \
     X("blame", cmd_blame, Bin::Main, "blame SESSION PATH              every step that touched PATH, oldest first")     \
