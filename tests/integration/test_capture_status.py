@@ -406,3 +406,25 @@ def test_a_remade_dir_over_a_real_wh_name_still_saves_and_applies(lo, tmp_path, 
     r = lo("apply", "s", "--yes")
     assert r.returncode == 0, r.stderr.decode(errors="replace")
     assert sorted(os.listdir(str(home / "old"))) == ["c.txt"]
+
+
+def test_show_contents_streams_a_big_file_in_bounded_memory(lo, tmp_path):
+    # Python's changed_files() reads `show --contents`; the helper writes each
+    # file's base64 as the reader hands out its bytes, so a 96 MiB file is not
+    # held whole (it was: its bytes and their base64, ~224 MiB).
+    from test_security_audit import _max_rss_kib
+    size = 96 << 20
+    run_ok(lo, "yes 0123456789abcdef | head -c %d > big.bin && echo small > small.txt" % size)
+    code, rss = _max_rss_kib([LAYOVER, "show", "s", "--contents"], lo.env)
+    assert code == 0
+    budget = (1024 if os.environ.get("LAYOVER_SANITIZED") else 64) * 1024
+    assert rss < budget, "show --contents used %d MiB for a %d MiB file" % (rss // 1024, size >> 20)
+    out = tmp_path / "contents.json"
+    with open(str(out), "wb") as f:
+        assert subprocess.run([LAYOVER, "show", "s", "--contents"], env=lo.env, stdout=f).returncode == 0
+    import base64
+    import json
+    files = {base64.b64decode(e["path_b64"]): e["data_b64"] for e in json.loads(out.read_bytes())["files"]}
+    big = base64.b64decode(files.pop(b"big.bin"))
+    assert len(big) == size and big == (b"0123456789abcdef\n" * (size // 17 + 1))[:size]
+    assert {p: base64.b64decode(d) for p, d in files.items()} == {b"small.txt": b"small\n"}
