@@ -16,6 +16,25 @@ Result<std::vector<DirEnt>> list_real_dir(int dirfd, const std::string& what) {
     return names;
 }
 
+std::vector<Change> take_changes(ScanResult* scan) {
+    size_t n = scan->items.size();
+    for (const auto& p : scan->pieces) n += p.changes.size();
+    std::vector<Change> out;
+    out.reserve(n);
+    size_t i = 0;
+    auto items_to = [&](size_t end) {
+        for (; i < end; i++) out.push_back(std::move(scan->items[i].change));
+    };
+    for (auto& p : scan->pieces) {
+        items_to(p.at);
+        for (auto& c : p.changes) out.push_back(std::move(c));
+    }
+    items_to(scan->items.size());
+    scan->items.clear();
+    scan->pieces.clear();
+    return out;
+}
+
 Result<ScanResult> scan_upper(int upper_fd, int lower_fd, const ScanOptions& opts) {
     return scan_layers({upper_fd}, lower_fd, opts);
 }

@@ -62,8 +62,16 @@ struct Item {
     mutable base::Fd base_file;
 };
 
+// ScanOptions::changes_apart: the changes of one piece of a split dir,
+// made on the walk thread that walked it; they come before items[at].
+struct ChangePiece {
+    size_t at = 0;
+    std::vector<Change> changes;
+};
+
 struct ScanResult {
     std::vector<Item> items;                 // walk order: parents before children, names sorted bytewise
+    std::vector<ChangePiece> pieces;         // ScanOptions::changes_apart; in walk order
     std::vector<BaseEntry> base;             // empty unless ScanOptions::with_base
     std::vector<std::string> excluded_seen;  // ScanOptions::excluded paths the upper layer holds
     uint64_t ignored = 0;                    // paths left out by ScanOptions::ignore
@@ -125,6 +133,11 @@ struct ScanOptions {
     // (capture/scan/snapshot.h), the real side of every upper entry looked
     // at and the stat of every dir of the topmost layer (ScanResult::keys).
     bool record_keys = false;
+    // status: only the changes are wanted (not with with_base or
+    // keep_files): a split dir's pieces keep theirs apart (ScanResult::pieces),
+    // moved out of their items on the walk's threads; take_changes() puts
+    // them in line (docs/performance.md, "Status, sixth pass").
+    bool changes_apart = false;
 };
 
 base::Result<ScanResult> scan_upper(int upper_fd, int lower_fd, const ScanOptions& opts);
@@ -132,6 +145,10 @@ base::Result<ScanResult> scan_upper(int upper_fd, int lower_fd, const ScanOption
 // live upper, then the steps newest first), read as the one upper layer an
 // overlay mount of them shows (capture/scan/stack.h).
 base::Result<ScanResult> scan_layers(const std::vector<int>& layer_fds, int lower_fd, const ScanOptions& opts);
+
+// The scan's changes in walk order, moved out of its items and pieces
+// (which are left empty).
+std::vector<Change> take_changes(ScanResult* scan);
 
 // Join a relative path and a name ("" + "a" = "a").
 std::string join_path(const std::string& dir, const std::string& name);

@@ -186,6 +186,12 @@ base::Result<ScanResult> walk_session(const session::Info& s, ScanOptions so, co
         auto indexes = index_session_layers(s, t);
         for (const auto& x : indexes) so.indexes.push_back(x.get());
         TRY(scan, scan_layers(t.layers(), t.lower.get(), so));
+        if (keep && keep->store_early && cache.verdicts) {
+            // Nothing but the risk marks' record_risk_free(path) changes the cache now.
+            auto job = [&cache] { (void)cache.verdicts->store_early(cache.dir.get()); };
+            cache.early = std::make_unique<base::StackThread>();
+            if (!cache.early->start(job, kSerializerStack)) cache.early.reset();
+        }
         if (so.record_keys) {
             scan.keys.real.push_back(std::move(rules_key));
             scan.keys.dirs.insert(scan.keys.dirs.begin(), std::move(root_key));
@@ -206,6 +212,7 @@ base::Result<std::vector<Change>> session_changes_as_owner(const session::Info& 
     ScanOptions so;
     so.summary_only = summary_only;
     so.reader = reader;
+    so.changes_apart = true;
     SnapshotUse snap;
     // Only for a caller that keeps the cache (status), of a whole ended session.
     snap.want = keep && s.state != "running" && s.state != "crashed" && range.all() && range.against.empty();
@@ -219,9 +226,7 @@ base::Result<std::vector<Change>> session_changes_as_owner(const session::Info& 
         return std::move(snap.got.changes);
     }
     if (ignored) *ignored = scan.ignored;
-    std::vector<Change> out;
-    out.reserve(scan.items.size());
-    for (auto& it : scan.items) out.push_back(std::move(it.change));
+    std::vector<Change> out = take_changes(&scan);
     // Kept only when no writer came meanwhile (the generation read before
     // the walk, no lock now) and no key is racy.
     int64_t start_ns = static_cast<int64_t>(start.tv_sec) * 1000000000 + start.tv_nsec;
@@ -258,7 +263,10 @@ void StatusCache::finish_snapshot() {
 void StatusCache::store() {
     // Best effort: a cache that cannot be written is recomputed next time.
     // The verdicts first, while the snapshot may still be serialized.
-    if (verdicts && dir.valid() && verdicts->dirty()) (void)verdicts->store(dir.get());
+    bool early_done = early != nullptr;
+    if (early) early->join();
+    if (verdicts && dir.valid() && (early_done ? verdicts->late_since_early() : verdicts->dirty()))
+        (void)verdicts->store(dir.get());
     finish_snapshot();
     if (!snapshot.empty() && dir.valid()) (void)store_snapshot(dir.get(), snapshot_full, snapshot);
 }

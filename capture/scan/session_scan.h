@@ -58,6 +58,12 @@ struct StatusCache {
     void finish_snapshot();
     void store();
     std::unique_ptr<base::StackThread> serializer;  // running, or null
+    // The caller will store() the verdicts (status without PATH...): they are
+    // written on a thread of their own as soon as the walk is over, and
+    // store() writes them again only if the risk marks added some since
+    // (VerdictCache::store_early; docs/performance.md, "Status, sixth pass").
+    bool store_early = false;
+    std::unique_ptr<base::StackThread> early;  // running or done, or null
 };
 
 // The classified changes of a running or ended session (no base, no hashing

@@ -128,6 +128,10 @@ void VerdictCache::parse_owned(std::string data) {
 
 std::string VerdictCache::serialize() const {
     std::lock_guard<std::mutex> g(mu_);
+    return serialize_locked();
+}
+
+std::string VerdictCache::serialize_locked() const {
     // The stored paths (sorted) and the added ones (sorted here), merged.
     // Each thread made its slots in walk order: its run is merged, not sorted.
     std::vector<const Slot*> added;
@@ -286,7 +290,11 @@ void VerdictCache::free_now(Slot& s) {
 }
 
 void VerdictCache::record_risk_free(const std::string& path) {
-    if (Slot* s = slot_of(path, nullptr, false)) free_now(*s);
+    Slot* s = slot_of(path, nullptr, false);
+    if (!s) return;
+    std::lock_guard<std::mutex> g(mu_);
+    free_now(*s);
+    late_++;
 }
 
 void VerdictCache::record_risk_free(const Peek& seen) {
@@ -301,6 +309,22 @@ void VerdictCache::load(int session_dirfd) {
 
 base::Result<void> VerdictCache::store(int session_dirfd) const {
     return write_session_cache(session_dirfd, kFile, serialize(), "writing the verdict cache");
+}
+
+base::Result<void> VerdictCache::store_early(int session_dirfd) {
+    std::string data;
+    {
+        std::lock_guard<std::mutex> g(mu_);
+        early_at_ = late_;
+        if (!dirty()) return base::Ok();
+        data = serialize_locked();
+    }
+    return write_session_cache(session_dirfd, kFile, data, "writing the verdict cache");
+}
+
+bool VerdictCache::late_since_early() const {
+    std::lock_guard<std::mutex> g(mu_);
+    return late_ != early_at_;
 }
 
 std::optional<std::string> read_session_cache(int dirfd, const char* name, size_t max) {

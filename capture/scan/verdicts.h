@@ -97,6 +97,13 @@ public:
     // and written atomically (temp + rename, mode 0600).
     void load(int session_dirfd);
     base::Result<void> store(int session_dirfd) const;
+    // status, as soon as the walk is over: stored while the changes are put
+    // in line and listed (docs/performance.md, "Status, sixth pass"). After
+    // the walk only record_risk_free(path) changes the cache (under mu_, so
+    // it may run meanwhile): late_since_early() says whether one did since
+    // the early copy was serialized, so that store() must run again.
+    base::Result<void> store_early(int session_dirfd);
+    bool late_since_early() const;
 
     // The walk's order of paths: bytewise, with '/' before every other
     // byte (a dir's entries follow it, before its next sibling).
@@ -131,9 +138,12 @@ private:
     Slot* added_slot(const std::string& path, bool create);  // under mu_
     Slot* make_slot(const std::string& path);                // under mu_
     bool racy(const PairKey& key) const;
-    bool known_free(Slot& s);           // risk_free() of a slot
-    void use(Slot& s, const Entry& e);  // s.next = e
-    void free_now(Slot& s);             // record_risk_free() of a slot
+    bool known_free(Slot& s);              // risk_free() of a slot
+    void use(Slot& s, const Entry& e);     // s.next = e
+    void free_now(Slot& s);                // record_risk_free() of a slot
+    std::string serialize_locked() const;  // serialize() under mu_
+    uint64_t late_ = 0;                    // record_risk_free(path) calls (under mu_)
+    uint64_t early_at_ = 0;                // late_ when store_early() serialized (under mu_)
     int64_t start_ns_;
     std::string data_;                                   // the loaded file
     std::vector<Slot> stored_;                           // sorted by walk_less

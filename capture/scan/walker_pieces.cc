@@ -17,6 +17,16 @@ std::vector<size_t> Walker::split_points(const std::vector<DirEnt>& names) {
     return cuts;
 }
 
+// A piece's changes moved out of its items, on the thread that walked it.
+void Walker::apart(ScanResult* r) {
+    if (r->items.empty()) return;
+    ChangePiece p;
+    p.changes.reserve(r->items.size());
+    for (auto& it : r->items) p.changes.push_back(std::move(it.change));
+    std::vector<Item>().swap(r->items);
+    r->pieces.push_back(std::move(p));
+}
+
 // The pieces of one dir, each walked by a walker of its own into its own
 // result, two at a time (this thread and one more, each taking the next
 // piece), then appended to ours in piece order: the walk order stays.
@@ -42,6 +52,7 @@ Result<void> Walker::in_pieces(const Here& h, const std::vector<size_t>& cuts) {
             size_t from = i == 0 ? 0 : cuts[i - 1], to = i + 1 < n ? cuts[i] : h.names.names.size();
             rs[i] = walkers[i]->entries(h, from, to);
             if (!rs[i]) failed = true;
+            if (opts_.changes_apart) apart(&results[i]);
         }
         return !failed;
     };
@@ -56,7 +67,7 @@ Result<void> Walker::in_pieces(const Here& h, const std::vector<size_t>& cuts) {
         real += r.keys.real.size();
         dirs += r.keys.dirs.size();
     }
-    out_->items.reserve(out_->items.size() + more);
+    if (!opts_.changes_apart) out_->items.reserve(out_->items.size() + more);
     // The snapshot's keys likewise (one per real entry looked at).
     out_->keys.real.reserve(out_->keys.real.size() + real);
     out_->keys.dirs.reserve(out_->keys.dirs.size() + dirs);
@@ -64,6 +75,7 @@ Result<void> Walker::in_pieces(const Here& h, const std::vector<size_t>& cuts) {
         ScanResult& theirs = results[i];
         size_t base_index = out_->items.size();
         for (auto& it : theirs.items) out_->items.push_back(std::move(it));
+        for (auto& p : theirs.pieces) out_->pieces.push_back({out_->items.size(), std::move(p.changes)});
         // Deduplicated against ours already (seen_base_ above); theirs are new.
         for (auto& b : theirs.base) out_->base.push_back(std::move(b));
         for (auto& x : theirs.excluded_seen) out_->excluded_seen.push_back(std::move(x));

@@ -120,6 +120,8 @@ int cmd_status(int argc, char** argv) {
     capture::StatusCache cache;  // written after the risk marks added theirs
     // The risk marks' reads ride on the walk (not with PATH...: only those are read).
     review::WalkRiskReader walk;
+    // Stored as the listing is made (the verdicts as soon as the walk is over).
+    cache.store_early = paths.empty();
     auto changes = capture::session_changes_as_owner(info.value(), !as_json && !rejected, &hidden, ignore, &ignored,
                                                      range, &cache, paths.empty() ? &walk : nullptr);
     // The snapshot is serialized from `changes` meanwhile: joined before they change or go.

@@ -395,3 +395,41 @@ TEST_CASE("capture fastpath: an original's real file is kept open for save, and 
         else CHECK(bases == 100);
     }
 }
+
+TEST_CASE("capture fastpath: status's pieces kept apart give the same changes, in walk order") {
+    Trees tr;
+    // Split: "top" (the first dir with two or more subdirs); a.txt and z.txt
+    // are the first walker's own, before and after the pieces.
+    testtree::make(tr.up + "/a.txt", "file:first\n");
+    testtree::make(tr.low + "/top", "dir");
+    testtree::make(tr.up + "/top", "dir");
+    for (int i = 0; i < 5; i++) {
+        std::string d = "/top/d" + std::to_string(i);
+        testtree::make(tr.low + d, "dir");
+        testtree::make(tr.low + d + "/old.txt", "file:old " + std::to_string(i));
+        testtree::make(tr.up + d, "dir");
+        testtree::make(tr.up + d + "/old.txt", "file:changed " + std::to_string(i));
+        testtree::make(tr.up + d + "/sub", "dir");
+        testtree::make(tr.up + d + "/sub/new.txt", "file:n");
+    }
+    testtree::make(tr.up + "/z.txt", "file:last\n");
+    auto lines = [](const std::vector<Change>& cs) {
+        std::vector<std::string> out;
+        for (const auto& c : cs) out.push_back(std::string(kind_name(c.kind)) + " " + c.path);
+        return out;
+    };
+    ScanOptions o;
+    o.threads = 1;
+    ScanResult one = tr.scan(o);
+    CHECK(one.pieces.empty());
+    auto want = lines(take_changes(&one));
+    o.threads = 2;
+    o.changes_apart = true;
+    ScanResult two = tr.scan(o);
+    CHECK(!two.pieces.empty());
+    CHECK(two.items.size() == 2);  // a.txt and z.txt
+    CHECK(lines(take_changes(&two)) == want);
+    CHECK(want.size() == 2 + 5 * 3);
+    CHECK(two.items.empty());
+    CHECK(two.pieces.empty());
+}

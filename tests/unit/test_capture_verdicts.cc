@@ -296,3 +296,29 @@ TEST_CASE("capture verdicts: a file in another order (an older version's) is rea
     CHECK(again.size() == a.size() + (c.size() - m));
     CHECK(again.find("a") < again.find("z"));
 }
+
+TEST_CASE("capture verdicts: stored early, written again only when a risk verdict came after") {
+    char tmpl[] = "/tmp/layover-verdicts-XXXXXX";
+    REQUIRE(::mkdtemp(tmpl));
+    base::Fd dfd(::open(tmpl, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    REQUIRE(dfd.valid());
+    int64_t start = now_ns() + 100 * kRacyNs;
+    PairKey k{{1, 2, 3, 4, 5}, {6, 7, 8, 9, 10}};
+    VerdictCache c(start);
+    c.note("a", k);
+    c.note("b", k);
+    c.record("a", k, Cached{true, true});
+    REQUIRE(c.store_early(dfd.get()));
+    CHECK_FALSE(c.late_since_early());
+    VerdictCache early(start);
+    early.load(dfd.get());
+    CHECK(early.find("a", k));
+    c.record_risk_free("b");  // the risk marks' read, after the walk
+    CHECK(c.late_since_early());
+    REQUIRE(c.store(dfd.get()));
+    VerdictCache later(start);
+    later.load(dfd.get());
+    CHECK(later.note("b", k));
+    ::unlinkat(dfd.get(), "verdicts", 0);
+    ::rmdir(tmpl);
+}
