@@ -1,13 +1,10 @@
 #include "helper/store/owner_ns.h"
 
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/resource.h>
-#include <ucontext.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 
 #include "helper/base/child.h"
@@ -100,57 +97,10 @@ base::Result<std::string> in_owner_ns(const std::function<base::Result<std::stri
     return msg.substr(1);
 }
 
-namespace {
-
-// fn on a big stack of this very thread (makecontext/swapcontext): no thread
-// to start, and none to wake and join when it is done (`status` waited
-// 0.75-3.5 ms for that after its walk: docs/performance.md, "Status, sixth
-// pass"). The stack is mapped once, with a guard page, and kept for the
-// next call. False (fn not run): no stack, or one call is already on it.
-std::atomic<bool> here_busy{false};
-thread_local const std::function<void()>* here_fn = nullptr;
-
-void run_here_fn() { (*here_fn)(); }
-
-bool on_big_stack_here(const std::function<void()>& fn) {
-#if defined(__SANITIZE_ADDRESS__)
-    (void)fn;
-    return false;  // ASan warns of stack switches (and may report them falsely)
-#endif
-    static void* stack = nullptr;  // under here_busy
-    constexpr size_t kSize = base::StackThread::kBigStack, kGuard = 64 << 10;
-    if (here_busy.exchange(true)) return false;
-    if (!stack) {
-        void* p = ::mmap(nullptr, kSize, PROT_READ | PROT_WRITE,
-                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
-        if (p == MAP_FAILED || ::mprotect(p, kGuard, PROT_NONE) != 0) {
-            if (p != MAP_FAILED) ::munmap(p, kSize);
-            here_busy = false;
-            return false;
-        }
-        stack = p;
-    }
-    ucontext_t back{}, run{};
-    bool ok = ::getcontext(&run) == 0;
-    if (ok) {
-        run.uc_stack.ss_sp = stack;
-        run.uc_stack.ss_size = kSize;
-        run.uc_link = &back;
-        here_fn = &fn;
-        ::makecontext(&run, run_here_fn, 0);
-        ok = ::swapcontext(&back, &run) == 0;
-    }
-    here_busy = false;
-    return ok;
-}
-
-}  // namespace
-
 base::Result<void> as_owner_here(const std::function<base::Result<void>()>& fn) {
     become_owner();
     base::Result<void> r = base::Ok();
-    auto job = [&] { r = fn(); };
-    if (!on_big_stack_here(job)) on_big_stack(job);
+    on_big_stack([&] { r = fn(); });
     return r;
 }
 
