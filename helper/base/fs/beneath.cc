@@ -247,9 +247,15 @@ base::Result<void> remove_tree_at(int dirfd, const std::string& name) {
             }
             parent = p.fd.get();
         }
-        done.fd.reset();
+        // Our fd to the dir stays open across its rmdir: the kernel frees the
+        // dir's inode and block (on a file system mounted `discard`, a
+        // synchronous discard) at the last reference, which is then our
+        // close, not the rmdir, which holds the parent's lock until its
+        // reference is dropped. A parent shared with others (STATE/deleting/,
+        // which the next run's exit renames into) is not held meanwhile.
         if (::unlinkat(parent, done.name.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT)
             return base::sys_error("remove " + done.name).context(name);
+        done.fd.reset();
     }
     return base::Ok();
 }
