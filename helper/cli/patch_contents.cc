@@ -90,7 +90,8 @@ base::Result<void> print_patch_contents(const capture::Patch& p) {
         written = 0;
         keep = linked.count(m.path) ? &kept[m.path] : nullptr;
         return [&](uint64_t off, const char* b, size_t n) -> base::Result<void> {
-            if (off < written) return base::error("show --contents: a file's data came out of order");
+            if (off < written)
+                return base::error(m.path + ": the reader gave its data out of order (a bug; please report it)");
             TRY_VOID(out.zeros(off - written));
             TRY_VOID(out.feed(std::string_view(b, n)));
             if (keep) {
