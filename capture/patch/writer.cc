@@ -1,9 +1,10 @@
 // write_patch: the manifest, the members and the sums, through zstd frames.
 // The members of a patch of more than one chunk are made by threads, each
-// a chunk at a time (capture/patch/chunk_pipe.h), and fed in order to the
-// frames by the calling thread: the same bytes as one thread writing them
-// all, with the reads, fingerprints, secret checks and headers spread over
-// the CPUs (docs/performance.md, "Save, round 5").
+// a chunk at a time (capture/patch/chunk_pipe.h), and compressed by them
+// too; the calling thread writes the frames out in order: the same bytes as
+// one thread writing them all, with the reads, fingerprints, secret checks,
+// headers and compression spread over the CPUs (docs/performance.md, "Save,
+// round 5" and "Save, round 10").
 #include "capture/patch/writer.h"
 
 #include <unistd.h>

@@ -1,7 +1,7 @@
 // zstd framing of patch files, driven directly through libzstd so frame
 // checksums are always on when writing and always required when reading.
 //
-// Patches are written as a sequence of independent frames of kFrameBytes of
+// Patches are written as a sequence of independent frames of at most kFrameBytes of
 // tar each (any zstd tool reads them as one stream), so that reading can
 // decode several frames at once: a patch is decompressed twice by apply
 // (validate, then stage), and one decoding thread was the slowest part.
