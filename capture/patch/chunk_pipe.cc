@@ -40,6 +40,8 @@ void ChunkPipe::done(size_t k) {
 ChunkPipe::Piece ChunkPipe::buffer(size_t cap) {
     Piece b = recycled_buffer(mu_, spare_, cap);
     b.marks.clear();
+    b.frames = false;
+    b.raw = 0;
     return b;
 }
 

@@ -32,6 +32,10 @@ public:
         std::unique_ptr<char[]> p;
         size_t size = 0, cap = 0;
         std::vector<Mark> marks;
+        // Compressed frames (ZstdWriter::write_frames), not tar; `raw`:
+        // the bytes of tar they hold (counted where the chunk ends).
+        bool frames = false;
+        uint64_t raw = 0;
     };
 
     ChunkPipe(size_t chunks, size_t window, size_t cap);

@@ -1,9 +1,10 @@
 // write_patch: the manifest, the members and the sums, through zstd frames.
 // The members of a patch of more than one chunk are made by threads, each
-// a chunk at a time (capture/patch/chunk_pipe.h), and fed in order to the
-// frames by the calling thread: the same bytes as one thread writing them
-// all, with the reads, fingerprints, secret checks and headers spread over
-// the CPUs (docs/performance.md, "Save, round 5").
+// a chunk at a time (capture/patch/chunk_pipe.h), and compressed by them
+// too; the calling thread writes the frames out in order: the same bytes as
+// one thread writing them all, with the reads, fingerprints, secret checks,
+// headers and compression spread over the CPUs (docs/performance.md, "Save,
+// round 5" and "Save, round 10").
 #include "capture/patch/writer.h"
 
 #include <unistd.h>
@@ -47,16 +48,19 @@ private:
     ZstdWriter& zw_;
 };
 
-// A chunk maker's output: its bytes in pieces, with the group marks among them.
+// A chunk maker's output: its bytes in pieces, with the group marks among
+// them; or, for a chunk the maker compresses itself, its frames.
 class PieceSink : public TarSink {
 public:
     explicit PieceSink(ChunkPipe& pipe) : pipe_(pipe) {}
     ~PieceSink() override { pipe_.recycle(std::move(cur_)); }
     size_t chunk = 0;
+    bool frames = false;  // the bytes are compressed frames
+    uint64_t raw = 0;     // the tar in them, not yet handed over
     Result<void> write(const void* p, size_t n) override {
         const char* c = static_cast<const char*>(p);
         while (n > 0) {
-            if (!cur_.p) cur_ = pipe_.buffer(kPieceBytes);
+            if (!cur_.p) fresh();
             size_t m = std::min(n, cur_.cap - cur_.size);
             std::copy(c, c + m, cur_.p.get() + cur_.size);
             cur_.size += m;
@@ -67,19 +71,58 @@ public:
         return base::Ok();
     }
     Result<void> group(size_t bytes, bool fast) override {
-        if (!cur_.p) cur_ = pipe_.buffer(kPieceBytes);
+        if (!cur_.p) fresh();
         cur_.marks.push_back({cur_.size, bytes, fast});
         return base::Ok();
     }
     Result<void> flush() {
-        if (!cur_.p || (cur_.size == 0 && cur_.marks.empty())) return base::Ok();
+        if (raw > 0 && !cur_.p) fresh();  // the last frame's tar, counted after it was handed over
+        if (!cur_.p || (cur_.size == 0 && cur_.marks.empty() && raw == 0)) return base::Ok();
+        cur_.raw = raw;
+        raw = 0;
         if (!pipe_.put(chunk, &cur_)) return base::error("stopped");
         return base::Ok();
     }
 
 private:
+    void fresh() {
+        cur_ = pipe_.buffer(kPieceBytes);
+        cur_.frames = frames;
+    }
     ChunkPipe& pipe_;
     ChunkPipe::Piece cur_;
+};
+
+// What a maker's members go to: its pieces as tar, or (most chunks) its own
+// zstd frames, cut where the calling thread's writer would cut them: the
+// calling thread then only writes them out, with no copy into its frames
+// and no hand-over to its zstd workers (docs/performance.md, "Save, round
+// 10"). A chunk of a big file stays tar: its frames are compressed by the
+// writer's workers side by side, where one maker would compress them alone.
+class MakerSink : public TarSink {
+public:
+    explicit MakerSink(ChunkPipe& pipe)
+        : pieces(pipe), zw_([this](const char* p, size_t n) { return pieces.write(p, n); }) {}
+    PieceSink pieces;
+    Result<void> write(const void* p, size_t n) override {
+        if (!pieces.frames) return pieces.write(p, n);
+        pieces.raw += n;
+        return zw_.write(p, n);
+    }
+    Result<void> group(size_t bytes, bool fast) override {
+        return pieces.frames ? zw_.group(bytes, fast) : pieces.group(bytes, fast);
+    }
+    void start(size_t k, bool compress) {
+        pieces.chunk = k;
+        pieces.frames = compress;
+    }
+    Result<void> end() {
+        if (pieces.frames) TRY_VOID(zw_.cut());
+        return pieces.flush();
+    }
+
+private:
+    ZstdWriter zw_;
 };
 
 // For each item, the earlier member it is a hard link of (the first file of
@@ -111,6 +154,18 @@ std::vector<size_t> cut_chunks(const std::vector<Item>& items) {
     return starts;
 }
 
+// Whether a chunk's maker compresses it itself: not a chunk of this many
+// bytes of tar or more (a big file).
+constexpr uint64_t kMakerFrames = uint64_t{4} << 20;
+bool maker_compresses(const std::vector<Item>& items, size_t begin, size_t end) {
+    uint64_t bytes = 0;
+    for (size_t i = begin; i < end; i++) {
+        const Change& c = items[i].change;
+        bytes += kHeaderGuess + (c.type == Type::File && !items[i].whiteout ? c.size : 0);
+    }
+    return bytes < kMakerFrames;
+}
+
 size_t maker_count(const WriteOptions& opts, size_t chunks) {
     if (chunks < 2) return 0;
     if (opts.threads >= 0) return std::min(static_cast<size_t>(opts.threads), chunks);
@@ -136,16 +191,16 @@ Result<void> in_chunks(ZstdWriter& zw, TarMembers& main, const std::vector<Item>
     std::vector<Made> made(n);
     auto make = [&] {
         TarMembers tm(layer_fds, opts, nullptr);
-        PieceSink sink(pipe);
+        MakerSink sink(pipe);
         auto opened = tm.open(&sink);
         size_t k;
         while (pipe.claim(&k)) {
-            sink.chunk = k;
             Result<void> r = opened;
             size_t end = k + 1 < n ? starts[k + 1] : items.size();
+            sink.start(k, maker_compresses(items, starts[k], end));
             for (size_t i = starts[k]; r && i < end; i++) r = tm.item(items[i], links[i]);
             if (r) r = tm.end_member();
-            if (r) r = sink.flush();
+            if (r) r = sink.end();
             made[k].sums = std::move(tm.sums());
             made[k].notes = std::move(tm.notes());
             tm.sums().clear();
@@ -166,7 +221,14 @@ Result<void> in_chunks(ZstdWriter& zw, TarMembers& main, const std::vector<Item>
     if (!*none) r = first();
     for (size_t k = 0; r && !*none && k < n; k++) {
         ChunkPipe::Piece p;
+        r = zw.cut();
         while (r && pipe.take(k, &p)) {
+            if (p.frames) {
+                r = zw.write_frames(p.p.get(), p.size, p.raw);
+                if (!r) r = r.error().context("writing the patch");
+                pipe.recycle(std::move(p));
+                continue;
+            }
             size_t at = 0;
             for (const auto& mark : p.marks) {
                 if (r && mark.at > at) r = zw.write(p.p.get() + at, mark.at - at);
@@ -212,9 +274,21 @@ Result<void> write_all_members(int out_fd, const Manifest& m, const std::vector<
     if (!serial) TRY_VOID(in_chunks(zw, main, items, links, starts, makers, layer_fds, opts, manifest, &serial));
     if (serial) {
         TRY_VOID(manifest());
-        for (size_t i = 0; i < items.size(); i++) TRY_VOID(main.item(items[i], links[i]));
+        // Frames cut at each chunk's start, after the member before it (its
+        // padding), as with threads: the same patch.
+        for (size_t k = 0, i = 0; i < items.size(); i++) {
+            if (k < starts.size() && starts[k] == i) {
+                TRY_VOID(main.end_member());
+                TRY_VOID(zw.cut());
+                k++;
+            }
+            TRY_VOID(main.item(items[i], links[i]));
+        }
     }
     if (opts.notes) *opts.notes += main.notes();
+    // The sums start a frame of their own: the last chunk's frames end there.
+    TRY_VOID(main.end_member());
+    TRY_VOID(zw.cut());
     TRY_VOID(main.close());
     return zw.finish();
 }

@@ -1,7 +1,7 @@
 // zstd framing of patch files, driven directly through libzstd so frame
 // checksums are always on when writing and always required when reading.
 //
-// Patches are written as a sequence of independent frames of kFrameBytes of
+// Patches are written as a sequence of independent frames of at most kFrameBytes of
 // tar each (any zstd tool reads them as one stream), so that reading can
 // decode several frames at once: a patch is decompressed twice by apply
 // (validate, then stage), and one decoding thread was the slowest part.
@@ -11,6 +11,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -41,6 +42,11 @@ class ZstdWriter {
 public:
     // threads: worker threads at most; -1 as many as CPUs (none on one CPU), 0 none.
     explicit ZstdWriter(int fd, int level = 1, int threads = -1);
+    // Compressed frames handed to `out` as they are made, on the calling
+    // thread (no workers, no file): a save thread compressing its own chunk
+    // (docs/performance.md, "Save, round 10").
+    using Out = std::function<base::Result<void>(const char*, size_t)>;
+    explicit ZstdWriter(Out out, int level = 1);
     ~ZstdWriter();
     ZstdWriter(const ZstdWriter&) = delete;
     ZstdWriter& operator=(const ZstdWriter&) = delete;
@@ -56,6 +62,14 @@ public:
     // cannot take them all is cut first, so they share a frame. `fast`: the
     // frames holding them use faster settings (kFastTargetLength).
     base::Result<void> group(size_t bytes, bool fast);
+    // Ends the frame being filled (if any): the next bytes start a frame,
+    // and no group before this point makes it fast. Called at each chunk's
+    // start, so that frames are the same whichever thread compresses them.
+    base::Result<void> cut();
+    // Whole frames compressed elsewhere (by a ZstdWriter(Out) over the same
+    // bytes after a cut()), `raw` bytes of tar, written in order after the
+    // frames before them.
+    base::Result<void> write_frames(const char* p, size_t n, uint64_t raw);
 
 private:
     struct Buf {
@@ -77,6 +91,7 @@ private:
     struct Flusher;
     int fd_;
     int level_;
+    Out out_;  // set: frames go there, not to fd_
     size_t workers_wanted_ = 0;
     Buf cur_;               // the frame being filled
     uint64_t in_ = 0;       // bytes written so far (the end of cur_)

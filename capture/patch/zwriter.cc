@@ -97,6 +97,8 @@ ZstdWriter::ZstdWriter(int fd, int level, int threads) : fd_(fd), level_(level) 
     if (pos >= 0 && ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) start_ = pos;
 }
 
+ZstdWriter::ZstdWriter(Out out, int level) : fd_(-1), level_(level), out_(std::move(out)) {}
+
 ZstdWriter::~ZstdWriter() {
     {
         std::lock_guard<std::mutex> l(mu_);
@@ -167,6 +169,24 @@ base::Result<void> ZstdWriter::write(const void* p, size_t len) {
 base::Result<void> ZstdWriter::group(size_t bytes, bool fast) {
     if (cur_.p && cur_.size >= kFrameBytes / 2 && bytes > kFrameBytes - cur_.size) TRY_VOID(submit(true));
     if (fast) fast_to_ = std::max<uint64_t>(fast_to_, in_ + bytes);
+    return base::Ok();
+}
+
+base::Result<void> ZstdWriter::cut() {
+    if (cur_.p && cur_.size > 0) TRY_VOID(submit(true));
+    fast_to_ = std::min(fast_to_, in_);
+    return base::Ok();
+}
+
+base::Result<void> ZstdWriter::write_frames(const char* p, size_t n, uint64_t raw) {
+    TRY_VOID(cut());
+    TRY_VOID(write_done(true));  // the frames before these, in order
+    any_frame_ = true;
+    in_ += raw;
+    fast_to_ = std::min(fast_to_, in_);
+    TRY_VOID(base::write_all(fd_, p, n));
+    written_ += n;
+    start_writeback(false);
     return base::Ok();
 }
 
@@ -246,9 +266,13 @@ base::Result<void> ZstdWriter::write_done(bool all) {
             jobs_.pop_front();
         }
         if (!j->error.empty()) return base::error(j->error);
-        TRY_VOID(base::write_all(fd_, j->out.p.get(), j->out.size));
-        written_ += j->out.size;
-        start_writeback(false);
+        if (out_) {
+            TRY_VOID(out_(j->out.p.get(), j->out.size));
+        } else {
+            TRY_VOID(base::write_all(fd_, j->out.p.get(), j->out.size));
+            written_ += j->out.size;
+            start_writeback(false);
+        }
         std::lock_guard<std::mutex> l(mu_);
         spare_.push_back(std::move(j->out));
         if (j->in.p) spare_.push_back(std::move(j->in));
