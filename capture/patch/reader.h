@@ -27,6 +27,11 @@ struct Limits {
     uint64_t max_sparse_segments = 1'000'000;  // data segments of one sparse file (added by capture)
 };
 
+// Whether a change's path is too long for a patch with the default limits:
+// its whiteout or an opaque dir's marker adds up to 13 bytes (save refuses
+// it; status marks it).
+inline bool too_long_for_a_patch(size_t path_bytes) { return path_bytes + 13 > Limits{}.max_name_len; }
+
 // Parse one limit flag (--max-members N, --max-stored-bytes N, --max-logical-bytes N,
 // --max-name-len N, --max-pax-header N; N may end in K, M, G, T). Returns 1 if
 // argv[i] was a limit flag (and advances i past its value), 0 if not, -1 on a

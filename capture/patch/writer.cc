@@ -312,7 +312,7 @@ static Result<void> check_storable(const Manifest& m) {
                 return base::error(std::string("the session holds ") + reserved +
                                    ", a name the patch format reserves for itself; leave it out with --ignore " +
                                    reserved);
-        if (c.path.size() + 13 > max) {
+        if (too_long_for_a_patch(c.path.size())) {
             std::string top = c.path.substr(0, c.path.find('/'));
             std::string shown = base::display_path(c.path.substr(0, 120));
             return base::error("the session holds a path of " + std::to_string(c.path.size()) + " bytes (" + shown +

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 
+#include "capture/patch/reader.h"
 #include "review/txn/txn.h"
 
 namespace review {
@@ -183,6 +184,7 @@ std::vector<std::string> risks_of(const capture::Change& c, const RiskContext& c
     if (name == ".layoverignore") add("layover's own config");
     if (is_reserved_path(c.path)) add("layover's reserved name (apply refuses it)");
     if (name.rfind(".wh.", 0) == 0) add(".wh. name (cannot be saved: --ignore it)");
+    if (capture::too_long_for_a_patch(c.path.size())) add("path too long for a patch (cannot be saved: --ignore it)");
     if (c.kind != Kind::Deleted) exec_later_rules(c, name, ctx, add);
     if (ctx.config_rel &&
         (ctx.config_rel->empty() || c.path == *ctx.config_rel || starts_with(c.path, *ctx.config_rel + "/")))

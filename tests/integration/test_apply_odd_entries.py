@@ -262,6 +262,12 @@ def test_a_path_longer_than_a_patch_holds_is_refused_at_the_save_naming_ignore(l
               "    os.mkdir('%s', dir_fd=fd); n = os.open('%s', os.O_RDONLY, dir_fd=fd); os.close(fd); fd = n\n"
               "os.close(os.open('f', os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd))\"; echo ok > ok.txt") % (top, top)
     run_edit(lo, script, session="deep")
+    # status says so before any save (it did not: only save refused it).
+    r = lo("status", "deep", "--json")
+    marked = {c["path"] for c in json.loads(r.stdout)
+              if "path too long for a patch (cannot be saved: --ignore it)" in c.get("risks", [])}
+    assert len(marked) > 0 and all(len(p.encode()) + 13 > 65536 for p in marked), sorted(marked)[:1]
+    assert any(p.endswith("/f") for p in marked)
     out = tmp_path / "deep.tar.zst"
     r = lo("save", "deep", "-o", out)
     assert r.returncode == 1 and not out.exists()

@@ -88,6 +88,12 @@ TEST_CASE("review risk: layover's reserved names, which apply refuses, are marke
     // The patch format's whiteout prefix: save refuses it, so status says so before.
     CHECK(has(risks_of(file("d/.wh.foo"), none), ".wh. name (cannot be saved: --ignore it)"));
     CHECK(risks_of(file("d/x.wh.foo"), none).empty());
+    // A path a patch cannot hold (save refuses it, naming --ignore): marked too.
+    std::string deep;
+    while (deep.size() + 13 <= 65536) deep += "abcdefghi/";
+    CHECK(has(risks_of(file(deep + "f"), none), "path too long for a patch (cannot be saved: --ignore it)"));
+    std::string fits(65536 - 13, 'a');
+    CHECK(risks_of(file(fits), none).empty());
 }
 
 TEST_CASE("review risk: home rules follow $HOME's place in the target, and only there") {
