@@ -19,7 +19,7 @@ import core  # noqa: E402
 import gen  # noqa: E402  (the tree generators, shared with the sandboxed runs)
 import history  # noqa: E402  (session history rows: fork, checkpoint)
 import hunks  # noqa: E402  (issue 24's rows)
-from core import Contender, Failed, MiB, Results, check, machine, machine_lines, measure  # noqa: E402
+from core import Contender, Failed, MiB, Results, busy_share, check, machine, machine_lines, measure  # noqa: E402
 
 # The tiny start-up floor: unshare + maps + one overlay mount + exec.
 FLOOR_C = r"""
@@ -539,9 +539,16 @@ def main():
     print()
     print(res.table())
     res.write_json(a.results, m)
-    if max(m["load_at_start"], m["load_at_end"]) > 0.5 * (os.cpu_count() or 1):
-        print("warning: load average %.2f at start, %.2f at end on %d CPUs: other work shared the machine" % (
-            m["load_at_start"], m["load_at_end"], os.cpu_count()))
+    # Other work is read as the CPUs' busy share in a second of our own
+    # sleep before the first rep and after the last: the load average would
+    # count the bench's own reps (and a build just before) for a minute.
+    m["busy_at_end"] = busy_share()
+    busy = [x for x in (m["busy_at_start"], m["busy_at_end"]) if x is not None]
+    if busy and max(busy) > 0.25:
+        print("warning: the CPUs were %s busy with other work before the first rep and %s after the last "
+              "(load average %.2f and %.2f): other work shared the machine" % (
+                  *("?" if x is None else "%.0f%%" % (100 * x) for x in (m["busy_at_start"], m["busy_at_end"])),
+                  m["load_at_start"], m["load_at_end"]))
     met, missed = res.counts()
     return 0 if missed == 0 else 1
 

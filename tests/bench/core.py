@@ -171,6 +171,24 @@ def fs_of(path):
     return (best[1], best[2]) if best else ("?", "?")
 
 
+def busy_share(seconds=1.0):
+    """The share of all CPUs' time spent busy (not idle, not waiting on
+    I/O) over `seconds` while this process sleeps: other work on the
+    machine, unlike the load average, which still counts the last minute's
+    work (a build or the bench's own reps) for a while after it ended."""
+    def sample():
+        with open("/proc/stat") as f:
+            v = [int(x) for x in f.readline().split()[1:]]
+        return sum(v), v[3] + v[4]
+    try:
+        t0, i0 = sample()
+        time.sleep(seconds)
+        t1, i1 = sample()
+    except (OSError, ValueError, IndexError):
+        return None
+    return 1.0 - (i1 - i0) / (t1 - t0) if t1 > t0 else None
+
+
 def machine(scratch):
     fstype, opts = fs_of(scratch)
     model = "?"
@@ -180,13 +198,15 @@ def machine(scratch):
     except OSError:
         pass
     return {"cpus": os.cpu_count(), "cpu_model": model, "kernel": platform.release(),
-            "fixtures_fs": fstype, "fixtures_mount_options": opts, "load_at_start": os.getloadavg()[0]}
+            "fixtures_fs": fstype, "fixtures_mount_options": opts, "load_at_start": os.getloadavg()[0],
+            "busy_at_start": busy_share()}
 
 
 def machine_lines(m):
     return ["machine: %d CPUs (%s), kernel %s" % (m["cpus"], m["cpu_model"], m["kernel"]),
             "fixtures: %s, mounted %s" % (m["fixtures_fs"], m["fixtures_mount_options"]),
-            "load average at start: %.2f" % m["load_at_start"]]
+            "load average at start: %.2f; CPUs busy in the second before: %s" % (
+                m["load_at_start"], "?" if m["busy_at_start"] is None else "%.0f%%" % (100 * m["busy_at_start"]))]
 
 
 def absolute(res, goal, lay, limit_s, note=""):
