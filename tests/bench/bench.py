@@ -538,11 +538,11 @@ def main():
     m["load_at_end"] = os.getloadavg()[0]
     print()
     print(res.table())
-    res.write_json(a.results, m)
     # Other work is read as the CPUs' busy share in a second of our own
     # sleep before the first rep and after the last: the load average would
     # count the bench's own reps (and a build just before) for a minute.
     m["busy_at_end"] = busy_share()
+    res.write_json(a.results, m)
     busy = [x for x in (m["busy_at_start"], m["busy_at_end"]) if x is not None]
     if busy and max(busy) > 0.25:
         print("warning: the CPUs were %s busy with other work before the first rep and %s after the last "
