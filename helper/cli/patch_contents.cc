@@ -10,9 +10,10 @@
 
 namespace {
 
+base::Error write_failed() { return base::error("writing the contents to stdout failed (a closed pipe?)"); }
+
 base::Result<void> put(std::string_view s) {
-    if (std::fwrite(s.data(), 1, s.size(), stdout) != s.size())
-        return base::error("writing the contents to stdout failed (a closed pipe?)");
+    if (std::fwrite(s.data(), 1, s.size(), stdout) != s.size()) return write_failed();
     return base::Ok();
 }
 
@@ -114,5 +115,8 @@ base::Result<void> print_patch_contents(const capture::Patch& p) {
         TRY_VOID(put("\"}"));
     }
     TRY_VOID(put(first ? "{\"files\":[]}\n" : "]}\n"));
+    // The tail still in stdio's buffer: a full disk (or /dev/full) fails
+    // only here, and must not end a cut-off JSON with exit 0.
+    if (std::fflush(stdout) != 0) return write_failed();
     return base::Ok();
 }

@@ -428,3 +428,14 @@ def test_show_contents_streams_a_big_file_in_bounded_memory(lo, tmp_path):
     big = base64.b64decode(files.pop(b"big.bin"))
     assert len(big) == size and big == (b"0123456789abcdef\n" * (size // 17 + 1))[:size]
     assert {p: base64.b64decode(d) for p, d in files.items()} == {b"small.txt": b"small\n"}
+
+
+def test_show_contents_fails_when_stdout_is_full(lo):
+    # The JSON's tail sits in stdio's buffer until exit: a full disk (here
+    # /dev/full) fails only when it is flushed, and a cut-off JSON must not
+    # end with exit 0.
+    run_ok(lo, "printf x > small.txt")
+    with open("/dev/full", "wb") as full:
+        r = subprocess.run([LAYOVER, "show", "s", "--contents"], env=lo.env, stdout=full, stderr=subprocess.PIPE)
+    assert r.returncode != 0
+    assert r.stderr == b"layover: show --contents: writing the contents to stdout failed (a closed pipe?)\n"
