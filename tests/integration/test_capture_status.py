@@ -439,3 +439,30 @@ def test_show_contents_fails_when_stdout_is_full(lo):
         r = subprocess.run([LAYOVER, "show", "s", "--contents"], env=lo.env, stdout=full, stderr=subprocess.PIPE)
     assert r.returncode != 0
     assert r.stderr == b"layover: show --contents: writing the contents to stdout failed (a closed pipe?)\n"
+
+
+def test_save_of_a_running_session_names_a_file_cut_short(lo, tmp_path):
+    # A running session rewrites its files while save reads them: a file
+    # truncated mid-read failed the save with a bare "file shrank while being
+    # read" (no path, no advice); it is said as any other change is.
+    script = "for i in $(seq 2000); do head -c 3000000 /dev/zero > big0; head -c 3000000 /dev/zero > big1; done"
+    p = subprocess.Popen([LAYOVER, "run", "--target", str(lo.target), "--on-exit", "keep", "--session", "live", "--",
+                          "/bin/sh", "-c", script], env=lo.env, stdin=subprocess.DEVNULL,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.time() + 30
+        while not (lo.upper("live") / "big1").exists() and time.time() < deadline:
+            time.sleep(0.1)
+        failures = []
+        for i in range(40):
+            r = lo("save", "live", "-o", str(tmp_path / "p.tar.zst"))
+            if r.returncode != 0:
+                failures.append(r.stderr.decode(errors="replace"))
+            if len(failures) >= 10:
+                break
+        assert failures, "no save met a change"
+        for f in failures:
+            assert "changed while the patch was being written" in f, f
+    finally:
+        p.terminate()  # layover run passes it on to the command
+        p.wait(timeout=60)
