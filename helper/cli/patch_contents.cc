@@ -2,7 +2,7 @@
 
 #include <cstdio>
 #include <map>
-#include <set>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -54,14 +54,34 @@ private:
     std::string carry_;
 };
 
+// The bytes of one file member as the reader hands them out: in offset
+// order, the holes of a sparse file (and its end) written as zeros.
+class FileOut {
+public:
+    explicit FileOut(const capture::Member& m) : m_(m) {}
+    base::Result<void> data(uint64_t off, const char* b, size_t n) {
+        if (off < written_)
+            return base::error(m_.path + ": the reader gave its data out of order (a bug; please report it)");
+        TRY_VOID(out_.zeros(off - written_));
+        TRY_VOID(out_.feed(std::string_view(b, n)));
+        written_ = off + n;
+        return base::Ok();
+    }
+    base::Result<void> finish() {
+        TRY_VOID(out_.zeros(m_.size - written_));  // a hole at the end
+        return out_.finish();
+    }
+
+private:
+    const capture::Member& m_;
+    Base64Out out_;
+    uint64_t written_ = 0;
+};
+
 }  // namespace
 
 base::Result<void> print_patch_contents(const capture::Patch& p) {
     using Kind = capture::Member::Kind;
-    std::set<std::string> linked;  // file members a hard link member repeats
-    for (const auto& m : p.members())
-        if (m.kind == Kind::Hardlink) linked.insert(m.link_target);
-    std::map<std::string, std::string> kept;  // their bytes, for the links after them
     bool first = true;
     auto open_entry = [&](const std::string& path) {
         std::string s = first ? "{\"files\":[" : ",";
@@ -69,49 +89,41 @@ base::Result<void> print_patch_contents(const capture::Patch& p) {
         s += "{\"path_b64\":\"" + base::base64_encode(path) + "\",\"data_b64\":\"";
         return put(s);
     };
-    Base64Out out;
-    const capture::Member* current = nullptr;
-    uint64_t written = 0;  // bytes of the current file so far
-    std::string* keep = nullptr;
+    std::optional<FileOut> current;
     auto close_entry = [&]() -> base::Result<void> {
         if (!current) return base::Ok();
-        TRY_VOID(out.zeros(current->size - written));  // a hole at the end
-        if (keep) keep->resize(static_cast<size_t>(current->size), '\0');
-        TRY_VOID(out.finish());
-        current = nullptr;
+        TRY_VOID(current->finish());
+        current.reset();
         return put("\"}");
     };
-    // Members in archive order: each file's data comes in offset order, the
-    // holes of a sparse file written as zeros.
+    // Members in archive order, each file's data as it comes.
     base::Result<void> failed = base::Ok();
     auto member = [&](const capture::Member& m) -> capture::DataSink {
         if (auto f = close_entry(); !f) failed = f;
         if (auto f = open_entry(m.path); !f) failed = f;
-        current = &m;
-        written = 0;
-        keep = linked.count(m.path) ? &kept[m.path] : nullptr;
-        return [&](uint64_t off, const char* b, size_t n) -> base::Result<void> {
-            if (off < written)
-                return base::error(m.path + ": the reader gave its data out of order (a bug; please report it)");
-            TRY_VOID(out.zeros(off - written));
-            TRY_VOID(out.feed(std::string_view(b, n)));
-            if (keep) {
-                keep->resize(static_cast<size_t>(off), '\0');
-                keep->append(b, n);
-            }
-            written = off + n;
-            return base::Ok();
-        };
+        current.emplace(m);
+        return [&](uint64_t off, const char* b, size_t n) { return current->data(off, b, n); };
     };
     TRY_VOID(p.read_data(member));
     TRY_VOID(failed);
     TRY_VOID(close_entry());
+    // A hard link repeats its file's bytes, read again (not kept: a linked
+    // sparse file of 1 TiB holds almost nothing in the patch).
+    std::map<std::string, const capture::Member*> files;
+    for (const auto& m : p.members())
+        if (m.kind == Kind::File) files.emplace(m.path, &m);
     for (const auto& m : p.members()) {
         if (m.kind != Kind::Hardlink) continue;
-        auto it = kept.find(m.link_target);
-        if (it == kept.end()) continue;
+        auto it = files.find(m.link_target);
+        if (it == files.end()) continue;
+        const capture::Member* target = it->second;
         TRY_VOID(open_entry(m.path));
-        TRY_VOID(put(base::base64_encode(it->second)));
+        FileOut out(*target);
+        TRY_VOID(p.read_data([&](const capture::Member& x) -> capture::DataSink {
+            if (&x != target) return nullptr;
+            return [&](uint64_t off, const char* b, size_t n) { return out.data(off, b, n); };
+        }));
+        TRY_VOID(out.finish());
         TRY_VOID(put("\"}"));
     }
     TRY_VOID(put(first ? "{\"files\":[]}\n" : "]}\n"));

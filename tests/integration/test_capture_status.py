@@ -466,3 +466,24 @@ def test_save_of_a_running_session_names_a_file_cut_short(lo, tmp_path):
     finally:
         p.terminate()  # layover run passes it on to the command
         p.wait(timeout=60)
+
+
+def test_show_contents_of_a_linked_sparse_file_in_bounded_memory(lo, tmp_path):
+    # A hard link repeats its file's bytes: they were kept whole in memory for
+    # it, and a session's sparse file (a few bytes in the patch) with a link
+    # to it made `show --contents` allocate its whole size (1 TiB: aborted, or
+    # the OOM killer). Its bytes are read again for the link, as they come.
+    size = 600 << 20  # a multiple of 3
+    run_ok(lo, "truncate -s %d big && printf end >> big && ln big linked" % size)
+    patch = save(lo, "s", tmp_path / "p.tar.zst")
+    # (ASan maps terabytes of shadow: no address-space limit then.)
+    limit = [] if os.environ.get("LAYOVER_SANITIZED") else ["prlimit", "--as=%d" % (400 << 20)]
+    show = subprocess.Popen(limit + [LAYOVER, "show", str(patch), "--contents"], env=lo.env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    tail = b""
+    for block in iter(lambda: show.stdout.read(1 << 20), b""):
+        tail = (tail + block)[-200:]
+    err = show.stderr.read()
+    assert show.wait() == 0, err.decode(errors="replace")
+    # The link comes last: its bytes end as the file's do (the size a multiple of 3).
+    assert tail.endswith(b"A" * 100 + b'ZW5k"}]}\n'), tail
