@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -89,11 +90,23 @@ base::Result<void> print_patch_contents(const capture::Patch& p) {
         s += "{\"path_b64\":\"" + base::base64_encode(path) + "\",\"data_b64\":\"";
         return put(s);
     };
-    std::optional<FileOut> current;
+    std::set<std::string> linked;  // file members a hard link member repeats
+    for (const auto& m : p.members())
+        if (m.kind == Kind::Hardlink) linked.insert(m.link_target);
+    // Their bytes, kept for the links while they fit in kKeepMax (together):
+    // a bigger one is read again from the patch for each link (a linked
+    // sparse file of 1 TiB holds almost nothing in the patch).
+    constexpr uint64_t kKeepMax = uint64_t{32} << 20;
+    uint64_t keep_left = kKeepMax;
+    std::map<std::string, std::string> kept;
+    std::string* keep = nullptr;
+    const capture::Member* current = nullptr;
+    std::optional<FileOut> out;
     auto close_entry = [&]() -> base::Result<void> {
         if (!current) return base::Ok();
-        TRY_VOID(current->finish());
-        current.reset();
+        TRY_VOID(out->finish());
+        if (keep) keep->resize(static_cast<size_t>(current->size), '\0');
+        current = nullptr;
         return put("\"}");
     };
     // Members in archive order, each file's data as it comes.
@@ -101,14 +114,25 @@ base::Result<void> print_patch_contents(const capture::Patch& p) {
     auto member = [&](const capture::Member& m) -> capture::DataSink {
         if (auto f = close_entry(); !f) failed = f;
         if (auto f = open_entry(m.path); !f) failed = f;
-        current.emplace(m);
-        return [&](uint64_t off, const char* b, size_t n) { return current->data(off, b, n); };
+        current = &m;
+        out.emplace(m);
+        keep = nullptr;
+        if (linked.count(m.path) && m.size <= keep_left) {
+            keep_left -= m.size;
+            keep = &kept[m.path];
+        }
+        return [&](uint64_t off, const char* b, size_t n) -> base::Result<void> {
+            TRY_VOID(out->data(off, b, n));  // in order: off is past what came
+            if (keep) {
+                keep->resize(static_cast<size_t>(off), '\0');
+                keep->append(b, n);
+            }
+            return base::Ok();
+        };
     };
     TRY_VOID(p.read_data(member));
     TRY_VOID(failed);
     TRY_VOID(close_entry());
-    // A hard link repeats its file's bytes, read again (not kept: a linked
-    // sparse file of 1 TiB holds almost nothing in the patch).
     std::map<std::string, const capture::Member*> files;
     for (const auto& m : p.members())
         if (m.kind == Kind::File) files.emplace(m.path, &m);
@@ -118,12 +142,16 @@ base::Result<void> print_patch_contents(const capture::Patch& p) {
         if (it == files.end()) continue;
         const capture::Member* target = it->second;
         TRY_VOID(open_entry(m.path));
-        FileOut out(*target);
-        TRY_VOID(p.read_data([&](const capture::Member& x) -> capture::DataSink {
-            if (&x != target) return nullptr;
-            return [&](uint64_t off, const char* b, size_t n) { return out.data(off, b, n); };
-        }));
-        TRY_VOID(out.finish());
+        FileOut link(*target);
+        if (auto k = kept.find(target->path); k != kept.end()) {
+            TRY_VOID(link.data(0, k->second.data(), k->second.size()));
+        } else {
+            TRY_VOID(p.read_data([&](const capture::Member& x) -> capture::DataSink {
+                if (&x != target) return nullptr;
+                return [&](uint64_t off, const char* b, size_t n) { return link.data(off, b, n); };
+            }));
+        }
+        TRY_VOID(link.finish());
         TRY_VOID(put("\"}"));
     }
     TRY_VOID(put(first ? "{\"files\":[]}\n" : "]}\n"));
