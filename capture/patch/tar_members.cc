@@ -296,7 +296,17 @@ Result<void> TarMembers::file(const Item& it, int dirfd, const std::string& name
         pos = off + n;
         return put_data(p, n, c.path);
     };
-    TRY_VOID(read_segments(fd, segs, chunk));
+    if (auto r = read_segments(fd, segs, chunk); !r) {
+        // Cut short by a writer (a running session truncating it): said
+        // as the other changes are, with the path, not as a bare read error.
+        // (A truncation or write sets the ctime, also when the size is back.)
+        struct stat now;
+        if (::fstat(fd, &now) == 0 && now.st_size == st.st_size && now.st_ctim.tv_sec == st.st_ctim.tv_sec &&
+            now.st_ctim.tv_nsec == st.st_ctim.tv_nsec)
+            return r.error();
+        return open_file_ ? base::error(base::display_path(c.path) + " changed while the patch was being written")
+                          : changed(c.path);
+    }
     if (sparse && pos < c.size) TRY_VOID(skip_hole(c.size - pos, c.path));
     if (hook && sparse) notes_ += opts_.on_content(it, pieces);
     sums_.push_back({c.path, fp.finish(c.size)});

@@ -428,3 +428,62 @@ def test_show_contents_streams_a_big_file_in_bounded_memory(lo, tmp_path):
     big = base64.b64decode(files.pop(b"big.bin"))
     assert len(big) == size and big == (b"0123456789abcdef\n" * (size // 17 + 1))[:size]
     assert {p: base64.b64decode(d) for p, d in files.items()} == {b"small.txt": b"small\n"}
+
+
+def test_show_contents_fails_when_stdout_is_full(lo):
+    # The JSON's tail sits in stdio's buffer until exit: a full disk (here
+    # /dev/full) fails only when it is flushed, and a cut-off JSON must not
+    # end with exit 0.
+    run_ok(lo, "printf x > small.txt")
+    with open("/dev/full", "wb") as full:
+        r = subprocess.run([LAYOVER, "show", "s", "--contents"], env=lo.env, stdout=full, stderr=subprocess.PIPE)
+    assert r.returncode != 0
+    assert r.stderr == b"layover: show --contents: writing the contents to stdout failed (a closed pipe?)\n"
+
+
+def test_save_of_a_running_session_names_a_file_cut_short(lo, tmp_path):
+    # A running session rewrites its files while save reads them: a file
+    # truncated mid-read failed the save with a bare "file shrank while being
+    # read" (no path, no advice); it is said as any other change is.
+    script = "for i in $(seq 2000); do head -c 3000000 /dev/zero > big0; head -c 3000000 /dev/zero > big1; done"
+    p = subprocess.Popen([LAYOVER, "run", "--target", str(lo.target), "--on-exit", "keep", "--session", "live", "--",
+                          "/bin/sh", "-c", script], env=lo.env, stdin=subprocess.DEVNULL,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.time() + 30
+        while not (lo.upper("live") / "big1").exists() and time.time() < deadline:
+            time.sleep(0.1)
+        failures = []
+        for i in range(40):
+            r = lo("save", "live", "-o", str(tmp_path / "p.tar.zst"))
+            if r.returncode != 0:
+                failures.append(r.stderr.decode(errors="replace"))
+            if len(failures) >= 10:
+                break
+        assert failures, "no save met a change"
+        for f in failures:
+            assert "changed while the patch was being written" in f, f
+    finally:
+        p.terminate()  # layover run passes it on to the command
+        p.wait(timeout=60)
+
+
+def test_show_contents_of_a_linked_sparse_file_in_bounded_memory(lo, tmp_path):
+    # A hard link repeats its file's bytes: they were kept whole in memory for
+    # it, and a session's sparse file (a few bytes in the patch) with a link
+    # to it made `show --contents` allocate its whole size (1 TiB: aborted, or
+    # the OOM killer). Its bytes are read again for the link, as they come.
+    size = 600 << 20  # a multiple of 3
+    run_ok(lo, "truncate -s %d big && printf end >> big && ln big linked" % size)
+    patch = save(lo, "s", tmp_path / "p.tar.zst")
+    # (ASan maps terabytes of shadow: no address-space limit then.)
+    limit = [] if os.environ.get("LAYOVER_SANITIZED") else ["prlimit", "--as=%d" % (400 << 20)]
+    show = subprocess.Popen(limit + [LAYOVER, "show", str(patch), "--contents"], env=lo.env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    tail = b""
+    for block in iter(lambda: show.stdout.read(1 << 20), b""):
+        tail = (tail + block)[-200:]
+    err = show.stderr.read()
+    assert show.wait() == 0, err.decode(errors="replace")
+    # The link comes last: its bytes end as the file's do (the size a multiple of 3).
+    assert tail.endswith(b"A" * 100 + b'ZW5k"}]}\n'), tail
