@@ -88,9 +88,28 @@ bool load_config(base::toml::Doc* doc, std::string* err) {
     return true;
 }
 
+// A verb's output to a file (or /dev/full) that was not all written (a
+// full disk) is said, not ended with exit 0 and a cut-off file. A pipe or a
+// terminal that went away is its reader's choice (`| head`, a quit pager);
+// a verb that failed has said why already.
+int checked_stdout(const std::string& verb, int rc) {
+    errno = 0;
+    if (std::fflush(stdout) == 0 && !std::ferror(stdout)) return rc;
+    if (rc != 0) return rc;  // failed already, and said why
+    int e = errno;
+    struct stat st;
+    if (::fstat(STDOUT_FILENO, &st) != 0 || ::isatty(STDOUT_FILENO) ||
+        !(S_ISREG(st.st_mode) || S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)))
+        return rc;
+    std::fprintf(stderr,
+                 "layover %s: its output was not all written (%s); free space where stdout goes and run it again\n",
+                 verb.c_str(), e ? std::strerror(e) : "an earlier write failed");
+    return 1;
+}
+
 int with_config(int argc, char** argv, int (*fn)(int, char**)) {
     std::string verb = argv[0];
-    if (verb == "config") return fn(argc, argv);  // reads the file itself, --no-config included
+    if (verb == "config") return checked_stdout(verb, fn(argc, argv));  // reads the file itself, --no-config included
     bool known = false;
     for (const auto& v : table_verbs()) known |= v == verb;
     CliScan cli = scan_cli(verb, std::vector<std::string>(argv + 1, argv + argc));
@@ -112,7 +131,7 @@ int with_config(int argc, char** argv, int (*fn)(int, char**)) {
     std::vector<char*> ptrs;
     for (auto& a : args) ptrs.push_back(a.data());
     ptrs.push_back(nullptr);
-    int rc = fn(static_cast<int>(args.size()), ptrs.data());
+    int rc = checked_stdout(verb, fn(static_cast<int>(args.size()), ptrs.data()));
     if (rc == 2 && !lines.empty())
         std::fprintf(stderr,
                      "layover: %s also had options from %s (line%s %s); 'layover config %s' shows them, "

@@ -21,4 +21,9 @@ bool load_config(base::toml::Doc* doc, std::string* err);
 // process, by whichever binary runs the verb.
 int with_config(int argc, char** argv, int (*fn)(int, char**));
 
+// rc, or 1 with a one-line error when stdout is a file or device that did
+// not take all the verb printed (a full disk): flushed here. with_config
+// calls it after the verb; a verb that leaves by _Exit calls it itself.
+int checked_stdout(const std::string& verb, int rc);
+
 }  // namespace cli

@@ -14,6 +14,7 @@
 #include "helper/base/glob.h"
 #include "helper/base/text.h"
 #include "helper/base/thread.h"
+#include "helper/cli/config.h"
 #include "helper/cli/path_args.h"
 #include "helper/cli/session_rejections.h"
 #include "helper/cli/session_risks.h"
@@ -192,6 +193,5 @@ int cmd_status(int argc, char** argv) {
     // status, on its critical path), as save's capture process does.
     saver.join();
     pager.finish();
-    std::fflush(stdout);
-    std::_Exit(0);
+    std::_Exit(cli::checked_stdout("status", 0));
 }

@@ -487,3 +487,25 @@ def test_show_contents_of_a_linked_sparse_file_in_bounded_memory(lo, tmp_path):
     assert show.wait() == 0, err.decode(errors="replace")
     # The link comes last: its bytes end as the file's do (the size a multiple of 3).
     assert tail.endswith(b"A" * 100 + b'ZW5k"}]}\n'), tail
+
+
+@pytest.mark.parametrize("args", [["status", "s", "--json"], ["status", "s"], ["diff", "s"], ["sessions", "--json"]],
+                         ids=lambda a: " ".join(a))
+def test_a_listing_to_a_full_disk_is_an_error_not_exit_0(lo, args):
+    # Each verb's output to a file that refused part of it (a full disk; here
+    # /dev/full) ended with exit 0 and a cut-off listing (found by the attack
+    # pass of 27 Nov); one line naming the fix now, exit 1.
+    run_ok(lo, "printf x > small.txt")
+    with open("/dev/full", "wb") as full:
+        r = subprocess.run([LAYOVER] + args + ["--no-pager"] * (args[0] != "sessions"), env=lo.env, stdout=full,
+                           stderr=subprocess.PIPE)
+    err = r.stderr.decode()
+    assert r.returncode == (2 if args[0] == "diff" else 1) and len(err.splitlines()) == 1, err  # diff: as diff(1)
+    assert err.startswith("layover") and args[0] in err, err
+    assert "its output was not all written" in err or "No space left on device" in err, err  # diff says its write
+    # A reader that goes away (`| head`) is not one.
+    p = subprocess.Popen([LAYOVER] + args + ["--no-pager"] * (args[0] != "sessions"), env=lo.env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p.stdout.close()
+    assert b"not all written" not in p.stderr.read()
+    p.wait()
