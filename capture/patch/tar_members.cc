@@ -262,8 +262,7 @@ Result<void> TarMembers::file(const Item& it, int dirfd, const std::string& name
     // With open_file the mtime comes from elsewhere (an original's, kept in a record).
     if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || static_cast<uint64_t>(st.st_size) != c.size ||
         (!open_file_ && base::time_ns(st.st_mtim.tv_sec, st.st_mtim.tv_nsec) != c.mtime_ns))
-        return open_file_ ? base::error(base::display_path(c.path) + " changed while the patch was being written")
-                          : changed(c.path);
+        return changed(c.path);
     Segments segs;
     if (static_cast<uint64_t>(st.st_blocks) * 512 >= c.size) {
         // Allocated blocks cover the size: no holes worth keeping, so skip
@@ -304,8 +303,7 @@ Result<void> TarMembers::file(const Item& it, int dirfd, const std::string& name
         if (::fstat(fd, &now) == 0 && now.st_size == st.st_size && now.st_ctim.tv_sec == st.st_ctim.tv_sec &&
             now.st_ctim.tv_nsec == st.st_ctim.tv_nsec)
             return r.error();
-        return open_file_ ? base::error(base::display_path(c.path) + " changed while the patch was being written")
-                          : changed(c.path);
+        return changed(c.path);
     }
     if (sparse && pos < c.size) TRY_VOID(skip_hole(c.size - pos, c.path));
     if (hook && sparse) notes_ += opts_.on_content(it, pieces);
@@ -351,6 +349,8 @@ Result<void> TarMembers::put_data(const void* p, size_t n, const std::string& pa
 }
 
 base::Error TarMembers::changed(const std::string& path) {
+    // With open_file the bytes come from the caller's opener, not a running session's upper.
+    if (open_file_) return base::error(base::display_path(path) + " changed while the patch was being written");
     return base::error("upper entry " + base::display_path(path) +
                        " changed while the patch was being written (the session is running); try again, or stop "
                        "the session first");

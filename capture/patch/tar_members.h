@@ -77,7 +77,7 @@ private:
     base::Result<void> header(archive_entry* e, const std::string& path);
     base::Result<void> write(const void* p, size_t n, const std::string& path);
     base::Result<void> put_data(const void* p, size_t n, const std::string& path);
-    base::Error changed(const std::string& path);
+    base::Error changed(const std::string& path);  // a member's source changed while it was read
     base::Error lib_error(const std::string& what);
     base::Error io_or_lib(const std::string& what);
 
