@@ -50,7 +50,7 @@ base::Result<void> pread_all(int fd, char* buf, size_t len, uint64_t off) {
             if (errno == EINTR) continue;
             return base::sys_error("reading");
         }
-        if (n == 0) return base::error("file shrank while being read");
+        if (n == 0) return base::error("it shrank while being read (something changed it meanwhile); try again");
         buf += n;
         len -= static_cast<size_t>(n);
         off += static_cast<uint64_t>(n);

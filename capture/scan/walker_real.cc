@@ -73,7 +73,9 @@ Result<BaseEntry> Walker::base_of(const Seen& l, const std::string& path, int64_
     b.mode = l.side.mode;
     b.size = l.side.size;
     if (l.side.type == Type::File) {
-        TRY(b.fingerprint, fingerprint_fd(l.fd.get(), l.side.size, text));
+        auto fp = fingerprint_fd(l.fd.get(), l.side.size, text);
+        if (!fp) return fp.error().context("reading real file " + base::display_path(path));
+        b.fingerprint = std::move(fp.value());
     } else if (l.side.type == Type::Symlink) {
         b.fingerprint = fingerprint_bytes(l.side.link_target);
     }

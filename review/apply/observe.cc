@@ -97,7 +97,9 @@ base::Result<void> fill_fingerprint(int dirfd, const std::string& name, const ca
     int fd = ::openat(dirfd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) return base::sys_error("read " + name + " to compare it");
     base::Fd f(fd);
-    TRY(o.fingerprint, capture::fingerprint_fd(f.get(), o.size));
+    auto fp = capture::fingerprint_fd(f.get(), o.size);
+    if (!fp) return fp.error().context("read " + base::display_path(b.path) + " to compare it");
+    o.fingerprint = std::move(fp.value());
     return base::Ok();
 }
 

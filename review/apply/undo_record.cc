@@ -219,7 +219,9 @@ private:
         if (n.type == Type::File) {
             b.size = static_cast<uint64_t>(n.st.st_size);
             TRY(base::Fd f, open_beneath(root_, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY));
-            TRY(b.fingerprint, capture::fingerprint_fd(f.get(), b.size));
+            auto fp = capture::fingerprint_fd(f.get(), b.size);
+            if (!fp) return fp.error().context("reading " + base::display_path(path));
+            b.fingerprint = std::move(fp.value());
         } else if (n.type == Type::Symlink) {
             b.fingerprint = capture::fingerprint_bytes(n.link);
         }

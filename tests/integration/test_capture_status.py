@@ -3,6 +3,7 @@
 reader's view (`show --json`)."""
 import os
 import subprocess
+import threading
 import time
 
 import pytest
@@ -466,6 +467,42 @@ def test_save_of_a_running_session_names_a_file_cut_short(lo, tmp_path):
     finally:
         p.terminate()  # layover run passes it on to the command
         p.wait(timeout=60)
+
+
+def test_save_names_a_real_file_cut_short_meanwhile(lo, tmp_path):
+    # The real (lower) file is read for its base while save runs; something
+    # outside the sandbox truncating it mid-read failed the save with a bare
+    # "file shrank while being read": now the path and "try again".
+    size = 8 << 20
+    (lo.target / "big").write_bytes(b"a" * size)
+    run_ok(lo, "printf more >> big")
+    stop = [False]
+
+    def rewrite():
+        with open(lo.target / "big", "r+b") as f:
+            while not stop[0]:
+                f.truncate(0)
+                f.write(b"b" * size)
+                f.flush()
+                f.seek(0)
+
+    t = threading.Thread(target=rewrite)
+    t.start()
+    failures = []
+    try:
+        for i in range(60):
+            r = lo("save", "s", "-o", str(tmp_path / "p.tar.zst"))
+            if r.returncode != 0:
+                failures.append(r.stderr.decode(errors="replace"))
+            if len(failures) >= 5:
+                break
+    finally:
+        stop[0] = True
+        t.join()
+    assert failures, "no save met a change"
+    for f in failures:
+        assert len(f.splitlines()) == 1, f
+        assert "big" in f and "try again" in f, f
 
 
 def test_show_contents_of_a_linked_sparse_file_in_bounded_memory(lo, tmp_path):
