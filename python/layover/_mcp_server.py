@@ -479,10 +479,20 @@ def _key(rid: Any) -> str:
 _log_lock = threading.Lock()
 
 
+def _inert(line: str) -> str:
+    """A log line as one inert line: the agent's arguments (a step's label, a
+    path in an error) may hold ESC, C1 or bidi controls or a newline that
+    would steer or forge what the person reads on stderr; each such character
+    is written as its escape (\\x1b, \\u202e)."""
+    return "".join(c if c.isprintable() or c == "\t" else
+                   ("\\x%02x" % ord(c) if ord(c) < 0x100 else "\\u%04x" % ord(c) if ord(c) < 0x10000
+                    else "\\U%08x" % ord(c)) for c in line)
+
+
 def log(line: str) -> None:
     with _log_lock:
         try:
-            os.write(2, (line.rstrip("\n") + "\n").encode("utf-8", "replace"))
+            os.write(2, (_inert(line.rstrip("\n")) + "\n").encode("utf-8", "replace"))
         except OSError:
             pass
 

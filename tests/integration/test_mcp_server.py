@@ -374,6 +374,23 @@ def test_mcp_works_installed_with_no_environment(require_sandbox, state_dir):
     assert not (proj / "i.txt").exists() and "i.txt" in status(state_dir, "mcp-inst").stdout
 
 
+def test_mcp_server_log_lines_hold_no_control_character_the_agent_chose(client, proj, state_dir):
+    """The server's own stderr lines that quote the agent's arguments (the
+    deferred step's label) carry no raw control or bidi character: found by
+    the attack pass of 27 Nov, a write_file path with ESC reached stderr raw
+    (the relay of the sandbox's output already replaced them)."""
+    c = client(session="mcp-logesc")
+    job = c.call("start_command", command="exec sleep 600")["structuredContent"]["job_id"]  # busy: step deferred
+    hostile = "x\x1b]0;owned\x07\x1b[2K\x9b1A\u202etxt.sh"
+    assert not c.call("write_file", path=hostile, content="b\n")["isError"]
+    c.call("kill_command", job_id=job)
+    c.close()
+    err = c.stderr()
+    assert "is deferred (merged into the next)" in err, err
+    bad = [ch for ch in err if (ord(ch) < 32 and ch not in "\n\t") or 0x7f <= ord(ch) < 0xa0 or ch == "\u202e"]
+    assert not bad, repr(err)
+
+
 def test_mcp_each_mutating_call_is_a_step_and_a_busy_one_is_deferred(client, proj, state_dir):
     c = client(session="mcp-ck")
     steps = state_dir / "sessions" / "mcp-ck" / "steps"
