@@ -119,6 +119,45 @@ class Helper:
         self._check(args, r.returncode, r.stderr or b"", ok, error)
         return r
 
+    def run_capped(self, args: Sequence[StrPath], cap: int, *, error: Type[SandboxError] = PatchError,
+                   timeout: float = 600) -> Optional[bytes]:
+        """Run `layover ARGS` as run() does and return its stdout, or None as
+        soon as it passes `cap` bytes (the helper is then killed): what a
+        running sandbox holds can grow between a size check and the read
+        (`show --contents` of a file the agent made huge meanwhile)."""
+        try:
+            p = subprocess.Popen(self._argv(args), env=self.env, stdin=subprocess.DEVNULL,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        except OSError as e:
+            raise self._cannot_run(e) from None
+        err = bytearray()
+
+        def drain() -> None:
+            for chunk in iter(lambda: p.stderr.read(65536), b""):  # type: ignore[union-attr]
+                err.extend(chunk[:max(0, 65536 - len(err))])
+
+        t = threading.Thread(target=drain, daemon=True)
+        t.start()
+        timer = threading.Timer(timeout, p.kill)
+        timer.start()
+        out = bytearray()
+        end = time.monotonic() + timeout
+        with p:
+            for chunk in iter(lambda: p.stdout.read1(1 << 20), b""):  # type: ignore[union-attr]
+                out.extend(chunk)
+                if len(out) > cap:
+                    p.kill()
+                    break
+            rc = p.wait()
+        timer.cancel()
+        t.join()
+        if len(out) > cap:
+            return None
+        if rc < 0 and time.monotonic() >= end:
+            raise self._timed_out(args, timeout)
+        self._check(args, rc, bytes(err), (0,), error)
+        return bytes(out)
+
     def run_clipped(self, args: Sequence[StrPath], cap: int, *, ok: Sequence[int] = (0,),
                     timeout: float = 600) -> Tuple[bytes, bytes, int]:
         """Run `layover ARGS` as run() does, keeping only the first and the

