@@ -119,8 +119,8 @@ class Helper:
         self._check(args, r.returncode, r.stderr or b"", ok, error)
         return r
 
-    def run_capped(self, args: Sequence[StrPath], cap: int, *, error: Type[SandboxError] = PatchError,
-                   timeout: float = 600) -> Optional[bytes]:
+    def run_capped(self, args: Sequence[StrPath], cap: int, *, ok: Sequence[int] = (0,),
+                   error: Type[SandboxError] = PatchError, timeout: float = 600) -> Optional[bytes]:
         """Run `layover ARGS` as run() does and return its stdout, or None as
         soon as it passes `cap` bytes (the helper is then killed): what a
         running sandbox holds can grow between a size check and the read
@@ -155,7 +155,7 @@ class Helper:
             return None
         if rc < 0 and time.monotonic() >= end:
             raise self._timed_out(args, timeout)
-        self._check(args, rc, bytes(err), (0,), error)
+        self._check(args, rc, bytes(err), ok, error)
         return bytes(out)
 
     def run_clipped(self, args: Sequence[StrPath], cap: int, *, ok: Sequence[int] = (0,),

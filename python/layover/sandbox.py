@@ -302,8 +302,12 @@ class Sandbox:
         extra = [os.fspath(p) for p in paths]
         if extra:
             args += ["--"] + extra
-        r = self.helper.run(args, ok=(0, 1))
-        return r.stdout.decode("utf-8", "surrogateescape")
+        # What the agent wrote can be gigabytes of text: never read whole.
+        out = self.helper.run_capped(args, self.max_output, ok=(0, 1))
+        if out is None:
+            raise SandboxError("layover: the diff exceeds max_output=%d bytes; read it with 'layover diff %s', "
+                               "pass paths or stat=True, or raise max_output" % (self.max_output, self.name))
+        return out.decode("utf-8", "surrogateescape")
 
     def log(self) -> List[Step]:
         """The session's steps, newest first, from `layover log --json`

@@ -201,6 +201,19 @@ def test_changed_files_stays_within_max_output_when_the_agent_grows_a_file_meanw
     assert sb.running
 
 
+def test_diff_stays_within_max_output_on_a_huge_text_file_the_agent_wrote(make_sandbox):
+    # Found by the attack pass of 27 Nov: diff() read all of `layover diff`
+    # into this process (and decoded it: twice the bytes), however much text
+    # the agent wrote; max_output bounds every call that returns its output.
+    sb = make_sandbox(max_output=1024 * 1024)
+    sb.exec(["sh", "-c", "yes 'a line of text the agent wrote' | head -c 8000000 > huge.txt; echo x > small.txt"],
+            check=True)
+    with pytest.raises(SandboxError, match="the diff exceeds max_output=1048576 bytes"):
+        sb.diff()
+    assert "+x" in sb.diff(["small.txt"]) and "huge.txt" in sb.diff(stat=True)
+    assert sb.running
+
+
 def test_apply_writes_the_real_target(sb, target):
     sb.exec(["sh", "-c", "echo made > made.txt; rm old.txt; echo v2 > src/app.py"], check=True)
     result = sb.apply()
