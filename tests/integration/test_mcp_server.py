@@ -391,6 +391,50 @@ def test_mcp_server_log_lines_hold_no_control_character_the_agent_chose(client, 
     assert not bad, repr(err)
 
 
+FORGER = r"""
+import ctypes, os, socket, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+pid = os.getpid()
+while pid > 1:  # the agent: an ancestor holding the channel as fd 3
+    pid = int(open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()[1])
+    if os.readlink("/proc/%d/fd/3" % pid).startswith("socket:") if os.path.exists("/proc/%d/fd/3" % pid) else False:
+        break
+fd = libc.syscall(438, os.pidfd_open(pid), 3, 0)  # pidfd_getfd
+assert fd >= 0, os.strerror(ctypes.get_errno())
+s = socket.socket(fileno=fd)
+n = int(sys.argv[1])
+body = b'{"id": 987654321, "pad": "' + b"x" * (n - 28) + b'"}'
+assert len(body) == n
+s.sendall(n.to_bytes(4, "big"))
+for i in range(0, n, 4096):  # in small pieces, each one read on its own
+    s.sendall(body[i:i + 4096])
+    time.sleep(0.0002)
+print("sent", n)
+"""
+
+
+def _cpu(pid):
+    f = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()
+    return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def test_mcp_a_frame_trickled_from_inside_costs_the_server_linear_time(client, proj, state_dir):
+    """A command inside can take the agent's channel (pidfd_getfd: the agent
+    is its own uid's process) and send frames; they are untrusted, and a big
+    one sent in small pieces must cost the server (on the host) time in
+    proportion to its size: found by the attack pass of 27 Nov, the reader
+    grew a bytes object per piece, so a 32 MiB frame in 4 KiB pieces cost it
+    seconds of CPU (hours for a stream of them) while it held the GIL."""
+    c = client(session="mcp-trickle")
+    assert not c.call("write_file", path="forge.py", content=FORGER)["isError"]
+    before = _cpu(c.proc.pid)
+    r = c.call("run_command", command="python3 forge.py %d" % (32 << 20), timeout=600)
+    assert "sent" in text(r), r
+    spent = _cpu(c.proc.pid) - before
+    assert spent < 1.5, spent  # the grown bytes object: 3.5 s here, 0.4 s now
+    assert not c.call("read_file", path="forge.py")["isError"]  # the forged reply was dropped: no call had its id
+
+
 def test_mcp_each_mutating_call_is_a_step_and_a_busy_one_is_deferred(client, proj, state_dir):
     c = client(session="mcp-ck")
     steps = state_dir / "sessions" / "mcp-ck" / "steps"
