@@ -87,6 +87,7 @@ int cmd_run(int argc, char** argv) {
     run.plan.pass_mnt_ns = run.discarding;
     Outcome out = supervise(run, pty);
     pty.reset();
+    if (!interactive && !out.cancelled) reset_shared_terminal();  // the command had the terminal unrelayed
     if (out.cancelled) {
         // Before the new session's dir: nothing was made, nothing is left.
         finish_failed_run(run);

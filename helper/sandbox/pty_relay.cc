@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -42,6 +43,18 @@ void PtyRelay::restore() {
     dirty_ = false;
     ::tcsetattr(STDIN_FILENO, TCSADRAIN, &saved_);
     raw_ = false;
+}
+
+void reset_shared_terminal() {
+    const char* term = ::getenv("TERM");
+    if (term && std::string_view(term) == "dumb") return;
+    struct stat out {
+    }, err{};
+    bool out_tty = ::isatty(STDOUT_FILENO) == 1 && ::fstat(STDOUT_FILENO, &out) == 0;
+    bool err_tty = ::isatty(STDERR_FILENO) == 1 && ::fstat(STDERR_FILENO, &err) == 0;
+    if (err_tty) (void)base::write_all(STDERR_FILENO, kTerminalReset, sizeof kTerminalReset - 1);
+    if (out_tty && !(err_tty && out.st_rdev == err.st_rdev))
+        (void)base::write_all(STDOUT_FILENO, kTerminalReset, sizeof kTerminalReset - 1);
 }
 
 bool may_change_terminal(const char* buf, size_t n, unsigned char* prev) {

@@ -93,3 +93,27 @@ def test_a_command_that_left_the_terminal_altered_is_reset_before_the_exit_promp
     child.expect(pexpect.EOF)
     child.close()
     assert RESET not in child.before and b"x\x1b[8my" in child.before, child.before
+
+
+def test_a_command_given_the_terminal_directly_cannot_hide_the_lines_layover_prints_after_it(lo, home):
+    # stdin not a terminal (`< /dev/null`, a piped prompt): no relay, the
+    # command writes to the user's terminal itself. Found by the attack pass
+    # of 27 Nov: its ESC[8m concealed "session kept" (and an --on-exit
+    # apply's list of what it applied), below a decoy line of its own.
+    env = dict(lo.env, TERM="xterm")
+    cmd = "echo ~ > .bashrc; printf 'layover: discarded session\\n\\033[8m'"
+    argv = [LAYOVER, "run", "--target", str(home), "--session", "direct", "--", "/bin/sh", "-c", cmd]
+    child = pexpect.spawn("/bin/sh", ["-c", 'exec "$@" < /dev/null', "sh", *argv], env=env, cwd=str(home), timeout=30)
+    child.expect(pexpect.EOF)
+    child.close()
+    out = child.before
+    tail = out.split(b"\x1b[8m", 1)[1]
+    assert tail.startswith(RESET) and b"\x1b[m" in tail, out
+    assert tail.index(RESET) < tail.index(b"session 'direct' kept"), out
+    # A dumb terminal still gets none.
+    child = pexpect.spawn("/bin/sh", ["-c", 'exec "$@" < /dev/null', "sh", LAYOVER, "run", "--target", str(home),
+                                      "--on-exit", "discard", "--", "/bin/sh", "-c", "echo plain"],
+                          env=dict(env, TERM="dumb"), cwd=str(home), timeout=30)
+    child.expect(pexpect.EOF)
+    child.close()
+    assert b"plain" in child.before and b"\x1b" not in child.before, child.before
