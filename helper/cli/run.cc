@@ -85,9 +85,11 @@ int cmd_run(int argc, char** argv) {
     run.exit_early = !interactive && run.plan.limits.memory_cgroup.empty();
     run.discarding = on_exit == "discard";
     run.plan.pass_mnt_ns = run.discarding;
+    std::optional<SharedTerminal> shared;  // the command gets the terminal unrelayed
+    if (!interactive) shared.emplace();
     Outcome out = supervise(run, pty);
     pty.reset();
-    if (!interactive && !out.cancelled) reset_shared_terminal();  // the command had the terminal unrelayed
+    if (shared && !out.cancelled) shared->restore();
     if (out.cancelled) {
         // Before the new session's dir: nothing was made, nothing is left.
         finish_failed_run(run);

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 #include <string_view>
 
 PtyRelay::~PtyRelay() { restore(); }
@@ -45,16 +46,32 @@ void PtyRelay::restore() {
     raw_ = false;
 }
 
-void reset_shared_terminal() {
-    const char* term = ::getenv("TERM");
-    if (term && std::string_view(term) == "dumb") return;
-    struct stat out {
-    }, err{};
-    bool out_tty = ::isatty(STDOUT_FILENO) == 1 && ::fstat(STDOUT_FILENO, &out) == 0;
+SharedTerminal::SharedTerminal() {
+    // stderr first (layover's own lines go there), stdout only when it is another terminal.
+    struct stat err = {};
+    struct stat out = {};
     bool err_tty = ::isatty(STDERR_FILENO) == 1 && ::fstat(STDERR_FILENO, &err) == 0;
-    if (err_tty) (void)base::write_all(STDERR_FILENO, kTerminalReset, sizeof kTerminalReset - 1);
-    if (out_tty && !(err_tty && out.st_rdev == err.st_rdev))
-        (void)base::write_all(STDOUT_FILENO, kTerminalReset, sizeof kTerminalReset - 1);
+    bool out_tty = ::isatty(STDOUT_FILENO) == 1 && ::fstat(STDOUT_FILENO, &out) == 0;
+    if (err_tty) saved_[0].fd = STDERR_FILENO;
+    if (out_tty && !(err_tty && out.st_rdev == err.st_rdev)) saved_[1].fd = STDOUT_FILENO;
+    for (auto& s : saved_)
+        if (s.fd >= 0) s.have_attrs = ::tcgetattr(s.fd, &s.attrs) == 0;
+}
+
+void SharedTerminal::restore() {
+    const char* term = ::getenv("TERM");
+    bool dumb = term && std::string_view(term) == "dumb";
+    for (auto& s : saved_) {
+        if (s.fd < 0) continue;
+        // Only when changed, and only from the foreground: tcsetattr from a
+        // background job (`layover run ... < /dev/null &`) would stop it (SIGTTOU).
+        struct termios now = {};
+        if (s.have_attrs && ::tcgetattr(s.fd, &now) == 0 && std::memcmp(&now, &s.attrs, sizeof now) != 0 &&
+            ::tcgetpgrp(s.fd) == ::getpgrp())
+            ::tcsetattr(s.fd, TCSADRAIN, &s.attrs);
+        if (!dumb) (void)base::write_all(s.fd, kTerminalReset, sizeof kTerminalReset - 1);
+        s.fd = -1;
+    }
 }
 
 bool may_change_terminal(const char* buf, size_t n, unsigned char* prev) {

@@ -19,11 +19,25 @@ inline constexpr const char kTerminalReset[] =
     "\033[?1047l\033[!p\033[?7h\033[?25h\033[m\033[r\017\033(B"
     "\033[?1000l\033[?1002l\033[?1003l\033[?1004l\033[?1006l\033[?2004l";
 // A run without the relay (stdin not a terminal) whose stdout or stderr is
-// one: the command wrote to that terminal directly, unseen, and could leave
-// it concealing the lines layover prints next (the session kept, what an
-// --on-exit apply applied). Writes kTerminalReset to each such terminal
-// (once when both are the same), unless TERM is "dumb".
-void reset_shared_terminal();
+// one: the command writes to that terminal directly, unseen, and may change
+// its settings (echo off, which the user's shell then keeps) or leave it
+// concealing the lines layover prints next (the session kept, what an
+// --on-exit apply applied). Made before the run, it saves each such
+// terminal's settings; restore() puts them back and writes kTerminalReset
+// to each (once when both are the same; none when TERM is "dumb").
+class SharedTerminal {
+public:
+    SharedTerminal();
+    void restore();
+
+private:
+    struct Saved {
+        int fd = -1;
+        struct termios attrs {};
+        bool have_attrs = false;
+    };
+    Saved saved_[2];
+};
 // Pure: does `buf` hold ESC, SO or a UTF-8 C1 control (U+0080-U+009F)?
 // *prev: the last byte of the previous buffer (a C1's first byte may end one).
 bool may_change_terminal(const char* buf, size_t n, unsigned char* prev);

@@ -107,6 +107,7 @@ def test_a_command_given_the_terminal_directly_cannot_hide_the_lines_layover_pri
     child.expect(pexpect.EOF)
     child.close()
     out = child.before
+    assert child.exitstatus == 0, out
     tail = out.split(b"\x1b[8m", 1)[1]
     assert tail.startswith(RESET) and b"\x1b[m" in tail, out
     assert tail.index(RESET) < tail.index(b"session 'direct' kept"), out
@@ -117,3 +118,20 @@ def test_a_command_given_the_terminal_directly_cannot_hide_the_lines_layover_pri
     child.expect(pexpect.EOF)
     child.close()
     assert b"plain" in child.before and b"\x1b" not in child.before, child.before
+
+
+def test_terminal_settings_a_command_changed_unrelayed_are_put_back(lo, home):
+    # The same direct terminal: echo turned off there would stay off in the
+    # user's shell, which keeps a finished job's settings (found by the
+    # attack pass of 27 Nov).
+    import termios
+    env = dict(lo.env, TERM="xterm")
+    off = ("import termios; a = termios.tcgetattr(1); a[3] &= ~(termios.ECHO | termios.ICANON); "
+           "termios.tcsetattr(1, termios.TCSANOW, a); print('echo-off')")
+    argv = [LAYOVER, "run", "--target", str(home), "--on-exit", "discard", "--", "/usr/bin/python3", "-c", off]
+    child = pexpect.spawn("/bin/sh", ["-c", 'exec "$@" < /dev/null', "sh", *argv], env=env, cwd=str(home), timeout=30)
+    child.expect("echo-off")
+    child.expect(pexpect.EOF)
+    lflag = termios.tcgetattr(child.child_fd)[3]
+    child.close()
+    assert lflag & termios.ECHO and lflag & termios.ICANON, lflag
