@@ -436,7 +436,8 @@ int cmd_apply(int argc, char** argv) {
             if (i + 1 < argc && a.source.empty()) a.source = argv[++i];
             a.paths.assign(argv + i + 1, argv + argc);
             break;
-        } else if (!arg.empty() && arg[0] == '-') return usage("apply", "unknown option " + arg);
+        } else if (!arg.empty() && arg[0] == '-')
+            return usage("apply", "unknown option '" + base::display_path(arg) + "'");
         else if (a.source.empty()) a.source = arg;
         else return usage("apply", "one SESSION or PATCH only (got '" + arg + "' too)");
         if (v == "\x01") return usage("apply", arg + " needs a value");
@@ -646,7 +647,8 @@ int cmd_undo(int argc, char** argv) {
         else if (arg == "--list") list = true;
         else if (arg == "--yes" || arg == "-y") continue;
         else if (take_value(argc, argv, i, "--target", &v)) opts.target = v;
-        else if (!arg.empty() && arg[0] == '-') return usage("undo", "unknown option " + arg);
+        else if (!arg.empty() && arg[0] == '-')
+            return usage("undo", "unknown option '" + base::display_path(arg) + "'");
         else if (source.empty()) source = arg;
         else return usage("undo", "one UNDO record only");
         if (v == "\x01") return usage("undo", arg + " needs a value");
