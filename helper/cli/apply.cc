@@ -17,6 +17,7 @@
 
 #include "capture/patch/known_bases.h"
 #include "capture/patch/reader.h"
+#include "capture/scan/session_scan.h"
 #include "helper/base/fd.h"
 #include "helper/base/glob.h"
 #include "helper/base/json/bytes.h"
@@ -299,7 +300,13 @@ void mark_session_applied(const capture::Patch& patch, const review::ApplyOption
     if (!info.ok()) return;
     if (auto k = capture::remember_bases(info->dir, patch.manifest()); !k.ok())
         std::fprintf(stderr, "layover: apply: applied, but %s\n", k.error().message.c_str());
-    if (!o.only.empty() || !o.exclude.empty() || !o.hunks.empty()) return;
+    if (!o.only.empty() || !o.exclude.empty() || !o.hunks.empty()) {
+        // What is left is what `sessions` counts now (the applied paths equal
+        // the real tree, so they are no longer changes).
+        auto n = capture::count_changes_in_child(info.value());
+        (void)session::set_changes(info->dir, n.ok() ? n.value() : -1);
+        return;
+    }
     if (auto m = session::mark_applied(info->dir, undo); !m.ok())
         std::fprintf(stderr, "layover: apply: applied, but %s\n", m.error().message.c_str());
 }

@@ -213,6 +213,12 @@ Result<void> mark_applied(const std::string& d, const std::string& undo_record) 
     return write_meta(d, m);
 }
 
+Result<void> set_changes(const std::string& d, int64_t changes) {
+    TRY(Meta m, read_meta(d));
+    m.changes = changes;
+    return write_meta(d, m);
+}
+
 Result<void> mark_saved(const std::string& d, const std::string& file) {
     TRY(Meta m, read_meta(d));
     m.saved = file;

@@ -14,6 +14,7 @@
 #include "capture/patch/known_bases.h"
 #include "capture/patch/reader.h"
 #include "capture/patch/save.h"
+#include "capture/scan/session_scan.h"
 #include "helper/base/fd.h"
 #include "helper/base/term.h"
 #include "helper/base/text.h"
@@ -283,6 +284,8 @@ struct Prompt {
         if (!rep.undo.empty())
             std::fprintf(stderr, "layover: undo with: %s\n", undo_command(patch.manifest().target).c_str());
         if (partial) {
+            auto n = capture::count_changes_in_child(s);  // what `sessions` counts now
+            (void)session::set_changes(s.dir, n.ok() ? n.value() : -1);
             std::fprintf(stderr, "layover: session '%s' kept: it still holds the changes not applied\n",
                          s.meta.name.c_str());
             return Next::Done;

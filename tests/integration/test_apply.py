@@ -116,6 +116,22 @@ def test_apply_session_by_name_and_summary(lo):
     assert (lo.target / "fresh.txt").read_text() == "n\n"
 
 
+def test_a_partial_apply_leaves_the_count_sessions_shows_at_what_is_left(lo):
+    # sessions showed the exit's count (3) after apply -- a1 took one: status said 2.
+    run_edit(lo, "echo a > a1 && echo b > b1 && echo c > c1", session="part")
+
+    def count():
+        return {s["name"]: (s["changes"], s["changes_exact"])
+                for s in json.loads(lo("sessions", "--json", check=True).stdout)}["part"]
+
+    assert count() == (3, True)
+    lo("apply", "part", "--yes", "--", "a1", check=True)
+    assert count() == (2, True)
+    lo("apply", "part", "--yes", "--exclude", "c1", check=True)
+    assert count() == (1, True)
+    assert lo("status", "part", check=True).stdout.decode().splitlines()[-1] == "1 change: 1 added"
+
+
 def test_apply_dry_run_changes_nothing(lo):
     run_edit(lo, "echo changed > notes.txt && rm -r old", session="d")
     before = tree(lo.target, mtimes=True)
