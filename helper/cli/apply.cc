@@ -346,25 +346,6 @@ std::string running_session(const std::string& arg) {
 
 enum class Walked { Chosen, Nothing, Failed };
 
-// An --only PATH (or PATH...) that selects no change is a typo far more
-// often than a wish: say so, as the prompt's pick does.
-void warn_unmatched(const capture::Patch& patch, const std::vector<std::string>& only, const std::string& target) {
-    const auto& changes = patch.manifest().changes;
-    for (const auto& o : only) {
-        base::PathFilter one({o}, {});
-        // A path below a changed dir is that change's (a dir deleted whole).
-        auto covers = [&](const auto& c) {
-            return one.selects(c.path) ||
-                   (o.size() > c.path.size() && o.compare(0, c.path.size(), c.path) == 0 && o[c.path.size()] == '/');
-        };
-        if (std::none_of(changes.begin(), changes.end(), covers))
-            std::fprintf(stderr,
-                         "layover: apply: '%s' matches no change (paths are relative to the target %s; 'layover "
-                         "status' lists the changes)\n",
-                         base::display_path(o).c_str(), base::display_path(target).c_str());
-    }
-}
-
 // -p: walk the hunks on the terminal; the answers narrow opts as --only,
 // --exclude and --hunks do.
 Walked walk(const capture::Patch& patch, const std::string& target, review::ApplyOptions* opts) {
@@ -483,7 +464,7 @@ int cmd_apply(int argc, char** argv) {
     std::string bad;
     if (!normalize_path_args(target, a.paths, &a.opts.only, &bad)) return usage("apply", bad);
     if (!hunk_choices(target, a.hunk_args, &a.opts.hunks, &bad)) return usage("apply", bad);
-    warn_unmatched(*patch, a.opts.only, target);
+    warn_unmatched_paths("apply", target, a.opts.only, patch->manifest().changes);
     if (a.walk) {  // the answers become the selection; rejections are asked again
         switch (walk(*patch, target, &a.opts)) {
             case Walked::Chosen: break;

@@ -148,6 +148,7 @@ int cmd_diff(int argc, char** argv) {
         std::fprintf(stderr, "layover: diff: %s\n", bad.c_str());
         return 2;
     }
+    warn_unmatched_paths("diff", patch->manifest().target, opts.paths, patch->manifest().changes);
     // A patch file names the tree it would be applied to: say which.
     if (!patch->from_session())
         std::fprintf(stderr, "layover: diff: %s\n", review::target_line(patch->manifest()).c_str());

@@ -252,7 +252,9 @@ int cmd_blame(int argc, char** argv) {
                         base::display_path(it->rec.label).c_str());
         }
     }
-    if (hits == 0) return fail("no step of session '" + s->meta.name + "' touched " + base::display_path(path));
+    if (hits == 0)
+        return fail("no step of session '" + s->meta.name + "' touched " + base::display_path(path) +
+                    " (paths are relative to the target " + base::display_path(s->meta.target) + ")");
     return 0;
 }
 

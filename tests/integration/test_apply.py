@@ -176,6 +176,18 @@ def test_an_only_path_that_matches_no_change_is_named(lo):
     assert r.stderr.decode() == ("layover: apply: 'note.txt' matches no change (paths are relative to the target "
                                  "%s; 'layover status' lists the changes)\n" % lo.target)
     assert (lo.target / "notes.txt").read_text() != "changed\n" and not (lo.target / "fresh.txt").exists()
+    # status, diff and blame say so too (they printed "no changes" / an empty diff, exit 0, and blame
+    # "no step touched note.txt", with nothing on which tree the path is taken from).
+    for verb in ("status", "diff"):
+        r = lo(verb, "typo", "--", "note.txt")
+        assert r.returncode == 0 and r.stderr.decode().endswith(
+            "layover: %s: 'note.txt' matches no change (paths are relative to the target %s; 'layover status' "
+            "lists the changes)\n" % (verb, lo.target)), (verb, r.stderr)
+    r = lo("status", "typo", "--", "fresh.txt")
+    assert r.returncode == 0 and b"matches no change" not in r.stderr and b"fresh.txt" in r.stdout
+    r = lo("blame", "typo", "note.txt")
+    assert r.returncode == 1 and r.stderr.decode() == (
+        "layover: no step of session 'typo' touched note.txt (paths are relative to the target %s)\n" % lo.target)
     r = lo("apply", "typo", "--yes", "--", "fresh.txt", "nope/")  # one matches: it applies, the other is named
     assert r.returncode == 0 and "'nope' matches no change" in r.stderr.decode()
     assert "'fresh.txt'" not in r.stderr.decode()
