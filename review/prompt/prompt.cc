@@ -109,6 +109,9 @@ struct Prompt {
         Input in = ask("Save patch to [" + def + "]: ", &path);
         if (in != Input::Line) return Next::Kept;
         path = normalize_answer(path).empty() ? def : path;
+        // No shell reads the answer: a leading ~/ is $HOME, as run's save:~/FILE.
+        const char* home = std::getenv("HOME");
+        if (path.rfind("~/", 0) == 0 && home && *home == '/') path = std::string(home) + path.substr(1);
         struct stat st;
         if (::lstat(path.c_str(), &st) == 0) {
             std::string yn;
