@@ -19,6 +19,7 @@ import json
 import os
 import re
 import subprocess
+import sys
 
 from conftest import BUILD, ROOT, SOURCE, as_user
 
@@ -212,6 +213,20 @@ def test_every_flag_of_a_verbs_usage_line_is_in_cli_md_usage_lines():
         left = help_usage_flags(verb) - set(FLAG.findall(text)) - EVERY_VERB
         missing += ["%s --%s" % (verb, f) for f in sorted(left)]
     assert not missing, "flags in a verb's --help usage line but not in docs/cli.md's: %s" % missing
+
+
+def test_cli_md_mcp_section_names_every_tool_the_server_lists():
+    # It named 11 of 15 (not checkpoint, log, rollback, review_feedback).
+    sys.path.insert(0, str(SOURCE / "python"))
+    try:
+        from layover._mcp_tools import tool_list
+    finally:
+        sys.path.pop(0)
+    body = [b for h, b in sections(cli_md(), r"## ").items() if names_verb(h, "mcp")]
+    assert len(body) == 1
+    named = set(re.findall(r"`([a-z_]+)`", body[0]))
+    tools = {t["name"] for t in tool_list("loopback")}
+    assert tools <= named, "tools of layover mcp not named in docs/cli.md's mcp section: %s" % sorted(tools - named)
 
 
 def test_every_flag_cli_md_names_is_accepted_by_a_verb_or_is_another_programs():
