@@ -5,7 +5,6 @@ Not the whole usage text after it (that scrolls the message away); --help prints
 import pytest
 
 CASES = [
-    (["diff"], "missing SESSION or PATCH", "layover diff --help"),
     (["diff", "s1", "--color=sometimes"], "'sometimes'", "layover diff --help"),
     (["show"], "missing FILE.tar.zst", "layover show --help"),
     (["show", "--bogus"], "'--bogus'", "layover show --help"),
