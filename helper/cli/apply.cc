@@ -17,6 +17,7 @@
 
 #include "capture/patch/known_bases.h"
 #include "capture/patch/reader.h"
+#include "capture/scan/session_scan.h"
 #include "helper/base/fd.h"
 #include "helper/base/glob.h"
 #include "helper/base/json/bytes.h"
@@ -299,7 +300,13 @@ void mark_session_applied(const capture::Patch& patch, const review::ApplyOption
     if (!info.ok()) return;
     if (auto k = capture::remember_bases(info->dir, patch.manifest()); !k.ok())
         std::fprintf(stderr, "layover: apply: applied, but %s\n", k.error().message.c_str());
-    if (!o.only.empty() || !o.exclude.empty() || !o.hunks.empty()) return;
+    if (!o.only.empty() || !o.exclude.empty() || !o.hunks.empty()) {
+        // What is left is what `sessions` counts now (the applied paths equal
+        // the real tree, so they are no longer changes).
+        auto n = capture::count_changes_in_child(info.value());
+        (void)session::set_changes(info->dir, n.ok() ? n.value() : -1);
+        return;
+    }
     if (auto m = session::mark_applied(info->dir, undo); !m.ok())
         std::fprintf(stderr, "layover: apply: applied, but %s\n", m.error().message.c_str());
 }
@@ -338,25 +345,6 @@ std::string running_session(const std::string& arg) {
 }
 
 enum class Walked { Chosen, Nothing, Failed };
-
-// An --only PATH (or PATH...) that selects no change is a typo far more
-// often than a wish: say so, as the prompt's pick does.
-void warn_unmatched(const capture::Patch& patch, const std::vector<std::string>& only, const std::string& target) {
-    const auto& changes = patch.manifest().changes;
-    for (const auto& o : only) {
-        base::PathFilter one({o}, {});
-        // A path below a changed dir is that change's (a dir deleted whole).
-        auto covers = [&](const auto& c) {
-            return one.selects(c.path) ||
-                   (o.size() > c.path.size() && o.compare(0, c.path.size(), c.path) == 0 && o[c.path.size()] == '/');
-        };
-        if (std::none_of(changes.begin(), changes.end(), covers))
-            std::fprintf(stderr,
-                         "layover: apply: '%s' matches no change (paths are relative to the target %s; 'layover "
-                         "status' lists the changes)\n",
-                         base::display_path(o).c_str(), base::display_path(target).c_str());
-    }
-}
 
 // -p: walk the hunks on the terminal; the answers narrow opts as --only,
 // --exclude and --hunks do.
@@ -436,7 +424,8 @@ int cmd_apply(int argc, char** argv) {
             if (i + 1 < argc && a.source.empty()) a.source = argv[++i];
             a.paths.assign(argv + i + 1, argv + argc);
             break;
-        } else if (!arg.empty() && arg[0] == '-') return usage("apply", "unknown option " + arg);
+        } else if (!arg.empty() && arg[0] == '-')
+            return usage("apply", "unknown option '" + base::display_path(arg) + "'");
         else if (a.source.empty()) a.source = arg;
         else return usage("apply", "one SESSION or PATCH only (got '" + arg + "' too)");
         if (v == "\x01") return usage("apply", arg + " needs a value");
@@ -475,7 +464,7 @@ int cmd_apply(int argc, char** argv) {
     std::string bad;
     if (!normalize_path_args(target, a.paths, &a.opts.only, &bad)) return usage("apply", bad);
     if (!hunk_choices(target, a.hunk_args, &a.opts.hunks, &bad)) return usage("apply", bad);
-    warn_unmatched(*patch, a.opts.only, target);
+    warn_unmatched_paths("apply", target, a.opts.only, patch->manifest().changes);
     if (a.walk) {  // the answers become the selection; rejections are asked again
         switch (walk(*patch, target, &a.opts)) {
             case Walked::Chosen: break;
@@ -646,7 +635,8 @@ int cmd_undo(int argc, char** argv) {
         else if (arg == "--list") list = true;
         else if (arg == "--yes" || arg == "-y") continue;
         else if (take_value(argc, argv, i, "--target", &v)) opts.target = v;
-        else if (!arg.empty() && arg[0] == '-') return usage("undo", "unknown option " + arg);
+        else if (!arg.empty() && arg[0] == '-')
+            return usage("undo", "unknown option '" + base::display_path(arg) + "'");
         else if (source.empty()) source = arg;
         else return usage("undo", "one UNDO record only");
         if (v == "\x01") return usage("undo", arg + " needs a value");

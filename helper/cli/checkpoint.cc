@@ -69,7 +69,8 @@ int cmd_checkpoint(int argc, char** argv) {
         } else if (a == "--json") {
             json = true;
         } else if (!a.empty() && a[0] == '-') {
-            std::fprintf(stderr, "layover checkpoint: unknown option %s\n%s\n", a.c_str(), kUsage);
+            std::fprintf(stderr, "layover checkpoint: unknown option '%s'; see 'layover checkpoint --help'\n",
+                         base::display_path(a).c_str());
             return 2;
         } else if (name.empty()) {
             name = a;

@@ -32,7 +32,8 @@ int cmd_compare(int argc, char** argv) {
         std::string a = argv[i];
         if (a == "-h" || a == "--help") {
             std::puts(kCompareUsage);
-            std::puts("  Each path as B changes it from A's view (+ only in B, - only in A, ~ differs); both kept");
+            std::puts(
+                "  Each path as B changes it from A's view (A only in B, D only in A, M differs, ...); both kept");
             std::puts("  sessions of one target, e.g. forks of one session. 'layover diff A B' shows the diff.");
             std::puts("  --json   one JSON object: from, to and the changes (as 'status --json' lists them)");
             return 0;
@@ -40,8 +41,8 @@ int cmd_compare(int argc, char** argv) {
         if (a == "--json") {
             json = true;
         } else if (!a.empty() && a[0] == '-') {
-            std::fprintf(stderr, "layover compare: unknown option %s\n%s\n", base::display_path(a).c_str(),
-                         kCompareUsage);
+            std::fprintf(stderr, "layover compare: unknown option '%s'; see 'layover compare --help'\n",
+                         base::display_path(a).c_str());
             return 2;
         } else {
             pos.push_back(a);

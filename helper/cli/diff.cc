@@ -1,4 +1,4 @@
-// `layover diff SESSION|PATCH [--stat] [--name-status] [--color[=WHEN]] [--no-pager] [-- PATH...]`
+// `layover diff [SESSION|PATCH] [--stat] [--name-status] [--color[=WHEN]] [--no-pager] [-- PATH...]`
 #include <fcntl.h>
 
 #include <cerrno>
@@ -14,6 +14,7 @@
 #include "helper/cli/path_args.h"
 #include "helper/cli/step_args.h"
 #include "helper/cli/verbs.h"
+#include "helper/store/session.h"
 #include "review/diff/show.h"
 #include "review/prompt/listing.h"
 #include "review/prompt/risk_patch.h"
@@ -22,10 +23,11 @@
 namespace {
 
 const char kUsage[] =
-    "usage: layover diff SESSION|PATCH [--stat | --name-status] [--color[=auto|always|never]] [--no-pager]\n"
+    "usage: layover diff [SESSION|PATCH] [--stat | --name-status] [--color[=auto|always|never]] [--no-pager]\n"
     "                    [--hunk-numbers] [--mask-secrets] [--flat] [--ignore GLOB]... [--no-default-ignores]\n"
     "                    [--include-ignored] [--step N | --steps N..M] [--target DIR] [--] [PATH...]\n"
     "       layover diff A B [...]: from session A's final view to session B's (best-of-N runs from one fork)\n"
+    "  SESSION defaults to the most recent one, as for 'layover status'\n"
     "  --step N, --steps N..M: the changes those steps of SESSION alone made, against the view just before them\n"
     "  PATH...: paths relative to the target (a directory brings its subtree) or globs\n"
     "  --hunk-numbers: number each file's hunks (@@ ... @@ hunk N), as 'apply --hunks PATH:N' takes them\n"
@@ -92,14 +94,22 @@ int cmd_diff(int argc, char** argv) {
             target = a == "--target" ? argv[++i] : a.substr(9);
             if (target.empty()) return usage_error("--target needs a directory");
         } else if (!a.empty() && a[0] == '-') {
-            return usage_error("unknown option " + base::display_path(a));
+            return usage_error("unknown option '" + base::display_path(a) + "'");
         } else if (source.empty()) {
             source = a;
         } else {
             raw_paths.push_back(a);
         }
     }
-    if (source.empty()) return usage_error("missing SESSION or PATCH");
+    if (source.empty()) {  // as status and log: the most recent session
+        auto state = session::state_dir();
+        auto s = state ? session::find(*state, "") : base::Result<session::Info>(state.error());
+        if (!s) {
+            std::fprintf(stderr, "layover: diff: %s\n", s.error().message.c_str());
+            return 2;
+        }
+        source = s->meta.name;
+    }
     if (!step_args.error.empty()) return usage_error(step_args.error);
 
     bool tty = review::stdout_is_tty();
@@ -148,6 +158,7 @@ int cmd_diff(int argc, char** argv) {
         std::fprintf(stderr, "layover: diff: %s\n", bad.c_str());
         return 2;
     }
+    warn_unmatched_paths("diff", patch->manifest().target, opts.paths, patch->manifest().changes);
     // A patch file names the tree it would be applied to: say which.
     if (!patch->from_session())
         std::fprintf(stderr, "layover: diff: %s\n", review::target_line(patch->manifest()).c_str());

@@ -34,7 +34,9 @@ int fail(const std::string& msg) {
 }
 
 int unknown_option(const char* verb, const std::string& arg, const char* usage) {
-    std::fprintf(stderr, "layover %s: unknown option %s\n%s\n", verb, arg.c_str(), usage);
+    (void)usage;  // one line: what is wrong and where the usage is
+    std::fprintf(stderr, "layover %s: unknown option '%s'; see 'layover %s --help'\n", verb,
+                 base::display_path(arg).c_str(), verb);
     return 2;
 }
 
@@ -250,7 +252,9 @@ int cmd_blame(int argc, char** argv) {
                         base::display_path(it->rec.label).c_str());
         }
     }
-    if (hits == 0) return fail("no step of session '" + s->meta.name + "' touched " + base::display_path(path));
+    if (hits == 0)
+        return fail("no step of session '" + s->meta.name + "' touched " + base::display_path(path) +
+                    " (paths are relative to the target " + base::display_path(s->meta.target) + ")");
     return 0;
 }
 

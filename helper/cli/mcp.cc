@@ -16,6 +16,19 @@
 
 namespace mcp {
 
+// Printed here, not by the Python server, so that `layover mcp --help` works
+// where the package is missing too (cli.md: every verb's --help exits 0).
+const char* const kUsage =
+    "usage: layover mcp [--target DIR] [--session NAME] [--on-exit MODE]\n"
+    "                   [every isolation option of 'layover run': --network MODE, --home MODE, [--hide PATH]...,\n"
+    "                    --no-hide-secrets, [--env-keep GLOB]..., [--env NAME=VALUE]..., --env-clear, --cwd DIR,\n"
+    "                    [--ro PATH]..., [--rw PATH]..., --timeout DURATION, --max-pids N, --max-size SIZE,\n"
+    "                    --max-memory SIZE, --tmp-size SIZE, --wait, --quiet]\n"
+    "  --on-exit MODE  keep (default), discard or save:FILE (apply is the person's, never the agent's)\n"
+    "Serves MCP over stdio: a shell and file tools inside a sandbox over DIR (default $HOME).\n"
+    "The session (default mcp-YYYYmmdd-HHMMSS) is kept; review it with layover status/diff/apply.\n"
+    "See docs/mcp.md.\n";
+
 std::vector<std::string> python_dirs(const std::string& exe_dir) {
     return {exe_dir + "/../python", exe_dir + "/../lib/layover/python"};
 }
@@ -40,6 +53,11 @@ std::vector<std::string> python_argv(const std::string& python, const std::strin
 }  // namespace mcp
 
 int cmd_mcp(int argc, char** argv) {
+    for (int i = 1; i < argc; i++)
+        if (!std::strcmp(argv[i], "-h") || !std::strcmp(argv[i], "--help")) {
+            std::fputs(mcp::kUsage, stdout);
+            return 0;
+        }
     std::string self = base::self_exe();
     if (self.empty()) {
         std::fprintf(stderr, "layover: mcp: cannot find own binary (/proc not mounted?)\n");

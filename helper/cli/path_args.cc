@@ -1,7 +1,27 @@
 #include "helper/cli/path_args.h"
 
+#include <algorithm>
+#include <cstdio>
+
 #include "helper/base/glob.h"
 #include "helper/base/text.h"
+
+void warn_unmatched_paths(const char* verb, const std::string& target, const std::vector<std::string>& rel,
+                          const std::vector<capture::Change>& changes) {
+    for (const auto& o : rel) {
+        base::PathFilter one({o}, {});
+        // A path below a changed dir is that change's (a dir deleted whole).
+        auto covers = [&](const capture::Change& c) {
+            return one.selects(c.path) ||
+                   (o.size() > c.path.size() && o.compare(0, c.path.size(), c.path) == 0 && o[c.path.size()] == '/');
+        };
+        if (std::none_of(changes.begin(), changes.end(), covers))
+            std::fprintf(stderr,
+                         "layover: %s: '%s' matches no change (paths are relative to the target %s; 'layover "
+                         "status' lists the changes)\n",
+                         verb, base::display_path(o).c_str(), base::display_path(target).c_str());
+    }
+}
 
 bool normalize_path_args(const std::string& target, const std::vector<std::string>& raw, std::vector<std::string>* out,
                          std::string* error) {
@@ -24,6 +44,7 @@ bool select_paths(const std::string& target, const std::vector<std::string>& raw
                   std::string* error) {
     std::vector<std::string> rel;
     if (!normalize_path_args(target, raw, &rel, error)) return false;
+    warn_unmatched_paths("status", target, rel, *changes);
     base::PathFilter filter(rel, {});
     std::vector<capture::Change> kept;
     for (auto& c : *changes)

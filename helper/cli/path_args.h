@@ -12,6 +12,14 @@
 bool normalize_path_args(const std::string& target, const std::vector<std::string>& raw, std::vector<std::string>* out,
                          std::string* error);
 
-// Keep only the changes the arguments select.
+// An argument (made relative) that selects none of the changes is a typo,
+// or a path given relative to the current dir rather than the target, far
+// more often than a wish: one stderr line each says so and names the target
+// (`layover: VERB: 'src/a.c' matches no change (paths are relative to ...)`).
+void warn_unmatched_paths(const char* verb, const std::string& target, const std::vector<std::string>& rel,
+                          const std::vector<capture::Change>& changes);
+
+// Keep only the changes the arguments select (status; an argument that
+// selects none is warned about, warn_unmatched_paths).
 bool select_paths(const std::string& target, const std::vector<std::string>& raw, std::vector<capture::Change>* changes,
                   std::string* error);

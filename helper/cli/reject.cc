@@ -31,8 +31,9 @@ int usage(const char* text, const std::string& why) {
         std::fputs(text, stdout);
         return 0;
     }
-    std::fprintf(stderr, "layover: %s\n", why.c_str());
-    std::fputs(text, stderr);
+    (void)text;  // one line: what is wrong and where the usage is
+    std::string verb = why.substr(0, why.find(':'));
+    std::fprintf(stderr, "layover: %s; see 'layover %s --help'\n", why.c_str(), verb.c_str());
     return 2;
 }
 
@@ -72,7 +73,7 @@ int cmd_reject(int argc, char** argv) {
         } else if (a == "--") {
             for (i++; i < argc; i++) (name.empty() ? name : target_arg.empty() ? target_arg : a) = argv[i];
         } else if (!a.empty() && a[0] == '-') {
-            return usage(kRejectUsage, "reject: unknown option '" + a + "'");
+            return usage(kRejectUsage, "reject: unknown option '" + base::display_path(a) + "'");
         } else if (name.empty()) {
             name = a;
         } else if (target_arg.empty()) {
@@ -124,7 +125,8 @@ int cmd_rejections(int argc, char** argv) {
         std::string a = argv[i];
         if (a == "-h" || a == "--help") return usage(kRejectionsUsage, "");
         if (a == "--json") as_json = true;
-        else if (!a.empty() && a[0] == '-') return usage(kRejectionsUsage, "rejections: unknown option '" + a + "'");
+        else if (!a.empty() && a[0] == '-')
+            return usage(kRejectionsUsage, "rejections: unknown option '" + base::display_path(a) + "'");
         else if (name.empty()) name = a;
         else return usage(kRejectionsUsage, "rejections: one SESSION only");
     }

@@ -108,8 +108,8 @@ int cmd_revert(int argc, char** argv) {
             return 0;
         }
         if (!a.empty() && a[0] == '-') {
-            std::fprintf(stderr, "layover revert: unknown option %s\n%s\n", base::display_path(a).c_str(),
-                         kRevertUsage);
+            std::fprintf(stderr, "layover revert: unknown option '%s'; see 'layover revert --help'\n",
+                         base::display_path(a).c_str());
             return 2;
         }
         pos.push_back(a);

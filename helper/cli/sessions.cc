@@ -161,6 +161,21 @@ int cmd_sessions(int argc, char** argv) {
     return 0;
 }
 
+namespace {
+
+// One line: what is wrong and where the usage is (tests/integration/test_usage_errors.py).
+int discard_usage(const std::string& why) {
+    std::fprintf(stderr, "layover discard: %s; see 'layover discard --help'\n", why.c_str());
+    return 2;
+}
+
+int restore_usage(const std::string& why) {
+    std::fprintf(stderr, "layover restore: %s; see 'layover restore --help'\n", why.c_str());
+    return 2;
+}
+
+}  // namespace
+
 int cmd_discard(int argc, char** argv) {
     // discard SESSION: to the trash (as the exit prompt's [d]); --now deletes
     // at once; --rejected drops only the rejected changes (discard_rejected.cc).
@@ -180,16 +195,12 @@ int cmd_discard(int argc, char** argv) {
         }
         if (a == "--now") now = true;
         else if (a == "--rejected") rejected = true;
-        else if (a[0] != '-' && !name) name = argv[i];
-        else {
-            std::fputs(usage, stderr);
-            return 2;
-        }
+        else if (a[0] == '-') return discard_usage("unknown option '" + base::display_path(a) + "'");
+        else if (!name) name = argv[i];
+        else return discard_usage("one SESSION at a time (got '" + base::display_path(a) + "' too)");
     }
-    if (!name || (now && rejected)) {
-        std::fputs(usage, stderr);
-        return 2;
-    }
+    if (!name) return discard_usage("missing SESSION");
+    if (now && rejected) return discard_usage("--now or --rejected, not both");
     auto state = session::state_dir();
     if (!state) return fail(state.error().message);
     auto s = session::find(state.value(), name);
@@ -229,10 +240,9 @@ int cmd_restore(int argc, char** argv) {
         std::puts("usage: layover restore NAME   bring a discarded session back (see 'layover sessions --trash')");
         return 0;
     }
-    if (argc != 2 || argv[1][0] == '-') {
-        std::fputs("usage: layover restore NAME   (see 'layover sessions --trash')\n", stderr);
-        return 2;
-    }
+    if (argc >= 2 && argv[1][0] == '-') return restore_usage("unknown option '" + base::display_path(argv[1]) + "'");
+    if (argc < 2) return restore_usage("missing NAME (the trash entry: 'layover sessions --trash' lists them)");
+    if (argc > 2) return restore_usage("one NAME at a time (got '" + base::display_path(argv[2]) + "' too)");
     std::string name = argv[1];
     if (!base::valid_session_name(name)) return fail("invalid session name '" + base::display_path(name) + "'");
     auto state = session::state_dir();

@@ -44,10 +44,13 @@ int fail(const std::string& msg) {
 }
 
 int usage(const std::string& why = "") {
-    if (!why.empty()) std::fprintf(stderr, "layover: %s\n", why.c_str());
-    std::fputs(kStatusUsage, why.empty() ? stdout : stderr);
-    std::fputs(capture::kIgnoreFlagsHelp, why.empty() ? stdout : stderr);
-    return why.empty() ? 0 : 2;
+    if (!why.empty()) {  // one line: what is wrong and where the usage is
+        std::fprintf(stderr, "layover: %s; see 'layover status --help'\n", why.c_str());
+        return 2;
+    }
+    std::fputs(kStatusUsage, stdout);
+    std::fputs(capture::kIgnoreFlagsHelp, stdout);
+    return 0;
 }
 
 void print(const std::string& s) { std::fwrite(s.data(), 1, s.size(), stdout); }
@@ -79,7 +82,7 @@ int cmd_status(int argc, char** argv) {
         else if (a == "--expand") expand = true;
         else if (a == "--no-pager") no_pager = true;
         else if (a == "-h" || a == "--help") return usage();
-        else if (!a.empty() && a[0] == '-') return usage("status: unknown option '" + a + "'");
+        else if (!a.empty() && a[0] == '-') return usage("status: unknown option '" + base::display_path(a) + "'");
         else if (name.empty()) name = a;
         else return usage("status: more than one session given");
     }

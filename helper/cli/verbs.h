@@ -17,7 +17,7 @@ enum class Bin { Main, Patch, Both };
     X("status", cmd_status, Bin::Both, "status [SESSION] [--json]       changes of a session")                         \
     X("save", cmd_save, Bin::Patch, "save SESSION -o FILE.tar.zst    write a patch")                                   \
     X("show", cmd_show, Bin::Patch, "show FILE.tar.zst [--json]      summary of a patch")                              \
-    X("diff", cmd_diff, Bin::Patch, "diff SESSION|PATCH [--stat] [--name-status] [--color=WHEN] [-- PATH...]")         \
+    X("diff", cmd_diff, Bin::Patch, "diff [SESSION|PATCH] [--stat] [--name-status] [--color=WHEN] [-- PATH...]")       \
     X("apply", cmd_apply, Bin::Patch,                                                                                  \
       "apply SESSION|PATCH [--target DIR] [--dry-run] [--force] [--only PATH] [--exclude GLOB] [--yes]")               \
     X("undo", cmd_undo, Bin::Patch, "undo UNDO|--last|--list [--target DIR]  put back what an apply changed")          \

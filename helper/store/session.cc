@@ -213,6 +213,12 @@ Result<void> mark_applied(const std::string& d, const std::string& undo_record) 
     return write_meta(d, m);
 }
 
+Result<void> set_changes(const std::string& d, int64_t changes) {
+    TRY(Meta m, read_meta(d));
+    m.changes = changes;
+    return write_meta(d, m);
+}
+
 Result<void> mark_saved(const std::string& d, const std::string& file) {
     TRY(Meta m, read_meta(d));
     m.saved = file;
@@ -276,7 +282,12 @@ Result<Info> find(const std::string& state, const std::string& name) {
                            "': use 1-64 of A-Z a-z 0-9 . _ -, not starting with -");
     std::string d = sessions_dir(state) + "/" + name;
     auto m = read_meta(d);
-    if (!m) return base::error("no session named '" + name + "'; list them with 'layover sessions'");
+    if (!m) {
+        if (read_meta(trash_dir(state) + "/" + name))  // discarded (the exit prompt's [d], `discard`)
+            return base::error("no session named '" + name + "': it is in the trash (discarded); 'layover restore " +
+                               name + "' brings it back");
+        return base::error("no session named '" + name + "'; list them with 'layover sessions'");
+    }
     return make_info(d, std::move(m.value()), false);
 }
 

@@ -103,6 +103,9 @@ std::string state_from(bool locked, const Meta& m);
 // trash too: `dir` is wherever it is).
 base::Result<void> mark_applied(const std::string& dir, const std::string& undo_record);
 base::Result<void> mark_saved(const std::string& dir, const std::string& file);
+// The change count `sessions` shows (meta.json "changes"; -1: unknown, the
+// upper layer's count is shown instead), after a partial apply took some.
+base::Result<void> set_changes(const std::string& dir, int64_t changes);
 
 // Find by name; an empty name means the most recently created session.
 base::Result<Info> find(const std::string& state, const std::string& name);

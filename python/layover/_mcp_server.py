@@ -45,15 +45,7 @@ PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL_ERROR =
     -32700, -32600, -32601, -32602, -32603
 UNSUPPORTED_VERSION = -32022
 
-USAGE = """usage: layover mcp [--target DIR] [--session NAME] [--on-exit MODE]
-                   [every isolation option of 'layover run': --network MODE, --home MODE, [--hide PATH]...,
-                    --no-hide-secrets, [--env-keep GLOB]..., [--env NAME=VALUE]..., --env-clear, --cwd DIR,
-                    [--ro PATH]..., [--rw PATH]..., --timeout DURATION, --max-pids N, --max-size SIZE,
-                    --max-memory SIZE, --tmp-size SIZE, --wait, --quiet]
-  --on-exit MODE  keep (default), discard or save:FILE (apply is the person's, never the agent's)
-Serves MCP over stdio: a shell and file tools inside a sandbox over DIR (default $HOME).
-The session (default mcp-YYYYmmdd-HHMMSS) is kept; review it with layover status/diff/apply.
-See docs/mcp.md."""
+# The usage (`layover mcp --help`) is printed by helper/cli/mcp.cc, with or without this package.
 
 RUN_VALUES = ("--network", "--home", "--hide", "--env-keep", "--env", "--cwd", "--ro", "--rw", "--timeout",
               "--max-pids", "--max-size", "--max-memory", "--tmp-size")
@@ -72,15 +64,11 @@ class Options:
         self.on_exit = "keep"
         self.network = "loopback"
         self.run_args: List[str] = []
-        self.help = False
         i = 0
         while i < len(argv):
             arg = argv[i]
             name, eq, value = arg.partition("=") if arg.startswith("--") else (arg, "", "")
             i += 1
-            if arg in ("-h", "--help"):
-                self.help = True
-                continue
             if name in RUN_FLAGS and not eq:
                 self.run_args.append(name)
                 continue
@@ -110,7 +98,7 @@ class Options:
         self.session = self.session or default_session()
         self.quiet = "--quiet" in self.run_args or "-q" in self.run_args
         self.target = os.path.realpath(self.target)
-        if not self.help and not os.path.isdir(self.target):
+        if not os.path.isdir(self.target):
             raise Usage("--target %s: not a directory; pass an existing tree" % self.target)
 
 
@@ -517,9 +505,6 @@ def main(argv: List[str]) -> int:
     except Usage as e:
         log("layover mcp: %s" % e)
         return 2
-    if opts.help:
-        os.write(out_fd, (USAGE + "\n").encode())
-        return 0
     try:
         helper = Helper(opts.binary or find_binary())
     except SandboxError as e:

@@ -14,6 +14,7 @@
 #include "capture/patch/known_bases.h"
 #include "capture/patch/reader.h"
 #include "capture/patch/save.h"
+#include "capture/scan/session_scan.h"
 #include "helper/base/fd.h"
 #include "helper/base/term.h"
 #include "helper/base/text.h"
@@ -108,6 +109,9 @@ struct Prompt {
         Input in = ask("Save patch to [" + def + "]: ", &path);
         if (in != Input::Line) return Next::Kept;
         path = normalize_answer(path).empty() ? def : path;
+        // No shell reads the answer: a leading ~/ is $HOME, as run's save:~/FILE.
+        const char* home = std::getenv("HOME");
+        if (path.rfind("~/", 0) == 0 && home && *home == '/') path = std::string(home) + path.substr(1);
         struct stat st;
         if (::lstat(path.c_str(), &st) == 0) {
             std::string yn;
@@ -283,6 +287,8 @@ struct Prompt {
         if (!rep.undo.empty())
             std::fprintf(stderr, "layover: undo with: %s\n", undo_command(patch.manifest().target).c_str());
         if (partial) {
+            auto n = capture::count_changes_in_child(s);  // what `sessions` counts now
+            (void)session::set_changes(s.dir, n.ok() ? n.value() : -1);
             std::fprintf(stderr, "layover: session '%s' kept: it still holds the changes not applied\n",
                          s.meta.name.c_str());
             return Next::Done;

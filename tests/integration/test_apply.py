@@ -116,6 +116,22 @@ def test_apply_session_by_name_and_summary(lo):
     assert (lo.target / "fresh.txt").read_text() == "n\n"
 
 
+def test_a_partial_apply_leaves_the_count_sessions_shows_at_what_is_left(lo):
+    # sessions showed the exit's count (3) after apply -- a1 took one: status said 2.
+    run_edit(lo, "echo a > a1 && echo b > b1 && echo c > c1", session="part")
+
+    def count():
+        return {s["name"]: (s["changes"], s["changes_exact"])
+                for s in json.loads(lo("sessions", "--json", check=True).stdout)}["part"]
+
+    assert count() == (3, True)
+    lo("apply", "part", "--yes", "--", "a1", check=True)
+    assert count() == (2, True)
+    lo("apply", "part", "--yes", "--exclude", "c1", check=True)
+    assert count() == (1, True)
+    assert lo("status", "part", check=True).stdout.decode().splitlines()[-1] == "1 change: 1 added"
+
+
 def test_apply_dry_run_changes_nothing(lo):
     run_edit(lo, "echo changed > notes.txt && rm -r old", session="d")
     before = tree(lo.target, mtimes=True)
@@ -160,6 +176,18 @@ def test_an_only_path_that_matches_no_change_is_named(lo):
     assert r.stderr.decode() == ("layover: apply: 'note.txt' matches no change (paths are relative to the target "
                                  "%s; 'layover status' lists the changes)\n" % lo.target)
     assert (lo.target / "notes.txt").read_text() != "changed\n" and not (lo.target / "fresh.txt").exists()
+    # status, diff and blame say so too (they printed "no changes" / an empty diff, exit 0, and blame
+    # "no step touched note.txt", with nothing on which tree the path is taken from).
+    for verb in ("status", "diff"):
+        r = lo(verb, "typo", "--", "note.txt")
+        assert r.returncode == 0 and r.stderr.decode().endswith(
+            "layover: %s: 'note.txt' matches no change (paths are relative to the target %s; 'layover status' "
+            "lists the changes)\n" % (verb, lo.target)), (verb, r.stderr)
+    r = lo("status", "typo", "--", "fresh.txt")
+    assert r.returncode == 0 and b"matches no change" not in r.stderr and b"fresh.txt" in r.stdout
+    r = lo("blame", "typo", "note.txt")
+    assert r.returncode == 1 and r.stderr.decode() == (
+        "layover: no step of session 'typo' touched note.txt (paths are relative to the target %s)\n" % lo.target)
     r = lo("apply", "typo", "--yes", "--", "fresh.txt", "nope/")  # one matches: it applies, the other is named
     assert r.returncode == 0 and "'nope' matches no change" in r.stderr.decode()
     assert "'fresh.txt'" not in r.stderr.decode()

@@ -239,3 +239,25 @@ def test_exit_prompt_shows_rejections_and_s_and_a_skip_them_as_save_and_apply_do
     assert "R  f.txt [hunk 1] rejected: keep line 25" in out and "R  other.txt rejected" in out, out
     shown = json.loads(lo("show", tmp_path / "xr.tar.zst", "--json", check=True).stdout)
     assert [x["path"] for x in shown] == ["f.txt"], shown
+
+
+def test_exit_prompt_apply_of_picked_files_leaves_the_count_sessions_shows_at_what_is_left(lo):
+    # sessions showed the exit's count (3) after [p] dropped one and [a] applied two.
+    r = lo.run("cd '%s' && echo a > a1 && echo b > b1 && echo c > c1" % lo.target, session="pk")
+    assert r.returncode == 0, r.stderr
+    c = pexpect.spawn(LAYOVER, ["on-exit", "prompt", "pk"], env=dict(lo.env, PAGER="cat", TERM="dumb"),
+                      cwd=str(lo.target), timeout=20)
+    c.expect(r"What now.*\? \[r/a/s/p/K/d\] ")
+    c.sendline("p")
+    c.expect(r"Pick \(")
+    c.sendline("-b1")
+    c.expect(r"Pick \(")
+    c.sendline("")
+    c.expect(r"What now.*\? \[r/a/s/p/K/d\] ")
+    c.sendline("a")
+    c.expect(r"Apply 2 changes to .*\? \[y/N\] ")
+    c.sendline("y")
+    c.expect("still holds the changes not applied")
+    assert _finish(c) == 0
+    listed = {s["name"]: s for s in json.loads(lo("sessions", "--json", check=True).stdout)}
+    assert (listed["pk"]["changes"], listed["pk"]["changes_exact"]) == (1, True), listed["pk"]

@@ -112,7 +112,15 @@ def test_diff_exit_codes_follow_diff1(lo, home):
     assert r.stderr.count(b"\n") == 1 and b"no-such-session" in r.stderr
     r = lo("diff", "one", "--color=sometimes")
     assert r.returncode == 2 and b"--color" in r.stderr
-    assert lo("diff").returncode == 2
+    # No SESSION: the most recent one, as status and log take it (it was a usage error, exit 2).
+    r = lo("diff")
+    assert r.returncode == 1 and r.stdout == lo("diff", "one").stdout and b"notes.txt" in r.stdout, r.stderr
+    assert lo("diff", "--stat").stdout == lo("diff", "one", "--stat").stdout
+
+
+def test_diff_without_a_session_and_none_made_says_how_to_start_one(lo):
+    r = lo("diff")
+    assert r.returncode == 2 and r.stderr == b"layover: diff: no sessions yet; start one with 'layover run'\n"
 
 
 def test_diff_of_a_saved_patch_file_equals_the_session_diff(lo, tmp_path):

@@ -129,6 +129,11 @@ def test_compare_and_diff_of_two_forks(lo):
                                                              "both.txt": "modified", "notes.txt": "added"}
     text = lo("compare", "x", "y")
     assert text.returncode == 0 and text.stdout.decode().startswith("from session 'x' to session 'y': 4 paths differ")
+    # --help names the letters it prints (it said '+ only in B, - only in A, ~ differs').
+    lines = text.stdout.decode().splitlines()
+    assert "A  only_y.txt" in lines and "D  only_x.txt" in lines and "M  both.txt" in lines, lines
+    helped = lo("compare", "--help").stdout.decode()
+    assert "A only in B, D only in A, M differs" in helped and "+ only in B" not in helped, helped
     r = lo("diff", "x", "y", "--no-pager", "--color=never")
     assert r.returncode == 1, r.stderr.decode(errors="replace")
     out = r.stdout.decode()

@@ -546,6 +546,9 @@ def test_a_binary_without_the_python_package_says_where_it_looked_and_the_fix(tm
         r = subprocess.run([str(tmp_path / "bin" / "layover"), "mcp", "--help"], capture_output=True, timeout=30)
         assert r.returncode == 0 and b"not found" not in r.stderr, r.stderr
         return
+    # --help needs no package: the usage, exit 0 (it was this error, exit 1).
+    r = subprocess.run([str(tmp_path / "bin" / "layover"), "mcp", "--help"], capture_output=True, timeout=30)
+    assert r.returncode == 0 and r.stdout.startswith(b"usage: layover mcp ") and r.stderr == b"", r
     r = subprocess.run([str(tmp_path / "bin" / "layover"), "mcp"], stdin=subprocess.DEVNULL, capture_output=True,
                        timeout=30)
     err = r.stderr.decode()

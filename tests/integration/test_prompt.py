@@ -105,6 +105,20 @@ def test_a_with_a_conflict_lists_it_writes_nothing_and_can_go_back(lo, home, edi
     assert _session_exists(lo, edited)  # it still holds the change not applied
 
 
+def test_s_expands_a_leading_tilde_of_the_path_as_a_shell_would(lo, home, edited, tmp_path):
+    # No shell reads the answer: '~/x' was taken literally ("directory ~ does not exist").
+    child = _prompt(lo, edited, env={"HOME": str(tmp_path)})
+    child.expect(MENU)
+    child.sendline("s")
+    child.expect(r"Save patch to .*: ")
+    child.sendline("~/tilde.tar.zst")
+    child.expect("saved")
+    child.expect(MENU)
+    child.sendline("k")
+    assert _finish(child) == 0
+    assert (tmp_path / "tilde.tar.zst").stat().st_size > 0
+
+
 def test_s_saves_a_patch_to_the_given_path_then_d_discards(lo, home, edited, tmp_path):
     out = tmp_path / "saved.tar.zst"
     child = _prompt(lo, edited)

@@ -208,6 +208,11 @@ def test_discard_moves_the_session_to_the_trash_and_restore_brings_it_back(lo):
     assert (Path(lo.state) / "trash" / "t" / "upper" / "k").read_text() == "kept\n"
     listed = json.loads(lo("sessions", "--trash", "--json", check=True).stdout)
     assert [s["name"] for s in listed] == ["t"]
+    # A verb naming it says where it is and how to get it back (it said only
+    # "no session named 't'; list them with 'layover sessions'", where it is not).
+    r = lo("status", "t")
+    assert r.returncode == 1 and r.stderr.decode() == (
+        "layover: no session named 't': it is in the trash (discarded); 'layover restore t' brings it back\n"), r.stderr
     assert lo("restore", "t").returncode == 0
     assert (lo.session_dir("t") / "upper" / "k").read_text() == "kept\n"
     assert lo("discard", "t", "--now", "--rejected").returncode == 2  # one or the other

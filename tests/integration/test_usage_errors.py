@@ -5,7 +5,6 @@ Not the whole usage text after it (that scrolls the message away); --help prints
 import pytest
 
 CASES = [
-    (["diff"], "missing SESSION or PATCH", "layover diff --help"),
     (["diff", "s1", "--color=sometimes"], "'sometimes'", "layover diff --help"),
     (["show"], "missing FILE.tar.zst", "layover show --help"),
     (["show", "--bogus"], "'--bogus'", "layover show --help"),
@@ -45,3 +44,31 @@ def test_a_missing_patch_file_is_named_once_with_the_fix(lo, args):
     assert r.returncode in (1, 2) and len(err.splitlines()) == 1, err
     assert "no patch file nope.tar.zst; check the path" in err, err
     assert err.count("nope.tar.zst") == (2 if args[0] == "diff" else 1), err  # diff names its operand first
+
+
+VERBS = ["run", "sessions", "status", "save", "show", "diff", "apply", "undo", "discard", "restore", "gc", "doctor",
+         "config", "log", "blame", "rollback", "fork", "reject", "rejections", "checkpoint", "compare", "revert",
+         "mcp"]
+
+
+@pytest.mark.parametrize("verb", VERBS)
+def test_an_unknown_option_is_one_line_naming_it_and_the_help_for_every_verb(lo, verb):
+    # status and reject printed the whole usage after the reason; log, blame,
+    # rollback, fork, checkpoint, compare and revert the usage line; discard
+    # and restore the usage line alone, never saying what was wrong.
+    r = lo(verb, "--bogus")
+    err = r.stderr.decode()
+    assert r.returncode == (125 if verb == "run" else 2), err
+    assert r.stdout == b""
+    assert len(err.splitlines()) == 1, err
+    assert "unknown option '--bogus'" in err and "see 'layover %s --help'" % verb in err, err
+
+
+@pytest.mark.parametrize("args,names", [(["discard"], "missing SESSION"), (["restore"], "missing NAME"),
+                                        (["discard", "s1", "--now", "--rejected"], "--now or --rejected"),
+                                        (["restore", "a", "b"], "one NAME")], ids=lambda a: str(a))
+def test_discard_and_restore_say_what_is_missing(lo, args, names):
+    r = lo(*args)
+    err = r.stderr.decode()
+    assert r.returncode == 2 and len(err.splitlines()) == 1, err
+    assert names in err and "layover %s --help" % args[0] in err, err
