@@ -29,6 +29,7 @@
 #include "helper/cli/verbs.h"
 #include "helper/store/known_bases.h"
 #include "helper/store/session.h"
+#include "review/apply/target.h"
 #include "review/prompt/hunk_walk.h"
 #include "review/prompt/io.h"
 #include "review/prompt/listing.h"
@@ -444,10 +445,7 @@ int cmd_apply(int argc, char** argv) {
     for (const auto& [arg, exclude] : a.hunk_args)
         if (std::string bad; !hunk_pick(arg, exclude, &bad).ok()) return usage("apply", bad);
     bool interactive = ::isatty(0) && !a.json_out;
-    if (!a.yes && !a.opts.dry_run && !interactive)
-        return usage("apply",
-                     "refusing to change the real tree without confirmation: there is no terminal to ask on; "
-                     "pass --yes (or preview with --dry-run)");
+    bool unconfirmed = !a.yes && !a.opts.dry_run && !interactive;
 
     auto fail = [&](const std::string& msg) {
         std::fprintf(stderr, "layover: apply: %s\n", msg.c_str());
@@ -465,6 +463,15 @@ int cmd_apply(int argc, char** argv) {
     if (!normalize_path_args(target, a.paths, &a.opts.only, &bad)) return usage("apply", bad);
     if (!hunk_choices(target, a.hunk_args, &a.opts.hunks, &bad)) return usage("apply", bad);
     warn_unmatched_paths("apply", target, a.opts.only, patch->manifest().changes);
+    // No terminal and no --yes: what needs no answer (the target) is checked
+    // first, so that one refusal names every fix.
+    if (unconfirmed) {
+        if (auto t = review::open_target(a.opts.target, *patch); !t.ok())
+            return usage("apply", t.error().message + "; and pass --yes: there is no terminal to ask on");
+        return usage("apply",
+                     "refusing to change the real tree without confirmation: there is no terminal to ask on; "
+                     "pass --yes (or preview with --dry-run)");
+    }
     if (a.walk) {  // the answers become the selection; rejections are asked again
         switch (walk(*patch, target, &a.opts)) {
             case Walked::Chosen: break;

@@ -108,6 +108,28 @@ def test_a_manifest_target_outside_the_callers_home_needs_target(lo, tmp_path):
     assert (lo.target / "new.txt").read_bytes() == b"n\n"
 
 
+def test_without_a_terminal_or_yes_a_foreign_target_and_yes_are_named_in_one_line(lo, tmp_path):
+    # Another user's saved patch, no terminal: one refusal names --target and
+    # --yes (it took two round trips: first --yes, then --target).
+    patch = PatchBuilder(lo.target).file("new.txt", b"n\n").write(tmp_path / "p.tar.zst")
+    elsewhere = tmp_path / "someone"
+    elsewhere.mkdir()
+    r = lo("apply", patch, env={"HOME": str(elsewhere)})
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.decode().strip().splitlines()
+    assert len(lines) == 1, lines
+    assert "not your home directory or beneath it" in lines[0] and "--target DIR" in lines[0], lines
+    assert "and pass --yes: there is no terminal to ask on" in lines[0], lines
+    # A good --target: only --yes is missing, as before.
+    r = lo("apply", patch, "--target", lo.target, env={"HOME": str(elsewhere)})
+    assert r.returncode == 2 and "--target" not in err_line(r), err_line(r)
+    assert "without confirmation: there is no terminal to ask on; pass --yes" in err_line(r), err_line(r)
+    assert not (lo.target / "new.txt").exists()
+    r = lo("apply", patch, "--target", lo.target, "--yes", env={"HOME": str(elsewhere)})
+    assert r.returncode == 0, r.stderr
+    assert (lo.target / "new.txt").read_bytes() == b"n\n"
+
+
 def test_a_target_that_is_a_symlink_is_refused_and_a_symlinked_parent_is_followed(lo, tmp_path):
     real_parent = tmp_path / "usr-home"
     real_parent.mkdir()
