@@ -11,6 +11,7 @@
 #include <cstring>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -124,13 +125,16 @@ json paths_json(const std::vector<std::string>& paths) {
     return a;
 }
 
-void print_json(const review::ApplyReport* rep, const std::string& err, bool dry_run, uint64_t ignored = 0) {
+// running: a dry run of a session still running (its changes so far), said as "running": true.
+void print_json(const review::ApplyReport* rep, const std::string& err, bool dry_run, uint64_t ignored = 0,
+                bool running = false) {
     json o = {{"applied", rep ? paths_json(rep->applied) : json::array()},
               {"ignored", ignored},
               {"undo", rep && !rep->undo.empty() ? json(rep->undo) : json(nullptr)},
               {"conflicts", rep ? conflicts_json(rep->conflicts) : json::array()},
               {"error", err.empty() ? json(nullptr) : json(err)},
               {"dry_run", dry_run}};
+    if (running) o["running"] = true;
     if (rep) {
         o["forced"] = conflicts_json(rep->forced);
         o["skipped"] = paths_json(rep->skipped);
@@ -332,17 +336,18 @@ void absolute(std::string* path) {
     if (::getcwd(cwd, sizeof cwd)) *path = std::string(cwd) + "/" + *path;
 }
 
-// A session name (not an existing file) whose sandbox still runs is refused:
-// the kernel leaves changes made under a mounted overlay undefined.
-std::string running_session(const std::string& arg) {
+// The supervisor pid of a session name's (not an existing file's) sandbox
+// that still runs, else none. An apply of it is refused: the kernel leaves changes made
+// under a mounted overlay undefined. A dry run writes nothing: it reads the
+// session as status does, and says that it may still change.
+std::optional<int64_t> running_session(const std::string& arg) {
     struct stat st {};
-    if (::stat(arg.c_str(), &st) == 0 || !base::valid_session_name(arg)) return "";
+    if (::stat(arg.c_str(), &st) == 0 || !base::valid_session_name(arg)) return std::nullopt;
     auto state = session::state_dir();
-    if (!state.ok()) return "";
+    if (!state.ok()) return std::nullopt;
     auto info = session::find(*state, arg);
-    if (!info.ok() || info->state != "running") return "";
-    return "session " + arg + " is still running (pid " + std::to_string(info->meta.pid) +
-           "); stop it first (exit the sandboxed command), then re-run";
+    if (!info.ok() || info->state != "running") return std::nullopt;
+    return info->meta.pid;
 }
 
 enum class Walked { Chosen, Nothing, Failed };
@@ -452,7 +457,15 @@ int cmd_apply(int argc, char** argv) {
         if (a.json_out) print_json(nullptr, msg, a.opts.dry_run);
         return 1;
     };
-    if (std::string why = running_session(a.source); !why.empty()) return fail(why);
+    std::optional<int64_t> running = running_session(a.source);
+    if (running && !a.opts.dry_run)
+        return fail("session " + a.source + " is still running (pid " + std::to_string(*running) +
+                    "); stop it first (exit the sandboxed command), then re-run");
+    if (running)
+        std::fprintf(stderr,
+                     "layover: apply: session %s is still running (pid %lld): this dry run shows its changes so "
+                     "far, and they may still change; stop it before applying\n",
+                     a.source.c_str(), static_cast<long long>(*running));
     auto range = cli::steps_of_source(a.source, a.steps, "apply --upto");
     if (!range.ok()) return fail(range.error().message);
     auto patch = capture::Patch::open_source(a.source, {}, a.ignore, *range);
@@ -570,7 +583,7 @@ int cmd_apply(int argc, char** argv) {
     if (a.json_out) {
         print_notes("apply", *rep);
         if (!export_error.empty()) std::fprintf(stderr, "layover: apply: %s\n", export_error.c_str());
-        print_json(&rep.value(), export_error, a.opts.dry_run, patch->manifest().ignored);
+        print_json(&rep.value(), export_error, a.opts.dry_run, patch->manifest().ignored, running.has_value());
         return rep->conflicts.empty() && export_error.empty() && rep->marked.empty() ? 0 : 1;
     }
     print_notes("apply", *rep);

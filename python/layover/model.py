@@ -84,6 +84,7 @@ class ApplyResult:
     dry_run: bool = False
     skipped: List[str] = field(default_factory=list)   # left out by paths=/exclude=
     forced: List[str] = field(default_factory=list)    # conflicts overwritten with force=True
+    running: bool = False          # a dry run of a session still running: its changes so far
 
 
 @dataclass(frozen=True)

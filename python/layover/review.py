@@ -80,7 +80,8 @@ def apply_session(helper: Helper, what: StrPath, *, paths: Optional[Iterable[Str
         raise PatchError(err if isinstance(err, str) and err else message)
     undo = data.get("undo")
     return ApplyResult(applied=_paths(data, "applied"), undo_path=undo if isinstance(undo, str) else None,
-                       dry_run=dry_run, skipped=_paths(data, "skipped"), forced=_paths(data, "forced"))
+                       dry_run=dry_run, skipped=_paths(data, "skipped"), forced=_paths(data, "forced"),
+                       running=data.get("running") is True)
 
 
 def _shown(path: str) -> str:

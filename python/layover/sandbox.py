@@ -412,9 +412,12 @@ class Sandbox:
               exclude: Iterable[str] = (), target: Optional[StrPath] = None, dry_run: bool = False,
               undo_to: Optional[StrPath] = None) -> ApplyResult:
         """Apply the changes to the real target.  The helper refuses to apply
-        a running session, so this stops the sandbox first.  Raises
-        ConflictError (nothing written) when the real tree changed."""
-        self.close()
+        a running session, so this stops the sandbox first; a dry run writes
+        nothing and leaves it running (its result's `running` then says the
+        changes may still change).  Raises ConflictError (nothing written)
+        when the real tree changed."""
+        if not dry_run:
+            self.close()
         return apply_session(self.helper, self.name, paths=paths, force=force, exclude=exclude,
                              target=target, dry_run=dry_run, undo_to=undo_to)
 

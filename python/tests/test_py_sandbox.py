@@ -224,6 +224,19 @@ def test_apply_writes_the_real_target(sb, target):
     assert (target / "src" / "app.py").read_text() == "v2\n"
 
 
+def test_a_dry_run_apply_leaves_the_sandbox_running_and_says_so(sb, target):
+    sb.exec(["sh", "-c", "echo made > made.txt"], check=True)
+    preview = sb.apply(dry_run=True)
+    assert sb.running  # a dry run writes nothing: the sandbox was stopped for it
+    assert preview.dry_run and preview.running and preview.applied == ["made.txt"]
+    assert not (target / "made.txt").exists()
+    sb.exec(["sh", "-c", "echo more > more.txt"], check=True)  # the agent goes on
+    result = sb.apply()
+    assert not sb.running and not result.running and not result.dry_run
+    assert sorted(result.applied) == ["made.txt", "more.txt"]
+    assert (target / "more.txt").read_text() == "more\n"
+
+
 def test_apply_result_names_non_utf8_paths_by_their_exact_bytes(sb, target):
     sb.exec([b"sh", b"-c", b"echo raw > bad\xffname"], check=True)
     result = sb.apply()

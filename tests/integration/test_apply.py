@@ -210,6 +210,22 @@ def test_apply_of_a_running_session_is_refused(lo):
         assert r.returncode == 1
         assert b"still running" in r.stderr and b"stop it first" in r.stderr
         assert not (lo.target / "live.txt").exists()
+        r = lo("apply", "live", "--yes", "--json")
+        assert r.returncode == 1 and json.loads(r.stdout)["error"].startswith("session live is still running")
+        # A dry run writes nothing: it reads the running session, as status
+        # does, and says its changes may still change.
+        r = lo("apply", "live", "--dry-run")
+        assert r.returncode == 0, r.stderr
+        assert b"dry run: would apply 1 change(s)" in r.stdout and b"live.txt" in r.stdout, r.stdout
+        assert b"is still running" in r.stderr and b"may still change" in r.stderr, r.stderr
+        r = lo("apply", "live", "--dry-run", "--json")
+        assert r.returncode == 0, r.stderr
+        out = json.loads(r.stdout)
+        assert out["running"] is True and out["dry_run"] is True and out["error"] is None, out
+        assert [p["path"] for p in out["applied"]] == ["live.txt"], out
+        assert not (lo.target / "live.txt").exists()
+        assert proc.poll() is None  # still running
+        assert [s["status"] for s in json.loads(lo("sessions", "--json").stdout) if s["name"] == "live"] == ["running"]
     finally:
         proc.kill()
         proc.wait()
