@@ -5,7 +5,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <memory>
@@ -204,7 +206,7 @@ base::Error create_error(const std::string& out_file, const base::Error& e) {
 }  // namespace
 
 base::Result<void> save_session(const session::Info& s, const std::string& out_file, const SaveOptions& opts,
-                                std::string* notes) {
+                                std::string* notes, std::vector<std::string>* unmatched) {
     if (out_file.empty()) return base::error("no output file given; use -o FILE");
     struct stat ost;
     if (::stat(out_file.c_str(), &ost) == 0 && S_ISDIR(ost.st_mode))
@@ -245,6 +247,16 @@ base::Result<void> save_session(const session::Info& s, const std::string& out_f
             for (const auto& x : indexes) so.indexes.push_back(x.get());
             ScanResult& scan = held->scan;
             TRY(scan, scan_layers(t.layers(), t.lower.get(), so));
+            // Which PATH arguments select nothing, from this walk (no second
+            // one): their indices lead the result, "1,3\n".
+            std::string result;
+            for (size_t i = 0; i < opts.only.size(); i++) {
+                base::PathFilter one({opts.only[i]}, {});
+                auto covers = [&](const Item& it) { return base::arg_covers(one, opts.only[i], it.change.path); };
+                if (std::none_of(scan.items.begin(), scan.items.end(), covers))
+                    result += (result.empty() ? "" : ",") + std::to_string(i);
+            }
+            result += '\n';
             select_only(&scan, opts.only, opts.exclude);
             TRY_VOID(replace_contents(&scan, opts.contents));
             Manifest& m = held->manifest;
@@ -290,7 +302,7 @@ base::Result<void> save_session(const session::Info& s, const std::string& out_f
             // layer is removed): closed here; only plain memory and fds are left.
             held->trees = SessionTrees{};
             (void)held.release();
-            return said;
+            return result + said;
         },
         [&]() -> base::Result<void> {
             // While the child exits.
@@ -298,7 +310,17 @@ base::Result<void> save_session(const session::Info& s, const std::string& out_f
             return base::Ok();
         });
     if (!r) return r.error().context("saving session '" + s.meta.name + "'");
-    if (notes) *notes = std::move(r.value());
+    size_t eol = r->find('\n');
+    if (eol == std::string::npos)
+        return base::error("saving session '" + s.meta.name + "': a bad reply from its writer");
+    if (unmatched)
+        for (size_t i = 0; i < eol;) {
+            size_t end = std::min(r->find(',', i), eol);
+            size_t n = std::strtoul(r->c_str() + i, nullptr, 10);
+            if (n < opts.only.size()) unmatched->push_back(opts.only[n]);
+            i = end + 1;
+        }
+    if (notes) *notes = r->substr(eol + 1);
     TRY_VOID(fd.close());
     if (::rename(tmp.c_str(), out_file.c_str()) != 0) return base::sys_error("creating " + out_file);
     cleanup.dismiss();

@@ -47,7 +47,9 @@ struct SaveOptions {
 };
 inline constexpr uint64_t kContentHookMax = uint64_t{1} << 20;
 
+// unmatched: the entries of opts.only that select no change (found by the
+// same walk), for the caller's warning.
 base::Result<void> save_session(const session::Info& s, const std::string& out_file, const SaveOptions& opts = {},
-                                std::string* notes = nullptr);
+                                std::string* notes = nullptr, std::vector<std::string>* unmatched = nullptr);
 
 }  // namespace capture

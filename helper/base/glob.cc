@@ -153,6 +153,11 @@ std::string normalize_rel(std::string_view p) {
     return std::string(p);
 }
 
+bool arg_covers(const PathFilter& one, std::string_view arg, std::string_view path) {
+    return one.selects(path) ||
+           (arg.size() > path.size() && arg.compare(0, path.size(), path) == 0 && arg[path.size()] == '/');
+}
+
 bool has_glob_chars(std::string_view p) { return p.find_first_of("*?[") != std::string_view::npos; }
 
 bool glob_selects(std::string_view g, std::string_view path) {

@@ -57,4 +57,10 @@ private:
 // Normalise a user-given --only path: strip "./" prefixes and trailing '/'.
 std::string normalize_rel(std::string_view p);
 
+// Whether a PATH argument (as --only takes it) selects the change at
+// `path`, or lies below it (a path inside a dir deleted whole is that
+// deletion's). `one` is PathFilter({arg}, {}). The unmatched-PATH warnings
+// of status, diff, save and apply.
+bool arg_covers(const PathFilter& one, std::string_view arg, std::string_view path);
+
 }  // namespace base

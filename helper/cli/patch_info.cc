@@ -172,8 +172,10 @@ int cmd_save(int argc, char** argv) {
             return fail("save: rejections of session '" + info->meta.name + "': " + lr.error().message);
     scan_secrets(&so);
     std::string secrets;
-    auto r = capture::save_session(info.value(), out, so, &secrets);
+    std::vector<std::string> unmatched;
+    auto r = capture::save_session(info.value(), out, so, &secrets, &unmatched);
     if (!r) return fail(r.error().message);
+    warn_unmatched("save", info->meta.target, unmatched);
     std::fprintf(stderr, "layover: saved session '%s' to %s\n", info->meta.name.c_str(), out.c_str());
     char real[PATH_MAX];
     if (auto m = session::mark_saved(info->dir, ::realpath(out.c_str(), real) ? real : out); !m)

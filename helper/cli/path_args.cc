@@ -6,21 +6,23 @@
 #include "helper/base/glob.h"
 #include "helper/base/text.h"
 
+void warn_unmatched(const char* verb, const std::string& target, const std::vector<std::string>& unmatched) {
+    for (const auto& o : unmatched)
+        std::fprintf(stderr,
+                     "layover: %s: '%s' matches no change (paths are relative to the target %s; 'layover "
+                     "status' lists the changes)\n",
+                     verb, base::display_path(o).c_str(), base::display_path(target).c_str());
+}
+
 void warn_unmatched_paths(const char* verb, const std::string& target, const std::vector<std::string>& rel,
                           const std::vector<capture::Change>& changes) {
+    std::vector<std::string> unmatched;
     for (const auto& o : rel) {
         base::PathFilter one({o}, {});
-        // A path below a changed dir is that change's (a dir deleted whole).
-        auto covers = [&](const capture::Change& c) {
-            return one.selects(c.path) ||
-                   (o.size() > c.path.size() && o.compare(0, c.path.size(), c.path) == 0 && o[c.path.size()] == '/');
-        };
-        if (std::none_of(changes.begin(), changes.end(), covers))
-            std::fprintf(stderr,
-                         "layover: %s: '%s' matches no change (paths are relative to the target %s; 'layover "
-                         "status' lists the changes)\n",
-                         verb, base::display_path(o).c_str(), base::display_path(target).c_str());
+        auto covers = [&](const capture::Change& c) { return base::arg_covers(one, o, c.path); };
+        if (std::none_of(changes.begin(), changes.end(), covers)) unmatched.push_back(o);
     }
+    warn_unmatched(verb, target, unmatched);
 }
 
 bool normalize_path_args(const std::string& target, const std::vector<std::string>& raw, std::vector<std::string>* out,

@@ -18,6 +18,8 @@ bool normalize_path_args(const std::string& target, const std::vector<std::strin
 // (`layover: VERB: 'src/a.c' matches no change (paths are relative to ...)`).
 void warn_unmatched_paths(const char* verb, const std::string& target, const std::vector<std::string>& rel,
                           const std::vector<capture::Change>& changes);
+// The same lines for arguments found unmatched already (save: by its walk).
+void warn_unmatched(const char* verb, const std::string& target, const std::vector<std::string>& unmatched);
 
 // Keep only the changes the arguments select (status; an argument that
 // selects none is warned about, warn_unmatched_paths).

@@ -168,7 +168,7 @@ def test_apply_into_a_read_only_directory_names_it_and_the_fix(lo):
     assert (lo.target / "ro" / "f").read_text() == "old\n" and not (lo.target / "ro" / "g").exists()
 
 
-def test_an_only_path_that_matches_no_change_is_named(lo):
+def test_an_only_path_that_matches_no_change_is_named(lo, tmp_path):
     # A typo in --only (or PATH...) applies nothing: stderr says which path matched nothing.
     run_edit(lo, "echo changed > notes.txt && echo n > fresh.txt", session="typo")
     r = lo("apply", "typo", "--only", "note.txt", "--yes")
@@ -188,6 +188,18 @@ def test_an_only_path_that_matches_no_change_is_named(lo):
     r = lo("blame", "typo", "note.txt")
     assert r.returncode == 1 and r.stderr.decode() == (
         "layover: no step of session 'typo' touched note.txt (paths are relative to the target %s)\n" % lo.target)
+    # save too (it wrote an empty patch without a word); a path that matches is not named.
+    r = lo("save", "typo", "-o", tmp_path / "typo.tar.zst", "--", "note.txt", "fresh.txt", "nope/")
+    err = r.stderr.decode()
+    assert r.returncode == 0 and (tmp_path / "typo.tar.zst").exists(), err
+    for name in ("note.txt", "nope"):
+        assert ("layover: save: '%s' matches no change (paths are relative to the target %s; 'layover status' "
+                "lists the changes)\n" % (name, lo.target)) in err, err
+    assert "'fresh.txt'" not in err
+    r = lo("show", tmp_path / "typo.tar.zst", "--json")
+    assert [c["path"] for c in json.loads(r.stdout)] == ["fresh.txt"], r.stdout
+    r = lo("save", "typo", "-o", tmp_path / "all.tar.zst")
+    assert r.returncode == 0 and b"matches no change" not in r.stderr, r.stderr
     r = lo("apply", "typo", "--yes", "--", "fresh.txt", "nope/")  # one matches: it applies, the other is named
     assert r.returncode == 0 and "'nope' matches no change" in r.stderr.decode()
     assert "'fresh.txt'" not in r.stderr.decode()
