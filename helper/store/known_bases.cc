@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "helper/base/fd.h"
+#include "helper/base/fs/replace_file.h"
 
 namespace session {
 
@@ -94,12 +95,7 @@ base::Result<void> add_known_bases(const std::string& dir, const KnownBases& mor
     for (const auto& [p, fps] : known) files.push_back({{"path_hex", to_hex(p)}, {"fingerprints", fps}});
     json j = {{"format", "layover-known-bases/1"}, {"files", files}};
     std::string text = j.dump(1) + "\n";
-    std::string tmp = dir + "/.known-bases.json.tmp";
-    TRY(base::Fd fd, base::open_at(AT_FDCWD, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0600));
-    TRY_VOID(base::write_all(fd.get(), text.data(), text.size()));
-    TRY_VOID(fd.close());
-    if (::rename(tmp.c_str(), (dir + kFile).c_str()) != 0) return base::sys_error("saving " + dir + kFile);
-    return base::Ok();
+    return base::replace_file(dir + kFile, dir + "/.known-bases.json.tmp", text, "saving " + dir + kFile);
 }
 
 }  // namespace session

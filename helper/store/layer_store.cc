@@ -9,6 +9,7 @@
 #include <cstdio>
 
 #include "helper/base/fault.h"
+#include "helper/base/fs/replace_file.h"
 #include "helper/store/steps.h"
 
 namespace steps {
@@ -52,12 +53,7 @@ base::Result<void> make_store(const std::string& store) {
 }  // namespace
 
 base::Result<void> replace_file(const std::string& path, const std::string& text) {
-    std::string tmp = path + ".tmp";
-    TRY(base::Fd fd, base::open_at(AT_FDCWD, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0600));
-    TRY_VOID(base::write_all(fd.get(), text.data(), text.size()));
-    TRY_VOID(fd.close());
-    if (::rename(tmp.c_str(), path.c_str()) != 0) return base::sys_error("writing " + path);
-    return base::Ok();
+    return base::replace_file(path, path + ".tmp", text, "writing " + path);
 }
 
 std::string store_dir(const std::string& session_dir) { return parent_of(parent_of(session_dir)) + "/layers"; }

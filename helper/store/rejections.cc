@@ -7,6 +7,7 @@
 #include <cctype>
 
 #include "helper/base/fd.h"
+#include "helper/base/fs/replace_file.h"
 #include "helper/base/json/reader.h"
 #include "helper/base/json/writer.h"
 #include "helper/base/text.h"
@@ -91,12 +92,7 @@ base::Result<Rejection> read_one(base::jsonread::Parser& p) {
 
 base::Result<void> write_file(const std::string& dir, const Rejections& r) {
     std::string text = rejections_to_text(r);
-    std::string tmp = dir + "/.rejections.json.tmp";
-    TRY(base::Fd fd, base::open_at(AT_FDCWD, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0600));
-    TRY_VOID(base::write_all(fd.get(), text.data(), text.size()));
-    TRY_VOID(fd.close());
-    if (::rename(tmp.c_str(), (dir + kFile).c_str()) != 0) return base::sys_error("saving " + dir + kFile);
-    return base::Ok();
+    return base::replace_file(dir + kFile, dir + "/.rejections.json.tmp", text, "saving " + dir + kFile);
 }
 
 }  // namespace

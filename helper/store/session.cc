@@ -16,6 +16,7 @@
 
 #include "helper/base/child.h"
 #include "helper/base/clock.h"
+#include "helper/base/fs/replace_file.h"
 #include "helper/base/json/bytes.h"
 #include "helper/base/text.h"
 #include "helper/store/usage.h"
@@ -147,13 +148,7 @@ Result<void> write_meta(const std::string& d, const Meta& m) {
     if (!m.undo.empty()) j["undo"] = m.undo;
     if (!m.saved.empty()) j["saved"] = m.saved;
     std::string text = j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
-    std::string tmp = d + "/.meta.json.tmp";
-    TRY(base::Fd fd, base::open_at(AT_FDCWD, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0600));
-    TRY_VOID(base::write_all(fd.get(), text.data(), text.size()));
-    TRY_VOID(fd.close());
-    if (::rename(tmp.c_str(), (d + "/meta.json").c_str()) != 0)
-        return base::sys_error("saving session metadata in " + d);
-    return base::Ok();
+    return base::replace_file(d + "/meta.json", d + "/.meta.json.tmp", text, "saving session metadata in " + d);
 }
 
 // The lock is a flock on the session dir itself: a `lock` file cost one more

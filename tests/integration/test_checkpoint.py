@@ -72,6 +72,25 @@ def test_checkpoint_errors_change_nothing(lo):
     assert layers(lo, "e") == [] and (lo.upper("e") / "a.txt").exists()
 
 
+def test_a_checkpoint_whose_writes_fail_leaves_no_temp_file(lo):
+    # A full disk (ENOSPC while writing .meta.json.tmp, steps/live.json.tmp...)
+    # left the empty temp files in the session dir; every write that fails
+    # now removes its own. The fault point fails the N-th such write after
+    # its data went in, as ENOSPC at the close would.
+    run_ok(lo, "echo a > a.txt", "t")
+    d = lo.session_dir("t")
+    failed = 0
+    for n in range(1, 6):
+        r = lo("checkpoint", "t", env={"LAYOVER_FAULT": "replace:written:%d" % n})
+        temps = [str(p.relative_to(d)) for p in d.rglob("*.tmp")]
+        assert temps == [], (n, temps, r.stderr.decode(errors="replace"))
+        if r.returncode != 0:
+            failed += 1
+            assert b"injected fault at replace:written" in r.stderr, r.stderr
+    assert failed, "no checkpoint reached a replaced file"
+    assert lo("status", "t").returncode == 0
+
+
 def test_checkpoint_killed_at_each_point_leaves_the_session_before_or_after(lo):
     for point, after in (("record", False), ("layer", False), ("renamed", True)):
         name = "f" + point
