@@ -87,6 +87,8 @@ int cmd_run(int argc, char** argv) {
     run.plan.pass_mnt_ns = run.discarding;
     std::optional<SharedTerminal> shared;  // the command gets the terminal unrelayed
     if (!interactive) shared.emplace();
+    run.keep_empty = opts->keep_empty;
+    run.quiet = opts->quiet;
     Outcome out = supervise(run, pty);
     pty.reset();
     if (shared && !out.cancelled) shared->restore();
@@ -98,9 +100,27 @@ int cmd_run(int argc, char** argv) {
                          run_signals::name(out.cancelled));
         return 128 + out.cancelled;
     }
+    // The count `sessions` shows, and whether the session is empty (then
+    // removed); a discarded session needs neither.
+    // The upper layer's final syncfs (it was mounted volatile) runs on the
+    // flush's thread meanwhile: one waits on the disk, the other walks
+    // cached metadata. finish_run waits for it.
+    auto count_changes = [&run] {
+        session::Info info;
+        info.meta = run.meta;
+        info.dir = run.session_dir;
+        run.flush.finish();
+        auto n = capture::count_changes_in_child(info);
+        run.meta.changes = n.ok() ? n.value() : -1;
+        wait_teardown(run);
+    };
     if (!out.stopped.empty()) {
-        // A limit stopped it: keep the session whatever --on-exit said (finish_run names it).
-        std::string skipped = on_exit == "keep" ? "" : "; --on-exit " + on_exit + " skipped: a stopped session is kept";
+        // A limit stopped it: keep the session whatever --on-exit said (finish_run names it),
+        // counted as any other; one that changed nothing is removed as any other (--keep-empty keeps it).
+        count_changes();
+        bool empty = run.meta.changes == 0 && !run.keep_empty;
+        std::string skipped =
+            on_exit == "keep" || empty ? "" : "; --on-exit " + on_exit + " skipped: a stopped session is kept";
         std::fprintf(stderr, "layover: %s%s\n", out.stopped.c_str(), skipped.c_str());
         run.meta.stopped = out.stopped;
         int rc = finish_run(run, "keep", out.stop_code);
@@ -111,21 +131,6 @@ int cmd_run(int argc, char** argv) {
         finish_failed_run(run);
         return 125;
     }
-    // The count `sessions` shows, and whether the session is empty (then
-    // removed); a discarded session needs neither.
-    // The upper layer's final syncfs (it was mounted volatile) runs on the
-    // flush's thread meanwhile: one waits on the disk, the other walks
-    // cached metadata. finish_run waits for it.
-    if (on_exit != "discard") {
-        session::Info info;
-        info.meta = run.meta;
-        info.dir = run.session_dir;
-        run.flush.finish();
-        auto n = capture::count_changes_in_child(info);
-        run.meta.changes = n.ok() ? n.value() : -1;
-        wait_teardown(run);
-    }
-    run.keep_empty = opts->keep_empty;
-    run.quiet = opts->quiet;
+    if (on_exit != "discard") count_changes();
     return finish_run(run, on_exit, out.exit_code);
 }

@@ -94,6 +94,27 @@ def test_timeout_stops_everything_keeps_the_session_and_exits_124(sh, on_exit):
     assert "stopped" not in meta(sh, "slow") and meta(sh, "slow")["limits"]["timeout_ms"] == 24 * 3600 * 1000
 
 
+def test_a_timed_out_run_that_changed_nothing_is_removed_as_any_empty_run(sh):
+    # It was kept, listed by `sessions` as `kept` with `~0` changes; a run that
+    # ends by itself having changed nothing is removed, saying so.
+    r = sh.lo("run", "--target", sh.project, "--on-exit", "apply", "--session", "idle", "--timeout", "1s", "--",
+              "/bin/sh", "-c", "sleep 3081", timeout=60)
+    assert r.returncode == 124, r.stderr
+    err = r.stderr.decode()
+    assert "layover: --timeout 1s reached: sandbox stopped\n" in err and "skipped" not in err, err
+    assert "layover: session 'idle' made no changes; removed (--keep-empty keeps it)" in err, err
+    names = [s["name"] for s in json.loads(sh.lo("sessions", "--json").stdout)]
+    assert "idle" not in names, names
+    # --keep-empty keeps it, with its exact count (0, not ~0) and the stop recorded.
+    r = sh.lo("run", "--target", sh.project, "--keep-empty", "--session", "idle2", "--timeout", "1s", "--",
+              "/bin/sh", "-c", "sleep 3082", timeout=60)
+    assert r.returncode == 124, r.stderr
+    assert b"made no changes; kept (--keep-empty)" in r.stderr, r.stderr
+    assert meta(sh, "idle2")["changes"] == 0 and meta(sh, "idle2")["stopped"] == "--timeout 1s reached: sandbox stopped"
+    line = [ln for ln in sh.lo("sessions").stdout.decode().splitlines() if "idle2" in ln]
+    assert len(line) == 1 and "~0" not in line[0], line
+
+
 def test_timeout_none_lets_a_run_end_by_itself(sh):
     r = sh.lo("run", "--target", sh.project, "--on-exit", "discard", "--timeout", "none", "--", "/bin/sh", "-c",
               "sleep 1; echo done")
