@@ -229,3 +229,15 @@ TEST_CASE("base gitignore: name patterns compared without the glob matcher agree
         }
     }
 }
+
+TEST_CASE("base glob: a PATH argument covers what it selects and the deleted dir above it") {
+    auto covers = [](const std::string& arg, const std::string& path) {
+        return base::arg_covers(base::PathFilter({arg}, {}), arg, path);
+    };
+    CHECK(covers("src", "src/a.c"));       // a directory brings its subtree
+    CHECK(covers("src/a.c", "src"));       // inside a dir deleted whole: that deletion's
+    CHECK(covers("*.c", "src/a.c"));       // a glob
+    CHECK_FALSE(covers("sr", "src/a.c"));  // a prefix of a name is no match
+    CHECK_FALSE(covers("src", "srcx"));
+    CHECK_FALSE(covers("srcx/a", "src"));
+}
