@@ -1,0 +1,138 @@
+// What `apply` and `undo` share (helper/cli/apply_shared.h).
+#include "helper/cli/apply_shared.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "helper/base/json/bytes.h"
+#include "helper/base/text.h"
+
+namespace cli {
+
+namespace {
+
+using json = nlohmann::json;
+
+}  // namespace
+
+int usage(const char* verb, const std::string& why) {
+    std::fprintf(stderr, "layover: %s: %s; see 'layover %s --help'\n", verb, why.c_str(), verb);
+    return 2;
+}
+
+// --opt VALUE or --opt=VALUE.
+bool take_value(int argc, char** argv, int& i, const char* name, std::string* out) {
+    size_t n = std::strlen(name);
+    if (std::strncmp(argv[i], name, n) != 0) return false;
+    if (argv[i][n] == '=') {
+        *out = argv[i] + n + 1;
+    } else if (argv[i][n] != '\0') {
+        return false;
+    } else {
+        *out = i + 1 < argc ? argv[++i] : "";
+    }
+    // An empty value (`--target "$UNSET"`) is no value: never the default.
+    if (out->empty()) *out = "\x01";  // missing value marker
+    return true;
+}
+
+// Relative paths are taken from the caller's working directory.
+void absolute(std::string* path) {
+    if (path->empty() || (*path)[0] == '/') return;
+    char cwd[4096];
+    if (::getcwd(cwd, sizeof cwd)) *path = std::string(cwd) + "/" + *path;
+}
+
+namespace {
+
+json conflicts_json(const std::vector<review::Conflict>& cs) {
+    json a = json::array();
+    for (const auto& c : cs) {
+        json o = base::json::path_object(c.path);
+        o["reason"] = c.reason;
+        a.push_back(std::move(o));
+    }
+    return a;
+}
+
+json paths_json(const std::vector<std::string>& paths) {
+    json a = json::array();
+    for (const auto& p : paths) a.push_back(base::json::path_object(p));
+    return a;
+}
+
+}  // namespace
+
+// running: a dry run of a session still running (its changes so far), said as "running": true.
+void print_json(const review::ApplyReport* rep, const std::string& err, bool dry_run, uint64_t ignored, bool running) {
+    json o = {{"applied", rep ? paths_json(rep->applied) : json::array()},
+              {"ignored", ignored},
+              {"undo", rep && !rep->undo.empty() ? json(rep->undo) : json(nullptr)},
+              {"conflicts", rep ? conflicts_json(rep->conflicts) : json::array()},
+              {"error", err.empty() ? json(nullptr) : json(err)},
+              {"dry_run", dry_run}};
+    if (running) o["running"] = true;
+    if (rep) {
+        o["forced"] = conflicts_json(rep->forced);
+        o["skipped"] = paths_json(rep->skipped);
+        o["recovered"] = rep->recovered.empty() ? json(nullptr) : json(rep->recovered);
+        o["undo_patch"] = rep->undo_patch.empty() ? json(nullptr) : json(rep->undo_patch);
+        o["undo_pruned"] = rep->pruned.count;
+        json partial = json::array();
+        for (const auto& p : rep->partial) {
+            json e = base::json::path_object(p.path);
+            e["hunks"] = p.hunks;
+            e["of"] = p.of;
+            partial.push_back(std::move(e));
+        }
+        o["partial"] = std::move(partial);
+        o["merged"] = paths_json(rep->merged);
+        o["marked"] = paths_json(rep->marked);
+        json mc = json::array();
+        for (const auto& f : rep->merge_conflicts) {
+            json e = base::json::path_object(f.path);
+            json ranges = json::array();
+            for (const auto& r : f.ranges)
+                ranges.push_back({{"base", {r.base.first, r.base.count}},
+                                  {"target", {r.ours.first, r.ours.count}},
+                                  {"patch", {r.theirs.first, r.theirs.count}}});
+            e["ranges"] = std::move(ranges);
+            mc.push_back(std::move(e));
+        }
+        o["merge_conflicts"] = std::move(mc);
+    }
+    // ensure_ascii: every non-ASCII character as \uXXXX, so that even a dump
+    // to a terminal is inert (C1 and bidi controls in names included).
+    std::cout << o.dump(-1, ' ', true, json::error_handler_t::replace) << std::endl;
+}
+
+void print_conflicts(const char* verb, const review::ApplyReport& rep, const std::string& what) {
+    std::fprintf(stderr, "layover: %s: %zu conflict%s; nothing was %s:\n", verb, rep.conflicts.size(),
+                 rep.conflicts.size() == 1 ? "" : "s", what.c_str());
+    for (const auto& c : rep.conflicts)
+        std::fprintf(stderr, "  %s: %s\n", base::display_path(c.path).c_str(), c.reason.c_str());
+    // Advice names only flags this verb accepts: undo has no --exclude/--only.
+    if (std::string(verb) == "undo")
+        std::fprintf(stderr, "fix: look at those paths; then re-run with --force to restore over them anyway\n");
+    else
+        std::fprintf(stderr,
+                     "fix: look at those paths; then re-run with --force to overwrite them (the current versions are\n"
+                     "     kept for undo), or leave them out with --exclude GLOB / pick others with --only PATH\n");
+}
+
+void print_notes(const char* verb, const review::ApplyReport& rep) {
+    if (!rep.recovered.empty()) std::fprintf(stderr, "layover: %s: %s\n", verb, rep.recovered.c_str());
+    for (const auto& c : rep.forced)
+        std::fprintf(stderr, "layover: %s: overriding conflict (--force): %s: %s\n", verb,
+                     base::display_path(c.path).c_str(), c.reason.c_str());
+    for (const auto& p : rep.skipped)
+        std::fprintf(stderr,
+                     "layover: %s: not applied (not stored: a socket, or a real dir holding a hidden path): %s\n", verb,
+                     base::display_path(p).c_str());
+}
+
+}  // namespace cli

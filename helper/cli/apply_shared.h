@@ -1,0 +1,27 @@
+// What `apply` and `undo` share: their one-line usage errors, --opt VALUE
+// parsing, paths from the caller's directory, and the report they print
+// (text notes and conflicts on stderr, or one JSON object on stdout).
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "review/apply/apply.h"
+
+namespace cli {
+
+// "layover VERB: WHY; see 'layover VERB --help'" on stderr; returns 2.
+int usage(const char* verb, const std::string& why);
+// --opt VALUE or --opt=VALUE at argv[i] (i moves past the value); an empty
+// or missing value is "\x01".
+bool take_value(int argc, char** argv, int& i, const char* name, std::string* out);
+// A relative path made absolute from the caller's working directory.
+void absolute(std::string* path);
+
+// The report as one JSON object (err: the failure, else ""); running: a
+// dry run of a session still running, said as "running": true.
+void print_json(const review::ApplyReport* rep, const std::string& err, bool dry_run, uint64_t ignored = 0,
+                bool running = false);
+void print_conflicts(const char* verb, const review::ApplyReport& rep, const std::string& what);
+void print_notes(const char* verb, const review::ApplyReport& rep);
+
+}  // namespace cli

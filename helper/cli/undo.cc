@@ -1,0 +1,117 @@
+// `layover undo`: parse, undo, print.
+#include "review/undo/undo.h"
+
+#include <cstdio>
+#include <string>
+
+#include "capture/patch/reader.h"
+#include "helper/base/text.h"
+#include "helper/cli/apply_shared.h"
+#include "helper/cli/undo_list.h"
+#include "helper/cli/verbs.h"
+#include "review/apply/apply.h"
+
+using cli::absolute;
+using cli::print_conflicts;
+using cli::print_json;
+using cli::print_notes;
+using cli::take_value;
+using cli::usage;
+
+namespace {
+
+void help_undo() {
+    std::fputs(
+        "usage: layover undo UNDO [--target DIR] [--force] [--dry-run] [--json]\n"
+        "       layover undo --last [--target DIR] [--force] [--dry-run] [--json]\n"
+        "       layover undo --list [--target DIR] [--json]\n"
+        "Put back what an apply changed. UNDO is the record apply printed (STATE/undo/DEV-INO/ID, or\n"
+        "TARGET/.layover-undo/ID) or an undo patch written by 'apply --undo-to FILE'. --last undoes the\n"
+        "newest apply on --target (default: $HOME); --list lists its records.\n",
+        stdout);
+}
+
+}  // namespace
+
+int cmd_undo(int argc, char** argv) {
+    std::string source;
+    review::UndoOptions opts;
+    bool json_out = false, last = false, list = false;
+    for (int i = 1; i < argc; i++) {
+        std::string v, arg = argv[i];
+        if (arg == "-h" || arg == "--help") {
+            help_undo();
+            return 0;
+        }
+        if (arg == "--force") opts.force = true;
+        else if (arg == "--dry-run" || arg == "-n") opts.dry_run = true;
+        else if (arg == "--json") json_out = true;
+        else if (arg == "--last") last = true;
+        else if (arg == "--list") list = true;
+        else if (arg == "--yes" || arg == "-y") continue;
+        else if (take_value(argc, argv, i, "--target", &v)) opts.target = v;
+        else if (!arg.empty() && arg[0] == '-')
+            return usage("undo", "unknown option '" + base::display_path(arg) + "'");
+        else if (source.empty()) source = arg;
+        else return usage("undo", "one UNDO record only");
+        if (v == "\x01") return usage("undo", arg + " needs a value");
+    }
+    if (last || list) {
+        if (!source.empty() || (last && list)) return usage("undo", "give one of UNDO, --last or --list");
+        auto target = undo_target(opts.target);
+        if (!target.ok()) return usage("undo", target.error().message);
+        if (list) return undo_list(*target, json_out);
+        auto rec = newest_record(*target);
+        if (!rec.ok()) {
+            std::fprintf(stderr, "layover: undo: %s\n", rec.error().message.c_str());
+            return 1;
+        }
+        source = *rec;
+        opts.target = *target;
+    }
+    if (source.empty())
+        return usage("undo", "missing UNDO (the record path 'layover apply' printed), --last or --list");
+    auto fail = [&](const std::string& msg) {
+        std::fprintf(stderr, "layover: undo: %s\n", msg.c_str());
+        if (json_out) print_json(nullptr, msg, opts.dry_run);
+        return 1;
+    };
+    base::Result<review::ApplyReport> rep = base::error("");
+    if (review::is_undo_record(source)) {
+        rep = review::undo_record(source, opts);
+    } else {
+        // An undo patch exported with --undo-to: a conflict-checked apply
+        // that leaves no record of its own and retires the spent one.
+        auto patch = capture::Patch::open(source);
+        if (!patch.ok()) return fail(patch.error().message);
+        if (patch->manifest().kind != "undo")
+            return fail(base::display_path(source) +
+                        " is an ordinary patch, not an undo patch (written by "
+                        "'apply --undo-to') or undo record; to apply it use 'layover apply " +
+                        base::display_path(source) + "'");
+        review::ApplyOptions ao;
+        ao.target = opts.target;
+        absolute(&ao.target);
+        ao.force = opts.force;
+        ao.dry_run = opts.dry_run;
+        ao.as_undo = true;
+        rep = review::apply_patch(*patch, ao);
+    }
+    if (!rep.ok()) return fail(rep.error().message);
+    print_notes("undo", *rep);
+    if (json_out) {
+        print_json(&rep.value(), "", opts.dry_run);
+        return rep->conflicts.empty() ? 0 : 1;
+    }
+    if (!rep->conflicts.empty()) {
+        print_conflicts("undo", *rep, "restored");
+        return 1;
+    }
+    std::printf("%s %zu path(s)\n", opts.dry_run ? "dry run: would restore" : "restored", rep->applied.size());
+    for (const auto& p : rep->applied) std::printf("  %s\n", base::display_path(p).c_str());
+    if (!rep->retired.empty())
+        std::printf("removed the spent undo record %s\n", base::display_path(rep->retired).c_str());
+    if (!rep->undo.empty())
+        std::printf("the versions this replaced are kept in %s\n", base::display_path(rep->undo).c_str());
+    return 0;
+}
