@@ -135,6 +135,8 @@ void TermFilter::step(unsigned char b, std::string* out) {
             } else if (b == '_' || b == '^' || b == 'X') {  // APC, PM, SOS
                 held_.clear();
                 st_ = St::kDrop;
+            } else if ((b < 0x20 && b != kEsc && b != kCan && b != kSub) || b == 0x7f) {
+                out->push_back(static_cast<char>(b));  // a terminal runs a C0 (ignores DEL) and stays after the ESC
             } else {
                 out->append(held_);  // ESC starting anything else: CSI, charsets, ST...
                 held_.clear();

@@ -220,3 +220,25 @@ TEST_CASE("term filter: a C1 control is found at any offset, after any UTF-8 tex
         }
     }
 }
+
+TEST_CASE("term filter: a C0 control between ESC and ] does not hide an OSC", "[pty]") {
+    // The terminal runs it and stays after the ESC: ESC BEL ] 52 is still an OSC 52.
+    CHECK(run1("a\x1b\x07]52;c;ZWNobw==\x07"
+               "b") ==
+          "a\x07"
+          "b");
+    CHECK(run1("a\x1b\r\n]52;c;ZWNobw==\x07"
+               "b") ==
+          "a\r\n"
+          "b");
+    CHECK(bytewise("a\x1b\x07]52;c;ZWNobw==\x07"
+                   "b") ==
+          "a\x07"
+          "b");
+    CHECK(run1("a\x1b\x7f]52;c;ZWNobw==\x07"
+               "b") ==
+          "a\x7f"
+          "b");
+    // CAN cancels the ESC: what follows is text.
+    CHECK(run1("a\x1b\x18]52;c;ZWNobw==\x07") == "a\x1b\x18]52;c;ZWNobw==\x07");
+}
