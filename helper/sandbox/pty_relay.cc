@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <string_view>
 
@@ -75,13 +76,31 @@ void SharedTerminal::restore() {
 }
 
 bool may_change_terminal(const char* buf, size_t n, unsigned char* prev) {
-    bool found = false;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = static_cast<unsigned char>(buf[i]);
-        if (c == 0x1b || c == 0x0e || (*prev == 0xc2 && c >= 0x80 && c <= 0x9f)) found = true;
-        *prev = c;
+    // Eight bytes at a time past words holding no ESC, SO or C2 (a C1's first byte).
+    constexpr uint64_t kOnes = 0x0101010101010101ull, kHigh = kOnes * 0x80;
+    auto has = [](uint64_t w, unsigned char c) {
+        uint64_t x = w ^ (kOnes * c);
+        return ((x - kOnes) & ~x & kHigh) != 0;
+    };
+    size_t i = 0;
+    if (*prev == 0xc2 && n > 0) {
+        unsigned char c = static_cast<unsigned char>(buf[0]);
+        if (c >= 0x80 && c <= 0x9f) return *prev = c, true;
     }
-    return found;
+    for (;;) {
+        for (uint64_t w; i + 8 <= n; i += 8) {
+            std::memcpy(&w, buf + i, 8);
+            if (*prev == 0xc2 || has(w, 0x1b) || has(w, 0x0e) || has(w, 0xc2)) break;
+            *prev = static_cast<unsigned char>(buf[i + 7]);
+        }
+        if (i == n) return false;
+        size_t end = i + 8 < n ? i + 8 : n;
+        for (; i < end; i++) {
+            unsigned char c = static_cast<unsigned char>(buf[i]);
+            if (c == 0x1b || c == 0x0e || (*prev == 0xc2 && c >= 0x80 && c <= 0x9f)) return *prev = c, true;
+            *prev = c;
+        }
+    }
 }
 
 void PtyRelay::resize() {
@@ -92,26 +111,28 @@ void PtyRelay::resize() {
 namespace {
 
 // Copy one read's worth; false on EOF or error (EIO: the pty's other side
-// closed). `seen`, when given, sees what was copied.
-template <typename Seen>
-bool copy_once(int from, int to, Seen seen) {
+// closed).
+bool copy_once(int from, int to) {
     char buf[16384];
     ssize_t n = ::read(from, buf, sizeof buf);
     if (n < 0 && (errno == EINTR || errno == EAGAIN)) return true;
     if (n <= 0) return false;
-    seen(buf, static_cast<size_t>(n));
     return base::write_all(to, buf, static_cast<size_t>(n)).ok();
 }
 
 }  // namespace
 
-bool PtyRelay::pump_input() {
-    return copy_once(STDIN_FILENO, master_.get(), [](const char*, size_t) {});
-}
+bool PtyRelay::pump_input() { return copy_once(STDIN_FILENO, master_.get()); }
 bool PtyRelay::pump_output() {
-    return copy_once(master_.get(), STDOUT_FILENO, [this](const char* b, size_t n) {
-        if (may_change_terminal(b, n, &last_)) dirty_ = true;
-    });
+    char buf[16384];
+    ssize_t n = ::read(master_.get(), buf, sizeof buf);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) return true;
+    if (n <= 0) return false;
+    out_.clear();
+    filter_.feed(buf, static_cast<size_t>(n), &out_);
+    if (out_.empty()) return true;
+    if (!dirty_ && may_change_terminal(out_.data(), out_.size(), &last_)) dirty_ = true;
+    return base::write_all(STDOUT_FILENO, out_.data(), out_.size()).ok();
 }
 
 void PtyRelay::drain() {

@@ -5,9 +5,11 @@
 #include <termios.h>
 
 #include <cstddef>
+#include <string>
 
 #include "helper/base/fd.h"
 #include "helper/base/result.h"
+#include "helper/sandbox/term_filter.h"
 
 // What the command's output may have left the terminal in (SGR attributes
 // such as concealed text, a scroll region, the alternate screen, the G1
@@ -58,7 +60,7 @@ public:
     void resize();     // copy the terminal's window size to the pty
     // Move bytes for whichever fds are ready; false once the pty is closed.
     bool pump_input();   // stdin -> master
-    bool pump_output();  // master -> stdout
+    bool pump_output();  // master -> stdout, through filter_
     void drain();        // after the command exits: copy what is left
 
 private:
@@ -68,4 +70,6 @@ private:
     bool raw_ = false;
     bool dirty_ = false;      // the relayed output may have changed the terminal's state
     unsigned char last_ = 0;  // the last byte relayed
+    TermFilter filter_;       // drops the control strings that reach the host (term_filter.h)
+    std::string out_;         // one read's worth, filtered
 };

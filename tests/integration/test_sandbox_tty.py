@@ -135,3 +135,33 @@ def test_terminal_settings_a_command_changed_unrelayed_are_put_back(lo, home):
     lflag = termios.tcgetattr(child.child_fd)[3]
     child.close()
     assert lflag & termios.ECHO and lflag & termios.ICANON, lflag
+
+
+def test_host_reaching_terminal_strings_from_the_command_never_reach_the_users_terminal(lo, home):
+    # OSC 52 would set the host's clipboard (the person then pastes the
+    # agent's command into a host shell); the others reach past the screen
+    # too (docs/security.md, "Terminal control strings"). Colours, hyperlinks
+    # and plain output still arrive.
+    big = "QUFB" * 20000  # one OSC 52 of 80 KB, spread over many reads
+    script = ("import sys, time\n"
+              "w = sys.stdout.buffer.write\n"
+              "w(b'before \\x1b[31mred\\x1b[m\\n')\n"
+              "w(b'\\x1b]52;c;U0VDUkVUMQ==\\x07\\x1b]52;c;U0VDUkVUMg==\\x1b\\\\\\xc2\\x9d52;c;U0VDUkVUMw==\\xc2\\x9c')\n"
+              "w(b'\\x1bPtmux;\\x1b\\x1b]52;c;U0VDUkVUNA==\\x07\\x1b\\\\\\x1b]2;SPOOFED\\x07\\x1b]7;file://x/tmp\\x07')\n"
+              "w(b'\\x1b]1337;File=name=eA==;inline=0:U0VDUkVUNQ==\\x07\\x1b]4;1;rgb:ff/00/00\\x07')\n"
+              "w(b'\\x1b]52;c;' + b'%s' + b'\\x07'); sys.stdout.flush()\n"
+              "w(b'\\x1b]5'); sys.stdout.flush(); time.sleep(0.2)\n"  # split across two reads
+              "w(b'2;c;U0VDUkVUNg==\\x07\\x1b]8;;https://example.com/\\x1b\\\\link\\x1b]8;;\\x1b\\\\ after\\n')\n"
+              % big)
+    env = dict(lo.env, TERM="xterm")
+    child = pexpect.spawn(LAYOVER, ["run", "--target", str(home), "--on-exit", "discard", "--",
+                                    "/usr/bin/python3", "-c", script], env=env, cwd=str(home), timeout=30)
+    child.expect(pexpect.EOF)
+    child.close()
+    out = child.before
+    assert child.exitstatus == 0, out
+    assert b"before \x1b[31mred\x1b[m" in out, out
+    assert b"\x1b]8;;https://example.com/\x1b\\link\x1b]8;;\x1b\\ after" in out, out
+    for leaked in (b"52;", b"U0VDUkVU", b"QUFB", b"SPOOFED", b"file://", b"1337", b"rgb:", b"tmux"):
+        assert leaked not in out, (leaked, out[:2000])
+    assert b"\x9d" not in out and b"\x1b]" not in out.replace(b"\x1b]8;;", b""), out[:2000]

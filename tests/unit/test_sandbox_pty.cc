@@ -33,3 +33,46 @@ TEST_CASE("pty relay: output that may change the terminal's state is told from p
     prev = 0;
     CHECK_FALSE(changes("\xe2\x80\x9c quoted \xe2\x80\x9d", &prev));
 }
+
+TEST_CASE("pty relay: an escape is seen at any offset of a long read", "[pty]") {
+    for (int k = 0; k < 40; k++) {
+        std::string text(static_cast<size_t>(k), 'a');
+        text += "\xc3\xa9\xe2\x80\x94";
+        CAPTURE(k);
+        unsigned char prev = 0;
+        CHECK_FALSE(changes(text + text, &prev));
+        prev = 0;
+        CHECK(changes(text + "\x1b[8m" + text, &prev));
+        prev = 0;
+        CHECK(changes(text + "\x0e" + text, &prev));
+        prev = 0;
+        CHECK(changes(text + "\xc2\x9b" + text, &prev));
+        prev = 0;
+        CHECK_FALSE(changes(text + "\xc2\xa0" + text, &prev));  // a no-break space
+        prev = 0;
+        CHECK_FALSE(changes(text + "\xc2", &prev));
+        CHECK(changes("\x9b" + text, &prev));
+    }
+}
+
+TEST_CASE("pty relay: the word-at-a-time scan agrees with a byte-at-a-time one", "[pty]") {
+    const char* pieces[] = {"a", "bcdefghij", "\x1b", "\x0e", "\xc2", "\x9b", "\xa0", "\xc3\xa9", "\xe2\x80\x94"};
+    unsigned seed = 7;
+    for (int t = 0; t < 3000; t++) {
+        std::string s;
+        int len = 1 + static_cast<int>((seed = seed * 1103515245u + 12345u) >> 16) % 12;
+        for (int k = 0; k < len; k++) {
+            unsigned r = (seed = seed * 1103515245u + 12345u) >> 16;
+            s += pieces[r % 9];
+        }
+        bool want = false;
+        unsigned char p = 0;
+        for (unsigned char c : s) {
+            if (c == 0x1b || c == 0x0e || (p == 0xc2 && c >= 0x80 && c <= 0x9f)) want = true;
+            p = c;
+        }
+        unsigned char prev = 0;
+        CAPTURE(s);
+        CHECK(changes(s, &prev) == want);
+    }
+}
