@@ -11,13 +11,6 @@
 #include "helper/cli/verbs.h"
 #include "review/apply/apply.h"
 
-using cli::absolute;
-using cli::print_conflicts;
-using cli::print_json;
-using cli::print_notes;
-using cli::take_value;
-using cli::usage;
-
 namespace {
 
 void help_undo() {
@@ -49,17 +42,17 @@ int cmd_undo(int argc, char** argv) {
         else if (arg == "--last") last = true;
         else if (arg == "--list") list = true;
         else if (arg == "--yes" || arg == "-y") continue;
-        else if (take_value(argc, argv, i, "--target", &v)) opts.target = v;
+        else if (cli::take_value(argc, argv, i, "--target", &v)) opts.target = v;
         else if (!arg.empty() && arg[0] == '-')
-            return usage("undo", "unknown option '" + base::display_path(arg) + "'");
+            return cli::usage("undo", "unknown option '" + base::display_path(arg) + "'");
         else if (source.empty()) source = arg;
-        else return usage("undo", "one UNDO record only");
-        if (v == "\x01") return usage("undo", arg + " needs a value");
+        else return cli::usage("undo", "one UNDO record only");
+        if (v == "\x01") return cli::usage("undo", arg + " needs a value");
     }
     if (last || list) {
-        if (!source.empty() || (last && list)) return usage("undo", "give one of UNDO, --last or --list");
+        if (!source.empty() || (last && list)) return cli::usage("undo", "give one of UNDO, --last or --list");
         auto target = undo_target(opts.target);
-        if (!target.ok()) return usage("undo", target.error().message);
+        if (!target.ok()) return cli::usage("undo", target.error().message);
         if (list) return undo_list(*target, json_out);
         auto rec = newest_record(*target);
         if (!rec.ok()) {
@@ -70,10 +63,10 @@ int cmd_undo(int argc, char** argv) {
         opts.target = *target;
     }
     if (source.empty())
-        return usage("undo", "missing UNDO (the record path 'layover apply' printed), --last or --list");
+        return cli::usage("undo", "missing UNDO (the record path 'layover apply' printed), --last or --list");
     auto fail = [&](const std::string& msg) {
         std::fprintf(stderr, "layover: undo: %s\n", msg.c_str());
-        if (json_out) print_json(nullptr, msg, opts.dry_run);
+        if (json_out) cli::print_json(nullptr, msg, opts.dry_run);
         return 1;
     };
     base::Result<review::ApplyReport> rep = base::error("");
@@ -91,20 +84,20 @@ int cmd_undo(int argc, char** argv) {
                         base::display_path(source) + "'");
         review::ApplyOptions ao;
         ao.target = opts.target;
-        absolute(&ao.target);
+        cli::absolute(&ao.target);
         ao.force = opts.force;
         ao.dry_run = opts.dry_run;
         ao.as_undo = true;
         rep = review::apply_patch(*patch, ao);
     }
     if (!rep.ok()) return fail(rep.error().message);
-    print_notes("undo", *rep);
+    cli::print_notes("undo", *rep);
     if (json_out) {
-        print_json(&rep.value(), "", opts.dry_run);
+        cli::print_json(&rep.value(), "", opts.dry_run);
         return rep->conflicts.empty() ? 0 : 1;
     }
     if (!rep->conflicts.empty()) {
-        print_conflicts("undo", *rep, "restored");
+        cli::print_conflicts("undo", *rep, "restored");
         return 1;
     }
     std::printf("%s %zu path(s)\n", opts.dry_run ? "dry run: would restore" : "restored", rep->applied.size());

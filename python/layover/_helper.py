@@ -12,7 +12,7 @@ import subprocess
 import threading
 import time
 from pathlib import Path
-from typing import Dict, Mapping, Optional, Sequence, Tuple, Type, Union
+from typing import Callable, Dict, Mapping, Optional, Sequence, Tuple, Type, Union
 
 from .errors import PatchError, SandboxError, UnsupportedKernelError, os_reason
 
@@ -119,12 +119,12 @@ class Helper:
         self._check(args, r.returncode, r.stderr or b"", ok, error)
         return r
 
-    def run_capped(self, args: Sequence[StrPath], cap: int, *, ok: Sequence[int] = (0,),
-                   error: Type[SandboxError] = PatchError, timeout: float = 600) -> Optional[bytes]:
-        """Run `layover ARGS` as run() does and return its stdout, or None as
-        soon as it passes `cap` bytes (the helper is then killed): what a
-        running sandbox holds can grow between a size check and the read
-        (`show --contents` of a file the agent made huge meanwhile)."""
+    def _stream(self, args: Sequence[StrPath], timeout: float,
+                take: Callable[[bytes], bool]) -> Tuple[int, bytes, bool]:
+        """Run `layover ARGS`, handing each piece of its stdout to take() as
+        it comes (False: enough; the helper is killed) and keeping at most
+        64 KiB of its stderr, read beside it so neither pipe fills and blocks
+        the helper. (exit status, stderr, timed out)."""
         try:
             p = subprocess.Popen(self._argv(args), env=self.env, stdin=subprocess.DEVNULL,
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -140,22 +140,35 @@ class Helper:
         t.start()
         timer = threading.Timer(timeout, p.kill)
         timer.start()
-        out = bytearray()
         end = time.monotonic() + timeout
         with p:
             for chunk in iter(lambda: p.stdout.read1(1 << 20), b""):  # type: ignore[union-attr]
-                out.extend(chunk)
-                if len(out) > cap:
+                if not take(chunk):
                     p.kill()
                     break
             rc = p.wait()
         timer.cancel()
         t.join()
+        return rc, bytes(err), rc < 0 and time.monotonic() >= end
+
+    def run_capped(self, args: Sequence[StrPath], cap: int, *, ok: Sequence[int] = (0,),
+                   error: Type[SandboxError] = PatchError, timeout: float = 600) -> Optional[bytes]:
+        """Run `layover ARGS` as run() does and return its stdout, or None as
+        soon as it passes `cap` bytes (the helper is then killed): what a
+        running sandbox holds can grow between a size check and the read
+        (`show --contents` of a file the agent made huge meanwhile)."""
+        out = bytearray()
+
+        def take(chunk: bytes) -> bool:
+            out.extend(chunk)
+            return len(out) <= cap
+
+        rc, err, timed_out = self._stream(args, timeout, take)
         if len(out) > cap:
             return None
-        if rc < 0 and time.monotonic() >= end:
+        if timed_out:
             raise self._timed_out(args, timeout)
-        self._check(args, rc, bytes(err), ok, error)
+        self._check(args, rc, err, ok, error)
         return bytes(out)
 
     def run_clipped(self, args: Sequence[StrPath], cap: int, *, ok: Sequence[int] = (0,),
@@ -165,35 +178,19 @@ class Helper:
         gigabytes of text the sandboxed agent wrote never sits whole in this
         process (`layover mcp` runs on the host). tail is b"" when the output
         fits in head."""
-        try:
-            p = subprocess.Popen(self._argv(args), env=self.env, stdin=subprocess.DEVNULL,
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        except OSError as e:
-            raise self._cannot_run(e) from None
-        err = bytearray()
+        head, tail, total = bytearray(), bytearray(), [0]
 
-        def drain() -> None:  # stderr beside stdout, so neither pipe fills and blocks the helper
-            for chunk in iter(lambda: p.stderr.read(65536), b""):  # type: ignore[union-attr]
-                err.extend(chunk[:max(0, 65536 - len(err))])
+        def take(chunk: bytes) -> bool:
+            total[0] += len(chunk)
+            room = cap - len(head)
+            head.extend(chunk[:room] if room > 0 else b"")
+            if len(chunk) > room:
+                tail.extend(chunk[max(room, 0):])
+                del tail[:max(0, len(tail) - cap)]
+            return True
 
-        t = threading.Thread(target=drain, daemon=True)
-        t.start()
-        timer = threading.Timer(timeout, p.kill)
-        timer.start()
-        head, tail, total = bytearray(), bytearray(), 0
-        end = time.monotonic() + timeout
-        with p:
-            for chunk in iter(lambda: p.stdout.read1(1 << 20), b""):  # type: ignore[union-attr]
-                total += len(chunk)
-                room = cap - len(head)
-                head.extend(chunk[:room] if room > 0 else b"")
-                if len(chunk) > room:
-                    tail.extend(chunk[max(room, 0):])
-                    del tail[:max(0, len(tail) - cap)]
-            rc = p.wait()
-        timer.cancel()
-        t.join()
-        if rc < 0 and time.monotonic() >= end:
+        rc, err, timed_out = self._stream(args, timeout, take)
+        if timed_out:
             raise self._timed_out(args, timeout)
-        self._check(args, rc, bytes(err), ok, PatchError)
-        return bytes(head), bytes(tail), total
+        self._check(args, rc, err, ok, PatchError)
+        return bytes(head), bytes(tail), total[0]
