@@ -29,6 +29,7 @@
 #include "helper/cli/path_args.h"
 #include "helper/cli/step_args.h"
 #include "helper/cli/undo_list.h"
+#include "helper/cli/usage.h"
 #include "helper/cli/verbs.h"
 #include "helper/store/known_bases.h"
 #include "helper/store/session.h"
@@ -47,7 +48,6 @@ using cli::print_conflicts;
 using cli::print_json;
 using cli::print_notes;
 using cli::take_value;
-using cli::usage;
 using json = nlohmann::json;
 
 // " (hunks 1,3 of 5)" for a file applied in part.
@@ -157,8 +157,7 @@ void mark_session_applied(const capture::Patch& patch, const review::ApplyOption
     if (!o.only.empty() || !o.exclude.empty() || !o.hunks.empty()) {
         // What is left is what `sessions` counts now (the applied paths equal
         // the real tree, so they are no longer changes).
-        auto n = capture::count_changes_in_child(info.value());
-        (void)session::set_changes(info->dir, n.ok() ? n.value() : -1);
+        capture::recount_changes(info.value());
         return;
     }
     if (auto m = session::mark_applied(info->dir, undo); !m.ok())
@@ -252,17 +251,18 @@ int cmd_apply(int argc, char** argv) {
     std::string target = a.opts.target.empty() ? patch->manifest().target : a.opts.target;
     // PATH... narrows as --only does (both given: either selects).
     std::string bad;
-    if (!normalize_path_args(target, a.paths, &a.opts.only, &bad)) return usage("apply", bad);
-    if (!hunk_choices(target, a.hunk_args, &a.opts.hunks, &bad)) return usage("apply", bad);
+    if (!normalize_path_args(target, a.paths, &a.opts.only, &bad)) return cli::usage_error("apply", bad);
+    if (!hunk_choices(target, a.hunk_args, &a.opts.hunks, &bad)) return cli::usage_error("apply", bad);
     warn_unmatched_paths("apply", target, a.opts.only, patch->manifest().changes);
     // No terminal and no --yes: what needs no answer (the target) is checked
     // first, so that one refusal names every fix.
     if (unconfirmed) {
         if (auto t = review::open_target(a.opts.target, *patch); !t.ok())
-            return usage("apply", t.error().message + "; and pass --yes: there is no terminal to ask on");
-        return usage("apply",
-                     "refusing to change the real tree without confirmation: there is no terminal to ask on; "
-                     "pass --yes (or preview with --dry-run)");
+            return cli::usage_error("apply", t.error().message + "; and pass --yes: there is no terminal to ask on");
+        return cli::usage_error(
+            "apply",
+            "refusing to change the real tree without confirmation: there is no terminal to ask on; "
+            "pass --yes (or preview with --dry-run)");
     }
     if (a.walk) {  // the answers become the selection; rejections are asked again
         switch (walk(*patch, target, &a.opts)) {

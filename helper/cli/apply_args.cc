@@ -7,6 +7,7 @@
 
 #include "helper/base/text.h"
 #include "helper/cli/apply_shared.h"
+#include "helper/cli/usage.h"
 
 namespace cli {
 
@@ -60,7 +61,7 @@ std::optional<int> parse_apply_args(int argc, char** argv, ApplyArgs* a) {
             return 0;
         }
         if (int r = capture::parse_ignore_flag(argc, argv, &i, &a->ignore, &v); r != 0) {
-            if (r < 0) return cli::usage("apply", v);
+            if (r < 0) return cli::usage_error("apply", v);
             continue;
         }
         if (cli::parse_step_flag(argc, argv, &i, "--upto", &a->steps)) continue;
@@ -78,14 +79,15 @@ std::optional<int> parse_apply_args(int argc, char** argv, ApplyArgs* a) {
         else if (take_value(argc, argv, i, "--hunks", &v)) a->hunk_args.emplace_back(v, false);
         else if (take_value(argc, argv, i, "--exclude-hunks", &v)) a->hunk_args.emplace_back(v, true);
         else if (take_value(argc, argv, i, "--conflict", &v) && v != "\x01") {
-            if (v != "markers") return cli::usage("apply", "--conflict takes 'markers' (--conflict=markers)");
+            if (v != "markers") return cli::usage_error("apply", "--conflict takes 'markers' (--conflict=markers)");
             a->opts.conflict_markers = true;
         } else if (take_value(argc, argv, i, "--keep-undo", &v) && v != "\x01") {
             if (!count_value(v, &a->opts.retention.keep))
-                return cli::usage("apply", "--keep-undo takes a count, e.g. 20");
+                return cli::usage_error("apply", "--keep-undo takes a count, e.g. 20");
         } else if (take_value(argc, argv, i, "--keep-undo-days", &v) && v != "\x01") {
             size_t d = 0;
-            if (!count_value(v, &d)) return cli::usage("apply", "--keep-undo-days takes a number of days, e.g. 30");
+            if (!count_value(v, &d))
+                return cli::usage_error("apply", "--keep-undo-days takes a number of days, e.g. 30");
             a->opts.retention.keep_days = static_cast<int64_t>(d);
         } else if (arg == "--") {
             // `apply -- NAME` (a name that starts with '-'), then PATH...
@@ -93,24 +95,25 @@ std::optional<int> parse_apply_args(int argc, char** argv, ApplyArgs* a) {
             a->paths.assign(argv + i + 1, argv + argc);
             break;
         } else if (!arg.empty() && arg[0] == '-')
-            return cli::usage("apply", "unknown option '" + base::display_path(arg) + "'");
+            return cli::usage_error("apply", "unknown option '" + base::display_path(arg) + "'");
         else if (a->source.empty()) a->source = arg;
-        else return cli::usage("apply", "one SESSION or PATCH only (got '" + arg + "' too)");
-        if (v == "\x01") return cli::usage("apply", arg + " needs a value");
+        else return cli::usage_error("apply", "one SESSION or PATCH only (got '" + arg + "' too)");
+        if (v == "\x01") return cli::usage_error("apply", arg + " needs a value");
     }
-    if (a->source.empty()) return cli::usage("apply", "missing SESSION or PATCH");
-    if (!a->steps.error.empty()) return cli::usage("apply", a->steps.error);
+    if (a->source.empty()) return cli::usage_error("apply", "missing SESSION or PATCH");
+    if (!a->steps.error.empty()) return cli::usage_error("apply", a->steps.error);
     absolute(&a->opts.target);
     absolute(&a->opts.undo_to);
     if (a->walk && (a->json_out || !a->hunk_args.empty()))
-        return cli::usage("apply", "-p asks on a terminal: it takes neither --json nor --hunks/--exclude-hunks");
+        return cli::usage_error("apply", "-p asks on a terminal: it takes neither --json nor --hunks/--exclude-hunks");
     if (a->walk && !::isatty(0))
-        return cli::usage("apply",
-                          "-p asks about each hunk on a terminal, and stdin is none; without one, choose hunks with "
-                          "--hunks PATH:N (numbers from 'layover diff --hunk-numbers')");
+        return cli::usage_error(
+            "apply",
+            "-p asks about each hunk on a terminal, and stdin is none; without one, choose hunks with "
+            "--hunks PATH:N (numbers from 'layover diff --hunk-numbers')");
     // A malformed value is a usage error before anything else is asked for.
     for (const auto& [arg, exclude] : a->hunk_args)
-        if (std::string bad; !hunk_pick(arg, exclude, &bad).ok()) return cli::usage("apply", bad);
+        if (std::string bad; !hunk_pick(arg, exclude, &bad).ok()) return cli::usage_error("apply", bad);
     return std::nullopt;
 }
 

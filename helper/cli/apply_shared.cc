@@ -19,11 +19,6 @@ using json = nlohmann::json;
 
 }  // namespace
 
-int usage(const char* verb, const std::string& why) {
-    std::fprintf(stderr, "layover: %s: %s; see 'layover %s --help'\n", verb, why.c_str(), verb);
-    return 2;
-}
-
 // --opt VALUE or --opt=VALUE.
 bool take_value(int argc, char** argv, int& i, const char* name, std::string* out) {
     size_t n = std::strlen(name);

@@ -1,5 +1,4 @@
-// What `apply` and `undo` share: their one-line usage errors, --opt VALUE
-// parsing, paths from the caller's directory, and the report they print
+// What `apply` and `undo` share: --opt VALUE parsing, paths from the caller's directory, and the report they print
 // (text notes and conflicts on stderr, or one JSON object on stdout).
 #pragma once
 #include <cstdint>
@@ -9,8 +8,6 @@
 
 namespace cli {
 
-// "layover VERB: WHY; see 'layover VERB --help'" on stderr; returns 2.
-int usage(const char* verb, const std::string& why);
 // --opt VALUE or --opt=VALUE at argv[i] (i moves past the value); an empty
 // or missing value is "\x01".
 bool take_value(int argc, char** argv, int& i, const char* name, std::string* out);

@@ -9,6 +9,7 @@
 #include "helper/base/clock.h"
 #include "helper/base/text.h"
 #include "helper/cli/step_args.h"
+#include "helper/cli/usage.h"
 #include "helper/sandbox/control.h"
 #include "helper/store/owner_ns.h"
 #include "helper/store/session.h"
@@ -75,11 +76,11 @@ int cmd_checkpoint(int argc, char** argv) {
         } else if (name.empty()) {
             name = a;
         } else {
-            return cli::operand_error("checkpoint", "more than one session given");
+            return cli::usage_error("checkpoint", "more than one session given");
         }
     }
-    if (name.empty()) return cli::operand_error("checkpoint", "missing SESSION (list them with 'layover sessions')");
-    if (have_label && label.empty()) return cli::operand_error("checkpoint", "-m needs a non-empty LABEL");
+    if (name.empty()) return cli::usage_error("checkpoint", "missing SESSION (list them with 'layover sessions')");
+    if (have_label && label.empty()) return cli::usage_error("checkpoint", "-m needs a non-empty LABEL");
     if (label.size() > 200) {
         label.resize(197);
         label += "...";

@@ -10,6 +10,7 @@
 #include "helper/base/json/writer.h"
 #include "helper/base/text.h"
 #include "helper/cli/step_args.h"
+#include "helper/cli/usage.h"
 #include "helper/cli/verbs.h"
 #include "helper/store/session.h"
 
@@ -48,7 +49,7 @@ int cmd_compare(int argc, char** argv) {
             pos.push_back(a);
         }
     }
-    if (pos.size() != 2) return cli::operand_error("compare", "takes two sessions, A and B");
+    if (pos.size() != 2) return cli::usage_error("compare", "takes two sessions, A and B");
     auto state = session::state_dir();
     if (!state) return fail(state.error().message);
     auto a = session::find(state.value(), pos[0]);

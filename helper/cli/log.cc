@@ -16,6 +16,7 @@
 #include "helper/base/text.h"
 #include "helper/cli/patch_tool.h"
 #include "helper/cli/step_args.h"
+#include "helper/cli/usage.h"
 #include "helper/sandbox/control.h"
 #include "helper/store/layer_store.h"
 #include "helper/store/owner_ns.h"
@@ -33,8 +34,8 @@ int fail(const std::string& msg) {
     return 1;
 }
 
-int unknown_option(const char* verb, const std::string& arg, const char* usage) {
-    (void)usage;  // one line: what is wrong and where the usage is
+// One line: what is wrong and where the usage is.
+int unknown_option(const char* verb, const std::string& arg) {
     std::fprintf(stderr, "layover %s: unknown option '%s'; see 'layover %s --help'\n", verb,
                  base::display_path(arg).c_str(), verb);
     return 2;
@@ -136,11 +137,11 @@ int cmd_log(int argc, char** argv) {
             std::puts("  --json   one JSON object: the session and its steps, each with its touched paths");
             return 0;
         } else if (!a.empty() && a[0] == '-') {
-            return unknown_option("log", a, kUsage);
+            return unknown_option("log", a);
         } else if (name.empty()) {
             name = a;
         } else {
-            return cli::operand_error("log", "more than one session given");
+            return cli::usage_error("log", "more than one session given");
         }
     }
     if (looks_like_patch(name)) {
@@ -219,11 +220,11 @@ int cmd_blame(int argc, char** argv) {
             break;
         }
         if (!a.empty() && a[0] == '-' && a != "-") {
-            return unknown_option("blame", a, kBlameUsage);
+            return unknown_option("blame", a);
         }
         pos.push_back(a);
     }
-    if (pos.size() != 2) return cli::operand_error("blame", "takes a SESSION and one PATH");
+    if (pos.size() != 2) return cli::usage_error("blame", "takes a SESSION and one PATH");
     auto state = session::state_dir();
     if (!state) return fail(state.error().message);
     auto s = session::find(state.value(), pos[0]);
@@ -279,14 +280,14 @@ int cmd_rollback(int argc, char** argv) {
         if (a == "--undo") {
             undo = true;
         } else if (!a.empty() && a[0] == '-') {
-            return unknown_option("rollback", a, kRollbackUsage);
+            return unknown_option("rollback", a);
         } else {
             pos.push_back(a);
         }
     }
     if (pos.size() != (undo ? 1u : 2u))
-        return cli::operand_error("rollback",
-                                  undo ? "--undo takes a SESSION alone" : "takes a SESSION and a step number N");
+        return cli::usage_error("rollback",
+                                undo ? "--undo takes a SESSION alone" : "takes a SESSION and a step number N");
     int n = 0;
     if (!undo) {
         const std::string& v = pos[1];
@@ -374,7 +375,7 @@ int cmd_fork(int argc, char** argv) {
         } else if (a.rfind("--at=", 0) == 0) {
             at_text = a.substr(5);
         } else if (!a.empty() && a[0] == '-') {
-            return unknown_option("fork", a, kForkUsage);
+            return unknown_option("fork", a);
         } else {
             pos.push_back(a);
         }

@@ -141,9 +141,4 @@ base::Result<base::Fd> old_side_view(const std::string& source, const capture::S
     return steps::open_view(r.against, below, info.meta.target, true);
 }
 
-int operand_error(const char* verb, const char* why) {
-    std::fprintf(stderr, "layover: %s: %s; see 'layover %s --help'\n", verb, why, verb);
-    return 2;
-}
-
 }  // namespace cli

@@ -46,8 +46,4 @@ base::Result<capture::StepRange> compare_range(const session::Info& a, const ses
 // real tree itself.
 base::Result<base::Fd> old_side_view(const std::string& source, const capture::StepRange& r);
 
-// A history verb's wrong operands (log, blame, rollback, checkpoint, compare):
-// one line, "layover: VERB: WHY; see 'layover VERB --help'"; returns 2.
-int operand_error(const char* verb, const char* why);
-
 }  // namespace cli

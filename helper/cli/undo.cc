@@ -8,6 +8,7 @@
 #include "helper/base/text.h"
 #include "helper/cli/apply_shared.h"
 #include "helper/cli/undo_list.h"
+#include "helper/cli/usage.h"
 #include "helper/cli/verbs.h"
 #include "review/apply/apply.h"
 
@@ -44,15 +45,15 @@ int cmd_undo(int argc, char** argv) {
         else if (arg == "--yes" || arg == "-y") continue;
         else if (cli::take_value(argc, argv, i, "--target", &v)) opts.target = v;
         else if (!arg.empty() && arg[0] == '-')
-            return cli::usage("undo", "unknown option '" + base::display_path(arg) + "'");
+            return cli::usage_error("undo", "unknown option '" + base::display_path(arg) + "'");
         else if (source.empty()) source = arg;
-        else return cli::usage("undo", "one UNDO record only");
-        if (v == "\x01") return cli::usage("undo", arg + " needs a value");
+        else return cli::usage_error("undo", "one UNDO record only");
+        if (v == "\x01") return cli::usage_error("undo", arg + " needs a value");
     }
     if (last || list) {
-        if (!source.empty() || (last && list)) return cli::usage("undo", "give one of UNDO, --last or --list");
+        if (!source.empty() || (last && list)) return cli::usage_error("undo", "give one of UNDO, --last or --list");
         auto target = undo_target(opts.target);
-        if (!target.ok()) return cli::usage("undo", target.error().message);
+        if (!target.ok()) return cli::usage_error("undo", target.error().message);
         if (list) return undo_list(*target, json_out);
         auto rec = newest_record(*target);
         if (!rec.ok()) {
@@ -63,7 +64,7 @@ int cmd_undo(int argc, char** argv) {
         opts.target = *target;
     }
     if (source.empty())
-        return cli::usage("undo", "missing UNDO (the record path 'layover apply' printed), --last or --list");
+        return cli::usage_error("undo", "missing UNDO (the record path 'layover apply' printed), --last or --list");
     auto fail = [&](const std::string& msg) {
         std::fprintf(stderr, "layover: undo: %s\n", msg.c_str());
         if (json_out) cli::print_json(nullptr, msg, opts.dry_run);
