@@ -298,6 +298,11 @@ base::Result<int64_t> count_changes_in_child(const session::Info& s) {
     return n;
 }
 
+void recount_changes(const session::Info& s) {
+    auto n = count_changes_in_child(s);
+    (void)session::set_changes(s.dir, n.ok() ? n.value() : -1);
+}
+
 std::vector<std::pair<std::string, uint64_t>> hard_linked_on_real(const std::vector<Change>& changes) {
     std::vector<std::pair<std::string, uint64_t>> out;
     // The walk's own stat of the real file (fd-relative, no symlink followed).

@@ -89,6 +89,10 @@ base::Result<std::vector<Change>> session_changes_as_owner(const session::Info& 
 // (which enters the owner namespace there), for a caller that must keep its
 // own identity: `run` at exit, to record the count and drop an empty session.
 base::Result<int64_t> count_changes_in_child(const session::Info& s);
+// The same count stored as the session's `changes` (-1 when it cannot be
+// counted), after part of it was applied (apply --only/--hunks..., the exit
+// prompt's picked files): what `sessions` shows. Best effort.
+void recount_changes(const session::Info& s);
 
 // Modified files whose real counterpart has other hard links (path, links):
 // inside, the overlay's copy-up broke the link, so the other names showed the

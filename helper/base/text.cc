@@ -251,4 +251,9 @@ std::string bytes_short(uint64_t n) {
     return buf;
 }
 
+std::string expand_home(const std::string& path, const char* home) {
+    if (path.rfind("~/", 0) != 0 || !home || *home != '/') return path;
+    return home + path.substr(1);
+}
+
 }  // namespace base

@@ -59,4 +59,8 @@ std::string bytes_short(uint64_t n);
 // Session names: [A-Za-z0-9._-]{1,64}, and not "." or "..".
 bool valid_session_name(std::string_view name);
 
+// A leading "~/" of a path no shell expanded (`--on-exit save:~/FILE`, the
+// prompt's answer) becomes `home`'s, when home is absolute; else unchanged.
+std::string expand_home(const std::string& path, const char* home);
+
 }  // namespace base

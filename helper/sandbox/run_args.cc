@@ -97,9 +97,8 @@ base::Result<RunOptions> parse_run_args(const std::vector<std::string>& args) {
             std::string err = check_on_exit(o.on_exit);
             if (!err.empty()) return base::error(err);
             // save:~/work.tar.zst: no shell expands a '~' after "save:".
-            const char* home = std::getenv("HOME");
-            if (o.on_exit.rfind("save:~/", 0) == 0 && home && *home == '/')
-                o.on_exit = "save:" + std::string(home) + o.on_exit.substr(6);
+            if (o.on_exit.rfind("save:", 0) == 0)
+                o.on_exit = "save:" + base::expand_home(o.on_exit.substr(5), std::getenv("HOME"));
         } else if (is("--network")) {
             TRY_VOID(value("--network", &o.network));
             if (o.network != "loopback" && o.network != "none" && o.network != "host")

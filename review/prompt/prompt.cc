@@ -110,8 +110,7 @@ struct Prompt {
         if (in != Input::Line) return Next::Kept;
         path = normalize_answer(path).empty() ? def : path;
         // No shell reads the answer: a leading ~/ is $HOME, as run's save:~/FILE.
-        const char* home = std::getenv("HOME");
-        if (path.rfind("~/", 0) == 0 && home && *home == '/') path = std::string(home) + path.substr(1);
+        path = base::expand_home(path, std::getenv("HOME"));
         struct stat st;
         if (::lstat(path.c_str(), &st) == 0) {
             std::string yn;
@@ -287,8 +286,7 @@ struct Prompt {
         if (!rep.undo.empty())
             std::fprintf(stderr, "layover: undo with: %s\n", undo_command(patch.manifest().target).c_str());
         if (partial) {
-            auto n = capture::count_changes_in_child(s);  // what `sessions` counts now
-            (void)session::set_changes(s.dir, n.ok() ? n.value() : -1);
+            capture::recount_changes(s);  // what `sessions` counts now
             std::fprintf(stderr, "layover: session '%s' kept: it still holds the changes not applied\n",
                          s.meta.name.c_str());
             return Next::Done;

@@ -99,6 +99,17 @@ TEST_CASE("run: --on-exit save:~/FILE is under $HOME (no shell expands it)") {
     else ::unsetenv("HOME");
 }
 
+TEST_CASE("text: a leading ~/ becomes an absolute home's, nothing else does") {
+    CHECK(base::expand_home("~/w.tar.zst", "/home/ann") == "/home/ann/w.tar.zst");
+    CHECK(base::expand_home("~/", "/home/ann") == "/home/ann/");
+    CHECK(base::expand_home("~", "/home/ann") == "~");
+    CHECK(base::expand_home("~ann/w", "/home/ann") == "~ann/w");
+    CHECK(base::expand_home("x/~/w", "/home/ann") == "x/~/w");
+    CHECK(base::expand_home("~/w", "relative") == "~/w");
+    CHECK(base::expand_home("~/w", "") == "~/w");
+    CHECK(base::expand_home("~/w", nullptr) == "~/w");
+}
+
 TEST_CASE("run: bad arguments are usage errors with the fix") {
     CHECK(parse({"--bogus"}).error().message.find("unknown option '--bogus'") != std::string::npos);
     CHECK(parse({"--target"}).error().message.find("needs a value") != std::string::npos);
