@@ -77,11 +77,6 @@ void SharedTerminal::restore() {
 
 bool may_change_terminal(const char* buf, size_t n, unsigned char* prev) {
     // Eight bytes at a time past words holding no ESC, SO or C2 (a C1's first byte).
-    constexpr uint64_t kOnes = 0x0101010101010101ull, kHigh = kOnes * 0x80;
-    auto has = [](uint64_t w, unsigned char c) {
-        uint64_t x = w ^ (kOnes * c);
-        return ((x - kOnes) & ~x & kHigh) != 0;
-    };
     size_t i = 0;
     if (*prev == 0xc2 && n > 0) {
         unsigned char c = static_cast<unsigned char>(buf[0]);
@@ -90,7 +85,7 @@ bool may_change_terminal(const char* buf, size_t n, unsigned char* prev) {
     for (;;) {
         for (uint64_t w; i + 8 <= n; i += 8) {
             std::memcpy(&w, buf + i, 8);
-            if (*prev == 0xc2 || has(w, 0x1b) || has(w, 0x0e) || has(w, 0xc2)) break;
+            if (*prev == 0xc2 || word_has_byte(w, 0x1b) || word_has_byte(w, 0x0e) || word_has_byte(w, 0xc2)) break;
             *prev = static_cast<unsigned char>(buf[i + 7]);
         }
         if (i == n) return false;

@@ -8,14 +8,6 @@ namespace {
 
 constexpr unsigned char kEsc = 0x1b, kBel = 0x07, kCan = 0x18, kSub = 0x1a, kSt = 0x9c;
 
-// Bytes passed as they are in the ground state: ASCII but ESC.
-constexpr std::array<bool, 256> make_plain() {
-    std::array<bool, 256> t{};
-    for (int i = 0; i < 0x80; i++) t[i] = i != kEsc;
-    return t;
-}
-constexpr std::array<bool, 256> kPlain = make_plain();
-
 // After an ESC: what starts no string (OSC, DCS, APC, PM, SOS) nor another ESC.
 constexpr std::array<bool, 256> make_esc_passes() {
     std::array<bool, 256> t{};
@@ -39,13 +31,16 @@ bool is_digits(const std::string& s, size_t a, size_t b) {
     return true;
 }
 
+// The continuation bytes a UTF-8 lead byte (C0-FF) announces.
+unsigned continuations(unsigned lead) { return lead >= 0xf0 ? 3 : lead >= 0xe0 ? 2 : 1; }
+
 // UTF-8 continuation bytes still expected at p[i] (i >= 3), from the bytes before.
 unsigned cont_at(const unsigned char* p, size_t i) {
     for (unsigned k = 1; k <= 3; k++) {
         unsigned b = p[i - k];
         if (b < 0x80) return 0;
         if (b >= 0xc0) {
-            unsigned need = b >= 0xf0 ? 3 : b >= 0xe0 ? 2 : 1;
+            unsigned need = continuations(b);
             return need >= k ? need - k + 1 : 0;
         }
     }
@@ -60,15 +55,14 @@ unsigned cont_at(const unsigned char* p, size_t i) {
 // a 80-9F byte (one byte is always left for the loop below); returns where
 // the run ends.
 size_t TermFilter::plain_run(const unsigned char* p, size_t i, size_t n) {
-    constexpr uint64_t kHigh = 0x8080808080808080ull, kOnes = 0x0101010101010101ull, kEscs = kOnes * kEsc;
+    constexpr uint64_t kHigh = 0x8080808080808080ull;
     const size_t start = i;
     unsigned c = cont_;
     while (i < n) {
         size_t j = i;
         for (uint64_t w; j + 8 < n; j += 8) {
             std::memcpy(&w, p + j, 8);
-            uint64_t x = w ^ kEscs;  // a zero byte where w has ESC
-            if ((w & ~(w << 1) & ~(w << 2) & kHigh) || ((x - kOnes) & ~x & kHigh)) break;
+            if ((w & ~(w << 1) & ~(w << 2) & kHigh) || word_has_byte(w, kEsc)) break;  // 80-9F, ESC
         }
         if (j != i) {
             i = j;
@@ -97,7 +91,7 @@ size_t TermFilter::plain_run(const unsigned char* p, size_t i, size_t n) {
         } else if (b == 0xc2 && (i + 1 >= n || p[i + 1] < 0xa0 || p[i + 1] > 0xbf)) {
             break;
         } else {
-            c = b >= 0xf0 ? 3 : b >= 0xe0 ? 2 : 1;
+            c = continuations(b);
             i++;
         }
     }
@@ -144,7 +138,7 @@ void TermFilter::step(unsigned char b, std::string* out) {
                 if (b == kEsc) {
                     held_ = "\x1b";
                     st_ = St::kEsc;
-                } else if (kPlain[b]) {
+                } else if (b < 0x80) {
                     out->push_back(static_cast<char>(b));
                 } else {
                     ground_high(b, out);
@@ -231,7 +225,7 @@ void TermFilter::ground_high(unsigned char b, std::string* out) {
     } else if (b == 0xc2) {
         pending_c2_ = true;
     } else {
-        cont_ = b >= 0xf0 ? 3 : b >= 0xe0 ? 2 : 1;
+        cont_ = static_cast<unsigned char>(continuations(b));
         out->push_back(static_cast<char>(b));
     }
 }

@@ -18,7 +18,15 @@
 // and the UTF-8 encoded C1 (U+009D: C2 9D, ...) are all recognised.
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <string>
+
+// Does the 8-byte word w hold the byte c? (The relay's scans, 8 bytes at a time.)
+inline bool word_has_byte(uint64_t w, unsigned char c) {
+    constexpr uint64_t kOnes = 0x0101010101010101ull;
+    uint64_t x = w ^ (kOnes * c);  // a zero byte where w has c
+    return ((x - kOnes) & ~x & (kOnes * 0x80)) != 0;
+}
 
 class TermFilter {
 public:
