@@ -13,6 +13,7 @@
 #include "helper/base/text.h"
 #include "helper/cli/path_args.h"
 #include "helper/cli/step_args.h"
+#include "helper/cli/usage.h"
 #include "helper/cli/verbs.h"
 #include "helper/store/session.h"
 #include "review/diff/show.h"
@@ -36,10 +37,7 @@ const char kUsage[] =
     "  --flat: one lump; by default a session (or patch) of several steps is grouped by the last step that\n"
     "          touched each file, under '# step N: LABEL' lines that git apply ignores\n";
 
-int usage_error(const std::string& msg) {
-    std::fprintf(stderr, "layover: diff: %s; see 'layover diff --help'\n", msg.c_str());
-    return 2;
-}
+int usage_error(const std::string& msg) { return cli::usage_error("diff", msg); }
 
 }  // namespace
 

@@ -22,6 +22,7 @@
 #include "helper/cli/session_rejections.h"
 #include "helper/cli/session_risks.h"
 #include "helper/cli/step_args.h"
+#include "helper/cli/usage.h"
 #include "helper/cli/verbs.h"
 #include "helper/store/session.h"
 #include "review/diff/pager.h"
@@ -38,15 +39,10 @@ int fail(const std::string& msg) {
     return 1;
 }
 
-// --help prints TEXT; a usage error is one line, WHY ("VERB: ...") and where the usage is.
-int usage(const char* text, const std::string& why = "") {
-    if (why.empty()) {
-        std::fputs(text, stdout);
-        return 0;
-    }
-    std::string verb = why.substr(0, why.find(':'));
-    std::fprintf(stderr, "layover: %s; see 'layover %s --help'\n", why.c_str(), verb.c_str());
-    return 2;
+// --help prints TEXT.
+int help(const char* text) {
+    std::fputs(text, stdout);
+    return 0;
 }
 
 void print(const std::string& s) { std::fwrite(s.data(), 1, s.size(), stdout); }
@@ -121,7 +117,7 @@ int cmd_save(int argc, char** argv) {
     for (int i = 1; i < argc; i++) {
         std::string a = argv[i];
         if (int r = capture::parse_ignore_flag(argc, argv, &i, &so.ignore, &err); r != 0) {
-            if (r < 0) return usage(kSaveUsage, "save: " + err);
+            if (r < 0) return cli::usage_error("save", err);
             continue;
         }
         if (cli::parse_step_flag(argc, argv, &i, "--upto", &step_args)) continue;
@@ -130,7 +126,7 @@ int cmd_save(int argc, char** argv) {
             break;
         }
         if (a == "-h" || a == "--help") {
-            usage(kSaveUsage);
+            help(kSaveUsage);
             std::fputs(capture::kIgnoreFlagsHelp, stdout);
             return 0;
         }
@@ -139,28 +135,28 @@ int cmd_save(int argc, char** argv) {
         } else if (a == "--include-rejected") {
             include_rejected = true;
         } else if (a == "-o" || a == "--output") {
-            if (i + 1 >= argc) return usage(kSaveUsage, "save: " + a + " needs a file name");
+            if (i + 1 >= argc) return cli::usage_error("save", a + " needs a file name");
             out = argv[++i];
         } else if (a.rfind("--output=", 0) == 0) {
             out = a.substr(9);
         } else if (a.rfind("-o", 0) == 0 && a.size() > 2) {
             out = a.substr(2);
         } else if (!a.empty() && a[0] == '-') {
-            return usage(kSaveUsage, "save: unknown option '" + a + "'");
+            return cli::usage_error("save", "unknown option '" + a + "'");
         } else if (name.empty()) {
             name = a;
         } else {
-            return usage(kSaveUsage, "save: more than one session given");
+            return cli::usage_error("save", "more than one session given");
         }
     }
-    if (name.empty()) return usage(kSaveUsage, "save: missing SESSION (list them with 'layover sessions')");
-    if (out.empty()) return usage(kSaveUsage, "save: no output file; add -o FILE.tar.zst");
-    if (!step_args.error.empty()) return usage(kSaveUsage, "save: " + step_args.error);
+    if (name.empty()) return cli::usage_error("save", "missing SESSION (list them with 'layover sessions')");
+    if (out.empty()) return cli::usage_error("save", "no output file; add -o FILE.tar.zst");
+    if (!step_args.error.empty()) return cli::usage_error("save", step_args.error);
     auto state = session::state_dir();
     if (!state) return fail(state.error().message);
     auto info = session::find(state.value(), name);
     if (!info) return fail(info.error().message);
-    if (!normalize_path_args(info->meta.target, paths, &so.only, &err)) return usage(kSaveUsage, "save: " + err);
+    if (!normalize_path_args(info->meta.target, paths, &so.only, &err)) return cli::usage_error("save", err);
     if (step_args.given()) {
         auto range = cli::resolve_steps(step_args, info.value(), "save --upto");
         if (!range) return fail(range.error().message);
@@ -191,19 +187,19 @@ int cmd_show(int argc, char** argv) {
     for (int i = 1; i < argc; i++) {
         std::string a = argv[i], err;
         int lf = capture::parse_limit_flag(argc, argv, &i, &limits, &err);
-        if (lf < 0) return usage(kShowUsage, "show: " + err);
+        if (lf < 0) return cli::usage_error("show", err);
         if (lf > 0) continue;
         if (a == "--json") as_json = true;
         else if (a == "--expand") expand = true;
         else if (a == "--no-pager") no_pager = true;
         else if (a == "--steps") with_steps = true;
         else if (a == "--contents") contents = true;
-        else if (a == "-h" || a == "--help") return usage(kShowUsage);
-        else if (!a.empty() && a[0] == '-' && a != "-") return usage(kShowUsage, "show: unknown option '" + a + "'");
+        else if (a == "-h" || a == "--help") return help(kShowUsage);
+        else if (!a.empty() && a[0] == '-' && a != "-") return cli::usage_error("show", "unknown option '" + a + "'");
         else if (file.empty()) file = a;
-        else return usage(kShowUsage, "show: more than one patch given");
+        else return cli::usage_error("show", "more than one patch given");
     }
-    if (file.empty()) return usage(kShowUsage, "show: missing FILE.tar.zst (a patch 'layover save' wrote)");
+    if (file.empty()) return cli::usage_error("show", "missing FILE.tar.zst (a patch 'layover save' wrote)");
     if (contents) {
         auto src = capture::Patch::open_source(file, limits);
         if (!src) return fail(src.error().message);

@@ -10,6 +10,7 @@
 #include "helper/base/text.h"
 #include "helper/cli/path_args.h"
 #include "helper/cli/session_rejections.h"
+#include "helper/cli/usage.h"
 #include "helper/cli/verbs.h"
 #include "helper/store/rejections.h"
 
@@ -26,15 +27,9 @@ const char kRejectionsUsage[] =
     "usage: layover rejections SESSION [--json]\n"
     "  The session's rejections: in force, or superseded (the agent changed that file since).\n";
 
-int usage(const char* text, const std::string& why) {
-    if (why.empty()) {
-        std::fputs(text, stdout);
-        return 0;
-    }
-    (void)text;  // one line: what is wrong and where the usage is
-    std::string verb = why.substr(0, why.find(':'));
-    std::fprintf(stderr, "layover: %s; see 'layover %s --help'\n", why.c_str(), verb.c_str());
-    return 2;
+int help(const char* text) {
+    std::fputs(text, stdout);
+    return 0;
 }
 
 int fail(const std::string& verb, const std::string& msg) {
@@ -62,9 +57,9 @@ int cmd_reject(int argc, char** argv) {
     bool has_reason = false;
     for (int i = 1; i < argc; i++) {
         std::string a = argv[i];
-        if (a == "-h" || a == "--help") return usage(kRejectUsage, "");
+        if (a == "-h" || a == "--help") return help(kRejectUsage);
         if (a == "-m" || a == "--message") {
-            if (i + 1 >= argc) return usage(kRejectUsage, "reject: " + a + " needs a value (the reason)");
+            if (i + 1 >= argc) return cli::usage_error("reject", a + " needs a value (the reason)");
             reason = argv[++i];
             has_reason = true;
         } else if (a.rfind("--message=", 0) == 0) {
@@ -73,19 +68,19 @@ int cmd_reject(int argc, char** argv) {
         } else if (a == "--") {
             for (i++; i < argc; i++) (name.empty() ? name : target_arg.empty() ? target_arg : a) = argv[i];
         } else if (!a.empty() && a[0] == '-') {
-            return usage(kRejectUsage, "reject: unknown option '" + base::display_path(a) + "'");
+            return cli::usage_error("reject", "unknown option '" + base::display_path(a) + "'");
         } else if (name.empty()) {
             name = a;
         } else if (target_arg.empty()) {
             target_arg = a;
         } else {
-            return usage(kRejectUsage, "reject: one PATH[:HUNK] at a time (got '" + base::display_path(a) + "' too)");
+            return cli::usage_error("reject", "one PATH[:HUNK] at a time (got '" + base::display_path(a) + "' too)");
         }
     }
-    if (name.empty() || target_arg.empty()) return usage(kRejectUsage, "reject: missing SESSION or PATH");
+    if (name.empty() || target_arg.empty()) return cli::usage_error("reject", "missing SESSION or PATH");
     (void)has_reason;
     if (std::string why = session::reason_problem(reason); !why.empty())
-        return usage(kRejectUsage, "reject: the reason is " + why + "; give one short line with -m");
+        return cli::usage_error("reject", "the reason is " + why + "; give one short line with -m");
     auto state = session::state_dir();
     if (!state) return fail("reject", state.error().message);
     auto info = session::find(state.value(), name);
@@ -95,10 +90,10 @@ int cmd_reject(int argc, char** argv) {
     split_hunk(target_arg, &raw_path, &hunk);
     std::vector<std::string> rel;
     std::string bad;
-    if (!normalize_path_args(info->meta.target, {raw_path}, &rel, &bad)) return usage(kRejectUsage, "reject: " + bad);
+    if (!normalize_path_args(info->meta.target, {raw_path}, &rel, &bad)) return cli::usage_error("reject", bad);
     if (rel.size() != 1 || rel[0].empty())
-        return usage(kRejectUsage,
-                     "reject: give one changed path, not the target itself: " + base::display_path(raw_path));
+        return cli::usage_error("reject",
+                                "give one changed path, not the target itself: " + base::display_path(raw_path));
     auto changes = capture::session_changes_as_owner(info.value(), false);
     if (!changes) return fail("reject", "session '" + info->meta.name + "': " + changes.error().message);
     auto sides = session_sides(info.value());
@@ -123,12 +118,12 @@ int cmd_rejections(int argc, char** argv) {
     bool as_json = false;
     for (int i = 1; i < argc; i++) {
         std::string a = argv[i];
-        if (a == "-h" || a == "--help") return usage(kRejectionsUsage, "");
+        if (a == "-h" || a == "--help") return help(kRejectionsUsage);
         if (a == "--json") as_json = true;
         else if (!a.empty() && a[0] == '-')
-            return usage(kRejectionsUsage, "rejections: unknown option '" + base::display_path(a) + "'");
+            return cli::usage_error("rejections", "unknown option '" + base::display_path(a) + "'");
         else if (name.empty()) name = a;
-        else return usage(kRejectionsUsage, "rejections: one SESSION only");
+        else return cli::usage_error("rejections", "one SESSION only");
     }
     auto state = session::state_dir();
     if (!state) return fail("rejections", state.error().message);

@@ -19,6 +19,7 @@
 #include "helper/cli/session_rejections.h"
 #include "helper/cli/session_risks.h"
 #include "helper/cli/step_args.h"
+#include "helper/cli/usage.h"
 #include "helper/cli/verbs.h"
 #include "helper/sandbox/scratch.h"
 #include "helper/store/session.h"
@@ -43,11 +44,7 @@ int fail(const std::string& msg) {
     return 1;
 }
 
-int usage(const std::string& why = "") {
-    if (!why.empty()) {  // one line: what is wrong and where the usage is
-        std::fprintf(stderr, "layover: %s; see 'layover status --help'\n", why.c_str());
-        return 2;
-    }
+int help() {
     std::fputs(kStatusUsage, stdout);
     std::fputs(capture::kIgnoreFlagsHelp, stdout);
     return 0;
@@ -68,7 +65,7 @@ int cmd_status(int argc, char** argv) {
     for (int i = 1; i < argc; i++) {
         std::string a = argv[i];
         if (int r = capture::parse_ignore_flag(argc, argv, &i, &ignore, &err); r != 0) {
-            if (r < 0) return usage("status: " + err);
+            if (r < 0) return cli::usage_error("status", err);
             continue;
         }
         if (cli::parse_step_flag(argc, argv, &i, "--step --steps", &step_args)) continue;
@@ -81,12 +78,13 @@ int cmd_status(int argc, char** argv) {
         else if (a == "--risk") risky_only = true;
         else if (a == "--expand") expand = true;
         else if (a == "--no-pager") no_pager = true;
-        else if (a == "-h" || a == "--help") return usage();
-        else if (!a.empty() && a[0] == '-') return usage("status: unknown option '" + base::display_path(a) + "'");
+        else if (a == "-h" || a == "--help") return help();
+        else if (!a.empty() && a[0] == '-')
+            return cli::usage_error("status", "unknown option '" + base::display_path(a) + "'");
         else if (name.empty()) name = a;
-        else return usage("status: more than one session given");
+        else return cli::usage_error("status", "more than one session given");
     }
-    if (!step_args.error.empty()) return usage("status: " + step_args.error);
+    if (!step_args.error.empty()) return cli::usage_error("status", step_args.error);
     // The walk's pieces, the change list and the caches are MiB-sized and
     // freed as the next is built: kept in the heap, not unmapped and faulted
     // in afresh (an unmap also stalls the other threads' page faults), as
@@ -141,7 +139,7 @@ int cmd_status(int argc, char** argv) {
     if (!paths.empty()) {
         cache.finish_snapshot();
         std::string bad;
-        if (!select_paths(info->meta.target, paths, &changes.value(), &bad)) return usage("status: " + bad);
+        if (!select_paths(info->meta.target, paths, &changes.value(), &bad)) return cli::usage_error("status", bad);
         // The R lines too: only the rejections of the paths asked about.
         std::vector<std::string> rel;
         normalize_path_args(info->meta.target, paths, &rel, &bad);
