@@ -67,9 +67,13 @@ int cmd_run(int argc, char** argv) {
     if (!opts->quiet)
         for (const auto& n : run.notices) std::fprintf(stderr, "layover: %s\n", n.c_str());
 
+    // A terminal on stdout or stderr alone gets an output-only pty: what the
+    // command prints is filtered on its way there too (pty_relay.h).
+    unsigned pty_fds =
+        interactive ? 7 : pty_fds_for_terminals(false, ::isatty(STDOUT_FILENO) == 1, ::isatty(STDERR_FILENO) == 1);
     std::optional<PtyRelay> pty;
-    if (interactive) {
-        auto p = PtyRelay::open();
+    if (pty_fds != 0) {
+        auto p = PtyRelay::open(pty_fds);
         if (!p) {
             std::fprintf(stderr, "layover: %s\n", p.error().message.c_str());
             finish_failed_run(run);
@@ -77,6 +81,7 @@ int cmd_run(int argc, char** argv) {
         }
         pty.emplace(std::move(p.value()));
         run.plan.pty_slave = pty->slave();
+        run.plan.pty_fds = pty_fds;
     }
 
     // The status at once [sync 6]; the namespaces' teardown (the overlay's
@@ -85,13 +90,10 @@ int cmd_run(int argc, char** argv) {
     run.exit_early = !interactive && run.plan.limits.memory_cgroup.empty();
     run.discarding = on_exit == "discard";
     run.plan.pass_mnt_ns = run.discarding;
-    std::optional<SharedTerminal> shared;  // the command gets the terminal unrelayed
-    if (!interactive) shared.emplace();
     run.keep_empty = opts->keep_empty;
     run.quiet = opts->quiet;
     Outcome out = supervise(run, pty);
     pty.reset();
-    if (shared && !out.cancelled) shared->restore();
     if (out.cancelled) {
         // Before the new session's dir: nothing was made, nothing is left.
         finish_failed_run(run);

@@ -45,12 +45,17 @@ void child_main(const SandboxPlan& plan) {
     if (::getppid() != 1) ::_exit(125);  // init (PID 1 here) died before the prctl
 
     // Its own session: the terminal's Ctrl+C goes to the supervisor, which
-    // forwards it; with a pty, the pty becomes the controlling terminal.
+    // forwards it; with an interactive pty, the pty becomes the controlling
+    // terminal. An output-only one (stdin not a terminal) stands in for the
+    // terminal fds among 1 and 2 and is no controlling terminal, as there was
+    // none before it: /dev/tty fails rather than waits for keys.
     ::setsid();
     if (plan.pty_slave >= 0) {
-        if (::ioctl(plan.pty_slave, TIOCSCTTY, 0) != 0) die(plan, base::sys_error("taking the pty"));
-        for (int fd = 0; fd <= 2; fd++) ::dup2(plan.pty_slave, fd);
-        sync_msg::send(plan.sync_fd, Sync::Pty);  // [sync 8] keys may come now
+        bool keys = plan.pty_fds & 1;
+        if (keys && ::ioctl(plan.pty_slave, TIOCSCTTY, 0) != 0) die(plan, base::sys_error("taking the pty"));
+        for (int fd = 0; fd <= 2; fd++)
+            if (plan.pty_fds & (1u << fd)) ::dup2(plan.pty_slave, fd);
+        if (keys) sync_msg::send(plan.sync_fd, Sync::Pty);  // [sync 8] keys may come now
     }
 
     // init is non-dumpable, and so is this process: its /proc files would

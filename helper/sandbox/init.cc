@@ -26,7 +26,7 @@ namespace {
 
 bool forwarded(int sig) {
     return sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGQUIT || sig == SIGUSR1 || sig == SIGUSR2 ||
-           sig == SIGCONT || sig == SIGALRM;
+           sig == SIGCONT || sig == SIGALRM || sig == SIGWINCH;
 }
 
 int child_entry(void* plan) {

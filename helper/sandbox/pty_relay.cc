@@ -4,7 +4,6 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -14,8 +13,15 @@
 
 PtyRelay::~PtyRelay() { restore(); }
 
-base::Result<PtyRelay> PtyRelay::open() {
+unsigned pty_fds_for_terminals(bool in_tty, bool out_tty, bool err_tty) {
+    if (in_tty) return 7;
+    return (out_tty ? 2u : 0u) | (err_tty ? 4u : 0u);
+}
+
+base::Result<PtyRelay> PtyRelay::open(unsigned fds) {
     PtyRelay p;
+    p.fds_ = fds;
+    if (p.output_only()) p.term_ = p.out_ = fds & 2 ? STDOUT_FILENO : STDERR_FILENO;
     p.master_.reset(::posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC));
     if (!p.master_.valid()) return base::sys_error("allocating a pty");
     if (::grantpt(p.master_.get()) != 0 || ::unlockpt(p.master_.get()) != 0)
@@ -25,54 +31,25 @@ base::Result<PtyRelay> PtyRelay::open() {
     p.slave_.reset(::open(name, O_RDWR | O_NOCTTY | O_CLOEXEC));
     if (!p.slave_.valid()) return base::sys_error(std::string("opening ") + name);
     struct termios t;
-    if (::tcgetattr(STDIN_FILENO, &t) == 0) ::tcsetattr(p.slave_.get(), TCSANOW, &t);
+    if (::tcgetattr(p.term_, &t) == 0) ::tcsetattr(p.slave_.get(), TCSANOW, &t);
     p.resize();
     return p;
 }
 
 void PtyRelay::enter_raw() {
-    if (raw_ || ::tcgetattr(STDIN_FILENO, &saved_) != 0) return;
+    if (raw_ || output_only() || ::tcgetattr(term_, &saved_) != 0) return;
     struct termios raw = saved_;
     ::cfmakeraw(&raw);
-    if (::tcsetattr(STDIN_FILENO, TCSADRAIN, &raw) == 0) raw_ = true;
+    if (::tcsetattr(term_, TCSADRAIN, &raw) == 0) raw_ = true;
 }
 
 void PtyRelay::restore() {
-    if (!raw_) return;
     const char* term = ::getenv("TERM");  // a dumb terminal interprets none of it, and would show it
-    if (dirty_ && !(term && std::string_view(term) == "dumb"))
-        (void)base::write_all(STDOUT_FILENO, kTerminalReset, sizeof kTerminalReset - 1);
+    if (dirty_ && !out_failed_ && !(term && std::string_view(term) == "dumb"))
+        (void)base::write_all(out_, kTerminalReset, sizeof kTerminalReset - 1);
     dirty_ = false;
-    ::tcsetattr(STDIN_FILENO, TCSADRAIN, &saved_);
+    if (raw_) ::tcsetattr(term_, TCSADRAIN, &saved_);
     raw_ = false;
-}
-
-SharedTerminal::SharedTerminal() {
-    // stderr first (layover's own lines go there), stdout only when it is another terminal.
-    struct stat err = {};
-    struct stat out = {};
-    bool err_tty = ::isatty(STDERR_FILENO) == 1 && ::fstat(STDERR_FILENO, &err) == 0;
-    bool out_tty = ::isatty(STDOUT_FILENO) == 1 && ::fstat(STDOUT_FILENO, &out) == 0;
-    if (err_tty) saved_[0].fd = STDERR_FILENO;
-    if (out_tty && !(err_tty && out.st_rdev == err.st_rdev)) saved_[1].fd = STDOUT_FILENO;
-    for (auto& s : saved_)
-        if (s.fd >= 0) s.have_attrs = ::tcgetattr(s.fd, &s.attrs) == 0;
-}
-
-void SharedTerminal::restore() {
-    const char* term = ::getenv("TERM");
-    bool dumb = term && std::string_view(term) == "dumb";
-    for (auto& s : saved_) {
-        if (s.fd < 0) continue;
-        // Only when changed, and only from the foreground: tcsetattr from a
-        // background job (`layover run ... < /dev/null &`) would stop it (SIGTTOU).
-        struct termios now = {};
-        if (s.have_attrs && ::tcgetattr(s.fd, &now) == 0 && std::memcmp(&now, &s.attrs, sizeof now) != 0 &&
-            ::tcgetpgrp(s.fd) == ::getpgrp())
-            ::tcsetattr(s.fd, TCSADRAIN, &s.attrs);
-        if (!dumb) (void)base::write_all(s.fd, kTerminalReset, sizeof kTerminalReset - 1);
-        s.fd = -1;
-    }
 }
 
 bool may_change_terminal(const char* buf, size_t n, unsigned char* prev) {
@@ -100,7 +77,7 @@ bool may_change_terminal(const char* buf, size_t n, unsigned char* prev) {
 
 void PtyRelay::resize() {
     struct winsize ws;
-    if (::ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) == 0 && master_.valid()) ::ioctl(master_.get(), TIOCSWINSZ, &ws);
+    if (::ioctl(term_, TIOCGWINSZ, &ws) == 0 && master_.valid()) ::ioctl(master_.get(), TIOCSWINSZ, &ws);
 }
 
 namespace {
@@ -123,17 +100,21 @@ bool PtyRelay::pump_output() {
     ssize_t n = ::read(master_.get(), buf, sizeof buf);
     if (n < 0 && (errno == EINTR || errno == EAGAIN)) return true;
     if (n <= 0) return false;
-    out_.clear();
-    filter_.feed(buf, static_cast<size_t>(n), &out_);
-    if (out_.empty()) return true;
-    if (!dirty_ && may_change_terminal(out_.data(), out_.size(), &last_)) dirty_ = true;
-    return base::write_all(STDOUT_FILENO, out_.data(), out_.size()).ok();
+    if (out_failed_) return true;  // read on, so that the command never blocks on a full pty
+    buf_.clear();
+    filter_.feed(buf, static_cast<size_t>(n), &buf_);
+    if (buf_.empty()) return true;
+    if (!dirty_ && may_change_terminal(buf_.data(), buf_.size(), &last_)) dirty_ = true;
+    out_failed_ = !base::write_all(out_, buf_.data(), buf_.size()).ok();
+    return true;
 }
 
 void PtyRelay::drain() {
+    // POLLHUP once every copy of the slave is closed: a read then still
+    // returns what the command wrote last, then fails (EIO).
     for (;;) {
         struct pollfd p = {master_.get(), POLLIN, 0};
-        if (::poll(&p, 1, 0) <= 0 || !(p.revents & POLLIN)) return;
+        if (::poll(&p, 1, 0) <= 0 || !(p.revents & (POLLIN | POLLHUP))) return;
         if (!pump_output()) return;
     }
 }

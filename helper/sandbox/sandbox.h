@@ -30,7 +30,8 @@ struct SandboxPlan {
     bool pass_mnt_ns = false;          // the child sends its mount namespace up [sync 7] (a discarding run)
     std::string session;               // exported as LAYOVER_SESSION
     int ipc_fd = -1;                   // becomes fd 3 in the command
-    int pty_slave = -1;                // interactive runs: the command's terminal
+    int pty_slave = -1;                // runs at a terminal: the command's terminal (helper/sandbox/pty_relay.h)
+    unsigned pty_fds = 0;              // which of the command's fds 0-2 it becomes (bit N: fd N); with 0, its ctty
     int sync_fd = -1;                  // setup's end of the supervisor socketpair
     int freeze_fd = -1;                // setup's end of the checkpoint requests (helper/sandbox/live_freeze.h)
     uid_t uid = 0;

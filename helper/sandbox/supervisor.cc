@@ -86,8 +86,9 @@ int take_signals(PreparedRun& run, run_signals::Pending& pending, pid_t init, st
             case run_signals::Action::Cancel: return sig;
             case run_signals::Action::Queue: pending.add(sig); break;
             case run_signals::Action::Forward: ::kill(init, sig); break;  // init forwards it to the command
-            case run_signals::Action::Resize:
+            case run_signals::Action::Resize:  // the kernel signals a pty's own process group only
                 if (pty) pty->resize();
+                if (pty && pty->output_only() && init > 0) ::kill(init, SIGWINCH);
                 break;
             case run_signals::Action::None: break;
         }
@@ -164,9 +165,10 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
     pid_t init = -1;
     bool exited = false;
     int status = 0, early_code = -1;
-    bool pty_open = pty.has_value(), stdin_open = pty.has_value();
-    bool keys_held = pty.has_value();        // until the command owns its pty [sync 8]
-    RenameService renames(run.plan.limits);  // directory renames (helper/sandbox/rename_notify.h)
+    bool pty_open = pty.has_value();
+    bool stdin_open = pty && !pty->output_only();  // an output-only pty: stdin stays the command's own
+    bool keys_held = stdin_open;                   // until the command owns its pty [sync 8]
+    RenameService renames(run.plan.limits);        // directory renames (helper/sandbox/rename_notify.h)
     // `layover checkpoint` of this session (helper/sandbox/control.h); without it, a checkpoint says so.
     auto ctl = control::listen(run.session_dir);
     LiveCheckpoint live(run, freeze.get());
@@ -218,7 +220,10 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
                         break;
                     case Sync::Warning: std::fprintf(stderr, "layover: warning: %s\n", msg.c_str()); break;  // [sync 3]
                     case Sync::Error: out.setup_error = msg; break;                                          // [sync E]
-                    case Sync::Leftover: report_leftovers(msg); break;                                       // [sync 4]
+                    case Sync::Leftover:                                                                     // [sync 4]
+                        if (pty) pty->drain();  // what the command printed comes before the line
+                        report_leftovers(msg);
+                        break;
                     case Sync::Listener: break;
                     case Sync::MountNs: break;
                     case Sync::Pty: keys_held = false; break;         // [sync 8]

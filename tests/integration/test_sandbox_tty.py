@@ -96,10 +96,11 @@ def test_a_command_that_left_the_terminal_altered_is_reset_before_the_exit_promp
 
 
 def test_a_command_given_the_terminal_directly_cannot_hide_the_lines_layover_prints_after_it(lo, home):
-    # stdin not a terminal (`< /dev/null`, a piped prompt): no relay, the
-    # command writes to the user's terminal itself. Found by the attack pass
-    # of 27 Nov: its ESC[8m concealed "session kept" (and an --on-exit
-    # apply's list of what it applied), below a decoy line of its own.
+    # stdin not a terminal (`< /dev/null`, a piped prompt). Found by the
+    # attack pass of 27 Nov, when the command wrote to the user's terminal
+    # itself: its ESC[8m concealed "session kept" (and an --on-exit apply's
+    # list of what it applied), below a decoy line of its own. Now its output
+    # reaches it through an output-only pty, whose relay resets it the same.
     env = dict(lo.env, TERM="xterm")
     cmd = "echo ~ > .bashrc; printf 'layover: discarded session\\n\\033[8m'"
     argv = [LAYOVER, "run", "--target", str(home), "--session", "direct", "--", "/bin/sh", "-c", cmd]
@@ -121,9 +122,10 @@ def test_a_command_given_the_terminal_directly_cannot_hide_the_lines_layover_pri
 
 
 def test_terminal_settings_a_command_changed_unrelayed_are_put_back(lo, home):
-    # The same direct terminal: echo turned off there would stay off in the
-    # user's shell, which keeps a finished job's settings (found by the
-    # attack pass of 27 Nov).
+    # The same terminal: echo turned off there would stay off in the user's
+    # shell, which keeps a finished job's settings (found by the attack pass
+    # of 27 Nov, when the command had that terminal itself; now it changes
+    # its own output-only pty's: test_sandbox_tty_output.py).
     import termios
     env = dict(lo.env, TERM="xterm")
     off = ("import termios; a = termios.tcgetattr(1); a[3] &= ~(termios.ECHO | termios.ICANON); "

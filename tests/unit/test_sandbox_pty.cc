@@ -76,3 +76,15 @@ TEST_CASE("pty relay: the word-at-a-time scan agrees with a byte-at-a-time one",
         CHECK(changes(s, &prev) == want);
     }
 }
+
+TEST_CASE("pty relay: a terminal on stdout or stderr alone gets an output-only pty for just those fds", "[pty]") {
+    // Interactive: the pty is all three.
+    CHECK(pty_fds_for_terminals(true, true, true) == 7);
+    CHECK(pty_fds_for_terminals(true, false, false) == 7);
+    // stdin piped (`echo x | layover run -- cmd`): only the terminal fds, never stdin.
+    CHECK(pty_fds_for_terminals(false, true, true) == 6);
+    CHECK(pty_fds_for_terminals(false, true, false) == 2);
+    CHECK(pty_fds_for_terminals(false, false, true) == 4);  // `cmd > file` under a terminal
+    // No terminal at all (the bench's start-up rows, an agent): no pty.
+    CHECK(pty_fds_for_terminals(false, false, false) == 0);
+}
