@@ -11,7 +11,7 @@ constexpr unsigned char kEsc = 0x1b, kBel = 0x07, kCan = 0x18, kSub = 0x1a, kSt 
 // After an ESC: what starts no string (OSC, DCS, APC, PM, SOS) nor another ESC.
 constexpr std::array<bool, 256> make_esc_passes() {
     std::array<bool, 256> t{};
-    for (int i = 0x20; i < 0x7f; i++) t[i] = i != ']' && i != 'P' && i != '_' && i != '^' && i != 'X';
+    for (int i = 0x20; i < 0x7f; i++) t[i] = i != ']' && i != 'P' && i != '_' && i != '^' && i != 'X' && i != '[';
     return t;
 }
 constexpr std::array<bool, 256> kEscPasses = make_esc_passes();
@@ -29,6 +29,42 @@ bool is_digits(const std::string& s, size_t a, size_t b) {
     for (size_t i = a; i < b; i++)
         if (s[i] < '0' || s[i] > '9') return false;
     return true;
+}
+
+bool csi_param(unsigned b) { return b >= 0x20 && b <= 0x3f; }  // parameters, private markers, intermediates
+bool csi_final(unsigned b) { return b >= 0x40 && b <= 0x7e; }
+
+// A whole CSI after its introducer (parameters up to and including the
+// final byte): may it reach the terminal? Dropped: the xterm window
+// operations (CSI Ps t) that move, resize, iconify, raise or lower the
+// window, or report its state, position or title; kept of them, the size
+// reports (14-16, 18, 19) and the title stack (22, 23: it only brings back a
+// title the host set, as every title set is dropped). And the kitty keyboard
+// protocol's flag stack (CSI > u push, < u pop, = u set, ? u query): a
+// command that pushed and died would leave the user's shell in its keyboard
+// mode; without the query's answer a program sees a terminal without it.
+bool csi_passes(const unsigned char* s, size_t len) {
+    unsigned fin = s[len - 1];
+    if (fin != 't' && fin != 'u') return true;
+    bool marker = false;
+    for (size_t k = 0; k + 1 < len; k++) {
+        if (s[k] < 0x30) return true;  // an intermediate: another sequence (DECSWBV, DECSMBV, DECRARA...)
+        marker = marker || s[k] >= 0x3c;
+    }
+    if (fin == 'u') return !marker;           // plain CSI u: restore the cursor (SCORC)
+    if (len > 1 && s[0] == '>') return true;  // xterm's title modes
+    unsigned v = 0;
+    for (size_t k = 0; k + 1 < len && s[k] >= '0' && s[k] <= '9' && v < 1000; k++) v = v * 10 + (s[k] - '0');
+    return v == 14 || v == 15 || v == 16 || v == 18 || v == 19 || v == 22 || v == 23;
+}
+
+// Where a complete CSI that passes, ESC [ at p[i], ends; 0 when it is
+// incomplete in p, longer than kMaxHeld, holds another byte, or is dropped.
+size_t csi_end(const unsigned char* p, size_t i, size_t n) {
+    size_t j = i + 2;
+    while (j < n && csi_param(p[j])) j++;
+    if (j >= n || !csi_final(p[j]) || j - i > TermFilter::kMaxHeld) return 0;
+    return csi_passes(p + i + 2, j - i - 1) ? j + 1 : 0;
 }
 
 // The continuation bytes a UTF-8 lead byte (C0-FF) announces.
@@ -71,8 +107,15 @@ size_t TermFilter::plain_run(const unsigned char* p, size_t i, size_t n) {
         unsigned b = p[i];
         if (b < 0x80) {
             c = 0;
-            if (b == kEsc) {  // CSI, a charset, ST...: passes with its next byte; a string's start does not
-                if (i + 1 >= n || !kEscPasses[p[i + 1]]) break;
+            if (b == kEsc) {  // a charset, ST...: passes with its next byte; a string's start does not
+                if (i + 1 >= n) break;
+                if (p[i + 1] == '[') {  // a CSI passes whole when it is all in this read, or is decided in step()
+                    size_t end = csi_end(p, i, n);
+                    if (end == 0) break;
+                    i = end;
+                    continue;
+                }
+                if (!kEscPasses[p[i + 1]]) break;
                 i++;
             }
             i++;
@@ -126,6 +169,9 @@ void TermFilter::step(unsigned char b, std::string* out) {
             } else if (b == 'P') {
                 held_ += 'P';
                 st_ = St::kDcsHead;
+            } else if (b == '[') {
+                held_ += '[';
+                st_ = St::kCsi;
             } else if (b == '_' || b == '^' || b == 'X') {  // APC, PM, SOS
                 held_.clear();
                 st_ = St::kDrop;
@@ -176,6 +222,8 @@ void TermFilter::step(unsigned char b, std::string* out) {
             }
             return;
         case St::kDcsHead: dcs_header(b, out); return;
+        case St::kCsi:
+        case St::kCsiDrop: csi(b, out); return;
         case St::kDrop:
             if (b == kBel || b == kSt || b == kCan || b == kSub) st_ = St::kGround;
             if (b == kEsc) st_ = St::kDropEsc;
@@ -238,10 +286,46 @@ void TermFilter::c1(unsigned char b, const char* intro, size_t len, std::string*
     } else if (b == 0x90) {  // DCS
         held_.assign(intro, len);
         st_ = St::kDcsHead;
+    } else if (b == 0x9b) {  // CSI
+        held_.assign(intro, len);
+        st_ = St::kCsi;
     } else if (b == 0x9f || b == 0x9e || b == 0x98) {  // APC, PM, SOS
         st_ = St::kDrop;
     } else {
         out->append(intro, len);
+    }
+}
+
+// A CSI's parameters up to its final byte, held (kCsi) or, past kMaxHeld,
+// swallowed (kCsiDrop). Like a terminal: a C0 inside runs at once, ESC, CAN
+// and SUB end it unfinished (nothing of it shown), DEL is ignored; any other
+// byte ends it too.
+void TermFilter::csi(unsigned char b, std::string* out) {
+    if (csi_param(b)) {
+        if (st_ == St::kCsi && held_.size() < kMaxHeld) {
+            held_ += static_cast<char>(b);
+        } else {
+            held_.clear();
+            st_ = St::kCsiDrop;
+        }
+    } else if (csi_final(b)) {
+        size_t start = held_[0] == '\x1b' || held_[0] == '\xc2' ? 2 : 1;
+        held_ += static_cast<char>(b);
+        if (st_ == St::kCsi &&
+            csi_passes(reinterpret_cast<const unsigned char*>(held_.data()) + start, held_.size() - start))
+            out->append(held_);
+        held_.clear();
+        st_ = St::kGround;
+    } else if (b == kEsc) {
+        held_ = "\x1b";
+        st_ = St::kEsc;
+    } else if (b < 0x20 && b != kCan && b != kSub) {
+        out->push_back(static_cast<char>(b));
+    } else if (b != 0x7f) {
+        held_.clear();
+        st_ = St::kGround;
+        if (b == kCan || b == kSub) out->push_back(static_cast<char>(b));
+        else ground_high(b, out);
     }
 }
 

@@ -1,20 +1,22 @@
-// The relayed output of an interactive run passes through a TermFilter on
-// its way to the user's terminal. It drops the control strings that reach
+// The relayed output of a run at a terminal (interactive or output-only,
+// pty_relay.h) passes through a TermFilter on its way to the user's terminal. It drops the control strings that reach
 // past the screen into the host (docs/security.md, "Terminal control
 // strings"): OSC 52 (the clipboard), OSC 7/9/777/633/1337 (cwd, notifications,
 // iTerm2 file transfer...), palette and colour changes and resets (OSC 4/5,
 // 10-19, 104, 110-119: they outlive the run), the window title (OSC 0/1/2,
 // which outlives it too), DCS other than sixel and the DECRQSS/XTGETTCAP
-// requests (so tmux passthrough and DECUDK key definitions), and APC/PM/SOS
-// (the kitty graphics protocol reads host files). Kept: OSC 8 hyperlinks,
-// the OSC 4/5/10-19 queries (the answer goes into the sandbox's own pty),
-// CSI (colours, cursor) and all plain text.
+// requests (so tmux passthrough and DECUDK key definitions), APC/PM/SOS
+// (the kitty graphics protocol reads host files), the xterm window operations
+// but the size reports and title stack (CSI Ps t) and the kitty keyboard
+// protocol (CSI > u, < u, = u, ? u). Kept: OSC 8 hyperlinks, the OSC
+// 4/5/10-19 queries (the answer goes into the sandbox's own pty), the rest
+// of CSI (colours, cursor) and all plain text.
 //
 // Pure and stateful: sequences split across reads are handled; only an
 // introducer and a short header (at most kMaxHeld bytes) are held back; a
 // dropped string is discarded as it streams, never buffered. The 7-bit
-// forms (ESC ] / ESC P / ESC _ ^ X, ST as ESC \ or BEL), the 8-bit C1 forms
-// (0x9D, 0x90, 0x9F, 0x9E, 0x98, 0x9C) when not inside a UTF-8 character,
+// forms (ESC ] / ESC P / ESC _ ^ X / ESC [, ST as ESC \ or BEL), the 8-bit C1 forms
+// (0x9D, 0x90, 0x9F, 0x9E, 0x98, 0x9B, 0x9C) when not inside a UTF-8 character,
 // and the UTF-8 encoded C1 (U+009D: C2 9D, ...) are all recognised.
 #pragma once
 #include <cstddef>
@@ -35,13 +37,25 @@ public:
     void feed(const char* in, size_t n, std::string* out);
 
 private:
-    enum class St : unsigned char { kGround, kEsc, kOscNum, kOscQuery, kOscQueryEsc, kDcsHead, kDrop, kDropEsc };
+    enum class St : unsigned char {
+        kGround,
+        kEsc,
+        kOscNum,
+        kOscQuery,
+        kOscQueryEsc,
+        kDcsHead,
+        kDrop,
+        kDropEsc,
+        kCsi,
+        kCsiDrop
+    };
     size_t plain_run(const unsigned char* p, size_t i, size_t n);
     void step(unsigned char b, std::string* out);
     void ground_high(unsigned char b, std::string* out);
     void c1(unsigned char b, const char* intro, size_t len, std::string* out);
     void osc_header(unsigned char b, std::string* out);
     void dcs_header(unsigned char b, std::string* out);
+    void csi(unsigned char b, std::string* out);
     bool query_ok() const;
 
     St st_ = St::kGround;

@@ -17,17 +17,19 @@ from conftest import LAYOVER
 from test_sandbox_tty import RESET
 
 # OSC 52 (the clipboard) as BEL, ST and UTF-8 C1 forms, inside tmux
-# passthrough, a title and OSC 7; colours and a hyperlink must still arrive.
+# passthrough, a title, OSC 7, window operations and kitty keyboard flags;
+# colours and a hyperlink must still arrive.
 HOSTILE = ("import os, sys\n"
            "w = lambda fd, b: os.write(fd, b)\n"
            "w(1, b'before \\x1b[31mred\\x1b[m\\n')\n"
            "w(1, b'\\x1b]52;c;U0VDUkVUMQ==\\x07\\x1b]52;c;U0VDUkVUMg==\\x1b\\\\\\xc2\\x9d52;c;U0VDUkVUMw==\\xc2\\x9c')\n"
            "w(2, b'\\x1bPtmux;\\x1b\\x1b]52;c;U0VDUkVUNA==\\x07\\x1b\\\\\\x1b]2;SPOOFED\\x07\\x1b]7;file://x/tmp\\x07')\n"
+           "w(2, b'\\x1b[2t\\x1b[3;0;0t\\x1b[>31u\\x1b[=31;1u')\n"  # iconify, move; kitty keyboard flags
            "w(2, b'err \\x1b[32mgreen\\x1b[m\\n')\n"
            "w(1, b'\\x1b]8;;https://example.com/\\x1b\\\\link\\x1b]8;;\\x1b\\\\ after\\n')\n"
            "w(1, b'ttys %s %s %s\\n' % tuple(str(int(os.isatty(fd))).encode() for fd in (0, 1, 2)))\n"
            "w(1, b'stdin ' + sys.stdin.buffer.read() + b'\\n')\n")
-LEAKS = (b"52;", b"U0VDUkVU", b"SPOOFED", b"file://", b"tmux")
+LEAKS = (b"52;", b"U0VDUkVU", b"SPOOFED", b"file://", b"tmux", b"[2t", b"[3;0;0t", b">31u", b"=31;1u")
 
 
 def _start(lo, args, out_tty=True, err_tty=True, env=None, stdin=b"piped-in"):

@@ -177,7 +177,14 @@ TEST_CASE("term filter: any split of the output into reads gives the same result
                             "\xe2\x80\x94",
                             "\xd0\x9d",
                             "\xc2\xb0",
-                            "\xf0\x9f\x98\x80"};
+                            "\xf0\x9f\x98\x80",
+                            "[",
+                            "2",
+                            "t",
+                            ">1u",
+                            "\x9b",
+                            "\x18",
+                            "\r"};
     unsigned seed = 12345;
     auto rnd = [&seed](unsigned m) {
         seed = seed * 1103515245u + 12345u;
@@ -185,7 +192,8 @@ TEST_CASE("term filter: any split of the output into reads gives the same result
     };
     for (int t = 0; t < 5000; t++) {
         std::string s;
-        for (int k = 0, len = 1 + static_cast<int>(rnd(30)); k < len; k++) s += tokens[rnd(25)];
+        for (int k = 0, len = 1 + static_cast<int>(rnd(30)); k < len; k++)
+            s += tokens[rnd(sizeof tokens / sizeof tokens[0])];
         std::vector<std::string> parts;
         for (size_t i = 0; i < s.size();) {
             size_t len = 1 + rnd(4);
@@ -241,4 +249,62 @@ TEST_CASE("term filter: a C0 control between ESC and ] does not hide an OSC", "[
           "b");
     // CAN cancels the ESC: what follows is text.
     CHECK(run1("a\x1b\x18]52;c;ZWNobw==\x07") == "a\x1b\x18]52;c;ZWNobw==\x07");
+}
+
+TEST_CASE("term filter: xterm window operations are dropped but the size reports and title stack", "[pty]") {
+    // Iconify, move, resize, raise, lower, refresh, maximize, full screen, DECSLPP.
+    for (const char* op :
+         {"1", "2", "3;10;10", "4;2000;3000", "5", "6", "7", "8;100;300", "9;1", "10;1", "24", "72", "", ";5", "0"}) {
+        CAPTURE(op);
+        std::string seq = std::string("\x1b[") + op + "t";
+        CHECK(run1("a" + seq + "b") == "ab");
+        CHECK(bytewise("a" + seq + "b") == "ab");
+        CHECK(run1("a\x9b" + std::string(op) + "tb") == "ab");      // 8-bit C1 CSI
+        CHECK(run1("a\xc2\x9b" + std::string(op) + "tb") == "ab");  // UTF-8 encoded
+    }
+    // Reports of the window's state, position, icon label and title.
+    for (const char* op : {"11", "13", "13;2", "20", "21"}) CHECK(run1(std::string("a\x1b[") + op + "tb") == "ab");
+    // Kept: the size reports (the command has the size anyway) and the title stack.
+    for (const char* op : {"14", "14;2", "15", "16", "18", "19", "22;0", "22;2", "23;0"}) {
+        std::string s = std::string("a\x1b[") + op + "tb";
+        CHECK(run1(s) == s);
+        CHECK(bytewise(s) == s);
+    }
+    // Other sequences ending in t: title modes, DECSWBV (an intermediate), DECRARA.
+    for (const char* s : {"\x1b[>2t", "\x1b[3 t", "\x1b[1;1;2;2;1$t"}) CHECK(run1(s) == s);
+    // A private marker after the number does not hide it.
+    CHECK(run1("a\x1b[2?tb") == "ab");
+}
+
+TEST_CASE("term filter: the kitty keyboard protocol's flag stack is dropped", "[pty]") {
+    for (const char* s :
+         {"\x1b[>1u", "\x1b[>31u", "\x1b[<u", "\x1b[<5u", "\x1b[=31;1u", "\x1b[=0;3u", "\x1b[?u", "\x1b[1>u"}) {
+        CAPTURE(s);
+        CHECK(run1(std::string("a") + s + "b") == "ab");
+        CHECK(bytewise(std::string("a") + s + "b") == "ab");
+    }
+    CHECK(run1("a\x9b>1ub") == "ab");
+    // Plain CSI u restores the cursor (SCORC); DECSMBV has an intermediate.
+    for (const char* s : {"a\x1b[ub", "a\x1b[2 ub"}) CHECK(run1(s) == s);
+}
+
+TEST_CASE("term filter: a CSI is held at most kMaxHeld bytes, and ends as a terminal ends it", "[pty]") {
+    // Longer than kMaxHeld: swallowed up to its final byte, even a harmless one.
+    std::string many(TermFilter::kMaxHeld, ';');
+    CHECK(run1("a\x1b[2" + many + "tb") == "ab");
+    CHECK(run1("a\x1b[" + many + "mb") == "ab");
+    CHECK(bytewise("a\x1b[2" + many + "tb") == "ab");
+    std::string fits(TermFilter::kMaxHeld - 3, ';');  // ESC [ 1 and these: kMaxHeld bytes
+    CHECK(run1("a\x1b[1" + fits + "mb") == "a\x1b[1" + fits + "mb");
+    CHECK(bytewise("a\x1b[1" + fits + "mb") == "a\x1b[1" + fits + "mb");
+    // A C0 inside runs at once; the CSI goes on.
+    CHECK(run1("a\x1b[2\rtb") == "a\rb");
+    CHECK(run1("a\x1b[3\n1mb") == "a\n\x1b[31mb");
+    // ESC, CAN, SUB or a non-ASCII byte end it unfinished: nothing of it is shown.
+    CHECK(run1("a\x1b[2\x1b[1mtb") == "a\x1b[1mtb");
+    CHECK(run1("a\x1b[2\x18tb") == "a\x18tb");
+    CHECK(run1("a\x1b[2\xc3\xa9tb") == "a\xc3\xa9tb");
+    CHECK(run1("a\x1b[2\x7ftb") == "ab");  // DEL is ignored inside
+    // Split anywhere, colours still pass whole.
+    CHECK(run({"a\x1b", "[3", "1", "mb\x1b[", "2", "t"}) == "a\x1b[31mb");
 }
