@@ -22,6 +22,10 @@ base::Result<PtyRelay> PtyRelay::open(unsigned fds) {
     PtyRelay p;
     p.fds_ = fds;
     if (p.output_only()) p.term_ = p.out_ = fds & 2 ? STDOUT_FILENO : STDERR_FILENO;
+    // Its own open file description: O_NONBLOCK there leaves the shell's alone.
+    if (::isatty(p.out_) == 1)
+        p.out_nb_.reset(
+            ::open(("/proc/self/fd/" + std::to_string(p.out_)).c_str(), O_WRONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC));
     p.master_.reset(::posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC));
     if (!p.master_.valid()) return base::sys_error("allocating a pty");
     if (::grantpt(p.master_.get()) != 0 || ::unlockpt(p.master_.get()) != 0)
@@ -44,6 +48,7 @@ void PtyRelay::enter_raw() {
 }
 
 void PtyRelay::restore() {
+    flush(true);
     const char* term = ::getenv("TERM");  // a dumb terminal interprets none of it, and would show it
     if (dirty_ && !out_failed_ && !(term && std::string_view(term) == "dumb"))
         (void)base::write_all(out_, kTerminalReset, sizeof kTerminalReset - 1);
@@ -105,16 +110,41 @@ bool PtyRelay::pump_output() {
     filter_.feed(buf, static_cast<size_t>(n), &buf_);
     if (buf_.empty()) return true;
     if (!dirty_ && may_change_terminal(buf_.data(), buf_.size(), &last_)) dirty_ = true;
-    out_failed_ = !base::write_all(out_, buf_.data(), buf_.size()).ok();
+    if (!out_nb_.valid()) {
+        out_failed_ = !base::write_all(out_, buf_.data(), buf_.size()).ok();
+        return true;
+    }
+    pending_.swap(buf_);
+    flush(false);
     return true;
+}
+
+void PtyRelay::flush(bool wait) {
+    size_t done = 0;
+    while (done < pending_.size()) {
+        ssize_t n = ::write(out_nb_.get(), pending_.data() + done, pending_.size() - done);
+        if (n > 0) {
+            done += static_cast<size_t>(n);
+            continue;
+        }
+        if (n < 0 && errno == EINTR) continue;
+        struct pollfd p = {out_nb_.get(), POLLOUT, 0};
+        if (n < 0 && errno == EAGAIN && wait && (::poll(&p, 1, -1) >= 0 || errno == EINTR)) continue;
+        if (n < 0 && errno == EAGAIN && !wait) break;
+        out_failed_ = true;  // hung up, or gone: read on and drop
+        done = pending_.size();
+    }
+    pending_.erase(0, done);
 }
 
 void PtyRelay::drain() {
     // POLLHUP once every copy of the slave is closed: a read then still
     // returns what the command wrote last, then fails (EIO).
+    flush(true);
     for (;;) {
         struct pollfd p = {master_.get(), POLLIN, 0};
         if (::poll(&p, 1, 0) <= 0 || !(p.revents & (POLLIN | POLLHUP))) return;
         if (!pump_output()) return;
+        flush(true);
     }
 }

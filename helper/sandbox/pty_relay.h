@@ -59,6 +59,11 @@ public:
     bool pump_input();   // stdin -> master
     bool pump_output();  // master -> the user's terminal (out_), through filter_
     void drain();        // copy what is ready now (after the command exits: all that is left)
+    // Output the terminal has not taken yet (stopped by ^S, or slow): the
+    // master is not read meanwhile, so the command waits, not the supervisor.
+    bool output_waiting() const { return !pending_.empty(); }
+    int output_fd() const { return out_nb_.valid() ? out_nb_.get() : out_; }
+    void flush(bool wait);  // write what waits, as far as the terminal takes it (all, with wait)
 
 private:
     PtyRelay() = default;
@@ -66,6 +71,7 @@ private:
     unsigned fds_ = 7;         // the command's fds that are the pty
     int term_ = 0;             // the user's terminal: settings, size, raw mode
     int out_ = 1;              // where the output goes
+    base::Fd out_nb_;          // out_ reopened non-blocking, when it is a terminal that could be
     bool out_failed_ = false;  // a write there failed: the rest is read and dropped
     struct termios saved_ {};
     bool raw_ = false;
@@ -73,4 +79,5 @@ private:
     unsigned char last_ = 0;  // the last byte relayed
     TermFilter filter_;       // drops the control strings that reach the host (term_filter.h)
     std::string buf_;         // one read's worth, filtered
+    std::string pending_;     // filtered, not yet taken by the terminal
 };

@@ -173,17 +173,19 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
     auto ctl = control::listen(run.session_dir);
     LiveCheckpoint live(run, freeze.get());
     while (!exited) {
-        struct pollfd fds[8] = {{run.signals.fd(), POLLIN, 0},
+        struct pollfd fds[9] = {{run.signals.fd(), POLLIN, 0},
                                 {mine.get(), POLLIN, 0},
                                 {-1, POLLIN, 0},
                                 {-1, POLLIN, 0},
                                 {out.stopped.empty() ? watch.fd() : -1, POLLIN, 0},
                                 {renames.listener(), POLLIN, 0},
                                 {renames.worker(), POLLIN, 0},
-                                {ctl ? ctl->get() : -1, POLLIN, 0}};
-        if (pty_open) fds[2].fd = pty->master();
+                                {ctl ? ctl->get() : -1, POLLIN, 0},
+                                {-1, POLLOUT, 0}};
+        if (pty_open && !pty->output_waiting()) fds[2].fd = pty->master();
+        if (pty && pty->output_waiting()) fds[8].fd = pty->output_fd();  // the terminal takes no more yet
         if (stdin_open && !keys_held) fds[3].fd = STDIN_FILENO;
-        if (::poll(fds, 8, out.stopped.empty() ? watch.poll_timeout() : -1) < 0 && errno != EINTR) break;
+        if (::poll(fds, 9, out.stopped.empty() ? watch.poll_timeout() : -1) < 0 && errno != EINTR) break;
         renames.on_listener(fds[5].revents);
         renames.on_worker(fds[6].revents);
         if (out.stopped.empty()) {
@@ -249,6 +251,7 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
             keys_held = false;  // output: the child has its pty (set up after taking it), [sync 8] or not
         }
         if (fds[3].revents & (POLLIN | POLLHUP | POLLERR)) stdin_open = pty->pump_input();
+        if (fds[8].revents) pty->flush(false);
         if (fds[0].revents & POLLIN) {
             (void)take_signals(run, pending, init, pty);  // the dirs exist: nothing cancels now
             pid_t r = ::waitpid(pid, &status, WNOHANG);

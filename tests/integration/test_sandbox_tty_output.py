@@ -14,6 +14,7 @@ import termios
 import time
 
 from conftest import LAYOVER
+from test_sandbox_core import _pids_with
 from test_sandbox_tty import RESET
 
 # OSC 52 (the clipboard) as BEL, ST and UTF-8 C1 forms, inside tmux
@@ -160,3 +161,23 @@ def test_no_pty_when_no_fd_is_a_terminal(lo, home):
     # The bench's start-up case (an agent's, CI's): the command's fds are run's own.
     r = lo.run("test -t 1 || echo not-a-tty; readlink /proc/$$/fd/1 /proc/$$/fd/2 | cut -c1-5", on_exit="discard")
     assert r.returncode == 0 and r.stdout == b"not-a-tty\npipe:\npipe:\n", r
+
+
+def test_a_stopped_terminal_holds_the_command_not_run(lo, home):
+    # ^S on the user's terminal (IXON) stops its output: the relay waits for
+    # it without blocking, so --timeout (and a forwarded Ctrl+C) still act;
+    # what waited arrives after ^Q, then run's line.
+    marker = "flood-%d" % os.getpid()
+    p, master = _start(lo, ["--on-exit", "discard", "--timeout", "2", "--", "/usr/bin/yes", marker])
+    _read(master, until=marker.encode())
+    os.write(master, b"\x13")  # ^S, typed
+    sandbox = lambda: [pid for pid in _pids_with(marker) if pid != p.pid]  # run's own cmdline has it too
+    deadline = time.monotonic() + 20
+    while sandbox() and time.monotonic() < deadline:
+        # Keep the outer side drained of what came before the stop.
+        if select.select([master], [], [], 0.2)[0]:
+            os.read(master, 65536)
+    assert not sandbox(), "the command outlived --timeout while the terminal was stopped"
+    os.write(master, b"\x11")  # ^Q
+    out, _ = _finish(p, master)
+    assert p.returncode == 124 and b"--timeout 2s reached" in out, out[-300:]
