@@ -114,7 +114,8 @@ bool PtyRelay::pump_output() {
         out_failed_ = !base::write_all(out_, buf_.data(), buf_.size()).ok();
         return true;
     }
-    pending_.swap(buf_);
+    if (pending_.empty()) pending_.swap(buf_);
+    else pending_ += buf_;
     flush(false);
     return true;
 }

@@ -47,7 +47,6 @@ public:
     ~PtyRelay();
 
     int master() const { return master_.get(); }
-    unsigned fds() const { return fds_; }
     bool output_only() const { return !(fds_ & 1); }
     int slave() const { return slave_.get(); }
     void close_slave() { slave_.reset(); }
