@@ -123,6 +123,12 @@ def test_output_is_complete_before_layovers_own_lines(lo, home):
     assert p.returncode == 124, out[-500:]
     assert b"\n20000\r\r\nEND\r\r\n\x1b[8m" + RESET in out, out[-500:]  # the reset before run's line
     assert out.index(b"END") < out.index(b"--timeout 1s reached"), out[-500:]
+    # A background process killed at exit: its line comes after what was printed.
+    cmd = "sleep 30 & seq 1 20000; echo END"
+    p, master = _start(lo, ["--on-exit", "discard", "--", "/bin/sh", "-c", cmd])
+    out, _ = _finish(p, master)
+    assert p.returncode == 0 and b"\n20000\r\r\nEND\r\r\n" in out, out[-500:]
+    assert out.index(b"END") < out.index(b"killed 1 background process"), out[-500:]
 
 
 def test_the_users_terminal_keeps_its_settings_and_a_dumb_one_gets_no_reset(lo, home):
