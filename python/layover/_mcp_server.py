@@ -53,7 +53,7 @@ RUN_FLAGS = ("--hide-secrets", "--no-hide-secrets", "--env-clear", "--wait", "--
 
 
 class Usage(Exception):
-    pass
+    """A usage error of `layover mcp`: WHY, printed by main with the help hint."""
 
 
 class Options:
@@ -73,17 +73,17 @@ class Options:
                 self.run_args.append(name)
                 continue
             if name not in RUN_VALUES + ("--binary", "--target", "--session", "--on-exit"):
-                raise Usage("unknown option %r; see 'layover mcp --help'" % arg)
+                raise Usage("unknown option %r" % arg)
             if not eq:
                 if i >= len(argv):
-                    raise Usage("%s needs a value; see 'layover mcp --help'" % name)
+                    raise Usage("%s needs a value" % name)
                 value = argv[i]
                 i += 1
             if name == "--binary":
                 self.binary = value
             elif name == "--target":
                 if not value:  # `--target "$UNSET"`: never the cwd, which realpath("") is
-                    raise Usage("--target needs a directory; see 'layover mcp --help'")
+                    raise Usage("--target needs a directory")
                 self.target = value
             elif name == "--session":
                 self.session = value
@@ -502,8 +502,8 @@ def main(argv: List[str]) -> int:
     sys.stdout = sys.stderr
     try:
         opts = Options(argv)
-    except Usage as e:
-        log("layover mcp: %s" % e)
+    except Usage as e:  # as cli::usage_error (helper/cli/usage.h) prints every other verb's
+        log("layover: mcp: %s; see 'layover mcp --help'" % e)
         return 2
     try:
         helper = Helper(opts.binary or find_binary())
