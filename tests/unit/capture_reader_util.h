@@ -1,6 +1,7 @@
 // The reader tests' helpers (test_capture_reader*.cc): a file member, a raw
 // tar opened as a patch with its one-line error, a manifest put before a
-// payload, and a valid patch written and opened.
+// payload, and a valid patch written and opened. A test file takes them,
+// and the types they use, with `using namespace testreader;`.
 #pragma once
 #include <catch2/catch.hpp>
 #include <string>
@@ -14,6 +15,7 @@
 namespace testreader {
 
 using capture::Limits;
+using capture::Member;
 using capture::Patch;
 using testpatch::M;
 

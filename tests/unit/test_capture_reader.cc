@@ -14,14 +14,7 @@
 #include "tests/unit/capture_scan_util.h"
 #include "tests/unit/capture_tree.h"
 
-using capture::Limits;
-using capture::Member;
-using capture::Patch;
-using testpatch::M;
-using testreader::file;
-using testreader::open_error;
-using testreader::with_manifest;
-using testreader::written_and_opened;
+using namespace testreader;  // capture_reader_util.h
 
 TEST_CASE("capture reader: a valid patch opens with every member and its data") {
     M sparse;

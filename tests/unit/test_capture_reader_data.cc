@@ -16,13 +16,7 @@
 #include "tests/unit/capture_reader_util.h"
 #include "tests/unit/capture_tree.h"
 
-using capture::Member;
-using capture::Patch;
-using testpatch::M;
-using testreader::file;
-using testreader::open_error;
-using testreader::with_manifest;
-using testreader::written_and_opened;
+using namespace testreader;  // capture_reader_util.h
 
 TEST_CASE("capture reader: a patch of many decode chunks reads back byte-exact; an early stop does not hang") {
     // More than the decoder's read-ahead (kAhead chunks of 1 MiB): the

@@ -13,13 +13,7 @@
 #include "tests/unit/capture_reader_util.h"
 #include "tests/unit/capture_tree.h"
 
-using capture::Limits;
-using capture::Member;
-using capture::Patch;
-using testpatch::M;
-using testreader::file;
-using testreader::open_error;
-using testreader::with_manifest;
+using namespace testreader;  // capture_reader_util.h
 
 // --- headers: what libarchive takes in before the reader's checks ------------
 
