@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "helper/base/text.h"
 #include "helper/cli/usage.h"
 #include "helper/cli/verbs.h"
 
@@ -24,7 +25,7 @@ int cmd_doctor(int argc, char** argv) {
             std::puts("  --fix   finish or undo step operations (freeze, rollback, fork) a kill left half-done");
             return 0;
         } else {
-            return cli::usage_error("doctor", "unknown option '" + a + "'");
+            return cli::usage_error("doctor", "unknown option '" + base::display_path(a) + "'");
         }
     }
     if (target.empty()) {

@@ -66,7 +66,7 @@ int cmd_sessions(int argc, char** argv) {
             std::puts("usage: layover sessions [--json] [--trash]");
             return 0;
         } else {
-            return cli::usage_error("sessions", "unknown option '" + a + "'");
+            return cli::usage_error("sessions", "unknown option '" + base::display_path(a) + "'");
         }
     }
     auto state = session::state_dir();
