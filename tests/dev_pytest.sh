@@ -12,7 +12,7 @@ cp "$ROOT/$BUILD/layover" "$STAGE/bin/"; [ -e "$ROOT/$BUILD/layover-patch" ] && 
 cp -r "$ROOT/tests" "$ROOT/python" "$ROOT/docs" "$ROOT/Makefile" "$STAGE/"; mkdir -p "$STAGE/helper"; cp -r "$ROOT/helper/dist" "$STAGE/helper/"; [ -d "$ROOT/examples" ] && cp -r "$ROOT/examples" "$STAGE/"
 [ -e "$ROOT/$BUILD/layover.1" ] && cp "$ROOT/$BUILD/layover.1" "$STAGE/bin/"
 mkdir -p "$STAGE/src"; cp -r "$ROOT/helper" "$ROOT/review" "$ROOT/capture" "$ROOT/overlay" "$STAGE/src/"  # test_advice.py, test_docs_match.py read them
-cp "$ROOT/README.md" "$STAGE/"  # test_docs_match.py runs its runnable blocks
+cp "$ROOT/README.md" "$STAGE/"  # test_docs_cli.py runs its runnable blocks
 chmod -R a+rX "$STAGE"
 args=()
 for a in "$@"; do

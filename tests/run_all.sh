@@ -36,7 +36,7 @@ cp "$ROOT/$BUILD/layover" "$ROOT/$BUILD/layover-patch" "$STAGE/bin/"
 cp -r "$ROOT/tests" "$ROOT/python" "$ROOT/docs" "$ROOT/Makefile" "$STAGE/"
 mkdir -p "$STAGE/helper" && cp -r "$ROOT/helper/dist" "$STAGE/helper/"
 mkdir -p "$STAGE/src"; cp -r "$ROOT/helper" "$ROOT/review" "$ROOT/capture" "$ROOT/overlay" "$STAGE/src/"  # test_advice.py, test_docs_match.py read them
-cp "$ROOT/README.md" "$STAGE/"  # test_docs_match.py runs its runnable blocks
+cp "$ROOT/README.md" "$STAGE/"  # test_docs_cli.py runs its runnable blocks
 [ -d "$ROOT/examples" ] && cp -r "$ROOT/examples" "$STAGE/"
 # The man page, made as `make man` makes it (the install suite installs it).
 /usr/bin/python3 "$ROOT/helper/dist/man.py" "$ROOT/docs/cli.md" \
@@ -111,7 +111,7 @@ JOBS=${LAYOVER_TEST_JOBS:-3}
 job_dir=() job_args=()
 # The install suite's files that install nothing (docs, the bench's smoke
 # run) run in the pool like the others; the rest runs alone, last.
-pooled_install=(test_bench_smoke.py test_docs_match.py test_docs_tools.py)
+pooled_install=(test_bench_smoke.py test_docs_cli.py test_docs_match.py test_docs_tools.py)
 for suite in "${suites[@]}"; do
     if [ "$suite" = "$STAGE/tests/install" ]; then
         for f in "${pooled_install[@]}"; do job_dir+=("$suite"); job_args+=("$suite/$f"); done

@@ -70,9 +70,7 @@ int cmd_checkpoint(int argc, char** argv) {
         } else if (a == "--json") {
             json = true;
         } else if (!a.empty() && a[0] == '-') {
-            std::fprintf(stderr, "layover checkpoint: unknown option '%s'; see 'layover checkpoint --help'\n",
-                         base::display_path(a).c_str());
-            return 2;
+            return cli::usage_error("checkpoint", "unknown option '" + base::display_path(a) + "'");
         } else if (name.empty()) {
             name = a;
         } else {

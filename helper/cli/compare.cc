@@ -42,9 +42,7 @@ int cmd_compare(int argc, char** argv) {
         if (a == "--json") {
             json = true;
         } else if (!a.empty() && a[0] == '-') {
-            std::fprintf(stderr, "layover compare: unknown option '%s'; see 'layover compare --help'\n",
-                         base::display_path(a).c_str());
-            return 2;
+            return cli::usage_error("compare", "unknown option '" + base::display_path(a) + "'");
         } else {
             pos.push_back(a);
         }

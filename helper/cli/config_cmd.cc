@@ -9,6 +9,7 @@
 #include "helper/base/text.h"
 #include "helper/cli/config.h"
 #include "helper/cli/config_args.h"
+#include "helper/cli/usage.h"
 #include "helper/cli/verbs.h"
 
 namespace {
@@ -56,9 +57,7 @@ int cmd_config(int argc, char** argv) {
             return 0;
         }
         if (!a.empty() && a[0] == '-') {
-            std::fprintf(stderr, "layover config: unknown option '%s'; see 'layover config --help'\n",
-                         base::display_path(a).c_str());
-            return 2;
+            return cli::usage_error("config", "unknown option '" + base::display_path(a) + "'");
         }
         verb = a;
     }
@@ -66,11 +65,7 @@ int cmd_config(int argc, char** argv) {
     if (!verb.empty()) {
         bool known = false;
         for (const auto& v : verbs) known |= v == verb && v != "config";
-        if (!known) {
-            std::fprintf(stderr, "layover config: no verb '%s' takes options; see 'layover --help'\n",
-                         base::display_path(verb).c_str());
-            return 2;
-        }
+        if (!known) return cli::usage_error("config", "no verb '" + base::display_path(verb) + "' takes options");
         verbs = {verb};
     }
     cli::CliScan cli = cli::scan_cli(verb, std::vector<std::string>(args.begin() + static_cast<long>(i), args.end()));

@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <string>
 
+#include "helper/base/text.h"
+#include "helper/cli/usage.h"
 #include "helper/cli/verbs.h"
 
 int cmd_doctor(int argc, char** argv) {
@@ -23,8 +25,7 @@ int cmd_doctor(int argc, char** argv) {
             std::puts("  --fix   finish or undo step operations (freeze, rollback, fork) a kill left half-done");
             return 0;
         } else {
-            std::fprintf(stderr, "layover doctor: unknown option '%s'; see 'layover doctor --help'\n", a.c_str());
-            return 2;
+            return cli::usage_error("doctor", "unknown option '" + base::display_path(a) + "'");
         }
     }
     if (target.empty()) {

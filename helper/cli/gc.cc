@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "helper/base/text.h"
+#include "helper/cli/usage.h"
 #include "helper/cli/verbs.h"
 #include "helper/store/layer_gc.h"
 #include "helper/store/remove.h"
@@ -42,10 +43,7 @@ const char kGcUsage[] =
     "  --keep-undo N        undo records kept per target, newest first (default 20)\n"
     "  --keep-undo-days D   undo records younger than D days are kept too (default 30)\n";
 
-int usage(const std::string& why) {
-    std::fprintf(stderr, "layover gc: %s; see 'layover gc --help'\n", why.c_str());
-    return 2;
-}
+int usage(const std::string& why) { return cli::usage_error("gc", why); }
 
 struct Item {
     std::string what;  // "session", "trash", "undo record"

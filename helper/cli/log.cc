@@ -36,9 +36,7 @@ int fail(const std::string& msg) {
 
 // One line: what is wrong and where the usage is.
 int unknown_option(const char* verb, const std::string& arg) {
-    std::fprintf(stderr, "layover %s: unknown option '%s'; see 'layover %s --help'\n", verb,
-                 base::display_path(arg).c_str(), verb);
-    return 2;
+    return cli::usage_error(verb, "unknown option '" + base::display_path(arg) + "'");
 }
 
 // A running session is asked through its supervisor (helper/sandbox/control.h),
@@ -291,10 +289,8 @@ int cmd_rollback(int argc, char** argv) {
     int n = 0;
     if (!undo) {
         const std::string& v = pos[1];
-        if (v.empty() || v.size() > 4 || v.find_first_not_of("0123456789") != std::string::npos) {
-            std::fprintf(stderr, "layover rollback: N must be a step number (see 'layover log')\n%s\n", kRollbackUsage);
-            return 2;
-        }
+        if (v.empty() || v.size() > 4 || v.find_first_not_of("0123456789") != std::string::npos)
+            return cli::usage_error("rollback", "N must be a step number (see 'layover log')");
         n = std::atoi(v.c_str());
     }
     auto state = session::state_dir();

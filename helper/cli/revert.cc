@@ -15,6 +15,7 @@
 
 #include "helper/base/clock.h"
 #include "helper/base/text.h"
+#include "helper/cli/usage.h"
 #include "helper/cli/verbs.h"
 #include "helper/sandbox/control.h"
 #include "helper/store/owner_ns.h"
@@ -108,17 +109,14 @@ int cmd_revert(int argc, char** argv) {
             return 0;
         }
         if (!a.empty() && a[0] == '-') {
-            std::fprintf(stderr, "layover revert: unknown option '%s'; see 'layover revert --help'\n",
-                         base::display_path(a).c_str());
-            return 2;
+            return cli::usage_error("revert", "unknown option '" + base::display_path(a) + "'");
         }
         pos.push_back(a);
     }
-    const std::string v = pos.size() == 2 ? pos[1] : "";
-    if (pos.size() != 2 || v.empty() || v.size() > 4 || v.find_first_not_of("0123456789") != std::string::npos) {
-        std::fprintf(stderr, "%s\n", kRevertUsage);
-        return 2;
-    }
+    if (pos.size() != 2) return cli::usage_error("revert", "takes a SESSION and a step number N");
+    const std::string& v = pos[1];
+    if (v.empty() || v.size() > 4 || v.find_first_not_of("0123456789") != std::string::npos)
+        return cli::usage_error("revert", "N must be a step number (see 'layover log')");
     int n = std::atoi(v.c_str());
     auto state = session::state_dir();
     if (!state) return fail(state.error().message);

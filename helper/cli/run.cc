@@ -10,6 +10,7 @@
 
 #include "capture/scan/session_scan.h"
 #include "helper/base/child.h"
+#include "helper/cli/usage.h"
 #include "helper/cli/verbs.h"
 #include "helper/sandbox/finish.h"
 #include "helper/sandbox/prepare.h"
@@ -42,10 +43,7 @@ int cmd_run(int argc, char** argv) {
     base::ensure_std_fds();
     std::vector<std::string> args(argv + 1, argv + argc);
     auto opts = parse_run_args(args);
-    if (!opts) {
-        std::fprintf(stderr, "layover run: %s\n", opts.error().message.c_str());
-        return 125;
-    }
+    if (!opts) return cli::usage_error("run", opts.error().message, 125);
     if (opts->help) {
         std::fputs(kRunUsage, stdout);
         return 0;

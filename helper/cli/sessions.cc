@@ -14,6 +14,7 @@
 
 #include "helper/base/text.h"
 #include "helper/cli/discard_rejected.h"
+#include "helper/cli/usage.h"
 #include "helper/cli/verbs.h"
 #include "helper/sandbox/discard.h"
 #include "helper/sandbox/finish.h"
@@ -65,8 +66,7 @@ int cmd_sessions(int argc, char** argv) {
             std::puts("usage: layover sessions [--json] [--trash]");
             return 0;
         } else {
-            std::fprintf(stderr, "layover sessions: unknown option '%s'; see 'layover sessions --help'\n", a.c_str());
-            return 2;
+            return cli::usage_error("sessions", "unknown option '" + base::display_path(a) + "'");
         }
     }
     auto state = session::state_dir();
@@ -164,15 +164,9 @@ int cmd_sessions(int argc, char** argv) {
 namespace {
 
 // One line: what is wrong and where the usage is (tests/integration/test_usage_errors.py).
-int discard_usage(const std::string& why) {
-    std::fprintf(stderr, "layover discard: %s; see 'layover discard --help'\n", why.c_str());
-    return 2;
-}
+int discard_usage(const std::string& why) { return cli::usage_error("discard", why); }
 
-int restore_usage(const std::string& why) {
-    std::fprintf(stderr, "layover restore: %s; see 'layover restore --help'\n", why.c_str());
-    return 2;
-}
+int restore_usage(const std::string& why) { return cli::usage_error("restore", why); }
 
 }  // namespace
 

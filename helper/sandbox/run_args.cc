@@ -67,7 +67,7 @@ base::Result<RunOptions> parse_run_args(const std::vector<std::string>& args) {
         } else if (i + 1 < args.size()) {
             *out = args[++i];
         } else {
-            return base::error(flag + " needs a value; see 'layover run --help'");
+            return base::error(flag + " needs a value");
         }
         return base::Ok();
     };
@@ -191,7 +191,7 @@ base::Result<RunOptions> parse_run_args(const std::vector<std::string>& args) {
                 return base::error("--ipc-fd needs an open fd number >= 3, got '" + v + "'");
             o.ipc_fd = static_cast<int>(n);
         } else {
-            return base::error("unknown option '" + a + "'; see 'layover run --help'");
+            return base::error("unknown option '" + base::display_path(a) + "'");
         }
     }
     for (; i < args.size(); i++) o.command.push_back(args[i]);

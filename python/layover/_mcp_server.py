@@ -23,6 +23,7 @@ import time
 from typing import Any, Dict, List, Optional
 
 from ._helper import Helper, find_binary
+from ._mcp_options import Options, Usage
 from ._mcp_sandbox import AgentSandbox
 from ._mcp_steps import Steps
 from ._mcp_tools import HANDLERS, BadArgs, ToolFail, review_hint, tool_list
@@ -44,72 +45,6 @@ INSTRUCTIONS = ("Tools run inside a layover sandbox over the user's tree (%s): f
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL_ERROR = \
     -32700, -32600, -32601, -32602, -32603
 UNSUPPORTED_VERSION = -32022
-
-# The usage (`layover mcp --help`) is printed by helper/cli/mcp.cc, with or without this package.
-
-RUN_VALUES = ("--network", "--home", "--hide", "--env-keep", "--env", "--cwd", "--ro", "--rw", "--timeout",
-              "--max-pids", "--max-size", "--max-memory", "--tmp-size")
-RUN_FLAGS = ("--hide-secrets", "--no-hide-secrets", "--env-clear", "--wait", "--quiet", "-q")
-
-
-class Usage(Exception):
-    pass
-
-
-class Options:
-    def __init__(self, argv: List[str]) -> None:
-        self.binary: Optional[str] = None
-        self.target = os.path.expanduser("~")
-        self.session = ""
-        self.on_exit = "keep"
-        self.network = "loopback"
-        self.run_args: List[str] = []
-        i = 0
-        while i < len(argv):
-            arg = argv[i]
-            name, eq, value = arg.partition("=") if arg.startswith("--") else (arg, "", "")
-            i += 1
-            if name in RUN_FLAGS and not eq:
-                self.run_args.append(name)
-                continue
-            if name not in RUN_VALUES + ("--binary", "--target", "--session", "--on-exit"):
-                raise Usage("unknown option %r; see 'layover mcp --help'" % arg)
-            if not eq:
-                if i >= len(argv):
-                    raise Usage("%s needs a value; see 'layover mcp --help'" % name)
-                value = argv[i]
-                i += 1
-            if name == "--binary":
-                self.binary = value
-            elif name == "--target":
-                if not value:  # `--target "$UNSET"`: never the cwd, which realpath("") is
-                    raise Usage("--target needs a directory; see 'layover mcp --help'")
-                self.target = value
-            elif name == "--session":
-                self.session = value
-            elif name == "--on-exit":
-                if value not in ("keep", "discard") and not (value.startswith("save:") and len(value) > 5):
-                    raise Usage("--on-exit %s: use keep, discard or save:FILE (apply is the person's)" % value)
-                self.on_exit = value
-            else:
-                if name == "--network":
-                    self.network = value
-                self.run_args += [name, value]
-        self.session = self.session or default_session()
-        self.quiet = "--quiet" in self.run_args or "-q" in self.run_args
-        self.target = os.path.realpath(self.target)
-        if not os.path.isdir(self.target):
-            raise Usage("--target %s: not a directory; pass an existing tree" % self.target)
-
-
-def default_session() -> str:
-    """mcp-YYYYmmdd-HHMMSS; -PID added when a session of that name exists
-    already (two servers started in the same second must not share one)."""
-    name = "mcp-" + time.strftime("%Y%m%d-%H%M%S")
-    state = os.environ.get("LAYOVER_STATE_DIR") or "/var/tmp/layover-%d" % os.getuid()
-    if os.path.lexists(os.path.join(state, "sessions", name)):
-        name += "-%d" % os.getpid()
-    return name
 
 
 class Ctx:
@@ -502,8 +437,8 @@ def main(argv: List[str]) -> int:
     sys.stdout = sys.stderr
     try:
         opts = Options(argv)
-    except Usage as e:
-        log("layover mcp: %s" % e)
+    except Usage as e:  # as cli::usage_error (helper/cli/usage.h) prints every other verb's
+        log("layover: mcp: %s; see 'layover mcp --help'" % e)
         return 2
     try:
         helper = Helper(opts.binary or find_binary())

@@ -1,8 +1,8 @@
-"""Part 2 of the REPL server that runs inside the sandbox: exec, a command
+"""Part 3 of the REPL server that runs inside the sandbox: exec, a command
 run as subprocess.run(argv, capture_output=True, start_new_session=True)
 would, its output forwarded as it comes (docs/protocol.md).
 
-Executed after _repl_io.py and before _server.py in one namespace (see
+Executed after _repl_io.py and _repl_out.py and before _server.py in one namespace (see
 layover._boot.server_source); it is never imported on the host.  The names
 used here without import come from the other parts.
 """

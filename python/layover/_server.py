@@ -2,7 +2,7 @@
 
 The host never imports this file: it reads its text and sends it over the
 IPC socket, where the bootstrap (layover._boot) exec()s it with
-``__name__ == "__layover_repl__"``, after _repl_io.py and _repl_exec.py
+``__name__ == "__layover_repl__"``, after _repl_io.py, _repl_out.py and _repl_exec.py
 (one text, one namespace).  Together they must be self-contained, run on
 Python >= 3.8, and import only C modules at start-up (json, signal, ast and
 threading pull in enum/re and cost milliseconds; their C cores do not).
@@ -15,7 +15,7 @@ Threads:
 - pump: forwards what reaches fds 1 and 2 (subprocesses, os.write) to the
   host, tagged with the request being run.
 """
-# Executed after _repl_io.py and _repl_exec.py in one namespace (see
+# Executed after _repl_io.py, _repl_out.py and _repl_exec.py in one namespace (see
 # _boot.server_source): the names used here without import come from there.
 # flake8: noqa: F821
 import _ast

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from layover import list_sessions
+
 
 def tree(root):
     """{relative path: bytes or 'dir' or ('link', target)} of a real tree."""
@@ -19,6 +21,11 @@ def tree(root):
         else:
             out[rel] = p.read_bytes()
     return out
+
+
+def session(state_dir, name):
+    """The session `name` of state_dir as list_sessions() shows it, or None."""
+    return {s.name: s for s in list_sessions(state_dir=state_dir)}.get(name)
 
 
 # For code run inside the REPL that plays a hostile program: send(data)

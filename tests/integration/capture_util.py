@@ -3,6 +3,8 @@ import base64
 import json
 import subprocess
 
+import pytest
+
 
 def raw_path(change):
     """The exact bytes of a change's path (path_b64 when not UTF-8)."""
@@ -46,3 +48,19 @@ def show_json(lo, patch):
     r = lo("show", patch, "--json")
     assert r.returncode == 0, r.stderr.decode(errors="replace")
     return json.loads(r.stdout)
+
+
+# The capture tests' own (test_capture_status.py, test_capture_save_show.py).
+
+@pytest.fixture(autouse=True)
+def discard_sessions(lo):
+    """Remove the sessions afterwards (deep trees and mode-000 dirs defeat pytest's own cleanup)."""
+    yield
+    for name in ("s", "live"):
+        if lo.session_dir(name).exists():
+            lo("discard", name, "--now")
+
+
+def run_ok(lo, cmd, session="s"):
+    r = lo.run(cmd, "--keep-empty", session=session)  # a session with no changes is examined too
+    assert r.returncode == 0, r.stderr.decode(errors="replace")

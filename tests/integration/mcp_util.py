@@ -7,7 +7,9 @@ import queue
 import subprocess
 import threading
 
-from conftest import LAYOVER
+import pytest
+
+from conftest import LAYOVER, real_dir
 
 WAIT = 60  # seconds any single answer may take on a loaded machine
 
@@ -134,3 +136,37 @@ def conforms(value, schema):
     if isinstance(value, list) and "items" in schema:
         return all(conforms(v, schema["items"]) for v in value)
     return True
+
+
+# The fixtures and helper of the `layover mcp` tests (test_mcp_server.py, test_mcp_steps.py).
+
+@pytest.fixture
+def proj():
+    p = real_dir("mcp-proj-")
+    (p / "src").mkdir()
+    (p / "src" / "app.py").write_text("print('v1')\nprint('v1 again')\n")
+    (p / "README.md").write_text("# demo\n")
+    (p / "data.bin").write_bytes(b"\0\1\2binary")
+    return p
+
+
+@pytest.fixture
+def client(require_sandbox, proj, state_dir):
+    clients = []
+
+    def make(*extra, session="mcp-test", init=True, env=None):
+        c = McpClient(proj, state_dir, session, *extra, env=env)
+        clients.append(c)
+        if init:
+            r = c.initialize()
+            assert r["result"]["protocolVersion"] == "2025-11-25", r
+        return c
+
+    yield make
+    for c in clients:
+        c.kill()
+
+
+def status(state_dir, name, *args):
+    return subprocess.run([LAYOVER, "status", name, *args], capture_output=True, text=True,
+                          env=dict(os.environ, LAYOVER_STATE_DIR=str(state_dir)))

@@ -205,9 +205,9 @@ def test_restore_of_a_hostile_name_is_refused_inert_on_a_pty_and_a_pipe(lo, cls)
     _assert_inert(piped.stdout + piped.stderr, "restore (pipe)")
     _assert_inert(on_pty, "restore (pty)")
     if cls == "leading_dash":  # an option, not a name: one line naming it and the help
-        assert piped.returncode == 2 and piped.stderr.startswith(b"layover restore: unknown option '"), piped.stderr
+        assert piped.returncode == 2 and piped.stderr.startswith(b"layover: restore: unknown option '"), piped.stderr
         assert b"see 'layover restore --help'" in piped.stderr and len(piped.stderr.splitlines()) == 1, piped.stderr
-        assert on_pty.startswith(b"layover restore: unknown option '"), on_pty
+        assert on_pty.startswith(b"layover: restore: unknown option '"), on_pty
         return
     want = b"layover: invalid session name '" + SHOWN[cls] + b"'"
     assert piped.returncode == 1 and piped.stderr == want + b"\n", piped.stderr
