@@ -21,7 +21,10 @@ unsigned pty_fds_for_terminals(bool in_tty, bool out_tty, bool err_tty) {
 base::Result<PtyRelay> PtyRelay::open(unsigned fds) {
     PtyRelay p;
     p.fds_ = fds;
-    if (p.output_only()) p.term_ = p.out_ = fds & 2 ? STDOUT_FILENO : STDERR_FILENO;
+    if (p.output_only()) {
+        p.term_ = p.out_ = fds & 2 ? STDOUT_FILENO : STDERR_FILENO;
+        p.filter_ = TermFilter(false);  // the terminal's answers would reach the user's shell, not the command
+    }
     // Its own open file description: O_NONBLOCK there leaves the shell's alone.
     if (::isatty(p.out_) == 1)
         p.out_nb_.reset(

@@ -34,17 +34,45 @@ bool is_digits(const std::string& s, size_t a, size_t b) {
 bool csi_param(unsigned b) { return b >= 0x20 && b <= 0x3f; }  // parameters, private markers, intermediates
 bool csi_final(unsigned b) { return b >= 0x40 && b <= 0x7e; }
 
+// Does a whole CSI (parameters up to and including the final byte) ask the
+// terminal for an answer? Device attributes (c), status and cursor reports
+// (n), DECREQTPARM (x), mode reports (DECRQM, $ p), XTVERSION (> q), the
+// graphics attributes (? S), the modify-keys options (? m), the terminal
+// state and preferred character set reports ($ u, & u), presentation state
+// ($ w), and the window size reports (14-16, 18, 19 t: see csi_passes).
+bool csi_request(const unsigned char* s, size_t len) {
+    unsigned fin = s[len - 1], first = len > 1 ? s[0] : 0, inter = len > 1 && s[len - 2] < 0x30 ? s[len - 2] : 0;
+    switch (fin) {
+        case 'c':
+        case 'n':
+        case 'x': return inter == 0;
+        case 'p':
+        case 'w': return inter == '$';
+        case 'q': return first == '>' && inter == 0;
+        case 'S':
+        case 'm': return first == '?' && inter == 0;
+        case 'u': return inter == '$' || inter == '&';
+        default: return false;
+    }
+}
+
 // A whole CSI after its introducer (parameters up to and including the
 // final byte): may it reach the terminal? Dropped: the xterm window
 // operations (CSI Ps t) that move, resize, iconify, raise or lower the
 // window, or report its state, position or title; kept of them, the size
 // reports (14-16, 18, 19) and the title stack (22, 23: it only brings back a
-// title the host set, as every title set is dropped). And the kitty keyboard
+// title the host set, as every title set is dropped). The kitty keyboard
 // protocol's flag stack (CSI > u push, < u pop, = u set, ? u query): a
 // command that pushed and died would leave the user's shell in its keyboard
 // mode; without the query's answer a program sees a terminal without it.
-bool csi_passes(const unsigned char* s, size_t len) {
+// The reads of the screen (DECRQCRA, * y: a checksum per cell spells out
+// what the host's screen shows, from before the run too; XTREPORTSGR, # |).
+// And, when no one inside reads the answers (answered false: the output-only
+// relay, whose answers would land at the user's shell prompt), every request.
+bool csi_passes(const unsigned char* s, size_t len, bool answered) {
     unsigned fin = s[len - 1];
+    if (len > 1 && ((fin == 'y' && s[len - 2] == '*') || (fin == '|' && s[len - 2] == '#'))) return false;
+    if (!answered && csi_request(s, len)) return false;
     if (fin != 't' && fin != 'u') return true;
     bool marker = false;
     for (size_t k = 0; k + 1 < len; k++) {
@@ -55,16 +83,17 @@ bool csi_passes(const unsigned char* s, size_t len) {
     if (len > 1 && s[0] == '>') return true;  // xterm's title modes
     unsigned v = 0;
     for (size_t k = 0; k + 1 < len && s[k] >= '0' && s[k] <= '9' && v < 1000; k++) v = v * 10 + (s[k] - '0');
-    return v == 14 || v == 15 || v == 16 || v == 18 || v == 19 || v == 22 || v == 23;
+    bool report = v == 14 || v == 15 || v == 16 || v == 18 || v == 19;
+    return (report && answered) || v == 22 || v == 23;
 }
 
 // Where a complete CSI that passes, ESC [ at p[i], ends; 0 when it is
 // incomplete in p, longer than kMaxHeld, holds another byte, or is dropped.
-size_t csi_end(const unsigned char* p, size_t i, size_t n) {
+size_t csi_end(const unsigned char* p, size_t i, size_t n, bool answered) {
     size_t j = i + 2;
     while (j < n && csi_param(p[j])) j++;
     if (j >= n || !csi_final(p[j]) || j - i > TermFilter::kMaxHeld) return 0;
-    return csi_passes(p + i + 2, j - i - 1) ? j + 1 : 0;
+    return csi_passes(p + i + 2, j - i - 1, answered) ? j + 1 : 0;
 }
 
 // The continuation bytes a UTF-8 lead byte (C0-FF) announces.
@@ -110,12 +139,12 @@ size_t TermFilter::plain_run(const unsigned char* p, size_t i, size_t n) {
             if (b == kEsc) {  // a charset, ST...: passes with its next byte; a string's start does not
                 if (i + 1 >= n) break;
                 if (p[i + 1] == '[') {  // a CSI passes whole when it is all in this read, or is decided in step()
-                    size_t end = csi_end(p, i, n);
+                    size_t end = csi_end(p, i, n, answered_);
                     if (end == 0) break;
                     i = end;
                     continue;
                 }
-                if (!kEscPasses[p[i + 1]]) break;
+                if (!kEscPasses[p[i + 1]] || (!answered_ && p[i + 1] == 'Z')) break;  // DECID: a request
                 i++;
             }
             i++;
@@ -175,6 +204,9 @@ void TermFilter::step(unsigned char b, std::string* out) {
             } else if (b == '_' || b == '^' || b == 'X') {  // APC, PM, SOS
                 held_.clear();
                 st_ = St::kDrop;
+            } else if (b == 'Z' && !answered_) {  // DECID asks for the device attributes
+                held_.clear();
+                st_ = St::kGround;
             } else if ((b < 0x20 && b != kEsc && b != kCan && b != kSub) || b == 0x7f) {
                 out->push_back(static_cast<char>(b));  // a terminal runs a C0 (ignores DEL) and stays after the ESC
             } else {
@@ -291,7 +323,7 @@ void TermFilter::c1(unsigned char b, const char* intro, size_t len, std::string*
         st_ = St::kCsi;
     } else if (b == 0x9f || b == 0x9e || b == 0x98) {  // APC, PM, SOS
         st_ = St::kDrop;
-    } else {
+    } else if (b != 0x9a || answered_) {  // 0x9A: DECID in its 8-bit form, a request
         out->append(intro, len);
     }
 }
@@ -312,7 +344,7 @@ void TermFilter::csi(unsigned char b, std::string* out) {
         size_t start = held_[0] == '\x1b' || held_[0] == '\xc2' ? 2 : 1;
         held_ += static_cast<char>(b);
         if (st_ == St::kCsi &&
-            csi_passes(reinterpret_cast<const unsigned char*>(held_.data()) + start, held_.size() - start))
+            csi_passes(reinterpret_cast<const unsigned char*>(held_.data()) + start, held_.size() - start, answered_))
             out->append(held_);
         held_.clear();
         st_ = St::kGround;
@@ -344,7 +376,7 @@ void TermFilter::osc_header(unsigned char b, std::string* out) {
         return;
     }
     bool digits = held_.back() >= '0' && held_.back() <= '9';
-    if (b == ';' && digits && (num_ == 4 || num_ == 5 || (num_ >= 10 && num_ <= 19))) {
+    if (b == ';' && digits && answered_ && (num_ == 4 || num_ == 5 || (num_ >= 10 && num_ <= 19))) {
         held_ += ';';
         payload_ = held_.size();
         st_ = St::kOscQuery;
@@ -365,7 +397,7 @@ void TermFilter::dcs_header(unsigned char b, std::string* out) {
         size_t start = held_[0] == '\x1b' || held_[0] == '\xc2' ? 2 : 1;
         std::string head = held_.substr(start);
         bool sixel = head.find_first_not_of("0123456789;") == std::string::npos;
-        if (sixel || head == "$" || head == "+") {
+        if (sixel || (answered_ && (head == "$" || head == "+"))) {
             held_ += 'q';
             out->append(held_);
             held_.clear();

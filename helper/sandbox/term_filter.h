@@ -8,9 +8,12 @@
 // requests (so tmux passthrough and DECUDK key definitions), APC/PM/SOS
 // (the kitty graphics protocol reads host files), the xterm window operations
 // but the size reports and title stack (CSI Ps t) and the kitty keyboard
-// protocol (CSI > u, < u, = u, ? u). Kept: OSC 8 hyperlinks, the OSC
-// 4/5/10-19 queries (the answer goes into the sandbox's own pty), the rest
-// of CSI (colours, cursor) and all plain text.
+// protocol (CSI > u, < u, = u, ? u), the reads of the screen (DECRQCRA,
+// XTREPORTSGR). Kept: OSC 8 hyperlinks, the OSC 4/5/10-19 queries and the
+// other requests (the answer goes into the sandbox's own pty), the rest of
+// CSI (colours, cursor) and all plain text. A filter made with answered
+// false (the output-only relay: the answers would reach the user's shell
+// prompt, not the command) drops every request too.
 //
 // Pure and stateful: sequences split across reads are handled; only an
 // introducer and a short header (at most kMaxHeld bytes) are held back; a
@@ -33,6 +36,7 @@ inline bool word_has_byte(uint64_t w, unsigned char c) {
 class TermFilter {
 public:
     static constexpr size_t kMaxHeld = 256;  // an OSC query longer than this is dropped
+    explicit TermFilter(bool answered = true) : answered_(answered) {}
     // Append what of in[0, n) may reach the terminal to *out.
     void feed(const char* in, size_t n, std::string* out);
 
@@ -58,6 +62,7 @@ private:
     void csi(unsigned char b, std::string* out);
     bool query_ok() const;
 
+    bool answered_;  // does someone read the terminal's answers (the command, through its pty)?
     St st_ = St::kGround;
     unsigned char cont_ = 0;   // UTF-8 continuation bytes still expected
     bool pending_c2_ = false;  // a C2 lead held back: is it a UTF-8 encoded C1?

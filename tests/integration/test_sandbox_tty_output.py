@@ -89,6 +89,22 @@ def test_host_reaching_strings_are_filtered_when_stdin_is_not_a_terminal(lo, hom
     assert b"\x9d" not in out and b"\x1b]" not in out.replace(b"\x1b]8;;", b""), out
 
 
+def test_requests_are_dropped_when_no_one_reads_the_answers(lo, home):
+    # With stdin a pipe, the terminal's answers to these (cursor position,
+    # device attributes, a colour, DECRQSS, the size) would land in the user's
+    # terminal's input, typed at the shell's prompt after the run; and a screen
+    # read (DECRQCRA) is dropped on every relay. Before, all of them arrived.
+    reqs = (b"\x1b[6n", b"\x1b[c", b"\x1b[>c", b"\x1b]11;?\x07", b"\x1bP$qm\x1b\\", b"\x1b[18t", b"\x1bZ",
+            b"\x1b[1;1;1;1;1;1*y")
+    code = "import os\nos.write(1, b'start ' + %r + b' end\\n')\n" % b"".join(reqs)
+    p, master = _start(lo, ["--on-exit", "discard", "--", "/usr/bin/python3", "-c", code])
+    out, _ = _finish(p, master)
+    assert p.returncode == 0, out
+    assert b"start  end" in out, out
+    for r in reqs:
+        assert r not in out, (r, out)
+
+
 def test_stdout_piped_and_stderr_a_terminal(lo, home):
     # `cmd > file` at a terminal: the pipe stays a pipe (its bytes are the
     # command's own, for a program to read), stderr's terminal gets the filter.

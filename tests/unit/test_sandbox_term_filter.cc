@@ -308,3 +308,72 @@ TEST_CASE("term filter: a CSI is held at most kMaxHeld bytes, and ends as a term
     // Split anywhere, colours still pass whole.
     CHECK(run({"a\x1b", "[3", "1", "mb\x1b[", "2", "t"}) == "a\x1b[31mb");
 }
+
+TEST_CASE("term filter: the reads of the screen are dropped (DECRQCRA, XTREPORTSGR)", "[pty]") {
+    // A checksum of a one-cell rectangle spells out what the host's screen shows.
+    for (const char* s : {"\x1b[1;1;1;1;1;1*y", "\x1b[7;1;3;5;3;5*y", "\x1b[1;1;2;2#|"}) {
+        CAPTURE(s);
+        CHECK(run1(std::string("a") + s + "b") == "ab");
+        CHECK(bytewise(std::string("a") + s + "b") == "ab");
+    }
+    CHECK(run1("a\x9b"
+               "1;1;1;1;1;1*yb") == "ab");
+    // DECSACE (* x) and DECERA ($ z) are no reads.
+    for (const char* s : {"a\x1b[2*xb", "a\x1b[1;1;2;2$zb"}) CHECK(run1(s) == s);
+}
+
+TEST_CASE("term filter: with no one to read the answers, every request is dropped", "[pty]") {
+    auto quiet = [](const std::vector<std::string>& parts) {
+        TermFilter f(false);
+        std::string out;
+        for (const auto& p : parts) f.feed(p.data(), p.size(), &out);
+        return out;
+    };
+    const char* requests[] = {
+        "\x1b[c",
+        "\x1b[0c",
+        "\x1b[>c",
+        "\x1b[=c",
+        "\x1b[6n",
+        "\x1b[5n",
+        "\x1b[?6n",
+        "\x1b[?996n",
+        "\x1b[x",
+        "\x1b[4$p",
+        "\x1b[?25$p",
+        "\x1b[>q",
+        "\x1b[>0q",
+        "\x1b[?1;1;0S",
+        "\x1b[?4m",
+        "\x1b[1$u",
+        "\x1b[&u",
+        "\x1b[1$w",
+        "\x1b[14t",
+        "\x1b[18t",
+        "\x1b[19t",
+        "\x1b[16t",
+        "\x1bZ",
+        "\x9a",
+        "\xc2\x9a",
+        "\x1b]10;?\x07",
+        "\x1b]4;1;?\x1b\\",
+        "\x1bP$qm\x1b\\",
+        "\x1bP+q544e\x1b\\",
+        "\x9b"
+        "6n",
+    };
+    for (const char* r : requests) {
+        CAPTURE(r);
+        std::string s = std::string("a") + r + "b";
+        CHECK(quiet({s}) == "ab");
+        std::vector<std::string> bytes;
+        for (char c : s) bytes.emplace_back(1, c);
+        CHECK(quiet(bytes) == "ab");
+        CHECK(run1(s) == s);  // a command that reads its pty gets the answer
+    }
+    // What is no request passes as before: colours, cursor moves, title stack, sixel, SCORC, DECSCUSR, text.
+    std::string kept =
+        "x\x1b[1;31m\x1b[m\x1b[2J\x1b[H\x1b[22;0t\x1b[23;0t\x1b[u\x1b[2 q\x1b[>1;2m\x1b[s\x1b"
+        "7\x1bP0;1q#0~\x1b\\\xc3\xa9y";
+    CHECK(quiet({kept}) == kept);
+}
