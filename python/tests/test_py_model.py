@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from layover import PatchError, SandboxError, UnsupportedKernelError
+from layover import PatchError, Sandbox, SandboxError, UnsupportedKernelError
 from layover._helper import error_for, find_binary, one_line
 from layover.model import parse_change, parse_session
 
@@ -111,3 +111,12 @@ def test_rejection_records_parse_strictly():
                 {"seq": "1", "path": "a", "state": "rejected"}, {"seq": 1, "path": 5, "state": "rejected"}, []):
         with pytest.raises(PatchError):
             parse_rejection(bad)
+
+
+def test_sandbox_reads_its_session_back_under_the_name_it_was_given(tmp_path):
+    # Sandbox(session=...) read back as sb.session, as well as sb.name (what
+    # resume(), fork() and SessionInfo call it); read-only, so the two never differ.
+    sb = Sandbox(str(tmp_path), session="mywork", start=False)
+    assert (sb.session, sb.name) == ("mywork", "mywork")
+    with pytest.raises(AttributeError):
+        sb.session = "other"
