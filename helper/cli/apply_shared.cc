@@ -108,8 +108,18 @@ void print_json(const review::ApplyReport* rep, const std::string& err, bool dry
 void print_conflicts(const char* verb, const review::ApplyReport& rep, const std::string& what) {
     std::fprintf(stderr, "layover: %s: %zu conflict%s; nothing was %s:\n", verb, rep.conflicts.size(),
                  rep.conflicts.size() == 1 ? "" : "s", what.c_str());
-    for (const auto& c : rep.conflicts)
+    bool git_index = false;
+    for (const auto& c : rep.conflicts) {
         std::fprintf(stderr, "  %s: %s\n", base::display_path(c.path).c_str(), c.reason.c_str());
+        git_index |= c.path == ".git/index" || c.path.ends_with("/.git/index");
+    }
+    // `git status`, `git diff` and most other git commands rewrite the index
+    // (its stat cache) with nothing staged: the commonest conflict after an
+    // apply of commits, named so that --force is not a guess.
+    if (git_index)
+        std::fprintf(stderr,
+                     "note: .git/index is git's staging area, which 'git status' and most git commands rewrite "
+                     "even when nothing was staged; if you staged nothing since, --force is safe for it\n");
     // Advice names only flags this verb accepts: undo has no --exclude/--only.
     if (std::string(verb) == "undo")
         std::fprintf(stderr, "fix: look at those paths; then re-run with --force to restore over them anyway\n");
