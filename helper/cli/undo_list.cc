@@ -68,11 +68,45 @@ int undo_list(const std::string& target, bool json) {
     return 0;
 }
 
+namespace {
+
+// Whether `dir` is `top` or beneath it.
+bool within(const std::string& dir, const std::string& top) {
+    return dir == top || (dir.size() > top.size() && dir.starts_with(top) && (top == "/" || dir[top.size()] == '/'));
+}
+
+// The target of the newest apply not on `target` that an undo record (in the
+// state dir) keeps: one holding the current dir first. "" when none.
+std::string other_target(const std::string& target) {
+    auto state = session::state_dir();
+    if (!state) return "";
+    auto all = review::list_state_records(*state);
+    if (!all || all->empty()) return "";
+    char cwd[PATH_MAX];
+    std::string here = ::getcwd(cwd, sizeof cwd) ? cwd : "";
+    const review::RecordInfo* best = nullptr;
+    for (const auto& r : *all) {
+        if (r.target == target) continue;
+        bool a = !here.empty() && within(here, r.target);
+        bool b = best && !here.empty() && within(here, best->target);
+        if (!best || a > b || (a == b && r.created_ns > best->created_ns)) best = &r;
+    }
+    return best ? best->target : "";
+}
+
+}  // namespace
+
 base::Result<std::string> newest_record(const std::string& target) {
     TRY(auto all, records_of(target));
-    if (all.empty())
-        return base::error("no undo record for " + base::display_path(target) +
-                           "; nothing was applied there (or it was undone already); see 'layover undo --list "
-                           "--target DIR'");
+    if (all.empty()) {
+        std::string msg = "no undo record for " + base::display_path(target) +
+                          "; nothing was applied there (or it was undone already)";
+        // A target left out (undo's default is $HOME) or mistyped: name the tree last applied to.
+        std::string other = other_target(target);
+        if (!other.empty())
+            return base::error(msg + "; the newest apply elsewhere was on " + base::display_path(other) +
+                               ": undo it with '" + review::undo_command(other) + "'");
+        return base::error(msg + "; see 'layover undo --list --target DIR'");
+    }
     return all.front().dir;
 }
