@@ -323,6 +323,7 @@ int cmd_rollback(int argc, char** argv) {
         m.undo.clear();
         m.saved.clear();
         (void)session::write_meta(s->dir, m);
+        cli::recount_view(s.value(), m);
     };
     if (undo) {
         auto r = capture::in_owner_ns([&]() -> base::Result<std::string> {
@@ -448,5 +449,9 @@ int cmd_fork(int argc, char** argv) {
     }
     std::fprintf(stderr, "layover: session '%s' forked from '%s' at step %s\n", fresh.c_str(), s->meta.name.c_str(),
                  r.value().c_str());
+    session::Info made = s.value();
+    made.dir = dst;
+    made.state = "kept";
+    cli::recount_view(made, m);
     return 0;
 }
