@@ -71,7 +71,8 @@ int cmd_undo(int argc, char** argv) {
         return 1;
     };
     base::Result<review::ApplyReport> rep = base::error("");
-    if (review::is_undo_record(source)) {
+    bool from_record = review::is_undo_record(source);
+    if (from_record) {
         rep = review::undo_record(source, opts);
     } else {
         // An undo patch exported with --undo-to: a conflict-checked apply
@@ -101,6 +102,7 @@ int cmd_undo(int argc, char** argv) {
         cli::print_conflicts("undo", *rep, "restored");
         return 1;
     }
+    if (!opts.dry_run && from_record) unmark_undone(source);
     std::printf("%s %zu path(s)\n", opts.dry_run ? "dry run: would restore" : "restored", rep->applied.size());
     for (const auto& p : rep->applied) std::printf("  %s\n", base::display_path(p).c_str());
     if (!rep->retired.empty())

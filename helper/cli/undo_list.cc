@@ -110,3 +110,29 @@ base::Result<std::string> newest_record(const std::string& target) {
     }
     return all.front().dir;
 }
+
+void unmark_undone(const std::string& record) {
+    auto state = session::state_dir();
+    if (!state) return;
+    // The record's last two components (DEV-INO/ID or .layover-undo/ID; the
+    // ID is random): its dir is gone now, so no realpath, and the path given
+    // may be spelled otherwise than apply recorded it.
+    auto tail = [](std::string p) {
+        if (p.ends_with("/undo.json")) p.resize(p.size() - 10);
+        while (p.size() > 1 && p.back() == '/') p.pop_back();
+        size_t a = p.rfind('/');
+        size_t b = a == std::string::npos || a == 0 ? std::string::npos : p.rfind('/', a - 1);
+        return b == std::string::npos ? p : p.substr(b + 1);
+    };
+    std::string want = tail(record);
+    for (bool trash : {false, true}) {
+        auto all = session::list(*state, trash);
+        if (!all) continue;
+        for (auto& s : *all) {
+            if (s.meta.applied.empty() || s.meta.undo.empty() || tail(s.meta.undo) != want) continue;
+            s.meta.applied.clear();
+            s.meta.undo.clear();
+            (void)session::write_meta(s.dir, s.meta);
+        }
+    }
+}
