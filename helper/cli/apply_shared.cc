@@ -37,9 +37,24 @@ bool take_value(int argc, char** argv, int& i, const char* name, std::string* ou
 
 // Relative paths are taken from the caller's working directory.
 void absolute(std::string* path) {
-    if (path->empty() || (*path)[0] == '/') return;
-    char cwd[4096];
-    if (::getcwd(cwd, sizeof cwd)) *path = std::string(cwd) + "/" + *path;
+    if (path->empty() || *path == "\x01") return;
+    if ((*path)[0] != '/') {
+        char cwd[4096];
+        if (!::getcwd(cwd, sizeof cwd)) return;
+        *path = std::string(cwd) + "/" + *path;
+    }
+    // What a person types and means one way: `--target .`, the `dir/` of a
+    // shell's completion, `a//b`. A `..` is kept (symlinks make it
+    // ambiguous): the target rules refuse it.
+    std::string out;
+    for (size_t i = 1; i <= path->size();) {
+        size_t end = path->find('/', i);
+        if (end == std::string::npos) end = path->size();
+        std::string_view c(path->data() + i, end - i);
+        if (!c.empty() && c != ".") (out += '/') += c;
+        i = end + 1;
+    }
+    *path = out.empty() ? "/" : out;
 }
 
 namespace {
