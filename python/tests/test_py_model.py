@@ -50,6 +50,16 @@ def test_malformed_change_records_raise_patch_error(bad):
 def test_session_record_tolerates_missing_optional_fields():
     s = parse_session({"name": "s1", "target": "/t", "status": "crashed", "pid": "x"})
     assert (s.name, s.status, s.pid, s.command) == ("s1", "crashed", None, [])
+    assert (s.changes, s.changes_exact) == (-1, False)
+
+
+def test_session_record_says_whether_its_change_count_is_exact():
+    # `sessions` shows an estimate as ~N; SessionInfo.changes alone read as exact.
+    s = parse_session({"name": "s1", "target": "/t", "status": "running", "changes": 3, "changes_exact": False})
+    assert (s.changes, s.changes_exact) == (3, False)
+    s = parse_session({"name": "s1", "target": "/t", "status": "kept", "changes": 3, "changes_exact": True})
+    assert (s.changes, s.changes_exact) == (3, True)
+    assert parse_session({"name": "s", "changes_exact": "yes"}).changes_exact is False
 
 
 def test_one_line_picks_the_helper_message_and_escapes_controls():
