@@ -136,3 +136,22 @@ void unmark_undone(const std::string& record) {
         }
     }
 }
+
+std::string applied_before_note(const std::string& target, const std::string& file) {
+    char buf[PATH_MAX];
+    std::string want = ::realpath(file.c_str(), buf) ? std::string(buf) : file;
+    auto all = records_of(target);
+    if (!all) return "";
+    for (size_t i = 0; i < all->size(); i++) {
+        const review::RecordInfo& r = (*all)[i];
+        std::string src = ::realpath(r.source.c_str(), buf) ? std::string(buf) : r.source;
+        if (src != want) continue;
+        // --last only when that apply is the newest (records are newest first).
+        std::string undo = i == 0 ? review::undo_command(target) : "layover undo " + base::display_path(r.dir);
+        return "note: this patch was applied to " + base::display_path(target) + " already, at " +
+               base::display_path(r.created.substr(0, 19)) + " UTC: the conflicts may be its own changes ('" + undo +
+               "' takes that apply back; 'layover undo --list --target " + base::display_path(target) +
+               "' lists the applies)";
+    }
+    return "";
+}

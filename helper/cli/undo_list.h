@@ -15,3 +15,7 @@ base::Result<std::string> newest_record(const std::string& target);
 // changes are out of the real tree again: `sessions` lists them as kept, and
 // gc's pruning of old applied sessions no longer takes them).
 void unmark_undone(const std::string& record);
+// After apply of the patch FILE on `target` found conflicts: when an undo
+// record says that file was applied there already (the commonest cause:
+// applying it twice), a note naming when and how to see it; else "".
+std::string applied_before_note(const std::string& target, const std::string& file);
