@@ -435,7 +435,9 @@ int cmd_fork(int argc, char** argv) {
     m.created_ns = static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
     m.pid = 0;
     m.status = "exited";
-    m.changes = -1;
+    // All of it: the source's view, so its count (none known for a step: a
+    // scan here would cost what the fork saves by copying nothing).
+    m.changes = !at_given && !running && s->changes_exact ? s->meta.changes : -1;
     m.applied.clear();
     m.undo.clear();
     m.saved.clear();
@@ -449,9 +451,5 @@ int cmd_fork(int argc, char** argv) {
     }
     std::fprintf(stderr, "layover: session '%s' forked from '%s' at step %s\n", fresh.c_str(), s->meta.name.c_str(),
                  r.value().c_str());
-    session::Info made = s.value();
-    made.dir = dst;
-    made.state = "kept";
-    cli::recount_view(made, m);
     return 0;
 }

@@ -257,7 +257,9 @@ def test_rollback_and_its_undo(lo):
 
 def test_sessions_counts_the_view_a_rollback_revert_or_fork_made(lo):
     # They leave no count from the exit's scan: `sessions` counted the live
-    # layer alone, `~0` for a session whose steps hold changes.
+    # layer alone, `~0` for a session whose steps hold changes. A fork scans
+    # nothing (it copies nothing): all of it has its source's count, one at a
+    # step none, `?`.
     def listed(name):
         s = [x for x in json.loads(lo("sessions", "--json").stdout) if x["name"] == name][0]
         return s["changes"], s["changes_exact"], s["state"]
@@ -272,8 +274,10 @@ def test_sessions_counts_the_view_a_rollback_revert_or_fork_made(lo):
     assert lo("revert", "v", "2").returncode == 0
     assert listed("v") == (3, True, "kept")
     assert lo("fork", "v", "w", "--at", "1").returncode == 0
-    assert listed("w") == (2, True, "kept")
-    assert "  2  fork of v at step 1" in lo("sessions").stdout.decode()
+    assert listed("w") == (-1, False, "kept")
+    assert "  ?  fork of v at step 1" in lo("sessions").stdout.decode()
+    assert lo("fork", "v", "w2").returncode == 0
+    assert listed("w2") == (3, True, "kept")
     # Back to the real tree: no change, but never `empty` (gc would remove
     # the session, and with it what --undo brings back).
     assert lo("rollback", "v", "0").returncode == 0
