@@ -94,6 +94,7 @@ int cmd_undo(int argc, char** argv) {
     }
     if (!rep.ok()) return fail(rep.error().message);
     cli::print_notes("undo", *rep);
+    if (!opts.dry_run && from_record && rep->conflicts.empty()) unmark_undone(source);
     if (json_out) {
         cli::print_json(&rep.value(), "", opts.dry_run);
         return rep->conflicts.empty() ? 0 : 1;
@@ -102,7 +103,6 @@ int cmd_undo(int argc, char** argv) {
         cli::print_conflicts("undo", *rep, "restored");
         return 1;
     }
-    if (!opts.dry_run && from_record) unmark_undone(source);
     std::printf("%s %zu path(s)\n", opts.dry_run ? "dry run: would restore" : "restored", rep->applied.size());
     for (const auto& p : rep->applied) std::printf("  %s\n", base::display_path(p).c_str());
     if (!rep->retired.empty())

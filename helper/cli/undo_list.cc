@@ -133,6 +133,14 @@ void unmark_undone(const std::string& record) {
             s.meta.applied.clear();
             s.meta.undo.clear();
             (void)session::write_meta(s.dir, s.meta);
+            // The exit prompt's apply moved it there: its changes are only there now.
+            if (trash) {
+                std::string entry = base::display_path(s.dir.substr(s.dir.rfind('/') + 1));  // NAME or NAME.1...
+                std::fprintf(stderr,
+                             "layover: undo: session '%s', whose apply this was, is in the trash for 24 hours; "
+                             "'layover restore %s' brings it back\n",
+                             base::display_path(s.meta.name).c_str(), entry.c_str());
+            }
         }
     }
 }
