@@ -184,6 +184,13 @@ std::optional<int64_t> running_session(const std::string& arg) {
     return info->meta.pid;
 }
 
+// A patch file's conflicts: said when it was applied to the target already.
+void applied_twice(const capture::Patch& patch, const std::string& target) {
+    if (patch.from_session()) return;
+    if (std::string note = applied_before_note(real_path(target), patch.file()); !note.empty())
+        std::fprintf(stderr, "%s\n", note.c_str());
+}
+
 enum class Walked { Chosen, Nothing, Failed };
 
 // -p: walk the hunks on the terminal; the answers narrow opts as --only,
@@ -318,6 +325,7 @@ int cmd_apply(int argc, char** argv) {
         if (!pre.ok()) return fail(pre.error().message);
         if (!pre->conflicts.empty()) {
             print_conflicts("apply", *pre, "applied");
+            applied_twice(*patch, target);
             return 1;
         }
         if (pre->applied.empty()) {
@@ -368,6 +376,7 @@ int cmd_apply(int argc, char** argv) {
     print_notes("apply", *rep);
     if (!rep->conflicts.empty()) {
         print_conflicts("apply", *rep, a.opts.dry_run ? "changed (dry run)" : "applied");
+        applied_twice(*patch, target);
         return 1;
     }
     if (rep->applied.empty()) {

@@ -37,9 +37,24 @@ bool take_value(int argc, char** argv, int& i, const char* name, std::string* ou
 
 // Relative paths are taken from the caller's working directory.
 void absolute(std::string* path) {
-    if (path->empty() || (*path)[0] == '/') return;
-    char cwd[4096];
-    if (::getcwd(cwd, sizeof cwd)) *path = std::string(cwd) + "/" + *path;
+    if (path->empty() || *path == "\x01") return;
+    if ((*path)[0] != '/') {
+        char cwd[4096];
+        if (!::getcwd(cwd, sizeof cwd)) return;
+        *path = std::string(cwd) + "/" + *path;
+    }
+    // What a person types and means one way: `--target .`, the `dir/` of a
+    // shell's completion, `a//b`. A `..` is kept (symlinks make it
+    // ambiguous): the target rules refuse it.
+    std::string out;
+    for (size_t i = 1; i <= path->size();) {
+        size_t end = path->find('/', i);
+        if (end == std::string::npos) end = path->size();
+        std::string_view c(path->data() + i, end - i);
+        if (!c.empty() && c != ".") (out += '/') += c;
+        i = end + 1;
+    }
+    *path = out.empty() ? "/" : out;
 }
 
 namespace {
@@ -108,8 +123,18 @@ void print_json(const review::ApplyReport* rep, const std::string& err, bool dry
 void print_conflicts(const char* verb, const review::ApplyReport& rep, const std::string& what) {
     std::fprintf(stderr, "layover: %s: %zu conflict%s; nothing was %s:\n", verb, rep.conflicts.size(),
                  rep.conflicts.size() == 1 ? "" : "s", what.c_str());
-    for (const auto& c : rep.conflicts)
+    bool git_index = false;
+    for (const auto& c : rep.conflicts) {
         std::fprintf(stderr, "  %s: %s\n", base::display_path(c.path).c_str(), c.reason.c_str());
+        git_index |= c.path == ".git/index" || c.path.ends_with("/.git/index");
+    }
+    // `git status`, `git diff` and most other git commands rewrite the index
+    // (its stat cache) with nothing staged: the commonest conflict after an
+    // apply of commits, named so that --force is not a guess.
+    if (git_index)
+        std::fprintf(stderr,
+                     "note: .git/index is git's staging area, which 'git status' and most git commands rewrite "
+                     "even when nothing was staged; if you staged nothing since, --force is safe for it\n");
     // Advice names only flags this verb accepts: undo has no --exclude/--only.
     if (std::string(verb) == "undo")
         std::fprintf(stderr, "fix: look at those paths; then re-run with --force to restore over them anyway\n");

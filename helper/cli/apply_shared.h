@@ -11,7 +11,8 @@ namespace cli {
 // --opt VALUE or --opt=VALUE at argv[i] (i moves past the value); an empty
 // or missing value is "\x01".
 bool take_value(int argc, char** argv, int& i, const char* name, std::string* out);
-// A relative path made absolute from the caller's working directory.
+// A relative path made absolute from the caller's working directory, its
+// empty and `.` components and a trailing `/` dropped (`..` kept).
 void absolute(std::string* path);
 
 // The report as one JSON object (err: the failure, else ""); running: a

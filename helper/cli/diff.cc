@@ -107,6 +107,8 @@ int cmd_diff(int argc, char** argv) {
             return 2;
         }
         source = s->meta.name;
+        std::fprintf(stderr, "layover: diff of session '%s', the most recent ('layover sessions' lists them)\n",
+                     base::display_path(source).c_str());
     }
     if (!step_args.error.empty()) return usage_error(step_args.error);
 

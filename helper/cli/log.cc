@@ -323,6 +323,7 @@ int cmd_rollback(int argc, char** argv) {
         m.undo.clear();
         m.saved.clear();
         (void)session::write_meta(s->dir, m);
+        cli::recount_view(s.value(), m);
     };
     if (undo) {
         auto r = capture::in_owner_ns([&]() -> base::Result<std::string> {
@@ -434,7 +435,9 @@ int cmd_fork(int argc, char** argv) {
     m.created_ns = static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
     m.pid = 0;
     m.status = "exited";
-    m.changes = -1;
+    // All of it: the source's view, so its count (none known for a step: a
+    // scan here would cost what the fork saves by copying nothing).
+    m.changes = !at_given && !running && s->changes_exact ? s->meta.changes : -1;
     m.applied.clear();
     m.undo.clear();
     m.saved.clear();

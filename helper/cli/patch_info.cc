@@ -1,5 +1,6 @@
 // Verb entry points for capture: save, show (status: cli_status.cc). They parse, print and
 // pick the exit code; the work is in the library.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,6 +16,7 @@
 #include "capture/scan/session_scan.h"
 #include "capture/scan/summary.h"
 #include "helper/base/glob.h"
+#include "helper/base/text.h"
 #include "helper/cli/apply_rejected.h"
 #include "helper/cli/patch_contents.h"
 #include "helper/cli/patch_steps.h"
@@ -207,7 +209,15 @@ int cmd_show(int argc, char** argv) {
         return r ? 0 : fail("show --contents: " + r.error().message);
     }
     auto p = capture::Patch::open(file, limits);
-    if (!p) return fail(p.error().message);
+    if (!p) {
+        // `show SESSION` for `status SESSION`: no such file, but a session of that name.
+        struct stat st;
+        if (auto state = session::state_dir();
+            state && ::lstat(file.c_str(), &st) != 0 && base::valid_session_name(file) && session::find(*state, file))
+            return fail("'" + file + "' is a session, not a patch file: 'layover status " + file +
+                        "' lists its changes, 'layover save " + file + " -o FILE.tar.zst' writes it as a patch");
+        return fail(p.error().message);
+    }
     if (with_steps) return print_patch_steps(p.value(), as_json);
     const auto& m = p->manifest();
     // A patch from someone else: where it writes, modes, sizes, risks.

@@ -15,6 +15,7 @@
 
 #include "helper/base/clock.h"
 #include "helper/base/text.h"
+#include "helper/cli/step_args.h"
 #include "helper/cli/usage.h"
 #include "helper/cli/verbs.h"
 #include "helper/sandbox/control.h"
@@ -196,10 +197,10 @@ int cmd_revert(int argc, char** argv) {
                      name.c_str(), n);
         return 1;
     }
+    session::Meta m = s->meta;
     auto commit = [&]() -> base::Result<void> {
         TRY_VOID(review::fault_point("revert", "built"));
         // What the exit's scan, an apply or a save recorded no longer describes the view.
-        session::Meta m = s->meta;
         m.changes = -1;
         m.applied.clear();
         m.undo.clear();
@@ -235,5 +236,6 @@ int cmd_revert(int argc, char** argv) {
                      "layover: session '%s': squashing its oldest steps past the depth limit: %s (the next "
                      "step retries)\n",
                      name.c_str(), squashed.error().message.c_str());
+    cli::recount_view(s.value(), m);
     return 0;
 }

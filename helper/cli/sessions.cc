@@ -10,6 +10,7 @@
 #include <ctime>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 
 #include "helper/base/text.h"
@@ -77,14 +78,18 @@ int cmd_sessions(int argc, char** argv) {
     // All of a session's layers (docs/history.md, "Life cycle"): a layer of
     // the store shared by forks counts in each session, once in the total.
     std::map<std::string, uint64_t> shared;
+    bool forked = false;  // a layer of the store that two sessions refer to
+    std::map<std::string, int> refs;
     std::vector<uint64_t> sizes, shared_sizes;
     for (const auto& s : all.value()) {
         auto layers = steps::session_layers(s.dir);
         uint64_t own = s.upper_bytes, in_store = 0;
         for (size_t i = 1; i < layers.own.size(); i++) own += steps::layer_usage(layers.own[i]);
+        std::set<std::string> mine;
         for (const auto& id : layers.shared) {
             if (!shared.count(id)) shared[id] = steps::layer_usage(steps::store_dir(s.dir) + "/" + id);
             in_store += shared[id];
+            if (mine.insert(id).second) forked |= ++refs[id] > 1;
         }
         sizes.push_back(own + in_store);
         shared_sizes.push_back(in_store);
@@ -149,7 +154,8 @@ int cmd_sessions(int argc, char** argv) {
                     changes.c_str(), base::display_path(what_started(s.meta)).c_str());
         if (!trash && s.age_days >= 20) old = true;
     }
-    if (!shared.empty()) {
+    // Steps live in the layer store even without a fork: the line is for layers two sessions share.
+    if (forked) {
         for (const auto& [id, bytes] : shared) total += bytes;
         std::printf("(layers shared by forks count in each session; all together: %s)\n",
                     base::bytes_short(total).c_str());

@@ -95,6 +95,10 @@ int cmd_status(int argc, char** argv) {
     if (!state) return fail(state.error().message);
     auto info = session::find(state.value(), name);
     if (!info) return fail(info.error().message);
+    // Which one, when none was named (its output never names it; --json's reader knows).
+    if (name.empty() && !as_json)
+        std::fprintf(stderr, "layover: status of session '%s', the most recent ('layover sessions' lists them)\n",
+                     base::display_path(info->meta.name).c_str());
     capture::StepRange range;
     if (step_args.given()) {
         auto r = cli::resolve_steps(step_args, info.value(), "status");

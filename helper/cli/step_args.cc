@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "capture/scan/session_scan.h"
 #include "helper/base/text.h"
 #include "helper/store/step_view.h"
 #include "helper/store/steps.h"
@@ -139,6 +140,12 @@ base::Result<base::Fd> old_side_view(const std::string& source, const capture::S
     if (r.against.empty()) return steps::open_view(info.dir, r.from - 1, info.meta.target);
     TRY(int below, steps::count(r.against));
     return steps::open_view(r.against, below, info.meta.target, true);
+}
+
+void recount_view(session::Info s, const session::Meta& m) {
+    s.meta = m;
+    auto n = capture::count_changes_in_child(s);
+    if (n.ok() && n.value() > 0) (void)session::set_changes(s.dir, n.value());
 }
 
 }  // namespace cli

@@ -46,4 +46,11 @@ base::Result<capture::StepRange> compare_range(const session::Info& a, const ses
 // real tree itself.
 base::Result<base::Fd> old_side_view(const std::string& source, const capture::StepRange& r);
 
+// After a rollback or revert of a session that is not running, which
+// leave the recorded change count unknown: the count `sessions` shows, of
+// the view they made (unknown, it would count the live layer alone: `~0`
+// beside steps holding changes). A count of 0 stays unknown: recorded, the
+// state would be `empty`, which gc removes, with what a rollback set aside.
+void recount_view(session::Info s, const session::Meta& m);
+
 }  // namespace cli

@@ -71,7 +71,8 @@ int cmd_undo(int argc, char** argv) {
         return 1;
     };
     base::Result<review::ApplyReport> rep = base::error("");
-    if (review::is_undo_record(source)) {
+    bool from_record = review::is_undo_record(source);
+    if (from_record) {
         rep = review::undo_record(source, opts);
     } else {
         // An undo patch exported with --undo-to: a conflict-checked apply
@@ -93,6 +94,7 @@ int cmd_undo(int argc, char** argv) {
     }
     if (!rep.ok()) return fail(rep.error().message);
     cli::print_notes("undo", *rep);
+    if (!opts.dry_run && from_record && rep->conflicts.empty()) unmark_undone(source);
     if (json_out) {
         cli::print_json(&rep.value(), "", opts.dry_run);
         return rep->conflicts.empty() ? 0 : 1;

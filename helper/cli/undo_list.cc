@@ -68,11 +68,98 @@ int undo_list(const std::string& target, bool json) {
     return 0;
 }
 
+namespace {
+
+// Whether `dir` is `top` or beneath it.
+bool within(const std::string& dir, const std::string& top) {
+    return dir == top || (dir.size() > top.size() && dir.starts_with(top) && (top == "/" || dir[top.size()] == '/'));
+}
+
+// The target of the newest apply not on `target` that an undo record (in the
+// state dir) keeps: one holding the current dir first. "" when none.
+std::string other_target(const std::string& target) {
+    auto state = session::state_dir();
+    if (!state) return "";
+    auto all = review::list_state_records(*state);
+    if (!all || all->empty()) return "";
+    char cwd[PATH_MAX];
+    std::string here = ::getcwd(cwd, sizeof cwd) ? cwd : "";
+    const review::RecordInfo* best = nullptr;
+    for (const auto& r : *all) {
+        if (r.target == target) continue;
+        bool a = !here.empty() && within(here, r.target);
+        bool b = best && !here.empty() && within(here, best->target);
+        if (!best || a > b || (a == b && r.created_ns > best->created_ns)) best = &r;
+    }
+    return best ? best->target : "";
+}
+
+}  // namespace
+
 base::Result<std::string> newest_record(const std::string& target) {
     TRY(auto all, records_of(target));
-    if (all.empty())
-        return base::error("no undo record for " + base::display_path(target) +
-                           "; nothing was applied there (or it was undone already); see 'layover undo --list "
-                           "--target DIR'");
+    if (all.empty()) {
+        std::string msg = "no undo record for " + base::display_path(target) +
+                          "; nothing was applied there (or it was undone already)";
+        // A target left out (undo's default is $HOME) or mistyped: name the tree last applied to.
+        std::string other = other_target(target);
+        if (!other.empty())
+            return base::error(msg + "; the newest apply elsewhere was on " + base::display_path(other) +
+                               ": undo it with '" + review::undo_command(other) + "'");
+        return base::error(msg + "; see 'layover undo --list --target DIR'");
+    }
     return all.front().dir;
+}
+
+void unmark_undone(const std::string& record) {
+    auto state = session::state_dir();
+    if (!state) return;
+    // The record's last two components (DEV-INO/ID or .layover-undo/ID; the
+    // ID is random): its dir is gone now, so no realpath, and the path given
+    // may be spelled otherwise than apply recorded it.
+    auto tail = [](std::string p) {
+        if (p.ends_with("/undo.json")) p.resize(p.size() - 10);
+        while (p.size() > 1 && p.back() == '/') p.pop_back();
+        size_t a = p.rfind('/');
+        size_t b = a == std::string::npos || a == 0 ? std::string::npos : p.rfind('/', a - 1);
+        return b == std::string::npos ? p : p.substr(b + 1);
+    };
+    std::string want = tail(record);
+    for (bool trash : {false, true}) {
+        auto all = session::list(*state, trash);
+        if (!all) continue;
+        for (auto& s : *all) {
+            if (s.meta.applied.empty() || s.meta.undo.empty() || tail(s.meta.undo) != want) continue;
+            s.meta.applied.clear();
+            s.meta.undo.clear();
+            (void)session::write_meta(s.dir, s.meta);
+            // The exit prompt's apply moved it there: its changes are only there now.
+            if (trash) {
+                std::string entry = base::display_path(s.dir.substr(s.dir.rfind('/') + 1));  // NAME or NAME.1...
+                std::fprintf(stderr,
+                             "layover: undo: session '%s', whose apply this was, is in the trash for 24 hours; "
+                             "'layover restore %s' brings it back\n",
+                             base::display_path(s.meta.name).c_str(), entry.c_str());
+            }
+        }
+    }
+}
+
+std::string applied_before_note(const std::string& target, const std::string& file) {
+    char buf[PATH_MAX];
+    std::string want = ::realpath(file.c_str(), buf) ? std::string(buf) : file;
+    auto all = records_of(target);
+    if (!all) return "";
+    for (size_t i = 0; i < all->size(); i++) {
+        const review::RecordInfo& r = (*all)[i];
+        std::string src = ::realpath(r.source.c_str(), buf) ? std::string(buf) : r.source;
+        if (src != want) continue;
+        // --last only when that apply is the newest (records are newest first).
+        std::string undo = i == 0 ? review::undo_command(target) : "layover undo " + base::display_path(r.dir);
+        return "note: this patch was applied to " + base::display_path(target) + " already, at " +
+               base::display_path(r.created.substr(0, 19)) + " UTC: the conflicts may be its own changes ('" + undo +
+               "' takes that apply back; 'layover undo --list --target " + base::display_path(target) +
+               "' lists the applies)";
+    }
+    return "";
 }

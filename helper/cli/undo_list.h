@@ -10,3 +10,12 @@ base::Result<std::string> undo_target(const std::string& dir);
 int undo_list(const std::string& target, bool json);
 // The newest record of the target (what `undo --last` undoes).
 base::Result<std::string> newest_record(const std::string& target);
+// After an undo of `record` (a record path, or its undo.json): the sessions,
+// kept or in the trash, whose apply it was are no longer `applied` (their
+// changes are out of the real tree again: `sessions` lists them as kept, and
+// gc's pruning of old applied sessions no longer takes them).
+void unmark_undone(const std::string& record);
+// After apply of the patch FILE on `target` found conflicts: when an undo
+// record says that file was applied there already (the commonest cause:
+// applying it twice), a note naming when and how to see it; else "".
+std::string applied_before_note(const std::string& target, const std::string& file);

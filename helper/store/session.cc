@@ -19,6 +19,7 @@
 #include "helper/base/fs/replace_file.h"
 #include "helper/base/json/bytes.h"
 #include "helper/base/text.h"
+#include "helper/store/steps.h"
 #include "helper/store/usage.h"
 #include "helper/store/userns.h"
 
@@ -237,6 +238,11 @@ Info make_info(const std::string& d, Meta m, bool with_size) {
     if (m.changes >= 0 && info.state != "running" && info.state != "crashed") {
         info.changes = m.changes;
         info.changes_exact = true;
+    } else if (with_size && info.state != "running" && info.state != "crashed") {
+        // No count recorded (a fork at a step): the live layer's says nothing
+        // of what the steps hold, so none (`?`) rather than a wrong `~0`.
+        auto n = steps::count(d);
+        if (!n || n.value() > 0) info.changes = -1;
     }
     info.age_days = (static_cast<int64_t>(::time(nullptr)) - m.created_ns / 1000000000) / 86400;
     info.meta = std::move(m);

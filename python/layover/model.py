@@ -105,6 +105,9 @@ class SessionInfo:
     applied: Optional[str] = None  # when the whole session was applied (UTC), with its undo record
     undo: Optional[str] = None
     saved: Optional[str] = None    # the file a save wrote
+    # False: `changes` is not the recorded count but the live layer's entries
+    # (a running or crashed session: `layover sessions` shows it as ~N).
+    changes_exact: bool = False
 
 
 @dataclass(frozen=True)
@@ -253,6 +256,7 @@ def parse_session(obj: Any) -> SessionInfo:
         applied=_opt_str(obj, "applied"),
         undo=_opt_str(obj, "undo"),
         saved=_opt_str(obj, "saved"),
+        changes_exact=obj.get("changes_exact") is True,
     )
 
 

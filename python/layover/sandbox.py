@@ -144,6 +144,11 @@ class Sandbox:
         raise SandboxError("layover: session %s not found; list them with 'layover sessions'" % name)
 
     @property
+    def session(self) -> str:
+        """The session's name, as ``Sandbox(session=...)`` takes it: the same as ``name``."""
+        return self.name
+
+    @property
     def running(self) -> bool:
         return self._repl is not None and self._repl.alive
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from layover import PatchError, SandboxError, UnsupportedKernelError
+from layover import PatchError, Sandbox, SandboxError, UnsupportedKernelError
 from layover._helper import error_for, find_binary, one_line
 from layover.model import parse_change, parse_session
 
@@ -50,6 +50,16 @@ def test_malformed_change_records_raise_patch_error(bad):
 def test_session_record_tolerates_missing_optional_fields():
     s = parse_session({"name": "s1", "target": "/t", "status": "crashed", "pid": "x"})
     assert (s.name, s.status, s.pid, s.command) == ("s1", "crashed", None, [])
+    assert (s.changes, s.changes_exact) == (-1, False)
+
+
+def test_session_record_says_whether_its_change_count_is_exact():
+    # `sessions` shows an estimate as ~N; SessionInfo.changes alone read as exact.
+    s = parse_session({"name": "s1", "target": "/t", "status": "running", "changes": 3, "changes_exact": False})
+    assert (s.changes, s.changes_exact) == (3, False)
+    s = parse_session({"name": "s1", "target": "/t", "status": "kept", "changes": 3, "changes_exact": True})
+    assert (s.changes, s.changes_exact) == (3, True)
+    assert parse_session({"name": "s", "changes_exact": "yes"}).changes_exact is False
 
 
 def test_one_line_picks_the_helper_message_and_escapes_controls():
@@ -111,3 +121,12 @@ def test_rejection_records_parse_strictly():
                 {"seq": "1", "path": "a", "state": "rejected"}, {"seq": 1, "path": 5, "state": "rejected"}, []):
         with pytest.raises(PatchError):
             parse_rejection(bad)
+
+
+def test_sandbox_reads_its_session_back_under_the_name_it_was_given(tmp_path):
+    # Sandbox(session=...) read back as sb.session, as well as sb.name (what
+    # resume(), fork() and SessionInfo call it); read-only, so the two never differ.
+    sb = Sandbox(str(tmp_path), session="mywork", start=False)
+    assert (sb.session, sb.name) == ("mywork", "mywork")
+    with pytest.raises(AttributeError):
+        sb.session = "other"

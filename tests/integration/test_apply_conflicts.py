@@ -113,6 +113,30 @@ def test_undo_refuses_when_an_applied_file_was_edited_afterwards(lo):
     assert (lo.target / "notes.txt").read_text() == "one\ntwo\nthree\n"
 
 
+def test_a_conflict_on_git_index_says_git_rewrites_it_and_others_do_not(lo):
+    # An agent's commit applied, then `git status` on the real tree rewrites
+    # .git/index (a new file renamed over it): undo's conflict says why.
+    (lo.target / "repo" / ".git").mkdir(parents=True)
+    (lo.target / "repo" / ".git" / "index").write_bytes(b"DIRC old")
+    edit(lo, "printf 'DIRC new' > repo/.git/index && echo s > notes.txt", session="g")
+    r, out = apply(lo, "g")
+    assert r.returncode == 0, out
+    fresh = lo.target / "repo" / ".git" / "index.lock"
+    fresh.write_bytes(b"DIRC new, stat data refreshed")
+    os.rename(fresh, lo.target / "repo" / ".git" / "index")
+    r = lo("undo", out["undo"])
+    assert r.returncode == 1
+    assert b"  repo/.git/index: changed since it was applied" in r.stderr
+    assert b"note: .git/index is git's staging area, which 'git status' and most git commands rewrite" in r.stderr
+    # Any other path's conflict has no such note.
+    r = lo("undo", out["undo"], "--force")
+    assert r.returncode == 0, r.stderr
+    edit(lo, "echo t > notes.txt", session="h")
+    (lo.target / "notes.txt").write_text("user edit\n")
+    r = lo("apply", "h", "--target", lo.target, "--yes")
+    assert r.returncode == 1 and b"notes.txt" in r.stderr and b"git" not in r.stderr, r.stderr
+
+
 def test_undo_of_an_added_tree_accepts_it_as_applied_and_refuses_after_an_edit_inside_it(lo):
     # An added directory tree without hard links: undo's record of its entries
     # comes from a walk of the staged tree before the commit. Undo must accept

@@ -116,6 +116,12 @@ def test_diff_exit_codes_follow_diff1(lo, home):
     r = lo("diff")
     assert r.returncode == 1 and r.stdout == lo("diff", "one").stdout and b"notes.txt" in r.stdout, r.stderr
     assert lo("diff", "--stat").stdout == lo("diff", "one", "--stat").stdout
+    # Which session it took is said on stderr (the output never names it); status too.
+    said = "the most recent ('layover sessions' lists them)\n"
+    assert r.stderr.decode() == "layover: diff of session 'one', " + said
+    r = lo("status")
+    assert r.stdout == lo("status", "one").stdout and r.stderr.decode() == "layover: status of session 'one', " + said
+    assert lo("status", "one").stderr == b"" and lo("status", "--json").stderr == b""
 
 
 def test_diff_without_a_session_and_none_made_says_how_to_start_one(lo):

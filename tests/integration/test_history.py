@@ -255,6 +255,36 @@ def test_rollback_and_its_undo(lo):
     assert {c["path"] for c in status_json(lo, "r")} == {"new.txt"}
 
 
+def test_sessions_counts_the_view_a_rollback_revert_or_fork_made(lo):
+    # They leave no count from the exit's scan: `sessions` counted the live
+    # layer alone, `~0` for a session whose steps hold changes. A fork scans
+    # nothing (it copies nothing): all of it has its source's count, one at a
+    # step none, `?`.
+    def listed(name):
+        s = [x for x in json.loads(lo("sessions", "--json").stdout) if x["name"] == name][0]
+        return s["changes"], s["changes_exact"], s["state"]
+    run_ok(lo, "echo 1 > one.txt; echo 1b > oneb.txt", "v")
+    run_ok(lo, "echo 2 > two.txt", "v")
+    run_ok(lo, "echo 3 > three.txt", "v")
+    assert listed("v") == (4, True, "kept")
+    assert lo("rollback", "v", "2").returncode == 0
+    assert listed("v") == (3, True, "kept")
+    assert lo("rollback", "v", "--undo").returncode == 0
+    assert listed("v") == (4, True, "kept")
+    assert lo("revert", "v", "2").returncode == 0
+    assert listed("v") == (3, True, "kept")
+    assert lo("fork", "v", "w", "--at", "1").returncode == 0
+    assert listed("w") == (-1, False, "kept")
+    assert "  ?  fork of v at step 1" in lo("sessions").stdout.decode()
+    assert lo("fork", "v", "w2").returncode == 0
+    assert listed("w2") == (3, True, "kept")
+    # Back to the real tree: no change, but never `empty` (gc would remove
+    # the session, and with it what --undo brings back).
+    assert lo("rollback", "v", "0").returncode == 0
+    assert listed("v") == (0, False, "kept")
+    assert b"would free 0 item(s)" in lo("gc", "--dry-run").stdout
+
+
 def test_fork_shares_the_steps_and_then_goes_its_own_way(lo):
     run_ok(lo, "echo 1 > one.txt", "src")
     run_ok(lo, "echo 2 > two.txt", "src")

@@ -167,6 +167,19 @@ def test_sizes_and_max_size_count_every_layer(lo):
     assert r.returncode == 125 and b"session's layers hold" in r.stderr, r.stderr
 
 
+def test_the_shared_layers_line_is_for_forks_only(lo):
+    # A rollback moves the steps into the layer store; with no fork nothing
+    # is shared, and `sessions` said "layers shared by forks" all the same.
+    run_ok(lo, "echo 1 > one.txt", "s")
+    run_ok(lo, "echo 2 > two.txt", "s")
+    assert lo("rollback", "s", "1").returncode == 0
+    assert list((lo.session_dir("s") / "steps").glob("*.ref"))
+    out = lo("sessions").stdout.decode()
+    assert "layers shared by forks" not in out and len(out.splitlines()) == 2, out
+    assert lo("fork", "s", "f").returncode == 0
+    assert "(layers shared by forks count in each session; all together: " in lo("sessions").stdout.decode()
+
+
 def test_a_run_after_a_killed_rollback_finishes_it_first(lo):
     three_runs(lo, "s")
     killed(lo("rollback", "s", "1", env={"LAYOVER_FAULT": "rollback:committed:1:kill"}))

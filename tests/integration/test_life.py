@@ -79,6 +79,62 @@ def test_apply_keeps_the_undo_record_in_the_state_dir_and_undo_last_restores(lo,
     assert r.returncode == 1 and b"no undo record" in r.stderr
 
 
+def test_an_undone_apply_leaves_its_session_kept_not_applied(lo, proj):
+    # Its changes are out of the real tree again: `applied` would say
+    # otherwise, and gc prunes applied sessions after 30 days.
+    def listed(name):
+        return [x for x in _sessions(lo) if x["name"] == name][0]
+    for name in ("a", "b"):
+        r = lo("run", "--target", proj, "--session", name, "--on-exit", "keep", "--", "/bin/sh", "-c",
+               "echo %s > %s/%s.txt" % (name, proj, name))
+        assert r.returncode == 0, r.stderr
+    _apply(lo, "a", proj)
+    rec = listed("a")["undo"]
+    assert listed("a")["state"] == "applied" and rec
+    _apply(lo, "b", proj)
+    # By the record's undo.json: only a is unmarked.
+    r = lo("undo", rec + "/undo.json", "--target", proj)
+    assert r.returncode == 0, r.stderr
+    s = listed("a")
+    assert (s["state"], s["applied"], s["undo"], s["changes"]) == ("kept", None, None, 1)
+    assert listed("b")["state"] == "applied"
+    # A dry run changes nothing; --last unmarks b.
+    assert lo("undo", "--last", "--target", proj, "--dry-run").returncode == 0
+    assert listed("b")["state"] == "applied"
+    assert lo("undo", "--last", "--target", proj).returncode == 0
+    assert listed("b")["state"] == "kept" and not (proj / "b.txt").exists()
+    # Applied again, it is applied again.
+    _apply(lo, "a", proj)
+    assert listed("a")["state"] == "applied" and (proj / "a.txt").read_text() == "a\n"
+
+
+def test_undo_last_on_a_tree_without_records_names_the_tree_last_applied_to(lo, proj):
+    # `undo --last` defaults to $HOME: run from the project just applied to, it
+    # says where the apply went and the command that undoes it.
+    other = real_dir("life-other-")
+    for target, name in ((proj, "a"), (other, "b")):
+        r = lo("run", "--target", target, "--session", name, "--on-exit", "keep", "--", "/bin/sh", "-c",
+               "echo %s > %s/new.txt" % (name, target))
+        assert r.returncode == 0, r.stderr
+        _apply(lo, name, target)
+    home = real_dir("life-home-")
+    want = "no undo record for %s; nothing was applied there (or it was undone already); " % home
+    # From inside a tree applied to: that one, though another apply is newer.
+    r = lo("undo", "--last", env={"HOME": str(home)}, cwd=proj / ".")
+    assert r.returncode == 1
+    assert r.stderr.decode() == ("layover: undo: " + want + "the newest apply elsewhere was on %s: undo it with "
+                                 "'layover undo --last --target %s'\n" % (proj, proj))
+    # From elsewhere: the newest apply.
+    r = lo("undo", "--last", "--target", home, cwd=home)
+    assert r.returncode == 1 and ("elsewhere was on %s:" % other).encode() in r.stderr, r.stderr
+    assert (proj / "new.txt").exists() and (other / "new.txt").exists()
+    # Once none is left, the old advice.
+    for target in (proj, other):
+        assert lo("undo", "--last", "--target", target).returncode == 0
+    r = lo("undo", "--last", "--target", home)
+    assert r.stderr.decode() == "layover: undo: " + want + "see 'layover undo --list --target DIR'\n"
+
+
 def test_a_state_dir_on_another_filesystem_keeps_the_record_in_the_target_hidden_from_git(proj, require_sandbox):
     shm = Path("/dev/shm")
     if not shm.is_dir() or _same_mount(shm, proj) or not os.access(str(shm), os.W_OK):

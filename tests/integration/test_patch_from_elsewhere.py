@@ -85,11 +85,28 @@ def test_a_bad_target_in_the_manifest_or_given_is_refused_before_anything_is_wri
     r = lo("apply", patch, "--yes", env={"HOME": target if target.startswith("/") else "/"})
     assert r.returncode == 1, r.stderr
     assert why in err_line(r) and "pass --target DIR" in err_line(r), err_line(r)
-    # Given with --target, the same rules.
-    if target.startswith("/"):
+    # Given with --target, the same rules (but for the '.' components and
+    # trailing '/' a person types: see the next test).
+    if target.startswith("/") and not target.endswith("/"):
         r = lo("apply", patch, "--target", target, "--yes")
         assert r.returncode == 1 and why in err_line(r), err_line(r)
     assert tree(lo.target, mtimes=True) == before and sorted(os.listdir(str(lo.target))) == cwd_before
+
+
+def test_a_given_target_with_a_trailing_slash_or_dot_components_is_that_dir(lo, tmp_path):
+    # `--target .` in the reviewer's copy, a shell completion's `dir/`: the
+    # dir they name (refused as not canonical before); `..` still is.
+    patch = PatchBuilder(lo.target).file("new.txt", b"n\n").write(tmp_path / "p.tar.zst")
+    for given, cwd in ((str(lo.target) + "/", None), (".", lo.target), ("./", lo.target),
+                       (str(lo.target) + "//.", None)):
+        r = lo("apply", patch, "--target", given, "--dry-run", cwd=cwd)
+        assert r.returncode == 0, (given, r.stderr)
+        assert r.stdout.decode().startswith("dry run: would apply 1 change(s) to %s:\n" % lo.target), r.stdout
+    r = lo("apply", patch, "--target", "../" + lo.target.name, "--yes")
+    assert r.returncode == 1 and "is not canonical" in err_line(r), err_line(r)
+    r = lo("apply", patch, "--target", ".", "--yes")
+    assert r.returncode == 0, r.stderr
+    assert (lo.target / "new.txt").read_bytes() == b"n\n"
 
 
 def test_a_manifest_target_outside_the_callers_home_needs_target(lo, tmp_path):

@@ -1,5 +1,6 @@
 """The exit-review prompt, driven in a pty: r, a, s, p, k, d, Enter, EOF,
 Ctrl+C and type-ahead, checked on the real filesystem afterwards."""
+import json
 import os
 import subprocess
 import time
@@ -42,6 +43,24 @@ def edited(lo, home):
     """A kept session that edits notes.txt and adds new.txt."""
     lo.run("echo four >> notes.txt; echo fresh > new.txt", session="s", check=True)
     return "s"
+
+
+def test_an_undo_of_the_prompts_apply_names_the_trashed_session_and_unmarks_it(lo, home, edited):
+    child = _prompt(lo, edited)
+    child.expect(MENU)
+    child.sendline("a")
+    child.expect(r"\[y/N\] ")
+    child.sendline("y")
+    child.expect("applied")
+    assert _finish(child) == 0 and _trashed(lo, edited)
+    r = lo("undo", "--last", "--target", home, "--json")  # --json too
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.decode() == ("layover: undo: session 's', whose apply this was, is in the trash for 24 hours; "
+                                 "'layover restore s' brings it back\n")
+    trash = json.loads(lo("sessions", "--trash", "--json").stdout)
+    assert [(t["name"], t["state"], t["applied"]) for t in trash] == [("s", "kept", None)]
+    assert lo("restore", "s").returncode == 0 and not (home / "new.txt").exists()
+    assert lo("apply", "s", "--yes").returncode == 0 and (home / "new.txt").read_text() == "fresh\n"
 
 
 def test_summary_then_r_shows_the_diff_and_returns_to_the_menu(lo, home, edited):

@@ -47,6 +47,19 @@ def test_a_missing_patch_file_is_named_once_with_the_fix(lo, args):
     assert err.count("nope.tar.zst") == (2 if args[0] == "diff" else 1), err  # diff names its operand first
 
 
+def test_show_of_a_session_name_says_it_is_a_session_and_what_shows_it(lo):
+    # `show` takes a patch file; a session's name gave "no patch file NAME".
+    lo.run("echo x > new.txt", session="work", check=True)
+    r = lo("show", "work")
+    assert r.returncode == 1 and r.stdout == b""
+    assert r.stderr.decode() == ("layover: 'work' is a session, not a patch file: 'layover status work' lists its "
+                                 "changes, 'layover save work -o FILE.tar.zst' writes it as a patch\n")
+    # A file of that name in the current dir is what is shown (here: not a patch).
+    (lo.target / "work").write_text("not a patch\n")
+    r = lo("show", "work")
+    assert r.returncode == 1 and b"invalid patch work" in r.stderr, r.stderr
+
+
 VERBS = ["run", "sessions", "status", "save", "show", "diff", "apply", "undo", "discard", "restore", "gc", "doctor",
          "config", "log", "blame", "rollback", "fork", "reject", "rejections", "checkpoint", "compare", "revert",
          "mcp"]
