@@ -13,27 +13,28 @@ namespace cli {
 
 namespace {
 
+const char kApplyUsage[] =
+    "usage: layover apply SESSION|PATCH [--target DIR] [--dry-run] [--force] [--only PATH]...\n"
+    "                     [--exclude GLOB]... [--yes] [--undo-to FILE] [--json] [--keep-undo N]\n"
+    "                     [--keep-undo-days D] [--ignore GLOB]... [--no-default-ignores] [--include-ignored]\n"
+    "                     [--hunks PATH:N[,M...]]... [--exclude-hunks PATH:N[,M...]]... [--conflict=markers]\n"
+    "                     [--allow-secrets] [--include-rejected] [--upto N] [-p] [-- PATH...]\n"
+    "Apply a session's changes (or a saved patch) to the real tree, all or nothing, with undo.\n"
+    "  --only PATH|GLOB, PATH...  apply only these (relative to the target; a directory brings its subtree)\n"
+    "  --exclude GLOB             leave these out (wins over --only and PATH...)\n"
+    "  --hunks PATH:N[,M...]      apply only these hunks of PATH (numbers as 'layover diff --hunk-numbers'\n"
+    "                             prints them); the rest stays in the session; other files as usual\n"
+    "  --exclude-hunks PATH:N     apply every hunk of PATH but these\n"
+    "  --conflict=markers         a 3-way merge that overlaps writes git's conflict markers (exit 1)\n"
+    "  --allow-secrets            apply files the agent wrote secrets into (--yes refuses them otherwise)\n"
+    "  --include-rejected         apply what 'layover reject' kept out of the session's applies too\n"
+    "  --upto N                   a session's steps 1..N only (its view at the end of step N; 'layover log')\n"
+    "  -p, --patch, --interactive ask about each hunk (y n q a d s e ?) and each other change (y n q), as\n"
+    "                             git add -p; on a terminal (without one: --hunks)\n"
+    "Undo records kept per target: the newest N (default 20) and all younger than D days (default 30).\n";
+
 void help_apply() {
-    std::fputs(
-        "usage: layover apply SESSION|PATCH [--target DIR] [--dry-run] [--force] [--only PATH]...\n"
-        "                     [--exclude GLOB]... [--yes] [--undo-to FILE] [--json] [--keep-undo N]\n"
-        "                     [--keep-undo-days D] [--ignore GLOB]... [--no-default-ignores] [--include-ignored]\n"
-        "                     [--hunks PATH:N[,M...]]... [--exclude-hunks PATH:N[,M...]]... [--conflict=markers]\n"
-        "                     [--allow-secrets] [--include-rejected] [--upto N] [-p] [-- PATH...]\n"
-        "Apply a session's changes (or a saved patch) to the real tree, all or nothing, with undo.\n"
-        "  --only PATH|GLOB, PATH...  apply only these (relative to the target; a directory brings its subtree)\n"
-        "  --exclude GLOB             leave these out (wins over --only and PATH...)\n"
-        "  --hunks PATH:N[,M...]      apply only these hunks of PATH (numbers as 'layover diff --hunk-numbers'\n"
-        "                             prints them); the rest stays in the session; other files as usual\n"
-        "  --exclude-hunks PATH:N     apply every hunk of PATH but these\n"
-        "  --conflict=markers         a 3-way merge that overlaps writes git's conflict markers (exit 1)\n"
-        "  --allow-secrets            apply files the agent wrote secrets into (--yes refuses them otherwise)\n"
-        "  --include-rejected         apply what 'layover reject' kept out of the session's applies too\n"
-        "  --upto N                   a session's steps 1..N only (its view at the end of step N; 'layover log')\n"
-        "  -p, --patch, --interactive ask about each hunk (y n q a d s e ?) and each other change (y n q), as\n"
-        "                             git add -p; on a terminal (without one: --hunks)\n"
-        "Undo records kept per target: the newest N (default 20) and all younger than D days (default 30).\n",
-        stdout);
+    std::fputs(kApplyUsage, stdout);
     std::fputs(capture::kIgnoreFlagsHelp, stdout);
 }
 
@@ -95,7 +96,7 @@ std::optional<int> parse_apply_args(int argc, char** argv, ApplyArgs* a) {
             a->paths.assign(argv + i + 1, argv + argc);
             break;
         } else if (!arg.empty() && arg[0] == '-')
-            return cli::usage_error("apply", "unknown option '" + base::display_path(arg) + "'");
+            return cli::unknown_option("apply", arg, std::string(kApplyUsage) + capture::kIgnoreFlagsHelp);
         else if (a->source.empty()) a->source = arg;
         else return cli::usage_error("apply", "one SESSION or PATCH only (got '" + arg + "' too)");
         if (v == "\x01") return cli::usage_error("apply", arg + " needs a value");

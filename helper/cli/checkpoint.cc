@@ -70,7 +70,7 @@ int cmd_checkpoint(int argc, char** argv) {
         } else if (a == "--json") {
             json = true;
         } else if (!a.empty() && a[0] == '-') {
-            return cli::usage_error("checkpoint", "unknown option '" + base::display_path(a) + "'");
+            return cli::unknown_option("checkpoint", a, kUsage);
         } else if (name.empty()) {
             name = a;
         } else {

@@ -42,7 +42,7 @@ int cmd_compare(int argc, char** argv) {
         if (a == "--json") {
             json = true;
         } else if (!a.empty() && a[0] == '-') {
-            return cli::usage_error("compare", "unknown option '" + base::display_path(a) + "'");
+            return cli::unknown_option("compare", a, kCompareUsage);
         } else {
             pos.push_back(a);
         }

@@ -57,7 +57,7 @@ int cmd_config(int argc, char** argv) {
             return 0;
         }
         if (!a.empty() && a[0] == '-') {
-            return cli::usage_error("config", "unknown option '" + base::display_path(a) + "'");
+            return cli::unknown_option("config", a, kConfigUsage);
         }
         verb = a;
     }

@@ -92,7 +92,7 @@ int cmd_diff(int argc, char** argv) {
             target = a == "--target" ? argv[++i] : a.substr(9);
             if (target.empty()) return usage_error("--target needs a directory");
         } else if (!a.empty() && a[0] == '-') {
-            return usage_error("unknown option '" + base::display_path(a) + "'");
+            return cli::unknown_option("diff", a, kUsage);
         } else if (source.empty()) {
             source = a;
         } else {

@@ -11,6 +11,14 @@
 #include "helper/cli/usage.h"
 #include "helper/cli/verbs.h"
 
+namespace {
+
+const char kDoctorUsage[] =
+    "usage: layover doctor [--target DIR] [--fix]   check what layover needs (default target: $HOME)\n"
+    "  --fix   finish or undo step operations (freeze, rollback, fork) a kill left half-done\n";
+
+}  // namespace
+
 int cmd_doctor(int argc, char** argv) {
     std::string target;
     bool fix = false;
@@ -20,12 +28,10 @@ int cmd_doctor(int argc, char** argv) {
         else if (a.rfind("--target=", 0) == 0) target = a.substr(9);
         else if (a == "--fix") fix = true;
         else if (a == "-h" || a == "--help") {
-            std::puts(
-                "usage: layover doctor [--target DIR] [--fix]   check what layover needs (default target: $HOME)");
-            std::puts("  --fix   finish or undo step operations (freeze, rollback, fork) a kill left half-done");
+            std::fputs(kDoctorUsage, stdout);
             return 0;
         } else {
-            return cli::usage_error("doctor", "unknown option '" + base::display_path(a) + "'");
+            return cli::unknown_option("doctor", a, kDoctorUsage);
         }
     }
     if (target.empty()) {

@@ -183,7 +183,7 @@ int cmd_gc(int argc, char** argv) {
             if (flag == "--keep-undo") o.retention.keep = std::stoul(v);
             else o.retention.keep_days = std::stoll(v);
         } else {
-            return usage("unknown option '" + base::display_path(a) + "'");
+            return cli::unknown_option("gc", a, kGcUsage);
         }
     }
     auto state = session::state_dir();

@@ -34,11 +34,6 @@ int fail(const std::string& msg) {
     return 1;
 }
 
-// One line: what is wrong and where the usage is.
-int unknown_option(const char* verb, const std::string& arg) {
-    return cli::usage_error(verb, "unknown option '" + base::display_path(arg) + "'");
-}
-
 // A running session is asked through its supervisor (helper/sandbox/control.h),
 // which serves one request at a time under the freeze rule (docs/history.md).
 base::Result<control::Reply> ask_running(const session::Info& s, const control::Request& q) {
@@ -135,7 +130,7 @@ int cmd_log(int argc, char** argv) {
             std::puts("  --json   one JSON object: the session and its steps, each with its touched paths");
             return 0;
         } else if (!a.empty() && a[0] == '-') {
-            return unknown_option("log", a);
+            return cli::unknown_option("log", a, kUsage);
         } else if (name.empty()) {
             name = a;
         } else {
@@ -218,7 +213,7 @@ int cmd_blame(int argc, char** argv) {
             break;
         }
         if (!a.empty() && a[0] == '-' && a != "-") {
-            return unknown_option("blame", a);
+            return cli::unknown_option("blame", a, kBlameUsage);
         }
         pos.push_back(a);
     }
@@ -278,7 +273,7 @@ int cmd_rollback(int argc, char** argv) {
         if (a == "--undo") {
             undo = true;
         } else if (!a.empty() && a[0] == '-') {
-            return unknown_option("rollback", a);
+            return cli::unknown_option("rollback", a, kRollbackUsage);
         } else {
             pos.push_back(a);
         }
@@ -372,7 +367,7 @@ int cmd_fork(int argc, char** argv) {
         } else if (a.rfind("--at=", 0) == 0) {
             at_text = a.substr(5);
         } else if (!a.empty() && a[0] == '-') {
-            return unknown_option("fork", a);
+            return cli::unknown_option("fork", a, kForkUsage);
         } else {
             pos.push_back(a);
         }

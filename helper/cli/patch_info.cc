@@ -144,7 +144,7 @@ int cmd_save(int argc, char** argv) {
         } else if (a.rfind("-o", 0) == 0 && a.size() > 2) {
             out = a.substr(2);
         } else if (!a.empty() && a[0] == '-') {
-            return cli::usage_error("save", "unknown option '" + a + "'");
+            return cli::unknown_option("save", a, std::string(kSaveUsage) + capture::kIgnoreFlagsHelp);
         } else if (name.empty()) {
             name = a;
         } else {
@@ -197,7 +197,7 @@ int cmd_show(int argc, char** argv) {
         else if (a == "--steps") with_steps = true;
         else if (a == "--contents") contents = true;
         else if (a == "-h" || a == "--help") return help(kShowUsage);
-        else if (!a.empty() && a[0] == '-' && a != "-") return cli::usage_error("show", "unknown option '" + a + "'");
+        else if (!a.empty() && a[0] == '-' && a != "-") return cli::unknown_option("show", a, kShowUsage);
         else if (file.empty()) file = a;
         else return cli::usage_error("show", "more than one patch given");
     }

@@ -68,7 +68,7 @@ int cmd_reject(int argc, char** argv) {
         } else if (a == "--") {
             for (i++; i < argc; i++) (name.empty() ? name : target_arg.empty() ? target_arg : a) = argv[i];
         } else if (!a.empty() && a[0] == '-') {
-            return cli::usage_error("reject", "unknown option '" + base::display_path(a) + "'");
+            return cli::unknown_option("reject", a, kRejectUsage);
         } else if (name.empty()) {
             name = a;
         } else if (target_arg.empty()) {
@@ -120,8 +120,7 @@ int cmd_rejections(int argc, char** argv) {
         std::string a = argv[i];
         if (a == "-h" || a == "--help") return help(kRejectionsUsage);
         if (a == "--json") as_json = true;
-        else if (!a.empty() && a[0] == '-')
-            return cli::usage_error("rejections", "unknown option '" + base::display_path(a) + "'");
+        else if (!a.empty() && a[0] == '-') return cli::unknown_option("rejections", a, kRejectionsUsage);
         else if (name.empty()) name = a;
         else return cli::usage_error("rejections", "one SESSION only");
     }

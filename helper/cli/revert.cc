@@ -110,7 +110,7 @@ int cmd_revert(int argc, char** argv) {
             return 0;
         }
         if (!a.empty() && a[0] == '-') {
-            return cli::usage_error("revert", "unknown option '" + base::display_path(a) + "'");
+            return cli::unknown_option("revert", a, kRevertUsage);
         }
         pos.push_back(a);
     }

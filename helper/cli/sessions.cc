@@ -55,6 +55,8 @@ std::string what_started(const session::Meta& m) {
     return w;
 }
 
+const char kSessionsUsage[] = "usage: layover sessions [--json] [--trash]";
+
 }  // namespace
 
 int cmd_sessions(int argc, char** argv) {
@@ -64,10 +66,10 @@ int cmd_sessions(int argc, char** argv) {
         if (a == "--json") json = true;
         else if (a == "--trash") trash = true;
         else if (a == "-h" || a == "--help") {
-            std::puts("usage: layover sessions [--json] [--trash]");
+            std::puts(kSessionsUsage);
             return 0;
         } else {
-            return cli::usage_error("sessions", "unknown option '" + base::display_path(a) + "'");
+            return cli::unknown_option("sessions", a, kSessionsUsage);
         }
     }
     auto state = session::state_dir();
@@ -195,7 +197,7 @@ int cmd_discard(int argc, char** argv) {
         }
         if (a == "--now") now = true;
         else if (a == "--rejected") rejected = true;
-        else if (a[0] == '-') return discard_usage("unknown option '" + base::display_path(a) + "'");
+        else if (a[0] == '-') return cli::unknown_option("discard", a, usage);
         else if (!name) name = argv[i];
         else return discard_usage("one SESSION at a time (got '" + base::display_path(a) + "' too)");
     }

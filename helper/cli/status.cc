@@ -80,7 +80,7 @@ int cmd_status(int argc, char** argv) {
         else if (a == "--no-pager") no_pager = true;
         else if (a == "-h" || a == "--help") return help();
         else if (!a.empty() && a[0] == '-')
-            return cli::usage_error("status", "unknown option '" + base::display_path(a) + "'");
+            return cli::unknown_option("status", a, std::string(kStatusUsage) + capture::kIgnoreFlagsHelp);
         else if (name.empty()) name = a;
         else return cli::usage_error("status", "more than one session given");
     }

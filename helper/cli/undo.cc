@@ -14,16 +14,13 @@
 
 namespace {
 
-void help_undo() {
-    std::fputs(
-        "usage: layover undo UNDO [--target DIR] [--force] [--dry-run] [--json]\n"
-        "       layover undo --last [--target DIR] [--force] [--dry-run] [--json]\n"
-        "       layover undo --list [--target DIR] [--json]\n"
-        "Put back what an apply changed. UNDO is the record apply printed (STATE/undo/DEV-INO/ID, or\n"
-        "TARGET/.layover-undo/ID) or an undo patch written by 'apply --undo-to FILE'. --last undoes the\n"
-        "newest apply on --target (default: $HOME); --list lists its records.\n",
-        stdout);
-}
+const char kUndoUsage[] =
+    "usage: layover undo UNDO [--target DIR] [--force] [--dry-run] [--json]\n"
+    "       layover undo --last [--target DIR] [--force] [--dry-run] [--json]\n"
+    "       layover undo --list [--target DIR] [--json]\n"
+    "Put back what an apply changed. UNDO is the record apply printed (STATE/undo/DEV-INO/ID, or\n"
+    "TARGET/.layover-undo/ID) or an undo patch written by 'apply --undo-to FILE'. --last undoes the\n"
+    "newest apply on --target (default: $HOME); --list lists its records.\n";
 
 }  // namespace
 
@@ -34,7 +31,7 @@ int cmd_undo(int argc, char** argv) {
     for (int i = 1; i < argc; i++) {
         std::string v, arg = argv[i];
         if (arg == "-h" || arg == "--help") {
-            help_undo();
+            std::fputs(kUndoUsage, stdout);
             return 0;
         }
         if (arg == "--force") opts.force = true;
@@ -44,8 +41,7 @@ int cmd_undo(int argc, char** argv) {
         else if (arg == "--list") list = true;
         else if (arg == "--yes" || arg == "-y") continue;
         else if (cli::take_value(argc, argv, i, "--target", &v)) opts.target = v;
-        else if (!arg.empty() && arg[0] == '-')
-            return cli::usage_error("undo", "unknown option '" + base::display_path(arg) + "'");
+        else if (!arg.empty() && arg[0] == '-') return cli::unknown_option("undo", arg, kUndoUsage);
         else if (source.empty()) source = arg;
         else return cli::usage_error("undo", "one UNDO record only");
         if (v == "\x01") return cli::usage_error("undo", arg + " needs a value");

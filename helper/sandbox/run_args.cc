@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 
+#include "helper/base/suggest.h"
 #include "helper/base/text.h"
 #include "helper/sandbox/profile.h"
 
@@ -191,7 +192,7 @@ base::Result<RunOptions> parse_run_args(const std::vector<std::string>& args) {
                 return base::error("--ipc-fd needs an open fd number >= 3, got '" + v + "'");
             o.ipc_fd = static_cast<int>(n);
         } else {
-            return base::error("unknown option '" + base::display_path(a) + "'");
+            return base::error("unknown option '" + base::display_path(a) + "'" + base::did_you_mean(a, kRunUsage));
         }
     }
     for (; i < args.size(); i++) o.command.push_back(args[i]);

@@ -2,6 +2,7 @@
 passes on to the sandbox (python/layover/_mcp_server.py serves with them)."""
 from __future__ import annotations
 
+import difflib
 import os
 import time
 from typing import List, Optional
@@ -11,6 +12,15 @@ from typing import List, Optional
 RUN_VALUES = ("--network", "--home", "--hide", "--env-keep", "--env", "--cwd", "--ro", "--rw", "--timeout",
               "--max-pids", "--max-size", "--max-memory", "--tmp-size")
 RUN_FLAGS = ("--hide-secrets", "--no-hide-secrets", "--env-clear", "--wait", "--quiet", "-q")
+
+
+OWN_VALUES = ("--binary", "--target", "--session", "--on-exit")
+
+
+def did_you_mean(name: str) -> str:
+    """' (did you mean '--session'?)' for a mistyped option, as the helper's verbs say it (helper/base/suggest.h)."""
+    near = difflib.get_close_matches(name, RUN_VALUES + RUN_FLAGS + OWN_VALUES, n=1, cutoff=0.8)
+    return " (did you mean '%s'?)" % near[0] if near else ""
 
 
 class Usage(Exception):
@@ -33,8 +43,8 @@ class Options:
             if name in RUN_FLAGS and not eq:
                 self.run_args.append(name)
                 continue
-            if name not in RUN_VALUES + ("--binary", "--target", "--session", "--on-exit"):
-                raise Usage("unknown option %r" % arg)
+            if name not in RUN_VALUES + OWN_VALUES:
+                raise Usage("unknown option %r" % arg + did_you_mean(name))
             if not eq:
                 if i >= len(argv):
                     raise Usage("%s needs a value" % name)

@@ -79,6 +79,29 @@ def test_an_unknown_option_is_one_line_naming_it_and_the_help_for_every_verb(lo,
     assert err == "layover: %s: unknown option '--bogus'; see 'layover %s --help'\n" % (verb, verb), err
 
 
+@pytest.mark.parametrize("verb,typo,meant", [
+    ("run", "--sesion", "--session"), ("run", "--no-hide-secret", "--no-hide-secrets"), ("status", "--jsn", "--json"),
+    ("apply", "--dryrun", "--dry-run"), ("apply", "--no-default-ignore", "--no-default-ignores"),
+    ("save", "--no-default-ignore", "--no-default-ignores"), ("undo", "--lst", "--last"), ("gc", "--older-then", "--older-than"),
+    ("sessions", "--trsh", "--trash"), ("doctor", "--fx", "--fix"), ("diff", "--stats", "--stat"),
+    ("log", "-json", "--json"), ("discard", "--rejectd", "--rejected"), ("mcp", "--targt", "--target")])
+def test_a_mistyped_option_names_the_flag_it_was_meant_to_be(lo, verb, typo, meant):
+    # Before, the line said only that the option was unknown.
+    r = lo(verb, typo)
+    err = r.stderr.decode()
+    assert r.returncode == (125 if verb == "run" else 2), err
+    assert err == "layover: %s: unknown option '%s' (did you mean '%s'?); see 'layover %s --help'\n" % (
+        verb, typo, meant, verb), err
+
+
+def test_a_far_or_hostile_option_gets_no_guess_and_stays_inert(lo):
+    for verb in ("status", "save", "show", "sessions"):
+        r = lo(verb, "--zzzzzzzz")
+        assert b"did you mean" not in r.stderr, r.stderr
+        r = lo(verb, "--j\x1b]52;c;eA==\x07son")
+        assert r.returncode == 2 and b"\x1b" not in r.stderr and b"\x07" not in r.stderr, r.stderr
+
+
 @pytest.mark.parametrize("args,names", [(["discard"], "missing SESSION"), (["restore"], "missing NAME"),
                                         (["discard", "s1", "--now", "--rejected"], "--now or --rejected"),
                                         (["restore", "a", "b"], "one NAME")], ids=lambda a: str(a))

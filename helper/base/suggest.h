@@ -1,0 +1,20 @@
+// "Did you mean": the option a mistyped one was meant to be, found among
+// the long flags a verb's --help text names. Pure.
+#pragma once
+#include <string>
+#include <string_view>
+
+namespace base {
+
+// The long flag (--word) of `usage` nearest to `arg`, a mistyped option:
+// within one edit (insert, delete, change, or swap of neighbours) for a
+// name of up to four letters, two for a longer one; else the one flag arg
+// begins (`--sess` for --session) when it names three letters or more and
+// only one flag begins so. A value (`--sesion=x`) is left out, and a single
+// dash read as two (`-json`). "" when none is near, or arg is one of them.
+std::string nearest_flag(std::string_view arg, std::string_view usage);
+
+// " (did you mean '--session'?)", or "" when no flag is near.
+std::string did_you_mean(std::string_view arg, std::string_view usage);
+
+}  // namespace base

@@ -1,0 +1,40 @@
+#include <catch2/catch.hpp>
+
+#include "helper/base/suggest.h"
+
+using base::did_you_mean;
+using base::nearest_flag;
+
+namespace {
+const char kHelp[] =
+    "usage: layover run [--target DIR] [--session NAME] [--on-exit MODE] [--json] [--at N]\n"
+    "  --no-hide-secrets  read every secret\n"
+    "  --hide PATH        hide PATH too; see --target (again)\n";
+}
+
+TEST_CASE("suggest: a mistyped long flag finds the one it was meant to be") {
+    CHECK(nearest_flag("--sesion", kHelp) == "--session");    // a letter left out
+    CHECK(nearest_flag("--sessoin", kHelp) == "--session");   // two swapped
+    CHECK(nearest_flag("--targte=/x", kHelp) == "--target");  // a value is left out
+    CHECK(nearest_flag("-json", kHelp) == "--json");          // one dash
+    CHECK(nearest_flag("--on_exit", kHelp) == "--on-exit");   // _ for -
+    CHECK(nearest_flag("--no-hide-secret", kHelp) == "--no-hide-secrets");
+    CHECK(nearest_flag("--sess", kHelp) == "--session");  // the only flag it begins
+    CHECK(did_you_mean("--sesion", kHelp) == " (did you mean '--session'?)");
+}
+
+TEST_CASE("suggest: nothing when no flag is near, or the arg is one") {
+    CHECK(nearest_flag("--frobnicate", kHelp).empty());
+    CHECK(nearest_flag("--jsn2x", kHelp).empty());  // a short name allows one edit only
+    CHECK(nearest_flag("--hid", kHelp) == "--hide");
+    CHECK(nearest_flag("--xx", kHelp).empty());  // begins no flag with three letters
+    CHECK(nearest_flag("--json", kHelp).empty());
+    CHECK(nearest_flag("-", kHelp).empty());
+    CHECK(nearest_flag("--", kHelp).empty());
+    CHECK(nearest_flag("x--json", kHelp).empty());
+    CHECK(nearest_flag(std::string(100, 'a'), kHelp).empty());
+    CHECK(nearest_flag("--session", "no flags here").empty());
+    CHECK(did_you_mean("--frobnicate", kHelp).empty());
+    // "--n" begins --no-hide-secrets but names fewer than three letters.
+    CHECK(nearest_flag("--n", kHelp).empty());
+}
