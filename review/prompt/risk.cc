@@ -153,6 +153,13 @@ std::optional<std::string> home_relative(const std::string& target, const std::s
     return std::nullopt;
 }
 
+std::vector<std::string> home_rule_paths() {
+    std::vector<std::string> out;
+    for (const auto& r : kHomeRules) out.push_back(r.path);
+    out.push_back(".local/share/applications/");
+    return out;
+}
+
 std::vector<std::string> risks_of(const capture::Change& c, const RiskContext& ctx) {
     using capture::Kind;
     using capture::Type;
@@ -163,16 +170,19 @@ std::vector<std::string> risks_of(const capture::Change& c, const RiskContext& c
         out.push_back(why);
     };
 
+    auto home_rules = [&](const std::string& rel) {
+        for (const auto& r : kHomeRules)
+            if (matches(rel, r.path)) add(r.why);
+        if (starts_with(rel, ".local/share/applications/") && ends_with(rel, ".desktop"))
+            add("desktop entry (runs from the menu or a file type)");
+    };
     if (ctx.home_rel) {
         const std::string& h = *ctx.home_rel;
-        if (h.empty() || starts_with(c.path, h + "/")) {
-            std::string rel = h.empty() ? c.path : c.path.substr(h.size() + 1);
-            for (const auto& r : kHomeRules)
-                if (matches(rel, r.path)) add(r.why);
-            if (starts_with(rel, ".local/share/applications/") && ends_with(rel, ".desktop"))
-                add("desktop entry (runs from the menu or a file type)");
-        }
+        if (h.empty() || starts_with(c.path, h + "/")) home_rules(h.empty() ? c.path : c.path.substr(h.size() + 1));
     }
+    // A dotfile kept elsewhere in the tree: ~/.bashrc -> dotfiles/bash/.bashrc.
+    for (const auto& [real, home_path] : ctx.home_links)
+        if (c.path == real || starts_with(c.path, real + "/")) home_rules(home_path + c.path.substr(real.size()));
     // Anywhere in the tree: what git, direnv and layover itself act on.
     const std::string name = basename_of(c.path);
     std::string slashed = "/" + c.path;
