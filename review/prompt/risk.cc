@@ -190,6 +190,12 @@ std::vector<std::string> risks_of(const capture::Change& c, const RiskContext& c
         (slashed.size() >= 11 && slashed.compare(slashed.size() - 11, 11, "/.git/hooks") == 0))
         add("git hook");
     if (slashed.size() >= 12 && slashed.compare(slashed.size() - 12, 12, "/.git/config") == 0) add("git config");
+    // Hooks git runs through a hook manager, from the work tree itself.
+    if (slashed.find("/.husky/") != std::string::npos) add("git hook (husky)");
+    if (name == ".pre-commit-config.yaml") add("git hook config (pre-commit runs it)");
+    if (name == "lefthook.yml" || name == ".lefthook.yml" || name == "lefthook-local.yml" ||
+        name == ".lefthook-local.yml")
+        add("git hook config (lefthook runs it)");
     if (name == ".envrc") add("direnv script (.envrc)");
     if (name == ".layoverignore") add("layover's own config");
     if (is_reserved_path(c.path)) add("layover's reserved name (apply refuses it)");

@@ -132,6 +132,17 @@ TEST_CASE("review risk: git hooks, .git/config, .envrc and .layoverignore anywhe
     CHECK(risks_of(file("proj/.gitconfig.bak"), none).empty());
 }
 
+TEST_CASE("review risk: hook managers' hooks and configs anywhere (husky, pre-commit, lefthook)") {
+    RiskContext none{};
+    CHECK(has(risks_of(file("web/.husky/pre-commit"), none), "git hook (husky)"));
+    CHECK(has(risks_of(file(".husky/_/h"), none), "git hook (husky)"));
+    CHECK(has(risks_of(file(".pre-commit-config.yaml", 0644, Kind::Modified), none), "pre-commit runs it"));
+    CHECK(has(risks_of(file("sub/lefthook.yml"), none), "lefthook runs it"));
+    CHECK(has(risks_of(file(".lefthook-local.yml"), none), "lefthook runs it"));
+    CHECK(risks_of(file("docs/husky.md"), none).empty());
+    CHECK(risks_of(file("x.husky/a"), none).empty());
+}
+
 TEST_CASE("review risk: executables and widened modes") {
     RiskContext none{};
     CHECK(has(risks_of(file("tool.sh", 0755), none), "executable"));
