@@ -315,7 +315,7 @@ void print_kept(const std::string& name) {
 
 int run_exit_prompt(const std::string& state, const session::Info& s) {
     InterruptGuard guard;
-    auto patch = capture::Patch::open_source(s.meta.name);
+    auto patch = capture::Patch::open_session(s.meta.name);
     if (!patch) {
         std::fprintf(stderr, "layover: reading session '%s': %s\n", s.meta.name.c_str(), patch.error().message.c_str());
         print_kept(s.meta.name);
