@@ -16,12 +16,13 @@ namespace {
 
 void help_undo() {
     std::fputs(
-        "usage: layover undo UNDO [--target DIR] [--force] [--dry-run] [--json]\n"
+        "usage: layover undo UNDO [--target DIR] [--force] [--dry-run] [--json] [--yes]\n"
         "       layover undo --last [--target DIR] [--force] [--dry-run] [--json]\n"
         "       layover undo --list [--target DIR] [--json]\n"
         "Put back what an apply changed. UNDO is the record apply printed (STATE/undo/DEV-INO/ID, or\n"
         "TARGET/.layover-undo/ID) or an undo patch written by 'apply --undo-to FILE'. --last undoes the\n"
-        "newest apply on --target (default: $HOME); --list lists its records.\n",
+        "newest apply on --target (default: $HOME); --list lists its records. An undo patch needs --yes\n"
+        "unless this tree still holds the undo store it was exported from.\n",
         stdout);
 }
 
@@ -30,7 +31,7 @@ void help_undo() {
 int cmd_undo(int argc, char** argv) {
     std::string source;
     review::UndoOptions opts;
-    bool json_out = false, last = false, list = false;
+    bool json_out = false, last = false, list = false, yes = false;
     for (int i = 1; i < argc; i++) {
         std::string v, arg = argv[i];
         if (arg == "-h" || arg == "--help") {
@@ -42,7 +43,7 @@ int cmd_undo(int argc, char** argv) {
         else if (arg == "--json") json_out = true;
         else if (arg == "--last") last = true;
         else if (arg == "--list") list = true;
-        else if (arg == "--yes" || arg == "-y") continue;
+        else if (arg == "--yes" || arg == "-y") yes = true;
         else if (cli::take_value(argc, argv, i, "--target", &v)) opts.target = v;
         else if (!arg.empty() && arg[0] == '-')
             return cli::usage_error("undo", "unknown option '" + base::display_path(arg) + "'");
@@ -89,6 +90,7 @@ int cmd_undo(int argc, char** argv) {
         ao.force = opts.force;
         ao.dry_run = opts.dry_run;
         ao.as_undo = true;
+        ao.undo_vouched_only = !yes;
         rep = review::apply_patch(*patch, ao);
     }
     if (!rep.ok()) return fail(rep.error().message);
