@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
+#include <cstdlib>
 #include <set>
 
 namespace review {
@@ -15,15 +16,7 @@ std::string resolved(const std::string& path) {
     return ::realpath(path.c_str(), buf) ? std::string(buf) : std::string();
 }
 
-}  // namespace
-
-void add_home_links(RiskContext* ctx, const std::string& target) {
-    ctx->home_links.clear();
-    if (!ctx->home_rel) return;
-    std::string root = resolved(target);
-    if (root.empty()) return;
-    const std::string& h = *ctx->home_rel;
-    std::string home = h.empty() ? root : root + "/" + h;
+void links_of(RiskContext* ctx, const std::string& root, const std::string& home) {
     std::set<std::string> seen;
     for (std::string rule : home_rule_paths()) {
         if (!rule.empty() && rule.back() == '/') rule.pop_back();
@@ -45,6 +38,23 @@ void add_home_links(RiskContext* ctx, const std::string& target) {
             at = slash + 1;
         }
     }
+}
+
+}  // namespace
+
+void add_home_links(RiskContext* ctx, const std::string& target) {
+    ctx->home_links.clear();
+    std::string root = resolved(target);
+    if (root.empty()) return;
+    // The home the rules take inside the target, and the caller's own home
+    // wherever it is: its ~/.bashrc may lead into the target (an agent at
+    // work in ~/dotfiles edits the real start-up files there).
+    std::string inside;
+    if (ctx->home_rel) inside = ctx->home_rel->empty() ? root : root + "/" + *ctx->home_rel;
+    if (!inside.empty()) links_of(ctx, root, inside);
+    const char* env = std::getenv("HOME");
+    std::string own = env && env[0] == '/' ? resolved(env) : std::string();
+    if (!own.empty() && own != inside) links_of(ctx, root, own);
 }
 
 }  // namespace review

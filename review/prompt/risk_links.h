@@ -8,9 +8,11 @@
 
 namespace review {
 
-// Fills ctx->home_links for `target` (the real tree, read as it is now; its
-// home is ctx->home_rel): each home rule's path and every dir above it that
-// is a symlink leading within the target. Nothing when home_rel is unset.
+// Fills ctx->home_links for `target` (the real tree, read as it is now):
+// each home rule's path, and every dir above it, that is a symlink leading
+// within the target, under the home ctx->home_rel places in the target and
+// under the caller's $HOME wherever it is (~/.bashrc -> ~/dotfiles/...
+// while the target is ~/dotfiles).
 void add_home_links(RiskContext* ctx, const std::string& target);
 
 }  // namespace review

