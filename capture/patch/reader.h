@@ -90,8 +90,13 @@ public:
     // is a patch; otherwise a session name (captured on the fly to a private temp
     // file in the state dir, removed when the Patch is destroyed). `ignore`
     // applies to sessions only: a patch file holds what was saved.
+    // A bare name that is both an existing file here and a session is
+    // refused (which one was meant: write ./NAME for the file).
     static base::Result<Patch> open_source(const std::string& arg, const Limits& limits = {},
                                            const IgnoreOptions& ignore = {}, const StepRange& steps = {});
+    // The session `name`, never a file (the exit prompt, --on-exit apply).
+    static base::Result<Patch> open_session(const std::string& name, const Limits& limits = {},
+                                            const IgnoreOptions& ignore = {}, const StepRange& steps = {});
 
     Patch(Patch&&) noexcept;
     Patch& operator=(Patch&&) noexcept;

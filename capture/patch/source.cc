@@ -9,16 +9,20 @@
 #include "capture/patch/reader.h"
 #include "capture/patch/reader_impl.h"
 #include "capture/patch/save.h"
+#include "helper/base/text.h"
 #include "helper/store/session.h"
 
 namespace capture {
 
 namespace {
 
-bool looks_like_file(const std::string& arg) {
-    struct stat st;
+bool names_a_file(const std::string& arg) {
     if (arg.find('/') != std::string::npos) return true;
-    if (arg.size() > 8 && arg.compare(arg.size() - 8, 8, ".tar.zst") == 0) return true;
+    return arg.size() > 8 && arg.compare(arg.size() - 8, 8, ".tar.zst") == 0;
+}
+
+bool existing_file(const std::string& arg) {
+    struct stat st;
     return ::stat(arg.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
@@ -52,7 +56,22 @@ bool parse_size(const char* s, uint64_t* out) {
 
 base::Result<Patch> Patch::open_source(const std::string& arg, const Limits& limits, const IgnoreOptions& ignore,
                                        const StepRange& steps) {
-    if (looks_like_file(arg)) return open(arg, limits);
+    if (names_a_file(arg)) return open(arg, limits);
+    if (existing_file(arg)) {
+        // A file here may have come from anywhere (an applied session, a
+        // clone): it must not stand in for the session of that name.
+        auto state = session::state_dir();
+        if (state.ok() && session::find(*state, arg).ok())
+            return base::error("'" + base::display_path(arg) + "' names both a session and the file ./" +
+                               base::display_path(arg) + " here; write ./" + base::display_path(arg) +
+                               " for the file, or run this from another directory for the session");
+        return open(arg, limits);
+    }
+    return open_session(arg, limits, ignore, steps);
+}
+
+base::Result<Patch> Patch::open_session(const std::string& arg, const Limits& limits, const IgnoreOptions& ignore,
+                                        const StepRange& steps) {
     TRY(std::string state, session::state_dir());
     TRY(session::Info info, session::find(state, arg));
     std::random_device rd;

@@ -183,11 +183,25 @@ bool glob_selects(std::string_view g, std::string_view path) {
     return false;
 }
 
+std::optional<std::string> escaped_literal(std::string_view p) {
+    if (!p.empty() && p[0] == '/') p.remove_prefix(1);  // anchored: from the target root, as any path
+    std::string out;
+    out.reserve(p.size());
+    for (size_t i = 0; i < p.size(); i++) {
+        char c = p[i];
+        if (c == '*' || c == '?' || c == '[') return std::nullopt;
+        if (c == '\\' && i + 1 < p.size()) c = p[++i];
+        out.push_back(c);
+    }
+    return out;
+}
+
 PathFilter::PathFilter(std::vector<std::string> only, std::vector<std::string> exclude) : exclude_(std::move(exclude)) {
     for (auto& o : only) {
         std::string n = normalize_rel(o);
-        if (has_glob_chars(n)) only_globs_.push_back(std::move(n));
-        else only_.push_back(std::move(n));
+        if (!has_glob_chars(n)) only_.push_back(std::move(n));
+        else if (auto lit = escaped_literal(n)) only_.push_back(std::move(*lit));
+        else only_globs_.push_back(std::move(n));
     }
 }
 

@@ -1,6 +1,7 @@
 // Shell-style globs and path selection (pure): `apply --only`/`--exclude`,
 // the PATH... filters of status/diff/save/apply, and the ignore rules.
 #pragma once
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_set>
@@ -26,9 +27,15 @@ bool has_glob_chars(std::string_view p);
 // target root.
 bool glob_selects(std::string_view glob, std::string_view path);
 
+// A pattern holding '*', '?' or '[' only backslash-escaped (as a program
+// quotes a name it got from a session: `a\\*`), with or without a leading
+// '/', names one path: that path, unescaped. nullopt: a glob (or none).
+std::optional<std::string> escaped_literal(std::string_view p);
+
 // The --only/--exclude (and `-- PATH...`) selection. An --only entry is a
-// path (its subtree is selected) or a glob (as glob_selects); an --exclude
-// entry is a glob. Excluding a directory excludes its subtree.
+// path (its subtree is selected; escaped_literal's patterns are paths too)
+// or a glob (as glob_selects); an --exclude entry is a glob. Excluding a
+// directory excludes its subtree.
 class PathFilter {
 public:
     PathFilter() = default;

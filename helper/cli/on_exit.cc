@@ -24,7 +24,7 @@ namespace {
 
 int on_exit_apply(const std::string& state, const session::Info& s) {
     const std::string& name = s.meta.name;
-    auto patch = capture::Patch::open_source(name);
+    auto patch = capture::Patch::open_session(name);
     if (!patch) {
         std::fprintf(stderr, "layover: on-exit apply: reading session '%s': %s\n", name.c_str(),
                      patch.error().message.c_str());

@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "capture/scan/session_scan.h"
+#include "review/prompt/risk_links.h"
 #include "review/prompt/risk_scan.h"
 
 review::RiskContext session_risks(const session::Info& info, const std::vector<capture::Change>& changes,
@@ -15,6 +16,7 @@ review::RiskContext session_risks(const session::Info& info, const std::vector<c
     if (const char* home = std::getenv("HOME")) ctx.home_rel = review::home_relative(info.meta.target, home);
     if (const char* xdg = std::getenv("XDG_CONFIG_HOME"); xdg && xdg[0] == '/')
         ctx.config_rel = review::home_relative(info.meta.target, std::string(xdg) + "/layover");
+    review::add_home_links(&ctx, info.meta.target);
     auto trees = capture::open_session_trees(info, range);
     if (!trees) return ctx;
     auto lower = std::make_shared<base::Fd>(std::move(trees->lower));

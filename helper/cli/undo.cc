@@ -15,19 +15,27 @@
 namespace {
 
 const char kUndoUsage[] =
-    "usage: layover undo UNDO [--target DIR] [--force] [--dry-run] [--json]\n"
-    "       layover undo --last [--target DIR] [--force] [--dry-run] [--json]\n"
-    "       layover undo --list [--target DIR] [--json]\n"
-    "Put back what an apply changed. UNDO is the record apply printed (STATE/undo/DEV-INO/ID, or\n"
-    "TARGET/.layover-undo/ID) or an undo patch written by 'apply --undo-to FILE'. --last undoes the\n"
-    "newest apply on --target (default: $HOME); --list lists its records.\n";
+    "usage: layover undo UNDO [--target DIR] [--force] [--dry-run] [--json] [--yes]
+"
+    "       layover undo --last [--target DIR] [--force] [--dry-run] [--json]
+"
+    "       layover undo --list [--target DIR] [--json]
+"
+    "Put back what an apply changed. UNDO is the record apply printed (STATE/undo/DEV-INO/ID, or
+"
+    "TARGET/.layover-undo/ID) or an undo patch written by 'apply --undo-to FILE'. --last undoes the
+"
+    "newest apply on --target (default: $HOME); --list lists its records. An undo patch needs --yes
+"
+    "unless this tree still holds the undo store it was exported from.
+";
 
 }  // namespace
 
 int cmd_undo(int argc, char** argv) {
     std::string source;
     review::UndoOptions opts;
-    bool json_out = false, last = false, list = false;
+    bool json_out = false, last = false, list = false, yes = false;
     for (int i = 1; i < argc; i++) {
         std::string v, arg = argv[i];
         if (arg == "-h" || arg == "--help") {
@@ -39,7 +47,7 @@ int cmd_undo(int argc, char** argv) {
         else if (arg == "--json") json_out = true;
         else if (arg == "--last") last = true;
         else if (arg == "--list") list = true;
-        else if (arg == "--yes" || arg == "-y") continue;
+        else if (arg == "--yes" || arg == "-y") yes = true;
         else if (cli::take_value(argc, argv, i, "--target", &v)) opts.target = v;
         else if (!arg.empty() && arg[0] == '-') return cli::unknown_option("undo", arg, kUndoUsage);
         else if (source.empty()) source = arg;
@@ -86,6 +94,7 @@ int cmd_undo(int argc, char** argv) {
         ao.force = opts.force;
         ao.dry_run = opts.dry_run;
         ao.as_undo = true;
+        ao.undo_vouched_only = !yes;
         rep = review::apply_patch(*patch, ao);
     }
     if (!rep.ok()) return fail(rep.error().message);

@@ -50,9 +50,22 @@ base::Result<HidePlan> plan_hide(const HideRequest& req, const std::vector<overl
 
     struct Want {
         std::string path, shown;
-        bool user = false;  // named by --hide, not the secrets preset
+        bool user = false;   // named by --hide, not the secrets preset
+        bool store = false;  // an undo store: covered where it exists, nothing said
     };
     std::vector<Want> wants;
+    // The undo stores an apply keeps in a tree (TARGET/.layover-undo when the
+    // state dir is on another filesystem) hold the originals it replaced or
+    // deleted, hidden ones and secrets too: those of the target, of every
+    // dir above it and of the home (whose tree the home's layer shows).
+    for (std::string d = req.target; !d.empty();) {
+        wants.push_back({(d == "/" ? "" : d) + "/.layover-undo", "", false, true});
+        if (d == "/") break;
+        auto slash = d.rfind('/');
+        d = slash == 0 ? "/" : d.substr(0, slash);
+    }
+    if (!home.empty() && !overlay::path_within(req.target, home))
+        wants.push_back({(home == "/" ? "" : home) + "/.layover-undo", "", false, true});
     if (req.secrets && !home.empty())
         for (const auto& rel : profile::secret_paths()) wants.push_back({home + "/" + rel, "~/" + rel});
     if (req.secrets)
@@ -72,14 +85,16 @@ base::Result<HidePlan> plan_hide(const HideRequest& req, const std::vector<overl
         struct stat lst;
         bool absent = ::lstat(w.path.c_str(), &lst) != 0 && (errno == ENOENT || errno == ENOTDIR);
         std::string real = !absent && ::realpath(w.path.c_str(), buf) ? buf : "";
+        if (w.store && (absent || !S_ISDIR(lst.st_mode))) continue;  // none, or not layover's
         for (const std::string& p : {w.path, real,
                                      home_real.empty() || home.empty() || !overlay::path_within(w.path, home)
                                          ? std::string()
                                          : home_real + w.path.substr(home.size())})
-            if (!p.empty() && p != req.target && overlay::path_within(p, req.target))
+            if (!w.store && !p.empty() && p != req.target && overlay::path_within(p, req.target))
                 add_unique(&plan.in_target, relative_to(p, req.target));
         if (real.empty()) continue;  // absent: nothing to cover, nothing is created
         if (overlay::path_within(req.target, real)) {
+            if (w.store) continue;
             plan.notes.push_back("not hiding " + w.shown + ": the target lies inside it");
             continue;
         }
@@ -92,10 +107,10 @@ base::Result<HidePlan> plan_hide(const HideRequest& req, const std::vector<overl
         for (const auto& a : overlay::aliases_of(mounts, real)) {
             if (!same_file(a, st)) continue;
             add_unique(&plan.mounts, a);
-            if (a != req.target && overlay::path_within(a, req.target))
+            if (!w.store && a != req.target && overlay::path_within(a, req.target))
                 add_unique(&plan.in_target, relative_to(a, req.target));
         }
-        add_unique(w.user ? &plan.user_shown : &plan.shown, w.shown);
+        if (!w.store) add_unique(w.user ? &plan.user_shown : &plan.shown, w.shown);
     }
     return plan;
 }

@@ -46,6 +46,18 @@ def find_binary() -> str:
                        "'make install', or set LAYOVER_BIN")
 
 
+def literal_path(path: StrPath) -> str:
+    """A path as `--only` and `-- PATH` name exactly that path: they take
+    globs too, and a name the sandbox chose may hold '*', '?' or '[' (a file
+    named `*` would select every change); such a name goes with each of
+    those and every backslash escaped, which the helper reads as the path
+    itself (docs/cli.md, apply)."""
+    text = os.fsdecode(os.fspath(path))
+    if not any(c in text for c in "*?["):
+        return text
+    return "".join("\\" + c if c in "\\*?[" else c for c in text)
+
+
 def one_line(stderr: bytes, fallback: str) -> str:
     """The helper's own error line: the last "layover: ..." line, else the
     last non-empty one; control characters made visible, length capped."""

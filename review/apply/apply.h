@@ -26,6 +26,10 @@ struct ApplyOptions {
     // record leaves none), and retire the undo store the patch was exported
     // from when it belongs to this tree.
     bool as_undo = false;
+    // With as_undo: refuse (before anything is written) an undo patch this
+    // tree's undo records do not vouch for (undo_patch_vouched): it may come
+    // from anywhere, and `undo` lists and asks nothing (`undo --yes` clears it).
+    bool undo_vouched_only = false;
     // Undo records of this target kept after the apply (--keep-undo, --keep-undo-days).
     Retention retention;
     // --hunks PATH:N / --exclude-hunks PATH:N: these files get the real

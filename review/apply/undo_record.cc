@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <map>
+#include <optional>
 #include <set>
 #include <vector>
 
@@ -312,36 +313,57 @@ base::Result<void> UndoPatchOut::write(int root, int store_fd, const Txn& txn) {
     return base::Ok();
 }
 
-base::Result<std::string> retire_exported_store(int root, const std::string& state, uint64_t dev, uint64_t ino,
-                                                const capture::Manifest& undo) {
+namespace {
+
+// The store an undo patch was exported from, when it is this tree's: its
+// record names this root's device and inode and every path it lists is a
+// change of the patch. nullopt: none (or not this tree's).
+base::Result<std::optional<std::pair<StoreRef, Txn>>> exported_store(int root, const std::string& state, uint64_t dev,
+                                                                     uint64_t ino, const capture::Manifest& undo) {
+    using Found = std::optional<std::pair<StoreRef, Txn>>;
     const std::string& undo_store = undo.undo_store;
-    if (undo.kind != "undo") return std::string();
+    if (undo.kind != "undo") return Found();
     // Which store the patch names: this tree's in the state dir, or in the tree.
     Txn want;
     want.dev = dev;
     want.ino = ino;
     auto [parent, id] = split_parent(undo_store);
     want.id = id;
-    if (!valid_token(id)) return std::string();
+    if (!valid_token(id)) return Found();
     want.in_state = undo_store != store_rel_of(want);
-    if (want.in_state && undo_store != store_rel_of(want)) return std::string();
+    if (want.in_state && undo_store != store_rel_of(want)) return Found();
     StoreRef ref = store_ref(root, state, want);
     auto st = open_store(ref, false);
-    if (!st.ok()) return std::string();
+    if (!st.ok()) return Found();
     auto jf = base::open_at(st->dir.get(), "undo.json", O_RDONLY | O_NOFOLLOW);
-    if (!jf.ok()) return std::string();
+    if (!jf.ok()) return Found();
     TRY(std::string text, base::read_all(jf->get(), 512u << 20));
     auto t = txn_from_json(text);
     if (!t.ok() || t->id != id || t->kind != TxnKind::Apply || t->state != TxnState::Done || t->dev != dev ||
         t->ino != ino || t->in_state != want.in_state)
-        return std::string();
+        return Found();
     // The manifest is untrusted input: it may only retire the record it was made from.
     std::set<std::string> changed;
     for (const auto& c : undo.changes) changed.insert(c.path);
     for (const auto& u : t->units)
-        if (!changed.count(u.path)) return std::string();
-    TRY_VOID(remove_store(ref));
-    return store_path(state, *t);
+        if (!changed.count(u.path)) return Found();
+    return Found(std::pair<StoreRef, Txn>(std::move(ref), std::move(t).value()));
+}
+
+}  // namespace
+
+base::Result<bool> undo_patch_vouched(int root, const std::string& state, uint64_t dev, uint64_t ino,
+                                      const capture::Manifest& undo) {
+    TRY(auto found, exported_store(root, state, dev, ino, undo));
+    return found.has_value();
+}
+
+base::Result<std::string> retire_exported_store(int root, const std::string& state, uint64_t dev, uint64_t ino,
+                                                const capture::Manifest& undo) {
+    TRY(auto found, exported_store(root, state, dev, ino, undo));
+    if (!found) return std::string();
+    TRY_VOID(remove_store(found->first));
+    return store_path(state, found->second);
 }
 
 }  // namespace review

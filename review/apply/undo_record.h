@@ -51,4 +51,10 @@ bool walk_less(const std::string& a, const std::string& b);
 base::Result<std::string> retire_exported_store(int root, const std::string& state, uint64_t dev, uint64_t ino,
                                                 const capture::Manifest& undo);
 
+// Does this tree hold the undo store (and its record) the undo patch was
+// exported from, as retire_exported_store checks? Only then does layover
+// vouch for the patch: any other undo patch may come from anywhere.
+base::Result<bool> undo_patch_vouched(int root, const std::string& state, uint64_t dev, uint64_t ino,
+                                      const capture::Manifest& undo);
+
 }  // namespace review

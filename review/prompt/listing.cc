@@ -5,6 +5,7 @@
 
 #include "helper/base/text.h"
 #include "review/apply/conflict.h"
+#include "review/prompt/risk_links.h"
 
 namespace review {
 
@@ -59,6 +60,7 @@ RiskContext risk_context_for(const std::string& target) {
     // A target that is not (above) the caller's home is someone's home as
     // far as the marks go: a patch from elsewhere names its own.
     if (!ctx.home_rel) ctx.home_rel = std::string();
+    add_home_links(&ctx, target);
     return ctx;
 }
 

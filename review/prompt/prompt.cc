@@ -24,6 +24,7 @@
 #include "review/prompt/hunk_walk.h"
 #include "review/prompt/io.h"
 #include "review/prompt/rejected_patch.h"
+#include "review/prompt/risk_links.h"
 #include "review/prompt/risk_patch.h"
 #include "review/prompt/risk_scan.h"
 #include "review/prompt/text.h"
@@ -314,7 +315,7 @@ void print_kept(const std::string& name) {
 
 int run_exit_prompt(const std::string& state, const session::Info& s) {
     InterruptGuard guard;
-    auto patch = capture::Patch::open_source(s.meta.name);
+    auto patch = capture::Patch::open_session(s.meta.name);
     if (!patch) {
         std::fprintf(stderr, "layover: reading session '%s': %s\n", s.meta.name.c_str(), patch.error().message.c_str());
         print_kept(s.meta.name);
@@ -338,6 +339,7 @@ int run_exit_prompt(const std::string& state, const session::Info& s) {
     ctx.home_rel = home ? home_relative(patch->manifest().target, home) : std::nullopt;
     if (const char* xdg = std::getenv("XDG_CONFIG_HOME"); xdg && xdg[0] == '/')
         ctx.config_rel = home_relative(patch->manifest().target, std::string(xdg) + "/layover");
+    add_home_links(&ctx, patch->manifest().target);
     bool color = base::color_for_fd(2);
     std::fprintf(stderr, "\nlayover: session '%s' changed %s:\n%s", s.meta.name.c_str(),
                  base::display_path(patch->manifest().target).c_str(),

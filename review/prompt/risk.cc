@@ -153,6 +153,13 @@ std::optional<std::string> home_relative(const std::string& target, const std::s
     return std::nullopt;
 }
 
+std::vector<std::string> home_rule_paths() {
+    std::vector<std::string> out;
+    for (const auto& r : kHomeRules) out.push_back(r.path);
+    out.push_back(".local/share/applications/");
+    return out;
+}
+
 std::vector<std::string> risks_of(const capture::Change& c, const RiskContext& ctx) {
     using capture::Kind;
     using capture::Type;
@@ -163,16 +170,19 @@ std::vector<std::string> risks_of(const capture::Change& c, const RiskContext& c
         out.push_back(why);
     };
 
+    auto home_rules = [&](const std::string& rel) {
+        for (const auto& r : kHomeRules)
+            if (matches(rel, r.path)) add(r.why);
+        if (starts_with(rel, ".local/share/applications/") && ends_with(rel, ".desktop"))
+            add("desktop entry (runs from the menu or a file type)");
+    };
     if (ctx.home_rel) {
         const std::string& h = *ctx.home_rel;
-        if (h.empty() || starts_with(c.path, h + "/")) {
-            std::string rel = h.empty() ? c.path : c.path.substr(h.size() + 1);
-            for (const auto& r : kHomeRules)
-                if (matches(rel, r.path)) add(r.why);
-            if (starts_with(rel, ".local/share/applications/") && ends_with(rel, ".desktop"))
-                add("desktop entry (runs from the menu or a file type)");
-        }
+        if (h.empty() || starts_with(c.path, h + "/")) home_rules(h.empty() ? c.path : c.path.substr(h.size() + 1));
     }
+    // A dotfile kept elsewhere in the tree: ~/.bashrc -> dotfiles/bash/.bashrc.
+    for (const auto& [real, home_path] : ctx.home_links)
+        if (c.path == real || starts_with(c.path, real + "/")) home_rules(home_path + c.path.substr(real.size()));
     // Anywhere in the tree: what git, direnv and layover itself act on.
     const std::string name = basename_of(c.path);
     std::string slashed = "/" + c.path;
@@ -180,6 +190,12 @@ std::vector<std::string> risks_of(const capture::Change& c, const RiskContext& c
         (slashed.size() >= 11 && slashed.compare(slashed.size() - 11, 11, "/.git/hooks") == 0))
         add("git hook");
     if (slashed.size() >= 12 && slashed.compare(slashed.size() - 12, 12, "/.git/config") == 0) add("git config");
+    // Hooks git runs through a hook manager, from the work tree itself.
+    if (slashed.find("/.husky/") != std::string::npos) add("git hook (husky)");
+    if (name == ".pre-commit-config.yaml") add("git hook config (pre-commit runs it)");
+    if (name == "lefthook.yml" || name == ".lefthook.yml" || name == "lefthook-local.yml" ||
+        name == ".lefthook-local.yml")
+        add("git hook config (lefthook runs it)");
     if (name == ".envrc") add("direnv script (.envrc)");
     if (name == ".layoverignore") add("layover's own config");
     if (is_reserved_path(c.path)) add("layover's reserved name (apply refuses it)");

@@ -29,10 +29,18 @@ struct RiskContext {
     std::map<std::string, std::vector<std::string>> content = {};
     // The secrets among them, path by path in change order.
     std::vector<std::pair<std::string, SecretHit>> secrets = {};
+    // Home paths the rules name that are symlinks on the real tree leading
+    // within it (dotfiles kept elsewhere, e.g. by GNU stow): the path each
+    // leads to, relative to the target -> the home-relative path it stands
+    // for. Filled by add_home_links (review/prompt/risk_links.cc).
+    std::vector<std::pair<std::string, std::string>> home_links = {};
 };
 
 // home_rel for a target and $HOME (both absolute, symlink-free).
 std::optional<std::string> home_relative(const std::string& target, const std::string& home);
+
+// The home-relative paths the home rules name (a trailing '/': a subtree).
+std::vector<std::string> home_rule_paths();
 
 // Reasons this change is risky (empty: not flagged), short phrases such as
 // "shell startup file" or "symlink leads outside the target".

@@ -360,3 +360,33 @@ def test_a_step_holding_a_path_past_4096_bytes_keeps_its_record_and_may_be_rejec
     assert r.returncode == 0, r.stderr[:300]
     r = lo("apply", "long", "--dry-run")
     assert r.returncode == 0 and b"/f" not in r.stdout and b"y.txt" in r.stdout, (r.stdout[-300:], r.stderr[-300:])
+
+
+def test_a_file_in_the_current_dir_named_like_the_session_never_stands_in_for_it(lo, home, tmp_path):
+    """Found by the attack pass of 27 Nov: a bare SESSION argument named a
+    patch file when a regular file of that name was in the current dir, and
+    run's own --on-exit apply (and the exit prompt) opened the session by its
+    name the same way: `run --session x1 --on-exit apply` from a dir holding
+    a file x1 (an earlier apply's, a clone's) applied that file, a patch
+    anyone could have written, and not what the command did."""
+    r = lo.run("echo PWNED > pwned.txt", session="evil")
+    assert r.returncode == 0, r.stderr
+    lo("save", "evil", "-o", tmp_path / "evil.tar.zst", check=True)
+    lo("discard", "evil", "--now", check=True)
+    (home / "x1").write_bytes((tmp_path / "evil.tar.zst").read_bytes())
+    # The target is the home here, as a patch file's must be to apply without --target.
+    r = lo.run("echo mine > mine.txt", session="x1", on_exit="apply", env={"HOME": str(home)})
+    assert r.returncode == 0, r.stderr
+    assert (home / "mine.txt").read_text() == "mine\n" and not (home / "pwned.txt").exists()
+    # Typed by a person: both exist, so which one is meant is asked, nothing applied.
+    r = lo.run("echo two > two.txt", session="x2")
+    assert r.returncode == 0, r.stderr
+    (home / "x2").write_bytes((tmp_path / "evil.tar.zst").read_bytes())
+    before = snapshot(home)
+    for verb in (["apply", "x2", "--yes"], ["diff", "x2"]):
+        r = lo(*verb)
+        assert r.returncode == 2 if verb[0] == "diff" else r.returncode == 1, (verb, r.stderr)
+        assert b"'x2' names both a session and the file ./x2 here; write ./x2 for the file" in r.stderr, r.stderr
+    assert snapshot(home) == before
+    assert b"A pwned.txt" in lo("apply", "./x2", "--dry-run", "--target", home, check=True).stdout
+    assert b"A two.txt" in lo("apply", "x2", "--dry-run", cwd=tmp_path, check=True).stdout

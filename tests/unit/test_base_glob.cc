@@ -148,6 +148,26 @@ TEST_CASE("base glob: --only and PATH... take globs; note() makes their new pare
     CHECK_FALSE(base::has_glob_chars("src/main.c"));
 }
 
+TEST_CASE("base glob: an --only pattern whose specials are all escaped names one path, not a glob") {
+    // A file named `*` the agent made, passed back by a program that meant that one path.
+    PathFilter star({"\\*"}, {});
+    CHECK(star.selects("*"));
+    CHECK(star.selects("*/inside"));
+    CHECK_FALSE(star.selects("evil.sh"));
+    CHECK_FALSE(star.selects("sub/*"));  // a path, not a name anywhere
+    CHECK(star.needed("*"));
+    PathFilter deep({"d/\\[x]\\\\y\\?"}, {});
+    CHECK(deep.selects("d/[x]\\y?"));
+    CHECK(deep.needed("d"));
+    CHECK_FALSE(deep.selects("d/xy?"));
+    CHECK(base::escaped_literal("/\\*") == std::optional<std::string>("*"));  // the hunk walk's anchored form
+    CHECK(base::escaped_literal("a\\*b") == std::optional<std::string>("a*b"));
+    CHECK_FALSE(base::escaped_literal("a\\**").has_value());
+    CHECK_FALSE(base::escaped_literal("*.py").has_value());
+    PathFilter glob({"*"}, {});  // unescaped: still a glob
+    CHECK(glob.selects("evil.sh"));
+}
+
 TEST_CASE("base gitignore: names anywhere, anchored paths, dir-only rules") {
     base::IgnoreRules r;
     r.add_text("# a comment\n\n*.pyc\n__pycache__/\n/build\ndocs/*.tmp\n");

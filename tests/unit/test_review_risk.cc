@@ -96,6 +96,22 @@ TEST_CASE("review risk: layover's reserved names, which apply refuses, are marke
     CHECK(risks_of(file(fits), none).empty());
 }
 
+TEST_CASE("review risk: a home rule's path symlinked elsewhere in the tree marks where it leads") {
+    // ~/.bashrc -> dotfiles/bash/.bashrc and ~/.config -> dotfiles/config (GNU stow and the like).
+    auto ctx = home_is_target();
+    ctx.home_links = {{"dotfiles/bash/.bashrc", ".bashrc"}, {"dotfiles/config", ".config"}};
+    CHECK(has(risks_of(file("dotfiles/bash/.bashrc", 0644, Kind::Modified), ctx), "shell startup"));
+    CHECK(has(risks_of(file("dotfiles/config/autostart/x.desktop"), ctx), "autostart"));
+    CHECK(has(risks_of(file("dotfiles/config/systemd/user/evil.service"), ctx), "systemd"));
+    CHECK(risks_of(file("dotfiles/bash/.bashrc.bak"), ctx).empty());
+    CHECK(risks_of(file("dotfiles/configs/x"), ctx).empty());
+    CHECK(risks_of(file("dotfiles/config/notes.txt"), ctx).empty());
+    // The home beneath the target: the link's path is the home-relative one.
+    RiskContext parent{std::string("u")};
+    parent.home_links = {{"shared/rc", ".zshrc"}};
+    CHECK(has(risks_of(file("shared/rc", 0644, Kind::Modified), parent), "shell startup"));
+}
+
 TEST_CASE("review risk: home rules follow $HOME's place in the target, and only there") {
     RiskContext parent{std::string("u")};
     CHECK(has(risks_of(file("u/.bashrc"), parent), "shell startup"));
@@ -114,6 +130,17 @@ TEST_CASE("review risk: git hooks, .git/config, .envrc and .layoverignore anywhe
     CHECK(has(risks_of(file("proj/.layoverignore"), none), "layover"));
     CHECK(risks_of(file("proj/git/config"), none).empty());
     CHECK(risks_of(file("proj/.gitconfig.bak"), none).empty());
+}
+
+TEST_CASE("review risk: hook managers' hooks and configs anywhere (husky, pre-commit, lefthook)") {
+    RiskContext none{};
+    CHECK(has(risks_of(file("web/.husky/pre-commit"), none), "git hook (husky)"));
+    CHECK(has(risks_of(file(".husky/_/h"), none), "git hook (husky)"));
+    CHECK(has(risks_of(file(".pre-commit-config.yaml", 0644, Kind::Modified), none), "pre-commit runs it"));
+    CHECK(has(risks_of(file("sub/lefthook.yml"), none), "lefthook runs it"));
+    CHECK(has(risks_of(file(".lefthook-local.yml"), none), "lefthook runs it"));
+    CHECK(risks_of(file("docs/husky.md"), none).empty());
+    CHECK(risks_of(file("x.husky/a"), none).empty());
 }
 
 TEST_CASE("review risk: executables and widened modes") {

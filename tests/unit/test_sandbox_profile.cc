@@ -134,6 +134,28 @@ TEST_CASE("hide: the plan resolves symlinks, skips what is absent, keeps in-targ
     CHECK(::system(rm.c_str()) == 0);
 }
 
+TEST_CASE("hide: the undo stores in the target, above it and in the home are covered, silently") {
+    char tmpl[] = "/tmp/layover-hide-XXXXXX";
+    REQUIRE(::mkdtemp(tmpl));
+    std::string root = tmpl;
+    std::string home = root + "/home", proj = home + "/proj", other = root + "/other";
+    for (const auto& d : {home, proj, other, proj + "/.layover-undo", home + "/.layover-undo"})
+        REQUIRE(::mkdir(d.c_str(), 0700) == 0);
+    REQUIRE(::symlink("elsewhere", (root + "/.layover-undo").c_str()) == 0);  // not a store: left alone
+    HideRequest req{home, proj, proj, false, {}};
+    auto plan = plan_hide(req, {});
+    REQUIRE(plan.ok());
+    CHECK(plan->mounts == std::vector<std::string>{proj + "/.layover-undo", home + "/.layover-undo"});
+    CHECK(plan->shown.empty());
+    CHECK(plan->in_target.empty());  // an agent's own .layover-undo is still captured (and refused by apply)
+    CHECK(plan->notes.empty());
+    // A target outside the home: the home's store too.
+    HideRequest out{home, other, other, false, {}};
+    CHECK(plan_hide(out, {})->mounts == std::vector<std::string>{home + "/.layover-undo"});
+    std::string rm = "rm -rf " + root;
+    CHECK(::system(rm.c_str()) == 0);
+}
+
 TEST_CASE("run: the isolation profile's options") {
     auto r = parse_run_args({"--hide", "/a", "--hide=/b", "--no-hide-secrets", "--env-keep", "GH_*", "--env", "A=1",
                              "--env-clear", "-q", "--network", "none", "cmd"});
