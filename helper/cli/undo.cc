@@ -15,20 +15,13 @@
 namespace {
 
 const char kUndoUsage[] =
-    "usage: layover undo UNDO [--target DIR] [--force] [--dry-run] [--json] [--yes]
-"
-    "       layover undo --last [--target DIR] [--force] [--dry-run] [--json]
-"
-    "       layover undo --list [--target DIR] [--json]
-"
-    "Put back what an apply changed. UNDO is the record apply printed (STATE/undo/DEV-INO/ID, or
-"
-    "TARGET/.layover-undo/ID) or an undo patch written by 'apply --undo-to FILE'. --last undoes the
-"
-    "newest apply on --target (default: $HOME); --list lists its records. An undo patch needs --yes
-"
-    "unless this tree still holds the undo store it was exported from.
-";
+    "usage: layover undo UNDO [--target DIR] [--force] [--dry-run] [--json] [--yes]\n"
+    "       layover undo --last [--target DIR] [--force] [--dry-run] [--json]\n"
+    "       layover undo --list [--target DIR] [--json]\n"
+    "Put back what an apply changed. UNDO is the record apply printed (STATE/undo/DEV-INO/ID, or\n"
+    "TARGET/.layover-undo/ID) or an undo patch written by 'apply --undo-to FILE'. --last undoes the\n"
+    "newest apply on --target (default: $HOME); --list lists its records. An undo patch needs --yes\n"
+    "unless this tree still holds the undo store it was exported from.\n";
 
 }  // namespace
 
