@@ -71,6 +71,7 @@ const std::vector<Flag> kFlags = {
     {"undo", "force", 0, N, once, any, ""},
     {"undo", "dry-run", 'n', N, once, any, ""},
     {"undo", "json", 0, N, once, any, ""},
+    {"undo", "yes", 'y', N, once, any, ""},
     // mcp passes these to the `layover run` it starts, which reads the
     // config file itself: the file never sets them on mcp (no doubling).
     {"mcp", "target", 0, V, once, no, "$HOME"},
