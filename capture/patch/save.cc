@@ -221,7 +221,8 @@ base::Result<void> save_session(const session::Info& s, const std::string& out_f
     int out = fd.get();
     // Real contents an apply of this session left or found (helper/store/known_bases.h).
     auto known = session::read_known_bases(s.dir);
-    if (!known) return known.error().context("saving session '" + s.meta.name + "'");
+    const std::string what = std::string(opts.doing) + " session '" + s.meta.name + "'";
+    if (!known) return known.error().context(what);
     auto r = in_owner_ns(
         [&]() -> base::Result<std::string> {
             // What the walk and the writer hold (10,000 items, their strings, the
@@ -309,10 +310,9 @@ base::Result<void> save_session(const session::Info& s, const std::string& out_f
             if (opts.durable && ::fsync(fd.get()) != 0) return base::sys_error("writing " + out_file);
             return base::Ok();
         });
-    if (!r) return r.error().context("saving session '" + s.meta.name + "'");
+    if (!r) return r.error().context(what);
     size_t eol = r->find('\n');
-    if (eol == std::string::npos)
-        return base::error("saving session '" + s.meta.name + "': a bad reply from its writer");
+    if (eol == std::string::npos) return base::error(what + ": a bad reply from its writer");
     if (unmatched)
         for (size_t i = 0; i < eol;) {
             size_t end = std::min(r->find(',', i), eol);

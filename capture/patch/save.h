@@ -44,6 +44,10 @@ struct SaveOptions {
     // secret warning, without a second scan of the session.
     using BaseText = std::function<std::optional<std::string>()>;
     std::function<std::string(const Change&, std::string_view now, const BaseText& base)> on_content;
+    // What an error says was being done to the session: "saving session
+    // 'NAME': ..." for save, "reading" for the capture diff, show and apply
+    // read once (Patch::open_session), where "saving" misled.
+    const char* doing = "saving";
 };
 inline constexpr uint64_t kContentHookMax = uint64_t{1} << 20;
 

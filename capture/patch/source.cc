@@ -80,6 +80,7 @@ base::Result<Patch> Patch::open_session(const std::string& arg, const Limits& li
     so.ignore = ignore;
     so.durable = false;
     so.steps = steps;
+    so.doing = "reading";
     TRY_VOID(save_session(info, tmp, so));
     auto p = open(tmp, limits);
     if (!p) {

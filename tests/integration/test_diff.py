@@ -269,3 +269,18 @@ def test_a_big_file_shows_the_lines_git_shows_without_being_held_whole(lo, home,
     theirs = re.sub(rb"(?m)^(@@ [^@]+ @@).*$", rb"\1", theirs)
     assert b"@@ -149998," in theirs and b"+tail" in theirs
     assert ours.stdout == theirs
+
+
+def test_diff_of_a_session_whose_target_moved_says_it_was_reading_it(lo):
+    # diff reads a session through a capture made for it; an error there said
+    # "saving session", as if the user had asked to save.
+    lo.run("echo x >> notes.txt", session="mv1", check=True)
+    moved = Path(str(lo.target) + "-moved")
+    os.rename(lo.target, moved)
+    try:
+        r = lo("diff", "mv1", cwd=moved)
+    finally:
+        os.rename(moved, lo.target)
+    err = r.stderr.decode()
+    assert r.returncode == 2 and err.startswith("layover: diff mv1: reading session 'mv1': the session's target "), err
+    assert "saving" not in err and err.count("\n") == 1, err
