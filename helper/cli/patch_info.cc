@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
@@ -92,6 +93,31 @@ void warn_secrets(const std::string& lines) {
     }
 }
 
+// A name that promises another format (x.zip, x.patch): the file is still
+// a zstd-compressed tar, layover's patch; said once the save is done.
+void warn_suffix(const std::string& out) {
+    std::string low = out;
+    for (auto& c : low) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    auto ends = [&](const char* s) {
+        size_t n = std::strlen(s);
+        return low.size() > n && low.compare(low.size() - n, n, s) == 0;
+    };
+    if (ends(".patch") || ends(".diff"))
+        std::fprintf(stderr,
+                     "layover: save: note: %s is layover's patch (a zstd-compressed tar), not a text diff; "
+                     "'layover diff SESSION > FILE.patch' writes one\n",
+                     base::display_path(out).c_str());
+    else if (!ends(".zst"))
+        for (const char* s : {".zip", ".tar", ".gz", ".tgz", ".bz2", ".xz", ".7z"})
+            if (ends(s)) {
+                std::fprintf(stderr,
+                             "layover: save: note: %s is a zstd-compressed tar whatever its name; "
+                             "FILE.tar.zst says what it is\n",
+                             base::display_path(out).c_str());
+                break;
+            }
+}
+
 // What a person rejected (`layover reject`) and is still in force is left
 // out, as apply skips it: said on stderr. Judged on the session as it is now.
 base::Result<void> leave_out_rejected(const session::Info& info, capture::SaveOptions* so) {
@@ -175,6 +201,7 @@ int cmd_save(int argc, char** argv) {
     if (!r) return fail(r.error().message);
     warn_unmatched("save", info->meta.target, unmatched);
     std::fprintf(stderr, "layover: saved session '%s' to %s\n", info->meta.name.c_str(), out.c_str());
+    warn_suffix(out);
     char real[PATH_MAX];
     if (auto m = session::mark_saved(info->dir, ::realpath(out.c_str(), real) ? real : out); !m)
         std::fprintf(stderr, "layover: save: the patch is written, but %s\n", m.error().message.c_str());

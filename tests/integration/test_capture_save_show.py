@@ -29,6 +29,20 @@ def test_save_is_atomic_0600_and_errors_are_one_line(lo, tmp_path):
     assert [p.name for p in tmp_path.iterdir() if ".tmp-" in p.name] == []
 
 
+def test_save_to_a_name_of_another_format_says_what_the_file_is(lo, tmp_path):
+    # Before, `-o x.patch` wrote layover's tar.zst silently; `git apply x.patch` then failed.
+    run_ok(lo, "echo a > a")
+    for name, said in (("x.patch", b"not a text diff; 'layover diff SESSION > FILE.patch'"),
+                       ("x.DIFF", b"not a text diff"), ("x.zip", b"is a zstd-compressed tar whatever its name"),
+                       ("x.tar.gz", b"whatever its name")):
+        r = lo("save", "s", "-o", tmp_path / name)
+        assert r.returncode == 0 and said in r.stderr, r.stderr
+        assert (tmp_path / name).read_bytes()[:4] == b"\x28\xb5\x2f\xfd"  # a zstd frame all the same
+    for name in ("y.tar.zst", "y.zst", "y"):
+        r = lo("save", "s", "-o", tmp_path / name)
+        assert r.returncode == 0 and b"note:" not in r.stderr, r.stderr
+
+
 def test_save_errors_name_the_directory_and_the_fix(lo, tmp_path):
     # Not the temporary file beside the patch: the directory, and what to do.
     run_ok(lo, "echo a > a")
