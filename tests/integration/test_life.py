@@ -1,11 +1,13 @@
 """Session life cycle (applied/saved/empty, --keep-empty, labels), the undo
 store outside the target (undo --last/--list, retention) and `layover gc`.
 Every test checks the real filesystem afterwards."""
+import contextlib
 import json
 import os
 import stat
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -135,13 +137,21 @@ def test_undo_last_on_a_tree_without_records_names_the_tree_last_applied_to(lo, 
     assert r.stderr.decode() == "layover: undo: " + want + "see 'layover undo --list --target DIR'\n"
 
 
-def test_a_state_dir_on_another_filesystem_keeps_the_record_in_the_target_hidden_from_git(proj, require_sandbox):
+@contextlib.contextmanager
+def _state_elsewhere(proj):
+    """A state dir on another filesystem than the target (/dev/shm): apply keeps its undo store in the target."""
     shm = Path("/dev/shm")
     if not shm.is_dir() or _same_mount(shm, proj) or not os.access(str(shm), os.W_OK):
         pytest.fail("no writable filesystem apart from %s to put the state dir on (/dev/shm)" % proj)
-    import tempfile
     state = Path(tempfile.mkdtemp(prefix="layover-life-", dir=str(shm)))
     try:
+        yield state
+    finally:
+        subprocess.run(["rm", "-rf", str(state)])
+
+
+def test_a_state_dir_on_another_filesystem_keeps_the_record_in_the_target_hidden_from_git(proj, require_sandbox):
+    with _state_elsewhere(proj) as state:
         lo = Layover(state, proj)
         r = lo("run", "--target", proj, "--session", "b", "--on-exit", "keep", "--", "/bin/sh", "-c",
                "echo changed > %s/keep.txt" % proj)
@@ -163,8 +173,6 @@ def test_a_state_dir_on_another_filesystem_keeps_the_record_in_the_target_hidden
         assert r.returncode == 0, r.stderr
         assert (proj / "keep.txt").read_text() == "original\n"
         assert not store.exists()  # markers and all, once the last record is gone
-    finally:
-        subprocess.run(["rm", "-rf", str(state)])
 
 
 def test_an_undo_store_in_the_target_is_hidden_from_later_sessions(proj, require_sandbox):
@@ -173,12 +181,7 @@ def test_an_undo_store_in_the_target_is_hidden_from_later_sessions(proj, require
     an apply deleted or replaced; a later session read them there, a file
     the person deleted (and --hid) too. Now covered like a hidden dir, in the
     target and above it; undo still finds it."""
-    shm = Path("/dev/shm")
-    if not shm.is_dir() or _same_mount(shm, proj) or not os.access(str(shm), os.W_OK):
-        pytest.fail("no writable filesystem apart from %s to put the state dir on (/dev/shm)" % proj)
-    import tempfile
-    state = Path(tempfile.mkdtemp(prefix="layover-life-", dir=str(shm)))
-    try:
+    with _state_elsewhere(proj) as state:
         lo = Layover(state, proj)
         (proj / "leaked.env").write_text("AWS_SECRET=gone-but-kept\n")
         (proj / "sub").mkdir()
@@ -195,8 +198,6 @@ def test_an_undo_store_in_the_target_is_hidden_from_later_sessions(proj, require
         r = lo("undo", "--last", "--target", proj)
         assert r.returncode == 0, r.stderr
         assert (proj / "leaked.env").read_text() == "AWS_SECRET=gone-but-kept\n"
-    finally:
-        subprocess.run(["rm", "-rf", str(state)])
 
 
 def test_a_record_made_the_old_way_inside_the_target_still_undoes(lo, proj):
@@ -318,6 +319,7 @@ def test_a_spare_scratch_layer_the_run_does_not_use_goes(lo, proj):
 def test_sessions_shows_the_python_sandbox_label_never_the_bootstrap(lo, proj):
     code = r'''
 import sys
+import tempfile
 from layover import Sandbox
 sb = Sandbox(sys.argv[1], state_dir=sys.argv[2], binary=sys.argv[3], session="py")
 sb.run("open('made.txt', 'w').write('x')")
