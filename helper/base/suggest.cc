@@ -9,11 +9,27 @@ namespace {
 
 bool flag_char(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'; }
 
-// Every --word of the text, once, in order.
+// The VERB of a "layover VERB " that ends text[0, at), or "".
+std::string_view verb_before(std::string_view text, size_t at) {
+    if (at < 2 || text[at - 1] != ' ') return {};
+    size_t s = at - 1;
+    while (s > 0 && flag_char(text[s - 1])) s--;
+    constexpr std::string_view kLayover = "layover ";
+    if (s == at - 1 || s < kLayover.size() || text.substr(s - kLayover.size(), kLayover.size()) != kLayover) return {};
+    return text.substr(s, at - 1 - s);
+}
+
+// Every --word of the text, once, in order; not those of another verb its
+// prose names ('layover diff --hunk-numbers' in apply's help).
 std::vector<std::string_view> long_flags(std::string_view text) {
     std::vector<std::string_view> out;
+    size_t usage = text.find("usage: layover ");
+    std::string_view self =
+        usage == std::string_view::npos ? std::string_view() : verb_before(text, text.find(' ', usage + 15) + 1);
     for (size_t i = 0; i + 2 < text.size(); i++) {
         if (text[i] != '-' || text[i + 1] != '-' || (i > 0 && flag_char(text[i - 1]))) continue;
+        std::string_view verb = verb_before(text, i);
+        if (!verb.empty() && verb != self) continue;
         size_t j = i + 2;
         while (j < text.size() && flag_char(text[j])) j++;
         if (j > i + 3 && text[i + 2] != '-') {

@@ -1,5 +1,6 @@
 // "Did you mean": the option a mistyped one was meant to be, found among
-// the long flags a verb's --help text names. Pure.
+// the long flags a verb's --help text names (not another verb's its prose
+// names: 'layover diff --hunk-numbers' in apply's). Pure.
 #pragma once
 #include <string>
 #include <string_view>

@@ -99,7 +99,8 @@ int cmd_diff(int argc, char** argv) {
             raw_paths.push_back(a);
         }
     }
-    if (source.empty()) {  // as status and log: the most recent session
+    bool named = !source.empty();  // else the most recent session, never a file of its name here
+    if (!named) {                  // as status and log: the most recent session
         auto state = session::state_dir();
         auto s = state ? session::find(*state, "") : base::Result<session::Info>(state.error());
         if (!s) {
@@ -133,7 +134,8 @@ int cmd_diff(int argc, char** argv) {
     opts.old_root = old_view->get();
     // The step records describe the whole session: no grouping of a compare or a step range.
     if (!range->all() || !range->against.empty()) opts.flat = true;
-    auto patch = capture::Patch::open_source(source, {}, ignore, *range);
+    auto patch = named ? capture::Patch::open_source(source, {}, ignore, *range)
+                       : capture::Patch::open_session(source, {}, ignore, *range);
     if (!patch) {
         std::fprintf(stderr, "layover: diff %s: %s\n", base::display_path(source).c_str(),
                      patch.error().message.c_str());

@@ -7,6 +7,7 @@
 namespace {
 
 constexpr unsigned char kEsc = 0x1b, kBel = 0x07, kCan = 0x18, kSub = 0x1a, kSt = 0x9c;
+constexpr unsigned char kEnq = 0x05;  // ENQ: the terminal sends its answerback message (PuTTY's is "PuTTY")
 
 // After an ESC: what starts no string (OSC, DCS, APC, PM, SOS) nor another ESC.
 constexpr std::array<bool, 256> make_esc_passes() {
@@ -39,7 +40,9 @@ bool csi_final(unsigned b) { return b >= 0x40 && b <= 0x7e; }
 // (n), DECREQTPARM (x), mode reports (DECRQM, $ p), XTVERSION (> q), the
 // graphics attributes (? S), the modify-keys options (? m), the terminal
 // state and preferred character set reports ($ u, & u), presentation state
-// ($ w), and the window size reports (14-16, 18, 19 t: see csi_passes).
+// ($ w), the palette stack's report (XTREPORTCOLORS, # R), the locator
+// position (DECRQLP, ' |), and the window size reports (14-16, 18, 19 t: see
+// csi_passes).
 bool csi_request(const unsigned char* s, size_t len) {
     unsigned fin = s[len - 1], first = len > 1 ? s[0] : 0, inter = len > 1 && s[len - 2] < 0x30 ? s[len - 2] : 0;
     switch (fin) {
@@ -52,6 +55,8 @@ bool csi_request(const unsigned char* s, size_t len) {
         case 'S':
         case 'm': return first == '?' && inter == 0;
         case 'u': return inter == '$' || inter == '&';
+        case 'R': return inter == '#';
+        case '|': return inter == '\'';
         default: return false;
     }
 }
@@ -128,6 +133,7 @@ size_t TermFilter::plain_run(const unsigned char* p, size_t i, size_t n) {
         for (uint64_t w; j + 8 < n; j += 8) {
             std::memcpy(&w, p + j, 8);
             if ((w & ~(w << 1) & ~(w << 2) & kHigh) || word_has_byte(w, kEsc)) break;  // 80-9F, ESC
+            if (!answered_ && word_has_byte(w, kEnq)) break;
         }
         if (j != i) {
             i = j;
@@ -136,6 +142,7 @@ size_t TermFilter::plain_run(const unsigned char* p, size_t i, size_t n) {
         unsigned b = p[i];
         if (b < 0x80) {
             c = 0;
+            if (b == kEnq && !answered_) break;
             if (b == kEsc) {  // a charset, ST...: passes with its next byte; a string's start does not
                 if (i + 1 >= n) break;
                 if (p[i + 1] == '[') {  // a CSI passes whole when it is all in this read, or is decided in step()
@@ -208,7 +215,8 @@ void TermFilter::step(unsigned char b, std::string* out) {
                 held_.clear();
                 st_ = St::kGround;
             } else if ((b < 0x20 && b != kEsc && b != kCan && b != kSub) || b == 0x7f) {
-                out->push_back(static_cast<char>(b));  // a terminal runs a C0 (ignores DEL) and stays after the ESC
+                if (c0_passes(b))
+                    out->push_back(static_cast<char>(b));  // a terminal runs a C0 (ignores DEL) and stays after the ESC
             } else {
                 out->append(held_);  // ESC starting anything else: CSI, charsets, ST...
                 held_.clear();
@@ -291,7 +299,7 @@ void TermFilter::ground_high(unsigned char b, std::string* out) {
         st_ = St::kEsc;
     } else if (b < 0x80) {
         cont_ = 0;
-        out->push_back(static_cast<char>(b));
+        if (c0_passes(b)) out->push_back(static_cast<char>(b));
     } else if (b < 0xc0) {
         if (cont_ > 0) {
             cont_--;
@@ -352,7 +360,7 @@ void TermFilter::csi(unsigned char b, std::string* out) {
         held_ = "\x1b";
         st_ = St::kEsc;
     } else if (b < 0x20 && b != kCan && b != kSub) {
-        out->push_back(static_cast<char>(b));
+        if (c0_passes(b)) out->push_back(static_cast<char>(b));
     } else if (b != 0x7f) {
         held_.clear();
         st_ = St::kGround;

@@ -13,7 +13,7 @@
 // other requests (the answer goes into the sandbox's own pty), the rest of
 // CSI (colours, cursor) and all plain text. A filter made with answered
 // false (the output-only relay: the answers would reach the user's shell
-// prompt, not the command) drops every request too.
+// prompt, not the command) drops every request too, ENQ (the answerback) among them.
 //
 // Pure and stateful: sequences split across reads are handled; only an
 // introducer and a short header (at most kMaxHeld bytes) are held back; a
@@ -61,6 +61,7 @@ private:
     void dcs_header(unsigned char b, std::string* out);
     void csi(unsigned char b, std::string* out);
     bool query_ok() const;
+    bool c0_passes(unsigned char b) const { return b != 0x05 || answered_; }  // ENQ asks for the answerback
 
     bool answered_;  // does someone read the terminal's answers (the command, through its pty)?
     St st_ = St::kGround;

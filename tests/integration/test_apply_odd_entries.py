@@ -388,5 +388,9 @@ def test_a_file_in_the_current_dir_named_like_the_session_never_stands_in_for_it
         assert r.returncode == 2 if verb[0] == "diff" else r.returncode == 1, (verb, r.stderr)
         assert b"'x2' names both a session and the file ./x2 here; write ./x2 for the file" in r.stderr, r.stderr
     assert snapshot(home) == before
+    # Untyped (diff takes the most recent session): the session, never the file, and nothing to ask.
+    r = lo("diff")
+    assert r.returncode == 1 and b"two.txt" in r.stdout and b"pwned" not in r.stdout, r.stderr
+    assert r.stderr.decode() == "layover: diff of session 'x2', the most recent ('layover sessions' lists them)\n"
     assert b"A pwned.txt" in lo("apply", "./x2", "--dry-run", "--target", home, check=True).stdout
     assert b"A two.txt" in lo("apply", "x2", "--dry-run", cwd=tmp_path, check=True).stdout

@@ -95,7 +95,7 @@ def test_requests_are_dropped_when_no_one_reads_the_answers(lo, home):
     # terminal's input, typed at the shell's prompt after the run; and a screen
     # read (DECRQCRA) is dropped on every relay. Before, all of them arrived.
     reqs = (b"\x1b[6n", b"\x1b[c", b"\x1b[>c", b"\x1b]11;?\x07", b"\x1bP$qm\x1b\\", b"\x1b[18t", b"\x1bZ",
-            b"\x1b[1;1;1;1;1;1*y")
+            b"\x1b[1;1;1;1;1;1*y", b"\x05", b"\x1b[#R")  # ENQ: the answerback (PuTTY's is "PuTTY")
     code = "import os\nos.write(1, b'start ' + %r + b' end\\n')\n" % b"".join(reqs)
     p, master = _start(lo, ["--on-exit", "discard", "--", "/usr/bin/python3", "-c", code])
     out, _ = _finish(p, master)

@@ -38,3 +38,14 @@ TEST_CASE("suggest: nothing when no flag is near, or the arg is one") {
     // "--n" begins --no-hide-secrets but names fewer than three letters.
     CHECK(nearest_flag("--n", kHelp).empty());
 }
+
+TEST_CASE("suggest: never a flag of another verb the help text names") {
+    const char help[] =
+        "usage: layover apply SESSION|PATCH [--hunks PATH:N]\n"
+        "       layover apply --undo-last\n"
+        "  --hunks PATH:N  numbers as 'layover diff --hunk-numbers' prints them; 'layover sessions --trash'\n";
+    CHECK(nearest_flag("--hunk-number", help).empty());  // diff's, not apply's
+    CHECK(nearest_flag("--hunk-numbers", help).empty());
+    CHECK(nearest_flag("--tras", help).empty());
+    CHECK(nearest_flag("--undo-las", help) == "--undo-last");  // the verb's own usage line
+}

@@ -352,6 +352,9 @@ TEST_CASE("term filter: with no one to read the answers, every request is droppe
         "\x1b[18t",
         "\x1b[19t",
         "\x1b[16t",
+        "\x05",
+        "\x1b[#R",
+        "\x1b[1'|",
         "\x1bZ",
         "\x9a",
         "\xc2\x9a",
@@ -376,4 +379,14 @@ TEST_CASE("term filter: with no one to read the answers, every request is droppe
         "x\x1b[1;31m\x1b[m\x1b[2J\x1b[H\x1b[22;0t\x1b[23;0t\x1b[u\x1b[2 q\x1b[>1;2m\x1b[s\x1b"
         "7\x1bP0;1q#0~\x1b\\\xc3\xa9y";
     CHECK(quiet({kept}) == kept);
+    // ENQ (the answerback: PuTTY types "PuTTY") is dropped wherever a terminal runs it, in a long run of text too.
+    CHECK(quiet({"a\x1b[3\x05"
+                 "1mb"}) == "a\x1b[31mb");
+    CHECK(quiet({"a\x1b\x05"
+                 "7b"}) ==
+          "a\x1b"
+          "7b");
+    std::string text(40, 'x');
+    CHECK(quiet({text + "\x05" + text}) == text + text);
+    CHECK(run1(text + "\x05" + text) == text + "\x05" + text);
 }
