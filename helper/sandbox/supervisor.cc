@@ -273,7 +273,10 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
         ssize_t n;
         while ((n = ::recv(mine.get(), buf, sizeof buf, MSG_DONTWAIT)) > 0)
             if (static_cast<Sync>(buf[0]) == Sync::Error) out.setup_error.assign(buf + 1, static_cast<size_t>(n - 1));
-            else if (static_cast<Sync>(buf[0]) == Sync::Leftover) report_leftovers(std::string(buf + 1, n - 1));
+            else if (static_cast<Sync>(buf[0]) == Sync::Leftover) {
+                if (pty) pty->drain();  // what the command printed comes before the line, as in the loop
+                report_leftovers(std::string(buf + 1, n - 1));
+            }
     }
     if (pty) {
         pty->drain();
