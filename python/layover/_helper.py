@@ -79,6 +79,14 @@ def error_for(message: str, default: Type[SandboxError] = SandboxError,
     return default(message)
 
 
+# The working directory of a helper call that names a session (diff, show,
+# apply of sb.name): the helper refuses a name that is both a session's and a
+# file's in its working directory (a file there may have come from anywhere),
+# so the caller's own directory, where any file may lie, is not used. Every
+# other argument of those calls is absolute or relative to the target.
+SESSION_CWD = "/"
+
+
 class Helper:
     """Runs helper verbs with a fixed binary and environment."""
 
@@ -117,11 +125,13 @@ class Helper:
             raise error_for(msg, error)
 
     def run(self, args: Sequence[StrPath], *, ok: Sequence[int] = (0,), timeout: float = 600,
-            error: Type[SandboxError] = PatchError, capture: bool = True) -> subprocess.CompletedProcess:
-        """Run `layover ARGS`; an exit status outside `ok` raises `error`
+            error: Type[SandboxError] = PatchError, capture: bool = True,
+            cwd: Optional[str] = None) -> subprocess.CompletedProcess:
+        """Run `layover ARGS` (in `cwd`: SESSION_CWD for a call naming a
+        session); an exit status outside `ok` raises `error`
         (UnsupportedKernelError when the message names a kernel feature)."""
         try:
-            r = subprocess.run(self._argv(args), env=self.env, stdin=subprocess.DEVNULL,
+            r = subprocess.run(self._argv(args), env=self.env, stdin=subprocess.DEVNULL, cwd=cwd,
                                stdout=subprocess.PIPE if capture else None,
                                stderr=subprocess.PIPE if capture else None, timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -131,14 +141,14 @@ class Helper:
         self._check(args, r.returncode, r.stderr or b"", ok, error)
         return r
 
-    def _stream(self, args: Sequence[StrPath], timeout: float,
-                take: Callable[[bytes], bool]) -> Tuple[int, bytes, bool]:
+    def _stream(self, args: Sequence[StrPath], timeout: float, take: Callable[[bytes], bool],
+                cwd: Optional[str] = None) -> Tuple[int, bytes, bool]:
         """Run `layover ARGS`, handing each piece of its stdout to take() as
         it comes (False: enough; the helper is killed) and keeping at most
         64 KiB of its stderr, read beside it so neither pipe fills and blocks
         the helper. (exit status, stderr, timed out)."""
         try:
-            p = subprocess.Popen(self._argv(args), env=self.env, stdin=subprocess.DEVNULL,
+            p = subprocess.Popen(self._argv(args), env=self.env, stdin=subprocess.DEVNULL, cwd=cwd,
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         except OSError as e:
             raise self._cannot_run(e) from None
@@ -164,7 +174,8 @@ class Helper:
         return rc, bytes(err), rc < 0 and time.monotonic() >= end
 
     def run_capped(self, args: Sequence[StrPath], cap: int, *, ok: Sequence[int] = (0,),
-                   error: Type[SandboxError] = PatchError, timeout: float = 600) -> Optional[bytes]:
+                   error: Type[SandboxError] = PatchError, timeout: float = 600,
+                   cwd: Optional[str] = None) -> Optional[bytes]:
         """Run `layover ARGS` as run() does and return its stdout, or None as
         soon as it passes `cap` bytes (the helper is then killed): what a
         running sandbox holds can grow between a size check and the read
@@ -175,7 +186,7 @@ class Helper:
             out.extend(chunk)
             return len(out) <= cap
 
-        rc, err, timed_out = self._stream(args, timeout, take)
+        rc, err, timed_out = self._stream(args, timeout, take, cwd)
         if len(out) > cap:
             return None
         if timed_out:
@@ -184,7 +195,7 @@ class Helper:
         return bytes(out)
 
     def run_clipped(self, args: Sequence[StrPath], cap: int, *, ok: Sequence[int] = (0,),
-                    timeout: float = 600) -> Tuple[bytes, bytes, int]:
+                    timeout: float = 600, cwd: Optional[str] = None) -> Tuple[bytes, bytes, int]:
         """Run `layover ARGS` as run() does, keeping only the first and the
         last `cap` bytes of its stdout: (head, tail, total bytes). A diff of
         gigabytes of text the sandboxed agent wrote never sits whole in this
@@ -201,7 +212,7 @@ class Helper:
                 del tail[:max(0, len(tail) - cap)]
             return True
 
-        rc, err, timed_out = self._stream(args, timeout, take)
+        rc, err, timed_out = self._stream(args, timeout, take, cwd)
         if timed_out:
             raise self._timed_out(args, timeout)
         self._check(args, rc, err, ok, PatchError)

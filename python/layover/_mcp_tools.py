@@ -10,6 +10,8 @@ import json
 import os
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from ._helper import SESSION_CWD
+
 OUTPUT_CAP = 30000      # characters per stream (head and tail kept)
 TEXT_CAP = 40000        # characters of one result's text: with structuredContent ~20k tokens
 MAX_TIMEOUT = 3600.0
@@ -430,7 +432,7 @@ def diff(ctx: Any, a: Dict[str, Any]) -> Result:
     # Secrets cut to their prefix: the transcript must not carry them further (docs/review.md).
     args = ["diff", ctx.sandbox.name, "--color=never", "--mask-secrets"] + (["--"] + paths if paths else [])
     # Read with a cap: the agent chooses how big the diff is, and this server runs on the host.
-    head, tail, total = ctx.helper.run_clipped(args, TEXT_CAP * 4, ok=(0, 1))
+    head, tail, total = ctx.helper.run_clipped(args, TEXT_CAP * 4, ok=(0, 1), cwd=SESSION_CWD)
     if tail:  # past what clip() would keep anyway: its head and tail, the middle counted in bytes
         first = head.decode("utf-8", "replace")[:TEXT_CAP * 2 // 3]
         last = tail.decode("utf-8", "replace")

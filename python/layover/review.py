@@ -10,7 +10,7 @@ import os
 import subprocess
 from typing import Any, Dict, Iterable, List, Optional
 
-from ._helper import Helper, StrPath, error_for, literal_path, one_line
+from ._helper import SESSION_CWD, Helper, StrPath, error_for, literal_path, one_line
 from .errors import ConflictError, PatchError, SandboxError, os_reason
 from .model import (ApplyResult, Change, SessionInfo, parse_change, parse_conflict, parse_list,
                     parse_session, raw_path)
@@ -54,12 +54,12 @@ def apply_session(helper: Helper, what: StrPath, *, paths: Optional[Iterable[Str
     for g in exclude:
         args += ["--exclude", g]
     if target is not None:
-        args += ["--target", os.path.expanduser(os.fspath(target))]  # "~/project", as Sandbox(target=) takes it
+        args += ["--target", os.path.abspath(os.path.expanduser(os.fspath(target)))]  # "~/project" too
     if dry_run:
         args.append("--dry-run")
     if undo_to is not None:
-        args += ["--undo-to", os.path.expanduser(os.fspath(undo_to))]
-    r = helper.run(args, ok=(0, 1))
+        args += ["--undo-to", os.path.abspath(os.path.expanduser(os.fspath(undo_to)))]
+    r = helper.run(args, ok=(0, 1), cwd=SESSION_CWD)  # WHAT: a session's name, or an absolute path
     message = one_line(r.stderr or b"", "layover apply failed with exit status %d" % r.returncode)
     if not r.stdout.strip():
         if r.returncode == 0:

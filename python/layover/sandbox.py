@@ -16,7 +16,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Type, Union
 
-from ._helper import Helper, StrPath, literal_path
+from ._helper import SESSION_CWD, Helper, StrPath, literal_path
 from .errors import SandboxError
 from .model import (ApplyResult, Change, ExecResult, Rejection, RunResult, SessionInfo, Step, parse_change,
                     parse_list, parse_rejection, parse_step)
@@ -278,7 +278,7 @@ class Sandbox:
         # JSON, and room for the rest.
         cap = self.max_output * 4 // 3 + sum(200 + 3 * len(c.raw_path or os.fsencode(c.path)) for c in wanted) \
             + (1 << 20)
-        out = self.helper.run_capped(["show", self.name, "--contents"], cap, error=SandboxError)
+        out = self.helper.run_capped(["show", self.name, "--contents"], cap, error=SandboxError, cwd=SESSION_CWD)
         if out is None:
             raise SandboxError("layover: the changed files exceed max_output=%d bytes; read them from "
                                "save() or raise max_output" % self.max_output)
@@ -308,7 +308,7 @@ class Sandbox:
         if extra:
             args += ["--"] + extra
         # What the agent wrote can be gigabytes of text: never read whole.
-        out = self.helper.run_capped(args, self.max_output, ok=(0, 1))
+        out = self.helper.run_capped(args, self.max_output, ok=(0, 1), cwd=SESSION_CWD)
         if out is None:
             raise SandboxError("layover: the diff exceeds max_output=%d bytes; read it with 'layover diff %s', "
                                "pass paths or stat=True, or raise max_output" % (self.max_output, self.name))

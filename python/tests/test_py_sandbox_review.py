@@ -27,6 +27,24 @@ def test_changes_leave_ignored_caches_out_unless_asked(sb, target):
     assert not (target / "src" / "__pycache__").exists()
 
 
+def test_review_calls_work_beside_a_file_named_like_the_session(sb, target, tmp_path, monkeypatch):
+    # The helper refuses a name that is both a session's and a file's in its
+    # working directory; the bindings ran it in the caller's, so a file named
+    # like the session there (a patch saved as sb.save(sb.name)) made diff,
+    # changed_files and apply fail. They run it where no such file is.
+    sb.run("open('src/app.py', 'a').write('print(3)\\n')")
+    here = tmp_path / "caller"
+    here.mkdir()
+    (here / sb.name).write_text("not the session\n")
+    monkeypatch.chdir(here)
+    assert "+print(3)" in sb.diff()
+    assert sb.changed_files() == {"src/app.py": b"print('v1')\nprint(3)\n"}
+    res = sb.apply(undo_to="undo.tar.zst")  # a relative path is still the caller's
+    assert "src/app.py" in res.applied
+    assert (target / "src" / "app.py").read_text() == "print('v1')\nprint(3)\n"
+    assert (here / "undo.tar.zst").is_file() and (here / sb.name).read_text() == "not the session\n"
+
+
 def test_changes_are_live_while_the_repl_runs(sb):
     sb.run("open('new.txt', 'w').write('fresh')\nimport os\nos.remove('old.txt')\n"
            "open('src/app.py', 'a').write('print(2)\\n')")
