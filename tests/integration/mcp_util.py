@@ -15,13 +15,14 @@ WAIT = 60  # seconds any single answer may take on a loaded machine
 
 
 class McpClient:
-    def __init__(self, target, state_dir, session, *extra, env=None):
+    def __init__(self, target, state_dir, session, *extra, env=None, cwd=None):
         self.session = session
         self.env = dict(os.environ, LAYOVER_STATE_DIR=str(state_dir), **(env or {}))
         self.errpath = os.path.join(str(state_dir), "..", "mcp-%s.err" % session)
         self.err = open(self.errpath, "wb")
         self.proc = subprocess.Popen([LAYOVER, "mcp", "--target", str(target), "--session", session, *extra],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.err, env=self.env)
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.err, env=self.env,
+                                     cwd=cwd)
         self.lines = []  # every stdout line, raw
         self.q = queue.Queue()
         self.next_id = 1

@@ -472,3 +472,20 @@ def test_mcp_diff_of_a_huge_text_change_never_sits_whole_in_the_server(require_s
         assert grew < 16000, "the server's peak RSS grew by %d kB over a 64 MB diff" % grew
     finally:
         c.kill()
+
+
+def test_diff_works_beside_a_file_named_like_the_session(require_sandbox, proj, state_dir, tmp_path):
+    # The helper refuses a session name that is also a file in its working
+    # directory; the server ran it in its own, so such a file there (a patch
+    # saved under the session's name) made the diff tool fail.
+    here = tmp_path / "server-cwd"
+    here.mkdir()
+    (here / "mcp-samename").write_text("not the session\n")
+    c = McpClient(proj, state_dir, "mcp-samename", cwd=str(here))
+    try:
+        c.initialize()
+        assert not c.call("run_command", command="echo same >> README.md")["isError"]
+        r = c.call("diff")
+        assert not r["isError"] and "+same" in text(r), r
+    finally:
+        c.close()
