@@ -5,6 +5,7 @@ hot paths and their fallbacks, the output cap, and the sources' Python 3.8
 syntax.  Statement execution, capture, exec and interrupts: test_py_repl.py."""
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -122,12 +123,25 @@ def test_client_reads_replies_in_any_valid_json_form_and_split_frames():
         client.close()
 
 
-def test_run_code_hot_path_and_its_fallbacks():
-    # proc: a live child, so run_code takes its one-read path (without one it always falls back).
+@contextlib.contextmanager
+def _live_client(**kw):
+    """A ReplClient over a socketpair with a live child as its proc (so the
+    hot paths take their one-read forms), the peer end, and the child."""
     child = subprocess.Popen(["sleep", "60"])
     host, peer = _client.socketpair()
-    client = _client.ReplClient(host, None, lambda: None, lambda reason: None, proc=child)
+    client = _client.ReplClient(host, None, lambda: None, lambda reason: None, proc=child, **kw)
     try:
+        yield child, client, peer
+    finally:
+        peer.close()
+        client.close()
+        child.kill()
+        child.wait()
+
+
+def test_run_code_hot_path_and_its_fallbacks():
+    # proc: a live child, so run_code takes its one-read path (without one it always falls back).
+    with _live_client() as (_, client, peer):
         def answer(frames: bytes) -> None:
             peer.sendall(frames)
 
@@ -157,33 +171,17 @@ def test_run_code_hot_path_and_its_fallbacks():
         answer(_frame(b'{"t":"done","id":5,"lens":[-1,1],"tail":[2,0],"interrupted":false}', b"2"))
         with pytest.raises(SandboxError, match="wrong length"):
             client.run_code("x")
-    finally:
-        peer.close()
-        client.close()
-        child.kill()
-        child.wait()
     # 5: a reply over max_output breaks the client even when it fits one read.
-    child = subprocess.Popen(["sleep", "60"])
-    host, peer = _client.socketpair()
-    client = _client.ReplClient(host, None, lambda: None, lambda reason: None, max_output=4, proc=child)
-    try:
+    with _live_client(max_output=4) as (_, client, peer):
         peer.sendall(_frame(b'{"t":"out","id":1,"s":"stdout"}', b"12345")
                      + _frame(b'{"t":"done","id":1,"lens":[-1,-1],"interrupted":false}'))
         with pytest.raises(SandboxError, match="max_output"):
             client.run_code("x")
-    finally:
-        peer.close()
-        client.close()
-        child.kill()
-        child.wait()
 
 
 def test_exec_hot_path_and_its_fallbacks():
-    child = subprocess.Popen(["sleep", "60"])
-    host, peer = _client.socketpair()
-    client = _client.ReplClient(host, None, lambda: None, lambda reason: None, proc=child)
-    repl = Repl(child, client, open(os.devnull, "wb"), "test")
-    try:
+    with _live_client() as (child, client, peer):
+        repl = Repl(child, client, open(os.devnull, "wb"), "test")
         # 1: the REPL's own forms: out frames (an older request's dropped), the
         # done frame's tail after them, a negative code; the request as sent.
         peer.sendall(_frame(b'{"t":"out","id":0,"s":"stdout"}', b"old")
@@ -207,11 +205,6 @@ def test_exec_hot_path_and_its_fallbacks():
                             b'"interrupted":false}', b"x"))
         with pytest.raises(SandboxError, match="wrong length"):
             repl.exec(["true"])
-    finally:
-        peer.close()
-        client.close()
-        child.kill()
-        child.wait()
 
 
 def test_exec_waits_for_whoever_holds_its_output(repl):
