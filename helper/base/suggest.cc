@@ -61,10 +61,10 @@ size_t distance(std::string_view a, std::string_view b) {
 std::string nearest_flag(std::string_view arg, std::string_view usage) {
     arg = arg.substr(0, arg.find('='));
     if (arg.size() > 64 || arg.size() < 2 || arg[0] != '-') return "";
-    std::string word(
-        arg.substr(arg.find_first_not_of('-') == std::string_view::npos ? arg.size() : arg.find_first_not_of('-')));
-    if (word.empty()) return "";
-    std::string as_long = "--" + word;
+    size_t dashes = arg.find_first_not_of('-');
+    if (dashes == std::string_view::npos) return "";
+    std::string_view word = arg.substr(dashes);
+    std::string as_long = "--" + std::string(word);
     std::string_view best;
     size_t best_d = 3, begins = 0;
     std::string_view begun;
