@@ -8,6 +8,7 @@
 #include <cerrno>
 
 #include "overlay/devfs.h"
+#include "overlay/mask.h"
 #include "overlay/mountinfo.h"
 #include "overlay/options.h"
 
@@ -139,6 +140,39 @@ base::Result<void> open_session_handles(const MountPlan& plan, Handles& h) {
     return base::Ok();
 }
 
+base::Result<void> build_masks(const MountPlan& plan, Handles& h) {
+    if (plan.missing.empty()) return base::Ok();
+    std::vector<std::string> roots{plan.target};
+    for (const auto& s : plan.scratch) roots.push_back(s.root);
+    TRY(h.mask, build_mask(h.lower.get(), mask_rels(plan.target, roots, plan.missing)));
+    for (size_t i = 0; i < plan.scratch.size() && i < h.scratch.size(); i++) {
+        auto& f = h.scratch[i];
+        TRY(f.mask, build_mask(f.lower.get(), mask_rels(plan.scratch[i].root, roots, plan.missing)));
+    }
+    return base::Ok();
+}
+
+namespace {
+
+// The mask goes where its overlay will (the overlay then covers it): a
+// layer must be a path in our mount namespace, and before Linux 6.15 a
+// detached mount is not. Its fd then names the attached tree.
+base::Result<void> attach_mask(const base::Fd& mask, const std::string& root) {
+    if (mask.valid() && ::move_mount(mask.get(), "", AT_FDCWD, root.c_str(), MOVE_MOUNT_F_EMPTY_PATH) != 0)
+        return base::sys_error("masking missing hidden paths below " + root);
+    return base::Ok();
+}
+
+// The real tree's layers: the mask (if any) over the real dir.
+std::vector<std::string> real_layers(const base::Fd& mask, const base::Fd& real) {
+    std::vector<std::string> v;
+    if (mask.valid()) v.push_back(fd_path(mask));
+    v.push_back(fd_path(real));
+    return v;
+}
+
+}  // namespace
+
 base::Result<void> mount_private_tmp(const MountPlan& plan) {
     for (const auto& t : kPrivate) {
         if (!is_real_dir(t.path)) continue;
@@ -159,7 +193,8 @@ base::Result<void> mount_scratch(const MountPlan& plan, Handles& h) {
     for (size_t i = 0; i < plan.scratch.size(); i++) {
         const auto& s = plan.scratch[i];
         const auto& f = h.scratch[i];
-        std::string opts = overlay_options(fd_path(f.lower), fd_path(f.upper), fd_path(f.work));
+        TRY_VOID(attach_mask(f.mask, s.root));
+        std::string opts = overlay_options(real_layers(f.mask, f.lower), fd_path(f.upper), fd_path(f.work));
         if (::mount("overlay", s.root.c_str(), "overlay", MS_NOSUID, opts.c_str()) != 0) {
             h.warnings.push_back(s.root + " stays read-only (" + base::sys_error("a scratch overlay", errno).message +
                                  "; other filesystems mounted below it?)");
@@ -187,7 +222,8 @@ base::Result<bool> mount_stack_fsconfig(const MountPlan& plan, const Handles& h)
     };
     for (const auto& st : h.steps)
         if (!set("lowerdir+", fd_path(st))) return false;
-    if (!set("lowerdir+", fd_path(h.lower))) return false;
+    for (const auto& l : real_layers(h.mask, h.lower))
+        if (!set("lowerdir+", l)) return false;
     if (!set("upperdir", fd_path(h.upper)) || !set("workdir", fd_path(h.work))) return false;
     if (::fsconfig(fs.get(), FSCONFIG_SET_FLAG, "userxattr", nullptr, 0) != 0 ||
         ::fsconfig(fs.get(), FSCONFIG_SET_FLAG, "volatile", nullptr, 0) != 0)
@@ -203,13 +239,14 @@ base::Result<bool> mount_stack_fsconfig(const MountPlan& plan, const Handles& h)
 }  // namespace
 
 base::Result<void> mount_overlay(const MountPlan& plan, const Handles& h) {
+    TRY_VOID(attach_mask(h.mask, plan.target));
     std::vector<std::string> lowers;
     for (const auto& st : h.steps) lowers.push_back(fd_path(st));
     if (!h.steps.empty()) {
         TRY(bool done, mount_stack_fsconfig(plan, h));
         if (done) return base::Ok();
     }
-    lowers.push_back(fd_path(h.lower));
+    for (auto& l : real_layers(h.mask, h.lower)) lowers.push_back(std::move(l));
     std::string opts = overlay_options(lowers, fd_path(h.upper), fd_path(h.work));
     if (::mount("overlay", plan.target.c_str(), "overlay", MS_NOSUID, opts.c_str()) != 0) {
         int err = errno;

@@ -30,6 +30,7 @@ struct MountPlan {
     // them just before (issue 20: setup's own read was ~0.15 ms of its
     // critical path); unset: open_host_handles reads mountinfo itself.
     std::optional<std::vector<std::string>> submounts;
+    std::vector<std::string> missing;  // hidden paths missing on the host, kept missing (overlay/mask.h)
 };
 
 // Everything opened before any mount hides it.
@@ -40,8 +41,9 @@ struct Handles {
     std::vector<std::pair<std::string, base::Fd>> dev_nodes;  // ("null", clone of /dev/null), ...
     base::Fd resolv;                                          // clone of /run/systemd/resolve (host network only)
     std::vector<std::pair<std::string, base::Fd>> shown;      // clones of the --ro and --rw paths
+    base::Fd mask;                                            // the target's mask (overlay/mask.h), or invalid
     struct ScratchFds {
-        base::Fd lower, upper, work;
+        base::Fd lower, upper, work, mask;
     };
     std::vector<ScratchFds> scratch;      // per MountPlan::scratch entry
     std::vector<std::string> scratch_up;  // roots whose scratch overlay is mounted
@@ -56,6 +58,11 @@ base::Result<void> make_private();
 //    dirs are still being made), then the session's own layers.
 base::Result<Handles> open_host_handles(const MountPlan& plan);
 base::Result<void> open_session_handles(const MountPlan& plan, Handles& h);
+// 2b. The masks that keep hidden paths missing on the host missing inside
+//     (overlay/mask.h): one per overlay with such a path below its root,
+//     the lower layer just above the real tree. Made while the supervisor
+//     makes a new session's dirs; needs only the real trees' fds.
+base::Result<void> build_masks(const MountPlan& plan, Handles& h);
 // 3. Private, size-limited tmpfs on /tmp and /var/tmp; if the target lies
 //    below one of them, recreate its path inside the new tmpfs.
 base::Result<void> mount_private_tmp(const MountPlan& plan);

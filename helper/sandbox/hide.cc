@@ -40,6 +40,33 @@ void add_unique(std::vector<std::string>* v, const std::string& s) {
     if (std::find(v->begin(), v->end(), s) == v->end()) v->push_back(s);
 }
 
+// Where a missing path would be once made on the host: the dirs that exist
+// above it resolved (a symlinked ~/.config leads elsewhere), walked down
+// from `base` (known resolved: the home's real path) or from "/"; "" when a
+// non-dir stands in the way. One lstat per existing dir below the base.
+std::string resolve_missing(const std::string& path, const std::string& home, const std::string& home_real) {
+    char buf[PATH_MAX];
+    bool in_home = !home.empty() && !home_real.empty() && home != "/" && overlay::path_within(path, home);
+    std::string cur = in_home ? home_real : "";
+    size_t i = in_home ? home.size() + 1 : 1;
+    while (i < path.size()) {
+        size_t j = path.find('/', i);
+        if (j == std::string::npos) return cur + path.substr(i - 1);  // the missing leaf
+        std::string next = cur + path.substr(i - 1, j - i + 1);
+        struct stat st;
+        if (::lstat(next.c_str(), &st) != 0) return errno == ENOENT ? cur + path.substr(i - 1) : "";
+        if (S_ISLNK(st.st_mode) || path.compare(i, j - i, "..") == 0) {
+            if (!::realpath(next.c_str(), buf)) return "";
+            next = buf;
+        } else if (!S_ISDIR(st.st_mode)) {
+            return "";
+        }
+        cur = next == "/" ? "" : next;
+        i = j + 1;
+    }
+    return "";
+}
+
 }  // namespace
 
 base::Result<HidePlan> plan_hide(const HideRequest& req, const std::vector<overlay::MountEntry>& mounts) {
@@ -92,7 +119,18 @@ base::Result<HidePlan> plan_hide(const HideRequest& req, const std::vector<overl
                                          : home_real + w.path.substr(home.size())})
             if (!w.store && !p.empty() && p != req.target && overlay::path_within(p, req.target))
                 add_unique(&plan.in_target, relative_to(p, req.target));
-        if (real.empty()) continue;  // absent: nothing to cover, nothing is created
+        if (real.empty()) {
+            // Absent: nothing to cover; kept missing inside as spelled and
+            // as it would resolve (overlay/mask.h), never captured either way.
+            if (w.store || !absent) continue;
+            add_unique(&plan.missing, w.path);
+            std::string there = resolve_missing(w.path, home, home_real);
+            if (there.empty() || there == w.path) continue;
+            add_unique(&plan.missing, there);
+            if (there != req.target && overlay::path_within(there, req.target))
+                add_unique(&plan.in_target, relative_to(there, req.target));
+            continue;
+        }
         if (overlay::path_within(req.target, real)) {
             if (w.store) continue;
             plan.notes.push_back("not hiding " + w.shown + ": the target lies inside it");

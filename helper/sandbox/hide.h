@@ -22,6 +22,7 @@ struct HidePlan {
     std::vector<std::string> shown;       // "~/.ssh": the secrets the start-up line names (existing ones)
     std::vector<std::string> user_shown;  // "~/proj/.env": the --hide paths it names (existing ones)
     std::vector<std::string> in_target;   // relative to the target, existing or not: never captured
+    std::vector<std::string> missing;     // absolute, missing on the host: kept missing inside (overlay/mask.h)
     std::vector<std::string> notes;       // "not hiding X: ..." for stderr
 };
 

@@ -88,6 +88,7 @@ base::Result<void> mount_next(const SandboxPlan& plan, Fds& fds, const std::stri
         return base::Ok();
     };
     for (const auto& l : lowers) TRY_VOID(set_fd("lowerdir+", l));
+    if (fds.mask.valid()) TRY_VOID(set_fd("lowerdir+", fds.mask));
     TRY_VOID(set_fd("lowerdir+", target));
     TRY_VOID(set_fd("upperdir", upper));
     TRY_VOID(set_fd("workdir", wk));
@@ -157,6 +158,12 @@ Fds open(const SandboxPlan& plan) {
         f.unavailable = (s ? t.error() : s.error()).message;
     }
     return f;
+}
+
+void keep_mask(Fds& fds, const base::Fd& mask) {
+    // A real fd (fsconfig's FSCONFIG_SET_FD takes no O_PATH one, which
+    // fsmount gives): opened now, it names the mask once attached.
+    if (mask.valid()) fds.mask.reset(::openat(mask.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
 }
 
 base::Result<void> share_target(const SandboxPlan& plan) {

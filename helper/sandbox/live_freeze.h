@@ -10,7 +10,8 @@
 //           file on it is open for writing)
 //   W       remount it read-write again (a rollback)
 //   M<n> W  mount a new overlay over the target: upper SESSION/upper, work
-//           SESSION/work/W, lowers steps n..1 then the real target
+//           SESSION/work/W, lowers steps n..1, the run's mask, then the
+//           real target
 #pragma once
 #include <sys/types.h>
 
@@ -26,6 +27,7 @@ namespace live_freeze {
 struct Fds {
     base::Fd session, target;  // opened in setup's namespace before any mount covers them
     base::Fd store;            // STATE/layers, when it exists: the steps shared by reference
+    base::Fd mask;             // the run's mask over the real target (overlay/mask.h), or invalid
     int first = 1;             // the lowest step with a layer (those below were squashed)
     std::string unavailable;   // why not (then every request is refused with it)
 };
@@ -33,6 +35,9 @@ struct Fds {
 // Before the mount plan. Never fails the run: a target the kernel will not
 // clone (host mounts below it) only makes checkpoints of it unavailable.
 Fds open(const SandboxPlan& plan);
+// The target's mask (overlay::Handles::mask), kept for the next overlay:
+// the paths it keeps missing are those missing when the run began.
+void keep_mask(Fds& fds, const base::Fd& mask);
 // After the mount plan, before init: the target mount shared, so that the
 // command's namespace (nested, owned by another user namespace) gets a
 // slave copy and a mount over the target propagates into it, locked there.

@@ -217,7 +217,8 @@ base::Result<PreparedRun> prepare_run(const RunOptions& opts) {
                 pol.rw,
                 scratch,
                 {},
-                pol.submounts};
+                pol.submounts,
+                pol.hide.missing};
     int first = 1;  // below it: squashed steps, no layers
     if (nsteps > 0) {
         TRY(first, steps::first_layer(dir));

@@ -11,6 +11,7 @@
 #include "helper/sandbox/hide.h"
 #include "helper/sandbox/profile.h"
 #include "helper/sandbox/run_args.h"
+#include "overlay/mask.h"
 #include "overlay/mountinfo.h"
 
 namespace {
@@ -132,6 +133,41 @@ TEST_CASE("hide: the plan resolves symlinks, skips what is absent, keeps in-targ
     CHECK(plan_hide(none, {})->mounts.empty());
     std::string rm = "rm -rf " + root;
     CHECK(::system(rm.c_str()) == 0);
+}
+
+TEST_CASE("hide: missing paths are kept missing as spelled and where they would resolve") {
+    char tmpl[] = "/tmp/layover-hide-XXXXXX";
+    REQUIRE(::mkdtemp(tmpl));
+    std::string root = tmpl;
+    std::string home = root + "/home", dots = home + "/dotfiles/config";
+    REQUIRE(::mkdir(home.c_str(), 0755) == 0);
+    REQUIRE(::mkdir((home + "/dotfiles").c_str(), 0755) == 0);
+    REQUIRE(::mkdir(dots.c_str(), 0755) == 0);
+    REQUIRE(::symlink("dotfiles/config", (home + "/.config").c_str()) == 0);
+    std::ofstream(home + "/afile") << "x";
+    HideRequest req{home, home, home, true, {"afile/below", "new/deeper/x", "../outside"}};
+    auto plan = plan_hide(req, {});
+    REQUIRE(plan.ok());
+    CHECK(has(plan->missing, home + "/.aws"));
+    CHECK(has(plan->missing, home + "/.config/gh"));  // as spelled
+    CHECK(has(plan->missing, dots + "/gh"));          // and where ~/.config leads
+    CHECK(has(plan->in_target, "dotfiles/config/gh"));
+    CHECK(has(plan->missing, home + "/new/deeper/x"));
+    CHECK(has(plan->missing, home + "/afile/below"));  // kept; the mask finds a file in the way
+    CHECK_FALSE(has(plan->missing, home + "/afile"));
+    CHECK(has(plan->missing, root + "/outside"));
+    std::string rm = "rm -rf " + root;
+    CHECK(::system(rm.c_str()) == 0);
+}
+
+TEST_CASE("mask: each missing path goes to the overlay of the deepest root holding it") {
+    std::vector<std::string> roots{"/h/proj", "/h", "/data"};
+    std::vector<std::string> missing{"/h/.aws",      "/h/proj/.env", "/h/proj", "/data/x/y",
+                                     "/elsewhere/z", "/h/a/../.ssh", "/h/..x"};
+    CHECK(overlay::mask_rels("/h", roots, missing) == std::vector<std::string>{".aws", "..x"});
+    CHECK(overlay::mask_rels("/h/proj", roots, missing) == std::vector<std::string>{".env"});
+    CHECK(overlay::mask_rels("/data", roots, missing) == std::vector<std::string>{"x/y"});
+    CHECK(overlay::mask_rels("/", {"/"}, {"/a/b"}) == std::vector<std::string>{"a/b"});
 }
 
 TEST_CASE("hide: the undo stores in the target, above it and in the home are covered, silently") {

@@ -1,0 +1,130 @@
+#include "overlay/mask.h"
+
+#include <fcntl.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <map>
+
+#include "overlay/mountinfo.h"
+
+namespace overlay {
+
+namespace {
+
+base::Result<base::Fd> new_tmpfs(size_t entries) {
+    std::string inodes = std::to_string(entries + 16);
+    base::Fd fs(::fsopen("tmpfs", FSOPEN_CLOEXEC));
+    if (!fs.valid() || ::fsconfig(fs.get(), FSCONFIG_SET_STRING, "mode", "0755", 0) != 0 ||
+        ::fsconfig(fs.get(), FSCONFIG_SET_STRING, "size", "64k", 0) != 0 ||
+        ::fsconfig(fs.get(), FSCONFIG_SET_STRING, "nr_inodes", inodes.c_str(), 0) != 0 ||
+        ::fsconfig(fs.get(), FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) != 0)
+        return base::sys_error("a tmpfs to keep missing hidden paths missing");
+    base::Fd m(::fsmount(fs.get(), FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC));
+    if (!m.valid()) return base::sys_error("a tmpfs to keep missing hidden paths missing");
+    return m;
+}
+
+// "a/../b": a path the plan could not resolve (it does not exist) and that
+// must not be followed up out of the root.
+bool has_dot_dot(const std::string& p) {
+    size_t i = 0;
+    while ((i = p.find("..", i)) != std::string::npos) {
+        if ((i == 0 || p[i - 1] == '/') && (i + 2 == p.size() || p[i + 2] == '/')) return true;
+        i += 2;
+    }
+    return false;
+}
+
+// What the real tree holds at a prefix of a missing path.
+enum class Real { Dir, Missing, Other };
+
+}  // namespace
+
+base::Result<base::Fd> build_mask(int real, const std::vector<std::string>& rels) {
+    if (rels.empty()) return base::Fd();
+    std::map<std::string, Real> seen;         // prefix -> what the real tree has there
+    std::map<std::string, struct stat> dirs;  // the mask's dirs, as the real ones are
+    std::vector<std::string> whiteouts;
+    uid_t self = ::geteuid();
+    for (const auto& rel : rels) {
+        if (rel.empty() || rel[0] == '/') continue;
+        for (size_t end = rel.find('/');; end = rel.find('/', end + 1)) {
+            std::string p = rel.substr(0, end);
+            auto it = seen.find(p);
+            if (it == seen.end()) {
+                struct stat st;
+                Real r = Real::Other;
+                if (::fstatat(real, p.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
+                    // A dir of another user: the mask's would show as ours.
+                    if (S_ISDIR(st.st_mode) && st.st_uid == self) {
+                        r = Real::Dir;
+                        dirs.emplace(p, st);
+                    }
+                } else if (errno == ENOENT) {
+                    r = Real::Missing;
+                }
+                it = seen.emplace(p, r).first;
+            }
+            if (it->second == Real::Missing) {
+                if (std::find(whiteouts.begin(), whiteouts.end(), p) == whiteouts.end()) whiteouts.push_back(p);
+                break;
+            }
+            if (it->second == Real::Other || end == std::string::npos) break;  // nothing to mask below
+        }
+    }
+    if (whiteouts.empty()) return base::Fd();
+    TRY(base::Fd m, new_tmpfs(dirs.size() + whiteouts.size()));
+    // Parents first (the map's order puts "a" before "a/b").
+    for (const auto& [p, st] : dirs) {
+        bool needed = std::any_of(whiteouts.begin(), whiteouts.end(), [&](const std::string& w) {
+            return w.size() > p.size() && w[p.size()] == '/' && w.compare(0, p.size(), p) == 0;
+        });
+        if (needed && ::mkdirat(m.get(), p.c_str(), 0700) != 0 && errno != EEXIST)
+            return base::sys_error("masking a missing hidden path below " + p);
+    }
+    // One whiteout, and the others hard links to it, as overlayfs shares its
+    // own: a link costs no new inode (~4 us a name here against ~6).
+    for (size_t i = 0; i < whiteouts.size(); i++) {
+        const char* w = whiteouts[i].c_str();
+        if (i == 0 ? ::mknodat(m.get(), w, S_IFCHR | 0000, ::makedev(0, 0)) != 0
+                   : ::linkat(m.get(), whiteouts[0].c_str(), m.get(), w, 0) != 0)
+            return base::sys_error("masking the missing hidden path " + whiteouts[i]);
+    }
+    // Then each dir as the real one is (mode, times): where no layer of the
+    // session has the dir, the mask's is the one the command sees. Deepest
+    // first, so setting a child's times leaves its parent's alone.
+    for (auto it = dirs.rbegin(); it != dirs.rend(); ++it) {
+        const auto& [p, st] = *it;
+        struct stat made;
+        if (::fstatat(m.get(), p.c_str(), &made, AT_SYMLINK_NOFOLLOW) != 0) continue;  // not needed
+        struct timespec times[2] = {st.st_atim, st.st_mtim};
+        if (::fchmodat(m.get(), p.c_str(), st.st_mode & 07777, 0) != 0 ||
+            ::utimensat(m.get(), p.c_str(), times, AT_SYMLINK_NOFOLLOW) != 0)
+            return base::sys_error("masking a missing hidden path below " + p);
+    }
+    struct mount_attr attr = {};
+    attr.attr_set = MOUNT_ATTR_RDONLY;
+    if (::mount_setattr(m.get(), "", AT_EMPTY_PATH, &attr, sizeof attr) != 0)
+        return base::sys_error("a tmpfs to keep missing hidden paths missing");
+    return m;
+}
+
+std::vector<std::string> mask_rels(const std::string& root, const std::vector<std::string>& roots,
+                                   const std::vector<std::string>& missing) {
+    std::vector<std::string> out;
+    for (const auto& p : missing) {
+        if (p == root || !path_within(p, root) || has_dot_dot(p)) continue;
+        bool deeper = std::any_of(roots.begin(), roots.end(), [&](const std::string& r) {
+            return r != root && r.size() > root.size() && path_within(r, root) && path_within(p, r);
+        });
+        if (!deeper) out.push_back(root == "/" ? p.substr(1) : p.substr(root.size() + 1));
+    }
+    return out;
+}
+
+}  // namespace overlay

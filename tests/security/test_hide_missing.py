@@ -1,0 +1,156 @@
+"""A hidden path missing when the run starts stays missing inside while it
+runs, even once it is made on the host (`aws configure` in another terminal
+during a long agent session): overlay/mask.h. Each case makes the secret on
+the real filesystem while the command waits, then reads from inside.
+"""
+import json
+import os
+import subprocess
+import time
+
+from conftest import LAYOVER
+
+WAIT_GO = 'echo up > "$SYNC/up"; while [ ! -e "$SYNC/go" ]; do sleep 0.05; done; '
+
+
+def _during_run(sh, cmd, make, *extra, target=None, session=None, between=None, pre=""):
+    """Run `pre`, then `cmd` in the sandbox: once it is up, make() runs on the
+    host (and between() while the command still waits) before it goes on."""
+    sync = sh.root / "sync"
+    sync.mkdir(exist_ok=True)
+    for f in ("up", "go"):
+        if (sync / f).exists():
+            (sync / f).unlink()
+    args = ["run", "--target", target or sh.home, "--on-exit", "keep", "--keep-empty", "--cwd", "/",
+            "--rw", sync, "--env", "SYNC=%s" % sync]
+    if session:
+        args += ["--session", session]
+    args += list(extra) + ["--", "/bin/sh", "-c", pre + WAIT_GO + cmd + "; true"]
+    p = subprocess.Popen([LAYOVER, *map(str, args)], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, env=sh.lo.env, cwd=str(sh.root))
+    try:
+        deadline = time.monotonic() + 30
+        while not (sync / "up").exists():
+            assert p.poll() is None, p.communicate()
+            assert time.monotonic() < deadline, "the sandbox never started"
+            time.sleep(0.02)
+        make()
+        if between:
+            between()
+        (sync / "go").write_text("")
+        out, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode == 0, err
+    return out
+
+
+def test_a_secret_dir_made_on_the_host_during_the_run_stays_missing_inside(sh):
+    kube = sh.home / ".kube"
+
+    def make():
+        kube.mkdir()
+        (kube / "config").write_text("KUBE-TOKEN\n")
+
+    read = "cat ~/.kube/config; ls -A ~; ls -d ~/.kube || echo absent"
+    out = _during_run(sh, read, make)
+    assert b"KUBE-TOKEN" not in out and b".kube" not in out.split(), out
+    assert out.endswith(b"absent\n"), out
+    # The control: without the preset the same late file is read, so the
+    # mask (not the timing) is what kept it out.
+    (kube / "config").unlink()
+    kube.rmdir()
+    out = _during_run(sh, "cat ~/.kube/config", make, "--no-hide-secrets")
+    assert out == b"KUBE-TOKEN\n", out
+
+
+def test_a_secret_below_a_missing_dir_stays_missing_with_that_dir(sh):
+    # ~/.docker does not exist: its config.json appears with the dir.
+    docker = sh.home / ".docker"
+
+    def make():
+        docker.mkdir()
+        (docker / "config.json").write_text('{"auths": "DOCKER-AUTH"}\n')
+
+    out = _during_run(sh, "cat ~/.docker/config.json; ls -A ~/.docker; ls -A ~ | grep -c docker", make)
+    assert b"DOCKER-AUTH" not in out and out.endswith(b"0\n"), out
+    assert (docker / "config.json").read_text() == '{"auths": "DOCKER-AUTH"}\n'
+
+
+def test_the_home_outside_the_target_keeps_it_missing_too(sh):
+    # The target is a project: the home is a scratch overlay of its own.
+    def make():
+        (sh.home / ".kube").mkdir()
+        (sh.home / ".kube" / "config").write_text("KUBE-TOKEN\n")
+
+    out = _during_run(sh, "cat ~/.kube/config; ls -A ~ | grep -c kube", make, target=sh.project)
+    assert b"KUBE-TOKEN" not in out and out.endswith(b"0\n"), out
+
+
+def test_a_hide_path_made_during_the_run_stays_missing(sh):
+    env = sh.project / ".env"
+    out = _during_run(sh, "cat ~/project/.env; ls -A ~/project", lambda: env.write_text("API=SECRET-ENV\n"),
+                      "--hide", env, target=sh.project)
+    assert b"SECRET-ENV" not in out and b".env" not in out, out
+    assert out.endswith(b"main.py\n"), out
+
+
+def test_what_the_command_makes_there_is_its_own_and_never_mixes_with_the_hosts(sh):
+    def make():
+        (sh.home / ".kube").mkdir()
+        (sh.home / ".kube" / "config").write_text("KUBE-TOKEN\n")
+
+    cmd = "mkdir ~/.kube && echo mine > ~/.kube/own && cat ~/.kube/own ~/.kube/config; ls -A ~/.kube"
+    out = _during_run(sh, cmd, make, session="own")
+    assert out.startswith(b"mine\n") and b"KUBE-TOKEN" not in out and out.endswith(b"own\n"), out
+    # Never captured (a hidden path), and the host's file is untouched by an apply.
+    st = sh.lo("status", "own", "--json", check=True)
+    assert b".kube" not in st.stdout, st.stdout
+    sh.lo("apply", "own", "--yes", check=True)
+    assert (sh.home / ".kube" / "config").read_text() == "KUBE-TOKEN\n"
+    assert not (sh.home / ".kube" / "own").exists()
+
+
+def test_the_dirs_above_a_masked_path_look_as_the_real_ones(sh):
+    # ~/.config exists (gh is there), ~/.config/gcloud does not: the mask's
+    # ~/.config stands where no layer has one; it must look like the real one.
+    cfg = sh.home / ".config"
+    os.chmod(cfg, 0o750)
+    os.utime(cfg, (1600000000, 1600000000))
+    out = _during_run(sh, "stat -c '%a %Y' ~/.config; ls -A ~/.config | sort | tr '\\n' ' '", lambda: None)
+    assert out == b"750 1600000000\neditor.conf gh ", out
+    # And nothing of the mask reaches the session, nor the real tree.
+    st = json.loads(sh.lo("status", "--json", check=True).stdout)
+    assert st == [], st
+    assert sorted(os.listdir(cfg)) == ["editor.conf", "gh"]
+
+
+def test_a_symlinked_config_dir_is_masked_where_it_leads(sh):
+    # ~/.config -> dotfiles/config: gcloud would appear at the link's target.
+    dot = sh.home / "dotfiles"
+    dot.mkdir()
+    (sh.home / ".config").rename(dot / "config")
+    (sh.home / ".config").symlink_to("dotfiles/config")
+
+    def make():
+        (dot / "config" / "gcloud").mkdir()
+        (dot / "config" / "gcloud" / "credentials.db").write_text("GCLOUD-TOKEN\n")
+
+    out = _during_run(sh, "cat ~/.config/gcloud/credentials.db ~/dotfiles/config/gcloud/credentials.db", make)
+    assert b"GCLOUD-TOKEN" not in out, out
+
+
+def test_a_checkpoint_while_it_runs_keeps_it_missing(sh):
+    def make():
+        (sh.home / ".kube").mkdir()
+        (sh.home / ".kube" / "config").write_text("KUBE-TOKEN\n")
+
+    def checkpoint():
+        r = sh.lo("checkpoint", "live", "-m", "mid", cwd=sh.root)
+        assert r.returncode == 0 and b"step 1" in r.stdout, r.stderr
+
+    out = _during_run(sh, "cat ~/.kube/config; ls -A ~ | grep -c kube", make, session="live", between=checkpoint,
+                      pre="echo x > ~/before.txt; ")
+    assert b"KUBE-TOKEN" not in out and out.endswith(b"0\n"), out
