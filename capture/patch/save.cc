@@ -220,9 +220,8 @@ base::Result<void> save_session(const session::Info& s, const std::string& out_f
     ::fchmod(fd.get(), 0600);
     int out = fd.get();
     // Real contents an apply of this session left or found (helper/store/known_bases.h).
-    auto known = session::read_known_bases(s.dir);
+    session::KnownBasesOnce known(s.dir);
     const std::string what = std::string(opts.doing) + " session '" + s.meta.name + "'";
-    if (!known) return known.error().context(what);
     auto r = in_owner_ns(
         [&]() -> base::Result<std::string> {
             // What the walk and the writer hold (10,000 items, their strings, the
@@ -237,7 +236,7 @@ base::Result<void> save_session(const session::Info& s, const std::string& out_f
             so.keep_files = true;
             so.session_start_ns = s.meta.created_ns;
             so.excluded = s.meta.hidden;
-            so.known_bases = &known.value();
+            so.known_bases = &known;
             so.base_stale = opts.steps.against.empty();  // diff A B: A's view is no copy-up's source
             so.keep_base_max = opts.max_original;
             base::IgnoreRules& rules = held->rules;

@@ -77,6 +77,8 @@ struct ScanResult {
     uint64_t ignored = 0;                    // paths left out by ScanOptions::ignore
     uint64_t counted = 0;                    // ScanOptions::count_only: the changes (items stays empty)
     SnapshotKeys keys;                       // ScanOptions::record_keys
+    // ScanOptions::note_fresh: (path, session::known_content) of fresh real sides.
+    std::vector<std::pair<std::string, std::string>> fresh;
 };
 
 struct ScanOptions {
@@ -110,8 +112,9 @@ struct ScanOptions {
     // (capture/scan/verdicts.h). Never for save.
     VerdictCache* verdicts = nullptr;
     // With with_base: real contents a partial apply of this session left or
-    // found (helper/store/known_bases.h); a base that matches one is not stale.
-    const session::KnownBases* known_bases = nullptr;
+    // found, or its run's exit saw fresh (helper/store/known_bases.h); a
+    // base that matches one is not stale. Read only if a copy is stale.
+    const session::KnownBasesOnce* known_bases = nullptr;
     // status (not with_base): set Change::stale, as save's base records judge
     // it (capture/scan/stale.h; with known_bases when given).
     bool mark_stale = false;
@@ -138,6 +141,12 @@ struct ScanOptions {
     // moved out of their items on the walk's threads; take_changes() puts
     // them in line (docs/performance.md, "Status, sixth pass").
     bool changes_apart = false;
+    // run's exit (with count_only): fingerprint the real file or symlink of
+    // each change whose real side is still what was copied up (its ctime not
+    // later), into ScanResult::fresh, so that a later touch, or an edit
+    // undone, of that real file is no stale copy (up to 16 MiB a file, 256
+    // MiB a walker).
+    bool note_fresh = false;
 };
 
 base::Result<ScanResult> scan_upper(int upper_fd, int lower_fd, const ScanOptions& opts);

@@ -155,11 +155,11 @@ base::Result<ScanResult> walk_session(const session::Info& s, ScanOptions so, co
         so.ignore = &rules;
         so.include_ignored = ignore.include_ignored;
         // Marked as save's base records mark them (show, diff): a stale copy.
-        auto known = session::read_known_bases(s.dir);
+        session::KnownBasesOnce known(s.dir);
         // Not between two sessions: the lower is the other session's view,
         // whose times say nothing of when this one copied a file up.
         so.mark_stale = range.against.empty();
-        if (known) so.known_bases = &known.value();
+        so.known_bases = &known;
         // Verdicts are reused only once nothing can write the upper layer
         // (docs/design.md, "The verdict cache").
         StatusCache local;
@@ -271,7 +271,7 @@ void StatusCache::store() {
     if (!snapshot.empty() && dir.valid()) (void)store_snapshot(dir.get(), snapshot_full, snapshot);
 }
 
-base::Result<int64_t> count_changes_in_child(const session::Info& s) {
+base::Result<int64_t> count_changes_in_child(const session::Info& s, bool note_fresh) {
     int p[2];
     if (::pipe2(p, O_CLOEXEC) != 0) return base::sys_error("pipe");
     base::Fd rd(p[0]), wr(p[1]);
@@ -282,8 +282,16 @@ base::Result<int64_t> count_changes_in_child(const session::Info& s) {
         ScanOptions so;
         so.summary_only = true;
         so.count_only = true;
+        so.note_fresh = note_fresh;
         auto r = walk_session(s, so, {}, {}, nullptr);
         if (!r) return 1;
+        if (!r->fresh.empty()) {
+            // Best effort: without them a later touch of those files is a
+            // stale copy, as before.
+            session::KnownBases fresh;
+            for (auto& [path, known] : r->fresh) fresh[path].insert(std::move(known));
+            (void)session::add_known_bases(s.dir, fresh);
+        }
         int64_t n = static_cast<int64_t>(r->counted);
         return base::write_all(wr.get(), &n, sizeof n).ok() ? 0 : 1;
     });

@@ -88,7 +88,10 @@ base::Result<std::vector<Change>> session_changes_as_owner(const session::Info& 
 // The number of changes (as `status` counts them), scanned in a forked child
 // (which enters the owner namespace there), for a caller that must keep its
 // own identity: `run` at exit, to record the count and drop an empty session.
-base::Result<int64_t> count_changes_in_child(const session::Info& s);
+// note_fresh (run's exit): also keep, as the session's known contents
+// (helper/store/known_bases.h), the fingerprint of each change's real file
+// still as it was copied up (ScanOptions::note_fresh).
+base::Result<int64_t> count_changes_in_child(const session::Info& s, bool note_fresh = false);
 // The same count stored as the session's `changes` (-1 when it cannot be
 // counted), after part of it was applied (apply --only/--hunks..., the exit
 // prompt's picked files): what `sessions` shows. Best effort.

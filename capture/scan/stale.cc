@@ -3,8 +3,9 @@
 namespace capture {
 
 bool stale_copy(const std::string& path, int64_t real_ctime_ns, int64_t copied_ns, uint32_t mode,
-                const session::KnownBases* known, const std::function<std::string()>& fingerprint) {
+                const session::KnownBasesOnce* once, const std::function<std::string()>& fingerprint) {
     if (real_ctime_ns <= copied_ns) return false;
+    const session::KnownBases* known = once ? once->get() : nullptr;
     if (!known) return true;
     auto k = known->find(path);
     if (k == known->end()) return true;

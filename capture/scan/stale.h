@@ -14,6 +14,6 @@ namespace capture {
 // fingerprint: the real entry's (capture/scan/fingerprint.h), asked for only
 // when the ctime says stale and `known` holds the path; "" when unknown.
 bool stale_copy(const std::string& path, int64_t real_ctime_ns, int64_t copied_ns, uint32_t mode,
-                const session::KnownBases* known, const std::function<std::string()>& fingerprint);
+                const session::KnownBasesOnce* known, const std::function<std::string()>& fingerprint);
 
 }  // namespace capture

@@ -194,6 +194,7 @@ Result<void> Walker::entry(const UpperDir& stack, const UpperListing& ls, size_t
     }
     if (v.is_change) {
         TRY_VOID(record(u, l, v, path, in_ignored_ || now_ignored, stack.ids[at]));
+        if (opts_.note_fresh && l.exists && v.captured) note_fresh(u, l, low, name, path);
         if (opts_.mark_stale && !opts_.with_base && !opts_.count_only && l.exists && v.captured)
             mark_stale(u, l, low, name, path);
         if (opts_.reader && !opts_.count_only) read_content(up, up_name, l.exists ? low : -1, name, u);

@@ -123,6 +123,11 @@ private:
     // would judge it; its content is read only when a known base may clear it.
     void mark_stale(const Seen& u, const Seen& l, int low, const std::string& name, const std::string& path);
 
+    // run's exit (ScanOptions::note_fresh): the real side's fingerprint, if
+    // it is still what was copied up, into ScanResult::fresh.
+    void note_fresh(const Seen& u, const Seen& l, int low, const std::string& name, const std::string& path);
+    uint64_t fresh_bytes_ = 0;  // read by note_fresh (its budget)
+
     // Paths are unique except where a real subtree record (added first, when
     // its dir is recorded) meets an upper entry's absent record below an
     // opaque dir: only subtree paths need remembering.

@@ -79,6 +79,7 @@ Result<void> Walker::in_pieces(const Here& h, const std::vector<size_t>& cuts) {
         // Deduplicated against ours already (seen_base_ above); theirs are new.
         for (auto& b : theirs.base) out_->base.push_back(std::move(b));
         for (auto& x : theirs.excluded_seen) out_->excluded_seen.push_back(std::move(x));
+        for (auto& x : theirs.fresh) out_->fresh.push_back(std::move(x));
         for (auto k : {&SnapshotKeys::real, &SnapshotKeys::dirs})
             for (auto& x : theirs.keys.*k) (out_->keys.*k).push_back(std::move(x));
         out_->ignored += theirs.ignored;

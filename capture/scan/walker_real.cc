@@ -1,6 +1,7 @@
 // The real side of the walk (capture/scan/walker.h): real entries a hiding
 // or deleted dir takes away, and, for save, the base each change must find.
 #include <fcntl.h>
+#include <sys/stat.h>
 
 #include "capture/scan/fingerprint.h"
 #include "capture/scan/walker.h"
@@ -94,6 +95,32 @@ void Walker::mark_stale(const Seen& u, const Seen& l, int low, const std::string
         auto fp = fingerprint_fd(l.fd.valid() ? l.fd.get() : own.get(), l.side.size);
         return fp ? fp.value() : std::string();
     });
+}
+
+void Walker::note_fresh(const Seen& u, const Seen& l, int low, const std::string& name, const std::string& path) {
+    constexpr uint64_t kFileMax = uint64_t{16} << 20, kBudget = uint64_t{256} << 20;
+    if (ns_of(l.st.stx_ctime) > copyup_ns(u)) return;  // changed since: stale, nothing to vouch for
+    std::string fp;
+    if (l.side.type == Type::Symlink && !l.side.link_target.empty()) {
+        fp = fingerprint_bytes(l.side.link_target);
+    } else if (l.side.type == Type::File && l.side.size <= kFileMax && fresh_bytes_ + l.side.size <= kBudget) {
+        base::Fd own;
+        int fd = l.fd.get();
+        if (!l.fd.valid()) {
+            // The file the walk stat'ed, or nothing.
+            own.reset(::openat(low, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+            struct stat st;
+            if (!own.valid() || ::fstat(own.get(), &st) != 0 || st.st_ino != l.st.stx_ino) return;
+            fd = own.get();
+        }
+        auto got = fingerprint_fd(fd, l.side.size);
+        if (!got) return;
+        fp = std::move(got.value());
+        fresh_bytes_ += l.side.size;
+    } else {
+        return;
+    }
+    out_->fresh.emplace_back(path, session::known_content(fp, l.side.mode));
 }
 
 // Paths are unique except where a real subtree record (added first, when

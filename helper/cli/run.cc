@@ -110,7 +110,7 @@ int cmd_run(int argc, char** argv) {
         info.meta = run.meta;
         info.dir = run.session_dir;
         run.flush.finish();
-        auto n = capture::count_changes_in_child(info);
+        auto n = capture::count_changes_in_child(info, true);
         run.meta.changes = n.ok() ? n.value() : -1;
         wait_teardown(run);
     };

@@ -98,4 +98,12 @@ base::Result<void> add_known_bases(const std::string& dir, const KnownBases& mor
     return base::replace_file(dir + kFile, dir + "/.known-bases.json.tmp", text, "saving " + dir + kFile);
 }
 
+const KnownBases* KnownBasesOnce::get() const {
+    std::call_once(once_, [this] {
+        auto r = read_known_bases(dir_);
+        if (r) known_ = std::move(r.value());
+    });
+    return known_ ? &*known_ : nullptr;
+}
+
 }  // namespace session

@@ -8,6 +8,8 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -32,5 +34,21 @@ base::Result<void> add_known_bases(const std::string& session_dir, const std::st
                                    const std::vector<std::string>& fingerprints);
 // Adds many at once (one rewrite of the file).
 base::Result<void> add_known_bases(const std::string& session_dir, const KnownBases& more);
+
+// The session's known contents, read when first asked for (a walk's two
+// threads may ask at once): only a copy whose real file changed since needs
+// them, so a session with none never reads the file (which run's exit fills
+// with a fingerprint per fresh base: 10,000 modified files, ~1 MB).
+class KnownBasesOnce {
+public:
+    explicit KnownBasesOnce(std::string session_dir) : dir_(std::move(session_dir)) {}
+    // Null when none can be read (then every changed copy stays stale).
+    const KnownBases* get() const;
+
+private:
+    std::string dir_;
+    mutable std::once_flag once_;
+    mutable std::optional<KnownBases> known_;
+};
 
 }  // namespace session

@@ -262,3 +262,28 @@ def test_apply_undo_then_apply_again_is_no_stale_conflict_but_a_later_edit_still
     assert r.returncode == 0, out
     assert (lo.target / "notes.txt").read_text() == original + "sandbox\n"
     assert (lo.target / "other.txt").read_text() == "edited after the undo\n"
+
+
+def test_a_real_file_touched_or_put_back_after_the_run_is_no_stale_conflict(lo):
+    """run's exit keeps the fingerprint of each real file still as the
+    sandbox copied it up: a later touch (a new ctime, as `git stash && git
+    stash pop` or an editor's save of the same text give) or an edit undone
+    is no stale copy; a real edit still is."""
+    for name in ("touched.txt", "restored.txt", "gone.txt", "edited.txt"):
+        (lo.target / name).write_text(name + " v1\n")
+    edit(lo, "for f in touched restored edited; do echo sandbox >> $f.txt; done; rm gone.txt", session="t")
+    os.utime(lo.target / "touched.txt")
+    os.chmod(lo.target / "gone.txt", 0o644)  # a new ctime, nothing else
+    (lo.target / "restored.txt").write_text("someone else's\n")
+    (lo.target / "restored.txt").write_text("restored.txt v1\n")
+    (lo.target / "edited.txt").write_text("edited.txt v2\n")
+    r, out = apply(lo, "t")
+    assert r.returncode == 1
+    assert conflict_paths(out) == ["edited.txt"]
+    assert "stale" in out["conflicts"][0]["reason"]
+    r, out = apply(lo, "t", "--exclude", "edited.txt")
+    assert r.returncode == 0, out
+    assert (lo.target / "touched.txt").read_text() == "touched.txt v1\nsandbox\n"
+    assert (lo.target / "restored.txt").read_text() == "restored.txt v1\nsandbox\n"
+    assert not (lo.target / "gone.txt").exists()
+    assert (lo.target / "edited.txt").read_text() == "edited.txt v2\n"

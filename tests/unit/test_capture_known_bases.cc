@@ -8,6 +8,7 @@
 #include <string>
 
 #include "capture/patch/known_bases.h"
+#include "capture/scan/stale.h"
 #include "helper/store/known_bases.h"
 
 using namespace capture;
@@ -64,4 +65,30 @@ TEST_CASE("known bases: an apply keeps its fresh bases, merged with what the ses
     CHECK(bad.error().message.find("known-bases.json is malformed; remove it") != std::string::npos);
     std::string cmd = "rm -rf '" + dir + "'";
     CHECK(::system(cmd.c_str()) == 0);
+}
+
+TEST_CASE("known bases: read once, when a stale copy first asks, and only then") {
+    char tmpl[] = "/tmp/known-bases-XXXXXX";
+    REQUIRE(::mkdtemp(tmpl));
+    std::string dir = tmpl;
+    session::KnownBasesOnce once(dir);
+    // Never asked: a file written after the holder was made is what it reads.
+    REQUIRE(session::add_known_bases(dir, "f", {kA}).ok());
+    int asked = 0;
+    auto fp = [&] {
+        asked++;
+        return kA;
+    };
+    // A fresh copy (ctime not after the copy-up) asks for nothing.
+    CHECK_FALSE(stale_copy("f", 10, 10, 0644, &once, fp));
+    CHECK(asked == 0);
+    CHECK(stale_copy("g", 11, 10, 0644, &once, fp));        // stale, and nothing known of g
+    CHECK_FALSE(stale_copy("f", 11, 10, 0644, &once, fp));  // stale by ctime, but the content is known
+    CHECK(asked == 1);
+    REQUIRE(once.get());
+    REQUIRE(session::add_known_bases(dir, "g", {kA}).ok());
+    CHECK(once.get()->count("g") == 0);                 // read once
+    CHECK(stale_copy("f", 11, 10, 0644, nullptr, fp));  // no holder: stale
+    std::string rm = "rm -rf " + dir;
+    CHECK(::system(rm.c_str()) == 0);
 }
