@@ -19,6 +19,7 @@
 #include "helper/store/owner_ns.h"
 #include "review/apply/observe.h"
 #include "review/apply/recover.h"
+#include "review/apply/undo_vouch.h"
 #include "review/txn/fault.h"
 #include "review/txn/fsops.h"
 
@@ -320,8 +321,9 @@ namespace {
 // of the patch, and the patch changes nothing else (below). nullopt: none (or
 // not this tree's, or a patch that says more than its record).
 base::Result<std::optional<std::pair<StoreRef, Txn>>> exported_store(int root, const std::string& state, uint64_t dev,
-                                                                     uint64_t ino, const capture::Manifest& undo) {
+                                                                     uint64_t ino, const capture::Patch& patch) {
     using Found = std::optional<std::pair<StoreRef, Txn>>;
+    const capture::Manifest& undo = patch.manifest();
     const std::string& undo_store = undo.undo_store;
     if (undo.kind != "undo") return Found();
     // Which store the patch names: this tree's in the state dir, or in the tree.
@@ -343,51 +345,23 @@ base::Result<std::optional<std::pair<StoreRef, Txn>>> exported_store(int root, c
     if (!t.ok() || t->id != id || t->kind != TxnKind::Apply || t->state != TxnState::Done || t->dev != dev ||
         t->ino != ino || t->in_state != want.in_state)
         return Found();
-    // The manifest is untrusted input: it may only retire the record it was
-    // made from, and say nothing more than it: every path of the record is a
-    // change of the patch, and every change is a path of the record or lies
-    // beneath one (a restored dir's entries). Found by attack14: a change
-    // added to an exported undo patch went without --yes.
-    // A change beneath one must be an entry of the original the store keeps
-    // for it, of the same type.
-    std::set<std::string> changed;
-    std::map<std::string, const Unit*> units;
-    for (const auto& c : undo.changes) changed.insert(c.path);
-    for (const auto& u : t->units) {
-        if (!changed.count(u.path)) return Found();
-        units[u.path] = &u;
-    }
-    for (const auto& c : undo.changes) {
-        std::string p = c.path;
-        auto u = units.find(p);
-        while (u == units.end()) {
-            size_t slash = p.rfind('/');
-            if (slash == std::string::npos) return Found();
-            p.resize(slash);
-            u = units.find(p);
-        }
-        if (p == c.path) continue;
-        const Unit& unit = *u->second;
-        if ((unit.op != Op::Replace && unit.op != Op::Delete) || unit.slot.empty() || c.kind == capture::Kind::Deleted)
-            return Found();
-        auto kept = open_beneath(st->dir.get(), unit.slot + c.path.substr(p.size()), O_PATH | O_NOFOLLOW);
-        struct stat ks {};
-        if (!kept.ok() || ::fstat(kept->get(), &ks) != 0 || type_of_mode(ks.st_mode) != c.type) return Found();
-    }
+    // The patch is untrusted input: it may only retire the record it was made
+    // from, and restore nothing but what that record's store keeps.
+    if (!undo_patch_within_record(st->dir.get(), t.value(), patch)) return Found();
     return Found(std::pair<StoreRef, Txn>(std::move(ref), std::move(t).value()));
 }
 
 }  // namespace
 
 base::Result<bool> undo_patch_vouched(int root, const std::string& state, uint64_t dev, uint64_t ino,
-                                      const capture::Manifest& undo) {
-    TRY(auto found, exported_store(root, state, dev, ino, undo));
+                                      const capture::Patch& patch) {
+    TRY(auto found, exported_store(root, state, dev, ino, patch));
     return found.has_value();
 }
 
 base::Result<std::string> retire_exported_store(int root, const std::string& state, uint64_t dev, uint64_t ino,
-                                                const capture::Manifest& undo) {
-    TRY(auto found, exported_store(root, state, dev, ino, undo));
+                                                const capture::Patch& patch) {
+    TRY(auto found, exported_store(root, state, dev, ino, patch));
     if (!found) return std::string();
     TRY_VOID(remove_store(found->first));
     return store_path(state, found->second);
