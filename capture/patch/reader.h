@@ -117,6 +117,10 @@ public:
     // Convenience for diff: the whole content of one file member (limit-checked).
     base::Result<std::string> read_file(const std::string& path, uint64_t limit) const;
 
+    // members()[i]'s fingerprint as the sums hold it (checked against its
+    // data when the patch was opened): a File member's content's.
+    const std::string& member_fingerprint(size_t i) const;
+
     // The original (base) content with this fingerprint, when the patch carries
     // it (validated: its fingerprint matches a modified file's base record).
     const std::string* original(const std::string& fingerprint) const;

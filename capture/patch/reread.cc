@@ -123,6 +123,8 @@ Result<void> Patch::read_data(const std::function<DataSink(const Member&)>& visi
     return base::Ok();
 }
 
+const std::string& Patch::member_fingerprint(size_t i) const { return impl_->sums[impl_->stored[i].sum].second; }
+
 Result<std::string> Patch::read_file(const std::string& path, uint64_t limit) const {
     const Member* want = nullptr;
     for (const auto& m : impl_->members)

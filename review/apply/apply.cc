@@ -225,7 +225,7 @@ base::Result<ApplyReport> apply_patch(const capture::Patch& patch, const ApplyOp
         if (!why.empty()) return base::error(why);
     }
     if (opts.as_undo && opts.undo_vouched_only && !opts.dry_run) {
-        TRY(bool vouched, undo_patch_vouched(root, state, tgt.dev, tgt.ino, patch.manifest()));
+        TRY(bool vouched, undo_patch_vouched(root, state, tgt.dev, tgt.ino, patch));
         if (!vouched)
             return base::error(base::display_path(patch.file()) +
                                " is an undo patch of no apply this tree's undo records know (it may come from "
@@ -412,8 +412,7 @@ base::Result<ApplyReport> apply_patch(const capture::Patch& patch, const ApplyOp
         if (auto f = enforce_retention(state, root, tgt.path, opts.retention, id); f.ok()) rep.pruned = f.value();
     } else {
         if (remove_store(sref).ok()) rep.undo.clear();
-        if (auto r = retire_exported_store(root, state, tgt.dev, tgt.ino, patch.manifest()); r.ok())
-            rep.retired = r.value();
+        if (auto r = retire_exported_store(root, state, tgt.dev, tgt.ino, patch); r.ok()) rep.retired = r.value();
     }
     return rep;
 }

@@ -19,6 +19,7 @@
 #include "helper/store/owner_ns.h"
 #include "review/apply/observe.h"
 #include "review/apply/recover.h"
+#include "review/apply/undo_vouch.h"
 #include "review/txn/fault.h"
 #include "review/txn/fsops.h"
 
@@ -316,11 +317,13 @@ base::Result<void> UndoPatchOut::write(int root, int store_fd, const Txn& txn) {
 namespace {
 
 // The store an undo patch was exported from, when it is this tree's: its
-// record names this root's device and inode and every path it lists is a
-// change of the patch. nullopt: none (or not this tree's).
+// record names this root's device and inode, every path it lists is a change
+// of the patch, and the patch changes nothing else (below). nullopt: none (or
+// not this tree's, or a patch that says more than its record).
 base::Result<std::optional<std::pair<StoreRef, Txn>>> exported_store(int root, const std::string& state, uint64_t dev,
-                                                                     uint64_t ino, const capture::Manifest& undo) {
+                                                                     uint64_t ino, const capture::Patch& patch) {
     using Found = std::optional<std::pair<StoreRef, Txn>>;
+    const capture::Manifest& undo = patch.manifest();
     const std::string& undo_store = undo.undo_store;
     if (undo.kind != "undo") return Found();
     // Which store the patch names: this tree's in the state dir, or in the tree.
@@ -342,25 +345,23 @@ base::Result<std::optional<std::pair<StoreRef, Txn>>> exported_store(int root, c
     if (!t.ok() || t->id != id || t->kind != TxnKind::Apply || t->state != TxnState::Done || t->dev != dev ||
         t->ino != ino || t->in_state != want.in_state)
         return Found();
-    // The manifest is untrusted input: it may only retire the record it was made from.
-    std::set<std::string> changed;
-    for (const auto& c : undo.changes) changed.insert(c.path);
-    for (const auto& u : t->units)
-        if (!changed.count(u.path)) return Found();
+    // The patch is untrusted input: it may only retire the record it was made
+    // from, and restore nothing but what that record's store keeps.
+    if (!undo_patch_within_record(st->dir.get(), t.value(), patch)) return Found();
     return Found(std::pair<StoreRef, Txn>(std::move(ref), std::move(t).value()));
 }
 
 }  // namespace
 
 base::Result<bool> undo_patch_vouched(int root, const std::string& state, uint64_t dev, uint64_t ino,
-                                      const capture::Manifest& undo) {
-    TRY(auto found, exported_store(root, state, dev, ino, undo));
+                                      const capture::Patch& patch) {
+    TRY(auto found, exported_store(root, state, dev, ino, patch));
     return found.has_value();
 }
 
 base::Result<std::string> retire_exported_store(int root, const std::string& state, uint64_t dev, uint64_t ino,
-                                                const capture::Manifest& undo) {
-    TRY(auto found, exported_store(root, state, dev, ino, undo));
+                                                const capture::Patch& patch) {
+    TRY(auto found, exported_store(root, state, dev, ino, patch));
     if (!found) return std::string();
     TRY_VOID(remove_store(found->first));
     return store_path(state, found->second);

@@ -49,12 +49,12 @@ bool walk_less(const std::string& a, const std::string& b);
 // back as it was, so that record is spent. Returns the store's path, or ""
 // when there was none.
 base::Result<std::string> retire_exported_store(int root, const std::string& state, uint64_t dev, uint64_t ino,
-                                                const capture::Manifest& undo);
+                                                const capture::Patch& patch);
 
 // Does this tree hold the undo store (and its record) the undo patch was
 // exported from, as retire_exported_store checks? Only then does layover
 // vouch for the patch: any other undo patch may come from anywhere.
 base::Result<bool> undo_patch_vouched(int root, const std::string& state, uint64_t dev, uint64_t ino,
-                                      const capture::Manifest& undo);
+                                      const capture::Patch& patch);
 
 }  // namespace review

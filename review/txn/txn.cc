@@ -229,13 +229,16 @@ std::string store_rel_of(const Txn& t) {
     return std::string(kUndoDir) + "/" + t.id;
 }
 
+// `.layover-undo` at any depth: a store below the target is the undo store
+// of an apply to that dir, and `undo --last` there trusts the newest record
+// it holds (found by attack14: a session over a tree forged one below it).
 bool is_reserved_path(const std::string& rel) {
-    if (rel.substr(0, rel.find('/')) == kUndoDir) return true;
     size_t start = 0;
     for (;;) {
         size_t slash = rel.find('/', start);
-        std::string comp = rel.substr(start, slash == std::string::npos ? std::string::npos : slash - start);
-        if (comp.rfind(kTmpPrefix, 0) == 0) return true;
+        std::string_view comp =
+            std::string_view(rel).substr(start, slash == std::string::npos ? std::string::npos : slash - start);
+        if (comp == kUndoDir || comp.rfind(kTmpPrefix, 0) == 0) return true;
         if (slash == std::string::npos) return false;
         start = slash + 1;
     }

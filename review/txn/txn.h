@@ -82,7 +82,8 @@ std::string txn_to_json(const Txn& t);
 std::string store_rel_of(const Txn& t);
 base::Result<Txn> txn_from_json(const std::string& text);
 
-// Undo stores and staged names: reserved names a patch may never write.
+// Undo stores (`.layover-undo`, at any depth) and staged names (`.layover-tmp.*`):
+// reserved names a patch may never write.
 inline constexpr const char* kUndoDir = ".layover-undo";
 inline constexpr const char* kTmpPrefix = ".layover-tmp.";
 bool is_reserved_path(const std::string& rel);

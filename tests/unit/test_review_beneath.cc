@@ -61,6 +61,11 @@ TEST_CASE("review beneath: names reserved for staging and the undo store") {
     CHECK(review::is_reserved_path("a/.layover-tmp.abc.1"));
     CHECK(review::is_reserved_path(".layover-tmp.x/y"));
     CHECK_FALSE(review::is_reserved_path("a/.layover-undox"));
+    // Below the top too: an undo store of an apply to that dir (attack14).
+    CHECK(review::is_reserved_path("proj/.layover-undo"));
+    CHECK(review::is_reserved_path("a/b/.layover-undo/ffffffffffff/undo.json"));
+    CHECK_FALSE(review::is_reserved_path("a/x.layover-undo/y"));
+    CHECK_FALSE(review::is_reserved_path("a/.layover-undo-old"));
     CHECK_FALSE(review::is_reserved_path("a.layover-tmp.x"));
 }
 

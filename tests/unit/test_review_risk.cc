@@ -81,9 +81,10 @@ TEST_CASE("review risk: layover's config file under $XDG_CONFIG_HOME is flagged 
 TEST_CASE("review risk: layover's reserved names, which apply refuses, are marked anywhere in the tree") {
     RiskContext none{};
     for (const char* p : {".layover-tmp.1.2", "d/.layover-tmp.9.9", ".layover-undo", ".layover-undo/abc/undo.json",
-                          "a/.layover-tmp.x/b"})
+                          "a/.layover-tmp.x/b", "d/.layover-undo", "proj/.layover-undo/ffffffffffff/undo.json"})
         CHECK(has(risks_of(file(p), none), "layover's reserved name (apply refuses it)"));
-    for (const char* p : {"d/.layover-undo", ".layover-undox", "layover-tmp.1", ".layover-tmpx"})
+    // (.layover-undo below the top is the undo store of an apply to that dir: attack14.)
+    for (const char* p : {"d/.layover-undox", ".layover-undox", "layover-tmp.1", ".layover-tmpx"})
         CHECK(risks_of(file(p), none).empty());
     // The patch format's whiteout prefix: save refuses it, so status says so before.
     CHECK(has(risks_of(file("d/.wh.foo"), none), ".wh. name (cannot be saved: --ignore it)"));
