@@ -10,11 +10,12 @@
 #include "overlay/mountinfo.h"
 
 struct HideRequest {
-    std::string home;               // $HOME as given (the secret paths hang below it)
-    std::string target;             // resolved target
-    std::string cwd;                // for relative --hide paths
-    bool secrets = true;            // --hide-secrets (default) / --no-hide-secrets
-    std::vector<std::string> user;  // --hide PATH...
+    std::string home;                 // $HOME as given (the secret paths hang below it)
+    std::string target;               // resolved target
+    std::string cwd;                  // for relative --hide paths
+    bool secrets = true;              // --hide-secrets (default) / --no-hide-secrets
+    std::vector<std::string> user;    // --hide PATH...
+    std::vector<std::string> stores;  // undo stores apply keeps in trees (helper/store/undo_trees.h)
 };
 
 struct HidePlan {

@@ -13,6 +13,7 @@
 #include "helper/sandbox/first_run.h"
 #include "helper/sandbox/profile.h"
 #include "helper/sandbox/scratch.h"
+#include "helper/store/undo_trees.h"
 #include "overlay/mountinfo.h"
 #include "overlay/options.h"
 
@@ -69,7 +70,7 @@ base::Result<RunPolicy> decide_policy(const RunOptions& opts, const std::string&
         return base::error("bad --tmp-size '" + opts.tmp_size + "'; use e.g. 512M, 2G or 10%");
 
     const char* home = std::getenv("HOME");
-    HideRequest req{home ? home : "", target, cwd, opts.hide_secrets, opts.hide};
+    HideRequest req{home ? home : "", target, cwd, opts.hide_secrets, opts.hide, session::tree_stores(state)};
     auto mounts = host_mounts();
     TRY(pol.hide, plan_hide(req, mounts ? *mounts : std::vector<overlay::MountEntry>{}));
     if (mounts) pol.submounts = overlay::submounts_under(*mounts, target);

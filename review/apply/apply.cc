@@ -17,6 +17,7 @@
 #include "helper/base/fs/beneath.h"
 #include "helper/base/text.h"
 #include "helper/store/session.h"
+#include "helper/store/undo_trees.h"
 #include "review/apply/commit.h"
 #include "review/apply/merge.h"
 #include "review/apply/observe.h"
@@ -326,6 +327,9 @@ base::Result<ApplyReport> apply_patch(const capture::Patch& patch, const ApplyOp
     StoreRef sref = store_ref(root, state, txn);
     auto store = open_store(sref, true);
     if (!store.ok()) return fail(store.error().context("creating the undo store"));
+    // Listed in the state dir: a later sandbox over a dir above this target
+    // hides the store (helper/store/undo_trees.h).
+    if (!txn.in_state) session::note_tree_store(state, (tgt.path == "/" ? "" : tgt.path) + "/" + kUndoDir);
     // Before commit, durable: every staged entry, the directories holding
     // their names, and the undo store with its parents (created just now).
     Durability dur;

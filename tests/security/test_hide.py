@@ -4,7 +4,7 @@ Each case reads from inside the sandbox, then checks the real files afterwards.
 """
 import subprocess
 
-from conftest import LAYOVER, real_dir
+from conftest import LAYOVER, missing_feature, real_dir
 
 READ_ALL = ("cat ~/.ssh/id_ed25519 ~/.aws/credentials ~/.netrc ~/.config/gh/hosts.yml 2>/dev/null;"
             "for d in ~/.ssh ~/.aws ~/.config/gh; do ls -A $d; done")
@@ -282,3 +282,34 @@ def test_daemon_sockets_on_the_read_only_home_are_hidden(sh):
     finally:
         for s in servers:
             s.close()
+
+
+def test_an_undo_store_below_the_target_is_hidden_from_a_later_sandbox_above_it(sh):
+    # Found by attack14 (27 Nov): with the state dir on another filesystem,
+    # apply keeps its undo store in the tree (p2/.layover-undo/ID, holding
+    # the .env it deleted); a sandbox over the home read it. The state dir
+    # lists such stores (helper/store/undo_trees.h) and the hide plan covers them.
+    import os
+    import tempfile
+    if os.stat("/dev/shm").st_dev == os.stat(str(sh.home)).st_dev:
+        missing_feature("a state dir on another filesystem than the home (/dev/shm is on the same one)")
+    other = tempfile.mkdtemp(prefix="lo-state-", dir="/dev/shm")
+    try:
+        state = os.path.join(other, "state")
+        os.mkdir(state, 0o700)
+        sh.lo.env["LAYOVER_STATE_DIR"] = state
+        p2 = sh.home / "p2"
+        p2.mkdir()
+        (p2 / ".env").write_text("SECRET-IN-STORE\n")
+        r = sh.run("rm .env", target=p2, session="d1", cwd=p2)
+        assert r.returncode == 0, r.stderr
+        sh.lo("apply", "d1", "--yes", check=True)
+        stored = [f for f in (p2 / ".layover-undo").rglob("*") if f.is_file() and b"SECRET" in f.read_bytes()]
+        assert stored, "the undo store in the tree holds the deleted .env"
+        r = sh.run("cat ~/p2/.layover-undo/*/* ~/p2/.layover-undo/*/*/* 2>/dev/null; ls -A ~/p2/.layover-undo",
+                   on_exit="discard")
+        assert b"SECRET-IN-STORE" not in r.stdout and r.stdout == b"", r.stdout
+        assert stored[0].read_text() == "SECRET-IN-STORE\n"
+    finally:
+        import subprocess as _sp
+        _sp.run(["rm", "-rf", other])

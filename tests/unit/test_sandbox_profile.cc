@@ -11,6 +11,7 @@
 #include "helper/sandbox/hide.h"
 #include "helper/sandbox/profile.h"
 #include "helper/sandbox/run_args.h"
+#include "helper/store/undo_trees.h"
 #include "overlay/mask.h"
 #include "overlay/mountinfo.h"
 
@@ -105,7 +106,7 @@ TEST_CASE("hide: the plan resolves symlinks, skips what is absent, keeps in-targ
     std::ofstream(home + "/.netrc") << "x";
     std::ofstream(proj + "/.env") << "x";
 
-    HideRequest req{home, proj, proj, true, {".env", "missing"}};
+    HideRequest req{home, proj, proj, true, {".env", "missing"}, {}};
     auto plan = plan_hide(req, {});
     REQUIRE(plan.ok());
     CHECK(plan->mounts == std::vector<std::string>{root + "/realssh", home + "/.netrc", proj + "/.env"});
@@ -114,7 +115,7 @@ TEST_CASE("hide: the plan resolves symlinks, skips what is absent, keeps in-targ
     CHECK(plan->in_target == std::vector<std::string>{".env", "missing"});
 
     // Over the home: every preset name is excluded from capture, present or not.
-    HideRequest whole{home, home, home, true, {}};
+    HideRequest whole{home, home, home, true, {}, {}};
     auto p2 = plan_hide(whole, {});
     REQUIRE(p2.ok());
     CHECK(has(p2->in_target, ".aws"));
@@ -122,14 +123,14 @@ TEST_CASE("hide: the plan resolves symlinks, skips what is absent, keeps in-targ
     CHECK_FALSE(has(p2->mounts, home + "/.aws"));  // absent: nothing mounted, nothing created
 
     // A target inside a hidden dir is not hidden from itself.
-    HideRequest inside{home, root + "/realssh", root, true, {}};
+    HideRequest inside{home, root + "/realssh", root, true, {}, {}};
     auto p3 = plan_hide(inside, {});
     REQUIRE(p3.ok());
     CHECK(p3->notes.size() == 1);
     CHECK(p3->notes[0].find("not hiding ~/.ssh") == 0);
 
     // --no-hide-secrets: only what was asked.
-    HideRequest none{home, proj, proj, false, {}};
+    HideRequest none{home, proj, proj, false, {}, {}};
     CHECK(plan_hide(none, {})->mounts.empty());
     std::string rm = "rm -rf " + root;
     CHECK(::system(rm.c_str()) == 0);
@@ -145,7 +146,7 @@ TEST_CASE("hide: missing paths are kept missing as spelled and where they would 
     REQUIRE(::mkdir(dots.c_str(), 0755) == 0);
     REQUIRE(::symlink("dotfiles/config", (home + "/.config").c_str()) == 0);
     std::ofstream(home + "/afile") << "x";
-    HideRequest req{home, home, home, true, {"afile/below", "new/deeper/x", "../outside"}};
+    HideRequest req{home, home, home, true, {"afile/below", "new/deeper/x", "../outside"}, {}};
     auto plan = plan_hide(req, {});
     REQUIRE(plan.ok());
     CHECK(has(plan->missing, home + "/.aws"));
@@ -178,7 +179,7 @@ TEST_CASE("hide: the undo stores in the target, above it and in the home are cov
     for (const auto& d : {home, proj, other, proj + "/.layover-undo", home + "/.layover-undo"})
         REQUIRE(::mkdir(d.c_str(), 0700) == 0);
     REQUIRE(::symlink("elsewhere", (root + "/.layover-undo").c_str()) == 0);  // not a store: left alone
-    HideRequest req{home, proj, proj, false, {}};
+    HideRequest req{home, proj, proj, false, {}, {}};
     auto plan = plan_hide(req, {});
     REQUIRE(plan.ok());
     CHECK(plan->mounts == std::vector<std::string>{proj + "/.layover-undo", home + "/.layover-undo"});
@@ -186,8 +187,18 @@ TEST_CASE("hide: the undo stores in the target, above it and in the home are cov
     CHECK(plan->in_target.empty());  // an agent's own .layover-undo is still captured (and refused by apply)
     CHECK(plan->notes.empty());
     // A target outside the home: the home's store too.
-    HideRequest out{home, other, other, false, {}};
+    HideRequest out{home, other, other, false, {}, {}};
     CHECK(plan_hide(out, {})->mounts == std::vector<std::string>{home + "/.layover-undo"});
+    // Below the target: the stores the state dir lists (undo_trees.h), those that exist.
+    std::string below = proj + "/sub/.layover-undo";
+    REQUIRE(::mkdir((proj + "/sub").c_str(), 0700) == 0);
+    REQUIRE(::mkdir(below.c_str(), 0700) == 0);
+    HideRequest over{home, home, home, false, {}, {below, other + "/.layover-undo", home + "/gone/.layover-undo"}};
+    auto p4 = plan_hide(over, {});
+    REQUIRE(p4.ok());
+    CHECK(has(p4->mounts, below));
+    CHECK_FALSE(has(p4->mounts, other + "/.layover-undo"));  // not below the target
+    CHECK(p4->in_target.empty());
     std::string rm = "rm -rf " + root;
     CHECK(::system(rm.c_str()) == 0);
 }
@@ -208,4 +219,21 @@ TEST_CASE("run: the isolation profile's options") {
     CHECK(parse_run_args({"--env", "1A=x"}).error().message.find("NAME=VALUE") != std::string::npos);
     CHECK(parse_run_args({"--env", "NOEQ"}).error().message.find("NAME=VALUE") != std::string::npos);
     CHECK(parse_run_args({"--hide", ""}).error().message.find("--hide needs a path") != std::string::npos);
+}
+
+TEST_CASE("undo trees: each store listed once, in the order added, a cut-off entry dropped") {
+    char tmpl[] = "/tmp/layover-trees-XXXXXX";
+    REQUIRE(::mkdtemp(tmpl));
+    std::string state = tmpl;
+    CHECK(session::tree_stores(state).empty());
+    session::note_tree_store(state, "/w/a/.layover-undo");
+    session::note_tree_store(state, "/w/b\n/.layover-undo");
+    session::note_tree_store(state, "/w/a/.layover-undo");
+    std::ofstream(state + "/undo-trees", std::ios::app) << "/w/cut/.layover";  // a crash mid-append
+    CHECK(session::tree_stores(state) == std::vector<std::string>{"/w/a/.layover-undo", "/w/b\n/.layover-undo"});
+    session::note_tree_store(state, "/w/c/.layover-undo");  // after the cut-off one, apart from it
+    CHECK(session::tree_stores(state) ==
+          std::vector<std::string>{"/w/a/.layover-undo", "/w/b\n/.layover-undo", "/w/c/.layover-undo"});
+    std::string rm = "rm -rf " + state;
+    CHECK(::system(rm.c_str()) == 0);
 }

@@ -1,0 +1,60 @@
+#include "helper/store/undo_trees.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <string_view>
+
+#include "helper/base/fd.h"
+
+namespace session {
+
+namespace {
+
+constexpr size_t kMax = size_t{1} << 20;  // ~4,000 trees of 256 bytes
+
+constexpr std::string_view kName = "/.layover-undo";
+
+std::string list_file(const std::string& state) { return state + "/undo-trees"; }
+
+// The list's text ("" when there is none).
+std::string read_list(const std::string& state) {
+    auto fd = base::open_at(AT_FDCWD, list_file(state), O_RDONLY | O_NOFOLLOW);
+    if (!fd) return "";
+    auto text = base::read_all(fd->get(), kMax);
+    return text ? std::move(text.value()) : "";
+}
+
+std::vector<std::string> entries_of(const std::string& text) {
+    std::vector<std::string> out;
+    size_t i = 0;
+    while (i < text.size()) {
+        size_t j = text.find('\0', i);
+        if (j == std::string::npos) break;  // a cut-off last entry (a crash mid-append)
+        std::string p = text.substr(i, j - i);
+        // Only a store's own name: a cut-off entry could name its tree.
+        bool store =
+            p.size() > kName.size() && p[0] == '/' && p.compare(p.size() - kName.size(), kName.size(), kName) == 0;
+        if (store && std::find(out.begin(), out.end(), p) == out.end()) out.push_back(p);
+        i = j + 1;
+    }
+    return out;
+}
+
+}  // namespace
+
+std::vector<std::string> tree_stores(const std::string& state) { return entries_of(read_list(state)); }
+
+void note_tree_store(const std::string& state, const std::string& store_dir) {
+    std::string text = read_list(state);
+    auto known = entries_of(text);
+    if (std::find(known.begin(), known.end(), store_dir) != known.end()) return;
+    auto fd = base::open_at(AT_FDCWD, list_file(state), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, 0600);
+    if (!fd) return;
+    // After a cut-off entry, a NUL first: that one stays apart, and dropped.
+    std::string entry = (text.empty() || text.back() == '\0' ? "" : std::string(1, '\0')) + store_dir + '\0';
+    (void)base::write_all(fd->get(), entry.data(), entry.size());
+}
+
+}  // namespace session
