@@ -7,11 +7,22 @@
 #include "helper/base/text.h"
 
 void warn_unmatched(const char* verb, const std::string& target, const std::vector<std::string>& unmatched) {
-    for (const auto& o : unmatched)
+    for (const auto& o : unmatched) {
+        // `apply S -- f.c --yes`: after `--` every word is a path, and an
+        // option typed there is one that matches nothing; say so, or the next
+        // line (`pass --yes`) contradicts what the user typed.
+        if (o.size() > 1 && o[0] == '-') {
+            std::fprintf(stderr,
+                         "layover: %s: '%s' matches no change: a word after '--' is a path, not an option; put "
+                         "options before '--'\n",
+                         verb, base::display_path(o).c_str());
+            continue;
+        }
         std::fprintf(stderr,
                      "layover: %s: '%s' matches no change (paths are relative to the target %s; 'layover "
                      "status' lists the changes)\n",
                      verb, base::display_path(o).c_str(), base::display_path(target).c_str());
+    }
 }
 
 void warn_unmatched_paths(const char* verb, const std::string& target, const std::vector<std::string>& rel,

@@ -334,3 +334,21 @@ def test_apply_json_lists_every_path_in_the_one_path_shape_non_utf8_bytes_exact(
     assert "\\xff" in by_bytes[b"bad\xffname"]["path"]
     assert "applied_b64" not in out
     assert (lo.target / os.fsdecode(b"bad\xffname")).read_bytes() == b"x"
+
+
+def test_an_option_after_the_double_dash_is_named_as_such(lo):
+    # `apply S -- f.c --yes` read '--yes' as a path: stderr said "'--yes' matches no change (paths are
+    # relative to the target ...)" and then "pass --yes", which the user had typed.
+    run_edit(lo, "echo changed > notes.txt", session="dd")
+    r = lo("apply", "dd", "--", "notes.txt", "--yes")
+    err = r.stderr.decode()
+    assert r.returncode == 2 and err.startswith(
+        "layover: apply: '--yes' matches no change: a word after '--' is a path, not an option; put options "
+        "before '--'\n"), err
+    assert (lo.target / "notes.txt").read_text() == "one\ntwo\nthree\n"
+    for verb in ("status", "diff"):
+        r = lo(verb, "dd", "--", "notes.txt", "--json")
+        assert "'--json' matches no change: a word after '--' is a path" in r.stderr.decode(), (verb, r.stderr)
+    r = lo("apply", "dd", "--yes", "--", "notes.txt")
+    assert r.returncode == 0 and b"matches no change" not in r.stderr, r.stderr
+
