@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
+#include "capture/scan/session_scan.h"
 #include "helper/base/fd.h"
 #include "helper/base/text.h"
 #include "helper/store/session.h"
@@ -111,9 +112,11 @@ base::Result<std::string> newest_record(const std::string& target) {
     return all.front().dir;
 }
 
-void unmark_undone(const std::string& record) {
+void unmark_undone(const std::string& record, const std::string& source, const std::string& target) {
     auto state = session::state_dir();
     if (!state) return;
+    if (auto s = session::find(*state, source); s.ok() && s->meta.target == target && s->state != "running")
+        capture::recount_changes(s.value());
     // The record's last two components (DEV-INO/ID or .layover-undo/ID; the
     // ID is random): its dir is gone now, so no realpath, and the path given
     // may be spelled otherwise than apply recorded it.

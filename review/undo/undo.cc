@@ -120,6 +120,8 @@ base::Result<ApplyReport> undo_record(const std::string& record, const UndoOptio
         else rep.conflicts.push_back({u.path, why});
     }
     for (const auto& u : t.units) rep.applied.push_back(u.path);
+    rep.undone_source = t.source;
+    rep.undone_target = t.target;
     if (!rep.conflicts.empty()) {
         rep.applied.clear();
         return rep;

@@ -352,3 +352,25 @@ def test_an_option_after_the_double_dash_is_named_as_such(lo):
     r = lo("apply", "dd", "--yes", "--", "notes.txt")
     assert r.returncode == 0 and b"matches no change" not in r.stderr, r.stderr
 
+
+def test_undo_of_a_partial_apply_gives_the_session_its_count_back(lo):
+    # apply --only recounts what `sessions` shows (2 -> 1); its undo put the change back out of the
+    # real tree but left the count at 1 while status listed 2.
+    run_edit(lo, "echo changed > notes.txt && echo n > fresh.txt", session="pc")
+
+    def count():
+        s = [s for s in json.loads(lo("sessions", "--json").stdout) if s["name"] == "pc"][0]
+        return s["changes"], s["changes_exact"], s["state"]
+
+    assert count() == (2, True, "kept")
+    r = lo("apply", "pc", "--yes", "--only", "notes.txt")
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    assert count() == (1, True, "kept")
+    r = lo("undo", "--last", "--target", lo.target)
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    assert (lo.target / "notes.txt").read_text() == "one\ntwo\nthree\n"
+    assert count() == (2, True, "kept")
+    assert lo("status", "pc").stdout.decode().splitlines()[-1] == "2 changes: 1 added, 1 modified"
+    # A whole apply and its undo: applied, then kept with its count.
+    assert lo("apply", "pc", "--yes").returncode == 0 and count() == (2, True, "applied")
+    assert lo("undo", "--last", "--target", lo.target).returncode == 0 and count() == (2, True, "kept")
