@@ -144,6 +144,11 @@ def test_compare_and_diff_of_two_forks(lo):
     assert r.returncode == 0, r.stderr.decode(errors="replace")
     r = lo("compare", "x", "elsewhere")
     assert r.returncode == 1 and b"different targets" in r.stderr
+    # Resuming it over another tree (--target left out, say) names the --target that resumes it.
+    r = lo("run", "--target", lo.target, "--session", "elsewhere", "--", "/bin/true")
+    assert r.returncode == 125 and r.stderr.decode() == (
+        "layover: session 'elsewhere' overlays %s, not %s; resume it with --target %s, or use another --session "
+        "name\n" % (other, lo.target, other)), r.stderr
     assert lo("compare", "x").returncode == 2
 
 
