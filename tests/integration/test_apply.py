@@ -374,3 +374,23 @@ def test_undo_of_a_partial_apply_gives_the_session_its_count_back(lo):
     # A whole apply and its undo: applied, then kept with its count.
     assert lo("apply", "pc", "--yes").returncode == 0 and count() == (2, True, "applied")
     assert lo("undo", "--last", "--target", lo.target).returncode == 0 and count() == (2, True, "kept")
+
+
+def test_an_undo_finished_after_a_failure_names_what_it_restored(lo):
+    # An undo stopped by a read-only dir keeps its journal; the next undo finished it but said
+    # "restored 0 path(s)" (and --json "applied": []), as if nothing had come back.
+    run_edit(lo, "echo changed > notes.txt && echo n > docs/fresh.txt", session="ro")
+    assert lo("apply", "ro", "--yes").returncode == 0
+    os.chmod(lo.target / "docs", 0o555)
+    try:
+        r = lo("undo", "--last", "--target", lo.target)
+        assert r.returncode == 1 and b"the undo is incomplete" in r.stderr, r.stderr
+    finally:
+        os.chmod(lo.target / "docs", 0o755)
+    r = lo("undo", "--last", "--target", lo.target)
+    out = r.stdout.decode()
+    assert r.returncode == 0 and b"finished an interrupted undo" in r.stderr, r.stderr
+    assert out == "restored 2 path(s)\n  docs/fresh.txt\n  notes.txt\n", out
+    assert (lo.target / "notes.txt").read_text() == "one\ntwo\nthree\n" and not (lo.target / "docs/fresh.txt").exists()
+    s = [s for s in json.loads(lo("sessions", "--json").stdout) if s["name"] == "ro"][0]
+    assert s["state"] == "kept" and s["changes"] == 2, s
