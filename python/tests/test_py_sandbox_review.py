@@ -6,6 +6,7 @@ test_py_sandbox.py."""
 from __future__ import annotations
 
 import os
+import warnings
 
 import pytest
 
@@ -141,6 +142,19 @@ def test_apply_writes_the_real_target(sb, target):
     assert (target / "made.txt").read_text() == "made\n"
     assert not (target / "old.txt").exists()
     assert (target / "src" / "app.py").read_text() == "v2\n"
+
+
+def test_apply_paths_that_match_no_change_warn(sb, target):
+    # apply(paths=["made"]) of a session that made made.txt returned applied=[] without a word; the
+    # helper's "'made' matches no change" line on stderr was dropped.
+    sb.exec(["sh", "-c", "echo made > made.txt; echo other > other.txt"], check=True)
+    with pytest.warns(UserWarning, match=r"^layover: apply: 'made' matches no change \(paths are relative to "
+                                         r"the target "):
+        result = sb.apply(paths=["made", "other.txt"])
+    assert result.applied == ["other.txt"] and not (target / "made.txt").exists()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert sb.apply(paths=["made.txt"]).applied == ["made.txt"]
 
 
 def test_a_dry_run_apply_leaves_the_sandbox_running_and_says_so(sb, target):
