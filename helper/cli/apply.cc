@@ -324,7 +324,7 @@ int cmd_apply(int argc, char** argv) {
         auto pre = review::apply_patch(*patch, preview);
         if (!pre.ok()) return fail(pre.error().message);
         if (!pre->conflicts.empty()) {
-            print_conflicts("apply", *pre, "applied");
+            print_conflicts("apply", *pre, "applied", a.opts.force);
             applied_twice(*patch, target);
             return 1;
         }
@@ -375,7 +375,7 @@ int cmd_apply(int argc, char** argv) {
     }
     print_notes("apply", *rep);
     if (!rep->conflicts.empty()) {
-        print_conflicts("apply", *rep, a.opts.dry_run ? "changed (dry run)" : "applied");
+        print_conflicts("apply", *rep, a.opts.dry_run ? "changed (dry run)" : "applied", a.opts.force);
         applied_twice(*patch, target);
         return 1;
     }

@@ -99,7 +99,7 @@ int cmd_undo(int argc, char** argv) {
         return rep->conflicts.empty() ? 0 : 1;
     }
     if (!rep->conflicts.empty()) {
-        cli::print_conflicts("undo", *rep, "restored");
+        cli::print_conflicts("undo", *rep, "restored", opts.force);
         return 1;
     }
     std::printf("%s %zu path(s)\n", opts.dry_run ? "dry run: would restore" : "restored", rep->applied.size());

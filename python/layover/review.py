@@ -74,9 +74,11 @@ def apply_session(helper: Helper, what: StrPath, *, paths: Optional[Iterable[Str
     if conflicts:
         listing = "; ".join("%s (%s)" % (_shown(c.path), c.reason) for c in conflicts[:5])
         more = " and %d more" % (len(conflicts) - 5) if len(conflicts) > 5 else ""
-        raise ConflictError("layover: apply: %d conflicting path(s), nothing written: %s%s; re-run with "
-                            "force=True to overwrite, or leave them out with paths=/exclude="
-                            % (len(conflicts), listing, more), conflicts)
+        fix = ("force=True does not override these (a parent directory gone or replaced): put back what they need, "
+               "or leave them out with paths=/exclude=" if force else
+               "re-run with force=True to overwrite, or leave them out with paths=/exclude=")
+        raise ConflictError("layover: apply: %d conflicting path(s), nothing written: %s%s; %s"
+                            % (len(conflicts), listing, more, fix), conflicts)
     err = data.get("error")
     if err is not None or r.returncode != 0:
         raise PatchError(err if isinstance(err, str) and err else message)

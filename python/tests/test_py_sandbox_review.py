@@ -272,3 +272,14 @@ def test_resume_sees_the_earlier_work(sb, state_dir):
         assert again.run("open('step1.txt').read()").value == "'one'"
     finally:
         again.close()
+
+
+def test_a_conflict_force_does_not_override_does_not_name_force_as_the_fix(sb, target, tmp_path):
+    # apply_patch(force=True) raised "...; re-run with force=True to overwrite" for a parent dir gone.
+    sb.exec(["sh", "-c", "echo v2 > src/app.py"], check=True)
+    patch = sb.save(tmp_path / "p.tar.zst")
+    os.rename(target / "src", target / "lib")
+    with pytest.raises(ConflictError) as e:
+        apply_patch(patch, target=target, force=True)
+    assert "force=True does not override these" in str(e.value) and "re-run with force=True" not in str(e.value)
+    assert [c.path for c in e.value.conflicts] == ["src/app.py"]
