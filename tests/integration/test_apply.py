@@ -394,3 +394,17 @@ def test_an_undo_finished_after_a_failure_names_what_it_restored(lo):
     assert (lo.target / "notes.txt").read_text() == "one\ntwo\nthree\n" and not (lo.target / "docs/fresh.txt").exists()
     s = [s for s in json.loads(lo("sessions", "--json").stdout) if s["name"] == "ro"][0]
     assert s["state"] == "kept" and s["changes"] == 2, s
+
+
+def test_a_path_given_from_a_subdir_names_the_path_that_would_match(lo):
+    # From docs/, `diff S -- readme.txt` (as git takes it) matched nothing, and the line said only that
+    # paths are relative to the target: it now names the path that would match.
+    run_edit(lo, "echo more >> docs/readme.txt", session="sub")
+    for verb in ("status", "diff", "apply"):
+        extra = ["--dry-run"] if verb == "apply" else []
+        r = lo(verb, "sub", *extra, "--", "readme.txt", "nope.txt", cwd=lo.target / "docs")
+        err = r.stderr.decode()
+        assert ("layover: %s: 'readme.txt' matches no change (paths are relative to the target %s, not the current "
+                "directory): 'docs/readme.txt' would match\n" % (verb, lo.target)) in err, (verb, err)
+        assert ("layover: %s: 'nope.txt' matches no change (paths are relative to the target %s; 'layover status' "
+                "lists the changes)\n" % (verb, lo.target)) in err, (verb, err)
