@@ -22,6 +22,8 @@ base::Result<std::vector<review::RecordInfo>> records_of(const std::string& targ
     return review::list_records(state, root.get(), target);
 }
 
+std::string other_target(const std::string& target);
+
 }  // namespace
 
 base::Result<std::string> undo_target(const std::string& dir) {
@@ -59,6 +61,11 @@ int undo_list(const std::string& target, bool json) {
     }
     if (all->empty()) {
         std::printf("no undo records for %s\n", base::display_path(target).c_str());
+        // --target left out (the default is $HOME) while the applies were on a project: name one, as --last does.
+        if (std::string other = other_target(target); !other.empty())
+            std::fprintf(stderr,
+                         "layover: undo: the newest apply elsewhere was on %s: 'layover undo --list --target %s'\n",
+                         base::display_path(other).c_str(), base::display_path(other).c_str());
         return 0;
     }
     std::printf("%-22s %6s %9s  %-30s %s\n", "CREATED", "PATHS", "SIZE", "SOURCE", "RECORD");

@@ -408,3 +408,16 @@ def test_a_path_given_from_a_subdir_names_the_path_that_would_match(lo):
                 "directory): 'docs/readme.txt' would match\n" % (verb, lo.target)) in err, (verb, err)
         assert ("layover: %s: 'nope.txt' matches no change (paths are relative to the target %s; 'layover status' "
                 "lists the changes)\n" % (verb, lo.target)) in err, (verb, err)
+
+
+def test_undo_list_without_target_names_the_tree_last_applied_to(lo):
+    # `undo --list` (default $HOME) said only "no undo records for $HOME" while the applies were on a
+    # project; `undo --last` named that tree, --list did not.
+    run_edit(lo, "echo n > fresh.txt", session="ul")
+    assert lo("apply", "ul", "--yes").returncode == 0
+    r = lo("undo", "--list", env={"HOME": str(lo.state)})
+    assert r.returncode == 0 and r.stdout.decode() == "no undo records for %s\n" % os.path.realpath(lo.state)
+    assert r.stderr.decode() == ("layover: undo: the newest apply elsewhere was on %s: 'layover undo --list "
+                                 "--target %s'\n" % (lo.target, lo.target)), r.stderr
+    r = lo("undo", "--list", "--target", lo.target)
+    assert r.returncode == 0 and "ul" in r.stdout.decode() and r.stderr == b""
