@@ -251,7 +251,7 @@ int cmd_apply(int argc, char** argv) {
                      "layover: apply: session %s is still running (pid %lld): this dry run shows its changes so "
                      "far, and they may still change; stop it before applying\n",
                      a.source.c_str(), static_cast<long long>(*running));
-    auto range = cli::steps_of_source(a.source, a.steps, "apply --upto");
+    auto range = cli::steps_of_source(a.source, a.steps, "--upto takes");
     if (!range.ok()) return fail(range.error().message);
     auto patch = capture::Patch::open_source(a.source, {}, a.ignore, *range);
     if (!patch.ok()) return fail(patch.error().message);
@@ -324,7 +324,7 @@ int cmd_apply(int argc, char** argv) {
         auto pre = review::apply_patch(*patch, preview);
         if (!pre.ok()) return fail(pre.error().message);
         if (!pre->conflicts.empty()) {
-            print_conflicts("apply", *pre, "applied");
+            print_conflicts("apply", *pre, "applied", a.opts.force);
             applied_twice(*patch, target);
             return 1;
         }
@@ -375,7 +375,7 @@ int cmd_apply(int argc, char** argv) {
     }
     print_notes("apply", *rep);
     if (!rep->conflicts.empty()) {
-        print_conflicts("apply", *rep, a.opts.dry_run ? "changed (dry run)" : "applied");
+        print_conflicts("apply", *rep, a.opts.dry_run ? "changed (dry run)" : "applied", a.opts.force);
         applied_twice(*patch, target);
         return 1;
     }

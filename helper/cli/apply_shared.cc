@@ -120,7 +120,7 @@ void print_json(const review::ApplyReport* rep, const std::string& err, bool dry
     std::cout << o.dump(-1, ' ', true, json::error_handler_t::replace) << std::endl;
 }
 
-void print_conflicts(const char* verb, const review::ApplyReport& rep, const std::string& what) {
+void print_conflicts(const char* verb, const review::ApplyReport& rep, const std::string& what, bool forced) {
     std::fprintf(stderr, "layover: %s: %zu conflict%s; nothing was %s:\n", verb, rep.conflicts.size(),
                  rep.conflicts.size() == 1 ? "" : "s", what.c_str());
     bool git_index = false;
@@ -136,7 +136,15 @@ void print_conflicts(const char* verb, const review::ApplyReport& rep, const std
                      "note: .git/index is git's staging area, which 'git status' and most git commands rewrite "
                      "even when nothing was staged; if you staged nothing since, --force is safe for it\n");
     // Advice names only flags this verb accepts: undo has no --exclude/--only.
-    if (std::string(verb) == "undo")
+    // With --force given, naming it again sends the user round in a circle.
+    if (forced && std::string(verb) == "undo")
+        std::fprintf(stderr, "fix: --force does not override these; look at those paths and put back what they need\n");
+    else if (forced)
+        std::fprintf(stderr,
+                     "fix: --force does not override these (a parent directory gone or replaced, a hunk chosen on\n"
+                     "     other content); put back what they need, or leave them out with --exclude GLOB / pick\n"
+                     "     others with --only PATH\n");
+    else if (std::string(verb) == "undo")
         std::fprintf(stderr, "fix: look at those paths; then re-run with --force to restore over them anyway\n");
     else
         std::fprintf(stderr,

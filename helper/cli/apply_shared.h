@@ -19,7 +19,10 @@ void absolute(std::string* path);
 // dry run of a session still running, said as "running": true.
 void print_json(const review::ApplyReport* rep, const std::string& err, bool dry_run, uint64_t ignored = 0,
                 bool running = false);
-void print_conflicts(const char* verb, const review::ApplyReport& rep, const std::string& what);
+// forced: --force was given, so what is left are conflicts it does not
+// override (a parent dir gone, a symlink or mount point; a hunk chosen on
+// other content): the fix line then does not name --force.
+void print_conflicts(const char* verb, const review::ApplyReport& rep, const std::string& what, bool forced = false);
 void print_notes(const char* verb, const review::ApplyReport& rep);
 
 }  // namespace cli

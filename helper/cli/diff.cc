@@ -121,15 +121,16 @@ int cmd_diff(int argc, char** argv) {
     opts.page = tty && !no_pager;
     opts.width = review::terminal_width();
 
+    // An error exits 2, as diff(1) does: 1 would read as "there are changes".
     auto range = cli::diff_range(&source, &raw_paths, dashdash_at, step_args);
     if (!range) {
         std::fprintf(stderr, "layover: diff: %s\n", range.error().message.c_str());
-        return 1;
+        return 2;
     }
     auto old_view = cli::old_side_view(source, *range);
     if (!old_view) {
         std::fprintf(stderr, "layover: diff: %s\n", old_view.error().message.c_str());
-        return 1;
+        return 2;
     }
     opts.old_root = old_view->get();
     // The step records describe the whole session: no grouping of a compare or a step range.

@@ -122,9 +122,11 @@ void target_findings(const Probes& p, std::vector<Finding>& out) {
               "the kernel refuses an unprivileged overlay over host mounts; pick a --target with none below it");
     for (const auto& m : p.submounts) subs.details.push_back("mounted below the target: " + m);
     out.push_back(subs);
-    Finding f = check(p.foreign_count == 0, "every entry under the target is yours",
-                      std::to_string(p.foreign_count) +
-                          " entries listed above cannot be modified inside the sandbox (EOVERFLOW on copy-up)");
+    Finding f = check(
+        p.foreign_count == 0, "every entry under the target is yours",
+        std::to_string(p.foreign_count) + (p.foreign_count == 1 ? " entry" : " entries") +
+            " listed above cannot be modified inside the sandbox (EOVERFLOW on copy-up; reading works); to change them "
+            "there, make them yours (sudo chown -R \"$USER:\" PATH), or pick a --target without them");
     for (const auto& e : p.foreign) f.details.push_back("not yours (" + e);
     if (p.foreign_count > static_cast<int>(p.foreign.size()))
         f.details.push_back("... and " + std::to_string(p.foreign_count - p.foreign.size()) + " more");

@@ -9,6 +9,7 @@
 #include "capture/patch/known_bases.h"
 #include "capture/patch/reader.h"
 #include "capture/patch/save.h"
+#include "capture/scan/session_scan.h"
 #include "helper/base/text.h"
 #include "helper/cli/apply_rejected.h"
 #include "helper/cli/verbs.h"
@@ -78,6 +79,7 @@ int on_exit_apply(const std::string& state, const session::Info& s) {
     (void)capture::remember_bases(s.dir, patch->manifest());  // undo, then apply again: not stale
     if (partial) {                                            // the rejected changes stay in the session, which is kept
         for (const auto& pf : r->partial) (void)session::add_known_bases(s.dir, pf.path, {pf.before_fp, pf.after_fp});
+        capture::recount_changes(s);  // what `sessions` counts now, as after the exit prompt's partial apply
         std::fprintf(stderr, "layover: session '%s' kept: it still holds the rejected changes\n", name.c_str());
         return 0;
     }
@@ -85,6 +87,8 @@ int on_exit_apply(const std::string& state, const session::Info& s) {
     (void)session::mark_applied(s.dir, r->undo);
     auto t = review::move_to_trash(state, s);
     if (!t) std::fprintf(stderr, "layover: the changes are applied, but %s\n", t.error().message.c_str());
+    // As the exit prompt's apply says it: `sessions` no longer lists it.
+    else std::fprintf(stderr, "layover: session '%s' moved to the trash (kept 24 hours)\n", name.c_str());
     return 0;
 }
 

@@ -1,6 +1,7 @@
 // `layover status`: built into the `layover` binary itself (it needs no
 // libarchive/libzstd, whose loading would cost more than the walk).
 #include <malloc.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -94,7 +95,15 @@ int cmd_status(int argc, char** argv) {
     auto state = session::state_dir();
     if (!state) return fail(state.error().message);
     auto info = session::find(state.value(), name);
-    if (!info) return fail(info.error().message);
+    if (!info) {
+        // `status FILE` for `show FILE`, as `show SESSION` names `status`: a
+        // file that is no session's name.
+        struct stat st;
+        if (!name.empty() && ::stat(name.c_str(), &st) == 0 && S_ISREG(st.st_mode))
+            return fail(base::display_path(name) + " is a patch file, not a session: 'layover show " +
+                        base::display_path(name) + "' lists its changes");
+        return fail(info.error().message);
+    }
     // Which one, when none was named (its output never names it; --json's reader knows).
     if (name.empty() && !as_json)
         std::fprintf(stderr, "layover: status of session '%s', the most recent ('layover sessions' lists them)\n",

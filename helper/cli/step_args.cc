@@ -91,15 +91,18 @@ base::Result<capture::StepRange> resolve_steps(const StepArgs& a, const session:
     return r;
 }
 
-base::Result<capture::StepRange> steps_of_source(const std::string& source, const StepArgs& a, const char* verb) {
+base::Result<capture::StepRange> steps_of_source(const std::string& source, const StepArgs& a, const char* flags) {
     if (!a.given()) return capture::StepRange{};
     struct stat st;
+    // The caller's "layover: VERB: " prefixes it (it said "diff: diff: ..."),
+    // and `log FILE` lists a patch's steps: what it lacks is their layers.
     if (source.find('/') != std::string::npos || (::stat(source.c_str(), &st) == 0 && S_ISREG(st.st_mode)))
-        return base::error(std::string(verb) + ": " + source +
-                           " is a patch file; --step, --steps and --upto take a session (a patch holds no steps)");
+        return base::error(
+            base::display_path(source) + " is a patch file: it carries its steps' records ('layover log " +
+            base::display_path(source) + "'), not their layers; " + flags + " the session it was saved from");
     TRY(std::string state, session::state_dir());
     TRY(session::Info info, session::find(state, source));
-    return resolve_steps(a, info, verb);
+    return resolve_steps(a, info, flags);
 }
 
 base::Result<capture::StepRange> compare_range(const session::Info& a, const session::Info& b) {
@@ -122,7 +125,7 @@ base::Result<capture::StepRange> diff_range(std::string* source, std::vector<std
     struct stat st;
     bool file = source->find('/') != std::string::npos || (::stat(source->c_str(), &st) == 0 && S_ISREG(st.st_mode));
     if (a.given() || file || paths->empty() || dashdash_at == 0 || !base::valid_session_name((*paths)[0]))
-        return steps_of_source(*source, a, "diff");
+        return steps_of_source(*source, a, "--step and --steps take");
     TRY(std::string state, session::state_dir());
     auto b = session::find(state, (*paths)[0]);
     if (!b) return capture::StepRange{};  // a path, not a session

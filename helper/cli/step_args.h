@@ -30,7 +30,8 @@ base::Result<capture::StepRange> resolve_steps(const StepArgs& a, const session:
 
 // The same for a SESSION|PATCH argument (apply, diff): no flag, everything;
 // a patch file with a step flag is an error (a patch holds no layers).
-base::Result<capture::StepRange> steps_of_source(const std::string& source, const StepArgs& a, const char* verb);
+// `flags`: how the error names them ("--upto takes").
+base::Result<capture::StepRange> steps_of_source(const std::string& source, const StepArgs& a, const char* flags);
 
 // diff's sources: SESSION with --step/--steps, or `diff A B` where B (the
 // first path, given before any --) names an existing

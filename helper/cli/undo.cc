@@ -92,13 +92,14 @@ int cmd_undo(int argc, char** argv) {
     }
     if (!rep.ok()) return fail(rep.error().message);
     cli::print_notes("undo", *rep);
-    if (!opts.dry_run && from_record && rep->conflicts.empty()) unmark_undone(source);
+    if (!opts.dry_run && from_record && rep->conflicts.empty())
+        unmark_undone(source, rep->undone_source, rep->undone_target);
     if (json_out) {
         cli::print_json(&rep.value(), "", opts.dry_run);
         return rep->conflicts.empty() ? 0 : 1;
     }
     if (!rep->conflicts.empty()) {
-        cli::print_conflicts("undo", *rep, "restored");
+        cli::print_conflicts("undo", *rep, "restored", opts.force);
         return 1;
     }
     std::printf("%s %zu path(s)\n", opts.dry_run ? "dry run: would restore" : "restored", rep->applied.size());

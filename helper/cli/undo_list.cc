@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
+#include "capture/scan/session_scan.h"
 #include "helper/base/fd.h"
 #include "helper/base/text.h"
 #include "helper/store/session.h"
@@ -20,6 +21,8 @@ base::Result<std::vector<review::RecordInfo>> records_of(const std::string& targ
     TRY(base::Fd root, base::open_at(AT_FDCWD, target, O_RDONLY | O_DIRECTORY));
     return review::list_records(state, root.get(), target);
 }
+
+std::string other_target(const std::string& target);
 
 }  // namespace
 
@@ -58,6 +61,11 @@ int undo_list(const std::string& target, bool json) {
     }
     if (all->empty()) {
         std::printf("no undo records for %s\n", base::display_path(target).c_str());
+        // --target left out (the default is $HOME) while the applies were on a project: name one, as --last does.
+        if (std::string other = other_target(target); !other.empty())
+            std::fprintf(stderr,
+                         "layover: undo: the newest apply elsewhere was on %s: 'layover undo --list --target %s'\n",
+                         base::display_path(other).c_str(), base::display_path(other).c_str());
         return 0;
     }
     std::printf("%-22s %6s %9s  %-30s %s\n", "CREATED", "PATHS", "SIZE", "SOURCE", "RECORD");
@@ -111,9 +119,11 @@ base::Result<std::string> newest_record(const std::string& target) {
     return all.front().dir;
 }
 
-void unmark_undone(const std::string& record) {
+void unmark_undone(const std::string& record, const std::string& source, const std::string& target) {
     auto state = session::state_dir();
     if (!state) return;
+    if (auto s = session::find(*state, source); s.ok() && s->meta.target == target && s->state != "running")
+        capture::recount_changes(s.value());
     // The record's last two components (DEV-INO/ID or .layover-undo/ID; the
     // ID is random): its dir is gone now, so no realpath, and the path given
     // may be spelled otherwise than apply recorded it.

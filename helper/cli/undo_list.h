@@ -13,8 +13,11 @@ base::Result<std::string> newest_record(const std::string& target);
 // After an undo of `record` (a record path, or its undo.json): the sessions,
 // kept or in the trash, whose apply it was are no longer `applied` (their
 // changes are out of the real tree again: `sessions` lists them as kept, and
-// gc's pruning of old applied sessions no longer takes them).
-void unmark_undone(const std::string& record);
+// gc's pruning of old applied sessions no longer takes them). A kept
+// session of `source` over `target` (the record's) gets its change count
+// taken again: an undo of a partial apply (`--only`, `-- PATH`, `--hunks`)
+// gives back changes that apply's recount had taken off.
+void unmark_undone(const std::string& record, const std::string& source, const std::string& target);
 // After apply of the patch FILE on `target` found conflicts: when an undo
 // record says that file was applied there already (the commonest cause:
 // applying it twice), a note naming when and how to see it; else "".

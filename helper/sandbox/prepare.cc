@@ -144,7 +144,7 @@ base::Result<PreparedRun> prepare_run(const RunOptions& opts) {
     if (old) {
         if (old->target != target)
             return base::error("session '" + name + "' overlays " + old->target + ", not " + target +
-                               "; use another --session name");
+                               "; resume it with --target " + old->target + ", or use another --session name");
         TRY(r.lock, session::lock(dir, name));
         r.meta = old.value();
         // Resuming: the last run's upper becomes a frozen step (docs/history.md).

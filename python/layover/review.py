@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import warnings
 from typing import Any, Dict, Iterable, List, Optional
 
 from ._helper import SESSION_CWD, Helper, StrPath, error_for, literal_path, one_line
@@ -60,6 +61,7 @@ def apply_session(helper: Helper, what: StrPath, *, paths: Optional[Iterable[Str
     if undo_to is not None:
         args += ["--undo-to", os.path.abspath(os.path.expanduser(os.fspath(undo_to)))]
     r = helper.run(args, ok=(0, 1), cwd=SESSION_CWD)  # WHAT: a session's name, or an absolute path
+    _warn_unmatched(r.stderr or b"")
     message = one_line(r.stderr or b"", "layover apply failed with exit status %d" % r.returncode)
     if not r.stdout.strip():
         if r.returncode == 0:
@@ -72,9 +74,11 @@ def apply_session(helper: Helper, what: StrPath, *, paths: Optional[Iterable[Str
     if conflicts:
         listing = "; ".join("%s (%s)" % (_shown(c.path), c.reason) for c in conflicts[:5])
         more = " and %d more" % (len(conflicts) - 5) if len(conflicts) > 5 else ""
-        raise ConflictError("layover: apply: %d conflicting path(s), nothing written: %s%s; re-run with "
-                            "force=True to overwrite, or leave them out with paths=/exclude="
-                            % (len(conflicts), listing, more), conflicts)
+        fix = ("force=True does not override these (a parent directory gone or replaced): put back what they need, "
+               "or leave them out with paths=/exclude=" if force else
+               "re-run with force=True to overwrite, or leave them out with paths=/exclude=")
+        raise ConflictError("layover: apply: %d conflicting path(s), nothing written: %s%s; %s"
+                            % (len(conflicts), listing, more, fix), conflicts)
     err = data.get("error")
     if err is not None or r.returncode != 0:
         raise PatchError(err if isinstance(err, str) and err else message)
@@ -82,6 +86,17 @@ def apply_session(helper: Helper, what: StrPath, *, paths: Optional[Iterable[Str
     return ApplyResult(applied=_paths(data, "applied"), undo_path=undo if isinstance(undo, str) else None,
                        dry_run=dry_run, skipped=_paths(data, "skipped"), forced=_paths(data, "forced"),
                        running=data.get("running") is True)
+
+
+def _warn_unmatched(stderr: bytes) -> None:
+    """A path of paths= that selects no change (a typo, or a path relative to
+    the current dir rather than the target) applies nothing: the helper names
+    it on stderr (`'note.txt' matches no change ...`), which would otherwise be
+    dropped, so apply(paths=["note.txt"]) returned applied=[] without a word.
+    Each such line becomes a UserWarning."""
+    for line in stderr.decode("utf-8", "replace").splitlines():
+        if " matches no change" in line:
+            warnings.warn("".join(c if c.isprintable() else repr(c)[1:-1] for c in line), UserWarning, stacklevel=4)
 
 
 def _shown(path: str) -> str:

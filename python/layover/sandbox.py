@@ -9,6 +9,7 @@ import base64
 import binascii
 import json
 import os
+import re
 import secrets
 import tempfile
 import time
@@ -87,6 +88,11 @@ class Sandbox:
                 self.profile_args += [flag, str(value)]
         if on_exit not in ON_EXIT:
             raise ValueError("on_exit must be one of %s, not %r" % (ON_EXIT, on_exit))
+        # As the helper checks it, but before anything starts: its refusal named
+        # `--session` and 'layover run --help', which a Python caller never typed.
+        if session is not None and not (isinstance(session, str) and re.fullmatch(r"[A-Za-z0-9._-]{1,64}", session)
+                                        and not session.startswith("-")):
+            raise ValueError("session must be 1-64 of A-Z a-z 0-9 . _ -, not starting with -, not %r" % (session,))
         if not os.fspath(target):  # an unset variable: never the cwd, which realpath("") is
             raise SandboxError("layover: target is empty; pass an existing tree (default: your home, '~')")
         self.target = os.path.realpath(os.path.expanduser(os.fspath(target)))

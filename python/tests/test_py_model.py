@@ -130,3 +130,12 @@ def test_sandbox_reads_its_session_back_under_the_name_it_was_given(tmp_path):
     assert (sb.session, sb.name) == ("mywork", "mywork")
     with pytest.raises(AttributeError):
         sb.session = "other"
+
+
+def test_a_bad_session_name_is_refused_before_anything_starts(tmp_path):
+    # Sandbox(session="my work") started the helper, which refused "invalid --session name ...; see
+    # 'layover run --help'" (a flag the caller never typed); with start=False it passed unnoticed.
+    for bad in ("my work", "", "-x", "a/b", "x" * 65, 5):
+        with pytest.raises(ValueError, match="session must be 1-64 of A-Z a-z 0-9 . _ -"):
+            Sandbox(str(tmp_path), session=bad, start=False)
+    assert Sandbox(str(tmp_path), session="ok-1.x_y", start=False).name == "ok-1.x_y"

@@ -6,6 +6,7 @@ test_py_sandbox.py."""
 from __future__ import annotations
 
 import os
+import warnings
 
 import pytest
 
@@ -143,6 +144,19 @@ def test_apply_writes_the_real_target(sb, target):
     assert (target / "src" / "app.py").read_text() == "v2\n"
 
 
+def test_apply_paths_that_match_no_change_warn(sb, target):
+    # apply(paths=["made"]) of a session that made made.txt returned applied=[] without a word; the
+    # helper's "'made' matches no change" line on stderr was dropped.
+    sb.exec(["sh", "-c", "echo made > made.txt; echo other > other.txt"], check=True)
+    with pytest.warns(UserWarning, match=r"^layover: apply: 'made' matches no change \(paths are relative to "
+                                         r"the target "):
+        result = sb.apply(paths=["made", "other.txt"])
+    assert result.applied == ["other.txt"] and not (target / "made.txt").exists()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert sb.apply(paths=["made.txt"]).applied == ["made.txt"]
+
+
 def test_a_dry_run_apply_leaves_the_sandbox_running_and_says_so(sb, target):
     sb.exec(["sh", "-c", "echo made > made.txt"], check=True)
     preview = sb.apply(dry_run=True)
@@ -258,3 +272,14 @@ def test_resume_sees_the_earlier_work(sb, state_dir):
         assert again.run("open('step1.txt').read()").value == "'one'"
     finally:
         again.close()
+
+
+def test_a_conflict_force_does_not_override_does_not_name_force_as_the_fix(sb, target, tmp_path):
+    # apply_patch(force=True) raised "...; re-run with force=True to overwrite" for a parent dir gone.
+    sb.exec(["sh", "-c", "echo v2 > src/app.py"], check=True)
+    patch = sb.save(tmp_path / "p.tar.zst")
+    os.rename(target / "src", target / "lib")
+    with pytest.raises(ConflictError) as e:
+        apply_patch(patch, target=target, force=True)
+    assert "force=True does not override these" in str(e.value) and "re-run with force=True" not in str(e.value)
+    assert [c.path for c in e.value.conflicts] == ["src/app.py"]

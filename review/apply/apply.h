@@ -96,6 +96,9 @@ struct ApplyReport {
     // files left as conflicts).
     std::vector<std::string> merged, marked;
     std::vector<MergeConflicts> merge_conflicts;
+    // undo of a record: what its apply applied (a session's name or a patch
+    // file's path) and the tree it wrote, as the record names them.
+    std::string undone_source, undone_target;
 };
 
 // Returns an Error for invalid input or an I/O failure (after rolling back);

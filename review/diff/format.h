@@ -21,6 +21,7 @@ struct Side {
     // come before it, identical on both sides.
     bool window = false;
     uint64_t first_line = 0;
+    uint32_t perm = 0;  // a real file's permission bits (07777; read_real_side)
 };
 
 struct FileDiff {

@@ -57,6 +57,7 @@ base::Result<Side> read_real_side(int root, const std::string& rel, uint64_t max
     if (!S_ISREG(st.st_mode)) return side;  // dirs, fifos, devices: nothing git could show
     side.exists = true;
     side.mode = git_file_mode(st.st_mode);
+    side.perm = st.st_mode & 07777;
     side.size = static_cast<uint64_t>(st.st_size);
     if (side.size > max_load) {
         side.loaded = false;

@@ -16,6 +16,7 @@
 #include "helper/base/fs/beneath.h"
 #include "helper/base/glob.h"
 #include "helper/base/text.h"
+#include "review/diff/merge3.h"
 #include "review/diff/trim.h"
 
 namespace review {
@@ -72,6 +73,27 @@ bool matches_base(const capture::BaseEntry& b, const Side& real) {
     if (!real.exists || is_link || real.size != b.size) return false;
     return !real.loaded || real.window || b.fingerprint.empty() ||
            capture::fingerprint_bytes(real.data) == b.fingerprint;
+}
+
+// The note for a path whose real entry moved on since the patch's base. A
+// modified text file whose original the patch carries is merged by apply
+// (review/apply/merge.cc) when its real file kept the base's type and mode:
+// say so when the two change sets do not overlap, rather than promise a
+// conflict apply will not report.
+std::string moved_on_note(const capture::Patch& patch, const capture::BaseEntry& b, const capture::Member* m,
+                          const FileDiff& f) {
+    std::string note = base::display_path(f.path) +
+                       " changed on the real filesystem since the session's base was recorded; the diff shows its "
+                       "current content, and apply will ";
+    const Side& real = f.old_side;
+    const Side& mine = f.new_side;
+    const std::string* orig = b.stale || b.type != capture::Type::File ? nullptr : patch.original(b.fingerprint);
+    bool mergeable = orig && m && m->kind == capture::Member::Kind::File && real.exists && real.loaded &&
+                     !real.window && real.mode != kGitSymlink && real.perm == (b.mode & 07777) && mine.loaded &&
+                     !looks_binary(real.data) && !looks_binary(mine.data);
+    if (mergeable && merge3(*orig, real.data, mine.data).conflicts.empty())
+        return note + "merge the patch's changes into it (they do not overlap)";
+    return note + "report a conflict";
 }
 
 // A big file changed on both sides: its real file, open, and the trim of it.
@@ -299,9 +321,7 @@ base::Result<DiffSet> collect_diffs(const capture::Patch& patch, const DiffScope
         }
         auto b = bases.find(p);
         if (b != bases.end() && !matches_base(*b->second, f.old_side))
-            out.notes.push_back(base::display_path(p) +
-                                " changed on the real filesystem since the session's base was recorded; the diff "
-                                "shows its current content, and apply will report a conflict");
+            out.notes.push_back(moved_on_note(patch, *b->second, m, f));
         if (f.old_side.exists || f.new_side.exists) out.files.push_back(std::move(f));
     }
     return out;

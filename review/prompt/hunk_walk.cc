@@ -121,6 +121,42 @@ struct Walker {
         }
     }
 
+    // The session's side of a change shown whole, as `layover reject` and the
+    // judge of rejections read it from the session's layers
+    // (helper/cli/session_rejections.cc): a file's bytes (past kMaxText, its
+    // size), a symlink's target, nothing else. change() loads only modified
+    // text files; an added file's rejection took an empty side, and was
+    // superseded ("changed since") as soon as it was made.
+    Side session_side(const capture::Change& c) {
+        Side s;
+        const capture::Member* m = nullptr;
+        for (const auto& x : patch.members())
+            if (x.path == c.path) m = &x;
+        if (!m) return s;
+        if (m->kind == capture::Member::Kind::Symlink) {
+            s.exists = true;
+            s.mode = kGitSymlink;
+            s.data = m->link_target;
+            s.size = s.data.size();
+            return s;
+        }
+        if (m->kind == capture::Member::Kind::Hardlink)
+            for (const auto& x : patch.members())
+                if (x.path == m->link_target) m = &x;
+        if (m->kind != capture::Member::Kind::File) return s;
+        s.exists = true;
+        s.mode = git_file_mode(c.mode);
+        s.size = m->size;
+        if (m->size > kMaxText) {
+            s.loaded = false;
+            return s;
+        }
+        auto data = patch.read_file(m->path, kMaxText);
+        if (data.ok()) s.data = std::move(*data);
+        else s.loaded = false;
+        return s;
+    }
+
     Fate whole(const capture::Change& c, const Side& real, const Side& mine) {
         std::string what = std::string(capture::kind_name(c.kind)) + " " + capture::type_name(c.type);
         if (c.kind == capture::Kind::Deleted) what = std::string("deleted ") + capture::type_name(c.old_type);
@@ -143,7 +179,7 @@ struct Walker {
             }
             if (a == "n" || a == "q") {
                 decline(c.path);
-                if (a == "n") reject(c, 0, real, mine);
+                if (a == "n") reject(c, 0, real, mine.exists ? mine : session_side(c));
                 return a == "q" ? Fate::Quit : Fate::Next;
             }
             std::fputs(kWholeHelp, stderr);

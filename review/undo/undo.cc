@@ -6,6 +6,7 @@
 
 #include <climits>
 #include <cstdlib>
+#include <optional>
 
 #include "helper/base/fs/beneath.h"
 #include "helper/base/text.h"
@@ -63,6 +64,15 @@ base::Result<Located> locate(const std::string& record, const std::string& targe
                        "/ID as apply printed it; 'layover undo --list' lists them)");
 }
 
+// The record's transaction (its undo.json), as apply finished it.
+base::Result<Txn> read_record(int store_dir, const std::string& record) {
+    TRY(base::Fd jf, base::open_at(store_dir, "undo.json", O_RDONLY | O_NOFOLLOW));
+    TRY(std::string text, base::read_all(jf.get(), 512u << 20));
+    auto parsed = txn_from_json(text);
+    if (!parsed.ok()) return parsed.error().context("undo record " + base::display_path(record));
+    return parsed;
+}
+
 }  // namespace
 
 bool is_undo_record(const std::string& path) {
@@ -90,21 +100,29 @@ base::Result<ApplyReport> undo_record(const std::string& record, const UndoOptio
     std::string jpath = journal_path(state, key);
     DirCache dirs(root);
     base::Fd lock;
+    std::optional<Txn> before;  // the record as it was before the recovery below
     if (!opts.dry_run) {
         TRY(lock, lock_target(state, key, target));
+        if (auto pre = open_store(StoreRef{root, loc.home, loc.id}, false); pre.ok())
+            if (auto t = read_record(pre->dir.get(), record); t.ok()) before = std::move(t).value();
         TRY(rep.recovered, recover(jpath, state, root, dirs));
         dirs.clear();
     }
     auto st = open_store(StoreRef{root, loc.home, loc.id}, false);
     if (!st.ok()) {
-        if (!rep.recovered.empty()) return rep;  // the recovery just finished this very undo
+        if (!rep.recovered.empty()) {
+            // The recovery just finished this very undo (an earlier one failed
+            // part way): report its paths, not "restored 0 path(s)".
+            if (before && before->id == loc.id) {
+                for (const auto& u : before->units) rep.applied.push_back(u.path);
+                rep.undone_source = before->source;
+                rep.undone_target = before->target;
+            }
+            return rep;
+        }
         return st.error().context("undo record " + base::display_path(record));
     }
-    TRY(base::Fd jf, base::open_at(st->dir.get(), "undo.json", O_RDONLY | O_NOFOLLOW));
-    TRY(std::string text, base::read_all(jf.get(), 512u << 20));
-    auto parsed = txn_from_json(text);
-    if (!parsed.ok()) return parsed.error().context("undo record " + base::display_path(record));
-    Txn t = std::move(parsed).value();
+    TRY(Txn t, read_record(st->dir.get(), record));
     if (t.id != loc.id || t.kind != TxnKind::Apply || t.state != TxnState::Done || t.in_state != !loc.home.empty())
         return base::error("undo record " + base::display_path(record) +
                            " is inconsistent; it was not written by this apply");
@@ -120,6 +138,8 @@ base::Result<ApplyReport> undo_record(const std::string& record, const UndoOptio
         else rep.conflicts.push_back({u.path, why});
     }
     for (const auto& u : t.units) rep.applied.push_back(u.path);
+    rep.undone_source = t.source;
+    rep.undone_target = t.target;
     if (!rep.conflicts.empty()) {
         rep.applied.clear();
         return rep;

@@ -265,3 +265,26 @@ def test_every_error_message_of_the_code_is_in_troubleshooting_md():
                if key not in text and key not in NOT_SHOWN]
     assert not missing, ("error messages missing from docs/troubleshooting.md's \"Every message\" "
                          "(add each with its cause and fix):\n" + "\n".join(missing))
+
+
+# --- docs/python.md's Sandbox signature against the code ---
+
+
+def test_python_md_sandbox_signature_lists_every_parameter():
+    # Sandbox(..., steps=True) was only mentioned inside checkpoint()'s table cell: a reader of the
+    # signature did not know it, nor what start= does.
+    import inspect
+    import sys
+    sys.path.insert(0, str(SOURCE / "python"))
+    try:
+        from layover import Sandbox
+    finally:
+        sys.path.pop(0)
+    text = (SOURCE / "docs/python.md").read_text()
+    block = re.search(r"```python\nSandbox\((.*?)\)\n```", text, re.S).group(1)
+    documented = re.findall(r"([a-z_]+)=", block)
+    params = [n for n in inspect.signature(Sandbox.__init__).parameters if n != "self"]
+    assert documented == params, (documented, params)
+    bullets = text[text.index(block):text.index("Attributes: `sb.name`")]
+    for name in params:
+        assert re.search(r"`%s[`=]" % name, bullets), "docs/python.md: no bullet says what %s= does" % name

@@ -334,3 +334,90 @@ def test_apply_json_lists_every_path_in_the_one_path_shape_non_utf8_bytes_exact(
     assert "\\xff" in by_bytes[b"bad\xffname"]["path"]
     assert "applied_b64" not in out
     assert (lo.target / os.fsdecode(b"bad\xffname")).read_bytes() == b"x"
+
+
+def test_an_option_after_the_double_dash_is_named_as_such(lo):
+    # `apply S -- f.c --yes` read '--yes' as a path: stderr said "'--yes' matches no change (paths are
+    # relative to the target ...)" and then "pass --yes", which the user had typed.
+    run_edit(lo, "echo changed > notes.txt", session="dd")
+    r = lo("apply", "dd", "--", "notes.txt", "--yes")
+    err = r.stderr.decode()
+    assert r.returncode == 2 and err.startswith(
+        "layover: apply: '--yes' matches no change: a word after '--' is a path, not an option; put options "
+        "before '--'\n"), err
+    assert (lo.target / "notes.txt").read_text() == "one\ntwo\nthree\n"
+    for verb in ("status", "diff"):
+        r = lo(verb, "dd", "--", "notes.txt", "--json")
+        assert "'--json' matches no change: a word after '--' is a path" in r.stderr.decode(), (verb, r.stderr)
+    r = lo("apply", "dd", "--yes", "--", "notes.txt")
+    assert r.returncode == 0 and b"matches no change" not in r.stderr, r.stderr
+
+
+def test_undo_of_a_partial_apply_gives_the_session_its_count_back(lo):
+    # apply --only recounts what `sessions` shows (2 -> 1); its undo put the change back out of the
+    # real tree but left the count at 1 while status listed 2.
+    run_edit(lo, "echo changed > notes.txt && echo n > fresh.txt", session="pc")
+
+    def count():
+        s = [s for s in json.loads(lo("sessions", "--json").stdout) if s["name"] == "pc"][0]
+        return s["changes"], s["changes_exact"], s["state"]
+
+    assert count() == (2, True, "kept")
+    r = lo("apply", "pc", "--yes", "--only", "notes.txt")
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    assert count() == (1, True, "kept")
+    r = lo("undo", "--last", "--target", lo.target)
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    assert (lo.target / "notes.txt").read_text() == "one\ntwo\nthree\n"
+    assert count() == (2, True, "kept")
+    assert lo("status", "pc").stdout.decode().splitlines()[-1] == "2 changes: 1 added, 1 modified"
+    # A whole apply and its undo: applied, then kept with its count.
+    assert lo("apply", "pc", "--yes").returncode == 0 and count() == (2, True, "applied")
+    assert lo("undo", "--last", "--target", lo.target).returncode == 0 and count() == (2, True, "kept")
+
+
+def test_an_undo_finished_after_a_failure_names_what_it_restored(lo):
+    # An undo stopped by a read-only dir keeps its journal; the next undo finished it but said
+    # "restored 0 path(s)" (and --json "applied": []), as if nothing had come back.
+    run_edit(lo, "echo changed > notes.txt && echo n > docs/fresh.txt", session="ro")
+    assert lo("apply", "ro", "--yes").returncode == 0
+    os.chmod(lo.target / "docs", 0o555)
+    try:
+        r = lo("undo", "--last", "--target", lo.target)
+        assert r.returncode == 1 and b"the undo is incomplete" in r.stderr, r.stderr
+    finally:
+        os.chmod(lo.target / "docs", 0o755)
+    r = lo("undo", "--last", "--target", lo.target)
+    out = r.stdout.decode()
+    assert r.returncode == 0 and b"finished an interrupted undo" in r.stderr, r.stderr
+    assert out == "restored 2 path(s)\n  docs/fresh.txt\n  notes.txt\n", out
+    assert (lo.target / "notes.txt").read_text() == "one\ntwo\nthree\n" and not (lo.target / "docs/fresh.txt").exists()
+    s = [s for s in json.loads(lo("sessions", "--json").stdout) if s["name"] == "ro"][0]
+    assert s["state"] == "kept" and s["changes"] == 2, s
+
+
+def test_a_path_given_from_a_subdir_names_the_path_that_would_match(lo):
+    # From docs/, `diff S -- readme.txt` (as git takes it) matched nothing, and the line said only that
+    # paths are relative to the target: it now names the path that would match.
+    run_edit(lo, "echo more >> docs/readme.txt", session="sub")
+    for verb in ("status", "diff", "apply"):
+        extra = ["--dry-run"] if verb == "apply" else []
+        r = lo(verb, "sub", *extra, "--", "readme.txt", "nope.txt", cwd=lo.target / "docs")
+        err = r.stderr.decode()
+        assert ("layover: %s: 'readme.txt' matches no change (paths are relative to the target %s, not the current "
+                "directory): 'docs/readme.txt' would match\n" % (verb, lo.target)) in err, (verb, err)
+        assert ("layover: %s: 'nope.txt' matches no change (paths are relative to the target %s; 'layover status' "
+                "lists the changes)\n" % (verb, lo.target)) in err, (verb, err)
+
+
+def test_undo_list_without_target_names_the_tree_last_applied_to(lo):
+    # `undo --list` (default $HOME) said only "no undo records for $HOME" while the applies were on a
+    # project; `undo --last` named that tree, --list did not.
+    run_edit(lo, "echo n > fresh.txt", session="ul")
+    assert lo("apply", "ul", "--yes").returncode == 0
+    r = lo("undo", "--list", env={"HOME": str(lo.state)})
+    assert r.returncode == 0 and r.stdout.decode() == "no undo records for %s\n" % os.path.realpath(lo.state)
+    assert r.stderr.decode() == ("layover: undo: the newest apply elsewhere was on %s: 'layover undo --list "
+                                 "--target %s'\n" % (lo.target, lo.target)), r.stderr
+    r = lo("undo", "--list", "--target", lo.target)
+    assert r.returncode == 0 and "ul" in r.stdout.decode() and r.stderr == b""

@@ -287,3 +287,24 @@ def test_a_real_file_touched_or_put_back_after_the_run_is_no_stale_conflict(lo):
     assert (lo.target / "restored.txt").read_text() == "restored.txt v1\nsandbox\n"
     assert not (lo.target / "gone.txt").exists()
     assert (lo.target / "edited.txt").read_text() == "edited.txt v2\n"
+
+
+def test_a_conflict_force_does_not_override_does_not_name_force_as_the_fix(lo, tmp_path):
+    # A reviewer's copy where docs/ was renamed: with --force the parent-gone conflicts stay, and the
+    # fix line still said "re-run with --force to overwrite them", the command just run.
+    edit(lo, "echo more >> docs/readme.txt && echo n > fresh.txt", session="mv")
+    patch = tmp_path / "mv.tar.zst"
+    lo("save", "mv", "-o", patch, check=True)
+    os.rename(lo.target / "docs", lo.target / "doc")
+    before = tree(lo.target, mtimes=True)
+    r = lo("apply", patch, "--yes", "--target", lo.target)
+    err = r.stderr.decode()
+    assert r.returncode == 1 and "re-run with --force to overwrite them" in err, err
+    r = lo("apply", patch, "--yes", "--force", "--target", lo.target)
+    err = r.stderr.decode()
+    assert r.returncode == 1 and "docs/readme.txt: its parent directory no longer exists on the target" in err
+    assert "re-run with --force" not in err and err.endswith(
+        "fix: --force does not override these (a parent directory gone or replaced, a hunk chosen on\n"
+        "     other content); put back what they need, or leave them out with --exclude GLOB / pick\n"
+        "     others with --only PATH\n"), err
+    assert tree(lo.target, mtimes=True) == before

@@ -56,6 +56,9 @@ def test_y_n_with_a_reason_then_the_rest_stays_in_the_session_and_undo_gives_the
     rj = json.loads(lo("rejections", "p", "--json", check=True).stdout)
     assert sorted((x["path"], x["hunk"], x["reason"]) for x in rj["rejections"]) == [("f.txt", 2, "keep line 25"),
                                                                         ("other.txt", 0, "")]
+    # Both in force: the added file's was "superseded: changed since" as soon as it was made (its
+    # fingerprint was taken of an empty side), so the next apply took other.txt all the same.
+    assert [(x["path"], x["state"]) for x in rj["rejections"]] == [("f.txt", "rejected"), ("other.txt", "rejected")]
     # The remainder against the new real file: hunk 2 only.
     out = lo("diff", "p", "--", "f.txt").stdout.decode()
     assert out.count("\n@@ ") == 1 and "+twenty-five" in out and "+five" not in out

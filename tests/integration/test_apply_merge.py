@@ -162,3 +162,28 @@ def test_a_moved_file_the_patch_also_adds_as_a_hard_link_stays_a_conflict(lo, tm
     err = r.stderr.decode(errors="replace")
     assert r.returncode == 1 and "f.txt" in err and "content changed on the target" in err, err
     assert tree(lo.target, mtimes=True) == before
+
+
+def test_diff_of_a_moved_file_says_whether_apply_merges_it(lo, tmp_path):
+    # A reviewer's diff named every file moved on since the base "apply will report a conflict",
+    # also one that apply then merged without a word: the note now says which it will be.
+    patch = saved(lo, tmp_path)
+    note = ("layover: note: f.txt changed on the real filesystem since the session's base was recorded; the diff "
+            "shows its current content, and apply will %s\n")
+    (lo.target / "f.txt").write_text(lines(40, {3: "mine3\n"}))
+    r = lo("diff", patch, "--target", lo.target)
+    assert r.returncode == 1 and note % "merge the patch's changes into it (they do not overlap)" in \
+        r.stderr.decode(), r.stderr
+    assert "report a conflict" not in r.stderr.decode()
+    r = lo("apply", patch, "--target", lo.target, "--dry-run", "--json")
+    assert [m["path"] for m in json.loads(r.stdout)["merged"]] == ["f.txt"]
+    # Overlapping, or with its mode changed (apply merges neither): a conflict, as before.
+    (lo.target / "f.txt").write_text(lines(40, {30: "mine30\n"}))
+    r = lo("diff", patch, "--target", lo.target)
+    assert note % "report a conflict" in r.stderr.decode(), r.stderr
+    (lo.target / "f.txt").write_text(lines(40, {3: "mine3\n"}))
+    (lo.target / "f.txt").chmod(0o444)
+    r = lo("diff", patch, "--target", lo.target)
+    assert note % "report a conflict" in r.stderr.decode(), r.stderr
+    r = lo("apply", patch, "--target", lo.target, "--dry-run", "--json")
+    assert json.loads(r.stdout)["merged"] == [] and json.loads(r.stdout)["conflicts"]

@@ -46,7 +46,24 @@ def test_status_and_diff_of_single_steps(lo):
     assert lo("status", "s", "--steps", "3..2").returncode == 2
     assert lo("status", "s", "--step", "0").returncode == 2
     assert lo("diff", "s", "--steps", "2").returncode == 2
-    assert lo("diff", "/nonexistent/p.tar.zst", "--step", "1").returncode == 1
+    # diff's errors exit 2, as diff(1)'s: 1 is "there are changes" (a step it does not have, and a patch
+    # file with --step, exited 1, the latter as "diff: diff: ... (a patch holds no steps)", which
+    # `layover log FILE` contradicts).
+    r = lo("diff", "s", "--step", "4")
+    assert r.returncode == 2 and b"no step 4" in r.stderr and r.stdout == b"", r.stderr
+    r = lo("diff", "/nonexistent/p.tar.zst", "--step", "1")
+    assert r.returncode == 2 and r.stderr.decode() == (
+        "layover: diff: /nonexistent/p.tar.zst is a patch file: it carries its steps' records ('layover log "
+        "/nonexistent/p.tar.zst'), not their layers; --step and --steps take the session it was saved from\n"), \
+        r.stderr
+    # status of a patch file names show, as show of a session names status (it said "invalid session name").
+    patch = Path(lo.state).parent / "s.tar.zst"
+    lo("save", "s", "-o", patch, check=True)
+    r = lo("status", patch)
+    assert r.returncode == 1 and r.stderr.decode() == (
+        "layover: %s is a patch file, not a session: 'layover show %s' lists its changes\n" % (patch, patch))
+    r = lo("apply", patch, "--upto", "1", "--dry-run")
+    assert r.returncode == 1 and b"not their layers; --upto takes the session it was saved from" in r.stderr
 
 
 def test_upto_applies_and_saves_only_the_first_steps(lo, tmp_path):
@@ -144,6 +161,11 @@ def test_compare_and_diff_of_two_forks(lo):
     assert r.returncode == 0, r.stderr.decode(errors="replace")
     r = lo("compare", "x", "elsewhere")
     assert r.returncode == 1 and b"different targets" in r.stderr
+    # Resuming it over another tree (--target left out, say) names the --target that resumes it.
+    r = lo("run", "--target", lo.target, "--session", "elsewhere", "--", "/bin/true")
+    assert r.returncode == 125 and r.stderr.decode() == (
+        "layover: session 'elsewhere' overlays %s, not %s; resume it with --target %s, or use another --session "
+        "name\n" % (other, lo.target, other)), r.stderr
     assert lo("compare", "x").returncode == 2
 
 

@@ -322,6 +322,9 @@ def test_on_exit_apply_applies_or_keeps_the_session_on_conflict(lo, home):
     assert r.returncode == 0, r.stderr
     assert (home / "a.txt").read_text() == "applied\n"
     assert not _session_exists(lo, "ap")
+    # Said as the exit prompt's apply says it (it said nothing: `sessions` no longer listed the session).
+    assert r.stderr.decode().endswith("layover: session 'ap' moved to the trash (kept 24 hours)\n"), r.stderr
+    assert "ap" in lo("sessions", "--trash").stdout.decode()
     # A conflict: the real file changed after the session ran.
     lo.run("echo sandbox >> notes.txt", session="c2", check=True)
     (home / "notes.txt").write_text("changed for real\n")

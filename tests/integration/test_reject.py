@@ -198,7 +198,7 @@ def test_save_leaves_out_rejected_changes_unless_include_rejected(lo, tmp_path):
 
 
 def test_on_exit_apply_skips_rejected_changes_and_keeps_the_session(lo):
-    edit_session(lo, "oe")
+    edit_session(lo, "oe", " && echo t > third.txt")
     lo("reject", "oe", "f.txt:2", "-m", "keep line 25", check=True)
     lo("reject", "oe", "other.txt", check=True)
     r = lo.run("true", session="oe", on_exit="apply")  # resumed, then applied at its end
@@ -209,3 +209,8 @@ def test_on_exit_apply_skips_rejected_changes_and_keeps_the_session(lo):
     assert not (lo.target / "other.txt").exists()
     out = lo("status", "oe", "--no-pager", check=True).stdout.decode()
     assert "R  f.txt [hunk 1] rejected: keep line 25" in out and "R  other.txt rejected" in out, out
+    # `sessions` counts what the session still holds (f.txt's rejected hunk and other.txt; third.txt is
+    # applied), as after the exit prompt's partial apply; it kept the count of before the apply, 3.
+    assert (lo.target / "third.txt").read_text() == "t\n"
+    s = [s for s in json.loads(lo("sessions", "--json").stdout) if s["name"] == "oe"][0]
+    assert (s["changes"], s["changes_exact"]) == (2, True), s

@@ -145,6 +145,10 @@ TEST_CASE("doctor: submounts and foreign entries under the target", "[doctor]") 
     expect_fail(p, "every entry under the target is yours", "25 entries");
     auto d = find(doctor::diagnose(p), "every entry")->details;
     CHECK(d == std::vector<std::string>{"not yours (uid 0): /home/u/f", "... and 24 more"});
+    // One is "1 entry" (it said "1 entries"), and the line names a fix, as every FAIL does.
+    p.foreign_count = 1;
+    expect_fail(p, "every entry under the target is yours", "1 entry listed above cannot be modified");
+    expect_fail(p, "every entry under the target is yours", "make them yours (sudo chown -R \"$USER:\" PATH)");
     p = healthy();
     p.target_ok = false;
     p.target = "/nope";
