@@ -14,9 +14,11 @@
 #include <cstring>
 
 #include "helper/base/child.h"
+#include "helper/base/clock.h"
 #include "helper/sandbox/discard.h"
 #include "helper/sandbox/scratch.h"
 #include "helper/store/remove.h"
+#include "helper/store/steps.h"
 
 namespace {
 
@@ -114,6 +116,8 @@ int finish_run(PreparedRun& run, const std::string& on_exit, int child_code) {
     run.meta.status = "exited";
     run.meta.exit_code = child_code;
     run.meta.pid = 0;
+    // When the step a resume freezes from this run ended (`log`).
+    steps::mark_live_ended(run.session_dir, base::utc_now_rfc3339());
     if (auto w = session::write_meta(run.session_dir, run.meta); !w) {
         std::fprintf(stderr, "layover: %s (the session's changes are intact in %s)\n", w.error().message.c_str(),
                      run.session_dir.c_str());

@@ -144,7 +144,7 @@ base::Result<void> LiveCheckpoint::mount_disk(const Stack& held) {
     });
     if (!done) return done.error();
     TRY_VOID(ask(fd_, "M" + done.value()));
-    (void)steps::write_live(d, {run_label, base::utc_now_rfc3339()});
+    (void)steps::write_live(d, {run_label, base::utc_now_rfc3339(), ""});
     return base::fault_point("live", "mounted");
 }
 
@@ -216,7 +216,7 @@ control::Reply LiveCheckpoint::checkpoint(const std::string& req_label, pid_t in
                           "; its view stays read-only: stop the session and resume it");
         return release(msg + "; nothing changed");
     }
-    (void)steps::write_live(d, {run_label, base::utc_now_rfc3339()});
+    (void)steps::write_live(d, {run_label, base::utc_now_rfc3339(), ""});
     auto f = base::fault_point("live", "mounted");
     if (!f) return refuse(f.error().message);
     return {true, n, ""};

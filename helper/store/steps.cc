@@ -204,6 +204,11 @@ std::string live_to_text(const Live& l) {
     o += ", ";
     base::json::key(&o, "start");
     base::json::str(&o, l.start);
+    if (!l.end.empty()) {
+        o += ", ";
+        base::json::key(&o, "end");
+        base::json::str(&o, l.end);
+    }
     return o + "}\n";
 }
 
@@ -217,6 +222,8 @@ base::Result<Live> live_from_text(std::string_view text) {
             TRY(l.label, read_string(p, "label", kMaxLabel));
         } else if (k == "start") {
             TRY(l.start, read_string(p, "start", 64));
+        } else if (k == "end") {
+            TRY(l.end, read_string(p, "end", 64));
         } else if (!p.skip()) {
             return bad("malformed JSON");
         }
@@ -315,6 +322,13 @@ base::Result<Live> read_live(const std::string& d) {
     return live_from_text(text);
 }
 
+void mark_live_ended(const std::string& d, const std::string& end) {
+    auto live = read_live(d);
+    if (!live) return;
+    live->end = end;
+    (void)write_live(d, live.value());
+}
+
 base::Result<int> freeze_live(const std::string& d, const std::string& target, const std::string& end, int max_depth,
                               const char* phase, bool running) {
     // Layers a running session's squash moved aside: no overlay reads them now.
@@ -348,7 +362,8 @@ base::Result<int> freeze_live(const std::string& d, const std::string& target, c
         r.label = live->label;
         r.start = live->start;
     }
-    r.end = end;
+    // A resume freezes what the last run made: it ended when that run did.
+    r.end = !running && live && !live->end.empty() ? live->end : end;
     // The record before anything moves (a record without its layer is not
     // read, and the next freeze overwrites it). Its touched paths are a walk
     // of the whole layer: left pending, for the first reader (settle), so

@@ -39,9 +39,10 @@ struct Record {
     bool pending = false;
 };
 
-// The live upper's label and start, written when a run begins.
+// The live upper's label and start, written when a run begins, and its end,
+// when the run ends (the step frozen from it, at the next resume, ended then).
 struct Live {
-    std::string label, start;
+    std::string label, start, end;
 };
 
 constexpr int kMaxSteps = 9999;  // four digits in the layer names
@@ -75,9 +76,12 @@ base::Result<std::vector<Record>> read_all(const std::string& session_dir);
 
 base::Result<void> write_live(const std::string& session_dir, const Live& l);
 base::Result<Live> read_live(const std::string& session_dir);
+// At the end of a run: its live record gets `end` (best effort).
+void mark_live_ended(const std::string& session_dir, const std::string& end);
 
 // Freeze the live upper as step N+1 (record first, then the rename that
-// commits it, then a fresh empty upper). An upper with no entries is not a
+// commits it, then a fresh empty upper). Its record ends at `end`, or, when
+// not running, when its run ended (Live::end) if the live record says. An upper with no entries is not a
 // step: returns 0 and changes nothing. Else the new step's number. `target`
 // is the real tree, for the record's touched paths. Run it where the
 // session's files are readable (the owner user namespace, or as the owner).

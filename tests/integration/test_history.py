@@ -312,3 +312,22 @@ def test_fork_shares_the_steps_and_then_goes_its_own_way(lo):
     assert not lo.session_dir("c").exists()
     assert not [p for p in (Path(lo.state) / "sessions").iterdir() if p.name.startswith(".")]
     assert lo("fork", "src").returncode == 2
+
+
+def test_a_step_ends_when_its_run_ended_not_when_a_resume_froze_it(lo):
+    # Found by newuser6: a run is frozen into a step only when the session
+    # is next resumed, and the step's end was that resume's time.
+    import time
+    from datetime import datetime
+
+    def t(s):
+        return datetime.strptime(s[:19], "%Y-%m-%dT%H:%M:%S")
+
+    run_ok(lo, "echo a > a.txt", "s")
+    time.sleep(2.2)
+    run_ok(lo, "echo b > b.txt", "s")
+    st = json.loads(lo("log", "s", "--json", check=True).stdout)["steps"]
+    live, first = st[0], st[1]
+    assert first["step"] == 1 and live["live"]
+    assert (t(live["start"]) - t(first["end"])).total_seconds() >= 2, (first, live)
+    assert t(first["start"]) <= t(first["end"])

@@ -56,9 +56,14 @@ TEST_CASE("steps: a record writes and reads back, byte paths included", "[steps]
     CHECK(back->pending);
     CHECK(back->paths.empty());
     CHECK_FALSE(steps::record_from_text("{\"step\": 1, \"pending\": 1, \"paths\": []}").ok());
-    auto live = steps::live_from_text(steps::live_to_text({"cmd", "2026-11-25T20:00:00Z"}));
+    auto live = steps::live_from_text(steps::live_to_text({"cmd", "2026-11-25T20:00:00Z", ""}));
     REQUIRE(live.ok());
     CHECK(live->label == "cmd");
+    CHECK(live->end.empty());
+    CHECK(steps::live_to_text({"cmd", "a", ""}).find("end") == std::string::npos);  // as before
+    auto ended = steps::live_from_text(steps::live_to_text({"cmd", "2026-11-25T20:00:00Z", "2026-11-25T21:00:00Z"}));
+    REQUIRE(ended.ok());
+    CHECK(ended->end == "2026-11-25T21:00:00Z");
 }
 
 TEST_CASE("steps: the record reader refuses what a record never holds", "[steps]") {
@@ -136,7 +141,7 @@ TEST_CASE("steps: freezing moves the live upper to the next step, with its touch
     REQUIRE(n.ok());
     CHECK(n.value() == 0);
     CHECK_FALSE(exists(s + "/steps/0001"));
-    REQUIRE(steps::write_live(s, {"first", "2026-11-25T19:00:00Z"}).ok());
+    REQUIRE(steps::write_live(s, {"first", "2026-11-25T19:00:00Z", ""}).ok());
     testtree::make(s + "/upper/new.txt", "file:new\n");
     testtree::make(s + "/upper/keep.txt", "file:changed\n");
     testtree::make(s + "/upper/same.txt", "file:same\n");  // copied up, unchanged
