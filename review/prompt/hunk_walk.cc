@@ -16,6 +16,7 @@
 #include "review/prompt/editor.h"
 #include "review/prompt/io.h"
 #include "review/prompt/rejected.h"
+#include "review/prompt/rejected_patch.h"
 
 namespace review {
 
@@ -123,38 +124,18 @@ struct Walker {
 
     // The session's side of a change shown whole, as `layover reject` and the
     // judge of rejections read it from the session's layers
-    // (helper/cli/session_rejections.cc): a file's bytes (past kMaxText, its
-    // size), a symlink's target, nothing else. change() loads only modified
-    // text files; an added file's rejection took an empty side, and was
-    // superseded ("changed since") as soon as it was made.
+    // (helper/cli/session_rejections.cc), here from the patch as the judge
+    // of a patch's rejections does (rejected_patch.h): a file's bytes (past
+    // 64 MiB, its size), a symlink's target, nothing else. change() loads
+    // only modified text files; an added file's rejection took an empty
+    // side, and was superseded ("changed since") as soon as it was made.
     Side session_side(const capture::Change& c) {
-        Side s;
-        const capture::Member* m = nullptr;
-        for (const auto& x : patch.members())
-            if (x.path == c.path) m = &x;
-        if (!m) return s;
-        if (m->kind == capture::Member::Kind::Symlink) {
-            s.exists = true;
-            s.mode = kGitSymlink;
-            s.data = m->link_target;
-            s.size = s.data.size();
-            return s;
-        }
-        if (m->kind == capture::Member::Kind::Hardlink)
-            for (const auto& x : patch.members())
-                if (x.path == m->link_target) m = &x;
-        if (m->kind != capture::Member::Kind::File) return s;
-        s.exists = true;
-        s.mode = git_file_mode(c.mode);
-        s.size = m->size;
-        if (m->size > kMaxText) {
-            s.loaded = false;
-            return s;
-        }
-        auto data = patch.read_file(m->path, kMaxText);
-        if (data.ok()) s.data = std::move(*data);
-        else s.loaded = false;
-        return s;
+        auto s = patch_sides(patch)(c.path);
+        if (s) return std::move(s.value());
+        Side unread;  // there, but its bytes could not be read
+        unread.exists = true;
+        unread.loaded = false;
+        return unread;
     }
 
     Fate whole(const capture::Change& c, const Side& real, const Side& mine) {
