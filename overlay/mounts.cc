@@ -113,6 +113,11 @@ base::Result<Handles> open_host_handles(const MountPlan& plan) {
         TRY(f.lower, open_dir(s.root, "scratch root"));
         h.scratch.push_back(std::move(f));
     }
+    for (const auto& r : plan.read_only) {
+        Handles::ScratchFds f;
+        TRY(f.lower, open_dir(r, "read-only root"));
+        h.read_only.push_back(std::move(f));
+    }
     for (const auto* list : {&plan.ro, &plan.rw})
         for (const auto& p : *list) {
             TRY(base::Fd c, clone_tree(p, true));
@@ -144,10 +149,15 @@ base::Result<void> build_masks(const MountPlan& plan, Handles& h) {
     if (plan.missing.empty()) return base::Ok();
     std::vector<std::string> roots{plan.target};
     for (const auto& s : plan.scratch) roots.push_back(s.root);
+    for (const auto& r : plan.read_only) roots.push_back(r);
     TRY(h.mask, build_mask(h.lower.get(), mask_rels(plan.target, roots, plan.missing)));
     for (size_t i = 0; i < plan.scratch.size() && i < h.scratch.size(); i++) {
         auto& f = h.scratch[i];
         TRY(f.mask, build_mask(f.lower.get(), mask_rels(plan.scratch[i].root, roots, plan.missing)));
+    }
+    for (size_t i = 0; i < plan.read_only.size() && i < h.read_only.size(); i++) {
+        auto& f = h.read_only[i];
+        TRY(f.mask, build_mask(f.lower.get(), mask_rels(plan.read_only[i], roots, plan.missing)));
     }
     return base::Ok();
 }
@@ -161,6 +171,11 @@ base::Result<void> attach_mask(const base::Fd& mask, const std::string& root) {
     if (mask.valid() && ::move_mount(mask.get(), "", AT_FDCWD, root.c_str(), MOVE_MOUNT_F_EMPTY_PATH) != 0)
         return base::sys_error("masking missing hidden paths below " + root);
     return base::Ok();
+}
+
+// An overlay the kernel refused: its mask must not stay in its place.
+void detach_mask(const base::Fd& mask, const std::string& root) {
+    if (mask.valid()) (void)::umount2(root.c_str(), MNT_DETACH);
 }
 
 // The real tree's layers: the mask (if any) over the real dir.
@@ -196,11 +211,31 @@ base::Result<void> mount_scratch(const MountPlan& plan, Handles& h) {
         TRY_VOID(attach_mask(f.mask, s.root));
         std::string opts = overlay_options(real_layers(f.mask, f.lower), fd_path(f.upper), fd_path(f.work));
         if (::mount("overlay", s.root.c_str(), "overlay", MS_NOSUID, opts.c_str()) != 0) {
+            int err = errno;
+            detach_mask(f.mask, s.root);
+            errno = err;
             h.warnings.push_back(s.root + " stays read-only (" + base::sys_error("a scratch overlay", errno).message +
                                  "; other filesystems mounted below it?)");
             continue;
         }
         h.scratch_up.push_back(s.root);
+    }
+    for (size_t i = 0; i < plan.read_only.size() && i < h.read_only.size(); i++) {
+        const auto& f = h.read_only[i];
+        if (!f.mask.valid()) continue;  // nothing missing below it: the real dir, as it is
+        const std::string& root = plan.read_only[i];
+        TRY_VOID(attach_mask(f.mask, root));
+        std::string lowers;
+        for (const auto& l : real_layers(f.mask, f.lower))
+            lowers += (lowers.empty() ? "" : ":") + escape_option_value(l);
+        std::string opts = "lowerdir=" + lowers + ",userxattr";
+        if (::mount("overlay", root.c_str(), "overlay", MS_NOSUID | MS_RDONLY, opts.c_str()) != 0) {
+            int err = errno;
+            detach_mask(f.mask, root);
+            h.warnings.push_back(root + ": " + base::sys_error("a read-only overlay", err).message +
+                                 " (other filesystems mounted below it?); a hidden path missing there now shows "
+                                 "inside if it is made while the command runs");
+        }
     }
     return base::Ok();
 }

@@ -31,6 +31,9 @@ struct MountPlan {
     // critical path); unset: open_host_handles reads mountinfo itself.
     std::optional<std::vector<std::string>> submounts;
     std::vector<std::string> missing;  // hidden paths missing on the host, kept missing (overlay/mask.h)
+    // Read-only roots (--home ro): a read-only overlay of the real dir under
+    // its mask, where it has one (step 3b).
+    std::vector<std::string> read_only;
 };
 
 // Everything opened before any mount hides it.
@@ -46,6 +49,7 @@ struct Handles {
         base::Fd lower, upper, work, mask;
     };
     std::vector<ScratchFds> scratch;      // per MountPlan::scratch entry
+    std::vector<ScratchFds> read_only;    // per MountPlan::read_only entry (lower and mask only)
     std::vector<std::string> scratch_up;  // roots whose scratch overlay is mounted
     std::vector<std::string> warnings;
 };
@@ -68,7 +72,10 @@ base::Result<void> build_masks(const MountPlan& plan, Handles& h);
 base::Result<void> mount_private_tmp(const MountPlan& plan);
 // 3b. A scratch overlay on each scratch root (before the target's overlay,
 //     which may lie below one and then goes on top). A root the kernel
-//     refuses (host mounts below it) stays read-only, with a warning.
+//     refuses (host mounts below it) stays read-only, with a warning. A
+//     read-only root with a mask gets a read-only overlay of its mask over
+//     the real dir (no upper layer); one the kernel refuses stays the real
+//     dir, with a warning that hidden paths made there meanwhile show.
 base::Result<void> mount_scratch(const MountPlan& plan, Handles& h);
 // 4. The overlay on the target, layers passed by fd (/proc/self/fd/N), so
 //    it works even where step 3 covered the real paths. With frozen steps,

@@ -110,7 +110,7 @@ base::Result<RunPolicy> decide_policy(const RunOptions& opts, const std::string&
                               profile::list_names(env.dropped, 6) + "); --env-keep NAME to pass one");
     pol.env = std::move(env.env);
 
-    if (opts.home_scratch) {
+    {
         std::vector<std::string> cands;
         for (const char* var : {"HOME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME"}) {
             const char* v = std::getenv(var);
@@ -118,8 +118,13 @@ base::Result<RunPolicy> decide_policy(const RunOptions& opts, const std::string&
             if (v && *v == '/' && ::realpath(v, rb) && ::stat(rb, &st) == 0 && S_ISDIR(st.st_mode)) cands.push_back(rb);
         }
         std::vector<std::string> why;
-        pol.scratch = scratch::choose_roots(cands, target, state, &why);
-        for (const auto& w : why) pol.notices.push_back(w);
+        auto roots = scratch::choose_roots(cands, target, state, &why);
+        if (opts.home_scratch) {
+            pol.scratch = std::move(roots);
+            for (const auto& w : why) pol.notices.push_back(w);
+        } else {
+            pol.read_only = std::move(roots);  // (nothing to say: they stay read-only)
+        }
     }
 
     // A target inside a git work tree: let git find the repository across the

@@ -18,6 +18,9 @@ struct RunPolicy {
     std::vector<std::string> rw;       // resolved --rw paths
     std::string start;                 // the command's working directory
     std::vector<std::string> scratch;  // roots given a scratch layer (scratch.h)
+    // --home ro: the same roots, read-only; each gets a read-only overlay
+    // when a hidden path below it is missing (overlay/mask.h).
+    std::vector<std::string> read_only;
     unsigned long long tmp_size = 0;
     std::vector<std::string> notices;  // informational stderr lines (not under --quiet)
     // Mounts below the target, from the mountinfo read for the hide plan;

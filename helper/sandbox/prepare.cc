@@ -218,7 +218,8 @@ base::Result<PreparedRun> prepare_run(const RunOptions& opts) {
                 scratch,
                 {},
                 pol.submounts,
-                pol.hide.missing};
+                pol.hide.missing,
+                pol.read_only};
     int first = 1;  // below it: squashed steps, no layers
     if (nsteps > 0) {
         TRY(first, steps::first_layer(dir));

@@ -154,3 +154,17 @@ def test_a_checkpoint_while_it_runs_keeps_it_missing(sh):
     out = _during_run(sh, "cat ~/.kube/config; ls -A ~ | grep -c kube", make, session="live", between=checkpoint,
                       pre="echo x > ~/before.txt; ")
     assert b"KUBE-TOKEN" not in out and out.endswith(b"0\n"), out
+
+
+def test_a_read_only_home_keeps_it_missing_too(sh):
+    # --home ro: the home outside the target is the real tree, read-only; with
+    # a hidden path missing below it, a read-only overlay of its mask over it.
+    def make():
+        (sh.home / ".kube").mkdir()
+        (sh.home / ".kube" / "config").write_text("KUBE-TOKEN\n")
+
+    cmd = ("cat ~/.kube/config; ls -A ~ | grep -c kube; cat ~/.config/editor.conf; "
+           "touch ~/new 2>/dev/null && echo WROTE")
+    out = _during_run(sh, cmd, make, "--home", "ro", target=sh.project)
+    assert b"KUBE-TOKEN" not in out and out.endswith(b"0\ntabs=4\n"), out
+    assert not (sh.home / "new").exists()
