@@ -154,3 +154,30 @@ def test_a_checkpoint_while_it_runs_keeps_it_missing(sh):
     out = _during_run(sh, "cat ~/.kube/config; ls -A ~ | grep -c kube", make, session="live", between=checkpoint,
                       pre="echo x > ~/before.txt; ")
     assert b"KUBE-TOKEN" not in out and out.endswith(b"0\n"), out
+
+
+def test_a_dangling_symlinked_secret_is_masked_where_it_leads(sh):
+    # ~/.kube -> vault/kube, a dir not made yet (a dotfiles repo cloned, a
+    # volume mounted later): what appears there is the secret.
+    (sh.home / ".kube").symlink_to("vault/kube")
+
+    def make():
+        (sh.home / "vault" / "kube").mkdir(parents=True)
+        (sh.home / "vault" / "kube" / "config").write_text("KUBE-TOKEN\n")
+
+    out = _during_run(sh, "cat ~/.kube/config ~/vault/kube/config", make)
+    assert b"KUBE-TOKEN" not in out, out
+
+
+def test_a_secret_below_a_dangling_symlinked_parent_is_masked_where_it_leads(sh):
+    # ~/.config -> dotfiles/config, dotfiles not cloned yet.
+    import shutil
+    shutil.rmtree(sh.home / ".config")
+    (sh.home / ".config").symlink_to("dotfiles/config")
+
+    def make():
+        (sh.home / "dotfiles" / "config" / "gh").mkdir(parents=True)
+        (sh.home / "dotfiles" / "config" / "gh" / "hosts.yml").write_text("GH-TOKEN\n")
+
+    out = _during_run(sh, "cat ~/.config/gh/hosts.yml ~/dotfiles/config/gh/hosts.yml", make)
+    assert b"GH-TOKEN" not in out, out

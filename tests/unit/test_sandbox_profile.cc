@@ -161,6 +161,29 @@ TEST_CASE("hide: missing paths are kept missing as spelled and where they would 
     CHECK(::system(rm.c_str()) == 0);
 }
 
+TEST_CASE("hide: a dangling symlink, as a secret or above one, is kept missing where it leads") {
+    char tmpl[] = "/tmp/layover-hide-XXXXXX";
+    REQUIRE(::mkdtemp(tmpl));
+    std::string root = tmpl;
+    std::string home = root + "/home";
+    REQUIRE(::mkdir(home.c_str(), 0755) == 0);
+    REQUIRE(::symlink("vault/kube", (home + "/.kube").c_str()) == 0);         // the secret itself
+    REQUIRE(::symlink("dotfiles/config", (home + "/.config").c_str()) == 0);  // a parent of one
+    REQUIRE(::symlink(root.c_str(), (home + "/up").c_str()) == 0);            // absolute, then ".."
+    HideRequest req{home, home, home, true, {"up/home/x/../y"}, {}};
+    auto plan = plan_hide(req, {});
+    REQUIRE(plan.ok());
+    CHECK(has(plan->missing, home + "/vault/kube"));
+    CHECK(has(plan->in_target, "vault/kube"));
+    CHECK_FALSE(has(plan->missing, home + "/.kube"));  // a symlink: nothing to whiteout there
+    CHECK(has(plan->missing, home + "/.config/gh"));
+    CHECK(has(plan->missing, home + "/dotfiles/config/gh"));
+    CHECK(has(plan->in_target, "dotfiles/config/gh"));
+    CHECK(has(plan->missing, home + "/x/../y"));  // x is missing: the rest as spelled
+    std::string rm = "rm -rf " + root;
+    CHECK(::system(rm.c_str()) == 0);
+}
+
 TEST_CASE("mask: each missing path goes to the overlay of the deepest root holding it") {
     std::vector<std::string> roots{"/h/proj", "/h", "/data"};
     std::vector<std::string> missing{"/h/.aws",      "/h/proj/.env", "/h/proj", "/data/x/y",
