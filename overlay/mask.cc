@@ -4,10 +4,12 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <map>
 
 #include "overlay/mountinfo.h"
@@ -43,12 +45,44 @@ bool has_dot_dot(const std::string& p) {
 // What the real tree holds at a prefix of a missing path.
 enum class Real { Dir, Missing, Other };
 
+// The user.* xattrs of the real dir `p` below `real` (name, value): the
+// mask's dir, which overlayfs copies up when the command writes below it,
+// must carry them, or capture sees them removed and an apply removes them
+// from the real dir. Empty when it has none or they cannot be read.
+std::vector<std::pair<std::string, std::string>> user_xattrs(int real, const std::string& p) {
+    std::vector<std::pair<std::string, std::string>> out;
+    base::Fd d(::openat(real, p.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    char names[4096];
+    ssize_t n = d.valid() ? ::flistxattr(d.get(), names, sizeof names) : -1;
+    for (ssize_t i = 0; i < n; i += static_cast<ssize_t>(std::strlen(names + i)) + 1) {
+        if (std::strncmp(names + i, "user.", 5) != 0) continue;
+        char value[4096];
+        ssize_t v = ::fgetxattr(d.get(), names + i, value, sizeof value);
+        if (v >= 0) out.emplace_back(names + i, std::string(value, static_cast<size_t>(v)));
+    }
+    return out;
+}
+
+base::Result<base::Fd> build(int real, const std::vector<std::string>& rels, bool xattrs_ok, bool* no_xattrs);
+
 }  // namespace
 
 base::Result<base::Fd> build_mask(int real, const std::vector<std::string>& rels) {
+    // A tmpfs without user xattrs (Linux before 6.6): a dir that has some is
+    // left to the real tree (no whiteout below it), as another user's is.
+    bool no_xattrs = false;
+    auto m = build(real, rels, true, &no_xattrs);
+    if (!m && no_xattrs) return build(real, rels, false, &no_xattrs);
+    return m;
+}
+
+namespace {
+
+base::Result<base::Fd> build(int real, const std::vector<std::string>& rels, bool xattrs_ok, bool* no_xattrs) {
     if (rels.empty()) return base::Fd();
     std::map<std::string, Real> seen;         // prefix -> what the real tree has there
     std::map<std::string, struct stat> dirs;  // the mask's dirs, as the real ones are
+    std::map<std::string, std::vector<std::pair<std::string, std::string>>> xattrs;  // and their user.* xattrs
     std::vector<std::string> whiteouts;
     uid_t self = ::geteuid();
     for (const auto& rel : rels) {
@@ -62,8 +96,12 @@ base::Result<base::Fd> build_mask(int real, const std::vector<std::string>& rels
                 if (::fstatat(real, p.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
                     // A dir of another user: the mask's would show as ours.
                     if (S_ISDIR(st.st_mode) && st.st_uid == self) {
-                        r = Real::Dir;
-                        dirs.emplace(p, st);
+                        auto x = user_xattrs(real, p);
+                        if (x.empty() || xattrs_ok) {
+                            r = Real::Dir;
+                            dirs.emplace(p, st);
+                            if (!x.empty()) xattrs.emplace(p, std::move(x));
+                        }
                     }
                 } else if (errno == ENOENT) {
                     r = Real::Missing;
@@ -102,6 +140,15 @@ base::Result<base::Fd> build_mask(int real, const std::vector<std::string>& rels
         const auto& [p, st] = *it;
         struct stat made;
         if (::fstatat(m.get(), p.c_str(), &made, AT_SYMLINK_NOFOLLOW) != 0) continue;  // not needed
+        auto x = xattrs.find(p);
+        if (x != xattrs.end()) {
+            base::Fd d(::openat(m.get(), p.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+            for (const auto& [name, value] : x->second)
+                if (!d.valid() || ::fsetxattr(d.get(), name.c_str(), value.data(), value.size(), 0) != 0) {
+                    *no_xattrs = errno == EOPNOTSUPP;
+                    return base::sys_error("masking a missing hidden path below " + p);
+                }
+        }
         struct timespec times[2] = {st.st_atim, st.st_mtim};
         if (::fchmodat(m.get(), p.c_str(), st.st_mode & 07777, 0) != 0 ||
             ::utimensat(m.get(), p.c_str(), times, AT_SYMLINK_NOFOLLOW) != 0)
@@ -113,6 +160,8 @@ base::Result<base::Fd> build_mask(int real, const std::vector<std::string>& rels
         return base::sys_error("a tmpfs to keep missing hidden paths missing");
     return m;
 }
+
+}  // namespace
 
 std::vector<std::string> mask_rels(const std::string& root, const std::vector<std::string>& roots,
                                    const std::vector<std::string>& missing) {

@@ -181,3 +181,20 @@ def test_a_secret_below_a_dangling_symlinked_parent_is_masked_where_it_leads(sh)
 
     out = _during_run(sh, "cat ~/.config/gh/hosts.yml ~/dotfiles/config/gh/hosts.yml", make)
     assert b"GH-TOKEN" not in out, out
+
+
+def test_a_masked_dirs_user_xattrs_are_the_real_ones_and_an_apply_keeps_them(sh):
+    # ~/.config holds gh but not gcloud: the mask's ~/.config stands in for
+    # the real one. A file the command writes there copies that dir up; it
+    # must not lose the real dir's user.* xattrs (status 'm .config/
+    # (xattrs)', and the apply removed them from the real dir).
+    cfg = sh.home / ".config"
+    os.setxattr(cfg, "user.tag", b"keep")
+    out = _during_run(sh, "echo hi > ~/.config/newfile; getfattr -n user.tag --only-values ~/.config", lambda: None,
+                      session="xa")
+    assert out == b"keep", out
+    st = json.loads(sh.lo("status", "xa", "--json", check=True).stdout)
+    assert [c["path"] for c in st] == [".config/newfile"], st
+    sh.lo("apply", "xa", "--yes", check=True)
+    assert os.getxattr(cfg, "user.tag") == b"keep"
+    assert (cfg / "newfile").read_text() == "hi\n"
