@@ -198,3 +198,16 @@ def test_a_masked_dirs_user_xattrs_are_the_real_ones_and_an_apply_keeps_them(sh)
     sh.lo("apply", "xa", "--yes", check=True)
     assert os.getxattr(cfg, "user.tag") == b"keep"
     assert (cfg / "newfile").read_text() == "hi\n"
+
+
+def test_with_a_mask_the_real_files_stay_on_the_dirs_device_with_their_inode_numbers(sh):
+    # The mask is a tmpfs: the layers are no longer one filesystem. Without
+    # xino the command saw each real file on a device apart from its dirs
+    # (du -x, find -xdev, rsync -x left them out) and the dirs with made-up
+    # inode numbers.
+    sub = sh.project
+    f = sub / "main.py"
+    out = _during_run(sh, "stat -c '%%d %%i' %s %s" % (sub, f), lambda: None)
+    (d_dev, d_ino), (f_dev, f_ino) = [line.split() for line in out.decode().splitlines()]
+    assert d_dev == f_dev, out
+    assert int(f_ino) == os.stat(f).st_ino and int(d_ino) == os.stat(sub).st_ino, out
