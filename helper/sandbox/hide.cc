@@ -105,10 +105,11 @@ base::Result<HidePlan> plan_hide(const HideRequest& req, const std::vector<overl
     }
     if (!home.empty() && !overlay::path_within(req.target, home))
         wants.push_back({(home == "/" ? "" : home) + "/.layover-undo", "", false, true});
-    // And those apply kept below the target (a tree applied to on its own,
-    // then a sandbox over a dir above it).
-    for (const auto& st : req.stores)
-        if (st != req.target && overlay::path_within(st, req.target)) wants.push_back({st, "", false, true});
+    // And every other one apply kept in a tree (helper/store/undo_trees.h):
+    // below the target (a tree applied to on its own, then a sandbox over a
+    // dir above it), and anywhere else, which the home's layer or the
+    // read-only view of the rest shows (a sandbox over a sibling project).
+    for (const auto& st : req.stores) wants.push_back({st, "", false, true});
     if (req.secrets && !home.empty())
         for (const auto& rel : profile::secret_paths()) wants.push_back({home + "/" + rel, "~/" + rel});
     if (req.secrets)

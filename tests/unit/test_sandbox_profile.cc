@@ -216,12 +216,20 @@ TEST_CASE("hide: the undo stores in the target, above it and in the home are cov
     std::string below = proj + "/sub/.layover-undo";
     REQUIRE(::mkdir((proj + "/sub").c_str(), 0700) == 0);
     REQUIRE(::mkdir(below.c_str(), 0700) == 0);
+    REQUIRE(::mkdir((other + "/.layover-undo").c_str(), 0700) == 0);
     HideRequest over{home, home, home, false, {}, {below, other + "/.layover-undo", home + "/gone/.layover-undo"}};
     auto p4 = plan_hide(over, {});
     REQUIRE(p4.ok());
     CHECK(has(p4->mounts, below));
-    CHECK_FALSE(has(p4->mounts, other + "/.layover-undo"));  // not below the target
+    CHECK(has(p4->mounts, other + "/.layover-undo"));            // outside the target: the read-only view shows it
+    CHECK_FALSE(has(p4->mounts, home + "/gone/.layover-undo"));  // listed, gone
     CHECK(p4->in_target.empty());
+    // A sibling tree's (review13): the home's scratch layer shows it.
+    std::string sib = home + "/sib/.layover-undo";
+    REQUIRE(::mkdir((home + "/sib").c_str(), 0700) == 0);
+    REQUIRE(::mkdir(sib.c_str(), 0700) == 0);
+    HideRequest beside{home, proj, proj, false, {}, {sib}};
+    CHECK(has(plan_hide(beside, {})->mounts, sib));
     std::string rm = "rm -rf " + root;
     CHECK(::system(rm.c_str()) == 0);
 }
