@@ -211,3 +211,29 @@ def test_with_a_mask_the_real_files_stay_on_the_dirs_device_with_their_inode_num
     (d_dev, d_ino), (f_dev, f_ino) = [line.split() for line in out.decode().splitlines()]
     assert d_dev == f_dev, out
     assert int(f_ino) == os.stat(f).st_ino and int(d_ino) == os.stat(sub).st_ino, out
+
+
+def test_what_the_host_makes_in_a_masked_dir_the_command_also_made_is_never_deleted_unseen(sh):
+    # ~/.docker is missing (the mask's whiteout for ~/.docker/config.json):
+    # `docker login` on the host makes it, and contexts/ beside the secret,
+    # while the command makes its own ~/.docker/buildx (an opaque dir, over
+    # the mask). The command never saw contexts/: status listed it deleted
+    # and apply --yes deleted it (review13). Now a stale deletion: a conflict.
+    docker = sh.home / ".docker"
+
+    def make():
+        (docker / "contexts").mkdir(parents=True)
+        (docker / "contexts" / "meta.json").write_text("HOST\n")
+        (docker / "config.json").write_text("AUTH\n")
+
+    out = _during_run(sh, "mkdir -p ~/.docker/buildx && echo x > ~/.docker/buildx/f; ls -A ~/.docker", make,
+                      session="dk")
+    assert out == b"buildx\n", out
+    r = sh.lo("apply", "dk", "--yes")
+    assert r.returncode != 0 and b"stale" in r.stderr, r.stderr
+    assert (docker / "contexts" / "meta.json").read_text() == "HOST\n"
+    assert (docker / "config.json").read_text() == "AUTH\n"
+    # Left out, the rest applies and the host's entries stay.
+    sh.lo("apply", "dk", "--yes", "--exclude", ".docker/contexts", check=True)
+    assert (docker / "buildx" / "f").read_text() == "x\n"
+    assert (docker / "contexts" / "meta.json").read_text() == "HOST\n"
