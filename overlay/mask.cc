@@ -55,7 +55,9 @@ std::vector<std::pair<std::string, std::string>> user_xattrs(int real, const std
     char names[4096];
     ssize_t n = d.valid() ? ::flistxattr(d.get(), names, sizeof names) : -1;
     for (ssize_t i = 0; i < n; i += static_cast<ssize_t>(std::strlen(names + i)) + 1) {
-        if (std::strncmp(names + i, "user.", 5) != 0) continue;
+        // Not user.overlay.*: on a layer overlayfs reads them as its own
+        // marks (an opaque mask dir would hide the whole real one).
+        if (std::strncmp(names + i, "user.", 5) != 0 || std::strncmp(names + i, "user.overlay.", 13) == 0) continue;
         char value[4096];
         ssize_t v = ::fgetxattr(d.get(), names + i, value, sizeof value);
         if (v >= 0) out.emplace_back(names + i, std::string(value, static_cast<size_t>(v)));
