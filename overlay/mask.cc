@@ -110,20 +110,33 @@ base::Result<base::Fd> build(int real, const std::vector<std::string>& rels, boo
                 }
                 it = seen.emplace(p, r).first;
             }
-            if (it->second == Real::Missing) {
+            // The plan found each path missing: a leaf there now was made
+            // on the host since (a few ms): whited out too, never shown.
+            struct stat now;
+            bool late = end == std::string::npos && it->second != Real::Missing &&
+                        ::fstatat(real, p.c_str(), &now, AT_SYMLINK_NOFOLLOW) == 0;
+            if (it->second == Real::Missing || late) {
                 if (std::find(whiteouts.begin(), whiteouts.end(), p) == whiteouts.end()) whiteouts.push_back(p);
                 break;
             }
             if (it->second == Real::Other || end == std::string::npos) break;  // nothing to mask below
         }
     }
+    // A whiteout below another (a late leaf above a missing path) is moot.
+    auto below = [](const std::string& w, const std::string& p) {
+        return w.size() > p.size() && w[p.size()] == '/' && w.compare(0, p.size(), p) == 0;
+    };
+    std::vector<std::string> kept;
+    for (const auto& w : whiteouts)
+        if (std::none_of(whiteouts.begin(), whiteouts.end(), [&](const std::string& o) { return below(w, o); }))
+            kept.push_back(w);
+    whiteouts = std::move(kept);
     if (whiteouts.empty()) return base::Fd();
     TRY(base::Fd m, new_tmpfs(dirs.size() + whiteouts.size()));
     // Parents first (the map's order puts "a" before "a/b").
     for (const auto& [p, st] : dirs) {
-        bool needed = std::any_of(whiteouts.begin(), whiteouts.end(), [&](const std::string& w) {
-            return w.size() > p.size() && w[p.size()] == '/' && w.compare(0, p.size(), p) == 0;
-        });
+        bool needed =
+            std::any_of(whiteouts.begin(), whiteouts.end(), [&](const std::string& w) { return below(w, p); });
         if (needed && ::mkdirat(m.get(), p.c_str(), 0700) != 0 && errno != EEXIST)
             return base::sys_error("masking a missing hidden path below " + p);
     }
@@ -141,7 +154,8 @@ base::Result<base::Fd> build(int real, const std::vector<std::string>& rels, boo
     for (auto it = dirs.rbegin(); it != dirs.rend(); ++it) {
         const auto& [p, st] = *it;
         struct stat made;
-        if (::fstatat(m.get(), p.c_str(), &made, AT_SYMLINK_NOFOLLOW) != 0) continue;  // not needed
+        if (::fstatat(m.get(), p.c_str(), &made, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(made.st_mode))
+            continue;  // not needed, or a late leaf's whiteout
         auto x = xattrs.find(p);
         if (x != xattrs.end()) {
             base::Fd d(::openat(m.get(), p.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));

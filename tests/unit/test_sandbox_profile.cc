@@ -1,5 +1,6 @@
 // The isolation profile's pure parts: the environment filter, the secret
 // list, bind-mount aliases, the hide plan and the run options that set them.
+#include <fcntl.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -180,6 +181,33 @@ TEST_CASE("hide: a dangling symlink, as a secret or above one, is kept missing w
     CHECK(has(plan->missing, home + "/dotfiles/config/gh"));
     CHECK(has(plan->in_target, "dotfiles/config/gh"));
     CHECK(has(plan->missing, home + "/x/../y"));  // x is missing: the rest as spelled
+    std::string rm = "rm -rf " + root;
+    CHECK(::system(rm.c_str()) == 0);
+}
+
+TEST_CASE("mask: a path made on the host between the plan and the mask is whited out too") {
+    char tmpl[] = "/tmp/layover-mask-XXXXXX";
+    REQUIRE(::mkdtemp(tmpl));
+    std::string root = tmpl;
+    // The plan found all of these missing; since, "a" and "d" were made.
+    REQUIRE(::mkdir((root + "/a").c_str(), 0755) == 0);
+    REQUIRE(::mkdir((root + "/d").c_str(), 0755) == 0);
+    std::ofstream(root + "/d/e") << "SECRET";
+    base::Fd real(::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    auto m = overlay::build_mask(real.get(), {"a", "b/c", "d", "d/e"});
+    if (!m && m.error().message.find("Operation not permitted") != std::string::npos) {
+        WARN("no tmpfs here: " << m.error().message);  // unprivileged: the integration tests cover it
+    } else {
+        REQUIRE(m.ok());
+        REQUIRE(m->valid());
+        auto whiteout = [&](const char* p) {
+            struct stat st;
+            return ::fstatat(m->get(), p, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISCHR(st.st_mode) && st.st_rdev == 0;
+        };
+        CHECK(whiteout("a"));  // before: shown, neither covered nor masked
+        CHECK(whiteout("b"));
+        CHECK(whiteout("d"));  // and nothing below it
+    }
     std::string rm = "rm -rf " + root;
     CHECK(::system(rm.c_str()) == 0);
 }
