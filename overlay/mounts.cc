@@ -209,7 +209,8 @@ base::Result<void> mount_scratch(const MountPlan& plan, Handles& h) {
         const auto& s = plan.scratch[i];
         const auto& f = h.scratch[i];
         TRY_VOID(attach_mask(f.mask, s.root));
-        std::string opts = overlay_options(real_layers(f.mask, f.lower), fd_path(f.upper), fd_path(f.work));
+        std::string opts =
+            overlay_options(real_layers(f.mask, f.lower), fd_path(f.upper), fd_path(f.work), f.mask.valid());
         if (::mount("overlay", s.root.c_str(), "overlay", MS_NOSUID, opts.c_str()) != 0) {
             int err = errno;
             detach_mask(f.mask, s.root);
@@ -228,7 +229,7 @@ base::Result<void> mount_scratch(const MountPlan& plan, Handles& h) {
         std::string lowers;
         for (const auto& l : real_layers(f.mask, f.lower))
             lowers += (lowers.empty() ? "" : ":") + escape_option_value(l);
-        std::string opts = "lowerdir=" + lowers + ",userxattr";
+        std::string opts = "lowerdir=" + lowers + ",userxattr,xino=on";  // overlay_options' xino
         if (::mount("overlay", root.c_str(), "overlay", MS_NOSUID | MS_RDONLY, opts.c_str()) != 0) {
             int err = errno;
             detach_mask(f.mask, root);
@@ -261,7 +262,8 @@ base::Result<bool> mount_stack_fsconfig(const MountPlan& plan, const Handles& h)
         if (!set("lowerdir+", l)) return false;
     if (!set("upperdir", fd_path(h.upper)) || !set("workdir", fd_path(h.work))) return false;
     if (::fsconfig(fs.get(), FSCONFIG_SET_FLAG, "userxattr", nullptr, 0) != 0 ||
-        ::fsconfig(fs.get(), FSCONFIG_SET_FLAG, "volatile", nullptr, 0) != 0)
+        ::fsconfig(fs.get(), FSCONFIG_SET_FLAG, "volatile", nullptr, 0) != 0 ||
+        (h.mask.valid() && !set("xino", "on")))  // overlay_options' xino
         return false;
     if (::fsconfig(fs.get(), FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) != 0) return false;
     base::Fd mnt(::fsmount(fs.get(), FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID));
@@ -282,7 +284,7 @@ base::Result<void> mount_overlay(const MountPlan& plan, const Handles& h) {
         if (done) return base::Ok();
     }
     for (auto& l : real_layers(h.mask, h.lower)) lowers.push_back(std::move(l));
-    std::string opts = overlay_options(lowers, fd_path(h.upper), fd_path(h.work));
+    std::string opts = overlay_options(lowers, fd_path(h.upper), fd_path(h.work), h.mask.valid());
     if (::mount("overlay", plan.target.c_str(), "overlay", MS_NOSUID, opts.c_str()) != 0) {
         int err = errno;
         std::string msg = base::sys_error("mounting the overlay on " + plan.target, err).message;

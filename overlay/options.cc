@@ -18,11 +18,12 @@ std::string overlay_options(const std::string& lower, const std::string& upper, 
            ",workdir=" + escape_option_value(work) + ",userxattr,volatile";
 }
 
-std::string overlay_options(const std::vector<std::string>& lowers, const std::string& upper, const std::string& work) {
+std::string overlay_options(const std::vector<std::string>& lowers, const std::string& upper, const std::string& work,
+                            bool xino) {
     std::string joined;
     for (const auto& l : lowers) joined += (joined.empty() ? "" : ":") + escape_option_value(l);
     return "lowerdir=" + joined + ",upperdir=" + escape_option_value(upper) + ",workdir=" + escape_option_value(work) +
-           ",userxattr,volatile";
+           ",userxattr,volatile" + (xino ? ",xino=on" : "");
 }
 
 bool parse_size(const std::string& text, unsigned long long total_ram, unsigned long long* out) {

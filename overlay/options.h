@@ -15,8 +15,13 @@ std::string escape_option_value(const std::string& path);
 // measured with 256 MiB of unrelated dirty data, 4 ms with volatile).
 std::string overlay_options(const std::string& lower, const std::string& upper, const std::string& work);
 // The same over a stack of lower layers, topmost first (a session's frozen
-// steps over the target): "lowerdir=L1:L2:...". Each path escaped.
-std::string overlay_options(const std::vector<std::string>& lowers, const std::string& upper, const std::string& work);
+// steps over the target): "lowerdir=L1:L2:...". Each path escaped. xino:
+// ",xino=on" too, for a stack with a mask (overlay/mask.h), a tmpfs: without
+// it the layers are no longer one filesystem, and the command saw each real
+// file on a device of its own, apart from its dirs (du -x left them out),
+// and the dirs with inode numbers made up.
+std::string overlay_options(const std::vector<std::string>& lowers, const std::string& upper, const std::string& work,
+                            bool xino = false);
 
 // Parse a size like "512M", "2G", "1048576", "10%" (of total RAM). Returns
 // false on malformed input. total_ram is used for percentages.

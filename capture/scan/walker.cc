@@ -141,6 +141,13 @@ Result<void> Walker::entry(const UpperDir& stack, const UpperListing& ls, size_t
         if (listed) {
             hide.lower = std::move(lower.value());
             hide.since = parent_hide ? parent_hide->since : copyup_ns(u);
+            // Over a hidden path that was missing at the start, the dir
+            // was masked (overlay/mask.h): the command never saw what the
+            // host made there during the run, so a real entry changed since
+            // the session began is a stale deletion (a conflict), never
+            // deleted unseen.
+            if (!parent_hide && hidden && opts_.session_start_ns > 0)
+                hide.since = std::min(hide.since, opts_.session_start_ns);
         } else {
             u.side.type = Type::OpaqueDir;
             l.side.unlisted = true;

@@ -114,7 +114,12 @@ void Walker::note_fresh(const Seen& u, const Seen& l, int low, const std::string
             fd = own.get();
         }
         auto got = fingerprint_fd(fd, l.side.size);
-        if (!got) return;
+        // Changed while read (a write in between moves its ctime): what was
+        // read is not what was copied up, and must vouch for nothing.
+        struct stat after;
+        if (!got || ::fstat(fd, &after) != 0 ||
+            ns_of(l.st.stx_ctime) != base::time_ns(after.st_ctim.tv_sec, after.st_ctim.tv_nsec))
+            return;
         fp = std::move(got.value());
         fresh_bytes_ += l.side.size;
     } else {

@@ -2,6 +2,7 @@
 
 #include <limits.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -41,28 +42,39 @@ void add_unique(std::vector<std::string>* v, const std::string& s) {
 }
 
 // Where a missing path would be once made on the host: the dirs that exist
-// above it resolved (a symlinked ~/.config leads elsewhere), walked down
-// from `base` (known resolved: the home's real path) or from "/"; "" when a
-// non-dir stands in the way. One lstat per existing dir below the base.
+// above it resolved (a symlinked ~/.config leads elsewhere), and a symlink
+// whose target is missing followed too (~/.aws -> vault/aws before the vault
+// is made: the secret appears where it leads), walked down from the home's
+// real path or from "/"; "" when a non-dir stands in the way, or nothing is
+// missing. One lstat per existing component below the base.
 std::string resolve_missing(const std::string& path, const std::string& home, const std::string& home_real) {
-    char buf[PATH_MAX];
     bool in_home = !home.empty() && !home_real.empty() && home != "/" && overlay::path_within(path, home);
-    std::string cur = in_home ? home_real : "";
-    size_t i = in_home ? home.size() + 1 : 1;
-    while (i < path.size()) {
-        size_t j = path.find('/', i);
-        if (j == std::string::npos) return cur + path.substr(i - 1);  // the missing leaf
-        std::string next = cur + path.substr(i - 1, j - i + 1);
-        struct stat st;
-        if (::lstat(next.c_str(), &st) != 0) return errno == ENOENT ? cur + path.substr(i - 1) : "";
-        if (S_ISLNK(st.st_mode) || path.compare(i, j - i, "..") == 0) {
-            if (!::realpath(next.c_str(), buf)) return "";
-            next = buf;
-        } else if (!S_ISDIR(st.st_mode)) {
-            return "";
+    std::string cur = in_home && home_real != "/" ? home_real : "";  // resolved, no symlink in it
+    std::string rest = in_home ? path.substr(std::min(path.size(), home.size() + 1)) : path;
+    int links = 0;
+    while (!rest.empty()) {
+        size_t j = rest.find('/');
+        std::string name = rest.substr(0, j);
+        rest = j == std::string::npos ? "" : rest.substr(j + 1);
+        if (name.empty() || name == ".") continue;
+        if (name == "..") {  // cur has no symlink: its parent is lexical
+            cur = cur.substr(0, cur.rfind('/') == std::string::npos ? 0 : cur.rfind('/'));
+            continue;
         }
-        cur = next == "/" ? "" : next;
-        i = j + 1;
+        std::string next = cur + "/" + name;
+        struct stat st;
+        if (::lstat(next.c_str(), &st) != 0) return errno == ENOENT ? next + (rest.empty() ? "" : "/" + rest) : "";
+        if (S_ISLNK(st.st_mode)) {
+            char buf[PATH_MAX];
+            ssize_t n = ::readlink(next.c_str(), buf, sizeof buf);
+            if (n <= 0 || n >= static_cast<ssize_t>(sizeof buf) || ++links > 40) return "";
+            std::string to(buf, static_cast<size_t>(n));
+            if (to[0] == '/') cur.clear();
+            rest = rest.empty() ? to : to + "/" + rest;
+            continue;
+        }
+        if (!S_ISDIR(st.st_mode)) return "";
+        cur = next;
     }
     return "";
 }
@@ -93,10 +105,11 @@ base::Result<HidePlan> plan_hide(const HideRequest& req, const std::vector<overl
     }
     if (!home.empty() && !overlay::path_within(req.target, home))
         wants.push_back({(home == "/" ? "" : home) + "/.layover-undo", "", false, true});
-    // And those apply kept below the target (a tree applied to on its own,
-    // then a sandbox over a dir above it).
-    for (const auto& st : req.stores)
-        if (st != req.target && overlay::path_within(st, req.target)) wants.push_back({st, "", false, true});
+    // And every other one apply kept in a tree (helper/store/undo_trees.h):
+    // below the target (a tree applied to on its own, then a sandbox over a
+    // dir above it), and anywhere else, which the home's layer or the
+    // read-only view of the rest shows (a sandbox over a sibling project).
+    for (const auto& st : req.stores) wants.push_back({st, "", false, true});
     if (req.secrets && !home.empty())
         for (const auto& rel : profile::secret_paths()) wants.push_back({home + "/" + rel, "~/" + rel});
     if (req.secrets)
@@ -114,9 +127,10 @@ base::Result<HidePlan> plan_hide(const HideRequest& req, const std::vector<overl
         // Most secrets are absent: one lstat says so, where realpath reads
         // each component's link first.
         struct stat lst;
-        bool absent = ::lstat(w.path.c_str(), &lst) != 0 && (errno == ENOENT || errno == ENOTDIR);
+        bool found = ::lstat(w.path.c_str(), &lst) == 0;
+        bool absent = !found && (errno == ENOENT || errno == ENOTDIR);
         std::string real = !absent && ::realpath(w.path.c_str(), buf) ? buf : "";
-        if (w.store && (absent || !S_ISDIR(lst.st_mode))) continue;  // none, or not layover's
+        if (w.store && (!found || !S_ISDIR(lst.st_mode))) continue;  // none, or not layover's
         for (const std::string& p : {w.path, real,
                                      home_real.empty() || home.empty() || !overlay::path_within(w.path, home)
                                          ? std::string()
@@ -126,8 +140,9 @@ base::Result<HidePlan> plan_hide(const HideRequest& req, const std::vector<overl
         if (real.empty()) {
             // Absent: nothing to cover; kept missing inside as spelled and
             // as it would resolve (overlay/mask.h), never captured either way.
-            if (w.store || !absent) continue;
-            add_unique(&plan.missing, w.path);
+            // A dangling symlink: kept missing where it leads.
+            if (w.store || (!absent && !(found && S_ISLNK(lst.st_mode)))) continue;
+            if (absent) add_unique(&plan.missing, w.path);
             std::string there = resolve_missing(w.path, home, home_real);
             if (there.empty() || there == w.path) continue;
             add_unique(&plan.missing, there);

@@ -93,7 +93,8 @@ base::Result<void> mount_next(const SandboxPlan& plan, Fds& fds, const std::stri
     TRY_VOID(set_fd("upperdir", upper));
     TRY_VOID(set_fd("workdir", wk));
     if (::fsconfig(fs.get(), FSCONFIG_SET_FLAG, "userxattr", nullptr, 0) != 0 ||
-        ::fsconfig(fs.get(), FSCONFIG_SET_FLAG, "volatile", nullptr, 0) != 0)
+        ::fsconfig(fs.get(), FSCONFIG_SET_FLAG, "volatile", nullptr, 0) != 0 ||
+        (fds.mask.valid() && ::fsconfig(fs.get(), FSCONFIG_SET_STRING, "xino", "on", 0) != 0))  // overlay/options.h
         return base::sys_error("the next overlay's options");
     if (::fsconfig(fs.get(), FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) != 0)
         return base::sys_error("creating the next overlay");

@@ -310,6 +310,11 @@ def test_an_undo_store_below_the_target_is_hidden_from_a_later_sandbox_above_it(
                    on_exit="discard")
         assert b"SECRET-IN-STORE" not in r.stdout and r.stdout == b"", r.stdout
         assert stored[0].read_text() == "SECRET-IN-STORE\n"
+        # And from a sandbox over a sibling project: the home is its scratch
+        # layer, which shows ~/p2 (review13: read there in the clear).
+        r = sh.run("cat ~/p2/.layover-undo/*/* ~/p2/.layover-undo/*/*/* 2>/dev/null; ls -A ~/p2/.layover-undo",
+                   on_exit="discard", target=sh.project)
+        assert b"SECRET-IN-STORE" not in r.stdout and r.stdout == b"", r.stdout
     finally:
         import subprocess as _sp
         _sp.run(["rm", "-rf", other])

@@ -168,3 +168,86 @@ def test_a_read_only_home_keeps_it_missing_too(sh):
     out = _during_run(sh, cmd, make, "--home", "ro", target=sh.project)
     assert b"KUBE-TOKEN" not in out and out.endswith(b"0\ntabs=4\n"), out
     assert not (sh.home / "new").exists()
+
+
+def test_a_dangling_symlinked_secret_is_masked_where_it_leads(sh):
+    # ~/.kube -> vault/kube, a dir not made yet (a dotfiles repo cloned, a
+    # volume mounted later): what appears there is the secret.
+    (sh.home / ".kube").symlink_to("vault/kube")
+
+    def make():
+        (sh.home / "vault" / "kube").mkdir(parents=True)
+        (sh.home / "vault" / "kube" / "config").write_text("KUBE-TOKEN\n")
+
+    out = _during_run(sh, "cat ~/.kube/config ~/vault/kube/config", make)
+    assert b"KUBE-TOKEN" not in out, out
+
+
+def test_a_secret_below_a_dangling_symlinked_parent_is_masked_where_it_leads(sh):
+    # ~/.config -> dotfiles/config, dotfiles not cloned yet.
+    import shutil
+    shutil.rmtree(sh.home / ".config")
+    (sh.home / ".config").symlink_to("dotfiles/config")
+
+    def make():
+        (sh.home / "dotfiles" / "config" / "gh").mkdir(parents=True)
+        (sh.home / "dotfiles" / "config" / "gh" / "hosts.yml").write_text("GH-TOKEN\n")
+
+    out = _during_run(sh, "cat ~/.config/gh/hosts.yml ~/dotfiles/config/gh/hosts.yml", make)
+    assert b"GH-TOKEN" not in out, out
+
+
+def test_a_masked_dirs_user_xattrs_are_the_real_ones_and_an_apply_keeps_them(sh):
+    # ~/.config holds gh but not gcloud: the mask's ~/.config stands in for
+    # the real one. A file the command writes there copies that dir up; it
+    # must not lose the real dir's user.* xattrs (status 'm .config/
+    # (xattrs)', and the apply removed them from the real dir).
+    cfg = sh.home / ".config"
+    os.setxattr(cfg, "user.tag", b"keep")
+    out = _during_run(sh, "echo hi > ~/.config/newfile; getfattr -n user.tag --only-values ~/.config", lambda: None,
+                      session="xa")
+    assert out == b"keep", out
+    st = json.loads(sh.lo("status", "xa", "--json", check=True).stdout)
+    assert [c["path"] for c in st] == [".config/newfile"], st
+    sh.lo("apply", "xa", "--yes", check=True)
+    assert os.getxattr(cfg, "user.tag") == b"keep"
+    assert (cfg / "newfile").read_text() == "hi\n"
+
+
+def test_with_a_mask_the_real_files_stay_on_the_dirs_device_with_their_inode_numbers(sh):
+    # The mask is a tmpfs: the layers are no longer one filesystem. Without
+    # xino the command saw each real file on a device apart from its dirs
+    # (du -x, find -xdev, rsync -x left them out) and the dirs with made-up
+    # inode numbers.
+    sub = sh.project
+    f = sub / "main.py"
+    out = _during_run(sh, "stat -c '%%d %%i' %s %s" % (sub, f), lambda: None)
+    (d_dev, d_ino), (f_dev, f_ino) = [line.split() for line in out.decode().splitlines()]
+    assert d_dev == f_dev, out
+    assert int(f_ino) == os.stat(f).st_ino and int(d_ino) == os.stat(sub).st_ino, out
+
+
+def test_what_the_host_makes_in_a_masked_dir_the_command_also_made_is_never_deleted_unseen(sh):
+    # ~/.docker is missing (the mask's whiteout for ~/.docker/config.json):
+    # `docker login` on the host makes it, and contexts/ beside the secret,
+    # while the command makes its own ~/.docker/buildx (an opaque dir, over
+    # the mask). The command never saw contexts/: status listed it deleted
+    # and apply --yes deleted it (review13). Now a stale deletion: a conflict.
+    docker = sh.home / ".docker"
+
+    def make():
+        (docker / "contexts").mkdir(parents=True)
+        (docker / "contexts" / "meta.json").write_text("HOST\n")
+        (docker / "config.json").write_text("AUTH\n")
+
+    out = _during_run(sh, "mkdir -p ~/.docker/buildx && echo x > ~/.docker/buildx/f; ls -A ~/.docker", make,
+                      session="dk")
+    assert out == b"buildx\n", out
+    r = sh.lo("apply", "dk", "--yes")
+    assert r.returncode != 0 and b"stale" in r.stderr, r.stderr
+    assert (docker / "contexts" / "meta.json").read_text() == "HOST\n"
+    assert (docker / "config.json").read_text() == "AUTH\n"
+    # Left out, the rest applies and the host's entries stay.
+    sh.lo("apply", "dk", "--yes", "--exclude", ".docker/contexts", check=True)
+    assert (docker / "buildx" / "f").read_text() == "x\n"
+    assert (docker / "contexts" / "meta.json").read_text() == "HOST\n"

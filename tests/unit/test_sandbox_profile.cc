@@ -1,5 +1,6 @@
 // The isolation profile's pure parts: the environment filter, the secret
 // list, bind-mount aliases, the hide plan and the run options that set them.
+#include <fcntl.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -161,6 +162,56 @@ TEST_CASE("hide: missing paths are kept missing as spelled and where they would 
     CHECK(::system(rm.c_str()) == 0);
 }
 
+TEST_CASE("hide: a dangling symlink, as a secret or above one, is kept missing where it leads") {
+    char tmpl[] = "/tmp/layover-hide-XXXXXX";
+    REQUIRE(::mkdtemp(tmpl));
+    std::string root = tmpl;
+    std::string home = root + "/home";
+    REQUIRE(::mkdir(home.c_str(), 0755) == 0);
+    REQUIRE(::symlink("vault/kube", (home + "/.kube").c_str()) == 0);         // the secret itself
+    REQUIRE(::symlink("dotfiles/config", (home + "/.config").c_str()) == 0);  // a parent of one
+    REQUIRE(::symlink(root.c_str(), (home + "/up").c_str()) == 0);            // absolute, then ".."
+    HideRequest req{home, home, home, true, {"up/home/x/../y"}, {}};
+    auto plan = plan_hide(req, {});
+    REQUIRE(plan.ok());
+    CHECK(has(plan->missing, home + "/vault/kube"));
+    CHECK(has(plan->in_target, "vault/kube"));
+    CHECK_FALSE(has(plan->missing, home + "/.kube"));  // a symlink: nothing to whiteout there
+    CHECK(has(plan->missing, home + "/.config/gh"));
+    CHECK(has(plan->missing, home + "/dotfiles/config/gh"));
+    CHECK(has(plan->in_target, "dotfiles/config/gh"));
+    CHECK(has(plan->missing, home + "/x/../y"));  // x is missing: the rest as spelled
+    std::string rm = "rm -rf " + root;
+    CHECK(::system(rm.c_str()) == 0);
+}
+
+TEST_CASE("mask: a path made on the host between the plan and the mask is whited out too") {
+    char tmpl[] = "/tmp/layover-mask-XXXXXX";
+    REQUIRE(::mkdtemp(tmpl));
+    std::string root = tmpl;
+    // The plan found all of these missing; since, "a" and "d" were made.
+    REQUIRE(::mkdir((root + "/a").c_str(), 0755) == 0);
+    REQUIRE(::mkdir((root + "/d").c_str(), 0755) == 0);
+    std::ofstream(root + "/d/e") << "SECRET";
+    base::Fd real(::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    auto m = overlay::build_mask(real.get(), {"a", "b/c", "d", "d/e"});
+    if (!m && m.error().message.find("Operation not permitted") != std::string::npos) {
+        WARN("no tmpfs here: " << m.error().message);  // unprivileged: the integration tests cover it
+    } else {
+        REQUIRE(m.ok());
+        REQUIRE(m->valid());
+        auto whiteout = [&](const char* p) {
+            struct stat st;
+            return ::fstatat(m->get(), p, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISCHR(st.st_mode) && st.st_rdev == 0;
+        };
+        CHECK(whiteout("a"));  // before: shown, neither covered nor masked
+        CHECK(whiteout("b"));
+        CHECK(whiteout("d"));  // and nothing below it
+    }
+    std::string rm = "rm -rf " + root;
+    CHECK(::system(rm.c_str()) == 0);
+}
+
 TEST_CASE("mask: each missing path goes to the overlay of the deepest root holding it") {
     std::vector<std::string> roots{"/h/proj", "/h", "/data"};
     std::vector<std::string> missing{"/h/.aws",      "/h/proj/.env", "/h/proj", "/data/x/y",
@@ -193,12 +244,20 @@ TEST_CASE("hide: the undo stores in the target, above it and in the home are cov
     std::string below = proj + "/sub/.layover-undo";
     REQUIRE(::mkdir((proj + "/sub").c_str(), 0700) == 0);
     REQUIRE(::mkdir(below.c_str(), 0700) == 0);
+    REQUIRE(::mkdir((other + "/.layover-undo").c_str(), 0700) == 0);
     HideRequest over{home, home, home, false, {}, {below, other + "/.layover-undo", home + "/gone/.layover-undo"}};
     auto p4 = plan_hide(over, {});
     REQUIRE(p4.ok());
     CHECK(has(p4->mounts, below));
-    CHECK_FALSE(has(p4->mounts, other + "/.layover-undo"));  // not below the target
+    CHECK(has(p4->mounts, other + "/.layover-undo"));            // outside the target: the read-only view shows it
+    CHECK_FALSE(has(p4->mounts, home + "/gone/.layover-undo"));  // listed, gone
     CHECK(p4->in_target.empty());
+    // A sibling tree's (review13): the home's scratch layer shows it.
+    std::string sib = home + "/sib/.layover-undo";
+    REQUIRE(::mkdir((home + "/sib").c_str(), 0700) == 0);
+    REQUIRE(::mkdir(sib.c_str(), 0700) == 0);
+    HideRequest beside{home, proj, proj, false, {}, {sib}};
+    CHECK(has(plan_hide(beside, {})->mounts, sib));
     std::string rm = "rm -rf " + root;
     CHECK(::system(rm.c_str()) == 0);
 }
