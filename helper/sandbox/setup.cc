@@ -12,7 +12,6 @@
 #include <cstring>
 
 #include "helper/base/child.h"
-#include "helper/base/thread.h"
 #include "helper/sandbox/live_freeze.h"
 #include "helper/sandbox/memcg.h"
 #include "helper/sandbox/netns.h"
@@ -106,21 +105,16 @@ int setup_main(const SandboxPlan& plan) {
     auto handles = overlay::open_host_handles(plan.mounts);
     if (!handles) return fail(plan, handles.error());
     overlay::Handles& h = handles.value();
-    // The masks (~0.1 ms for the preset's ~20 names) on a thread of their
-    // own while this one goes on; they touch only Handles' mask fields.
-    base::Result<void> masked = base::Ok();
-    base::StackThread masking;
-    auto mask = [&] { masked = overlay::build_masks(plan.mounts, h); };
-    if (!masking.start(mask, size_t{1} << 16)) mask();
     if (plan.seccomp) precompile_filter(plan.rename_notify);  // for the child, which only loads it
+    // ~0.1 ms for the preset's ~20 names (on a thread of its own it was no
+    // faster: docs/performance.md, "The mask at start-up").
+    STEP(overlay::build_masks(plan.mounts, h));
     // [sync 0]: a new session's dirs are made (usually by now).
     if (!wait_go(plan)) return 125;                     // the supervisor is gone
     live_freeze::Fds frozen = live_freeze::open(plan);  // what a checkpoint of the running session needs
     STEP(overlay::open_session_handles(plan.mounts, h));
     // tmpfs first: if the target lies under /tmp the overlay goes on top.
     STEP(overlay::mount_private_tmp(plan.mounts));
-    masking.join();
-    STEP(masked);
     live_freeze::keep_mask(frozen, h.mask);
     STEP(overlay::mount_scratch(plan.mounts, h));
     STEP(overlay::mount_overlay(plan.mounts, h));
