@@ -11,6 +11,7 @@
 #include "helper/base/cat.h"
 #include "overlay/mountinfo.h"
 #include "overlay/mounts.h"
+#include "overlay/tmpfs.h"
 
 namespace overlay {
 
@@ -68,26 +69,15 @@ namespace overlay {
 
 namespace {
 
-// A fresh tmpfs by the new mount API (no /proc/self needed: setup has no
-// pid in the sandbox's /proc), detached, read-only once `files` are made.
-base::Result<base::Fd> small_tmpfs(const char* mode, const char* file) {
-    base::Fd fs(::fsopen("tmpfs", FSOPEN_CLOEXEC));
-    if (!fs.valid() || ::fsconfig(fs.get(), FSCONFIG_SET_STRING, "mode", mode, 0) != 0 ||
-        ::fsconfig(fs.get(), FSCONFIG_SET_STRING, "size", "4k", 0) != 0 ||
-        ::fsconfig(fs.get(), FSCONFIG_SET_STRING, "nr_inodes", "16", 0) != 0 ||
-        ::fsconfig(fs.get(), FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) != 0)
-        return base::sys_error("a tmpfs to cover a hidden path");
-    base::Fd m(::fsmount(fs.get(), FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC));
-    if (!m.valid()) return base::sys_error("a tmpfs to cover a hidden path");
+// An empty tmpfs, or one holding the empty file `file`, read-only.
+base::Result<base::Fd> small_tmpfs(const char* file) {
+    TRY(base::Fd m, detached_tmpfs("4k", 16, "a tmpfs to cover a hidden path"));
     if (file) {
         int fd = ::openat(m.get(), file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
         if (fd < 0) return base::sys_error("an empty file to cover a hidden path");
         ::close(fd);
     }
-    struct mount_attr attr = {};
-    attr.attr_set = MOUNT_ATTR_RDONLY;
-    if (::mount_setattr(m.get(), "", AT_EMPTY_PATH, &attr, sizeof attr) != 0)
-        return base::sys_error("a tmpfs to cover a hidden path");
+    TRY_VOID(make_read_only(m, "a tmpfs to cover a hidden path"));
     return m;
 }
 
@@ -107,9 +97,9 @@ base::Result<void> hide_paths_beneath(int root, const std::string& root_path, co
         if (::fstat(at.get(), &st) != 0) return base::sys_error("hiding " + path);
         base::Fd cover;
         if (S_ISDIR(st.st_mode)) {
-            TRY(cover, small_tmpfs("0755", nullptr));
+            TRY(cover, small_tmpfs(nullptr));
         } else if (S_ISREG(st.st_mode) || S_ISSOCK(st.st_mode)) {
-            TRY(base::Fd t, small_tmpfs("0755", "e"));
+            TRY(base::Fd t, small_tmpfs("e"));
             cover = base::Fd(::open_tree(t.get(), "e", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC));
             if (!cover.valid()) return base::sys_error("hiding " + path);
         } else {

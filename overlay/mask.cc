@@ -13,23 +13,13 @@
 #include <map>
 
 #include "overlay/mountinfo.h"
+#include "overlay/tmpfs.h"
 
 namespace overlay {
 
 namespace {
 
-base::Result<base::Fd> new_tmpfs(size_t entries) {
-    std::string inodes = std::to_string(entries + 16);
-    base::Fd fs(::fsopen("tmpfs", FSOPEN_CLOEXEC));
-    if (!fs.valid() || ::fsconfig(fs.get(), FSCONFIG_SET_STRING, "mode", "0755", 0) != 0 ||
-        ::fsconfig(fs.get(), FSCONFIG_SET_STRING, "size", "64k", 0) != 0 ||
-        ::fsconfig(fs.get(), FSCONFIG_SET_STRING, "nr_inodes", inodes.c_str(), 0) != 0 ||
-        ::fsconfig(fs.get(), FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) != 0)
-        return base::sys_error("a tmpfs to keep missing hidden paths missing");
-    base::Fd m(::fsmount(fs.get(), FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC));
-    if (!m.valid()) return base::sys_error("a tmpfs to keep missing hidden paths missing");
-    return m;
-}
+const char kWhat[] = "a tmpfs to keep missing hidden paths missing";
 
 // "a/../b": a path the plan could not resolve (it does not exist) and that
 // must not be followed up out of the root.
@@ -132,7 +122,7 @@ base::Result<base::Fd> build(int real, const std::vector<std::string>& rels, boo
             kept.push_back(w);
     whiteouts = std::move(kept);
     if (whiteouts.empty()) return base::Fd();
-    TRY(base::Fd m, new_tmpfs(dirs.size() + whiteouts.size()));
+    TRY(base::Fd m, detached_tmpfs("64k", dirs.size() + whiteouts.size() + 16, kWhat));
     // Parents first (the map's order puts "a" before "a/b").
     for (const auto& [p, st] : dirs) {
         bool needed =
@@ -170,10 +160,7 @@ base::Result<base::Fd> build(int real, const std::vector<std::string>& rels, boo
             ::utimensat(m.get(), p.c_str(), times, AT_SYMLINK_NOFOLLOW) != 0)
             return base::sys_error("masking a missing hidden path below " + p);
     }
-    struct mount_attr attr = {};
-    attr.attr_set = MOUNT_ATTR_RDONLY;
-    if (::mount_setattr(m.get(), "", AT_EMPTY_PATH, &attr, sizeof attr) != 0)
-        return base::sys_error("a tmpfs to keep missing hidden paths missing");
+    TRY_VOID(make_read_only(m, kWhat));
     return m;
 }
 
