@@ -199,7 +199,8 @@ base::Result<PreparedRun> prepare_run(const RunOptions& opts) {
     // meta.json and steps/live.json are written by supervise() once setup is
     // forked (write_start_records): their inode creations overlap the
     // namespace set-up on the other core. A new session has no steps yet.
-    r.live = {step_label(opts.label, cmd), rfc3339(now_ns()), ""};
+    r.started_ns = now_ns();
+    r.live = {step_label(opts.label, cmd), rfc3339(r.started_ns), ""};
     int nsteps = 0;
     if (!r.created) {
         TRY(nsteps, steps::count(dir));

@@ -40,6 +40,7 @@ struct PreparedRun {
     Remover remover;
     base::Fd child_mnt;                // [sync 7] the child's mount namespace, handed to the remover
     steps::Live live;                  // the live step's label and start (steps/live.json)
+    int64_t started_ns = 0;            // CLOCK_REALTIME when the run began (scratch::summarize)
     int max_steps = steps::kMaxDepth;  // --max-steps: a live checkpoint squashes past it
     // Not discarding: the upper layer's flush, started by supervise() once
     // the session dir exists; its final syncfs runs at the exit.

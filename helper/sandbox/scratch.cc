@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <map>
 
+#include "helper/base/clock.h"
 #include "helper/base/text.h"
 #include "helper/sandbox/first_run.h"
 #include "helper/store/owner_ns.h"
@@ -55,7 +56,13 @@ std::string group_of(const std::string& display_root, const std::string& rel) {
 
 namespace {
 
-void walk(int dirfd, const std::string& rel, std::vector<std::pair<std::string, bool>>* out) {
+struct Found {
+    std::string path;
+    bool whiteout = false;
+    int64_t ctime_ns = 0;
+};
+
+void walk(int dirfd, const std::string& rel, std::vector<Found>* out) {
     DIR* d = ::fdopendir(dirfd);
     if (!d) {
         ::close(dirfd);
@@ -73,7 +80,7 @@ void walk(int dirfd, const std::string& rel, std::vector<std::pair<std::string, 
             continue;
         }
         bool whiteout = S_ISCHR(st.st_mode) && st.st_rdev == makedev(0, 0);
-        out->push_back({p, whiteout});
+        out->push_back({p, whiteout, base::time_ns(st.st_ctim.tv_sec, st.st_ctim.tv_nsec)});
     }
     ::closedir(d);
 }
@@ -87,20 +94,24 @@ std::string display_root(const std::string& root, const std::string& home) {
 }  // namespace
 
 base::Result<Summary> summarize(const std::string& session_dir, const std::vector<std::string>& roots,
-                                const std::string& home) {
+                                const std::string& home, int64_t since_ns) {
     Summary s;
     if (roots.empty()) return s;
     // One walk per root, in the owner namespace (mode-000 dirs stay readable);
-    // the result comes back as lines: "F<path>" or "D<path>" (deleted).
+    // the result comes back as lines: "F<path>" or "D<path>" (deleted),
+    // "f"/"d" for an earlier run's.
     TRY(std::string text, capture::in_owner_ns([&]() -> base::Result<std::string> {
             std::string lines;
             for (size_t i = 0; i < roots.size(); i++) {
                 int fd = ::open((layer_dir(session_dir, i) + "/upper").c_str(),
                                 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
                 if (fd < 0) continue;
-                std::vector<std::pair<std::string, bool>> found;
+                std::vector<Found> found;
                 walk(fd, "", &found);
-                for (const auto& [p, wh] : found) lines += std::to_string(i) + (wh ? "D" : "F") + p + '\0';
+                for (const auto& f : found) {
+                    bool old = since_ns > 0 && f.ctime_ns < since_ns;
+                    lines += std::to_string(i) + (f.whiteout ? (old ? "d" : "D") : (old ? "f" : "F")) + f.path + '\0';
+                }
             }
             return lines;
         }));
@@ -110,9 +121,10 @@ base::Result<Summary> summarize(const std::string& session_dir, const std::vecto
         size_t end = text.find('\0', pos);
         std::string line = text.substr(pos, end - pos);
         pos = end + 1;
-        size_t k = line.find_first_of("DF");
+        size_t k = line.find_first_of("DFdf");
         size_t i = std::stoul(line.substr(0, k));
-        bool deleted = line[k] == 'D';
+        bool deleted = line[k] == 'D' || line[k] == 'd';
+        if (line[k] == 'd' || line[k] == 'f') s.earlier++;
         std::string rel = line.substr(k + 1);
         std::string root = display_root(roots[i], home);
         s.files++;
@@ -134,6 +146,8 @@ std::string summary_line(const Summary& s) {
     std::string line = "outside the target (not applied): " + n + (s.files == 1 ? " file" : " files") + " under ";
     for (size_t i = 0; i < s.under.size() && i < 3; i++) line += (i ? ", " : "") + s.under[i];
     if (s.under.size() > 3) line += ", …";
+    if (s.earlier == s.files) line += " (from earlier runs)";
+    else if (s.earlier) line += " (" + std::to_string(s.earlier) + " of them from earlier runs)";
     return line;
 }
 

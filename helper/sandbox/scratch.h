@@ -27,13 +27,17 @@ std::string layer_dir(const std::string& session_dir, size_t i);
 // user namespace. Empty count: nothing was written outside.
 struct Summary {
     uint64_t files = 0;
+    uint64_t earlier = 0;            // of `files`, those an earlier run wrote (summarize's since_ns)
     std::vector<std::string> under;  // display names, most files first
     std::vector<std::string> paths;  // every entry, "~/..." or absolute (for status --outside)
 };
+// since_ns (run's exit of a resumed session: when the run began): entries
+// whose ctime is older count in Summary::earlier too.
 base::Result<Summary> summarize(const std::string& session_dir, const std::vector<std::string>& roots,
-                                const std::string& home);
+                                const std::string& home, int64_t since_ns = 0);
 
-// "outside the target (not applied): 3,210 files under ~/.npm, ~/.cache/pip". Pure.
+// "outside the target (not applied): 3,210 files under ~/.npm, ~/.cache/pip",
+// and " (12 of them from earlier runs)" when some are. Pure.
 std::string summary_line(const Summary& s);
 
 // Pure: the group a path below a root counts under ("~/.cache/pip" for

@@ -12,6 +12,7 @@
 #include "helper/sandbox/hide.h"
 #include "helper/sandbox/profile.h"
 #include "helper/sandbox/run_args.h"
+#include "helper/sandbox/scratch.h"
 #include "helper/store/undo_trees.h"
 #include "overlay/mask.h"
 #include "overlay/mountinfo.h"
@@ -295,4 +296,19 @@ TEST_CASE("undo trees: each store listed once, in the order added, a cut-off ent
           std::vector<std::string>{"/w/a/.layover-undo", "/w/b\n/.layover-undo", "/w/c/.layover-undo"});
     std::string rm = "rm -rf " + state;
     CHECK(::system(rm.c_str()) == 0);
+}
+
+TEST_CASE("scratch: the exit line counts the files and says how many an earlier run wrote") {
+    scratch::Summary s;
+    CHECK(scratch::summary_line(s).empty());
+    s.files = 3210;
+    s.under = {"~/.npm", "~/.cache/pip"};
+    CHECK(scratch::summary_line(s) == "outside the target (not applied): 3,210 files under ~/.npm, ~/.cache/pip");
+    s.earlier = 12;
+    CHECK(scratch::summary_line(s) ==
+          "outside the target (not applied): 3,210 files under ~/.npm, ~/.cache/pip (12 of them from earlier runs)");
+    s.files = 1;
+    s.earlier = 1;
+    s.under = {"~/.x"};
+    CHECK(scratch::summary_line(s) == "outside the target (not applied): 1 file under ~/.x (from earlier runs)");
 }
