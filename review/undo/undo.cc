@@ -26,6 +26,15 @@ struct Located {
     std::string key;   // DEV-INO then
 };
 
+// The record's transaction (`json`, below `at`: its undo.json), as apply finished it.
+base::Result<Txn> read_record(int at, const std::string& json, const std::string& record) {
+    TRY(base::Fd jf, base::open_at(at, json, O_RDONLY | O_NOFOLLOW));
+    TRY(std::string text, base::read_all(jf.get(), 512u << 20));
+    auto parsed = txn_from_json(text);
+    if (!parsed.ok()) return parsed.error().context("undo record " + base::display_path(record));
+    return parsed;
+}
+
 base::Result<Located> locate(const std::string& record, const std::string& target, const std::string& state) {
     char buf[PATH_MAX];
     if (!::realpath(record.c_str(), buf))
@@ -51,26 +60,14 @@ base::Result<Located> locate(const std::string& record, const std::string& targe
         l.target = target;
         if (l.target.empty()) {
             // The record says which tree it belongs to; undo checks it is that tree.
-            TRY(base::Fd jf, base::open_at(AT_FDCWD, p + "/undo.json", O_RDONLY | O_NOFOLLOW));
-            TRY(std::string text, base::read_all(jf.get(), 512u << 20));
-            auto t = txn_from_json(text);
-            if (!t.ok()) return t.error().context("undo record " + base::display_path(record));
-            l.target = t->target;
+            TRY(Txn t, read_record(AT_FDCWD, p + "/undo.json", record));
+            l.target = t.target;
         }
         return l;
     }
     return base::error(base::display_path(record) +
                        " is not an undo record (expected STATE/undo/DEV-INO/ID or TARGET/" + kUndoDir +
                        "/ID as apply printed it; 'layover undo --list' lists them)");
-}
-
-// The record's transaction (its undo.json), as apply finished it.
-base::Result<Txn> read_record(int store_dir, const std::string& record) {
-    TRY(base::Fd jf, base::open_at(store_dir, "undo.json", O_RDONLY | O_NOFOLLOW));
-    TRY(std::string text, base::read_all(jf.get(), 512u << 20));
-    auto parsed = txn_from_json(text);
-    if (!parsed.ok()) return parsed.error().context("undo record " + base::display_path(record));
-    return parsed;
 }
 
 }  // namespace
@@ -104,7 +101,7 @@ base::Result<ApplyReport> undo_record(const std::string& record, const UndoOptio
     if (!opts.dry_run) {
         TRY(lock, lock_target(state, key, target));
         if (auto pre = open_store(StoreRef{root, loc.home, loc.id}, false); pre.ok())
-            if (auto t = read_record(pre->dir.get(), record); t.ok()) before = std::move(t).value();
+            if (auto t = read_record(pre->dir.get(), "undo.json", record); t.ok()) before = std::move(t).value();
         TRY(rep.recovered, recover(jpath, state, root, dirs));
         dirs.clear();
     }
@@ -122,7 +119,7 @@ base::Result<ApplyReport> undo_record(const std::string& record, const UndoOptio
         }
         return st.error().context("undo record " + base::display_path(record));
     }
-    TRY(Txn t, read_record(st->dir.get(), record));
+    TRY(Txn t, read_record(st->dir.get(), "undo.json", record));
     if (t.id != loc.id || t.kind != TxnKind::Apply || t.state != TxnState::Done || t.in_state != !loc.home.empty())
         return base::error("undo record " + base::display_path(record) +
                            " is inconsistent; it was not written by this apply");
