@@ -12,6 +12,7 @@
 #include "helper/base/fd.h"
 #include "helper/base/text.h"
 #include "helper/store/session.h"
+#include "overlay/mountinfo.h"
 #include "review/apply/records.h"
 
 namespace {
@@ -78,11 +79,6 @@ int undo_list(const std::string& target, bool json) {
 
 namespace {
 
-// Whether `dir` is `top` or beneath it.
-bool within(const std::string& dir, const std::string& top) {
-    return dir == top || (dir.size() > top.size() && dir.starts_with(top) && (top == "/" || dir[top.size()] == '/'));
-}
-
 // The target of the newest apply not on `target` that an undo record (in the
 // state dir) keeps: one holding the current dir first. "" when none.
 std::string other_target(const std::string& target) {
@@ -95,8 +91,8 @@ std::string other_target(const std::string& target) {
     const review::RecordInfo* best = nullptr;
     for (const auto& r : *all) {
         if (r.target == target) continue;
-        bool a = !here.empty() && within(here, r.target);
-        bool b = best && !here.empty() && within(here, best->target);
+        bool a = !here.empty() && overlay::path_within(here, r.target);
+        bool b = best && !here.empty() && overlay::path_within(here, best->target);
         if (!best || a > b || (a == b && r.created_ns > best->created_ns)) best = &r;
     }
     return best ? best->target : "";
