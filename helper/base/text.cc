@@ -256,4 +256,17 @@ std::string expand_home(const std::string& path, const char* home) {
     return home + path.substr(1);
 }
 
+std::string clean_path(std::string_view abs) {
+    std::string out;
+    size_t i = 0;
+    while (i < abs.size()) {
+        size_t j = abs.find('/', i);
+        if (j == std::string_view::npos) j = abs.size();
+        std::string_view part = abs.substr(i, j - i);
+        if (!part.empty() && part != ".") (out += '/') += part;
+        i = j + 1;
+    }
+    return out.empty() ? "/" : out;
+}
+
 }  // namespace base

@@ -35,6 +35,11 @@ void append_codepoint_escape(std::string* out, uint32_t cp);
 // and bidi controls. No raw control byte ever comes out.
 std::string display_path(std::string_view raw);
 
+// An absolute path cleaned lexically: no "//", no "." component, no
+// trailing "/" ("/" for none). A ".." is kept as it is: only the filesystem
+// can say where it leads (symlinks).
+std::string clean_path(std::string_view abs);
+
 // *out += display_path(raw), without its copy for the common name that needs
 // no escaping (printable ASCII): for listings of many names.
 void append_display_path(std::string* out, std::string_view raw);

@@ -46,15 +46,7 @@ void absolute(std::string* path) {
     // What a person types and means one way: `--target .`, the `dir/` of a
     // shell's completion, `a//b`. A `..` is kept (symlinks make it
     // ambiguous): the target rules refuse it.
-    std::string out;
-    for (size_t i = 1; i <= path->size();) {
-        size_t end = path->find('/', i);
-        if (end == std::string::npos) end = path->size();
-        std::string_view c(path->data() + i, end - i);
-        if (!c.empty() && c != ".") (out += '/') += c;
-        i = end + 1;
-    }
-    *path = out.empty() ? "/" : out;
+    *path = base::clean_path(*path);
 }
 
 namespace {

@@ -13,21 +13,6 @@
 
 namespace {
 
-// Lexically clean an absolute path: no "//", ".", or trailing "/" (".." is
-// kept as is and resolved by realpath where the path exists).
-std::string clean(const std::string& p) {
-    std::string out;
-    size_t i = 0;
-    while (i < p.size()) {
-        size_t j = p.find('/', i);
-        if (j == std::string::npos) j = p.size();
-        std::string part = p.substr(i, j - i);
-        if (!part.empty() && part != ".") out += "/" + part;
-        i = j + 1;
-    }
-    return out.empty() ? "/" : out;
-}
-
 std::string relative_to(const std::string& path, const std::string& dir) {
     return path.size() == dir.size() ? "" : path.substr(dir.size() + 1);
 }
@@ -83,7 +68,7 @@ std::string resolve_missing(const std::string& path, const std::string& home, co
 
 base::Result<HidePlan> plan_hide(const HideRequest& req, const std::vector<overlay::MountEntry>& mounts) {
     HidePlan plan;
-    std::string home = req.home.empty() ? "" : clean(req.home);
+    std::string home = req.home.empty() ? "" : base::clean_path(req.home);
     char buf[PATH_MAX];
     std::string home_real = !home.empty() && ::realpath(home.c_str(), buf) ? buf : home;
 
@@ -116,7 +101,7 @@ base::Result<HidePlan> plan_hide(const HideRequest& req, const std::vector<overl
         for (const auto& p : profile::daemon_sockets()) wants.push_back({p, p});
     for (const auto& u : req.user) {
         if (u.empty()) return base::error("--hide needs a path");
-        std::string abs = clean(u[0] == '/' ? u : req.cwd + "/" + u);
+        std::string abs = base::clean_path(u[0] == '/' ? u : req.cwd + "/" + u);
         bool in_home = !home.empty() && home != "/" && abs != home && overlay::path_within(abs, home);
         wants.push_back(
             {abs, in_home ? "~/" + base::display_path(relative_to(abs, home)) : base::display_path(abs), true});

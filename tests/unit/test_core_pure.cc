@@ -257,3 +257,11 @@ TEST_CASE("clock: file times past int64 nanoseconds are clamped, never wrapped")
     CHECK(base::time_ns(INT64_MIN, 0) < 0);
     CHECK(base::time_ns(base::kTimeNsMaxSeconds, 999999999) == base::kTimeNsMaxSeconds * 1000000000 + 999999999);
 }
+
+TEST_CASE("text: an absolute path cleaned lexically keeps its '..'") {
+    CHECK(base::clean_path("/") == "/");
+    CHECK(base::clean_path("") == "/");
+    CHECK(base::clean_path("//a///b/./c/") == "/a/b/c");
+    CHECK(base::clean_path("/a/./../b") == "/a/../b");
+    CHECK(base::clean_path("/.") == "/");
+}
