@@ -226,10 +226,7 @@ base::Result<void> mount_scratch(const MountPlan& plan, Handles& h) {
         if (!f.mask.valid()) continue;  // nothing missing below it: the real dir, as it is
         const std::string& root = plan.read_only[i];
         TRY_VOID(attach_mask(f.mask, root));
-        std::string lowers;
-        for (const auto& l : real_layers(f.mask, f.lower))
-            lowers += (lowers.empty() ? "" : ":") + escape_option_value(l);
-        std::string opts = "lowerdir=" + lowers + ",userxattr,xino=on";  // overlay_options' xino
+        std::string opts = read_only_options(real_layers(f.mask, f.lower));
         if (::mount("overlay", root.c_str(), "overlay", MS_NOSUID | MS_RDONLY, opts.c_str()) != 0) {
             int err = errno;
             detach_mask(f.mask, root);

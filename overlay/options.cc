@@ -18,12 +18,24 @@ std::string overlay_options(const std::string& lower, const std::string& upper, 
            ",workdir=" + escape_option_value(work) + ",userxattr,volatile";
 }
 
-std::string overlay_options(const std::vector<std::string>& lowers, const std::string& upper, const std::string& work,
-                            bool xino) {
+namespace {
+
+std::string lowerdir(const std::vector<std::string>& lowers) {
     std::string joined;
     for (const auto& l : lowers) joined += (joined.empty() ? "" : ":") + escape_option_value(l);
-    return "lowerdir=" + joined + ",upperdir=" + escape_option_value(upper) + ",workdir=" + escape_option_value(work) +
+    return "lowerdir=" + joined;
+}
+
+}  // namespace
+
+std::string overlay_options(const std::vector<std::string>& lowers, const std::string& upper, const std::string& work,
+                            bool xino) {
+    return lowerdir(lowers) + ",upperdir=" + escape_option_value(upper) + ",workdir=" + escape_option_value(work) +
            ",userxattr,volatile" + (xino ? ",xino=on" : "");
+}
+
+std::string read_only_options(const std::vector<std::string>& lowers) {
+    return lowerdir(lowers) + ",userxattr,xino=on";
 }
 
 bool parse_size(const std::string& text, unsigned long long total_ram, unsigned long long* out) {

@@ -22,6 +22,9 @@ std::string overlay_options(const std::string& lower, const std::string& upper, 
 // and the dirs with inode numbers made up.
 std::string overlay_options(const std::vector<std::string>& lowers, const std::string& upper, const std::string& work,
                             bool xino = false);
+// A read-only overlay of lower layers only (--home ro's masked roots): no
+// upper or work dir, no volatile; "lowerdir=MASK:REAL,userxattr,xino=on".
+std::string read_only_options(const std::vector<std::string>& lowers);
 
 // Parse a size like "512M", "2G", "1048576", "10%" (of total RAM). Returns
 // false on malformed input. total_ram is used for percentages.

@@ -21,6 +21,8 @@ TEST_CASE("overlay: option values escape separators") {
     CHECK(overlay::escape_option_value("/a,b:c\\d") == "/a\\,b\\:c\\\\d");
     CHECK(overlay::overlay_options("/proc/self/fd/5", "/u", "/w") ==
           "lowerdir=/proc/self/fd/5,upperdir=/u,workdir=/w,userxattr,volatile");
+    CHECK(overlay::read_only_options({"/proc/self/fd/8", "/a:b"}) ==
+          "lowerdir=/proc/self/fd/8:/a\\:b,userxattr,xino=on");
 }
 
 TEST_CASE("overlay: sizes parse with suffixes and percentages") {
