@@ -235,6 +235,7 @@ base::Result<void> save_session(const session::Info& s, const std::string& out_f
             so.with_base = true;
             so.keep_files = true;
             so.session_start_ns = s.meta.created_ns;
+            so.layer_start = t.layer_starts(s);
             so.excluded = s.meta.hidden;
             so.known_bases = &known;
             so.base_stale = opts.steps.against.empty();  // diff A B: A's view is no copy-up's source

@@ -24,6 +24,9 @@ struct Seen {
     bool xwhiteouts = false;  // an upper dir that may hold xattr whiteouts
     base::Fd fd;              // files and dirs: open for xattrs / content / descending
     bool full = false;        // xattrs read (a deferred file: only stat'ed; see complete())
+    // An upper entry: when the session first had its path, if that is
+    // earlier than its birth (Walker::settle_first_copy); -1: its birth.
+    int64_t first_ns = -1;
 };
 
 // `name` in dirfd (path: its path in the tree, for errors). Absent (ENOENT):

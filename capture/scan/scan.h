@@ -5,6 +5,7 @@
 // Run it inside userns::enter_owner_ns() so mode-000 entries stay readable.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -84,6 +85,11 @@ struct ScanResult {
 struct ScanOptions {
     bool with_base = false;        // fingerprints, staleness, lower subtrees (save)
     int64_t session_start_ns = 0;  // copy-up time when the upper fs has no birth time
+    // When each layer of the stack (by Item::layer) began: the run or
+    // checkpoint that made it, in ns (capture/scan/layer_starts.h); null or
+    // <= 0: session_start_ns. Asked only for a real entry changed since the
+    // session began (Walker::first_copy); called from the walk's threads.
+    std::function<int64_t(uint32_t)> layer_start;
     // For the text summary of `status`: below an upper dir that has no real
     // counterpart, entries are typed from getdents' d_type, without a statx
     // each (those changes then carry size, mode, mtime 0 and no xattrs). Not with with_base.

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <ctime>
 
+#include "capture/scan/layer_starts.h"
 #include "capture/scan/scan.h"
 #include "capture/scan/session_snapshot.h"
 #include "capture/scan/snapshot.h"
@@ -56,12 +57,14 @@ base::Result<SessionTrees> open_session_trees(const session::Info& s, const Step
         // `to` as the top over steps to-1..from.
         TRY(int first, steps::first_layer(s.dir));  // below it: squashed steps, no layers
         int top = range.all() ? nsteps : range.to, bottom = std::max(first, range.all() ? 1 : range.from);
+        t.step_numbers.push_back(range.all() ? 0 : top);
         if (!range.all()) {
             TRY(std::string path, steps::layer_path(s.dir, top));
             upper = path;
             top--;
         }
         for (int i = top; i >= bottom; i--) {
+            t.step_numbers.push_back(i);
             auto l = steps::open_layer(s.dir, i);
             if (!l)
                 return base::error("session '" + s.meta.name + "' has an unreadable step " + std::to_string(i) + ": " +
@@ -69,7 +72,10 @@ base::Result<SessionTrees> open_session_trees(const session::Info& s, const Step
             t.steps.push_back(std::move(l.value()));
         }
     }
-    if (!extra.empty()) TRY_VOID(push_layer(&t.steps, extra));
+    if (!extra.empty()) {
+        TRY_VOID(push_layer(&t.steps, extra));
+        t.step_numbers.push_back(-1);
+    }
     auto up = base::open_at(AT_FDCWD, upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
     if (!up) return base::error("session '" + s.meta.name + "' has no readable upper layer: " + up.error().message);
     auto low = base::open_at(AT_FDCWD, s.meta.target, O_RDONLY | O_DIRECTORY);
@@ -87,6 +93,10 @@ base::Result<SessionTrees> open_session_trees(const session::Info& s, const Step
         t.lower = std::move(view);
     }
     return t;
+}
+
+std::function<int64_t(uint32_t)> SessionTrees::layer_starts(const session::Info& s) const {
+    return capture::layer_starts(s.dir, step_numbers);
 }
 
 std::vector<int> SessionTrees::layers() const {
@@ -150,6 +160,7 @@ base::Result<ScanResult> walk_session(const session::Info& s, ScanOptions so, co
     TRY_VOID(as_owner_here([&]() -> base::Result<void> {
         TRY(SessionTrees t, open_session_trees(s, range));
         so.session_start_ns = s.meta.created_ns;
+        so.layer_start = t.layer_starts(s);
         so.excluded = s.meta.hidden;
         TRY(base::IgnoreRules rules, load_ignore_rules(t.lower.get(), s.meta.target, ignore));
         so.ignore = &rules;

@@ -1,6 +1,7 @@
 // A session's two trees (its upper layer and the real target), and the live
 // change list behind `layover status`.
 #pragma once
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -28,6 +29,11 @@ struct SessionTrees {
     // only the other session changed, steps::compare_upper), removed with
     // the last copy.
     std::shared_ptr<std::string> flat;
+    // Each layer's step number, in the order of layers() (0: the live
+    // upper; -1: compare's layer): for layer_starts (capture/scan/layer_starts.h).
+    std::vector<int> step_numbers;
+    // ScanOptions::layer_start for these trees.
+    std::function<int64_t(uint32_t)> layer_starts(const session::Info& s) const;
     // The stack for scan_layers / write_patch: upper, then the steps.
     std::vector<int> layers() const;
     // The fd of the layer holding a change's upper entry (Change::layer), or -1.

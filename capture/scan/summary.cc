@@ -34,7 +34,10 @@ void append_line(std::string* out, const Change& c, bool stale) {
             else if (c.type == Type::Fifo) note = "fifo";
     }
     if (!c.captured) note += std::string(note.empty() ? "" : ", ") + type_name(c.type) + ", not captured";
-    if (stale) note += std::string(note.empty() ? "" : ", ") + "changed on disk since copy-up";
+    // An addition marked stale: the real file it would bring back was removed.
+    if (stale)
+        note += std::string(note.empty() ? "" : ", ") +
+                (c.kind == Kind::Added ? "removed on disk since copy-up" : "changed on disk since copy-up");
     if (!note.empty()) {
         line += "  (";
         line += note;

@@ -122,6 +122,8 @@ Result<void> Walker::entry(const UpperDir& stack, const UpperListing& ls, size_t
     if (low >= 0) {
         TRY(l, look(low, name, path, false, !opts_.with_base));
         if (opts_.record_keys) key_real(path, l);
+        if (opts_.mark_stale || opts_.note_fresh || (opts_.with_base && opts_.base_stale))
+            settle_first_copy(stack, ls, index, name, &u, l);
     }
     // A dir that hides a real dir (opaque, or below a hiding dir) is
     // compared with it entry by entry; one whose entries cannot be
@@ -202,8 +204,10 @@ Result<void> Walker::entry(const UpperDir& stack, const UpperListing& ls, size_t
     if (v.is_change) {
         TRY_VOID(record(u, l, v, path, in_ignored_ || now_ignored, stack.ids[at]));
         if (opts_.note_fresh && l.exists && v.captured) note_fresh(u, l, low, name, path);
-        if (opts_.mark_stale && !opts_.with_base && !opts_.count_only && l.exists && v.captured)
-            mark_stale(u, l, low, name, path);
+        if (opts_.mark_stale && !opts_.with_base && !opts_.count_only && v.captured) {
+            if (l.exists) mark_stale(u, l, low, name, path);
+            else out_->items.back().change.stale = known_gone(u, path) != nullptr;
+        }
         if (opts_.reader && !opts_.count_only) read_content(up, up_name, l.exists ? low : -1, name, u);
     }
     if (v.descend && !sub_up.fds.empty()) {
@@ -321,10 +325,8 @@ Result<void> Walker::record(Seen& u, Seen& l, const Verdict& v, const std::strin
     if (!opts_.with_base || !v.captured) return base::Ok();
     int64_t copied = copyup_ns(u);
     if (!l.exists) {
-        BaseEntry b;
-        b.path = path;
-        b.absent = true;
-        add_base(std::move(b));
+        const std::string* gone = opts_.base_stale ? known_gone(u, path) : nullptr;
+        add_base(gone ? gone_base(path, out_->items.back().change.type, *gone) : absent_base(path));
         return base::Ok();
     }
     Item& last = out_->items.back();

@@ -115,7 +115,26 @@ private:
     // piece), then appended to ours in piece order: the walk order stays.
     base::Result<void> in_pieces(const Here& h, const std::vector<size_t>& cuts);
 
+    // When the session copied the real entry up: the upper entry's birth,
+    // or Seen::first_ns (the session start where btime is missing).
     int64_t copyup_ns(const Seen& u) const;
+
+    // A file or symlink over a real entry that changed after the session
+    // began but before the upper entry was born: the upper entry may have
+    // been made anew (`sed -i` renames a new file over the copy, `rm` and
+    // remake) from a copy the session had earlier. Sets u->first_ns to when
+    // the session first had the path (capture/scan/walker_since.cc).
+    void settle_first_copy(const UpperDir& stack, const UpperListing& ls, size_t index, const std::string& name,
+                           Seen* u, const Seen& l) const;
+    int64_t first_copy(const UpperDir& stack, const UpperListing& ls, size_t index, const std::string& name) const;
+    // A file or symlink where the real tree has nothing: the known content
+    // (helper/store/known_bases.h) its path had when a run's exit or an
+    // apply saw it, or null: the real entry was never known there.
+    const std::string* known_gone(const Seen& u, const std::string& path) const;
+    // Its base record: that content, stale (apply: a conflict, "removed from
+    // the target"), never absent (apply would bring the file back).
+    static BaseEntry gone_base(const std::string& path, Type type, const std::string& known);
+    static BaseEntry absent_base(const std::string& path);
 
     base::Result<BaseEntry> base_of(const Seen& l, const std::string& path, int64_t copied, bool* text = nullptr);
 

@@ -63,6 +63,7 @@ Result<void> Walker::gone_at(int low, const std::string& prefix, const std::stri
 }
 
 int64_t Walker::copyup_ns(const Seen& u) const {
+    if (u.first_ns >= 0) return u.first_ns;
     if (u.st.stx_mask & STATX_BTIME) return ns_of(u.st.stx_btime);
     return opts_.session_start_ns;
 }

@@ -8,6 +8,10 @@ namespace base {
 // Now, in UTC, as RFC 3339 with second precision: 2026-11-25T10:59:40Z.
 std::string utc_now_rfc3339();
 
+// Seconds since the epoch of such a time ("...Z", or with a fraction,
+// ignored); -1 when it is not one.
+int64_t parse_rfc3339(const std::string& s);
+
 // A file time as int64 nanoseconds, as patches and records hold it. Seconds
 // past what that holds (before 1677, after 2262-04-11; ext4 stores times to
 // 2446, btrfs any int64) are clamped to the nearest second it holds: a year

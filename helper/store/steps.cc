@@ -322,6 +322,16 @@ base::Result<Live> read_live(const std::string& d) {
     return live_from_text(text);
 }
 
+base::Result<std::string> layer_start(const std::string& d, int n) {
+    if (n == 0) {
+        TRY(Live l, read_live(d));
+        return l.start;
+    }
+    TRY(std::string text, read_text(record_file(d, n)));
+    TRY(Record r, record_from_text(text));
+    return r.start;
+}
+
 void mark_live_ended(const std::string& d, const std::string& end) {
     auto live = read_live(d);
     if (!live) return;

@@ -183,6 +183,18 @@ base::Result<void> finish_deferred(std::vector<DeferredHash>& jobs, std::vector<
     return base::Ok();
 }
 
+// Base records below `p` that expect an entry: none exists, `p` is absent.
+static void gone_below(const std::map<std::string, const capture::BaseEntry*>& base, const std::string& p,
+                       PlanItem* it) {
+    std::string prefix = p + "/";
+    for (auto b = base.lower_bound(prefix); b != base.end() && b->first.compare(0, prefix.size(), prefix) == 0; ++b) {
+        if (b->second->absent) continue;
+        Observed missing;
+        missing.path = b->first;
+        it->conflicts.push_back({b->first, compare_entry(*b->second, missing)});
+    }
+}
+
 base::Result<void> observe(int root, DirCache& dirs, const capture::Manifest& man, std::vector<PlanItem>& items,
                            std::vector<DeferredHash>* defer) {
     std::map<std::string, const capture::BaseEntry*> base;
@@ -237,6 +249,10 @@ base::Result<void> observe(int root, DirCache& dirs, const capture::Manifest& ma
         }
         std::string why = compare_entry(*bi->second, o);
         if (!why.empty()) it.conflicts.push_back({p, why});
+        // A tree the patch adds where the target has nothing: a path inside
+        // it whose base is a real entry the session knew (gone since, as
+        // when its dir was moved away) is a conflict, never brought back.
+        if (bi->second->absent && !it.before.exists) gone_below(base, p, &it);
         // A directory that goes away (or is replaced): its whole subtree must match base.
         bool moves_aside = !it.meta_only && it.before.exists && it.before.type == capture::Type::Dir;
         if (!moves_aside) continue;

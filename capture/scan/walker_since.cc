@@ -1,0 +1,97 @@
+// What a stale copy is judged against (capture/scan/walker.h): when the
+// session first had a path, and a real entry gone since the session knew it.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/xattr.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "capture/scan/walker.h"
+#include "helper/base/fd.h"
+
+namespace capture {
+
+namespace {
+
+// overlayfs marks a file it copied up (mounted with userxattr, as the
+// sandbox's overlays are); one made anew, or renamed over the copy, is not
+// marked, and the sandboxed program cannot set the mark (overlayfs refuses
+// its own xattrs to writers through the overlay).
+constexpr const char* kOrigin = "user.overlay.origin";
+
+}  // namespace
+
+// Most paths end at the first test: the real entry is stale already by the
+// upper entry's birth, or unchanged since the session began. Only a real
+// entry changed in between costs a look at the layers.
+void Walker::settle_first_copy(const UpperDir& stack, const UpperListing& ls, size_t index, const std::string& name,
+                               Seen* u, const Seen& l) const {
+    if (!l.exists || (u->side.type != Type::File && u->side.type != Type::Symlink)) return;
+    int64_t born = copyup_ns(*u), real = ns_of(l.st.stx_ctime);
+    // (No session start known, as for a bare pair of trees: births only.)
+    if (real > born || opts_.session_start_ns <= 0 || real <= opts_.session_start_ns) return;
+    u->first_ns = std::min(born, first_copy(stack, ls, index, name));
+}
+
+// The lowest layer holding the name had it first: every holder above was
+// made from the view it gave. Its entry copied up in place (marked): its
+// birth, when the real file was read. A whiteout: its birth, when the
+// session deleted it. Anything else was made anew there, from whatever the
+// program had read since that layer began (the run, or checkpoint, that
+// made it): that start.
+int64_t Walker::first_copy(const UpperDir& stack, const UpperListing& ls, size_t index, const std::string& name) const {
+    size_t k = ls.holders.empty() ? 0 : ls.holders[index].back().layer;
+    std::string buf;
+    const std::string& n = stack.name_in(k, name, &buf);
+    int64_t start = opts_.layer_start ? opts_.layer_start(stack.ids[k]) : opts_.session_start_ns;
+    if (start <= 0) start = opts_.session_start_ns;
+    struct statx st {};
+    if (::statx(stack.fds[k], n.c_str(), AT_SYMLINK_NOFOLLOW, STATX_TYPE | STATX_BTIME, &st) != 0 ||
+        !(st.stx_mask & STATX_BTIME))
+        return start;
+    int64_t born = ns_of(st.stx_btime);
+    if (S_ISCHR(st.stx_mode) && st.stx_rdev_major == 0 && st.stx_rdev_minor == 0) return born;
+    if (!S_ISREG(st.stx_mode)) return start;
+    base::Fd fd(::openat(stack.fds[k], n.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+    struct statx again {};
+    // The entry stat'ed, and marked: copied up at its birth.
+    if (fd.valid() && ::statx(fd.get(), "", AT_EMPTY_PATH, STATX_BTIME, &again) == 0 &&
+        ns_of(again.stx_btime) == born && ::fgetxattr(fd.get(), kOrigin, nullptr, 0) >= 0)
+        return born;
+    return start;
+}
+
+// Known-bases hold a path's real content as a run's exit saw it still as
+// copied up, or as an apply found or left it: the real file was there. It
+// is gone now (deleted, or its dir moved away): bringing the session's
+// copy back would undo that, so it is a stale copy (a conflict).
+const std::string* Walker::known_gone(const Seen& u, const std::string& path) const {
+    if (!opts_.known_bases || (u.side.type != Type::File && u.side.type != Type::Symlink)) return nullptr;
+    const session::KnownBases* known = opts_.known_bases->get();
+    if (!known) return nullptr;
+    auto k = known->find(path);
+    if (k == known->end() || k->second.empty()) return nullptr;
+    return &*k->second.begin();
+}
+
+BaseEntry Walker::gone_base(const std::string& path, Type type, const std::string& known) {
+    BaseEntry b;
+    b.path = path;
+    b.type = type;
+    b.fingerprint = known.substr(0, known.find('/'));
+    size_t slash = known.find('/');
+    if (slash != std::string::npos) b.mode = static_cast<uint32_t>(std::strtoul(known.c_str() + slash + 1, nullptr, 8));
+    b.stale = true;
+    return b;
+}
+
+BaseEntry Walker::absent_base(const std::string& path) {
+    BaseEntry b;
+    b.path = path;
+    b.absent = true;
+    return b;
+}
+
+}  // namespace capture
