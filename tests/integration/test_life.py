@@ -374,17 +374,38 @@ def test_gc_dry_run_removes_nothing_and_gc_frees_what_it_says(lo, proj):
     assert "session nothing" in r.stdout.decode() and "session done" not in r.stdout.decode()
     assert "session kept" not in r.stdout.decode()
 
-    sizes = {n: _du(lo.state / "sessions" / n) for n in ("done", "nothing")}
+    # A session's size is the one `sessions` shows (its layers), gc's lines and total too.
+    sizes = {s["name"]: s["bytes"] for s in _sessions(lo)}
+    dirs = {n: _du(lo.state / "sessions" / n) for n in ("done", "nothing")}
     r = lo("gc", "--applied")
     assert r.returncode == 0, r.stderr
     out = r.stdout.decode()
     assert sorted(p.name for p in (lo.state / "sessions").iterdir()) == ["kept"]
+    assert "removed session nothing (empty; 0 B)" in out, out
     summary = out.splitlines()[-1]
     assert summary.startswith("gc: freed 2 item(s)"), out
     freed = int(summary.rsplit("(", 1)[1].split()[0])
     assert freed == sizes["done"] + sizes["nothing"] and freed > 200000
+    assert freed < dirs["done"] + dirs["nothing"]  # the bookkeeping (meta.json, work/, ...) is not counted
     # The apply itself stays undoable: gc kept its record (within retention).
     assert len(_records(lo, proj)) == 1
+
+
+def test_gc_and_sessions_agree_on_an_empty_sessions_size(lo, proj):
+    lo("run", "--target", proj, "--session", "nothing", "--keep-empty", "--on-exit", "keep", "--", "true",
+       check=True)
+    assert _du(lo.state / "sessions" / "nothing") > 0  # its dirs and meta.json take some blocks
+    s = [x for x in _sessions(lo) if x["name"] == "nothing"][0]
+    assert s["state"] == "empty" and s["bytes"] == 0
+    lines = lo("sessions", check=True).stdout.decode().splitlines()
+    col = lines[0].index("SIZE")
+    row = [x for x in lines if x.startswith("nothing ")][0]
+    assert row[col - 3:col + 4].strip() == "0B", lines
+    r = lo("gc", "--dry-run")
+    assert r.returncode == 0, r.stderr
+    out = r.stdout.decode()
+    assert "would remove session nothing (empty; 0 B)" in out, out
+    assert out.splitlines()[-1] == "gc --dry-run: would free 1 item(s), 0 B (0 bytes)", out
 
 
 def test_gc_prunes_undo_records_past_retention(lo, proj):
