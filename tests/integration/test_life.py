@@ -110,6 +110,64 @@ def test_an_undone_apply_leaves_its_session_kept_not_applied(lo, proj):
     assert listed("a")["state"] == "applied" and (proj / "a.txt").read_text() == "a\n"
 
 
+def test_a_damaged_or_unreadable_undo_record_is_noted_by_list_and_refused_by_undo(lo, proj):
+    # One reader of undo.json (review/apply/records.cc, read_undo_json): --list
+    # leaves such a record out with a note, --last stops at it (it may be the
+    # newest apply: passing over it would undo an older one), and an undo of
+    # it fails with one line naming the file and the fix.
+    for i in range(2):
+        lo("run", "--target", proj, "--session", "d%d" % i, "--on-exit", "keep", "--", "/bin/sh", "-c",
+           "echo %d > %s/d%d.txt" % (i, proj, i), check=True)
+        _apply(lo, "d%d" % i, proj)
+    newest, older = [x["record"] for x in _records(lo, proj)]
+    js = os.path.join(newest, "undo.json")
+    good = Path(js).read_bytes()
+    os.chmod(js, 0o600)
+
+    def check(why):
+        r = lo("undo", "--list", "--target", proj)
+        assert r.returncode == 0, r.stderr
+        assert older in r.stdout.decode() and newest not in r.stdout.decode()
+        err = r.stderr.decode().splitlines()
+        assert len(err) == 1 and err[0].startswith("layover: undo: not listed: ") and why in err[0], err
+        assert "rm -r %s)" % newest in err[0], err
+        r = lo("undo", "--list", "--target", proj, "--json")
+        assert r.returncode == 0 and [x["record"] for x in json.loads(r.stdout)] == [older], r.stderr
+        r = lo("undo", "--last", "--target", proj)
+        err = r.stderr.decode().splitlines()
+        assert r.returncode == 1 and len(err) == 1, err
+        assert err[0].startswith("layover: undo: --last stops at a damaged record, which may be the newest apply: ")
+        assert why in err[0], err
+        r = lo("undo", newest)
+        err = r.stderr.decode().splitlines()
+        assert r.returncode == 1 and len(err) == 1 and why in err[0] and "rm -r %s)" % newest in err[0], err
+        assert sorted(os.listdir(proj)) == ["d0.txt", "d1.txt", "keep.txt"]  # nothing was undone
+
+    Path(js).write_text("{not json")
+    check("%s is damaged (" % js)
+    Path(js).write_text(json.dumps(dict(json.loads(good), state="committing")))
+    check("%s is damaged (its apply did not finish)" % js)
+    Path(js).write_bytes(good)
+    os.chmod(js, 0)
+    check("cannot read %s (open undo.json: Permission denied); fix its permissions, or remove the record" % js)
+    # Readable again: --last undoes the newest apply.
+    os.chmod(js, 0o400)
+    r = lo("undo", "--last", "--target", proj)
+    assert r.returncode == 0, r.stderr
+    assert sorted(os.listdir(proj)) == ["d0.txt", "keep.txt"]
+    # No undo.json at all (its apply never finished): left out quietly; undo says what it is.
+    js = os.path.join(older, "undo.json")
+    os.chmod(older, 0o700)
+    os.rename(js, js + ".away")
+    r = lo("undo", "--list", "--target", proj)
+    assert r.returncode == 0 and r.stderr == b"" and "no undo records" in r.stdout.decode(), r
+    r = lo("undo", older)
+    assert r.returncode == 1
+    assert r.stderr.decode() == ("layover: undo: undo record %s has no undo.json: the apply that made it did not "
+                                 "finish, so it holds nothing to undo; unless an apply is running there, remove the "
+                                 "record (rm -r %s)\n" % (older, older))
+
+
 def test_undo_last_on_a_tree_without_records_names_the_tree_last_applied_to(lo, proj):
     # `undo --last` defaults to $HOME: run from the project just applied to, it
     # says where the apply went and the command that undoes it.
