@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <ctime>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -25,7 +26,6 @@
 #include "helper/store/layer_gc.h"
 #include "helper/store/remove.h"
 #include "helper/store/session.h"
-#include "helper/store/usage.h"
 #include "review/apply/records.h"
 #include "review/txn/journal.h"
 
@@ -49,15 +49,18 @@ struct Item {
     std::string what;  // "session", "trash", "undo record"
     std::string path;
     std::string note;
-    uint64_t bytes = 0;
-    bool unapplied = false;  // kept work: listed first
-    std::string name;        // session name (sessions only)
+    uint64_t bytes = 0;        // a session's size as `sessions` shows it (steps::session_size)
+    uint64_t store_bytes = 0;  // the part of it in the layer store: freed by the sweep, when it is
+    bool unapplied = false;    // kept work: listed first
+    std::string name;          // session name (sessions only)
     review::RecordInfo record;
 };
 
-uint64_t usage_of(const std::string& dir) {
-    int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    return fd < 0 ? 0 : session::tree_usage(fd).bytes;
+// A session's or trash entry's size: the one `sessions` shows.
+void size_of(const std::string& dir, std::map<std::string, uint64_t>* store_cache, Item* it) {
+    auto size = steps::session_size(dir, store_cache);
+    it->bytes = size.bytes;
+    it->store_bytes = size.store_bytes;
 }
 
 bool file_exists(const std::string& p) {
@@ -71,14 +74,15 @@ struct Options {
     review::Retention retention;
 };
 
-void pick_sessions(const std::string& state, const Options& o, std::vector<Item>* out) {
+void pick_sessions(const std::string& state, const Options& o, std::map<std::string, uint64_t>* store_cache,
+                   std::vector<Item>* out) {
     auto all = session::list(state);
     if (!all.ok()) return;
     int64_t now = static_cast<int64_t>(::time(nullptr));
     for (const auto& s : *all) {
         int64_t age = now - s.meta.created_ns / 1000000000;
         bool old = age >= o.older_than;
-        Item it{"session", s.dir, s.state, 0, false, s.meta.name, {}};
+        Item it{"session", s.dir, s.state, 0, 0, false, s.meta.name, {}};
         if (s.state == "running") continue;
         if (s.state == "empty") it.note = "empty";
         else if (s.state == "applied" && (o.applied || old)) it.note = "applied " + s.meta.applied;
@@ -89,12 +93,12 @@ void pick_sessions(const std::string& state, const Options& o, std::vector<Item>
         } else {
             continue;
         }
-        it.bytes = usage_of(s.dir);
+        size_of(s.dir, store_cache, &it);
         out->push_back(std::move(it));
     }
 }
 
-void pick_trash(const std::string& state, std::vector<Item>* out) {
+void pick_trash(const std::string& state, std::map<std::string, uint64_t>* store_cache, std::vector<Item>* out) {
     auto all = session::list(state, true);
     if (!all.ok()) return;
     time_t now = ::time(nullptr);
@@ -102,7 +106,9 @@ void pick_trash(const std::string& state, std::vector<Item>* out) {
         struct stat st {};
         // The trash entry's ctime is when it was moved there (review/prompt/trash.h).
         if (::stat(s.dir.c_str(), &st) != 0 || now - st.st_ctime <= 24 * 3600) continue;
-        out->push_back({"trash", s.dir, s.state, usage_of(s.dir), false, s.meta.name, {}});
+        Item it{"trash", s.dir, s.state, 0, 0, false, s.meta.name, {}};
+        size_of(s.dir, store_cache, &it);
+        out->push_back(std::move(it));
     }
 }
 
@@ -118,8 +124,8 @@ void pick_records(const std::string& state, const Options& o, std::vector<Item>*
         for (size_t k : review::select_pruned(times, o.retention, now)) {
             const auto& r = (*all)[i + k];
             out->push_back({"undo record", r.dir,
-                            "of " + base::display_path(r.target) + ", " + base::display_path(r.created), r.bytes, false,
-                            "", r});
+                            "of " + base::display_path(r.target) + ", " + base::display_path(r.created), r.bytes, 0,
+                            false, "", r});
         }
         i = j;
     }
@@ -192,8 +198,9 @@ int cmd_gc(int argc, char** argv) {
         return 1;
     }
     std::vector<Item> items;
-    pick_sessions(*state, o, &items);
-    pick_trash(*state, &items);
+    std::map<std::string, uint64_t> store_cache;
+    pick_sessions(*state, o, &store_cache, &items);
+    pick_trash(*state, &store_cache, &items);
     pick_records(*state, o, &items);
     std::stable_partition(items.begin(), items.end(), [](const Item& it) { return it.unapplied; });
 
@@ -208,11 +215,13 @@ int cmd_gc(int argc, char** argv) {
             failed = true;
             continue;
         }
+        // A layer the store holds goes with the sweep below (if no other session refers to it): counted there.
+        std::string size = base::bytes_text(it.bytes);
+        if (it.store_bytes > 0) size += ", " + base::bytes_text(it.store_bytes) + " of it in the layer store";
         std::printf("%s %s %s (%s; %s)\n", o.dry_run ? "would remove" : "removed", it.what.c_str(),
-                    base::display_path(it.name.empty() ? it.path : it.name).c_str(), it.note.c_str(),
-                    base::bytes_text(it.bytes).c_str());
+                    base::display_path(it.name.empty() ? it.path : it.name).c_str(), it.note.c_str(), size.c_str());
         removed++;
-        freed += it.bytes;
+        freed += it.bytes - it.store_bytes;
     }
     // Rolled-back layers on the trash's 24-hour clock, then the layer store's
     // layers no session refers to any more (docs/history.md, "Life cycle").

@@ -84,17 +84,12 @@ int cmd_sessions(int argc, char** argv) {
     std::map<std::string, int> refs;
     std::vector<uint64_t> sizes, shared_sizes;
     for (const auto& s : all.value()) {
-        auto layers = steps::session_layers(s.dir);
-        uint64_t own = s.upper_bytes, in_store = 0;
-        for (size_t i = 1; i < layers.own.size(); i++) own += steps::layer_usage(layers.own[i]);
+        auto size = steps::session_size(s.dir, &shared, &s.upper_bytes);
         std::set<std::string> mine;
-        for (const auto& id : layers.shared) {
-            if (!shared.count(id)) shared[id] = steps::layer_usage(steps::store_dir(s.dir) + "/" + id);
-            in_store += shared[id];
+        for (const auto& id : size.shared)
             if (mine.insert(id).second) forked |= ++refs[id] > 1;
-        }
-        sizes.push_back(own + in_store);
-        shared_sizes.push_back(in_store);
+        sizes.push_back(size.bytes);
+        shared_sizes.push_back(size.store_bytes);
     }
     if (json) {
         nlohmann::json arr = nlohmann::json::array();

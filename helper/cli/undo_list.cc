@@ -17,10 +17,11 @@
 
 namespace {
 
-base::Result<std::vector<review::RecordInfo>> records_of(const std::string& target) {
+base::Result<std::vector<review::RecordInfo>> records_of(const std::string& target,
+                                                         std::vector<review::DamagedRecord>* damaged = nullptr) {
     TRY(std::string state, session::state_dir());
     TRY(base::Fd root, base::open_at(AT_FDCWD, target, O_RDONLY | O_DIRECTORY));
-    return review::list_records(state, root.get(), target);
+    return review::list_records(state, root.get(), target, damaged);
 }
 
 std::string other_target(const std::string& target);
@@ -41,11 +42,14 @@ base::Result<std::string> undo_target(const std::string& dir) {
 }
 
 int undo_list(const std::string& target, bool json) {
-    auto all = records_of(target);
+    std::vector<review::DamagedRecord> damaged;
+    auto all = records_of(target, &damaged);
     if (!all.ok()) {
         std::fprintf(stderr, "layover: undo: %s\n", all.error().message.c_str());
         return 1;
     }
+    // A damaged record is left out of the list, each with a note (the list of the others stands).
+    for (const auto& d : damaged) std::fprintf(stderr, "layover: undo: not listed: %s\n", d.message.c_str());
     if (json) {
         nlohmann::json arr = nlohmann::json::array();
         for (const auto& r : *all)
@@ -101,7 +105,11 @@ std::string other_target(const std::string& target) {
 }  // namespace
 
 base::Result<std::string> newest_record(const std::string& target) {
-    TRY(auto all, records_of(target));
+    std::vector<review::DamagedRecord> damaged;
+    TRY(auto all, records_of(target, &damaged));
+    // Its time cannot be read: passing over it could undo an older apply than the newest.
+    if (!damaged.empty())
+        return base::error("--last stops at a damaged record, which may be the newest apply: " + damaged[0].message);
     if (all.empty()) {
         std::string msg = "no undo record for " + base::display_path(target) +
                           "; nothing was applied there (or it was undone already)";

@@ -169,6 +169,21 @@ Layers session_layers(const std::string& d) {
     return out;
 }
 
+Size session_size(const std::string& d, std::map<std::string, uint64_t>* store_cache, const uint64_t* upper_bytes) {
+    Layers layers = session_layers(d);
+    Size out;
+    out.bytes = upper_bytes ? *upper_bytes : layer_usage(layers.own[0]);
+    for (size_t i = 1; i < layers.own.size(); i++) out.bytes += layer_usage(layers.own[i]);
+    for (const auto& id : layers.shared) {
+        auto it = store_cache->find(id);
+        if (it == store_cache->end()) it = store_cache->emplace(id, layer_usage(store_dir(d) + "/" + id)).first;
+        out.store_bytes += it->second;
+    }
+    out.bytes += out.store_bytes;
+    out.shared = std::move(layers.shared);
+    return out;
+}
+
 std::vector<std::string> frozen_layers(const std::string& d) {
     Layers l = session_layers(d);
     std::vector<std::string> out(l.own.begin() + 1, l.own.end());

@@ -2,6 +2,7 @@
 // sizes of a session's layers (docs/history.md, "Faults" and "Life cycle").
 #pragma once
 #include <cstdint>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -47,5 +48,19 @@ Layers session_layers(const std::string& session_dir);
 std::vector<std::string> frozen_layers(const std::string& session_dir);
 // The allocated bytes of one layer dir (0 when unreadable).
 uint64_t layer_usage(const std::string& dir);
+
+// A session's size, the one definition `sessions` and `gc` show: the
+// allocated bytes of every layer it holds (session_layers), each once; its
+// bookkeeping (meta.json, the lock, overlayfs's work dir) is not counted, so
+// an empty session is 0. `upper_bytes`: the live upper's, when the caller
+// walked it already (session::list's with_size); else it is walked here.
+// `store_cache` keeps the store's layers measured once across sessions.
+struct Size {
+    uint64_t bytes = 0;               // every layer, the store's it refers to too
+    uint64_t store_bytes = 0;         // the part held in the layer store (forks share it)
+    std::vector<std::string> shared;  // those store layer ids
+};
+Size session_size(const std::string& session_dir, std::map<std::string, uint64_t>* store_cache,
+                  const uint64_t* upper_bytes = nullptr);
 
 }  // namespace steps

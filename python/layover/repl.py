@@ -216,6 +216,8 @@ class Repl:
                 reply = self._exec_general(argv, timeout, cwd, env, input, enc)
         except TimeoutError as e:
             e.cmd = argv
+            if not e.stopped:  # the REPL did not report in time: the client's backstop interrupted it
+                e.message = _exec_timed_out(argv, shell, timeout, "interrupted")
             if textmode:
                 e.stdout = _text(e.stdout, enc, err)  # type: ignore[arg-type]
                 e.stderr = _text(e.stderr, enc, err)  # type: ignore[arg-type]
@@ -236,8 +238,8 @@ class Repl:
         stdout: Union[bytes, str] = _text(out, enc, err) if textmode else out
         stderr: Union[bytes, str] = _text(errb, enc, err) if textmode else errb
         if done.get("timed_out"):
-            raise TimeoutError("layover: %r timed out after %s s and was killed" % (argv[:1], timeout),
-                               timeout=timeout, stdout=stdout, stderr=stderr, cmd=argv)
+            raise TimeoutError(_exec_timed_out(argv, shell, timeout, "killed"), timeout=timeout, stdout=stdout,
+                               stderr=stderr, cmd=argv)
         if done.get("interrupted"):
             raise KeyboardInterrupt()
         result = ExecResult(argv, rc, stdout, stderr)
@@ -302,6 +304,22 @@ def _env(env: Optional[Mapping[Any, Any]]) -> Optional[Dict[str, str]]:
             raise TypeError("exec(): env names and values must be str or bytes, as in subprocess")
         out[os.fsdecode(k)] = os.fsdecode(v)
     return out
+
+
+def _exec_timed_out(argv: List[str], shell: bool, timeout: Optional[float], how: str) -> str:
+    """The message of an exec() past its timeout: the command as the caller
+    wrote it (a repr: no control character reaches the terminal), shortened,
+    the timeout, and the fix."""
+    if shell:  # _argv's ["/bin/sh", "-c", CMD] or ["/bin/sh", "-c", CMD, "sh", ARG...]
+        given = repr(argv[2]) if len(argv) == 3 else repr(argv[2:3] + argv[4:])
+    else:
+        given = repr(argv[0]) if len(argv) == 1 else repr(argv)
+    if len(given) > 80:
+        given = given[:77] + "..."
+    if shell:
+        given += ", shell=True"
+    return ("layover: exec(%s) timed out after %g s and was %s; pass a larger timeout= (seconds; None for no "
+            "limit) if it needs longer" % (given, timeout if timeout is not None else 0.0, how))
 
 
 def _argv(args: Union[StrOrBytes, Sequence[StrOrBytes]], shell: bool) -> List[str]:

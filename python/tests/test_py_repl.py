@@ -183,7 +183,13 @@ def test_exec_timeout_is_a_subprocess_timeout_expired_with_its_fields(repl):
     t = e.value
     assert (t.cmd, t.timeout, t.output, t.stdout, t.stderr) == (argv, 0.5, "out\n", "out\n", "err\n")
     assert isinstance(t, layover.TimeoutError) and isinstance(t, SandboxError)
-    assert str(t) == "layover: ['sh'] timed out after 0.5 s and was killed"
+    # The message names the command as given and the timeout, and says the fix.
+    assert str(t) == ("layover: exec(['sh', '-c', 'echo out; echo err >&2; sleep 30']) timed out after 0.5 s "
+                      "and was killed; pass a larger timeout= (seconds; None for no limit) if it needs longer")
+    with pytest.raises(layover.TimeoutError) as e1:  # a shell command as the string it was, a long one shortened
+        repl.exec("sleep 30; : " + "x" * 200, shell=True, timeout=0.3)
+    assert str(e1.value) == ("layover: exec('sleep 30; : " + "x" * 64 + "..., shell=True) timed out after 0.3 s and "
+                             "was killed; pass a larger timeout= (seconds; None for no limit) if it needs longer")
     with pytest.raises(layover.TimeoutError) as e2:  # and as code written for layover does
         repl.run("import time\ntime.sleep(30)", timeout=0.3)
     assert isinstance(e2.value, subprocess.TimeoutExpired)

@@ -39,24 +39,24 @@ std::vector<std::string> entries(int dirfd) {
 }
 
 // The records under one store parent (STATE/undo/KEY or TARGET/.layover-undo).
-// want_dev/want_ino: only this tree's (0: any).
+// want_dev/want_ino: only this tree's (0: any); a record of another tree (a
+// copied .layover-undo) is left out, not damaged.
 void collect(int parent, const std::string& parent_path, bool in_state, uint64_t want_dev, uint64_t want_ino,
-             std::vector<RecordInfo>* out) {
+             std::vector<RecordInfo>* out, std::vector<DamagedRecord>* damaged) {
     for (const auto& id : entries(parent)) {
         auto dir = base::open_at(parent, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
         if (!dir.ok()) continue;
-        auto jf = base::open_at(dir->get(), "undo.json", O_RDONLY | O_NOFOLLOW);
-        if (!jf.ok()) continue;  // unfinished: the journal's recovery owns it
-        auto text = base::read_all(jf->get(), 512u << 20);
-        if (!text.ok()) continue;
-        auto t = txn_from_json(*text);
-        if (!t.ok() || t->id != id || t->kind != TxnKind::Apply || t->state != TxnState::Done ||
-            t->in_state != in_state)
+        std::string path = parent_path + "/" + id;
+        auto t = read_undo_json(dir->get(), path, id, in_state);
+        if (!t.ok()) {
+            // No undo.json: unfinished, the journal's recovery owns it.
+            if (t.error().code != ENOENT && damaged) damaged->push_back({path, t.error().message});
             continue;
+        }
         if (want_dev && (t->dev != want_dev || t->ino != want_ino)) continue;
         RecordInfo r;
         r.id = id;
-        r.dir = parent_path + "/" + id;
+        r.dir = path;
         r.target = t->target;
         r.source = t->source;
         r.created = t->created;
@@ -79,6 +79,33 @@ void newest_first(std::vector<RecordInfo>* v) {
 }
 
 }  // namespace
+
+base::Result<Txn> read_undo_json(int store, const std::string& record, const std::string& id, bool in_state) {
+    std::string file = base::display_path(record + "/undo.json");
+    std::string remove = "remove the record (rm -r " + base::display_path(record) + ")";
+    auto jf = base::open_at(store, "undo.json", O_RDONLY | O_NOFOLLOW);
+    if (!jf.ok() && jf.error().code == ENOENT)
+        return base::Error{"undo record " + base::display_path(record) +
+                               " has no undo.json: the apply that made it did not finish, so it holds nothing to "
+                               "undo; unless an apply is running there, " +
+                               remove,
+                           ENOENT};
+    auto text = jf.ok() ? base::read_all(jf->get(), 512u << 20) : base::Result<std::string>(jf.error());
+    if (!text.ok())
+        return base::error("cannot read " + file + " (" + text.error().message + "); fix its permissions, or " +
+                           remove + " if that apply needs no undo");
+    auto t = txn_from_json(*text);
+    std::string why = !t.ok()                      ? t.error().message
+                      : t->id != id                ? "it is the record of another id"
+                      : t->kind != TxnKind::Apply  ? "it is not an apply's record"
+                      : t->state != TxnState::Done ? "its apply did not finish"
+                      : t->in_state != in_state    ? "it says the record lives elsewhere"
+                                                   : "";
+    if (!why.empty())
+        return base::error(file + " is damaged (" + why + "); it cannot be undone: put back the file apply wrote, or " +
+                           remove + " if that apply needs no undo");
+    return t;
+}
 
 int64_t parse_rfc3339(const std::string& s) {
     int y, mo, d, h, mi, sec;
@@ -138,15 +165,16 @@ std::vector<size_t> select_pruned(const std::vector<int64_t>& created, const Ret
     return out;
 }
 
-base::Result<std::vector<RecordInfo>> list_records(const std::string& state, int root, const std::string& target) {
+base::Result<std::vector<RecordInfo>> list_records(const std::string& state, int root, const std::string& target,
+                                                   std::vector<DamagedRecord>* damaged) {
     struct stat st {};
     if (::fstat(root, &st) != 0) return base::sys_error("stat " + target);
     std::vector<RecordInfo> out;
     std::string home = state + "/undo/" + target_key(st.st_dev, st.st_ino);
     if (auto h = base::open_at(AT_FDCWD, home, O_RDONLY | O_DIRECTORY | O_NOFOLLOW); h.ok())
-        collect(h->get(), home, true, st.st_dev, st.st_ino, &out);
+        collect(h->get(), home, true, st.st_dev, st.st_ino, &out, damaged);
     if (auto u = open_dir_beneath(root, kUndoDir); u.ok())
-        collect(u->get(), (target == "/" ? "" : target) + "/" + kUndoDir, false, st.st_dev, st.st_ino, &out);
+        collect(u->get(), (target == "/" ? "" : target) + "/" + kUndoDir, false, st.st_dev, st.st_ino, &out, damaged);
     newest_first(&out);
     return out;
 }
@@ -163,7 +191,7 @@ base::Result<std::vector<RecordInfo>> list_state_records(const std::string& stat
         auto h = base::open_at(u->get(), key, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
         if (!h.ok()) continue;
         std::vector<RecordInfo> mine;
-        collect(h->get(), undo + "/" + key, true, 0, 0, &mine);
+        collect(h->get(), undo + "/" + key, true, 0, 0, &mine, nullptr);
         for (auto& r : mine)
             if (r.key == key) out.push_back(std::move(r));
     }

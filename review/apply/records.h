@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "helper/base/result.h"
+#include "review/txn/txn.h"
 
 namespace review {
 
@@ -29,8 +30,27 @@ struct Retention {
     int64_t keep_days = 30;  // records younger than this are kept too
 };
 
-// The finished records of the tree at `root` (both homes), newest first.
-base::Result<std::vector<RecordInfo>> list_records(const std::string& state, int root, const std::string& target);
+// One record's undo.json, the one reader of every command that reads a
+// record (`undo --list`, `--last`, `undo RECORD`, gc, retention, the undo
+// patch's checks). `store`: the record's dir, open; `record`: its path, for
+// messages; `id`: its name, which the file must say; `in_state`: its home.
+// The error is one line naming the file and the fix. Code ENOENT: there is no
+// undo.json, its apply has not finished (under way, or interrupted: the
+// journal's recovery owns it), so listings leave it out quietly; any other:
+// the record is damaged (unreadable, not JSON, not a finished apply's record
+// of this id), which listings show as such and undo refuses.
+base::Result<Txn> read_undo_json(int store, const std::string& record, const std::string& id, bool in_state);
+
+// A record read_undo_json refused as damaged: its dir and the error.
+struct DamagedRecord {
+    std::string dir;
+    std::string message;
+};
+
+// The finished records of the tree at `root` (both homes), newest first;
+// with `damaged`, the damaged ones there too (read_undo_json).
+base::Result<std::vector<RecordInfo>> list_records(const std::string& state, int root, const std::string& target,
+                                                   std::vector<DamagedRecord>* damaged = nullptr);
 // Every finished record in STATE/undo (for gc), newest first within each key.
 base::Result<std::vector<RecordInfo>> list_state_records(const std::string& state);
 

@@ -18,6 +18,7 @@
 #include "helper/base/version.h"
 #include "helper/store/owner_ns.h"
 #include "review/apply/observe.h"
+#include "review/apply/records.h"
 #include "review/apply/recover.h"
 #include "review/apply/undo_vouch.h"
 #include "review/txn/fault.h"
@@ -338,13 +339,10 @@ base::Result<std::optional<std::pair<StoreRef, Txn>>> exported_store(int root, c
     StoreRef ref = store_ref(root, state, want);
     auto st = open_store(ref, false);
     if (!st.ok()) return Found();
-    auto jf = base::open_at(st->dir.get(), "undo.json", O_RDONLY | O_NOFOLLOW);
-    if (!jf.ok()) return Found();
-    TRY(std::string text, base::read_all(jf->get(), 512u << 20));
-    auto t = txn_from_json(text);
-    if (!t.ok() || t->id != id || t->kind != TxnKind::Apply || t->state != TxnState::Done || t->dev != dev ||
-        t->ino != ino || t->in_state != want.in_state)
-        return Found();
+    // A record that cannot be read (none, unreadable, damaged) vouches for
+    // nothing and is not retired: `undo --list` shows it as damaged.
+    auto t = read_undo_json(st->dir.get(), undo_store, id, want.in_state);
+    if (!t.ok() || t->dev != dev || t->ino != ino) return Found();
     // The patch is untrusted input: it may only retire the record it was made
     // from, and restore nothing but what that record's store keeps.
     if (!undo_patch_within_record(st->dir.get(), t.value(), patch)) return Found();

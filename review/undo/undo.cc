@@ -12,6 +12,7 @@
 #include "helper/base/text.h"
 #include "helper/store/session.h"
 #include "review/apply/commit.h"
+#include "review/apply/records.h"
 #include "review/apply/recover.h"
 #include "review/txn/journal.h"
 #include "review/txn/txn.h"
@@ -24,16 +25,8 @@ struct Located {
     std::string id;
     std::string home;  // STATE/undo/DEV-INO when the record is in the state dir
     std::string key;   // DEV-INO then
+    std::string dir;   // the record's dir, resolved (what messages name)
 };
-
-// The record's transaction (`json`, below `at`: its undo.json), as apply finished it.
-base::Result<Txn> read_record(int at, const std::string& json, const std::string& record) {
-    TRY(base::Fd jf, base::open_at(at, json, O_RDONLY | O_NOFOLLOW));
-    TRY(std::string text, base::read_all(jf.get(), 512u << 20));
-    auto parsed = txn_from_json(text);
-    if (!parsed.ok()) return parsed.error().context("undo record " + base::display_path(record));
-    return parsed;
-}
 
 base::Result<Located> locate(const std::string& record, const std::string& target, const std::string& state) {
     char buf[PATH_MAX];
@@ -48,6 +41,7 @@ base::Result<Located> locate(const std::string& record, const std::string& targe
     auto [grand, undo_dir] = split_parent(parent);
     Located l;
     l.id = id;
+    l.dir = p;
     std::string state_undo;
     if (::realpath(state.c_str(), buf)) state_undo = std::string(buf) + "/undo";
     if (valid_token(id) && undo_dir == kUndoDir) {
@@ -60,7 +54,8 @@ base::Result<Located> locate(const std::string& record, const std::string& targe
         l.target = target;
         if (l.target.empty()) {
             // The record says which tree it belongs to; undo checks it is that tree.
-            TRY(Txn t, read_record(AT_FDCWD, p + "/undo.json", record));
+            TRY(base::Fd dir, base::open_at(AT_FDCWD, p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW));
+            TRY(Txn t, read_undo_json(dir.get(), p, id, true));
             l.target = t.target;
         }
         return l;
@@ -101,7 +96,8 @@ base::Result<ApplyReport> undo_record(const std::string& record, const UndoOptio
     if (!opts.dry_run) {
         TRY(lock, lock_target(state, key, target));
         if (auto pre = open_store(StoreRef{root, loc.home, loc.id}, false); pre.ok())
-            if (auto t = read_record(pre->dir.get(), "undo.json", record); t.ok()) before = std::move(t).value();
+            if (auto t = read_undo_json(pre->dir.get(), loc.dir, loc.id, !loc.home.empty()); t.ok())
+                before = std::move(t).value();
         TRY(rep.recovered, recover(jpath, state, root, dirs));
         dirs.clear();
     }
@@ -119,10 +115,7 @@ base::Result<ApplyReport> undo_record(const std::string& record, const UndoOptio
         }
         return st.error().context("undo record " + base::display_path(record));
     }
-    TRY(Txn t, read_record(st->dir.get(), "undo.json", record));
-    if (t.id != loc.id || t.kind != TxnKind::Apply || t.state != TxnState::Done || t.in_state != !loc.home.empty())
-        return base::error("undo record " + base::display_path(record) +
-                           " is inconsistent; it was not written by this apply");
+    TRY(Txn t, read_undo_json(st->dir.get(), loc.dir, loc.id, !loc.home.empty()));
     if (t.dev != static_cast<uint64_t>(rst.st_dev) || t.ino != static_cast<uint64_t>(rst.st_ino))
         return base::error("undo record " + base::display_path(record) + " belongs to another tree (" +
                            base::display_path(t.target) + "); undo only works on the tree apply wrote");

@@ -167,6 +167,26 @@ def test_sizes_and_max_size_count_every_layer(lo):
     assert r.returncode == 125 and b"session's layers hold" in r.stderr, r.stderr
 
 
+def test_gc_shows_the_sizes_sessions_shows_and_frees_a_shared_layer_once(lo):
+    run_ok(lo, "head -c 3000000 /dev/urandom > big.bin", "s")
+    run_ok(lo, "echo 2 > two.txt", "s")  # big.bin is now a frozen step
+    assert lo("fork", "s", "f").returncode == 0  # s's steps move to the layer store; f refers to them too
+    by = {x["name"]: x for x in json.loads(lo("sessions", "--json").stdout)}
+    assert by["s"]["store_bytes"] == by["f"]["store_bytes"] >= 3000000
+    out = lo("gc", "--older-than", "0s", "--dry-run").stdout.decode()
+    for n in ("s", "f"):
+        line = [x for x in out.splitlines() if x.startswith("would remove session %s " % n)][0]
+        assert line.endswith(" of it in the layer store)"), out
+    r = lo("gc", "--older-than", "0s")
+    assert r.returncode == 0, r.stderr
+    out = r.stdout.decode()
+    assert " layer(s) no session refers to (" in out, out
+    freed = int(out.splitlines()[-1].rsplit("(", 1)[1].split()[0])
+    # Each session's own layers, and the layer they shared once (by the sweep).
+    own = sum(by[n]["bytes"] - by[n]["store_bytes"] for n in ("s", "f"))
+    assert freed == own + by["f"]["store_bytes"], out
+
+
 def test_the_shared_layers_line_is_for_forks_only(lo):
     # A rollback moves the steps into the layer store; with no fork nothing
     # is shared, and `sessions` said "layers shared by forks" all the same.

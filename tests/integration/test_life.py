@@ -110,6 +110,64 @@ def test_an_undone_apply_leaves_its_session_kept_not_applied(lo, proj):
     assert listed("a")["state"] == "applied" and (proj / "a.txt").read_text() == "a\n"
 
 
+def test_a_damaged_or_unreadable_undo_record_is_noted_by_list_and_refused_by_undo(lo, proj):
+    # One reader of undo.json (review/apply/records.cc, read_undo_json): --list
+    # leaves such a record out with a note, --last stops at it (it may be the
+    # newest apply: passing over it would undo an older one), and an undo of
+    # it fails with one line naming the file and the fix.
+    for i in range(2):
+        lo("run", "--target", proj, "--session", "d%d" % i, "--on-exit", "keep", "--", "/bin/sh", "-c",
+           "echo %d > %s/d%d.txt" % (i, proj, i), check=True)
+        _apply(lo, "d%d" % i, proj)
+    newest, older = [x["record"] for x in _records(lo, proj)]
+    js = os.path.join(newest, "undo.json")
+    good = Path(js).read_bytes()
+    os.chmod(js, 0o600)
+
+    def check(why):
+        r = lo("undo", "--list", "--target", proj)
+        assert r.returncode == 0, r.stderr
+        assert older in r.stdout.decode() and newest not in r.stdout.decode()
+        err = r.stderr.decode().splitlines()
+        assert len(err) == 1 and err[0].startswith("layover: undo: not listed: ") and why in err[0], err
+        assert "rm -r %s)" % newest in err[0], err
+        r = lo("undo", "--list", "--target", proj, "--json")
+        assert r.returncode == 0 and [x["record"] for x in json.loads(r.stdout)] == [older], r.stderr
+        r = lo("undo", "--last", "--target", proj)
+        err = r.stderr.decode().splitlines()
+        assert r.returncode == 1 and len(err) == 1, err
+        assert err[0].startswith("layover: undo: --last stops at a damaged record, which may be the newest apply: ")
+        assert why in err[0], err
+        r = lo("undo", newest)
+        err = r.stderr.decode().splitlines()
+        assert r.returncode == 1 and len(err) == 1 and why in err[0] and "rm -r %s)" % newest in err[0], err
+        assert sorted(os.listdir(proj)) == ["d0.txt", "d1.txt", "keep.txt"]  # nothing was undone
+
+    Path(js).write_text("{not json")
+    check("%s is damaged (" % js)
+    Path(js).write_text(json.dumps(dict(json.loads(good), state="committing")))
+    check("%s is damaged (its apply did not finish)" % js)
+    Path(js).write_bytes(good)
+    os.chmod(js, 0)
+    check("cannot read %s (open undo.json: Permission denied); fix its permissions, or remove the record" % js)
+    # Readable again: --last undoes the newest apply.
+    os.chmod(js, 0o400)
+    r = lo("undo", "--last", "--target", proj)
+    assert r.returncode == 0, r.stderr
+    assert sorted(os.listdir(proj)) == ["d0.txt", "keep.txt"]
+    # No undo.json at all (its apply never finished): left out quietly; undo says what it is.
+    js = os.path.join(older, "undo.json")
+    os.chmod(older, 0o700)
+    os.rename(js, js + ".away")
+    r = lo("undo", "--list", "--target", proj)
+    assert r.returncode == 0 and r.stderr == b"" and "no undo records" in r.stdout.decode(), r
+    r = lo("undo", older)
+    assert r.returncode == 1
+    assert r.stderr.decode() == ("layover: undo: undo record %s has no undo.json: the apply that made it did not "
+                                 "finish, so it holds nothing to undo; unless an apply is running there, remove the "
+                                 "record (rm -r %s)\n" % (older, older))
+
+
 def test_undo_last_on_a_tree_without_records_names_the_tree_last_applied_to(lo, proj):
     # `undo --last` defaults to $HOME: run from the project just applied to, it
     # says where the apply went and the command that undoes it.
@@ -374,17 +432,38 @@ def test_gc_dry_run_removes_nothing_and_gc_frees_what_it_says(lo, proj):
     assert "session nothing" in r.stdout.decode() and "session done" not in r.stdout.decode()
     assert "session kept" not in r.stdout.decode()
 
-    sizes = {n: _du(lo.state / "sessions" / n) for n in ("done", "nothing")}
+    # A session's size is the one `sessions` shows (its layers), gc's lines and total too.
+    sizes = {s["name"]: s["bytes"] for s in _sessions(lo)}
+    dirs = {n: _du(lo.state / "sessions" / n) for n in ("done", "nothing")}
     r = lo("gc", "--applied")
     assert r.returncode == 0, r.stderr
     out = r.stdout.decode()
     assert sorted(p.name for p in (lo.state / "sessions").iterdir()) == ["kept"]
+    assert "removed session nothing (empty; 0 B)" in out, out
     summary = out.splitlines()[-1]
     assert summary.startswith("gc: freed 2 item(s)"), out
     freed = int(summary.rsplit("(", 1)[1].split()[0])
     assert freed == sizes["done"] + sizes["nothing"] and freed > 200000
+    assert freed < dirs["done"] + dirs["nothing"]  # the bookkeeping (meta.json, work/, ...) is not counted
     # The apply itself stays undoable: gc kept its record (within retention).
     assert len(_records(lo, proj)) == 1
+
+
+def test_gc_and_sessions_agree_on_an_empty_sessions_size(lo, proj):
+    lo("run", "--target", proj, "--session", "nothing", "--keep-empty", "--on-exit", "keep", "--", "true",
+       check=True)
+    assert _du(lo.state / "sessions" / "nothing") > 0  # its dirs and meta.json take some blocks
+    s = [x for x in _sessions(lo) if x["name"] == "nothing"][0]
+    assert s["state"] == "empty" and s["bytes"] == 0
+    lines = lo("sessions", check=True).stdout.decode().splitlines()
+    col = lines[0].index("SIZE")
+    row = [x for x in lines if x.startswith("nothing ")][0]
+    assert row[col - 3:col + 4].strip() == "0B", lines
+    r = lo("gc", "--dry-run")
+    assert r.returncode == 0, r.stderr
+    out = r.stdout.decode()
+    assert "would remove session nothing (empty; 0 B)" in out, out
+    assert out.splitlines()[-1] == "gc --dry-run: would free 1 item(s), 0 B (0 bytes)", out
 
 
 def test_gc_prunes_undo_records_past_retention(lo, proj):
