@@ -13,6 +13,7 @@
 #include <cstring>
 #include <ctime>
 
+#include "helper/base/clock.h"
 #include "helper/base/fs/beneath.h"
 #include "helper/base/text.h"
 #include "helper/store/usage.h"
@@ -60,7 +61,7 @@ void collect(int parent, const std::string& parent_path, bool in_state, uint64_t
         r.target = t->target;
         r.source = t->source;
         r.created = t->created;
-        r.created_s = parse_rfc3339(t->created);
+        r.created_s = base::parse_rfc3339(t->created);
         r.created_ns = t->created_ns ? t->created_ns : r.created_s * 1000000000;
         r.paths = t->units.size();
         r.in_state = in_state;
@@ -105,22 +106,6 @@ base::Result<Txn> read_undo_json(int store, const std::string& record, const std
         return base::error(file + " is damaged (" + why + "); it cannot be undone: put back the file apply wrote, or " +
                            remove + " if that apply needs no undo");
     return t;
-}
-
-int64_t parse_rfc3339(const std::string& s) {
-    int y, mo, d, h, mi, sec;
-    char tail = 0;
-    if (std::sscanf(s.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%c", &y, &mo, &d, &h, &mi, &sec, &tail) != 7) return -1;
-    if (tail != 'Z' && tail != '.') return -1;
-    if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60) return -1;
-    struct tm tm {};
-    tm.tm_year = y - 1900;
-    tm.tm_mon = mo - 1;
-    tm.tm_mday = d;
-    tm.tm_hour = h;
-    tm.tm_min = mi;
-    tm.tm_sec = sec;
-    return static_cast<int64_t>(::timegm(&tm));
 }
 
 int64_t parse_age(const std::string& s) {

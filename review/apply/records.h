@@ -58,9 +58,6 @@ base::Result<std::vector<RecordInfo>> list_state_records(const std::string& stat
 // drops: those past the newest `keep` that are also `keep_days` old or older.
 std::vector<size_t> select_pruned(const std::vector<int64_t>& created_newest_first, const Retention& r, int64_t now);
 
-// Pure: seconds since the epoch of "YYYY-MM-DDTHH:MM:SS(.frac)Z"; -1 if malformed.
-int64_t parse_rfc3339(const std::string& s);
-
 struct Freed {
     size_t count = 0;
     uint64_t bytes = 0;

@@ -1,6 +1,7 @@
 // Undo-record retention, age parsing and the session life-cycle states (pure).
 #include <catch2/catch.hpp>
 
+#include "helper/base/clock.h"
 #include "helper/store/session.h"
 #include "review/apply/records.h"
 
@@ -31,10 +32,10 @@ TEST_CASE("review records: ages and RFC 3339 times parse; bad ones are refused")
     CHECK(review::parse_age("0s") == 0);
     for (const char* bad : {"", "d", "30x", "-1d", "3.5d", "30dd", "99999999999999999999d"})
         CHECK(review::parse_age(bad) == -1);
-    CHECK(review::parse_rfc3339("1970-01-02T00:00:00Z") == 86400);
-    CHECK(review::parse_rfc3339("2026-11-25T10:00:00.5Z") > 0);
-    CHECK(review::parse_rfc3339("yesterday") == -1);
-    CHECK(review::parse_rfc3339("2026-13-01T00:00:00Z") == -1);
+    CHECK(base::parse_rfc3339("1970-01-02T00:00:00Z") == 86400);
+    CHECK(base::parse_rfc3339("2026-11-25T10:00:00.5Z") > 0);
+    CHECK(base::parse_rfc3339("yesterday") == -1);
+    CHECK(base::parse_rfc3339("2026-13-01T00:00:00Z") == -1);
 }
 
 TEST_CASE("review records: the undo command names the target, quoted for a shell") {
