@@ -13,6 +13,20 @@ from pathlib import Path
 SKIP_TOP = {".layover-undo"}
 
 
+def edit(lo, script, session=None):
+    """A kept session whose command runs `script` in the target."""
+    r = lo.run("cd '%s' && %s" % (lo.target, script), session=session)
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+
+
+def apply_json(lo, *args):
+    """`apply ARGS --target TARGET --yes --json`: (result, parsed output)."""
+    r = lo("apply", *args, "--target", lo.target, "--yes", "--json")
+    # A failure seen once in CI printed no JSON: show what apply said then.
+    assert r.stdout.strip(), (r.returncode, r.stderr.decode(errors="replace"))
+    return r, json.loads(r.stdout.decode())
+
+
 def tree(root, mtimes=False):
     """Every entry under root (bytes paths), as comparable tuples."""
     root = os.fsencode(str(root))

@@ -1,21 +1,8 @@
 """Conflicts: anything changed on the real tree since the patch's base is
 reported, and nothing at all is written; --force, --only and --exclude."""
-import json
 import os
 
-from apply_util import tree
-
-
-def edit(lo, script, session=None):
-    r = lo.run("cd '%s' && %s" % (lo.target, script), session=session)
-    assert r.returncode == 0, r.stderr.decode(errors="replace")
-
-
-def apply(lo, *args):
-    r = lo("apply", *args, "--target", lo.target, "--yes", "--json")
-    # A failure seen once in CI printed no JSON: show what apply said then.
-    assert r.stdout.strip(), (r.returncode, r.stderr.decode(errors="replace"))
-    return r, json.loads(r.stdout.decode())
+from apply_util import apply_json as apply, edit, tree
 
 
 def conflict_paths(out):

@@ -8,19 +8,8 @@ import os
 import subprocess
 import time
 
-from apply_util import tree
+from apply_util import apply_json as apply, edit, tree
 from conftest import LAYOVER
-
-
-def edit(lo, script, session):
-    r = lo.run("cd '%s' && %s" % (lo.target, script), session=session)
-    assert r.returncode == 0, r.stderr.decode(errors="replace")
-
-
-def apply(lo, *args):
-    r = lo("apply", *args, "--target", lo.target, "--yes", "--json")
-    assert r.stdout.strip(), (r.returncode, r.stderr.decode(errors="replace"))
-    return r, json.loads(r.stdout.decode())
 
 
 def status(lo, name):
@@ -48,9 +37,10 @@ def test_a_file_edited_in_the_session_then_deleted_or_moved_away_on_the_host_is_
     # A patch saved now carries the same: its apply elsewhere is refused too.
     later = tmp_path / "later.tar.zst"
     lo("save", "gone", "-o", later, check=True)
-    r = lo("apply", later, "--yes", "--target", lo.target)
-    assert r.returncode == 1 and b"notes.txt" in r.stderr, r.stderr
-    assert tree(lo.target, mtimes=True) == before
+    for saved in (later, patch):
+        r = lo("apply", saved, "--yes", "--target", lo.target)
+        assert r.returncode == 1 and b"notes.txt" in r.stderr, r.stderr
+        assert tree(lo.target, mtimes=True) == before
     # The session's new file alone applies.
     r, out = apply(lo, "gone", "--exclude", "docs", "--exclude", "notes.txt")
     assert r.returncode == 0, out
