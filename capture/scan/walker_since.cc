@@ -6,6 +6,7 @@
 #include <sys/xattr.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 
 #include "capture/scan/walker.h"
@@ -72,17 +73,22 @@ const std::string* Walker::known_gone(const Seen& u, const std::string& path) co
     const session::KnownBases* known = opts_.known_bases->get();
     if (!known) return nullptr;
     auto k = known->find(path);
-    if (k == known->end() || k->second.empty()) return nullptr;
-    return &*k->second.begin();
+    if (k == known->end()) return nullptr;
+    // A fingerprint (32 hex digits), bare or with "/MODE": what a base record holds.
+    for (const std::string& c : k->second)
+        if ((c.size() == 32 || (c.size() > 33 && c[32] == '/')) && std::all_of(c.begin(), c.begin() + 32, [](char ch) {
+                return std::isxdigit(static_cast<unsigned char>(ch));
+            }))
+            return &c;
+    return nullptr;
 }
 
 BaseEntry Walker::gone_base(const std::string& path, Type type, const std::string& known) {
     BaseEntry b;
     b.path = path;
     b.type = type;
-    b.fingerprint = known.substr(0, known.find('/'));
-    size_t slash = known.find('/');
-    if (slash != std::string::npos) b.mode = static_cast<uint32_t>(std::strtoul(known.c_str() + slash + 1, nullptr, 8));
+    b.fingerprint = known.substr(0, 32);
+    if (known.size() > 33) b.mode = static_cast<uint32_t>(std::strtoul(known.c_str() + 33, nullptr, 8)) & 07777;
     b.stale = true;
     return b;
 }

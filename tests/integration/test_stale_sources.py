@@ -41,11 +41,16 @@ def test_a_file_edited_in_the_session_then_deleted_or_moved_away_on_the_host_is_
         r = lo("apply", saved, "--yes", "--target", lo.target)
         assert r.returncode == 1 and b"notes.txt" in r.stderr, r.stderr
         assert tree(lo.target, mtimes=True) == before
-    # The session's new file alone applies.
+    # The session's new file alone applies; --force brings a removed one back (the user's choice).
     r, out = apply(lo, "gone", "--exclude", "docs", "--exclude", "notes.txt")
     assert r.returncode == 0, out
     assert (lo.target / "fresh.txt").read_text() == "n\n"
     assert not (lo.target / "notes.txt").exists() and not (lo.target / "docs").exists()
+    r, out = apply(lo, "gone", "--force")
+    assert r.returncode == 0, out
+    assert (lo.target / "notes.txt").read_text() == "one\ntwo\nthree\nsandbox\n"
+    assert (lo.target / "docs" / "readme.txt").read_text() == "hello\nworld\nmore\n"
+    assert (lo.target / "doc" / "readme.txt").read_text() == "hello\nworld\n"
 
 
 def test_a_copy_remade_by_sed_i_after_the_real_file_changed_in_the_run_is_stale(lo):
