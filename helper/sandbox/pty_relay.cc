@@ -90,24 +90,28 @@ void PtyRelay::resize() {
 
 namespace {
 
-// Copy one read's worth; false on EOF or error (EIO: the pty's other side
-// closed).
-bool copy_once(int from, int to) {
-    char buf[16384];
-    ssize_t n = ::read(from, buf, sizeof buf);
-    if (n < 0 && (errno == EINTR || errno == EAGAIN)) return true;
-    if (n <= 0) return false;
-    return base::write_all(to, buf, static_cast<size_t>(n)).ok();
+constexpr size_t kChunk = 16384;
+
+// One read: the bytes read, 0 when there is nothing now (EINTR, EAGAIN),
+// -1 on EOF or error (EIO: the pty's other side closed).
+ssize_t read_once(int from, char* buf) {
+    ssize_t n = ::read(from, buf, kChunk);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) return 0;
+    return n <= 0 ? -1 : n;
 }
 
 }  // namespace
 
-bool PtyRelay::pump_input() { return copy_once(STDIN_FILENO, master_.get()); }
+bool PtyRelay::pump_input() {
+    char buf[kChunk];
+    ssize_t n = read_once(STDIN_FILENO, buf);
+    return n >= 0 && base::write_all(master_.get(), buf, static_cast<size_t>(n)).ok();
+}
+
 bool PtyRelay::pump_output() {
-    char buf[16384];
-    ssize_t n = ::read(master_.get(), buf, sizeof buf);
-    if (n < 0 && (errno == EINTR || errno == EAGAIN)) return true;
-    if (n <= 0) return false;
+    char buf[kChunk];
+    ssize_t n = read_once(master_.get(), buf);
+    if (n <= 0) return n == 0;
     if (out_failed_) return true;  // read on, so that the command never blocks on a full pty
     buf_.clear();
     filter_.feed(buf, static_cast<size_t>(n), &buf_);
