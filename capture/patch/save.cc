@@ -221,6 +221,7 @@ base::Result<void> save_session(const session::Info& s, const std::string& out_f
     int out = fd.get();
     // Real contents an apply of this session left or found (helper/store/known_bases.h).
     session::KnownBasesOnce known(s.dir);
+    session::FirstCopiesOnce first_copies(s.dir);  // copies renamed over (helper/store/first_copies.h)
     const std::string what = std::string(opts.doing) + " session '" + s.meta.name + "'";
     auto r = in_owner_ns(
         [&]() -> base::Result<std::string> {
@@ -236,6 +237,7 @@ base::Result<void> save_session(const session::Info& s, const std::string& out_f
             so.keep_files = true;
             so.session_start_ns = s.meta.created_ns;
             so.layer_start = t.layer_starts(s);
+            so.first_copies = &first_copies;
             so.excluded = s.meta.hidden;
             so.known_bases = &known;
             so.base_stale = opts.steps.against.empty();  // diff A B: A's view is no copy-up's source

@@ -16,6 +16,7 @@
 #include "helper/base/fd.h"
 #include "helper/base/gitignore.h"
 #include "helper/base/result.h"
+#include "helper/store/first_copies.h"
 #include "helper/store/known_bases.h"
 
 namespace capture {
@@ -90,6 +91,10 @@ struct ScanOptions {
     // <= 0: session_start_ns. Asked only for a real entry changed since the
     // session began (Walker::first_copy); called from the walk's threads.
     std::function<int64_t(uint32_t)> layer_start;
+    // The births of copies the command renamed another file over
+    // (helper/store/first_copies.h): the earliest bounds a path's copy-up
+    // time like the layers do (Walker::settle_first_copy).
+    const session::FirstCopiesOnce* first_copies = nullptr;
     // For the text summary of `status`: below an upper dir that has no real
     // counterpart, entries are typed from getdents' d_type, without a statx
     // each (those changes then carry size, mode, mtime 0 and no xattrs). Not with with_base.

@@ -161,6 +161,8 @@ base::Result<ScanResult> walk_session(const session::Info& s, ScanOptions so, co
         TRY(SessionTrees t, open_session_trees(s, range));
         so.session_start_ns = s.meta.created_ns;
         so.layer_start = t.layer_starts(s);
+        session::FirstCopiesOnce first_copies(s.dir);
+        so.first_copies = &first_copies;
         so.excluded = s.meta.hidden;
         TRY(base::IgnoreRules rules, load_ignore_rules(t.lower.get(), s.meta.target, ignore));
         so.ignore = &rules;

@@ -123,7 +123,7 @@ Result<void> Walker::entry(const UpperDir& stack, const UpperListing& ls, size_t
         TRY(l, look(low, name, path, false, !opts_.with_base));
         if (opts_.record_keys) key_real(path, l);
         if (opts_.mark_stale || opts_.note_fresh || (opts_.with_base && opts_.base_stale))
-            settle_first_copy(stack, ls, index, name, &u, l);
+            settle_first_copy(stack, ls, index, name, path, &u, l);
     }
     // A dir that hides a real dir (opaque, or below a hiding dir) is
     // compared with it entry by entry; one whose entries cannot be

@@ -125,7 +125,7 @@ private:
     // remake) from a copy the session had earlier. Sets u->first_ns to when
     // the session first had the path (capture/scan/walker_since.cc).
     void settle_first_copy(const UpperDir& stack, const UpperListing& ls, size_t index, const std::string& name,
-                           Seen* u, const Seen& l) const;
+                           const std::string& path, Seen* u, const Seen& l) const;
     int64_t first_copy(const UpperDir& stack, const UpperListing& ls, size_t index, const std::string& name) const;
     // A file or symlink where the real tree has nothing: the known content
     // (helper/store/known_bases.h) its path had when a run's exit or an

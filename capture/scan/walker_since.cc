@@ -28,12 +28,16 @@ constexpr const char* kOrigin = "user.overlay.origin";
 // upper entry's birth, or unchanged since the session began. Only a real
 // entry changed in between costs a look at the layers.
 void Walker::settle_first_copy(const UpperDir& stack, const UpperListing& ls, size_t index, const std::string& name,
-                               Seen* u, const Seen& l) const {
+                               const std::string& path, Seen* u, const Seen& l) const {
     if (!l.exists || (u->side.type != Type::File && u->side.type != Type::Symlink)) return;
     int64_t born = copyup_ns(*u), real = ns_of(l.st.stx_ctime);
     // (No session start known, as for a bare pair of trees: births only.)
     if (real > born || opts_.session_start_ns <= 0 || real <= opts_.session_start_ns) return;
-    u->first_ns = std::min(born, first_copy(stack, ls, index, name));
+    int64_t first = std::min(born, first_copy(stack, ls, index, name));
+    // A copy the command renamed another file over (sed -i, mv a b), gone
+    // from the layers, noted by the supervisor as it let the rename run.
+    int64_t noted = opts_.first_copies ? opts_.first_copies->get(path) : -1;
+    u->first_ns = noted >= 0 ? std::min(first, noted) : first;
 }
 
 // The lowest layer holding the name had it first: every holder above was

@@ -1,6 +1,7 @@
 #include "helper/sandbox/rename_notify.h"
 
 #include <fcntl.h>
+#include <linux/fs.h>
 #include <linux/seccomp.h>
 #include <poll.h>
 #include <seccomp.h>
@@ -155,8 +156,11 @@ void RenameService::on_listener(short revents) {
         if (err == ESRCH) return;
         if (err) return respond(id, err, false);
     }
-    if (!rename_call::may_need_emulation(req.flags, looks_like_dir(pid, args->olddirfd, req.oldpath)))
+    if (!rename_call::may_need_emulation(req.flags, looks_like_dir(pid, args->olddirfd, req.oldpath))) {
+        note_replaced(pid, args->newdirfd, req.newpath);
+        if (req.flags & RENAME_EXCHANGE) note_replaced(pid, args->olddirfd, req.oldpath);
         return respond(id, 0, true);
+    }
 
     base::Fd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
     if (!pidfd.valid()) return;  // gone

@@ -11,9 +11,12 @@
 //      which answers with the errno the task gets.
 // The supervisor's loop polls listener() and worker() and calls the handlers.
 #pragma once
+#include <sys/types.h>
+
 #include <cstdint>
 #include <memory>
 #include <set>
+#include <string>
 
 #include "helper/base/fd.h"
 #include "helper/sandbox/limits.h"
@@ -42,9 +45,15 @@ public:
     void on_listener(short revents);
     // revents of worker(): one answer passed to its task.
     void on_worker(short revents);
+    // A kept session's: each file a rename replaces in the target's live
+    // upper layer has its birth noted first (helper/store/first_copies.h).
+    void note_copies(const std::string& session_dir, const std::string& target);
 
 private:
     void respond(uint64_t id, int err, bool cont);
+    // The entry `path` (from the task's `dirfd`) names, if the live upper
+    // holds it (helper/sandbox/rename_note.cc).
+    void note_replaced(pid_t pid, int dirfd, const std::string& path);
     void stop_worker();
 
     Limits limits_;
@@ -54,4 +63,6 @@ private:
     std::set<uint64_t> pending_;  // ids handed to the worker, not yet answered
     void* req_ = nullptr;         // libseccomp's notification buffers
     void* resp_ = nullptr;
+    std::string session_dir_, target_;  // note_copies: empty, none noted
+    std::set<std::string> noted_;       // paths noted (the first is the earliest)
 };

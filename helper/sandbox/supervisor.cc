@@ -169,6 +169,7 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
     bool stdin_open = pty && !pty->output_only();  // an output-only pty: stdin stays the command's own
     bool keys_held = stdin_open;                   // until the command owns its pty [sync 8]
     RenameService renames(run.plan.limits);        // directory renames (helper/sandbox/rename_notify.h)
+    if (!run.discarding) renames.note_copies(run.session_dir, run.plan.mounts.target);
     // `layover checkpoint` of this session (helper/sandbox/control.h); without it, a checkpoint says so.
     auto ctl = control::listen(run.session_dir);
     LiveCheckpoint live(run, freeze.get());

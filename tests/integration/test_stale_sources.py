@@ -77,6 +77,42 @@ def test_a_copy_remade_by_sed_i_after_the_real_file_changed_in_the_run_is_stale(
     assert (lo.target / "notes.txt").read_text() == "the host's edit during the run\n"
 
 
+def paced_run(lo, session, before, after):
+    """`before`, then wait for a line on stdin, then `after`: the caller edits
+    the real tree in between, once the session's copy of notes.txt exists."""
+    script = "cd '%s' && %s && read go && %s" % (lo.target, before, after)
+    p = subprocess.Popen([LAYOVER, "run", "--target", str(lo.target), "--on-exit", "keep", "--session", session,
+                          "--", "/bin/sh", "-c", script], env=lo.env, cwd=str(lo.target),
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    copy = lo.upper(session) / "notes.txt"
+    deadline = time.monotonic() + 30
+    while not copy.exists() and time.monotonic() < deadline and p.poll() is None:
+        time.sleep(0.02)
+    assert copy.exists(), p.communicate(timeout=30)
+    return p
+
+
+def test_a_real_file_renamed_over_an_older_copy_after_a_host_edit_is_stale(lo):
+    """notes.txt is copied up, the host edits it, then the command copies up
+    another real file and renames it over notes.txt (`mv a b`): the new copy
+    carries the other file's copy-up mark and birth, after the host's edit;
+    the supervisor noted the older copy's birth as it let the rename run."""
+    (lo.target / "notes.default").write_text("defaults\n")
+    p = paced_run(lo, "mv", "echo sandbox >> notes.txt", "echo tuned >> notes.default && mv notes.default notes.txt")
+    time.sleep(0.05)
+    (lo.target / "notes.txt").write_text("the host's edit during the run\n")
+    time.sleep(0.05)
+    out, err = p.communicate(b"go\n", timeout=60)
+    assert p.returncode == 0, err
+    assert (lo.upper("mv") / "notes.txt").read_text() == "defaults\ntuned\n"
+    fc = lo.session_dir("mv") / "first-copies"
+    assert status(lo, "mv")["notes.txt"]["stale"], (str(lo.target), fc.read_text() if fc.exists() else None)
+    r, res = apply(lo, "mv")
+    assert r.returncode == 1 and [c["path"] for c in res["conflicts"]] == ["notes.txt"], res
+    assert (lo.target / "notes.txt").read_text() == "the host's edit during the run\n"
+    assert (lo.target / "notes.default").read_text() == "defaults\n"
+
+
 def test_a_copy_from_an_earlier_run_remade_after_a_host_edit_is_stale_a_first_touch_is_not(lo):
     """Run 1 copies notes.txt up; the host then edits it and readme.txt;
     run 2 (a resume) rewrites both with `sed -i`. notes.txt's copy came from

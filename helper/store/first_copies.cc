@@ -1,0 +1,78 @@
+#include "helper/store/first_copies.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "helper/base/fd.h"
+
+namespace session {
+
+namespace {
+
+constexpr const char* kFile = "/first-copies";
+constexpr off_t kMaxBytes = off_t{8} << 20;
+
+int hex_value(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    return -1;
+}
+
+}  // namespace
+
+void note_first_copy(const std::string& dir, const std::string& path, int64_t born_ns) {
+    base::Fd fd(::open((dir + kFile).c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
+    struct stat st {};
+    if (!fd.valid() || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > kMaxBytes) return;
+    static const char digits[] = "0123456789abcdef";
+    std::string line = std::to_string(born_ns) + " ";
+    for (unsigned char c : path) {
+        line.push_back(digits[c >> 4]);
+        line.push_back(digits[c & 15]);
+    }
+    line.push_back('\n');
+    (void)base::write_all(fd.get(), line.data(), line.size());  // one write: O_APPEND keeps lines whole
+}
+
+std::map<std::string, int64_t> read_first_copies(const std::string& dir) {
+    std::map<std::string, int64_t> out;
+    base::Fd fd(::open((dir + kFile).c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+    if (!fd.valid()) return out;
+    auto text = base::read_all(fd.get(), static_cast<size_t>(kMaxBytes) + (1 << 20));
+    if (!text) return out;
+    size_t at = 0;
+    while (at < text->size()) {
+        size_t end = text->find('\n', at);
+        if (end == std::string::npos) break;  // a line cut short: not whole
+        std::string_view line(text->data() + at, end - at);
+        at = end + 1;
+        size_t sp = line.find(' ');
+        if (sp == std::string_view::npos || sp == 0 || sp > 19 || (line.size() - sp - 1) % 2) continue;
+        int64_t ns = 0;
+        bool ok = true;
+        for (size_t i = 0; i < sp && ok; i++)
+            ok = line[i] >= '0' && line[i] <= '9' && !__builtin_mul_overflow(ns, 10, &ns) &&
+                 !__builtin_add_overflow(ns, line[i] - '0', &ns);
+        std::string path;
+        for (size_t i = sp + 1; i + 1 < line.size() && ok; i += 2) {
+            int hi = hex_value(line[i]), lo = hex_value(line[i + 1]);
+            ok = hi >= 0 && lo >= 0;
+            path.push_back(static_cast<char>(hi << 4 | lo));
+        }
+        if (!ok || path.empty()) continue;
+        auto [it, fresh] = out.emplace(path, ns);
+        if (!fresh && ns < it->second) it->second = ns;
+    }
+    return out;
+}
+
+int64_t FirstCopiesOnce::get(const std::string& path) const {
+    std::call_once(once_, [this] { noted_ = read_first_copies(dir_); });
+    auto it = noted_.find(path);
+    return it == noted_.end() ? -1 : it->second;
+}
+
+}  // namespace session
