@@ -51,6 +51,8 @@ void RenameService::note_replaced(pid_t pid, int dirfd, const std::string& path)
     if (!dir || ::statx(dir->get(), name.c_str(), AT_SYMLINK_NOFOLLOW, STATX_TYPE | STATX_BTIME, &st) != 0 ||
         !(st.stx_mask & STATX_BTIME) || !(S_ISREG(st.stx_mode) || S_ISLNK(st.stx_mode)))
         return;
-    session::note_first_copy(session_dir_, rel, base::time_ns(st.stx_btime.tv_sec, st.stx_btime.tv_nsec));
+    // Full (8 MiB of lines): nothing more is noted, and the set stops growing.
+    if (!session::note_first_copy(session_dir_, rel, base::time_ns(st.stx_btime.tv_sec, st.stx_btime.tv_nsec)))
+        session_dir_.clear();
     noted_.insert(rel);
 }

@@ -23,10 +23,11 @@ int hex_value(char c) {
 
 }  // namespace
 
-void note_first_copy(const std::string& dir, const std::string& path, int64_t born_ns) {
+bool note_first_copy(const std::string& dir, const std::string& path, int64_t born_ns) {
     base::Fd fd(::open((dir + kFile).c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
     struct stat st {};
-    if (!fd.valid() || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > kMaxBytes) return;
+    if (!fd.valid() || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return true;
+    if (st.st_size > kMaxBytes) return false;
     static const char digits[] = "0123456789abcdef";
     std::string line = std::to_string(born_ns) + " ";
     for (unsigned char c : path) {
@@ -35,6 +36,7 @@ void note_first_copy(const std::string& dir, const std::string& path, int64_t bo
     }
     line.push_back('\n');
     (void)base::write_all(fd.get(), line.data(), line.size());  // one write: O_APPEND keeps lines whole
+    return true;
 }
 
 std::map<std::string, int64_t> read_first_copies(const std::string& dir) {

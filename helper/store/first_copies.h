@@ -16,8 +16,9 @@
 namespace session {
 
 // Appends one line (best effort: a write that fails, or a file past 8 MiB,
-// notes nothing, and the layer's start bounds the path as before).
-void note_first_copy(const std::string& session_dir, const std::string& path, int64_t born_ns);
+// notes nothing, and the layer's start bounds the path as before). False
+// once the file is full: nothing more will be noted.
+bool note_first_copy(const std::string& session_dir, const std::string& path, int64_t born_ns);
 
 // path (raw bytes, relative to the target) -> the earliest birth noted.
 // A missing file is empty; a line that does not parse is skipped.
