@@ -39,6 +39,15 @@ bool note_first_copy(const std::string& dir, const std::string& path, int64_t bo
     return true;
 }
 
+void copy_first_copies(const std::string& from, const std::string& to) {
+    base::Fd in(::open((from + kFile).c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+    if (!in.valid()) return;
+    auto text = base::read_all(in.get(), static_cast<size_t>(kMaxBytes) + (1 << 20));
+    if (!text) return;
+    base::Fd out(::open((to + kFile).c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+    if (out.valid()) (void)base::write_all(out.get(), text->data(), text->size());
+}
+
 std::map<std::string, int64_t> read_first_copies(const std::string& dir) {
     std::map<std::string, int64_t> out;
     base::Fd fd(::open((dir + kFile).c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));

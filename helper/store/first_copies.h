@@ -20,6 +20,11 @@ namespace session {
 // once the file is full: nothing more will be noted.
 bool note_first_copy(const std::string& session_dir, const std::string& path, int64_t born_ns);
 
+// A fork's: the source's notes, as they are now (its layers' copies are the
+// fork's too; a note from a later step only makes a copy look older). Best
+// effort, as noting is.
+void copy_first_copies(const std::string& from_dir, const std::string& to_dir);
+
 // path (raw bytes, relative to the target) -> the earliest birth noted.
 // A missing file is empty; a line that does not parse is skipped.
 std::map<std::string, int64_t> read_first_copies(const std::string& session_dir);

@@ -10,6 +10,7 @@
 #include "helper/base/dir.h"
 #include "helper/base/fault.h"
 #include "helper/base/fd.h"
+#include "helper/store/first_copies.h"
 #include "helper/store/layer_store.h"
 #include "helper/store/steps.h"
 
@@ -19,6 +20,7 @@ base::Result<void> fork_steps(const std::string& from, const std::string& to, in
     if (::mkdir(to.c_str(), 0700) != 0) return base::sys_error("creating " + to);
     if (::mkdir((to + "/upper").c_str(), 0755) != 0) return base::sys_error("creating " + to + "/upper");
     if (at == 0) return base::Ok();
+    session::copy_first_copies(from, to);  // the shared layers' dropped copies (helper/store/first_copies.h)
     TRY_VOID(check_reachable(from, at));
     if (::mkdir(steps_dir(to).c_str(), 0700) != 0) return base::sys_error("creating " + steps_dir(to));
     // Held while references are made: gc's sweep (exclusive) never sees a layer half-referenced.

@@ -31,4 +31,7 @@ TEST_CASE("first copies: the earliest birth per path, odd names whole, damaged l
     CHECK(once.get("a.txt") == 200);
     CHECK(once.get("dd") == -1);
     CHECK(session::read_first_copies(t.path + "/none").empty());
+    testtree::TempDir fork;
+    session::copy_first_copies(t.path, fork.path);
+    CHECK(session::read_first_copies(fork.path) == got);
 }
