@@ -235,7 +235,7 @@ base::Result<void> save_session(const session::Info& s, const std::string& out_f
             ScanOptions so;
             so.with_base = true;
             so.keep_files = true;
-            so.session_start_ns = s.meta.created_ns;
+            so.session_start_ns = session::began_ns(s.meta);
             so.layer_start = t.layer_starts(s);
             so.first_copies = &first_copies;
             so.excluded = s.meta.hidden;

@@ -27,6 +27,10 @@ struct Seen {
     // An upper entry: when the session first had its path, if that is
     // earlier than its birth (Walker::settle_first_copy); -1: its birth.
     int64_t first_ns = -1;
+    // An upper dir where the real tree has none, copied up from the real dir
+    // its path had (Walker::copied_from_real): that real dir is gone since,
+    // and what the session holds below it (files, symlinks) is stale.
+    bool gone_real = false;
 };
 
 // `name` in dirfd (path: its path in the tree, for errors). Absent (ENOENT):

@@ -159,7 +159,7 @@ base::Result<ScanResult> walk_session(const session::Info& s, ScanOptions so, co
     ScanResult scan;
     TRY_VOID(as_owner_here([&]() -> base::Result<void> {
         TRY(SessionTrees t, open_session_trees(s, range));
-        so.session_start_ns = s.meta.created_ns;
+        so.session_start_ns = session::began_ns(s.meta);
         so.layer_start = t.layer_starts(s);
         session::FirstCopiesOnce first_copies(s.dir);
         so.first_copies = &first_copies;

@@ -104,8 +104,9 @@ std::string summary_text(const std::vector<Change>& changes, const std::set<std:
     for (size_t i = 0; i < changes.size(); i++) {
         const Change& c = changes[i];
         Fold f = fold ? fold_at(changes, i) : Fold{i + 1, 0, 0};
+        bool is_stale = !stale.empty() && stale.count(c.path) > 0;
         if (f.end > i + 1 && !flagged(i + 1, f.end)) {
-            append_line(&out, c, false);
+            append_line(&out, c, is_stale);  // a dir the user removed since: "A  docs/  (removed ...; 1 file)"
             std::string note = fold_note(f);
             // "O  build/  (replaced: old contents deleted)" gains the count.
             if (!out.empty() && out.back() == ')') out.insert(out.size() - 1, "; " + note);
@@ -115,7 +116,7 @@ std::string summary_text(const std::vector<Change>& changes, const std::set<std:
             i = f.end - 1;
             continue;
         }
-        append_line(&out, c, !stale.empty() && stale.count(c.path) > 0);
+        append_line(&out, c, is_stale);
         if (extra) out += extra(c);
         out.push_back('\n');
     }

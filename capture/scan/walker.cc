@@ -123,7 +123,9 @@ Result<void> Walker::entry(const UpperDir& stack, const UpperListing& ls, size_t
         TRY(l, look(low, name, path, false, !opts_.with_base));
         if (opts_.record_keys) key_real(path, l);
         if (opts_.mark_stale || opts_.note_fresh || (opts_.with_base && opts_.base_stale))
-            settle_first_copy(stack, ls, index, name, path, &u, l);
+            settle_first_copy(stack, ls, index, name, path, &u, l, parent_hide);
+        if (!l.exists && u.side.type == Type::Dir && (opts_.mark_stale || (opts_.with_base && opts_.base_stale)))
+            u.gone_real = copied_from_real(stack, ls, index, name);
     }
     // A dir that hides a real dir (opaque, or below a hiding dir) is
     // compared with it entry by entry; one whose entries cannot be
@@ -206,18 +208,20 @@ Result<void> Walker::entry(const UpperDir& stack, const UpperListing& ls, size_t
         if (opts_.note_fresh && l.exists && v.captured) note_fresh(u, l, low, name, path);
         if (opts_.mark_stale && !opts_.with_base && !opts_.count_only && v.captured) {
             if (l.exists) mark_stale(u, l, low, name, path);
-            else out_->items.back().change.stale = known_gone(u, path) != nullptr;
+            else out_->items.back().change.stale = u.gone_real || in_gone_real_ || known_gone(u, path) != nullptr;
         }
         if (opts_.reader && !opts_.count_only) read_content(up, up_name, l.exists ? low : -1, name, u);
     }
     if (v.descend && !sub_up.fds.empty()) {
         base::Fd sub_low;
         if (v.descend_lower && l.exists) sub_low = std::move(l.fd);
-        bool was = in_ignored_;
+        bool was = in_ignored_, was_gone = in_gone_real_;
         in_ignored_ = was || now_ignored;
+        in_gone_real_ = was_gone || u.gone_real;
         bool hides = hiding && sub_low.valid();
         TRY_VOID(dir(sub_up, sub_low.valid() ? sub_low.get() : -1, path, sub_up.xwh, hides ? &hide : nullptr));
         in_ignored_ = was;
+        in_gone_real_ = was_gone;
     }
     return base::Ok();
 }
@@ -326,7 +330,13 @@ Result<void> Walker::record(Seen& u, Seen& l, const Verdict& v, const std::strin
     int64_t copied = copyup_ns(u);
     if (!l.exists) {
         const std::string* gone = opts_.base_stale ? known_gone(u, path) : nullptr;
-        add_base(gone ? gone_base(path, out_->items.back().change.type, *gone) : absent_base(path));
+        // Below a dir copied up from a real dir gone since: the real entry
+        // the session had there is gone too (apply's gone_below refuses it).
+        Type type = out_->items.back().change.type;
+        // (Its content unknown: a placeholder fingerprint, as a record needs one; stale, it never matches.)
+        static const std::string unknown = fingerprint_bytes("");
+        if (!gone && opts_.base_stale && in_gone_real_ && type != Type::Dir) gone = &unknown;
+        add_base(gone ? gone_base(path, type, *gone) : absent_base(path));
         return base::Ok();
     }
     Item& last = out_->items.back();

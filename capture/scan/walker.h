@@ -119,14 +119,19 @@ private:
     // or Seen::first_ns (the session start where btime is missing).
     int64_t copyup_ns(const Seen& u) const;
 
-    // A file or symlink over a real entry that changed after the session
-    // began but before the upper entry was born: the upper entry may have
-    // been made anew (`sed -i` renames a new file over the copy, `rm` and
-    // remake) from a copy the session had earlier. Sets u->first_ns to when
-    // the session first had the path (capture/scan/walker_since.cc).
+    // A file, symlink or whiteout over a real entry that changed after the
+    // session began but before the upper entry was born: the upper entry
+    // may have been made anew (`sed -i` renames a new file over the copy,
+    // `rm` and remake, `ln`), or deleted, after a copy the session had
+    // earlier; likewise a dir hiding a real dir, and an entry inside
+    // a hiding dir (parent_hide). Sets u->first_ns to when the session
+    // first had the path (capture/scan/walker_since.cc).
     void settle_first_copy(const UpperDir& stack, const UpperListing& ls, size_t index, const std::string& name,
-                           const std::string& path, Seen* u, const Seen& l) const;
+                           const std::string& path, Seen* u, const Seen& l, const Hiding* parent_hide) const;
     int64_t first_copy(const UpperDir& stack, const UpperListing& ls, size_t index, const std::string& name) const;
+    // A dir where the real tree has none: was its lowest layer's dir copied
+    // up from a real dir at this path (then gone since)?
+    bool copied_from_real(const UpperDir& stack, const UpperListing& ls, size_t index, const std::string& name) const;
     // A file or symlink where the real tree has nothing: the known content
     // (helper/store/known_bases.h) its path had when a run's exit or an
     // apply saw it, or null: the real entry was never known there.
@@ -223,8 +228,9 @@ private:
     };
     Counts own_counts_;
     Counts* counts_ = &own_counts_;
-    bool in_ignored_ = false;  // below an ignored dir (with include_ignored)
-    VerdictCache::Peek peek_;  // the cache's slot of the entry being looked at (a file)
+    bool in_ignored_ = false;    // below an ignored dir (with include_ignored)
+    bool in_gone_real_ = false;  // below a dir copied up from a real dir gone since (Seen::gone_real)
+    VerdictCache::Peek peek_;    // the cache's slot of the entry being looked at (a file)
     // Each kept file, in the order kept: its item (index in out_->items), and
     // whether it is that item's base_file rather than its fd.
     struct Kept {

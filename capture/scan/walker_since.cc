@@ -2,7 +2,6 @@
 // session first had a path, and a real entry gone since the session knew it.
 #include <fcntl.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <sys/xattr.h>
 
 #include <algorithm>
@@ -27,13 +26,29 @@ constexpr const char* kOrigin = "user.overlay.origin";
 // Most paths end at the first test: the real entry is stale already by the
 // upper entry's birth, or unchanged since the session began. Only a real
 // entry changed in between costs a look at the layers.
+//
+// A deletion counts the same way: a whiteout over a real file (the program
+// may have deleted its own copy, made before the user's edit, or a file a
+// lower layer held). A whiteout or an opaque dir over a real dir: the
+// dir's ctime does not tell a file edited in it, so the dir counts from
+// when the session first had it whatever it says, and so does all it hid
+// (Hiding::since, lower_subtree). An entry inside such a hiding dir was
+// the session's since then too: the lower layers' copies are cut off from
+// its own holders.
 void Walker::settle_first_copy(const UpperDir& stack, const UpperListing& ls, size_t index, const std::string& name,
-                               const std::string& path, Seen* u, const Seen& l) const {
-    if (!l.exists || (u->side.type != Type::File && u->side.type != Type::Symlink)) return;
+                               const std::string& path, Seen* u, const Seen& l, const Hiding* parent_hide) const {
+    if (!l.exists || opts_.session_start_ns <= 0) return;
+    Type t = u->side.type;
+    if ((t == Type::Whiteout || t == Type::OpaqueDir) && l.side.type == Type::Dir) {
+        u->first_ns = std::min(copyup_ns(*u), first_copy(stack, ls, index, name));
+        return;
+    }
+    if (t != Type::File && t != Type::Symlink && t != Type::Whiteout) return;
     int64_t born = copyup_ns(*u), real = ns_of(l.st.stx_ctime);
     // (No session start known, as for a bare pair of trees: births only.)
-    if (real > born || opts_.session_start_ns <= 0 || real <= opts_.session_start_ns) return;
+    if (real > born || real <= opts_.session_start_ns) return;
     int64_t first = std::min(born, first_copy(stack, ls, index, name));
+    if (parent_hide && parent_hide->since > 0) first = std::min(first, parent_hide->since);
     // A copy the command renamed another file over (sed -i, mv a b), gone
     // from the layers, noted by the supervisor as it let the rename run.
     int64_t noted = opts_.first_copies ? opts_.first_copies->get(path) : -1;
@@ -41,31 +56,50 @@ void Walker::settle_first_copy(const UpperDir& stack, const UpperListing& ls, si
 }
 
 // The lowest layer holding the name had it first: every holder above was
-// made from the view it gave. Its entry copied up in place (marked): its
-// birth, when the real file was read. A whiteout: its birth, when the
-// session deleted it. Anything else was made anew there, from whatever the
-// program had read since that layer began (the run, or checkpoint, that
-// made it): that start.
+// made from the view it gave. Its entry copied up in place (marked, one
+// link): its birth, when the real file was read. Anything else was made
+// anew there, from whatever the program had read since that layer began
+// (the run, or checkpoint, that made it): that start. A marked file with other links was linked
+// there from another path (`ln a b` copies `a` up, marked): it carries
+// `a`'s mark and birth, not `b`'s. A whiteout: the program may have
+// deleted a copy the layer held (edited, then `rm`), whose birth went with
+// it: the layer's start, as for a file made anew.
 int64_t Walker::first_copy(const UpperDir& stack, const UpperListing& ls, size_t index, const std::string& name) const {
     size_t k = ls.holders.empty() ? 0 : ls.holders[index].back().layer;
     std::string buf;
     const std::string& n = stack.name_in(k, name, &buf);
     int64_t start = opts_.layer_start ? opts_.layer_start(stack.ids[k]) : opts_.session_start_ns;
-    if (start <= 0) start = opts_.session_start_ns;
+    // (Never before the session began: a start floored to its second may be.)
+    start = std::max(start, opts_.session_start_ns);
     struct statx st {};
-    if (::statx(stack.fds[k], n.c_str(), AT_SYMLINK_NOFOLLOW, STATX_TYPE | STATX_BTIME, &st) != 0 ||
-        !(st.stx_mask & STATX_BTIME))
+    if (::statx(stack.fds[k], n.c_str(), AT_SYMLINK_NOFOLLOW, STATX_TYPE | STATX_BTIME | STATX_NLINK, &st) != 0 ||
+        !(st.stx_mask & STATX_BTIME) || !S_ISREG(st.stx_mode) || st.stx_nlink != 1)
         return start;
     int64_t born = ns_of(st.stx_btime);
-    if (S_ISCHR(st.stx_mode) && st.stx_rdev_major == 0 && st.stx_rdev_minor == 0) return born;
-    if (!S_ISREG(st.stx_mode)) return start;
     base::Fd fd(::openat(stack.fds[k], n.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
     struct statx again {};
     // The entry stat'ed, and marked: copied up at its birth.
-    if (fd.valid() && ::statx(fd.get(), "", AT_EMPTY_PATH, STATX_BTIME, &again) == 0 &&
-        ns_of(again.stx_btime) == born && ::fgetxattr(fd.get(), kOrigin, nullptr, 0) >= 0)
+    if (fd.valid() && ::statx(fd.get(), "", AT_EMPTY_PATH, STATX_BTIME | STATX_NLINK, &again) == 0 &&
+        ns_of(again.stx_btime) == born && again.stx_nlink == 1 && ::fgetxattr(fd.get(), kOrigin, nullptr, 0) >= 0)
         return born;
     return start;
+}
+
+// overlayfs marks a dir it copies up too, and cannot rename a merged dir
+// (no redirect_dir with userxattr: `mv` copies it whole, as new unmarked
+// dirs). So where the real tree has no dir at a path, a marked dir in the
+// lowest layer holding it was copied from the real dir the path had: the
+// user deleted or moved that dir since (while the command ran, as no
+// known content records), and the session's dir and all it holds would
+// bring it back. A squash's merged layer makes its dirs anew, unmarked:
+// past one, such a dir is an addition again.
+bool Walker::copied_from_real(const UpperDir& stack, const UpperListing& ls, size_t index,
+                              const std::string& name) const {
+    size_t k = ls.holders.empty() ? 0 : ls.holders[index].back().layer;
+    std::string buf;
+    const std::string& n = stack.name_in(k, name, &buf);
+    base::Fd fd(::openat(stack.fds[k], n.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    return fd.valid() && ::fgetxattr(fd.get(), kOrigin, nullptr, 0) >= 0;
 }
 
 // Known-bases hold a path's real content as a run's exit saw it still as

@@ -111,7 +111,9 @@ void record_partial(const capture::Patch& patch, const review::ApplyReport& rep)
     auto info = session::find(*state, patch.manifest().session);
     if (!info.ok()) return;
     for (const auto& p : rep.partial)
-        if (auto r = session::add_known_bases(info->dir, p.path, {p.before_fp, p.after_fp}); !r.ok())
+        if (auto r = session::add_known_bases(
+                info->dir, p.path, session::partial_known(p.before_fp, p.before_mode, p.after_fp, p.after_mode));
+            !r.ok())
             std::fprintf(stderr, "layover: apply: applied, but %s; the rest of %s may show as a conflict\n",
                          r.error().message.c_str(), base::display_path(p.path).c_str());
 }

@@ -428,6 +428,8 @@ int cmd_fork(int argc, char** argv) {
     struct timespec ts;
     ::clock_gettime(CLOCK_REALTIME, &ts);
     m.created_ns = static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+    // Its steps are the source's: their copies were made since the source began.
+    m.began_ns = r.value() == "0" ? 0 : session::began_ns(s->meta);
     m.pid = 0;
     m.status = "exited";
     // All of it: the source's view, so its count (none known for a step: a

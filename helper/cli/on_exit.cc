@@ -78,7 +78,9 @@ int on_exit_apply(const std::string& state, const session::Info& s) {
         std::fprintf(stderr, "layover: undo with: %s\n", review::undo_command(patch->manifest().target).c_str());
     (void)capture::remember_bases(s.dir, patch->manifest());  // undo, then apply again: not stale
     if (partial) {                                            // the rejected changes stay in the session, which is kept
-        for (const auto& pf : r->partial) (void)session::add_known_bases(s.dir, pf.path, {pf.before_fp, pf.after_fp});
+        for (const auto& pf : r->partial)
+            (void)session::add_known_bases(
+                s.dir, pf.path, session::partial_known(pf.before_fp, pf.before_mode, pf.after_fp, pf.after_mode));
         capture::recount_changes(s);  // what `sessions` counts now, as after the exit prompt's partial apply
         std::fprintf(stderr, "layover: session '%s' kept: it still holds the rejected changes\n", name.c_str());
         return 0;

@@ -11,6 +11,7 @@
 #include "helper/base/fault.h"
 #include "helper/base/fd.h"
 #include "helper/store/first_copies.h"
+#include "helper/store/known_bases.h"
 #include "helper/store/layer_store.h"
 #include "helper/store/steps.h"
 
@@ -31,6 +32,11 @@ base::Result<void> fork_steps(const std::string& from, const std::string& to, in
         TRY_VOID(copy_ref(steps_dir(from), steps_dir(to), i));
         TRY_VOID(base::fault_point("fork", "ref"));
     }
+    // The real contents the source knew (helper/store/known_bases.h): its
+    // steps' copies were made over them, so a real file gone since is a
+    // conflict in the fork too, never brought back.
+    TRY(session::KnownBases known, session::read_known_bases(from));
+    if (!known.empty()) TRY_VOID(session::add_known_bases(to, known));
     return base::Ok();
 }
 

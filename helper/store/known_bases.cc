@@ -47,6 +47,11 @@ std::string known_content(const std::string& fingerprint, uint32_t mode) {
     return fingerprint + "/" + m;
 }
 
+std::vector<std::string> partial_known(const std::string& before_fp, uint32_t before_mode, const std::string& after_fp,
+                                       uint32_t after_mode) {
+    return {known_content(before_fp, before_mode), known_content(after_fp, after_mode)};
+}
+
 base::Result<KnownBases> read_known_bases(const std::string& dir) {
     KnownBases out;
     std::string file = dir + kFile;

@@ -26,6 +26,12 @@ using KnownBases = std::map<std::string, std::set<std::string>>;
 // fingerprint (a partial apply's) matches that content whatever the mode.
 std::string known_content(const std::string& fingerprint, uint32_t mode);
 
+// A partial apply's contents (apply --hunks, -p): the real file's before it
+// and the one it wrote, each with its permission bits, so that a chmod of
+// the real file since is still a change the session's copy is stale against.
+std::vector<std::string> partial_known(const std::string& before_fp, uint32_t before_mode, const std::string& after_fp,
+                                       uint32_t after_mode);
+
 // An absent file is an empty set; a malformed one an error naming it.
 base::Result<KnownBases> read_known_bases(const std::string& session_dir);
 

@@ -94,6 +94,7 @@ Result<Meta> read_meta(const std::string& d) {
     m.command = j.value("command", std::vector<std::string>{});
     m.created = j.value("created", "");
     m.created_ns = j.value("created_ns", int64_t{0});
+    m.began_ns = j.value("began_ns", int64_t{0});
     m.pid = j.value("pid", int64_t{0});
     m.status = j.value("status", "");
     m.exit_code = j.value("exit_code", -1);
@@ -138,6 +139,7 @@ Result<void> write_meta(const std::string& d, const Meta& m) {
                    {"max_pids", m.limits.max_pids},
                    {"max_size", m.limits.max_size},
                    {"max_memory", m.limits.max_memory}};
+    if (m.began_ns > 0) j["began_ns"] = m.began_ns;
     if (!m.stopped.empty()) j["stopped"] = m.stopped;
     json hidden = json::array();
     for (const auto& h : m.hidden) hidden.push_back(base::json::path_object(h));

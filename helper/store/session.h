@@ -29,6 +29,9 @@ struct Meta {
     std::vector<std::string> command;  // argv of the sandboxed command
     std::string created;               // UTC RFC 3339
     int64_t created_ns = 0;            // CLOCK_REALTIME ns at session creation
+    // A fork: when the session it was forked from began (its steps' copies
+    // are older than the fork); 0: created_ns. See began_ns().
+    int64_t began_ns = 0;
     int64_t pid = 0;                   // supervisor pid while running
     std::string status;                // "running" or "exited" (as last written)
     int exit_code = -1;                // child's exit status once exited
@@ -44,6 +47,12 @@ struct Meta {
     std::string undo;      // that apply's undo record
     std::string saved;     // the file a save wrote, or empty
 };
+
+// When the session's layers began: the earliest copy-up it can hold (the
+// stale-copy check's session start, docs/security.md "When the copy was made").
+inline int64_t began_ns(const Meta& m) {
+    return m.began_ns > 0 && m.began_ns < m.created_ns ? m.began_ns : m.created_ns;
+}
 
 struct Info {
     Meta meta;

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <set>
 
+#include "helper/base/clock.h"
 #include "helper/base/dir.h"
 #include "helper/base/fault.h"
 #include "helper/base/fd.h"
@@ -329,6 +330,16 @@ base::Result<std::string> layer_start(const std::string& d, int n) {
     }
     TRY(std::string text, read_text(record_file(d, n)));
     TRY(Record r, record_from_text(text));
+    // The stack's first layer after a squash holds steps 1..n-1 too: it
+    // began with the earliest of them ("" where one cannot be read: unknown).
+    TRY(int first, first_layer(d));
+    for (int i = 1; n == first && i < n && !r.start.empty(); i++) {
+        auto below = read_text(record_file(d, i));
+        auto b = below ? record_from_text(below.value()) : base::Result<Record>(below.error());
+        int64_t at = b ? base::parse_rfc3339(b->start) : -1;
+        if (at < 0) return std::string();
+        if (at < base::parse_rfc3339(r.start)) r.start = b->start;
+    }
     return r.start;
 }
 

@@ -76,7 +76,9 @@ base::Result<std::vector<Record>> read_all(const std::string& session_dir);
 
 base::Result<void> write_live(const std::string& session_dir, const Live& l);
 base::Result<Live> read_live(const std::string& session_dir);
-// When step n (0: the live upper) began: its record's, or live.json's, start.
+// When step n (0: the live upper) began: its record's, or live.json's, start;
+// for the stack's first layer after a squash, the earliest of the steps it
+// holds ("" when one of theirs cannot be read).
 base::Result<std::string> layer_start(const std::string& session_dir, int n);
 // At the end of a run: its live record gets `end` (best effort).
 void mark_live_ended(const std::string& session_dir, const std::string& end);

@@ -56,10 +56,11 @@ struct MergeConflicts {
 
 // A file applied hunk by hunk.
 struct PartialFile {
-    std::string path;                 // raw bytes
-    std::vector<size_t> hunks;        // the hunks applied (1-based)
-    size_t of = 0;                    // hunks the file had
-    std::string before_fp, after_fp;  // fingerprints of the real content before and after
+    std::string path;                          // raw bytes
+    std::vector<size_t> hunks;                 // the hunks applied (1-based)
+    size_t of = 0;                             // hunks the file had
+    std::string before_fp, after_fp;           // fingerprints of the real content before and after
+    uint32_t before_mode = 0, after_mode = 0;  // its permission bits before and after (07777)
 };
 
 struct Conflict {

@@ -99,6 +99,8 @@ base::Result<void> choose_partial(int root, const capture::Patch& patch, const H
         PartialFile pf;
         pf.path = path;
         pf.before_fp = capture::fingerprint_bytes(real.data);
+        pf.before_mode = real.perm & 07777;
+        pf.after_mode = item->member->mode & 07777;  // the apply writes the session's mode with it
         auto b = bases.find(path);
         if (b != bases.end() && !b->second->fingerprint.empty() && b->second->fingerprint != pf.before_fp) {
             // No fuzzy fit: a hunk choice on a moved file is a conflict --force cannot override.

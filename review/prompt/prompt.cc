@@ -281,7 +281,8 @@ struct Prompt {
     Next applied(const ApplyReport& rep, bool partial) {
         (void)capture::remember_bases(s.dir, patch.manifest());  // undo, then apply again: not stale
         for (const auto& pf : rep.partial)  // hunks applied: the rest is no stale copy (as apply's)
-            (void)session::add_known_bases(s.dir, pf.path, {pf.before_fp, pf.after_fp});
+            (void)session::add_known_bases(
+                s.dir, pf.path, session::partial_known(pf.before_fp, pf.before_mode, pf.after_fp, pf.after_mode));
         std::fprintf(stderr, "layover: applied %zu path(s) to %s\n", rep.applied.size(),
                      base::display_path(patch.manifest().target).c_str());
         if (!rep.undo.empty())

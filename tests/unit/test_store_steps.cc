@@ -296,3 +296,39 @@ TEST_CASE("steps: past the depth limit, the oldest two steps are squashed into o
     CHECK(steps::check_reachable(s, 2).ok());
     CHECK(steps::check_reachable(s, 0).ok());
 }
+
+TEST_CASE("steps: a layer begins with its step, the first layer after a squash with the earliest it holds", "[steps]") {
+    testtree::TempDir t;
+    std::string s = t.path;
+    testtree::make(s + "/steps", "dir");
+    const char* starts[] = {"2026-11-25T20:00:01Z", "2026-11-25T20:00:05Z", "2026-11-25T20:00:09Z"};
+    for (int i = 1; i <= 3; i++) {
+        char name[16];
+        std::snprintf(name, sizeof name, "/steps/%04d", i);
+        testtree::make(s + name, "dir");
+        testtree::make(s + name + "/f" + std::to_string(i), "file:x");
+        steps::Record r;
+        r.n = i;
+        r.start = starts[i - 1];
+        r.end = starts[i - 1];
+        REQUIRE(steps::write_record(s, r).ok());
+    }
+    REQUIRE(steps::write_live(s, {"run", "2026-11-25T20:00:12Z", ""}).ok());
+    auto start = [&](int n) {
+        auto r = steps::layer_start(s, n);
+        return r.ok() ? r.value() : std::string();  // unknown: layer_starts uses the session's start
+    };
+    CHECK(start(0) == "2026-11-25T20:00:12Z");
+    CHECK(start(1) == starts[0]);
+    CHECK(start(2) == starts[1]);
+    // Steps 1 and 2 squashed into step 2's slot: that layer holds step 1's copies.
+    REQUIRE(steps::squash_oldest(s).ok());
+    CHECK(start(2) == starts[0]);
+    CHECK(start(3) == starts[2]);
+    // A squashed step's start unknown: so is the layer's (the session's start is used).
+    std::FILE* f = std::fopen((s + "/steps/0001.json").c_str(), "w");
+    REQUIRE(f);
+    std::fputs("{", f);
+    std::fclose(f);
+    CHECK(start(2).empty());
+}
