@@ -108,12 +108,10 @@ bool Walker::copied_from_real(const UpperDir& stack, const UpperListing& ls, siz
 // copy back would undo that, so it is a stale copy (a conflict).
 const std::string* Walker::known_gone(const Seen& u, const std::string& path) const {
     if (!opts_.known_bases || (u.side.type != Type::File && u.side.type != Type::Symlink)) return nullptr;
-    const session::KnownBases* known = opts_.known_bases->get();
+    const std::set<std::string>* known = opts_.known_bases->gone_evidence(path);
     if (!known) return nullptr;
-    auto k = known->find(path);
-    if (k == known->end()) return nullptr;
     // A fingerprint (32 hex digits), bare or with "/MODE": what a base record holds.
-    for (const std::string& c : k->second)
+    for (const std::string& c : *known)
         if ((c.size() == 32 || (c.size() > 33 && c[32] == '/')) && std::all_of(c.begin(), c.begin() + 32, [](char ch) {
                 return std::isxdigit(static_cast<unsigned char>(ch));
             }))

@@ -76,6 +76,29 @@ bool is_utf8(std::string_view s) {
     return true;
 }
 
+std::string to_hex(std::string_view raw) {
+    static const char d[] = "0123456789abcdef";
+    std::string out;
+    out.reserve(raw.size() * 2);
+    for (unsigned char c : raw) {
+        out.push_back(d[c >> 4]);
+        out.push_back(d[c & 15]);
+    }
+    return out;
+}
+
+bool from_hex(std::string_view hex, std::string* out) {
+    if (hex.size() % 2) return false;
+    auto val = [](char c) { return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1; };
+    out->clear();
+    for (size_t i = 0; i < hex.size(); i += 2) {
+        int hi = val(hex[i]), lo = val(hex[i + 1]);
+        if (hi < 0 || lo < 0) return false;
+        out->push_back(static_cast<char>(hi * 16 + lo));
+    }
+    return true;
+}
+
 std::string display_path(std::string_view raw) {
     std::string out;
     bool quoted = false;

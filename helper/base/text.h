@@ -35,6 +35,11 @@ void append_codepoint_escape(std::string* out, uint32_t cp);
 // and bidi controls. No raw control byte ever comes out.
 std::string display_path(std::string_view raw);
 
+// Bytes as lowercase hex digits, two a byte (the state files' form of a raw
+// path), and back: false for an odd length or a non-hex digit.
+std::string to_hex(std::string_view raw);
+bool from_hex(std::string_view hex, std::string* out);
+
 // An absolute path cleaned lexically: no "//", no "." component, no
 // trailing "/" ("/" for none). A ".." is kept as it is: only the filesystem
 // can say where it leads (symlinks).

@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "helper/base/fd.h"
+#include "helper/base/text.h"
 
 namespace session {
 
@@ -15,12 +16,6 @@ namespace {
 constexpr const char* kFile = "/first-copies";
 constexpr off_t kMaxBytes = off_t{8} << 20;
 
-int hex_value(char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    return -1;
-}
-
 }  // namespace
 
 bool note_first_copy(const std::string& dir, const std::string& path, int64_t born_ns) {
@@ -28,13 +23,7 @@ bool note_first_copy(const std::string& dir, const std::string& path, int64_t bo
     struct stat st {};
     if (!fd.valid() || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return true;
     if (st.st_size > kMaxBytes) return false;
-    static const char digits[] = "0123456789abcdef";
-    std::string line = std::to_string(born_ns) + " ";
-    for (unsigned char c : path) {
-        line.push_back(digits[c >> 4]);
-        line.push_back(digits[c & 15]);
-    }
-    line.push_back('\n');
+    std::string line = std::to_string(born_ns) + " " + base::to_hex(path) + "\n";
     (void)base::write_all(fd.get(), line.data(), line.size());  // one write: O_APPEND keeps lines whole
     return true;
 }
@@ -61,19 +50,14 @@ std::map<std::string, int64_t> read_first_copies(const std::string& dir) {
         std::string_view line(text->data() + at, end - at);
         at = end + 1;
         size_t sp = line.find(' ');
-        if (sp == std::string_view::npos || sp == 0 || sp > 19 || (line.size() - sp - 1) % 2) continue;
+        if (sp == std::string_view::npos || sp == 0 || sp > 19 || (line.size() - sp - 1) % 2 != 0) continue;
         int64_t ns = 0;
         bool ok = true;
         for (size_t i = 0; i < sp && ok; i++)
             ok = line[i] >= '0' && line[i] <= '9' && !__builtin_mul_overflow(ns, 10, &ns) &&
                  !__builtin_add_overflow(ns, line[i] - '0', &ns);
         std::string path;
-        for (size_t i = sp + 1; i + 1 < line.size() && ok; i += 2) {
-            int hi = hex_value(line[i]), lo = hex_value(line[i + 1]);
-            ok = hi >= 0 && lo >= 0;
-            path.push_back(static_cast<char>(hi << 4 | lo));
-        }
-        if (!ok || path.empty()) continue;
+        if (!ok || !base::from_hex(line.substr(sp + 1), &path) || path.empty()) continue;
         auto [it, fresh] = out.emplace(path, ns);
         if (!fresh && ns < it->second) it->second = ns;
     }

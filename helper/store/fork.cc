@@ -32,11 +32,11 @@ base::Result<void> fork_steps(const std::string& from, const std::string& to, in
         TRY_VOID(copy_ref(steps_dir(from), steps_dir(to), i));
         TRY_VOID(base::fault_point("fork", "ref"));
     }
-    // The real contents the source knew (helper/store/known_bases.h): its
-    // steps' copies were made over them, so a real file gone since is a
-    // conflict in the fork too, never brought back.
-    TRY(session::KnownBases known, session::read_known_bases(from));
-    if (!known.empty()) TRY_VOID(session::add_known_bases(to, known));
+    // The real contents the source knew (helper/store/known_bases.h), as
+    // evidence that a real file was there: gone since, it is a conflict in
+    // the fork too, never brought back. Not as fresh bases: the source's
+    // later runs and applies knew contents the fork's copies never saw.
+    TRY_VOID(session::inherit_known_bases(from, to));
     return base::Ok();
 }
 

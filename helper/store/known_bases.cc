@@ -8,6 +8,7 @@
 
 #include "helper/base/fd.h"
 #include "helper/base/fs/replace_file.h"
+#include "helper/base/text.h"
 
 namespace session {
 
@@ -16,28 +17,7 @@ namespace {
 using json = nlohmann::json;
 
 const char kFile[] = "/known-bases.json";
-
-std::string to_hex(const std::string& raw) {
-    static const char d[] = "0123456789abcdef";
-    std::string out;
-    for (unsigned char c : raw) {
-        out.push_back(d[c >> 4]);
-        out.push_back(d[c & 15]);
-    }
-    return out;
-}
-
-bool from_hex(const std::string& hex, std::string* out) {
-    if (hex.size() % 2) return false;
-    auto val = [](char c) { return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1; };
-    out->clear();
-    for (size_t i = 0; i < hex.size(); i += 2) {
-        int hi = val(hex[i]), lo = val(hex[i + 1]);
-        if (hi < 0 || lo < 0) return false;
-        out->push_back(static_cast<char>(hi * 16 + lo));
-    }
-    return true;
-}
+const char kInherited[] = "/inherited-bases.json";
 
 }  // namespace
 
@@ -52,9 +32,11 @@ std::vector<std::string> partial_known(const std::string& before_fp, uint32_t be
     return {known_content(before_fp, before_mode), known_content(after_fp, after_mode)};
 }
 
-base::Result<KnownBases> read_known_bases(const std::string& dir) {
+namespace {
+
+base::Result<KnownBases> read_file(const std::string& dir, const char* name) {
     KnownBases out;
-    std::string file = dir + kFile;
+    std::string file = dir + name;
     auto fd = base::open_at(AT_FDCWD, file, O_RDONLY | O_NOFOLLOW);
     if (!fd) {
         if (fd.error().code == ENOENT) return out;
@@ -76,13 +58,34 @@ base::Result<KnownBases> read_known_bases(const std::string& dir) {
             !f["fingerprints"].is_array())
             return bad();
         std::string path;
-        if (!from_hex(f["path_hex"].get<std::string>(), &path)) return bad();
+        if (!base::from_hex(f["path_hex"].get<std::string>(), &path)) return bad();
         for (const auto& fp : f["fingerprints"]) {
             if (!fp.is_string()) return bad();
             out[path].insert(fp.get<std::string>());
         }
     }
     return out;
+}
+
+base::Result<void> write_file(const std::string& dir, const char* name, const KnownBases& known) {
+    json files = json::array();
+    for (const auto& [p, fps] : known) files.push_back({{"path_hex", base::to_hex(p)}, {"fingerprints", fps}});
+    json j = {{"format", "layover-known-bases/1"}, {"files", files}};
+    std::string text = j.dump(1) + "\n";
+    std::string file = dir + name;
+    return base::replace_file(file, dir + "/." + std::string(name + 1) + ".tmp", text, "saving " + file);
+}
+
+}  // namespace
+
+base::Result<KnownBases> read_known_bases(const std::string& dir) { return read_file(dir, kFile); }
+
+base::Result<void> inherit_known_bases(const std::string& from, const std::string& to) {
+    TRY(KnownBases all, read_file(from, kFile));
+    TRY(KnownBases more, read_file(from, kInherited));
+    for (auto& [path, fps] : more) all[path].insert(fps.begin(), fps.end());
+    if (all.empty()) return base::Ok();
+    return write_file(to, kInherited, all);
 }
 
 base::Result<void> add_known_bases(const std::string& dir, const std::string& path,
@@ -96,11 +99,7 @@ base::Result<void> add_known_bases(const std::string& dir, const KnownBases& mor
     if (more.empty()) return base::Ok();
     TRY(KnownBases known, read_known_bases(dir));
     for (const auto& [path, fps] : more) known[path].insert(fps.begin(), fps.end());
-    json files = json::array();
-    for (const auto& [p, fps] : known) files.push_back({{"path_hex", to_hex(p)}, {"fingerprints", fps}});
-    json j = {{"format", "layover-known-bases/1"}, {"files", files}};
-    std::string text = j.dump(1) + "\n";
-    return base::replace_file(dir + kFile, dir + "/.known-bases.json.tmp", text, "saving " + dir + kFile);
+    return write_file(dir, kFile, known);
 }
 
 const KnownBases* KnownBasesOnce::get() const {
@@ -109,6 +108,19 @@ const KnownBases* KnownBasesOnce::get() const {
         if (r) known_ = std::move(r.value());
     });
     return known_ ? &*known_ : nullptr;
+}
+
+const std::set<std::string>* KnownBasesOnce::gone_evidence(const std::string& path) const {
+    if (const KnownBases* own = get()) {
+        auto it = own->find(path);
+        if (it != own->end()) return &it->second;
+    }
+    std::call_once(inherited_once_, [this] {
+        auto r = read_file(dir_, kInherited);
+        if (r) inherited_ = std::move(r.value());
+    });
+    auto it = inherited_.find(path);
+    return it == inherited_.end() ? nullptr : &it->second;
 }
 
 }  // namespace session

@@ -41,6 +41,13 @@ base::Result<void> add_known_bases(const std::string& session_dir, const std::st
 // Adds many at once (one rewrite of the file).
 base::Result<void> add_known_bases(const std::string& session_dir, const KnownBases& more);
 
+// A fork's (`inherited-bases.json`): every content the source knew, its own
+// and what it inherited. Evidence only that a real file was there
+// (KnownBasesOnce::gone_evidence), never that a copy is fresh: the source's
+// later runs and applies may have known contents the fork's copies never
+// saw.
+base::Result<void> inherit_known_bases(const std::string& from_dir, const std::string& to_dir);
+
 // The session's known contents, read when first asked for (a walk's two
 // threads may ask at once): only a copy whose real file changed since needs
 // them, so a session with none never reads the file (which run's exit fills
@@ -50,11 +57,15 @@ public:
     explicit KnownBasesOnce(std::string session_dir) : dir_(std::move(session_dir)) {}
     // Null when none can be read (then every changed copy stays stale).
     const KnownBases* get() const;
+    // The contents known at `path`, the session's own or inherited by a
+    // fork: a real file was there (capture's known_gone); null: none known.
+    const std::set<std::string>* gone_evidence(const std::string& path) const;
 
 private:
     std::string dir_;
-    mutable std::once_flag once_;
+    mutable std::once_flag once_, inherited_once_;
     mutable std::optional<KnownBases> known_;
+    mutable KnownBases inherited_;
 };
 
 }  // namespace session

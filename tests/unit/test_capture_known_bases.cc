@@ -9,6 +9,7 @@
 
 #include "capture/patch/known_bases.h"
 #include "capture/scan/stale.h"
+#include "helper/base/text.h"
 #include "helper/store/known_bases.h"
 
 using namespace capture;
@@ -90,5 +91,37 @@ TEST_CASE("known bases: read once, when a stale copy first asks, and only then")
     CHECK(once.get()->count("g") == 0);                 // read once
     CHECK(stale_copy("f", 11, 10, 0644, nullptr, fp));  // no holder: stale
     std::string rm = "rm -rf " + dir;
+    CHECK(::system(rm.c_str()) == 0);
+}
+
+TEST_CASE("known bases: a fork inherits the source's as evidence of a real file, never as a fresh base") {
+    char a[] = "/tmp/known-src-XXXXXX", b[] = "/tmp/known-fork-XXXXXX", c[] = "/tmp/known-fork2-XXXXXX";
+    REQUIRE(::mkdtemp(a));
+    REQUIRE(::mkdtemp(b));
+    REQUIRE(::mkdtemp(c));
+    std::string weird("d/new\nline", 10);
+    REQUIRE(session::add_known_bases(a, "f", {kA}).ok());
+    REQUIRE(session::add_known_bases(a, weird, {kB}).ok());
+    REQUIRE(session::inherit_known_bases(a, b).ok());
+    REQUIRE(session::add_known_bases(b, "g", {kC}).ok());
+    REQUIRE(session::inherit_known_bases(b, c).ok());  // a fork of the fork: both kinds
+    session::KnownBasesOnce fork(b), fork2(c);
+    REQUIRE(fork.get());
+    CHECK(fork.get()->count("f") == 0);  // not a fresh base in the fork
+    auto fp = [] { return kA; };
+    CHECK(stale_copy("f", 11, 10, 0644, &fork, fp));  // so a stale copy stays stale
+    REQUIRE(fork.gone_evidence("f"));
+    CHECK(fork.gone_evidence("f")->count(kA) == 1);
+    REQUIRE(fork.gone_evidence(weird));
+    CHECK(fork.gone_evidence("g")->count(kC) == 1);  // its own
+    CHECK_FALSE(fork.gone_evidence("h"));
+    CHECK((fork2.gone_evidence("f") && fork2.gone_evidence("g") && fork2.gone_evidence(weird)));
+    CHECK(std::string(base::to_hex(std::string("\x00\xff", 2))) == "00ff");
+    std::string back;
+    CHECK(base::from_hex("00ff", &back));
+    CHECK(back == std::string("\x00\xff", 2));
+    CHECK_FALSE(base::from_hex("0", &back));
+    CHECK_FALSE(base::from_hex("0g", &back));
+    std::string rm = std::string("rm -rf ") + a + " " + b + " " + c;
     CHECK(::system(rm.c_str()) == 0);
 }
