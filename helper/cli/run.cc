@@ -118,7 +118,7 @@ int cmd_run(int argc, char** argv) {
         // A limit stopped it: keep the session whatever --on-exit said (finish_run names it),
         // counted as any other; one that changed nothing is removed as any other (--keep-empty keeps it).
         count_changes();
-        bool empty = run.meta.changes == 0 && !run.keep_empty;
+        bool empty = empty_at_exit(run) && !run.keep_empty;
         std::string skipped =
             on_exit == "keep" || empty ? "" : "; --on-exit " + on_exit + " skipped: a stopped session is kept";
         std::fprintf(stderr, "layover: %s%s\n", out.stopped.c_str(), skipped.c_str());

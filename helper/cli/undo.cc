@@ -52,7 +52,7 @@ int cmd_undo(int argc, char** argv) {
         auto target = undo_target(opts.target);
         if (!target.ok()) return cli::usage_error("undo", target.error().message);
         if (list) return undo_list(*target, json_out);
-        auto rec = newest_record(*target);
+        auto rec = newest_record(*target, !opts.target.empty());
         if (!rec.ok()) {
             std::fprintf(stderr, "layover: undo: %s\n", rec.error().message.c_str());
             return 1;

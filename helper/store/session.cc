@@ -18,6 +18,7 @@
 #include "helper/base/clock.h"
 #include "helper/base/fs/replace_file.h"
 #include "helper/base/json/bytes.h"
+#include "helper/base/suggest.h"
 #include "helper/base/text.h"
 #include "helper/store/steps.h"
 #include "helper/store/usage.h"
@@ -287,7 +288,14 @@ Result<Info> find(const std::string& state, const std::string& name) {
         if (read_meta(trash_dir(state) + "/" + name))  // discarded (the exit prompt's [d], `discard`)
             return base::error("no session named '" + name + "': it is in the trash (discarded); 'layover restore " +
                                name + "' brings it back");
-        return base::error("no session named '" + name + "'; list them with 'layover sessions'");
+        // A typo (`agnet1`) or the start of a generated name: the session it likely meant.
+        std::vector<std::string> names;
+        if (auto all = list(state))
+            for (const auto& s : *all) names.push_back(s.meta.name);
+        std::string near = base::nearest_name(name, names);
+        return base::error("no session named '" + name + "'" +
+                           (near.empty() ? std::string() : " (did you mean '" + near + "'?)") +
+                           "; list them with 'layover sessions'");
     }
     return make_info(d, std::move(m.value()), false);
 }

@@ -282,7 +282,7 @@ struct Prompt {
         (void)capture::remember_bases(s.dir, patch.manifest());  // undo, then apply again: not stale
         for (const auto& pf : rep.partial)  // hunks applied: the rest is no stale copy (as apply's)
             (void)session::add_known_bases(s.dir, pf.path, {pf.before_fp, pf.after_fp});
-        std::fprintf(stderr, "layover: applied %zu path(s) to %s\n", rep.applied.size(),
+        std::fprintf(stderr, "layover: applied %zu change(s) to %s\n", rep.applied.size(),
                      base::display_path(patch.manifest().target).c_str());
         if (!rep.undo.empty())
             std::fprintf(stderr, "layover: undo with: %s\n", undo_command(patch.manifest().target).c_str());
