@@ -79,24 +79,9 @@ int run_patch_tool(const std::string& mode, const std::string& name, run_signals
     return rc;
 }
 
-// A frozen step, or steps a rollback set aside ('rollback --undo' brings
-// them back): the session holds history even when its view is the real tree.
-// An unreadable steps/ counts as history: keeping is never the loss.
-bool holds_history(const std::string& dir, int* steps) {
-    auto n = steps::count(dir);
-    *steps = n.ok() ? n.value() : 0;
-    if (!n.ok() || n.value() > 0) return true;
-    std::string rb = steps::rolled_back_dir(dir);
-    struct stat st;
-    return ::stat((rb + "/at").c_str(), &st) == 0 && ::stat((rb + "/expired").c_str(), &st) != 0;
-}
-
 }  // namespace
 
-bool empty_at_exit(const PreparedRun& run) {
-    int steps = 0;
-    return run.meta.changes == 0 && !holds_history(run.session_dir, &steps);
-}
+bool empty_at_exit(const PreparedRun& run) { return run.meta.changes == 0 && !session::holds_history(run.session_dir); }
 
 void finish_failed_run(PreparedRun& run) {
     run.flush.stop();
@@ -156,8 +141,9 @@ int finish_run(PreparedRun& run, const std::string& on_exit, int child_code) {
     // Nothing changed: nothing to keep, review or apply (save:FILE still writes its file).
     bool no_save = on_exit == "keep" || on_exit == "prompt" || on_exit == "apply";
     // Scratch writes outside the target are kept for a resume: not empty.
-    int steps = 0;
-    bool history = run.meta.changes == 0 && holds_history(run.session_dir, &steps);
+    bool history = run.meta.changes == 0 && session::holds_history(run.session_dir);
+    auto counted = history ? steps::count(run.session_dir) : base::Result<int>(0);
+    int steps = counted.ok() ? counted.value() : 0;
     if (history && no_save) {
         // No change against the real tree (nothing to review or apply), but
         // steps to trace, roll back to or bring back: kept, in every mode but save.

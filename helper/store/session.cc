@@ -201,7 +201,20 @@ std::string state_from(bool locked, const Meta& m) {
     return "kept";
 }
 
-std::string state_of(const std::string& d, const Meta& m) { return state_from(is_locked(d), m); }
+bool holds_history(const std::string& d) {
+    auto n = steps::count(d);
+    if (!n.ok() || n.value() > 0) return true;
+    std::string rb = steps::rolled_back_dir(d);
+    struct stat st;
+    return ::stat((rb + "/at").c_str(), &st) == 0 && ::stat((rb + "/expired").c_str(), &st) != 0;
+}
+
+std::string state_of(const std::string& d, const Meta& m) {
+    std::string s = state_from(is_locked(d), m);
+    // No change against the real tree, but steps (or a rollback's set-aside
+    // ones) to trace or bring back: kept, never `empty`, which gc removes.
+    return s == "empty" && holds_history(d) ? "kept" : s;
+}
 
 Result<void> mark_applied(const std::string& d, const std::string& undo_record) {
     TRY(Meta m, read_meta(d));

@@ -66,6 +66,15 @@ def test_a_session_whose_steps_cancel_out_is_kept_for_its_history(lo, home):
         "layover: session 'st' kept: no changes against the real tree, but 1 step(s) of history: "
         "'layover log st' lists them\n"), r.stderr
     assert b"step 1" not in lo("log", "st").stderr and b"echo a > new.txt" in lo("log", "st").stdout
+    # Not `empty` either, which gc removes: `kept`, with its 0 changes, and gc leaves it.
+    _run(lo, home, "rb0", "echo b > b.txt")
+    assert lo("rollback", "rb0", "0").returncode == 0
+    _run(lo, home, "rb0", "true")
+    states = {s["name"]: (s["state"], s["changes"]) for s in json.loads(lo("sessions", "--json").stdout)}
+    assert states["st"] == ("kept", 0) and states["rb0"][0] == "kept", states
+    r = lo("gc")
+    assert r.returncode == 0 and lo.session_dir("st").is_dir() and lo.session_dir("rb0").is_dir(), r.stdout
+    assert lo("rollback", "rb0", "--undo").returncode == 0
     # A session with no history that changed nothing still goes, as before.
     r = _run(lo, home, "none", "true")
     assert b"made no changes; removed (--keep-empty keeps it)" in r.stderr and not lo.session_dir("none").exists()
@@ -141,3 +150,24 @@ def test_the_exit_prompt_words_its_total_and_its_apply_as_status_and_apply_do(lo
     # --on-exit apply says it the same way.
     r = lo("run", "--target", home, "--on-exit", "apply", "--", "/bin/sh", "-c", "echo more > more.txt")
     assert r.returncode == 0 and ("layover: applied 1 change(s) to %s\n" % home).encode() in r.stderr, r.stderr
+
+
+def test_a_shell_started_with_no_command_says_it_is_in_the_sandbox_and_how_it_ends(lo, home):
+    import pexpect
+    from conftest import LAYOVER
+    env = dict(lo.env, SHELL="/bin/sh", PS1="$ ", TERM="dumb")
+    child = pexpect.spawn(LAYOVER, ["run", "--target", str(home), "--session", "sh1", "--on-exit", "keep"], env=env,
+                          cwd=str(home), timeout=20)
+    child.expect(r"layover: a shell in session 'sh1' over %s: what it changes stays in the session "
+                 r"\(\$LAYOVER_SESSION names it\); exit it to end the run \(--on-exit keep\)\r?\n" % home)
+    child.sendline("echo in-$LAYOVER_SESSION; touch made.txt; exit")
+    child.expect("in-sh1")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0 and not (home / "made.txt").exists()
+    assert lo("status", "sh1").stdout.decode().startswith("A  made.txt\n")
+    # A command of its own, or --quiet: no such line.
+    child = pexpect.spawn(LAYOVER, ["run", "--target", str(home), "--on-exit", "keep", "--", "true"], env=env,
+                          cwd=str(home), timeout=20)
+    child.expect(pexpect.EOF)
+    assert b"a shell in session" not in child.before
