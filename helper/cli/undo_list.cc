@@ -26,6 +26,7 @@ base::Result<std::vector<review::RecordInfo>> records_of(const std::string& targ
 }
 
 std::string other_target(const std::string& target);
+std::optional<review::RecordInfo> newer_apply_here(const std::string& target, const review::RecordInfo& newest);
 
 }  // namespace
 
@@ -42,7 +43,7 @@ base::Result<std::string> undo_target(const std::string& dir) {
     return std::string(buf);
 }
 
-int undo_list(const std::string& target, bool json) {
+int undo_list(const std::string& target, bool json, bool target_given) {
     std::vector<review::DamagedRecord> damaged;
     auto all = records_of(target, &damaged);
     if (!all.ok()) {
@@ -74,6 +75,15 @@ int undo_list(const std::string& target, bool json) {
                          base::display_path(other).c_str(), base::display_path(other).c_str());
         return 0;
     }
+    // --target left out: a tree holding the current dir applied to since is
+    // not in this list; say where its records are, as --last does.
+    if (!target_given)
+        if (auto here = newer_apply_here(target, all->front()))
+            std::fprintf(stderr,
+                         "layover: undo: these are the records of %s; the current directory is in %s, applied to "
+                         "since: 'layover undo --list --target %s' lists its records\n",
+                         base::display_path(target).c_str(), base::display_path(here->target).c_str(),
+                         base::display_path(here->target).c_str());
     std::printf("%-22s %6s %9s  %-30s %s\n", "CREATED", "PATHS", "SIZE", "SOURCE", "RECORD");
     for (const auto& r : *all)
         std::printf("%-22s %6zu %8lluK  %-30s %s\n", base::display_path(r.created.substr(0, 19)).c_str(), r.paths,

@@ -7,7 +7,7 @@
 // The target --list/--last work on: DIR made absolute and real, or $HOME.
 base::Result<std::string> undo_target(const std::string& dir);
 // Print the records (newest first), as a table or --json. Returns the exit code.
-int undo_list(const std::string& target, bool json);
+int undo_list(const std::string& target, bool json, bool target_given);
 // The newest record of the target (what `undo --last` undoes).
 // target_given false (the $HOME default): refused when the current dir lies
 // in another tree whose newest apply is newer (the error names both).

@@ -35,6 +35,12 @@ def test_undo_last_without_target_in_a_project_applied_to_since_undoes_nothing_a
     assert err.endswith(", from p): undo that one with 'layover undo --last --target %s', or the older one with "
                         "'layover undo --last --target %s'\n" % (proj, home)), err
     assert (home / "h.txt").exists() and (proj / "a.txt").read_text() == "one\ntwo\n"  # nothing undone
+    # --list lists $HOME's records, and says where the newer one is.
+    r = lo("undo", "--list", env=env, cwd=proj)
+    assert r.returncode == 0 and r.stderr.decode() == (
+        "layover: undo: these are the records of %s; the current directory is in %s, applied to since: 'layover "
+        "undo --list --target %s' lists its records\n" % (home, proj, proj)), r.stderr
+    assert lo("undo", "--list", env=env, cwd=home).stderr == b""
     # --dry-run is refused the same way; from the home dir itself, $HOME's newest is meant.
     assert lo("undo", "--last", "--dry-run", env=env, cwd=proj).returncode == 1
     r = lo("undo", "--last", "--dry-run", env=env, cwd=home)
@@ -171,3 +177,19 @@ def test_a_shell_started_with_no_command_says_it_is_in_the_sandbox_and_how_it_en
                           cwd=str(home), timeout=20)
     child.expect(pexpect.EOF)
     assert b"a shell in session" not in child.before
+
+
+def test_mcp_says_once_that_the_session_is_kept_and_how_to_review_it(require_sandbox, state_dir):
+    # It said it twice: run's "session 'X' kept: 'layover status X' lists its changes, ..." and then the
+    # server's own "layover mcp: session X kept. Nothing is applied ...".
+    proj = real_dir("newcomer-mcp1-")
+    c = _mcp(proj, state_dir, "mcp-once")
+    try:
+        assert not c.call("write_file", path="notes.md", content="hi\n")["isError"]
+        assert c.close() == 0
+    finally:
+        c.kill()
+    err = c.stderr()
+    assert [x for x in err.splitlines() if " kept" in x] == [
+        "layover mcp: session mcp-once kept. Nothing is applied to the real tree until a person reviews it: layover "
+        "status mcp-once; layover diff mcp-once; layover apply mcp-once (or layover discard mcp-once)"], err
