@@ -193,3 +193,17 @@ def test_mcp_says_once_that_the_session_is_kept_and_how_to_review_it(require_san
     assert [x for x in err.splitlines() if " kept" in x] == [
         "layover mcp: session mcp-once kept. Nothing is applied to the real tree until a person reviews it: layover "
         "status mcp-once; layover diff mcp-once; layover apply mcp-once (or layover discard mcp-once)"], err
+
+
+def test_run_of_a_discarded_sessions_name_says_it_starts_a_new_one(lo, home):
+    # `run --session NAME` resumes a kept session; a discarded one it silently replaced with a new, empty one.
+    _run(lo, home, "fix", "echo 1 > one.txt")
+    assert lo("discard", "fix").returncode == 0
+    r = _run(lo, home, "fix", "true")
+    assert ("layover: session 'fix' is in the trash (discarded): this run starts a new one of that name; to resume "
+            "the discarded one, exit without changes, then 'layover restore fix' and run again\n").encode() \
+        in r.stderr, r.stderr
+    assert lo("restore", "fix").returncode == 0  # the run changed nothing: the name was free
+    r = _run(lo, home, "fix", "echo 2 > two.txt")
+    assert b"in the trash" not in r.stderr
+    assert lo("status", "fix").stdout.decode().startswith("A  one.txt\nA  two.txt\n")
