@@ -207,3 +207,18 @@ def test_run_of_a_discarded_sessions_name_says_it_starts_a_new_one(lo, home):
     r = _run(lo, home, "fix", "echo 2 > two.txt")
     assert b"in the trash" not in r.stderr
     assert lo("status", "fix").stdout.decode().startswith("A  one.txt\nA  two.txt\n")
+
+
+def test_mcp_write_outside_the_target_says_why_and_where_to_write(require_sandbox, state_dir):
+    proj = real_dir("newcomer-mcp2-")
+    c = _mcp(proj, state_dir, "mcp-ro")
+    try:
+        r = c.call("write_file", path="/etc/layover-newcomer", content="x")
+        assert r["isError"] and text(r) == (
+            "write_file: /etc/layover-newcomer: Read-only file system; this path is outside the target (%s), which "
+            "the sandbox shows read-only: write under the target, where a person reviews and applies the changes"
+            % proj), text(r)
+        r = c.call("write_file", path="/tmp/scratch.txt", content="x")  # the sandbox's own /tmp: fine
+        assert not r["isError"], text(r)
+    finally:
+        c.kill()
