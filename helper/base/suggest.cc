@@ -85,6 +85,30 @@ std::string nearest_flag(std::string_view arg, std::string_view usage) {
     return begins == 1 ? std::string(begun) : "";
 }
 
+std::string nearest_name(std::string_view arg, const std::vector<std::string>& names) {
+    if (arg.empty() || arg.size() > 64) return "";
+    std::string_view best, begun;
+    size_t best_d = 3, ties = 0, begins = 0;
+    for (const std::string& n : names) {
+        if (n == arg) return "";
+        size_t limit = n.size() <= 4 ? 1 : 2;
+        size_t d = distance(arg, n);
+        if (d <= limit && d < best_d) {
+            best = n;
+            best_d = d;
+            ties = 1;
+        } else if (d <= limit && d == best_d) {
+            ties++;
+        }
+        if (arg.size() >= 3 && n.size() > arg.size() && n.compare(0, arg.size(), arg) == 0) {
+            begins++;
+            begun = n;
+        }
+    }
+    if (!best.empty()) return ties == 1 ? std::string(best) : "";
+    return begins == 1 ? std::string(begun) : "";
+}
+
 std::string did_you_mean(std::string_view arg, std::string_view usage) {
     std::string f = nearest_flag(arg, usage);
     return f.empty() ? "" : " (did you mean '" + f + "'?)";

@@ -4,6 +4,7 @@
 #pragma once
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace base {
 
@@ -17,5 +18,11 @@ std::string nearest_flag(std::string_view arg, std::string_view usage);
 
 // " (did you mean '--session'?)", or "" when no flag is near.
 std::string did_you_mean(std::string_view arg, std::string_view usage);
+
+// The one of `names` (sessions) a mistyped `arg` was meant to be: the
+// nearest within one edit for a name of up to four letters, two for a
+// longer one, else the one name arg begins (three letters or more). "" when
+// none is near or two are as near.
+std::string nearest_name(std::string_view arg, const std::vector<std::string>& names);
 
 }  // namespace base

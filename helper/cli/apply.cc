@@ -262,7 +262,8 @@ int cmd_apply(int argc, char** argv) {
     std::string bad;
     if (!normalize_path_args(target, a.paths, &a.opts.only, &bad)) return cli::usage_error("apply", bad);
     if (!hunk_choices(target, a.hunk_args, &a.opts.hunks, &bad)) return cli::usage_error("apply", bad);
-    warn_unmatched_paths("apply", target, a.opts.only, patch->manifest().changes);
+    warn_unmatched_paths("apply", target, lister_of(a.source, patch->from_session()), a.opts.only,
+                         patch->manifest().changes);
     // No terminal and no --yes: what needs no answer (the target) is checked
     // first, so that one refusal names every fix.
     if (unconfirmed) {

@@ -122,6 +122,7 @@ int cmd_diff(int argc, char** argv) {
     opts.width = review::terminal_width();
 
     // An error exits 2, as diff(1) does: 1 would read as "there are changes".
+    std::string first = source;  // diff A B: the changes are the ones `compare A B` lists
     auto range = cli::diff_range(&source, &raw_paths, dashdash_at, step_args);
     if (!range) {
         std::fprintf(stderr, "layover: diff: %s\n", range.error().message.c_str());
@@ -161,7 +162,10 @@ int cmd_diff(int argc, char** argv) {
         std::fprintf(stderr, "layover: diff: %s\n", bad.c_str());
         return 2;
     }
-    warn_unmatched_paths("diff", patch->manifest().target, opts.paths, patch->manifest().changes);
+    std::string lister = range->against.empty()
+                             ? lister_of(source, patch->from_session())
+                             : "layover compare " + base::display_path(first) + " " + base::display_path(source);
+    warn_unmatched_paths("diff", patch->manifest().target, lister, opts.paths, patch->manifest().changes);
     // A patch file names the tree it would be applied to: say which.
     if (!patch->from_session())
         std::fprintf(stderr, "layover: diff: %s\n", review::target_line(patch->manifest()).c_str());

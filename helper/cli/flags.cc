@@ -94,6 +94,7 @@ const std::vector<Flag> kFlags = {
     {"mcp", "tmp-size", 0, V, once, no, ""},
     {"mcp", "wait", 0, N, once, no, ""},
     {"mcp", "quiet", 0, N, once, no, ""},
+    {"mcp", "keep-empty", 0, N, once, no, ""},
     {"status", "ignore", 0, V, many, any, ""},
     {"status", "no-default-ignores", 0, N, once, any, ""},
     {"status", "include-ignored", 0, N, once, any, ""},

@@ -72,7 +72,7 @@ int on_exit_apply(const std::string& state, const session::Info& s) {
         review::print_kept(name);
         return 125;
     }
-    std::fprintf(stderr, "layover: applied %zu path(s) to %s\n", r->applied.size(),
+    std::fprintf(stderr, "layover: applied %zu change(s) to %s\n", r->applied.size(),
                  base::display_path(patch->manifest().target).c_str());
     if (!r->undo.empty())
         std::fprintf(stderr, "layover: undo with: %s\n", review::undo_command(patch->manifest().target).c_str());

@@ -95,7 +95,7 @@ void warn_secrets(const std::string& lines) {
 
 // A name that promises another format (x.zip, x.patch): the file is still
 // a zstd-compressed tar, layover's patch; said once the save is done.
-void warn_suffix(const std::string& out) {
+void warn_suffix(const std::string& out, const std::string& name) {
     std::string low = out;
     for (auto& c : low) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     auto ends = [&](const char* s) {
@@ -105,8 +105,8 @@ void warn_suffix(const std::string& out) {
     if (ends(".patch") || ends(".diff"))
         std::fprintf(stderr,
                      "layover: save: note: %s is layover's patch (a zstd-compressed tar), not a text diff; "
-                     "'layover diff SESSION > FILE.patch' writes one\n",
-                     base::display_path(out).c_str());
+                     "'layover diff %s > %s' writes one\n",
+                     base::display_path(out).c_str(), name.c_str(), base::display_path(out).c_str());
     else if (!ends(".zst"))
         for (const char* s : {".zip", ".tar", ".gz", ".tgz", ".bz2", ".xz", ".7z"})
             if (ends(s)) {
@@ -199,9 +199,9 @@ int cmd_save(int argc, char** argv) {
     std::vector<std::string> unmatched;
     auto r = capture::save_session(info.value(), out, so, &secrets, &unmatched);
     if (!r) return fail(r.error().message);
-    warn_unmatched("save", info->meta.target, unmatched);
+    warn_unmatched("save", info->meta.target, lister_of(info->meta.name, true), unmatched);
     std::fprintf(stderr, "layover: saved session '%s' to %s\n", info->meta.name.c_str(), out.c_str());
-    warn_suffix(out);
+    warn_suffix(out, info->meta.name);
     char real[PATH_MAX];
     if (auto m = session::mark_saved(info->dir, ::realpath(out.c_str(), real) ? real : out); !m)
         std::fprintf(stderr, "layover: save: the patch is written, but %s\n", m.error().message.c_str());

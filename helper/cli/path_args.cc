@@ -10,7 +10,8 @@
 #include "helper/base/glob.h"
 #include "helper/base/text.h"
 
-void warn_unmatched(const char* verb, const std::string& target, const std::vector<std::string>& unmatched) {
+void warn_unmatched(const char* verb, const std::string& target, const std::string& lister,
+                    const std::vector<std::string>& unmatched) {
     for (const auto& o : unmatched) {
         // `apply S -- f.c --yes`: after `--` every word is a path, and an
         // option typed there is one that matches nothing; say so, or the next
@@ -23,10 +24,14 @@ void warn_unmatched(const char* verb, const std::string& target, const std::vect
             continue;
         }
         std::fprintf(stderr,
-                     "layover: %s: '%s' matches no change (paths are relative to the target %s; 'layover "
-                     "status' lists the changes)\n",
-                     verb, base::display_path(o).c_str(), base::display_path(target).c_str());
+                     "layover: %s: '%s' matches no change (paths are relative to the target %s; '%s' lists the "
+                     "changes)\n",
+                     verb, base::display_path(o).c_str(), base::display_path(target).c_str(), lister.c_str());
     }
+}
+
+std::string lister_of(const std::string& source, bool session) {
+    return (session ? "layover status " : "layover show ") + base::display_path(source);
 }
 
 namespace {
@@ -51,8 +56,8 @@ bool selects_any(const std::string& o, const std::vector<capture::Change>& chang
 
 }  // namespace
 
-void warn_unmatched_paths(const char* verb, const std::string& target, const std::vector<std::string>& rel,
-                          const std::vector<capture::Change>& changes) {
+void warn_unmatched_paths(const char* verb, const std::string& target, const std::string& lister,
+                          const std::vector<std::string>& rel, const std::vector<capture::Change>& changes) {
     std::vector<std::string> unmatched;
     std::string here;  // from a subdir, as git takes paths: say which path would match
     bool here_known = false;
@@ -72,7 +77,7 @@ void warn_unmatched_paths(const char* verb, const std::string& target, const std
         }
         unmatched.push_back(o);
     }
-    warn_unmatched(verb, target, unmatched);
+    warn_unmatched(verb, target, lister, unmatched);
 }
 
 bool normalize_path_args(const std::string& target, const std::vector<std::string>& raw, std::vector<std::string>* out,
@@ -92,11 +97,11 @@ bool normalize_path_args(const std::string& target, const std::vector<std::strin
     return true;
 }
 
-bool select_paths(const std::string& target, const std::vector<std::string>& raw, std::vector<capture::Change>* changes,
-                  std::string* error) {
+bool select_paths(const std::string& target, const std::string& lister, const std::vector<std::string>& raw,
+                  std::vector<capture::Change>* changes, std::string* error) {
     std::vector<std::string> rel;
     if (!normalize_path_args(target, raw, &rel, error)) return false;
-    warn_unmatched_paths("status", target, rel, *changes);
+    warn_unmatched_paths("status", target, lister, rel, *changes);
     base::PathFilter filter(rel, {});
     std::vector<capture::Change> kept;
     for (auto& c : *changes)

@@ -10,6 +10,7 @@
 
 #include "capture/scan/session_scan.h"
 #include "helper/base/child.h"
+#include "helper/base/text.h"
 #include "helper/cli/usage.h"
 #include "helper/cli/verbs.h"
 #include "helper/sandbox/finish.h"
@@ -64,6 +65,15 @@ int cmd_run(int argc, char** argv) {
     run.signals = std::move(signals.value());
     if (!opts->quiet)
         for (const auto& n : run.notices) std::fprintf(stderr, "layover: %s\n", n.c_str());
+    // A shell at a terminal looks like any other: say where it runs and how it ends.
+    if (!opts->quiet && opts->command.empty() && interactive) {
+        std::string end = on_exit == "prompt" ? "exit it to review the changes"
+                                              : "exit it to end the run (--on-exit " + on_exit + ")";
+        std::fprintf(stderr,
+                     "layover: a shell in session '%s' over %s: what it changes stays in the session "
+                     "($LAYOVER_SESSION names it); %s\n",
+                     run.meta.name.c_str(), base::display_path(run.meta.target).c_str(), end.c_str());
+    }
 
     // A terminal on stdout or stderr alone gets an output-only pty: what the
     // command prints is filtered on its way there too (pty_relay.h).
@@ -118,7 +128,7 @@ int cmd_run(int argc, char** argv) {
         // A limit stopped it: keep the session whatever --on-exit said (finish_run names it),
         // counted as any other; one that changed nothing is removed as any other (--keep-empty keeps it).
         count_changes();
-        bool empty = run.meta.changes == 0 && !run.keep_empty;
+        bool empty = empty_at_exit(run) && !run.keep_empty;
         std::string skipped =
             on_exit == "keep" || empty ? "" : "; --on-exit " + on_exit + " skipped: a stopped session is kept";
         std::fprintf(stderr, "layover: %s%s\n", out.stopped.c_str(), skipped.c_str());

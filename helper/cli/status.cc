@@ -152,7 +152,8 @@ int cmd_status(int argc, char** argv) {
     if (!paths.empty()) {
         cache.finish_snapshot();
         std::string bad;
-        if (!select_paths(info->meta.target, paths, &changes.value(), &bad)) return cli::usage_error("status", bad);
+        if (!select_paths(info->meta.target, lister_of(info->meta.name, true), paths, &changes.value(), &bad))
+            return cli::usage_error("status", bad);
         // The R lines too: only the rejections of the paths asked about.
         std::vector<std::string> rel;
         normalize_path_args(info->meta.target, paths, &rel, &bad);

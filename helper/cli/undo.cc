@@ -51,8 +51,8 @@ int cmd_undo(int argc, char** argv) {
         if (!source.empty() || (last && list)) return cli::usage_error("undo", "give one of UNDO, --last or --list");
         auto target = undo_target(opts.target);
         if (!target.ok()) return cli::usage_error("undo", target.error().message);
-        if (list) return undo_list(*target, json_out);
-        auto rec = newest_record(*target);
+        if (list) return undo_list(*target, json_out, !opts.target.empty());
+        auto rec = newest_record(*target, !opts.target.empty());
         if (!rec.ok()) {
             std::fprintf(stderr, "layover: undo: %s\n", rec.error().message.c_str());
             return 1;

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "capture/scan/session_scan.h"
 #include "helper/base/fd.h"
@@ -25,6 +26,7 @@ base::Result<std::vector<review::RecordInfo>> records_of(const std::string& targ
 }
 
 std::string other_target(const std::string& target);
+std::optional<review::RecordInfo> newer_apply_here(const std::string& target, const review::RecordInfo& newest);
 
 }  // namespace
 
@@ -41,7 +43,7 @@ base::Result<std::string> undo_target(const std::string& dir) {
     return std::string(buf);
 }
 
-int undo_list(const std::string& target, bool json) {
+int undo_list(const std::string& target, bool json, bool target_given) {
     std::vector<review::DamagedRecord> damaged;
     auto all = records_of(target, &damaged);
     if (!all.ok()) {
@@ -73,6 +75,15 @@ int undo_list(const std::string& target, bool json) {
                          base::display_path(other).c_str(), base::display_path(other).c_str());
         return 0;
     }
+    // --target left out: a tree holding the current dir applied to since is
+    // not in this list; say where its records are, as --last does.
+    if (!target_given)
+        if (auto here = newer_apply_here(target, all->front()))
+            std::fprintf(stderr,
+                         "layover: undo: these are the records of %s; the current directory is in %s, applied to "
+                         "since: 'layover undo --list --target %s' lists its records\n",
+                         base::display_path(target).c_str(), base::display_path(here->target).c_str(),
+                         base::display_path(here->target).c_str());
     std::printf("%-22s %6s %9s  %-30s %s\n", "CREATED", "PATHS", "SIZE", "SOURCE", "RECORD");
     for (const auto& r : *all)
         std::printf("%-22s %6zu %8lluK  %-30s %s\n", base::display_path(r.created.substr(0, 19)).c_str(), r.paths,
@@ -102,9 +113,25 @@ std::string other_target(const std::string& target) {
     return best ? best->target : "";
 }
 
+// The newest record, newer than `newest` (the target's own newest), of a
+// tree other than `target` that holds the current dir; none when none.
+std::optional<review::RecordInfo> newer_apply_here(const std::string& target, const review::RecordInfo& newest) {
+    auto state = session::state_dir();
+    if (!state) return std::nullopt;
+    auto all = review::list_state_records(*state);
+    char cwd[PATH_MAX];
+    if (!all || !::getcwd(cwd, sizeof cwd)) return std::nullopt;
+    std::optional<review::RecordInfo> best;
+    for (auto& r : *all)
+        if (r.target != target && overlay::path_within(cwd, r.target) && r.created_ns > newest.created_ns &&
+            (!best || r.created_ns > best->created_ns))
+            best = std::move(r);
+    return best;
+}
+
 }  // namespace
 
-base::Result<std::string> newest_record(const std::string& target) {
+base::Result<std::string> newest_record(const std::string& target, bool target_given) {
     std::vector<review::DamagedRecord> damaged;
     TRY(auto all, records_of(target, &damaged));
     // Its time cannot be read: passing over it could undo an older apply than the newest.
@@ -119,6 +146,20 @@ base::Result<std::string> newest_record(const std::string& target) {
             return base::error(msg + "; the newest apply elsewhere was on " + base::display_path(other) +
                                ": undo it with '" + review::undo_command(other) + "'");
         return base::error(msg + "; see 'layover undo --list --target DIR'");
+    }
+    // --target left out: $HOME's newest apply is not the one meant when the
+    // current dir lies in a tree applied to since (a project): say which is which.
+    if (!target_given) {
+        auto here = newer_apply_here(target, all.front());
+        if (here)
+            return base::error("--last without --target undoes the newest apply on " + base::display_path(target) +
+                               " (" + base::display_path(all.front().created.substr(0, 19)) + ", from " +
+                               base::display_path(all.front().source) + "), but the current directory is in " +
+                               base::display_path(here->target) + ", applied to since (" +
+                               base::display_path(here->created.substr(0, 19)) + ", from " +
+                               base::display_path(here->source) + "): undo that one with '" +
+                               review::undo_command(here->target) + "', or the older one with '" +
+                               review::undo_command(target) + "'");
     }
     return all.front().dir;
 }

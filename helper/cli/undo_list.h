@@ -7,9 +7,11 @@
 // The target --list/--last work on: DIR made absolute and real, or $HOME.
 base::Result<std::string> undo_target(const std::string& dir);
 // Print the records (newest first), as a table or --json. Returns the exit code.
-int undo_list(const std::string& target, bool json);
+int undo_list(const std::string& target, bool json, bool target_given);
 // The newest record of the target (what `undo --last` undoes).
-base::Result<std::string> newest_record(const std::string& target);
+// target_given false (the $HOME default): refused when the current dir lies
+// in another tree whose newest apply is newer (the error names both).
+base::Result<std::string> newest_record(const std::string& target, bool target_given);
 // After an undo of `record` (a record path, or its undo.json): the sessions,
 // kept or in the trash, whose apply it was are no longer `applied` (their
 // changes are out of the real tree again: `sessions` lists them as kept, and

@@ -81,6 +81,8 @@ int run_patch_tool(const std::string& mode, const std::string& name, run_signals
 
 }  // namespace
 
+bool empty_at_exit(const PreparedRun& run) { return run.meta.changes == 0 && !session::holds_history(run.session_dir); }
+
 void finish_failed_run(PreparedRun& run) {
     run.flush.stop();
     if (run.created) {
@@ -139,7 +141,26 @@ int finish_run(PreparedRun& run, const std::string& on_exit, int child_code) {
     // Nothing changed: nothing to keep, review or apply (save:FILE still writes its file).
     bool no_save = on_exit == "keep" || on_exit == "prompt" || on_exit == "apply";
     // Scratch writes outside the target are kept for a resume: not empty.
-    if (run.meta.changes == 0 && no_save && !wrote_outside) {
+    bool history = run.meta.changes == 0 && session::holds_history(run.session_dir);
+    auto counted = history ? steps::count(run.session_dir) : base::Result<int>(0);
+    int steps = counted.ok() ? counted.value() : 0;
+    if (history && no_save) {
+        // No change against the real tree (nothing to review or apply), but
+        // steps to trace, roll back to or bring back: kept, in every mode but save.
+        run.lock.reset();
+        if (steps > 0)
+            std::fprintf(stderr,
+                         "layover: session '%s' kept: no changes against the real tree, but %d step(s) of history: "
+                         "'layover log %s' lists them\n",
+                         name.c_str(), steps, name.c_str());
+        else
+            std::fprintf(stderr,
+                         "layover: session '%s' kept: no changes against the real tree, but the steps a rollback "
+                         "set aside: 'layover rollback %s --undo' brings them back\n",
+                         name.c_str(), name.c_str());
+        return child_code;
+    }
+    if (run.meta.changes == 0 && !history && no_save && !wrote_outside) {
         if (run.keep_empty) {
             run.lock.reset();
             if (!run.quiet)

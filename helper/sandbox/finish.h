@@ -10,6 +10,10 @@
 // when the on-exit action failed (the session is then kept).
 int finish_run(PreparedRun& run, const std::string& on_exit, int child_code);
 
+// The command left the session with no changes and no history (no frozen
+// step, nothing a rollback set aside): such a session is removed at exit.
+bool empty_at_exit(const PreparedRun& run);
+
 // Setup failed: a session this run created holds nothing yet and is
 // removed; a resumed one is kept as it was.
 void finish_failed_run(PreparedRun& run);

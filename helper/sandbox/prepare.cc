@@ -159,6 +159,13 @@ base::Result<PreparedRun> prepare_run(const RunOptions& opts) {
         r.meta.target = target;
         r.meta.created_ns = now_ns();
         r.meta.created = rfc3339(r.meta.created_ns);
+        // `--session NAME` of a discarded session reads as a resume, which it is not: say so.
+        struct stat st;
+        if (!opts.session.empty() && ::stat((session::trash_dir(state) + "/" + name).c_str(), &st) == 0)
+            r.notices.push_back("session '" + name +
+                                "' is in the trash (discarded): this run starts a new one of that name; to resume "
+                                "the discarded one, exit without changes, then 'layover restore " +
+                                name + "' and run again");
     }
     // volatile leaves work/incompat/volatile behind, which makes the next
     // mount of the same workdir fail: every mount gets a fresh one.

@@ -18,6 +18,7 @@
 #include "helper/base/clock.h"
 #include "helper/base/fs/replace_file.h"
 #include "helper/base/json/bytes.h"
+#include "helper/base/suggest.h"
 #include "helper/base/text.h"
 #include "helper/store/steps.h"
 #include "helper/store/usage.h"
@@ -202,7 +203,20 @@ std::string state_from(bool locked, const Meta& m) {
     return "kept";
 }
 
-std::string state_of(const std::string& d, const Meta& m) { return state_from(is_locked(d), m); }
+bool holds_history(const std::string& d) {
+    auto n = steps::count(d);
+    if (!n.ok() || n.value() > 0) return true;
+    std::string rb = steps::rolled_back_dir(d);
+    struct stat st;
+    return ::stat((rb + "/at").c_str(), &st) == 0 && ::stat((rb + "/expired").c_str(), &st) != 0;
+}
+
+std::string state_of(const std::string& d, const Meta& m) {
+    std::string s = state_from(is_locked(d), m);
+    // No change against the real tree, but steps (or a rollback's set-aside
+    // ones) to trace or bring back: kept, never `empty`, which gc removes.
+    return s == "empty" && holds_history(d) ? "kept" : s;
+}
 
 Result<void> mark_applied(const std::string& d, const std::string& undo_record) {
     TRY(Meta m, read_meta(d));
@@ -289,7 +303,14 @@ Result<Info> find(const std::string& state, const std::string& name) {
         if (read_meta(trash_dir(state) + "/" + name))  // discarded (the exit prompt's [d], `discard`)
             return base::error("no session named '" + name + "': it is in the trash (discarded); 'layover restore " +
                                name + "' brings it back");
-        return base::error("no session named '" + name + "'; list them with 'layover sessions'");
+        // A typo (`agnet1`) or the start of a generated name: the session it likely meant.
+        std::vector<std::string> names;
+        if (auto all = list(state))
+            for (const auto& s : *all) names.push_back(s.meta.name);
+        std::string near = base::nearest_name(name, names);
+        return base::error("no session named '" + name + "'" +
+                           (near.empty() ? std::string() : " (did you mean '" + near + "'?)") +
+                           "; list them with 'layover sessions'");
     }
     return make_info(d, std::move(m.value()), false);
 }

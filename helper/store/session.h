@@ -104,6 +104,10 @@ base::Result<void> bump_gen(int session_dirfd, const std::string& name, const st
 // running: lock held; crashed: lock free but meta says running; then applied
 // or saved when meta records it, empty when the exit's scan found no change,
 // kept otherwise.
+// A frozen step, or steps a rollback set aside that 'rollback --undo' brings
+// back (not yet expired by gc): history, even when the view is the real
+// tree. An unreadable steps dir counts as history (keeping is never a loss).
+bool holds_history(const std::string& session_dir);
 std::string state_of(const std::string& session_dir, const Meta& m);
 // Pure: the same from the lock's state.
 std::string state_from(bool locked, const Meta& m);

@@ -7,6 +7,7 @@ names used here (Fail, resolve, shown, clip, STOPS, the caps) are
 _mcp_agent.py's, looked up when a tool is called.
 """
 # flake8: noqa: F821
+import errno
 import fnmatch
 import os
 import re
@@ -44,6 +45,18 @@ def open_regular(path, mode="rb"):
     except BaseException:
         os.close(fd)
         raise
+
+
+def write_failed(path, e):
+    """A write refused outside the target says why and where to write: a bare
+    'Permission denied' on /etc/x never tells an agent that the sandbox shows
+    the rest of the system read-only."""
+    why = "%s: %s" % (shown(path), e.strerror)
+    inside = path == TARGET or path.startswith(TARGET.rstrip("/") + "/")
+    if e.errno in (errno.EROFS, errno.EACCES, errno.EPERM) and not inside:
+        why += ("; this path is outside the target (%s), which the sandbox shows read-only: write under the "
+                "target, where a person reviews and applies the changes" % TARGET)
+    return Fail(why)
 
 
 def op_read_file(req, rid):
@@ -93,7 +106,7 @@ def op_write_file(req, rid):
         with open_regular(path, "wb") as f:
             f.write(data)
     except OSError as e:
-        raise Fail("%s: %s" % (shown(path), e.strerror))
+        raise write_failed(path, e)
     return {"path": shown(path), "bytes_written": len(data), "created": not existed}
 
 
@@ -119,7 +132,7 @@ def op_edit_file(req, rid):
         with open_regular(path, "wb") as f:
             f.write(text.encode("utf-8", "surrogateescape"))
     except OSError as e:
-        raise Fail("%s: %s" % (shown(path), e.strerror))
+        raise write_failed(path, e)
     return {"path": shown(path), "replacements": count}
 
 

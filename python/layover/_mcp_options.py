@@ -11,7 +11,7 @@ from typing import List, Optional
 
 RUN_VALUES = ("--network", "--home", "--hide", "--env-keep", "--env", "--cwd", "--ro", "--rw", "--timeout",
               "--max-pids", "--max-size", "--max-memory", "--tmp-size")
-RUN_FLAGS = ("--hide-secrets", "--no-hide-secrets", "--env-clear", "--wait", "--quiet", "-q")
+RUN_FLAGS = ("--hide-secrets", "--no-hide-secrets", "--env-clear", "--wait", "--quiet", "-q", "--keep-empty")
 
 
 OWN_VALUES = ("--binary", "--target", "--session", "--on-exit")

@@ -137,6 +137,10 @@ class AgentSandbox:
             line = raw[:4000].decode("utf-8", "replace").rstrip("\n")
             line = "".join(c if c.isprintable() or c == "\t" else "?" for c in line)
             self.lines.append(line)
+            # run's own review hint at exit: the server prints its own, which says
+            # the same for an agent's session (`_mcp_server.py`); one is enough.
+            if line.startswith("layover: session '%s' kept: 'layover status " % self.name):
+                continue
             self.log(line)
 
     def helper_message(self) -> str:

@@ -149,8 +149,10 @@ def test_apply_paths_that_match_no_change_warn(sb, target):
     # helper's "'made' matches no change" line on stderr was dropped.
     sb.exec(["sh", "-c", "echo made > made.txt; echo other > other.txt"], check=True)
     with pytest.warns(UserWarning, match=r"^layover: apply: 'made' matches no change \(paths are relative to "
-                                         r"the target "):
+                                         r"the target ") as caught:
         result = sb.apply(paths=["made", "other.txt"])
+    # It names the command that lists this sandbox's changes, not a bare `layover status` (the most recent).
+    assert [str(w.message).endswith("; 'layover status %s' lists the changes)" % sb.name) for w in caught] == [True]
     assert result.applied == ["other.txt"] and not (target / "made.txt").exists()
     with warnings.catch_warnings():
         warnings.simplefilter("error")

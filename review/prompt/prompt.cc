@@ -283,7 +283,7 @@ struct Prompt {
         for (const auto& pf : rep.partial)  // hunks applied: the rest is no stale copy (as apply's)
             (void)session::add_known_bases(
                 s.dir, pf.path, session::partial_known(pf.before_fp, pf.before_mode, pf.after_fp, pf.after_mode));
-        std::fprintf(stderr, "layover: applied %zu path(s) to %s\n", rep.applied.size(),
+        std::fprintf(stderr, "layover: applied %zu change(s) to %s\n", rep.applied.size(),
                      base::display_path(patch.manifest().target).c_str());
         if (!rep.undo.empty())
             std::fprintf(stderr, "layover: undo with: %s\n", undo_command(patch.manifest().target).c_str());

@@ -37,21 +37,12 @@ bool parse_num(const std::string& s, size_t* out) {
     return true;
 }
 
-void count(const capture::Change& c, size_t* added, size_t* modified, size_t* deleted, size_t* other) {
-    switch (c.kind) {
-        case capture::Kind::Added: (*added)++; break;
-        case capture::Kind::Deleted: (*deleted)++; break;
-        case capture::Kind::Modified: (*modified)++; break;
-        default: (*other)++;
-    }
-}
-
 }  // namespace
 
 std::string summary_text(const std::vector<capture::Change>& changes, const RiskContext& ctx, bool color,
                          size_t* risky_count, uint64_t ignored) {
     std::string out;
-    size_t risky = 0, added = 0, modified = 0, deleted = 0, other = 0;
+    size_t risky = 0;
     size_t fold_end = 0;
     for (size_t i = 0; i < changes.size(); i++) {
         const auto& c = changes[i];
@@ -66,7 +57,6 @@ std::string summary_text(const std::vector<capture::Change>& changes, const Risk
                 line += "  (" + capture::fold_note(f) + ")";
             }
         } else if (why.empty()) {
-            count(c, &added, &modified, &deleted, &other);
             continue;
         }
         if (!why.empty()) {
@@ -77,14 +67,12 @@ std::string summary_text(const std::vector<capture::Change>& changes, const Risk
             if (color) line = "\033[1;31m" + line + "\033[m";
         }
         out += line + "\n";
-        count(c, &added, &modified, &deleted, &other);
     }
     if (ignored) out += capture::ignored_line(ignored) + "\n";
-    std::ostringstream total;
-    total << base::thousands(changes.size()) << (changes.size() == 1 ? " change" : " changes") << " (" << added
-          << " added, " << modified << " modified, " << deleted << " deleted, " << other << " other)";
-    if (risky) total << "; " << risky << " marked ! need a careful look";
-    out += total.str() + "\n";
+    // The total as `status` words it (only the kinds there are).
+    std::string total = capture::total_line(changes);
+    if (risky) total += "; " + std::to_string(risky) + " marked ! need a careful look";
+    out += total + "\n";
     if (risky_count) *risky_count = risky;
     return out;
 }

@@ -174,15 +174,15 @@ def test_an_only_path_that_matches_no_change_is_named(lo, tmp_path):
     r = lo("apply", "typo", "--only", "note.txt", "--yes")
     assert r.returncode == 0 and "nothing to apply" in r.stdout.decode()
     assert r.stderr.decode() == ("layover: apply: 'note.txt' matches no change (paths are relative to the target "
-                                 "%s; 'layover status' lists the changes)\n" % lo.target)
+                                 "%s; 'layover status typo' lists the changes)\n" % lo.target)
     assert (lo.target / "notes.txt").read_text() != "changed\n" and not (lo.target / "fresh.txt").exists()
     # status, diff and blame say so too (they printed "no changes" / an empty diff, exit 0, and blame
     # "no step touched note.txt", with nothing on which tree the path is taken from).
     for verb in ("status", "diff"):
         r = lo(verb, "typo", "--", "note.txt")
         assert r.returncode == 0 and r.stderr.decode().endswith(
-            "layover: %s: 'note.txt' matches no change (paths are relative to the target %s; 'layover status' "
-            "lists the changes)\n" % (verb, lo.target)), (verb, r.stderr)
+            "layover: %s: 'note.txt' matches no change (paths are relative to the target %s; 'layover status "
+            "typo' lists the changes)\n" % (verb, lo.target)), (verb, r.stderr)
     r = lo("status", "typo", "--", "fresh.txt")
     assert r.returncode == 0 and b"matches no change" not in r.stderr and b"fresh.txt" in r.stdout
     r = lo("blame", "typo", "note.txt")
@@ -193,11 +193,18 @@ def test_an_only_path_that_matches_no_change_is_named(lo, tmp_path):
     err = r.stderr.decode()
     assert r.returncode == 0 and (tmp_path / "typo.tar.zst").exists(), err
     for name in ("note.txt", "nope"):
-        assert ("layover: save: '%s' matches no change (paths are relative to the target %s; 'layover status' "
-                "lists the changes)\n" % (name, lo.target)) in err, err
+        assert ("layover: save: '%s' matches no change (paths are relative to the target %s; 'layover status "
+                "typo' lists the changes)\n" % (name, lo.target)) in err, err
     assert "'fresh.txt'" not in err
     r = lo("show", tmp_path / "typo.tar.zst", "--json")
     assert [c["path"] for c in json.loads(r.stdout)] == ["fresh.txt"], r.stdout
+    # Of a patch file, the command that lists its changes is `show FILE` (it named `status`, which
+    # takes a session, and the most recent one when none is named).
+    for verb in ("diff", "apply"):
+        r = lo(verb, tmp_path / "typo.tar.zst", *(["--dry-run"] if verb == "apply" else []), "--", "note.txt")
+        assert ("layover: %s: 'note.txt' matches no change (paths are relative to the target %s; 'layover show "
+                "%s' lists the changes)\n" % (verb, lo.target, tmp_path / "typo.tar.zst")) in r.stderr.decode(), \
+            r.stderr
     r = lo("save", "typo", "-o", tmp_path / "all.tar.zst")
     assert r.returncode == 0 and b"matches no change" not in r.stderr, r.stderr
     r = lo("apply", "typo", "--yes", "--", "fresh.txt", "nope/")  # one matches: it applies, the other is named
@@ -406,8 +413,8 @@ def test_a_path_given_from_a_subdir_names_the_path_that_would_match(lo):
         err = r.stderr.decode()
         assert ("layover: %s: 'readme.txt' matches no change (paths are relative to the target %s, not the current "
                 "directory): 'docs/readme.txt' would match\n" % (verb, lo.target)) in err, (verb, err)
-        assert ("layover: %s: 'nope.txt' matches no change (paths are relative to the target %s; 'layover status' "
-                "lists the changes)\n" % (verb, lo.target)) in err, (verb, err)
+        assert ("layover: %s: 'nope.txt' matches no change (paths are relative to the target %s; 'layover status "
+                "sub' lists the changes)\n" % (verb, lo.target)) in err, (verb, err)
 
 
 def test_undo_list_without_target_names_the_tree_last_applied_to(lo):

@@ -32,7 +32,9 @@ def test_save_is_atomic_0600_and_errors_are_one_line(lo, tmp_path):
 def test_save_to_a_name_of_another_format_says_what_the_file_is(lo, tmp_path):
     # Before, `-o x.patch` wrote layover's tar.zst silently; `git apply x.patch` then failed.
     run_ok(lo, "echo a > a")
-    for name, said in (("x.patch", b"not a text diff; 'layover diff SESSION > FILE.patch'"),
+    # The command it names is the one to run (it named placeholders: 'layover diff SESSION > FILE.patch').
+    patch = str(tmp_path / "x.patch").encode()
+    for name, said in (("x.patch", b"not a text diff; 'layover diff s > " + patch + b"' writes one\n"),
                        ("x.DIFF", b"not a text diff"), ("x.zip", b"is a zstd-compressed tar whatever its name"),
                        ("x.tar.gz", b"whatever its name")):
         r = lo("save", "s", "-o", tmp_path / name)

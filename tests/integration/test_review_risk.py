@@ -243,7 +243,7 @@ def test_the_exit_prompt_names_secrets_and_asks_before_applying_them(lo, home):
     child.sendline("y")
     child.expect(r"Apply these secrets too\? \[y/N\] ")
     child.sendline("y")
-    child.expect("applied 1 path")
+    child.expect("applied 1 change")
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0

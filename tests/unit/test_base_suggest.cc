@@ -49,3 +49,19 @@ TEST_CASE("suggest: never a flag of another verb the help text names") {
     CHECK(nearest_flag("--tras", help).empty());
     CHECK(nearest_flag("--undo-las", help) == "--undo-last");  // the verb's own usage line
 }
+
+TEST_CASE("suggest: the session a mistyped name was meant to be") {
+    using base::nearest_name;
+    const std::vector<std::string> names = {"agent1", "tour", "pyagent", "20261127-084544-03c0",
+                                            "20261127-091200-aa11"};
+    CHECK(nearest_name("agnet1", names) == "agent1");  // a swap of neighbours
+    CHECK(nearest_name("tuor", names) == "tour");
+    CHECK(nearest_name("tor", names) == "tour");
+    CHECK(nearest_name("agent", names) == "agent1");
+    CHECK(nearest_name("20261127-0845", names) == "20261127-084544-03c0");  // the only one it begins
+    CHECK(nearest_name("2026", names).empty());                             // begins two
+    CHECK(nearest_name("agent1", names).empty());                           // it is one
+    CHECK(nearest_name("zzzz", names).empty());
+    CHECK(nearest_name("", names).empty());
+    CHECK(nearest_name("ab1", {"ab2", "ab3"}).empty());  // two as near: no guess
+}

@@ -33,7 +33,7 @@ TEST_CASE("review prompt: the summary lists every change and marks the risky one
           "  A  .bashrc   ! shell startup file\n"
           "  D  old/\n"
           "  A  \"bad\\nname\"\n"
-          "4 changes (2 added, 1 modified, 1 deleted, 0 other); 1 marked ! need a careful look\n");
+          "4 changes: 2 added, 1 modified, 1 deleted; 1 marked ! need a careful look\n");
     CHECK(risky == 1);
     std::string colored = review::summary_text(v, review::RiskContext{std::string()}, true);
     CHECK(colored.find("\033[1;31m  A  .bashrc   ! shell startup file\033[m\n") != std::string::npos);
