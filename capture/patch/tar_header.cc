@@ -43,7 +43,7 @@ void ustar(char* h, std::string_view name, char type, uint32_t mode, uint64_t si
     h[147] = ' ';
     std::memset(h + 148, ' ', 8);
     h[156] = type;
-    std::memcpy(h + 157, link.data(), link.size());
+    if (!link.empty()) std::memcpy(h + 157, link.data(), link.size());  // (an empty view may hold no pointer)
     std::memcpy(h + 257,
                 "ustar\0"
                 "00",
