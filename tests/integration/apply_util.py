@@ -8,15 +8,40 @@ import shutil
 import stat
 import subprocess
 import tarfile
+import time
 from pathlib import Path
 
 SKIP_TOP = {".layover-undo"}
 
 
-def edit(lo, script, session=None):
-    """A kept session whose command runs `script` in the target."""
-    r = lo.run("cd '%s' && %s" % (lo.target, script), session=session)
+def edit(lo, script, session=None, *extra):
+    """A kept session whose command runs `script` in the target (extra: run's options)."""
+    r = lo.run("cd '%s' && %s" % (lo.target, script), *extra, session=session)
     assert r.returncode == 0, r.stderr.decode(errors="replace")
+
+
+def status_json(lo, name):
+    """`status NAME --json`, by path."""
+    r = lo("status", name, "--json", check=True)
+    return {c["path"]: c for c in json.loads(r.stdout.decode())}
+
+
+def paced(lo, layover, name, before, after, host, ready="ready"):
+    """One kept run of `before`, then a line read from stdin, then `after`:
+    once the session's live upper holds `ready`, the host changes the real
+    tree (host()) in between, then the run goes on and must end with 0."""
+    script = "cd '%s' && %s && read go && %s" % (lo.target, before, after)
+    p = subprocess.Popen([layover, "run", "--target", str(lo.target), "--on-exit", "keep", "--session", name,
+                          "--", "/bin/sh", "-c", script], env=lo.env, cwd=str(lo.target),
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    marker = lo.upper(name) / ready
+    deadline = time.monotonic() + 30
+    while not marker.exists() and time.monotonic() < deadline and p.poll() is None:
+        time.sleep(0.02)
+    assert marker.exists(), p.communicate(timeout=30)
+    host()
+    out, err = p.communicate(b"go\n", timeout=60)
+    assert p.returncode == 0, err
 
 
 def apply_json(lo, *args):

@@ -11,24 +11,8 @@ import os
 import subprocess
 import time
 
-from apply_util import tree
+from apply_util import apply_json as apply, edit, paced, status_json as status, tree
 from conftest import LAYOVER
-
-
-def edit(lo, script, session, *extra):
-    r = lo.run("cd '%s' && %s" % (lo.target, script), *extra, session=session)
-    assert r.returncode == 0, r.stderr.decode(errors="replace")
-
-
-def apply(lo, *args):
-    r = lo("apply", *args, "--target", lo.target, "--yes", "--json")
-    assert r.stdout.strip(), (r.returncode, r.stderr.decode(errors="replace"))
-    return r, json.loads(r.stdout.decode())
-
-
-def status(lo, name):
-    r = lo("status", name, "--json", check=True)
-    return {c["path"]: c for c in json.loads(r.stdout.decode())}
 
 
 def host_edit(lo, rel, text):
@@ -152,23 +136,6 @@ def test_normal_rewrites_of_files_the_user_did_not_touch_are_no_conflict(lo):
     assert (lo.target / "pkg" / "m0.js").read_text() == "new 0\n" and not (lo.target / "pkg" / "m4.js").exists()
 
 
-def paced(lo, name, before, after, host):
-    """Run `before`, wait until the live upper holds `marker`, let the host
-    change the real tree (host()), then run `after`, in one run."""
-    script = "cd '%s' && %s && read go && %s" % (lo.target, before, after)
-    p = subprocess.Popen([LAYOVER, "run", "--target", str(lo.target), "--on-exit", "keep", "--session", name,
-                          "--", "/bin/sh", "-c", script], env=lo.env, cwd=str(lo.target),
-                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    ready = lo.upper(name) / "ready"
-    deadline = time.monotonic() + 30
-    while not ready.exists() and time.monotonic() < deadline and p.poll() is None:
-        time.sleep(0.02)
-    assert ready.exists(), p.communicate(timeout=30)
-    host()
-    out, err = p.communicate(b"go\n", timeout=60)
-    assert p.returncode == 0, err
-
-
 def test_a_copied_up_file_renamed_or_linked_over_a_copy_in_the_run_is_stale(lo):
     """The command copies notes.txt and docs/readme.txt up, the host edits
     both, then the command renames (links) another real file's copy over
@@ -179,7 +146,7 @@ def test_a_copied_up_file_renamed_or_linked_over_a_copy_in_the_run_is_stale(lo):
     def host():
         (lo.target / "notes.txt").write_text("one\nhost\n")
         (lo.target / "docs" / "readme.txt").write_text("hello\nhost\n")
-    paced(lo, "mvover", "echo s >> notes.txt && echo s >> docs/readme.txt && touch ready",
+    paced(lo, LAYOVER, "mvover", "echo s >> notes.txt && echo s >> docs/readme.txt && touch ready",
           "mv a.bak notes.txt && rm docs/readme.txt && ln b.bak docs/readme.txt && rm ready", host)
     ch = status(lo, "mvover")
     assert ch["notes.txt"].get("stale") and ch["docs/readme.txt"].get("stale"), ch
@@ -253,7 +220,7 @@ def test_a_copy_deleted_in_the_run_after_a_host_edit_does_not_delete_the_edit(lo
     def host():
         (lo.target / "notes.txt").write_text("one\nhost\n")
         (lo.target / "old" / "a.txt").write_text("a\nhost\n")
-    paced(lo, "rmrun", "echo s >> notes.txt && echo s >> old/a.txt && touch ready",
+    paced(lo, LAYOVER, "rmrun", "echo s >> notes.txt && echo s >> old/a.txt && touch ready",
           "rm notes.txt && rm -r old && rm ready", host)
     ch = status(lo, "rmrun")
     assert ch["notes.txt"].get("stale"), ch
@@ -273,7 +240,7 @@ def test_a_dir_the_user_moves_away_while_the_command_runs_does_not_come_back(lo)
     must not bring docs/ back; the command's own new dir applies."""
     def host():
         os.rename(lo.target / "docs", lo.target / "doc")
-    paced(lo, "mvd", "echo s >> docs/readme.txt && mv old old2 && mkdir made && echo m > made/f && touch ready",
+    paced(lo, LAYOVER, "mvd", "echo s >> docs/readme.txt && mv old old2 && mkdir made && echo m > made/f && touch ready",
           "rm ready", host)
     ch = status(lo, "mvd")
     assert ch["docs"].get("stale") and not ch["old2"].get("stale") and not ch["made"].get("stale"), ch

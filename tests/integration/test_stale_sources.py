@@ -3,18 +3,11 @@ the upper file's birth: `sed -i` (a new file renamed over the copy) must not
 hide a real edit made after the copy-up; and a real file that was there
 when the session knew it, then deleted or moved away, is a conflict, never
 brought back (docs/security.md, "Conflicts")."""
-import json
 import os
-import subprocess
 import time
 
-from apply_util import apply_json as apply, edit, tree
+from apply_util import apply_json as apply, edit, paced, status_json as status, tree
 from conftest import LAYOVER
-
-
-def status(lo, name):
-    r = lo("status", name, "--json", check=True)
-    return {c["path"]: c for c in json.loads(r.stdout.decode())}
 
 
 def test_a_file_edited_in_the_session_then_deleted_or_moved_away_on_the_host_is_a_conflict(lo, tmp_path):
@@ -57,18 +50,10 @@ def test_a_copy_remade_by_sed_i_after_the_real_file_changed_in_the_run_is_stale(
     """The command copies notes.txt up, the host edits the real file, then
     the command rewrites its copy with `sed -i` (a new file, born after the
     host's edit): the copy it edited is the old one."""
-    script = "cd '%s' && echo sandbox >> notes.txt && read go && sed -i s/one/ONE/ notes.txt" % lo.target
-    p = subprocess.Popen([LAYOVER, "run", "--target", str(lo.target), "--on-exit", "keep", "--session", "sed",
-                          "--", "/bin/sh", "-c", script], env=lo.env, cwd=str(lo.target),
-                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    def host():
+        (lo.target / "notes.txt").write_text("the host's edit during the run\n")
+    paced(lo, LAYOVER, "sed", "echo sandbox >> notes.txt", "sed -i s/one/ONE/ notes.txt", host, ready="notes.txt")
     copy = lo.upper("sed") / "notes.txt"
-    deadline = time.monotonic() + 30
-    while not copy.exists() and time.monotonic() < deadline and p.poll() is None:
-        time.sleep(0.02)
-    assert copy.exists(), p.communicate(timeout=30)
-    (lo.target / "notes.txt").write_text("the host's edit during the run\n")
-    out, err = p.communicate(b"go\n", timeout=60)
-    assert p.returncode == 0, err
     assert copy.read_text() == "ONE\ntwo\nthree\nsandbox\n"
     assert status(lo, "sed")["notes.txt"]["stale"]
     r, res = apply(lo, "sed")
@@ -77,36 +62,20 @@ def test_a_copy_remade_by_sed_i_after_the_real_file_changed_in_the_run_is_stale(
     assert (lo.target / "notes.txt").read_text() == "the host's edit during the run\n"
 
 
-def paced_run(lo, session, before, after):
-    """`before`, then wait for a line on stdin, then `after`: the caller edits
-    the real tree in between, once the session's copy of notes.txt exists."""
-    script = "cd '%s' && %s && read go && %s" % (lo.target, before, after)
-    p = subprocess.Popen([LAYOVER, "run", "--target", str(lo.target), "--on-exit", "keep", "--session", session,
-                          "--", "/bin/sh", "-c", script], env=lo.env, cwd=str(lo.target),
-                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    copy = lo.upper(session) / "notes.txt"
-    deadline = time.monotonic() + 30
-    while not copy.exists() and time.monotonic() < deadline and p.poll() is None:
-        time.sleep(0.02)
-    assert copy.exists(), p.communicate(timeout=30)
-    return p
-
-
 def test_a_real_file_renamed_over_an_older_copy_after_a_host_edit_is_stale(lo):
     """notes.txt is copied up, the host edits it, then the command copies up
     another real file and renames it over notes.txt (`mv a b`): the new copy
     carries the other file's copy-up mark and birth, after the host's edit;
     the supervisor noted the older copy's birth as it let the rename run."""
     (lo.target / "notes.default").write_text("defaults\n")
-    p = paced_run(lo, "mv", "echo sandbox >> notes.txt", "echo tuned >> notes.default && mv notes.default notes.txt")
-    time.sleep(0.05)
-    (lo.target / "notes.txt").write_text("the host's edit during the run\n")
-    time.sleep(0.05)
-    out, err = p.communicate(b"go\n", timeout=60)
-    assert p.returncode == 0, err
+    def host():
+        time.sleep(0.05)
+        (lo.target / "notes.txt").write_text("the host's edit during the run\n")
+        time.sleep(0.05)
+    paced(lo, LAYOVER, "mv", "echo sandbox >> notes.txt", "echo tuned >> notes.default && mv notes.default notes.txt",
+          host, ready="notes.txt")
     assert (lo.upper("mv") / "notes.txt").read_text() == "defaults\ntuned\n"
-    fc = lo.session_dir("mv") / "first-copies"
-    assert status(lo, "mv")["notes.txt"]["stale"], (str(lo.target), fc.read_text() if fc.exists() else None)
+    assert status(lo, "mv")["notes.txt"]["stale"]
     r, res = apply(lo, "mv")
     assert r.returncode == 1 and [c["path"] for c in res["conflicts"]] == ["notes.txt"], res
     assert (lo.target / "notes.txt").read_text() == "the host's edit during the run\n"
