@@ -7,6 +7,8 @@
 #include <cstring>
 #include <memory>
 
+#include "helper/base/text.h"
+
 namespace capture {
 
 namespace {
@@ -21,13 +23,7 @@ std::string hex128(XXH128_hash_t h) {
     // Canonical (big-endian) byte order, as XXH128_canonicalFromHash gives.
     XXH128_canonical_t c;
     XXH128_canonicalFromHash(&c, h);
-    static const char hx[] = "0123456789abcdef";
-    std::string out(2 * sizeof c.digest, '\0');  // one allocation, not three
-    for (size_t i = 0; i < sizeof c.digest; i++) {
-        out[2 * i] = hx[c.digest[i] >> 4];
-        out[2 * i + 1] = hx[c.digest[i] & 15];
-    }
-    return out;
+    return base::to_hex(std::string_view(reinterpret_cast<const char*>(c.digest), sizeof c.digest));
 }
 
 // Next data offset at or after pos (size when none), or -1 on error.

@@ -77,12 +77,11 @@ bool is_utf8(std::string_view s) {
 }
 
 std::string to_hex(std::string_view raw) {
-    static const char d[] = "0123456789abcdef";
-    std::string out;
-    out.reserve(raw.size() * 2);
-    for (unsigned char c : raw) {
-        out.push_back(d[c >> 4]);
-        out.push_back(d[c & 15]);
+    std::string out(2 * raw.size(), '\0');  // one allocation
+    for (size_t i = 0; i < raw.size(); i++) {
+        unsigned char c = static_cast<unsigned char>(raw[i]);
+        out[2 * i] = kHex[c >> 4];
+        out[2 * i + 1] = kHex[c & 15];
     }
     return out;
 }

@@ -10,6 +10,7 @@
 
 #include "helper/base/fault.h"
 #include "helper/base/fs/replace_file.h"
+#include "helper/base/text.h"
 #include "helper/store/steps.h"
 
 namespace steps {
@@ -35,13 +36,7 @@ bool is_real_dir(const std::string& p) {
 base::Result<std::string> new_id() {
     unsigned char b[16];
     if (::getrandom(b, sizeof b, 0) != static_cast<ssize_t>(sizeof b)) return base::sys_error("making a layer id");
-    std::string id;
-    for (unsigned char c : b) {
-        static const char hex[] = "0123456789abcdef";
-        id += hex[c >> 4];
-        id += hex[c & 15];
-    }
-    return id;
+    return base::to_hex(std::string_view(reinterpret_cast<const char*>(b), sizeof b));
 }
 
 base::Result<void> make_store(const std::string& store) {

@@ -318,13 +318,7 @@ std::string random_token(size_t bytes) {
         }
         got += static_cast<size_t>(n);
     }
-    static const char digits[] = "0123456789abcdef";
-    std::string out;
-    for (unsigned char c : b) {
-        out += digits[c >> 4];
-        out += digits[c & 15];
-    }
-    return out;
+    return base::to_hex(std::string_view(reinterpret_cast<const char*>(b.data()), b.size()));
 }
 
 std::string now_rfc3339() {
