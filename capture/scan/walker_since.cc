@@ -21,6 +21,15 @@ namespace {
 // its own xattrs to writers through the overlay).
 constexpr const char* kOrigin = "user.overlay.origin";
 
+// The lowest layer holding the listing's name `index`: its index in the
+// stack, and the name to use on stack.fds[that] (buf may hold it).
+size_t lowest_holder(const UpperDir& stack, const UpperListing& ls, size_t index, const std::string& name,
+                     std::string* buf, const std::string** in_it) {
+    size_t k = ls.holders.empty() ? 0 : ls.holders[index].back().layer;
+    *in_it = &stack.name_in(k, name, buf);
+    return k;
+}
+
 }  // namespace
 
 // Most paths end at the first test: the real entry is stale already by the
@@ -37,6 +46,7 @@ constexpr const char* kOrigin = "user.overlay.origin";
 // its own holders.
 void Walker::settle_first_copy(const UpperDir& stack, const UpperListing& ls, size_t index, const std::string& name,
                                const std::string& path, Seen* u, const Seen& l, const Hiding* parent_hide) const {
+    // (No session start known, as for a bare pair of trees: births only.)
     if (!l.exists || opts_.session_start_ns <= 0) return;
     Type t = u->side.type;
     if ((t == Type::Whiteout || t == Type::OpaqueDir) && l.side.type == Type::Dir) {
@@ -45,7 +55,6 @@ void Walker::settle_first_copy(const UpperDir& stack, const UpperListing& ls, si
     }
     if (t != Type::File && t != Type::Symlink && t != Type::Whiteout) return;
     int64_t born = copyup_ns(*u), real = ns_of(l.st.stx_ctime);
-    // (No session start known, as for a bare pair of trees: births only.)
     if (real > born || real <= opts_.session_start_ns) return;
     int64_t first = std::min(born, first_copy(stack, ls, index, name));
     if (parent_hide && parent_hide->since > 0) first = std::min(first, parent_hide->since);
@@ -65,9 +74,10 @@ void Walker::settle_first_copy(const UpperDir& stack, const UpperListing& ls, si
 // deleted a copy the layer held (edited, then `rm`), whose birth went with
 // it: the layer's start, as for a file made anew.
 int64_t Walker::first_copy(const UpperDir& stack, const UpperListing& ls, size_t index, const std::string& name) const {
-    size_t k = ls.holders.empty() ? 0 : ls.holders[index].back().layer;
     std::string buf;
-    const std::string& n = stack.name_in(k, name, &buf);
+    const std::string* in_it = nullptr;
+    size_t k = lowest_holder(stack, ls, index, name, &buf, &in_it);
+    const std::string& n = *in_it;
     int64_t start = opts_.layer_start ? opts_.layer_start(stack.ids[k]) : opts_.session_start_ns;
     // (Never before the session began: a start floored to its second may be.)
     start = std::max(start, opts_.session_start_ns);
@@ -95,10 +105,10 @@ int64_t Walker::first_copy(const UpperDir& stack, const UpperListing& ls, size_t
 // past one, such a dir is an addition again.
 bool Walker::copied_from_real(const UpperDir& stack, const UpperListing& ls, size_t index,
                               const std::string& name) const {
-    size_t k = ls.holders.empty() ? 0 : ls.holders[index].back().layer;
     std::string buf;
-    const std::string& n = stack.name_in(k, name, &buf);
-    base::Fd fd(::openat(stack.fds[k], n.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    const std::string* n = nullptr;
+    size_t k = lowest_holder(stack, ls, index, name, &buf, &n);
+    base::Fd fd(::openat(stack.fds[k], n->c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     return fd.valid() && ::fgetxattr(fd.get(), kOrigin, nullptr, 0) >= 0;
 }
 
