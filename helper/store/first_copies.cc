@@ -4,7 +4,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <charconv>
+#include <cstdint>
 #include <cstdio>
+#include <system_error>
 
 #include "helper/base/fd.h"
 #include "helper/base/text.h"
@@ -15,6 +18,14 @@ namespace {
 
 constexpr const char* kFile = "/first-copies";
 constexpr off_t kMaxBytes = off_t{8} << 20;
+
+// The notes as written (empty when none can be read).
+std::string read_notes(const std::string& dir) {
+    base::Fd fd(::open((dir + kFile).c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+    if (!fd.valid()) return "";
+    auto text = base::read_all(fd.get(), static_cast<size_t>(kMaxBytes) + (1 << 20));
+    return text ? std::move(text.value()) : "";
+}
 
 }  // namespace
 
@@ -29,35 +40,30 @@ bool note_first_copy(const std::string& dir, const std::string& path, int64_t bo
 }
 
 void copy_first_copies(const std::string& from, const std::string& to) {
-    base::Fd in(::open((from + kFile).c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
-    if (!in.valid()) return;
-    auto text = base::read_all(in.get(), static_cast<size_t>(kMaxBytes) + (1 << 20));
-    if (!text) return;
+    std::string text = read_notes(from);
+    if (text.empty()) return;
     base::Fd out(::open((to + kFile).c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
-    if (out.valid()) (void)base::write_all(out.get(), text->data(), text->size());
+    if (out.valid()) (void)base::write_all(out.get(), text.data(), text.size());
 }
 
 std::map<std::string, int64_t> read_first_copies(const std::string& dir) {
     std::map<std::string, int64_t> out;
-    base::Fd fd(::open((dir + kFile).c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
-    if (!fd.valid()) return out;
-    auto text = base::read_all(fd.get(), static_cast<size_t>(kMaxBytes) + (1 << 20));
-    if (!text) return out;
+    std::string text = read_notes(dir);
     size_t at = 0;
-    while (at < text->size()) {
-        size_t end = text->find('\n', at);
+    while (at < text.size()) {
+        size_t end = text.find('\n', at);
         if (end == std::string::npos) break;  // a line cut short: not whole
-        std::string_view line(text->data() + at, end - at);
+        std::string_view line(text.data() + at, end - at);
         at = end + 1;
         size_t sp = line.find(' ');
-        if (sp == std::string_view::npos || sp == 0 || sp > 19 || (line.size() - sp - 1) % 2 != 0) continue;
-        int64_t ns = 0;
-        bool ok = true;
-        for (size_t i = 0; i < sp && ok; i++)
-            ok = line[i] >= '0' && line[i] <= '9' && !__builtin_mul_overflow(ns, 10, &ns) &&
-                 !__builtin_add_overflow(ns, line[i] - '0', &ns);
+        if (sp == std::string_view::npos) continue;
+        // Digits only (unsigned: no sign), and within int64.
+        uint64_t v = 0;
+        auto [end_num, ec] = std::from_chars(line.data(), line.data() + sp, v);
+        if (sp == 0 || ec != std::errc() || end_num != line.data() + sp || v > uint64_t{INT64_MAX}) continue;
+        int64_t ns = static_cast<int64_t>(v);
         std::string path;
-        if (!ok || !base::from_hex(line.substr(sp + 1), &path) || path.empty()) continue;
+        if (!base::from_hex(line.substr(sp + 1), &path) || path.empty()) continue;
         auto [it, fresh] = out.emplace(path, ns);
         if (!fresh && ns < it->second) it->second = ns;
     }
