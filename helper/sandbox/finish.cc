@@ -140,14 +140,14 @@ int finish_run(PreparedRun& run, const std::string& on_exit, int child_code) {
 
     // Nothing changed: nothing to keep, review or apply (save:FILE still writes its file).
     bool no_save = on_exit == "keep" || on_exit == "prompt" || on_exit == "apply";
-    // Scratch writes outside the target are kept for a resume: not empty.
-    bool history = run.meta.changes == 0 && session::holds_history(run.session_dir);
-    auto counted = history ? steps::count(run.session_dir) : base::Result<int>(0);
-    int steps = counted.ok() ? counted.value() : 0;
-    if (history && no_save) {
-        // No change against the real tree (nothing to review or apply), but
-        // steps to trace, roll back to or bring back: kept, in every mode but save.
+    // No change against the real tree (nothing to review or apply), but
+    // steps to trace, roll back to or bring back: kept under keep, prompt
+    // and apply (asked only then: a discard, as the start-up row's, reads no
+    // steps).
+    if (no_save && run.meta.changes == 0 && session::holds_history(run.session_dir)) {
         run.lock.reset();
+        auto counted = steps::count(run.session_dir);
+        int steps = counted.ok() ? counted.value() : 0;
         if (steps > 0)
             std::fprintf(stderr,
                          "layover: session '%s' kept: no changes against the real tree, but %d step(s) of history: "
@@ -160,7 +160,8 @@ int finish_run(PreparedRun& run, const std::string& on_exit, int child_code) {
                          name.c_str(), name.c_str());
         return child_code;
     }
-    if (run.meta.changes == 0 && !history && no_save && !wrote_outside) {
+    // Scratch writes outside the target are kept for a resume: not empty.
+    if (run.meta.changes == 0 && no_save && !wrote_outside) {
         if (run.keep_empty) {
             run.lock.reset();
             if (!run.quiet)
