@@ -31,8 +31,8 @@
 #include "helper/cli/undo_list.h"
 #include "helper/cli/usage.h"
 #include "helper/cli/verbs.h"
-#include "helper/store/known_bases.h"
 #include "helper/store/session.h"
+#include "review/apply/partial.h"
 #include "review/apply/target.h"
 #include "review/prompt/hunk_walk.h"
 #include "review/prompt/io.h"
@@ -110,12 +110,8 @@ void record_partial(const capture::Patch& patch, const review::ApplyReport& rep)
     if (!state.ok()) return;
     auto info = session::find(*state, patch.manifest().session);
     if (!info.ok()) return;
-    for (const auto& p : rep.partial)
-        if (auto r = session::add_known_bases(
-                info->dir, p.path, session::partial_known(p.before_fp, p.before_mode, p.after_fp, p.after_mode));
-            !r.ok())
-            std::fprintf(stderr, "layover: apply: applied, but %s; the rest of %s may show as a conflict\n",
-                         r.error().message.c_str(), base::display_path(p.path).c_str());
+    for (const auto& w : review::remember_partial(info->dir, rep.partial))
+        std::fprintf(stderr, "layover: apply: %s\n", w.c_str());
 }
 
 std::string secrets_refused(size_t n) {

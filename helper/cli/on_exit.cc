@@ -13,9 +13,9 @@
 #include "helper/base/text.h"
 #include "helper/cli/apply_rejected.h"
 #include "helper/cli/verbs.h"
-#include "helper/store/known_bases.h"
 #include "helper/store/session.h"
 #include "review/apply/apply.h"
+#include "review/apply/partial.h"
 #include "review/prompt/prompt.h"
 #include "review/prompt/risk_patch.h"
 #include "review/prompt/risk_scan.h"
@@ -78,9 +78,8 @@ int on_exit_apply(const std::string& state, const session::Info& s) {
         std::fprintf(stderr, "layover: undo with: %s\n", review::undo_command(patch->manifest().target).c_str());
     (void)capture::remember_bases(s.dir, patch->manifest());  // undo, then apply again: not stale
     if (partial) {                                            // the rejected changes stay in the session, which is kept
-        for (const auto& pf : r->partial)
-            (void)session::add_known_bases(
-                s.dir, pf.path, session::partial_known(pf.before_fp, pf.before_mode, pf.after_fp, pf.after_mode));
+        for (const auto& w : review::remember_partial(s.dir, r->partial))
+            std::fprintf(stderr, "layover: on-exit apply: %s\n", w.c_str());
         capture::recount_changes(s);  // what `sessions` counts now, as after the exit prompt's partial apply
         std::fprintf(stderr, "layover: session '%s' kept: it still holds the rejected changes\n", name.c_str());
         return 0;

@@ -5,6 +5,7 @@
 
 #include "capture/scan/fingerprint.h"
 #include "helper/base/text.h"
+#include "helper/store/known_bases.h"
 #include "review/diff/format.h"
 #include "review/diff/source.h"
 
@@ -147,6 +148,17 @@ base::Result<void> choose_partial(int root, const capture::Patch& patch, const H
         items = std::move(kept);
     }
     return base::Ok();
+}
+
+std::vector<std::string> remember_partial(const std::string& session_dir, const std::vector<PartialFile>& partial) {
+    std::vector<std::string> warnings;
+    for (const auto& p : partial)
+        if (auto r = session::add_known_bases(
+                session_dir, p.path, session::partial_known(p.before_fp, p.before_mode, p.after_fp, p.after_mode));
+            !r.ok())
+            warnings.push_back("applied, but " + r.error().message + "; the rest of " + base::display_path(p.path) +
+                               " may show as a conflict");
+    return warnings;
 }
 
 }  // namespace review

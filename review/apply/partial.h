@@ -33,4 +33,10 @@ std::map<std::string, std::string> hard_linked_names(const std::vector<PlanItem>
 base::Result<void> choose_partial(int root, const capture::Patch& patch, const HunkChoices& choices,
                                   std::vector<PlanItem>& items, std::vector<PartialFile>* partial);
 
+// After a partial apply of a session: each file's real content before and
+// after the part (with its mode) is layover's own doing, not a change the
+// session's copy went stale against (helper/store/known_bases.h). Returns
+// one warning for each file it could not record, "applied, but ...".
+std::vector<std::string> remember_partial(const std::string& session_dir, const std::vector<PartialFile>& partial);
+
 }  // namespace review

@@ -18,8 +18,8 @@
 #include "helper/base/fd.h"
 #include "helper/base/term.h"
 #include "helper/base/text.h"
-#include "helper/store/known_bases.h"
 #include "review/apply/apply.h"
+#include "review/apply/partial.h"
 #include "review/diff/show.h"
 #include "review/prompt/hunk_walk.h"
 #include "review/prompt/io.h"
@@ -279,10 +279,9 @@ struct Prompt {
     }
 
     Next applied(const ApplyReport& rep, bool partial) {
-        (void)capture::remember_bases(s.dir, patch.manifest());  // undo, then apply again: not stale
-        for (const auto& pf : rep.partial)  // hunks applied: the rest is no stale copy (as apply's)
-            (void)session::add_known_bases(
-                s.dir, pf.path, session::partial_known(pf.before_fp, pf.before_mode, pf.after_fp, pf.after_mode));
+        (void)capture::remember_bases(s.dir, patch.manifest());     // undo, then apply again: not stale
+        for (const auto& w : remember_partial(s.dir, rep.partial))  // hunks applied: the rest is no stale copy
+            std::fprintf(stderr, "layover: %s\n", w.c_str());
         std::fprintf(stderr, "layover: applied %zu change(s) to %s\n", rep.applied.size(),
                      base::display_path(patch.manifest().target).c_str());
         if (!rep.undo.empty())

@@ -255,3 +255,25 @@ def test_a_dir_the_user_moves_away_while_the_command_runs_does_not_come_back(lo)
     assert not (lo.target / "docs").exists() and (lo.target / "doc" / "readme.txt").read_text() == "hello\nworld\n"
     assert (lo.target / "old2" / "a.txt").read_text() == "a\n" and not (lo.target / "old").exists()
     assert (lo.target / "made" / "f").read_text() == "m\n"
+
+
+
+def test_a_part_applied_then_undone_then_the_whole_applied_is_no_conflict(lo):
+    """A part of the session applied (one file of two with --only, one hunk
+    of a modified file with --hunks), then `undo` puts the real tree back as
+    the session found it. The next apply of the whole session must go
+    through: what the part wrote was the session's own, and its going the
+    undo's, not the user's."""
+    (lo.target / "long.txt").write_text("".join("line %d\n" % i for i in range(30)))
+    edit(lo, "seq 1 60 > added.txt && sed -i -e 's/^line 2$/LINE 2/' -e 's/^line 25$/LINE 25/' long.txt", "undone")
+    for part in (["--only", "added.txt"], ["--hunks", "long.txt:1"]):
+        r = lo("apply", "undone", *part, "--yes", "--target", lo.target)
+        assert r.returncode == 0, (part, r.stderr)
+        r = lo("undo", "--last", "--target", lo.target)
+        assert r.returncode == 0, (part, r.stderr)
+        assert not (lo.target / "added.txt").exists(), part
+        assert "LINE" not in (lo.target / "long.txt").read_text(), part
+    r, out = apply(lo, "undone")
+    assert r.returncode == 0, out
+    assert (lo.target / "added.txt").read_text() == "".join("%d\n" % i for i in range(1, 61))
+    assert "LINE 2\n" in (lo.target / "long.txt").read_text() and "LINE 25\n" in (lo.target / "long.txt").read_text()
