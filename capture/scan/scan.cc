@@ -1,5 +1,7 @@
 #include "capture/scan/scan.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "capture/scan/walker.h"
@@ -49,6 +51,9 @@ Result<ScanResult> scan_layers(const std::vector<int>& layer_fds, int lower_fd, 
         root.ids.push_back(i);
         root.idx.push_back(i < opts.indexes.size() && opts.indexes[i] ? opts.indexes[i]->find("") : nullptr);
     }
+    struct statx real {};
+    if (::statx(lower_fd, "", AT_EMPTY_PATH, STATX_CTIME, &real) == 0 && (real.stx_mask & STATX_CTIME))
+        w.real_dir_ns = ns_of(real.stx_ctime);
     // The root's own markers are not read; assume the worst.
     TRY_VOID(w.dir(root, lower_fd, "", true, nullptr));
     return out;

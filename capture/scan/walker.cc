@@ -124,8 +124,13 @@ Result<void> Walker::entry(const UpperDir& stack, const UpperListing& ls, size_t
         if (opts_.record_keys) key_real(path, l);
         if (opts_.mark_stale || opts_.note_fresh || (opts_.with_base && opts_.base_stale))
             settle_first_copy(stack, ls, index, name, path, &u, l, parent_hide);
-        if (!l.exists && u.side.type == Type::Dir && (opts_.mark_stale || (opts_.with_base && opts_.base_stale)))
-            u.gone_real = copied_from_real(stack, ls, index, name);
+        if (!l.exists && (opts_.mark_stale || (opts_.with_base && opts_.base_stale))) {
+            if (u.side.type == Type::Dir) u.gone_real = copied_from_real(stack, ls, index, name);
+            // (Only in a real dir changed since the session began: a file
+            // deleted there changed it. Elsewhere an addition costs nothing more.)
+            else if (u.side.type == Type::File && real_dir_ns > opts_.session_start_ns)
+                u.gone_real = file_copied_from_real(stack, ls, index, name, path, u);
+        }
     }
     // A dir that hides a real dir (opaque, or below a hiding dir) is
     // compared with it entry by entry; one whose entries cannot be
@@ -216,12 +221,15 @@ Result<void> Walker::entry(const UpperDir& stack, const UpperListing& ls, size_t
         base::Fd sub_low;
         if (v.descend_lower && l.exists) sub_low = std::move(l.fd);
         bool was = in_ignored_, was_gone = in_gone_real_;
+        int64_t was_real = real_dir_ns;
         in_ignored_ = was || now_ignored;
         in_gone_real_ = was_gone || u.gone_real;
+        real_dir_ns = sub_low.valid() ? ns_of(l.st.stx_ctime) : 0;
         bool hides = hiding && sub_low.valid();
         TRY_VOID(dir(sub_up, sub_low.valid() ? sub_low.get() : -1, path, sub_up.xwh, hides ? &hide : nullptr));
         in_ignored_ = was;
         in_gone_real_ = was_gone;
+        real_dir_ns = was_real;
     }
     return base::Ok();
 }
@@ -335,7 +343,7 @@ Result<void> Walker::record(Seen& u, Seen& l, const Verdict& v, const std::strin
         Type type = out_->items.back().change.type;
         // (Its content unknown: a placeholder fingerprint, as a record needs one; stale, it never matches.)
         static const std::string unknown = fingerprint_bytes("");
-        if (!gone && opts_.base_stale && in_gone_real_ && type != Type::Dir) gone = &unknown;
+        if (!gone && opts_.base_stale && (in_gone_real_ || u.gone_real) && type != Type::Dir) gone = &unknown;
         add_base(gone ? gone_base(path, type, *gone) : absent_base(path));
         return base::Ok();
     }

@@ -65,6 +65,10 @@ public:
 
     // A second walker may take pieces of one dir (spare_cpu).
     bool spare_cpu = false;
+    // The ctime of the real dir being walked (ns; 0: none): only in one
+    // changed since the session began can a real file have gone
+    // (file_copied_from_real). Unknown: as if it had changed.
+    int64_t real_dir_ns = INT64_MAX;
 
 private:
     // Pieces of the split dir: enough that two walkers taking the next one
@@ -128,10 +132,15 @@ private:
     // first had the path (capture/scan/walker_since.cc).
     void settle_first_copy(const UpperDir& stack, const UpperListing& ls, size_t index, const std::string& name,
                            const std::string& path, Seen* u, const Seen& l, const Hiding* parent_hide) const;
-    int64_t first_copy(const UpperDir& stack, const UpperListing& ls, size_t index, const std::string& name) const;
+    int64_t first_copy(const UpperDir& stack, const UpperListing& ls, size_t index, const std::string& name,
+                       const std::string& path) const;
     // A dir where the real tree has none: was its lowest layer's dir copied
     // up from a real dir at this path (then gone since)?
     bool copied_from_real(const UpperDir& stack, const UpperListing& ls, size_t index, const std::string& name) const;
+    // A file where the real tree has none: was it copied up at this path
+    // (marked, at no name a rename or a link made), from a real file gone since?
+    bool file_copied_from_real(const UpperDir& stack, const UpperListing& ls, size_t index, const std::string& name,
+                               const std::string& path, const Seen& u) const;
     // A file or symlink where the real tree has nothing: the known content
     // (helper/store/known_bases.h) its path had when a run's exit or an
     // apply saw it, or null: the real entry was never known there.

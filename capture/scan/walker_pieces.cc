@@ -40,6 +40,7 @@ Result<void> Walker::in_pieces(const Here& h, const std::vector<size_t>& cuts) {
         w->counts_ = counts_;
         w->in_ignored_ = in_ignored_;
         w->in_gone_real_ = in_gone_real_;
+        w->real_dir_ns = real_dir_ns;
         // What this walker already recorded: the real subtree of an opaque
         // dir above the split, which the pieces' "absent" records must not repeat.
         w->seen_base_ = seen_base_;

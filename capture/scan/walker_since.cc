@@ -50,13 +50,13 @@ void Walker::settle_first_copy(const UpperDir& stack, const UpperListing& ls, si
     if (!l.exists || opts_.session_start_ns <= 0) return;
     Type t = u->side.type;
     if ((t == Type::Whiteout || t == Type::OpaqueDir) && l.side.type == Type::Dir) {
-        u->first_ns = std::min(copyup_ns(*u), first_copy(stack, ls, index, name));
+        u->first_ns = std::min(copyup_ns(*u), first_copy(stack, ls, index, name, path));
         return;
     }
     if (t != Type::File && t != Type::Symlink && t != Type::Whiteout) return;
     int64_t born = copyup_ns(*u), real = ns_of(l.st.stx_ctime);
     if (real > born || real <= opts_.session_start_ns) return;
-    int64_t first = std::min(born, first_copy(stack, ls, index, name));
+    int64_t first = std::min(born, first_copy(stack, ls, index, name, path));
     if (parent_hide && parent_hide->since > 0) first = std::min(first, parent_hide->since);
     // A copy the command renamed another file over (sed -i, mv a b), gone
     // from the layers, noted by the supervisor as it let the rename run.
@@ -70,10 +70,12 @@ void Walker::settle_first_copy(const UpperDir& stack, const UpperListing& ls, si
 // anew there, from whatever the program had read since that layer began
 // (the run, or checkpoint, that made it): that start. A marked file with other links was linked
 // there from another path (`ln a b` copies `a` up, marked): it carries
-// `a`'s mark and birth, not `b`'s. A whiteout: the program may have
+// `a`'s mark and birth, not `b`'s; so does one at a name a rename or a
+// link made, whatever its links now. A whiteout: the program may have
 // deleted a copy the layer held (edited, then `rm`), whose birth went with
 // it: the layer's start, as for a file made anew.
-int64_t Walker::first_copy(const UpperDir& stack, const UpperListing& ls, size_t index, const std::string& name) const {
+int64_t Walker::first_copy(const UpperDir& stack, const UpperListing& ls, size_t index, const std::string& name,
+                           const std::string& path) const {
     std::string buf;
     const std::string* in_it = nullptr;
     size_t k = lowest_holder(stack, ls, index, name, &buf, &in_it);
@@ -81,6 +83,9 @@ int64_t Walker::first_copy(const UpperDir& stack, const UpperListing& ls, size_t
     int64_t start = opts_.layer_start ? opts_.layer_start(stack.ids[k]) : opts_.session_start_ns;
     // (Never before the session began: a start floored to its second may be.)
     start = std::max(start, opts_.session_start_ns);
+    // A name a rename or a link made (noted by the supervisor): the file
+    // there, marked or not, is another path's copy (`rm b && ln a b && rm a`).
+    if (opts_.first_copies && opts_.first_copies->moved_under(path)) return start;
     struct statx st {};
     if (::statx(stack.fds[k], n.c_str(), AT_SYMLINK_NOFOLLOW, STATX_TYPE | STATX_BTIME | STATX_NLINK, &st) != 0 ||
         !(st.stx_mask & STATX_BTIME) || !S_ISREG(st.stx_mode) || st.stx_nlink != 1)
@@ -110,6 +115,36 @@ bool Walker::copied_from_real(const UpperDir& stack, const UpperListing& ls, siz
     size_t k = lowest_holder(stack, ls, index, name, &buf, &n);
     base::Fd fd(::openat(stack.fds[k], n->c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     return fd.valid() && ::fgetxattr(fd.get(), kOrigin, nullptr, 0) >= 0;
+}
+
+// The same for a file, which overlayfs can rename (`mv a b` carries `a`'s
+// mark to `b`): from when the supervisor began noting every name the
+// command's renames and links made (helper/store/first_copies.h), a marked
+// file in the lowest layer holding the path, born since, at a name none of
+// them made (nor a dir above it), was copied up at this path, from the real
+// file the path had: the user deleted or moved that file since, while the
+// command ran (a run's exit would have known its content).
+bool Walker::file_copied_from_real(const UpperDir& stack, const UpperListing& ls, size_t index, const std::string& name,
+                                   const std::string& path, const Seen& u) const {
+    const session::FirstCopiesOnce* notes = opts_.first_copies;
+    int64_t since = notes ? notes->moves_since() : -1;
+    if (since < 0 || real_dir_ns < since || notes->moved_under(path)) return false;
+    std::string buf;
+    const std::string* n = nullptr;
+    size_t k = lowest_holder(stack, ls, index, name, &buf, &n);
+    // The entry itself (one layer holds it, the usual case): its stat, and
+    // its fd when the walk opened it, serve.
+    bool own = k == ls.holder(index);
+    if (own && (u.st.stx_mask & STATX_BTIME) && ns_of(u.st.stx_btime) < since) return false;
+    base::Fd opened;
+    int fd = own && u.fd.valid() ? u.fd.get() : -1;
+    if (fd < 0) {
+        opened.reset(::openat(stack.fds[k], n->c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+        fd = opened.get();
+    }
+    struct statx st {};
+    return fd >= 0 && ::statx(fd, "", AT_EMPTY_PATH, STATX_TYPE | STATX_BTIME, &st) == 0 && S_ISREG(st.stx_mode) &&
+           (st.stx_mask & STATX_BTIME) && ns_of(st.stx_btime) >= since && ::fgetxattr(fd, kOrigin, nullptr, 0) >= 0;
 }
 
 // Known-bases hold a path's real content as a run's exit saw it still as

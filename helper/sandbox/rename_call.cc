@@ -28,7 +28,7 @@ int as_fd(uint64_t arg) { return static_cast<int>(static_cast<uint32_t>(arg)); }
 }  // namespace
 
 const std::vector<const char*>& notified_syscalls() {
-    static const std::vector<const char*> names = {"rename", "renameat", "renameat2"};
+    static const std::vector<const char*> names = {"rename", "renameat", "renameat2", "link", "linkat"};
     return names;
 }
 
@@ -42,6 +42,23 @@ std::optional<Args> decode(int nr, const uint64_t a[6]) {
         return r;
     }
 #endif
+#ifdef __NR_link
+    if (nr == __NR_link) {
+        r.olddirfd = r.newdirfd = AT_FDCWD;
+        r.oldpath = a[0];
+        r.newpath = a[1];
+        r.link = true;
+        return r;
+    }
+#endif
+    if (nr == __NR_linkat) {
+        r.olddirfd = as_fd(a[0]);
+        r.oldpath = a[1];
+        r.newdirfd = as_fd(a[2]);
+        r.newpath = a[3];
+        r.link = true;
+        return r;
+    }
     if (nr != __NR_renameat && nr != __NR_renameat2) return std::nullopt;
     r.olddirfd = as_fd(a[0]);
     r.oldpath = a[1];

@@ -19,7 +19,8 @@ struct Args {
     uint64_t oldpath = 0;  // addresses in the task's memory
     int newdirfd = 0;
     uint64_t newpath = 0;
-    unsigned flags = 0;
+    unsigned flags = 0;  // renameat2's (a link's are not kept)
+    bool link = false;   // link/linkat: only noted, never carried out here
 };
 
 // nr is a native syscall number; nullopt when it is not one of ours.

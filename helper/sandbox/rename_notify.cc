@@ -147,20 +147,23 @@ void RenameService::on_listener(short revents) {
     for (int i = 0; i < 6; i++) raw[i] = n->data.args[i];
     auto args = rename_call::decode(n->data.nr, raw);
     if (!args) return respond(id, 0, true);
-
     rename_call::Request req;
     req.id = id;
     req.flags = args->flags;
+    if (args->link) {  // only noted: the kernel makes it, as the task
+        if (read_path(pid, args->newpath, &req.newpath) == 0)
+            note_rename(pid, args->olddirfd, "", args->newdirfd, req.newpath, 0, true);
+        return respond(id, 0, true);
+    }
+
     for (auto [addr, out] : {std::pair{args->oldpath, &req.oldpath}, std::pair{args->newpath, &req.newpath}}) {
         int err = read_path(pid, addr, out);
         if (err == ESRCH) return;
         if (err) return respond(id, err, false);
     }
-    if (!rename_call::may_need_emulation(req.flags, looks_like_dir(pid, args->olddirfd, req.oldpath))) {
-        note_replaced(pid, args->newdirfd, req.newpath);
-        if (req.flags & RENAME_EXCHANGE) note_replaced(pid, args->olddirfd, req.oldpath);
+    note_rename(pid, args->olddirfd, req.oldpath, args->newdirfd, req.newpath, req.flags, false);
+    if (!rename_call::may_need_emulation(req.flags, looks_like_dir(pid, args->olddirfd, req.oldpath)))
         return respond(id, 0, true);
-    }
 
     base::Fd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
     if (!pidfd.valid()) return;  // gone

@@ -21,6 +21,7 @@
 #include "helper/base/fd.h"
 #include "helper/sandbox/limits.h"
 #include "helper/sandbox/rename_worker.h"
+#include "helper/store/first_copies.h"
 
 // The child's side, last before exec: the deny table plus, with notify, the
 // notified renames and the listener sent up [sync 5] (and closed here).
@@ -46,14 +47,19 @@ public:
     // revents of worker(): one answer passed to its task.
     void on_worker(short revents);
     // A kept session's: each file a rename replaces in the target's live
-    // upper layer has its birth noted first (helper/store/first_copies.h).
+    // upper layer has its birth noted first, and each name a rename or a
+    // link makes is noted (helper/store/first_copies.h).
     void note_copies(const std::string& session_dir, const std::string& target);
 
 private:
     void respond(uint64_t id, int err, bool cont);
-    // The entry `path` (from the task's `dirfd`) names, if the live upper
-    // holds it (helper/sandbox/rename_note.cc).
-    void note_replaced(pid_t pid, int dirfd, const std::string& path);
+    // helper/sandbox/rename_note.cc: a call's names, before it runs.
+    void note_rename(pid_t pid, int olddirfd, const std::string& oldpath, int newdirfd, const std::string& newpath,
+                     unsigned flags, bool link);
+    std::string in_target(pid_t pid, int dirfd, const std::string& path) const;
+    void note_replaced(const std::string& rel);  // the live upper's entry there, if any
+    void note_made(const std::string& rel);
+    void stop_noting();
     void stop_worker();
 
     Limits limits_;
@@ -64,5 +70,7 @@ private:
     void* req_ = nullptr;         // libseccomp's notification buffers
     void* resp_ = nullptr;
     std::string session_dir_, target_;  // note_copies: empty, none noted
-    std::set<std::string> noted_;       // paths noted (the first is the earliest)
+    std::unique_ptr<session::Notes> notes_;
+    std::set<std::string> noted_;  // paths noted (the first is the earliest)
+    std::set<std::string> made_;   // names made by renames and links, noted
 };

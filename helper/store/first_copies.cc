@@ -29,15 +29,74 @@ std::string read_notes(const std::string& dir) {
 
 }  // namespace
 
-bool note_first_copy(const std::string& dir, const std::string& path, int64_t born_ns) {
-    base::Fd fd(::open((dir + kFile).c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
+namespace {
+
+// Digits only (unsigned: no sign), within int64; -1 otherwise.
+int64_t parse_ns(std::string_view digits) {
+    uint64_t v = 0;
+    auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+    if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size() || v > uint64_t{INT64_MAX})
+        return -1;
+    return static_cast<int64_t>(v);
+}
+
+// Every whole line of the notes: births into `born`, names made into `moves`.
+void parse(const std::string& text, std::map<std::string, int64_t>* born, Moves* moves) {
+    size_t at = 0;
+    int64_t since = -1;
+    while (at < text.size()) {
+        size_t end = text.find('\n', at);
+        if (end == std::string::npos) break;  // a line cut short: not whole
+        std::string_view line(text.data() + at, end - at);
+        at = end + 1;
+        size_t sp = line.find(' ');
+        if (sp == std::string_view::npos) continue;
+        std::string_view head = line.substr(0, sp), rest = line.substr(sp + 1);
+        if (head == "moves") {
+            int64_t ns = parse_ns(rest);
+            if (ns >= 0 && (since < 0 || ns < since)) since = ns;
+            continue;
+        }
+        std::string path;
+        if (!base::from_hex(rest, &path) || path.empty()) continue;
+        if (head == "to") {
+            if (moves) moves->made.insert(std::move(path));
+            continue;
+        }
+        int64_t ns = parse_ns(head);
+        if (ns < 0 || !born) continue;
+        auto [it, fresh] = born->emplace(path, ns);
+        if (!fresh && ns < it->second) it->second = ns;
+    }
+    // Full: a name made since may not be noted, so none can be trusted.
+    if (moves) moves->since = static_cast<off_t>(text.size()) > kMaxBytes ? -1 : since;
+}
+
+}  // namespace
+
+Notes::Notes(const std::string& dir)
+    : fd_(::open((dir + kFile).c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600)) {
     struct stat st {};
-    if (!fd.valid() || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return true;
-    if (st.st_size > kMaxBytes) return false;
-    std::string line = std::to_string(born_ns) + " " + base::to_hex(path) + "\n";
-    (void)base::write_all(fd.get(), line.data(), line.size());  // one write: O_APPEND keeps lines whole
+    if (fd_.valid() && (::fstat(fd_.get(), &st) != 0 || !S_ISREG(st.st_mode))) fd_.reset();
+    size_ = st.st_size;
+}
+
+// One line, in one write: O_APPEND keeps lines whole. Only this run's
+// supervisor writes the file while it runs: the size is kept here.
+bool Notes::append(const std::string& line) {
+    if (size_ > kMaxBytes) return false;
+    if (fd_.valid() && base::write_all(fd_.get(), line.data(), line.size()).ok())
+        size_ += static_cast<int64_t>(line.size());
     return true;
 }
+
+bool Notes::first_copy(const std::string& path, int64_t born_ns) {
+    return append(std::to_string(born_ns) + " " + base::to_hex(path) + "\n");
+}
+
+bool Notes::moves_begin(int64_t now_ns) { return append("moves " + std::to_string(now_ns) + "\n"); }
+
+bool Notes::moved_to(const std::string& path) { return append("to " + base::to_hex(path) + "\n"); }
 
 void copy_first_copies(const std::string& from, const std::string& to) {
     std::string text = read_notes(from);
@@ -48,32 +107,36 @@ void copy_first_copies(const std::string& from, const std::string& to) {
 
 std::map<std::string, int64_t> read_first_copies(const std::string& dir) {
     std::map<std::string, int64_t> out;
-    std::string text = read_notes(dir);
-    size_t at = 0;
-    while (at < text.size()) {
-        size_t end = text.find('\n', at);
-        if (end == std::string::npos) break;  // a line cut short: not whole
-        std::string_view line(text.data() + at, end - at);
-        at = end + 1;
-        size_t sp = line.find(' ');
-        if (sp == std::string_view::npos) continue;
-        // Digits only (unsigned: no sign), and within int64.
-        uint64_t v = 0;
-        auto [end_num, ec] = std::from_chars(line.data(), line.data() + sp, v);
-        if (sp == 0 || ec != std::errc() || end_num != line.data() + sp || v > uint64_t{INT64_MAX}) continue;
-        int64_t ns = static_cast<int64_t>(v);
-        std::string path;
-        if (!base::from_hex(line.substr(sp + 1), &path) || path.empty()) continue;
-        auto [it, fresh] = out.emplace(path, ns);
-        if (!fresh && ns < it->second) it->second = ns;
-    }
+    parse(read_notes(dir), &out, nullptr);
     return out;
 }
 
+Moves read_moves(const std::string& dir) {
+    Moves out;
+    parse(read_notes(dir), nullptr, &out);
+    return out;
+}
+
+void FirstCopiesOnce::read() const {
+    std::call_once(once_, [this] { parse(read_notes(dir_), &noted_, &moves_); });
+}
+
 int64_t FirstCopiesOnce::get(const std::string& path) const {
-    std::call_once(once_, [this] { noted_ = read_first_copies(dir_); });
+    read();
     auto it = noted_.find(path);
     return it == noted_.end() ? -1 : it->second;
+}
+
+int64_t FirstCopiesOnce::moves_since() const {
+    read();
+    return moves_.since;
+}
+
+bool FirstCopiesOnce::moved_under(const std::string& path) const {
+    read();
+    for (size_t cut = path.size(); cut != std::string::npos && cut > 0; cut = path.rfind('/', cut - 1))
+        if (moves_.made.count(path.substr(0, cut))) return true;
+    return false;
 }
 
 }  // namespace session

@@ -6,19 +6,46 @@
 // the path (docs/security.md, "When the copy was made"). Kept in the
 // session directory, out of the sandbox's reach: `first-copies`, one line
 // per path, "NS HEXPATH\n"; the first line for a path is the earliest.
+//
+// In the same file, the names renames and links made: "moves NS\n" when a
+// kept run begins noting them (NS: when), then "to HEXPATH\n" for each name
+// a rename (either name of an exchange) or a hard link made in the target.
+// From then on, a file overlayfs marked copied up that holds a path no
+// rename or link made was copied up at that path: where the real tree has
+// no file there now, the user deleted it (docs/security.md, "A real file
+// removed since"). Readers older than these lines skip them.
 #pragma once
 #include <cstdint>
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
+
+#include "helper/base/fd.h"
 
 namespace session {
 
-// Appends one line (best effort: a write that fails, or a file past 8 MiB,
-// notes nothing, and the layer's start bounds the path as before). False
-// once the file is full: nothing more will be noted.
-bool note_first_copy(const std::string& session_dir, const std::string& path, int64_t born_ns);
+// The supervisor's notes for one run, the file held open (appending). Each
+// call appends one line (best effort: a write that fails, or a file past
+// 8 MiB, notes nothing; a birth missed leaves the layer's start to bound
+// the path, a name missed makes a copy moved there look copied in place, a
+// conflict where its real file is gone). False once the file is full:
+// nothing more will be noted.
+class Notes {
+public:
+    explicit Notes(const std::string& session_dir);
+    bool first_copy(const std::string& path, int64_t born_ns);
+    // A kept run begins noting every name renames and links make (once a run).
+    bool moves_begin(int64_t now_ns);
+    // A name a rename or a link made (raw bytes, relative to the target).
+    bool moved_to(const std::string& path);
+
+private:
+    bool append(const std::string& line);
+    base::Fd fd_;
+    int64_t size_ = 0;
+};
 
 // A fork's: the source's notes, as they are now (its layers' copies are the
 // fork's too; a note from a later step only makes a copy look older). Best
@@ -29,17 +56,30 @@ void copy_first_copies(const std::string& from_dir, const std::string& to_dir);
 // A missing file is empty; a line that does not parse is skipped.
 std::map<std::string, int64_t> read_first_copies(const std::string& session_dir);
 
+struct Moves {
+    int64_t since = -1;          // the first "moves" line; -1: none, or the file is full
+    std::set<std::string> made;  // the names renames and links made
+};
+Moves read_moves(const std::string& session_dir);
+
 // Read when first asked (a walk's two threads may ask at once).
 class FirstCopiesOnce {
 public:
     explicit FirstCopiesOnce(std::string session_dir) : dir_(std::move(session_dir)) {}
     // The earliest birth noted for `path`, or -1.
     int64_t get(const std::string& path) const;
+    // When noting renames and links began (-1: never, or the notes are
+    // full and nothing can be said), and whether a rename or a link made
+    // `path` or a dir above it.
+    int64_t moves_since() const;
+    bool moved_under(const std::string& path) const;
 
 private:
+    void read() const;
     std::string dir_;
     mutable std::once_flag once_;
     mutable std::map<std::string, int64_t> noted_;
+    mutable Moves moves_;
 };
 
 }  // namespace session

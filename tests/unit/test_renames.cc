@@ -19,7 +19,7 @@
 
 using namespace rename_call;
 
-TEST_CASE("renames: the three syscalls decode to one shape; others are not ours") {
+TEST_CASE("renames: the three rename syscalls decode to one shape; others are not ours") {
     uint64_t a[6] = {0xffffffff00000005ull, 0x1000, static_cast<uint64_t>(AT_FDCWD), 0x2000, RENAME_NOREPLACE, 0};
     auto r = decode(__NR_renameat2, a);
     REQUIRE(r);
@@ -39,8 +39,27 @@ TEST_CASE("renames: the three syscalls decode to one shape; others are not ours"
     CHECK(plain->oldpath == a[0]);
     CHECK(plain->newpath == a[1]);
 #endif
+    CHECK_FALSE(r->link);
     CHECK_FALSE(decode(__NR_openat, a));
-    CHECK(notified_syscalls().size() == 3);
+    CHECK(notified_syscalls().size() == 5);
+}
+
+TEST_CASE("renames: a link's names decode too, marked as a link, without rename flags") {
+    uint64_t a[6] = {static_cast<uint64_t>(AT_FDCWD), 0x1000, 7, 0x2000, AT_SYMLINK_FOLLOW, 0};
+    auto at = decode(__NR_linkat, a);
+    REQUIRE(at);
+    CHECK(at->link);
+    CHECK(at->olddirfd == AT_FDCWD);
+    CHECK(at->newdirfd == 7);
+    CHECK(at->newpath == 0x2000);
+    CHECK(at->flags == 0);  // AT_SYMLINK_FOLLOW is no RENAME_EXCHANGE
+#ifdef __NR_link
+    auto plain = decode(__NR_link, a);
+    REQUIRE(plain);
+    CHECK(plain->link);
+    CHECK(plain->newdirfd == AT_FDCWD);
+    CHECK(plain->newpath == a[1]);
+#endif
 }
 
 TEST_CASE("renames: requests and replies survive the wire; damaged ones are refused") {

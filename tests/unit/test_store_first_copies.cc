@@ -12,11 +12,14 @@
 
 TEST_CASE("first copies: the earliest birth per path, odd names whole, damaged lines skipped") {
     testtree::TempDir t;
-    session::note_first_copy(t.path, "a.txt", 300);
-    session::note_first_copy(t.path, "a.txt", 200);  // earlier: wins
-    session::note_first_copy(t.path, "a.txt", 400);
+    {
+        session::Notes notes(t.path);
+        notes.first_copy("a.txt", 300);
+        notes.first_copy("a.txt", 200);  // earlier: wins
+        notes.first_copy("a.txt", 400);
+    }
     std::string odd("new\nline \x01 \xff", 13);
-    session::note_first_copy(t.path, odd, 1795769207830021039);
+    session::Notes(t.path).first_copy(odd, 1795769207830021039);  // a second run's
     {
         base::Fd fd(::open((t.path + "/first-copies").c_str(), O_WRONLY | O_APPEND | O_CLOEXEC));
         REQUIRE(fd.valid());
@@ -34,4 +37,44 @@ TEST_CASE("first copies: the earliest birth per path, odd names whole, damaged l
     testtree::TempDir fork;
     session::copy_first_copies(t.path, fork.path);
     CHECK(session::read_first_copies(fork.path) == got);
+}
+
+TEST_CASE("first copies: the names renames and links made, from when noting began; none once full") {
+    testtree::TempDir t;
+    session::FirstCopiesOnce none(t.path);
+    CHECK(none.moves_since() == -1);  // never noted: nothing can be said
+    CHECK_FALSE(none.moved_under("a"));
+    session::Notes(t.path).first_copy("b.txt", 50);
+    {
+        session::Notes run(t.path);
+        run.moves_begin(900);
+        run.moved_to("nd2");
+        run.moved_to(std::string("x\ny", 3));
+    }
+    session::Notes(t.path).moves_begin(800);  // the earliest run counts
+    {
+        base::Fd fd(::open((t.path + "/first-copies").c_str(), O_WRONLY | O_APPEND | O_CLOEXEC));
+        std::string bad = "moves -1\nmoves x\nto zz\nto \n";
+        REQUIRE(base::write_all(fd.get(), bad.data(), bad.size()).ok());
+    }
+    session::FirstCopiesOnce once(t.path);
+    CHECK(once.moves_since() == 800);
+    CHECK(once.get("b.txt") == 50);  // births read as before
+    CHECK(once.moved_under("nd2"));
+    CHECK(once.moved_under("nd2/c.txt"));
+    CHECK(once.moved_under("nd2/deep/c.txt"));
+    CHECK(once.moved_under(std::string("x\ny", 3)));
+    CHECK_FALSE(once.moved_under("nd"));
+    CHECK_FALSE(once.moved_under("nd22/c.txt"));
+    CHECK_FALSE(once.moved_under("a/nd2"));
+    CHECK(session::read_first_copies(t.path).size() == 1);  // a "to" or "moves" line is no birth
+    // Full: a name made since may be missing, so none is trusted.
+    {
+        base::Fd fd(::open((t.path + "/first-copies").c_str(), O_WRONLY | O_APPEND | O_CLOEXEC));
+        std::string pad((8 << 20) + 1, 'z');
+        pad += "\n";
+        REQUIRE(base::write_all(fd.get(), pad.data(), pad.size()).ok());
+    }
+    CHECK_FALSE(session::Notes(t.path).moved_to("late"));
+    CHECK(session::read_moves(t.path).since == -1);
 }
