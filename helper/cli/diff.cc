@@ -171,33 +171,18 @@ int cmd_diff(int argc, char** argv) {
         std::fprintf(stderr, "layover: diff: %s\n", review::target_line(patch->manifest()).c_str());
     if (!target.empty())
         std::fprintf(stderr, "layover: diff: compared with %s (--target)\n", base::display_path(target).c_str());
-    // The risk lines first: in the pager before the first file on a terminal,
-    // on stderr otherwise (stdout stays exactly what git apply takes). With
-    // --stat, what git's table cannot show instead (modes, sizes and the marks
-    // of each flagged or set-id/sticky change), on stderr too.
+    // The risk lines first, as status lists those changes: in the pager
+    // before the first file on a terminal, on stderr otherwise (stdout stays
+    // exactly what git apply takes). With --stat, on stderr too, with what
+    // git's table cannot show (each one's mode and size, and the set-id or
+    // sticky bits of the changes not marked).
     auto ctx = review::risk_context_of_patch(patch.value());
     base::PathFilter scope(opts.paths, {});
-    if (opts.format == review::ShowOptions::Format::Stat) {
-        for (const auto& line : review::marked_changes(patch->manifest().changes, ctx,
-                                                       [&](std::string_view p) { return scope.selects(p); }))
-            std::fprintf(stderr, "layover: diff: %s\n", line.c_str());
-    } else {
-        std::string header;
-        size_t risky = 0;
-        for (const auto& c : patch->manifest().changes) {
-            if (!scope.selects(c.path)) continue;
-            std::string marks = review::risk_marks(c, ctx);
-            if (marks.empty()) continue;
-            risky++;
-            header += "  " + base::display_path(c.path) + marks + "\n";
-        }
-        if (risky) {
-            header = "layover: " + std::to_string(risky) + (risky == 1 ? " change" : " changes") +
-                     " marked ! need a careful look:\n" + header;
-            if (tty && opts.format == review::ShowOptions::Format::Patch) opts.header = header + "\n";
-            else std::fputs(header.c_str(), stderr);
-        }
-    }
+    bool stat = opts.format == review::ShowOptions::Format::Stat;
+    std::string header = review::risk_lines(
+        patch->manifest().changes, ctx, [&](std::string_view p) { return scope.selects(p); }, stat);
+    if (tty && opts.format == review::ShowOptions::Format::Patch && !header.empty()) opts.header = header + "\n";
+    else std::fputs(header.c_str(), stderr);
     if (mask) opts.filter = [](const std::string& t) { return review::mask_secrets(t); };
     auto r = review::show_diff(patch.value(), opts);
     if (!r) {

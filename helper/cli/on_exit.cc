@@ -89,7 +89,7 @@ int on_exit_apply(const std::string& state, const session::Info& s) {
     auto t = review::move_to_trash(state, s);
     if (!t) std::fprintf(stderr, "layover: the changes are applied, but %s\n", t.error().message.c_str());
     // As the exit prompt's apply says it: `sessions` no longer lists it.
-    else std::fprintf(stderr, "layover: session '%s' moved to the trash (kept 24 hours)\n", name.c_str());
+    else std::fprintf(stderr, "layover: %s\n", review::trashed_line(name, *t).c_str());
     return 0;
 }
 

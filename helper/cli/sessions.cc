@@ -209,10 +209,7 @@ int cmd_discard(int argc, char** argv) {
     if (!now) {
         auto t = review::move_to_trash(state.value(), s.value());
         if (!t) return fail(t.error().message);
-        std::string entry = t->substr(t->rfind('/') + 1);
-        std::fprintf(stderr,
-                     "layover: session '%s' moved to the trash for 24 hours; 'layover restore %s' brings it back\n",
-                     s->meta.name.c_str(), entry.c_str());
+        std::fprintf(stderr, "layover: %s\n", review::trashed_line(s->meta.name, *t).c_str());
         return 0;
     }
     // Hold the lock while removing, so a run cannot resume it half-way.

@@ -54,7 +54,20 @@ std::string check_on_exit(const std::string& m) {
         if (m.size() == 5) return "--on-exit save:FILE needs a file name, e.g. save:work.tar.zst";
         return "";
     }
-    return "unknown --on-exit mode '" + m + "'; use prompt, keep, discard, apply or save:FILE";
+    // A mistyped mode gets the one it likely meant, as a mistyped flag does
+    // ("save" before a ':' or '=' too: sav:FILE, save=FILE).
+    size_t cut = m.find_first_of(":=");
+    std::string word = m.substr(0, cut);
+    std::string near =
+        word == "save" ? "save" : base::nearest_name(word, {"prompt", "keep", "discard", "apply", "save"});
+    std::string hint;
+    if (near == "save")
+        hint =
+            " (did you mean 'save:" + (cut == std::string::npos || cut + 1 == m.size() ? "FILE" : m.substr(cut + 1)) +
+            "'?)";
+    else if (!near.empty() && cut == std::string::npos) hint = " (did you mean '" + near + "'?)";
+    return "unknown --on-exit mode '" + base::display_path(m) + "'" + hint +
+           "; use prompt, keep, discard, apply or save:FILE";
 }
 
 base::Result<RunOptions> parse_run_args(const std::vector<std::string>& args) {

@@ -23,6 +23,16 @@ def did_you_mean(name: str) -> str:
     return " (did you mean '%s'?)" % near[0] if near else ""
 
 
+def _mode_meant(value: str) -> str:
+    """' (did you mean 'discard'?)' for a mistyped --on-exit mode, as `layover run` says it."""
+    word, sep, rest = value.partition(":") if ":" in value else value.partition("=")
+    near = ["save"] if word == "save" else difflib.get_close_matches(word, ("keep", "discard", "save"), n=1,
+                                                                     cutoff=0.75)
+    if not near or (near[0] != "save" and sep):
+        return ""
+    return " (did you mean '%s'?)" % ("save:" + (rest or "FILE") if near[0] == "save" else near[0])
+
+
 class Usage(Exception):
     """A usage error of `layover mcp`: WHY, printed by main with the help hint."""
 
@@ -60,7 +70,8 @@ class Options:
                 self.session = value
             elif name == "--on-exit":
                 if value not in ("keep", "discard") and not (value.startswith("save:") and len(value) > 5):
-                    raise Usage("--on-exit %s: use keep, discard or save:FILE (apply is the person's)" % value)
+                    raise Usage("--on-exit %s%s: use keep, discard or save:FILE (apply is the person's)"
+                                % (value, _mode_meant(value)))
                 self.on_exit = value
             else:
                 if name == "--network":

@@ -329,7 +329,7 @@ def _changes_text(out: List[Dict[str, Any]], rejected: List[Dict[str, Any]]) -> 
     lines = []
     for c in out:
         line = "%s  %s%s" % (_LETTER.get(c["kind"], "?"), c["path"], "/" if c["type"] == "dir" else "")
-        lines.append(line + ("   ! " + ", ".join(c["risks"]) if c["risks"] else ""))
+        lines.append(line + ("  ! " + ", ".join(c["risks"]) if c["risks"] else ""))  # as status spaces them
     n = {k: sum(1 for c in out if c["kind"] == k) for k in ("added", "modified", "deleted")}
     if out:
         parts = ["%d %s" % (n[k], k) for k in ("added", "modified", "deleted") if n[k]]

@@ -2,6 +2,10 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "helper/base/text.h"
 
 namespace review {
 
@@ -13,12 +17,54 @@ int decimal_width(uint64_t n) {
     return w;
 }
 
-// Columns a (quoted, hence printable) name takes: UTF-8 continuation bytes are free.
+// The code point at s[*i] (valid UTF-8: display_path's output), *i moved past it.
+uint32_t next_codepoint(const std::string& s, size_t* i) {
+    auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+    uint32_t c = b(*i);
+    size_t n = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+    if (n > 1) c &= 0x3F >> (n - 1);
+    for (size_t k = 1; k < n && *i + k < s.size(); k++) c = (c << 6) | (b(*i + k) & 0x3F);
+    *i += n;
+    return c;
+}
+
+// Columns a code point takes on a terminal, as git's utf8_width counts them:
+// combining marks none, East Asian wide and fullwidth ones (and emoji) two.
+int cp_columns(uint32_t c) {
+    if ((c >= 0x300 && c <= 0x36F) || (c >= 0x1AB0 && c <= 0x1AFF) || (c >= 0x1DC0 && c <= 0x1DFF) ||
+        (c >= 0x20D0 && c <= 0x20FF) || (c >= 0xFE20 && c <= 0xFE2F))
+        return 0;
+    if ((c >= 0x1100 && c <= 0x115F) || (c >= 0x2E80 && c <= 0x303E) || (c >= 0x3041 && c <= 0x33FF) ||
+        (c >= 0x3400 && c <= 0x4DBF) || (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0xA000 && c <= 0xA4CF) ||
+        (c >= 0xAC00 && c <= 0xD7A3) || (c >= 0xF900 && c <= 0xFAFF) || (c >= 0xFE30 && c <= 0xFE4F) ||
+        (c >= 0xFF00 && c <= 0xFF60) || (c >= 0xFFE0 && c <= 0xFFE6) || (c >= 0x1F300 && c <= 0x1F64F) ||
+        (c >= 0x1F900 && c <= 0x1F9FF) || (c >= 0x20000 && c <= 0x3FFFD))
+        return 2;
+    return 1;
+}
+
+// Columns a name as shown (display_path: printable UTF-8) takes.
 int columns(const std::string& s) {
     int n = 0;
-    for (char c : s)
-        if ((static_cast<unsigned char>(c) & 0xC0) != 0x80) n++;
+    for (size_t i = 0; i < s.size();) n += cp_columns(next_codepoint(s, &i));
     return n;
+}
+
+// The longest tail of s that takes at most `cols` columns (whole code points).
+std::string tail_within(const std::string& s, int cols) {
+    std::vector<std::pair<size_t, int>> cps;  // start, columns
+    for (size_t i = 0; i < s.size();) {
+        size_t at = i;
+        cps.emplace_back(at, cp_columns(next_codepoint(s, &i)));
+    }
+    size_t cut = s.size();
+    int used = 0;
+    for (size_t k = cps.size(); k > 0; k--) {
+        if (used + cps[k - 1].second > cols) break;
+        used += cps[k - 1].second;
+        cut = cps[k - 1].first;
+    }
+    return s.substr(cut);
 }
 
 uint64_t scale_linear(uint64_t it, uint64_t width, uint64_t max_change) {
@@ -45,7 +91,7 @@ std::string render_stat(const std::vector<FileStat>& files, int width, bool colo
     int max_len = 0, number_width = 0, bin_width = 0;
     std::vector<std::string> names;
     for (const auto& f : files) {
-        names.push_back(git_quote(f.path));
+        names.push_back(base::display_path(f.path));  // as status and the risk lines show it
         max_len = std::max(max_len, columns(names.back()));
         if (f.binary) {
             bin_width = std::max(bin_width, 14 + decimal_width(f.old_size) + decimal_width(f.new_size));
@@ -79,12 +125,7 @@ std::string render_stat(const std::vector<FileStat>& files, int width, bool colo
             prefix = "...";
             len -= 3;
             if (len < 0) len = 0;
-            size_t keep = static_cast<size_t>(len), cut = name.size();
-            for (size_t cols = 0; cut > 0 && cols < keep;) {
-                cut--;
-                if ((static_cast<unsigned char>(name[cut]) & 0xC0) != 0x80) cols++;
-            }
-            name = name.substr(cut);
+            name = tail_within(name, len);
             auto slash = name.find('/');
             if (slash != std::string::npos) name = name.substr(slash);
         }

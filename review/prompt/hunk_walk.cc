@@ -113,13 +113,24 @@ struct Walker {
         SideOf real_side = [&](const std::string&) -> base::Result<Side> { return real; };
         auto rec = make_rejection(path, hunk, why, base::utc_now_rfc3339(), patch.manifest().changes, session_side,
                                   real_side, &*prints);
-        if (rec.ok()) {
-            auto added = session::add_rejection(o.session_dir, *rec);
-            if (added.ok()) return;
-            std::fprintf(stderr, "layover: rejection not recorded: %s\n", added.error().message.c_str());
-        } else {
-            std::fprintf(stderr, "layover: rejection not recorded: %s\n", rec.error().message.c_str());
+        if (rec.ok()) rejected.push_back(std::move(*rec));
+        else std::fprintf(stderr, "layover: rejection not recorded: %s\n", rec.error().message.c_str());
+    }
+    // Recorded once the walk ends (`q` too, which keeps the answers given):
+    // Ctrl+C or EOF takes nothing, neither the changes nor the rejections.
+    std::vector<session::Rejection> rejected;
+    void record_rejections() {
+        size_t n = 0;
+        for (auto& rec : rejected) {
+            auto added = session::add_rejection(o.session_dir, std::move(rec));
+            if (added.ok()) n++;
+            else std::fprintf(stderr, "layover: rejection not recorded: %s\n", added.error().message.c_str());
         }
+        if (n)
+            std::fprintf(stderr,
+                         "layover: recorded %zu rejection(s) in session '%s' ('layover rejections %s' lists them)\n", n,
+                         base::display_path(patch.manifest().session).c_str(),
+                         base::display_path(patch.manifest().session).c_str());
     }
 
     // The session's side of a change shown whole, as `layover reject` and the
@@ -312,7 +323,7 @@ struct Walker {
             auto mi = members.find(c.path);
             Fate fate = change(c, mi == members.end() ? nullptr : mi->second);
             if (fate == Fate::Stop) {
-                if (!error.empty()) return base::error(error);
+                if (!error.empty()) return base::error(error);  // nothing recorded either
                 r = WalkResult{};
                 r.interrupted = true;
                 return r;
@@ -328,6 +339,7 @@ struct Walker {
                 slash != std::string::npos && under(taken, std::string_view(d).substr(0, slash)))
                 r.exclude.push_back(exclude_entry(d));
         r.all = !partial && o.filter.empty() && walked == patch.manifest().changes.size();
+        record_rejections();
         return r;
     }
 };
@@ -347,7 +359,7 @@ std::string exclude_entry(const std::string& path) {
 std::string only_entry(const std::string& path) { return base::has_glob_chars(path) ? exclude_entry(path) : path; }
 
 base::Result<WalkResult> walk_hunks(const capture::Patch& patch, const WalkOptions& o) {
-    Walker w{patch, o, {}, {}, {}, false, {}, {}};
+    Walker w{patch, o, {}, {}, {}, false, {}, {}, {}};
     return w.run();
 }
 

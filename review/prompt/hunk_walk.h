@@ -17,7 +17,9 @@ namespace review {
 struct WalkOptions {
     int root = -1;            // the target tree (real files are read beneath it)
     base::PathFilter filter;  // only the changes it selects (the command line's --only/--exclude)
-    std::string session_dir;  // set: `n` asks for a reason and records a rejection there
+    // Set: `n` asks for a reason and records a rejection there, all of them
+    // once the walk ends (`q` too; not on EOF or Ctrl+C), saying how many.
+    std::string session_dir;
 };
 
 struct WalkResult {

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "capture/scan/summary.h"
 #include "helper/base/text.h"
 #include "review/apply/conflict.h"
 #include "review/prompt/risk_links.h"
@@ -34,23 +35,27 @@ std::string change_details(const capture::Change& c, const RiskContext& ctx) {
     return out + risk_marks(c, ctx);
 }
 
-std::string risk_marks(const capture::Change& c, const RiskContext& ctx) {
-    std::string reasons;
-    for (const auto& w : risks_of(c, ctx)) reasons += (reasons.empty() ? "" : ", ") + w;
-    return reasons.empty() ? "" : "  ! " + reasons;
-}
+std::string risk_marks(const capture::Change& c, const RiskContext& ctx) { return marks_text(risks_of(c, ctx)); }
 
-std::vector<std::string> marked_changes(const std::vector<capture::Change>& changes, const RiskContext& ctx,
-                                        const std::function<bool(std::string_view)>& selected) {
-    std::vector<std::string> out;
+std::string risk_lines(const std::vector<capture::Change>& changes, const RiskContext& ctx,
+                       const std::function<bool(std::string_view)>& selected, bool details) {
+    std::string marked, special;
+    size_t n_marked = 0, n_special = 0;
     for (const auto& c : changes) {
         if (!selected(c.path)) continue;
-        bool special = c.kind != capture::Kind::Deleted && c.type != capture::Type::Symlink && (c.mode & 07000) != 0;
-        std::string details = change_details(c, ctx);
-        if (!special && details.find("  ! ") == std::string::npos) continue;
-        out.push_back(std::string(1, capture::kind_letter(c.kind)) + "  " + base::display_path(c.path) +
-                      (c.type == capture::Type::Dir ? "/" : "") + details);
+        std::string marks = risk_marks(c, ctx);
+        bool set_bits = c.kind != capture::Kind::Deleted && c.type != capture::Type::Symlink && (c.mode & 07000) != 0;
+        if (marks.empty() && !(details && set_bits)) continue;
+        std::string line = "  " + capture::summary_line(c, false) + (details ? change_details(c, ctx) : marks) + "\n";
+        if (marks.empty()) special += line, n_special++;
+        else marked += line, n_marked++;
     }
+    auto head = [](size_t n, const char* what) {
+        return "layover: " + base::thousands(n) + (n == 1 ? " change " : " changes ") + what + ":\n";
+    };
+    std::string out;
+    if (n_marked) out = head(n_marked, "marked ! need a careful look") + marked;
+    if (n_special) out += head(n_special, "with a set-id or sticky bit") + special;
     return out;
 }
 

@@ -23,11 +23,16 @@ std::string change_details(const capture::Change& c, const RiskContext& ctx);
 
 // "  ! executable, shell startup file" ("" when not flagged): the marks alone.
 std::string risk_marks(const capture::Change& c, const RiskContext& ctx);
-// What `diff --stat` adds for a reviewer (git's table cannot show it): each
-// selected change with a risk mark or a set-id or sticky bit, as `show` lists
-// it: "A  .bashrc  [0644, 15 B]  ! shell startup file", "A  shared/  [1777]".
-std::vector<std::string> marked_changes(const std::vector<capture::Change>& changes, const RiskContext& ctx,
-                                        const std::function<bool(std::string_view)>& selected);
+// The risk lines `diff` prints before the diff (stderr, or the pager's
+// head): "layover: N changes marked ! need a careful look:" and each
+// selected flagged change's line as `status` lists it, indented
+// ("  A  .bashrc  ! shell startup file"); "" when none is flagged. With
+// details (`diff --stat`, whose table cannot show them), each line as `show`
+// lists it, with its mode and size ("  A  .bashrc  [0644, 15 B]  ! shell
+// startup file"), and then the unflagged changes with a set-id or sticky bit
+// under "layover: N changes with a set-id or sticky bit:" ("  A  keep/  [1755]").
+std::string risk_lines(const std::vector<capture::Change>& changes, const RiskContext& ctx,
+                       const std::function<bool(std::string_view)>& selected, bool details);
 
 // The risk context of a manifest's target for the caller ($HOME).
 RiskContext risk_context_for(const std::string& target);

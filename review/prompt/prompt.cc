@@ -5,9 +5,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <optional>
 #include <set>
 
@@ -16,6 +18,7 @@
 #include "capture/patch/save.h"
 #include "capture/scan/session_scan.h"
 #include "helper/base/fd.h"
+#include "helper/base/glob.h"
 #include "helper/base/term.h"
 #include "helper/base/text.h"
 #include "review/apply/apply.h"
@@ -96,7 +99,7 @@ struct Prompt {
         std::fprintf(stderr,
                      "layover: session '%s' discarded; it stays in the trash for 24 hours ('layover restore %s' "
                      "brings it back)\n",
-                     s.meta.name.c_str(), s.meta.name.c_str());
+                     s.meta.name.c_str(), trash_entry(*r).c_str());
         return Next::Done;
     }
 
@@ -107,9 +110,25 @@ struct Prompt {
         ::localtime_r(&now, &tm);
         ::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
         std::string def = std::string("./layover-") + stamp + ".tar.zst", path;
-        Input in = ask("Save patch to [" + def + "]: ", &path);
+        // Not in the tree it patches (the run's directory usually is): there
+        // the file would be a new entry of the user's project, or home.
+        std::string aside = save_dir_aside();
+        if (!aside.empty()) {
+            def = aside + "/" + def.substr(2);
+            std::fprintf(stderr,
+                         "layover: the current directory is in the target; by default the patch goes to %s, "
+                         "outside it\n",
+                         base::display_path(aside).c_str());
+        }
+        Input in = ask("Save patch to [" + base::display_path(def) + "]: ", &path);
         if (in != Input::Line) return Next::Kept;
-        path = normalize_answer(path).empty() ? def : path;
+        bool by_default = normalize_answer(path).empty();
+        path = by_default ? def : path;
+        if (by_default && !aside.empty() && ::mkdir(aside.c_str(), 0700) != 0 && errno != EEXIST) {
+            std::fprintf(stderr, "layover: saving %s: cannot create %s: %s\n", base::display_path(path).c_str(),
+                         base::display_path(aside).c_str(), std::strerror(errno));
+            return Next::Menu;
+        }
         // No shell reads the answer: a leading ~/ is $HOME, as run's save:~/FILE.
         path = base::expand_home(path, std::getenv("HOME"));
         struct stat st;
@@ -139,6 +158,15 @@ struct Prompt {
         char real[PATH_MAX];
         (void)session::mark_saved(s.dir, ::realpath(path.c_str(), real) ? real : path);
         return Next::Menu;
+    }
+
+    // STATE/patches when the current directory lies in the target; "" when not.
+    std::string save_dir_aside() const {
+        char cwd[PATH_MAX], target[PATH_MAX];
+        if (!::getcwd(cwd, sizeof cwd) || !::realpath(patch.manifest().target.c_str(), target)) return "";
+        std::string t = target;
+        if (t != "/" && !base::path_is_under(cwd, t)) return "";
+        return state + "/patches";
     }
 
     // The list once (short lists) and then only a running count.
@@ -298,7 +326,7 @@ struct Prompt {
             std::fprintf(stderr, "layover: the changes are applied, but %s\n", t.error().message.c_str());
             return Next::Done;
         }
-        std::fprintf(stderr, "layover: session '%s' moved to the trash (kept 24 hours)\n", s.meta.name.c_str());
+        std::fprintf(stderr, "layover: %s\n", trashed_line(s.meta.name, *t).c_str());
         return Next::Done;
     }
 };

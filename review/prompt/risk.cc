@@ -220,4 +220,10 @@ std::vector<std::string> risks_of(const capture::Change& c, const RiskContext& c
     return out;
 }
 
+std::string marks_text(const std::vector<std::string>& reasons) {
+    std::string out;
+    for (const auto& w : reasons) out += (out.empty() ? "  ! " : ", ") + w;
+    return out;
+}
+
 }  // namespace review

@@ -46,4 +46,9 @@ std::vector<std::string> home_rule_paths();
 // "shell startup file" or "symlink leads outside the target".
 std::vector<std::string> risks_of(const capture::Change& c, const RiskContext& ctx);
 
+// "  ! shell startup file, executable" ("" for none): a change's risk marks
+// as every listing appends them to its line (status, diff, the exit prompt,
+// show, the apply list). The one place that spaces them.
+std::string marks_text(const std::vector<std::string>& reasons);
+
 }  // namespace review

@@ -61,9 +61,7 @@ std::string summary_text(const std::vector<capture::Change>& changes, const Risk
         }
         if (!why.empty()) {
             risky++;
-            std::string reasons;
-            for (const auto& w : why) reasons += (reasons.empty() ? "" : ", ") + w;
-            line += "   ! " + reasons;
+            line += marks_text(why);
             if (color) line = "\033[1;31m" + line + "\033[m";
         }
         out += line + "\n";

@@ -9,8 +9,9 @@
 
 namespace review {
 
-// One line per change ("  M  path   ! why"), then a total line. Risky lines
-// carry a '!' and their reasons (bold red when color is on).
+// One line per change ("  M  path  ! why"), then a total line. Risky lines
+// carry a '!' and their reasons, spaced as status spaces them (marks_text;
+// bold red when color is on).
 // ignored: paths the ignore rules left out (one line before the total).
 std::string summary_text(const std::vector<capture::Change>& changes, const RiskContext& ctx, bool color,
                          size_t* risky_count = nullptr, uint64_t ignored = 0);

@@ -29,4 +29,11 @@ base::Result<std::string> move_to_trash(const std::string& state, const session:
     return base::error("discarding session '" + name + "': too many trash entries named " + name + "; empty " + trash);
 }
 
+std::string trash_entry(const std::string& trashed) { return trashed.substr(trashed.rfind('/') + 1); }
+
+std::string trashed_line(const std::string& name, const std::string& trashed) {
+    return "session '" + name + "' moved to the trash for 24 hours; 'layover restore " + trash_entry(trashed) +
+           "' brings it back";
+}
+
 }  // namespace review

@@ -228,7 +228,7 @@ def test_the_exit_prompt_names_secrets_and_asks_before_applying_them(lo, home):
     agent(lo, "printf 'T=%s\\n' > deploy.env" % GH)
     e = dict(lo.env, PAGER="cat", TERM="dumb")
     child = pexpect.spawn(LAYOVER, ["on-exit", "prompt", "s"], env=e, cwd=str(home), timeout=15, encoding="utf-8")
-    child.expect(r"A  deploy.env   ! secret: GitHub token on line 1 \(ghp_…\)")
+    child.expect(r"A  deploy.env  ! secret: GitHub token on line 1 \(ghp_…\)")
     child.expect(r"What now.*\? \[r/a/s/p/K/d\] ")
     child.sendline("a")
     child.expect(r"Apply 1 change to .*\? \[y/N\] ")

@@ -99,15 +99,25 @@ TEST_CASE("hostile: diff --stat's marked changes are the risky or set-id/sticky 
     };
     review::RiskContext ctx;
     ctx.home_rel = std::string();
-    auto all = review::marked_changes(cs, ctx, [](std::string_view) { return true; });
-    REQUIRE(all.size() == 6);
-    CHECK(all[0] == "A  .bashrc  [0644, 15 B]  ! shell startup file");
-    CHECK(all[1] == "A  run.sh  [0755, 5 B]  ! executable");
-    CHECK(all[2] == "A  shared/  [1777]  ! group/world-writable");
-    CHECK(all[3] == "A  keep/  [1755]");  // the sticky bit alone: no risk, but shown
-    CHECK(all[4].rfind("A  tool  [6755, 10 B]  ! ", 0) == 0);
-    CHECK(all[4].find("setuid/setgid bit (never applied)") != std::string::npos);
-    CHECK(all[5] == "A  \"\\x1b[2Jx\"  [0755, 1 B]  ! executable");
-    auto some = review::marked_changes(cs, ctx, [](std::string_view p) { return p == "run.sh"; });
-    CHECK(some == std::vector<std::string>{"A  run.sh  [0755, 5 B]  ! executable"});
+    auto all = review::risk_lines(
+        cs, ctx, [](std::string_view) { return true; }, true);
+    CHECK(all ==
+          "layover: 5 changes marked ! need a careful look:\n"
+          "  A  .bashrc  [0644, 15 B]  ! shell startup file\n"
+          "  A  run.sh  [0755, 5 B]  ! executable\n"
+          "  A  shared/  [1777]  ! group/world-writable\n"
+          "  A  tool  [6755, 10 B]  ! executable, setuid/setgid bit (never applied)\n"
+          "  A  \"\\x1b[2Jx\"  [0755, 1 B]  ! executable\n"
+          "layover: 1 change with a set-id or sticky bit:\n"
+          "  A  keep/  [1755]\n");  // the sticky bit alone: no risk, but shown
+    // Without details (`diff`): the lines status prints, the sticky dir left out.
+    auto plain = review::risk_lines(
+        cs, ctx, [](std::string_view p) { return p == "run.sh" || p == "keep"; }, false);
+    CHECK(plain == "layover: 1 change marked ! need a careful look:\n  A  run.sh  ! executable\n");
+    auto some = review::risk_lines(
+        cs, ctx, [](std::string_view p) { return p == "run.sh"; }, true);
+    CHECK(some == "layover: 1 change marked ! need a careful look:\n  A  run.sh  [0755, 5 B]  ! executable\n");
+    CHECK(review::risk_lines(
+              cs, ctx, [](std::string_view p) { return p == "plain.txt"; }, true)
+              .empty());
 }

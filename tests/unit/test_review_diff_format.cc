@@ -222,6 +222,24 @@ TEST_CASE("review stat: --stat matches git's layout, scaling and truncation") {
           " 2 files changed, 1 deletion(-)\n");
 }
 
+TEST_CASE("review stat: names are shown as status shows them, lined up by the columns they take") {
+    FileStat e{"caf\xc3\xa9.txt", 'A', false, 1, 0, 0, 0};   // é: one column
+    FileStat w{"\xe6\x97\xa5.txt", 'A', false, 1, 0, 0, 0};  // 日: two
+    FileStat bad{"caf\xe9", 'A', false, 1, 0, 0, 0};         // not UTF-8
+    CHECK(render_stat({e, w, bad}, 80, false) ==
+          " caf\xc3\xa9.txt  | 1 +\n"
+          " \xe6\x97\xa5.txt    | 1 +\n"
+          " \"caf\\xe9\" | 1 +\n"
+          " 3 files changed, 3 insertions(+)\n");
+    // A long name keeps its tail, cut between whole characters.
+    std::string wide;
+    for (int i = 0; i < 40; i++) wide += "\xe6\x97\xa5";
+    FileStat l{"d/" + wide, 'A', false, 1, 0, 0, 0};
+    std::string tail;
+    for (int i = 0; i < 14; i++) tail += "\xe6\x97\xa5";  // 28 of the 29 columns left: one is padding
+    CHECK(render_stat({l}, 40, false) == " ..." + tail + "  | 1 +\n 1 file changed, 1 insertion(+)\n");
+}
+
 TEST_CASE("review stat: --name-status letters and quoting") {
     std::vector<FileStat> v{{"a b", 'M'}, {"del", 'D'}, {"x y\001", 'A'}, {"lnk", 'T'}};
     CHECK(render_name_status(v) == "M\ta b\nD\tdel\nA\t\"x y\\001\"\nT\tlnk\n");

@@ -30,13 +30,13 @@ TEST_CASE("review prompt: the summary lists every change and marks the risky one
     std::string s = review::summary_text(v, review::RiskContext{std::string()}, false, &risky);
     CHECK(s ==
           "  M  notes.txt\n"
-          "  A  .bashrc   ! shell startup file\n"
+          "  A  .bashrc  ! shell startup file\n"
           "  D  old/\n"
           "  A  \"bad\\nname\"\n"
           "4 changes: 2 added, 1 modified, 1 deleted; 1 marked ! need a careful look\n");
     CHECK(risky == 1);
     std::string colored = review::summary_text(v, review::RiskContext{std::string()}, true);
-    CHECK(colored.find("\033[1;31m  A  .bashrc   ! shell startup file\033[m\n") != std::string::npos);
+    CHECK(colored.find("\033[1;31m  A  .bashrc  ! shell startup file\033[m\n") != std::string::npos);
 }
 
 TEST_CASE("review prompt: picks toggle numbers and ranges, all and none") {
