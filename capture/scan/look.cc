@@ -123,7 +123,6 @@ Result<Seen> look(int dirfd, const std::string& name, const std::string& path, b
                                ", an overlayfs feature layover does not use; this session was not made by layover");
         uint64_t rdev = (static_cast<uint64_t>(s.st.stx_rdev_major) << 32) | s.st.stx_rdev_minor;
         s.side.type = upper_type(s.st.stx_mode, rdev, s.st.stx_size, marks);
-        s.xwhiteouts = marks.xwhiteouts;
     } else {
         s.side.type = lower_type(s.st.stx_mode);
     }
@@ -159,56 +158,6 @@ Result<void> complete(int dirfd, const std::string& name, const std::string& pat
     s->side.xattrs = user_xattrs(raw, upper);
     s->full = true;
     return base::Ok();
-}
-
-// An upper entry with no real counterpart, typed from d_type alone: it
-// can only be an addition, and the text summary needs nothing but its
-// type (and a symlink's target). False: not decidable here (a device, an
-// unknown d_type, or the entry changed meanwhile); use look().
-Result<bool> quick_look(int dirfd, const std::string& name, unsigned char type, Seen* s) {
-    switch (type) {
-        case DT_REG: s->side.type = Type::File; break;
-        case DT_FIFO: s->side.type = Type::Fifo; break;
-        case DT_SOCK: s->side.type = Type::Socket; break;
-        case DT_LNK: {
-            std::string t(256, '\0');
-            for (;;) {
-                ssize_t n = ::readlinkat(dirfd, name.c_str(), t.data(), t.size());
-                if (n < 0) {
-                    if (errno == ENOENT) return true;  // gone (a running session)
-                    return false;                      // e.g. no longer a symlink
-                }
-                if (static_cast<size_t>(n) < t.size()) {
-                    t.resize(static_cast<size_t>(n));
-                    break;
-                }
-                t.resize(t.size() * 2);
-            }
-            s->side.type = Type::Symlink;
-            s->side.link_target = std::move(t);
-            break;
-        }
-        case DT_DIR: {
-            // O_DIRECTORY|O_NOFOLLOW: it is still a dir once open. Its
-            // markers still count: an unsupported one must fail the walk,
-            // and x marks children that may be xattr whiteouts.
-            int fd = ::openat(dirfd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-            if (fd < 0) {
-                if (errno == ENOENT) return true;
-                return false;
-            }
-            s->fd.reset(fd);
-            TRY(Xattrs raw, read_xattrs(fd));
-            OverlayMarks marks = overlay_marks(raw);
-            if (!marks.unsupported.empty()) return false;  // look() reports it
-            s->side.type = marks.opaque ? Type::OpaqueDir : Type::Dir;
-            s->xwhiteouts = marks.xwhiteouts;
-            break;
-        }
-        default: return false;  // devices (whiteouts among them) and DT_UNKNOWN
-    }
-    s->exists = true;
-    return true;
 }
 
 }  // namespace capture

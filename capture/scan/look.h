@@ -21,9 +21,8 @@ struct Seen {
     bool exists = false;
     struct statx st {};
     Side side;
-    bool xwhiteouts = false;  // an upper dir that may hold xattr whiteouts
-    base::Fd fd;              // files and dirs: open for xattrs / content / descending
-    bool full = false;        // xattrs read (a deferred file: only stat'ed; see complete())
+    base::Fd fd;        // files and dirs: open for xattrs / content / descending
+    bool full = false;  // xattrs read (a deferred file: only stat'ed; see complete())
     // An upper entry: when the session first had its path, if that is
     // earlier than its birth (Walker::settle_first_copy); -1: its birth.
     int64_t first_ns = -1;
@@ -44,8 +43,5 @@ base::Result<Seen> look(int dirfd, const std::string& name, const std::string& p
 // A deferred regular file: open it (once), check it is still the file that
 // was stat'ed, and read its xattrs.
 base::Result<void> complete(int dirfd, const std::string& name, const std::string& path, bool upper, Seen* s);
-// An upper entry with no real counterpart, typed from d_type alone (the text
-// summary). False: not decidable so; use look().
-base::Result<bool> quick_look(int dirfd, const std::string& name, unsigned char type, Seen* s);
 
 }  // namespace capture

@@ -54,8 +54,7 @@ Result<ScanResult> scan_layers(const std::vector<int>& layer_fds, int lower_fd, 
     struct statx real {};
     if (::statx(lower_fd, "", AT_EMPTY_PATH, STATX_CTIME, &real) == 0 && (real.stx_mask & STATX_CTIME))
         w.real_dir_ns = ns_of(real.stx_ctime);
-    // The root's own markers are not read; assume the worst.
-    TRY_VOID(w.dir(root, lower_fd, "", true, nullptr));
+    TRY_VOID(w.dir(root, lower_fd, "", nullptr));
     return out;
 }
 

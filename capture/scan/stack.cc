@@ -117,7 +117,6 @@ base::Result<UpperDir> merged_dir(const UpperDir& d, const UpperListing& l, size
             // the parent of what it holds: not opened (UpperDir::rel).
             if (const LayerIndex::Dir* known = index_of(below.layer)) {
                 down.joins(known->mark == 'y' ? layers::Below::OpaqueDir : layers::Below::Dir);
-                if (known->mark == 'x') sub.xwh = true;
                 sub.fds.push_back(parent);
                 sub.ids.push_back(d.ids[below.layer]);
                 sub.idx.push_back(known);
@@ -129,7 +128,6 @@ base::Result<UpperDir> merged_dir(const UpperDir& d, const UpperListing& l, size
             base::Fd dir(fd);
             std::string mark = opaque_mark(dir.get());
             down.joins(mark == "y" ? layers::Below::OpaqueDir : layers::Below::Dir);
-            if (mark == "x") sub.xwh = true;
             sub.fds.push_back(dir.get());
             sub.ids.push_back(d.ids[below.layer]);
             sub.owned.push_back(std::move(dir));

@@ -35,7 +35,6 @@ struct UpperDir {
         *buf = rel[k] + "/" + name;
         return *buf;
     }
-    bool xwh = false;  // a lower layer's dir may hold xattr whiteouts
 };
 
 // Its names, sorted, each once; with more than one layer, who holds each.

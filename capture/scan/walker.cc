@@ -30,7 +30,6 @@ Walker::Walker(const ScanOptions& o, ScanResult* out)
         fd_limit_ = std::min<uint64_t>(rl.rlim_cur, 1 << 20);
 }
 
-// xwh: the upper dir may hold xattr whiteouts (so d_type cannot tell a file).
 // hide: the dir hides the real dir `low` (Hiding), or null.
 // A walk out of fds (a dir fd a level): the tree nests deeper than the
 // open-file limit lets it walk. One line, whatever the depth.
@@ -48,13 +47,13 @@ static base::Error nested_too_deep(const std::string& prefix) {
                        EMFILE};
 }
 
-Result<void> Walker::dir(const UpperDir& up, int low, const std::string& prefix, bool xwh, const Hiding* hide) {
+Result<void> Walker::dir(const UpperDir& up, int low, const std::string& prefix, const Hiding* hide) {
     Level level(this);
     auto listed = list_upper(up, prefix.empty() ? "the upper layer" : base::display_path(prefix));
     if (!listed && listed.error().code == EMFILE && !prefix.empty()) return nested_too_deep(prefix);
     if (!listed) return listed.error();
     UpperListing names = std::move(listed.value());
-    Here h{up, low, prefix, xwh, names, hide};
+    Here h{up, low, prefix, names, hide};
     std::vector<std::string> gone;
     if (hide) gone = only_below(names.names, hide->lower);
     h.gone = &gone;
@@ -69,14 +68,14 @@ Result<void> Walker::entries(const Here& h, size_t from, size_t to) {
     auto [g, g_end] = gone_span(*h.gone, h.names.names, from, to);
     for (size_t i = from; i < to; i++) {
         for (; g < g_end && (*h.gone)[g] < h.names.names[i].name; g++) TRY_VOID(gone_entry(h, (*h.gone)[g]));
-        TRY_VOID(entry(h.up, h.names, i, h.low, h.prefix, h.xwh, h.hide));
+        TRY_VOID(entry(h.up, h.names, i, h.low, h.prefix, h.hide));
     }
     for (; g < g_end; g++) TRY_VOID(gone_entry(h, (*h.gone)[g]));
     return base::Ok();
 }
 
 Result<void> Walker::entry(const UpperDir& stack, const UpperListing& ls, size_t index, int low,
-                           const std::string& prefix, bool parent_xwh, const Hiding* parent_hide) {
+                           const std::string& prefix, const Hiding* parent_hide) {
     const DirEnt& e = ls.names[index];
     const std::string& name = e.name;
     uint32_t at = ls.holder(index);
@@ -92,11 +91,7 @@ Result<void> Walker::entry(const UpperDir& stack, const UpperListing& ls, size_t
     // later call for the path (find, record, note, record_risk_free).
     peek_ = opts_.verdicts ? opts_.verdicts->peek(path) : VerdictCache::Peek{};
     Seen u;
-    bool typed = false;
-    if (low < 0 && opts_.summary_only && !opts_.with_base && !parent_xwh) {
-        TRY(typed, quick_look(up, up_name, e.type, &u));
-    }
-    if (!typed) {
+    {
         // Files are opened only when the verdict needs more than a stat:
         // an addition never does, and for the text summary only a file
         // over a real file of the same size does (see pair below).
@@ -115,7 +110,6 @@ Result<void> Walker::entry(const UpperDir& stack, const UpperListing& ls, size_t
         TRY(sub_up,
             merged_dir(stack, ls, index, std::move(u.fd), u.side.type == Type::OpaqueDir, &cut, path, opts_.indexes));
         if (cut) u.side.type = Type::OpaqueDir;
-        sub_up.xwh = sub_up.xwh || u.xwhiteouts;
     }
     Seen l;
     // look() opens only regular files and dirs, never a fifo or socket.
@@ -226,7 +220,7 @@ Result<void> Walker::entry(const UpperDir& stack, const UpperListing& ls, size_t
         in_gone_real_ = was_gone || u.gone_real;
         real_dir_ns = sub_low.valid() ? ns_of(l.st.stx_ctime) : 0;
         bool hides = hiding && sub_low.valid();
-        TRY_VOID(dir(sub_up, sub_low.valid() ? sub_low.get() : -1, path, sub_up.xwh, hides ? &hide : nullptr));
+        TRY_VOID(dir(sub_up, sub_low.valid() ? sub_low.get() : -1, path, hides ? &hide : nullptr));
         in_ignored_ = was;
         in_gone_real_ = was_gone;
         real_dir_ns = was_real;

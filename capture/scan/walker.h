@@ -58,10 +58,8 @@ public:
     Walker(const Walker&) = delete;
     Walker& operator=(const Walker&) = delete;
 
-    // xwh: the upper dir may hold xattr whiteouts (so d_type cannot tell a file).
     // hide: the dir hides the real dir `low` (Hiding), or null.
-    base::Result<void> dir(const UpperDir& up, int low, const std::string& prefix, bool xwh,
-                           const Hiding* hide = nullptr);
+    base::Result<void> dir(const UpperDir& up, int low, const std::string& prefix, const Hiding* hide = nullptr);
 
     // A second walker may take pieces of one dir (spare_cpu).
     bool spare_cpu = false;
@@ -82,7 +80,6 @@ private:
         const UpperDir& up;
         int low;
         const std::string& prefix;
-        bool xwh;
         const UpperListing& names;
         const Hiding* hide;
         const std::vector<std::string>* gone = nullptr;  // with hide: the real entries the upper lacks
@@ -171,7 +168,7 @@ private:
     base::Result<void> lower_subtree(int low, const std::string& prefix, int64_t copied);
 
     base::Result<void> entry(const UpperDir& stack, const UpperListing& ls, size_t index, int low,
-                             const std::string& prefix, bool parent_xwh, const Hiding* parent_hide);
+                             const std::string& prefix, const Hiding* parent_hide);
 
     // Is the file at `path` likely to be read by the content reader? Then
     // the walk opens it rather than only stat'ing it. Not when the verdict

@@ -105,9 +105,9 @@ OverlayMarks overlay_marks(const Xattrs& raw) {
         if (key == "whiteout") {
             m.whiteout = true;
         } else if (key == "opaque") {
-            // "x" marks a dir holding xattr whiteouts without being opaque.
+            // ("x" marks a dir holding xattr whiteouts without being opaque:
+            // every entry is looked at, whiteouts among them, whatever d_type says.)
             m.opaque = value == "y";
-            m.xwhiteouts = value == "x";
         } else if (key == "redirect" || key == "metacopy" || key == "lowerdata") {
             m.unsupported = name;
         }

@@ -20,7 +20,6 @@ base::Result<Xattrs> read_xattrs(int fd);
 struct OverlayMarks {
     bool whiteout = false;    // user.overlay.whiteout (the "xattr whiteout" form)
     bool opaque = false;      // user.overlay.opaque = "y"
-    bool xwhiteouts = false;  // user.overlay.opaque = "x": the dir may hold xattr whiteouts
     std::string unsupported;  // a marker layover cannot represent (redirect, metacopy), or ""
 };
 

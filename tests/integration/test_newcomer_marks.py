@@ -200,3 +200,20 @@ def test_apply_p_records_the_rejections_of_a_quit_walk_and_says_so_and_none_of_a
     assert b"recorded" not in c.before
     assert (lo.target / "f.txt").read_bytes() == before
     assert json.loads(lo("rejections", "i", "--json", check=True).stdout)["rejections"] == []
+
+
+def test_status_marks_what_lies_inside_a_new_dir_as_json_and_diff_do(lo):
+    """Below a dir the session made, status (plain and --risk) marks a
+    world-writable dir, an executable file and a git hook's mode as
+    `status --json`, `diff` and the exit prompt do: the summary's walk once
+    typed such entries from the directory listing alone and missed them."""
+    assert lo.run("umask 022; mkdir -p nd/x && chmod 777 nd/x && printf x > nd/x/f && chmod 755 nd/x/f && "
+                  "mkdir -p nd2/.git/hooks && printf '#!/bin/sh\\n' > nd2/.git/hooks/pre-commit && "
+                  "chmod 755 nd2/.git/hooks/pre-commit", session="inside").returncode == 0
+    want = ["A  nd/x/  ! group/world-writable", "A  nd/x/f  ! executable", "A  nd2/.git/hooks/  ! git hook",
+            "A  nd2/.git/hooks/pre-commit  ! git hook, executable"]
+    assert _status_lines(lo, "inside", None) == want
+    plain = lo("status", "inside", check=True).stdout.decode().splitlines()
+    assert all(line in plain for line in want), plain
+    js = {c["path"]: c.get("risks") for c in json.loads(lo("status", "inside", "--json").stdout)}
+    assert js["nd/x"] == ["group/world-writable"] and js["nd/x/f"] == ["executable"], js
