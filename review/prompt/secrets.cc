@@ -100,8 +100,22 @@ bool value_char(char ch) {
     return in_set(ch, Set::WordDash) || ch == '+' || ch == '/' || ch == '=' || ch == '.' || ch == '~';
 }
 
+// The names of the AWS credentials file (~/.aws/credentials, INI), whose
+// values are written bare after ` = `.
+bool aws_credential_name(std::string_view name) {
+    auto same = [&](const char* w) {
+        size_t n = std::strlen(w);
+        if (name.size() != n) return false;
+        for (size_t k = 0; k < n; k++)
+            if ((name[k] >= 'A' && name[k] <= 'Z' ? name[k] - 'A' + 'a' : name[k]) != w[k]) return false;
+        return true;
+    };
+    return same("aws_secret_access_key") || same("aws_session_token");
+}
+
 // NAME=VALUE (optionally `export NAME=VALUE`; `NAME = "VALUE"` only quoted,
-// as TOML and INI write it) whose name says KEY, TOKEN, SECRET or PASSWORD
+// as TOML and INI write it, or bare for the AWS credentials file's names)
+// whose name says KEY, TOKEN, SECRET or PASSWORD
 // and whose value is at least 16 key characters, mixes letters and digits
 // or cases, and looks random.
 void find_env_secret(std::string_view line, std::vector<Span>* out) {
@@ -122,7 +136,8 @@ void find_env_secret(std::string_view line, std::vector<Span>* out) {
         i++;
     }
     char quote = i < line.size() && (line[i] == '"' || line[i] == '\'') ? line[i] : 0;
-    if (spaced && !quote) return;  // `key = compute(x)`: code, not an assignment of a literal
+    // `key = compute(x)`, `token = other_name`: code, not an assignment of a literal.
+    if (spaced && !quote && !aws_credential_name(name)) return;
     if (quote) i++;
     size_t v0 = i;
     while (i < line.size() && value_char(line[i])) i++;

@@ -91,6 +91,10 @@ TEST_CASE("secrets: .env NAME=VALUE with a random value", "[secrets]") {
     CHECK(kinds("SECRET_NAME=this_is_a_long_plain_name\n") == "");       // one letter case, no digits
     CHECK(kinds("DATABASE_URL=" + body(32, "0123456789abcdef")) == "");  // the name says nothing
     CHECK(kinds("API_KEY=aaaaaaaaaaaaaaaaaaaa11\n") == "");              // long, but not random
+    // The AWS credentials file: INI, its values bare after ` = `.
+    CHECK(kinds("[default]\naws_secret_access_key = " + body(40) + "\n") == ".env secret");
+    CHECK(kinds("AWS_SESSION_TOKEN = " + body(64) + "\n") == ".env secret");
+    CHECK(kinds("api_token = " + body(40) + "\n") == "");  // bare after ` = `: code, as before
 }
 
 TEST_CASE("secrets: only what the change wrote; the line and a masked prefix", "[secrets]") {
