@@ -169,14 +169,21 @@ def test_a_mistyped_on_exit_mode_gets_the_one_it_likely_meant(lo):
         "person's); see 'layover mcp --help'\n"), r.stderr
 
 
-def test_apply_p_records_the_rejections_of_a_quit_walk_and_says_so_and_none_of_an_interrupted_one(lo):
-    edit_session(lo, "q")
-    c = _apply_p(lo, "q")
+def _first_hunk_rejected(lo, name, reason):
+    """`apply -p NAME` on a pty, its first hunk of three answered `n` with
+    `reason`; the second hunk's question is up."""
+    c = _apply_p(lo, name)
     c.expect(r"\(1/3\) " + HUNK)
     c.sendline("n")
     c.expect(WHY)
-    c.sendline("not this one")
+    c.sendline(reason)
     c.expect(r"\(2/3\) " + HUNK)
+    return c
+
+
+def test_apply_p_records_the_rejections_of_a_quit_walk_and_says_so_and_none_of_an_interrupted_one(lo):
+    edit_session(lo, "q")
+    c = _first_hunk_rejected(lo, "q", "not this one")
     c.sendline("y")
     c.expect(r"\(3/3\) " + HUNK)
     c.sendline("q")  # what was chosen is applied; its rejection is recorded, and said
@@ -188,12 +195,7 @@ def test_apply_p_records_the_rejections_of_a_quit_walk_and_says_so_and_none_of_a
     # Ctrl+D after an `n` and its reason: nothing applied, nothing recorded.
     edit_session(lo, "i")
     before = (lo.target / "f.txt").read_bytes()
-    c = _apply_p(lo, "i")
-    c.expect(r"\(1/3\) " + HUNK)
-    c.sendline("n")
-    c.expect(WHY)
-    c.sendline("changed my mind")
-    c.expect(r"\(2/3\) " + HUNK)
+    c = _first_hunk_rejected(lo, "i", "changed my mind")
     c.sendeof()
     c.expect(r"interrupted; nothing was applied")
     assert _finish(c) == 1
