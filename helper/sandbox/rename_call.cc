@@ -28,7 +28,7 @@ int as_fd(uint64_t arg) { return static_cast<int>(static_cast<uint32_t>(arg)); }
 }  // namespace
 
 const std::vector<const char*>& notified_syscalls() {
-    static const std::vector<const char*> names = {"rename", "renameat", "renameat2"};
+    static const std::vector<const char*> names = {"rename", "renameat", "renameat2", "link", "linkat"};
     return names;
 }
 
@@ -48,6 +48,24 @@ std::optional<Args> decode(int nr, const uint64_t a[6]) {
     r.newdirfd = as_fd(a[2]);
     r.newpath = a[3];
     if (nr == __NR_renameat2) r.flags = static_cast<unsigned>(a[4]);
+    return r;
+}
+
+std::optional<Args> decode_link(int nr, const uint64_t a[6]) {
+    Args r;
+#ifdef __NR_link
+    if (nr == __NR_link) {
+        r.olddirfd = r.newdirfd = AT_FDCWD;
+        r.oldpath = a[0];
+        r.newpath = a[1];
+        return r;
+    }
+#endif
+    if (nr != __NR_linkat) return std::nullopt;
+    r.olddirfd = as_fd(a[0]);
+    r.oldpath = a[1];
+    r.newdirfd = as_fd(a[2]);
+    r.newpath = a[3];
     return r;
 }
 

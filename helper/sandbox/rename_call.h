@@ -10,7 +10,8 @@
 
 namespace rename_call {
 
-// The syscalls the filter hands to the supervisor (names as libseccomp knows them).
+// The syscalls the filter hands to the supervisor (names as libseccomp knows
+// them): the renames, and the links (noted only).
 const std::vector<const char*>& notified_syscalls();
 
 // The arguments of one notified call, as the task passed them.
@@ -24,6 +25,10 @@ struct Args {
 
 // nr is a native syscall number; nullopt when it is not one of ours.
 std::optional<Args> decode(int nr, const uint64_t args[6]);
+// link(2), linkat(2): noted only (the entry they replace, a whiteout, in a
+// kept session: helper/sandbox/rename_note.cc); the kernel runs them. Their
+// flags are not the rename's and stay 0.
+std::optional<Args> decode_link(int nr, const uint64_t args[6]);
 
 // What the worker needs: the paths as read once from the task's memory and
 // whether each is resolved from a passed dirfd (else: absolute, from root).

@@ -145,6 +145,13 @@ void RenameService::on_listener(short revents) {
     uint64_t id = n->id;
     uint64_t raw[6];
     for (int i = 0; i < 6; i++) raw[i] = n->data.args[i];
+    if (auto link = rename_call::decode_link(n->data.nr, raw)) {
+        std::string newpath;
+        int err = read_path(pid, link->newpath, &newpath);
+        if (err == ESRCH) return;
+        if (!err) err = note_replaced(pid, link->newdirfd, newpath);
+        return respond(id, err, err == 0);
+    }
     auto args = rename_call::decode(n->data.nr, raw);
     if (!args) return respond(id, 0, true);
 
@@ -157,9 +164,9 @@ void RenameService::on_listener(short revents) {
         if (err) return respond(id, err, false);
     }
     if (!rename_call::may_need_emulation(req.flags, looks_like_dir(pid, args->olddirfd, req.oldpath))) {
-        note_replaced(pid, args->newdirfd, req.newpath);
-        if (req.flags & RENAME_EXCHANGE) note_replaced(pid, args->olddirfd, req.oldpath);
-        return respond(id, 0, true);
+        int err = note_replaced(pid, args->newdirfd, req.newpath);
+        if (!err && (req.flags & RENAME_EXCHANGE)) err = note_replaced(pid, args->olddirfd, req.oldpath);
+        return respond(id, err, err == 0);
     }
 
     base::Fd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));

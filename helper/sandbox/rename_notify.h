@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -45,15 +46,16 @@ public:
     void on_listener(short revents);
     // revents of worker(): one answer passed to its task.
     void on_worker(short revents);
-    // A kept session's: each file a rename replaces in the target's live
-    // upper layer has its birth noted first (helper/store/first_copies.h).
+    // A kept session's: each file a rename or link replaces in the target's
+    // live upper layer has its birth noted first (helper/store/first_copies.h).
     void note_copies(const std::string& session_dir, const std::string& target);
 
 private:
     void respond(uint64_t id, int err, bool cont);
     // The entry `path` (from the task's `dirfd`) names, if the live upper
-    // holds it (helper/sandbox/rename_note.cc).
-    void note_replaced(pid_t pid, int dirfd, const std::string& path);
+    // holds it (helper/sandbox/rename_note.cc). 0, or the errno the call
+    // gets instead of running (EXDEV: the entry cannot be told, or noted).
+    int note_replaced(pid_t pid, int dirfd, const std::string& path);
     void stop_worker();
 
     Limits limits_;
@@ -63,6 +65,6 @@ private:
     std::set<uint64_t> pending_;  // ids handed to the worker, not yet answered
     void* req_ = nullptr;         // libseccomp's notification buffers
     void* resp_ = nullptr;
-    std::string session_dir_, target_;  // note_copies: empty, none noted
-    std::set<std::string> noted_;       // paths noted (the first is the earliest)
+    std::string session_dir_, target_;      // note_copies: empty, none noted
+    std::map<std::string, int64_t> noted_;  // path -> the earliest noted
 };

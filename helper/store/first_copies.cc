@@ -32,11 +32,13 @@ std::string read_notes(const std::string& dir) {
 bool note_first_copy(const std::string& dir, const std::string& path, int64_t born_ns) {
     base::Fd fd(::open((dir + kFile).c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
     struct stat st {};
-    if (!fd.valid() || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return true;
-    if (st.st_size > kMaxBytes) return false;
+    if (!fd.valid() || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > kMaxBytes) return false;
     std::string line = std::to_string(born_ns) + " " + base::to_hex(path) + "\n";
-    (void)base::write_all(fd.get(), line.data(), line.size());  // one write: O_APPEND keeps lines whole
-    return true;
+    // One write: O_APPEND keeps lines whole; one cut short (the disk full)
+    // is taken back, else the next line would join it and not parse.
+    if (base::write_all(fd.get(), line.data(), line.size())) return true;
+    (void)::ftruncate(fd.get(), st.st_size);
+    return false;
 }
 
 void copy_first_copies(const std::string& from, const std::string& to) {

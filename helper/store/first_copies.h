@@ -1,7 +1,8 @@
-// When the session first had a copy of a path its command then renamed
-// another file over (`sed -i`, an editor's atomic save, `mv a b`): the
-// replaced copy's birth, noted by the supervisor as it lets the rename run
-// (helper/sandbox/rename_notify.cc), before the kernel drops that copy.
+// When the session first had a copy of a path its command then renamed or
+// linked another file over (`sed -i`, an editor's atomic save, `mv a b`,
+// `rm b && ln a b`): the replaced copy's birth (or its layer's start),
+// noted by the supervisor as it lets the call run
+// (helper/sandbox/rename_note.cc), before the kernel drops that copy.
 // capture/scan/walker_since.cc takes the earliest as the copy-up time of
 // the path (docs/security.md, "When the copy was made"). Kept in the
 // session directory, out of the sandbox's reach: `first-copies`, one line
@@ -15,9 +16,9 @@
 
 namespace session {
 
-// Appends one line (best effort: a write that fails, or a file past 8 MiB,
-// notes nothing, and the layer's start bounds the path as before). False
-// once the file is full: nothing more will be noted.
+// Appends one line. False when nothing was noted (a write that fails, or a
+// file past 8 MiB): the caller refuses the rename it was to note
+// (helper/sandbox/rename_note.cc).
 bool note_first_copy(const std::string& session_dir, const std::string& path, int64_t born_ns);
 
 // A fork's: the source's notes, as they are now (its layers' copies are the

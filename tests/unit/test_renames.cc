@@ -40,7 +40,13 @@ TEST_CASE("renames: the three syscalls decode to one shape; others are not ours"
     CHECK(plain->newpath == a[1]);
 #endif
     CHECK_FALSE(decode(__NR_openat, a));
-    CHECK(notified_syscalls().size() == 3);
+    CHECK_FALSE(decode(__NR_linkat, a));
+    auto link = decode_link(__NR_linkat, a);
+    REQUIRE(link);
+    CHECK(link->newpath == a[3]);
+    CHECK(link->flags == 0);
+    CHECK_FALSE(decode_link(__NR_renameat2, a));
+    CHECK(notified_syscalls().size() == 5);
 }
 
 TEST_CASE("renames: requests and replies survive the wire; damaged ones are refused") {

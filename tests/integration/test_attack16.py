@@ -1,0 +1,120 @@
+"""A copy the command moved or linked to a path, or made from a real file
+the host has since replaced, is judged from when the session first had
+the path, however the rename was spelled (docs/security.md, "When the copy
+was made"): apply never overwrites the host's edit unseen."""
+import os
+
+from apply_util import apply_json as apply, paced, status_json as status
+from conftest import LAYOVER
+
+EDIT = "the host's edit during the run\n"
+
+
+def host_edit(lo):
+    def host():
+        (lo.target / "notes.txt").write_text(EDIT)
+    return host
+
+
+def refused_notes(lo, name):
+    assert status(lo, name)["notes.txt"].get("stale"), status(lo, name)
+    r, res = apply(lo, name)
+    assert r.returncode == 1 and "notes.txt" in [c["path"] for c in res["conflicts"]], res
+    assert (lo.target / "notes.txt").read_text() == EDIT
+
+
+def test_attack_rename_through_proc_cwd(lo):
+    (lo.target / "notes.default").write_text("defaults\n")
+    paced(lo, LAYOVER, "pc", "echo sandbox >> notes.txt", "echo tuned >> notes.default && (mv notes.default /proc/self/cwd/notes.txt || true)",
+          host_edit(lo), ready="notes.txt")
+    refused_notes(lo, "pc")
+
+
+def test_attack_rename_through_symlinked_dir(lo):
+    (lo.target / "notes.default").write_text("defaults\n")
+    paced(lo, LAYOVER, "sl", "echo sandbox >> notes.txt", "echo tuned >> notes.default && ln -s . x && mv notes.default x/notes.txt && rm x",
+          host_edit(lo), ready="notes.txt")
+    assert (lo.upper("sl") / "notes.txt").read_text() == "defaults\ntuned\n"
+    refused_notes(lo, "sl")
+
+
+def test_attack_rm_then_rename(lo):
+    (lo.target / "notes.default").write_text("defaults\n")
+    paced(lo, LAYOVER, "rr", "echo sandbox >> notes.txt && rm notes.txt && touch ready",
+          "echo tuned >> notes.default && mv notes.default notes.txt && rm ready", host_edit(lo))
+    refused_notes(lo, "rr")
+
+
+def test_attack_rm_link_rm(lo):
+    (lo.target / "notes.default").write_text("defaults\n")
+    paced(lo, LAYOVER, "ll", "echo sandbox >> notes.txt && touch ready",
+          "echo tuned >> notes.default && rm notes.txt && ln notes.default notes.txt && rm notes.default && rm ready",
+          host_edit(lo))
+    refused_notes(lo, "ll")
+
+
+def test_attack_exchange(lo):
+    (lo.target / "notes.default").write_text("defaults\n")
+    ex = ("python3 -c 'import ctypes,os; l=ctypes.CDLL(None,use_errno=True); "
+          "r=l.syscall(316,-100,b\"notes.default\",-100,b\"notes.txt\",2); assert r==0, os.strerror(ctypes.get_errno())'")
+    paced(lo, LAYOVER, "ex", "echo sandbox >> notes.txt", "echo tuned >> notes.default && " + ex,
+          host_edit(lo), ready="notes.txt")
+    assert (lo.upper("ex") / "notes.txt").read_text() == "defaults\ntuned\n"
+    refused_notes(lo, "ex")
+
+
+def test_attack_host_replaces_file_the_sandbox_had_looked_up(lo):
+    """The command reads notes.txt (the overlay caches the real inode), the
+    host saves it vim-style (a new file renamed over it), then the command
+    edits it: the overlay copies the old inode up."""
+    def host():
+        tmp = lo.target / ".notes.txt.swp"
+        tmp.write_text(EDIT)
+        os.rename(tmp, lo.target / "notes.txt")
+    paced(lo, LAYOVER, "vs", "cat notes.txt > /dev/null && touch ready", "echo sandbox >> notes.txt && rm ready", host)
+    print("upper:", repr((lo.upper("vs") / "notes.txt").read_text()))
+    refused_notes(lo, "vs")
+
+
+
+def test_attack_host_moves_aside_a_file_the_sandbox_had_looked_up(lo):
+    """As above, but the host keeps the old file (`mv notes.txt notes.bak`,
+    then writes notes.txt anew): the overlay copies the old file up, with a
+    mark, after the host's edit."""
+    def host():
+        os.rename(lo.target / "notes.txt", lo.target / "notes.bak")
+        (lo.target / "notes.txt").write_text(EDIT)
+    paced(lo, LAYOVER, "ma", "cat notes.txt > /dev/null && touch ready", "echo sandbox >> notes.txt && rm ready", host)
+    assert (lo.upper("ma") / "notes.txt").read_text() == "one\ntwo\nthree\nsandbox\n"
+    refused_notes(lo, "ma")
+
+
+
+def test_attack_rename_through_dotdot_and_dirfd(lo):
+    (lo.target / "notes.default").write_text("defaults\n")
+    mv = ("python3 -c 'import os; d=os.open(\"old/sub\", os.O_PATH|os.O_DIRECTORY); "
+          "os.rename(\"notes.default\", \"../../notes.txt\", dst_dir_fd=d)'")
+    paced(lo, LAYOVER, "dd", "echo sandbox >> notes.txt", "echo tuned >> notes.default && " + mv,
+          host_edit(lo), ready="notes.txt")
+    assert (lo.upper("dd") / "notes.txt").read_text() == "defaults\ntuned\n"
+    refused_notes(lo, "dd")
+
+
+
+def test_attack_after_filling_the_notes(lo):
+    """The command fills first-copies (8 MiB) with renames over files it
+    made, then renames a real file's copy over notes.txt: the rename it can
+    no longer note is refused (EXDEV: `mv` copies instead)."""
+    (lo.target / "notes.default").write_text("defaults\n")
+    fill = ("python3 -c 'import errno, os\n"
+            "for i in range(17000):\n"
+            "    n = \"%05d\" % i + \"x\" * 245\n"
+            "    open(\"s\", \"w\").close(); open(n, \"w\").close()\n"
+            "    try: os.rename(\"s\", n)\n"
+            "    except OSError as e: assert e.errno == errno.EXDEV and i > 15000, (i, e); os.unlink(\"s\")\n"
+            "    os.unlink(n)\n'")
+    paced(lo, LAYOVER, "full", "echo sandbox >> notes.txt", fill + " && echo tuned >> notes.default && mv notes.default notes.txt",
+          host_edit(lo), ready="notes.txt")
+    size = (lo.session_dir("full") / "first-copies").stat().st_size
+    assert 8 << 20 < size < (8 << 20) + 4096, size
+    refused_notes(lo, "full")
