@@ -53,7 +53,10 @@ void Walker::settle_first_copy(const UpperDir& stack, const UpperListing& ls, si
         u->first_ns = std::min(copyup_ns(*u), first_copy(stack, ls, index, name, -1));
         return;
     }
-    if (t != Type::File && t != Type::Symlink && t != Type::Whiteout) return;
+    // A dir made where the real tree has a file (`rm f && mkdir f`): made
+    // anew, after the session dropped its view of the file.
+    bool dir_over_file = (t == Type::Dir || t == Type::OpaqueDir) && l.side.type != Type::Dir;
+    if (t != Type::File && t != Type::Symlink && t != Type::Whiteout && !dir_over_file) return;
     int64_t born = copyup_ns(*u), real = ns_of(l.st.stx_ctime);
     if (real > born || real <= opts_.session_start_ns) return;
     int64_t real_born = (l.st.stx_mask & STATX_BTIME) ? ns_of(l.st.stx_btime) : -1;

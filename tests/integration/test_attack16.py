@@ -3,6 +3,9 @@ the host has since replaced, is judged from when the session first had
 the path, however the rename was spelled (docs/security.md, "When the copy
 was made"): apply never overwrites the host's edit unseen."""
 import os
+import platform
+
+import pytest
 
 from apply_util import apply_json as apply, paced, status_json as status
 from conftest import LAYOVER
@@ -23,29 +26,43 @@ def refused_notes(lo, name):
     assert (lo.target / "notes.txt").read_text() == EDIT
 
 
-def test_attack_rename_through_proc_cwd(lo):
+def test_a_copy_renamed_over_through_proc_self_is_refused(lo):
+    """The command copies notes.txt up, the host edits it, the command
+    renames another real file's copy over it as /proc/self/cwd/notes.txt
+    (lexically outside the target): refused, the old copy stays (stale)."""
     (lo.target / "notes.default").write_text("defaults\n")
-    paced(lo, LAYOVER, "pc", "echo sandbox >> notes.txt", "echo tuned >> notes.default && (mv notes.default /proc/self/cwd/notes.txt || true)",
+    paced(lo, LAYOVER, "pc", "echo sandbox >> notes.txt",
+          "echo tuned >> notes.default && (mv notes.default /proc/self/cwd/notes.txt || true)",
           host_edit(lo), ready="notes.txt")
+    assert (lo.target / "notes.default").read_text() == "defaults\n"
     refused_notes(lo, "pc")
 
 
-def test_attack_rename_through_symlinked_dir(lo):
+def test_a_copy_renamed_over_through_a_symlinked_dir_is_stale(lo):
+    """As above, through `x -> .`: the supervisor resolves the symlink as
+    the kernel does, and notes the copy the rename drops."""
     (lo.target / "notes.default").write_text("defaults\n")
-    paced(lo, LAYOVER, "sl", "echo sandbox >> notes.txt", "echo tuned >> notes.default && ln -s . x && mv notes.default x/notes.txt && rm x",
+    paced(lo, LAYOVER, "sl", "echo sandbox >> notes.txt",
+          "echo tuned >> notes.default && ln -s . x && mv notes.default x/notes.txt && rm x",
           host_edit(lo), ready="notes.txt")
     assert (lo.upper("sl") / "notes.txt").read_text() == "defaults\ntuned\n"
     refused_notes(lo, "sl")
 
 
-def test_attack_rm_then_rename(lo):
+def test_a_copy_renamed_onto_a_deleted_copy_is_stale(lo):
+    """The command deletes its copy (a whiteout), the host edits the file,
+    the command renames another real file's copy (marked, born after the
+    edit) there: noted from the layer's start."""
     (lo.target / "notes.default").write_text("defaults\n")
     paced(lo, LAYOVER, "rr", "echo sandbox >> notes.txt && rm notes.txt && touch ready",
           "echo tuned >> notes.default && mv notes.default notes.txt && rm ready", host_edit(lo))
     refused_notes(lo, "rr")
 
 
-def test_attack_rm_link_rm(lo):
+def test_rm_ln_rm_over_a_copy_is_stale(lo):
+    """`rm notes.txt && ln notes.default notes.txt && rm notes.default`:
+    one link again, with notes.default's mark and birth; the link over the
+    whiteout is noted."""
     (lo.target / "notes.default").write_text("defaults\n")
     paced(lo, LAYOVER, "ll", "echo sandbox >> notes.txt && touch ready",
           "echo tuned >> notes.default && rm notes.txt && ln notes.default notes.txt && rm notes.default && rm ready",
@@ -53,17 +70,21 @@ def test_attack_rm_link_rm(lo):
     refused_notes(lo, "ll")
 
 
-def test_attack_exchange(lo):
+def test_a_copy_exchanged_with_another_real_file_s_is_stale(lo):
+    """renameat2(RENAME_EXCHANGE): both entries are noted."""
+    if platform.machine() != "x86_64":
+        pytest.skip("renameat2's number is x86_64's here")
     (lo.target / "notes.default").write_text("defaults\n")
     ex = ("python3 -c 'import ctypes,os; l=ctypes.CDLL(None,use_errno=True); "
-          "r=l.syscall(316,-100,b\"notes.default\",-100,b\"notes.txt\",2); assert r==0, os.strerror(ctypes.get_errno())'")
+          "r=l.syscall(316,-100,b\"notes.default\",-100,b\"notes.txt\",2); "  # renameat2, RENAME_EXCHANGE
+          "assert r==0, os.strerror(ctypes.get_errno())'")
     paced(lo, LAYOVER, "ex", "echo sandbox >> notes.txt", "echo tuned >> notes.default && " + ex,
           host_edit(lo), ready="notes.txt")
     assert (lo.upper("ex") / "notes.txt").read_text() == "defaults\ntuned\n"
     refused_notes(lo, "ex")
 
 
-def test_attack_host_replaces_file_the_sandbox_had_looked_up(lo):
+def test_a_host_save_by_rename_after_the_sandbox_looked_the_file_up_is_a_conflict(lo):
     """The command reads notes.txt (the overlay caches the real inode), the
     host saves it vim-style (a new file renamed over it), then the command
     edits it: the overlay copies the old inode up."""
@@ -77,7 +98,7 @@ def test_attack_host_replaces_file_the_sandbox_had_looked_up(lo):
 
 
 
-def test_attack_host_moves_aside_a_file_the_sandbox_had_looked_up(lo):
+def test_a_host_save_keeping_a_backup_after_the_sandbox_looked_the_file_up_is_a_conflict(lo):
     """As above, but the host keeps the old file (`mv notes.txt notes.bak`,
     then writes notes.txt anew): the overlay copies the old file up, with a
     mark, after the host's edit."""
@@ -90,7 +111,8 @@ def test_attack_host_moves_aside_a_file_the_sandbox_had_looked_up(lo):
 
 
 
-def test_attack_rename_through_dotdot_and_dirfd(lo):
+def test_a_copy_renamed_over_through_dotdot_from_a_dirfd_is_stale(lo):
+    """renameat with an O_PATH dirfd on old/sub and `../../notes.txt`."""
     (lo.target / "notes.default").write_text("defaults\n")
     mv = ("python3 -c 'import os; d=os.open(\"old/sub\", os.O_PATH|os.O_DIRECTORY); "
           "os.rename(\"notes.default\", \"../../notes.txt\", dst_dir_fd=d)'")
@@ -101,7 +123,7 @@ def test_attack_rename_through_dotdot_and_dirfd(lo):
 
 
 
-def test_attack_after_filling_the_notes(lo):
+def test_a_rename_over_a_copy_the_full_notes_cannot_record_is_refused(lo):
     """The command fills first-copies (8 MiB) with renames over files it
     made, then renames a real file's copy over notes.txt: the rename it can
     no longer note is refused (EXDEV: `mv` copies instead)."""
@@ -113,8 +135,18 @@ def test_attack_after_filling_the_notes(lo):
             "    try: os.rename(\"s\", n)\n"
             "    except OSError as e: assert e.errno == errno.EXDEV and i > 15000, (i, e); os.unlink(\"s\")\n"
             "    os.unlink(n)\n'")
-    paced(lo, LAYOVER, "full", "echo sandbox >> notes.txt", fill + " && echo tuned >> notes.default && mv notes.default notes.txt",
+    paced(lo, LAYOVER, "full", "echo sandbox >> notes.txt",
+          fill + " && echo tuned >> notes.default && mv notes.default notes.txt",
           host_edit(lo), ready="notes.txt")
     size = (lo.session_dir("full") / "first-copies").stat().st_size
     assert 8 << 20 < size < (8 << 20) + 4096, size
     refused_notes(lo, "full")
+
+
+
+def test_a_dir_made_where_the_session_deleted_a_file_the_host_then_edited(lo):
+    """The command deletes notes.txt, the host edits it, the command makes
+    a dir there: apply would replace the host's edit with the dir."""
+    paced(lo, LAYOVER, "dof", "rm notes.txt && touch ready", "mkdir notes.txt && echo x > notes.txt/f && rm ready",
+          host_edit(lo))
+    refused_notes(lo, "dof")
