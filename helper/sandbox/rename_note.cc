@@ -51,10 +51,12 @@ std::string link_of(const std::string& link) {
 int parent_path(pid_t pid, int dirfd, const std::string& parent, std::string* out) {
     base::Fd at;
     if (parent[0] != '/') {
-        base::Fd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
-        at.reset(dirfd == AT_FDCWD ? ::open(proc(pid, "cwd").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC)
-                 : pidfd.valid()   ? static_cast<int>(::syscall(SYS_pidfd_getfd, pidfd.get(), dirfd, 0))
-                                   : -1);
+        if (dirfd == AT_FDCWD) {
+            at.reset(::open(proc(pid, "cwd").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+        } else {
+            base::Fd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+            if (pidfd.valid()) at.reset(static_cast<int>(::syscall(SYS_pidfd_getfd, pidfd.get(), dirfd, 0)));
+        }
         if (!at.valid()) return dirfd == AT_FDCWD ? ENOENT : EBADF;
     }
     base::Fd dir(at.valid() ? resolve(at.get(), parent, RESOLVE_BENEATH) : -1);
@@ -76,8 +78,8 @@ int parent_path(pid_t pid, int dirfd, const std::string& parent, std::string* ou
 }
 
 // When the live upper began (its run's start, or a checkpoint's), floored
-// to the second; 0 when not known (then: the session's start, at most).
-int64_t live_start(const std::string& session_dir) {
+// to the second; 0 when not known (a bound that makes every copy old).
+int64_t read_live_start(const std::string& session_dir) {
     auto text = steps::layer_start(session_dir, 0);
     int64_t s = text ? base::parse_rfc3339(text.value()) : -1;
     return s > 0 ? s * 1000000000 : 0;
@@ -128,7 +130,15 @@ int RenameService::note_replaced(pid_t pid, int dirfd, const std::string& path) 
             ::fgetxattr(fd.get(), "user.overlay.origin", nullptr, 0) >= 0)
             ns = base::time_ns(st.stx_btime.tv_sec, st.stx_btime.tv_nsec);
     }
-    if (ns < 0) ns = live_start(session_dir_);
+    if (ns < 0) {
+        // Read once per live upper (a checkpoint makes a new one, with its own start).
+        struct stat up_st {};
+        if (::fstat(upper.get(), &up_st) != 0 || up_st.st_ino != live_ino_) {
+            live_start_ = read_live_start(session_dir_);
+            live_ino_ = up_st.st_ino;
+        }
+        ns = live_start_;
+    }
     auto it = noted_.find(rel);
     if (it != noted_.end() && it->second <= ns) return 0;
     // Not noted (full: 8 MiB of lines; the disk full): the entry stays.

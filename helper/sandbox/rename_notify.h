@@ -67,4 +67,6 @@ private:
     void* resp_ = nullptr;
     std::string session_dir_, target_;      // note_copies: empty, none noted
     std::map<std::string, int64_t> noted_;  // path -> the earliest noted
+    uint64_t live_ino_ = 0;                 // the live upper whose start is live_start_
+    int64_t live_start_ = 0;
 };
