@@ -73,7 +73,7 @@ std::string encode(const Request& r) {
     std::string out;
     put(out, r.id);
     put(out, r.flags);
-    put(out, static_cast<uint8_t>((r.old_fd ? 1 : 0) | (r.new_fd ? 2 : 0)));
+    put(out, static_cast<uint8_t>((r.old_fd ? 1 : 0) | (r.new_fd ? 2 : 0) | (r.plain ? 4 : 0)));
     out += r.oldpath;
     out += '\0';
     out += r.newpath;
@@ -84,11 +84,12 @@ std::optional<Request> decode_request(const std::string& msg) {
     Request r;
     size_t at = 0;
     uint8_t fds = 0;
-    if (!get(msg, at, &r.id) || !get(msg, at, &r.flags) || !get(msg, at, &fds) || fds > 3) return std::nullopt;
+    if (!get(msg, at, &r.id) || !get(msg, at, &r.flags) || !get(msg, at, &fds) || fds > 7) return std::nullopt;
     size_t nul = msg.find('\0', at);
     if (nul == std::string::npos || msg.find('\0', nul + 1) != std::string::npos) return std::nullopt;
     r.old_fd = fds & 1;
     r.new_fd = fds & 2;
+    r.plain = fds & 4;
     r.oldpath = msg.substr(at, nul - at);
     r.newpath = msg.substr(nul + 1);
     return r;

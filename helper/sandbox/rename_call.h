@@ -37,6 +37,7 @@ struct Request {
     unsigned flags = 0;
     bool old_fd = false, new_fd = false;  // a dirfd rides along for it
     std::string oldpath, newpath;
+    bool plain = false;  // a file's rename (never emulated), on the dirs the supervisor resolved
 };
 std::string encode(const Request& r);
 std::optional<Request> decode_request(const std::string& msg);

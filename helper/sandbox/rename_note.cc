@@ -48,7 +48,7 @@ std::string link_of(const std::string& link) {
 // the errno the call gets instead: what resolving it gave (the call would
 // fail so too, but where the path means the reader, as `/proc/self` does),
 // EXDEV where it cannot be told.
-int parent_path(pid_t pid, int dirfd, const std::string& parent, std::string* out) {
+int parent_path(pid_t pid, int dirfd, const std::string& parent, base::Fd* fd, std::string* out) {
     base::Fd at;
     if (parent[0] != '/') {
         if (dirfd == AT_FDCWD) {
@@ -74,7 +74,9 @@ int parent_path(pid_t pid, int dirfd, const std::string& parent, std::string* ou
     if (!dir.valid())
         return errno == ENOENT || errno == ENOTDIR || errno == EACCES || errno == ENAMETOOLONG ? errno : EXDEV;
     *out = link_of("/proc/self/fd/" + std::to_string(dir.get()));
-    return out->empty() ? EXDEV : 0;
+    if (out->empty()) return EXDEV;
+    *fd = std::move(dir);
+    return 0;
 }
 
 // When the live upper began (its run's start, or a checkpoint's), floored
@@ -98,13 +100,17 @@ void RenameService::note_copies(const std::string& session_dir, const std::strin
 // moved or linked there) from when the live upper began, as the walk counts
 // them (capture/scan/walker_since.cc). An errno: the call is refused, as
 // its entry cannot be told (EXDEV, as for a rename across mounts: `mv`
-// copies instead, which the walk judges) or noted (the notes full).
-int RenameService::note_replaced(pid_t pid, int dirfd, const std::string& path) {
+// copies instead, which the walk judges) or noted (the notes full). Else
+// *at and *entry: the dir resolved and the name in it (at invalid: none,
+// the call needs no note), on which the call is to act, never the path
+// again (another thread could bend it since).
+int RenameService::note_replaced(pid_t pid, int dirfd, const std::string& path, base::Fd* at, std::string* entry) {
     if (session_dir_.empty() || path.empty()) return 0;
     auto [parent, name] = rename_call::split(path);
     if (name.empty() || name == "." || name == ".." || name == "/") return 0;  // the call fails (EBUSY, ...)
     std::string dir;
-    if (int err = parent_path(pid, dirfd, parent, &dir)) return err;
+    if (int err = parent_path(pid, dirfd, parent, at, &dir)) return err;
+    *entry = name;
     std::string abs = dir == "/" ? "/" + name : dir + "/" + name;
     if (abs.size() <= target_.size() + 1 || abs.compare(0, target_.size(), target_) != 0 || abs[target_.size()] != '/')
         return 0;

@@ -149,7 +149,9 @@ void RenameService::on_listener(short revents) {
         std::string newpath;
         int err = read_path(pid, link->newpath, &newpath);
         if (err == ESRCH) return;
-        if (!err) err = note_replaced(pid, link->newdirfd, newpath);
+        base::Fd at;  // (a link is left to the kernel: see docs/security.md)
+        std::string entry;
+        if (!err) err = note_replaced(pid, link->newdirfd, newpath, &at, &entry);
         return respond(id, err, err == 0);
     }
     auto args = rename_call::decode(n->data.nr, raw);
@@ -163,17 +165,32 @@ void RenameService::on_listener(short revents) {
         if (err == ESRCH) return;
         if (err) return respond(id, err, false);
     }
+    base::Fd olddir, newdir;
     if (!rename_call::may_need_emulation(req.flags, looks_like_dir(pid, args->olddirfd, req.oldpath))) {
-        int err = note_replaced(pid, args->newdirfd, req.newpath);
-        if (!err && (req.flags & RENAME_EXCHANGE)) err = note_replaced(pid, args->olddirfd, req.oldpath);
-        return respond(id, err, err == 0);
+        // A kept session's: the entries the call replaces noted, and the
+        // call made on the dirs resolved for that, by the worker.
+        bool exchange = req.flags & RENAME_EXCHANGE;
+        std::string newname, oldname;
+        int err = note_replaced(pid, args->newdirfd, req.newpath, &newdir, &newname);
+        if (!err && exchange) err = note_replaced(pid, args->olddirfd, req.oldpath, &olddir, &oldname);
+        if (err || !newdir.valid() || (exchange && !olddir.valid())) return respond(id, err, err == 0);
+        req.plain = true;
+        req.newpath = newname;
+        if (exchange) req.oldpath = oldname;
     }
-
     base::Fd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
     if (!pidfd.valid()) return;  // gone
-    base::Fd olddir, newdir;
-    if (int err = task_dirfd(pid, pidfd.get(), args->olddirfd, req.oldpath, &olddir)) return respond(id, err, false);
-    if (int err = task_dirfd(pid, pidfd.get(), args->newdirfd, req.newpath, &newdir)) return respond(id, err, false);
+    if (!olddir.valid())
+        if (int err = task_dirfd(pid, pidfd.get(), args->olddirfd, req.oldpath, &olddir))
+            return respond(id, err, false);
+    if (!newdir.valid())
+        if (int err = task_dirfd(pid, pidfd.get(), args->newdirfd, req.newpath, &newdir))
+            return respond(id, err, false);
+    hand_on(pid, req, std::move(olddir), std::move(newdir));
+}
+
+void RenameService::hand_on(pid_t pid, rename_call::Request& req, base::Fd olddir, base::Fd newdir) {
+    uint64_t id = req.id;
     // One worker, in the namespaces of the first task that needed it; the
     // sandbox cannot make new ones (no CLONE_NEWUSER, no capabilities).
     uint64_t mntns = ns_inode(pid, "mnt");

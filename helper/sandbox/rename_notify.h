@@ -55,7 +55,10 @@ private:
     // The entry `path` (from the task's `dirfd`) names, if the live upper
     // holds it (helper/sandbox/rename_note.cc). 0, or the errno the call
     // gets instead of running (EXDEV: the entry cannot be told, or noted).
-    int note_replaced(pid_t pid, int dirfd, const std::string& path);
+    // *at, *entry: where the call is to act (at invalid: as the task asked).
+    int note_replaced(pid_t pid, int dirfd, const std::string& path, base::Fd* at, std::string* entry);
+    // req to the worker (started on first need), with its dirfds.
+    void hand_on(pid_t pid, rename_call::Request& req, base::Fd olddir, base::Fd newdir);
     void stop_worker();
 
     Limits limits_;

@@ -50,7 +50,7 @@ TEST_CASE("renames: the three syscalls decode to one shape; others are not ours"
 }
 
 TEST_CASE("renames: requests and replies survive the wire; damaged ones are refused") {
-    Request q{42, RENAME_NOREPLACE, true, false, "a/b/src", "/abs/lib"};
+    Request q{42, RENAME_NOREPLACE, true, false, "a/b/src", "/abs/lib", false};
     auto back = decode_request(encode(q));
     REQUIRE(back);
     CHECK(back->id == 42);
@@ -59,11 +59,13 @@ TEST_CASE("renames: requests and replies survive the wire; damaged ones are refu
     CHECK_FALSE(back->new_fd);
     CHECK(back->oldpath == "a/b/src");
     CHECK(back->newpath == "/abs/lib");
-    Request empty{7, 0, false, true, "", ""};  // the kernel answers ENOENT; the message stays valid
+    Request empty{7, 0, false, true, "", "", true};  // the kernel answers ENOENT; the message stays valid
     auto e = decode_request(encode(empty));
     REQUIRE(e);
     CHECK(e->oldpath.empty());
     CHECK(e->new_fd);
+    CHECK(e->plain);
+    CHECK_FALSE(back->plain);
 
     std::string msg = encode(q);
     CHECK_FALSE(decode_request(msg.substr(0, 10)));           // short header
@@ -182,14 +184,14 @@ TEST_CASE("renames: the worker's own step is renameat2 with the task's flags") {
     testtree::make(p(t, "a"), "dir");
     testtree::make(p(t, "b"), "file:b");
     base::Fd dir(::open(t.path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-    Request r{1, RENAME_NOREPLACE, true, true, "a", "b"};
+    Request r{1, RENAME_NOREPLACE, true, true, "a", "b", false};
     CHECK(rename_worker::perform(dir.get(), dir.get(), r) == EEXIST);
     r.newpath = "c";
     CHECK(rename_worker::perform(dir.get(), dir.get(), r) == 0);
     CHECK(st_of(p(t, "c")).st_mode & S_IFDIR);
-    Request abs{2, 0, false, false, p(t, "c"), p(t, "d")};  // absolute: no dirfd
+    Request abs{2, 0, false, false, p(t, "c"), p(t, "d"), false};  // absolute: no dirfd
     CHECK(rename_worker::perform(AT_FDCWD, AT_FDCWD, abs) == 0);
     CHECK(::access(p(t, "d").c_str(), F_OK) == 0);
-    Request missing{3, 0, true, true, "nope", "x"};
+    Request missing{3, 0, true, true, "nope", "x", false};
     CHECK(rename_worker::perform(dir.get(), dir.get(), missing) == ENOENT);
 }
