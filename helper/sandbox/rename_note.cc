@@ -54,7 +54,7 @@ int parent_path(pid_t pid, int dirfd, const std::string& parent, base::Fd* fd, s
         if (dirfd == AT_FDCWD) {
             at.reset(::open(proc(pid, "cwd").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
         } else {
-            base::Fd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+            base::Fd pidfd(task_pidfd(pid));
             if (pidfd.valid()) at.reset(static_cast<int>(::syscall(SYS_pidfd_getfd, pidfd.get(), dirfd, 0)));
         }
         if (!at.valid()) return dirfd == AT_FDCWD ? ENOENT : EBADF;

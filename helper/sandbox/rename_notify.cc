@@ -13,9 +13,11 @@
 
 #include <cerrno>
 #include <climits>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
 
+#include "helper/base/fd.h"
 #include "helper/sandbox/fd_pass.h"
 #include "helper/sandbox/seccomp.h"
 
@@ -68,12 +70,29 @@ int task_dirfd(pid_t pid, int pidfd, int dirfd, const std::string& path, base::F
     return 0;
 }
 
+// Tgid of a task from /proc/TID/status; -1 when gone.
+pid_t thread_group(pid_t tid) {
+    base::Fd fd(::open(proc(tid, "status").c_str(), O_RDONLY | O_CLOEXEC));
+    auto text = fd.valid() ? base::read_all(fd.get(), 1 << 16) : base::Result<std::string>(std::string());
+    size_t at = text ? text.value().find("\nTgid:") : std::string::npos;
+    return at == std::string::npos ? -1 : static_cast<pid_t>(std::strtol(text.value().c_str() + at + 6, nullptr, 10));
+}
+
 uint64_t ns_inode(pid_t pid, const char* which) {
     struct stat st;
     return ::stat(proc(pid, std::string("ns/") + which).c_str(), &st) == 0 ? st.st_ino : 0;
 }
 
 }  // namespace
+
+int task_pidfd(pid_t tid) {
+    int fd = static_cast<int>(::syscall(SYS_pidfd_open, tid, 0));  // (ENOENT for a thread's id)
+    if (fd >= 0) return fd;
+    fd = static_cast<int>(::syscall(SYS_pidfd_open, tid, O_EXCL /* PIDFD_THREAD */));
+    if (fd >= 0) return fd;
+    pid_t tgid = thread_group(tid);
+    return tgid > 0 ? static_cast<int>(::syscall(SYS_pidfd_open, tgid, 0)) : -1;
+}
 
 namespace {
 // Set by precompile_filter() in setup; init and the child are its forks.
@@ -178,8 +197,8 @@ void RenameService::on_listener(short revents) {
         req.newpath = newname;
         if (exchange) req.oldpath = oldname;
     }
-    base::Fd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
-    if (!pidfd.valid()) return;  // gone
+    base::Fd pidfd(task_pidfd(pid));
+    if (!pidfd.valid()) return respond(id, 0, true);  // gone (else: its call runs as it asked)
     if (!olddir.valid())
         if (int err = task_dirfd(pid, pidfd.get(), args->olddirfd, req.oldpath, &olddir))
             return respond(id, err, false);

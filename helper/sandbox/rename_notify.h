@@ -33,6 +33,11 @@ base::Result<void> install_filter(int sync_fd, bool notify);
 // only loads it. Without it (or when it failed) install_filter() compiles.
 void precompile_filter(bool notify);
 
+// A pidfd of the task a notification names (a thread's id: pidfd_open
+// refuses one that leads no thread group without PIDFD_THREAD, Linux 6.9;
+// before it, its thread group's, whose fd table its threads share). -1: gone.
+int task_pidfd(pid_t tid);
+
 class RenameService {
 public:
     explicit RenameService(const Limits& limits) : limits_(limits) {}

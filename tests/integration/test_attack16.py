@@ -150,3 +150,52 @@ def test_a_dir_made_where_the_session_deleted_a_file_the_host_then_edited(lo):
     paced(lo, LAYOVER, "dof", "rm notes.txt && touch ready", "mkdir notes.txt && echo x > notes.txt/f && rm ready",
           host_edit(lo))
     refused_notes(lo, "dof")
+
+
+def test_a_rename_racing_a_dir_swapped_for_a_symlink_is_noted_where_it_lands(lo):
+    """Another thread swaps x between a dir and a symlink to `.` while the
+    command renames real files' copies to x/nI.txt: each rename acts where
+    the supervisor resolved it, so every copy it drops is noted."""
+    if platform.machine() != "x86_64":
+        pytest.skip("renameat2's number is x86_64's here")
+    n = 60
+    for i in range(n):
+        (lo.target / ("n%d.txt" % i)).write_text("n\n")
+        (lo.target / ("d%d.txt" % i)).write_text("d\n")
+
+    def host():
+        for i in range(n):
+            (lo.target / ("n%d.txt" % i)).write_text("host\n")
+    race = ("python3 -c 'import ctypes, os, threading\n"
+            "l = ctypes.CDLL(None, use_errno=True)\n"
+            "os.mkdir(\"x\"); os.symlink(\".\", \"y\"); stop = []\n"
+            "def flip():\n"
+            "    while not stop: l.syscall(316, -100, b\"x\", -100, b\"y\", 2)\n"
+            "t = threading.Thread(target=flip); t.start()\n"
+            "for i in range(%d):\n"
+            "    open(\"d%%d.txt\" %% i, \"a\").write(\"tuned\\n\")\n"
+            "    try: os.rename(\"d%%d.txt\" %% i, \"x/n%%d.txt\" %% i)\n"
+            "    except OSError: pass\n"
+            "stop.append(1); t.join()\n'" % n)
+    paced(lo, LAYOVER, "race", "for i in $(seq 0 %d); do echo s >> n$i.txt; done && touch ready" % (n - 1),
+          race + " && rm ready", host)
+    ch = status(lo, "race")
+    landed = [i for i in range(n) if (lo.upper("race") / ("n%d.txt" % i)).read_text() == "d\ntuned\n"]
+    assert all(ch["n%d.txt" % i].get("stale") for i in landed), (landed, ch)
+    r, res = apply(lo, "race")
+    assert r.returncode == 1
+    assert all((lo.target / ("n%d.txt" % i)).read_text() == "host\n" for i in range(n))
+    print("landed", len(landed))
+
+
+def test_a_rename_from_a_thread_that_leads_no_thread_group_is_answered(lo):
+    """The notification names the thread: a pidfd of it needs PIDFD_THREAD
+    (or its thread group's), else the supervisor dropped the call and the
+    thread waited for ever (a directory's rename; in a kept session any)."""
+    script = ("cd '%s' && python3 -c 'import os, threading\n"
+              "for a, b in ((\"old\", \"moved\"), (\"notes.txt\", \"notes.moved\")):\n"
+              "    t = threading.Thread(target=os.rename, args=(a, b)); t.start(); t.join()\n'" % lo.target)
+    r = lo.run(script, session="thr", timeout=30)
+    assert r.returncode == 0 and b"Error" not in r.stderr, r.stderr
+    assert (lo.upper("thr") / "moved" / "a.txt").read_text() == "a\n"
+    assert (lo.upper("thr") / "notes.moved").exists()
