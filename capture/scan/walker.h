@@ -129,8 +129,10 @@ private:
     // first had the path (capture/scan/walker_since.cc).
     void settle_first_copy(const UpperDir& stack, const UpperListing& ls, size_t index, const std::string& name,
                            const std::string& path, Seen* u, const Seen& l, const Hiding* parent_hide) const;
+    // path: the entry's (a name a rename or a link made counts from its
+    // layer); real_born: the real file's birth (-1: none known).
     int64_t first_copy(const UpperDir& stack, const UpperListing& ls, size_t index, const std::string& name,
-                       const std::string& path) const;
+                       const std::string& path, int64_t real_born) const;
     // A dir where the real tree has none: was its lowest layer's dir copied
     // up from a real dir at this path (then gone since)?
     bool copied_from_real(const UpperDir& stack, const UpperListing& ls, size_t index, const std::string& name) const;

@@ -50,13 +50,17 @@ void Walker::settle_first_copy(const UpperDir& stack, const UpperListing& ls, si
     if (!l.exists || opts_.session_start_ns <= 0) return;
     Type t = u->side.type;
     if ((t == Type::Whiteout || t == Type::OpaqueDir) && l.side.type == Type::Dir) {
-        u->first_ns = std::min(copyup_ns(*u), first_copy(stack, ls, index, name, path));
+        u->first_ns = std::min(copyup_ns(*u), first_copy(stack, ls, index, name, path, -1));
         return;
     }
-    if (t != Type::File && t != Type::Symlink && t != Type::Whiteout) return;
+    // A dir made where the real tree has a file (`rm f && mkdir f`): made
+    // anew, after the session dropped its view of the file.
+    bool dir_over_file = (t == Type::Dir || t == Type::OpaqueDir) && l.side.type != Type::Dir;
+    if (t != Type::File && t != Type::Symlink && t != Type::Whiteout && !dir_over_file) return;
     int64_t born = copyup_ns(*u), real = ns_of(l.st.stx_ctime);
     if (real > born || real <= opts_.session_start_ns) return;
-    int64_t first = std::min(born, first_copy(stack, ls, index, name, path));
+    int64_t real_born = (l.st.stx_mask & STATX_BTIME) ? ns_of(l.st.stx_btime) : -1;
+    int64_t first = std::min(born, first_copy(stack, ls, index, name, path, real_born));
     if (parent_hide && parent_hide->since > 0) first = std::min(first, parent_hide->since);
     // A copy the command renamed another file over (sed -i, mv a b), gone
     // from the layers, noted by the supervisor as it let the rename run.
@@ -66,7 +70,8 @@ void Walker::settle_first_copy(const UpperDir& stack, const UpperListing& ls, si
 
 // The lowest layer holding the name had it first: every holder above was
 // made from the view it gave. Its entry copied up in place (marked, one
-// link): its birth, when the real file was read. Anything else was made
+// link, from a real file there since the layer began): its birth, when the
+// real file was read. Anything else was made
 // anew there, from whatever the program had read since that layer began
 // (the run, or checkpoint, that made it): that start. A marked file with other links was linked
 // there from another path (`ln a b` copies `a` up, marked): it carries
@@ -75,7 +80,7 @@ void Walker::settle_first_copy(const UpperDir& stack, const UpperListing& ls, si
 // deleted a copy the layer held (edited, then `rm`), whose birth went with
 // it: the layer's start, as for a file made anew.
 int64_t Walker::first_copy(const UpperDir& stack, const UpperListing& ls, size_t index, const std::string& name,
-                           const std::string& path) const {
+                           const std::string& path, int64_t real_born) const {
     std::string buf;
     const std::string* in_it = nullptr;
     size_t k = lowest_holder(stack, ls, index, name, &buf, &in_it);
@@ -84,8 +89,15 @@ int64_t Walker::first_copy(const UpperDir& stack, const UpperListing& ls, size_t
     // (Never before the session began: a start floored to its second may be.)
     start = std::max(start, opts_.session_start_ns);
     // A name a rename or a link made (noted by the supervisor): the file
-    // there, marked or not, is another path's copy (`rm b && ln a b && rm a`).
-    if (opts_.first_copies && opts_.first_copies->moved_under(path)) return start;
+    // there, marked or not, is another path's copy (`rm b && ln a b && rm a`);
+    // with the notes full, any may be.
+    const session::FirstCopiesOnce* notes = opts_.first_copies;
+    if (notes && (notes->full() || notes->moved_under(path))) return start;
+    // A real file born since the layer began (the host saved it by a rename,
+    // as editors do, or made it anew): overlayfs keeps what it looked up of
+    // a local lower layer, and may have copied up the file the path had
+    // before (`cat f` in the run, the host's save, then `echo >> f`).
+    if (real_born > start) return start;
     struct statx st {};
     if (::statx(stack.fds[k], n.c_str(), AT_SYMLINK_NOFOLLOW, STATX_TYPE | STATX_BTIME | STATX_NLINK, &st) != 0 ||
         !(st.stx_mask & STATX_BTIME) || !S_ISREG(st.stx_mode) || st.stx_nlink != 1)

@@ -42,23 +42,6 @@ std::optional<Args> decode(int nr, const uint64_t a[6]) {
         return r;
     }
 #endif
-#ifdef __NR_link
-    if (nr == __NR_link) {
-        r.olddirfd = r.newdirfd = AT_FDCWD;
-        r.oldpath = a[0];
-        r.newpath = a[1];
-        r.link = true;
-        return r;
-    }
-#endif
-    if (nr == __NR_linkat) {
-        r.olddirfd = as_fd(a[0]);
-        r.oldpath = a[1];
-        r.newdirfd = as_fd(a[2]);
-        r.newpath = a[3];
-        r.link = true;
-        return r;
-    }
     if (nr != __NR_renameat && nr != __NR_renameat2) return std::nullopt;
     r.olddirfd = as_fd(a[0]);
     r.oldpath = a[1];
@@ -68,11 +51,29 @@ std::optional<Args> decode(int nr, const uint64_t a[6]) {
     return r;
 }
 
+std::optional<Args> decode_link(int nr, const uint64_t a[6]) {
+    Args r;
+#ifdef __NR_link
+    if (nr == __NR_link) {
+        r.olddirfd = r.newdirfd = AT_FDCWD;
+        r.oldpath = a[0];
+        r.newpath = a[1];
+        return r;
+    }
+#endif
+    if (nr != __NR_linkat) return std::nullopt;
+    r.olddirfd = as_fd(a[0]);
+    r.oldpath = a[1];
+    r.newdirfd = as_fd(a[2]);
+    r.newpath = a[3];
+    return r;
+}
+
 std::string encode(const Request& r) {
     std::string out;
     put(out, r.id);
     put(out, r.flags);
-    put(out, static_cast<uint8_t>((r.old_fd ? 1 : 0) | (r.new_fd ? 2 : 0)));
+    put(out, static_cast<uint8_t>((r.old_fd ? 1 : 0) | (r.new_fd ? 2 : 0) | (r.plain ? 4 : 0)));
     out += r.oldpath;
     out += '\0';
     out += r.newpath;
@@ -83,11 +84,12 @@ std::optional<Request> decode_request(const std::string& msg) {
     Request r;
     size_t at = 0;
     uint8_t fds = 0;
-    if (!get(msg, at, &r.id) || !get(msg, at, &r.flags) || !get(msg, at, &fds) || fds > 3) return std::nullopt;
+    if (!get(msg, at, &r.id) || !get(msg, at, &r.flags) || !get(msg, at, &fds) || fds > 7) return std::nullopt;
     size_t nul = msg.find('\0', at);
     if (nul == std::string::npos || msg.find('\0', nul + 1) != std::string::npos) return std::nullopt;
     r.old_fd = fds & 1;
     r.new_fd = fds & 2;
+    r.plain = fds & 4;
     r.oldpath = msg.substr(at, nul - at);
     r.newpath = msg.substr(nul + 1);
     return r;

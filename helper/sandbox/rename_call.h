@@ -10,7 +10,8 @@
 
 namespace rename_call {
 
-// The syscalls the filter hands to the supervisor (names as libseccomp knows them).
+// The syscalls the filter hands to the supervisor (names as libseccomp knows
+// them): the renames, and the links (noted only).
 const std::vector<const char*>& notified_syscalls();
 
 // The arguments of one notified call, as the task passed them.
@@ -19,12 +20,15 @@ struct Args {
     uint64_t oldpath = 0;  // addresses in the task's memory
     int newdirfd = 0;
     uint64_t newpath = 0;
-    unsigned flags = 0;  // renameat2's (a link's are not kept)
-    bool link = false;   // link/linkat: only noted, never carried out here
+    unsigned flags = 0;
 };
 
 // nr is a native syscall number; nullopt when it is not one of ours.
 std::optional<Args> decode(int nr, const uint64_t args[6]);
+// link(2), linkat(2): noted only (the entry they replace, a whiteout, in a
+// kept session: helper/sandbox/rename_note.cc); the kernel runs them. Their
+// flags are not the rename's and stay 0.
+std::optional<Args> decode_link(int nr, const uint64_t args[6]);
 
 // What the worker needs: the paths as read once from the task's memory and
 // whether each is resolved from a passed dirfd (else: absolute, from root).
@@ -33,6 +37,7 @@ struct Request {
     unsigned flags = 0;
     bool old_fd = false, new_fd = false;  // a dirfd rides along for it
     std::string oldpath, newpath;
+    bool plain = false;  // a file's rename (never emulated), on the dirs the supervisor resolved
 };
 std::string encode(const Request& r);
 std::optional<Request> decode_request(const std::string& msg);

@@ -13,9 +13,11 @@
 
 #include <cerrno>
 #include <climits>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
 
+#include "helper/base/fd.h"
 #include "helper/sandbox/fd_pass.h"
 #include "helper/sandbox/seccomp.h"
 
@@ -68,12 +70,29 @@ int task_dirfd(pid_t pid, int pidfd, int dirfd, const std::string& path, base::F
     return 0;
 }
 
+// Tgid of a task from /proc/TID/status; -1 when gone.
+pid_t thread_group(pid_t tid) {
+    base::Fd fd(::open(proc(tid, "status").c_str(), O_RDONLY | O_CLOEXEC));
+    auto text = fd.valid() ? base::read_all(fd.get(), 1 << 16) : base::Result<std::string>(std::string());
+    size_t at = text ? text.value().find("\nTgid:") : std::string::npos;
+    return at == std::string::npos ? -1 : static_cast<pid_t>(std::strtol(text.value().c_str() + at + 6, nullptr, 10));
+}
+
 uint64_t ns_inode(pid_t pid, const char* which) {
     struct stat st;
     return ::stat(proc(pid, std::string("ns/") + which).c_str(), &st) == 0 ? st.st_ino : 0;
 }
 
 }  // namespace
+
+int task_pidfd(pid_t tid) {
+    int fd = static_cast<int>(::syscall(SYS_pidfd_open, tid, 0));  // (ENOENT for a thread's id)
+    if (fd >= 0) return fd;
+    fd = static_cast<int>(::syscall(SYS_pidfd_open, tid, O_EXCL /* PIDFD_THREAD */));
+    if (fd >= 0) return fd;
+    pid_t tgid = thread_group(tid);
+    return tgid > 0 ? static_cast<int>(::syscall(SYS_pidfd_open, tgid, 0)) : -1;
+}
 
 namespace {
 // Set by precompile_filter() in setup; init and the child are its forks.
@@ -145,31 +164,52 @@ void RenameService::on_listener(short revents) {
     uint64_t id = n->id;
     uint64_t raw[6];
     for (int i = 0; i < 6; i++) raw[i] = n->data.args[i];
+    if (auto link = rename_call::decode_link(n->data.nr, raw)) {
+        std::string newpath;
+        int err = read_path(pid, link->newpath, &newpath);
+        if (err == ESRCH) return;
+        base::Fd at;  // (a link is left to the kernel: see docs/security.md)
+        std::string entry;
+        if (!err) err = note_replaced(pid, link->newdirfd, newpath, &at, &entry);
+        return respond(id, err, err == 0);
+    }
     auto args = rename_call::decode(n->data.nr, raw);
     if (!args) return respond(id, 0, true);
+
     rename_call::Request req;
     req.id = id;
     req.flags = args->flags;
-    if (args->link) {  // only noted: the kernel makes it, as the task
-        if (read_path(pid, args->newpath, &req.newpath) == 0)
-            note_rename(pid, args->olddirfd, "", args->newdirfd, req.newpath, 0, true);
-        return respond(id, 0, true);
-    }
-
     for (auto [addr, out] : {std::pair{args->oldpath, &req.oldpath}, std::pair{args->newpath, &req.newpath}}) {
         int err = read_path(pid, addr, out);
         if (err == ESRCH) return;
         if (err) return respond(id, err, false);
     }
-    note_rename(pid, args->olddirfd, req.oldpath, args->newdirfd, req.newpath, req.flags, false);
-    if (!rename_call::may_need_emulation(req.flags, looks_like_dir(pid, args->olddirfd, req.oldpath)))
-        return respond(id, 0, true);
-
-    base::Fd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
-    if (!pidfd.valid()) return;  // gone
     base::Fd olddir, newdir;
-    if (int err = task_dirfd(pid, pidfd.get(), args->olddirfd, req.oldpath, &olddir)) return respond(id, err, false);
-    if (int err = task_dirfd(pid, pidfd.get(), args->newdirfd, req.newpath, &newdir)) return respond(id, err, false);
+    if (!rename_call::may_need_emulation(req.flags, looks_like_dir(pid, args->olddirfd, req.oldpath))) {
+        // A kept session's: the entries the call replaces noted, and the
+        // call made on the dirs resolved for that, by the worker.
+        bool exchange = req.flags & RENAME_EXCHANGE;
+        std::string newname, oldname;
+        int err = note_replaced(pid, args->newdirfd, req.newpath, &newdir, &newname);
+        if (!err && exchange) err = note_replaced(pid, args->olddirfd, req.oldpath, &olddir, &oldname);
+        if (err || !newdir.valid() || (exchange && !olddir.valid())) return respond(id, err, err == 0);
+        req.plain = true;
+        req.newpath = newname;
+        if (exchange) req.oldpath = oldname;
+    }
+    base::Fd pidfd(task_pidfd(pid));
+    if (!pidfd.valid()) return respond(id, 0, true);  // gone (else: its call runs as it asked)
+    if (!olddir.valid())
+        if (int err = task_dirfd(pid, pidfd.get(), args->olddirfd, req.oldpath, &olddir))
+            return respond(id, err, false);
+    if (!newdir.valid())
+        if (int err = task_dirfd(pid, pidfd.get(), args->newdirfd, req.newpath, &newdir))
+            return respond(id, err, false);
+    hand_on(pid, req, std::move(olddir), std::move(newdir));
+}
+
+void RenameService::hand_on(pid_t pid, rename_call::Request& req, base::Fd olddir, base::Fd newdir) {
+    uint64_t id = req.id;
     // One worker, in the namespaces of the first task that needed it; the
     // sandbox cannot make new ones (no CLONE_NEWUSER, no capabilities).
     uint64_t mntns = ns_inode(pid, "mnt");

@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -33,6 +34,11 @@ base::Result<void> install_filter(int sync_fd, bool notify);
 // only loads it. Without it (or when it failed) install_filter() compiles.
 void precompile_filter(bool notify);
 
+// A pidfd of the task a notification names (a thread's id: pidfd_open
+// refuses one that leads no thread group without PIDFD_THREAD, Linux 6.9;
+// before it, its thread group's, whose fd table its threads share). -1: gone.
+int task_pidfd(pid_t tid);
+
 class RenameService {
 public:
     explicit RenameService(const Limits& limits) : limits_(limits) {}
@@ -46,20 +52,20 @@ public:
     void on_listener(short revents);
     // revents of worker(): one answer passed to its task.
     void on_worker(short revents);
-    // A kept session's: each file a rename replaces in the target's live
-    // upper layer has its birth noted first, and each name a rename or a
-    // link makes is noted (helper/store/first_copies.h).
+    // A kept session's: each file a rename or link replaces in the target's
+    // live upper layer has its birth noted first, and each name a rename or
+    // a link makes is noted (helper/store/first_copies.h).
     void note_copies(const std::string& session_dir, const std::string& target);
 
 private:
     void respond(uint64_t id, int err, bool cont);
-    // helper/sandbox/rename_note.cc: a call's names, before it runs.
-    void note_rename(pid_t pid, int olddirfd, const std::string& oldpath, int newdirfd, const std::string& newpath,
-                     unsigned flags, bool link);
-    std::string in_target(pid_t pid, int dirfd, const std::string& path) const;
-    void note_replaced(const std::string& rel);  // the live upper's entry there, if any
-    void note_made(const std::string& rel);
-    void stop_noting();
+    // The entry `path` (from the task's `dirfd`) names, if the live upper
+    // holds it (helper/sandbox/rename_note.cc). 0, or the errno the call
+    // gets instead of running (EXDEV: the entry cannot be told, or noted).
+    // *at, *entry: where the call is to act (at invalid: as the task asked).
+    int note_replaced(pid_t pid, int dirfd, const std::string& path, base::Fd* at, std::string* entry);
+    // req to the worker (started on first need), with its dirfds.
+    void hand_on(pid_t pid, rename_call::Request& req, base::Fd olddir, base::Fd newdir);
     void stop_worker();
 
     Limits limits_;
@@ -69,8 +75,10 @@ private:
     std::set<uint64_t> pending_;  // ids handed to the worker, not yet answered
     void* req_ = nullptr;         // libseccomp's notification buffers
     void* resp_ = nullptr;
-    std::string session_dir_, target_;  // note_copies: empty, none noted
-    std::unique_ptr<session::Notes> notes_;
-    std::set<std::string> noted_;  // paths noted (the first is the earliest)
-    std::set<std::string> made_;   // names made by renames and links, noted
+    std::string session_dir_, target_;       // note_copies: empty, none noted
+    std::unique_ptr<session::Notes> notes_;  // null: none noted
+    std::map<std::string, int64_t> noted_;   // path -> the earliest noted
+    std::set<std::string> made_;             // names made by renames and links, noted
+    uint64_t live_ino_ = 0;                  // the live upper whose start is live_start_
+    int64_t live_start_ = 0;
 };

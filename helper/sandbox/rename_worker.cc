@@ -67,7 +67,7 @@ int perform(int olddir, int newdir, const rename_call::Request& r) {
     const char* newp = r.newpath.c_str();
     if (::renameat2(olddir, oldp, newdir, newp, r.flags) == 0) return 0;
     int err = errno;
-    if (err != EXDEV || (r.flags & RENAME_EXCHANGE)) return err;
+    if (err != EXDEV || (r.flags & RENAME_EXCHANGE) || r.plain) return err;
     // The overlay's refusal to move a directory that is not upper-only (the
     // kernel checked everything else first: permissions, NOREPLACE, loops).
     auto o = rename_call::split(r.oldpath), n = rename_call::split(r.newpath);

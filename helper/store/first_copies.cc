@@ -49,6 +49,10 @@ void parse(const std::string& text, std::map<std::string, int64_t>* born, Moves*
         if (end == std::string::npos) break;  // a line cut short: not whole
         std::string_view line(text.data() + at, end - at);
         at = end + 1;
+        if (line == "full") {
+            if (moves) moves->full = true;
+            continue;
+        }
         size_t sp = line.find(' ');
         if (sp == std::string_view::npos) continue;
         std::string_view head = line.substr(0, sp), rest = line.substr(sp + 1);
@@ -68,8 +72,7 @@ void parse(const std::string& text, std::map<std::string, int64_t>* born, Moves*
         auto [it, fresh] = born->emplace(path, ns);
         if (!fresh && ns < it->second) it->second = ns;
     }
-    // Full: a name made since may not be noted, so none can be trusted.
-    if (moves) moves->since = static_cast<off_t>(text.size()) > kMaxBytes ? -1 : since;
+    if (moves) moves->since = since;
 }
 
 }  // namespace
@@ -78,15 +81,24 @@ Notes::Notes(const std::string& dir)
     : fd_(::open((dir + kFile).c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600)) {
     struct stat st {};
     if (fd_.valid() && (::fstat(fd_.get(), &st) != 0 || !S_ISREG(st.st_mode))) fd_.reset();
-    size_ = st.st_size;
+    size_ = st.st_size;  // (one already past 8 MiB gets its "full" at the first line)
 }
 
-// One line, in one write: O_APPEND keeps lines whole. Only this run's
-// supervisor writes the file while it runs: the size is kept here.
+// One line, in one write: O_APPEND keeps lines whole; one cut short (the
+// disk full) is taken back, else the next line would join it and not
+// parse. Only this run's supervisor writes the file while it runs: the
+// size is kept here.
 bool Notes::append(const std::string& line) {
-    if (size_ > kMaxBytes) return false;
-    if (fd_.valid() && base::write_all(fd_.get(), line.data(), line.size()).ok())
-        size_ += static_cast<int64_t>(line.size());
+    if (full_) return true;
+    if (!fd_.valid()) return false;
+    bool last = size_ + static_cast<int64_t>(line.size()) > kMaxBytes;
+    const std::string& text = last ? std::string("full\n") : line;
+    if (!base::write_all(fd_.get(), text.data(), text.size()).ok()) {
+        (void)::ftruncate(fd_.get(), size_);
+        return false;
+    }
+    size_ += static_cast<int64_t>(text.size());
+    full_ = last;
     return true;
 }
 
@@ -130,6 +142,11 @@ int64_t FirstCopiesOnce::get(const std::string& path) const {
 int64_t FirstCopiesOnce::moves_since() const {
     read();
     return moves_.since;
+}
+
+bool FirstCopiesOnce::full() const {
+    read();
+    return moves_.full;
 }
 
 bool FirstCopiesOnce::moved_under(const std::string& path) const {

@@ -1,7 +1,8 @@
-// When the session first had a copy of a path its command then renamed
-// another file over (`sed -i`, an editor's atomic save, `mv a b`): the
-// replaced copy's birth, noted by the supervisor as it lets the rename run
-// (helper/sandbox/rename_notify.cc), before the kernel drops that copy.
+// When the session first had a copy of a path its command then renamed or
+// linked another file over (`sed -i`, an editor's atomic save, `mv a b`,
+// `rm b && ln a b`): the replaced copy's birth (or its layer's start),
+// noted by the supervisor as it lets the call run
+// (helper/sandbox/rename_note.cc), before the kernel drops that copy.
 // capture/scan/walker_since.cc takes the earliest as the copy-up time of
 // the path (docs/security.md, "When the copy was made"). Kept in the
 // session directory, out of the sandbox's reach: `first-copies`, one line
@@ -14,6 +15,10 @@
 // rename or link made was copied up at that path: where the real tree has
 // no file there now, the user deleted it (docs/security.md, "A real file
 // removed since"). Readers older than these lines skip them.
+//
+// Past 8 MiB a last line "full\n" says that nothing more is noted: the walk
+// then counts every copy from its layer's start (a conflict wherever the
+// user changed the real file during the session, never a silent overwrite).
 #pragma once
 #include <cstdint>
 #include <map>
@@ -27,11 +32,9 @@
 namespace session {
 
 // The supervisor's notes for one run, the file held open (appending). Each
-// call appends one line (best effort: a write that fails, or a file past
-// 8 MiB, notes nothing; a birth missed leaves the layer's start to bound
-// the path, a name missed makes a copy moved there look copied in place, a
-// conflict where its real file is gone). False once the file is full:
-// nothing more will be noted.
+// call appends one line; false when it could not be written (the disk full,
+// the file unusable): the caller refuses the call it was to note
+// (helper/sandbox/rename_note.cc). Past 8 MiB, "full" once, then nothing.
 class Notes {
 public:
     explicit Notes(const std::string& session_dir);
@@ -45,6 +48,7 @@ private:
     bool append(const std::string& line);
     base::Fd fd_;
     int64_t size_ = 0;
+    bool full_ = false;
 };
 
 // A fork's: the source's notes, as they are now (its layers' copies are the
@@ -57,8 +61,9 @@ void copy_first_copies(const std::string& from_dir, const std::string& to_dir);
 std::map<std::string, int64_t> read_first_copies(const std::string& session_dir);
 
 struct Moves {
-    int64_t since = -1;          // the first "moves" line; -1: none, or the file is full
+    int64_t since = -1;          // the first "moves" line; -1: none
     std::set<std::string> made;  // the names renames and links made
+    bool full = false;           // past 8 MiB: some were not noted
 };
 Moves read_moves(const std::string& session_dir);
 
@@ -68,11 +73,12 @@ public:
     explicit FirstCopiesOnce(std::string session_dir) : dir_(std::move(session_dir)) {}
     // The earliest birth noted for `path`, or -1.
     int64_t get(const std::string& path) const;
-    // When noting renames and links began (-1: never, or the notes are
-    // full and nothing can be said), and whether a rename or a link made
-    // `path` or a dir above it.
+    // When noting renames and links began (-1: never), whether a rename or
+    // a link made `path` or a dir above it (as noted), and whether the
+    // notes are full (some births and names were not noted).
     int64_t moves_since() const;
     bool moved_under(const std::string& path) const;
+    bool full() const;
 
 private:
     void read() const;

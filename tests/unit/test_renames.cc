@@ -19,7 +19,7 @@
 
 using namespace rename_call;
 
-TEST_CASE("renames: the three rename syscalls decode to one shape; others are not ours") {
+TEST_CASE("renames: the three syscalls decode to one shape; others are not ours") {
     uint64_t a[6] = {0xffffffff00000005ull, 0x1000, static_cast<uint64_t>(AT_FDCWD), 0x2000, RENAME_NOREPLACE, 0};
     auto r = decode(__NR_renameat2, a);
     REQUIRE(r);
@@ -39,31 +39,18 @@ TEST_CASE("renames: the three rename syscalls decode to one shape; others are no
     CHECK(plain->oldpath == a[0]);
     CHECK(plain->newpath == a[1]);
 #endif
-    CHECK_FALSE(r->link);
     CHECK_FALSE(decode(__NR_openat, a));
+    CHECK_FALSE(decode(__NR_linkat, a));
+    auto link = decode_link(__NR_linkat, a);
+    REQUIRE(link);
+    CHECK(link->newpath == a[3]);
+    CHECK(link->flags == 0);
+    CHECK_FALSE(decode_link(__NR_renameat2, a));
     CHECK(notified_syscalls().size() == 5);
 }
 
-TEST_CASE("renames: a link's names decode too, marked as a link, without rename flags") {
-    uint64_t a[6] = {static_cast<uint64_t>(AT_FDCWD), 0x1000, 7, 0x2000, AT_SYMLINK_FOLLOW, 0};
-    auto at = decode(__NR_linkat, a);
-    REQUIRE(at);
-    CHECK(at->link);
-    CHECK(at->olddirfd == AT_FDCWD);
-    CHECK(at->newdirfd == 7);
-    CHECK(at->newpath == 0x2000);
-    CHECK(at->flags == 0);  // AT_SYMLINK_FOLLOW is no RENAME_EXCHANGE
-#ifdef __NR_link
-    auto plain = decode(__NR_link, a);
-    REQUIRE(plain);
-    CHECK(plain->link);
-    CHECK(plain->newdirfd == AT_FDCWD);
-    CHECK(plain->newpath == a[1]);
-#endif
-}
-
 TEST_CASE("renames: requests and replies survive the wire; damaged ones are refused") {
-    Request q{42, RENAME_NOREPLACE, true, false, "a/b/src", "/abs/lib"};
+    Request q{42, RENAME_NOREPLACE, true, false, "a/b/src", "/abs/lib", false};
     auto back = decode_request(encode(q));
     REQUIRE(back);
     CHECK(back->id == 42);
@@ -72,11 +59,13 @@ TEST_CASE("renames: requests and replies survive the wire; damaged ones are refu
     CHECK_FALSE(back->new_fd);
     CHECK(back->oldpath == "a/b/src");
     CHECK(back->newpath == "/abs/lib");
-    Request empty{7, 0, false, true, "", ""};  // the kernel answers ENOENT; the message stays valid
+    Request empty{7, 0, false, true, "", "", true};  // the kernel answers ENOENT; the message stays valid
     auto e = decode_request(encode(empty));
     REQUIRE(e);
     CHECK(e->oldpath.empty());
     CHECK(e->new_fd);
+    CHECK(e->plain);
+    CHECK_FALSE(back->plain);
 
     std::string msg = encode(q);
     CHECK_FALSE(decode_request(msg.substr(0, 10)));           // short header
@@ -195,14 +184,14 @@ TEST_CASE("renames: the worker's own step is renameat2 with the task's flags") {
     testtree::make(p(t, "a"), "dir");
     testtree::make(p(t, "b"), "file:b");
     base::Fd dir(::open(t.path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-    Request r{1, RENAME_NOREPLACE, true, true, "a", "b"};
+    Request r{1, RENAME_NOREPLACE, true, true, "a", "b", false};
     CHECK(rename_worker::perform(dir.get(), dir.get(), r) == EEXIST);
     r.newpath = "c";
     CHECK(rename_worker::perform(dir.get(), dir.get(), r) == 0);
     CHECK(st_of(p(t, "c")).st_mode & S_IFDIR);
-    Request abs{2, 0, false, false, p(t, "c"), p(t, "d")};  // absolute: no dirfd
+    Request abs{2, 0, false, false, p(t, "c"), p(t, "d"), false};  // absolute: no dirfd
     CHECK(rename_worker::perform(AT_FDCWD, AT_FDCWD, abs) == 0);
     CHECK(::access(p(t, "d").c_str(), F_OK) == 0);
-    Request missing{3, 0, true, true, "nope", "x"};
+    Request missing{3, 0, true, true, "nope", "x", false};
     CHECK(rename_worker::perform(dir.get(), dir.get(), missing) == ENOENT);
 }

@@ -39,7 +39,7 @@ TEST_CASE("first copies: the earliest birth per path, odd names whole, damaged l
     CHECK(session::read_first_copies(fork.path) == got);
 }
 
-TEST_CASE("first copies: the names renames and links made, from when noting began; none once full") {
+TEST_CASE("first copies: the names renames and links made, from when noting began; full past 8 MiB") {
     testtree::TempDir t;
     session::FirstCopiesOnce none(t.path);
     CHECK(none.moves_since() == -1);  // never noted: nothing can be said
@@ -75,6 +75,12 @@ TEST_CASE("first copies: the names renames and links made, from when noting bega
         pad += "\n";
         REQUIRE(base::write_all(fd.get(), pad.data(), pad.size()).ok());
     }
-    CHECK_FALSE(session::Notes(t.path).moved_to("late"));
-    CHECK(session::read_moves(t.path).since == -1);
+    CHECK(session::Notes(t.path).moved_to("late"));  // not written: "full" instead, once
+    CHECK(session::Notes(t.path).moved_to("later"));
+    auto m = session::read_moves(t.path);
+    CHECK(m.full);
+    CHECK(m.since == 800);
+    CHECK(m.made.count("nd2") == 1);
+    CHECK(m.made.count("late") == 0);
+    CHECK_FALSE(session::FirstCopiesOnce(t.path + "/none").full());
 }

@@ -1,0 +1,201 @@
+"""A copy the command moved or linked to a path, or made from a real file
+the host has since replaced, is judged from when the session first had
+the path, however the rename was spelled (docs/security.md, "When the copy
+was made"): apply never overwrites the host's edit unseen."""
+import os
+import platform
+
+import pytest
+
+from apply_util import apply_json as apply, paced, status_json as status
+from conftest import LAYOVER
+
+EDIT = "the host's edit during the run\n"
+
+
+def host_edit(lo):
+    def host():
+        (lo.target / "notes.txt").write_text(EDIT)
+    return host
+
+
+def refused_notes(lo, name):
+    assert status(lo, name)["notes.txt"].get("stale"), status(lo, name)
+    r, res = apply(lo, name)
+    assert r.returncode == 1 and "notes.txt" in [c["path"] for c in res["conflicts"]], res
+    assert (lo.target / "notes.txt").read_text() == EDIT
+
+
+def test_a_copy_renamed_over_through_proc_self_is_refused(lo):
+    """The command copies notes.txt up, the host edits it, the command
+    renames another real file's copy over it as /proc/self/cwd/notes.txt
+    (lexically outside the target): refused, the old copy stays (stale)."""
+    (lo.target / "notes.default").write_text("defaults\n")
+    paced(lo, LAYOVER, "pc", "echo sandbox >> notes.txt",
+          "echo tuned >> notes.default && (mv notes.default /proc/self/cwd/notes.txt || true)",
+          host_edit(lo), ready="notes.txt")
+    assert (lo.target / "notes.default").read_text() == "defaults\n"
+    refused_notes(lo, "pc")
+
+
+def test_a_copy_renamed_over_through_a_symlinked_dir_is_stale(lo):
+    """As above, through `x -> .`: the supervisor resolves the symlink as
+    the kernel does, and notes the copy the rename drops."""
+    (lo.target / "notes.default").write_text("defaults\n")
+    paced(lo, LAYOVER, "sl", "echo sandbox >> notes.txt",
+          "echo tuned >> notes.default && ln -s . x && mv notes.default x/notes.txt && rm x",
+          host_edit(lo), ready="notes.txt")
+    assert (lo.upper("sl") / "notes.txt").read_text() == "defaults\ntuned\n"
+    refused_notes(lo, "sl")
+
+
+def test_a_copy_renamed_onto_a_deleted_copy_is_stale(lo):
+    """The command deletes its copy (a whiteout), the host edits the file,
+    the command renames another real file's copy (marked, born after the
+    edit) there: noted from the layer's start."""
+    (lo.target / "notes.default").write_text("defaults\n")
+    paced(lo, LAYOVER, "rr", "echo sandbox >> notes.txt && rm notes.txt && touch ready",
+          "echo tuned >> notes.default && mv notes.default notes.txt && rm ready", host_edit(lo))
+    refused_notes(lo, "rr")
+
+
+def test_rm_ln_rm_over_a_copy_is_stale(lo):
+    """`rm notes.txt && ln notes.default notes.txt && rm notes.default`:
+    one link again, with notes.default's mark and birth; the link over the
+    whiteout is noted."""
+    (lo.target / "notes.default").write_text("defaults\n")
+    paced(lo, LAYOVER, "ll", "echo sandbox >> notes.txt && touch ready",
+          "echo tuned >> notes.default && rm notes.txt && ln notes.default notes.txt && rm notes.default && rm ready",
+          host_edit(lo))
+    refused_notes(lo, "ll")
+
+
+def test_a_copy_exchanged_with_another_real_file_s_is_stale(lo):
+    """renameat2(RENAME_EXCHANGE): both entries are noted."""
+    if platform.machine() != "x86_64":
+        pytest.skip("renameat2's number is x86_64's here")
+    (lo.target / "notes.default").write_text("defaults\n")
+    ex = ("python3 -c 'import ctypes,os; l=ctypes.CDLL(None,use_errno=True); "
+          "r=l.syscall(316,-100,b\"notes.default\",-100,b\"notes.txt\",2); "  # renameat2, RENAME_EXCHANGE
+          "assert r==0, os.strerror(ctypes.get_errno())'")
+    paced(lo, LAYOVER, "ex", "echo sandbox >> notes.txt", "echo tuned >> notes.default && " + ex,
+          host_edit(lo), ready="notes.txt")
+    assert (lo.upper("ex") / "notes.txt").read_text() == "defaults\ntuned\n"
+    refused_notes(lo, "ex")
+
+
+def test_a_host_save_by_rename_after_the_sandbox_looked_the_file_up_is_a_conflict(lo):
+    """The command reads notes.txt (the overlay caches the real inode), the
+    host saves it vim-style (a new file renamed over it), then the command
+    edits it: the overlay copies the old inode up."""
+    def host():
+        tmp = lo.target / ".notes.txt.swp"
+        tmp.write_text(EDIT)
+        os.rename(tmp, lo.target / "notes.txt")
+    paced(lo, LAYOVER, "vs", "cat notes.txt > /dev/null && touch ready", "echo sandbox >> notes.txt && rm ready", host)
+    print("upper:", repr((lo.upper("vs") / "notes.txt").read_text()))
+    refused_notes(lo, "vs")
+
+
+
+def test_a_host_save_keeping_a_backup_after_the_sandbox_looked_the_file_up_is_a_conflict(lo):
+    """As above, but the host keeps the old file (`mv notes.txt notes.bak`,
+    then writes notes.txt anew): the overlay copies the old file up, with a
+    mark, after the host's edit."""
+    def host():
+        os.rename(lo.target / "notes.txt", lo.target / "notes.bak")
+        (lo.target / "notes.txt").write_text(EDIT)
+    paced(lo, LAYOVER, "ma", "cat notes.txt > /dev/null && touch ready", "echo sandbox >> notes.txt && rm ready", host)
+    assert (lo.upper("ma") / "notes.txt").read_text() == "one\ntwo\nthree\nsandbox\n"
+    refused_notes(lo, "ma")
+
+
+
+def test_a_copy_renamed_over_through_dotdot_from_a_dirfd_is_stale(lo):
+    """renameat with an O_PATH dirfd on old/sub and `../../notes.txt`."""
+    (lo.target / "notes.default").write_text("defaults\n")
+    mv = ("python3 -c 'import os; d=os.open(\"old/sub\", os.O_PATH|os.O_DIRECTORY); "
+          "os.rename(\"notes.default\", \"../../notes.txt\", dst_dir_fd=d)'")
+    paced(lo, LAYOVER, "dd", "echo sandbox >> notes.txt", "echo tuned >> notes.default && " + mv,
+          host_edit(lo), ready="notes.txt")
+    assert (lo.upper("dd") / "notes.txt").read_text() == "defaults\ntuned\n"
+    refused_notes(lo, "dd")
+
+
+
+def test_a_rename_over_a_copy_after_the_notes_are_full_is_still_stale(lo):
+    """The command fills first-copies (8 MiB) with renames over files it
+    made, then renames a real file's copy over notes.txt: nothing more can
+    be noted, the renames still work (no tool breaks), and the notes say
+    they are full, so the walk counts every copy from its layer's start:
+    the host's edit is a conflict, never overwritten."""
+    (lo.target / "notes.default").write_text("defaults\n")
+    fill = ("python3 -c 'import os\n"
+            "for i in range(17000):\n"
+            "    n = \"%05d\" % i + \"x\" * 245\n"
+            "    open(\"s\", \"w\").close(); open(n, \"w\").close()\n"
+            "    os.rename(\"s\", n)\n"
+            "    os.unlink(n)\n'")
+    paced(lo, LAYOVER, "full", "echo sandbox >> notes.txt",
+          fill + " && echo tuned >> notes.default && mv notes.default notes.txt",
+          host_edit(lo), ready="notes.txt")
+    notes = (lo.session_dir("full") / "first-copies").read_bytes()
+    assert (8 << 20) - 4096 < len(notes) <= (8 << 20) + 5 and notes.endswith(b"\nfull\n"), len(notes)
+    refused_notes(lo, "full")
+
+
+def test_a_dir_made_where_the_session_deleted_a_file_the_host_then_edited(lo):
+    """The command deletes notes.txt, the host edits it, the command makes
+    a dir there: apply would replace the host's edit with the dir."""
+    paced(lo, LAYOVER, "dof", "rm notes.txt && touch ready", "mkdir notes.txt && echo x > notes.txt/f && rm ready",
+          host_edit(lo))
+    refused_notes(lo, "dof")
+
+
+def test_a_rename_racing_a_dir_swapped_for_a_symlink_is_noted_where_it_lands(lo):
+    """Another thread swaps x between a dir and a symlink to `.` while the
+    command renames real files' copies to x/nI.txt: each rename acts where
+    the supervisor resolved it, so every copy it drops is noted."""
+    if platform.machine() != "x86_64":
+        pytest.skip("renameat2's number is x86_64's here")
+    n = 60
+    for i in range(n):
+        (lo.target / ("n%d.txt" % i)).write_text("n\n")
+        (lo.target / ("d%d.txt" % i)).write_text("d\n")
+
+    def host():
+        for i in range(n):
+            (lo.target / ("n%d.txt" % i)).write_text("host\n")
+    race = ("python3 -c 'import ctypes, os, threading\n"
+            "l = ctypes.CDLL(None, use_errno=True)\n"
+            "os.mkdir(\"x\"); os.symlink(\".\", \"y\"); stop = []\n"
+            "def flip():\n"
+            "    while not stop: l.syscall(316, -100, b\"x\", -100, b\"y\", 2)\n"
+            "t = threading.Thread(target=flip); t.start()\n"
+            "for i in range(%d):\n"
+            "    open(\"d%%d.txt\" %% i, \"a\").write(\"tuned\\n\")\n"
+            "    try: os.rename(\"d%%d.txt\" %% i, \"x/n%%d.txt\" %% i)\n"
+            "    except OSError: pass\n"
+            "stop.append(1); t.join()\n'" % n)
+    paced(lo, LAYOVER, "race", "for i in $(seq 0 %d); do echo s >> n$i.txt; done && touch ready" % (n - 1),
+          race + " && rm ready", host)
+    ch = status(lo, "race")
+    landed = [i for i in range(n) if (lo.upper("race") / ("n%d.txt" % i)).read_text() == "d\ntuned\n"]
+    assert all(ch["n%d.txt" % i].get("stale") for i in landed), (landed, ch)
+    r, res = apply(lo, "race")
+    assert r.returncode == 1
+    assert all((lo.target / ("n%d.txt" % i)).read_text() == "host\n" for i in range(n))
+    print("landed", len(landed))
+
+
+def test_a_rename_from_a_thread_that_leads_no_thread_group_is_answered(lo):
+    """The notification names the thread: a pidfd of it needs PIDFD_THREAD
+    (or its thread group's), else the supervisor dropped the call and the
+    thread waited for ever (a directory's rename; in a kept session any)."""
+    script = ("cd '%s' && python3 -c 'import os, threading\n"
+              "for a, b in ((\"old\", \"moved\"), (\"notes.txt\", \"notes.moved\")):\n"
+              "    t = threading.Thread(target=os.rename, args=(a, b)); t.start(); t.join()\n'" % lo.target)
+    r = lo.run(script, session="thr", timeout=30)
+    assert r.returncode == 0 and b"Error" not in r.stderr, r.stderr
+    assert (lo.upper("thr") / "moved" / "a.txt").read_text() == "a\n"
+    assert (lo.upper("thr") / "notes.moved").exists()
