@@ -32,41 +32,45 @@ const std::vector<const char*>& notified_syscalls() {
     return names;
 }
 
-std::optional<Args> decode(int nr, const uint64_t a[6]) {
+namespace {
+
+// rename(2), link(2): two paths, both from the cwd.
+Args from_cwd(const uint64_t a[6]) {
     Args r;
-#ifdef __NR_rename
-    if (nr == __NR_rename) {
-        r.olddirfd = r.newdirfd = AT_FDCWD;
-        r.oldpath = a[0];
-        r.newpath = a[1];
-        return r;
-    }
-#endif
-    if (nr != __NR_renameat && nr != __NR_renameat2) return std::nullopt;
+    r.olddirfd = r.newdirfd = AT_FDCWD;
+    r.oldpath = a[0];
+    r.newpath = a[1];
+    return r;
+}
+
+// The *at forms: (olddirfd, oldpath, newdirfd, newpath).
+Args at_dirfds(const uint64_t a[6]) {
+    Args r;
     r.olddirfd = as_fd(a[0]);
     r.oldpath = a[1];
     r.newdirfd = as_fd(a[2]);
     r.newpath = a[3];
+    return r;
+}
+
+}  // namespace
+
+std::optional<Args> decode(int nr, const uint64_t a[6]) {
+#ifdef __NR_rename
+    if (nr == __NR_rename) return from_cwd(a);
+#endif
+    if (nr != __NR_renameat && nr != __NR_renameat2) return std::nullopt;
+    Args r = at_dirfds(a);
     if (nr == __NR_renameat2) r.flags = static_cast<unsigned>(a[4]);
     return r;
 }
 
 std::optional<Args> decode_link(int nr, const uint64_t a[6]) {
-    Args r;
 #ifdef __NR_link
-    if (nr == __NR_link) {
-        r.olddirfd = r.newdirfd = AT_FDCWD;
-        r.oldpath = a[0];
-        r.newpath = a[1];
-        return r;
-    }
+    if (nr == __NR_link) return from_cwd(a);
 #endif
     if (nr != __NR_linkat) return std::nullopt;
-    r.olddirfd = as_fd(a[0]);
-    r.oldpath = a[1];
-    r.newdirfd = as_fd(a[2]);
-    r.newpath = a[3];
-    return r;
+    return at_dirfds(a);  // (linkat's flags are not a rename's: left 0)
 }
 
 std::string encode(const Request& r) {

@@ -84,6 +84,13 @@ def test_a_copy_exchanged_with_another_real_file_s_is_stale(lo):
     refused_notes(lo, "ex")
 
 
+def saved_after_a_look(lo, name, host):
+    """The command reads notes.txt (the overlay keeps what it looked up), the
+    host saves it (host()), the command then appends to it: refused."""
+    paced(lo, LAYOVER, name, "cat notes.txt > /dev/null && touch ready", "echo sandbox >> notes.txt && rm ready", host)
+    refused_notes(lo, name)
+
+
 def test_a_host_save_by_rename_after_the_sandbox_looked_the_file_up_is_a_conflict(lo):
     """The command reads notes.txt (the overlay caches the real inode), the
     host saves it vim-style (a new file renamed over it), then the command
@@ -92,10 +99,7 @@ def test_a_host_save_by_rename_after_the_sandbox_looked_the_file_up_is_a_conflic
         tmp = lo.target / ".notes.txt.swp"
         tmp.write_text(EDIT)
         os.rename(tmp, lo.target / "notes.txt")
-    paced(lo, LAYOVER, "vs", "cat notes.txt > /dev/null && touch ready", "echo sandbox >> notes.txt && rm ready", host)
-    print("upper:", repr((lo.upper("vs") / "notes.txt").read_text()))
-    refused_notes(lo, "vs")
-
+    saved_after_a_look(lo, "vs", host)
 
 
 def test_a_host_save_keeping_a_backup_after_the_sandbox_looked_the_file_up_is_a_conflict(lo):
@@ -105,10 +109,8 @@ def test_a_host_save_keeping_a_backup_after_the_sandbox_looked_the_file_up_is_a_
     def host():
         os.rename(lo.target / "notes.txt", lo.target / "notes.bak")
         (lo.target / "notes.txt").write_text(EDIT)
-    paced(lo, LAYOVER, "ma", "cat notes.txt > /dev/null && touch ready", "echo sandbox >> notes.txt && rm ready", host)
+    saved_after_a_look(lo, "ma", host)
     assert (lo.upper("ma") / "notes.txt").read_text() == "one\ntwo\nthree\nsandbox\n"
-    refused_notes(lo, "ma")
-
 
 
 def test_a_copy_renamed_over_through_dotdot_from_a_dirfd_is_stale(lo):
@@ -120,7 +122,6 @@ def test_a_copy_renamed_over_through_dotdot_from_a_dirfd_is_stale(lo):
           host_edit(lo), ready="notes.txt")
     assert (lo.upper("dd") / "notes.txt").read_text() == "defaults\ntuned\n"
     refused_notes(lo, "dd")
-
 
 
 def test_a_rename_over_a_copy_after_the_notes_are_full_is_still_stale(lo):
