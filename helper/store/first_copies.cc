@@ -27,10 +27,6 @@ std::string read_notes(const std::string& dir) {
     return text ? std::move(text.value()) : "";
 }
 
-}  // namespace
-
-namespace {
-
 // Digits only (unsigned: no sign), within int64; -1 otherwise.
 int64_t parse_ns(std::string_view digits) {
     uint64_t v = 0;
@@ -92,7 +88,7 @@ bool Notes::append(const std::string& line) {
     if (full_) return true;
     if (!fd_.valid()) return false;
     bool last = size_ + static_cast<int64_t>(line.size()) > kMaxBytes;
-    const std::string& text = last ? std::string("full\n") : line;
+    const std::string text = last ? std::string("full\n") : line;
     if (!base::write_all(fd_.get(), text.data(), text.size()).ok()) {
         (void)::ftruncate(fd_.get(), size_);
         return false;
