@@ -39,6 +39,21 @@ struct Trees {
         REQUIRE(r.ok());
         return std::move(r.value());
     }
+    // A deep tree's walk, on a big stack as every walk of the helper runs
+    // (capture::as_owner_here): hundreds of levels fill the main thread's
+    // 8 MiB under ASan (~12 KB a level).
+    ScanResult scan_deep(const ScanOptions& o) {
+        base::Result<ScanResult> r = base::error("not walked");
+        {
+            base::Fd u(::open(up.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+            base::Fd l(::open(low.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+            base::StackThread walk;
+            REQUIRE(walk.start([&] { r = scan_upper(u.get(), l.get(), o); }));
+        }
+        INFO((r ? "" : r.error().message));
+        REQUIRE(r.ok());
+        return std::move(r.value());
+    }
 };
 
 std::string describe(const Change& c) {
@@ -309,19 +324,8 @@ TEST_CASE("capture fastpath: kept files give their fds back when a deep dir need
     ScanOptions o;
     o.with_base = true;
     o.keep_files = true;
-    // On a big stack, as every walk of the helper runs (capture::as_owner_here):
-    // 700 levels fill the main thread's 8 MiB under ASan (~12 KB a level).
-    base::Result<ScanResult> r = base::error("not walked");
-    {
-        base::Fd u(::open(tr.up.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-        base::Fd l(::open(tr.low.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-        base::StackThread walk;
-        REQUIRE(walk.start([&] { r = scan_upper(u.get(), l.get(), o); }));
-    }
+    ScanResult scan = tr.scan_deep(o);
     ::setrlimit(RLIMIT_NOFILE, &old);
-    INFO((r ? "" : r.error().message));
-    REQUIRE(r.ok());
-    ScanResult scan = std::move(r.value());
     size_t kept = 0;
     for (const auto& it : scan.items) kept += it.fd.valid();
     CHECK(kept > 0);
@@ -388,7 +392,7 @@ TEST_CASE("capture fastpath: an original's real file is kept open for save, and 
         o.with_base = true;
         o.keep_files = true;
         o.keep_base_max = 1 << 20;
-        ScanResult scan = tr.scan(o);
+        ScanResult scan = tr.scan_deep(o);
         ::setrlimit(RLIMIT_NOFILE, &old);
         size_t fds = 0, bases = 0, texts = 0;
         for (const auto& it : scan.items) {
