@@ -12,7 +12,6 @@
 
 #include <cerrno>
 #include <climits>
-#include <ctime>
 #include <linux/openat2.h>
 
 #include "helper/base/clock.h"
@@ -92,13 +91,13 @@ int64_t read_live_start(const std::string& session_dir) {
 
 }  // namespace
 
-void RenameService::note_copies(const std::string& session_dir, const std::string& target) {
+void RenameService::note_copies(const std::string& session_dir, const std::string& target, int64_t since_ns) {
     session_dir_ = session_dir;
     target_ = target;
     notes_ = std::make_unique<session::Notes>(session_dir);
-    struct timespec now {};
-    ::clock_gettime(CLOCK_REALTIME, &now);
-    (void)notes_->moves_begin(base::time_ns(now.tv_sec, now.tv_nsec));
+    // From then on: the command's calls wait in the listener's queue until
+    // the supervisor's loop, which begins after this, answers them.
+    (void)notes_->moves_begin(since_ns);
 }
 
 // The entry the call replaces, as the kernel will resolve it; a copy

@@ -55,7 +55,8 @@ public:
     // A kept session's: each file a rename or link replaces in the target's
     // live upper layer has its birth noted first, and each name a rename or
     // a link makes is noted (helper/store/first_copies.h).
-    void note_copies(const std::string& session_dir, const std::string& target);
+    // since_ns: a time before the command could start.
+    void note_copies(const std::string& session_dir, const std::string& target, int64_t since_ns);
 
 private:
     void respond(uint64_t id, int err, bool cont);

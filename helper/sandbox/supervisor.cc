@@ -22,6 +22,7 @@
 #include <optional>
 
 #include "helper/base/child.h"
+#include "helper/base/clock.h"
 #include "helper/sandbox/control.h"
 #include "helper/sandbox/fd_pass.h"
 #include "helper/sandbox/finish.h"
@@ -154,6 +155,11 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
         out.setup_error = made.error().message;
         return out;  // setup is killed and reaped (base::Child)
     }
+    // Before the command can start (it copies files up from then on): the
+    // time from which every rename and link it makes is noted, as the loop
+    // below answers them all (helper/store/first_copies.h, "moves").
+    struct timespec noting_from {};
+    ::clock_gettime(CLOCK_REALTIME, &noting_from);
     sync_msg::send(mine.get(), Sync::Go);                   // [sync 0] the records
     if (!run.discarding) run.flush.start(run.session_dir);  // helper/sandbox/upper_flush.h
     if (pty) {
@@ -169,7 +175,9 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
     bool stdin_open = pty && !pty->output_only();  // an output-only pty: stdin stays the command's own
     bool keys_held = stdin_open;                   // until the command owns its pty [sync 8]
     RenameService renames(run.plan.limits);        // directory renames (helper/sandbox/rename_notify.h)
-    if (!run.discarding) renames.note_copies(run.session_dir, run.plan.mounts.target);
+    if (!run.discarding)
+        renames.note_copies(run.session_dir, run.plan.mounts.target,
+                            base::time_ns(noting_from.tv_sec, noting_from.tv_nsec));
     // `layover checkpoint` of this session (helper/sandbox/control.h); without it, a checkpoint says so.
     auto ctl = control::listen(run.session_dir);
     LiveCheckpoint live(run, freeze.get());
