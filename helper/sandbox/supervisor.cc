@@ -157,9 +157,11 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
     }
     // Before the command can start (it copies files up from then on): the
     // time from which every rename and link it makes is noted, as the loop
-    // below answers them all (helper/store/first_copies.h, "moves").
+    // below answers them all (helper/store/first_copies.h, "moves"). The
+    // coarse clock, which stamps a file's birth: a precise time could fall
+    // after the birth of a copy made within the same tick.
     struct timespec noting_from {};
-    ::clock_gettime(CLOCK_REALTIME, &noting_from);
+    ::clock_gettime(CLOCK_REALTIME_COARSE, &noting_from);
     sync_msg::send(mine.get(), Sync::Go);                   // [sync 0] the records
     if (!run.discarding) run.flush.start(run.session_dir);  // helper/sandbox/upper_flush.h
     if (pty) {
