@@ -9,7 +9,8 @@
 // per path, "NS HEXPATH\n"; the first line for a path is the earliest.
 //
 // In the same file, the names renames and links made: "moves NS\n" when a
-// kept run begins noting them (NS: when), then "to HEXPATH\n" for each name
+// kept run begins noting them (NS: by the coarse clock that stamps a file's
+// birth, before the command could start), then "to HEXPATH\n" for each name
 // a rename (either name of an exchange) or a hard link made in the target.
 // From then on, a file overlayfs marked copied up that holds a path no
 // rename or link made was copied up at that path: where the real tree has
