@@ -44,6 +44,22 @@ def paced(lo, layover, name, before, after, host, ready="ready"):
     assert p.returncode == 0, err
 
 
+def host_writes(lo, files):
+    """A host() for paced(): writes each {relative path: text} in the real tree."""
+    def host():
+        for rel, text in files.items():
+            (lo.target / rel).write_text(text)
+    return host
+
+
+def host_removes(lo, *paths):
+    """A host() for paced(): deletes each relative path from the real tree."""
+    def host():
+        for rel in paths:
+            os.remove(lo.target / rel)
+    return host
+
+
 def apply_json(lo, *args):
     """`apply ARGS --target TARGET --yes --json`: (result, parsed output)."""
     r = lo("apply", *args, "--target", lo.target, "--yes", "--json")

@@ -7,16 +7,14 @@ import platform
 
 import pytest
 
-from apply_util import apply_json as apply, paced, status_json as status
+from apply_util import apply_json as apply, host_writes, paced, status_json as status
 from conftest import LAYOVER
 
 EDIT = "the host's edit during the run\n"
 
 
 def host_edit(lo):
-    def host():
-        (lo.target / "notes.txt").write_text(EDIT)
-    return host
+    return host_writes(lo, {"notes.txt": EDIT})
 
 
 def refused_notes(lo, name):

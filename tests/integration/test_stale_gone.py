@@ -7,7 +7,7 @@ addition as before, also when the user deletes other files in its dir."""
 import os
 from pathlib import Path
 
-from apply_util import apply_json as apply, paced, status_json as status, tree
+from apply_util import apply_json as apply, edit, host_removes, host_writes, paced, status_json as status, tree
 from conftest import LAYOVER
 
 
@@ -50,9 +50,7 @@ def test_copies_the_command_renames_or_links_stay_additions_when_the_user_delete
     (lo.target / "gone1").write_text("x\n")
     (lo.target / "docs" / "gone2").write_text("x\n")
 
-    def host():
-        os.remove(lo.target / "gone1")
-        os.remove(lo.target / "docs" / "gone2")
+    host = host_removes(lo, "gone1", "docs/gone2")
     paced(lo, LAYOVER, "moves",
           "echo 1 >> a.txt && echo 2 >> b.txt && echo 3 >> c.txt && echo 4 >> docs/readme.txt && touch ready",
           "mv a.txt a2.txt && ln b.txt b2.txt && rm b.txt && mkdir nd && mv c.txt nd/ && mv nd nd2 && "
@@ -72,12 +70,8 @@ def test_a_copy_from_an_earlier_run_deleted_on_the_host_during_the_next_run_does
     """Run 1 copies notes.txt up; run 2 (the same session) runs while the
     user deletes the real file: the first run's exit knew it, and run 2's
     own copies (a new one, here) count the same way."""
-    from apply_util import edit
     edit(lo, "echo s >> notes.txt", "twice")
-
-    def host():
-        os.remove(lo.target / "notes.txt")
-        os.remove(lo.target / "docs" / "readme.txt")
+    host = host_removes(lo, "notes.txt", "docs/readme.txt")
     paced(lo, LAYOVER, "twice", "echo t >> docs/readme.txt && touch ready", "rm ready", host)
     ch = status(lo, "twice")
     assert ch["notes.txt"].get("stale") and ch["docs/readme.txt"].get("stale"), ch
@@ -92,8 +86,7 @@ def test_a_copy_linked_over_a_file_the_user_edited_then_unlinked_from_its_first_
     docs/readme.txt) in its place, and unlinks that first name: one link
     again, with readme's mark and a birth after the edit. The supervisor
     noted the link's name: the file counts from the run's start, stale."""
-    def host():
-        (lo.target / "notes.txt").write_text("one\nhost\n")
+    host = host_writes(lo, {"notes.txt": "one\nhost\n"})
     paced(lo, LAYOVER, "relink", "echo s >> notes.txt && touch ready",
           "echo z >> docs/readme.txt && rm notes.txt && ln docs/readme.txt notes.txt && rm docs/readme.txt && rm ready",
           host)

@@ -11,7 +11,7 @@ import os
 import subprocess
 import time
 
-from apply_util import apply_json as apply, edit, paced, status_json as status, tree
+from apply_util import apply_json as apply, edit, host_writes, paced, status_json as status, tree
 from conftest import LAYOVER
 
 
@@ -142,10 +142,7 @@ def test_a_copied_up_file_renamed_or_linked_over_a_copy_in_the_run_is_stale(lo):
     them: copied up with overlayfs's mark, born after the host's edits."""
     (lo.target / "a.bak").write_text("backup a\n")
     (lo.target / "b.bak").write_text("backup b\n")
-
-    def host():
-        (lo.target / "notes.txt").write_text("one\nhost\n")
-        (lo.target / "docs" / "readme.txt").write_text("hello\nhost\n")
+    host = host_writes(lo, {"notes.txt": "one\nhost\n", "docs/readme.txt": "hello\nhost\n"})
     paced(lo, LAYOVER, "mvover", "echo s >> notes.txt && echo s >> docs/readme.txt && touch ready",
           "mv a.bak notes.txt && rm docs/readme.txt && ln b.bak docs/readme.txt && rm ready", host)
     ch = status(lo, "mvover")
@@ -217,9 +214,7 @@ def test_a_copy_deleted_in_the_run_after_a_host_edit_does_not_delete_the_edit(lo
     """The command edits notes.txt and old/a.txt (its copies), the host
     edits both real files, then the command deletes notes.txt and old/:
     what it deleted was its copy; the host's edits must not go unseen."""
-    def host():
-        (lo.target / "notes.txt").write_text("one\nhost\n")
-        (lo.target / "old" / "a.txt").write_text("a\nhost\n")
+    host = host_writes(lo, {"notes.txt": "one\nhost\n", "old/a.txt": "a\nhost\n"})
     paced(lo, LAYOVER, "rmrun", "echo s >> notes.txt && echo s >> old/a.txt && touch ready",
           "rm notes.txt && rm -r old && rm ready", host)
     ch = status(lo, "rmrun")
