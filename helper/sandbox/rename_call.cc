@@ -70,14 +70,27 @@ std::optional<Args> decode_link(int nr, const uint64_t a[6]) {
     if (nr == __NR_link) return from_cwd(a);
 #endif
     if (nr != __NR_linkat) return std::nullopt;
-    return at_dirfds(a);  // (linkat's flags are not a rename's: left 0)
+    Args r = at_dirfds(a);
+    r.flags = static_cast<unsigned>(a[4]);
+    return r;
+}
+
+std::optional<LinkSource> proc_link_source(int olddirfd, const std::string& oldpath, unsigned flags) {
+    unsigned follow = (flags & ~static_cast<unsigned>(AT_EMPTY_PATH)) | AT_SYMLINK_FOLLOW;
+    if (oldpath.empty() && (flags & AT_EMPTY_PATH))
+        return LinkSource{olddirfd == AT_FDCWD ? "cwd" : "fd/" + std::to_string(olddirfd), follow};
+    for (const char* self : {"/proc/self/", "/proc/thread-self/"}) {
+        size_t n = std::strlen(self);
+        if (oldpath.compare(0, n, self) == 0 && oldpath.size() > n) return LinkSource{oldpath.substr(n), flags};
+    }
+    return std::nullopt;
 }
 
 std::string encode(const Request& r) {
     std::string out;
     put(out, r.id);
     put(out, r.flags);
-    put(out, static_cast<uint8_t>((r.old_fd ? 1 : 0) | (r.new_fd ? 2 : 0) | (r.plain ? 4 : 0)));
+    put(out, static_cast<uint8_t>((r.old_fd ? 1 : 0) | (r.new_fd ? 2 : 0) | (r.plain ? 4 : 0) | (r.link ? 8 : 0)));
     out += r.oldpath;
     out += '\0';
     out += r.newpath;
@@ -88,12 +101,13 @@ std::optional<Request> decode_request(const std::string& msg) {
     Request r;
     size_t at = 0;
     uint8_t fds = 0;
-    if (!get(msg, at, &r.id) || !get(msg, at, &r.flags) || !get(msg, at, &fds) || fds > 7) return std::nullopt;
+    if (!get(msg, at, &r.id) || !get(msg, at, &r.flags) || !get(msg, at, &fds) || fds > 15) return std::nullopt;
     size_t nul = msg.find('\0', at);
     if (nul == std::string::npos || msg.find('\0', nul + 1) != std::string::npos) return std::nullopt;
     r.old_fd = fds & 1;
     r.new_fd = fds & 2;
     r.plain = fds & 4;
+    r.link = fds & 8;
     r.oldpath = msg.substr(at, nul - at);
     r.newpath = msg.substr(nul + 1);
     return r;

@@ -25,10 +25,22 @@ struct Args {
 
 // nr is a native syscall number; nullopt when it is not one of ours.
 std::optional<Args> decode(int nr, const uint64_t args[6]);
-// link(2), linkat(2): noted only (the entry they replace, a whiteout, in a
-// kept session: helper/sandbox/rename_note.cc); the kernel runs them. Their
-// flags are not the rename's and stay 0.
+// link(2), linkat(2): in a kept session, the name made and the entry
+// replaced (a whiteout) noted (helper/sandbox/rename_note.cc), and the call
+// made by the worker on the dir resolved for that; flags: linkat's.
 std::optional<Args> decode_link(int nr, const uint64_t args[6]);
+
+// A link's source as the worker can reach it: `/proc/self/...` (and
+// `thread-self`) name the task, never the worker, and AT_EMPTY_PATH links the
+// fd itself, which the kernel lets only its opener's credentials do. Both
+// become a path relative to the task's own /proc/PID dir, followed
+// (AT_SYMLINK_FOLLOW through the magic link: the same file). nullopt: the
+// source is an ordinary path, resolved from the task's dirfd as it is.
+struct LinkSource {
+    std::string path;  // relative to /proc/PID
+    unsigned flags;
+};
+std::optional<LinkSource> proc_link_source(int olddirfd, const std::string& oldpath, unsigned flags);
 
 // What the worker needs: the paths as read once from the task's memory and
 // whether each is resolved from a passed dirfd (else: absolute, from root).
@@ -38,6 +50,7 @@ struct Request {
     bool old_fd = false, new_fd = false;  // a dirfd rides along for it
     std::string oldpath, newpath;
     bool plain = false;  // a file's rename (never emulated), on the dirs the supervisor resolved
+    bool link = false;   // a kept session's link: linkat(olddir, oldpath, newdir, newpath, flags)
 };
 std::string encode(const Request& r);
 std::optional<Request> decode_request(const std::string& msg);

@@ -164,15 +164,7 @@ void RenameService::on_listener(short revents) {
     uint64_t id = n->id;
     uint64_t raw[6];
     for (int i = 0; i < 6; i++) raw[i] = n->data.args[i];
-    if (auto link = rename_call::decode_link(n->data.nr, raw)) {
-        std::string newpath;
-        int err = read_path(pid, link->newpath, &newpath);
-        if (err == ESRCH) return;
-        base::Fd at;  // (a link is left to the kernel: see docs/security.md)
-        std::string entry;
-        if (!err) err = note_replaced(pid, link->newdirfd, newpath, &at, &entry);
-        return respond(id, err, err == 0);
-    }
+    if (auto link = rename_call::decode_link(n->data.nr, raw)) return on_link(pid, id, *link);
     auto args = rename_call::decode(n->data.nr, raw);
     if (!args) return respond(id, 0, true);
 
@@ -205,6 +197,38 @@ void RenameService::on_listener(short revents) {
     if (!newdir.valid())
         if (int err = task_dirfd(pid, pidfd.get(), args->newdirfd, req.newpath, &newdir))
             return respond(id, err, false);
+    hand_on(pid, req, std::move(olddir), std::move(newdir));
+}
+
+void RenameService::on_link(pid_t pid, uint64_t id, const rename_call::Args& link) {
+    rename_call::Request req;
+    req.id = id;
+    req.link = true;
+    req.flags = link.flags;
+    int err = read_path(pid, link.newpath, &req.newpath);
+    if (err == ESRCH) return;
+    // A kept session's: the name noted where the call will make it, and the
+    // call made there by the worker, never resolved again (docs/security.md,
+    // "When the copy was made"). Else (discard, or nothing to note) the kernel
+    // runs it as the task asked.
+    base::Fd newdir, olddir;
+    std::string name;
+    if (!err) err = note_replaced(pid, link.newdirfd, req.newpath, &newdir, &name);
+    if (err || !newdir.valid()) return respond(id, err, err == 0);
+    req.newpath = name;
+    err = read_path(pid, link.oldpath, &req.oldpath);
+    if (err == ESRCH) return;
+    if (err) return respond(id, err, false);
+    base::Fd pidfd(task_pidfd(pid));
+    if (!pidfd.valid()) return respond(id, 0, true);
+    if (auto proc_src = rename_call::proc_link_source(link.olddirfd, req.oldpath, req.flags)) {
+        olddir.reset(::open(proc(pid, "").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+        if (!olddir.valid()) return respond(id, 0, true);
+        req.oldpath = proc_src->path;
+        req.flags = proc_src->flags;
+    } else if (int bad = task_dirfd(pid, pidfd.get(), link.olddirfd, req.oldpath, &olddir)) {
+        return respond(id, bad, false);
+    }
     hand_on(pid, req, std::move(olddir), std::move(newdir));
 }
 

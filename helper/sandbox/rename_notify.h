@@ -9,6 +9,9 @@
 //      the notification is still live (the pid was not reused), and hand the
 //      paths as read plus the fds to the rename worker (rename_worker.h),
 //      which answers with the errno the task gets.
+// A kept session's renames of files and its links (link, linkat, also
+// notified) go to the worker too, on the dir resolved to note the name they
+// make (helper/sandbox/rename_note.cc); a discarded session's: CONTINUE.
 // The supervisor's loop polls listener() and worker() and calls the handlers.
 #pragma once
 #include <sys/types.h>
@@ -60,6 +63,8 @@ public:
 
 private:
     void respond(uint64_t id, int err, bool cont);
+    // A link or linkat: noted, then made by the worker (a kept session's).
+    void on_link(pid_t pid, uint64_t id, const rename_call::Args& link);
     // The entry `path` (from the task's `dirfd`) names, if the live upper
     // holds it (helper/sandbox/rename_note.cc). 0, or the errno the call
     // gets instead of running (EXDEV: the entry cannot be told, or noted).

@@ -65,6 +65,7 @@ void serve(int sock) {
 int perform(int olddir, int newdir, const rename_call::Request& r) {
     const char* oldp = r.oldpath.c_str();
     const char* newp = r.newpath.c_str();
+    if (r.link) return ::linkat(olddir, oldp, newdir, newp, static_cast<int>(r.flags)) == 0 ? 0 : errno;
     if (::renameat2(olddir, oldp, newdir, newp, r.flags) == 0) return 0;
     int err = errno;
     if (err != EXDEV || (r.flags & RENAME_EXCHANGE) || r.plain) return err;

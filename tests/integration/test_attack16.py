@@ -198,3 +198,90 @@ def test_a_rename_from_a_thread_that_leads_no_thread_group_is_answered(lo):
     assert r.returncode == 0 and b"Error" not in r.stderr, r.stderr
     assert (lo.upper("thr") / "moved" / "a.txt").read_text() == "a\n"
     assert (lo.upper("thr") / "notes.moved").exists()
+
+
+def test_a_link_racing_a_symlink_swapped_between_dirs_is_noted_where_it_lands(lo):
+    """The same race for a hard link: another thread points x at `.` or at
+    sub/ while the command deletes its copy of nI.txt and links another
+    real file's copy (born after the host's edit) to x/nI.txt, then deletes
+    that file. The link is made on the dir the supervisor resolved and
+    noted, never resolved again: wherever it lands, apply keeps the edit."""
+    n = 60
+    for i in range(n):
+        (lo.target / ("n%d.txt" % i)).write_text("n\n")
+        (lo.target / ("d%d.txt" % i)).write_text("d\n")
+
+    def host():
+        for i in range(n):
+            (lo.target / ("n%d.txt" % i)).write_text("host\n")
+    race = ("python3 -c 'import os, threading\n"
+            "os.mkdir(\"sub\"); os.symlink(\"sub\", \"x\"); stop = []\n"
+            "def flip():\n"
+            "    while not stop:\n"
+            "        for to in (\".\", \"sub\"):\n"
+            "            os.symlink(to, \"x.new\"); os.replace(\"x.new\", \"x\")\n"
+            "t = threading.Thread(target=flip); t.start()\n"
+            "for i in range(%d):\n"
+            "    open(\"d%%d.txt\" %% i, \"a\").write(\"tuned\\n\")\n"
+            "    os.remove(\"n%%d.txt\" %% i)\n"
+            "    try: os.link(\"d%%d.txt\" %% i, \"x/n%%d.txt\" %% i)\n"
+            "    except OSError: pass\n"
+            "    os.remove(\"d%%d.txt\" %% i)\n"
+            "stop.append(1); t.join()\n'" % n)
+    paced(lo, LAYOVER, "lrace", "for i in $(seq 0 %d); do echo s >> n$i.txt; done && touch ready" % (n - 1),
+          race + " && rm ready", host)
+    landed = [i for i in range(n) if (lo.upper("lrace") / ("n%d.txt" % i)).is_file()]
+    assert landed, "no link landed at nI.txt: the race was not run"
+    assert all((lo.upper("lrace") / ("n%d.txt" % i)).read_text() == "d\ntuned\n" for i in landed)
+    ch = status(lo, "lrace")
+    assert all(ch["n%d.txt" % i].get("stale") for i in landed), (landed, ch)
+    r, res = apply(lo, "lrace")
+    assert r.returncode == 1
+    assert all((lo.target / ("n%d.txt" % i)).read_text() == "host\n" for i in range(n))
+    print("landed", len(landed))
+
+
+def test_links_in_a_kept_session_work_as_on_the_host(lo):
+    """The worker makes a kept session's links, with the kernel's outcome
+    for each (a discarded run's calls are the kernel's own): a file linked
+    through /proc/self/fd (as atomic writers link an O_TMPFILE, which
+    overlayfs refuses with EXDEV either way) and by AT_EMPTY_PATH, a link
+    from a thread, one outside the target, and the kernel's errors."""
+    script = ("cd '%s' && python3 -c 'import ctypes, os, threading\n"
+              "l = ctypes.CDLL(None, use_errno=True)\n"
+              "def do(what, f):\n"
+              "    try: f(); print(what, 0)\n"
+              "    except OSError as e: print(what, e.errno)\n"
+              "fd = os.open(\".\", os.O_TMPFILE | os.O_WRONLY, 0o600); os.write(fd, b\"tmp\")\n"
+              "do(\"tmpfile\", lambda: os.link(\"/proc/self/fd/%%d\" %% fd, \"made.txt\", follow_symlinks=True))\n"
+              "fd = os.open(\"notes.txt\", os.O_RDONLY)\n"
+              "do(\"proc\", lambda: os.link(\"/proc/self/fd/%%d\" %% fd, \"viaproc.txt\", follow_symlinks=True))\n"
+              "rc = l.linkat(fd, b\"\", -100, b\"flink.txt\", 0x1000)\n"
+              "print(\"flink\", 0 if rc == 0 else ctypes.get_errno())\n"
+              "t = threading.Thread(target=do, args=(\"thread\", lambda: os.link(\"old/a.txt\", \"by-thread.txt\")))\n"
+              "t.start(); t.join()\n"
+              "do(\"outside\", lambda: os.link(\"notes.txt\", \"/tmp/outside.txt\"))\n"
+              "do(\"exists\", lambda: os.link(\"notes.txt\", \"by-thread.txt\"))\n"
+              "do(\"missing\", lambda: os.link(\"missing\", \"m.txt\"))\n"
+              "do(\"dir\", lambda: os.link(\"old\", \"olddir\"))\n"
+              "'" % lo.target)
+    kernel = lo.run(script, on_exit="discard", timeout=30)
+    kept = lo.run(script, session="lk", timeout=30)
+    assert kept.returncode == 0 and kernel.returncode == 0, kept.stderr
+    assert kept.stdout == kernel.stdout, (kept.stdout, kernel.stdout)
+    import errno
+    got = dict(x.split() for x in kept.stdout.decode().splitlines())
+    # (overlayfs refuses a link through a magic link to a file it has not
+    # copied up, and any link to another mount, with EXDEV: the kernel's own)
+    assert (got["thread"], got["outside"], got["exists"], got["missing"], got["dir"]) == tuple(
+        str(e) for e in (0, errno.EXDEV, errno.EEXIST, errno.ENOENT, errno.EPERM)), got
+    up = lo.upper("lk")
+    assert (up / "by-thread.txt").read_text() == (lo.target / "old" / "a.txt").read_text()
+    assert (up / "old" / "a.txt").stat().st_nlink == 2
+    for name in ("viaproc.txt", "flink.txt"):
+        made = got["proc" if name == "viaproc.txt" else "flink"] == "0"
+        assert (up / name).exists() == made, got
+        if made:
+            assert (up / name).read_text() == (lo.target / "notes.txt").read_text()
+    assert got["flink"] == "0", got  # AT_EMPTY_PATH: the worker reaches the task's fd through /proc/PID/fd
+    assert not (lo.target / "flink.txt").exists()

@@ -44,7 +44,7 @@ TEST_CASE("renames: the three syscalls decode to one shape; others are not ours"
     auto link = decode_link(__NR_linkat, a);
     REQUIRE(link);
     CHECK(link->newpath == a[3]);
-    CHECK(link->flags == 0);
+    CHECK(link->flags == a[4]);  // linkat's own flags (AT_SYMLINK_FOLLOW, AT_EMPTY_PATH)
     CHECK_FALSE(decode_link(__NR_renameat2, a));
     CHECK(notified_syscalls().size() == 5);
 }
@@ -66,13 +66,20 @@ TEST_CASE("renames: requests and replies survive the wire; damaged ones are refu
     CHECK(e->new_fd);
     CHECK(e->plain);
     CHECK_FALSE(back->plain);
+    CHECK_FALSE(back->link);
+    Request lk{8, AT_SYMLINK_FOLLOW, true, true, "fd/3", "notes.txt", false, true};
+    auto l = decode_request(encode(lk));
+    REQUIRE(l);
+    CHECK(l->link);
+    CHECK_FALSE(l->plain);
+    CHECK(l->flags == AT_SYMLINK_FOLLOW);
 
     std::string msg = encode(q);
     CHECK_FALSE(decode_request(msg.substr(0, 10)));           // short header
     CHECK_FALSE(decode_request(msg.substr(0, 15)));           // no separator
     CHECK_FALSE(decode_request(msg + std::string(1, '\0')));  // a third part
     std::string bad = msg;
-    bad[12] = 9;  // fd bits beyond the two
+    bad[12] = 16;  // bits beyond the four
     CHECK_FALSE(decode_request(bad));
 
     auto rep = decode_reply(encode(Reply{99, EXDEV}));
@@ -194,4 +201,45 @@ TEST_CASE("renames: the worker's own step is renameat2 with the task's flags") {
     CHECK(::access(p(t, "d").c_str(), F_OK) == 0);
     Request missing{3, 0, true, true, "nope", "x", false};
     CHECK(rename_worker::perform(dir.get(), dir.get(), missing) == ENOENT);
+}
+
+TEST_CASE("links: a source through /proc/self or AT_EMPTY_PATH becomes the task's /proc/PID entry, followed") {
+    auto fd = proc_link_source(5, "", AT_EMPTY_PATH);
+    REQUIRE(fd);
+    CHECK(fd->path == "fd/5");
+    CHECK(fd->flags == AT_SYMLINK_FOLLOW);  // the fd itself, reached through its magic link
+    auto cwd = proc_link_source(AT_FDCWD, "", AT_EMPTY_PATH);
+    REQUIRE(cwd);
+    CHECK(cwd->path == "cwd");  // the kernel refuses a dir either way
+    auto self = proc_link_source(AT_FDCWD, "/proc/self/fd/4", AT_SYMLINK_FOLLOW);
+    REQUIRE(self);
+    CHECK(self->path == "fd/4");
+    CHECK(self->flags == AT_SYMLINK_FOLLOW);
+    auto thread = proc_link_source(AT_FDCWD, "/proc/thread-self/fd/4", 0);
+    REQUIRE(thread);
+    CHECK(thread->path == "fd/4");
+    CHECK(thread->flags == 0);  // not followed: the magic link itself, which the kernel refuses (EXDEV)
+    CHECK_FALSE(proc_link_source(AT_FDCWD, "notes.txt", AT_SYMLINK_FOLLOW));
+    CHECK_FALSE(proc_link_source(AT_FDCWD, "/proc/self", 0));
+    CHECK_FALSE(proc_link_source(3, "", 0));  // an empty path without AT_EMPTY_PATH: ENOENT, the kernel's
+    CHECK_FALSE(proc_link_source(AT_FDCWD, "/proc/1/fd/3", 0));  // another task's, as the sandbox's /proc shows it
+}
+
+TEST_CASE("links: the worker's step is linkat with the task's flags, an O_TMPFILE reached through /proc/PID") {
+    testtree::TempDir t;
+    testtree::make(p(t, "a"), "file:a");
+    base::Fd dir(::open(t.path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    Request r{1, 0, true, true, "a", "b", false, true};
+    CHECK(rename_worker::perform(dir.get(), dir.get(), r) == 0);
+    CHECK(st_of(p(t, "b")).st_nlink == 2);
+    CHECK(rename_worker::perform(dir.get(), dir.get(), r) == EEXIST);
+    base::Fd tmp(::open(t.path.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600));
+    REQUIRE(tmp.valid());
+    REQUIRE(::write(tmp.get(), "tmp", 3) == 3);
+    auto src = proc_link_source(tmp.get(), "", AT_EMPTY_PATH);
+    REQUIRE(src);
+    base::Fd proc(::open("/proc/self", O_PATH | O_DIRECTORY | O_CLOEXEC));
+    Request made{2, src->flags, true, true, src->path, "made", false, true};
+    CHECK(rename_worker::perform(proc.get(), dir.get(), made) == 0);
+    CHECK(testtree::read_text(p(t, "made")) == "tmp");
 }
