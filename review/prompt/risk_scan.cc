@@ -180,6 +180,15 @@ std::function<bool(const std::string&)> makefile_probe(std::shared_ptr<base::Fd>
     };
 }
 
+std::function<bool(const std::string&)> git_repo_probe(std::shared_ptr<base::Fd> root) {
+    return [root](const std::string& dir) {
+        auto d = open_dir_beneath(root->get(), dir);
+        struct stat st;
+        return d && ::fstatat(d->get(), ".git", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+               (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode));
+    };
+}
+
 std::vector<std::string> secret_lines(const RiskContext& ctx) {
     std::vector<std::string> out;
     for (const auto& [path, h] : ctx.secrets) {

@@ -1,0 +1,105 @@
+"""A newcomer's rough edges (round 8): the exit prompt's 'no' to secrets, a
+verb that needs a session given none, a deleted repository, `diff --target .`.
+
+Each test fails before its fix."""
+import os
+import subprocess
+
+from conftest import LAYOVER
+
+GH = "ghp_" + "aB3dE5gH7jK9mN1pQ2sT4vW6yZ8cF0hJ2kL4"
+
+
+def test_the_exit_prompts_no_to_secrets_says_nothing_was_applied_and_how_to_leave_them_out(lo, home):
+    import pexpect
+    r = lo.run("printf 'T=%s\\n' > deploy.env; echo fine > notes.txt" % GH, session="s")
+    assert r.returncode == 0, r.stderr
+    e = dict(lo.env, PAGER="cat", TERM="dumb")
+    child = pexpect.spawn(LAYOVER, ["on-exit", "prompt", "s"], env=e, cwd=str(home), timeout=15, encoding="utf-8")
+    child.expect(r"What now.*\? \[r/a/s/p/K/d\] ")
+    child.sendline("a")
+    child.expect(r"Apply 2 changes to .*\? \[y/N\] ")
+    child.sendline("y")
+    child.expect(r"Apply these secrets too\? \[y/N\] ")
+    child.sendline("n")
+    # Before: straight back to the menu, not a word on what happened or how
+    # to apply the rest.
+    child.expect(r"nothing was applied; to apply the rest without the secrets: \[p\], then -deploy.env\r\n")
+    child.expect(r"What now.*\? \[r/a/s/p/K/d\] ")
+    # The answer it names works as it says.
+    child.sendline("p")
+    child.expect(r"Enter when done\): ")
+    child.sendline("-deploy.env")
+    child.expect(r"1 of 2 changes picked; Enter when done\): ")
+    child.sendline("")
+    child.expect(r"What now \(1 of 2 picked\)\? \[r/a/s/p/K/d\] ")
+    child.sendline("a")
+    child.expect(r"\[y/N\] ")
+    child.sendline("y")
+    child.expect("applied 1 change")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert (home / "notes.txt").read_text() == "fine\n"
+    assert not (home / "deploy.env").exists()
+
+
+def test_apply_and_save_without_a_session_name_the_most_recent(lo, home):
+    # Nothing yet: the usage line as before, no hint.
+    r = lo("apply")
+    assert r.returncode == 2
+    assert r.stderr.decode() == "layover: apply: missing SESSION or PATCH; see 'layover apply --help'\n"
+    assert not (lo.state / "sessions").exists() or not any((lo.state / "sessions").iterdir())
+    lo.run("echo a > a.txt", session="first", check=True)
+    lo.run("echo b > b.txt", session="second", check=True)
+    r = lo("apply")
+    assert r.returncode == 2
+    assert r.stderr.decode() == ("layover: apply: missing SESSION or PATCH (the most recent is 'second': "
+                                 "'layover apply second'); see 'layover apply --help'\n")
+    r = lo("save")
+    assert r.returncode == 2
+    assert r.stderr.decode() == ("layover: save: missing SESSION (the most recent is 'second': "
+                                 "'layover save second -o FILE.tar.zst'); see 'layover save --help'\n")
+    assert not (home / "a.txt").exists() and not (home / "b.txt").exists()
+
+
+def _git_repo(d):
+    d.mkdir(parents=True)
+    (d / "main.py").write_text("print(1)\n")
+    subprocess.run(["git", "init", "-q", str(d)], check=True)
+
+
+def test_a_deleted_git_repository_is_marked_in_status_diff_and_a_saved_patch(lo, home, tmp_path):
+    _git_repo(home / "app")
+    _git_repo(home / "lib")
+    (home / "plain").mkdir()
+    (home / "plain" / "x.txt").write_text("x\n")
+    r = lo.run("rm -rf app/.git lib plain", session="s")
+    assert r.returncode == 0, r.stderr
+    out = lo("status", "s").stdout.decode()
+    # Before: `D  lib/` and `D  app/.git/` looked like any deleted dir.
+    assert "D  app/.git/  ! deletes a git repository's history (.git)\n" in out, out
+    assert "D  lib/  ! deletes a git repository\n" in out, out
+    assert "D  plain/\n" in out, out
+    risk = lo("status", "s", "--risk").stdout.decode()
+    assert "lib/" in risk and "app/.git/" in risk and "plain" not in risk, risk
+    js = lo("status", "s", "--json").stdout.decode()
+    assert '"deletes a git repository"' in js
+    patch = tmp_path / "s.tar.zst"
+    lo("save", "s", "-o", patch, check=True)
+    show = lo("show", patch).stdout.decode()
+    assert "D  lib/  ! deletes a git repository" in show, show
+    diff = lo("diff", patch, "--stat")
+    assert "deletes a git repository" in diff.stderr.decode(), diff.stderr
+
+
+def test_diff_of_a_patch_with_target_dot_names_the_tree_it_compared_with(lo, home, tmp_path):
+    lo.run("echo more >> notes.txt", session="s", check=True)
+    patch = tmp_path / "s.tar.zst"
+    lo("save", "s", "-o", patch, check=True)
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    (copy / "notes.txt").write_text("one\ntwo\nthree\n")
+    r = lo("diff", patch, "--target", ".", cwd=copy)
+    assert r.returncode == 1, r.stderr
+    # Before: "compared with . (--target)", which names no tree.
+    assert "layover: diff: compared with %s (--target)\n" % os.path.realpath(copy) in r.stderr.decode(), r.stderr
