@@ -5,7 +5,7 @@ Each test fails before its fix."""
 import os
 import subprocess
 
-from conftest import LAYOVER
+from conftest import LAYOVER, real_dir
 
 GH = "ghp_" + "aB3dE5gH7jK9mN1pQ2sT4vW6yZ8cF0hJ2kL4"
 
@@ -103,3 +103,23 @@ def test_diff_of_a_patch_with_target_dot_names_the_tree_it_compared_with(lo, hom
     assert r.returncode == 1, r.stderr
     # Before: "compared with . (--target)", which names no tree.
     assert "layover: diff: compared with %s (--target)\n" % os.path.realpath(copy) in r.stderr.decode(), r.stderr
+
+
+def test_the_outside_line_names_a_single_file_as_a_file_not_a_dir_files_are_under(lo):
+    # An interactive bash over a project writes ~/.bash_history: before, the
+    # line said "1 file under ~/.bash_history", as if it were a dir.
+    home = real_dir("nc8-home-")
+    (home / "project").mkdir()
+    lo.env["HOME"] = str(home)
+    lo.target = home / "project"
+    try:
+        r = lo.run("echo h > ~/.nc8_history", session="o")
+        assert r.returncode == 0, r.stderr
+        assert b"outside the target (not applied): 1 file: ~/.nc8_history\n" in r.stderr, r.stderr
+        r = lo.run("mkdir -p ~/.nc8dir && echo a > ~/.nc8dir/a && echo b > ~/.nc8dir/b", session="o")
+        assert (b"outside the target (not applied): 3 files: 2 under ~/.nc8dir, ~/.nc8_history "
+                b"(1 of them from earlier runs)\n") in r.stderr, r.stderr
+        st = lo("status", "o")
+        assert b"3 files: 2 under ~/.nc8dir, ~/.nc8_history" in st.stdout + st.stderr, st
+    finally:
+        subprocess.run(["rm", "-rf", str(home)])
