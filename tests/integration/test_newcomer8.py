@@ -123,3 +123,15 @@ def test_the_outside_line_names_a_single_file_as_a_file_not_a_dir_files_are_unde
         assert b"3 files: 2 under ~/.nc8dir, ~/.nc8_history" in st.stdout + st.stderr, st
     finally:
         subprocess.run(["rm", "-rf", str(home)])
+
+
+def test_undo_says_which_paths_it_removes_rather_than_restores(lo, home):
+    lo.run("echo changed > notes.txt && echo n > fresh.txt", session="u", check=True)
+    assert lo("apply", "u", "--yes").returncode == 0
+    dry = lo("undo", "--last", "--target", home, "--dry-run")
+    # Before: "fresh.txt" alone under "restored", as if it came back.
+    assert dry.stdout.decode() == ("dry run: would restore 2 path(s)\n"
+                                   "  fresh.txt  (would be removed: the apply added it)\n  notes.txt\n"), dry
+    r = lo("undo", "--last", "--target", home)
+    assert r.stdout.decode() == "restored 2 path(s)\n  fresh.txt  (removed: the apply added it)\n  notes.txt\n", r
+    assert not (home / "fresh.txt").exists() and (home / "notes.txt").read_text() == "one\ntwo\nthree\n"
