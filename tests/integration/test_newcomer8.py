@@ -135,3 +135,40 @@ def test_undo_says_which_paths_it_removes_rather_than_restores(lo, home):
     r = lo("undo", "--last", "--target", home)
     assert r.stdout.decode() == "restored 2 path(s)\n  fresh.txt  (removed: the apply added it)\n  notes.txt\n", r
     assert not (home / "fresh.txt").exists() and (home / "notes.txt").read_text() == "one\ntwo\nthree\n"
+
+
+def test_mcp_takes_a_target_with_a_tilde_as_a_clients_config_passes_it(require_sandbox, state_dir):
+    # A JSON config's "args": ["mcp", "--target", "~/proj"] reaches layover
+    # with no shell to expand it: before, "--target /~/proj: not a directory".
+    home = real_dir("nc8-mcp-")
+    (home / "proj").mkdir()
+    env = dict(os.environ, HOME=str(home), LAYOVER_STATE_DIR=str(state_dir))
+    try:
+        def mcp(target):
+            return subprocess.run([LAYOVER, "mcp", "--target", target, "--session", "nc8"], capture_output=True,
+                                  env=env, cwd="/", stdin=subprocess.DEVNULL, timeout=60)
+        r = mcp("~/proj")
+        assert r.returncode == 0, r.stderr
+        assert b"sandbox over %s/proj" % bytes(home) in r.stderr, r.stderr
+        r = mcp("$HOME/proj")
+        assert r.returncode == 2
+        assert b"(the client passes it as written, with no shell to expand $HOME/proj: give the absolute path)" \
+            in r.stderr, r.stderr
+        r = mcp("proj")
+        assert r.returncode == 2
+        assert b"(a relative --target is taken from the directory the client started the server in, /: " \
+               b"give the absolute path)" in r.stderr, r.stderr
+    finally:
+        subprocess.run(["rm", "-rf", str(home)])
+
+
+def test_run_of_a_quoted_tilde_target_names_the_dir_it_likely_meant(lo, home):
+    env = {"HOME": str(home)}
+    r = lo("run", "--target", "~/docs", "--", "true", env=env, cwd=home.parent)
+    assert r.returncode == 125
+    # Before: "target ~/docs does not exist; create it or pass another --target", no more.
+    assert r.stderr.decode() == ("layover: target ~/docs does not exist; create it or pass another --target "
+                                 "(a quoted '~' is not expanded: did you mean %s/docs?)\n" % home), r.stderr
+    r = lo("run", "--target", "$HOME/docs", "--", "true", env=env, cwd=home.parent)
+    assert r.returncode == 125
+    assert b"(a quoted '~' or '$VAR' is not expanded: leave it unquoted, or give the absolute path)\n" in r.stderr
