@@ -324,6 +324,7 @@ int cmd_apply(int argc, char** argv) {
         if (!pre.ok()) return fail(pre.error().message);
         if (!pre->conflicts.empty()) {
             print_conflicts("apply", *pre, "applied", a.opts.force);
+            cli::note_markers_unmergeable(*pre, a.opts.conflict_markers);
             applied_twice(*patch, target);
             return 1;
         }
@@ -375,6 +376,7 @@ int cmd_apply(int argc, char** argv) {
     print_notes("apply", *rep);
     if (!rep->conflicts.empty()) {
         print_conflicts("apply", *rep, a.opts.dry_run ? "changed (dry run)" : "applied", a.opts.force);
+        cli::note_markers_unmergeable(*rep, a.opts.conflict_markers);
         applied_twice(*patch, target);
         return 1;
     }

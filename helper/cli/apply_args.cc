@@ -7,6 +7,7 @@
 
 #include "helper/base/text.h"
 #include "helper/cli/apply_shared.h"
+#include "helper/cli/newest_session.h"
 #include "helper/cli/usage.h"
 
 namespace cli {
@@ -101,7 +102,8 @@ std::optional<int> parse_apply_args(int argc, char** argv, ApplyArgs* a) {
         else return cli::usage_error("apply", "one SESSION or PATCH only (got '" + arg + "' too)");
         if (v == "\x01") return cli::usage_error("apply", arg + " needs a value");
     }
-    if (a->source.empty()) return cli::usage_error("apply", "missing SESSION or PATCH");
+    if (a->source.empty())
+        return cli::usage_error("apply", "missing SESSION or PATCH" + cli::newest_session_hint("apply"));
     if (!a->steps.error.empty()) return cli::usage_error("apply", a->steps.error);
     absolute(&a->opts.target);
     absolute(&a->opts.undo_to);

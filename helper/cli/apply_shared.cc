@@ -144,6 +144,17 @@ void print_conflicts(const char* verb, const review::ApplyReport& rep, const std
                      "     kept for undo), or leave them out with --exclude GLOB / pick others with --only PATH\n");
 }
 
+void note_markers_unmergeable(const review::ApplyReport& rep, bool markers) {
+    if (!markers) return;
+    size_t stale = 0;
+    for (const auto& c : rep.conflicts) stale += c.reason.ends_with("(stale copy)") ? 1 : 0;
+    if (stale == 0) return;
+    std::fprintf(stderr,
+                 "note: --conflict=markers merges a file with the original a saved patch carries; a stale copy "
+                 "(the real file changed after the sandbox copied it) has none to merge with, so it stays a "
+                 "conflict: compare it with 'layover diff', then --force or --exclude it\n");
+}
+
 void print_notes(const char* verb, const review::ApplyReport& rep) {
     if (!rep.recovered.empty()) std::fprintf(stderr, "layover: %s: %s\n", verb, rep.recovered.c_str());
     for (const auto& c : rep.forced)

@@ -23,6 +23,9 @@ void print_json(const review::ApplyReport* rep, const std::string& err, bool dry
 // override (a parent dir gone, a symlink or mount point; a hunk chosen on
 // other content): the fix line then does not name --force.
 void print_conflicts(const char* verb, const review::ApplyReport& rep, const std::string& what, bool forced = false);
+// apply --conflict=markers left a stale copy a conflict (it has no original
+// to merge with): one note line says why, so the flag is not tried again.
+void note_markers_unmergeable(const review::ApplyReport& rep, bool markers);
 void print_notes(const char* verb, const review::ApplyReport& rep);
 
 }  // namespace cli

@@ -1,5 +1,7 @@
 // `layover diff [SESSION|PATCH] [--stat] [--name-status] [--color[=WHEN]] [--no-pager] [-- PATH...]`
 #include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -169,8 +171,12 @@ int cmd_diff(int argc, char** argv) {
     // A patch file names the tree it would be applied to: say which.
     if (!patch->from_session())
         std::fprintf(stderr, "layover: diff: %s\n", review::target_line(patch->manifest()).c_str());
-    if (!target.empty())
-        std::fprintf(stderr, "layover: diff: compared with %s (--target)\n", base::display_path(target).c_str());
+    if (!target.empty()) {
+        // The tree itself, not the words that named it (`--target .`).
+        char real[PATH_MAX];
+        std::string shown = ::realpath(target.c_str(), real) ? std::string(real) : target;
+        std::fprintf(stderr, "layover: diff: compared with %s (--target)\n", base::display_path(shown).c_str());
+    }
     // The risk lines first, as status lists those changes: in the pager
     // before the first file on a terminal, on stderr otherwise (stdout stays
     // exactly what git apply takes). With --stat, on stderr too, with what

@@ -19,6 +19,7 @@
 #include "helper/base/glob.h"
 #include "helper/base/text.h"
 #include "helper/cli/apply_rejected.h"
+#include "helper/cli/newest_session.h"
 #include "helper/cli/patch_contents.h"
 #include "helper/cli/patch_steps.h"
 #include "helper/cli/path_args.h"
@@ -177,7 +178,11 @@ int cmd_save(int argc, char** argv) {
             return cli::usage_error("save", "more than one session given");
         }
     }
-    if (name.empty()) return cli::usage_error("save", "missing SESSION (list them with 'layover sessions')");
+    if (name.empty()) {
+        std::string hint = cli::newest_session_hint("save", " -o FILE.tar.zst");
+        return cli::usage_error("save",
+                                "missing SESSION" + (hint.empty() ? " (list them with 'layover sessions')" : hint));
+    }
     if (out.empty()) return cli::usage_error("save", "no output file; add -o FILE.tar.zst");
     if (!step_args.error.empty()) return cli::usage_error("save", step_args.error);
     auto state = session::state_dir();

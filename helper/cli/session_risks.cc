@@ -25,6 +25,7 @@ review::RiskContext session_risks(const session::Info& info, const std::vector<c
     if (!trees->steps.empty())
         for (const auto& c : changes) layer_of.emplace(c.path, c.layer);
     ctx.dir_has_makefile = review::makefile_probe(lower);
+    ctx.dir_is_git_repo = review::git_repo_probe(lower);
     review::add_content_risks(
         &ctx, changes,
         [&](const std::string& p) {

@@ -2,6 +2,7 @@
 #include "review/undo/undo.h"
 
 #include <cstdio>
+#include <set>
 #include <string>
 
 #include "capture/patch/reader.h"
@@ -103,7 +104,13 @@ int cmd_undo(int argc, char** argv) {
         return 1;
     }
     std::printf("%s %zu path(s)\n", opts.dry_run ? "dry run: would restore" : "restored", rep->applied.size());
-    for (const auto& p : rep->applied) std::printf("  %s\n", base::display_path(p).c_str());
+    // A path the apply added comes back as nothing: say so, not "restored".
+    std::set<std::string> removed(rep->removed.begin(), rep->removed.end());
+    for (const auto& p : rep->applied)
+        std::printf("  %s%s\n", base::display_path(p).c_str(),
+                    !removed.count(p) ? ""
+                    : opts.dry_run    ? "  (would be removed: the apply added it)"
+                                      : "  (removed: the apply added it)");
     if (!rep->retired.empty())
         std::printf("removed the spent undo record %s\n", base::display_path(rep->retired).c_str());
     if (!rep->undo.empty())

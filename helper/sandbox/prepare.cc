@@ -51,13 +51,27 @@ int64_t now_ns() {
 // Best effort: other file systems have no such flag.
 void spread_sessions(const std::string& state) { mark_top_dir(session::sessions_dir(state)); }
 
+// A target that came quoted, so no shell expanded it (`--target "~/proj"`,
+// `--target '$HOME/proj'`, or a config file's value): the words that say so.
+std::string unexpanded_hint(const std::string& given) {
+    const char* home = std::getenv("HOME");
+    struct stat st;
+    if (given.rfind("~/", 0) == 0 && home && home[0] == '/' && ::stat((home + given.substr(1)).c_str(), &st) == 0 &&
+        S_ISDIR(st.st_mode))
+        return " (a quoted '~' is not expanded: did you mean " + std::string(home) + given.substr(1) + "?)";
+    if (given[0] == '~' || given.find('$') != std::string::npos)
+        return " (a quoted '~' or '$VAR' is not expanded: leave it unquoted, or give the absolute path)";
+    return "";
+}
+
 }  // namespace
 
 base::Result<std::string> resolve_target(const std::string& given) {
     char buf[PATH_MAX];
     if (!::realpath(given.c_str(), buf)) {
         if (errno == ENOENT)
-            return base::error("target " + given + " does not exist; create it or pass another --target");
+            return base::error("target " + given + " does not exist; create it or pass another --target" +
+                               unexpanded_hint(given));
         return base::sys_error("target " + given);
     }
     std::string t = buf;

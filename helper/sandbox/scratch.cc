@@ -116,6 +116,7 @@ base::Result<Summary> summarize(const std::string& session_dir, const std::vecto
             return lines;
         }));
     std::map<std::string, uint64_t> groups;
+    std::map<std::string, bool> deeper;  // a group with an entry below it: a dir, not one file
     size_t pos = 0;
     while (pos < text.size()) {
         size_t end = text.find('\0', pos);
@@ -129,12 +130,18 @@ base::Result<Summary> summarize(const std::string& session_dir, const std::vecto
         std::string root = display_root(roots[i], home);
         s.files++;
         // The names are the command's: escaped for display.
-        groups[base::display_path(group_of(root, rel))]++;
+        std::string g = group_of(root, rel);
+        groups[base::display_path(g)]++;
+        deeper[base::display_path(g)] |= g != (root == "/" ? "/" + rel : root + "/" + rel);
         s.paths.push_back(std::string(deleted ? "deleted " : "") + base::display_path(root + "/" + rel));
     }
     std::vector<std::pair<std::string, uint64_t>> order(groups.begin(), groups.end());
     std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
-    for (const auto& [g, n] : order) s.under.push_back(g);
+    for (const auto& [g, n] : order) {
+        s.under.push_back(g);
+        s.counts.push_back(n);
+        s.is_file.push_back(!deeper[g]);
+    }
     std::sort(s.paths.begin(), s.paths.end());
     return s;
 }
@@ -143,8 +150,17 @@ std::string summary_line(const Summary& s) {
     if (s.files == 0) return "";
     std::string n = std::to_string(s.files);
     for (int i = static_cast<int>(n.size()) - 3; i > 0; i -= 3) n.insert(static_cast<size_t>(i), ",");
-    std::string line = "outside the target (not applied): " + n + (s.files == 1 ? " file" : " files") + " under ";
-    for (size_t i = 0; i < s.under.size() && i < 3; i++) line += (i ? ", " : "") + s.under[i];
+    bool any_file = false;
+    for (size_t i = 0; i < s.is_file.size(); i++) any_file = any_file || s.is_file[i];
+    if (s.is_file.size() != s.under.size()) any_file = false;  // made by hand without them
+    std::string line =
+        "outside the target (not applied): " + n + (s.files == 1 ? " file" : " files") + (any_file ? ": " : " under ");
+    for (size_t i = 0; i < s.under.size() && i < 3; i++) {
+        line += i ? ", " : "";
+        // Mixed with single files, each dir says how many of them it holds.
+        if (any_file && i < s.counts.size() && !s.is_file[i]) line += base::thousands(s.counts[i]) + " under ";
+        line += s.under[i];
+    }
     if (s.under.size() > 3) line += ", …";
     if (s.earlier == s.files) line += " (from earlier runs)";
     else if (s.earlier) line += " (" + std::to_string(s.earlier) + " of them from earlier runs)";

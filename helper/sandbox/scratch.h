@@ -29,6 +29,8 @@ struct Summary {
     uint64_t files = 0;
     uint64_t earlier = 0;            // of `files`, those an earlier run wrote (summarize's since_ns)
     std::vector<std::string> under;  // display names, most files first
+    std::vector<uint64_t> counts;    // the files of each, as `under`
+    std::vector<char> is_file;       // as `under`: the group is one file of a root (~/.bash_history)
     std::vector<std::string> paths;  // every entry, "~/..." or absolute (for status --outside)
 };
 // since_ns (run's exit of a resumed session: when the run began): entries
@@ -37,7 +39,9 @@ base::Result<Summary> summarize(const std::string& session_dir, const std::vecto
                                 const std::string& home, int64_t since_ns = 0);
 
 // "outside the target (not applied): 3,210 files under ~/.npm, ~/.cache/pip",
-// and " (12 of them from earlier runs)" when some are. Pure.
+// and " (12 of them from earlier runs)" when some are. A group that is one
+// file is named as it is, not as a dir the files are under: "1 file:
+// ~/.bash_history", "3 files: ~/.bash_history, 2 under ~/code". Pure.
 std::string summary_line(const Summary& s);
 
 // Pure: the group a path below a root counts under ("~/.cache/pip" for

@@ -65,7 +65,9 @@ class Options:
             elif name == "--target":
                 if not value:  # `--target "$UNSET"`: never the cwd, which realpath("") is
                     raise Usage("--target needs a directory")
-                self.target = value
+                # A client's config (JSON, TOML) passes "~/proj" with no shell
+                # to expand it: as the Python API does, `~` is the home.
+                self.target = os.path.expanduser(value) if value.startswith("~") else value
             elif name == "--session":
                 self.session = value
             elif name == "--on-exit":
@@ -79,9 +81,22 @@ class Options:
                 self.run_args += [name, value]
         self.session = self.session or default_session()
         self.quiet = "--quiet" in self.run_args or "-q" in self.run_args
+        given = self.target
         self.target = os.path.realpath(self.target)
         if not os.path.isdir(self.target):
-            raise Usage("--target %s: not a directory; pass an existing tree" % self.target)
+            raise Usage("--target %s: not a directory; pass an existing tree%s" % (self.target, _target_hint(given)))
+
+
+def _target_hint(given: str) -> str:
+    """Why a --target the client passed as written may name no tree: a
+    variable no shell expanded, or a path relative to the client's current
+    directory (often /)."""
+    if "$" in given:
+        return " (the client passes it as written, with no shell to expand %s: give the absolute path)" % given
+    if not os.path.isabs(given):
+        return (" (a relative --target is taken from the directory the client started the server in, %s: "
+                "give the absolute path)" % os.getcwd())
+    return ""
 
 
 def default_session() -> str:

@@ -87,6 +87,9 @@ struct ApplyReport {
     std::string undo_patch_error;
     // as_undo: the spent undo store that was removed (relative to the target).
     std::string retired;
+    // undo of a record: the paths of `applied` its apply added, which the
+    // undo removes rather than restores.
+    std::vector<std::string> removed;
     // Older undo records of this target that retention removed after the apply.
     Freed pruned;
     // apply --hunks: files applied in part (also in `applied`).

@@ -5,6 +5,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdio>
@@ -276,11 +277,13 @@ struct Prompt {
     // Secrets in what is selected are named and asked about once more.
     bool secrets_confirmed() {
         std::vector<std::string> picked;
+        std::vector<size_t> files;  // the changes holding them, each once
         for (const auto& l : secrets) {
             for (size_t i = 0; i < selected.size(); i++)
                 if (selected[i] &&
                     l.compare(0, changes()[i].path.size() + 1, base::display_path(changes()[i].path) + ":") == 0) {
                     picked.push_back(l);
+                    if (files.empty() || files.back() != i) files.push_back(i);
                     break;
                 }
         }
@@ -289,7 +292,25 @@ struct Prompt {
         for (const auto& l : picked) std::fprintf(stderr, "  %s\n", l.c_str());
         std::string yn;
         if (ask("Apply these secrets too? [y/N] ", &yn) != Input::Line) return false;
-        return normalize_answer(yn) == "y" || normalize_answer(yn) == "yes";
+        if (normalize_answer(yn) == "y" || normalize_answer(yn) == "yes") return true;
+        std::fprintf(stderr, "layover: nothing was applied; to apply the rest without the secrets: [p], then %s\n",
+                     leave_out_answer(files).c_str());
+        return false;
+    }
+
+    // What [p] takes to leave these changes out: "-PATH" per change, or
+    // "-N" (its number in the list) for a name the answer cannot hold.
+    std::string leave_out_answer(std::vector<size_t> idx) const {
+        std::sort(idx.begin(), idx.end());
+        idx.erase(std::unique(idx.begin(), idx.end()), idx.end());
+        std::string out;
+        for (size_t i : idx) {
+            const std::string& p = changes()[i].path;
+            bool plain = base::display_path(p) == p && p.find_first_of(" ,*?[") == std::string::npos &&
+                         p.find_first_not_of("0123456789-") != std::string::npos;
+            out += (out.empty() ? "-" : " -") + (plain ? p : std::to_string(i + 1));
+        }
+        return out;
     }
 
     std::vector<std::string> without_conflicts(const std::vector<Conflict>& conflicts) const {

@@ -153,6 +153,14 @@ std::optional<std::string> home_relative(const std::string& target, const std::s
     return std::nullopt;
 }
 
+// A repository deleted whole: its history (unpushed commits, stashes) goes
+// with it, and one `D  proj/` line does not say so.
+template <class Add>
+void deleted_repo_rules(const capture::Change& c, const std::string& name, const RiskContext& ctx, Add& add) {
+    if (name == ".git") add("deletes a git repository's history (.git)");
+    else if (ctx.dir_is_git_repo && ctx.dir_is_git_repo(c.path)) add("deletes a git repository");
+}
+
 std::vector<std::string> home_rule_paths() {
     std::vector<std::string> out;
     for (const auto& r : kHomeRules) out.push_back(r.path);
@@ -206,6 +214,7 @@ std::vector<std::string> risks_of(const capture::Change& c, const RiskContext& c
         (ctx.config_rel->empty() || c.path == *ctx.config_rel || starts_with(c.path, *ctx.config_rel + "/")))
         add("layover's own config");
 
+    if (c.kind == Kind::Deleted && c.old_type == Type::Dir) deleted_repo_rules(c, name, ctx, add);
     if (c.kind == Kind::Deleted) return out;  // what follows is about the new entry
     if (auto it = ctx.content.find(c.path); it != ctx.content.end())
         for (const auto& w : it->second) add(w);

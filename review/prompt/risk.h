@@ -24,6 +24,9 @@ struct RiskContext {
     // Does the real directory (relative to the target; "" the target itself)
     // hold a Makefile or *.mk already? Unset: as if not.
     std::function<bool(const std::string&)> dir_has_makefile = nullptr;
+    // Does the real directory (relative to the target) hold a `.git` (a
+    // repository, a worktree's or submodule's file)? Unset: as if not.
+    std::function<bool(const std::string&)> dir_is_git_repo = nullptr;
     // What the contents say, by path (secrets, npm scripts, editor tasks):
     // filled by add_content_risks (review/prompt/risk_scan.h).
     std::map<std::string, std::vector<std::string>> content = {};

@@ -15,7 +15,7 @@ PatchRiskScan::PatchRiskScan(const capture::Patch& patch, const std::string& tar
     const std::string& where = target.empty() ? man_.target : target;
     ctx_ = risk_context_for(where);
     root_ = std::make_shared<base::Fd>(::open(where.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (root_->valid()) ctx_.dir_has_makefile = makefile_probe(root_);
+    if (root_->valid()) ctx_.dir_has_makefile = makefile_probe(root_), ctx_.dir_is_git_repo = git_repo_probe(root_);
     for (size_t i = 0; i < man_.changes.size(); i++) {
         const auto& c = man_.changes[i];
         if (content_risk_wanted(c) && (c.kind == capture::Kind::Added || c.kind == capture::Kind::Modified ||

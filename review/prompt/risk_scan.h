@@ -65,6 +65,8 @@ std::optional<std::string> read_text_at(int dirfd, const std::string& name);
 
 // RiskContext::dir_has_makefile for the tree at `root` (kept open by the probe).
 std::function<bool(const std::string&)> makefile_probe(std::shared_ptr<base::Fd> root);
+// RiskContext::dir_is_git_repo for the tree at `root` (kept open by the probe).
+std::function<bool(const std::string&)> git_repo_probe(std::shared_ptr<base::Fd> root);
 
 // "proj/.env:3: GitHub token (ghp_…)", one per secret found: for refusals and warnings.
 std::vector<std::string> secret_lines(const RiskContext& ctx);

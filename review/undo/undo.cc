@@ -107,7 +107,10 @@ base::Result<ApplyReport> undo_record(const std::string& record, const UndoOptio
             // The recovery just finished this very undo (an earlier one failed
             // part way): report its paths, not "restored 0 path(s)".
             if (before && before->id == loc.id) {
-                for (const auto& u : before->units) rep.applied.push_back(u.path);
+                for (const auto& u : before->units) {
+                    rep.applied.push_back(u.path);
+                    if (u.op == Op::Add) rep.removed.push_back(u.path);
+                }
                 rep.undone_source = before->source;
                 rep.undone_target = before->target;
             }
@@ -127,7 +130,10 @@ base::Result<ApplyReport> undo_record(const std::string& record, const UndoOptio
         if (opts.force) rep.forced.push_back({u.path, why});
         else rep.conflicts.push_back({u.path, why});
     }
-    for (const auto& u : t.units) rep.applied.push_back(u.path);
+    for (const auto& u : t.units) {
+        rep.applied.push_back(u.path);
+        if (u.op == Op::Add) rep.removed.push_back(u.path);
+    }
     rep.undone_source = t.source;
     rep.undone_target = t.target;
     if (!rep.conflicts.empty()) {

@@ -301,7 +301,7 @@ def test_readme_runnable_blocks_run_in_a_scratch_home(real_dir):
     assert (project / "old.log").read_text() == "junk\n"
     assert not (project / "new.txt").exists()
     assert (home / "tour.tar.zst").stat().st_size > 0
-    assert "+hi" in (project / "tour.diff").read_text()
+    assert "+hi" in (home / "tour.diff").read_text() and not (project / "tour.diff").exists()
 
 
 def make_targets():

@@ -397,7 +397,7 @@ def test_an_undo_finished_after_a_failure_names_what_it_restored(lo):
     r = lo("undo", "--last", "--target", lo.target)
     out = r.stdout.decode()
     assert r.returncode == 0 and b"finished an interrupted undo" in r.stderr, r.stderr
-    assert out == "restored 2 path(s)\n  docs/fresh.txt\n  notes.txt\n", out
+    assert out == "restored 2 path(s)\n  docs/fresh.txt  (removed: the apply added it)\n  notes.txt\n", out
     assert (lo.target / "notes.txt").read_text() == "one\ntwo\nthree\n" and not (lo.target / "docs/fresh.txt").exists()
     s = [s for s in json.loads(lo("sessions", "--json").stdout) if s["name"] == "ro"][0]
     assert s["state"] == "kept" and s["changes"] == 2, s

@@ -50,7 +50,7 @@ def test_tools_can_write_their_home_state_and_none_of_it_is_applied(world):
                   " && echo edited > app.py && cat ~/.gitconfig", session="tools")
     assert r.returncode == 0, r.stderr
     assert b"name = agent" in r.stdout
-    assert b"outside the target (not applied): 4 files under" in r.stderr
+    assert "outside the target (not applied): 4 files: ~/.bashrc, 1 under ~/.cache/pip, ~/.gitconfig, …".encode() in r.stderr, r.stderr
     st = world.lo("status", "tools")
     assert b"M  app.py" in st.stdout or b"app.py" in st.stdout
     assert b"outside the target (not applied)" in st.stdout
@@ -65,15 +65,15 @@ def test_tools_can_write_their_home_state_and_none_of_it_is_applied(world):
 
 def test_a_resumed_session_sees_its_scratch_writes_again(world):
     r = world.run("echo cached > ~/.cache-file", session="again")
-    assert b"outside the target (not applied): 1 file under ~/.cache-file\n" in r.stderr, r.stderr
+    assert b"outside the target (not applied): 1 file: ~/.cache-file\n" in r.stderr, r.stderr
     r = world.run("cat ~/.cache-file", session="again")
     assert r.stdout == b"cached\n"
     assert not (world.home / ".cache-file").exists()
     # The exit line says which writes are an earlier run's (newuser6: it
     # counted them as this run's).
-    assert b"1 file under ~/.cache-file (from earlier runs)\n" in r.stderr, r.stderr
+    assert b"1 file: ~/.cache-file (from earlier runs)\n" in r.stderr, r.stderr
     r = world.run("echo x > ~/.other", session="again")
-    assert b"2 files under ~/.cache-file, ~/.other (1 of them from earlier runs)\n" in r.stderr, r.stderr
+    assert b"2 files: ~/.cache-file, ~/.other (1 of them from earlier runs)\n" in r.stderr, r.stderr
 
 
 def test_home_ro_keeps_the_strict_read_only_home(world):

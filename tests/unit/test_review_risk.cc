@@ -238,3 +238,25 @@ TEST_CASE("review risk: what the contents say is added to the path's marks") {
     CHECK(r[0] == "secret: GitHub token on line 2 (ghp_…)");
     CHECK(risks_of(file("proj/other"), ctx).empty());
 }
+
+TEST_CASE("review risk: a git repository deleted whole, and only that") {
+    RiskContext ctx{};
+    ctx.dir_is_git_repo = [](const std::string& dir) { return dir == "app" || dir == "code/lib"; };
+    auto gone = [](const std::string& path, Type old) {
+        Change c;
+        c.path = path;
+        c.kind = Kind::Deleted;
+        c.old_type = old;
+        return c;
+    };
+    CHECK(risks_of(gone("proj/.git", Type::Dir), ctx) ==
+          std::vector<std::string>{"deletes a git repository's history (.git)"});
+    CHECK(risks_of(gone("app", Type::Dir), ctx) == std::vector<std::string>{"deletes a git repository"});
+    CHECK(risks_of(gone("code/lib", Type::Dir), ctx) == std::vector<std::string>{"deletes a git repository"});
+    CHECK(risks_of(gone("plain", Type::Dir), ctx).empty());
+    CHECK(risks_of(gone("app", Type::File), ctx).empty());            // a file of that name holds no repository
+    CHECK(risks_of(gone("sub/.git", Type::File), ctx).empty());       // a worktree's pointer: the repository lives on
+    CHECK(risks_of(gone("code", Type::Dir), RiskContext{}).empty());  // no probe: as if not
+    auto added = file("app/.git/x");
+    CHECK_FALSE(has(risks_of(added, ctx), "deletes"));
+}

@@ -312,3 +312,19 @@ TEST_CASE("scratch: the exit line counts the files and says how many an earlier 
     s.under = {"~/.x"};
     CHECK(scratch::summary_line(s) == "outside the target (not applied): 1 file under ~/.x (from earlier runs)");
 }
+
+TEST_CASE("scratch: a group that is one file is named as it is, not as a dir files are under") {
+    scratch::Summary s;
+    s.files = 1;
+    s.under = {"~/.bash_history"};
+    s.counts = {1};
+    s.is_file = {1};
+    CHECK(scratch::summary_line(s) == "outside the target (not applied): 1 file: ~/.bash_history");
+    s.files = 3;
+    s.under = {"~/code", "~/.bash_history"};
+    s.counts = {2, 1};
+    s.is_file = {0, 1};
+    CHECK(scratch::summary_line(s) == "outside the target (not applied): 3 files: 2 under ~/code, ~/.bash_history");
+    s.is_file = {0, 0};  // dirs alone: as before
+    CHECK(scratch::summary_line(s) == "outside the target (not applied): 3 files under ~/code, ~/.bash_history");
+}
