@@ -34,8 +34,16 @@ const std::vector<std::string>& daemon_sockets() {
 }
 
 const std::vector<std::string>& secret_env_patterns() {
-    static const std::vector<std::string> v = {"*_TOKEN", "*_SECRET*", "*_API_KEY", "*PASSWORD*", "*_CREDENTIALS",
+    // Matched without regard to case (`github_token` too). The second group
+    // (attack17) holds names in common use the first missed: Django's and
+    // Rails' SECRET_KEY, MYSQL_PWD, DB_PASS, passphrases, private keys,
+    // connection URLs and DSNs that carry a password or key, and the
+    // Bitwarden and 1Password CLIs' unlock sessions.
+    static const std::vector<std::string> v = {"*_TOKEN", "*SECRET*", "*_API_KEY", "*PASSWORD*", "*_CREDENTIALS",
                                                "AWS_*", "AZURE_*", "GOOGLE_APPLICATION_CREDENTIALS",
+                                               "*_PASS", "*_PASSWD", "*_PWD", "*PASSPHRASE*", "*_PRIVATE_KEY",
+                                               "*_ACCESS_KEY", "*_APIKEY", "*_DSN", "DATABASE_URL", "*_DATABASE_URL",
+                                               "BW_SESSION", "OP_SESSION_*",
                                                // host daemons and displays
                                                "SSH_AUTH_SOCK", "GPG_AGENT_INFO", "DBUS_SESSION_BUS_ADDRESS", "DISPLAY",
                                                "WAYLAND_DISPLAY", "XAUTHORITY"};
@@ -49,9 +57,9 @@ const std::vector<std::string>& minimal_env() {
 
 namespace {
 
-bool any_match(const std::vector<std::string>& globs, const std::string& name) {
+bool any_match(const std::vector<std::string>& globs, const std::string& name, int flags = 0) {
     for (const auto& g : globs)
-        if (::fnmatch(g.c_str(), name.c_str(), 0) == 0) return true;
+        if (::fnmatch(g.c_str(), name.c_str(), flags) == 0) return true;
     return false;
 }
 
@@ -77,7 +85,7 @@ EnvOutcome filter_env(const std::vector<std::string>& host, const EnvPolicy& pol
         if (std::find(set_names.begin(), set_names.end(), name) != set_names.end()) continue;
         bool kept = any_match(policy.keep, name);
         if (policy.clear && !kept && !any_match(minimal_env(), name)) continue;
-        if (!kept && any_match(secret_env_patterns(), name)) {
+        if (!kept && any_match(secret_env_patterns(), name, FNM_CASEFOLD)) {
             if (!policy.clear) out.dropped.push_back(name);
             continue;
         }
