@@ -39,14 +39,12 @@ const std::vector<std::string>& secret_env_patterns() {
     // Rails' SECRET_KEY, MYSQL_PWD, DB_PASS, passphrases, private keys,
     // connection URLs and DSNs that carry a password or key, and the
     // Bitwarden and 1Password CLIs' unlock sessions.
-    static const std::vector<std::string> v = {"*_TOKEN", "*SECRET*", "*_API_KEY", "*PASSWORD*", "*_CREDENTIALS",
-                                               "AWS_*", "AZURE_*", "GOOGLE_APPLICATION_CREDENTIALS",
-                                               "*_PASS", "*_PASSWD", "*_PWD", "*PASSPHRASE*", "*_PRIVATE_KEY",
-                                               "*_ACCESS_KEY", "*_APIKEY", "*_DSN", "DATABASE_URL", "*_DATABASE_URL",
-                                               "BW_SESSION", "OP_SESSION_*",
-                                               // host daemons and displays
-                                               "SSH_AUTH_SOCK", "GPG_AGENT_INFO", "DBUS_SESSION_BUS_ADDRESS", "DISPLAY",
-                                               "WAYLAND_DISPLAY", "XAUTHORITY"};
+    static const std::vector<std::string> v = {
+        "*_TOKEN", "*SECRET*", "*_API_KEY", "*PASSWORD*", "*_CREDENTIALS", "AWS_*", "AZURE_*",
+        "GOOGLE_APPLICATION_CREDENTIALS", "*_PASS", "*_PASSWD", "*_PWD", "*PASSPHRASE*", "*_PRIVATE_KEY",
+        "*_ACCESS_KEY", "*_APIKEY", "*_DSN", "DATABASE_URL", "*_DATABASE_URL", "BW_SESSION", "OP_SESSION_*",
+        // host daemons and displays
+        "SSH_AUTH_SOCK", "GPG_AGENT_INFO", "DBUS_SESSION_BUS_ADDRESS", "DISPLAY", "WAYLAND_DISPLAY", "XAUTHORITY"};
     return v;
 }
 

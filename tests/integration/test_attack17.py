@@ -74,3 +74,43 @@ def test_common_secret_variables_do_not_enter(lo):
            env=MISSED)
     assert b"SECRET_KEY=django-secret-1\n" in r.stdout
     assert b"mysql-pw-3" not in r.stdout
+
+
+# Writes 6 MiB into each private tmpfs in turn; prints what each took.
+FILL = ("import os\n"
+        "for d in ('/tmp', '/var/tmp', '/dev/shm'):\n"
+        "    n = 0\n"
+        "    try:\n"
+        "        with open(d + '/fill', 'wb') as f:\n"
+        "            for _ in range(6 * 16):\n"
+        "                f.write(b'x' * 65536); f.flush(); n += 65536\n"
+        "    except OSError as e:\n"
+        "        pass\n"
+        "    print(d, n >> 20)\n")
+
+
+def test_the_private_tmpfs_mounts_share_one_size_budget(lo):
+    # Found by attack17: /tmp, /var/tmp and /dev/shm were three tmpfs mounts
+    # of --tmp-size each, so a command could hold three times the budget in
+    # RAM (by default 3 x 25% of RAM, capped at 3 x 2 GiB: 6 of an 8 GiB
+    # laptop's), charged to no process: the OOM killer then picks the host's
+    # programs, not the sandbox's. They are now one tmpfs of --tmp-size.
+    r = lo("run", "--target", lo.target, "--on-exit", "discard", "--tmp-size", "8M", "--", PY, "-c", FILL)
+    assert r.returncode == 0, r.stderr
+    took = {line.split()[0]: int(line.split()[1]) for line in r.stdout.decode().splitlines()}
+    assert took["/tmp"] == 6, took
+    assert sum(took.values()) <= 8, took  # the other two share the 2 MiB left
+    # Each is still a private, writable, sticky dir of its own: nothing of one
+    # shows in another.
+    code = ("import os\n"
+            "open('/tmp/a', 'w').close(); open('/var/tmp/b', 'w').close(); open('/dev/shm/c', 'w').close()\n"
+            "print(sorted(os.listdir('/tmp')), sorted(os.listdir('/var/tmp')), sorted(os.listdir('/dev/shm')),\n"
+            "      oct(os.stat('/tmp').st_mode & 0o7777), oct(os.stat('/var/tmp').st_mode & 0o7777),\n"
+            "      oct(os.stat('/dev/shm').st_mode & 0o7777))")
+    r = lo("run", "--target", lo.target, "--on-exit", "discard", "--", PY, "-c", code)
+    assert r.returncode == 0, r.stderr
+    # The target's path may run through /tmp (the tests' homes do): only its
+    # first component shows there.
+    tmp_entries = [n for n in eval(r.stdout.decode().split("]")[0] + "]") if n != "a"]
+    assert len(tmp_entries) <= 1, r.stdout
+    assert b"['b'] ['c'] 0o1777 0o1777 0o1777" in r.stdout, r.stdout

@@ -49,12 +49,14 @@ TEST_CASE("profile: secret variables are dropped by name, values never looked at
 }
 
 TEST_CASE("profile: secret variables in common use, any case, and their look-alikes (attack17)") {
-    std::vector<std::string> host = {"SECRET_KEY=1",     "SECRET_KEY_BASE=2", "MYSQL_PWD=3",    "DB_PASS=4",
-                                     "SMTP_PASSWD=5",    "GPG_PASSPHRASE=6",  "CI_PRIVATE_KEY=7", "S3_ACCESS_KEY=8",
-                                     "SG_APIKEY=9",      "DATABASE_URL=10",   "RO_DATABASE_URL=11", "SENTRY_DSN=12",
-                                     "BW_SESSION=13",    "OP_SESSION_me=14",  "github_token=15",  "Db_Password=16",
-                                     "OLDPWD=/",         "PWD=/",             "DESKTOP_SESSION=x", "BYPASS_CACHE=1",
-                                     "TOKENIZERS_PARALLELISM=false", "KEYBOARD=us", "PASSAGE_DIR=/p"};
+    std::vector<std::string> host = {"SECRET_KEY=1",      "SECRET_KEY_BASE=2",  "MYSQL_PWD=3",
+                                     "DB_PASS=4",         "SMTP_PASSWD=5",      "GPG_PASSPHRASE=6",
+                                     "CI_PRIVATE_KEY=7",  "S3_ACCESS_KEY=8",    "SG_APIKEY=9",
+                                     "DATABASE_URL=10",   "RO_DATABASE_URL=11", "SENTRY_DSN=12",
+                                     "BW_SESSION=13",     "OP_SESSION_me=14",   "github_token=15",
+                                     "Db_Password=16",    "OLDPWD=/",           "PWD=/",
+                                     "DESKTOP_SESSION=x", "BYPASS_CACHE=1",     "TOKENIZERS_PARALLELISM=false",
+                                     "KEYBOARD=us",       "PASSAGE_DIR=/p"};
     auto out = profile::filter_env(host, {});
     CHECK(out.env == std::vector<std::string>{"OLDPWD=/", "PWD=/", "DESKTOP_SESSION=x", "BYPASS_CACHE=1",
                                               "TOKENIZERS_PARALLELISM=false", "KEYBOARD=us", "PASSAGE_DIR=/p"});
