@@ -1,9 +1,12 @@
 """Attack pass 17 (27 Nov): the sandboxed program against invariants 1-4 and 7
 (docs/security.md). What held is listed in the report of that pass; each
 hole found has a test here."""
+import shutil
 import socket
 
 import pytest
+
+from conftest import real_dir
 
 PY = "/usr/bin/python3"
 
@@ -114,3 +117,24 @@ def test_the_private_tmpfs_mounts_share_one_size_budget(lo):
     tmp_entries = [n for n in eval(r.stdout.decode().split("]")[0] + "]") if n != "a"]
     assert len(tmp_entries) <= 1, r.stdout
     assert b"['b'] ['c'] 0o1777 0o1777 0o1777" in r.stdout, r.stdout
+
+
+def test_max_size_counts_what_the_command_writes_outside_the_target(lo):
+    # Found by attack17: --max-size measured the target's upper layer only,
+    # so a command over a project wrote on without bound into the home's
+    # scratch layer (~/.cache, ~/x: the session's outside/ layers, on the same
+    # disk as the state dir): 50 MB under --max-size 5M, exit 0. The watch now
+    # counts each scratch layer too.
+    home = real_dir("a17-home-")  # not under /tmp, which the sandbox replaces: a real home's scratch layer
+    cmd = ("mkdir -p ~/.cache; i=0; while [ $i -lt 50 ]; do head -c 1048576 /dev/zero > ~/.cache/f$i; "
+           "i=$((i+1)); sleep 0.05; done; echo finished")
+    r = lo("run", "--target", lo.target, "--on-exit", "discard", "--session", "out", "--max-size", "5M", "--",
+           "/bin/sh", "-c", cmd, env={"HOME": str(home)}, timeout=120)
+    assert r.returncode == 125, (r.stdout, r.stderr)
+    assert b"finished" not in r.stdout
+    assert b"--max-size 5M reached (the session's layers hold " in r.stderr, r.stderr
+    outside = lo.session_dir("out") / "outside"
+    used = sum(p.stat().st_blocks * 512 for p in outside.rglob("*") if not p.is_symlink())
+    assert 5 << 20 < used < 30 << 20, used  # the documented overshoot, as for the target's layer
+    assert not any(home.iterdir())  # and nothing of it in the real home
+    shutil.rmtree(home)
