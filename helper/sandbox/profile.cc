@@ -12,8 +12,17 @@ const std::vector<std::string>& secret_paths() {
         ".ssh", ".gnupg", ".aws", ".azure", ".config/gcloud", ".kube", ".docker/config.json", ".netrc",
         // package registries, git and password stores
         ".npmrc", ".pypirc", ".git-credentials", ".config/gh", ".password-store", ".local/share/keyrings",
-        // browser profiles (cookies, saved passwords)
-        ".mozilla", ".config/google-chrome", ".config/chromium",
+        // browser profiles (cookies, saved passwords), NSS's key store, mail;
+        // the snaps are Ubuntu's default Firefox and its Chromium (attack17)
+        ".mozilla", ".config/google-chrome", ".config/chromium", "snap/firefox/common/.mozilla",
+        "snap/chromium/common/chromium", ".config/BraveSoftware", ".config/microsoft-edge", ".config/vivaldi",
+        ".pki/nssdb", ".thunderbird",
+        // credentials files of database clients, Vault, cargo, RubyGems,
+        // Terraform, rclone, Kaggle, SOPS's age keys, the 1Password CLI,
+        // Emacs's authinfo (attack17)
+        ".pgpass", ".my.cnf", ".vault-token", ".cargo/credentials.toml", ".cargo/credentials", ".gem/credentials",
+        ".terraform.d/credentials.tfrc.json", ".config/rclone", ".kaggle", ".config/sops/age", ".config/op",
+        ".authinfo", ".authinfo.gpg",
         // layover's own configuration
         ".config/layover",
         // sockets of daemons that act for the user: a unix socket on a

@@ -138,3 +138,40 @@ def test_max_size_counts_what_the_command_writes_outside_the_target(lo):
     assert 5 << 20 < used < 30 << 20, used  # the documented overshoot, as for the target's layer
     assert not any(home.iterdir())  # and nothing of it in the real home
     shutil.rmtree(home)
+
+
+# Secrets in common places the preset did not name: Ubuntu's default Firefox
+# (a snap: its profile is not ~/.mozilla) and Chromium snap, other browsers'
+# profiles (cookies, saved passwords), NSS's key store, mail, and the
+# credentials files of database clients, Vault, cargo, RubyGems, Terraform,
+# rclone, Kaggle, SOPS's age keys, the 1Password CLI and Emacs's authinfo.
+MORE_SECRETS = ["snap/firefox/common/.mozilla/firefox/p.default/logins.json",
+                "snap/chromium/common/chromium/Default/Cookies", ".config/BraveSoftware/Brave-Browser/Default/Cookies",
+                ".config/microsoft-edge/Default/Cookies", ".config/vivaldi/Default/Cookies", ".pki/nssdb/key4.db",
+                ".thunderbird/p.default/logins.json", ".pgpass", ".my.cnf", ".vault-token", ".cargo/credentials.toml",
+                ".cargo/credentials", ".gem/credentials", ".terraform.d/credentials.tfrc.json",
+                ".config/rclone/rclone.conf", ".kaggle/kaggle.json", ".config/sops/age/keys.txt",
+                ".config/op/config", ".authinfo", ".authinfo.gpg"]
+
+
+def test_common_secret_files_are_hidden_by_default(lo):
+    # Found by attack17: each of these was readable inside (cat printed it).
+    home = real_dir("a17-sec-")
+    for i, rel in enumerate(MORE_SECRETS):
+        p = home / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text("SECRET-%d\n" % i)
+    (home / ".cargo" / "config.toml").write_text("[build]\njobs = 2\n")  # beside a secret: still readable
+    (home / "proj").mkdir()
+    cmd = "cd ~ && for f in %s .cargo/config.toml; do cat \"$f\" 2>/dev/null; done; echo end" % " ".join(
+        "'%s'" % rel for rel in MORE_SECRETS)
+    for target in (home, home / "proj"):  # the home itself, and a project with the home as scratch
+        r = lo("run", "--target", target, "--on-exit", "discard", "--", "/bin/sh", "-c", cmd,
+               env={"HOME": str(home)})
+        assert r.returncode == 0, r.stderr
+        assert b"SECRET-" not in r.stdout, (target, r.stdout)
+        assert r.stdout == b"[build]\njobs = 2\nend\n", r.stdout
+    r = lo("run", "--target", home, "--on-exit", "discard", "--no-hide-secrets", "--", "/bin/sh", "-c", cmd,
+           env={"HOME": str(home)})
+    assert r.stdout.count(b"SECRET-") == len(MORE_SECRETS)  # the control
+    shutil.rmtree(home)
