@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <limits.h>
+#include <pwd.h>
 #include <sys/stat.h>
 #include <sys/sysinfo.h>
 #include <unistd.h>
@@ -25,6 +26,17 @@ std::optional<std::vector<overlay::MountEntry>> host_mounts() {
     auto text = base::read_all(info->get(), 64 << 20);
     if (!text) return std::nullopt;
     return overlay::parse_mountinfo(text.value());
+}
+
+// The caller's home in the passwd database ("" when it has none). Tests,
+// whose throwaway uid has no entry, name one with LAYOVER_TEST_ACCOUNT_HOME;
+// it only adds paths to hide.
+std::string account_home() {
+    if (const char* t = std::getenv("LAYOVER_TEST_ACCOUNT_HOME")) return t;
+    struct passwd pw, *found = nullptr;
+    char buf[4096];
+    if (::getpwuid_r(::getuid(), &pw, buf, sizeof buf, &found) != 0 || !found || !found->pw_dir) return "";
+    return found->pw_dir[0] == '/' ? found->pw_dir : "";
 }
 
 std::string plural(size_t n, const std::string& word) { return std::to_string(n) + " " + word + (n == 1 ? "" : "s"); }
@@ -70,7 +82,8 @@ base::Result<RunPolicy> decide_policy(const RunOptions& opts, const std::string&
         return base::error("bad --tmp-size '" + opts.tmp_size + "'; use e.g. 512M, 2G or 10%");
 
     const char* home = std::getenv("HOME");
-    HideRequest req{home ? home : "", target, cwd, opts.hide_secrets, opts.hide, session::tree_stores(state)};
+    HideRequest req{home ? home : "", target, cwd, opts.hide_secrets, opts.hide, session::tree_stores(state),
+                    account_home()};
     auto mounts = host_mounts();
     TRY(pol.hide, plan_hide(req, mounts ? *mounts : std::vector<overlay::MountEntry>{}));
     if (mounts) pol.submounts = overlay::submounts_under(*mounts, target);

@@ -175,3 +175,29 @@ def test_common_secret_files_are_hidden_by_default(lo):
            env={"HOME": str(home)})
     assert r.stdout.count(b"SECRET-") == len(MORE_SECRETS)  # the control
     shutil.rmtree(home)
+
+
+def test_the_accounts_home_keeps_its_secrets_hidden_when_home_points_elsewhere(lo):
+    # Found by attack17: the preset hung below $HOME only. A caller whose
+    # $HOME is a scratch dir (an agent harness's clean HOME, a service,
+    # `env HOME=...`) left the account's real home, shown read-only, with its
+    # ~/.ssh and ~/.aws readable. The passwd database's home is hidden too now
+    # (named here by LAYOVER_TEST_ACCOUNT_HOME: the throwaway uid has no entry).
+    account = real_dir("a17-acct-")
+    (account / ".ssh").mkdir()
+    (account / ".ssh" / "id_ed25519").write_text("ACCOUNT-SSH-KEY\n")
+    (account / ".aws").mkdir()
+    (account / ".aws" / "credentials").write_text("ACCOUNT-AWS\n")
+    (account / "notes.txt").write_text("plain\n")
+    scratch_home = real_dir("a17-scratch-")
+    cmd = "cat %s/.ssh/id_ed25519 %s/.aws/credentials %s/notes.txt 2>/dev/null; echo end" % ((account,) * 3)
+    env = {"HOME": str(scratch_home), "LAYOVER_TEST_ACCOUNT_HOME": str(account)}
+    r = lo("run", "--target", lo.target, "--on-exit", "discard", "--", "/bin/sh", "-c", cmd, env=env)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == b"plain\nend\n", r.stdout
+    assert ("%s/.ssh" % account).encode() in r.stderr, r.stderr  # the start-up line names it
+    r = lo("run", "--target", lo.target, "--on-exit", "discard", "--no-hide-secrets", "--", "/bin/sh", "-c", cmd,
+           env=env)
+    assert b"ACCOUNT-SSH-KEY" in r.stdout  # the control
+    shutil.rmtree(account)
+    shutil.rmtree(scratch_home)

@@ -125,7 +125,7 @@ TEST_CASE("hide: the plan resolves symlinks, skips what is absent, keeps in-targ
     std::ofstream(home + "/.netrc") << "x";
     std::ofstream(proj + "/.env") << "x";
 
-    HideRequest req{home, proj, proj, true, {".env", "missing"}, {}};
+    HideRequest req{home, proj, proj, true, {".env", "missing"}, {}, {}};
     auto plan = plan_hide(req, {});
     REQUIRE(plan.ok());
     CHECK(plan->mounts == std::vector<std::string>{root + "/realssh", home + "/.netrc", proj + "/.env"});
@@ -134,7 +134,7 @@ TEST_CASE("hide: the plan resolves symlinks, skips what is absent, keeps in-targ
     CHECK(plan->in_target == std::vector<std::string>{".env", "missing"});
 
     // Over the home: every preset name is excluded from capture, present or not.
-    HideRequest whole{home, home, home, true, {}, {}};
+    HideRequest whole{home, home, home, true, {}, {}, {}};
     auto p2 = plan_hide(whole, {});
     REQUIRE(p2.ok());
     CHECK(has(p2->in_target, ".aws"));
@@ -142,15 +142,28 @@ TEST_CASE("hide: the plan resolves symlinks, skips what is absent, keeps in-targ
     CHECK_FALSE(has(p2->mounts, home + "/.aws"));  // absent: nothing mounted, nothing created
 
     // A target inside a hidden dir is not hidden from itself.
-    HideRequest inside{home, root + "/realssh", root, true, {}, {}};
+    HideRequest inside{home, root + "/realssh", root, true, {}, {}, {}};
     auto p3 = plan_hide(inside, {});
     REQUIRE(p3.ok());
     CHECK(p3->notes.size() == 1);
     CHECK(p3->notes[0].find("not hiding ~/.ssh") == 0);
 
     // --no-hide-secrets: only what was asked.
-    HideRequest none{home, proj, proj, false, {}, {}};
+    HideRequest none{home, proj, proj, false, {}, {}, {}};
     CHECK(plan_hide(none, {})->mounts.empty());
+
+    // $HOME elsewhere (a harness's scratch HOME): the account's home keeps
+    // its secrets hidden too, named by their full path (attack17); the same
+    // home twice adds nothing.
+    std::string scratch = root + "/scratch";
+    REQUIRE(::mkdir(scratch.c_str(), 0755) == 0);
+    HideRequest elsewhere{scratch, proj, proj, true, {}, {}, home};
+    auto p4 = plan_hide(elsewhere, {});
+    REQUIRE(p4.ok());
+    CHECK(p4->mounts == std::vector<std::string>{root + "/realssh", home + "/.netrc"});
+    CHECK(p4->shown == std::vector<std::string>{home + "/.ssh", home + "/.netrc"});
+    HideRequest same{home, proj, proj, true, {}, {}, home};
+    CHECK(plan_hide(same, {})->mounts == std::vector<std::string>{root + "/realssh", home + "/.netrc"});
     std::string rm = "rm -rf " + root;
     CHECK(::system(rm.c_str()) == 0);
 }
@@ -165,7 +178,7 @@ TEST_CASE("hide: missing paths are kept missing as spelled and where they would 
     REQUIRE(::mkdir(dots.c_str(), 0755) == 0);
     REQUIRE(::symlink("dotfiles/config", (home + "/.config").c_str()) == 0);
     std::ofstream(home + "/afile") << "x";
-    HideRequest req{home, home, home, true, {"afile/below", "new/deeper/x", "../outside"}, {}};
+    HideRequest req{home, home, home, true, {"afile/below", "new/deeper/x", "../outside"}, {}, {}};
     auto plan = plan_hide(req, {});
     REQUIRE(plan.ok());
     CHECK(has(plan->missing, home + "/.aws"));
@@ -189,7 +202,7 @@ TEST_CASE("hide: a dangling symlink, as a secret or above one, is kept missing w
     REQUIRE(::symlink("vault/kube", (home + "/.kube").c_str()) == 0);         // the secret itself
     REQUIRE(::symlink("dotfiles/config", (home + "/.config").c_str()) == 0);  // a parent of one
     REQUIRE(::symlink(root.c_str(), (home + "/up").c_str()) == 0);            // absolute, then ".."
-    HideRequest req{home, home, home, true, {"up/home/x/../y"}, {}};
+    HideRequest req{home, home, home, true, {"up/home/x/../y"}, {}, {}};
     auto plan = plan_hide(req, {});
     REQUIRE(plan.ok());
     CHECK(has(plan->missing, home + "/vault/kube"));
@@ -248,7 +261,7 @@ TEST_CASE("hide: the undo stores in the target, above it and in the home are cov
     for (const auto& d : {home, proj, other, proj + "/.layover-undo", home + "/.layover-undo"})
         REQUIRE(::mkdir(d.c_str(), 0700) == 0);
     REQUIRE(::symlink("elsewhere", (root + "/.layover-undo").c_str()) == 0);  // not a store: left alone
-    HideRequest req{home, proj, proj, false, {}, {}};
+    HideRequest req{home, proj, proj, false, {}, {}, {}};
     auto plan = plan_hide(req, {});
     REQUIRE(plan.ok());
     CHECK(plan->mounts == std::vector<std::string>{proj + "/.layover-undo", home + "/.layover-undo"});
@@ -256,14 +269,14 @@ TEST_CASE("hide: the undo stores in the target, above it and in the home are cov
     CHECK(plan->in_target.empty());  // an agent's own .layover-undo is still captured (and refused by apply)
     CHECK(plan->notes.empty());
     // A target outside the home: the home's store too.
-    HideRequest out{home, other, other, false, {}, {}};
+    HideRequest out{home, other, other, false, {}, {}, {}};
     CHECK(plan_hide(out, {})->mounts == std::vector<std::string>{home + "/.layover-undo"});
     // Below the target: the stores the state dir lists (undo_trees.h), those that exist.
     std::string below = proj + "/sub/.layover-undo";
     REQUIRE(::mkdir((proj + "/sub").c_str(), 0700) == 0);
     REQUIRE(::mkdir(below.c_str(), 0700) == 0);
     REQUIRE(::mkdir((other + "/.layover-undo").c_str(), 0700) == 0);
-    HideRequest over{home, home, home, false, {}, {below, other + "/.layover-undo", home + "/gone/.layover-undo"}};
+    HideRequest over{home, home, home, false, {}, {below, other + "/.layover-undo", home + "/gone/.layover-undo"}, {}};
     auto p4 = plan_hide(over, {});
     REQUIRE(p4.ok());
     CHECK(has(p4->mounts, below));
@@ -274,7 +287,7 @@ TEST_CASE("hide: the undo stores in the target, above it and in the home are cov
     std::string sib = home + "/sib/.layover-undo";
     REQUIRE(::mkdir((home + "/sib").c_str(), 0700) == 0);
     REQUIRE(::mkdir(sib.c_str(), 0700) == 0);
-    HideRequest beside{home, proj, proj, false, {}, {sib}};
+    HideRequest beside{home, proj, proj, false, {}, {sib}, {}};
     CHECK(has(plan_hide(beside, {})->mounts, sib));
     std::string rm = "rm -rf " + root;
     CHECK(::system(rm.c_str()) == 0);
