@@ -68,6 +68,8 @@ base::Result<void> apply_in_child(const Limits& l) {
     // `rtprio 95`): one SCHED_FIFO busy thread per core would leave the host
     // 5% of its CPUs until --timeout (attack17).
     TRY_VOID(set(RLIMIT_RTPRIO, 0, "the realtime priority limit"));
+    // Nor a nice value below the one it starts with (a limits.conf `nice -10`).
+    TRY_VOID(set(RLIMIT_NICE, 0, "the nice limit"));
     return base::Ok();
 }
 

@@ -45,11 +45,14 @@ TEST_CASE("limits: durations") {
 TEST_CASE("limits: the command gets no realtime priority, even from a caller allowed one (attack17)") {
     pid_t pid = ::fork();
     if (pid == 0) {
-        struct rlimit rt = {50, 50};
-        bool raised = ::setrlimit(RLIMIT_RTPRIO, &rt) == 0;  // root only: else the caller's 0 is tested
+        struct rlimit rt = {50, 50}, nice = {30, 30};
+        // Root with CAP_SYS_RESOURCE only: else the caller's own limits are tested.
+        bool raised = ::setrlimit(RLIMIT_RTPRIO, &rt) == 0 && ::setrlimit(RLIMIT_NICE, &nice) == 0;
         if (!limits::apply_in_child(Limits{})) ::_exit(2);
         ::getrlimit(RLIMIT_RTPRIO, &rt);
-        ::_exit(rt.rlim_cur == 0 && rt.rlim_max == 0 ? (raised ? 0 : 3) : 1);
+        ::getrlimit(RLIMIT_NICE, &nice);
+        bool zero = rt.rlim_cur == 0 && rt.rlim_max == 0 && nice.rlim_cur == 0 && nice.rlim_max == 0;
+        ::_exit(zero ? (raised ? 0 : 3) : 1);
     }
     int st = 0;
     ::waitpid(pid, &st, 0);
