@@ -36,9 +36,13 @@ const std::vector<std::string>& secret_paths() {
 const std::vector<std::string>& daemon_sockets() {
     // Root-equivalent daemons whose socket lies outside /run (empty inside):
     // LXD (snap and not) and Incus let their group's members start a
-    // privileged container.
+    // privileged container. And two that any local user reaches there
+    // (attack17): Postfix's public sockets (its cleanup service takes mail
+    // for the network from anyone: past --network none), and SSSD's PAM
+    // responder (password checks against the directory: guessing).
     static const std::vector<std::string> v = {"/var/snap/lxd/common/lxd/unix.socket", "/var/lib/lxd/unix.socket",
-                                               "/var/lib/incus/unix.socket"};
+                                               "/var/lib/incus/unix.socket", "/var/spool/postfix/public",
+                                               "/var/lib/sss/pipes/pam"};
     return v;
 }
 

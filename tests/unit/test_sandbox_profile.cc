@@ -87,6 +87,14 @@ TEST_CASE("profile: --env-keep, --env and --env-clear") {
     CHECK(profile::list_names({"a", "b", "c"}, 2) == "a, b, …");
 }
 
+TEST_CASE("profile: daemon sockets outside /run that any local user reaches are hidden (attack17)") {
+    for (const char* p : {"/var/snap/lxd/common/lxd/unix.socket", "/var/lib/incus/unix.socket",
+                          "/var/spool/postfix/public", "/var/lib/sss/pipes/pam"})
+        CHECK(has(profile::daemon_sockets(), p));
+    // SSSD's NSS pipe stays: user and group names must still resolve inside.
+    CHECK_FALSE(has(profile::daemon_sockets(), "/var/lib/sss/pipes/nss"));
+}
+
 TEST_CASE("profile: the secret preset covers the issue's list") {
     for (const char* p :
          {".ssh", ".gnupg", ".aws", ".azure", ".config/gcloud", ".kube", ".docker/config.json", ".netrc", ".npmrc",
