@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <limits.h>
-#include <pwd.h>
 #include <sys/stat.h>
 #include <sys/sysinfo.h>
 #include <unistd.h>
@@ -28,15 +27,15 @@ std::optional<std::vector<overlay::MountEntry>> host_mounts() {
     return overlay::parse_mountinfo(text.value());
 }
 
-// The caller's home in the passwd database ("" when it has none). Tests,
-// whose throwaway uid has no entry, name one with LAYOVER_TEST_ACCOUNT_HOME;
-// it only adds paths to hide.
+// The caller's home in /etc/passwd ("" when it has none: profile.h says why
+// not NSS). Tests, whose throwaway uid has no entry, name one with
+// LAYOVER_TEST_ACCOUNT_HOME; it only adds paths to hide.
 std::string account_home() {
     if (const char* t = std::getenv("LAYOVER_TEST_ACCOUNT_HOME")) return t;
-    struct passwd pw, *found = nullptr;
-    char buf[4096];
-    if (::getpwuid_r(::getuid(), &pw, buf, sizeof buf, &found) != 0 || !found || !found->pw_dir) return "";
-    return found->pw_dir[0] == '/' ? found->pw_dir : "";
+    auto f = base::open_at(AT_FDCWD, "/etc/passwd", O_RDONLY | O_CLOEXEC);
+    if (!f) return "";
+    auto text = base::read_all(f->get(), 16 << 20);
+    return text ? profile::passwd_home(text.value(), ::getuid()) : "";
 }
 
 std::string plural(size_t n, const std::string& word) { return std::to_string(n) + " " + word + (n == 1 ? "" : "s"); }

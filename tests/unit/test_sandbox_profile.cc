@@ -87,6 +87,19 @@ TEST_CASE("profile: --env-keep, --env and --env-clear") {
     CHECK(profile::list_names({"a", "b", "c"}, 2) == "a, b, …");
 }
 
+TEST_CASE("profile: the account's home from passwd(5) text (attack17)") {
+    std::string pw =
+        "root:x:0:0:root:/root:/bin/bash\nme:x:1000:1000:Me,,,:/home/me:/bin/zsh\n"
+        "odd:x:1001:1001::relative:/bin/sh\nshort:x:1002\n+::::::\nlast:x:1003:1003::/home/last:";
+    CHECK(profile::passwd_home(pw, 0) == "/root");
+    CHECK(profile::passwd_home(pw, 1000) == "/home/me");
+    CHECK(profile::passwd_home(pw, 100) == "");             // no such uid (not a prefix of 1000)
+    CHECK(profile::passwd_home(pw, 1001) == "");            // not absolute
+    CHECK(profile::passwd_home(pw, 1002) == "");            // too few fields
+    CHECK(profile::passwd_home(pw, 1003) == "/home/last");  // no newline at the end
+    CHECK(profile::passwd_home("", 0) == "");
+}
+
 TEST_CASE("profile: daemon sockets outside /run that any local user reaches are hidden (attack17)") {
     for (const char* p : {"/var/snap/lxd/common/lxd/unix.socket", "/var/lib/incus/unix.socket",
                           "/var/spool/postfix/public", "/var/lib/sss/pipes/pam"})
