@@ -11,7 +11,7 @@ namespace overlay {
 
 const char* const kDevNodes[] = {"null", "zero", "full", "random", "urandom", "tty", nullptr};
 
-base::Result<void> build_dev(const MountPlan& plan, Handles& h) {
+base::Result<void> build_dev(const MountPlan& /*plan*/, Handles& h) {
     // nosuid,noexec: nothing in /dev needs either.
     if (::mount("tmpfs", "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=1m") != 0)
         return base::sys_error("mounting a private /dev");
@@ -40,10 +40,8 @@ base::Result<void> build_dev(const MountPlan& plan, Handles& h) {
     for (const auto& l : links)
         if (::symlink(l.target, l.path) != 0) return base::sys_error(std::string("creating ") + l.path);
     if (::mkdir("/dev/shm", 01777) != 0) return base::sys_error("creating /dev/shm");
-    std::string opts = "mode=1777,size=" + std::to_string(plan.tmp_size);
-    if (::mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, opts.c_str()) != 0)
-        return base::sys_error("mounting a private /dev/shm");
-    return base::Ok();
+    // A dir of the private /tmp's tmpfs: the three share --tmp-size (mounts.h).
+    return bind_private_tmp(h, "shm", "/dev/shm");
 }
 
 }  // namespace overlay

@@ -20,10 +20,12 @@ namespace {
 // daemons listen (D-Bus, systemd, docker, the user's runtime dir).
 struct PrivateTmp {
     const char* path;
-    bool sized;     // sized by --tmp-size; otherwise tiny
-    bool writable;  // cleared of read-only in step 8
+    bool sized;                 // sized by --tmp-size (a dir of Handles::tmp); otherwise tiny
+    bool writable;              // cleared of read-only in step 8
+    const char* dir = nullptr;  // its dir in Handles::tmp
 };
-const PrivateTmp kPrivate[] = {{"/tmp", true, true}, {"/var/tmp", true, true}, {"/run", false, false}};
+const PrivateTmp kPrivate[] = {
+    {"/tmp", true, true, "tmp"}, {"/var/tmp", true, true, "var-tmp"}, {"/run", false, false}};
 
 bool is_real_dir(const char* path) {
     struct stat st;
@@ -188,12 +190,38 @@ std::vector<std::string> real_layers(const base::Fd& mask, const base::Fd& real)
 
 }  // namespace
 
-base::Result<void> mount_private_tmp(const MountPlan& plan) {
+base::Result<void> bind_private_tmp(Handles& h, const char* name, const char* path) {
+    if (!h.tmp.valid()) return base::error(std::string("mounting a private ") + path + ": no tmpfs made");
+    if (::mkdirat(h.tmp.get(), name, 0) != 0 && errno != EEXIST)
+        return base::sys_error(std::string("mounting a private ") + path);
+    // mkdir's mode passes the umask: the sticky, world-writable mode is set apart.
+    if (::fchmodat(h.tmp.get(), name, 01777, 0) != 0) return base::sys_error(std::string("mounting a private ") + path);
+    base::Fd dir(::open_tree(h.tmp.get(), name, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC));
+    if (!dir.valid() || ::move_mount(dir.get(), "", AT_FDCWD, path, MOVE_MOUNT_F_EMPTY_PATH) != 0)
+        return base::sys_error(std::string("mounting a private ") + path);
+    return base::Ok();
+}
+
+base::Result<void> mount_private_tmp(const MountPlan& plan, Handles& h) {
+    // One sized tmpfs, detached: each private dir is a dir of it bound in
+    // place, so /tmp, /var/tmp and /dev/shm share --tmp-size. Three mounts of
+    // that size each let a command hold three times the budget in RAM,
+    // charged to no process (found by attack17).
+    base::Fd fs(::fsopen("tmpfs", FSOPEN_CLOEXEC));
+    std::string size = std::to_string(plan.tmp_size);
+    if (!fs.valid() || ::fsconfig(fs.get(), FSCONFIG_SET_STRING, "mode", "0755", 0) != 0 ||
+        ::fsconfig(fs.get(), FSCONFIG_SET_STRING, "size", size.c_str(), 0) != 0 ||
+        ::fsconfig(fs.get(), FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) != 0)
+        return base::sys_error("making the private /tmp");
+    h.tmp = base::Fd(::fsmount(fs.get(), FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV));
+    if (!h.tmp.valid()) return base::sys_error("making the private /tmp");
     for (const auto& t : kPrivate) {
         if (!is_real_dir(t.path)) continue;
-        std::string opts = t.sized ? "mode=1777,size=" + std::to_string(plan.tmp_size) : "mode=0755,size=1m";
-        if (::mount("tmpfs", t.path, "tmpfs", MS_NOSUID | MS_NODEV, opts.c_str()) != 0)
+        if (t.sized) {
+            TRY_VOID(bind_private_tmp(h, t.dir, t.path));
+        } else if (::mount("tmpfs", t.path, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m") != 0) {
             return base::sys_error(std::string("mounting a private ") + t.path);
+        }
         // The real path is covered now: recreate the target's path so the
         // overlay (whose layers we hold by fd) can be mounted there.
         if (path_within(plan.target, t.path)) TRY_VOID(mkdir_p(plan.target));

@@ -45,6 +45,7 @@ struct Handles {
     base::Fd resolv;                                          // clone of /run/systemd/resolve (host network only)
     std::vector<std::pair<std::string, base::Fd>> shown;      // clones of the --ro and --rw paths
     base::Fd mask;                                            // the target's mask (overlay/mask.h), or invalid
+    base::Fd tmp;  // the one sized tmpfs (detached) whose dirs are /tmp, /var/tmp and /dev/shm
     struct ScratchFds {
         base::Fd lower, upper, work, mask;
     };
@@ -68,8 +69,12 @@ base::Result<void> open_session_handles(const MountPlan& plan, Handles& h);
 //     makes a new session's dirs; needs only the real trees' fds.
 base::Result<void> build_masks(const MountPlan& plan, Handles& h);
 // 3. Private, size-limited tmpfs on /tmp and /var/tmp; if the target lies
-//    below one of them, recreate its path inside the new tmpfs.
-base::Result<void> mount_private_tmp(const MountPlan& plan);
+//    below one of them, recreate its path inside the new tmpfs. They and
+//    /dev/shm (step 6) are dirs of one tmpfs of --tmp-size (h.tmp), bound
+//    in place: one budget for the three, not three (attack17).
+base::Result<void> mount_private_tmp(const MountPlan& plan, Handles& h);
+// A dir of h.tmp (made on first use, mode 1777) bound on path.
+base::Result<void> bind_private_tmp(Handles& h, const char* name, const char* path);
 // 3b. A scratch overlay on each scratch root (before the target's overlay,
 //     which may lie below one and then goes on top). A root the kernel
 //     refuses (host mounts below it) stays read-only, with a warning. A

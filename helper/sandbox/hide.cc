@@ -97,6 +97,13 @@ base::Result<HidePlan> plan_hide(const HideRequest& req, const std::vector<overl
     for (const auto& st : req.stores) wants.push_back({st, "", false, true});
     if (req.secrets && !home.empty())
         for (const auto& rel : profile::secret_paths()) wants.push_back({home + "/" + rel, "~/" + rel});
+    // A caller whose $HOME is not its account's home (an agent harness's
+    // scratch HOME, a service, `env HOME=...`) still has its keys in the
+    // account's home, which the read-only view shows: hidden too (attack17).
+    std::string account = req.account_home.empty() ? "" : base::clean_path(req.account_home);
+    if (req.secrets && !account.empty() && account != "/" && account != home && account != home_real)
+        for (const auto& rel : profile::secret_paths())
+            wants.push_back({account + "/" + rel, base::display_path(account + "/" + rel)});
     if (req.secrets)
         for (const auto& p : profile::daemon_sockets()) wants.push_back({p, p});
     for (const auto& u : req.user) {

@@ -16,6 +16,7 @@ struct HideRequest {
     bool secrets = true;              // --hide-secrets (default) / --no-hide-secrets
     std::vector<std::string> user;    // --hide PATH...
     std::vector<std::string> stores;  // undo stores apply keeps in trees (helper/store/undo_trees.h)
+    std::string account_home;         // the user's home in the passwd database: its secrets too, when not $HOME
 };
 
 struct HidePlan {

@@ -30,7 +30,10 @@ void sleep_ms(int64_t ms) {
 
 // The size watch's loop: one line "BYTES COMPLETE\n" per walk (one write,
 // shorter than PIPE_BUF, so the supervisor never reads half of one).
-[[noreturn]] void watch_sizes(const std::string& upper, const std::vector<std::string>& frozen, uint64_t cap, int out) {
+// `live`: the upper layer and the scratch layers (what the command writes
+// outside the target counts too: attack17), each walked every time.
+[[noreturn]] void watch_sizes(const std::vector<std::string>& live, const std::vector<std::string>& frozen,
+                              uint64_t cap, int out) {
     (void)capture::as_owner_here([&]() -> base::Result<void> {
         uint64_t below = 0;  // frozen layers never change: measured once
         for (const auto& f : frozen) {
@@ -40,9 +43,16 @@ void sleep_ms(int64_t ms) {
         for (;;) {
             int64_t t0 = now_ms();
             session::Usage u;
-            int fd = ::open(upper.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-            if (fd >= 0) u = session::tree_usage(fd);
-            else u.complete = false;
+            for (size_t i = 0; i < live.size(); i++) {
+                int fd = ::open(live[i].c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (fd < 0) {
+                    if (i == 0) u.complete = false;  // the upper layer; a scratch layer may not exist yet
+                    continue;
+                }
+                session::Usage one = session::tree_usage(fd);
+                u.bytes += one.bytes;
+                u.complete = u.complete && one.complete;
+            }
             std::string line = std::to_string(u.bytes + below) + (u.complete ? " 1\n" : " 0\n");
             if (::write(out, line.data(), line.size()) < 0) ::_exit(0);  // the supervisor is gone
             sleep_ms(next_size_interval(now_ms() - t0, u.bytes, cap));
@@ -59,9 +69,12 @@ int64_t next_size_interval(int64_t walk_ms, uint64_t used, uint64_t cap) {
     return std::clamp(static_cast<int64_t>(std::min<uint64_t>(room / 2 / kAssumedWriteRate, INT64_MAX / 2)), lo, hi);
 }
 
-LimitWatch::LimitWatch(const Limits& l, const std::string& upper_dir, std::vector<std::string> frozen)
+LimitWatch::LimitWatch(const Limits& l, const std::string& upper_dir, std::vector<std::string> frozen,
+                       const std::vector<std::string>& scratch)
     : limits_(l), start_(now_ms()) {
-    layered_ = !frozen.empty();
+    layered_ = !frozen.empty() || !scratch.empty();
+    std::vector<std::string> live = {upper_dir};
+    live.insert(live.end(), scratch.begin(), scratch.end());
     if (!l.max_size) return;
     int p[2];
     if (::pipe2(p, O_CLOEXEC | O_NONBLOCK) != 0) return;  // check() then stops the sandbox
@@ -74,7 +87,7 @@ LimitWatch::LimitWatch(const Limits& l, const std::string& upper_dir, std::vecto
         // must be free once the run ends.
         base::close_fds_except({2, p[1]});
         ::fcntl(p[1], F_SETFL, 0);  // blocking writes
-        watch_sizes(upper_dir, frozen, l.max_size, p[1]);
+        watch_sizes(live, frozen, l.max_size, p[1]);
     });
     ::close(p[1]);
     if (child) watcher_ = std::move(child.value());

@@ -30,8 +30,11 @@ public:
     // namespace (the command may make mode-000 dirs) that walks upper_dir
     // and reports each total on a pipe.
     // `frozen`: the session's other layers (its steps, what a rollback set
-    // aside), measured once and counted in each total.
-    LimitWatch(const Limits& l, const std::string& upper_dir, std::vector<std::string> frozen = {});
+    // aside), measured once and counted in each total. `scratch`: the
+    // scratch layers' upper dirs (writes outside the target), walked with
+    // upper_dir each time: the cap is the session's whole disk use (attack17).
+    LimitWatch(const Limits& l, const std::string& upper_dir, std::vector<std::string> frozen = {},
+               const std::vector<std::string>& scratch = {});
     // The fd to poll with the others (-1: none): wakes the loop on a report.
     int fd() const { return reports_.get(); }
     // The poll timeout until the time limit (-1: none).
@@ -50,7 +53,7 @@ public:
 
 private:
     std::string read_reports(int* code);
-    bool layered_ = false;  // the totals count frozen layers too
+    bool layered_ = false;  // the totals count frozen or scratch layers too
     Limits limits_;
     int64_t start_;
     base::Fd reports_, init_;

@@ -64,6 +64,12 @@ base::Result<void> apply_in_child(const Limits& l) {
     if (l.max_pids) TRY_VOID(set(RLIMIT_NPROC, l.max_pids, "--max-pids"));
     if (l.max_size) TRY_VOID(set(RLIMIT_FSIZE, l.max_size, "--max-size"));
     if (l.max_memory && l.memory_cgroup.empty()) TRY_VOID(set(RLIMIT_AS, l.max_memory, "--max-memory"));
+    // No realtime scheduling, whatever the caller may have (an audio group's
+    // `rtprio 95`): one SCHED_FIFO busy thread per core would leave the host
+    // 5% of its CPUs until --timeout (attack17).
+    TRY_VOID(set(RLIMIT_RTPRIO, 0, "the realtime priority limit"));
+    // Nor a nice value below the one it starts with (a limits.conf `nice -10`).
+    TRY_VOID(set(RLIMIT_NICE, 0, "the nice limit"));
     return base::Ok();
 }
 

@@ -31,7 +31,8 @@ std::string format_bytes(uint64_t bytes);
 // In the child, after its nested user namespace: RLIMIT_NPROC (counted per
 // user namespace since Linux 5.14), RLIMIT_FSIZE at --max-size (one file
 // cannot outrun the watch), RLIMIT_AS at --max-memory unless a cgroup
-// holds the sandbox.
+// holds the sandbox; and RLIMIT_RTPRIO and RLIMIT_NICE at 0 always (no
+// realtime scheduling, no priority above the caller's).
 base::Result<void> apply_in_child(const Limits& l);
 
 }  // namespace limits

@@ -27,6 +27,17 @@ std::optional<std::vector<overlay::MountEntry>> host_mounts() {
     return overlay::parse_mountinfo(text.value());
 }
 
+// The caller's home in /etc/passwd ("" when it has none: profile.h says why
+// not NSS). Tests, whose throwaway uid has no entry, name one with
+// LAYOVER_TEST_ACCOUNT_HOME; it only adds paths to hide.
+std::string account_home() {
+    if (const char* t = std::getenv("LAYOVER_TEST_ACCOUNT_HOME")) return t;
+    auto f = base::open_at(AT_FDCWD, "/etc/passwd", O_RDONLY | O_CLOEXEC);
+    if (!f) return "";
+    auto text = base::read_all(f->get(), 16 << 20);
+    return text ? profile::passwd_home(text.value(), ::getuid()) : "";
+}
+
 std::string plural(size_t n, const std::string& word) { return std::to_string(n) + " " + word + (n == 1 ? "" : "s"); }
 
 // A --ro/--rw path: it must exist and stay clear of what the sandbox owns.
@@ -70,7 +81,8 @@ base::Result<RunPolicy> decide_policy(const RunOptions& opts, const std::string&
         return base::error("bad --tmp-size '" + opts.tmp_size + "'; use e.g. 512M, 2G or 10%");
 
     const char* home = std::getenv("HOME");
-    HideRequest req{home ? home : "", target, cwd, opts.hide_secrets, opts.hide, session::tree_stores(state)};
+    HideRequest req{home ? home : "", target, cwd, opts.hide_secrets, opts.hide, session::tree_stores(state),
+                    account_home()};
     auto mounts = host_mounts();
     TRY(pol.hide, plan_hide(req, mounts ? *mounts : std::vector<overlay::MountEntry>{}));
     if (mounts) pol.submounts = overlay::submounts_under(*mounts, target);

@@ -12,8 +12,17 @@ const std::vector<std::string>& secret_paths() {
         ".ssh", ".gnupg", ".aws", ".azure", ".config/gcloud", ".kube", ".docker/config.json", ".netrc",
         // package registries, git and password stores
         ".npmrc", ".pypirc", ".git-credentials", ".config/gh", ".password-store", ".local/share/keyrings",
-        // browser profiles (cookies, saved passwords)
-        ".mozilla", ".config/google-chrome", ".config/chromium",
+        // browser profiles (cookies, saved passwords), NSS's key store, mail;
+        // the snaps are Ubuntu's default Firefox and its Chromium (attack17)
+        ".mozilla", ".config/google-chrome", ".config/chromium", "snap/firefox/common/.mozilla",
+        "snap/chromium/common/chromium", ".config/BraveSoftware", ".config/microsoft-edge", ".config/vivaldi",
+        ".pki/nssdb", ".thunderbird",
+        // credentials files of database clients, Vault, cargo, RubyGems,
+        // Terraform, rclone, Kaggle, SOPS's age keys, the 1Password CLI,
+        // Emacs's authinfo (attack17)
+        ".pgpass", ".my.cnf", ".vault-token", ".cargo/credentials.toml", ".cargo/credentials", ".gem/credentials",
+        ".terraform.d/credentials.tfrc.json", ".config/rclone", ".kaggle", ".config/sops/age", ".config/op",
+        ".authinfo", ".authinfo.gpg",
         // layover's own configuration
         ".config/layover",
         // sockets of daemons that act for the user: a unix socket on a
@@ -27,18 +36,28 @@ const std::vector<std::string>& secret_paths() {
 const std::vector<std::string>& daemon_sockets() {
     // Root-equivalent daemons whose socket lies outside /run (empty inside):
     // LXD (snap and not) and Incus let their group's members start a
-    // privileged container.
+    // privileged container. And two that any local user reaches there
+    // (attack17): Postfix's public sockets (its cleanup service takes mail
+    // for the network from anyone: past --network none), and SSSD's PAM
+    // responder (password checks against the directory: guessing).
     static const std::vector<std::string> v = {"/var/snap/lxd/common/lxd/unix.socket", "/var/lib/lxd/unix.socket",
-                                               "/var/lib/incus/unix.socket"};
+                                               "/var/lib/incus/unix.socket", "/var/spool/postfix/public",
+                                               "/var/lib/sss/pipes/pam"};
     return v;
 }
 
 const std::vector<std::string>& secret_env_patterns() {
-    static const std::vector<std::string> v = {"*_TOKEN", "*_SECRET*", "*_API_KEY", "*PASSWORD*", "*_CREDENTIALS",
-                                               "AWS_*", "AZURE_*", "GOOGLE_APPLICATION_CREDENTIALS",
-                                               // host daemons and displays
-                                               "SSH_AUTH_SOCK", "GPG_AGENT_INFO", "DBUS_SESSION_BUS_ADDRESS", "DISPLAY",
-                                               "WAYLAND_DISPLAY", "XAUTHORITY"};
+    // Matched without regard to case (`github_token` too). The second group
+    // (attack17) holds names in common use the first missed: Django's and
+    // Rails' SECRET_KEY, MYSQL_PWD, DB_PASS, passphrases, private keys,
+    // connection URLs and DSNs that carry a password or key, and the
+    // Bitwarden and 1Password CLIs' unlock sessions.
+    static const std::vector<std::string> v = {
+        "*_TOKEN", "*SECRET*", "*_API_KEY", "*PASSWORD*", "*_CREDENTIALS", "AWS_*", "AZURE_*",
+        "GOOGLE_APPLICATION_CREDENTIALS", "*_PASS", "*_PASSWD", "*_PWD", "*PASSPHRASE*", "*_PRIVATE_KEY",
+        "*_ACCESS_KEY", "*_APIKEY", "*_DSN", "DATABASE_URL", "*_DATABASE_URL", "BW_SESSION", "OP_SESSION_*",
+        // host daemons and displays
+        "SSH_AUTH_SOCK", "GPG_AGENT_INFO", "DBUS_SESSION_BUS_ADDRESS", "DISPLAY", "WAYLAND_DISPLAY", "XAUTHORITY"};
     return v;
 }
 
@@ -49,9 +68,9 @@ const std::vector<std::string>& minimal_env() {
 
 namespace {
 
-bool any_match(const std::vector<std::string>& globs, const std::string& name) {
+bool any_match(const std::vector<std::string>& globs, const std::string& name, int flags = 0) {
     for (const auto& g : globs)
-        if (::fnmatch(g.c_str(), name.c_str(), 0) == 0) return true;
+        if (::fnmatch(g.c_str(), name.c_str(), flags) == 0) return true;
     return false;
 }
 
@@ -77,7 +96,7 @@ EnvOutcome filter_env(const std::vector<std::string>& host, const EnvPolicy& pol
         if (std::find(set_names.begin(), set_names.end(), name) != set_names.end()) continue;
         bool kept = any_match(policy.keep, name);
         if (policy.clear && !kept && !any_match(minimal_env(), name)) continue;
-        if (!kept && any_match(secret_env_patterns(), name)) {
+        if (!kept && any_match(secret_env_patterns(), name, FNM_CASEFOLD)) {
             if (!policy.clear) out.dropped.push_back(name);
             continue;
         }
@@ -87,6 +106,25 @@ EnvOutcome filter_env(const std::vector<std::string>& host, const EnvPolicy& pol
     std::sort(out.dropped.begin(), out.dropped.end());
     out.dropped.erase(std::unique(out.dropped.begin(), out.dropped.end()), out.dropped.end());
     return out;
+}
+
+std::string passwd_home(std::string_view passwd, unsigned uid) {
+    const std::string want = std::to_string(uid);
+    while (!passwd.empty()) {
+        size_t end = passwd.find('\n');
+        std::string_view line = passwd.substr(0, end);
+        passwd = end == std::string_view::npos ? std::string_view() : passwd.substr(end + 1);
+        // name:password:uid:gid:gecos:home:shell
+        std::vector<std::string_view> f;
+        for (size_t a = 0;;) {
+            size_t b = line.find(':', a);
+            f.push_back(line.substr(a, b == std::string_view::npos ? std::string_view::npos : b - a));
+            if (b == std::string_view::npos) break;
+            a = b + 1;
+        }
+        if (f.size() >= 6 && f[2] == want && !f[5].empty() && f[5][0] == '/') return std::string(f[5]);
+    }
+    return "";
 }
 
 std::string list_names(const std::vector<std::string>& names, size_t max) {

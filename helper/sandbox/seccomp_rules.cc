@@ -2,6 +2,7 @@
 
 #include <sched.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 
 #include <cerrno>
 
@@ -12,6 +13,10 @@ const std::vector<SeccompRule>& default_seccomp_rules() {
     static const std::vector<SeccompRule> rules = {
         {"ioctl", EPERM, 1, k32, TIOCSTI, "typing into the terminal (CVE-2017-5226)"},
         {"ioctl", EPERM, 1, k32, TIOCLINUX, "console selection pastes into the terminal"},
+        // vsock is not per network namespace: in a VM it reaches the
+        // hypervisor's services (CID 2) past --network loopback and none
+        // (attack17). Refused as a kernel without the family refuses it.
+        {"socket", EAFNOSUPPORT, 0, k32, AF_VSOCK, "vsock reaches the hypervisor past the network namespace"},
         {"ptrace", EPERM, -1, 0, 0, "reading or steering other processes"},
         {"process_vm_readv", EPERM, -1, 0, 0, "reading other processes' memory"},
         {"process_vm_writev", EPERM, -1, 0, 0, "writing other processes' memory"},

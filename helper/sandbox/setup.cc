@@ -114,7 +114,7 @@ int setup_main(const SandboxPlan& plan) {
     live_freeze::Fds frozen = live_freeze::open(plan);  // what a checkpoint of the running session needs
     STEP(overlay::open_session_handles(plan.mounts, h));
     // tmpfs first: if the target lies under /tmp the overlay goes on top.
-    STEP(overlay::mount_private_tmp(plan.mounts));
+    STEP(overlay::mount_private_tmp(plan.mounts, h));
     live_freeze::keep_mask(frozen, h.mask);
     STEP(overlay::mount_scratch(plan.mounts, h));
     STEP(overlay::mount_overlay(plan.mounts, h));

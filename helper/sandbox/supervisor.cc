@@ -169,7 +169,10 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
         pty->enter_raw();
     }
 
-    LimitWatch watch(run.plan.limits, session::upper_dir(run.session_dir), steps::frozen_layers(run.session_dir));
+    std::vector<std::string> scratch_uppers;
+    for (const auto& s : run.plan.mounts.scratch) scratch_uppers.push_back(s.upper);
+    LimitWatch watch(run.plan.limits, session::upper_dir(run.session_dir), steps::frozen_layers(run.session_dir),
+                     scratch_uppers);
     pid_t init = -1;
     bool exited = false;
     int status = 0, early_code = -1;

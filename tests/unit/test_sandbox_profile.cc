@@ -48,6 +48,23 @@ TEST_CASE("profile: secret variables are dropped by name, values never looked at
                                                   "SSH_AUTH_SOCK", "X_CREDENTIALS"});
 }
 
+TEST_CASE("profile: secret variables in common use, any case, and their look-alikes (attack17)") {
+    std::vector<std::string> host = {"SECRET_KEY=1",      "SECRET_KEY_BASE=2",  "MYSQL_PWD=3",
+                                     "DB_PASS=4",         "SMTP_PASSWD=5",      "GPG_PASSPHRASE=6",
+                                     "CI_PRIVATE_KEY=7",  "S3_ACCESS_KEY=8",    "SG_APIKEY=9",
+                                     "DATABASE_URL=10",   "RO_DATABASE_URL=11", "SENTRY_DSN=12",
+                                     "BW_SESSION=13",     "OP_SESSION_me=14",   "github_token=15",
+                                     "Db_Password=16",    "OLDPWD=/",           "PWD=/",
+                                     "DESKTOP_SESSION=x", "BYPASS_CACHE=1",     "TOKENIZERS_PARALLELISM=false",
+                                     "KEYBOARD=us",       "PASSAGE_DIR=/p"};
+    auto out = profile::filter_env(host, {});
+    CHECK(out.env == std::vector<std::string>{"OLDPWD=/", "PWD=/", "DESKTOP_SESSION=x", "BYPASS_CACHE=1",
+                                              "TOKENIZERS_PARALLELISM=false", "KEYBOARD=us", "PASSAGE_DIR=/p"});
+    CHECK(out.dropped.size() == 16);
+    auto kept = profile::filter_env(host, {false, {"github_token"}, {}});
+    CHECK(has(kept.env, "github_token=15"));
+}
+
 TEST_CASE("profile: --env-keep, --env and --env-clear") {
     std::vector<std::string> host = {"PATH=/p",  "GITHUB_TOKEN=t", "AWS_A=1", "AWS_B=2",
                                      "LC_ALL=C", "FOO=bar",        "TZ=UTC"};
@@ -68,6 +85,27 @@ TEST_CASE("profile: --env-keep, --env and --env-clear") {
     CHECK_FALSE(profile::valid_env_name("A-B"));
     CHECK_FALSE(profile::valid_env_name(""));
     CHECK(profile::list_names({"a", "b", "c"}, 2) == "a, b, …");
+}
+
+TEST_CASE("profile: the account's home from passwd(5) text (attack17)") {
+    std::string pw =
+        "root:x:0:0:root:/root:/bin/bash\nme:x:1000:1000:Me,,,:/home/me:/bin/zsh\n"
+        "odd:x:1001:1001::relative:/bin/sh\nshort:x:1002\n+::::::\nlast:x:1003:1003::/home/last:";
+    CHECK(profile::passwd_home(pw, 0) == "/root");
+    CHECK(profile::passwd_home(pw, 1000) == "/home/me");
+    CHECK(profile::passwd_home(pw, 100) == "");             // no such uid (not a prefix of 1000)
+    CHECK(profile::passwd_home(pw, 1001) == "");            // not absolute
+    CHECK(profile::passwd_home(pw, 1002) == "");            // too few fields
+    CHECK(profile::passwd_home(pw, 1003) == "/home/last");  // no newline at the end
+    CHECK(profile::passwd_home("", 0) == "");
+}
+
+TEST_CASE("profile: daemon sockets outside /run that any local user reaches are hidden (attack17)") {
+    for (const char* p : {"/var/snap/lxd/common/lxd/unix.socket", "/var/lib/incus/unix.socket",
+                          "/var/spool/postfix/public", "/var/lib/sss/pipes/pam"})
+        CHECK(has(profile::daemon_sockets(), p));
+    // SSSD's NSS pipe stays: user and group names must still resolve inside.
+    CHECK_FALSE(has(profile::daemon_sockets(), "/var/lib/sss/pipes/nss"));
 }
 
 TEST_CASE("profile: the secret preset covers the issue's list") {
@@ -108,7 +146,7 @@ TEST_CASE("hide: the plan resolves symlinks, skips what is absent, keeps in-targ
     std::ofstream(home + "/.netrc") << "x";
     std::ofstream(proj + "/.env") << "x";
 
-    HideRequest req{home, proj, proj, true, {".env", "missing"}, {}};
+    HideRequest req{home, proj, proj, true, {".env", "missing"}, {}, {}};
     auto plan = plan_hide(req, {});
     REQUIRE(plan.ok());
     CHECK(plan->mounts == std::vector<std::string>{root + "/realssh", home + "/.netrc", proj + "/.env"});
@@ -117,7 +155,7 @@ TEST_CASE("hide: the plan resolves symlinks, skips what is absent, keeps in-targ
     CHECK(plan->in_target == std::vector<std::string>{".env", "missing"});
 
     // Over the home: every preset name is excluded from capture, present or not.
-    HideRequest whole{home, home, home, true, {}, {}};
+    HideRequest whole{home, home, home, true, {}, {}, {}};
     auto p2 = plan_hide(whole, {});
     REQUIRE(p2.ok());
     CHECK(has(p2->in_target, ".aws"));
@@ -125,15 +163,28 @@ TEST_CASE("hide: the plan resolves symlinks, skips what is absent, keeps in-targ
     CHECK_FALSE(has(p2->mounts, home + "/.aws"));  // absent: nothing mounted, nothing created
 
     // A target inside a hidden dir is not hidden from itself.
-    HideRequest inside{home, root + "/realssh", root, true, {}, {}};
+    HideRequest inside{home, root + "/realssh", root, true, {}, {}, {}};
     auto p3 = plan_hide(inside, {});
     REQUIRE(p3.ok());
     CHECK(p3->notes.size() == 1);
     CHECK(p3->notes[0].find("not hiding ~/.ssh") == 0);
 
     // --no-hide-secrets: only what was asked.
-    HideRequest none{home, proj, proj, false, {}, {}};
+    HideRequest none{home, proj, proj, false, {}, {}, {}};
     CHECK(plan_hide(none, {})->mounts.empty());
+
+    // $HOME elsewhere (a harness's scratch HOME): the account's home keeps
+    // its secrets hidden too, named by their full path (attack17); the same
+    // home twice adds nothing.
+    std::string scratch = root + "/scratch";
+    REQUIRE(::mkdir(scratch.c_str(), 0755) == 0);
+    HideRequest elsewhere{scratch, proj, proj, true, {}, {}, home};
+    auto p4 = plan_hide(elsewhere, {});
+    REQUIRE(p4.ok());
+    CHECK(p4->mounts == std::vector<std::string>{root + "/realssh", home + "/.netrc"});
+    CHECK(p4->shown == std::vector<std::string>{home + "/.ssh", home + "/.netrc"});
+    HideRequest same{home, proj, proj, true, {}, {}, home};
+    CHECK(plan_hide(same, {})->mounts == std::vector<std::string>{root + "/realssh", home + "/.netrc"});
     std::string rm = "rm -rf " + root;
     CHECK(::system(rm.c_str()) == 0);
 }
@@ -148,7 +199,7 @@ TEST_CASE("hide: missing paths are kept missing as spelled and where they would 
     REQUIRE(::mkdir(dots.c_str(), 0755) == 0);
     REQUIRE(::symlink("dotfiles/config", (home + "/.config").c_str()) == 0);
     std::ofstream(home + "/afile") << "x";
-    HideRequest req{home, home, home, true, {"afile/below", "new/deeper/x", "../outside"}, {}};
+    HideRequest req{home, home, home, true, {"afile/below", "new/deeper/x", "../outside"}, {}, {}};
     auto plan = plan_hide(req, {});
     REQUIRE(plan.ok());
     CHECK(has(plan->missing, home + "/.aws"));
@@ -172,7 +223,7 @@ TEST_CASE("hide: a dangling symlink, as a secret or above one, is kept missing w
     REQUIRE(::symlink("vault/kube", (home + "/.kube").c_str()) == 0);         // the secret itself
     REQUIRE(::symlink("dotfiles/config", (home + "/.config").c_str()) == 0);  // a parent of one
     REQUIRE(::symlink(root.c_str(), (home + "/up").c_str()) == 0);            // absolute, then ".."
-    HideRequest req{home, home, home, true, {"up/home/x/../y"}, {}};
+    HideRequest req{home, home, home, true, {"up/home/x/../y"}, {}, {}};
     auto plan = plan_hide(req, {});
     REQUIRE(plan.ok());
     CHECK(has(plan->missing, home + "/vault/kube"));
@@ -231,7 +282,7 @@ TEST_CASE("hide: the undo stores in the target, above it and in the home are cov
     for (const auto& d : {home, proj, other, proj + "/.layover-undo", home + "/.layover-undo"})
         REQUIRE(::mkdir(d.c_str(), 0700) == 0);
     REQUIRE(::symlink("elsewhere", (root + "/.layover-undo").c_str()) == 0);  // not a store: left alone
-    HideRequest req{home, proj, proj, false, {}, {}};
+    HideRequest req{home, proj, proj, false, {}, {}, {}};
     auto plan = plan_hide(req, {});
     REQUIRE(plan.ok());
     CHECK(plan->mounts == std::vector<std::string>{proj + "/.layover-undo", home + "/.layover-undo"});
@@ -239,14 +290,14 @@ TEST_CASE("hide: the undo stores in the target, above it and in the home are cov
     CHECK(plan->in_target.empty());  // an agent's own .layover-undo is still captured (and refused by apply)
     CHECK(plan->notes.empty());
     // A target outside the home: the home's store too.
-    HideRequest out{home, other, other, false, {}, {}};
+    HideRequest out{home, other, other, false, {}, {}, {}};
     CHECK(plan_hide(out, {})->mounts == std::vector<std::string>{home + "/.layover-undo"});
     // Below the target: the stores the state dir lists (undo_trees.h), those that exist.
     std::string below = proj + "/sub/.layover-undo";
     REQUIRE(::mkdir((proj + "/sub").c_str(), 0700) == 0);
     REQUIRE(::mkdir(below.c_str(), 0700) == 0);
     REQUIRE(::mkdir((other + "/.layover-undo").c_str(), 0700) == 0);
-    HideRequest over{home, home, home, false, {}, {below, other + "/.layover-undo", home + "/gone/.layover-undo"}};
+    HideRequest over{home, home, home, false, {}, {below, other + "/.layover-undo", home + "/gone/.layover-undo"}, {}};
     auto p4 = plan_hide(over, {});
     REQUIRE(p4.ok());
     CHECK(has(p4->mounts, below));
@@ -257,7 +308,7 @@ TEST_CASE("hide: the undo stores in the target, above it and in the home are cov
     std::string sib = home + "/sib/.layover-undo";
     REQUIRE(::mkdir((home + "/sib").c_str(), 0700) == 0);
     REQUIRE(::mkdir(sib.c_str(), 0700) == 0);
-    HideRequest beside{home, proj, proj, false, {}, {sib}};
+    HideRequest beside{home, proj, proj, false, {}, {sib}, {}};
     CHECK(has(plan_hide(beside, {})->mounts, sib));
     std::string rm = "rm -rf " + root;
     CHECK(::system(rm.c_str()) == 0);

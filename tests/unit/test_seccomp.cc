@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -80,7 +81,8 @@ TEST_CASE("seccomp: the table holds every syscall the profile denies") {
                              "swapon",
                              "swapoff",
                              "acct",
-                             "quotactl"}) {
+                             "quotactl",
+                             "socket"}) {
         INFO(name);
         CHECK(rule_for(name) != nullptr);
     }
@@ -90,10 +92,15 @@ TEST_CASE("seccomp: the table holds every syscall the profile denies") {
     CHECK(rule_for("clone")->arg == 0);
     CHECK(rule_for("clone")->mask == CLONE_NEWUSER);
     CHECK(rule_for("clone")->value == CLONE_NEWUSER);
+    // AF_VSOCK: the family in the low 32 bits (an int), refused as unknown.
+    CHECK(rule_for("socket")->arg == 0);
+    CHECK(rule_for("socket")->mask == 0xffffffffu);
+    CHECK(rule_for("socket")->value == AF_VSOCK);
+    CHECK(rule_for("socket")->err == EAFNOSUPPORT);
     int tiocsti = 0, tioclinux = 0;
     for (const auto& r : default_seccomp_rules()) {
         INFO(r.syscall);
-        CHECK((r.err == EPERM || r.err == ENOSYS));
+        CHECK((r.err == EPERM || r.err == ENOSYS || r.err == EAFNOSUPPORT));
         CHECK(r.arg < 6);
         CHECK((r.value & ~r.mask) == 0);  // else the rule could never match
         if (std::strcmp(r.syscall, "ioctl") == 0) {
@@ -185,9 +192,14 @@ TEST_CASE("seccomp: the loaded filter denies what the table says and allows the 
     CHECK(filtered([] { return expect_errno(::syscall(SYS_io_uring_setup, 1, nullptr), EPERM); }) == 0);
     CHECK(filtered([] { return expect_errno(::syscall(SYS_fsopen, "tmpfs", 0), EPERM); }) == 0);
     CHECK(filtered([] { return expect_errno(::syscall(SYS_open_tree, AT_FDCWD, "/", 0), EPERM); }) == 0);
+    CHECK(filtered([] { return expect_errno(::socket(AF_VSOCK, SOCK_STREAM, 0), EAFNOSUPPORT); }) == 0);
     // Still allowed: ordinary calls, and namespaces other than user ones.
     CHECK(filtered([] { return ::syscall(SYS_getpid) > 0 ? 0 : 1; }) == 0);
     CHECK(filtered([] { return ::unshare(0) == 0 ? 0 : 1; }) == 0);
+    CHECK(filtered([] {
+              int fds[2];
+              return ::socketpair(AF_UNIX, SOCK_STREAM, 0, fds) == 0 && ::socket(AF_INET, SOCK_DGRAM, 0) >= 0 ? 0 : 1;
+          }) == 0);
     CHECK(filtered([] {
               pid_t p = ::fork();
               if (p == 0) ::_exit(7);
