@@ -67,6 +67,8 @@ void child_main(const SandboxPlan& plan) {
     // (which is the caller outside).
     auto maps = userns::write_self_maps(plan.uid, 0, plan.gid, 0);
     if (!maps) die(plan, maps.error().context("nested user namespace"));
+    // While this process's /proc files are still its own (dumpable).
+    limits::prefer_oom_kill();
     // Until exec we share init's memory (init.cc, start_child), and with it
     // dumpability: off again at once (exec sets the command's own).
     ::prctl(PR_SET_DUMPABLE, 0);

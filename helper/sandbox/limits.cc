@@ -1,10 +1,13 @@
 #include "helper/sandbox/limits.h"
 
+#include <fcntl.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdlib>
 
+#include "helper/base/fd.h"
 #include "helper/base/log2.h"
 #include "helper/base/text.h"
 #include "overlay/options.h"
@@ -71,6 +74,14 @@ base::Result<void> apply_in_child(const Limits& l) {
     // Nor a nice value below the one it starts with (a limits.conf `nice -10`).
     TRY_VOID(set(RLIMIT_NICE, 0, "the nice limit"));
     return base::Ok();
+}
+
+void prefer_oom_kill() {
+    base::Fd fd(::open("/proc/self/oom_score_adj", O_RDWR | O_CLOEXEC));
+    char buf[16] = {};
+    if (!fd.valid() || ::read(fd.get(), buf, sizeof buf - 1) <= 0 || std::atoi(buf) >= kOomScoreAdj) return;
+    std::string v = std::to_string(kOomScoreAdj) + "\n";
+    (void)::pwrite(fd.get(), v.data(), v.size(), 0);
 }
 
 }  // namespace limits

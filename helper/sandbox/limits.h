@@ -35,4 +35,12 @@ std::string format_bytes(uint64_t bytes);
 // realtime scheduling, no priority above the caller's).
 base::Result<void> apply_in_child(const Limits& l);
 
+// The command and all it starts are the OOM killer's first choice, before
+// the user's own programs (and the supervisor, which keeps the session):
+// oom_score_adj raised to kOomScoreAdj unless the caller's is higher
+// already. Best effort. (A process may lower it again, down to the
+// caller's: a preference, not a limit.)
+inline constexpr int kOomScoreAdj = 500;
+void prefer_oom_kill();
+
 }  // namespace limits

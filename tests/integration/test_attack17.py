@@ -201,3 +201,18 @@ def test_the_accounts_home_keeps_its_secrets_hidden_when_home_points_elsewhere(l
     assert b"ACCOUNT-SSH-KEY" in r.stdout  # the control
     shutil.rmtree(account)
     shutil.rmtree(scratch_home)
+
+
+def test_the_command_is_the_oom_killers_first_choice(lo):
+    # attack17's open question, decided: with no memory limit by default, a
+    # runaway command fills the RAM; the OOM killer then takes it and what it
+    # started (oom_score_adj 500, inherited), not the user's browser or the
+    # supervisor that keeps the session (the caller's own value is untouched).
+    with open("/proc/self/oom_score_adj") as f:
+        mine = f.read()
+    r = lo("run", "--target", lo.target, "--on-exit", "discard", "--", "/bin/sh", "-c",
+           "cat /proc/self/oom_score_adj; sh -c 'cat /proc/self/oom_score_adj'")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == b"500\n500\n", r.stdout
+    with open("/proc/self/oom_score_adj") as f:
+        assert f.read() == mine
