@@ -102,6 +102,10 @@ class Helper:
 
     def _argv(self, args: Sequence[StrPath]) -> list:
         argv = self.argv(*args)
+        for a in argv:  # as subprocess would, but naming the argument and the verb
+            if ("\0" if isinstance(a, str) else b"\0") in a:
+                raise ValueError("layover: an argument of 'layover %s' holds a NUL byte, which no path, name or label "
+                                 "can hold: %r" % (os.fspath(args[0]) if args else "", a))
         if args and args[0] != "run":
             # The config file sets the CLI's defaults; the API's own calls
             # (whose output it parses) are the same whatever it says.
