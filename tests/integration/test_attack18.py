@@ -150,3 +150,21 @@ def test_an_unreadable_session_is_named_with_why_never_a_crash_or_no_such_sessio
         d.chmod(0o700)
         (d / "meta.json").write_bytes(good)
     assert "M  notes.txt" in lo("status", "s1").stdout.decode()
+
+
+def test_python_exec_refuses_a_nul_and_a_non_bytes_input_naming_them(require_sandbox, state_dir, home):
+    # Before: a NUL came back as SandboxError "exec inside the sandbox failed:
+    # ValueError: embedded null byte", naming nothing, and input=5 sent five
+    # NUL bytes (bytes(5)) where subprocess raises TypeError.
+    from layover import Sandbox
+    with Sandbox(home, session="py18x", state_dir=state_dir, steps=True) as sb:
+        for call, what in ((lambda: sb.exec(["echo", "a\0b"]), r"an argument holds a NUL byte.*'a\\x00b'"),
+                           (lambda: sb.exec("echo \0", shell=True), r"the command holds a NUL byte"),
+                           (lambda: sb.exec(["env"], env={"A": "b\0"}), r"an env name or value holds a NUL byte"),
+                           (lambda: sb.exec(["pwd"], cwd="x\0"), r"cwd holds a NUL byte")):
+            with pytest.raises(ValueError, match="exec\\(\\): " + what):
+                call()
+        with pytest.raises(TypeError, match=r"exec\(\): input must be bytes or str, as in subprocess, not int"):
+            sb.exec(["cat"], input=5)
+        assert sb.exec(["cat"], input=bytearray(b"hi")).stdout == b"hi"
+        assert not any("\0" in s.label for s in sb.log())
