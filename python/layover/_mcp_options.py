@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 import time
 from typing import List, Optional
 
@@ -67,6 +68,11 @@ class Options:
                     raise Usage("--target needs a directory")
                 self.target = value
             elif name == "--session":
+                # As run checks it, but now: a bad or empty name (an unset
+                # variable) served on and failed each call, or made a fresh
+                # session instead of resuming (attack pass of 27 Nov).
+                if not re.fullmatch(r"[A-Za-z0-9._-]{1,64}", value) or value.startswith("-"):
+                    raise Usage("--session %r: use 1-64 of A-Z a-z 0-9 . _ -, not starting with -" % value)
                 self.session = value
             elif name == "--on-exit":
                 if value not in ("keep", "discard") and not (value.startswith("save:") and len(value) > 5):

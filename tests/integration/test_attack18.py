@@ -168,3 +168,28 @@ def test_python_exec_refuses_a_nul_and_a_non_bytes_input_naming_them(require_san
             sb.exec(["cat"], input=5)
         assert sb.exec(["cat"], input=bytearray(b"hi")).stdout == b"hi"
         assert not any("\0" in s.label for s in sb.log())
+
+
+def test_mcp_a_bad_session_name_exits_at_once_and_a_bad_run_option_claims_no_kept_session(client, proj, state_dir):
+    # Before: `--session ""` (an unset variable) served a fresh session instead
+    # of resuming, `--session a/b` served on and failed each call, and a bad
+    # run option (`--timeout forever`) made every call say "session ... is
+    # kept" of a session run never made.
+    import subprocess
+    from conftest import LAYOVER
+    env = dict(os.environ, LAYOVER_STATE_DIR=str(state_dir))
+    for bad in ("", "a/b", "-x"):
+        r = subprocess.run([LAYOVER, "mcp", "--target", str(proj), "--session", bad], capture_output=True,
+                           text=True, env=env, stdin=subprocess.DEVNULL, timeout=60)
+        assert r.returncode == 2 and r.stdout == "", r
+        assert r.stderr == "layover: mcp: --session %r: use 1-64 of A-Z a-z 0-9 . _ -, not starting with -; " \
+                           "see 'layover mcp --help'\n" % bad, r.stderr
+    c = client("--timeout", "forever", session="mcp-bad-opt")
+    r = c.call("read_file", path="README.md")
+    assert r["isError"], r
+    assert text(r) == "read_file: layover: the sandbox could not start (layover: run: bad --timeout 'forever'; use " \
+                      "e.g. 90s, 5m, 2h, 1d or none; see 'layover run --help'); fix that in the server's options " \
+                      "and start it again", text(r)
+    c.close()
+    assert "is kept" not in c.stderr() and " kept." not in c.stderr(), c.stderr()
+    assert not (state_dir / "sessions" / "mcp-bad-opt").exists()
