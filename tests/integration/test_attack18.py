@@ -193,3 +193,67 @@ def test_mcp_a_bad_session_name_exits_at_once_and_a_bad_run_option_claims_no_kep
     c.close()
     assert "is kept" not in c.stderr() and " kept." not in c.stderr(), c.stderr()
     assert not (state_dir / "sessions" / "mcp-bad-opt").exists()
+
+
+def _stopped(p):
+    import time
+    for _ in range(600):
+        with open("/proc/%d/stat" % p.pid) as f:
+            if f.read().rsplit(")", 1)[1].split()[0] == "T":
+                return True
+        if p.poll() is not None:
+            return False
+        time.sleep(0.05)
+    return False
+
+
+def _fault_then(lo, args, sig):
+    """Run `layover ARGS` to the point where its patch is whole in a temporary
+    file (fault point save:written), send sig, and let it go on."""
+    import signal
+    import subprocess
+    from conftest import LAYOVER
+    p = subprocess.Popen([LAYOVER, *args], env=dict(lo.env, LAYOVER_FAULT="save:written:1:stop"),
+                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                         cwd=str(lo.target))
+    assert _stopped(p), p.communicate()
+    p.send_signal(sig)
+    p.send_signal(signal.SIGCONT)
+    p.communicate(timeout=60)
+    return p.returncode
+
+
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM", "SIGHUP"])
+def test_a_signal_during_save_leaves_no_hidden_partial_patch_and_the_old_file(lo, tmp_path, sig):
+    # Before: each Ctrl+C of a save left `.FILE.tmp-N`, as big as the patch,
+    # beside FILE, for good.
+    import signal
+    lo.run("echo more >> notes.txt; head -c 100000 /dev/urandom > blob.bin", session="s1", check=True)
+    out = tmp_path / "out" / "p.tar.zst"
+    out.parent.mkdir()
+    out.write_bytes(b"the patch saved before\n")
+    assert _fault_then(lo, ["save", "s1", "-o", str(out)], getattr(signal, sig)) == -getattr(signal, sig)
+    assert sorted(os.listdir(str(out.parent))) == ["p.tar.zst"]
+    assert out.read_bytes() == b"the patch saved before\n"
+    assert "M  notes.txt" in lo("status", "s1").stdout.decode()
+
+
+def test_a_killed_apply_or_diff_of_a_session_leaves_no_copy_of_it_in_the_state_dir(lo):
+    # Before: apply, diff and show of a session capture it into
+    # STATE/.capture-NAME-N.tar.zst, removed only when the verb ended well: a
+    # Ctrl+C or a kill left a full copy of the session there, for good.
+    import signal
+    lo.run("echo more >> notes.txt", session="s1", check=True)
+
+    def captures():
+        return [n for n in os.listdir(str(lo.state)) if "capture" in n]
+    assert _fault_then(lo, ["apply", "s1", "--dry-run"], signal.SIGINT) == -signal.SIGINT
+    assert captures() == []
+    assert _fault_then(lo, ["diff", "s1"], signal.SIGKILL) == -signal.SIGKILL
+    assert len(captures()) == 1, captures()  # a SIGKILL cannot be caught ...
+    r = lo("diff", "s1", "--stat")
+    assert r.returncode == 1 and b"notes.txt" in r.stdout, r
+    assert captures() == []  # ... but the next capture sweeps it: its pid is gone
+    r = lo("apply", "s1", "--yes")
+    assert r.returncode == 0, r
+    assert captures() == [] and (lo.target / "notes.txt").read_text() == "one\ntwo\nthree\nmore\n"
