@@ -25,11 +25,11 @@
 #include "helper/base/clock.h"
 #include "helper/base/defer.h"
 #include "helper/base/fault.h"
-#include "helper/base/unlink_on_signal.h"
 #include "helper/base/fd.h"
 #include "helper/base/fs/beneath.h"
 #include "helper/base/glob.h"
 #include "helper/base/text.h"
+#include "helper/base/unlink_on_signal.h"
 #include "helper/base/version.h"
 #include "helper/store/owner_ns.h"
 

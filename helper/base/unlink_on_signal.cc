@@ -58,8 +58,7 @@ void uninstall() {
         if (!g_installed[i]) continue;
         struct sigaction now {};
         // Put back only our own: someone may have replaced it since.
-        if (::sigaction(kSignals[i], nullptr, &now) == 0 && !(now.sa_flags & SA_SIGINFO) &&
-            now.sa_handler == on_signal)
+        if (::sigaction(kSignals[i], nullptr, &now) == 0 && !(now.sa_flags & SA_SIGINFO) && now.sa_handler == on_signal)
             ::sigaction(kSignals[i], &g_old[i], nullptr);
         g_installed[i] = false;
     }
