@@ -257,3 +257,102 @@ def test_a_killed_apply_or_diff_of_a_session_leaves_no_copy_of_it_in_the_state_d
     r = lo("apply", "s1", "--yes")
     assert r.returncode == 0, r
     assert captures() == [] and (lo.target / "notes.txt").read_text() == "one\ntwo\nthree\nmore\n"
+
+
+def _many_files_session(lo):
+    for i in range(1, 13):
+        (lo.target / ("f%d" % i)).write_text("orig%d\n" % i)
+    lo.run("for i in $(seq 1 12); do echo new$i > f$i; done; echo add > added.txt", session="s1", check=True)
+    return snapshot(lo.target)
+
+
+def _journal_and_temps(lo):
+    j = lo.state / "journal"
+    return (sorted(os.listdir(str(j))) if j.is_dir() else []) + \
+        [n for n in os.listdir(str(lo.target)) if n.startswith(".layover-tmp")]
+
+
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_a_signal_during_apply_staging_rolls_back_and_during_the_commit_finishes(lo, sig):
+    # Before: a Ctrl+C anywhere in apply left the tree with staged
+    # `.layover-tmp.*` files, or half-applied, and a journal, until the next
+    # apply or undo of that tree reverted it.
+    import signal
+    import subprocess
+    from conftest import LAYOVER
+    signum = getattr(signal, sig)
+    before = _many_files_session(lo)
+
+    def apply_stopped_at(point):
+        p = subprocess.Popen([LAYOVER, "apply", "s1", "--yes"], env=dict(lo.env, LAYOVER_FAULT=point + ":stop"),
+                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             cwd=str(lo.target))
+        assert _stopped(p), p.communicate()
+        p.send_signal(signum)
+        p.send_signal(signal.SIGCONT)
+        out, err = p.communicate(timeout=60)
+        return p.returncode, out.decode(), err.decode()
+
+    rc, out, err = apply_stopped_at("apply:stage:3")
+    assert rc == -signum and out == "", (rc, out, err)
+    assert err == "layover: apply: stopped by %s; nothing was applied\n" % (
+        "SIGINT (Ctrl+C)" if sig == "SIGINT" else sig), err
+    assert snapshot(lo.target) == before and _journal_and_temps(lo) == []
+    assert "kept" in lo("sessions").stdout.decode()
+
+    rc, out, err = apply_stopped_at("apply:commit:2")
+    assert rc == -signum, (rc, out, err)
+    assert out.startswith("applied 13 change(s) to ") and "undo with: layover undo --last" in out, out
+    assert _journal_and_temps(lo) == []
+    assert all((lo.target / ("f%d" % i)).read_text() == "new%d\n" % i for i in range(1, 13))
+    assert "applied" in lo("sessions").stdout.decode()
+    r = lo("undo", "--last", "--target", lo.target, "--yes")
+    assert r.returncode == 0 and b"reverted an interrupted" not in r.stderr, r
+    assert snapshot(lo.target) == before
+
+
+def test_python_ctrl_c_in_apply_lets_the_helper_finish_never_kills_it(require_sandbox, state_dir, home):
+    # Before: subprocess.run SIGKILLed `layover apply` 0.25 s after the
+    # KeyboardInterrupt: mid-commit, the tree was left half-applied, with
+    # `.layover-tmp.*` files and a journal, until the next apply or undo.
+    import signal
+    import threading
+    import time
+    from layover import Sandbox
+    for i in range(1, 13):
+        (home / ("f%d" % i)).write_text("orig%d\n" % i)
+    sb = Sandbox(home, session="py18c", state_dir=state_dir)
+    sb.run("for i in range(1, 13): open('f%d' % i, 'w').write('new%d\\n' % i)")
+    sb.close()
+    sb.helper.env["LAYOVER_FAULT"] = "apply:commit:2:stop"
+
+    def helper_stopped():
+        for pid in os.listdir("/proc"):
+            try:
+                with open("/proc/%s/cmdline" % pid, "rb") as f:
+                    argv = f.read().split(b"\0")
+                with open("/proc/%s/stat" % pid) as f:
+                    state = f.read().rsplit(")", 1)[1].split()[0]
+            except (OSError, ValueError):
+                continue
+            if b"apply" in argv and b"py18c" in argv and state == "T":
+                return int(pid)
+        return None
+
+    def ctrl_c():
+        for _ in range(1200):
+            pid = helper_stopped()
+            if pid:
+                os.kill(os.getpid(), signal.SIGINT)  # KeyboardInterrupt in sb.apply()
+                time.sleep(0.5)  # longer than subprocess.run's 0.25 s before its kill
+                os.kill(pid, signal.SIGCONT)
+                return
+            time.sleep(0.05)
+    t = threading.Thread(target=ctrl_c)
+    t.start()
+    with pytest.raises(KeyboardInterrupt):
+        sb.apply()
+    t.join()
+    assert all((home / ("f%d" % i)).read_text() == "new%d\n" % i for i in range(1, 13))
+    assert [n for n in os.listdir(str(home)) if n.startswith(".layover-tmp")] == []
+    assert os.listdir(str(state_dir / "journal")) == []
