@@ -356,3 +356,22 @@ def test_python_ctrl_c_in_apply_lets_the_helper_finish_never_kills_it(require_sa
     assert all((home / ("f%d" % i)).read_text() == "new%d\n" % i for i in range(1, 13))
     assert [n for n in os.listdir(str(home)) if n.startswith(".layover-tmp")] == []
     assert os.listdir(str(state_dir / "journal")) == []
+
+
+def test_a_ctrl_c_during_undo_finishes_it_first(lo):
+    # Before: the undo stopped part way, the tree mixed, until the next undo
+    # or apply finished it from its journal.
+    import signal
+    import subprocess
+    from conftest import LAYOVER
+    before = _many_files_session(lo)
+    assert lo("apply", "s1", "--yes").returncode == 0
+    p = subprocess.Popen([LAYOVER, "undo", "--last", "--target", str(lo.target), "--yes"],
+                         env=dict(lo.env, LAYOVER_FAULT="undo:restore:3:stop"), stdin=subprocess.DEVNULL,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=str(lo.target))
+    assert _stopped(p), p.communicate()
+    p.send_signal(signal.SIGINT)
+    p.send_signal(signal.SIGCONT)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == -signal.SIGINT and out.decode().startswith("restored 13 path(s)"), (out, err)
+    assert snapshot(lo.target) == before and _journal_and_temps(lo) == []
