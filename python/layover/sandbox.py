@@ -18,6 +18,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Type, Union
 
+from ._gate import WriteGate, nothing
 from ._helper import SESSION_CWD, Helper, StrPath, literal_path
 from .errors import SandboxError
 from .model import (ApplyResult, Change, ExecResult, Rejection, RunResult, SessionInfo, Step, parse_change,
@@ -110,6 +111,7 @@ class Sandbox:
         self._repl: Optional[Repl] = None
         self.steps = steps
         self._deferred: List[str] = []
+        self._gate = WriteGate()  # steps=True: run()/exec() in threads never meet a step's freeze
         if start:
             self.start()
 
@@ -211,9 +213,11 @@ class Sandbox:
         repl = self._repl
         if repl is None:
             self._live()  # raises
-        result = repl.client.run_code(code, timeout, interactive)  # type: ignore[union-attr]
-        if self.steps:
-            self._step("run: " + (code.strip().splitlines() or [""])[0])
+        if not self.steps:
+            return repl.client.run_code(code, timeout, interactive)  # type: ignore[union-attr]
+        with self._gate.writing():
+            result = repl.client.run_code(code, timeout, interactive)  # type: ignore[union-attr]
+        self._step("run: " + (code.strip().splitlines() or [""])[0])
         return result
 
     def exec(self, args: Union[StrOrBytes, Sequence[StrOrBytes]], *, timeout: Optional[float] = None,
@@ -222,8 +226,9 @@ class Sandbox:
              encoding: Optional[str] = None, errors: Optional[str] = None, check: bool = False) -> ExecResult:
         """Run a command inside the sandbox, like subprocess.run(capture_output=True)."""
         try:
-            return self._live().exec(args, timeout=timeout, cwd=cwd, env=env, input=input, text=text,
-                                     shell=shell, encoding=encoding, errors=errors, check=check)
+            with self._gate.writing() if self.steps else nothing():
+                return self._live().exec(args, timeout=timeout, cwd=cwd, env=env, input=input, text=text,
+                                         shell=shell, encoding=encoding, errors=errors, check=check)
         finally:
             if self.steps:
                 words = [args] if isinstance(args, (str, bytes)) else list(args)
@@ -239,6 +244,9 @@ class Sandbox:
         # argv: written as its escape, so the step is made and run()/exec()
         # return or raise what they did (a ValueError here had replaced it).
         label = " ".join(label.replace("\0", "\\0").split())[:120]
+        if not self._gate.try_freeze():  # another thread's run()/exec() writes now: merged into a later step
+            self._deferred.append(label)
+            return
         full = label
         if self._deferred:
             full += " (merged, deferred while busy: %s)" % "; ".join(self._deferred)
@@ -247,6 +255,8 @@ class Sandbox:
             self._deferred = []
         except SandboxError:
             self._deferred.append(label)
+        finally:
+            self._gate.thaw()
 
     def call(self, source: str, name: str, args: Sequence[Any] = (), kwargs: Optional[Mapping[str, Any]] = None,
              self_attrs: Optional[Mapping[str, Any]] = None, timeout: Optional[float] = None) -> Any:

@@ -375,3 +375,52 @@ def test_a_ctrl_c_during_undo_finishes_it_first(lo):
     out, err = p.communicate(timeout=60)
     assert p.returncode == -signal.SIGINT and out.decode().startswith("restored 13 path(s)"), (out, err)
     assert snapshot(lo.target) == before and _journal_and_temps(lo) == []
+
+
+def test_mcp_concurrent_writing_calls_never_meet_a_steps_read_only_freeze(client):
+    # Before: each mutating call's step froze the overlay (read-only for a
+    # moment) while other calls ran: 27 of 80 concurrent write_file and
+    # run_command calls failed with "Read-only file system".
+    c = client()
+    rids = []
+    for i in range(30):
+        rids.append(c.start("tools/call", {"name": "write_file", "arguments": {"path": "w/f%d.txt" % i,
+                                                                              "content": "x" * 1000}}))
+        rids.append(c.start("tools/call", {"name": "run_command", "arguments": {"command": "echo %d > r%d" % (i, i)}}))
+    rids.append(c.start("tools/call", {"name": "checkpoint", "arguments": {"label": "amid them"}}))
+    seen = {}
+    while len(seen) < len(rids):
+        m = c.wait_for(lambda m: m.get("id") in rids and ("result" in m or "error" in m))
+        seen[m["id"]] = m
+    failed = [text(m["result"]) for m in seen.values() if m["result"]["isError"]]
+    assert failed == [], failed
+    r = c.call("log")
+    assert r["structuredContent"]["steps"], r  # the steps were made, some merged
+    assert c.close() == 0
+
+
+def test_python_steps_with_run_and_exec_in_threads_never_meet_a_freeze(require_sandbox, state_dir, home):
+    # Before: a steps=True Sandbox's step after one thread's run() froze the
+    # overlay while another thread's run() wrote: OSError EROFS inside.
+    import threading
+    from layover import Sandbox
+    bad = []
+    with Sandbox(home, session="py18t", state_dir=state_dir, steps=True) as sb:
+        def worker(i):
+            for k in range(4):
+                n = i * 100 + k
+                if i % 2:
+                    r = sb.exec(["sh", "-c", "echo %d > e%d && echo %d" % (n, n, n)])
+                    if r.stdout.strip() != str(n).encode():
+                        bad.append(r)
+                else:
+                    r = sb.run("import time; time.sleep(0.02); open('t%d', 'w').write('x'); %d" % (n, n))
+                    if r.value != str(n):
+                        bad.append(r)
+        threads = [threading.Thread(target=worker, args=(i,)) for i in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert bad == []
+        assert sb.log()
