@@ -424,3 +424,20 @@ def test_python_steps_with_run_and_exec_in_threads_never_meet_a_freeze(require_s
             t.join()
         assert bad == []
         assert sb.log()
+
+
+@pytest.mark.parametrize("verb", [["status", "s1"], ["status", "s1", "--json"], ["sessions"], ["log", "s1"]])
+def test_a_closed_stdout_is_said_never_exit_0_with_the_output_lost(lo, verb):
+    # Before: `layover status >&-` exited 0, its output lost; and fd 1 went to
+    # the first file it opened (its status cache's temporary file, written
+    # O_WRONLY), so a stray write could have landed there.
+    import shlex
+    import subprocess
+    from conftest import LAYOVER
+    lo.run("echo more >> notes.txt", session="s1", check=True)
+    r = subprocess.run(["/bin/sh", "-c", "exec %s %s >&-" % (shlex.quote(LAYOVER), " ".join(verb))],
+                       env=lo.env, capture_output=True, stdin=subprocess.DEVNULL, cwd=str(lo.target))
+    assert r.returncode == 1, r
+    assert r.stderr.decode() == "layover %s: stdout is closed, so its output was lost; run it with stdout open " \
+                                "(> /dev/null to drop the output)\n" % verb[0], r.stderr
+    assert "M  notes.txt" in lo("status", "s1").stdout.decode()
