@@ -78,6 +78,12 @@ class Options:
                 if value not in ("keep", "discard") and not (value.startswith("save:") and len(value) > 5):
                     raise Usage("--on-exit %s%s: use keep, discard or save:FILE (apply is the person's)"
                                 % (value, _mode_meant(value)))
+                if value.startswith("save:"):
+                    # The sandbox's helper runs in the target: a relative FILE is
+                    # this server's cwd's, as `run --on-exit save:FILE` takes it,
+                    # never a patch file written into the real tree (found by the
+                    # attack pass of 27 Nov: save:work.tar.zst landed in the target).
+                    value = "save:" + os.path.abspath(os.path.expanduser(value[5:]))
                 self.on_exit = value
             else:
                 if name == "--network":

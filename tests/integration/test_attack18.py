@@ -441,3 +441,19 @@ def test_a_closed_stdout_is_said_never_exit_0_with_the_output_lost(lo, verb):
     assert r.stderr.decode() == "layover %s: stdout is closed, so its output was lost; run it with stdout open " \
                                 "(> /dev/null to drop the output)\n" % verb[0], r.stderr
     assert "M  notes.txt" in lo("status", "s1").stdout.decode()
+
+
+def test_mcp_on_exit_save_to_a_relative_file_is_the_servers_cwds_never_the_real_tree(require_sandbox, proj, state_dir,
+                                                                                      tmp_path):
+    # Before: the sandbox's helper runs in the target, so save:work.tar.zst
+    # wrote the patch into the real tree.
+    from mcp_util import McpClient
+    c = McpClient(proj, state_dir, "mcp-rel", "--on-exit", "save:work.tar.zst", cwd=str(tmp_path))
+    try:
+        c.initialize()
+        assert not c.call("write_file", path="n.txt", content="x")["isError"]
+        assert c.close() == 0
+    finally:
+        c.kill()
+    assert (tmp_path / "work.tar.zst").is_file()
+    assert not (proj / "work.tar.zst").exists() and not (proj / "n.txt").exists()
