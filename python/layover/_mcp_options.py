@@ -16,6 +16,7 @@ RUN_FLAGS = ("--hide-secrets", "--no-hide-secrets", "--env-clear", "--wait", "--
 
 
 OWN_VALUES = ("--binary", "--target", "--session", "--on-exit")
+PATH_VALUES = ("--hide", "--ro", "--rw", "--cwd")  # run takes them relative to its current dir
 
 
 def did_you_mean(name: str) -> str:
@@ -88,6 +89,11 @@ class Options:
             else:
                 if name == "--network":
                     self.network = value
+                if name in PATH_VALUES and value and not os.path.isabs(value):
+                    # "relative to the current dir" (docs/cli.md): this server's, not the
+                    # target, where the sandbox's helper runs (found by the attack pass of
+                    # 27 Nov: `--hide .aws-work` from ~ hid TARGET/.aws-work, not ~/.aws-work).
+                    value = os.path.abspath(os.path.expanduser(value))
                 self.run_args += [name, value]
         self.session = self.session or default_session()
         self.quiet = "--quiet" in self.run_args or "-q" in self.run_args

@@ -457,3 +457,20 @@ def test_mcp_on_exit_save_to_a_relative_file_is_the_servers_cwds_never_the_real_
         c.kill()
     assert (tmp_path / "work.tar.zst").is_file()
     assert not (proj / "work.tar.zst").exists() and not (proj / "n.txt").exists()
+
+
+def test_mcp_a_relative_hide_is_the_servers_cwds_never_the_targets(require_sandbox, proj, state_dir):
+    # Before: run's relative --hide PATH is "relative to the current dir", and
+    # the server runs its helper in the target: `--hide secret.txt` from the
+    # dir holding it hid TARGET/secret.txt and left the secret readable.
+    from mcp_util import McpClient
+    secret = proj.parent / ("secret-%s.txt" % proj.name)
+    secret.write_text("TOPSECRET\n")
+    c = McpClient(proj, state_dir, "mcp-hide", "--hide", secret.name, cwd=str(proj.parent))
+    try:
+        c.initialize()
+        r = c.call("run_command", command="cat %s" % secret)
+        assert "TOPSECRET" not in text(r), text(r)
+        assert c.close() == 0
+    finally:
+        c.kill()
