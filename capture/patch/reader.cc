@@ -100,11 +100,7 @@ Patch& Patch::operator=(Patch&& o) noexcept {
     }
     return *this;
 }
-Patch::~Patch() {
-    if (!impl_) return;
-    if (!impl_->temp.empty()) ::unlink(impl_->temp.c_str());
-    delete impl_;
-}
+Patch::~Patch() { delete impl_; }
 
 const Manifest& Patch::manifest() const { return impl_->manifest; }
 const std::vector<Member>& Patch::members() const { return impl_->members; }

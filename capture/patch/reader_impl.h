@@ -30,8 +30,7 @@ struct Patch::Impl {
     Sums sums;                            // name as in the tar, fingerprint; manifest first
     std::vector<StoredData> stored;       // parallel to members
     std::vector<ZstdReader::Mark> marks;  // where decoding may restart
-    bool from_session = false;
-    std::string temp;  // a session's on-the-fly patch, removed with the Patch
+    bool from_session = false;            // a session's on-the-fly patch, unlinked once open (source.cc)
     // layover-patch/2 and /3: each original by fingerprint.
     std::map<std::string, std::string> original_by_fp;
 };

@@ -24,10 +24,12 @@
 #include "capture/scan/session_scan.h"
 #include "helper/base/clock.h"
 #include "helper/base/defer.h"
+#include "helper/base/fault.h"
 #include "helper/base/fd.h"
 #include "helper/base/fs/beneath.h"
 #include "helper/base/glob.h"
 #include "helper/base/text.h"
+#include "helper/base/unlink_on_signal.h"
 #include "helper/base/version.h"
 #include "helper/store/owner_ns.h"
 
@@ -217,6 +219,7 @@ base::Result<void> save_session(const session::Info& s, const std::string& out_f
     if (!fdr) return create_error(out_file, fdr.error());
     base::Fd fd = std::move(fdr.value());
     base::Defer cleanup([&] { ::unlink(tmp.c_str()); });
+    base::UnlinkOnSignal on_signal(tmp);  // a Ctrl+C leaves no hidden partial patch beside FILE
     ::fchmod(fd.get(), 0600);
     int out = fd.get();
     // Real contents an apply of this session left or found (helper/store/known_bases.h).
@@ -310,7 +313,7 @@ base::Result<void> save_session(const session::Info& s, const std::string& out_f
         [&]() -> base::Result<void> {
             // While the child exits.
             if (opts.durable && ::fsync(fd.get()) != 0) return base::sys_error("writing " + out_file);
-            return base::Ok();
+            return base::fault_point("save", "written");  // the patch whole in its temporary file, not yet renamed
         });
     if (!r) return r.error().context(what);
     size_t eol = r->find('\n');

@@ -1,7 +1,10 @@
 // Patch::open_source (SESSION|PATCH) and the shared limit flags.
+#include <dirent.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <random>
@@ -15,6 +18,36 @@
 namespace capture {
 
 namespace {
+
+constexpr char kCapturePrefix[] = ".capture-";
+
+// A session's capture for apply, diff or show is named only while it is
+// written (save's temporary `..capture-NAME-PID-RAND.tar.zst.tmp-N`, renamed
+// to `.capture-NAME-PID-RAND.tar.zst`, unlinked once open; both unlinked on
+// SIGINT, SIGTERM, SIGHUP); one whose verb was SIGKILLed meanwhile, PID gone,
+// is removed here (found by the attack pass of 27 Nov: each killed apply or
+// diff of a session left a full copy of it in the state dir, for good).
+void sweep_dead_captures(const std::string& state) {
+    DIR* d = ::opendir(state.c_str());
+    if (!d) return;
+    const size_t prefix = sizeof(kCapturePrefix) - 1;
+    while (dirent* e = ::readdir(d)) {
+        std::string n = e->d_name;
+        std::string stem = n.rfind(std::string(".") + kCapturePrefix, 0) == 0 ? n.substr(1) : n;
+        size_t ext = stem.find(".tar.zst");
+        if (stem.rfind(kCapturePrefix, 0) != 0 || ext == std::string::npos ||
+            (ext + 8 != stem.size() && stem.compare(ext + 8, 5, ".tmp-") != 0))
+            continue;
+        stem.resize(ext);
+        size_t r = stem.rfind('-');
+        size_t p = r == std::string::npos || r == 0 ? std::string::npos : stem.rfind('-', r - 1);
+        if (p == std::string::npos || p < prefix) continue;
+        std::string pid = stem.substr(p + 1, r - p - 1);
+        if (pid.empty() || pid.size() > 9 || pid.find_first_not_of("0123456789") != std::string::npos) continue;
+        if (::kill(static_cast<pid_t>(std::stol(pid)), 0) != 0 && errno == ESRCH) ::unlinkat(::dirfd(d), n.c_str(), 0);
+    }
+    ::closedir(d);
+}
 
 bool names_a_file(const std::string& arg) {
     if (arg.find('/') != std::string::npos) return true;
@@ -74,21 +107,22 @@ base::Result<Patch> Patch::open_session(const std::string& arg, const Limits& li
                                         const StepRange& steps) {
     TRY(std::string state, session::state_dir());
     TRY(session::Info info, session::find(state, arg));
+    sweep_dead_captures(state);
     std::random_device rd;
-    std::string tmp = state + "/.capture-" + info.meta.name + "-" + std::to_string(rd() % 1000000000u) + ".tar.zst";
+    std::string tmp = state + "/" + kCapturePrefix + info.meta.name + "-" + std::to_string(::getpid()) + "-" +
+                      std::to_string(rd() % 1000000000u) + ".tar.zst";
     SaveOptions so;
     so.ignore = ignore;
     so.durable = false;
     so.steps = steps;
     so.doing = "reading";
-    TRY_VOID(save_session(info, tmp, so));
+    TRY_VOID(save_session(info, tmp, so));  // a SIGINT, SIGTERM or SIGHUP meanwhile unlinks it
     auto p = open(tmp, limits);
-    if (!p) {
-        ::unlink(tmp.c_str());
-        return p.error();
-    }
+    // Read through its fd from here on: gone from the state dir at once, so
+    // a kill of the verb (apply, diff, show of a session) leaves no copy.
+    ::unlink(tmp.c_str());
+    if (!p) return p.error();
     p->impl_->from_session = true;
-    p->impl_->temp = tmp;
     return p;
 }
 

@@ -99,10 +99,10 @@ void close_fds_except(std::vector<int> keep) {
     ::close_range(next, UINT_MAX, 0);
 }
 
-void ensure_std_fds() {
+void ensure_std_fds(bool stdout_fails) {
     for (int fd = 0; fd <= 2; fd++) {
         if (::fcntl(fd, F_GETFD) >= 0) continue;
-        int n = ::open("/dev/null", O_RDWR);  // no O_CLOEXEC: it must stay fd 0-2
+        int n = ::open("/dev/null", fd == 1 && stdout_fails ? O_RDONLY : O_RDWR);  // no O_CLOEXEC: it stays fd 0-2
         if (n >= 0 && n != fd) {
             ::dup2(n, fd);
             ::close(n);

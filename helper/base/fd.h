@@ -40,5 +40,10 @@ namespace base {
 // Close every fd except those listed (close_range over the gaps).
 void close_fds_except(std::vector<int> keep);
 // Make sure fds 0-2 are open (on /dev/null), as under CI with no stdin.
-void ensure_std_fds();
+// stdout_fails: a closed fd 1 gets /dev/null read-only, so that writing the
+// verb's output fails (EBADF) and is said (cli::checked_stdout), and no file
+// the verb opens later takes fd 1 (found by the attack pass of 27 Nov:
+// `layover status >&-` put its status cache's temporary file on fd 1 and
+// ended with exit 0, its output lost).
+void ensure_std_fds(bool stdout_fails = false);
 }  // namespace base

@@ -172,6 +172,10 @@ private:
                         return fail(base::cat({"bad \\", std::string_view(&e, 1),
                                                " escape; write \\u and 4 hex digits (\\U and 8) of a "
                                                "Unicode scalar value, e.g. \\u00e9"}));
+                    // No option value can hold a NUL (an argv word cannot): it cut
+                    // every message quoting the value short (attack pass of 27 Nov).
+                    if (cp == 0)
+                        return fail("a string cannot hold \\u0000; leave it out (no option value can hold a NUL)");
                     put_utf8(cp, out);
                     break;
                 default:

@@ -21,6 +21,7 @@
 #include "capture/scan/session_scan.h"
 #include "helper/base/fd.h"
 #include "helper/base/glob.h"
+#include "helper/base/interrupt.h"
 #include "helper/base/json/bytes.h"
 #include "helper/base/text.h"
 #include "helper/cli/apply_args.h"
@@ -350,6 +351,9 @@ int cmd_apply(int argc, char** argv) {
         }
     }
     a.opts.progress = ::isatty(2) && !a.json_out;
+    // A Ctrl+C the apply held until the tree was whole again: raised when this
+    // verb returns, after it said what was applied (helper/base/interrupt.h).
+    base::DeferredInterruptTaker interrupted;
     auto rep = review::apply_patch(*patch, a.opts);
     if (refused) return refuse_secrets(secrets, a.json_out, rep.ok() ? "" : rep.error().message);
     if (!rep.ok()) return fail(rep.error().message);

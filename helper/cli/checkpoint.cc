@@ -61,7 +61,9 @@ int cmd_checkpoint(int argc, char** argv) {
             std::puts("  --json                one JSON object: the session, the step made (null: none) and its label");
             return 0;
         }
-        if ((a == "-m" || a == "--message") && i + 1 < argc) {
+        if ((a == "-m" || a == "--message") && i + 1 >= argc) {
+            return cli::usage_error("checkpoint", "-m needs a LABEL");
+        } else if (a == "-m" || a == "--message") {
             label = argv[++i];
             have_label = true;
         } else if (a.rfind("--message=", 0) == 0) {

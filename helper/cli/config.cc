@@ -101,6 +101,15 @@ int checked_stdout(const std::string& verb, int rc) {
     if (::fstat(STDOUT_FILENO, &st) != 0 || ::isatty(STDOUT_FILENO) ||
         !(S_ISREG(st.st_mode) || S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)))
         return rc;
+    int fl = ::fcntl(STDOUT_FILENO, F_GETFL);
+    if (e == EBADF || (fl >= 0 && (fl & O_ACCMODE) == O_RDONLY)) {  // fd 1 was closed (`>&-`): main put a
+                                                                    // read-only /dev/null there (base::ensure_std_fds)
+        std::fprintf(stderr,
+                     "layover %s: stdout is closed, so its output was lost; run it with stdout open (> /dev/null "
+                     "to drop the output)\n",
+                     verb.c_str());
+        return 1;
+    }
     std::fprintf(stderr,
                  "layover %s: its output was not all written (%s); free space where stdout goes and run it again\n",
                  verb.c_str(), e ? std::strerror(e) : "an earlier write failed");

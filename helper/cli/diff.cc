@@ -46,6 +46,7 @@ int usage_error(const std::string& msg) { return cli::usage_error("diff", msg); 
 int cmd_diff(int argc, char** argv) {
     review::ShowOptions opts;
     std::string source;
+    bool source_given = false;  // a SESSION or PATCH given, even an empty one (refused)
     base::ColorWhen color = base::ColorWhen::Auto;
     bool no_pager = false, mask = false;
     std::vector<std::string> raw_paths;
@@ -95,16 +96,22 @@ int cmd_diff(int argc, char** argv) {
             if (target.empty()) return usage_error("--target needs a directory");
         } else if (!a.empty() && a[0] == '-') {
             return cli::unknown_option("diff", a, kUsage);
-        } else if (source.empty()) {
-            source = a;
+        } else if (!source_given) {
+            source = a, source_given = true;
         } else {
             raw_paths.push_back(a);
         }
     }
-    bool named = !source.empty();  // else the most recent session, never a file of its name here
-    if (!named) {                  // as status and log: the most recent session
+    if (source_given && source.empty()) {  // `diff "$S"` with S unset: never the most recent session
+        std::fprintf(stderr,
+                     "layover: diff: the session or patch named is empty (an unset variable?); name one: "
+                     "'layover sessions' lists them\n");
+        return 2;
+    }
+    bool named = source_given;  // else the most recent session, never a file of its name here
+    if (!named) {               // as status and log: the most recent session
         auto state = session::state_dir();
-        auto s = state ? session::find(*state, "") : base::Result<session::Info>(state.error());
+        auto s = state ? session::latest(*state) : base::Result<session::Info>(state.error());
         if (!s) {
             std::fprintf(stderr, "layover: diff: %s\n", s.error().message.c_str());
             return 2;

@@ -119,7 +119,7 @@ base::Result<std::vector<Row>> load_rows(const session::Info& s) {
 }  // namespace
 
 int cmd_log(int argc, char** argv) {
-    bool json = false;
+    bool json = false, named = false;  // named: a SESSION given, even an empty one (refused)
     std::string name;
     for (int i = 1; i < argc; i++) {
         std::string a = argv[i];
@@ -131,8 +131,8 @@ int cmd_log(int argc, char** argv) {
             return 0;
         } else if (!a.empty() && a[0] == '-') {
             return cli::unknown_option("log", a, kUsage);
-        } else if (name.empty()) {
-            name = a;
+        } else if (!named) {
+            name = a, named = true;
         } else {
             return cli::usage_error("log", "more than one session given");
         }
@@ -146,7 +146,7 @@ int cmd_log(int argc, char** argv) {
     }
     auto state = session::state_dir();
     if (!state) return fail(state.error().message);
-    auto s = session::find(state.value(), name);
+    auto s = named ? session::find(state.value(), name) : session::latest(state.value());
     if (!s) return fail(s.error().message);
     auto loaded = load_rows(s.value());
     if (!loaded) return fail(loaded.error().message);
@@ -355,6 +355,7 @@ constexpr const char* kForkUsage = "usage: layover fork SESSION NEW [--at N]   a
 int cmd_fork(int argc, char** argv) {
     std::vector<std::string> pos;
     std::string at_text;
+    bool at_given = false;  // --at "" (an unset variable) is refused, never taken as no --at
     for (int i = 1; i < argc; i++) {
         std::string a = argv[i];
         if (a == "-h" || a == "--help") {
@@ -362,22 +363,23 @@ int cmd_fork(int argc, char** argv) {
             std::puts("  --at N   from the end of step N (default: all of it, the live changes frozen first)");
             return 0;
         }
-        if (a == "--at" && i + 1 < argc) {
-            at_text = argv[++i];
+        if (a == "--at" && i + 1 >= argc) {
+            return cli::usage_error("fork", "--at needs a step number N (see 'layover log')");
+        } else if (a == "--at") {
+            at_text = argv[++i], at_given = true;
         } else if (a.rfind("--at=", 0) == 0) {
-            at_text = a.substr(5);
+            at_text = a.substr(5), at_given = true;
         } else if (!a.empty() && a[0] == '-') {
             return cli::unknown_option("fork", a, kForkUsage);
         } else {
             pos.push_back(a);
         }
     }
-    bool at_given = !at_text.empty();
-    if (pos.size() != 2 ||
-        (at_given && (at_text.size() > 4 || at_text.find_first_not_of("0123456789") != std::string::npos))) {
-        std::fprintf(stderr, "%s\n", kForkUsage);
-        return 2;
-    }
+    if (pos.size() != 2) return cli::usage_error("fork", "takes a SESSION and a NEW session name");
+    if (at_given &&
+        (at_text.empty() || at_text.size() > 4 || at_text.find_first_not_of("0123456789") != std::string::npos))
+        return cli::usage_error(
+            "fork", "--at takes a step number N (see 'layover log'), not '" + base::display_path(at_text) + "'");
     const std::string& fresh = pos[1];
     if (!base::valid_session_name(fresh))
         return fail("invalid session name '" + base::display_path(fresh) +

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <string>
 
+#include "helper/base/fd.h"
 #include "helper/base/self_exe.h"
 #include "helper/base/title.h"
 #include "helper/base/version.h"
@@ -35,6 +36,7 @@ void print_usage(FILE* to) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    base::ensure_std_fds(true);  // fds 0-2 open before anything else is opened (helper/base/fd.h)
     base::remember_argv(argc, argv);
     if (argc < 2) {
         print_usage(stderr);

@@ -6,10 +6,12 @@
 #include <cstdio>
 #include <string>
 
+#include "helper/base/fd.h"
 #include "helper/cli/config.h"
 #include "helper/cli/verbs.h"
 
 int main(int argc, char** argv) {
+    base::ensure_std_fds(true);  // fds 0-2 open before anything else is opened (helper/base/fd.h)
     if (argc < 1 || !argv[0]) return 2;
     // The patch verbs allocate and free MiB-sized buffers all along (zstd,
     // libarchive, chunks of member data). glibc would map and unmap each

@@ -115,18 +115,18 @@ int cmd_reject(int argc, char** argv) {
 
 int cmd_rejections(int argc, char** argv) {
     std::string name;
-    bool as_json = false;
+    bool as_json = false, named = false;  // named: a SESSION given, even an empty one (refused)
     for (int i = 1; i < argc; i++) {
         std::string a = argv[i];
         if (a == "-h" || a == "--help") return help(kRejectionsUsage);
         if (a == "--json") as_json = true;
         else if (!a.empty() && a[0] == '-') return cli::unknown_option("rejections", a, kRejectionsUsage);
-        else if (name.empty()) name = a;
+        else if (!named) name = a, named = true;
         else return cli::usage_error("rejections", "one SESSION only");
     }
     auto state = session::state_dir();
     if (!state) return fail("rejections", state.error().message);
-    auto info = session::find(state.value(), name);
+    auto info = named ? session::find(state.value(), name) : session::latest(state.value());
     if (!info) return fail("rejections", info.error().message);
     auto recs = session::read_rejections(info->dir);
     if (!recs) return fail("rejections", recs.error().message);

@@ -60,6 +60,7 @@ constexpr size_t kSaverStack = size_t{1} << 20;
 int cmd_status(int argc, char** argv) {
     bool as_json = false, outside = false, expand = false, no_pager = false, risky_only = false;
     std::string name, err;
+    bool named = false;  // a SESSION given, even an empty one (refused): else the most recent
     capture::IgnoreOptions ignore;
     std::vector<std::string> paths;
     cli::StepArgs step_args;
@@ -82,7 +83,7 @@ int cmd_status(int argc, char** argv) {
         else if (a == "-h" || a == "--help") return help();
         else if (!a.empty() && a[0] == '-')
             return cli::unknown_option("status", a, std::string(kStatusUsage) + capture::kIgnoreFlagsHelp);
-        else if (name.empty()) name = a;
+        else if (!named) name = a, named = true;
         else return cli::usage_error("status", "more than one session given");
     }
     if (!step_args.error.empty()) return cli::usage_error("status", step_args.error);
@@ -94,7 +95,7 @@ int cmd_status(int argc, char** argv) {
     ::mallopt(M_TRIM_THRESHOLD, 128 << 20);
     auto state = session::state_dir();
     if (!state) return fail(state.error().message);
-    auto info = session::find(state.value(), name);
+    auto info = named ? session::find(state.value(), name) : session::latest(state.value());
     if (!info) {
         // `status FILE` for `show FILE`, as `show SESSION` names `status`: a
         // file that is no session's name.
@@ -105,7 +106,7 @@ int cmd_status(int argc, char** argv) {
         return fail(info.error().message);
     }
     // Which one, when none was named (its output never names it; --json's reader knows).
-    if (name.empty() && !as_json)
+    if (!named && !as_json)
         std::fprintf(stderr, "layover: status of session '%s', the most recent ('layover sessions' lists them)\n",
                      base::display_path(info->meta.name).c_str());
     capture::StepRange range;

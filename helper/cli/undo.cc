@@ -6,6 +6,7 @@
 #include <string>
 
 #include "capture/patch/reader.h"
+#include "helper/base/interrupt.h"
 #include "helper/base/text.h"
 #include "helper/cli/apply_shared.h"
 #include "helper/cli/undo_list.h"
@@ -69,6 +70,9 @@ int cmd_undo(int argc, char** argv) {
         return 1;
     };
     base::Result<review::ApplyReport> rep = base::error("");
+    // A Ctrl+C the undo held until the tree was whole: raised when this verb
+    // returns, after it said what it restored (helper/base/interrupt.h).
+    base::DeferredInterruptTaker interrupted;
     bool from_record = review::is_undo_record(source);
     if (from_record) {
         rep = review::undo_record(source, opts);

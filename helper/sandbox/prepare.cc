@@ -155,6 +155,15 @@ base::Result<PreparedRun> prepare_run(const RunOptions& opts) {
     std::string name = opts.session.empty() ? session::new_name() : opts.session;
     std::string dir = session::sessions_dir(state) + "/" + name;
     auto old = session::read_meta(dir);
+    // There but unreadable (its mode, a corrupt meta.json): never a new
+    // session over it, and never "remove it" (found by the attack pass of
+    // 27 Nov: that advice, for a 000 session dir, would drop its changes).
+    if (!old && old.error().code != ENOENT) {
+        struct stat st;
+        if (::lstat(dir.c_str(), &st) == 0)
+            return base::error("session '" + name + "' cannot be resumed: " + old.error().message + " (chmod u+rwx " +
+                               dir + " when it is its mode); or use another --session name");
+    }
     if (old) {
         if (old->target != target)
             return base::error("session '" + name + "' overlays " + old->target + ", not " + target +

@@ -82,13 +82,34 @@ std::string new_name() {
     return std::string(buf) + "-" + suffix;
 }
 
+namespace {
+
+// meta.json that parses but is not what write_meta writes (hand-edited, or
+// another version's): a field of another type. value() throws then; found by
+// the attack pass of 27 Nov: `"pid": "x"` aborted every verb that lists
+// sessions (terminate, exit 134), `sessions` included.
+Result<Meta> meta_from_json(const std::string& d, const json& j);
+
+}  // namespace
+
 Result<Meta> read_meta(const std::string& d) {
     TRY(base::Fd fd, base::open_at(AT_FDCWD, d + "/meta.json", O_RDONLY | O_NOFOLLOW));
     TRY(std::string text, base::read_all(fd.get(), 1 << 20));
     json j = json::parse(text, nullptr, false);
     if (j.is_discarded() || !j.is_object())
-        return base::error("session metadata " + d +
-                           "/meta.json is corrupt; remove the session with 'layover discard'");
+        return base::error("session metadata " + d + "/meta.json is corrupt; its changes are still in " + d +
+                           "/upper: put meta.json back, or remove " + d);
+    try {
+        return meta_from_json(d, j);
+    } catch (const json::exception& e) {
+        return base::error("session metadata " + d + "/meta.json is corrupt (" + e.what() +
+                           "); its changes are still in " + d + "/upper: put meta.json back, or remove " + d);
+    }
+}
+
+namespace {
+
+Result<Meta> meta_from_json(const std::string& d, const json& j) {
     Meta m;
     m.name = j.value("name", "");
     m.target = j.value("target", "");
@@ -111,7 +132,9 @@ Result<Meta> read_meta(const std::string& d) {
             std::string raw = h.value("path", "");
             if (h.contains("path_b64") && !base::base64_decode(h.value("path_b64", ""), &raw))
                 return base::error("session metadata " + d +
-                                   "/meta.json is corrupt (hidden path); remove the session with 'layover discard'");
+                                   "/meta.json is corrupt (hidden path); its changes are "
+                                   "still in " +
+                                   d + "/upper: put meta.json back, or remove " + d);
             m.hidden.push_back(raw);
         }
     m.label = j.value("label", "");
@@ -124,6 +147,8 @@ Result<Meta> read_meta(const std::string& d) {
             if (o.is_string()) m.outside.push_back(o.get<std::string>());
     return m;
 }
+
+}  // namespace
 
 Result<void> write_meta(const std::string& d, const Meta& m) {
     json j = {{"format", "layover-session/1"},
@@ -288,18 +313,29 @@ Result<std::vector<Info>> list(const std::string& state, bool trash, bool with_s
     return out;
 }
 
+Result<Info> latest(const std::string& state) {
+    TRY(auto all, list(state));
+    if (all.empty()) return base::error("no sessions yet; start one with 'layover run'");
+    return all.back();
+}
+
 Result<Info> find(const std::string& state, const std::string& name) {
-    if (name.empty()) {
-        TRY(auto all, list(state));
-        if (all.empty()) return base::error("no sessions yet; start one with 'layover run'");
-        return all.back();
-    }
+    if (name.empty())
+        return base::error(
+            "the session name is empty (an unset variable?); name a session: 'layover sessions' "
+            "lists them");
     if (!base::valid_session_name(name))
         return base::error("invalid session name '" + base::display_path(name) +
                            "': use 1-64 of A-Z a-z 0-9 . _ -, not starting with -");
     std::string d = sessions_dir(state) + "/" + name;
     auto m = read_meta(d);
     if (!m) {
+        // There, but unreadable (its mode, a corrupt meta.json): said so, never
+        // "no session named" (found by the attack pass of 27 Nov; `sessions`
+        // leaves it out, so the user took it for gone).
+        struct stat st;
+        if (m.error().code != ENOENT && ::lstat(d.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+            return base::error("session '" + name + "' cannot be read: " + m.error().message);
         if (read_meta(trash_dir(state) + "/" + name))  // discarded (the exit prompt's [d], `discard`)
             return base::error("no session named '" + name + "': it is in the trash (discarded); 'layover restore " +
                                name + "' brings it back");

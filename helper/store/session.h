@@ -120,8 +120,12 @@ base::Result<void> mark_saved(const std::string& dir, const std::string& file);
 // upper layer's count is shown instead), after a partial apply took some.
 base::Result<void> set_changes(const std::string& dir, int64_t changes);
 
-// Find by name; an empty name means the most recently created session.
+// Find by name. An empty name is refused (an unset shell variable, `layover
+// discard "$S"`, must never pick a session); a verb whose SESSION may be left
+// out takes latest() when none was given.
 base::Result<Info> find(const std::string& state, const std::string& name);
+// The most recently created session.
+base::Result<Info> latest(const std::string& state);
 // with_size walks each upper layer for upper_bytes (only `sessions` needs it).
 base::Result<std::vector<Info>> list(const std::string& state, bool trash = false, bool with_size = false);
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import threading
 import time
@@ -87,6 +88,22 @@ def error_for(message: str, default: Type[SandboxError] = SandboxError,
 SESSION_CWD = "/"
 
 
+def _interrupt_and_wait(p: subprocess.Popen) -> None:
+    """Ctrl+C (KeyboardInterrupt) during a helper verb: the helper gets
+    SIGINT too (the terminal's, or this one) and is waited for, never killed
+    (subprocess.run's way, 0.25 s later): `layover apply` holds the signal
+    until the real tree is whole again (staging rolled back, or the commit
+    finished), then exits by it. Found by the attack pass of 27 Nov: a
+    Ctrl+C in Sandbox.apply() SIGKILLed the helper mid-commit, leaving the
+    tree half-applied until the next apply or undo. A second Ctrl+C here
+    stops the waiting, not the helper."""
+    try:
+        p.send_signal(signal.SIGINT)
+    except OSError:
+        pass
+    p.communicate()  # its output drained, so a full pipe never blocks it
+
+
 class Helper:
     """Runs helper verbs with a fixed binary and environment."""
 
@@ -102,6 +119,10 @@ class Helper:
 
     def _argv(self, args: Sequence[StrPath]) -> list:
         argv = self.argv(*args)
+        for a in argv:  # as subprocess would, but naming the argument and the verb
+            if ("\0" if isinstance(a, str) else b"\0") in a:
+                raise ValueError("layover: an argument of 'layover %s' holds a NUL byte, which no path, name or label "
+                                 "can hold: %r" % (os.fspath(args[0]) if args else "", a))
         if args and args[0] != "run":
             # The config file sets the CLI's defaults; the API's own calls
             # (whose output it parses) are the same whatever it says.
@@ -130,14 +151,24 @@ class Helper:
         """Run `layover ARGS` (in `cwd`: SESSION_CWD for a call naming a
         session); an exit status outside `ok` raises `error`
         (UnsupportedKernelError when the message names a kernel feature)."""
+        argv = self._argv(args)
         try:
-            r = subprocess.run(self._argv(args), env=self.env, stdin=subprocess.DEVNULL, cwd=cwd,
-                               stdout=subprocess.PIPE if capture else None,
-                               stderr=subprocess.PIPE if capture else None, timeout=timeout)
-        except subprocess.TimeoutExpired:
-            raise self._timed_out(args, timeout) from None
+            p = subprocess.Popen(argv, env=self.env, stdin=subprocess.DEVNULL, cwd=cwd,
+                                 stdout=subprocess.PIPE if capture else None,
+                                 stderr=subprocess.PIPE if capture else None)
         except OSError as e:
             raise self._cannot_run(e) from None
+        with p:
+            try:
+                out, err = p.communicate(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.communicate()
+                raise self._timed_out(args, timeout) from None
+            except KeyboardInterrupt:
+                _interrupt_and_wait(p)
+                raise
+        r = subprocess.CompletedProcess(argv, p.returncode, out, err)
         self._check(args, r.returncode, r.stderr or b"", ok, error)
         return r
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 import time
 from typing import List, Optional
 
@@ -15,6 +16,7 @@ RUN_FLAGS = ("--hide-secrets", "--no-hide-secrets", "--env-clear", "--wait", "--
 
 
 OWN_VALUES = ("--binary", "--target", "--session", "--on-exit")
+PATH_VALUES = ("--hide", "--ro", "--rw", "--cwd")  # run takes them relative to its current dir
 
 
 def did_you_mean(name: str) -> str:
@@ -69,15 +71,31 @@ class Options:
                 # to expand it: as the Python API does, `~` is the home.
                 self.target = os.path.expanduser(value) if value.startswith("~") else value
             elif name == "--session":
+                # As run checks it, but now: a bad or empty name (an unset
+                # variable) served on and failed each call, or made a fresh
+                # session instead of resuming (attack pass of 27 Nov).
+                if not re.fullmatch(r"[A-Za-z0-9._-]{1,64}", value) or value.startswith("-"):
+                    raise Usage("--session %r: use 1-64 of A-Z a-z 0-9 . _ -, not starting with -" % value)
                 self.session = value
             elif name == "--on-exit":
                 if value not in ("keep", "discard") and not (value.startswith("save:") and len(value) > 5):
                     raise Usage("--on-exit %s%s: use keep, discard or save:FILE (apply is the person's)"
                                 % (value, _mode_meant(value)))
+                if value.startswith("save:"):
+                    # The sandbox's helper runs in the target: a relative FILE is
+                    # this server's cwd's, as `run --on-exit save:FILE` takes it,
+                    # never a patch file written into the real tree (found by the
+                    # attack pass of 27 Nov: save:work.tar.zst landed in the target).
+                    value = "save:" + os.path.abspath(os.path.expanduser(value[5:]))
                 self.on_exit = value
             else:
                 if name == "--network":
                     self.network = value
+                if name in PATH_VALUES and value and not os.path.isabs(value):
+                    # "relative to the current dir" (docs/cli.md): this server's, not the
+                    # target, where the sandbox's helper runs (found by the attack pass of
+                    # 27 Nov: `--hide .aws-work` from ~ hid TARGET/.aws-work, not ~/.aws-work).
+                    value = os.path.abspath(os.path.expanduser(value))
                 self.run_args += [name, value]
         self.session = self.session or default_session()
         self.quiet = "--quiet" in self.run_args or "-q" in self.run_args

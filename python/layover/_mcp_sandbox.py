@@ -201,7 +201,14 @@ class AgentSandbox:
             except subprocess.TimeoutExpired:
                 pass
         msg = self.helper_message()
-        self.broken = "layover: %s%s; session %s is kept" % (why, " (%s)" % msg if msg else "", self.name)
+        if proc is not None and proc.returncode == 125 and not self.started:
+            # run's own refusal (an option's value, the target, the session):
+            # it made no session, so none "is kept" (found by the attack pass
+            # of 27 Nov: `--timeout forever` said "session mcp-... is kept").
+            self.broken = "layover: the sandbox could not start (%s); fix that in the server's options and start " \
+                          "it again" % (msg or "layover run exited with status 125")
+        else:
+            self.broken = "layover: %s%s; session %s is kept" % (why, " (%s)" % msg if msg else "", self.name)
         for call in list(self.calls.values()):
             call.event.set()
         self.calls.clear()

@@ -25,7 +25,8 @@ from typing import Any, Dict, List, Optional
 from ._helper import Helper, find_binary
 from ._mcp_options import Options, Usage
 from ._mcp_sandbox import AgentSandbox
-from ._mcp_steps import Steps
+from ._gate import nothing
+from ._mcp_steps import FREEZERS, WRITERS, Steps
 from ._mcp_tools import HANDLERS, BadArgs, ToolFail, review_hint, tool_list
 from .errors import SandboxError
 
@@ -314,8 +315,13 @@ class Server:
             threading.Thread(target=self._progress, args=(ctx, done, name), daemon=True).start()
         structured: Optional[Dict[str, Any]] = None
         bad_args = False  # refused by its argument check: nothing changed, no step to end
+        gate = self.steps.gate
         try:
-            text, structured, is_error = HANDLERS[name](ctx, args)
+            # A freeze (a step's checkpoint, the checkpoint and rollback tools)
+            # shows the overlay read-only for a moment: never while another
+            # call may write (_mcp_steps.WriteGate).
+            with gate.writing() if name in WRITERS else gate.frozen() if name in FREEZERS else nothing():
+                text, structured, is_error = HANDLERS[name](ctx, args)
         except BadArgs as e:
             text, is_error, bad_args = "%s: %s" % (name, e), True, True
         except ToolFail as e:

@@ -9,7 +9,11 @@ from __future__ import annotations
 import threading
 from typing import Any, Callable, Dict, List
 
+from ._gate import WriteGate
+
 MUTATING = ("run_command", "write_file", "edit_file")
+WRITERS = MUTATING + ("start_command",)  # calls that may write in the target while they run
+FREEZERS = ("checkpoint", "rollback")  # tools that freeze the overlay themselves
 
 
 def describe(name: str, args: Dict[str, Any]) -> str:
@@ -25,6 +29,7 @@ class Steps:
         self.lock = threading.Lock()  # one checkpoint at a time
         self.deferred: List[str] = []
         self.log = log
+        self.gate = WriteGate()
 
     def after(self, ctx: Any, name: str, args: Dict[str, Any]) -> None:
         sb = ctx.sandbox
@@ -32,6 +37,9 @@ class Steps:
             return
         label = describe(name, args)
         with self.lock:
+            if not self.gate.try_freeze():  # another call writes now: merged into a later step
+                self.deferred.append(label)
+                return
             full = label
             if self.deferred:
                 full += " (merged, deferred while busy: %s)" % "; ".join(self.deferred)
@@ -42,6 +50,8 @@ class Steps:
             except Exception as e:  # a step boundary never fails the tool call
                 self.log("layover mcp: the step after %s was not made: %s" % (label, e))
                 return
+            finally:
+                self.gate.thaw()
             if r.returncode == 0:
                 self.deferred = []
                 return

@@ -37,7 +37,14 @@ def clip(text: str, cap: int = TEXT_CAP) -> Tuple[str, bool]:
 
 # --- argument checks (the schemas are flat: strings, numbers, booleans) ---
 
-def _arg(args: Dict[str, Any], name: str, kind: type, default: Any = None, required: bool = False) -> Any:
+def _arg(args: Dict[str, Any], name: str, kind: type, default: Any = None, required: bool = False,
+         nul_ok: bool = False) -> Any:
+    """args[name] checked against the flat schema; a string that becomes a
+    path, an argv word or a label (every one but a file's content, stdin,
+    old/new_string and a pattern: nul_ok) must hold no NUL, which none can
+    (found by the attack pass of 27 Nov: diff's paths and checkpoint's label
+    failed as "internal error (ValueError)", write_file's path as "bad
+    arguments: embedded null byte" and still ended a step)."""
     v = args.get(name)
     if v is None:
         if required:
@@ -52,6 +59,8 @@ def _arg(args: Dict[str, Any], name: str, kind: type, default: Any = None, requi
     if not ok:
         raise BadArgs("argument %r must be %s" % (name, {str: "a string", float: "a number", int: "an integer",
                                                           bool: "true or false", list: "an array"}[kind]))
+    if kind is str and not nul_ok and "\0" in v:
+        raise BadArgs("argument %r holds a NUL byte (\\u0000), which no path, command or label can hold" % name)
     return int(v) if kind is int else v
 
 
@@ -232,7 +241,7 @@ def _cmd(r: Dict[str, Any], keys: Tuple[str, ...]) -> Dict[str, Any]:
 def run_command(ctx: Any, a: Dict[str, Any]) -> Result:
     timeout = _range("timeout", _arg(a, "timeout", float, DEFAULT_TIMEOUT), 0.001, MAX_TIMEOUT)
     r = ctx.agent("exec", {"command": _arg(a, "command", str, required=True), "cwd": _arg(a, "cwd", str),
-                           "stdin": _arg(a, "stdin", str), "timeout": timeout, "cap": OUTPUT_CAP})
+                           "stdin": _arg(a, "stdin", str, nul_ok=True), "timeout": timeout, "cap": OUTPUT_CAP})
     s = _cmd(r, ("exit_code", "stdout", "stderr", "timed_out", "truncated"))
     text = _cmd_text(r)
     if r.get("timed_out"):
@@ -278,15 +287,15 @@ def read_file(ctx: Any, a: Dict[str, Any]) -> Result:
 
 def write_file(ctx: Any, a: Dict[str, Any]) -> Result:
     r = ctx.agent("write_file", {"path": _arg(a, "path", str, required=True),
-                                 "content": _arg(a, "content", str, required=True)})
+                                 "content": _arg(a, "content", str, required=True, nul_ok=True)})
     s = _cmd(r, ("path", "bytes_written", "created"))
     return "wrote %d bytes to %s%s" % (r["bytes_written"], r["path"], " (new file)" if r["created"] else ""), s, False
 
 
 def edit_file(ctx: Any, a: Dict[str, Any]) -> Result:
     r = ctx.agent("edit_file", {"path": _arg(a, "path", str, required=True),
-                                "old_string": _arg(a, "old_string", str, required=True),
-                                "new_string": _arg(a, "new_string", str, required=True),
+                                "old_string": _arg(a, "old_string", str, required=True, nul_ok=True),
+                                "new_string": _arg(a, "new_string", str, required=True, nul_ok=True),
                                 "replace_all": _arg(a, "replace_all", bool, False)})
     n = r["replacements"]
     return "replaced %d occurrence%s in %s" % (n, "" if n == 1 else "s", r["path"]), _cmd(
@@ -306,8 +315,8 @@ def list_directory(ctx: Any, a: Dict[str, Any]) -> Result:
 
 
 def search_files(ctx: Any, a: Dict[str, Any]) -> Result:
-    r = ctx.agent("search", {"pattern": _arg(a, "pattern", str, required=True), "path": _arg(a, "path", str),
-                             "glob": _arg(a, "glob", str), "cap": 500})
+    r = ctx.agent("search", {"pattern": _arg(a, "pattern", str, required=True, nul_ok=True),
+                             "path": _arg(a, "path", str), "glob": _arg(a, "glob", str), "cap": 500})
     text, clipped = clip("\n".join(r["matches"]) or "no matches (%d files searched)" % r["files_searched"])
     if r["truncated"]:
         text += "\n[... capped at 500 matches: narrow the pattern, path or glob]"
@@ -428,6 +437,8 @@ def diff(ctx: Any, a: Dict[str, Any]) -> Result:
     paths = _arg(a, "paths", list, [])
     if not all(isinstance(p, str) for p in paths):
         raise BadArgs("argument 'paths' must be an array of strings")
+    if any("\0" in p for p in paths):
+        raise BadArgs("argument 'paths' holds a NUL byte (\\u0000), which no path can hold")
     ctx.sandbox.ensure()
     # Secrets cut to their prefix: the transcript must not carry them further (docs/review.md).
     args = ["diff", ctx.sandbox.name, "--color=never", "--mask-secrets"] + (["--"] + paths if paths else [])

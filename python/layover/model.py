@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import math
 import os
 import subprocess
 from dataclasses import dataclass, field
@@ -159,7 +160,8 @@ def _get(obj: Dict[str, Any], key: str, kinds: Union[Type[Any], Sequence[Type[An
     kinds_t = tuple(kinds) if isinstance(kinds, (list, tuple)) else (kinds,)
     if isinstance(value, bool) and bool not in kinds_t:
         raise PatchError("layover: helper returned a %s with a bad %r" % (what, key))
-    if not isinstance(value, kinds_t):
+    if not isinstance(value, kinds_t) or isinstance(value, float) and not math.isfinite(value):
+        # NaN and 1e400 (inf) parse as floats: int() of one raised OverflowError or ValueError
         raise PatchError("layover: helper returned a %s with a bad %r" % (what, key))
     return value
 

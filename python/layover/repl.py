@@ -249,13 +249,20 @@ class Repl:
 
     def _exec_general(self, argv: List[str], timeout: Optional[float], cwd: Optional[StrOrBytes],
                       env: Optional[Mapping[Any, Any]], input: Optional[Union[bytes, str]], enc: str) -> Any:
+        if cwd is not None:
+            _no_nul("cwd", [os.fsdecode(cwd)])
         header: Dict[str, Any] = {"t": "exec", "argv": argv,
                                   "cwd": os.fsdecode(cwd) if cwd is not None else None,
                                   "env": _env(env),
                                   "timeout": float(timeout) if timeout is not None else None}
         extra = []
         if input is not None:
-            data = input.encode(enc) if isinstance(input, str) else bytes(input)
+            if isinstance(input, str):
+                data = input.encode(enc)
+            elif isinstance(input, (bytes, bytearray, memoryview)):
+                data = bytes(input)
+            else:  # bytes(5) is five NULs: an int was sent as such (attack pass of 27 Nov)
+                raise TypeError("exec(): input must be bytes or str, as in subprocess, not %s" % type(input).__name__)
             header["stdin"] = True
             chunks = [data[i:i + MAX_PAYLOAD] for i in range(0, len(data), MAX_PAYLOAD)] or [b""]
             extra = [({"t": "stdin", "more": i < len(chunks) - 1}, c) for i, c in enumerate(chunks)]
@@ -303,6 +310,7 @@ def _env(env: Optional[Mapping[Any, Any]]) -> Optional[Dict[str, str]]:
         if not isinstance(k, (str, bytes)) or not isinstance(v, (str, bytes)):
             raise TypeError("exec(): env names and values must be str or bytes, as in subprocess")
         out[os.fsdecode(k)] = os.fsdecode(v)
+    _no_nul("an env name or value", list(out) + list(out.values()))
     return out
 
 
@@ -325,10 +333,22 @@ def _exec_timed_out(argv: List[str], shell: bool, timeout: Optional[float], how:
 def _argv(args: Union[StrOrBytes, Sequence[StrOrBytes]], shell: bool) -> List[str]:
     if isinstance(args, (str, bytes, os.PathLike)):
         one = os.fsdecode(args)
+        _no_nul("the command", [one])
         return ["/bin/sh", "-c", one] if shell else [one]
     argv = [os.fsdecode(a) for a in args]
+    _no_nul("an argument", argv)
     if shell:
         return ["/bin/sh", "-c"] + argv[:1] + (["sh"] + argv[1:] if len(argv) > 1 else [])
     if not argv:
         raise ValueError("exec() needs a command")
     return argv
+
+
+def _no_nul(what: str, words: Sequence[str]) -> None:
+    """A NUL can reach no argv word, env entry or path: a ValueError here, as
+    subprocess raises, naming it (found by the attack pass of 27 Nov: the
+    REPL inside failed and it came back as SandboxError "exec inside the
+    sandbox failed: ValueError: embedded null byte", naming nothing)."""
+    for w in words:
+        if "\0" in w:
+            raise ValueError("exec(): %s holds a NUL byte, which none can hold: %r" % (what, w))

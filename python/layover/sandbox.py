@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import operator
 import os
 import re
 import secrets
@@ -17,6 +18,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Type, Union
 
+from ._gate import WriteGate, nothing
 from ._helper import SESSION_CWD, Helper, StrPath, literal_path
 from .errors import SandboxError
 from .model import (ApplyResult, Change, ExecResult, Rejection, RunResult, SessionInfo, Step, parse_change,
@@ -109,6 +111,7 @@ class Sandbox:
         self._repl: Optional[Repl] = None
         self.steps = steps
         self._deferred: List[str] = []
+        self._gate = WriteGate()  # steps=True: run()/exec() in threads never meet a step's freeze
         if start:
             self.start()
 
@@ -210,9 +213,11 @@ class Sandbox:
         repl = self._repl
         if repl is None:
             self._live()  # raises
-        result = repl.client.run_code(code, timeout, interactive)  # type: ignore[union-attr]
-        if self.steps:
-            self._step("run: " + (code.strip().splitlines() or [""])[0])
+        if not self.steps:
+            return repl.client.run_code(code, timeout, interactive)  # type: ignore[union-attr]
+        with self._gate.writing():
+            result = repl.client.run_code(code, timeout, interactive)  # type: ignore[union-attr]
+        self._step("run: " + (code.strip().splitlines() or [""])[0])
         return result
 
     def exec(self, args: Union[StrOrBytes, Sequence[StrOrBytes]], *, timeout: Optional[float] = None,
@@ -221,8 +226,9 @@ class Sandbox:
              encoding: Optional[str] = None, errors: Optional[str] = None, check: bool = False) -> ExecResult:
         """Run a command inside the sandbox, like subprocess.run(capture_output=True)."""
         try:
-            return self._live().exec(args, timeout=timeout, cwd=cwd, env=env, input=input, text=text,
-                                     shell=shell, encoding=encoding, errors=errors, check=check)
+            with self._gate.writing() if self.steps else nothing():
+                return self._live().exec(args, timeout=timeout, cwd=cwd, env=env, input=input, text=text,
+                                         shell=shell, encoding=encoding, errors=errors, check=check)
         finally:
             if self.steps:
                 words = [args] if isinstance(args, (str, bytes)) else list(args)
@@ -234,7 +240,13 @@ class Sandbox:
         busy (a file still open for writing, a process with its cwd in the
         target) the step is deferred and merged into the next, whose label
         says so (docs/history.md)."""
-        label = " ".join(label.split())[:120]
+        # A NUL (in the code, or an argv word exec() refused) can reach no
+        # argv: written as its escape, so the step is made and run()/exec()
+        # return or raise what they did (a ValueError here had replaced it).
+        label = " ".join(label.replace("\0", "\\0").split())[:120]
+        if not self._gate.try_freeze():  # another thread's run()/exec() writes now: merged into a later step
+            self._deferred.append(label)
+            return
         full = label
         if self._deferred:
             full += " (merged, deferred while busy: %s)" % "; ".join(self._deferred)
@@ -243,6 +255,8 @@ class Sandbox:
             self._deferred = []
         except SandboxError:
             self._deferred.append(label)
+        finally:
+            self._gate.thaw()
 
     def call(self, source: str, name: str, args: Sequence[Any] = (), kwargs: Optional[Mapping[str, Any]] = None,
              self_attrs: Optional[Mapping[str, Any]] = None, timeout: Optional[float] = None) -> Any:
@@ -265,7 +279,7 @@ class Sandbox:
         if include_ignored:
             args.append("--include-ignored")
         if step is not None:
-            args += ["--step", str(int(step))]
+            args += ["--step", str(_step_number("step", step, 1))]
         return parse_list(self._json(args), parse_change, "a status")
 
     def changed_files(self) -> Dict[str, bytes]:
@@ -372,7 +386,7 @@ class Sandbox:
         SandboxError, changing nothing, while a process inside holds a file
         open for writing or has its working directory in the target (as
         checkpoint() does); close() first to roll back a stopped sandbox."""
-        args: List[StrPath] = ["rollback", self.name] + (["--undo"] if undo else [str(int(step))])
+        args: List[StrPath] = ["rollback", self.name] + (["--undo"] if undo else [str(_step_number("step", step))])
         self._park()
         self.helper.run(args, error=SandboxError)
 
@@ -384,8 +398,9 @@ class Sandbox:
         the same rule as checkpoint().  A running sandbox is reverted in
         place and keeps its REPL: its Python state is not reverted, only the
         files, which its next run() sees."""
+        step = _step_number("step", step, 1)
         self._park()
-        self.helper.run(["revert", self.name, str(int(step))], error=SandboxError)
+        self.helper.run(["revert", self.name, str(step)], error=SandboxError)
         # Its label: "revert N: ..." (a running sandbox's live changes are frozen above it).
         mark = "revert %d: " % int(step)
         return max((s.step for s in self.log() if s.step is not None and s.label.startswith(mark)), default=0)
@@ -398,7 +413,7 @@ class Sandbox:
         supervisor freezes them, under the same rule as checkpoint()).  The
         REPL's Python state is not copied.  The new Sandbox is returned
         stopped unless start=True; kwargs are Sandbox options for it."""
-        args: List[StrPath] = ["fork", self.name, name] + ([] if at is None else ["--at", str(int(at))])
+        args: List[StrPath] = ["fork", self.name, name] + ([] if at is None else ["--at", str(_step_number("at", at))])
         self._park()
         self.helper.run(args, error=SandboxError)
         kwargs.setdefault("network", self.network)
@@ -443,6 +458,20 @@ class Sandbox:
             if s.name == self.name:
                 return s
         raise SandboxError("layover: session %s not found" % self.name)
+
+
+def _step_number(what: str, value: Any, low: int = 0) -> int:
+    """A step number argument, checked here: the helper's refusal of '-1'
+    named an option ("unknown option '-1'") a Python caller never typed."""
+    try:
+        if isinstance(value, bool):
+            raise TypeError
+        value = operator.index(value)  # an int (a numpy integer too), never a str or float
+    except TypeError:
+        raise TypeError("%s must be a step number (an int, see log()), not %r" % (what, value)) from None
+    if value < low:
+        raise ValueError("%s must be a step number of %d or more (see log()), not %d" % (what, low, value))
+    return value
 
 
 def _shown(path: str) -> str:

@@ -47,6 +47,16 @@ def test_malformed_change_records_raise_patch_error(bad):
         parse_change(bad)
 
 
+@pytest.mark.parametrize("value", [float("inf"), float("nan"), -float("inf")])
+def test_a_non_finite_number_from_the_helper_is_a_patch_error_not_overflow(value):
+    # json.loads reads 1e400 as inf and NaN as nan: int() of one raised
+    # OverflowError / ValueError out of list_sessions() (attack pass of 27 Nov).
+    with pytest.raises(PatchError, match="a bad 'age_days'"):
+        parse_session({"name": "s1", "age_days": value})
+    with pytest.raises(PatchError, match="a bad 'size'"):
+        parse_change({"path": "a", "kind": "added", "size": value})
+
+
 def test_session_record_tolerates_missing_optional_fields():
     s = parse_session({"name": "s1", "target": "/t", "status": "crashed", "pid": "x"})
     assert (s.name, s.status, s.pid, s.command) == ("s1", "crashed", None, [])

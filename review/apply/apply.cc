@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "helper/base/fs/beneath.h"
+#include "helper/base/interrupt.h"
 #include "helper/base/text.h"
 #include "helper/store/session.h"
 #include "helper/store/undo_trees.h"
@@ -307,6 +308,10 @@ base::Result<ApplyReport> apply_patch(const capture::Patch& patch, const ApplyOp
         for (size_t i = 0; i < plan.items.size(); i++) txn.units[i] = plan.items[i].unit;
     };
     take_units();
+    // From here the real tree is touched: a Ctrl+C (SIGTERM, SIGHUP) stops
+    // staging, which rolls back, or waits for the commit's end; raised again
+    // once the tree is whole (helper/base/interrupt.h).
+    base::InterruptDeferral hold_signals;
     TRY_VOID(write_journal(jpath, txn));
 
     Progress progress(opts.progress);
@@ -369,6 +374,7 @@ base::Result<ApplyReport> apply_patch(const capture::Patch& patch, const ApplyOp
         return rep;
     }
 
+    if (auto r = base::stop_if_interrupted(); !r.ok()) return fail_walked(r.error());
     take_units();
     txn.state = TxnState::Committing;
     if (auto r = write_journal(jpath, txn); !r.ok()) return fail_walked(r.error());

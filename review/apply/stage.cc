@@ -15,6 +15,7 @@
 
 #include "helper/base/defer.h"
 #include "helper/base/fs/beneath.h"
+#include "helper/base/interrupt.h"
 #include "helper/base/text.h"
 #include "review/apply/handoff.h"
 #include "review/txn/fault.h"
@@ -304,6 +305,7 @@ private:
     base::Result<void> guard(const Target& t, base::Result<void> r) {
         if (!r.ok()) return staging_error(t.m->path, r.error());
         TRY_VOID(fault_point("apply", "stage"));
+        TRY_VOID(base::stop_if_interrupted());  // a Ctrl+C: rolled back, then raised again
         ctx_.progress.add(0, 1);
         return base::Ok();
     }
@@ -368,6 +370,7 @@ private:
         out.cur.reset();
         if (!r.ok()) return staging_error(t.m->path, r.error());
         TRY_VOID(fault_point("apply", "stage"));
+        TRY_VOID(base::stop_if_interrupted());  // a Ctrl+C: rolled back, then raised again
         ctx_.progress.add(0, 1);
         return base::Ok();
     }

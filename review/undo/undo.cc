@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "helper/base/fs/beneath.h"
+#include "helper/base/interrupt.h"
 #include "helper/base/text.h"
 #include "helper/store/session.h"
 #include "review/apply/commit.h"
@@ -147,6 +148,7 @@ base::Result<ApplyReport> undo_record(const std::string& record, const UndoOptio
     j.state = TxnState::Committing;
     j.record = store_path(state, t);
     j.force = opts.force;
+    base::InterruptDeferral hold_signals;  // a Ctrl+C waits for the undo's end (helper/base/interrupt.h)
     TRY_VOID(write_journal(jpath, j));
     // The same steps a recovery of this journal takes, so an undo killed
     // part way is finished exactly as it would have gone on (--force too).

@@ -102,6 +102,8 @@ TEST_CASE("toml: every error names its line and the fix") {
         {"x = \"\\q\"\n", 1, "unknown escape \\q"},
         {"x = \"\\u12\"\n", 1, "bad \\u escape"},
         {"x = \"\\ud800\"\n", 1, "bad \\u escape"},
+        {"x = \"a\\u0000b\"\n", 1, "cannot hold \\u0000"},  // cut every message quoting it short
+        {"x = \"\\U00000000\"\n", 1, "cannot hold \\u0000"},
         {"x = \"\"\"a\"\"\"\n", 1, "multi-line strings"},
         {"[run\n", 1, "closing ']'"},
         {"[[run]]\n", 1, "arrays of tables"},
