@@ -152,40 +152,48 @@ def test_a_dir_made_where_the_session_deleted_a_file_the_host_then_edited(lo):
     refused_notes(lo, "dof")
 
 
+RACE_N = 60
+
+
+def race_over_copies(lo, name, race):
+    """RACE_N real pairs nI.txt, dI.txt: the command copies every nI.txt up,
+    the host edits them all, then `race` (a python3 -c, over RACE_N) runs.
+    Wherever a race left dI's copy ("d\ntuned\n") at nI.txt, it is stale,
+    and apply keeps every host edit. Returns those I."""
+    for i in range(RACE_N):
+        (lo.target / ("n%d.txt" % i)).write_text("n\n")
+        (lo.target / ("d%d.txt" % i)).write_text("d\n")
+    paced(lo, LAYOVER, name, "for i in $(seq 0 %d); do echo s >> n$i.txt; done && touch ready" % (RACE_N - 1),
+          race + " && rm ready", host_writes(lo, {"n%d.txt" % i: "host\n" for i in range(RACE_N)}))
+    up = lo.upper(name)
+    landed = [i for i in range(RACE_N) if (up / ("n%d.txt" % i)).is_file()
+              and (up / ("n%d.txt" % i)).read_text() == "d\ntuned\n"]
+    ch = status(lo, name)
+    assert all(ch["n%d.txt" % i].get("stale") for i in landed), (landed, ch)
+    r, res = apply(lo, name)
+    assert r.returncode == 1
+    assert all((lo.target / ("n%d.txt" % i)).read_text() == "host\n" for i in range(RACE_N))
+    print("landed", len(landed))
+    return landed
+
+
 def test_a_rename_racing_a_dir_swapped_for_a_symlink_is_noted_where_it_lands(lo):
     """Another thread swaps x between a dir and a symlink to `.` while the
     command renames real files' copies to x/nI.txt: each rename acts where
     the supervisor resolved it, so every copy it drops is noted."""
     if platform.machine() != "x86_64":
         pytest.skip("renameat2's number is x86_64's here")
-    n = 60
-    for i in range(n):
-        (lo.target / ("n%d.txt" % i)).write_text("n\n")
-        (lo.target / ("d%d.txt" % i)).write_text("d\n")
-
-    def host():
-        for i in range(n):
-            (lo.target / ("n%d.txt" % i)).write_text("host\n")
-    race = ("python3 -c 'import ctypes, os, threading\n"
-            "l = ctypes.CDLL(None, use_errno=True)\n"
-            "os.mkdir(\"x\"); os.symlink(\".\", \"y\"); stop = []\n"
-            "def flip():\n"
-            "    while not stop: l.syscall(316, -100, b\"x\", -100, b\"y\", 2)\n"
-            "t = threading.Thread(target=flip); t.start()\n"
-            "for i in range(%d):\n"
-            "    open(\"d%%d.txt\" %% i, \"a\").write(\"tuned\\n\")\n"
-            "    try: os.rename(\"d%%d.txt\" %% i, \"x/n%%d.txt\" %% i)\n"
-            "    except OSError: pass\n"
-            "stop.append(1); t.join()\n'" % n)
-    paced(lo, LAYOVER, "race", "for i in $(seq 0 %d); do echo s >> n$i.txt; done && touch ready" % (n - 1),
-          race + " && rm ready", host)
-    ch = status(lo, "race")
-    landed = [i for i in range(n) if (lo.upper("race") / ("n%d.txt" % i)).read_text() == "d\ntuned\n"]
-    assert all(ch["n%d.txt" % i].get("stale") for i in landed), (landed, ch)
-    r, res = apply(lo, "race")
-    assert r.returncode == 1
-    assert all((lo.target / ("n%d.txt" % i)).read_text() == "host\n" for i in range(n))
-    print("landed", len(landed))
+    race_over_copies(lo, "race", "python3 -c 'import ctypes, os, threading\n"
+                     "l = ctypes.CDLL(None, use_errno=True)\n"
+                     "os.mkdir(\"x\"); os.symlink(\".\", \"y\"); stop = []\n"
+                     "def flip():\n"
+                     "    while not stop: l.syscall(316, -100, b\"x\", -100, b\"y\", 2)\n"
+                     "t = threading.Thread(target=flip); t.start()\n"
+                     "for i in range(%d):\n"
+                     "    open(\"d%%d.txt\" %% i, \"a\").write(\"tuned\\n\")\n"
+                     "    try: os.rename(\"d%%d.txt\" %% i, \"x/n%%d.txt\" %% i)\n"
+                     "    except OSError: pass\n"
+                     "stop.append(1); t.join()\n'" % RACE_N)
 
 
 def test_a_rename_from_a_thread_that_leads_no_thread_group_is_answered(lo):
@@ -207,39 +215,21 @@ def test_a_link_racing_a_symlink_swapped_between_dirs_is_noted_where_it_lands(lo
     real file's copy (born after the host's edit) to x/nI.txt, then deletes
     that file. The link is made on the dir the supervisor resolved and
     noted, never resolved again: wherever it lands, apply keeps the edit."""
-    n = 60
-    for i in range(n):
-        (lo.target / ("n%d.txt" % i)).write_text("n\n")
-        (lo.target / ("d%d.txt" % i)).write_text("d\n")
-
-    def host():
-        for i in range(n):
-            (lo.target / ("n%d.txt" % i)).write_text("host\n")
-    race = ("python3 -c 'import os, threading\n"
-            "os.mkdir(\"sub\"); os.symlink(\"sub\", \"x\"); stop = []\n"
-            "def flip():\n"
-            "    while not stop:\n"
-            "        for to in (\".\", \"sub\"):\n"
-            "            os.symlink(to, \"x.new\"); os.replace(\"x.new\", \"x\")\n"
-            "t = threading.Thread(target=flip); t.start()\n"
-            "for i in range(%d):\n"
-            "    open(\"d%%d.txt\" %% i, \"a\").write(\"tuned\\n\")\n"
-            "    os.remove(\"n%%d.txt\" %% i)\n"
-            "    try: os.link(\"d%%d.txt\" %% i, \"x/n%%d.txt\" %% i)\n"
-            "    except OSError: pass\n"
-            "    os.remove(\"d%%d.txt\" %% i)\n"
-            "stop.append(1); t.join()\n'" % n)
-    paced(lo, LAYOVER, "lrace", "for i in $(seq 0 %d); do echo s >> n$i.txt; done && touch ready" % (n - 1),
-          race + " && rm ready", host)
-    landed = [i for i in range(n) if (lo.upper("lrace") / ("n%d.txt" % i)).is_file()]
+    landed = race_over_copies(lo, "lrace", "python3 -c 'import os, threading\n"
+                              "os.mkdir(\"sub\"); os.symlink(\"sub\", \"x\"); stop = []\n"
+                              "def flip():\n"
+                              "    while not stop:\n"
+                              "        for to in (\".\", \"sub\"):\n"
+                              "            os.symlink(to, \"x.new\"); os.replace(\"x.new\", \"x\")\n"
+                              "t = threading.Thread(target=flip); t.start()\n"
+                              "for i in range(%d):\n"
+                              "    open(\"d%%d.txt\" %% i, \"a\").write(\"tuned\\n\")\n"
+                              "    os.remove(\"n%%d.txt\" %% i)\n"
+                              "    try: os.link(\"d%%d.txt\" %% i, \"x/n%%d.txt\" %% i)\n"
+                              "    except OSError: pass\n"
+                              "    os.remove(\"d%%d.txt\" %% i)\n"
+                              "stop.append(1); t.join()\n'" % RACE_N)
     assert landed, "no link landed at nI.txt: the race was not run"
-    assert all((lo.upper("lrace") / ("n%d.txt" % i)).read_text() == "d\ntuned\n" for i in landed)
-    ch = status(lo, "lrace")
-    assert all(ch["n%d.txt" % i].get("stale") for i in landed), (landed, ch)
-    r, res = apply(lo, "lrace")
-    assert r.returncode == 1
-    assert all((lo.target / ("n%d.txt" % i)).read_text() == "host\n" for i in range(n))
-    print("landed", len(landed))
 
 
 def test_links_in_a_kept_session_work_as_on_the_host(lo):
