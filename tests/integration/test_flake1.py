@@ -8,10 +8,12 @@ element. Under ASan that is a heap-use-after-free report, whose exit status is 1
 ended mid-staging, after the other writer had finished `secret` and before the new dir got its
 mode, with nothing rolled back. The window is a few instructions wide; it was made to happen every
 time by holding the writer in gdb between its load of the vector's buffer and its load of the
-element (see docs/security.md, "All-or-nothing"). Each writer's state now exists before the first
-writer starts, and each writer gets its own by pointer.
+element (a read watchpoint on the buffer pointer); with ASan's sleep_before_dying standing in for a
+report slowed by load, the tree left was the one seen (docs/security.md, "All-or-nothing").
+Each writer's state now exists before the first writer starts, and each writer gets its own by
+pointer.
 
-What is tested here: the scenario, many times (its stderr shown when the tree differs), and that a
+What is tested here: the scenario, five times over (its stderr shown when the tree differs), and that a
 process that dies mid-staging of a mode-000 dir (as the ASan abort did) leaves nothing the next
 apply does not revert first.
 """
