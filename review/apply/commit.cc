@@ -332,7 +332,13 @@ base::Result<void> discard_staged(CommitCtx& ctx, const Unit& u) {
     if (u.tmp.empty()) return base::Ok();
     auto [parent, tname] = split_parent(u.tmp);
     auto pr = ctx.dirs.get(parent);
-    if (!pr.ok()) return base::Ok();
+    // Gone with its directory: nothing left. Any other failure to reach it
+    // (out of fds, EACCES) is reported: the rollback keeps its journal, and
+    // a staged copy is never left behind as if it were removed.
+    if (!pr.ok()) {
+        if (pr.error().code == ENOENT) return base::Ok();
+        return pr.error().context("removing the staged copy of " + base::display_path(u.path));
+    }
     TRY(EntryStat t, stat_at(*pr, tname));
     if (!t.exists || (u.old_ino && t.ino == u.old_ino)) return base::Ok();
     // Once staging recorded its inode, only that is ours to remove.

@@ -174,16 +174,22 @@ private:
     base::Result<void> stage_data() {
         Handoff hs[kWriters];
         base::Result<void> werr[kWriters] = {base::Ok(), base::Ok()};
-        std::vector<std::unique_ptr<FileOut>> outs;
+        // Every writer's state exists before the first writer starts, and
+        // each gets its own by pointer: a writer that indexed a vector the
+        // next push_back was reallocating read a freed element (an ASan
+        // abort with the staged tree left on the target; see
+        // docs/security.md, "All-or-nothing").
+        std::unique_ptr<FileOut> outs[kWriters];
+        for (auto& o : outs) o = std::make_unique<FileOut>(ctx_.root);
         std::vector<std::thread> writers;
+        writers.reserve(kWriters);
         auto stop_all = [&hs] {
             for (auto& h : hs) h.stop();
         };
         for (size_t i = 0; i < kWriters; i++) {
-            outs.push_back(std::make_unique<FileOut>(ctx_.root));
             try {
-                writers.emplace_back([this, &hs, &werr, &outs, &stop_all, i] {
-                    werr[i] = consume(hs[i], *outs[i]);
+                writers.emplace_back([this, &hs, &werr, &stop_all, out = outs[i].get(), i] {
+                    werr[i] = consume(hs[i], *out);
                     if (!werr[i].ok()) stop_all();  // the reader and the other writer stop too
                 });
             } catch (const std::system_error&) {
