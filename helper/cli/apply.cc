@@ -103,16 +103,31 @@ bool hunk_choices(const std::string& target, const std::vector<std::pair<std::st
     return true;
 }
 
+// The session a patch was read from, if it is one (and still there).
+std::optional<session::Info> session_of(const capture::Patch& patch) {
+    if (!patch.from_session()) return std::nullopt;
+    auto state = session::state_dir();
+    if (!state.ok()) return std::nullopt;
+    auto info = session::find(*state, patch.manifest().session);
+    if (!info.ok()) return std::nullopt;
+    return std::move(info.value());
+}
+
 // A session's file applied in part: its real content before and after are
 // layover's own doing, not a change the session's copy went stale against.
 void record_partial(const capture::Patch& patch, const review::ApplyReport& rep) {
-    if (!patch.from_session() || rep.partial.empty()) return;
-    auto state = session::state_dir();
-    if (!state.ok()) return;
-    auto info = session::find(*state, patch.manifest().session);
-    if (!info.ok()) return;
-    for (const auto& w : review::remember_partial(info->dir, rep.partial))
-        std::fprintf(stderr, "layover: apply: %s\n", w.c_str());
+    if (rep.partial.empty()) return;
+    if (auto info = session_of(patch))
+        for (const auto& w : review::remember_partial(info->dir, rep.partial))
+            std::fprintf(stderr, "layover: apply: %s\n", w.c_str());
+}
+
+// An apply of a session that failed and rolled back: the originals it moved
+// aside are back, renamed, with a new ctime; they are still the bases the
+// sandbox copied, so a retry is no stale-copy conflict (a real edit since,
+// another content, still is). Best effort.
+void remember_rolled_back(const capture::Patch& patch) {
+    if (auto info = session_of(patch)) (void)capture::remember_bases(info->dir, patch.manifest());
 }
 
 std::string secrets_refused(size_t n) {
@@ -146,17 +161,14 @@ bool confirm(const std::string& question) {
 // when the whole session was applied (no --only/--exclude/--hunks) its state becomes
 // "applied".
 void mark_session_applied(const capture::Patch& patch, const review::ApplyOptions& o, const std::string& undo) {
-    if (!patch.from_session()) return;
-    auto state = session::state_dir();
-    if (!state.ok()) return;
-    auto info = session::find(*state, patch.manifest().session);
-    if (!info.ok()) return;
+    auto info = session_of(patch);
+    if (!info) return;
     if (auto k = capture::remember_bases(info->dir, patch.manifest()); !k.ok())
         std::fprintf(stderr, "layover: apply: applied, but %s\n", k.error().message.c_str());
     if (!o.only.empty() || !o.exclude.empty() || !o.hunks.empty()) {
         // What is left is what `sessions` counts now (the applied paths equal
         // the real tree, so they are no longer changes).
-        capture::recount_changes(info.value());
+        capture::recount_changes(*info);
         return;
     }
     if (auto m = session::mark_applied(info->dir, undo); !m.ok())
@@ -356,7 +368,10 @@ int cmd_apply(int argc, char** argv) {
     base::DeferredInterruptTaker interrupted;
     auto rep = review::apply_patch(*patch, a.opts);
     if (refused) return refuse_secrets(secrets, a.json_out, rep.ok() ? "" : rep.error().message);
-    if (!rep.ok()) return fail(rep.error().message);
+    if (!rep.ok()) {
+        if (!a.opts.dry_run) remember_rolled_back(*patch);
+        return fail(rep.error().message);
+    }
     if (tapped) {
         // Complete unless the apply ended before staging (nothing then lists the changes).
         if (!scan.complete() && rep->conflicts.empty() && !rep->applied.empty())

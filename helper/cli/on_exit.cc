@@ -59,6 +59,7 @@ int on_exit_apply(const std::string& state, const session::Info& s) {
     bool partial = !ao.exclude.empty() || !ao.hunks.empty();
     auto r = review::apply_patch(patch.value(), ao);
     if (!r) {
+        (void)capture::remember_bases(s.dir, patch->manifest());  // rolled back: a retry is no stale copy
         std::fprintf(stderr, "layover: on-exit apply failed, nothing was changed: %s\n", r.error().message.c_str());
         review::print_kept(name);
         return 125;

@@ -247,6 +247,9 @@ struct Prompt {
         for (;;) {
             auto r = apply_patch(patch, ao);
             if (!r) {
+                // Rolled back: the originals are back with a new ctime, still the
+                // bases the sandbox copied (a retry is no stale-copy conflict).
+                (void)capture::remember_bases(s.dir, patch.manifest());
                 std::fprintf(stderr, "layover: apply failed, nothing was changed: %s\n", r.error().message.c_str());
                 return Next::Menu;
             }
