@@ -152,3 +152,15 @@ def test_demo_sh_numbers_each_section_once():
     steps = re.findall(r'^step "(\d+)\. ', (ROOT / "tests" / "demo.sh").read_text(), re.M)
     # Before: 1, 2, 3, 4, 5, 5, 5, 6.
     assert steps == [str(n) for n in range(1, len(steps) + 1)], steps
+
+
+def test_status_total_says_when_new_dirs_are_folded_into_one_line(lo):
+    assert lo.run("mkdir -p new/sub && echo 1 > new/a && echo 2 > new/sub/b && echo x >> notes.txt",
+                  session="s").returncode == 0
+    out = lo("status", "s", check=True).stdout.decode().splitlines()
+    assert out[:2] == ["A  new/  (2 files, 4 B)", "M  notes.txt"], out
+    # Before: "5 changes: 4 added, 1 modified" under two lines, which read as a miscount.
+    assert out[2:] == ["5 changes: 4 added, 1 modified (listed on 2 lines: a new dir's line stands for what it "
+                       "holds)"], out
+    out = lo("status", "s", "--expand", check=True).stdout.decode().splitlines()
+    assert len(out) == 6 and out[-1] == "5 changes: 4 added, 1 modified", out  # one line each: nothing to say
