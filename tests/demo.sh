@@ -49,18 +49,18 @@ ls -l "$DEMO/demo.tar.zst"
 step "5. Review: the diff"
 "$LAYOVER" diff demo --no-pager || true  # colored on a terminal only
 
-step "5. Review: apply"
+step "6. Review: apply"
 "$LAYOVER" apply demo --yes --undo-to "$DEMO/undo.tar.zst"
 echo "real home now:"; (cd "$H" && find . -type f | sort)
 grep -q "hello, sandbox" "$H/project/README" && echo "project/README has the new line"
 [ ! -e "$H/old-notes" ] && echo "old-notes/ is gone"
 
-step "5. Review: undo"
+step "7. Review: undo"
 "$LAYOVER" undo "$DEMO/undo.tar.zst" --target "$H"
 diff -r "$DEMO/original" "$H" && echo "tree is back exactly as it was (diff -r is empty)"
 "$LAYOVER" discard demo
 
-step "6. An MCP agent: a scripted client edits a file and runs a command through 'layover mcp'"
+step "8. An MCP agent: a scripted client edits a file and runs a command through 'layover mcp'"
 cp -a "$H/project" "$DEMO/project-before"
 /usr/bin/python3 "$ROOT/tests/mcp_demo.py" "$LAYOVER" "$H/project" demo-mcp
 diff -r "$DEMO/project-before" "$H/project" && echo "real project: unchanged (diff -r is empty)"

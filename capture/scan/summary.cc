@@ -53,7 +53,7 @@ std::string summary_line(const Change& c, bool stale) {
     return line;
 }
 
-std::string total_line(const std::vector<Change>& changes) {
+std::string total_line(const std::vector<Change>& changes, size_t lines) {
     size_t n[6] = {0, 0, 0, 0, 0, 0};
     for (const auto& c : changes) n[static_cast<int>(c.kind)]++;
     if (changes.empty()) return "no changes";
@@ -65,6 +65,11 @@ std::string total_line(const std::vector<Change>& changes) {
         out += std::string(first ? " " : ", ") + base::thousands(n[k]) + " " + names[k];
         first = false;
     }
+    // The total counted what a folded dir holds, the listing showed one line
+    // for it: "1,202 changes" under 3 lines read as a miscount.
+    if (lines > 0 && lines < changes.size())
+        out += " (listed on " + base::thousands(lines) + (lines == 1 ? " line" : " lines") +
+               ": a new dir's line stands for what it holds)";
     return out;
 }
 
@@ -95,6 +100,7 @@ std::string summary_text(const std::vector<Change>& changes, const std::set<std:
                          uint64_t ignored, bool saved, const Extra& extra) {
     std::string out;
     out.reserve(changes.size() * 32);
+    size_t lines = 0;
     // A subtree holding a flagged entry is never folded away.
     auto flagged = [&](size_t from, size_t to) {
         for (size_t j = from; extra && j < to; j++)
@@ -113,15 +119,17 @@ std::string summary_text(const std::vector<Change>& changes, const std::set<std:
             else out += "  (" + note + ")";
             if (extra) out += extra(c);
             out.push_back('\n');
+            lines++;
             i = f.end - 1;
             continue;
         }
         append_line(&out, c, is_stale);
         if (extra) out += extra(c);
         out.push_back('\n');
+        lines++;
     }
     if (ignored) out += ignored_line(ignored, saved) + "\n";
-    out += total_line(changes) + "\n";
+    out += total_line(changes, lines) + "\n";
     return out;
 }
 

@@ -34,6 +34,9 @@ using Extra = std::function<std::string(const Change&)>;
 std::string summary_text(const std::vector<Change>& changes, const std::set<std::string>& stale = {}, bool fold = true,
                          uint64_t ignored = 0, bool saved = false, const Extra& extra = nullptr);
 std::string summary_line(const Change& c, bool stale = false);
-std::string total_line(const std::vector<Change>& changes);
+// "5 changes: 4 added, 1 modified"; listed on fewer `lines` than changes (new
+// dirs folded), it says so: "... (listed on 2 lines: a new dir's line stands
+// for what it holds)" (0: not listed).
+std::string total_line(const std::vector<Change>& changes, size_t lines = 0);
 
 }  // namespace capture

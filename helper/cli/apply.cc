@@ -262,6 +262,9 @@ int cmd_apply(int argc, char** argv) {
                      "layover: apply: session %s is still running (pid %lld): this dry run shows its changes so "
                      "far, and they may still change; stop it before applying\n",
                      a.source.c_str(), static_cast<long long>(*running));
+    // A usage mistake exits 2, as diff's does (it exited 1 here).
+    if (std::string why = cli::step_flag_on_patch(a.source, a.steps, "--upto takes"); !why.empty())
+        return cli::usage_error("apply", why);
     auto range = cli::steps_of_source(a.source, a.steps, "--upto takes");
     if (!range.ok()) return fail(range.error().message);
     auto patch = capture::Patch::open_source(a.source, {}, a.ignore, *range);

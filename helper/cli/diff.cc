@@ -132,6 +132,8 @@ int cmd_diff(int argc, char** argv) {
 
     // An error exits 2, as diff(1) does: 1 would read as "there are changes".
     std::string first = source;  // diff A B: the changes are the ones `compare A B` lists
+    if (std::string why = cli::step_flag_on_patch(source, step_args, "--step and --steps take"); !why.empty())
+        return usage_error(why);
     auto range = cli::diff_range(&source, &raw_paths, dashdash_at, step_args);
     if (!range) {
         std::fprintf(stderr, "layover: diff: %s\n", range.error().message.c_str());
@@ -175,9 +177,11 @@ int cmd_diff(int argc, char** argv) {
                              ? lister_of(source, patch->from_session())
                              : "layover compare " + base::display_path(first) + " " + base::display_path(source);
     warn_unmatched_paths("diff", patch->manifest().target, lister, opts.paths, patch->manifest().changes);
-    // A patch file names the tree it would be applied to: say which.
+    // A patch file names the tree it would be applied to: say which, as a
+    // header ("layover: diff: target: ..." read as an error).
     if (!patch->from_session())
-        std::fprintf(stderr, "layover: diff: %s\n", review::target_line(patch->manifest()).c_str());
+        std::fprintf(stderr, "layover: diff of patch %s; %s\n", base::display_path(source).c_str(),
+                     review::target_line(patch->manifest()).c_str());
     if (!target.empty()) {
         // The tree itself, not the words that named it (`--target .`).
         char real[PATH_MAX];

@@ -91,15 +91,20 @@ base::Result<capture::StepRange> resolve_steps(const StepArgs& a, const session:
     return r;
 }
 
-base::Result<capture::StepRange> steps_of_source(const std::string& source, const StepArgs& a, const char* flags) {
-    if (!a.given()) return capture::StepRange{};
+std::string step_flag_on_patch(const std::string& source, const StepArgs& a, const char* flags) {
+    if (!a.given()) return "";
     struct stat st;
     // The caller's "layover: VERB: " prefixes it (it said "diff: diff: ..."),
     // and `log FILE` lists a patch's steps: what it lacks is their layers.
     if (source.find('/') != std::string::npos || (::stat(source.c_str(), &st) == 0 && S_ISREG(st.st_mode)))
-        return base::error(
-            base::display_path(source) + " is a patch file: it carries its steps' records ('layover log " +
-            base::display_path(source) + "'), not their layers; " + flags + " the session it was saved from");
+        return base::display_path(source) + " is a patch file: it carries its steps' records ('layover log " +
+               base::display_path(source) + "'), not their layers; " + flags + " the session it was saved from";
+    return "";
+}
+
+base::Result<capture::StepRange> steps_of_source(const std::string& source, const StepArgs& a, const char* flags) {
+    if (!a.given()) return capture::StepRange{};
+    if (std::string why = step_flag_on_patch(source, a, flags); !why.empty()) return base::error(why);
     TRY(std::string state, session::state_dir());
     TRY(session::Info info, session::find(state, source));
     return resolve_steps(a, info, flags);

@@ -32,6 +32,9 @@ base::Result<capture::StepRange> resolve_steps(const StepArgs& a, const session:
 // a patch file with a step flag is an error (a patch holds no layers).
 // `flags`: how the error names them ("--upto takes").
 base::Result<capture::StepRange> steps_of_source(const std::string& source, const StepArgs& a, const char* flags);
+// Its usage mistake alone, checked first by apply and diff (exit 2, in
+// usage_error's form): a step flag given with a patch file; "" otherwise.
+std::string step_flag_on_patch(const std::string& source, const StepArgs& a, const char* flags);
 
 // diff's sources: SESSION with --step/--steps, or `diff A B` where B (the
 // first path, given before any --) names an existing

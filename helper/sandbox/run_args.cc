@@ -209,5 +209,10 @@ base::Result<RunOptions> parse_run_args(const std::vector<std::string>& args) {
         }
     }
     for (; i < args.size(); i++) o.command.push_back(args[i]);
+    // execvp("") said "layover: : command not found inside the sandbox".
+    if (!o.command.empty() && o.command[0].empty())
+        return base::error(
+            "the command to run is an empty word (''); name a program after '--', e.g. 'layover run -- make "
+            "test', or give no command for a shell (an unset variable, as in -- \"$CMD\", gives '')");
     return o;
 }

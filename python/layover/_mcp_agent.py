@@ -370,6 +370,11 @@ def shutdown():
     for j in list(JOBS.values()) + list(RUNNING.values()):
         if j.proc.poll() is None:
             j.kill()
+    for pid in list(SEARCHES):  # search_files' children (_mcp_agent_files.py)
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
 
 
 def main():

@@ -9,9 +9,14 @@ _mcp_agent.py's, looked up when a tool is called.
 # flake8: noqa: F821
 import errno
 import fnmatch
+import json
 import os
 import re
+import select
+import signal
 import stat
+import threading
+import time
 
 
 def read_text(path, what):
@@ -177,7 +182,15 @@ def op_list(req, rid):
     return {"path": shown(root), "entries": entries, "truncated": more}
 
 
+SEARCH_TIMEOUT = 30.0  # seconds a search_files call may take (its `timeout` argument, max 600)
+SEARCHES = set()  # the pids of searches running, killed at exit
+
+
 def op_search(req, rid):
+    """The search runs in a child process: Python's re holds the GIL and
+    cannot be interrupted, so a catastrophic pattern ((a+)+$) in a thread
+    spun the whole agent (every other call, cancel too) until the server
+    ended. The child is killed at the time limit or on cancel."""
     try:
         rx = re.compile(req.get("pattern") or "")
     except re.error as e:
@@ -185,41 +198,111 @@ def op_search(req, rid):
     if not req.get("pattern"):
         raise Fail("pattern is empty")
     root = resolve(req.get("path"))
+    if not os.path.lexists(root):
+        raise Fail("%s: no such file or directory" % shown(root))
     glob = req.get("glob") or None
     cap = int(req.get("cap", 500))
+    limit = float(req.get("timeout") or SEARCH_TIMEOUT)
     stop = threading.Event()
     STOPS[rid] = stop
-    matches, files, more = [], 0, False
     try:
-        walk = [(os.path.dirname(root), [], [os.path.basename(root)])] if os.path.isfile(root) else \
-            os.walk(root)
-        if not os.path.lexists(root):
-            raise Fail("%s: no such file or directory" % shown(root))
-        for d, dirs, names in walk:
-            dirs[:] = sorted(x for x in dirs if x != ".git")
-            for name in sorted(names):
-                if stop.is_set() or more:
-                    break
-                full = os.path.join(d, name)
-                rel = shown(full)
-                if glob and not (fnmatch.fnmatch(name, glob) or fnmatch.fnmatch(rel, glob)):
-                    continue
+        r, w = os.pipe()
+        try:
+            pid = os.fork()
+        except OSError as e:
+            os.close(r)
+            os.close(w)
+            raise Fail("cannot start the search: %s" % e.strerror)
+        if pid == 0:  # the child: the search, its result as JSON on the pipe
+            code = 0
+            try:
+                os.close(r)
                 try:
-                    if not stat.S_ISREG(os.lstat(full).st_mode) or os.path.getsize(full) > 8 << 20:
-                        continue
-                    with open(full, "rb") as f:
-                        data = f.read()
+                    fds = [int(n) for n in os.listdir("/proc/self/fd")]
                 except OSError:
-                    continue
-                if b"\0" in data[:8192]:
-                    continue
-                files += 1
-                for no, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
-                    if rx.search(line):
-                        if len(matches) >= cap:
-                            more = True
-                            break
-                        matches.append("%s:%d:%s" % (rel, no, line[:300]))
+                    fds = []
+                for fd in fds:  # the agent's pipes and socket are not the search's to hold open
+                    if fd > 2 and fd != w:
+                        try:
+                            os.close(fd)
+                        except OSError:
+                            pass
+                view = memoryview(json.dumps(search_tree(rx, root, glob, cap)).encode("ascii"))
+                while view:
+                    view = view[os.write(w, view):]
+            except BaseException:
+                code = 1
+            os._exit(code)
+        SEARCHES.add(pid)
+        os.close(w)
+        out, why, ended = [], None, False
+        end = time.monotonic() + limit
+        try:
+            while True:
+                if stop.is_set():
+                    why = "cancelled"
+                    break
+                left = end - time.monotonic()
+                if left <= 0:
+                    why = "timeout"
+                    break
+                if select.select([r], [], [], min(left, 0.1))[0]:
+                    chunk = os.read(r, 1 << 16)
+                    if not chunk:
+                        ended = True
+                        break
+                    out.append(chunk)
+        finally:
+            if not ended:  # a time limit, a cancel, or an error here: the search must not spin on
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+            os.close(r)
+            status = os.waitpid(pid, 0)[1]
+            SEARCHES.discard(pid)
     finally:
         STOPS.pop(rid, None)
+    if why == "cancelled":
+        raise Fail("cancelled")
+    if why == "timeout":
+        raise Fail("stopped after %g s, its time limit: a pattern with nested repetition, such as (a+)+, can take "
+                   "exponential time on one line; simplify the pattern (e.g. a+ for (a+)+), narrow path or glob, "
+                   "or raise timeout (at most 600 s)" % limit)
+    try:
+        return json.loads(b"".join(out).decode("ascii"))
+    except ValueError:
+        raise Fail("the search failed inside the sandbox (status %d); narrow path or glob"
+                   % (status >> 8 if status & 0x7f == 0 else 128 + (status & 0x7f)))
+
+
+def search_tree(rx, root, glob, cap):
+    """The search itself, in op_search's child."""
+    matches, files, more = [], 0, False
+    walk = [(os.path.dirname(root), [], [os.path.basename(root)])] if os.path.isfile(root) else os.walk(root)
+    for d, dirs, names in walk:
+        dirs[:] = sorted(x for x in dirs if x != ".git")
+        for name in sorted(names):
+            if more:
+                break
+            full = os.path.join(d, name)
+            rel = shown(full)
+            if glob and not (fnmatch.fnmatch(name, glob) or fnmatch.fnmatch(rel, glob)):
+                continue
+            try:
+                if not stat.S_ISREG(os.lstat(full).st_mode) or os.path.getsize(full) > 8 << 20:
+                    continue
+                with open(full, "rb") as f:
+                    data = f.read()
+            except OSError:
+                continue
+            if b"\0" in data[:8192]:
+                continue
+            files += 1
+            for no, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
+                if rx.search(line):
+                    if len(matches) >= cap:
+                        more = True
+                        break
+                    matches.append("%s:%d:%s" % (rel, no, line[:300]))
     return {"matches": matches, "files_searched": files, "truncated": more}

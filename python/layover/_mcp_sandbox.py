@@ -74,6 +74,9 @@ class AgentSandbox:
         self.relay: Optional[threading.Thread] = None
         self.started = False
         self.closed = False
+        # The helper's end said the session holds no changes, only steps
+        # (helper/sandbox/finish.cc): nothing to apply.
+        self.history_only = False
 
     # --- life cycle ---
 
@@ -101,6 +104,7 @@ class AgentSandbox:
                                 "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else sys.executable,
                                 "-I", "-S", "-c", BOOT)
         self.broken = None
+        self.history_only = False
         try:
             # stdout too goes to the pipe read below, never to the protocol's.
             self.proc = subprocess.Popen(argv, pass_fds=[child.fileno()], env=self.helper.env, cwd=self.target,
@@ -141,6 +145,9 @@ class AgentSandbox:
             # the same for an agent's session (`_mcp_server.py`); one is enough.
             if line.startswith("layover: session '%s' kept: 'layover status " % self.name):
                 continue
+            # Its history-only line (no changes, only steps): the server says no more.
+            if line.startswith("layover: session '%s' kept: no changes against the real tree" % self.name):
+                self.history_only = True
             self.log(line)
 
     def helper_message(self) -> str:

@@ -115,11 +115,22 @@ class Server:
             except OSError:
                 self.client_gone = True
 
-    def error(self, rid: Any, code: int, message: str, data: Any = None) -> None:
+    def error(self, rid: Any, code: int, message: str, data: Any = None, with_id: bool = True) -> None:
         err: Dict[str, Any] = {"code": code, "message": message}
         if data is not None:
             err["data"] = data
-        self.write({"jsonrpc": "2.0", "id": rid, "error": err})
+        msg: Dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "error": err}
+        if not with_id:
+            del msg["id"]
+        self.write(msg)
+
+    def duplicate(self, rid: Any) -> None:
+        """A request whose id a request in flight holds: its error carries
+        no id (the schema's JSONRPCErrorResponse has an optional id, for an
+        error whose request's id cannot be used), so the client never reads
+        it as the first request's response, which comes in its time."""
+        self.error(None, INVALID_REQUEST, "Invalid Request: id %s is already in use by a request in flight; give "
+                   "each request an id of its own" % _key(rid)[:100], {"id": rid}, with_id=False)
 
     def result(self, rid: Any, result: Dict[str, Any], version: Optional[str]) -> None:
         if version in STATELESS:
@@ -191,6 +202,13 @@ class Server:
         params = msg.get("params")
         if not has_id:
             self.notification(method, params)
+            return
+        # Requests are read by this thread alone (the only one that adds to
+        # inflight): checked here, no other can take the id before call().
+        with self.ilock:
+            busy = _key(rid) in self.inflight
+        if busy:
+            self.duplicate(rid)
             return
         if params is not None and not isinstance(params, dict):
             self.error(rid, INVALID_PARAMS, "Invalid params: params must be an object")
@@ -300,8 +318,8 @@ class Server:
         token = meta.get("progressToken") if isinstance(meta, dict) else None
         ctx = Ctx(self, rid, token if isinstance(token, (str, int)) and not isinstance(token, bool) else None)
         with self.ilock:
-            if _key(rid) in self.inflight:
-                self.error(rid, INVALID_REQUEST, "Invalid Request: id %s is already in use" % _key(rid))
+            if _key(rid) in self.inflight:  # handle() refused it already; kept should a caller skip that
+                self.duplicate(rid)
                 return
             if len(self.inflight) >= MAX_INFLIGHT:
                 self.error(rid, INTERNAL_ERROR, "Too many calls in flight (%d); wait for some" % MAX_INFLIGHT)
@@ -382,6 +400,10 @@ class Server:
             name = self.opts.session
             if self.opts.on_exit == "keep" and not self._session_exists(name):
                 pass  # it made no changes: the helper said it removed the session
+            elif self.opts.on_exit == "keep" and self.sandbox.history_only:
+                # No changes, only steps: the helper's line (relayed) says so and names
+                # `layover log`, as run's end does; "layover apply" would apply nothing.
+                pass
             elif self.opts.on_exit == "keep":
                 log("layover mcp: session %s kept. %s (or layover discard %s)" % (name, review_hint(name), name))
             else:

@@ -16,6 +16,8 @@ OUTPUT_CAP = 30000      # characters per stream (head and tail kept)
 TEXT_CAP = 40000        # characters of one result's text: with structuredContent ~20k tokens
 MAX_TIMEOUT = 3600.0
 DEFAULT_TIMEOUT = 120.0
+SEARCH_TIMEOUT = 30.0  # search_files' time limit: the search runs in a process killed then (_mcp_agent_files.py)
+MAX_SEARCH_TIMEOUT = 600.0
 MARK = "\n[... layover: %d characters omitted ...]\n"
 
 
@@ -165,8 +167,11 @@ def tool_list(network: str) -> List[Dict[str, Any]]:
         {"name": "search_files", "title": "Search file contents",
          "description": "Lines matching a regular expression (Python syntax) under path (default: the "
                         "target), as path:line:text; glob filters file names (e.g. *.py). Skips .git and "
-                        "binary files; capped at 500 matches.",
-         "inputSchema": _obj({"pattern": S, "path": S, "glob": S}, ["pattern"]),
+                        "binary files; capped at 500 matches. timeout: seconds (default 30, max 600); a "
+                        "search still running then is stopped, with an error.",
+         "inputSchema": _obj({"pattern": S, "path": S, "glob": S,
+                              "timeout": {"type": "number", "description": "seconds (default 30, max 600)"}},
+                             ["pattern"]),
          "outputSchema": _obj({"matches": {"type": "array", "items": S}, "files_searched": I, "truncated": B},
                               ["matches", "truncated"]),
          "annotations": _ann("Search file contents", True)},
@@ -273,13 +278,21 @@ def kill_command(ctx: Any, a: Dict[str, Any]) -> Result:
     return _job(ctx.agent("kill", {"job_id": _arg(a, "job_id", str, required=True)}))
 
 
+def _at_least(name: str, v: int, lo: int, what: str) -> int:
+    if v < lo:
+        raise BadArgs("argument %r must be %d or more (%s), not %d" % (name, lo, what, v))
+    return v
+
+
 def read_file(ctx: Any, a: Dict[str, Any]) -> Result:
-    r = ctx.agent("read_file", {"path": _arg(a, "path", str, required=True), "offset": _arg(a, "offset", int, 1),
-                                "limit": _arg(a, "limit", int, 2000)})
+    # Refused, not bent to 1 and 2000: a 0 or -5 was a mistake the agent should see.
+    offset = _at_least("offset", _arg(a, "offset", int, 1), 1, "the first line to read; lines count from 1")
+    limit = _at_least("limit", _arg(a, "limit", int, 2000), 1, "how many lines to read; default 2000")
+    r = ctx.agent("read_file", {"path": _arg(a, "path", str, required=True), "offset": offset, "limit": limit})
     s = _cmd(r, ("path", "content", "start_line", "end_line", "size", "truncated", "next_offset"))
     text = r["content"]
     if not text:
-        text = "(%s is empty)" % r["path"] if r["size"] == 0 else "(no lines from %d on)" % a.get("offset", 1)
+        text = "(%s is empty)" % r["path"] if r["size"] == 0 else "(no lines from %d on)" % offset
     if r.get("next_offset"):
         text += "\n[... more lines follow: read_file with offset=%d]" % r["next_offset"]
     return text, s, False
@@ -315,8 +328,10 @@ def list_directory(ctx: Any, a: Dict[str, Any]) -> Result:
 
 
 def search_files(ctx: Any, a: Dict[str, Any]) -> Result:
+    timeout = _range("timeout", _arg(a, "timeout", float, SEARCH_TIMEOUT), 0.001, MAX_SEARCH_TIMEOUT)
     r = ctx.agent("search", {"pattern": _arg(a, "pattern", str, required=True, nul_ok=True),
-                             "path": _arg(a, "path", str), "glob": _arg(a, "glob", str), "cap": 500})
+                             "path": _arg(a, "path", str), "glob": _arg(a, "glob", str), "cap": 500,
+                             "timeout": timeout})
     text, clipped = clip("\n".join(r["matches"]) or "no matches (%d files searched)" % r["files_searched"])
     if r["truncated"]:
         text += "\n[... capped at 500 matches: narrow the pattern, path or glob]"

@@ -42,7 +42,7 @@ bool parse_num(const std::string& s, size_t* out) {
 std::string summary_text(const std::vector<capture::Change>& changes, const RiskContext& ctx, bool color,
                          size_t* risky_count, uint64_t ignored) {
     std::string out;
-    size_t risky = 0;
+    size_t risky = 0, lines = 0;
     size_t fold_end = 0;
     for (size_t i = 0; i < changes.size(); i++) {
         const auto& c = changes[i];
@@ -65,10 +65,11 @@ std::string summary_text(const std::vector<capture::Change>& changes, const Risk
             if (color) line = "\033[1;31m" + line + "\033[m";
         }
         out += line + "\n";
+        lines++;
     }
     if (ignored) out += capture::ignored_line(ignored) + "\n";
     // The total as `status` words it (only the kinds there are).
-    std::string total = capture::total_line(changes);
+    std::string total = capture::total_line(changes, lines);
     if (risky) total += "; " + std::to_string(risky) + " marked ! need a careful look";
     out += total + "\n";
     if (risky_count) *risky_count = risky;

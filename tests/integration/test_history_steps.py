@@ -54,16 +54,16 @@ def test_status_and_diff_of_single_steps(lo):
     r = lo("diff", "/nonexistent/p.tar.zst", "--step", "1")
     assert r.returncode == 2 and r.stderr.decode() == (
         "layover: diff: /nonexistent/p.tar.zst is a patch file: it carries its steps' records ('layover log "
-        "/nonexistent/p.tar.zst'), not their layers; --step and --steps take the session it was saved from\n"), \
-        r.stderr
+        "/nonexistent/p.tar.zst'), not their layers; --step and --steps take the session it was saved from; see "
+        "'layover diff --help'\n"), r.stderr
     # status of a patch file names show, as show of a session names status (it said "invalid session name").
     patch = Path(lo.state).parent / "s.tar.zst"
     lo("save", "s", "-o", patch, check=True)
     r = lo("status", patch)
     assert r.returncode == 1 and r.stderr.decode() == (
         "layover: %s is a patch file, not a session: 'layover show %s' lists its changes\n" % (patch, patch))
-    r = lo("apply", patch, "--upto", "1", "--dry-run")
-    assert r.returncode == 1 and b"not their layers; --upto takes the session it was saved from" in r.stderr
+    r = lo("apply", patch, "--upto", "1", "--dry-run")  # a usage mistake: 2, as diff's (it exited 1)
+    assert r.returncode == 2 and b"not their layers; --upto takes the session it was saved from" in r.stderr
 
 
 def test_upto_applies_and_saves_only_the_first_steps(lo, tmp_path):

@@ -180,7 +180,7 @@ def test_show_and_diff_name_the_target_and_show_lists_modes_sizes_and_risks(lo, 
     assert "bin/tool  [6777, 10 B]  ! " in out and "setuid/setgid bit (never applied)" in out, out
     assert "shared/  [1777]" in out, out
     r = lo("diff", patch)
-    assert b"layover: diff: target: /home/someone-else" in r.stderr, r.stderr
+    assert b"layover: diff of patch %s; target: /home/someone-else" % bytes(patch) in r.stderr, r.stderr
 
 
 def test_diff_stat_lists_modes_sizes_and_risk_marks_as_show_does_and_keeps_stdout_gits(lo, tmp_path):
