@@ -162,6 +162,12 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
     // after the birth of a copy made within the same tick.
     struct timespec noting_from {};
     ::clock_gettime(CLOCK_REALTIME_COARSE, &noting_from);
+    // `layover checkpoint`/`fork` of this session (helper/sandbox/control.h;
+    // without it, a checkpoint says so): listening before the command can
+    // start, so a checkpoint asked as soon as it has written finds it (it was
+    // made after the limit watch, and a fork right after a first write found
+    // no socket under load).
+    auto ctl = control::listen(run.session_dir);
     sync_msg::send(mine.get(), Sync::Go);                   // [sync 0] the records
     if (!run.discarding) run.flush.start(run.session_dir);  // helper/sandbox/upper_flush.h
     if (pty) {
@@ -183,8 +189,6 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
     if (!run.discarding)
         renames.note_copies(run.session_dir, run.plan.mounts.target,
                             base::time_ns(noting_from.tv_sec, noting_from.tv_nsec));
-    // `layover checkpoint` of this session (helper/sandbox/control.h); without it, a checkpoint says so.
-    auto ctl = control::listen(run.session_dir);
     LiveCheckpoint live(run, freeze.get());
     while (!exited) {
         struct pollfd fds[9] = {{run.signals.fd(), POLLIN, 0},
