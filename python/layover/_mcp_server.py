@@ -25,7 +25,7 @@ from typing import Any, Dict, List, Optional
 from ._helper import Helper, find_binary
 from ._mcp_options import Options, Usage
 from ._mcp_sandbox import AgentSandbox
-from ._gate import nothing
+from ._gate import Cancelled, nothing
 from ._mcp_steps import FREEZERS, WRITERS, Steps
 from ._mcp_tools import HANDLERS, BadArgs, ToolFail, review_hint, tool_list
 from .errors import SandboxError
@@ -338,8 +338,11 @@ class Server:
             # A freeze (a step's checkpoint, the checkpoint and rollback tools)
             # shows the overlay read-only for a moment: never while another
             # call may write (_mcp_steps.WriteGate).
-            with gate.writing() if name in WRITERS else gate.frozen() if name in FREEZERS else nothing():
+            with gate.writing() if name in WRITERS else gate.frozen(lambda: ctx.cancelled) \
+                    if name in FREEZERS else nothing():
                 text, structured, is_error = HANDLERS[name](ctx, args)
+        except Cancelled:  # while it waited for the writing calls: never run (no answer is sent)
+            text, is_error, bad_args = "%s: cancelled" % name, True, True
         except BadArgs as e:
             text, is_error, bad_args = "%s: %s" % (name, e), True, True
         except ToolFail as e:
