@@ -4,6 +4,7 @@
 #include <linux/fs.h>
 #include <sys/syscall.h>
 
+#include <cstdlib>
 #include <cstring>
 
 namespace rename_call {
@@ -75,15 +76,57 @@ std::optional<Args> decode_link(int nr, const uint64_t a[6]) {
     return r;
 }
 
-std::optional<LinkSource> proc_link_source(int olddirfd, const std::string& oldpath, unsigned flags) {
-    unsigned follow = (flags & ~static_cast<unsigned>(AT_EMPTY_PATH)) | AT_SYMLINK_FOLLOW;
-    if (oldpath.empty() && (flags & AT_EMPTY_PATH))
-        return LinkSource{olddirfd == AT_FDCWD ? "cwd" : "fd/" + std::to_string(olddirfd), follow};
-    for (const char* self : {"/proc/self/", "/proc/thread-self/"}) {
+namespace {
+
+// "/proc/self" or "/proc/thread-self" at the start of `path`, followed by its
+// end or a slash: the length of that prefix, else 0.
+size_t own_proc_prefix(const std::string& path, bool* thread) {
+    for (const char* self : {"/proc/self", "/proc/thread-self"}) {
         size_t n = std::strlen(self);
-        if (oldpath.compare(0, n, self) == 0 && oldpath.size() > n) return LinkSource{oldpath.substr(n), flags};
+        if (path.compare(0, n, self) == 0 && (path.size() == n || path[n] == '/')) {
+            *thread = self[6] == 't';
+            return n;
+        }
     }
-    return std::nullopt;
+    return 0;
+}
+
+long last_number(const std::string& status, const char* key) {
+    size_t at = status.rfind(std::string("\n") + key, std::string::npos);
+    if (at == std::string::npos) return 0;
+    size_t end = status.find('\n', at + 1);
+    std::string line = status.substr(at + 1, end == std::string::npos ? std::string::npos : end - at - 1);
+    size_t last = line.find_last_of(" \t");
+    if (last == std::string::npos) return 0;
+    char* stop = nullptr;
+    long v = std::strtol(line.c_str() + last + 1, &stop, 10);
+    return stop && *stop == '\0' && v > 0 ? v : 0;
+}
+
+}  // namespace
+
+std::optional<TaskIds> task_ids(const std::string& status) {
+    TaskIds ids{last_number("\n" + status, "NStgid:"), last_number("\n" + status, "NSpid:")};
+    if (ids.tgid <= 0 || ids.tid <= 0) return std::nullopt;
+    return ids;
+}
+
+bool own_proc_source(const std::string& oldpath, unsigned flags) {
+    bool thread = false;
+    return (oldpath.empty() && (flags & AT_EMPTY_PATH)) || own_proc_prefix(oldpath, &thread) > 0;
+}
+
+std::optional<LinkSource> proc_link_source(int olddirfd, const std::string& oldpath, unsigned flags,
+                                           const TaskIds& ids) {
+    unsigned follow = (flags & ~static_cast<unsigned>(AT_EMPTY_PATH)) | AT_SYMLINK_FOLLOW;
+    std::string tid = "/proc/" + std::to_string(ids.tid);
+    if (oldpath.empty() && (flags & AT_EMPTY_PATH))  // the calling thread's fd table and cwd
+        return LinkSource{tid + (olddirfd == AT_FDCWD ? "/cwd" : "/fd/" + std::to_string(olddirfd)), follow};
+    bool thread = false;
+    size_t n = own_proc_prefix(oldpath, &thread);
+    if (!n) return std::nullopt;
+    std::string dir = "/proc/" + std::to_string(ids.tgid) + (thread ? "/task/" + std::to_string(ids.tid) : "");
+    return LinkSource{dir + oldpath.substr(n), flags};
 }
 
 std::string encode(const Request& r) {

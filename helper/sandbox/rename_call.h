@@ -33,14 +33,30 @@ std::optional<Args> decode_link(int nr, const uint64_t args[6]);
 // A link's source as the worker can reach it: `/proc/self/...` (and
 // `thread-self`) name the task, never the worker, and AT_EMPTY_PATH links the
 // fd itself, which the kernel lets only its opener's credentials do. Both
-// become a path relative to the task's own /proc/PID dir, followed
-// (AT_SYMLINK_FOLLOW through the magic link: the same file). nullopt: the
-// source is an ordinary path, resolved from the task's dirfd as it is.
+// become the same path in the sandbox's /proc with the task's own numbers
+// (`/proc/TGID/...`, `/proc/TGID/task/TID/...`, `/proc/TID/fd/N`), which the
+// worker resolves from the root it shares with the task, as the kernel would
+// for the task: a `..` after them stays in the sandbox's /proc and its tree.
+// (The host's /proc/PID dir, which the supervisor sees, is not that: its
+// `..` is the host's /proc and /, where the worker looked up the host's pids
+// and files for the sandbox, their existence told by EXDEV: attack19.)
+// AT_EMPTY_PATH: followed (AT_SYMLINK_FOLLOW through the magic link: the
+// same file). nullopt: the source is an ordinary path, resolved from the
+// task's dirfd as it is.
 struct LinkSource {
-    std::string path;  // relative to /proc/PID
+    std::string path;  // absolute, in the task's /proc
     unsigned flags;
 };
-std::optional<LinkSource> proc_link_source(int olddirfd, const std::string& oldpath, unsigned flags);
+// The task's numbers in its own pid namespace (the last fields of NStgid and
+// NSpid in /proc/PID/status as the supervisor reads it); nullopt: none there.
+struct TaskIds {
+    long tgid = 0, tid = 0;
+};
+std::optional<TaskIds> task_ids(const std::string& status);
+// Whether proc_link_source applies (and the task's ids are needed).
+bool own_proc_source(const std::string& oldpath, unsigned flags);
+std::optional<LinkSource> proc_link_source(int olddirfd, const std::string& oldpath, unsigned flags,
+                                           const TaskIds& ids);
 
 // What the worker needs: the paths as read once from the task's memory and
 // whether each is resolved from a passed dirfd (else: absolute, from root).

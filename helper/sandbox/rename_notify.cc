@@ -70,12 +70,18 @@ int task_dirfd(pid_t pid, int pidfd, int dirfd, const std::string& path, base::F
     return 0;
 }
 
-// Tgid of a task from /proc/TID/status; -1 when gone.
-pid_t thread_group(pid_t tid) {
+// /proc/TID/status ("" when gone).
+std::string read_status(pid_t tid) {
     base::Fd fd(::open(proc(tid, "status").c_str(), O_RDONLY | O_CLOEXEC));
     auto text = fd.valid() ? base::read_all(fd.get(), 1 << 16) : base::Result<std::string>(std::string());
-    size_t at = text ? text.value().find("\nTgid:") : std::string::npos;
-    return at == std::string::npos ? -1 : static_cast<pid_t>(std::strtol(text.value().c_str() + at + 6, nullptr, 10));
+    return text ? text.value() : std::string();
+}
+
+// Tgid of a task from /proc/TID/status; -1 when gone.
+pid_t thread_group(pid_t tid) {
+    std::string text = read_status(tid);
+    size_t at = text.find("\nTgid:");
+    return at == std::string::npos ? -1 : static_cast<pid_t>(std::strtol(text.c_str() + at + 6, nullptr, 10));
 }
 
 uint64_t ns_inode(pid_t pid, const char* which) {
@@ -146,7 +152,38 @@ void RenameService::stop_worker() {
     // A task waiting on an answer that will not come runs its call itself.
     for (uint64_t id : pending_) respond(id, 0, true);
     pending_.clear();
+    for (const auto& q : backlog_) respond(q.id, 0, true);
+    backlog_.clear();
     worker_.reset();
+}
+
+namespace {
+
+bool send_to(int sock, const std::string& msg, const base::Fd& olddir, const base::Fd& newdir) {
+    std::vector<int> fds;
+    if (olddir.valid()) fds.push_back(olddir.get());
+    if (newdir.valid()) fds.push_back(newdir.get());
+    return fd_pass::send(sock, msg, fds);
+}
+
+bool socket_full() { return errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS; }
+
+}  // namespace
+
+void RenameService::flush_backlog() {
+    while (worker_ && !backlog_.empty()) {
+        Queued& q = backlog_.front();
+        if (seccomp_notify_id_valid(listener_.get(), q.id) != 0) {  // its task was killed meanwhile
+            backlog_.pop_front();
+            continue;
+        }
+        if (!send_to(worker_->sock.get(), q.msg, q.olddir, q.newdir)) {
+            if (!socket_full()) stop_worker();
+            return;
+        }
+        pending_.insert(q.id);
+        backlog_.pop_front();
+    }
 }
 
 void RenameService::on_listener(short revents) {
@@ -221,11 +258,17 @@ void RenameService::on_link(pid_t pid, uint64_t id, const rename_call::Args& lin
     if (err) return respond(id, err, false);
     base::Fd pidfd(task_pidfd(pid));
     if (!pidfd.valid()) return respond(id, 0, true);
-    if (auto proc_src = rename_call::proc_link_source(link.olddirfd, req.oldpath, req.flags)) {
-        olddir.reset(::open(proc(pid, "").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-        if (!olddir.valid()) return respond(id, 0, true);
-        req.oldpath = proc_src->path;
-        req.flags = proc_src->flags;
+    if (rename_call::own_proc_source(req.oldpath, req.flags)) {
+        // Through the sandbox's /proc, by the task's own numbers there (the
+        // host's /proc/PID, a `..` away from the host's /, is not the task's
+        // view: rename_call.h). Absolute: the worker resolves it from the
+        // root it shares with the task.
+        auto ids = rename_call::task_ids(read_status(pid));
+        if (!ids) return respond(id, 0, true);  // gone
+        auto src = rename_call::proc_link_source(link.olddirfd, req.oldpath, req.flags, *ids);
+        if (!src) return respond(id, 0, true);
+        req.oldpath = src->path;
+        req.flags = src->flags;
     } else if (int bad = task_dirfd(pid, pidfd.get(), link.olddirfd, req.oldpath, &olddir)) {
         return respond(id, bad, false);
     }
@@ -251,16 +294,21 @@ void RenameService::hand_on(pid_t pid, rename_call::Request& req, base::Fd olddi
     // Everything above came from this task while it waited in this call: the
     // pid, its fds and namespaces were not someone else's.
     if (seccomp_notify_id_valid(listener_.get(), id) != 0) return;
-    std::vector<int> fds;
     req.old_fd = olddir.valid();
     req.new_fd = newdir.valid();
-    if (olddir.valid()) fds.push_back(olddir.get());
-    if (newdir.valid()) fds.push_back(newdir.get());
-    if (!fd_pass::send(worker_->sock.get(), rename_call::encode(req), fds)) {
+    std::string msg = rename_call::encode(req);
+    flush_backlog();  // (in order: after the calls already waiting)
+    if (!worker_) return respond(id, 0, true);
+    if (backlog_.empty() && send_to(worker_->sock.get(), msg, olddir, newdir)) {
+        pending_.insert(id);
+        return;
+    }
+    if (backlog_.empty() && !socket_full()) {
         stop_worker();
         return respond(id, 0, true);
     }
-    pending_.insert(id);
+    if (backlog_.size() >= kMaxBacklog) return respond(id, ENOMEM, false);
+    backlog_.push_back(Queued{id, std::move(msg), std::move(olddir), std::move(newdir)});
 }
 
 void RenameService::on_worker(short revents) {
@@ -273,6 +321,6 @@ void RenameService::on_worker(short revents) {
     if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
     if (n <= 0) return stop_worker();
     auto reply = rename_call::decode_reply(msg);
-    if (!reply || !pending_.erase(reply->id)) return;
-    respond(reply->id, reply->err, false);
+    if (reply && pending_.erase(reply->id)) respond(reply->id, reply->err, false);
+    flush_backlog();  // the worker took a request: room for the next
 }

@@ -17,6 +17,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <set>
@@ -72,6 +73,8 @@ private:
     int note_replaced(pid_t pid, int dirfd, const std::string& path, base::Fd* at, std::string* entry);
     // req to the worker (started on first need), with its dirfds.
     void hand_on(pid_t pid, rename_call::Request& req, base::Fd olddir, base::Fd newdir);
+    // The backlog sent, in order, while the worker's socket takes it.
+    void flush_backlog();
     void stop_worker();
 
     Limits limits_;
@@ -79,7 +82,21 @@ private:
     std::unique_ptr<rename_worker::Worker> worker_;
     uint64_t worker_mntns_ = 0;   // inode of the mount namespace it joined
     std::set<uint64_t> pending_;  // ids handed to the worker, not yet answered
-    void* req_ = nullptr;         // libseccomp's notification buffers
+    // Requests the worker's socket had no room for (it is busy, copying a
+    // directory, and the sandbox made more calls than the socket holds): sent
+    // as it answers. Before, a full socket stopped the worker and let every
+    // waiting call run as the task asked, the kernel resolving its paths
+    // again (attack19: the race of a link or rename swapped between dirs,
+    // reopened at will by a few dozen threads, and a directory move cut off
+    // midway, EXDEV). Bounded: past kMaxBacklog a call fails with ENOMEM.
+    struct Queued {
+        uint64_t id;
+        std::string msg;
+        base::Fd olddir, newdir;
+    };
+    std::deque<Queued> backlog_;
+    static constexpr size_t kMaxBacklog = 256;  // two fds each
+    void* req_ = nullptr;                       // libseccomp's notification buffers
     void* resp_ = nullptr;
     std::string session_dir_, target_;       // note_copies: empty, none noted
     std::unique_ptr<session::Notes> notes_;  // null: none noted

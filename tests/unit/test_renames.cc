@@ -203,26 +203,52 @@ TEST_CASE("renames: the worker's own step is renameat2 with the task's flags") {
     CHECK(rename_worker::perform(dir.get(), dir.get(), missing) == ENOENT);
 }
 
-TEST_CASE("links: a source through /proc/self or AT_EMPTY_PATH becomes the task's /proc/PID entry, followed") {
-    auto fd = proc_link_source(5, "", AT_EMPTY_PATH);
+TEST_CASE("links: a source through /proc/self or AT_EMPTY_PATH becomes the task's own entry in its /proc, followed") {
+    TaskIds ids{7, 9};  // a thread 9 of process 7, as the sandbox's pid namespace numbers them
+    auto fd = proc_link_source(5, "", AT_EMPTY_PATH, ids);
     REQUIRE(fd);
-    CHECK(fd->path == "fd/5");
+    CHECK(fd->path == "/proc/9/fd/5");      // the calling thread's fd table
     CHECK(fd->flags == AT_SYMLINK_FOLLOW);  // the fd itself, reached through its magic link
-    auto cwd = proc_link_source(AT_FDCWD, "", AT_EMPTY_PATH);
+    auto cwd = proc_link_source(AT_FDCWD, "", AT_EMPTY_PATH, ids);
     REQUIRE(cwd);
-    CHECK(cwd->path == "cwd");  // the kernel refuses a dir either way
-    auto self = proc_link_source(AT_FDCWD, "/proc/self/fd/4", AT_SYMLINK_FOLLOW);
+    CHECK(cwd->path == "/proc/9/cwd");  // the kernel refuses a dir either way
+    auto self = proc_link_source(AT_FDCWD, "/proc/self/fd/4", AT_SYMLINK_FOLLOW, ids);
     REQUIRE(self);
-    CHECK(self->path == "fd/4");
+    CHECK(self->path == "/proc/7/fd/4");
     CHECK(self->flags == AT_SYMLINK_FOLLOW);
-    auto thread = proc_link_source(AT_FDCWD, "/proc/thread-self/fd/4", 0);
+    auto thread = proc_link_source(AT_FDCWD, "/proc/thread-self/fd/4", 0, ids);
     REQUIRE(thread);
-    CHECK(thread->path == "fd/4");
+    CHECK(thread->path == "/proc/7/task/9/fd/4");
     CHECK(thread->flags == 0);  // not followed: the magic link itself, which the kernel refuses (EXDEV)
-    CHECK_FALSE(proc_link_source(AT_FDCWD, "notes.txt", AT_SYMLINK_FOLLOW));
-    CHECK_FALSE(proc_link_source(AT_FDCWD, "/proc/self", 0));
-    CHECK_FALSE(proc_link_source(3, "", 0));  // an empty path without AT_EMPTY_PATH: ENOENT, the kernel's
-    CHECK_FALSE(proc_link_source(AT_FDCWD, "/proc/1/fd/3", 0));  // another task's, as the sandbox's /proc shows it
+    // A `..` stays in the sandbox's /proc (the worker resolves it from the
+    // task's root), never the host's /proc and / (attack19).
+    auto up = proc_link_source(AT_FDCWD, "/proc/self/../../etc/passwd", AT_SYMLINK_FOLLOW, ids);
+    REQUIRE(up);
+    CHECK(up->path == "/proc/7/../../etc/passwd");
+    auto bare = proc_link_source(AT_FDCWD, "/proc/self", 0, ids);
+    REQUIRE(bare);
+    CHECK(bare->path == "/proc/7");
+    CHECK_FALSE(proc_link_source(AT_FDCWD, "notes.txt", AT_SYMLINK_FOLLOW, ids));
+    CHECK_FALSE(proc_link_source(AT_FDCWD, "/proc/selfish/fd/3", 0, ids));
+    CHECK_FALSE(proc_link_source(3, "", 0, ids));  // an empty path without AT_EMPTY_PATH: ENOENT, the kernel's
+    CHECK_FALSE(proc_link_source(AT_FDCWD, "/proc/1/fd/3", 0, ids));  // another task's, as the sandbox's /proc shows it
+    CHECK(own_proc_source("/proc/self/fd/3", 0));
+    CHECK(own_proc_source("", AT_EMPTY_PATH));
+    CHECK_FALSE(own_proc_source("/proc/1/fd/3", 0));
+    CHECK_FALSE(own_proc_source("", 0));
+}
+
+TEST_CASE("links: the task's numbers in its own pid namespace are the last of NStgid and NSpid") {
+    auto ids = task_ids("Name:\tpython3\nTgid:\t4242\nNgid:\t0\nPid:\t4250\nNStgid:\t4242\t7\nNSpid:\t4250\t9\n");
+    REQUIRE(ids);
+    CHECK(ids->tgid == 7);
+    CHECK(ids->tid == 9);
+    auto host = task_ids("Tgid:\t5\nNStgid:\t5\nNSpid:\t6\n");  // one namespace: its own numbers
+    REQUIRE(host);
+    CHECK((host->tgid == 5 && host->tid == 6));
+    CHECK_FALSE(task_ids(""));
+    CHECK_FALSE(task_ids("Tgid:\t5\nPid:\t6\n"));  // no NS lines (Linux < 4.1)
+    CHECK_FALSE(task_ids("NStgid:\t5\tx\nNSpid:\t6\t7\n"));
 }
 
 TEST_CASE("links: the worker's step is linkat with the task's flags, an O_TMPFILE reached through /proc/PID") {
@@ -236,10 +262,9 @@ TEST_CASE("links: the worker's step is linkat with the task's flags, an O_TMPFIL
     base::Fd tmp(::open(t.path.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600));
     REQUIRE(tmp.valid());
     REQUIRE(::write(tmp.get(), "tmp", 3) == 3);
-    auto src = proc_link_source(tmp.get(), "", AT_EMPTY_PATH);
+    auto src = proc_link_source(tmp.get(), "", AT_EMPTY_PATH, TaskIds{::getpid(), ::getpid()});
     REQUIRE(src);
-    base::Fd proc(::open("/proc/self", O_PATH | O_DIRECTORY | O_CLOEXEC));
-    Request made{2, src->flags, true, true, src->path, "made", false, true};
-    CHECK(rename_worker::perform(proc.get(), dir.get(), made) == 0);
+    Request made{2, src->flags, false, true, src->path, "made", false, true};
+    CHECK(rename_worker::perform(AT_FDCWD, dir.get(), made) == 0);
     CHECK(testtree::read_text(p(t, "made")) == "tmp");
 }
