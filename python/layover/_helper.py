@@ -104,6 +104,25 @@ def _interrupt_and_wait(p: subprocess.Popen) -> None:
     p.communicate()  # its output drained, so a full pipe never blocks it
 
 
+TERM_GRACE = 60.0  # seconds a timed-out helper verb may take to stop on SIGTERM
+
+
+def _terminate_and_wait(p: subprocess.Popen) -> None:
+    """A helper verb past its timeout: SIGTERM, which `layover apply` and
+    `undo` hold until the real tree is whole again (staging rolled back, or
+    the commit finished, helper/base/interrupt.h), and up to TERM_GRACE
+    seconds to stop; SIGKILL only then. Found by the attack pass of 27 Nov
+    (attack19): the timeout SIGKILLed the helper at once, so an apply() past
+    600 s was cut off mid-commit, the tree left half-applied until the next
+    apply or undo (what attack18 fixed for Ctrl+C)."""
+    p.terminate()
+    try:
+        p.communicate(timeout=TERM_GRACE)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.communicate()
+
+
 class Helper:
     """Runs helper verbs with a fixed binary and environment."""
 
@@ -162,8 +181,7 @@ class Helper:
             try:
                 out, err = p.communicate(timeout=timeout)
             except subprocess.TimeoutExpired:
-                p.kill()
-                p.communicate()
+                _terminate_and_wait(p)
                 raise self._timed_out(args, timeout) from None
             except KeyboardInterrupt:
                 _interrupt_and_wait(p)

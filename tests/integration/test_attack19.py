@@ -5,6 +5,8 @@ import errno
 import os
 import time
 
+import pytest
+
 from conftest import LAYOVER  # noqa: F401 (the binary under test)
 from mcp_util import client, proj, text  # noqa: F401 (fixtures)
 
@@ -136,3 +138,50 @@ def test_mcp_a_checkpoint_waits_for_overlapping_writers_never_for_good(client):
     while left:
         left.discard(c.wait_for(lambda m: m.get("id") in left and ("result" in m or "error" in m))["id"])
     assert c.close() == 0
+
+
+def test_python_a_helper_verb_past_its_timeout_is_stopped_by_sigterm_never_killed_mid_commit(
+        require_sandbox, state_dir, home):
+    """Helper.run()'s timeout (600 s for apply()) SIGKILLed `layover apply`
+    at once: past it mid-commit, the tree was left half-applied, with
+    `.layover-tmp.*` files and a journal, until the next apply or undo.
+    SIGTERM now, which apply holds until the tree is whole, then a grace."""
+    import signal
+    import threading
+    from layover import Sandbox, SandboxError
+    for i in range(1, 13):
+        (home / ("f%d" % i)).write_text("orig%d\n" % i)
+    sb = Sandbox(home, session="py19t", state_dir=state_dir)
+    sb.run("for i in range(1, 13): open('f%d' % i, 'w').write('new%d\\n' % i)")
+    sb.close()
+    sb.helper.env["LAYOVER_FAULT"] = "apply:commit:2:stop"
+
+    def stopped_helper():
+        for pid in os.listdir("/proc"):
+            try:
+                with open("/proc/%s/cmdline" % pid, "rb") as f:
+                    argv = f.read().split(b"\0")
+                with open("/proc/%s/stat" % pid) as f:
+                    state = f.read().rsplit(")", 1)[1].split()[0]
+            except (OSError, ValueError):
+                continue
+            if b"apply" in argv and b"py19t" in argv and state == "T":
+                return int(pid)
+        return None
+
+    def go_on_after_the_timeout():
+        for _ in range(1200):
+            pid = stopped_helper()
+            if pid:
+                time.sleep(3)  # the timeout (1 s) has passed
+                os.kill(pid, signal.SIGCONT)
+                return
+            time.sleep(0.05)
+    t = threading.Thread(target=go_on_after_the_timeout)
+    t.start()
+    with pytest.raises(SandboxError, match="did not finish within 1 s"):
+        sb.helper.run(["apply", "py19t", "--yes", "--json"], ok=(0, 1), timeout=1)
+    t.join()
+    assert all((home / ("f%d" % i)).read_text() == "new%d\n" % i for i in range(1, 13))
+    assert [n for n in os.listdir(str(home)) if n.startswith(".layover-tmp")] == []
+    assert os.listdir(str(state_dir / "journal")) == []
