@@ -265,6 +265,13 @@ void RenameService::on_link(pid_t pid, uint64_t id, const rename_call::Args& lin
         // root it shares with the task.
         auto ids = rename_call::task_ids(read_status(pid));
         if (!ids) return respond(id, 0, true);  // gone
+        if (req.oldpath.empty() && link.olddirfd != AT_FDCWD) {
+            // The fd itself: one the task does not have is EBADF, as the
+            // kernel says (its /proc entry's absence would say ENOENT).
+            base::Fd fd(
+                link.olddirfd < 0 ? -1 : static_cast<int>(::syscall(SYS_pidfd_getfd, pidfd.get(), link.olddirfd, 0)));
+            if (!fd.valid()) return respond(id, EBADF, false);
+        }
         auto src = rename_call::proc_link_source(link.olddirfd, req.oldpath, req.flags, *ids);
         if (!src) return respond(id, 0, true);
         req.oldpath = src->path;

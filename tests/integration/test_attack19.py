@@ -45,13 +45,15 @@ def test_a_link_through_proc_self_dotdot_is_the_sandboxs_proc_never_the_hosts(lo
               "do(\"ownpid\", \"/proc/self/../%%d/fd/%%d\" %% (os.getpid(), tmp()))\n"
               "do(\"selffd\", \"/proc/self/fd/%%d\" %% tmp())\n"
               "do(\"threadfd\", \"/proc/thread-self/fd/%%d\" %% tmp())\n"
+              "rc = l.linkat(999, b\"\", -100, b\"made-badfd\", 0x1000)\n"  # AT_EMPTY_PATH, no such fd
+              "print(\"badfd\", 0 if rc == 0 else ctypes.get_errno())\n"
               "print(\"content\", open(\"made-ownpid\").read() if os.path.exists(\"made-ownpid\") else None)\n"
               "'" % (lo.target, host_only, host_only, os.getpid(), os.getpid(), host_only))
     kernel = _outcomes(lo, script, None)
     kept = _outcomes(lo, script, "procdot")
     assert kernel["hostfile"] == kernel["hostpid"] == str(errno.ENOENT), kernel
     assert kernel["ownpid"] == kernel["selffd"] == kernel["threadfd"] == "0", kernel
-    assert kernel["content"] == "mine", kernel
+    assert kernel["content"] == "mine" and kernel["badfd"] == str(errno.EBADF), kernel
     assert kept == kernel, (kept, kernel)
 
 
