@@ -31,6 +31,7 @@ chown "$uid:$uid" "$STAGE/home" "$STAGE/tmp" "$NONTMP" "$NONTMP/foreign" "$NONTM
 cd "$STAGE/tests/integration" && setpriv --reuid="$uid" --regid="$uid" --clear-groups --inh-caps=-all env -i HOME="$STAGE/home" USER=layovertest \
     PATH=/usr/local/bin:/usr/bin:/bin TMPDIR="$STAGE/tmp" LAYOVER_BIN="$STAGE/bin/layover" PYTHONPATH="$STAGE/python" \
     LAYOVER_SOURCE_ROOT="$STAGE" PYTHONDONTWRITEBYTECODE=1 LANG=C.UTF-8 LC_ALL=C.UTF-8 LAYOVER_TEST_NONTMP="$NONTMP" LAYOVER_TEST_THROWAWAY=1 LAYOVER_TEST_FOREIGN="$NONTMP/foreign" TERM=dumb LAYOVER_MCP_SDK="$mcp_sdk" LAYOVER_MCP_INSPECTOR="$mcp_insp" LAYOVER_MCP_CONFORMANCE="$mcp_conf" \
+    ASAN_OPTIONS="${ASAN_OPTIONS:-}" UBSAN_OPTIONS="${UBSAN_OPTIONS:-}" LAYOVER_SANITIZED="${LAYOVER_SANITIZED:-}" \
     /usr/bin/python3 -m pytest -p no:cacheprovider -q ${PYTEST_X--x} "${args[@]}" </dev/null
 rc=$?
 rm -rf "$STAGE" "$NONTMP" ${default_state:+"$default_state"}

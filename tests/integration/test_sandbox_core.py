@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import LAYOVER, snapshot
+from conftest import LAYOVER, snapshot, without_sanitizer_notes
 
 
 def test_writes_land_in_upper_and_real_tree_is_untouched(lo, home):
@@ -153,7 +153,7 @@ def test_init_stays_non_dumpable_and_child_errors_stay_one_line(lo):
     # init (suspended until then) goes on to report it.
     for cmd, code in (("no-such-command-xyz", 127), ("/etc", 126)):
         r = lo("run", "--quiet", "--target", lo.target, "--on-exit", "discard", "--", cmd)
-        lines = r.stderr.decode().splitlines()
+        lines = without_sanitizer_notes(r.stderr).decode().splitlines()
         assert r.returncode == code and len(lines) == 1 and lines[0].startswith("layover: "), (code, r.stderr)
     assert lo.run("exit 5", on_exit="discard").returncode == 5
 

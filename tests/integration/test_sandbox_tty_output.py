@@ -13,7 +13,7 @@ import subprocess
 import termios
 import time
 
-from conftest import LAYOVER
+from conftest import LAYOVER, without_sanitizer_notes
 from test_sandbox_core import _pids_with
 from test_sandbox_tty import RESET
 
@@ -128,6 +128,7 @@ def test_output_is_complete_before_layovers_own_lines(lo, home):
     cmd = "seq 1 30000; printf END"
     p, master = _start(lo, ["--on-exit", "discard", "--", "/bin/sh", "-c", cmd])
     out, _ = _finish(p, master)
+    out = without_sanitizer_notes(out)
     assert p.returncode == 0, out[-500:]
     # run's own notices (a secret path hidden, when the home has one) come first.
     lines = [x for x in out.replace(b"\r", b"").split(b"\n") if not x.startswith(b"layover: ")]
