@@ -7,48 +7,27 @@
 #include <mutex>
 #include <string>
 
+#include "helper/base/stop_signals.h"
+
 namespace base {
 
 namespace {
-
-constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP};
 
 std::atomic<int> g_held{0};  // the first signal held, 0: none
 std::mutex g_mu;
 int g_depth = 0;  // InterruptDeferrals alive
 int g_takers = 0;
 int g_taken = 0;  // a held signal the outermost taker raises
-bool g_installed[3];
-struct sigaction g_old[3];
+StopSignalHandlers g_handlers;
 
 void hold(int sig) {
     int none = 0;
     g_held.compare_exchange_strong(none, sig);
 }
 
-void install() {
-    for (int i = 0; i < 3; i++) {
-        struct sigaction old {};
-        g_installed[i] = false;
-        if (::sigaction(kSignals[i], nullptr, &old) != 0 || (old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL)
-            continue;
-        struct sigaction sa {};
-        sa.sa_handler = hold;
-        sa.sa_flags = SA_RESTART;
-        ::sigemptyset(&sa.sa_mask);
-        if (::sigaction(kSignals[i], &sa, &g_old[i]) == 0) g_installed[i] = true;
-    }
-}
+void install() { g_handlers.install(hold, SA_RESTART, false); }
 
-void uninstall() {
-    for (int i = 0; i < 3; i++) {
-        if (!g_installed[i]) continue;
-        struct sigaction now {};
-        if (::sigaction(kSignals[i], nullptr, &now) == 0 && !(now.sa_flags & SA_SIGINFO) && now.sa_handler == hold)
-            ::sigaction(kSignals[i], &g_old[i], nullptr);
-        g_installed[i] = false;
-    }
-}
+void uninstall() { g_handlers.uninstall(); }
 
 }  // namespace
 

@@ -9,12 +9,13 @@
 #include <cstring>
 #include <mutex>
 
+#include "helper/base/stop_signals.h"
+
 namespace base {
 
 namespace {
 
 constexpr int kSlots = 8;
-constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP};
 
 // What the handler reads: fixed storage, no allocation (async-signal-safe).
 char g_paths[kSlots][PATH_MAX];
@@ -22,8 +23,7 @@ std::atomic<bool> g_used[kSlots];
 
 std::mutex g_mu;  // slots taken and handlers installed
 int g_armed = 0;
-bool g_installed[3];
-struct sigaction g_old[3];
+StopSignalHandlers g_handlers;
 
 void on_signal(int sig) {
     int saved = errno;
@@ -39,30 +39,9 @@ void on_signal(int sig) {
 
 // Only signals nobody handles or ignores: run's supervisor and the review
 // prompt keep theirs.
-void install() {
-    for (int i = 0; i < 3; i++) {
-        struct sigaction old {};
-        g_installed[i] = false;
-        if (::sigaction(kSignals[i], nullptr, &old) != 0 || (old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL)
-            continue;
-        struct sigaction sa {};
-        sa.sa_handler = on_signal;
-        ::sigemptyset(&sa.sa_mask);
-        for (int s : kSignals) ::sigaddset(&sa.sa_mask, s);
-        if (::sigaction(kSignals[i], &sa, &g_old[i]) == 0) g_installed[i] = true;
-    }
-}
+void install() { g_handlers.install(on_signal, 0, true); }
 
-void uninstall() {
-    for (int i = 0; i < 3; i++) {
-        if (!g_installed[i]) continue;
-        struct sigaction now {};
-        // Put back only our own: someone may have replaced it since.
-        if (::sigaction(kSignals[i], nullptr, &now) == 0 && !(now.sa_flags & SA_SIGINFO) && now.sa_handler == on_signal)
-            ::sigaction(kSignals[i], &g_old[i], nullptr);
-        g_installed[i] = false;
-    }
-}
+void uninstall() { g_handlers.uninstall(); }
 
 }  // namespace
 
