@@ -144,3 +144,32 @@ def saved_patch(lo, tmp_path, script, name="h"):
     patch = tmp_path / (name + ".tar.zst")
     lo("save", name, "-o", patch, check=True)
     return patch
+
+
+def python_session_stopping_at_commit(home, state_dir, session):
+    """A stopped python Sandbox whose session rewrote f1..f12 over the
+    originals, its helper's next apply set to stop itself (SIGSTOP) at its
+    second commit rename (LAYOVER_FAULT apply:commit:2:stop)."""
+    from layover import Sandbox
+    for i in range(1, 13):
+        (home / ("f%d" % i)).write_text("orig%d\n" % i)
+    sb = Sandbox(home, session=session, state_dir=state_dir)
+    sb.run("for i in range(1, 13): open('f%d' % i, 'w').write('new%d\\n' % i)")
+    sb.close()
+    sb.helper.env["LAYOVER_FAULT"] = "apply:commit:2:stop"
+    return sb
+
+
+def stopped_apply(session):
+    """The pid of a `layover apply` of `session` a fault point stopped (state T), else None."""
+    for pid in os.listdir("/proc"):
+        try:
+            with open("/proc/%s/cmdline" % pid, "rb") as f:
+                argv = f.read().split(b"\0")
+            with open("/proc/%s/stat" % pid) as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+        except (OSError, ValueError):
+            continue
+        if b"apply" in argv and session.encode() in argv and state == "T":
+            return int(pid)
+    return None

@@ -5,6 +5,7 @@ import os
 
 import pytest
 
+from apply_util import python_session_stopping_at_commit, stopped_apply
 from conftest import snapshot
 from mcp_util import client, proj, text  # noqa: F401 (fixtures)
 
@@ -318,30 +319,11 @@ def test_python_ctrl_c_in_apply_lets_the_helper_finish_never_kills_it(require_sa
     import signal
     import threading
     import time
-    from layover import Sandbox
-    for i in range(1, 13):
-        (home / ("f%d" % i)).write_text("orig%d\n" % i)
-    sb = Sandbox(home, session="py18c", state_dir=state_dir)
-    sb.run("for i in range(1, 13): open('f%d' % i, 'w').write('new%d\\n' % i)")
-    sb.close()
-    sb.helper.env["LAYOVER_FAULT"] = "apply:commit:2:stop"
-
-    def helper_stopped():
-        for pid in os.listdir("/proc"):
-            try:
-                with open("/proc/%s/cmdline" % pid, "rb") as f:
-                    argv = f.read().split(b"\0")
-                with open("/proc/%s/stat" % pid) as f:
-                    state = f.read().rsplit(")", 1)[1].split()[0]
-            except (OSError, ValueError):
-                continue
-            if b"apply" in argv and b"py18c" in argv and state == "T":
-                return int(pid)
-        return None
+    sb = python_session_stopping_at_commit(home, state_dir, "py18c")
 
     def ctrl_c():
         for _ in range(1200):
-            pid = helper_stopped()
+            pid = stopped_apply("py18c")
             if pid:
                 os.kill(os.getpid(), signal.SIGINT)  # KeyboardInterrupt in sb.apply()
                 time.sleep(0.5)  # longer than subprocess.run's 0.25 s before its kill

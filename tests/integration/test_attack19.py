@@ -7,6 +7,7 @@ import time
 
 import pytest
 
+from apply_util import python_session_stopping_at_commit, stopped_apply
 from conftest import LAYOVER  # noqa: F401 (the binary under test)
 from mcp_util import client, proj, text  # noqa: F401 (fixtures)
 
@@ -150,30 +151,12 @@ def test_python_a_helper_verb_past_its_timeout_is_stopped_by_sigterm_never_kille
     SIGTERM now, which apply holds until the tree is whole, then a grace."""
     import signal
     import threading
-    from layover import Sandbox, SandboxError
-    for i in range(1, 13):
-        (home / ("f%d" % i)).write_text("orig%d\n" % i)
-    sb = Sandbox(home, session="py19t", state_dir=state_dir)
-    sb.run("for i in range(1, 13): open('f%d' % i, 'w').write('new%d\\n' % i)")
-    sb.close()
-    sb.helper.env["LAYOVER_FAULT"] = "apply:commit:2:stop"
-
-    def stopped_helper():
-        for pid in os.listdir("/proc"):
-            try:
-                with open("/proc/%s/cmdline" % pid, "rb") as f:
-                    argv = f.read().split(b"\0")
-                with open("/proc/%s/stat" % pid) as f:
-                    state = f.read().rsplit(")", 1)[1].split()[0]
-            except (OSError, ValueError):
-                continue
-            if b"apply" in argv and b"py19t" in argv and state == "T":
-                return int(pid)
-        return None
+    from layover import SandboxError
+    sb = python_session_stopping_at_commit(home, state_dir, "py19t")
 
     def go_on_after_the_timeout():
         for _ in range(1200):
-            pid = stopped_helper()
+            pid = stopped_apply("py19t")
             if pid:
                 time.sleep(3)  # the timeout (1 s) has passed
                 os.kill(pid, signal.SIGCONT)
