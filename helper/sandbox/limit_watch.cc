@@ -94,12 +94,26 @@ LimitWatch::LimitWatch(const Limits& l, const std::string& upper_dir, std::vecto
 }
 
 int LimitWatch::poll_timeout() const {
-    if (!limits_.timeout_ms) return -1;
-    int64_t left = start_ + static_cast<int64_t>(limits_.timeout_ms) - now_ms();
+    int64_t left = -1;
+    if (limits_.timeout_ms) left = start_ + static_cast<int64_t>(limits_.timeout_ms) - now_ms();
+    if (caller_gone_ >= 0) {
+        int64_t grace = caller_gone_ + kCallerGraceMs - now_ms();
+        left = left < 0 ? grace : std::min(left, grace);
+    }
+    if (left < 0 && !limits_.timeout_ms && caller_gone_ < 0) return -1;
     return static_cast<int>(std::clamp<int64_t>(left, 0, 24 * 3600 * 1000));
 }
 
+void LimitWatch::caller_gone() {
+    if (caller_gone_ < 0) caller_gone_ = now_ms();
+}
+
 std::string LimitWatch::check(int* code) {
+    if (caller_gone_ >= 0 && now_ms() - caller_gone_ >= kCallerGraceMs) {
+        *code = 125;
+        return "the caller closed its IPC socket (--ipc-fd) and the command did not end within " +
+               limits::format_duration(static_cast<uint64_t>(kCallerGraceMs)) + ": sandbox stopped";
+    }
     if (limits_.timeout_ms && now_ms() - start_ >= static_cast<int64_t>(limits_.timeout_ms)) {
         *code = 124;
         return "--timeout " + limits::format_duration(limits_.timeout_ms) + " reached: sandbox stopped";

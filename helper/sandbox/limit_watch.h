@@ -44,6 +44,13 @@ public:
     // Setup reported init's pid: hold a pidfd, so that stop() can wait for
     // the end of the whole PID namespace.
     void track_init(pid_t init);
+    // The caller's end of the IPC socket (--ipc-fd: the Python bindings,
+    // `layover mcp`) closed: the caller is gone. A REPL that reads the end
+    // of its socket exits at once; one busy in the agent's code never reads
+    // it, and the sandbox would run on alone until --timeout (24 h by
+    // default). check() stops it kCallerGraceMs after this.
+    void caller_gone();
+    static constexpr int64_t kCallerGraceMs = 5000;
     // SIGKILL init (setup that was: one process); the caller still reaps it.
     void stop(pid_t setup);
     // After stop() and setup's end: wait (at most ~10 s) until init is gone.
@@ -56,6 +63,7 @@ private:
     bool layered_ = false;  // the totals count frozen or scratch layers too
     Limits limits_;
     int64_t start_;
+    int64_t caller_gone_ = -1;  // when caller_gone() was called (ms), -1: not
     base::Fd reports_, init_;
     base::Child watcher_;
     std::string partial_;

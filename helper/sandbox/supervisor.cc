@@ -186,24 +186,32 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
     bool stdin_open = pty && !pty->output_only();  // an output-only pty: stdin stays the command's own
     bool keys_held = stdin_open;                   // until the command owns its pty [sync 8]
     RenameService renames(run.plan.limits);        // directory renames (helper/sandbox/rename_notify.h)
+    bool ipc_watched = run.plan.ipc_fd >= 0;       // the caller gone: LimitWatch::caller_gone
     if (!run.discarding)
         renames.note_copies(run.session_dir, run.plan.mounts.target,
                             base::time_ns(noting_from.tv_sec, noting_from.tv_nsec));
     LiveCheckpoint live(run, freeze.get());
     while (!exited) {
-        struct pollfd fds[9] = {{run.signals.fd(), POLLIN, 0},
-                                {mine.get(), POLLIN, 0},
-                                {-1, POLLIN, 0},
-                                {-1, POLLIN, 0},
-                                {out.stopped.empty() ? watch.fd() : -1, POLLIN, 0},
-                                {renames.listener(), POLLIN, 0},
-                                {renames.worker(), POLLIN, 0},
-                                {ctl ? ctl->get() : -1, POLLIN, 0},
-                                {-1, POLLOUT, 0}};
+        struct pollfd fds[10] = {{run.signals.fd(), POLLIN, 0},
+                                 {mine.get(), POLLIN, 0},
+                                 {-1, POLLIN, 0},
+                                 {-1, POLLIN, 0},
+                                 {out.stopped.empty() ? watch.fd() : -1, POLLIN, 0},
+                                 {renames.listener(), POLLIN, 0},
+                                 {renames.worker(), POLLIN, 0},
+                                 {ctl ? ctl->get() : -1, POLLIN, 0},
+                                 {-1, POLLOUT, 0},
+                                 // The command's end of the IPC socket, as run got it: only
+                                 // its hang-up (the caller's end closed) is asked for.
+                                 {ipc_watched ? run.plan.ipc_fd : -1, 0, 0}};
         if (pty_open && !pty->output_waiting()) fds[2].fd = pty->master();
         if (pty && pty->output_waiting()) fds[8].fd = pty->output_fd();  // the terminal takes no more yet
         if (stdin_open && !keys_held) fds[3].fd = STDIN_FILENO;
-        if (::poll(fds, 9, out.stopped.empty() ? watch.poll_timeout() : -1) < 0 && errno != EINTR) break;
+        if (::poll(fds, 10, out.stopped.empty() ? watch.poll_timeout() : -1) < 0 && errno != EINTR) break;
+        if (fds[9].revents & (POLLHUP | POLLERR | POLLNVAL)) {
+            watch.caller_gone();
+            ipc_watched = false;
+        }
         renames.on_listener(fds[5].revents);
         renames.on_worker(fds[6].revents);
         if (out.stopped.empty()) {
