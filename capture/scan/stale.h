@@ -1,5 +1,6 @@
 // A stale copy: the real entry changed after the sandbox copied it up (its
-// ctime is later than the copy-up), unless its content is one a partial
+// ctime is later than the copy-up, or in the same tick of the coarse clock),
+// unless its content is one a partial
 // apply of this session left or found (helper/store/known_bases.h). save's
 // base records and status's marks both decide it here.
 #pragma once
