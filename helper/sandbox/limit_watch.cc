@@ -94,14 +94,12 @@ LimitWatch::LimitWatch(const Limits& l, const std::string& upper_dir, std::vecto
 }
 
 int LimitWatch::poll_timeout() const {
-    int64_t left = -1;
-    if (limits_.timeout_ms) left = start_ + static_cast<int64_t>(limits_.timeout_ms) - now_ms();
-    if (caller_gone_ >= 0) {
-        int64_t grace = caller_gone_ + kCallerGraceMs - now_ms();
-        left = left < 0 ? grace : std::min(left, grace);
-    }
-    if (left < 0 && !limits_.timeout_ms && caller_gone_ < 0) return -1;
-    return static_cast<int>(std::clamp<int64_t>(left, 0, 24 * 3600 * 1000));
+    // The nearest deadline: --timeout's, the caller's grace (-1: none).
+    int64_t deadline = limits_.timeout_ms ? start_ + static_cast<int64_t>(limits_.timeout_ms) : -1;
+    if (caller_gone_ >= 0)
+        deadline = deadline < 0 ? caller_gone_ + kCallerGraceMs : std::min(deadline, caller_gone_ + kCallerGraceMs);
+    if (deadline < 0) return -1;
+    return static_cast<int>(std::clamp<int64_t>(deadline - now_ms(), 0, 24 * 3600 * 1000));
 }
 
 void LimitWatch::caller_gone() {

@@ -90,20 +90,23 @@ namespace {
 // sessions (terminate, exit 134), `sessions` included.
 Result<Meta> meta_from_json(const std::string& d, const json& j);
 
+// what: "" or " (WHY)". The changes are never the metadata's: say where they are.
+base::Error corrupt_meta(const std::string& d, const std::string& what) {
+    return base::error("session metadata " + d + "/meta.json is corrupt" + what + "; its changes are still in " + d +
+                       "/upper: put meta.json back, or remove " + d);
+}
+
 }  // namespace
 
 Result<Meta> read_meta(const std::string& d) {
     TRY(base::Fd fd, base::open_at(AT_FDCWD, d + "/meta.json", O_RDONLY | O_NOFOLLOW));
     TRY(std::string text, base::read_all(fd.get(), 1 << 20));
     json j = json::parse(text, nullptr, false);
-    if (j.is_discarded() || !j.is_object())
-        return base::error("session metadata " + d + "/meta.json is corrupt; its changes are still in " + d +
-                           "/upper: put meta.json back, or remove " + d);
+    if (j.is_discarded() || !j.is_object()) return corrupt_meta(d, "");
     try {
         return meta_from_json(d, j);
     } catch (const json::exception& e) {
-        return base::error("session metadata " + d + "/meta.json is corrupt (" + e.what() +
-                           "); its changes are still in " + d + "/upper: put meta.json back, or remove " + d);
+        return corrupt_meta(d, std::string(" (") + e.what() + ")");
     }
 }
 
@@ -131,10 +134,7 @@ Result<Meta> meta_from_json(const std::string& d, const json& j) {
         for (const auto& h : j["hidden"]) {
             std::string raw = h.value("path", "");
             if (h.contains("path_b64") && !base::base64_decode(h.value("path_b64", ""), &raw))
-                return base::error("session metadata " + d +
-                                   "/meta.json is corrupt (hidden path); its changes are "
-                                   "still in " +
-                                   d + "/upper: put meta.json back, or remove " + d);
+                return corrupt_meta(d, " (hidden path)");
             m.hidden.push_back(raw);
         }
     m.label = j.value("label", "");
