@@ -6,6 +6,7 @@ checkout this package sits in, then $PATH.
 """
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -107,20 +108,36 @@ def _interrupt_and_wait(p: subprocess.Popen) -> None:
 TERM_GRACE = 60.0  # seconds a timed-out helper verb may take to stop on SIGTERM
 
 
-def _terminate_and_wait(p: subprocess.Popen) -> None:
+def _terminate_and_wait(p: subprocess.Popen) -> Tuple[bytes, bytes]:
     """A helper verb past its timeout: SIGTERM, which `layover apply` and
     `undo` hold until the real tree is whole again (staging rolled back, or
     the commit finished, helper/base/interrupt.h), and up to TERM_GRACE
     seconds to stop; SIGKILL only then. Found by the attack pass of 27 Nov
     (attack19): the timeout SIGKILLed the helper at once, so an apply() past
     600 s was cut off mid-commit, the tree left half-applied until the next
-    apply or undo (what attack18 fixed for Ctrl+C)."""
+    apply or undo (what attack18 fixed for Ctrl+C). Returns what it printed
+    (stdout, stderr; empty when not captured)."""
     p.terminate()
     try:
-        p.communicate(timeout=TERM_GRACE)
+        out, err = p.communicate(timeout=TERM_GRACE)
     except subprocess.TimeoutExpired:
         p.kill()
-        p.communicate()
+        out, err = p.communicate()
+    return out or b"", err or b""
+
+
+def _finished_first(rc: int, out: bytes) -> bool:
+    """A verb stopped by the timeout's SIGTERM that had finished first: an
+    apply or undo holds the signal to the end of its commit, prints its
+    whole --json result (its "error" null), then dies by the signal. That
+    complete document is the verb's last word, so the work is done."""
+    if rc != -signal.SIGTERM or not out.strip():
+        return False
+    try:
+        doc = json.loads(out.decode("utf-8"))
+    except ValueError:
+        return False
+    return isinstance(doc, dict) and "error" in doc and doc["error"] is None
 
 
 class Helper:
@@ -153,9 +170,13 @@ class Helper:
                             % (self.binary, os_reason(e, with_path=False)))
 
     @staticmethod
-    def _timed_out(args: Sequence[StrPath], timeout: float) -> SandboxError:
-        return SandboxError("layover: 'layover %s' did not finish within %.0f s"
-                            % (" ".join(os.fspath(a) for a in args[:2]), timeout))
+    def _timed_out(args: Sequence[StrPath], timeout: float, stderr: bytes = b"") -> SandboxError:
+        """Past the timeout; the helper's own last line says what it left
+        (apply: "stopped by SIGTERM; nothing was applied")."""
+        said = one_line(stderr, "")
+        return SandboxError("layover: 'layover %s' did not finish within %.0f s%s"
+                            % (" ".join(os.fspath(a) for a in args[:2]), timeout,
+                               "; it was stopped: " + said if said else ""))
 
     @staticmethod
     def _check(args: Sequence[StrPath], rc: int, stderr: bytes, ok: Sequence[int], error: Type[SandboxError]) -> None:
@@ -181,8 +202,10 @@ class Helper:
             try:
                 out, err = p.communicate(timeout=timeout)
             except subprocess.TimeoutExpired:
-                _terminate_and_wait(p)
-                raise self._timed_out(args, timeout) from None
+                out, err = _terminate_and_wait(p)
+                if not _finished_first(p.returncode, out):
+                    raise self._timed_out(args, timeout, err) from None
+                p.returncode = 0
             except KeyboardInterrupt:
                 _interrupt_and_wait(p)
                 raise

@@ -2,6 +2,7 @@
 session's links made by the rename worker, the worker's queue, and
 `layover mcp`'s gate between writing calls and freezes."""
 import errno
+import json
 import os
 import time
 
@@ -151,7 +152,6 @@ def test_python_a_helper_verb_past_its_timeout_is_stopped_by_sigterm_never_kille
     SIGTERM now, which apply holds until the tree is whole, then a grace."""
     import signal
     import threading
-    from layover import SandboxError
     sb = python_session_stopping_at_commit(home, state_dir, "py19t")
 
     def go_on_after_the_timeout():
@@ -164,9 +164,42 @@ def test_python_a_helper_verb_past_its_timeout_is_stopped_by_sigterm_never_kille
             time.sleep(0.05)
     t = threading.Thread(target=go_on_after_the_timeout)
     t.start()
-    with pytest.raises(SandboxError, match="did not finish within 1 s"):
-        sb.helper.run(["apply", "py19t", "--yes", "--json"], ok=(0, 1), timeout=1)
+    # The commit ran to its end before the SIGTERM took the helper, which
+    # printed its whole result first: that is what the call returns (it
+    # said "did not finish" before, though every file was applied).
+    r = sb.helper.run(["apply", "py19t", "--yes", "--json"], ok=(0, 1), timeout=1)
     t.join()
+    assert r.returncode == 0
+    assert len(json.loads(r.stdout)["applied"]) == 12
     assert all((home / ("f%d" % i)).read_text() == "new%d\n" % i for i in range(1, 13))
+    assert [n for n in os.listdir(str(home)) if n.startswith(".layover-tmp")] == []
+    assert os.listdir(str(state_dir / "journal")) == []
+
+
+def test_python_a_helper_verb_stopped_in_staging_by_its_timeout_says_nothing_was_applied(
+        require_sandbox, state_dir, home):
+    """Stopped by the timeout's SIGTERM while staging, apply rolls back: the
+    error says so, in the helper's own words, and the tree is untouched."""
+    import signal
+    import threading
+    from layover import SandboxError
+    sb = python_session_stopping_at_commit(home, state_dir, "py19s")
+    sb.helper.env["LAYOVER_FAULT"] = "apply:stage:2:stop"
+
+    def go_on_after_the_timeout():
+        for _ in range(1200):
+            pid = stopped_apply("py19s")
+            if pid:
+                time.sleep(3)  # the timeout (1 s) has passed
+                os.kill(pid, signal.SIGCONT)
+                return
+            time.sleep(0.05)
+    t = threading.Thread(target=go_on_after_the_timeout)
+    t.start()
+    with pytest.raises(SandboxError, match=r"did not finish within 1 s; it was stopped: layover: apply: stopped by "
+                       r"SIGTERM; nothing was applied$"):
+        sb.helper.run(["apply", "py19s", "--yes", "--json"], ok=(0, 1), timeout=1)
+    t.join()
+    assert all((home / ("f%d" % i)).read_text() == "orig%d\n" % i for i in range(1, 13))
     assert [n for n in os.listdir(str(home)) if n.startswith(".layover-tmp")] == []
     assert os.listdir(str(state_dir / "journal")) == []
