@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <linux/fs.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <sys/resource.h>
@@ -43,6 +44,13 @@ void detach(std::vector<int> keep) {
     base::close_fds_except(keep);
     // Lowest CPU priority: the next run, often started at once, goes first.
     ::setpriority(PRIO_PROCESS, 0, 19);
+    // And no preemption on wake-up (SCHED_BATCH, its fair share otherwise,
+    // unlike SCHED_IDLE, docs/performance.md "Start-up, eighth pass"): at
+    // the hand-over it waits for a free CPU instead of taking run's
+    // (issue 20, "Start-up, ninth pass"). Also undoes a real-time policy
+    // inherited from a caller under chrt.
+    struct sched_param none_rt = {};
+    ::sched_setscheduler(0, SCHED_BATCH, &none_rt);
 }
 
 // Wait for the sandbox's teardown, remove `path` (in STATE/deleting/), then

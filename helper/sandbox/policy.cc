@@ -9,6 +9,7 @@
 #include <cstdlib>
 
 #include "helper/base/fd.h"
+#include "helper/base/passwd.h"
 #include "helper/base/text.h"
 #include "helper/sandbox/first_run.h"
 #include "helper/sandbox/profile.h"
@@ -32,10 +33,7 @@ std::optional<std::vector<overlay::MountEntry>> host_mounts() {
 // LAYOVER_TEST_ACCOUNT_HOME; it only adds paths to hide.
 std::string account_home() {
     if (const char* t = std::getenv("LAYOVER_TEST_ACCOUNT_HOME")) return t;
-    auto f = base::open_at(AT_FDCWD, "/etc/passwd", O_RDONLY | O_CLOEXEC);
-    if (!f) return "";
-    auto text = base::read_all(f->get(), 16 << 20);
-    return text ? profile::passwd_home(text.value(), ::getuid()) : "";
+    return base::passwd_file_home(::getuid());
 }
 
 std::string plural(size_t n, const std::string& word) { return std::to_string(n) + " " + word + (n == 1 ? "" : "s"); }

@@ -108,25 +108,6 @@ EnvOutcome filter_env(const std::vector<std::string>& host, const EnvPolicy& pol
     return out;
 }
 
-std::string passwd_home(std::string_view passwd, unsigned uid) {
-    const std::string want = std::to_string(uid);
-    while (!passwd.empty()) {
-        size_t end = passwd.find('\n');
-        std::string_view line = passwd.substr(0, end);
-        passwd = end == std::string_view::npos ? std::string_view() : passwd.substr(end + 1);
-        // name:password:uid:gid:gecos:home:shell
-        std::vector<std::string_view> f;
-        for (size_t a = 0;;) {
-            size_t b = line.find(':', a);
-            f.push_back(line.substr(a, b == std::string_view::npos ? std::string_view::npos : b - a));
-            if (b == std::string_view::npos) break;
-            a = b + 1;
-        }
-        if (f.size() >= 6 && f[2] == want && !f[5].empty() && f[5][0] == '/') return std::string(f[5]);
-    }
-    return "";
-}
-
 std::string list_names(const std::vector<std::string>& names, size_t max) {
     std::string s;
     for (size_t i = 0; i < names.size() && i < max; i++) s += (i ? ", " : "") + names[i];

@@ -6,6 +6,8 @@
 #include <string_view>
 #include <vector>
 
+#include "helper/base/passwd.h"
+
 namespace profile {
 
 // Paths relative to $HOME that --hide-secrets (on by default) hides.
@@ -42,11 +44,8 @@ bool valid_env_name(std::string_view name);
 // "a, b, c, …" with at most `max` names, for one stderr line.
 std::string list_names(const std::vector<std::string>& names, size_t max);
 
-// The home of `uid` in passwd(5) text (/etc/passwd): its sixth field, when
-// absolute; "" when no line names the uid. Pure. Read from the file, not
-// through NSS: getpwuid's modules cost ~0.5 ms of CPU at every start
-// (attack17 measured it), and an account NSS alone knows (LDAP) keeps only
-// $HOME's preset.
-std::string passwd_home(std::string_view passwd, unsigned uid);
+// The home of `uid` in passwd(5) text (helper/base/passwd.h says why not
+// NSS): an account NSS alone knows (LDAP) keeps only $HOME's preset.
+using base::passwd_home;
 
 }  // namespace profile

@@ -1,7 +1,6 @@
 #include "review/apply/target.h"
 
 #include <fcntl.h>
-#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -11,6 +10,7 @@
 #include <cstring>
 #include <string_view>
 
+#include "helper/base/passwd.h"
 #include "helper/base/text.h"
 
 namespace review {
@@ -27,12 +27,12 @@ std::string real(const std::string& path) {
     return ::realpath(path.c_str(), buf) ? std::string(buf) : std::string();
 }
 
-// $HOME, else the password database's home; canonical, or "" when unknown.
+// $HOME, else the account's home in /etc/passwd (not NSS: helper/base/passwd.h);
+// canonical, or "" when unknown (a patch from elsewhere then needs --target).
 std::string caller_home() {
     const char* h = std::getenv("HOME");
     std::string home = h && *h == '/' ? h : "";
-    if (home.empty())
-        if (const struct passwd* pw = ::getpwuid(::getuid()); pw && pw->pw_dir) home = pw->pw_dir;
+    if (home.empty()) home = base::passwd_file_home(::getuid());
     return home.empty() ? "" : real(home);
 }
 
