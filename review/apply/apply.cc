@@ -26,6 +26,7 @@
 #include "review/apply/plan.h"
 #include "review/apply/progress.h"
 #include "review/apply/recover.h"
+#include "review/apply/space.h"
 #include "review/apply/stage.h"
 #include "review/apply/target.h"
 #include "review/apply/undo_record.h"
@@ -280,6 +281,7 @@ base::Result<ApplyReport> apply_patch(const capture::Patch& patch, const ApplyOp
         if (!opts.dry_run) rep.applied.clear();
         return rep;
     }
+    TRY_VOID(check_free_space(root, plan.items));
 
     std::optional<UndoPatchOut> undo_out;
     if (!opts.undo_to.empty()) {

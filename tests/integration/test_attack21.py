@@ -1,0 +1,81 @@
+"""The attack pass of 27 Nov on apply, undo and the patch reader (attack21):
+hostile patch files and hostile target trees."""
+import json
+import os
+import subprocess
+import sys
+
+from patch_builder import PatchBuilder
+from conftest import LAYOVER, missing_feature
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+# In a private mount namespace: a small tmpfs as the target, the patch applied
+# to it, and what the tmpfs held before and after (and its fullest moment).
+SMALL_TARGET = r"""
+import json, os, subprocess, sys, threading
+sys.path.insert(0, sys.argv[1])
+from apply_util import tree
+small, patch, opts = sys.argv[2], sys.argv[3], sys.argv[4]
+subprocess.run(["mount", "-t", "tmpfs", "-o", opts, "tmpfs", small], check=True)
+with open(os.path.join(small, "notes.txt"), "w") as f:
+    f.write("mine\n")
+before = tree(small, mtimes=True)
+least = [os.statvfs(small).f_bavail]
+done = threading.Event()
+def watch():
+    while not done.is_set():
+        least[0] = min(least[0], os.statvfs(small).f_bavail)
+threading.Thread(target=watch, daemon=True).start()
+r = subprocess.run([os.environ["LAYOVER"], "apply", patch, "--yes", "--target", small], capture_output=True)
+done.set()
+print(json.dumps({"rc": r.returncode, "err": r.stderr.decode(errors="replace"),
+                  "same": before == tree(small, mtimes=True), "least_free": least[0],
+                  "left": [n for n in os.listdir(small) if n.startswith(".layover")]}))
+"""
+
+
+def apply_on_small_tmpfs(lo, tmp_path, patch, opts):
+    if subprocess.run(["unshare", "-rm", "true"], capture_output=True).returncode != 0:
+        missing_feature("unshare -rm (user+mount namespaces) for a private tmpfs")
+    small = tmp_path / "small"
+    small.mkdir()
+    env = dict(lo.env, LAYOVER=LAYOVER)
+    r = subprocess.run(["unshare", "-rm", sys.executable, "-c", SMALL_TARGET, HERE, str(small), str(patch), opts],
+                       capture_output=True, env=env, timeout=120)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+def test_a_patch_bigger_than_the_free_space_is_refused_before_the_disk_fills(lo, tmp_path):
+    # 64 MiB of zeros is a few KB of zstd: a patch from anyone can ask for
+    # more than the disk has. Found by attack21: apply wrote until ENOSPC (the
+    # user's filesystem full, every other program's writes failing), then
+    # rolled back; now it is refused before the first write.
+    patch = tmp_path / "big.tar.zst"
+    PatchBuilder(tmp_path / "small").file("a.txt", b"a\n").file("zeros.bin", bytes(64 << 20)).write(patch)
+    assert patch.stat().st_size < 1 << 20
+    res = apply_on_small_tmpfs(lo, tmp_path, patch, "size=8m")
+    assert res["rc"] == 1, res
+    assert "the target's filesystem has " in res["err"] and "free, and this apply writes 64 MiB" in res["err"], res
+    assert "nothing was applied" in res["err"] and res["err"].count("\n") == 1, res
+    assert res["same"] and res["left"] == [], res
+    assert res["least_free"] > 1000, res  # never filled, not even for a moment
+
+
+def test_a_patch_of_more_entries_than_free_inodes_is_refused_before_anything_is_written(lo, tmp_path):
+    b = PatchBuilder(tmp_path / "small")
+    for i in range(200):
+        b.file("f%03d" % i, b"")
+    patch = b.write(tmp_path / "many.tar.zst")
+    res = apply_on_small_tmpfs(lo, tmp_path, patch, "size=8m,nr_inodes=100")
+    assert res["rc"] == 1, res
+    assert "free inodes, and this apply makes 200 entries; nothing was applied" in res["err"], res
+    assert res["same"] and res["left"] == [], res
+
+
+def test_a_patch_that_fits_still_applies_on_a_small_filesystem(lo, tmp_path):
+    patch = tmp_path / "fits.tar.zst"
+    PatchBuilder(tmp_path / "small").file("a.txt", b"a\n").file("half.bin", bytes(3 << 20)).write(patch)
+    res = apply_on_small_tmpfs(lo, tmp_path, patch, "size=8m")
+    assert res["rc"] == 0, res
