@@ -15,6 +15,10 @@ struct CommitCtx {
     DirCache& dirs;
     int store_fd;
     int trash_fd;
+    // The dirs staging wrote into, as this process opened them then (apply
+    // only; null in a recovery): one moved out of the target, or swapped for
+    // a symlink, since still holds its staged copy, removed through it.
+    const DirCache* staged = nullptr;
 };
 
 base::Result<void> commit_unit(CommitCtx& ctx, PlanItem& it);

@@ -79,3 +79,67 @@ def test_a_patch_that_fits_still_applies_on_a_small_filesystem(lo, tmp_path):
     PatchBuilder(tmp_path / "small").file("a.txt", b"a\n").file("half.bin", bytes(3 << 20)).write(patch)
     res = apply_on_small_tmpfs(lo, tmp_path, patch, "size=8m")
     assert res["rc"] == 0, res
+
+
+import pytest  # noqa: E402
+
+from test_apply_atomic import run_stopped  # noqa: E402
+
+
+@pytest.mark.parametrize("point", ["apply:stage:1", "apply:commit:1", "apply:rename:1"])
+@pytest.mark.parametrize("swap", ["moved", "symlink"])
+def test_a_dir_moved_out_or_swapped_for_a_symlink_while_apply_runs_keeps_nothing_of_it_outside(lo, tmp_path, point, swap):
+    r = lo.run("cd '%s' && echo new > docs/readme.txt && echo n > docs/added.txt" % lo.target, session="mv")
+    assert r.returncode == 0, r.stderr
+    patch = tmp_path / "mv.tar.zst"
+    lo("save", "mv", "-o", patch, check=True)
+    moved = tmp_path / "moved"
+
+    def move_docs_out():
+        os.rename(str(lo.target / "docs"), str(moved))
+        if swap == "symlink":
+            os.symlink(str(moved), str(lo.target / "docs"))
+        else:
+            os.mkdir(str(lo.target / "docs"))
+
+    rc, out, err = run_stopped(lo, ["apply", patch, "--target", lo.target, "--yes"], point, move_docs_out)
+    assert rc == 1, (out, err)
+    assert b"nothing was applied" in err, err
+    assert sorted(os.listdir(str(moved))) == ["readme.txt"], err
+    assert (moved / "readme.txt").read_text() == "hello\nworld\n"
+    assert not (lo.state / "journal").exists() or os.listdir(str(lo.state / "journal")) == []
+
+
+def test_an_apply_killed_after_its_dir_was_swapped_for_a_symlink_is_recovered_not_stuck(lo, tmp_path):
+    # The recovery (another process) cannot reach the staged copies in the
+    # moved dir, and never follows the symlink to them; it must still finish,
+    # or every later apply and undo on the tree failed until the link was gone.
+    r = lo.run("cd '%s' && echo new > docs/readme.txt && echo n > docs/added.txt && echo s > notes.txt" % lo.target,
+               session="mv")
+    assert r.returncode == 0, r.stderr
+    patch = tmp_path / "mv.tar.zst"
+    lo("save", "mv", "-o", patch, check=True)
+    moved = tmp_path / "moved"
+
+    def swap_and_kill():
+        os.rename(str(lo.target / "docs"), str(moved))
+        os.symlink(str(moved), str(lo.target / "docs"))
+
+    env = dict(lo.env, LAYOVER_FAULT="apply:commit:1:stop")
+    proc = subprocess.Popen([LAYOVER, "apply", str(patch), "--target", str(lo.target), "--yes"], cwd=str(lo.target),
+                            env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    from test_apply_atomic import wait_stopped
+    wait_stopped(proc)
+    swap_and_kill()
+    proc.kill()
+    proc.communicate(timeout=30)
+    notes = (lo.target / "notes.txt").read_bytes()
+    r = lo("apply", patch, "--target", lo.target, "--yes", "--json", "--exclude", "docs/**")
+    assert b"ROLLING BACK FAILED" not in r.stderr, r.stderr
+    out = json.loads(r.stdout)
+    assert "recovered" in out, (out, r.stderr)
+    assert out["recovered"].startswith("reverted an interrupted apply"), out
+    assert r.returncode == 0, out
+    assert (lo.target / "notes.txt").read_text() == "s\n" and notes != b"s\n"
+    assert (moved / "readme.txt").read_text() == "hello\nworld\n"
+    assert not os.listdir(str(lo.state / "journal"))
