@@ -273,14 +273,16 @@ base::Result<void> restore_unit(CommitCtx& ctx, const Unit& u) {
     auto [parent, name] = split_parent(u.path);
     auto pr = ctx.dirs.get(parent);
     if (!pr.ok()) {
-        // An addition whose dir is gone, or is no dir of the target's any
-        // more (a symlink or a file now: see discard_staged), left nothing here.
+        // An addition whose dir is gone left nothing here. In an apply's
+        // rollback, nor did one whose dir is no dir of the target's any more
+        // (a symlink or a file now: see discard_staged); an undo stops there
+        // instead of saying it removed what it cannot reach.
         int err = pr.error().code;
-        if (u.op == Op::Add && (err == ENOENT || err == ELOOP || err == ENOTDIR)) return base::Ok();
+        bool elsewhere = !ctx.undoing && (err == ELOOP || err == ENOTDIR);
+        if (u.op == Op::Add && (err == ENOENT || elsewhere)) return base::Ok();
         // A replacement or deletion the commit never made (the undo store
         // holds no original for it) has nothing to put back either.
-        if ((u.op == Op::Replace || u.op == Op::Delete) && (err == ELOOP || err == ENOTDIR) && !u.slot.empty() &&
-            ctx.store_fd >= 0) {
+        if ((u.op == Op::Replace || u.op == Op::Delete) && elsewhere && !u.slot.empty() && ctx.store_fd >= 0) {
             TRY(EntryStat s, stat_at(ctx.store_fd, u.slot));
             if (!s.exists) return base::Ok();
         }

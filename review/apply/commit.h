@@ -19,6 +19,9 @@ struct CommitCtx {
     // only; null in a recovery): one moved out of the target, or swapped for
     // a symlink, since still holds its staged copy, removed through it.
     const DirCache* staged = nullptr;
+    // An undo (or its recovery): a path it cannot reach is an error, never
+    // passed over, so it is not said to be restored (see restore_unit).
+    bool undoing = false;
 };
 
 base::Result<void> commit_unit(CommitCtx& ctx, PlanItem& it);

@@ -181,8 +181,8 @@ base::Result<void> revert_txn(int root, const std::string& state, DirCache& dirs
     StoreRef ref = store_ref(root, state, t);
     auto st = open_store(ref, false);
     if (st.ok()) {
-        CommitCtx ctx{root, dirs, st->dir.get(), st->trash.get(), staged};
         bool undo = t.kind == TxnKind::Undo;
+        CommitCtx ctx{root, dirs, st->dir.get(), st->trash.get(), staged, undo};
         for (size_t i = std::min(committed, t.units.size()); i-- > 0;) {
             TRY_VOID(undo ? fault_point("undo", "restore") : fault_point("apply", "revert"));
             if (t.force) TRY_VOID(make_way(ctx, t.units[i]));
