@@ -143,3 +143,23 @@ def test_an_apply_killed_after_its_dir_was_swapped_for_a_symlink_is_recovered_no
     assert (lo.target / "notes.txt").read_text() == "s\n" and notes != b"s\n"
     assert (moved / "readme.txt").read_text() == "hello\nworld\n"
     assert not os.listdir(str(lo.state / "journal"))
+
+
+def test_a_forced_undo_never_says_it_removed_an_addition_behind_a_dir_now_a_symlink(lo, tmp_path):
+    r = lo.run("cd '%s' && echo n > docs/added.txt && echo s > notes.txt" % lo.target, session="u")
+    assert r.returncode == 0, r.stderr
+    r = lo("apply", "u", "--yes", "--json")
+    undo = json.loads(r.stdout)["undo"]
+    moved = tmp_path / "moved"
+    os.rename(str(lo.target / "docs"), str(moved))
+    os.symlink(str(moved), str(lo.target / "docs"))
+    r = lo("undo", undo, "--force")
+    assert r.returncode == 1 and b"restoring docs/added.txt" in r.stderr, r.stderr
+    assert b"removed: the apply added it" not in r.stdout, r.stdout
+    assert (moved / "added.txt").exists()
+    os.unlink(str(lo.target / "docs"))
+    os.rename(str(moved), str(lo.target / "docs"))
+    r = lo("undo", undo, "--force")
+    assert r.returncode == 0, r.stderr
+    assert not (lo.target / "docs" / "added.txt").exists()
+    assert (lo.target / "notes.txt").read_text() != "s\n"
