@@ -26,6 +26,7 @@
 #include "review/apply/plan.h"
 #include "review/apply/progress.h"
 #include "review/apply/recover.h"
+#include "review/apply/space.h"
 #include "review/apply/stage.h"
 #include "review/apply/target.h"
 #include "review/apply/undo_record.h"
@@ -280,6 +281,7 @@ base::Result<ApplyReport> apply_patch(const capture::Patch& patch, const ApplyOp
         if (!opts.dry_run) rep.applied.clear();
         return rep;
     }
+    TRY_VOID(check_free_space(root, plan.items));
 
     std::optional<UndoPatchOut> undo_out;
     if (!opts.undo_to.empty()) {
@@ -316,10 +318,11 @@ base::Result<ApplyReport> apply_patch(const capture::Patch& patch, const ApplyOp
 
     Progress progress(opts.progress);
     size_t committed = 0;
+    DirCache staging_dirs(root);  // the dirs staging wrote into, kept for a rollback
     auto fail = [&](const base::Error& e) -> base::Error {
         progress.done();
         take_units();
-        auto r = revert_txn(root, state, dirs, txn, committed);
+        auto r = revert_txn(root, state, dirs, txn, committed, &staging_dirs);
         if (!r.ok())
             return base::error(e.message + "; ROLLING BACK FAILED: " + r.error().message + "; the journal " + jpath +
                                " is kept: re-run layover apply or undo on " + base::display_path(tgt.path) +
@@ -359,7 +362,7 @@ base::Result<ApplyReport> apply_patch(const capture::Patch& patch, const ApplyOp
         walks.join();
         return fail(e);
     };
-    dirs.clear();
+    std::swap(dirs, staging_dirs);  // dirs starts afresh; staging's stay open for a rollback
     if (auto r = dur.flush(root, dirs); !r.ok()) return fail_walked(r.error());
     hasher.join();
     if (auto r = finish_deferred(deferred, plan.items); !r.ok()) return fail_walked(r.error());
@@ -368,7 +371,7 @@ base::Result<ApplyReport> apply_patch(const capture::Patch& patch, const ApplyOp
         walks.join();
         progress.done();
         take_units();
-        if (auto r = revert_txn(root, state, dirs, txn, 0); !r.ok()) return fail(r.error());
+        if (auto r = revert_txn(root, state, dirs, txn, 0, &staging_dirs); !r.ok()) return fail(r.error());
         (void)remove_journal(jpath);
         rep.applied.clear();
         return rep;

@@ -273,7 +273,19 @@ base::Result<void> restore_unit(CommitCtx& ctx, const Unit& u) {
     auto [parent, name] = split_parent(u.path);
     auto pr = ctx.dirs.get(parent);
     if (!pr.ok()) {
-        if (u.op == Op::Add && pr.error().code == ENOENT) return base::Ok();
+        // An addition whose dir is gone left nothing here. In an apply's
+        // rollback, nor did one whose dir is no dir of the target's any more
+        // (a symlink or a file now: see discard_staged); an undo stops there
+        // instead of saying it removed what it cannot reach.
+        int err = pr.error().code;
+        bool elsewhere = !ctx.undoing && (err == ELOOP || err == ENOTDIR);
+        if (u.op == Op::Add && (err == ENOENT || elsewhere)) return base::Ok();
+        // A replacement or deletion the commit never made (the undo store
+        // holds no original for it) has nothing to put back either.
+        if ((u.op == Op::Replace || u.op == Op::Delete) && elsewhere && !u.slot.empty() && ctx.store_fd >= 0) {
+            TRY(EntryStat s, stat_at(ctx.store_fd, u.slot));
+            if (!s.exists) return base::Ok();
+        }
         return pr.error().context("restoring " + base::display_path(u.path));
     }
     int pfd = *pr;
@@ -331,19 +343,36 @@ base::Result<void> restore_unit(CommitCtx& ctx, const Unit& u) {
 base::Result<void> discard_staged(CommitCtx& ctx, const Unit& u) {
     if (u.tmp.empty()) return base::Ok();
     auto [parent, tname] = split_parent(u.tmp);
+    // Whether dfd holds the staged entry: once staging recorded its inode,
+    // only that is ours to remove.
+    auto ours = [&](int dfd) -> base::Result<bool> {
+        TRY(EntryStat t, stat_at(dfd, tname));
+        if (!t.exists || (u.old_ino && t.ino == u.old_ino)) return false;
+        return !u.new_ino || t.ino == u.new_ino;
+    };
     auto pr = ctx.dirs.get(parent);
-    // Gone with its directory: nothing left. Any other failure to reach it
-    // (out of fds, EACCES) is reported: the rollback keeps its journal, and
-    // a staged copy is never left behind as if it were removed.
-    if (!pr.ok()) {
-        if (pr.error().code == ENOENT) return base::Ok();
-        return pr.error().context("removing the staged copy of " + base::display_path(u.path));
+    if (pr.ok()) {
+        TRY(bool here, ours(*pr));
+        if (here) return remove_tree_at(*pr, tname);
     }
-    TRY(EntryStat t, stat_at(*pr, tname));
-    if (!t.exists || (u.old_ino && t.ino == u.old_ino)) return base::Ok();
-    // Once staging recorded its inode, only that is ours to remove.
-    if (u.new_ino && t.ino != u.new_ino) return base::Ok();
-    return remove_tree_at(*pr, tname);
+    // The dir staging wrote into, moved out of the target (or swapped for a
+    // symlink) since: the staged copy went with it, and is removed there, by
+    // the fd staging used and its inode, never by a path outside the target.
+    if (int sfd = ctx.staged ? ctx.staged->cached(parent) : -1; sfd >= 0 && (!pr.ok() || sfd != *pr)) {
+        TRY(bool there, ours(sfd));
+        if (there) return remove_tree_at(sfd, tname);
+    }
+    if (pr.ok()) return base::Ok();
+    // Gone with its directory: nothing left. A dir now a symlink or a file
+    // is no dir of the target's any more: whatever was staged in it went
+    // where it went, which a rollback never follows a link to reach (a
+    // recovery that did not started over and failed at every apply until
+    // the link was removed). Any other failure to reach it (out of fds,
+    // EACCES, a mount) is reported: the rollback keeps its journal, and a
+    // staged copy is never left behind as if it were removed.
+    int err = pr.error().code;
+    if (err == ENOENT || err == ELOOP || err == ENOTDIR) return base::Ok();
+    return pr.error().context("removing the staged copy of " + base::display_path(u.path));
 }
 
 base::Result<void> record_after(CommitCtx& ctx, Unit& u, const std::vector<EntryStat>* walked) {

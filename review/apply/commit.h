@@ -15,6 +15,13 @@ struct CommitCtx {
     DirCache& dirs;
     int store_fd;
     int trash_fd;
+    // The dirs staging wrote into, as this process opened them then (apply
+    // only; null in a recovery): one moved out of the target, or swapped for
+    // a symlink, since still holds its staged copy, removed through it.
+    const DirCache* staged = nullptr;
+    // An undo (or its recovery): a path it cannot reach is an error, never
+    // passed over, so it is not said to be restored (see restore_unit).
+    bool undoing = false;
 };
 
 base::Result<void> commit_unit(CommitCtx& ctx, PlanItem& it);

@@ -176,12 +176,13 @@ base::Result<void> remove_store(const StoreRef& ref) {
     return base::Ok();
 }
 
-base::Result<void> revert_txn(int root, const std::string& state, DirCache& dirs, const Txn& t, size_t committed) {
+base::Result<void> revert_txn(int root, const std::string& state, DirCache& dirs, const Txn& t, size_t committed,
+                              const DirCache* staged) {
     StoreRef ref = store_ref(root, state, t);
     auto st = open_store(ref, false);
     if (st.ok()) {
-        CommitCtx ctx{root, dirs, st->dir.get(), st->trash.get()};
         bool undo = t.kind == TxnKind::Undo;
+        CommitCtx ctx{root, dirs, st->dir.get(), st->trash.get(), staged, undo};
         for (size_t i = std::min(committed, t.units.size()); i-- > 0;) {
             TRY_VOID(undo ? fault_point("undo", "restore") : fault_point("apply", "revert"));
             if (t.force) TRY_VOID(make_way(ctx, t.units[i]));
@@ -191,7 +192,7 @@ base::Result<void> revert_txn(int root, const std::string& state, DirCache& dirs
         for (const auto& u : t.units) TRY_VOID(discard_staged(ctx, u));
     } else {
         // No store: staging never got that far; only staged names may exist.
-        CommitCtx ctx{root, dirs, -1, -1};
+        CommitCtx ctx{root, dirs, -1, -1, staged};
         for (const auto& u : t.units) TRY_VOID(discard_staged(ctx, u));
     }
     if (::syncfs(root) != 0) return base::sys_error("syncfs");

@@ -49,6 +49,7 @@ void note_store(Durability& dur, const Store& s);
 // Restore every unit (last first; for an undo with --force, later versions
 // give way first), then drop staging and the store. Apply's rollback, undo
 // and the recovery of either all take exactly these steps.
-base::Result<void> revert_txn(int root, const std::string& state, DirCache& dirs, const Txn& t, size_t committed);
+base::Result<void> revert_txn(int root, const std::string& state, DirCache& dirs, const Txn& t, size_t committed,
+                              const DirCache* staged = nullptr);
 
 }  // namespace review

@@ -62,6 +62,11 @@ public:
     explicit DirCache(int root) : root_(root) {}
     base::Result<int> get(const std::string& rel);
     void clear() { cache_.clear(); }
+    // The fd cached for rel, or -1: never opens anything.
+    int cached(const std::string& rel) const {
+        auto it = cache_.find(rel);
+        return it == cache_.end() ? -1 : it->second.fd.get();
+    }
 
 private:
     struct Entry {

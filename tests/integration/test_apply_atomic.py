@@ -102,14 +102,29 @@ def test_undo_sigkill_then_rerun_finishes_the_undo(lo, tmp_path, fault):
 
 
 ENOSPC_SCRIPT = r"""
-import json, os, subprocess, sys
+import json, os, subprocess, sys, time
 sys.path.insert(0, sys.argv[4])
 from apply_util import tree
 small, home, patch, _ = sys.argv[1:5]
-subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", small], check=True)
+subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", small], check=True)
 subprocess.run(["cp", "-a", home + "/.", small], check=True)
 before = tree(small, mtimes=True)
-r = subprocess.run([os.environ["LAYOVER"], "apply", patch, "--yes", "--target", small], capture_output=True)
+# The patch fits when apply checks the free space; another program fills the
+# disk while it stages (apply stopped at its first staging step meanwhile).
+p = subprocess.Popen([os.environ["LAYOVER"], "apply", patch, "--yes", "--target", small],
+                     env=dict(os.environ, LAYOVER_FAULT="apply:stage:1:stop"),
+                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+while True:
+    with open("/proc/%d/stat" % p.pid) as f:
+        if f.read().rsplit(")", 1)[1].split()[0] == "T":
+            break
+    time.sleep(0.01)
+filler = os.path.join(small, "..filler")
+subprocess.run(["sh", "-c", "cat /dev/zero > " + filler], capture_output=True)
+os.kill(p.pid, 18)
+out, err = p.communicate()
+r = subprocess.CompletedProcess(p.args, p.returncode, out, err)
+os.unlink(filler)
 after = tree(small, mtimes=True)
 left = [n for n in os.listdir(small) if n.startswith(".layover")]
 print(json.dumps({"rc": r.returncode, "err": r.stderr.decode(errors="replace"),
