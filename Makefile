@@ -19,9 +19,10 @@ STATIC_CXX := $(if $(SAN),,-static-libstdc++ -static-libgcc)
 # relocating libc at every start, ~0.15-0.2 ms of CPU on `run`'s critical
 # path (docs/performance.md, "Start-up, ninth pass"). -static-pie implies
 # a static libstdc++ and libgcc (with -static-libgcc as well, this gcc made a
-# binary that needs libc.so but has no interpreter). getpwuid
-# (review/apply/target.cc, only without $HOME) still loads the NSS modules
-# at run time, as in a dynamic build.
+# binary that needs libc.so but has no interpreter). Nothing in it may call
+# NSS (getpwuid and friends): a static glibc loads those modules at run time,
+# and crashed on a uid missing from /etc/passwd; helper/base/passwd.h reads
+# the file instead.
 LAYOVER_STATIC := $(if $(SAN),,-static-pie)
 XXHASH     := $(if $(SAN),-lxxhash,-l:libxxhash.a)
 SECCOMP    := $(if $(SAN),-lseccomp,-l:libseccomp.a)
