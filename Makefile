@@ -22,8 +22,9 @@ STATIC_CXX := $(if $(SAN),,-static-libstdc++ -static-libgcc)
 # binary that needs libc.so but has no interpreter). Nothing in it may call
 # NSS (getpwuid and friends): a static glibc loads those modules at run time,
 # and crashed on a uid missing from /etc/passwd; helper/base/passwd.h reads
-# the file instead.
-LAYOVER_STATIC := $(if $(SAN),,-static-pie)
+# the file instead. --fatal-warnings turns the linker's "Using 'getpwuid' in
+# statically linked applications requires ..." into a failed build.
+LAYOVER_STATIC := $(if $(SAN),,-static-pie -Wl,--fatal-warnings)
 XXHASH     := $(if $(SAN),-lxxhash,-l:libxxhash.a)
 SECCOMP    := $(if $(SAN),-lseccomp,-l:libseccomp.a)
 SAN      :=
