@@ -5,6 +5,7 @@ tree: applying is the person's, with `layover apply`.
 """
 from __future__ import annotations
 
+import difflib
 import fcntl
 import json
 import os
@@ -223,6 +224,27 @@ def tool_list(network: str) -> List[Dict[str, Any]]:
                               ["session", "rejections"]),
          "annotations": _ann("Review feedback", True)},
     ]
+
+
+_ARGS: Dict[str, Tuple[str, ...]] = {}
+
+
+def check_known_args(name: str, args: Dict[str, Any]) -> None:
+    """An argument the tool does not take is refused, naming it, the one it
+    was likely meant to be, and the ones the tool takes: a mistyped optional
+    one (`timout`) was ignored, the call run with its default, and a
+    mistyped required one was reported as missing."""
+    if not _ARGS:
+        _ARGS.update((t["name"], tuple(t["inputSchema"]["properties"])) for t in tool_list("none"))
+    takes = _ARGS.get(name, ())
+    unknown = [k for k in args if k not in takes]
+    if not unknown:
+        return
+    word = str(unknown[0])[:100]
+    near = difflib.get_close_matches(word, takes, n=1, cutoff=0.6)
+    raise BadArgs("unknown argument %r%s; %s takes %s" % (
+        word, " (did you mean %r?)" % near[0] if near else "", name,
+        ", ".join(takes) if takes else "no arguments"))
 
 
 # --- the tools ---

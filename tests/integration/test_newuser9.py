@@ -1,0 +1,78 @@
+"""A demanding new user's walk (round 9), through the real CLI, the Python
+bindings and `layover mcp`: `layover help VERB`, a mistyped verb, the undo
+record of a patch applied by a relative path, run()'s timeout message, a
+mistyped MCP tool argument. Each test fails before its fix."""
+import os
+import shutil
+
+import pytest
+
+from mcp_util import client, proj, text  # noqa: F401 (fixtures)
+
+
+def test_help_verb_is_the_verbs_help_and_an_unknown_one_is_a_usage_error(lo):
+    for verb in ("run", "status", "diff", "apply"):  # layover's own verbs and layover-patch's
+        r = lo("help", verb)
+        assert r.returncode == 0 and r.stderr == b"", r.stderr
+        assert r.stdout == lo(verb, "--help").stdout
+        assert r.stdout.startswith(b"usage: layover %s " % verb.encode()), r.stdout[:80]
+    r = lo("help", "statu")
+    assert (r.returncode, r.stdout) == (2, b"")
+    assert r.stderr == b"layover: unknown verb 'statu' (did you mean 'status'?); see 'layover --help'\n"
+    assert lo("help").stdout.startswith(b"usage: layover VERB [ARGS]\n")
+
+
+@pytest.mark.parametrize("typo,meant", [("statu", "status"), ("aply", "apply"), ("sesions", "sessions"),
+                                        ("chekpoint", "checkpoint"), ("hlep", "help")])
+def test_a_mistyped_verb_names_the_verb_it_was_meant_to_be(lo, typo, meant):
+    r = lo(typo, "x")
+    assert (r.returncode, r.stdout) == (2, b"")
+    assert r.stderr.decode() == "layover: unknown verb '%s' (did you mean '%s'?); see 'layover --help'\n" % (
+        typo, meant)
+
+
+def test_an_unknown_verb_is_quoted_as_any_name_on_screen(lo):
+    r = lo("x\x1b[2Jy")
+    assert r.returncode == 2 and b"\x1b" not in r.stderr, r.stderr
+    assert r.stderr == b"layover: unknown verb '\"x\\x1b[2Jy\"'; see 'layover --help'\n"
+
+
+def test_a_patch_applied_by_a_relative_path_is_recorded_by_its_real_path(lo, home, tmp_path):
+    # A reviewer saves the patch beside the tree and applies it from there,
+    # then again from inside the tree: the record named 'p.tar.zst', which
+    # `undo --list` showed as is and the second apply did not recognise.
+    assert lo.run("echo new > new.txt; echo more >> notes.txt", session="rel").returncode == 0
+    work = tmp_path / "work"
+    work.mkdir()
+    assert lo("save", "rel", "-o", work / "p.tar.zst").returncode == 0
+    r = lo("apply", "p.tar.zst", "--target", home, "--yes", cwd=work)
+    assert r.returncode == 0, r.stderr
+    real = os.path.realpath(work / "p.tar.zst")
+    r = lo("undo", "--list", "--target", home, cwd=home)
+    assert r.returncode == 0 and real in r.stdout.decode(), r.stdout
+    shutil.copy(work / "p.tar.zst", home / ".." / "p.tar.zst")  # another path, the same name
+    r = lo("apply", str(work / "p.tar.zst"), "--target", ".", "--yes", cwd=home)
+    assert r.returncode == 1
+    err = r.stderr.decode()
+    assert "new.txt: exists on the target now" in err, err
+    assert "note: this patch was applied to %s already, at " % os.path.realpath(home) in err, err
+    r = lo("apply", "../p.tar.zst", "--target", ".", "--yes", cwd=home)  # a copy elsewhere is another file
+    assert r.returncode == 1 and "note: this patch was applied" not in r.stderr.decode(), r.stderr
+
+
+def test_mcp_a_mistyped_argument_is_named_with_the_one_it_was_meant_to_be(client, state_dir):
+    c = client(session="mcp-nu9-args")
+    r = c.call("run_command", command="echo hi > made.txt", timout=5)
+    assert r["isError"] and text(r) == ("run_command: unknown argument 'timout' (did you mean 'timeout'?); "
+                                        "run_command takes command, cwd, timeout, stdin"), r
+    r = c.call("run_command", comand="touch made2.txt")
+    assert r["isError"] and text(r).startswith("run_command: unknown argument 'comand' (did you mean 'command'?)")
+    r = c.call("changes", verbose=True)
+    assert r["isError"] and text(r) == "changes: unknown argument 'verbose'; changes takes no arguments", r
+    r = c.request("tools/call", {"name": "run_comand", "arguments": {"command": "true"}})
+    assert r["error"]["code"] == -32602 and r["error"]["message"] == (
+        "Invalid params: unknown tool 'run_comand' (did you mean 'run_command'?); tools/list names the tools"), r
+    # Nothing ran: no file, no step.
+    r = c.call("changes")
+    assert not r["isError"] and "made" not in text(r), text(r)
+    assert c.call("log")["structuredContent"]["steps"] == []
