@@ -76,3 +76,16 @@ def test_mcp_a_mistyped_argument_is_named_with_the_one_it_was_meant_to_be(client
     r = c.call("changes")
     assert not r["isError"] and "made" not in text(r), text(r)
     assert c.call("log")["structuredContent"]["steps"] == []
+
+
+def test_apply_and_undo_to_a_target_that_does_not_exist_say_so_as_run_does(lo, home, tmp_path):
+    assert lo.run("echo x > x.txt", session="gone").returncode == 0
+    nope = tmp_path / "nope"
+    r = lo("apply", "gone", "--target", nope, "--yes")
+    assert r.returncode == 1
+    assert r.stderr.decode() == "layover: apply: target %s does not exist; nothing was applied; pass --target DIR\n" % nope
+    for how in ("--last", "--list"):
+        r = lo("undo", how, "--target", nope)
+        assert r.returncode == 2 and r.stderr.decode() == (
+            "layover: undo: target %s does not exist; pass --target DIR, the tree an apply changed; "
+            "see 'layover undo --help'\n" % nope), r.stderr
