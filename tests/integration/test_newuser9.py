@@ -89,3 +89,19 @@ def test_apply_and_undo_to_a_target_that_does_not_exist_say_so_as_run_does(lo, h
         assert r.returncode == 2 and r.stderr.decode() == (
             "layover: undo: target %s does not exist; pass --target DIR, the tree an apply changed; "
             "see 'layover undo --help'\n" % nope), r.stderr
+
+
+def test_save_over_a_file_that_is_not_a_patch_writes_nothing(lo, home, tmp_path):
+    assert lo.run("echo more >> notes.txt", session="sv").returncode == 0
+    before = (home / "notes.txt").read_bytes()
+    r = lo("save", "sv", "-o", "notes.txt")  # run in the target: the tree's own file
+    assert r.returncode == 1 and r.stderr.decode() == (
+        "layover: save: notes.txt exists and is not a layover patch; nothing was written: pick another "
+        "-o FILE.tar.zst, or remove that file first\n"), r.stderr
+    assert (home / "notes.txt").read_bytes() == before
+    out = tmp_path / "p.tar.zst"
+    for _ in range(2):  # a patch is replaced, as before
+        assert lo("save", "sv", "-o", out).returncode == 0
+    empty = tmp_path / "empty.tar.zst"
+    empty.write_bytes(b"")
+    assert lo("save", "sv", "-o", empty).returncode == 0 and empty.stat().st_size > 0
