@@ -272,7 +272,8 @@ def run_command(ctx: Any, a: Dict[str, Any]) -> Result:
     s = _cmd(r, ("exit_code", "stdout", "stderr", "timed_out", "truncated"))
     text = _cmd_text(r)
     if r.get("timed_out"):
-        text += "\n[timed out after %g s: its process group was killed]" % timeout
+        text += ("\n[timed out after %g s: its process group was killed; pass a larger timeout (seconds, at most "
+                 "%d), or start_command for a server or a long job]" % (timeout, MAX_TIMEOUT))
     else:
         text += "\n[exit code %s]" % r.get("exit_code")
     return text.lstrip("\n"), s, bool(r.get("timed_out") or r.get("exit_code"))
@@ -314,7 +315,10 @@ def read_file(ctx: Any, a: Dict[str, Any]) -> Result:
     s = _cmd(r, ("path", "content", "start_line", "end_line", "size", "truncated", "next_offset"))
     text = r["content"]
     if not text:
-        text = "(%s is empty)" % r["path"] if r["size"] == 0 else "(no lines from %d on)" % offset
+        count = r.get("lines")
+        text = "(%s is empty)" % r["path"] if r["size"] == 0 else "(no lines from %d on%s)" % (
+            offset, ": %s has %d line%s" % (r["path"], count, "" if count == 1 else "s")
+            if isinstance(count, int) else "")
     if r.get("next_offset"):
         text += "\n[... more lines follow: read_file with offset=%d]" % r["next_offset"]
     return text, s, False

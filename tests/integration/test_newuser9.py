@@ -105,3 +105,15 @@ def test_save_over_a_file_that_is_not_a_patch_writes_nothing(lo, home, tmp_path)
     empty = tmp_path / "empty.tar.zst"
     empty.write_bytes(b"")
     assert lo("save", "sv", "-o", empty).returncode == 0 and empty.stat().st_size > 0
+
+
+def test_mcp_a_timed_out_command_names_the_fix_and_read_file_past_the_end_the_line_count(client, proj):
+    c = client(session="mcp-nu9-text")
+    r = c.call("run_command", command="sleep 5", timeout=0.5)
+    assert r["isError"] and r["structuredContent"]["timed_out"] is True
+    assert text(r).endswith("[timed out after 0.5 s: its process group was killed; pass a larger timeout "
+                            "(seconds, at most 3600), or start_command for a server or a long job]"), text(r)
+    r = c.call("read_file", path="README.md", offset=9)  # "# demo\n": one line
+    assert not r["isError"] and text(r) == "(no lines from 9 on: README.md has 1 line)", text(r)
+    r = c.call("read_file", path="src/app.py", offset=5)
+    assert text(r) == "(no lines from 5 on: src/app.py has 2 lines)", text(r)
