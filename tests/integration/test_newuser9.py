@@ -117,3 +117,30 @@ def test_mcp_a_timed_out_command_names_the_fix_and_read_file_past_the_end_the_li
     assert not r["isError"] and text(r) == "(no lines from 9 on: README.md has 1 line)", text(r)
     r = c.call("read_file", path="src/app.py", offset=5)
     assert text(r) == "(no lines from 5 on: src/app.py has 2 lines)", text(r)
+
+
+def test_a_directory_given_for_a_session_names_the_session_over_it(lo, home):
+    assert lo.run("echo x > x.txt", session="over").returncode == 0
+    want = ("'%s' is a directory, not %%s: name a session (the most recent over %s is 'over'; 'layover sessions' "
+            "lists them)" % (home, os.path.realpath(home)))
+    r = lo("status", home)
+    assert r.returncode == 1 and r.stderr.decode() == "layover: %s\n" % (want % "a session"), r.stderr
+    r = lo("apply", home, "--dry-run")
+    assert r.returncode == 1 and r.stderr.decode() == "layover: apply: %s\n" % (want % "a patch file or a session")
+    r = lo("diff", str(home) + "/")
+    assert r.returncode == 2 and "is a directory, not a patch file or a session: name a session (the most recent " \
+        "over %s is 'over'" % os.path.realpath(home) in r.stderr.decode(), r.stderr
+    r = lo("log", ".", cwd=home)
+    assert r.returncode == 1 and "'.' is a directory, not a session" in r.stderr.decode(), r.stderr
+
+
+def test_reject_names_the_session_and_path_in_the_commands_it_suggests(lo, home):
+    assert lo.run("echo more >> notes.txt", session="rj").returncode == 0
+    r = lo("reject", "rj", "nope.txt")
+    assert r.returncode == 1 and r.stderr.decode() == (
+        "layover: reject: nope.txt is not a change of this session; 'layover status rj' lists the paths to "
+        "reject; nothing was recorded\n"), r.stderr
+    r = lo("reject", "rj", "notes.txt:7")
+    assert r.returncode == 1 and r.stderr.decode() == (
+        "layover: reject: notes.txt has 1 hunk, no hunk 7; see 'layover diff rj --hunk-numbers -- notes.txt'; "
+        "nothing was recorded\n"), r.stderr
