@@ -91,9 +91,11 @@ base::Result<Patch> Patch::open_source(const std::string& arg, const Limits& lim
                                        const StepRange& steps) {
     if (names_a_file(arg)) {
         // `apply ~/project`, `diff ./`: the tree, not a patch ("is not a regular file").
-        if (auto state = session::state_dir(); state.ok())
-            if (std::string dir = session::directory_given(*state, arg, "a patch file or a session"); !dir.empty())
-                return base::error(dir);
+        struct stat st;
+        if (::stat(arg.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+            if (auto state = session::state_dir(); state.ok())
+                if (std::string dir = session::directory_given(*state, arg, "a patch file or a session"); !dir.empty())
+                    return base::error(dir);
         return open(arg, limits);
     }
     if (existing_file(arg)) {
