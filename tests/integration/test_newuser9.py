@@ -144,3 +144,11 @@ def test_reject_names_the_session_and_path_in_the_commands_it_suggests(lo, home)
     assert r.returncode == 1 and r.stderr.decode() == (
         "layover: reject: notes.txt has 1 hunk, no hunk 7; see 'layover diff rj --hunk-numbers -- notes.txt'; "
         "nothing was recorded\n"), r.stderr
+
+
+def test_run_of_a_directory_as_the_command_says_to_pass_it_as_target(lo, home):
+    r = lo("run", home)  # --target left out
+    assert r.returncode == 125, r.stderr
+    assert r.stderr.decode() == ("layover: %s is a directory, not a command: to run over it, pass --target %s "
+                                 "(layover run --target DIR [-- CMD])\n" % (home, os.path.realpath(home)))
+    assert not (lo.state / "sessions").exists() or os.listdir(lo.state / "sessions") == []  # nothing started
