@@ -539,7 +539,9 @@ def rollback(ctx: Any, a: Dict[str, Any]) -> Result:
         r = ctx.helper.run(["rollback", ctx.sandbox.name, str(step)], ok=(0, 1))
     ctx.sandbox.ensure()
     if r.returncode != 0:
-        return r.stderr.decode("utf-8", "replace").strip() or "layover rollback failed", None, True
+        # The agent's way to list the steps is its log tool, not the CLI the helper names.
+        why = r.stderr.decode("utf-8", "replace").strip().replace("see 'layover log'", "see the log tool")
+        return why or "layover rollback failed", None, True
     how = "every command was stopped and the sandbox started again" if busy else "the sandbox goes on"
     return "rolled back to step %d; %s" % (step, how), {"step": step}, False
 

@@ -152,3 +152,11 @@ def test_run_of_a_directory_as_the_command_says_to_pass_it_as_target(lo, home):
     assert r.stderr.decode() == ("layover: %s is a directory, not a command: to run over it, pass --target %s "
                                  "(layover run --target DIR [-- CMD])\n" % (home, os.path.realpath(home)))
     assert not (lo.state / "sessions").exists() or os.listdir(lo.state / "sessions") == []  # nothing started
+
+
+def test_mcp_rollback_to_a_missing_step_points_the_agent_at_its_log_tool(client, proj):
+    c = client(session="mcp-nu9-rb")
+    assert not c.call("write_file", path="one.txt", content="1\n")["isError"]
+    r = c.call("rollback", step=9)
+    assert r["isError"] and "no step 9" in text(r) and "see the log tool" in text(r), text(r)
+    assert "'layover log'" not in text(r)
