@@ -160,3 +160,18 @@ def test_mcp_rollback_to_a_missing_step_points_the_agent_at_its_log_tool(client,
     r = c.call("rollback", step=9)
     assert r["isError"] and "no step 9" in text(r) and "see the log tool" in text(r), text(r)
     assert "'layover log'" not in text(r)
+
+
+def test_ctrl_c_at_applys_question_says_nothing_was_applied(lo, home):
+    import pexpect
+    from conftest import LAYOVER
+    assert lo.run("echo more >> notes.txt", session="cc").returncode == 0
+    before = (home / "notes.txt").read_bytes()
+    child = pexpect.spawn(LAYOVER, ["apply", "cc"], env=dict(lo.env, TERM="dumb"), cwd=str(home), timeout=15)
+    child.expect(r"Apply 1 change\(s\) to .*\? \[y/N\] ")
+    child.sendintr()
+    # It died of the SIGINT, saying nothing.
+    child.expect_exact("\r\nlayover: apply: cancelled; nothing was applied")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 1 and (home / "notes.txt").read_bytes() == before
