@@ -21,6 +21,7 @@
 #include "helper/cli/apply_rejected.h"
 #include "helper/cli/newest_session.h"
 #include "helper/cli/patch_contents.h"
+#include "helper/cli/patch_out.h"
 #include "helper/cli/patch_steps.h"
 #include "helper/cli/path_args.h"
 #include "helper/cli/session_rejections.h"
@@ -135,21 +136,6 @@ base::Result<void> leave_out_rejected(const session::Info& info, capture::SaveOp
     return base::Ok();
 }
 
-// -o FILE naming a file of something else (`-o notes.txt`, a file of the
-// tree itself): it was silently replaced. An empty file or an older patch
-// (zstd's magic) is written over, as save -o of the same name again does.
-bool clobbers_other_file(const std::string& out) {
-    struct stat st {};
-    if (::stat(out.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0) return false;
-    FILE* f = std::fopen(out.c_str(), "rb");
-    if (!f) return false;  // the save's own open names the error
-    unsigned char magic[4] = {};
-    size_t n = std::fread(magic, 1, sizeof magic, f);
-    std::fclose(f);
-    static const unsigned char kZstd[4] = {0x28, 0xb5, 0x2f, 0xfd};
-    return n != sizeof magic || std::memcmp(magic, kZstd, sizeof magic) != 0;
-}
-
 }  // namespace
 
 int cmd_save(int argc, char** argv) {
@@ -199,10 +185,7 @@ int cmd_save(int argc, char** argv) {
                                 "missing SESSION" + (hint.empty() ? " (list them with 'layover sessions')" : hint));
     }
     if (out.empty()) return cli::usage_error("save", "no output file; add -o FILE.tar.zst");
-    if (clobbers_other_file(out))
-        return fail("save: " + base::display_path(out) +
-                    " exists and is not a layover patch; nothing was written: pick another -o FILE.tar.zst, or "
-                    "remove that file first");
+    if (std::string other = cli::other_file_at(out); !other.empty()) return fail("save: " + other);
     if (!step_args.error.empty()) return cli::usage_error("save", step_args.error);
     auto state = session::state_dir();
     if (!state) return fail(state.error().message);

@@ -97,7 +97,7 @@ def test_save_over_a_file_that_is_not_a_patch_writes_nothing(lo, home, tmp_path)
     r = lo("save", "sv", "-o", "notes.txt")  # run in the target: the tree's own file
     assert r.returncode == 1 and r.stderr.decode() == (
         "layover: save: notes.txt exists and is not a layover patch; nothing was written: pick another "
-        "-o FILE.tar.zst, or remove that file first\n"), r.stderr
+        "FILE.tar.zst, or remove that file first\n"), r.stderr
     assert (home / "notes.txt").read_bytes() == before
     out = tmp_path / "p.tar.zst"
     for _ in range(2):  # a patch is replaced, as before
@@ -105,6 +105,10 @@ def test_save_over_a_file_that_is_not_a_patch_writes_nothing(lo, home, tmp_path)
     empty = tmp_path / "empty.tar.zst"
     empty.write_bytes(b"")
     assert lo("save", "sv", "-o", empty).returncode == 0 and empty.stat().st_size > 0
+    # --on-exit save:FILE the same way: the session is kept, run exits 125.
+    r = lo.run("echo x > x.txt", "--session", "sv2", on_exit="save:notes.txt")
+    assert r.returncode == 125 and b"layover: on-exit save: notes.txt exists and is not a layover patch" in r.stderr
+    assert (home / "notes.txt").read_bytes() == before and lo.session_dir("sv2").is_dir()
 
 
 def test_mcp_a_timed_out_command_names_the_fix_and_read_file_past_the_end_the_line_count(client, proj):
