@@ -89,7 +89,15 @@ bool parse_size(const char* s, uint64_t* out) {
 
 base::Result<Patch> Patch::open_source(const std::string& arg, const Limits& limits, const IgnoreOptions& ignore,
                                        const StepRange& steps) {
-    if (names_a_file(arg)) return open(arg, limits);
+    if (names_a_file(arg)) {
+        // `apply ~/project`, `diff ./`: the tree, not a patch ("is not a regular file").
+        struct stat st;
+        if (::stat(arg.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+            if (auto state = session::state_dir(); state.ok())
+                if (std::string dir = session::directory_given(*state, arg, "a patch file or a session"); !dir.empty())
+                    return base::error(dir);
+        return open(arg, limits);
+    }
     if (existing_file(arg)) {
         // A file here may have come from anywhere (an applied session, a
         // clone): it must not stand in for the session of that name.

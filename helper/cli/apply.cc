@@ -9,7 +9,6 @@
 #include <climits>
 #include <cstdio>
 #include <cstring>
-#include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -148,11 +147,15 @@ int refuse_secrets(const std::vector<std::string>& secrets, bool json_out, const
     return 1;
 }
 
+// A Ctrl+C at the question is a "no", said as one: it killed the verb with
+// no word, which left the user to wonder what had been applied.
 bool confirm(const std::string& question) {
-    std::fprintf(stderr, "%s [y/N] ", question.c_str());
-    std::fflush(stderr);
+    review::InterruptGuard guard;
     std::string line;
-    if (!std::getline(std::cin, line)) return false;
+    if (review::ask(question + " [y/N] ", &line) != review::Input::Line) {
+        review::end_line();
+        return false;
+    }
     return line == "y" || line == "Y" || line == "yes" || line == "YES";
 }
 

@@ -6,9 +6,12 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "helper/base/fd.h"
 #include "helper/base/self_exe.h"
+#include "helper/base/suggest.h"
+#include "helper/base/text.h"
 #include "helper/base/title.h"
 #include "helper/base/version.h"
 #include "helper/cli/config.h"
@@ -29,8 +32,35 @@ void print_usage(FILE* to) {
 #undef LAYOVER_USAGE_LINE
     std::fputs(
         "Every verb also takes --no-config: leave out ~/.config/layover/config.toml ('layover config').\n"
-        "See docs/cli.md, or 'layover VERB --help'.\n",
+        "See 'layover help VERB' (or 'layover VERB --help'), 'man layover', docs/cli.md.\n",
         to);
+}
+
+// The verbs `layover --help` lists (not the internal ones), and help.
+std::vector<std::string> listed_verbs() {
+    std::vector<std::string> out{"help", "version"};
+#define LAYOVER_LISTED(name, fn, bin, usage) \
+    if (usage) out.emplace_back(name);
+    LAYOVER_VERBS(LAYOVER_LISTED)
+#undef LAYOVER_LISTED
+    return out;
+}
+
+bool is_verb(const std::string& verb) {
+#define LAYOVER_IS_VERB(name, fn, bin, usage) \
+    if (verb == name) return true;
+    LAYOVER_VERBS(LAYOVER_IS_VERB)
+#undef LAYOVER_IS_VERB
+    return false;
+}
+
+// "unknown verb 'statu' (did you mean 'status'?)": as a mistyped option is
+// named (helper/base/suggest.h); the verb is quoted as any name on screen.
+int unknown_verb(const std::string& verb) {
+    std::string near = base::nearest_name(verb, listed_verbs());
+    std::fprintf(stderr, "layover: unknown verb '%s'%s; see 'layover --help'\n", base::display_path(verb).c_str(),
+                 near.empty() ? "" : (" (did you mean '" + near + "'?)").c_str());
+    return 2;
 }
 
 }  // namespace
@@ -45,6 +75,15 @@ int main(int argc, char** argv) {
     std::string verb = argv[1];
     char** vargv = argv + 1;
     int vargc = argc - 1;
+    // `layover help VERB` is `layover VERB --help`, as `git help VERB` is.
+    char* help_argv[] = {nullptr, const_cast<char*>("--help"), nullptr};
+    if (verb == "help" && argc >= 3 && argv[2][0] != '-') {
+        if (!is_verb(argv[2])) return unknown_verb(argv[2]);
+        verb = argv[2];
+        help_argv[0] = argv[2];
+        vargv = help_argv;
+        vargc = 2;
+    }
     // A verb of layover-patch is only named here in a discarded statement, so
     // this binary never links its code (nor libarchive, nor libzstd).
 #define LAYOVER_DISPATCH(name, fn, bin, usage)                                      \
@@ -69,6 +108,5 @@ int main(int argc, char** argv) {
         print_usage(stdout);
         return 0;
     }
-    std::fprintf(stderr, "layover: unknown verb '%s'; see 'layover --help'\n", verb.c_str());
-    return 2;
+    return unknown_verb(verb);
 }

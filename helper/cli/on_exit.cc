@@ -12,6 +12,7 @@
 #include "capture/scan/session_scan.h"
 #include "helper/base/text.h"
 #include "helper/cli/apply_rejected.h"
+#include "helper/cli/patch_out.h"
 #include "helper/cli/verbs.h"
 #include "helper/store/session.h"
 #include "review/apply/apply.h"
@@ -98,6 +99,11 @@ int on_exit_save(const session::Info& s, const std::string& file) {
     const std::string& name = s.meta.name;
     if (file.empty()) {
         std::fprintf(stderr, "layover: on-exit save: no file given (use --on-exit save:FILE)\n");
+        review::print_kept(name);
+        return 125;
+    }
+    if (std::string other = cli::other_file_at(file); !other.empty()) {
+        std::fprintf(stderr, "layover: on-exit save: %s\n", other.c_str());
         review::print_kept(name);
         return 125;
     }

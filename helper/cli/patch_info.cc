@@ -21,6 +21,7 @@
 #include "helper/cli/apply_rejected.h"
 #include "helper/cli/newest_session.h"
 #include "helper/cli/patch_contents.h"
+#include "helper/cli/patch_out.h"
 #include "helper/cli/patch_steps.h"
 #include "helper/cli/path_args.h"
 #include "helper/cli/session_rejections.h"
@@ -184,6 +185,7 @@ int cmd_save(int argc, char** argv) {
                                 "missing SESSION" + (hint.empty() ? " (list them with 'layover sessions')" : hint));
     }
     if (out.empty()) return cli::usage_error("save", "no output file; add -o FILE.tar.zst");
+    if (std::string other = cli::other_file_at(out); !other.empty()) return fail("save: " + other);
     if (!step_args.error.empty()) return cli::usage_error("save", step_args.error);
     auto state = session::state_dir();
     if (!state) return fail(state.error().message);

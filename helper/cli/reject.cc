@@ -100,7 +100,18 @@ int cmd_reject(int argc, char** argv) {
     if (!sides) return fail("reject", sides.error().message);
     auto rec = review::make_rejection(rel[0], hunk, reason, base::utc_now_rfc3339(), changes.value(),
                                       sides->session_side, sides->real_side);
-    if (!rec) return fail("reject", rec.error().message + "; nothing was recorded");
+    if (!rec) {
+        // The commands with this session and path in them (they said 'layover
+        // status NAME' and 'layover diff NAME --hunk-numbers -- PATH', literally).
+        std::string msg = rec.error().message;
+        if (msg.ends_with(" is not a change of this session"))
+            msg += "; 'layover status " + info->meta.name + "' lists the paths to reject";
+        const std::string generic = "'layover diff NAME --hunk-numbers -- PATH'";
+        if (size_t at = msg.find(generic); at != std::string::npos)
+            msg.replace(at, generic.size(),
+                        "'layover diff " + info->meta.name + " --hunk-numbers -- " + base::display_path(rel[0]) + "'");
+        return fail("reject", msg + "; nothing was recorded");
+    }
     auto seq = session::add_rejection(info->dir, rec.value());
     if (!seq) return fail("reject", seq.error().message + "; nothing was recorded");
     review::RejectionState st;

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
@@ -38,8 +39,12 @@ base::Result<std::string> undo_target(const std::string& dir) {
         want = home;
     }
     char buf[PATH_MAX];
-    if (!::realpath(want.c_str(), buf))
+    if (!::realpath(want.c_str(), buf)) {
+        if (errno == ENOENT)
+            return base::error("target " + base::display_path(want) +
+                               " does not exist; pass --target DIR, the tree an apply changed");
         return base::sys_error("target " + base::display_path(want)).context("pass --target DIR, an existing tree");
+    }
     return std::string(buf);
 }
 

@@ -74,8 +74,14 @@ std::string check_command_paths(const std::vector<std::string>& command, const s
         bool named = i == 0 ? a.find('/') != std::string::npos : !a.empty() && a[0] != '-';
         if (!named) continue;
         std::string abs = absolute(a, cwd);
-        if (!exists(abs)) continue;
+        struct stat st;
+        if (::stat(abs.c_str(), &st) != 0) continue;
         abs = real(abs);
+        // `layover run ~/project`, --target left out: the tree, not a command
+        // (it failed inside with "cannot execute: Permission denied").
+        if (i == 0 && S_ISDIR(st.st_mode))
+            return base::display_path(a) + " is a directory, not a command: to run over it, pass --target " +
+                   base::display_path(abs) + " (layover run --target DIR [-- CMD])";
         if (i > 0) {
             bool below = false;
             for (const char* d : kReplaced)

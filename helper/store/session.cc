@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstdlib>
 #include <ctime>
 #include <nlohmann/json.hpp>
@@ -328,14 +329,30 @@ Result<Info> latest(const std::string& state) {
     return all.back();
 }
 
+std::string directory_given(const std::string& state, const std::string& name, const std::string& what) {
+    struct stat st;
+    char buf[PATH_MAX];
+    if (::stat(name.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || !::realpath(name.c_str(), buf)) return "";
+    std::string newest;
+    if (auto all = list(state))
+        for (const auto& s : *all)
+            if (s.meta.target == buf) newest = s.meta.name;  // oldest first
+    return "'" + base::display_path(name) + "' is a directory, not " + what + ": name a session (" +
+           (newest.empty() ? "none is over " + base::display_path(buf) + "; 'layover sessions' lists them)"
+                           : "the most recent over " + base::display_path(buf) + " is '" + newest +
+                                 "'; 'layover sessions' lists them)");
+}
+
 Result<Info> find(const std::string& state, const std::string& name) {
     if (name.empty())
         return base::error(
             "the session name is empty (an unset variable?); name a session: 'layover sessions' "
             "lists them");
-    if (!base::valid_session_name(name))
+    if (!base::valid_session_name(name)) {
+        if (std::string dir = directory_given(state, name); !dir.empty()) return base::error(dir);
         return base::error("invalid session name '" + base::display_path(name) +
                            "': use 1-64 of A-Z a-z 0-9 . _ -, not starting with -");
+    }
     std::string d = sessions_dir(state) + "/" + name;
     auto m = read_meta(d);
     if (!m) {
@@ -353,6 +370,8 @@ Result<Info> find(const std::string& state, const std::string& name) {
         if (auto all = list(state))
             for (const auto& s : *all) names.push_back(s.meta.name);
         std::string near = base::nearest_name(name, names);
+        if (std::string dir = directory_given(state, name); near.empty() && !dir.empty())
+            return base::error("no session named '" + name + "': " + dir);
         return base::error("no session named '" + name + "'" +
                            (near.empty() ? std::string() : " (did you mean '" + near + "'?)") +
                            "; list them with 'layover sessions'");

@@ -120,6 +120,11 @@ base::Result<void> mark_saved(const std::string& dir, const std::string& file);
 // upper layer's count is shown instead), after a partial apply took some.
 base::Result<void> set_changes(const std::string& dir, int64_t changes);
 
+// A directory given where a session (or a patch file) goes: `status
+// ~/project`, `apply .`. "'NAME' is a directory, not WHAT: name a session
+// (the most recent over DIR is 'S'; ...)", or "" when NAME is no directory.
+std::string directory_given(const std::string& state, const std::string& name, const std::string& what = "a session");
+
 // Find by name. An empty name is refused (an unset shell variable, `layover
 // discard "$S"`, must never pick a session); a verb whose SESSION may be left
 // out takes latest() when none was given.

@@ -259,9 +259,11 @@ class ClientBase:
             self._read_until_done(rid, reply, deadline)
         except _Deadline:
             self._escalate(rid, reply, timeout)
-            raise TimeoutError("layover: the code in the sandbox ran past its %ss timeout and was "
-                               "interrupted" % timeout, timeout=timeout, stdout=reply.data("stdout"),
-                               stderr=reply.data("stderr")) from None
+            # The fix, as exec()'s timeout names it (it said only "ran past its 1.0s timeout").
+            raise TimeoutError("layover: the code in the sandbox ran past its timeout of %g s and was interrupted "
+                               "(a KeyboardInterrupt; the REPL and its names live on); pass a larger timeout= "
+                               "(seconds; None for no limit) if it needs longer" % timeout, timeout=timeout,
+                               stdout=reply.data("stdout"), stderr=reply.data("stderr")) from None
 
     def _escalate(self, rid: int, reply: Reply, timeout: Optional[float]) -> None:
         for kind, grace in ((CTL_INTERRUPT, INTERRUPT_GRACE), (CTL_KILL, KILL_GRACE)):

@@ -94,7 +94,8 @@ def op_read_file(req, rid):
     first = offset if lines else 0
     last = offset + len(lines) - 1 if lines else 0
     return {"path": shown(path), "content": "\n".join(lines), "start_line": first, "end_line": last,
-            "size": st.st_size, "truncated": more or clipped, "next_offset": last + 1 if more else None}
+            "size": st.st_size, "truncated": more or clipped, "next_offset": last + 1 if more else None,
+            "lines": None if lines else n}  # read whole: an offset past the end says how many there are
 
 
 def op_write_file(req, rid):

@@ -14,6 +14,7 @@ carry resultType, tools/list carries cache hints).
 """
 from __future__ import annotations
 
+import difflib
 import json
 import os
 import signal
@@ -27,7 +28,7 @@ from ._mcp_options import Options, Usage
 from ._mcp_sandbox import AgentSandbox
 from ._gate import Cancelled, nothing
 from ._mcp_steps import FREEZERS, WRITERS, Steps
-from ._mcp_tools import HANDLERS, BadArgs, ToolFail, review_hint, tool_list
+from ._mcp_tools import HANDLERS, BadArgs, ToolFail, check_known_args, review_hint, tool_list
 from .errors import SandboxError
 
 LEGACY = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
@@ -309,7 +310,9 @@ class Server:
         name = params.get("name")
         args = params.get("arguments")
         if not isinstance(name, str) or name not in HANDLERS:
-            self.error(rid, INVALID_PARAMS, "Invalid params: unknown tool %r" % (str(name)[:100],))
+            near = difflib.get_close_matches(name, list(HANDLERS), n=1) if isinstance(name, str) else []
+            self.error(rid, INVALID_PARAMS, "Invalid params: unknown tool %r%s; tools/list names the tools" % (
+                str(name)[:100], " (did you mean %r?)" % near[0] if near else ""))
             return
         if args is not None and not isinstance(args, dict):
             self.error(rid, INVALID_PARAMS, "Invalid params: arguments must be an object")
@@ -335,6 +338,7 @@ class Server:
         bad_args = False  # refused by its argument check: nothing changed, no step to end
         gate = self.steps.gate
         try:
+            check_known_args(name, args)
             # A freeze (a step's checkpoint, the checkpoint and rollback tools)
             # shows the overlay read-only for a moment: never while another
             # call may write (_mcp_steps.WriteGate).

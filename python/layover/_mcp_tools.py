@@ -5,6 +5,7 @@ tree: applying is the person's, with `layover apply`.
 """
 from __future__ import annotations
 
+import difflib
 import fcntl
 import json
 import os
@@ -225,6 +226,27 @@ def tool_list(network: str) -> List[Dict[str, Any]]:
     ]
 
 
+_ARGS: Dict[str, Tuple[str, ...]] = {}
+
+
+def check_known_args(name: str, args: Dict[str, Any]) -> None:
+    """An argument the tool does not take is refused, naming it, the one it
+    was likely meant to be, and the ones the tool takes: a mistyped optional
+    one (`timout`) was ignored, the call run with its default, and a
+    mistyped required one was reported as missing."""
+    if not _ARGS:
+        _ARGS.update((t["name"], tuple(t["inputSchema"]["properties"])) for t in tool_list("none"))
+    takes = _ARGS.get(name, ())
+    unknown = [k for k in args if k not in takes]
+    if not unknown:
+        return
+    word = str(unknown[0])[:100]
+    near = difflib.get_close_matches(word, takes, n=1, cutoff=0.6)
+    raise BadArgs("unknown argument %r%s; %s takes %s" % (
+        word, " (did you mean %r?)" % near[0] if near else "", name,
+        ", ".join(takes) if takes else "no arguments"))
+
+
 # --- the tools ---
 
 Result = Tuple[str, Optional[Dict[str, Any]], bool]  # text, structuredContent, isError
@@ -250,7 +272,8 @@ def run_command(ctx: Any, a: Dict[str, Any]) -> Result:
     s = _cmd(r, ("exit_code", "stdout", "stderr", "timed_out", "truncated"))
     text = _cmd_text(r)
     if r.get("timed_out"):
-        text += "\n[timed out after %g s: its process group was killed]" % timeout
+        text += ("\n[timed out after %g s: its process group was killed; pass a larger timeout (seconds, at most "
+                 "%d), or start_command for a server or a long job]" % (timeout, MAX_TIMEOUT))
     else:
         text += "\n[exit code %s]" % r.get("exit_code")
     return text.lstrip("\n"), s, bool(r.get("timed_out") or r.get("exit_code"))
@@ -292,7 +315,10 @@ def read_file(ctx: Any, a: Dict[str, Any]) -> Result:
     s = _cmd(r, ("path", "content", "start_line", "end_line", "size", "truncated", "next_offset"))
     text = r["content"]
     if not text:
-        text = "(%s is empty)" % r["path"] if r["size"] == 0 else "(no lines from %d on)" % offset
+        count = r.get("lines")
+        text = "(%s is empty)" % r["path"] if r["size"] == 0 else "(no lines from %d on%s)" % (
+            offset, ": %s has %d line%s" % (r["path"], count, "" if count == 1 else "s")
+            if isinstance(count, int) else "")
     if r.get("next_offset"):
         text += "\n[... more lines follow: read_file with offset=%d]" % r["next_offset"]
     return text, s, False
@@ -513,7 +539,9 @@ def rollback(ctx: Any, a: Dict[str, Any]) -> Result:
         r = ctx.helper.run(["rollback", ctx.sandbox.name, str(step)], ok=(0, 1))
     ctx.sandbox.ensure()
     if r.returncode != 0:
-        return r.stderr.decode("utf-8", "replace").strip() or "layover rollback failed", None, True
+        # The agent's way to list the steps is its log tool, not the CLI the helper names.
+        why = r.stderr.decode("utf-8", "replace").strip().replace("see 'layover log'", "see the log tool")
+        return why or "layover rollback failed", None, True
     how = "every command was stopped and the sandbox started again" if busy else "the sandbox goes on"
     return "rolled back to step %d; %s" % (step, how), {"step": step}, False
 

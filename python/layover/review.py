@@ -43,10 +43,20 @@ def _json(stdout: bytes, what: str) -> Any:
         raise PatchError("layover: '%s' printed invalid JSON (%s)" % (what, type(e).__name__)) from None
 
 
+def one_word_refused(name: str, value: Any, what: str = "paths") -> None:
+    """paths= and exclude= take lists: a bare str (or Path) was iterated
+    character by character, so apply(paths="notes.txt") applied nothing and
+    warned that 't', 'o', ... match no change."""
+    if isinstance(value, (str, bytes, os.PathLike)):
+        raise TypeError("%s takes a list of %s, e.g. %s=[%r]" % (name, what, name, os.fsdecode(value)))
+
+
 def apply_session(helper: Helper, what: StrPath, *, paths: Optional[Iterable[StrPath]] = None,
                   force: bool = False, exclude: Iterable[str] = (), target: Optional[StrPath] = None,
                   dry_run: bool = False, undo_to: Optional[StrPath] = None) -> ApplyResult:
     """`layover apply WHAT --yes --json ...` (WHAT: a session name or a patch)."""
+    one_word_refused("paths", paths)
+    one_word_refused("exclude", exclude, "globs")
     args: List[StrPath] = ["apply", what, "--yes", "--json"]
     if force:
         args.append("--force")
@@ -122,6 +132,8 @@ def apply_patch(path: StrPath, target: Optional[StrPath] = None, *, paths: Optio
                 binary: Optional[str] = None) -> ApplyResult:
     """Apply a saved patch file to `target` (default: the target recorded in
     the patch).  Raises ConflictError when the real tree changed."""
+    one_word_refused("paths", paths)
+    one_word_refused("exclude", exclude, "globs")
     path = os.path.expanduser(os.fspath(path))
     if not os.path.isfile(os.fspath(path)):
         raise PatchError("layover: patch %s: no such file; pass the path Sandbox.save() wrote" % os.fspath(path))

@@ -24,7 +24,7 @@ from .errors import SandboxError
 from .model import (ApplyResult, Change, ExecResult, Rejection, RunResult, SessionInfo, Step, parse_change,
                     parse_list, parse_rejection, parse_step)
 from .repl import Repl, StrOrBytes, default_python, python_argv
-from .review import apply_session, list_sessions, review_on_exit
+from .review import apply_session, list_sessions, one_word_refused, review_on_exit
 
 __all__ = ["Sandbox"]
 
@@ -321,6 +321,7 @@ class Sandbox:
 
     def diff(self, paths: Iterable[StrPath] = (), *, stat: bool = False) -> str:
         """The changes as a git-format diff, from `layover diff`."""
+        one_word_refused("paths", paths)
         args: List[StrPath] = ["diff", self.name, "--color=never"]
         if stat:
             args.append("--stat")
@@ -442,6 +443,8 @@ class Sandbox:
         nothing and leaves it running (its result's `running` then says the
         changes may still change).  Raises ConflictError (nothing written)
         when the real tree changed."""
+        one_word_refused("paths", paths)  # before the sandbox is stopped for nothing
+        one_word_refused("exclude", exclude, "globs")
         if not dry_run:
             self.close()
         return apply_session(self.helper, self.name, paths=paths, force=force, exclude=exclude,

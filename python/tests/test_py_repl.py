@@ -194,6 +194,10 @@ def test_exec_timeout_is_a_subprocess_timeout_expired_with_its_fields(repl):
         repl.run("import time\ntime.sleep(30)", timeout=0.3)
     assert isinstance(e2.value, subprocess.TimeoutExpired)
     assert e2.value.cmd == "import time\ntime.sleep(30)" and e2.value.timeout == 0.3
+    # run()'s names the fix as exec()'s does (it said "ran past its 0.3s timeout and was interrupted").
+    assert str(e2.value) == ("layover: the code in the sandbox ran past its timeout of 0.3 s and was interrupted "
+                             "(a KeyboardInterrupt; the REPL and its names live on); pass a larger timeout= "
+                             "(seconds; None for no limit) if it needs longer")
 
 
 def test_helper_that_cannot_start_says_why_once():

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import warnings
+from pathlib import Path
 
 import pytest
 
@@ -157,6 +158,22 @@ def test_apply_paths_that_match_no_change_warn(sb, target):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert sb.apply(paths=["made.txt"]).applied == ["made.txt"]
+
+
+def test_a_bare_string_for_paths_or_exclude_is_a_type_error_not_one_path_per_character(sb, target, tmp_path):
+    # apply(paths="made.txt") iterated the string: it applied nothing and warned that 'm', 'a', 'd', ...
+    # matched no change (newuser9's walk); diff(paths="made.txt") diffed nothing.
+    sb.exec(["sh", "-c", "echo made > made.txt"], check=True)
+    with pytest.raises(TypeError, match=r"^paths takes a list of paths, e\.g\. paths=\['made\.txt'\]$"):
+        sb.apply(paths="made.txt")
+    with pytest.raises(TypeError, match=r"^exclude takes a list of globs, e\.g\. exclude=\['\*\.log'\]$"):
+        sb.apply(exclude="*.log")
+    with pytest.raises(TypeError, match=r"^paths takes a list of paths"):
+        sb.diff(paths="made.txt")
+    with pytest.raises(TypeError, match=r"^paths takes a list of paths"):
+        apply_patch(tmp_path / "p.tar.zst", target=target, paths=Path("made.txt"))
+    assert not (target / "made.txt").exists() and sb.running  # nothing was stopped or applied
+    assert sb.apply(paths=["made.txt"]).applied == ["made.txt"]
 
 
 def test_a_dry_run_apply_leaves_the_sandbox_running_and_says_so(sb, target):

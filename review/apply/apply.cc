@@ -296,7 +296,13 @@ base::Result<ApplyReport> apply_patch(const capture::Patch& patch, const ApplyOp
     txn.dev = tgt.dev;
     txn.ino = tgt.ino;
     txn.state = TxnState::Staging;
-    txn.source = patch.from_session() ? patch.manifest().session : patch.file();
+    // A patch file by its real path: `undo --list` shows it, and a later
+    // apply of it from another directory finds this record (it kept the
+    // path as typed, `p.tar.zst`, which named nothing elsewhere).
+    char real[PATH_MAX];
+    txn.source = patch.from_session()                     ? patch.manifest().session
+                 : ::realpath(patch.file().c_str(), real) ? std::string(real)
+                                                          : patch.file();
     txn.created = now_rfc3339();
     struct timespec ts {};
     ::clock_gettime(CLOCK_REALTIME, &ts);

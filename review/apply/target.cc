@@ -81,8 +81,11 @@ base::Result<Target> open_target(const std::string& given, const capture::Patch&
     };
     if (std::string why = target_path_problem(want); !why.empty()) return refuse(why);
     struct stat st {};
-    if (::lstat(want.c_str(), &st) != 0)
+    if (::lstat(want.c_str(), &st) != 0) {
+        // Said as run says it ("cannot open the target; pass --target DIR: target X: No such file...").
+        if (errno == ENOENT) return refuse("does not exist");
         return base::sys_error("target " + shown).context("cannot open the target; pass --target DIR");
+    }
     if (S_ISLNK(st.st_mode)) {
         std::string to = real(want);
         return refuse("is a symlink" + (to.empty() ? std::string() : " (to " + base::display_path(to) + ")") +

@@ -340,8 +340,12 @@ struct Prompt {
             std::fprintf(stderr, "layover: undo with: %s\n", undo_command(patch.manifest().target).c_str());
         if (partial) {
             capture::recount_changes(s);  // what `sessions` counts now
-            std::fprintf(stderr, "layover: session '%s' kept: it still holds the changes not applied\n",
-                         s.meta.name.c_str());
+            // What to do with the rest, as the kept line of run says it.
+            const char* n = s.meta.name.c_str();
+            std::fprintf(stderr,
+                         "layover: session '%s' kept: it still holds the changes not applied; 'layover status %s' "
+                         "lists them, 'layover apply %s' applies them, 'layover discard %s' drops them\n",
+                         n, n, n, n);
             return Next::Done;
         }
         (void)session::mark_applied(s.dir, rep.undo);  // the trash keeps it, marked applied

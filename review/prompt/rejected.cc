@@ -110,9 +110,7 @@ base::Result<session::Rejection> make_rejection(const std::string& path, size_t 
                                                 const SideOf& session_side, const SideOf& real_side,
                                                 const ChangePrints* prints) {
     const capture::Change* c = find_change(changes, path);
-    if (!c)
-        return base::error(base::display_path(path) +
-                           " is not a change of this session; see 'layover status NAME' for the paths to reject");
+    if (!c) return base::error(base::display_path(path) + " is not a change of this session");
     if (std::string why = session::reason_problem(reason); !why.empty())
         return base::error("the reason is " + why + "; give one short line with -m");
     session::Rejection r;

@@ -237,14 +237,35 @@ def code_messages():
 PY_CONV = re.compile(r"%[-+ #0-9.]*[rgsdfi]")  # Python's conversions, %r and %g too
 
 
+# Calls that show a message without raising it: the MCP server's JSON-RPC
+# errors (`self.error(rid, CODE, MESSAGE)`) and its stderr lines (`log`), a
+# client's stop (`self.fail`). They were left out, and 20 such messages were
+# missing from the catalog (found by the newuser9 pass).
+PY_SHOWS = {"error": 2, "log": 0, "fail": 0}
+
+
+def _shown(node):
+    """The message argument of a call that shows one, else None."""
+    if not isinstance(node, ast.Call):
+        return None
+    f = node.func
+    name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
+    at = PY_SHOWS.get(name)
+    return node.args[at] if at is not None and len(node.args) > at else None
+
+
 def python_messages():
-    """{key: 'file:line'} for the messages python/layover raises."""
+    """{key: 'file:line'} for the messages python/layover raises or shows."""
     out = {}
     for path in sorted((SOURCE / "python/layover").glob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):
-            if not isinstance(node, ast.Raise) or not isinstance(node.exc, ast.Call):
+            if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call):
+                args = node.exc.args
+            elif _shown(node) is not None:
+                args = [_shown(node)]
+            else:
                 continue
-            lits = [PY_CONV.sub("%s", s.value) for a in node.exc.args for s in ast.walk(a)
+            lits = [PY_CONV.sub("%s", s.value) for a in args for s in ast.walk(a)
                     if isinstance(s, ast.Constant) and isinstance(s.value, str)]
             for key in message_keys(lits):
                 out.setdefault(key, "python/layover/%s:%d" % (path.name, node.lineno))

@@ -197,6 +197,9 @@ def test_p_picks_files_and_apply_uses_only_those(lo, home, edited):
     child.expect(r"Apply 1 change to .*\[y/N\] ")
     child.sendline("y")
     child.expect("applied")
+    # The kept line says what to do with the rest (newuser9: it named no command).
+    child.expect_exact("layover: session 's' kept: it still holds the changes not applied; 'layover status s' "
+                       "lists them, 'layover apply s' applies them, 'layover discard s' drops them")
     assert _finish(child) == 0
     assert (home / "new.txt").read_text() == "fresh\n"
     assert (home / "notes.txt").read_text() == "one\ntwo\nthree\n"
