@@ -100,7 +100,16 @@ def _ann(title: str, read_only: bool, destructive: bool = False, idempotent: boo
 
 
 def tool_list(network: str) -> List[Dict[str, Any]]:
-    """The tools, with annotations true for this server's options."""
+    """The tools, with annotations true for this server's options. Each
+    inputSchema says "additionalProperties": false, as check_known_args
+    enforces (a mistyped argument is refused, never ignored)."""
+    tools = _tools(network)
+    for t in tools:
+        t["inputSchema"]["additionalProperties"] = False
+    return tools
+
+
+def _tools(network: str) -> List[Dict[str, Any]]:
     net = network == "host"  # only then can a command reach the outside world
     where = ("Runs inside the layover sandbox over the target tree: writes land in the sandbox's session, "
              "never in the real tree, until a person applies them.")

@@ -28,6 +28,7 @@ def test_mcp_every_tool_works_in_the_sandbox_and_the_real_tree_is_untouched(clie
     for t in tools.values():
         schema = json.dumps(t["inputSchema"])
         assert "oneOf" not in schema and "anyOf" not in schema and t["inputSchema"]["type"] == "object"
+        assert t["inputSchema"]["additionalProperties"] is False, t["name"]  # as the server enforces
         assert {"readOnlyHint", "openWorldHint"} <= set(t["annotations"]), t["name"]
         assert t["outputSchema"]["type"] == "object"
     assert tools["read_file"]["annotations"]["readOnlyHint"] is True
