@@ -1,6 +1,9 @@
 // `layover undo`: parse, undo, print.
 #include "review/undo/undo.h"
 
+#include <sys/stat.h>
+
+#include <cerrno>
 #include <cstdio>
 #include <set>
 #include <string>
@@ -74,6 +77,11 @@ int cmd_undo(int argc, char** argv) {
     // returns, after it said what it restored (helper/base/interrupt.h).
     base::DeferredInterruptTaker interrupted;
     bool from_record = review::is_undo_record(source);
+    struct stat st {};
+    if (!from_record && ::lstat(source.c_str(), &st) != 0 && errno == ENOENT)
+        // Most often a record already undone (undo removes it): not "no patch file".
+        return fail("no undo record or undo patch " + base::display_path(source) +
+                    " (an undo removes its record); 'layover undo --list' lists the records left");
     if (from_record) {
         rep = review::undo_record(source, opts);
     } else {

@@ -383,6 +383,23 @@ def test_undo_of_a_partial_apply_gives_the_session_its_count_back(lo):
     assert lo("undo", "--last", "--target", lo.target).returncode == 0 and count() == (2, True, "kept")
 
 
+def test_undo_of_a_record_already_undone_says_so_not_no_patch_file(lo):
+    """The record an undo removed, given again, read as a missing patch file
+    ('no patch file R; check the path (a patch is what save -o wrote)'):
+    found by the attack pass of 27 Nov (attack21)."""
+    run_edit(lo, "echo changed > notes.txt", session="ud")
+    r = lo("apply", "ud", "--yes")
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    record = [ln.split(": ", 1)[1] for ln in r.stdout.decode().splitlines() if ln.startswith("undo record: ")][0]
+    assert lo("undo", record, "--target", lo.target).returncode == 0
+    assert (lo.target / "notes.txt").read_text() == "one\ntwo\nthree\n"
+    r = lo("undo", record, "--target", lo.target)
+    assert r.returncode == 1
+    assert r.stderr.decode() == ("layover: undo: no undo record or undo patch %s (an undo removes its record); "
+                                 "'layover undo --list' lists the records left\n" % record)
+    assert (lo.target / "notes.txt").read_text() == "one\ntwo\nthree\n"
+
+
 def test_an_undo_finished_after_a_failure_names_what_it_restored(lo):
     # An undo stopped by a read-only dir keeps its journal; the next undo finished it but said
     # "restored 0 path(s)" (and --json "applied": []), as if nothing had come back.
