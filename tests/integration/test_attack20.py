@@ -57,3 +57,28 @@ def test_fds_held_in_flight_never_let_a_kept_sessions_rename_run_unresolved(lo):
     up = lo.upper("inflight")
     assert (up / "old3" / "a.txt").read_text() == "a\n"
     assert not (up / "notes2.txt").exists()
+
+
+def test_a_directory_move_past_the_file_size_limit_fails_whole_and_keeps_the_worker(lo):
+    """Under --max-size the worker has the command's RLIMIT_FSIZE. A real
+    directory holding a file over it, renamed, killed the worker midway
+    through its copy (SIGXFSZ): every call waiting on it ran as the task
+    asked (see above), the rename got EXDEV, and the half-made copy
+    (`.layover-rename-N/`) stayed in the session, to be captured. The copy
+    now fails as the command's own write would (EFBIG), is removed, and the
+    worker serves the next rename."""
+    big = lo.target / "big"
+    big.mkdir()
+    (big / "blob").write_bytes(b"\0" * (6 << 20))
+    (big / "small.txt").write_text("s\n")
+    script = ("cd '%s' && python3 -c 'import os\n"
+              "def do(what, a, b):\n"
+              "    try: os.rename(a, b); print(what, 0)\n"
+              "    except OSError as e: print(what, e.errno)\n"
+              "do(\"big\", \"big\", \"big2\")\n"
+              "do(\"next\", \"old\", \"old2\")\n"
+              "print(\"left\", sorted(n for n in os.listdir(\".\") if n.startswith(\".layover\")))\n"
+              "'" % lo.target)
+    r = lo.run(script, "--max-size", "5M", session="fsize", timeout=60)
+    got = dict(x.split(" ", 1) for x in r.stdout.decode().splitlines())
+    assert got == {"big": str(errno.EFBIG), "next": "0", "left": "[]"}, (got, r.stderr)
