@@ -82,3 +82,32 @@ def test_a_directory_move_past_the_file_size_limit_fails_whole_and_keeps_the_wor
     r = lo.run(script, "--max-size", "5M", session="fsize", timeout=60)
     got = dict(x.split(" ", 1) for x in r.stdout.decode().splitlines())
     assert got == {"big": str(errno.EFBIG), "next": "0", "left": "[]"}, (got, r.stderr)
+
+
+def test_the_worker_copies_a_directory_only_so_deep(lo):
+    """The worker's copy of a real directory held every level's path in
+    memory, each as long as its depth: quadratic, 247 MB of the worker's for
+    a chain 9,000 deep that the command made in a few seconds (depth bound
+    only by the fds, two a level, under RLIMIT_NOFILE, often 524,288 on a
+    desktop: far past the host's RAM). The worker runs outside the
+    sandbox's limits and its OOM preference. Past 2,000 levels it now
+    refuses (EXDEV: `mv` copies by itself, inside the sandbox's limits),
+    nothing left behind; a chain of 1,500 still moves."""
+    (lo.target / "deep").mkdir()
+    script = ("cd '%s' && python3 -c 'import os\n"
+              "top = os.open(\".\", os.O_RDONLY)\n"
+              "def chain(at, n):\n"
+              "    os.chdir(at)\n"
+              "    for i in range(n): os.mkdir(\"d\"); os.chdir(\"d\")\n"
+              "    open(\"bottom.txt\", \"w\").write(\"b\\n\"); os.fchdir(top)\n"
+              "def do(what, a, b):\n"
+              "    try: os.rename(a, b); print(what, 0)\n"
+              "    except OSError as e: print(what, e.errno)\n"
+              "chain(\"old\", 1500); chain(\"deep\", 2100)\n"
+              "do(\"ok\", \"old\", \"old2\")\n"
+              "do(\"deep\", \"deep\", \"deep2\")\n"
+              "print(\"left\", sorted(n for n in os.listdir(\".\") if n.startswith(\".layover\")))\n"
+              "'" % lo.target)
+    r = lo.run(script, on_exit="discard", timeout=120)
+    got = dict(x.split(" ", 1) for x in r.stdout.decode().splitlines())
+    assert got == {"ok": "0", "deep": str(errno.EXDEV), "left": "[]"}, (got, r.stderr)
