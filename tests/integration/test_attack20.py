@@ -221,3 +221,24 @@ def test_many_entries_at_a_long_path_are_one_line_in_bounded_memory(lo):
     assert status_mb < 500, (run_mb, status_mb)  # ~1 GB before
     r = lo("status", "wide", "--ignore", "top")
     assert r.returncode == 0 and b"ok.txt" in r.stdout, r.stderr
+
+
+def test_a_link_through_proc_self_spelled_otherwise_is_the_kernels(lo):
+    """The worker makes a kept session's links; a source through /proc/self
+    becomes the task's own entry in the sandbox's /proc (attack19). Spelled
+    `//proc/self` or `/proc/./self`, which the kernel resolves alike, it was
+    left as it was, and the worker, outside the sandbox's pid namespace,
+    found no `self` there: ENOENT where the task's own link works."""
+    script = ("cd '%s' && python3 -c 'import ctypes, os\n"
+              "l = ctypes.CDLL(None, use_errno=True)\n"
+              "fd = os.open(\"notes.txt\", os.O_RDONLY)\n"
+              "for what, src in ((\"plain\", \"/proc/self/fd/%%d\"), (\"dslash\", \"//proc/self/fd/%%d\"),\n"
+              "                  (\"dot\", \"/proc/./self/fd/%%d\"), (\"thread\", \"/proc//thread-self/fd/%%d\")):\n"
+              "    rc = l.linkat(-100, (src %% fd).encode(), -100, (\"made-\" + what).encode(), 0x400)\n"
+              "    print(what, 0 if rc == 0 else ctypes.get_errno())\n"
+              "'" % lo.target)
+    kernel = lo.run(script, on_exit="discard", timeout=30)
+    kept = lo.run(script, session="spelled", timeout=30)
+    assert kernel.returncode == 0 and kept.returncode == 0, kept.stderr
+    assert kept.stdout == kernel.stdout == b"plain 0\ndslash 0\ndot 0\nthread 0\n", (kept.stdout, kernel.stdout)
+    assert (lo.upper("spelled") / "made-dslash").read_text() == (lo.target / "notes.txt").read_text()
