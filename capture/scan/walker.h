@@ -231,8 +231,9 @@ private:
     uint64_t fd_limit_ = 0;  // 0: keep nothing (a small limit)
     // Shared by the walkers of a split dir: the fds they hold between them.
     struct Counts {
-        std::atomic<uint64_t> kept{0};    // files kept open (Item::fd)
-        std::atomic<uint64_t> levels{0};  // dir levels open (up to two fds each)
+        std::atomic<uint64_t> kept{0};        // files kept open (Item::fd)
+        std::atomic<uint64_t> levels{0};      // dir levels open (up to two fds each)
+        std::atomic<uint64_t> path_bytes{0};  // of every entry's path looked at (kMaxPathBytes)
     };
     Counts own_counts_;
     Counts* counts_ = &own_counts_;

@@ -78,14 +78,31 @@ std::optional<Args> decode_link(int nr, const uint64_t a[6]) {
 
 namespace {
 
+// One or more slashes at `*at`, with "." components among them: skipped.
+bool separator(const std::string& path, size_t* at) {
+    if (*at >= path.size() || path[*at] != '/') return false;
+    while (*at < path.size()) {
+        if (path[*at] == '/') ++*at;
+        else if (path[*at] == '.' && (*at + 1 == path.size() || path[*at + 1] == '/')) ++*at;
+        else break;
+    }
+    return true;
+}
+
 // "/proc/self" or "/proc/thread-self" at the start of `path`, followed by its
-// end or a slash: the length of that prefix, else 0.
+// end or a slash: the length of that prefix, else 0. Spelled with repeated
+// slashes or "." components too ("//proc/./self"), as the kernel resolves
+// them alike: the worker found no `self` there (ENOENT: attack20).
 size_t own_proc_prefix(const std::string& path, bool* thread) {
-    for (const char* self : {"/proc/self", "/proc/thread-self"}) {
+    size_t at = 0;
+    if (!separator(path, &at) || path.compare(at, 4, "proc") != 0) return 0;
+    at += 4;
+    if (!separator(path, &at)) return 0;
+    for (const char* self : {"self", "thread-self"}) {
         size_t n = std::strlen(self);
-        if (path.compare(0, n, self) == 0 && (path.size() == n || path[n] == '/')) {
-            *thread = self[6] == 't';
-            return n;
+        if (path.compare(at, n, self) == 0 && (path.size() == at + n || path[at + n] == '/')) {
+            *thread = self[0] == 't';
+            return at + n;
         }
     }
     return 0;

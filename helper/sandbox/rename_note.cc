@@ -126,6 +126,7 @@ int RenameService::note_replaced(pid_t pid, int dirfd, const std::string& path, 
     // path's (the walk's first_copy, file_copied_from_real).
     if (!made_.count(rel)) {
         if (!notes_->moved_to(rel)) return EXDEV;
+        cache_more(rel.size());
         made_.insert(rel);
     }
     // The live upper as it is now (a checkpoint replaces it), walked beneath
@@ -162,6 +163,15 @@ int RenameService::note_replaced(pid_t pid, int dirfd, const std::string& path, 
     // Not noted (the disk full): the entry stays. (Past 8 MiB of notes the
     // file says it is full, and the walk counts every copy from its layer.)
     if (!notes_->first_copy(rel, ns)) return EXDEV;
+    cache_more(rel.size());
     noted_[rel] = ns;
     return 0;
+}
+
+void RenameService::cache_more(size_t bytes) {
+    cached_ += bytes + 96;  // with a node's own
+    if (cached_ <= kMaxCached) return;
+    noted_.clear();
+    made_.clear();
+    cached_ = bytes + 96;
 }

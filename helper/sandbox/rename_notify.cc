@@ -168,6 +168,11 @@ bool send_to(int sock, const std::string& msg, const base::Fd& olddir, const bas
 
 bool socket_full() { return errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS; }
 
+// The dirfds could not go: the user's fds in flight on unix sockets (a
+// count per user, which the command shares) passed this process's
+// RLIMIT_NOFILE. The call fails, never runs unresolved (attack20).
+bool fds_refused() { return errno == ETOOMANYREFS; }
+
 }  // namespace
 
 void RenameService::flush_backlog() {
@@ -178,6 +183,11 @@ void RenameService::flush_backlog() {
             continue;
         }
         if (!send_to(worker_->sock.get(), q.msg, q.olddir, q.newdir)) {
+            if (fds_refused()) {
+                respond(q.id, ENOMEM, false);
+                backlog_.pop_front();
+                continue;
+            }
             if (!socket_full()) stop_worker();
             return;
         }
@@ -310,6 +320,7 @@ void RenameService::hand_on(pid_t pid, rename_call::Request& req, base::Fd olddi
         pending_.insert(id);
         return;
     }
+    if (backlog_.empty() && fds_refused()) return respond(id, ENOMEM, false);
     if (backlog_.empty() && !socket_full()) {
         stop_worker();
         return respond(id, 0, true);

@@ -232,6 +232,20 @@ TEST_CASE("links: a source through /proc/self or AT_EMPTY_PATH becomes the task'
     CHECK_FALSE(proc_link_source(AT_FDCWD, "/proc/selfish/fd/3", 0, ids));
     CHECK_FALSE(proc_link_source(3, "", 0, ids));  // an empty path without AT_EMPTY_PATH: ENOENT, the kernel's
     CHECK_FALSE(proc_link_source(AT_FDCWD, "/proc/1/fd/3", 0, ids));  // another task's, as the sandbox's /proc shows it
+    // Other spellings of /proc/self, which the kernel resolves alike: the
+    // worker, outside the sandbox's pid namespace, found no `self` there
+    // (ENOENT where the task's own link works: attack20).
+    for (const char* spelled : {"//proc/self/fd/4", "/proc//self/fd/4", "/./proc/./self/fd/4", "/proc/self//fd/4"}) {
+        auto other = proc_link_source(AT_FDCWD, spelled, AT_SYMLINK_FOLLOW, ids);
+        REQUIRE(other);
+        CHECK((other->path == "/proc/7/fd/4" || other->path == "/proc/7//fd/4"));
+    }
+    auto thread2 = proc_link_source(AT_FDCWD, "//proc/./thread-self/fd/4", 0, ids);
+    REQUIRE(thread2);
+    CHECK(thread2->path == "/proc/7/task/9/fd/4");
+    CHECK_FALSE(proc_link_source(AT_FDCWD, "/proc/.self/fd/3", 0, ids));
+    CHECK_FALSE(proc_link_source(AT_FDCWD, "/proc/../proc/self/fd/3", 0, ids));  // left as it is: ENOENT
+    CHECK_FALSE(proc_link_source(AT_FDCWD, "proc/self/fd/3", 0, ids));           // relative: from its dirfd
     CHECK(own_proc_source("/proc/self/fd/3", 0));
     CHECK(own_proc_source("", AT_EMPTY_PATH));
     CHECK_FALSE(own_proc_source("/proc/1/fd/3", 0));
