@@ -149,10 +149,15 @@ void RenameService::respond(uint64_t id, int err, bool cont) {
 }
 
 void RenameService::stop_worker() {
-    // A task waiting on an answer that will not come runs its call itself.
-    for (uint64_t id : pending_) respond(id, 0, true);
+    // A task waiting on an answer that will not come gets EXDEV, which a
+    // rename or link may always return (mv copies instead). Never CONTINUE:
+    // the kernel would resolve a kept session's paths again, away from the
+    // dir its name was noted in (the race attack16 closed), and an agent
+    // able to kill the worker (memory pressure under --max-memory, the OOM
+    // killer) could reopen it at will (found by attack20).
+    for (uint64_t id : pending_) respond(id, EXDEV, false);
     pending_.clear();
-    for (const auto& q : backlog_) respond(q.id, 0, true);
+    for (const auto& q : backlog_) respond(q.id, EXDEV, false);
     backlog_.clear();
     worker_.reset();
 }
@@ -237,7 +242,7 @@ void RenameService::on_listener(short revents) {
         if (exchange) req.oldpath = oldname;
     }
     base::Fd pidfd(task_pidfd(pid));
-    if (!pidfd.valid()) return respond(id, 0, true);  // gone (else: its call runs as it asked)
+    if (!pidfd.valid()) return respond(id, EXDEV, false);  // gone (else: EXDEV, as in stop_worker())
     if (!olddir.valid())
         if (int err = task_dirfd(pid, pidfd.get(), args->olddirfd, req.oldpath, &olddir))
             return respond(id, err, false);
@@ -267,14 +272,14 @@ void RenameService::on_link(pid_t pid, uint64_t id, const rename_call::Args& lin
     if (err == ESRCH) return;
     if (err) return respond(id, err, false);
     base::Fd pidfd(task_pidfd(pid));
-    if (!pidfd.valid()) return respond(id, 0, true);
+    if (!pidfd.valid()) return respond(id, EXDEV, false);
     if (rename_call::own_proc_source(req.oldpath, req.flags)) {
         // Through the sandbox's /proc, by the task's own numbers there (the
         // host's /proc/PID, a `..` away from the host's /, is not the task's
         // view: rename_call.h). Absolute: the worker resolves it from the
         // root it shares with the task.
         auto ids = rename_call::task_ids(read_status(pid));
-        if (!ids) return respond(id, 0, true);  // gone
+        if (!ids) return respond(id, EXDEV, false);  // gone
         if (req.oldpath.empty() && link.olddirfd != AT_FDCWD) {
             // The fd itself: one the task does not have is EBADF, as the
             // kernel says (its /proc entry's absence would say ENOENT).
@@ -283,7 +288,7 @@ void RenameService::on_link(pid_t pid, uint64_t id, const rename_call::Args& lin
             if (!fd.valid()) return respond(id, EBADF, false);
         }
         auto src = rename_call::proc_link_source(link.olddirfd, req.oldpath, req.flags, *ids);
-        if (!src) return respond(id, 0, true);
+        if (!src) return respond(id, EXDEV, false);  // (own_proc_source said it applies)
         req.oldpath = src->path;
         req.flags = src->flags;
     } else if (int bad = task_dirfd(pid, pidfd.get(), link.olddirfd, req.oldpath, &olddir)) {
@@ -300,14 +305,16 @@ void RenameService::hand_on(pid_t pid, rename_call::Request& req, base::Fd olddi
     if (!worker_) {
         base::Fd user(::open(proc(pid, "ns/user").c_str(), O_RDONLY | O_CLOEXEC));
         base::Fd mnt(::open(proc(pid, "ns/mnt").c_str(), O_RDONLY | O_CLOEXEC));
+        // No worker (its fork failed: the user's process limit, memory):
+        // EXDEV, as in stop_worker(), never the call resolved again.
         if (!user.valid() || !mnt.valid() || seccomp_notify_id_valid(listener_.get(), id) != 0)
-            return respond(id, 0, true);
+            return respond(id, EXDEV, false);
         auto started = rename_worker::start(user.get(), mnt.get(), limits_);
-        if (!started) return respond(id, 0, true);
+        if (!started) return respond(id, EXDEV, false);
         worker_ = std::make_unique<rename_worker::Worker>(std::move(started.value()));
         worker_mntns_ = mntns;
     }
-    if (mntns == 0 || mntns != worker_mntns_) return respond(id, 0, true);
+    if (mntns == 0 || mntns != worker_mntns_) return respond(id, EXDEV, false);
     // Everything above came from this task while it waited in this call: the
     // pid, its fds and namespaces were not someone else's.
     if (seccomp_notify_id_valid(listener_.get(), id) != 0) return;
@@ -315,7 +322,7 @@ void RenameService::hand_on(pid_t pid, rename_call::Request& req, base::Fd olddi
     req.new_fd = newdir.valid();
     std::string msg = rename_call::encode(req);
     flush_backlog();  // (in order: after the calls already waiting)
-    if (!worker_) return respond(id, 0, true);
+    if (!worker_) return respond(id, EXDEV, false);
     if (backlog_.empty() && send_to(worker_->sock.get(), msg, olddir, newdir)) {
         pending_.insert(id);
         return;
@@ -323,7 +330,7 @@ void RenameService::hand_on(pid_t pid, rename_call::Request& req, base::Fd olddi
     if (backlog_.empty() && fds_refused()) return respond(id, ENOMEM, false);
     if (backlog_.empty() && !socket_full()) {
         stop_worker();
-        return respond(id, 0, true);
+        return respond(id, EXDEV, false);
     }
     if (backlog_.size() >= kMaxBacklog) return respond(id, ENOMEM, false);
     backlog_.push_back(Queued{id, std::move(msg), std::move(olddir), std::move(newdir)});

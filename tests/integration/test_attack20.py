@@ -242,3 +242,63 @@ def test_a_link_through_proc_self_spelled_otherwise_is_the_kernels(lo):
     assert kernel.returncode == 0 and kept.returncode == 0, kept.stderr
     assert kept.stdout == kernel.stdout == b"plain 0\ndslash 0\ndot 0\nthread 0\n", (kept.stdout, kernel.stdout)
     assert (lo.upper("spelled") / "made-dslash").read_text() == (lo.target / "notes.txt").read_text()
+
+
+def _rename_worker_of(supervisor):
+    """The supervisor's rename worker: its child in the host's pid namespace
+    (one NSpid; the sandbox's init has two). Non-dumpable: its ns links are
+    not ours to read, its status is."""
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open("/proc/%s/status" % pid) as f:
+                fields = dict(ln.split(":", 1) for ln in f.read().splitlines() if ":" in ln)
+            if int(fields["PPid"]) == supervisor and len(fields["NSpid"].split()) == 1:
+                return int(pid)
+        except (OSError, ValueError, KeyError):
+            continue
+    return None
+
+
+def test_calls_waiting_on_a_rename_worker_that_died_fail_never_run_unresolved(lo):
+    """A kept session's renames wait in line for the worker, which makes them
+    on the dir their names were noted in. When the worker died (killed, the
+    OOM killer under memory pressure, a fork refused), every waiting call ran
+    as the task asked (CONTINUE), the kernel resolving its paths again: the
+    race attack16 closed, reopened by whoever can kill the worker (attack20's
+    note). Those calls now get EXDEV, which mv answers by copying."""
+    many = lo.target / "many"
+    many.mkdir()
+    for i in range(6000):
+        (many / ("f%04d" % i)).write_text("x\n")
+    script = ("cd '%s' && python3 -c 'import os, threading, time\n"
+              "def do(what, a, b):\n"
+              "    try: os.rename(a, b); print(what, 0, flush=True)\n"
+              "    except OSError as e: print(what, e.errno, flush=True)\n"
+              "t = threading.Thread(target=do, args=(\"dir\", \"many\", \"many2\")); t.start()\n"
+              "time.sleep(0.3); open(\"waiting\", \"w\").close()\n"
+              "do(\"file\", \"notes.txt\", \"notes2.txt\")\n"
+              "t.join()\n"
+              "do(\"after\", \"old\", \"old2\")\n"
+              "'" % lo.target)
+    args = [LAYOVER, "run", "--target", str(lo.target), "--session", "died", "--", "/bin/sh", "-c", script]
+    p = subprocess.Popen(args, env=lo.env, cwd=str(lo.target), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    up = lo.upper("died")
+    try:
+        deadline = time.time() + 60
+        while not (up / "waiting").exists() and p.poll() is None and time.time() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.2)  # the file's rename is in line behind the directory's copy
+        worker = _rename_worker_of(p.pid)
+        assert worker, "no rename worker found under the supervisor %d" % p.pid
+        os.kill(worker, 9)
+    finally:
+        out, err = p.communicate(timeout=120)
+    assert p.returncode == 0, err
+    got = dict(x.split(" ", 1) for x in out.decode().splitlines())
+    # before: "file 0", the rename run by the kernel on the paths as given
+    assert got["file"] == str(errno.EXDEV), got
+    assert got["after"] == "0", got  # a new worker serves the next one
+    assert (up / "old2" / "a.txt").read_text() == "a\n"
+    assert not (up / "notes2.txt").exists()
+    assert (lo.target / "notes.txt").exists() and (lo.target / "many" / "f0000").exists()
