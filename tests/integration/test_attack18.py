@@ -232,10 +232,13 @@ def test_a_signal_during_save_leaves_no_hidden_partial_patch_and_the_old_file(lo
     lo.run("echo more >> notes.txt; head -c 100000 /dev/urandom > blob.bin", session="s1", check=True)
     out = tmp_path / "out" / "p.tar.zst"
     out.parent.mkdir()
-    out.write_bytes(b"the patch saved before\n")
+    # The patch saved before: a real one (save replaces only a patch, never another file: newuser9).
+    lo.run("echo before > before.txt", session="s0", check=True)
+    assert lo("save", "s0", "-o", str(out)).returncode == 0
+    before = out.read_bytes()
     assert _fault_then(lo, ["save", "s1", "-o", str(out)], getattr(signal, sig)) == -getattr(signal, sig)
     assert sorted(os.listdir(str(out.parent))) == ["p.tar.zst"]
-    assert out.read_bytes() == b"the patch saved before\n"
+    assert out.read_bytes() == before
     assert "M  notes.txt" in lo("status", "s1").stdout.decode()
 
 
