@@ -108,7 +108,7 @@ fi
 # its own log, printed when all are done. The install suite runs last and
 # alone: it installs into the system.
 JOBS=${LAYOVER_TEST_JOBS:-3}
-job_dir=() job_args=()
+job_dir=() job_args=() alone_dir=() alone_args=()
 # The install suite's files that install nothing (docs, the bench's smoke
 # run) run in the pool like the others; the rest runs alone, last.
 pooled_install=(test_bench_smoke.py test_docs_cli.py test_docs_match.py test_docs_tools.py)
@@ -117,11 +117,17 @@ for suite in "${suites[@]}"; do
         for f in "${pooled_install[@]}"; do job_dir+=("$suite"); job_args+=("$suite/$f"); done
         continue
     fi
-    while read -r _ file; do job_dir+=("$suite"); job_args+=("$file"); done \
-        < <(find "$suite" -maxdepth 1 -name 'test_*.py' -printf '%s %p\n')
+    while read -r _ file; do
+        # test_alone_*.py: run by itself after the pool (a test whose load is
+        # the user's, not its sandbox's: fds in flight on unix sockets).
+        case "$file" in */test_alone_*) alone_dir+=("$suite"); alone_args+=("$file"); continue ;; esac
+        job_dir+=("$suite"); job_args+=("$file")
+    done < <(find "$suite" -maxdepth 1 -name 'test_*.py' -printf '%s %p\n')
 done
 # Largest first, across suites.
 order=$(for i in "${!job_args[@]}"; do echo "$(stat -c %s "${job_args[$i]}") $i"; done | sort -rn | cut -d' ' -f2)
+first_alone=${#job_args[@]}
+job_dir+=("${alone_dir[@]}"); job_args+=("${alone_args[@]}")
 job_dir+=("$STAGE/tests/install"); job_args+=("$STAGE/tests/install")
 
 run_job() {  # index: one pytest, its output in results/log-N.txt
@@ -147,6 +153,7 @@ for i in $order; do
     running=$((running + 1))
 done
 wait
+for ((i = first_alone; i < last; i++)); do run_job "$i"; done
 run_job "$last"
 [ "$MODE" != stress ] && count_unit
 rm -f "$unit_out"
