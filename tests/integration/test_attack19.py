@@ -144,26 +144,33 @@ def test_mcp_a_checkpoint_waits_for_overlapping_writers_never_for_good(client):
     assert c.close() == 0
 
 
+def _go_on_after_the_timeout(session):
+    """A thread that lets the apply of `session` a fault point stopped go
+    on 3 s later, once a 1 s timeout has passed."""
+    import signal
+    import threading
+
+    def go_on():
+        for _ in range(1200):
+            pid = stopped_apply(session)
+            if pid:
+                time.sleep(3)
+                os.kill(pid, signal.SIGCONT)
+                return
+            time.sleep(0.05)
+    t = threading.Thread(target=go_on)
+    t.start()
+    return t
+
+
 def test_python_a_helper_verb_past_its_timeout_is_stopped_by_sigterm_never_killed_mid_commit(
         require_sandbox, state_dir, home):
     """Helper.run()'s timeout (600 s for apply()) SIGKILLed `layover apply`
     at once: past it mid-commit, the tree was left half-applied, with
     `.layover-tmp.*` files and a journal, until the next apply or undo.
     SIGTERM now, which apply holds until the tree is whole, then a grace."""
-    import signal
-    import threading
     sb = python_session_stopping_at_commit(home, state_dir, "py19t")
-
-    def go_on_after_the_timeout():
-        for _ in range(1200):
-            pid = stopped_apply("py19t")
-            if pid:
-                time.sleep(3)  # the timeout (1 s) has passed
-                os.kill(pid, signal.SIGCONT)
-                return
-            time.sleep(0.05)
-    t = threading.Thread(target=go_on_after_the_timeout)
-    t.start()
+    t = _go_on_after_the_timeout("py19t")
     # The commit ran to its end before the SIGTERM took the helper, which
     # printed its whole result first: that is what the call returns (it
     # said "did not finish" before, though every file was applied).
@@ -180,22 +187,10 @@ def test_python_a_helper_verb_stopped_in_staging_by_its_timeout_says_nothing_was
         require_sandbox, state_dir, home):
     """Stopped by the timeout's SIGTERM while staging, apply rolls back: the
     error says so, in the helper's own words, and the tree is untouched."""
-    import signal
-    import threading
     from layover import SandboxError
     sb = python_session_stopping_at_commit(home, state_dir, "py19s")
     sb.helper.env["LAYOVER_FAULT"] = "apply:stage:2:stop"
-
-    def go_on_after_the_timeout():
-        for _ in range(1200):
-            pid = stopped_apply("py19s")
-            if pid:
-                time.sleep(3)  # the timeout (1 s) has passed
-                os.kill(pid, signal.SIGCONT)
-                return
-            time.sleep(0.05)
-    t = threading.Thread(target=go_on_after_the_timeout)
-    t.start()
+    t = _go_on_after_the_timeout("py19s")
     with pytest.raises(SandboxError, match=r"did not finish within 1 s; it was stopped: layover: apply: stopped by "
                        r"SIGTERM; nothing was applied$"):
         sb.helper.run(["apply", "py19s", "--yes", "--json"], ok=(0, 1), timeout=1)
