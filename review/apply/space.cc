@@ -76,6 +76,9 @@ base::Result<void> check_free_space(int root, const std::vector<PlanItem>& items
     SpaceNeed need = space_needed(items, block);
     uint64_t bytes_free = static_cast<uint64_t>(sv.f_bavail) * block;
     if (sv.f_bavail != 0 && bytes_free / sv.f_bavail != block) bytes_free = UINT64_MAX;  // overflow
+    // One that does not count its blocks reports a size of 0 (some FUSE and
+    // network filesystems): nothing to check against, as for inodes below.
+    if (sv.f_blocks == 0) bytes_free = UINT64_MAX;
     // A filesystem that does not count inodes reports 0 of them (btrfs).
     uint64_t files_free = sv.f_files == 0 ? UINT64_MAX : static_cast<uint64_t>(sv.f_favail);
     std::string why = space_problem(need, bytes_free, files_free);
