@@ -50,3 +50,33 @@ def test_a_dir_moved_out_while_apply_runs_keeps_nothing_of_it_even_past_the_dir_
     assert (moved / "f.txt").read_text() == "old\n"
     assert (lo.target / "d299" / "f.txt").read_text() == "old\n"
     assert not (lo.state / "journal").exists() or os.listdir(str(lo.state / "journal")) == []
+
+
+import pytest  # noqa: E402
+
+
+@pytest.mark.parametrize("point", ["apply:commit:2", "apply:commit:3", "apply:rename:3"])
+@pytest.mark.parametrize("swap", ["moved", "symlink"])
+def test_a_dir_moved_out_after_its_additions_were_committed_keeps_none_of_them(lo, tmp_path, point, swap):
+    r = lo.run("cd '%s' && echo n > docs/added.txt && echo new > docs/readme.txt && echo s > notes.txt" % lo.target,
+               session="mv2")
+    assert r.returncode == 0, r.stderr
+    patch = tmp_path / "mv2.tar.zst"
+    lo("save", "mv2", "-o", patch, check=True)
+    moved = tmp_path / "moved"
+
+    def move_docs_out():
+        os.rename(str(lo.target / "docs"), str(moved))
+        if swap == "symlink":
+            os.symlink(str(moved), str(lo.target / "docs"))
+        else:
+            os.mkdir(str(lo.target / "docs"))
+
+    rc, out, err = run_stopped(lo, ["apply", patch, "--target", lo.target, "--yes"], point, move_docs_out)
+    listing = sorted(os.listdir(str(moved)))
+    if rc == 0:  # it went on where the paths lead now: nothing may be claimed that is not so
+        return
+    assert b"nothing was applied" in err or b"ROLLING BACK FAILED" in err, err
+    if b"nothing was applied" in err:
+        assert listing == ["readme.txt"], (listing, err)
+        assert (moved / "readme.txt").read_text() == "hello\nworld\n", err

@@ -35,8 +35,8 @@ TEST_CASE("apply space: stored data in whole blocks, holes and hard links free, 
     link.path = "d/l";
     link.link_target = "a";
     std::vector<PlanItem> items(4);
-    items[0].member = &dense;  // 2 blocks
-    items[1].member = &empty;  // none
+    items[0].member = &dense;          // 2 blocks
+    items[1].member = &empty;          // none
     items[2].member = &dir;            // its first block
     items[2].tree = {&link, &sparse};  // 1 + 1 blocks; the link takes no inode
     items[3].member = &dense;          // an in-place update: the new content and the original's copy
