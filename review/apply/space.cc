@@ -32,10 +32,11 @@ void add(SpaceNeed& need, uint64_t bytes, uint64_t block) {
 // What an entry takes besides a file's data, counted as a disk that keeps
 // little in the inode does (ext4): a dir's first block, a symlink target too
 // long for the inode (ext4 keeps < 60 bytes there; tmpfs takes a page past
-// 128), xattrs in a block of their own. Found by attack22: a patch of
-// 3,000 symlinks of 4,000-byte targets (a few KB of zstd) passed the check
-// and filled an 8 MiB disk.
+// 128), xattrs past what a 256-byte inode keeps in a block of their own.
+// Found by attack22: a patch of 3,000 symlinks of 4,000-byte targets (a few
+// KB of zstd) passed the check and filled an 8 MiB disk.
 constexpr uint64_t kInlineLink = 60;
+constexpr uint64_t kInlineXattrs = 64;  // names and values
 
 void add_metadata(SpaceNeed& need, const Member& m, uint64_t block) {
     if (m.kind == Member::Kind::Dir) add(need, 1, block);
@@ -43,7 +44,7 @@ void add_metadata(SpaceNeed& need, const Member& m, uint64_t block) {
         add(need, m.link_target.size() + 1, block);
     uint64_t x = 0;
     for (const auto& [name, value] : m.xattrs) x += name.size() + value.size();
-    add(need, x, block);
+    if (x >= kInlineXattrs) add(need, x, block);
 }
 
 void add_member(SpaceNeed& need, const Member& m, uint64_t block) {

@@ -18,7 +18,7 @@ struct SpaceNeed {
 
 // What staging the chosen items writes, with `block`-byte blocks: each staged
 // file's stored data (a sparse file's segments; a partial apply's content),
-// a block per dir, a symlink's target of 60 bytes or more, the xattrs, and
+// a block per dir, a symlink's target of 60 bytes or more, xattrs of 64 or more, and
 // the copy of an in-place update's original kept for undo.
 SpaceNeed space_needed(const std::vector<PlanItem>& items, uint64_t block);
 

@@ -61,18 +61,20 @@ TEST_CASE("apply space: stored data in whole blocks, holes and hard links free, 
 }
 
 TEST_CASE("apply space: long symlink targets and xattrs take blocks too (attack22)", "[review][space]") {
-    Member shortlink, longlink, tagged = file("t", 0);
+    Member shortlink, longlink, tagged = file("t", 0), small = file("s", 0);
     shortlink.kind = longlink.kind = Member::Kind::Symlink;
     shortlink.link_target = std::string(59, 'x');  // kept in the inode
     longlink.link_target = std::string(4000, 'x');
     tagged.xattrs["user.a"] = std::string(5000, 'v');
-    std::vector<PlanItem> items(3);
+    small.xattrs["user.xdg.origin.url"] = "https://example.org/";  // kept in the inode
+    std::vector<PlanItem> items(4);
     items[0].member = &shortlink;
     items[1].member = &longlink;
     items[2].member = &tagged;
+    items[3].member = &small;
     auto need = review::space_needed(items, 4096);
-    CHECK(need.bytes == (0 + 1 + 2) * 4096);
-    CHECK(need.entries == 3);
+    CHECK(need.bytes == (0 + 1 + 2 + 0) * 4096);
+    CHECK(need.entries == 4);
     // A partial apply's content keeps the member's xattrs.
     PlanItem part;
     part.member = &tagged;
