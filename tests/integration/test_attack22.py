@@ -80,3 +80,51 @@ def test_a_dir_moved_out_after_its_additions_were_committed_keeps_none_of_them(l
     if b"nothing was applied" in err:
         assert listing == ["readme.txt"], (listing, err)
         assert (moved / "readme.txt").read_text() == "hello\nworld\n", err
+
+
+@pytest.mark.parametrize("change", ["meta", "inplace"])
+def test_an_apply_killed_after_its_dir_became_a_symlink_is_recovered_for_mode_and_in_place_changes(lo, tmp_path, change):
+    # attack21's recovery passes over an addition, replacement or deletion
+    # the commit never made behind a dir that is now a symlink; a mode change
+    # there stopped the recovery, and every later apply and undo of the tree
+    # with it. An in-place update (a file with other hard links) still stops
+    # it until the dir is back: the undo store holds the original's only copy.
+    import json
+    import subprocess
+    from conftest import LAYOVER
+    from test_apply_atomic import wait_stopped
+    if change == "inplace":
+        os.link(str(lo.target / "docs" / "readme.txt"), str(lo.target / "readme-link"))
+        script = "echo new > docs/readme.txt"
+    else:
+        script = "chmod 600 docs/readme.txt"
+    r = lo.run("cd '%s' && %s && echo s > notes.txt" % (lo.target, script), session="k")
+    assert r.returncode == 0, r.stderr
+    patch = tmp_path / "k.tar.zst"
+    lo("save", "k", "-o", patch, check=True)
+    moved = tmp_path / "moved"
+    env = dict(lo.env, LAYOVER_FAULT="apply:commit:1:stop")
+    proc = subprocess.Popen([LAYOVER, "apply", str(patch), "--target", str(lo.target), "--yes"], cwd=str(lo.target),
+                            env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    wait_stopped(proc)
+    os.rename(str(lo.target / "docs"), str(moved))
+    os.symlink(str(moved), str(lo.target / "docs"))
+    proc.kill()
+    proc.communicate(timeout=30)
+    r = lo("apply", patch, "--target", lo.target, "--yes", "--json", "--exclude", "docs/**")
+    if change == "inplace":
+        # The undo store holds the only copy of what the file held: the
+        # recovery stops there, its journal kept, until the dir is back.
+        assert r.returncode == 1 and b"restoring docs/readme.txt" in r.stderr, r.stderr
+        assert os.listdir(str(lo.state / "journal"))
+        os.unlink(str(lo.target / "docs"))
+        os.rename(str(moved), str(lo.target / "docs"))
+        moved = lo.target / "docs"
+        r = lo("apply", patch, "--target", lo.target, "--yes", "--json", "--exclude", "docs/**")
+    assert b"ROLLING BACK FAILED" not in r.stderr, r.stderr
+    out = json.loads(r.stdout)
+    assert out.get("recovered", "").startswith("reverted an interrupted apply"), (out, r.stderr)
+    assert r.returncode == 0, out
+    assert (lo.target / "notes.txt").read_text() == "s\n"
+    assert (moved / "readme.txt").read_text() == "hello\nworld\n"
+    assert not os.listdir(str(lo.state / "journal"))
