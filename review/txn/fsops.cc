@@ -315,7 +315,8 @@ size_t staging_dir_budget() {
         struct rlimit raised = {want, rl.rlim_max};
         if (::setrlimit(RLIMIT_NOFILE, &raised) == 0) rl.rlim_cur = want;
     }
-    return std::max<size_t>(DirCache::kMax, static_cast<size_t>(rl.rlim_cur / 2));
+    // At most 2^17 (~130,000 dirs: a struct file each, some 35 MB of kernel memory).
+    return std::clamp<size_t>(static_cast<size_t>(rl.rlim_cur / 2), DirCache::kMax, size_t{1} << 17);
 }
 
 std::string random_token(size_t bytes) {
