@@ -81,10 +81,10 @@ private:
 
 // How many dir fds apply's staging may keep open (DirCache's max): half the
 // open-file limit, raised to its hard limit for it (up to 2^20), never below
-// kMax nor above 2^17. Each dir staging wrote into stays reachable through the fd it used,
-// for a rollback after the dir was moved out of the target (found by
-// attack22: past 256 dirs the first ones' fds were closed, and a staged copy
-// stayed in such a dir).
+// kMax nor above 2^17. Each dir staging wrote into stays reachable through
+// the fd it used, for a rollback after the dir was moved out of the target
+// (found by attack22: past 256 dirs the first ones' fds were closed, and a
+// staged copy stayed in such a dir).
 size_t staging_dir_budget();
 
 // A fresh random token (lowercase hex), for ids and staging names.
