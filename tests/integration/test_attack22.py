@@ -128,3 +128,33 @@ def test_an_apply_killed_after_its_dir_became_a_symlink_is_recovered_for_mode_an
     assert (lo.target / "notes.txt").read_text() == "s\n"
     assert (moved / "readme.txt").read_text() == "hello\nworld\n"
     assert not os.listdir(str(lo.state / "journal"))
+
+
+@pytest.mark.parametrize("n", [2, 3])
+@pytest.mark.parametrize("swap", ["moved", "symlink"])
+def test_a_dir_swapped_while_the_rollback_runs_gets_its_originals_back_and_keeps_nothing_new(lo, tmp_path, swap, n):
+    # Held: the commit fails at unit n (an injected EIO), the rollback is
+    # stopped at its first restore while docs is moved out (or swapped for a
+    # symlink): it restores through the dir fds the commit used.
+    r = lo.run("cd '%s' && echo n > docs/added.txt && echo new > docs/readme.txt && chmod 600 docs/readme.txt"
+               " && echo s > notes.txt" % lo.target, session="rb")
+    assert r.returncode == 0, r.stderr
+    patch = tmp_path / "rb.tar.zst"
+    lo("save", "rb", "-o", patch, check=True)
+    moved = tmp_path / "moved"
+
+    def swap_docs():
+        os.rename(str(lo.target / "docs"), str(moved))
+        if swap == "symlink":
+            os.symlink(str(moved), str(lo.target / "docs"))
+        else:
+            os.mkdir(str(lo.target / "docs"))
+
+    rc, out, err = run_stopped(lo, ["apply", patch, "--target", lo.target, "--yes"],
+                               "apply:commit:%d,apply:revert:1" % n, swap_docs)
+    assert rc == 1 and b"nothing was applied" in err, err
+    assert sorted(os.listdir(str(moved))) == ["readme.txt"], err
+    assert (moved / "readme.txt").read_text() == "hello\nworld\n"
+    assert os.stat(str(moved / "readme.txt")).st_mode & 0o777 == 0o644
+    assert (lo.target / "notes.txt").read_text() != "s\n"
+    assert not os.listdir(str(lo.state / "journal"))
