@@ -38,13 +38,17 @@ void add(SpaceNeed& need, uint64_t bytes, uint64_t block) {
 constexpr uint64_t kInlineLink = 60;
 constexpr uint64_t kInlineXattrs = 64;  // names and values
 
+void add_xattrs(SpaceNeed& need, const Member& m, uint64_t block) {
+    uint64_t x = 0;
+    for (const auto& [name, value] : m.xattrs) x += name.size() + value.size();
+    if (x >= kInlineXattrs) add(need, x, block);
+}
+
 void add_metadata(SpaceNeed& need, const Member& m, uint64_t block) {
     if (m.kind == Member::Kind::Dir) add(need, 1, block);
     if (m.kind == Member::Kind::Symlink && m.link_target.size() >= kInlineLink)
         add(need, m.link_target.size() + 1, block);
-    uint64_t x = 0;
-    for (const auto& [name, value] : m.xattrs) x += name.size() + value.size();
-    if (x >= kInlineXattrs) add(need, x, block);
+    add_xattrs(need, m, block);
 }
 
 void add_member(SpaceNeed& need, const Member& m, uint64_t block) {
@@ -60,6 +64,10 @@ SpaceNeed space_needed(const std::vector<PlanItem>& items, uint64_t block) {
     if (block == 0) block = 1;
     SpaceNeed need;
     for (const auto& it : items) {
+        if (it.unit.op == Op::Meta) {  // the entry is there: only xattrs it gains may take room
+            if (it.member) add_xattrs(need, *it.member, block);
+            continue;
+        }
         if (it.member) {
             if (it.content && it.member->kind == Member::Kind::File) {
                 need.entries++;

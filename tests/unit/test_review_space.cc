@@ -80,6 +80,17 @@ TEST_CASE("apply space: long symlink targets and xattrs take blocks too (attack2
     part.member = &tagged;
     part.content = std::make_shared<const std::string>(10, 'x');
     CHECK(review::space_needed({part}, 4096).bytes == 3 * 4096);
+    // A mode change of an existing dir makes nothing; an xattr it gains may take a block.
+    Member dir;
+    dir.kind = Member::Kind::Dir;
+    PlanItem meta;
+    meta.member = &dir;
+    meta.unit.op = review::Op::Meta;
+    need = review::space_needed({meta}, 4096);
+    CHECK(need.bytes == 0);
+    CHECK(need.entries == 0);
+    dir.xattrs["user.big"] = std::string(100, 'v');
+    CHECK(review::space_needed({meta}, 4096).bytes == 4096);
 }
 
 TEST_CASE("apply space: the refusal names what is free and what the apply needs", "[review][space]") {
