@@ -2,8 +2,6 @@
 
 #include <fcntl.h>
 
-#include <vector>
-
 #include "helper/base/fd.h"
 
 namespace base {
@@ -14,15 +12,17 @@ std::string passwd_home(std::string_view passwd, unsigned uid) {
         size_t end = passwd.find('\n');
         std::string_view line = passwd.substr(0, end);
         passwd = end == std::string_view::npos ? std::string_view() : passwd.substr(end + 1);
-        // name:password:uid:gid:gecos:home:shell
-        std::vector<std::string_view> f;
-        for (size_t a = 0;;) {
+        // name:password:uid:gid:gecos:home:shell, split up to the home: a
+        // line of millions of ':' made as many fields (attack22).
+        std::string_view f[6];
+        size_t n = 0;
+        for (size_t a = 0; n < 6;) {
             size_t b = line.find(':', a);
-            f.push_back(line.substr(a, b == std::string_view::npos ? std::string_view::npos : b - a));
+            f[n++] = line.substr(a, b == std::string_view::npos ? std::string_view::npos : b - a);
             if (b == std::string_view::npos) break;
             a = b + 1;
         }
-        if (f.size() >= 6 && f[2] == want && !f[5].empty() && f[5][0] == '/') return std::string(f[5]);
+        if (n == 6 && f[2] == want && !f[5].empty() && f[5][0] == '/') return std::string(f[5]);
     }
     return "";
 }

@@ -152,7 +152,14 @@ base::Result<PreparedRun> prepare_run(const RunOptions& opts) {
     TRY(RunPolicy pol, decide_policy(opts, target, state_real, cmd));
     r.notices = pol.notices;
 
-    std::string name = opts.session.empty() ? session::new_name() : opts.session;
+    // A name of our own, never an existing session's (resumed) or trash entry's.
+    auto taken = [&](const std::string& n) {
+        struct stat st;
+        for (const std::string& d : {session::sessions_dir(state), session::trash_dir(state)})
+            if (::lstat((d + "/" + n).c_str(), &st) == 0 || errno != ENOENT) return true;
+        return false;
+    };
+    std::string name = opts.session.empty() ? session::new_name(taken) : opts.session;
     std::string dir = session::sessions_dir(state) + "/" + name;
     auto old = session::read_meta(dir);
     // There but unreadable (its mode, a corrupt meta.json): never a new

@@ -71,7 +71,9 @@ std::string trash_dir(const std::string& state) { return state + "/trash"; }
 std::string upper_dir(const std::string& d) { return d + "/upper"; }
 std::string work_dir(const std::string& d) { return d + "/work"; }
 
-std::string new_name() {
+namespace {
+
+std::string draw_name() {
     time_t now = ::time(nullptr);
     struct tm tm;
     ::gmtime_r(&now, &tm);
@@ -90,6 +92,14 @@ std::string new_name() {
     static const char hex[] = "0123456789abcdef";
     std::string suffix = {hex[r[0] >> 4], hex[r[0] & 15], hex[r[1] >> 4], hex[r[1] & 15]};
     return std::string(buf) + "-" + suffix;
+}
+
+}  // namespace
+
+std::string new_name(const std::function<bool(const std::string&)>& taken) {
+    std::string name = draw_name();
+    for (int i = 1; i < 64 && taken && taken(name); i++) name = draw_name();
+    return name;
 }
 
 namespace {

@@ -9,6 +9,7 @@
 // (helper/sandbox/discard.h)
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -76,8 +77,11 @@ std::string trash_dir(const std::string& state);
 std::string upper_dir(const std::string& session_dir);
 std::string work_dir(const std::string& session_dir);
 
-// A fresh default name: YYYYmmdd-HHMMSS-xxxx.
-std::string new_name();
+// A fresh default name: YYYYmmdd-HHMMSS-xxxx, drawn again (up to 64 times)
+// while `taken` says a session or trash entry has it: two runs in one second
+// share a suffix 1 time in 65,536, and the second then resumed the first's
+// session (found by attack22).
+std::string new_name(const std::function<bool(const std::string&)>& taken = nullptr);
 
 base::Result<Meta> read_meta(const std::string& session_dir);
 // Atomic (temp + rename), mode 0600.

@@ -240,7 +240,7 @@ base::Result<ApplyReport> apply_patch(const capture::Patch& patch, const ApplyOp
     std::string key = target_key(tgt.dev, tgt.ino);
     std::string jpath = journal_path(state, key);
     base::Fd lock;
-    DirCache dirs(root);
+    DirCache dirs(root, staging_dir_budget());  // after staging: staging_dirs
     if (!opts.dry_run) {
         TRY(lock, lock_target(state, key, tgt.path));
         TRY(rep.recovered, recover(jpath, state, root, dirs));
@@ -324,7 +324,7 @@ base::Result<ApplyReport> apply_patch(const capture::Patch& patch, const ApplyOp
 
     Progress progress(opts.progress);
     size_t committed = 0;
-    DirCache staging_dirs(root);  // the dirs staging wrote into, kept for a rollback
+    DirCache staging_dirs(root);  // the dirs staging wrote into (dirs' till then), kept for a rollback
     auto fail = [&](const base::Error& e) -> base::Error {
         progress.done();
         take_units();

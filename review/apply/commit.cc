@@ -280,6 +280,11 @@ base::Result<void> restore_unit(CommitCtx& ctx, const Unit& u) {
         int err = pr.error().code;
         bool elsewhere = !ctx.undoing && (err == ELOOP || err == ENOTDIR);
         if (u.op == Op::Add && (err == ENOENT || elsewhere)) return base::Ok();
+        // Nor a mode, mtime or xattr change: no data rides on it, and what it
+        // was made on went with its dir (attack22: a recovery stopped there,
+        // and every later apply and undo with it). An in-place update still
+        // stops: the undo store holds the only copy of what the file held.
+        if (u.op == Op::Meta && !ctx.undoing && (err == ENOENT || elsewhere)) return base::Ok();
         // A replacement or deletion the commit never made (the undo store
         // holds no original for it) has nothing to put back either.
         if ((u.op == Op::Replace || u.op == Op::Delete) && elsewhere && !u.slot.empty() && ctx.store_fd >= 0) {

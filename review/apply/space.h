@@ -12,13 +12,14 @@
 namespace review {
 
 struct SpaceNeed {
-    uint64_t bytes = 0;    // data blocks staging writes (holes excluded), rounded up per file
+    uint64_t bytes = 0;    // blocks staging writes (holes excluded), rounded up per entry
     uint64_t entries = 0;  // inodes staging creates (hard links take none)
 };
 
 // What staging the chosen items writes, with `block`-byte blocks: each staged
 // file's stored data (a sparse file's segments; a partial apply's content),
-// and the copy of an in-place update's original kept for undo.
+// a block per dir, a symlink's target of 60 bytes or more, xattrs of 64 or more, and
+// the copy of an in-place update's original kept for undo.
 SpaceNeed space_needed(const std::vector<PlanItem>& items, uint64_t block);
 
 // Empty when `need` fits into what is free (files_free: free inodes, or

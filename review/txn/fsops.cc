@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -291,7 +292,7 @@ base::Result<int> DirCache::get(const std::string& rel) {
         it->second.used = ++tick_;
         return it->second.fd.get();
     }
-    if (cache_.size() >= kMax) {  // close the least recently used half
+    if (cache_.size() >= max_) {  // close the least recently used half
         std::vector<uint64_t> ticks;
         ticks.reserve(cache_.size());
         for (const auto& [k, e] : cache_) ticks.push_back(e.used);
@@ -304,6 +305,18 @@ base::Result<int> DirCache::get(const std::string& rel) {
     int raw = fd.get();
     cache_.emplace(rel, Entry{std::move(fd), ++tick_});
     return raw;
+}
+
+size_t staging_dir_budget() {
+    struct rlimit rl {};
+    if (::getrlimit(RLIMIT_NOFILE, &rl) != 0) return DirCache::kMax;
+    rlim_t want = std::min<rlim_t>(rl.rlim_max, rlim_t{1} << 20);
+    if (rl.rlim_cur < want) {
+        struct rlimit raised = {want, rl.rlim_max};
+        if (::setrlimit(RLIMIT_NOFILE, &raised) == 0) rl.rlim_cur = want;
+    }
+    // At most 2^17 (~130,000 dirs: a struct file each, some 35 MB of kernel memory).
+    return std::clamp<size_t>(static_cast<size_t>(rl.rlim_cur / 2), DirCache::kMax, size_t{1} << 17);
 }
 
 std::string random_token(size_t bytes) {

@@ -52,14 +52,14 @@ int renameat2_any_mode(int from_dir, const std::string& from, int to_dir, const 
 base::Result<void> rename2(int from_dir, const std::string& from, int to_dir, const std::string& to, unsigned flags,
                            const std::string& what);
 
-// Directory fds beneath the root, cached by relative path. At most kMax
-// stay open: the least recently used half is closed when it is full, so an
-// fd returned stays valid for at least the next kMax / 2 calls of get()
-// (callers hold one or two at a time), until clear().
+// Directory fds beneath the root, cached by relative path. At most `max`
+// (kMax unless given) stay open: the least recently used half is closed when
+// it is full, so an fd returned stays valid for at least the next max / 2
+// calls of get() (callers hold one or two at a time), until clear().
 class DirCache {
 public:
     static constexpr size_t kMax = 256;
-    explicit DirCache(int root) : root_(root) {}
+    explicit DirCache(int root, size_t max = kMax) : root_(root), max_(max < 2 ? 2 : max) {}
     base::Result<int> get(const std::string& rel);
     void clear() { cache_.clear(); }
     // The fd cached for rel, or -1: never opens anything.
@@ -74,9 +74,18 @@ private:
         uint64_t used = 0;
     };
     int root_;
+    size_t max_;
     uint64_t tick_ = 0;
     std::map<std::string, Entry> cache_;
 };
+
+// How many dir fds apply's staging may keep open (DirCache's max): half the
+// open-file limit, raised to its hard limit for it (up to 2^20), never below
+// kMax nor above 2^17. Each dir staging wrote into stays reachable through
+// the fd it used, for a rollback after the dir was moved out of the target
+// (found by attack22: past 256 dirs the first ones' fds were closed, and a
+// staged copy stayed in such a dir).
+size_t staging_dir_budget();
 
 // A fresh random token (lowercase hex), for ids and staging names.
 std::string random_token(size_t bytes);

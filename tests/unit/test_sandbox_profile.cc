@@ -98,6 +98,16 @@ TEST_CASE("profile: the account's home from passwd(5) text (attack17)") {
     CHECK(profile::passwd_home(pw, 1002) == "");            // too few fields
     CHECK(profile::passwd_home(pw, 1003) == "/home/last");  // no newline at the end
     CHECK(profile::passwd_home("", 0) == "");
+    // Odd lines (attack22): duplicate uids (the first wins, as NSS's files
+    // module), a home ending at the next ':', an empty line, a line of
+    // millions of ':' (split no further than the home: no field per colon).
+    std::string odd = "\n" + std::string(4u << 20, ':') +
+                      "\ndup:x:1004:1::/home/first:\ndup2:x:1004:1::/home/second\n"
+                      "extra:x:1005:1::/home/extra::::more\nnohome:x:1006:1::\n";
+    CHECK(profile::passwd_home(odd, 1004) == "/home/first");
+    CHECK(profile::passwd_home(odd, 1005) == "/home/extra");
+    CHECK(profile::passwd_home(odd, 1006) == "");
+    CHECK(profile::passwd_home(odd, 0) == "");
 }
 
 TEST_CASE("profile: daemon sockets outside /run that any local user reaches are hidden (attack17)") {
