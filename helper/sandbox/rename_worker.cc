@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 
@@ -41,6 +42,18 @@ int enter(int userns, int mntns, const Limits& limits, pid_t parent) {
     if (::getrlimit(RLIMIT_NOFILE, &nofile) == 0) {
         nofile.rlim_cur = nofile.rlim_max;
         ::setrlimit(RLIMIT_NOFILE, &nofile);
+    }
+    // And a few frames of stack per level (rename_tree.cc copies
+    // recursively, to kMaxCopyDepth): room for them, so the copy fails
+    // whole at the depth limit instead of the worker dying of SIGSEGV
+    // half-way, its temporary copy left in the session (seen under ASan,
+    // whose frames are larger, at 1,500 levels). The main thread's stack
+    // grows on demand up to this limit.
+    struct rlimit stack;
+    if (::getrlimit(RLIMIT_STACK, &stack) == 0 && stack.rlim_cur != RLIM_INFINITY &&
+        stack.rlim_cur < (rlim_t{64} << 20)) {
+        stack.rlim_cur = std::min<rlim_t>(rlim_t{64} << 20, stack.rlim_max);
+        ::setrlimit(RLIMIT_STACK, &stack);
     }
     return 0;
 }
