@@ -107,14 +107,14 @@ class ReplClient(ClientBase):
                     if end > got:
                         break
                     if hlen == len_ostd and chunk.startswith(ostd, pos + 8):  # the usual "out"
-                        total += flen
+                        total += end - pos  # whole frames count, as in the general path
                         out += chunk[hend:end]
                         pos = end
                         continue
                     m = _HOT_MATCH(chunk, pos + 8, hend)
                     if m is None:
                         break
-                    total += end - hend
+                    total += end - pos
                     if m[3] is None:  # "out"
                         if m[1] == ridb:  # else output of an earlier request: dropped
                             stream = m[2]
@@ -237,7 +237,7 @@ class ReplClient(ClientBase):
             hlen, plen = _LENS.unpack_from(chunk, pos)
             hend = pos + 8 + hlen
             end = hend + plen
-            total += plen
+            total += end - pos  # whole frames count, as in the general path
             if end > got or total > self.max_output:
                 return None
             m = _OUT_RE.fullmatch(chunk, pos + 8, hend)

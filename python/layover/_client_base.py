@@ -42,6 +42,7 @@ class ClientBase:
         self.broken: Optional[str] = None
         self.next_id = 1
         self.buf = bytearray()
+        self.frame_len = 0  # the whole size of the frame recv() returned last, header included
         self.chunk = bytearray(256 * 1024)
         self.lock = threading.Lock()    # one request at a time (held by Repl and run_code)
         self.current: Optional[int] = None  # the id of the request in flight, for interrupts
@@ -137,9 +138,12 @@ class ClientBase:
         while len(self.buf) < n:
             if deadline is not None:
                 # Within a POLL of the deadline: wait for exactly what is left
-                # (the socket's own timeout is a whole POLL).
+                # (the socket's own timeout is a whole POLL). Past it, what is
+                # waiting already is still read, for one POLL at most: a REPL
+                # that keeps the socket full must not hold a call past its
+                # timeout (found by the attack pass of 27 Nov).
                 left = deadline - time.monotonic()
-                if left < POLL and not _readable(self.replies, left):
+                if left < POLL and (left <= -POLL or not _readable(self.replies, left)):
                     raise _Deadline()
             try:
                 got = self.replies.recv_into(self.chunk)
@@ -176,6 +180,7 @@ class ClientBase:
         raw = bytes(buf[8:8 + hlen])
         payload = bytes(buf[8 + hlen:end])
         del buf[:end]
+        self.frame_len = end
         header = _fast_header(raw)
         if header is not None:
             return header, payload
@@ -286,7 +291,10 @@ class ClientBase:
             header, payload = self.recv(deadline)
             t = header["t"]
             fid = header.get("id")
-            reply.total += len(payload)
+            # The whole frame counts: frames with a header and no payload
+            # never reached max_output, and were read for ever (attack pass
+            # of 27 Nov).
+            reply.total += self.frame_len
             if reply.total > self.max_output:
                 raise self.fail("layover: the sandbox sent more than max_output=%d bytes for one call; "
                                 "the sandbox was stopped and its session kept (raise max_output if this "

@@ -22,6 +22,7 @@ from typing import Any, Callable, Deque, Dict, List, Optional
 
 from ._boot import BOOT
 from ._helper import Helper
+from ._mcp_json import loads_reply
 from .errors import SandboxError
 
 MAX_FRAME = 64 * 1024 * 1024
@@ -187,7 +188,7 @@ class AgentSandbox:
                 have = rest
                 if len(buf) > 1 << 20 and have <= 1 << 20:
                     del buf[1 << 20:]  # a big frame's room is not kept
-                msg = json.loads(body.decode("utf-8"))
+                msg = loads_reply(body)  # NaN, Infinity, 1e400: malformed (_mcp_json.py)
                 if not isinstance(msg, dict) or type(msg.get("id")) is not int:
                     why = "the sandbox sent a malformed reply; the sandbox was stopped"
                     raise ValueError

@@ -24,10 +24,11 @@ import time
 from typing import Any, Dict, List, Optional
 
 from ._helper import Helper, find_binary
+from ._mcp_json import wire
 from ._mcp_options import Options, Usage
 from ._mcp_sandbox import AgentSandbox
 from ._gate import Cancelled, nothing
-from ._mcp_steps import FREEZERS, WRITERS, Steps
+from ._mcp_steps import FREEZERS, WRITERS, Steps, changed_via, session_exists_via
 from ._mcp_tools import HANDLERS, BadArgs, ToolFail, check_known_args, review_hint, tool_list
 from .errors import SandboxError
 
@@ -105,7 +106,7 @@ class Server:
     # --- output ---
 
     def write(self, msg: Dict[str, Any]) -> None:
-        data = json.dumps(msg, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "backslashreplace")
+        data = wire(msg)  # strict JSON: no NaN, no lone surrogate (_mcp_json.py)
         with self.wlock:
             if self.client_gone:
                 return
@@ -384,9 +385,6 @@ class Server:
 
     # --- end ---
 
-    def _session_exists(self, name: str) -> bool:
-        return _session_exists_via(self.helper, name)
-
     def shutdown(self, grace: float = 0.0) -> int:
         """Let the calls in flight finish for up to `grace` seconds (stdin
         closed: their answers may still be read), cancel the rest, stop the
@@ -405,25 +403,18 @@ class Server:
         rc = self.sandbox.close() if self.sandbox.started else None
         if self.sandbox.started:
             name = self.opts.session
-            if self.opts.on_exit == "keep" and not self._session_exists(name):
+            if self.opts.on_exit == "keep" and not session_exists_via(self.helper, name):
                 pass  # it made no changes: the helper said it removed the session
-            elif self.opts.on_exit == "keep" and self.sandbox.history_only:
+            elif self.opts.on_exit == "keep" and self.sandbox.history_only and not changed_via(self.helper, name):
                 # No changes, only steps: the helper's line (relayed) says so and names
                 # `layover log`, as run's end does; "layover apply" would apply nothing.
+                # Checked: a command inside can write that line too (to its agent's stderr).
                 pass
             elif self.opts.on_exit == "keep":
                 log("layover mcp: session %s kept. %s (or layover discard %s)" % (name, review_hint(name), name))
             else:
                 log("layover mcp: session %s ended (--on-exit %s, helper exit %s)" % (name, self.opts.on_exit, rc))
         return 0
-
-
-def _session_exists_via(helper: Helper, name: str) -> bool:
-    try:
-        listed = json.loads(helper.run(["sessions", "--json"], timeout=60).stdout)
-        return any(isinstance(s, dict) and s.get("name") == name for s in listed)
-    except Exception:  # noqa: BLE001 - a failed probe must not hide the "kept" hint
-        return True
 
 
 def _valid_id(rid: Any) -> bool:

@@ -6,10 +6,12 @@ refuses and changes nothing: that step is deferred, and merged into the next
 one, whose label says so (`layover log`)."""
 from __future__ import annotations
 
+import json
 import threading
 from typing import Any, Callable, Dict, List
 
 from ._gate import WriteGate
+from ._helper import Helper
 
 MUTATING = ("run_command", "write_file", "edit_file")
 WRITERS = MUTATING + ("start_command",)  # calls that may write in the target while they run
@@ -59,3 +61,24 @@ class Steps:
             why = r.stderr.decode("utf-8", "replace").strip().splitlines()
             self.log("layover mcp: the step after %s is deferred (merged into the next): %s" %
                      (label, why[-1] if why else "busy"))
+
+
+# The end of a server: is its kept session there, and does it hold changes or only steps?
+
+def session_exists_via(helper: Helper, name: str) -> bool:
+    try:
+        listed = json.loads(helper.run(["sessions", "--json"], timeout=60).stdout)
+        return any(isinstance(s, dict) and s.get("name") == name for s in listed)
+    except Exception:  # noqa: BLE001 - a failed probe must not hide the "kept" hint
+        return True
+
+
+def changed_via(helper: Helper, name: str) -> bool:
+    """Whether `status` shows a change (True when it cannot say): found by
+    the attack pass of 27 Nov, a forged history-only line hid the hint."""
+    try:
+        data = json.loads(helper.run(["status", name, "--json"], timeout=60).stdout)
+        items = data if isinstance(data, list) else data.get("changes") if isinstance(data, dict) else None
+        return not isinstance(items, list) or bool(items)
+    except Exception:  # noqa: BLE001 - as above
+        return True
