@@ -74,7 +74,15 @@ def test_a_dir_moved_out_after_its_additions_were_committed_keeps_none_of_them(l
 
     rc, out, err = run_stopped(lo, ["apply", patch, "--target", lo.target, "--yes"], point, move_docs_out)
     listing = sorted(os.listdir(str(moved)))
-    if rc == 0:  # it went on where the paths lead now: nothing may be claimed that is not so
+    if rc == 0:
+        # The commit had made docs' changes before the dir moved (they moved
+        # with it, the user's own move); the rest went where it belongs, and
+        # nothing into the dir or link now at docs.
+        assert listing == ["added.txt", "readme.txt"], (listing, err)
+        assert (moved / "readme.txt").read_text() == "new\n" and (moved / "added.txt").read_text() == "n\n"
+        assert (lo.target / "notes.txt").read_text() == "s\n"
+        if swap == "moved":
+            assert os.listdir(str(lo.target / "docs")) == []
         return
     assert b"nothing was applied" in err or b"ROLLING BACK FAILED" in err, err
     if b"nothing was applied" in err:
