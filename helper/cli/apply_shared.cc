@@ -92,6 +92,7 @@ void print_json(const review::ApplyReport* rep, const std::string& err, bool dry
             partial.push_back(std::move(e));
         }
         o["partial"] = std::move(partial);
+        o["already"] = paths_json(rep->already);
         o["merged"] = paths_json(rep->merged);
         o["marked"] = paths_json(rep->marked);
         json mc = json::array();
@@ -164,6 +165,14 @@ void print_notes(const char* verb, const review::ApplyReport& rep) {
         std::fprintf(stderr,
                      "layover: %s: not applied (not stored: a socket, or a real dir holding a hidden path): %s\n", verb,
                      base::display_path(p).c_str());
+    if (!rep.already.empty()) {
+        std::string names;
+        for (size_t i = 0; i < rep.already.size() && i < 5; i++)
+            names += (i ? ", " : "") + base::display_path(rep.already[i]);
+        if (rep.already.size() > 5) names += ", ... (" + std::to_string(rep.already.size()) + " in all)";
+        std::fprintf(stderr, "layover: %s: already on the target as the patch makes them, so left as they are: %s\n",
+                     verb, names.c_str());
+    }
 }
 
 }  // namespace cli

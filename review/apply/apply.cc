@@ -19,6 +19,7 @@
 #include "helper/base/text.h"
 #include "helper/store/session.h"
 #include "helper/store/undo_trees.h"
+#include "review/apply/already.h"
 #include "review/apply/commit.h"
 #include "review/apply/merge.h"
 #include "review/apply/observe.h"
@@ -256,8 +257,10 @@ base::Result<ApplyReport> apply_patch(const capture::Patch& patch, const ApplyOp
         hash_deferred(deferred);  // which files moved since the base must be known to merge them
         TRY_VOID(finish_deferred(deferred, plan.items));
         deferred.clear();
-        TRY_VOID(merge_moved(root, patch, opts, plan.items, &rep));
     }
+    // What the target has as the patch makes it is no conflict (a patch applied twice).
+    TRY_VOID(drop_already_applied(root, patch, opts, plan.items, &rep.already));
+    if (!patch.manifest().originals.empty()) TRY_VOID(merge_moved(root, patch, opts, plan.items, &rep));
     if (blocking(plan.items, opts.force)) {
         hash_deferred(deferred);  // list every conflict, not only the cheap ones
         TRY_VOID(finish_deferred(deferred, plan.items));
