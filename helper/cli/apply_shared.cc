@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -130,6 +131,9 @@ void print_conflicts(const char* verb, const review::ApplyReport& rep, const std
                      "even when nothing was staged; if you staged nothing since, --force is safe for it\n");
     // Advice names only flags this verb accepts: undo has no --exclude/--only.
     // With --force given, naming it again sends the user round in a circle.
+    // Every conflict one --force does not override: naming it sends the user round in a circle too.
+    bool hard = std::all_of(rep.conflicts.begin(), rep.conflicts.end(), [](const auto& c) { return c.hard; });
+    forced |= hard && !rep.conflicts.empty();
     if (forced && std::string(verb) == "undo")
         std::fprintf(stderr, "fix: --force does not override these; look at those paths and put back what they need\n");
     else if (forced)

@@ -66,6 +66,7 @@ struct PartialFile {
 struct Conflict {
     std::string path;    // raw bytes
     std::string reason;  // one line
+    bool hard = false;   // --force does not override it (a hunk chosen on other content, a parent gone)
 };
 
 struct ApplyReport {

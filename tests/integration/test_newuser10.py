@@ -118,3 +118,18 @@ def test_a_merged_file_applied_again_is_already_there_not_merged_again(lo, tmp_p
     assert r.stderr.decode() == ("layover: apply: already on the target as the patch makes them, so left as they "
                                  "are: notes.txt\n"), r.stderr
     assert len(json.loads(lo("undo", "--list", "--target", copy, "--json").stdout)) == 1
+
+
+def test_a_hunk_choice_on_a_file_edited_since_does_not_send_the_reviewer_to_force(lo, tmp_path):
+    # The fix line said "re-run with --force", which refused it again.
+    (lo.target / "app.py").write_text("".join("line %d\n" % i for i in range(1, 31)))
+    patch, copy = _patch(lo, tmp_path, "sed -i 's/^line 3$/line 3 x/; s/^line 25$/line 25 x/' app.py", "hk")
+    (copy / "app.py").write_text((copy / "app.py").read_text().replace("line 25\n", "line 25 mine\n"))
+    for force in ([], ["--force"]):
+        r = lo("apply", patch, "--target", copy, "--yes", "--hunks", "app.py:1", *force)
+        err = r.stderr.decode()
+        assert r.returncode == 1, err
+        assert ("  app.py: content changed on the target (size 231 -> 236); its hunks were chosen, and a file taken by "
+                "hunk must be as the patch's base was (hunks are never fitted by guessing; --force does not override "
+                "this): take the file whole, or leave it out\n") in err, err
+        assert "re-run with --force" not in err and "fix: --force does not override these" in err, err
