@@ -133,3 +133,19 @@ def test_a_hunk_choice_on_a_file_edited_since_does_not_send_the_reviewer_to_forc
                 "hunk must be as the patch's base was (hunks are never fitted by guessing; --force does not override "
                 "this): take the file whole, or leave it out\n") in err, err
         assert "re-run with --force" not in err and "fix: --force does not override these" in err, err
+
+
+def test_a_target_that_cannot_be_reached_is_one_line_naming_it_then_the_fix(lo, tmp_path):
+    # A colleague's patch names their tree: "cannot open the target; pass
+    # --target DIR: target /home/ann/proj: Permission denied".
+    patch, copy = _patch(lo, tmp_path, "echo n > new.txt", "acc")
+    locked = tmp_path / "locked"
+    (locked / "proj").mkdir(parents=True)
+    locked.chmod(0)
+    try:
+        r = lo("apply", patch, "--target", locked / "proj", "--yes")
+    finally:
+        locked.chmod(0o755)
+    assert r.returncode == 1 and r.stderr.decode() == (
+        "layover: apply: target %s cannot be reached (Permission denied); nothing was applied; pass --target DIR\n"
+        % (locked / "proj")), r.stderr
