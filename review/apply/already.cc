@@ -29,7 +29,10 @@ bool candidate(const PlanItem& it) {
 
 base::Result<void> drop_already_applied(int root, const capture::Patch& patch, const ApplyOptions& opts,
                                         std::vector<PlanItem>& items, std::vector<std::string>* already) {
-    if (opts.as_undo) return base::Ok();
+    // Nothing to look at on the common path (no conflict): no walk of the links.
+    if (opts.as_undo ||
+        std::none_of(items.begin(), items.end(), [](const PlanItem& it) { return !it.conflicts.empty(); }))
+        return base::Ok();
     const auto links = hard_linked_names(items);
     std::map<std::string, PlanItem*> files;
     std::vector<PlanItem*> same;
