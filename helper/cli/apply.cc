@@ -336,11 +336,13 @@ int cmd_apply(int argc, char** argv) {
             return 1;
         }
     }
-    if (!a.yes && !a.opts.dry_run && !a.walk) {
+    bool previewed = !a.yes && !a.opts.dry_run && !a.walk;
+    if (previewed) {
         review::ApplyOptions preview = a.opts;
         preview.dry_run = true;
         auto pre = review::apply_patch(*patch, preview);
         if (!pre.ok()) return fail(pre.error().message);
+        print_notes("apply", *pre);
         if (!pre->conflicts.empty()) {
             print_conflicts("apply", *pre, "applied", a.opts.force);
             cli::note_markers_unmergeable(*pre, a.opts.conflict_markers);
@@ -351,7 +353,6 @@ int cmd_apply(int argc, char** argv) {
             std::printf("nothing to apply to %s\n", base::display_path(target).c_str());
             return 0;
         }
-        print_notes("apply", *pre);
         print_list(*pre, patch->manifest(), "  ", ctx);
         std::fflush(stdout);
         if (!secrets.empty() && !a.allow_secrets) {
@@ -362,8 +363,10 @@ int cmd_apply(int argc, char** argv) {
                 return 1;
             }
         }
-        if (!confirm("Apply " + std::to_string(pre->applied.size()) + " change(s) to " + base::display_path(target) +
-                     "?")) {
+        // Worded as the exit prompt's question ("1 change", "2 changes").
+        size_t n = pre->applied.size();
+        if (!confirm("Apply " + std::to_string(n) + (n == 1 ? " change" : " changes") + " to " +
+                     base::display_path(target) + "?")) {
             std::fputs("layover: apply: cancelled; nothing was applied\n", stderr);
             return 1;
         }
@@ -373,6 +376,7 @@ int cmd_apply(int argc, char** argv) {
     // verb returns, after it said what was applied (helper/base/interrupt.h).
     base::DeferredInterruptTaker interrupted;
     auto rep = review::apply_patch(*patch, a.opts);
+    if (rep.ok() && previewed) rep->already.clear();  // said before the question
     if (refused) return refuse_secrets(secrets, a.json_out, rep.ok() ? "" : rep.error().message);
     if (!rep.ok()) {
         if (!a.opts.dry_run) remember_rolled_back(*patch);

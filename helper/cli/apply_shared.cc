@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -92,6 +93,7 @@ void print_json(const review::ApplyReport* rep, const std::string& err, bool dry
             partial.push_back(std::move(e));
         }
         o["partial"] = std::move(partial);
+        o["already"] = paths_json(rep->already);
         o["merged"] = paths_json(rep->merged);
         o["marked"] = paths_json(rep->marked);
         json mc = json::array();
@@ -129,6 +131,9 @@ void print_conflicts(const char* verb, const review::ApplyReport& rep, const std
                      "even when nothing was staged; if you staged nothing since, --force is safe for it\n");
     // Advice names only flags this verb accepts: undo has no --exclude/--only.
     // With --force given, naming it again sends the user round in a circle.
+    // Every conflict one --force does not override: naming it sends the user round in a circle too.
+    bool hard = std::all_of(rep.conflicts.begin(), rep.conflicts.end(), [](const auto& c) { return c.hard; });
+    forced |= hard && !rep.conflicts.empty();
     if (forced && std::string(verb) == "undo")
         std::fprintf(stderr, "fix: --force does not override these; look at those paths and put back what they need\n");
     else if (forced)
@@ -164,6 +169,14 @@ void print_notes(const char* verb, const review::ApplyReport& rep) {
         std::fprintf(stderr,
                      "layover: %s: not applied (not stored: a socket, or a real dir holding a hidden path): %s\n", verb,
                      base::display_path(p).c_str());
+    if (!rep.already.empty()) {
+        std::string names;
+        for (size_t i = 0; i < rep.already.size() && i < 5; i++)
+            names += (i ? ", " : "") + base::display_path(rep.already[i]);
+        if (rep.already.size() > 5) names += ", ... (" + std::to_string(rep.already.size()) + " in all)";
+        std::fprintf(stderr, "layover: %s: already on the target as the patch makes them, so left as they are: %s\n",
+                     verb, names.c_str());
+    }
 }
 
 }  // namespace cli

@@ -168,26 +168,29 @@ int cmd_diff(int argc, char** argv) {
         target_fd = base::Fd(fd);
         opts.old_root = target_fd.get();
     }
+    // PATHs name files of the tree compared with: --target's when given (an
+    // absolute path in the reviewer's copy was refused as outside the target).
+    std::string tree = patch->manifest().target;
+    if (!target.empty()) {
+        char real[PATH_MAX];  // the tree itself, not the words that named it (`--target .`)
+        tree = ::realpath(target.c_str(), real) ? std::string(real) : target;
+    }
     std::string bad;
-    if (!normalize_path_args(patch->manifest().target, raw_paths, &opts.paths, &bad)) {
+    if (!normalize_path_args(tree, raw_paths, &opts.paths, &bad)) {
         std::fprintf(stderr, "layover: diff: %s\n", bad.c_str());
         return 2;
     }
     std::string lister = range->against.empty()
                              ? lister_of(source, patch->from_session())
                              : "layover compare " + base::display_path(first) + " " + base::display_path(source);
-    warn_unmatched_paths("diff", patch->manifest().target, lister, opts.paths, patch->manifest().changes);
+    warn_unmatched_paths("diff", tree, lister, opts.paths, patch->manifest().changes);
     // A patch file names the tree it would be applied to: say which, as a
     // header ("layover: diff: target: ..." read as an error).
     if (!patch->from_session())
         std::fprintf(stderr, "layover: diff of patch %s; %s\n", base::display_path(source).c_str(),
                      review::target_line(patch->manifest()).c_str());
-    if (!target.empty()) {
-        // The tree itself, not the words that named it (`--target .`).
-        char real[PATH_MAX];
-        std::string shown = ::realpath(target.c_str(), real) ? std::string(real) : target;
-        std::fprintf(stderr, "layover: diff: compared with %s (--target)\n", base::display_path(shown).c_str());
-    }
+    if (!target.empty())
+        std::fprintf(stderr, "layover: diff: compared with %s (--target)\n", base::display_path(tree).c_str());
     // The risk lines first, as status lists those changes: in the pager
     // before the first file on a terminal, on stderr otherwise (stdout stays
     // exactly what git apply takes). With --stat, on stderr too, with what

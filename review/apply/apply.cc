@@ -19,6 +19,7 @@
 #include "helper/base/text.h"
 #include "helper/store/session.h"
 #include "helper/store/undo_trees.h"
+#include "review/apply/already.h"
 #include "review/apply/commit.h"
 #include "review/apply/merge.h"
 #include "review/apply/observe.h"
@@ -192,7 +193,7 @@ void collect(ApplyReport& rep, const std::vector<PlanItem>& items, bool force) {
     for (const auto& it : items)
         for (const auto& c : it.conflicts) {
             if (force && !it.hard) rep.forced.push_back(c);
-            else rep.conflicts.push_back(c);
+            else rep.conflicts.push_back({c.path, c.reason, it.hard});
         }
 }
 
@@ -256,8 +257,11 @@ base::Result<ApplyReport> apply_patch(const capture::Patch& patch, const ApplyOp
         hash_deferred(deferred);  // which files moved since the base must be known to merge them
         TRY_VOID(finish_deferred(deferred, plan.items));
         deferred.clear();
-        TRY_VOID(merge_moved(root, patch, opts, plan.items, &rep));
     }
+    // What the target has as the patch makes it is no conflict (a patch applied twice).
+    TRY_VOID(drop_already_applied(root, patch, opts, plan.items, &rep.already));
+    if (!patch.manifest().originals.empty()) TRY_VOID(merge_moved(root, patch, opts, plan.items, &rep));
+    hunk_conflicts_are_hard(opts.hunks, plan.items);
     if (blocking(plan.items, opts.force)) {
         hash_deferred(deferred);  // list every conflict, not only the cheap ones
         TRY_VOID(finish_deferred(deferred, plan.items));

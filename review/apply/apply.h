@@ -66,6 +66,7 @@ struct PartialFile {
 struct Conflict {
     std::string path;    // raw bytes
     std::string reason;  // one line
+    bool hard = false;   // --force does not override it (a hunk chosen on other content, a parent gone)
 };
 
 struct ApplyReport {
@@ -103,6 +104,9 @@ struct ApplyReport {
     // undo of a record: what its apply applied (a session's name or a patch
     // file's path) and the tree it wrote, as the record names them.
     std::string undone_source, undone_target;
+    // Changes the target already had as the patch makes them (a patch
+    // applied twice): no conflict, nothing written (review/apply/already.h).
+    std::vector<std::string> already;
 };
 
 // Returns an Error for invalid input or an I/O failure (after rolling back);

@@ -396,6 +396,18 @@ base::Result<void> record_after(CommitCtx& ctx, Unit& u, const std::vector<Entry
     return base::Ok();
 }
 
+// same_entry's and same_tree's words, said of what happened since the
+// apply: "(was modified)" after "changed since it was applied" said it twice.
+static std::string since_applied(const std::string& why) {
+    if (why == "was removed meanwhile") return "changed since it was applied (removed)";
+    if (why == "appeared meanwhile") return "changed since it was applied (made again: the apply had removed it)";
+    if (why == "was replaced meanwhile") return "changed since it was applied (replaced by another entry)";
+    if (why == "was modified meanwhile") return "changed since it was applied (edited: its content, mode or times)";
+    if (why == "its contents changed meanwhile")
+        return "changed since it was applied (entries were added or removed inside it)";
+    return "changed since it was applied (" + why.substr(0, why.rfind(" meanwhile")) + ")";
+}
+
 std::string check_after(CommitCtx& ctx, const Unit& u) {
     auto [parent, name] = split_parent(u.path);
     auto pr = ctx.dirs.get(parent);
@@ -412,7 +424,7 @@ std::string check_after(CommitCtx& ctx, const Unit& u) {
         a.ctime_ns = n.ctime_ns;
     }
     std::string why = same_entry(a, n);
-    if (!why.empty()) return "changed since it was applied (" + why.substr(0, why.find(" meanwhile")) + ")";
+    if (!why.empty()) return since_applied(why);
     if (!u.after_tree.empty() || ((u.op == Op::Add || u.op == Op::Replace) && n.type == capture::Type::Dir)) {
         auto tree = walk_tree(ctx.root, u.path);
         if (!tree.ok()) return tree.error().message;
@@ -421,7 +433,7 @@ std::string check_after(CommitCtx& ctx, const Unit& u) {
             for (auto& e : *v)
                 if (e.type == capture::Type::Dir) e.mtime_ns = e.ctime_ns = 0;
         why = same_tree(then, cur);
-        if (!why.empty()) return "changed since it was applied (" + why + ")";
+        if (!why.empty()) return since_applied(why);
     }
     return "";
 }

@@ -1,5 +1,6 @@
 #include "review/apply/merge.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <map>
 
@@ -65,9 +66,18 @@ base::Result<void> merge_moved(int root, const capture::Patch& patch, const Appl
             rep->marked.push_back(path);
         }
         it->conflicts.clear();
+        // The real file has the patch's changes already (and its mode): nothing to write.
+        if (m.conflicts.empty() && m.text == real.data && it->member->xattrs.empty() &&
+            (it->member->mode & 07777 & ~06000u) == (it->before.mode & 07777)) {
+            rep->already.push_back(path);
+            it->unit.path.clear();  // dropped below: nothing to write
+            continue;
+        }
         it->content = std::make_shared<const std::string>(std::move(m.text));
         rep->merged.push_back(path);
     }
+    std::erase_if(items, [](const PlanItem& it) { return it.unit.path.empty(); });
+    std::sort(rep->already.begin(), rep->already.end());
     return base::Ok();
 }
 

@@ -61,6 +61,21 @@ base::Result<std::map<std::string, std::string>> read_new_contents(const capture
     return out;
 }
 
+// Said with a hunk choice's conflict: the fix line's --force would not do
+// (the reviewer of a patch from elsewhere, who edited the file since, was
+// sent to --force, which refused it again).
+constexpr const char* kNoHunkFit =
+    "; its hunks were chosen, and a file taken by hunk must be as the patch's base was (hunks are never "
+    "fitted by guessing; --force does not override this): take the file whole, or leave it out";
+
+void hunk_conflicts_are_hard(const HunkChoices& choices, std::vector<PlanItem>& items) {
+    for (auto& it : items) {
+        if (it.conflicts.empty() || it.hard || !choices.count(it.unit.path)) continue;
+        it.hard = true;
+        for (auto& c : it.conflicts) c.reason += kNoHunkFit;
+    }
+}
+
 base::Result<void> choose_partial(int root, const capture::Patch& patch, const HunkChoices& choices,
                                   std::vector<PlanItem>& items, std::vector<PartialFile>* partial) {
     if (choices.empty()) return base::Ok();
@@ -90,6 +105,7 @@ base::Result<void> choose_partial(int root, const capture::Patch& patch, const H
     for (auto& [path, item] : chosen) {
         if (!item->conflicts.empty()) {
             item->hard = true;  // no fuzzy fit: hunks of a file that moved are a conflict --force cannot override
+            for (auto& c : item->conflicts) c.reason += kNoHunkFit;
             continue;
         }
         const std::string& now = fresh[path];
@@ -105,7 +121,8 @@ base::Result<void> choose_partial(int root, const capture::Patch& patch, const H
         auto b = bases.find(path);
         if (b != bases.end() && !b->second->fingerprint.empty() && b->second->fingerprint != pf.before_fp) {
             // No fuzzy fit: a hunk choice on a moved file is a conflict --force cannot override.
-            if (item->conflicts.empty()) item->conflicts.push_back({path, "content changed on the target"});
+            if (item->conflicts.empty())
+                item->conflicts.push_back({path, std::string("content changed on the target") + kNoHunkFit});
             item->hard = true;
             continue;
         }

@@ -30,6 +30,10 @@ base::Result<std::map<std::string, std::string>> read_new_contents(const capture
 // them too, unlike what show and diff list for them.
 std::map<std::string, std::string> hard_linked_names(const std::vector<PlanItem>& items);
 
+// Files chosen by hunk that have a conflict already (their real content is
+// not the patch's base): hard, and the reason says why --force will not do.
+void hunk_conflicts_are_hard(const HunkChoices& choices, std::vector<PlanItem>& items);
+
 base::Result<void> choose_partial(int root, const capture::Patch& patch, const HunkChoices& choices,
                                   std::vector<PlanItem>& items, std::vector<PartialFile>* partial);
 

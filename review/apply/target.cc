@@ -84,7 +84,9 @@ base::Result<Target> open_target(const std::string& given, const capture::Patch&
     if (::lstat(want.c_str(), &st) != 0) {
         // Said as run says it ("cannot open the target; pass --target DIR: target X: No such file...").
         if (errno == ENOENT) return refuse("does not exist");
-        return base::sys_error("target " + shown).context("cannot open the target; pass --target DIR");
+        // Said as one line in that order too: it read "cannot open the target;
+        // pass --target DIR: target X: Permission denied" (another user's tree).
+        return refuse(std::string("cannot be reached (") + std::strerror(errno) + ")");
     }
     if (S_ISLNK(st.st_mode)) {
         std::string to = real(want);

@@ -51,6 +51,7 @@ def test_a_patch_applied_by_a_relative_path_is_recorded_by_its_real_path(lo, hom
     r = lo("undo", "--list", "--target", home, cwd=home)
     assert r.returncode == 0 and real in r.stdout.decode(), r.stdout
     shutil.copy(work / "p.tar.zst", home / ".." / "p.tar.zst")  # another path, the same name
+    (home / "new.txt").write_text("edited since\n")  # a conflict (the patch's own content is none)
     r = lo("apply", str(work / "p.tar.zst"), "--target", ".", "--yes", cwd=home)
     assert r.returncode == 1
     err = r.stderr.decode()
@@ -172,7 +173,7 @@ def test_ctrl_c_at_applys_question_says_nothing_was_applied(lo, home):
     assert lo.run("echo more >> notes.txt", session="cc").returncode == 0
     before = (home / "notes.txt").read_bytes()
     child = pexpect.spawn(LAYOVER, ["apply", "cc"], env=dict(lo.env, TERM="dumb"), cwd=str(home), timeout=15)
-    child.expect(r"Apply 1 change\(s\) to .*\? \[y/N\] ")
+    child.expect(r"Apply 1 change to .*\? \[y/N\] ")
     child.sendintr()
     # It died of the SIGINT, saying nothing.
     child.expect_exact("\r\nlayover: apply: cancelled; nothing was applied")

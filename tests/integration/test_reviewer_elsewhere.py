@@ -47,6 +47,7 @@ def test_applying_a_patch_twice_says_it_was_applied_already(lo, tmp_path):
     r = lo("apply", patch, "--target", copy, "--yes")
     assert r.returncode == 0, r.stderr
     note = "note: this patch was applied to %s already, at " % copy
+    (copy / "new.txt").write_text("edited since\n")  # what the tree has as the patch makes it is no conflict
     r = lo("apply", patch, "--target", copy, "--yes")
     err = r.stderr.decode()
     assert r.returncode == 1 and "new.txt: exists on the target now" in err, err
