@@ -173,3 +173,16 @@ def stopped_apply(session):
         if b"apply" in argv and session.encode() in argv and state == "T":
             return int(pid)
     return None
+
+
+def docs_mover(lo, moved, swap):
+    """A function that moves TARGET/docs out to `moved` and leaves in its
+    place a symlink to it (swap "symlink") or a new empty dir ("moved"):
+    what a person (or stow) does while an apply runs."""
+    def move_docs_out():
+        os.rename(str(lo.target / "docs"), str(moved))
+        if swap == "symlink":
+            os.symlink(str(moved), str(lo.target / "docs"))
+        else:
+            os.mkdir(str(lo.target / "docs"))
+    return move_docs_out

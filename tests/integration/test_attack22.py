@@ -3,6 +3,7 @@ apply's free-space check and the staging dirs it keeps open."""
 import os
 
 from patch_builder import PatchBuilder
+from apply_util import docs_mover
 from test_apply_atomic import run_stopped
 from test_attack21 import apply_on_small_tmpfs
 
@@ -64,13 +65,7 @@ def test_a_dir_moved_out_after_its_additions_were_committed_keeps_none_of_them(l
     patch = tmp_path / "mv2.tar.zst"
     lo("save", "mv2", "-o", patch, check=True)
     moved = tmp_path / "moved"
-
-    def move_docs_out():
-        os.rename(str(lo.target / "docs"), str(moved))
-        if swap == "symlink":
-            os.symlink(str(moved), str(lo.target / "docs"))
-        else:
-            os.mkdir(str(lo.target / "docs"))
+    move_docs_out = docs_mover(lo, moved, swap)
 
     rc, out, err = run_stopped(lo, ["apply", patch, "--target", lo.target, "--yes"], point, move_docs_out)
     listing = sorted(os.listdir(str(moved)))
