@@ -109,7 +109,12 @@ def test_the_supervisors_memory_stays_bounded_however_many_names_renames_make(lo
             assert p.poll() is None, p.communicate()
             rss[mark] = _rss_kb(p.pid)
     finally:
-        out, err = p.communicate(timeout=60 * SANITIZED)
+        try:
+            out, err = p.communicate(timeout=60 * SANITIZED)
+        except subprocess.TimeoutExpired:  # never left running after the test (it was, under ASan)
+            p.kill()
+            p.communicate()
+            raise
     assert p.returncode == 0, err
     # before: ~100 MB more for these 25,000 names
     if SANITIZED == 1:  # ASan's quarantine holds up to 256 MB of freed memory: no bound to read there
@@ -245,7 +250,12 @@ def test_calls_waiting_on_a_rename_worker_that_died_fail_never_run_unresolved(lo
         assert worker, "no rename worker found under the supervisor %d" % p.pid
         os.kill(worker, 9)
     finally:
-        out, err = p.communicate(timeout=120)
+        try:
+            out, err = p.communicate(timeout=120)
+        except subprocess.TimeoutExpired:  # never left running after the test (it was, under ASan)
+            p.kill()
+            p.communicate()
+            raise
     assert p.returncode == 0, err
     got = dict(x.split(" ", 1) for x in out.decode().splitlines())
     # before: "file 0", the rename run by the kernel on the paths as given
