@@ -359,7 +359,9 @@ def test_mcp_server_log_lines_hold_no_control_character_the_agent_chose(client, 
     assert not bad, repr(err)
 
 
-FORGER = r"""
+# Run inside the sandbox: `s`, the agent's channel to the server, taken
+# from the agent (an ancestor holding it as fd 3) with pidfd_getfd.
+TAKE_AGENT_CHANNEL = r"""
 import ctypes, os, socket, sys, time
 libc = ctypes.CDLL(None, use_errno=True)
 pid = os.getpid()
@@ -370,6 +372,8 @@ while pid > 1:  # the agent: an ancestor holding the channel as fd 3
 fd = libc.syscall(438, os.pidfd_open(pid), 3, 0)  # pidfd_getfd
 assert fd >= 0, os.strerror(ctypes.get_errno())
 s = socket.socket(fileno=fd)
+"""
+FORGER = TAKE_AGENT_CHANNEL + r"""
 n = int(sys.argv[1])
 body = b'{"id": 987654321, "pad": "' + b"x" * (n - 28) + b'"}'
 assert len(body) == n
