@@ -175,14 +175,14 @@ def stopped_apply(session):
     return None
 
 
-def docs_mover(lo, moved, swap):
-    """A function that moves TARGET/docs out to `moved` and leaves in its
-    place a symlink to it (swap "symlink") or a new empty dir ("moved"):
+def dir_mover(lo, moved, swap="moved", name="docs"):
+    """A function that moves TARGET/name out to `moved` and leaves in its
+    place a new empty dir (swap "moved") or a symlink to it ("symlink"):
     what a person (or stow) does while an apply runs."""
-    def move_docs_out():
-        os.rename(str(lo.target / "docs"), str(moved))
+    def move_out():
+        os.rename(str(lo.target / name), str(moved))
         if swap == "symlink":
-            os.symlink(str(moved), str(lo.target / "docs"))
+            os.symlink(str(moved), str(lo.target / name))
         else:
-            os.mkdir(str(lo.target / "docs"))
-    return move_docs_out
+            os.mkdir(str(lo.target / name))
+    return move_out

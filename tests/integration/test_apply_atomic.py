@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from apply_util import copy_tree, tree
+from apply_util import copy_tree, dir_mover, tree
 from conftest import LAYOVER, missing_feature
 
 EDIT = ("echo sandbox > notes.txt && rm -r old && mkdir -p nd/sub && echo x > nd/sub/x && "
@@ -242,10 +242,7 @@ def test_a_directory_moved_out_of_the_target_before_the_commit_is_not_written_in
     patch = tmp_path / "mv.tar.zst"
     lo("save", "mv", "-o", patch, check=True)
     moved = tmp_path / "moved"
-
-    def move_docs_out():
-        os.rename(str(lo.target / "docs"), str(moved))
-        os.mkdir(str(lo.target / "docs"))
+    move_docs_out = dir_mover(lo, moved)
 
     rc, out, err = run_stopped(lo, ["apply", patch, "--target", lo.target, "--yes"], "apply:commit:1", move_docs_out)
     assert rc == 1, (out, err)

@@ -83,7 +83,7 @@ def test_a_patch_that_fits_still_applies_on_a_small_filesystem(lo, tmp_path):
 
 import pytest  # noqa: E402
 
-from apply_util import docs_mover  # noqa: E402
+from apply_util import dir_mover  # noqa: E402
 from test_apply_atomic import run_stopped  # noqa: E402
 
 
@@ -95,7 +95,7 @@ def test_a_dir_moved_out_or_swapped_for_a_symlink_while_apply_runs_keeps_nothing
     patch = tmp_path / "mv.tar.zst"
     lo("save", "mv", "-o", patch, check=True)
     moved = tmp_path / "moved"
-    move_docs_out = docs_mover(lo, moved, swap)
+    move_docs_out = dir_mover(lo, moved, swap)
 
     rc, out, err = run_stopped(lo, ["apply", patch, "--target", lo.target, "--yes"], point, move_docs_out)
     assert rc == 1, (out, err)

@@ -3,7 +3,7 @@ apply's free-space check and the staging dirs it keeps open."""
 import os
 
 from patch_builder import PatchBuilder
-from apply_util import docs_mover
+from apply_util import dir_mover
 from test_apply_atomic import run_stopped
 from test_attack21 import apply_on_small_tmpfs
 
@@ -39,10 +39,7 @@ def test_a_dir_moved_out_while_apply_runs_keeps_nothing_of_it_even_past_the_dir_
     patch = tmp_path / "many.tar.zst"
     lo("save", "many", "-o", patch, check=True)
     moved = tmp_path / "moved"
-
-    def move_first_out():
-        os.rename(str(lo.target / "d000"), str(moved))
-        os.mkdir(str(lo.target / "d000"))
+    move_first_out = dir_mover(lo, moved, name="d000")
 
     rc, out, err = run_stopped(lo, ["apply", patch, "--target", lo.target, "--yes"], "apply:commit:1", move_first_out)
     assert rc == 1, (out, err)
@@ -65,7 +62,7 @@ def test_a_dir_moved_out_after_its_additions_were_committed_keeps_none_of_them(l
     patch = tmp_path / "mv2.tar.zst"
     lo("save", "mv2", "-o", patch, check=True)
     moved = tmp_path / "moved"
-    move_docs_out = docs_mover(lo, moved, swap)
+    move_docs_out = dir_mover(lo, moved, swap)
 
     rc, out, err = run_stopped(lo, ["apply", patch, "--target", lo.target, "--yes"], point, move_docs_out)
     listing = sorted(os.listdir(str(moved)))
@@ -145,13 +142,7 @@ def test_a_dir_swapped_while_the_rollback_runs_gets_its_originals_back_and_keeps
     patch = tmp_path / "rb.tar.zst"
     lo("save", "rb", "-o", patch, check=True)
     moved = tmp_path / "moved"
-
-    def swap_docs():
-        os.rename(str(lo.target / "docs"), str(moved))
-        if swap == "symlink":
-            os.symlink(str(moved), str(lo.target / "docs"))
-        else:
-            os.mkdir(str(lo.target / "docs"))
+    swap_docs = dir_mover(lo, moved, swap)
 
     rc, out, err = run_stopped(lo, ["apply", patch, "--target", lo.target, "--yes"],
                                "apply:commit:%d,apply:revert:1" % n, swap_docs)

@@ -288,14 +288,12 @@ def test_xattr_names_round_trip_through_save_show_diff_and_apply(lo, tmp_path):
 
 def test_a_parent_moved_out_during_the_commit_is_not_written_into_and_the_apply_rolls_back(lo, tmp_path):
     from test_apply_atomic import run_stopped
+    from apply_util import dir_mover
     b = PatchBuilder(lo.target)
     b.file("docs/a.txt", b"A\n").file("docs/b.txt", b"B\n")
     patch = b.write(tmp_path / "p.tar.zst")
     moved = tmp_path / "moved"
-
-    def move_docs_out():
-        os.rename(str(lo.target / "docs"), str(moved))
-        os.mkdir(str(lo.target / "docs"))
+    move_docs_out = dir_mover(lo, moved)
 
     rc, out, err = run_stopped(lo, ["apply", patch, "--target", lo.target, "--yes"], "apply:rename:1", move_docs_out)
     assert rc == 1, (out, err)
