@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <string_view>
 
 #include "capture/scan/fingerprint.h"
 #include "helper/base/fs/beneath.h"
@@ -77,23 +78,32 @@ bool matches_base(const capture::BaseEntry& b, const Side& real) {
 
 // The note for a path whose real entry moved on since the patch's base. A
 // modified text file whose original the patch carries is merged by apply
-// (review/apply/merge.cc) when its real file kept the base's type and mode:
-// say so when the two change sets do not overlap, rather than promise a
-// conflict apply will not report.
+// (review/apply/merge.cc) when its real file kept the base's type and mode
+// and no other name of the patch is a hard link to it: then the new side
+// becomes the merge, what apply writes (it showed the patch's content, which
+// undid the real edits made since), and the note says so; else apply
+// reports a conflict, and the diff shows the patch's content.
 std::string moved_on_note(const capture::Patch& patch, const capture::BaseEntry& b, const capture::Member* m,
-                          const FileDiff& f) {
+                          bool linked, FileDiff& f) {
     std::string note = base::display_path(f.path) +
-                       " changed on the real filesystem since the session's base was recorded; the diff shows its "
-                       "current content, and apply will ";
+                       " changed on the real filesystem since the session's base was recorded; the diff shows ";
     const Side& real = f.old_side;
-    const Side& mine = f.new_side;
+    Side& mine = f.new_side;
     const std::string* orig = b.stale || b.type != capture::Type::File ? nullptr : patch.original(b.fingerprint);
-    bool mergeable = orig && m && m->kind == capture::Member::Kind::File && real.exists && real.loaded &&
+    bool mergeable = orig && m && m->kind == capture::Member::Kind::File && !linked && real.exists && real.loaded &&
                      !real.window && real.mode != kGitSymlink && real.perm == (b.mode & 07777) && mine.loaded &&
                      !looks_binary(real.data) && !looks_binary(mine.data);
-    if (mergeable && merge3(*orig, real.data, mine.data).conflicts.empty())
-        return note + "merge the patch's changes into it (they do not overlap)";
-    return note + "report a conflict";
+    if (mergeable) {
+        MergeResult merged = merge3(*orig, real.data, mine.data);
+        if (merged.conflicts.empty()) {
+            mine.data = std::move(merged.text);
+            mine.size = mine.data.size();
+            return note +
+                   "what apply will write: the patch's changes merged into its current content (they do not "
+                   "overlap)";
+        }
+    }
+    return note + "its current content, and apply will report a conflict";
 }
 
 // A big file changed on both sides: its real file, open, and the trim of it.
@@ -260,6 +270,9 @@ base::Result<DiffSet> collect_diffs(const capture::Patch& patch, const DiffScope
 
     std::map<std::string, const capture::BaseEntry*> bases;
     for (const auto& b : man.base) bases[b.path] = &b;
+    std::set<std::string_view> linked;  // files the patch also adds under another name: apply merges none
+    for (const auto& m : patch.members())
+        if (m.kind == capture::Member::Kind::Hardlink) linked.insert(m.link_target);
     for (const auto& p : paths) {
         FileDiff f;
         f.path = p;
@@ -321,7 +334,7 @@ base::Result<DiffSet> collect_diffs(const capture::Patch& patch, const DiffScope
         }
         auto b = bases.find(p);
         if (b != bases.end() && !matches_base(*b->second, f.old_side))
-            out.notes.push_back(moved_on_note(patch, *b->second, m, f));
+            out.notes.push_back(moved_on_note(patch, *b->second, m, linked.count(p) > 0, f));
         if (f.old_side.exists || f.new_side.exists) out.files.push_back(std::move(f));
     }
     return out;

@@ -172,8 +172,10 @@ def test_diff_of_a_moved_file_says_whether_apply_merges_it(lo, tmp_path):
             "shows its current content, and apply will %s\n")
     (lo.target / "f.txt").write_text(lines(40, {3: "mine3\n"}))
     r = lo("diff", patch, "--target", lo.target)
-    assert r.returncode == 1 and note % "merge the patch's changes into it (they do not overlap)" in \
-        r.stderr.decode(), r.stderr
+    merges = ("layover: note: f.txt changed on the real filesystem since the session's base was recorded; the diff "
+              "shows what apply will write: the patch's changes merged into its current content (they do not "
+              "overlap)\n")
+    assert r.returncode == 1 and merges in r.stderr.decode(), r.stderr
     assert "report a conflict" not in r.stderr.decode()
     r = lo("apply", patch, "--target", lo.target, "--dry-run", "--json")
     assert [m["path"] for m in json.loads(r.stdout)["merged"]] == ["f.txt"]
@@ -187,3 +189,28 @@ def test_diff_of_a_moved_file_says_whether_apply_merges_it(lo, tmp_path):
     assert note % "report a conflict" in r.stderr.decode(), r.stderr
     r = lo("apply", patch, "--target", lo.target, "--dry-run", "--json")
     assert json.loads(r.stdout)["merged"] == [] and json.loads(r.stdout)["conflicts"]
+
+
+def test_diff_of_an_edited_copy_shows_what_apply_writes_not_the_edit_undone(lo, tmp_path):
+    # newuser10: the reviewer edited line 3 of their copy, where the patch changes only line 30. diff
+    # showed "-mine3 +l3" (the patch undoing the edit) where apply merges and keeps it: diff now shows
+    # the merge, and the real file after apply is exactly the copy with diff's output applied.
+    import shutil
+    patch = saved(lo, tmp_path)
+    mine = lines(40, {3: "mine3\n"})
+    (lo.target / "f.txt").write_text(mine)
+    r = lo("diff", patch, "--target", lo.target)
+    out = r.stdout.decode()
+    assert r.returncode == 1 and "-l30\n+agent30\n" in out, out
+    assert "mine3" not in out and "+l3\n" not in out, out
+    copy = tmp_path / "copy"
+    shutil.copytree(lo.target, copy)
+    subprocess.run(["git", "apply", "--unidiff-zero", "-"], cwd=copy, input=r.stdout, check=True)
+    r = lo("apply", patch, "--target", lo.target, "--yes")
+    assert r.returncode == 0 and b"(merged with changes made since)" in r.stdout, r.stderr
+    assert (lo.target / "f.txt").read_text() == (copy / "f.txt").read_text() == lines(
+        40, {3: "mine3\n", 30: "agent30\n"})
+    # Applied: diff now shows nothing left to write, as apply finds nothing to apply.
+    assert lo("diff", patch, "--target", lo.target).stdout == b""
+    r = lo("apply", patch, "--target", lo.target, "--yes")
+    assert r.returncode == 0 and b"nothing to apply" in r.stdout, r.stdout
