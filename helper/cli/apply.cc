@@ -26,6 +26,7 @@
 #include "helper/cli/apply_args.h"
 #include "helper/cli/apply_rejected.h"
 #include "helper/cli/apply_shared.h"
+#include "helper/cli/apply_walk.h"
 #include "helper/cli/path_args.h"
 #include "helper/cli/step_args.h"
 #include "helper/cli/undo_list.h"
@@ -34,7 +35,6 @@
 #include "helper/store/session.h"
 #include "review/apply/partial.h"
 #include "review/apply/target.h"
-#include "review/prompt/hunk_walk.h"
 #include "review/prompt/io.h"
 #include "review/prompt/listing.h"
 #include "review/prompt/risk_patch.h"
@@ -205,44 +205,6 @@ void applied_twice(const capture::Patch& patch, const std::string& target) {
         std::fprintf(stderr, "%s\n", note.c_str());
 }
 
-enum class Walked { Chosen, Nothing, Failed };
-
-// -p: walk the hunks on the terminal; the answers narrow opts as --only,
-// --exclude and --hunks do.
-Walked walk(const capture::Patch& patch, const std::string& target, review::ApplyOptions* opts) {
-    base::Fd root(::open(target.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (!root.valid()) {
-        std::fprintf(stderr, "layover: apply: cannot open the target %s: %s\n", base::display_path(target).c_str(),
-                     std::strerror(errno));
-        return Walked::Failed;
-    }
-    review::WalkOptions wo;
-    wo.root = root.get();
-    wo.filter = base::PathFilter(opts->only, opts->exclude);
-    if (patch.from_session())
-        if (auto state = session::state_dir(); state.ok())
-            if (auto info = session::find(*state, patch.manifest().session); info.ok()) wo.session_dir = info->dir;
-    review::InterruptGuard guard;
-    auto w = review::walk_hunks(patch, wo);
-    if (!w.ok()) {
-        std::fprintf(stderr, "layover: apply: %s; nothing was applied\n", w.error().message.c_str());
-        return Walked::Failed;
-    }
-    if (w->interrupted) {
-        std::fputs("\nlayover: apply: interrupted; nothing was applied\n", stderr);
-        return Walked::Failed;
-    }
-    if (w->taken == 0) {
-        std::fputs("layover: apply: no change chosen; nothing was applied\n", stderr);
-        return Walked::Nothing;
-    }
-    if (w->all) return Walked::Chosen;
-    opts->only = w->only;
-    opts->exclude.insert(opts->exclude.end(), w->exclude.begin(), w->exclude.end());
-    opts->hunks = w->hunks;
-    return Walked::Chosen;
-}
-
 }  // namespace
 
 int cmd_apply(int argc, char** argv) {
@@ -289,11 +251,12 @@ int cmd_apply(int argc, char** argv) {
             "refusing to change the real tree without confirmation: there is no terminal to ask on; "
             "pass --yes (or preview with --dry-run)");
     }
-    if (a.walk) {  // the answers become the selection; rejections are asked again
-        switch (walk(*patch, target, &a.opts)) {
-            case Walked::Chosen: break;
-            case Walked::Nothing: return 0;
-            case Walked::Failed: return 1;
+    cli::KeptAnswers kept;  // -p: kept for another try unless this apply happens
+    if (a.walk) {           // the answers become the selection; rejections are asked again
+        switch (cli::walk_answers(*patch, target, &a.opts, &kept)) {
+            case cli::Walked::Chosen: break;
+            case cli::Walked::Nothing: return 0;
+            case cli::Walked::Failed: return 1;
         }
     } else if (!a.include_rejected) {
         if (auto r = skip_rejected(*patch, target, &a.opts); !r) return fail(r.error().message);
@@ -410,6 +373,7 @@ int cmd_apply(int argc, char** argv) {
         return 1;
     }
     if (rep->applied.empty()) {
+        if (!a.opts.dry_run) kept.applied();
         std::printf("nothing to apply to %s\n", base::display_path(target).c_str());
         return 0;
     }
@@ -421,6 +385,7 @@ int cmd_apply(int argc, char** argv) {
             std::printf("%zu secret(s) marked above: --yes refuses them without --allow-secrets\n", secrets.size());
         return 0;
     }
+    kept.applied();
     std::printf("applied %zu change(s) to %s:\n", rep->applied.size(), base::display_path(target).c_str());
     mark_session_applied(*patch, a.opts, rep->undo);
     print_list(*rep, patch->manifest(), "  ", ctx);

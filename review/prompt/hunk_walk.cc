@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <optional>
 #include <set>
 #include <unordered_map>
@@ -158,27 +159,65 @@ struct Walker {
             std::snprintf(m, sizeof m, ", mode %04o -> %04o", c.old_mode & 07777, c.mode & 07777);
             what += m;
         }
-        std::fprintf(stderr, "%c  %s  (%s)\n", capture::kind_letter(c.kind), base::display_path(c.path).c_str(),
-                     what.c_str());
+        std::string key = change_key(c);
+        std::string was = saved(key);
+        if (was == "y" || was == "n") r.reused++;
+        else
+            std::fprintf(stderr, "%c  %s  (%s)\n", capture::kind_letter(c.kind), base::display_path(c.path).c_str(),
+                         what.c_str());
         for (;;) {
-            std::string ans;
-            if (ask("Apply this change [y,n,q,?]? ", &ans) != Input::Line) return Fate::Stop;
-            std::string a = normalize_answer(ans);
+            std::string a = was;
+            if (a != "y" && a != "n") {
+                std::string ans;
+                if (ask("Apply this change [y,n,q,?]? ", &ans) != Input::Line) return Fate::Stop;
+                a = normalize_answer(ans);
+            }
             if (a == "y") {
+                r.answers.given[key] = "y";
                 r.only.push_back(only_entry(c.path));
                 r.taken++;
                 return Fate::Next;
             }
             if (a == "n" || a == "q") {
                 decline(c.path);
-                if (a == "n") reject(c, 0, real, mine.exists ? mine : session_side(c));
+                if (a == "n") r.answers.given[key] = "n";
+                if (a == "n" && was.empty()) reject(c, 0, real, mine.exists ? mine : session_side(c));
                 return a == "q" ? Fate::Quit : Fate::Next;
             }
             std::fputs(kWholeHelp, stderr);
         }
     }
 
-    // `e`: the piece edited until it applies, or given up (false).
+    // The answer kept for `key` from an earlier walk ("" for none).
+    std::string saved(const std::string& key) const {
+        if (!o.saved) return "";
+        auto it = o.saved->given.find(key);
+        return it == o.saved->given.end() ? "" : it->second;
+    }
+    // A hunk's key: its lines without the "@@" line, and which of the file's
+    // hunks of those very lines it is (`seen` counts them as they are answered).
+    std::map<std::string, size_t> seen;
+    std::string piece_key(const capture::Change& c, const FileHunks& f, const Piece& p) const {
+        std::string text = render_piece(f, p);
+        size_t nl = text.find('\n');
+        std::string_view body = nl == std::string::npos ? std::string_view() : std::string_view(text).substr(nl + 1);
+        std::string plain = hunk_key(c.path, body, 0);
+        auto it = seen.find(plain);
+        return it == seen.end() ? plain : hunk_key(c.path, body, it->second);
+    }
+    // Records the answer of the piece `key` was made of (its body key next counts one more).
+    void answered(const capture::Change& c, const FileHunks& f, const Piece& p, const std::string& key,
+                  std::string answer) {
+        std::string text = render_piece(f, p);
+        size_t nl = text.find('\n');
+        std::string_view body = nl == std::string::npos ? std::string_view() : std::string_view(text).substr(nl + 1);
+        seen[hunk_key(c.path, body, 0)]++;
+        r.answers.given[key] = std::move(answer);
+    }
+
+    // `e`: the piece edited until it applies, or given up (false); the text
+    // that applied in edited_text.
+    std::string edited_text;
     bool edit(const FileHunks& f, Piece& p) {
         std::string text = "# Manual hunk edit mode (layover apply -p)\n" + render_piece(f, p) + kEditGuide;
         for (;;) {
@@ -194,6 +233,7 @@ struct Walker {
             auto parsed = parse_edited(f, p, *edited);
             if (parsed.ok()) {
                 p.edited = *parsed;
+                edited_text = *edited;
                 return true;
             }
             std::fprintf(stderr, "layover: %s\n", parsed.error().message.c_str());
@@ -204,14 +244,44 @@ struct Walker {
     }
 
     Fate hunks(const capture::Change& c, FileHunks& f, const Side& real, const Side& mine) {
-        std::fprintf(stderr, "diff --git %s %s\n", git_quote_two("a/", c.path).c_str(),
-                     git_quote_two("b/", c.path).c_str());
         std::vector<Piece> pieces = hunk_pieces(f);
         std::vector<char> take(pieces.size(), 0);
         Fate fate = Fate::Next;
+        bool header = false;  // the diff --git line above shown (not when every answer is reused)
+        auto show_header = [&] {
+            if (!header)
+                std::fprintf(stderr, "diff --git %s %s\n", git_quote_two("a/", c.path).c_str(),
+                             git_quote_two("b/", c.path).c_str());
+            header = true;
+        };
         for (size_t k = 0; k < pieces.size();) {
-            std::fputs(safe_lines(render_piece(f, pieces[k])).c_str(), stderr);
             bool can_split = !pieces[k].edited && pieces[k].g0 != pieces[k].g1;
+            std::string key = piece_key(c, f, pieces[k]);
+            std::string was = saved(key);
+            if (was == "y" || was == "n" || (was == "s" && can_split) || (was.size() > 1 && was[0] == 'e')) {
+                if (was[0] == 'e') {  // the edit kept, when it still applies to this piece
+                    auto parsed = parse_edited(f, pieces[k], std::string_view(was).substr(1));
+                    if (!parsed.ok()) was.clear();
+                    else pieces[k].edited = *parsed;
+                }
+            } else {
+                was.clear();
+            }
+            if (!was.empty()) {
+                r.reused++;
+                answered(c, f, pieces[k], key, was);
+                if (was == "s") {
+                    auto parts = split_piece(f, pieces[k]);
+                    pieces.erase(pieces.begin() + static_cast<long>(k));
+                    pieces.insert(pieces.begin() + static_cast<long>(k), parts.begin(), parts.end());
+                    take.insert(take.begin() + static_cast<long>(k), parts.size() - 1, 0);
+                } else {
+                    take[k++] = was != "n";
+                }
+                continue;
+            }
+            show_header();
+            std::fputs(safe_lines(render_piece(f, pieces[k])).c_str(), stderr);
             std::string keys = std::string("y,n,q,a,d") + (can_split ? ",s" : "") + ",e,?";
             std::string ans;
             if (ask("(" + std::to_string(k + 1) + "/" + std::to_string(pieces.size()) + ") Apply this hunk [" + keys +
@@ -220,22 +290,32 @@ struct Walker {
                 return Fate::Stop;
             std::string a = normalize_answer(ans);
             if (a == "y") {
+                answered(c, f, pieces[k], key, "y");
                 take[k++] = 1;
             } else if (a == "n") {
+                answered(c, f, pieces[k], key, "n");
                 if (!pieces[k].split) reject(c, pieces[k].hunk + 1, real, mine, &f);
                 take[k++] = 0;
             } else if (a == "a" || a == "d" || a == "q") {
-                for (size_t i = k; i < pieces.size(); i++) take[i] = a == "a";
+                for (size_t i = k; i < pieces.size(); i++) {
+                    take[i] = a == "a";
+                    if (a != "q")
+                        answered(c, f, pieces[i], i == k ? key : piece_key(c, f, pieces[i]), a == "a" ? "y" : "n");
+                }
                 if (a == "q") fate = Fate::Quit;
                 break;
             } else if (a == "s" && can_split) {
+                answered(c, f, pieces[k], key, "s");
                 auto parts = split_piece(f, pieces[k]);
                 std::fprintf(stderr, "Split into %zu hunks.\n", parts.size());
                 pieces.erase(pieces.begin() + static_cast<long>(k));
                 pieces.insert(pieces.begin() + static_cast<long>(k), parts.begin(), parts.end());
                 take.insert(take.begin() + static_cast<long>(k), parts.size() - 1, 0);
             } else if (a == "e") {
-                if (edit(f, pieces[k])) take[k++] = 1;
+                if (edit(f, pieces[k])) {
+                    answered(c, f, pieces[k], key, "e" + edited_text);
+                    take[k++] = 1;
+                }
             } else {
                 std::fputs(kHunkHelp, stderr);
             }
@@ -359,7 +439,7 @@ std::string exclude_entry(const std::string& path) {
 std::string only_entry(const std::string& path) { return base::has_glob_chars(path) ? exclude_entry(path) : path; }
 
 base::Result<WalkResult> walk_hunks(const capture::Patch& patch, const WalkOptions& o) {
-    Walker w{patch, o, {}, {}, {}, false, {}, {}, {}};
+    Walker w{patch, o, {}, {}, {}, false, {}, {}, {}, {}, {}};
     return w.run();
 }
 

@@ -11,6 +11,7 @@
 #include "helper/base/glob.h"
 #include "helper/base/result.h"
 #include "review/diff/hunks.h"
+#include "review/prompt/answers.h"
 
 namespace review {
 
@@ -20,6 +21,10 @@ struct WalkOptions {
     // Set: `n` asks for a reason and records a rejection there, all of them
     // once the walk ends (`q` too; not on EOF or Ctrl+C), saying how many.
     std::string session_dir;
+    // Answers kept from an earlier walk (answers.h): a hunk or change whose
+    // key has one takes it without a question (an `n` then records no
+    // rejection: the earlier walk did).
+    const Answers* saved = nullptr;
 };
 
 struct WalkResult {
@@ -33,6 +38,8 @@ struct WalkResult {
     bool all = false;
     bool quit = false;         // `q`: nothing after it was asked
     bool interrupted = false;  // EOF or Ctrl+C: take nothing
+    Answers answers;           // every answer given or reused, to keep for another try
+    size_t reused = 0;         // of them, taken from WalkOptions::saved
 };
 
 base::Result<WalkResult> walk_hunks(const capture::Patch& patch, const WalkOptions& o);

@@ -264,3 +264,55 @@ def test_exit_prompt_apply_of_picked_files_leaves_the_count_sessions_shows_at_wh
     assert _finish(c) == 0
     listed = {s["name"]: s for s in json.loads(lo("sessions", "--json", check=True).stdout)}
     assert (listed["pk"]["changes"], listed["pk"]["changes_exact"]) == (1, True), listed["pk"]
+
+
+def test_answers_survive_a_conflicting_apply_and_only_what_changed_is_asked_again(lo):
+    # newuser10: every answer was lost when the apply the walk built ended in a conflict, and the next
+    # `apply -p` asked them all again. They are kept, keyed by path and content: the next walk offers
+    # them, asks only the hunk that changed since, and a success drops them.
+    (lo.target / "g.txt").write_text("g\n")
+    edit_session(lo, "k", " && echo G > g.txt")
+    (lo.target / "g.txt").write_text("mine\n")  # the real g.txt moves on: the apply conflicts on it
+    before = tree(lo.target, mtimes=True)
+    c = _apply_p(lo, "k")
+    for answer in ("y", "n", "y"):  # f.txt's three hunks
+        c.expect(r"/3\) " + HUNK)
+        c.sendline(answer)
+        if answer == "n":
+            c.expect(WHY)
+            c.sendline("")
+    c.expect(r"diff --git a/g.txt")
+    c.expect(HUNK)
+    c.sendline("y")
+    c.expect(r"A  other.txt")
+    c.expect(WHOLE)
+    c.sendline("n")
+    c.expect(WHY)
+    c.sendline("")
+    c.expect(r"g.txt")
+    c.expect(r"your 5 answer\(s\) are kept")
+    assert _finish(c) == 1
+    assert tree(lo.target, mtimes=True) == before
+    # Again: the kept answers are offered; f.txt and other.txt take theirs, g.txt (its hunk is another
+    # now, against the real "mine") is asked again.
+    (lo.target / "g.txt").write_text("g\n")
+    c = _apply_p(lo, "k")
+    c.expect(r"reuse its 5 answers\? \[Y/n\] ")
+    c.sendline("")
+    i = c.expect([r"diff --git a/g.txt", r"diff --git a/f.txt", WHOLE])
+    assert i == 0, c.before
+    c.expect(HUNK)
+    c.sendline("n")
+    c.expect(WHY)
+    c.sendline("")
+    c.expect(r"reused 4 of the 5 answer\(s\)")
+    c.expect(r"f.txt \(hunks 1,3 of 3\)")
+    assert _finish(c) == 0
+    assert (lo.target / "f.txt").read_text() == lines(60, {5: EDITS[5], 45: EDITS[45]})
+    assert (lo.target / "g.txt").read_text() == "g\n"
+    assert not (lo.target / "other.txt").exists()
+    # Applied: nothing is kept, so the next walk asks from the start.
+    c = _apply_p(lo, "k")
+    assert c.expect([r"reuse its", HUNK, WHOLE]) != 0
+    c.sendeof()
+    assert _finish(c) == 1

@@ -1,0 +1,125 @@
+#include "review/prompt/answers.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "capture/scan/fingerprint.h"
+#include "helper/base/fd.h"
+#include "helper/base/text.h"
+
+namespace review {
+
+namespace {
+
+constexpr const char* kHeader = "layover-apply-p-answers 1\n";
+constexpr size_t kMaxFile = 64u << 20;
+
+void field(std::string& out, std::string_view s) {
+    out += std::to_string(s.size());
+    out += ':';
+    out.append(s);
+}
+
+std::string dir_of(const std::string& file) { return file.substr(0, file.rfind('/')); }
+
+base::Result<std::string> read_all(int fd) {
+    std::string out;
+    char buf[65536];
+    for (;;) {
+        ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return base::sys_error("read");
+        if (n == 0) return out;
+        out.append(buf, static_cast<size_t>(n));
+        if (out.size() > kMaxFile) return base::error("too large for an answers file");
+    }
+}
+
+base::Result<void> write_all(int fd, std::string_view s) {
+    while (!s.empty()) {
+        ssize_t n = ::write(fd, s.data(), s.size());
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return base::sys_error("write");
+        s.remove_prefix(static_cast<size_t>(n));
+    }
+    return base::Ok();
+}
+
+}  // namespace
+
+std::string hunk_key(std::string_view path, std::string_view body, size_t nth) {
+    std::string s = "hunk\n";
+    field(s, path);
+    field(s, body);
+    field(s, std::to_string(nth));
+    return capture::fingerprint_bytes(s);
+}
+
+std::string change_key(const capture::Change& c) {
+    std::string s = "change\n";
+    field(s, c.path);
+    for (uint64_t v :
+         {static_cast<uint64_t>(c.kind), static_cast<uint64_t>(c.type), static_cast<uint64_t>(c.old_type), c.size,
+          static_cast<uint64_t>(c.mode), static_cast<uint64_t>(c.old_mode), static_cast<uint64_t>(c.mtime_ns)})
+        field(s, std::to_string(v));
+    field(s, c.link_target);
+    for (const auto& [k, v] : c.xattrs) {
+        field(s, k);
+        field(s, v);
+    }
+    return capture::fingerprint_bytes(s);
+}
+
+std::string answers_file(const std::string& state_dir, std::string_view source, std::string_view target) {
+    std::string s;
+    field(s, source);
+    field(s, target);
+    return state_dir + "/apply-p/" + capture::fingerprint_bytes(s);
+}
+
+base::Result<Answers> load_answers(const std::string& file) {
+    Answers a;
+    base::Fd fd(::open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+    if (!fd.valid()) {
+        if (errno == ENOENT) return a;
+        return base::sys_error("open " + base::display_path(file));
+    }
+    TRY(std::string text, read_all(fd.get()));
+    if (text.compare(0, std::strlen(kHeader), kHeader) != 0)
+        return base::error("not an answers file: " + base::display_path(file));
+    // One answer a line: KEY, a tab, the answer in hex.
+    for (size_t pos = std::strlen(kHeader); pos < text.size();) {
+        size_t nl = text.find('\n', pos);
+        if (nl == std::string::npos) return base::error("cut off: " + base::display_path(file));
+        std::string_view line(text.data() + pos, nl - pos);
+        size_t tab = line.find('\t');
+        std::string value;
+        if (tab == std::string_view::npos || !base::from_hex(line.substr(tab + 1), &value) || value.empty())
+            return base::error("a damaged line in " + base::display_path(file));
+        a.given[std::string(line.substr(0, tab))] = std::move(value);
+        pos = nl + 1;
+    }
+    return a;
+}
+
+base::Result<void> save_answers(const std::string& file, const Answers& a) {
+    std::string dir = dir_of(file);
+    if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) return base::sys_error("mkdir " + base::display_path(dir));
+    std::string text = kHeader;
+    for (const auto& [k, v] : a.given) text += k + "\t" + base::to_hex(v) + "\n";
+    std::string tmp = file + ".tmp" + std::to_string(::getpid());
+    base::Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600));
+    if (!fd.valid()) return base::sys_error("create " + base::display_path(tmp));
+    auto w = write_all(fd.get(), text);
+    if (w.ok() && ::rename(tmp.c_str(), file.c_str()) != 0) w = base::sys_error("rename " + base::display_path(tmp));
+    if (!w.ok()) ::unlink(tmp.c_str());
+    return w;
+}
+
+void drop_answers(const std::string& file) { ::unlink(file.c_str()); }
+
+}  // namespace review

@@ -1,0 +1,43 @@
+// `apply -p`'s answers, kept when the apply they chose did not happen (a
+// conflict, a failure, a cancel at the secrets question, a dry run) and
+// offered again by the next `apply -p` of the same patch or session to the
+// same target. Each answer is keyed by its path and what it was given on: a
+// hunk's lines (context, '-' and '+', without the "@@" line, whose numbers
+// move when the file changes elsewhere) and which of the file's identical
+// such hunks it is; a whole change's kind, types, modes, size, mtime, link
+// target and xattrs. A changed hunk or change so never takes a stale answer:
+// it is asked again.
+#pragma once
+#include <cstddef>
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "capture/scan/change.h"
+#include "helper/base/result.h"
+
+namespace review {
+
+struct Answers {
+    // key -> "y", "n", "s" (split, then the parts' own answers), or "e" and
+    // the edited hunk's text.
+    std::map<std::string, std::string> given;
+};
+
+// Pure: the keys (32 hex digits).
+std::string hunk_key(std::string_view path, std::string_view body, size_t nth);
+std::string change_key(const capture::Change& c);
+
+// Where the answers of an `apply -p` of `source` (a session's name and dir,
+// or a patch file's real path) to `target` (its real path) are kept:
+// STATE/apply-p/KEY.
+std::string answers_file(const std::string& state_dir, std::string_view source, std::string_view target);
+
+// A file that is missing holds none; one that cannot be read or parsed is
+// an error (it is then not offered, and overwritten by the next save).
+base::Result<Answers> load_answers(const std::string& file);
+// Written 0600 beside its place and renamed in; STATE/apply-p made 0700.
+base::Result<void> save_answers(const std::string& file, const Answers& a);
+void drop_answers(const std::string& file);
+
+}  // namespace review
