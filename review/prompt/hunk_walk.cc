@@ -12,6 +12,7 @@
 #include "helper/base/text.h"
 #include "helper/store/rejections.h"
 #include "review/diff/format.h"
+#include "review/diff/merge3.h"
 #include "review/diff/pieces.h"
 #include "review/diff/source.h"
 #include "review/prompt/editor.h"
@@ -344,7 +345,8 @@ struct Walker {
         partial = true;
         HunkChoice& hc = r.hunks[c.path];
         hc.take.assign(touched.begin(), touched.end());
-        if (!reshaped) return;
+        // A merge's hunks are not the ones apply numbers: the content chosen goes as it is.
+        if (!reshaped && !merged) return;
         auto text = apply_pieces(f, pieces, take);
         if (!text.ok()) {  // edits that collide: the file is left out, and said so
             std::fprintf(stderr, "layover: %s left out: %s\n", base::display_path(c.path).c_str(),
@@ -359,8 +361,28 @@ struct Walker {
         hc.against = capture::fingerprint_bytes(f.old_text);
     }
 
+    // A modified text file that moved on since the patch's base, and that
+    // apply would 3-way merge (review/apply/merge.cc; diff shows the same,
+    // review/diff/source.cc): the merge, whose hunks are what apply writes
+    // (the patch's content would offer hunks undoing the edits made since).
+    std::unordered_map<std::string_view, const capture::BaseEntry*> bases;
+    std::set<std::string, std::less<>> linked;  // files the patch also adds under another name: never merged
+    std::optional<std::string> merged_view(const capture::Change& c, const Side& real, const Side& mine) const {
+        auto b = bases.find(c.path);
+        if (b == bases.end() || linked.count(c.path)) return std::nullopt;
+        const capture::BaseEntry& e = *b->second;
+        if (e.stale || e.type != capture::Type::File || real.perm != (e.mode & 07777)) return std::nullopt;
+        const std::string* orig = patch.original(e.fingerprint);
+        if (!orig || capture::fingerprint_bytes(real.data) == e.fingerprint) return std::nullopt;
+        MergeResult m = merge3(*orig, real.data, mine.data);
+        if (!m.conflicts.empty()) return std::nullopt;
+        return std::move(m.text);
+    }
+    bool merged = false;  // the file at hand is shown as its merge
+
     Fate change(const capture::Change& c, const capture::Member* m) {
         prints.reset();
+        merged = false;
         Side real, mine;
         bool text = c.kind == capture::Kind::Modified && c.type == capture::Type::File &&
                     c.old_type == capture::Type::File && m && m->kind == capture::Member::Kind::File &&
@@ -377,8 +399,15 @@ struct Walker {
         }
         if (!text) return whole(c, real, mine);
         FileHunks f;
-        diff_file(f, real.data, mine.data);
+        std::optional<std::string> view = merged_view(c, real, mine);
+        merged = view.has_value();
+        diff_file(f, real.data, view ? std::move(*view) : mine.data);
         if (f.spans.empty()) return whole(c, real, mine);
+        if (merged)
+            std::fprintf(stderr,
+                         "layover: note: %s changed on the real filesystem since the session's base was recorded; its "
+                         "hunks are of what apply will write: the patch's changes merged into its current content\n",
+                         base::display_path(c.path).c_str());
         return hunks(c, f, real, mine);
     }
 
@@ -390,8 +419,11 @@ struct Walker {
 
     base::Result<WalkResult> run() {
         std::unordered_map<std::string_view, const capture::Member*> members;
-        for (const auto& m : patch.members())
+        for (const auto& m : patch.members()) {
             if (m.kind == capture::Member::Kind::File) members.emplace(m.path, &m);
+            if (m.kind == capture::Member::Kind::Hardlink) linked.insert(m.link_target);
+        }
+        for (const auto& b : patch.manifest().base) bases.emplace(b.path, &b);
         size_t walked = 0;
         for (const auto& c : patch.manifest().changes) {
             if (!o.filter.selects(c.path)) continue;
@@ -439,7 +471,7 @@ std::string exclude_entry(const std::string& path) {
 std::string only_entry(const std::string& path) { return base::has_glob_chars(path) ? exclude_entry(path) : path; }
 
 base::Result<WalkResult> walk_hunks(const capture::Patch& patch, const WalkOptions& o) {
-    Walker w{patch, o, {}, {}, {}, false, {}, {}, {}, {}, {}};
+    Walker w{patch, o, {}, {}, {}, false, {}, {}, {}, {}, {}, {}, false, {}};
     return w.run();
 }
 

@@ -316,3 +316,19 @@ def test_answers_survive_a_conflicting_apply_and_only_what_changed_is_asked_agai
     assert c.expect([r"reuse its", HUNK, WHOLE]) != 0
     c.sendeof()
     assert _finish(c) == 1
+
+
+def test_a_file_apply_merges_offers_the_hunks_of_the_merge_not_ones_undoing_your_edit(lo, tmp_path):
+    # newuser10: on a copy edited since the patch's base, -p offered a hunk taking the edit back
+    # ("-mine3 +l3"), while apply of the whole file merges and keeps it. The hunks are now the merge's.
+    from test_apply_merge import lines as mlines, saved
+    patch = saved(lo, tmp_path)
+    (lo.target / "f.txt").write_text(mlines(40, {3: "mine3\n"}))
+    c = _apply_p(lo, str(patch), "--target", str(lo.target))
+    c.expect(r"its hunks are of what apply will write")
+    c.expect(r"\(1/1\) " + HUNK)
+    assert b"mine3" not in c.before and b"+agent30" in c.before, c.before
+    c.sendline("y")
+    c.expect(r"f.txt \(merged with changes made since\)")
+    assert _finish(c) == 0
+    assert (lo.target / "f.txt").read_text() == mlines(40, {3: "mine3\n", 30: "agent30\n"})
