@@ -332,3 +332,38 @@ def test_a_file_apply_merges_offers_the_hunks_of_the_merge_not_ones_undoing_your
     c.expect(r"f.txt \(merged with changes made since\)")
     assert _finish(c) == 0
     assert (lo.target / "f.txt").read_text() == mlines(40, {3: "mine3\n", 30: "agent30\n"})
+
+
+def test_a_dry_run_keeps_split_and_edit_answers_and_the_real_run_reuses_them_without_a_question(lo, tmp_path):
+    base = lines(60)
+    new = lines(60, {10: "ten\n", 14: "fourteen\n", 40: "forty\n"})
+    (lo.target / "f.txt").write_text(base)
+    r = lo.run("cd '%s' && printf '%%s' \"$NEW\" > f.txt" % lo.target, session="r", env={"NEW": new})
+    assert r.returncode == 0
+    editor = tmp_path / "ed.sh"
+    editor.write_text("#!/bin/sh\necho run >> \"$0.runs\"; sed -i 's/^+forty/+FORTY/' \"$1\"\n")
+    editor.chmod(0o755)
+    os.chmod(str(tmp_path), 0o755)
+    env = {"EDITOR": str(editor), "VISUAL": ""}
+    c = _apply_p(lo, "r", "--dry-run", env=env)
+    c.expect(r"\(1/2\) " + HUNK)
+    c.sendline("s")
+    c.expect(r"\(1/3\) " + HUNK)
+    c.sendline("y")
+    c.expect(r"\(2/3\) " + HUNK)
+    c.sendline("n")
+    c.expect(r"\(3/3\) " + HUNK)
+    c.sendline("e")
+    c.expect(r"dry run: would apply")
+    c.expect(r"your 4 answer\(s\) are kept")
+    assert _finish(c) == 0
+    assert (lo.target / "f.txt").read_text() == base
+    c = _apply_p(lo, "r", env=env)
+    c.expect(r"reuse its 4 answers\? \[Y/n\] ")
+    c.sendline("y")
+    i = c.expect([r"reused 4 of the 4 answer\(s\)", HUNK])
+    assert i == 0, c.before
+    c.expect(r"undo record: ")
+    assert _finish(c) == 0
+    assert (lo.target / "f.txt").read_text() == lines(60, {10: "ten\n", 40: "FORTY\n"})
+    assert (tmp_path / "ed.sh.runs").read_text() == "run\n"  # the edit was reused, not made again
