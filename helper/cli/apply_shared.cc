@@ -52,11 +52,14 @@ void absolute(std::string* path) {
 
 namespace {
 
-json conflicts_json(const std::vector<review::Conflict>& cs) {
+// with_forceable: each conflict says whether --force overrides it (a caller
+// such as the Python bindings names --force as the fix only when it helps).
+json conflicts_json(const std::vector<review::Conflict>& cs, bool with_forceable) {
     json a = json::array();
     for (const auto& c : cs) {
         json o = base::json::path_object(c.path);
         o["reason"] = c.reason;
+        if (with_forceable) o["forceable"] = !c.hard;
         a.push_back(std::move(o));
     }
     return a;
@@ -75,12 +78,12 @@ void print_json(const review::ApplyReport* rep, const std::string& err, bool dry
     json o = {{"applied", rep ? paths_json(rep->applied) : json::array()},
               {"ignored", ignored},
               {"undo", rep && !rep->undo.empty() ? json(rep->undo) : json(nullptr)},
-              {"conflicts", rep ? conflicts_json(rep->conflicts) : json::array()},
+              {"conflicts", rep ? conflicts_json(rep->conflicts, true) : json::array()},
               {"error", err.empty() ? json(nullptr) : json(err)},
               {"dry_run", dry_run}};
     if (running) o["running"] = true;
     if (rep) {
-        o["forced"] = conflicts_json(rep->forced);
+        o["forced"] = conflicts_json(rep->forced, false);
         o["skipped"] = paths_json(rep->skipped);
         o["recovered"] = rep->recovered.empty() ? json(nullptr) : json(rep->recovered);
         o["undo_patch"] = rep->undo_patch.empty() ? json(nullptr) : json(rep->undo_patch);

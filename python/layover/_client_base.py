@@ -7,7 +7,6 @@ unusual to this code.  Everything read comes from inside and is untrusted
 """
 from __future__ import annotations
 
-import json
 import os
 import socket
 import subprocess
@@ -17,8 +16,8 @@ import time
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
 from ._client_frames import (CTL_INTERRUPT, CTL_KILL, INTERRUPT_GRACE, KILL_GRACE, MAX_HEADER, MAX_PAYLOAD, POLL,
-                             SEND_STALL, STREAMS, Frame, Reply, _compact_json, _Deadline, _fast_header, _readable,
-                             _run_result, _RUN)
+                             SEND_STALL, STREAMS, Frame, NotJson, Reply, _compact_json, _Deadline, _fast_header,
+                             _readable, _run_result, _RUN, strict_json)
 from .errors import SandboxError, TimeoutError, os_reason
 from .model import RunResult
 
@@ -185,10 +184,11 @@ class ClientBase:
         if header is not None:
             return header, payload
         try:
-            header = json.loads(raw.decode("utf-8"))
+            header = strict_json(raw.decode("utf-8"))  # no NaN, no Infinity (_client_frames.py)
         except (ValueError, RecursionError) as e:
             raise self.fail("layover: the REPL sent a frame with a bad header (%s); the sandbox was "
-                            "stopped and its session kept" % type(e).__name__) from None
+                            "stopped and its session kept" % (e if isinstance(e, NotJson) else type(e).__name__)
+                            ) from None
         if not isinstance(header, dict) or not isinstance(header.get("t"), str):
             raise self.fail("layover: the REPL sent a frame without a type; the sandbox was stopped "
                             "and its session kept")

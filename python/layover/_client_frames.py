@@ -98,6 +98,33 @@ def _exec_done(m: "re.Match[bytes]") -> Dict[str, Any]:
             "timed_out": False, "interrupted": False}
 
 
+class NotJson(ValueError):
+    """A number JSON has not (NaN, Infinity, -Infinity, or one past a
+    float's range: 1e400) in what came from inside. json.loads takes them;
+    the REPL's own JSON never holds one (its json_dumps refuses them), so
+    one came from code that forged a frame, and a caller given a NaN for a
+    number would go on with it."""
+
+
+def _no_constant(name: str) -> Any:
+    raise NotJson("%s, which JSON has not" % name)
+
+
+def _finite_float(text: str) -> float:
+    v = float(text)
+    if v - v != 0.0:  # inf - inf and nan - nan are nan
+        raise NotJson("%s, a number past a float's range" % text[:40])
+    return v
+
+
+# JSON as the host reads it from inside (the REPL's headers and tool
+# results, `layover mcp`'s agent frames): finite numbers only. A lone
+# surrogate escape (\udcff: a name that is not UTF-8, which the REPL reads
+# as surrogateescape) is kept, as os.listdir gives it; `layover mcp` turns
+# it into U+FFFD on the way to its client (_mcp_json.wire).
+strict_json = json.JSONDecoder(parse_constant=_no_constant, parse_float=_finite_float).decode
+
+
 def _readable(sock: socket.socket, left: float) -> bool:
     p = select.poll()
     p.register(sock, select.POLLIN)

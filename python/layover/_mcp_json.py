@@ -12,24 +12,60 @@ file name and from a reply forged inside on the agent's channel.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
+from ._client_frames import NotJson, _finite_float, _no_constant
 
-def _no_constant(name: str) -> Any:
-    raise ValueError(name)  # never shown: the reply is malformed
+# One frame from the agent: its own replies stay under 1 MB (its caps:
+# 40,000 characters of output, 1,000 entries, 500 matches, every string
+# \u-escaped), and so far under both limits. Past them a frame was forged
+# inside (a command that took the agent's channel): json.loads made each 3
+# bytes of `[[],[],...]` a Python object, so a 64 MiB frame (the requests'
+# cap, which replies shared) cost the server 1.7 GB of peak RSS (the attack
+# pass of 27 Nov, attack23). Under both, a frame's objects hold at most
+# about 4 bytes per byte of it (a str holding one astral character is 4
+# bytes a character) plus 64 Ki small ones.
+MAX_REPLY = 16 * 1024 * 1024  # bytes
+MAX_VALUES = 1 << 16          # JSON values: strings, and the , : [ { between them
 
 
-def _finite_float(text: str) -> float:
-    v = float(text)
-    if v - v != 0.0:  # inf - inf and nan - nan are nan
-        raise ValueError(text[:40])  # never shown: the reply is malformed
-    return v
+class TooBig(ValueError):
+    """A frame from the agent past MAX_REPLY or MAX_VALUES; its str is the
+    one line said to the client."""
 
 
-def loads_reply(body: bytes) -> Any:
-    """A frame from the agent: UTF-8 JSON with finite numbers only, else
-    ValueError (a malformed reply: the agent never sends those)."""
-    return json.loads(body.decode("utf-8"), parse_constant=_no_constant, parse_float=_finite_float)
+# A string (one running to the end unclosed too: each " then starts a token
+# that matches, so a frame of escaped quotes costs linear time), or a
+# character that starts or separates values outside strings.
+_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*(?:"|\\?\Z)|[,:\[{]')
+
+
+def _small_int(text: str) -> int:
+    if len(text) > 40:  # no reply's number is this long; int() of millions of digits is quadratic before 3.11
+        raise NotJson(len(text))  # never shown: the reply is malformed
+    return int(text)
+
+
+_decode = json.JSONDecoder(parse_constant=_no_constant, parse_float=_finite_float, parse_int=_small_int).decode
+
+
+def loads_reply(text: str) -> Any:
+    """A frame from the agent, its bytes as latin-1 text: ASCII JSON (the
+    agent writes every other character as its \\u escape) of at most
+    MAX_VALUES values, finite numbers only, else ValueError (a malformed
+    reply: the agent never sends those); TooBig past MAX_VALUES."""
+    if not text.isascii():
+        raise ValueError(len(text))  # never shown: the reply is malformed
+    # Cheap first: the separators counted inside strings too, which the agent's own replies keep under the limit.
+    if sum(map(text.count, ",:[{")) > MAX_VALUES:
+        n = 0
+        for _ in _TOKEN.finditer(text):
+            n += 1
+            if n > MAX_VALUES:
+                raise TooBig("the sandbox sent a reply of more than %d JSON values, the limit of one reply (a "
+                             "frame forged inside, on the agent's channel); the sandbox was stopped" % MAX_VALUES)
+    return _decode(text)
 
 
 def wire(msg: Any) -> bytes:

@@ -22,10 +22,10 @@ from typing import Any, Callable, Deque, Dict, List, Optional
 
 from ._boot import BOOT
 from ._helper import Helper
-from ._mcp_json import loads_reply
+from ._mcp_json import MAX_REPLY, TooBig, loads_reply
 from .errors import SandboxError
 
-MAX_FRAME = 64 * 1024 * 1024
+MAX_FRAME = 64 * 1024 * 1024  # a request (write_file's content); a reply has MAX_REPLY
 START_TIMEOUT = 60.0
 
 
@@ -172,8 +172,9 @@ class AgentSandbox:
                         raise EOFError
                     have += got
                 n = int.from_bytes(buf[:4], "big")
-                if n > MAX_FRAME:
-                    why = "the sandbox sent a frame of %d bytes; the sandbox was stopped" % n
+                if n > MAX_REPLY:  # refused before it is read (_mcp_json.py says why)
+                    why = ("the sandbox sent a reply of %d bytes, over the limit of %d MiB for one reply (a frame "
+                           "forged inside, on the agent's channel); the sandbox was stopped" % (n, MAX_REPLY >> 20))
                     raise ValueError
                 if len(buf) < 4 + n:
                     buf.extend(bytes(4 + n - len(buf)))
@@ -182,13 +183,15 @@ class AgentSandbox:
                     if not got:
                         raise EOFError
                     have += got
-                body = bytes(buf[4:4 + n])
+                with memoryview(buf) as view:  # one copy, as text: latin-1 keeps each byte (_mcp_json.py)
+                    text = str(view[4:4 + n], "latin-1")
                 rest = have - 4 - n
                 buf[:rest] = buf[4 + n:have]
                 have = rest
                 if len(buf) > 1 << 20 and have <= 1 << 20:
                     del buf[1 << 20:]  # a big frame's room is not kept
-                msg = loads_reply(body)  # NaN, Infinity, 1e400: malformed (_mcp_json.py)
+                msg = loads_reply(text)  # NaN, Infinity, 1e400, not ASCII: malformed (_mcp_json.py)
+                text = ""  # not held while the next frame is awaited
                 if not isinstance(msg, dict) or type(msg.get("id")) is not int:
                     why = "the sandbox sent a malformed reply; the sandbox was stopped"
                     raise ValueError
@@ -196,8 +199,12 @@ class AgentSandbox:
                 if call is not None:
                     call.reply = msg
                     call.event.set()
+                msg = call = None
         except (OSError, EOFError):
             pass
+        except TooBig as e:
+            why = str(e)
+            self._stop_process()
         except (ValueError, RecursionError):
             if why == "the sandbox exited":
                 why = "the sandbox sent a malformed reply; the sandbox was stopped"

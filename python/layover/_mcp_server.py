@@ -25,6 +25,7 @@ from typing import Any, Dict, List, Optional
 
 from ._helper import Helper, find_binary
 from ._mcp_json import wire
+from ._mcp_reply import bounded
 from ._mcp_options import Options, Usage
 from ._mcp_sandbox import AgentSandbox
 from ._gate import Cancelled, nothing
@@ -68,7 +69,8 @@ class Ctx:
     def agent(self, op: str, args: Dict[str, Any]) -> Dict[str, Any]:
         if self.cancelled:
             raise ToolFail("cancelled")
-        r = self.sandbox.call(op, args, on_sent=self._sent)
+        # Bounded to the tool's limits: a reply forged inside may be any size (_mcp_reply.py).
+        r = bounded(self.sandbox.call(op, args, on_sent=self._sent))
         if not r.get("ok"):
             raise ToolFail(str(r.get("error") or "%s failed inside the sandbox" % op))
         return r

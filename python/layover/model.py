@@ -76,6 +76,7 @@ class Change:
 class Conflict:
     path: str
     reason: str
+    forceable: bool = True  # force=True overrides it (not a parent dir gone, nor a file taken by hunk that changed)
 
 
 @dataclass(frozen=True)
@@ -231,7 +232,8 @@ def parse_conflict(obj: Any) -> Conflict:
         raise PatchError("layover: helper returned a conflict that is not an object")
     _get(obj, "path", str, what="conflict")
     return Conflict(path=os.fsdecode(raw_path(obj)),
-                    reason=_get(obj, "reason", str, "", "conflict"))
+                    reason=_get(obj, "reason", str, "", "conflict"),
+                    forceable=obj.get("forceable") is not False)
 
 
 def parse_session(obj: Any) -> SessionInfo:

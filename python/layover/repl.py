@@ -19,6 +19,7 @@ from typing import IO, Any, Callable, Dict, List, Mapping, Optional, Sequence, U
 
 from . import _boot
 from ._client import EXEC_SLACK, MAX_PAYLOAD, ReplClient, seconds, socketpair
+from ._client_frames import NotJson, strict_json
 from ._helper import error_for, one_line
 from .errors import SandboxError, TimeoutError, ToolError, os_reason, sandbox_os_error
 from .model import ExecResult, RunResult
@@ -287,7 +288,11 @@ class Repl:
         if len(raw) > MAX_RESULT:
             raise SandboxError("layover: tool result larger than %d bytes" % MAX_RESULT)
         try:
-            return json.loads(raw.decode("utf-8"))
+            # Strict: a NaN or Infinity here was forged inside (the REPL's JSON refuses them).
+            return strict_json(raw.decode("utf-8"))
+        except NotJson as e:
+            raise self.client.fail("layover: the REPL sent a malformed tool result (%s); the sandbox was "
+                                   "stopped and its session kept" % e) from None
         except (ValueError, RecursionError):
             raise self.client.fail("layover: the REPL sent a malformed tool result; the sandbox was "
                                    "stopped and its session kept") from None

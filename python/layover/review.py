@@ -13,7 +13,7 @@ from typing import Any, Dict, Iterable, List, Optional
 
 from ._helper import SESSION_CWD, Helper, StrPath, error_for, literal_path, one_line
 from .errors import ConflictError, PatchError, SandboxError, os_reason
-from .model import (ApplyResult, Change, SessionInfo, parse_change, parse_conflict, parse_list,
+from .model import (ApplyResult, Change, Conflict, SessionInfo, parse_change, parse_conflict, parse_list,
                     parse_session, raw_path)
 
 try:  # typing.Protocol is 3.8+; a plain base class serves where it is missing
@@ -84,9 +84,7 @@ def apply_session(helper: Helper, what: StrPath, *, paths: Optional[Iterable[Str
     if conflicts:
         listing = "; ".join("%s (%s)" % (_shown(c.path), c.reason) for c in conflicts[:5])
         more = " and %d more" % (len(conflicts) - 5) if len(conflicts) > 5 else ""
-        fix = ("force=True does not override these (a parent directory gone or replaced): put back what they need, "
-               "or leave them out with paths=/exclude=" if force else
-               "re-run with force=True to overwrite, or leave them out with paths=/exclude=")
+        fix = _conflict_fix(conflicts, force)
         raise ConflictError("layover: apply: %d conflicting path(s), nothing written: %s%s; %s"
                             % (len(conflicts), listing, more, fix), conflicts)
     err = data.get("error")
@@ -96,6 +94,24 @@ def apply_session(helper: Helper, what: StrPath, *, paths: Optional[Iterable[Str
     return ApplyResult(applied=_paths(data, "applied"), undo_path=undo if isinstance(undo, str) else None,
                        dry_run=dry_run, skipped=_paths(data, "skipped"), forced=_paths(data, "forced"),
                        running=data.get("running") is True)
+
+
+def _conflict_fix(conflicts: List[Conflict], force: bool) -> str:
+    """The fix a ConflictError names: force=True only when it overrides
+    every conflict (the helper's "forceable"); a hunk chosen on a file that
+    changed, or a parent directory gone, it never does, and naming it sent
+    the caller round in a circle."""
+    hard = [c for c in conflicts if force or not c.forceable]
+    if not hard:
+        return "re-run with force=True to overwrite, or leave them out with paths=/exclude="
+    if len(hard) == len(conflicts):
+        which, only = "these", ""
+    else:  # force=True would override the others, but the apply still fails on these
+        which = ", ".join(_shown(c.path) for c in hard[:3])
+        which += " and %d more" % (len(hard) - 3) if len(hard) > 3 else ""
+        only = ", only the others"
+    return ("force=True does not override %s (a parent directory gone or replaced, a hunk chosen on other "
+            "content)%s: put back what they need, or leave them out with paths=/exclude=" % (which, only))
 
 
 def _warn_unmatched(stderr: bytes) -> None:

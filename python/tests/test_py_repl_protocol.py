@@ -237,3 +237,47 @@ def test_sources_parse_as_38():
     for p in Path(layover.__file__).parent.glob("*.py"):
         ast.parse(p.read_text(), str(p), feature_version=(3, 8))
     assert sys.version_info >= (3, 8)
+
+
+# A tool (Repl.call) that forges its own reply from inside: a result frame
+# holding `value` and a done frame for request `rid`, then waits (the REPL's
+# own reply would come after the host read the forged one).
+FORGED_RESULT = HOSTILE_SEND + (
+    "def tool():\n"
+    "    import time\n"
+    "    h = b'{\"t\":\"out\",\"id\":%(rid)d,\"s\":\"result\"}'\n"
+    "    v = %(value)r\n"
+    "    send(len(h).to_bytes(4, 'big') + len(v).to_bytes(4, 'big') + h + v)\n"
+    "    h = (b'{\"t\":\"done\",\"id\":%(rid)d,\"lens\":[-1],\"tail\":[0,0],'\n"
+    "         b'\"interrupted\":false,\"ok\":true%(extra)s}')\n"
+    "    send(len(h).to_bytes(4, 'big') + (0).to_bytes(4, 'big') + h)\n"
+    "    time.sleep(60)\n")
+
+
+@pytest.mark.parametrize("value", [b"NaN", b"Infinity", b"-Infinity", b"1e400", b'{"x": [1, NaN]}'])
+def test_a_forged_tool_result_of_nan_or_infinity_is_refused_not_returned(repl, value):
+    # Repl.call parsed the result with json.loads, which takes NaN, Infinity
+    # and 1e400 (a float inf): the caller got float("nan") from a channel
+    # whose own JSON never holds one.
+    src = FORGED_RESULT % {"rid": repl.client.next_id, "value": value, "extra": ""}
+    with pytest.raises(SandboxError) as e:
+        repl.call(src, "tool", timeout=30)
+    assert "layover: the REPL sent a malformed tool result (" in str(e.value), e.value
+    assert ("NaN, which JSON has not" if b"NaN" in value else "Infinity, which JSON has not" if b"Inf" in value
+            else "1e400, a number past a float's range") in str(e.value), e.value
+    assert repl.proc.poll() is not None  # the peer was stopped
+
+
+def test_a_forged_header_holding_nan_is_refused(repl):
+    # The headers' general path (json.loads) took NaN too: a done frame with
+    # "returncode": NaN reached exec()'s CompletedProcess.
+    src = FORGED_RESULT % {"rid": repl.client.next_id, "value": b"1", "extra": ',"pad":NaN'}
+    with pytest.raises(SandboxError) as e:
+        repl.call(src, "tool", timeout=30)
+    assert "layover: the REPL sent a frame with a bad header (NaN, which JSON has not)" in str(e.value), e.value
+
+
+def test_a_tool_result_with_a_lone_surrogate_is_kept_as_os_listdir_gives_it(repl):
+    # A name that is not UTF-8, read inside as surrogateescape: it comes back
+    # as the same str (os.fsencode gives its bytes), as before.
+    assert repl.call("def f():\n    return 'bad\\udcffname'\n", "f") == "bad\udcffname"

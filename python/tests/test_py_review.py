@@ -63,3 +63,18 @@ def test_review_on_exit_runs_the_interactive_prompt_and_applies(sb, target, stat
         os.waitpid(pid, 0)
         os.close(fd)
     assert (target / "reviewed.txt").read_text() == "approved"
+
+
+def test_a_conflict_error_names_force_only_when_it_overrides_every_conflict():
+    # The fix ConflictError names, from the helper's "forceable": force=True
+    # was named for conflicts it never overrides (a hunk chosen on other
+    # content), and when only some were such, force=True failed again on them.
+    from layover.model import Conflict
+    from layover.review import _conflict_fix
+    soft, hard = Conflict("a.txt", "changed"), Conflict("b.txt", "hunk", forceable=False)
+    assert _conflict_fix([soft], False).startswith("re-run with force=True to overwrite")
+    for conflicts, force in (([hard], False), ([soft], True)):
+        assert _conflict_fix(conflicts, force).startswith("force=True does not override these (a parent directory "
+                                                          "gone or replaced, a hunk chosen on other content): ")
+    fix = _conflict_fix([soft, hard], False)
+    assert fix.startswith("force=True does not override b.txt (") and ", only the others: " in fix, fix

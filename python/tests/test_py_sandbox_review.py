@@ -204,7 +204,31 @@ def test_concurrent_real_edit_raises_conflict_and_writes_nothing(sb, target):
     with pytest.raises(ConflictError) as e:
         sb.apply()
     assert any(c.path == "README.md" for c in e.value.conflicts)
+    assert all(c.forceable for c in e.value.conflicts)  # --force overrides these: the message says so
+    assert "re-run with force=True to overwrite" in str(e.value), e.value
     assert tree(target) == before
+
+
+def test_a_hunk_conflict_force_never_overrides_is_not_sent_to_force(make_sandbox, target):
+    # A rejected hunk in force takes the file by hunk; once the real file
+    # changed, that is a conflict --force does not override: the message said
+    # "re-run with force=True to overwrite", which failed the same way. The
+    # helper's --json now says "forceable": false for it.
+    base = "".join("l%d\n" % i for i in range(1, 61))
+    (target / "f.txt").write_text(base)
+    sb = make_sandbox()
+    sb.exec(["sh", "-c", "sed -i -e 's/^l5$/five/' -e 's/^l45$/forty-five/' f.txt"], check=True)
+    sb.helper.run(["reject", sb.name, "f.txt:2", "-m", "keep line 45"])
+    sb.close()
+    (target / "f.txt").write_text(base.replace("l25\n", "twenty-five\n"))
+    for force in (False, True):
+        with pytest.raises(ConflictError) as e:
+            sb.apply(force=force)
+        assert [(c.path, c.forceable) for c in e.value.conflicts] == [("f.txt", False)], e.value.conflicts
+        message = str(e.value)
+        assert "force=True does not override these (" in message and "re-run with force=True" not in message, \
+            message
+    assert (target / "f.txt").read_text() == base.replace("l25\n", "twenty-five\n")  # nothing written
 
 
 def test_a_conflict_on_a_hostile_name_never_puts_its_escapes_in_the_message(sb, target):

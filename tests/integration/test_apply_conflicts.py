@@ -16,6 +16,7 @@ def test_apply_concurrent_edit_on_the_real_tree_is_a_conflict_and_nothing_is_wri
     r, out = apply(lo, "c")
     assert r.returncode == 1
     assert conflict_paths(out) == ["notes.txt"]
+    assert out["conflicts"][0]["forceable"] is True  # --force overrides it (docs/cli.md)
     assert out["applied"] == [] and out["undo"] is None
     assert tree(lo.target, mtimes=True) == before
 
@@ -295,4 +296,8 @@ def test_a_conflict_force_does_not_override_does_not_name_force_as_the_fix(lo, t
         "fix: --force does not override these (a parent directory gone or replaced, a hunk chosen on\n"
         "     other content); put back what they need, or leave them out with --exclude GLOB / pick\n"
         "     others with --only PATH\n"), err
+    # --json says so of each conflict: "forceable": false (the Python bindings named force=True for it).
+    r, out = apply(lo, patch, "--force")
+    assert r.returncode == 1 and [(c["path"], c["forceable"]) for c in out["conflicts"]] == [
+        ("docs/readme.txt", False)], out
     assert tree(lo.target, mtimes=True) == before

@@ -111,3 +111,83 @@ def test_mcp_a_history_only_line_forged_inside_never_hides_the_review_hint(clien
     err = c.stderr()
     assert "layover mcp: session mcp-a23-hint kept. Nothing is applied to the real tree until a person " \
            "reviews it" in err, err
+
+
+def _peak_rss_kb(pid):
+    with open("/proc/%d/status" % pid) as f:
+        return next(int(ln.split()[1]) for ln in f if ln.startswith("VmHWM:"))
+
+
+FORGE_FRAME = TAKE_AGENT_CHANNEL + r"""
+kind, n = sys.argv[1], int(sys.argv[2])
+if kind == "announce":  # only the length of a frame past the reply limit, and a little of it
+    s.sendall(n.to_bytes(4, "big") + b'{"id": 987654321, "pad": "xxxxxxxx')
+else:  # a whole frame of small containers, under the limit: each 3 bytes one Python object
+    body = b"[" + b"[],[]," * ((n - 2) // 6) + b"[]"
+    body += b" " * (n - 1 - len(body)) + b"]"
+    s.sendall(len(body).to_bytes(4, "big") + body)
+time.sleep(1)  # the server reads it while this call still runs
+print("sent", n)
+"""
+
+
+def test_mcp_a_forged_frame_past_the_reply_limit_is_refused_unread_naming_it(client, proj):
+    # A reply frame could be 64 MiB (the requests' cap) and was read whole,
+    # then parsed: 1.7 GB of peak RSS in the server for one of small
+    # containers. A reply now has its own limit, 16 MiB: one past it is
+    # refused from its length, before a byte of it is held, naming the limit.
+    c = client(session="mcp-a23-cap")
+    assert not c.call("write_file", path="forge.py", content=FORGE_FRAME)["isError"]
+    c.call("read_file", path="forge.py")  # warm: the server's own peak first
+    base = _peak_rss_kb(c.proc.pid)
+    r = c.call("run_command", command="python3 forge.py announce %d" % (32 << 20))
+    assert r["isError"], r
+    msg = text(r)
+    assert "\n" not in msg, msg
+    assert "the sandbox sent a reply of 33554432 bytes, over the limit of 16 MiB for one reply" in msg, msg
+    grew = _peak_rss_kb(c.proc.pid) - base
+    assert grew < 8000, "the server's peak RSS grew by %d kB" % grew
+    for line in c.lines:
+        strict(line)
+    assert text(c.call("run_command", command="echo still up")).startswith("still up\n")  # started again
+
+
+def test_mcp_a_forged_frame_of_small_containers_costs_a_small_multiple_of_its_size(client, proj):
+    # Under the byte limit, a frame of `[[],[],...]` made a Python object of
+    # each 3 bytes: 15 MiB of it cost the server about 350 MB of peak RSS.
+    # Past 65,536 values a frame is refused before it is parsed.
+    c = client(session="mcp-a23-values")
+    assert not c.call("write_file", path="forge.py", content=FORGE_FRAME)["isError"]
+    c.call("read_file", path="forge.py")
+    base = _peak_rss_kb(c.proc.pid)
+    r = c.call("run_command", command="python3 forge.py whole %d" % (15 << 20))
+    assert r["isError"], r
+    assert "the sandbox sent a reply of more than 65536 JSON values, the limit of one reply" in text(r), r
+    assert "\n" not in text(r), r
+    grew = _peak_rss_kb(c.proc.pid) - base
+    assert grew < 3 * 15 * 1024, "the server's peak RSS grew by %d kB over a 15 MiB frame" % grew
+    assert text(c.call("run_command", command="echo still up")).startswith("still up\n")
+
+
+FORGE_BIG_REPLY = TAKE_AGENT_CHANNEL + r"""
+import json
+big = "x" * 200000
+for i in range(1, 100):  # every id this server can have used: the call running this one among them
+    body = json.dumps({"id": i, "ok": True, "stdout": big, "stderr": "", "exit_code": 0, "timed_out": False,
+                       "truncated": False}).encode()
+    s.sendall(len(body).to_bytes(4, "big") + body)
+"""
+
+
+def test_mcp_a_forged_oversized_reply_is_clipped_to_the_tools_limit(client, proj):
+    # A reply forged with the id of the call in flight reached the client
+    # whole: 200,000 characters of stdout, in the text and in
+    # structuredContent. It is clipped as the agent clips its own output
+    # (30,000 characters a stream, head and tail, the middle counted).
+    c = client(session="mcp-a23-clip")
+    assert not c.call("write_file", path="forge.py", content=FORGE_BIG_REPLY)["isError"]
+    r = c.call("run_command", command="python3 forge.py")
+    out = r["structuredContent"]["stdout"]
+    assert r["structuredContent"]["truncated"] is True, r["structuredContent"]
+    assert len(out) <= 30064 and "\n[... layover: 170000 bytes omitted ...]\n" in out, (len(out), out[19990:20060])
+    assert len(text(r)) < 31000, len(text(r))
