@@ -120,9 +120,14 @@ void print_json(const review::ApplyReport* rep, const std::string& err, bool dry
 void print_conflicts(const char* verb, const review::ApplyReport& rep, const std::string& what, bool forced) {
     std::fprintf(stderr, "layover: %s: %zu conflict%s; nothing was %s:\n", verb, rep.conflicts.size(),
                  rep.conflicts.size() == 1 ? "" : "s", what.c_str());
+    // Some conflicts --force overrides and some it does not: the second kind
+    // is marked, so that the fix line's --force is not a circle for them.
+    size_t n_hard = std::count_if(rep.conflicts.begin(), rep.conflicts.end(), [](const auto& c) { return c.hard; });
+    bool mixed = !forced && n_hard > 0 && n_hard < rep.conflicts.size();
     bool git_index = false;
     for (const auto& c : rep.conflicts) {
-        std::fprintf(stderr, "  %s: %s\n", base::display_path(c.path).c_str(), c.reason.c_str());
+        std::fprintf(stderr, "  %s: %s%s\n", base::display_path(c.path).c_str(), c.reason.c_str(),
+                     mixed && c.hard ? " [--force does not override this]" : "");
         git_index |= c.path == ".git/index" || c.path.ends_with("/.git/index");
     }
     // `git status`, `git diff` and most other git commands rewrite the index
@@ -144,6 +149,16 @@ void print_conflicts(const char* verb, const review::ApplyReport& rep, const std
                      "fix: --force does not override these (a parent directory gone or replaced, a hunk chosen on\n"
                      "     other content); put back what they need, or leave them out with --exclude GLOB / pick\n"
                      "     others with --only PATH\n");
+    else if (mixed && std::string(verb) == "undo")
+        std::fprintf(stderr,
+                     "fix: look at those paths; put back what the %zu marked need, then re-run with --force to "
+                     "restore over the others anyway\n",
+                     n_hard);
+    else if (mixed)
+        std::fprintf(stderr,
+                     "fix: look at those paths; --force overwrites all but the %zu marked (put back what they need,\n"
+                     "     or leave them out with --exclude GLOB / pick others with --only PATH)\n",
+                     n_hard);
     else if (std::string(verb) == "undo")
         std::fprintf(stderr, "fix: look at those paths; then re-run with --force to restore over them anyway\n");
     else

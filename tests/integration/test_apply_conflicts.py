@@ -301,3 +301,30 @@ def test_a_conflict_force_does_not_override_does_not_name_force_as_the_fix(lo, t
     assert r.returncode == 1 and [(c["path"], c["forceable"]) for c in out["conflicts"]] == [
         ("docs/readme.txt", False)], out
     assert tree(lo.target, mtimes=True) == before
+
+
+def test_a_mix_of_conflicts_marks_the_ones_force_does_not_override(lo, tmp_path):
+    # notes.txt edited on the target (--force overrides it) and docs/ renamed (it does not): the fix line
+    # said "re-run with --force to overwrite them", which then refused docs/readme.txt again.
+    edit(lo, "echo more >> docs/readme.txt && echo sandbox > notes.txt", session="mix")
+    patch = tmp_path / "mix.tar.zst"
+    lo("save", "mix", "-o", patch, check=True)
+    os.rename(lo.target / "docs", lo.target / "doc")
+    (lo.target / "notes.txt").write_text("edited by the user meanwhile\n")
+    before = tree(lo.target, mtimes=True)
+    r = lo("apply", patch, "--yes", "--target", lo.target)
+    err = r.stderr.decode()
+    assert r.returncode == 1, err
+    assert "docs/readme.txt: its parent directory no longer exists on the target [--force does not override this]" \
+        in err, err
+    assert "notes.txt: " in err and "notes.txt: " not in err.split("[--force")[1].split("\n", 1)[0]
+    assert "re-run with --force" not in err and err.endswith(
+        "fix: look at those paths; --force overwrites all but the 1 marked (put back what they need,\n"
+        "     or leave them out with --exclude GLOB / pick others with --only PATH)\n"), err
+    # The marked one stays with --force, the other is overridden only once it is left out.
+    r = lo("apply", patch, "--yes", "--force", "--target", lo.target)
+    assert r.returncode == 1 and "fix: --force does not override these" in r.stderr.decode()
+    assert tree(lo.target, mtimes=True) == before
+    r = lo("apply", patch, "--yes", "--force", "--exclude", "docs/*", "--target", lo.target)
+    assert r.returncode == 0, r.stderr
+    assert (lo.target / "notes.txt").read_text() == "sandbox\n"
