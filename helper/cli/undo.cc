@@ -15,7 +15,9 @@
 #include "helper/cli/undo_list.h"
 #include "helper/cli/usage.h"
 #include "helper/cli/verbs.h"
+#include "helper/store/session.h"
 #include "review/apply/apply.h"
+#include "review/apply/recover_pending.h"
 
 namespace {
 
@@ -57,6 +59,24 @@ int cmd_undo(int argc, char** argv) {
         auto target = undo_target(opts.target);
         if (!target.ok()) return cli::usage_error("undo", target.error().message);
         if (list) return undo_list(*target, json_out, !opts.target.empty());
+        // A killed apply or undo there is the last one: --last takes it back (docs/security.md, "Crash safety").
+        if (!opts.dry_run) {
+            auto state = session::state_dir();
+            auto back =
+                state.ok() ? review::recover_pending(*state, *target) : base::Result<review::Recovered>(state.error());
+            if (!back.ok()) {
+                std::fprintf(stderr, "layover: undo: %s\n", back.error().message.c_str());
+                return 1;
+            }
+            if (back->took_back) {
+                review::ApplyReport rep;
+                rep.recovered = back->note;
+                cli::print_notes("undo", rep);
+                if (json_out) cli::print_json(&rep, "", false);
+                return 0;
+            }
+            if (!back->note.empty()) std::fprintf(stderr, "layover: undo: %s\n", back->note.c_str());
+        }
         auto rec = newest_record(*target, !opts.target.empty());
         if (!rec.ok()) {
             std::fprintf(stderr, "layover: undo: %s\n", rec.error().message.c_str());
