@@ -3,7 +3,9 @@ killed at points of its work, then the target and the session looked at."""
 import json
 import os
 import shutil
+import signal
 import subprocess
+import time
 
 import pytest
 
@@ -114,3 +116,47 @@ def test_a_gc_killed_while_removing_a_session_leaves_no_half_session_in_sessions
     assert lo("status", "s").returncode == 0
     # A later gc sweeps the rest once no remover holds it and it is a minute
     # old (purge_deleting; ctime, which a test cannot set back): not waited for here.
+
+
+def _wait_stopped(p, timeout=30):
+    """True once `p` stopped itself (a LAYOVER_FAULT ...:stop), False if it exited first."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if p.poll() is not None:
+            return False
+        with open("/proc/%d/stat" % p.pid) as f:
+            if f.read().rsplit(")", 1)[1].split()[0] == "T":
+                return True
+        time.sleep(0.01)
+    raise AssertionError("the verb neither stopped nor exited")
+
+
+def test_a_run_resuming_a_session_while_discard_moves_it_to_the_trash_is_refused(lo, home):
+    # Found by attack24: discard checked that the session was not running,
+    # then renamed it into the trash; a `run --session` that resumed it in
+    # between ran its command in a session moved into the trash under it,
+    # and its exit failed ("the session's changes are intact in
+    # sessions/NAME", a path gone). Now discard holds the session's lock
+    # across the rename, and a lock taken on a dir moved away is refused.
+    _session(lo, "echo one > one.txt")
+    p = subprocess.Popen([LAYOVER, "discard", "s"], env=dict(lo.env, LAYOVER_FAULT="discard:locked:1:stop"),
+                         cwd=str(lo.target), stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+    try:
+        stopped = _wait_stopped(p)
+        r = lo.run("echo two > two.txt", session="s")
+    finally:
+        if p.poll() is None:
+            os.kill(p.pid, signal.SIGCONT)
+        out, err = p.communicate(timeout=60)
+    assert stopped, err
+    assert p.returncode == 0, err
+    assert r.returncode == 125, r.stderr
+    assert b"session 's' is in use by another layover verb (discard, checkpoint, gc...); retry once it ends" \
+        in r.stderr, r.stderr
+    # The discarded session is whole in the trash, and the refused run wrote nothing anywhere.
+    assert os.listdir(lo.state / "trash") == ["s"]
+    assert lo("restore", "s").returncode == 0
+    r = lo("status", "s", "--json")
+    assert r.returncode == 0, r.stderr
+    assert sorted(c["path"] for c in json.loads(r.stdout)) == ["one.txt"]
+    assert not (home / "two.txt").exists()
