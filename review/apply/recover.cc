@@ -65,7 +65,13 @@ base::Result<base::Fd> open_state_undo_dir(const std::string& home, bool create)
         if (::mkdir(home.c_str(), 0700) == 0) {
             // Durable before any original moves into it.
             TRY(base::Fd p, base::open_at(AT_FDCWD, parent, O_RDONLY | O_DIRECTORY | O_NOFOLLOW));
-            ::fsync(p.get());
+            // Its error is the apply's (attack24: ignored, an apply went on and
+            // moved originals into a dir whose name might not survive a crash).
+            if (::fsync(p.get()) != 0) {
+                base::Error e = base::sys_error("fsync " + parent);
+                ::rmdir(home.c_str());  // made again, and fsynced, by the retry
+                return e;
+            }
         } else if (errno != EEXIST) {
             return base::sys_error("create " + home);
         }

@@ -160,3 +160,29 @@ def test_a_run_resuming_a_session_while_discard_moves_it_to_the_trash_is_refused
     assert r.returncode == 0, r.stderr
     assert sorted(c["path"] for c in json.loads(r.stdout)) == ["one.txt"]
     assert not (home / "two.txt").exists()
+
+
+def test_an_apply_whose_undo_store_dir_cannot_be_made_durable_applies_nothing(lo, home):
+    # Found by attack24 (strace's fault injection): the fsync of STATE/undo
+    # after making the target's DEV-INO dir in it was not checked, so with an
+    # EIO there the apply went on and moved the originals into a dir whose
+    # name might not survive a crash. Now it fails the apply, which rolls back.
+    if not shutil.which("strace"):
+        pytest.fail("strace not found (it fails one fsync); fix: make deps")
+    _session(lo)
+    before = snapshot(home)
+    undo = lo.state / "undo"
+    undo.mkdir(mode=0o700)  # -P below names it: it must be there when strace starts
+    r = subprocess.run(["strace", "-f", "-qq", "-o", "/dev/null", "-P", str(undo), "-e", "trace=fsync",
+                        "-e", "inject=fsync:error=EIO", LAYOVER, "apply", "s", "--yes"], capture_output=True,
+                       timeout=120, env=lo.env, cwd=str(lo.target), stdin=subprocess.DEVNULL)
+    if b"ptrace" in r.stderr:
+        pytest.fail("strace cannot trace here: " + r.stderr.decode(errors="replace"))
+    assert r.returncode == 1, r.stderr
+    assert b"creating the undo store: fsync " in r.stderr and b"Input/output error; nothing was applied" in r.stderr
+    assert snapshot(home) == before
+    assert lo("apply", "s", "--yes").returncode == 0
+    assert (home / "notes.txt").read_text() == "NEW\n"
+    r = lo("undo", "--last", "--target", home)
+    assert r.returncode == 0, r.stderr
+    assert snapshot(home) == before
