@@ -186,3 +186,17 @@ def test_an_apply_whose_undo_store_dir_cannot_be_made_durable_applies_nothing(lo
     r = lo("undo", "--last", "--target", home)
     assert r.returncode == 0, r.stderr
     assert snapshot(home) == before
+
+
+def test_doctor_names_an_apply_killed_on_the_target_and_fix_takes_it_back(lo, home):
+    _session(lo)
+    before = snapshot(home)
+    _killed_apply(lo, "apply:commit:2")
+    r = lo("doctor", "--target", home)
+    assert r.returncode == 1
+    assert ("FAIL  an apply or undo on %s was interrupted: 'layover doctor --fix --target %s' (or 'layover undo "
+            "--last --target %s') takes it back" % (home, home, home)) in r.stdout.decode(), r.stdout
+    r = lo("doctor", "--target", home, "--fix")
+    assert "FIXED reverted an interrupted apply of s" in r.stdout.decode(), r.stdout
+    assert snapshot(home) == before
+    assert "was interrupted" not in lo("doctor", "--target", home).stdout.decode()
