@@ -200,3 +200,19 @@ def test_doctor_names_an_apply_killed_on_the_target_and_fix_takes_it_back(lo, ho
     assert "FIXED reverted an interrupted apply of s" in r.stdout.decode(), r.stdout
     assert snapshot(home) == before
     assert "was interrupted" not in lo("doctor", "--target", home).stdout.decode()
+
+
+def test_a_run_over_a_tree_an_apply_was_killed_on_says_so_and_how_to_take_it_back(lo, home):
+    # Found by attack24: nothing told a new run's user that the tree it
+    # overlays is half applied (the command saw `.layover-tmp.*` and half
+    # the changes).
+    _session(lo)
+    before = snapshot(home)
+    _killed_apply(lo, "apply:commit:2")
+    r = lo.run("true", session="t")
+    assert r.returncode == 0, r.stderr
+    assert ("layover: warning: an apply or undo on %s was interrupted, and this run sees the tree as it left it: "
+            "'layover undo --last --target %s' takes it back" % (home, home)) in r.stderr.decode(), r.stderr
+    assert lo("undo", "--last", "--target", home).returncode == 0
+    assert snapshot(home) == before
+    assert b"was interrupted" not in lo.run("true", session="t").stderr
