@@ -216,3 +216,32 @@ def test_a_run_over_a_tree_an_apply_was_killed_on_says_so_and_how_to_take_it_bac
     assert lo("undo", "--last", "--target", home).returncode == 0
     assert snapshot(home) == before
     assert b"was interrupted" not in lo.run("true", session="t").stderr
+
+
+def test_undo_of_a_record_a_killed_gc_was_removing_never_says_restored_for_what_it_did_not(lo, home):
+    # Found by attack24: gc removed an undo record's store in place, so a
+    # kill part way left it listed whole ("100 PATHS") with most originals
+    # gone, and `undo --last` said "restored 100 path(s)" while 59 files
+    # kept the applied content (a missing original reads as one restored
+    # already, which recovery needs). Now the store stops being a record
+    # first: moved into STATE/deleting/ (a store in the target: its undo.json removed first).
+    if not shutil.which("strace"):
+        pytest.fail("strace not found (it kills gc mid-removal); fix: make deps")
+    (home / "many").mkdir()
+    for i in range(100):
+        (home / "many" / ("f%d" % i)).write_text("%d\n" % i)
+    r = lo.run("for i in $(seq 0 99); do echo new$i > many/f$i; done", session="s")
+    assert r.returncode == 0, r.stderr
+    assert lo("apply", "s", "--yes").returncode == 0
+    r = subprocess.run(["strace", "-qq", "-o", "/dev/null", "-e", "inject=unlinkat:signal=SIGKILL:when=40",
+                        LAYOVER, "gc", "--keep-undo", "0", "--keep-undo-days", "0"], capture_output=True,
+                       timeout=120, env=lo.env, cwd=str(lo.target), stdin=subprocess.DEVNULL)
+    if b"ptrace" in r.stderr:
+        pytest.fail("strace cannot trace here: " + r.stderr.decode(errors="replace"))
+    assert r.returncode in (-9, 137), (r.returncode, r.stderr)
+    r = lo("undo", "--last", "--target", home)
+    restored = sum((home / "many" / ("f%d" % i)).read_text() == "%d\n" % i for i in range(100))
+    assert r.returncode != 0 or restored == 100, (r.stdout, r.stderr, restored)
+    assert r.returncode == 1 and restored == 0, (r.stdout, r.stderr)
+    assert b"no undo record for" in r.stderr, r.stderr  # gc's removal stands
+    assert os.listdir(lo.state / "deleting")  # what the kill left, for the next gc
