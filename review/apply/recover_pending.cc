@@ -28,7 +28,7 @@ bool journal_pending(const std::string& state, const std::string& target) {
     return !j.empty() && ::stat(j.c_str(), &st) == 0;
 }
 
-base::Result<Recovered> recover_pending(const std::string& state, const std::string& target) {
+base::Result<Recovered> recover_pending(const std::string& state, const std::string& target, bool apply_only) {
     Recovered out;
     base::Fd root;
     std::string jpath = journal_of(state, target, &root);
@@ -37,7 +37,7 @@ base::Result<Recovered> recover_pending(const std::string& state, const std::str
     if (::fstat(root.get(), &st) != 0) return base::sys_error("stat target");
     TRY(base::Fd lock, lock_target(state, target_key(st.st_dev, st.st_ino), target));
     TRY(auto jt, read_journal(jpath));  // under the lock: the apply that held it may have finished
-    if (!jt) return out;
+    if (!jt || (apply_only && jt->kind != TxnKind::Apply)) return out;
     bool complete = false;
     if (jt->kind == TxnKind::Apply)
         if (auto s = open_store(store_ref(root.get(), state, *jt), false); s.ok())

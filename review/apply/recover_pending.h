@@ -19,7 +19,7 @@ struct Recovered {
 
 // Under the target's lock (refused while another apply or undo runs there),
 // recover what a killed apply or undo on `target` left, as the next apply
-// or undo does first.
-base::Result<Recovered> recover_pending(const std::string& state, const std::string& target);
+// or undo does first. With `apply_only`, a killed undo is left as it is.
+base::Result<Recovered> recover_pending(const std::string& state, const std::string& target, bool apply_only = false);
 
 }  // namespace review
