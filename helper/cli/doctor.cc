@@ -15,7 +15,8 @@ namespace {
 
 const char kDoctorUsage[] =
     "usage: layover doctor [--target DIR] [--fix]   check what layover needs (default target: $HOME)\n"
-    "  --fix   finish or undo step operations (freeze, rollback, fork) a kill left half-done\n";
+    "  --fix   finish or undo step operations (freeze, rollback, fork) and an apply or undo on --target\n"
+    "          a kill left half-done\n";
 
 }  // namespace
 
@@ -50,5 +51,6 @@ int cmd_doctor(int argc, char** argv) {
         }
     }
     fails += doctor::check_histories(fix);
+    fails += doctor::check_apply_journal(target, fix);
     return fails == 0 ? 0 : 1;
 }

@@ -58,5 +58,8 @@ std::pair<int, int> kernel_version(const std::string& osrelease);
 // Session histories (doctor_history.cc): prints a line per leftover of a
 // killed step operation (with `fix`, repairs it); returns the FAIL count.
 int check_histories(bool fix);
+// An apply or undo killed on `target` (its journal left): FAIL, or with
+// `fix` its recovery (review/apply/recover_pending.h). The FAILs.
+int check_apply_journal(const std::string& target, bool fix);
 
 }  // namespace doctor

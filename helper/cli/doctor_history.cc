@@ -1,6 +1,8 @@
 // `layover doctor` on session histories (docs/history.md, "Faults"): what a
 // killed freeze, rollback, undo or fork left, and with --fix its repair.
+#include <climits>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "helper/base/text.h"
@@ -8,6 +10,7 @@
 #include "helper/store/layer_gc.h"
 #include "helper/store/session.h"
 #include "helper/store/steps.h"
+#include "review/apply/recover_pending.h"
 
 namespace doctor {
 
@@ -52,6 +55,27 @@ int check_histories(bool fix) {
         std::printf("INFO  %zu layer%s in the layer store no session refers to (%s): 'layover gc' removes them\n",
                     loose->ids.size(), loose->ids.size() == 1 ? "" : "s", base::bytes_short(loose->bytes).c_str());
     return fails;
+}
+
+int check_apply_journal(const std::string& target, bool fix) {
+    auto state = session::state_dir();
+    char buf[PATH_MAX];
+    if (!state || !::realpath(target.c_str(), buf) || !review::journal_pending(*state, buf)) return 0;
+    std::string real = base::display_path(buf);
+    if (!fix) {
+        std::printf(
+            "FAIL  an apply or undo on %s was interrupted: 'layover doctor --fix --target %s' (or 'layover "
+            "undo --last --target %s') takes it back\n",
+            real.c_str(), real.c_str(), real.c_str());
+        return 1;
+    }
+    auto back = review::recover_pending(*state, buf);
+    if (!back) {
+        std::printf("FAIL  an apply or undo on %s was interrupted: %s\n", real.c_str(), back.error().message.c_str());
+        return 1;
+    }
+    if (!back->note.empty()) std::printf("FIXED %s\n", back->note.c_str());
+    return 0;
 }
 
 }  // namespace doctor

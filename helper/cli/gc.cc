@@ -23,8 +23,8 @@
 #include "helper/base/text.h"
 #include "helper/cli/usage.h"
 #include "helper/cli/verbs.h"
+#include "helper/sandbox/discard.h"
 #include "helper/store/layer_gc.h"
-#include "helper/store/remove.h"
 #include "helper/store/session.h"
 #include "review/apply/records.h"
 #include "review/txn/journal.h"
@@ -146,10 +146,10 @@ std::string remove_item(const std::string& state, const Item& it) {
     if (it.what == "session") {
         auto lk = session::lock(it.path, it.name);  // a run resuming it now wins; it is left
         if (!lk.ok()) return lk.error().message;
-        auto r = remove_tree_fast(it.path);
+        auto r = remove_aside(state, it.path, "gc");  // as discard --now: never half a session in sessions/
         return r.ok() ? "" : r.error().message;
     }
-    auto r = remove_tree_fast(it.path);
+    auto r = remove_aside(state, it.path, "gc");  // a trash entry: never half of one for `restore`
     return r.ok() ? "" : r.error().message;
 }
 
@@ -197,6 +197,8 @@ int cmd_gc(int argc, char** argv) {
         std::fprintf(stderr, "layover: gc: %s\n", state.error().message.c_str());
         return 1;
     }
+    // What a killed remover (a gc, discard --now or run's exit) left in STATE/deleting/.
+    if (!o.dry_run) purge_deleting(*state);
     std::vector<Item> items;
     std::map<std::string, uint64_t> store_cache;
     pick_sessions(*state, o, &store_cache, &items);

@@ -14,6 +14,7 @@
 #include "helper/cli/apply_rejected.h"
 #include "helper/cli/patch_out.h"
 #include "helper/cli/verbs.h"
+#include "helper/sandbox/discard.h"
 #include "helper/store/session.h"
 #include "review/apply/apply.h"
 #include "review/apply/partial.h"
@@ -95,7 +96,7 @@ int on_exit_apply(const std::string& state, const session::Info& s) {
     return 0;
 }
 
-int on_exit_save(const session::Info& s, const std::string& file) {
+int on_exit_save(const std::string& state, const session::Info& s, const std::string& file) {
     const std::string& name = s.meta.name;
     if (file.empty()) {
         std::fprintf(stderr, "layover: on-exit save: no file given (use --on-exit save:FILE)\n");
@@ -115,7 +116,7 @@ int on_exit_save(const session::Info& s, const std::string& file) {
         return 125;
     }
     std::fprintf(stderr, "layover: saved session '%s' to %s\n", name.c_str(), base::display_path(file).c_str());
-    auto rm = session::remove_tree(s.dir);
+    auto rm = remove_aside(state, s.dir, "saved");  // a kill mid-removal: never half a session in sessions/
     if (!rm)
         std::fprintf(stderr, "layover: the patch is saved, but removing session '%s' failed: %s\n", name.c_str(),
                      rm.error().message.c_str());
@@ -142,7 +143,7 @@ int cmd_on_exit(int argc, char** argv) {
     }
     if (mode == "prompt") return review::run_exit_prompt(state.value(), s.value());
     if (mode == "apply") return on_exit_apply(state.value(), s.value());
-    if (mode.compare(0, 5, "save:") == 0) return on_exit_save(s.value(), mode.substr(5));
+    if (mode.compare(0, 5, "save:") == 0) return on_exit_save(state.value(), s.value(), mode.substr(5));
     std::fprintf(stderr, "layover: on-exit: unknown mode '%s' (prompt, apply or save:FILE)\n",
                  base::display_path(mode).c_str());
     return 125;

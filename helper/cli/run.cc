@@ -17,6 +17,7 @@
 #include "helper/sandbox/prepare.h"
 #include "helper/sandbox/run_signals.h"
 #include "helper/sandbox/supervisor.h"
+#include "review/apply/recover_pending.h"
 
 namespace {
 
@@ -65,6 +66,14 @@ int cmd_run(int argc, char** argv) {
     run.signals = std::move(signals.value());
     if (!opts->quiet)
         for (const auto& n : run.notices) std::fprintf(stderr, "layover: %s\n", n.c_str());
+    // A killed apply or undo left the tree half done: the command would see it so (attack24).
+    // (The state dir is the session dir's grandparent: STATE/sessions/NAME; two stats, no more.)
+    if (std::string state = run.session_dir.substr(0, run.session_dir.rfind("/sessions/"));
+        !state.empty() && review::journal_pending(state, run.meta.target))
+        std::fprintf(stderr,
+                     "layover: warning: an apply or undo on %s was interrupted, and this run sees the tree as it "
+                     "left it: 'layover undo --last --target %s' takes it back\n",
+                     base::display_path(run.meta.target).c_str(), base::display_path(run.meta.target).c_str());
     // A shell at a terminal looks like any other: say where it runs and how it ends.
     if (!opts->quiet && opts->command.empty() && interactive) {
         std::string end = on_exit == "prompt" ? "exit it to review the changes"

@@ -21,7 +21,6 @@
 #include "helper/sandbox/finish.h"
 #include "helper/store/layer_gc.h"
 #include "helper/store/layer_store.h"
-#include "helper/store/remove.h"
 #include "helper/store/session.h"
 #include "helper/store/steps.h"
 #include "review/prompt/trash.h"
@@ -218,11 +217,7 @@ int cmd_discard(int argc, char** argv) {
     // Moved aside first, out of sessions/: a kill during a long removal
     // (an agent's 20,000 files) leaves the rest in STATE/deleting/, which
     // the next remover sweeps, never an unlisted dir in sessions/.
-    std::string gone = s->dir;
-    std::string aside = deleting_dir(state.value()) + "/" + s->meta.name + ".now." + std::to_string(::getpid());
-    if (::mkdir(deleting_dir(state.value()).c_str(), 0700) == 0 || errno == EEXIST)
-        if (::renameat2(AT_FDCWD, s->dir.c_str(), AT_FDCWD, aside.c_str(), RENAME_NOREPLACE) == 0) gone = aside;
-    auto r = remove_tree_fast(gone);
+    auto r = remove_aside(state.value(), s->dir, "now");
     if (!r) return fail(r.error().message);
     (void)steps::sweep_store(state.value(), false);  // the layers no other session refers to go too
     std::fprintf(stderr, "layover: discarded session '%s'\n", s->meta.name.c_str());

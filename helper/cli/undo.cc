@@ -15,7 +15,9 @@
 #include "helper/cli/undo_list.h"
 #include "helper/cli/usage.h"
 #include "helper/cli/verbs.h"
+#include "helper/store/session.h"
 #include "review/apply/apply.h"
+#include "review/apply/recover_pending.h"
 
 namespace {
 
@@ -27,6 +29,29 @@ const char kUndoUsage[] =
     "TARGET/.layover-undo/ID) or an undo patch written by 'apply --undo-to FILE'. --last undoes the\n"
     "newest apply on --target (default: $HOME); --list lists its records. An undo patch needs --yes\n"
     "unless this tree still holds the undo store it was exported from.\n";
+
+// `undo --last` on a tree where an apply or undo was killed (docs/security.md,
+// "Crash safety"): a killed apply is taken back here (it is the last apply);
+// with `apply_only`, a killed undo is left to undo_record, which finishes it
+// first and names what it restored. An exit code, or -1 to go on.
+int take_back_killed(const std::string& target, bool json_out, bool apply_only) {
+    auto state = session::state_dir();
+    auto back = state.ok() ? review::recover_pending(*state, target, apply_only)
+                           : base::Result<review::Recovered>(state.error());
+    if (!back.ok()) {
+        std::fprintf(stderr, "layover: undo: %s\n", back.error().message.c_str());
+        return 1;
+    }
+    if (!back->took_back) {
+        if (!back->note.empty()) std::fprintf(stderr, "layover: undo: %s\n", back->note.c_str());
+        return -1;
+    }
+    review::ApplyReport rep;
+    rep.recovered = back->note;
+    cli::print_notes("undo", rep);
+    if (json_out) cli::print_json(&rep, "", false);
+    return 0;
+}
 
 }  // namespace
 
@@ -57,8 +82,12 @@ int cmd_undo(int argc, char** argv) {
         auto target = undo_target(opts.target);
         if (!target.ok()) return cli::usage_error("undo", target.error().message);
         if (list) return undo_list(*target, json_out, !opts.target.empty());
+        // A killed apply or undo there is the last one: --last takes it back.
+        if (int rc = opts.dry_run ? -1 : take_back_killed(*target, json_out, true); rc >= 0) return rc;
         auto rec = newest_record(*target, !opts.target.empty());
         if (!rec.ok()) {
+            // A killed undo whose record is gone already: finishing it is all that is left.
+            if (int rc = opts.dry_run ? -1 : take_back_killed(*target, json_out, false); rc >= 0) return rc;
             std::fprintf(stderr, "layover: undo: %s\n", rec.error().message.c_str());
             return 1;
         }

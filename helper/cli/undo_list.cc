@@ -16,6 +16,7 @@
 #include "helper/store/session.h"
 #include "overlay/mountinfo.h"
 #include "review/apply/records.h"
+#include "review/apply/recover_pending.h"
 
 namespace {
 
@@ -57,6 +58,12 @@ int undo_list(const std::string& target, bool json, bool target_given) {
     }
     // A damaged record is left out of the list, each with a note (the list of the others stands).
     for (const auto& d : damaged) std::fprintf(stderr, "layover: undo: not listed: %s\n", d.message.c_str());
+    // A killed apply or undo is in no list: say so, and how it is taken back (docs/security.md, "Crash safety").
+    if (auto state = session::state_dir(); state.ok() && review::journal_pending(*state, target))
+        std::fprintf(stderr,
+                     "layover: undo: an apply or undo on %s was interrupted, or is running now; "
+                     "'layover undo --last --target %s' takes it back\n",
+                     base::display_path(target).c_str(), base::display_path(target).c_str());
     if (json) {
         nlohmann::json arr = nlohmann::json::array();
         for (const auto& r : *all)

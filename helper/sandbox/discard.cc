@@ -153,6 +153,15 @@ base::Result<void> remove_in_background(const std::string& state, const std::str
     return base::Ok();
 }
 
+base::Result<void> remove_aside(const std::string& state, const std::string& dir, const char* tag) {
+    std::string gone = dir;
+    std::string parent = deleting_dir(state);
+    std::string aside = parent + "/" + dir.substr(dir.rfind('/') + 1) + "." + tag + "." + std::to_string(::getpid());
+    if (::mkdir(parent.c_str(), 0700) == 0 || errno == EEXIST)
+        if (::renameat2(AT_FDCWD, dir.c_str(), AT_FDCWD, aside.c_str(), RENAME_NOREPLACE) == 0) gone = aside;
+    return remove_tree_fast(gone);
+}
+
 void purge_deleting(const std::string& state) {
     std::string parent = deleting_dir(state);
     DIR* d = ::opendir(parent.c_str());

@@ -49,6 +49,15 @@ private:
     base::Fd sock_;
 };
 
+// Remove `dir` (a session's or a trash entry's) for good, moved into
+// deleting_dir(state) first, as NAME.TAG.PID: a kill during a long removal
+// leaves the rest there, unlisted, where purge_deleting() sweeps it, never a
+// half-removed dir in sessions/ or the trash (attack24: `gc` removed in
+// place, and a kill left a session dir without its metadata in sessions/,
+// listed by nothing and swept by nothing). Where the rename fails
+// (sessions/ a mount of its own), `dir` is removed where it is.
+base::Result<void> remove_aside(const std::string& state, const std::string& dir, const char* tag);
+
 // Remove entries of deleting_dir(state) that no live remover holds (one whose
 // remover was killed, or a crash between rename and fork). Best effort.
 void purge_deleting(const std::string& state);

@@ -217,11 +217,23 @@ Result<base::Fd> lock(const std::string& d, const std::string& name) {
         ::nanosleep(&ms, nullptr);
     }
     if (!got) {
-        std::string who;
-        if (auto m = read_meta(d)) who = " (supervisor pid " + std::to_string(m->pid) + ")";
+        auto m = read_meta(d);
+        // Not a run's (no supervisor): a verb that holds it a moment (discard, checkpoint, gc).
+        if (!m || m->status != "running" || m->pid <= 0)
+            return base::error("session '" + name +
+                               "' is in use by another layover verb (discard, checkpoint, gc...); "
+                               "retry once it ends");
+        std::string who = " (supervisor pid " + std::to_string(m->pid) + ")";
         return base::error("session '" + name + "' is running" + who +
                            "; stop that run first, or choose another --session name");
     }
+    // Locked, but the dir may have moved away from `d` before (a discard to
+    // the trash, a gc's removal): a lock of that is none of `d`'s (attack24).
+    struct stat held {
+    }, now{};
+    if (::fstat(fd.get(), &held) != 0 || ::stat(d.c_str(), &now) != 0 || held.st_dev != now.st_dev ||
+        held.st_ino != now.st_ino)
+        return base::error("session '" + name + "' was discarded or removed meanwhile; see 'layover sessions --trash'");
     // Before the holder writes anything (docs/design.md, "Status again").
     TRY_VOID(bump_gen(fd.get(), name, d));
     return fd;

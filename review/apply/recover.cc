@@ -65,7 +65,13 @@ base::Result<base::Fd> open_state_undo_dir(const std::string& home, bool create)
         if (::mkdir(home.c_str(), 0700) == 0) {
             // Durable before any original moves into it.
             TRY(base::Fd p, base::open_at(AT_FDCWD, parent, O_RDONLY | O_DIRECTORY | O_NOFOLLOW));
-            ::fsync(p.get());
+            // Its error is the apply's (attack24: ignored, an apply went on and
+            // moved originals into a dir whose name might not survive a crash).
+            if (::fsync(p.get()) != 0) {
+                base::Error e = base::sys_error("fsync " + parent);
+                ::rmdir(home.c_str());  // made again, and fsynced, by the retry
+                return e;
+            }
         } else if (errno != EEXIST) {
             return base::sys_error("create " + home);
         }
@@ -148,11 +154,41 @@ void note_store(Durability& dur, const Store& s) {
     else dur.keep(s.dir.get());
 }
 
+namespace {
+
+// A store stops being a record before its originals go (attack24: a gc
+// killed part way left a record listed whole, and its undo then said
+// "restored 100 path(s)" with most of the originals gone, taken for
+// restored already). In the state dir it moves into STATE/deleting/ (the
+// next gc sweeps what a kill leaves there); elsewhere, or if that rename
+// fails, its undo.json goes first (a record without it is refused, and
+// listed as one to remove).
+base::Result<void> unmake_record(int parent, const std::string& id, const std::string& home) {
+    if (!home.empty()) {
+        std::string deleting = home.substr(0, home.rfind("/undo/")) + "/deleting";  // helper/sandbox/discard.h
+        std::string aside = "undo." + id + "." + std::to_string(::getpid());
+        if (::mkdir(deleting.c_str(), 0700) == 0 || errno == EEXIST)
+            if (auto d = base::open_at(AT_FDCWD, deleting, O_RDONLY | O_DIRECTORY | O_NOFOLLOW); d.ok())
+                if (::renameat2(parent, id.c_str(), d->get(), aside.c_str(), RENAME_NOREPLACE) == 0) {
+                    ::fsync(parent);  // best effort, as the removal's below: the record is gone either way
+                    return remove_tree_at(d->get(), aside);
+                }
+    }
+    auto st = base::open_at(parent, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+    if (!st.ok()) return st.error().code == ENOENT ? base::Ok() : st.error();
+    if (::unlinkat(st->get(), "undo.json", 0) != 0 && errno != ENOENT)
+        return base::sys_error("remove the undo record " + id + "'s undo.json");
+    if (::fsync(st->get()) != 0) return base::sys_error("fsync the undo record " + id);
+    return remove_tree_at(parent, id);
+}
+
+}  // namespace
+
 base::Result<void> remove_store(const StoreRef& ref) {
     if (!ref.home.empty()) {
         auto u = base::open_at(AT_FDCWD, ref.home, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
         if (!u.ok()) return u.error().code == ENOENT ? base::Ok() : u.error();
-        TRY_VOID(remove_tree_at(u->get(), ref.id));
+        TRY_VOID(unmake_record(u->get(), ref.id, ref.home));
         ::fsync(u->get());
         if (::rmdir(ref.home.c_str()) != 0 && errno != ENOTEMPTY && errno != EEXIST && errno != ENOENT)
             return base::sys_error("remove " + ref.home);
@@ -166,7 +202,7 @@ base::Result<void> remove_store(const StoreRef& ref) {
         if (err == ENOENT || err == ELOOP || err == ENOTDIR) return base::Ok();
         return u.error();
     }
-    TRY_VOID(remove_tree_at(u->get(), ref.id));
+    TRY_VOID(unmake_record(u->get(), ref.id, ""));
     ::fsync(u->get());
     // Nothing but our markers left: the directory goes too.
     if (only_markers_left(u->get()))

@@ -9,12 +9,21 @@
 
 #include <cerrno>
 
+#include "helper/base/fault.h"
+
 namespace review {
 
 base::Result<std::string> move_to_trash(const std::string& state, const session::Info& s) {
     const std::string& name = s.meta.name;
-    if (session::is_locked(s.dir))
-        return base::error("session '" + name + "' is running; stop it before discarding it");
+    // Held across the rename: a run resuming the session between a check and
+    // the rename had its live session moved into the trash (attack24).
+    auto lk = session::lock(s.dir, name);
+    if (!lk) {
+        if (session::is_locked(s.dir))
+            return base::error("session '" + name + "' is running; stop it before discarding it");
+        return lk.error().context("discarding session '" + name + "' (it is kept)");
+    }
+    TRY_VOID(base::fault_point("discard", "locked"));
     std::string trash = session::trash_dir(state);
     if (::mkdir(trash.c_str(), 0700) != 0 && errno != EEXIST)
         return base::sys_error("create trash dir " + trash).context("discarding session '" + name + "'");

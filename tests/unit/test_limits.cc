@@ -200,8 +200,9 @@ TEST_CASE("session lock: a status's passing shared lock is waited out, a holder'
     auto lk = session::lock(t.path, "s");
     release.join();
     CHECK(lk);
-    // Held for good: still refused, naming the session.
+    // Held for good: still refused, naming the session; no run's metadata
+    // there, so a verb's hold, not "is running (supervisor pid 0)".
     auto again = session::lock(t.path, "s");
     REQUIRE(!again);
-    CHECK(again.error().message.find("session 's' is running") != std::string::npos);
+    CHECK(again.error().message.find("session 's' is in use by another layover verb") != std::string::npos);
 }
