@@ -13,8 +13,8 @@
 
 #include "helper/base/dir.h"
 #include "helper/base/fd.h"
+#include "helper/base/fs/beneath.h"
 #include "helper/base/text.h"
-#include "helper/store/remove.h"
 
 namespace rename_temps {
 
@@ -147,14 +147,13 @@ bool sweep_layer(const std::string& layer, const std::string& key) {
     base::Fd top(::open(layer.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (!top.valid()) return errno == ENOENT;
     bool whole = true;
-    std::vector<std::string> todo = {""};  // paths below the layer, each ending in '/' (but the top's)
+    std::vector<std::string> todo = {""};  // dirs below the layer ("": the layer itself)
     while (!todo.empty()) {
         std::string rel = std::move(todo.back());
         todo.pop_back();
-        base::Fd dir(rel.empty() ? ::dup(top.get())
-                                 : ::openat(top.get(), rel.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-        auto names =
-            dir.valid() ? base::list_dir(dir.get()) : base::Result<std::vector<base::DirEntry>>(base::sys_error(rel));
+        // Beneath the layer, never through a symlink (nor another mount).
+        auto dir = review::open_dir_beneath(top.get(), rel);
+        auto names = dir ? base::list_dir(dir->get()) : base::Result<std::vector<base::DirEntry>>(dir.error());
         if (!names) {
             whole = false;
             continue;
@@ -163,13 +162,13 @@ bool sweep_layer(const std::string& layer, const std::string& key) {
             bool is_dir = e.type == DT_DIR;
             if (e.type == DT_UNKNOWN) {
                 struct stat st;
-                is_dir = ::fstatat(dir.get(), e.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+                is_dir = ::fstatat(dir->get(), e.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
             }
             if (!is_dir) continue;
             if (is_temp_name(key, e.name)) {
-                if (!remove_tree_fast(layer + "/" + rel + e.name)) whole = false;
+                if (!review::remove_tree_at(dir->get(), e.name)) whole = false;
             } else {
-                todo.push_back(rel + e.name + "/");
+                todo.push_back(rel.empty() ? e.name : rel + "/" + e.name);
             }
         }
     }

@@ -64,7 +64,11 @@ TEST_CASE("rename temps: a sweep removes the worker's dirs, with what they hold,
     testtree::make(up + "/a/" + rename_temps::temp_name("f" + kKey.substr(1), 9), "dir");  // another key's
     testtree::make(up + "/a/" + ours + "x", "file:f");                                     // not a dir
     testtree::make(up + "/link", "symlink:a");
+    testtree::make(t.path + "/elsewhere", "dir");  // outside the layer, through a symlink: never
+    testtree::make(t.path + "/elsewhere/" + ours, "dir");
+    testtree::make(up + "/out", "symlink:../elsewhere");
     CHECK(rename_temps::sweep_layer(up, kKey));
+    CHECK(exists(t.path + "/elsewhere/" + ours));
     CHECK_FALSE(exists(up + "/" + ours));
     CHECK_FALSE(exists(up + "/a/b/" + deep));
     CHECK(exists(up + "/a/b"));
