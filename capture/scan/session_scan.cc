@@ -19,6 +19,7 @@
 #include "helper/base/text.h"
 #include "helper/store/layer_store.h"
 #include "helper/store/owner_ns.h"
+#include "helper/store/rename_temps.h"
 #include "helper/store/step_view.h"
 #include "helper/store/steps.h"
 
@@ -38,6 +39,10 @@ base::Result<void> push_layer(std::vector<base::Fd>* out, const std::string& dir
 
 base::Result<SessionTrees> open_session_trees(const session::Info& s, const StepRange& range) {
     SessionTrees t;
+    // A killed supervisor's rename worker may have left a half-made copy
+    // (helper/store/rename_temps.h): never reviewed as the agent's. Only
+    // while no sandbox runs on the session (its lock free).
+    if (s.state != "running") rename_temps::sweep_session(s.dir);
     std::string upper = session::upper_dir(s.dir);
     TRY(int nsteps, steps::count(s.dir));
     bool against = !range.against.empty();

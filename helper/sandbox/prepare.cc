@@ -19,6 +19,7 @@
 #include "helper/store/layer_store.h"
 #include "helper/store/owner_ns.h"
 #include "helper/store/remove.h"
+#include "helper/store/rename_temps.h"
 #include "helper/store/root_mode.h"
 #include "helper/store/steps.h"
 #include "overlay/mountinfo.h"
@@ -115,6 +116,9 @@ std::string step_label(const std::string& label, const std::vector<std::string>&
 // program may have left mode-000 dirs), in a child: run keeps its identity.
 base::Result<void> freeze_previous(const std::string& dir, const std::string& target, int max_steps) {
     auto r = capture::in_owner_ns([&]() -> base::Result<std::string> {
+        // What a rename worker left half-copied when the last run's
+        // supervisor was killed: gone before the upper is frozen.
+        rename_temps::sweep_session(dir);
         TRY(std::string pending, steps::finish_pending(dir));  // a killed rollback first (docs/history.md)
         (void)pending;
         TRY(int n, steps::freeze_live(dir, target, rfc3339(now_ns()), max_steps));

@@ -202,6 +202,4 @@ Split split(const std::string& path) {
 
 bool may_need_emulation(unsigned flags, bool source_is_dir) { return source_is_dir && !(flags & RENAME_EXCHANGE); }
 
-std::string temp_name(uint64_t id) { return ".layover-rename-" + std::to_string(id); }
-
 }  // namespace rename_call

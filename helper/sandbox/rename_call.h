@@ -91,7 +91,4 @@ Split split(const std::string& path);
 // the worker would not emulate either), is enough to let it through.
 bool may_need_emulation(unsigned flags, bool source_is_dir);
 
-// The worker's own temporary name in the destination dir for the copy.
-std::string temp_name(uint64_t id);
-
 }  // namespace rename_call

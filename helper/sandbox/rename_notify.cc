@@ -20,6 +20,8 @@
 #include "helper/base/fd.h"
 #include "helper/sandbox/fd_pass.h"
 #include "helper/sandbox/seccomp.h"
+#include "helper/store/owner_ns.h"
+#include "helper/store/rename_temps.h"
 
 namespace {
 
@@ -135,6 +137,7 @@ void RenameService::set_listener(base::Fd fd) {
 
 RenameService::~RenameService() {
     stop_worker();
+    finish_temps();
     if (req_)
         seccomp_notify_free(static_cast<struct seccomp_notif*>(req_), static_cast<struct seccomp_notif_resp*>(resp_));
 }
@@ -156,6 +159,9 @@ void RenameService::stop_worker() {
     // able to kill the worker (memory pressure under --max-memory, the OOM
     // killer) could reopen it at will (found by attack20).
     for (uint64_t id : pending_) respond(id, EXDEV, false);
+    // Its copy for the call in hand may be half-made: swept at the run's
+    // end (finish_temps), before the session is counted or reviewed.
+    if (!pending_.empty()) temps_left_ = true;
     pending_.clear();
     for (const auto& q : backlog_) respond(q.id, EXDEV, false);
     backlog_.clear();
@@ -309,7 +315,20 @@ void RenameService::hand_on(pid_t pid, rename_call::Request& req, base::Fd olddi
         // EXDEV, as in stop_worker(), never the call resolved again.
         if (!user.valid() || !mnt.valid() || seccomp_notify_id_valid(listener_.get(), id) != 0)
             return respond(id, EXDEV, false);
-        auto started = rename_worker::start(user.get(), mnt.get(), limits_);
+        if (temps_key_.empty()) {
+            // A kept session's key in its dir (an earlier run's, if it
+            // left one: that run's leftovers are named with it), so that
+            // a later resume, status or save finds a killed supervisor's
+            // leftovers too; else (a discard, or the file not written) the
+            // run's own, in memory.
+            struct stat st;
+            temps_inherited_ = !session_dir_.empty() && ::stat(rename_temps::key_path(session_dir_).c_str(), &st) == 0;
+            auto key = session_dir_.empty() ? rename_temps::new_key() : rename_temps::key_for_run(session_dir_);
+            if (!key && !session_dir_.empty()) key = rename_temps::new_key();
+            if (!key) return respond(id, EXDEV, false);
+            temps_key_ = key.value();
+        }
+        auto started = rename_worker::start(user.get(), mnt.get(), limits_, temps_key_);
         if (!started) return respond(id, EXDEV, false);
         worker_ = std::make_unique<rename_worker::Worker>(std::move(started.value()));
         worker_mntns_ = mntns;
@@ -348,4 +367,16 @@ void RenameService::on_worker(short revents) {
     auto reply = rename_call::decode_reply(msg);
     if (reply && pending_.erase(reply->id)) respond(reply->id, reply->err, false);
     flush_backlog();  // the worker took a request: room for the next
+}
+
+void RenameService::finish_temps() {
+    if (session_dir_.empty() || temps_key_.empty()) return;
+    if (!temps_left_ && !temps_inherited_) return rename_temps::forget_key(session_dir_);
+    // As the owner: the command may have left mode-000 dirs above one.
+    std::string dir = session_dir_;
+    auto swept = capture::in_owner_ns([&]() -> base::Result<std::string> {
+        rename_temps::sweep_session(dir);
+        return std::string();
+    });
+    if (!swept) rename_temps::sweep_session(dir);
 }

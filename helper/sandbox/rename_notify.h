@@ -76,8 +76,16 @@ private:
     // The backlog sent, in order, while the worker's socket takes it.
     void flush_backlog();
     void stop_worker();
+    // The run's end: the worker stopped; its temporary dirs a dead worker
+    // left (a call in hand) swept from a kept session's layers.
+    void finish_temps();
 
     Limits limits_;
+    // The key of the worker's temporary names (helper/store/rename_temps.h):
+    // a kept session's is in its dir from the first worker on.
+    std::string temps_key_;
+    bool temps_inherited_ = false;  // the key file was an earlier run's: its leftovers may wait
+    bool temps_left_ = false;       // a worker was stopped with a call in hand
     base::Fd listener_;
     std::unique_ptr<rename_worker::Worker> worker_;
     uint64_t worker_mntns_ = 0;   // inode of the mount namespace it joined

@@ -220,7 +220,7 @@ base::Result<void> empty_tree(int dir) {
 }
 
 base::Result<void> move_by_copy(int oldparent, const std::string& oldname, int newparent, const std::string& newname,
-                                unsigned flags, const std::string& temp_base) {
+                                unsigned flags, const std::string& temp) {
     if (flags & ~RENAME_NOREPLACE) return cannot("flags other than RENAME_NOREPLACE");
     TRY(base::Fd src, open_dir(oldparent, oldname));
     struct statfs fs;
@@ -245,12 +245,11 @@ base::Result<void> move_by_copy(int oldparent, const std::string& oldname, int n
         return base::sys_error(newname);
     }
 
-    std::string temp;
-    for (int attempt = 0;; attempt++) {
-        temp = temp_base + (attempt ? "-" + std::to_string(attempt) : "");
-        if (::mkdirat(newparent, temp.c_str(), 0700) == 0) break;
-        if (errno != EEXIST || attempt == 20) return base::sys_error("mkdir " + temp);
-    }
+    // The name is the proof that the dir is the worker's, should it die
+    // mid-copy (helper/store/rename_temps.h): exactly that name or nothing
+    // (taken: the sandbox copied it from an earlier copy's; EXDEV, mv copies).
+    if (::mkdirat(newparent, temp.c_str(), 0700) != 0)
+        return errno == EEXIST ? cannot(temp + " exists") : base::sys_error("mkdir " + temp);
     auto drop_temp = [&] {
         auto d = open_dir(newparent, temp);
         if (d && empty_tree(d->get())) ::unlinkat(newparent, temp.c_str(), AT_REMOVEDIR);

@@ -16,7 +16,7 @@ namespace rename_tree {
 // be done faithfully: not an overlay, another mount, a mount point inside,
 // a directory the task could not empty, a tree over 2,000 levels deep.
 base::Result<void> move_by_copy(int oldparent, const std::string& oldname, int newparent, const std::string& newname,
-                                unsigned flags, const std::string& temp_base);
+                                unsigned flags, const std::string& temp);
 
 // Copy the contents and metadata (modes, times, user xattrs, symlinks,
 // hard links within the tree) of the directory src into the empty dst.

@@ -16,6 +16,7 @@
 #include "helper/sandbox/fd_pass.h"
 #include "helper/sandbox/privs.h"
 #include "helper/sandbox/rename_tree.h"
+#include "helper/store/rename_temps.h"
 
 namespace rename_worker {
 
@@ -58,7 +59,7 @@ int enter(int userns, int mntns, const Limits& limits, pid_t parent) {
     return 0;
 }
 
-void serve(int sock) {
+void serve(int sock, const std::string& temps_key) {
     for (;;) {
         std::string msg;
         std::vector<base::Fd> fds;
@@ -72,7 +73,7 @@ void serve(int sock) {
         if (fds.size() == want) {
             int olddir = req->old_fd ? fds[0].get() : AT_FDCWD;
             int newdir = req->new_fd ? fds[want - 1].get() : AT_FDCWD;
-            reply.err = perform(olddir, newdir, *req);
+            reply.err = perform(olddir, newdir, *req, temps_key);
         }
         if (!fd_pass::send(sock, rename_call::encode(reply), {})) return;
     }
@@ -80,7 +81,7 @@ void serve(int sock) {
 
 }  // namespace
 
-int perform(int olddir, int newdir, const rename_call::Request& r) {
+int perform(int olddir, int newdir, const rename_call::Request& r, const std::string& temps_key) {
     const char* oldp = r.oldpath.c_str();
     const char* newp = r.newpath.c_str();
     if (r.link) return ::linkat(olddir, oldp, newdir, newp, static_cast<int>(r.flags)) == 0 ? 0 : errno;
@@ -93,12 +94,13 @@ int perform(int olddir, int newdir, const rename_call::Request& r) {
     base::Fd op(::openat(olddir, o.parent.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
     base::Fd np(::openat(newdir, n.parent.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
     if (!op.valid() || !np.valid()) return EXDEV;
-    auto moved = rename_tree::move_by_copy(op.get(), o.name, np.get(), n.name, r.flags, rename_call::temp_name(r.id));
+    auto moved = rename_tree::move_by_copy(op.get(), o.name, np.get(), n.name, r.flags,
+                                           rename_temps::temp_name(temps_key, r.id));
     if (moved) return 0;
     return moved.error().code ? moved.error().code : EXDEV;
 }
 
-base::Result<Worker> start(int userns, int mntns, const Limits& limits) {
+base::Result<Worker> start(int userns, int mntns, const Limits& limits, const std::string& temps_key) {
     int sv[2];
     if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) return base::sys_error("socketpair");
     base::Fd mine(sv[0]), theirs(sv[1]);
@@ -109,7 +111,7 @@ base::Result<Worker> start(int userns, int mntns, const Limits& limits) {
         // Nothing of the supervisor's (session lock, pty, signalfd) stays.
         base::close_fds_except({theirs.get(), userns, mntns});
         if (enter(userns, mntns, limits, parent) != 0) ::_exit(1);
-        serve(theirs.get());
+        serve(theirs.get(), temps_key);
         ::_exit(0);
     }
     ::fcntl(mine.get(), F_SETFL, O_NONBLOCK);

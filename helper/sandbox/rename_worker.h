@@ -21,11 +21,12 @@ struct Worker {
 };
 
 // userns, mntns: open /proc/PID/ns/{user,mnt} of a task of the sandbox.
-base::Result<Worker> start(int userns, int mntns, const Limits& limits);
+// temps_key: names the temporary dirs of its copies (helper/store/rename_temps.h).
+base::Result<Worker> start(int userns, int mntns, const Limits& limits, const std::string& temps_key);
 
 // What the worker does with one request; olddir/newdir are the task's
 // dirfds (or AT_FDCWD for absolute paths). Returns 0 or a positive errno.
 // Exposed for the unit tests, which call it on a plain directory.
-int perform(int olddir, int newdir, const rename_call::Request& r);
+int perform(int olddir, int newdir, const rename_call::Request& r, const std::string& temps_key);
 
 }  // namespace rename_worker

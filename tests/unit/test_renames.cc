@@ -15,9 +15,14 @@
 #include "helper/sandbox/rename_call.h"
 #include "helper/sandbox/rename_tree.h"
 #include "helper/sandbox/rename_worker.h"
+#include "helper/store/rename_temps.h"
 #include "tests/unit/capture_tree.h"
 
 using namespace rename_call;
+
+namespace {
+const std::string kKey = "000102030405060708090a0b0c0d0e0f";
+}  // namespace
 
 TEST_CASE("renames: the three syscalls decode to one shape; others are not ours") {
     uint64_t a[6] = {0xffffffff00000005ull, 0x1000, static_cast<uint64_t>(AT_FDCWD), 0x2000, RENAME_NOREPLACE, 0};
@@ -103,7 +108,6 @@ TEST_CASE("renames: a path splits into its parent and last name, trailing slashe
     CHECK(s("//src") == "/|src");
     CHECK(s("a//src") == "a|src");
     CHECK(s("/a/b") == "/a|b");
-    CHECK(temp_name(7) == ".layover-rename-7");
 }
 
 TEST_CASE("renames: only a directory source, not exchanged, leaves the fast path") {
@@ -175,13 +179,14 @@ TEST_CASE("renames: the fallback refuses anything but an overlay, changing nothi
     testtree::make(p(t, "a"), "dir");
     testtree::make(p(t, "a/f"), "file:x");
     base::Fd dir(::open(t.path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-    auto moved = rename_tree::move_by_copy(dir.get(), "a", dir.get(), "b", 0, temp_name(1));
+    auto moved = rename_tree::move_by_copy(dir.get(), "a", dir.get(), "b", 0, rename_temps::temp_name(kKey, 1));
     REQUIRE_FALSE(moved);
     CHECK(moved.error().code == EXDEV);
     CHECK(testtree::read_text(p(t, "a/f")) == "x");
     CHECK(::access(p(t, "b").c_str(), F_OK) != 0);
-    CHECK(::access(p(t, temp_name(1)).c_str(), F_OK) != 0);
-    auto exchange = rename_tree::move_by_copy(dir.get(), "a", dir.get(), "b", RENAME_EXCHANGE, temp_name(1));
+    CHECK(::access(p(t, rename_temps::temp_name(kKey, 1)).c_str(), F_OK) != 0);
+    auto exchange =
+        rename_tree::move_by_copy(dir.get(), "a", dir.get(), "b", RENAME_EXCHANGE, rename_temps::temp_name(kKey, 1));
     REQUIRE_FALSE(exchange);
     CHECK(exchange.error().code == EXDEV);
 }
@@ -192,15 +197,15 @@ TEST_CASE("renames: the worker's own step is renameat2 with the task's flags") {
     testtree::make(p(t, "b"), "file:b");
     base::Fd dir(::open(t.path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
     Request r{1, RENAME_NOREPLACE, true, true, "a", "b", false};
-    CHECK(rename_worker::perform(dir.get(), dir.get(), r) == EEXIST);
+    CHECK(rename_worker::perform(dir.get(), dir.get(), r, kKey) == EEXIST);
     r.newpath = "c";
-    CHECK(rename_worker::perform(dir.get(), dir.get(), r) == 0);
+    CHECK(rename_worker::perform(dir.get(), dir.get(), r, kKey) == 0);
     CHECK(st_of(p(t, "c")).st_mode & S_IFDIR);
     Request abs{2, 0, false, false, p(t, "c"), p(t, "d"), false};  // absolute: no dirfd
-    CHECK(rename_worker::perform(AT_FDCWD, AT_FDCWD, abs) == 0);
+    CHECK(rename_worker::perform(AT_FDCWD, AT_FDCWD, abs, kKey) == 0);
     CHECK(::access(p(t, "d").c_str(), F_OK) == 0);
     Request missing{3, 0, true, true, "nope", "x", false};
-    CHECK(rename_worker::perform(dir.get(), dir.get(), missing) == ENOENT);
+    CHECK(rename_worker::perform(dir.get(), dir.get(), missing, kKey) == ENOENT);
 }
 
 TEST_CASE("links: a source through /proc/self or AT_EMPTY_PATH becomes the task's own entry in its /proc, followed") {
@@ -270,15 +275,15 @@ TEST_CASE("links: the worker's step is linkat with the task's flags, an O_TMPFIL
     testtree::make(p(t, "a"), "file:a");
     base::Fd dir(::open(t.path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
     Request r{1, 0, true, true, "a", "b", false, true};
-    CHECK(rename_worker::perform(dir.get(), dir.get(), r) == 0);
+    CHECK(rename_worker::perform(dir.get(), dir.get(), r, kKey) == 0);
     CHECK(st_of(p(t, "b")).st_nlink == 2);
-    CHECK(rename_worker::perform(dir.get(), dir.get(), r) == EEXIST);
+    CHECK(rename_worker::perform(dir.get(), dir.get(), r, kKey) == EEXIST);
     base::Fd tmp(::open(t.path.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600));
     REQUIRE(tmp.valid());
     REQUIRE(::write(tmp.get(), "tmp", 3) == 3);
     auto src = proc_link_source(tmp.get(), "", AT_EMPTY_PATH, TaskIds{::getpid(), ::getpid()});
     REQUIRE(src);
     Request made{2, src->flags, false, true, src->path, "made", false, true};
-    CHECK(rename_worker::perform(AT_FDCWD, dir.get(), made) == 0);
+    CHECK(rename_worker::perform(AT_FDCWD, dir.get(), made, kKey) == 0);
     CHECK(testtree::read_text(p(t, "made")) == "tmp");
 }
