@@ -54,13 +54,14 @@ class Repl:
         self.describe = describe
         self.lock = client.lock  # one request at a time; client.current is the one in flight
         self.info: Dict[str, Any] = {}
+        self.gone_fix = ""  # said after "exited with ..." once it had started (the helper printed no line)
 
     # --- life cycle ---
 
     @classmethod
     def spawn(cls, make_argv: Callable[[int], List[str]], *, env: Mapping[str, str], cwd: Optional[str] = None,
               startup_timeout: float = 30.0, max_output: int = 512 * 1024 * 1024, set_ipc_env: bool = False,
-              describe: str = "sandbox", fix: str = "check the program path") -> "Repl":
+              describe: str = "sandbox", fix: str = "check the program path", gone_fix: str = "") -> "Repl":
         """Start `make_argv(fd)`; fd is the child's end of the IPC socket.
         With set_ipc_env (no helper in between), LAYOVER_IPC_FD is set here."""
         host, child = socketpair()  # requests (and the boot frame): host -> REPL
@@ -119,6 +120,7 @@ class Repl:
             if msg.startswith("layover: the %s exited with " % describe):  # and said nothing: no helper's line
                 msg += " before it started, and %s printed nothing; %s" % (argv[0], fix)
             raise error_for(msg, SandboxError, kernel_hints=True) from None
+        repl.gone_fix = gone_fix
         return repl
 
     def exit_reason(self) -> Optional[str]:
@@ -137,7 +139,7 @@ class Repl:
         line = one_line(tail, "")
         if line:
             return "%s (the %s exited with %s)" % (line, self.describe, status)
-        return "layover: the %s exited with %s" % (self.describe, status)
+        return "layover: the %s exited with %s%s" % (self.describe, status, self.gone_fix and "; " + self.gone_fix)
 
     def stop_process(self, grace: float = 5.0) -> None:
         """SIGTERM the child (the helper forwards it inside and keeps the

@@ -136,10 +136,15 @@ class Sandbox:
             raise SandboxError("layover: target %s: %s; pass an existing tree" % (
                 self.target, "not a directory" if os.path.exists(self.target) else "does not exist"))
         self._owner = os.getpid()
-        self._repl = Repl.spawn(self._run_argv, env=self.helper.env, cwd=self.target,
-                                startup_timeout=self.startup_timeout, max_output=self.max_output,
-                                describe="sandbox (session %s)" % self.name,
-                                fix="set LAYOVER_BIN or binary= to the layover helper, or reinstall")
+        try:
+            self._repl = Repl.spawn(self._run_argv, env=self.helper.env, cwd=self.target,
+                                    startup_timeout=self.startup_timeout, max_output=self.max_output,
+                                    describe="sandbox (session %s)" % self.name,
+                                    fix="set LAYOVER_BIN or binary= to the layover helper, or reinstall",
+                                    gone_fix="the code ended its REPL (os._exit, a signal) or the sandbox was "
+                                    "stopped; its session is kept: start() starts it again")
+        except SandboxError as e:  # the helper's fix named the CLI's option, which a Python caller never typed
+            raise type(e)(str(e).replace(" --session name", " session= name")) from None
         return self
 
     @classmethod
@@ -149,7 +154,8 @@ class Sandbox:
         for s in list_sessions(state_dir=state_dir, binary=binary):
             if s.name == name:
                 if s.status == "running":
-                    raise SandboxError("layover: session %s is running (pid %s); stop it first" % (name, s.pid))
+                    raise SandboxError("layover: session %s is running (pid %s); close() the Sandbox that runs it, "
+                                       "or end that process, first" % (name, s.pid))
                 return cls(s.target, session=name, state_dir=state_dir, binary=binary, **kwargs)
         raise SandboxError("layover: session %s not found; list them with 'layover sessions'" % name)
 

@@ -96,3 +96,28 @@ def test_apply_errors_read_as_pythons_and_info_of_a_gone_session(make_sandbox, t
         sb.info()
     with pytest.raises(PatchError, match=r"^layover: apply: no session named '%s'" % sb.name):
         sb.apply()
+
+
+def test_a_repl_the_code_ended_says_the_session_is_kept_and_start_brings_it_back(sb):
+    # Before: "layover: the sandbox (session X) exited with status 0", no fix.
+    with pytest.raises(SandboxError) as e:
+        sb.run("import os; os._exit(0)")
+    assert str(e.value) == ("layover: the sandbox (session %s) exited with status 0; the code ended its REPL "
+                            "(os._exit, a signal) or the sandbox was stopped; its session is kept: start() starts "
+                            "it again" % sb.name), str(e.value)
+    assert not sb.running
+    assert sb.start().run("6 * 7").value == "42"
+
+
+def test_a_session_another_sandbox_runs_is_refused_in_pythons_words(make_sandbox):
+    # Before: "choose another --session name" and "stop it first", which the
+    # bindings offer no way to do.
+    sb = make_sandbox(session="twice")
+    with pytest.raises(SandboxError) as e:
+        make_sandbox(session="twice")
+    assert "; stop that run first, or choose another session= name" in str(e.value), str(e.value)
+    assert "--session" not in str(e.value)
+    with pytest.raises(SandboxError) as e:
+        Sandbox.resume("twice", state_dir=sb.helper.env["LAYOVER_STATE_DIR"])
+    assert str(e.value).endswith("; close() the Sandbox that runs it, or end that process, first"), str(e.value)
+    assert sb.run("1").value == "1"
