@@ -121,3 +121,44 @@ def test_a_session_another_sandbox_runs_is_refused_in_pythons_words(make_sandbox
         Sandbox.resume("twice", state_dir=sb.helper.env["LAYOVER_STATE_DIR"])
     assert str(e.value).endswith("; close() the Sandbox that runs it, or end that process, first"), str(e.value)
     assert sb.run("1").value == "1"
+
+
+def test_a_sandboxed_tool_name_that_no_method_has_is_refused_not_run_on_the_host(require_sandbox, state_dir,
+                                                                                 target):
+    # Before: sandboxed_tools = ("run_shell",) over a method `shell` was
+    # passed over in silence, and shell() ran on the host; a lambda tool was
+    # "tool <lambda> must be a plain (non-async) function".
+    from layover import SandboxMixin
+
+    class Typo(SandboxMixin):
+        sandboxed_tools = ("run_shell",)
+        sandbox_options = {"target": str(target), "state_dir": str(state_dir)}
+
+        def shell(self, command):
+            return command
+
+    with pytest.raises(TypeError, match=r"^Typo.sandboxed_tools names 'run_shell', which Typo does not define as a "
+                                        r"method; a tool left out runs on the host: fix the name, or define it$"):
+        Typo()
+
+    class Base(SandboxMixin):  # a base that lists the tools its subclasses define: still fine
+        sandboxed_tools = ("shell",)
+
+    class Concrete(Base):
+        sandbox_options = {"target": str(target), "state_dir": str(state_dir)}
+
+        def __init__(self, label, *, n=1):
+            self.label = label
+
+        def shell(self, command):
+            import os
+            return [command, self.label, os.getpid() < 50]  # a low pid: inside the sandbox's pid namespace
+
+    agent = Concrete("a", n=2)
+    assert agent.shell("ls") == ["ls", "a", True]
+    agent.sandbox.close()
+    with pytest.raises(SandboxError, match=r"^layover: tool lam must be a plain \(non-async\) function defined "
+                                           r"with def, not a lambda$"):
+        class Lam(SandboxMixin):
+            sandboxed_tools = ("lam",)
+            lam = lambda self: 1  # noqa: E731
