@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import operator
 import os
-from typing import Any, List, Mapping, Optional
+import subprocess
+from typing import Any, Dict, List, Mapping, Optional
 
-__all__ = ["path_arg", "env_arg", "label_arg", "step_number"]
+__all__ = ["path_arg", "env_arg", "label_arg", "step_number", "subprocess_args"]
 
 
 def path_arg(what: str, value: Any) -> str:
@@ -56,3 +57,22 @@ def step_number(what: str, value: Any, low: int = 0) -> int:
     if value < low:
         raise ValueError("%s must be a step number of %d or more (see log()), not %d" % (what, low, value))
     return value
+
+
+def subprocess_args(text: bool, kw: Dict[str, Any]) -> bool:
+    """exec()'s text, given subprocess.run's own words for what it always
+    does (code ported from subprocess passes them): capture_output=True,
+    stdout=PIPE, stderr=PIPE, and universal_newlines (text's old name)."""
+    for name, value in kw.items():
+        if name == "universal_newlines":
+            text = text or bool(value)
+        elif name == "capture_output" and value:
+            pass
+        elif name in ("stdout", "stderr") and value == subprocess.PIPE:
+            pass
+        elif name in ("capture_output", "stdout", "stderr"):
+            raise ValueError("exec() always captures stdout and stderr apart, as subprocess.run(capture_output=True)"
+                             " does; leave %s= out (for 2>&1, shell=True with the command ending '2>&1')" % name)
+        else:
+            raise TypeError("Sandbox.exec() got an unexpected keyword argument %r" % name)
+    return text

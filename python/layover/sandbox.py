@@ -17,7 +17,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Type, Union
 
-from ._args import env_arg, label_arg, path_arg, step_number
+from ._args import env_arg, label_arg, path_arg, step_number, subprocess_args
 from ._gate import WriteGate, nothing
 from ._helper import SESSION_CWD, Helper, StrPath, literal_path
 from .errors import PatchError, SandboxError
@@ -241,8 +241,11 @@ class Sandbox:
     def exec(self, args: Union[StrOrBytes, Sequence[StrOrBytes]], *, timeout: Optional[float] = None,
              cwd: Optional[StrOrBytes] = None, env: Optional[Mapping[Any, Any]] = None,
              input: Optional[Union[bytes, str]] = None, text: bool = False, shell: bool = False,
-             encoding: Optional[str] = None, errors: Optional[str] = None, check: bool = False) -> ExecResult:
-        """Run a command inside the sandbox, like subprocess.run(capture_output=True)."""
+             encoding: Optional[str] = None, errors: Optional[str] = None, check: bool = False,
+             **subprocess_kw: Any) -> ExecResult:
+        """Run a command inside the sandbox, like subprocess.run(capture_output=True).  subprocess.run's
+        capture_output=True, stdout=/stderr=PIPE and universal_newlines= are taken as it takes them."""
+        text = subprocess_args(text, subprocess_kw)
         try:
             with self._gate.writing() if self.steps else nothing():
                 return self._live().exec(args, timeout=timeout, cwd=cwd, env=env, input=input, text=text,

@@ -162,3 +162,20 @@ def test_a_sandboxed_tool_name_that_no_method_has_is_refused_not_run_on_the_host
         class Lam(SandboxMixin):
             sandboxed_tools = ("lam",)
             lam = lambda self: 1  # noqa: E731
+
+
+def test_exec_takes_subprocess_runs_words_for_what_it_always_does(sb):
+    # Before: capture_output=True, universal_newlines=True and
+    # stdout=subprocess.PIPE, which code ported from subprocess.run passes,
+    # were each "unexpected keyword argument".
+    import subprocess
+    assert sb.exec(["echo", "x"], capture_output=True).stdout == b"x\n"
+    assert sb.exec(["echo", "x"], universal_newlines=True).stdout == "x\n"
+    assert sb.exec(["echo", "x"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True).stdout == "x\n"
+    with pytest.raises(ValueError, match=r"^exec\(\) always captures stdout and stderr apart, as "
+                                         r"subprocess.run\(capture_output=True\) does; leave stderr= out"):
+        sb.exec(["echo", "x"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    with pytest.raises(ValueError, match=r"leave capture_output= out"):
+        sb.exec(["echo", "x"], capture_output=False)
+    with pytest.raises(TypeError, match=r"^Sandbox.exec\(\) got an unexpected keyword argument 'shel'$"):
+        sb.exec(["echo", "x"], shel=True)
