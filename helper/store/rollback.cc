@@ -132,7 +132,8 @@ base::Result<int> rollback(const std::string& d, int n, const std::string& targe
     (void)recovered;
     TRY(int total, count(d));
     if (n < 0 || n > total)
-        return base::error("no step " + std::to_string(n) + ": the session has steps 1.." + std::to_string(total) +
+        return base::error("no step " + std::to_string(n) + ": the session has " +
+                           (total ? "steps 1.." + std::to_string(total) : std::string("no frozen steps")) +
                            " (0 is the real tree alone); see 'layover log'");
     TRY_VOID(check_reachable(d, n));
     TRY(bool empty, upper_empty(d));

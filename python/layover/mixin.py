@@ -40,20 +40,23 @@ from .sandbox import Sandbox
 __all__ = ["SandboxMixin", "tool_source"]
 
 
-def tool_source(fn: Callable[..., Any]) -> str:
-    """The function's own source, dedented, without decorators."""
+def tool_source(fn: Callable[..., Any], name: Optional[str] = None) -> str:
+    """The function's own source, dedented, without decorators; `name`: the
+    attribute it is under, for the messages (a lambda's __name__ is <lambda>)."""
+    name = name or getattr(fn, "__name__", repr(fn))
     try:
         src = textwrap.dedent(inspect.getsource(fn))
     except (OSError, TypeError) as e:
         raise SandboxError("layover: cannot ship tool %s into the sandbox: its source is not available (%s)"
-                           % (getattr(fn, "__name__", fn), e)) from None
+                           % (name, e)) from None
     tree = ast.parse(src)
     node = tree.body[0]
     if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or isinstance(node, ast.AsyncFunctionDef):
-        raise SandboxError("layover: tool %s must be a plain (non-async) function" % fn.__name__)
+        raise SandboxError("layover: tool %s must be a plain (non-async) function defined with def%s"
+                           % (name, ", not a lambda" if fn.__name__ == "<lambda>" else ""))
     if fn.__code__.co_freevars:
         raise SandboxError("layover: tool %s uses variables of an enclosing function (%s); sandboxed tools "
-                           "must be self-contained" % (fn.__name__, ", ".join(fn.__code__.co_freevars)))
+                           "must be self-contained" % (name, ", ".join(fn.__code__.co_freevars)))
     lines = src.splitlines(True)
     return "".join(lines[node.lineno - 1:])  # from the `def` line: decorators dropped
 
@@ -72,7 +75,7 @@ def _snapshot(obj: Any) -> Dict[str, Any]:
 
 
 def _wrap(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
-    source = tool_source(fn)
+    source = tool_source(fn, name)
 
     @functools.wraps(fn)
     def tool(self: "SandboxMixin", *args: Any, **kwargs: Any) -> Any:
@@ -101,6 +104,18 @@ class SandboxMixin:
     sandbox_options: Dict[str, Any] = {}       # Sandbox() keyword arguments (class or instance)
     sandbox_review: str = "auto"      # "auto": prompt on a tty, else keep; "prompt"; "keep"
     sandbox_tool_timeout: ClassVar[Optional[float]] = None
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        # A name in sandboxed_tools that no class defines (a typo, a renamed
+        # method) was passed over in silence: the real tool, under its own
+        # name, then ran on the host, outside the sandbox.
+        missing = [n for n in cls.sandboxed_tools if not getattr(getattr(cls, n, None), "__layover_tool__", False)]
+        if missing:
+            raise TypeError("%s.sandboxed_tools names %s, which %s does not define as a method; a tool left out "
+                            "runs on the host: fix the name, or define it" % (cls.__name__, ", ".join(
+                                map(repr, missing)), cls.__name__))
+        nxt = super().__new__
+        return nxt(cls) if nxt is object.__new__ else nxt(cls, *args, **kwargs)
 
     def __init_subclass__(cls, **kw: Any) -> None:
         super().__init_subclass__(**kw)

@@ -18,6 +18,7 @@ from json.encoder import encode_basestring_ascii as _json_str
 from typing import IO, Any, Callable, Dict, List, Mapping, Optional, Sequence, Union
 
 from . import _boot
+from ._args import path_arg
 from ._client import EXEC_SLACK, MAX_PAYLOAD, ReplClient, seconds, socketpair
 from ._client_frames import NotJson, strict_json
 from ._helper import error_for, one_line
@@ -54,13 +55,14 @@ class Repl:
         self.describe = describe
         self.lock = client.lock  # one request at a time; client.current is the one in flight
         self.info: Dict[str, Any] = {}
+        self.gone_fix = ""  # said after "exited with ..." once it had started (the helper printed no line)
 
     # --- life cycle ---
 
     @classmethod
     def spawn(cls, make_argv: Callable[[int], List[str]], *, env: Mapping[str, str], cwd: Optional[str] = None,
               startup_timeout: float = 30.0, max_output: int = 512 * 1024 * 1024, set_ipc_env: bool = False,
-              describe: str = "sandbox", fix: str = "check the program path") -> "Repl":
+              describe: str = "sandbox", fix: str = "check the program path", gone_fix: str = "") -> "Repl":
         """Start `make_argv(fd)`; fd is the child's end of the IPC socket.
         With set_ipc_env (no helper in between), LAYOVER_IPC_FD is set here."""
         host, child = socketpair()  # requests (and the boot frame): host -> REPL
@@ -72,8 +74,9 @@ class Repl:
         env2 = dict(env)
         if set_ipc_env:
             env2["LAYOVER_IPC_FD"] = str(child.fileno())
+        argv = make_argv(child.fileno())
         try:
-            proc = subprocess.Popen(make_argv(child.fileno()), pass_fds=[child.fileno()], env=env2, cwd=cwd,
+            proc = subprocess.Popen(argv, pass_fds=[child.fileno()], env=env2, cwd=cwd,
                                     stdin=subprocess.DEVNULL, stdout=errlog, stderr=errlog,
                                     start_new_session=True)
         except OSError as e:
@@ -114,7 +117,11 @@ class Repl:
             repl.info = client.hello(startup_timeout)
         except SandboxError as e:
             repl.stop_process()
-            raise error_for(str(e), SandboxError, kernel_hints=True) from None
+            msg = str(e)
+            if msg.startswith("layover: the %s exited with " % describe):  # and said nothing: no helper's line
+                msg += " before it started, and %s printed nothing; %s" % (argv[0], fix)
+            raise error_for(msg, SandboxError, kernel_hints=True) from None
+        repl.gone_fix = gone_fix
         return repl
 
     def exit_reason(self) -> Optional[str]:
@@ -133,7 +140,7 @@ class Repl:
         line = one_line(tail, "")
         if line:
             return "%s (the %s exited with %s)" % (line, self.describe, status)
-        return "layover: the %s exited with %s" % (self.describe, status)
+        return "layover: the %s exited with %s%s" % (self.describe, status, self.gone_fix and "; " + self.gone_fix)
 
     def stop_process(self, grace: float = 5.0) -> None:
         """SIGTERM the child (the helper forwards it inside and keeps the
@@ -340,7 +347,12 @@ def _argv(args: Union[StrOrBytes, Sequence[StrOrBytes]], shell: bool) -> List[st
         one = os.fsdecode(args)
         _no_nul("the command", [one])
         return ["/bin/sh", "-c", one] if shell else [one]
-    argv = [os.fsdecode(a) for a in args]
+    try:
+        words = list(args)
+    except TypeError:  # exec(5): not "'int' object is not iterable"
+        raise TypeError("exec() takes a list of arguments (str, bytes or os.PathLike), or a str with shell=True, "
+                        "not %s %r" % (type(args).__name__, args)) from None
+    argv = [path_arg("exec() argument %d" % i, a) for i, a in enumerate(words)]
     _no_nul("an argument", argv)
     if shell:
         return ["/bin/sh", "-c"] + argv[:1] + (["sh"] + argv[1:] if len(argv) > 1 else [])

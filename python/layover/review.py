@@ -89,7 +89,8 @@ def apply_session(helper: Helper, what: StrPath, *, paths: Optional[Iterable[Str
                             % (len(conflicts), listing, more, fix), conflicts)
     err = data.get("error")
     if err is not None or r.returncode != 0:
-        raise PatchError(err if isinstance(err, str) and err else message)
+        raise PatchError(_python_words(message if message.startswith("layover: ") else
+                                       err if isinstance(err, str) and err else message))
     undo = data.get("undo")
     return ApplyResult(applied=_paths(data, "applied"), undo_path=undo if isinstance(undo, str) else None,
                        dry_run=dry_run, skipped=_paths(data, "skipped"), forced=_paths(data, "forced"),
@@ -112,6 +113,12 @@ def _conflict_fix(conflicts: List[Conflict], force: bool) -> str:
         only = ", only the others"
     return ("force=True does not override %s (a parent directory gone or replaced, a hunk chosen on other "
             "content)%s: put back what they need, or leave them out with paths=/exclude=" % (which, only))
+
+
+def _python_words(message: str) -> str:
+    """The helper's apply error as a Python caller reads it: the fix names
+    the argument they pass (target=), not the CLI's option."""
+    return message.replace("pass --target DIR", "pass target=DIR")
 
 
 def _warn_unmatched(stderr: bytes) -> None:

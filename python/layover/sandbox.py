@@ -8,7 +8,6 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-import operator
 import os
 import re
 import secrets
@@ -18,9 +17,10 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Type, Union
 
+from ._args import env_arg, label_arg, path_arg, step_number, subprocess_args
 from ._gate import WriteGate, nothing
 from ._helper import SESSION_CWD, Helper, StrPath, literal_path
-from .errors import SandboxError
+from .errors import PatchError, SandboxError
 from .model import (ApplyResult, Change, ExecResult, Rejection, RunResult, SessionInfo, Step, parse_change,
                     parse_list, parse_rejection, parse_step)
 from .repl import Repl, StrOrBytes, default_python, python_argv
@@ -40,10 +40,8 @@ def _profile_args(env: Optional[Mapping[str, str]], env_keep: Iterable[str], env
                   hide: Iterable[StrPath], hide_secrets: bool) -> List[str]:
     """The isolation profile as `layover run` options (docs/cli.md)."""
     out: List[str] = []
-    for name, value in (env or {}).items():
-        if not name or "=" in name or "\0" in name or "\0" in value:
-            raise ValueError("env: bad variable %r; names are [A-Za-z_][A-Za-z0-9_]*" % (name,))
-        out += ["--env", "%s=%s" % (name, value)]
+    for word in env_arg(env):
+        out += ["--env", word]
     for glob in env_keep:
         out += ["--env-keep", glob]
     if env_clear:
@@ -95,9 +93,10 @@ class Sandbox:
         if session is not None and not (isinstance(session, str) and re.fullmatch(r"[A-Za-z0-9._-]{1,64}", session)
                                         and not session.startswith("-")):
             raise ValueError("session must be 1-64 of A-Z a-z 0-9 . _ -, not starting with -, not %r" % (session,))
-        if not os.fspath(target):  # an unset variable: never the cwd, which realpath("") is
+        target = path_arg("target", target)  # bytes too, as os.fsdecode takes them
+        if not target:  # an unset variable: never the cwd, which realpath("") is
             raise SandboxError("layover: target is empty; pass an existing tree (default: your home, '~')")
-        self.target = os.path.realpath(os.path.expanduser(os.fspath(target)))
+        self.target = os.path.realpath(os.path.expanduser(target))
         self.name = session or new_session_name()
         self.network = network
         self.on_exit = on_exit
@@ -109,6 +108,7 @@ class Sandbox:
         self.helper = Helper(binary, state_dir, helper_env)
         self.exit_code: Optional[int] = None
         self._repl: Optional[Repl] = None
+        self._owner = os.getpid()  # the process whose REPL it is (a fork()ed child's calls are refused)
         self.steps = steps
         self._deferred: List[str] = []
         self._gate = WriteGate()  # steps=True: run()/exec() in threads never meet a step's freeze
@@ -135,10 +135,16 @@ class Sandbox:
         if not os.path.isdir(self.target):
             raise SandboxError("layover: target %s: %s; pass an existing tree" % (
                 self.target, "not a directory" if os.path.exists(self.target) else "does not exist"))
-        self._repl = Repl.spawn(self._run_argv, env=self.helper.env, cwd=self.target,
-                                startup_timeout=self.startup_timeout, max_output=self.max_output,
-                                describe="sandbox (session %s)" % self.name,
-                                fix="set LAYOVER_BIN or binary= to the layover helper, or reinstall")
+        self._owner = os.getpid()
+        try:
+            self._repl = Repl.spawn(self._run_argv, env=self.helper.env, cwd=self.target,
+                                    startup_timeout=self.startup_timeout, max_output=self.max_output,
+                                    describe="sandbox (session %s)" % self.name,
+                                    fix="set LAYOVER_BIN or binary= to the layover helper, or reinstall",
+                                    gone_fix="the code ended its REPL (os._exit, a signal) or the sandbox was "
+                                    "stopped; its session is kept: start() starts it again")
+        except SandboxError as e:  # the helper's fix named the CLI's option, which a Python caller never typed
+            raise type(e)(str(e).replace(" --session name", " session= name")) from None
         return self
 
     @classmethod
@@ -148,7 +154,8 @@ class Sandbox:
         for s in list_sessions(state_dir=state_dir, binary=binary):
             if s.name == name:
                 if s.status == "running":
-                    raise SandboxError("layover: session %s is running (pid %s); stop it first" % (name, s.pid))
+                    raise SandboxError("layover: session %s is running (pid %s); close() the Sandbox that runs it, "
+                                       "or end that process, first" % (name, s.pid))
                 return cls(s.target, session=name, state_dir=state_dir, binary=binary, **kwargs)
         raise SandboxError("layover: session %s not found; list them with 'layover sessions'" % name)
 
@@ -159,12 +166,13 @@ class Sandbox:
 
     @property
     def running(self) -> bool:
-        return self._repl is not None and self._repl.alive
+        return self._repl is not None and self._owner == os.getpid() and self._repl.alive
 
     def close(self) -> Optional[int]:
         """Stop the REPL and the helper; the session is kept.  Idempotent."""
         if self._repl is not None:
-            self.exit_code = self._repl.close()
+            if self._owner == os.getpid():  # a fork()ed child's close() must not stop its parent's sandbox
+                self.exit_code = self._repl.close()
             self._repl = None
         return self.exit_code
 
@@ -180,6 +188,10 @@ class Sandbox:
             self.apply()
         elif self.on_exit == "prompt" and exc_type is None:
             review_on_exit(self)
+
+    def __reduce__(self) -> Any:  # pickle, copy: the REPL's sockets cannot go along
+        raise TypeError("a Sandbox cannot be pickled or copied: it holds its REPL's sockets; pass its name "
+                        "(%r) and, once this process close()d it, Sandbox.resume(name) there" % self.name)
 
     def __repr__(self) -> str:
         state = "running" if self.running else "stopped"
@@ -200,6 +212,12 @@ class Sandbox:
     # --- the REPL ---
 
     def _live(self) -> Repl:
+        if self._repl is not None and self._owner != os.getpid():
+            # Its sockets are shared with the parent: each process would read
+            # the other's replies (a child's run("0") returned the parent's 1000).
+            raise SandboxError("layover: sandbox %s belongs to process %d, which started it; a child process "
+                               "(os.fork, multiprocessing) cannot use its REPL: start a Sandbox of its own there, "
+                               "or Sandbox.resume(%r) once the parent close()d it" % (self.name, self._owner, self.name))
         if self._repl is None:
             raise SandboxError("layover: sandbox %s is not running; start() it or Sandbox.resume(%r)"
                                % (self.name, self.name))
@@ -211,7 +229,7 @@ class Sandbox:
         ``RunResult.value``.  ``interactive=True`` runs it statement by
         statement and echoes every expression's value, as the REPL does."""
         repl = self._repl
-        if repl is None:
+        if repl is None or self._owner != os.getpid():
             self._live()  # raises
         if not self.steps:
             return repl.client.run_code(code, timeout, interactive)  # type: ignore[union-attr]
@@ -223,15 +241,19 @@ class Sandbox:
     def exec(self, args: Union[StrOrBytes, Sequence[StrOrBytes]], *, timeout: Optional[float] = None,
              cwd: Optional[StrOrBytes] = None, env: Optional[Mapping[Any, Any]] = None,
              input: Optional[Union[bytes, str]] = None, text: bool = False, shell: bool = False,
-             encoding: Optional[str] = None, errors: Optional[str] = None, check: bool = False) -> ExecResult:
-        """Run a command inside the sandbox, like subprocess.run(capture_output=True)."""
+             encoding: Optional[str] = None, errors: Optional[str] = None, check: bool = False,
+             **subprocess_kw: Any) -> ExecResult:
+        """Run a command inside the sandbox, like subprocess.run(capture_output=True).  subprocess.run's
+        capture_output=True, stdout=/stderr=PIPE and universal_newlines= are taken as it takes them."""
+        text = subprocess_args(text, subprocess_kw)
         try:
             with self._gate.writing() if self.steps else nothing():
                 return self._live().exec(args, timeout=timeout, cwd=cwd, env=env, input=input, text=text,
                                          shell=shell, encoding=encoding, errors=errors, check=check)
         finally:
             if self.steps:
-                words = [args] if isinstance(args, (str, bytes)) else list(args)
+                words = [args] if isinstance(args, (str, bytes, os.PathLike)) else (
+                    list(args) if isinstance(args, Iterable) else [])  # exec(5): its own TypeError, not list()'s
                 self._step("exec: " + " ".join(w.decode("utf-8", "replace") if isinstance(w, bytes) else str(w)
                                                 for w in words))
 
@@ -265,7 +287,7 @@ class Sandbox:
 
     def interrupt(self) -> None:
         """Interrupt the running run()/exec()/call() (from another thread)."""
-        if self._repl is not None:
+        if self._repl is not None and self._owner == os.getpid():
             self._repl.interrupt()
 
     # --- changes and review (the helper's verbs) ---
@@ -279,7 +301,7 @@ class Sandbox:
         if include_ignored:
             args.append("--include-ignored")
         if step is not None:
-            args += ["--step", str(_step_number("step", step, 1))]
+            args += ["--step", str(step_number("step", step, 1))]
         return parse_list(self._json(args), parse_change, "a status")
 
     def changed_files(self) -> Dict[str, bytes]:
@@ -352,7 +374,7 @@ class Sandbox:
         holds a file open for writing or has its working directory in the
         target (nothing changes then)."""
         args: List[StrPath] = ["checkpoint", self.name, "--json"]
-        if label:
+        if label_arg(label):
             args += ["-m", label]
         self._park()
         data = self._json(args, error=SandboxError)
@@ -370,7 +392,7 @@ class Sandbox:
     def _park(self) -> None:
         # The REPL leaves the overlay now, not only once idle (it waits in /
         # after IDLE_PARK_US): a freeze refuses a process with its cwd there.
-        if self._repl is not None and self._repl.client.broken is None:
+        if self._repl is not None and self._owner == os.getpid() and self._repl.client.broken is None:
             try:
                 self._repl.park()
             except SandboxError:
@@ -387,7 +409,7 @@ class Sandbox:
         SandboxError, changing nothing, while a process inside holds a file
         open for writing or has its working directory in the target (as
         checkpoint() does); close() first to roll back a stopped sandbox."""
-        args: List[StrPath] = ["rollback", self.name] + (["--undo"] if undo else [str(_step_number("step", step))])
+        args: List[StrPath] = ["rollback", self.name] + (["--undo"] if undo else [str(step_number("step", step))])
         self._park()
         self.helper.run(args, error=SandboxError)
 
@@ -399,7 +421,7 @@ class Sandbox:
         the same rule as checkpoint().  A running sandbox is reverted in
         place and keeps its REPL: its Python state is not reverted, only the
         files, which its next run() sees."""
-        step = _step_number("step", step, 1)
+        step = step_number("step", step, 1)
         self._park()
         self.helper.run(["revert", self.name, str(step)], error=SandboxError)
         # Its label: "revert N: ..." (a running sandbox's live changes are frozen above it).
@@ -414,7 +436,7 @@ class Sandbox:
         supervisor freezes them, under the same rule as checkpoint()).  The
         REPL's Python state is not copied.  The new Sandbox is returned
         stopped unless start=True; kwargs are Sandbox options for it."""
-        args: List[StrPath] = ["fork", self.name, name] + ([] if at is None else ["--at", str(_step_number("at", at))])
+        args: List[StrPath] = ["fork", self.name, name] + ([] if at is None else ["--at", str(step_number("at", at))])
         self._park()
         self.helper.run(args, error=SandboxError)
         kwargs.setdefault("network", self.network)
@@ -460,21 +482,7 @@ class Sandbox:
         for s in list_sessions(helper=self.helper):
             if s.name == self.name:
                 return s
-        raise SandboxError("layover: session %s not found" % self.name)
-
-
-def _step_number(what: str, value: Any, low: int = 0) -> int:
-    """A step number argument, checked here: the helper's refusal of '-1'
-    named an option ("unknown option '-1'") a Python caller never typed."""
-    try:
-        if isinstance(value, bool):
-            raise TypeError
-        value = operator.index(value)  # an int (a numpy integer too), never a str or float
-    except TypeError:
-        raise TypeError("%s must be a step number (an int, see log()), not %r" % (what, value)) from None
-    if value < low:
-        raise ValueError("%s must be a step number of %d or more (see log()), not %d" % (what, low, value))
-    return value
+        raise PatchError("layover: no session named '%s'; list them with 'layover sessions'" % self.name)
 
 
 def _shown(path: str) -> str:
