@@ -41,7 +41,7 @@ def _start(lo, args, out_tty=True, err_tty=True, env=None, stdin=b"piped-in"):
     p = subprocess.Popen([LAYOVER, "run", "--target", str(lo.target), *args], stdin=subprocess.PIPE,
                          stdout=slave if out_tty else subprocess.PIPE, stderr=slave if err_tty else subprocess.PIPE,
                          env=env, cwd=str(lo.target))
-    os.close(slave); time.sleep(1.5)
+    os.close(slave)
     try:
         p.stdin.write(stdin)
         p.stdin.close()
