@@ -99,13 +99,23 @@ def test_mcp_a_cancelled_rollback_waiting_for_a_command_never_runs(client):
     """A rollback waits for the writing calls to end (attack18's gate). The
     client cancelled it meanwhile (notifications/cancelled): it still ran
     once the command ended, and set aside what the agent wrote since."""
+    from test_sandbox_core import _pids_with
     c = client()
     assert not c.call("write_file", path="kept.txt", content="step one\n")["isError"]
-    slow = c.start("tools/call", {"name": "run_command", "arguments": {"command": "sleep 3"}})
-    time.sleep(0.5)
+    # Each step waits for the one before it, not for a fixed time (on a
+    # loaded machine the rollback could take the gate before the command
+    # did, or still wait as the command ended): the command runs (its sleep,
+    # of a length no other test uses, is seen), so its call holds the gate;
+    # the rollback is sent, then its cancel, which the server has read once
+    # it answers the ping sent after it (one reader, in order).
+    slow = c.start("tools/call", {"name": "run_command", "arguments": {"command": "sleep 3.019"}})
+    deadline = time.monotonic() + 60
+    while not _pids_with("sleep\x003.019\x00"):
+        assert time.monotonic() < deadline, "the command never started: " + c.stderr()
+        time.sleep(0.02)
     rb = c.start("tools/call", {"name": "rollback", "arguments": {"step": 0}})
-    time.sleep(0.5)
     c.notify("notifications/cancelled", {"requestId": rb, "reason": "took too long"})
+    c.request("ping")
     assert not c.response(slow)["result"]["isError"]
     assert not c.call("write_file", path="after.txt", content="written after the cancel\n")["isError"]
     time.sleep(1)
