@@ -166,10 +166,16 @@ def test_a_running_rollback_revert_or_fork_is_refused_under_the_freeze_rule(lo):
     try:
         ok(lo("checkpoint", "fr"))
         s("echo b > T/b.txt")
-        s("sh -c 'exec 3>>T/held.txt; exec sleep 30' >/dev/null 2>&1 &")
-        for _ in range(100):
-            if "held.txt" in s.names():
-                break
+        s("sh -c 'exec 3>>T/held.txt; exec sleep 30.0177' >/dev/null 2>&1 &")
+        # The writer is the sleep once it runs (the shell opened the file
+        # before its exec): waited for, not 100 looks at the file, which
+        # could end before the background shell ran, or find it not yet the
+        # sleep the messages name, on a loaded machine.
+        from test_sandbox_core import _pids_with
+        deadline = time.monotonic() + 60
+        while not _pids_with("sleep\x0030.0177\x00"):
+            assert time.monotonic() < deadline, "the writer never ran: %r" % s.names()
+            time.sleep(0.02)
         for args, verb in ((["rollback", "fr", "0"], "rollback"), (["revert", "fr", "1"], "revert"),
                            (["fork", "fr", "new"], "fork")):
             r = lo(*args)
