@@ -4,6 +4,7 @@ session's links made by the rename worker, the worker's queue, and
 import errno
 import json
 import os
+import signal
 import time
 
 import pytest
@@ -99,13 +100,23 @@ def test_mcp_a_cancelled_rollback_waiting_for_a_command_never_runs(client):
     """A rollback waits for the writing calls to end (attack18's gate). The
     client cancelled it meanwhile (notifications/cancelled): it still ran
     once the command ended, and set aside what the agent wrote since."""
+    from test_sandbox_core import _pids_with
     c = client()
     assert not c.call("write_file", path="kept.txt", content="step one\n")["isError"]
-    slow = c.start("tools/call", {"name": "run_command", "arguments": {"command": "sleep 3"}})
-    time.sleep(0.5)
+    # Each step waits for the one before it, not for a fixed time (on a
+    # loaded machine the rollback could take the gate before the command
+    # did, or still wait as the command ended): the command runs (its sleep,
+    # of a length no other test uses, is seen), so its call holds the gate;
+    # the rollback is sent, then its cancel, which the server has read once
+    # it answers the ping sent after it (one reader, in order).
+    slow = c.start("tools/call", {"name": "run_command", "arguments": {"command": "sleep 3.019"}})
+    deadline = time.monotonic() + 60
+    while not _pids_with("sleep\x003.019\x00"):
+        assert time.monotonic() < deadline, "the command never started: " + c.stderr()
+        time.sleep(0.02)
     rb = c.start("tools/call", {"name": "rollback", "arguments": {"step": 0}})
-    time.sleep(0.5)
     c.notify("notifications/cancelled", {"requestId": rb, "reason": "took too long"})
+    c.request("ping")
     assert not c.response(slow)["result"]["isError"]
     assert not c.call("write_file", path="after.txt", content="written after the cancel\n")["isError"]
     time.sleep(1)
@@ -144,17 +155,34 @@ def test_mcp_a_checkpoint_waits_for_overlapping_writers_never_for_good(client):
     assert c.close() == 0
 
 
+# The helper verb's timeout: long enough that `layover apply` reaches its
+# fault point's stop before the timeout's SIGTERM on a loaded machine (with
+# 1 s, a slow start could take the SIGTERM before the stop, and apply
+# rolled back, or had no handler yet).
+TIMEOUT = 5
+
+
+def _sigterm_pending(pid):
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            pending = [int(ln.split()[1], 16) for ln in f if ln.startswith(("SigPnd:", "ShdPnd:"))]
+    except OSError:
+        return True  # gone: nothing to wait for
+    return any(m & (1 << (signal.SIGTERM - 1)) for m in pending)
+
+
 def _go_on_after_the_timeout(session):
     """A thread that lets the apply of `session` a fault point stopped go
-    on 3 s later, once a 1 s timeout has passed."""
-    import signal
+    on once the timeout's SIGTERM waits for it (not a fixed 3 s later)."""
     import threading
 
     def go_on():
         for _ in range(1200):
             pid = stopped_apply(session)
             if pid:
-                time.sleep(3)
+                deadline = time.monotonic() + TIMEOUT + 60
+                while not _sigterm_pending(pid) and time.monotonic() < deadline:
+                    time.sleep(0.02)
                 os.kill(pid, signal.SIGCONT)
                 return
             time.sleep(0.05)
@@ -174,7 +202,7 @@ def test_python_a_helper_verb_past_its_timeout_is_stopped_by_sigterm_never_kille
     # The commit ran to its end before the SIGTERM took the helper, which
     # printed its whole result first: that is what the call returns (it
     # said "did not finish" before, though every file was applied).
-    r = sb.helper.run(["apply", "py19t", "--yes", "--json"], ok=(0, 1), timeout=1)
+    r = sb.helper.run(["apply", "py19t", "--yes", "--json"], ok=(0, 1), timeout=TIMEOUT)
     t.join()
     assert r.returncode == 0
     assert len(json.loads(r.stdout)["applied"]) == 12
@@ -191,9 +219,9 @@ def test_python_a_helper_verb_stopped_in_staging_by_its_timeout_says_nothing_was
     sb = python_session_stopping_at_commit(home, state_dir, "py19s")
     sb.helper.env["LAYOVER_FAULT"] = "apply:stage:2:stop"
     t = _go_on_after_the_timeout("py19s")
-    with pytest.raises(SandboxError, match=r"did not finish within 1 s; it was stopped: layover: apply: stopped by "
-                       r"SIGTERM; nothing was applied$"):
-        sb.helper.run(["apply", "py19s", "--yes", "--json"], ok=(0, 1), timeout=1)
+    with pytest.raises(SandboxError, match=r"did not finish within %d s; it was stopped: layover: apply: stopped by "
+                       r"SIGTERM; nothing was applied$" % TIMEOUT):
+        sb.helper.run(["apply", "py19s", "--yes", "--json"], ok=(0, 1), timeout=TIMEOUT)
     t.join()
     assert all((home / ("f%d" % i)).read_text() == "orig%d\n" % i for i in range(1, 13))
     assert [n for n in os.listdir(str(home)) if n.startswith(".layover-tmp")] == []

@@ -123,7 +123,8 @@ def start_running(lo, name, script="echo a > a.txt; exec sleep 30", extra=()):
                           *extra, "--", "/bin/sh", "-c", script],
                          env=lo.env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     sock = lo.session_dir(name) / "control.sock"
-    for _ in range(200):
+    deadline = time.monotonic() + 60  # a session's start on a loaded machine (it had 4 s)
+    while time.monotonic() < deadline:
         if sock.exists() and (lo.upper(name) / "a.txt").exists():
             return p, sock
         time.sleep(0.02)
@@ -146,7 +147,8 @@ def ask(sock, payload):
 
 
 def wait_for(path, what):
-    for _ in range(300):
+    deadline = time.monotonic() + 60  # the command's next step on a loaded machine (it had 6 s)
+    while time.monotonic() < deadline:
         if path.exists():
             return
         time.sleep(0.02)
@@ -187,9 +189,9 @@ def test_live_checkpoint_freezes_and_the_sandbox_goes_on_in_a_fresh_upper(lo):
               "mv {t}/a.txt {t}/a2.txt; touch {s}/done; exec sleep 30").format(t=t, s=sig)
     p, sock = start_running(lo, "live", script, ("--rw", str(sig)))
     d = lo.session_dir("live")
-    for _ in range(300):
-        if (d / "upper" / "held.txt").exists() and (d / "upper" / "held.txt").read_text() == "held\n":
-            break
+    deadline = time.monotonic() + 60  # 6 s before, then on as if held.txt were written
+    while not ((d / "upper" / "held.txt").exists() and (d / "upper" / "held.txt").read_text() == "held\n"):
+        assert time.monotonic() < deadline, "the command never wrote held.txt"
         time.sleep(0.02)
     try:
         # A writer open: refused, naming the process and the path; nothing changes.

@@ -53,7 +53,8 @@ class Inside:
         # T/ not inside a name: the test dirs' own names may hold "T/".
         (self.s / "cmd.tmp").write_text(re.sub(r"(?<![\w.-])T/", lambda m: self.t + "/", cmd) + "\n")
         (self.s / "cmd.tmp").rename(self.s / "cmd")
-        for _ in range(500):
+        deadline = time.monotonic() + 60  # the loop inside on a loaded machine (it had 5 s)
+        while time.monotonic() < deadline:
             if not (self.s / "cmd").exists():
                 return (self.s / "out").read_text()
             time.sleep(0.01)
@@ -166,10 +167,16 @@ def test_a_running_rollback_revert_or_fork_is_refused_under_the_freeze_rule(lo):
     try:
         ok(lo("checkpoint", "fr"))
         s("echo b > T/b.txt")
-        s("sh -c 'exec 3>>T/held.txt; exec sleep 30' >/dev/null 2>&1 &")
-        for _ in range(100):
-            if "held.txt" in s.names():
-                break
+        s("sh -c 'exec 3>>T/held.txt; exec sleep 30.0177' >/dev/null 2>&1 &")
+        # The writer is the sleep once it runs (the shell opened the file
+        # before its exec): waited for, not 100 looks at the file, which
+        # could end before the background shell ran, or find it not yet the
+        # sleep the messages name, on a loaded machine.
+        from test_sandbox_core import _pids_with
+        deadline = time.monotonic() + 60
+        while not _pids_with("sleep\x0030.0177\x00"):
+            assert time.monotonic() < deadline, "the writer never ran: %r" % s.names()
+            time.sleep(0.02)
         for args, verb in ((["rollback", "fr", "0"], "rollback"), (["revert", "fr", "1"], "revert"),
                            (["fork", "fr", "new"], "fork")):
             r = lo(*args)

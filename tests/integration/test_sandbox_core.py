@@ -257,7 +257,7 @@ def test_killed_supervisor_takes_the_sandbox_down_and_session_is_crashed(lo):
                           "echo kept > work.txt; sleep 3071 & setsid sleep 3072 & echo up; wait"],
                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, env=lo.env, cwd=str(lo.target))
     assert p.stdout.readline() == b"up\n"
-    deadline = time.time() + 5
+    deadline = time.time() + 30
     # Both seen in one look: a second look may meet `setsid` mid-exec, whose
     # cmdline reads empty for that moment (seen once in CI).
     both = False
@@ -271,8 +271,11 @@ def test_killed_supervisor_takes_the_sandbox_down_and_session_is_crashed(lo):
     assert both, "the sandbox's two sleeps never showed"
     os.kill(p.pid, signal.SIGKILL)
     p.wait()
+    # Gone within a deadline a loaded machine meets (the namespace's end took
+    # 0.3 s of the 1 s it had with the tests starved): what is checked is that
+    # nothing outlives run, not how fast the kernel reaps it.
     t0 = time.time()
-    while (_pids_with("sleep\x003071") or _pids_with("sleep\x003072")) and time.time() - t0 < 1.0:
+    while (_pids_with("sleep\x003071") or _pids_with("sleep\x003072")) and time.time() - t0 < 20:
         time.sleep(0.02)
     assert not _pids_with("sleep\x003071") and not _pids_with("sleep\x003072")
     items = json.loads(lo("sessions", "--json").stdout)

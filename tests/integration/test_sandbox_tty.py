@@ -16,16 +16,18 @@ def _spawn(lo, *cmd):
 
 def test_interactive_run_gets_its_own_pty_and_ctrl_c_reaches_the_command(lo, home):
     child = _spawn(lo, "/bin/sh")
-    child.sendline("test -t 0 && echo IS-A-TTY; ls /dev/pts | tr '\\n' ' '; echo; echo typed > typed.txt")
+    child.sendline("test -t 0 && echo IS-A-\"\"TTY; ls /dev/pts | tr '\\n' ' '; echo; echo typed > typed.txt")
     child.expect("IS-A-TTY")
     child.expect(r"\r\nptmx \r\n")  # a private devpts: none of the host's terminals
-    child.sendline("/usr/bin/python3 -c 'import time\ntry: time.sleep(30)\nexcept KeyboardInterrupt: print(\"got-ctrl-c\")'")
-    child.expect(r"\$ ")
-    import time
-    time.sleep(0.5)
+    # The command says when its handler is in place (a Ctrl+C before it, on a
+    # loaded machine's slow start, killed python outside its try); what the
+    # test waits for is printed, never the pty's echo of the typed line.
+    child.sendline("/usr/bin/python3 -c 'import time\ntry: print(\"in-\" \"try\", flush=True); time.sleep(30)\n"
+                   "except KeyboardInterrupt: print(\"got-\" \"ctrl-c\")'")
+    child.expect("in-try")
     child.sendcontrol("c")
     child.expect("got-ctrl-c")
-    child.sendline("echo still-here")  # Ctrl+C went to the command, not to layover
+    child.sendline("echo still-\"\"here")  # Ctrl+C went to the command, not to layover
     child.expect("still-here")
     child.sendline("exit 4")
     child.expect(pexpect.EOF)

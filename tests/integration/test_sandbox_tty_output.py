@@ -41,7 +41,7 @@ def _start(lo, args, out_tty=True, err_tty=True, env=None, stdin=b"piped-in"):
     p = subprocess.Popen([LAYOVER, "run", "--target", str(lo.target), *args], stdin=subprocess.PIPE,
                          stdout=slave if out_tty else subprocess.PIPE, stderr=slave if err_tty else subprocess.PIPE,
                          env=env, cwd=str(lo.target))
-    os.close(slave); time.sleep(1.5)
+    os.close(slave)
     try:
         p.stdin.write(stdin)
         p.stdin.close()
@@ -141,12 +141,15 @@ def test_output_is_complete_before_layovers_own_lines(lo, home):
     assert [int(x) for x in lines[:30000]] == list(range(1, 30001)), out[-500:]
     assert lines[30000].startswith(b"END"), out[-500:]
     # Killed by --timeout: what it printed first, then the line that says so.
+    # The timeout leaves room for a loaded machine: the 20000 lines go through
+    # two ptys and the relay first, and took over 2.5 s with the tests starved
+    # (under 0.25 s idle); --timeout 1 then killed the command before its END.
     cmd = "seq 1 20000; printf 'END\\n'; printf '\\033[8m'; exec sleep 30"
-    p, master = _start(lo, ["--on-exit", "discard", "--timeout", "1", "--", "/bin/sh", "-c", cmd])
+    p, master = _start(lo, ["--on-exit", "discard", "--timeout", "5", "--", "/bin/sh", "-c", cmd])
     out, _ = _finish(p, master)
     assert p.returncode == 124, out[-500:]
     assert b"\n20000\r\r\nEND\r\r\n\x1b[8m" + RESET in out, out[-500:]  # the reset before run's line
-    assert out.index(b"END") < out.index(b"--timeout 1s reached"), out[-500:]
+    assert out.index(b"END") < out.index(b"--timeout 5s reached"), out[-500:]
     # A background process killed at exit: its line comes after what was printed.
     cmd = "sleep 30 & seq 1 20000; echo END"
     p, master = _start(lo, ["--on-exit", "discard", "--", "/bin/sh", "-c", cmd])

@@ -63,7 +63,10 @@ def test_killed_discarding_run_leaves_no_remover_and_no_sandbox(lo):
         except OSError:
             return False
 
-    deadline = time.time() + 2
+    # A deadline a loaded machine meets (the sandbox's end took 0.3 s with the
+    # tests starved, in test_sandbox_core): what is checked is that nothing
+    # is left, not how fast it goes.
+    deadline = time.time() + 20
     left = None
     while time.time() < deadline:
         left = [pid for pid in ours if alive(pid)]
