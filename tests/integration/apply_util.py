@@ -186,3 +186,14 @@ def dir_mover(lo, moved, swap="moved", name="docs"):
         else:
             os.mkdir(str(lo.target / name))
     return move_out
+
+
+def saved_patch_and_copy(lo, tmp_path, cmd, session):
+    """`cmd` run in a new session, saved to TMP/SESSION.tar.zst, and a copy of
+    the target beside it (a reviewer's tree elsewhere): (patch, copy)."""
+    assert lo.run(cmd, session=session).returncode == 0
+    patch = tmp_path / (session + ".tar.zst")
+    assert lo("save", session, "-o", patch).returncode == 0
+    copy = tmp_path / (session + "-copy")
+    shutil.copytree(lo.target, copy, symlinks=True)
+    return patch, copy

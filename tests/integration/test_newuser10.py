@@ -3,16 +3,8 @@ applied with --target to their own copy of the project, which they edited
 since. Each test fails before its fix."""
 import json
 import os
-import shutil
 
-
-def _patch(lo, tmp_path, cmd, session):
-    assert lo.run(cmd, session=session).returncode == 0
-    patch = tmp_path / (session + ".tar.zst")
-    assert lo("save", session, "-o", patch).returncode == 0
-    copy = tmp_path / (session + "-copy")
-    shutil.copytree(lo.target, copy, symlinks=True)
-    return patch, copy
+from apply_util import saved_patch_and_copy as _patch
 
 
 def test_a_patch_applied_twice_finds_its_changes_there_and_writes_nothing(lo, tmp_path):

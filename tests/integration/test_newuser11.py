@@ -1,5 +1,6 @@
 """A Python agent author's first day (newuser11), the helper's side. Each
 test fails before its fix."""
+from apply_util import saved_patch_and_copy as _patch
 
 
 def test_rollback_past_the_steps_of_a_session_without_any_says_so(lo):
@@ -12,16 +13,6 @@ def test_rollback_past_the_steps_of_a_session_without_any_says_so(lo):
     assert lo("checkpoint", "nos").returncode == 0
     r = lo("rollback", "nos", "3")
     assert "no step 3: the session has steps 1..1 (0 is the real tree alone)" in r.stderr.decode(), r.stderr
-
-
-def _patch(lo, tmp_path, cmd, session):
-    import shutil
-    assert lo.run(cmd, session=session).returncode == 0
-    patch = tmp_path / (session + ".tar.zst")
-    assert lo("save", session, "-o", patch).returncode == 0
-    copy = tmp_path / (session + "-copy")
-    shutil.copytree(lo.target, copy, symlinks=True)
-    return patch, copy
 
 
 def test_a_patch_that_adds_a_directory_applied_twice_writes_nothing(lo, tmp_path):

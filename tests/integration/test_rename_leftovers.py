@@ -56,6 +56,26 @@ def _wait_for_copy(p, up):
     raise AssertionError("no temporary copy seen in %s" % up)
 
 
+def _kill_supervisor_mid_copy(lo, session):
+    """The slow move's supervisor SIGKILLed while its worker copies; its
+    worker then gone too (PDEATHSIG). The leftover temporary dir."""
+    p = _start_slow_move(lo, session)
+    try:
+        temp = _wait_for_copy(p, lo.upper(session))
+        worker = _rename_worker_of(p.pid)
+        os.kill(p.pid, signal.SIGKILL)
+        p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
+    deadline = time.time() + 30
+    while worker and os.path.exists("/proc/%d" % worker) and time.time() < deadline:
+        time.sleep(0.01)
+    assert os.path.exists(temp)  # left by the kill: the key says whose it is
+    return temp
+
+
 def _assert_agents_own_kept(lo, name):
     up = lo.upper(name)
     assert (up / ".layover-rename-7" / "keep.txt").read_text() == "mine\n"
@@ -98,21 +118,7 @@ def test_a_worker_killed_mid_copy_leaves_nothing_for_the_review(lo):
 
 
 def test_a_killed_supervisors_leftover_never_reaches_status_save_or_resume(lo):
-    p = _start_slow_move(lo, "skill")
-    up = lo.upper("skill")
-    try:
-        temp = _wait_for_copy(p, up)
-        worker = _rename_worker_of(p.pid)
-        os.kill(p.pid, signal.SIGKILL)
-        p.communicate(timeout=60)
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.communicate()
-    deadline = time.time() + 30  # the worker dies with it (PDEATHSIG)
-    while worker and os.path.exists("/proc/%d" % worker) and time.time() < deadline:
-        time.sleep(0.01)
-    assert os.path.exists(temp)  # left by the kill: the key says whose it is
+    temp = _kill_supervisor_mid_copy(lo, "skill")
     assert (lo.session_dir("skill") / "rename-temps").exists()
     _assert_review_clean(lo, "skill")
     assert not os.path.exists(temp)  # status swept it
@@ -125,21 +131,7 @@ def test_a_killed_supervisors_leftover_never_reaches_status_save_or_resume(lo):
 
 
 def test_a_leftover_of_a_killed_supervisor_is_swept_by_resume_before_the_freeze(lo):
-    p = _start_slow_move(lo, "rkill")
-    up = lo.upper("rkill")
-    try:
-        temp = _wait_for_copy(p, up)
-        worker = _rename_worker_of(p.pid)
-        os.kill(p.pid, signal.SIGKILL)
-        p.communicate(timeout=60)
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.communicate()
-    deadline = time.time() + 30
-    while worker and os.path.exists("/proc/%d" % worker) and time.time() < deadline:
-        time.sleep(0.01)
-    assert os.path.exists(temp)
+    temp = _kill_supervisor_mid_copy(lo, "rkill")
     r = lo.run("true", session="rkill", timeout=60)  # resumed first: no status in between
     assert r.returncode == 0, r.stderr
     names = [os.path.basename(t) for t in _temps(lo.session_dir("rkill"))]
