@@ -76,12 +76,16 @@ def test_y_n_with_a_reason_then_the_rest_stays_in_the_session_and_undo_gives_the
     assert (lo.target / "other.txt").read_text() == "other\n"
 
 
-def test_split_then_edit_with_a_scripted_editor(lo, tmp_path):
-    base = lines(60)
+def _three_hunk_session(lo, session):
+    """f.txt of 60 lines on the target; the session edits lines 10, 14 and 40."""
+    (lo.target / "f.txt").write_text(lines(60))
     new = lines(60, {10: "ten\n", 14: "fourteen\n", 40: "forty\n"})
-    (lo.target / "f.txt").write_text(base)
-    r = lo.run("cd '%s' && printf '%%s' \"$NEW\" > f.txt" % lo.target, session="s", env={"NEW": new})
+    r = lo.run("cd '%s' && printf '%%s' \"$NEW\" > f.txt" % lo.target, session=session, env={"NEW": new})
     assert r.returncode == 0
+
+
+def test_split_then_edit_with_a_scripted_editor(lo, tmp_path):
+    _three_hunk_session(lo, "s")
     editor = tmp_path / "ed.sh"
     # First a context line broken (refused, asked again), then a good edit.
     editor.write_text("#!/bin/sh\nif [ -e \"$0.once\" ]; then sed -i -e 's/^ L38/ l38/' -e 's/^+forty/+FORTY/' \"$1\";\n"
@@ -110,7 +114,7 @@ def test_split_then_edit_with_a_scripted_editor(lo, tmp_path):
     # A second apply takes the rest: the session's version whole.
     r = lo("apply", "s", "--yes")
     assert r.returncode == 0, r.stderr.decode(errors="replace")
-    assert (lo.target / "f.txt").read_text() == new
+    assert (lo.target / "f.txt").read_text() == lines(60, {10: "ten\n", 14: "fourteen\n", 40: "forty\n"})
 
 
 def test_help_a_d_and_q(lo):
@@ -335,11 +339,7 @@ def test_a_file_apply_merges_offers_the_hunks_of_the_merge_not_ones_undoing_your
 
 
 def test_a_dry_run_keeps_split_and_edit_answers_and_the_real_run_reuses_them_without_a_question(lo, tmp_path):
-    base = lines(60)
-    new = lines(60, {10: "ten\n", 14: "fourteen\n", 40: "forty\n"})
-    (lo.target / "f.txt").write_text(base)
-    r = lo.run("cd '%s' && printf '%%s' \"$NEW\" > f.txt" % lo.target, session="r", env={"NEW": new})
-    assert r.returncode == 0
+    _three_hunk_session(lo, "r")
     editor = tmp_path / "ed.sh"
     editor.write_text("#!/bin/sh\necho run >> \"$0.runs\"; sed -i 's/^+forty/+FORTY/' \"$1\"\n")
     editor.chmod(0o755)
@@ -357,7 +357,7 @@ def test_a_dry_run_keeps_split_and_edit_answers_and_the_real_run_reuses_them_wit
     c.expect(r"dry run: would apply")
     c.expect(r"your 4 answer\(s\) are kept")
     assert _finish(c) == 0
-    assert (lo.target / "f.txt").read_text() == base
+    assert (lo.target / "f.txt").read_text() == lines(60)
     c = _apply_p(lo, "r", env=env)
     c.expect(r"reuse its 4 answers\? \[Y/n\] ")
     c.sendline("y")
