@@ -26,29 +26,6 @@ void field(std::string& out, std::string_view s) {
 
 std::string dir_of(const std::string& file) { return file.substr(0, file.rfind('/')); }
 
-base::Result<std::string> read_all(int fd) {
-    std::string out;
-    char buf[65536];
-    for (;;) {
-        ssize_t n = ::read(fd, buf, sizeof buf);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) return base::sys_error("read");
-        if (n == 0) return out;
-        out.append(buf, static_cast<size_t>(n));
-        if (out.size() > kMaxFile) return base::error("too large for an answers file");
-    }
-}
-
-base::Result<void> write_all(int fd, std::string_view s) {
-    while (!s.empty()) {
-        ssize_t n = ::write(fd, s.data(), s.size());
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) return base::sys_error("write");
-        s.remove_prefix(static_cast<size_t>(n));
-    }
-    return base::Ok();
-}
-
 }  // namespace
 
 std::string hunk_key(std::string_view path, std::string_view body, size_t nth) {
@@ -88,7 +65,7 @@ base::Result<Answers> load_answers(const std::string& file) {
         if (errno == ENOENT) return a;
         return base::sys_error("open " + base::display_path(file));
     }
-    TRY(std::string text, read_all(fd.get()));
+    TRY(std::string text, base::read_all(fd.get(), kMaxFile));
     if (text.compare(0, std::strlen(kHeader), kHeader) != 0)
         return base::error("not an answers file: " + base::display_path(file));
     // One answer a line: KEY, a tab, the answer in hex.
@@ -114,7 +91,7 @@ base::Result<void> save_answers(const std::string& file, const Answers& a) {
     std::string tmp = file + ".tmp" + std::to_string(::getpid());
     base::Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600));
     if (!fd.valid()) return base::sys_error("create " + base::display_path(tmp));
-    auto w = write_all(fd.get(), text);
+    auto w = base::write_all(fd.get(), text.data(), text.size());
     if (w.ok() && ::rename(tmp.c_str(), file.c_str()) != 0) w = base::sys_error("rename " + base::display_path(tmp));
     if (!w.ok()) ::unlink(tmp.c_str());
     return w;
