@@ -110,6 +110,7 @@ Walked walk_answers(const capture::Patch& patch, const std::string& target, revi
         return Walked::Nothing;
     }
     if (!place.empty()) {
+        w->answers.owner = patch.from_session() ? wo.session_dir : real_of(patch.file());
         if (auto s = review::save_answers(place, w->answers); s.ok()) {
             kept->file = place;
             kept->count = w->answers.given.size();

@@ -7,14 +7,17 @@
 //   --older-than AGE given: kept and crashed sessions older than AGE too
 //                (their work is not applied anywhere: listed first)
 //   --dry-run    list what would go; remove nothing
-// A running session is never touched; neither is an undo record of a target
+// Also `apply -p`'s kept answers whose session or patch is gone or applied,
+// or unused for --older-than. A running session is never touched; neither is an undo record of a target
 // with an apply or undo under way (or its journal pending recovery).
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <map>
 #include <string>
@@ -27,6 +30,7 @@
 #include "helper/store/layer_gc.h"
 #include "helper/store/session.h"
 #include "review/apply/records.h"
+#include "review/prompt/answers.h"
 #include "review/txn/journal.h"
 
 namespace {
@@ -35,7 +39,8 @@ const char kGcUsage[] =
     "usage: layover gc [--older-than AGE] [--applied] [--dry-run] [--keep-undo N] [--keep-undo-days D]\n"
     "Prune sessions, trash and undo records; report what was freed. Never touches a running session.\n"
     "  (default)            empty sessions; applied or saved sessions older than 30d; trash older\n"
-    "                       than 24h; undo records past retention\n"
+    "                       than 24h; undo records past retention; kept 'apply -p' answers whose\n"
+    "                       session or patch is gone or applied, or unused for 30d\n"
     "  --older-than AGE     age for applied/saved sessions (30d, 12h, 2w...); given, it also prunes\n"
     "                       kept and crashed sessions older than AGE (unapplied work: listed first)\n"
     "  --applied            every applied session, whatever its age\n"
@@ -131,6 +136,47 @@ void pick_records(const std::string& state, const Options& o, std::vector<Item>*
     }
 }
 
+// `apply -p`'s kept answers (review/prompt/answers.h) once what they were
+// for is gone: their session discarded, removed (by this gc too) or applied,
+// their patch file deleted; or not saved again for --older-than (30d); a
+// save's temporary left for 24h; a file that cannot be read, after 24h.
+void pick_answers(const std::string& state, const Options& o, std::vector<Item>* out) {
+    auto files = review::list_kept_answers(state);
+    if (files.empty()) return;
+    std::map<std::string, std::string> sessions;  // dir -> state
+    if (auto all = session::list(state); all.ok())
+        for (const auto& s : *all) sessions[s.dir] = s.state;
+    for (const auto& it : *out)
+        if (it.what == "session") sessions[it.path] = "removed";
+    int64_t now = static_cast<int64_t>(::time(nullptr));
+    std::string sessions_dir = state + "/sessions/";
+    for (const auto& f : files) {
+        int64_t age_of = now - f.mtime_s;
+        std::string note;
+        auto s = sessions.find(f.owner);
+        bool of_session = s != sessions.end() || f.owner.compare(0, sessions_dir.size(), sessions_dir) == 0;
+        if (f.temporary || !f.readable) {
+            if (age_of < 24 * 3600) continue;
+            note = f.temporary ? "left by an interrupted save" : "cannot be read";
+        } else if (f.owner.empty()) {
+            if (age_of < o.older_than) continue;
+            note = "not used for " + std::to_string(age_of / 86400) + "d";
+        } else if (of_session && (s == sessions.end() || s->second == "removed")) {
+            note = "their session is gone";
+        } else if (of_session && s->second == "applied") {
+            note = "their session was applied";
+        } else if (!of_session && !file_exists(f.owner)) {
+            note = "their patch file is gone";
+        } else if (age_of >= o.older_than) {
+            note = "not used for " + std::to_string(age_of / 86400) + "d";
+        } else {
+            continue;
+        }
+        Item it{"kept apply -p answers", f.file, note, f.bytes, 0, false, "", {}};
+        out->push_back(std::move(it));
+    }
+}
+
 // Removes one item; "" or why it was left.
 std::string remove_item(const std::string& state, const Item& it) {
     if (it.what == "undo record") {
@@ -142,6 +188,10 @@ std::string remove_item(const std::string& state, const Item& it) {
             return "an apply or undo on its target was interrupted; run 'layover undo --list --target DIR' there first";
         auto r = review::remove_record(state, -1, it.record);
         return r.ok() ? "" : r.error().message;
+    }
+    if (it.what == "kept apply -p answers") {
+        if (::unlink(it.path.c_str()) != 0 && errno != ENOENT) return std::strerror(errno);
+        return "";
     }
     if (it.what == "session") {
         auto lk = session::lock(it.path, it.name);  // a run resuming it now wins; it is left
@@ -204,6 +254,7 @@ int cmd_gc(int argc, char** argv) {
     pick_sessions(*state, o, &store_cache, &items);
     pick_trash(*state, &store_cache, &items);
     pick_records(*state, o, &items);
+    pick_answers(*state, o, &items);
     std::stable_partition(items.begin(), items.end(), [](const Item& it) { return it.unapplied; });
 
     size_t removed = 0;

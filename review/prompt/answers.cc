@@ -1,5 +1,6 @@
 #include "review/prompt/answers.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -77,7 +78,8 @@ base::Result<Answers> load_answers(const std::string& file) {
         std::string value;
         if (tab == std::string_view::npos || !base::from_hex(line.substr(tab + 1), &value) || value.empty())
             return base::error("a damaged line in " + base::display_path(file));
-        a.given[std::string(line.substr(0, tab))] = std::move(value);
+        if (line.substr(0, tab) == "owner") a.owner = std::move(value);
+        else a.given[std::string(line.substr(0, tab))] = std::move(value);
         pos = nl + 1;
     }
     return a;
@@ -87,6 +89,7 @@ base::Result<void> save_answers(const std::string& file, const Answers& a) {
     std::string dir = dir_of(file);
     if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) return base::sys_error("mkdir " + base::display_path(dir));
     std::string text = kHeader;
+    if (!a.owner.empty()) text += "owner\t" + base::to_hex(a.owner) + "\n";
     for (const auto& [k, v] : a.given) text += k + "\t" + base::to_hex(v) + "\n";
     std::string tmp = file + ".tmp" + std::to_string(::getpid());
     base::Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600));
@@ -98,5 +101,31 @@ base::Result<void> save_answers(const std::string& file, const Answers& a) {
 }
 
 void drop_answers(const std::string& file) { ::unlink(file.c_str()); }
+
+std::vector<KeptAnswersFile> list_kept_answers(const std::string& state_dir) {
+    std::vector<KeptAnswersFile> out;
+    std::string dir = state_dir + "/apply-p";
+    DIR* d = ::opendir(dir.c_str());
+    if (!d) return out;
+    while (struct dirent* e = ::readdir(d)) {
+        std::string name = e->d_name;
+        if (name == "." || name == "..") continue;
+        KeptAnswersFile k;
+        k.file = dir + "/" + name;
+        struct stat st {};
+        if (::lstat(k.file.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+        k.mtime_s = st.st_mtime;
+        k.bytes = static_cast<uint64_t>(st.st_size);
+        k.temporary = name.find(".tmp") != std::string::npos;
+        if (!k.temporary) {
+            auto a = load_answers(k.file);
+            k.readable = a.ok();
+            if (a.ok()) k.owner = std::move(a->owner);
+        }
+        out.push_back(std::move(k));
+    }
+    ::closedir(d);
+    return out;
+}
 
 }  // namespace review

@@ -9,9 +9,11 @@
 // it is asked again.
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "capture/scan/change.h"
 #include "helper/base/result.h"
@@ -22,6 +24,10 @@ struct Answers {
     // key -> "y", "n", "s" (split, then the parts' own answers), or "e" and
     // the edited hunk's text.
     std::map<std::string, std::string> given;
+    // Whose they are: the session's dir, or the patch file's real path ("" in
+    // a file kept before it was recorded). `layover gc` drops them once it is
+    // gone (a discarded or removed session, a deleted patch) or applied.
+    std::string owner;
 };
 
 // Pure: the keys (32 hex digits).
@@ -39,5 +45,17 @@ base::Result<Answers> load_answers(const std::string& file);
 // Written 0600 beside its place and renamed in; STATE/apply-p made 0700.
 base::Result<void> save_answers(const std::string& file, const Answers& a);
 void drop_answers(const std::string& file);
+
+// The files in STATE/apply-p (for `layover gc`): each with its owner (""
+// when it has none or cannot be read: `readable` says which), its mtime
+// (the last save) and size. A save's leftover temporary is listed too, with
+// `temporary` set.
+struct KeptAnswersFile {
+    std::string file, owner;
+    int64_t mtime_s = 0;
+    uint64_t bytes = 0;
+    bool readable = false, temporary = false;
+};
+std::vector<KeptAnswersFile> list_kept_answers(const std::string& state_dir);
 
 }  // namespace review

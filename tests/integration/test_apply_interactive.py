@@ -3,6 +3,7 @@ scripted $EDITOR, a, d, q, ?), checked on the real filesystem: the file's
 bytes, the remainder in status/diff, a second apply, and undo's bytes."""
 import json
 import os
+from pathlib import Path
 
 import pexpect
 
@@ -320,6 +321,39 @@ def test_answers_survive_a_conflicting_apply_and_only_what_changed_is_asked_agai
     assert c.expect([r"reuse its", HUNK, WHOLE]) != 0
     c.sendeof()
     assert _finish(c) == 1
+
+
+def _keep_answers_by_a_conflicting_apply(lo, name):
+    (lo.target / "g.txt").write_text("g\n")
+    edit_session(lo, name, " && echo G > g.txt")
+    (lo.target / "g.txt").write_text("mine\n")  # the apply conflicts on g.txt: the answers are kept
+    c = _apply_p(lo, name)
+    while c.expect([HUNK, WHOLE, r"answer\(s\) are kept"]) != 2:
+        c.sendline("y")
+    assert _finish(c) == 1
+    kept = sorted((Path(lo.state) / "apply-p").iterdir())
+    assert len(kept) == 1
+    return kept[0]
+
+
+def test_gc_removes_kept_answers_once_their_session_is_discarded_or_they_are_old(lo):
+    # leftovers2: kept `apply -p` answers were never removed. gc keeps them while their session is
+    # there and removes them once it is discarded; answers unused for --older-than go too.
+    kept = _keep_answers_by_a_conflicting_apply(lo, "k")
+    out = lo("gc", check=True).stdout.decode()
+    assert "answers" not in out and kept.exists()
+    lo("discard", "k", check=True)
+    out = lo("gc", "--dry-run", check=True).stdout.decode()
+    assert "would remove kept apply -p answers" in out and "their session is gone" in out and kept.exists()
+    out = lo("gc", check=True).stdout.decode()
+    assert "removed kept apply -p answers" in out and "their session is gone" in out, out
+    assert not kept.exists()
+    # Old: a session still there, answers not saved again for 31 days.
+    kept = _keep_answers_by_a_conflicting_apply(lo, "k2")
+    old = kept.stat().st_mtime - 31 * 86400
+    os.utime(kept, (old, old))
+    out = lo("gc", check=True).stdout.decode()
+    assert "not used for 31d" in out and not kept.exists(), out
 
 
 def test_a_file_apply_merges_offers_the_hunks_of_the_merge_not_ones_undoing_your_edit(lo, tmp_path):

@@ -48,6 +48,7 @@ TEST_CASE("apply -p answers: saved and loaded back byte for byte; a missing file
     review::Answers a;
     a.given["k1"] = "y";
     a.given["k2"] = std::string("e line\n\t\0+x\n", 12);
+    a.owner = "/state/sessions/my\tsession";
     REQUIRE(review::save_answers(file, a).ok());
     struct stat st {};
     REQUIRE(::stat(file.c_str(), &st) == 0);
@@ -55,6 +56,13 @@ TEST_CASE("apply -p answers: saved and loaded back byte for byte; a missing file
     auto back = review::load_answers(file);
     REQUIRE(back.ok());
     CHECK(back->given == a.given);
+    CHECK(back->owner == a.owner);
+    auto listed = review::list_kept_answers(dir);
+    REQUIRE(listed.size() == 1);
+    CHECK(listed[0].file == file);
+    CHECK(listed[0].owner == a.owner);
+    CHECK(listed[0].readable);
+    CHECK(!listed[0].temporary);
     std::ofstream(file) << "layover-apply-p-answers 1\nk1\tzz\n";
     CHECK(!review::load_answers(file).ok());
     std::ofstream(file) << "something else\n";
