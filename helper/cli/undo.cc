@@ -35,6 +35,8 @@ const char kUndoUsage[] =
 // with `apply_only`, a killed undo is left to undo_record, which finishes it
 // first and names what it restored. An exit code, or -1 to go on.
 int take_back_killed(const std::string& target, bool json_out, bool apply_only) {
+    // A Ctrl+C the recovery held: raised when this returns, after what it did was said.
+    base::DeferredInterruptTaker interrupted;
     auto state = session::state_dir();
     auto back = state.ok() ? review::recover_pending(*state, target, apply_only)
                            : base::Result<review::Recovered>(state.error());
@@ -42,13 +44,19 @@ int take_back_killed(const std::string& target, bool json_out, bool apply_only) 
         std::fprintf(stderr, "layover: undo: %s\n", back.error().message.c_str());
         return 1;
     }
+    auto said_interrupted = [&] {
+        if (back->interrupted)
+            std::fputs("layover: undo: interrupted; the recovery finished first: the target is whole\n", stderr);
+    };
     if (!back->took_back) {
         if (!back->note.empty()) std::fprintf(stderr, "layover: undo: %s\n", back->note.c_str());
-        return -1;
+        said_interrupted();
+        return back->interrupted ? 1 : -1;  // held: nothing more is undone
     }
     review::ApplyReport rep;
     rep.recovered = back->note;
     cli::print_notes("undo", rep);
+    said_interrupted();
     if (json_out) cli::print_json(&rep, "", false);
     return 0;
 }

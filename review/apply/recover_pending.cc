@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include "helper/base/fd.h"
+#include "helper/base/interrupt.h"
 #include "review/apply/recover.h"
 #include "review/txn/journal.h"
 
@@ -42,8 +43,14 @@ base::Result<Recovered> recover_pending(const std::string& state, const std::str
     if (jt->kind == TxnKind::Apply)
         if (auto s = open_store(store_ref(root.get(), state, *jt), false); s.ok())
             complete = ::fstatat(s->dir.get(), "undo.json", &st, AT_SYMLINK_NOFOLLOW) == 0;
-    DirCache dirs(root.get());
-    TRY(out.note, recover(jpath, state, root.get(), dirs));
+    {
+        // A Ctrl+C waits for the tree to be whole (the journal goes last, so
+        // recovery is idempotent, but a half-reverted tree is not to be seen).
+        base::InterruptDeferral hold_signals;
+        DirCache dirs(root.get());
+        TRY(out.note, recover(jpath, state, root.get(), dirs));
+        out.interrupted = base::interrupt_pending();
+    }
     out.took_back = !out.note.empty() && !complete;
     return out;
 }

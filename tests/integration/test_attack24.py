@@ -65,6 +65,32 @@ def test_undo_last_json_after_a_killed_apply_reports_the_recovery(lo, home):
     assert snapshot(home) == before
 
 
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_ctrl_c_during_undo_lasts_recovery_waits_for_its_end_and_says_it_finished(lo, home, sig):
+    # leftovers2: `undo --last` recovering a killed apply died at a Ctrl+C halfway, the tree half
+    # reverted (the journal kept, so the next run finished it). As apply and undo do, the recovery
+    # holds the signal until the tree is whole, says so, then dies by it.
+    _session(lo)
+    before = snapshot(home)
+    _killed_apply(lo, "apply:commit:3")
+    p = subprocess.Popen([LAYOVER, "undo", "--last", "--target", str(home)], stdin=subprocess.DEVNULL,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         env=dict(lo.env, LAYOVER_FAULT="apply:revert:1:stop"))
+    try:
+        assert _wait_stopped(p), p.communicate()
+        os.kill(p.pid, sig)  # delivered when it goes on
+    finally:
+        os.kill(p.pid, signal.SIGCONT)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == -sig, (p.returncode, err)
+    err = err.decode()
+    assert "layover: undo: reverted an interrupted apply of s" in err, err
+    assert "layover: undo: interrupted; the recovery finished first: the target is whole" in err, err
+    assert snapshot(home) == before
+    r = lo("undo", "--list", "--target", home)
+    assert r.returncode == 0 and r.stderr == b"", r.stderr
+
+
 def test_undo_last_after_an_apply_killed_once_its_record_was_written_undoes_that_apply(lo, home):
     # The apply had finished (undo.json written): --last then means that apply.
     _session(lo)
