@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include "capture/scan/dir_print.h"
 #include "capture/scan/fingerprint.h"
 #include "capture/scan/walker.h"
 #include "helper/base/text.h"
@@ -81,8 +82,11 @@ Result<BaseEntry> Walker::base_of(const Seen& l, const std::string& path, int64_
     } else if (l.side.type == Type::Symlink) {
         b.fingerprint = fingerprint_bytes(l.side.link_target);
     }
-    b.stale = opts_.base_stale &&
-              stale_copy(path, ns_of(l.st.stx_ctime), copied, b.mode, opts_.known_bases, [&] { return b.fingerprint; });
+    // A dir: its subtree's (capture/scan/dir_print.h), read only when its ctime says stale and an apply
+    // remembered one for it.
+    b.stale = opts_.base_stale && stale_copy(path, ns_of(l.st.stx_ctime), copied, b.mode, opts_.known_bases, [&] {
+                  return b.type == Type::Dir ? real_subtree_fingerprint(l.fd.get()) : b.fingerprint;
+              });
     return b;
 }
 
@@ -90,8 +94,12 @@ void Walker::mark_stale(const Seen& u, const Seen& l, int low, const std::string
     Change& c = out_->items.back().change;
     c.stale = stale_copy(path, ns_of(l.st.stx_ctime), copyup_ns(u), l.side.mode, opts_.known_bases, [&] {
         if (l.side.type == Type::Symlink) return fingerprint_bytes(l.side.link_target);
-        if (l.side.type != Type::File) return std::string();
         base::Fd own;
+        if (l.side.type == Type::Dir) {
+            if (!l.fd.valid()) own.reset(::openat(low, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+            return real_subtree_fingerprint(l.fd.valid() ? l.fd.get() : own.get());
+        }
+        if (l.side.type != Type::File) return std::string();
         if (!l.fd.valid()) own.reset(::openat(low, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
         auto fp = fingerprint_fd(l.fd.valid() ? l.fd.get() : own.get(), l.side.size);
         return fp ? fp.value() : std::string();

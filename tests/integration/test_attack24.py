@@ -271,3 +271,63 @@ def test_undo_of_a_record_a_killed_gc_was_removing_never_says_restored_for_what_
     assert r.returncode == 1 and restored == 0, (r.stdout, r.stderr)
     assert b"no undo record for" in r.stderr, r.stderr  # gc's removal stands
     assert os.listdir(lo.state / "deleting")  # what the kill left, for the next gc
+
+
+def test_reapplying_a_dir_deletion_after_an_undo_or_a_recovery_is_no_stale_copy_unless_the_dir_changed(lo, home):
+    # leftovers2: apply -> undo -> apply of a session deleting a dir (or a killed apply recovered, then
+    # apply) was "dd: was changed on the target after the sandbox copied it (stale copy)": the undo's
+    # rename back moves the dir's ctime past the copy-up. The apply remembers the dir's subtree (names,
+    # types, modes, sizes, contents); a dir holding just that again is no conflict; one changed inside is.
+    (home / "dd" / "sub").mkdir(parents=True)
+    (home / "dd" / "a.txt").write_text("a\n")
+    (home / "dd" / "sub" / "b.txt").write_text("b\n")
+    os.symlink("a.txt", str(home / "dd" / "ln"))
+    r = lo.run("rm -rf dd; echo x > x.txt", session="s")
+    assert r.returncode == 0, r.stderr
+    before = snapshot(home)
+    for _ in range(2):
+        r = lo("apply", "s", "--yes")
+        assert r.returncode == 0, r.stderr
+        assert not (home / "dd").exists()
+        r = lo("undo", "--last", "--target", home)
+        assert r.returncode == 0, r.stderr
+        assert snapshot(home) == before
+    # A killed apply recovered, then apply again.
+    _killed_apply(lo, "apply:commit:2")
+    r = lo("undo", "--last", "--target", home)
+    assert r.returncode == 0 and "reverted an interrupted apply" in r.stderr.decode(), r.stderr
+    assert snapshot(home) == before
+    r = lo("apply", "s", "--yes")
+    assert r.returncode == 0, r.stderr
+    assert lo("undo", "--last", "--target", home).returncode == 0
+    # Changed inside since: a conflict, whatever the undo left known.
+    for change in (lambda: (home / "dd" / "new.txt").write_text("new\n"),
+                   lambda: (home / "dd" / "sub" / "b.txt").write_text("B\n"),
+                   lambda: os.chmod(str(home / "dd" / "a.txt"), 0o600)):
+        snap = snapshot(home)
+        change()
+        r = lo("apply", "s", "--yes")
+        assert r.returncode != 0 and b"dd" in r.stderr, r.stderr
+        assert (home / "dd").is_dir()
+        shutil.rmtree(str(home / "dd"))
+        (home / "dd" / "sub").mkdir(parents=True)
+        (home / "dd" / "a.txt").write_text("a\n")
+        (home / "dd" / "sub" / "b.txt").write_text("b\n")
+        os.symlink("a.txt", str(home / "dd" / "ln"))
+
+
+def test_applying_again_after_the_first_apply_of_a_dir_deletion_was_killed_and_recovered(lo, home):
+    # leftovers2: the killed apply never remembered what it saw; its recovery renamed dd back.
+    (home / "dd").mkdir()
+    (home / "dd" / "a.txt").write_text("a\n")
+    (home / "notes.txt").write_text("old\n")
+    r = lo.run("rm -rf dd; echo new > notes.txt; echo x > x.txt", session="s")
+    assert r.returncode == 0, r.stderr
+    before = snapshot(home)
+    _killed_apply(lo, "apply:commit:3")
+    r = lo("undo", "--last", "--target", home)
+    assert r.returncode == 0 and "reverted an interrupted apply" in r.stderr.decode(), r.stderr
+    assert snapshot(home) == before
+    r = lo("apply", "s", "--yes")
+    assert r.returncode == 0, r.stderr
+    assert not (home / "dd").exists() and (home / "notes.txt").read_text() == "new\n"

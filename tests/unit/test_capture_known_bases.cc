@@ -2,13 +2,17 @@
 // (capture/patch/known_bases.h over helper/store/known_bases.h).
 #include <fcntl.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <string>
 
 #include "capture/patch/known_bases.h"
+#include "capture/scan/dir_print.h"
+#include "capture/scan/fingerprint.h"
 #include "capture/scan/stale.h"
+#include "helper/base/fd.h"
 #include "helper/base/text.h"
 #include "helper/store/known_bases.h"
 
@@ -129,4 +133,36 @@ TEST_CASE("known bases: a fork inherits the source's as evidence of a real file,
     CHECK_FALSE(base::from_hex("0g", &back));
     std::string rm = std::string("rm -rf ") + a + " " + b + " " + c;
     CHECK(::system(rm.c_str()) == 0);
+}
+
+TEST_CASE("a dir's subtree fingerprint: the real one matches the recorded one; a change inside does not") {
+    char tmpl[] = "/tmp/layover-dirprint-XXXXXX";
+    REQUIRE(::mkdtemp(tmpl));
+    std::string d = tmpl;
+    REQUIRE(::mkdir((d + "/sub").c_str(), 0750) == 0);
+    {
+        base::Fd f(::open((d + "/a.txt").c_str(), O_WRONLY | O_CREAT | O_EXCL, 0640));
+        REQUIRE(::write(f.get(), "a\n", 2) == 2);
+    }
+    REQUIRE(::symlink("a.txt", (d + "/sub/ln").c_str()) == 0);
+    struct stat st {};
+    REQUIRE(::stat(d.c_str(), &st) == 0);
+    std::vector<SubtreeEntry> rec = {{"sub/ln", Type::Symlink, 0777, 5, fingerprint_bytes("a.txt")},
+                                     {"a.txt", Type::File, 0640, 2, fingerprint_bytes("a\n")},
+                                     {"sub", Type::Dir, 0750, 4096, ""}};
+    std::string recorded = subtree_fingerprint(st.st_mode & 07777, rec);
+    base::Fd dir(::open(d.c_str(), O_RDONLY | O_DIRECTORY));
+    CHECK(real_subtree_fingerprint(dir.get()) == recorded);
+    CHECK(subtree_fingerprint(st.st_mode & 07777, {}) != recorded);
+    REQUIRE(::chmod((d + "/a.txt").c_str(), 0600) == 0);
+    CHECK(real_subtree_fingerprint(dir.get()) != recorded);
+    REQUIRE(::chmod((d + "/a.txt").c_str(), 0640) == 0);
+    CHECK(real_subtree_fingerprint(dir.get()) == recorded);
+    REQUIRE(::mkdir((d + "/sub/new").c_str(), 0700) == 0);
+    CHECK(real_subtree_fingerprint(dir.get()) != recorded);
+    ::rmdir((d + "/sub/new").c_str());
+    ::unlink((d + "/sub/ln").c_str());
+    ::rmdir((d + "/sub").c_str());
+    ::unlink((d + "/a.txt").c_str());
+    ::rmdir(d.c_str());
 }
