@@ -23,6 +23,7 @@
 #include "helper/store/layer_store.h"
 #include "helper/store/session.h"
 #include "helper/store/steps.h"
+#include "review/prompt/answers.h"
 #include "review/prompt/trash.h"
 
 namespace {
@@ -220,6 +221,7 @@ int cmd_discard(int argc, char** argv) {
     auto r = remove_aside(state.value(), s->dir, "now");
     if (!r) return fail(r.error().message);
     (void)steps::sweep_store(state.value(), false);  // the layers no other session refers to go too
+    review::drop_answers_of(state.value(), s->dir);  // its kept `apply -p` answers (review/prompt/answers.h)
     std::fprintf(stderr, "layover: discarded session '%s'\n", s->meta.name.c_str());
     return 0;
 }

@@ -128,4 +128,9 @@ std::vector<KeptAnswersFile> list_kept_answers(const std::string& state_dir) {
     return out;
 }
 
+void drop_answers_of(const std::string& state_dir, const std::string& owner) {
+    for (const auto& k : list_kept_answers(state_dir))
+        if (k.readable && k.owner == owner) drop_answers(k.file);
+}
+
 }  // namespace review

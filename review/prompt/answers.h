@@ -57,5 +57,7 @@ struct KeptAnswersFile {
     bool readable = false, temporary = false;
 };
 std::vector<KeptAnswersFile> list_kept_answers(const std::string& state_dir);
+// Drops those whose owner is `owner` (`discard --now` of a session: its dir).
+void drop_answers_of(const std::string& state_dir, const std::string& owner);
 
 }  // namespace review

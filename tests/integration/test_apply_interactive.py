@@ -354,6 +354,10 @@ def test_gc_removes_kept_answers_once_their_session_is_discarded_or_they_are_old
     os.utime(kept, (old, old))
     out = lo("gc", check=True).stdout.decode()
     assert "not used for 31d" in out and not kept.exists(), out
+    # discard --now removes its session's answers at once.
+    kept = _keep_answers_by_a_conflicting_apply(lo, "k3")
+    lo("discard", "k3", "--now", check=True)
+    assert not kept.exists()
 
 
 def test_a_file_apply_merges_offers_the_hunks_of_the_merge_not_ones_undoing_your_edit(lo, tmp_path):
