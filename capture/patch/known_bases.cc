@@ -40,8 +40,7 @@ base::Result<void> remember_bases(const std::string& session_dir, const Manifest
             }
             under.push_back({b.path.substr(prefix.size()), b.type, b.mode, b.size, b.fingerprint});
         }
-        if (fresh_all)
-            fresh[d->path].insert(session::known_content(subtree_fingerprint(d->mode, std::move(under)), d->mode));
+        if (fresh_all) fresh[d->path].insert(subtree_fingerprint(d->mode, std::move(under)));  // its mode inside
     }
     return session::add_known_bases(session_dir, fresh);
 }

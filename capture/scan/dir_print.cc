@@ -102,7 +102,7 @@ std::string subtree_fingerprint(uint32_t dir_mode, std::vector<SubtreeEntry> ent
         field(s, std::to_string(e.type == Type::File ? e.size : 0));
         field(s, e.type == Type::File || e.type == Type::Symlink ? e.fingerprint : std::string());
     }
-    return fingerprint_bytes(s);
+    return "dir:" + fingerprint_bytes(s);
 }
 
 std::string real_subtree_fingerprint(int dir_fd) {

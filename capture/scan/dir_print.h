@@ -22,7 +22,9 @@ struct SubtreeEntry {
     std::string fingerprint;  // a file's content, a symlink's target; "" otherwise
 };
 
-// Pure; the entries in any order. 32 hex digits.
+// Pure; the entries in any order. "dir:" and 32 hex digits: kept as such in
+// the session's known contents, never taken for a file's (a fingerprint,
+// bare or with "/MODE", is what capture's known_gone reads as one).
 std::string subtree_fingerprint(uint32_t dir_mode, std::vector<SubtreeEntry> entries);
 
 // The real dir open at `dir_fd` (not moved): "" when it cannot be read
