@@ -67,7 +67,7 @@ base::Result<Answers> load_answers(const std::string& file) {
         return base::sys_error("open " + base::display_path(file));
     }
     TRY(std::string text, base::read_all(fd.get(), kMaxFile));
-    if (text.compare(0, std::strlen(kHeader), kHeader) != 0)
+    if (!std::string_view(text).starts_with(kHeader))
         return base::error("not an answers file: " + base::display_path(file));
     // One answer a line: KEY, a tab, the answer in hex.
     for (size_t pos = std::strlen(kHeader); pos < text.size();) {
