@@ -1,6 +1,8 @@
 """The attack pass of 27 Nov on this round's merged code (attack25): a
 hostile agent inside the sandbox, a hostile patch or state. Each test
 failed before its fix."""
+import pexpect
+
 from mcp_util import client, proj, text  # noqa: F401 (fixtures)
 
 from test_attack23 import strict
@@ -34,3 +36,35 @@ def test_mcp_a_forged_reply_nested_deep_is_refused_in_one_line(client, proj):
     for line in c.lines:
         strict(line)
     assert text(c.call("run_command", command="echo still up")).startswith("still up\n")  # started again
+
+
+def test_apply_p_a_kept_yes_to_a_whole_change_never_takes_other_content_of_the_same_size_and_mtime(lo):
+    # A whole change (an added file) was keyed by its path, kind, types,
+    # modes, size, mtime, link target and xattrs, not its content: after a
+    # dry run's "y" to new.txt, the agent's next run wrote other bytes of the
+    # same size and put the mtime back (touch -d, to the nanosecond), and the
+    # real `apply -p` reused the "y" without a word: it wrote content no one
+    # was shown. The key now holds the content's fingerprint: asked again.
+    from test_apply_interactive import WHOLE, _apply_p, _finish
+    r = lo.run("cd '%s' && printf 'good\\n' > new.txt && touch -d '2020-01-02 03:04:05.123456789' new.txt" % lo.target,
+               session="a25")
+    assert r.returncode == 0
+    c = _apply_p(lo, "a25", "--dry-run")
+    c.expect(WHOLE)
+    c.sendline("y")
+    c.expect(r"your 1 answer\(s\) are kept")
+    assert _finish(c) == 0
+    r = lo.run("cd '%s' && printf 'EVIL\\n' > new.txt && touch -d '2020-01-02 03:04:05.123456789' new.txt"
+               % lo.target, session="a25")
+    assert r.returncode == 0
+    c = _apply_p(lo, "a25")
+    i = c.expect([r"reuse its 1 answers?\? \[Y/n\] ", WHOLE])
+    if i == 0:
+        c.sendline("y")
+        i = c.expect([WHOLE, r"undo record: ", pexpect.EOF]) + 1
+    assert i == 1, "the kept 'y' was reused for other content: %r" % c.before
+    c.sendline("n")
+    c.expect(r"Why not\? ")
+    c.sendline("")
+    _finish(c)
+    assert not (lo.target / "new.txt").exists()
