@@ -28,6 +28,12 @@ from ._client_frames import NotJson, _finite_float, _no_constant
 # bytes a character) plus 64 Ki small ones.
 MAX_REPLY = 16 * 1024 * 1024  # bytes
 MAX_VALUES = 1 << 16          # JSON values: strings, and the , : [ { between them
+# Nesting: the agent's replies nest 3 deep (search_files' matches). Under
+# MAX_VALUES a frame forged inside could nest ~990 deep: the reader's
+# shallow stack parsed it, and json.dumps of the tool's response, deeper in
+# another thread's stack, raised RecursionError outside every handler (a
+# traceback, and the client's call never answered; attack25).
+MAX_DEPTH = 64
 
 
 class TooBig(ValueError):
@@ -39,6 +45,7 @@ class TooBig(ValueError):
 # that matches, so a frame of escaped quotes costs linear time), or a
 # character that starts or separates values outside strings.
 _TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*(?:"|\\?\Z)|[,:\[{]')
+_NEST = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*(?:"|\\?\Z)|[\[\]{}]')  # a string as _TOKEN's, or a bracket
 
 
 def _small_int(text: str) -> int:
@@ -65,6 +72,17 @@ def loads_reply(text: str) -> Any:
             if n > MAX_VALUES:
                 raise TooBig("the sandbox sent a reply of more than %d JSON values, the limit of one reply (a "
                              "frame forged inside, on the agent's channel); the sandbox was stopped" % MAX_VALUES)
+    if text.count("[") + text.count("{") > MAX_DEPTH:  # else it cannot nest deeper
+        depth = 0
+        for m in _NEST.finditer(text):
+            c = text[m.start()]
+            if c == "[" or c == "{":
+                depth += 1
+                if depth > MAX_DEPTH:
+                    raise TooBig("the sandbox sent a reply nested more than %d deep, the limit of one reply (a "
+                                 "frame forged inside, on the agent's channel); the sandbox was stopped" % MAX_DEPTH)
+            elif c == "]" or c == "}":
+                depth -= 1
     return _decode(text)
 
 

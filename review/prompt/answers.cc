@@ -37,9 +37,10 @@ std::string hunk_key(std::string_view path, std::string_view body, size_t nth) {
     return capture::fingerprint_bytes(s);
 }
 
-std::string change_key(const capture::Change& c) {
+std::string change_key(const capture::Change& c, std::string_view content) {
     std::string s = "change\n";
     field(s, c.path);
+    field(s, content);
     for (uint64_t v :
          {static_cast<uint64_t>(c.kind), static_cast<uint64_t>(c.type), static_cast<uint64_t>(c.old_type), c.size,
           static_cast<uint64_t>(c.mode), static_cast<uint64_t>(c.old_mode), static_cast<uint64_t>(c.mtime_ns)})

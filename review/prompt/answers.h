@@ -5,7 +5,8 @@
 // hunk's lines (context, '-' and '+', without the "@@" line, whose numbers
 // move when the file changes elsewhere) and which of the file's identical
 // such hunks it is; a whole change's kind, types, modes, size, mtime, link
-// target and xattrs. A changed hunk or change so never takes a stale answer:
+// target, xattrs and content (a file's fingerprint: an agent sets size and
+// mtime at will, attack25). A changed hunk or change so never takes a stale answer:
 // it is asked again.
 #pragma once
 #include <cstddef>
@@ -32,7 +33,7 @@ struct Answers {
 
 // Pure: the keys (32 hex digits).
 std::string hunk_key(std::string_view path, std::string_view body, size_t nth);
-std::string change_key(const capture::Change& c);
+std::string change_key(const capture::Change& c, std::string_view content);
 
 // Where the answers of an `apply -p` of `source` (a session's name and dir,
 // or a patch file's real path) to `target` (its real path) are kept:

@@ -151,16 +151,30 @@ struct Walker {
         return unread;
     }
 
-    Fate whole(const capture::Change& c, const Side& real, const Side& mine) {
+    // The content a whole change writes, as its answer's key holds it: a
+    // file member's fingerprint (a hard link's, its first name's), "" for
+    // none. Without it the key took an agent's other bytes of the same size
+    // and mtime for the ones answered (attack25).
+    std::string content_of(const capture::Member* m) const {
+        if (!m) return "";
+        const auto& all = patch.members();
+        if (m->kind == capture::Member::Kind::Hardlink)
+            for (const auto& x : all)
+                if (x.kind == capture::Member::Kind::File && x.path == m->link_target) return content_of(&x);
+        if (m->kind != capture::Member::Kind::File) return "";
+        return patch.member_fingerprint(static_cast<size_t>(m - all.data()));
+    }
+
+    Fate whole(const capture::Change& c, const capture::Member* m, const Side& real, const Side& mine) {
         std::string what = std::string(capture::kind_name(c.kind)) + " " + capture::type_name(c.type);
         if (c.kind == capture::Kind::Deleted) what = std::string("deleted ") + capture::type_name(c.old_type);
         if (c.type == capture::Type::File && c.kind != capture::Kind::Deleted) what += ", " + base::bytes_text(c.size);
         if (c.old_mode != c.mode && c.kind == capture::Kind::Modified) {
-            char m[40];
-            std::snprintf(m, sizeof m, ", mode %04o -> %04o", c.old_mode & 07777, c.mode & 07777);
-            what += m;
+            char mb[40];
+            std::snprintf(mb, sizeof mb, ", mode %04o -> %04o", c.old_mode & 07777, c.mode & 07777);
+            what += mb;
         }
-        std::string key = change_key(c);
+        std::string key = change_key(c, content_of(m));
         std::string was = saved(key);
         if (was == "y" || was == "n") r.reused++;
         else
@@ -397,12 +411,12 @@ struct Walker {
             text = real.exists && real.loaded && real.mode != kGitSymlink && !looks_binary(real.data) &&
                    !looks_binary(mine.data) && real.data != mine.data;
         }
-        if (!text) return whole(c, real, mine);
+        if (!text) return whole(c, m, real, mine);
         FileHunks f;
         std::optional<std::string> view = merged_view(c, real, mine);
         merged = view.has_value();
         diff_file(f, real.data, view ? std::move(*view) : mine.data);
-        if (f.spans.empty()) return whole(c, real, mine);
+        if (f.spans.empty()) return whole(c, m, real, mine);
         if (merged)
             std::fprintf(stderr,
                          "layover: note: %s changed on the real filesystem since the session's base was recorded; its "

@@ -24,15 +24,16 @@ TEST_CASE("apply -p answers: keys tell apart path, lines, which twin, and a chan
     c.size = 4;
     c.mode = 0644;
     c.mtime_ns = 1;
-    std::string ck = review::change_key(c);
-    CHECK(ck == review::change_key(c));
+    std::string ck = review::change_key(c, "f1");
+    CHECK(ck == review::change_key(c, "f1"));
     for (int i = 0; i < 3; i++) {
         capture::Change d = c;
         if (i == 0) d.size = 5;
         if (i == 1) d.mtime_ns = 2;
         if (i == 2) d.mode = 0755;
-        CHECK(review::change_key(d) != ck);
+        CHECK(review::change_key(d, "f1") != ck);
     }
+    CHECK(review::change_key(c, "f2") != ck);  // other bytes of the same size and mtime (attack25)
 }
 
 TEST_CASE("apply -p answers: saved and loaded back byte for byte; a missing file holds none, a damaged one errs") {
