@@ -299,6 +299,7 @@ base::Result<ApplyReport> apply_patch(const capture::Patch& patch, const ApplyOp
     txn.target = tgt.path;
     txn.dev = tgt.dev;
     txn.ino = tgt.ino;
+    txn.btime_ns = tree_birth_ns(root);
     txn.state = TxnState::Staging;
     // A patch file by its real path: `undo --list` shows it, and a later
     // apply of it from another directory finds this record (it kept the

@@ -41,9 +41,10 @@ std::vector<std::string> entries(int dirfd) {
 
 // The records under one store parent (STATE/undo/KEY or TARGET/.layover-undo).
 // want_dev/want_ino: only this tree's (0: any); a record of another tree (a
-// copied .layover-undo) is left out, not damaged.
+// copied .layover-undo, or one removed since whose inode this tree reuses:
+// want_btime, when both know a birth time) is left out, not damaged.
 void collect(int parent, const std::string& parent_path, bool in_state, uint64_t want_dev, uint64_t want_ino,
-             std::vector<RecordInfo>* out, std::vector<DamagedRecord>* damaged) {
+             std::vector<RecordInfo>* out, std::vector<DamagedRecord>* damaged, int64_t want_btime = 0) {
     for (const auto& id : entries(parent)) {
         auto dir = base::open_at(parent, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
         if (!dir.ok()) continue;
@@ -55,6 +56,7 @@ void collect(int parent, const std::string& parent_path, bool in_state, uint64_t
             continue;
         }
         if (want_dev && (t->dev != want_dev || t->ino != want_ino)) continue;
+        if (want_btime && t->btime_ns && t->btime_ns != want_btime) continue;
         RecordInfo r;
         r.id = id;
         r.dir = path;
@@ -157,9 +159,10 @@ base::Result<std::vector<RecordInfo>> list_records(const std::string& state, int
     std::vector<RecordInfo> out;
     std::string home = state + "/undo/" + target_key(st.st_dev, st.st_ino);
     if (auto h = base::open_at(AT_FDCWD, home, O_RDONLY | O_DIRECTORY | O_NOFOLLOW); h.ok())
-        collect(h->get(), home, true, st.st_dev, st.st_ino, &out, damaged);
+        collect(h->get(), home, true, st.st_dev, st.st_ino, &out, damaged, tree_birth_ns(root));
     if (auto u = open_dir_beneath(root, kUndoDir); u.ok())
-        collect(u->get(), (target == "/" ? "" : target) + "/" + kUndoDir, false, st.st_dev, st.st_ino, &out, damaged);
+        collect(u->get(), (target == "/" ? "" : target) + "/" + kUndoDir, false, st.st_dev, st.st_ino, &out, damaged,
+                tree_birth_ns(root));
     newest_first(&out);
     return out;
 }

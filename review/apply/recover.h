@@ -15,6 +15,11 @@ namespace review {
 // Returns a one-line note of what was recovered ("" when nothing was pending).
 // `state`: the state dir (where a store kept outside the target lives).
 base::Result<std::string> recover(const std::string& journal, const std::string& state, int root, DirCache& dirs);
+// Whether journal `t` is of the tree open at `root`: its birth time, when
+// both know one, is the one the journal recorded. A tree removed and made
+// again may reuse the inode the journal is keyed by; recover() then sets
+// the journal aside (`JOURNAL.other-tree-ID`) and says so, doing nothing.
+bool journal_is_of(const Txn& t, int root);
 
 // Where an apply's undo store lives. In the state dir (STATE/undo/DEV-INO/ID)
 // when it is on the target's mount, so originals still move by rename and

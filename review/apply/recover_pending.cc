@@ -39,8 +39,8 @@ base::Result<Recovered> recover_pending(const std::string& state, const std::str
     TRY(base::Fd lock, lock_target(state, target_key(st.st_dev, st.st_ino), target));
     TRY(auto jt, read_journal(jpath));  // under the lock: the apply that held it may have finished
     if (!jt || (apply_only && jt->kind != TxnKind::Apply)) return out;
-    bool complete = false;
-    if (jt->kind == TxnKind::Apply)
+    bool complete = !journal_is_of(*jt, root.get());  // another tree's: set aside, nothing taken back
+    if (jt->kind == TxnKind::Apply && !complete)
         if (auto s = open_store(store_ref(root.get(), state, *jt), false); s.ok())
             complete = ::fstatat(s->dir.get(), "undo.json", &st, AT_SYMLINK_NOFOLLOW) == 0;
     {

@@ -24,6 +24,13 @@ base::Result<void> ensure_dir(const std::string& path) {
 
 }  // namespace
 
+int64_t tree_birth_ns(int fd) {
+    struct statx sx {};
+    if (::statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_BTIME, &sx) != 0 || !(sx.stx_mask & STATX_BTIME))
+        return 0;
+    return static_cast<int64_t>(sx.stx_btime.tv_sec) * 1000000000 + sx.stx_btime.tv_nsec;
+}
+
 std::string target_key(uint64_t dev, uint64_t ino) {
     char buf[64];
     std::snprintf(buf, sizeof buf, "%llx-%llx", static_cast<unsigned long long>(dev),

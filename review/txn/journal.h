@@ -13,6 +13,9 @@
 namespace review {
 
 std::string target_key(uint64_t dev, uint64_t ino);
+// The birth time of the tree open at `fd` (statx STATX_BTIME), in ns; 0 when
+// its filesystem keeps none.
+int64_t tree_birth_ns(int fd);
 
 // Exclusive, non-blocking: a second apply/undo on the same tree fails clearly.
 base::Result<base::Fd> lock_target(const std::string& state, const std::string& key, const std::string& target);

@@ -120,6 +120,7 @@ std::string txn_to_json(const Txn& t) {
     o += ",\n\"created\":";
     put_str(o, t.created);
     if (t.created_ns) o += ",\n\"created_ns\":" + std::to_string(t.created_ns);
+    if (t.btime_ns) o += ",\n\"btime_ns\":" + std::to_string(t.btime_ns);
     o += ",\n\"store\":";
     put_str(o, t.store);
     if (t.in_state) o += ",\n\"store_home\":\"state\"";
@@ -183,6 +184,7 @@ base::Result<Txn> txn_from_json(const std::string& text) {
         t.source = unb64(j, "source_b64");
         t.created = j.at("created").get<std::string>();
         t.created_ns = j.value("created_ns", int64_t{0});
+        t.btime_ns = j.value("btime_ns", int64_t{0});
         t.store = j.at("store").get<std::string>();
         t.record = unb64(j, "record_b64");
         t.force = j.contains("force") && j.at("force").get<bool>();

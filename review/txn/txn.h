@@ -64,6 +64,10 @@ struct Txn {
     std::string id;
     std::string target;         // absolute path when started
     uint64_t dev = 0, ino = 0;  // the target root's identity
+    // The target root's birth time (statx STATX_BTIME), 0 when the
+    // filesystem has none or the record is older: a tree removed and made
+    // again can get the same inode, and its journal is not this one's.
+    int64_t btime_ns = 0;
     TxnState state = TxnState::Staging;
     std::string source;      // the patch or session applied
     std::string created;     // UTC RFC 3339

@@ -1,8 +1,12 @@
 """The attack pass of 27 Nov on this round's merged code (attack25): a
 hostile agent inside the sandbox, a hostile patch or state. Each test
 failed before its fix."""
+import json
+import os
+
 import pexpect
 
+from conftest import snapshot
 from mcp_util import client, proj, text  # noqa: F401 (fixtures)
 
 from test_attack23 import strict
@@ -68,3 +72,59 @@ def test_apply_p_a_kept_yes_to_a_whole_change_never_takes_other_content_of_the_s
     c.sendline("")
     _finish(c)
     assert not (lo.target / "new.txt").exists()
+
+
+def _journal_of(lo, tree):
+    st = os.stat(str(tree))
+    return lo.state / "journal" / ("%x-%x.json" % (st.st_dev, st.st_ino))
+
+
+def _other_birth(path):
+    """The JSON file at `path` as if written for another tree at the same
+    inode: its `btime_ns` moved by a second."""
+    text = path.read_text()
+    j = json.loads(text)
+    assert j.get("btime_ns"), "no birth time recorded (a filesystem without btime?): %s" % text[:300]
+    path.write_text(text.replace('"btime_ns":%d' % j["btime_ns"], '"btime_ns":%d' % (j["btime_ns"] - 10**9)))
+
+
+def test_a_journal_of_an_earlier_tree_at_the_same_inode_is_set_aside_never_run(lo, home):
+    # Found by attack25 (from the code): the journal and the records are keyed by the target's dev and
+    # inode alone. A killed apply's target removed, and a new dir given its inode (ext4 reuses them):
+    # the next apply, `undo --last` or `doctor --fix` there ran the old journal, removing the files at
+    # its paths and restoring the old tree's originals into the new one. The journal now records the
+    # tree's birth time, and one of another tree is set aside, named, with nothing done.
+    assert lo.run("echo NEW > notes.txt; echo added > added.txt", session="s").returncode == 0
+    r = lo("apply", "s", "--yes", env={"LAYOVER_FAULT": "apply:commit:2:kill"})
+    assert r.returncode == -9, r.stderr
+    journal = _journal_of(lo, home)
+    assert journal.exists()
+    _other_birth(journal)  # the same inode, another tree
+    before = snapshot(home)
+    r = lo("undo", "--last", "--target", home)
+    err = r.stderr.decode()
+    assert "is of an earlier tree at this inode, removed since: nothing of it was done here" in err, err
+    assert snapshot(home) == before  # nothing reverted, removed or restored
+    assert not journal.exists()
+    aside = [p.name for p in journal.parent.iterdir() if ".other-tree-" in p.name]
+    assert len(aside) == 1 and aside[0].startswith(journal.name), aside
+    # The next apply goes on as on any tree: no journal pending.
+    r = lo("apply", "s", "--yes", "--force")
+    assert r.returncode == 0, r.stderr
+    assert (home / "notes.txt").read_text() == "NEW\n"
+
+
+def test_undo_records_of_an_earlier_tree_at_the_same_inode_are_not_this_trees(lo, home):
+    assert lo.run("echo NEW > notes.txt", session="s").returncode == 0
+    assert lo("apply", "s", "--yes").returncode == 0
+    r = lo("undo", "--list", "--json", "--target", home)
+    assert r.returncode == 0 and len(json.loads(r.stdout)) == 1, r.stdout
+    st = os.stat(str(home))
+    records = list((lo.state / "undo" / ("%x-%x" % (st.st_dev, st.st_ino))).glob("*/undo.json"))
+    assert len(records) == 1
+    _other_birth(records[0])
+    r = lo("undo", "--list", "--json", "--target", home)
+    assert r.returncode == 0 and json.loads(r.stdout) == [], r.stdout
+    r = lo("undo", "--last", "--target", home)
+    assert r.returncode == 1
+    assert (home / "notes.txt").read_text() == "NEW\n"  # the other tree's record restored nothing here
