@@ -71,8 +71,8 @@ int cmd_run(int argc, char** argv) {
     if (std::string state = run.session_dir.substr(0, run.session_dir.rfind("/sessions/"));
         !state.empty() && review::journal_pending(state, run.meta.target))
         std::fprintf(stderr,
-                     "layover: warning: an apply or undo on %s was interrupted, and this run sees the tree as it "
-                     "left it: 'layover undo --last --target %s' takes it back\n",
+                     "layover: warning: an apply or undo on %s was interrupted (or is running now), and this run "
+                     "sees the tree half done: 'layover undo --last --target %s' takes an interrupted one back\n",
                      base::display_path(run.meta.target).c_str(), base::display_path(run.meta.target).c_str());
     // A shell at a terminal looks like any other: say where it runs and how it ends.
     if (!opts->quiet && opts->command.empty() && interactive) {
