@@ -9,6 +9,7 @@ import difflib
 import fcntl
 import json
 import os
+import re
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ._helper import SESSION_CWD
@@ -270,8 +271,20 @@ def _cmd_text(r: Dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
+# Terminal escape sequences (colour, cursor moves, titles: CSI, OSC, and the
+# two-byte ESC ones) a command writes when a tool forces colour (pytest
+# --color=yes, FORCE_COLOR, CLICOLOR_FORCE): noise and tokens to a model, and
+# an ESC the model echoes into a file is a bug it cannot see. Cut from the
+# output of run_command, read_output and kill_command (newuser12).
+_ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[()*+][0-~]|\x1b[ -~]?")
+
+
 def _cmd(r: Dict[str, Any], keys: Tuple[str, ...]) -> Dict[str, Any]:
-    return {k: r.get(k) for k in keys}
+    out = {k: r.get(k) for k in keys}
+    for k in ("stdout", "stderr"):
+        if isinstance(out.get(k), str) and "\x1b" in out[k]:
+            out[k] = r[k] = _ESCAPES.sub("", out[k])
+    return out
 
 
 def run_command(ctx: Any, a: Dict[str, Any]) -> Result:
