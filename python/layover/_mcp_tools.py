@@ -329,11 +329,21 @@ def _at_least(name: str, v: int, lo: int, what: str) -> int:
     return v
 
 
+def _file_path(a: Dict[str, Any]) -> str:
+    """The `path` of read_file, write_file, edit_file: an empty one (a model's
+    unfilled template) was taken as the target's root, "write_file: . is a
+    directory; use list_directory", which names neither the argument nor the fix."""
+    path = _arg(a, "path", str, required=True)
+    if not path:
+        raise BadArgs("argument 'path' is empty: name a file, relative to the target or absolute")
+    return path
+
+
 def read_file(ctx: Any, a: Dict[str, Any]) -> Result:
     # Refused, not bent to 1 and 2000: a 0 or -5 was a mistake the agent should see.
     offset = _at_least("offset", _arg(a, "offset", int, 1), 1, "the first line to read; lines count from 1")
     limit = _at_least("limit", _arg(a, "limit", int, 2000), 1, "how many lines to read; default 2000")
-    r = ctx.agent("read_file", {"path": _arg(a, "path", str, required=True), "offset": offset, "limit": limit})
+    r = ctx.agent("read_file", {"path": _file_path(a), "offset": offset, "limit": limit})
     s = _cmd(r, ("path", "content", "start_line", "end_line", "size", "truncated", "next_offset"))
     text = r["content"]
     if not text:
@@ -347,14 +357,14 @@ def read_file(ctx: Any, a: Dict[str, Any]) -> Result:
 
 
 def write_file(ctx: Any, a: Dict[str, Any]) -> Result:
-    r = ctx.agent("write_file", {"path": _arg(a, "path", str, required=True),
+    r = ctx.agent("write_file", {"path": _file_path(a),
                                  "content": _arg(a, "content", str, required=True, nul_ok=True)})
     s = _cmd(r, ("path", "bytes_written", "created"))
     return "wrote %d bytes to %s%s" % (r["bytes_written"], r["path"], " (new file)" if r["created"] else ""), s, False
 
 
 def edit_file(ctx: Any, a: Dict[str, Any]) -> Result:
-    r = ctx.agent("edit_file", {"path": _arg(a, "path", str, required=True),
+    r = ctx.agent("edit_file", {"path": _file_path(a),
                                 "old_string": _arg(a, "old_string", str, required=True, nul_ok=True),
                                 "new_string": _arg(a, "new_string", str, required=True, nul_ok=True),
                                 "replace_all": _arg(a, "replace_all", bool, False)})

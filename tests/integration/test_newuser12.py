@@ -43,3 +43,14 @@ def test_mcp_docs_give_each_client_a_snippet_of_its_own_format():
     assert "tool_timeout_sec = 3600" in toml, toml
     cfg = tomllib.loads(toml.replace("  ", ""))
     assert cfg["mcp_servers"]["layover"]["args"][0] == "mcp", cfg
+
+
+def test_mcp_an_empty_path_names_the_argument(client, proj):
+    # Before: "write_file: . is a directory; use list_directory" (the target's root).
+    c = client(session="mcp-nu12-empty")
+    for tool, extra in (("write_file", {"content": "x"}), ("read_file", {}),
+                        ("edit_file", {"old_string": "a", "new_string": "b"})):
+        r = c.call(tool, path="", **extra)
+        assert r["isError"], r
+        assert text(r) == "%s: argument 'path' is empty: name a file, relative to the target or absolute" % tool, r
+    assert c.call("log")["structuredContent"]["steps"] == []  # refused by the argument check: no step
