@@ -114,12 +114,16 @@ def _tools(network: str) -> List[Dict[str, Any]]:
     net = network == "host"  # only then can a command reach the outside world
     where = ("Runs inside the layover sandbox over the target tree: writes land in the sandbox's session, "
              "never in the real tree, until a person applies them.")
+    # Without --network host a download fails as "Could not resolve host" or a
+    # timeout the model retried or worked around (newuser12): say so up front.
+    offline = "" if net else (" No network beyond the sandbox's own loopback (the server's --network %s): "
+                              "downloads (pip, npm, git clone, curl) fail; localhost works." % network)
     return [
         {"name": "run_command", "title": "Run a shell command",
          "description": "Run a command with /bin/sh -c in the sandbox and wait for it (timeout in seconds, "
                         "default 120, max 3600; on timeout its process group is killed). Files persist "
                         "between calls. stdout and stderr are capped at %d characters each, 40000 together "
-                        "(head and tail kept). %s" % (OUTPUT_CAP, where),
+                        "(head and tail kept). %s%s" % (OUTPUT_CAP, where, offline),
          "inputSchema": _obj({"command": dict(S, description="shell command line"),
                               "cwd": dict(S, description="working directory (default: the target's root, or the server's --cwd)"),
                               "timeout": {"type": "number", "description": "seconds (default 120, max 3600)"},
@@ -129,7 +133,7 @@ def _tools(network: str) -> List[Dict[str, Any]]:
         {"name": "start_command", "title": "Start a background command",
          "description": "Start a command with /bin/sh -c in the sandbox and return a job_id at once: for "
                         "servers, watchers and long builds. Read its output with read_output, stop it with "
-                        "kill_command. " + where,
+                        "kill_command. " + where + offline,
          "inputSchema": _obj({"command": S, "cwd": S}, ["command"]),
          "outputSchema": _obj({"job_id": S}, ["job_id"]),
          "annotations": _ann("Start a background command", False, True, False, net)},

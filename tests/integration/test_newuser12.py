@@ -3,6 +3,7 @@
 its fix."""
 import os
 import re
+import time
 import tomllib
 from pathlib import Path
 
@@ -21,9 +22,17 @@ def test_mcp_command_output_reaches_the_model_without_terminal_escapes(client):
     assert r["structuredContent"]["stdout"] == "FAILED done\n", r
     assert r["structuredContent"]["stderr"] == "warn\n", r
     assert text(r) == "FAILED done\n[stderr]\nwarn\n[exit code 0]", text(r)
+    job = c.call("start_command", command=COLOUR)["structuredContent"]["job_id"]
+    seen = ""
+    for _ in range(40):  # read_output hands what came since the last read: gather it until the job ends
+        out = c.call("read_output", job_id=job, wait=5)
+        assert "\x1b" not in text(out), out
+        seen += out["structuredContent"]["stdout"]
+        if not out["structuredContent"]["running"]:
+            break
+    assert seen == "FAILED done\n", seen
     job = c.call("start_command", command=COLOUR + "; exec sleep 600")["structuredContent"]["job_id"]
-    out = c.call("read_output", job_id=job, wait=10)
-    assert "\x1b" not in text(out) and "FAILED done" in out["structuredContent"]["stdout"], out
+    time.sleep(1)
     assert "\x1b" not in text(c.call("kill_command", job_id=job))
     # The file the command wrote keeps its bytes: only the output shown is cleaned.
     c.call("run_command", command="printf '\\033[31mx\\n' > esc.txt")
@@ -54,3 +63,15 @@ def test_mcp_an_empty_path_names_the_argument(client, proj):
         assert r["isError"], r
         assert text(r) == "%s: argument 'path' is empty: name a file, relative to the target or absolute" % tool, r
     assert c.call("log")["structuredContent"]["steps"] == []  # refused by the argument check: no step
+
+
+def test_mcp_command_tools_say_when_there_is_no_network(client):
+    # Before: nothing said so; a model ran `pip install`, met "Could not resolve
+    # host" and retried or worked around it.
+    tools = {t["name"]: t for t in client(session="mcp-nu12-net").request("tools/list")["result"]["tools"]}
+    for name in ("run_command", "start_command"):
+        assert "No network beyond the sandbox's own loopback (the server's --network loopback): downloads " \
+               "(pip, npm, git clone, curl) fail; localhost works." in tools[name]["description"], tools[name]
+    tools = {t["name"]: t for t in client("--network", "host", session="mcp-nu12-host").request(
+        "tools/list")["result"]["tools"]}
+    assert "No network" not in tools["run_command"]["description"]
