@@ -30,7 +30,8 @@ from ._mcp_options import Options, Usage
 from ._mcp_sandbox import AgentSandbox
 from ._gate import Cancelled, nothing
 from ._mcp_steps import FREEZERS, WRITERS, Steps, changed_via, session_exists_via
-from ._mcp_tools import HANDLERS, BadArgs, ToolFail, check_known_args, review_hint, tool_list
+from ._mcp_schema import check_known_args, tool_list
+from ._mcp_tools import HANDLERS, BadArgs, ToolFail, review_hint
 from .errors import SandboxError
 
 LEGACY = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")

@@ -213,7 +213,7 @@ def test_cli_md_mcp_section_names_every_tool_the_server_lists():
     # It named 11 of 15 (not checkpoint, log, rollback, review_feedback).
     sys.path.insert(0, str(SOURCE / "python"))
     try:
-        from layover._mcp_tools import tool_list
+        from layover._mcp_schema import tool_list
     finally:
         sys.path.pop(0)
     body = [b for h, b in sections(cli_md(), r"## ").items() if names_verb(h, "mcp")]
