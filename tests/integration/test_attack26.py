@@ -70,3 +70,28 @@ def test_a_killed_apply_on_an_overlayfs_target_is_recovered_not_set_aside_as_ano
     assert res["same"] and not res["left"], res
     # Its undo record too was in no list: "no undo record for .../t2".
     assert res["applied"] == 0 and res["undone"] == 0 and res["same2"], res
+
+
+def test_a_dir_fingerprint_of_a_deep_chain_is_bounded_in_memory(lo, home):
+    # Found by attack26: a dir an undo renamed back is fingerprinted whole when stale
+    # (capture/scan/dir_print.cc), each entry keeping its full path: a 3,000-deep chain of
+    # 100-byte names made inside it since took `status` 1.4 GB (quadratic in the depth; one
+    # stack frame and one fd a level too). Past 512 levels or 64 MiB of paths it stays stale.
+    r = lo.run("rm -rf old; echo x > x.txt", session="s")
+    assert r.returncode == 0, r.stderr
+    assert lo("apply", "s", "--yes").returncode == 0
+    assert lo("undo", "--last", "--target", home).returncode == 0
+    fd = os.open(str(home / "old"), os.O_RDONLY | os.O_DIRECTORY)
+    for _ in range(3000):
+        os.mkdir("n" * 100, dir_fd=fd)
+        nfd = os.open("n" * 100, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+        os.close(fd)
+        fd = nfd
+    os.close(fd)
+    p = subprocess.Popen([LAYOVER, "status", "s"], env=lo.env, cwd=str(home), stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    _, status, ru = os.wait4(p.pid, 0)
+    out = p.stdout.read()
+    assert os.waitstatus_to_exitcode(status) == 0, p.stderr.read()
+    assert b"old" in out, out
+    assert ru.ru_maxrss < 300 * 1024, ru.ru_maxrss  # KB: 1.4 GB before
