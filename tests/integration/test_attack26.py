@@ -95,3 +95,18 @@ def test_a_dir_fingerprint_of_a_deep_chain_is_bounded_in_memory(lo, home):
     assert os.waitstatus_to_exitcode(status) == 0, p.stderr.read()
     assert b"old" in out, out
     assert ru.ru_maxrss < 300 * 1024, ru.ru_maxrss  # KB: 1.4 GB before
+
+
+def test_gc_never_follows_a_symlinked_apply_p_dir_to_remove_files_elsewhere(lo, victim):
+    # Found by attack26: gc listed STATE/apply-p with opendir (a symlink followed) and removed every
+    # regular file there it could not read as answers, or named *.tmp*, once 24h old: STATE/apply-p
+    # a symlink to another dir cost that dir its files. A symlink there is now no answers dir.
+    old = 1600000000
+    (victim / "notes.tmp.txt").write_text("mine\n")
+    for f in victim.iterdir():
+        os.utime(str(f), (old, old))
+    os.symlink(str(victim), str(lo.state / "apply-p"))
+    r = lo("gc")
+    assert r.returncode == 0, r.stderr
+    assert sorted(p.name for p in victim.iterdir()) == ["notes.tmp.txt", "victim.txt"], r.stdout
+    assert (victim / "victim.txt").read_text() == "precious\n"
