@@ -16,6 +16,11 @@ namespace {
 
 constexpr size_t kMaxEntries = 100000;
 constexpr uint64_t kMaxBytes = uint64_t{1} << 30;
+// A chain of dirs costs a stack frame and an fd a level, and each entry's
+// path repeats its parents': a 3,000-deep chain of 100-byte names took
+// 1.4 GB (attack26). Deeper, or longer in all, the dir stays stale.
+constexpr size_t kMaxDepth = 512;
+constexpr uint64_t kMaxPathBytes = uint64_t{64} << 20;
 
 void field(std::string& out, const std::string& s) {
     out += std::to_string(s.size());
@@ -37,10 +42,12 @@ Type type_of(mode_t m) {
 struct Budget {
     size_t entries = 0;
     uint64_t bytes = 0;
+    uint64_t path_bytes = 0;
 };
 
 // false: unreadable or over budget.
-bool walk(int dir_fd, const std::string& prefix, Budget* b, std::vector<SubtreeEntry>* out) {
+bool walk(int dir_fd, const std::string& prefix, size_t depth, Budget* b, std::vector<SubtreeEntry>* out) {
+    if (depth > kMaxDepth) return false;
     int dup = ::openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dup < 0) return false;
     DIR* d = ::fdopendir(dup);
@@ -51,7 +58,14 @@ bool walk(int dir_fd, const std::string& prefix, Budget* b, std::vector<SubtreeE
     std::vector<std::string> names;
     while (struct dirent* e = ::readdir(d)) {
         std::string n = e->d_name;
-        if (n != "." && n != "..") names.push_back(std::move(n));
+        if (n == "." || n == "..") continue;
+        // Counted as read: a flat dir of millions is never held whole.
+        if (b->entries + names.size() >= kMaxEntries ||
+            (b->path_bytes += prefix.size() + 1 + n.size()) > kMaxPathBytes) {
+            ::closedir(d);
+            return false;
+        }
+        names.push_back(std::move(n));
     }
     ::closedir(d);
     for (const auto& n : names) {
@@ -82,7 +96,7 @@ bool walk(int dir_fd, const std::string& prefix, Budget* b, std::vector<SubtreeE
         out->push_back(std::move(s));
         if (is_dir) {
             base::Fd sub(::openat(dir_fd, n.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-            if (!sub.valid() || !walk(sub.get(), rel, b, out)) return false;
+            if (!sub.valid() || !walk(sub.get(), rel, depth + 1, b, out)) return false;
         }
     }
     return true;
@@ -110,7 +124,7 @@ std::string real_subtree_fingerprint(int dir_fd) {
     if (dir_fd < 0 || ::fstat(dir_fd, &st) != 0 || !S_ISDIR(st.st_mode)) return "";
     Budget b;
     std::vector<SubtreeEntry> entries;
-    if (!walk(dir_fd, "", &b, &entries)) return "";
+    if (!walk(dir_fd, "", 0, &b, &entries)) return "";
     return subtree_fingerprint(st.st_mode & 07777, std::move(entries));
 }
 

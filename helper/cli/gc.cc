@@ -190,7 +190,7 @@ std::string remove_item(const std::string& state, const Item& it) {
         return r.ok() ? "" : r.error().message;
     }
     if (it.what == "kept apply -p answers") {
-        if (::unlink(it.path.c_str()) != 0 && errno != ENOENT) return std::strerror(errno);
+        if (int e = review::drop_answers(it.path); e != 0 && e != ENOENT) return std::strerror(e);
         return "";
     }
     if (it.what == "session") {

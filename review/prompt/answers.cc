@@ -101,20 +101,46 @@ base::Result<void> save_answers(const std::string& file, const Answers& a) {
     return w;
 }
 
-void drop_answers(const std::string& file) { ::unlink(file.c_str()); }
+namespace {
+
+// STATE/apply-p itself, never through a symlink, and ours (attack26: gc
+// followed a symlink there and removed another dir's files).
+base::Fd open_answers_dir(const std::string& dir) {
+    base::Fd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    struct stat st {};
+    if (fd.valid() && (::fstat(fd.get(), &st) != 0 || st.st_uid != ::geteuid())) fd.reset(-1);
+    return fd;
+}
+
+}  // namespace
+
+int drop_answers(const std::string& file) {
+    auto slash = file.rfind('/');
+    if (slash == std::string::npos) return EINVAL;
+    base::Fd dir = open_answers_dir(file.substr(0, slash));
+    if (!dir.valid()) return errno == ENOENT ? ENOENT : ENOTDIR;
+    return ::unlinkat(dir.get(), file.c_str() + slash + 1, 0) == 0 ? 0 : errno;
+}
 
 std::vector<KeptAnswersFile> list_kept_answers(const std::string& state_dir) {
     std::vector<KeptAnswersFile> out;
     std::string dir = state_dir + "/apply-p";
-    DIR* d = ::opendir(dir.c_str());
-    if (!d) return out;
+    base::Fd fd = open_answers_dir(dir);
+    if (!fd.valid()) return out;
+    int dfd = fd.get();
+    int dup = ::dup(dfd);
+    DIR* d = dup < 0 ? nullptr : ::fdopendir(dup);
+    if (!d) {
+        if (dup >= 0) ::close(dup);
+        return out;
+    }
     while (struct dirent* e = ::readdir(d)) {
         std::string name = e->d_name;
         if (name == "." || name == "..") continue;
         KeptAnswersFile k;
         k.file = dir + "/" + name;
         struct stat st {};
-        if (::lstat(k.file.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+        if (::fstatat(dfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) continue;
         k.mtime_s = st.st_mtime;
         k.bytes = static_cast<uint64_t>(st.st_size);
         k.temporary = name.find(".tmp") != std::string::npos;

@@ -45,9 +45,11 @@ std::string answers_file(const std::string& state_dir, std::string_view source, 
 base::Result<Answers> load_answers(const std::string& file);
 // Written 0600 beside its place and renamed in; STATE/apply-p made 0700.
 base::Result<void> save_answers(const std::string& file, const Answers& a);
-void drop_answers(const std::string& file);
+// 0 or the errno; never through a symlinked or foreign STATE/apply-p.
+int drop_answers(const std::string& file);
 
-// The files in STATE/apply-p (for `layover gc`): each with its owner (""
+// The files in STATE/apply-p (for `layover gc`; none when it is a symlink
+// or not the caller's): each with its owner (""
 // when it has none or cannot be read: `readable` says which), its mtime
 // (the last save) and size. A save's leftover temporary is listed too, with
 // `temporary` set.

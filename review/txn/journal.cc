@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -22,9 +23,32 @@ base::Result<void> ensure_dir(const std::string& path) {
     return base::Ok();
 }
 
+// A filesystem whose birth time is its inode's own, set once when made.
+// Not overlayfs (attack26): a dir of a lower layer reports the lower
+// inode's, and its copy-up (the first entry an apply writes in it) the
+// upper's, at the same st_ino: a killed apply's journal was then taken for
+// another tree's and set aside, the tree left half applied. Nor FUSE, NFS
+// and the like, whose servers say what they like.
+bool birth_time_is_identity(int fd) {
+    struct statfs sf {};
+    if (::fstatfs(fd, &sf) != 0) return false;
+    switch (static_cast<uint64_t>(static_cast<uint32_t>(sf.f_type))) {
+        case 0xEF53:      // ext2/3/4
+        case 0x58465342:  // xfs
+        case 0x9123683E:  // btrfs
+        case 0x01021994:  // tmpfs
+        case 0xF2F52010:  // f2fs
+        case 0xCA451A4E:  // bcachefs
+        case 0x2FC12FC1:  // zfs
+            return true;
+        default: return false;
+    }
+}
+
 }  // namespace
 
 int64_t tree_birth_ns(int fd) {
+    if (!birth_time_is_identity(fd)) return 0;
     struct statx sx {};
     if (::statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_BTIME, &sx) != 0 || !(sx.stx_mask & STATX_BTIME))
         return 0;

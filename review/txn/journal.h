@@ -14,7 +14,8 @@ namespace review {
 
 std::string target_key(uint64_t dev, uint64_t ino);
 // The birth time of the tree open at `fd` (statx STATX_BTIME), in ns; 0 when
-// its filesystem keeps none.
+// its filesystem keeps none, or one that is no identity of the dir (an
+// overlayfs copy-up changes it: journal.cc's list).
 int64_t tree_birth_ns(int fd);
 
 // Exclusive, non-blocking: a second apply/undo on the same tree fails clearly.
