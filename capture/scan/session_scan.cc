@@ -60,7 +60,7 @@ base::Result<SessionTrees> open_session_trees(const session::Info& s, const Step
         // The stack read in place (docs/history.md, "Capture reads the
         // stack"): the live upper over steps N..1, or, for --step(s), step
         // `to` as the top over steps to-1..from.
-        TRY(int first, steps::first_layer(s.dir));  // below it: squashed steps, no layers
+        int first = steps::first_layer(s.dir, nsteps);  // below it: squashed steps, no layers
         int top = range.all() ? nsteps : range.to, bottom = std::max(first, range.all() ? 1 : range.from);
         t.step_numbers.push_back(range.all() ? 0 : top);
         if (!range.all()) {
@@ -163,7 +163,10 @@ base::Result<ScanResult> walk_session(const session::Info& s, ScanOptions so, co
                                       const StepRange& range, StatusCache* keep, SnapshotUse* snap = nullptr) {
     ScanResult scan;
     TRY_VOID(as_owner_here([&]() -> base::Result<void> {
-        TRY(SessionTrees t, open_session_trees(s, range));
+        TRY(SessionTrees opened, open_session_trees(s, range));
+        auto shared = std::make_shared<SessionTrees>(std::move(opened));
+        const SessionTrees& t = *shared;
+        if (keep) keep->trees = shared;
         so.session_start_ns = session::began_ns(s.meta);
         so.layer_start = t.layer_starts(s);
         session::FirstCopiesOnce first_copies(s.dir);

@@ -10,16 +10,21 @@
 
 review::RiskContext session_risks(const session::Info& info, const std::vector<capture::Change>& changes,
                                   const capture::StepRange& range, capture::VerdictCache* verdicts,
-                                  review::WalkRiskReader* walk) {
+                                  review::WalkRiskReader* walk, std::shared_ptr<capture::SessionTrees> opened) {
     review::RiskContext ctx;
     // The session's own target: home rules only where $HOME really is.
     if (const char* home = std::getenv("HOME")) ctx.home_rel = review::home_relative(info.meta.target, home);
     if (const char* xdg = std::getenv("XDG_CONFIG_HOME"); xdg && xdg[0] == '/')
         ctx.config_rel = review::home_relative(info.meta.target, std::string(xdg) + "/layover");
     review::add_home_links(&ctx, info.meta.target);
-    auto trees = capture::open_session_trees(info, range);
-    if (!trees) return ctx;
-    auto lower = std::make_shared<base::Fd>(std::move(trees->lower));
+    if (!opened) {
+        auto fresh = capture::open_session_trees(info, range);
+        if (!fresh) return ctx;
+        opened = std::make_shared<capture::SessionTrees>(std::move(fresh.value()));
+    }
+    const capture::SessionTrees* trees = opened.get();
+    // The lower, shared with the trees (no dup: the probes only openat beneath it).
+    std::shared_ptr<base::Fd> lower(opened, &opened->lower);
     // Each changed file is read from the layer the scan found it in.
     std::unordered_map<std::string, uint32_t> layer_of;
     if (!trees->steps.empty())

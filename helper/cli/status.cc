@@ -161,7 +161,7 @@ int cmd_status(int argc, char** argv) {
         base::PathFilter filter(rel, {});
         std::erase_if(rejections.value(), [&](const review::RejectionState& r) { return !filter.selects(r.rec.path); });
     }
-    auto ctx = session_risks(info.value(), changes.value(), range, cache.verdicts.get(), &walk);
+    auto ctx = session_risks(info.value(), changes.value(), range, cache.verdicts.get(), &walk, cache.trees);
     // With PATH...: what it knows of the other files would be dropped. Written
     // on a thread of its own while the listing is made and printed (it reads
     // only the cache, which nothing changes any more).

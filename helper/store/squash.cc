@@ -83,8 +83,13 @@ base::Result<int> first_layer(const std::string& d) {
     // Up to the stack's top only: every run asks, most sessions have no steps
     // (a loop to kMaxSteps cost 100 ms of stat calls per run).
     TRY(int n, count(d));
+    return first_layer(d, n);
+}
+
+int first_layer(const std::string& d, int n) {
+    std::string steps = steps_dir(d);
     for (int i = 1; i <= n; i++)
-        if (holds_layer(steps_dir(d), i)) return i;
+        if (holds_layer(steps, i)) return i;
     return 1;
 }
 

@@ -163,6 +163,9 @@ namespace steps {
 // layers F..N are the stack; steps 1..F-1 were squashed into layer F, their
 // records kept with "squashed". F is 1 until the first squash.
 base::Result<int> first_layer(const std::string& session_dir);
+// The same, for a stack of n steps the caller just counted (one listing of
+// steps/ less: status opens the stack twice, docs/performance.md).
+int first_layer(const std::string& session_dir, int n);
 // Merge the oldest two layers into one (crash-safe; finishes a killed one
 // first). Run it as the session's owner.
 // keep_aside: the replaced layers go to SESSION/retired/ (a running
