@@ -52,14 +52,14 @@ std::vector<std::shared_ptr<const LayerIndex>> index_session_layers(const sessio
 // clean (the generation unchanged, no key racy).
 struct StatusCache {
     std::unique_ptr<VerdictCache> verdicts;  // null: not used (a running session, a step range, compare)
-    // The trees the walk opened, for the risk marks (session_risks): the
-    // stack is opened once, not again per layer (docs/performance.md,
-    // "Status over 50 steps"). Null: the walk failed before.
+    base::Fd dir;                            // the session dir
+    bool from_snapshot = false;              // the changes came from the snapshot (no walk)
+    std::string snapshot;                    // serialized, to write; empty: none
+    bool snapshot_full = false;              // of full change records (load_snapshot)
+    // The trees the walk opened, handed to the risk marks (session_risks):
+    // the stack is opened once, not twice (docs/performance.md, "Status over
+    // 50 steps"). Null: the walk failed before opening them.
     std::shared_ptr<SessionTrees> trees;
-    base::Fd dir;                // the session dir
-    bool from_snapshot = false;  // the changes came from the snapshot (no walk)
-    std::string snapshot;        // serialized, to write; empty: none
-    bool snapshot_full = false;  // of full change records (load_snapshot)
     // The snapshot is serialized on a thread of its own from the change list
     // session_changes_as_owner returned, while the caller goes on (risk
     // marks, listing: docs/performance.md, "Status, fifth pass"): the list
