@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "capture/scan/classify.h"
 #include "capture/scan/fingerprint.h"
 #include "helper/base/fd.h"
 
@@ -26,17 +27,6 @@ void field(std::string& out, const std::string& s) {
     out += std::to_string(s.size());
     out += ':';
     out += s;
-}
-
-Type type_of(mode_t m) {
-    switch (m & S_IFMT) {
-        case S_IFREG: return Type::File;
-        case S_IFDIR: return Type::Dir;
-        case S_IFLNK: return Type::Symlink;
-        case S_IFIFO: return Type::Fifo;
-        case S_IFSOCK: return Type::Socket;
-        default: return Type::Other;
-    }
 }
 
 struct Budget {
@@ -74,7 +64,7 @@ bool walk(int dir_fd, const std::string& prefix, size_t depth, Budget* b, std::v
         if (::fstatat(dir_fd, n.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return false;
         SubtreeEntry s;
         s.rel = prefix.empty() ? n : prefix + "/" + n;
-        s.type = type_of(st.st_mode);
+        s.type = lower_type(st.st_mode);
         s.mode = s.type == Type::Symlink ? 0 : st.st_mode & 07777;
         if (s.type == Type::File) {
             s.size = static_cast<uint64_t>(st.st_size);
