@@ -164,7 +164,7 @@ namespace steps {
 // records kept with "squashed". F is 1 until the first squash.
 base::Result<int> first_layer(const std::string& session_dir);
 // The same, for a stack of n steps the caller just counted (one listing of
-// steps/ less: status opens the stack twice, docs/performance.md).
+// steps/ less: open_session_trees has just counted them).
 int first_layer(const std::string& session_dir, int n);
 // Merge the oldest two layers into one (crash-safe; finishes a killed one
 // first). Run it as the session's owner.
