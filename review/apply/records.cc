@@ -158,11 +158,12 @@ base::Result<std::vector<RecordInfo>> list_records(const std::string& state, int
     if (::fstat(root, &st) != 0) return base::sys_error("stat " + target);
     std::vector<RecordInfo> out;
     std::string home = state + "/undo/" + target_key(st.st_dev, st.st_ino);
+    const int64_t born = tree_birth_ns(root);  // one statfs and statx for both store homes
     if (auto h = base::open_at(AT_FDCWD, home, O_RDONLY | O_DIRECTORY | O_NOFOLLOW); h.ok())
-        collect(h->get(), home, true, st.st_dev, st.st_ino, &out, damaged, tree_birth_ns(root));
+        collect(h->get(), home, true, st.st_dev, st.st_ino, &out, damaged, born);
     if (auto u = open_dir_beneath(root, kUndoDir); u.ok())
         collect(u->get(), (target == "/" ? "" : target) + "/" + kUndoDir, false, st.st_dev, st.st_ino, &out, damaged,
-                tree_birth_ns(root));
+                born);
     newest_first(&out);
     return out;
 }

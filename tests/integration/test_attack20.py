@@ -216,6 +216,15 @@ def _rename_worker_of(supervisor):
     return None
 
 
+def _slow_to_copy_dir(lo):
+    """TARGET/many: 6,000 small files, a dir the rename worker takes long
+    enough to copy that a test can act while it does."""
+    many = lo.target / "many"
+    many.mkdir()
+    for i in range(6000):
+        (many / ("f%04d" % i)).write_text("x\n")
+
+
 def test_calls_waiting_on_a_rename_worker_that_died_fail_never_run_unresolved(lo):
     """A kept session's renames wait in line for the worker, which makes them
     on the dir their names were noted in. When the worker died (killed, the
@@ -223,10 +232,7 @@ def test_calls_waiting_on_a_rename_worker_that_died_fail_never_run_unresolved(lo
     as the task asked (CONTINUE), the kernel resolving its paths again: the
     race attack16 closed, reopened by whoever can kill the worker (attack20's
     note). Those calls now get EXDEV, which mv answers by copying."""
-    many = lo.target / "many"
-    many.mkdir()
-    for i in range(6000):
-        (many / ("f%04d" % i)).write_text("x\n")
+    _slow_to_copy_dir(lo)
     script = ("cd '%s' && python3 -c 'import os, threading, time\n"
               "def do(what, a, b):\n"
               "    try: os.rename(a, b); print(what, 0, flush=True)\n"

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from conftest import LAYOVER
-from test_attack20 import _rename_worker_of
+from test_attack20 import _rename_worker_of, _slow_to_copy_dir
 
 TEMP = re.compile(r"\.layover-rename-[0-9a-f]+-[0-9a-f]{16}$")
 
@@ -29,10 +29,7 @@ def _start_slow_move(lo, session):
     """A run whose command makes its own `.layover-rename-*` dirs (one named
     as a worker's could be, with a made-up tag), then moves a real dir of
     6,000 files: the worker copies it, slowly enough to be caught mid-way."""
-    many = lo.target / "many"
-    many.mkdir()
-    for i in range(6000):
-        (many / ("f%04d" % i)).write_text("x\n")
+    _slow_to_copy_dir(lo)
     script = ("cd '%s' && mkdir -p .layover-rename-7 sub/.layover-rename-1-0123456789abcdef && "
               "echo mine > .layover-rename-7/keep.txt && echo mine > sub/.layover-rename-1-0123456789abcdef/k && "
               "python3 -c 'import os\n"
