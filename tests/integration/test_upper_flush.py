@@ -81,6 +81,11 @@ def test_a_kept_run_stopped_by_a_signal_ends_its_flush_and_keeps_every_file(lo):
                           "--", "/bin/sh", "-c", cmd], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          stdin=subprocess.DEVNULL, env=lo.env, cwd=str(lo.target))
     _wait_ready(p)
+    # The flush thread names itself once it runs, which on a loaded machine
+    # can come after the command's "ready" (CI failed once so): wait for it.
+    deadline = time.monotonic() + 30
+    while _flush_threads(p.pid) == 0 and time.monotonic() < deadline:
+        time.sleep(0.01)
     assert _flush_threads(p.pid) == 1
     time.sleep(0.3)  # let it write a few more files: not a timing assertion
     p.send_signal(signal.SIGTERM)
