@@ -3,12 +3,15 @@ type is a TypeError naming the argument and what it takes, never the
 "'int' object is not iterable" of some call deep inside."""
 from __future__ import annotations
 
+import math
 import operator
 import os
+import re
 import subprocess
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Any, Dict, Iterable, List, Mapping, Optional
 
-__all__ = ["path_arg", "env_arg", "label_arg", "step_number", "subprocess_args"]
+__all__ = ["path_arg", "env_arg", "label_arg", "step_number", "subprocess_args", "session_arg", "options_arg",
+           "python_words", "profile_args"]
 
 
 def path_arg(what: str, value: Any) -> str:
@@ -19,6 +22,52 @@ def path_arg(what: str, value: Any) -> str:
     except TypeError:
         raise TypeError("%s must be a str, bytes or os.PathLike, not %s %r"
                         % (what, type(value).__name__, value)) from None
+
+
+def session_arg(what: str, value: Any) -> str:
+    """A session name (Sandbox(session=), fork(name), resume(name)), as the
+    helper checks it, but before anything starts: its refusal named the
+    CLI's words (`--session`, 'layover run --help'), a SandboxError."""
+    if not isinstance(value, str):
+        raise TypeError("%s must be a session name (a str), not %s %r" % (what, type(value).__name__, value))
+    if not re.fullmatch(r"[A-Za-z0-9._-]{1,64}", value) or value.startswith("-"):
+        raise ValueError("%s must be 1-64 of A-Z a-z 0-9 . _ -, not starting with -, not %r" % (what, value))
+    return value
+
+
+def options_arg(python: Any, binary: Any, startup_timeout: Any, max_output: Any, words: Dict[str, Any]) -> None:
+    """Sandbox()'s other arguments, by type: a wrong one was taken, to fail
+    later as a TypeError naming nothing (python=5: "expected str, bytes or
+    os.PathLike object"), or never (max_output="x": the sandbox ran, each
+    call then failing). Values the helper checks (max_size="lots") it
+    refuses at start(), as a ValueError in these words (python_words)."""
+    for what, v in (("python", python), ("binary", binary)):
+        if v is not None and not isinstance(v, str):
+            raise TypeError("%s must be a path (a str) or None, not %s %r" % (what, type(v).__name__, v))
+    for what, v, low in (("startup_timeout", startup_timeout, 0.0), ("max_output", max_output, 0)):
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or (what == "max_output" and isinstance(v, float)):
+            raise TypeError("%s must be a number of %s, not %s %r" % (
+                what, "seconds" if what == "startup_timeout" else "bytes (an int)", type(v).__name__, v))
+        if not v > low or (isinstance(v, float) and math.isnan(v)):
+            raise ValueError("%s must be more than %s, not %r" % (what, low, v))
+    for what, v in words.items():
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (str, int))
+                              or (what == "max_pids" and not isinstance(v, int))):
+            raise TypeError("%s must be %s or None, not %s %r" % (
+                what, "an int" if what == "max_pids" else "a str (\"2G\", \"10m\")", type(v).__name__, v))
+
+
+_BAD_RUN_VALUE = re.compile(r"layover: run: bad --(timeout|max-pids|max-size|max-memory|tmp-size) ('.*'); (.*); "
+                            r"see 'layover run --help'")
+
+
+def python_words(message: str) -> Optional[str]:
+    """The helper's refusal of a Sandbox() limit (`bad --max-size 'lots'`)
+    in the argument's name, or None for any other message."""
+    m = _BAD_RUN_VALUE.search(message)
+    if m is None:
+        return None
+    return "layover: bad %s=%s; %s" % (m.group(1).replace("-", "_"), m.group(2), m.group(3))
 
 
 def env_arg(env: Optional[Mapping[Any, Any]]) -> List[str]:
@@ -76,3 +125,22 @@ def subprocess_args(text: bool, kw: Dict[str, Any]) -> bool:
         else:
             raise TypeError("Sandbox.exec() got an unexpected keyword argument %r" % name)
     return text
+
+
+def profile_args(env: Optional[Mapping[str, str]], env_keep: Iterable[str], env_clear: bool,
+                 hide: Iterable[Any], hide_secrets: bool) -> List[str]:
+    """The isolation profile as `layover run` options (docs/cli.md)."""
+    out: List[str] = []
+    for word in env_arg(env):
+        out += ["--env", word]
+    for glob in env_keep:
+        if not isinstance(glob, str):
+            raise TypeError("env_keep takes globs of variable names (str), not %s %r" % (type(glob).__name__, glob))
+        out += ["--env-keep", glob]
+    if env_clear:
+        out.append("--env-clear")
+    for path in hide:
+        out += ["--hide", os.path.abspath(os.path.expanduser(path_arg("a hide path", path)))]
+    if not hide_secrets:
+        out.append("--no-hide-secrets")
+    return out

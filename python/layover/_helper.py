@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 from typing import Callable, Dict, Mapping, Optional, Sequence, Tuple, Type, Union
 
+from ._args import path_arg
 from .errors import PatchError, SandboxError, UnsupportedKernelError, os_reason
 
 StrPath = Union[str, "os.PathLike[str]"]
@@ -145,10 +146,14 @@ class Helper:
 
     def __init__(self, binary: Optional[str] = None, state_dir: Optional[StrPath] = None,
                  env: Optional[Mapping[str, str]] = None) -> None:
+        if binary is not None and not isinstance(binary, str):
+            raise TypeError("binary must be a path (a str) or None, not %s %r" % (type(binary).__name__, binary))
         self.binary = binary or find_binary()
+        if env is not None and not isinstance(env, Mapping):
+            raise TypeError("helper_env must be a mapping of variable names to values, not %s" % type(env).__name__)
         self.env: Dict[str, str] = dict(os.environ if env is None else env)
         if state_dir is not None:
-            self.env["LAYOVER_STATE_DIR"] = os.fspath(state_dir)
+            self.env["LAYOVER_STATE_DIR"] = path_arg("state_dir", state_dir)
 
     def argv(self, *args: StrPath) -> list:
         return [self.binary] + [os.fspath(a) for a in args]

@@ -236,6 +236,17 @@ class Command:
         rc = self.proc.poll()
         return None if rc is None else (rc if rc >= 0 else 128 - rc)
 
+    def signal_name(self):
+        """The signal that ended the shell ("SIGKILL"), or None: its exit
+        status alone (137) read as an exit code the command chose."""
+        rc = self.proc.poll()
+        if rc is None or rc >= 0:
+            return None
+        try:
+            return signal.Signals(-rc).name
+        except ValueError:
+            return "signal %d" % -rc
+
 
 RUNNING = {}  # request id -> Command, for cancel
 JOBS = {}
@@ -261,8 +272,8 @@ def op_exec(req, rid):
     out, t1 = cmd.out.take()
     err, t2 = cmd.err.take()
     out, err, t3 = both(out, err)
-    return {"exit_code": cmd.status(), "stdout": out, "stderr": err, "timed_out": timed_out,
-            "cancelled": stop.is_set(), "truncated": t1 or t2 or t3}
+    return {"exit_code": cmd.status(), "signal": cmd.signal_name(), "stdout": out, "stderr": err,
+            "timed_out": timed_out, "cancelled": stop.is_set(), "truncated": t1 or t2 or t3}
 
 
 STOPS = {}
@@ -303,7 +314,7 @@ def job_result(job_id, j):
     out, err, t3 = both(out, err)
     rc = j.status()
     return {"job_id": job_id, "stdout": out, "stderr": err, "running": rc is None, "exit_code": rc,
-            "truncated": t1 or t2 or t3}
+            "signal": j.signal_name(), "truncated": t1 or t2 or t3}
 
 
 def op_read(req, rid):

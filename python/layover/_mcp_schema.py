@@ -21,7 +21,8 @@ S = {"type": "string"}
 I = {"type": "integer"}
 B = {"type": "boolean"}
 NI = {"type": ["integer", "null"]}
-CMD_OUT = {"exit_code": NI, "stdout": S, "stderr": S, "timed_out": B, "truncated": B}
+NS = {"type": ["string", "null"]}
+CMD_OUT = {"exit_code": NI, "signal": NS, "stdout": S, "stderr": S, "timed_out": B, "truncated": B}
 CHANGE = _obj({"kind": S, "path": S, "type": {"type": ["string", "null"]}, "size": NI,
                "risks": {"type": "array", "items": S}})
 REJECTION = _obj({"seq": I, "path": S, "hunk": I, "reason": S, "state": S, "time": S},
@@ -85,7 +86,7 @@ def _tools(network: str) -> List[Dict[str, Any]]:
          "description": "Kill a start_command job's whole process group; returns its last output and exit "
                         "code.",
          "inputSchema": _obj({"job_id": S}, ["job_id"]),
-         "outputSchema": _obj(dict(CMD_OUT, job_id=S, running=B),
+         "outputSchema": _obj(dict(CMD_OUT, job_id=S, running=B, killed=B),
                               ["job_id", "exit_code", "stdout", "stderr", "running", "truncated"]),
          "annotations": _ann("Kill a job", False, True, True)},
         {"name": "read_file", "title": "Read a file",

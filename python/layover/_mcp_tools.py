@@ -20,6 +20,10 @@ DEFAULT_TIMEOUT = 120.0
 SEARCH_TIMEOUT = 30.0  # search_files' time limit: the search runs in a process killed then (_mcp_agent_files.py)
 MAX_SEARCH_TIMEOUT = 600.0
 MARK = "\n[... layover: %d characters omitted ...]\n"
+# Characters of list_directory's entries or search_files' matches in one
+# structuredContent (each entry's strings and ~40 of JSON around them): 1,000
+# entries of long paths, or forged ones (_mcp_reply.py), were 44 MB.
+LIST_BUDGET = TEXT_CAP
 
 
 class ToolFail(Exception):
@@ -103,17 +107,32 @@ def _cmd(r: Dict[str, Any], keys: Tuple[str, ...]) -> Dict[str, Any]:
     return out
 
 
+def _signal(r: Dict[str, Any]) -> Optional[str]:
+    """The signal that ended the command ("SIGKILL"), as the agent names it;
+    None for an exit of its own (a forged value that is no name is dropped)."""
+    sig = r.get("signal")
+    return sig if isinstance(sig, str) and re.fullmatch(r"SIG[A-Z0-9+-]{1,12}|signal [0-9]{1,3}", sig) else None
+
+
+def _ended(r: Dict[str, Any]) -> str:
+    """How a command ended, for the text: its exit code, and the signal that
+    killed it (exit code 137 alone read as a code the command chose)."""
+    sig = _signal(r)
+    return "exit code %s%s" % (r.get("exit_code"), ": killed by %s" % sig if sig else "")
+
+
 def run_command(ctx: Any, a: Dict[str, Any]) -> Result:
     timeout = _range("timeout", _arg(a, "timeout", float, DEFAULT_TIMEOUT), 0.001, MAX_TIMEOUT)
     r = ctx.agent("exec", {"command": _arg(a, "command", str, required=True), "cwd": _arg(a, "cwd", str),
                            "stdin": _arg(a, "stdin", str, nul_ok=True), "timeout": timeout, "cap": OUTPUT_CAP})
-    s = _cmd(r, ("exit_code", "stdout", "stderr", "timed_out", "truncated"))
+    r["signal"] = _signal(r)
+    s = _cmd(r, ("exit_code", "signal", "stdout", "stderr", "timed_out", "truncated"))
     text = _cmd_text(r)
     if r.get("timed_out"):
         text += ("\n[timed out after %g s: its process group was killed; pass a larger timeout (seconds, at most "
                  "%d), or start_command for a server or a long job]" % (timeout, MAX_TIMEOUT))
     else:
-        text += "\n[exit code %s]" % r.get("exit_code")
+        text += "\n[%s]" % _ended(r)
     return text.lstrip("\n"), s, bool(r.get("timed_out") or r.get("exit_code"))
 
 
@@ -123,9 +142,17 @@ def start_command(ctx: Any, a: Dict[str, Any]) -> Result:
     return "started %s (pid %s inside the sandbox)" % (r["job_id"], r.get("pid")), {"job_id": r["job_id"]}, False
 
 
-def _job(r: Dict[str, Any]) -> Result:
-    s = _cmd(r, ("job_id", "exit_code", "stdout", "stderr", "running", "truncated"))
-    state = "running" if r.get("running") else "exited with %s" % r.get("exit_code")
+def _job(r: Dict[str, Any], keys: Tuple[str, ...] = ()) -> Result:
+    r["signal"] = _signal(r)
+    s = _cmd(r, ("job_id", "exit_code", "signal", "stdout", "stderr", "running", "truncated") + keys)
+    if r.get("running"):
+        state = "running"
+    elif r.get("killed") is True and r["signal"]:  # kill_command's own kill, not an exit code it chose
+        state = "killed by kill_command (%s, exit code %s)" % (r["signal"], r.get("exit_code"))
+    elif r["signal"]:
+        state = "killed by %s (exit code %s)" % (r["signal"], r.get("exit_code"))
+    else:
+        state = "exited with %s" % r.get("exit_code")
     return (_cmd_text(r) + "\n[%s %s]" % (r.get("job_id"), state)).lstrip("\n"), s, False
 
 
@@ -136,7 +163,9 @@ def read_output(ctx: Any, a: Dict[str, Any]) -> Result:
 
 
 def kill_command(ctx: Any, a: Dict[str, Any]) -> Result:
-    return _job(ctx.agent("kill", {"job_id": _arg(a, "job_id", str, required=True)}))
+    r = ctx.agent("kill", {"job_id": _arg(a, "job_id", str, required=True)})
+    r["killed"] = r.get("killed") is True
+    return _job(r, ("killed",))
 
 
 def _at_least(name: str, v: int, lo: int, what: str) -> int:
@@ -189,16 +218,34 @@ def edit_file(ctx: Any, a: Dict[str, Any]) -> Result:
         r, ("path", "replacements")), False
 
 
+def _within(items: List[Any], size: Callable[[Any], int]) -> Tuple[List[Any], int]:
+    """(the first items whose sizes add up to LIST_BUDGET at most, how many
+    were left out)."""
+    total = 0
+    for i, x in enumerate(items):
+        total += size(x)
+        if total > LIST_BUDGET:
+            return items[:i], len(items) - i
+    return items, 0
+
+
+def _left_out(n: int, what: str, fix: str) -> str:
+    return "[... %d more %s left out: the reply passed %d characters; %s]" % (n, what, LIST_BUDGET, fix)
+
+
 def list_directory(ctx: Any, a: Dict[str, Any]) -> Result:
     depth = int(_range("depth", _arg(a, "depth", int, 1), 1, 5))
     r = ctx.agent("list", {"path": _arg(a, "path", str, "."), "depth": depth, "cap": 1000})
+    entries = [{"path": e["path"], "type": e["type"], "size": e["size"]} for e in r["entries"]]
+    entries, cut = _within(entries, lambda e: 40 + sum(len(str(v)) for v in e.values()))
     lines = ["%-7s %10s  %s%s" % (e["type"], e["size"] if e["type"] != "dir" else "-", e["path"],
-                                  "/" if e["type"] == "dir" else "") for e in r["entries"]]
-    if r["truncated"]:
+                                  "/" if e["type"] == "dir" else "") for e in entries]
+    if cut:
+        lines.append(_left_out(cut, "entries", "list a subdirectory, or lower depth"))
+    elif r["truncated"]:
         lines.append("[... capped at 1000 entries: list a subdirectory, or lower depth]")
     text, _ = clip("\n".join(lines) or "(%s is empty)" % r["path"])
-    entries = [{"path": e["path"], "type": e["type"], "size": e["size"]} for e in r["entries"]]
-    return text, {"path": r["path"], "entries": entries, "truncated": r["truncated"]}, False
+    return text, {"path": r["path"], "entries": entries, "truncated": bool(r["truncated"] or cut)}, False
 
 
 def search_files(ctx: Any, a: Dict[str, Any]) -> Result:
@@ -206,11 +253,14 @@ def search_files(ctx: Any, a: Dict[str, Any]) -> Result:
     r = ctx.agent("search", {"pattern": _arg(a, "pattern", str, required=True, nul_ok=True),
                              "path": _arg(a, "path", str), "glob": _arg(a, "glob", str), "cap": 500,
                              "timeout": timeout})
-    text, clipped = clip("\n".join(r["matches"]) or "no matches (%d files searched)" % r["files_searched"])
-    if r["truncated"]:
+    matches, cut = _within(r["matches"], lambda m: 4 + len(str(m)))
+    text, clipped = clip("\n".join(matches) or "no matches (%d files searched)" % r["files_searched"])
+    if cut:
+        text += "\n" + _left_out(cut, "matches", "narrow the pattern, path or glob")
+    elif r["truncated"]:
         text += "\n[... capped at 500 matches: narrow the pattern, path or glob]"
-    return text, {"matches": r["matches"], "files_searched": r["files_searched"],
-                  "truncated": r["truncated"] or clipped}, False
+    return text, {"matches": matches, "files_searched": r["files_searched"],
+                  "truncated": bool(r["truncated"] or clipped or cut)}, False
 
 
 def review_hint(name: str) -> str:

@@ -59,7 +59,10 @@ def json_loads(text):
     return obj
 
 
-def json_dumps(obj):
+MAX_DEPTH = 500  # nesting of a value json_dumps writes: a cycle ends here too, and the host reads it back
+
+
+def json_dumps(obj, depth=0):
     if obj is None:
         return "null"
     if obj is True:
@@ -74,14 +77,19 @@ def json_dumps(obj):
         if obj != obj or obj in (float("inf"), float("-inf")):
             raise ValueError("float %r is not JSON" % obj)
         return float.__repr__(obj)
+    if depth >= MAX_DEPTH and isinstance(obj, (list, tuple, dict)):
+        raise ValueError("it is nested deeper than %d lists and dicts, or holds itself" % MAX_DEPTH)
     if isinstance(obj, (list, tuple)):
-        return "[" + ",".join(json_dumps(v) for v in obj) + "]"
+        parts = []
+        for v in obj:  # a loop, not a comprehension: one frame a level (3.11's comprehensions take two)
+            parts.append(json_dumps(v, depth + 1))
+        return "[" + ",".join(parts) + "]"
     if isinstance(obj, dict):
         parts = []
         for k, v in obj.items():
             if not isinstance(k, str):
                 raise TypeError("JSON object keys must be str, not %s" % type(k).__name__)
-            parts.append(_quote(k) + ":" + json_dumps(v))
+            parts.append(_quote(k) + ":" + json_dumps(v, depth + 1))
         return "{" + ",".join(parts) + "}"
     raise TypeError("object of type %s is not JSON serializable" % type(obj).__name__)
 

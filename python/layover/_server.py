@@ -47,6 +47,28 @@ def _own_import(name):
         sys.dont_write_bytecode = saved_flag
 
 
+class _Quitter:
+    """exit() and quit(), which site.py gives a REPL (python -S imports no
+    site: they were a NameError): they end the code run as sys.exit() does,
+    and say that the REPL lives on."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return ("%s() ends the code it is called in, as sys.exit() does; the sandbox's REPL and its names live on "
+                "(Sandbox.close() on the host stops it)" % self.name)
+
+    def __call__(self, code=None):
+        sys.stderr.write("layover: %s() ended this code; the sandbox's REPL and its names live on "
+                         "(Sandbox.close() on the host stops it)\n" % self.name)
+        raise SystemExit(code)
+
+
+class _NotSent(Exception):
+    """A tool's value that cannot go to the host as its result."""
+
+
 class Server(ExecMixin):
     def __init__(self, chan):
         self.chan = chan
@@ -217,9 +239,10 @@ class Server(ExecMixin):
             State.in_user = False
             interrupted = True
             error = self._traceback(e, 1)
-        except SystemExit as e:
+        except SystemExit as e:  # exit(), sys.exit(): the code ends there, the REPL lives on
             State.in_user = False
-            error = self._traceback(e, 1)
+            if e.code is not None and e.code != 0:  # as a script's exit status: 0 and None are success
+                error = self._traceback(e, 1)
         except BaseException as e:  # noqa: B902 - everything goes back to the host
             State.in_user = False
             error = self._traceback(e, 1)
@@ -236,7 +259,9 @@ class Server(ExecMixin):
             ns = {"__name__": "__layover_tool__", "__builtins__": builtins}
             code = compile(req["source"], "<tool %s>" % req["name"], "exec", _ANNOTATIONS, True)
             exec(code, ns)
-            fn = ns[req["name"]]
+            fn = ns.get(req["name"])
+            if not callable(fn):
+                raise NameError("the tool's source defines no function %r" % (req["name"],))
             args = list(req.get("args") or [])
             if "self" in req:
                 types = _own_import("types")
@@ -246,7 +271,9 @@ class Server(ExecMixin):
                 value = fn(*args, **(req.get("kwargs") or {}))
             finally:
                 State.in_user = False
-            result = json_dumps(value).encode("utf-8")
+            result = self._result(req, value)
+        except _NotSent as e:
+            error = "layover: %s\n" % e
         except KeyboardInterrupt as e:
             State.in_user = False
             interrupted = True
@@ -258,6 +285,24 @@ class Server(ExecMixin):
             for i in range(0, len(result), MAX_PAYLOAD):
                 self.chan.send({"t": "out", "id": rid, "s": "result"}, result[i:i + MAX_PAYLOAD])
         self.done(rid, {"interrupted": interrupted, "ok": result is not None}, (error,))
+
+    @staticmethod
+    def _result(req, value):
+        """A tool's value as JSON bytes, or _NotSent saying why it cannot go
+        to the host: not JSON (a set, bytes, a generator), nested too deep or
+        holding itself, or past the size the host takes (req["max"])."""
+        name = req["name"]
+        try:
+            text = json_dumps(value)
+        except (TypeError, ValueError, RecursionError) as e:
+            hint = "; return list(...) of it" if type(value).__name__ in ("generator", "map", "filter") else ""
+            raise _NotSent("tool %s returned a value JSON cannot carry (%s: %s)%s; return lists, dicts with str "
+                           "keys, str, int, finite float, bool or None" % (name, type(value).__name__, e, hint))
+        limit = req.get("max")
+        if isinstance(limit, int) and len(text) > limit:  # ASCII: its length is its size
+            raise _NotSent("tool %s returned %d bytes of JSON, past call()'s limit of %d (max_output); return "
+                           "less, or write it to a file and read it with changed_files()" % (name, len(text), limit))
+        return text.encode("ascii")
 
     # --- the loop ---
 
@@ -374,6 +419,9 @@ def main(fd):
     server.pump = FdPump(chan)
     sys.stdout, sys.stderr = server.outs
     sys.displayhook = _displayhook
+    for name in ("exit", "quit"):
+        if not hasattr(builtins, name):
+            setattr(builtins, name, _Quitter(name))
     sys.argv = [""]
     if "" not in sys.path:
         sys.path.insert(0, "")

@@ -97,6 +97,8 @@ class SessionInfo:
     target: str
     status: str                    # the state below, or "trash" for `sessions --trash`
     created: str = ""
+    # The live upper layer's disk use only: 0 once a checkpoint, a steps=True call or a resume (start()
+    # after close()) froze the changes as steps, though the session has files; `bytes` counts them all.
     upper_bytes: int = 0
     command: List[str] = field(default_factory=list)
     pid: Optional[int] = None
@@ -110,6 +112,8 @@ class SessionInfo:
     # False: `changes` is not the recorded count but the live layer's entries
     # (a running or crashed session: `layover sessions` shows it as ~N).
     changes_exact: bool = False
+    bytes: int = 0                 # all of the session's layers: the live upper, its steps, what a rollback set aside
+    steps: int = 0                 # frozen steps (log()); -1 when its steps dir holds what layover did not write
 
 
 @dataclass(frozen=True)
@@ -261,6 +265,8 @@ def parse_session(obj: Any) -> SessionInfo:
         undo=_opt_str(obj, "undo"),
         saved=_opt_str(obj, "saved"),
         changes_exact=obj.get("changes_exact") is True,
+        bytes=_get(obj, "bytes", int, 0, "session"),
+        steps=_get(obj, "steps", int, 0, "session"),
     )
 
 

@@ -282,27 +282,56 @@ class Repl:
         result travel as JSON.  Raises ToolError with the inside traceback."""
         if timeout is not None:
             timeout = seconds(timeout)
-        req: Dict[str, Any] = {"source": source, "name": name, "args": list(args), "kwargs": dict(kwargs or {})}
-        if self_attrs is not None:
-            req["self"] = dict(self_attrs)
-        data = json.dumps(req).encode("utf-8")
+        req = call_request(source, name, args, kwargs, self_attrs)
+        # The most the REPL may send back: within max_output with its frames' headers, so a large value is
+        # refused inside, with a message, rather than stopping the sandbox past max_output.
+        req["max"] = max(0, min(MAX_RESULT, self.client.max_output - 65536 - 128 * (
+            self.client.max_output // MAX_PAYLOAD + 1)))
+        try:
+            data = json.dumps(req, allow_nan=False).encode("utf-8")
+        except (TypeError, ValueError, RecursionError) as e:
+            raise TypeError("call(): args, kwargs and self_attrs travel as JSON: %s" % e) from None
         if len(data) > MAX_PAYLOAD:
-            raise ValueError("tool call arguments are larger than %d bytes" % MAX_PAYLOAD)
+            raise ValueError("call(): the tool's source and arguments are %d bytes of JSON, past the limit of %d; "
+                             "pass large data in a file" % (len(data), MAX_PAYLOAD))
         reply = self._request({"t": "call"}, data, timeout=timeout)
         if reply.text(0) is not None or not reply.done.get("ok"):
             raise ToolError(reply.text(0) or "tool %s failed inside the sandbox" % name)
         raw = reply.data("result")
-        if len(raw) > MAX_RESULT:
-            raise SandboxError("layover: tool result larger than %d bytes" % MAX_RESULT)
+        if len(raw) > MAX_RESULT:  # the REPL refuses such a value itself: this one was forged inside
+            raise SandboxError("layover: tool result larger than %d bytes; return less, or write it to a file "
+                               "and read it with changed_files()" % MAX_RESULT)
         try:
             # Strict: a NaN or Infinity here was forged inside (the REPL's JSON refuses them).
             return strict_json(raw.decode("utf-8"))
+        except RecursionError:  # whole and in step, but nested past this thread's stack: the REPL goes on
+            raise SandboxError("layover: tool %s's result is nested too deeply to read on this thread's stack; "
+                               "return a flatter value" % name) from None
         except NotJson as e:
             raise self.client.fail("layover: the REPL sent a malformed tool result (%s); the sandbox was "
                                    "stopped and its session kept" % e) from None
-        except (ValueError, RecursionError):
+        except ValueError:
             raise self.client.fail("layover: the REPL sent a malformed tool result; the sandbox was "
                                    "stopped and its session kept") from None
+
+
+def call_request(source: Any, name: Any, args: Any, kwargs: Any, self_attrs: Any) -> Dict[str, Any]:
+    """call()'s request, its arguments checked: a wrong type is a TypeError
+    naming it, raised here rather than as a KeyError inside."""
+    if not isinstance(source, str):
+        raise TypeError("call(): source must be a str of Python source, not %s" % type(source).__name__)
+    if not isinstance(name, str) or not name.isidentifier():
+        raise (TypeError if not isinstance(name, str) else ValueError)(
+            "call(): name must be the name of a function the source defines, not %r" % (name,))
+    if isinstance(args, (str, bytes, Mapping)) or not isinstance(args, Sequence):
+        raise TypeError("call(): args must be a list (or tuple) of arguments, not %s" % type(args).__name__)
+    for what, m in (("kwargs", kwargs), ("self_attrs", self_attrs)):
+        if m is not None and not isinstance(m, Mapping):
+            raise TypeError("call(): %s must be a mapping (or None), not %s" % (what, type(m).__name__))
+    req: Dict[str, Any] = {"source": source, "name": name, "args": list(args), "kwargs": dict(kwargs or {})}
+    if self_attrs is not None:
+        req["self"] = dict(self_attrs)
+    return req
 
 
 def _text(data: Any, encoding: str = "utf-8", errors: str = "replace") -> Any:

@@ -11,6 +11,7 @@ import subprocess
 import warnings
 from typing import Any, Dict, Iterable, List, Optional
 
+from ._args import path_arg
 from ._helper import SESSION_CWD, Helper, StrPath, error_for, literal_path, one_line
 from .errors import ConflictError, PatchError, SandboxError, os_reason
 from .model import (ApplyResult, Change, Conflict, SessionInfo, parse_change, parse_conflict, parse_list,
@@ -49,6 +50,8 @@ def one_word_refused(name: str, value: Any, what: str = "paths") -> None:
     warned that 't', 'o', ... match no change."""
     if isinstance(value, (str, bytes, os.PathLike)):
         raise TypeError("%s takes a list of %s, e.g. %s=[%r]" % (name, what, name, os.fsdecode(value)))
+    if value is not None and not isinstance(value, Iterable):  # paths=5: not "'int' object is not iterable"
+        raise TypeError("%s takes a list of %s, not %s %r" % (name, what, type(value).__name__, value))
 
 
 def apply_session(helper: Helper, what: StrPath, *, paths: Optional[Iterable[StrPath]] = None,
@@ -61,15 +64,16 @@ def apply_session(helper: Helper, what: StrPath, *, paths: Optional[Iterable[Str
     if force:
         args.append("--force")
     for p in paths or ():  # paths, never globs: a name the sandbox chose may look like one
-        args += ["--only", literal_path(p)]
+        args += ["--only", literal_path(path_arg("paths", p))]
     for g in exclude:
+        if not isinstance(g, str):
+            raise TypeError("exclude takes globs (str), e.g. exclude=['*.log'], not %s %r" % (type(g).__name__, g))
         args += ["--exclude", g]
-    if target is not None:
-        args += ["--target", os.path.abspath(os.path.expanduser(os.fspath(target)))]  # "~/project" too
+    for flag, value in (("--target", target), ("--undo-to", undo_to)):
+        if value is not None:  # "~/project" too
+            args += [flag, os.path.abspath(os.path.expanduser(path_arg(flag[2:].replace("-", "_"), value)))]
     if dry_run:
         args.append("--dry-run")
-    if undo_to is not None:
-        args += ["--undo-to", os.path.abspath(os.path.expanduser(os.fspath(undo_to)))]
     r = helper.run(args, ok=(0, 1), cwd=SESSION_CWD)  # WHAT: a session's name, or an absolute path
     _warn_unmatched(r.stderr or b"")
     message = one_line(r.stderr or b"", "layover apply failed with exit status %d" % r.returncode)
@@ -157,8 +161,8 @@ def apply_patch(path: StrPath, target: Optional[StrPath] = None, *, paths: Optio
     the patch).  Raises ConflictError when the real tree changed."""
     one_word_refused("paths", paths)
     one_word_refused("exclude", exclude, "globs")
-    path = os.path.expanduser(os.fspath(path))
-    if not os.path.isfile(os.fspath(path)):
+    path = os.path.expanduser(path_arg("path", path))
+    if not os.path.isfile(path):
         raise PatchError("layover: patch %s: no such file; pass the path Sandbox.save() wrote" % os.fspath(path))
     return apply_session(Helper(binary, state_dir), os.path.abspath(os.fspath(path)), paths=paths, force=force,
                          exclude=exclude, target=target, dry_run=dry_run, undo_to=undo_to)
@@ -166,7 +170,7 @@ def apply_patch(path: StrPath, target: Optional[StrPath] = None, *, paths: Optio
 
 def show_patch(path: StrPath, *, binary: Optional[str] = None) -> List[Change]:
     """The changes a patch file holds (`layover show FILE --json`)."""
-    r = Helper(binary).run(["show", os.path.expanduser(os.fspath(path)), "--json"])
+    r = Helper(binary).run(["show", os.path.expanduser(path_arg("path", path)), "--json"])
     return parse_list(_json(r.stdout, "layover show --json"), parse_change, "a patch summary")
 
 

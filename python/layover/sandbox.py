@@ -9,7 +9,6 @@ import base64
 import binascii
 import json
 import os
-import re
 import secrets
 import tempfile
 import time
@@ -17,7 +16,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Type, Union
 
-from ._args import env_arg, label_arg, path_arg, step_number, subprocess_args
+from ._args import (label_arg, options_arg, path_arg, profile_args, python_words, session_arg, step_number,
+                    subprocess_args)
 from ._gate import WriteGate, nothing
 from ._helper import SESSION_CWD, Helper, StrPath, literal_path
 from .errors import PatchError, SandboxError
@@ -34,23 +34,6 @@ NETWORK = ("loopback", "none", "host")
 
 def new_session_name() -> str:
     return "py-%s-%s" % (time.strftime("%Y%m%d-%H%M%S"), secrets.token_hex(3))
-
-
-def _profile_args(env: Optional[Mapping[str, str]], env_keep: Iterable[str], env_clear: bool,
-                  hide: Iterable[StrPath], hide_secrets: bool) -> List[str]:
-    """The isolation profile as `layover run` options (docs/cli.md)."""
-    out: List[str] = []
-    for word in env_arg(env):
-        out += ["--env", word]
-    for glob in env_keep:
-        out += ["--env-keep", glob]
-    if env_clear:
-        out.append("--env-clear")
-    for path in hide:
-        out += ["--hide", os.path.abspath(os.path.expanduser(os.fspath(path)))]
-    if not hide_secrets:
-        out.append("--no-hide-secrets")
-    return out
 
 
 class Sandbox:
@@ -81,21 +64,21 @@ class Sandbox:
             raise ValueError("network must be one of %s, not %r" % (NETWORK, network))
         if isinstance(env_keep, (str, bytes)) or isinstance(hide, (str, bytes)):
             raise TypeError("env_keep and hide take a list, e.g. hide=[\"~/.config/secret\"]")
-        self.profile_args = _profile_args(env, env_keep, env_clear, hide, hide_secrets)
+        self.profile_args = profile_args(env, env_keep, env_clear, hide, hide_secrets)
+        options_arg(python, binary, startup_timeout, max_output, {"tmp_size": tmp_size, "timeout": timeout,
+                                                                  "max_pids": max_pids, "max_size": max_size,
+                                                                  "max_memory": max_memory})
         for flag, value in (("--timeout", timeout), ("--max-pids", max_pids), ("--max-size", max_size),
                             ("--max-memory", max_memory)):
             if value is not None:
                 self.profile_args += [flag, str(value)]
         if on_exit not in ON_EXIT:
             raise ValueError("on_exit must be one of %s, not %r" % (ON_EXIT, on_exit))
-        # As the helper checks it, but before anything starts: its refusal named
-        # `--session` and 'layover run --help', which a Python caller never typed.
-        if session is not None and not (isinstance(session, str) and re.fullmatch(r"[A-Za-z0-9._-]{1,64}", session)
-                                        and not session.startswith("-")):
-            raise ValueError("session must be 1-64 of A-Z a-z 0-9 . _ -, not starting with -, not %r" % (session,))
+        if session is not None:
+            session_arg("session", session)
         target = path_arg("target", target)  # bytes too, as os.fsdecode takes them
         if not target:  # an unset variable: never the cwd, which realpath("") is
-            raise SandboxError("layover: target is empty; pass an existing tree (default: your home, '~')")
+            raise ValueError("layover: target is empty; pass an existing tree (default: your home, '~')")
         self.target = os.path.realpath(os.path.expanduser(target))
         self.name = session or new_session_name()
         self.network = network
@@ -105,7 +88,7 @@ class Sandbox:
         self.startup_timeout = startup_timeout
         self.max_output = max_output
         self.keep_empty = keep_empty
-        self.helper = Helper(binary, state_dir, helper_env)
+        self.helper = Helper(binary, None if state_dir is None else path_arg("state_dir", state_dir), helper_env)
         self.exit_code: Optional[int] = None
         self._repl: Optional[Repl] = None
         self._owner = os.getpid()  # the process whose REPL it is (a fork()ed child's calls are refused)
@@ -144,6 +127,9 @@ class Sandbox:
                                     gone_fix="the code ended its REPL (os._exit, a signal) or the sandbox was "
                                     "stopped; its session is kept: start() starts it again")
         except SandboxError as e:  # the helper's fix named the CLI's option, which a Python caller never typed
+            bad = python_words(str(e))  # a limit it refused (max_size="lots"): an argument error
+            if bad:
+                raise ValueError(bad) from None
             raise type(e)(str(e).replace(" --session name", " session= name")) from None
         return self
 
@@ -151,6 +137,7 @@ class Sandbox:
     def resume(cls, name: str, *, state_dir: Optional[StrPath] = None, binary: Optional[str] = None,
                **kwargs: Any) -> "Sandbox":
         """Attach to a kept (or crashed) session: a new REPL over its changes."""
+        session_arg("name", name)
         for s in list_sessions(state_dir=state_dir, binary=binary):
             if s.name == name:
                 if s.status == "running":
@@ -347,7 +334,7 @@ class Sandbox:
         args: List[StrPath] = ["diff", self.name, "--color=never"]
         if stat:
             args.append("--stat")
-        extra = [literal_path(p) for p in paths]
+        extra = [literal_path(path_arg("paths", p)) for p in paths]
         if extra:
             args += ["--"] + extra
         # What the agent wrote can be gigabytes of text: never read whole.
@@ -436,7 +423,8 @@ class Sandbox:
         supervisor freezes them, under the same rule as checkpoint()).  The
         REPL's Python state is not copied.  The new Sandbox is returned
         stopped unless start=True; kwargs are Sandbox options for it."""
-        args: List[StrPath] = ["fork", self.name, name] + ([] if at is None else ["--at", str(step_number("at", at))])
+        args: List[StrPath] = ["fork", self.name, session_arg("name", name)]
+        args += [] if at is None else ["--at", str(step_number("at", at))]
         self._park()
         self.helper.run(args, error=SandboxError)
         kwargs.setdefault("network", self.network)
@@ -446,7 +434,9 @@ class Sandbox:
 
     def save(self, path: StrPath) -> Path:
         """Write the session's patch (tar+zstd) to `path` ("~" expanded)."""
-        path = os.path.expanduser(os.fspath(path))
+        path = os.path.expanduser(path_arg("path", path))
+        if not path:
+            raise ValueError("layover: save(): path is empty; pass the file to write, e.g. 'work.tar.zst'")
         self.helper.run(["save", self.name, "-o", path])
         return Path(path)
 

@@ -145,7 +145,9 @@ def test_sandbox_reads_its_session_back_under_the_name_it_was_given(tmp_path):
 def test_a_bad_session_name_is_refused_before_anything_starts(tmp_path):
     # Sandbox(session="my work") started the helper, which refused "invalid --session name ...; see
     # 'layover run --help'" (a flag the caller never typed); with start=False it passed unnoticed.
-    for bad in ("my work", "", "-x", "a/b", "x" * 65, 5):
+    for bad in ("my work", "", "-x", "a/b", "x" * 65):
         with pytest.raises(ValueError, match="session must be 1-64 of A-Z a-z 0-9 . _ -"):
             Sandbox(str(tmp_path), session=bad, start=False)
+    with pytest.raises(TypeError, match=r"^session must be a session name \(a str\), not int 5$"):  # a type: python3
+        Sandbox(str(tmp_path), session=5, start=False)
     assert Sandbox(str(tmp_path), session="ok-1.x_y", start=False).name == "ok-1.x_y"
