@@ -269,9 +269,11 @@ class Server(ExecMixin):
             State.in_user = True
             try:
                 value = fn(*args, **(req.get("kwargs") or {}))
+                # The value's JSON too: a large one takes long, and a timeout's interrupt was dropped
+                # while it was made (the sandbox was then stopped, 5 s later).
+                result = self._result(req, value)
             finally:
                 State.in_user = False
-            result = self._result(req, value)
         except _NotSent as e:
             error = "layover: %s\n" % e
         except KeyboardInterrupt as e:

@@ -161,3 +161,20 @@ def test_session_info_says_all_its_bytes_not_only_the_live_layers(make_sandbox):
     resumed = sb.info()
     assert resumed.upper_bytes == 0 and resumed.bytes >= 100000 and resumed.steps == 1, resumed
     assert [c.path for c in sb.changes()] == ["a.bin"]
+
+
+def test_a_call_whose_result_takes_long_to_send_is_interrupted_at_its_timeout(sb):
+    # Before: the value's JSON was made with interrupts dropped, so a call
+    # past its timeout there (a large value takes seconds; here a dict whose
+    # items() is slow stands for one) was not interrupted: the sandbox was
+    # stopped 5 s later, its REPL and names lost.
+    import pytest
+    from layover import TimeoutError
+
+    slow = "import time\nclass D(dict):\n    def items(self):\n        time.sleep(60)\n        return []\n" \
+           "def f():\n    return D(a=1)\n"
+    sb.run("kept = 42")
+    with pytest.raises(TimeoutError) as e:
+        sb.call(slow, "f", timeout=0.5)
+    assert not e.value.stopped and sb.running, str(e.value)
+    assert sb.run("kept").value == "42"
