@@ -425,12 +425,14 @@ class Sandbox:
         stopped unless start=True; kwargs are Sandbox options for it."""
         args: List[StrPath] = ["fork", self.name, session_arg("name", name)]
         args += [] if at is None else ["--at", str(step_number("at", at))]
-        self._park()
-        self.helper.run(args, error=SandboxError)
         kwargs.setdefault("network", self.network)
         kwargs.setdefault("python", self.python)
         kwargs.setdefault("helper_env", self.helper.env)
-        return Sandbox(self.target, session=name, binary=self.helper.binary, start=start, **kwargs)
+        # Made first, so a bad option is refused before the fork: it was made, then the TypeError raised.
+        child = Sandbox(self.target, session=name, binary=self.helper.binary, start=False, **kwargs)
+        self._park()
+        self.helper.run(args, error=SandboxError)
+        return child.start() if start else child
 
     def save(self, path: StrPath) -> Path:
         """Write the session's patch (tar+zstd) to `path` ("~" expanded)."""

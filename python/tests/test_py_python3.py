@@ -95,6 +95,11 @@ def test_argument_errors_are_valueerror_or_typeerror_naming_the_argument(sb, sta
         with pytest.raises(kind) as e:
             call()
         assert str(e.value) == message and not isinstance(e.value, SandboxError), (str(e.value), message)
+    # A bad option for the fork is refused before the fork is made (it was made, then the TypeError raised).
+    with pytest.raises(TypeError, match="unexpected keyword argument 'netwrok'"):
+        sb.fork("f1", netwrok="host")
+    with pytest.raises(ValueError, match=r"^network must be one of"):
+        sb.fork("f1", network="all")
     assert sb.running and sb.run("1").value == "1"  # nothing was done to it
     assert [s.name for s in __import__("layover").list_sessions(state_dir=state_dir)] == [sb.name]
 
