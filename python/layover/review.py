@@ -9,7 +9,7 @@ import json
 import os
 import subprocess
 import warnings
-from typing import Any, Dict, Iterable, List, Optional
+from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 from ._args import path_arg
 from ._helper import SESSION_CWD, Helper, StrPath, error_for, literal_path, one_line
@@ -34,7 +34,7 @@ class Stoppable(Protocol):
     def close(self) -> Optional[int]: ...
 
 
-__all__ = ["apply_patch", "show_patch", "list_sessions", "review_on_exit", "apply_session"]
+__all__ = ["apply_patch", "show_patch", "list_sessions", "review_on_exit", "apply_session", "apply_lists"]
 
 
 def _json(stdout: bytes, what: str) -> Any:
@@ -54,20 +54,28 @@ def one_word_refused(name: str, value: Any, what: str = "paths") -> None:
         raise TypeError("%s takes a list of %s, not %s %r" % (name, what, type(value).__name__, value))
 
 
+def apply_lists(paths: Optional[Iterable[StrPath]], exclude: Iterable[str]) -> Tuple[Optional[List[str]], List[str]]:
+    """apply()'s paths= and exclude=, checked (TypeErrors naming them) and
+    made lists: Sandbox.apply() checks them before it stops the sandbox."""
+    one_word_refused("paths", paths)
+    one_word_refused("exclude", exclude, "globs")
+    for g in exclude:
+        if not isinstance(g, str):
+            raise TypeError("exclude takes globs (str), e.g. exclude=['*.log'], not %s %r" % (type(g).__name__, g))
+    return None if paths is None else [path_arg("paths", p) for p in paths], list(exclude)
+
+
 def apply_session(helper: Helper, what: StrPath, *, paths: Optional[Iterable[StrPath]] = None,
                   force: bool = False, exclude: Iterable[str] = (), target: Optional[StrPath] = None,
                   dry_run: bool = False, undo_to: Optional[StrPath] = None) -> ApplyResult:
     """`layover apply WHAT --yes --json ...` (WHAT: a session name or a patch)."""
-    one_word_refused("paths", paths)
-    one_word_refused("exclude", exclude, "globs")
+    paths, exclude = apply_lists(paths, exclude)
     args: List[StrPath] = ["apply", what, "--yes", "--json"]
     if force:
         args.append("--force")
     for p in paths or ():  # paths, never globs: a name the sandbox chose may look like one
-        args += ["--only", literal_path(path_arg("paths", p))]
+        args += ["--only", literal_path(p)]
     for g in exclude:
-        if not isinstance(g, str):
-            raise TypeError("exclude takes globs (str), e.g. exclude=['*.log'], not %s %r" % (type(g).__name__, g))
         args += ["--exclude", g]
     for flag, value in (("--target", target), ("--undo-to", undo_to)):
         if value is not None:  # "~/project" too
@@ -159,8 +167,7 @@ def apply_patch(path: StrPath, target: Optional[StrPath] = None, *, paths: Optio
                 binary: Optional[str] = None) -> ApplyResult:
     """Apply a saved patch file to `target` (default: the target recorded in
     the patch).  Raises ConflictError when the real tree changed."""
-    one_word_refused("paths", paths)
-    one_word_refused("exclude", exclude, "globs")
+    paths, exclude = apply_lists(paths, exclude)
     path = os.path.expanduser(path_arg("path", path))
     if not os.path.isfile(path):
         raise PatchError("layover: patch %s: no such file; pass the path Sandbox.save() wrote" % os.fspath(path))

@@ -24,7 +24,7 @@ from .errors import PatchError, SandboxError
 from .model import (ApplyResult, Change, ExecResult, Rejection, RunResult, SessionInfo, Step, parse_change,
                     parse_list, parse_rejection, parse_step)
 from .repl import Repl, StrOrBytes, default_python, python_argv
-from .review import apply_session, list_sessions, one_word_refused, review_on_exit
+from .review import apply_lists, apply_session, list_sessions, one_word_refused, review_on_exit
 
 __all__ = ["Sandbox"]
 
@@ -457,8 +457,10 @@ class Sandbox:
         nothing and leaves it running (its result's `running` then says the
         changes may still change).  Raises ConflictError (nothing written)
         when the real tree changed."""
-        one_word_refused("paths", paths)  # before the sandbox is stopped for nothing
-        one_word_refused("exclude", exclude, "globs")
+        paths, exclude = apply_lists(paths, exclude)  # before the sandbox is stopped for nothing
+        for what, value in (("target", target), ("undo_to", undo_to)):
+            if value is not None:
+                path_arg(what, value)
         if not dry_run:
             self.close()
         return apply_session(self.helper, self.name, paths=paths, force=force, exclude=exclude,
