@@ -143,34 +143,87 @@ base::Result<std::string> key_for_run(const std::string& session_dir) {
     return key;
 }
 
-bool sweep_layer(const std::string& layer, const std::string& key) {
-    base::Fd top(::open(layer.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    if (!top.valid()) return errno == ENOENT;
+namespace {
+
+// The mount an fd is on (0: not known).
+uint64_t mount_of(int fd) {
+    struct statx stx;
+    if (::statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &stx) != 0 || !(stx.stx_mask & STATX_MNT_ID)) return 0;
+    return stx.stx_mnt_id;
+}
+
+// One dir on the way down: who it is, and its subdirs still to visit.
+struct Level {
+    dev_t dev;
+    ino_t ino;
+    std::vector<std::string> subdirs;
+};
+
+// The temp dirs in `dir` removed, its other subdirs listed in *subdirs.
+// False: it could not be read, or a temp dir not removed.
+bool sweep_one(int dir, const std::string& key, std::vector<std::string>* subdirs) {
+    auto names = base::list_dir(dir);
+    if (!names) return false;
     bool whole = true;
-    std::vector<std::string> todo = {""};  // dirs below the layer ("": the layer itself)
-    while (!todo.empty()) {
-        std::string rel = std::move(todo.back());
-        todo.pop_back();
-        // Beneath the layer, never through a symlink (nor another mount).
-        auto dir = review::open_dir_beneath(top.get(), rel);
-        auto names = dir ? base::list_dir(dir->get()) : base::Result<std::vector<base::DirEntry>>(dir.error());
-        if (!names) {
+    for (const auto& e : names.value()) {
+        bool is_dir = e.type == DT_DIR;
+        if (e.type == DT_UNKNOWN) {
+            struct stat st;
+            is_dir = ::fstatat(dir, e.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+        }
+        if (!is_dir) continue;
+        if (is_temp_name(key, e.name)) {
+            if (!review::remove_tree_at(dir, e.name)) whole = false;
+        } else {
+            subdirs->push_back(e.name);
+        }
+    }
+    return whole;
+}
+
+}  // namespace
+
+bool sweep_layer(const std::string& layer, const std::string& key) {
+    // fd-relative, one fd at a time, whatever the depth: each dir opened by
+    // its name in its parent (O_NOFOLLOW, never a symlink, nor onto another
+    // mount), and the walk goes back up by "..", checked to be the dir it
+    // came from. A path from the layer may then be longer than PATH_MAX
+    // (the sandbox can make such trees: a leftover under one was never
+    // swept), and the walk holds no fd per level.
+    base::Fd cur(::open(layer.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!cur.valid()) return errno == ENOENT;
+    uint64_t mnt = mount_of(cur.get());
+    struct stat st;
+    if (mnt == 0 || ::fstat(cur.get(), &st) != 0) return false;
+    std::vector<Level> path;
+    path.push_back({st.st_dev, st.st_ino, {}});
+    bool whole = sweep_one(cur.get(), key, &path.back().subdirs);
+    while (!path.empty()) {
+        Level& top = path.back();
+        if (top.subdirs.empty()) {
+            path.pop_back();
+            if (path.empty()) break;
+            base::Fd up(::openat(cur.get(), "..", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+            if (!up.valid() || ::fstat(up.get(), &st) != 0 || st.st_dev != path.back().dev ||
+                st.st_ino != path.back().ino)
+                return false;  // moved meanwhile: another try later
+            cur = std::move(up);
+            continue;
+        }
+        std::string name = std::move(top.subdirs.back());
+        top.subdirs.pop_back();
+        base::Fd sub(::openat(cur.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+        if (!sub.valid() || ::fstat(sub.get(), &st) != 0) {
             whole = false;
             continue;
         }
-        for (const auto& e : names.value()) {
-            bool is_dir = e.type == DT_DIR;
-            if (e.type == DT_UNKNOWN) {
-                struct stat st;
-                is_dir = ::fstatat(dir->get(), e.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
-            }
-            if (!is_dir) continue;
-            if (is_temp_name(key, e.name)) {
-                if (!review::remove_tree_at(dir->get(), e.name)) whole = false;
-            } else {
-                todo.push_back(rel.empty() ? e.name : rel + "/" + e.name);
-            }
+        if (mount_of(sub.get()) != mnt) {  // another mount: not the layer's, never entered
+            whole = false;
+            continue;
         }
+        cur = std::move(sub);
+        path.push_back({st.st_dev, st.st_ino, {}});
+        if (!sweep_one(cur.get(), key, &path.back().subdirs)) whole = false;
     }
     return whole;
 }
@@ -188,6 +241,11 @@ void sweep_session(const std::string& session_dir) {
                 whole = sweep_layer(session_dir + "/outside/" + r.name + "/upper", key) && whole;
     }
     if (whole) forget_key(session_dir);
+}
+
+void sweep_upper(const std::string& session_dir) {
+    std::string key = read_key(session_dir);
+    if (!key.empty()) (void)sweep_layer(session_dir + "/upper", key);
 }
 
 void forget_key(const std::string& session_dir) { ::unlink(key_path(session_dir).c_str()); }

@@ -9,7 +9,8 @@
 // `.layover-rename-...` itself carries no valid tag and is never removed.
 // The key file marks a session whose upper may hold such leftovers: swept
 // at the run's end when a worker died with a call in hand, else by the
-// next resume, status, diff or save (docs/security.md, "Directory renames").
+// next resume, status, diff or save, and before any freeze of the upper
+// (a checkpoint, rollback, fork) (docs/security.md, "Directory renames").
 #pragma once
 #include <cstdint>
 #include <string>
@@ -42,6 +43,11 @@ bool sweep_layer(const std::string& layer, const std::string& key);
 // Call it only while no sandbox runs on the session (its lock free or held
 // by the caller), as the session's owner for mode-000 dirs.
 void sweep_session(const std::string& session_dir);
+// The session's live upper swept with its key, when it has one; the key
+// kept (a run may still be using it). Before a freeze of the upper: every
+// freeze of a kept session, and a running one's under the freeze rule
+// (nothing copying), so that no step ever holds a leftover.
+void sweep_upper(const std::string& session_dir);
 // The key file removed (no call of this run was left half-done).
 void forget_key(const std::string& session_dir);
 

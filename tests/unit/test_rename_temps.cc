@@ -1,10 +1,14 @@
 // The rename worker's temporary names and their sweep (helper/store/rename_temps.h).
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <string>
 
+#include "helper/base/fd.h"
+#include "helper/base/fs/beneath.h"
 #include "helper/base/text.h"
 #include "helper/store/rename_temps.h"
 #include "tests/unit/capture_tree.h"
@@ -99,4 +103,54 @@ TEST_CASE("rename temps: a session's key is kept for the next run, and dropped o
     CHECK_FALSE(exists(out));
     CHECK_FALSE(exists(rename_temps::key_path(t.path)));
     rename_temps::sweep_session(t.path);  // no key: nothing to do
+}
+
+TEST_CASE("rename temps: a sweep reaches leftovers past PATH_MAX, one fd at a time") {
+    testtree::TempDir t;
+    std::string up = t.path + "/upper";
+    testtree::make(up, "dir");
+    std::string name(200, 'd');
+    std::string ours = rename_temps::temp_name(kKey, 11), mid = rename_temps::temp_name(kKey, 12);
+    // 600 levels of 200 bytes (120 KB from the layer), made fd-relative; a
+    // leftover halfway down and one at the bottom, with a file in each.
+    base::Fd cur(::open(up.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    REQUIRE(cur.valid());
+    for (int i = 0; i < 600; i++) {
+        if (i == 300) {
+            REQUIRE(::mkdirat(cur.get(), mid.c_str(), 0700) == 0);
+            base::Fd m(::openat(cur.get(), mid.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+            base::Fd f(::openat(m.get(), "half.txt", O_WRONLY | O_CREAT | O_CLOEXEC, 0600));
+            REQUIRE(f.valid());
+        }
+        REQUIRE(::mkdirat(cur.get(), name.c_str(), 0755) == 0);
+        base::Fd next(::openat(cur.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+        REQUIRE(next.valid());
+        cur = std::move(next);
+    }
+    REQUIRE(::mkdirat(cur.get(), ours.c_str(), 0700) == 0);
+    REQUIRE(::mkdirat(cur.get(), (ours + "/sub").c_str(), 0700) == 0);
+    REQUIRE(::mkdirat(cur.get(), ".layover-rename-7", 0700) == 0);  // the agent's own
+    // The walk holds a few fds whatever the depth: under a limit of 32.
+    struct rlimit was;
+    REQUIRE(::getrlimit(RLIMIT_NOFILE, &was) == 0);
+    struct rlimit low = was;
+    low.rlim_cur = 32;
+    REQUIRE(::setrlimit(RLIMIT_NOFILE, &low) == 0);
+    bool whole = rename_temps::sweep_layer(up, kKey);
+    REQUIRE(::setrlimit(RLIMIT_NOFILE, &was) == 0);
+    CHECK(whole);
+    struct stat st;
+    CHECK(::fstatat(cur.get(), ours.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0);
+    CHECK(::fstatat(cur.get(), ".layover-rename-7", &st, AT_SYMLINK_NOFOLLOW) == 0);
+    // Down again to the middle: its leftover gone too.
+    base::Fd at(::open(up.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    for (int i = 0; i < 300; i++) at = base::Fd(::openat(at.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    REQUIRE(at.valid());
+    CHECK(::fstatat(at.get(), mid.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0);
+    CHECK(::fstatat(at.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0);
+    cur.reset();
+    at.reset();
+    // What TempDir's removal could not reach at that depth.
+    base::Fd top(::open(t.path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    CHECK(review::remove_tree_at(top.get(), "upper"));
 }
