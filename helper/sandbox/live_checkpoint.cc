@@ -16,6 +16,7 @@
 #include "helper/base/fd.h"
 #include "helper/sandbox/live_holders.h"
 #include "helper/sandbox/prepare.h"
+#include "helper/sandbox/rename_notify.h"
 #include "helper/store/owner_ns.h"
 #include "helper/store/root_mode.h"
 #include "helper/store/session.h"
@@ -98,6 +99,12 @@ std::string LiveCheckpoint::hold(pid_t init, const std::string& verb) {
     const std::string& name = run_.meta.name;
     const std::string& target = run_.plan.mounts.target;
     if (init <= 0) return "session '" + name + "' is still starting; try again";
+    // The worker writes its copy in the upper: read-only midway, it would
+    // fail and leave it half-made in the step. While this request is
+    // served no call reaches the worker (one loop), so none starts after.
+    if (renames_ && renames_->copying())
+        return "a directory rename in session '" + name + "' is being copied; nothing changed: let it finish, then " +
+               verb + " again";
     auto ro = ask(fd_, "R");
     if (!ro) {
         if (ro.error().code != EBUSY) return ro.error().message;
@@ -113,6 +120,8 @@ std::string LiveCheckpoint::hold(pid_t init, const std::string& verb) {
             .error;
     auto f = base::fault_point("live", "readonly");
     if (!f) return release(f.error().message + "; nothing changed").error;
+    // A dead worker's half-made copy, never frozen into a step.
+    if (renames_) renames_->sweep_upper();
     return "";
 }
 

@@ -1,12 +1,15 @@
 // The checkpoint, rollback, revert and fork of a running session, served by
 // its supervisor one request at a time (helper/sandbox/control.h;
 // docs/history.md, "The freeze rule" and "A running session"):
+//   0. refused while the rename worker copies a directory (it writes in
+//      the upper, and a read-only overlay would leave its copy half-made);
 //   1. setup remounts the overlay read-only: the kernel refuses (EBUSY)
 //      while a file on it is open for writing; then the error names the
 //      processes and paths, and nothing changed;
 //   2. a process with its working directory or an open directory on it
 //      would stay on the frozen mount: refused the same way, remounted
-//      read-write again;
+//      read-write again; then the temporary dirs of a rename worker that
+//      died are swept from the live upper (RenameService::sweep_upper);
 //   3. the layers change on disk as for a kept session (the live upper
 //      frozen as the next step, steps::freeze_live; or steps::rollback,
 //      rollback_undo; or `layover revert` run as a child), as its owner;
@@ -25,6 +28,7 @@
 #include "helper/sandbox/control_msg.h"
 
 struct PreparedRun;
+class RenameService;
 
 class LiveCheckpoint {
 public:
@@ -32,6 +36,9 @@ public:
     LiveCheckpoint(PreparedRun& run, int fd) : run_(run), fd_(fd) {}
     // One request; init is the sandbox's init (host pid), -1 before it runs.
     control::Reply serve(const control::Request& req, pid_t init);
+    // The run's directory renames: none held while one is copied, and what
+    // a worker that died left swept from the live upper before it is frozen.
+    void set_renames(RenameService* r) { renames_ = r; }
 
 private:
     // What says whether the stack on disk changed: the step count and the
@@ -61,6 +68,7 @@ private:
 
     PreparedRun& run_;
     int fd_;
+    RenameService* renames_ = nullptr;
 };
 
 namespace live {

@@ -22,6 +22,7 @@
 #include "helper/sandbox/seccomp.h"
 #include "helper/store/owner_ns.h"
 #include "helper/store/rename_temps.h"
+#include "helper/store/session.h"
 
 namespace {
 
@@ -161,7 +162,7 @@ void RenameService::stop_worker() {
     for (uint64_t id : pending_) respond(id, EXDEV, false);
     // Its copy for the call in hand may be half-made: swept at the run's
     // end (finish_temps), before the session is counted or reviewed.
-    if (!pending_.empty()) temps_left_ = true;
+    if (!pending_.empty()) temps_left_ = upper_dirty_ = true;
     pending_.clear();
     for (const auto& q : backlog_) respond(q.id, EXDEV, false);
     backlog_.clear();
@@ -316,11 +317,12 @@ void RenameService::hand_on(pid_t pid, rename_call::Request& req, base::Fd olddi
         if (!user.valid() || !mnt.valid() || seccomp_notify_id_valid(listener_.get(), id) != 0)
             return respond(id, EXDEV, false);
         if (temps_key_.empty()) {
-            // A kept session's key in its dir (an earlier run's, if it
-            // left one: that run's leftovers are named with it), so that
-            // a later resume, status or save finds a killed supervisor's
-            // leftovers too; else (a discard, or the file not written) the
-            // run's own, in memory.
+            // The session's key in its dir (an earlier run's, if it left
+            // one: that run's leftovers are named with it), so that a later
+            // resume, status or save finds a killed supervisor's leftovers
+            // too: a discarding run's as well, whose session a SIGKILL
+            // leaves crashed, reviewable and resumable; else (the file not
+            // written) the run's own, in memory.
             struct stat st;
             temps_inherited_ = !session_dir_.empty() && ::stat(rename_temps::key_path(session_dir_).c_str(), &st) == 0;
             auto key = session_dir_.empty() ? rename_temps::new_key() : rename_temps::key_for_run(session_dir_);
@@ -379,4 +381,15 @@ void RenameService::finish_temps() {
         return std::string();
     });
     if (!swept) rename_temps::sweep_session(dir);
+}
+
+void RenameService::sweep_upper() {
+    if (!upper_dirty_ || session_dir_.empty() || temps_key_.empty()) return;
+    std::string upper = session::upper_dir(session_dir_), key = temps_key_;
+    // As the owner (mode-000 dirs); the key stays: the run goes on.
+    auto swept = capture::in_owner_ns([&]() -> base::Result<std::string> {
+        if (!rename_temps::sweep_layer(upper, key)) return base::error("not whole");
+        return std::string();
+    });
+    if (swept) upper_dirty_ = false;
 }

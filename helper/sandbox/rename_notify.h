@@ -61,6 +61,17 @@ public:
     // a link makes is noted (helper/store/first_copies.h).
     // since_ns: a time before the command could start.
     void note_copies(const std::string& session_dir, const std::string& target, int64_t since_ns);
+    // The session whose dir keeps the key of the worker's temporary names
+    // (rename-temps), kept or discarded: a discarding run's supervisor
+    // SIGKILLed leaves its session (crashed, reviewable), whose leftovers a
+    // later sweep must recognise.
+    void set_session(const std::string& session_dir) { session_dir_ = session_dir; }
+    // Whether the worker holds a call (it may be writing in the upper).
+    bool copying() const { return !pending_.empty(); }
+    // Under the freeze rule (the overlay read-only, nothing copying): the
+    // live upper swept of what a worker that died with a call in hand left,
+    // before a step freezes it (docs/design.md, "Directory renames").
+    void sweep_upper();
 
 private:
     void respond(uint64_t id, int err, bool cont);
@@ -86,6 +97,7 @@ private:
     std::string temps_key_;
     bool temps_inherited_ = false;  // the key file was an earlier run's: its leftovers may wait
     bool temps_left_ = false;       // a worker was stopped with a call in hand
+    bool upper_dirty_ = false;      // ... since the live upper was last swept (sweep_upper)
     base::Fd listener_;
     std::unique_ptr<rename_worker::Worker> worker_;
     uint64_t worker_mntns_ = 0;   // inode of the mount namespace it joined

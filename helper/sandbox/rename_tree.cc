@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "helper/base/dir.h"
+#include "helper/base/fault.h"
 #include "helper/base/fd.h"
 #include "helper/base/text.h"
 
@@ -159,7 +160,8 @@ private:
         TRY(base::Fd out, base::open_at(dst, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0600));
         auto copied = copy_bytes(in.get(), out.get());
         if (!copied) return copied.error().context(rel);
-        return copy_meta(in.get(), out.get(), st);
+        TRY_VOID(copy_meta(in.get(), out.get(), st));
+        return base::fault_point("rename", "file");  // mid-copy (move_by_copy's points)
     }
 
     uint64_t mnt_;
@@ -262,13 +264,18 @@ base::Result<void> move_by_copy(int oldparent, const std::string& oldname, int n
         drop_temp();
         return copied.error();
     }
+    // Fault points (LAYOVER_FAULT=rename:POINT:N:kill, helper/base/fault.h):
+    // a worker killed at each, tests/integration/test_worker2.py.
+    TRY_VOID(base::fault_point("rename", "copied"));
     // The copy is an upper-only directory: the overlay moves it.
     if (::renameat2(newparent, temp.c_str(), newparent, newname.c_str(), flags & RENAME_NOREPLACE) != 0) {
         auto err = base::sys_error(newname);
         drop_temp();
         return err;
     }
+    TRY_VOID(base::fault_point("rename", "placed"));
     TRY_VOID(remove_entries(src.get(), mnt));
+    TRY_VOID(base::fault_point("rename", "emptied"));
     if (::unlinkat(oldparent, oldname.c_str(), AT_REMOVEDIR) != 0) return base::sys_error("removing " + oldname);
     return base::Ok();
 }

@@ -187,10 +187,12 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
     bool keys_held = stdin_open;                   // until the command owns its pty [sync 8]
     RenameService renames(run.plan.limits);        // directory renames (helper/sandbox/rename_notify.h)
     bool ipc_watched = run.plan.ipc_fd >= 0;       // the caller gone: LimitWatch::caller_gone
+    renames.set_session(run.session_dir);
     if (!run.discarding)
         renames.note_copies(run.session_dir, run.plan.mounts.target,
                             base::time_ns(noting_from.tv_sec, noting_from.tv_nsec));
     LiveCheckpoint live(run, freeze.get());
+    live.set_renames(&renames);
     while (!exited) {
         struct pollfd fds[10] = {{run.signals.fd(), POLLIN, 0},
                                  {mine.get(), POLLIN, 0},

@@ -243,9 +243,11 @@ void sweep_session(const std::string& session_dir) {
     if (whole) forget_key(session_dir);
 }
 
-void sweep_upper(const std::string& session_dir) {
+bool sweep_upper(const std::string& session_dir) {
     std::string key = read_key(session_dir);
-    if (!key.empty()) (void)sweep_layer(session_dir + "/upper", key);
+    if (key.empty()) return false;
+    (void)sweep_layer(session_dir + "/upper", key);
+    return true;
 }
 
 void forget_key(const std::string& session_dir) { ::unlink(key_path(session_dir).c_str()); }

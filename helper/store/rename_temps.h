@@ -46,8 +46,9 @@ void sweep_session(const std::string& session_dir);
 // The session's live upper swept with its key, when it has one; the key
 // kept (a run may still be using it). Before a freeze of the upper: every
 // freeze of a kept session, and a running one's under the freeze rule
-// (nothing copying), so that no step ever holds a leftover.
-void sweep_upper(const std::string& session_dir);
+// (nothing copying), so that no step ever holds a leftover. False: no
+// key (nothing was swept).
+bool sweep_upper(const std::string& session_dir);
 // The key file removed (no call of this run was left half-done).
 void forget_key(const std::string& session_dir);
 

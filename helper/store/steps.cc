@@ -17,6 +17,7 @@
 #include "helper/base/json/writer.h"
 #include "helper/base/text.h"
 #include "helper/store/layer_store.h"
+#include "helper/store/rename_temps.h"
 
 namespace steps {
 
@@ -358,6 +359,18 @@ base::Result<int> freeze_live(const std::string& d, const std::string& target, c
     TRY(base::Fd up, base::open_at(AT_FDCWD, upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW));
     TRY(auto entries, base::list_dir(up.get()));
     if (entries.empty()) return 0;
+    // A killed supervisor's rename worker may have left a half-made copy in
+    // the upper (helper/store/rename_temps.h): swept before it is frozen,
+    // never kept in a step (the other sweeps read the live layers only),
+    // and what it held alone makes no step. Every freeze but a live
+    // checkpoint's comes here (checkpoint, resume, rollback, fork, revert;
+    // of a running session under the freeze rule, nothing copying); a live
+    // checkpoint's supervisor swept the upper when a worker died
+    // (RenameService::sweep_upper): that freeze stays O(1).
+    if (!running && rename_temps::sweep_upper(d)) {
+        TRY(entries, base::list_dir(up.get()));
+        if (entries.empty()) return 0;
+    }
     TRY(int n, count(d));
     // A freeze never makes an empty step: an empty top layer whose record
     // names paths is one cut short before its exchange below, and is reused.
