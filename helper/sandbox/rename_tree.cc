@@ -266,7 +266,10 @@ base::Result<void> move_by_copy(int oldparent, const std::string& oldname, int n
     }
     // Fault points (LAYOVER_FAULT=rename:POINT:N:kill, helper/base/fault.h):
     // a worker killed at each, tests/integration/test_worker2.py.
-    TRY_VOID(base::fault_point("rename", "copied"));
+    if (auto f = base::fault_point("rename", "copied"); !f) {
+        drop_temp();
+        return f.error();
+    }
     // The copy is an upper-only directory: the overlay moves it.
     if (::renameat2(newparent, temp.c_str(), newparent, newname.c_str(), flags & RENAME_NOREPLACE) != 0) {
         auto err = base::sys_error(newname);

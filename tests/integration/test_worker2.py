@@ -274,12 +274,47 @@ def test_a_worker_killed_at_each_point_leaves_what_the_agent_saw(lo, point, view
         _assert_no_temp_reviewed(lo, name)
         # The real tree after an apply is the agent's view, file by file.
         lo("apply", name, "--yes", check=True)
+    real = _real_view(lo.target)
+    assert real == want, real
+    assert not [n for n in os.listdir(lo.target) if n.startswith(".layover-rename")]
+
+
+def _real_view(target):
     real = []
     for top in ("old", "new"):
-        for d, dirs, files in os.walk(lo.target / top):
+        for d, dirs, files in os.walk(target / top):
             dirs.sort()
-            rel = os.path.relpath(d, lo.target)
+            rel = os.path.relpath(d, target)
             real.append("D " + rel)
             real += ["F %s %s" % (os.path.join(rel, f), (Path(d) / f).read_text().strip()) for f in sorted(files)]
-    assert real == want, real
+    return real
+
+
+@pytest.mark.parametrize("point,view", [
+    ("file:1", "old"),
+    ("copied:1", "old"),
+    ("placed:1", "both"),
+    ("emptied:1", "new"),
+])
+def test_a_supervisor_killed_while_its_worker_stops_at_each_point_leaves_a_session_that_applies_right(
+        lo, point, view):
+    name = "sk" + point.split(":")[0]
+    script = "cd '%s' && echo kept > kept.txt && %s" % (lo.target, RENAME_AND_LOOK)
+    p = _start(lo, name, script, "rename:%s:stop" % point)
+    try:
+        worker = _stopped_worker(p)
+        os.kill(p.pid, signal.SIGKILL)
+        p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
+    _wait(lambda: _gone(worker), "the worker to die")
+    _assert_no_temp_reviewed(lo, name)
+    assert _temps_fd(lo.session_dir(name)) == []
+    lo("apply", name, "--yes", check=True)
+    old = ["D old", "F old/a.txt a", "D old/sub", "F old/sub/b.txt b"]
+    new = ["D new", "F new/a.txt a", "D new/sub", "F new/sub/b.txt b"]
+    assert _real_view(lo.target) == {"old": old, "both": old + new, "new": ["D old"] + new}[view]
+    assert (lo.target / "kept.txt").read_text() == "kept\n"
     assert not [n for n in os.listdir(lo.target) if n.startswith(".layover-rename")]
