@@ -388,8 +388,7 @@ void RenameService::sweep_upper() {
     std::string upper = session::upper_dir(session_dir_), key = temps_key_;
     // As the owner (mode-000 dirs); the key stays: the run goes on.
     auto swept = capture::in_owner_ns([&]() -> base::Result<std::string> {
-        if (!rename_temps::sweep_layer(upper, key)) return base::error("not whole");
-        return std::string();
+        return std::string(rename_temps::sweep_layer(upper, key) ? "whole" : "part");
     });
-    if (swept) upper_dirty_ = false;
+    if (swept && swept.value() == "whole") upper_dirty_ = false;
 }
