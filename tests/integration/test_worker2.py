@@ -183,7 +183,7 @@ def test_a_live_checkpoint_after_the_worker_died_mid_copy_never_freezes_its_left
     _assert_no_temp_reviewed(lo, "live")
 
 
-def test_a_checkpoint_waits_for_no_copy_and_refuses_while_one_is_made(lo):
+def test_a_checkpoint_is_refused_while_the_worker_copies_and_works_after(lo):
     script = "cd '%s' && %s && cd / && echo waiting > '%s/waiting' && read line" % (lo.target, RENAME_AND_LOOK,
                                                                                    lo.target)
     p = _start(lo, "busy", script, "rename:file:1:stop", stdin=subprocess.PIPE)
