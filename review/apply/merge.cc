@@ -13,8 +13,6 @@ namespace review {
 
 namespace {
 
-constexpr uint64_t kMaxMerge = 64ull << 20;
-
 std::string ranges_reason(const std::vector<MergeConflict>& cs) {
     std::string out = "changed on both sides since the base, overlapping at";
     for (size_t i = 0; i < cs.size() && i < 5; i++)

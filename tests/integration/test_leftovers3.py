@@ -105,3 +105,27 @@ def test_hunks_by_number_of_a_moved_file_are_the_merges_as_diff_numbers_them(lo,
     r = lo("apply", patch, "--target", lo.target, "--hunks", "f.txt:1", "--yes", "--force")
     assert r.returncode == 1 and b"--force does not override this" in r.stderr, r.stderr
     assert tree(lo.target, mtimes=True) == before
+
+
+def test_diff_of_a_moved_file_over_8_mib_says_apply_merges_it_as_apply_does(lo, tmp_path):
+    # diff compares files over 8 MiB on both sides by their differing window only, and said "apply will
+    # report a conflict" for one that moved on, where apply merges it (up to 64 MiB). Such a file is now
+    # held whole, as apply holds it: the note, the diff and apply agree.
+    (lo.target / "f.txt").write_text(lines(1000))
+    r = lo.run("cd '%s' && seq 1 1000000 | sed 's/^/agent/' >> f.txt" % lo.target, session="big")
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    patch = tmp_path / "big.tar.zst"
+    lo("save", "big", "-o", patch, check=True)
+    mine = "".join("mine%d\n" % i for i in range(1000000))
+    (lo.target / "f.txt").write_text(mine + lines(1000))
+    assert (lo.target / "f.txt").stat().st_size > 8 << 20
+    r = lo("diff", patch, "--target", lo.target)
+    err = r.stderr.decode()
+    assert r.returncode == 1 and "the diff shows what apply will write: the patch's changes merged" in err, err
+    assert "report a conflict" not in err and b"\n-mine" not in r.stdout and b"\n+agent999999\n" in r.stdout
+    r = lo("apply", patch, "--target", lo.target, "--dry-run", "--json")
+    assert [m["path"] for m in json.loads(r.stdout)["merged"]] == ["f.txt"], r.stderr
+    r = lo("apply", patch, "--target", lo.target, "--yes")
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    assert (lo.target / "f.txt").read_text() == mine + lines(1000) + "".join(
+        "agent%d\n" % i for i in range(1, 1000001))
