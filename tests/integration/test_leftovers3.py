@@ -129,3 +129,57 @@ def test_diff_of_a_moved_file_over_8_mib_says_apply_merges_it_as_apply_does(lo, 
     assert r.returncode == 0, r.stderr.decode(errors="replace")
     assert (lo.target / "f.txt").read_text() == mine + lines(1000) + "".join(
         "agent%d\n" % i for i in range(1, 1000001))
+
+
+def test_exit_prompt_hunks_keeps_its_answers_and_shares_them_with_apply_p(lo):
+    # The exit prompt's `hunks` kept no answers: a review left at [k] (or a conflicting [a]) was asked
+    # again from the start. They are kept as `apply -p` keeps them, in the same place: either reuses them.
+    from test_apply_hunks import EDITS, edit_session
+    edit_session(lo, "x")
+    before = tree(lo.target, mtimes=True)
+
+    def pick_hunks(c):
+        c.expect(MENU)
+        c.sendline("p")
+        c.expect(r"Pick \(")
+        c.sendline("-other.txt")
+        c.expect(r"Pick \(")
+        c.sendline("hunks")
+
+    c = spawn(lo, "on-exit", "prompt", "x")
+    pick_hunks(c)
+    for answer in ("y", "n", "y"):
+        c.expect(r"/3\) " + HUNK)
+        c.sendline(answer)
+        if answer == "n":
+            c.expect(WHY)
+            c.sendline("")
+    c.expect(r"1 change\(s\) chosen")
+    c.expect(MENU)
+    c.sendline("k")
+    c.expect(r"your 3 answer\(s\) are kept: 'layover apply x -p' or the exit prompt's hunks")
+    assert finish(c) == 0
+    assert tree(lo.target, mtimes=True) == before
+    kept = list((Path(lo.state) / "apply-p").iterdir())
+    assert len(kept) == 1
+    # `apply -p` of the session offers them (Ctrl+D there applies nothing).
+    c = spawn(lo, "apply", "x", "-p")
+    c.expect(r"reuse its 3 answers\? \[Y/n\] ")
+    c.sendeof()
+    assert finish(c) == 1 and tree(lo.target, mtimes=True) == before
+    # The exit prompt again: its `hunks` reuses them, asks nothing, and the apply drops them.
+    c = spawn(lo, "on-exit", "prompt", "x")
+    pick_hunks(c)
+    c.expect(r"reuse its 3 answers\? \[Y/n\] ")
+    c.sendline("")
+    i = c.expect([r"reused 3 of the 3 answer\(s\)", HUNK])
+    assert i == 0, c.before
+    c.expect(r"1 change\(s\) chosen")
+    c.expect(MENU)
+    c.sendline("a")
+    c.expect(r"Apply 1 change to .*\? \[y/N\] ")
+    c.sendline("y")
+    c.expect("still holds the changes not applied")
+    assert finish(c) == 0
+    assert (lo.target / "f.txt").read_text() == lines(60, {5: EDITS[5], 45: EDITS[45]})
+    assert list((Path(lo.state) / "apply-p").iterdir()) == []
