@@ -13,9 +13,8 @@ import pexpect
 
 from apply_util import tree
 from conftest import LAYOVER
+from test_apply_interactive import HUNK, answer_hunks
 
-HUNK = r"Apply this hunk \[y,n,q,a,d(,s)?,e,\?\]\? "
-WHY = r"Why not\? .*: "
 MENU = r"What now.*\? \[r/a/s/p/K/d\] "
 
 
@@ -148,12 +147,7 @@ def test_exit_prompt_hunks_keeps_its_answers_and_shares_them_with_apply_p(lo):
 
     c = spawn(lo, "on-exit", "prompt", "x")
     pick_hunks(c)
-    for answer in ("y", "n", "y"):
-        c.expect(r"/3\) " + HUNK)
-        c.sendline(answer)
-        if answer == "n":
-            c.expect(WHY)
-            c.sendline("")
+    answer_hunks(c, ("y", "n", "y"))
     c.expect(r"1 change\(s\) chosen")
     c.expect(MENU)
     c.sendline("k")
