@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdio>
@@ -54,15 +55,15 @@ using json = nlohmann::json;
 std::string hunks_note(const review::ApplyReport& rep, const std::string& path) {
     for (const auto& m : rep.marked)
         if (m == path) return " (merged, with conflict markers)";
-    for (const auto& m : rep.merged)
-        if (m == path) return " (merged with changes made since)";
+    bool merged = std::find(rep.merged.begin(), rep.merged.end(), path) != rep.merged.end();
     for (const auto& p : rep.partial) {
         if (p.path != path) continue;
         std::string nums;
         for (size_t n : p.hunks) nums += (nums.empty() ? "" : ",") + std::to_string(n);
-        return " (hunk" + std::string(p.hunks.size() == 1 ? " " : "s ") + nums + " of " + std::to_string(p.of) + ")";
+        return " (hunk" + std::string(p.hunks.size() == 1 ? " " : "s ") + nums + " of " + std::to_string(p.of) +
+               (merged ? " of the merge with changes made since)" : ")");
     }
-    return "";
+    return merged ? " (merged with changes made since)" : "";
 }
 
 // At most 200 paths, each with its change's letter (A, M, D, ...).

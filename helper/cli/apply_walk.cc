@@ -1,8 +1,6 @@
 #include "helper/cli/apply_walk.h"
 
 #include <fcntl.h>
-#include <limits.h>
-#include <stdlib.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -13,28 +11,10 @@
 #include "helper/base/text.h"
 #include "helper/store/session.h"
 #include "review/prompt/answers.h"
-#include "review/prompt/hunk_walk.h"
 #include "review/prompt/io.h"
+#include "review/prompt/kept_walk.h"
 
 namespace cli {
-
-namespace {
-
-std::string real_of(const std::string& path) {
-    char buf[PATH_MAX];
-    return ::realpath(path.c_str(), buf) ? std::string(buf) : path;
-}
-
-// "" when there is no state dir to keep them in.
-std::string answers_place(const capture::Patch& patch, const std::string& target, const std::string& session_dir) {
-    auto state = session::state_dir();
-    if (!state.ok()) return "";
-    std::string source = patch.from_session() ? "session\n" + patch.manifest().session + "\n" + session_dir
-                                              : "patch\n" + real_of(patch.file());
-    return review::answers_file(*state, source, real_of(target));
-}
-
-}  // namespace
 
 KeptAnswers::~KeptAnswers() {
     if (done || file.empty() || count == 0) return;
@@ -64,33 +44,9 @@ Walked walk_answers(const capture::Patch& patch, const std::string& target, revi
         if (auto state = session::state_dir(); state.ok())
             if (auto info = session::find(*state, patch.manifest().session); info.ok()) wo.session_dir = info->dir;
     review::InterruptGuard guard;
-    std::string place = answers_place(patch, target, wo.session_dir);
-    review::Answers saved;
-    if (!place.empty()) {
-        auto loaded = review::load_answers(place);
-        if (!loaded.ok())
-            std::fprintf(stderr,
-                         "layover: apply: the answers kept from the last try cannot be read (%s); asking them all\n",
-                         loaded.error().message.c_str());
-        if (loaded.ok() && !loaded->given.empty()) {
-            size_t n = loaded->given.size();
-            std::string ans;
-            if (review::ask("layover: apply: the last 'apply -p' of this " +
-                                std::string(patch.from_session() ? "session" : "patch") + " to " +
-                                base::display_path(target) + " did not apply; reuse its " + std::to_string(n) +
-                                (n == 1 ? " answer" : " answers") + "? [Y/n] ",
-                            &ans) != review::Input::Line) {
-                std::fputs("\nlayover: apply: interrupted; nothing was applied\n", stderr);
-                return Walked::Failed;
-            }
-            std::string a = review::normalize_answer(ans);
-            if (a.empty() || a == "y" || a == "yes") {
-                saved = std::move(*loaded);
-                wo.saved = &saved;
-            }
-        }
-    }
-    auto w = review::walk_hunks(patch, wo);
+    std::string place = review::kept_answers_place(patch, target, wo.session_dir);
+    review::KeptWalk k;
+    auto w = review::walk_keeping(patch, target, place, wo, "layover: apply: ", &k);
     if (!w.ok()) {
         std::fprintf(stderr, "layover: apply: %s; nothing was applied\n", w.error().message.c_str());
         return Walked::Failed;
@@ -99,26 +55,12 @@ Walked walk_answers(const capture::Patch& patch, const std::string& target, revi
         std::fputs("\nlayover: apply: interrupted; nothing was applied\n", stderr);
         return Walked::Failed;
     }
-    if (wo.saved)
-        std::fprintf(
-            stderr,
-            "layover: apply: reused %zu of the %zu answer(s) kept from the last try; what differs was asked again\n",
-            w->reused, saved.given.size());
     if (w->taken == 0) {
         std::fputs("layover: apply: no change chosen; nothing was applied\n", stderr);
-        if (!place.empty()) review::drop_answers(place);
         return Walked::Nothing;
     }
-    if (!place.empty()) {
-        w->answers.owner = patch.from_session() ? wo.session_dir : real_of(patch.file());
-        if (auto s = review::save_answers(place, w->answers); s.ok()) {
-            kept->file = place;
-            kept->count = w->answers.given.size();
-        } else {
-            std::fprintf(stderr, "layover: apply: your answers could not be kept for another try: %s\n",
-                         s.error().message.c_str());
-        }
-    }
+    kept->file = k.file;
+    kept->count = k.count;
     if (w->all) return Walked::Chosen;
     opts->only = w->only;
     opts->exclude.insert(opts->exclude.end(), w->exclude.begin(), w->exclude.end());

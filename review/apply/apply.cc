@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
@@ -273,6 +274,10 @@ base::Result<ApplyReport> apply_patch(const capture::Patch& patch, const ApplyOp
         TRY_VOID(finish_deferred(deferred, plan.items));
         deferred.clear();
         TRY_VOID(choose_partial(root, patch, opts.hunks, plan.items, &rep.partial));
+        std::erase_if(rep.merged, [&](const std::string& p) {  // a merged file whose hunks chosen left it out
+            return std::none_of(plan.items.begin(), plan.items.end(),
+                                [&](const PlanItem& it) { return it.unit.path == p; });
+        });
         collect(rep, plan.items, opts.force);
         if (!rep.conflicts.empty()) return rep;
     }

@@ -13,8 +13,6 @@ namespace review {
 
 namespace {
 
-constexpr uint64_t kMaxMerge = 64ull << 20;
-
 std::string ranges_reason(const std::vector<MergeConflict>& cs) {
     std::string out = "changed on both sides since the base, overlapping at";
     for (size_t i = 0; i < cs.size() && i < 5; i++)
@@ -35,7 +33,7 @@ base::Result<void> merge_moved(int root, const capture::Patch& patch, const Appl
     // merge would reach that name too, unlike what show and diff list.
     const auto links = hard_linked_names(items);
     for (auto& it : items) {
-        if (it.conflicts.empty() || it.hard || opts.hunks.count(it.unit.path) || links.count(it.unit.path)) continue;
+        if (it.conflicts.empty() || it.hard || links.count(it.unit.path)) continue;
         const capture::Change& c = *it.change;
         if (c.kind != capture::Kind::Modified || c.type != capture::Type::File || c.old_type != capture::Type::File)
             continue;
@@ -56,7 +54,18 @@ base::Result<void> merge_moved(int root, const capture::Patch& patch, const Appl
         if (!real.exists || real.mode == kGitSymlink || !real.loaded) continue;
         const std::string& orig = *patch.original(bases[path]->fingerprint);
         if (looks_binary(real.data) || looks_binary(theirs)) continue;
-        MergeResult m = merge3(orig, real.data, theirs, opts.conflict_markers, {"target", "patch"});
+        // Chosen by hunk: the hunks are the clean merge's (diff and apply -p
+        // show those); one that overlaps stays a conflict, never marked.
+        bool by_hunk = opts.hunks.count(path) > 0;
+        MergeResult m = merge3(orig, real.data, theirs, opts.conflict_markers && !by_hunk, {"target", "patch"});
+        if (by_hunk) {
+            if (!m.conflicts.empty()) continue;
+            it->conflicts.clear();
+            it->hunks_of_merge = true;
+            it->content = std::make_shared<const std::string>(std::move(m.text));
+            rep->merged.push_back(path);
+            continue;
+        }
         if (!m.conflicts.empty()) {
             rep->merge_conflicts.push_back({path, m.conflicts});
             if (!opts.conflict_markers) {

@@ -108,7 +108,8 @@ base::Result<void> choose_partial(int root, const capture::Patch& patch, const H
             for (auto& c : item->conflicts) c.reason += kNoHunkFit;
             continue;
         }
-        const std::string& now = fresh[path];
+        // A moved file merged by merge_moved: its hunks are the merge's.
+        const std::string& now = item->hunks_of_merge ? *item->content : fresh[path];
         TRY(Side real, read_real_side(root, path, kMaxText));
         if (!real.exists || real.mode == kGitSymlink) continue;  // observe reported it as a conflict
         if (!real.loaded) return not_hunkable(path, "the real file is too large to diff");
@@ -119,7 +120,8 @@ base::Result<void> choose_partial(int root, const capture::Patch& patch, const H
         pf.before_mode = real.perm & 07777;
         pf.after_mode = item->member->mode & 07777;  // the apply writes the session's mode with it
         auto b = bases.find(path);
-        if (b != bases.end() && !b->second->fingerprint.empty() && b->second->fingerprint != pf.before_fp) {
+        if (!item->hunks_of_merge && b != bases.end() && !b->second->fingerprint.empty() &&
+            b->second->fingerprint != pf.before_fp) {
             // No fuzzy fit: a hunk choice on a moved file is a conflict --force cannot override.
             if (item->conflicts.empty())
                 item->conflicts.push_back({path, std::string("content changed on the target") + kNoHunkFit});

@@ -34,6 +34,10 @@ struct PlanItem {
     // apply --hunks: the content staged instead of the member's data (the
     // real file with only the chosen hunks applied; review/apply/partial.h).
     std::shared_ptr<const std::string> content;
+    // merge_moved: a file chosen by hunk that moved on since the patch's base
+    // and merges cleanly; `content` holds the merge, and its hunks (against
+    // the real file) are the ones chosen, as `diff` and `apply -p` show them.
+    bool hunks_of_merge = false;
     // Filled by staging for a new directory tree: every entry beneath it as
     // staging left it (walk_tree's order and fields), from the stat of each
     // entry's own fd as it was finished. Unset when staging could not vouch

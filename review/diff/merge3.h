@@ -4,11 +4,16 @@
 // ranges and, when asked, written with git's conflict markers.
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace review {
+
+// The biggest file apply 3-way merges (review/apply/merge.cc), which `diff`
+// (DiffScope::max_load) and `apply -p` read whole to show that merge.
+constexpr uint64_t kMaxMerge = 64ull << 20;
 
 // Line ranges of one conflict: 1-based first line and line count on each side
 // (a count of 0: an insertion point after line `first - 1`).

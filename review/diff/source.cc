@@ -204,6 +204,16 @@ base::Result<DiffSet> collect_diffs(const capture::Patch& patch, const DiffScope
     // New contents: one pass over the payload for the members needed. A big
     // file over a big real file is compared as it streams by instead, and
     // only its differing window read in a second pass.
+    std::map<std::string, const capture::BaseEntry*> bases;
+    for (const auto& b : man.base) bases[b.path] = &b;
+    // A file whose base's original the patch carries (its real file moved
+    // on: apply 3-way merges it up to kMaxMerge) is held whole, as apply
+    // holds it, so its note and diff are the merge apply writes.
+    auto merges = [&](const std::string& p) {
+        auto b = bases.find(p);
+        return b != bases.end() && !b->second->stale && b->second->type == capture::Type::File &&
+               patch.original(b->second->fingerprint);
+    };
     std::map<std::string, std::string> content;
     std::map<std::string, Big> bigs;
     std::set<std::string> want, want_linked;
@@ -218,7 +228,8 @@ base::Result<DiffSet> collect_diffs(const capture::Patch& patch, const DiffScope
             struct stat st {};
             base::Fd fd;
             // Over max_load on either side: reported as differing, unread, as before.
-            if (m->size > scope.hold && m->size <= scope.max_load) fd = open_real_file(root.get(), p, &st);
+            if (m->size > scope.hold && m->size <= scope.max_load && !merges(p))
+                fd = open_real_file(root.get(), p, &st);
             uint64_t real_size = static_cast<uint64_t>(st.st_size);
             if (fd.valid() && real_size > scope.hold && real_size <= scope.max_load) {
                 Big& b = bigs[p];
@@ -268,8 +279,6 @@ base::Result<DiffSet> collect_diffs(const capture::Patch& patch, const DiffScope
         }));
     }
 
-    std::map<std::string, const capture::BaseEntry*> bases;
-    for (const auto& b : man.base) bases[b.path] = &b;
     std::set<std::string_view> linked;  // files the patch also adds under another name: apply merges none
     for (const auto& m : patch.members())
         if (m.kind == capture::Member::Kind::Hardlink) linked.insert(m.link_target);

@@ -24,7 +24,7 @@ namespace review {
 
 namespace {
 
-constexpr uint64_t kMaxText = 64ull << 20;  // as `layover diff` loads
+constexpr uint64_t kMaxText = kMaxMerge;  // as `layover diff` loads
 
 const char* kHunkHelp =
     "y - apply this hunk\n"

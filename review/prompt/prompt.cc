@@ -25,8 +25,10 @@
 #include "review/apply/apply.h"
 #include "review/apply/partial.h"
 #include "review/diff/show.h"
+#include "review/prompt/answers.h"
 #include "review/prompt/hunk_walk.h"
 #include "review/prompt/io.h"
+#include "review/prompt/kept_walk.h"
 #include "review/prompt/rejected_patch.h"
 #include "review/prompt/risk_links.h"
 #include "review/prompt/risk_patch.h"
@@ -48,6 +50,21 @@ struct Prompt {
     std::vector<std::string> secrets = {};        // "path:line: kind", for the secrets check before applying
     std::optional<WalkResult> walked = {};        // [p] then `hunks`: the answers, until the pick changes
     std::vector<RejectionState> rejections = {};  // `layover reject`ed: [a] skips those in force, as apply does
+    KeptWalk kept = {};  // `hunks`: its answers, kept (as `apply -p` keeps them) until an apply or a discard
+
+    // The session applied or discarded: the answers kept for it are of no more use.
+    void drop_kept() {
+        if (!kept.file.empty()) drop_answers(kept.file);
+        kept = {};
+    }
+    // The session kept: where its answers wait.
+    void say_kept() const {
+        if (kept.file.empty() || kept.count == 0) return;
+        std::fprintf(stderr,
+                     "layover: your %zu answer(s) are kept: 'layover apply %s -p' or the exit prompt's hunks offers "
+                     "to reuse them (a hunk or change that differs by then is asked again)\n",
+                     kept.count, s.meta.name.c_str());
+    }
 
     const std::vector<capture::Change>& changes() const { return patch.manifest().changes; }
     bool all_selected() const {
@@ -97,6 +114,7 @@ struct Prompt {
             print_kept(s.meta.name);
             return Next::Failed;
         }
+        drop_kept();
         std::fprintf(stderr,
                      "layover: session '%s' discarded; it stays in the trash for 24 hours ('layover restore %s' "
                      "brings it back)\n",
@@ -208,7 +226,8 @@ struct Prompt {
         wo.root = root.get();
         wo.filter = base::PathFilter(only(), {});
         wo.session_dir = s.dir;
-        auto w = walk_hunks(patch, wo);
+        std::string place = kept_answers_place(patch, patch.manifest().target, s.dir);
+        auto w = walk_keeping(patch, patch.manifest().target, place, wo, "layover: ", &kept);
         if (!w.ok()) {
             std::fprintf(stderr, "layover: %s\n", w.error().message.c_str());
             return Next::Menu;
@@ -332,6 +351,7 @@ struct Prompt {
     }
 
     Next applied(const ApplyReport& rep, bool partial) {
+        drop_kept();
         (void)capture::remember_bases(s.dir, patch.manifest());     // undo, then apply again: not stale
         for (const auto& w : remember_partial(s.dir, rep.partial))  // hunks applied: the rest is no stale copy
             std::fprintf(stderr, "layover: %s\n", w.c_str());
@@ -435,8 +455,11 @@ int run_exit_prompt(const std::string& state, const session::Info& s) {
         switch (next) {
             case Next::Menu: continue;
             case Next::Done: return 0;
-            case Next::Failed: return 125;
-            case Next::Kept: print_kept(s.meta.name); return 0;
+            case Next::Failed: p.say_kept(); return 125;
+            case Next::Kept:
+                p.say_kept();
+                print_kept(s.meta.name);
+                return 0;
         }
     }
 }

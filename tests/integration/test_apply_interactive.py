@@ -22,6 +22,16 @@ def _apply_p(lo, name, *extra, env=None):
     return pexpect.spawn(LAYOVER, ["apply", name, "-p", *extra], env=e, cwd=str(lo.target), timeout=20)
 
 
+def answer_hunks(c, answers):
+    """Answers the hunks of a three-hunk file in turn (an `n` with no reason)."""
+    for answer in answers:
+        c.expect(r"/3\) " + HUNK)
+        c.sendline(answer)
+        if answer == "n":
+            c.expect(WHY)
+            c.sendline("")
+
+
 def _finish(child):
     child.expect(pexpect.EOF)
     child.close()
@@ -280,12 +290,7 @@ def test_answers_survive_a_conflicting_apply_and_only_what_changed_is_asked_agai
     (lo.target / "g.txt").write_text("mine\n")  # the real g.txt moves on: the apply conflicts on it
     before = tree(lo.target, mtimes=True)
     c = _apply_p(lo, "k")
-    for answer in ("y", "n", "y"):  # f.txt's three hunks
-        c.expect(r"/3\) " + HUNK)
-        c.sendline(answer)
-        if answer == "n":
-            c.expect(WHY)
-            c.sendline("")
+    answer_hunks(c, ("y", "n", "y"))  # f.txt's three hunks
     c.expect(r"diff --git a/g.txt")
     c.expect(HUNK)
     c.sendline("y")
