@@ -5,7 +5,11 @@ Each test failed before its fix."""
 import json
 import os
 
+from mcp_util import client, proj, text  # noqa: F401 (fixtures)
+
+from test_attack23 import strict
 from test_attack25 import _other_birth
+from test_mcp_server import TAKE_AGENT_CHANNEL  # the agent's channel, taken by pidfd_getfd
 
 
 def _record_of(lo, tree):
@@ -33,3 +37,45 @@ def test_an_undo_record_of_an_earlier_tree_named_by_its_path_is_refused_never_ru
         assert not (home / "gone.txt").exists()  # the other tree's original never put here
         assert (home / "notes.txt").read_text() == "NEW\n"
         assert record.exists()
+
+
+# A reply forged on the agent's channel whose string holds N escaped quotes and then a backslash before a
+# newline (which JSON has not: the frame is malformed, but the limits are counted before the parse), with
+# more than 64 brackets after it (the depth count) or more than 65,536 values (the value count).
+FORGE_ESCAPES = TAKE_AGENT_CHANNEL + r"""
+import sys
+n, what = int(sys.argv[1]), sys.argv[2]
+tail = "[" * 65 + "0" + "]" * 65 if what == "deep" else "[" + "0," * 70000 + "0]"
+for i in range(1, 100):  # every id this server can have used: the call running this one among them
+    body = ('{"id":%d,"ok":true,"stdout":"' % i + '\\"' * n + '\\\n","stderr":"","exit_code":' + tail
+            + ',"timed_out":false}').encode()
+    s.sendall(len(body).to_bytes(4, "big") + body)
+"""
+
+
+def test_mcp_the_reply_limits_scan_a_string_of_escapes_once_not_once_per_quote():
+    # attack23's value count and attack25's depth count find the strings of a frame with a regex; a
+    # backslash before a newline (`.` takes no newline) failed the string's match, and the scan began
+    # again at each escaped quote inside it: quadratic. A 32 KB frame took 7.5 s of CPU, one of 16 MiB
+    # (within the reply limit) would take weeks: the server's reader stuck, every call in flight never
+    # answered. Each string is now one token, whatever it holds.
+    from layover import _mcp_json
+    text = '"' + '\\"' * 1000 + '\\\n"' + "[[["
+    for regex in (_mcp_json._NEST, _mcp_json._TOKEN):
+        tokens = [m.group() for m in regex.finditer(text)]
+        assert tokens == [text[:-3], "[", "[", "["], tokens[:5]
+
+
+def test_mcp_a_forged_reply_of_escaped_quotes_is_refused_in_one_line_not_scanned_for_hours(client, proj):
+    c = client(session="mcp-a27-escapes")
+    assert not c.call("write_file", path="forge.py", content=FORGE_ESCAPES)["isError"]
+    # 1 MB a frame: before, about two hours of the server's CPU each, the call never answered
+    for what, limit in (("deep", "nested more than 64 deep"), ("wide", "of more than 65536 JSON values")):
+        r = c.call("run_command", command="python3 forge.py 500000 " + what)
+        assert r["isError"], r
+        msg = text(r)
+        assert "\n" not in msg, msg
+        assert "the sandbox sent a reply %s, the limit of one reply" % limit in msg, msg
+    for line in c.lines:
+        strict(line)
+    assert text(c.call("run_command", command="echo still up")).startswith("still up\n")  # started again
