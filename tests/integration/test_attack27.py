@@ -79,3 +79,23 @@ def test_mcp_a_forged_reply_of_escaped_quotes_is_refused_in_one_line_not_scanned
     for line in c.lines:
         strict(line)
     assert text(c.call("run_command", command="echo still up")).startswith("still up\n")  # started again
+
+
+def test_an_undo_patch_of_an_earlier_trees_record_at_the_same_inode_is_not_vouched_for(lo, home, tmp_path):
+    # `undo UNDO.tar.zst` lists and asks nothing, so it needs --yes unless this tree's undo records vouch
+    # for the patch. The record of an earlier tree at the inode (removed, reused) vouched as this tree's:
+    # the patch, from a store of another tree, was applied without --yes (putting back that tree's deleted
+    # file here) and that record retired. It vouches for nothing now, as at another inode.
+    (home / "gone.txt").write_text("old tree's\n")
+    assert lo.run("rm gone.txt", session="s").returncode == 0
+    undo_patch = tmp_path / "undo.tar.zst"
+    r = lo("apply", "s", "--yes", "--undo-to", undo_patch)
+    assert r.returncode == 0, r.stderr
+    record = _record_of(lo, home)
+    _other_birth(record)  # the same inode, another tree
+    r = lo("undo", undo_patch, "--target", home)
+    err = r.stderr.decode()
+    assert r.returncode != 0, err
+    assert "is an undo patch of no apply this tree's undo records know" in err, err
+    assert not (home / "gone.txt").exists()
+    assert record.exists()
