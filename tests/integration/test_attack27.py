@@ -7,6 +7,7 @@ import os
 
 from mcp_util import client, proj, text  # noqa: F401 (fixtures)
 
+from test_attack20 import SANITIZED, _maxrss_mb
 from test_attack23 import strict
 from test_attack25 import _other_birth
 from test_mcp_server import TAKE_AGENT_CHANNEL  # the agent's channel, taken by pidfd_getfd
@@ -99,3 +100,33 @@ def test_an_undo_patch_of_an_earlier_trees_record_at_the_same_inode_is_not_vouch
     assert "is an undo patch of no apply this tree's undo records know" in err, err
     assert not (home / "gone.txt").exists()
     assert record.exists()
+
+
+
+WIDE_AT_A_LONG_PATH = ("cd '%s' && python3 -c 'import os\n"
+                       "os.mkdir(\"top\"); os.chdir(\"top\")\n"
+                       "for i in range(350): os.mkdir(\"n\" * 250); os.chdir(\"n\" * 250)\n"
+                       "for i in range(3000): os.mkdir(\"%%08d\" %% i)\n"
+                       "' && echo ok > ok.txt")
+
+
+def test_status_ignoring_a_tree_of_many_dirs_at_a_long_path_is_bounded_in_memory(lo):
+    # attack20 bounded the walk's paths (128 MiB) and its refusal names `--ignore TOP`. Below an ignored
+    # dir the walk only counts, but it keyed every dir there for the status snapshot, each with its whole
+    # path, outside that bound: 3,000 dirs at an 87 KB path (inodes, no disk, made in seconds) took
+    # `status --ignore top` 780 MB (20,000 of them, gigabytes). Past 32 MiB of such keys the snapshot is
+    # not kept (the next status walks again).
+    r = lo("run", "--target", lo.target, "--session", "wide", "--", "/bin/sh", "-c", WIDE_AT_A_LONG_PATH % lo.target,
+           timeout=300)
+    assert r.returncode == 0, r.stderr
+    for _ in range(2):  # the second with what the first kept
+        rc, err, mb = _maxrss_mb(lo, ["status", "wide", "--ignore", "top"])
+        assert rc == 0, err
+        assert mb < 200 * SANITIZED, mb  # 780 MB before
+    r = lo("status", "wide", "--ignore", "top")
+    assert r.returncode == 0 and b"ok.txt" in r.stdout and b"in ignored caches" in r.stdout, r.stdout
+    # A dir made below the ignored one since: counted (no snapshot stood for it).
+    assert lo.run("mkdir top/%s/later" % "/".join(["n" * 250] * 3), session="wide").returncode == 0
+    r2 = lo("status", "wide", "--ignore", "top")
+    assert r2.returncode == 0 and r2.stdout != r.stdout, r2.stdout
+
