@@ -147,16 +147,23 @@ bool sweep_layer(const std::string& layer, const std::string& key) {
     base::Fd top(::open(layer.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (!top.valid()) return errno == ENOENT;
     bool whole = true;
-    std::vector<std::string> todo = {""};  // dirs below the layer ("": the layer itself)
-    while (!todo.empty()) {
-        std::string rel = std::move(todo.back());
-        todo.pop_back();
+    // Depth first, one path at a time: each dir waiting is its name under
+    // its parent's (a whole path each, 3,000 dirs at an 87 KB path held
+    // 264 MB, before the walk and whatever --ignore leaves out: attack27).
+    struct Frame {
+        size_t parent_len;                 // rel's length in the parent
+        std::vector<std::string> subdirs;  // still to visit
+    };
+    std::string rel;  // the dir at hand, below the layer ("": the layer itself)
+    std::vector<Frame> stack;
+    auto visit = [&](size_t parent_len) {
+        stack.push_back(Frame{parent_len, {}});
         // Beneath the layer, never through a symlink (nor another mount).
         auto dir = review::open_dir_beneath(top.get(), rel);
         auto names = dir ? base::list_dir(dir->get()) : base::Result<std::vector<base::DirEntry>>(dir.error());
         if (!names) {
             whole = false;
-            continue;
+            return;
         }
         for (const auto& e : names.value()) {
             bool is_dir = e.type == DT_DIR;
@@ -168,9 +175,24 @@ bool sweep_layer(const std::string& layer, const std::string& key) {
             if (is_temp_name(key, e.name)) {
                 if (!review::remove_tree_at(dir->get(), e.name)) whole = false;
             } else {
-                todo.push_back(rel.empty() ? e.name : rel + "/" + e.name);
+                stack.back().subdirs.push_back(e.name);
             }
         }
+    };
+    visit(0);
+    while (!stack.empty()) {
+        Frame& f = stack.back();
+        if (f.subdirs.empty()) {
+            rel.resize(f.parent_len);
+            stack.pop_back();
+            continue;
+        }
+        std::string name = std::move(f.subdirs.back());
+        f.subdirs.pop_back();
+        size_t len = rel.size();
+        if (!rel.empty()) rel += '/';
+        rel += name;
+        visit(len);
     }
     return whole;
 }

@@ -102,7 +102,6 @@ def test_an_undo_patch_of_an_earlier_trees_record_at_the_same_inode_is_not_vouch
     assert record.exists()
 
 
-
 WIDE_AT_A_LONG_PATH = ("cd '%s' && python3 -c 'import os\n"
                        "os.mkdir(\"top\"); os.chdir(\"top\")\n"
                        "for i in range(350): os.mkdir(\"n\" * 250); os.chdir(\"n\" * 250)\n"
@@ -130,3 +129,21 @@ def test_status_ignoring_a_tree_of_many_dirs_at_a_long_path_is_bounded_in_memory
     r2 = lo("status", "wide", "--ignore", "top")
     assert r2.returncode == 0 and r2.stdout != r.stdout, r2.stdout
 
+
+def test_the_sweep_of_rename_leftovers_holds_no_path_per_dir_waiting_in_bounded_memory(lo):
+    # The sweep of a killed supervisor's rename leftovers (helper/store/rename_temps.cc) runs first in every
+    # status, diff, save and apply of the session while its key file is there, over the whole upper layer,
+    # before the walk and whatever --ignore leaves out. It kept every dir still to visit as its whole path.
+    r = lo("run", "--target", lo.target, "--session", "wide", "--", "/bin/sh", "-c", WIDE_AT_A_LONG_PATH % lo.target,
+           timeout=300)
+    assert r.returncode == 0, r.stderr
+    rc, err, plain_mb = _maxrss_mb(lo, ["status", "wide", "--ignore", "top"])
+    assert rc == 0, err
+    # As a supervisor SIGKILLed with a worker's call in hand leaves it (the sweep's trigger).
+    key = lo.session_dir("wide") / "rename-temps"
+    key.write_text("0123456789abcdef0123456789abcdef\n")
+    key.chmod(0o600)
+    rc, err, swept_mb = _maxrss_mb(lo, ["status", "wide", "--ignore", "top"])
+    assert rc == 0, err
+    assert not key.exists()  # swept whole: the key file goes
+    assert swept_mb < plain_mb + 40 * SANITIZED, (plain_mb, swept_mb)  # +117 MB before
