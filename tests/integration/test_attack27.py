@@ -2,8 +2,9 @@
 journal's and records' birth time, kept `apply -p` answers, the rename
 worker's temporary names, the dir fingerprint and the MCP server's limits.
 Each test failed before its fix."""
-import json
 import os
+
+import pexpect
 
 from mcp_util import client, proj, text  # noqa: F401 (fixtures)
 
@@ -147,3 +148,40 @@ def test_the_sweep_of_rename_leftovers_holds_no_path_per_dir_waiting_in_bounded_
     assert rc == 0, err
     assert not key.exists()  # swept whole: the key file goes
     assert swept_mb < plain_mb + 40 * SANITIZED, (plain_mb, swept_mb)  # +117 MB before
+
+
+def test_apply_p_a_kept_yes_to_one_of_two_identical_hunks_never_goes_to_the_other(lo):
+    # apply -p keeps its answers when the apply does not happen (a dry run here) and keys a hunk by its
+    # lines without the "@@" line, and by its rank among the file's hunks of those very lines. Two such
+    # hunks (the same change in two blocks that read alike): "y" to the first, "n" to the second. The
+    # agent then took the first back; the second, now the only one, was the first of its lines and got
+    # the "y", applied without a question. Such hunks are now keyed with their "@@" line too.
+    from test_apply_interactive import HUNK, WHY, _apply_p, _finish
+    block = "sep%d\na\nb\nc\nx = 1\nd\ne\nf\n"
+    (lo.target / "code.txt").write_text("".join(block % i for i in range(3)))
+    r = lo.run("cd '%s' && sed -i '5s/x = 1/x = 2/; 13s/x = 1/x = 2/' code.txt" % lo.target, session="twins")
+    assert r.returncode == 0 and (lo.upper("twins") / "code.txt").read_text().count("x = 2") == 2
+    c = _apply_p(lo, "twins", "--dry-run")
+    c.expect(HUNK)
+    assert "@@ -2,7 +2,7 @@" in c.before.decode(), c.before
+    c.sendline("y")
+    c.expect(HUNK)
+    assert "@@ -10,7 +10,7 @@" in c.before.decode(), c.before
+    c.sendline("n")
+    c.expect(WHY)
+    c.sendline("")
+    c.expect(r"your 2 answer\(s\) are kept")
+    assert _finish(c) == 0
+    r = lo.run("cd '%s' && sed -i '5s/x = 2/x = 1/' code.txt" % lo.target, session="twins")  # the first taken back
+    assert r.returncode == 0
+    c = _apply_p(lo, "twins")
+    c.expect(r"reuse its 2 answers\? \[Y/n\] ")
+    c.sendline("y")
+    i = c.expect([HUNK, r"undo record: ", pexpect.EOF])
+    assert i == 0, "the kept 'y' to the first hunk went to the second: %r" % c.before
+    assert "@@ -10,7 +10,7 @@" in c.before.decode(), c.before
+    c.sendline("n")
+    c.expect(WHY)
+    c.sendline("")
+    _finish(c)
+    assert "x = 2" not in (lo.target / "code.txt").read_text()
