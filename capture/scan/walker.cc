@@ -327,7 +327,7 @@ uint64_t Walker::count_below(const UpperDir& d, const std::string& prefix) {
         base::Fd top(::openat(d.fds[names->holder(i)], here.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
         if (!top.valid()) continue;
         std::string path = join_path(prefix, names->names[i].name);
-        if (opts_.record_keys && d.ids[names->holder(i)] == 0) key_dir(path, Seen{}, top.get());
+        if (opts_.record_keys && d.ids[names->holder(i)] == 0) key_ignored_dir(path, top.get());
         auto raw = read_xattrs(top.get());
         bool opaque = raw && overlay_marks(raw.value()).opaque, cut = false;
         auto sub = merged_dir(d, names.value(), i, std::move(top), opaque, &cut, path, opts_.indexes);
@@ -402,6 +402,23 @@ void Walker::key_real(const std::string& path, const Seen& l) {
     PathKey k{path, !l.exists, {}};
     if (l.exists) k.key = stat_key(l.st);
     out_->keys.real.push_back(std::move(k));
+}
+
+// A dir below an ignored one, keyed for the snapshot as the walk keys its
+// own, within kMaxIgnoredKeyBytes of paths; past them, one key no stat
+// gives (the snapshot is then never used: the next status walks again).
+// The walk's own paths are bounded (kMaxPathBytes), these were not: 3,000
+// dirs at an 87 KB path below `--ignore top`, the way out that bound names,
+// took `status --ignore top` 780 MB (attack27).
+void Walker::key_ignored_dir(const std::string& path, int fd) {
+    constexpr uint64_t kMaxIgnoredKeyBytes = uint64_t{32} << 20;
+    uint64_t before = counts_->ignored_key_bytes.fetch_add(path.size(), std::memory_order_relaxed);
+    if (before + path.size() <= kMaxIgnoredKeyBytes) return key_dir(path, Seen{}, fd);
+    if (before > kMaxIgnoredKeyBytes) return;  // the one below is there already
+    PathKey k{path.substr(0, path.find('/')), false, {}};
+    k.key.ino = ~uint64_t{0};
+    k.key.ctime_ns = -1;
+    out_->keys.dirs.push_back(std::move(k));
 }
 
 void Walker::key_dir(const std::string& path, const Seen& u, int fd) {

@@ -197,6 +197,7 @@ private:
     // of the topmost layer's (its stat, taken on its fd when look() took none).
     void key_real(const std::string& path, const Seen& l);
     void key_dir(const std::string& path, const Seen& u, int fd);
+    void key_ignored_dir(const std::string& path, int fd);
     // The file's stats noted in the verdict cache (status's risk marks);
     // true: it knows the file risk-free at them.
     bool note_stats(const Seen& u, const Seen& l, const std::string& path);
@@ -231,9 +232,10 @@ private:
     uint64_t fd_limit_ = 0;  // 0: keep nothing (a small limit)
     // Shared by the walkers of a split dir: the fds they hold between them.
     struct Counts {
-        std::atomic<uint64_t> kept{0};        // files kept open (Item::fd)
-        std::atomic<uint64_t> levels{0};      // dir levels open (up to two fds each)
-        std::atomic<uint64_t> path_bytes{0};  // of every entry's path looked at (kMaxPathBytes)
+        std::atomic<uint64_t> kept{0};               // files kept open (Item::fd)
+        std::atomic<uint64_t> levels{0};             // dir levels open (up to two fds each)
+        std::atomic<uint64_t> path_bytes{0};         // of every entry's path looked at (kMaxPathBytes)
+        std::atomic<uint64_t> ignored_key_bytes{0};  // of the dirs keyed below ignored ones
     };
     Counts own_counts_;
     Counts* counts_ = &own_counts_;

@@ -42,10 +42,13 @@ class TooBig(ValueError):
 
 
 # A string (one running to the end unclosed too: each " then starts a token
-# that matches, so a frame of escaped quotes costs linear time), or a
-# character that starts or separates values outside strings.
-_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*(?:"|\\?\Z)|[,:\[{]')
-_NEST = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*(?:"|\\?\Z)|[\[\]{}]')  # a string as _TOKEN's, or a bracket
+# that matches, so a frame of escaped quotes costs linear time; a backslash
+# takes any character after it, a newline too, which `.` does not: a string
+# holding one failed to match and the scan began again at each escaped quote
+# in it, quadratic, attack27), or a character that starts or separates
+# values outside strings.
+_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*(?:"|\\?\Z)|[,:\[{]', re.DOTALL)
+_NEST = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*(?:"|\\?\Z)|[\[\]{}]', re.DOTALL)  # a string as _TOKEN's, or a bracket
 
 
 def _small_int(text: str) -> int:

@@ -23,6 +23,7 @@
 #include "review/apply/undo_vouch.h"
 #include "review/txn/fault.h"
 #include "review/txn/fsops.h"
+#include "review/txn/journal.h"
 
 namespace review {
 
@@ -342,7 +343,9 @@ base::Result<std::optional<std::pair<StoreRef, Txn>>> exported_store(int root, c
     // A record that cannot be read (none, unreadable, damaged) vouches for
     // nothing and is not retired: `undo --list` shows it as damaged.
     auto t = read_undo_json(st->dir.get(), undo_store, id, want.in_state);
+    // Nor an earlier tree's at this inode, removed since (attack25, attack27).
     if (!t.ok() || t->dev != dev || t->ino != ino) return Found();
+    if (int64_t born = t->btime_ns ? tree_birth_ns(root) : 0; born && born != t->btime_ns) return Found();
     // The patch is untrusted input: it may only retire the record it was made
     // from, and restore nothing but what that record's store keeps.
     if (!undo_patch_within_record(st->dir.get(), t.value(), patch)) return Found();

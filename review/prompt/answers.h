@@ -3,8 +3,8 @@
 // offered again by the next `apply -p` of the same patch or session to the
 // same target. Each answer is keyed by its path and what it was given on: a
 // hunk's lines (context, '-' and '+', without the "@@" line, whose numbers
-// move when the file changes elsewhere) and which of the file's identical
-// such hunks it is; a whole change's kind, types, modes, size, mtime, link
+// move when the file changes elsewhere; with it when the file has such a
+// hunk more than once, attack27) and which of them it is; a whole change's kind, types, modes, size, mtime, link
 // target, xattrs and content (a file's fingerprint: an agent sets size and
 // mtime at will, attack25). A changed hunk or change so never takes a stale answer:
 // it is asked again.

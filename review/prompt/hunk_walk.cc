@@ -61,6 +61,11 @@ std::string safe_lines(const std::string& s) {
     return out;
 }
 
+std::string_view body_of(std::string_view text) {  // a rendered piece's lines without its "@@" line
+    size_t nl = text.find('\n');
+    return nl == std::string::npos ? std::string_view() : text.substr(nl + 1);
+}
+
 bool has_content(const std::string& text) {
     for (size_t pos = 0; pos < text.size();) {
         size_t nl = text.find('\n', pos);
@@ -209,24 +214,23 @@ struct Walker {
         auto it = o.saved->given.find(key);
         return it == o.saved->given.end() ? "" : it->second;
     }
-    // A hunk's key: its lines without the "@@" line, and which of the file's
-    // hunks of those very lines it is (`seen` counts them as they are answered).
-    std::map<std::string, size_t> seen;
-    std::string piece_key(const capture::Change& c, const FileHunks& f, const Piece& p) const {
+    // A hunk's key: its lines without the "@@" line, and which of the file's hunks of those very
+    // lines it is (`seen` counts them as they are answered); with its "@@" line when the file has
+    // them more than once (`twins`): by rank, a kept "y" to the first went to the second once the
+    // agent took the first back (attack27).
+    std::map<std::string, size_t> seen, twins;
+    std::string piece_key(const capture::Change& c, const FileHunks& f, const Piece& p, bool plain = false) const {
         std::string text = render_piece(f, p);
-        size_t nl = text.find('\n');
-        std::string_view body = nl == std::string::npos ? std::string_view() : std::string_view(text).substr(nl + 1);
-        std::string plain = hunk_key(c.path, body, 0);
-        auto it = seen.find(plain);
-        return it == seen.end() ? plain : hunk_key(c.path, body, it->second);
+        std::string_view body = body_of(text);
+        std::string key = hunk_key(c.path, body, 0);
+        if (auto t = twins.find(key); !plain && t != twins.end() && t->second > 1) return hunk_key(c.path, text, 0);
+        auto it = seen.find(key);
+        return plain || it == seen.end() ? key : hunk_key(c.path, body, it->second);
     }
     // Records the answer of the piece `key` was made of (its body key next counts one more).
     void answered(const capture::Change& c, const FileHunks& f, const Piece& p, const std::string& key,
                   std::string answer) {
-        std::string text = render_piece(f, p);
-        size_t nl = text.find('\n');
-        std::string_view body = nl == std::string::npos ? std::string_view() : std::string_view(text).substr(nl + 1);
-        seen[hunk_key(c.path, body, 0)]++;
+        seen[piece_key(c, f, p, true)]++;
         r.answers.given[key] = std::move(answer);
     }
 
@@ -261,6 +265,7 @@ struct Walker {
     Fate hunks(const capture::Change& c, FileHunks& f, const Side& real, const Side& mine) {
         std::vector<Piece> pieces = hunk_pieces(f);
         std::vector<char> take(pieces.size(), 0);
+        for (const auto& p : pieces) twins[piece_key(c, f, p, true)]++;
         Fate fate = Fate::Next;
         bool header = false;  // the diff --git line above shown (not when every answer is reused)
         auto show_header = [&] {
@@ -287,6 +292,7 @@ struct Walker {
                 answered(c, f, pieces[k], key, was);
                 if (was == "s") {
                     auto parts = split_piece(f, pieces[k]);
+                    for (const auto& p : parts) twins[piece_key(c, f, p, true)]++;
                     pieces.erase(pieces.begin() + static_cast<long>(k));
                     pieces.insert(pieces.begin() + static_cast<long>(k), parts.begin(), parts.end());
                     take.insert(take.begin() + static_cast<long>(k), parts.size() - 1, 0);
@@ -322,6 +328,7 @@ struct Walker {
             } else if (a == "s" && can_split) {
                 answered(c, f, pieces[k], key, "s");
                 auto parts = split_piece(f, pieces[k]);
+                for (const auto& p : parts) twins[piece_key(c, f, p, true)]++;
                 std::fprintf(stderr, "Split into %zu hunks.\n", parts.size());
                 pieces.erase(pieces.begin() + static_cast<long>(k));
                 pieces.insert(pieces.begin() + static_cast<long>(k), parts.begin(), parts.end());
@@ -485,7 +492,7 @@ std::string exclude_entry(const std::string& path) {
 std::string only_entry(const std::string& path) { return base::has_glob_chars(path) ? exclude_entry(path) : path; }
 
 base::Result<WalkResult> walk_hunks(const capture::Patch& patch, const WalkOptions& o) {
-    Walker w{patch, o, {}, {}, {}, false, {}, {}, {}, {}, {}, {}, false, {}};
+    Walker w{patch, o, {}, {}, {}, false, {}, {}, {}, {}, {}, {}, {}, false, {}};
     return w.run();
 }
 

@@ -120,7 +120,11 @@ base::Result<ApplyReport> undo_record(const std::string& record, const UndoOptio
         return st.error().context("undo record " + base::display_path(record));
     }
     TRY(Txn t, read_undo_json(st->dir.get(), loc.dir, loc.id, !loc.home.empty()));
-    if (t.dev != static_cast<uint64_t>(rst.st_dev) || t.ino != static_cast<uint64_t>(rst.st_ino))
+    // Another tree at the same inode (removed, the inode reused) is another
+    // tree too: its record is in no list (attack25), nor run by its path (attack27).
+    int64_t born = t.btime_ns ? tree_birth_ns(root) : 0;
+    if (t.dev != static_cast<uint64_t>(rst.st_dev) || t.ino != static_cast<uint64_t>(rst.st_ino) ||
+        (born && born != t.btime_ns))
         return base::error("undo record " + base::display_path(record) + " belongs to another tree (" +
                            base::display_path(t.target) + "); undo only works on the tree apply wrote");
 
