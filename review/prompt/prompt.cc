@@ -31,6 +31,7 @@
 #include "review/prompt/risk_links.h"
 #include "review/prompt/risk_patch.h"
 #include "review/prompt/risk_scan.h"
+#include "review/prompt/save_secrets.h"
 #include "review/prompt/text.h"
 #include "review/prompt/trash.h"
 
@@ -148,7 +149,9 @@ struct Prompt {
             return Next::Menu;
         }
         if (!left->empty()) std::fprintf(stderr, "layover: leaving out %zu rejected change(s)\n", left->size());
-        auto r = capture::save_session(s, path, so);
+        scan_saved_secrets(&so);  // warned of as `layover save` does: the file may be shared
+        std::string secrets_saved;
+        auto r = capture::save_session(s, path, so, &secrets_saved);
         if (!r) {
             std::fprintf(stderr, "layover: saving %s: %s\n", base::display_path(path).c_str(),
                          r.error().message.c_str());
@@ -158,6 +161,7 @@ struct Prompt {
                      base::display_path(path).c_str());
         char real[PATH_MAX];
         (void)session::mark_saved(s.dir, ::realpath(path.c_str(), real) ? real : path);
+        warn_saved_secrets(secrets_saved);
         return Next::Menu;
     }
 
@@ -175,11 +179,7 @@ struct Prompt {
         constexpr size_t kListed = 60;
         if (changes().size() <= kListed) std::fputs(pick_list(changes(), selected).c_str(), stderr);
         else std::fprintf(stderr, "  %s changes; 'list' numbers them all\n", base::thousands(changes().size()).c_str());
-        std::fputs(
-            "  Paths, directories and globs pick what they name (src/ '*.py');\n"
-            "  -X leaves X out, +X adds it; numbers and ranges (2-4) toggle; all, none;\n"
-            "  list; hunks asks hunk by hunk in what is picked.\n",
-            stderr);
+        std::fputs(kPickHelp, stderr);
         for (;;) {
             std::string ans;
             Input in = ask("Pick (" + picked_line(selected) + "; Enter when done): ", &ans);
@@ -187,6 +187,10 @@ struct Prompt {
             std::string a = normalize_answer(ans);
             if (a.empty()) return Next::Menu;
             if (a == "hunks") return hunks();
+            if (a == "?" || a == "help") {  // not the glob '?': it picked every one-letter name
+                std::fputs(kPickHelp, stderr);
+                continue;
+            }
             walked.reset();
             if (a == "list") {
                 std::fputs(pick_list(changes(), selected).c_str(), stderr);
@@ -422,14 +426,18 @@ int run_exit_prompt(const std::string& state, const session::Info& s) {
             end_line();
             next = Next::Kept;
         } else {
-            std::string c = normalize_answer(ans);
+            std::string c = menu_choice(normalize_answer(ans));
             if (c == "r") next = p.review();
             else if (c == "a") next = p.apply();
             else if (c == "s") next = p.save();
             else if (c == "p") next = p.pick();
-            else if (c == "k" || c.empty()) next = Next::Kept;  // Enter keeps: it never throws work away
+            else if (c == "k") next = Next::Kept;  // Enter too: it never throws work away
             else if (c == "d") next = p.discard();
-            else std::fprintf(stderr, "layover: unknown choice '%s'\n", base::display_path(c).c_str());
+            else if (c == "?") std::fputs(kMenuHelp, stderr);
+            else
+                std::fprintf(stderr,
+                             "layover: unknown choice '%s'; answer r, a, s, p, k or d (? says what each does)\n",
+                             base::display_path(c).c_str());
         }
         if (InterruptGuard::interrupted() && next == Next::Menu) next = Next::Kept;
         switch (next) {

@@ -97,3 +97,19 @@ TEST_CASE("review prompt: answers are trimmed and lowercased") {
     std::string menu = review::kMenu;  // every line fits an 80-column terminal
     for (size_t a = 0, b; (b = menu.find('\n', a)) != std::string::npos; a = b + 1) CHECK(b - a <= 79);
 }
+
+TEST_CASE("review prompt: a menu answer may be the word its letter stands for; ? explains them") {
+    CHECK(review::menu_choice("diff") == "r");
+    CHECK(review::menu_choice("review") == "r");
+    CHECK(review::menu_choice("apply") == "a");
+    CHECK(review::menu_choice("discard") == "d");
+    CHECK(review::menu_choice("") == "k");  // Enter keeps
+    CHECK(review::menu_choice("help") == "?");
+    CHECK(review::menu_choice("?") == "?");
+    CHECK(review::menu_choice("d") == "d");
+    CHECK(review::menu_choice("dif") == "dif");                        // no guessing: refused as unknown
+    for (const char* text : {review::kMenuHelp, review::kPickHelp}) {  // each line fits 80 columns
+        std::string t = text;
+        for (size_t a = 0, b; (b = t.find('\n', a)) != std::string::npos; a = b + 1) CHECK(b - a <= 79);
+    }
+}

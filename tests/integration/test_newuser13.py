@@ -1,0 +1,120 @@
+"""A person at the exit prompt and a reviewer handed a patch file
+(newuser13): what they met, each test failing before its fix. Checked on the
+real filesystem afterwards."""
+import pexpect
+
+from conftest import LAYOVER
+
+MENU = r"What now.*\? \[r/a/s/p/K/d\] "
+
+
+def _prompt(lo, name):
+    """`layover on-exit prompt NAME`, as run starts it, in a pty."""
+    env = dict(lo.env, PAGER="cat", TERM="dumb")
+    return pexpect.spawn(LAYOVER, ["on-exit", "prompt", name], env=env, cwd=str(lo.target), timeout=30)
+
+
+def _finish(child):
+    child.expect(pexpect.EOF)
+    child.close()
+    return child.exitstatus
+
+
+def test_question_mark_at_the_menu_says_what_each_letter_does(lo, home):
+    # Before: '?', 'help' and a word the menu names a choice by ('diff') all got
+    # "layover: unknown choice '?'", which did not say what the choices were.
+    lo.run("echo four >> notes.txt", session="s", check=True)
+    child = _prompt(lo, "s")
+    child.expect(MENU)
+    child.sendline("?")
+    child.expect(r"  r  review: the diff of the changes")
+    child.expect(r"  d  discard: asks, then moves the session to the trash")
+    child.expect(MENU)
+    child.sendline("help")
+    child.expect(r"  k  keep \(also Enter, Ctrl\+C, Ctrl\+D\)")
+    child.expect(MENU)
+    child.sendline("x")
+    child.expect_exact("layover: unknown choice 'x'; answer r, a, s, p, k or d (? says what each does)")
+    child.expect(MENU)
+    child.sendline("diff")  # the word the menu names [r] by
+    child.expect(r"\+four")
+    child.expect(MENU)
+    child.sendline("keep")
+    child.expect("kept")
+    assert _finish(child) == 0
+    assert (home / "notes.txt").read_text() == "one\ntwo\nthree\n"
+    assert (lo.state / "sessions" / "s" / "upper").is_dir()
+
+
+def test_question_mark_in_pick_shows_the_help_and_changes_no_pick(lo, home):
+    # Before: '?' was taken as a glob: it picked just the one-letter names
+    # ("Pick (1 of 2 changes picked"), and [a] then applied only f.
+    lo.run("echo x > f; echo four >> notes.txt", session="s", check=True)
+    child = _prompt(lo, "s")
+    child.expect(MENU)
+    child.sendline("p")
+    child.expect(r"Pick \(2 of 2 changes picked")
+    child.sendline("?")
+    child.expect(r"  Paths, directories and globs pick what they name")
+    child.expect(r"Pick \(2 of 2 changes picked")
+    child.sendline("")
+    child.expect(MENU)
+    child.sendline("a")
+    child.expect(r"Apply 2 changes to .*\? \[y/N\] ")
+    child.sendline("y")
+    child.expect("applied 2 change")
+    assert _finish(child) == 0
+    assert (home / "f").read_text() == "x\n"
+    assert (home / "notes.txt").read_text() == "one\ntwo\nthree\nfour\n"
+
+
+def test_s_warns_of_the_secrets_in_the_patch_as_save_does(lo, home, tmp_path):
+    # Before: `layover save` warned "the patch holds 1 secret(s); look before
+    # sharing it", the prompt's [s] wrote the same patch without a word.
+    key = "AKIA" + "ABCDEFGHIJKLMNOP"
+    lo.run("echo %s > creds.txt; echo four >> notes.txt" % key, session="s", check=True)
+    out = tmp_path / "p.tar.zst"
+    child = _prompt(lo, "s")
+    child.expect(MENU)
+    child.sendline("s")
+    child.expect(r"Save patch to \[.*\]: ")
+    child.sendline(str(out))
+    child.expect_exact("layover: saved %s" % out)
+    child.expect_exact("layover: save: warning: the patch holds 1 secret(s); look before sharing it:")
+    child.expect_exact("creds.txt:1: AWS access key id (AKIA")
+    child.expect(MENU)
+    child.sendline("k")
+    assert _finish(child) == 0
+    assert out.stat().st_size > 0 and not (home / "creds.txt").exists()
+    # The file [s] wrote is the one save writes: show lists the same two changes.
+    r = lo("show", out)
+    assert r.returncode == 0 and b"A  creds.txt" in r.stdout and b"M  notes.txt" in r.stdout, r
+
+
+def test_a_damaged_patch_is_one_line_naming_it_and_the_fix_and_writes_nothing(lo, home, tmp_path):
+    # Before: "invalid patch p.tar.zst: the patch is truncated (...)": what to do was not said.
+    lo.run("head -c 200000 /dev/urandom > r.bin; echo four >> notes.txt", session="s", check=True)
+    good = tmp_path / "p.tar.zst"
+    assert lo("save", "s", "-o", good).returncode == 0
+    data = good.read_bytes()
+    cut = tmp_path / "cut.tar.zst"
+    cut.write_bytes(data[: len(data) // 2])
+    bad = tmp_path / "bad.tar.zst"
+    bad.write_bytes(data[:100] + bytes(b ^ 0xFF for b in data[100:108]) + data[108:])
+    before = {p: p.read_bytes() for p in home.rglob("*") if p.is_file() and not p.is_symlink()}
+    fix = "; copy it again whole, or ask for a new 'layover save -o FILE'\n"
+    for f, why in ((cut, "the patch is truncated (the zstd stream ends mid-frame)"),
+                   (bad, "the patch is corrupt (zstd: ")):
+        for verb, prefix, code in ((["show"], "", 1), (["diff"], "diff %s: " % f, 2),
+                                   (["apply", "--yes", "--target", home], "apply: ", 1)):
+            r = lo(verb[0], f, *verb[1:])
+            err = r.stderr.decode()
+            assert r.returncode == code and r.stdout == b"", (verb, r)
+            assert err.startswith("layover: %sinvalid patch %s: %s" % (prefix, f, why)), err
+            assert err.endswith(fix) and err.count("\n") == 1, err
+    assert {p: p.read_bytes() for p in home.rglob("*") if p.is_file() and not p.is_symlink()} == before
+    assert not (home / "r.bin").exists()
+    # The same patch, whole, applies.
+    r = lo("apply", good, "--yes", "--target", home)
+    assert r.returncode == 0, r.stderr
+    assert (home / "notes.txt").read_text() == "one\ntwo\nthree\nfour\n"
