@@ -49,6 +49,7 @@ struct Prompt {
     std::vector<std::string> secrets = {};        // "path:line: kind", for the secrets check before applying
     std::optional<WalkResult> walked = {};        // [p] then `hunks`: the answers, until the pick changes
     std::vector<RejectionState> rejections = {};  // `layover reject`ed: [a] skips those in force, as apply does
+    const RiskContext* risks = nullptr;           // the summary's marks, shown again by `hunks`
 
     const std::vector<capture::Change>& changes() const { return patch.manifest().changes; }
     bool all_selected() const {
@@ -212,6 +213,7 @@ struct Prompt {
         wo.root = root.get();
         wo.filter = base::PathFilter(only(), {});
         wo.session_dir = s.dir;
+        wo.risks = risks;
         auto w = walk_hunks(patch, wo);
         if (!w.ok()) {
             std::fprintf(stderr, "layover: %s\n", w.error().message.c_str());
@@ -413,6 +415,7 @@ int run_exit_prompt(const std::string& state, const session::Info& s) {
     Prompt p{state, s, patch.value(), std::vector<char>(changes.size(), 1)};
     if (rejections) p.rejections = std::move(*rejections);
     p.secrets = secret_lines(ctx);
+    p.risks = &ctx;
     for (;;) {
         flush_typeahead();
         std::fputs(kMenu, stderr);

@@ -8,9 +8,9 @@ from conftest import LAYOVER
 MENU = r"What now.*\? \[r/a/s/p/K/d\] "
 
 
-def _prompt(lo, name):
+def _prompt(lo, name, **env_extra):
     """`layover on-exit prompt NAME`, as run starts it, in a pty."""
-    env = dict(lo.env, PAGER="cat", TERM="dumb")
+    env = dict(lo.env, PAGER="cat", TERM="dumb", **env_extra)
     return pexpect.spawn(LAYOVER, ["on-exit", "prompt", name], env=env, cwd=str(lo.target), timeout=30)
 
 
@@ -118,3 +118,39 @@ def test_a_damaged_patch_is_one_line_naming_it_and_the_fix_and_writes_nothing(lo
     r = lo("apply", good, "--yes", "--target", home)
     assert r.returncode == 0, r.stderr
     assert (home / "notes.txt").read_text() == "one\ntwo\nthree\nfour\n"
+
+
+def test_apply_p_shows_each_changes_risk_marks_as_the_listings_do(lo, home, tmp_path):
+    # Before: show, diff and the exit prompt marked `.bashrc` "! shell startup
+    # file" and tool.sh "! executable"; `apply -p` (and the prompt's `hunks`)
+    # asked about them with no mark at all.
+    (home / ".bashrc").write_text("# bashrc\n")
+    lo.run("echo 'alias ls=\"rm -rf\"' >> .bashrc; printf '#!/bin/sh\\n' > tool.sh; chmod +x tool.sh",
+           session="s", check=True)
+    patch = tmp_path / "p.tar.zst"
+    assert lo("save", "s", "-o", patch).returncode == 0
+    env = dict(lo.env, PAGER="cat", TERM="dumb")
+    child = pexpect.spawn(LAYOVER, ["apply", str(patch), "--target", str(home), "-p"], env=env, cwd=str(home),
+                          timeout=30)
+    child.expect_exact("diff --git a/.bashrc b/.bashrc  ! shell startup file\r\n")
+    child.expect(r"Apply this hunk \[[^\]]*\]\? ")
+    child.sendline("n")
+    child.expect_exact("A  tool.sh  (added file, 10 B)  ! executable\r\n")
+    child.expect(r"Apply this change \[y,n,q,\?\]\? ")
+    child.sendline("y")
+    child.expect("applied 1 change")
+    assert _finish(child) == 0
+    assert (home / ".bashrc").read_text() == "# bashrc\n"
+    assert (home / "tool.sh").read_text() == "#!/bin/sh\n" and (home / "tool.sh").stat().st_mode & 0o111
+    # The exit prompt's `hunks` walks with the summary's marks (home rules: the target is $HOME).
+    child = _prompt(lo, "s", HOME=str(home))
+    child.expect_exact("M  .bashrc  ! shell startup file")
+    child.expect(MENU)
+    child.sendline("p")
+    child.expect(r"Pick \(")
+    child.sendline("hunks")
+    child.expect_exact("diff --git a/.bashrc b/.bashrc  ! shell startup file\r\n")
+    child.sendintr()
+    child.expect("kept")
+    assert _finish(child) == 0
+    assert (home / ".bashrc").read_text() == "# bashrc\n"
