@@ -132,9 +132,11 @@ struct Prompt {
                          base::display_path(aside).c_str(), std::strerror(errno));
             return Next::Menu;
         }
-        // No shell reads the answer: a leading ~/ is $HOME, as run's save:~/FILE.
-        path = base::expand_home(path, std::getenv("HOME"));
+        // No shell reads the answer: a leading ~/ (or ~ alone) is $HOME, as run's save:~/FILE.
+        path = base::expand_home(path == "~" ? "~/" : path, std::getenv("HOME"));
         struct stat st;
+        if (path.back() == '/' || (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)))  // the file goes in it
+            path += (path.back() == '/' ? "" : "/") + def.substr(def.rfind('/') + 1);
         if (::lstat(path.c_str(), &st) == 0) {
             std::string yn;
             if (ask(base::display_path(path) + " exists. Overwrite it? [y/N] ", &yn) != Input::Line) return Next::Kept;

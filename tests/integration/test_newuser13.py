@@ -154,3 +154,28 @@ def test_apply_p_shows_each_changes_risk_marks_as_the_listings_do(lo, home, tmp_
     child.expect("kept")
     assert _finish(child) == 0
     assert (home / ".bashrc").read_text() == "# bashrc\n"
+
+
+def test_s_to_a_directory_saves_the_default_name_in_it_and_tilde_is_home(lo, home, tmp_path):
+    # Before: a directory answered "/tmp exists. Overwrite it? [y/N]", and `~`
+    # alone saved a file named "~" in the current directory (the target).
+    lo.run("echo four >> notes.txt", session="s", check=True)
+    out, myhome = tmp_path / "out", tmp_path / "me"
+    out.mkdir()
+    myhome.mkdir()
+    child = _prompt(lo, "s", HOME=str(myhome))
+    for answer in (str(out), "~"):
+        child.expect(MENU)
+        child.sendline("s")
+        child.expect(r"Save patch to \[.*\]: ")
+        child.sendline(answer)
+        child.expect(r"layover: saved (\S+);")
+        assert not child.match.group(1).decode().endswith("/~")
+    child.expect(MENU)
+    child.sendline("k")
+    assert _finish(child) == 0
+    for d in (out, myhome):
+        saved = list(d.iterdir())
+        assert len(saved) == 1 and saved[0].name.startswith("layover-") and saved[0].name.endswith(".tar.zst"), saved
+        assert lo("show", saved[0]).returncode == 0
+    assert not (home / "~").exists() and not (tmp_path / "~").exists()
