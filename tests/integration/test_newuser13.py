@@ -179,3 +179,18 @@ def test_s_to_a_directory_saves_the_default_name_in_it_and_tilde_is_home(lo, hom
         assert len(saved) == 1 and saved[0].name.startswith("layover-") and saved[0].name.endswith(".tar.zst"), saved
         assert lo("show", saved[0]).returncode == 0
     assert not (home / "~").exists() and not (tmp_path / "~").exists()
+
+
+def test_apply_names_the_size_it_wrote_for_a_merged_file(lo, home, tmp_path):
+    # Before: "M f.txt (merged with changes made since)  [0644, 58 B]": the
+    # patch's size, while the file written (the real one's edit kept) held 72.
+    (home / "f.txt").write_text("".join("line %d\n" % i for i in range(1, 9)))
+    lo.run("sed -i 's/^line 2$/line TWO/' f.txt", session="s", check=True)
+    patch = tmp_path / "p.tar.zst"
+    assert lo("save", "s", "-o", patch).returncode == 0
+    (home / "f.txt").write_text((home / "f.txt").read_text().replace("line 8\n", "line 8 and more here\n"))
+    r = lo("apply", patch, "--yes", "--target", home)
+    assert r.returncode == 0, r.stderr
+    written = (home / "f.txt").read_bytes()
+    assert b"line TWO\n" in written and b"line 8 and more here\n" in written
+    assert "  M f.txt (merged with changes made since)  [0644, %d B]\n" % len(written) in r.stdout.decode(), r.stdout
