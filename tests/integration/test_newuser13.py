@@ -10,7 +10,8 @@ MENU = r"What now.*\? \[r/a/s/p/K/d\] "
 
 def _prompt(lo, name, **env_extra):
     """`layover on-exit prompt NAME`, as run starts it, in a pty."""
-    env = dict(lo.env, PAGER="cat", TERM="dumb", **env_extra)
+    env = dict(lo.env, PAGER="cat", TERM="dumb")
+    env.update(env_extra)
     return pexpect.spawn(LAYOVER, ["on-exit", "prompt", name], env=env, cwd=str(lo.target), timeout=30)
 
 
@@ -194,3 +195,23 @@ def test_apply_names_the_size_it_wrote_for_a_merged_file(lo, home, tmp_path):
     written = (home / "f.txt").read_bytes()
     assert b"line TWO\n" in written and b"line 8 and more here\n" in written
     assert "  M f.txt (merged with changes made since)  [0644, %d B]\n" % len(written) in r.stdout.decode(), r.stdout
+
+
+def test_a_pager_that_is_not_there_is_named_and_the_diff_still_shown(lo, home):
+    # Before: `sh: 1: nonexistent-pager: not found` and no diff at all, at the
+    # prompt's [r] as with `layover diff` at a terminal.
+    lo.run("echo four >> notes.txt", session="s", check=True)
+    env = dict(lo.env, PAGER="nonexistent-pager --flag", TERM="dumb")
+    child = pexpect.spawn(LAYOVER, ["diff", "s"], env=env, cwd=str(home), timeout=30)
+    child.expect_exact("layover: cannot run the pager 'nonexistent-pager' ($PAGER); showing the output unpaged "
+                       "(PAGER=cat turns paging off)")
+    child.expect_exact("+four")
+    assert _finish(child) == 1  # changes, as diff(1)
+    child = _prompt(lo, "s", PAGER="/no/such/less")
+    child.expect(MENU)
+    child.sendline("r")
+    child.expect_exact("layover: cannot run the pager '/no/such/less'")
+    child.expect_exact("+four")
+    child.expect(MENU)
+    child.sendline("k")
+    assert _finish(child) == 0
