@@ -33,7 +33,7 @@ const char* kHunkHelp =
     "q - quit; apply what was chosen so far, nothing after\n"
     "a - apply this hunk and the rest of this file\n"
     "d - do not apply this hunk or the rest of this file\n"
-    "s - split this hunk into smaller hunks\n"
+    "s - split this hunk into smaller hunks (when the question lists s)\n"
     "e - edit this hunk in $EDITOR\n"
     "? - print help\n";
 const char* kWholeHelp =

@@ -215,3 +215,20 @@ def test_a_pager_that_is_not_there_is_named_and_the_diff_still_shown(lo, home):
     child.expect(MENU)
     child.sendline("k")
     assert _finish(child) == 0
+
+
+def test_apply_p_help_says_s_splits_only_when_the_question_offers_it(lo, home, tmp_path):
+    # Before: '?' listed "s - split this hunk into smaller hunks" under a
+    # question that offered no s ([y,n,q,a,d,e,?]), and s was refused.
+    lo.run("echo four >> notes.txt", session="s", check=True)
+    patch = tmp_path / "p.tar.zst"
+    assert lo("save", "s", "-o", patch).returncode == 0
+    child = pexpect.spawn(LAYOVER, ["apply", str(patch), "--target", str(home), "-p"],
+                          env=dict(lo.env, PAGER="cat", TERM="dumb"), cwd=str(home), timeout=30)
+    child.expect_exact("Apply this hunk [y,n,q,a,d,e,?]? ")
+    child.sendline("?")
+    child.expect_exact("s - split this hunk into smaller hunks (when the question lists s)")
+    child.expect_exact("Apply this hunk [y,n,q,a,d,e,?]? ")
+    child.sendline("q")
+    assert _finish(child) == 0
+    assert (home / "notes.txt").read_text() == "one\ntwo\nthree\n"
