@@ -1,9 +1,14 @@
 """A person at the exit prompt and a reviewer handed a patch file
 (newuser13): what they met, each test failing before its fix. Checked on the
 real filesystem afterwards."""
+import os
+from pathlib import Path
+
 import pexpect
 
 from conftest import LAYOVER
+
+ROOT = Path(os.environ.get("LAYOVER_SOURCE_ROOT") or Path(__file__).resolve().parents[2])
 
 MENU = r"What now.*\? \[r/a/s/p/K/d\] "
 
@@ -232,3 +237,11 @@ def test_apply_p_help_says_s_splits_only_when_the_question_offers_it(lo, home, t
     child.sendline("q")
     assert _finish(child) == 0
     assert (home / "notes.txt").read_text() == "one\ntwo\nthree\n"
+
+
+def test_the_docs_name_the_prompts_diff_by_its_letter():
+    # Before: docs/cli.md said "The exit prompt's `[d]iff` groups the same way";
+    # at the prompt d discards (it asks first), r shows the diff.
+    doc = (ROOT / "docs" / "cli.md").read_text()
+    assert "[d]iff" not in doc
+    assert "The exit prompt's `[r]` (review diff) groups the same way." in doc
