@@ -42,12 +42,13 @@ std::string pager_command(const char* pager_env, bool less_available) {
 
 Output::Output(bool page, bool colors) {
     if (!page) return;
-    std::string cmd = pager_command(std::getenv("PAGER"), in_path("less"));
+    const char* env = std::getenv("PAGER");
+    std::string cmd = pager_command(env, !env && in_path("less"));
     if (cmd.empty()) return;
-    // A plain command (no shell syntax) that is not there: said, and the
+    // A plain $PAGER (no shell syntax) that is not there: said, and the
     // output shown unpaged, as git does (sh's "not found" took it all).
     std::string prog = cmd.substr(0, cmd.find_first_of(" \t"));
-    if (cmd.find_first_of("|&;<>()$`\\\"'=*?[~") == std::string::npos &&
+    if (env && cmd.find_first_of("|&;<>()$`\\\"'=*?[~") == std::string::npos &&
         (prog.find('/') == std::string::npos ? !in_path(prog.c_str()) : ::access(prog.c_str(), X_OK) != 0)) {
         std::fprintf(stderr,
                      "layover: cannot run the pager '%s' ($PAGER); showing the output unpaged (PAGER=cat "
