@@ -103,9 +103,11 @@ std::string summary_text(const std::vector<capture::Change>& changes, const Risk
 
 std::string pick_list(const std::vector<capture::Change>& changes, const std::vector<char>& selected) {
     std::string out;
+    size_t width = std::to_string(changes.size()).size();  // numbers right-aligned: the paths line up
     for (size_t i = 0; i < changes.size(); i++) {
+        std::string n = std::to_string(i + 1);
         out += selected[i] ? "  [x] " : "  [ ] ";
-        out += std::to_string(i + 1) + line_of(changes[i]) + "\n";
+        out += std::string(width - n.size(), ' ') + n + line_of(changes[i]) + "\n";
     }
     return out;
 }

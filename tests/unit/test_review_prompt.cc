@@ -87,6 +87,11 @@ TEST_CASE("review prompt: picks take paths, directories and globs; -X leaves out
 TEST_CASE("review prompt: the pick list shows the selection") {
     std::vector<Change> v{ch("a", Kind::Added, Type::File), ch("d", Kind::Added, Type::Dir)};
     CHECK(review::pick_list(v, {1, 0}) == "  [x] 1  A  a\n  [ ] 2  A  d/\n");
+    // Ten or more: the numbers right-aligned, so the letters and paths line up (newuser13).
+    std::vector<Change> ten(10, ch("f", Kind::Added, Type::File));
+    std::string list = review::pick_list(ten, std::vector<char>(10, 1));
+    CHECK(list.substr(0, list.find('\n')) == "  [x]  1  A  f");
+    CHECK(list.substr(list.rfind('\n', list.size() - 2) + 1) == "  [x] 10  A  f\n");
 }
 
 TEST_CASE("review prompt: answers are trimmed and lowercased") {
