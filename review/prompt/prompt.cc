@@ -140,7 +140,11 @@ struct Prompt {
         if (::lstat(path.c_str(), &st) == 0) {
             std::string yn;
             if (ask(base::display_path(path) + " exists. Overwrite it? [y/N] ", &yn) != Input::Line) return Next::Kept;
-            if (normalize_answer(yn) != "y" && normalize_answer(yn) != "yes") return Next::Menu;
+            if (normalize_answer(yn) != "y" && normalize_answer(yn) != "yes") {
+                std::fprintf(stderr, "layover: not saved; %s is as it was ([s] asks for another file)\n",
+                             base::display_path(path).c_str());
+                return Next::Menu;
+            }
         }
         capture::SaveOptions so;
         so.only = only();

@@ -245,3 +245,23 @@ def test_the_docs_name_the_prompts_diff_by_its_letter():
     doc = (ROOT / "docs" / "cli.md").read_text()
     assert "[d]iff" not in doc
     assert "The exit prompt's `[r]` (review diff) groups the same way." in doc
+
+
+def test_s_declining_to_overwrite_says_nothing_was_saved(lo, home, tmp_path):
+    # Before: answering no to "Overwrite it?" went back to the menu without a
+    # word, as if the save had happened.
+    lo.run("echo four >> notes.txt", session="s", check=True)
+    there = tmp_path / "there.tar.zst"
+    there.write_bytes(b"mine\n")
+    child = _prompt(lo, "s")
+    child.expect(MENU)
+    child.sendline("s")
+    child.expect(r"Save patch to \[.*\]: ")
+    child.sendline(str(there))
+    child.expect_exact("exists. Overwrite it? [y/N] ")
+    child.sendline("")
+    child.expect_exact("layover: not saved; %s is as it was ([s] asks for another file)" % there)
+    child.expect(MENU)
+    child.sendline("k")
+    assert _finish(child) == 0
+    assert there.read_bytes() == b"mine\n"
