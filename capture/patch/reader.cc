@@ -310,6 +310,18 @@ Result<void> validate(int fd, const Limits& l, Parsed* im) {
     return base::Ok();
 }
 
+// A patch cut short or damaged on its way (a copy stopped early, a bad
+// disk, an edit): the reader's reason, then the fix, on the one line.
+base::Error invalid(const base::Error& e, const std::string& file) {
+    base::Error out = e.context("invalid patch " + base::display_path(file));
+    for (const char* damage : {"the patch is truncated", "the patch is corrupt", "the patch was altered"})
+        if (out.message.find(damage) != std::string::npos) {
+            out.message += "; copy it again whole, or ask for a new 'layover save -o FILE'";
+            break;
+        }
+    return out;
+}
+
 }  // namespace
 
 const std::string* Patch::original(const std::string& fingerprint) const {
@@ -335,9 +347,8 @@ Result<Patch> Patch::open(const std::string& file, const Limits& limits) {
     p.impl_->fd = std::move(fd.value());
     Parsed parsed;
     auto r = validate(p.impl_->fd.get(), limits, &parsed);
-    if (!r) return r.error().context("invalid patch " + file);
-    if (auto o = check_originals(parsed, &p.impl_->original_by_fp); !o)
-        return o.error().context("invalid patch " + file);
+    if (!r) return invalid(r.error(), file);
+    if (auto o = check_originals(parsed, &p.impl_->original_by_fp); !o) return invalid(o.error(), file);
     p.impl_->manifest = std::move(parsed.manifest);
     p.impl_->members = std::move(parsed.members);
     p.impl_->sums = std::move(parsed.sums);

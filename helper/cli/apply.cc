@@ -66,9 +66,11 @@ std::string hunks_note(const review::ApplyReport& rep, const std::string& path) 
     return merged ? " (merged with changes made since)" : "";
 }
 
-// At most 200 paths, each with its change's letter (A, M, D, ...).
+// At most 200 paths, each with its change's letter (A, M, D, ...). root:
+// the target once applied; a file merged or applied in part then shows the
+// size written, not the patch's.
 void print_list(const review::ApplyReport& rep, const capture::Manifest& man, const char* lead,
-                const review::RiskContext& ctx) {
+                const review::RiskContext& ctx, int root = -1) {
     constexpr size_t kShown = 200;
     std::unordered_map<std::string_view, const capture::Change*> changes;
     size_t n = std::min(rep.applied.size(), kShown);
@@ -77,9 +79,14 @@ void print_list(const review::ApplyReport& rep, const capture::Manifest& man, co
         if (auto l = changes.find(c.path); l != changes.end()) l->second = &c;
     for (size_t i = 0; i < n; i++) {
         const capture::Change* c = changes[rep.applied[i]];
+        std::string note = hunks_note(rep, rep.applied[i]);
+        std::optional<capture::Change> written;
+        struct stat st;
+        if (c && !note.empty() && root >= 0 && ::fstatat(root, c->path.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0)
+            written = *c, written->size = static_cast<uint64_t>(st.st_size);
         std::printf("%s%c %s%s%s\n", lead, c ? capture::kind_letter(c->kind) : ' ',
-                    base::display_path(rep.applied[i]).c_str(), hunks_note(rep, rep.applied[i]).c_str(),
-                    c ? review::change_details(*c, ctx).c_str() : "");
+                    base::display_path(rep.applied[i]).c_str(), note.c_str(),
+                    c ? review::change_details(written ? *written : *c, ctx).c_str() : "");
     }
     if (rep.applied.size() > kShown) std::printf("  ... and %zu more\n", rep.applied.size() - kShown);
 }
@@ -393,7 +400,8 @@ int cmd_apply(int argc, char** argv) {
     kept.applied();
     std::printf("applied %zu change(s) to %s:\n", rep->applied.size(), base::display_path(target).c_str());
     mark_session_applied(*patch, a.opts, rep->undo);
-    print_list(*rep, patch->manifest(), "  ", ctx);
+    base::Fd root(::open(target.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    print_list(*rep, patch->manifest(), "  ", ctx, root.get());
     if (!rep->linked.empty()) {
         std::string names;
         for (size_t i = 0; i < rep->linked.size() && i < 5; i++)

@@ -13,6 +13,7 @@
 #include "review/prompt/answers.h"
 #include "review/prompt/io.h"
 #include "review/prompt/kept_walk.h"
+#include "review/prompt/listing.h"
 
 namespace cli {
 
@@ -40,6 +41,10 @@ Walked walk_answers(const capture::Patch& patch, const std::string& target, revi
     review::WalkOptions wo;
     wo.root = root.get();
     wo.filter = base::PathFilter(opts->only, opts->exclude);
+    // The path rules' marks (a read of no content: the first question comes
+    // at once); secrets are named, and asked about, once the walk ends.
+    review::RiskContext risks = review::risk_context_for(target);
+    wo.risks = &risks;
     if (patch.from_session())
         if (auto state = session::state_dir(); state.ok())
             if (auto info = session::find(*state, patch.manifest().session); info.ok()) wo.session_dir = info->dir;

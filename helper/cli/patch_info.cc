@@ -36,6 +36,7 @@
 #include "review/prompt/rejected_patch.h"
 #include "review/prompt/risk_patch.h"
 #include "review/prompt/risk_scan.h"
+#include "review/prompt/save_secrets.h"
 
 namespace {
 
@@ -68,32 +69,6 @@ const char kShowUsage[] =
     "  --steps: the session's steps the patch carries, newest first (as 'layover log')\n"
     "  --contents: every file it writes with its bytes, as JSON (base64); SESSION too (read by layover\n"
     "              from the session's layers, never through the sandbox)\n";
-
-// Before a patch is shared: the secrets it carries, by file and line, found
-// in the contents as save writes them (no second pass over the session),
-// by the rule status and the prompt use (review/prompt/risk_scan.h: the base
-// is read only when the new text alone shows a risk).
-void scan_secrets(capture::SaveOptions* so) {
-    so->on_content = [](const capture::Change& c, std::string_view now, const capture::SaveOptions::BaseText& base) {
-        if (!review::content_scanned(c.path)) return std::string();
-        review::RiskContext ctx;
-        review::add_content_risk(&ctx, c, now, [&](const std::string&) { return base(); });
-        std::string out;
-        for (const auto& l : review::secret_lines(ctx)) out += l + "\n";
-        return out;
-    };
-}
-
-void warn_secrets(const std::string& lines) {
-    if (lines.empty()) return;
-    size_t n = static_cast<size_t>(std::count(lines.begin(), lines.end(), '\n'));
-    std::fprintf(stderr, "layover: save: warning: the patch holds %zu secret(s); look before sharing it:\n", n);
-    for (size_t at = 0; at < lines.size();) {
-        size_t nl = lines.find('\n', at);
-        std::fprintf(stderr, "  %.*s\n", static_cast<int>(nl - at), lines.data() + at);
-        at = nl + 1;
-    }
-}
 
 // A name that promises another format (x.zip, x.patch): the file is still
 // a zstd-compressed tar, layover's patch; said once the save is done.
@@ -201,7 +176,7 @@ int cmd_save(int argc, char** argv) {
     if (!include_rejected && !step_args.given())
         if (auto lr = leave_out_rejected(info.value(), &so); !lr)
             return fail("save: rejections of session '" + info->meta.name + "': " + lr.error().message);
-    scan_secrets(&so);
+    review::scan_saved_secrets(&so);
     std::string secrets;
     std::vector<std::string> unmatched;
     auto r = capture::save_session(info.value(), out, so, &secrets, &unmatched);
@@ -212,7 +187,7 @@ int cmd_save(int argc, char** argv) {
     char real[PATH_MAX];
     if (auto m = session::mark_saved(info->dir, ::realpath(out.c_str(), real) ? real : out); !m)
         std::fprintf(stderr, "layover: save: the patch is written, but %s\n", m.error().message.c_str());
-    warn_secrets(secrets);
+    review::warn_saved_secrets(secrets);
     return 0;
 }
 

@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <string>
 
+#include "helper/base/text.h"
+
 namespace review {
 
 namespace {
@@ -40,8 +42,20 @@ std::string pager_command(const char* pager_env, bool less_available) {
 
 Output::Output(bool page, bool colors) {
     if (!page) return;
-    std::string cmd = pager_command(std::getenv("PAGER"), in_path("less"));
+    const char* env = std::getenv("PAGER");
+    std::string cmd = pager_command(env, !env && in_path("less"));
     if (cmd.empty()) return;
+    // A plain $PAGER (no shell syntax) that is not there: said, and the
+    // output shown unpaged, as git does (sh's "not found" took it all).
+    std::string prog = cmd.substr(0, cmd.find_first_of(" \t"));
+    if (env && cmd.find_first_of("|&;<>()$`\\\"'=*?[~") == std::string::npos &&
+        (prog.find('/') == std::string::npos ? !in_path(prog.c_str()) : ::access(prog.c_str(), X_OK) != 0)) {
+        std::fprintf(stderr,
+                     "layover: cannot run the pager '%s' ($PAGER); showing the output unpaged (PAGER=cat "
+                     "turns paging off)\n",
+                     base::display_path(prog).c_str());
+        return;
+    }
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC) != 0) return;
     base::Fd rd(fds[0]), wr(fds[1]);

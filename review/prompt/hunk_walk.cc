@@ -17,6 +17,7 @@
 #include "review/diff/source.h"
 #include "review/prompt/editor.h"
 #include "review/prompt/io.h"
+#include "review/prompt/listing.h"
 #include "review/prompt/rejected.h"
 #include "review/prompt/rejected_patch.h"
 
@@ -32,7 +33,7 @@ const char* kHunkHelp =
     "q - quit; apply what was chosen so far, nothing after\n"
     "a - apply this hunk and the rest of this file\n"
     "d - do not apply this hunk or the rest of this file\n"
-    "s - split this hunk into smaller hunks\n"
+    "s - split this hunk into smaller hunks (when the question lists s)\n"
     "e - edit this hunk in $EDITOR\n"
     "? - print help\n";
 const char* kWholeHelp =
@@ -170,6 +171,8 @@ struct Walker {
         return patch.member_fingerprint(static_cast<size_t>(m - all.data()));
     }
 
+    std::string marks(const capture::Change& c) const { return o.risks ? risk_marks(c, *o.risks) : ""; }
+
     Fate whole(const capture::Change& c, const capture::Member* m, const Side& real, const Side& mine) {
         std::string what = std::string(capture::kind_name(c.kind)) + " " + capture::type_name(c.type);
         if (c.kind == capture::Kind::Deleted) what = std::string("deleted ") + capture::type_name(c.old_type);
@@ -183,8 +186,8 @@ struct Walker {
         std::string was = saved(key);
         if (was == "y" || was == "n") r.reused++;
         else
-            std::fprintf(stderr, "%c  %s  (%s)\n", capture::kind_letter(c.kind), base::display_path(c.path).c_str(),
-                         what.c_str());
+            std::fprintf(stderr, "%c  %s  (%s)%s\n", capture::kind_letter(c.kind), base::display_path(c.path).c_str(),
+                         what.c_str(), marks(c).c_str());
         for (;;) {
             std::string a = was;
             if (a != "y" && a != "n") {
@@ -270,8 +273,8 @@ struct Walker {
         bool header = false;  // the diff --git line above shown (not when every answer is reused)
         auto show_header = [&] {
             if (!header)
-                std::fprintf(stderr, "diff --git %s %s\n", git_quote_two("a/", c.path).c_str(),
-                             git_quote_two("b/", c.path).c_str());
+                std::fprintf(stderr, "diff --git %s %s%s\n", git_quote_two("a/", c.path).c_str(),
+                             git_quote_two("b/", c.path).c_str(), marks(c).c_str());
             header = true;
         };
         for (size_t k = 0; k < pieces.size();) {

@@ -12,6 +12,7 @@
 #include "helper/base/result.h"
 #include "review/diff/hunks.h"
 #include "review/prompt/answers.h"
+#include "review/prompt/risk.h"
 
 namespace review {
 
@@ -25,6 +26,9 @@ struct WalkOptions {
     // key has one takes it without a question (an `n` then records no
     // rejection: the earlier walk did).
     const Answers* saved = nullptr;
+    // Set: each change's risk marks ("! executable") follow its line, as
+    // every listing shows them.
+    const RiskContext* risks = nullptr;
 };
 
 struct WalkResult {

@@ -33,6 +33,7 @@
 #include "review/prompt/risk_links.h"
 #include "review/prompt/risk_patch.h"
 #include "review/prompt/risk_scan.h"
+#include "review/prompt/save_secrets.h"
 #include "review/prompt/text.h"
 #include "review/prompt/trash.h"
 
@@ -65,6 +66,7 @@ struct Prompt {
                      "to reuse them (a hunk or change that differs by then is asked again)\n",
                      kept.count, s.meta.name.c_str());
     }
+    const RiskContext* risks = nullptr;           // the summary's marks, shown again by `hunks`
 
     const std::vector<capture::Change>& changes() const { return patch.manifest().changes; }
     bool all_selected() const {
@@ -148,13 +150,19 @@ struct Prompt {
                          base::display_path(aside).c_str(), std::strerror(errno));
             return Next::Menu;
         }
-        // No shell reads the answer: a leading ~/ is $HOME, as run's save:~/FILE.
-        path = base::expand_home(path, std::getenv("HOME"));
+        // No shell reads the answer: a leading ~/ (or ~ alone) is $HOME, as run's save:~/FILE.
+        path = base::expand_home(path == "~" ? "~/" : path, std::getenv("HOME"));
         struct stat st;
+        if (path.back() == '/' || (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)))  // the file goes in it
+            path += (path.back() == '/' ? "" : "/") + def.substr(def.rfind('/') + 1);
         if (::lstat(path.c_str(), &st) == 0) {
             std::string yn;
             if (ask(base::display_path(path) + " exists. Overwrite it? [y/N] ", &yn) != Input::Line) return Next::Kept;
-            if (normalize_answer(yn) != "y" && normalize_answer(yn) != "yes") return Next::Menu;
+            if (normalize_answer(yn) != "y" && normalize_answer(yn) != "yes") {
+                std::fprintf(stderr, "layover: not saved; %s is as it was ([s] asks for another file)\n",
+                             base::display_path(path).c_str());
+                return Next::Menu;
+            }
         }
         capture::SaveOptions so;
         so.only = only();
@@ -166,7 +174,9 @@ struct Prompt {
             return Next::Menu;
         }
         if (!left->empty()) std::fprintf(stderr, "layover: leaving out %zu rejected change(s)\n", left->size());
-        auto r = capture::save_session(s, path, so);
+        scan_saved_secrets(&so);  // warned of as `layover save` does: the file may be shared
+        std::string secrets_saved;
+        auto r = capture::save_session(s, path, so, &secrets_saved);
         if (!r) {
             std::fprintf(stderr, "layover: saving %s: %s\n", base::display_path(path).c_str(),
                          r.error().message.c_str());
@@ -176,6 +186,7 @@ struct Prompt {
                      base::display_path(path).c_str());
         char real[PATH_MAX];
         (void)session::mark_saved(s.dir, ::realpath(path.c_str(), real) ? real : path);
+        warn_saved_secrets(secrets_saved);
         return Next::Menu;
     }
 
@@ -193,11 +204,7 @@ struct Prompt {
         constexpr size_t kListed = 60;
         if (changes().size() <= kListed) std::fputs(pick_list(changes(), selected).c_str(), stderr);
         else std::fprintf(stderr, "  %s changes; 'list' numbers them all\n", base::thousands(changes().size()).c_str());
-        std::fputs(
-            "  Paths, directories and globs pick what they name (src/ '*.py');\n"
-            "  -X leaves X out, +X adds it; numbers and ranges (2-4) toggle; all, none;\n"
-            "  list; hunks asks hunk by hunk in what is picked.\n",
-            stderr);
+        std::fputs(kPickHelp, stderr);
         for (;;) {
             std::string ans;
             Input in = ask("Pick (" + picked_line(selected) + "; Enter when done): ", &ans);
@@ -205,6 +212,10 @@ struct Prompt {
             std::string a = normalize_answer(ans);
             if (a.empty()) return Next::Menu;
             if (a == "hunks") return hunks();
+            if (a == "?" || a == "help") {  // not the glob '?': it picked every one-letter name
+                std::fputs(kPickHelp, stderr);
+                continue;
+            }
             walked.reset();
             if (a == "list") {
                 std::fputs(pick_list(changes(), selected).c_str(), stderr);
@@ -226,6 +237,7 @@ struct Prompt {
         wo.root = root.get();
         wo.filter = base::PathFilter(only(), {});
         wo.session_dir = s.dir;
+        wo.risks = risks;
         std::string place = kept_answers_place(patch, patch.manifest().target, s.dir);
         auto w = walk_keeping(patch, patch.manifest().target, place, wo, "layover: ", &kept);
         if (!w.ok()) {
@@ -429,6 +441,7 @@ int run_exit_prompt(const std::string& state, const session::Info& s) {
     Prompt p{state, s, patch.value(), std::vector<char>(changes.size(), 1)};
     if (rejections) p.rejections = std::move(*rejections);
     p.secrets = secret_lines(ctx);
+    p.risks = &ctx;
     for (;;) {
         flush_typeahead();
         std::fputs(kMenu, stderr);
@@ -442,14 +455,18 @@ int run_exit_prompt(const std::string& state, const session::Info& s) {
             end_line();
             next = Next::Kept;
         } else {
-            std::string c = normalize_answer(ans);
+            std::string c = menu_choice(normalize_answer(ans));
             if (c == "r") next = p.review();
             else if (c == "a") next = p.apply();
             else if (c == "s") next = p.save();
             else if (c == "p") next = p.pick();
-            else if (c == "k" || c.empty()) next = Next::Kept;  // Enter keeps: it never throws work away
+            else if (c == "k") next = Next::Kept;  // Enter too: it never throws work away
             else if (c == "d") next = p.discard();
-            else std::fprintf(stderr, "layover: unknown choice '%s'\n", base::display_path(c).c_str());
+            else if (c == "?") std::fputs(kMenuHelp, stderr);
+            else
+                std::fprintf(stderr,
+                             "layover: unknown choice '%s'; answer r, a, s, p, k or d (? says what each does)\n",
+                             base::display_path(c).c_str());
         }
         if (InterruptGuard::interrupted() && next == Next::Menu) next = Next::Kept;
         switch (next) {

@@ -15,6 +15,31 @@ const char kMenu[] =
     "  [r] review diff    [a] apply    [s] save patch    [p] pick files\n"
     "  [k] keep session (default)    [d] discard\n";
 
+// What `?` prints: one line a letter, each fitting an 80-column terminal.
+const char kMenuHelp[] =
+    "  r  review: the diff of the changes (or of those picked), paged; then the menu\n"
+    "  a  apply: asks, then writes them to the real tree ('layover undo' undoes it)\n"
+    "  s  save: writes them to a patch file, for a reviewer; the session stays\n"
+    "  p  pick: the files (or, with 'hunks', the hunks) that a, s and r then use\n"
+    "  k  keep (also Enter, Ctrl+C, Ctrl+D): 'layover apply NAME' or 'diff' later\n"
+    "  d  discard: asks, then moves the session to the trash for 24 hours\n";
+
+const char kPickHelp[] =
+    "  Paths, directories and globs pick what they name (src/ '*.py');\n"
+    "  -X leaves X out, +X adds it; numbers and ranges (2-4) toggle; all, none;\n"
+    "  list; hunks asks hunk by hunk in what is picked.\n";
+
+std::string menu_choice(const std::string& answer) {
+    static const struct {
+        const char* word;
+        const char* letter;
+    } kWords[] = {{"review", "r"}, {"diff", "r"}, {"apply", "a"},   {"save", "s"}, {"pick", "p"},
+                  {"keep", "k"},   {"", "k"},     {"discard", "d"}, {"h", "?"},    {"help", "?"}};
+    for (const auto& w : kWords)
+        if (answer == w.word) return w.letter;
+    return answer;
+}
+
 namespace {
 
 std::string shown_path(const capture::Change& c) {
@@ -78,9 +103,11 @@ std::string summary_text(const std::vector<capture::Change>& changes, const Risk
 
 std::string pick_list(const std::vector<capture::Change>& changes, const std::vector<char>& selected) {
     std::string out;
+    size_t width = std::to_string(changes.size()).size();  // numbers right-aligned: the paths line up
     for (size_t i = 0; i < changes.size(); i++) {
+        std::string n = std::to_string(i + 1);
         out += selected[i] ? "  [x] " : "  [ ] ";
-        out += std::to_string(i + 1) + line_of(changes[i]) + "\n";
+        out += std::string(width - n.size(), ' ') + n + line_of(changes[i]) + "\n";
     }
     return out;
 }

@@ -32,5 +32,15 @@ bool apply_picks(const std::string& answer, const std::vector<capture::Change>& 
 std::string picked_line(const std::vector<char>& selected);
 
 extern const char kMenu[];
+// What `?` at the menu prints: each letter, one line each.
+extern const char kMenuHelp[];
+// The ask after [p]'s list, also what `?` there prints.
+extern const char kPickHelp[];
+
+// A menu answer (normalize_answer'ed) as its letter: a letter, or the word
+// the menu names it by ("diff", "review", "apply", "save", "pick", "keep",
+// "discard") gives r, a, s, p, k, d; "?", "h" and "help" give "?"; Enter
+// gives "k" (it never throws work away). Anything else comes back as it is.
+std::string menu_choice(const std::string& answer);
 
 }  // namespace review

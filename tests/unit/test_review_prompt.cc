@@ -87,6 +87,11 @@ TEST_CASE("review prompt: picks take paths, directories and globs; -X leaves out
 TEST_CASE("review prompt: the pick list shows the selection") {
     std::vector<Change> v{ch("a", Kind::Added, Type::File), ch("d", Kind::Added, Type::Dir)};
     CHECK(review::pick_list(v, {1, 0}) == "  [x] 1  A  a\n  [ ] 2  A  d/\n");
+    // Ten or more: the numbers right-aligned, so the letters and paths line up (newuser13).
+    std::vector<Change> ten(10, ch("f", Kind::Added, Type::File));
+    std::string list = review::pick_list(ten, std::vector<char>(10, 1));
+    CHECK(list.substr(0, list.find('\n')) == "  [x]  1  A  f");
+    CHECK(list.substr(list.rfind('\n', list.size() - 2) + 1) == "  [x] 10  A  f\n");
 }
 
 TEST_CASE("review prompt: answers are trimmed and lowercased") {
@@ -96,4 +101,20 @@ TEST_CASE("review prompt: answers are trimmed and lowercased") {
     CHECK(std::string(review::kMenu).find("[k] keep session (default)") != std::string::npos);
     std::string menu = review::kMenu;  // every line fits an 80-column terminal
     for (size_t a = 0, b; (b = menu.find('\n', a)) != std::string::npos; a = b + 1) CHECK(b - a <= 79);
+}
+
+TEST_CASE("review prompt: a menu answer may be the word its letter stands for; ? explains them") {
+    CHECK(review::menu_choice("diff") == "r");
+    CHECK(review::menu_choice("review") == "r");
+    CHECK(review::menu_choice("apply") == "a");
+    CHECK(review::menu_choice("discard") == "d");
+    CHECK(review::menu_choice("") == "k");  // Enter keeps
+    CHECK(review::menu_choice("help") == "?");
+    CHECK(review::menu_choice("?") == "?");
+    CHECK(review::menu_choice("d") == "d");
+    CHECK(review::menu_choice("dif") == "dif");                        // no guessing: refused as unknown
+    for (const char* text : {review::kMenuHelp, review::kPickHelp}) {  // each line fits 80 columns
+        std::string t = text;
+        for (size_t a = 0, b; (b = t.find('\n', a)) != std::string::npos; a = b + 1) CHECK(b - a <= 79);
+    }
 }
