@@ -52,7 +52,18 @@ suites=("$STAGE/tests/integration")
 # .deb), and runs what it installed as the throwaway uid itself.
 suites+=("$STAGE/tests/install")
 pytest_args=(-p no:cacheprovider -q -rfEs -o junit_family=xunit2)
-[ "$MODE" = stress ] && pytest_args+=(-m stress) || pytest_args+=(-m "not stress")
+# A test still running after 5 minutes prints every thread's stack (pytest's
+# faulthandler: output only), and a job still running after JOB_LIMIT seconds
+# is killed (timeout --foreground: pytest only, Ctrl+C still reaches it) and
+# fails with its log, naming where it hung, instead of holding the whole run
+# until CI's own limit ends it with nothing said. A clean run's longest job
+# takes a few minutes on 2 loaded cores; the stress cases have no limit.
+JOB_LIMIT=${LAYOVER_TEST_JOB_LIMIT:-1800}
+if [ "$MODE" = stress ]; then
+    pytest_args+=(-m stress); JOB_LIMIT=${LAYOVER_TEST_JOB_LIMIT:-0}
+else
+    pytest_args+=(-m "not stress" -o faulthandler_timeout=300)
+fi
 
 # npm kits for the `layover mcp` client tests (the official SDK, the
 # Inspector, the conformance suite), installed once into a cache dir outside the repo.
@@ -140,7 +151,7 @@ run_job() {  # index: one pytest, its output in results/log-N.txt
             for f in "${pooled_install[@]}"; do extra+=(--ignore="$suite/$f"); done
         fi
     fi
-    (cd "$suite" && "${run[@]}" /usr/bin/python3 -m pytest "${pytest_args[@]}" "${extra[@]}" \
+    (cd "$suite" && timeout --foreground -k 30 "$JOB_LIMIT" "${run[@]}" /usr/bin/python3 -m pytest "${pytest_args[@]}" "${extra[@]}" \
         --junitxml="$STAGE/results/junit-$i.xml" "${job_args[$i]}" </dev/null) >"$STAGE/results/log-$i.txt" 2>&1
     echo $? >"$STAGE/results/rc-$i"
 }
@@ -172,6 +183,7 @@ PY
 )
         passed=$((passed + t - f - e - s)); failed=$((failed + f + e)); skipped=$((skipped + s))
     elif [ "$rc" -ne 5 ]; then
+        [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ] && echo "${job_args[$i]#"$STAGE/"}: killed after ${JOB_LIMIT} s (LAYOVER_TEST_JOB_LIMIT)" >&2
         echo "${job_dir[$i]}: pytest produced no results (exit $rc)" >&2
         failed=$((failed + 1))
     fi

@@ -256,10 +256,11 @@ NEXT_JOB = [0]
 
 def op_exec(req, rid):
     timeout = float(req.get("timeout") or 120)
+    stop = STOPS.setdefault(rid, threading.Event())  # main() made it: a cancel may have come already
+    if stop.is_set():
+        raise Fail("cancelled")
     cmd = Command(req.get("command"), req.get("cwd"), int(req.get("cap", 30000)), req.get("stdin"))
-    RUNNING[rid] = cmd
-    stop = threading.Event()
-    STOPS[rid] = stop
+    RUNNING[rid] = cmd  # a cancel from now on kills it; one before set stop, which cmd.wait sees
     try:
         done = cmd.wait(timeout, stop)
         timed_out = not done and not stop.is_set()
@@ -321,8 +322,7 @@ def op_read(req, rid):
     j = job(req)
     wait = min(max(float(req.get("wait") or 0), 0.0), 60.0)
     end = time.monotonic() + wait
-    stop = threading.Event()
-    STOPS[rid] = stop
+    stop = STOPS.setdefault(rid, threading.Event())
     try:
         with j.changed:
             while (not j.out.total and not j.err.total and j.proc.poll() is None and not stop.is_set()
@@ -361,6 +361,8 @@ def serve(req):
         result = {"ok": False, "error": "bad arguments: %s" % e}
     except Exception as e:  # an agent bug must not take the sandbox down
         result = {"ok": False, "error": "internal error: %s: %s" % (type(e).__name__, e)}
+    finally:
+        STOPS.pop(rid, None)
     result["id"] = rid
     try:
         send(result)
@@ -410,6 +412,12 @@ def main():
         if op not in OPS:
             send({"id": req.get("id"), "ok": False, "error": "unknown op"})
             continue
+        # The request's stop event exists before its thread runs: a cancel
+        # read right behind it (the client gave up at once, or the thread is
+        # slow to start on a loaded machine) sets it, and the op sees it.
+        # Made in the op's thread, a cancel before it was lost and the
+        # command ran to its time limit.
+        STOPS[req.get("id")] = threading.Event()
         threading.Thread(target=serve, args=(req,), daemon=True).start()
     shutdown()
     os._exit(0)

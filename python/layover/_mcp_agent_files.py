@@ -204,8 +204,7 @@ def op_search(req, rid):
     glob = req.get("glob") or None
     cap = int(req.get("cap", 500))
     limit = float(req.get("timeout") or SEARCH_TIMEOUT)
-    stop = threading.Event()
-    STOPS[rid] = stop
+    stop = STOPS.setdefault(rid, threading.Event())  # main() made it: a cancel may have come already
     try:
         r, w = os.pipe()
         try:

@@ -298,7 +298,9 @@ def test_signals_reach_the_command(lo, sig):
 def test_background_daemon_dies_with_the_session(lo):
     r = lo.run("setsid sh -c 'sleep 3073' </dev/null >/dev/null 2>&1 & sleep 0.2; echo started")
     assert r.stdout == b"started\n"
-    time.sleep(0.2)
+    end = time.monotonic() + 30  # killed by now, gone once the kernel reaps it (no sleep for that)
+    while _pids_with("sleep\x003073") and time.monotonic() < end:
+        time.sleep(0.05)
     assert not _pids_with("sleep\x003073")
 
 

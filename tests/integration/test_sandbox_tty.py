@@ -11,7 +11,7 @@ from conftest import LAYOVER
 def _spawn(lo, *cmd):
     env = dict(lo.env, PS1="$ ", TERM="dumb")
     return pexpect.spawn(LAYOVER, ["run", "--target", str(lo.target), "--on-exit", "keep", "--", *cmd],
-                         env=env, cwd=str(lo.target), timeout=20)
+                         env=env, cwd=str(lo.target), timeout=60)  # per expect: generous on a starved CI pool
 
 
 def test_interactive_run_gets_its_own_pty_and_ctrl_c_reaches_the_command(lo, home):
@@ -56,10 +56,10 @@ def test_window_size_changes_reach_the_command(lo):
     child.sendline("stty size")
     child.expect(r"24 80")
     child.setwinsize(40, 132)  # SIGWINCH to layover, which resizes the command's pty
-    import time
-    time.sleep(0.3)
-    child.sendline("stty size")
-    child.expect(r"40 132")
+    # The command asks until it sees the new size (no sleep for layover to
+    # take the signal first); what is matched is printed, never the echo.
+    child.sendline("until [ \"$(stty size)\" = '40 132' ]; do sleep 0.05; done; echo now-\"\"$(stty size)")
+    child.expect(r"now-40 132", timeout=60)
     child.sendline("exit")
     child.expect(pexpect.EOF)
 
