@@ -7,10 +7,29 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <string_view>
 
 #include "helper/base/fd.h"
 
 namespace review {
+
+std::string hunk_edit_text(const std::string& rendered) {
+    return "# Manual hunk edit mode (layover apply -p)\n" + rendered +
+           "# ---\n"
+           "# To leave a '-' line as it is, make it a ' ' line (context).\n"
+           "# To leave out a '+' line, delete it.\n"
+           "# Lines starting with # are removed. Emptying the file cancels the edit.\n";
+}
+
+bool has_content(const std::string& text) {
+    for (size_t pos = 0; pos < text.size();) {
+        size_t nl = text.find('\n', pos);
+        std::string_view l = std::string_view(text).substr(pos, nl == std::string::npos ? nl : nl - pos);
+        if (!l.empty() && l[0] != '#') return true;
+        pos = nl == std::string::npos ? text.size() : nl + 1;
+    }
+    return false;
+}
 
 base::Result<std::string> edit_text(const std::string& text, const std::string& suffix) {
     const char* tmp = std::getenv("TMPDIR");

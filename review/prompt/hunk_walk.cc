@@ -41,11 +41,6 @@ const char* kWholeHelp =
     "n - do not apply this change (a session asks why, for the agent)\n"
     "q - quit; apply what was chosen so far, nothing after\n"
     "? - print help\n";
-const char* kEditGuide =
-    "# ---\n"
-    "# To leave a '-' line as it is, make it a ' ' line (context).\n"
-    "# To leave out a '+' line, delete it.\n"
-    "# Lines starting with # are removed. Emptying the file cancels the edit.\n";
 
 enum class Fate { Next, Quit, Stop };
 
@@ -65,16 +60,6 @@ std::string safe_lines(const std::string& s) {
 std::string_view body_of(std::string_view text) {  // a rendered piece's lines without its "@@" line
     size_t nl = text.find('\n');
     return nl == std::string::npos ? std::string_view() : text.substr(nl + 1);
-}
-
-bool has_content(const std::string& text) {
-    for (size_t pos = 0; pos < text.size();) {
-        size_t nl = text.find('\n', pos);
-        std::string_view l = std::string_view(text).substr(pos, nl == std::string::npos ? nl : nl - pos);
-        if (!l.empty() && l[0] != '#') return true;
-        pos = nl == std::string::npos ? text.size() : nl + 1;
-    }
-    return false;
 }
 
 struct Walker {
@@ -241,7 +226,7 @@ struct Walker {
     // that applied in edited_text.
     std::string edited_text;
     bool edit(const FileHunks& f, Piece& p) {
-        std::string text = "# Manual hunk edit mode (layover apply -p)\n" + render_piece(f, p) + kEditGuide;
+        std::string text = hunk_edit_text(render_piece(f, p));
         for (;;) {
             auto edited = edit_text(text, ".diff");
             if (!edited.ok()) {

@@ -66,7 +66,7 @@ struct Prompt {
                      "to reuse them (a hunk or change that differs by then is asked again)\n",
                      kept.count, s.meta.name.c_str());
     }
-    const RiskContext* risks = nullptr;           // the summary's marks, shown again by `hunks`
+    const RiskContext* risks = nullptr;  // the summary's marks, shown again by `hunks`
 
     const std::vector<capture::Change>& changes() const { return patch.manifest().changes; }
     bool all_selected() const {
