@@ -147,6 +147,11 @@ def test_the_sweep_of_rename_leftovers_holds_no_path_per_dir_waiting_in_bounded_
     rc, err, swept_mb = _maxrss_mb(lo, ["status", "wide", "--ignore", "top"])
     assert rc == 0, err
     assert not key.exists()  # swept whole: the key file goes
+    # The same status again, the key gone: a first status's peak can be half a later one's (66 against
+    # 138 MB once in a loaded `make test`), so the sweep's cost is read against the larger of the two.
+    rc, err, again_mb = _maxrss_mb(lo, ["status", "wide", "--ignore", "top"])
+    assert rc == 0, err
+    plain_mb = max(plain_mb, again_mb)
     assert swept_mb < plain_mb + 40 * SANITIZED, (plain_mb, swept_mb)  # +117 MB before
 
 
