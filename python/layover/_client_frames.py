@@ -125,8 +125,12 @@ def _finite_float(text: str) -> float:
 strict_json = json.JSONDecoder(parse_constant=_no_constant, parse_float=_finite_float).decode
 
 
-# A JSON string, its escapes whole: what json_values() leaves out.
-_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
+# A JSON string, its escapes whole, or one left open to the end (malformed:
+# the parser says so): what json_values_within() leaves out. Each match
+# succeeds at its first try, so the scan is linear; one that had to end
+# at a '"' rescanned to the end from every escaped quote of an open string
+# (quadratic: '"' + '\\",' * 3M took hours).
+_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*(?:"|\\?\Z)', re.S)
 
 
 def json_values_within(raw: bytes, limit: int) -> bool:

@@ -59,3 +59,13 @@ def test_a_result_whose_strings_hold_many_commas_is_not_counted_as_many_values(r
     text = "a," * (3 << 20)
     assert repl.call("def f(n): return ['a,' * n]", "f", [3 << 20], timeout=60) == [text]
     assert repl.call("def f(): return {'k': [1, 2.5, None, 'x\\\\\",y']}", "f") == {"k": [1, 2.5, None, 'x\\",y']}
+
+
+def test_counting_a_forged_result_left_open_stays_linear():
+    # A string never closed, full of escaped quotes and commas: the count
+    # with strings left out rescanned it from each escaped quote (hours for
+    # this one). Now it is one string to the end, and the parser refuses it.
+    from layover._client_frames import json_values_within
+    assert json_values_within(b'"' + b'\\",' * (3 << 20), 1 << 20)
+    assert json_values_within(b'["a,b","x\\",y",{"k:":1},"\\\\",",,"]', 8)
+    assert not json_values_within(b'["a,b","x\\",y",{"k:":1},"\\\\",",,"]', 7)
