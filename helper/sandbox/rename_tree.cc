@@ -156,7 +156,15 @@ private:
             }
             links_[key] = rel;
         }
-        TRY(base::Fd in, base::open_at(src, name, O_RDONLY | O_NOFOLLOW | O_NOCTTY));
+        TRY_VOID(base::fault_point("rename", "open"));  // stat'ed, not yet opened (tests/integration/test_attack28.py)
+        // O_NONBLOCK: the agent may have put a FIFO in its place since the
+        // stat, whose open would block the worker (and every checkpoint,
+        // refused while it copies) for ever; a lease breaks at once too.
+        TRY(base::Fd in, base::open_at(src, name, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK));
+        struct stat now;
+        if (::fstat(in.get(), &now) != 0) return base::sys_error(rel);
+        if (!S_ISREG(now.st_mode) || now.st_ino != st.st_ino || now.st_dev != st.st_dev)
+            return cannot(rel + " changed while it was copied");
         TRY(base::Fd out, base::open_at(dst, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0600));
         auto copied = copy_bytes(in.get(), out.get());
         if (!copied) return copied.error().context(rel);
@@ -264,7 +272,7 @@ base::Result<void> move_by_copy(int oldparent, const std::string& oldname, int n
         drop_temp();
         return copied.error();
     }
-    // Fault points (LAYOVER_FAULT=rename:POINT:N:kill, helper/base/fault.h):
+    // Fault points (LAYOVER_FAULT=rename:POINT:N:kill, helper/base/fault.h; `file` and `open` in Copier):
     // a worker killed at each, tests/integration/test_worker2.py.
     if (auto f = base::fault_point("rename", "copied"); !f) {
         drop_temp();

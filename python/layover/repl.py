@@ -20,7 +20,7 @@ from typing import IO, Any, Callable, Dict, List, Mapping, Optional, Sequence, U
 from . import _boot
 from ._args import path_arg
 from ._client import EXEC_SLACK, MAX_PAYLOAD, ReplClient, seconds, socketpair
-from ._client_frames import NotJson, strict_json
+from ._client_frames import NotJson, json_values_within, strict_json
 from ._helper import error_for, one_line
 from .errors import SandboxError, TimeoutError, ToolError, os_reason, sandbox_os_error
 from .model import ExecResult, RunResult
@@ -30,6 +30,7 @@ __all__ = ["Repl", "default_python", "BOOT"]
 BOOT = _boot.BOOT
 StrOrBytes = Union[str, bytes, "os.PathLike[str]"]
 MAX_RESULT = 256 * 1024 * 1024
+MIN_RESULT_VALUES = 1 << 20  # the values a call() result may hold, whatever max_output
 
 
 def default_python() -> str:
@@ -301,6 +302,12 @@ class Repl:
         if len(raw) > MAX_RESULT:  # the REPL refuses such a value itself: this one was forged inside
             raise SandboxError("layover: tool result larger than %d bytes; return less, or write it to a file "
                                "and read it with changed_files()" % MAX_RESULT)
+        # Each value parsed is a Python object here (~80 bytes for 3 of "[],"): bounded by max_output too.
+        most = max(MIN_RESULT_VALUES, self.client.max_output // 64)
+        if not json_values_within(raw, most):
+            raise SandboxError("layover: tool %s's result holds more than %d JSON values (max_output / 64), too many "
+                               "to build on the host; return fewer, or write them to a file and read it with "
+                               "changed_files()" % (name, most))
         try:
             # Strict: a NaN or Infinity here was forged inside (the REPL's JSON refuses them).
             return strict_json(raw.decode("utf-8"))
