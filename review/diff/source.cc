@@ -84,7 +84,7 @@ bool matches_base(const capture::BaseEntry& b, const Side& real) {
 // undid the real edits made since), and the note says so; else apply
 // reports a conflict, and the diff shows the patch's content.
 std::string moved_on_note(const capture::Patch& patch, const capture::BaseEntry& b, const capture::Member* m,
-                          bool linked, FileDiff& f) {
+                          bool linked, FileDiff& f, bool* merged_out) {
     std::string note = base::display_path(f.path) +
                        " changed on the real filesystem since the session's base was recorded; the diff shows ";
     const Side& real = f.old_side;
@@ -98,6 +98,7 @@ std::string moved_on_note(const capture::Patch& patch, const capture::BaseEntry&
         if (merged.conflicts.empty()) {
             mine.data = std::move(merged.text);
             mine.size = mine.data.size();
+            *merged_out = true;
             return note +
                    "what apply will write: the patch's changes merged into its current content (they do not "
                    "overlap)";
@@ -121,6 +122,38 @@ base::Fd open_real_file(int root, const std::string& rel, struct stat* st) {
     auto fd = open_beneath(root, rel, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
     if (!fd || ::fstat(fd->get(), st) != 0 || !S_ISREG(st->st_mode)) return base::Fd();
     return std::move(fd.value());
+}
+
+base::Result<std::string> pread_range(int fd, uint64_t from, uint64_t to);
+
+// A file held whole for a merge that does not happen (the merge overlaps, or
+// the original is a hostile patch's stand-in), over `hold` on both sides:
+// shown by its window, as one without an original is (a 64 MiB pair diffed
+// whole took ~0.9 GB and printed the whole file twice).
+base::Result<void> window_of_whole(int root, FileDiff& f, uint64_t hold) {
+    Side& o = f.old_side;
+    Side& n = f.new_side;
+    if (!o.loaded || !n.loaded || o.window || o.mode == kGitSymlink || n.mode == kGitSymlink || o.size <= hold ||
+        n.size <= hold)
+        return base::Ok();
+    struct stat st {};
+    base::Fd fd = open_real_file(root, f.path, &st);
+    if (!fd.valid() || static_cast<uint64_t>(st.st_size) != o.data.size()) return base::Ok();
+    Trim t(fd.get(), o.data.size(), n.data.size());
+    TRY_VOID(t.feed(0, n.data.data(), n.data.size()));
+    TRY(auto w, t.finish(3, hold));
+    o.window = n.window = true;
+    bool shown = w && !w->identical && !w->binary;
+    o.loaded = n.loaded = shown || (w && w->identical);
+    if (!shown) {
+        o.data = std::string();
+        n.data = std::string();
+        return base::Ok();
+    }
+    o.data = o.data.substr(static_cast<size_t>(w->start), static_cast<size_t>(w->old_end - w->start));
+    n.data = n.data.substr(static_cast<size_t>(w->start), static_cast<size_t>(w->new_end - w->start));
+    o.first_line = n.first_line = w->first_line;
+    return base::Ok();
 }
 
 base::Result<std::string> pread_range(int fd, uint64_t from, uint64_t to) {
@@ -342,8 +375,11 @@ base::Result<DiffSet> collect_diffs(const capture::Patch& patch, const DiffScope
             }
         }
         auto b = bases.find(p);
-        if (b != bases.end() && !matches_base(*b->second, f.old_side))
-            out.notes.push_back(moved_on_note(patch, *b->second, m, linked.count(p) > 0, f));
+        if (b != bases.end() && !matches_base(*b->second, f.old_side)) {
+            bool merged = false;
+            out.notes.push_back(moved_on_note(patch, *b->second, m, linked.count(p) > 0, f, &merged));
+            if (!merged) TRY_VOID(window_of_whole(root.get(), f, scope.hold));
+        }
         if (f.old_side.exists || f.new_side.exists) out.files.push_back(std::move(f));
     }
     return out;
