@@ -43,8 +43,8 @@ bool refused_before_walk(const review::WalkConflicts& conflicts) {
                  hard, hard == 1 ? "" : "s", hard == 1 ? "it" : "them");
     for (const auto& [path, c] : conflicts)
         if (c.hard) std::fprintf(stderr, "  %s: %s\n", base::display_path(path).c_str(), c.reason.c_str());
-    std::fputs(
-        "fix: put back what they need, or leave them out with --exclude GLOB, then run 'apply -p' again\n", stderr);
+    std::fputs("fix: put back what they need, or leave them out with --exclude GLOB, then run 'apply -p' again\n",
+               stderr);
     return true;
 }
 

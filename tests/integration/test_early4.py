@@ -90,3 +90,36 @@ def test_apply_p_says_a_conflict_force_does_not_override_before_the_first_questi
     assert b"Apply this" not in c.before
     assert (lo.target / "g.txt").read_text() == lines(10)
     assert not (lo.target / "sub").exists()
+
+
+def test_exit_prompt_hunks_asks_about_a_conflicting_file_whole(lo):
+    # The exit prompt's `hunks` walked a file changed on the target since, hunk by hunk, and [a]
+    # then refused the hunks chosen whatever [f] said (a file taken by hunk must be as the base was).
+    from test_apply_hunks import NEW, edit_session
+    edit_session(lo, "x")
+    (lo.target / "f.txt").write_text("changed on the target since\n")
+    c = spawn(lo, "on-exit", "prompt", "x")
+    c.expect(r"What now.*\? \[r/a/s/p/K/d\] ")
+    c.sendline("p")
+    c.expect(r"Pick \(")
+    c.sendline("hunks")
+    i = c.expect([r"f\.txt conflicts with the target: [^\n]*\[a\] then offers to overwrite", HUNK])
+    assert i == 0, c.before
+    c.expect(WHOLE)
+    c.sendline("y")
+    c.expect(WHOLE)  # other.txt, added
+    c.sendline("n")
+    c.expect(r"Why not\? .*: ")
+    c.sendline("")
+    c.expect(r"1 change\(s\) chosen")
+    c.expect(r"\[r/a/s/p/K/d\] ")
+    c.sendline("a")
+    c.expect(r"Apply 1 change to .*\? \[y/N\] ")
+    c.sendline("y")
+    c.expect(r"\[f\] overwrite them")
+    c.sendline("f")
+    c.expect(r"\[r/a/s/p/K/d\] |still holds|applied")
+    c.sendline("k")
+    finish(c)
+    assert (lo.target / "f.txt").read_text() == NEW
+    assert not (lo.target / "other.txt").exists()
