@@ -14,6 +14,7 @@
 #include "review/prompt/io.h"
 #include "review/prompt/kept_walk.h"
 #include "review/prompt/listing.h"
+#include "review/prompt/walk_conflicts.h"
 
 namespace cli {
 
@@ -29,6 +30,25 @@ void KeptAnswers::applied() {
     done = true;
     if (!file.empty()) review::drop_answers(file);
 }
+
+namespace {
+
+bool refused_before_walk(const review::WalkConflicts& conflicts) {
+    size_t hard = 0;
+    for (const auto& [path, c] : conflicts) hard += c.hard ? 1 : 0;
+    if (hard == 0) return false;
+    std::fprintf(stderr,
+                 "layover: apply: %zu conflict%s --force does not override; apply would refuse %s whatever the "
+                 "answers, so nothing was asked or applied:\n",
+                 hard, hard == 1 ? "" : "s", hard == 1 ? "it" : "them");
+    for (const auto& [path, c] : conflicts)
+        if (c.hard) std::fprintf(stderr, "  %s: %s\n", base::display_path(path).c_str(), c.reason.c_str());
+    std::fputs("fix: put back what they need, or leave them out with --exclude GLOB, then run 'apply -p' again\n",
+               stderr);
+    return true;
+}
+
+}  // namespace
 
 Walked walk_answers(const capture::Patch& patch, const std::string& target, review::ApplyOptions* opts,
                     KeptAnswers* kept) {
@@ -48,6 +68,13 @@ Walked walk_answers(const capture::Patch& patch, const std::string& target, revi
     if (patch.from_session())
         if (auto state = session::state_dir(); state.ok())
             if (auto info = session::find(*state, patch.manifest().session); info.ok()) wo.session_dir = info->dir;
+    // apply's conflict check first: a conflict --force does not override
+    // refuses the apply whatever the answers, so it is said before the first
+    // question; a file apply would refuse is said before its own.
+    review::WalkConflicts conflicts = review::conflicts_before_walk(patch, *opts);
+    if (refused_before_walk(conflicts)) return Walked::Failed;
+    wo.conflicts = &conflicts;
+    wo.on_conflict = opts->force ? review::OnConflict::Forced : review::OnConflict::Skip;
     review::InterruptGuard guard;
     std::string place = review::kept_answers_place(patch, target, wo.session_dir);
     review::KeptWalk k;

@@ -20,6 +20,7 @@
 #include "review/prompt/listing.h"
 #include "review/prompt/rejected.h"
 #include "review/prompt/rejected_patch.h"
+#include "review/prompt/walk_conflicts.h"
 
 namespace review {
 
@@ -406,6 +407,9 @@ struct Walker {
             text = real.exists && real.loaded && real.mode != kGitSymlink && !looks_binary(real.data) &&
                    !looks_binary(mine.data) && real.data != mine.data;
         }
+        // apply would refuse it (walk_conflicts.h): said first, then left out or asked about whole.
+        if (ConflictStep s = conflict_step(c.path, o); s != ConflictStep::None)
+            return s == ConflictStep::Whole ? whole(c, m, real, mine) : (decline(c.path), Fate::Next);
         if (!text) return whole(c, m, real, mine);
         FileHunks f;
         std::optional<std::string> view = merged_view(c, real, mine);

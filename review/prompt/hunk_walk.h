@@ -4,17 +4,29 @@
 // only when it is reached, so the first question comes at once. Needs a
 // terminal on stdin; asks on stderr.
 #pragma once
+#include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "capture/patch/reader.h"
 #include "helper/base/glob.h"
 #include "helper/base/result.h"
+#include "review/apply/apply.h"
 #include "review/diff/hunks.h"
 #include "review/prompt/answers.h"
 #include "review/prompt/risk.h"
 
 namespace review {
+
+// Conflicts apply's check found before a walk (walk_conflicts.h), by path.
+using WalkConflicts = std::map<std::string, Conflict, std::less<>>;
+
+// What a walk does with a change that conflicts (walk_conflicts.h): leave it
+// out unasked (apply would refuse it), or ask about it whole, `y` then
+// overwriting the target's version (--force given) or taking it whole for
+// the exit prompt's [a], which offers to overwrite it.
+enum class OnConflict { Skip, Forced, Prompt };
 
 struct WalkOptions {
     int root = -1;            // the target tree (real files are read beneath it)
@@ -29,6 +41,10 @@ struct WalkOptions {
     // Set: each change's risk marks ("! executable") follow its line, as
     // every listing shows them.
     const RiskContext* risks = nullptr;
+    // Set: each change that conflicts is said in one line before its
+    // questions, and handled as `on_conflict` says.
+    const WalkConflicts* conflicts = nullptr;
+    OnConflict on_conflict = OnConflict::Skip;
 };
 
 struct WalkResult {

@@ -36,6 +36,7 @@
 #include "review/prompt/save_secrets.h"
 #include "review/prompt/text.h"
 #include "review/prompt/trash.h"
+#include "review/prompt/walk_conflicts.h"
 
 namespace review {
 
@@ -238,6 +239,11 @@ struct Prompt {
         wo.filter = base::PathFilter(only(), {});
         wo.session_dir = s.dir;
         wo.risks = risks;
+        ApplyOptions check;  // apply's conflict check first: a file it would refuse is said before its questions
+        check.only = only();
+        WalkConflicts conflicts = conflicts_before_walk(patch, check);
+        wo.conflicts = &conflicts;
+        wo.on_conflict = OnConflict::Prompt;
         std::string place = kept_answers_place(patch, patch.manifest().target, s.dir);
         auto w = walk_keeping(patch, patch.manifest().target, place, wo, "layover: ", &kept);
         if (!w.ok()) {
