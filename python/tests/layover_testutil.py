@@ -41,3 +41,53 @@ HOSTILE_SEND = (
     "        except OSError:\n"
     "            pass\n"
 )
+
+
+def descendants(pid):
+    """Pids (the host's) of every process below pid."""
+    kids, found = set(), {pid}
+    while found:
+        kids |= found
+        found = set()
+        for p in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                with open("/proc/%s/stat" % p) as f:
+                    if int(f.read().rsplit(")", 1)[1].split()[1]) in kids and int(p) not in kids:
+                        found.add(int(p))
+            except (OSError, ValueError, IndexError):
+                continue
+    return kids - {pid}
+
+
+def repl_waits_in_root(sb):
+    """True once a Sandbox's idle REPL server waits in / (off the overlay)."""
+    for pid in descendants(sb._repl.proc.pid):
+        try:
+            with open("/proc/%d/comm" % pid) as f:
+                if f.read().startswith("python") and os.readlink("/proc/%d/cwd" % pid) == "/":
+                    return True
+        except OSError:
+            continue
+    return False
+
+
+def until_no_process_names(text, timeout=60.0):
+    """Wait until no live process has `text` in its command line: a command
+    that would still act on it (a killed group's background job) is gone,
+    killed or finished, so a check after this one is no race with it."""
+    import time
+    needle = text.encode()
+    deadline = time.monotonic() + timeout
+    while True:
+        alive = []
+        for p in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                with open("/proc/%s/cmdline" % p, "rb") as f:
+                    if needle in f.read():
+                        alive.append(int(p))
+            except OSError:
+                continue
+        if not alive:
+            return
+        assert time.monotonic() < deadline, "processes naming %r still run: %r" % (text, alive)
+        time.sleep(0.01)

@@ -25,10 +25,18 @@ def _overlapping_writers(gate: WriteGate, stop: threading.Event, log: list) -> l
     return ts
 
 
+def _until(pred, what: str) -> None:
+    """Wait for pred() to hold: a condition, never a sleep's guess."""
+    deadline = time.monotonic() + 60
+    while not pred():
+        assert time.monotonic() < deadline, "timed out waiting for " + what
+        time.sleep(0.01)
+
+
 def test_a_freeze_waits_for_overlapping_writers_never_for_good():
     gate, stop, log = WriteGate(), threading.Event(), []
     ts = _overlapping_writers(gate, stop, log)
-    time.sleep(0.3)
+    _until(lambda: len(log) >= 2, "both writers writing")
     got = threading.Event()
 
     def freeze() -> None:
@@ -38,10 +46,10 @@ def test_a_freeze_waits_for_overlapping_writers_never_for_good():
             got.set()
     f = threading.Thread(target=freeze, daemon=True)
     f.start()
-    frozen_in_time = got.wait(3)
+    frozen_in_time = got.wait(60)  # at once when the freeze goes first; a loaded machine is slow
     stop.set()
     for t in ts + [f]:
-        t.join(5)
+        t.join(60)
     assert frozen_in_time, "the freeze waited for writers that overlapped without end"
     at = [i for i, (k, _) in enumerate(log) if k == "f"][0]
     assert any(k == "w" for k, _ in log[at + 1:]), "the writers went on after the freeze"
@@ -60,9 +68,9 @@ def test_a_cancelled_freeze_gives_up_waiting_and_lets_the_writers_on():
                 outcome.append("cancelled")
         f = threading.Thread(target=freeze, daemon=True)
         f.start()
-        time.sleep(0.2)
+        _until(lambda: gate.waiting == 1, "the freeze waiting for the writer")
         cancelled.set()
-        f.join(2)
+        f.join(60)
         assert outcome == ["cancelled"], outcome
         # no freeze waits any more: another writer is not held up
         entered = threading.Event()
@@ -71,7 +79,7 @@ def test_a_cancelled_freeze_gives_up_waiting_and_lets_the_writers_on():
             with gate.writing():
                 entered.set()
         threading.Thread(target=write, daemon=True).start()
-        assert entered.wait(2)
+        assert entered.wait(60)
     assert gate.waiting == 0 and not gate.freezing
 
 

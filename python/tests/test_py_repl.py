@@ -18,6 +18,8 @@ from layover import SandboxError, TimeoutError
 from layover import _boot
 from layover.repl import Repl, default_python, python_argv
 
+from .layover_testutil import until_no_process_names
+
 
 def test_run_keeps_state_prints_only_what_the_code_prints_and_returns_the_value(repl):
     r = repl.run("x = 21\nprint(x * 2)\nx")
@@ -171,7 +173,7 @@ def test_exec_timeout_kills_the_process_group(repl, tmp_path):
     assert time.monotonic() - t0 < 5
     assert isinstance(e.value, builtins_timeout())
     assert e.value.stdout == b"started\n"
-    time.sleep(2.5)
+    until_no_process_names(str(marker))  # killed, or (had it lived) done with its touch
     assert not marker.exists()  # the background child died with its group
     assert repl.run("3").value == "3"
 
@@ -284,7 +286,7 @@ def test_ctrl_c_on_the_host_during_an_exec_stops_the_command_and_the_repl_goes_o
         # 3 s: the Timer's thread, starved on a loaded machine, must still fire before it ends
         repl.exec(["sh", "-c", "sleep 3; touch %s" % marker])
     assert repl.exec(["echo", "next"]).stdout == b"next\n"
-    time.sleep(3.5)
+    until_no_process_names(str(marker))
     assert not marker.exists()
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 
 
-def _expect(fd, pattern, timeout=20.0):
+def _expect(fd, pattern, timeout=60.0):
     buf = b""
     end = time.monotonic() + timeout
     while time.monotonic() < end:

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from .layover_testutil import HOSTILE_SEND, session, tree
+from .layover_testutil import HOSTILE_SEND, repl_waits_in_root, session, tree
 from layover import Sandbox, SandboxError, TimeoutError
 
 
@@ -259,7 +259,10 @@ def test_checkpoint_while_running_keeps_the_repl_and_its_cwd(sb, target, state_d
 
 def test_an_idle_repl_waits_off_the_overlay_so_a_checkpoint_from_elsewhere_works(sb, target, state_dir):
     sb.run("import os\nos.chdir('sub') if os.path.isdir('sub') else (os.mkdir('sub'), os.chdir('sub'))")
-    time.sleep(0.3)  # idle past the REPL's 20 ms: it waits in /
+    deadline = time.monotonic() + 60
+    while not repl_waits_in_root(sb):  # idle past the REPL's 20 ms: it waits in /
+        assert time.monotonic() < deadline, "the idle REPL never left its cwd on the overlay"
+        time.sleep(0.01)
     r = sb.helper.run(["checkpoint", sb.name, "--json"], ok=(0, 1))
     assert r.returncode == 0, r.stderr.decode(errors="replace")
     # Back in its cwd (by path, on the new overlay) for the next request.
@@ -294,10 +297,10 @@ def test_exec_input_arriving_slowly_does_not_park_the_repl_mid_request(sb, targe
         rid = c.next_id
         c.next_id += 1
         c.send({"t": "exec", "id": rid, "argv": ["/bin/sh", "-c", "cat; pwd"], "cwd": None, "env": None,
-                "timeout": 20.0, "stdin": True})
+                "timeout": 60.0, "stdin": True})
         time.sleep(0.2)
         c.send({"t": "stdin", "id": rid, "more": False}, b"in\n")
-        reply = c._finish(rid, Reply(), time.monotonic() + 30, 20.0)
+        reply = c._finish(rid, Reply(), time.monotonic() + 90, 60.0)
     assert reply.data("stdout") == ("in\n%s\n" % target).encode()
 
 

@@ -36,6 +36,36 @@ def _find_bin():
 LAYOVER = _find_bin()
 
 
+# The floor, in seconds, of every pexpect child's timeout (what each `expect`
+# waits for a prompt or EOF unless it passes timeout= of its own): a starved
+# 2-core CI pool can take longer than the 15-30 s the spawn sites name before
+# a prompt appears. A wait only ends sooner when the text arrives, so a higher
+# floor never weakens an assertion; an `expect(..., timeout=N)` that
+# deliberately bounds a wait keeps its own N.
+PEXPECT_TIMEOUT_FLOOR = 60
+
+
+def _floor_pexpect_timeouts():
+    try:
+        import pexpect
+    except ImportError:
+        return
+    init = pexpect.spawn.__init__
+    if getattr(init, "layover_floor", False):
+        return
+
+    def __init__(self, *args, **kw):
+        init(self, *args, **kw)
+        if self.timeout is not None and self.timeout < PEXPECT_TIMEOUT_FLOOR:
+            self.timeout = PEXPECT_TIMEOUT_FLOOR
+
+    __init__.layover_floor = True
+    pexpect.spawn.__init__ = __init__
+
+
+_floor_pexpect_timeouts()
+
+
 def missing_feature(reason):
     """Fail (or, with LAYOVER_ALLOW_SKIP=1, skip) a test that cannot run here."""
     if os.environ.get("LAYOVER_ALLOW_SKIP") == "1":

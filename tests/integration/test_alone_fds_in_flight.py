@@ -8,7 +8,8 @@ import errno
 
 # Holds as many fds in flight on unix sockets as the kernel lets it (their
 # count is the user's, in every namespace: past the sender's RLIMIT_NOFILE a
-# send with SCM_RIGHTS gets ETOOMANYREFS), says "full", waits for `go`.
+# send with SCM_RIGHTS gets ETOOMANYREFS), says "full", waits for `go`, then
+# closes its sockets (freeing the fds in flight) and says "released".
 FLOOD = ("import array, os, resource, socket, sys, time\n"
          "soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)\n"
          "resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))\n"
@@ -25,7 +26,9 @@ FLOOD = ("import array, os, resource, socket, sys, time\n"
          "except OSError as e:\n"
          "    print('flood', e.errno, flush=True)\n"
          "open('full', 'w').close()\n"
-         "while not os.path.exists('go'): time.sleep(0.05)\n")
+         "while not os.path.exists('go'): time.sleep(0.05)\n"
+         "for a, b in keep: a.close(); b.close()\n"
+         "open('released', 'w').close()\n")
 
 
 def test_fds_held_in_flight_never_let_a_kept_sessions_rename_run_unresolved(lo):
@@ -46,7 +49,8 @@ def test_fds_held_in_flight_never_let_a_kept_sessions_rename_run_unresolved(lo):
               "do(\"dir\", \"old\", \"old2\")\n"
               "do(\"file\", \"notes.txt\", \"notes2.txt\")\n"
               "open(\"go\", \"w\").close()\n"
-              "import time; time.sleep(1)\n"
+              "import time\n"
+              "while not os.path.exists(\"released\"): time.sleep(0.05)\n"
               "do(\"after\", \"old\", \"old3\")\n"
               "'" % lo.target)
     r = lo.run(script, session="inflight", timeout=60)

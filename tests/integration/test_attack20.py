@@ -216,6 +216,65 @@ def _rename_worker_of(supervisor):
     return None
 
 
+def _state(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return ""
+
+
+def _stopped_worker_of(p):
+    w = _rename_worker_of(p.pid)
+    return w if w and _state(w) in ("T", "t") else None
+
+
+RENAME_CALLS = {82, 264, 316} if os.uname().machine == "x86_64" else {38, 276}  # rename, renameat(2)
+
+
+def _waiting_in_rename(supervisor):
+    """The thread of the sandboxed python3 (a descendant of the supervisor)
+    blocked in a rename of its own, or None."""
+    kids = {supervisor}
+    for _ in range(8):  # the sandbox's init, sh, python3 (pids of the host's /proc)
+        found = set()
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                with open("/proc/%s/stat" % pid) as f:
+                    if int(f.read().rsplit(")", 1)[1].split()[1]) in kids:
+                        found.add(int(pid))
+            except (OSError, ValueError, IndexError):
+                continue
+        if found <= kids:
+            break
+        kids |= found
+    for pid in kids - {supervisor}:
+        try:
+            with open("/proc/%d/comm" % pid) as f:
+                if not f.read().startswith("python3"):
+                    continue
+            with open("/proc/%d/syscall" % pid) as f:  # the main thread (tid == pid)
+                nr = f.read().split()[0]
+        except OSError:
+            continue
+        if nr.isdigit() and int(nr) in RENAME_CALLS:
+            return pid
+    return None
+
+
+def _until(pred, what, p):
+    """pred()'s first true value; fails if `p` exits or a minute passes first."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        v = pred()
+        if v:
+            return v
+        if p.poll() is not None:
+            raise AssertionError("the run ended before " + what + ": %r" % (p.communicate(),))
+        time.sleep(0.01)
+    raise AssertionError("timed out waiting for " + what)
+
+
 def _slow_to_copy_dir(lo):
     """TARGET/many: 6,000 small files, a dir the rename worker takes long
     enough to copy that a test can act while it does."""
@@ -233,28 +292,43 @@ def test_calls_waiting_on_a_rename_worker_that_died_fail_never_run_unresolved(lo
     race attack16 closed, reopened by whoever can kill the worker (attack20's
     note). Those calls now get EXDEV, which mv answers by copying."""
     _slow_to_copy_dir(lo)
-    script = ("cd '%s' && python3 -c 'import os, threading, time\n"
+    # The worker stops itself after the first file of many/ (it copies it,
+    # the rename across layers), the file's rename is sent after it (the
+    # command reads a line from its stdin first), and the worker is killed
+    # once that rename waits in line: no sleep decides an order.
+    script = ("cd '%s' && python3 -c 'import os, sys, threading\n"
               "def do(what, a, b):\n"
               "    try: os.rename(a, b); print(what, 0, flush=True)\n"
               "    except OSError as e: print(what, e.errno, flush=True)\n"
               "t = threading.Thread(target=do, args=(\"dir\", \"many\", \"many2\")); t.start()\n"
-              "time.sleep(0.3); open(\"waiting\", \"w\").close()\n"
+              "sys.stdin.readline(); open(\"waiting\", \"w\").close()\n"
               "do(\"file\", \"notes.txt\", \"notes2.txt\")\n"
               "t.join()\n"
               "do(\"after\", \"old\", \"old2\")\n"
               "'" % lo.target)
     args = [LAYOVER, "run", "--target", str(lo.target), "--session", "died", "--", "/bin/sh", "-c", script]
-    p = subprocess.Popen(args, env=lo.env, cwd=str(lo.target), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE)
+    p = subprocess.Popen(args, env=dict(lo.env, LAYOVER_FAULT="rename:file:1:stop"), cwd=str(lo.target),
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     up = lo.upper("died")
     try:
-        deadline = time.time() + 60
-        while not (up / "waiting").exists() and p.poll() is None and time.time() < deadline:
-            time.sleep(0.01)
-        time.sleep(0.2)  # the file's rename is in line behind the directory's copy
-        worker = _rename_worker_of(p.pid)
-        assert worker, "no rename worker found under the supervisor %d" % p.pid
+        worker = _until(lambda: _stopped_worker_of(p), "the rename worker stopped in many/'s copy", p)
+        p.stdin.write(b"go\n")
+        p.stdin.flush()
+        _until(lambda: (up / "waiting").exists(), "the command's marker", p)
+        # its main thread in the file's rename (waiting on the supervisor),
+        # then the supervisor back asleep: it read that call and handed it on
+        tid = _until(lambda: _waiting_in_rename(p.pid), "the file's rename waiting", p)
+        _until(lambda: _state(p.pid) == "S" and _waiting_in_rename(p.pid) == tid,
+               "the supervisor handing the rename on", p)
         os.kill(worker, 9)
+        # the next worker (forked with the same LAYOVER_FAULT) stops at its
+        # first file too: let it go on
+        deadline = time.monotonic() + 120
+        while p.poll() is None and time.monotonic() < deadline:
+            w = _stopped_worker_of(p)
+            if w and w != worker:
+                os.kill(w, 18)
+            time.sleep(0.01)
     finally:
         try:
             out, err = p.communicate(timeout=120)

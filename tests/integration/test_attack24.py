@@ -144,7 +144,7 @@ def test_a_gc_killed_while_removing_a_session_leaves_no_half_session_in_sessions
     # old (purge_deleting; ctime, which a test cannot set back): not waited for here.
 
 
-def _wait_stopped(p, timeout=30):
+def _wait_stopped(p, timeout=60):
     """True once `p` stopped itself (a LAYOVER_FAULT ...:stop), False if it exited first."""
     end = time.monotonic() + timeout
     while time.monotonic() < end:

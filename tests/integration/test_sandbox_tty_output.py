@@ -53,7 +53,7 @@ def _start(lo, args, out_tty=True, err_tty=True, env=None, stdin=b"piped-in"):
     return p, master
 
 
-def _read(master, until=None, timeout=30):
+def _read(master, until=None, timeout=60):
     """What reaches the outer terminal: up to `until` if given, else all of it (EIO once every writer is gone)."""
     out = b""
     end = time.monotonic() + timeout
