@@ -169,8 +169,8 @@ def test_exec_timeout_kills_the_process_group(repl, tmp_path):
     marker = tmp_path / "late"
     t0 = time.monotonic()
     with pytest.raises(TimeoutError) as e:
-        repl.exec(["sh", "-c", "echo started; (sleep 2; touch %s) & sleep 30" % marker], timeout=0.5)
-    assert time.monotonic() - t0 < 5
+        repl.exec(["sh", "-c", "echo started; (sleep 2; touch %s) & sleep 300" % marker], timeout=0.5)
+    assert time.monotonic() - t0 < 120  # killed: the command alone sleeps 300 s (a starved CI takes seconds)
     assert isinstance(e.value, builtins_timeout())
     assert e.value.stdout == b"started\n"
     until_no_process_names(str(marker))  # killed, or (had it lived) done with its touch
@@ -220,7 +220,7 @@ def test_run_timeout_interrupts_code_and_session_survives(repl):
     t0 = time.monotonic()
     with pytest.raises(TimeoutError) as e:
         repl.run("import time\nprint('before')\nwhile True:\n    n += 1\n    time.sleep(0.001)", timeout=0.5)
-    assert time.monotonic() - t0 < 4
+    assert time.monotonic() - t0 < 120  # interrupted: the loop alone never ends
     assert "before" in e.value.stdout
     r = repl.run("n > 0")
     assert r.value == "True"
@@ -273,8 +273,8 @@ def test_interrupt_from_another_thread_ends_an_exec_and_the_repl_goes_on(repl):
     threading.Timer(0.3, repl.interrupt).start()
     t0 = time.monotonic()
     with pytest.raises(KeyboardInterrupt):
-        repl.exec(["sh", "-c", "echo started; sleep 20"])
-    assert time.monotonic() - t0 < 5
+        repl.exec(["sh", "-c", "echo started; sleep 300"])
+    assert time.monotonic() - t0 < 120  # interrupted: the command alone sleeps 300 s
     p = repl.exec(["sh", "-c", "echo again"], timeout=5)
     assert (p.returncode, p.stdout) == (0, b"again\n")
 
@@ -295,8 +295,8 @@ def test_interrupt_escalates_to_killing_a_blocking_os_system(repl):
     # REPL's descendants, so the call still ends and the REPL survives.
     t0 = time.monotonic()
     with pytest.raises(TimeoutError):
-        repl.run("import os\nos.system('sleep 60')", timeout=0.3)
-    assert time.monotonic() - t0 < 10
+        repl.run("import os\nos.system('sleep 300')", timeout=0.3)
+    assert time.monotonic() - t0 < 120  # killed: the command alone sleeps 300 s
     assert repl.run("5").value == "5"
 
 
@@ -318,7 +318,7 @@ def test_dead_repl_raises_on_next_call_without_hanging(repl):
     t0 = time.monotonic()
     with pytest.raises(SandboxError):
         repl.run("1")
-    assert time.monotonic() - t0 < 5
+    assert time.monotonic() - t0 < 60  # at once, not a wait for an answer that never comes
     with pytest.raises(SandboxError):
         repl.exec(["true"])
 
