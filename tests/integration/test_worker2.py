@@ -103,10 +103,9 @@ def _stopped_worker(p):
     return _wait(find, "the rename worker to stop at its fault point")
 
 
-def _kill_supervisor_with_worker_stopped(lo, session, script, on_exit="keep"):
-    """run's supervisor SIGKILLed while its worker, stopped mid-copy, holds
-    the call; the worker then dies too (PDEATHSIG). The leftover is on disk."""
-    p = _start(lo, session, script, "rename:file:1:stop", on_exit=on_exit)
+def _sigkill_with_worker_stopped(p):
+    """The run P's supervisor SIGKILLed once its worker stopped at its fault
+    point; back when the worker died too (PDEATHSIG)."""
     try:
         worker = _stopped_worker(p)
         os.kill(p.pid, signal.SIGKILL)
@@ -116,6 +115,12 @@ def _kill_supervisor_with_worker_stopped(lo, session, script, on_exit="keep"):
             p.kill()
             p.communicate()
     _wait(lambda: _gone(worker), "the worker to die")
+
+
+def _kill_supervisor_with_worker_stopped(lo, session, script, on_exit="keep"):
+    """run's supervisor SIGKILLed while its worker, stopped mid-copy, holds
+    the call; the worker then dies too (PDEATHSIG). The leftover is on disk."""
+    _sigkill_with_worker_stopped(_start(lo, session, script, "rename:file:1:stop", on_exit=on_exit))
     left = _temps_fd(lo.session_dir(session))
     assert left, "the kill left no temporary dir"
     return left
@@ -300,16 +305,7 @@ def test_a_supervisor_killed_while_its_worker_stops_at_each_point_leaves_a_sessi
         lo, point, view):
     name = "sk" + point.split(":")[0]
     script = "cd '%s' && echo kept > kept.txt && %s" % (lo.target, RENAME_AND_LOOK)
-    p = _start(lo, name, script, "rename:%s:stop" % point)
-    try:
-        worker = _stopped_worker(p)
-        os.kill(p.pid, signal.SIGKILL)
-        p.communicate(timeout=60)
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.communicate()
-    _wait(lambda: _gone(worker), "the worker to die")
+    _sigkill_with_worker_stopped(_start(lo, name, script, "rename:%s:stop" % point))
     _assert_no_temp_reviewed(lo, name)
     assert _temps_fd(lo.session_dir(name)) == []
     lo("apply", name, "--yes", check=True)
