@@ -20,7 +20,7 @@ const char kMenuHelp[] =
     "  r  review: the diff of the changes (or of those picked), paged; then the menu\n"
     "  a  apply: asks, then writes them to the real tree ('layover undo' undoes it)\n"
     "  s  save: writes them to a patch file, for a reviewer; the session stays\n"
-    "  p  pick: the files (or, with 'hunks', the hunks) that a, s and r then use\n"
+    "  p  pick: the files that a, s and r then use ('hunks': the hunks a applies)\n"
     "  k  keep (also Enter, Ctrl+C, Ctrl+D): 'layover apply NAME' or 'diff' later\n"
     "  d  discard: asks, then moves the session to the trash for 24 hours\n";
 

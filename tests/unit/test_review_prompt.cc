@@ -112,7 +112,9 @@ TEST_CASE("review prompt: a menu answer may be the word its letter stands for; ?
     CHECK(review::menu_choice("help") == "?");
     CHECK(review::menu_choice("?") == "?");
     CHECK(review::menu_choice("d") == "d");
-    CHECK(review::menu_choice("dif") == "dif");                        // no guessing: refused as unknown
+    CHECK(review::menu_choice("dif") == "dif");  // no guessing: refused as unknown
+    // [p]'s hunks are what [a] applies; [s] and [r] take the picked files whole (it said all three used them).
+    CHECK(std::string(review::kMenuHelp).find("('hunks': the hunks a applies)") != std::string::npos);
     for (const char* text : {review::kMenuHelp, review::kPickHelp}) {  // each line fits 80 columns
         std::string t = text;
         for (size_t a = 0, b; (b = t.find('\n', a)) != std::string::npos; a = b + 1) CHECK(b - a <= 79);
