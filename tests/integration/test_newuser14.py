@@ -99,3 +99,15 @@ def test_make_demos_mcp_client_prints_its_lines_before_the_servers_closing_line_
     assert lines[0].startswith("-> ") and any(line.startswith("   tools: ") for line in lines), lines
     assert (tmp_path / "proj" / "README").read_text() == "hello\nworld\n"  # the real tree is untouched
     assert (state / "sessions" / "demo-nu14").is_dir()
+
+
+def test_readme_installs_the_python_package_in_a_venv_and_says_why():
+    # Before: "pip install ./python" alone, which Debian 12 and Ubuntu 23.04+
+    # refuse outside a venv (externally-managed-environment, PEP 668).
+    readme = (ROOT / "README.md").read_text()
+    lines = [line for line in readme.splitlines() if "pip install ./python" in line]
+    assert lines and all("python3 -m venv ~/venv && ~/venv/bin/pip install ./python" in line for line in lines), lines
+    assert "`externally-managed-environment`" in readme and "--no-build-isolation --no-index" in readme
+    # The tour says where `layover` comes from before its first command.
+    tour = readme.split("## A 5-minute tour", 1)[1].split("<!-- runnable -->", 1)[0]
+    assert "sudo make install" in tour and "PREFIX=$HOME/.local" in tour, tour
