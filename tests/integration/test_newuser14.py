@@ -111,3 +111,18 @@ def test_readme_installs_the_python_package_in_a_venv_and_says_why():
     # The tour says where `layover` comes from before its first command.
     tour = readme.split("## A 5-minute tour", 1)[1].split("<!-- runnable -->", 1)[0]
     assert "sudo make install" in tour and "PREFIX=$HOME/.local" in tour, tour
+
+
+def test_sessions_help_says_what_the_verb_and_each_flag_do_as_the_other_verbs_do(lo):
+    # Before: its usage line alone, the one verb (with restore) that did not say
+    # what it lists or what --trash is.
+    help_text = ("usage: layover sessions [--json] [--trash]\n"
+                 "List the sessions: name, state, age, size, steps, changes, and what started each.\n"
+                 "  --json   the same as JSON, one object per session\n"
+                 "  --trash  the discarded sessions instead (kept 24 hours; 'layover restore NAME')\n"
+                 "States: running, crashed (its supervisor died), applied, saved, empty, kept.\n")
+    for args in (("sessions", "--help"), ("help", "sessions")):
+        r = lo(*args)
+        assert r.returncode == 0 and r.stdout.decode() == help_text and r.stderr == b"", (args, r)
+    r = lo("sessions", "--bogus")  # a usage error stays the short usage
+    assert r.returncode == 2 and b"List the sessions" not in r.stderr, r.stderr
