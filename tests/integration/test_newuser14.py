@@ -126,3 +126,18 @@ def test_sessions_help_says_what_the_verb_and_each_flag_do_as_the_other_verbs_do
         assert r.returncode == 0 and r.stdout.decode() == help_text and r.stderr == b"", (args, r)
     r = lo("sessions", "--bogus")  # a usage error stays the short usage
     assert r.returncode == 2 and b"List the sessions" not in r.stderr, r.stderr
+
+
+def test_save_to_a_directory_suggests_a_file_in_it_without_a_double_slash(lo, tmp_path):
+    # Before: `layover save s -o ~/` said "e.g. -o /home/me//patch.tar.zst".
+    assert lo.run("echo n > new.txt", session="nu14-dir").returncode == 0
+    out = tmp_path / "out"
+    out.mkdir()
+    for given in (str(out) + "/", str(out)):
+        r = lo("save", "nu14-dir", "-o", given)
+        assert r.returncode == 1 and r.stdout == b"", r
+        assert r.stderr.decode() == "layover: %s is a directory; name a file, e.g. -o %s/patch.tar.zst\n" % (
+            given, out), r.stderr
+    assert list(out.iterdir()) == []  # nothing written there
+    r = lo("save", "nu14-dir", "-o", out / "patch.tar.zst")  # the file it suggests is saved
+    assert r.returncode == 0 and (out / "patch.tar.zst").is_file(), r.stderr
