@@ -7,6 +7,8 @@ import subprocess
 import sys
 
 layover, target, session = sys.argv[1:4]
+# Each line out as it is printed: in `make demo > log` it stays before the server's own stderr lines.
+sys.stdout.reconfigure(line_buffering=True)
 server = subprocess.Popen([layover, "mcp", "--target", target, "--session", session, "--quiet"],
                           stdin=subprocess.PIPE, stdout=subprocess.PIPE)
 next_id = [0]

@@ -213,7 +213,7 @@ base::Result<void> save_session(const session::Info& s, const std::string& out_f
     struct stat ost;
     if (::stat(out_file.c_str(), &ost) == 0 && S_ISDIR(ost.st_mode))
         return base::error(base::display_path(out_file) + " is a directory; name a file, e.g. -o " +
-                           base::display_path(out_file + "/patch.tar.zst"));
+                           base::display_path(out_file + (out_file.back() == '/' ? "" : "/") + "patch.tar.zst"));
     std::string tmp = temp_name_for(out_file);
     auto fdr = base::open_at(AT_FDCWD, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0600);
     if (!fdr) return create_error(out_file, fdr.error());

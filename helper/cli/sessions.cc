@@ -66,7 +66,13 @@ int cmd_sessions(int argc, char** argv) {
         if (a == "--json") json = true;
         else if (a == "--trash") trash = true;
         else if (a == "-h" || a == "--help") {
-            std::puts(kSessionsUsage);
+            std::printf(
+                "%s\n"
+                "List the sessions: name, state, age, size, steps, changes, and what started each.\n"
+                "  --json   the same as JSON, one object per session\n"
+                "  --trash  the discarded sessions instead (kept 24 hours; 'layover restore NAME')\n"
+                "States: running, crashed (its supervisor died), applied, saved, empty, kept.\n",
+                kSessionsUsage);
             return 0;
         } else {
             return cli::unknown_option("sessions", a, kSessionsUsage);

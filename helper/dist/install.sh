@@ -25,6 +25,13 @@ for f in "$BUILD/layover" "$BUILD/layover-patch" "$BUILD/layover.1"; do
     [ -f "$f" ] || { echo "layover install: $f is missing; run 'make all man' first" >&2; exit 1; }
 done
 [ -x "$PYTHON" ] || { echo "layover install: no Python at $PYTHON; set PYTHON=/path/to/python3" >&2; exit 1; }
+# Not writable (a user's `make install` into /usr/local): say so before writing anything.
+w=$D$PREFIX/bin
+while [ ! -e "$w" ] && [ "$w" != / ] && [ -n "$w" ]; do w=$(dirname "$w"); done
+if [ -e "$w" ] && [ ! -w "$w" ]; then
+    echo "layover install: $w is not writable by you; run 'sudo make install', or 'make install PREFIX=${HOME:-~}/.local' to install for yourself alone" >&2
+    exit 1
+fi
 if [ -e "$D$MANIFEST" ]; then
     # A reinstall: remove the previous one first, so the manifest stays exact.
     DESTDIR=$D PREFIX=$PREFIX "$ROOT/helper/dist/uninstall.sh" >/dev/null
@@ -86,7 +93,10 @@ entries+=("f $LIB/install.conf")
 # whose profile grants `userns`). An AppArmor without abi/4.0 does not know
 # the rule (and cannot parse it), so auto installs the profile only with it.
 aa_note=""
-if [ "$APPARMOR" = yes ] || { [ "$APPARMOR" = auto ] && [ -d "$D$APPARMORDIR" ] && [ -e "$D$APPARMORDIR/abi/4.0" ]; }; then
+if [ "$APPARMOR" = auto ] && [ -e "$D$APPARMORDIR/abi/4.0" ] && [ ! -w "$D$APPARMORDIR" ]; then
+    # A user's install (PREFIX=~/.local): the profile needs root; the rest is installed.
+    aa_note="no AppArmor profile installed: $D$APPARMORDIR is not writable by you; if 'layover doctor' then fails its AppArmor check (Ubuntu 23.10+), install as root: sudo make install"
+elif [ "$APPARMOR" = yes ] || { [ "$APPARMOR" = auto ] && [ -d "$D$APPARMORDIR" ] && [ -e "$D$APPARMORDIR/abi/4.0" ]; }; then
     name=$(echo "${BIN#/}" | tr / .)
     profile=$APPARMORDIR/$name
     mkdirs "$APPARMORDIR"
