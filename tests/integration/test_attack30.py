@@ -2,7 +2,7 @@
 check before `apply -p`'s questions."""
 import pexpect
 
-from test_apply_interactive import HUNK, WHOLE
+from test_apply_interactive import HUNK, WHOLE, WHY
 from test_early4 import finish, saved_patch, spawn
 
 
@@ -25,3 +25,59 @@ def test_apply_p_force_names_every_conflict_beneath_a_dir_asked_about_whole(lo, 
     c.sendline("n")
     assert finish(c) == 0, c.before
     assert (lo.target / "sub" / "z.txt").read_text() == "z mine\n"
+
+
+def test_apply_p_force_asks_again_about_a_file_a_kept_yes_was_given_before_it_conflicted(lo):
+    # Held (no fix): a kept `y` (from a --dry-run walk) to adding new.txt,
+    # where nothing was; then the user made their own new.txt. `apply -p
+    # --force` says the conflict, "y overwrites the target's version", and
+    # asks: the old y, given to a change with nothing in its way, is not
+    # taken as a yes to overwriting.
+    r = lo.run("cd '%s' && echo agent > new.txt" % lo.target, session="kept")
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    c = spawn(lo, "apply", "kept", "-p", "--dry-run")
+    c.expect(WHOLE)
+    c.sendline("y")
+    c.expect(r"answer\(s\) are kept")
+    assert finish(c) == 0, c.before
+    (lo.target / "new.txt").write_text("mine\n")
+    c = spawn(lo, "apply", "kept", "-p", "--force")
+    c.expect(r"reuse its 1 answers?\? \[Y/n\] ")
+    c.sendline("")
+    c.expect(r"new\.txt conflicts with the target: [^\n]*y overwrites the target's version")
+    i = c.expect([WHOLE, pexpect.EOF])
+    assert i == 0, c.before
+    c.sendline("n")
+    c.expect(WHY)
+    c.sendline("")
+    finish(c)
+    assert (lo.target / "new.txt").read_text() == "mine\n"
+
+
+def test_apply_p_force_asks_again_about_a_binary_file_a_kept_yes_was_given_before_it_conflicted(lo):
+    # A kept `y` (from a --dry-run walk) to the agent's edit of blob.bin;
+    # then the user changed blob.bin too. `apply -p --force` said the
+    # conflict and "y overwrites the target's version", then took the old
+    # y, given while nothing was in its way, without a question, and
+    # overwrote the user's edit. A conflict's whole question is now asked
+    # anew.
+    (lo.target / "blob.bin").write_bytes(b"\0base\n")
+    r = lo.run("cd '%s' && printf '\\0agent\\n' > blob.bin" % lo.target, session="keptbin")
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    c = spawn(lo, "apply", "keptbin", "-p", "--dry-run")
+    c.expect(WHOLE)
+    c.sendline("y")
+    c.expect(r"answer\(s\) are kept")
+    assert finish(c) == 0, c.before
+    (lo.target / "blob.bin").write_bytes(b"\0mine\n")
+    c = spawn(lo, "apply", "keptbin", "-p", "--force")
+    c.expect(r"reuse its 1 answers?\? \[Y/n\] ")
+    c.sendline("")
+    c.expect(r"blob\.bin conflicts with the target: [^\n]*y overwrites the target's version")
+    i = c.expect([WHOLE, pexpect.EOF])
+    assert i == 0, c.before
+    c.sendline("n")
+    c.expect(WHY)
+    c.sendline("")
+    finish(c)
+    assert (lo.target / "blob.bin").read_bytes() == b"\0mine\n"
