@@ -81,3 +81,32 @@ def test_apply_p_force_asks_again_about_a_binary_file_a_kept_yes_was_given_befor
     c.sendline("")
     finish(c)
     assert (lo.target / "blob.bin").read_bytes() == b"\0mine\n"
+
+
+def test_apply_p_force_refuses_a_conflict_that_arose_while_the_questions_were_asked(lo):
+    # blob.bin had no conflict when `apply -p --force` asked about it; the
+    # user edited it before answering y. --force overrode that conflict,
+    # said only after the fact ('overriding conflict'), and the edit was
+    # gone (kept for undo). Now the check runs again on the selection: a
+    # conflict new since refuses the apply, nothing written, answers kept.
+    (lo.target / "blob.bin").write_bytes(b"\0base\n")
+    r = lo.run("cd '%s' && printf '\\0agent\\n' > blob.bin" % lo.target, session="during")
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    c = spawn(lo, "apply", "during", "-p", "--force")
+    c.expect(WHOLE)
+    (lo.target / "blob.bin").write_bytes(b"\0mine, during the walk\n")
+    c.sendline("y")
+    c.expect(r"1 conflict arose while the questions were asked; --force overrides only those said before them, "
+             r"so nothing was applied")
+    c.expect(r"blob\.bin: ")
+    assert finish(c) == 1, c.before
+    assert (lo.target / "blob.bin").read_bytes() == b"\0mine, during the walk\n"
+    # Again: the kept y is not taken for the conflict; asked about anew.
+    c = spawn(lo, "apply", "during", "-p", "--force")
+    c.expect(r"reuse its 1 answers?\? \[Y/n\] ")
+    c.sendline("")
+    c.expect(r"blob\.bin conflicts with the target: [^\n]*y overwrites the target's version")
+    c.expect(WHOLE)
+    c.sendline("y")
+    assert finish(c) == 0, c.before
+    assert (lo.target / "blob.bin").read_bytes() == b"\0agent\n"
