@@ -48,6 +48,27 @@ bool refused_before_walk(const review::WalkConflicts& conflicts) {
     return true;
 }
 
+// --force overrides the conflicts said before their questions; one that
+// arose while the questions were asked (a file answered `y` whole, edited on
+// the target since) was overridden unsaid (attack30): the check runs again
+// on the selection chosen, and a conflict new since refuses the apply.
+bool changed_during_walk(const capture::Patch& patch, const review::ApplyOptions& opts,
+                         const review::WalkConflicts& before) {
+    if (!opts.force) return false;  // without --force apply itself refuses a new conflict
+    review::WalkConflicts now = review::conflicts_before_walk(patch, opts);
+    std::erase_if(now, [&](const auto& e) { return before.count(e.first) > 0; });
+    if (now.empty()) return false;
+    std::fprintf(stderr,
+                 "layover: apply: %zu conflict%s arose while the questions were asked; --force overrides only those "
+                 "said before them, so nothing was applied:\n",
+                 now.size(), now.size() == 1 ? "" : "s");
+    for (const auto& [path, c] : now)
+        std::fprintf(stderr, "  %s: %s\n", base::display_path(path).c_str(), c.reason.c_str());
+    std::fputs("fix: run 'apply -p --force' again: your answers are kept, and those files are asked about anew\n",
+               stderr);
+    return true;
+}
+
 }  // namespace
 
 Walked walk_answers(const capture::Patch& patch, const std::string& target, review::ApplyOptions* opts,
@@ -93,11 +114,12 @@ Walked walk_answers(const capture::Patch& patch, const std::string& target, revi
     }
     kept->file = k.file;
     kept->count = k.count;
-    if (w->all) return Walked::Chosen;
-    opts->only = w->only;
-    opts->exclude.insert(opts->exclude.end(), w->exclude.begin(), w->exclude.end());
-    opts->hunks = w->hunks;
-    return Walked::Chosen;
+    if (!w->all) {
+        opts->only = w->only;
+        opts->exclude.insert(opts->exclude.end(), w->exclude.begin(), w->exclude.end());
+        opts->hunks = w->hunks;
+    }
+    return changed_during_walk(patch, *opts, conflicts) ? Walked::Failed : Walked::Chosen;
 }
 
 }  // namespace cli

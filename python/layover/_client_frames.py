@@ -117,12 +117,33 @@ def _finite_float(text: str) -> float:
     return v
 
 
+class LongNumber(ValueError):
+    """An integer of more than MAX_INT_DIGITS digits in what came from
+    inside; its argument is the count of digits."""
+
+
+# Python's own default int_max_str_digits: int() of a longer text is
+# quadratic in its digits (on 3.8-3.10 always, on 3.11+ wherever the limit
+# was lifted), and one value to json_values_within: 256 MiB of '7' took
+# days (attack30).
+MAX_INT_DIGITS = 4300
+
+
+def _bounded_int(text: str) -> int:
+    digits = len(text) - (text[0] == "-")
+    if digits > MAX_INT_DIGITS:
+        raise LongNumber(digits)
+    return int(text)
+
+
 # JSON as the host reads it from inside (the REPL's headers and tool
-# results, `layover mcp`'s agent frames): finite numbers only. A lone
+# results): finite numbers only, integers of at most MAX_INT_DIGITS digits
+# (`layover mcp`'s agent frames have a tighter reader, _mcp_json.py). A lone
 # surrogate escape (\udcff: a name that is not UTF-8, which the REPL reads
 # as surrogateescape) is kept, as os.listdir gives it; `layover mcp` turns
 # it into U+FFFD on the way to its client (_mcp_json.wire).
-strict_json = json.JSONDecoder(parse_constant=_no_constant, parse_float=_finite_float).decode
+strict_json = json.JSONDecoder(parse_constant=_no_constant, parse_float=_finite_float,
+                               parse_int=_bounded_int).decode
 
 
 # A JSON string, its escapes whole, or one left open to the end (malformed:

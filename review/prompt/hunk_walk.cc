@@ -159,7 +159,11 @@ struct Walker {
 
     std::string marks(const capture::Change& c) const { return o.risks ? risk_marks(c, *o.risks) : ""; }
 
-    Fate whole(const capture::Change& c, const capture::Member* m, const Side& real, const Side& mine) {
+    // anew: a change that conflicts (walk_conflicts.h), whose kept answer was
+    // given while nothing was in its way: asked again (attack30: a kept y
+    // overwrote the target's newer edit under --force, unasked).
+    Fate whole(const capture::Change& c, const capture::Member* m, const Side& real, const Side& mine,
+               bool anew = false) {
         std::string what = std::string(capture::kind_name(c.kind)) + " " + capture::type_name(c.type);
         if (c.kind == capture::Kind::Deleted) what = std::string("deleted ") + capture::type_name(c.old_type);
         if (c.type == capture::Type::File && c.kind != capture::Kind::Deleted) what += ", " + base::bytes_text(c.size);
@@ -169,7 +173,7 @@ struct Walker {
             what += mb;
         }
         std::string key = change_key(c, content_of(m));
-        std::string was = saved(key);
+        std::string was = anew ? "" : saved(key);
         if (was == "y" || was == "n") r.reused++;
         else
             std::fprintf(stderr, "%c  %s  (%s)%s\n", capture::kind_letter(c.kind), base::display_path(c.path).c_str(),
@@ -409,7 +413,7 @@ struct Walker {
         }
         // apply would refuse it (walk_conflicts.h): said first, then left out or asked about whole.
         if (ConflictStep s = conflict_step(c.path, o); s != ConflictStep::None)
-            return s == ConflictStep::Whole ? whole(c, m, real, mine) : (decline(c.path), Fate::Next);
+            return s == ConflictStep::Whole ? whole(c, m, real, mine, true) : (decline(c.path), Fate::Next);
         if (!text) return whole(c, m, real, mine);
         FileHunks f;
         std::optional<std::string> view = merged_view(c, real, mine);

@@ -1,6 +1,7 @@
 #include "review/prompt/walk_conflicts.h"
 
 #include <cstdio>
+#include <vector>
 
 #include "helper/base/text.h"
 
@@ -20,19 +21,42 @@ WalkConflicts conflicts_before_walk(const capture::Patch& patch, ApplyOptions op
     return out;
 }
 
+namespace {
+
+// The conflicts at `path` and beneath it (a directory the change deletes or
+// replaces), in path order: the names sort "a", "a.b", "a/b", so the ones
+// beneath are the range from "a/" up to "a0" ('0' follows '/').
+std::vector<const Conflict*> at_or_beneath(const std::string& path, const WalkConflicts& all) {
+    std::vector<const Conflict*> out;
+    if (auto it = all.find(path); it != all.end()) out.push_back(&it->second);
+    for (auto it = all.lower_bound(path + "/"), end = all.lower_bound(path + "0"); it != end; ++it)
+        out.push_back(&it->second);
+    return out;
+}
+
+}  // namespace
+
 ConflictStep conflict_step(const std::string& path, const WalkOptions& o) {
     if (!o.conflicts || o.conflicts->empty()) return ConflictStep::None;
-    // At the path, or beneath it (a directory the change deletes or replaces).
-    auto it = o.conflicts->lower_bound(path);
-    if (it == o.conflicts->end()) return ConflictStep::None;
-    if (it->first != path && !(it->first.starts_with(path) && it->first[path.size()] == '/')) {
-        auto under = o.conflicts->lower_bound(path + "/");
-        if (under == o.conflicts->end() || !under->first.starts_with(path + "/")) return ConflictStep::None;
-        it = under;
-    }
-    const Conflict& c = it->second;
+    std::vector<const Conflict*> found = at_or_beneath(path, *o.conflicts);
+    if (found.empty()) return ConflictStep::None;
+    // Each one beneath is named (up to 3, then how many more): y to the
+    // whole question overwrites them all (attack30: only the first was said).
+    Conflict c = *found.front();
     std::string where = base::display_path(path);
-    if (c.path != path) where += " (" + base::display_path(c.path) + " beneath it)";
+    std::vector<std::string> under;
+    for (const Conflict* f : found) {
+        c.hard = c.hard || f->hard;
+        if (f->reason != found.front()->reason && !c.reason.ends_with(", and other changes"))
+            c.reason += ", and other changes";
+        if (f->path != path) under.push_back(f->path);
+    }
+    if (!under.empty()) {
+        where += " (";
+        for (size_t i = 0; i < under.size() && i < 3; ++i) where += (i ? ", " : "") + base::display_path(under[i]);
+        if (under.size() > 3) where += ", and " + std::to_string(under.size() - 3) + " more";
+        where += " beneath it)";
+    }
     if (c.hard) {
         std::fprintf(stderr,
                      "layover: %s conflicts with the target: %s [--force does not override this]; left out, not "
