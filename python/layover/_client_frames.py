@@ -142,8 +142,16 @@ def _bounded_int(text: str) -> int:
 # surrogate escape (\udcff: a name that is not UTF-8, which the REPL reads
 # as surrogateescape) is kept, as os.listdir gives it; `layover mcp` turns
 # it into U+FFFD on the way to its client (_mcp_json.wire).
-strict_json = json.JSONDecoder(parse_constant=_no_constant, parse_float=_finite_float,
-                               parse_int=_bounded_int).decode
+_strict_short = json.JSONDecoder(parse_constant=_no_constant, parse_float=_finite_float).decode
+_strict_long = json.JSONDecoder(parse_constant=_no_constant, parse_float=_finite_float,
+                                parse_int=_bounded_int).decode
+
+
+def strict_json(text: str):
+    """A text no longer than MAX_INT_DIGITS holds no integer past it: such
+    a text (every REPL header) is parsed by C alone, the digits' check (a
+    Python call per integer, ~1 us a header) only where one could be long."""
+    return (_strict_long if len(text) > MAX_INT_DIGITS else _strict_short)(text)
 
 
 # A JSON string, its escapes whole, or one left open to the end (malformed:
