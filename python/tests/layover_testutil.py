@@ -43,6 +43,25 @@ HOSTILE_SEND = (
 )
 
 
+def forged_result_tool(body):
+    """A tool that forges its own result from inside: the bytes the Python
+    expression `body` makes (it may use %(n)d), in frames of at most 1 MiB,
+    then its done frame, and waits (the REPL's own reply would come after
+    the host read the forged one). Format it with rid= and n=."""
+    return HOSTILE_SEND + (
+        "def tool():\n"
+        "    import time\n"
+        "    h = b'{\"t\":\"out\",\"id\":%(rid)d,\"s\":\"result\"}'\n"
+        "    body = " + body + "\n"
+        "    for at in range(0, len(body), 1 << 20):\n"
+        "        v = body[at:at + (1 << 20)]\n"
+        "        send(len(h).to_bytes(4, 'big') + len(v).to_bytes(4, 'big') + h + v)\n"
+        "    h = (b'{\"t\":\"done\",\"id\":%(rid)d,\"lens\":[-1],\"tail\":[0,0],'\n"
+        "         b'\"interrupted\":false,\"ok\":true}')\n"
+        "    send(len(h).to_bytes(4, 'big') + (0).to_bytes(4, 'big') + h)\n"
+        "    time.sleep(60)\n")
+
+
 def descendants(pid):
     """Pids (the host's) of every process below pid."""
     kids, found = set(), {pid}

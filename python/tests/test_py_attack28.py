@@ -10,23 +10,12 @@ import pytest
 from layover.errors import SandboxError
 from layover.repl import Repl, default_python, python_argv
 
-from .layover_testutil import HOSTILE_SEND
+from .layover_testutil import forged_result_tool
 
 # A tool that forges its own result from inside, `n` bytes of b"[],"... in
 # frames of at most 1 MiB, then its done frame, and waits (the REPL's own
 # reply would come after the host read the forged one).
-FORGED_MANY = HOSTILE_SEND + (
-    "def tool():\n"
-    "    import time\n"
-    "    h = b'{\"t\":\"out\",\"id\":%(rid)d,\"s\":\"result\"}'\n"
-    "    body = b'[' + b'[],' * %(n)d + b'[]]'\n"
-    "    for at in range(0, len(body), 1 << 20):\n"
-    "        v = body[at:at + (1 << 20)]\n"
-    "        send(len(h).to_bytes(4, 'big') + len(v).to_bytes(4, 'big') + h + v)\n"
-    "    h = (b'{\"t\":\"done\",\"id\":%(rid)d,\"lens\":[-1],\"tail\":[0,0],'\n"
-    "         b'\"interrupted\":false,\"ok\":true}')\n"
-    "    send(len(h).to_bytes(4, 'big') + (0).to_bytes(4, 'big') + h)\n"
-    "    time.sleep(60)\n")
+FORGED_MANY = forged_result_tool("b'[' + b'[],' * %(n)d + b'[]]'")
 
 
 def test_a_forged_result_of_millions_of_empty_lists_is_refused_not_built_on_the_host():

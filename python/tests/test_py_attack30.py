@@ -10,22 +10,10 @@ import pytest
 from layover.errors import SandboxError
 from layover.repl import Repl, default_python, python_argv
 
-from .layover_testutil import HOSTILE_SEND
+from .layover_testutil import forged_result_tool
 
-# A tool that forges its own result from inside: one integer of `n` digits,
-# in frames of at most 1 MiB, then its done frame, and waits.
-FORGED_LONG_INT = HOSTILE_SEND + (
-    "def tool():\n"
-    "    import time\n"
-    "    h = b'{\"t\":\"out\",\"id\":%(rid)d,\"s\":\"result\"}'\n"
-    "    body = b'7' * %(n)d\n"
-    "    for at in range(0, len(body), 1 << 20):\n"
-    "        v = body[at:at + (1 << 20)]\n"
-    "        send(len(h).to_bytes(4, 'big') + len(v).to_bytes(4, 'big') + h + v)\n"
-    "    h = (b'{\"t\":\"done\",\"id\":%(rid)d,\"lens\":[-1],\"tail\":[0,0],'\n"
-    "         b'\"interrupted\":false,\"ok\":true}')\n"
-    "    send(len(h).to_bytes(4, 'big') + (0).to_bytes(4, 'big') + h)\n"
-    "    time.sleep(60)\n")
+# A tool that forges its own result from inside: one integer of `n` digits.
+FORGED_LONG_INT = forged_result_tool("b'7' * %(n)d")
 
 
 def test_a_forged_result_of_one_integer_of_a_million_digits_is_refused_not_parsed():
