@@ -90,7 +90,15 @@ base::Result<void> hide_paths_beneath(int root, const std::string& root_path, co
         struct open_how how = {};
         how.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC;
         how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-        int fd = static_cast<int>(::syscall(SYS_openat2, root, rel.c_str(), &how, sizeof how));
+        // EAGAIN: a scoped lookup through ".." raced a rename or a mount
+        // somewhere on the machine (openat2(2)): retried, never taken for
+        // "absent" (the path would stay unhidden).
+        int fd = -1;
+        for (int tries = 0; tries < 4096; tries++) {
+            fd = static_cast<int>(::syscall(SYS_openat2, root, rel.c_str(), &how, sizeof how));
+            if (fd >= 0 || (errno != EAGAIN && errno != EINTR)) break;
+        }
+        if (fd < 0 && (errno == EAGAIN || errno == EINTR)) return base::sys_error("hiding " + path);
         if (fd < 0) continue;
         base::Fd at(fd);
         struct stat st;

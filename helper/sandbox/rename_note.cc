@@ -27,11 +27,18 @@ namespace {
 
 std::string proc(pid_t pid, const std::string& rest) { return "/proc/" + std::to_string(pid) + "/" + rest; }
 
+// A scoped lookup through ".." gets EAGAIN whenever a rename or a mount
+// happened anywhere on the machine meanwhile ("the caller may retry",
+// openat2(2)): retried, a bounded number of times (it became EXDEV, so a
+// plain rename failed on a busy machine: tests/integration/test_lead46.py).
 int resolve(int dirfd, const std::string& path, uint64_t how) {
     struct open_how h {};
     h.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
     h.resolve = how | RESOLVE_NO_MAGICLINKS;
-    return static_cast<int>(::syscall(SYS_openat2, dirfd, path.c_str(), &h, sizeof h));
+    for (int tries = 0;; tries++) {
+        int fd = static_cast<int>(::syscall(SYS_openat2, dirfd, path.c_str(), &h, sizeof h));
+        if (fd >= 0 || (errno != EAGAIN && errno != EINTR) || tries == 4096) return fd;
+    }
 }
 
 std::string link_of(const std::string& link) {
