@@ -66,6 +66,16 @@ def _floor_pexpect_timeouts():
 _floor_pexpect_timeouts()
 
 
+def proc_stat(pid):
+    """The fields of /proc/PID/stat after the command's name (the state
+    letter first, then the parent's pid, ...); [] once the process is gone."""
+    try:
+        with open("/proc/%s/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return []
+
+
 def missing_feature(reason):
     """Fail (or, with LAYOVER_ALLOW_SKIP=1, skip) a test that cannot run here."""
     if os.environ.get("LAYOVER_ALLOW_SKIP") == "1":

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from conftest import LAYOVER
+from conftest import LAYOVER, proc_stat
 
 # Under `make asan` (LAYOVER_SANITIZED=1) memory (ASan's shadow and
 # quarantine) and time run several times over: the bounds below scale, and
@@ -217,11 +217,7 @@ def _rename_worker_of(supervisor):
 
 
 def _state(pid):
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            return f.read().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return ""
+    return (proc_stat(pid) or [""])[0]
 
 
 def _stopped_worker_of(p):

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import LAYOVER
+from conftest import LAYOVER, proc_stat
 
 TEMP = re.compile(r"\.layover-rename-[0-9a-f]+-[0-9a-f]{16}$")
 TEMP_IN_TEXT = re.compile(r"\.layover-rename-[0-9a-f]+-[0-9a-f]{16}")
@@ -63,19 +63,11 @@ def _wait(pred, what, timeout=60):
 
 
 def _stopped(pid):
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            return f.read().rsplit(")", 1)[1].split()[0] in ("T", "t")
-    except OSError:
-        return False
+    return proc_stat(pid)[:1] in (["T"], ["t"])
 
 
 def _gone(pid):
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            return f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
-    except OSError:
-        return True
+    return proc_stat(pid)[:1] in ([], ["Z"], ["X"])
 
 
 def _start(lo, session, script, fault, on_exit="keep", stdin=subprocess.DEVNULL):
@@ -92,12 +84,8 @@ def _stopped_worker(p):
     supervisor's stopped child (a discarding run has a remover child too)."""
     def find():
         for pid in filter(str.isdigit, os.listdir("/proc")):
-            try:
-                with open("/proc/%s/stat" % pid) as f:
-                    fields = f.read().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[1]) == p.pid and fields[0] in ("T", "t"):
+            fields = proc_stat(pid)
+            if fields and int(fields[1]) == p.pid and fields[0] in ("T", "t"):
                 return int(pid)
         return None
     return _wait(find, "the rename worker to stop at its fault point")
