@@ -12,7 +12,6 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import core  # noqa: E402
@@ -20,6 +19,7 @@ import gen  # noqa: E402  (the tree generators, shared with the sandboxed runs)
 import history  # noqa: E402  (session history rows: fork, checkpoint)
 import hunks  # noqa: E402  (issue 24's rows)
 import startup  # noqa: E402  (the start-up rows)
+import status_floor  # noqa: E402  (the first status's floor, an info row)
 from core import Contender, Failed, MiB, Results, busy_share, check, machine, machine_lines, measure  # noqa: E402
 
 def rm(path):
@@ -142,9 +142,16 @@ class Bench:
         # A fresh status each rep: nothing cached from the last one.
         lay = Contender("layover status", [self.lay, "status", "modified", "--no-pager"], verify=verify,
                         prepare=lambda: self.forget_status_cache("modified"))
-        self.measure([lay, find, cmp_all])
+        # What a first status cannot skip, in a bare C loop (status_floor.py): info rows.
+        floor_bin = status_floor.binary(self)
+        floor = floor_bin and Contender("C floor: open+read each file, stat its twin",
+                                        [floor_bin, up, self.p("tree"), str(self.n)])
+        self.measure([lay, find, cmp_all] + ([floor] if floor else []))
         self.res.ratio("status, %s modified files" % self.thousands(self.n), lay, find, 3.0)
         self.res.ratio("status vs comparing each file with its twin", lay, cmp_all, 1.0)
+        if floor:
+            self.res.ratio("status's floor vs find (info)", floor, find, None)
+            self.res.ratio("status vs its floor (info)", lay, floor, None)
         again = Contender("layover status (again)", [self.lay, "status", "modified", "--no-pager"], verify=verify)
         find2 = Contender("find | wc -l", ["sh", "-c", 'find "$1" -type f | wc -l', "sh", up])
         self.measure([again, find2])
