@@ -13,7 +13,7 @@ in a source checkout, or $PATH.
 """
 from __future__ import annotations
 
-from .errors import (ConflictError, PatchError, SandboxError, TimeoutError, ToolError,
+from .errors import (ConflictError, PatchError, SandboxError, StepDeferredWarning, TimeoutError, ToolError,
                      UnsupportedKernelError)
 from .mixin import SandboxMixin
 from .model import ApplyResult, Change, Conflict, ExecResult, Rejection, RunResult, SessionInfo, Step
@@ -43,4 +43,5 @@ __all__ = [
     "PatchError",
     "TimeoutError",
     "ToolError",
+    "StepDeferredWarning",
 ]

@@ -36,7 +36,7 @@ BOOT = (
 _source_cache: Dict[str, bytes] = {}
 
 
-SERVER_PARTS = ("_repl_io.py", "_repl_out.py", "_repl_exec.py", "_server.py")
+SERVER_PARTS = ("_repl_io.py", "_repl_out.py", "_repl_exec.py", "_repl_result.py", "_repl_help.py", "_server.py")
 
 
 def server_source() -> bytes:

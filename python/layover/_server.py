@@ -2,8 +2,8 @@
 
 The host never imports this file: it reads its text and sends it over the
 IPC socket, where the bootstrap (layover._boot) exec()s it with
-``__name__ == "__layover_repl__"``, after _repl_io.py, _repl_out.py and _repl_exec.py
-(one text, one namespace).  Together they must be self-contained, run on
+``__name__ == "__layover_repl__"``, after _repl_io.py, _repl_out.py, _repl_exec.py,
+_repl_result.py and _repl_help.py (one text, one namespace).  Together they must be self-contained, run on
 Python >= 3.8, and import only C modules at start-up (json, signal, ast and
 threading pull in enum/re and cost milliseconds; their C cores do not).
 
@@ -15,8 +15,8 @@ Threads:
 - pump: forwards what reaches fds 1 and 2 (subprocesses, os.write) to the
   host, tagged with the request being run.
 """
-# Executed after _repl_io.py, _repl_out.py and _repl_exec.py in one namespace (see
-# _boot.server_source): the names used here without import come from there.
+# Executed after _repl_io.py, _repl_out.py, _repl_exec.py, _repl_result.py and
+# _repl_help.py in one namespace (see _boot.server_source): the names used here without import come from there.
 # flake8: noqa: F821
 import _ast
 import builtins
@@ -290,21 +290,12 @@ class Server(ExecMixin):
 
     @staticmethod
     def _result(req, value):
-        """A tool's value as JSON bytes, or _NotSent saying why it cannot go
-        to the host: not JSON (a set, bytes, a generator), nested too deep or
-        holding itself, or past the size the host takes (req["max"])."""
-        name = req["name"]
-        try:
-            text = json_dumps(value)
-        except (TypeError, ValueError, RecursionError) as e:
-            hint = "; return list(...) of it" if type(value).__name__ in ("generator", "map", "filter") else ""
-            raise _NotSent("tool %s returned a value JSON cannot carry (%s: %s)%s; return lists, dicts with str "
-                           "keys, str, int, finite float, bool or None" % (name, type(value).__name__, e, hint))
-        limit = req.get("max")
-        if isinstance(limit, int) and len(text) > limit:  # ASCII: its length is its size
-            raise _NotSent("tool %s returned %d bytes of JSON, past call()'s limit of %d (max_output); return "
-                           "less, or write it to a file and read it with changed_files()" % (name, len(text), limit))
-        return text.encode("ascii")
+        """A tool's value as JSON bytes, within the bounds the host reads it
+        with (req["values"], req["max"]), or _NotSent saying why not
+        (_repl_result.py)."""
+        most, limit = req.get("values"), req.get("max")
+        return result_text(req["name"], value, most if isinstance(most, int) else 1 << 62,
+                           limit if isinstance(limit, int) else 1 << 62).encode("ascii")
 
     # --- the loop ---
 
@@ -424,6 +415,8 @@ def main(fd):
     for name in ("exit", "quit"):
         if not hasattr(builtins, name):
             setattr(builtins, name, _Quitter(name))
+    if not hasattr(builtins, "help"):  # site.py's, which -S leaves out (_repl_help.py)
+        builtins.help = _Help()
     sys.argv = [""]
     if "" not in sys.path:
         sys.path.insert(0, "")

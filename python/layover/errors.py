@@ -14,6 +14,7 @@ __all__ = [
     "PatchError",
     "TimeoutError",
     "ToolError",
+    "StepDeferredWarning",
     "os_reason",
 ]
 
@@ -70,6 +71,17 @@ class ToolError(SandboxError):
     def __init__(self, message: str, traceback: Optional[str] = None) -> None:
         super().__init__(inert_text(message))
         self.traceback = message if traceback is None else traceback
+
+
+class StepDeferredWarning(UserWarning):
+    """A steps=True Sandbox's run() or exec() could not end its step (a file
+    still open for writing, a process with its cwd in the target, another
+    thread's call running): the step is merged into the next one, whose
+    label says so (docs/python.md). ``label`` is the deferred step's."""
+
+    def __init__(self, message: str, label: str = "") -> None:
+        super().__init__(message)
+        self.label = label
 
 
 def inert_text(text: str) -> str:

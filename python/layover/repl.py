@@ -288,6 +288,7 @@ class Repl:
         # refused inside, with a message, rather than stopping the sandbox past max_output.
         req["max"] = max(0, min(MAX_RESULT, self.client.max_output - 65536 - 128 * (
             self.client.max_output // MAX_PAYLOAD + 1)))
+        req["values"] = most = result_values(self.client.max_output)  # the same bound as below, kept inside too
         try:
             data = json.dumps(req, allow_nan=False).encode("utf-8")
         except (TypeError, ValueError, RecursionError) as e:
@@ -302,8 +303,6 @@ class Repl:
         if len(raw) > MAX_RESULT:  # the REPL refuses such a value itself: this one was forged inside
             raise SandboxError("layover: tool result larger than %d bytes; return less, or write it to a file "
                                "and read it with changed_files()" % MAX_RESULT)
-        # Each value parsed is a Python object here (~80 bytes for 3 of "[],"): bounded by max_output too.
-        most = max(MIN_RESULT_VALUES, self.client.max_output // 64)
         if not json_values_within(raw, most):
             raise SandboxError("layover: tool %s's result holds more than %d JSON values (max_output / 64), too many "
                                "to build on the host; return fewer, or write them to a file and read it with "
@@ -323,6 +322,12 @@ class Repl:
         except ValueError:
             raise self.client.fail("layover: the REPL sent a malformed tool result; the sandbox was "
                                    "stopped and its session kept") from None
+
+
+def result_values(max_output: int) -> int:
+    """The JSON values a call() result may hold: each parsed is a Python
+    object here (~80 bytes for 3 of "[],"), so bounded by max_output too."""
+    return max(MIN_RESULT_VALUES, max_output // 64)
 
 
 def call_request(source: Any, name: Any, args: Any, kwargs: Any, self_attrs: Any) -> Dict[str, Any]:

@@ -14,12 +14,13 @@ import tempfile
 import time
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Type, Union
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Type, Union
 
 from ._args import (label_arg, options_arg, path_arg, profile_args, python_words, session_arg, step_number,
                     subprocess_args)
 from ._gate import WriteGate, nothing
 from ._helper import SESSION_CWD, Helper, StrPath, literal_path
+from ._sandbox_steps import end_step
 from .errors import PatchError, SandboxError
 from .model import (ApplyResult, Change, ExecResult, Rejection, RunResult, SessionInfo, Step, parse_change,
                     parse_list, parse_rejection, parse_step)
@@ -245,27 +246,15 @@ class Sandbox:
                                                 for w in words))
 
     def _step(self, label: str) -> None:
-        """steps=True: end a step after each run()/exec(). When the sandbox is
-        busy (a file still open for writing, a process with its cwd in the
-        target) the step is deferred and merged into the next, whose label
-        says so (docs/history.md)."""
-        # A NUL (in the code, or an argv word exec() refused) can reach no
-        # argv: written as its escape, so the step is made and run()/exec()
-        # return or raise what they did (a ValueError here had replaced it).
-        label = " ".join(label.replace("\0", "\\0").split())[:120]
-        if not self._gate.try_freeze():  # another thread's run()/exec() writes now: merged into a later step
-            self._deferred.append(label)
-            return
-        full = label
-        if self._deferred:
-            full += " (merged, deferred while busy: %s)" % "; ".join(self._deferred)
-        try:
-            self.checkpoint(full[:200])
-            self._deferred = []
-        except SandboxError:
-            self._deferred.append(label)
-        finally:
-            self._gate.thaw()
+        """steps=True: end a step after each run()/exec(), or defer it with a
+        StepDeferredWarning (_sandbox_steps.py)."""
+        end_step(self, label)
+
+    @property
+    def deferred_steps(self) -> Tuple[str, ...]:
+        """steps=True: the labels of the steps deferred since the last one
+        made (each was a StepDeferredWarning); the next step merges them."""
+        return tuple(self._deferred)
 
     def call(self, source: str, name: str, args: Sequence[Any] = (), kwargs: Optional[Mapping[str, Any]] = None,
              self_attrs: Optional[Mapping[str, Any]] = None, timeout: Optional[float] = None) -> Any:

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from layover.errors import SandboxError
+from layover.errors import SandboxError, ToolError
 from layover.repl import Repl, default_python, python_argv
 
 from .layover_testutil import forged_result_tool
@@ -23,13 +23,15 @@ def test_a_forged_result_of_millions_of_empty_lists_is_refused_not_built_on_the_
     # with its pointer): a 256 MiB result, within max_output's default,
     # made ~6 GiB of lists in the caller's process. Now a result holding
     # more values than max_output // 64 (at least 2**20) is refused
-    # before it is parsed (a SandboxError; an honest REPL's such result
-    # leaves it in step, and it goes on).
+    # before it is parsed (a SandboxError; an honest REPL refuses such a
+    # result itself, before sending it: a ToolError, since python4; it
+    # stays in step and goes on).
     r = Repl.spawn(lambda fd: python_argv(default_python()), env=dict(os.environ), set_ipc_env=True,
                    describe="REPL", max_output=16 << 20)
     try:
         honest = "def f(n): return [[] for _ in range(n)]"
-        with pytest.raises(SandboxError, match=r"^layover: tool f's result holds more than 1048576 JSON values"):
+        with pytest.raises(ToolError, match=r"^layover: tool f returned more JSON values \(lists, dicts, keys, "
+                                            r"numbers, strings\) than call\(\)'s limit of 1048576 "):
             r.call(honest, "f", [(1 << 20) + 5], timeout=60)
         assert r.alive and len(r.call(honest, "f", [1000])) == 1000  # an honest REPL's reply was whole: it goes on
         n = 3 << 20  # 9 MiB of JSON, 3 Mi values: past the 2**20 floor

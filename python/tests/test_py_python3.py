@@ -137,8 +137,8 @@ def test_call_results_that_cannot_come_back_say_why_and_the_repl_lives_on(make_s
              "layover: tool f returned a value JSON cannot carry (list: it is nested deeper than 500 lists and dicts, "
              "or holds itself); return lists, dicts with str keys, str, int, finite float, bool or None\n"),
             ("def f(): return 'x' * (9 << 20)",
-             "layover: tool f returned %d bytes of JSON, past call()'s limit of %d (max_output); return less, or "
-             "write it to a file and read it with changed_files()\n" % ((9 << 20) + 2, (8 << 20) - 65536 - 128 * 9)),
+             "layover: tool f returned more bytes of JSON than call()'s limit of %d (max_output); return less, or "
+             "write it to a file and read it with changed_files()\n" % ((8 << 20) - 65536 - 128 * 9)),
             ("def g(): return 1", "NameError: the tool's source defines no function 'f'\n")):
         with pytest.raises(ToolError) as e:
             sb.call(src, "f")

@@ -12,7 +12,7 @@ import time
 import pytest
 
 from .layover_testutil import HOSTILE_SEND, repl_waits_in_root, session, tree
-from layover import Sandbox, SandboxError, TimeoutError
+from layover import Sandbox, SandboxError, StepDeferredWarning, TimeoutError
 
 
 # --- sessions ---
@@ -309,7 +309,8 @@ def test_steps_true_makes_each_run_and_exec_a_step_and_defers_a_busy_one(make_sa
     sb.run("open('a.txt', 'w').write('a')")
     sb.exec(["sh", "-c", "echo b > b.txt"])
     sb.run("x = 1")  # nothing changed: no step
-    sb.run("f = open('held.txt', 'w')\nf.write('h')")  # still open: deferred
+    with pytest.warns(StepDeferredWarning, match=r"the step after run: f = open\('held.txt', 'w'\) was deferred"):
+        sb.run("f = open('held.txt', 'w')\nf.write('h')")  # still open: deferred
     sb.run("f.close()\nopen('c.txt', 'w').write('c')")
     log = sb.log()
     assert [s.step for s in log] == [3, 2, 1]

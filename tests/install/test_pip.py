@@ -23,7 +23,7 @@ def test_pip_installs_the_package_offline_in_a_venv(tmp_path):
     version, where = r.stdout.decode().split()
     assert version == VERSION
     assert where.startswith(str(venv))
-    for f in ("py.typed", "_server.py", "_repl_io.py", "_repl_out.py", "_repl_exec.py", "_version.py"):
+    for f in ("py.typed", "_server.py", "_repl_io.py", "_repl_out.py", "_repl_exec.py", "_repl_result.py", "_repl_help.py", "_version.py"):
         assert (Path(where) / f).is_file(), f
     # The version is the binary's: one source, python/layover/_version.py.
     assert sh(BUILD / "layover", "--version").stdout.decode() == "layover %s\n" % VERSION

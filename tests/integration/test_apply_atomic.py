@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from apply_util import copy_tree, dir_mover, tree
-from conftest import LAYOVER, missing_feature
+from conftest import LAYOVER, missing_feature, proc_stat
 
 EDIT = ("echo sandbox > notes.txt && rm -r old && mkdir -p nd/sub && echo x > nd/sub/x && "
         "rm link && ln -s docs link && echo big > docs/readme.txt && echo n > fresh.txt")
@@ -106,6 +106,7 @@ ENOSPC_SCRIPT = r"""
 import json, os, subprocess, sys, time
 sys.path.insert(0, sys.argv[4])
 from apply_util import tree
+from conftest import proc_stat
 small, home, patch, _ = sys.argv[1:5]
 subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", small], check=True)
 subprocess.run(["cp", "-a", home + "/.", small], check=True)
@@ -115,10 +116,7 @@ before = tree(small, mtimes=True)
 p = subprocess.Popen([os.environ["LAYOVER"], "apply", patch, "--yes", "--target", small],
                      env=dict(os.environ, LAYOVER_FAULT="apply:stage:1:stop"),
                      stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-while True:
-    with open("/proc/%d/stat" % p.pid) as f:
-        if f.read().rsplit(")", 1)[1].split()[0] == "T":
-            break
+while proc_stat(p.pid)[0] != "T":
     time.sleep(0.01)
 filler = os.path.join(small, "..filler")
 subprocess.run(["sh", "-c", "cat /dev/zero > " + filler], capture_output=True)
@@ -159,9 +157,8 @@ def wait_stopped(proc, seconds=20):
     import time
     end = time.monotonic() + seconds
     while time.monotonic() < end:
-        with open("/proc/%d/stat" % proc.pid) as f:
-            if f.read().rsplit(")", 1)[1].split()[0] == "T":
-                return
+        if proc_stat(proc.pid)[0] == "T":
+            return
         if proc.poll() is not None:
             raise AssertionError("apply ended before the fault point: %r" % (proc.communicate(),))
         time.sleep(0.01)

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from conftest import LAYOVER, snapshot
+from conftest import LAYOVER, proc_stat, snapshot
 
 
 def _session(lo, cmd="echo NEW > notes.txt; echo more > docs/readme.txt; echo added > added.txt"):
@@ -150,9 +150,8 @@ def _wait_stopped(p, timeout=60):
     while time.monotonic() < end:
         if p.poll() is not None:
             return False
-        with open("/proc/%d/stat" % p.pid) as f:
-            if f.read().rsplit(")", 1)[1].split()[0] == "T":
-                return True
+        if proc_stat(p.pid)[0] == "T":
+            return True
         time.sleep(0.01)
     raise AssertionError("the verb neither stopped nor exited")
 

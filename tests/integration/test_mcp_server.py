@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import LAYOVER, real_dir, snapshot
+from conftest import LAYOVER, proc_stat, real_dir, snapshot
 from mcp_util import McpClient, client, conforms, proj, status, text  # noqa: F401 (fixtures)
 
 TOOLS = {"run_command", "start_command", "read_output", "kill_command", "read_file", "write_file", "edit_file",
@@ -389,7 +389,7 @@ print("sent", n)
 
 
 def _cpu(pid):
-    f = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()
+    f = proc_stat(pid)
     return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
 
 

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from conftest import LAYOVER
+from conftest import LAYOVER, proc_stat
 
 SNAPS = ("status-snapshot", "status-snapshot-full")
 SESSIONS = ("s1", "s2", "s3", "s4", "s5", "s6")
@@ -124,9 +124,8 @@ def test_a_writer_between_the_walk_and_the_snapshot_keeps_it_unwritten(lo, home)
                          stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
     try:
         for _ in range(500):  # stopped after its walk
-            with open("/proc/%d/stat" % p.pid) as f:
-                if f.read().rsplit(")", 1)[1].split()[0] == "T":
-                    break
+            if proc_stat(p.pid)[0] == "T":
+                break
             time.sleep(0.01)
         else:
             pytest.fail("status never reached its fault point")
