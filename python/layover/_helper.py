@@ -246,8 +246,8 @@ class Helper:
                     p.kill()
                     break
             rc = p.wait()
+            t.join()  # before `with p` closes stderr under it (a traceback of the thread, newuser15)
         timer.cancel()
-        t.join()
         return rc, bytes(err), rc < 0 and time.monotonic() >= end
 
     def run_capped(self, args: Sequence[StrPath], cap: int, *, ok: Sequence[int] = (0,),

@@ -1,0 +1,34 @@
+"""A new user (newuser15) driving `layover mcp` and the Python examples of
+docs/python.md. Each test fails before its fix."""
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from layover import PatchError
+from layover._helper import Helper
+
+
+def test_a_streamed_helper_verb_leaves_no_traceback_of_its_stderr_reader(tmp_path):
+    # Before: _stream closed the helper's stderr (leaving `with p`) before
+    # joining the thread reading it, which then raised "ValueError: I/O
+    # operation on closed file"; Python printed "Exception in thread ...
+    # (drain)" and its traceback on the MCP server's log (the `diff` tool
+    # with paths) and on a Python user's terminal (sb.diff()), about one call
+    # in fifty.
+    fake = tmp_path / "layover"
+    fake.write_text("#!/bin/sh\necho some-diff\necho 'layover: diff: the line the caller must see' >&2\nexit 2\n")
+    fake.chmod(0o755)
+    helper = Helper(binary=str(fake), state_dir=tmp_path)
+    raised = []
+    old, threading.excepthook = threading.excepthook, lambda a: raised.append(a.exc_value)
+    try:
+        for _ in range(400):
+            with pytest.raises(PatchError, match="the line the caller must see"):
+                helper.run_clipped(["diff", "s"], 1000, ok=(0, 1))
+            with pytest.raises(PatchError, match="the line the caller must see"):
+                helper.run_capped(["diff", "s"], 1000, ok=(0, 1))
+    finally:
+        threading.excepthook = old
+    assert raised == []
