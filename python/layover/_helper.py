@@ -272,9 +272,10 @@ class Helper:
         return bytes(out)
 
     def run_clipped(self, args: Sequence[StrPath], cap: int, *, ok: Sequence[int] = (0,),
-                    timeout: float = 600, cwd: Optional[str] = None) -> Tuple[bytes, bytes, int]:
+                    timeout: float = 600, cwd: Optional[str] = None) -> Tuple[bytes, bytes, int, bytes]:
         """Run `layover ARGS` as run() does, keeping only the first and the
-        last `cap` bytes of its stdout: (head, tail, total bytes). A diff of
+        last `cap` bytes of its stdout: (head, tail, total bytes, stderr: its
+        warnings, such as `'x' matches no change`). A diff of
         gigabytes of text the sandboxed agent wrote never sits whole in this
         process (`layover mcp` runs on the host). tail is b"" when the output
         fits in head."""
@@ -293,4 +294,4 @@ class Helper:
         if timed_out:
             raise self._timed_out(args, timeout)
         self._check(args, rc, err, ok, PatchError)
-        return bytes(head), bytes(tail), total[0]
+        return bytes(head), bytes(tail), total[0], err

@@ -119,8 +119,11 @@ def op_write_file(req, rid):
 def op_edit_file(req, rid):
     path = resolve(req.get("path"))
     old, new = req.get("old_string"), req.get("new_string")
-    if not isinstance(old, str) or not isinstance(new, str) or not old:
-        raise Fail("old_string (not empty) and new_string must be strings")
+    if not isinstance(old, str) or not isinstance(new, str):
+        raise Fail("old_string and new_string must be strings")
+    if not old:
+        raise Fail("old_string is empty; give the exact text to replace (read_file shows it), or write_file to "
+                   "write the whole file")
     read_text(path, "edit")
     try:
         with open_regular(path) as f:

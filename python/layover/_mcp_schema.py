@@ -56,12 +56,15 @@ def _tools(network: str) -> List[Dict[str, Any]]:
     # timeout the model retried or worked around (newuser12): say so up front.
     offline = "" if net else (" No network beyond the sandbox's own loopback (the server's --network %s): "
                               "downloads (pip, npm, git clone, curl) fail; localhost works." % network)
+    # An agent wrote a file, then called checkpoint to label it, and got "no
+    # step made" (newuser15): say that these calls end a step themselves.
+    step = " The call ends a step of the session (the log tool lists them; rollback returns to one)."
     return [
         {"name": "run_command", "title": "Run a shell command",
          "description": "Run a command with /bin/sh -c in the sandbox and wait for it (timeout in seconds, "
                         "default 120, max 3600; on timeout its process group is killed). Files persist "
                         "between calls. stdout and stderr are capped at %d characters each, 40000 together "
-                        "(head and tail kept). %s%s" % (OUTPUT_CAP, where, offline),
+                        "(head and tail kept). %s%s%s" % (OUTPUT_CAP, where, step, offline),
          "inputSchema": _obj({"command": dict(S, description="shell command line"),
                               "cwd": dict(S, description="working directory (default: the target's root, or the server's --cwd)"),
                               "timeout": {"type": "number", "description": "seconds (default 120, max 3600)"},
@@ -99,13 +102,14 @@ def _tools(network: str) -> List[Dict[str, Any]]:
                               ["path", "content", "start_line", "end_line", "truncated"]),
          "annotations": _ann("Read a file", True)},
         {"name": "write_file", "title": "Write a file",
-         "description": "Create or overwrite a file with the given content (parent dirs are created). " + where,
+         "description": "Create or overwrite a file with the given content (parent dirs are created). " + where + step,
          "inputSchema": _obj({"path": S, "content": S}, ["path", "content"]),
          "outputSchema": _obj({"path": S, "bytes_written": I, "created": B}, ["path", "bytes_written"]),
          "annotations": _ann("Write a file", False, True, True)},
         {"name": "edit_file", "title": "Edit a file",
          "description": "Replace old_string by new_string in a file. old_string must occur exactly once "
-                        "unless replace_all is true; otherwise the error says how often it was found. " + where,
+                        "unless replace_all is true; otherwise the error says how often it was found. " + where
+                        + step,
          "inputSchema": _obj({"path": S, "old_string": S, "new_string": S, "replace_all": B},
                              ["path", "old_string", "new_string"]),
          "outputSchema": _obj({"path": S, "replacements": I}, ["path", "replacements"]),
@@ -140,8 +144,11 @@ def _tools(network: str) -> List[Dict[str, Any]]:
          "annotations": _ann("Changes so far", True)},
         {"name": "checkpoint", "title": "End a step",
          "description": "Freeze the changes made since the last step as a numbered step of the session "
-                        "(`layover log` lists them; a person can roll back to one); step 0: nothing to freeze. Refused, changing nothing, "
-                        "while a command still runs with a file open for writing or its cwd in the target.",
+                        "(`layover log` lists them; a person can roll back to one); step 0: nothing to freeze. "
+                        "run_command, write_file and edit_file each end a step of their own: this is for what a "
+                        "start_command job wrote since, or a step deferred while a command was busy. Refused, "
+                        "changing nothing, while a command still runs with a file open for writing or its cwd in "
+                        "the target.",
          "inputSchema": _obj({"label": S}),
          "outputSchema": _obj({"step": I, "label": S}, ["step"]),
          "annotations": _ann("End a step", False)},
@@ -165,7 +172,8 @@ def _tools(network: str) -> List[Dict[str, Any]]:
          "description": "The session's changes so far as a git-style diff (optionally only some paths), "
                         "capped.",
          "inputSchema": _obj({"paths": {"type": "array", "items": S}}),
-         "outputSchema": _obj({"diff": S, "truncated": B}, ["diff", "truncated"]),
+         "outputSchema": _obj({"diff": S, "truncated": B, "notes": {"type": "array", "items": S}},
+                              ["diff", "truncated"]),
          "annotations": _ann("Diff so far", True)},
         {"name": "review_feedback", "title": "Review feedback",
          "description": "The changes a person rejected since this tool's last call (all of them at the first "

@@ -32,3 +32,16 @@ def test_a_streamed_helper_verb_leaves_no_traceback_of_its_stderr_reader(tmp_pat
     finally:
         threading.excepthook = old
     assert raised == []
+
+
+def test_the_checkpoint_tool_says_each_writing_call_already_ends_a_step():
+    # Before: an agent that wrote a file, then called checkpoint to label it,
+    # got "no changes since the last step: no step made" and its label was
+    # dropped: write_file had ended the step, which no description said.
+    from layover._mcp_schema import tool_list
+    tools = {t["name"]: t for t in tool_list("loopback")}
+    d = tools["checkpoint"]["description"]
+    assert "run_command, write_file and edit_file each end a step of their own" in d
+    assert "start_command" in d  # what a checkpoint is for: a background job's writes
+    for name in ("run_command", "write_file", "edit_file"):
+        assert "ends a step" in tools[name]["description"], name
