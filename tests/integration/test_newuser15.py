@@ -28,3 +28,18 @@ def test_mcp_diff_of_a_path_that_matches_no_change_says_so_not_no_changes(client
     assert r["structuredContent"]["diff"] == ""
     both = text(c.call("diff", paths=["src/app.py", "nope.txt"]))
     assert "+v2" in both and "'nope.txt' matches no change" in both and "src/app.py" not in both.splitlines()[-1]
+
+
+def test_mcp_a_path_that_is_not_there_names_the_tool_that_shows_what_is(client, proj):
+    # Before: "read_file: nope.txt: no such file or directory", with no fix:
+    # the model guessed paths again (relative to what?).
+    c = client()
+    fix = "; list_directory shows what is there (paths are relative to the target, %s)" % proj
+    for name, args, shown in (("read_file", {"path": "nope.txt"}, "nope.txt"),
+                              ("edit_file", {"path": "nope.txt", "old_string": "a", "new_string": "b"}, "nope.txt"),
+                              ("list_directory", {"path": "nodir"}, "nodir"),
+                              ("search_files", {"pattern": "x", "path": "nodir"}, "nodir")):
+        r = c.call(name, **args)
+        assert r["isError"], name
+        assert text(r) == "%s: %s: no such file or directory%s" % (name, shown, fix), text(r)
+    assert not (proj / "nope.txt").exists()
