@@ -14,7 +14,7 @@ import subprocess
 import threading
 import time
 from pathlib import Path
-from typing import Callable, Dict, Mapping, Optional, Sequence, Tuple, Type, Union
+from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Type, Union
 
 from ._args import path_arg
 from .errors import PatchError, SandboxError, UnsupportedKernelError, os_reason
@@ -252,11 +252,12 @@ class Helper:
 
     def run_capped(self, args: Sequence[StrPath], cap: int, *, ok: Sequence[int] = (0,),
                    error: Type[SandboxError] = PatchError, timeout: float = 600,
-                   cwd: Optional[str] = None) -> Optional[bytes]:
+                   cwd: Optional[str] = None, notes: Optional[List[bytes]] = None) -> Optional[bytes]:
         """Run `layover ARGS` as run() does and return its stdout, or None as
         soon as it passes `cap` bytes (the helper is then killed): what a
         running sandbox holds can grow between a size check and the read
-        (`show --contents` of a file the agent made huge meanwhile)."""
+        (`show --contents` of a file the agent made huge meanwhile). Its
+        stderr (warnings) is appended to `notes` when given."""
         out = bytearray()
 
         def take(chunk: bytes) -> bool:
@@ -269,6 +270,8 @@ class Helper:
         if timed_out:
             raise self._timed_out(args, timeout)
         self._check(args, rc, err, ok, error)
+        if notes is not None:
+            notes.append(err)
         return bytes(out)
 
     def run_clipped(self, args: Sequence[StrPath], cap: int, *, ok: Sequence[int] = (0,),

@@ -45,3 +45,16 @@ def test_the_checkpoint_tool_says_each_writing_call_already_ends_a_step():
     assert "start_command" in d  # what a checkpoint is for: a background job's writes
     for name in ("run_command", "write_file", "edit_file"):
         assert "ends a step" in tools[name]["description"], name
+
+
+def test_diff_of_a_path_that_matches_no_change_warns_as_apply_does(sb):
+    # Before: sb.diff(paths=["src/ap.py"]) returned "" without a word (the
+    # helper's "matches no change" line was dropped), while apply(paths=)
+    # warned; the MCP diff tool said "no changes".
+    sb.exec(["sh", "-c", "echo v2 > src/app.py"])
+    with pytest.warns(UserWarning, match=r"^layover: diff: 'src/ap\.py' matches no change \(paths are relative "
+                                         r"to the target ") as w:
+        assert sb.diff(paths=["src/ap.py"]) == ""
+    assert w[0].filename == __file__  # the caller's line, as apply()'s warning
+    with pytest.warns(UserWarning, match="'nope.txt' matches no change"):
+        assert "+v2" in sb.diff(paths=["src/app.py", "nope.txt"])
