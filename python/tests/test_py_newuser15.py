@@ -2,12 +2,14 @@
 docs/python.md. Each test fails before its fix."""
 from __future__ import annotations
 
+import re
 import threading
 
 import pytest
 
 from layover import PatchError
 from layover._helper import Helper
+from .layover_testutil import tree
 
 
 def test_a_streamed_helper_verb_leaves_no_traceback_of_its_stderr_reader(tmp_path):
@@ -58,3 +60,24 @@ def test_diff_of_a_path_that_matches_no_change_warns_as_apply_does(sb):
     assert w[0].filename == __file__  # the caller's line, as apply()'s warning
     with pytest.warns(UserWarning, match="'nope.txt' matches no change"):
         assert "+v2" in sb.diff(paths=["src/app.py", "nope.txt"])
+
+
+def test_the_example_agent_runs_on_a_tree_of_ones_own_as_docs_python_md_says(require_sandbox, state_dir, tmp_path,
+                                                                            capsys):
+    # docs/python.md: "--target DIR works on your tree". Before: on a tree
+    # with no README.md (or one not starting "# demo") the scripted agent's
+    # read_file raised, and the demo died with a ToolError traceback and no
+    # review. A tool's error is now shown to the agent's log, as an agent's
+    # loop would show it to its model, and the loop goes on.
+    from .test_py_mixin import load_example
+    demo = load_example()
+    project = tmp_path / "mine"
+    project.mkdir()
+    (project / "main.c").write_text("int main(void) { return 0; }\n")
+    before = tree(project)
+    assert demo.main(["--target", str(project), "--state-dir", str(state_dir), "--review", "keep"]) == 0
+    out = capsys.readouterr().out
+    assert tree(project) == before
+    assert re.search(r"^agent: read_file\('README.md',\) failed: FileNotFoundError: .*README\.md", out, re.M), out
+    assert re.search(r"^agent: delete_file\('old.txt',\) failed: FileNotFoundError", out, re.M), out
+    assert "+- ship the demo" in out and "review later with: layover diff py-" in out
