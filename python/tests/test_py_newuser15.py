@@ -81,3 +81,13 @@ def test_the_example_agent_runs_on_a_tree_of_ones_own_as_docs_python_md_says(req
     assert re.search(r"^agent: read_file\('README.md',\) failed: FileNotFoundError: .*README\.md", out, re.M), out
     assert re.search(r"^agent: delete_file\('old.txt',\) failed: FileNotFoundError", out, re.M), out
     assert "+- ship the demo" in out and "review later with: layover diff py-" in out
+
+
+def test_every_tool_argument_has_a_description_for_the_model():
+    # Before: start_command's cwd, read_output's wait, list_directory's path,
+    # diff's paths, rollback's step... had only a type: whether a path is
+    # relative to the target, or what the default is, was left to guess.
+    from layover._mcp_schema import tool_list
+    bare = ["%s.%s" % (t["name"], k) for t in tool_list("loopback")
+            for k, v in t["inputSchema"]["properties"].items() if not v.get("description")]
+    assert bare == []
