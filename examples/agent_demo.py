@@ -20,7 +20,7 @@ from typing import Any, List, Optional, Sequence, Tuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))  # source checkout
 
-from layover import SandboxError, SandboxMixin  # noqa: E402
+from layover import SandboxError, SandboxMixin, ToolError  # noqa: E402
 
 Step = Tuple[str, Sequence[Any]]
 
@@ -79,8 +79,10 @@ class DemoAgent(SandboxMixin):
 
     def cli_loop(self) -> None:
         for tool, args in self.script:
-            result = getattr(self, tool)(*args)
-            line = "%s%r -> %r" % (tool, tuple(args), result)
+            try:
+                line = "%s%r -> %r" % (tool, tuple(args), getattr(self, tool)(*args))
+            except ToolError as e:  # as an agent hands a tool's error to its model, and goes on
+                line = "%s%r failed: %s" % (tool, tuple(args), str(e).strip().splitlines()[-1])
             self.log.append(line)
             print("agent:", line[:200])
 

@@ -14,7 +14,7 @@ import subprocess
 import threading
 import time
 from pathlib import Path
-from typing import Callable, Dict, Mapping, Optional, Sequence, Tuple, Type, Union
+from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Type, Union
 
 from ._args import path_arg
 from .errors import PatchError, SandboxError, UnsupportedKernelError, os_reason
@@ -246,17 +246,18 @@ class Helper:
                     p.kill()
                     break
             rc = p.wait()
+            t.join()  # before `with p` closes stderr under it (a traceback of the thread, newuser15)
         timer.cancel()
-        t.join()
         return rc, bytes(err), rc < 0 and time.monotonic() >= end
 
     def run_capped(self, args: Sequence[StrPath], cap: int, *, ok: Sequence[int] = (0,),
                    error: Type[SandboxError] = PatchError, timeout: float = 600,
-                   cwd: Optional[str] = None) -> Optional[bytes]:
+                   cwd: Optional[str] = None, notes: Optional[List[bytes]] = None) -> Optional[bytes]:
         """Run `layover ARGS` as run() does and return its stdout, or None as
         soon as it passes `cap` bytes (the helper is then killed): what a
         running sandbox holds can grow between a size check and the read
-        (`show --contents` of a file the agent made huge meanwhile)."""
+        (`show --contents` of a file the agent made huge meanwhile). Its
+        stderr (warnings) is appended to `notes` when given."""
         out = bytearray()
 
         def take(chunk: bytes) -> bool:
@@ -269,12 +270,15 @@ class Helper:
         if timed_out:
             raise self._timed_out(args, timeout)
         self._check(args, rc, err, ok, error)
+        if notes is not None:
+            notes.append(err)
         return bytes(out)
 
     def run_clipped(self, args: Sequence[StrPath], cap: int, *, ok: Sequence[int] = (0,),
-                    timeout: float = 600, cwd: Optional[str] = None) -> Tuple[bytes, bytes, int]:
+                    timeout: float = 600, cwd: Optional[str] = None) -> Tuple[bytes, bytes, int, bytes]:
         """Run `layover ARGS` as run() does, keeping only the first and the
-        last `cap` bytes of its stdout: (head, tail, total bytes). A diff of
+        last `cap` bytes of its stdout: (head, tail, total bytes, stderr: its
+        warnings, such as `'x' matches no change`). A diff of
         gigabytes of text the sandboxed agent wrote never sits whole in this
         process (`layover mcp` runs on the host). tail is b"" when the output
         fits in head."""
@@ -293,4 +297,4 @@ class Helper:
         if timed_out:
             raise self._timed_out(args, timeout)
         self._check(args, rc, err, ok, PatchError)
-        return bytes(head), bytes(tail), total[0]
+        return bytes(head), bytes(tail), total[0], err

@@ -19,11 +19,18 @@ import threading
 import time
 
 
+def missing(path):
+    """A path that is not there, and the tool that shows what is (the model
+    guessed again without it: newuser15)."""
+    return Fail("%s: no such file or directory; list_directory shows what is there (paths are relative to the "
+                "target, %s)" % (shown(path), TARGET))
+
+
 def read_text(path, what):
     try:
         st = os.stat(path)
     except FileNotFoundError:
-        raise Fail("%s: no such file or directory" % shown(path))
+        raise missing(path)
     except OSError as e:
         raise Fail("%s: %s" % (shown(path), e.strerror))
     if stat.S_ISDIR(st.st_mode):
@@ -119,8 +126,11 @@ def op_write_file(req, rid):
 def op_edit_file(req, rid):
     path = resolve(req.get("path"))
     old, new = req.get("old_string"), req.get("new_string")
-    if not isinstance(old, str) or not isinstance(new, str) or not old:
-        raise Fail("old_string (not empty) and new_string must be strings")
+    if not isinstance(old, str) or not isinstance(new, str):
+        raise Fail("old_string and new_string must be strings")
+    if not old:
+        raise Fail("old_string is empty; give the exact text to replace (read_file shows it), or write_file to "
+                   "write the whole file")
     read_text(path, "edit")
     try:
         with open_regular(path) as f:
@@ -154,9 +164,10 @@ def op_list(req, rid):
     root = resolve(req.get("path"))
     depth = min(max(int(req.get("depth") or 1), 1), 5)
     cap = int(req.get("cap", 1000))
+    if not os.path.lexists(root):
+        raise missing(root)
     if not os.path.isdir(root):
-        raise Fail("%s: %s" % (shown(root), "not a directory" if os.path.lexists(root) else
-                               "no such file or directory"))
+        raise Fail("%s: not a directory" % shown(root))
     entries, more = [], False
     todo = [(root, 1)]
     while todo and not more:
@@ -200,7 +211,7 @@ def op_search(req, rid):
         raise Fail("pattern is empty")
     root = resolve(req.get("path"))
     if not os.path.lexists(root):
-        raise Fail("%s: no such file or directory" % shown(root))
+        raise missing(root)
     glob = req.get("glob") or None
     cap = int(req.get("cap", 500))
     limit = float(req.get("timeout") or SEARCH_TIMEOUT)

@@ -56,14 +56,21 @@ def _tools(network: str) -> List[Dict[str, Any]]:
     # timeout the model retried or worked around (newuser12): say so up front.
     offline = "" if net else (" No network beyond the sandbox's own loopback (the server's --network %s): "
                               "downloads (pip, npm, git clone, curl) fail; localhost works." % network)
+    # An agent wrote a file, then called checkpoint to label it, and got "no
+    # step made" (newuser15): say that these calls end a step themselves.
+    step = " The call ends a step of the session (the log tool lists them; rollback returns to one)."
+    # Each argument says what it is (newuser15): only a type left the model to guess a default or a base.
+    cmd, cwd = dict(S, description="shell command line"), dict(
+        S, description="working directory (default: the target's root, or the server's --cwd)")
+    path = dict(S, description="a path relative to the target, or absolute inside the sandbox")
+    job = dict(S, description="the job_id start_command returned (job-1, ...)")
     return [
         {"name": "run_command", "title": "Run a shell command",
          "description": "Run a command with /bin/sh -c in the sandbox and wait for it (timeout in seconds, "
                         "default 120, max 3600; on timeout its process group is killed). Files persist "
                         "between calls. stdout and stderr are capped at %d characters each, 40000 together "
-                        "(head and tail kept). %s%s" % (OUTPUT_CAP, where, offline),
-         "inputSchema": _obj({"command": dict(S, description="shell command line"),
-                              "cwd": dict(S, description="working directory (default: the target's root, or the server's --cwd)"),
+                        "(head and tail kept). %s%s%s" % (OUTPUT_CAP, where, step, offline),
+         "inputSchema": _obj({"command": cmd, "cwd": cwd,
                               "timeout": {"type": "number", "description": "seconds (default 120, max 3600)"},
                               "stdin": dict(S, description="text given on standard input")}, ["command"]),
          "outputSchema": _obj(CMD_OUT, ["exit_code", "stdout", "stderr", "timed_out", "truncated"]),
@@ -72,20 +79,21 @@ def _tools(network: str) -> List[Dict[str, Any]]:
          "description": "Start a command with /bin/sh -c in the sandbox and return a job_id at once: for "
                         "servers, watchers and long builds. Read its output with read_output, stop it with "
                         "kill_command. " + where + offline,
-         "inputSchema": _obj({"command": S, "cwd": S}, ["command"]),
+         "inputSchema": _obj({"command": cmd, "cwd": cwd}, ["command"]),
          "outputSchema": _obj({"job_id": S}, ["job_id"]),
          "annotations": _ann("Start a background command", False, True, False, net)},
         {"name": "read_output", "title": "Read a job's output",
          "description": "New stdout/stderr of a start_command job since the last read (capped), whether it "
                         "still runs, and its exit code. wait: seconds to wait for new output (max 60).",
-         "inputSchema": _obj({"job_id": S, "wait": {"type": "number"}}, ["job_id"]),
+         "inputSchema": _obj({"job_id": job, "wait": {"type": "number", "description": "seconds to wait for new "
+                                                                       "output (default 0, max 60)"}}, ["job_id"]),
          "outputSchema": _obj(dict(CMD_OUT, job_id=S, running=B),
                               ["job_id", "exit_code", "stdout", "stderr", "running", "truncated"]),
          "annotations": _ann("Read a job's output", True)},
         {"name": "kill_command", "title": "Kill a job",
          "description": "Kill a start_command job's whole process group; returns its last output and exit "
                         "code.",
-         "inputSchema": _obj({"job_id": S}, ["job_id"]),
+         "inputSchema": _obj({"job_id": job}, ["job_id"]),
          "outputSchema": _obj(dict(CMD_OUT, job_id=S, running=B, killed=B),
                               ["job_id", "exit_code", "stdout", "stderr", "running", "truncated"]),
          "annotations": _ann("Kill a job", False, True, True)},
@@ -93,27 +101,33 @@ def _tools(network: str) -> List[Dict[str, Any]]:
          "description": "Read a text file with line numbers. Paths are relative to the target, or absolute "
                         "inside the sandbox. offset: first line (1-based), limit: lines (default 2000). Large "
                         "files come in pages (next_offset).",
-         "inputSchema": _obj({"path": S, "offset": I, "limit": I}, ["path"]),
+         "inputSchema": _obj({"path": path, "offset": dict(I, description="first line, 1-based (default 1)"),
+                              "limit": dict(I, description="lines to read (default 2000)")}, ["path"]),
          "outputSchema": _obj({"path": S, "content": S, "start_line": I, "end_line": I, "size": I,
                                "truncated": B, "next_offset": NI},
                               ["path", "content", "start_line", "end_line", "truncated"]),
          "annotations": _ann("Read a file", True)},
         {"name": "write_file", "title": "Write a file",
-         "description": "Create or overwrite a file with the given content (parent dirs are created). " + where,
-         "inputSchema": _obj({"path": S, "content": S}, ["path", "content"]),
+         "description": "Create or overwrite a file with the given content (parent dirs are created). " + where + step,
+         "inputSchema": _obj({"path": path, "content": dict(S, description="the whole new content of the file")},
+                             ["path", "content"]),
          "outputSchema": _obj({"path": S, "bytes_written": I, "created": B}, ["path", "bytes_written"]),
          "annotations": _ann("Write a file", False, True, True)},
         {"name": "edit_file", "title": "Edit a file",
          "description": "Replace old_string by new_string in a file. old_string must occur exactly once "
-                        "unless replace_all is true; otherwise the error says how often it was found. " + where,
-         "inputSchema": _obj({"path": S, "old_string": S, "new_string": S, "replace_all": B},
+                        "unless replace_all is true; otherwise the error says how often it was found. " + where
+                        + step,
+         "inputSchema": _obj({"path": path, "old_string": dict(S, description="the exact text to replace"),
+                              "new_string": dict(S, description="the text to put in its place"),
+                              "replace_all": dict(B, description="replace every occurrence (default false)")},
                              ["path", "old_string", "new_string"]),
          "outputSchema": _obj({"path": S, "replacements": I}, ["path", "replacements"]),
          "annotations": _ann("Edit a file", False, True, False)},
         {"name": "list_directory", "title": "List a directory",
          "description": "Entries of a directory with type and size, depth levels down (default 1, max 5), "
                         "capped at 1000 entries.",
-         "inputSchema": _obj({"path": S, "depth": I}),
+         "inputSchema": _obj({"path": dict(path, description="the directory (default: the target's root)"),
+                              "depth": dict(I, description="levels to descend (default 1, max 5)")}),
          "outputSchema": _obj({"path": S, "entries": {"type": "array", "items": _obj(
              {"path": S, "type": S, "size": I})}, "truncated": B}, ["path", "entries", "truncated"]),
          "annotations": _ann("List a directory", True)},
@@ -122,7 +136,9 @@ def _tools(network: str) -> List[Dict[str, Any]]:
                         "target), as path:line:text; glob filters file names (e.g. *.py). Skips .git and "
                         "binary files; capped at 500 matches. timeout: seconds (default 30, max 600); a "
                         "search still running then is stopped, with an error.",
-         "inputSchema": _obj({"pattern": S, "path": S, "glob": S,
+         "inputSchema": _obj({"pattern": dict(S, description="a Python regular expression"),
+                              "path": dict(path, description="where to search (default: the target's root)"),
+                              "glob": dict(S, description="file names to search, e.g. *.py (default: all)"),
                               "timeout": {"type": "number", "description": "seconds (default 30, max 600)"}},
                              ["pattern"]),
          "outputSchema": _obj({"matches": {"type": "array", "items": S}, "files_searched": I, "truncated": B},
@@ -140,9 +156,12 @@ def _tools(network: str) -> List[Dict[str, Any]]:
          "annotations": _ann("Changes so far", True)},
         {"name": "checkpoint", "title": "End a step",
          "description": "Freeze the changes made since the last step as a numbered step of the session "
-                        "(`layover log` lists them; a person can roll back to one); step 0: nothing to freeze. Refused, changing nothing, "
-                        "while a command still runs with a file open for writing or its cwd in the target.",
-         "inputSchema": _obj({"label": S}),
+                        "(`layover log` lists them; a person can roll back to one); step 0: nothing to freeze. "
+                        "run_command, write_file and edit_file each end a step of their own: this is for what a "
+                        "start_command job wrote since, or a step deferred while a command was busy. Refused, "
+                        "changing nothing, while a command still runs with a file open for writing or its cwd in "
+                        "the target.",
+         "inputSchema": _obj({"label": dict(S, description="what the step did, for `layover log`")}),
          "outputSchema": _obj({"step": I, "label": S}, ["step"]),
          "annotations": _ann("End a step", False)},
         {"name": "log", "title": "The session's steps",
@@ -158,14 +177,17 @@ def _tools(network: str) -> List[Dict[str, Any]]:
                         "`layover rollback SESSION --undo`). In place when no command is busy; while one "
                         "still writes or runs in the target, every command is stopped first and the sandbox "
                         "starts fresh. Processes and their memory are never rolled back.",
-         "inputSchema": _obj({"step": I}, ["step"]),
+         "inputSchema": _obj({"step": dict(I, description="the step to return to, as the log tool numbers them "
+                                                          "(0: the real tree alone)")}, ["step"]),
          "outputSchema": _obj({"step": I}, ["step"]),
          "annotations": _ann("Roll back to a step", False, destructive=True)},
         {"name": "diff", "title": "Diff so far",
          "description": "The session's changes so far as a git-style diff (optionally only some paths), "
                         "capped.",
-         "inputSchema": _obj({"paths": {"type": "array", "items": S}}),
-         "outputSchema": _obj({"diff": S, "truncated": B}, ["diff", "truncated"]),
+         "inputSchema": _obj({"paths": {"type": "array", "items": S, "description": "only these paths, relative "
+                                        "to the target (default: every change)"}}),
+         "outputSchema": _obj({"diff": S, "truncated": B, "notes": {"type": "array", "items": S}},
+                              ["diff", "truncated"]),
          "annotations": _ann("Diff so far", True)},
         {"name": "review_feedback", "title": "Review feedback",
          "description": "The changes a person rejected since this tool's last call (all of them at the first "

@@ -11,7 +11,7 @@ import os
 import re
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from ._helper import SESSION_CWD
+from ._helper import SESSION_CWD, one_line
 
 OUTPUT_CAP = 30000      # characters per stream (head and tail kept)
 TEXT_CAP = 40000        # characters of one result's text: with structuredContent ~20k tokens
@@ -382,7 +382,7 @@ def diff(ctx: Any, a: Dict[str, Any]) -> Result:
     # Secrets cut to their prefix: the transcript must not carry them further (docs/review.md).
     args = ["diff", ctx.sandbox.name, "--color=never", "--mask-secrets"] + (["--"] + paths if paths else [])
     # Read with a cap: the agent chooses how big the diff is, and this server runs on the host.
-    head, tail, total = ctx.helper.run_clipped(args, TEXT_CAP * 4, ok=(0, 1), cwd=SESSION_CWD)
+    head, tail, total, err = ctx.helper.run_clipped(args, TEXT_CAP * 4, ok=(0, 1), cwd=SESSION_CWD)
     if tail:  # past what clip() would keep anyway: its head and tail, the middle counted in bytes
         first = head.decode("utf-8", "replace")[:TEXT_CAP * 2 // 3]
         last = tail.decode("utf-8", "replace")
@@ -391,7 +391,12 @@ def diff(ctx: Any, a: Dict[str, Any]) -> Result:
         text, clipped = first + "\n[... layover: %d bytes omitted ...]\n" % max(omitted, 0) + last, True
     else:
         text, clipped = clip(head.decode("utf-8", "replace"))
-    return text or "no changes", {"diff": text, "truncated": clipped}, False
+    # A path that selects no change (a typo): the helper's line, which was
+    # dropped, the tool saying "no changes" as if the edit were lost (newuser15).
+    notes = [one_line(ln.encode(), "")[:500] for ln in err.decode("utf-8", "replace").splitlines()
+             if " matches no change" in ln][:20]
+    shown = "\n".join(([text.rstrip("\n")] if text else []) + notes) if notes else text
+    return shown or "no changes", {"diff": text, "truncated": clipped, "notes": notes}, False
 
 
 def checkpoint(ctx: Any, a: Dict[str, Any]) -> Result:

@@ -83,7 +83,7 @@ def apply_session(helper: Helper, what: StrPath, *, paths: Optional[Iterable[Str
     if dry_run:
         args.append("--dry-run")
     r = helper.run(args, ok=(0, 1), cwd=SESSION_CWD)  # WHAT: a session's name, or an absolute path
-    _warn_unmatched(r.stderr or b"")
+    warn_unmatched(r.stderr or b"")
     message = one_line(r.stderr or b"", "layover apply failed with exit status %d" % r.returncode)
     if not r.stdout.strip():
         if r.returncode == 0:
@@ -133,15 +133,16 @@ def _python_words(message: str) -> str:
     return message.replace("pass --target DIR", "pass target=DIR")
 
 
-def _warn_unmatched(stderr: bytes) -> None:
+def warn_unmatched(stderr: bytes, stacklevel: int = 4) -> None:
     """A path of paths= that selects no change (a typo, or a path relative to
     the current dir rather than the target) applies nothing: the helper names
     it on stderr (`'note.txt' matches no change ...`), which would otherwise be
     dropped, so apply(paths=["note.txt"]) returned applied=[] without a word.
-    Each such line becomes a UserWarning."""
+    Each such line becomes a UserWarning (diff(paths=) too: newuser15)."""
     for line in stderr.decode("utf-8", "replace").splitlines():
         if " matches no change" in line:
-            warnings.warn("".join(c if c.isprintable() else repr(c)[1:-1] for c in line), UserWarning, stacklevel=4)
+            warnings.warn("".join(c if c.isprintable() else repr(c)[1:-1] for c in line), UserWarning,
+                          stacklevel=stacklevel)
 
 
 def _shown(path: str) -> str:

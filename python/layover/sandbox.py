@@ -25,7 +25,7 @@ from .errors import PatchError, SandboxError
 from .model import (ApplyResult, Change, ExecResult, Rejection, RunResult, SessionInfo, Step, parse_change,
                     parse_list, parse_rejection, parse_step)
 from .repl import Repl, StrOrBytes, default_python, python_argv
-from .review import apply_lists, apply_session, list_sessions, one_word_refused, review_on_exit
+from .review import apply_lists, apply_session, list_sessions, one_word_refused, review_on_exit, warn_unmatched
 
 __all__ = ["Sandbox"]
 
@@ -326,8 +326,9 @@ class Sandbox:
         extra = [literal_path(path_arg("paths", p)) for p in paths]
         if extra:
             args += ["--"] + extra
-        # What the agent wrote can be gigabytes of text: never read whole.
-        out = self.helper.run_capped(args, self.max_output, ok=(0, 1), cwd=SESSION_CWD)
+        notes: List[bytes] = []  # what the agent wrote can be gigabytes of text: never read whole
+        out = self.helper.run_capped(args, self.max_output, ok=(0, 1), cwd=SESSION_CWD, notes=notes)
+        warn_unmatched(b"".join(notes), stacklevel=3)  # a path that selects no change, as apply() warns
         if out is None:
             raise SandboxError("layover: the diff exceeds max_output=%d bytes; read it with 'layover diff %s', "
                                "pass paths or stat=True, or raise max_output" % (self.max_output, self.name))

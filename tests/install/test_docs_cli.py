@@ -304,6 +304,34 @@ def test_readme_runnable_blocks_run_in_a_scratch_home(real_dir):
     assert "+hi" in (home / "tour.diff").read_text() and not (project / "tour.diff").exists()
 
 
+def test_python_md_runnable_blocks_run_in_a_scratch_home(real_dir):
+    """docs/python.md's runnable examples, copied into files as a new user
+    would (newuser15), run as the unprivileged user over a fresh ~/project;
+    then the real tree holds what the example applied. Its first example
+    wrote notes.txt and said kind='added': over the README tour's project
+    it was 'modified'."""
+    blocks = runnable_blocks((SOURCE / "docs" / "python.md").read_text())
+    assert [lang for lang, _ in blocks] == ["python"], blocks
+    home, state = real_dir / "home", real_dir / "state"
+    (home / "project").mkdir(parents=True)
+    state.mkdir()
+    for d in (home, home / "project", state):
+        d.chmod(0o700)
+        if ROOT:
+            os.chown(d, int(os.environ["LAYOVER_TEST_UID"]), int(os.environ["LAYOVER_TEST_UID"]))
+    os.chmod(real_dir, 0o755)
+    path = real_dir / "example.py"
+    path.write_text(blocks[0][1])
+    path.chmod(0o644)
+    r = as_user("python3", path, cwd=home, extra={
+        "HOME": home, "PATH": "%s:/usr/bin:/bin" % BUILD, "LAYOVER_STATE_DIR": state,
+        "PYTHONPATH": SOURCE / "python"})
+    out, err = r.stdout.decode(), r.stderr.decode()
+    assert r.returncode == 0, out + err
+    assert "+++ b/hello.txt" in out and "+hi" in out, out
+    assert (home / "project" / "hello.txt").read_text() == "hi\n"  # applied after the block, as it says
+
+
 def make_targets():
     text = (SOURCE / "Makefile").read_text()
     return set(re.findall(r"^([a-z][a-z-]*):", text, re.M))
