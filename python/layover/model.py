@@ -115,6 +115,13 @@ class SessionInfo:
     bytes: int = 0                 # all of the session's layers: the live upper, its steps, what a rollback set aside
     steps: int = 0                 # frozen steps (log()); -1 when its steps dir holds what layover did not write
 
+    def __repr__(self) -> str:
+        # A Python or MCP session's command is its whole bootstrap program:
+        # its label says what was started, so the repr leaves the program out.
+        shown = ", ".join("%s=%r" % (k, getattr(self, k)) for k in self.__dataclass_fields__
+                          if not (k == "command" and self.label))
+        return "SessionInfo(%s)" % shown
+
 
 @dataclass(frozen=True)
 class Step:

@@ -151,3 +151,13 @@ def test_a_bad_session_name_is_refused_before_anything_starts(tmp_path):
     with pytest.raises(TypeError, match=r"^session must be a session name \(a str\), not int 5$"):  # a type: python3
         Sandbox(str(tmp_path), session=5, start=False)
     assert Sandbox(str(tmp_path), session="ok-1.x_y", start=False).name == "ok-1.x_y"
+
+
+def test_a_labelled_sessions_repr_leaves_its_bootstrap_program_out():
+    from layover.model import SessionInfo
+    prog = "import sys\n" * 200
+    labelled = SessionInfo("s", "/t", "kept", command=["python3", "-c", prog], label="python: Sandbox('~/proj')")
+    assert "import sys" not in repr(labelled) and "label=\"python: Sandbox('~/proj')\"" in repr(labelled)
+    assert labelled.command[2] == prog  # the field itself is whole
+    plain = SessionInfo("s", "/t", "kept", command=["make", "test"])
+    assert "command=['make', 'test']" in repr(plain) and repr(plain).startswith("SessionInfo(name='s', ")
