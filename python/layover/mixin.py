@@ -21,7 +21,8 @@ An exception inside comes back as ToolError with the inside traceback.
 
 When a method named in ``sandbox_review_after`` returns (the agent's CLI
 loop), the sandbox is stopped and reviewed: ``review_on_exit`` on a
-terminal, else the session is kept (``sandbox_review = "keep"`` forces that).
+terminal, else the session is kept, with a line on stderr naming it
+(``sandbox_review = "keep"`` keeps it without a word).
 """
 from __future__ import annotations
 
@@ -156,4 +157,8 @@ class SandboxMixin:
         mode = self.sandbox_review
         if mode == "prompt" or (mode == "auto" and sys.stdin.isatty() and sys.stdout.isatty()):
             return review_on_exit(sb)
+        if mode == "auto":  # no terminal to ask on (CI, a pipe): say where the work is, as `layover run` does
+            n = sb.name
+            sys.stderr.write("layover: session '%s' kept: 'layover status %s' lists its changes, 'layover apply %s' "
+                             "applies them, 'layover discard %s' drops them\n" % (n, n, n, n))
         return None

@@ -55,7 +55,7 @@ def test_example_agent_removes_its_scratch_project_and_session(require_sandbox, 
 
 
 def test_tool_errors_come_back_as_tool_error_and_host_state_is_not_shared(require_sandbox, state_dir,
-                                                                           target):
+                                                                           target, capsys):
     class Agent(SandboxMixin):
         sandboxed_tools = ("where", "fail")
         sandbox_review_after = ("loop",)
@@ -78,6 +78,11 @@ def test_tool_errors_come_back_as_tool_error_and_host_state_is_not_shared(requir
     a = Agent()
     assert a.loop() == [True, "agent-1"]
     assert not a.sandbox.running  # the loop's end stopped (and, on a tty, reviewed) it
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):  # kept, and stderr says where (newuser15)
+        n = a.sandbox.name
+        assert capsys.readouterr().err.endswith(
+            "layover: session '%s' kept: 'layover status %s' lists its changes, 'layover apply %s' applies them, "
+            "'layover discard %s' drops them\n" % (n, n, n, n))
     with pytest.raises(ToolError) as e:
         a.fail()
     assert "RuntimeError: tool broke" in str(e.value)
