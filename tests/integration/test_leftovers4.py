@@ -3,8 +3,17 @@
   carries an original for, each up to 64 MiB, all held at once: three ~50 MiB
   pairs took ~790 MiB. The merges of one diff or apply now hold at most
   128 MiB of sides together (one file of the biggest size fits); a file past
-  that is a conflict naming the limit, and merges on its own (--only)."""
+  that is a conflict naming the limit, and merges on its own (--only).
+- `apply -p` of a file the agent renamed: a deletion and an addition, as
+  status, diff and apply see it (the capture records no renames).
+- the exit prompt's `hunks` feeds [a] only; its line now says [r] and [s]
+  take the picked files whole."""
+import pexpect
+
 from apply_util import tree
+from conftest import LAYOVER
+from test_apply_hunks import edit_session
+from test_apply_interactive import WHOLE, answer_hunks
 
 N = 2200000  # lines the agent appends, and the reviewer prepends: ~27 MiB each side
 
@@ -65,3 +74,45 @@ def test_merges_of_one_apply_stay_within_the_limit_and_the_rest_merges_alone(lo,
     for f in ("f1.txt", "f2.txt", "f3.txt"):
         assert (lo.target / f).read_text() == merged, f
 
+
+def test_apply_p_of_a_renamed_file_asks_about_the_deletion_and_the_addition(lo):
+    (lo.target / "a.txt").write_text(lines(20))
+    r = lo.run("cd '%s' && mv a.txt b.txt && sed -i 's/^l5$/five/' b.txt" % lo.target, session="mv")
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    r = lo("diff", "mv", "--name-status")
+    assert r.stdout.decode() == "D\ta.txt\nA\tb.txt\n", r.stdout
+    c = pexpect.spawn(LAYOVER, ["apply", "mv", "-p"], env=dict(lo.env, TERM="dumb"), cwd=str(lo.target), timeout=30)
+    c.expect(r"D  a.txt.*" + WHOLE)
+    c.sendline("y")
+    c.expect(r"A  b.txt.*" + WHOLE)
+    c.sendline("y")
+    c.expect(pexpect.EOF)
+    c.close()
+    assert c.exitstatus == 0, c.before
+    assert not (lo.target / "a.txt").exists()
+    assert (lo.target / "b.txt").read_text() == lines(20).replace("l5\n", "five\n")
+
+
+def test_exit_prompt_hunks_says_r_and_s_take_the_picked_files_whole(lo, tmp_path):
+    edit_session(lo, "x")
+    c = pexpect.spawn(LAYOVER, ["on-exit", "prompt", "x"], env=dict(lo.env, TERM="dumb", PAGER="cat"),
+                      cwd=str(lo.target), timeout=30)
+    c.expect(r"What now.*\? \[r/a/s/p/K/d\] ")
+    c.sendline("p")
+    c.expect(r"Pick \(")
+    c.sendline("-other.txt")
+    c.expect(r"Pick \(")
+    c.sendline("hunks")
+    answer_hunks(c, ("y", "n", "y"))
+    c.expect(r"1 change\(s\) chosen; \[a\] applies them \(\[r\] and \[s\] take files whole\)")
+    c.expect(r"What now.*\? \[r/a/s/p/K/d\] ")
+    c.sendline("r")  # the picked file whole: the hunk answered n is shown too
+    c.expect(r"What now.*\? \[r/a/s/p/K/d\] ")
+    assert b"+twenty-five" in c.before and b"other.txt" not in c.before, c.before
+    c.sendline("a")
+    c.expect(r"Apply 1 change to .*\? \[y/N\] ")
+    c.sendline("y")
+    c.expect(pexpect.EOF)
+    c.close()
+    got = (lo.target / "f.txt").read_text().splitlines()
+    assert "five" in got and "forty-five" in got and "twenty-five" not in got, got
