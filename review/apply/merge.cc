@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <map>
+#include <set>
 
 #include "helper/base/text.h"
 #include "review/apply/partial.h"
@@ -32,6 +33,21 @@ base::Result<void> merge_moved(int root, const capture::Patch& patch, const Appl
     // A file the patch also adds under another name stays a conflict: the
     // merge would reach that name too, unlike what show and diff list.
     const auto links = hard_linked_names(items);
+    // The merges held together stay within kMaxMergeTotal, counted as diff
+    // counts them (review/diff/source.cc): every file with an original, in
+    // path order, whether it moved or not.
+    std::map<std::string, PlanItem*> candidates;
+    for (auto& it : items) {
+        auto b = bases.find(it.unit.path);
+        if (it.member && it.member->kind == capture::Member::Kind::File && b != bases.end() && !b->second->stale &&
+            b->second->type == capture::Type::File && patch.original(b->second->fingerprint) &&
+            it.before.type == capture::Type::File && it.before.size <= kMaxMerge && it.member->size <= kMaxMerge)
+            candidates[it.unit.path] = &it;
+    }
+    std::set<const PlanItem*> over;
+    MergeBudget budget;
+    for (const auto& [path, it] : candidates)
+        if (!budget.take(it->before.size, it->member->size)) over.insert(it);
     for (auto& it : items) {
         if (it.conflicts.empty() || it.hard || links.count(it.unit.path)) continue;
         const capture::Change& c = *it.change;
@@ -42,6 +58,11 @@ base::Result<void> merge_moved(int root, const capture::Patch& patch, const Appl
         // A stale base has no original to show: the real file moved before it was recorded.
         if (b == bases.end() || b->second->stale || !patch.original(b->second->fingerprint)) continue;
         if (it.before.type != capture::Type::File || (it.before.mode & 07777) != (b->second->mode & 07777)) continue;
+        if (over.count(&it)) {
+            it.conflicts.assign(
+                1, Conflict{it.unit.path, "changed on both sides since the base; " + over_merge_budget(it.unit.path)});
+            continue;
+        }
         todo[it.unit.path] = &it;
     }
     if (todo.empty()) return base::Ok();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "helper/base/text.h"
 #include "review/diff/algo.h"
 
 namespace review {
@@ -95,6 +96,12 @@ MergeResult merge3(std::string_view base, std::string_view ours, std::string_vie
     }
     append(out.text, b, pos, b.size());
     return out;
+}
+
+std::string over_merge_budget(const std::string& path) {
+    return "not merged: with the files merged before it its merge would pass the " +
+           std::to_string(kMaxMergeTotal >> 20) + " MiB that merges may hold together (both sides of each file); " +
+           "apply it on its own to merge it (--only " + base::display_path(path) + ")";
 }
 
 }  // namespace review

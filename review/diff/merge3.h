@@ -15,6 +15,26 @@ namespace review {
 // (DiffScope::max_load) and `apply -p` read whole to show that merge.
 constexpr uint64_t kMaxMerge = 64ull << 20;
 
+// What the merges of one apply or diff hold together (each merge holds its
+// two sides and its result until it is written or shown). The candidates, a
+// file the patch carries an original for whose real file and new content are
+// each within kMaxMerge, are counted in path order, each taking the sizes of
+// its two sides; one that would pass kMaxMergeTotal is not merged (apply: a
+// conflict naming the limit; diff: shown by its window, its note says so),
+// and the count goes on. One file of the biggest size always fits. Three
+// ~50 MiB pairs merged together took 788 MiB; one takes ~420 (leftovers4).
+constexpr uint64_t kMaxMergeTotal = 2 * kMaxMerge;
+struct MergeBudget {
+    uint64_t used = 0;
+    bool take(uint64_t real_size, uint64_t new_size) {
+        if (real_size > kMaxMerge || new_size > kMaxMerge || real_size + new_size > kMaxMergeTotal - used) return false;
+        used += real_size + new_size;
+        return true;
+    }
+};
+// Said of a file MergeBudget left out: why, and how to merge it.
+std::string over_merge_budget(const std::string& path);
+
 // Line ranges of one conflict: 1-based first line and line count on each side
 // (a count of 0: an insertion point after line `first - 1`).
 struct LineRange {

@@ -82,17 +82,18 @@ bool matches_base(const capture::BaseEntry& b, const Side& real) {
 // and no other name of the patch is a hard link to it: then the new side
 // becomes the merge, what apply writes (it showed the patch's content, which
 // undid the real edits made since), and the note says so; else apply
-// reports a conflict, and the diff shows the patch's content.
+// reports a conflict (one past the merges' total, `over_budget`, says why),
+// and the diff shows the patch's content.
 std::string moved_on_note(const capture::Patch& patch, const capture::BaseEntry& b, const capture::Member* m,
-                          bool linked, FileDiff& f, bool* merged_out) {
+                          bool linked, bool over_budget, FileDiff& f, bool* merged_out) {
     std::string note = base::display_path(f.path) +
                        " changed on the real filesystem since the session's base was recorded; the diff shows ";
     const Side& real = f.old_side;
     Side& mine = f.new_side;
     const std::string* orig = b.stale || b.type != capture::Type::File ? nullptr : patch.original(b.fingerprint);
-    bool mergeable = orig && m && m->kind == capture::Member::Kind::File && !linked && real.exists && real.loaded &&
-                     !real.window && real.mode != kGitSymlink && real.perm == (b.mode & 07777) && mine.loaded &&
-                     !looks_binary(real.data) && !looks_binary(mine.data);
+    bool mergeable = orig && !over_budget && m && m->kind == capture::Member::Kind::File && !linked && real.exists &&
+                     real.loaded && !real.window && real.mode != kGitSymlink && real.perm == (b.mode & 07777) &&
+                     mine.loaded && !looks_binary(real.data) && !looks_binary(mine.data);
     if (mergeable) {
         MergeResult merged = merge3(*orig, real.data, mine.data);
         if (merged.conflicts.empty()) {
@@ -104,6 +105,8 @@ std::string moved_on_note(const capture::Patch& patch, const capture::BaseEntry&
                    "overlap)";
         }
     }
+    if (orig && over_budget)
+        return note + "its current content, and apply will report a conflict (" + over_merge_budget(f.path) + ")";
     return note + "its current content, and apply will report a conflict";
 }
 
@@ -247,6 +250,19 @@ base::Result<DiffSet> collect_diffs(const capture::Patch& patch, const DiffScope
         return b != bases.end() && !b->second->stale && b->second->type == capture::Type::File &&
                patch.original(b->second->fingerprint);
     };
+    // The merges held together stay within kMaxMergeTotal, counted as apply
+    // counts them (review/apply/merge.cc); one past it is not held whole.
+    std::set<std::string> over;
+    MergeBudget budget;
+    for (const auto& p : paths) {
+        auto it = members.find(p);
+        if (it == members.end() || it->second->kind != capture::Member::Kind::File || !merges(p)) continue;
+        struct stat st {};
+        base::Fd fd = open_real_file(root.get(), p, &st);
+        uint64_t real_size = static_cast<uint64_t>(st.st_size), new_size = it->second->size;
+        if (fd.valid() && real_size <= kMaxMerge && new_size <= kMaxMerge && !budget.take(real_size, new_size))
+            over.insert(p);
+    }
     std::map<std::string, std::string> content;
     std::map<std::string, Big> bigs;
     std::set<std::string> want, want_linked;
@@ -261,7 +277,7 @@ base::Result<DiffSet> collect_diffs(const capture::Patch& patch, const DiffScope
             struct stat st {};
             base::Fd fd;
             // Over max_load on either side: reported as differing, unread, as before.
-            if (m->size > scope.hold && m->size <= scope.max_load && !merges(p))
+            if (m->size > scope.hold && m->size <= scope.max_load && (!merges(p) || over.count(p)))
                 fd = open_real_file(root.get(), p, &st);
             uint64_t real_size = static_cast<uint64_t>(st.st_size);
             if (fd.valid() && real_size > scope.hold && real_size <= scope.max_load) {
@@ -343,7 +359,8 @@ base::Result<DiffSet> collect_diffs(const capture::Patch& patch, const DiffScope
             if (base_it != bases.end() && !matches_base(*base_it->second, o))
                 out.notes.push_back(base::display_path(p) +
                                     " changed on the real filesystem since the session's base was recorded; the diff "
-                                    "shows its current content, and apply will report a conflict");
+                                    "shows its current content, and apply will report a conflict" +
+                                    (over.count(p) ? " (" + over_merge_budget(p) + ")" : std::string()));
             out.files.push_back(std::move(f));
             continue;
         }
@@ -377,7 +394,8 @@ base::Result<DiffSet> collect_diffs(const capture::Patch& patch, const DiffScope
         auto b = bases.find(p);
         if (b != bases.end() && !matches_base(*b->second, f.old_side)) {
             bool merged = false;
-            out.notes.push_back(moved_on_note(patch, *b->second, m, linked.count(p) > 0, f, &merged));
+            out.notes.push_back(
+                moved_on_note(patch, *b->second, m, linked.count(p) > 0, over.count(p) > 0, f, &merged));
             if (!merged) TRY_VOID(window_of_whole(root.get(), f, scope.hold));
         }
         if (f.old_side.exists || f.new_side.exists) out.files.push_back(std::move(f));

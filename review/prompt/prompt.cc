@@ -252,7 +252,8 @@ struct Prompt {
         }
         if (w->interrupted) return Next::Kept;
         if (!w->all) walked = std::move(*w);
-        std::fprintf(stderr, "layover: %zu change(s) chosen; [a] applies them\n", count_selected());
+        std::fprintf(stderr, "layover: %zu change(s) chosen; [a] applies them ([r] and [s] take files whole)\n",
+                     count_selected());
         return Next::Menu;
     }
 

@@ -147,3 +147,23 @@ TEST_CASE("merge3: adjacent changes from both sides conflict; no final newline k
     CHECK(clean.conflicts.empty());
     CHECK(clean.text == lines(3, {{2, "two\n"}}));
 }
+
+TEST_CASE("merge budget: files in turn until the total; one past it is skipped, a smaller one after still fits",
+          "[merge3]") {
+    constexpr uint64_t M = 1ull << 20;
+    MergeBudget b;
+    CHECK(b.take(64 * M, 64 * M - 10));  // one file of the biggest size fits alone
+    CHECK_FALSE(b.take(5, 6));
+    CHECK(b.take(4, 6));  // exactly the total
+    CHECK(b.used == kMaxMergeTotal);
+    MergeBudget c;
+    CHECK_FALSE(c.take(kMaxMerge + 1, 0));  // over the per-file limit: never a merge, nothing counted
+    CHECK(c.used == 0);
+    CHECK(c.take(50 * M, 50 * M));
+    CHECK_FALSE(c.take(20 * M, 20 * M));
+    CHECK(c.take(10 * M, 18 * M));
+    CHECK(over_merge_budget("proj/g") ==
+          "not merged: with the files merged before it its merge would pass the 128 MiB "
+          "that merges may hold together (both sides of each file); apply it on its own "
+          "to merge it (--only proj/g)");
+}
