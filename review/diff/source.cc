@@ -127,8 +127,6 @@ base::Fd open_real_file(int root, const std::string& rel, struct stat* st) {
     return std::move(fd.value());
 }
 
-base::Result<std::string> pread_range(int fd, uint64_t from, uint64_t to);
-
 // A file held whole for a merge that does not happen (the merge overlaps, or
 // the original is a hostile patch's stand-in), over `hold` on both sides:
 // shown by its window, as one without an original is (a 64 MiB pair diffed
