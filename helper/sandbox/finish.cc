@@ -130,8 +130,8 @@ int finish_run(PreparedRun& run, const std::string& on_exit, int child_code) {
     if (on_exit != "discard") {
         const char* home = std::getenv("HOME");
         // A resumed session's layers hold its earlier runs' writes too: said apart.
-        auto outside =
-            scratch::summarize(run.session_dir, run.meta.outside, home ? home : "", run.created ? 0 : run.started_ns);
+        auto outside = scratch::summarize(run.session_dir, run.meta.outside, home ? home : "",
+                                          run.created ? 0 : run.started_coarse_ns);
         wrote_outside = outside && outside->files;
         if (wrote_outside) std::fprintf(stderr, "layover: %s\n", scratch::summary_line(*outside).c_str());
     }

@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstdlib>
 
+#include "helper/base/clock.h"
 #include "helper/base/text.h"
 #include "helper/sandbox/policy.h"
 #include "helper/sandbox/scratch.h"
@@ -36,10 +37,27 @@ std::string rfc3339(int64_t ns) {
     return buf;
 }
 
-int64_t now_ns() {
+int64_t now_ns(clockid_t clock = CLOCK_REALTIME) {
     struct timespec ts;
-    ::clock_gettime(CLOCK_REALTIME, &ts);
+    ::clock_gettime(clock, &ts);
     return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+// The start of a resumed run as file times read it: the coarse clock, past
+// `last` (the last run's meta.json, written after every file it made). A
+// ctime comes from the coarse clock (never below a fine time handed out
+// before it), so the last run's files are all older than the result and
+// this run's never are (scratch::summarize's "from earlier runs"). Only a
+// run resumed within a tick of the last one's end (scripted back to back)
+// waits, for the rest of that tick; a clock stepped back waits no more than 50 ms.
+int64_t coarse_start_after(int64_t last) {
+    int64_t now = now_ns(CLOCK_REALTIME_COARSE);
+    for (int i = 0; i < 50 && now <= last; i++) {
+        struct timespec one_ms = {0, 1000000};
+        ::nanosleep(&one_ms, nullptr);
+        now = now_ns(CLOCK_REALTIME_COARSE);
+    }
+    return now;
 }
 
 // Each session is a tree of its own: on ext4, mark STATE/sessions "top of a
@@ -175,12 +193,16 @@ base::Result<PreparedRun> prepare_run(const RunOptions& opts) {
             return base::error("session '" + name + "' cannot be resumed: " + old.error().message + " (chmod u+rwx " +
                                dir + " when it is its mode); or use another --session name");
     }
+    int64_t last_end_ns = 0;  // a resumed session's last meta.json write (coarse_start_after)
     if (old) {
         if (old->target != target)
             return base::error("session '" + name + "' overlays " + old->target + ", not " + target +
                                "; resume it with --target " + old->target + ", or use another --session name");
         TRY(r.lock, session::lock(dir, name));
         r.meta = old.value();
+        struct stat ms;
+        if (::stat((dir + "/meta.json").c_str(), &ms) == 0)
+            last_end_ns = base::time_ns(ms.st_mtim.tv_sec, ms.st_mtim.tv_nsec);
         // Resuming: the last run's upper becomes a frozen step (docs/history.md).
         TRY_VOID(freeze_previous(dir, target, opts.max_steps));
         TRY_VOID(session::match_root_mode(session::upper_dir(dir), target));  // also a fork's or rollback's
@@ -240,6 +262,7 @@ base::Result<PreparedRun> prepare_run(const RunOptions& opts) {
     // meta.json and steps/live.json are written by supervise() once setup is
     // forked (write_start_records): their inode creations overlap the
     // namespace set-up on the other core. A new session has no steps yet.
+    r.started_coarse_ns = coarse_start_after(last_end_ns);  // first: never after a ctime of the run's
     r.started_ns = now_ns();
     r.live = {step_label(opts.label, cmd), rfc3339(r.started_ns), ""};
     int nsteps = 0;

@@ -38,9 +38,13 @@ struct PreparedRun {
     // starts, and the exit hands the session to it (helper/sandbox/discard.h).
     bool discarding = false;
     Remover remover;
-    base::Fd child_mnt;                // [sync 7] the child's mount namespace, handed to the remover
-    steps::Live live;                  // the live step's label and start (steps/live.json)
-    int64_t started_ns = 0;            // CLOCK_REALTIME when the run began (scratch::summarize)
+    base::Fd child_mnt;      // [sync 7] the child's mount namespace, handed to the remover
+    steps::Live live;        // the live step's label and start (steps/live.json)
+    int64_t started_ns = 0;  // CLOCK_REALTIME when the run began (the live step's start)
+    // CLOCK_REALTIME_COARSE then: the clock a file's ctime comes from, which
+    // lags CLOCK_REALTIME by up to a tick, so that a file the command wrote
+    // in its first tick never reads as an earlier run's (scratch::summarize).
+    int64_t started_coarse_ns = 0;
     int max_steps = steps::kMaxDepth;  // --max-steps: a live checkpoint squashes past it
     // Not discarding: the upper layer's flush, started by supervise() once
     // the session dir exists; its final syncfs runs at the exit.
