@@ -1,0 +1,88 @@
+"""Crashes, kills and recoveries (recovery2's round): what a killed run or
+apply leaves is found, named and whole, never lost and never half done.
+
+- a `run --on-exit discard` whose layover was SIGKILLed is kept, crashed:
+  `sessions` and `gc` name it and how to drop it, and neither removes it;
+- a first `apply` killed mid-commit and recovered put the originals back
+  with new ctimes: the next apply took each one run's exit had not vouched
+  for (a file over 16 MiB, any of a crashed session's) for a stale copy, a
+  conflict needing --force;
+- a rename worker killed mid-copy left its half-made copy in the sandbox's
+  view until the run ended: tools saw it, and what the agent moved into it
+  was lost with it at the end's sweep."""
+import json
+import os
+import signal
+import subprocess
+import time
+
+from conftest import LAYOVER, snapshot
+
+
+def _wait(pred, what, timeout=60):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if pred():
+            return
+        time.sleep(0.01)
+    raise AssertionError("timed out waiting for " + what)
+
+
+def _killed_run(lo, name, script, on_exit):
+    """`run SCRIPT` whose layover (the supervisor) is SIGKILLed once the
+    script's last change, added.txt, is in the upper layer."""
+    args = [LAYOVER, "run", "--target", str(lo.target), "--session", name, "--on-exit", on_exit, "--",
+            "/bin/sh", "-c", script + " && echo new > added.txt && exec sleep 600"]
+    p = subprocess.Popen(args, env=lo.env, cwd=str(lo.target), stdin=subprocess.DEVNULL,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    added = lo.upper(name) / "added.txt"
+    try:
+        _wait(lambda: added.exists() and added.read_text() == "new\n", "the command's changes")
+        os.kill(p.pid, signal.SIGKILL)
+        p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
+    assert p.returncode == -9
+
+
+def test_a_discarding_run_killed_is_kept_named_and_offered_for_discard_never_removed_unasked(lo):
+    before = snapshot(lo.target)
+    _killed_run(lo, "dk", "echo changed > notes.txt", "discard")
+    d = lo.session_dir("dk")
+    assert (d / "upper" / "notes.txt").read_text() == "changed\n"  # on disk, whole
+    r = lo("sessions", check=True)
+    row = [l for l in r.stdout.decode().splitlines() if l.startswith("dk ")]
+    assert len(row) == 1 and row[0].split()[1] == "crashed", r.stdout
+    note = ("layover: session 'dk' was to be discarded (run --on-exit discard), but its layover was killed first: "
+            "its changes are kept; 'layover status dk' lists them, 'layover discard dk' drops them\n")
+    assert r.stderr.decode() == note
+    js = json.loads(lo("sessions", "--json", check=True).stdout)
+    assert [(s["name"], s["state"], s["on_exit"]) for s in js] == [("dk", "crashed", "discard")]
+    # gc names it too, and leaves it (a dry run and a real one).
+    for args in (["gc", "--dry-run"], ["gc"]):
+        r = lo(*args, check=True)
+        assert r.stderr.decode() == note.replace("layover: ", "layover: gc: ", 1), r.stderr
+        assert b"dk" not in r.stdout, r.stdout
+        assert (d / "upper" / "notes.txt").read_text() == "changed\n"
+    st = lo("status", "dk", check=True).stdout.decode()
+    assert "M  notes.txt" in st and "A  added.txt" in st, st
+    assert snapshot(lo.target) == before  # nothing of it reached the real tree
+    # Dropped as offered: gone from the list, in the trash, the note with it.
+    lo("discard", "dk", check=True)
+    r = lo("sessions", check=True)
+    assert r.stdout == b"no sessions\n" and r.stderr == b"", (r.stdout, r.stderr)
+    assert b"dk" in lo("sessions", "--trash", check=True).stdout
+    assert snapshot(lo.target) == before
+
+
+def test_a_kept_runs_crash_or_an_ended_discarding_run_gets_no_discard_note(lo):
+    _killed_run(lo, "kk", "echo changed > notes.txt", "keep")
+    r = lo("sessions", check=True)
+    assert b"crashed" in r.stdout and r.stderr == b"", (r.stdout, r.stderr)
+    assert json.loads(lo("sessions", "--json", check=True).stdout)[0]["on_exit"] == "keep"
+    r = lo.run("echo gone > gone.txt", session="dd", on_exit="discard")
+    assert r.returncode == 0, r.stderr
+    assert not lo.session_dir("dd").exists()
+    assert lo("sessions", check=True).stderr == b""
