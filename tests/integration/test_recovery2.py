@@ -86,3 +86,57 @@ def test_a_kept_runs_crash_or_an_ended_discarding_run_gets_no_discard_note(lo):
     assert r.returncode == 0, r.stderr
     assert not lo.session_dir("dd").exists()
     assert lo("sessions", check=True).stderr == b""
+
+
+def _apply_killed_then_recovered(lo, point):
+    before = snapshot(lo.target)
+    r = lo("apply", "s", "--yes", env={"LAYOVER_FAULT": point + ":kill"})
+    assert r.returncode == -9, (r.returncode, r.stderr)
+    assert snapshot(lo.target) != before  # half applied: killed where the test means
+    r = lo("undo", "--last", "--target", lo.target)
+    assert r.returncode == 0 and "reverted an interrupted apply of s" in r.stderr.decode(), r.stderr
+    assert snapshot(lo.target) == before  # the originals are back, byte for byte
+
+
+def test_a_big_file_put_back_by_the_recovery_of_a_killed_first_apply_is_no_stale_copy(lo):
+    # Over run's exit's 16 MiB: its exit never read it, so nothing but the
+    # apply's own record says the real file is the one the sandbox copied.
+    big = lo.target / "big.bin"
+    data = os.urandom(17 << 20)
+    big.write_bytes(data)
+    r = lo.run("echo tail >> big.bin && echo NEW > notes.txt", session="s")
+    assert r.returncode == 0, r.stderr
+    _apply_killed_then_recovered(lo, "apply:commit:2")  # big.bin committed, notes.txt not
+    assert big.read_bytes() == data
+    r = lo("apply", "s", "--yes")
+    assert r.returncode == 0, r.stderr
+    assert b"stale copy" not in r.stderr, r.stderr
+    assert big.read_bytes() == data + b"tail\n"
+    assert (lo.target / "notes.txt").read_text() == "NEW\n"
+
+
+def test_a_crashed_sessions_deletion_put_back_by_a_recovery_is_no_stale_copy(lo):
+    # A crashed run vouched for nothing at its exit: every original the
+    # killed apply moved aside came back with a new ctime.
+    (lo.target / "gone.txt").write_text("gone\n")
+    _killed_run(lo, "s", "rm gone.txt && echo NEW > notes.txt", "keep")
+    _apply_killed_then_recovered(lo, "apply:commit:3")  # added.txt, gone.txt committed; notes.txt not
+    assert (lo.target / "gone.txt").read_text() == "gone\n"
+    r = lo("apply", "s", "--yes")
+    assert r.returncode == 0, r.stderr
+    assert not (lo.target / "gone.txt").exists()
+    assert (lo.target / "notes.txt").read_text() == "NEW\n"
+    assert (lo.target / "added.txt").read_text() == "new\n"
+
+
+def test_a_real_edit_after_a_recovered_apply_is_still_a_stale_copy(lo):
+    # What the apply remembered before its commit is the content the
+    # sandbox copied, never whatever is there later.
+    (lo.target / "gone.txt").write_text("gone\n")
+    _killed_run(lo, "s", "rm gone.txt && echo NEW > notes.txt", "keep")
+    _apply_killed_then_recovered(lo, "apply:commit:3")
+    (lo.target / "gone.txt").write_text("edited by the user\n")
+    r = lo("apply", "s", "--yes")
+    assert r.returncode != 0 and b"gone.txt: was changed on the target" in r.stderr, r.stderr
+    assert (lo.target / "gone.txt").read_text() == "edited by the user\n"
+    assert (lo.target / "notes.txt").read_text() == "one\ntwo\nthree\n"
