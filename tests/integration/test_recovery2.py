@@ -140,3 +140,31 @@ def test_a_real_edit_after_a_recovered_apply_is_still_a_stale_copy(lo):
     assert r.returncode != 0 and b"gone.txt: was changed on the target" in r.stderr, r.stderr
     assert (lo.target / "gone.txt").read_text() == "edited by the user\n"
     assert (lo.target / "notes.txt").read_text() == "one\ntwo\nthree\n"
+
+
+def test_a_dead_workers_copy_is_never_seen_inside_nor_can_the_agent_lose_work_in_it(lo):
+    # The rename worker killed after copying one file of old/ (the fault
+    # point): before, its half-made `.layover-rename-ID-TAG/` stayed in the
+    # sandbox's view until the run ended. A tool saw it (`git add -A` took
+    # it into the index), and a dir the agent moved into it was swept with
+    # it at the end: the agent's own work, lost from the session.
+    script = ("mv old new; echo mv=$?; ls -a; "
+              "for d in .layover-rename-*; do [ -d \"$d\" ] && mkdir keepme && echo precious > keepme/p.txt && "
+              "mv keepme \"$d\"/; done; find . -name '.layover-rename-*' | sed 's/^/found /'")
+    env = dict(lo.env)
+    env["LAYOVER_FAULT"] = "rename:file:1:kill"
+    args = [LAYOVER, "run", "--target", str(lo.target), "--session", "w", "--on-exit", "keep", "--",
+            "/bin/sh", "-c", "cd '%s' && %s" % (lo.target, script)]
+    r = subprocess.run(args, env=env, cwd=str(lo.target), stdin=subprocess.DEVNULL, capture_output=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    out = r.stdout.decode()
+    assert "mv=0" in out, out  # mv copied by itself after the worker's EXDEV
+    assert ".layover-rename" not in out, out
+    up = lo.upper("w")
+    assert sorted(os.listdir(up)) == ["new", "old"], os.listdir(up)  # old: its whiteout
+    assert (up / "new" / "a.txt").read_text() == "a\n" and (up / "new" / "sub" / "b.txt").read_text() == "b\n"
+    lo("apply", "w", "--yes", check=True)
+    assert not (lo.target / "old").exists()
+    assert (lo.target / "new" / "sub" / "b.txt").read_text() == "b\n"
+    assert not [n for n in os.listdir(lo.target) if n.startswith(".layover-rename")]
