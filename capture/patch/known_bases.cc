@@ -9,11 +9,10 @@
 
 namespace capture {
 
-base::Result<void> remember_bases(const std::string& session_dir, const Manifest& m, bool dirs_only) {
+base::Result<void> remember_bases(const std::string& session_dir, const Manifest& m) {
     session::KnownBases fresh;
     for (const auto& b : m.base)
-        if (!dirs_only && !b.absent && !b.stale && !b.fingerprint.empty() &&
-            (b.type == Type::File || b.type == Type::Symlink))
+        if (!b.absent && !b.stale && !b.fingerprint.empty() && (b.type == Type::File || b.type == Type::Symlink))
             fresh[b.path].insert(session::known_content(b.fingerprint, b.mode));
     // A real dir the patch deletes or replaces (capture/scan/dir_print.h):
     // its subtree as the patch recorded it, whole, every entry in it fresh.

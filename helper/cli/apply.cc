@@ -346,10 +346,10 @@ int cmd_apply(int argc, char** argv) {
     // A Ctrl+C the apply held until the tree was whole again: raised when this
     // verb returns, after it said what was applied (helper/base/interrupt.h).
     base::DeferredInterruptTaker interrupted;
-    // The dirs it deletes, remembered before the commit: killed, then
-    // recovered (dd renamed back), the next apply is no stale-copy conflict.
+    // The bases it saw, remembered before the commit: killed, then recovered
+    // (the originals renamed back), the next apply is no stale-copy conflict.
     if (!a.opts.dry_run)
-        if (auto info = session_of(*patch)) (void)capture::remember_bases(info->dir, patch->manifest(), true);
+        if (auto info = session_of(*patch)) (void)capture::remember_bases(info->dir, patch->manifest());
     auto rep = review::apply_patch(*patch, a.opts);
     if (rep.ok() && previewed) rep->already.clear();  // said before the question
     if (refused) return refuse_secrets(secrets, a.json_out, rep.ok() ? "" : rep.error().message);

@@ -96,6 +96,8 @@ void pick_sessions(const std::string& state, const Options& o, std::map<std::str
             it.note = s.state + ", NOT applied";
             it.unapplied = true;
         } else {
+            if (std::string note = session::crashed_discard_note(s); !note.empty())
+                std::fprintf(stderr, "layover: gc: %s\n", note.c_str());
             continue;
         }
         size_of(s.dir, store_cache, &it);

@@ -59,7 +59,7 @@ int on_exit_apply(const std::string& state, const session::Info& s) {
         return 125;
     }
     bool partial = !ao.exclude.empty() || !ao.hunks.empty();
-    (void)capture::remember_bases(s.dir, patch->manifest(), true);  // killed, then recovered: its dirs no stale copy
+    (void)capture::remember_bases(s.dir, patch->manifest());  // killed, then recovered: no stale copy
     auto r = review::apply_patch(patch.value(), ao);
     if (!r) {
         (void)capture::remember_bases(s.dir, patch->manifest());  // rolled back: a retry is no stale copy

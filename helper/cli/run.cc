@@ -106,6 +106,7 @@ int cmd_run(int argc, char** argv) {
     // waits for it, the other modes only before the session is unlocked.
     run.exit_early = !interactive && run.plan.limits.memory_cgroup.empty();
     run.discarding = on_exit == "discard";
+    run.meta.on_exit = on_exit;  // a crashed discarding run is named by `sessions` (session::crashed_discard_note)
     run.plan.pass_mnt_ns = run.discarding;
     run.keep_empty = opts->keep_empty;
     run.quiet = opts->quiet;

@@ -126,6 +126,7 @@ int cmd_sessions(int argc, char** argv) {
             o["applied"] = opt(s.meta.applied);
             o["undo"] = opt(s.meta.undo);
             o["saved"] = opt(s.meta.saved);
+            o["on_exit"] = opt(s.meta.on_exit);  // the last run's; "discard" on a crashed one: see the note below
             arr.push_back(std::move(o));
         }
         std::puts(arr.dump(2, ' ', true, nlohmann::json::error_handler_t::replace).c_str());
@@ -163,6 +164,10 @@ int cmd_sessions(int argc, char** argv) {
         std::printf("(layers shared by forks count in each session; all together: %s)\n",
                     base::bytes_short(total).c_str());
     }
+    if (!trash)
+        for (const auto& s : *all)
+            if (std::string note = session::crashed_discard_note(s); !note.empty())
+                std::fprintf(stderr, "layover: %s\n", note.c_str());
     if (old)
         std::fprintf(stderr,
                      "layover: warning: some sessions are 20+ days old; systemd-tmpfiles deletes /var/tmp entries "

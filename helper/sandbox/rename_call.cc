@@ -150,7 +150,8 @@ std::string encode(const Request& r) {
     std::string out;
     put(out, r.id);
     put(out, r.flags);
-    put(out, static_cast<uint8_t>((r.old_fd ? 1 : 0) | (r.new_fd ? 2 : 0) | (r.plain ? 4 : 0) | (r.link ? 8 : 0)));
+    put(out, static_cast<uint8_t>((r.old_fd ? 1 : 0) | (r.new_fd ? 2 : 0) | (r.plain ? 4 : 0) | (r.link ? 8 : 0) |
+                                  (r.sweep ? 16 : 0)));
     out += r.oldpath;
     out += '\0';
     out += r.newpath;
@@ -161,13 +162,14 @@ std::optional<Request> decode_request(const std::string& msg) {
     Request r;
     size_t at = 0;
     uint8_t fds = 0;
-    if (!get(msg, at, &r.id) || !get(msg, at, &r.flags) || !get(msg, at, &fds) || fds > 15) return std::nullopt;
+    if (!get(msg, at, &r.id) || !get(msg, at, &r.flags) || !get(msg, at, &fds) || fds > 31) return std::nullopt;
     size_t nul = msg.find('\0', at);
     if (nul == std::string::npos || msg.find('\0', nul + 1) != std::string::npos) return std::nullopt;
     r.old_fd = fds & 1;
     r.new_fd = fds & 2;
     r.plain = fds & 4;
     r.link = fds & 8;
+    r.sweep = fds & 16;
     r.oldpath = msg.substr(at, nul - at);
     r.newpath = msg.substr(nul + 1);
     return r;

@@ -67,6 +67,9 @@ struct Request {
     std::string oldpath, newpath;
     bool plain = false;  // a file's rename (never emulated), on the dirs the supervisor resolved
     bool link = false;   // a kept session's link: linkat(olddir, oldpath, newdir, newpath, flags)
+    // A call whose worker died with it in hand: its successor removes the
+    // temporary copy it may have left (rename_tree::drop_temp), answers EXDEV.
+    bool sweep = false;
 };
 std::string encode(const Request& r);
 std::optional<Request> decode_request(const std::string& msg);

@@ -164,6 +164,7 @@ void RenameService::stop_worker() {
     // end (finish_temps), before the session is counted or reviewed.
     if (!pending_.empty()) temps_left_ = upper_dirty_ = true;
     pending_.clear();
+    sent_.clear();
     for (const auto& q : backlog_) respond(q.id, EXDEV, false);
     backlog_.clear();
     worker_.reset();
@@ -204,6 +205,7 @@ void RenameService::flush_backlog() {
             return;
         }
         pending_.insert(q.id);
+        if (q.may_copy && sent_.size() < kMaxSent) sent_.emplace(q.id, std::move(q));
         backlog_.pop_front();
     }
 }
@@ -309,32 +311,9 @@ void RenameService::hand_on(pid_t pid, rename_call::Request& req, base::Fd olddi
     // One worker, in the namespaces of the first task that needed it; the
     // sandbox cannot make new ones (no CLONE_NEWUSER, no capabilities).
     uint64_t mntns = ns_inode(pid, "mnt");
-    if (!worker_) {
-        base::Fd user(::open(proc(pid, "ns/user").c_str(), O_RDONLY | O_CLOEXEC));
-        base::Fd mnt(::open(proc(pid, "ns/mnt").c_str(), O_RDONLY | O_CLOEXEC));
-        // No worker (its fork failed: the user's process limit, memory):
-        // EXDEV, as in stop_worker(), never the call resolved again.
-        if (!user.valid() || !mnt.valid() || seccomp_notify_id_valid(listener_.get(), id) != 0)
-            return respond(id, EXDEV, false);
-        if (temps_key_.empty()) {
-            // The session's key in its dir (an earlier run's, if it left
-            // one: that run's leftovers are named with it), so that a later
-            // resume, status or save finds a killed supervisor's leftovers
-            // too: a discarding run's as well, whose session a SIGKILL
-            // leaves crashed, reviewable and resumable; else (the file not
-            // written) the run's own, in memory.
-            struct stat st;
-            temps_inherited_ = !session_dir_.empty() && ::stat(rename_temps::key_path(session_dir_).c_str(), &st) == 0;
-            auto key = session_dir_.empty() ? rename_temps::new_key() : rename_temps::key_for_run(session_dir_);
-            if (!key && !session_dir_.empty()) key = rename_temps::new_key();
-            if (!key) return respond(id, EXDEV, false);
-            temps_key_ = key.value();
-        }
-        auto started = rename_worker::start(user.get(), mnt.get(), limits_, temps_key_);
-        if (!started) return respond(id, EXDEV, false);
-        worker_ = std::make_unique<rename_worker::Worker>(std::move(started.value()));
-        worker_mntns_ = mntns;
-    }
+    // No worker (its fork failed: the user's process limit, memory):
+    // EXDEV, as in stop_worker(), never the call resolved again.
+    if (!worker_ && !start_worker(pid, id, mntns)) return respond(id, EXDEV, false);
     if (mntns == 0 || mntns != worker_mntns_) return respond(id, EXDEV, false);
     // Everything above came from this task while it waited in this call: the
     // pid, its fds and namespaces were not someone else's.
@@ -344,8 +323,11 @@ void RenameService::hand_on(pid_t pid, rename_call::Request& req, base::Fd olddi
     std::string msg = rename_call::encode(req);
     flush_backlog();  // (in order: after the calls already waiting)
     if (!worker_) return respond(id, EXDEV, false);
+    bool may_copy = !req.plain && !req.link;
     if (backlog_.empty() && send_to(worker_->sock.get(), msg, olddir, newdir)) {
         pending_.insert(id);
+        if (may_copy && sent_.size() < kMaxSent)
+            sent_.emplace(id, Queued{id, std::move(msg), std::move(olddir), std::move(newdir), pid, true});
         return;
     }
     if (backlog_.empty() && fds_refused()) return respond(id, ENOMEM, false);
@@ -354,7 +336,57 @@ void RenameService::hand_on(pid_t pid, rename_call::Request& req, base::Fd olddi
         return respond(id, EXDEV, false);
     }
     if (backlog_.size() >= kMaxBacklog) return respond(id, ENOMEM, false);
-    backlog_.push_back(Queued{id, std::move(msg), std::move(olddir), std::move(newdir)});
+    backlog_.push_back(Queued{id, std::move(msg), std::move(olddir), std::move(newdir), pid, may_copy});
+}
+
+bool RenameService::start_worker(pid_t pid, uint64_t id, uint64_t mntns) {
+    base::Fd user(::open(proc(pid, "ns/user").c_str(), O_RDONLY | O_CLOEXEC));
+    base::Fd mnt(::open(proc(pid, "ns/mnt").c_str(), O_RDONLY | O_CLOEXEC));
+    if (!user.valid() || !mnt.valid() || seccomp_notify_id_valid(listener_.get(), id) != 0) return false;
+    if (temps_key_.empty()) {
+        // The session's key in its dir (an earlier run's, if it left
+        // one: that run's leftovers are named with it), so that a later
+        // resume, status or save finds a killed supervisor's leftovers
+        // too: a discarding run's as well, whose session a SIGKILL
+        // leaves crashed, reviewable and resumable; else (the file not
+        // written) the run's own, in memory.
+        struct stat st;
+        temps_inherited_ = !session_dir_.empty() && ::stat(rename_temps::key_path(session_dir_).c_str(), &st) == 0;
+        auto key = session_dir_.empty() ? rename_temps::new_key() : rename_temps::key_for_run(session_dir_);
+        if (!key && !session_dir_.empty()) key = rename_temps::new_key();
+        if (!key) return false;
+        temps_key_ = key.value();
+    }
+    auto started = rename_worker::start(user.get(), mnt.get(), limits_, temps_key_);
+    if (!started) return false;
+    worker_ = std::make_unique<rename_worker::Worker>(std::move(started.value()));
+    worker_mntns_ = mntns;
+    return true;
+}
+
+void RenameService::worker_died() {
+    std::vector<Queued> sweeps;  // each call's copy, if it made one (the one in hand): its name is known
+    for (auto& [id, q] : sent_)
+        if (!q.sweep && pending_.erase(id)) sweeps.push_back(std::move(q));
+    stop_worker();  // the other calls: EXDEV now
+    if (sweeps.empty()) return;
+    temps_left_ = upper_dirty_ = true;  // the run's end sweeps what the successor could not
+    for (auto& q : sweeps) {
+        auto req = rename_call::decode_request(q.msg);
+        uint64_t mntns = ns_inode(q.pid, "mnt");
+        if (!req || (!worker_ && (mntns != worker_mntns_ || !start_worker(q.pid, q.id, mntns)))) {
+            respond(q.id, EXDEV, false);
+            continue;
+        }
+        req->sweep = q.sweep = true;
+        q.msg = rename_call::encode(*req);
+        if (!send_to(worker_->sock.get(), q.msg, q.olddir, q.newdir)) {
+            respond(q.id, EXDEV, false);
+            continue;
+        }
+        pending_.insert(q.id);
+        sent_.emplace(q.id, std::move(q));
+    }
 }
 
 void RenameService::on_worker(short revents) {
@@ -365,9 +397,12 @@ void RenameService::on_worker(short revents) {
     std::vector<base::Fd> fds;
     ssize_t n = fd_pass::recv(worker_->sock.get(), &msg, 64, &fds);
     if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
-    if (n <= 0) return stop_worker();
+    if (n <= 0) return worker_died();
     auto reply = rename_call::decode_reply(msg);
-    if (reply && pending_.erase(reply->id)) respond(reply->id, reply->err, false);
+    if (reply && pending_.erase(reply->id)) {
+        sent_.erase(reply->id);
+        respond(reply->id, reply->err, false);
+    }
     flush_backlog();  // the worker took a request: room for the next
 }
 

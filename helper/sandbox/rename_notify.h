@@ -86,7 +86,16 @@ private:
     void hand_on(pid_t pid, rename_call::Request& req, base::Fd olddir, base::Fd newdir);
     // The backlog sent, in order, while the worker's socket takes it.
     void flush_backlog();
+    // A worker for the task pid's call id, in that task's namespaces; false:
+    // none could be started (the call then gets EXDEV).
+    bool start_worker(pid_t pid, uint64_t id, uint64_t mntns);
     void stop_worker();
+    // The worker died (killed, the OOM killer): a successor removes, through
+    // the overlay, the copy the call in hand may have left half-made, before
+    // that call gets EXDEV, so that nothing in the sandbox sees, changes or
+    // moves things into it (recovery2: `git add -A` took it into the index,
+    // a dir moved into it was lost with it at the run's end's sweep).
+    void worker_died();
     // The run's end: the worker stopped; its temporary dirs a dead worker
     // left (a call in hand) swept from a kept session's layers.
     void finish_temps();
@@ -113,8 +122,15 @@ private:
         uint64_t id;
         std::string msg;
         base::Fd olddir, newdir;
+        pid_t pid = 0;          // the task waiting in the call
+        bool may_copy = false;  // a directory rename the worker may copy (a temporary dir)
+        bool sweep = false;     // sent to a successor, to remove what its predecessor left
     };
     std::deque<Queued> backlog_;
+    // pending_'s calls that may copy, kept (two fds each) for worker_died();
+    // past kMaxSent (a flood of calls while one copies) the run's end sweeps.
+    std::map<uint64_t, Queued> sent_;
+    static constexpr size_t kMaxSent = 256;
     static constexpr size_t kMaxBacklog = 256;  // two fds each
     void* req_ = nullptr;                       // libseccomp's notification buffers
     void* resp_ = nullptr;

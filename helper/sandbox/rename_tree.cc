@@ -229,6 +229,11 @@ base::Result<void> empty_tree(int dir) {
     return remove_entries(dir, mnt);
 }
 
+void drop_temp(int newparent, const std::string& temp) {
+    auto d = open_dir(newparent, temp);
+    if (d && empty_tree(d->get())) ::unlinkat(newparent, temp.c_str(), AT_REMOVEDIR);
+}
+
 base::Result<void> move_by_copy(int oldparent, const std::string& oldname, int newparent, const std::string& newname,
                                 unsigned flags, const std::string& temp) {
     if (flags & ~RENAME_NOREPLACE) return cannot("flags other than RENAME_NOREPLACE");
@@ -260,28 +265,24 @@ base::Result<void> move_by_copy(int oldparent, const std::string& oldname, int n
     // (taken: the sandbox copied it from an earlier copy's; EXDEV, mv copies).
     if (::mkdirat(newparent, temp.c_str(), 0700) != 0)
         return errno == EEXIST ? cannot(temp + " exists") : base::sys_error("mkdir " + temp);
-    auto drop_temp = [&] {
-        auto d = open_dir(newparent, temp);
-        if (d && empty_tree(d->get())) ::unlinkat(newparent, temp.c_str(), AT_REMOVEDIR);
-    };
     auto copied = [&]() -> base::Result<void> {
         TRY(base::Fd dst, open_dir(newparent, temp));
         return copy_tree(src.get(), dst.get());
     }();
     if (!copied) {
-        drop_temp();
+        drop_temp(newparent, temp);
         return copied.error();
     }
     // Fault points (LAYOVER_FAULT=rename:POINT:N:kill, helper/base/fault.h; `file` and `open` in Copier):
     // a worker killed at each, tests/integration/test_worker2.py.
     if (auto f = base::fault_point("rename", "copied"); !f) {
-        drop_temp();
+        drop_temp(newparent, temp);
         return f.error();
     }
     // The copy is an upper-only directory: the overlay moves it.
     if (::renameat2(newparent, temp.c_str(), newparent, newname.c_str(), flags & RENAME_NOREPLACE) != 0) {
         auto err = base::sys_error(newname);
-        drop_temp();
+        drop_temp(newparent, temp);
         return err;
     }
     TRY_VOID(base::fault_point("rename", "placed"));

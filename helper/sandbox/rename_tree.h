@@ -27,4 +27,10 @@ base::Result<void> copy_tree(int src, int dst);
 // directories writable where needed, as rm -rf would.
 base::Result<void> empty_tree(int dir);
 
+// The directory newparent/temp (never a symlink) removed with what it holds,
+// as far as it can be: a copy of move_by_copy's that failed, or the one a
+// worker that died mid-copy left (removed by its successor, through the
+// overlay, before the call gets EXDEV; docs/security.md, "Directory renames").
+void drop_temp(int newparent, const std::string& temp);
+
 }  // namespace rename_tree

@@ -84,6 +84,12 @@ void serve(int sock, const std::string& temps_key) {
 int perform(int olddir, int newdir, const rename_call::Request& r, const std::string& temps_key) {
     const char* oldp = r.oldpath.c_str();
     const char* newp = r.newpath.c_str();
+    if (r.sweep) {
+        // Its dead predecessor's copy, in the dir it made it in (resolved as it did).
+        base::Fd np(::openat(newdir, rename_call::split(r.newpath).parent.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+        if (np.valid()) rename_tree::drop_temp(np.get(), rename_temps::temp_name(temps_key, r.id));
+        return EXDEV;
+    }
     if (r.link) return ::linkat(olddir, oldp, newdir, newp, static_cast<int>(r.flags)) == 0 ? 0 : errno;
     if (::renameat2(olddir, oldp, newdir, newp, r.flags) == 0) return 0;
     int err = errno;

@@ -98,8 +98,10 @@ base::Result<void> add_known_bases(const std::string& dir, const std::string& pa
 base::Result<void> add_known_bases(const std::string& dir, const KnownBases& more) {
     if (more.empty()) return base::Ok();
     TRY(KnownBases known, read_known_bases(dir));
-    for (const auto& [path, fps] : more) known[path].insert(fps.begin(), fps.end());
-    return write_file(dir, kFile, known);
+    bool added = false;  // an apply's second call (after its commit) adds nothing: no write
+    for (const auto& [path, fps] : more)
+        for (const auto& fp : fps) added |= known[path].insert(fp).second;
+    return added ? write_file(dir, kFile, known) : base::Ok();
 }
 
 const KnownBases* KnownBasesOnce::get() const {

@@ -162,6 +162,7 @@ Result<Meta> meta_from_json(const std::string& d, const json& j) {
     m.applied = j.value("applied", "");
     m.undo = j.value("undo", "");
     m.saved = j.value("saved", "");
+    m.on_exit = j.value("on_exit", "");
     if (j.contains("outside") && j["outside"].is_array())
         for (const auto& o : j["outside"])
             if (o.is_string()) m.outside.push_back(o.get<std::string>());
@@ -196,6 +197,7 @@ Result<void> write_meta(const std::string& d, const Meta& m) {
     if (!m.applied.empty()) j["applied"] = m.applied;
     if (!m.undo.empty()) j["undo"] = m.undo;
     if (!m.saved.empty()) j["saved"] = m.saved;
+    if (!m.on_exit.empty()) j["on_exit"] = m.on_exit;
     std::string text = j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
     return base::replace_file(d + "/meta.json", d + "/.meta.json.tmp", text, "saving session metadata in " + d);
 }
@@ -258,6 +260,13 @@ std::string state_from(bool locked, const Meta& m) {
     if (!m.saved.empty()) return "saved";
     if (m.changes == 0) return "empty";
     return "kept";
+}
+
+std::string crashed_discard_note(const Info& s) {
+    if (s.state != "crashed" || s.meta.on_exit != "discard") return "";
+    const std::string& n = s.meta.name;
+    return "session '" + n + "' was to be discarded (run --on-exit discard), but its layover was killed first: its " +
+           "changes are kept; 'layover status " + n + "' lists them, 'layover discard " + n + "' drops them";
 }
 
 bool holds_history(const std::string& d) {

@@ -47,6 +47,10 @@ struct Meta {
     std::string applied;   // UTC RFC 3339 of a full apply, or empty
     std::string undo;      // that apply's undo record
     std::string saved;     // the file a save wrote, or empty
+    // The last run's --on-exit (keep, discard, apply, prompt, save:FILE): a
+    // crashed session whose run was to discard it is named by `sessions`
+    // and `gc` (crashed_discard_note), never removed unasked.
+    std::string on_exit;
 };
 
 // When the session's layers began: the earliest copy-up it can hold (the
@@ -115,6 +119,11 @@ bool holds_history(const std::string& session_dir);
 std::string state_of(const std::string& session_dir, const Meta& m);
 // Pure: the same from the lock's state.
 std::string state_from(bool locked, const Meta& m);
+// A crashed session whose run was to discard it (its supervisor killed
+// before the discard): the line `sessions` and `gc` print for it, naming
+// it and how to drop it; else "". Never removed unasked: what the killed
+// run changed may be wanted.
+std::string crashed_discard_note(const Info& s);
 
 // Record an apply or a save in the session's meta.json (a session in the
 // trash too: `dir` is wherever it is).

@@ -282,7 +282,7 @@ struct Prompt {
             std::fprintf(stderr, "layover: skipping %zu rejected change(s):\n", skipped.size());
             for (const auto& l : skipped) std::fprintf(stderr, "  %s\n", l.c_str());
         }
-        (void)capture::remember_bases(s.dir, patch.manifest(), true);  // killed, then recovered: no stale dir
+        (void)capture::remember_bases(s.dir, patch.manifest());  // killed, then recovered: no stale copy
         for (;;) {
             auto r = apply_patch(patch, ao);
             if (!r) {

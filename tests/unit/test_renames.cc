@@ -78,13 +78,20 @@ TEST_CASE("renames: requests and replies survive the wire; damaged ones are refu
     CHECK(l->link);
     CHECK_FALSE(l->plain);
     CHECK(l->flags == AT_SYMLINK_FOLLOW);
+    CHECK_FALSE(l->sweep);
+    Request sw{9, 0, true, true, "old", "new", false, false, true};  // a dead worker's call, to its successor
+    auto s = decode_request(encode(sw));
+    REQUIRE(s);
+    CHECK(s->sweep);
+    CHECK(s->id == 9);
+    CHECK(s->newpath == "new");
 
     std::string msg = encode(q);
     CHECK_FALSE(decode_request(msg.substr(0, 10)));           // short header
     CHECK_FALSE(decode_request(msg.substr(0, 15)));           // no separator
     CHECK_FALSE(decode_request(msg + std::string(1, '\0')));  // a third part
     std::string bad = msg;
-    bad[12] = 16;  // bits beyond the four
+    bad[12] = 32;  // bits beyond the five
     CHECK_FALSE(decode_request(bad));
 
     auto rep = decode_reply(encode(Reply{99, EXDEV}));
