@@ -35,7 +35,11 @@ int read_path(pid_t pid, uint64_t addr, std::string* out) {
     static const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
     char buf[PATH_MAX];
     while (out->size() < PATH_MAX) {
-        size_t chunk = std::min(page - addr % page, sizeof buf);
+        // Never past PATH_MAX bytes in all, as the kernel reads (attack31:
+        // a chunk ran on to a page more, and a path of 4096 bytes or more
+        // whose dir was shorter was renamed where the kernel says
+        // ENAMETOOLONG).
+        size_t chunk = std::min(page - addr % page, sizeof buf - out->size());
         struct iovec local = {buf, chunk};
         struct iovec remote = {reinterpret_cast<void*>(addr), chunk};
         ssize_t n = ::process_vm_readv(pid, &local, 1, &remote, 1, 0);
@@ -52,6 +56,14 @@ int read_path(pid_t pid, uint64_t addr, std::string* out) {
 }
 
 std::string proc(pid_t pid, const std::string& rest) { return "/proc/" + std::to_string(pid) + "/" + rest; }
+
+// The last name the worker is handed for `path`, its trailing slash kept:
+// the kernel's rule on it (a file's `rename f g/` is ENOTDIR, `link f h/`
+// ENOENT) then holds in the worker's call (attack31: the split dropped it,
+// and both were made).
+std::string worker_name(const std::string& name, const std::string& path) {
+    return path.size() > 1 && path.back() == '/' ? name + "/" : name;
+}
 
 // Only to choose the fast path: whether the source looks like a directory,
 // seen through the task's own /proc links.
@@ -238,17 +250,33 @@ void RenameService::on_listener(short revents) {
         if (err) return respond(id, err, false);
     }
     base::Fd olddir, newdir;
-    if (!rename_call::may_need_emulation(req.flags, looks_like_dir(pid, args->olddirfd, req.oldpath))) {
-        // A kept session's: the entries the call replaces noted, and the
-        // call made on the dirs resolved for that, by the worker.
-        bool exchange = req.flags & RENAME_EXCHANGE;
-        std::string newname, oldname;
-        int err = note_replaced(pid, args->newdirfd, req.newpath, &newdir, &newname);
-        if (!err && exchange) err = note_replaced(pid, args->olddirfd, req.oldpath, &olddir, &oldname);
-        if (err || !newdir.valid() || (exchange && !olddir.valid())) return respond(id, err, err == 0);
-        req.plain = true;
-        req.newpath = newname;
-        if (exchange) req.oldpath = oldname;
+    // A kept session's: the entries the call replaces noted, and the call
+    // made on the dirs resolved for that, by the worker. A source that looks
+    // like a directory (a move the worker may copy) is noted so too: the look
+    // is only a hint, by a path the supervisor resolves in its own root (an
+    // absolute symlink in it reads the real tree), and by the worker's call
+    // the source may be a file (attack31: a copy renamed over another unnoted).
+    bool maybe_dir = rename_call::may_need_emulation(req.flags, looks_like_dir(pid, args->olddirfd, req.oldpath));
+    bool exchange = req.flags & RENAME_EXCHANGE;
+    std::string newname, oldname;
+    int noted = note_replaced(pid, args->newdirfd, req.newpath, &newdir, &newname);
+    if (!noted && exchange) noted = note_replaced(pid, args->olddirfd, req.oldpath, &olddir, &oldname);
+    if (noted == EXDEV && maybe_dir && !req.oldpath.empty()) {
+        // A destination the supervisor cannot name (deeper than PATH_MAX):
+        // left unnoted, on the task's dirfds, but only a directory may move
+        // there (the source with a trailing slash: ENOTDIR for another), and
+        // a directory replaces no file.
+        newdir.reset();
+        if (req.oldpath.back() != '/') req.oldpath += "/";
+        noted = 0;
+    }
+    if (noted) return respond(id, noted, false);
+    if (newdir.valid() && (!exchange || olddir.valid())) {
+        req.plain = !maybe_dir;  // else a directory the overlay refuses to move is copied (rename_worker.cc)
+        req.newpath = worker_name(newname, req.newpath);
+        if (exchange) req.oldpath = worker_name(oldname, req.oldpath);
+    } else if (!maybe_dir) {
+        return respond(id, 0, true);
     }
     base::Fd pidfd(task_pidfd(pid));
     if (!pidfd.valid()) return respond(id, EXDEV, false);  // gone (else: EXDEV, as in stop_worker())
@@ -276,7 +304,7 @@ void RenameService::on_link(pid_t pid, uint64_t id, const rename_call::Args& lin
     std::string name;
     if (!err) err = note_replaced(pid, link.newdirfd, req.newpath, &newdir, &name);
     if (err || !newdir.valid()) return respond(id, err, err == 0);
-    req.newpath = name;
+    req.newpath = worker_name(name, req.newpath);
     err = read_path(pid, link.oldpath, &req.oldpath);
     if (err == ESRCH) return;
     if (err) return respond(id, err, false);
