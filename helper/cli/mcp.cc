@@ -23,7 +23,7 @@ const char* const kUsage =
     "                   [every isolation option of 'layover run': --network MODE, --home MODE, [--hide PATH]...,\n"
     "                    --no-hide-secrets, [--env-keep GLOB]..., [--env NAME=VALUE]..., --env-clear, --cwd DIR,\n"
     "                    [--ro PATH]..., [--rw PATH]..., --timeout DURATION, --max-pids N, --max-size SIZE,\n"
-    "                    --max-memory SIZE, --tmp-size SIZE, --wait, --quiet, --keep-empty]\n"
+    "                    --max-memory SIZE, --min-free SIZE, --tmp-size SIZE, --wait, --quiet, --keep-empty]\n"
     "  --on-exit MODE  keep (default), discard or save:FILE (apply is the person's, never the agent's)\n"
     "Serves MCP over stdio: a shell and file tools inside a sandbox over DIR (default $HOME).\n"
     "The session (default mcp-YYYYmmdd-HHMMSS) is kept; review it with layover status/diff/apply.\n"

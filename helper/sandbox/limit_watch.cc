@@ -72,6 +72,7 @@ int64_t next_size_interval(int64_t walk_ms, uint64_t used, uint64_t cap) {
 LimitWatch::LimitWatch(const Limits& l, const std::string& upper_dir, std::vector<std::string> frozen,
                        const std::vector<std::string>& scratch)
     : limits_(l), start_(now_ms()) {
+    next_look_ = start_ + kMinSizeInterval;  // prepare_run looked at start
     layered_ = !frozen.empty() || !scratch.empty();
     std::vector<std::string> live = {upper_dir};
     live.insert(live.end(), scratch.begin(), scratch.end());
@@ -96,8 +97,9 @@ LimitWatch::LimitWatch(const Limits& l, const std::string& upper_dir, std::vecto
 int LimitWatch::poll_timeout() const {
     // The nearest deadline: --timeout's, the caller's grace (-1: none).
     int64_t deadline = limits_.timeout_ms ? start_ + static_cast<int64_t>(limits_.timeout_ms) : -1;
-    if (caller_gone_ >= 0)
-        deadline = deadline < 0 ? caller_gone_ + kCallerGraceMs : std::min(deadline, caller_gone_ + kCallerGraceMs);
+    auto nearer = [&](int64_t t) { deadline = deadline < 0 ? t : std::min(deadline, t); };
+    if (caller_gone_ >= 0) nearer(caller_gone_ + kCallerGraceMs);
+    if (limits_.min_free.bytes) nearer(next_look_);
     if (deadline < 0) return -1;
     return static_cast<int>(std::clamp<int64_t>(deadline - now_ms(), 0, 24 * 3600 * 1000));
 }
@@ -116,7 +118,24 @@ std::string LimitWatch::check(int* code) {
         *code = 124;
         return "--timeout " + limits::format_duration(limits_.timeout_ms) + " reached: sandbox stopped";
     }
+    if (limits_.min_free.bytes && now_ms() >= next_look_)
+        if (std::string m = look_free(code); !m.empty()) return m;
     return limits_.max_size ? read_reports(code) : "";
+}
+
+std::string LimitWatch::look_free(int* code) {
+    disk_floor::Space sp;
+    if (!disk_floor::look(limits_.min_free.dir, &sp)) {  // gone for a moment? look again later
+        next_look_ = now_ms() + kMaxSizeInterval;
+        return "";
+    }
+    std::string m = disk_floor::stopped(limits_.min_free, sp.avail);
+    if (!m.empty()) {
+        *code = 125;
+        return m;
+    }
+    next_look_ = now_ms() + next_size_interval(0, 0, sp.avail - limits_.min_free.bytes);
+    return "";
 }
 
 std::string LimitWatch::read_reports(int* code) {

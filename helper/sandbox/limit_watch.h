@@ -1,5 +1,5 @@
-// --timeout and --max-size, enforced by the supervisor from outside the
-// sandbox, which cannot starve it. Once either is reached the whole sandbox
+// --timeout, --max-size and --min-free, enforced by the supervisor from
+// outside the sandbox, which cannot starve it. Once one is reached the whole sandbox
 // is stopped (SIGKILL to init, whose exit makes the kernel kill its PID
 // namespace, and to setup) and the session is kept (helper/cli/run.cc).
 #pragma once
@@ -37,7 +37,10 @@ public:
                const std::vector<std::string>& scratch = {});
     // The fd to poll with the others (-1: none): wakes the loop on a report.
     int fd() const { return reports_.get(); }
-    // The poll timeout until the time limit (-1: none).
+    // --min-free (helper/sandbox/disk_floor.h) needs no process: check()
+    // looks at the free space (one statvfs) when it is due, as often as
+    // next_size_interval says for the room above the floor (25-250 ms).
+    // The poll timeout until the time limit or that look (-1: none).
     int poll_timeout() const;
     // Non-empty once a limit is reached: the message; *code is run's exit code.
     std::string check(int* code);
@@ -60,10 +63,12 @@ public:
 
 private:
     std::string read_reports(int* code);
+    std::string look_free(int* code);
     bool layered_ = false;  // the totals count frozen or scratch layers too
     Limits limits_;
     int64_t start_;
     int64_t caller_gone_ = -1;  // when caller_gone() was called (ms), -1: not
+    int64_t next_look_ = -1;    // when --min-free's next statvfs is due (ms)
     base::Fd reports_, init_;
     base::Child watcher_;
     std::string partial_;

@@ -1,11 +1,12 @@
 // Resource limits of a run (--timeout, --max-pids, --max-size,
-// --max-memory): parsing is pure and unit-tested; the child applies the
+// --max-memory, --min-free): parsing is pure and unit-tested; the child applies the
 // rlimits; the supervisor enforces the timeout and watches the upper layer.
 #pragma once
 #include <cstdint>
 #include <string>
 
 #include "helper/base/result.h"
+#include "helper/sandbox/disk_floor.h"
 
 struct Limits {
     uint64_t timeout_ms = 24ull * 3600 * 1000;  // 0: none
@@ -15,6 +16,9 @@ struct Limits {
     // --max-memory's delegated cgroup v2 (helper/sandbox/memcg.h), which
     // setup enters; empty: RLIMIT_AS per process instead.
     std::string memory_cgroup;
+    // --min-free's floor on the state dir's filesystem, resolved by
+    // prepare_run (helper/sandbox/disk_floor.h); bytes 0: none.
+    disk_floor::Floor min_free;
 };
 
 namespace limits {

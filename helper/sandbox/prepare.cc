@@ -13,6 +13,7 @@
 
 #include "helper/base/clock.h"
 #include "helper/base/text.h"
+#include "helper/sandbox/disk_floor.h"
 #include "helper/sandbox/policy.h"
 #include "helper/sandbox/scratch.h"
 #include "helper/sandbox/seccomp.h"
@@ -165,6 +166,8 @@ base::Result<PreparedRun> prepare_run(const RunOptions& opts) {
     if (overlay::path_within(state_real, target) || overlay::path_within(target, state_real))
         return base::error("the state dir " + state_real + " overlaps the target " + target +
                            "; set LAYOVER_STATE_DIR outside it");
+    // The free-space floor (one statvfs): below it already, nothing starts.
+    TRY(disk_floor::Floor floor, disk_floor::at_start(opts.min_free_spec, state_real));
 
     std::vector<std::string> cmd = opts.command;
     if (cmd.empty()) {
@@ -236,7 +239,8 @@ base::Result<PreparedRun> prepare_run(const RunOptions& opts) {
     r.meta.status = "running";
     r.meta.exit_code = -1;
     r.meta.network = opts.network;
-    r.meta.limits = {opts.limits.timeout_ms, opts.limits.max_pids, opts.limits.max_size, opts.limits.max_memory};
+    r.meta.limits = {opts.limits.timeout_ms, opts.limits.max_pids, opts.limits.max_size, opts.limits.max_memory,
+                     floor.bytes};
     r.meta.stopped.clear();
     // A new run: what an earlier one's changes led to no longer describes the session.
     r.meta.changes = -1;
@@ -298,6 +302,7 @@ base::Result<PreparedRun> prepare_run(const RunOptions& opts) {
     p.loopback = opts.network == "loopback";
     p.wait_all = opts.wait;
     p.limits = opts.limits;
+    p.limits.min_free = floor;
     r.memory = memcg::Scope::for_limit(opts.limits.max_memory, &r.notices);  // empty: RLIMIT_AS
     p.limits.memory_cgroup = r.memory.sandbox_dir();
     // Test-only: the mount-locking tests prove the mounts are locked, not

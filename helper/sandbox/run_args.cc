@@ -11,7 +11,7 @@ const char kRunUsage[] =
     "                   [--hide PATH]... [--no-hide-secrets] [--env-keep GLOB]... [--env NAME=VALUE]...\n"
     "                   [--env-clear] [--cwd DIR] [--ro PATH]... [--rw PATH]... [--wait] [--home MODE]\n"
     "                   [--timeout DURATION] [--max-pids N] [--max-size SIZE] [--max-memory SIZE]\n"
-    "                   [--tmp-size SIZE] [--ipc-fd N] [--keep-empty] [--quiet] [--max-steps N]\n"
+    "                   [--min-free SIZE] [--tmp-size SIZE] [--ipc-fd N] [--keep-empty] [--quiet] [--max-steps N]\n"
     "                   [--] [CMD [ARG...]]\n"
     "  --target DIR      tree to overlay (default: $HOME)\n"
     "  --session NAME    name the session, or resume a kept one ([A-Za-z0-9._-]{1,64}, not starting with -)\n"
@@ -40,6 +40,9 @@ const char kRunUsage[] =
     "                    delegated a cgroup v2 to layover alone ('systemd-run --user --scope\n"
     "                    -p Delegate=yes layover run ...'); elsewhere per process (RLIMIT_AS),\n"
     "                    so several processes together may use more; run says which\n"
+    "  --min-free SIZE   free space to leave on the state dir's filesystem (e.g. 1G, 2%; default 5%\n"
+    "                    of it, 256M-4G; none: no floor): run refuses to start below it, and\n"
+    "                    past it the sandbox stops, the session is kept, run exits 125\n"
     "  --tmp-size SIZE   size of the private /tmp, /var/tmp, /dev/shm (e.g. 512M, 2G, 10%)\n"
     "  --ipc-fd N        pass fd N into the command as fd 3 (LAYOVER_IPC_FD=3)\n"
     "  --keep-empty      keep the session even when the command changed nothing (by default such\n"
@@ -173,6 +176,11 @@ base::Result<RunOptions> parse_run_args(const std::vector<std::string>& args) {
                 (o.limits.max_memory && o.limits.max_memory < (16 << 20)))
                 return base::error("bad --max-memory '" + o.max_memory +
                                    "'; use e.g. 512M or 4G (at least 16M), or none");
+        } else if (is("--min-free")) {
+            TRY_VOID(value("--min-free", &o.min_free));
+            if (!disk_floor::parse(o.min_free, &o.min_free_spec))
+                return base::error("bad --min-free '" + o.min_free +
+                                   "'; use e.g. 1G or 2% (at least 1M, at most 50%), or none");
         } else if (is("--home")) {
             std::string v;
             TRY_VOID(value("--home", &v));

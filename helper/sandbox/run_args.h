@@ -33,7 +33,8 @@ struct RunOptions {
     int max_steps = 64;           // --max-steps N: the stack's depth limit (steps::kMaxDepth)
     bool home_scratch = true;     // --home scratch (default) | ro: writes outside the target (scratch.h)
     // Resource limits as given (parsed into Limits by parse_run_args).
-    std::string timeout, max_pids, max_size, max_memory;
+    std::string timeout, max_pids, max_size, max_memory, min_free;
+    disk_floor::Spec min_free_spec;  // --min-free; resolved against the filesystem by prepare_run
 };
 
 // Errors are usage errors (run exits 125 for them).

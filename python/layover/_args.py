@@ -57,8 +57,8 @@ def options_arg(python: Any, binary: Any, startup_timeout: Any, max_output: Any,
                 what, "an int" if what == "max_pids" else "a str (\"2G\", \"10m\")", type(v).__name__, v))
 
 
-_BAD_RUN_VALUE = re.compile(r"layover: run: bad --(timeout|max-pids|max-size|max-memory|tmp-size) ('.*'); (.*); "
-                            r"see 'layover run --help'")
+_BAD_RUN_VALUE = re.compile(r"layover: run: bad --(timeout|max-pids|max-size|max-memory|min-free|tmp-size) ('.*'); "
+                            r"(.*); see 'layover run --help'")
 
 
 def python_words(message: str) -> Optional[str]:

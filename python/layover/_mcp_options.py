@@ -11,7 +11,7 @@ from typing import List, Optional
 # The usage (`layover mcp --help`) is printed by helper/cli/mcp.cc, with or without this package.
 
 RUN_VALUES = ("--network", "--home", "--hide", "--env-keep", "--env", "--cwd", "--ro", "--rw", "--timeout",
-              "--max-pids", "--max-size", "--max-memory", "--tmp-size")
+              "--max-pids", "--max-size", "--max-memory", "--min-free", "--tmp-size")
 RUN_FLAGS = ("--hide-secrets", "--no-hide-secrets", "--env-clear", "--wait", "--quiet", "-q", "--keep-empty")
 
 

@@ -60,7 +60,7 @@ class Sandbox:
                  hide_secrets: bool = True, helper_env: Optional[Mapping[str, str]] = None,
                  timeout: Optional[str] = None, max_pids: Optional[int] = None, max_size: Optional[str] = None,
                  max_memory: Optional[str] = None, keep_empty: bool = True, start: bool = True,
-                 steps: bool = False) -> None:
+                 steps: bool = False, min_free: Optional[str] = None) -> None:
         if network not in NETWORK:
             raise ValueError("network must be one of %s, not %r" % (NETWORK, network))
         if isinstance(env_keep, (str, bytes)) or isinstance(hide, (str, bytes)):
@@ -68,9 +68,9 @@ class Sandbox:
         self.profile_args = profile_args(env, env_keep, env_clear, hide, hide_secrets)
         options_arg(python, binary, startup_timeout, max_output, {"tmp_size": tmp_size, "timeout": timeout,
                                                                   "max_pids": max_pids, "max_size": max_size,
-                                                                  "max_memory": max_memory})
+                                                                  "max_memory": max_memory, "min_free": min_free})
         for flag, value in (("--timeout", timeout), ("--max-pids", max_pids), ("--max-size", max_size),
-                            ("--max-memory", max_memory)):
+                            ("--max-memory", max_memory), ("--min-free", min_free)):
             if value is not None:
                 self.profile_args += [flag, str(value)]
         if on_exit not in ON_EXIT:

@@ -95,7 +95,7 @@ def test_no_help_line_is_wider_than_120_columns():
 
 
 SAMPLES = {"network": "none", "on-exit": "keep", "home": "ro", "timeout": "1h", "max-pids": "100",
-           "max-size": "1G", "max-memory": "1G", "tmp-size": "1G", "ipc-fd": "3", "env": "A=b",
+           "max-size": "1G", "max-memory": "1G", "min-free": "1G", "tmp-size": "1G", "ipc-fd": "3", "env": "A=b",
            "session": "abc", "color": "never", "max-members": "5", "max-stored-bytes": "5M",
            "max-logical-bytes": "5M", "max-name-len": "100", "max-pax-header": "1000", "keep-undo": "20",
            "keep-undo-days": "30", "older-than": "30d", "conflict": "markers",
