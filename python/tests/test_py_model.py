@@ -3,6 +3,7 @@ lookup, the install script."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -101,6 +102,10 @@ def test_install_script_installs_a_package_that_finds_the_recorded_binary(tmp_pa
     recorded = (site / "layover" / "_install.py").read_text()
     assert "'/opt/lo/bin/layover'" in recorded  # DESTDIR stripped
     (site / "layover" / "_install.py").write_text("BINARY = %r\n" % str(fake))
+    # The install byte-compiled the package: a _install.py rewritten within
+    # the same second at the same size (91 bytes with make test's basetemp
+    # of pytest-1NN) would be read from the old .pyc.
+    shutil.rmtree(str(site / "layover" / "__pycache__"), ignore_errors=True)
     env = {k: v for k, v in os.environ.items() if k != "LAYOVER_BIN"}
     env["PYTHONPATH"] = str(site)
     out = subprocess.run([sys.executable, "-c", "import layover, layover._helper as h; "
