@@ -33,7 +33,7 @@ const std::vector<Flag> kFlags = {
     {"run", "max-pids", 0, V, once, any, "4096"},
     {"run", "max-size", 0, V, once, any, "none"},
     {"run", "max-memory", 0, V, once, any, "none"},
-    {"run", "min-free", 0, V, once, any, "5% of the state dir's filesystem, 256M-4G"},
+    {"run", "min-free", 0, V, once, any, "5% of the state dir's filesystem, 256M-1G"},
     {"run", "tmp-size", 0, V, once, any, "25% of RAM, at most 2G"},
     {"run", "ipc-fd", 0, V, once, no, ""},
     {"run", "quiet", 'q', N, once, any, ""},

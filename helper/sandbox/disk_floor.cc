@@ -56,7 +56,7 @@ base::Result<Floor> at_start(const Spec& s, const std::string& dir) {
     if (s.kind == Spec::None || !look(dir, &sp)) return f;
     f.bytes = resolve(s, sp.size);
     const std::string size = base::bytes_short(f.bytes);
-    f.words = s.kind == Spec::Default   ? "--min-free " + size + " (the default: 5% of the filesystem, 256M-4G)"
+    f.words = s.kind == Spec::Default   ? "--min-free " + size + " (the default: 5% of the filesystem, 256M-1G)"
               : s.kind == Spec::Percent ? "--min-free " + std::to_string(s.value) + "% (" + size + ")"
                                         : "--min-free " + size;
     if (f.bytes && sp.avail < f.bytes) return base::error(refusal(f, sp.avail));

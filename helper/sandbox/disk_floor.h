@@ -28,7 +28,7 @@ bool parse(const std::string& text, Spec* out);
 // kMinFloor and at most kMaxFloor, and never more than a quarter of it (a
 // filesystem under 1 GiB). Pure.
 constexpr uint64_t kMinFloor = uint64_t{256} << 20;
-constexpr uint64_t kMaxFloor = uint64_t{4} << 30;
+constexpr uint64_t kMaxFloor = uint64_t{1} << 30;
 uint64_t default_floor(uint64_t fs_bytes);
 // The floor in bytes (0: none). Pure.
 uint64_t resolve(const Spec& s, uint64_t fs_bytes);
@@ -42,7 +42,7 @@ struct Space {
 bool look(const std::string& path, Space* out);
 
 // The floor a run keeps: bytes (0: none), how messages name it
-// ("--min-free 4G", "--min-free 10% (25.2G)", "--min-free 4G (the
+// ("--min-free 4G", "--min-free 10% (25.2G)", "--min-free 1G (the
 // default: ...)"), and the dir whose filesystem it watches.
 struct Floor {
     uint64_t bytes = 0;

@@ -41,7 +41,7 @@ const char kRunUsage[] =
     "                    -p Delegate=yes layover run ...'); elsewhere per process (RLIMIT_AS),\n"
     "                    so several processes together may use more; run says which\n"
     "  --min-free SIZE   free space to leave on the state dir's filesystem (e.g. 1G, 2%; default 5%\n"
-    "                    of it, 256M-4G; none: no floor): run refuses to start below it, and\n"
+    "                    of it, 256M-1G; none: no floor): run refuses to start below it, and\n"
     "                    past it the sandbox stops, the session is kept, run exits 125\n"
     "  --tmp-size SIZE   size of the private /tmp, /var/tmp, /dev/shm (e.g. 512M, 2G, 10%)\n"
     "  --ipc-fd N        pass fd N into the command as fd 3 (LAYOVER_IPC_FD=3)\n"

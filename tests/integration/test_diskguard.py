@@ -99,13 +99,13 @@ def test_the_default_floor_is_on_without_a_flag(dlo):
     r = dlo.run("echo x > x.txt", session="plain")
     assert r.returncode == 0, r.stderr
     size, _ = fs(dlo.state)
-    # 5% of the filesystem, at least 256M, at most 4G, never over a quarter of it.
-    expected = min(max(size // 20, 256 * MIB), 4 << 30, size // 4)
+    # 5% of the filesystem, at least 256M, at most 1G, never over a quarter of it.
+    expected = min(max(size // 20, 256 * MIB), 1 << 30, size // 4)
     assert meta(dlo, "plain")["limits"]["min_free"] == expected
     # layover config shows the default too.
     r = dlo("config", "run")
     assert r.returncode == 0, r.stderr
-    assert re.search(rb"min-free: 5% of the state dir's filesystem, 256M-4G +# default", r.stdout), r.stdout
+    assert re.search(rb"min-free: 5% of the state dir's filesystem, 256M-1G +# default", r.stdout), r.stdout
 
 
 @pytest.mark.parametrize("value", ["10", "1k", "60%", "0%", "lots", "-1G", "1.5G", "", "5%%"])

@@ -24,12 +24,12 @@ TEST_CASE("min-free: values as --tmp-size takes them, a percentage of the filesy
         CHECK_FALSE(disk_floor::parse(bad, &s));
 }
 
-TEST_CASE("min-free: the default floor is 5% of the filesystem, 256M to 4G, at most a quarter of it") {
-    CHECK(disk_floor::default_floor(250 * G) == 4 * G);    // a laptop disk: the cap
-    CHECK(disk_floor::default_floor(40 * G) == 2 * G);     // 5%
+TEST_CASE("min-free: the default floor is 5% of the filesystem, 256M to 1G, at most a quarter of it") {
+    CHECK(disk_floor::default_floor(250 * G) == 1 * G);    // a laptop disk: the cap
+    CHECK(disk_floor::default_floor(10 * G) == 512 * M);   // 5%
     CHECK(disk_floor::default_floor(2 * G) == 256 * M);    // 5% is 102M: the minimum
     CHECK(disk_floor::default_floor(512 * M) == 128 * M);  // a tiny one: a quarter of it
-    CHECK(disk_floor::resolve({}, 40 * G) == 2 * G);       // not given: the default
+    CHECK(disk_floor::resolve({}, 10 * G) == 512 * M);     // not given: the default
     CHECK(disk_floor::resolve({disk_floor::Spec::Percent, 10}, 100 * G) == 10 * G);
     CHECK(disk_floor::resolve({disk_floor::Spec::Bytes, 3 * G}, 40 * G) == 3 * G);
     CHECK(disk_floor::resolve({disk_floor::Spec::None, 0}, 40 * G) == 0);
@@ -65,7 +65,7 @@ TEST_CASE("min-free: the start check on this filesystem") {
     if (sp.avail >= disk_floor::default_floor(sp.size)) {
         REQUIRE(def.ok());
         CHECK(def->bytes == disk_floor::default_floor(sp.size));
-        CHECK(def->words.find("(the default: 5% of the filesystem, 256M-4G)") != std::string::npos);
+        CHECK(def->words.find("(the default: 5% of the filesystem, 256M-1G)") != std::string::npos);
     }
     auto none = disk_floor::at_start({disk_floor::Spec::None, 0}, "/");
     REQUIRE(none.ok());
