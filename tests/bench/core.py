@@ -98,6 +98,18 @@ def measure(contenders, reps, warmup=True, errfile=None):
     return contenders
 
 
+def compile_c(source, out, *flags):
+    """A C program the bench measures against (a floor), built at `out`; None without a C compiler."""
+    import shutil
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if not cc:
+        return None
+    with open(out + ".c", "w") as f:
+        f.write(source)
+    check([cc, "-O2", *flags, "-o", out, out + ".c"])
+    return out
+
+
 def fmt_s(s):
     return "%.2f ms" % (s * 1000) if s < 0.01 else "%.1f ms" % (s * 1000) if s < 10 else "%.2f s" % s
 

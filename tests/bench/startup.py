@@ -6,7 +6,7 @@ import os
 import shutil
 import subprocess
 
-from core import Contender, Failed, check
+from core import Contender, Failed, compile_c
 
 # The tiny start-up floor: unshare + maps + one overlay mount + exec.
 FLOOR_C = r"""
@@ -97,14 +97,7 @@ def seccomp_file(b):
 
 
 def floor_binary(b):
-    cc = shutil.which("cc") or shutil.which("gcc")
-    if not cc:
-        return None
-    src, out = b.p("floor.c"), b.p("floor")
-    with open(src, "w") as f:
-        f.write(FLOOR_C)
-    check([cc, "-O2", "-o", out, src])
-    return out
+    return compile_c(FLOOR_C, b.p("floor"))
 
 
 def bwrap_has_overlay(bwrap):

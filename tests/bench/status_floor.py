@@ -6,9 +6,7 @@ close it, and stat its real twin (has it moved on since the copy-up?), on
 two threads. No listing, no verdicts, no cache, no secret scan. Measured in
 the status row's own loop, it says how far the goal against `find` is from
 what the hardware allows. b is bench.py's Bench."""
-import shutil
-
-from core import check
+from core import compile_c
 
 FLOOR_C = r"""
 #define _GNU_SOURCE
@@ -88,11 +86,4 @@ int main(int argc, char **argv) {
 
 def binary(b):
     """The floor's path, compiled into the bench's dir; None without a C compiler."""
-    cc = shutil.which("cc") or shutil.which("gcc")
-    if not cc:
-        return None
-    src, out = b.p("status-floor.c"), b.p("status-floor")
-    with open(src, "w") as f:
-        f.write(FLOOR_C)
-    check([cc, "-O2", "-pthread", "-o", out, src])
-    return out
+    return compile_c(FLOOR_C, b.p("status-floor"), "-pthread")

@@ -76,6 +76,19 @@ def proc_stat(pid):
         return []
 
 
+def kill9_and_reap(p):
+    """SIGKILL the Popen `p` (a supervisor: what a crash or `kill -9` does)
+    and reap it; used in a `finally:`, it also reaps `p` when the test failed first."""
+    try:
+        if p.poll() is None:
+            os.kill(p.pid, 9)
+        p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
+
+
 def missing_feature(reason):
     """Fail (or, with LAYOVER_ALLOW_SKIP=1, skip) a test that cannot run here."""
     if os.environ.get("LAYOVER_ALLOW_SKIP") == "1":

@@ -12,11 +12,10 @@ apply leaves is found, named and whole, never lost and never half done.
   was lost with it at the end's sweep."""
 import json
 import os
-import signal
 import subprocess
 import time
 
-from conftest import LAYOVER, snapshot
+from conftest import LAYOVER, kill9_and_reap, snapshot
 
 
 def _wait(pred, what, timeout=60):
@@ -38,12 +37,8 @@ def _killed_run(lo, name, script, on_exit):
     added = lo.upper(name) / "added.txt"
     try:
         _wait(lambda: added.exists() and added.read_text() == "new\n", "the command's changes")
-        os.kill(p.pid, signal.SIGKILL)
-        p.communicate(timeout=60)
     finally:
-        if p.poll() is None:
-            p.kill()
-            p.communicate()
+        kill9_and_reap(p)
     assert p.returncode == -9
 
 

@@ -11,7 +11,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from conftest import LAYOVER
+from conftest import LAYOVER, kill9_and_reap
 from test_attack20 import _rename_worker_of, _slow_to_copy_dir
 
 TEMP = re.compile(r"\.layover-rename-[0-9a-f]+-[0-9a-f]{16}$")
@@ -60,12 +60,8 @@ def _kill_supervisor_mid_copy(lo, session):
     try:
         temp = _wait_for_copy(p, lo.upper(session))
         worker = _rename_worker_of(p.pid)
-        os.kill(p.pid, signal.SIGKILL)
-        p.communicate(timeout=60)
     finally:
-        if p.poll() is None:
-            p.kill()
-            p.communicate()
+        kill9_and_reap(p)
     deadline = time.time() + 30
     while worker and os.path.exists("/proc/%d" % worker) and time.time() < deadline:
         time.sleep(0.01)

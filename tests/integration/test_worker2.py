@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import LAYOVER, proc_stat
+from conftest import LAYOVER, kill9_and_reap, proc_stat
 
 TEMP = re.compile(r"\.layover-rename-[0-9a-f]+-[0-9a-f]{16}$")
 TEMP_IN_TEXT = re.compile(r"\.layover-rename-[0-9a-f]+-[0-9a-f]{16}")
@@ -96,12 +96,8 @@ def _sigkill_with_worker_stopped(p):
     point; back when the worker died too (PDEATHSIG)."""
     try:
         worker = _stopped_worker(p)
-        os.kill(p.pid, signal.SIGKILL)
-        p.communicate(timeout=60)
     finally:
-        if p.poll() is None:
-            p.kill()
-            p.communicate()
+        kill9_and_reap(p)
     _wait(lambda: _gone(worker), "the worker to die")
 
 
