@@ -74,8 +74,10 @@ def json_dumps(obj, depth=0):
     if isinstance(obj, int):
         return int.__repr__(obj)
     if isinstance(obj, float):
-        if obj != obj or obj in (float("inf"), float("-inf")):
-            raise ValueError("float %r is not JSON" % obj)
+        # float's own arithmetic: a subclass's == and != may say anything, and
+        # its 'nan' once reached the host, which stopped the sandbox (attack33).
+        if float.__sub__(obj, obj) != 0.0:  # nan - nan and inf - inf are nan
+            raise ValueError("float %s is not JSON" % float.__repr__(obj))
         return float.__repr__(obj)
     if depth >= MAX_DEPTH and isinstance(obj, (list, tuple, dict)):
         raise ValueError("it is nested deeper than %d lists and dicts, or holds itself" % MAX_DEPTH)

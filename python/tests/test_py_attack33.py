@@ -85,3 +85,28 @@ def test_a_verb_whose_arguments_are_too_long_says_so_not_reinstall(tmp_path):
             helper.run_clipped(["diff", "s", "--"] + paths, 1000)
         assert str(e.value).startswith("layover: the arguments of 'layover diff' are too long for the kernel "), e.value
         assert "reinstall" not in str(e.value)
+
+
+# A float whose comparisons lie: float.__repr__ of it is 'nan' or 'inf'.
+LYING_FLOAT = (
+    "class F(float):\n"
+    "    def __eq__(self, other):\n"
+    "        return False\n"
+    "    def __ne__(self, other):\n"
+    "        return False\n"
+    "    __hash__ = float.__hash__\n"
+    "def f(what):\n"
+    "    return [F(what)]\n"
+)
+
+
+@pytest.mark.parametrize("what", ["nan", "inf", "-inf"])
+def test_a_float_whose_comparisons_lie_is_refused_inside_not_sent_as_malformed_json(repl, what):
+    # Before: json_dumps checked `obj != obj or obj in (inf, -inf)`, which a
+    # float subclass answers as it likes: the REPL sent `[nan]`, which the
+    # host took for a forged result and stopped the sandbox.
+    from layover import ToolError
+    with pytest.raises(ToolError) as e:
+        repl.call(LYING_FLOAT, "f", [what])
+    assert "returned a value JSON cannot carry (list: float %s is not JSON)" % what in str(e.value), e.value
+    assert repl.call("def g(): return [1.5]", "g") == [1.5]

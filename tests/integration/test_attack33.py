@@ -1,20 +1,20 @@
-"""probe"""
+"""A hostile MCP client of `layover mcp` (attack33). Each test fails before
+its fix."""
 from mcp_util import client, proj, text  # noqa: F401 (fixtures)
 
 
-def test_probe(client, proj):
+def test_mcp_diff_of_paths_too_long_for_the_kernel_says_so_not_reinstall(client, proj):
+    # Before: "diff: layover: cannot run the helper .../layover: Argument list
+    # too long (E2BIG); set LAYOVER_BIN or reinstall": the model was told to
+    # reinstall what works.
     c = client()
     assert not c.call("write_file", path="src/app.py", content="v2\n")["isError"]
-    out = []
-    for paths in (["a\x1b]0;TITLE\x07b"], ["a\nlayover: diff: 'x' matches no change"], ["a\u2028b\u202ec"],
-                  ["x" * 200000], ["p%d" % i for i in range(100000)], ["-x"], ["[*]"], ["\\"]):
+    for paths in (["x" * 200000], ["p%08d" % i for i in range(300000)]):
         r = c.call("diff", paths=paths)
-        out.append((repr(paths)[:100], r.get("isError"), repr(text(r))[:600], repr(r.get("structuredContent"))[:600]))
-    for name, args in (("read_file", {"path": "a\x1b[31mred\x07\u202e"}), ("list_directory", {"path": "n\x1b]0;T\x07"}),
-                       ("edit_file", {"path": "x", "old_string": "", "new_string": 5}),
-                       ("search_files", {"pattern": "x", "path": "\x1b[2J"})):
-        r = c.call(name, **args)
-        out.append((name, r.get("isError"), repr(text(r))[:600]))
-    with open("/tmp/a33/probe.txt", "w") as f:
-        f.write("\n".join(map(repr, out)))
-        f.write("\nSTDERR\n" + c.stderr())
+        assert r["isError"]
+        assert text(r).startswith("diff: layover: the arguments of 'layover diff' are too long for the kernel "
+                                  "(E2BIG: "), text(r)[:300]
+        assert "reinstall" not in text(r)
+    assert "+v2" in text(c.call("diff", paths=["src/app.py"]))
+    assert (proj / "src" / "app.py").read_text() == "print('v1')\nprint('v1 again')\n"
+
