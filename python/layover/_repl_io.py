@@ -119,6 +119,7 @@ class Channel:
         # read then fails with EAGAIN (SO_RCVTIMEO), and is retried after it.
         self.on_idle = on_idle
         self.sock = None  # for setsockopt, made on first use (owns nothing: detached at exit)
+        self.sent = 0  # bytes written: a call's output so far counts against max_output with its result
 
     def set_idle(self, on):
         """Reads time out after IDLE_PARK_US (on), or block (off)."""
@@ -142,6 +143,7 @@ class Channel:
             self.write_main(data)
             return
         with self.wlock:
+            self.sent += len(data)
             n = os.write(self.out_fd, data)  # the usual case: all of it at once
             if n != len(data):
                 self._write_rest(data, n)
@@ -152,6 +154,7 @@ class Channel:
         is raised here if user code is still running."""
         state = State
         with self.wlock:
+            self.sent += len(data)
             state.defer = True
             try:
                 n = os.write(self.out_fd, data)

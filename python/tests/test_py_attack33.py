@@ -2,8 +2,10 @@
 fails before its fix."""
 from __future__ import annotations
 
+import re
 import sys
 import threading
+import time
 
 import pytest
 
@@ -71,7 +73,11 @@ def test_an_exception_while_a_verb_streams_leaves_no_thread_behind(tmp_path):
                 helper._stream(["diff", "s"], 600, take)
     finally:
         threading.excepthook = old
-    assert [t for t in threading.enumerate() if t not in before] == []
+    left = [t for t in threading.enumerate() if t not in before]
+    end = time.monotonic() + 30
+    for t in left:  # a cancelled Timer ends a moment later; one left running waits 600 s
+        t.join(max(0.0, end - time.monotonic()))
+    assert [t for t in left if t.is_alive()] == []
     assert raised == []
 
 
@@ -110,3 +116,24 @@ def test_a_float_whose_comparisons_lie_is_refused_inside_not_sent_as_malformed_j
         repl.call(LYING_FLOAT, "f", [what])
     assert "returned a value JSON cannot carry (list: float %s is not JSON)" % what in str(e.value), e.value
     assert repl.call("def g(): return [1.5]", "g") == [1.5]
+
+
+def test_a_call_that_printed_and_returns_within_max_output_apart_is_refused_inside_not_stopped():
+    # Before: the REPL measured the result against max_output alone, though
+    # what the call printed counts against it too on the host: 3 MiB printed
+    # and 3 MiB returned under max_output=4 MiB were sent, and the host
+    # stopped the sandbox ("sent more than max_output").
+    import os
+    from layover import ToolError
+    from layover.repl import Repl, default_python, python_argv
+    r = Repl.spawn(lambda fd: python_argv(default_python()), env=dict(os.environ), set_ipc_env=True,
+                   describe="REPL", max_output=4 << 20)
+    try:
+        with pytest.raises(ToolError) as e:
+            r.call("def f():\n    print('x' * (3 << 20))\n    return 'y' * (3 << 20)\n", "f", timeout=60)
+        assert "layover: tool f returned more bytes of JSON than call()'s limit of " in str(e.value), e.value
+        m = re.search(r"\(max_output, less the ([0-9]+) bytes of output it printed\); return less", str(e.value))
+        assert m and 3 << 20 < int(m[1]) < (3 << 20) + 4096, e.value  # its frames' headers count too
+        assert r.call("def f():\n    print('x' * (1 << 20))\n    return 'y' * (2 << 20)\n", "f") == "y" * (2 << 20)
+    finally:
+        r.close(timeout=5)
