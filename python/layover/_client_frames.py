@@ -11,6 +11,7 @@ import re
 import select
 import socket
 import struct
+import sys
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from .errors import TimeoutError
@@ -118,8 +119,8 @@ def _finite_float(text: str) -> float:
 
 
 class LongNumber(ValueError):
-    """An integer of more than MAX_INT_DIGITS digits in what came from
-    inside; its argument is the count of digits."""
+    """An integer of more digits than int_digits() in what came from
+    inside; its arguments: the count of digits, and that limit."""
 
 
 # Python's own default int_max_str_digits: int() of a longer text is
@@ -129,11 +130,25 @@ class LongNumber(ValueError):
 MAX_INT_DIGITS = 4300
 
 
+def int_digits() -> int:
+    """The most digits of an integer read from inside: MAX_INT_DIGITS, or
+    the host program's own lower int_max_str_digits (640 at least), past
+    which int() raises the ValueError a malformed result raises."""
+    n = _get_int_digits() if _get_int_digits is not None else 0
+    return n if 0 < n < MAX_INT_DIGITS else MAX_INT_DIGITS
+
+
+_get_int_digits = getattr(sys, "get_int_max_str_digits", None)  # Python 3.11, 3.10.7, 3.9.14, 3.8.14
+
+
 def _bounded_int(text: str) -> int:
     digits = len(text) - (text[0] == "-")
     if digits > MAX_INT_DIGITS:
-        raise LongNumber(digits)
-    return int(text)
+        raise LongNumber(digits, MAX_INT_DIGITS)
+    try:
+        return int(text)
+    except ValueError:  # past the host's own int_max_str_digits
+        raise LongNumber(digits, int_digits()) from None
 
 
 # JSON as the host reads it from inside (the REPL's headers and tool
@@ -148,10 +163,10 @@ _strict_long = json.JSONDecoder(parse_constant=_no_constant, parse_float=_finite
 
 
 def strict_json(text: str):
-    """A text no longer than MAX_INT_DIGITS holds no integer past it: such
-    a text (every REPL header) is parsed by C alone, the digits' check (a
+    """A text no longer than int_digits() holds no integer past it: such a
+    text (every REPL header) is parsed by C alone, the digits' check (a
     Python call per integer, ~1 us a header) only where one could be long."""
-    return (_strict_long if len(text) > MAX_INT_DIGITS else _strict_short)(text)
+    return (_strict_long if len(text) > int_digits() else _strict_short)(text)
 
 
 # A JSON string, its escapes whole, or one left open to the end (malformed:

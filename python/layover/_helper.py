@@ -6,6 +6,7 @@ checkout this package sits in, then $PATH.
 """
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -170,7 +171,11 @@ class Helper:
             argv.insert(2, "--no-config")
         return argv
 
-    def _cannot_run(self, e: OSError) -> SandboxError:
+    def _cannot_run(self, e: OSError, args: Sequence[StrPath] = ()) -> SandboxError:
+        if e.errno == errno.E2BIG:  # not the binary's fault: reinstalling would not help (attack33)
+            return SandboxError("layover: the arguments of 'layover %s' are too long for the kernel (E2BIG: at most "
+                                "128 KiB each, and about 2 MiB together); pass fewer or shorter paths"
+                                % (os.fspath(args[0]) if args else ""))
         return SandboxError("layover: cannot run the helper %s: %s; set LAYOVER_BIN or reinstall"
                             % (self.binary, os_reason(e, with_path=False)))
 
@@ -202,7 +207,7 @@ class Helper:
                                  stdout=subprocess.PIPE if capture else None,
                                  stderr=subprocess.PIPE if capture else None)
         except OSError as e:
-            raise self._cannot_run(e) from None
+            raise self._cannot_run(e, args) from None
         with p:
             try:
                 out, err = p.communicate(timeout=timeout)
@@ -228,7 +233,7 @@ class Helper:
             p = subprocess.Popen(self._argv(args), env=self.env, stdin=subprocess.DEVNULL, cwd=cwd,
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         except OSError as e:
-            raise self._cannot_run(e) from None
+            raise self._cannot_run(e, args) from None
         err = bytearray()
 
         def drain() -> None:
@@ -241,13 +246,19 @@ class Helper:
         timer.start()
         end = time.monotonic() + timeout
         with p:
-            for chunk in iter(lambda: p.stdout.read1(1 << 20), b""):  # type: ignore[union-attr]
-                if not take(chunk):
+            stop = True  # enough, or an exception in take() (Ctrl+C): the verb (a read) is killed
+            try:
+                for chunk in iter(lambda: p.stdout.read1(1 << 20), b""):  # type: ignore[union-attr]
+                    if not take(chunk):
+                        break
+                else:
+                    stop = False
+            finally:  # on an exception too: the Timer is no daemon, and kept the program up to `timeout` (attack33)
+                if stop:
                     p.kill()
-                    break
-            rc = p.wait()
-            t.join()  # before `with p` closes stderr under it (a traceback of the thread, newuser15)
-        timer.cancel()
+                rc = p.wait()
+                t.join()  # before `with p` closes stderr under it (a traceback of the thread, newuser15)
+                timer.cancel()
         return rc, bytes(err), rc < 0 and time.monotonic() >= end
 
     def run_capped(self, args: Sequence[StrPath], cap: int, *, ok: Sequence[int] = (0,),

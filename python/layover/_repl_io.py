@@ -74,8 +74,10 @@ def json_dumps(obj, depth=0):
     if isinstance(obj, int):
         return int.__repr__(obj)
     if isinstance(obj, float):
-        if obj != obj or obj in (float("inf"), float("-inf")):
-            raise ValueError("float %r is not JSON" % obj)
+        # float's own arithmetic: a subclass's == and != may say anything, and
+        # its 'nan' once reached the host, which stopped the sandbox (attack33).
+        if float.__sub__(obj, obj) != 0.0:  # nan - nan and inf - inf are nan
+            raise ValueError("float %s is not JSON" % float.__repr__(obj))
         return float.__repr__(obj)
     if depth >= MAX_DEPTH and isinstance(obj, (list, tuple, dict)):
         raise ValueError("it is nested deeper than %d lists and dicts, or holds itself" % MAX_DEPTH)
@@ -117,6 +119,7 @@ class Channel:
         # read then fails with EAGAIN (SO_RCVTIMEO), and is retried after it.
         self.on_idle = on_idle
         self.sock = None  # for setsockopt, made on first use (owns nothing: detached at exit)
+        self.sent = 0  # bytes written: a call's output so far counts against max_output with its result
 
     def set_idle(self, on):
         """Reads time out after IDLE_PARK_US (on), or block (off)."""
@@ -140,6 +143,7 @@ class Channel:
             self.write_main(data)
             return
         with self.wlock:
+            self.sent += len(data)
             n = os.write(self.out_fd, data)  # the usual case: all of it at once
             if n != len(data):
                 self._write_rest(data, n)
@@ -150,6 +154,7 @@ class Channel:
         is raised here if user code is still running."""
         state = State
         with self.wlock:
+            self.sent += len(data)
             state.defer = True
             try:
                 n = os.write(self.out_fd, data)

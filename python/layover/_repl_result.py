@@ -79,15 +79,21 @@ def result_dumps(obj, left, depth=0):
     return json_dumps(obj)  # None, a float; anything else is its TypeError
 
 
-def result_text(name, value, max_values, max_bytes):
+def result_text(name, value, max_values, max_bytes, printed=0):
     """The tool `name`'s value as JSON, or _NotSent saying why it cannot go
     to the host: not JSON (a set, bytes, a generator), nested too deep or
-    holding itself, or past one of the host's bounds."""
+    holding itself, or past one of the host's bounds: max_bytes less the
+    `printed` bytes of output the call sent, which the host counts against
+    max_output with the result (3 MiB printed and 3 MiB returned under
+    max_output=4 MiB were sent, and the host stopped the sandbox; attack33)."""
+    left = max_bytes - max(printed, 0)
     try:
         if max_values < 1:  # the value itself, as the host counts it
             raise _TooBig("values")
-        text = result_dumps(value, [max_values - 1, max_bytes])
-        if len(text) > max_bytes:  # ASCII: its length is its size
+        if left < 0:
+            raise _TooBig("bytes")
+        text = result_dumps(value, [max_values - 1, left])
+        if len(text) > left:  # ASCII: its length is its size
             raise _TooBig("bytes")
         return text
     except _TooBig as e:
@@ -97,8 +103,9 @@ def result_text(name, value, max_values, max_bytes):
                    "64, at least 2**20); return fewer, or write them to a file and read it with changed_files()"
                    % max_values)
         elif kind == "bytes":
-            why = ("more bytes of JSON than call()'s limit of %d (max_output); return less, or write it to a file and "
-                   "read it with changed_files()" % max_bytes)
+            less = ", less the %d bytes of output it printed" % printed if printed > 0 else ""
+            why = ("more bytes of JSON than call()'s limit of %d (max_output%s); return less, or write it to a file "
+                   "and read it with changed_files()" % (max_bytes, less))
         else:
             why = ("a number of more than %d digits, past what the host reads (Python's int_max_str_digits); return "
                    "it as a str" % MAX_RESULT_DIGITS)

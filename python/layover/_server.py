@@ -254,6 +254,7 @@ class Server(ExecMixin):
         error = None
         result = None
         interrupted = False
+        sent = self.chan.sent
         try:
             req = json_loads(payload.decode("utf-8"))
             ns = {"__name__": "__layover_tool__", "__builtins__": builtins}
@@ -271,7 +272,8 @@ class Server(ExecMixin):
                 value = fn(*args, **(req.get("kwargs") or {}))
                 # The value's JSON too: a large one takes long, and a timeout's interrupt was dropped
                 # while it was made (the sandbox was then stopped, 5 s later).
-                result = self._result(req, value)
+                # What it printed counts against max_output too, on the host (attack33).
+                result = self._result(req, value, self.chan.sent - sent + self.outs[0].size + self.outs[1].size)
             finally:
                 State.in_user = False
         except _NotSent as e:
@@ -289,13 +291,14 @@ class Server(ExecMixin):
         self.done(rid, {"interrupted": interrupted, "ok": result is not None}, (error,))
 
     @staticmethod
-    def _result(req, value):
+    def _result(req, value, printed):
         """A tool's value as JSON bytes, within the bounds the host reads it
-        with (req["values"], req["max"]), or _NotSent saying why not
+        with (req["values"], req["max"] less the `printed` bytes of output
+        the call sent or holds), or _NotSent saying why not
         (_repl_result.py)."""
         most, limit = req.get("values"), req.get("max")
         return result_text(req["name"], value, most if isinstance(most, int) else 1 << 62,
-                           limit if isinstance(limit, int) else 1 << 62).encode("ascii")
+                           limit if isinstance(limit, int) else 1 << 62, printed).encode("ascii")
 
     # --- the loop ---
 

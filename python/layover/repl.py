@@ -20,7 +20,7 @@ from typing import IO, Any, Callable, Dict, List, Mapping, Optional, Sequence, U
 from . import _boot
 from ._args import path_arg
 from ._client import EXEC_SLACK, MAX_PAYLOAD, ReplClient, seconds, socketpair
-from ._client_frames import MAX_INT_DIGITS, LongNumber, NotJson, json_values_within, strict_json
+from ._client_frames import LongNumber, NotJson, json_values_within, strict_json
 from ._helper import error_for, one_line
 from .errors import SandboxError, TimeoutError, ToolError, os_reason, sandbox_os_error
 from .model import ExecResult, RunResult
@@ -315,7 +315,7 @@ class Repl:
                                "return a flatter value" % name) from None
         except LongNumber as e:  # whole and in step: the REPL goes on (int() of it was quadratic; attack30)
             raise SandboxError("layover: tool %s's result holds a number of %d digits, more than %d; return it as "
-                               "a str" % (name, e.args[0], MAX_INT_DIGITS)) from None
+                               "a str" % (name, e.args[0], e.args[1])) from None
         except NotJson as e:
             raise self.client.fail("layover: the REPL sent a malformed tool result (%s); the sandbox was "
                                    "stopped and its session kept" % e) from None
