@@ -1,6 +1,7 @@
 """A `run --on-exit discard` notes no renames and links (they cost it ~150 us
 each) and vouches for nothing at its exit: it was to be dropped. When its
-layover is SIGKILLed first, the session stays, crashed, and can be applied
+layover is SIGKILLed first (or a limit stops it), the session stays,
+crashed (or stopped), and can be applied
 (docs/cli.md, "sessions"). Its stale check must not be the weaker for it
 (docs/security.md, invariant 6): a host edit hidden behind the agent's
 `mv a b`, or a real file the host deleted under the agent's copy, is a
@@ -14,22 +15,27 @@ from apply_util import apply_json as apply, status_json as status, tree
 from conftest import LAYOVER
 
 
-def _killed_discarding_run(lo, name, before, after, host):
+def _killed_discarding_run(lo, name, before, after, host, stopped=False):
     """`run --on-exit discard` of `before`, then (once its upper holds
     `ready`) host(), then `after`; its layover is SIGKILLed once `done` is
-    in the upper layer."""
-    script = "cd '%s' && %s && echo > ready && read go && %s && echo > done && exec sleep 600" % (
-        lo.target, before, after)
+    in the upper layer (stopped: its --max-size stops it instead)."""
+    end = "for i in 1 2 3 4 5 6; do head -c 600000 /dev/zero > big$i; done" if stopped else "echo > done"
+    script = "cd '%s' && %s && echo > ready && read go && %s && %s && exec sleep 600" % (
+        lo.target, before, after, end)
+    limit = ["--max-size", "1M"] if stopped else []
     p = subprocess.Popen([LAYOVER, "run", "--target", str(lo.target), "--on-exit", "discard", "--session", name,
-                          "--", "/bin/sh", "-c", script], env=lo.env, cwd=str(lo.target),
+                          *limit, "--", "/bin/sh", "-c", script], env=lo.env, cwd=str(lo.target),
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if stopped:
+        _wait_for(lo, name, "ready", p)
+        host()
+        out, err = p.communicate(b"go\n", timeout=60)
+        assert p.returncode == 125 and b"--max-size 1M reached" in err, (p.returncode, err)
+        assert [s for s in lo("sessions", check=True).stdout.decode().splitlines() if s.startswith(name + " ")]
+        return
     try:
         for marker in ("ready", "done"):
-            path = lo.upper(name) / marker
-            deadline = time.monotonic() + 30
-            while not path.exists() and time.monotonic() < deadline and p.poll() is None:
-                time.sleep(0.02)
-            assert path.exists(), (marker, p.poll())
+            _wait_for(lo, name, marker, p)
             if marker == "ready":
                 host()
                 p.stdin.write(b"go\n")
@@ -40,6 +46,14 @@ def _killed_discarding_run(lo, name, before, after, host):
     assert p.returncode == -9
     assert [s for s in lo("sessions", check=True).stdout.decode().splitlines() if s.startswith(name + " ")][0].split()[1] \
         == "crashed"
+
+
+def _wait_for(lo, name, marker, p):
+    path = lo.upper(name) / marker
+    deadline = time.monotonic() + 30
+    while not path.exists() and time.monotonic() < deadline and p.poll() is None:
+        time.sleep(0.02)
+    assert path.exists(), (marker, p.poll())
 
 
 def _host_edits(lo):
@@ -111,3 +125,16 @@ def test_a_real_file_the_host_deletes_under_a_killed_discarding_runs_copy_does_n
     assert r.returncode == 0, res
     assert (lo.target / "fresh.txt").read_text() == "new\n"
     assert not (lo.target / "notes.txt").exists()
+
+
+def test_a_discarding_run_stopped_by_a_limit_is_kept_and_its_mv_over_a_host_edit_is_a_conflict(lo):
+    """A limit keeps a discarding run's session too (stopped, not crashed):
+    the same safe side."""
+    (lo.target / "notes.default").write_text("defaults\n")
+    _killed_discarding_run(lo, "lim", "true", "echo tuned >> notes.default && mv notes.default notes.txt",
+                           _host_edits(lo), stopped=True)
+    assert (lo.upper("lim") / "notes.txt").read_text() == "defaults\ntuned\n"
+    assert status(lo, "lim")["notes.txt"]["stale"]
+    r, res = apply(lo, "lim", "--exclude", "big*")
+    assert r.returncode == 1 and [c["path"] for c in res["conflicts"]] == ["notes.txt"], res
+    assert (lo.target / "notes.txt").read_text() == "the host's edit during the run\n"
