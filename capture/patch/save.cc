@@ -224,7 +224,8 @@ base::Result<void> save_session(const session::Info& s, const std::string& out_f
     int out = fd.get();
     // Real contents an apply of this session left or found (helper/store/known_bases.h).
     session::KnownBasesOnce known(s.dir);
-    session::FirstCopiesOnce first_copies(s.dir);  // copies renamed over (helper/store/first_copies.h)
+    // Copies renamed over (helper/store/first_copies.h).
+    session::FirstCopiesOnce first_copies(s.dir, session::unnoted_since(s.meta));
     const std::string what = std::string(opts.doing) + " session '" + s.meta.name + "'";
     auto r = in_owner_ns(
         [&]() -> base::Result<std::string> {

@@ -169,7 +169,7 @@ base::Result<ScanResult> walk_session(const session::Info& s, ScanOptions so, co
         if (keep) keep->trees = shared;
         so.session_start_ns = session::began_ns(s.meta);
         so.layer_start = t.layer_starts(s);
-        session::FirstCopiesOnce first_copies(s.dir);
+        session::FirstCopiesOnce first_copies(s.dir, session::unnoted_since(s.meta));
         so.first_copies = &first_copies;
         so.excluded = s.meta.hidden;
         TRY(base::IgnoreRules rules, load_ignore_rules(t.lower.get(), s.meta.target, ignore));

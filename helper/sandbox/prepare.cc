@@ -18,6 +18,7 @@
 #include "helper/sandbox/scratch.h"
 #include "helper/sandbox/seccomp.h"
 #include "helper/sandbox/spare.h"
+#include "helper/store/first_copies.h"
 #include "helper/store/layer_store.h"
 #include "helper/store/owner_ns.h"
 #include "helper/store/remove.h"
@@ -203,6 +204,9 @@ base::Result<PreparedRun> prepare_run(const RunOptions& opts) {
                                "; resume it with --target " + old->target + ", or use another --session name");
         TRY(r.lock, session::lock(dir, name));
         r.meta = old.value();
+        // Its last run noted nothing (a discarding run, killed or stopped): the
+        // notes say so before meta.json's on_exit no longer does.
+        if (session::unnoted_since(r.meta) >= 0) session::mark_unnoted(dir, session::unnoted_since(r.meta));
         struct stat ms;
         if (::stat((dir + "/meta.json").c_str(), &ms) == 0)
             last_end_ns = base::time_ns(ms.st_mtim.tv_sec, ms.st_mtim.tv_nsec);

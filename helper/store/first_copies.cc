@@ -11,6 +11,7 @@
 
 #include "helper/base/fd.h"
 #include "helper/base/text.h"
+#include "helper/store/session.h"
 
 namespace session {
 
@@ -106,10 +107,24 @@ bool Notes::moves_begin(int64_t now_ns) { return append("moves " + std::to_strin
 
 bool Notes::moved_to(const std::string& path) { return append("to " + base::to_hex(path) + "\n"); }
 
+namespace {
+
+std::string unnoted_lines(int64_t since_ns) { return "moves " + std::to_string(since_ns) + "\nfull\n"; }
+
+}  // namespace
+
 void copy_first_copies(const std::string& from, const std::string& to) {
     std::string text = read_notes(from);
+    auto meta = read_meta(from);
+    if (meta && unnoted_since(meta.value()) >= 0) text += unnoted_lines(unnoted_since(meta.value()));
     if (text.empty()) return;
     base::Fd out(::open((to + kFile).c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+    if (out.valid()) (void)base::write_all(out.get(), text.data(), text.size());
+}
+
+void mark_unnoted(const std::string& dir, int64_t since_ns) {
+    base::Fd out(::open((dir + kFile).c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
+    const std::string text = unnoted_lines(since_ns);
     if (out.valid()) (void)base::write_all(out.get(), text.data(), text.size());
 }
 
@@ -126,7 +141,8 @@ Moves read_moves(const std::string& dir) {
 }
 
 void FirstCopiesOnce::read() const {
-    std::call_once(once_, [this] { parse(read_notes(dir_), &noted_, &moves_); });
+    std::call_once(
+        once_, [this] { parse(read_notes(dir_) + (unnoted_ >= 0 ? unnoted_lines(unnoted_) : ""), &noted_, &moves_); });
 }
 
 int64_t FirstCopiesOnce::get(const std::string& path) const {

@@ -20,6 +20,11 @@
 // Past 8 MiB a last line "full\n" says that nothing more is noted: the walk
 // then counts every copy from its layer's start (a conflict wherever the
 // user changed the real file during the session, never a silent overwrite).
+// A run that notes nothing (--on-exit discard: its session is dropped at its
+// end) leaves its session so too when it does not end (killed, or stopped by
+// a limit): its meta.json says so (session::unnoted_since), and a resume or
+// a fork of it appends "moves NS\nfull\n" (mark_unnoted) before meta.json
+// stops saying it.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -55,7 +60,13 @@ private:
 // A fork's: the source's notes, as they are now (its layers' copies are the
 // fork's too; a note from a later step only makes a copy look older). Best
 // effort, as noting is.
+// A source that noted nothing (session::unnoted_since) marks the fork's so.
 void copy_first_copies(const std::string& from_dir, const std::string& to_dir);
+
+// The session's layers hold copies a run did not note (session::unnoted_since):
+// from now on its notes read as full, and its moves as noted since `since_ns`.
+// Best effort (a failure leaves the notes as they were).
+void mark_unnoted(const std::string& session_dir, int64_t since_ns);
 
 // path (raw bytes, relative to the target) -> the earliest birth noted.
 // A missing file is empty; a line that does not parse is skipped.
@@ -71,7 +82,10 @@ Moves read_moves(const std::string& session_dir);
 // Read when first asked (a walk's two threads may ask at once).
 class FirstCopiesOnce {
 public:
-    explicit FirstCopiesOnce(std::string session_dir) : dir_(std::move(session_dir)) {}
+    // unnoted_since >= 0: the session's last run noted nothing
+    // (session::unnoted_since): read as full, moves noted since then.
+    explicit FirstCopiesOnce(std::string session_dir, int64_t unnoted_since = -1)
+        : dir_(std::move(session_dir)), unnoted_(unnoted_since) {}
     // The earliest birth noted for `path`, or -1.
     int64_t get(const std::string& path) const;
     // When noting renames and links began (-1: never), whether a rename or
@@ -84,6 +98,7 @@ public:
 private:
     void read() const;
     std::string dir_;
+    int64_t unnoted_ = -1;
     mutable std::once_flag once_;
     mutable std::map<std::string, int64_t> noted_;
     mutable Moves moves_;

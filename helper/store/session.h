@@ -59,6 +59,13 @@ inline int64_t began_ns(const Meta& m) {
     return m.began_ns > 0 && m.began_ns < m.created_ns ? m.began_ns : m.created_ns;
 }
 
+// A session whose last run was to discard it (killed or stopped first: it
+// is still here) noted none of its renames and links (they cost a kept run
+// ~150 us each): its notes count as full from when the session began, so
+// the stale check takes the safe side (helper/store/first_copies.h,
+// FirstCopiesOnce; docs/security.md, "When the copy was made"). -1: noted.
+inline int64_t unnoted_since(const Meta& m) { return m.on_exit == "discard" ? began_ns(m) : -1; }
+
 struct Info {
     Meta meta;
     std::string dir;           // session directory

@@ -59,8 +59,11 @@ class Steps:
                 return
             self.deferred.append(label)
             why = r.stderr.decode("utf-8", "replace").strip().splitlines()
-            self.log("layover mcp: the step after %s is deferred (merged into the next): %s" %
-                     (label, why[-1] if why else "busy"))
+            # Without the helper's own advice ("...; nothing changed: close it, then checkpoint
+            # again"): the server takes the step itself, with the next call's.
+            why_ = (why[-1] if why else "busy").split("; nothing changed:")[0]
+            self.log("layover mcp: the step after %s is deferred (merged into the next): %s; nothing to do: the "
+                     "server makes it with the next run_command, write_file or edit_file" % (label, why_))
 
 
 # The end of a server: is its kept session there, and does it hold changes or only steps?

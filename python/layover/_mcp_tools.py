@@ -12,6 +12,7 @@ import re
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ._helper import SESSION_CWD, one_line
+from ._mcp_fold import fold
 
 OUTPUT_CAP = 30000      # characters per stream (head and tail kept)
 TEXT_CAP = 40000        # characters of one result's text: with structuredContent ~20k tokens
@@ -274,16 +275,21 @@ _LETTER = {"added": "A", "modified": "M", "deleted": "D", "type_changed": "T", "
 def _changes_text(out: List[Dict[str, Any]], rejected: List[Dict[str, Any]]) -> str:
     """The text of `changes`, made from the same snapshot as its structured
     content (two `status` calls could differ while a command writes)."""
-    lines = []
-    for c in out:
+    lines, i = [], 0
+    while i < len(out):  # a new dir's subtree on its one line, as status folds it (_mcp_fold.py)
+        c = out[i]
+        i, note = fold(out, i)
         line = "%s  %s%s" % (_LETTER.get(c["kind"], "?"), c["path"], "/" if c["type"] == "dir" else "")
+        line += "  (%s)" % note if note else ""
         lines.append(line + ("  ! " + ", ".join(c["risks"]) if c["risks"] else ""))  # as status spaces them
     n = {k: sum(1 for c in out if c["kind"] == k) for k in ("added", "modified", "deleted")}
     if out:
         parts = ["%d %s" % (n[k], k) for k in ("added", "modified", "deleted") if n[k]]
         other = len(out) - sum(n.values())
         parts += ["%d other" % other] if other else []
-        lines.append("%d change%s: %s" % (len(out), "" if len(out) == 1 else "s", ", ".join(parts)))
+        listed = " (listed on %d line%s: a new dir's line stands for what it holds)" % (
+            len(lines), "" if len(lines) == 1 else "s") if len(lines) < len(out) else ""
+        lines.append("%d change%s: %s%s" % (len(out), "" if len(out) == 1 else "s", ", ".join(parts), listed))
     lines += ["R  " + _rejection_line(r) for r in rejected]
     return "\n".join(lines) or "no changes"
 

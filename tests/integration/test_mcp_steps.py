@@ -146,6 +146,25 @@ def test_changes_text_keeps_the_status_notes_of_ignored_caches(client, state_dir
     assert line in status(state_dir, "mcp-test").stdout
 
 
+def test_changes_text_folds_a_new_dir_into_one_line_as_status_does(client, state_dir):
+    """`A  lib/` and `A  lib/app.py` were two lines where `layover status`
+    prints one; the structured list still holds every entry."""
+    c = client()
+    r = c.call("run_command", command="mkdir -p lib/pkg && echo 'print(1)' > lib/app.py && echo x > lib/pkg/m.py"
+               " && echo y >> README.md")
+    assert not r.get("isError"), r
+    r = c.call("changes")
+    lines = text(r).splitlines()
+    st = status(state_dir, "mcp-test").stdout
+    folded = [l for l in st.splitlines() if l.startswith("A  lib")]
+    assert folded == ["A  lib/  (2 files, 11 B)"], st
+    assert lines[:3] == ["M  README.md", folded[0],
+                         "5 changes: 4 added, 1 modified (listed on 2 lines: a new dir's line stands for what it holds)"
+                         ], lines
+    assert sorted(x["path"] for x in r["structuredContent"]["changes"]) == [
+        "README.md", "lib", "lib/app.py", "lib/pkg", "lib/pkg/m.py"]
+
+
 def test_a_call_refused_by_its_argument_check_ends_no_step(client):
     c = client()
     job = c.call("start_command", command="exec 3>held; sleep 30")["structuredContent"]["job_id"]

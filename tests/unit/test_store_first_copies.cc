@@ -8,6 +8,7 @@
 
 #include "helper/base/fd.h"
 #include "helper/store/first_copies.h"
+#include "helper/store/session.h"
 #include "tests/unit/capture_tree.h"
 
 TEST_CASE("first copies: the earliest birth per path, odd names whole, damaged lines skipped") {
@@ -83,4 +84,32 @@ TEST_CASE("first copies: the names renames and links made, from when noting bega
     CHECK(m.made.count("nd2") == 1);
     CHECK(m.made.count("late") == 0);
     CHECK_FALSE(session::FirstCopiesOnce(t.path + "/none").full());
+}
+
+TEST_CASE("first copies: a session whose last run noted nothing (discarding) reads as full, moves since it began") {
+    testtree::TempDir t;
+    session::Notes(t.path).first_copy("b.txt", 50);  // an earlier kept run's
+    session::Meta m;
+    m.created_ns = 700;
+    CHECK(session::unnoted_since(m) == -1);
+    m.on_exit = "discard";
+    CHECK(session::unnoted_since(m) == 700);
+    session::FirstCopiesOnce noted(t.path, -1);
+    CHECK_FALSE(noted.full());
+    CHECK(noted.moves_since() == -1);
+    session::FirstCopiesOnce unnoted(t.path, session::unnoted_since(m));
+    CHECK(unnoted.full());
+    CHECK(unnoted.moves_since() == 700);
+    CHECK(unnoted.get("b.txt") == 50);
+    // A resume or a fork writes it down before meta.json's on_exit changes.
+    session::mark_unnoted(t.path, 700);
+    session::FirstCopiesOnce after(t.path);
+    CHECK(after.full());
+    CHECK(after.moves_since() == 700);
+    CHECK(after.get("b.txt") == 50);
+    testtree::TempDir src, fork;
+    REQUIRE(session::write_meta(src.path, m).ok());
+    session::copy_first_copies(src.path, fork.path);  // no notes of its own: the mark alone
+    CHECK(session::read_moves(fork.path).full);
+    CHECK(session::read_moves(fork.path).since == 700);
 }
