@@ -90,7 +90,8 @@ private:
     // none could be started (the call then gets EXDEV).
     bool start_worker(pid_t pid, uint64_t id, uint64_t mntns);
     void stop_worker();
-    // The worker died (killed, the OOM killer): a successor removes, through
+    // The worker died (killed, the OOM killer; its hang-up read, or a send
+    // to it failed, attack32): a successor removes, through
     // the overlay, the copy the call in hand may have left half-made, before
     // that call gets EXDEV, so that nothing in the sandbox sees, changes or
     // moves things into it (recovery2: `git add -A` took it into the index,

@@ -3,10 +3,13 @@ attack31 and diskguard passes. State dir and target on a real filesystem
 under /home (the free-space floor watches the state dir's)."""
 import os
 import shutil
+import signal
+import subprocess
+import time
 
 import pytest
 
-from conftest import Layover, real_dir
+from conftest import LAYOVER, Layover, real_dir
 
 MIB = 1 << 20
 
@@ -56,3 +59,104 @@ def test_one_fallocate_cannot_take_the_disk_past_the_floor(alo):
     assert st.st_blocks * 512 < 64 * MIB, st
     assert (upper / "small").stat().st_size == MIB
     assert not (alo.target / "big").exists()
+
+
+# The agent: a directory move the rename worker copies (it stops itself at
+# its first file, LAYOVER_FAULT), then, on the test's word, a second
+# directory rename, then what it sees of the first call's temporary copy.
+MOVER = r'''
+import os, sys, threading
+os.mkdir("d1")
+res = {}
+def mv():
+    try:
+        os.rename("old", "moved")
+        res["mv"] = "ok"
+    except OSError as e:
+        res["mv"] = "errno=%d" % e.errno
+t = threading.Thread(target=mv)
+t.start()
+sys.stdin.readline()
+try:
+    os.rename("d1", "d2")
+    res["d1"] = "ok"
+except OSError as e:
+    res["d1"] = "errno=%d" % e.errno
+t.join()
+print(res["mv"], res["d1"], sorted(n for n in os.listdir(".") if n.startswith(".layover-rename-")), flush=True)
+'''
+
+
+def proc_stat(pid):
+    try:
+        text = open("/proc/%d/stat" % pid).read()
+    except OSError:
+        return None
+    fields = text[text.rindex(")") + 2:].split()
+    return fields[0], int(fields[1])  # state, ppid
+
+
+def wait_for(cond, what, tries=3000):
+    for _ in range(tries):
+        v = cond()
+        if v:
+            return v
+        time.sleep(0.01)
+    raise AssertionError("timed out waiting for " + what)
+
+
+def test_a_worker_dead_when_the_next_call_comes_still_has_its_copy_removed(alo):
+    # recovery2: a worker's death is met by a successor that removes the
+    # half-made copy before the call gets EXDEV. But the supervisor's loop
+    # reads the sandbox's next call before the worker's hang-up: handing
+    # that call to the dead worker failed (EPIPE), which stopped the worker
+    # without the successor, and the agent saw (and could take into a commit
+    # or move a dir into) the half copy until the run's end.
+    (alo.target / "old").mkdir()
+    for i in range(3):
+        (alo.target / "old" / ("f%d.txt" % i)).write_text("%d\n" % i)
+    env = dict(alo.env, LAYOVER_FAULT="rename:file:1:stop")
+    p = subprocess.Popen([LAYOVER, "run", "--target", str(alo.target), "--session", "dead", "--on-exit", "keep",
+                          "--", "/usr/bin/python3", "-c", MOVER], cwd=str(alo.target), env=env,
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        upper = alo.upper("dead")
+
+        def worker():
+            for name in os.listdir("/proc"):
+                if name.isdigit():
+                    s = proc_stat(int(name))
+                    if s and s[1] == p.pid and s[0] == "T":
+                        return int(name)
+            return None
+
+        wpid = wait_for(worker, "the rename worker stopped mid-copy")
+        assert any(n.startswith(".layover-rename-") for n in os.listdir(upper))
+        os.kill(p.pid, signal.SIGSTOP)
+        os.kill(wpid, signal.SIGKILL)
+        p.stdin.write(b"go\n")
+        p.stdin.flush()
+
+        def in_rename():
+            for name in os.listdir("/proc"):
+                if not name.isdigit():
+                    continue
+                try:
+                    # The agent's main thread (its mover thread waits in a rename already).
+                    if (b"layover-rename-" in open("/proc/%s/cmdline" % name, "rb").read() and
+                            open("/proc/%s/syscall" % name).read().split()[0] in ("82", "264", "316")):
+                        return True
+                except OSError:
+                    continue
+            return False
+
+        wait_for(in_rename, "the agent's second rename to wait on the supervisor")
+        os.kill(p.pid, signal.SIGCONT)
+        out, err = p.communicate(timeout=120)
+    finally:
+        if p.poll() is None:
+            os.kill(p.pid, signal.SIGCONT)
+            p.kill()
+            p.wait()
+    assert p.returncode == 0, err
+    assert out.decode().strip() == "errno=18 ok []", (out, err)
