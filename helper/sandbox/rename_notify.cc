@@ -80,7 +80,7 @@ int task_dirfd(pid_t pid, int pidfd, int dirfd, const std::string& path, base::F
     if (!path.empty() && path[0] == '/') return 0;
     int fd = dirfd == AT_FDCWD ? ::open(proc(pid, "cwd").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC)
                                : static_cast<int>(::syscall(SYS_pidfd_getfd, pidfd, dirfd, 0));
-    if (fd < 0) return dirfd == AT_FDCWD ? ENOENT : EBADF;
+    if (fd < 0) return out_of_fds() ? ENOMEM : dirfd == AT_FDCWD ? ENOENT : EBADF;
     out->reset(fd);
     return 0;
 }

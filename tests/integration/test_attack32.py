@@ -2,6 +2,7 @@
 attack31 and diskguard passes. State dir and target on a real filesystem
 under /home (the free-space floor watches the state dir's)."""
 import os
+import resource
 import shutil
 import signal
 import subprocess
@@ -160,3 +161,96 @@ def test_a_worker_dead_when_the_next_call_comes_still_has_its_copy_removed(alo):
             p.wait()
     assert p.returncode == 0, err
     assert out.decode().strip() == "errno=18 ok []", (out, err)
+
+
+# While the worker copies (stopped at its first file), 600 directory
+# renames wait on the supervisor, then the worker goes on.
+FLOOD = r'''
+import os, sys, threading
+N = 600
+for i in range(N):
+    os.mkdir("d%d" % i)
+t = threading.Thread(target=os.rename, args=("old", "moved"))
+t.start()
+sys.stdin.readline()
+got = {}
+lock = threading.Lock()
+def one(i):
+    try:
+        os.rename("d%d" % i, "e%d" % i)
+        r = "ok"
+    except OSError as e:
+        r = "errno=%d" % e.errno
+    with lock:
+        got[r] = got.get(r, 0) + 1
+ts = [threading.Thread(target=one, args=(i,)) for i in range(N)]
+for x in ts:
+    x.start()
+print("started", flush=True)
+sys.stdin.readline()
+for x in ts:
+    x.join()
+t.join()
+print(" ".join("%s:%d" % kv for kv in sorted(got.items())), flush=True)
+'''
+
+
+RENAMES = ("82", "264", "316")
+
+
+def stopped_child(ppid):
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            s = proc_stat(int(name))
+            if s and s[1] == ppid and s[0] == "T":
+                return int(name)
+    return None
+
+
+def settled():
+    """The flood's threads (all but its main one) each in a rename."""
+    for name in os.listdir("/proc"):
+        try:
+            cmd = open("/proc/%s/cmdline" % name, "rb").read() if name.isdigit() else b""
+            if not cmd.startswith(b"/usr/bin/python3\0") or b'"e%d"' not in cmd:
+                continue
+            tids = [t for t in os.listdir("/proc/%s/task" % name) if t != name]
+            return all(open("/proc/%s/task/%s/syscall" % (name, t)).read().split()[0] in RENAMES for t in tids)
+        except OSError:
+            continue
+    return False
+
+
+def test_a_flood_of_dir_renames_past_the_supervisors_fds_gets_enomem_not_enoent(alo):
+    # recovery2 keeps the dirfds of each call the worker holds (256 at most,
+    # two each) besides the backlog's (as many): past a soft RLIMIT_NOFILE
+    # of 1024 (a common default) the supervisor's own opens failed (EMFILE)
+    # and a rename of an existing dir got ENOENT (74 of 600 here), where
+    # the backlog's bound gives ENOMEM.
+    (alo.target / "old").mkdir()
+    for i in range(3):
+        (alo.target / "old" / ("f%d.txt" % i)).write_text("%d\n" % i)
+    env = dict(alo.env, LAYOVER_FAULT="rename:file:1:stop")
+    p = subprocess.Popen([LAYOVER, "run", "--target", str(alo.target), "--session", "flood", "--on-exit", "keep",
+                          "--", "/usr/bin/python3", "-c", FLOOD], cwd=str(alo.target), env=env,
+                         preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (1024, 1024)),
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        wpid = wait_for(lambda: stopped_child(p.pid), "the rename worker stopped mid-copy")
+        p.stdin.write(b"go\n")
+        p.stdin.flush()
+        assert p.stdout.readline() == b"started\n"
+        # Every call waits on the supervisor or has its answer.
+        wait_for(settled, "every call waiting on the supervisor or answered")
+        os.kill(wpid, signal.SIGCONT)
+        p.stdin.write(b"go\n")
+        p.stdin.flush()
+        out, err = p.communicate(timeout=120)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode == 0, err
+    got = dict(kv.split(":") for kv in out.decode().split())
+    assert set(got) <= {"ok", "errno=12"}, got
+    assert sum(map(int, got.values())) == 600, got
