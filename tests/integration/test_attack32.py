@@ -97,6 +97,18 @@ def proc_stat(pid):
     return fields[0], int(fields[1])  # state, ppid
 
 
+RENAMES = ("82", "264", "316")
+
+
+def stopped_child(ppid):
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            s = proc_stat(int(name))
+            if s and s[1] == ppid and s[0] == "T":
+                return int(name)
+    return None
+
+
 def wait_for(cond, what, tries=3000):
     for _ in range(tries):
         v = cond()
@@ -106,6 +118,18 @@ def wait_for(cond, what, tries=3000):
     raise AssertionError("timed out waiting for " + what)
 
 
+def run_mover(alo, session, script, **kw):
+    """`layover run` of a Python script whose move of the real dir old/ (3
+    files) the rename worker copies, stopping itself at its first file."""
+    (alo.target / "old").mkdir()
+    for i in range(3):
+        (alo.target / "old" / ("f%d.txt" % i)).write_text("%d\n" % i)
+    env = dict(alo.env, LAYOVER_FAULT="rename:file:1:stop")
+    return subprocess.Popen([LAYOVER, "run", "--target", str(alo.target), "--session", session, "--on-exit", "keep",
+                             "--", "/usr/bin/python3", "-c", script], cwd=str(alo.target), env=env,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kw)
+
+
 def test_a_worker_dead_when_the_next_call_comes_still_has_its_copy_removed(alo):
     # recovery2: a worker's death is met by a successor that removes the
     # half-made copy before the call gets EXDEV. But the supervisor's loop
@@ -113,25 +137,11 @@ def test_a_worker_dead_when_the_next_call_comes_still_has_its_copy_removed(alo):
     # that call to the dead worker failed (EPIPE), which stopped the worker
     # without the successor, and the agent saw (and could take into a commit
     # or move a dir into) the half copy until the run's end.
-    (alo.target / "old").mkdir()
-    for i in range(3):
-        (alo.target / "old" / ("f%d.txt" % i)).write_text("%d\n" % i)
-    env = dict(alo.env, LAYOVER_FAULT="rename:file:1:stop")
-    p = subprocess.Popen([LAYOVER, "run", "--target", str(alo.target), "--session", "dead", "--on-exit", "keep",
-                          "--", "/usr/bin/python3", "-c", MOVER], cwd=str(alo.target), env=env,
-                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p = run_mover(alo, "dead", MOVER)
     try:
         upper = alo.upper("dead")
 
-        def worker():
-            for name in os.listdir("/proc"):
-                if name.isdigit():
-                    s = proc_stat(int(name))
-                    if s and s[1] == p.pid and s[0] == "T":
-                        return int(name)
-            return None
-
-        wpid = wait_for(worker, "the rename worker stopped mid-copy")
+        wpid = wait_for(lambda: stopped_child(p.pid), "the rename worker stopped mid-copy")
         assert any(n.startswith(".layover-rename-") for n in os.listdir(upper))
         os.kill(p.pid, signal.SIGSTOP)
         os.kill(wpid, signal.SIGKILL)
@@ -145,7 +155,7 @@ def test_a_worker_dead_when_the_next_call_comes_still_has_its_copy_removed(alo):
                 try:
                     # The agent's main thread (its mover thread waits in a rename already).
                     if (b"layover-rename-" in open("/proc/%s/cmdline" % name, "rb").read() and
-                            open("/proc/%s/syscall" % name).read().split()[0] in ("82", "264", "316")):
+                            open("/proc/%s/syscall" % name).read().split()[0] in RENAMES):
                         return True
                 except OSError:
                     continue
@@ -195,18 +205,6 @@ print(" ".join("%s:%d" % kv for kv in sorted(got.items())), flush=True)
 '''
 
 
-RENAMES = ("82", "264", "316")
-
-
-def stopped_child(ppid):
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            s = proc_stat(int(name))
-            if s and s[1] == ppid and s[0] == "T":
-                return int(name)
-    return None
-
-
 def settled():
     """The flood's threads (all but its main one) each in a rename."""
     for name in os.listdir("/proc"):
@@ -227,14 +225,7 @@ def test_a_flood_of_dir_renames_past_the_supervisors_fds_gets_enomem_not_enoent(
     # of 1024 (a common default) the supervisor's own opens failed (EMFILE)
     # and a rename of an existing dir got ENOENT (74 of 600 here), where
     # the backlog's bound gives ENOMEM.
-    (alo.target / "old").mkdir()
-    for i in range(3):
-        (alo.target / "old" / ("f%d.txt" % i)).write_text("%d\n" % i)
-    env = dict(alo.env, LAYOVER_FAULT="rename:file:1:stop")
-    p = subprocess.Popen([LAYOVER, "run", "--target", str(alo.target), "--session", "flood", "--on-exit", "keep",
-                          "--", "/usr/bin/python3", "-c", FLOOD], cwd=str(alo.target), env=env,
-                         preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (1024, 1024)),
-                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p = run_mover(alo, "flood", FLOOD, preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (1024, 1024)))
     try:
         wpid = wait_for(lambda: stopped_child(p.pid), "the rename worker stopped mid-copy")
         p.stdin.write(b"go\n")
