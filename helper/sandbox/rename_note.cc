@@ -66,7 +66,7 @@ int parent_path(pid_t pid, int dirfd, const std::string& parent, base::Fd* fd, s
             base::Fd pidfd(task_pidfd(pid));
             if (pidfd.valid()) at.reset(static_cast<int>(::syscall(SYS_pidfd_getfd, pidfd.get(), dirfd, 0)));
         }
-        if (!at.valid()) return dirfd == AT_FDCWD ? ENOENT : EBADF;
+        if (!at.valid()) return out_of_fds() ? ENOMEM : dirfd == AT_FDCWD ? ENOENT : EBADF;
     }
     base::Fd dir(at.valid() ? resolve(at.get(), parent, RESOLVE_BENEATH) : -1);
     if (!dir.valid() && (!at.valid() || errno == EXDEV)) {
@@ -77,11 +77,13 @@ int parent_path(pid_t pid, int dirfd, const std::string& parent, base::Fd* fd, s
             abs = base + "/" + parent;
         }
         base::Fd root(::open(proc(pid, "root").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-        if (!root.valid()) return ENOENT;
+        if (!root.valid()) return out_of_fds() ? ENOMEM : ENOENT;
         dir.reset(resolve(root.get(), abs, RESOLVE_IN_ROOT));
     }
     if (!dir.valid())
-        return errno == ENOENT || errno == ENOTDIR || errno == EACCES || errno == ENAMETOOLONG ? errno : EXDEV;
+        return out_of_fds()                                                                      ? ENOMEM
+               : errno == ENOENT || errno == ENOTDIR || errno == EACCES || errno == ENAMETOOLONG ? errno
+                                                                                                 : EXDEV;
     *out = link_of("/proc/self/fd/" + std::to_string(dir.get()));
     if (out->empty()) return EXDEV;
     *fd = std::move(dir);

@@ -80,7 +80,7 @@ int task_dirfd(pid_t pid, int pidfd, int dirfd, const std::string& path, base::F
     if (!path.empty() && path[0] == '/') return 0;
     int fd = dirfd == AT_FDCWD ? ::open(proc(pid, "cwd").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC)
                                : static_cast<int>(::syscall(SYS_pidfd_getfd, pidfd, dirfd, 0));
-    if (fd < 0) return dirfd == AT_FDCWD ? ENOENT : EBADF;
+    if (fd < 0) return out_of_fds() ? ENOMEM : dirfd == AT_FDCWD ? ENOENT : EBADF;
     out->reset(fd);
     return 0;
 }
@@ -213,7 +213,7 @@ void RenameService::flush_backlog() {
                 backlog_.pop_front();
                 continue;
             }
-            if (!socket_full()) stop_worker();
+            if (!socket_full()) worker_died();  // gone (EPIPE): as its hang-up, which the loop reads later
             return;
         }
         pending_.insert(q.id);
@@ -349,19 +349,26 @@ void RenameService::hand_on(pid_t pid, rename_call::Request& req, base::Fd olddi
     req.old_fd = olddir.valid();
     req.new_fd = newdir.valid();
     std::string msg = rename_call::encode(req);
-    flush_backlog();  // (in order: after the calls already waiting)
-    if (!worker_) return respond(id, EXDEV, false);
     bool may_copy = !req.plain && !req.link;
-    if (backlog_.empty() && send_to(worker_->sock.get(), msg, olddir, newdir)) {
-        pending_.insert(id);
-        if (may_copy && sent_.size() < kMaxSent)
-            sent_.emplace(id, Queued{id, std::move(msg), std::move(olddir), std::move(newdir), pid, true});
-        return;
-    }
-    if (backlog_.empty() && fds_refused()) return respond(id, ENOMEM, false);
-    if (backlog_.empty() && !socket_full()) {
-        stop_worker();
-        return respond(id, EXDEV, false);
+    // A worker that died since the loop's poll (its hang-up is read after
+    // the sandbox's calls) fails the send with EPIPE: met as its hang-up,
+    // by a successor that first removes its half-made copy (attack32: it
+    // was stopped without one, and the agent saw the copy), then takes
+    // this call. Once: a successor that dies as well leaves EXDEV.
+    for (int tries = 0;; tries++) {
+        flush_backlog();  // (in order: after the calls already waiting)
+        if (!worker_ && !start_worker(pid, id, mntns)) return respond(id, EXDEV, false);
+        if (!backlog_.empty()) break;
+        if (send_to(worker_->sock.get(), msg, olddir, newdir)) {
+            pending_.insert(id);
+            if (may_copy && sent_.size() < kMaxSent)
+                sent_.emplace(id, Queued{id, std::move(msg), std::move(olddir), std::move(newdir), pid, true});
+            return;
+        }
+        if (fds_refused()) return respond(id, ENOMEM, false);
+        if (socket_full()) break;
+        worker_died();
+        if (tries == 1) return respond(id, EXDEV, false);
     }
     if (backlog_.size() >= kMaxBacklog) return respond(id, ENOMEM, false);
     backlog_.push_back(Queued{id, std::move(msg), std::move(olddir), std::move(newdir), pid, may_copy});

@@ -16,6 +16,7 @@
 #pragma once
 #include <sys/types.h>
 
+#include <cerrno>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -42,6 +43,13 @@ void precompile_filter(bool notify);
 // refuses one that leads no thread group without PIDFD_THREAD, Linux 6.9;
 // before it, its thread group's, whose fd table its threads share). -1: gone.
 int task_pidfd(pid_t tid);
+
+// Whether the supervisor's own open just failed for want of fds (EMFILE,
+// ENFILE): the call then gets ENOMEM, as past the backlog's bound, never
+// the ENOENT or EBADF of a path or fd the task got wrong (attack32: with
+// the dirfds of the calls the worker holds, a flood passed a soft
+// RLIMIT_NOFILE of 1024 and renames of existing dirs said ENOENT).
+inline bool out_of_fds() { return errno == EMFILE || errno == ENFILE; }
 
 class RenameService {
 public:
@@ -90,7 +98,8 @@ private:
     // none could be started (the call then gets EXDEV).
     bool start_worker(pid_t pid, uint64_t id, uint64_t mntns);
     void stop_worker();
-    // The worker died (killed, the OOM killer): a successor removes, through
+    // The worker died (killed, the OOM killer; its hang-up read, or a send
+    // to it failed, attack32): a successor removes, through
     // the overlay, the copy the call in hand may have left half-made, before
     // that call gets EXDEV, so that nothing in the sandbox sees, changes or
     // moves things into it (recovery2: `git add -A` took it into the index,

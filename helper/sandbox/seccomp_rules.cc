@@ -1,5 +1,6 @@
 #include "helper/sandbox/seccomp_rules.h"
 
+#include <linux/falloc.h>
 #include <sched.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -17,6 +18,14 @@ const std::vector<SeccompRule>& default_seccomp_rules() {
         // hypervisor's services (CID 2) past --network loopback and none
         // (attack17). Refused as a kernel without the family refuses it.
         {"socket", EAFNOSUPPORT, 0, k32, AF_VSOCK, "vsock reaches the hypervisor past the network namespace"},
+        // A fallocate that reserves space (any mode but a hole punched or a
+        // range collapsed) takes any size in one call, between two looks of
+        // the free-space floor and --max-size's walk: `fallocate -l <free>`
+        // left the disk at zero, the file kept in the session (attack32).
+        // Refused as a filesystem without it refuses it: glibc's
+        // posix_fallocate then writes, one interval's writing at a time.
+        {"fallocate", EOPNOTSUPP, 1, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_COLLAPSE_RANGE, 0,
+         "reserves any size at once, past the free-space floor"},
         {"ptrace", EPERM, -1, 0, 0, "reading or steering other processes"},
         {"process_vm_readv", EPERM, -1, 0, 0, "reading other processes' memory"},
         {"process_vm_writev", EPERM, -1, 0, 0, "writing other processes' memory"},

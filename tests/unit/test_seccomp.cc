@@ -1,5 +1,6 @@
 // The seccomp table, and the real filter loaded in forked children.
 #include <fcntl.h>
+#include <linux/falloc.h>
 #include <linux/sched.h>
 #include <sched.h>
 #include <seccomp.h>
@@ -13,6 +14,7 @@
 
 #include <catch2/catch.hpp>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -100,7 +102,7 @@ TEST_CASE("seccomp: the table holds every syscall the profile denies") {
     int tiocsti = 0, tioclinux = 0;
     for (const auto& r : default_seccomp_rules()) {
         INFO(r.syscall);
-        CHECK((r.err == EPERM || r.err == ENOSYS || r.err == EAFNOSUPPORT));
+        CHECK((r.err == EPERM || r.err == ENOSYS || r.err == EAFNOSUPPORT || r.err == EOPNOTSUPP));
         CHECK(r.arg < 6);
         CHECK((r.value & ~r.mask) == 0);  // else the rule could never match
         if (std::strcmp(r.syscall, "ioctl") == 0) {
@@ -193,6 +195,18 @@ TEST_CASE("seccomp: the loaded filter denies what the table says and allows the 
     CHECK(filtered([] { return expect_errno(::syscall(SYS_fsopen, "tmpfs", 0), EPERM); }) == 0);
     CHECK(filtered([] { return expect_errno(::syscall(SYS_open_tree, AT_FDCWD, "/", 0), EPERM); }) == 0);
     CHECK(filtered([] { return expect_errno(::socket(AF_VSOCK, SOCK_STREAM, 0), EAFNOSUPPORT); }) == 0);
+    // fallocate: refused where it reserves space, allowed where it frees (attack32).
+    CHECK(filtered([] {
+              FILE* f = ::tmpfile();
+              if (!f) return 3;
+              int fd = ::fileno(f);
+              if (expect_errno(::fallocate(fd, 0, 0, 1 << 20), EOPNOTSUPP) != 0) return 1;
+              if (expect_errno(::fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, 1 << 20), EOPNOTSUPP) != 0) return 1;
+              if (expect_errno(::fallocate(fd, FALLOC_FL_ZERO_RANGE, 0, 1 << 20), EOPNOTSUPP) != 0) return 1;
+              if (::ftruncate(fd, 1 << 20) != 0) return 3;
+              long rc = ::fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, 4096);
+              return rc == 0 ? 0 : 2;
+          }) == 0);
     // Still allowed: ordinary calls, and namespaces other than user ones.
     CHECK(filtered([] { return ::syscall(SYS_getpid) > 0 ? 0 : 1; }) == 0);
     CHECK(filtered([] { return ::unshare(0) == 0 ? 0 : 1; }) == 0);
