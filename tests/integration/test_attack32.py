@@ -145,6 +145,11 @@ def test_a_worker_dead_when_the_next_call_comes_still_has_its_copy_removed(alo):
         assert any(n.startswith(".layover-rename-") for n in os.listdir(upper))
         os.kill(p.pid, signal.SIGSTOP)
         os.kill(wpid, signal.SIGKILL)
+        # Dead, its socket closed (a zombie: its stopped parent cannot reap
+        # it), before the next call comes: else, on a loaded machine, the
+        # call went to the dying worker, and a call in a worker's hands when
+        # it dies gets EXDEV (it may have been half done) as designed.
+        wait_for(lambda: (proc_stat(wpid) or ("X",))[0] in ("Z", "X"), "the killed worker to be dead")
         p.stdin.write(b"go\n")
         p.stdin.flush()
 
