@@ -211,6 +211,25 @@ def lo(require_sandbox, state_dir, home):
     return Layover(state_dir, home)
 
 
+@pytest.fixture
+def disk_lo(require_sandbox):
+    """A Layover whose state dir and target both lie on a real filesystem
+    under /home: for what the state dir's filesystem decides (the free-space
+    floor, docs/design.md)."""
+    state, target = real_dir("disk-state-"), real_dir("disk-home-")
+    os.chmod(state, 0o700)
+    (target / "notes.txt").write_text("one\n")
+    yield Layover(state, target)
+    shutil.rmtree(state, ignore_errors=True)
+    shutil.rmtree(target, ignore_errors=True)
+
+
+def fs_space(path):
+    """(size, free to an unprivileged user) of the filesystem holding path, in bytes (statvfs, as --min-free reads it)."""
+    st = os.statvfs(path)
+    return st.f_blocks * st.f_frsize, st.f_bavail * st.f_frsize
+
+
 def snapshot(root):
     """A tree's full state (types, modes, contents, link targets) for equality checks."""
     out = {}

@@ -54,6 +54,13 @@ def test_apply_p_force_asks_again_about_a_file_a_kept_yes_was_given_before_it_co
     assert (lo.target / "new.txt").read_text() == "mine\n"
 
 
+def agent_rewrites_blob(lo, session):
+    """blob.bin (binary: asked about whole) in the real tree, which the agent rewrites in `session`."""
+    (lo.target / "blob.bin").write_bytes(b"\0base\n")
+    r = lo.run("cd '%s' && printf '\\0agent\\n' > blob.bin" % lo.target, session=session)
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+
+
 def test_apply_p_force_asks_again_about_a_binary_file_a_kept_yes_was_given_before_it_conflicted(lo):
     # A kept `y` (from a --dry-run walk) to the agent's edit of blob.bin;
     # then the user changed blob.bin too. `apply -p --force` said the
@@ -61,9 +68,7 @@ def test_apply_p_force_asks_again_about_a_binary_file_a_kept_yes_was_given_befor
     # y, given while nothing was in its way, without a question, and
     # overwrote the user's edit. A conflict's whole question is now asked
     # anew.
-    (lo.target / "blob.bin").write_bytes(b"\0base\n")
-    r = lo.run("cd '%s' && printf '\\0agent\\n' > blob.bin" % lo.target, session="keptbin")
-    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    agent_rewrites_blob(lo, "keptbin")
     c = spawn(lo, "apply", "keptbin", "-p", "--dry-run")
     c.expect(WHOLE)
     c.sendline("y")
@@ -89,9 +94,7 @@ def test_apply_p_force_refuses_a_conflict_that_arose_while_the_questions_were_as
     # said only after the fact ('overriding conflict'), and the edit was
     # gone (kept for undo). Now the check runs again on the selection: a
     # conflict new since refuses the apply, nothing written, answers kept.
-    (lo.target / "blob.bin").write_bytes(b"\0base\n")
-    r = lo.run("cd '%s' && printf '\\0agent\\n' > blob.bin" % lo.target, session="during")
-    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    agent_rewrites_blob(lo, "during")
     c = spawn(lo, "apply", "during", "-p", "--force")
     c.expect(WHOLE)
     (lo.target / "blob.bin").write_bytes(b"\0mine, during the walk\n")

@@ -8,26 +8,10 @@ import signal
 import subprocess
 import time
 
-import pytest
 
-from conftest import LAYOVER, Layover, real_dir
+from conftest import LAYOVER, fs_space, missing_feature
 
 MIB = 1 << 20
-
-
-@pytest.fixture
-def alo(require_sandbox):
-    state, target = real_dir("a32-state-"), real_dir("a32-home-")
-    os.chmod(state, 0o700)
-    (target / "notes.txt").write_text("one\n")
-    yield Layover(state, target)
-    shutil.rmtree(state, ignore_errors=True)
-    shutil.rmtree(target, ignore_errors=True)
-
-
-def avail(path):
-    st = os.statvfs(path)
-    return st.f_bavail * st.f_frsize
 
 
 # fallocate(2) itself (util-linux's fallocate calls it, no fallback), then
@@ -39,7 +23,7 @@ ALLOC = ('fallocate -l 1G big; echo "fallocate=$?"; '
          'fallocate -p -o 0 -l 4096 small; echo "punch=$?"')
 
 
-def test_one_fallocate_cannot_take_the_disk_past_the_floor(alo):
+def test_one_fallocate_cannot_take_the_disk_past_the_floor(disk_lo):
     # The floor is looked at every 25-250 ms: one fallocate(2) reserved any
     # size at once (1 GiB here, 64 MiB above the floor: the whole free space
     # with a size of avail), between two looks, and the disk stayed full
@@ -47,19 +31,19 @@ def test_one_fallocate_cannot_take_the_disk_past_the_floor(alo):
     # now refused (EOPNOTSUPP): a writer allocates by writing, one
     # interval's writing at a time, as docs/security.md says.
     if not shutil.which("fallocate"):
-        pytest.skip("no fallocate(1)")
-    floor = avail(alo.state) - 64 * MIB
-    r = alo.run(ALLOC, "--min-free", str(floor), session="alloc", timeout=300)
+        missing_feature("fallocate(1) (util-linux) is not installed: apt-get install util-linux")
+    floor = fs_space(disk_lo.state)[1] - 64 * MIB
+    r = disk_lo.run(ALLOC, "--min-free", str(floor), session="alloc", timeout=300)
     out, err = r.stdout.decode(), r.stderr.decode()
     assert "fallocate=1" in out, (out, err)
     assert "Operation not supported" in err, err
     assert "posix=0" in out and "punch=0" in out, (out, err)
     assert r.returncode == 0, err
-    upper = alo.upper("alloc")
+    upper = disk_lo.upper("alloc")
     st = (upper / "big").stat()
     assert st.st_blocks * 512 < 64 * MIB, st
     assert (upper / "small").stat().st_size == MIB
-    assert not (alo.target / "big").exists()
+    assert not (disk_lo.target / "big").exists()
 
 
 # The agent: a directory move the rename worker copies (it stops itself at
@@ -118,28 +102,28 @@ def wait_for(cond, what, tries=3000):
     raise AssertionError("timed out waiting for " + what)
 
 
-def run_mover(alo, session, script, **kw):
+def run_mover(disk_lo, session, script, **kw):
     """`layover run` of a Python script whose move of the real dir old/ (3
     files) the rename worker copies, stopping itself at its first file."""
-    (alo.target / "old").mkdir()
+    (disk_lo.target / "old").mkdir()
     for i in range(3):
-        (alo.target / "old" / ("f%d.txt" % i)).write_text("%d\n" % i)
-    env = dict(alo.env, LAYOVER_FAULT="rename:file:1:stop")
-    return subprocess.Popen([LAYOVER, "run", "--target", str(alo.target), "--session", session, "--on-exit", "keep",
-                             "--", "/usr/bin/python3", "-c", script], cwd=str(alo.target), env=env,
+        (disk_lo.target / "old" / ("f%d.txt" % i)).write_text("%d\n" % i)
+    env = dict(disk_lo.env, LAYOVER_FAULT="rename:file:1:stop")
+    return subprocess.Popen([LAYOVER, "run", "--target", str(disk_lo.target), "--session", session, "--on-exit", "keep",
+                             "--", "/usr/bin/python3", "-c", script], cwd=str(disk_lo.target), env=env,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kw)
 
 
-def test_a_worker_dead_when_the_next_call_comes_still_has_its_copy_removed(alo):
+def test_a_worker_dead_when_the_next_call_comes_still_has_its_copy_removed(disk_lo):
     # recovery2: a worker's death is met by a successor that removes the
     # half-made copy before the call gets EXDEV. But the supervisor's loop
     # reads the sandbox's next call before the worker's hang-up: handing
     # that call to the dead worker failed (EPIPE), which stopped the worker
     # without the successor, and the agent saw (and could take into a commit
     # or move a dir into) the half copy until the run's end.
-    p = run_mover(alo, "dead", MOVER)
+    p = run_mover(disk_lo, "dead", MOVER)
     try:
-        upper = alo.upper("dead")
+        upper = disk_lo.upper("dead")
 
         wpid = wait_for(lambda: stopped_child(p.pid), "the rename worker stopped mid-copy")
         assert any(n.startswith(".layover-rename-") for n in os.listdir(upper))
@@ -224,13 +208,13 @@ def settled():
     return False
 
 
-def test_a_flood_of_dir_renames_past_the_supervisors_fds_gets_enomem_not_enoent(alo):
+def test_a_flood_of_dir_renames_past_the_supervisors_fds_gets_enomem_not_enoent(disk_lo):
     # recovery2 keeps the dirfds of each call the worker holds (256 at most,
     # two each) besides the backlog's (as many): past a soft RLIMIT_NOFILE
     # of 1024 (a common default) the supervisor's own opens failed (EMFILE)
     # and a rename of an existing dir got ENOENT (74 of 600 here), where
     # the backlog's bound gives ENOMEM.
-    p = run_mover(alo, "flood", FLOOD, preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (1024, 1024)))
+    p = run_mover(disk_lo, "flood", FLOOD, preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (1024, 1024)))
     try:
         wpid = wait_for(lambda: stopped_child(p.pid), "the rename worker stopped mid-copy")
         p.stdin.write(b"go\n")
