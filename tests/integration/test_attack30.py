@@ -1,5 +1,7 @@
 """attack30: hostile patches and target states against early4's conflict
 check before `apply -p`'s questions."""
+import re
+
 import pexpect
 
 from test_apply_interactive import HUNK, WHOLE, WHY
@@ -41,17 +43,23 @@ def test_apply_p_force_asks_again_about_a_file_a_kept_yes_was_given_before_it_co
     c.expect(r"answer\(s\) are kept")
     assert finish(c) == 0, c.before
     (lo.target / "new.txt").write_text("mine\n")
-    c = spawn(lo, "apply", "kept", "-p", "--force")
+    decline_the_forced_question(lo, "kept", "new.txt")
+    assert (lo.target / "new.txt").read_text() == "mine\n"
+
+
+def decline_the_forced_question(lo, session, name):
+    """`apply -p --force` reusing the kept answers: `name`'s conflict is said
+    and asked about anew, whole, and answered n (nothing applied)."""
+    c = spawn(lo, "apply", session, "-p", "--force")
     c.expect(r"reuse its 1 answers?\? \[Y/n\] ")
     c.sendline("")
-    c.expect(r"new\.txt conflicts with the target: [^\n]*y overwrites the target's version")
+    c.expect(re.escape(name) + r" conflicts with the target: [^\n]*y overwrites the target's version")
     i = c.expect([WHOLE, pexpect.EOF])
     assert i == 0, c.before
     c.sendline("n")
     c.expect(WHY)
     c.sendline("")
     finish(c)
-    assert (lo.target / "new.txt").read_text() == "mine\n"
 
 
 def agent_rewrites_blob(lo, session):
@@ -75,16 +83,7 @@ def test_apply_p_force_asks_again_about_a_binary_file_a_kept_yes_was_given_befor
     c.expect(r"answer\(s\) are kept")
     assert finish(c) == 0, c.before
     (lo.target / "blob.bin").write_bytes(b"\0mine\n")
-    c = spawn(lo, "apply", "keptbin", "-p", "--force")
-    c.expect(r"reuse its 1 answers?\? \[Y/n\] ")
-    c.sendline("")
-    c.expect(r"blob\.bin conflicts with the target: [^\n]*y overwrites the target's version")
-    i = c.expect([WHOLE, pexpect.EOF])
-    assert i == 0, c.before
-    c.sendline("n")
-    c.expect(WHY)
-    c.sendline("")
-    finish(c)
+    decline_the_forced_question(lo, "keptbin", "blob.bin")
     assert (lo.target / "blob.bin").read_bytes() == b"\0mine\n"
 
 
