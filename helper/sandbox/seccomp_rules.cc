@@ -6,6 +6,24 @@
 #include <sys/socket.h>
 
 #include <cerrno>
+#include <cstdint>
+
+namespace {
+
+// The kernel's struct space_resv (include/linux/falloc.h, not in the uapi
+// headers), whose size the three reservation ioctls encode.
+struct SpaceResv {
+    int16_t l_type, l_whence;
+    int64_t l_start, l_len;
+    int32_t l_sysid;
+    uint32_t l_pid;
+    int32_t l_pad[4];
+};
+static_assert(sizeof(SpaceResv) == 48);
+constexpr unsigned long kResvsp = _IOW('X', 40, SpaceResv), kResvsp64 = _IOW('X', 42, SpaceResv),
+                        kZeroRange = _IOW('X', 57, SpaceResv);
+
+}  // namespace
 
 const std::vector<SeccompRule>& default_seccomp_rules() {
     // ioctl requests are 32-bit: the kernel ignores the high half, so the
@@ -26,6 +44,13 @@ const std::vector<SeccompRule>& default_seccomp_rules() {
         // posix_fallocate then writes, one interval's writing at a time.
         {"fallocate", EOPNOTSUPP, 1, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_COLLAPSE_RANGE, 0,
          "reserves any size at once, past the free-space floor"},
+        // The same reservation by ioctl: fs/ioctl.c's generic
+        // FS_IOC_RESVSP, FS_IOC_RESVSP64 and FS_IOC_ZERO_RANGE call
+        // vfs_fallocate on any regular file (attack34: 1 GiB at once, 64
+        // MiB above the floor). FS_IOC_UNRESVSP*, a punched hole, stay.
+        {"ioctl", EOPNOTSUPP, 1, k32, kResvsp, "reserves any size at once, past the free-space floor"},
+        {"ioctl", EOPNOTSUPP, 1, k32, kResvsp64, "reserves any size at once, past the free-space floor"},
+        {"ioctl", EOPNOTSUPP, 1, k32, kZeroRange, "reserves any size at once, past the free-space floor"},
         {"ptrace", EPERM, -1, 0, 0, "reading or steering other processes"},
         {"process_vm_readv", EPERM, -1, 0, 0, "reading other processes' memory"},
         {"process_vm_writev", EPERM, -1, 0, 0, "writing other processes' memory"},

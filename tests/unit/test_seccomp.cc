@@ -207,6 +207,20 @@ TEST_CASE("seccomp: the loaded filter denies what the table says and allows the 
               long rc = ::fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, 4096);
               return rc == 0 ? 0 : 2;
           }) == 0);
+    // The same reservation by ioctl (FS_IOC_RESVSP, RESVSP64, ZERO_RANGE: 'X' 40, 42, 57 on a
+    // 48-byte struct space_resv), the high half ignored as the kernel does (attack34).
+    CHECK(filtered([] {
+              FILE* f = ::tmpfile();
+              if (!f) return 3;
+              int fd = ::fileno(f);
+              int64_t resv[6] = {0, 0, 1 << 20, 0, 0, 0};
+              for (unsigned long nr : {40ul, 42ul, 57ul}) {
+                  unsigned long req = (1ul << 30) | (48ul << 16) | ('X' << 8) | nr;
+                  if (expect_errno(::syscall(SYS_ioctl, fd, req, resv), EOPNOTSUPP) != 0) return 1;
+                  if (expect_errno(::syscall(SYS_ioctl, fd, (1ul << 32) | req, resv), EOPNOTSUPP) != 0) return 1;
+              }
+              return 0;
+          }) == 0);
     // Still allowed: ordinary calls, and namespaces other than user ones.
     CHECK(filtered([] { return ::syscall(SYS_getpid) > 0 ? 0 : 1; }) == 0);
     CHECK(filtered([] { return ::unshare(0) == 0 ? 0 : 1; }) == 0);
