@@ -1,8 +1,6 @@
 """attack34: the C++ of the last stop, attacked from inside the sandbox and
 by a hostile patch (the free-space floor, the seccomp refusal of allocating
 fallocate, rename notes, the merge budget, recovery of killed runs)."""
-import pytest
-
 from conftest import fs_space
 
 MIB = 1 << 20
