@@ -79,3 +79,65 @@ TEST_CASE("needles: on long texts (the 8-byte steps and the tail) the pass agree
     CHECK(found_some > 500);
     CHECK(none > 200);
 }
+
+TEST_CASE("needles: the 32-byte blocks' test finds what the table finds, at every offset across blocks", "[needles]") {
+    // The secret rules' own needles (first bytes in more than 8 buckets' worth).
+    std::vector<std::vector<std::string>> groups = {{"PRIVATE KEY-----"},
+                                                    {"AKIA", "ASIA", "ABIA", "ACCA"},
+                                                    {"ghp_", "gho_"},
+                                                    {"github_pat_"},
+                                                    {"xoxb-"},
+                                                    {"sk-ant-"},
+                                                    {"sk-"},
+                                                    {"AIza"},
+                                                    {"eyJ"},
+                                                    {"KEY", "key", "Token"},
+                                                    {"SECRET", "secret"},
+                                                    {"PASSWORD", "password"}};
+    NeedleGroups ng(groups);
+    const std::string hex = "0123456789abcdef";
+    for (const auto& group : groups)
+        for (const auto& nd : group)
+            for (size_t len : {34, 35, 64, 100, 129}) {
+                for (size_t at = 0; at + nd.size() <= len; at++) {  // hex around it: only the needle is there
+                    std::string text(len, ' ');
+                    for (size_t k = 0; k < len; k++) text[k] = hex[(k * 7 + at) % 16];
+                    text.replace(at, nd.size(), nd);
+                    uint64_t want = naive(groups, text);
+                    REQUIRE(want != 0);
+                    REQUIRE(ng.present(text) == want);
+                    REQUIRE(ng.present_by_table(text) == want);
+                }
+            }
+}
+
+TEST_CASE("needles: on long mixed texts the blocks' test and the table agree with a find per needle", "[needles]") {
+    std::vector<std::vector<std::string>> groups = {{"PRIVATE KEY-----"},
+                                                    {"AKIA", "ASIA"},
+                                                    {"ghp_", "gho_"},
+                                                    {"sk-"},
+                                                    {"eyJ"},
+                                                    {"KEY", "key", "token", "secret", "Secret", "password"}};
+    NeedleGroups ng(groups);
+    std::mt19937 rng(13);
+    // Hex, then code-like text: letters of the needles' first bytes, near misses.
+    const std::string alphabet = "0123456789abcdef \nkeyKEYghp_sk-eyJAKItokensecrSPpwd=\"(){};";
+    int found_some = 0, none = 0;
+    for (int t = 0; t < 1500; t++) {
+        std::string text(40 + rng() % 600, ' ');
+        size_t pool = t % 2 ? alphabet.size() : 17;
+        for (auto& ch : text) ch = alphabet[rng() % (rng() % 16 == 0 ? alphabet.size() : pool)];
+        if (t % 4 == 0) {
+            const auto& g = groups[rng() % groups.size()];
+            const std::string& nd = g[rng() % g.size()];
+            text.insert(rng() % (text.size() + 1), nd);
+        }
+        uint64_t want = naive(groups, text);
+        REQUIRE(ng.present(text) == want);
+        REQUIRE(ng.present_by_table(text) == want);
+        found_some += want != 0;
+        none += want == 0;
+    }
+    CHECK(found_some > 300);
+    CHECK(none > 300);
+}
