@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "capture/scan/ignore.h"
 #include "helper/base/fd.h"
 #include "helper/base/glob.h"
 #include "helper/base/term.h"
@@ -70,6 +71,7 @@ int cmd_diff(int argc, char** argv) {
             dashdash_at = raw_paths.size();
         } else if (a == "-h" || a == "--help") {
             std::fputs(kUsage, stdout);
+            std::fputs(capture::kIgnoreFlagsHelp, stdout);  // as status, save and apply list them
             return 0;
         } else if (a == "--stat") {
             opts.format = review::ShowOptions::Format::Stat;

@@ -257,6 +257,21 @@ namespace {
 constexpr const char* kRollbackUsage =
     "usage: layover rollback SESSION N|--undo   the session's view as it was at the end of step N";
 
+// Nothing set aside (the session ends at step N, no live changes) is said
+// so: "0 later steps set aside; --undo brings them back" named an --undo
+// that brings back an earlier rollback's steps.
+void say_rolled_back(const std::string& name, int n, int moved) {
+    if (moved == 0)
+        std::fprintf(stderr,
+                     "layover: session '%s' is at step %d already, with no live changes; nothing was set aside\n",
+                     name.c_str(), n);
+    else
+        std::fprintf(stderr,
+                     "layover: session '%s' rolled back to step %d (%d later step%s set aside, live changes "
+                     "included; 'layover rollback %s --undo' brings them back)\n",
+                     name.c_str(), n, moved, moved == 1 ? "" : "s", name.c_str());
+}
+
 }  // namespace
 
 int cmd_rollback(int argc, char** argv) {
@@ -300,11 +315,7 @@ int cmd_rollback(int argc, char** argv) {
         if (undo)
             std::fprintf(stderr, "layover: session '%s': the rollback is undone (%d step%s back)\n", name.c_str(),
                          moved, moved == 1 ? "" : "s");
-        else
-            std::fprintf(stderr,
-                         "layover: session '%s' rolled back to step %d (%d later step%s set aside, live changes "
-                         "included; 'layover rollback %s --undo' brings them back)\n",
-                         name.c_str(), n, moved, moved == 1 ? "" : "s", name.c_str());
+        else say_rolled_back(name, n, moved);
         return 0;
     }
     // Held while the layers move, so a run cannot resume it half-way.
@@ -338,11 +349,8 @@ int cmd_rollback(int argc, char** argv) {
     });
     if (!r) return fail("session '" + name + "': " + r.error().message);
     int moved = std::atoi(r->c_str());
-    forget();
-    std::fprintf(stderr,
-                 "layover: session '%s' rolled back to step %d (%d later step%s set aside, live changes "
-                 "included; 'layover rollback %s --undo' brings them back)\n",
-                 name.c_str(), n, moved, moved == 1 ? "" : "s", name.c_str());
+    if (moved) forget();  // nothing moved: what meta.json recorded still holds
+    say_rolled_back(name, n, moved);
     return 0;
 }
 

@@ -54,10 +54,22 @@ bool is_verb(const std::string& verb) {
     return false;
 }
 
+// Other tools' words for a verb (docker's and podman's `ls`, `ps`, `rm`)
+// name it too: they are no typo of it.
+std::string verb_for_word(const std::string& word) {
+    static const struct {
+        const char* word;
+        const char* verb;
+    } kWords[] = {{"ls", "sessions"}, {"list", "sessions"}, {"ps", "sessions"}, {"history", "log"}, {"rm", "discard"}};
+    for (const auto& w : kWords)
+        if (word == w.word) return w.verb;
+    return base::nearest_name(word, listed_verbs());
+}
+
 // "unknown verb 'statu' (did you mean 'status'?)": as a mistyped option is
 // named (helper/base/suggest.h); the verb is quoted as any name on screen.
 int unknown_verb(const std::string& verb) {
-    std::string near = base::nearest_name(verb, listed_verbs());
+    std::string near = verb_for_word(verb);
     std::fprintf(stderr, "layover: unknown verb '%s'%s; see 'layover --help'\n", base::display_path(verb).c_str(),
                  near.empty() ? "" : (" (did you mean '" + near + "'?)").c_str());
     return 2;

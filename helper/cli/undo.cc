@@ -28,7 +28,9 @@ const char kUndoUsage[] =
     "Put back what an apply changed. UNDO is the record apply printed (STATE/undo/DEV-INO/ID, or\n"
     "TARGET/.layover-undo/ID) or an undo patch written by 'apply --undo-to FILE'. --last undoes the\n"
     "newest apply on --target (default: $HOME); --list lists its records. An undo patch needs --yes\n"
-    "unless this tree still holds the undo store it was exported from.\n";
+    "unless this tree still holds the undo store it was exported from.\n"
+    "  --force    put back the originals over paths changed since the apply (those changes are lost)\n"
+    "  --dry-run  list what would be put back and the conflicts; change nothing\n";
 
 // `undo --last` on a tree where an apply or undo was killed (docs/security.md,
 // "Crash safety"): a killed apply is taken back here (it is the last apply);

@@ -466,7 +466,7 @@ int run_exit_prompt(const std::string& state, const session::Info& s) {
             if (c == "r") next = p.review();
             else if (c == "a") next = p.apply();
             else if (c == "s") next = p.save();
-            else if (c == "p") next = p.pick();
+            else if (c == "p" || c == "hunks") next = c == "p" ? p.pick() : p.hunks();  // hunks: p, then hunks
             else if (c == "k") next = Next::Kept;  // Enter too: it never throws work away
             else if (c == "d") next = p.discard();
             else if (c == "?") std::fputs(kMenuHelp, stderr);

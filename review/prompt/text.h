@@ -40,7 +40,8 @@ extern const char kPickHelp[];
 // A menu answer (normalize_answer'ed) as its letter: a letter, or the word
 // the menu names it by ("diff", "review", "apply", "save", "pick", "keep",
 // "discard") gives r, a, s, p, k, d; "?", "h" and "help" give "?"; Enter
-// gives "k" (it never throws work away). Anything else comes back as it is.
+// gives "k" (it never throws work away). Anything else ("hunks", which the
+// menu takes as [p]'s hunks over the current pick) comes back as it is.
 std::string menu_choice(const std::string& answer);
 
 }  // namespace review
