@@ -7,6 +7,7 @@ import socket
 import time
 
 from conftest import kill9_and_reap, proc_stat
+from mcp_util import client, proj, text  # noqa: F401 (fixtures)
 from test_checkpoint import layers, start_running
 
 
@@ -79,3 +80,20 @@ def test_a_full_fd_table_does_not_spin_the_supervisor_and_control_works_after(lo
         assert p.poll() is None
     finally:
         kill9_and_reap(p)
+
+
+def test_mcp_diff_of_an_empty_path_is_refused_not_every_file(client, proj):
+    # Before: paths [""] reached `layover diff -- ''`, and '' (the target
+    # itself) selected every change: the agent asked for one file's diff
+    # (an empty variable) and got the whole session's.
+    c = client()
+    assert not c.call("write_file", path="src/app.py", content="v2\n")["isError"]
+    assert not c.call("write_file", path="other.txt", content="o\n")["isError"]
+    for paths in ([""], ["src/app.py", ""]):
+        r = c.call("diff", paths=paths)
+        assert r["isError"], r
+        assert text(r) == ("diff: argument 'paths' holds an empty path (\"\"), which would select every change; "
+                           "name paths relative to the target, or leave out 'paths' for the whole diff"), text(r)
+    d = text(c.call("diff", paths=["src/app.py"]))
+    assert "+v2" in d and "other.txt" not in d
+    assert not (proj / "other.txt").exists()
