@@ -1,5 +1,7 @@
 """Leftovers (round 5): a running session's supervisor whose fd table is
-full does not spin on its control socket (helper/sandbox/control.cc)."""
+full does not spin on its control socket (helper/sandbox/control.cc); the
+MCP diff tool refuses an empty path; a deferred step is said in the MCP
+tool's result. Each test fails before its fix."""
 import json
 import os
 import resource
@@ -97,3 +99,27 @@ def test_mcp_diff_of_an_empty_path_is_refused_not_every_file(client, proj):
     d = text(c.call("diff", paths=["src/app.py"]))
     assert "+v2" in d and "other.txt" not in d
     assert not (proj / "other.txt").exists()
+
+
+def test_mcp_a_deferred_step_is_said_in_the_tool_result(client, state_dir):
+    # Before: the step after a mutating call that the checkpoint refused was
+    # deferred in silence for the agent: only the server's stderr (which the
+    # agent does not read) and, later, `layover log` said so.
+    c = client(session="mcp-defer")
+    steps = state_dir / "sessions" / "mcp-defer" / "steps"
+    r = c.call("write_file", path="a.txt", content="a\n")
+    assert not r["isError"] and "deferred" not in text(r), r
+    assert (steps / "0001" / "a.txt").read_text() == "a\n"
+    job = c.call("start_command", command="exec 3>held; sleep 600")["structuredContent"]["job_id"]
+    r = c.call("write_file", path="b.txt", content="b\n")
+    assert not r["isError"], r
+    last = text(r).splitlines()[-1]
+    assert last.startswith("layover: the step after write_file b.txt is deferred (merged into the next): "), last
+    why = last[len("layover: the step after write_file b.txt is deferred (merged into the next): "):]
+    assert ("held" in why or "working directory" in why) and "nothing changed" not in why, last
+    assert len(text(r).splitlines()) == 2, text(r)  # the tool's own line, then that one
+    assert not (steps / "0002").exists()
+    c.call("kill_command", job_id=job)
+    r = c.call("run_command", command="echo c > c.txt")
+    assert not r["isError"] and "deferred" not in text(r), r
+    assert sorted(p.name for p in (steps / "0002").iterdir()) == ["b.txt", "c.txt", "held"]
