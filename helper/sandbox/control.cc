@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -50,6 +51,40 @@ void send_reply(int fd, Reply r) {
     (void)::send(fd, m.data(), m.size(), MSG_NOSIGNAL);
 }
 
+// A spare fd (of /dev/null), closed for a moment when the fd table is full:
+// accept() failing with EMFILE or ENFILE leaves the connection queued, the
+// listener stays readable and the supervisor's poll loop would wake at once,
+// forever (a core at 100% until the table had room again).
+base::Fd& spare() {
+    static base::Fd fd;
+    if (!fd.valid()) fd = base::Fd(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+    return fd;
+}
+
+// No fd for the connection: the spare's slot takes it off the queue, to be
+// answered and closed. With no room even so (the limit below the table's
+// end, another process taking the slot), a pause of a tenth of a second: the
+// loop then wakes ten times a second, not without end, until there is room.
+void refuse_when_full(int listen_fd, int err) {
+    spare().reset();
+    base::Fd c(::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC));
+    if (c.valid()) {
+        // The request is read (and dropped) first: a socket closed with data
+        // unread resets its peer, which then never sees the reply.
+        char drop[1];
+        struct pollfd p = {c.get(), POLLIN, 0};
+        if (::poll(&p, 1, 1000) == 1) (void)::recv(c.get(), drop, sizeof drop, MSG_DONTWAIT | MSG_TRUNC);
+        send_reply(c.get(), {false, 0,
+                             "the session's supervisor is out of file descriptors (" + std::string(std::strerror(err)) +
+                                 "); nothing was done: try again once it has closed some, or stop the session"});
+        c.reset();
+        (void)spare();
+        return;
+    }
+    struct timespec pause = {0, 100 * 1000 * 1000};
+    ::nanosleep(&pause, nullptr);
+}
+
 }  // namespace
 
 base::Result<base::Fd> listen(const std::string& session_dir) {
@@ -63,14 +98,19 @@ base::Result<base::Fd> listen(const std::string& session_dir) {
         return base::sys_error("binding the control socket in " + session_dir);
     if (::fchmodat(dir.get(), kName, 0600, 0) != 0 || ::listen(s.get(), 8) != 0)
         return base::sys_error("the control socket in " + session_dir);
+    (void)spare();  // while the table has room
     return s;
 }
 
 void remove_socket(const std::string& session_dir) { ::unlink((session_dir + "/" + kName).c_str()); }
 
 void serve_one(int listen_fd, const Handler& handler) {
+    (void)spare();  // taken again once the table has room
     base::Fd c(::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC));
-    if (!c.valid()) return;
+    if (!c.valid()) {
+        if (errno == EMFILE || errno == ENFILE) refuse_when_full(listen_fd, errno);
+        return;
+    }
     struct ucred cred = {};
     socklen_t len = sizeof cred;
     if (::getsockopt(c.get(), SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || cred.uid != ::getuid()) {

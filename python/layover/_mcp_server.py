@@ -24,8 +24,8 @@ import time
 from typing import Any, Dict, List, Optional
 
 from ._helper import Helper, find_binary
+from ._mcp_ctx import Ctx
 from ._mcp_json import wire
-from ._mcp_reply import bounded
 from ._mcp_options import Options, Usage
 from ._mcp_sandbox import AgentSandbox
 from ._gate import Cancelled, nothing
@@ -50,43 +50,6 @@ INSTRUCTIONS = ("Tools run inside a layover sandbox over the user's tree (%s): f
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL_ERROR = \
     -32700, -32600, -32601, -32602, -32603
 UNSUPPORTED_VERSION = -32022
-
-
-class Ctx:
-    """One tools/call in flight."""
-
-    def __init__(self, server: "Server", rid: Any, token: Any) -> None:
-        self.server = server
-        self.rid = rid
-        self.token = token
-        self.lock = threading.Lock()
-        self.cancelled = False
-        self.finished = False
-        self.agent_rid: Optional[int] = None
-        self.helper = server.helper
-        self.sandbox = server.sandbox
-        self.last_review = None
-
-    def agent(self, op: str, args: Dict[str, Any]) -> Dict[str, Any]:
-        if self.cancelled:
-            raise ToolFail("cancelled")
-        # Bounded to the tool's limits: a reply forged inside may be any size (_mcp_reply.py).
-        r = bounded(self.sandbox.call(op, args, on_sent=self._sent))
-        if not r.get("ok"):
-            raise ToolFail(str(r.get("error") or "%s failed inside the sandbox" % op))
-        return r
-
-    def _sent(self, agent_rid: int) -> None:
-        with self.lock:
-            self.agent_rid = agent_rid
-            if self.cancelled:
-                self.sandbox.cancel(agent_rid)
-
-    def cancel(self) -> None:
-        with self.lock:
-            self.cancelled = True
-            if self.agent_rid is not None:
-                self.sandbox.cancel(self.agent_rid)
 
 
 class Server:
@@ -361,7 +324,8 @@ class Server:
             log("layover mcp: %s failed: %s: %s" % (name, type(e).__name__, e))
             text, is_error = "%s: internal error (%s); the sandbox is still up" % (name, type(e).__name__), True
         if not ctx.cancelled and not bad_args:
-            self.steps.after(ctx, name, args)
+            deferred = self.steps.after(ctx, name, args)
+            text += "\n" + deferred if deferred else ""  # the agent is told, in one line (_mcp_steps.py)
         with ctx.lock:
             ctx.finished = True
             done.set()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import threading
-from typing import Any, Callable, Dict, List
+from typing import Any, Callable, Dict, List, Optional
 
 from ._gate import WriteGate
 from ._helper import Helper
@@ -33,15 +33,19 @@ class Steps:
         self.log = log
         self.gate = WriteGate()
 
-    def after(self, ctx: Any, name: str, args: Dict[str, Any]) -> None:
+    def after(self, ctx: Any, name: str, args: Dict[str, Any]) -> Optional[str]:
+        """End the step of this call, or defer it. Returns the line the
+        tool's result ends with when the checkpoint refused (the agent is
+        told, as Python's StepDeferredWarning tells its caller), else None:
+        a step merged into the one another writing call ends is no news."""
         sb = ctx.sandbox
         if name not in MUTATING or sb.proc is None or sb.proc.poll() is not None or sb.broken is not None:
-            return
+            return None
         label = describe(name, args)
         with self.lock:
             if not self.gate.try_freeze():  # another call writes now: merged into a later step
                 self.deferred.append(label)
-                return
+                return None
             full = label
             if self.deferred:
                 full += " (merged, deferred while busy: %s)" % "; ".join(self.deferred)
@@ -51,19 +55,21 @@ class Steps:
                 r = ctx.helper.run(["checkpoint", ctx.sandbox.name, "--json", "-m", full], ok=(0, 1))
             except Exception as e:  # a step boundary never fails the tool call
                 self.log("layover mcp: the step after %s was not made: %s" % (label, e))
-                return
+                return None
             finally:
                 self.gate.thaw()
             if r.returncode == 0:
                 self.deferred = []
-                return
+                return None
             self.deferred.append(label)
             why = r.stderr.decode("utf-8", "replace").strip().splitlines()
             # Without the helper's own advice ("...; nothing changed: close it, then checkpoint
             # again"): the server takes the step itself, with the next call's.
             why_ = (why[-1] if why else "busy").split("; nothing changed:")[0]
-            self.log("layover mcp: the step after %s is deferred (merged into the next): %s; nothing to do: the "
-                     "server makes it with the next run_command, write_file or edit_file" % (label, why_))
+            note = ("the step after %s is deferred (merged into the next): %s; nothing to do: the server makes it "
+                    "with the next run_command, write_file or edit_file" % (label, why_))
+            self.log("layover mcp: " + note)
+            return "layover: " + " ".join(note.split())  # one line, whatever the refusal held
 
 
 # The end of a server: is its kept session there, and does it hold changes or only steps?

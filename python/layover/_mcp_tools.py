@@ -384,6 +384,9 @@ def diff(ctx: Any, a: Dict[str, Any]) -> Result:
         raise BadArgs("argument 'paths' must be an array of strings")
     if any("\0" in p for p in paths):
         raise BadArgs("argument 'paths' holds a NUL byte (\\u0000), which no path can hold")
+    if "" in paths:  # '' is the target itself: every change, never the one path meant
+        raise BadArgs("argument 'paths' holds an empty path (\"\"), which would select every change; name paths "
+                      "relative to the target, or leave out 'paths' for the whole diff")
     ctx.sandbox.ensure()
     # Secrets cut to their prefix: the transcript must not carry them further (docs/review.md).
     args = ["diff", ctx.sandbox.name, "--color=never", "--mask-secrets"] + (["--"] + paths if paths else [])

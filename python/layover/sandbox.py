@@ -324,6 +324,9 @@ class Sandbox:
         if stat:
             args.append("--stat")
         extra = [literal_path(path_arg("paths", p)) for p in paths]
+        if "" in extra:  # '' is the target itself: every change, never the one path meant
+            raise ValueError("paths holds an empty path (''), which would select every change; name paths "
+                             "relative to the target, or pass no paths for the whole diff")
         if extra:
             args += ["--"] + extra
         notes: List[bytes] = []  # what the agent wrote can be gigabytes of text: never read whole

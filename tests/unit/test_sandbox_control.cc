@@ -1,7 +1,11 @@
 // The control channel's messages (helper/sandbox/control_msg.h): pure; and
 // the socket's one-at-a-time serving (helper/sandbox/control.h).
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <cstring>
@@ -111,4 +115,53 @@ TEST_CASE("control: a request whose client gave up waiting is dropped unserved; 
     auto r = control::decode_reply(std::string(buf, static_cast<size_t>(n)));
     REQUIRE(r.ok());
     CHECK(r->step == 5);
+}
+
+TEST_CASE("control: a full fd table answers the client and drains the listener (no busy loop)", "[control]") {
+    // accept() failing with EMFILE left the connection queued: the listener
+    // stayed readable and the supervisor's poll loop woke forever. A spare
+    // fd, closed for the moment, lets serve_one take the connection and
+    // answer that the supervisor is out of file descriptors.
+    testtree::TempDir t;
+    auto l = control::listen(t.path);
+    REQUIRE(l.ok());
+    base::Fd s(::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
+    sockaddr_un a = {};
+    a.sun_family = AF_UNIX;
+    std::string p = t.path + "/control.sock";
+    std::memcpy(a.sun_path, p.data(), p.size());
+    REQUIRE(::connect(s.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+    std::string m = control::encode_request({"checkpoint", "x"});
+    REQUIRE(::send(s.get(), m.data(), m.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(m.size()));
+    int served = 0;
+    control::Handler h = [&](const control::Request&) {
+        served++;
+        return control::Reply{true, 5, ""};
+    };
+    struct rlimit was = {};
+    REQUIRE(::getrlimit(RLIMIT_NOFILE, &was) == 0);
+    int lowest = ::open("/dev/null", O_RDONLY | O_CLOEXEC);  // the next fd the table would give
+    REQUIRE(lowest >= 0);
+    ::close(lowest);
+    struct rlimit full = {static_cast<rlim_t>(lowest), was.rlim_max};
+    REQUIRE(::setrlimit(RLIMIT_NOFILE, &full) == 0);
+    CHECK(::open("/dev/null", O_RDONLY | O_CLOEXEC) == -1);  // the table is full
+    control::serve_one(l->get(), h);
+    REQUIRE(::setrlimit(RLIMIT_NOFILE, &was) == 0);
+    CHECK(served == 0);
+    struct pollfd q = {l->get(), POLLIN, 0};
+    CHECK(::poll(&q, 1, 0) == 0);  // nothing left queued: poll sleeps again
+    char buf[512];
+    ssize_t n = ::recv(s.get(), buf, sizeof buf, MSG_DONTWAIT);
+    REQUIRE(n > 0);
+    auto r = control::decode_reply(std::string(buf, static_cast<size_t>(n)));
+    REQUIRE(r.ok());
+    CHECK_FALSE(r->ok);
+    CHECK(r->error.find("out of file descriptors") != std::string::npos);
+    // With room again, the next request is served as before.
+    base::Fd s2(::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
+    REQUIRE(::connect(s2.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+    REQUIRE(::send(s2.get(), m.data(), m.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(m.size()));
+    control::serve_one(l->get(), h);
+    CHECK(served == 1);
 }
