@@ -13,6 +13,13 @@ import os
 from typing import Callable
 
 MAX_LINE = 32 * 1024 * 1024
+# One message's JSON values and, of them, arrays and objects, counted
+# before it is parsed (_client_frames.json_values_within): a 30 MiB line of
+# `[],` made 10 million lists, 850 MB and ~1 min of the server's CPU on its
+# reader thread (attack35). A request holds a handful of objects; diff's
+# paths may be many strings (300,000 of them reach E2BIG, test_attack33.py).
+MAX_VALUES = 1 << 20
+MAX_CONTAINERS = 1 << 16
 
 
 def read_lines(fd: int, handle: Callable[[bytes], None], too_long: Callable[[], None]) -> None:

@@ -23,9 +23,10 @@ import threading
 import time
 from typing import Any, Dict, List, Optional
 
+from ._client_frames import json_values_within
 from ._helper import Helper, find_binary
 from ._mcp_json import wire
-from ._mcp_lines import MAX_LINE, read_lines
+from ._mcp_lines import MAX_CONTAINERS, MAX_LINE, MAX_VALUES, read_lines
 from ._mcp_reply import bounded
 from ._mcp_options import Options, Usage
 from ._mcp_sandbox import AgentSandbox
@@ -152,6 +153,10 @@ class Server:
     def handle_line(self, line: bytes) -> None:
         line = line.strip()
         if not line:
+            return
+        if not json_values_within(line, MAX_VALUES, MAX_CONTAINERS):
+            self.error(None, INVALID_REQUEST, "Invalid Request: a message of more than %d JSON values or %d arrays "
+                       "and objects; send less in one message" % (MAX_VALUES, MAX_CONTAINERS))
             return
         try:
             msg = json.loads(line.decode("utf-8"))

@@ -118,3 +118,27 @@ def test_a_step_label_no_argv_can_carry_never_replaces_what_exec_raised(require_
         assert labels[0] == "exec: /bin/sh -c echo y > made2.txt", labels
         assert sb.deferred_steps == ()
     assert not (home / "made.txt").exists()
+
+
+def test_mcp_a_message_of_millions_of_small_values_is_refused_before_it_is_parsed(client):
+    # Before: a 10 MiB line of `[],` (3.5 million empty lists) was parsed
+    # whole, a Python object per 3 bytes and the cyclic GC walking them: ~300
+    # MB and ~20 s of the server's CPU on the thread that reads every message
+    # (30 MiB, under the line's limit: 850 MB, ~1 min). Counted first now, as
+    # a reply from inside is (one line: no id to answer with).
+    c = client(session="mcp-values")
+    before = _cpu(c.proc.pid)
+    c.send_raw(b'{"jsonrpc":"2.0","id":"many","method":"ping","params":{"x":[' + b"[]," * (3500 << 10) + b"[]]}}\n")
+    r = c.wait_for(lambda m: "error" in m)
+    assert r["id"] is None and r["error"]["code"] == -32600, r
+    assert r["error"]["message"] == ("Invalid Request: a message of more than 1048576 JSON values or 65536 arrays "
+                                     "and objects; send less in one message"), r
+    assert "result" in c.request("ping")
+    assert _cpu(c.proc.pid) - before < 5
+    assert _peak_rss_mb(c.proc.pid) < 200
+    # Strings holding brackets and commas are one value each: a file of them is written whole.
+    body = "[{a, b}], " * 200000
+    r = c.call("write_file", path="brackets.txt", content=body)
+    assert not r["isError"], r
+    assert r["structuredContent"]["bytes_written"] == len(body)
+    assert "1\t[{a, b}], [{a, b}]" in c.call("read_file", path="brackets.txt", limit=1)["structuredContent"]["content"]
