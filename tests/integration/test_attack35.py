@@ -2,22 +2,11 @@
 sandbox the Python bindings drive (attack35). Each test fails before its
 fix."""
 import json
-import os
 
 import pytest
 
-from conftest import proc_stat
 from mcp_util import client, proj, text  # noqa: F401 (fixtures)
-
-
-def _cpu(pid):
-    f = proc_stat(pid)
-    return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def _peak_rss_mb(pid):
-    with open("/proc/%d/status" % pid) as f:
-        return next(int(ln.split()[1]) for ln in f if ln.startswith("VmHWM:")) // 1024
+from test_mcp_server import _cpu, _peak_rss_kb
 
 
 def test_mcp_an_unknown_tool_of_a_huge_name_is_refused_in_linear_time(client):
@@ -36,7 +25,7 @@ def test_mcp_an_unknown_tool_of_a_huge_name_is_refused_in_linear_time(client):
     assert "result" in c.request("ping")
     spent = _cpu(c.proc.pid) - before
     assert spent < 3, spent
-    assert _peak_rss_mb(c.proc.pid) < 200
+    assert _peak_rss_kb(c.proc.pid) < 200 * 1024
 
 
 def test_mcp_a_long_line_read_in_pipe_sized_pieces_costs_linear_time(client):
@@ -135,7 +124,7 @@ def test_mcp_a_message_of_millions_of_small_values_is_refused_before_it_is_parse
                                      "and objects; send less in one message"), r
     assert "result" in c.request("ping")
     assert _cpu(c.proc.pid) - before < 5
-    assert _peak_rss_mb(c.proc.pid) < 200
+    assert _peak_rss_kb(c.proc.pid) < 200 * 1024
     # Strings holding brackets and commas are one value each: a file of them is written whole.
     body = "[{a, b}], " * 200000
     r = c.call("write_file", path="brackets.txt", content=body)
