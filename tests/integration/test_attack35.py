@@ -131,3 +131,17 @@ def test_mcp_a_message_of_millions_of_small_values_is_refused_before_it_is_parse
     assert not r["isError"], r
     assert r["structuredContent"]["bytes_written"] == len(body)
     assert "1\t[{a, b}], [{a, b}]" in c.call("read_file", path="brackets.txt", limit=1)["structuredContent"]["content"]
+
+
+def test_mcp_changes_lists_a_name_holding_a_newline_on_its_own_line(client, proj):
+    # Before: the `changes` text put each path as it came: a file the agent
+    # named "x\nD  README.md" showed as two lines, a deletion of README.md
+    # that never happened among them. Now the name's controls are escapes.
+    c = client(session="mcp-nlname")
+    assert not c.call("write_file", path="x\nD  README.md\u202e", content="1\n")["isError"]
+    r = c.call("changes")
+    lines = text(r).splitlines()
+    assert "A  x\\x0aD  README.md\\u202e" in lines, lines
+    assert not any(ln.startswith("D ") for ln in lines), lines
+    assert r["structuredContent"]["changes"][0]["path"] == "x\nD  README.md\u202e"
+    assert (proj / "README.md").read_text() == "# demo\n"
