@@ -177,18 +177,21 @@ def strict_json(text: str):
 _JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*(?:"|\\?\Z)', re.S)
 
 
-def json_values_within(raw: bytes, limit: int) -> bool:
-    """Whether the JSON text `raw` holds at most `limit` values and keys.
+def json_values_within(raw: bytes, limit: int, containers: Optional[int] = None) -> bool:
+    """Whether the JSON text `raw` holds at most `limit` values and keys
+    (and, given `containers`, at most that many arrays and objects).
     Each but the first follows a '[', '{', ',' or ':', so their count
     bounds it: counted over the whole text first (C, no copy), then, only
     when past `limit`, again with the strings left out (a long string full
     of commas is one value). Parsed, each value is a Python object on the
-    host, up to ~80 bytes for 3 bytes of "[]," (attack28)."""
-    n = 1 + raw.count(b",") + raw.count(b":") + raw.count(b"[") + raw.count(b"{")
-    if n <= limit:
+    host, up to ~80 bytes for 3 bytes of "[]," (attack28); an array or
+    object is also one more for the cyclic GC to walk (~5 us each)."""
+    boxes = raw.count(b"[") + raw.count(b"{")
+    if 1 + raw.count(b",") + raw.count(b":") + boxes <= limit and (containers is None or boxes <= containers):
         return True
     bare = _JSON_STRING.sub(b"0", raw)
-    return 1 + bare.count(b",") + bare.count(b":") + bare.count(b"[") + bare.count(b"{") <= limit
+    boxes = bare.count(b"[") + bare.count(b"{")
+    return 1 + bare.count(b",") + bare.count(b":") + boxes <= limit and (containers is None or boxes <= containers)
 
 
 def _readable(sock: socket.socket, left: float) -> bool:

@@ -23,9 +23,11 @@ import threading
 import time
 from typing import Any, Dict, List, Optional
 
+from ._client_frames import json_values_within
 from ._helper import Helper, find_binary
 from ._mcp_ctx import Ctx
 from ._mcp_json import wire
+from ._mcp_lines import MAX_CONTAINERS, MAX_LINE, MAX_VALUES, read_lines
 from ._mcp_options import Options, Usage
 from ._mcp_sandbox import AgentSandbox
 from ._gate import Cancelled, nothing
@@ -38,7 +40,6 @@ LEGACY = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 STATELESS = ("2026-07-28",)
 SUPPORTED = STATELESS + LEGACY
 META_VERSION = "io.modelcontextprotocol/protocolVersion"
-MAX_LINE = 32 * 1024 * 1024
 MAX_INFLIGHT = 64
 PROGRESS_EVERY = 2.0
 EOF_GRACE = 10.0  # seconds calls in flight may finish after stdin closes (then: cancelled)
@@ -109,32 +110,16 @@ class Server:
     # --- input ---
 
     def serve(self, fd: int) -> None:
-        buf = b""
-        skipping = False
-        while True:
-            chunk = os.read(fd, 1 << 16)
-            if not chunk:
-                break
-            buf += chunk
-            while True:
-                nl = buf.find(b"\n")
-                if nl < 0:
-                    if len(buf) > MAX_LINE:
-                        if not skipping:
-                            self.error(None, PARSE_ERROR, "Parse error: line longer than %d bytes" % MAX_LINE)
-                        buf, skipping = b"", True
-                    break
-                line, buf = buf[:nl], buf[nl + 1:]
-                if skipping:
-                    skipping = False
-                    continue
-                self.handle_line(line)
-        if buf.strip() and not skipping:
-            self.handle_line(buf)
+        read_lines(fd, self.handle_line, lambda: self.error(None, PARSE_ERROR, "Parse error: line longer than %d "
+                                                            "bytes" % MAX_LINE))
 
     def handle_line(self, line: bytes) -> None:
         line = line.strip()
         if not line:
+            return
+        if not json_values_within(line, MAX_VALUES, MAX_CONTAINERS):
+            self.error(None, INVALID_REQUEST, "Invalid Request: a message of more than %d JSON values or %d arrays "
+                       "and objects; send less in one message" % (MAX_VALUES, MAX_CONTAINERS))
             return
         try:
             msg = json.loads(line.decode("utf-8"))
@@ -277,7 +262,8 @@ class Server:
         name = params.get("name")
         args = params.get("arguments")
         if not isinstance(name, str) or name not in HANDLERS:
-            near = difflib.get_close_matches(name, list(HANDLERS), n=1) if isinstance(name, str) else []
+            # Its first 100 characters: difflib over a name of megabytes took seconds and GBs (attack35).
+            near = difflib.get_close_matches(name[:100], list(HANDLERS), n=1) if isinstance(name, str) else []
             self.error(rid, INVALID_PARAMS, "Invalid params: unknown tool %r%s; tools/list names the tools" % (
                 str(name)[:100], " (did you mean %r?)" % near[0] if near else ""))
             return

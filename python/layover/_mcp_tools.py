@@ -13,6 +13,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ._helper import SESSION_CWD, one_line
 from ._mcp_fold import fold
+from .errors import inert_text
 
 OUTPUT_CAP = 30000      # characters per stream (head and tail kept)
 TEXT_CAP = 40000        # characters of one result's text: with structuredContent ~20k tokens
@@ -279,7 +280,9 @@ def _changes_text(out: List[Dict[str, Any]], rejected: List[Dict[str, Any]]) -> 
     while i < len(out):  # a new dir's subtree on its one line, as status folds it (_mcp_fold.py)
         c = out[i]
         i, note = fold(out, i)
-        line = "%s  %s%s" % (_LETTER.get(c["kind"], "?"), c["path"], "/" if c["type"] == "dir" else "")
+        # A name's controls as escapes: "x\nD  README.md" forged a deletion's line (attack35).
+        line = "%s  %s%s" % (_LETTER.get(c["kind"], "?"), inert_text(c["path"], keep=""),
+                             "/" if c["type"] == "dir" else "")
         line += "  (%s)" % note if note else ""
         lines.append(line + ("  ! " + ", ".join(c["risks"]) if c["risks"] else ""))  # as status spaces them
     n = {k: sum(1 for c in out if c["kind"] == k) for k in ("added", "modified", "deleted")}
@@ -332,7 +335,7 @@ def _rejections(ctx: Any) -> List[Dict[str, Any]]:
 
 
 def _rejection_line(r: Dict[str, Any]) -> str:
-    what = r["path"] + (" [hunk %d]" % r["hunk"] if r["hunk"] else "")
+    what = inert_text(r["path"], keep="") + (" [hunk %d]" % r["hunk"] if r["hunk"] else "")
     return "%s %s%s" % (what, r["state"], ": " + r["reason"] if r["reason"] else "")
 
 

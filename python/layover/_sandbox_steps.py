@@ -21,8 +21,10 @@ def end_step(sb: Any, label: str) -> None:
     writing, a process with its cwd in the target)."""
     # A NUL (in the code, or an argv word exec() refused) can reach no
     # argv: written as its escape, so the step is made and run()/exec()
-    # return or raise what they did (a ValueError here had replaced it).
-    label = " ".join(label.replace("\0", "\\0").split())[:120]
+    # return or raise what they did (a ValueError here had replaced it). A
+    # lone surrogate (exec(["echo", "\ud800"])) neither: written as its
+    # escape (its UnicodeEncodeError had replaced exec()'s error; attack35).
+    label = " ".join(label.replace("\0", "\\0").encode("utf-8", "backslashreplace").decode("utf-8").split())[:120]
     if not sb._gate.try_freeze():
         # Another thread's run()/exec() writes now: merged into the step that
         # call ends when it returns, by design, so no warning (one per

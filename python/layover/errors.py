@@ -84,12 +84,12 @@ class StepDeferredWarning(UserWarning):
         self.label = label
 
 
-def inert_text(text: str) -> str:
+def inert_text(text: str, keep: str = "\n\t") -> str:
     """Text from inside the sandbox, for a message a person reads: lines and
-    tabs kept, every other character that is not printable (ESC, C1, bidi
-    and zero-width controls) written as its escape (\\x1b, \\u202e), so
-    no escape sequence in it reaches the terminal."""
-    return "".join(c if c.isprintable() or c in "\n\t" else
+    tabs kept (the characters of `keep`), every other character that is not
+    printable (ESC, C1, bidi and zero-width controls) written as its escape
+    (\\x1b, \\u202e), so no escape sequence in it reaches the terminal."""
+    return "".join(c if c.isprintable() or c in keep else
                    ("\\x%02x" % ord(c) if ord(c) < 0x100 else "\\u%04x" % ord(c) if ord(c) < 0x10000
                     else "\\U%08x" % ord(c)) for c in text)
 
@@ -129,5 +129,7 @@ def sandbox_os_error(code: int, strerror: str, path: Optional[str], what: str) -
     fix = _FIXES.get(code, "check the command and its arguments")
     if code == errno.ENOENT and path and " " in path and "/" not in path:  # exec("ls -l"), as subprocess takes it
         fix = "a string is one program's name: pass a list (%r) or shell=True" % (path.split()[:4],)
-    e.message = "layover: %s: %s; %s" % (what, os_reason(e), fix)  # type: ignore[attr-defined]
+    # Its text and path came from inside (the REPL's reply, which a process
+    # there can forge): one inert line, as ToolError's (attack35).
+    e.message = inert_text("layover: %s: %s; %s" % (what, os_reason(e), fix), keep="")  # type: ignore[attr-defined]
     return e

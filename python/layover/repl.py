@@ -21,8 +21,8 @@ from . import _boot
 from ._args import path_arg
 from ._client import EXEC_SLACK, MAX_PAYLOAD, ReplClient, seconds, socketpair
 from ._client_frames import LongNumber, NotJson, json_values_within, strict_json
-from ._helper import error_for, one_line
-from .errors import SandboxError, TimeoutError, ToolError, os_reason, sandbox_os_error
+from ._helper import MAX_MESSAGE, error_for, one_line
+from .errors import SandboxError, TimeoutError, ToolError, inert_text, os_reason, sandbox_os_error
 from .model import ExecResult, RunResult
 
 __all__ = ["Repl", "default_python", "BOOT"]
@@ -235,11 +235,13 @@ class Repl:
         out, errb = reply.data("stdout"), reply.data("stderr")
         if done.get("oserror") is not None:
             code = done.get("oserror")
-            msg = reply.text(0) or "cannot run %r" % argv[:1]
+            # From inside, as it came (a process there can forge it): shortened, and made inert.
+            msg = (reply.text(0) or "cannot run %r" % argv[:1])[:MAX_MESSAGE]
             name = done.get("filename")
             if isinstance(code, int) and code > 0 and not isinstance(code, bool):
-                raise sandbox_os_error(code, msg, name if isinstance(name, str) else None, "exec inside the sandbox")
-            raise SandboxError("layover: exec inside the sandbox failed: " + msg)
+                raise sandbox_os_error(code, msg, name[:MAX_MESSAGE] if isinstance(name, str) else None,
+                                       "exec inside the sandbox")
+            raise SandboxError(inert_text("layover: exec inside the sandbox failed: " + msg, keep=""))
         rc = done.get("returncode")
         if not isinstance(rc, int) or isinstance(rc, bool):
             raise self.client.fail("layover: the REPL sent a malformed exec result; the sandbox was "
