@@ -22,13 +22,18 @@ def inode_floor(files):
     return min(max(files // 20, 10000), 1000000, files // 4)
 
 
+def need_root():
+    """Fail (or, with LAYOVER_ALLOW_SKIP=1, skip) when not root: mounts need root."""
+    if not ROOT:
+        if os.environ.get("LAYOVER_ALLOW_SKIP") == "1":
+            pytest.skip("a mount needs root")
+        pytest.fail("a mount needs root (set LAYOVER_ALLOW_SKIP=1 to skip)")
+
+
 @pytest.fixture
 def few_inodes(real_dir):
     """(state dir, target) on a fresh 128M ext4 of 16384 inodes, owned by the throwaway uid."""
-    if not ROOT:
-        if os.environ.get("LAYOVER_ALLOW_SKIP") == "1":
-            pytest.skip("a loop mount needs root")
-        pytest.fail("a loop mount needs root (set LAYOVER_ALLOW_SKIP=1 to skip)")
+    need_root()
     image, mnt = real_dir / "fs.img", real_dir / "mnt"
     with open(image, "wb") as f:
         f.truncate(128 << 20)
@@ -126,8 +131,7 @@ def test_an_explicit_byte_floor_keeps_the_inode_floor(few_inodes):
 
 def test_a_filesystem_without_an_inode_count_gets_no_inode_floor(real_dir):
     """tmpfs with nr_inodes=0 reports f_files 0, as btrfs and some FUSE filesystems do: no inode floor, the run goes."""
-    if not ROOT:
-        pytest.skip("a tmpfs mount needs root")
+    need_root()
     mnt = real_dir / "mnt"
     mnt.mkdir()
     sh("mount", "-t", "tmpfs", "-o", "size=512m,nr_inodes=0,mode=755", "none", mnt)
