@@ -40,12 +40,18 @@ uint64_t resolve(const Spec& s, uint64_t fs_bytes) {
     return 0;
 }
 
+uint64_t default_inode_floor(uint64_t fs_inodes) {
+    return std::min(std::clamp(fs_inodes / 20, kMinInodeFloor, kMaxInodeFloor), fs_inodes / 4);
+}
+
 bool look(const std::string& path, Space* out) {
     struct statvfs st;
     if (::statvfs(path.c_str(), &st) != 0) return false;
     uint64_t unit = st.f_frsize ? st.f_frsize : st.f_bsize;
     out->size = static_cast<uint64_t>(st.f_blocks) * unit;
     out->avail = static_cast<uint64_t>(st.f_bavail) * unit;
+    out->files = st.f_files;
+    out->favail = st.f_favail;
     return true;
 }
 
@@ -59,7 +65,13 @@ base::Result<Floor> at_start(const Spec& s, const std::string& dir) {
     f.words = s.kind == Spec::Default   ? "--min-free " + size + " (the default: 5% of the filesystem, 256M-1G)"
               : s.kind == Spec::Percent ? "--min-free " + std::to_string(s.value) + "% (" + size + ")"
                                         : "--min-free " + size;
+    f.inodes = default_inode_floor(sp.files);
+    if (f.inodes)
+        f.inode_words = "the inode floor " + std::to_string(f.inodes) +
+                        " (the default: 5% of the filesystem's inodes, " + std::to_string(kMinInodeFloor) + "-" +
+                        std::to_string(kMaxInodeFloor) + ")";
     if (f.bytes && sp.avail < f.bytes) return base::error(refusal(f, sp.avail));
+    if (f.inodes && sp.favail < f.inodes) return base::error(inode_refusal(f, sp.favail));
     return f;
 }
 
@@ -70,12 +82,36 @@ std::string refusal(const Floor& f, uint64_t avail) {
            "--min-free none";
 }
 
+std::string inode_refusal(const Floor& f, uint64_t favail) {
+    return "only " + std::to_string(favail) + " inodes free on the filesystem of " + base::display_path(f.dir) +
+           " (the state dir, which holds the sessions), below " + f.inode_words +
+           "; remove files there ('layover gc', 'layover discard NAME'), or pass --min-free none";
+}
+
 std::string stopped(const Floor& f, uint64_t avail) {
     if (!f.bytes || avail >= f.bytes) return "";
     return f.words + " reached (" + base::bytes_short(avail) + " free on the filesystem of " +
            base::display_path(f.dir) +
            ", the state dir): sandbox stopped; free space there and resume the session, or lower the floor with "
            "--min-free (e.g. 1G, or none)";
+}
+
+std::string stopped_inodes(const Floor& f, uint64_t favail) {
+    if (!f.inodes || favail >= f.inodes) return "";
+    return f.inode_words + " reached (" + std::to_string(favail) + " inodes free on the filesystem of " +
+           base::display_path(f.dir) +
+           ", the state dir): sandbox stopped; remove files there and resume the session, or turn the floors off "
+           "with --min-free none";
+}
+
+uint64_t room(const Floor& f, const Space& sp) {
+    uint64_t r = UINT64_MAX;
+    if (f.bytes) r = sp.avail > f.bytes ? sp.avail - f.bytes : 0;
+    if (f.inodes) {
+        uint64_t n = sp.favail > f.inodes ? sp.favail - f.inodes : 0;
+        r = std::min(r, std::min(n, UINT64_MAX / kBytesPerInode) * kBytesPerInode);
+    }
+    return r;
 }
 
 }  // namespace disk_floor

@@ -5,8 +5,11 @@
 // at the free space with one statvfs every 25-250 ms while the command runs,
 // stopping the sandbox as --max-size does once it falls below the floor
 // (LimitWatch). Free space is statvfs's f_bavail: what an unprivileged
-// user can still write (root's reserved blocks left out). docs/design.md,
-// "The free-space floor".
+// user can still write (root's reserved blocks left out). With it comes an
+// inode floor (f_favail): a command making millions of empty files runs the
+// filesystem out of inodes long before it uses the bytes of the byte floor,
+// and then every program on the machine gets ENOSPC. --min-free none turns
+// both off. docs/design.md, "The free-space floor".
 #pragma once
 #include <cstdint>
 #include <string>
@@ -33,21 +36,41 @@ uint64_t default_floor(uint64_t fs_bytes);
 // The floor in bytes (0: none). Pure.
 uint64_t resolve(const Spec& s, uint64_t fs_bytes);
 
-// What statvfs says of the filesystem of `path`: its size, and the free
-// space an unprivileged user may still write. False when it fails.
+// The inode floor for a filesystem of `fs_inodes` inodes (statvfs's
+// f_files): 5% of them, at least kMinInodeFloor and at most
+// kMaxInodeFloor, never more than a quarter of them; 0 (none) for a
+// filesystem that reports no inode count (f_files 0: btrfs, some FUSE
+// filesystems, whose inodes do not run out apart from their bytes). Pure.
+constexpr uint64_t kMinInodeFloor = 10000;
+constexpr uint64_t kMaxInodeFloor = 1000000;
+uint64_t default_inode_floor(uint64_t fs_inodes);
+// How many bytes of room above the byte floor one inode of room above the
+// inode floor counts as when the supervisor decides when to look again: a
+// writer of 1 GiB/s (kAssumedWriteRate) against one that makes 100000
+// files a second.
+constexpr uint64_t kBytesPerInode = (uint64_t{1} << 30) / 100000;
+
+// What statvfs says of the filesystem of `path`: its size, the free space
+// an unprivileged user may still write, its inodes (0: it reports none)
+// and those an unprivileged user may still take. False when it fails.
 struct Space {
     uint64_t size = 0;
     uint64_t avail = 0;
+    uint64_t files = 0;
+    uint64_t favail = 0;
 };
 bool look(const std::string& path, Space* out);
 
 // The floor a run keeps: bytes (0: none), how messages name it
 // ("--min-free 4G", "--min-free 10% (25.2G)", "--min-free 1G (the
-// default: ...)"), and the dir whose filesystem it watches.
+// default: ...)"), the dir whose filesystem it watches, and the inode
+// floor (0: none) with its words ("the inode floor 10000 (the default: ...)").
 struct Floor {
     uint64_t bytes = 0;
     std::string words;
     std::string dir;
+    uint64_t inodes = 0;
+    std::string inode_words;
 };
 
 // At start: the floor on the filesystem of `dir`, or the refusal when its
@@ -56,9 +79,16 @@ struct Floor {
 base::Result<Floor> at_start(const Spec& s, const std::string& dir);
 // The refusal's words, for free space `avail` below the floor. Pure.
 std::string refusal(const Floor& f, uint64_t avail);
+// The same for free inodes `favail` below the inode floor. Pure.
+std::string inode_refusal(const Floor& f, uint64_t favail);
 
 // While the command runs: "" while `avail` is at or above the floor, else
 // the stop message. Pure.
 std::string stopped(const Floor& f, uint64_t avail);
+// The same for free inodes `favail` and the inode floor. Pure.
+std::string stopped_inodes(const Floor& f, uint64_t favail);
+// The room above both floors in bytes, an inode counted as kBytesPerInode,
+// for when to look again (UINT64_MAX: no floor). Pure.
+uint64_t room(const Floor& f, const Space& sp);
 
 }  // namespace disk_floor

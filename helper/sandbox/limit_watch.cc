@@ -99,7 +99,7 @@ int LimitWatch::poll_timeout() const {
     int64_t deadline = limits_.timeout_ms ? start_ + static_cast<int64_t>(limits_.timeout_ms) : -1;
     auto nearer = [&](int64_t t) { deadline = deadline < 0 ? t : std::min(deadline, t); };
     if (caller_gone_ >= 0) nearer(caller_gone_ + kCallerGraceMs);
-    if (limits_.min_free.bytes) nearer(next_look_);
+    if (limits_.min_free.bytes || limits_.min_free.inodes) nearer(next_look_);
     if (deadline < 0) return -1;
     return static_cast<int>(std::clamp<int64_t>(deadline - now_ms(), 0, 24 * 3600 * 1000));
 }
@@ -118,7 +118,7 @@ std::string LimitWatch::check(int* code) {
         *code = 124;
         return "--timeout " + limits::format_duration(limits_.timeout_ms) + " reached: sandbox stopped";
     }
-    if (limits_.min_free.bytes && now_ms() >= next_look_)
+    if ((limits_.min_free.bytes || limits_.min_free.inodes) && now_ms() >= next_look_)
         if (std::string m = look_free(code); !m.empty()) return m;
     return limits_.max_size ? read_reports(code) : "";
 }
@@ -130,11 +130,12 @@ std::string LimitWatch::look_free(int* code) {
         return "";
     }
     std::string m = disk_floor::stopped(limits_.min_free, sp.avail);
+    if (m.empty()) m = disk_floor::stopped_inodes(limits_.min_free, sp.favail);
     if (!m.empty()) {
         *code = 125;
         return m;
     }
-    next_look_ = now_ms() + next_size_interval(0, 0, sp.avail - limits_.min_free.bytes);
+    next_look_ = now_ms() + next_size_interval(0, 0, disk_floor::room(limits_.min_free, sp));
     return "";
 }
 

@@ -38,8 +38,9 @@ public:
     // The fd to poll with the others (-1: none): wakes the loop on a report.
     int fd() const { return reports_.get(); }
     // --min-free (helper/sandbox/disk_floor.h) needs no process: check()
-    // looks at the free space (one statvfs) when it is due, as often as
-    // next_size_interval says for the room above the floor (25-250 ms).
+    // looks at the free space and inodes (one statvfs) when it is due, as
+    // often as next_size_interval says for the room above the floors
+    // (disk_floor::room: 25-250 ms).
     // The poll timeout until the time limit or that look (-1: none).
     int poll_timeout() const;
     // Non-empty once a limit is reached: the message; *code is run's exit code.

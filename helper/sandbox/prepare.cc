@@ -243,8 +243,8 @@ base::Result<PreparedRun> prepare_run(const RunOptions& opts) {
     r.meta.status = "running";
     r.meta.exit_code = -1;
     r.meta.network = opts.network;
-    r.meta.limits = {opts.limits.timeout_ms, opts.limits.max_pids, opts.limits.max_size, opts.limits.max_memory,
-                     floor.bytes};
+    r.meta.limits = {opts.limits.timeout_ms, opts.limits.max_pids, opts.limits.max_size,
+                     opts.limits.max_memory, floor.bytes,          floor.inodes};
     r.meta.stopped.clear();
     // A new run: what an earlier one's changes led to no longer describes the session.
     r.meta.changes = -1;

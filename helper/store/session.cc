@@ -147,8 +147,8 @@ Result<Meta> meta_from_json(const std::string& d, const json& j) {
     if (j.contains("limits") && j["limits"].is_object()) {
         const json& l = j["limits"];
         m.limits = {l.value("timeout_ms", uint64_t{0}), l.value("max_pids", uint64_t{0}),
-                    l.value("max_size", uint64_t{0}), l.value("max_memory", uint64_t{0}),
-                    l.value("min_free", uint64_t{0})};
+                    l.value("max_size", uint64_t{0}),   l.value("max_memory", uint64_t{0}),
+                    l.value("min_free", uint64_t{0}),   l.value("min_free_inodes", uint64_t{0})};
     }
     m.stopped = j.value("stopped", "");
     if (j.contains("hidden") && j["hidden"].is_array())
@@ -183,11 +183,9 @@ Result<void> write_meta(const std::string& d, const Meta& m) {
               {"status", m.status},
               {"exit_code", m.exit_code},
               {"network", m.network}};
-    j["limits"] = {{"timeout_ms", m.limits.timeout_ms},
-                   {"max_pids", m.limits.max_pids},
-                   {"max_size", m.limits.max_size},
-                   {"max_memory", m.limits.max_memory},
-                   {"min_free", m.limits.min_free}};
+    j["limits"] = {{"timeout_ms", m.limits.timeout_ms}, {"max_pids", m.limits.max_pids},
+                   {"max_size", m.limits.max_size},     {"max_memory", m.limits.max_memory},
+                   {"min_free", m.limits.min_free},     {"min_free_inodes", m.limits.min_free_inodes}};
     if (m.began_ns > 0) j["began_ns"] = m.began_ns;
     if (!m.stopped.empty()) j["stopped"] = m.stopped;
     json hidden = json::array();

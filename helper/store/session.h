@@ -21,7 +21,7 @@ namespace session {
 
 // The resource limits a run had (helper/sandbox/limits.h; 0: none).
 struct RunLimits {
-    uint64_t timeout_ms = 0, max_pids = 0, max_size = 0, max_memory = 0, min_free = 0;
+    uint64_t timeout_ms = 0, max_pids = 0, max_size = 0, max_memory = 0, min_free = 0, min_free_inodes = 0;
 };
 
 struct Meta {

@@ -44,13 +44,13 @@ TEST_CASE("min-free: the default floor is 5% of the filesystem, 256M to 1G, at m
 }
 
 TEST_CASE("min-free: the stop and the refusal name the filesystem, the free space, the floor and the fix") {
-    disk_floor::Floor f{4 * G, "--min-free 4G", "/var/tmp/layover-1000"};
+    disk_floor::Floor f{4 * G, "--min-free 4G", "/var/tmp/layover-1000", 0, ""};
     CHECK(disk_floor::stopped(f, 4 * G) == "");
     CHECK(disk_floor::stopped(f, 5 * G) == "");
     CHECK(disk_floor::stopped(f, 3 * G) ==
           "--min-free 4G reached (3G free on the filesystem of /var/tmp/layover-1000, the state dir): sandbox "
           "stopped; free space there and resume the session, or lower the floor with --min-free (e.g. 1G, or none)");
-    CHECK(disk_floor::stopped({0, "", "/x"}, 0) == "");  // no floor
+    CHECK(disk_floor::stopped({0, "", "/x", 0, ""}, 0) == "");  // no floor
     CHECK(disk_floor::refusal(f, 1 * G) ==
           "only 1G free on the filesystem of /var/tmp/layover-1000 (the state dir, which holds the sessions), "
           "below --min-free 4G; free space there ('layover gc', 'layover discard NAME'), or pass a smaller "
@@ -75,4 +75,55 @@ TEST_CASE("min-free: the start check on this filesystem") {
     CHECK(high.error().message.rfind("only ", 0) == 0);
     auto pct = disk_floor::at_start({disk_floor::Spec::Percent, 1}, "/");
     if (pct) CHECK(pct->words.rfind("--min-free 1% (", 0) == 0);
+}
+
+TEST_CASE("min-free: the inode floor is 5% of the inodes, 10000 to 1000000, at most a quarter, none without a count") {
+    CHECK(disk_floor::default_inode_floor(16000000) == 800000);                       // a 250G ext4: 5%
+    CHECK(disk_floor::default_inode_floor(100000000) == disk_floor::kMaxInodeFloor);  // the cap
+    CHECK(disk_floor::default_inode_floor(100000) == disk_floor::kMinInodeFloor);     // 5% is 5000: the minimum
+    CHECK(disk_floor::default_inode_floor(16384) == 4096);                            // a tiny one: a quarter of it
+    CHECK(disk_floor::default_inode_floor(3) == 0);
+    CHECK(disk_floor::default_inode_floor(0) == 0);  // btrfs, some FUSE: f_files 0, no floor
+}
+
+TEST_CASE("min-free: the inode stop and refusal name the filesystem, the free inodes, the floor and the fix") {
+    disk_floor::Floor f{0, "", "/var/tmp/layover-1000", 10000, "the inode floor 10000 (the default: ...)"};
+    CHECK(disk_floor::stopped_inodes(f, 10000) == "");
+    CHECK(disk_floor::stopped_inodes(f, 20000) == "");
+    CHECK(disk_floor::stopped_inodes(f, 9999) ==
+          "the inode floor 10000 (the default: ...) reached (9999 inodes free on the filesystem of "
+          "/var/tmp/layover-1000, the state dir): sandbox stopped; remove files there and resume the session, or "
+          "turn the floors off with --min-free none");
+    CHECK(disk_floor::stopped_inodes({4 * G, "--min-free 4G", "/x", 0, ""}, 0) == "");  // no inode floor
+    CHECK(disk_floor::inode_refusal(f, 12) ==
+          "only 12 inodes free on the filesystem of /var/tmp/layover-1000 (the state dir, which holds the "
+          "sessions), below the inode floor 10000 (the default: ...); remove files there ('layover gc', 'layover "
+          "discard NAME'), or pass --min-free none");
+}
+
+TEST_CASE("min-free: the room above both floors decides when the supervisor looks again") {
+    disk_floor::Floor both{1 * G, "", "/x", 10000, ""};
+    // Bytes nearer their floor than inodes theirs: the bytes' room.
+    CHECK(disk_floor::room(both, {0, 1 * G + 5 * M, 0, 1000000}) == 5 * M);
+    // Inodes nearer: their room, an inode as kBytesPerInode.
+    CHECK(disk_floor::room(both, {0, 100 * G, 0, 10100}) == 100 * disk_floor::kBytesPerInode);
+    CHECK(disk_floor::room(both, {0, 100 * G, 0, 9000}) == 0);  // below: no room
+    CHECK(disk_floor::room({0, "", "/x", 10000, ""}, {0, 0, 0, UINT64_MAX}) ==
+          UINT64_MAX / disk_floor::kBytesPerInode * disk_floor::kBytesPerInode);   // no overflow
+    CHECK(disk_floor::room({1 * G, "", "/x", 0, ""}, {0, 3 * G, 0, 0}) == 2 * G);  // no inode floor
+    CHECK(disk_floor::room({}, {}) == UINT64_MAX);                                 // no floor at all
+}
+
+TEST_CASE("min-free: none turns the inode floor off too; a byte floor keeps it") {
+    disk_floor::Space sp;
+    REQUIRE(disk_floor::look("/", &sp));
+    auto none = disk_floor::at_start({disk_floor::Spec::None, 0}, "/");
+    REQUIRE(none.ok());
+    CHECK(none->inodes == 0);
+    auto low = disk_floor::at_start({disk_floor::Spec::Bytes, 1 * M}, "/");
+    if (sp.favail >= disk_floor::default_inode_floor(sp.files)) {
+        REQUIRE(low.ok());
+        CHECK(low->inodes == disk_floor::default_inode_floor(sp.files));
+        if (low->inodes) CHECK(low->inode_words.rfind("the inode floor ", 0) == 0);
+    }
 }
