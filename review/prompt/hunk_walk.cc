@@ -8,9 +8,7 @@
 #include <unordered_map>
 
 #include "capture/scan/fingerprint.h"
-#include "helper/base/clock.h"
 #include "helper/base/text.h"
-#include "helper/store/rejections.h"
 #include "review/diff/format.h"
 #include "review/diff/merge3.h"
 #include "review/diff/pieces.h"
@@ -18,9 +16,8 @@
 #include "review/prompt/editor.h"
 #include "review/prompt/io.h"
 #include "review/prompt/listing.h"
-#include "review/prompt/rejected.h"
-#include "review/prompt/rejected_patch.h"
 #include "review/prompt/walk_conflicts.h"
+#include "review/prompt/walk_rejections.h"
 
 namespace review {
 
@@ -83,65 +80,8 @@ struct Walker {
     }
     bool partial = false;  // some change left out, or taken in part
 
-    // `n` in a session: an optional reason, recorded as a rejection. The
-    // change's fingerprints are taken at its first `n` (from the diff shown,
-    // `f`, for a file's hunks) and kept for the file's other hunks.
-    std::optional<ChangePrints> prints;
-    void reject(const capture::Change& c, size_t hunk, const Side& real, const Side& mine,
-                const FileHunks* f = nullptr) {
-        const std::string& path = c.path;
-        if (o.session_dir.empty()) return;
-        std::string why;
-        if (ask("Why not? (one line for the agent, Enter for none): ", &why) != Input::Line) return;
-        while (!why.empty() && (why.back() == ' ' || why.back() == '\r')) why.pop_back();
-        if (auto p = session::reason_problem(why); !p.empty()) {
-            std::fprintf(stderr, "layover: reason not recorded: %s\n", p.c_str());
-            why.clear();
-        }
-        if (!prints) {
-            prints.emplace();
-            prints->change = change_fingerprint(c, mine);
-            if (f) prints->hunks = hunk_fingerprints(f->a, f->b, f->groups, f->spans);
-        }
-        SideOf session_side = [&](const std::string&) -> base::Result<Side> { return mine; };
-        SideOf real_side = [&](const std::string&) -> base::Result<Side> { return real; };
-        auto rec = make_rejection(path, hunk, why, base::utc_now_rfc3339(), patch.manifest().changes, session_side,
-                                  real_side, &*prints);
-        if (rec.ok()) rejected.push_back(std::move(*rec));
-        else std::fprintf(stderr, "layover: rejection not recorded: %s\n", rec.error().message.c_str());
-    }
-    // Recorded once the walk ends (`q` too, which keeps the answers given):
-    // Ctrl+C or EOF takes nothing, neither the changes nor the rejections.
-    std::vector<session::Rejection> rejected;
-    void record_rejections() {
-        size_t n = 0;
-        for (auto& rec : rejected) {
-            auto added = session::add_rejection(o.session_dir, std::move(rec));
-            if (added.ok()) n++;
-            else std::fprintf(stderr, "layover: rejection not recorded: %s\n", added.error().message.c_str());
-        }
-        if (n)
-            std::fprintf(stderr,
-                         "layover: recorded %zu rejection(s) in session '%s' ('layover rejections %s' lists them)\n", n,
-                         base::display_path(patch.manifest().session).c_str(),
-                         base::display_path(patch.manifest().session).c_str());
-    }
-
-    // The session's side of a change shown whole, as `layover reject` and the
-    // judge of rejections read it from the session's layers
-    // (helper/cli/session_rejections.cc), here from the patch as the judge
-    // of a patch's rejections does (rejected_patch.h): a file's bytes (past
-    // 64 MiB, its size), a symlink's target, nothing else. change() loads
-    // only modified text files; an added file's rejection took an empty
-    // side, and was superseded ("changed since") as soon as it was made.
-    Side session_side(const capture::Change& c) {
-        auto s = patch_sides(patch)(c.path);
-        if (s) return std::move(s.value());
-        Side unread;  // there, but its bytes could not be read
-        unread.exists = true;
-        unread.loaded = false;
-        return unread;
-    }
+    // `n` in a session: a reason asked for, recorded as a rejection once the walk ends.
+    WalkRejections rejections{patch, o.session_dir};
 
     // The content a whole change writes, as its answer's key holds it: a
     // file member's fingerprint (a hard link's, its first name's), "" for
@@ -194,7 +134,8 @@ struct Walker {
             if (a == "n" || a == "q") {
                 decline(c.path);
                 if (a == "n") r.answers.given[key] = "n";
-                if (a == "n" && was.empty()) reject(c, 0, real, mine.exists ? mine : session_side(c));
+                if (a == "n" && was.empty())
+                    rejections.reject(c, 0, real, mine.exists ? mine : rejections.session_side(c));
                 return a == "q" ? Fate::Quit : Fate::Next;
             }
             std::fputs(kWholeHelp, stderr);
@@ -308,7 +249,7 @@ struct Walker {
                 take[k++] = 1;
             } else if (a == "n") {
                 answered(c, f, pieces[k], key, "n");
-                if (!pieces[k].split) reject(c, pieces[k].hunk + 1, real, mine, &f);
+                if (!pieces[k].split) rejections.reject(c, pieces[k].hunk + 1, real, mine, &f);
                 take[k++] = 0;
             } else if (a == "a" || a == "d" || a == "q") {
                 for (size_t i = k; i < pieces.size(); i++) {
@@ -395,7 +336,7 @@ struct Walker {
     bool merged = false;  // the file at hand is shown as its merge
 
     Fate change(const capture::Change& c, const capture::Member* m) {
-        prints.reset();
+        rejections.next_change();
         merged = false;
         Side real, mine;
         bool text = c.kind == capture::Kind::Modified && c.type == capture::Type::File &&
@@ -468,7 +409,7 @@ struct Walker {
                 slash != std::string::npos && under(taken, std::string_view(d).substr(0, slash)))
                 r.exclude.push_back(exclude_entry(d));
         r.all = !partial && o.filter.empty() && walked == patch.manifest().changes.size();
-        record_rejections();
+        rejections.record();
         return r;
     }
 };
@@ -488,7 +429,7 @@ std::string exclude_entry(const std::string& path) {
 std::string only_entry(const std::string& path) { return base::has_glob_chars(path) ? exclude_entry(path) : path; }
 
 base::Result<WalkResult> walk_hunks(const capture::Patch& patch, const WalkOptions& o) {
-    Walker w{patch, o, {}, {}, {}, false, {}, {}, {}, {}, {}, {}, {}, false, {}};
+    Walker w{patch, o, {}, {}, {}, false, {patch, o.session_dir}, {}, {}, {}, {}, {}, false, {}};
     return w.run();
 }
 

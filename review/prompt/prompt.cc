@@ -37,7 +37,8 @@ namespace review {
 
 namespace {
 
-enum class Next { Menu, Done, Failed, Kept };
+// Rest: part of the session applied; the menu again, over what it still holds.
+enum class Next { Menu, Done, Failed, Kept, Rest };
 
 struct Prompt {
     const std::string& state;
@@ -302,13 +303,7 @@ struct Prompt {
             std::fprintf(stderr, "layover: undo with: %s\n", undo_command(patch.manifest().target).c_str());
         if (partial) {
             capture::recount_changes(s);  // what `sessions` counts now
-            // What to do with the rest, as the kept line of run says it.
-            const char* n = s.meta.name.c_str();
-            std::fprintf(stderr,
-                         "layover: session '%s' kept: it still holds the changes not applied; 'layover status %s' "
-                         "lists them, 'layover apply %s' applies them, 'layover discard %s' drops them\n",
-                         n, n, n, n);
-            return Next::Done;
+            return Next::Rest;            // the menu again, to save, discard, apply or keep the rest
         }
         (void)session::mark_applied(s.dir, rep.undo);  // the trash keeps it, marked applied
         auto t = move_to_trash(state, s);
@@ -331,15 +326,25 @@ void print_kept(const std::string& name) {
                  name.c_str(), name.c_str(), name.c_str(), name.c_str());
 }
 
-int run_exit_prompt(const std::string& state, const session::Info& s) {
-    InterruptGuard guard;
+namespace {
+
+constexpr int kRest = -1;  // Next::Rest: the prompt again, over what the session still holds
+
+// The summary of the session as it is now, then the menu. first: as the
+// command exits; else after a partial apply, over what the session still
+// holds (a scan of it again: what was applied is no change any more).
+int prompt_over(const std::string& state, const session::Info& s, bool first) {
     auto patch = capture::Patch::open_session(s.meta.name);
     if (!patch) {
         std::fprintf(stderr, "layover: reading session '%s': %s\n", s.meta.name.c_str(), patch.error().message.c_str());
         print_kept(s.meta.name);
-        return 125;
+        return first ? 125 : 0;
     }
     const auto& changes = patch->manifest().changes;
+    if (changes.empty() && !first) {
+        print_kept(s.meta.name);
+        return 0;
+    }
     if (changes.empty()) {
         uint64_t ign = patch->manifest().ignored;
         std::fprintf(stderr, "layover: session '%s' made no changes; nothing to review\n", s.meta.name.c_str());
@@ -359,9 +364,13 @@ int run_exit_prompt(const std::string& state, const session::Info& s) {
         ctx.config_rel = home_relative(patch->manifest().target, std::string(xdg) + "/layover");
     add_home_links(&ctx, patch->manifest().target);
     bool color = base::color_for_fd(2);
-    std::fprintf(stderr, "\nlayover: session '%s' changed %s:\n%s", s.meta.name.c_str(),
-                 base::display_path(patch->manifest().target).c_str(),
-                 summary_text(changes, ctx, color, nullptr, patch->manifest().ignored).c_str());
+    std::string summary = summary_text(changes, ctx, color, nullptr, patch->manifest().ignored);
+    if (first)
+        std::fprintf(stderr, "\nlayover: session '%s' changed %s:\n%s", s.meta.name.c_str(),
+                     base::display_path(patch->manifest().target).c_str(), summary.c_str());
+    else
+        std::fprintf(stderr, "layover: session '%s' still holds the changes not applied:\n%s", s.meta.name.c_str(),
+                     summary.c_str());
     auto rejections = patch_rejections(patch.value(), s.dir, patch->manifest().target);
     if (!rejections) std::fprintf(stderr, "layover: rejections: %s\n", rejections.error().message.c_str());
     else
@@ -397,9 +406,10 @@ int run_exit_prompt(const std::string& state, const session::Info& s) {
                              "layover: unknown choice '%s'; answer r, a, s, p, k or d (? says what each does)\n",
                              base::display_path(c).c_str());
         }
-        if (InterruptGuard::interrupted() && next == Next::Menu) next = Next::Kept;
+        if (InterruptGuard::interrupted() && (next == Next::Menu || next == Next::Rest)) next = Next::Kept;
         switch (next) {
             case Next::Menu: continue;
+            case Next::Rest: return kRest;
             case Next::Done: return 0;
             case Next::Failed: p.say_kept(); return 125;
             case Next::Kept:
@@ -408,6 +418,14 @@ int run_exit_prompt(const std::string& state, const session::Info& s) {
                 return 0;
         }
     }
+}
+
+}  // namespace
+
+int run_exit_prompt(const std::string& state, const session::Info& s) {
+    InterruptGuard guard;
+    for (bool first = true;; first = false)
+        if (int rc = prompt_over(state, s, first); rc != kRest) return rc;
 }
 
 }  // namespace review

@@ -201,6 +201,8 @@ def test_exit_prompt_p_then_hunks_walks_the_picked_files_and_a_applies_the_answe
     c.expect(r"Apply 1 change to .*\? \[y/N\] ")
     c.sendline("y")
     c.expect("still holds the changes not applied")
+    c.expect(r"What now.*\? \[r/a/s/p/K/d\] ")  # the menu again, over the rest (prompt2)
+    c.sendline("k")
     assert _finish(c) == 0
     assert (lo.target / "f.txt").read_text() == lines(60, {25: EDITS[25]})
     assert not (lo.target / "other.txt").exists()
@@ -249,6 +251,8 @@ def test_exit_prompt_shows_rejections_and_s_and_a_skip_them_as_save_and_apply_do
     c.sendline("y")
     c.expect(r"skipping 2 rejected change\(s\)")
     c.expect("still holds the changes not applied")
+    c.expect(r"What now.*\? \[r/a/s/p/K/d\] ")  # the menu again, over the rest (prompt2)
+    c.sendline("k")
     assert _finish(c) == 0
     assert (lo.target / "f.txt").read_text() == lines(60, {5: EDITS[5], 45: EDITS[45]})
     assert not (lo.target / "other.txt").exists()
@@ -276,6 +280,8 @@ def test_exit_prompt_apply_of_picked_files_leaves_the_count_sessions_shows_at_wh
     c.expect(r"Apply 2 changes to .*\? \[y/N\] ")
     c.sendline("y")
     c.expect("still holds the changes not applied")
+    c.expect(r"What now.*\? \[r/a/s/p/K/d\] ")  # the menu again, over the rest (prompt2)
+    c.sendline("k")
     assert _finish(c) == 0
     listed = {s["name"]: s for s in json.loads(lo("sessions", "--json", check=True).stdout)}
     assert (listed["pk"]["changes"], listed["pk"]["changes_exact"]) == (1, True), listed["pk"]

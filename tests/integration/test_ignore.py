@@ -130,6 +130,9 @@ def test_prompt_pick_takes_paths_and_globs_and_shows_a_count(lo, home):
     child.expect(r"\[y/N\] ")
     child.sendline("y")
     child.expect("applied")
+    child.expect("still holds the changes not applied")
+    child.expect(r"What now.*\? \[r/a/s/p/K/d\] ")  # the menu again, over the rest (prompt2)
+    child.sendline("k")
     child.expect(pexpect.EOF)
     child.close()
     assert (home / "src/main.py").read_text() == "main\n" and (home / "tests/t.py").read_text() == "t\n"

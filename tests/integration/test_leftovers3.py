@@ -174,6 +174,8 @@ def test_exit_prompt_hunks_keeps_its_answers_and_shares_them_with_apply_p(lo):
     c.expect(r"Apply 1 change to .*\? \[y/N\] ")
     c.sendline("y")
     c.expect("still holds the changes not applied")
+    c.expect(MENU)  # the menu again, over the rest (prompt2)
+    c.sendline("k")
     assert finish(c) == 0
     assert (lo.target / "f.txt").read_text() == lines(60, {5: EDITS[5], 45: EDITS[45]})
     assert list((Path(lo.state) / "apply-p").iterdir()) == []

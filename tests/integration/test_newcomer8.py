@@ -37,6 +37,9 @@ def test_the_exit_prompts_no_to_secrets_says_nothing_was_applied_and_how_to_leav
     child.expect(r"\[y/N\] ")
     child.sendline("y")
     child.expect("applied 1 change")
+    child.expect("still holds the changes not applied")
+    child.expect(r"What now.*\? \[r/a/s/p/K/d\] ")  # the menu again, over the rest (prompt2)
+    child.sendline("k")
     child.expect(pexpect.EOF)
     child.close()
     assert (home / "notes.txt").read_text() == "fine\n"

@@ -34,6 +34,9 @@ def test_hunks_at_the_menu_asks_hunk_by_hunk_as_p_then_hunks_does(lo, home):
     child.sendline("a")
     child.expect(r"\[y/N\]")
     child.sendline("y")
+    child.expect("still holds the changes not applied")
+    child.expect(MENU)  # the menu again, over the rest (prompt2)
+    child.sendline("k")
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0

@@ -118,6 +118,9 @@ def test_a_with_a_conflict_lists_it_writes_nothing_and_can_go_back(lo, home, edi
     child.expect(r"\[x\] apply the rest")
     child.sendline("x")  # everything but the conflicting path
     child.expect("applied")
+    child.expect("still holds the changes not applied")
+    child.expect(MENU)  # the menu again, over the rest (prompt2)
+    child.sendline("k")
     assert _finish(child) == 0
     assert (home / "new.txt").read_text() == "fresh\n"
     assert (home / "notes.txt").read_text() == "edited meanwhile\n"
@@ -196,9 +199,13 @@ def test_p_picks_files_and_apply_uses_only_those(lo, home, edited):
     child.expect(r"Apply 1 change to .*\[y/N\] ")
     child.sendline("y")
     child.expect("applied")
-    # The kept line says what to do with the rest (newuser9: it named no command).
-    child.expect_exact("layover: session 's' kept: it still holds the changes not applied; 'layover status s' "
-                       "lists them, 'layover apply s' applies them, 'layover discard s' drops them")
+    # The rest is said, and the menu comes back over it (prompt2; before, the
+    # prompt ended with a line naming status, apply and discard: newuser9).
+    child.expect_exact("layover: session 's' still holds the changes not applied:")
+    child.expect(MENU)
+    assert "M  notes.txt" in child.before.decode() and "new.txt" not in child.before.decode()
+    child.sendline("k")
+    child.expect_exact("layover: session 's' kept; review it later")
     assert _finish(child) == 0
     assert (home / "new.txt").read_text() == "fresh\n"
     assert (home / "notes.txt").read_text() == "one\ntwo\nthree\n"
