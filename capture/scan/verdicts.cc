@@ -86,19 +86,22 @@ void VerdictCache::parse(std::string_view data) { parse_owned(std::string(data))
 void VerdictCache::parse_owned(std::string data) {
     data_ = std::move(data);
     stored_.clear();
+    stored_entries_.clear();
     std::string_view in = data_;
     size_t magic = sizeof kMagic - 1;
     if (in.substr(0, magic) != std::string_view(kMagic, magic)) return;
     in.remove_prefix(magic);
     std::vector<Slot> got;
+    std::vector<Entry> entries;
     got.reserve(in.size() / 100);  // an entry is ~100 bytes
+    entries.reserve(in.size() / 100);
     while (!in.empty()) {
         uint64_t len = 0;
         if (!get_u64(&in, &len) || len > in.size()) return;
         Slot& s = got.emplace_back();
         s.path = in.substr(0, len);
         in.remove_prefix(len);
-        Entry& e = s.stored;
+        Entry& e = entries.emplace_back();
         if (!get_key(&in, &e.key.upper) || !get_key(&in, &e.key.lower) || in.empty()) return;
         unsigned char flags = static_cast<unsigned char>(in[0]);
         in.remove_prefix(1);
@@ -107,21 +110,28 @@ void VerdictCache::parse_owned(std::string data) {
         e.v.same_xattrs = flags & kSameXattrs;
         e.has_verdict = flags & kHasVerdict;
         e.risk_free = flags & kRiskFree;
-        s.has_stored = true;
     }
     // Written in walk order; another order (an older file) is sorted once,
     // and of one path the last entry counts.
-    auto less = [](const Slot& a, const Slot& b) { return walk_less(a.path, b.path); };
     bool sorted = true;
-    for (size_t i = 1; i < got.size() && sorted; i++) sorted = less(got[i - 1], got[i]);
+    for (size_t i = 1; i < got.size() && sorted; i++) sorted = walk_less(got[i - 1].path, got[i].path);
     if (!sorted) {
-        std::stable_sort(got.begin(), got.end(), less);
+        std::vector<size_t> order(got.size());
+        for (size_t i = 0; i < order.size(); i++) order[i] = i;
+        std::stable_sort(order.begin(), order.end(),
+                         [&](size_t a, size_t b) { return walk_less(got[a].path, got[b].path); });
         std::vector<Slot> once;
-        once.reserve(got.size());
-        for (size_t i = 0; i < got.size(); i++)
-            if (i + 1 == got.size() || got[i].path != got[i + 1].path) once.push_back(std::move(got[i]));
+        std::vector<Entry> their;
+        for (size_t k = 0; k < order.size(); k++) {
+            if (k + 1 < order.size() && got[order[k]].path == got[order[k + 1]].path) continue;
+            once.push_back(std::move(got[order[k]]));
+            their.push_back(entries[order[k]]);
+        }
         got = std::move(once);
+        entries = std::move(their);
     }
+    stored_entries_ = std::move(entries);
+    for (size_t i = 0; i < got.size(); i++) got[i].stored = &stored_entries_[i];
     stored_ = std::move(got);
     n_next_ = 0;
 }
@@ -145,13 +155,19 @@ std::string VerdictCache::serialize_locked() const {
             std::sort(added.begin() + from, added.begin() + to, less);
         std::inplace_merge(added.begin(), added.begin() + from, added.begin() + to, less);
     }
+    // Sized exactly first: grown as it was filled, the string was zeroed and
+    // copied at each doubling (~15% of a first status's page faults).
+    constexpr size_t kFixed = 8 + 80 + 1;
+    size_t total = sizeof kMagic - 1;
+    for (const Slot& s : stored_)
+        if (s.in_next) total += kFixed + s.path.size();
+    for (const Slot* s : added) total += kFixed + s->path.size();
     std::string out(kMagic);
-    out.resize(sizeof kMagic - 1 + n_next_ * 100);  // the usual size: no growth
+    out.resize(total);
     size_t at = sizeof kMagic - 1;
     auto put = [&](const Slot& s) {
         const Entry& e = s.next;
-        size_t need = 8 + s.path.size() + 80 + 1;
-        if (out.size() < at + need) out.resize((at + need) * 2);
+        size_t need = kFixed + s.path.size();
         char* p = out.data() + at;
         put_u64(p, s.path.size());
         std::memcpy(p + 8, s.path.data(), s.path.size());
@@ -169,7 +185,6 @@ std::string VerdictCache::serialize_locked() const {
         put(s);
     }
     for (; a < added.size(); a++) put(*added[a]);
-    out.resize(at);
     return out;
 }
 
@@ -237,9 +252,9 @@ VerdictCache::Slot* VerdictCache::slot_of(const std::string& path, Peek* seen, b
 
 std::optional<Cached> VerdictCache::find(const std::string& path, const PairKey& key, Peek* seen) {
     Slot* s = slot_of(path, seen, false);
-    if (!s || !s->has_stored || !s->stored.has_verdict || !(s->stored.key == key)) return std::nullopt;
-    use(*s, s->stored);
-    return s->stored.v;
+    if (!s || !s->stored || !s->stored->has_verdict || !(s->stored->key == key)) return std::nullopt;
+    use(*s, *s->stored);
+    return s->stored->v;
 }
 
 bool VerdictCache::racy(const PairKey& key) const {
@@ -259,7 +274,7 @@ VerdictCache::Peek VerdictCache::peek(const std::string& path) {
     Peek p;
     p.looked = true;
     p.slot = stored_slot(path);  // nothing else is known of the path yet (the scan's first call for it)
-    p.known = p.slot && p.slot->has_stored && (p.slot->stored.risk_free || p.slot->stored.has_verdict);
+    p.known = p.slot && p.slot->stored && (p.slot->stored->risk_free || p.slot->stored->has_verdict);
     return p;
 }
 
@@ -271,9 +286,9 @@ bool VerdictCache::note(const std::string& path, const PairKey& key, Peek* seen)
 }
 
 bool VerdictCache::known_free(Slot& s) {
-    if (!s.has_noted || !s.has_stored || !s.stored.risk_free || !(s.stored.key == s.noted)) return false;
+    if (!s.has_noted || !s.stored || !s.stored->risk_free || !(s.stored->key == s.noted)) return false;
     if (s.in_next && s.next.key == s.noted) s.next.risk_free = true;
-    else use(s, s.stored);
+    else use(s, *s.stored);
     return true;
 }
 

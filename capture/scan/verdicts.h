@@ -123,10 +123,11 @@ public:
     // the paths this scan adds in a list of their own. Slots stay put: a
     // Peek points at one.
     struct Slot {
-        std::string_view path;  // into data_, or into own
-        Entry stored, next;     // as loaded; used or computed by this scan (what store() writes)
+        std::string_view path;          // into data_, or into own
+        const Entry* stored = nullptr;  // as loaded (in stored_entries_; none for a path this scan added)
+        Entry next;                     // used or computed by this scan (what store() writes)
         PairKey noted;
-        bool has_stored = false, in_next = false, has_noted = false;
+        bool in_next = false, has_noted = false;
         uint32_t maker = 0;  // a path this scan added: the thread that did
         std::string own;     // and its path
     };
@@ -147,6 +148,7 @@ private:
     int64_t start_ns_;
     std::string data_;                                   // the loaded file
     std::vector<Slot> stored_;                           // sorted by walk_less
+    std::vector<Entry> stored_entries_;                  // theirs, in the same order (an added slot has none)
     mutable std::mutex mu_;                              // guards added_ and its index
     std::deque<Slot> added_;                             // this scan's new paths, in the order met
     std::unordered_map<std::string_view, Slot*> index_;  // added_ by path, built when asked by path

@@ -70,8 +70,10 @@ Result<void> Walker::in_pieces(const Here& h, const std::vector<size_t>& cuts) {
         dirs += r.keys.dirs.size();
     }
     if (!opts_.changes_apart) out_->items.reserve(out_->items.size() + more);
-    // The snapshot's keys likewise (one per real entry looked at).
-    out_->keys.real.reserve(out_->keys.real.size() + real);
+    // The snapshot's keys likewise (one per real entry looked at), and one
+    // more: status appends the ignore file's key after the walk (a full
+    // vector moved all 10,000 again).
+    out_->keys.real.reserve(out_->keys.real.size() + real + 1);
     out_->keys.dirs.reserve(out_->keys.dirs.size() + dirs);
     for (size_t i = 0; i < n; i++) {
         ScanResult& theirs = results[i];
