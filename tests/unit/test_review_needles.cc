@@ -142,8 +142,7 @@ TEST_CASE("needles: on long mixed texts the blocks' test and the table agree wit
     CHECK(none > 300);
 }
 
-TEST_CASE("needles: random needle sets (high bytes, longer than a block) agree at block and buffer ends",
-          "[needles]") {
+TEST_CASE("needles: random needle sets (high bytes, longer than a block) agree at block and buffer ends", "[needles]") {
     // attack36: the blocks' test fuzzed against the table and a find per
     // needle: needles of any bytes (their high nibbles too), up to 70 bytes,
     // more first bytes than buckets, placed across each 32-byte block's end
