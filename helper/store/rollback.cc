@@ -146,6 +146,10 @@ base::Result<int> rollback(const std::string& d, int n, const std::string& targe
         std::strftime(now, sizeof now, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
         TRY(int frozen, freeze_live(d, target, now, kMaxSteps));
         if (frozen) total = frozen;
+        // Only a dead rename worker's leftover was live, swept: at step n
+        // with nothing live, nothing moves, the last rollback's steps kept
+        // (they were replaced by none, its --undo lost; attack36).
+        else if (n == total) return 0;
     }
     TRY(base::Fd store_lock, lock_store(store_dir(d), false));
     TRY_VOID(share_all(d, steps_dir(d), 1, total));

@@ -27,7 +27,7 @@ from ._client_frames import json_values_within
 from ._helper import Helper, find_binary
 from ._mcp_ctx import Ctx
 from ._mcp_json import wire
-from ._mcp_lines import MAX_CONTAINERS, MAX_LINE, MAX_VALUES, read_lines
+from ._mcp_lines import MAX_CONTAINERS, MAX_DIGITS, MAX_LINE, MAX_VALUES, LongNumber, read_lines, small_int
 from ._mcp_options import Options, Usage
 from ._mcp_sandbox import AgentSandbox
 from ._gate import Cancelled, nothing
@@ -122,7 +122,11 @@ class Server:
                        "and objects; send less in one message" % (MAX_VALUES, MAX_CONTAINERS))
             return
         try:
-            msg = json.loads(line.decode("utf-8"))
+            msg = json.loads(line.decode("utf-8"), parse_int=small_int)
+        except LongNumber:
+            self.error(None, PARSE_ERROR, "Parse error: a number of more than %d digits; no request holds one (send "
+                       "a long id as a string)" % MAX_DIGITS)
+            return
         except (ValueError, RecursionError):
             self.error(None, PARSE_ERROR, "Parse error: not a JSON-RPC message (one JSON object per line)")
             return

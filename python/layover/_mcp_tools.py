@@ -240,13 +240,14 @@ def list_directory(ctx: Any, a: Dict[str, Any]) -> Result:
     r = ctx.agent("list", {"path": _arg(a, "path", str, "."), "depth": depth, "cap": 1000})
     entries = [{"path": e["path"], "type": e["type"], "size": e["size"]} for e in r["entries"]]
     entries, cut = _within(entries, lambda e: 40 + sum(len(str(v)) for v in e.values()))
-    lines = ["%-7s %10s  %s%s" % (e["type"], e["size"] if e["type"] != "dir" else "-", e["path"],
-                                  "/" if e["type"] == "dir" else "") for e in entries]
+    # A name's controls as escapes: "x\nD  README.md" forged an entry's line (attack36).
+    lines = [inert_text("%-7s %10s  %s%s" % (e["type"], e["size"] if e["type"] != "dir" else "-", e["path"],
+                                             "/" if e["type"] == "dir" else ""), keep="") for e in entries]
     if cut:
         lines.append(_left_out(cut, "entries", "list a subdirectory, or lower depth"))
     elif r["truncated"]:
         lines.append("[... capped at 1000 entries: list a subdirectory, or lower depth]")
-    text, _ = clip("\n".join(lines) or "(%s is empty)" % r["path"])
+    text, _ = clip("\n".join(lines) or "(%s is empty)" % inert_text(r["path"], keep=""))
     return text, {"path": r["path"], "entries": entries, "truncated": bool(r["truncated"] or cut)}, False
 
 
@@ -256,7 +257,9 @@ def search_files(ctx: Any, a: Dict[str, Any]) -> Result:
                              "path": _arg(a, "path", str), "glob": _arg(a, "glob", str), "cap": 500,
                              "timeout": timeout})
     matches, cut = _within(r["matches"], lambda m: 4 + len(str(m)))
-    text, clipped = clip("\n".join(matches) or "no matches (%d files searched)" % r["files_searched"])
+    # Each match's controls (its file's name's, its line's) as escapes, tabs kept (attack36).
+    text, clipped = clip("\n".join(inert_text(m, keep="\t") for m in matches)
+                         or "no matches (%d files searched)" % r["files_searched"])
     if cut:
         text += "\n" + _left_out(cut, "matches", "narrow the pattern, path or glob")
     elif r["truncated"]:

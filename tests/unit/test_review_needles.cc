@@ -141,3 +141,44 @@ TEST_CASE("needles: on long mixed texts the blocks' test and the table agree wit
     CHECK(found_some > 300);
     CHECK(none > 300);
 }
+
+TEST_CASE("needles: random needle sets (high bytes, longer than a block) agree at block and buffer ends", "[needles]") {
+    // attack36: the blocks' test fuzzed against the table and a find per
+    // needle: needles of any bytes (their high nibbles too), up to 70 bytes,
+    // more first bytes than buckets, placed across each 32-byte block's end
+    // and at the text's end.
+    std::mt19937 rng(36);
+    const std::string alphabet = std::string("aAeK-_0f \n\x80\x9f\xc3\xe2\xff\x01", 16);
+    long checked = 0, found_some = 0;
+    for (int set = 0; set < 300; set++) {
+        std::vector<std::vector<std::string>> groups(1 + rng() % 12);
+        for (auto& g : groups) {
+            g.resize(1 + rng() % 4);
+            for (auto& nd : g) {
+                nd.resize(rng() % 5 == 0 ? 33 + rng() % 38 : 3 + rng() % 6);
+                for (auto& ch : nd) ch = rng() % 3 ? alphabet[rng() % alphabet.size()] : static_cast<char>(rng());
+            }
+        }
+        NeedleGroups ng(groups);
+        for (int t = 0; t < 60; t++) {
+            std::string text(rng() % 260, ' ');
+            for (auto& ch : text) ch = alphabet[rng() % alphabet.size()];
+            for (int k = rng() % 4; k > 0; k--) {
+                const auto& g = groups[rng() % groups.size()];
+                const std::string& nd = g[rng() % g.size()];
+                if (nd.size() > text.size()) continue;
+                size_t at = rng() % 2 ? (rng() % (text.size() / 32 + 1)) * 32 + rng() % 7 : text.size();
+                at = at >= 3 ? at - 3 : 0;  // from 3 before a block's end (or the text's) to 3 after
+                at = std::min(at, text.size() - nd.size());
+                text.replace(at, nd.size(), nd);
+            }
+            uint64_t want = naive(groups, text);
+            REQUIRE(ng.present_by_table(text) == want);
+            REQUIRE(ng.present(text) == want);
+            checked++;
+            found_some += want != 0;
+        }
+    }
+    CHECK(checked == 300 * 60);
+    CHECK(found_some > 5000);
+}
