@@ -82,6 +82,23 @@ TEST_CASE("control: rollback, undo, revert and fork requests round-trip and are 
     CHECK_FALSE(control::decode_reply("{\"ok\": true, \"step\": 1, \"count\": -2}").ok());
 }
 
+namespace {
+
+// A client of DIR/control.sock that has sent one checkpoint request.
+base::Fd send_checkpoint(const std::string& dir) {
+    base::Fd s(::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
+    sockaddr_un a = {};
+    a.sun_family = AF_UNIX;
+    std::string p = dir + "/control.sock";
+    std::memcpy(a.sun_path, p.data(), p.size());
+    REQUIRE(::connect(s.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+    std::string m = control::encode_request({"checkpoint", "x"});
+    REQUIRE(::send(s.get(), m.data(), m.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(m.size()));
+    return s;
+}
+
+}  // namespace
+
 TEST_CASE("control: a request whose client gave up waiting is dropped unserved; a waiting one is served", "[control]") {
     testtree::TempDir t;
     auto l = control::listen(t.path);
@@ -92,14 +109,7 @@ TEST_CASE("control: a request whose client gave up waiting is dropped unserved; 
         return control::Reply{true, 5, ""};
     };
     auto client = [&](bool stay) {
-        base::Fd s(::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
-        sockaddr_un a = {};
-        a.sun_family = AF_UNIX;
-        std::string p = t.path + "/control.sock";
-        std::memcpy(a.sun_path, p.data(), p.size());
-        REQUIRE(::connect(s.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-        std::string m = control::encode_request({"checkpoint", "x"});
-        REQUIRE(::send(s.get(), m.data(), m.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(m.size()));
+        base::Fd s = send_checkpoint(t.path);
         if (!stay) s.reset();  // gave up (the busy error) before the supervisor got to it
         return s;
     };
@@ -125,14 +135,7 @@ TEST_CASE("control: a full fd table answers the client and drains the listener (
     testtree::TempDir t;
     auto l = control::listen(t.path);
     REQUIRE(l.ok());
-    base::Fd s(::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
-    sockaddr_un a = {};
-    a.sun_family = AF_UNIX;
-    std::string p = t.path + "/control.sock";
-    std::memcpy(a.sun_path, p.data(), p.size());
-    REQUIRE(::connect(s.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-    std::string m = control::encode_request({"checkpoint", "x"});
-    REQUIRE(::send(s.get(), m.data(), m.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(m.size()));
+    base::Fd s = send_checkpoint(t.path);
     int served = 0;
     control::Handler h = [&](const control::Request&) {
         served++;
@@ -159,9 +162,7 @@ TEST_CASE("control: a full fd table answers the client and drains the listener (
     CHECK_FALSE(r->ok);
     CHECK(r->error.find("out of file descriptors") != std::string::npos);
     // With room again, the next request is served as before.
-    base::Fd s2(::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
-    REQUIRE(::connect(s2.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-    REQUIRE(::send(s2.get(), m.data(), m.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(m.size()));
+    base::Fd s2 = send_checkpoint(t.path);
     control::serve_one(l->get(), h);
     CHECK(served == 1);
 }
