@@ -100,8 +100,14 @@ def wire(msg: Any) -> bytes:
         text = json.dumps(_finite(msg), ensure_ascii=False, separators=(",", ":"))
     try:
         return text.encode("utf-8")
-    except UnicodeEncodeError:  # a pair stays one character; a lone surrogate is U+FFFD
-        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace").encode("utf-8")
+    except UnicodeEncodeError:
+        return no_lone_surrogates(text).encode("utf-8")
+
+
+def no_lone_surrogates(text: str) -> str:
+    """text with each lone surrogate (a name's byte that is not UTF-8, read
+    as surrogateescape) as U+FFFD; a pair stays one character."""
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 
 
 def _finite(obj: Any) -> Any:

@@ -13,7 +13,16 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ._helper import SESSION_CWD, one_line
 from ._mcp_fold import fold
+from ._mcp_json import no_lone_surrogates
 from .errors import inert_text
+
+
+def _inert(text: str, keep: str = "") -> str:
+    """A name or line from inside for the text a reader sees: controls as
+    escapes (inert_text), a byte that is not UTF-8 as U+FFFD, as the
+    structured content has it (wire), not as the escape \\udcff."""
+    return inert_text(no_lone_surrogates(text), keep=keep)
+
 
 OUTPUT_CAP = 30000      # characters per stream (head and tail kept)
 TEXT_CAP = 40000        # characters of one result's text: with structuredContent ~20k tokens
@@ -241,13 +250,13 @@ def list_directory(ctx: Any, a: Dict[str, Any]) -> Result:
     entries = [{"path": e["path"], "type": e["type"], "size": e["size"]} for e in r["entries"]]
     entries, cut = _within(entries, lambda e: 40 + sum(len(str(v)) for v in e.values()))
     # A name's controls as escapes: "x\nD  README.md" forged an entry's line (attack36).
-    lines = [inert_text("%-7s %10s  %s%s" % (e["type"], e["size"] if e["type"] != "dir" else "-", e["path"],
+    lines = [_inert("%-7s %10s  %s%s" % (e["type"], e["size"] if e["type"] != "dir" else "-", e["path"],
                                              "/" if e["type"] == "dir" else ""), keep="") for e in entries]
     if cut:
         lines.append(_left_out(cut, "entries", "list a subdirectory, or lower depth"))
     elif r["truncated"]:
         lines.append("[... capped at 1000 entries: list a subdirectory, or lower depth]")
-    text, _ = clip("\n".join(lines) or "(%s is empty)" % inert_text(r["path"], keep=""))
+    text, _ = clip("\n".join(lines) or "(%s is empty)" % _inert(r["path"], keep=""))
     return text, {"path": r["path"], "entries": entries, "truncated": bool(r["truncated"] or cut)}, False
 
 
@@ -258,7 +267,7 @@ def search_files(ctx: Any, a: Dict[str, Any]) -> Result:
                              "timeout": timeout})
     matches, cut = _within(r["matches"], lambda m: 4 + len(str(m)))
     # Each match's controls (its file's name's, its line's) as escapes, tabs kept (attack36).
-    text, clipped = clip("\n".join(inert_text(m, keep="\t") for m in matches)
+    text, clipped = clip("\n".join(_inert(m, keep="\t") for m in matches)
                          or "no matches (%d files searched)" % r["files_searched"])
     if cut:
         text += "\n" + _left_out(cut, "matches", "narrow the pattern, path or glob")
@@ -284,7 +293,7 @@ def _changes_text(out: List[Dict[str, Any]], rejected: List[Dict[str, Any]]) -> 
         c = out[i]
         i, note = fold(out, i)
         # A name's controls as escapes: "x\nD  README.md" forged a deletion's line (attack35).
-        line = "%s  %s%s" % (_LETTER.get(c["kind"], "?"), inert_text(c["path"], keep=""),
+        line = "%s  %s%s" % (_LETTER.get(c["kind"], "?"), _inert(c["path"], keep=""),
                              "/" if c["type"] == "dir" else "")
         line += "  (%s)" % note if note else ""
         lines.append(line + ("  ! " + ", ".join(c["risks"]) if c["risks"] else ""))  # as status spaces them
@@ -338,7 +347,7 @@ def _rejections(ctx: Any) -> List[Dict[str, Any]]:
 
 
 def _rejection_line(r: Dict[str, Any]) -> str:
-    what = inert_text(r["path"], keep="") + (" [hunk %d]" % r["hunk"] if r["hunk"] else "")
+    what = _inert(r["path"], keep="") + (" [hunk %d]" % r["hunk"] if r["hunk"] else "")
     return "%s %s%s" % (what, r["state"], ": " + r["reason"] if r["reason"] else "")
 
 
