@@ -28,11 +28,13 @@ struct Change {
     uint32_t mode = 0;       // new permission bits (07777 masked, never suid/sgid on apply)
     Type old_type = Type::None;
     uint32_t old_mode = 0;
-    std::string link_target;                    // new symlink target (raw bytes)
+    // The two flags sit in the padding after old_mode: 168 bytes a change,
+    // not 184 (fewer pages for status's 10,000 changes and the walk's items).
     bool captured = true;                       // false for sockets: reported, never stored
+    bool ignored = false;                       // matched an ignore rule (kept by --include-ignored)
+    std::string link_target;                    // new symlink target (raw bytes)
     int64_t mtime_ns = 0;                       // new mtime; apply sets it on changed files
     std::map<std::string, std::string> xattrs;  // user.* xattrs kept (new state)
-    bool ignored = false;                       // matched an ignore rule (kept by --include-ignored)
     uint64_t old_nlink = 0;                     // the real entry's link count, as scanned (not stored)
     uint32_t layer = 0;  // the layer holding the upper entry (scan_layers; 0: the live upper; not stored)
     // status: the verdict cache knows this file's content, at the stats the

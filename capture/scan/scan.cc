@@ -18,22 +18,35 @@ Result<std::vector<DirEnt>> list_real_dir(int dirfd, const std::string& what) {
     return names;
 }
 
-std::vector<Change> take_changes(ScanResult* scan) {
-    size_t n = scan->items.size();
-    for (const auto& p : scan->pieces) n += p.changes.size();
-    std::vector<Change> out;
-    out.reserve(n);
+void append_changes(ScanResult* scan, std::vector<Change>* to) {
     size_t i = 0;
     auto items_to = [&](size_t end) {
-        for (; i < end; i++) out.push_back(std::move(scan->items[i].change));
+        for (; i < end; i++) to->push_back(std::move(scan->items[i].change));
     };
     for (auto& p : scan->pieces) {
         items_to(p.at);
-        for (auto& c : p.changes) out.push_back(std::move(c));
+        for (auto& c : p.changes) to->push_back(std::move(c));
     }
     items_to(scan->items.size());
     scan->items.clear();
     scan->pieces.clear();
+}
+
+std::vector<Change> take_changes(ScanResult* scan) {
+    std::vector<Change> out;
+    // The walk's one line of changes, first in walk order: it is the list
+    // (a status of 10,000 changes moved them all again here: 1.7 MB of fresh pages).
+    auto& ps = scan->pieces;
+    if (ps.size() == 1 && ps[0].at == 0 && ps[0].changes.capacity() >= ps[0].changes.size() + scan->items.size()) {
+        out = std::move(ps[0].changes);
+        ps.clear();
+        append_changes(scan, &out);
+        return out;
+    }
+    size_t n = scan->items.size();
+    for (const auto& p : ps) n += p.changes.size();
+    out.reserve(n);
+    append_changes(scan, &out);
     return out;
 }
 

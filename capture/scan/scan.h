@@ -64,8 +64,9 @@ struct Item {
     mutable base::Fd base_file;
 };
 
-// ScanOptions::changes_apart: the changes of one piece of a split dir,
-// made on the walk thread that walked it; they come before items[at].
+// ScanOptions::changes_apart: the changes of a split dir's pieces, in walk
+// order, moved there by the walk's threads as each piece ended; they come
+// before items[at].
 struct ChangePiece {
     size_t at = 0;
     std::vector<Change> changes;
@@ -148,10 +149,15 @@ struct ScanOptions {
     // at and the stat of every dir of the topmost layer (ScanResult::keys).
     bool record_keys = false;
     // status: only the changes are wanted (not with with_base or
-    // keep_files): a split dir's pieces keep theirs apart (ScanResult::pieces),
-    // moved out of their items on the walk's threads; take_changes() puts
-    // them in line (docs/performance.md, "Status, sixth pass").
+    // keep_files): the changes of a split dir's pieces go, in walk order,
+    // into one list of their own (ScanResult::pieces), moved out of their
+    // items on the walk's threads; take_changes() hands it on, or puts all
+    // in line (docs/performance.md, "Status, sixth pass" and "Status: one
+    // list of changes").
     bool changes_apart = false;
+    // With changes_apart: room made for this many changes in that line
+    // (the session's count at exit; a guess: more grows it).
+    size_t changes_hint = 0;
     // run's exit (with count_only): fingerprint the real file or symlink of
     // each change whose real side is still what was copied up (its ctime not
     // later), into ScanResult::fresh, so that a later touch, or an edit
@@ -167,8 +173,11 @@ base::Result<ScanResult> scan_upper(int upper_fd, int lower_fd, const ScanOption
 base::Result<ScanResult> scan_layers(const std::vector<int>& layer_fds, int lower_fd, const ScanOptions& opts);
 
 // The scan's changes in walk order, moved out of its items and pieces
-// (which are left empty).
+// (which are left empty). A scan whose changes are all in its one piece,
+// with room for its items after them, hands that piece's list on.
 std::vector<Change> take_changes(ScanResult* scan);
+// The same, appended to `to` (the items' changes moved from, the pieces cleared).
+void append_changes(ScanResult* scan, std::vector<Change>* to);
 
 // Join a relative path and a name ("" + "a" = "a").
 std::string join_path(const std::string& dir, const std::string& name);

@@ -234,6 +234,9 @@ base::Result<std::vector<Change>> session_changes_as_owner(const session::Info& 
     so.summary_only = summary_only;
     so.reader = reader;
     so.changes_apart = true;
+    // Room in the walk's one line for the changes the run's exit counted
+    // (capped: a guess too big only reserves address space, but not without bound).
+    if (s.meta.changes > 0) so.changes_hint = std::min<size_t>(s.meta.changes + s.meta.changes / 8 + 64, 1 << 20);
     SnapshotUse snap;
     // Only for a caller that keeps the cache (status), of a whole ended session.
     snap.want = keep && s.state != "running" && s.state != "crashed" && range.all() && range.against.empty();

@@ -108,7 +108,6 @@ private:
                                uint32_t layer);
 
     // The first dir with two or more subdirs is split (once); empty: not here.
-    static void apart(ScanResult* r);
     std::vector<size_t> split_points(const std::vector<DirEnt>& names);
 
     // The pieces of one dir, each walked by a walker of its own into its own

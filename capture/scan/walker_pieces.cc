@@ -1,6 +1,7 @@
 // A dir split between the walk's two threads (capture/scan/walker.h).
 #include <atomic>
 #include <memory>
+#include <mutex>
 
 #include "capture/scan/walker.h"
 #include "helper/base/thread.h"
@@ -15,16 +16,6 @@ std::vector<size_t> Walker::split_points(const std::vector<DirEnt>& names) {
     std::vector<size_t> cuts = base::split_by_subdirs(names, kPieces);
     if (!cuts.empty()) spare_cpu = false;
     return cuts;
-}
-
-// A piece's changes moved out of its items, on the thread that walked it.
-void Walker::apart(ScanResult* r) {
-    if (r->items.empty()) return;
-    ChangePiece p;
-    p.changes.reserve(r->items.size());
-    for (auto& it : r->items) p.changes.push_back(std::move(it.change));
-    std::vector<Item>().swap(r->items);
-    r->pieces.push_back(std::move(p));
 }
 
 // The pieces of one dir, each walked by a walker of its own into its own
@@ -49,12 +40,30 @@ Result<void> Walker::in_pieces(const Here& h, const std::vector<size_t>& cuts) {
     std::vector<Result<void>> rs(n, base::Ok());
     std::atomic<size_t> next{0};
     std::atomic<bool> failed{false};
+    // changes_apart: the pieces' changes go into one line, in piece order,
+    // as the pieces before them are in it (a piece that ends early waits as
+    // its items), moved out of the items by the thread that ends the piece.
+    // Reserved for ScanOptions::changes_hint, take_changes() hands the line
+    // on as the list: no second list of 10,000 changes (docs/performance.md,
+    // "Status: one list of changes").
+    std::vector<Change> line;
+    std::mutex line_mutex;
+    std::vector<char> ended(n, 0);
+    size_t lined = 0;
+    if (opts_.changes_apart) line.reserve(opts_.changes_hint);
+    auto to_line = [&](size_t i) {
+        std::lock_guard<std::mutex> hold(line_mutex);
+        for (ended[i] = 1; lined < n && ended[lined]; lined++) {
+            append_changes(&results[lined], &line);
+            std::vector<Item>().swap(results[lined].items);
+        }
+    };
     auto take = [&] {
         for (size_t i; !failed && (i = next++) < n;) {
             size_t from = i == 0 ? 0 : cuts[i - 1], to = i + 1 < n ? cuts[i] : h.names.names.size();
             rs[i] = walkers[i]->entries(h, from, to);
             if (!rs[i]) failed = true;
-            if (opts_.changes_apart) apart(&results[i]);
+            if (opts_.changes_apart && rs[i]) to_line(i);
         }
         return !failed;
     };
@@ -75,6 +84,7 @@ Result<void> Walker::in_pieces(const Here& h, const std::vector<size_t>& cuts) {
     // vector moved all 10,000 again).
     out_->keys.real.reserve(out_->keys.real.size() + real + 1);
     out_->keys.dirs.reserve(out_->keys.dirs.size() + dirs);
+    if (!line.empty()) out_->pieces.push_back({out_->items.size(), std::move(line)});
     for (size_t i = 0; i < n; i++) {
         ScanResult& theirs = results[i];
         size_t base_index = out_->items.size();

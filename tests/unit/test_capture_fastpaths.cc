@@ -449,3 +449,37 @@ TEST_CASE("capture fastpath: status's pieces kept apart give the same changes, i
     CHECK(two.items.empty());
     CHECK(two.pieces.empty());
 }
+
+TEST_CASE("capture fastpath: status's pieces split at the root are the list itself, in walk order") {
+    Trees tr;
+    for (int i = 0; i < 6; i++) {
+        std::string d = "/d" + std::to_string(i);
+        testtree::make(tr.low + d, "dir");
+        testtree::make(tr.low + d + "/old.txt", "file:old " + std::to_string(i));
+        testtree::make(tr.up + d, "dir");
+        testtree::make(tr.up + d + "/old.txt", "file:changed " + std::to_string(i));
+        testtree::make(tr.up + d + "/new.txt", "file:n");
+    }
+    auto lines = [](const std::vector<Change>& cs) {
+        std::vector<std::string> out;
+        for (const auto& c : cs) out.push_back(std::string(kind_name(c.kind)) + " " + c.path);
+        return out;
+    };
+    ScanOptions o;
+    o.threads = 1;
+    ScanResult one = tr.scan(o);
+    auto want = lines(take_changes(&one));
+    CHECK(want.size() == 6 * 2);
+    o.threads = 2;
+    o.changes_apart = true;
+    o.changes_hint = 64;
+    ScanResult two = tr.scan(o);
+    REQUIRE(two.pieces.size() == 1);  // the pieces' changes in one line
+    CHECK(two.items.empty());
+    CHECK(two.pieces[0].changes.capacity() >= 64);
+    const Change* line = two.pieces[0].changes.data();
+    auto got = take_changes(&two);
+    CHECK(got.data() == line);  // handed on, not moved again
+    CHECK(lines(got) == want);
+    CHECK(two.pieces.empty());
+}
