@@ -3,45 +3,33 @@ inode floor and the verdict cache, attacked. Checked on the real filesystem
 afterwards."""
 import pexpect
 
-from conftest import LAYOVER
 from test_apply_hunks import BASE, EDITS, edit_session, lines
-
-MENU = r"What now.*\? \[r/a/s/p/K/d\] "
-HUNK = r"Apply this hunk \[y,n,q,a,d(,s)?,e,\?\]\? "
-WHOLE = r"Apply this change \[y,n,q,\?\]\? "
-LEFT = "layover: session 'r' still holds the changes not applied:"
+from test_prompt_rest import HUNK, LEFT, MENU, WHOLE, _finish, _prompt
 
 
-def _prompt(lo, name):
-    return pexpect.spawn(LAYOVER, ["on-exit", "prompt", name], env=dict(lo.env, PAGER="cat", TERM="dumb"),
-                         cwd=str(lo.target), timeout=30)
-
-
-def _finish(child):
-    child.expect(pexpect.EOF)
-    child.close()
-    return child.exitstatus
-
-
-def _apply_hunks_1_and_3(c):
-    """At the menu: `hunks`, f.txt's first and third hunks taken, the second left, other.txt taken; applied."""
+def _walk_and_apply(c, hunks, whole, why=""):
+    """At the menu: `hunks`, f.txt's three hunks answered `hunks`, other.txt
+    `whole` (each "n" given the reason `why`); applied, at the rest's menu."""
     c.sendline("p")
     c.expect(r"Pick \(")
     c.sendline("hunks")
-    for answer in ("y", "n", "y"):
-        c.expect(r"/3\) " + HUNK)
+    for pattern, answer in [(r"/3\) " + HUNK, a) for a in hunks] + [(WHOLE, whole)]:
+        c.expect(pattern)
         c.sendline(answer)
         if answer == "n":
             c.expect(r"Why not\? .*: ")
-            c.sendline("")
-    c.expect(WHOLE)
-    c.sendline("y")
+            c.sendline(why)
     c.expect(MENU)
     c.sendline("a")
     c.expect(r"\[y/N\] ")
     c.sendline("y")
     c.expect_exact(LEFT)
     c.expect(MENU)
+
+
+def _apply_hunks_1_and_3(c):
+    """f.txt's first and third hunks taken, the second left, other.txt taken; applied."""
+    _walk_and_apply(c, ("y", "n", "y"), "y")
 
 
 def test_a_at_the_rest_menu_does_not_overwrite_a_host_edit_made_after_the_partial_apply(lo):
@@ -83,22 +71,7 @@ def test_a_at_the_rest_menu_does_not_apply_a_change_rejected_before(lo):
     edit_session(lo, "r")
     c = _prompt(lo, "r")
     c.expect(MENU)
-    c.sendline("p")
-    c.expect(r"Pick \(")
-    c.sendline("hunks")
-    for answer in ("y", "y", "y"):
-        c.expect(r"/3\) " + HUNK)
-        c.sendline(answer)
-    c.expect(WHOLE)  # other.txt, added: rejected with a reason
-    c.sendline("n")
-    c.expect(r"Why not\? .*: ")
-    c.sendline("no other")
-    c.expect(MENU)
-    c.sendline("a")
-    c.expect(r"\[y/N\] ")
-    c.sendline("y")
-    c.expect_exact(LEFT)
-    c.expect(MENU)
+    _walk_and_apply(c, ("y", "y", "y"), "n", why="no other")  # other.txt, added: rejected with a reason
     assert "R  other.txt" in c.before.decode(), c.before.decode()
     c.sendline("a")
     i = c.expect([r"\[y/N\] ", MENU, pexpect.EOF])

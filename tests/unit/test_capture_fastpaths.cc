@@ -412,6 +412,13 @@ TEST_CASE("capture fastpath: an original's real file is kept open for save, and 
     }
 }
 
+// "kind path" of each change, in order, for comparing two scans' lists.
+static std::vector<std::string> kind_path_lines(const std::vector<Change>& cs) {
+    std::vector<std::string> out;
+    for (const auto& c : cs) out.push_back(std::string(kind_name(c.kind)) + " " + c.path);
+    return out;
+}
+
 TEST_CASE("capture fastpath: status's pieces kept apart give the same changes, in walk order") {
     Trees tr;
     // Split: "top" (the first dir with two or more subdirs); a.txt and z.txt
@@ -429,22 +436,17 @@ TEST_CASE("capture fastpath: status's pieces kept apart give the same changes, i
         testtree::make(tr.up + d + "/sub/new.txt", "file:n");
     }
     testtree::make(tr.up + "/z.txt", "file:last\n");
-    auto lines = [](const std::vector<Change>& cs) {
-        std::vector<std::string> out;
-        for (const auto& c : cs) out.push_back(std::string(kind_name(c.kind)) + " " + c.path);
-        return out;
-    };
     ScanOptions o;
     o.threads = 1;
     ScanResult one = tr.scan(o);
     CHECK(one.pieces.empty());
-    auto want = lines(take_changes(&one));
+    auto want = kind_path_lines(take_changes(&one));
     o.threads = 2;
     o.changes_apart = true;
     ScanResult two = tr.scan(o);
     CHECK(!two.pieces.empty());
     CHECK(two.items.size() == 2);  // a.txt and z.txt
-    CHECK(lines(take_changes(&two)) == want);
+    CHECK(kind_path_lines(take_changes(&two)) == want);
     CHECK(want.size() == 2 + 5 * 3);
     CHECK(two.items.empty());
     CHECK(two.pieces.empty());
@@ -460,15 +462,10 @@ TEST_CASE("capture fastpath: status's pieces split at the root are the list itse
         testtree::make(tr.up + d + "/old.txt", "file:changed " + std::to_string(i));
         testtree::make(tr.up + d + "/new.txt", "file:n");
     }
-    auto lines = [](const std::vector<Change>& cs) {
-        std::vector<std::string> out;
-        for (const auto& c : cs) out.push_back(std::string(kind_name(c.kind)) + " " + c.path);
-        return out;
-    };
     ScanOptions o;
     o.threads = 1;
     ScanResult one = tr.scan(o);
-    auto want = lines(take_changes(&one));
+    auto want = kind_path_lines(take_changes(&one));
     CHECK(want.size() == 6 * 2);
     o.threads = 2;
     o.changes_apart = true;
@@ -480,6 +477,6 @@ TEST_CASE("capture fastpath: status's pieces split at the root are the list itse
     const Change* line = two.pieces[0].changes.data();
     auto got = take_changes(&two);
     CHECK(got.data() == line);  // handed on, not moved again
-    CHECK(lines(got) == want);
+    CHECK(kind_path_lines(got) == want);
     CHECK(two.pieces.empty());
 }
