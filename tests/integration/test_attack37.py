@@ -4,7 +4,7 @@ afterwards."""
 import pexpect
 
 from test_apply_hunks import BASE, EDITS, edit_session, lines
-from test_prompt_rest import HUNK, LEFT, MENU, WHOLE, _finish, _prompt
+from test_prompt_rest import HUNK, MENU, WHOLE, _finish, _prompt, apply_to_rest_menu
 
 
 def _walk_and_apply(c, hunks, whole, why=""):
@@ -20,11 +20,7 @@ def _walk_and_apply(c, hunks, whole, why=""):
             c.expect(r"Why not\? .*: ")
             c.sendline(why)
     c.expect(MENU)
-    c.sendline("a")
-    c.expect(r"\[y/N\] ")
-    c.sendline("y")
-    c.expect_exact(LEFT)
-    c.expect(MENU)
+    apply_to_rest_menu(c)
 
 
 def _apply_hunks_1_and_3(c):

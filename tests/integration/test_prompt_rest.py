@@ -26,6 +26,15 @@ def _finish(child):
     return child.exitstatus
 
 
+def apply_to_rest_menu(c):
+    """At the menu: [a], yes; on to the menu over what is left."""
+    c.sendline("a")
+    c.expect(r"\[y/N\] ")
+    c.sendline("y")
+    c.expect_exact(LEFT)
+    c.expect(MENU)
+
+
 def test_after_hunks_and_a_partial_apply_the_menu_offers_the_rest_and_s_saves_it_without_the_rejected(lo, tmp_path):
     # Before: the prompt ended after the partial apply, naming status, apply
     # and discard; saving the rest took knowing `layover save NAME -o FILE`.
@@ -116,11 +125,7 @@ def test_after_a_partial_apply_k_keeps_the_rest_in_the_session(lo):
     c.expect(r"Pick \(")
     c.sendline("")
     c.expect(MENU)
-    c.sendline("a")
-    c.expect(r"\[y/N\] ")
-    c.sendline("y")
-    c.expect_exact(LEFT)
-    c.expect(MENU)
+    apply_to_rest_menu(c)
     c.sendline("k")
     c.expect_exact("layover: session 'r' kept; review it later")
     assert _finish(c) == 0
