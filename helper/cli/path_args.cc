@@ -83,7 +83,15 @@ void warn_unmatched_paths(const char* verb, const std::string& target, const std
 bool normalize_path_args(const std::string& target, const std::vector<std::string>& raw, std::vector<std::string>* out,
                          std::string* error) {
     for (std::string p : raw) {
-        if (!p.empty() && p[0] == '/') {
+        // '' would normalize to the root and select every change: most often
+        // an unset variable (`-- "$F"`), so a usage error, as Python and MCP
+        // refuse paths=[""]. '.' still means the whole tree.
+        if (p.empty()) {
+            *error = "an empty path (''), which would select every change; name paths relative to the target, or "
+                     "give none for all of them (an unset variable, as in -- \"$F\", gives '')";
+            return false;
+        }
+        if (p[0] == '/') {
             if (p == target) p.clear();
             else if (p.compare(0, target.size() + 1, target + "/") == 0) p = p.substr(target.size() + 1);
             else {

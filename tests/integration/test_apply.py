@@ -445,3 +445,20 @@ def test_undo_list_without_target_names_the_tree_last_applied_to(lo):
                                  "--target %s'\n" % (lo.target, lo.target)), r.stderr
     r = lo("undo", "--list", "--target", lo.target)
     assert r.returncode == 0 and "ul" in r.stdout.decode() and r.stderr == b""
+
+
+def test_an_empty_path_after_the_double_dash_is_a_usage_error_not_the_whole_tree(lo, tmp_path):
+    # `apply S --yes -- "$F"` with F unset applied every change ('' normalized to the root, which selects
+    # all); status/diff/save listed all. Python and MCP already refuse paths=[""].
+    run_edit(lo, "echo changed > notes.txt && echo n > fresh.txt", session="ep")
+    want = ("an empty path (''), which would select every change; name paths relative to the target, or give "
+            "none for all of them (an unset variable, as in -- \"$F\", gives '')")
+    for argv in (("apply", "ep", "--yes", "--", ""), ("status", "ep", "--", "notes.txt", ""),
+                 ("diff", "ep", "--", ""), ("save", "ep", "-o", str(tmp_path / "ep.patch"), "--", "")):
+        r = lo(*argv)
+        err = r.stderr.decode()
+        assert r.returncode == 2 and want in err and len(err.splitlines()) == 1, (argv, r.returncode, err)
+    assert (lo.target / "notes.txt").read_text() == "one\ntwo\nthree\n"
+    assert not (lo.target / "fresh.txt").exists() and not (tmp_path / "ep.patch").exists()
+    r = lo("diff", "ep", "--", ".")
+    assert r.returncode == 1 and b"+changed" in r.stdout, r.stderr  # diff: 1 = differences
