@@ -85,7 +85,7 @@ void print_list(const review::ApplyReport& rep, const capture::Manifest& man, co
         if (c && !note.empty() && root >= 0 && ::fstatat(root, c->path.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0)
             written = *c, written->size = static_cast<uint64_t>(st.st_size);
         std::printf("%s%c %s%s%s\n", lead, c ? capture::kind_letter(c->kind) : ' ',
-                    base::display_path(rep.applied[i]).c_str(), note.c_str(),
+                    (c ? review::shown_path(*c) : base::display_path(rep.applied[i])).c_str(), note.c_str(),
                     c ? review::change_details(written ? *written : *c, ctx).c_str() : "");
     }
     if (rep.applied.size() > kShown) std::printf("  ... and %zu more\n", rep.applied.size() - kShown);

@@ -87,8 +87,9 @@ bool normalize_path_args(const std::string& target, const std::vector<std::strin
         // an unset variable (`-- "$F"`), so a usage error, as Python and MCP
         // refuse paths=[""]. '.' still means the whole tree.
         if (p.empty()) {
-            *error = "an empty path (''), which would select every change; name paths relative to the target, or "
-                     "give none for all of them (an unset variable, as in -- \"$F\", gives '')";
+            *error =
+                "an empty path (''), which would select every change; name paths relative to the target, or "
+                "give none for all of them (an unset variable, as in -- \"$F\", gives '')";
             return false;
         }
         if (p[0] == '/') {

@@ -10,6 +10,12 @@
 
 namespace review {
 
+std::string shown_path(const capture::Change& c) {
+    std::string p = base::display_path(c.path);
+    bool dir = c.type == capture::Type::Dir || (c.type == capture::Type::None && c.old_type == capture::Type::Dir);
+    return dir ? p + "/" : p;
+}
+
 std::string target_line(const capture::Manifest& m, const std::string& override_target) {
     std::string out = "target: ";
     if (!override_target.empty() && override_target != m.target)

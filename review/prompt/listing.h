@@ -17,6 +17,10 @@ namespace review {
 // both are named.
 std::string target_line(const capture::Manifest& m, const std::string& override_target = "");
 
+// A change's path for the terminal (base::display_path), with a '/' after
+// a directory's ("build/"), as status, show and apply list them.
+std::string shown_path(const capture::Change& c);
+
 // "  [0755 -> 0644, 12 B]  ! executable, ..." (leading two spaces; "" for
 // nothing to add): the details appended to a change's line.
 std::string change_details(const capture::Change& c, const RiskContext& ctx);

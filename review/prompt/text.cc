@@ -7,6 +7,7 @@
 #include "capture/scan/summary.h"
 #include "helper/base/glob.h"
 #include "helper/base/text.h"
+#include "review/prompt/listing.h"
 
 namespace review {
 
@@ -41,12 +42,6 @@ std::string menu_choice(const std::string& answer) {
 }
 
 namespace {
-
-std::string shown_path(const capture::Change& c) {
-    std::string p = base::display_path(c.path);
-    bool dir = c.type == capture::Type::Dir || (c.type == capture::Type::None && c.old_type == capture::Type::Dir);
-    return dir ? p + "/" : p;
-}
 
 std::string line_of(const capture::Change& c) {
     std::string s = "  ";

@@ -462,3 +462,15 @@ def test_an_empty_path_after_the_double_dash_is_a_usage_error_not_the_whole_tree
     assert not (lo.target / "fresh.txt").exists() and not (tmp_path / "ep.patch").exists()
     r = lo("diff", "ep", "--", ".")
     assert r.returncode == 1 and b"+changed" in r.stdout, r.stderr  # diff: 1 = differences
+
+
+def test_apply_lists_a_directory_with_its_slash_as_status_does(lo):
+    # status listed "A  build/" and apply "A build": the same change, two spellings.
+    run_edit(lo, "mkdir -p build/sub && echo x > build/sub/o && rm -r old && echo b > notes.txt", session="sl")
+    assert "A  build/  (1 file, 2 B)" in lo("status", "sl").stdout.decode()
+    r = lo("apply", "sl", "--yes")
+    out = r.stdout.decode()
+    assert r.returncode == 0, r.stderr
+    lines = [ln.split("  [")[0] for ln in out.splitlines() if ln.startswith("  ")]
+    assert lines == ["  A build/", "  A build/sub/", "  A build/sub/o", "  M notes.txt", "  D old/"], out
+    assert (lo.target / "build/sub/o").read_text() == "x\n" and not (lo.target / "old").exists()
