@@ -249,7 +249,8 @@ class Repl:
         stdout: Union[bytes, str] = _text(out, enc, err) if textmode else out
         stderr: Union[bytes, str] = _text(errb, enc, err) if textmode else errb
         if done.get("timed_out"):
-            raise TimeoutError(_exec_timed_out(argv, shell, timeout, "killed"), timeout=timeout, stdout=stdout,
+            how = "left_open" if done.get("left_open") is True else "killed"
+            raise TimeoutError(_exec_timed_out(argv, shell, timeout, how), timeout=timeout, stdout=stdout,
                                stderr=stderr, cmd=argv)
         if done.get("interrupted"):
             raise KeyboardInterrupt()
@@ -384,6 +385,10 @@ def _exec_timed_out(argv: List[str], shell: bool, timeout: Optional[float], how:
         given = given[:77] + "..."
     if shell:
         given += ", shell=True"
+    if how == "left_open":  # the command exited; a process it left running held its pipes (subprocess waits too)
+        return ("layover: exec(%s) exited, but a process it left running kept its stdout or stderr open past the "
+                "timeout of %g s, and was killed; send that process's output elsewhere ('cmd > cmd.log 2>&1 &') "
+                "or start it with run() and subprocess.Popen" % (given, timeout if timeout is not None else 0.0))
     return ("layover: exec(%s) timed out after %g s and was %s; pass a larger timeout= (seconds; None for no "
             "limit) if it needs longer" % (given, timeout if timeout is not None else 0.0, how))
 

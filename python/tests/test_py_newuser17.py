@@ -1,0 +1,26 @@
+"""A new user (newuser17) writing an agent loop over docs/python.md. Each
+test fails before its fix."""
+from __future__ import annotations
+
+import pytest
+
+import layover
+
+
+def test_exec_whose_background_child_holds_its_output_says_so_not_pass_a_larger_timeout(sb):
+    # Before: exec("sleep 30 &", shell=True, timeout=2) waited out its
+    # timeout (as subprocess.run waits for the pipes' end) and said "timed out
+    # after 2 s and was killed; pass a larger timeout=": the shell had exited
+    # at once, and a larger timeout only waits longer (no timeout: forever,
+    # for a server started so).
+    with pytest.raises(layover.TimeoutError) as e:
+        sb.exec("echo started; sleep 30 &", shell=True, timeout=2, text=True)
+    msg = str(e.value)
+    assert msg == ("layover: exec('echo started; sleep 30 &', shell=True) exited, but a process it left running "
+                   "kept its stdout or stderr open past the timeout of 2 s, and was killed; send that process's "
+                   "output elsewhere ('cmd > cmd.log 2>&1 &') or start it with run() and subprocess.Popen"), msg
+    assert e.value.stdout == "started\n"
+    assert sb.exec(["echo", "alive"]).stdout == b"alive\n"
+    # A command that itself runs past its timeout keeps the usual message.
+    with pytest.raises(layover.TimeoutError, match=r"timed out after 1 s and was killed; pass a larger timeout="):
+        sb.exec(["sleep", "30"], timeout=1)
