@@ -19,11 +19,11 @@ import threading
 import time
 
 
-def missing(path):
+def missing(path, what=""):
     """A path that is not there, and the tool that shows what is (the model
-    guessed again without it: newuser15)."""
-    return Fail("%s: no such file or directory; list_directory shows what is there (paths are relative to the "
-                "target, %s)" % (shown(path), TARGET))
+    guessed again without it: newuser15).  what: a word before it ("cwd ")."""
+    return Fail("%s%s: no such file or directory; list_directory shows what is there (paths are relative to the "
+                "target, %s)" % (what, shown(path), TARGET))
 
 
 def read_text(path, what):
