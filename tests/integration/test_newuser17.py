@@ -2,7 +2,12 @@
 agent author, someone wiring `layover mcp` into a client, a person at a
 terminal. What tripped them, each test failing before its fix; checked on
 the real filesystem afterwards."""
+import os
+from pathlib import Path
+
 from mcp_util import client, proj, text  # noqa: F401 (fixtures)
+
+ROOT = Path(os.environ.get("LAYOVER_SOURCE_ROOT") or Path(__file__).resolve().parents[2])
 
 
 def test_mcp_run_command_in_a_cwd_that_is_not_there_says_so_and_names_the_tool_that_shows_what_is(client, proj):
@@ -20,3 +25,17 @@ def test_mcp_run_command_in_a_cwd_that_is_not_there_says_so_and_names_the_tool_t
         assert text(r).splitlines()[0] == "%s: cwd README.md: not a directory" % name, text(r)
     assert not (proj / "nodir").exists()
     assert sorted(p.name for p in proj.iterdir()) == ["README.md", "data.bin", "src"]
+
+
+def test_mcp_the_review_line_docs_mcp_md_shows_is_the_one_the_server_prints(client, proj):
+    # Before: docs/mcp.md drew the server's closing line as two lines, with
+    # nothing saying they are one; the server prints one.
+    block = (ROOT / "docs/mcp.md").read_text().split("## Reviewing what the agent did")[1].split("```")[1]
+    shown = [ln for ln in block.strip().splitlines()]
+    assert len(shown) == 2 and shown[0].endswith(": \\"), shown
+    doc = (shown[0][:-2] + " " + shown[1]).replace("mcp-20260115-101500", "nu17-review")
+    c = client(session="nu17-review")
+    assert not c.call("write_file", path="new.txt", content="x\n")["isError"]
+    assert c.close() == 0
+    assert doc in c.stderr().splitlines(), c.stderr()
+    assert not (proj / "new.txt").exists()
