@@ -93,6 +93,7 @@ class Sandbox:
         self.exit_code: Optional[int] = None
         self._repl: Optional[Repl] = None
         self._owner = os.getpid()  # the process whose REPL it is (a fork()ed child's calls are refused)
+        self._discarded = False  # by discard(): a call then says so, never "Sandbox.resume()" it (newuser17)
         self.steps = steps
         self._deferred: List[str] = []
         self._gate = WriteGate()  # steps=True: run()/exec() in threads never meet a step's freeze
@@ -119,7 +120,7 @@ class Sandbox:
         if not os.path.isdir(self.target):
             raise SandboxError("layover: target %s: %s; pass an existing tree" % (
                 self.target, "not a directory" if os.path.exists(self.target) else "does not exist"))
-        self._owner = os.getpid()
+        self._owner, self._discarded = os.getpid(), False
         try:
             self._repl = Repl.spawn(self._run_argv, env=self.helper.env, cwd=self.target,
                                     startup_timeout=self.startup_timeout, max_output=self.max_output,
@@ -207,8 +208,10 @@ class Sandbox:
                                "(os.fork, multiprocessing) cannot use its REPL: start a Sandbox of its own there, "
                                "or Sandbox.resume(%r) once the parent close()d it" % (self.name, self._owner, self.name))
         if self._repl is None:
-            raise SandboxError("layover: sandbox %s is not running; start() it or Sandbox.resume(%r)"
-                               % (self.name, self.name))
+            raise SandboxError("layover: sandbox %s was discarded (discard()), its session and changes with it; start() "
+                               "starts an empty session of that name, or make a new Sandbox()" % self.name
+                               if self._discarded else "layover: sandbox %s is not running; start() it or "
+                               "Sandbox.resume(%r)" % (self.name, self.name))
         return self._repl
 
     def run(self, code: str, timeout: Optional[float] = None, *, interactive: bool = False) -> RunResult:
@@ -464,6 +467,7 @@ class Sandbox:
         (``layover discard NAME --now``: no trash entry is left behind)."""
         self.close()
         self.helper.run(["discard", self.name, "--now"], error=SandboxError)
+        self._discarded = True
 
     def info(self) -> SessionInfo:
         for s in list_sessions(helper=self.helper):

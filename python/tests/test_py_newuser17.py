@@ -2,6 +2,8 @@
 test fails before its fix."""
 from __future__ import annotations
 
+import os
+
 import pytest
 
 import layover
@@ -24,3 +26,23 @@ def test_exec_whose_background_child_holds_its_output_says_so_not_pass_a_larger_
     # A command that itself runs past its timeout keeps the usual message.
     with pytest.raises(layover.TimeoutError, match=r"timed out after 1 s and was killed; pass a larger timeout="):
         sb.exec(["sleep", "30"], timeout=1)
+
+
+def test_a_call_after_discard_says_the_session_is_gone_not_to_resume_it(sb, state_dir):
+    # Before: "sandbox NAME is not running; start() it or Sandbox.resume('NAME')",
+    # and Sandbox.resume('NAME') then failed: "session NAME not found".
+    sb.run("open('f.txt', 'w').write('x')")
+    sb.discard()
+    for call in (lambda: sb.run("1"), lambda: sb.exec(["true"])):
+        with pytest.raises(layover.SandboxError) as e:
+            call()
+        assert str(e.value) == ("layover: sandbox %s was discarded (discard()), its session and changes with it; "
+                                "start() starts an empty session of that name, or make a new Sandbox()" % sb.name)
+    with pytest.raises(layover.SandboxError, match="not found"):
+        layover.Sandbox.resume(sb.name, state_dir=state_dir)
+    assert not os.path.exists(os.path.join(sb.target, "f.txt"))
+    sb.start()  # as the message says: a fresh, empty session
+    assert sb.run("import os; os.path.exists('f.txt')").value == "False"
+    sb.close()
+    with pytest.raises(layover.SandboxError, match=r"is not running; start\(\) it or Sandbox.resume"):
+        sb.run("1")
