@@ -46,3 +46,19 @@ def test_a_call_after_discard_says_the_session_is_gone_not_to_resume_it(sb, stat
     sb.close()
     with pytest.raises(layover.SandboxError, match=r"is not running; start\(\) it or Sandbox.resume"):
         sb.run("1")
+
+
+def test_an_apply_whose_changes_are_already_on_the_target_names_them(sb, state_dir, tmp_path):
+    # Before: apply_patch() of a patch already applied returned
+    # ApplyResult(applied=[], ...) and nothing else: the CLI says "already on
+    # the target as the patch makes them, so left as they are: f.txt", and its
+    # --json lists them in "already", but the Python result dropped them, so
+    # an agent could not tell "nothing to do" from "nothing selected".
+    sb.run("open('f.txt', 'w').write('new\\n')")
+    patch = sb.save(tmp_path / "p.tar.zst")
+    first = sb.apply()
+    assert (first.applied, first.already) == (["f.txt"], [])
+    again = layover.apply_patch(patch, target=sb.target, state_dir=state_dir)
+    assert (again.applied, again.already, again.undo_path) == ([], ["f.txt"], None)
+    with open(os.path.join(sb.target, "f.txt")) as f:
+        assert f.read() == "new\n"
