@@ -63,7 +63,8 @@ class Repl:
     @classmethod
     def spawn(cls, make_argv: Callable[[int], List[str]], *, env: Mapping[str, str], cwd: Optional[str] = None,
               startup_timeout: float = 30.0, max_output: int = 512 * 1024 * 1024, set_ipc_env: bool = False,
-              describe: str = "sandbox", fix: str = "check the program path", gone_fix: str = "") -> "Repl":
+              describe: str = "sandbox", fix: str = "check the program path", gone_fix: str = "",
+              again_fix: str = "") -> "Repl":
         """Start `make_argv(fd)`; fd is the child's end of the IPC socket.
         With set_ipc_env (no helper in between), LAYOVER_IPC_FD is set here."""
         host, child = socketpair()  # requests (and the boot frame): host -> REPL
@@ -123,6 +124,8 @@ class Repl:
                 msg += " before it started, and %s printed nothing; %s" % (argv[0], fix)
             raise error_for(msg, SandboxError, kernel_hints=True) from None
         repl.gone_fix = gone_fix
+        if again_fix:  # what a call after the one that stopped it says
+            client.again = ("layover: %s was stopped by an earlier call, which said: " % describe, "; " + again_fix)
         return repl
 
     def exit_reason(self) -> Optional[str]:

@@ -127,7 +127,8 @@ class Sandbox:
                                     describe="sandbox (session %s)" % self.name,
                                     fix="set LAYOVER_BIN or binary= to the layover helper, or reinstall",
                                     gone_fix="the code ended its REPL (os._exit, a signal) or the sandbox was "
-                                    "stopped; its session is kept: start() starts it again")
+                                    "stopped; its session is kept: start() starts it again",
+                                    again_fix="start() starts it again (its session was kept)")
         except SandboxError as e:  # the helper's fix named the CLI's option, which a Python caller never typed
             bad = python_words(str(e))  # a limit it refused (max_size="lots"): an argument error
             if bad:

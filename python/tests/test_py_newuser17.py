@@ -62,3 +62,20 @@ def test_an_apply_whose_changes_are_already_on_the_target_names_them(sb, state_d
     assert (again.applied, again.already, again.undo_path) == ([], ["f.txt"], None)
     with open(os.path.join(sb.target, "f.txt")) as f:
         assert f.read() == "new\n"
+
+
+def test_the_call_after_one_that_stopped_the_sandbox_says_an_earlier_call_did_and_start_restarts_it(make_sandbox):
+    # Before: the next run() raised the very words of the call that stopped
+    # the sandbox ("the sandbox sent more than max_output=... bytes for one
+    # call; ... raise max_output"), as if run("1") had printed a megabyte,
+    # and named no way back but raising max_output.
+    sb = make_sandbox(max_output=1_000_000)
+    with pytest.raises(layover.SandboxError) as first:
+        sb.run("print('x' * 2_000_000)")
+    assert "more than max_output=1000000 bytes for one call" in str(first.value)
+    with pytest.raises(layover.SandboxError) as e:
+        sb.run("1")
+    assert str(e.value) == ("layover: sandbox (session %s) was stopped by an earlier call, which said: %s; start() starts it "
+                            "again (its session was kept)" % (sb.name, first.value)), str(e.value)
+    sb.start()
+    assert sb.run("40 + 2").value == "42"
