@@ -16,7 +16,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Type, Union
 
-from ._args import (label_arg, options_arg, path_arg, profile_args, python_words, session_arg, step_number,
+from ._args import (flags_arg, label_arg, options_arg, path_arg, profile_args, python_words, session_arg, step_number,
                     subprocess_args)
 from ._gate import WriteGate, nothing
 from ._helper import SESSION_CWD, Helper, StrPath, literal_path
@@ -65,6 +65,7 @@ class Sandbox:
             raise ValueError("network must be one of %s, not %r" % (NETWORK, network))
         if isinstance(env_keep, (str, bytes)) or isinstance(hide, (str, bytes)):
             raise TypeError("env_keep and hide take a list, e.g. hide=[\"~/.config/secret\"]")
+        flags_arg(steps=steps, keep_empty=keep_empty, start=start, env_clear=env_clear, hide_secrets=hide_secrets)
         self.profile_args = profile_args(env, env_keep, env_clear, hide, hide_secrets)
         options_arg(python, binary, startup_timeout, max_output, {"tmp_size": tmp_size, "timeout": timeout,
                                                                   "max_pids": max_pids, "max_size": max_size,
@@ -209,8 +210,8 @@ class Sandbox:
                                "(os.fork, multiprocessing) cannot use its REPL: start a Sandbox of its own there, "
                                "or Sandbox.resume(%r) once the parent close()d it" % (self.name, self._owner, self.name))
         if self._repl is None:
-            raise SandboxError("layover: sandbox %s was discarded (discard()), its session and changes with it; start() "
-                               "starts an empty session of that name, or make a new Sandbox()" % self.name
+            raise SandboxError("layover: sandbox %s was discarded (discard()), its session and changes with it; "
+                               "start() starts an empty session of that name, or make a new Sandbox()" % self.name
                                if self._discarded else "layover: sandbox %s is not running; start() it or "
                                "Sandbox.resume(%r)" % (self.name, self.name))
         return self._repl

@@ -75,7 +75,18 @@ def test_the_call_after_one_that_stopped_the_sandbox_says_an_earlier_call_did_an
     assert "more than max_output=1000000 bytes for one call" in str(first.value)
     with pytest.raises(layover.SandboxError) as e:
         sb.run("1")
-    assert str(e.value) == ("layover: sandbox (session %s) was stopped by an earlier call, which said: %s; start() starts it "
-                            "again (its session was kept)" % (sb.name, first.value)), str(e.value)
+    assert str(e.value) == ("layover: sandbox (session %s) was stopped by an earlier call, which said: %s; "
+                            "start() starts it again (its session was kept)" % (sb.name, first.value)), str(e.value)
     sb.start()
     assert sb.run("40 + 2").value == "42"
+
+
+@pytest.mark.parametrize("flag", ["steps", "keep_empty", "start", "env_clear", "hide_secrets"])
+def test_a_flag_given_as_a_string_is_a_type_error_not_true(flag, target, state_dir):
+    # Before: Sandbox(steps="no") turned steps on ("no" is true), as did
+    # keep_empty="false", start="no" (it started) and env_clear="no" (every
+    # variable dropped); docs/python.md promises a TypeError for a wrong type.
+    with pytest.raises(TypeError) as e:
+        layover.Sandbox(target, state_dir=state_dir, **{flag: "no"})
+    assert str(e.value) == "%s must be True or False, not str 'no'" % flag
+    assert os.listdir(state_dir) == []  # nothing started, no session made
