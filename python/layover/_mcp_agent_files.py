@@ -132,6 +132,9 @@ def op_edit_file(req, rid):
         raise Fail("old_string is empty; give the exact text to replace (read_file shows it), or write_file to "
                    "write the whole file")
     read_text(path, "edit")
+    if old == new:  # it wrote the file back as it was and said "replaced" before newuser17
+        raise Fail("old_string and new_string are the same, so %s would not change; give the new text in "
+                   "new_string" % shown(path))
     try:
         with open_regular(path) as f:
             text = f.read().decode("utf-8", "surrogateescape")

@@ -39,3 +39,15 @@ def test_mcp_the_review_line_docs_mcp_md_shows_is_the_one_the_server_prints(clie
     assert c.close() == 0
     assert doc in c.stderr().splitlines(), c.stderr()
     assert not (proj / "new.txt").exists()
+
+
+def test_mcp_edit_file_with_old_string_equal_to_new_string_says_nothing_would_change(client, proj):
+    # Before: "replaced 1 occurrence in README.md", and the file was written
+    # back as it was: the model took it for an edit made.
+    c = client()
+    r = c.call("edit_file", path="README.md", old_string="# demo", new_string="# demo")
+    assert r["isError"]
+    assert text(r).splitlines()[0] == ("edit_file: old_string and new_string are the same, so README.md would not "
+                                       "change; give the new text in new_string"), text(r)
+    assert c.call("changes")["structuredContent"]["changes"] == []
+    assert (proj / "README.md").read_text() == "# demo\n"
