@@ -70,6 +70,14 @@ def python_words(message: str) -> Optional[str]:
     return "layover: bad %s=%s; %s" % (m.group(1).replace("-", "_"), m.group(2), m.group(3))
 
 
+def flags_arg(**flags: Any) -> None:
+    """True/False options: a str ("no", "false") is true, so it would turn
+    the option on (steps="no" did, before newuser17): a TypeError."""
+    for what, v in flags.items():
+        if not isinstance(v, bool):
+            raise TypeError("%s must be True or False, not %s %r" % (what, type(v).__name__, v))
+
+
 def env_arg(env: Optional[Mapping[Any, Any]]) -> List[str]:
     """Sandbox(env=...) as NAME=VALUE words: names and values str."""
     if env is None:

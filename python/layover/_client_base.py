@@ -13,7 +13,7 @@ import subprocess
 import struct
 import threading
 import time
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ._client_frames import (CTL_INTERRUPT, CTL_KILL, INTERRUPT_GRACE, KILL_GRACE, MAX_HEADER, MAX_PAYLOAD, POLL,
                              SEND_STALL, STREAMS, Frame, NotJson, Reply, _compact_json, _Deadline, _fast_header,
@@ -39,6 +39,7 @@ class ClientBase:
         self.on_break = on_break
         self.max_output = max_output
         self.broken: Optional[str] = None
+        self.again: Tuple[str, str] = ("", "")  # around `broken` for the calls after it (newuser17)
         self.next_id = 1
         self.buf = bytearray()
         self.frame_len = 0  # the whole size of the frame recv() returned last, header included
@@ -73,8 +74,8 @@ class ClientBase:
     def check_usable(self) -> None:
         # A killed helper may leave the REPL answering for a moment (until
         # the kernel tears the PID namespace down), so look before each call.
-        if self.broken is not None:
-            raise SandboxError(self.broken)
+        if self.broken is not None:  # an earlier call's reason, said as that (it read as this call's own)
+            raise SandboxError(self.again[0] + self.broken + self.again[1] if self.again[0] else self.broken)
         if self.proc is not None:
             # One waitid() that leaves the child unreaped (Popen still owns
             # it), instead of alive()'s Popen.poll().

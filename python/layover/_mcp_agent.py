@@ -168,6 +168,8 @@ class Command:
         if not isinstance(command, str) or not command.strip():
             raise Fail("command is empty")
         wd = resolve(cwd) if cwd else START
+        if not os.path.lexists(wd):  # "not a directory" before newuser17, for one not there
+            raise missing(wd, "cwd ")  # _mcp_agent_files.py
         if not os.path.isdir(wd):
             raise Fail("cwd %s: not a directory" % shown(wd))
         self.out, self.err = Capture(cap), Capture(cap)

@@ -19,11 +19,11 @@ import threading
 import time
 
 
-def missing(path):
+def missing(path, what=""):
     """A path that is not there, and the tool that shows what is (the model
-    guessed again without it: newuser15)."""
-    return Fail("%s: no such file or directory; list_directory shows what is there (paths are relative to the "
-                "target, %s)" % (shown(path), TARGET))
+    guessed again without it: newuser15).  what: a word before it ("cwd ")."""
+    return Fail("%s%s: no such file or directory; list_directory shows what is there (paths are relative to the "
+                "target, %s)" % (what, shown(path), TARGET))
 
 
 def read_text(path, what):
@@ -132,6 +132,9 @@ def op_edit_file(req, rid):
         raise Fail("old_string is empty; give the exact text to replace (read_file shows it), or write_file to "
                    "write the whole file")
     read_text(path, "edit")
+    if old == new:  # it wrote the file back as it was and said "replaced" before newuser17
+        raise Fail("old_string and new_string are the same, so %s would not change; give the new text in "
+                   "new_string" % shown(path))
     try:
         with open_regular(path) as f:
             text = f.read().decode("utf-8", "surrogateescape")

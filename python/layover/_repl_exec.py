@@ -62,11 +62,14 @@ class ExecMixin:
             _close(out_w, err_w)
             held = None
         rc = None
-        interrupted = False
+        interrupted = left_open = False
         try:
             State.in_user = True
             try:
                 rc = self._pump_process(rid, pid, out_r, err_r, io, data, h.get("timeout"), held)
+                # Past the timeout though the command had exited (its pidfd
+                # said so): a process it left running held the pipes.
+                left_open = rc is None and held is not None and held[1] is None
             finally:
                 State.in_user = False
                 if held is not None:
@@ -84,8 +87,9 @@ class ExecMixin:
         if proc is not None:
             proc.returncode = rc  # reaped here: Popen must not wait for the pid again
         pending, o, e = self._tails(MAX_PAYLOAD)
-        h = (b'{"t":"done","id":%d,"lens":[],"tail":[%d,%d],"returncode":%d,"timed_out":%s,"interrupted":%s}'
-             % (rid, len(o), len(e), rc, b"true" if timed_out else b"false", b"true" if interrupted else b"false"))
+        h = (b'{"t":"done","id":%d,"lens":[],"tail":[%d,%d],"returncode":%d,"timed_out":%s,"interrupted":%s%s}'
+             % (rid, len(o), len(e), rc, b"true" if timed_out else b"false", b"true" if interrupted else b"false",
+                b',"left_open":true' if left_open else b""))
         try:
             self.chan.write_main(b"".join((pending, pack_lens(len(h), len(o) + len(e)), h, o, e)))
         finally:  # after the reply: the host goes on meanwhile

@@ -87,6 +87,7 @@ class ApplyResult:
     skipped: List[str] = field(default_factory=list)   # left out by paths=/exclude=
     forced: List[str] = field(default_factory=list)    # conflicts overwritten with force=True
     running: bool = False          # a dry run of a session still running: its changes so far
+    already: List[str] = field(default_factory=list)   # already on the target as the patch makes them: left as they are
 
 
 @dataclass(frozen=True)

@@ -63,7 +63,8 @@ class Repl:
     @classmethod
     def spawn(cls, make_argv: Callable[[int], List[str]], *, env: Mapping[str, str], cwd: Optional[str] = None,
               startup_timeout: float = 30.0, max_output: int = 512 * 1024 * 1024, set_ipc_env: bool = False,
-              describe: str = "sandbox", fix: str = "check the program path", gone_fix: str = "") -> "Repl":
+              describe: str = "sandbox", fix: str = "check the program path", gone_fix: str = "",
+              again_fix: str = "") -> "Repl":
         """Start `make_argv(fd)`; fd is the child's end of the IPC socket.
         With set_ipc_env (no helper in between), LAYOVER_IPC_FD is set here."""
         host, child = socketpair()  # requests (and the boot frame): host -> REPL
@@ -123,6 +124,8 @@ class Repl:
                 msg += " before it started, and %s printed nothing; %s" % (argv[0], fix)
             raise error_for(msg, SandboxError, kernel_hints=True) from None
         repl.gone_fix = gone_fix
+        if again_fix:  # what a call after the one that stopped it says
+            client.again = ("layover: %s was stopped by an earlier call, which said: " % describe, "; " + again_fix)
         return repl
 
     def exit_reason(self) -> Optional[str]:
@@ -249,7 +252,8 @@ class Repl:
         stdout: Union[bytes, str] = _text(out, enc, err) if textmode else out
         stderr: Union[bytes, str] = _text(errb, enc, err) if textmode else errb
         if done.get("timed_out"):
-            raise TimeoutError(_exec_timed_out(argv, shell, timeout, "killed"), timeout=timeout, stdout=stdout,
+            how = "left_open" if done.get("left_open") is True else "killed"
+            raise TimeoutError(_exec_timed_out(argv, shell, timeout, how), timeout=timeout, stdout=stdout,
                                stderr=stderr, cmd=argv)
         if done.get("interrupted"):
             raise KeyboardInterrupt()
@@ -384,6 +388,10 @@ def _exec_timed_out(argv: List[str], shell: bool, timeout: Optional[float], how:
         given = given[:77] + "..."
     if shell:
         given += ", shell=True"
+    if how == "left_open":  # the command exited; a process it left running held its pipes (subprocess waits too)
+        return ("layover: exec(%s) exited, but a process it left running kept its stdout or stderr open past the "
+                "timeout of %g s, and was killed; send that process's output elsewhere ('cmd > cmd.log 2>&1 &') "
+                "or start it with run() and subprocess.Popen" % (given, timeout if timeout is not None else 0.0))
     return ("layover: exec(%s) timed out after %g s and was %s; pass a larger timeout= (seconds; None for no "
             "limit) if it needs longer" % (given, timeout if timeout is not None else 0.0, how))
 

@@ -106,7 +106,7 @@ def apply_session(helper: Helper, what: StrPath, *, paths: Optional[Iterable[Str
     undo = data.get("undo")
     return ApplyResult(applied=_paths(data, "applied"), undo_path=undo if isinstance(undo, str) else None,
                        dry_run=dry_run, skipped=_paths(data, "skipped"), forced=_paths(data, "forced"),
-                       running=data.get("running") is True)
+                       running=data.get("running") is True, already=_paths(data, "already"))
 
 
 def _conflict_fix(conflicts: List[Conflict], force: bool) -> str:

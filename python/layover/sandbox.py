@@ -16,7 +16,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Type, Union
 
-from ._args import (label_arg, options_arg, path_arg, profile_args, python_words, session_arg, step_number,
+from ._args import (flags_arg, label_arg, options_arg, path_arg, profile_args, python_words, session_arg, step_number,
                     subprocess_args)
 from ._gate import WriteGate, nothing
 from ._helper import SESSION_CWD, Helper, StrPath, literal_path
@@ -65,6 +65,7 @@ class Sandbox:
             raise ValueError("network must be one of %s, not %r" % (NETWORK, network))
         if isinstance(env_keep, (str, bytes)) or isinstance(hide, (str, bytes)):
             raise TypeError("env_keep and hide take a list, e.g. hide=[\"~/.config/secret\"]")
+        flags_arg(steps=steps, keep_empty=keep_empty, start=start, env_clear=env_clear, hide_secrets=hide_secrets)
         self.profile_args = profile_args(env, env_keep, env_clear, hide, hide_secrets)
         options_arg(python, binary, startup_timeout, max_output, {"tmp_size": tmp_size, "timeout": timeout,
                                                                   "max_pids": max_pids, "max_size": max_size,
@@ -93,6 +94,7 @@ class Sandbox:
         self.exit_code: Optional[int] = None
         self._repl: Optional[Repl] = None
         self._owner = os.getpid()  # the process whose REPL it is (a fork()ed child's calls are refused)
+        self._discarded = False  # by discard(): a call then says so, never "Sandbox.resume()" it (newuser17)
         self.steps = steps
         self._deferred: List[str] = []
         self._gate = WriteGate()  # steps=True: run()/exec() in threads never meet a step's freeze
@@ -119,14 +121,15 @@ class Sandbox:
         if not os.path.isdir(self.target):
             raise SandboxError("layover: target %s: %s; pass an existing tree" % (
                 self.target, "not a directory" if os.path.exists(self.target) else "does not exist"))
-        self._owner = os.getpid()
+        self._owner, self._discarded = os.getpid(), False
         try:
             self._repl = Repl.spawn(self._run_argv, env=self.helper.env, cwd=self.target,
                                     startup_timeout=self.startup_timeout, max_output=self.max_output,
                                     describe="sandbox (session %s)" % self.name,
                                     fix="set LAYOVER_BIN or binary= to the layover helper, or reinstall",
                                     gone_fix="the code ended its REPL (os._exit, a signal) or the sandbox was "
-                                    "stopped; its session is kept: start() starts it again")
+                                    "stopped; its session is kept: start() starts it again",
+                                    again_fix="start() starts it again (its session was kept)")
         except SandboxError as e:  # the helper's fix named the CLI's option, which a Python caller never typed
             bad = python_words(str(e))  # a limit it refused (max_size="lots"): an argument error
             if bad:
@@ -207,8 +210,10 @@ class Sandbox:
                                "(os.fork, multiprocessing) cannot use its REPL: start a Sandbox of its own there, "
                                "or Sandbox.resume(%r) once the parent close()d it" % (self.name, self._owner, self.name))
         if self._repl is None:
-            raise SandboxError("layover: sandbox %s is not running; start() it or Sandbox.resume(%r)"
-                               % (self.name, self.name))
+            raise SandboxError("layover: sandbox %s was discarded (discard()), its session and changes with it; "
+                               "start() starts an empty session of that name, or make a new Sandbox()" % self.name
+                               if self._discarded else "layover: sandbox %s is not running; start() it or "
+                               "Sandbox.resume(%r)" % (self.name, self.name))
         return self._repl
 
     def run(self, code: str, timeout: Optional[float] = None, *, interactive: bool = False) -> RunResult:
@@ -464,6 +469,7 @@ class Sandbox:
         (``layover discard NAME --now``: no trash entry is left behind)."""
         self.close()
         self.helper.run(["discard", self.name, "--now"], error=SandboxError)
+        self._discarded = True
 
     def info(self) -> SessionInfo:
         for s in list_sessions(helper=self.helper):
