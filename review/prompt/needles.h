@@ -7,8 +7,8 @@
 // times, stopping at every common letter. Where the CPU has AVX2, 32 bytes at
 // a time are first tested for where a needle may start (its first three
 // bytes, by nibble lookups in 8 buckets of needles: a superset of the
-// needles' starts, none in hex text), and only around blocks that may hold
-// one are pairs looked up in the table.
+// needles' starts, none in hex text), 64 at a time with AVX-512BW, and only
+// around blocks that may hold one are pairs looked up in the table.
 // Pure.
 #pragma once
 #include <array>
@@ -27,6 +27,8 @@ public:
     uint64_t present(std::string_view text) const;
     // The same, without the 32-byte blocks' test (the tests compare the two).
     uint64_t present_by_table(std::string_view text) const;
+    // The same with the 32-byte blocks' test even where the CPU has AVX-512 (or the table alone without AVX2).
+    uint64_t present_by_blocks32(std::string_view text) const;
 
 private:
     struct Needle {
@@ -42,9 +44,9 @@ private:
     // The blocks' test: the buckets of a needle's first byte by its low nibble
     // [0, 16) and its high nibble [16, 32), then of its second and third byte.
     alignas(16) std::array<uint8_t, 96> nibbles_{};
-    size_t longest_ = 0;   // the longest needle
-    bool blocks_ = false;  // the CPU has AVX2
-    uint64_t scan(std::string_view text, bool blocks) const;
+    size_t longest_ = 0;  // the longest needle
+    int blocks_ = 0;      // 2: the CPU has AVX-512BW (blocks of 64), 1: AVX2 (blocks of 32), 0: neither
+    uint64_t scan(std::string_view text, int blocks) const;
 };
 
 }  // namespace review

@@ -73,6 +73,7 @@ TEST_CASE("needles: on long texts (the 8-byte steps and the tail) the pass agree
         }
         uint64_t want = naive(groups, text);
         REQUIRE(ng.present(text) == want);
+        REQUIRE(ng.present_by_blocks32(text) == want);
         found_some += want != 0;
         none += want == 0;
     }
@@ -98,7 +99,7 @@ TEST_CASE("needles: the 32-byte blocks' test finds what the table finds, at ever
     const std::string hex = "0123456789abcdef";
     for (const auto& group : groups)
         for (const auto& nd : group)
-            for (size_t len : {34, 35, 64, 100, 129}) {
+            for (size_t len : {34, 35, 64, 66, 67, 100, 129, 131, 200}) {
                 for (size_t at = 0; at + nd.size() <= len; at++) {  // hex around it: only the needle is there
                     std::string text(len, ' ');
                     for (size_t k = 0; k < len; k++) text[k] = hex[(k * 7 + at) % 16];
@@ -106,6 +107,7 @@ TEST_CASE("needles: the 32-byte blocks' test finds what the table finds, at ever
                     uint64_t want = naive(groups, text);
                     REQUIRE(want != 0);
                     REQUIRE(ng.present(text) == want);
+                    REQUIRE(ng.present_by_blocks32(text) == want);
                     REQUIRE(ng.present_by_table(text) == want);
                 }
             }
@@ -134,6 +136,7 @@ TEST_CASE("needles: on long mixed texts the blocks' test and the table agree wit
         }
         uint64_t want = naive(groups, text);
         REQUIRE(ng.present(text) == want);
+        REQUIRE(ng.present_by_blocks32(text) == want);
         REQUIRE(ng.present_by_table(text) == want);
         found_some += want != 0;
         none += want == 0;
@@ -175,6 +178,7 @@ TEST_CASE("needles: random needle sets (high bytes, longer than a block) agree a
             uint64_t want = naive(groups, text);
             REQUIRE(ng.present_by_table(text) == want);
             REQUIRE(ng.present(text) == want);
+            REQUIRE(ng.present_by_blocks32(text) == want);
             checked++;
             found_some += want != 0;
         }
