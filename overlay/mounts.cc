@@ -206,11 +206,13 @@ base::Result<void> mount_private_tmp(const MountPlan& plan, Handles& h) {
     // One sized tmpfs, detached: each private dir is a dir of it bound in
     // place, so /tmp, /var/tmp and /dev/shm share --tmp-size. Three mounts of
     // that size each let a command hold three times the budget in RAM,
-    // charged to no process (found by attack17).
+    // charged to no process (found by attack17). Its inodes by its size too
+    // (tmp_inodes: attack38).
     base::Fd fs(::fsopen("tmpfs", FSOPEN_CLOEXEC));
-    std::string size = std::to_string(plan.tmp_size);
+    std::string size = std::to_string(plan.tmp_size), inodes = std::to_string(tmp_inodes(plan.tmp_size));
     if (!fs.valid() || ::fsconfig(fs.get(), FSCONFIG_SET_STRING, "mode", "0755", 0) != 0 ||
         ::fsconfig(fs.get(), FSCONFIG_SET_STRING, "size", size.c_str(), 0) != 0 ||
+        ::fsconfig(fs.get(), FSCONFIG_SET_STRING, "nr_inodes", inodes.c_str(), 0) != 0 ||
         ::fsconfig(fs.get(), FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) != 0)
         return base::sys_error("making the private /tmp");
     h.tmp = base::Fd(::fsmount(fs.get(), FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV));

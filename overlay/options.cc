@@ -71,4 +71,9 @@ unsigned long long default_tmp_size(unsigned long long total_ram) {
     return quarter < cap ? quarter : cap;
 }
 
+unsigned long long tmp_inodes(unsigned long long tmp_size) {
+    unsigned long long n = tmp_size / kTmpBytesPerInode;
+    return n < kMinTmpInodes ? kMinTmpInodes : n;
+}
+
 }  // namespace overlay

@@ -33,4 +33,13 @@ bool parse_size(const std::string& text, unsigned long long total_ram, unsigned 
 // Default private tmpfs size: 25% of RAM, capped at 2 GiB.
 unsigned long long default_tmp_size(unsigned long long total_ram);
 
+// The private tmpfs's inode count for its size: one per 8 KiB, the kernel's
+// own ratio to RAM (half its pages), at least kMinTmpInodes. An empty file
+// takes no page of the size, only kernel memory (~1 KB with its dentry): at
+// the kernel's default (from RAM, not from the size) a command held ~1 GB
+// more than --tmp-size in a million empty files (attack38).
+constexpr unsigned long long kTmpBytesPerInode = 8192;
+constexpr unsigned long long kMinTmpInodes = 1024;
+unsigned long long tmp_inodes(unsigned long long tmp_size);
+
 }  // namespace overlay

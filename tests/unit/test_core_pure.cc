@@ -44,6 +44,13 @@ TEST_CASE("overlay: sizes parse with suffixes and percentages") {
     CHECK(overlay::default_tmp_size(64ull << 30) == 2ull << 30);
 }
 
+TEST_CASE("overlay: the private tmpfs has one inode per 8 KiB of its size, at least 1024 (attack38)") {
+    CHECK(overlay::tmp_inodes(2ull << 30) == 262144);
+    CHECK(overlay::tmp_inodes(16ull << 20) == 2048);
+    CHECK(overlay::tmp_inodes(1ull << 20) == 1024);
+    CHECK(overlay::tmp_inodes(0) == 1024);
+}
+
 TEST_CASE("overlay: mountinfo parsing and submounts under a dir") {
     std::string text =
         "22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n"
