@@ -187,6 +187,29 @@ struct Prompt {
             std::fputs("layover: nothing is selected; [p] picks files\n", stderr);
             return Next::Menu;
         }
+        ApplyOptions ao;
+        ao.only = only();
+        if (walked) ao.only = walked->only, ao.exclude = walked->exclude, ao.hunks = walked->hunks;
+        ao.progress = ::isatty(2) == 1;
+        // The rejections in force are left out: said, and counted out of the
+        // question, before it is asked ("Apply 1 change?" then applied 0 when
+        // only rejected changes were left).
+        std::vector<std::string> superseded, skipped;
+        size_t excluded = ao.exclude.size();
+        if (!walked) skipped = skip_in_force(rejections, &ao, &superseded);  // `hunks` asked about them again
+        size_t whole = ao.exclude.size() - excluded;
+        n = n > whole ? n - whole : 0;
+        if (!skipped.empty()) {
+            std::fprintf(stderr, "layover: skipping %zu rejected change(s):\n", skipped.size());
+            for (const auto& l : skipped) std::fprintf(stderr, "  %s\n", l.c_str());
+        }
+        if (n == 0) {
+            std::fprintf(stderr,
+                         "layover: every selected change is rejected; nothing left to apply ([p] picks others; "
+                         "'layover rejections %s' lists the rejections)\n",
+                         base::display_path(s.meta.name).c_str());
+            return Next::Menu;
+        }
         std::string yn;
         std::string target = patch.manifest().target;
         if (ask("Apply " + std::to_string(n) + (n == 1 ? " change" : " changes") + " to " + base::display_path(target) +
@@ -195,16 +218,6 @@ struct Prompt {
             return Next::Kept;
         if (normalize_answer(yn) != "y" && normalize_answer(yn) != "yes") return Next::Menu;
         if (!secrets_confirmed()) return Next::Menu;
-        ApplyOptions ao;
-        ao.only = only();
-        if (walked) ao.only = walked->only, ao.exclude = walked->exclude, ao.hunks = walked->hunks;
-        ao.progress = ::isatty(2) == 1;
-        std::vector<std::string> superseded, skipped;
-        if (!walked) skipped = skip_in_force(rejections, &ao, &superseded);  // `hunks` asked about them again
-        if (!skipped.empty()) {
-            std::fprintf(stderr, "layover: skipping %zu rejected change(s):\n", skipped.size());
-            for (const auto& l : skipped) std::fprintf(stderr, "  %s\n", l.c_str());
-        }
         (void)capture::remember_bases(s.dir, patch.manifest());  // killed, then recovered: no stale copy
         for (;;) {
             auto r = apply_patch(patch, ao);

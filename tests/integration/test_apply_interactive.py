@@ -247,9 +247,10 @@ def test_exit_prompt_shows_rejections_and_s_and_a_skip_them_as_save_and_apply_do
     c.expect(r"leaving out 2 rejected change\(s\)")
     c.expect(r"What now.*\? \[r/a/s/p/K/d\] ")
     c.sendline("a")
-    c.expect(r"Apply .* to .*\? \[y/N\] ")
-    c.sendline("y")
+    # Said before the question, and counted out of it: f.txt (a hunk left out) is the one change applied.
     c.expect(r"skipping 2 rejected change\(s\)")
+    c.expect(r"Apply 1 change to .*\? \[y/N\] ")
+    c.sendline("y")
     c.expect("still holds the changes not applied")
     c.expect(r"What now.*\? \[r/a/s/p/K/d\] ")  # the menu again, over the rest (prompt2)
     c.sendline("k")
@@ -415,3 +416,23 @@ def test_a_dry_run_keeps_split_and_edit_answers_and_the_real_run_reuses_them_wit
     assert _finish(c) == 0
     assert (lo.target / "f.txt").read_text() == lines(60, {10: "ten\n", 40: "FORTY\n"})
     assert (tmp_path / "ed.sh.runs").read_text() == "run\n"  # the edit was reused, not made again
+
+
+def test_exit_prompt_a_with_only_rejected_changes_applies_nothing_and_says_so_without_asking(lo):
+    # Before: "Apply 1 change to ...? [y/N]", then y applied 0 changes.
+    edit_session(lo, "ro")
+    lo("reject", "ro", "f.txt", check=True)
+    lo("reject", "ro", "other.txt", check=True)
+    e = dict(lo.env, PAGER="cat", TERM="dumb")
+    c = pexpect.spawn(LAYOVER, ["on-exit", "prompt", "ro"], env=e, cwd=str(lo.target), timeout=20)
+    c.expect(r"What now.*\? \[r/a/s/p/K/d\] ")
+    c.sendline("a")
+    c.expect(r"skipping 2 rejected change\(s\)")
+    i = c.expect([r"every selected change is rejected; nothing left to apply \(\[p\] picks others; "
+                  r"'layover rejections ro' lists the rejections\)", r"\[y/N\] "])
+    assert i == 0, c.before
+    c.expect(r"What now.*\? \[r/a/s/p/K/d\] ")
+    c.sendline("k")
+    assert _finish(c) == 0
+    assert (lo.target / "f.txt").read_text() == BASE and not (lo.target / "other.txt").exists()
+    assert lo("status", "ro", "--no-pager", check=True).returncode == 0
