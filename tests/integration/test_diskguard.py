@@ -88,7 +88,8 @@ def test_the_default_floor_is_on_without_a_flag(disk_lo):
     # layover config shows the default too.
     r = disk_lo("config", "run")
     assert r.returncode == 0, r.stderr
-    assert re.search(rb"min-free: 5% of the state dir's filesystem, 256M-1G +# default", r.stdout), r.stdout
+    shown = rb"min-free: 5% of the state dir's filesystem, 256M-1G; and 5% of its inodes, 10000-1000000 +# default"
+    assert re.search(shown, r.stdout), r.stdout
 
 
 @pytest.mark.parametrize("value", ["10", "1k", "60%", "0%", "lots", "-1G", "1.5G", "", "5%%"])
