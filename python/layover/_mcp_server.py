@@ -127,7 +127,11 @@ class Server:
             self.error(None, PARSE_ERROR, "Parse error: a number of more than %d digits; no request holds one (send "
                        "a long id as a string)" % MAX_DIGITS)
             return
-        except (ValueError, RecursionError):
+        except RecursionError:
+            self.error(None, PARSE_ERROR, "Parse error: arrays and objects nested too deep to parse (about %d "
+                       "levels); no request nests so deep: send it flatter" % sys.getrecursionlimit())
+            return
+        except ValueError:
             self.error(None, PARSE_ERROR, "Parse error: not a JSON-RPC message (one JSON object per line)")
             return
         try:

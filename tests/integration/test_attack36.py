@@ -53,3 +53,18 @@ def test_mcp_a_message_of_long_integers_is_refused_at_its_first_not_parsed_for_s
     assert _cpu(c.proc.pid) - before < 0.5
     assert "result" in c.request("ping")
     assert c.request("ping", {"n": 10 ** 39, "f": 1.5e300})["result"] == {}
+
+
+def test_mcp_a_message_nested_too_deep_says_so_not_a_bare_parse_error(client):
+    # Before: "Parse error: not a JSON-RPC message (one JSON object per line)" for a well-formed line
+    # nested past Python's parser (RecursionError), under the container cap: the client was told its
+    # JSON was not JSON. Now the line names the nesting; the server still answers the next message.
+    c = client(session="mcp-deep")
+    c.send_raw(b'{"jsonrpc":"2.0","id":"deep","method":"ping","params":{"x":' + b"[" * 5000 + b"]" * 5000 +
+               b"}}\n")
+    r = c.wait_for(lambda m: m.get("id") in ("deep", None))
+    assert r["id"] is None and r["error"]["code"] == -32700, r
+    msg = r["error"]["message"]
+    assert msg.startswith("Parse error: arrays and objects nested too deep to parse (about ") and msg.endswith(
+        " levels); no request nests so deep: send it flatter"), msg
+    assert c.request("ping")["result"] == {}
