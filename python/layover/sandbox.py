@@ -61,6 +61,8 @@ class Sandbox:
                  timeout: Optional[str] = None, max_pids: Optional[int] = None, max_size: Optional[str] = None,
                  max_memory: Optional[str] = None, keep_empty: bool = True, start: bool = True,
                  steps: bool = False, min_free: Optional[str] = None) -> None:
+        if not isinstance(network, str):  # network=True: a wrong type, as python.md says (newuser17)
+            raise TypeError("network must be a str, one of %s, not %s %r" % (NETWORK, type(network).__name__, network))
         if network not in NETWORK:
             raise ValueError("network must be one of %s, not %r" % (NETWORK, network))
         if isinstance(env_keep, (str, bytes)) or isinstance(hide, (str, bytes)):

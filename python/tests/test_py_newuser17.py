@@ -90,3 +90,11 @@ def test_a_flag_given_as_a_string_is_a_type_error_not_true(flag, target, state_d
         layover.Sandbox(target, state_dir=state_dir, **{flag: "no"})
     assert str(e.value) == "%s must be True or False, not str 'no'" % flag
     assert os.listdir(state_dir) == []  # nothing started, no session made
+
+
+def test_network_given_as_a_bool_is_a_type_error(target, state_dir):
+    # Before: Sandbox(network=True) raised ValueError ("network must be one of ..."): a wrong type is a TypeError.
+    with pytest.raises(TypeError) as e:
+        layover.Sandbox(target, state_dir=state_dir, network=True)
+    assert str(e.value) == "network must be a str, one of ('loopback', 'none', 'host'), not bool True"
+    assert os.listdir(state_dir) == []
