@@ -296,7 +296,10 @@ class Server:
         if ctx.token is not None:
             threading.Thread(target=self._progress, args=(ctx, done, name), daemon=True).start()
         structured: Optional[Dict[str, Any]] = None
-        bad_args = False  # refused by its argument check: nothing changed, no step to end
+        # Refused by its argument check or by the tool's own (a cwd not there:
+        # newuser17): no step to end. One that failed part way leaves what it
+        # did to the next step, never lost.
+        refused = False
         gate = self.steps.gate
         try:
             check_known_args(name, args)
@@ -307,17 +310,17 @@ class Server:
                     if name in FREEZERS else nothing():
                 text, structured, is_error = HANDLERS[name](ctx, args)
         except Cancelled:  # while it waited for the writing calls: never run (no answer is sent)
-            text, is_error, bad_args = "%s: cancelled" % name, True, True
+            text, is_error, refused = "%s: cancelled" % name, True, True
         except BadArgs as e:
-            text, is_error, bad_args = "%s: %s" % (name, e), True, True
+            text, is_error, refused = "%s: %s" % (name, e), True, True
         except ToolFail as e:
-            text, is_error = "%s: %s" % (name, e), True
+            text, is_error, refused = "%s: %s" % (name, e), True, True
         except SandboxError as e:
             text, is_error = "%s: %s" % (name, e), True
         except Exception as e:
             log("layover mcp: %s failed: %s: %s" % (name, type(e).__name__, e))
             text, is_error = "%s: internal error (%s); the sandbox is still up" % (name, type(e).__name__), True
-        if not ctx.cancelled and not bad_args:
+        if not ctx.cancelled and not refused:
             deferred = self.steps.after(ctx, name, args)
             text += "\n" + deferred if deferred else ""  # the agent is told, in one line (_mcp_steps.py)
         with ctx.lock:

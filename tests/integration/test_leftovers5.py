@@ -123,3 +123,22 @@ def test_mcp_a_deferred_step_is_said_in_the_tool_result(client, state_dir):
     r = c.call("run_command", command="echo c > c.txt")
     assert not r["isError"] and "deferred" not in text(r), r
     assert sorted(p.name for p in (steps / "0002").iterdir()) == ["b.txt", "c.txt", "held"]
+
+
+def test_mcp_a_call_refused_by_its_checks_adds_no_deferred_step_note(client, state_dir):
+    # Before (newuser17): run_command with a cwd that is not there, refused before anything ran, still ended
+    # with "the step after run_command ... is deferred" while a job held a file: a step of nothing.
+    c = client(session="mcp-refused")
+    steps = state_dir / "sessions" / "mcp-refused" / "steps"
+    assert not c.call("write_file", path="a.txt", content="a\n")["isError"]
+    job = c.call("start_command", command="exec 3>held; sleep 600")["structuredContent"]["job_id"]
+    for name, args in (("run_command", {"command": "echo x > x.txt", "cwd": "nope"}),
+                       ("edit_file", {"path": "a.txt", "old_string": "zzz", "new_string": "y"})):
+        r = c.call(name, **args)
+        assert r["isError"] and "deferred" not in text(r) and len(text(r).splitlines()) == 1, (name, text(r))
+    c.call("kill_command", job_id=job)
+    r = c.call("run_command", command="echo c > c.txt")
+    assert not r["isError"] and "deferred" not in text(r), r
+    labels = [s["label"] for s in c.call("log")["structuredContent"]["steps"]]
+    assert labels == ["run_command echo c > c.txt", "write_file a.txt"], labels  # no step of the refused calls
+    assert sorted(p.name for p in (steps / "0002").iterdir()) == ["c.txt", "held"]
