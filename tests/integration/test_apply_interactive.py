@@ -438,26 +438,26 @@ def test_exit_prompt_a_with_only_rejected_changes_applies_nothing_and_says_so_wi
     assert lo("status", "ro", "--no-pager", check=True).returncode == 0
 
 
+def _say(c, pattern, answer):
+    """At the question matching pattern, answer; an `n` then gets no reason."""
+    c.expect(pattern)
+    c.sendline(answer)
+    if answer == "n":
+        c.expect(WHY)
+        c.sendline("")
+
+
 def test_apply_p_a_new_directory_y_then_asks_each_file_in_it_n_leaves_it_whole(lo):
     # As docs/cli.md says (newuser17 found it undocumented): y to a new dir makes it and asks about each change in
     # it; n leaves the dir and all it holds, with no question about its files.
     r = lo.run("cd '%s' && mkdir nd && echo a > nd/a && echo b > nd/b" % lo.target, session="nd")
     assert r.returncode == 0, r.stderr
     c = _apply_p(lo, "nd")
-    c.expect(r"A +nd/?\s.*" + WHOLE)
-    c.sendline("n")
-    c.expect(WHY)
-    c.sendline("")
+    _say(c, r"A +nd/?\s.*" + WHOLE, "n")
     assert _finish(c) in (0, 1)  # EOF: nothing asked after the dir's n (c.before holds the rest)
     assert "nd/a" not in c.before.decode(errors="replace") and not (lo.target / "nd").exists()
     c = _apply_p(lo, "nd")
-    c.expect(r"A +nd/?\s.*" + WHOLE)
-    c.sendline("y")
-    c.expect(r"nd/a.*" + WHOLE)
-    c.sendline("y")
-    c.expect(r"nd/b.*" + WHOLE)
-    c.sendline("n")
-    c.expect(WHY)
-    c.sendline("")
+    for pattern, answer in ((r"A +nd/?\s.*", "y"), (r"nd/a.*", "y"), (r"nd/b.*", "n")):
+        _say(c, pattern + WHOLE, answer)
     assert _finish(c) == 0
     assert (lo.target / "nd/a").read_text() == "a\n" and not (lo.target / "nd/b").exists()
