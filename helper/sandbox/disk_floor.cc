@@ -78,14 +78,16 @@ base::Result<Floor> at_start(const Spec& s, const std::string& dir) {
 std::string refusal(const Floor& f, uint64_t avail) {
     return "only " + base::bytes_short(avail) + " free on the filesystem of " + base::display_path(f.dir) +
            " (the state dir, which holds the sessions), below " + f.words +
-           "; free space there ('layover gc', 'layover discard NAME'), or pass a smaller --min-free (e.g. 1G) or "
+           "; free space there ('layover discard NAME --now' deletes a session at once, after 'layover restore NAME' "
+           "for one in the trash; 'layover gc' prunes old ones), or pass a smaller --min-free (e.g. 1G) or "
            "--min-free none";
 }
 
 std::string inode_refusal(const Floor& f, uint64_t favail) {
     return "only " + std::to_string(favail) + " inodes free on the filesystem of " + base::display_path(f.dir) +
            " (the state dir, which holds the sessions), below " + f.inode_words +
-           "; remove files there ('layover gc', 'layover discard NAME'), or pass --min-free none";
+           "; remove files there ('layover discard NAME --now' deletes a session at once, after 'layover restore NAME' "
+           "for one in the trash; 'layover gc' prunes old ones), or pass --min-free none";
 }
 
 std::string stopped(const Floor& f, uint64_t avail) {

@@ -13,6 +13,10 @@ import pytest
 
 from conftest import BUILD, ROOT, as_user, sh
 
+# What the floors' refusals tell to do (helper/sandbox/disk_floor.cc): a discarded session stays in the trash.
+FREE_FIX = ("('layover discard NAME --now' deletes a session at once, after 'layover restore NAME' for one in the "
+            "trash; 'layover gc' prunes old ones)")
+
 # More files than the filesystem has inodes; "finished" only if nothing stopped it.
 MAKER = "i=0; while [ $i -lt 20000 ]; do : > e$i; i=$((i+1)); done; echo finished"
 
@@ -100,8 +104,8 @@ def test_a_maker_of_empty_files_is_stopped_at_the_inode_floor_and_its_session_ke
     assert r.returncode == 125, r.stderr
     assert r.stderr.decode() == (
         "layover: only %d inodes free on the filesystem of %s (the state dir, which holds the sessions), below the "
-        "inode floor %d (the default: 5%% of the filesystem's inodes, 10000-1000000); remove files there ('layover "
-        "gc', 'layover discard NAME'), or pass --min-free none\n" % (left, state, floor))
+        "inode floor %d (the default: 5%% of the filesystem's inodes, 10000-1000000); remove files there %s, or pass "
+        "--min-free none\n" % (left, state, floor, FREE_FIX))
     assert not (state / "sessions" / "more").exists()
     # Discarding the session gives the inodes back.
     assert layover(state, target, "discard", "many", "--now").returncode == 0

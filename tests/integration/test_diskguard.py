@@ -9,6 +9,10 @@ import pytest
 
 from conftest import fs_space
 
+# What the floors' refusals tell to do (helper/sandbox/disk_floor.cc): a discarded session stays in the trash.
+FREE_FIX = ("('layover discard NAME --now' deletes a session at once, after 'layover restore NAME' for one in the "
+            "trash; 'layover gc' prunes old ones)")
+
 MIB = 1 << 20
 # 200 MiB in 1 MiB files, a marker first; "finished" only if nothing stopped it.
 WRITER = ("echo before > before.txt; i=0; while [ $i -lt 200 ]; do head -c 1048576 /dev/zero > f$i || exit 3; "
@@ -55,9 +59,9 @@ def test_a_floor_above_the_free_space_refuses_to_start(disk_lo):
     assert r.returncode == 125, err
     assert err.count("\n") == 1, err
     assert re.fullmatch(r"layover: only [0-9.]+[BKMGT] free on the filesystem of %s \(the state dir, which holds "
-                        r"the sessions\), below --min-free [0-9.]+[KMGT]; free space there \('layover gc', "
-                        r"'layover discard NAME'\), or pass a smaller --min-free \(e\.g\. 1G\) or --min-free none\n"
-                        % re.escape(str(disk_lo.state)), err), err
+                        r"the sessions\), below --min-free [0-9.]+[KMGT]; free space there %s, or pass a smaller "
+                        r"--min-free \(e\.g\. 1G\) or --min-free none\n"
+                        % (re.escape(str(disk_lo.state)), re.escape(FREE_FIX)), err), err
     assert not disk_lo.session_dir("full").exists()
     assert not (disk_lo.target / "ran.txt").exists()
     # A percentage above the free share is refused alike, and names both.
