@@ -75,19 +75,22 @@ base::Result<Floor> at_start(const Spec& s, const std::string& dir) {
     return f;
 }
 
+// What frees room at once, for both refusals: `discard` alone keeps a
+// session in the trash for 24 hours, and `gc` prunes only older entries.
+constexpr const char* kFreeNow =
+    "('layover discard NAME --now' deletes a session at once, after 'layover restore NAME' for one in the trash; "
+    "'layover gc' prunes old ones)";
+
 std::string refusal(const Floor& f, uint64_t avail) {
     return "only " + base::bytes_short(avail) + " free on the filesystem of " + base::display_path(f.dir) +
-           " (the state dir, which holds the sessions), below " + f.words +
-           "; free space there ('layover discard NAME --now' deletes a session at once, after 'layover restore NAME' "
-           "for one in the trash; 'layover gc' prunes old ones), or pass a smaller --min-free (e.g. 1G) or "
-           "--min-free none";
+           " (the state dir, which holds the sessions), below " + f.words + "; free space there " + kFreeNow +
+           ", or pass a smaller --min-free (e.g. 1G) or --min-free none";
 }
 
 std::string inode_refusal(const Floor& f, uint64_t favail) {
     return "only " + std::to_string(favail) + " inodes free on the filesystem of " + base::display_path(f.dir) +
-           " (the state dir, which holds the sessions), below " + f.inode_words +
-           "; remove files there ('layover discard NAME --now' deletes a session at once, after 'layover restore NAME' "
-           "for one in the trash; 'layover gc' prunes old ones), or pass --min-free none";
+           " (the state dir, which holds the sessions), below " + f.inode_words + "; remove files there " + kFreeNow +
+           ", or pass --min-free none";
 }
 
 std::string stopped(const Floor& f, uint64_t avail) {
