@@ -31,6 +31,20 @@ struct Trees {
         ::mkdir(up.c_str(), 0755);
         ::mkdir(low.c_str(), 0755);
     }
+    // n dirs AT/d0.. in both layers, each with old.txt changed in the upper
+    // and `added` new there ("sub/new.txt" makes its dir sub first).
+    void changed_dirs(const std::string& at, int n, const std::string& added) {
+        for (int i = 0; i < n; i++) {
+            std::string d = at + "/d" + std::to_string(i);
+            testtree::make(low + d, "dir");
+            testtree::make(low + d + "/old.txt", "file:old " + std::to_string(i));
+            testtree::make(up + d, "dir");
+            testtree::make(up + d + "/old.txt", "file:changed " + std::to_string(i));
+            if (size_t slash = added.find('/'); slash != std::string::npos)
+                testtree::make(up + d + "/" + added.substr(0, slash), "dir");
+            testtree::make(up + d + "/" + added, "file:n");
+        }
+    }
     ScanResult scan(const ScanOptions& o) {
         base::Fd u(::open(up.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
         base::Fd l(::open(low.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
@@ -426,15 +440,7 @@ TEST_CASE("capture fastpath: status's pieces kept apart give the same changes, i
     testtree::make(tr.up + "/a.txt", "file:first\n");
     testtree::make(tr.low + "/top", "dir");
     testtree::make(tr.up + "/top", "dir");
-    for (int i = 0; i < 5; i++) {
-        std::string d = "/top/d" + std::to_string(i);
-        testtree::make(tr.low + d, "dir");
-        testtree::make(tr.low + d + "/old.txt", "file:old " + std::to_string(i));
-        testtree::make(tr.up + d, "dir");
-        testtree::make(tr.up + d + "/old.txt", "file:changed " + std::to_string(i));
-        testtree::make(tr.up + d + "/sub", "dir");
-        testtree::make(tr.up + d + "/sub/new.txt", "file:n");
-    }
+    tr.changed_dirs("/top", 5, "sub/new.txt");
     testtree::make(tr.up + "/z.txt", "file:last\n");
     ScanOptions o;
     o.threads = 1;
@@ -454,14 +460,7 @@ TEST_CASE("capture fastpath: status's pieces kept apart give the same changes, i
 
 TEST_CASE("capture fastpath: status's pieces split at the root are the list itself, in walk order") {
     Trees tr;
-    for (int i = 0; i < 6; i++) {
-        std::string d = "/d" + std::to_string(i);
-        testtree::make(tr.low + d, "dir");
-        testtree::make(tr.low + d + "/old.txt", "file:old " + std::to_string(i));
-        testtree::make(tr.up + d, "dir");
-        testtree::make(tr.up + d + "/old.txt", "file:changed " + std::to_string(i));
-        testtree::make(tr.up + d + "/new.txt", "file:n");
-    }
+    tr.changed_dirs("", 6, "new.txt");
     ScanOptions o;
     o.threads = 1;
     ScanResult one = tr.scan(o);
