@@ -115,6 +115,7 @@ struct Parsed {
     Sums sums;
     std::vector<StoredData> stored;
     std::vector<ZstdReader::Mark> marks;
+    KeptData kept;                // small files' decoded data, for the second pass (Limits::keep_decoded)
     std::string originals;        // .layover/originals whole (/2), or the .layover/original members back to back (/3)
     bool have_originals = false;  // a .layover/originals member (/2)
     std::vector<uint64_t> one_sizes;  // the size of each .layover/original member (/3), in order
@@ -269,7 +270,15 @@ Result<void> validate(int fd, const Limits& l, Parsed* im) {
             StoredData where;
             if (m.kind == Member::Kind::File) {
                 where.offset = t.position();
-                TRY(fp, stream_data(t, m, &v, nullptr, &where.bytes));
+                DataSink keep;
+                if (m.sparse.empty() && (where.kept = im->kept.reserve(m.size)) >= 0) {
+                    char* to = im->kept.at(where.kept);  // stream_data checks each piece lies within m.size
+                    keep = [to](uint64_t o, const char* p, size_t n) -> Result<void> {
+                        std::memcpy(to + o, p, n);
+                        return base::Ok();
+                    };
+                }
+                TRY(fp, stream_data(t, m, &v, keep, &where.bytes));
                 if (where.bytes != expected_stored(m))
                     return base::error("member " + shown(m.path) +
                                        ": its stored data does not match its size or sparse map");
@@ -346,6 +355,7 @@ Result<Patch> Patch::open(const std::string& file, const Limits& limits) {
     ::fcntl(fd->get(), F_SETFL, ::fcntl(fd->get(), F_GETFL) & ~O_NONBLOCK);
     p.impl_->fd = std::move(fd.value());
     Parsed parsed;
+    parsed.kept = KeptData(limits.keep_decoded);
     auto r = validate(p.impl_->fd.get(), limits, &parsed);
     if (!r) return invalid(r.error(), file);
     if (auto o = check_originals(parsed, &p.impl_->original_by_fp); !o) return invalid(o.error(), file);
@@ -354,6 +364,7 @@ Result<Patch> Patch::open(const std::string& file, const Limits& limits) {
     p.impl_->sums = std::move(parsed.sums);
     p.impl_->stored = std::move(parsed.stored);
     p.impl_->marks = std::move(parsed.marks);
+    p.impl_->kept = std::move(parsed.kept);
     return p;
 }
 

@@ -25,6 +25,10 @@ struct Limits {
     uint64_t max_pax_header = 1 << 20;
     uint64_t max_manifest = 256ull << 20;
     uint64_t max_sparse_segments = 1'000'000;  // data segments of one sparse file (added by capture)
+    // Not a limit on the patch: how much of its small files' decoded data
+    // open() keeps in memory for read_data (capture/patch/kept_data.h);
+    // 0 keeps none. apply sets it; verbs that read a few files leave it.
+    uint64_t keep_decoded = 0;
 };
 
 // Whether a change's path is too long for a patch with the default limits:
@@ -111,7 +115,9 @@ public:
     // visit returns a DataSink for that member (or nullptr to skip its data).
     // Data is decoded again at the offsets validation recorded (starting at
     // the nearest frame, no tar parsing) and checked against its fingerprint
-    // once more: a patch file changed since open() is an error.
+    // once more: a patch file changed since open() is an error. Files whose
+    // data open() kept (Limits::keep_decoded) come from memory instead, as
+    // validated, in pieces of at most 1 MiB.
     base::Result<void> read_data(const std::function<DataSink(const Member&)>& visit) const;
 
     // Convenience for diff: the whole content of one file member (limit-checked).

@@ -5,6 +5,8 @@
 // nobody asked for is not read at all). Every byte is fingerprinted again
 // and must match the patch's sums, so a patch file changed after
 // validation is refused, and reading from the wrong place could only fail.
+// Small files whose data validation kept (Limits::keep_decoded) are given
+// from memory: those bytes are the ones fingerprinted.
 #include <algorithm>
 
 #include "capture/patch/reader.h"
@@ -104,6 +106,12 @@ Result<void> Patch::read_data(const std::function<DataSink(const Member&)>& visi
         DataSink sink = visit(m);
         const StoredData& at = impl_->stored[i];
         if (!sink || at.bytes == 0) continue;  // nothing to read: nothing to check either
+        if (at.kept >= 0) {  // validated in memory: as it was fingerprinted
+            const char* p = impl_->kept.at(at.kept);
+            for (uint64_t o = 0; o < m.size; o += KeptData::kMemberMax)
+                TRY_VOID(sink(o, p + o, static_cast<size_t>(std::min<uint64_t>(KeptData::kMemberMax, m.size - o))));
+            continue;
+        }
         TRY_VOID(cur.seek(at.offset));
         Fingerprint fp;
         std::vector<std::pair<uint64_t, uint64_t>> dense{{0, m.size}};

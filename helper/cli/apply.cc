@@ -17,6 +17,7 @@
 #include <unordered_map>
 
 #include "capture/patch/known_bases.h"
+#include "capture/patch/kept_data.h"
 #include "capture/patch/reader.h"
 #include "capture/scan/session_scan.h"
 #include "helper/base/fd.h"
@@ -240,7 +241,9 @@ int cmd_apply(int argc, char** argv) {
         return cli::usage_error("apply", why);
     auto range = cli::steps_of_source(a.source, a.steps, "--upto takes");
     if (!range.ok()) return fail(range.error().message);
-    auto patch = capture::Patch::open_source(a.source, {}, a.ignore, *range);
+    capture::Limits limits;
+    limits.keep_decoded = capture::KeptData::kApplyBudget;  // staging writes what validation decoded
+    auto patch = capture::Patch::open_source(a.source, limits, a.ignore, *range);
     if (!patch.ok()) return fail(patch.error().message);
     std::string target = a.opts.target.empty() ? patch->manifest().target : a.opts.target;
     // PATH... narrows as --only does (both given: either selects).

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "capture/patch/known_bases.h"
+#include "capture/patch/kept_data.h"
 #include "capture/patch/reader.h"
 #include "capture/patch/save.h"
 #include "capture/scan/session_scan.h"
@@ -27,7 +28,9 @@ namespace {
 
 int on_exit_apply(const std::string& state, const session::Info& s) {
     const std::string& name = s.meta.name;
-    auto patch = capture::Patch::open_session(name);
+    capture::Limits limits;
+    limits.keep_decoded = capture::KeptData::kApplyBudget;  // staging writes what validation decoded
+    auto patch = capture::Patch::open_session(name, limits);
     if (!patch) {
         std::fprintf(stderr, "layover: on-exit apply: reading session '%s': %s\n", name.c_str(),
                      patch.error().message.c_str());
