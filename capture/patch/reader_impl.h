@@ -19,7 +19,7 @@ using Sums = std::vector<std::pair<std::string, std::string>>;
 struct StoredData {
     uint64_t offset = 0;
     uint64_t bytes = 0;
-    size_t sum = 0;  // the member's entry in the sums (originals of layover-patch/3 lie between)
+    size_t sum = 0;     // the member's entry in the sums (originals of layover-patch/3 lie between)
     int64_t kept = -1;  // where validation kept it decoded (KeptData), or -1
 };
 

@@ -106,7 +106,8 @@ Result<void> Patch::read_data(const std::function<DataSink(const Member&)>& visi
         DataSink sink = visit(m);
         const StoredData& at = impl_->stored[i];
         if (!sink || at.bytes == 0) continue;  // nothing to read: nothing to check either
-        if (at.kept >= 0) {  // validated in memory: as it was fingerprinted
+        // Kept in memory by validation: the bytes it fingerprinted.
+        if (at.kept >= 0) {
             const char* p = impl_->kept.at(at.kept);
             for (uint64_t o = 0; o < m.size; o += KeptData::kMemberMax)
                 TRY_VOID(sink(o, p + o, static_cast<size_t>(std::min<uint64_t>(KeptData::kMemberMax, m.size - o))));

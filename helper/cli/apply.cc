@@ -16,8 +16,8 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "capture/patch/known_bases.h"
 #include "capture/patch/kept_data.h"
+#include "capture/patch/known_bases.h"
 #include "capture/patch/reader.h"
 #include "capture/scan/session_scan.h"
 #include "helper/base/fd.h"

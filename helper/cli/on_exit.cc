@@ -6,8 +6,8 @@
 #include <cstdio>
 #include <string>
 
-#include "capture/patch/known_bases.h"
 #include "capture/patch/kept_data.h"
+#include "capture/patch/known_bases.h"
 #include "capture/patch/reader.h"
 #include "capture/patch/save.h"
 #include "capture/scan/session_scan.h"
