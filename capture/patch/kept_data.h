@@ -8,6 +8,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 
 namespace capture {
 
@@ -32,11 +33,17 @@ public:
     int64_t reserve(uint64_t n);
     char* at(int64_t off) { return base_ + off; }
     const char* at(int64_t off) const { return base_ + off; }
+    // Nothing more will be reserved: the thread faulting pages in ahead stops.
+    void settle();
 
 private:
+    struct Ahead;  // faults pages in ahead of reserve (kept_data.cc)
+    void release();
     char* base_ = nullptr;
     uint64_t budget_ = 0;
     uint64_t used_ = 0;
+    uint64_t asked_ = 0;  // what the Ahead thread was asked to fault in
+    std::unique_ptr<Ahead> ahead_;
 };
 
 }  // namespace capture

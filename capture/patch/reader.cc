@@ -292,6 +292,7 @@ Result<void> validate(int fd, const Limits& l, Parsed* im) {
         }
     };
     auto r = members();
+    im->kept.settle();
     parser.join();
     // A bad manifest comes first in the stream, so it is the error reported.
     if (parsing) {
