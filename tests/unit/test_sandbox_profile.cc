@@ -359,6 +359,29 @@ TEST_CASE("undo trees: each store listed once, in the order added, a cut-off ent
     CHECK(::system(rm.c_str()) == 0);
 }
 
+TEST_CASE("undo trees: a list past 1 MiB (thousands of trees) is still read: its stores stay hidden") {
+    char tmpl[] = "/tmp/layover-trees-XXXXXX";
+    REQUIRE(::mkdtemp(tmpl));
+    std::string state = tmpl;
+    std::string pad(200, 'p');
+    {
+        std::ofstream f(state + "/undo-trees", std::ios::binary);
+        for (int i = 0; i < 6000; i++) f << "/w/" << pad << i << "/.layover-undo" << '\0';
+        f << "/w/a/.layover-undo" << '\0' << "/w/" << pad << 1 << "/.layover-undo" << '\0';  // a repeat
+    }
+    auto listed = session::tree_stores(state);  // 1.3 MB: it read as nothing at the old 1 MiB cap
+    REQUIRE(listed.size() == 6001);
+    CHECK(listed.front() == "/w/" + pad + "0/.layover-undo");
+    CHECK(listed.back() == "/w/a/.layover-undo");
+    session::note_tree_store(state, "/w/a/.layover-undo");  // listed already: not again
+    session::note_tree_store(state, "/w/new/.layover-undo");
+    listed = session::tree_stores(state);
+    CHECK(listed.size() == 6002);
+    CHECK(listed.back() == "/w/new/.layover-undo");
+    std::string rm = "rm -rf " + state;
+    CHECK(::system(rm.c_str()) == 0);
+}
+
 TEST_CASE("scratch: the exit line counts the files and says how many an earlier run wrote") {
     scratch::Summary s;
     CHECK(scratch::summary_line(s).empty());
