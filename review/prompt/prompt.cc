@@ -193,12 +193,17 @@ struct Prompt {
         ao.progress = ::isatty(2) == 1;
         // The rejections in force are left out: said, and counted out of the
         // question, before it is asked ("Apply 1 change?" then applied 0 when
-        // only rejected changes were left).
+        // only rejected changes were left). A rejected dir takes what it
+        // holds along: each picked change its exclude covers is counted out
+        // (attack39: a rejected new dir of 2 files asked 'Apply 2 changes?').
         std::vector<std::string> superseded, skipped;
         size_t excluded = ao.exclude.size();
         if (!walked) skipped = skip_in_force(rejections, &ao, &superseded);  // `hunks` asked about them again
-        size_t whole = ao.exclude.size() - excluded;
-        n = n > whole ? n - whole : 0;
+        if (ao.exclude.size() > excluded) {
+            base::PathFilter rejected({}, {ao.exclude.begin() + static_cast<long>(excluded), ao.exclude.end()});
+            for (size_t i = 0; i < selected.size(); i++)
+                if (selected[i] && n > 0 && rejected.excluded(changes()[i].path)) n--;
+        }
         if (!skipped.empty()) {
             std::fprintf(stderr, "layover: skipping %zu rejected change(s):\n", skipped.size());
             for (const auto& l : skipped) std::fprintf(stderr, "  %s\n", l.c_str());

@@ -84,3 +84,21 @@ def test_a_picked_new_dir_with_a_file_in_it_unpicked_leaves_that_file_out(lo, tm
     _pick_then_apply(lo, "d", ["nd", "-nd/b"], 2)
     assert (lo.target / "nd/a").read_text() == "a\n"
     assert not (lo.target / "nd/b").exists()
+
+
+def test_a_rejected_new_dir_counts_what_it_holds_out_of_the_question(lo):
+    # A rejected new dir leaves out all it holds (apply's --exclude of it); [a] counted only the dir out
+    # of 'Apply N changes?': 'Apply 2 changes?' then applied nothing.
+    r = lo.run("cd '%s' && mkdir nd && echo a > nd/a && echo b > nd/b" % lo.target, session="rd")
+    assert r.returncode == 0, r.stderr
+    lo("reject", "rd", "nd", check=True)
+    c = _prompt(lo, "rd")
+    c.expect(MENU)
+    c.sendline("a")
+    c.expect(r"skipping 1 rejected change\(s\)")
+    i = c.expect([r"every selected change is rejected; nothing left to apply", r"\[y/N\] "])
+    assert i == 0, c.before
+    c.expect(MENU)
+    c.sendline("k")
+    assert _finish(c) == 0
+    assert not (lo.target / "nd").exists()
