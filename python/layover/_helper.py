@@ -153,6 +153,10 @@ class Helper:
         if env is not None and not isinstance(env, Mapping):
             raise TypeError("helper_env must be a mapping of variable names to values, not %s" % type(env).__name__)
         self.env: Dict[str, str] = dict(os.environ if env is None else env)
+        for name, value in self.env.items():  # as subprocess takes them; an int failed at start(), naming nothing
+            if not isinstance(name, (str, bytes)) or not isinstance(value, (str, bytes)):
+                raise TypeError("helper_env: names and values must be str, not helper_env[%r] = %r; pass str(value)"
+                                % (name, value))
         if state_dir is not None:
             self.env["LAYOVER_STATE_DIR"] = path_arg("state_dir", state_dir)
 

@@ -63,6 +63,8 @@ class Sandbox:
                  steps: bool = False, min_free: Optional[str] = None) -> None:
         if not isinstance(network, str):  # network=True: a wrong type, as python.md says (newuser17)
             raise TypeError("network must be a str, one of %s, not %s %r" % (NETWORK, type(network).__name__, network))
+        if not isinstance(on_exit, str):  # on_exit=True: a ValueError before attack39
+            raise TypeError("on_exit must be a str, one of %s, not %s %r" % (ON_EXIT, type(on_exit).__name__, on_exit))
         if network not in NETWORK:
             raise ValueError("network must be one of %s, not %r" % (NETWORK, network))
         if isinstance(env_keep, (str, bytes)) or isinstance(hide, (str, bytes)):

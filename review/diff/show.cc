@@ -28,6 +28,7 @@ int terminal_width() {
 base::Result<bool> show_diff(const capture::Patch& patch, const ShowOptions& opts) {
     DiffScope scope;
     scope.paths = opts.paths;
+    scope.exclude = opts.exclude;
     scope.old_root = opts.old_root;
     TRY(DiffSet set, collect_diffs(patch, scope));
     for (const auto& n : set.notes) std::fprintf(stderr, "layover: note: %s\n", n.c_str());

@@ -16,10 +16,11 @@ struct ShowOptions {
     bool color = false;
     bool escape = false;  // terminal output: control characters made visible
     bool page = false;
-    bool hunk_numbers = false;       // --hunk-numbers
-    int width = 80;                  // --stat columns
-    std::vector<std::string> paths;  // scope (empty: everything)
-    std::string header;              // written before the first file (risk lines), when there is one
+    bool hunk_numbers = false;         // --hunk-numbers
+    int width = 80;                    // --stat columns
+    std::vector<std::string> paths;    // scope (empty: everything)
+    std::vector<std::string> exclude;  // left out of it (--exclude globs)
+    std::string header;                // written before the first file (risk lines), when there is one
     std::function<std::string(const std::string&)> filter = nullptr;  // applied to each file's text
     int old_root = -1;  // the old sides' tree, when not the target (a session's view: diff --steps, diff A B)
     // Patch format, more than one step record: files grouped by the last step

@@ -205,7 +205,7 @@ base::Result<DiffSet> collect_diffs(const capture::Patch& patch, const DiffScope
     // Paths with a file-level diff: every file-like member, every replaced
     // or deleted file, and everything in a real dir the patch removes.
     std::set<std::string> paths;
-    base::PathFilter filter(scope.paths, {});
+    base::PathFilter filter(scope.paths, scope.exclude);
     bool globs = false;
     for (const auto& s : scope.paths) globs = globs || base::has_glob_chars(s);
     for (const auto& m : patch.members())

@@ -19,8 +19,9 @@ struct DiffSet {
 };
 
 struct DiffScope {
-    std::vector<std::string> paths;  // only these paths and their subtrees (empty: all)
-    uint64_t max_load = kMaxMerge;   // bigger files are reported as binary, not read
+    std::vector<std::string> paths;    // only these paths and their subtrees (empty: all)
+    std::vector<std::string> exclude;  // --exclude globs within them (the exit prompt's [p])
+    uint64_t max_load = kMaxMerge;     // bigger files are reported as binary, not read
     // A changed file bigger than this (and at most max_load) on both sides
     // is not held: only the window that differs is (review/diff/trim.h), at
     // most this big a side; a wider one is reported as differing, like a

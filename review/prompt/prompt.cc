@@ -71,13 +71,7 @@ struct Prompt {
             if (!c) return false;
         return true;
     }
-    std::vector<std::string> only() const {
-        std::vector<std::string> out;
-        if (all_selected()) return out;
-        for (size_t i = 0; i < selected.size(); i++)
-            if (selected[i]) out.push_back(changes()[i].path);
-        return out;
-    }
+    PickScope scope() const { return pick_scope(changes(), selected); }
     size_t count_selected() const {
         if (walked) return walked->taken;
         size_t n = 0;
@@ -87,7 +81,8 @@ struct Prompt {
 
     Next review() {
         ShowOptions o;
-        o.paths = only();
+        PickScope picked = scope();
+        o.paths = picked.only, o.exclude = picked.exclude;
         bool tty = stdout_is_tty();
         o.escape = o.page = tty;
         o.color = base::color_for_fd(1);
@@ -121,7 +116,7 @@ struct Prompt {
         return Next::Done;
     }
 
-    Next save() { return save_from_prompt(state, s, patch, only(), rejections) ? Next::Menu : Next::Kept; }
+    Next save() { return save_from_prompt(state, s, patch, scope(), rejections) ? Next::Menu : Next::Kept; }
 
     // The list once (short lists) and then only a running count.
     Next pick() {
@@ -159,11 +154,12 @@ struct Prompt {
         base::Fd root(::open(patch.manifest().target.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
         WalkOptions wo;
         wo.root = root.get();
-        wo.filter = base::PathFilter(only(), {});
+        PickScope picked = scope();
+        wo.filter = base::PathFilter(picked.only, picked.exclude);
         wo.session_dir = s.dir;
         wo.risks = risks;
         ApplyOptions check;  // apply's conflict check first: a file it would refuse is said before its questions
-        check.only = only();
+        check.only = picked.only, check.exclude = picked.exclude;
         WalkConflicts conflicts = conflicts_before_walk(patch, check);
         wo.conflicts = &conflicts;
         wo.on_conflict = OnConflict::Prompt;
@@ -188,17 +184,26 @@ struct Prompt {
             return Next::Menu;
         }
         ApplyOptions ao;
-        ao.only = only();
-        if (walked) ao.only = walked->only, ao.exclude = walked->exclude, ao.hunks = walked->hunks;
+        PickScope picked = scope();
+        ao.only = picked.only, ao.exclude = picked.exclude;
+        if (walked) {  // within the pick: what it left out beneath a picked dir stays out
+            ao.only = walked->only, ao.hunks = walked->hunks;
+            ao.exclude.insert(ao.exclude.end(), walked->exclude.begin(), walked->exclude.end());
+        }
         ao.progress = ::isatty(2) == 1;
         // The rejections in force are left out: said, and counted out of the
         // question, before it is asked ("Apply 1 change?" then applied 0 when
-        // only rejected changes were left).
+        // only rejected changes were left). A rejected dir takes what it
+        // holds along: each picked change its exclude covers is counted out
+        // (attack39: a rejected new dir of 2 files asked 'Apply 2 changes?').
         std::vector<std::string> superseded, skipped;
         size_t excluded = ao.exclude.size();
         if (!walked) skipped = skip_in_force(rejections, &ao, &superseded);  // `hunks` asked about them again
-        size_t whole = ao.exclude.size() - excluded;
-        n = n > whole ? n - whole : 0;
+        if (ao.exclude.size() > excluded) {
+            base::PathFilter rejected({}, {ao.exclude.begin() + static_cast<long>(excluded), ao.exclude.end()});
+            for (size_t i = 0; i < selected.size(); i++)
+                if (selected[i] && n > 0 && rejected.excluded(changes()[i].path)) n--;
+        }
         if (!skipped.empty()) {
             std::fprintf(stderr, "layover: skipping %zu rejected change(s):\n", skipped.size());
             for (const auto& l : skipped) std::fprintf(stderr, "  %s\n", l.c_str());
@@ -300,7 +305,7 @@ struct Prompt {
             for (const auto& c : conflicts)
                 hit = hit || c.path == p ||
                       (c.path.size() > p.size() && c.path.compare(0, p.size(), p) == 0 && c.path[p.size()] == '/');
-            if (!hit) out.push_back(p);
+            if (!hit) out.push_back(only_entry(p));
         }
         return out;
     }

@@ -33,7 +33,7 @@ std::string save_dir_aside(const std::string& state, const capture::Patch& patch
 }  // namespace
 
 bool save_from_prompt(const std::string& state, const session::Info& s, const capture::Patch& patch,
-                      const std::vector<std::string>& only, const std::vector<RejectionState>& rejections) {
+                      const PickScope& picked, const std::vector<RejectionState>& rejections) {
     char stamp[32];
     time_t now = ::time(nullptr);
     struct tm tm;
@@ -74,7 +74,7 @@ bool save_from_prompt(const std::string& state, const session::Info& s, const ca
         }
     }
     capture::SaveOptions so;
-    so.only = only;
+    so.only = picked.only, so.exclude = picked.exclude;
     std::vector<std::string> superseded;  // named at the summary's R lines already
     auto left = leave_out_rejected(rejections, patch, patch.manifest().target, &so, &superseded);
     if (!left) {

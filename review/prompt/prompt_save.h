@@ -7,15 +7,16 @@
 #include "capture/patch/reader.h"
 #include "helper/store/session.h"
 #include "review/prompt/rejected.h"
+#include "review/prompt/text.h"
 
 namespace review {
 
 // Asks for the file (by default ./layover-STAMP.tar.zst, or under
-// STATE/patches when the current dir is in the target) and saves `only` of
-// the session's changes (all when empty). Every outcome is said on stderr;
+// STATE/patches when the current dir is in the target) and saves the
+// picked changes (`picked`: all when empty). Every outcome is said on stderr;
 // returns false when the input ended (the prompt then keeps the session),
 // true to go back to the menu.
 bool save_from_prompt(const std::string& state, const session::Info& s, const capture::Patch& patch,
-                      const std::vector<std::string>& only, const std::vector<RejectionState>& rejections);
+                      const PickScope& picked, const std::vector<RejectionState>& rejections);
 
 }  // namespace review

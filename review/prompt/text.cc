@@ -1,12 +1,15 @@
 #include "review/prompt/text.h"
 
+#include <algorithm>
 #include <cstdlib>
+#include <set>
 #include <sstream>
 
 #include "capture/scan/ignore.h"
 #include "capture/scan/summary.h"
 #include "helper/base/glob.h"
 #include "helper/base/text.h"
+#include "review/prompt/hunk_walk.h"
 #include "review/prompt/listing.h"
 
 namespace review {
@@ -186,6 +189,31 @@ bool apply_picks(const std::string& answer, const std::vector<capture::Change>& 
     }
     selected = next;
     return true;
+}
+
+PickScope pick_scope(const std::vector<capture::Change>& changes, const std::vector<char>& selected) {
+    PickScope out;
+    size_t n = std::min(changes.size(), selected.size());
+    if (std::count(selected.begin(), selected.begin() + n, 0) == 0) return out;
+    std::set<std::string, std::less<>> picked;
+    for (size_t i = 0; i < n; i++)
+        if (selected[i]) {
+            picked.insert(changes[i].path);
+            out.only.push_back(only_entry(changes[i].path));
+        }
+    for (size_t i = 0; i < n; i++) {
+        if (selected[i]) continue;
+        const std::string& p = changes[i].path;
+        std::string dir = p + "/";
+        auto below = picked.lower_bound(dir);
+        if (below != picked.end() && below->compare(0, dir.size(), dir) == 0) continue;  // needed
+        for (size_t slash = p.rfind('/'); slash != std::string::npos && slash > 0; slash = p.rfind('/', slash - 1))
+            if (picked.count(std::string_view(p).substr(0, slash))) {
+                out.exclude.push_back(exclude_entry(p));
+                break;
+            }
+    }
+    return out;
 }
 
 std::string picked_line(const std::vector<char>& selected) {

@@ -28,6 +28,18 @@ std::string pick_list(const std::vector<capture::Change>& changes, const std::ve
 bool apply_picks(const std::string& answer, const std::vector<capture::Change>& changes, std::vector<char>& selected,
                  std::string* error);
 
+// The [p] selection as apply's, save's and `hunks`' (empty: all picked):
+// each picked change an --only entry naming it alone (only_entry: a name
+// holding '*', '?' or '[' is no glob), and each change left out beneath a
+// picked one an --exclude of it, unless something picked lies beneath it
+// (then needed). attack39: the raw paths were globs there (a picked
+// `notes[1].txt` brought `notes1.txt`), and a picked new dir brought every
+// change in it, those left out too.
+struct PickScope {
+    std::vector<std::string> only, exclude;
+};
+PickScope pick_scope(const std::vector<capture::Change>& changes, const std::vector<char>& selected);
+
 // "12 of 1,725 changes picked"
 std::string picked_line(const std::vector<char>& selected);
 

@@ -84,6 +84,23 @@ TEST_CASE("review prompt: picks take paths, directories and globs; -X leaves out
     CHECK(review::picked_line(big) == "1 of 1,725 changes picked");
 }
 
+TEST_CASE("review prompt: the pick as apply's scope names each picked path alone, and leaves out the rest") {
+    std::vector<Change> v{ch("*", Kind::Added, Type::File),
+                          ch("nd", Kind::Added, Type::Dir),
+                          ch("nd/a", Kind::Added, Type::File),
+                          ch("nd/b", Kind::Added, Type::File),
+                          ch("nd/s", Kind::Added, Type::Dir),
+                          ch("nd/s/x", Kind::Added, Type::File),
+                          ch("notes[1].txt", Kind::Added, Type::File),
+                          ch("top", Kind::Added, Type::File)};
+    CHECK(review::pick_scope(v, std::vector<char>(v.size(), 1)).only.empty());  // all: no scope
+    // Names holding * ? [ escaped (no glob: attack39); nd/b and top not picked, nd/b beneath a picked dir
+    // excluded; nd/s not picked but nd/s/x is: needed, not excluded.
+    auto s = review::pick_scope(v, {1, 1, 1, 0, 0, 1, 1, 0});
+    CHECK(s.only == std::vector<std::string>{"/\\*", "nd", "nd/a", "nd/s/x", "/notes\\[1].txt"});
+    CHECK(s.exclude == std::vector<std::string>{"/nd/b"});
+}
+
 TEST_CASE("review prompt: the pick list shows the selection") {
     std::vector<Change> v{ch("a", Kind::Added, Type::File), ch("d", Kind::Added, Type::Dir)};
     CHECK(review::pick_list(v, {1, 0}) == "  [x] 1  A  a\n  [ ] 2  A  d/\n");
