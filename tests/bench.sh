@@ -4,7 +4,7 @@
 # the same run, as ratios of medians (tests/bench/core.py has the rules).
 # Prints the machine and a table, writes BUILD/bench/results.json, and ends
 # with exactly `bench: N met, M missed` (ERROR rows count as missed); exits 1
-# when any row is missed. Needs ~4 GiB of scratch space under /var/tmp
+# when any row is missed. Needs ~10 GiB of scratch space under /var/tmp
 # (override: LAYOVER_BENCH_DIR=/some/dir).
 #   tests/bench.sh [BUILD]                  (make bench)
 #   QUICK=1 tests/bench.sh [BUILD]          (make bench QUICK=1: smaller sizes, every gated row, <= 2 min)
