@@ -4,7 +4,7 @@
 # the same run, as ratios of medians (tests/bench/core.py has the rules).
 # Prints the machine and a table, writes BUILD/bench/results.json, and ends
 # with exactly `bench: N met, M missed` (ERROR rows count as missed); exits 1
-# when any row is missed. Needs ~4 GiB of scratch space under /var/tmp
+# when any row is missed. Needs ~10 GiB of scratch space under /var/tmp
 # (override: LAYOVER_BENCH_DIR=/some/dir).
 #   tests/bench.sh [BUILD]                  (make bench)
 #   QUICK=1 tests/bench.sh [BUILD]          (make bench QUICK=1: smaller sizes, every gated row, <= 2 min)
@@ -46,14 +46,17 @@ if [ -z "$SMOKE" ] && ! command -v bwrap >/dev/null 2>&1; then
     fi
 fi
 
+fsdevs=()  # loop devices of own_fs below, detached by cleanup
 SCR=$(mktemp -d "${LAYOVER_BENCH_DIR:-/var/tmp}/layover-bench.XXXXXX") || exit 2
 cleanup() {
     if [ -n "$SMOKE" ]; then  # deleting is slow on a discard-mounted disk: not on make test's clock
         (setsid sh -c 'chmod -R u+rwX "$1" 2>/dev/null; rm -rf "$1"' sh "$SCR" </dev/null >/dev/null 2>&1 &)
         return
     fi
-    if mountpoint -q "$SCR/applyfs" 2>/dev/null; then umount "$SCR/applyfs" || umount -l "$SCR/applyfs"; fi
-    [ -n "${applydev:-}" ] && losetup -d "$applydev" 2>/dev/null
+    for fs in applyfs projfs; do
+        if mountpoint -q "$SCR/$fs" 2>/dev/null; then umount "$SCR/$fs" || umount -l "$SCR/$fs"; fi
+    done
+    for dev in "${fsdevs[@]}"; do losetup -d "$dev" 2>/dev/null; done
     chmod -R u+rwX "$SCR" 2>/dev/null; rm -rf "$SCR"
 }
 trap cleanup EXIT
@@ -81,27 +84,49 @@ else
     runner=(env "${envs[@]}")
 fi
 
-# The many-file apply row's targets on an ext4 of their own, made as the
-# fixtures' disk is here (no journal, mounted with discard) and never written
-# before the row: without a journal, ext4 scans past every inode deleted in
-# the last 60-360 s when it makes a file, so on the shared scratch disk the
-# peer's 10,000 creates took 0.2 s or 2.6 s by what was deleted before the run
-# (docs/performance.md, "Apply, fourth pass"). The image is sparse (~1 GB
-# written), sized for the row's 22 copies' inodes at mkfs's default ratio, and
-# its loop device does direct I/O (no second page cache), so syncs cost about
-# what they do on the disk itself.
-# Root only; otherwise the row runs on the scratch disk, as before.
-applyargs=() applydev=
-if [ -z "$SMOKE" ] && [ "$(id -u)" -eq 0 ] && { [ -z "$ONLY" ] || [[ ,$ONLY, == *,apply,* ]]; } &&
-   command -v mkfs.ext4 >/dev/null && mkdir -p "$SCR/applyfs" &&
-   truncate -s "$([ -n "$QUICK" ] && echo 1G || echo 5G)" "$SCR/applyfs.img" &&
-   mkfs.ext4 -q -F -O ^has_journal -E lazy_itable_init=0,nodiscard "$SCR/applyfs.img" >/dev/null 2>&1 &&
-   applydev=$(losetup --direct-io=on -f --show "$SCR/applyfs.img" 2>/dev/null) &&
-   mount -o discard "$applydev" "$SCR/applyfs" 2>/dev/null; then
-    mkdir "$SCR/applyfs/t" && chown "$uid:$uid" "$SCR/applyfs/t" && applyargs=(--apply-dir "$SCR/applyfs/t")
-elif [ -z "$SMOKE" ] && { [ -z "$ONLY" ] || [[ ,$ONLY, == *,apply,* ]]; }; then
-    echo "layover bench: note: the apply row's targets stay on the scratch disk (no loop mount: not root?);" \
-         "its peer's time follows what was deleted there in the last minutes"
+# Rows that create tens of thousands of files get an ext4 of their own, made
+# as the fixtures' disk is here (no journal, mounted with discard) and never
+# written before the row: without a journal, ext4 scans past every inode
+# deleted in the last 60-360 s when it makes a file, so on the shared scratch
+# disk the apply row's peer took 0.2 s or 2.6 s for 10,000 creates by what was
+# deleted before the run (docs/performance.md, "Apply, fourth pass"), and the
+# real project's `cp -a` 0.7 s or 4.5 s ("The real project's run: an honest
+# row"). Its own filesystem also keeps run's `syncfs` to the row's own data,
+# not every other program's writeback on the disk. Each image is sparse, its
+# loop device does direct I/O (no second page cache), so syncs cost about what
+# they do on the disk itself. Root only; otherwise the rows run on the scratch
+# disk, as before.
+#   own_fs NAME SIZE [mkfs.ext4 options]: sets fsdir to a dir the runner owns there, or fails
+own_fs() {
+    local name=$1 size=$2 dev; shift 2
+    fsdir=
+    [ "$(id -u)" -eq 0 ] && command -v mkfs.ext4 >/dev/null && mkdir -p "$SCR/$name" &&
+        truncate -s "$size" "$SCR/$name.img" &&
+        mkfs.ext4 -q -F -O ^has_journal -E lazy_itable_init=0,nodiscard "$@" "$SCR/$name.img" >/dev/null 2>&1 &&
+        dev=$(losetup --direct-io=on -f --show "$SCR/$name.img" 2>/dev/null) && fsdevs+=("$dev") &&
+        mount -o discard "$dev" "$SCR/$name" 2>/dev/null && mkdir "$SCR/$name/t" &&
+        chown "$uid:$uid" "$SCR/$name/t" && chmod 700 "$SCR/$name/t" && fsdir=$SCR/$name/t
+}
+wants() { [ -z "$SMOKE" ] && { [ -z "$ONLY" ] || [[ ,$ONLY, == *,$1,* ]]; }; }
+fsargs=()
+# The many-file apply row: 22 copies' inodes at mkfs's default ratio (~1 GB written).
+if wants apply; then
+    if own_fs applyfs "$([ -n "$QUICK" ] && echo 1G || echo 5G)"; then
+        fsargs+=(--apply-dir "$fsdir")
+    else
+        echo "layover bench: note: the apply row's targets stay on the scratch disk (no loop mount: not root?);" \
+             "its peer's time follows what was deleted there in the last minutes"
+    fi
+fi
+# The real project: its source, every rep's `cp -a`, session (the state dir)
+# and applied tree, 11 reps of ~100,000 inodes and ~450 MB at full size.
+if wants project; then
+    if own_fs projfs "$([ -n "$QUICK" ] && echo 2G || echo 8G)" -N "$([ -n "$QUICK" ] && echo 200000 || echo 1600000)"; then
+        fsargs+=(--project-dir "$fsdir")
+    else
+        echo "layover bench: note: the real project's row stays on the scratch disk (no loop mount: not root?);" \
+             "its times follow what was deleted and written there by others"
+    fi
 fi
 
 mkdir -p "$SCR/out"; chmod 777 "$SCR/out"
@@ -110,7 +135,7 @@ if [ -z "$ONLY" ] || [ "$ONLY" != python ]; then
     [ -n "$ONLY" ] && args+=(--only "$ONLY")
     [ -n "$QUICK" ] && args+=(--quick)
     [ -n "$SMOKE" ] && args+=(--smoke)
-    args+=("${applyargs[@]}")
+    args+=("${fsargs[@]}")
     (cd "$SCR/work" && "${runner[@]}" /usr/bin/python3 "$SCR/stage/tests/bench/bench.py" \
         --bin "$SCR/stage/bin" --scratch "$SCR/work" --results "$SCR/out/results.json" "${args[@]}" </dev/null)
 fi

@@ -3,13 +3,13 @@
 Run by tests/bench.sh as the (unprivileged) user that runs the sandbox:
     /usr/bin/python3 tests/bench/bench.py --bin DIR --scratch DIR --results FILE [--quick|--smoke] [--only NAME,...]
         [--apply-dir DIR]  (the many-file apply row's targets: bench.sh makes DIR on an ext4 of its own)
+        [--project-dir DIR]  (the real project's row, all of it: the same, on another)
 Stdlib only. The measuring rules are in core.py. Rows are gated (a goal on
 the ratio of medians) unless marked info. Prints the machine, one table, and
 writes FILE (results.json); tests/bench.sh prints the last line.
 """
 import argparse
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -19,30 +19,18 @@ import core  # noqa: E402
 import gen  # noqa: E402  (the tree generators, shared with the sandboxed runs)
 import history  # noqa: E402  (session history rows: fork, checkpoint)
 import hunks  # noqa: E402  (issue 24's rows)
+import project  # noqa: E402  (the real project's rows)
 import startup  # noqa: E402  (the start-up rows)
 import status_floor  # noqa: E402  (the first status's floor, an info row)
-from core import Contender, Failed, MiB, Results, busy_share, check, machine, machine_lines, measure  # noqa: E402
-
-def rm(path):
-    if os.path.lexists(path):
-        subprocess.run(["chmod", "-R", "u+rwX", path], stderr=subprocess.DEVNULL)
-        subprocess.run(["rm", "-rf", path], check=True)
-
-
-def fresh_copy(src, dst):
-    rm(dst)
-    check(["cp", "-a", "--reflink=auto", src, dst])
-
-
-def count_files(root):
-    return sum(len(fs) for _, _, fs in os.walk(root))
-
+from core import (Contender, Failed, MiB, Results, busy_share, check, count_files, fresh_copy, machine,  # noqa: E402
+                  machine_lines, measure, rm)
 
 class Bench:
-    def __init__(self, bindir, scratch, quick, smoke=False, apply_dir=None):
+    def __init__(self, bindir, scratch, quick, smoke=False, apply_dir=None, project_dir=None):
         self.lay = os.path.join(bindir, "layover")
         self.s = scratch
         self.apply_dir = apply_dir  # the many-file apply row's targets: a fresh ext4 of their own (bench.sh)
+        self.project_dir = project_dir  # the real project's row: another
         self.quick, self.smoke = quick, smoke
         self.n = 2000 if quick else 10000          # files in the many-file rows
         self.big = (64 if quick else 1024) * MiB   # the big file
@@ -50,9 +38,9 @@ class Bench:
         self.big_reps = 3
         self.ndiff = 100                           # files the diff session edits
         self.conc = 50                             # runs at once
-        # The real-project row: files, dirs, git commits; its reps.
+        # The real-project row: files, dirs, git commits; its reps (after one warm-up rep).
         self.proj = (2000, 200, 300) if quick else (30000, 3000, 5000)
-        self.proj_reps = 3
+        self.proj_reps = 10
         # The stepped-session rows: steps (editing self.n // 10 files).
         self.nsteps = int(os.environ.get("LAYOVER_BENCH_STEPS", "50"))
         if smoke:  # `make test`: proves every row still runs; sizes too small for the ratios to mean anything
@@ -248,74 +236,6 @@ class Bench:
         single.name = "%d x one run's median (%.1f ms)" % (k, per * 1000)
         self.res.ratio("%d runs at once" % k, many, single, 1.2)
 
-    # -- a real project --------------------------------------------------------
-    def project(self):
-        """An npm-install-like tree plus a packed git repo: `run` that writes it,
-        then `status`, `save` and `apply` of that session, each against
-        `cp -a` of the same tree (the cost of just writing it), one rep of
-        each in turn."""
-        files, dirs, commits = self.proj
-        src, base = self.p("proj-src"), self.p("proj-base")
-        gen.project_tree(src, files, dirs)
-        if shutil.which("git"):
-            gen.git_repo(os.path.join(src, "repo"), commits)
-        expect = count_files(src)
-        os.makedirs(base)
-        with open(os.path.join(base, "README"), "w") as f:
-            f.write("base\n")
-        # Every rep writes into places of its own, all deleted after the row:
-        # creating files right after deleting as many is slow on ext4 (see
-        # docs/design.md, "Creating files right after deleting thousands").
-        cur = {"i": 0}
-        sess = lambda: "proj%d" % cur["i"]  # noqa: E731
-        cp_dest = lambda: self.p("proj-cp%d" % cur["i"])  # noqa: E731
-        applied = lambda: self.p("proj-applied%d" % cur["i"])  # noqa: E731
-        patch = self.p("proj.tar.zst")
-
-        def counted(root, what):
-            n = count_files(root)
-            if n != expect:
-                raise Failed("%s: %d files, expected %d" % (what, n, expect))
-
-        def next_rep():
-            cur["i"] += 1
-            self.sessions.append(sess())
-
-        def verify_status():
-            out = check([self.lay, "status", sess(), "--json"]).stdout
-            if out.count(b'"kind"') < expect:
-                raise Failed("status listed %d changes, expected %d" % (out.count(b'"kind"'), expect))
-
-        def verify_save():
-            out = check([self.lay, "show", patch, "--json", "--no-pager"]).stdout
-            if out.count(b'"kind"') < expect:
-                raise Failed("the saved patch lists %d changes, expected %d" % (out.count(b'"kind"'), expect))
-
-        cp = Contender("cp -a", lambda: ["cp", "-a", src, cp_dest()], prepare=next_rep,
-                       verify=lambda: counted(cp_dest(), "cp -a"))
-        run = Contender("layover run", lambda: [self.lay, "run", "--quiet", "--target", base, "--session", sess(),
-                                                "--on-exit", "keep", "--ro", src, "--", "cp", "-a", src,
-                                                base + "/proj"],
-                        verify=lambda: counted(self.upper(sess()) + "/proj", "the upper layer"))
-        status = Contender("layover status", lambda: [self.lay, "status", sess(), "--no-pager"], verify=verify_status)
-        save = Contender("layover save", lambda: [self.lay, "save", sess(), "-o", patch], prepare=lambda: rm(patch),
-                         verify=verify_save)
-        apply = Contender("layover apply", lambda: [self.lay, "apply", patch, "--target", applied(), "--yes"],
-                          prepare=lambda: fresh_copy(base, applied()),
-                          verify=lambda: counted(applied() + "/proj", "the applied tree"))
-        self.measure([cp, run, status, save, apply], self.proj_reps, warmup=False)
-        what = "real project (%s files, %s dirs, %s commits)" % (self.thousands(expect), self.thousands(dirs),
-                                                                 self.thousands(commits))
-        for c, verb in ((run, "run"), (status, "status"), (save, "save"), (apply, "apply")):
-            self.res.ratio("%s: %s" % (what if verb == "run" else "real project", verb), c, cp, 2.0)
-        if not self.smoke:
-            for i in range(1, cur["i"] + 1):
-                rm(self.p("proj-cp%d" % i))
-                rm(self.p("proj-applied%d" % i))
-                rm(self.p("state", "sessions", "proj%d" % i))
-            rm(src)
-            rm(patch)
-
     # -- stepped sessions (issue 23) -----------------------------------------
     def steps(self):
         """A session of many steps (one run each, each editing its share of
@@ -396,12 +316,13 @@ def main():
     ap.add_argument("--results", required=True)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--apply-dir", default="", help="the many-file apply row's targets: a fresh filesystem's dir")
+    ap.add_argument("--project-dir", default="", help="the real project's row: a fresh filesystem's dir")
     ap.add_argument("--smoke", action="store_true", help="tiny sizes, 1 rep: proves the bench runs (make test)")
     ap.add_argument("--only", default="", help="comma list: save,status,apply,hunks,diff,startup,concurrency,project,steps,fork,checkpoint")
     a = ap.parse_args()
     only = set(filter(None, a.only.split(",")))
     want = lambda k: not only or k in only  # noqa: E731
-    b = Bench(a.bin, a.scratch, a.quick, a.smoke, a.apply_dir or None)
+    b = Bench(a.bin, a.scratch, a.quick, a.smoke, a.apply_dir or None, a.project_dir or None)
     m = machine(a.scratch)
     for line in machine_lines(m):
         print(line)
@@ -441,7 +362,7 @@ def main():
             if want("concurrency"):
                 guarded(res, "concurrency", b.concurrency)
             if want("project"):
-                guarded(res, "real project", b.project)
+                guarded(res, "real project", project.rows, b)
             if want("fork"):  # tests/bench/history.py
                 guarded(res, "fork", history.fork_rows, b, n)
             if want("checkpoint"):

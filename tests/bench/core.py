@@ -58,6 +58,21 @@ def check(argv, cwd=None, **kw):
     return r
 
 
+def rm(path):
+    if os.path.lexists(path):
+        subprocess.run(["chmod", "-R", "u+rwX", path], stderr=subprocess.DEVNULL)
+        subprocess.run(["rm", "-rf", path], check=True)
+
+
+def fresh_copy(src, dst):
+    rm(dst)
+    check(["cp", "-a", "--reflink=auto", src, dst])
+
+
+def count_files(root):
+    return sum(len(fs) for _, _, fs in os.walk(root))
+
+
 class Contender:
     """argv and pass_fds may be callables (evaluated after prepare); verify() raises Failed."""
 
