@@ -47,3 +47,25 @@ def test_discard_now_of_a_live_session_still_wins_over_a_trashed_one_of_that_nam
     assert r.stderr == b"layover: discarded session 'twice'\n", r.stderr
     assert not os.path.exists(state_dir / "sessions" / "twice")
     assert os.path.isdir(state_dir / "trash" / "twice")  # the trashed one is left alone
+
+
+def test_gc_trash_empties_the_whole_trash_at_once_and_leaves_kept_sessions(lo, home, state_dir):
+    # No verb emptied the trash at once: gc took only entries older than 24h, --older-than does not reach it.
+    _run(lo, home, "t1", "echo 1 > one.txt")
+    _run(lo, home, "t2", "echo 2 > two.txt")
+    _run(lo, home, "keep", "echo 3 > three.txt")
+    assert lo("discard", "t1").returncode == 0
+    assert lo("discard", "t2").returncode == 0
+    r = lo("gc", "--trash", "--dry-run")
+    assert r.returncode == 0, r.stderr
+    out = r.stdout.decode()
+    assert "would remove trash t1 (" in out and "would remove trash t2 (" in out, out
+    assert sorted(os.listdir(state_dir / "trash")) == ["t1", "t2"]  # a dry run removes nothing
+    r = lo("gc", "--trash")
+    assert r.returncode == 0, r.stderr
+    out = r.stdout.decode()
+    assert "removed trash t1 (" in out and "removed trash t2 (" in out, out
+    assert os.listdir(state_dir / "trash") == []
+    assert lo("sessions", "--trash").stdout == b"the trash is empty\n"
+    assert lo("status", "keep").stdout.decode() == "A  three.txt\n1 change: 1 added\n"  # a kept session stays
+    assert b"--trash" in lo("gc", "--help").stdout
