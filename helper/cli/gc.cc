@@ -4,6 +4,7 @@
 //                than 24 hours; undo records past retention (--keep-undo N
 //                newest per target, and all younger than --keep-undo-days D)
 //   --applied    every applied session, whatever its age
+//   --trash      every trash entry, whatever its age (empties the trash)
 //   --older-than AGE given: kept and crashed sessions older than AGE too
 //                (their work is not applied anywhere: listed first)
 //   --dry-run    list what would go; remove nothing
@@ -36,7 +37,7 @@
 namespace {
 
 const char kGcUsage[] =
-    "usage: layover gc [--older-than AGE] [--applied] [--dry-run] [--keep-undo N] [--keep-undo-days D]\n"
+    "usage: layover gc [--older-than AGE] [--applied] [--trash] [--dry-run] [--keep-undo N] [--keep-undo-days D]\n"
     "Prune sessions, trash and undo records; report what was freed. Never touches a running session.\n"
     "  (default)            empty sessions; applied or saved sessions older than 30d; trash older\n"
     "                       than 24h; undo records past retention; kept 'apply -p' answers whose\n"
@@ -44,6 +45,7 @@ const char kGcUsage[] =
     "  --older-than AGE     age for applied/saved sessions (30d, 12h, 2w...); given, it also prunes\n"
     "                       kept and crashed sessions older than AGE (unapplied work: listed first)\n"
     "  --applied            every applied session, whatever its age\n"
+    "  --trash              every trash entry, whatever its age (empties the trash)\n"
     "  --dry-run            list what would be removed; remove nothing\n"
     "  --keep-undo N        undo records kept per target, newest first (default 20)\n"
     "  --keep-undo-days D   undo records younger than D days are kept too (default 30)\n";
@@ -75,7 +77,7 @@ bool file_exists(const std::string& p) {
 
 struct Options {
     int64_t older_than = 30 * 86400;
-    bool older_given = false, applied = false, dry_run = false;
+    bool older_given = false, applied = false, dry_run = false, trash = false;
     review::Retention retention;
 };
 
@@ -105,14 +107,15 @@ void pick_sessions(const std::string& state, const Options& o, std::map<std::str
     }
 }
 
-void pick_trash(const std::string& state, std::map<std::string, uint64_t>* store_cache, std::vector<Item>* out) {
+void pick_trash(const std::string& state, const Options& o, std::map<std::string, uint64_t>* store_cache,
+                std::vector<Item>* out) {
     auto all = session::list(state, true);
     if (!all.ok()) return;
     time_t now = ::time(nullptr);
     for (const auto& s : *all) {
         struct stat st {};
         // The trash entry's ctime is when it was moved there (review/prompt/trash.h).
-        if (::stat(s.dir.c_str(), &st) != 0 || now - st.st_ctime <= 24 * 3600) continue;
+        if (::stat(s.dir.c_str(), &st) != 0 || (!o.trash && now - st.st_ctime <= 24 * 3600)) continue;
         Item it{"trash", s.dir, s.state, 0, 0, false, s.meta.name, {}};
         size_of(s.dir, store_cache, &it);
         out->push_back(std::move(it));
@@ -228,6 +231,8 @@ int cmd_gc(int argc, char** argv) {
             return 0;
         } else if (a == "--applied") {
             o.applied = true;
+        } else if (a == "--trash") {
+            o.trash = true;
         } else if (a == "--dry-run" || a == "-n") {
             o.dry_run = true;
         } else if (flag == "--older-than") {
@@ -254,7 +259,7 @@ int cmd_gc(int argc, char** argv) {
     std::vector<Item> items;
     std::map<std::string, uint64_t> store_cache;
     pick_sessions(*state, o, &store_cache, &items);
-    pick_trash(*state, &store_cache, &items);
+    pick_trash(*state, o, &store_cache, &items);
     pick_records(*state, o, &items);
     pick_answers(*state, o, &items);
     std::stable_partition(items.begin(), items.end(), [](const Item& it) { return it.unapplied; });

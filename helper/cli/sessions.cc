@@ -10,6 +10,7 @@
 #include <ctime>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -182,6 +183,18 @@ int discard_usage(const std::string& why) { return cli::usage_error("discard", w
 
 int restore_usage(const std::string& why) { return cli::usage_error("restore", why); }
 
+// `discard NAME --now` of a trash entry: its exit code, or nullopt when NAME
+// names no trash entry (the caller then says what find() said).
+std::optional<int> discard_trashed_now(const std::string& state, const std::string& name) {
+    std::string dir = session::trash_dir(state) + "/" + name;
+    if (!base::valid_session_name(name) || !session::read_meta(dir)) return std::nullopt;
+    auto r = remove_aside(state, dir, "now");
+    if (!r) return fail(r.error().message);
+    (void)steps::sweep_store(state, false);  // its layers no other session refers to; gc drops its answers
+    std::fprintf(stderr, "layover: deleted '%s' from the trash, for good\n", name.c_str());
+    return 0;
+}
+
 }  // namespace
 
 int cmd_discard(int argc, char** argv) {
@@ -196,7 +209,7 @@ int cmd_discard(int argc, char** argv) {
             std::printf(
                 "%s"
                 "  (default)   move the session to the trash for 24 hours ('layover restore NAME' brings it back)\n"
-                "  --now       delete the session at once, for good\n"
+                "  --now       delete the session at once, for good (a trash entry too: 'layover sessions --trash')\n"
                 "  --rejected  drop only the changes a person rejected ('layover reject'), keep the session\n",
                 usage);
             return 0;
@@ -212,6 +225,11 @@ int cmd_discard(int argc, char** argv) {
     auto state = session::state_dir();
     if (!state) return fail(state.error().message);
     auto s = session::find(state.value(), name);
+    if (!s && now) {
+        // NAME a trash entry (as `restore` takes it): deleted from the trash
+        // at once, so its space comes back without a restore first (newuser18).
+        if (auto trashed = discard_trashed_now(state.value(), name)) return *trashed;
+    }
     if (!s) return fail(s.error().message);
     if (rejected) return discard_rejected(s.value());
     if (s->state == "running")

@@ -25,7 +25,8 @@ enum class Bin { Main, Patch, Both };
       "discard SESSION [--now|--rejected]  remove a session (or its rejected changes)")                                \
     X("restore", cmd_restore, Bin::Main,                                                                               \
       "restore NAME                    bring a discarded session back from the trash")                                 \
-    X("gc", cmd_gc, Bin::Main, "gc [--older-than AGE] [--applied] [--dry-run]  prune sessions, trash, undo records")   \
+    X("gc", cmd_gc, Bin::Main,                                                                                         \
+      "gc [--older-than AGE] [--applied] [--trash] [--dry-run]  prune sessions, trash, undo records")                  \
     X("mcp", cmd_mcp, Bin::Main, "mcp [--target DIR] [RUN OPTIONS]  serve MCP tools in a sandbox")                     \
     X("doctor", cmd_doctor, Bin::Main, "doctor [--target DIR] [--fix]   check what layover needs from the kernel")     \
     X("config", cmd_config, Bin::Main, "config [--path] [VERB [ARGS]]   effective options and where each comes from")  \
