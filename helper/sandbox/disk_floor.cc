@@ -76,10 +76,10 @@ base::Result<Floor> at_start(const Spec& s, const std::string& dir) {
 }
 
 // What frees room at once, for both refusals: `discard` alone keeps a
-// session in the trash for 24 hours, and `gc` prunes only older entries.
+// session in the trash for 24 hours, and `gc` alone prunes only older entries.
 constexpr const char* kFreeNow =
-    "('layover discard NAME --now' deletes a session at once, after 'layover restore NAME' for one in the trash; "
-    "'layover gc' prunes old ones)";
+    "('layover discard NAME --now' deletes a session at once, one in the trash too; "
+    "'layover gc --trash' empties the trash)";
 
 std::string refusal(const Floor& f, uint64_t avail) {
     return "only " + base::bytes_short(avail) + " free on the filesystem of " + base::display_path(f.dir) +

@@ -14,8 +14,8 @@ import pytest
 from conftest import BUILD, ROOT, as_user, sh
 
 # What the floors' refusals tell to do (helper/sandbox/disk_floor.cc): a discarded session stays in the trash.
-FREE_FIX = ("('layover discard NAME --now' deletes a session at once, after 'layover restore NAME' for one in the "
-            "trash; 'layover gc' prunes old ones)")
+FREE_FIX = ("('layover discard NAME --now' deletes a session at once, one in the trash too; "
+            "'layover gc --trash' empties the trash)")
 
 # More files than the filesystem has inodes; "finished" only if nothing stopped it.
 MAKER = "i=0; while [ $i -lt 20000 ]; do : > e$i; i=$((i+1)); done; echo finished"

@@ -10,8 +10,8 @@ import pytest
 from conftest import fs_space
 
 # What the floors' refusals tell to do (helper/sandbox/disk_floor.cc): a discarded session stays in the trash.
-FREE_FIX = ("('layover discard NAME --now' deletes a session at once, after 'layover restore NAME' for one in the "
-            "trash; 'layover gc' prunes old ones)")
+FREE_FIX = ("('layover discard NAME --now' deletes a session at once, one in the trash too; "
+            "'layover gc --trash' empties the trash)")
 
 MIB = 1 << 20
 # 200 MiB in 1 MiB files, a marker first; "finished" only if nothing stopped it.

@@ -54,8 +54,8 @@ TEST_CASE("min-free: the stop and the refusal name the filesystem, the free spac
     CHECK(disk_floor::stopped({0, "", "/x", 0, ""}, 0) == "");  // no floor
     CHECK(disk_floor::refusal(f, 1 * G) ==
           "only 1G free on the filesystem of /var/tmp/layover-1000 (the state dir, which holds the sessions), "
-          "below --min-free 4G; free space there ('layover discard NAME --now' deletes a session at once, after "
-          "'layover restore NAME' for one in the trash; 'layover gc' prunes old ones), or pass a smaller "
+          "below --min-free 4G; free space there ('layover discard NAME --now' deletes a session at once, one in "
+          "the trash too; 'layover gc --trash' empties the trash), or pass a smaller "
           "--min-free (e.g. 1G) or --min-free none");
 }
 
@@ -100,8 +100,8 @@ TEST_CASE("min-free: the inode stop and refusal name the filesystem, the free in
     CHECK(disk_floor::inode_refusal(f, 12) ==
           "only 12 inodes free on the filesystem of /var/tmp/layover-1000 (the state dir, which holds the "
           "sessions), below the inode floor 10000 (the default: ...); remove files there ('layover discard NAME --now' "
-          "deletes a session at once, after 'layover restore NAME' for one in the trash; 'layover gc' prunes old "
-          "ones), or pass --min-free none");
+          "deletes a session at once, one in the trash too; 'layover gc --trash' empties the trash), or pass "
+          "--min-free none");
 }
 
 TEST_CASE("min-free: the room above both floors decides when the supervisor looks again") {
