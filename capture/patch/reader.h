@@ -120,6 +120,10 @@ public:
     // validated, in pieces of at most 1 MiB.
     base::Result<void> read_data(const std::function<DataSink(const Member&)>& visit) const;
 
+    // Whether validation kept member m's bytes (Limits::keep_decoded): then
+    // read_data hands its sink pointers into them, valid as long as this Patch.
+    bool kept(const Member& m) const;
+
     // Convenience for diff: the whole content of one file member (limit-checked).
     base::Result<std::string> read_file(const std::string& path, uint64_t limit) const;
 

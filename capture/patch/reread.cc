@@ -8,6 +8,7 @@
 // Small files whose data validation kept (Limits::keep_decoded) are given
 // from memory: those bytes are the ones fingerprinted.
 #include <algorithm>
+#include <cstdint>
 
 #include "capture/patch/reader.h"
 #include "capture/patch/reader_impl.h"
@@ -130,6 +131,13 @@ Result<void> Patch::read_data(const std::function<DataSink(const Member&)>& visi
             return cur.changed("member " + base::display_path(m.path) + " differs");
     }
     return base::Ok();
+}
+
+bool Patch::kept(const Member& m) const {
+    const auto& ms = impl_->members;
+    auto at = reinterpret_cast<uintptr_t>(&m), begin = reinterpret_cast<uintptr_t>(ms.data());
+    if (at < begin || at >= begin + ms.size() * sizeof(Member)) return false;  // not one of this patch's
+    return impl_->stored[(at - begin) / sizeof(Member)].kept >= 0;
 }
 
 const std::string& Patch::member_fingerprint(size_t i) const { return impl_->sums[impl_->stored[i].sum].second; }

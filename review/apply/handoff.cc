@@ -19,6 +19,12 @@ void Handoff::write(uint64_t off, const char* data, size_t len) {
     push_if_full();
 }
 
+void Handoff::write_ref(uint64_t off, const char* data, size_t len) {
+    if (len == 0) return;
+    cur_.ops.push_back({nullptr, off, 0, len, data});
+    push_if_full();
+}
+
 void Handoff::close() {
     push();
     std::lock_guard<std::mutex> l(mu_);

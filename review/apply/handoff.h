@@ -15,11 +15,13 @@
 namespace review {
 
 // One unit of work: open entry `tag` (len == 0 and tag != 0), or write
-// buf[pos, pos + len) at file offset `off` into the entry opened last.
+// buf[pos, pos + len) (or ext[0, len), when set) at file offset `off` into
+// the entry opened last.
 struct HandoffOp {
     const void* tag = nullptr;
     uint64_t off = 0;
     size_t pos = 0, len = 0;
+    const char* ext = nullptr;
 };
 
 struct HandoffBatch {
@@ -40,6 +42,8 @@ public:
     // Producer side.
     void open(const void* tag);
     void write(uint64_t off, const char* data, size_t len);
+    // The same, without a copy: data must stay valid until the consumer is done.
+    void write_ref(uint64_t off, const char* data, size_t len);
     void close();  // flush, then tell the consumer there is no more
     // Consumer side: false when the producer closed and all was taken.
     bool take(HandoffBatch& out);

@@ -60,8 +60,9 @@ struct FileOut {
     DirCache dirs;
     base::Fd cur;
     Target* target = nullptr;
-    uint64_t kicked = 0;   // writeback started for [0, kicked) of cur
-    uint64_t written = 0;  // end of the data written to cur
+    uint64_t kicked = 0;    // writeback started for [0, kicked) of cur
+    uint64_t written = 0;   // end of the data written to cur
+    bool own_mode = false;  // cur was created with its member's permission bits
 };
 
 base::Error staging_error(const std::string& path, const base::Error& e) {
@@ -230,10 +231,12 @@ private:
             Handoff& h = hs[turn];
             if (h.stopped()) return nullptr;
             h.open(t);
-            return [&h, tap](uint64_t off, const char* data, size_t len) -> base::Result<void> {
+            bool kept = ctx_.patch.kept(m);  // its bytes stay put: handed on, not copied
+            return [&h, tap, kept](uint64_t off, const char* data, size_t len) -> base::Result<void> {
                 if (h.stopped()) return base::error("staging stopped");  // the writer's error is reported
                 if (tap) TRY_VOID(tap(off, data, len));
-                h.write(off, data, len);
+                if (kept) h.write_ref(off, data, len);
+                else h.write(off, data, len);
                 return base::Ok();
             };
         });
@@ -260,7 +263,7 @@ private:
         while (h.take(b)) {
             for (const auto& op : b.ops) {
                 auto r = op.tag ? begin_file(out, *static_cast<Target*>(const_cast<void*>(op.tag)))
-                                : write_chunk(out, op.off, b.buf.data() + op.pos, op.len);
+                                : write_chunk(out, op.off, op.ext ? op.ext : b.buf.data() + op.pos, op.len);
                 if (!r.ok()) {
                     h.stop();
                     return r;
@@ -341,9 +344,17 @@ private:
         return base::Ok();
     }
 
+    // A file staged beside its destination, in a real dir, is created 0600.
+    // One inside a new tree is created with its own permission bits: the
+    // tree's staged dirs are 0700 until all its entries are finished
+    // (dir_attrs), so no one else can reach it before then either, and the
+    // fchmod after is saved when the umask and a default ACL leave its bits
+    // whole (finish_file's fstat says; else it is chmodded as before).
     base::Result<void> open_file(FileOut& out, Target& t) {
         TRY(auto at, at_beneath(out.dirs, t.staged));
-        TRY(out.cur, base::open_at(at.first, at.second, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0600));
+        out.own_mode = !t.root;
+        mode_t mode = out.own_mode ? (t.m->mode & 0777) : 0600;
+        TRY(out.cur, base::open_at(at.first, at.second, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode));
         out.target = &t;
         out.kicked = 0;
         out.written = 0;
@@ -366,9 +377,15 @@ private:
                 TRY(base::Fd orig, base::open_at(pfd, name, O_PATH | O_NOFOLLOW));
                 TRY_VOID(copy_acls(orig.get(), out.cur.get()));
             }
-            TRY_VOID(set_mode_mtime(out.cur.get(), t.m->mode, t.m->mtime_ns));
+            TRY_VOID(set_mode_mtime(out.cur.get(), t.m->mode, t.m->mtime_ns, !out.own_mode));
             if (out.kicked > 0 || t.size >= (1u << 20)) start_writeback(out.cur.get(), out.kicked, t.size);
-            note_stat(t, out.cur.get());   // last: nothing changes the file after this
+            note_stat(t, out.cur.get());  // last: nothing changes the file after this
+            if (out.own_mode && (!t.stat_ok || t.after.mode != (t.m->mode & 0777))) {
+                // The umask or the dir's default ACL took bits at the create.
+                if (::fchmod(out.cur.get(), t.m->mode & 0777) != 0) return base::sys_error("chmod");
+                t.stat_ok = false;
+                note_stat(t, out.cur.get());
+            }
             ctx_.dur.keep(out.cur.get());  // mode 0000 would keep us from reopening it
             return out.cur.close();
         }();

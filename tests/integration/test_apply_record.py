@@ -10,6 +10,7 @@ import json
 import os
 import stat
 
+import pytest
 from conftest import real_dir
 
 TYPES = {stat.S_IFDIR: "dir", stat.S_IFREG: "file", stat.S_IFLNK: "symlink", stat.S_IFIFO: "fifo"}
@@ -47,13 +48,18 @@ def _record_of(lo, target, path):
                   for e in unit["after_tree"])
 
 
-def _apply_and_check(lo, script):
+def _apply_and_check(lo, script, umask=None):
     proj = real_dir("record-")
     (proj / "keep.txt").write_text("kept\n")
     r = lo("run", "--target", proj, "--session", "s", "--on-exit", "keep", "--", "/bin/sh", "-c",
            "cd %s && %s" % (proj, script))
     assert r.returncode == 0, r.stderr
-    r = lo("apply", "s", "--target", proj, "--yes")
+    old = os.umask(umask) if umask is not None else None
+    try:
+        r = lo("apply", "s", "--target", proj, "--yes")
+    finally:
+        if old is not None:
+            os.umask(old)
     assert r.returncode == 0, r.stderr
     walked = _walk(proj / "new")
     assert len(walked) >= 8
@@ -65,15 +71,21 @@ def _apply_and_check(lo, script):
     return walked
 
 
-def test_an_added_trees_record_is_what_a_walk_of_the_applied_tree_sees(lo):
+@pytest.mark.parametrize("umask", [None, 0o077])
+def test_an_added_trees_record_is_what_a_walk_of_the_applied_tree_sees(lo, umask):
+    # A new tree's files are created with their own bits (apply, fifth
+    # pass); an umask that takes some of them (077) leaves them chmodded
+    # after, as before: the same modes, the record still the walk's.
     walked = _apply_and_check(
         lo, "mkdir -p new/a/b new/ro new/c && echo one > new/a/one.txt && : > new/a/b/empty && "
             "printf 'x%.0s' $(seq 1 5000) > new/c/big.txt && ln -s ../a/one.txt new/c/link && "
-            "mkfifo new/c/pipe && chmod 640 new/a/one.txt && echo r > new/ro/f && chmod 555 new/ro && "
-            "touch -d '2001-02-03 04:05:06' new/a/b/empty")
+            "mkfifo new/c/pipe && chmod 640 new/a/one.txt && chmod 604 new/c/big.txt && echo r > new/ro/f && "
+            "chmod 555 new/ro && touch -d '2001-02-03 04:05:06' new/a/b/empty", umask)
     kinds = {e[1] for e in walked}
     assert kinds == {"dir", "file", "symlink", "fifo"}
-    assert (b"ro", "dir", 0o555) == walked[[e[0] for e in walked].index(b"ro")][:3]
+    modes = {e[0]: e[2] for e in walked}
+    assert modes[b"ro"] == 0o555 and modes[b"a/one.txt"] == 0o640 and modes[b"c/big.txt"] == 0o604
+    assert modes[b"ro/f"] == 0o644 and modes[b"a/b/empty"] == 0o644
 
 
 def test_a_tree_with_a_dir_its_owner_may_not_list_is_walked_as_before(lo):

@@ -71,6 +71,11 @@ TEST_CASE("capture kept data: kept files read back as validated; the rest is dec
     auto p = Patch::open(f, lim);
     INFO((p ? "" : p.error().message));
     REQUIRE(p.ok());
+    const auto& members = p->members();
+    REQUIRE(members.size() == 6);
+    for (size_t i = 0; i < 6; i++) CHECK(p->kept(members[i]) == (i < 3));  // staging hands those on by pointer
+    Member copy = members[0];
+    CHECK_FALSE(p->kept(copy));  // not one of the patch's own
     for (int i = 0; i < 5; i++) CHECK(p->read_file("f" + std::to_string(i), 1 << 20).value() == datas[i]);
     CHECK(p->read_file("big", 4 << 20).value() == datas[5]);
     // The file rewritten with one byte changed in f1, f3 and big: f1 was
