@@ -118,6 +118,7 @@ const std::vector<Flag> kFlags = {
     {"gc", "older-than", 0, V, once, any, "30d"},
     {"gc", "applied", 0, N, once, any, ""},
     {"gc", "dry-run", 0, N, once, no, ""},
+    {"gc", "trash", 0, N, once, no, ""},
     {"gc", "keep-undo", 0, V, once, any, "20"},
     {"gc", "keep-undo-days", 0, V, once, any, "30"},
     {"doctor", "target", 0, V, once, any, "$HOME"},
