@@ -1,14 +1,18 @@
 // The reader tests' helpers (test_capture_reader*.cc): a file member, a raw
 // tar opened as a patch with its one-line error, a manifest put before a
-// payload, and a valid patch written and opened. A test file takes them,
+// payload, a valid patch written and opened, and a tar written in frames. A test file takes them,
 // and the types they use, with `using namespace testreader;`.
 #pragma once
+#include <fcntl.h>
+
 #include <catch2/catch.hpp>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "capture/patch/reader.h"
+#include "capture/patch/zstream.h"
+#include "helper/base/fd.h"
 #include "tests/unit/capture_patch_util.h"
 #include "tests/unit/capture_tree.h"
 
@@ -53,6 +57,14 @@ inline Patch written_and_opened(const std::string& f, const std::vector<M>& ms) 
     INFO((p ? "" : p.error().message));
     REQUIRE(p.ok());
     return std::move(p.value());
+}
+
+// The tar compressed the way layover writes patches: frames of kFrameBytes.
+inline void write_framed(const std::string& f, const std::string& raw) {
+    base::Fd out(::open(f.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+    capture::ZstdWriter w(out.get());
+    REQUIRE(w.write(raw.data(), raw.size()).ok());
+    REQUIRE(w.finish().ok());
 }
 
 }  // namespace testreader

@@ -18,19 +18,10 @@ using namespace testreader;  // capture_reader_util.h
 
 namespace {
 
-void write_framed(const std::string& f, const std::string& raw) {
-    base::Fd out(::open(f.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
-    capture::ZstdWriter w(out.get());
-    REQUIRE(w.write(raw.data(), raw.size()).ok());
-    REQUIRE(w.finish().ok());
-}
-
-std::string bytes(size_t n, uint32_t seed) {
+// n bytes cycling through the alphabet from `first`.
+std::string bytes(size_t n, char first) {
     std::string d(n, '\0');
-    for (auto& c : d) {
-        seed = seed * 1103515245u + 12345u;
-        c = static_cast<char>('a' + (seed >> 16) % 20);
-    }
+    for (size_t i = 0; i < n; i++) d[i] = static_cast<char>('a' + (first - 'a' + i) % 26);
     return d;
 }
 
@@ -58,10 +49,10 @@ TEST_CASE("capture kept data: kept files read back as validated; the rest is dec
     std::vector<M> ms;
     std::vector<std::string> datas;
     for (int i = 0; i < 5; i++) {
-        datas.push_back(bytes(5000 + static_cast<size_t>(i), 100 + static_cast<uint32_t>(i)));
+        datas.push_back(bytes(5000 + static_cast<size_t>(i), static_cast<char>('a' + i)));
         ms.push_back(file("f" + std::to_string(i), datas.back()));
     }
-    datas.push_back(bytes((1 << 20) + 1, 7));  // over KeptData::kMemberMax
+    datas.push_back(bytes((1 << 20) + 1, 'h'));  // over KeptData::kMemberMax
     ms.push_back(file("big", datas.back()));
     testtree::TempDir t;
     std::string f = t.path + "/p.tar.zst";

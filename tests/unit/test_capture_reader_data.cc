@@ -56,18 +56,6 @@ TEST_CASE("capture reader: a patch of many decode chunks reads back byte-exact; 
     CHECK(bad.error().message.find("truncated") != std::string::npos);
 }
 
-namespace {
-
-// The tar compressed the way layover writes patches: frames of kFrameBytes.
-void write_framed(const std::string& f, const std::string& raw) {
-    base::Fd out(::open(f.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
-    capture::ZstdWriter w(out.get());
-    REQUIRE(w.write(raw.data(), raw.size()).ok());
-    REQUIRE(w.finish().ok());
-}
-
-}  // namespace
-
 TEST_CASE("capture reader: read_data reads again only what is asked for, from the recorded offsets, and checks it") {
     std::vector<M> ms;
     std::vector<std::string> datas;
