@@ -5,8 +5,6 @@ Changes, diff, save and apply are the helper's verbs (`layover status`,
 """
 from __future__ import annotations
 
-import base64
-import binascii
 import json
 import os
 import secrets
@@ -20,6 +18,7 @@ from ._args import (flags_arg, label_arg, options_arg, path_arg, profile_args, p
                     subprocess_args)
 from ._gate import WriteGate, nothing
 from ._helper import SESSION_CWD, Helper, StrPath, literal_path
+from ._sandbox_files import changed_files
 from ._sandbox_steps import end_step
 from .errors import PatchError, SandboxError
 from .model import (ApplyResult, Change, ExecResult, Rejection, RunResult, SessionInfo, Step, parse_change,
@@ -152,6 +151,10 @@ class Sandbox:
                     raise SandboxError("layover: session %s is running (pid %s); close() the Sandbox that runs it, "
                                        "or end that process, first" % (name, s.pid))
                 return cls(s.target, session=name, state_dir=state_dir, binary=binary, **kwargs)
+        # The helper says why: in the trash (and how to restore it), a typo
+        # of another session's name, or a directory given for a name.
+        helper = Helper(binary, state_dir)
+        helper.run(["status", name, "--json"], error=SandboxError, cwd=SESSION_CWD)
         raise SandboxError("layover: session %s not found; list them with 'layover sessions'" % name)
 
     @property
@@ -294,33 +297,7 @@ class Sandbox:
         Read by the helper from the session's layers (`layover show NAME
         --contents`), never through the REPL: the REPL is the agent's own
         process, and code it ran can make any read there return anything."""
-        wanted = [c for c in self.changes() if c.type == "file" and c.kind != "deleted"]
-        if not wanted:
-            return {}
-        if sum(c.size or 0 for c in wanted) > self.max_output:
-            raise SandboxError("layover: the changed files exceed max_output=%d bytes; read them from "
-                               "save() or raise max_output" % self.max_output)
-        # The sizes above are changes()'s; the agent may grow a file before
-        # this read, so it is bounded too: base64 of max_output, each path's
-        # JSON, and room for the rest.
-        cap = self.max_output * 4 // 3 + sum(200 + 3 * len(c.raw_path or os.fsencode(c.path)) for c in wanted) \
-            + (1 << 20)
-        out = self.helper.run_capped(["show", self.name, "--contents"], cap, error=SandboxError, cwd=SESSION_CWD)
-        if out is None:
-            raise SandboxError("layover: the changed files exceed max_output=%d bytes; read them from "
-                               "save() or raise max_output" % self.max_output)
-        try:
-            files = json.loads(out.decode("ascii"))["files"]
-            got = {base64.b64decode(f["path_b64"], validate=True): f["data_b64"] for f in files}
-        except (ValueError, KeyError, TypeError, binascii.Error):
-            raise SandboxError("layover: 'layover show --contents' printed malformed JSON; reinstall "
-                               "layover (the helper and the bindings must match)") from None
-        out: Dict[str, bytes] = {}
-        for c in wanted:
-            data = got.get(c.raw_path or os.fsencode(c.path))
-            if data is not None:
-                out[c.path] = base64.b64decode(data)
-        return out
+        return changed_files(self)
 
     def deleted_files(self) -> List[str]:
         """Paths deleted in the sandbox (agentlib's API)."""

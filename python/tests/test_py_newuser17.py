@@ -38,7 +38,7 @@ def test_a_call_after_discard_says_the_session_is_gone_not_to_resume_it(sb, stat
             call()
         assert str(e.value) == ("layover: sandbox %s was discarded (discard()), its session and changes with it; "
                                 "start() starts an empty session of that name, or make a new Sandbox()" % sb.name)
-    with pytest.raises(layover.SandboxError, match="not found"):
+    with pytest.raises(layover.SandboxError, match="no session named"):
         layover.Sandbox.resume(sb.name, state_dir=state_dir)
     assert not os.path.exists(os.path.join(sb.target, "f.txt"))
     sb.start()  # as the message says: a fresh, empty session
