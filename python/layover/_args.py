@@ -8,7 +8,7 @@ import operator
 import os
 import re
 import subprocess
-from typing import Any, Dict, Iterable, List, Mapping, Optional
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence
 
 __all__ = ["path_arg", "env_arg", "label_arg", "step_number", "subprocess_args", "session_arg", "options_arg",
            "python_words", "profile_args"]
@@ -93,6 +93,17 @@ def env_arg(env: Optional[Mapping[Any, Any]]) -> List[str]:
             raise ValueError("env: bad variable %r; names are [A-Za-z_][A-Za-z0-9_]*" % (name,))
         out.append("%s=%s" % (name, value))
     return out
+
+
+def choice_arg(what: str, value: Any, choices: Sequence[str]) -> str:
+    """One of a fixed set of words (network=, on_exit=): another type is a
+    TypeError (network=True was a ValueError before newuser17, on_exit=True
+    before attack39), another word a ValueError."""
+    if not isinstance(value, str):
+        raise TypeError("%s must be a str, one of %s, not %s %r" % (what, tuple(choices), type(value).__name__, value))
+    if value not in choices:
+        raise ValueError("%s must be one of %s, not %r" % (what, tuple(choices), value))
+    return value
 
 
 def label_arg(label: Any) -> Optional[str]:

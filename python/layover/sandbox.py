@@ -14,8 +14,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Type, Union
 
-from ._args import (flags_arg, label_arg, options_arg, path_arg, profile_args, python_words, session_arg, step_number,
-                    subprocess_args)
+from ._args import (choice_arg, flags_arg, label_arg, options_arg, path_arg, profile_args, python_words, session_arg,
+                    step_number, subprocess_args)
 from ._gate import WriteGate, nothing
 from ._helper import SESSION_CWD, Helper, StrPath, literal_path
 from ._sandbox_files import changed_files
@@ -60,12 +60,8 @@ class Sandbox:
                  timeout: Optional[str] = None, max_pids: Optional[int] = None, max_size: Optional[str] = None,
                  max_memory: Optional[str] = None, keep_empty: bool = True, start: bool = True,
                  steps: bool = False, min_free: Optional[str] = None) -> None:
-        if not isinstance(network, str):  # network=True: a wrong type, as python.md says (newuser17)
-            raise TypeError("network must be a str, one of %s, not %s %r" % (NETWORK, type(network).__name__, network))
-        if not isinstance(on_exit, str):  # on_exit=True: a ValueError before attack39
-            raise TypeError("on_exit must be a str, one of %s, not %s %r" % (ON_EXIT, type(on_exit).__name__, on_exit))
-        if network not in NETWORK:
-            raise ValueError("network must be one of %s, not %r" % (NETWORK, network))
+        choice_arg("network", network, NETWORK)
+        choice_arg("on_exit", on_exit, ON_EXIT)
         if isinstance(env_keep, (str, bytes)) or isinstance(hide, (str, bytes)):
             raise TypeError("env_keep and hide take a list, e.g. hide=[\"~/.config/secret\"]")
         flags_arg(steps=steps, keep_empty=keep_empty, start=start, env_clear=env_clear, hide_secrets=hide_secrets)
@@ -77,8 +73,6 @@ class Sandbox:
                             ("--max-memory", max_memory), ("--min-free", min_free)):
             if value is not None:
                 self.profile_args += [flag, str(value)]
-        if on_exit not in ON_EXIT:
-            raise ValueError("on_exit must be one of %s, not %r" % (ON_EXIT, on_exit))
         if session is not None:
             session_arg("session", session)
         target = path_arg("target", target)  # bytes too, as os.fsdecode takes them
