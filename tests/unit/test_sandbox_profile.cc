@@ -382,6 +382,34 @@ TEST_CASE("undo trees: a list past 1 MiB (thousands of trees) is still read: its
     CHECK(::system(rm.c_str()) == 0);
 }
 
+TEST_CASE("undo trees: past 16 MiB, a new store is still listed: the stores gone are dropped (attack51)") {
+    // Appended past the 16 MiB read, a new store was never seen: not
+    // covered by any sandbox, and listed again by each apply of its tree.
+    char tmpl[] = "/tmp/layover-trees-XXXXXX";
+    REQUIRE(::mkdtemp(tmpl));
+    std::string state = tmpl;
+    std::string live = state + "/live/.layover-undo", fresh = state + "/fresh/.layover-undo";
+    for (const auto& d : {state + "/live", live, state + "/fresh", fresh}) REQUIRE(::mkdir(d.c_str(), 0700) == 0);
+    std::string pad(240, 'p');
+    {
+        std::ofstream f(state + "/undo-trees", std::ios::binary);
+        f << live << '\0';
+        for (int i = 0; i < 70000; i++) f << "/gone/" << pad << i << "/.layover-undo" << '\0';  // ~18.6 MB
+    }
+    session::note_tree_store(state, fresh);
+    auto listed = session::tree_stores(state);
+    CHECK(std::find(listed.begin(), listed.end(), fresh) != listed.end());  // it was appended past the read
+    CHECK(listed.size() == 2);
+    CHECK(listed.front() == live);
+    struct stat st {};
+    REQUIRE(::stat((state + "/undo-trees").c_str(), &st) == 0);
+    CHECK(st.st_size < 4096);                // the stores gone, dropped
+    session::note_tree_store(state, fresh);  // listed: not again
+    CHECK(session::tree_stores(state).size() == 2);
+    std::string rm = "rm -rf " + state;
+    CHECK(::system(rm.c_str()) == 0);
+}
+
 TEST_CASE("scratch: the exit line counts the files and says how many an earlier run wrote") {
     scratch::Summary s;
     CHECK(scratch::summary_line(s).empty());
