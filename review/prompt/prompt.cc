@@ -72,6 +72,14 @@ struct Prompt {
         return true;
     }
     PickScope scope() const { return pick_scope(changes(), selected); }
+    // [p] left nothing picked: said, as [a] says it. The scope is empty
+    // then, which save, review and hunks read as every change (attack51:
+    // [s] saved the whole session, what was just left out too).
+    bool none_picked() const {
+        if (selected.empty() || std::find(selected.begin(), selected.end(), 1) != selected.end()) return false;
+        std::fputs("layover: nothing is selected; [p] picks files\n", stderr);
+        return true;
+    }
     size_t count_selected() const {
         if (walked) return walked->taken;
         size_t n = 0;
@@ -80,6 +88,7 @@ struct Prompt {
     }
 
     Next review() {
+        if (none_picked()) return Next::Menu;
         ShowOptions o;
         PickScope picked = scope();
         o.paths = picked.only, o.exclude = picked.exclude;
@@ -116,7 +125,10 @@ struct Prompt {
         return Next::Done;
     }
 
-    Next save() { return save_from_prompt(state, s, patch, scope(), rejections) ? Next::Menu : Next::Kept; }
+    Next save() {
+        if (none_picked()) return Next::Menu;
+        return save_from_prompt(state, s, patch, scope(), rejections) ? Next::Menu : Next::Kept;
+    }
 
     // The list once (short lists) and then only a running count.
     Next pick() {
@@ -151,6 +163,7 @@ struct Prompt {
     // `hunks` in [p]: the picked changes hunk by hunk (apply -p's walker).
     Next hunks() {
         walked.reset();
+        if (none_picked()) return Next::Menu;
         base::Fd root(::open(patch.manifest().target.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
         WalkOptions wo;
         wo.root = root.get();
