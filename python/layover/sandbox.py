@@ -139,7 +139,10 @@ class Sandbox:
                **kwargs: Any) -> "Sandbox":
         """Attach to a kept (or crashed) session: a new REPL over its changes."""
         session_arg("name", name)
-        for s in list_sessions(state_dir=state_dir, binary=binary):
+        # With the environment the Sandbox runs the helper with: a state dir
+        # helper_env names was not looked in (attack51).
+        helper = Helper(binary, state_dir, kwargs.get("helper_env"))
+        for s in list_sessions(helper=helper):
             if s.name == name:
                 if s.status == "running":
                     raise SandboxError("layover: session %s is running (pid %s); close() the Sandbox that runs it, "
@@ -147,7 +150,6 @@ class Sandbox:
                 return cls(s.target, session=name, state_dir=state_dir, binary=binary, **kwargs)
         # The helper says why: in the trash (and how to restore it), a typo
         # of another session's name, or a directory given for a name.
-        helper = Helper(binary, state_dir)
         helper.run(["status", name, "--json"], error=SandboxError, cwd=SESSION_CWD)
         raise SandboxError("layover: session %s not found; list them with 'layover sessions'" % name)
 
