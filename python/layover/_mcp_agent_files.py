@@ -61,9 +61,9 @@ def replace_file(path, data):
     same dir, then renamed over path. Before, the file was emptied and
     written in place: a write stopped midway (--max-size, a full disk) left
     it cut short, the old content gone. A file there keeps its permission
-    bits; a new one gets 0666 less the umask, as open() made it. A symlink
-    at path is written through (its target replaced), as open() wrote
-    through it. The temp file is removed when the write fails; only a kill
+    bits and xattrs; a new one gets 0666 less the umask, as open() made it.
+    A symlink at path is written through (its target replaced), as open()
+    wrote through it. The temp file is removed when the write fails; only a kill
     of the agent between its creation and the rename leaves it
     (.layover-write-*.tmp). O_TMPFILE would leave none, but an overlay's
     refuses the link that names it (EXDEV)."""
@@ -82,6 +82,7 @@ def replace_file(path, data):
         while view:
             view = view[os.write(fd, view):]
         if mode is not None:
+            copy_xattrs(real, fd)
             os.fchmod(fd, mode)
         os.close(fd)
         fd = None
@@ -97,6 +98,21 @@ def replace_file(path, data):
                 os.unlink(tmp)
             except OSError:
                 pass
+
+
+def copy_xattrs(path, fd):
+    """The file's extended attributes (user.*, an ACL) onto its replacement:
+    written in place, the file kept them, and a patch without them would
+    remove them from the real file. One the sandbox may not set is left."""
+    try:
+        names = os.listxattr(path)
+    except OSError:
+        return
+    for name in names:
+        try:
+            os.setxattr(fd, name, os.getxattr(path, name))
+        except OSError:
+            pass
 
 
 def new_temp(d):

@@ -79,3 +79,18 @@ def test_mcp_write_keeps_the_mode_of_a_file_and_writes_through_a_symlink(client,
         _sh(c, "stat -c %a made") * 2
     assert c.close() == 0
     assert not [n for n in _names(state_dir, "mcp-mode") if ".layover" in n]
+
+
+def test_mcp_write_keeps_the_xattrs_of_a_file(client, proj, state_dir):
+    # Replaced without them, the session's file had lost them: a patch that removes them from the real file.
+    os.setxattr(str(proj / "README.md"), "user.tag", b"mine")
+    c = client(session="mcp-xattr")
+    assert not c.call("write_file", path="README.md", content="# new\n")["isError"]
+    assert not c.call("edit_file", path="README.md", old_string="new", new_string="newer")["isError"]
+    assert _sh(c, "python3 -c 'import os; print(os.getxattr(\"README.md\", \"user.tag\"))'") == "b'mine'\n"
+    assert c.close() == 0
+    env = dict(os.environ, LAYOVER_STATE_DIR=str(state_dir))
+    r = subprocess.run([LAYOVER, "apply", "mcp-xattr", "--yes"], capture_output=True, env=env)
+    assert r.returncode == 0, r.stderr
+    assert (proj / "README.md").read_text() == "# newer\n"
+    assert os.getxattr(str(proj / "README.md"), "user.tag") == b"mine"
