@@ -40,23 +40,89 @@ def read_text(path, what):
     return st
 
 
-def open_regular(path, mode="rb"):
-    """Opens path ("rb", or "wb": created, emptied), refusing what is not a
-    regular file by then. O_NONBLOCK: a FIFO or device put there since the
-    caller's check (the agent's own commands run beside the call) fails the
-    open or the fstat, never blocks the call."""
-    flags = os.O_RDONLY if mode == "rb" else os.O_WRONLY | os.O_CREAT
-    fd = os.open(path, flags | os.O_NONBLOCK | os.O_CLOEXEC, 0o666)
+def open_regular(path):
+    """Opens path to read, refusing what is not a regular file by then.
+    O_NONBLOCK: a FIFO or device put there since the caller's check (the
+    agent's own commands run beside the call) fails the open or the fstat,
+    never blocks the call."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise Fail("%s is not a regular file" % shown(path))
         os.set_blocking(fd, True)
-        if mode == "wb":
-            os.ftruncate(fd, 0)
-        return os.fdopen(fd, mode)
+        return os.fdopen(fd, "rb")
     except BaseException:
         os.close(fd)
         raise
+
+
+def replace_file(path, data):
+    """Puts data at path whole or not at all: written to a new file in the
+    same dir, then renamed over path. Before, the file was emptied and
+    written in place: a write stopped midway (--max-size, a full disk) left
+    it cut short, the old content gone. A file there keeps its permission
+    bits and xattrs; a new one gets 0666 less the umask, as open() made it.
+    A symlink at path is written through (its target replaced), as open()
+    wrote through it. The temp file is removed when the write fails; only a kill
+    of the agent between its creation and the rename leaves it
+    (.layover-write-*.tmp). O_TMPFILE would leave none, but an overlay's
+    refuses the link that names it (EXDEV)."""
+    real = os.path.realpath(path) if os.path.islink(path) else path
+    try:
+        st = os.stat(real)
+        mode = stat.S_IMODE(st.st_mode) if stat.S_ISREG(st.st_mode) else None
+    except FileNotFoundError:
+        mode = None
+    except OSError as e:
+        raise write_failed(real, e)
+    tmp, fd = None, None
+    try:
+        tmp, fd = new_temp(os.path.dirname(real))
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        if mode is not None:
+            copy_xattrs(real, fd)
+            os.fchmod(fd, mode)
+        os.close(fd)
+        fd = None
+        os.rename(tmp, real)
+        tmp = None
+    except OSError as e:
+        raise write_failed(real, e)
+    finally:
+        if fd is not None:
+            os.close(fd)
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+
+
+def copy_xattrs(path, fd):
+    """The file's extended attributes (user.*, an ACL) onto its replacement:
+    written in place, the file kept them, and a patch without them would
+    remove them from the real file. One the sandbox may not set is left."""
+    try:
+        names = os.listxattr(path)
+    except OSError:
+        return
+    for name in names:
+        try:
+            os.setxattr(fd, name, os.getxattr(path, name))
+        except OSError:
+            pass
+
+
+def new_temp(d):
+    """(name, fd) of a new empty file in d, 0666 less the umask."""
+    while True:
+        name = os.path.join(d, ".layover-write-%s.tmp" % os.urandom(8).hex())
+        try:
+            return name, os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+        except FileExistsError:
+            continue
 
 
 def write_failed(path, e):
@@ -116,10 +182,9 @@ def op_write_file(req, rid):
         read_text(path, "write")  # a dir, FIFO or device: a clear error, not a blocked call
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open_regular(path, "wb") as f:
-            f.write(data)
     except OSError as e:
         raise write_failed(path, e)
+    replace_file(path, data)
     return {"path": shown(path), "bytes_written": len(data), "created": not existed}
 
 
@@ -146,12 +211,7 @@ def op_edit_file(req, rid):
     if count > 1 and not req.get("replace_all"):
         raise Fail("old_string found %d times in %s; add surrounding lines to make it unique, or set "
                    "replace_all" % (count, shown(path)))
-    text = text.replace(old, new)
-    try:
-        with open_regular(path, "wb") as f:
-            f.write(text.encode("utf-8", "surrogateescape"))
-    except OSError as e:
-        raise write_failed(path, e)
+    replace_file(path, text.replace(old, new).encode("utf-8", "surrogateescape"))
     return {"path": shown(path), "replacements": count}
 
 

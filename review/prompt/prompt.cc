@@ -127,7 +127,8 @@ struct Prompt {
 
     Next save() {
         if (none_picked()) return Next::Menu;
-        return save_from_prompt(state, s, patch, scope(), rejections) ? Next::Menu : Next::Kept;
+        auto in_pick = picked_only(rejections, changes(), selected);  // an unpicked rejected dir takes nothing
+        return save_from_prompt(state, s, patch, scope(), in_pick) ? Next::Menu : Next::Kept;
     }
 
     // The list once (short lists) and then only a running count.
@@ -211,7 +212,8 @@ struct Prompt {
         // (attack39: a rejected new dir of 2 files asked 'Apply 2 changes?').
         std::vector<std::string> superseded, skipped;
         size_t excluded = ao.exclude.size();
-        if (!walked) skipped = skip_in_force(rejections, &ao, &superseded);  // `hunks` asked about them again
+        if (!walked)  // `hunks` asked about them again
+            skipped = skip_in_force(picked_only(rejections, changes(), selected), &ao, &superseded);
         if (ao.exclude.size() > excluded) {
             base::PathFilter rejected({}, {ao.exclude.begin() + static_cast<long>(excluded), ao.exclude.end()});
             for (size_t i = 0; i < selected.size(); i++)

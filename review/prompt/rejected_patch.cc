@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "helper/base/fd.h"
 #include "helper/base/glob.h"
@@ -59,6 +60,25 @@ SideOf real_sides(int root) {
     return [root](const std::string& p) { return read_real_side(root, p, kMaxLoad); };
 }
 
+// The rejections in force and selected that another of them takes whole
+// already: a path beneath a rejected dir, a hunk of a file rejected whole.
+// They leave nothing more out, so they are neither named nor counted (the
+// exit prompt's [s] said 'leaving out 4' for 2).
+std::vector<char> taken_by_others(const std::vector<RejectionState>& states, const base::PathFilter& selected) {
+    std::set<std::string, std::less<>> whole;
+    for (const auto& s : states)
+        if (s.in_force && s.rec.hunk == 0 && selected.selects(s.rec.path)) whole.insert(s.rec.path);
+    std::vector<char> out(states.size(), 0);
+    for (size_t i = 0; i < states.size(); i++) {
+        std::string_view p = states[i].rec.path;
+        if (states[i].rec.hunk != 0 && whole.count(p)) out[i] = 1;
+        for (size_t slash = p.rfind('/'); !out[i] && slash != std::string_view::npos && slash > 0;
+             slash = p.rfind('/', slash - 1))
+            out[i] = whole.count(p.substr(0, slash)) ? 1 : 0;
+    }
+    return out;
+}
+
 }  // namespace
 
 SideOf patch_sides(const capture::Patch& patch) {
@@ -85,13 +105,15 @@ base::Result<std::vector<std::string>> leave_out_rejected(const std::vector<Reje
 std::vector<std::string> skip_in_force(const std::vector<RejectionState>& states, ApplyOptions* opts,
                                        std::vector<std::string>* superseded) {
     base::PathFilter selected(opts->only, opts->exclude);
+    auto taken = taken_by_others(states, selected);
     std::vector<std::string> skipped;
-    for (const auto& s : states) {
+    for (size_t i = 0; i < states.size(); i++) {
+        const auto& s = states[i];
         if (!s.in_force) {
             if (s.why == "changed since") superseded->push_back(rejection_line(s));
             continue;
         }
-        if (!selected.selects(s.rec.path)) continue;
+        if (!selected.selects(s.rec.path) || taken[i]) continue;
         if (s.rec.hunk == 0) {
             opts->exclude.push_back(exact_glob(s.rec.path));
         } else {
@@ -109,15 +131,17 @@ base::Result<std::vector<std::string>> leave_out_rejected(const std::vector<Reje
                                                           const SideOf& session_side, const SideOf& real_side,
                                                           capture::SaveOptions* opts,
                                                           std::vector<std::string>* superseded) {
-    base::PathFilter selected(opts->only, {});
+    base::PathFilter selected(opts->only, opts->exclude);  // what the save leaves out anyway is not counted
+    auto taken = taken_by_others(states, selected);
     std::vector<std::string> skipped;
     std::map<std::string, std::vector<size_t>> hunks;
-    for (const auto& s : states) {
+    for (size_t i = 0; i < states.size(); i++) {
+        const auto& s = states[i];
         if (!s.in_force) {
             if (s.why == "changed since") superseded->push_back(rejection_line(s));
             continue;
         }
-        if (!selected.selects(s.rec.path)) continue;
+        if (!selected.selects(s.rec.path) || taken[i]) continue;
         if (s.rec.hunk == 0) opts->exclude.push_back(exact_glob(s.rec.path));
         else hunks[s.rec.path].push_back(s.hunk_now);
         skipped.push_back(rejection_line(s));
@@ -135,6 +159,18 @@ base::Result<std::vector<std::string>> leave_out_rejected(const std::vector<Reje
         else opts->contents[path] = std::move(content);
     }
     return skipped;
+}
+
+std::vector<RejectionState> picked_only(const std::vector<RejectionState>& states,
+                                        const std::vector<capture::Change>& changes,
+                                        const std::vector<char>& selected) {
+    std::set<std::string, std::less<>> unpicked;
+    for (size_t i = 0; i < changes.size() && i < selected.size(); i++)
+        if (!selected[i]) unpicked.insert(changes[i].path);
+    std::vector<RejectionState> out;
+    for (const auto& s : states)
+        if (!unpicked.count(s.rec.path)) out.push_back(s);
+    return out;
 }
 
 }  // namespace review

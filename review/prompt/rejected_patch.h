@@ -25,12 +25,15 @@ base::Result<std::vector<RejectionState>> patch_rejections(const capture::Patch&
 // What an apply leaves out for the rejections in force that `opts` selects:
 // a whole change an --exclude of exactly its path, a hunk an --exclude-hunks
 // of its number today (unless --hunks takes it). Returns the lines of those
-// skipped (rejection_line); `superseded` gets those no longer in force
-// because the agent changed the file since.
+// skipped (rejection_line), each rejection that leaves something out once: not
+// one another takes whole already (beneath a rejected dir, a hunk of a file
+// rejected whole); `superseded` gets those no longer in force because the
+// agent changed the file since.
 std::vector<std::string> skip_in_force(const std::vector<RejectionState>& states, ApplyOptions* opts,
                                        std::vector<std::string>* superseded);
 
-// What a save leaves out for the rejections in force that opts->only selects:
+// What a save leaves out for the rejections in force that opts->only and
+// opts->exclude select:
 // a whole change an exclude of exactly its path, rejected hunks by storing
 // the file with the real file's lines there (opts->contents; a file left
 // with no hunk is excluded). Returns and fills as skip_in_force.
@@ -44,5 +47,12 @@ base::Result<std::vector<std::string>> leave_out_rejected(const std::vector<Reje
                                                           const capture::Patch& patch, const std::string& target,
                                                           capture::SaveOptions* opts,
                                                           std::vector<std::string>* superseded);
+
+// The exit prompt's pick (selected: one per change): the rejections of the
+// changes left unpicked dropped. An unpicked rejected dir then takes nothing
+// with it: a change picked beneath it is applied and saved, the dir coming
+// along to hold it; a rejected dir left picked takes all it holds.
+std::vector<RejectionState> picked_only(const std::vector<RejectionState>& states,
+                                        const std::vector<capture::Change>& changes, const std::vector<char>& selected);
 
 }  // namespace review

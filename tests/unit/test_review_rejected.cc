@@ -6,6 +6,7 @@
 
 #include "review/diff/algo.h"
 #include "review/prompt/rejected.h"
+#include "review/prompt/rejected_patch.h"
 
 namespace {
 
@@ -153,4 +154,44 @@ TEST_CASE("rejected: fingerprints taken once from the diff shown make the same r
     auto bad = review::make_rejection("p/f", 3, "no", "t", changes, sess.reader(), real.reader(), &prints);
     REQUIRE_FALSE(bad.ok());
     CHECK(bad.error().message.find("has 2 hunks, no hunk 3") != std::string::npos);
+}
+
+TEST_CASE("rejected: each rejection that leaves something out is named once; an unpicked one not at all",
+          "[rejected]") {
+    auto state = [](const std::string& path, uint32_t hunk) {
+        review::RejectionState s;
+        s.rec.path = path;
+        s.rec.hunk = hunk;
+        s.hunk_now = hunk;
+        s.in_force = true;
+        return s;
+    };
+    // nd/a lies in the rejected dir nd, f's hunk in f rejected whole: nothing more is left out for them.
+    std::vector<review::RejectionState> states = {state("nd", 0), state("nd/a", 0), state("f", 2),
+                                                  state("f", 0),  state("h", 0),    state("ndx", 0)};
+    std::vector<std::string> superseded;
+    review::ApplyOptions ao;
+    auto skipped = review::skip_in_force(states, &ao, &superseded);
+    CHECK(skipped == std::vector<std::string>{"nd rejected", "f rejected", "h rejected", "ndx rejected"});
+    CHECK(ao.exclude.size() == 4);
+    CHECK(ao.hunks.empty());
+
+    // A save leaves h out already (the pick's exclude): not counted either.
+    Tree real, sess;
+    capture::SaveOptions so;
+    so.exclude = {"/h"};
+    auto left = review::leave_out_rejected(states, sess.reader(), real.reader(), &so, &superseded);
+    REQUIRE(left.ok());
+    CHECK(left.value() == std::vector<std::string>{"nd rejected", "f rejected", "ndx rejected"});
+    CHECK(so.contents.empty());
+
+    // The exit prompt's pick: nd unpicked, so its rejection takes nothing picked beneath it.
+    std::vector<capture::Change> changes = {modified("f"), modified("h"), modified("nd"), modified("nd/a")};
+    auto picked = review::picked_only(states, changes, {1, 1, 0, 1});
+    std::vector<std::string> paths;
+    for (const auto& s : picked) paths.push_back(s.rec.path);
+    CHECK(paths == std::vector<std::string>{"nd/a", "f", "f", "h", "ndx"});
+    review::ApplyOptions ao2;
+    CHECK(review::skip_in_force(picked, &ao2, &superseded).size() == 4);  // nd/a now counts: no nd takes it
+    CHECK(superseded.empty());
 }
