@@ -1,7 +1,7 @@
 // LEB128 varints (7 bits a byte, low first) for the status caches' stored
 // forms (snapshot.cc, verdicts.cc): their counts, sizes and times were
 // fixed 8-byte fields, most of them zero bytes (docs/performance.md,
-// "Status: smaller cache files").
+// "Status: the two cache files at half their size").
 #pragma once
 #include <cstdint>
 #include <string>
@@ -14,6 +14,12 @@ inline char* varint_at(char* p, uint64_t v) {
     for (; v >= 0x80; v >>= 7) *p++ = static_cast<char>((v & 0x7f) | 0x80);
     *p++ = static_cast<char>(v);
     return p;
+}
+
+inline size_t varint_len(uint64_t v) {
+    size_t n = 1;
+    for (; v >= 0x80; v >>= 7) n++;
+    return n;
 }
 
 inline void put_varint(std::string* out, uint64_t v) {
