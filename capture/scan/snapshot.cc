@@ -1,8 +1,9 @@
 // The status snapshot's stored form (capture/scan/snapshot.h): pure.
 #include "capture/scan/snapshot.h"
 
-#include <bit>
 #include <cstring>
+
+#include "capture/scan/varint.h"
 
 namespace capture {
 
@@ -10,54 +11,43 @@ namespace {
 
 // Bump with the verdict cache's "risks" number (verdicts.cc) or whenever
 // the walk's output for the same trees changes: an older file then parses
-// as none.
-const char kMagic[] = "layover-status-snapshot 1 risks 1\n";
+// as none (version 1: fixed 8-byte fields).
+const char kMagic[] = "layover-status-snapshot 2 risks 1\n";
 
+// Counts, sizes, modes and ids as varints (varint.h); an mtime as 8 bytes
+// (as a varint it would take 9), a key's ctime as its zigzagged distance
+// from the mtime (most often one byte).
 class Out {
 public:
     std::string s;
-    void u64(uint64_t v) {
-        char b[8];
-        if constexpr (std::endian::native == std::endian::little) {
-            std::memcpy(b, &v, 8);
-        } else {
-            for (int i = 0; i < 8; i++) b[i] = static_cast<char>(v >> (8 * i));
-        }
-        s.append(b, 8);
-    }
-    void u8(unsigned v) { s.push_back(static_cast<char>(v)); }
+    void u64(uint64_t v) { put_varint(&s, v); }
     void str(std::string_view v) {
         u64(v.size());
         s.append(v);
     }
     void key(const PathKey& k) {
-        str(k.path);
-        u8(k.absent ? 1 : 0);
-        u64(k.key.dev);
-        u64(k.key.ino);
-        u64(k.key.size);
-        u64(static_cast<uint64_t>(k.key.mtime_ns));
-        u64(static_cast<uint64_t>(k.key.ctime_ns));
+        char b[64];
+        char* p = varint_at(b, k.path.size());
+        s.append(b, static_cast<size_t>(p - b));
+        s.append(k.path);
+        p = b;
+        *p++ = k.absent ? 1 : 0;
+        p = varint_at(p, k.key.dev);
+        p = varint_at(p, k.key.ino);
+        p = varint_at(p, k.key.size);
+        p = fixed64_at(p, static_cast<uint64_t>(k.key.mtime_ns));
+        p = varint_at(p, zigzag(static_cast<uint64_t>(k.key.ctime_ns) - static_cast<uint64_t>(k.key.mtime_ns)));
+        s.append(b, static_cast<size_t>(p - b));
     }
 };
 
 class In {
 public:
     explicit In(std::string_view d) : d_(d) {}
-    bool u64(uint64_t* v) {
-        if (d_.size() < 8) return false;
-        if constexpr (std::endian::native == std::endian::little) {
-            std::memcpy(v, d_.data(), 8);
-        } else {
-            *v = 0;
-            for (int i = 0; i < 8; i++) *v |= static_cast<uint64_t>(static_cast<unsigned char>(d_[i])) << (8 * i);
-        }
-        d_.remove_prefix(8);
-        return true;
-    }
-    bool i64(int64_t* v) {
+    bool u64(uint64_t* v) { return get_varint(&d_, v); }
+    bool time(int64_t* v) {
         uint64_t u = 0;
-        if (!u64(&u)) return false;
+        if (!get_fixed64(&d_, &u)) return false;
         *v = static_cast<int64_t>(u);
         return true;
     }
@@ -89,8 +79,12 @@ public:
     // A count of items of at least `min` bytes each: never more than the rest can hold.
     bool count(uint64_t* n, size_t min) { return u64(n) && *n <= d_.size() / min; }
     bool key(PathKey* k) {
-        return str(&k->path) && flag(&k->absent) && u64(&k->key.dev) && u64(&k->key.ino) && u64(&k->key.size) &&
-               i64(&k->key.mtime_ns) && i64(&k->key.ctime_ns);
+        uint64_t d = 0;
+        if (!str(&k->path) || !flag(&k->absent) || !u64(&k->key.dev) || !u64(&k->key.ino) || !u64(&k->key.size) ||
+            !time(&k->key.mtime_ns) || !u64(&d))
+            return false;
+        k->key.ctime_ns = static_cast<int64_t>(static_cast<uint64_t>(k->key.mtime_ns) + unzigzag(d));
+        return true;
     }
     bool done() const { return d_.empty(); }
 
@@ -98,27 +92,40 @@ private:
     std::string_view d_;
 };
 
+// A change's fixed fields go through a buffer on the stack, a few appends
+// a change instead of one per field (the snapshot is serialized on the
+// tail of a first status, beside the listing).
 void put_change(Out* o, const Change& c) {
-    o->str(c.path);
-    o->u8(static_cast<unsigned>(c.kind));
-    o->u8(static_cast<unsigned>(c.type));
-    o->u64(c.size);
-    o->u64(c.mode);
-    o->u8(static_cast<unsigned>(c.old_type));
-    o->u64(c.old_mode);
-    o->str(c.link_target);
-    o->u8(c.captured ? 1 : 0);
-    o->u64(static_cast<uint64_t>(c.mtime_ns));
-    o->u64(c.xattrs.size());
+    char b[64];
+    char* p = varint_at(b, c.path.size());
+    o->s.append(b, static_cast<size_t>(p - b));
+    o->s.append(c.path);
+    p = b;
+    *p++ = static_cast<char>(c.kind);
+    *p++ = static_cast<char>(c.type);
+    p = varint_at(p, c.size);
+    p = varint_at(p, c.mode);
+    *p++ = static_cast<char>(c.old_type);
+    p = varint_at(p, c.old_mode);
+    p = varint_at(p, c.link_target.size());
+    o->s.append(b, static_cast<size_t>(p - b));
+    o->s.append(c.link_target);
+    p = b;
+    *p++ = c.captured ? 1 : 0;
+    p = fixed64_at(p, static_cast<uint64_t>(c.mtime_ns));
+    p = varint_at(p, c.xattrs.size());
+    o->s.append(b, static_cast<size_t>(p - b));
     for (const auto& [k, v] : c.xattrs) {
         o->str(k);
         o->str(v);
     }
-    o->u8(c.ignored ? 1 : 0);
-    o->u64(c.old_nlink);
-    o->u64(c.layer);
-    o->u8(c.risk_free_cached || c.content_read == Change::Read::Free ? 1 : 0);
-    o->u8(c.stale ? 1 : 0);
+    p = b;
+    *p++ = c.ignored ? 1 : 0;
+    p = varint_at(p, c.old_nlink);
+    p = varint_at(p, c.layer);
+    *p++ = c.risk_free_cached || c.content_read == Change::Read::Free ? 1 : 0;
+    *p++ = c.stale ? 1 : 0;
+    o->s.append(b, static_cast<size_t>(p - b));
 }
 
 bool get_change(In* in, Change* c) {
@@ -127,7 +134,7 @@ bool get_change(In* in, Change* c) {
     if (!in->str(&c->path) || !in->u8(&kind, static_cast<unsigned>(Kind::OpaqueDir)) ||
         !in->u8(&type, static_cast<unsigned>(Type::Other)) || !in->u64(&c->size) || !in->u32(&c->mode) ||
         !in->u8(&old_type, static_cast<unsigned>(Type::Other)) || !in->u32(&c->old_mode) || !in->str(&c->link_target) ||
-        !in->flag(&c->captured) || !in->i64(&c->mtime_ns) || !in->count(&nx, 16))
+        !in->flag(&c->captured) || !in->time(&c->mtime_ns) || !in->count(&nx, 2))
         return false;
     c->kind = static_cast<Kind>(kind);
     c->type = static_cast<Type>(type);
@@ -148,7 +155,7 @@ void put_keys(Out* o, const std::vector<PathKey>& ks) {
 
 bool get_keys(In* in, std::vector<PathKey>* ks) {
     uint64_t n = 0;
-    if (!in->count(&n, 49)) return false;
+    if (!in->count(&n, 14)) return false;  // a key: 6 fields of a byte or more, its mtime 8
     ks->resize(static_cast<size_t>(n));
     for (auto& k : *ks)
         if (!in->key(&k)) return false;
@@ -159,7 +166,7 @@ bool get_keys(In* in, std::vector<PathKey>* ks) {
 
 std::string serialize_snapshot(const StatusSnapshot& s, std::span<const Change> changes) {
     Out o;
-    o.s.reserve(64 + changes.size() * 96 + (s.keys.real.size() + s.keys.dirs.size()) * 72);
+    o.s.reserve(64 + s.inputs.size() + (changes.size() + s.keys.real.size() + s.keys.dirs.size()) * 64);
     o.s.append(kMagic);
     o.u64(s.gen);
     o.str(s.inputs);
@@ -179,11 +186,11 @@ bool parse_snapshot(std::string_view data, StatusSnapshot* out) {
     if (data.substr(0, m) != kMagic) return false;
     In in(data.substr(m));
     uint64_t n = 0;
-    if (!in.u64(&out->gen) || !in.str(&out->inputs) || !in.u64(&out->ignored) || !in.count(&n, 8)) return false;
+    if (!in.u64(&out->gen) || !in.str(&out->inputs) || !in.u64(&out->ignored) || !in.count(&n, 1)) return false;
     out->excluded_seen.resize(static_cast<size_t>(n));
     for (auto& x : out->excluded_seen)
         if (!in.str(&x)) return false;
-    if (!in.count(&n, 60)) return false;
+    if (!in.count(&n, 23)) return false;  // a change: 15 fields of a byte or more, its mtime 8
     out->changes.resize(static_cast<size_t>(n));
     for (auto& c : out->changes)
         if (!get_change(&in, &c)) return false;

@@ -154,3 +154,50 @@ def test_a_session_dir_its_owner_made_read_only_is_named_with_the_chmod_that_fix
         assert d.exists()
     finally:
         os.chmod(d, 0o700)
+
+
+def _varint(data, at):
+    n = shift = 0
+    while True:
+        b = data[at]
+        at += 1
+        n |= (b & 0x7F) << shift
+        shift += 7
+        if b < 0x80:
+            return n, at
+
+
+def _v1_snapshot(gen, inputs, path):
+    """A snapshot in the first format (8-byte fields), listing one added file `path` and no keys to check."""
+    u64 = lambda v: v.to_bytes(8, "little")  # noqa: E731
+    s = lambda b: u64(len(b)) + b  # noqa: E731
+    change = (s(path) + bytes([0, 1]) + u64(2) + u64(0o644) + bytes([0]) + u64(0) + s(b"") + bytes([1]) + u64(0) +
+              u64(0) + bytes([0]) + u64(0) + u64(0) + bytes([0, 0]))
+    return (b"layover-status-snapshot 1 risks 1\n" + u64(gen) + s(inputs) + u64(0) + u64(0) + u64(1) + change +
+            u64(0) + u64(0))
+
+
+def test_a_snapshot_of_the_first_format_is_ignored_and_written_again(lo, home):
+    # Version 2 stores its numbers as varints: a version 1 file (8-byte fields)
+    # with this session's generation and inputs, which version 1 would have
+    # taken as it is, lists nothing here and is replaced by the walk's.
+    run_ok(lo, "echo x > s1.txt && echo more >> notes.txt", "s1")
+    time.sleep(2.2)  # past the racy window, as above
+    want = walked(lo, "s1")
+    snap = lo.session_dir("s1") / SNAPS[0]
+    data = snap.read_bytes()
+    magic = b"layover-status-snapshot 2 risks 1\n"
+    assert data.startswith(magic)
+    gen, at = _varint(data, len(magic))
+    n, at = _varint(data, at)
+    inputs = data[at:at + n]
+    assert inputs.startswith(b"0.") and b"|home:" in inputs
+    for old in (_v1_snapshot(gen, inputs, b"bogus.txt"),
+                magic + _v1_snapshot(gen, inputs, b"bogus.txt")[len(magic):]):  # that body under this magic
+        snap.write_bytes(old)
+        got = out(lo, "s1")
+        assert got == want
+        assert b"bogus" not in got
+        again = snap.read_bytes()
+        assert again.startswith(magic) and b"bogus" not in again
+        assert out(lo, "s1") == want

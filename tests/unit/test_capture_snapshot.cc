@@ -52,7 +52,11 @@ StatusSnapshot sample() {
     l.link_target = "../t";
     l.risk_free_cached = true;
     s.changes = {a, d, l};
-    s.keys.real = {{"a\nb", false, {1, 2, 3, 4, 5}}, {"gone", true, {}}};
+    s.keys.real = {{"a\nb", false, {1, 2, 3, 4, 5}},
+                   {"gone", true, {}},
+                   {"edges", false, {UINT64_MAX, uint64_t{1} << 63, 127, INT64_MIN, -1}},
+                   {"edges2", false, {0, 128, 16383, INT64_MAX, INT64_MIN}},
+                   {"ctime before mtime", false, {1, 1, 1, 1000000000000000000, 999999999999999997}}};
     s.keys.dirs = {{"", false, {9, 8, 7, 6, 5}}};
     return s;
 }
@@ -116,10 +120,43 @@ TEST_CASE("a torn, altered or foreign status snapshot parses as none", "[snapsho
     CHECK_FALSE(parse_snapshot(bad, &got));
     // A count larger than the rest can hold is refused before anything is allocated.
     std::string huge = data;
-    size_t gen_at = data.find('\n') + 1, inputs_end = gen_at + 8 + 8 + s.inputs.size();
-    for (int i = 0; i < 8; i++) huge[inputs_end + 8 + i] = '\xff';  // the hidden paths' count
+    size_t gen_at = data.find('\n') + 1, inputs_end = gen_at + 1 + 1 + s.inputs.size();
+    REQUIRE(huge[inputs_end + 1] == 1);                                       // the hidden paths' count, one byte
+    huge.replace(inputs_end + 1, 1, "\xff\xff\xff\xff\xff\xff\xff\xff\x7f");  // 2^63 - 1
     CHECK_FALSE(parse_snapshot(huge, &got));
     CHECK(got.changes.empty());
+    // A number longer than 64 bits, or not in its shortest form.
+    std::string longer = data, padded = data;
+    longer.replace(gen_at, 1, "\x87\x80\x80\x80\x80\x80\x80\x80\x80\x02");  // bit 64 set
+    CHECK_FALSE(parse_snapshot(longer, &got));
+    padded.replace(gen_at, 1, "\x87\x00");  // 7 with a trailing zero byte
+    CHECK_FALSE(parse_snapshot(padded, &got));
+}
+
+TEST_CASE("a status snapshot of the first format (8-byte fields) parses as none", "[snapshot]") {
+    // Version 1's magic and the start of its body: gen 7, inputs "x", 0 ignored, 0 hidden, 0 changes, 0 keys.
+    std::string v1 = "layover-status-snapshot 1 risks 1\n";
+    auto u64 = [&](uint64_t v) {
+        for (int i = 0; i < 8; i++) v1.push_back(static_cast<char>(v >> (8 * i)));
+    };
+    u64(7);
+    u64(1);
+    v1 += "x";
+    for (int i = 0; i < 5; i++) u64(0);
+    StatusSnapshot got;
+    got.gen = 99;
+    CHECK_FALSE(parse_snapshot(v1, &got));
+    CHECK(got.gen == 0);
+    // The same bytes under this version's magic are not a snapshot either (the fields are varints now).
+    std::string relabelled = v1;
+    relabelled[24] = '2';
+    REQUIRE(relabelled.substr(0, 34) == "layover-status-snapshot 2 risks 1\n");
+    CHECK_FALSE(parse_snapshot(relabelled, &got));
+    // And this version's own file is smaller than 8 bytes a number would make it.
+    StatusSnapshot s = sample();
+    std::string data = serialize_snapshot(s, s.changes);
+    REQUIRE(parse_snapshot(data, &got));
+    CHECK(data.size() < 34 + 8 * 40);
 }
 
 TEST_CASE("a snapshot with a key changed within the racy window is not kept", "[snapshot]") {

@@ -231,6 +231,54 @@ TEST_CASE("capture verdicts: a cache written by the version before risk verdicts
     CHECK_FALSE(c.risk_free("a"));
 }
 
+TEST_CASE("capture verdicts: a cache of version 2 (8-byte fields) is an empty cache, and version 3 is smaller") {
+    int64_t start = now_ns() + 100 * kRacyNs;
+    PairKey k{{66305, 1234567, 4026, 1795867340964549015, 1795867340964549015},
+              {66305, 7654321, 4096, 1795867340000000000, 1795867340000000001}};
+    // Version 2's form of one entry: path "a", the ten numbers as 8 bytes each, flags 1|2|4.
+    std::string v2 = "layover-verdicts 2 risks 1\n";
+    auto u64 = [&](uint64_t v) {
+        for (int i = 0; i < 8; i++) v2.push_back(static_cast<char>(v >> (8 * i)));
+    };
+    u64(1);
+    v2 += "a";
+    for (const StatKey* s : {&k.upper, &k.lower}) {
+        u64(s->dev);
+        u64(s->ino);
+        u64(s->size);
+        u64(static_cast<uint64_t>(s->mtime_ns));
+        u64(static_cast<uint64_t>(s->ctime_ns));
+    }
+    v2.push_back(7);
+    VerdictCache old(start);
+    old.parse(v2);
+    old.note("a", k);
+    CHECK_FALSE(old.find("a", k));
+    CHECK_FALSE(old.peek("a").known);
+    // This version's own file: read back, the ctime before and after the mtime kept.
+    VerdictCache now(start);
+    now.record("a", k, Cached{true, true});
+    PairKey back_in_time = k;
+    back_in_time.upper.ctime_ns = k.upper.mtime_ns - 3;
+    back_in_time.lower.mtime_ns = INT64_MIN;
+    back_in_time.lower.ctime_ns = 5;  // far from the mtime, and old (a newer one is racy: never stored)
+    back_in_time.lower.dev = UINT64_MAX;
+    now.record("b", back_in_time, Cached{false, true});
+    std::string data = now.serialize();
+    CHECK(data.rfind("layover-verdicts 3 risks 1\n", 0) == 0);
+    VerdictCache back(start);
+    back.parse(data);
+    auto a = back.find("a", k), b = back.find("b", back_in_time);
+    REQUIRE(a);
+    REQUIRE(b);
+    CHECK(a->same_content);
+    CHECK_FALSE(b->same_content);
+    // The same entry "a" takes fewer bytes than version 2's.
+    VerdictCache one(start);
+    one.record("a", k, Cached{true, true});
+    CHECK(one.serialize().size() - (sizeof "layover-verdicts 3 risks 1\n" - 1) < v2.size() - (v2.find('\n') + 1) - 40);
+}
+
 TEST_CASE("capture verdicts: the cache is written in walk order, whatever order and thread made it") {
     // The walk's order: a dir's entries right after it, before its next sibling.
     CHECK(VerdictCache::walk_less("a", "a/x"));
@@ -258,7 +306,7 @@ TEST_CASE("capture verdicts: the cache is written in walk order, whatever order 
               [](const std::string& a, const std::string& b) { return VerdictCache::walk_less(a, b); });
     std::vector<size_t> at;
     for (const auto& p : paths)
-        at.push_back(data.find(std::string(1, static_cast<char>(p.size())) + std::string(7, '\0') + p));
+        at.push_back(data.find(std::string(1, static_cast<char>(p.size())) + p));  // a varint length, then the path
     CHECK(missing.empty());
     CHECK(std::is_sorted(at.begin(), at.end()));
     CHECK(at.front() != std::string::npos);
