@@ -4,7 +4,7 @@
 # the same run, as ratios of medians (tests/bench/core.py has the rules).
 # Prints the machine and a table, writes BUILD/bench/results.json, and ends
 # with exactly `bench: N met, M missed` (ERROR rows count as missed); exits 1
-# when any row is missed. Needs ~10 GiB of scratch space under /var/tmp
+# when any row is missed. Needs ~11 GiB of scratch space under /var/tmp
 # (override: LAYOVER_BENCH_DIR=/some/dir).
 #   tests/bench.sh [BUILD]                  (make bench)
 #   QUICK=1 tests/bench.sh [BUILD]          (make bench QUICK=1: smaller sizes, every gated row, <= 2 min)
@@ -53,7 +53,7 @@ cleanup() {
         (setsid sh -c 'chmod -R u+rwX "$1" 2>/dev/null; rm -rf "$1"' sh "$SCR" </dev/null >/dev/null 2>&1 &)
         return
     fi
-    for fs in applyfs projfs; do
+    for fs in applyfs projfs stepsfs; do
         if mountpoint -q "$SCR/$fs" 2>/dev/null; then umount "$SCR/$fs" || umount -l "$SCR/$fs"; fi
     done
     for dev in "${fsdevs[@]}"; do losetup -d "$dev" 2>/dev/null; done
@@ -116,6 +116,15 @@ if wants apply; then
     else
         echo "layover bench: note: the apply row's targets stay on the scratch disk (no loop mount: not root?);" \
              "its peer's time follows what was deleted there in the last minutes"
+    fi
+fi
+# The stepped sessions' apply row: 11 reps of two copies of the tree (~22 x 10,100 inodes, ~1 GB) and what apply
+# writes beside them.
+if wants steps; then
+    if own_fs stepsfs "$([ -n "$QUICK" ] && echo 1G || echo 3G)" -N "$([ -n "$QUICK" ] && echo 100000 || echo 400000)"; then
+        fsargs+=(--steps-dir "$fsdir")
+    else
+        echo "layover bench: note: the stepped sessions' apply row stays on the scratch disk (no loop mount: not root?)"
     fi
 fi
 # The real project: its source, every rep's `cp -a`, session (the state dir)

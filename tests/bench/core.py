@@ -69,6 +69,14 @@ def fresh_copy(src, dst):
     check(["cp", "-a", "--reflink=auto", src, dst])
 
 
+def new_target(cur, made, key, base, where, prefix):
+    """A new dir under where for the next rep of key (cur[key]), a fresh copy
+    of base; made lists every dir made, removed only after the row."""
+    cur[key] = os.path.join(where, "%s%s%d" % (prefix, key, len(made)))
+    made.append(cur[key])
+    fresh_copy(base, cur[key])
+
+
 def count_files(root):
     return sum(len(fs) for _, _, fs in os.walk(root))
 
