@@ -37,7 +37,7 @@ void append_line(std::string* out, const Change& c, bool stale) {
     // An addition marked stale: the real file it would bring back was removed.
     if (stale)
         note += std::string(note.empty() ? "" : ", ") +
-                (c.kind == Kind::Added ? "removed on disk since copy-up" : "changed on disk since copy-up");
+                (c.kind == Kind::Added ? "removed on disk after the sandbox's version" : "changed on disk after the sandbox's version");
     if (!note.empty()) {
         line += "  (";
         line += note;

@@ -24,7 +24,7 @@ Fold fold_at(const std::vector<Change>& changes, size_t at);
 // "1,725 files, 38 MB"
 std::string fold_note(const Fold& f);
 
-// stale: paths whose base is stale (marked "(changed on disk since copy-up)").
+// stale: paths whose base is stale (marked "(changed on disk after the sandbox's version)").
 // fold: new directories take one line each (`--expand` turns it off).
 // ignored: paths the ignore rules left out, one line before the total
 // (stale non-empty or saved: a patch file's, which left them out).

@@ -174,7 +174,7 @@ void note_markers_unmergeable(const review::ApplyReport& rep, bool markers) {
     if (stale == 0) return;
     std::fprintf(stderr,
                  "note: --conflict=markers merges a file with the original a saved patch carries; a stale copy "
-                 "(the real file changed after the sandbox copied it) has none to merge with, so it stays a "
+                 "(the real file changed after the sandbox's version was made) has none to merge with, so it stays a "
                  "conflict: compare it with 'layover diff', then --force or --exclude it\n");
 }
 

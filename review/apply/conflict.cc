@@ -26,7 +26,7 @@ std::string compare_entry(const capture::BaseEntry& base, const Observed& real) 
         return "";
     }
     if (!real.exists) return "was removed from the target since the patch was made";
-    if (base.stale) return "was changed on the target after the sandbox copied it (stale copy)";
+    if (base.stale) return "was changed on the target after the sandbox's version was made (stale copy)";
     if (base.type != real.type)
         return std::string("type changed on the target: was ") + capture::type_name(base.type) + ", now " +
                capture::type_name(real.type);

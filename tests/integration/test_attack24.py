@@ -275,7 +275,7 @@ def test_undo_of_a_record_a_killed_gc_was_removing_never_says_restored_for_what_
 
 def test_reapplying_a_dir_deletion_after_an_undo_or_a_recovery_is_no_stale_copy_unless_the_dir_changed(lo, home):
     # leftovers2: apply -> undo -> apply of a session deleting a dir (or a killed apply recovered, then
-    # apply) was "dd: was changed on the target after the sandbox copied it (stale copy)": the undo's
+    # apply) was "dd: was changed on the target after the sandbox's version was made (stale copy)": the undo's
     # rename back moves the dir's ctime past the copy-up. The apply remembers the dir's subtree (names,
     # types, modes, sizes, contents); a dir holding just that again is no conflict; one changed inside is.
     (home / "dd" / "sub").mkdir(parents=True)

@@ -189,7 +189,7 @@ def test_real_file_edited_after_copy_up_is_stale(lo, tmp_path, home):
     base = {b["path"]: b for b in manifest_of(patch)["base"]}
     assert base["notes.txt"]["stale"] is True
     assert base["docs/readme.txt"]["stale"] is False
-    assert "changed on disk since copy-up" in lo("show", patch).stdout.decode()
+    assert "changed on disk after the sandbox's version" in lo("show", patch).stdout.decode()
 
 
 def test_status_marks_a_stale_copy_as_show_does(lo, home):
@@ -197,7 +197,7 @@ def test_status_marks_a_stale_copy_as_show_does(lo, home):
     time.sleep(0.05)
     (home / "notes.txt").write_text("edited by the user meanwhile\n")
     lines = lo("status", "s", check=True).stdout.decode().splitlines()
-    assert [ln for ln in lines if "changed on disk since copy-up" in ln] == ["M  notes.txt  (changed on disk since copy-up)"]
+    assert [ln for ln in lines if "changed on disk after the sandbox's version" in ln] == ["M  notes.txt  (changed on disk after the sandbox's version)"]
     ch = by_path(status_json(lo, "s"))
     assert ch[b"notes.txt"]["stale"] is True and ch[b"docs/readme.txt"]["stale"] is False
 

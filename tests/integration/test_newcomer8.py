@@ -184,10 +184,10 @@ def test_apply_conflict_markers_on_a_stale_copy_says_why_no_markers_were_written
     r = lo("apply", "st", "--yes", "--conflict=markers")
     assert r.returncode == 1
     err = r.stderr.decode()
-    assert "notes.txt: was changed on the target after the sandbox copied it (stale copy)" in err, err
+    assert "notes.txt: was changed on the target after the sandbox's version was made (stale copy)" in err, err
     # Before: the usual conflict lines only, as if --conflict=markers had not been given.
     assert ("note: --conflict=markers merges a file with the original a saved patch carries; a stale copy "
-            "(the real file changed after the sandbox copied it) has none to merge with, so it stays a "
+            "(the real file changed after the sandbox's version was made) has none to merge with, so it stays a "
             "conflict: compare it with 'layover diff', then --force or --exclude it\n") in err, err
     assert "note: --conflict=markers" not in lo("apply", "st", "--yes").stderr.decode()
     assert (home / "notes.txt").read_text() == "one\ntwo\nthree\nhost\n"

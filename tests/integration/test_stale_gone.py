@@ -19,7 +19,7 @@ def test_a_real_file_deleted_on_the_host_while_the_command_runs_does_not_come_ba
     ch = status(lo, "rmhost")
     assert ch["notes.txt"].get("stale") and ch["docs/readme.txt"].get("stale"), ch
     text = lo("status", "rmhost", check=True).stdout.decode()
-    assert "notes.txt  (removed on disk since copy-up)" in text, text
+    assert "notes.txt  (removed on disk after the sandbox's version)" in text, text
     before = tree(lo.target, mtimes=True)
     r, out = apply(lo, "rmhost")
     assert r.returncode == 1, out

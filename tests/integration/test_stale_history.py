@@ -239,7 +239,7 @@ def test_a_dir_the_user_moves_away_while_the_command_runs_does_not_come_back(lo)
           "rm ready", host)
     ch = status(lo, "mvd")
     assert ch["docs"].get("stale") and not ch["old2"].get("stale") and not ch["made"].get("stale"), ch
-    assert "A  docs/  (removed on disk since copy-up; 1 file, 14 B)" in lo("status", "mvd", check=True).stdout.decode()
+    assert "A  docs/  (removed on disk after the sandbox's version; 1 file, 14 B)" in lo("status", "mvd", check=True).stdout.decode()
     before = tree(lo.target, mtimes=True)
     r, out = apply(lo, "mvd")
     assert r.returncode == 1 and [c["path"] for c in out["conflicts"]] == ["docs/readme.txt"], out

@@ -20,7 +20,7 @@ def test_a_file_edited_in_the_session_then_deleted_or_moved_away_on_the_host_is_
     assert ch["docs/readme.txt"]["stale"] and ch["notes.txt"]["stale"]
     assert not ch["fresh.txt"].get("stale")
     text = lo("status", "gone", check=True).stdout.decode()
-    assert "notes.txt  (removed on disk since copy-up)" in text, text
+    assert "notes.txt  (removed on disk after the sandbox's version)" in text, text
     before = tree(lo.target, mtimes=True)
     r, out = apply(lo, "gone")
     assert r.returncode == 1
