@@ -92,21 +92,39 @@ base::Result<void> replace_contents(ScanResult* r, const std::map<std::string, s
 // member makers, with the other CPU idle: sized up front, no copies.
 using Originals = std::unordered_map<const Item*, size_t>;
 void collect_originals(const ScanResult& scan, Manifest* m, Originals* before) {
+    // A file's base record, found where the walk put it: the base records
+    // are in walk order as the items are (a file's right after its dir's
+    // and its earlier siblings'), so each is a few records past the last
+    // one found. Only one that is not (a record the walk made earlier, the
+    // subtree of a deleted dir in between) is looked up by path, in a map
+    // made the first time: hashing 10,000 paths into it was ~1/4 of this
+    // serial step (docs/performance.md, "Save, round 11").
+    constexpr size_t kAhead = 64;
     std::unordered_map<std::string_view, const BaseEntry*> bases;
-    bases.reserve(scan.base.size());
-    for (const auto& b : scan.base) bases.emplace(b.path, &b);
+    size_t next = 0;
+    auto base_of = [&](const std::string& path) -> const BaseEntry* {
+        for (size_t i = next; i < scan.base.size() && i < next + kAhead; i++)
+            if (scan.base[i].path == path) {
+                next = i + 1;
+                return &scan.base[i];
+            }
+        if (bases.empty()) {
+            bases.reserve(scan.base.size());
+            for (const auto& b : scan.base) bases.emplace(b.path, &b);
+        }
+        auto b = bases.find(path);
+        return b == bases.end() ? nullptr : b->second;
+    };
     std::unordered_set<std::string_view> have;
     have.reserve(scan.items.size());
     before->reserve(scan.items.size());
     for (const auto& it : scan.items) {
         const Change& c = it.change;
         if (!it.base_text || c.kind != Kind::Modified || c.type != Type::File || c.old_type != Type::File) continue;
-        auto b = bases.find(c.path);
-        if (b == bases.end() || b->second->stale || b->second->fingerprint.empty() ||
-            !have.insert(b->second->fingerprint).second)
-            continue;
+        const BaseEntry* b = base_of(c.path);
+        if (!b || b->stale || b->fingerprint.empty() || !have.insert(b->fingerprint).second) continue;
         before->emplace(&it, m->originals.size());
-        m->originals.push_back({b->second->fingerprint, b->second->size});
+        m->originals.push_back({b->fingerprint, b->size});
     }
 }
 

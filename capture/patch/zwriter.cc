@@ -33,14 +33,16 @@ ZSTD_CCtx* new_cctx(int level) {
     return c;
 }
 
-// Level 1 as new_cctx set it, or fast (kFastTargetLength, literals still
-// compressed); a libzstd refusing either keeps level 1.
+// Level 1 as new_cctx set it, or fast (kFastTargetLength and kFastHashLog,
+// literals still compressed); a libzstd refusing either keeps level 1.
 void set_fast(ZSTD_CCtx* c, bool fast) {
     if (!fast) {
         ZSTD_CCtx_setParameter(c, ZSTD_c_targetLength, 0);
+        ZSTD_CCtx_setParameter(c, ZSTD_c_hashLog, 0);
         ZSTD_CCtx_setParameter(c, ZSTD_c_literalCompressionMode, ZSTD_ps_auto);
     } else if (!ZSTD_isError(ZSTD_CCtx_setParameter(c, ZSTD_c_literalCompressionMode, ZSTD_ps_enable))) {
         ZSTD_CCtx_setParameter(c, ZSTD_c_targetLength, kFastTargetLength);
+        ZSTD_CCtx_setParameter(c, ZSTD_c_hashLog, kFastHashLog);
     }
 }
 

@@ -214,3 +214,36 @@ def test_diff_of_an_edited_copy_shows_what_apply_writes_not_the_edit_undone(lo, 
     assert lo("diff", patch, "--target", lo.target).stdout == b""
     r = lo("apply", patch, "--target", lo.target, "--yes")
     assert r.returncode == 0 and b"nothing to apply" in r.stdout, r.stdout
+
+
+def test_originals_follow_the_walk_past_a_deleted_dirs_subtree_and_repeat_no_content(lo, tmp_path):
+    # save finds each modified file's base record a few records past the
+    # last one found (docs/performance.md, "Save, round 11"); a deleted dir
+    # of 100 files puts 100 more base records between a.txt's and c.txt's,
+    # and d.txt shares a.txt's base: the originals are the same as by path.
+    t = lo.target
+    (t / "a.txt").write_text(lines(20))
+    (t / "b").mkdir()
+    for i in range(100):
+        (t / "b" / ("f%03d" % i)).write_text("gone %d\n" % i)
+    (t / "c.txt").write_text(lines(30))
+    (t / "d.txt").write_text(lines(20))
+    (t / "e.txt").write_text(lines(40))
+    r = lo.run("cd '%s' && rm -r b && for f in a c d e; do echo new >> $f.txt; done" % t, session="w")
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    patch = tmp_path / "w.tar.zst"
+    lo("save", "w", "-o", patch, check=True)
+    manifest, members = read_patch(patch)
+    assert manifest["format"] == "layover-patch/3"
+    assert len([b for b in manifest["base"] if b["path"].startswith("b/")]) == 100
+    assert [o["size"] for o in manifest["originals"]] == [len(lines(20)), len(lines(30)), len(lines(40))]
+    names = [m.name for m, _ in members]
+    assert names == [".layover/manifest.json", ".layover/original", "a.txt", ".wh.b", ".layover/original",
+                     "c.txt", "d.txt", ".layover/original", "e.txt", ".layover/sums"], names
+    originals = [data for m, data in members if m.name == ".layover/original"]
+    assert originals == [lines(20).encode(), lines(30).encode(), lines(40).encode()]
+    # It applies: the edits in place, b gone.
+    r = lo("apply", patch, "--target", t, "--yes")
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    assert (t / "d.txt").read_text() == lines(20) + "new\n" and (t / "e.txt").read_text() == lines(40) + "new\n"
+    assert not (t / "b").exists()
