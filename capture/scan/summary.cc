@@ -36,8 +36,9 @@ void append_line(std::string* out, const Change& c, bool stale) {
     if (!c.captured) note += std::string(note.empty() ? "" : ", ") + type_name(c.type) + ", not captured";
     // An addition marked stale: the real file it would bring back was removed.
     if (stale)
-        note += std::string(note.empty() ? "" : ", ") +
-                (c.kind == Kind::Added ? "removed on disk after the sandbox's version" : "changed on disk after the sandbox's version");
+        note += std::string(note.empty() ? "" : ", ") + (c.kind == Kind::Added
+                                                             ? "removed on disk after the sandbox's version"
+                                                             : "changed on disk after the sandbox's version");
     if (!note.empty()) {
         line += "  (";
         line += note;

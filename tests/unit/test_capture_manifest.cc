@@ -156,7 +156,8 @@ TEST_CASE("capture summary: git-status-like lines with escaped names and a total
     std::string text = summary_text({a, d, m, s}, {"run.sh"});
     CHECK(text.find("A  \"new\\nfile\"\n") != std::string::npos);
     CHECK(text.find("D  old/\n") != std::string::npos);
-    CHECK(text.find("m  run.sh  (mode 644 -> 755, changed on disk after the sandbox's version)\n") != std::string::npos);
+    CHECK(text.find("m  run.sh  (mode 644 -> 755, changed on disk after the sandbox's version)\n") !=
+          std::string::npos);
     CHECK(text.find("socket, not captured") != std::string::npos);
     CHECK(text.find("4 changes: 2 added, 1 deleted, 1 metadata\n") != std::string::npos);
     CHECK(summary_text({}) == "no changes\n");
