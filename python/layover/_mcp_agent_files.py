@@ -75,6 +75,10 @@ def replace_file(path, data):
         mode = None
     except OSError as e:
         raise write_failed(real, e)
+    if mode is not None and not os.access(real, os.W_OK):
+        # A rename would replace a file its mode says is not to be written
+        # (0444): refused, as the write in place was.
+        raise write_failed(real, PermissionError(errno.EACCES, os.strerror(errno.EACCES)))
     tmp, fd = None, None
     try:
         tmp, fd = new_temp(os.path.dirname(real))

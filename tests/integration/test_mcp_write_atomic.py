@@ -94,3 +94,15 @@ def test_mcp_write_keeps_the_xattrs_of_a_file(client, proj, state_dir):
     assert r.returncode == 0, r.stderr
     assert (proj / "README.md").read_text() == "# newer\n"
     assert os.getxattr(str(proj / "README.md"), "user.tag") == b"mine"
+
+
+def test_mcp_write_refuses_a_read_only_file_as_before(client, proj, state_dir):
+    # A rename over it would succeed (the dir is writable): refused, as writing it in place was.
+    c = client(session="mcp-ro")
+    _sh(c, "printf 'keep\\n' > ro.txt && chmod 444 ro.txt")
+    for call in (dict(name="write_file", content="new\n"), dict(name="edit_file", old_string="keep", new_string="x")):
+        name = call.pop("name")
+        r = c.call(name, path="ro.txt", **call)
+        assert r["isError"] and "ro.txt: Permission denied" in text(r), r
+    assert _sh(c, "cat ro.txt; stat -c %a ro.txt") == "keep\n444\n"
+    assert c.close() == 0
