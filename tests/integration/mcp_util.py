@@ -6,6 +6,7 @@ import os
 import queue
 import subprocess
 import threading
+import time
 
 import pytest
 
@@ -171,3 +172,16 @@ def client(require_sandbox, proj, state_dir):
 def status(state_dir, name, *args):
     return subprocess.run([LAYOVER, "status", name, *args], capture_output=True, text=True,
                           env=dict(os.environ, LAYOVER_STATE_DIR=str(state_dir)))
+
+
+def wait_held(state_dir, session, name="held", timeout=60):
+    """Until the job the test started has opened `name` in the session's
+    live upper (`exec 3>held`): start_command returns once the shell is
+    started, before it runs that, so a call made at once could find
+    nothing held yet (a race CI met)."""
+    path = state_dir / "sessions" / session / "upper" / name
+    deadline = time.monotonic() + timeout
+    while not path.exists():
+        assert time.monotonic() < deadline, "the job never opened %s" % name
+        time.sleep(0.01)
+

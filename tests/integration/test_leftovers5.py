@@ -9,7 +9,7 @@ import socket
 import time
 
 from conftest import kill9_and_reap, proc_stat
-from mcp_util import client, proj, text  # noqa: F401 (fixtures)
+from mcp_util import client, proj, text, wait_held  # noqa: F401 (fixtures)
 from test_checkpoint import layers, start_running
 
 
@@ -111,6 +111,7 @@ def test_mcp_a_deferred_step_is_said_in_the_tool_result(client, state_dir):
     assert not r["isError"] and "deferred" not in text(r), r
     assert (steps / "0001" / "a.txt").read_text() == "a\n"
     job = c.call("start_command", command="exec 3>held; sleep 600")["structuredContent"]["job_id"]
+    wait_held(state_dir, "mcp-defer")
     r = c.call("write_file", path="b.txt", content="b\n")
     assert not r["isError"], r
     last = text(r).splitlines()[-1]
@@ -132,6 +133,7 @@ def test_mcp_a_call_refused_by_its_checks_adds_no_deferred_step_note(client, sta
     steps = state_dir / "sessions" / "mcp-refused" / "steps"
     assert not c.call("write_file", path="a.txt", content="a\n")["isError"]
     job = c.call("start_command", command="exec 3>held; sleep 600")["structuredContent"]["job_id"]
+    wait_held(state_dir, "mcp-refused")
     for name, args in (("run_command", {"command": "echo x > x.txt", "cwd": "nope"}),
                        ("edit_file", {"path": "a.txt", "old_string": "zzz", "new_string": "y"})):
         r = c.call(name, **args)

@@ -8,7 +8,7 @@ import subprocess
 import time
 
 from conftest import LAYOVER
-from mcp_util import client, conforms, proj, status, text  # noqa: F401 (fixtures)
+from mcp_util import client, conforms, proj, status, text, wait_held  # noqa: F401 (fixtures)
 
 
 def test_mcp_each_mutating_call_is_a_step_and_a_busy_one_is_deferred(client, proj, state_dir):
@@ -165,9 +165,10 @@ def test_changes_text_folds_a_new_dir_into_one_line_as_status_does(client, state
         "README.md", "lib", "lib/app.py", "lib/pkg", "lib/pkg/m.py"]
 
 
-def test_a_call_refused_by_its_argument_check_ends_no_step(client):
+def test_a_call_refused_by_its_argument_check_ends_no_step(client, state_dir):
     c = client()
     job = c.call("start_command", command="exec 3>held; sleep 30")["structuredContent"]["job_id"]
+    wait_held(state_dir, "mcp-test")
     assert not c.call("run_command", command="echo a > a")["isError"]  # deferred: 'held' is open for writing
     r = c.call("write_file", content="no path")
     assert r["isError"] and "missing argument 'path'" in text(r)
