@@ -66,7 +66,8 @@ def replace_file(path, data):
     wrote through it. The temp file is removed when the write fails; only a kill
     of the agent between its creation and the rename leaves it
     (.layover-write-*.tmp). O_TMPFILE would leave none, but an overlay's
-    refuses the link that names it (EXDEV)."""
+    refuses the link that names it (EXDEV). A writable file in a dir the
+    agent may not write is written in place, as before."""
     real = os.path.realpath(path) if os.path.islink(path) else path
     try:
         st = os.stat(real)
@@ -81,7 +82,19 @@ def replace_file(path, data):
         raise write_failed(real, PermissionError(errno.EACCES, os.strerror(errno.EACCES)))
     tmp, fd = None, None
     try:
-        tmp, fd = new_temp(os.path.dirname(real))
+        try:
+            tmp, fd = new_temp(os.path.dirname(real))
+        except PermissionError:
+            if mode is None:
+                raise
+            # A writable file in a dir the agent may not write (no temp file
+            # there): written in place, as before, not atomic.
+            fd = os.open(real, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise Fail("%s is not a regular file" % shown(real))
+            os.set_blocking(fd, True)
+            os.ftruncate(fd, 0)
+            mode = None  # its own mode and xattrs stay
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view):]
@@ -90,8 +103,9 @@ def replace_file(path, data):
             os.fchmod(fd, mode)
         os.close(fd)
         fd = None
-        os.rename(tmp, real)
-        tmp = None
+        if tmp is not None:
+            os.rename(tmp, real)
+            tmp = None
     except OSError as e:
         raise write_failed(real, e)
     finally:

@@ -106,3 +106,19 @@ def test_mcp_write_refuses_a_read_only_file_as_before(client, proj, state_dir):
         assert r["isError"] and "ro.txt: Permission denied" in text(r), r
     assert _sh(c, "cat ro.txt; stat -c %a ro.txt") == "keep\n444\n"
     assert c.close() == 0
+
+
+def test_mcp_write_in_a_dir_it_may_not_write_writes_a_writable_file_in_place(client, proj, state_dir):
+    # No temp file can be made beside it: the file is written in place, as before the atomic replace.
+    c = client(session="mcp-rodir")
+    _sh(c, "mkdir -p locked && printf 'old\\n' > locked/f.txt && chmod 640 locked/f.txt && chmod 555 locked")
+    r = c.call("write_file", path="locked/f.txt", content="new\n")
+    assert not r["isError"], r
+    r = c.call("edit_file", path="locked/f.txt", old_string="new", new_string="newer")
+    assert not r["isError"], r
+    assert _sh(c, "cat locked/f.txt; stat -c %a locked/f.txt; ls -A locked") == "newer\n640\nf.txt\n"
+    # A new file there is still refused.
+    r = c.call("write_file", path="locked/g.txt", content="g\n")
+    assert r["isError"] and "Permission denied" in text(r), r
+    _sh(c, "chmod 755 locked")
+    assert c.close() == 0
