@@ -15,8 +15,8 @@ namespace {
 const char kMagic[] = "layover-status-snapshot 2 risks 1\n";
 
 // Counts, sizes, modes and ids as varints (varint.h); an mtime as 8 bytes
-// (as a varint it would take 9), a key's ctime as its zigzagged distance
-// from the mtime (most often one byte).
+// (as a varint it would take 9); a key as the verdict cache stores one
+// (put_stat_key, verdicts.h).
 class Out {
 public:
     std::string s;
@@ -32,11 +32,7 @@ public:
         s.append(k.path);
         p = b;
         *p++ = k.absent ? 1 : 0;
-        p = varint_at(p, k.key.dev);
-        p = varint_at(p, k.key.ino);
-        p = varint_at(p, k.key.size);
-        p = fixed64_at(p, static_cast<uint64_t>(k.key.mtime_ns));
-        p = varint_at(p, zigzag(static_cast<uint64_t>(k.key.ctime_ns) - static_cast<uint64_t>(k.key.mtime_ns)));
+        p = put_stat_key(p, k.key);
         s.append(b, static_cast<size_t>(p - b));
     }
 };
@@ -78,14 +74,7 @@ public:
     }
     // A count of items of at least `min` bytes each: never more than the rest can hold.
     bool count(uint64_t* n, size_t min) { return u64(n) && *n <= d_.size() / min; }
-    bool key(PathKey* k) {
-        uint64_t d = 0;
-        if (!str(&k->path) || !flag(&k->absent) || !u64(&k->key.dev) || !u64(&k->key.ino) || !u64(&k->key.size) ||
-            !time(&k->key.mtime_ns) || !u64(&d))
-            return false;
-        k->key.ctime_ns = static_cast<int64_t>(static_cast<uint64_t>(k->key.mtime_ns) + unzigzag(d));
-        return true;
-    }
+    bool key(PathKey* k) { return str(&k->path) && flag(&k->absent) && get_stat_key(&d_, &k->key); }
     bool done() const { return d_.empty(); }
 
 private:

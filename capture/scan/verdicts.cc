@@ -26,17 +26,17 @@ enum Flags : unsigned char { kSameContent = 1, kSameXattrs = 2, kHasVerdict = 4,
 const char kFile[] = "verdicts";
 constexpr size_t kMaxFile = 256u << 20;  // a cache bigger than this is not read
 
-// dev, ino and size as varints, the mtime as 8 bytes, the ctime as its
-// zigzagged distance from the mtime (most often 0: one byte).
 uint64_t ctime_delta(const StatKey& k) {
     return zigzag(static_cast<uint64_t>(k.ctime_ns) - static_cast<uint64_t>(k.mtime_ns));
 }
 
-size_t key_len(const StatKey& k) {
+}  // namespace
+
+size_t stat_key_len(const StatKey& k) {
     return varint_len(k.dev) + varint_len(k.ino) + varint_len(k.size) + 8 + varint_len(ctime_delta(k));
 }
 
-char* put_key(char* p, const StatKey& k) {
+char* put_stat_key(char* p, const StatKey& k) {
     p = varint_at(p, k.dev);
     p = varint_at(p, k.ino);
     p = varint_at(p, k.size);
@@ -44,7 +44,7 @@ char* put_key(char* p, const StatKey& k) {
     return varint_at(p, ctime_delta(k));
 }
 
-bool get_key(std::string_view* in, StatKey* k) {
+bool get_stat_key(std::string_view* in, StatKey* k) {
     uint64_t m = 0, d = 0;
     if (!get_varint(in, &k->dev) || !get_varint(in, &k->ino) || !get_varint(in, &k->size) || !get_fixed64(in, &m) ||
         !get_varint(in, &d))
@@ -53,8 +53,6 @@ bool get_key(std::string_view* in, StatKey* k) {
     k->ctime_ns = static_cast<int64_t>(m + unzigzag(d));
     return true;
 }
-
-}  // namespace
 
 bool VerdictCache::walk_less(std::string_view a, std::string_view b) {
     size_t n = std::min(a.size(), b.size()), i = 0;
@@ -94,7 +92,7 @@ void VerdictCache::parse_owned(std::string data) {
         s.path = in.substr(0, len);
         in.remove_prefix(len);
         Entry& e = entries.emplace_back();
-        if (!get_key(&in, &e.key.upper) || !get_key(&in, &e.key.lower) || in.empty()) return;
+        if (!get_stat_key(&in, &e.key.upper) || !get_stat_key(&in, &e.key.lower) || in.empty()) return;
         unsigned char flags = static_cast<unsigned char>(in[0]);
         in.remove_prefix(1);
         if (flags > kAll) return;
@@ -150,7 +148,8 @@ std::string VerdictCache::serialize_locked() const {
     // Sized exactly first: grown as it was filled, the string was zeroed and
     // copied at each doubling (~15% of a first status's page faults).
     auto need = [](const Slot& s) {
-        return varint_len(s.path.size()) + s.path.size() + key_len(s.next.key.upper) + key_len(s.next.key.lower) + 1;
+        return varint_len(s.path.size()) + s.path.size() + stat_key_len(s.next.key.upper) +
+               stat_key_len(s.next.key.lower) + 1;
     };
     size_t total = sizeof kMagic - 1;
     for (const Slot& s : stored_)
@@ -163,8 +162,8 @@ std::string VerdictCache::serialize_locked() const {
         const Entry& e = s.next;
         p = varint_at(p, s.path.size());
         std::memcpy(p, s.path.data(), s.path.size());
-        p = put_key(p + s.path.size(), e.key.upper);
-        p = put_key(p, e.key.lower);
+        p = put_stat_key(p + s.path.size(), e.key.upper);
+        p = put_stat_key(p, e.key.lower);
         *p++ = static_cast<char>((e.v.same_content ? kSameContent : 0) | (e.v.same_xattrs ? kSameXattrs : 0) |
                                  (e.has_verdict ? kHasVerdict : 0) | (e.risk_free ? kRiskFree : 0));
     };

@@ -29,6 +29,15 @@ struct StatKey {
     bool operator==(const StatKey&) const = default;
 };
 
+// A StatKey's stored form, in the verdict cache and the status snapshot
+// alike (verdicts.cc): dev, ino and size as varints, the mtime as 8 bytes,
+// the ctime as its zigzagged distance from the mtime (most often 0: one
+// byte). stat_key_len: its length; put_stat_key: at p (room for 48 bytes),
+// returns the end; get_stat_key: false when torn.
+size_t stat_key_len(const StatKey& k);
+char* put_stat_key(char* p, const StatKey& k);
+bool get_stat_key(std::string_view* in, StatKey* k);
+
 struct PairKey {
     StatKey upper, lower;
     bool operator==(const PairKey&) const = default;
