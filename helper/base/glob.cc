@@ -143,6 +143,13 @@ bool path_is_under(std::string_view path, std::string_view prefix) {
     return path.size() == prefix.size() || path[prefix.size()] == '/';
 }
 
+bool has_ancestor_in(std::string_view path, const std::set<std::string, std::less<>>& dirs) {
+    for (size_t slash = path.rfind('/'); slash != std::string_view::npos && slash > 0;
+         slash = path.rfind('/', slash - 1))
+        if (dirs.count(path.substr(0, slash))) return true;
+    return false;
+}
+
 std::string normalize_rel(std::string_view p) {
     while (p.size() >= 2 && p[0] == '.' && p[1] == '/') {
         p.remove_prefix(2);

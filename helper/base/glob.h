@@ -1,7 +1,9 @@
 // Shell-style globs and path selection (pure): `apply --only`/`--exclude`,
 // the PATH... filters of status/diff/save/apply, and the ignore rules.
 #pragma once
+#include <functional>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_set>
@@ -17,6 +19,9 @@ bool glob_match(std::string_view pattern, std::string_view path);
 
 // True when `path` equals `prefix` or lies beneath it ("a/b" is under "a").
 bool path_is_under(std::string_view path, std::string_view prefix);
+
+// True when a proper ancestor of `path` ("a" or "a/b" for "a/b/c") is in `dirs`.
+bool has_ancestor_in(std::string_view path, const std::set<std::string, std::less<>>& dirs);
 
 // True when `p` holds '*', '?' or '[': a glob, not a plain path.
 bool has_glob_chars(std::string_view p);

@@ -71,10 +71,7 @@ std::vector<char> taken_by_others(const std::vector<RejectionState>& states, con
     std::vector<char> out(states.size(), 0);
     for (size_t i = 0; i < states.size(); i++) {
         std::string_view p = states[i].rec.path;
-        if (states[i].rec.hunk != 0 && whole.count(p)) out[i] = 1;
-        for (size_t slash = p.rfind('/'); !out[i] && slash != std::string_view::npos && slash > 0;
-             slash = p.rfind('/', slash - 1))
-            out[i] = whole.count(p.substr(0, slash)) ? 1 : 0;
+        out[i] = (states[i].rec.hunk != 0 && whole.count(p)) || base::has_ancestor_in(p, whole) ? 1 : 0;
     }
     return out;
 }

@@ -207,11 +207,7 @@ PickScope pick_scope(const std::vector<capture::Change>& changes, const std::vec
         std::string dir = p + "/";
         auto below = picked.lower_bound(dir);
         if (below != picked.end() && below->compare(0, dir.size(), dir) == 0) continue;  // needed
-        for (size_t slash = p.rfind('/'); slash != std::string::npos && slash > 0; slash = p.rfind('/', slash - 1))
-            if (picked.count(std::string_view(p).substr(0, slash))) {
-                out.exclude.push_back(exclude_entry(p));
-                break;
-            }
+        if (base::has_ancestor_in(p, picked)) out.exclude.push_back(exclude_entry(p));
     }
     return out;
 }

@@ -261,3 +261,14 @@ TEST_CASE("base glob: a PATH argument covers what it selects and the deleted dir
     CHECK_FALSE(covers("src", "srcx"));
     CHECK_FALSE(covers("srcx/a", "src"));
 }
+
+TEST_CASE("glob: has_ancestor_in finds a proper ancestor dir only") {
+    std::set<std::string, std::less<>> dirs{"a", "x/y"};
+    CHECK(base::has_ancestor_in("a/b", dirs));
+    CHECK(base::has_ancestor_in("a/b/c", dirs));
+    CHECK(base::has_ancestor_in("x/y/z", dirs));
+    CHECK_FALSE(base::has_ancestor_in("a", dirs));     // itself is no ancestor
+    CHECK_FALSE(base::has_ancestor_in("ab/c", dirs));  // a name sharing a prefix
+    CHECK_FALSE(base::has_ancestor_in("x/z", dirs));
+    CHECK_FALSE(base::has_ancestor_in("/a", dirs));  // no empty first component
+}
