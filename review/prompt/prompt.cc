@@ -77,9 +77,10 @@ struct Prompt {
     // [s] saved the whole session, what was just left out too).
     bool none_picked() const {
         if (selected.empty() || std::find(selected.begin(), selected.end(), 1) != selected.end()) return false;
-        std::fputs("layover: nothing is selected; [p] picks files\n", stderr);
+        say_nothing_selected();
         return true;
     }
+    static void say_nothing_selected() { std::fputs("layover: nothing is selected; [p] picks files\n", stderr); }
     size_t count_selected() const {
         if (walked) return walked->taken;
         size_t n = 0;
@@ -193,8 +194,8 @@ struct Prompt {
     // Apply with the given scope; conflicts offer force / skip them / back.
     Next apply() {
         size_t n = count_selected();
-        if (n == 0) {
-            std::fputs("layover: nothing is selected; [p] picks files\n", stderr);
+        if (n == 0) {  // nothing picked, or `hunks` took none
+            say_nothing_selected();
             return Next::Menu;
         }
         ApplyOptions ao;
