@@ -40,17 +40,19 @@ def read_text(path, what):
     return st
 
 
-def open_regular(path):
-    """Opens path to read, refusing what is not a regular file by then.
-    O_NONBLOCK: a FIFO or device put there since the caller's check (the
-    agent's own commands run beside the call) fails the open or the fstat,
-    never blocks the call."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+def open_regular(path, mode="rb"):
+    """Opens path ("rb", or "wb": emptied, never created), refusing what is
+    not a regular file by then. O_NONBLOCK: a FIFO or device put there since
+    the caller's check (the agent's own commands run beside the call) fails
+    the open or the fstat, never blocks the call."""
+    fd = os.open(path, (os.O_RDONLY if mode == "rb" else os.O_WRONLY) | os.O_NONBLOCK | os.O_CLOEXEC)
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise Fail("%s is not a regular file" % shown(path))
         os.set_blocking(fd, True)
-        return os.fdopen(fd, "rb")
+        if mode == "wb":
+            os.ftruncate(fd, 0)
+        return os.fdopen(fd, mode)
     except BaseException:
         os.close(fd)
         raise
@@ -88,13 +90,11 @@ def replace_file(path, data):
             if mode is None:
                 raise
             # A writable file in a dir the agent may not write (no temp file
-            # there): written in place, as before, not atomic.
-            fd = os.open(real, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                raise Fail("%s is not a regular file" % shown(real))
-            os.set_blocking(fd, True)
-            os.ftruncate(fd, 0)
-            mode = None  # its own mode and xattrs stay
+            # there): written in place, as before, not atomic; its own mode
+            # and xattrs stay.
+            with open_regular(real, "wb") as f:
+                f.write(data)
+            return
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view):]
@@ -103,9 +103,8 @@ def replace_file(path, data):
             os.fchmod(fd, mode)
         os.close(fd)
         fd = None
-        if tmp is not None:
-            os.rename(tmp, real)
-            tmp = None
+        os.rename(tmp, real)
+        tmp = None
     except OSError as e:
         raise write_failed(real, e)
     finally:
