@@ -2,12 +2,18 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 
 namespace base {
+
+bool is_real_dir(const std::string& path) {
+    struct stat st;
+    return ::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
 
 Result<std::vector<DirEntry>> list_dir(int dirfd) {
     // closedir() closes the fd it was given: work on a dup, and rewind it,

@@ -18,6 +18,9 @@ struct DirEntry {
 // a readdir failure is reported, never a silently short list.
 Result<std::vector<DirEntry>> list_dir(int dirfd);
 
+// Whether path is a directory itself, not a symlink to one (lstat).
+bool is_real_dir(const std::string& path);
+
 // Where to cut a listing in two halves holding about as many subdirs each
 // (a tree walk costs little per file but descends into every dir), for a
 // walk split over two threads: 0 when it has fewer than two subdirs.

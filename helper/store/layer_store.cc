@@ -8,6 +8,7 @@
 
 #include <cstdio>
 
+#include "helper/base/dir.h"
 #include "helper/base/fault.h"
 #include "helper/base/fs/replace_file.h"
 #include "helper/base/text.h"
@@ -28,11 +29,6 @@ std::string parent_of(const std::string& p) {
     return slash == std::string::npos || slash == 0 ? "/" : p.substr(0, slash);
 }
 
-bool is_real_dir(const std::string& p) {
-    struct stat st;
-    return ::lstat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
 base::Result<std::string> new_id() {
     unsigned char b[16];
     if (::getrandom(b, sizeof b, 0) != static_cast<ssize_t>(sizeof b)) return base::sys_error("making a layer id");
@@ -41,7 +37,7 @@ base::Result<std::string> new_id() {
 
 base::Result<void> make_store(const std::string& store) {
     if (::mkdir(store.c_str(), 0700) != 0 && errno != EEXIST) return base::sys_error("creating " + store);
-    if (!is_real_dir(store)) return base::error(store + " is not a directory; remove it");
+    if (!base::is_real_dir(store)) return base::error(store + " is not a directory; remove it");
     return base::Ok();
 }
 
@@ -73,10 +69,10 @@ bool holds_layer(const std::string& container, int n) {
 
 base::Result<std::string> resolve_in(const std::string& d, const std::string& container, int n) {
     std::string dir = container + "/" + four(n);
-    if (is_real_dir(dir)) return dir;
+    if (base::is_real_dir(dir)) return dir;
     TRY(std::string id, read_ref(dir + ".ref"));
     std::string layer = store_dir(d) + "/" + id;
-    if (!is_real_dir(store_dir(d)) || !is_real_dir(layer))
+    if (!base::is_real_dir(store_dir(d)) || !base::is_real_dir(layer))
         return base::error("step " + std::to_string(n) + "'s layer " + id + " is missing from " + store_dir(d) +
                            " ('layover doctor' lists what is broken)");
     return layer;
@@ -95,7 +91,7 @@ base::Result<base::Fd> open_layer(const std::string& d, int n) {
 base::Result<void> share(const std::string& d, const std::string& container, int n) {
     std::string dir = container + "/" + four(n);
     if (!holds_layer(container, n)) return base::Ok();  // a squashed step: no layer
-    if (!is_real_dir(dir)) {
+    if (!base::is_real_dir(dir)) {
         TRY(std::string id, read_ref(dir + ".ref"));
         (void)id;
         return base::Ok();

@@ -16,6 +16,7 @@
 #include <cerrno>
 #include <cstdio>
 
+#include "helper/base/dir.h"
 #include "helper/base/fault.h"
 #include "helper/base/fd.h"
 #include "helper/base/fs/beneath.h"
@@ -25,11 +26,6 @@
 namespace steps {
 
 namespace {
-
-bool is_dir(const std::string& p) {
-    struct stat st;
-    return ::lstat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
 
 base::Result<void> remove_aside(const std::string& d, const std::string& name) {
     base::Fd parent(::open(d.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
@@ -41,7 +37,7 @@ base::Result<void> remove_aside(const std::string& d, const std::string& name) {
 // under a name of its own (the next freeze that is not running removes it).
 base::Result<void> keep_aside_dir(const std::string& d, const std::string& name, int f) {
     std::string from = d + "/" + name;
-    if (!is_dir(from)) return base::Ok();
+    if (!base::is_real_dir(from)) return base::Ok();
     std::string dir = d + "/retired";
     if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) return base::sys_error("creating " + dir);
     char to[64];
@@ -56,7 +52,7 @@ base::Result<void> keep_aside_dir(const std::string& d, const std::string& name,
 // Step 3: F's layer leaves the stack (its record already says squashed).
 base::Result<void> retire(const std::string& d, int f, bool keep_aside) {
     std::string dir = layer_dir(d, f);
-    if (is_dir(dir)) {
+    if (base::is_real_dir(dir)) {
         TRY_VOID(remove_aside(d, "squash.old"));
         if (::rename(dir.c_str(), (d + "/squash.old").c_str()) != 0) return base::sys_error("retiring " + dir);
     }
@@ -123,7 +119,7 @@ base::Result<void> squash_oldest(const std::string& d, bool keep_aside) {
     // 1. Into F+1's slot: a real dir wins over a reference, so a shared layer
     // is replaced by a rename and its reference dropped after.
     std::string slot = layer_dir(d, f + 1);
-    if (is_dir(slot)) {
+    if (base::is_real_dir(slot)) {
         if (::renameat2(AT_FDCWD, fresh.c_str(), AT_FDCWD, slot.c_str(), RENAME_EXCHANGE) != 0)
             return base::sys_error("replacing " + slot);
     } else {

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <unordered_set>
 
+#include "helper/base/dir.h"
 #include "helper/base/fd.h"
 
 namespace session {
@@ -74,11 +75,6 @@ base::Fd lock_list(const std::string& state) {
     return {};
 }
 
-bool is_dir(const std::string& p) {
-    struct stat st;
-    return ::lstat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
 }  // namespace
 
 std::vector<std::string> tree_stores(const std::string& state) { return entries_of(read_list(state)); }
@@ -98,7 +94,7 @@ void note_tree_store(const std::string& state, const std::string& store_dir) {
         ::lseek(fd.get(), 0, SEEK_SET);
         std::string all = read_fd(fd.get(), SIZE_MAX), kept;
         for (const auto& e : entries_of(all))
-            if (e != store_dir && is_dir(e)) kept.append(e).push_back('\0');
+            if (e != store_dir && base::is_real_dir(e)) kept.append(e).push_back('\0');
         kept.append(store_dir).push_back('\0');
         std::string tmp = list_file(state) + ".new";
         auto out = base::open_at(AT_FDCWD, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0600);
