@@ -1,119 +1,23 @@
-// Reading the manifest and the sums: one strict pass over the text straight
-// into Change/BaseEntry vectors (json_read.h), with the rules and messages
-// that used to be checked on a document tree. Each record's problems are
-// ranked, so the one reported is the one the old field-by-field checks met
-// first, whatever the order of the keys.
-#include <limits>
-#include <type_traits>
-
+// Reading the manifest: one strict pass over the text straight into
+// Change/BaseEntry vectors (json_read.h), with the rules and messages that
+// used to be checked on a document tree. Each record's problems are ranked,
+// so the one reported is the one the old field-by-field checks met first,
+// whatever the order of the keys. The sums list is read by sums_read.cc with
+// the same field readers (manifest_fields.h).
 #include "capture/patch/manifest.h"
+#include "capture/patch/manifest_fields.h"
 #include "capture/patch/manifest_steps.h"
 #include "capture/patch/writer.h"
 #include "capture/scan/xattr.h"
 #include "helper/base/cat.h"
-#include "helper/base/json/reader.h"
-#include "helper/base/text.h"
 
 namespace capture {
 
 namespace {
 
-using base::jsonread::Number;
-using base::jsonread::Parser;
-using base::jsonread::Tok;
+using namespace fields;
 
 base::Error bad(const std::string& what) { return base::error("invalid manifest: " + what); }
-
-// The first problem of one record, by rank (lower ranks are checked first).
-struct Problem {
-    int rank = std::numeric_limits<int>::max();
-    std::string what;
-    void add(int r, std::string w) {
-        if (r < rank) rank = r, what = std::move(w);
-    }
-    bool any() const { return rank != std::numeric_limits<int>::max(); }
-};
-
-// One lossless byte string: "key", or "key_b64" (preferred) when present.
-struct Bytes {
-    bool has_text = false, text_ok = false, has_b64 = false, b64_ok = false;
-    std::string b64;
-    // A value of "key" (into *text: 1) or of "key_b64" (2); 0 if k is neither.
-    int read(Parser& p, std::string_view k, std::string_view name, std::string* text) {
-        if (k == name) {
-            has_text = true;
-            text_ok = p.peek() == Tok::String ? p.string(text) : (p.skip(), false);
-            return 1;
-        }
-        if (k.size() == name.size() + 4 && k.substr(0, name.size()) == name && k.substr(name.size()) == "_b64") {
-            has_b64 = true;
-            b64_ok = p.peek() == Tok::String ? p.string(&b64) : (p.skip(), false);
-            return 2;
-        }
-        return 0;
-    }
-    // The bytes, into *text where "key" was read.
-    bool get(std::string* text) const {
-        if (has_b64) return b64_ok && base::base64_decode(b64, text);
-        return has_text && text_ok;
-    }
-};
-
-// A string field: absent, a string, or something else.
-enum class Field { Absent, Ok, Bad };
-
-Field read_string(Parser& p, std::string* out) {
-    if (p.peek() == Tok::String) return p.string(out) ? Field::Ok : Field::Bad;
-    p.skip();
-    return Field::Bad;
-}
-
-// "type"/"old_type": absent or null mean None.
-bool read_type(Parser& p, Type* out, std::string* scratch) {
-    Tok t = p.peek();
-    if (t == Tok::Null) return p.null();
-    if (t == Tok::String && p.string(scratch)) return parse_type(*scratch, out);
-    p.skip();
-    return false;
-}
-
-// An integer field of an unsigned type (or int64 when is_signed).
-template <class T>
-bool read_int(Parser& p, T* out) {
-    Number n;
-    if (p.peek() != Tok::Number) {
-        p.skip();
-        return false;
-    }
-    if (!p.number(&n)) return false;
-    if constexpr (std::is_signed_v<T>) {
-        int64_t v;
-        if (!n.to_signed(&v)) return false;
-        *out = static_cast<T>(v);
-    } else {
-        uint64_t v;
-        if (!n.to_unsigned(std::numeric_limits<T>::max(), &v)) return false;
-        *out = static_cast<T>(v);
-    }
-    return true;
-}
-
-bool read_bool(Parser& p, bool* out) {
-    if (p.peek() == Tok::Bool) return p.boolean(out);
-    p.skip();
-    return false;
-}
-
-// A key seen twice in one object: nlohmann kept the last silently; a patch
-// whose fields can be read two ways is refused instead.
-struct Seen {
-    uint32_t bits = 0;
-    std::string twice;
-    void mark(unsigned bit, std::string_view key) {
-        if ((bits & (1u << bit)) != 0 && twice.empty()) twice = key;
-        bits |= 1u << bit;
-    }
-};
 
 // "originals": [{"fingerprint", "size"}, ...] (layover-patch/2).
 bool read_originals(Parser& p, std::vector<Manifest::Original>* out) {
@@ -429,64 +333,6 @@ base::Result<Manifest> manifest_from_text(const std::string& text) {
     if (!has_base) pr.add(5, "no base array");
     if (pr.any()) return bad(pr.what);
     return m;
-}
-
-base::Result<std::vector<std::pair<std::string, std::string>>> sums_from_text(const std::string& text) {
-    auto invalid_list = [] { return base::error(base::cat({kSumsName, " is not a valid sums list"})); };
-    Parser p(text);
-    if (p.peek() != Tok::Object) return invalid_list();
-    p.begin_object();
-    Seen seen;
-    Field format = Field::Absent;
-    std::string fmt;
-    bool has_members = false, entry_bad = false;
-    std::vector<std::pair<std::string, std::string>> out;
-    std::string_view k;
-    while (p.next_key(&k)) {
-        if (k == "format") {
-            seen.mark(0, k);
-            format = read_string(p, &fmt);
-        } else if (k == "members") {
-            seen.mark(1, k);
-            if (p.peek() != Tok::Array) {
-                p.skip();
-                continue;
-            }
-            has_members = true;
-            p.begin_array();
-            while (p.next_item()) {
-                if (entry_bad || p.peek() != Tok::Object) {
-                    p.skip();
-                    entry_bad = true;
-                    continue;
-                }
-                p.begin_object();
-                Bytes path;
-                Seen entry_seen;
-                std::pair<std::string, std::string> e;
-                Field fp = Field::Absent;
-                std::string_view ek;
-                while (p.next_key(&ek)) {
-                    if (int r = path.read(p, ek, "path", &e.first)) {
-                        entry_seen.mark(r == 1 ? 0 : 2, ek);
-                    } else if (ek == "fingerprint") {
-                        entry_seen.mark(1, ek);
-                        fp = read_string(p, &e.second);
-                    } else {
-                        p.skip();
-                    }
-                }
-                if (!path.get(&e.first) || fp != Field::Ok || !entry_seen.twice.empty()) entry_bad = true;
-                else out.push_back(std::move(e));
-            }
-        } else {
-            p.skip();
-        }
-    }
-    if (!p.ok() || !p.finish() || format != Field::Ok || fmt != "layover-sums/1" || !has_members || !seen.twice.empty())
-        return invalid_list();
-    if (entry_bad) return base::error(base::cat({kSumsName, " has an invalid entry"}));
-    return out;
 }
 
 }  // namespace capture
