@@ -73,7 +73,9 @@ def replace_file(path, data):
     real = os.path.realpath(path) if os.path.islink(path) else path
     try:
         st = os.stat(real)
-        mode = stat.S_IMODE(st.st_mode) if stat.S_ISREG(st.st_mode) else None
+        # Never S_ISUID/S_ISGID: a write clears them (new content is not what
+        # was made setuid), so the replacement does not get them back.
+        mode = stat.S_IMODE(st.st_mode) & ~(stat.S_ISUID | stat.S_ISGID) if stat.S_ISREG(st.st_mode) else None
     except FileNotFoundError:
         mode = None
     except OSError as e:
@@ -120,12 +122,17 @@ def replace_file(path, data):
 def copy_xattrs(path, fd):
     """The file's extended attributes (user.*, an ACL) onto its replacement:
     written in place, the file kept them, and a patch without them would
-    remove them from the real file. One the sandbox may not set is left."""
+    remove them from the real file. One the sandbox may not set is left;
+    security.* and trusted.* are never copied: a file capability
+    (security.capability) is cleared by a write too, and a label is the
+    system's, not the file's content."""
     try:
         names = os.listxattr(path)
     except OSError:
         return
     for name in names:
+        if name.startswith(("security.", "trusted.")):
+            continue
         try:
             os.setxattr(fd, name, os.getxattr(path, name))
         except OSError:

@@ -122,3 +122,17 @@ def test_mcp_write_in_a_dir_it_may_not_write_writes_a_writable_file_in_place(cli
     assert r["isError"] and "Permission denied" in text(r), r
     _sh(c, "chmod 755 locked")
     assert c.close() == 0
+
+
+def test_mcp_write_drops_setuid_and_setgid_as_a_write_in_place_did(client, proj, state_dir):
+    # The kernel clears S_ISUID/S_ISGID when a file is written; the replacement copied them back,
+    # so new content kept a setuid bit a reviewer saw no change of (attack52).
+    c = client(session="mcp-suid")
+    _sh(c, "printf 'old\\n' > s.sh && printf 'old\\n' > g.sh && chmod 4755 s.sh && chmod 2775 g.sh")
+    assert _sh(c, "stat -c %a s.sh g.sh") == "4755\n2775\n"  # the sandbox lets the agent set them
+    assert not c.call("write_file", path="s.sh", content="#!/bin/sh\necho new\n")["isError"]
+    assert not c.call("edit_file", path="g.sh", old_string="old", new_string="new")["isError"]
+    assert _sh(c, "stat -c %a s.sh g.sh; cat g.sh") == "755\n775\nnew\n"
+    # As the shell's own write in place there leaves them.
+    assert _sh(c, "printf 'old\\n' > w.sh && chmod 4755 w.sh && echo more >> w.sh && stat -c %a w.sh") == "755\n"
+    assert c.close() == 0
