@@ -21,6 +21,10 @@ namespace {
 // as far as this: the stores listed first stay hidden, where failing to read
 // it at all hid none.
 constexpr size_t kMax = size_t{16} << 20;
+// What a rewrite reads: the stores listed past it were never read (hidden)
+// anyway; a corrupt list of any size (a sparse terabyte) was read whole,
+// std::bad_alloc out of apply (attack52).
+constexpr size_t kRewriteMax = 4 * kMax;
 
 constexpr std::string_view kName = "/.layover-undo";
 
@@ -92,7 +96,7 @@ void note_tree_store(const std::string& state, const std::string& store_dir) {
         // then this one (a store gone is listed again by the next apply
         // that makes it).
         ::lseek(fd.get(), 0, SEEK_SET);
-        std::string all = read_fd(fd.get(), SIZE_MAX), kept;
+        std::string all = read_fd(fd.get(), kRewriteMax), kept;
         for (const auto& e : entries_of(all))
             if (e != store_dir && base::is_real_dir(e)) kept.append(e).push_back('\0');
         kept.append(store_dir).push_back('\0');

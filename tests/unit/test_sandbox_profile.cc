@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 #include <fstream>
 
+#include "helper/base/fd.h"
 #include "helper/sandbox/hide.h"
 #include "helper/sandbox/profile.h"
 #include "helper/sandbox/run_args.h"
@@ -406,6 +407,24 @@ TEST_CASE("undo trees: past 16 MiB, a new store is still listed: the stores gone
     CHECK(st.st_size < 4096);                // the stores gone, dropped
     session::note_tree_store(state, fresh);  // listed: not again
     CHECK(session::tree_stores(state).size() == 2);
+    std::string rm = "rm -rf " + state;
+    CHECK(::system(rm.c_str()) == 0);
+}
+
+TEST_CASE("undo trees: a corrupt list of a terabyte (sparse) is rewritten, not read whole into memory (attack52)") {
+    // The rewrite past 16 MiB read the whole list: std::bad_alloc out of apply.
+    char tmpl[] = "/tmp/layover-trees-XXXXXX";
+    REQUIRE(::mkdtemp(tmpl));
+    std::string state = tmpl;
+    std::string fresh = state + "/fresh/.layover-undo";
+    for (const auto& d : {state + "/fresh", fresh}) REQUIRE(::mkdir(d.c_str(), 0700) == 0);
+    {
+        base::Fd f(::open((state + "/undo-trees").c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600));
+        REQUIRE(f.valid());
+        REQUIRE(::ftruncate(f.get(), off_t{1} << 40) == 0);
+    }
+    REQUIRE_NOTHROW(session::note_tree_store(state, fresh));
+    CHECK(session::tree_stores(state) == std::vector<std::string>{fresh});
     std::string rm = "rm -rf " + state;
     CHECK(::system(rm.c_str()) == 0);
 }
