@@ -278,13 +278,17 @@ struct Prompt {
         std::vector<std::string> picked;
         std::vector<size_t> files;  // the changes holding them, each once
         for (const auto& l : secrets) {
-            for (size_t i = 0; i < selected.size(); i++)
-                if (selected[i] &&
-                    l.compare(0, changes()[i].path.size() + 1, base::display_path(changes()[i].path) + ":") == 0) {
+            for (size_t i = 0; i < selected.size(); i++) {
+                if (!selected[i]) continue;
+                // The line starts with the name as shown: escaped, longer than
+                // the raw path (attack52: a quote in it and the secret went unasked).
+                std::string shown = base::display_path(changes()[i].path) + ":";
+                if (l.compare(0, shown.size(), shown) == 0) {
                     picked.push_back(l);
                     if (files.empty() || files.back() != i) files.push_back(i);
                     break;
                 }
+            }
         }
         if (picked.empty()) return true;
         std::fprintf(stderr, "layover: the agent wrote %zu secret(s):\n", picked.size());

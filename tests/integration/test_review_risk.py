@@ -249,3 +249,25 @@ def test_the_exit_prompt_names_secrets_and_asks_before_applying_them(lo, home):
     assert child.exitstatus == 0
     assert (home / "deploy.env").read_text() == "T=%s\n" % GH
     assert GH[4:] not in (child.before or "")
+
+
+def test_the_exit_prompt_asks_before_applying_a_secret_in_a_file_whose_name_is_escaped(lo, home):
+    # The check matched each secret's line against its file's raw path's length: a name shown
+    # escaped (a quote, a newline, a terminal escape) never matched, and its secret was applied
+    # without the question (attack52).
+    import pexpect
+    agent(lo, "printf 'T=%s\\n' > 'de\"ploy.env'" % GH)
+    e = dict(lo.env, PAGER="cat", TERM="dumb")
+    child = pexpect.spawn(LAYOVER, ["on-exit", "prompt", "s"], env=e, cwd=str(home), timeout=15, encoding="utf-8")
+    child.expect(r"What now.*\? \[r/a/s/p/K/d\] ")
+    child.sendline("a")
+    child.expect(r"Apply 1 change to .*\? \[y/N\] ")
+    child.sendline("y")
+    child.expect(r'the agent wrote 1 secret\(s\):\r\n  "de\\"ploy\.env":1: GitHub token')
+    child.expect(r"Apply these secrets too\? \[y/N\] ")
+    child.sendline("n")
+    child.expect(r"What now.*\? \[r/a/s/p/K/d\] ")
+    child.sendline("k")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert not (home / 'de"ploy.env').exists()
