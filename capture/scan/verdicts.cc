@@ -6,9 +6,11 @@
 
 #include <algorithm>
 #include <cstring>
+#include <ctime>
 #include <random>
 
 #include "capture/scan/varint.h"
+#include "helper/base/dir.h"
 #include "helper/base/fd.h"
 
 namespace capture {
@@ -341,9 +343,30 @@ std::optional<std::string> read_session_cache(int dirfd, const char* name, size_
     return base::read_upto(fd.get(), static_cast<size_t>(st.st_size));
 }
 
+namespace {
+
+// This cache's temp files an hour old: left by a writer killed between the
+// create and the rename (a status stopped by Ctrl+C or a timeout), kept for
+// the session's life before (attack52). A younger one may be another
+// writer's, at work.
+void sweep_temps(int dirfd, const std::string& prefix) {
+    auto names = base::list_dir(dirfd);
+    if (!names) return;
+    time_t old = ::time(nullptr) - 3600;
+    for (const auto& e : *names) {
+        struct stat st;
+        if (e.name.compare(0, prefix.size(), prefix) == 0 &&
+            ::fstatat(dirfd, e.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) && st.st_mtime < old)
+            ::unlinkat(dirfd, e.name.c_str(), 0);
+    }
+}
+
+}  // namespace
+
 base::Result<void> write_session_cache(int dirfd, const char* name, std::string_view data, const char* what) {
     std::random_device rd;
-    std::string tmp = std::string(".") + name + "-" + std::to_string(rd() % 1000000000u);
+    std::string prefix = std::string(".") + name + "-";
+    std::string tmp = prefix + std::to_string(rd() % 1000000000u);
     base::Fd fd(::openat(dirfd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
     if (!fd.valid()) return base::sys_error(what);
     auto w = base::write_all(fd.get(), data.data(), data.size());
@@ -353,6 +376,7 @@ base::Result<void> write_session_cache(int dirfd, const char* name, std::string_
         ::unlinkat(dirfd, tmp.c_str(), 0);
         return w ? base::sys_error(what) : w;
     }
+    sweep_temps(dirfd, prefix);
     return base::Ok();
 }
 

@@ -370,3 +370,26 @@ TEST_CASE("capture verdicts: stored early, written again only when a risk verdic
     ::unlinkat(dfd.get(), "verdicts", 0);
     ::rmdir(tmpl);
 }
+
+TEST_CASE("capture verdicts: a cache's temp file left by a killed writer is removed by a later write (attack52)") {
+    // A status killed between the temp file's creation and its rename left
+    // it in the session dir for the session's life, each up to the cache's size.
+    char tmpl[] = "/tmp/layover-verdicts-XXXXXX";
+    REQUIRE(::mkdtemp(tmpl));
+    base::Fd dfd(::open(tmpl, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    REQUIRE(dfd.valid());
+    for (const char* n : {".verdicts-111", ".verdicts-222", ".status-snapshot-333"}) {
+        base::Fd f(::openat(dfd.get(), n, O_WRONLY | O_CREAT | O_CLOEXEC, 0600));
+        REQUIRE(f.valid());
+    }
+    struct timespec old[2] = {{0, UTIME_OMIT}, {::time(nullptr) - 7200, 0}};
+    REQUIRE(::utimensat(dfd.get(), ".verdicts-111", old, 0) == 0);
+    REQUIRE(::utimensat(dfd.get(), ".status-snapshot-333", old, 0) == 0);
+    REQUIRE(write_session_cache(dfd.get(), "verdicts", "x", "writing"));
+    CHECK(::faccessat(dfd.get(), ".verdicts-111", F_OK, 0) != 0);         // two hours old: left by a killed writer
+    CHECK(::faccessat(dfd.get(), ".verdicts-222", F_OK, 0) == 0);         // new: perhaps another writer's, at work
+    CHECK(::faccessat(dfd.get(), ".status-snapshot-333", F_OK, 0) == 0);  // another cache's: its own write sweeps it
+    CHECK(::faccessat(dfd.get(), "verdicts", F_OK, 0) == 0);
+    std::string rm = std::string("rm -rf ") + tmpl;
+    CHECK(::system(rm.c_str()) == 0);
+}
