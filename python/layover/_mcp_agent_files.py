@@ -65,11 +65,13 @@ def replace_file(path, data):
     it cut short, the old content gone. A file there keeps its permission
     bits and xattrs; a new one gets 0666 less the umask, as open() made it.
     A symlink at path is written through (its target replaced), as open()
-    wrote through it. The temp file is removed when the write fails; only a kill
-    of the agent between its creation and the rename leaves it
-    (.layover-write-*.tmp). O_TMPFILE would leave none, but an overlay's
-    refuses the link that names it (EXDEV). A writable file in a dir the
-    agent may not write is written in place, as before."""
+    wrote through it. The content goes to an O_TMPFILE file (no name while
+    it is written), named (.layover-write-*.tmp) only once complete, and
+    renamed at once: a kill of the agent leaves that name only between
+    those two calls. Where the dir has no O_TMPFILE, or the link is refused
+    (no /proc), a named temp file from the start, removed when the write
+    fails; a kill mid-write leaves it. A writable file in a dir the agent
+    may not write is written in place, as before."""
     real = os.path.realpath(path) if os.path.islink(path) else path
     try:
         st = os.stat(real)
@@ -84,10 +86,12 @@ def replace_file(path, data):
         # A rename would replace a file its mode says is not to be written
         # (0444): refused, as the write in place was.
         raise write_failed(real, PermissionError(errno.EACCES, os.strerror(errno.EACCES)))
-    tmp, fd = None, None
+    tmp, fd, d = None, None, os.path.dirname(real)
     try:
         try:
-            tmp, fd = new_temp(os.path.dirname(real))
+            fd = unnamed_temp(d)
+            if fd is None:
+                tmp, fd = new_temp(d)
         except PermissionError:
             if mode is None:
                 raise
@@ -97,12 +101,14 @@ def replace_file(path, data):
             with open_regular(real, "wb") as f:
                 f.write(data)
             return
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
-        if mode is not None:
-            copy_xattrs(real, fd)
-            os.fchmod(fd, mode)
+        fill(fd, data, real, mode)
+        if tmp is None:
+            tmp = link_temp(fd, d)
+            if tmp is None:  # the link refused: a named temp file, written again
+                os.close(fd)
+                fd = None
+                tmp, fd = new_temp(d)
+                fill(fd, data, real, mode)
         os.close(fd)
         fd = None
         os.rename(tmp, real)
@@ -139,10 +145,65 @@ def copy_xattrs(path, fd):
             pass
 
 
+def fill(fd, data, real, mode):
+    """The new content in fd, then the mode and xattrs of the file it
+    replaces (mode None: a new file)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+    if mode is not None:
+        copy_xattrs(real, fd)
+        os.fchmod(fd, mode)
+
+
+def temp_name():
+    return ".layover-write-%s.tmp" % os.urandom(8).hex()
+
+
+def unnamed_temp(d):
+    """fd of a new empty file in d with no name yet (O_TMPFILE), 0666 less
+    the umask; None where d's filesystem or the kernel has none (EINVAL,
+    EOPNOTSUPP, EISDIR). An overlay has them since Linux 6.6. Any other
+    error (EACCES, ENOSPC, EROFS) is raised, as new_temp's would be."""
+    flags = getattr(os, "O_TMPFILE", 0)
+    if not flags:
+        return None
+    try:
+        return os.open(d, flags | os.O_WRONLY | os.O_CLOEXEC, 0o666)
+    except OSError as e:
+        if e.errno in (errno.EINVAL, errno.EOPNOTSUPP, errno.EISDIR):
+            return None
+        raise
+
+
+def link_temp(fd, d):
+    """Names unnamed_temp's file fd in d (.layover-write-*.tmp), for the
+    rename; None when the link is refused (no /proc). linkat with
+    AT_SYMLINK_FOLLOW on /proc/self/fd/N: os.link without a dir fd calls
+    link(2), which links the magic symlink itself (EXDEV); a dst_dir_fd
+    makes it linkat."""
+    try:
+        dfd = os.open(d, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        while True:
+            name = temp_name()
+            try:
+                os.link("/proc/self/fd/%d" % fd, name, dst_dir_fd=dfd, follow_symlinks=True)
+                return os.path.join(d, name)
+            except FileExistsError:
+                continue
+            except OSError:
+                return None
+    finally:
+        os.close(dfd)
+
+
 def new_temp(d):
     """(name, fd) of a new empty file in d, 0666 less the umask."""
     while True:
-        name = os.path.join(d, ".layover-write-%s.tmp" % os.urandom(8).hex())
+        name = os.path.join(d, temp_name())
         try:
             return name, os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
         except FileExistsError:
