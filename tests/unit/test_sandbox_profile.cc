@@ -1,13 +1,13 @@
 // The isolation profile's pure parts: the environment filter, the secret
 // list, bind-mount aliases, the hide plan and the run options that set them.
 #include <fcntl.h>
-#include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <fstream>
+#include <optional>
 
 #include "helper/base/fd.h"
 #include "helper/sandbox/hide.h"
@@ -17,11 +17,20 @@
 #include "helper/store/undo_trees.h"
 #include "overlay/mask.h"
 #include "overlay/mountinfo.h"
+#include "tests/unit/capture_tree.h"
 
 namespace {
 
 bool has(const std::vector<std::string>& v, const std::string& s) {
     return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+// Removes the case's TempDir now and says whether it is gone: the cleanup
+// each case CHECKed when it ran rm -rf itself.
+bool removed(std::optional<testtree::TempDir>& t) {
+    std::string path = t->path;
+    t.reset();
+    return ::access(path.c_str(), F_OK) != 0;
 }
 
 }  // namespace
@@ -146,9 +155,8 @@ TEST_CASE("mountinfo: aliases of a path through bind mounts of the same filesyst
 }
 
 TEST_CASE("hide: the plan resolves symlinks, skips what is absent, keeps in-target names") {
-    char tmpl[] = "/tmp/layover-hide-XXXXXX";
-    REQUIRE(::mkdtemp(tmpl));
-    std::string root = tmpl;
+    std::optional<testtree::TempDir> tmp{std::in_place};
+    std::string root = tmp->path;
     std::string home = root + "/home", proj = home + "/proj";
     REQUIRE(::mkdir(home.c_str(), 0755) == 0);
     REQUIRE(::mkdir(proj.c_str(), 0755) == 0);
@@ -196,14 +204,12 @@ TEST_CASE("hide: the plan resolves symlinks, skips what is absent, keeps in-targ
     CHECK(p4->shown == std::vector<std::string>{home + "/.ssh", home + "/.netrc"});
     HideRequest same{home, proj, proj, true, {}, {}, home};
     CHECK(plan_hide(same, {})->mounts == std::vector<std::string>{root + "/realssh", home + "/.netrc"});
-    std::string rm = "rm -rf " + root;
-    CHECK(::system(rm.c_str()) == 0);
+    CHECK(removed(tmp));
 }
 
 TEST_CASE("hide: missing paths are kept missing as spelled and where they would resolve") {
-    char tmpl[] = "/tmp/layover-hide-XXXXXX";
-    REQUIRE(::mkdtemp(tmpl));
-    std::string root = tmpl;
+    std::optional<testtree::TempDir> tmp{std::in_place};
+    std::string root = tmp->path;
     std::string home = root + "/home", dots = home + "/dotfiles/config";
     REQUIRE(::mkdir(home.c_str(), 0755) == 0);
     REQUIRE(::mkdir((home + "/dotfiles").c_str(), 0755) == 0);
@@ -221,14 +227,12 @@ TEST_CASE("hide: missing paths are kept missing as spelled and where they would 
     CHECK(has(plan->missing, home + "/afile/below"));  // kept; the mask finds a file in the way
     CHECK_FALSE(has(plan->missing, home + "/afile"));
     CHECK(has(plan->missing, root + "/outside"));
-    std::string rm = "rm -rf " + root;
-    CHECK(::system(rm.c_str()) == 0);
+    CHECK(removed(tmp));
 }
 
 TEST_CASE("hide: a dangling symlink, as a secret or above one, is kept missing where it leads") {
-    char tmpl[] = "/tmp/layover-hide-XXXXXX";
-    REQUIRE(::mkdtemp(tmpl));
-    std::string root = tmpl;
+    std::optional<testtree::TempDir> tmp{std::in_place};
+    std::string root = tmp->path;
     std::string home = root + "/home";
     REQUIRE(::mkdir(home.c_str(), 0755) == 0);
     REQUIRE(::symlink("vault/kube", (home + "/.kube").c_str()) == 0);         // the secret itself
@@ -244,14 +248,12 @@ TEST_CASE("hide: a dangling symlink, as a secret or above one, is kept missing w
     CHECK(has(plan->missing, home + "/dotfiles/config/gh"));
     CHECK(has(plan->in_target, "dotfiles/config/gh"));
     CHECK(has(plan->missing, home + "/x/../y"));  // x is missing: the rest as spelled
-    std::string rm = "rm -rf " + root;
-    CHECK(::system(rm.c_str()) == 0);
+    CHECK(removed(tmp));
 }
 
 TEST_CASE("mask: a path made on the host between the plan and the mask is whited out too") {
-    char tmpl[] = "/tmp/layover-mask-XXXXXX";
-    REQUIRE(::mkdtemp(tmpl));
-    std::string root = tmpl;
+    std::optional<testtree::TempDir> tmp{std::in_place};
+    std::string root = tmp->path;
     // The plan found all of these missing; since, "a" and "d" were made.
     REQUIRE(::mkdir((root + "/a").c_str(), 0755) == 0);
     REQUIRE(::mkdir((root + "/d").c_str(), 0755) == 0);
@@ -271,8 +273,7 @@ TEST_CASE("mask: a path made on the host between the plan and the mask is whited
         CHECK(whiteout("b"));
         CHECK(whiteout("d"));  // and nothing below it
     }
-    std::string rm = "rm -rf " + root;
-    CHECK(::system(rm.c_str()) == 0);
+    CHECK(removed(tmp));
 }
 
 TEST_CASE("mask: each missing path goes to the overlay of the deepest root holding it") {
@@ -286,9 +287,8 @@ TEST_CASE("mask: each missing path goes to the overlay of the deepest root holdi
 }
 
 TEST_CASE("hide: the undo stores in the target, above it and in the home are covered, silently") {
-    char tmpl[] = "/tmp/layover-hide-XXXXXX";
-    REQUIRE(::mkdtemp(tmpl));
-    std::string root = tmpl;
+    std::optional<testtree::TempDir> tmp{std::in_place};
+    std::string root = tmp->path;
     std::string home = root + "/home", proj = home + "/proj", other = root + "/other";
     for (const auto& d : {home, proj, other, proj + "/.layover-undo", home + "/.layover-undo"})
         REQUIRE(::mkdir(d.c_str(), 0700) == 0);
@@ -321,8 +321,7 @@ TEST_CASE("hide: the undo stores in the target, above it and in the home are cov
     REQUIRE(::mkdir(sib.c_str(), 0700) == 0);
     HideRequest beside{home, proj, proj, false, {}, {sib}, {}};
     CHECK(has(plan_hide(beside, {})->mounts, sib));
-    std::string rm = "rm -rf " + root;
-    CHECK(::system(rm.c_str()) == 0);
+    CHECK(removed(tmp));
 }
 
 TEST_CASE("run: the isolation profile's options") {
@@ -344,9 +343,8 @@ TEST_CASE("run: the isolation profile's options") {
 }
 
 TEST_CASE("undo trees: each store listed once, in the order added, a cut-off entry dropped") {
-    char tmpl[] = "/tmp/layover-trees-XXXXXX";
-    REQUIRE(::mkdtemp(tmpl));
-    std::string state = tmpl;
+    std::optional<testtree::TempDir> tmp{std::in_place};
+    std::string state = tmp->path;
     CHECK(session::tree_stores(state).empty());
     session::note_tree_store(state, "/w/a/.layover-undo");
     session::note_tree_store(state, "/w/b\n/.layover-undo");
@@ -356,14 +354,12 @@ TEST_CASE("undo trees: each store listed once, in the order added, a cut-off ent
     session::note_tree_store(state, "/w/c/.layover-undo");  // after the cut-off one, apart from it
     CHECK(session::tree_stores(state) ==
           std::vector<std::string>{"/w/a/.layover-undo", "/w/b\n/.layover-undo", "/w/c/.layover-undo"});
-    std::string rm = "rm -rf " + state;
-    CHECK(::system(rm.c_str()) == 0);
+    CHECK(removed(tmp));
 }
 
 TEST_CASE("undo trees: a list past 1 MiB (thousands of trees) is still read: its stores stay hidden") {
-    char tmpl[] = "/tmp/layover-trees-XXXXXX";
-    REQUIRE(::mkdtemp(tmpl));
-    std::string state = tmpl;
+    std::optional<testtree::TempDir> tmp{std::in_place};
+    std::string state = tmp->path;
     std::string pad(200, 'p');
     {
         std::ofstream f(state + "/undo-trees", std::ios::binary);
@@ -379,16 +375,14 @@ TEST_CASE("undo trees: a list past 1 MiB (thousands of trees) is still read: its
     listed = session::tree_stores(state);
     CHECK(listed.size() == 6002);
     CHECK(listed.back() == "/w/new/.layover-undo");
-    std::string rm = "rm -rf " + state;
-    CHECK(::system(rm.c_str()) == 0);
+    CHECK(removed(tmp));
 }
 
 TEST_CASE("undo trees: past 16 MiB, a new store is still listed: the stores gone are dropped (attack51)") {
     // Appended past the 16 MiB read, a new store was never seen: not
     // covered by any sandbox, and listed again by each apply of its tree.
-    char tmpl[] = "/tmp/layover-trees-XXXXXX";
-    REQUIRE(::mkdtemp(tmpl));
-    std::string state = tmpl;
+    std::optional<testtree::TempDir> tmp{std::in_place};
+    std::string state = tmp->path;
     std::string live = state + "/live/.layover-undo", fresh = state + "/fresh/.layover-undo";
     for (const auto& d : {state + "/live", live, state + "/fresh", fresh}) REQUIRE(::mkdir(d.c_str(), 0700) == 0);
     std::string pad(240, 'p');
@@ -407,15 +401,13 @@ TEST_CASE("undo trees: past 16 MiB, a new store is still listed: the stores gone
     CHECK(st.st_size < 4096);                // the stores gone, dropped
     session::note_tree_store(state, fresh);  // listed: not again
     CHECK(session::tree_stores(state).size() == 2);
-    std::string rm = "rm -rf " + state;
-    CHECK(::system(rm.c_str()) == 0);
+    CHECK(removed(tmp));
 }
 
 TEST_CASE("undo trees: a corrupt list of a terabyte (sparse) is rewritten, not read whole into memory (attack52)") {
     // The rewrite past 16 MiB read the whole list: std::bad_alloc out of apply.
-    char tmpl[] = "/tmp/layover-trees-XXXXXX";
-    REQUIRE(::mkdtemp(tmpl));
-    std::string state = tmpl;
+    std::optional<testtree::TempDir> tmp{std::in_place};
+    std::string state = tmp->path;
     std::string fresh = state + "/fresh/.layover-undo";
     for (const auto& d : {state + "/fresh", fresh}) REQUIRE(::mkdir(d.c_str(), 0700) == 0);
     {
@@ -425,8 +417,7 @@ TEST_CASE("undo trees: a corrupt list of a terabyte (sparse) is rewritten, not r
     }
     REQUIRE_NOTHROW(session::note_tree_store(state, fresh));
     CHECK(session::tree_stores(state) == std::vector<std::string>{fresh});
-    std::string rm = "rm -rf " + state;
-    CHECK(::system(rm.c_str()) == 0);
+    CHECK(removed(tmp));
 }
 
 TEST_CASE("scratch: the exit line counts the files and says how many an earlier run wrote") {
