@@ -33,7 +33,9 @@ from ._mcp_sandbox import AgentSandbox
 from ._gate import Cancelled, nothing
 from ._mcp_steps import FREEZERS, WRITERS, Steps, changed_via, session_exists_via
 from ._mcp_schema import check_known_args, tool_list
-from ._mcp_tools import HANDLERS, BadArgs, ToolFail, review_hint
+from ._mcp_handlers import HANDLERS
+from ._mcp_review_tools import review_hint
+from ._mcp_tools import BadArgs, ToolFail
 from .errors import SandboxError
 
 LEGACY = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
