@@ -5,8 +5,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <memory>
 #include <string_view>
 #include <system_error>
@@ -18,6 +16,7 @@
 #include "helper/base/interrupt.h"
 #include "helper/base/text.h"
 #include "review/apply/handoff.h"
+#include "review/apply/stage_file.h"
 #include "review/txn/fault.h"
 
 namespace review {
@@ -32,48 +31,7 @@ base::Result<std::pair<int, std::string>> at_beneath(DirCache& dirs, const std::
 
 namespace {
 
-struct Target {
-    PlanItem* item;
-    const Member* m;
-    std::string staged;
-    bool root;          // the unit's own entry (not inside a staged tree)
-    uint64_t size;      // the file's size: the member's, or the chosen content's (apply --hunks)
-    bool done = false;  // file data written (set by the one writer that had it)
-    // The entry as staging finished it (fstat of its own fd), for the undo
-    // record of a new tree; set by the one thread that finished it.
-    EntryStat after = {};
-    bool stat_ok = false;
-};
-
-// Stat fd (the entry just finished) into t.after; a failure leaves the tree to be walked.
-void note_stat(Target& t, int fd) {
-    struct stat st {};
-    if (::fstat(fd, &st) != 0) return;
-    t.after = entry_stat(st, "");
-    t.stat_ok = true;
-}
-
-// One writer's state: the file being written and its own directory cache
-// (never shared between threads).
-struct FileOut {
-    explicit FileOut(int root) : dirs(root) {}
-    DirCache dirs;
-    base::Fd cur;
-    Target* target = nullptr;
-    uint64_t kicked = 0;    // writeback started for [0, kicked) of cur
-    uint64_t written = 0;   // end of the data written to cur
-    bool own_mode = false;  // cur was created with its member's permission bits
-};
-
-base::Error staging_error(const std::string& path, const base::Error& e) {
-    std::string why = e.message;
-    if (e.code == ENOSPC || e.code == EDQUOT) why += " (the target's filesystem is full)";
-    if (e.code == EACCES || e.code == EPERM)  // not the temporary name: the directory, and the fix
-        why = "its directory on the target is not writable (" + std::string(std::strerror(e.code)) +
-              "); make it writable (chmod u+w) and apply again";
-    if (e.code == EROFS) why = "the target's filesystem is read-only (" + std::string(std::strerror(e.code)) + ")";
-    return base::Error{"staging " + base::display_path(path) + ": " + why, e.code};
-}
+using namespace staging;  // the file writer (stage_file.h)
 
 class Stager {
 public:
@@ -106,8 +64,8 @@ public:
             if (t.m->size != 0 && !content)
                 return base::error("patch has no data for " + base::display_path(t.m->path));
             TRY_VOID(guard(t, open_file(out, t)));
-            if (content) TRY_VOID(write_chunk(out, 0, content->data(), content->size()));
-            TRY_VOID(finish_file(out));
+            if (content) TRY_VOID(write_chunk(ctx_, out, 0, content->data(), content->size()));
+            TRY_VOID(finish_file(ctx_, out));
         }
         // 3. Hard links within the patch, then directory attributes deepest first.
         for (auto& t : order_)
@@ -158,10 +116,6 @@ private:
             i = end;
         }
     }
-
-    // Writeback is started every this many bytes, so the fsync before
-    // commit waits for the tail only, not for the whole file.
-    static constexpr uint64_t kWritebackChunk = 8ull << 20;
 
     // The archive is decompressed and parsed on this thread while two others
     // make the files (open, write, attributes, close), each taking whole
@@ -214,11 +168,11 @@ private:
             if (it == files_.end()) return tap;
             Target* t = it->second;
             if (n == 0) {
-                if (inline_err.ok()) inline_err = begin_file(inline_out, *t);
+                if (inline_err.ok()) inline_err = begin_file(ctx_, inline_out, *t);
                 if (!inline_err.ok()) return nullptr;
                 return [this, &inline_out, tap](uint64_t off, const char* data, size_t len) -> base::Result<void> {
                     if (tap) TRY_VOID(tap(off, data, len));
-                    return write_chunk(inline_out, off, data, len);
+                    return write_chunk(ctx_, inline_out, off, data, len);
                 };
             }
             std::string_view staged = t->staged;
@@ -243,7 +197,7 @@ private:
         if (n == 0) {
             TRY_VOID(inline_err);
             TRY_VOID(r);
-            TRY_VOID(finish_file(inline_out));
+            TRY_VOID(finish_file(ctx_, inline_out));
             return base::Ok();
         }
         for (size_t i = 0; i < n; i++) {
@@ -262,8 +216,8 @@ private:
         HandoffBatch b;
         while (h.take(b)) {
             for (const auto& op : b.ops) {
-                auto r = op.tag ? begin_file(out, *static_cast<Target*>(const_cast<void*>(op.tag)))
-                                : write_chunk(out, op.off, op.ext ? op.ext : b.buf.data() + op.pos, op.len);
+                auto r = op.tag ? begin_file(ctx_, out, *static_cast<Target*>(const_cast<void*>(op.tag)))
+                                : write_chunk(ctx_, out, op.off, op.ext ? op.ext : b.buf.data() + op.pos, op.len);
                 if (!r.ok()) {
                     h.stop();
                     return r;
@@ -271,34 +225,7 @@ private:
             }
         }
         if (h.stopped()) return base::Ok();  // the reader or the other writer failed: reported there
-        return finish_file(out);
-    }
-
-    base::Result<void> begin_file(FileOut& out, Target& t) {
-        TRY_VOID(finish_file(out));
-        auto r = open_file(out, t);
-        if (!r.ok()) return staging_error(t.m->path, r.error());
-        return base::Ok();
-    }
-
-    base::Result<void> write_chunk(FileOut& out, uint64_t off, const char* data, size_t len) {
-        while (len > 0) {
-            ssize_t n = ::pwrite(out.cur.get(), data, len, static_cast<off_t>(off));
-            if (n < 0) {
-                if (errno == EINTR) continue;
-                return staging_error(out.target->m->path, base::sys_error("write"));
-            }
-            data += n;
-            len -= static_cast<size_t>(n);
-            off += static_cast<uint64_t>(n);
-            ctx_.progress.add(static_cast<uint64_t>(n), 0);
-        }
-        if (off > out.written) out.written = off;
-        if (off - out.kicked >= kWritebackChunk) {
-            start_writeback(out.cur.get(), out.kicked, off);
-            out.kicked = off;
-        }
-        return base::Ok();
+        return finish_file(ctx_, out);
     }
 
     void add_target(PlanItem& it, const Member* m, bool root, uint64_t& total, uint64_t& count) {
@@ -341,60 +268,6 @@ private:
             t.after = entry_stat(st, "");
             t.stat_ok = true;
         }
-        return base::Ok();
-    }
-
-    // A file staged beside its destination, in a real dir, is created 0600.
-    // One inside a new tree is created with its own permission bits: the
-    // tree's staged dirs are 0700 until all its entries are finished
-    // (dir_attrs), so no one else can reach it before then either, and the
-    // fchmod after is saved when the umask and a default ACL leave its bits
-    // whole (finish_file's fstat says; else it is chmodded as before).
-    base::Result<void> open_file(FileOut& out, Target& t) {
-        TRY(auto at, at_beneath(out.dirs, t.staged));
-        out.own_mode = !t.root;
-        mode_t mode = out.own_mode ? (t.m->mode & 0777) : 0600;
-        TRY(out.cur, base::open_at(at.first, at.second, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode));
-        out.target = &t;
-        out.kicked = 0;
-        out.written = 0;
-        return base::Ok();
-    }
-
-    // Size, xattrs, ACLs of the replaced original, mode, mtime; then close.
-    base::Result<void> finish_file(FileOut& out) {
-        if (!out.cur.valid()) return base::Ok();
-        Target& t = *out.target;
-        auto r = [&]() -> base::Result<void> {
-            // Created empty: only a trailing hole (sparse) leaves the size short.
-            if (out.written != t.size && ::ftruncate(out.cur.get(), static_cast<off_t>(t.size)) != 0)
-                return base::sys_error("truncate");
-            TRY_VOID(set_user_xattrs(out.cur.get(), t.m->xattrs, true));
-            PlanItem& it = *t.item;
-            if (t.root && it.unit.op == Op::Replace && it.before.type == capture::Type::File) {
-                auto [parent, name] = split_parent(it.unit.path);
-                TRY(int pfd, out.dirs.get(parent));
-                TRY(base::Fd orig, base::open_at(pfd, name, O_PATH | O_NOFOLLOW));
-                TRY_VOID(copy_acls(orig.get(), out.cur.get()));
-            }
-            TRY_VOID(set_mode_mtime(out.cur.get(), t.m->mode, t.m->mtime_ns, !out.own_mode));
-            if (out.kicked > 0 || t.size >= (1u << 20)) start_writeback(out.cur.get(), out.kicked, t.size);
-            note_stat(t, out.cur.get());  // last: nothing changes the file after this
-            if (out.own_mode && (!t.stat_ok || t.after.mode != (t.m->mode & 0777))) {
-                // The umask or the dir's default ACL took bits at the create.
-                if (::fchmod(out.cur.get(), t.m->mode & 0777) != 0) return base::sys_error("chmod");
-                t.stat_ok = false;
-                note_stat(t, out.cur.get());
-            }
-            ctx_.dur.keep(out.cur.get());  // mode 0000 would keep us from reopening it
-            return out.cur.close();
-        }();
-        t.done = true;
-        out.cur.reset();
-        if (!r.ok()) return staging_error(t.m->path, r.error());
-        TRY_VOID(fault_point("apply", "stage"));
-        TRY_VOID(base::stop_if_interrupted());  // a Ctrl+C: rolled back, then raised again
-        ctx_.progress.add(0, 1);
         return base::Ok();
     }
 
