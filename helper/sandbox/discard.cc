@@ -28,12 +28,17 @@ std::string deleting_dir(const std::string& state) { return state + "/deleting";
 
 namespace {
 
-// The detached remover: no terminal, no inherited pipes (a caller reading
-// run's stdout to EOF must not wait for it), default signals.
+// The detached remover: a process group of its own (no Ctrl+C of the
+// terminal's, no kill of run's job reaches it), no terminal fds, no
+// inherited pipes (a caller reading run's stdout to EOF must not wait for
+// it), default signals. Not a session of its own: setsid() would make a
+// scheduler autogroup, where its nice 19 weighs as much as the next run,
+// and the move hands the CPU away mid-start (issue 20, "Start-up, eleventh
+// pass").
 void detach(std::vector<int> keep) {
     // Not `layover run ... -- COMMAND` in ps for the length of the delete.
     base::set_title("layover-remove");
-    ::setsid();
+    ::setpgid(0, 0);
     sigset_t none;
     ::sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);

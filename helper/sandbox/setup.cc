@@ -81,8 +81,11 @@ int setup_main(const SandboxPlan& plan) {
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (!supervisor_alive(plan)) return 125;
     // Out of the terminal's process group: Ctrl+C reaches the supervisor,
-    // which forwards it to the command.
-    ::setsid();
+    // which forwards it to the command. A process group of our own, not a
+    // session: setsid() would also make a scheduler autogroup, whose move
+    // hands the CPU away at once (issue 20, "Start-up, eleventh pass"); init
+    // never touches the terminal, and the child makes its own session.
+    ::setpgid(0, 0);
 
     // --max-memory's cgroup, before anything of the sandbox is forked.
     STEP(memcg::enter(plan.limits.memory_cgroup));
