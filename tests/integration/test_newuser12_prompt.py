@@ -2,9 +2,7 @@
 `status` shows beside a change, so a new symlink's target and a mode change
 that carries no risk mark (`chmod 600`) were not on screen when a person
 chose to apply."""
-import pexpect
-
-from conftest import LAYOVER
+from test_newcomer_marks import prompt_summary
 
 
 def test_the_exit_prompt_shows_a_links_target_and_a_mode_change_as_status_does(lo, require_sandbox):
@@ -16,12 +14,7 @@ def test_the_exit_prompt_shows_a_links_target_and_a_mode_change_as_status_does(l
     assert r.returncode == 0, r.stderr
     listed = r.stdout.decode().splitlines()[:-1]
     assert sorted(listed) == ["A  keylink  (-> key.txt)", "m  key.txt  (mode 644 -> 600)"], listed
-    child = pexpect.spawn(LAYOVER, ["on-exit", "prompt", "n12"], env=dict(lo.env, PAGER="cat", TERM="dumb"),
-                          cwd=str(lo.target), timeout=20)
-    child.expect(r"What now.*\? \[r/a/s/p/K/d\] ")
-    summary = child.before.decode().replace("\r\n", "\n")
-    child.sendline("k")
-    child.expect(pexpect.EOF)
+    summary = prompt_summary(lo, "n12", {})
     for line in listed:
         assert "\n  %s\n" % line in summary, (line, summary)
     # The real tree is untouched: still mode 0644, no link.
