@@ -46,13 +46,10 @@ std::string menu_choice(const std::string& answer) {
 
 namespace {
 
-std::string line_of(const capture::Change& c) {
-    std::string s = "  ";
-    s.push_back(capture::kind_letter(c.kind));
-    s += "  " + shown_path(c);
-    if (!c.captured) s += "  (socket: not captured)";
-    return s;
-}
+// The line `status` prints (a link's target, a mode change, a socket not
+// captured), so the prompt shows what a person applies: before newuser12's
+// pass a new link's target and a mode change with no mark were left out.
+std::string line_of(const capture::Change& c) { return "  " + capture::summary_line(c); }
 
 bool parse_num(const std::string& s, size_t* out) {
     if (s.empty() || s.size() > 9 || s.find_first_not_of("0123456789") != std::string::npos) return false;

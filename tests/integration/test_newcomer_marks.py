@@ -24,6 +24,17 @@ def _status_lines(lo, name, env):
     return r.stdout.decode().splitlines()[:-1]  # the total line left out
 
 
+def prompt_summary(lo, name, env):
+    """What the exit prompt prints before its menu (answered `k`: kept)."""
+    child = pexpect.spawn(LAYOVER, ["on-exit", "prompt", name], env=dict(lo.env, PAGER="cat", TERM="dumb", **env),
+                          cwd=str(lo.target), timeout=20)
+    child.expect(r"What now.*\? \[r/a/s/p/K/d\] ")
+    summary = child.before.decode().replace("\r\n", "\n")
+    child.sendline("k")
+    child.expect(pexpect.EOF)
+    return summary
+
+
 def test_diff_and_diff_stat_list_the_risky_changes_as_status_does(lo):
     env = {"HOME": str(lo.target)}  # the home rules apply: the target is $HOME
     assert lo.run(RISKY, session="m", env=env).returncode == 0
@@ -51,12 +62,7 @@ def test_the_exit_prompt_and_mcp_changes_space_the_marks_as_status_does(lo, requ
     env = {"HOME": str(lo.target)}
     assert lo.run(RISKY, session="p", env=env).returncode == 0
     listed = _status_lines(lo, "p", env)
-    child = pexpect.spawn(LAYOVER, ["on-exit", "prompt", "p"], env=dict(lo.env, PAGER="cat", TERM="dumb", **env),
-                          cwd=str(lo.target), timeout=20)
-    child.expect(r"What now.*\? \[r/a/s/p/K/d\] ")
-    summary = child.before.decode().replace("\r\n", "\n")
-    child.sendline("k")
-    child.expect(pexpect.EOF)
+    summary = prompt_summary(lo, "p", env)
     for line in listed:
         assert "\n  %s\n" % line in summary, (line, summary)
     assert "   !" not in summary, summary
