@@ -45,7 +45,7 @@ tree = $(wildcard $(1)/*.cc) $(wildcard $(1)/*/*.cc)
 BASE_SRCS  := $(call tree,helper/base) $(wildcard helper/store/*.cc)
 CORE_SRCS  := $(wildcard helper/sandbox/*.cc) $(wildcard overlay/*.cc)
 PATCH_SRCS := $(call tree,capture) $(call tree,review)
-CLI_SRCS   := $(filter-out helper/cli/main.cc helper/cli/patch_main.cc,$(wildcard helper/cli/*.cc))
+CLI_SRCS   := $(filter-out helper/cli/main.cc helper/cli/patch_main.cc,$(call tree,helper/cli))
 UNIT_SRCS  := $(wildcard tests/unit/*.cc) $(wildcard tests/fuzz/t_*.cc)
 
 obj = $(patsubst %.cc,$(BUILD)/obj/%.o,$(1))

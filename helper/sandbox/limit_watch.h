@@ -1,7 +1,7 @@
 // --timeout, --max-size and --min-free, enforced by the supervisor from
 // outside the sandbox, which cannot starve it. Once one is reached the whole sandbox
 // is stopped (SIGKILL to init, whose exit makes the kernel kill its PID
-// namespace, and to setup) and the session is kept (helper/cli/run.cc).
+// namespace, and to setup) and the session is kept (helper/cli/session/run.cc).
 #pragma once
 #include <sys/types.h>
 

@@ -27,7 +27,7 @@ namespace {
 control::Reply refuse(const std::string& msg) { return {false, 0, msg}; }
 
 // `layover revert NAME N` as a child (the kept session's code, whole): it
-// knows it is this supervisor's by LAYOVER_REVERT_FOR (helper/cli/revert.cc).
+// knows it is this supervisor's by LAYOVER_REVERT_FOR (helper/cli/history/revert.cc).
 // Its exit code and what it printed on stderr.
 base::Result<std::pair<int, std::string>> run_revert(const std::string& name, int n) {
     std::string exe = base::self_exe();
