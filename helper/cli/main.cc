@@ -17,7 +17,7 @@
 #include "helper/cli/common/config.h"
 #include "helper/cli/common/patch_tool.h"
 #include "helper/cli/common/verbs.h"
-#include "helper/sandbox/seccomp.h"
+#include "helper/sandbox/seccomp/seccomp.h"
 
 namespace {
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "helper/sandbox/run_args.h"
+#include "helper/sandbox/policy/run_args.h"
 
 namespace cli {
 

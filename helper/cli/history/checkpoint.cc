@@ -10,7 +10,7 @@
 #include "helper/base/text.h"
 #include "helper/cli/common/step_args.h"
 #include "helper/cli/common/usage.h"
-#include "helper/sandbox/control.h"
+#include "helper/sandbox/ipc/control.h"
 #include "helper/store/owner_ns.h"
 #include "helper/store/session.h"
 #include "helper/store/steps.h"

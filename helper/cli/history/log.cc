@@ -17,7 +17,7 @@
 #include "helper/cli/common/patch_tool.h"
 #include "helper/cli/common/step_args.h"
 #include "helper/cli/common/usage.h"
-#include "helper/sandbox/control.h"
+#include "helper/sandbox/ipc/control.h"
 #include "helper/store/layer_store.h"
 #include "helper/store/owner_ns.h"
 #include "helper/store/session.h"
@@ -34,7 +34,7 @@ int fail(const std::string& msg) {
     return 1;
 }
 
-// A running session is asked through its supervisor (helper/sandbox/control.h),
+// A running session is asked through its supervisor (helper/sandbox/ipc/control.h),
 // which serves one request at a time under the freeze rule (docs/history.md).
 base::Result<control::Reply> ask_running(const session::Info& s, const control::Request& q) {
     auto r = control::ask(s.dir, q);

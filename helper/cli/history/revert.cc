@@ -18,7 +18,7 @@
 #include "helper/cli/common/step_args.h"
 #include "helper/cli/common/usage.h"
 #include "helper/cli/common/verbs.h"
-#include "helper/sandbox/control.h"
+#include "helper/sandbox/ipc/control.h"
 #include "helper/store/owner_ns.h"
 #include "helper/store/session.h"
 #include "helper/store/steps.h"
@@ -125,7 +125,7 @@ int cmd_revert(int argc, char** argv) {
     if (!s) return fail(s.error().message);
     const std::string& name = s->meta.name;
     // A running session: its supervisor runs this very command as its child
-    // under the freeze rule, holding the lock (helper/sandbox/live_history.cc).
+    // under the freeze rule, holding the lock (helper/sandbox/live/live_history.cc).
     bool for_supervisor = s->state == "running" && supervised(s->meta.pid);
     if (s->state == "running" && !for_supervisor) return revert_running(s.value(), n);
     auto lk = for_supervisor ? base::Fd() : session::lock(s->dir, name);

@@ -15,7 +15,7 @@
 #include "helper/cli/apply/apply_rejected.h"
 #include "helper/cli/common/verbs.h"
 #include "helper/cli/patch/patch_out.h"
-#include "helper/sandbox/discard.h"
+#include "helper/sandbox/prepare/discard.h"
 #include "helper/store/session.h"
 #include "review/apply/apply.h"
 #include "review/apply/partial.h"

@@ -27,7 +27,7 @@
 #include "helper/base/text.h"
 #include "helper/cli/common/usage.h"
 #include "helper/cli/common/verbs.h"
-#include "helper/sandbox/discard.h"
+#include "helper/sandbox/prepare/discard.h"
 #include "helper/store/layer_gc.h"
 #include "helper/store/session.h"
 #include "review/apply/records.h"

@@ -13,10 +13,10 @@
 #include "helper/base/text.h"
 #include "helper/cli/common/usage.h"
 #include "helper/cli/common/verbs.h"
-#include "helper/sandbox/finish.h"
-#include "helper/sandbox/prepare.h"
-#include "helper/sandbox/run_signals.h"
-#include "helper/sandbox/supervisor.h"
+#include "helper/sandbox/prepare/prepare.h"
+#include "helper/sandbox/prepare/run_signals.h"
+#include "helper/sandbox/supervisor/finish.h"
+#include "helper/sandbox/supervisor/supervisor.h"
 #include "review/apply/recover_pending.h"
 
 namespace {
@@ -36,7 +36,7 @@ void wait_teardown(PreparedRun& run) {
 
 int cmd_run(int argc, char** argv) {
     // First: from here to run's exit no signal kills run half-way or is
-    // lost while the command starts (helper/sandbox/run_signals.h).
+    // lost while the command starts (helper/sandbox/prepare/run_signals.h).
     auto signals = run_signals::Gate::block();
     if (!signals) {
         std::fprintf(stderr, "layover run: %s\n", signals.error().message.c_str());
@@ -85,7 +85,7 @@ int cmd_run(int argc, char** argv) {
     }
 
     // A terminal on stdout or stderr alone gets an output-only pty: what the
-    // command prints is filtered on its way there too (pty_relay.h).
+    // command prints is filtered on its way there too (helper/sandbox/supervisor/pty_relay.h).
     unsigned pty_fds =
         interactive ? 7 : pty_fds_for_terminals(false, ::isatty(STDOUT_FILENO) == 1, ::isatty(STDERR_FILENO) == 1);
     std::optional<PtyRelay> pty;

@@ -22,7 +22,7 @@
 #include "helper/cli/common/verbs.h"
 #include "helper/cli/session/session_rejections.h"
 #include "helper/cli/session/session_risks.h"
-#include "helper/sandbox/scratch.h"
+#include "helper/sandbox/policy/scratch.h"
 #include "helper/store/session.h"
 #include "review/diff/pager.h"
 #include "review/prompt/listing.h"
