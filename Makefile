@@ -43,9 +43,9 @@ APPARMOR    ?= auto
 # tests/check_layers.sh enforces the includes.
 tree = $(wildcard $(1)/*.cc) $(wildcard $(1)/*/*.cc)
 BASE_SRCS  := $(call tree,helper/base) $(wildcard helper/store/*.cc)
-CORE_SRCS  := $(wildcard helper/sandbox/*.cc) $(wildcard overlay/*.cc)
+CORE_SRCS  := $(call tree,helper/sandbox) $(wildcard overlay/*.cc)
 PATCH_SRCS := $(call tree,capture) $(call tree,review)
-CLI_SRCS   := $(filter-out helper/cli/main.cc helper/cli/patch_main.cc,$(wildcard helper/cli/*.cc))
+CLI_SRCS   := $(filter-out helper/cli/main.cc helper/cli/patch_main.cc,$(call tree,helper/cli))
 UNIT_SRCS  := $(wildcard tests/unit/*.cc) $(wildcard tests/fuzz/t_*.cc)
 
 obj = $(patsubst %.cc,$(BUILD)/obj/%.o,$(1))
@@ -164,7 +164,7 @@ FUZZ_SAN := -fsanitize=address,undefined,fuzzer-no-link -fno-sanitize-recover=al
 $(BUILD)/obj/tests/fuzz/main_%.o: tests/fuzz/libfuzzer_main.cc tests/fuzz/targets.h
 	@mkdir -p $(dir $@)
 	$(CXX) $(ALLFLAGS) $(SAN) -DFUZZ_TARGET=fuzz::$* -c $< -o $@
-$(BUILD)/fuzz-%: $(BUILD)/obj/tests/fuzz/main_%.o $(call obj,$(wildcard tests/fuzz/t_*.cc) helper/sandbox/rename_call.cc helper/sandbox/control_msg.cc) \
+$(BUILD)/fuzz-%: $(BUILD)/obj/tests/fuzz/main_%.o $(call obj,$(wildcard tests/fuzz/t_*.cc) helper/sandbox/rename/rename_call.cc helper/sandbox/ipc/control_msg.cc) \
                  $(PATCH_LIB) $(BASE_LIB)
 	$(CXX) $(SAN) -fsanitize=fuzzer $(LDFLAGS) -o $@ $^ $(PATCH_LIBS)
 fuzz-bins: $(addprefix $(BUILD)/fuzz-,$(FUZZ_TARGETS))

@@ -18,11 +18,11 @@ struct MountPlan {
     std::string state_dir;  // must not be reachable from inside
     bool host_network = false;
     unsigned long long tmp_size = 0;
-    std::vector<std::string> hide;  // absolute paths made unreadable (helper/sandbox/hide.h)
+    std::vector<std::string> hide;  // absolute paths made unreadable (helper/sandbox/policy/hide.h)
     std::vector<std::string> ro;    // host paths shown read-only at the same path (--ro)
     std::vector<std::string> rw;    // host paths writable, pass-through (--rw)
     struct Scratch {
-        std::string root, upper, work;  // an overlay over root, never applied (helper/sandbox/scratch.h)
+        std::string root, upper, work;  // an overlay over root, never applied (helper/sandbox/policy/scratch.h)
     };
     std::vector<Scratch> scratch;
     std::vector<std::string> steps;  // the session's frozen steps, topmost first (lowers above the target)
@@ -103,7 +103,7 @@ base::Result<void> attach_shown(const MountPlan& plan, Handles& h);
 //     link planted in a resumed session's upper layer cannot redirect it.
 base::Result<void> hide_paths(const MountPlan& plan);
 // The same for a tree not attached anywhere yet (the next overlay of a
-// checkpoint, helper/sandbox/live_freeze.cc): each of `hide` below
+// checkpoint, helper/sandbox/live/live_freeze.cc): each of `hide` below
 // root_path, resolved beneath the fd `root` (which stands for root_path).
 base::Result<void> hide_paths_beneath(int root, const std::string& root_path, const std::vector<std::string>& hide);
 // 8. Everything read-only (mount_setattr, recursive; a plain MS_REMOUNT

@@ -14,10 +14,10 @@
 #include "helper/base/text.h"
 #include "helper/base/title.h"
 #include "helper/base/version.h"
-#include "helper/cli/config.h"
-#include "helper/cli/patch_tool.h"
-#include "helper/cli/verbs.h"
-#include "helper/sandbox/seccomp.h"
+#include "helper/cli/common/config.h"
+#include "helper/cli/common/patch_tool.h"
+#include "helper/cli/common/verbs.h"
+#include "helper/sandbox/seccomp/seccomp.h"
 
 namespace {
 

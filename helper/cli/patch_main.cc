@@ -7,8 +7,8 @@
 #include <string>
 
 #include "helper/base/fd.h"
-#include "helper/cli/config.h"
-#include "helper/cli/verbs.h"
+#include "helper/cli/common/config.h"
+#include "helper/cli/common/verbs.h"
 
 int main(int argc, char** argv) {
     base::ensure_std_fds(true);  // fds 0-2 open before anything else is opened (helper/base/fd.h)

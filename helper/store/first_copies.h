@@ -2,7 +2,7 @@
 // linked another file over (`sed -i`, an editor's atomic save, `mv a b`,
 // `rm b && ln a b`): the replaced copy's birth (or its layer's start),
 // noted by the supervisor as it lets the call run
-// (helper/sandbox/rename_note.cc), before the kernel drops that copy.
+// (helper/sandbox/rename/rename_note.cc), before the kernel drops that copy.
 // capture/scan/walker_since.cc takes the earliest as the copy-up time of
 // the path (docs/security.md, "When the copy was made"). Kept in the
 // session directory, out of the sandbox's reach: `first-copies`, one line
@@ -40,7 +40,7 @@ namespace session {
 // The supervisor's notes for one run, the file held open (appending). Each
 // call appends one line; false when it could not be written (the disk full,
 // the file unusable): the caller refuses the call it was to note
-// (helper/sandbox/rename_note.cc). Past 8 MiB, "full" once, then nothing.
+// (helper/sandbox/rename/rename_note.cc). Past 8 MiB, "full" once, then nothing.
 class Notes {
 public:
     explicit Notes(const std::string& session_dir);

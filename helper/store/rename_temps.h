@@ -1,4 +1,4 @@
-// The rename worker's temporary dirs (helper/sandbox/rename_tree.h): a
+// The rename worker's temporary dirs (helper/sandbox/rename/rename_tree.h): a
 // directory move the overlay refuses is copied into a temporary dir of the
 // destination, then renamed into place. A worker that dies mid-copy (a
 // kill, the OOM killer, --max-memory, a supervisor SIGKILLed) leaves it in

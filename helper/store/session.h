@@ -6,7 +6,7 @@
 //   lock       flock held by the supervisor while the session runs
 // Trash (discarded from the prompt, kept 24 h): STATE/trash/NAME/
 // Being removed in the background (--on-exit discard): STATE/deleting/
-// (helper/sandbox/discard.h)
+// (helper/sandbox/prepare/discard.h)
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -19,7 +19,7 @@
 
 namespace session {
 
-// The resource limits a run had (helper/sandbox/limits.h; 0: none).
+// The resource limits a run had (helper/sandbox/limits/limits.h; 0: none).
 struct RunLimits {
     uint64_t timeout_ms = 0, max_pids = 0, max_size = 0, max_memory = 0, min_free = 0, min_free_inodes = 0;
 };

@@ -1,6 +1,6 @@
 // The undo stores apply keeps in the user's tree (TARGET/.layover-undo, when
 // the state dir is on another filesystem), listed in the state dir so that a
-// sandbox over a dir above one can hide it (helper/sandbox/hide.cc): they
+// sandbox over a dir above one can hide it (helper/sandbox/policy/hide.cc): they
 // hold the originals an apply deleted or replaced, a secret's too. The list
 // is STATE/undo-trees: absolute paths of those .layover-undo dirs, each
 // ended by a NUL (a path may hold a newline).

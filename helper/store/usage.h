@@ -1,6 +1,6 @@
 // The disk usage of a session's upper layer: allocated blocks (st_blocks),
 // summed over a walk that follows no symlink. Shared by `layover sessions`
-// (sizes) and run's --max-size watch (helper/sandbox/limits.cc).
+// (sizes) and run's --max-size watch (helper/sandbox/limits/limits.cc).
 #pragma once
 #include <cstdint>
 

@@ -8,7 +8,7 @@ import re
 import time
 from typing import List, Optional
 
-# The usage (`layover mcp --help`) is printed by helper/cli/mcp.cc, with or without this package.
+# The usage (`layover mcp --help`) is printed by helper/cli/mcp/mcp.cc, with or without this package.
 
 RUN_VALUES = ("--network", "--home", "--hide", "--env-keep", "--env", "--cwd", "--ro", "--rw", "--timeout",
               "--max-pids", "--max-size", "--max-memory", "--min-free", "--tmp-size")

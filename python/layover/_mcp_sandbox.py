@@ -76,7 +76,7 @@ class AgentSandbox:
         self.started = False
         self.closed = False
         # The helper's end said the session holds no changes, only steps
-        # (helper/sandbox/finish.cc): nothing to apply.
+        # (helper/sandbox/supervisor/finish.cc): nothing to apply.
         self.history_only = False
 
     # --- life cycle ---

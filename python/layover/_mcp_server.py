@@ -429,7 +429,7 @@ def main(argv: List[str]) -> int:
     sys.stdout = sys.stderr
     try:
         opts = Options(argv)
-    except Usage as e:  # as cli::usage_error (helper/cli/usage.h) prints every other verb's
+    except Usage as e:  # as cli::usage_error (helper/cli/common/usage.h) prints every other verb's
         log("layover: mcp: %s; see 'layover mcp --help'" % e)
         return 2
     try:

@@ -165,7 +165,7 @@ namespace {
 // listed as one to remove).
 base::Result<void> unmake_record(int parent, const std::string& id, const std::string& home) {
     if (!home.empty()) {
-        std::string deleting = home.substr(0, home.rfind("/undo/")) + "/deleting";  // helper/sandbox/discard.h
+        std::string deleting = home.substr(0, home.rfind("/undo/")) + "/deleting";  // helper/sandbox/prepare/discard.h
         std::string aside = "undo." + id + "." + std::to_string(::getpid());
         if (::mkdir(deleting.c_str(), 0700) == 0 || errno == EEXIST)
             if (auto d = base::open_at(AT_FDCWD, deleting, O_RDONLY | O_DIRECTORY | O_NOFOLLOW); d.ok())

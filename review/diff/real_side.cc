@@ -1,6 +1,6 @@
 // review::read_real_side (source.h), apart from the patch reader so that
 // `layover` itself, which links no libarchive, reads sides too (status's
-// rejections, helper/cli/session_rejections.cc).
+// rejections, helper/cli/session/session_rejections.cc).
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>

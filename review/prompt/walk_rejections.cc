@@ -49,7 +49,7 @@ void WalkRejections::record() {
 }
 
 // As `layover reject` and the judge of rejections read it from the session's
-// layers (helper/cli/session_rejections.cc), here from the patch as the judge
+// layers (helper/cli/session/session_rejections.cc), here from the patch as the judge
 // of a patch's rejections does (rejected_patch.h): a file's bytes (past
 // 64 MiB, its size), a symlink's target, nothing else. The walk loads only
 // modified text files; an added file's rejection took an empty side, and was

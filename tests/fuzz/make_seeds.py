@@ -136,7 +136,7 @@ def rejection_seeds():
 
 
 def control_seeds():
-    """SESSION/control.sock's requests and replies (helper/sandbox/control_msg.cc)."""
+    """SESSION/control.sock's requests and replies (helper/sandbox/ipc/control_msg.cc)."""
     for name, msg in (("checkpoint", {"op": "checkpoint", "label": "fix tests"}),
                       ("rollback", {"op": "rollback", "label": "", "step": 2}),
                       ("undo", {"op": "undo", "label": ""}),
@@ -148,7 +148,7 @@ def control_seeds():
 
 
 def ipc_seeds():
-    """rename_call's messages (helper/sandbox/rename_call.cc): a request is
+    """rename_call's messages (helper/sandbox/rename/rename_call.cc): a request is
     u64 id, u32 flags, u8 fd bits, OLD NUL NEW; a reply is u64 id, i32 errno."""
     import struct
     for i, (flags, fds, old, new) in enumerate([(0, 0, b"/a/src", b"/a/dst"), (1, 3, b"src/", b"dst"),

@@ -1,6 +1,6 @@
 #include <string>
 
-#include "helper/sandbox/rename_call.h"
+#include "helper/sandbox/rename/rename_call.h"
 #include "tests/fuzz/targets.h"
 
 namespace fuzz {

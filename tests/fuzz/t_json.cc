@@ -1,7 +1,7 @@
 #include <string>
 
 #include "capture/patch/manifest.h"
-#include "helper/sandbox/control_msg.h"
+#include "helper/sandbox/ipc/control_msg.h"
 #include "helper/store/rejections.h"
 #include "helper/store/steps.h"
 #include "tests/fuzz/targets.h"
@@ -27,7 +27,7 @@ int json(const uint8_t* data, size_t size) {
             __builtin_trap();
     }
     (void)steps::live_from_text(text);
-    // The control channel's messages (helper/sandbox/control_msg.h): the same.
+    // The control channel's messages (helper/sandbox/ipc/control_msg.h): the same.
     auto q = control::decode_request(text);
     if (q.ok()) {
         auto again = control::decode_request(control::encode_request(q.value()));

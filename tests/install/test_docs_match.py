@@ -155,7 +155,7 @@ ENVIRONMENT = {
     "helper/store/userns.cc": ["explain_userns_failure"],
     "overlay/mounts.cc": ["mount_overlay", "mount_proc"],
     "helper/store/session.cc": ["ensure_private_dir", "state_dir"],
-    "helper/cli/doctor_report.cc": ["container_fix", "userns_findings", "kernel_findings", "state_findings",
+    "helper/cli/doctor/doctor_report.cc": ["container_fix", "userns_findings", "kernel_findings", "state_findings",
                                     "filter_findings", "target_findings"],
 }
 

@@ -1,7 +1,7 @@
 """The config file (issue 16): ${XDG_CONFIG_HOME:-~/.config}/layover/config.toml
 sets defaults for long options; the command line wins; a bad line is an
 exact error; the file is read on the host only, so an agent writing it inside
-the sandbox changes nothing. And the one flag table (helper/cli/flags.cc)
+the sandbox changes nothing. And the one flag table (helper/cli/common/flags.cc)
 matches every verb's --help text and parser, both ways."""
 import os
 import re
@@ -77,7 +77,7 @@ def test_every_flag_in_each_verbs_help_is_in_the_table_and_back():
     for verb in verbs_in_usage():
         shown = help_flags(verb)
         rows = tab.get(verb, {})
-        assert set(shown) == set(rows), "%s: --help shows %s, the table (helper/cli/flags.cc) has %s" % (
+        assert set(shown) == set(rows), "%s: --help shows %s, the table (helper/cli/common/flags.cc) has %s" % (
             verb, sorted(shown), sorted(rows))
         for name, (arg, rep) in rows.items():
             assert shown[name][0] == arg, "%s --%s: help shows %s, table says %s" % (verb, name, shown[name][0], arg)

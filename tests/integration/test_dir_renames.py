@@ -1,7 +1,7 @@
 """Directory renames inside the sandbox (issue 15), the cases beside
 test_renames.py: rename(2) of a directory
 that existed before the session, which an unprivileged overlay refuses with
-EXDEV, works as on the host (helper/sandbox/rename_notify.h), is captured as
+EXDEV, works as on the host (helper/sandbox/rename/rename_notify.h), is captured as
 deletions under the old name and additions under the new, and applies to the
 tree a real rename gives. Nothing outside the sandbox's own view is touched."""
 import os

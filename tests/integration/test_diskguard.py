@@ -9,7 +9,7 @@ import pytest
 
 from conftest import fs_space
 
-# What the floors' refusals tell to do (helper/sandbox/disk_floor.cc): a discarded session stays in the trash.
+# What the floors' refusals tell to do (helper/sandbox/limits/disk_floor.cc): a discarded session stays in the trash.
 FREE_FIX = ("('layover discard NAME --now' deletes a session at once, one in the trash too; "
             "'layover gc --trash' empties the trash)")
 

@@ -1,5 +1,5 @@
 """Leftovers (round 5): a running session's supervisor whose fd table is
-full does not spin on its control socket (helper/sandbox/control.cc); the
+full does not spin on its control socket (helper/sandbox/ipc/control.cc); the
 MCP diff tool refuses an empty path; a deferred step is said in the MCP
 tool's result. Each test fails before its fix."""
 import json

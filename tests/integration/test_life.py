@@ -343,7 +343,7 @@ def test_discard_frees_the_name_at_once_and_removes_the_session_in_the_backgroun
         time.sleep(0.05)
     assert list(deleting.iterdir()) == []
     assert not stale.exists()  # the remover dropped the dead one's leftover
-    # The remover made the next new session's dirs first (helper/sandbox/spare.h): empty.
+    # The remover made the next new session's dirs first (helper/sandbox/prepare/spare.h): empty.
     spare = Path(lo.state) / "spare" / "next"
     assert {"steps", "upper", "work"} <= {p.name for p in spare.iterdir()}
     assert list((spare / "upper").iterdir()) == [] and list((spare / "work").iterdir()) == []
@@ -359,7 +359,7 @@ def test_discard_frees_the_name_at_once_and_removes_the_session_in_the_backgroun
 
 
 def test_a_spare_scratch_layer_the_run_does_not_use_goes(lo, proj):
-    # helper/sandbox/spare.h: a spare laid out for a scratch layer, taken by a
+    # helper/sandbox/prepare/spare.h: a spare laid out for a scratch layer, taken by a
     # run that has none ($HOME inside the target): its outside/ is removed.
     spare = Path(lo.state) / "spare" / "next"
     for d in ("upper", "work", "steps", "outside/0/upper", "outside/0/work"):

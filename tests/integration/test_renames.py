@@ -1,6 +1,6 @@
 """Directory renames inside the sandbox (issue 15). Unprivileged overlayfs
 refuses to rename a directory of the real tree (EXDEV: no redirect_dir with
-userxattr); layover's supervisor does it instead (rename_notify.cc). Each
+userxattr); layover's supervisor does it instead (helper/sandbox/rename/rename_notify.cc). Each
 case runs the rename for real too and compares the applied tree with it."""
 import os
 import shutil

@@ -140,7 +140,7 @@ def test_exit_status_is_passed_on(lo):
 
 
 def test_init_stays_non_dumpable_and_child_errors_stay_one_line(lo):
-    # The command's process shares init's memory until its exec (init.cc,
+    # The command's process shares init's memory until its exec (helper/sandbox/setup/init.cc,
     # start_child) and makes it dumpable for its uid_map write: init must be
     # non-dumpable again, its /proc files root's (unmapped inside), not ours.
     # init (setup that was) holds clones of the real target for checkpoints:

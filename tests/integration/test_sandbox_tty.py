@@ -64,7 +64,7 @@ def test_window_size_changes_reach_the_command(lo):
     child.expect(pexpect.EOF)
 
 
-RESET = b"\x1b[?1047l\x1b[!p"  # the start of the relay's terminal reset (helper/sandbox/pty_relay.h)
+RESET = b"\x1b[?1047l\x1b[!p"  # the start of the relay's terminal reset (helper/sandbox/supervisor/pty_relay.h)
 
 
 def test_a_command_that_left_the_terminal_altered_is_reset_before_the_exit_prompt(lo, home):

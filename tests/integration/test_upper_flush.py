@@ -1,4 +1,4 @@
-"""The upper layer's flush while the command runs (helper/sandbox/upper_flush.h):
+"""The upper layer's flush while the command runs (helper/sandbox/prepare/upper_flush.h):
 a kept session is written back as it grows, and still synced once more after
 the command's exit, before run returns; a discarding run has no flush."""
 import json

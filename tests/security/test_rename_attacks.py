@@ -1,4 +1,4 @@
-"""The rename interception (helper/sandbox/rename_notify.h) as a hostile agent
+"""The rename interception (helper/sandbox/rename/rename_notify.h) as a hostile agent
 would use it: to act outside its own view through the supervisor, or to race
 the arguments between the supervisor's read and the worker's act. Every case
 checks the real tree outside afterwards."""

@@ -2,7 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "helper/base/self_exe.h"
-#include "helper/cli/mcp_find.h"
+#include "helper/cli/mcp/mcp_find.h"
 
 TEST_CASE("mcp looks for the package in the checkout, then the installed layout", "[mcp]") {
     auto dirs = mcp::python_dirs("/src/layover/build");

@@ -1,9 +1,9 @@
-// The config file's settings as arguments (helper/cli/config_args.h): which
+// The config file's settings as arguments (helper/cli/common/config_args.h): which
 // keys reach which verb, the verb table over the top level, the command line
 // over both, and the error for every kind of bad key.
 #include <catch2/catch.hpp>
 
-#include "helper/cli/config_args.h"
+#include "helper/cli/common/config_args.h"
 
 namespace {
 

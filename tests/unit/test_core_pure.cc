@@ -11,7 +11,7 @@
 #include "helper/base/term.h"
 #include "helper/base/text.h"
 #include "helper/base/title.h"
-#include "helper/sandbox/run_args.h"
+#include "helper/sandbox/policy/run_args.h"
 #include "helper/store/userns.h"
 #include "overlay/mountinfo.h"
 #include "overlay/options.h"

@@ -1,10 +1,10 @@
-// --min-free (helper/sandbox/disk_floor.h): parsing, the default floor, the
+// --min-free (helper/sandbox/limits/disk_floor.h): parsing, the default floor, the
 // messages, and the start check on a real filesystem.
 #include <catch2/catch.hpp>
 
-#include "helper/sandbox/disk_floor.h"
-#include "helper/sandbox/limit_watch.h"
-#include "helper/sandbox/run_args.h"
+#include "helper/sandbox/limits/disk_floor.h"
+#include "helper/sandbox/limits/limit_watch.h"
+#include "helper/sandbox/policy/run_args.h"
 
 namespace {
 constexpr uint64_t M = 1ull << 20, G = 1ull << 30;

@@ -2,7 +2,7 @@
 // and the finding it must produce (the failing line and its fix).
 #include <catch2/catch.hpp>
 
-#include "helper/cli/doctor.h"
+#include "helper/cli/doctor/doctor.h"
 
 namespace {
 

@@ -11,10 +11,10 @@
 #include <thread>
 
 #include "helper/base/fd.h"
-#include "helper/sandbox/limit_watch.h"
-#include "helper/sandbox/limits.h"
-#include "helper/sandbox/memcg.h"
-#include "helper/sandbox/run_args.h"
+#include "helper/sandbox/limits/limit_watch.h"
+#include "helper/sandbox/limits/limits.h"
+#include "helper/sandbox/limits/memcg.h"
+#include "helper/sandbox/policy/run_args.h"
 #include "helper/store/session.h"
 #include "helper/store/usage.h"
 #include "tests/unit/capture_tree.h"

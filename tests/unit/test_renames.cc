@@ -1,4 +1,4 @@
-// Directory renames (helper/sandbox/rename_*): the notified call's decoding,
+// Directory renames (helper/sandbox/rename/rename_*): the notified call's decoding,
 // the supervisor-worker messages, path splitting, the fast-path rule, and
 // the worker's copy and removal of a tree on a real directory.
 #include <fcntl.h>
@@ -12,9 +12,9 @@
 #include <cerrno>
 
 #include "helper/base/fd.h"
-#include "helper/sandbox/rename_call.h"
-#include "helper/sandbox/rename_tree.h"
-#include "helper/sandbox/rename_worker.h"
+#include "helper/sandbox/rename/rename_call.h"
+#include "helper/sandbox/rename/rename_tree.h"
+#include "helper/sandbox/rename/rename_worker.h"
 #include "helper/store/rename_temps.h"
 #include "tests/unit/capture_tree.h"
 

@@ -1,5 +1,5 @@
-// The control channel's messages (helper/sandbox/control_msg.h): pure; and
-// the socket's one-at-a-time serving (helper/sandbox/control.h).
+// The control channel's messages (helper/sandbox/ipc/control_msg.h): pure; and
+// the socket's one-at-a-time serving (helper/sandbox/ipc/control.h).
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/resource.h>
@@ -11,8 +11,8 @@
 #include <cstring>
 
 #include "helper/base/fd.h"
-#include "helper/sandbox/control.h"
-#include "helper/sandbox/control_msg.h"
+#include "helper/sandbox/ipc/control.h"
+#include "helper/sandbox/ipc/control_msg.h"
 #include "tests/unit/capture_tree.h"
 
 TEST_CASE("control: a checkpoint request and its replies round-trip", "[control]") {

@@ -10,10 +10,10 @@
 #include <optional>
 
 #include "helper/base/fd.h"
-#include "helper/sandbox/hide.h"
-#include "helper/sandbox/profile.h"
-#include "helper/sandbox/run_args.h"
-#include "helper/sandbox/scratch.h"
+#include "helper/sandbox/policy/hide.h"
+#include "helper/sandbox/policy/profile.h"
+#include "helper/sandbox/policy/run_args.h"
+#include "helper/sandbox/policy/scratch.h"
 #include "helper/store/undo_trees.h"
 #include "overlay/mask.h"
 #include "overlay/mountinfo.h"

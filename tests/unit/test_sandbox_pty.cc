@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 #include <string>
 
-#include "helper/sandbox/pty_relay.h"
+#include "helper/sandbox/supervisor/pty_relay.h"
 
 namespace {
 

@@ -6,7 +6,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "helper/sandbox/run_signals.h"
+#include "helper/sandbox/prepare/run_signals.h"
 
 using run_signals::Action;
 using run_signals::Phase;

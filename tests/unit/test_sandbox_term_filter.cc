@@ -2,7 +2,7 @@
 #include <string>
 #include <vector>
 
-#include "helper/sandbox/term_filter.h"
+#include "helper/sandbox/supervisor/term_filter.h"
 
 namespace {
 

@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "helper/sandbox/seccomp.h"
+#include "helper/sandbox/seccomp/seccomp.h"
 
 namespace {
 

@@ -1,7 +1,7 @@
-// The upper layer's flush while the command runs (helper/sandbox/upper_flush.h).
+// The upper layer's flush while the command runs (helper/sandbox/prepare/upper_flush.h).
 #include <catch2/catch.hpp>
 
-#include "helper/sandbox/upper_flush.h"
+#include "helper/sandbox/prepare/upper_flush.h"
 #include "tests/unit/capture_tree.h"
 
 TEST_CASE("upper flush: due once free space or inodes moved enough, either way") {
