@@ -199,7 +199,6 @@ int prompt_over(const std::string& state, const session::Info& s, bool first) {
 
     Prompt p{state, s, patch.value(), std::vector<char>(changes.size(), 1)};
     if (rejections) p.rejections = std::move(*rejections);
-    p.secrets = secret_lines(ctx);
     p.risks = &ctx;
     for (;;) {
         flush_typeahead();

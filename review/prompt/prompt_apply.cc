@@ -12,6 +12,7 @@
 #include "review/prompt/prompt.h"
 #include "review/prompt/prompt_menu.h"
 #include "review/prompt/rejected_patch.h"
+#include "review/prompt/risk_scan.h"
 #include "review/prompt/text.h"
 #include "review/prompt/trash.h"
 
@@ -98,19 +99,18 @@ Next Prompt::apply() {
 }
 
 bool Prompt::secrets_confirmed() {
+    if (!risks) return true;  // no scan: no secrets known (the prompt always sets it)
     std::vector<std::string> picked;
     std::vector<size_t> files;  // the changes holding them, each once
-    for (const auto& l : secrets) {
+    // By the raw path, never by the line's text: a name shown escaped (a
+    // quote, a newline) never matched its line's prefix, and its secret went
+    // unasked (attack52).
+    for (const auto& [path, hit] : risks->secrets) {
         for (size_t i = 0; i < selected.size(); i++) {
-            if (!selected[i]) continue;
-            // The line starts with the name as shown: escaped, longer than
-            // the raw path (attack52: a quote in it and the secret went unasked).
-            std::string shown = base::display_path(changes()[i].path) + ":";
-            if (l.compare(0, shown.size(), shown) == 0) {
-                picked.push_back(l);
-                if (files.empty() || files.back() != i) files.push_back(i);
-                break;
-            }
+            if (!selected[i] || changes()[i].path != path) continue;
+            picked.push_back(secret_line(path, hit));
+            if (files.empty() || files.back() != i) files.push_back(i);
+            break;
         }
     }
     if (picked.empty()) return true;

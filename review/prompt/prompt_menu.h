@@ -29,7 +29,6 @@ struct Prompt {
     const session::Info& s;
     const capture::Patch& patch;
     std::vector<char> selected;
-    std::vector<std::string> secrets = {};        // "path:line: kind", for the secrets check before applying
     std::optional<WalkResult> walked = {};        // [p] then `hunks`: the answers, until the pick changes
     std::vector<RejectionState> rejections = {};  // `layover reject`ed: [a] skips those in force, as apply does
     KeptWalk kept = {};  // `hunks`: its answers, kept (as `apply -p` keeps them) until an apply or a discard
@@ -47,7 +46,7 @@ struct Prompt {
                      "to reuse them (a hunk or change that differs by then is asked again)\n",
                      kept.count, s.meta.name.c_str());
     }
-    const RiskContext* risks = nullptr;  // the summary's marks, shown again by `hunks`
+    const RiskContext* risks = nullptr;  // the summary's marks, shown again by `hunks`; its secrets asked about by [a]
 
     const std::vector<capture::Change>& changes() const { return patch.manifest().changes; }
     bool all_selected() const {

@@ -191,13 +191,15 @@ std::function<bool(const std::string&)> git_repo_probe(std::shared_ptr<base::Fd>
     };
 }
 
+std::string secret_line(const std::string& path, const SecretHit& h) {
+    std::string s = base::display_path(path) + ":" + std::to_string(h.line) + ": " + h.kind;
+    if (!h.shown.empty() && h.kind != "private key") s += " (" + h.shown + ")";
+    return s;
+}
+
 std::vector<std::string> secret_lines(const RiskContext& ctx) {
     std::vector<std::string> out;
-    for (const auto& [path, h] : ctx.secrets) {
-        std::string s = base::display_path(path) + ":" + std::to_string(h.line) + ": " + h.kind;
-        if (!h.shown.empty() && h.kind != "private key") s += " (" + h.shown + ")";
-        out.push_back(s);
-    }
+    for (const auto& [path, h] : ctx.secrets) out.push_back(secret_line(path, h));
     return out;
 }
 

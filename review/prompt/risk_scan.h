@@ -70,5 +70,7 @@ std::function<bool(const std::string&)> git_repo_probe(std::shared_ptr<base::Fd>
 
 // "proj/.env:3: GitHub token (ghp_…)", one per secret found: for refusals and warnings.
 std::vector<std::string> secret_lines(const RiskContext& ctx);
+// The line of one of ctx.secrets.
+std::string secret_line(const std::string& path, const SecretHit& h);
 
 }  // namespace review
