@@ -42,7 +42,7 @@ APPARMOR    ?= auto
 # helper/base <- overlay <- helper/sandbox; helper/cli on top of all.
 # tests/check_layers.sh enforces the includes.
 tree = $(wildcard $(1)/*.cc) $(wildcard $(1)/*/*.cc)
-BASE_SRCS  := $(call tree,helper/base) $(wildcard helper/store/*.cc)
+BASE_SRCS  := $(call tree,helper/base) $(call tree,helper/store)
 CORE_SRCS  := $(call tree,helper/sandbox) $(wildcard overlay/*.cc)
 PATCH_SRCS := $(call tree,capture) $(call tree,review)
 CLI_SRCS   := $(filter-out helper/cli/main.cc helper/cli/patch_main.cc,$(call tree,helper/cli))

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "capture/scan/dir_print.h"
-#include "helper/store/known_bases.h"
+#include "helper/store/records/known_bases.h"
 
 namespace capture {
 

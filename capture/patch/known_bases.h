@@ -1,5 +1,5 @@
 // After an apply of a session: keep the bases it saw fresh as known contents
-// (helper/store/known_bases.h), so that an apply after `undo` is not a
+// (helper/store/records/known_bases.h), so that an apply after `undo` is not a
 // "stale copy" conflict.
 //
 // A base entry is stale when the real file changed after the sandbox copied

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "helper/base/result.h"
-#include "helper/store/steps.h"
+#include "helper/store/layers/steps.h"
 
 namespace base::jsonread {
 class Parser;

@@ -13,7 +13,7 @@
 #include "capture/scan/ignore.h"
 #include "capture/scan/step_range.h"
 #include "helper/base/result.h"
-#include "helper/store/steps.h"
+#include "helper/store/layers/steps.h"
 
 namespace capture {
 

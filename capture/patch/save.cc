@@ -31,7 +31,7 @@
 #include "helper/base/text.h"
 #include "helper/base/unlink_on_signal.h"
 #include "helper/base/version.h"
-#include "helper/store/owner_ns.h"
+#include "helper/store/records/owner_ns.h"
 
 namespace capture {
 
@@ -240,9 +240,9 @@ base::Result<void> save_session(const session::Info& s, const std::string& out_f
     base::UnlinkOnSignal on_signal(tmp);  // a Ctrl+C leaves no hidden partial patch beside FILE
     ::fchmod(fd.get(), 0600);
     int out = fd.get();
-    // Real contents an apply of this session left or found (helper/store/known_bases.h).
+    // Real contents an apply of this session left or found (helper/store/records/known_bases.h).
     session::KnownBasesOnce known(s.dir);
-    // Copies renamed over (helper/store/first_copies.h).
+    // Copies renamed over (helper/store/session/first_copies.h).
     session::FirstCopiesOnce first_copies(s.dir, session::unnoted_since(s.meta));
     const std::string what = std::string(opts.doing) + " session '" + s.meta.name + "'";
     auto r = in_owner_ns(

@@ -13,7 +13,7 @@
 #include "capture/scan/ignore.h"
 #include "capture/scan/step_range.h"
 #include "helper/base/result.h"
-#include "helper/store/session.h"
+#include "helper/store/session/session.h"
 
 namespace capture {
 

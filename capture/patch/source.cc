@@ -13,7 +13,7 @@
 #include "capture/patch/reader_impl.h"
 #include "capture/patch/save.h"
 #include "helper/base/text.h"
-#include "helper/store/session.h"
+#include "helper/store/session/session.h"
 
 namespace capture {
 

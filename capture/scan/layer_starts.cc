@@ -5,7 +5,7 @@
 #include <mutex>
 
 #include "helper/base/clock.h"
-#include "helper/store/steps.h"
+#include "helper/store/layers/steps.h"
 
 namespace capture {
 

@@ -16,8 +16,8 @@
 #include "helper/base/fd.h"
 #include "helper/base/gitignore.h"
 #include "helper/base/result.h"
-#include "helper/store/first_copies.h"
-#include "helper/store/known_bases.h"
+#include "helper/store/records/known_bases.h"
+#include "helper/store/session/first_copies.h"
 
 namespace capture {
 
@@ -93,7 +93,7 @@ struct ScanOptions {
     // session began (Walker::first_copy); called from the walk's threads.
     std::function<int64_t(uint32_t)> layer_start;
     // The births of copies the command renamed another file over
-    // (helper/store/first_copies.h): the earliest bounds a path's copy-up
+    // (helper/store/session/first_copies.h): the earliest bounds a path's copy-up
     // time like the layers do (Walker::settle_first_copy).
     const session::FirstCopiesOnce* first_copies = nullptr;
     // For the text summary of `status`: below an upper dir that has no real
@@ -124,7 +124,7 @@ struct ScanOptions {
     // (capture/scan/verdicts.h). Never for save.
     VerdictCache* verdicts = nullptr;
     // With with_base: real contents a partial apply of this session left or
-    // found, or its run's exit saw fresh (helper/store/known_bases.h); a
+    // found, or its run's exit saw fresh (helper/store/records/known_bases.h); a
     // base that matches one is not stale. Read only if a copy is stale.
     const session::KnownBasesOnce* known_bases = nullptr;
     // status (not with_base): set Change::stale, as save's base records judge

@@ -17,11 +17,11 @@
 #include "helper/base/fault.h"
 #include "helper/base/fs/beneath.h"
 #include "helper/base/text.h"
-#include "helper/store/layer_store.h"
-#include "helper/store/owner_ns.h"
-#include "helper/store/rename_temps.h"
-#include "helper/store/step_view.h"
-#include "helper/store/steps.h"
+#include "helper/store/layers/layer_store.h"
+#include "helper/store/layers/step_view.h"
+#include "helper/store/layers/steps.h"
+#include "helper/store/records/owner_ns.h"
+#include "helper/store/records/rename_temps.h"
 
 namespace capture {
 
@@ -40,7 +40,7 @@ base::Result<void> push_layer(std::vector<base::Fd>* out, const std::string& dir
 base::Result<SessionTrees> open_session_trees(const session::Info& s, const StepRange& range) {
     SessionTrees t;
     // A killed supervisor's rename worker may have left a half-made copy
-    // (helper/store/rename_temps.h): never reviewed as the agent's. Only
+    // (helper/store/records/rename_temps.h): never reviewed as the agent's. Only
     // while no sandbox runs on the session (its lock free).
     if (s.state != "running") rename_temps::sweep_session(s.dir);
     std::string upper = session::upper_dir(s.dir);

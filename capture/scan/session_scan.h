@@ -15,11 +15,11 @@
 #include "helper/base/fd.h"
 #include "helper/base/result.h"
 #include "helper/base/thread.h"
-#include "helper/store/session.h"
+#include "helper/store/session/session.h"
 
 namespace capture {
 
-// With frozen steps (helper/store/steps.h), `steps` holds their layers under
+// With frozen steps (helper/store/layers/steps.h), `steps` holds their layers under
 // the live `upper`, newest first; capture reads the stack in place
 // (scan_layers, docs/history.md "Capture reads the stack").
 struct SessionTrees {
@@ -99,7 +99,7 @@ base::Result<std::vector<Change>> session_changes_as_owner(const session::Info& 
 // (which enters the owner namespace there), for a caller that must keep its
 // own identity: `run` at exit, to record the count and drop an empty session.
 // note_fresh (run's exit): also keep, as the session's known contents
-// (helper/store/known_bases.h), the fingerprint of each change's real file
+// (helper/store/records/known_bases.h), the fingerprint of each change's real file
 // still as it was copied up (ScanOptions::note_fresh).
 base::Result<int64_t> count_changes_in_child(const session::Info& s, bool note_fresh = false);
 // The same count stored as the session's `changes` (-1 when it cannot be

@@ -9,7 +9,7 @@
 
 #include "capture/scan/ignore.h"
 #include "capture/scan/snapshot.h"
-#include "helper/store/session.h"
+#include "helper/store/session/session.h"
 
 namespace capture {
 

@@ -11,7 +11,7 @@
 #include "capture/scan/walker.h"
 #include "helper/base/fd.h"
 #include "helper/base/thread.h"
-#include "helper/store/session.h"
+#include "helper/store/session/session.h"
 
 namespace capture {
 

@@ -12,7 +12,7 @@
 #include "helper/base/dir.h"
 #include "helper/base/fd.h"
 #include "helper/base/result.h"
-#include "helper/store/layer_merge.h"
+#include "helper/store/layers/layer_merge.h"
 
 namespace capture {
 

@@ -1,14 +1,14 @@
 // A stale copy: the real entry changed after the sandbox copied it up (its
 // ctime is later than the copy-up, or in the same tick of the coarse clock),
 // unless its content is one a partial
-// apply of this session left or found (helper/store/known_bases.h). save's
+// apply of this session left or found (helper/store/records/known_bases.h). save's
 // base records and status's marks both decide it here.
 #pragma once
 #include <cstdint>
 #include <functional>
 #include <string>
 
-#include "helper/store/known_bases.h"
+#include "helper/store/records/known_bases.h"
 
 namespace capture {
 

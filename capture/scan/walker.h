@@ -140,7 +140,7 @@ private:
     bool file_copied_from_real(const UpperDir& stack, const UpperListing& ls, size_t index, const std::string& name,
                                const std::string& path, const Seen& u) const;
     // A file or symlink where the real tree has nothing: the known content
-    // (helper/store/known_bases.h) its path had when a run's exit or an
+    // (helper/store/records/known_bases.h) its path had when a run's exit or an
     // apply saw it, or null: the real entry was never known there.
     const std::string* known_gone(const Seen& u, const std::string& path) const;
     // Its base record: that content, stale (apply: a conflict, "removed from

@@ -131,7 +131,7 @@ bool Walker::copied_from_real(const UpperDir& stack, const UpperListing& ls, siz
 
 // The same for a file, which overlayfs can rename (`mv a b` carries `a`'s
 // mark to `b`): from when the supervisor began noting every name the
-// command's renames and links made (helper/store/first_copies.h), a marked
+// command's renames and links made (helper/store/session/first_copies.h), a marked
 // file in the lowest layer holding the path, born since, at a name none of
 // them made (nor a dir above it), was copied up at this path, from the real
 // file the path had: the user deleted or moved that file since, while the

@@ -18,8 +18,8 @@
 #include "helper/base/fs/beneath.h"
 #include "helper/base/interrupt.h"
 #include "helper/base/text.h"
-#include "helper/store/session.h"
-#include "helper/store/undo_trees.h"
+#include "helper/store/records/undo_trees.h"
+#include "helper/store/session/session.h"
 #include "review/apply/already.h"
 #include "review/apply/commit.h"
 #include "review/apply/merge.h"
@@ -352,7 +352,7 @@ base::Result<ApplyReport> apply_patch(const capture::Patch& patch, const ApplyOp
     auto store = open_store(sref, true);
     if (!store.ok()) return fail(store.error().context("creating the undo store"));
     // Listed in the state dir: a later sandbox over a dir above this target
-    // hides the store (helper/store/undo_trees.h).
+    // hides the store (helper/store/records/undo_trees.h).
     if (!txn.in_state) session::note_tree_store(state, (tgt.path == "/" ? "" : tgt.path) + "/" + kUndoDir);
     // Before commit, durable: every staged entry, the directories holding
     // their names, and the undo store with its parents (created just now).

@@ -5,7 +5,7 @@
 
 #include "capture/scan/fingerprint.h"
 #include "helper/base/text.h"
-#include "helper/store/known_bases.h"
+#include "helper/store/records/known_bases.h"
 #include "review/diff/format.h"
 #include "review/diff/source.h"
 

@@ -39,7 +39,7 @@ base::Result<void> choose_partial(int root, const capture::Patch& patch, const H
 
 // After a partial apply of a session: each file's real content before and
 // after the part (with its mode) is layover's own doing, not a change the
-// session's copy went stale against (helper/store/known_bases.h). Returns
+// session's copy went stale against (helper/store/records/known_bases.h). Returns
 // one warning for each file it could not record, "applied, but ...".
 std::vector<std::string> remember_partial(const std::string& session_dir, const std::vector<PartialFile>& partial);
 

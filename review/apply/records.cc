@@ -16,7 +16,7 @@
 #include "helper/base/clock.h"
 #include "helper/base/fs/beneath.h"
 #include "helper/base/text.h"
-#include "helper/store/usage.h"
+#include "helper/store/records/usage.h"
 #include "review/apply/recover.h"
 #include "review/txn/journal.h"
 #include "review/txn/txn.h"

@@ -16,7 +16,7 @@
 #include "helper/base/fs/beneath.h"
 #include "helper/base/text.h"
 #include "helper/base/version.h"
-#include "helper/store/owner_ns.h"
+#include "helper/store/records/owner_ns.h"
 #include "review/apply/observe.h"
 #include "review/apply/records.h"
 #include "review/apply/recover.h"

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "helper/store/steps.h"
+#include "helper/store/layers/steps.h"
 
 namespace review {
 

@@ -6,7 +6,7 @@
 #include <cstdio>
 
 #include "helper/base/text.h"
-#include "helper/store/session.h"
+#include "helper/store/session/session.h"
 #include "review/prompt/answers.h"
 #include "review/prompt/io.h"
 

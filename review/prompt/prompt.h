@@ -4,7 +4,7 @@
 #pragma once
 #include <string>
 
-#include "helper/store/session.h"
+#include "helper/store/session/session.h"
 
 namespace review {
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "capture/patch/reader.h"
-#include "helper/store/session.h"
+#include "helper/store/session/session.h"
 #include "review/apply/apply.h"
 #include "review/prompt/answers.h"
 #include "review/prompt/hunk_walk.h"

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "capture/patch/reader.h"
-#include "helper/store/session.h"
+#include "helper/store/session/session.h"
 #include "review/prompt/rejected.h"
 #include "review/prompt/text.h"
 

@@ -19,7 +19,7 @@
 
 #include "capture/scan/change.h"
 #include "helper/base/result.h"
-#include "helper/store/rejections.h"
+#include "helper/store/records/rejections.h"
 #include "review/diff/format.h"
 #include "review/diff/hunks.h"
 

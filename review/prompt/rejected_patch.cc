@@ -8,7 +8,7 @@
 
 #include "helper/base/fd.h"
 #include "helper/base/glob.h"
-#include "helper/store/rejections.h"
+#include "helper/store/records/rejections.h"
 #include "review/diff/hunks.h"
 #include "review/diff/source.h"
 

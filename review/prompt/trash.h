@@ -6,7 +6,7 @@
 #include <string>
 
 #include "helper/base/result.h"
-#include "helper/store/session.h"
+#include "helper/store/session/session.h"
 
 namespace review {
 

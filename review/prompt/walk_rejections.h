@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "capture/patch/reader.h"
-#include "helper/store/rejections.h"
+#include "helper/store/records/rejections.h"
 #include "review/diff/format.h"
 #include "review/diff/pieces.h"
 #include "review/prompt/rejected.h"

@@ -11,7 +11,7 @@
 #include "helper/base/fs/beneath.h"
 #include "helper/base/interrupt.h"
 #include "helper/base/text.h"
-#include "helper/store/session.h"
+#include "helper/store/session/session.h"
 #include "review/apply/commit.h"
 #include "review/apply/records.h"
 #include "review/apply/recover.h"

@@ -126,7 +126,7 @@ def originals_seeds():
 
 
 def rejection_seeds():
-    """SESSION/rejections.json (helper/store/rejections.cc): a whole-change and a hunk record."""
+    """SESSION/rejections.json (helper/store/records/rejections.cc): a whole-change and a hunk record."""
     recs = [{"seq": 1, "path": "proj/f", "hunk": 0, "reason": "keep the old name", "time": "2026-11-25T23:00:00Z",
              "fingerprint": "0123456789abcdef0123456789abcdef"},
             {"seq": 3, "path": "proj/\u00e9", "path_b64": "cHJvai//", "hunk": 2, "reason": "", "time": "t",

@@ -2,8 +2,8 @@
 
 #include "capture/patch/manifest.h"
 #include "helper/sandbox/ipc/control_msg.h"
-#include "helper/store/rejections.h"
-#include "helper/store/steps.h"
+#include "helper/store/records/rejections.h"
+#include "helper/store/layers/steps.h"
 #include "tests/fuzz/targets.h"
 
 namespace fuzz {
@@ -19,7 +19,7 @@ int json(const uint8_t* data, size_t size) {
             __builtin_trap();
     }
     (void)capture::sums_from_text(text);
-    // Step records (helper/store/steps.h): what reads back writes the same.
+    // Step records (helper/store/layers/steps.h): what reads back writes the same.
     auto r = steps::record_from_text(text);
     if (r.ok()) {
         auto again = steps::record_from_text(steps::record_to_text(r.value()));
@@ -42,7 +42,7 @@ int json(const uint8_t* data, size_t size) {
             (a->ok && again->count != a->count))
             __builtin_trap();
     }
-    // Rejections (helper/store/rejections.h): the same round trip.
+    // Rejections (helper/store/records/rejections.h): the same round trip.
     auto rj = session::rejections_from_text(text);
     if (rj.ok()) {
         auto again = session::rejections_from_text(session::rejections_to_text(rj.value()));

@@ -152,9 +152,9 @@ def function_body(code, name):
 
 # The environment errors: where layover meets the kernel and the system.
 ENVIRONMENT = {
-    "helper/store/userns.cc": ["explain_userns_failure"],
+    "helper/store/records/userns.cc": ["explain_userns_failure"],
     "overlay/mounts.cc": ["mount_overlay", "mount_proc"],
-    "helper/store/session.cc": ["ensure_private_dir", "state_dir"],
+    "helper/store/session/session.cc": ["ensure_private_dir", "state_dir"],
     "helper/cli/doctor/doctor_report.cc": ["container_fix", "userns_findings", "kernel_findings", "state_findings",
                                     "filter_findings", "target_findings"],
 }

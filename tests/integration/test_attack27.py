@@ -132,7 +132,7 @@ def test_status_ignoring_a_tree_of_many_dirs_at_a_long_path_is_bounded_in_memory
 
 
 def test_the_sweep_of_rename_leftovers_holds_no_path_per_dir_waiting_in_bounded_memory(lo):
-    # The sweep of a killed supervisor's rename leftovers (helper/store/rename_temps.cc) runs first in every
+    # The sweep of a killed supervisor's rename leftovers (helper/store/records/rename_temps.cc) runs first in every
     # status, diff, save and apply of the session while its key file is there, over the whole upper layer,
     # before the walk and whatever --ignore leaves out. It kept every dir still to visit as its whole path.
     r = lo("run", "--target", lo.target, "--session", "wide", "--", "/bin/sh", "-c", WIDE_AT_A_LONG_PATH % lo.target,

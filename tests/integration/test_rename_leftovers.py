@@ -1,7 +1,7 @@
 """A rename worker that dies mid-copy (killed, the OOM killer, --max-memory,
 its supervisor SIGKILLed) leaves its temporary dir in the session's upper
 layer. It is named with a tag of a per-session key kept outside the sandbox
-(helper/store/rename_temps.h) and swept before any review: at the run's end,
+(helper/store/records/rename_temps.h) and swept before any review: at the run's end,
 or by the next status, save or resume of a killed supervisor's session. A dir
 the agent names `.layover-rename-...` itself is its own and stays."""
 import os

@@ -1,7 +1,7 @@
 """The rename worker's leftovers (worker2's round): a worker killed at each
 point of a directory move leaves the session as the agent saw it, and its
 half-made copy (a temporary dir named with the session's key,
-helper/store/rename_temps.h) never reaches a step, a review or an apply:
+helper/store/records/rename_temps.h) never reaches a step, a review or an apply:
 
 - a `checkpoint` (kept or running) after the worker died mid-copy froze the
   temporary dir into the step, where no sweep looked;

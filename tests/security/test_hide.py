@@ -288,7 +288,7 @@ def test_an_undo_store_below_the_target_is_hidden_from_a_later_sandbox_above_it(
     # Found by attack14 (27 Nov): with the state dir on another filesystem,
     # apply keeps its undo store in the tree (p2/.layover-undo/ID, holding
     # the .env it deleted); a sandbox over the home read it. The state dir
-    # lists such stores (helper/store/undo_trees.h) and the hide plan covers them.
+    # lists such stores (helper/store/records/undo_trees.h) and the hide plan covers them.
     import os
     import tempfile
     if os.stat("/dev/shm").st_dev == os.stat(str(sh.home)).st_dev:

@@ -7,9 +7,9 @@
 
 #include <catch2/catch.hpp>
 
-#include "helper/store/layer_store.h"
-#include "helper/store/rename_temps.h"
-#include "helper/store/steps.h"
+#include "helper/store/layers/layer_store.h"
+#include "helper/store/layers/steps.h"
+#include "helper/store/records/rename_temps.h"
 #include "tests/unit/capture_tree.h"
 
 TEST_CASE("rollback: to the current step with only a worker's leftover live keeps the earlier rollback's steps",

@@ -1,5 +1,5 @@
 // After an apply: the bases it saw fresh become the session's known contents
-// (capture/patch/known_bases.h over helper/store/known_bases.h).
+// (capture/patch/known_bases.h over helper/store/records/known_bases.h).
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -14,7 +14,7 @@
 #include "capture/scan/stale.h"
 #include "helper/base/fd.h"
 #include "helper/base/text.h"
-#include "helper/store/known_bases.h"
+#include "helper/store/records/known_bases.h"
 
 using namespace capture;
 

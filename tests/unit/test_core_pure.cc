@@ -12,7 +12,7 @@
 #include "helper/base/text.h"
 #include "helper/base/title.h"
 #include "helper/sandbox/policy/run_args.h"
-#include "helper/store/userns.h"
+#include "helper/store/records/userns.h"
 #include "overlay/mountinfo.h"
 #include "overlay/options.h"
 

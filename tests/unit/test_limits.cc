@@ -15,8 +15,8 @@
 #include "helper/sandbox/limits/limits.h"
 #include "helper/sandbox/limits/memcg.h"
 #include "helper/sandbox/policy/run_args.h"
-#include "helper/store/session.h"
-#include "helper/store/usage.h"
+#include "helper/store/records/usage.h"
+#include "helper/store/session/session.h"
 #include "tests/unit/capture_tree.h"
 
 TEST_CASE("limits: durations") {

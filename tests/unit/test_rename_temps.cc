@@ -1,4 +1,4 @@
-// The rename worker's temporary names and their sweep (helper/store/rename_temps.h).
+// The rename worker's temporary names and their sweep (helper/store/records/rename_temps.h).
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -10,7 +10,7 @@
 #include "helper/base/fd.h"
 #include "helper/base/fs/beneath.h"
 #include "helper/base/text.h"
-#include "helper/store/rename_temps.h"
+#include "helper/store/records/rename_temps.h"
 #include "tests/unit/capture_tree.h"
 
 namespace {

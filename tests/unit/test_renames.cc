@@ -15,7 +15,7 @@
 #include "helper/sandbox/rename/rename_call.h"
 #include "helper/sandbox/rename/rename_tree.h"
 #include "helper/sandbox/rename/rename_worker.h"
-#include "helper/store/rename_temps.h"
+#include "helper/store/records/rename_temps.h"
 #include "tests/unit/capture_tree.h"
 
 using namespace rename_call;

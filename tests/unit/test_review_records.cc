@@ -2,7 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "helper/base/clock.h"
-#include "helper/store/session.h"
+#include "helper/store/session/session.h"
 #include "review/apply/records.h"
 
 TEST_CASE("review records: retention keeps the newest N and the young, prunes the 21st old record") {

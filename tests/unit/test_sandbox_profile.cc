@@ -14,7 +14,7 @@
 #include "helper/sandbox/policy/profile.h"
 #include "helper/sandbox/policy/run_args.h"
 #include "helper/sandbox/policy/scratch.h"
-#include "helper/store/undo_trees.h"
+#include "helper/store/records/undo_trees.h"
 #include "overlay/mask.h"
 #include "overlay/mountinfo.h"
 #include "tests/unit/capture_tree.h"

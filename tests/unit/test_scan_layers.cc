@@ -10,8 +10,8 @@
 #include "capture/scan/layer_index.h"
 #include "capture/scan/scan.h"
 #include "helper/base/fd.h"
-#include "helper/store/layer_merge.h"
-#include "helper/store/steps.h"
+#include "helper/store/layers/layer_merge.h"
+#include "helper/store/layers/steps.h"
 #include "tests/unit/capture_scan_util.h"
 
 namespace {

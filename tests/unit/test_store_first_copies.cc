@@ -1,4 +1,4 @@
-// The births of copies a rename replaced (helper/store/first_copies.h): the
+// The births of copies a rename replaced (helper/store/session/first_copies.h): the
 // earliest per path, any byte in a name, and a damaged line skipped.
 #include <fcntl.h>
 #include <unistd.h>
@@ -7,8 +7,8 @@
 #include <string>
 
 #include "helper/base/fd.h"
-#include "helper/store/first_copies.h"
-#include "helper/store/session.h"
+#include "helper/store/session/first_copies.h"
+#include "helper/store/session/session.h"
 #include "tests/unit/capture_tree.h"
 
 TEST_CASE("first copies: the earliest birth per path, odd names whole, damaged lines skipped") {

@@ -1,13 +1,13 @@
-// The shared layer store (helper/store/layer_store.h, layer_gc.h): steps
+// The shared layer store (helper/store/layers/layer_store.h, layer_gc.h): steps
 // held by reference, resolved beneath the store only, swept when unreferenced.
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
 
-#include "helper/store/layer_gc.h"
-#include "helper/store/layer_store.h"
-#include "helper/store/steps.h"
+#include "helper/store/layers/layer_store.h"
+#include "helper/store/layers/steps.h"
+#include "helper/store/session/layer_gc.h"
 #include "tests/unit/capture_tree.h"
 
 namespace {

@@ -1,4 +1,4 @@
-// Rejections kept in a session (helper/store/rejections.h): the file reads
+// Rejections kept in a session (helper/store/records/rejections.h): the file reads
 // back what was written, is read as untrusted input, and seqs are never
 // reused.
 #include <sys/stat.h>
@@ -7,7 +7,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "helper/store/rejections.h"
+#include "helper/store/records/rejections.h"
 #include "tests/unit/capture_tree.h"
 
 namespace {

@@ -1,8 +1,8 @@
-// revert's clash rule (helper/store/revert.h): the same path, or one under a
+// revert's clash rule (helper/store/history/revert.h): the same path, or one under a
 // dir either side added, deleted or replaced.
 #include <catch2/catch.hpp>
 
-#include "helper/store/revert.h"
+#include "helper/store/history/revert.h"
 
 namespace {
 

@@ -1,4 +1,4 @@
-// A new session's default name (helper/store/session.h): YYYYmmdd-HHMMSS-xxxx,
+// A new session's default name (helper/store/session/session.h): YYYYmmdd-HHMMSS-xxxx,
 // never one already in use. Found by attack22: two runs in one second drew
 // the same 16-bit suffix 1 time in 65,536, and the second then resumed the
 // first's session (a discarding run discarded its changes).
@@ -6,7 +6,7 @@
 #include <set>
 #include <string>
 
-#include "helper/store/session.h"
+#include "helper/store/session/session.h"
 
 TEST_CASE("session name: the format, and a name in use is drawn again", "[store][session]") {
     std::string n = session::new_name();

@@ -1,4 +1,4 @@
-// Session history on disk (helper/store/steps.h): records read as untrusted
+// Session history on disk (helper/store/layers/steps.h): records read as untrusted
 // input, the layer dirs' numbering, freezing the live upper, and the
 // flattened upper capture scans.
 #include <sys/stat.h>
@@ -8,7 +8,7 @@
 #include <catch2/catch.hpp>
 #include <cstdio>
 
-#include "helper/store/steps.h"
+#include "helper/store/layers/steps.h"
 #include "overlay/options.h"
 #include "tests/unit/capture_tree.h"
 

@@ -34,7 +34,7 @@
 #include "helper/cli/common/step_args.h"
 #include "helper/cli/common/usage.h"
 #include "helper/cli/common/verbs.h"
-#include "helper/store/session.h"
+#include "helper/store/session/session.h"
 #include "review/apply/partial.h"
 #include "review/apply/target.h"
 #include "review/prompt/io.h"

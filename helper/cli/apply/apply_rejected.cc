@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include "helper/store/session.h"
+#include "helper/store/session/session.h"
 #include "review/prompt/rejected_patch.h"
 
 base::Result<void> skip_rejected(const capture::Patch& patch, const std::string& target, review::ApplyOptions* opts) {

@@ -9,7 +9,7 @@
 
 #include "helper/base/fd.h"
 #include "helper/base/text.h"
-#include "helper/store/session.h"
+#include "helper/store/session/session.h"
 #include "review/prompt/answers.h"
 #include "review/prompt/io.h"
 #include "review/prompt/kept_walk.h"

@@ -15,7 +15,7 @@
 #include "helper/cli/apply/undo_list.h"
 #include "helper/cli/common/usage.h"
 #include "helper/cli/common/verbs.h"
-#include "helper/store/session.h"
+#include "helper/store/session/session.h"
 #include "review/apply/apply.h"
 #include "review/apply/recover_pending.h"
 

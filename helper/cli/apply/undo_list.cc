@@ -13,7 +13,7 @@
 #include "capture/scan/session_scan.h"
 #include "helper/base/fd.h"
 #include "helper/base/text.h"
-#include "helper/store/session.h"
+#include "helper/store/session/session.h"
 #include "overlay/mountinfo.h"
 #include "review/apply/records.h"
 #include "review/apply/recover_pending.h"

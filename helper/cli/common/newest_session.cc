@@ -6,7 +6,7 @@
 #include <cstdlib>
 
 #include "helper/base/text.h"
-#include "helper/store/session.h"
+#include "helper/store/session/session.h"
 
 namespace cli {
 

@@ -7,8 +7,8 @@
 
 #include "capture/scan/session_scan.h"
 #include "helper/base/text.h"
-#include "helper/store/step_view.h"
-#include "helper/store/steps.h"
+#include "helper/store/layers/step_view.h"
+#include "helper/store/layers/steps.h"
 
 namespace cli {
 

@@ -7,7 +7,7 @@
 #include "capture/scan/step_range.h"
 #include "helper/base/fd.h"
 #include "helper/base/result.h"
-#include "helper/store/session.h"
+#include "helper/store/session/session.h"
 
 namespace cli {
 

@@ -7,9 +7,9 @@
 
 #include "helper/base/text.h"
 #include "helper/cli/doctor/doctor.h"
-#include "helper/store/layer_gc.h"
-#include "helper/store/session.h"
-#include "helper/store/steps.h"
+#include "helper/store/layers/steps.h"
+#include "helper/store/session/layer_gc.h"
+#include "helper/store/session/session.h"
 #include "review/apply/recover_pending.h"
 
 namespace doctor {

@@ -22,9 +22,9 @@
 #include "helper/sandbox/prepare/prepare.h"
 #include "helper/sandbox/seccomp/seccomp.h"
 #include "helper/sandbox/setup/landlock.h"
-#include "helper/store/remove.h"
-#include "helper/store/session.h"
-#include "helper/store/userns.h"
+#include "helper/store/records/userns.h"
+#include "helper/store/session/remove.h"
+#include "helper/store/session/session.h"
 #include "overlay/mountinfo.h"
 
 namespace doctor {

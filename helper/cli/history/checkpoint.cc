@@ -11,9 +11,9 @@
 #include "helper/cli/common/step_args.h"
 #include "helper/cli/common/usage.h"
 #include "helper/sandbox/ipc/control.h"
-#include "helper/store/owner_ns.h"
-#include "helper/store/session.h"
-#include "helper/store/steps.h"
+#include "helper/store/layers/steps.h"
+#include "helper/store/records/owner_ns.h"
+#include "helper/store/session/session.h"
 
 namespace {
 

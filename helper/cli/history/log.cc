@@ -18,11 +18,11 @@
 #include "helper/cli/common/step_args.h"
 #include "helper/cli/common/usage.h"
 #include "helper/sandbox/ipc/control.h"
-#include "helper/store/layer_store.h"
-#include "helper/store/owner_ns.h"
-#include "helper/store/session.h"
-#include "helper/store/steps.h"
-#include "helper/store/usage.h"
+#include "helper/store/layers/layer_store.h"
+#include "helper/store/layers/steps.h"
+#include "helper/store/records/owner_ns.h"
+#include "helper/store/records/usage.h"
+#include "helper/store/session/session.h"
 
 namespace {
 

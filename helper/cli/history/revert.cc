@@ -3,7 +3,7 @@
 // SESSION/revert.new as the owner, then its record and layer renamed into
 // steps/ (the layer's rename is the commit), so the session is never half
 // reverted and no frozen layer changes.
-#include "helper/store/revert.h"
+#include "helper/store/history/revert.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -19,9 +19,9 @@
 #include "helper/cli/common/usage.h"
 #include "helper/cli/common/verbs.h"
 #include "helper/sandbox/ipc/control.h"
-#include "helper/store/owner_ns.h"
-#include "helper/store/session.h"
-#include "helper/store/steps.h"
+#include "helper/store/layers/steps.h"
+#include "helper/store/records/owner_ns.h"
+#include "helper/store/session/session.h"
 #include "review/txn/fault.h"
 
 namespace {

@@ -18,7 +18,7 @@
 #include "helper/cli/common/step_args.h"
 #include "helper/cli/common/usage.h"
 #include "helper/cli/common/verbs.h"
-#include "helper/store/session.h"
+#include "helper/store/session/session.h"
 #include "review/diff/show.h"
 #include "review/prompt/listing.h"
 #include "review/prompt/risk_patch.h"

@@ -16,7 +16,7 @@
 #include "helper/cli/common/verbs.h"
 #include "helper/cli/patch/patch_out.h"
 #include "helper/sandbox/prepare/discard.h"
-#include "helper/store/session.h"
+#include "helper/store/session/session.h"
 #include "review/apply/apply.h"
 #include "review/apply/partial.h"
 #include "review/prompt/prompt.h"

@@ -29,7 +29,7 @@
 #include "helper/cli/patch/patch_steps.h"
 #include "helper/cli/session/session_rejections.h"
 #include "helper/cli/session/session_risks.h"
-#include "helper/store/session.h"
+#include "helper/store/session/session.h"
 #include "review/diff/pager.h"
 #include "review/prompt/content_risk.h"
 #include "review/prompt/listing.h"

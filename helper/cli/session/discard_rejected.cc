@@ -20,10 +20,10 @@
 #include "helper/base/fs/beneath.h"
 #include "helper/base/text.h"
 #include "helper/cli/session/session_rejections.h"
-#include "helper/store/layer_build.h"
-#include "helper/store/layer_store.h"
-#include "helper/store/layers.h"
-#include "helper/store/steps.h"
+#include "helper/store/layers/layer_build.h"
+#include "helper/store/layers/layer_store.h"
+#include "helper/store/layers/layers.h"
+#include "helper/store/layers/steps.h"
 #include "review/diff/hunks.h"
 
 namespace {

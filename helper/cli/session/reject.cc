@@ -12,7 +12,7 @@
 #include "helper/cli/common/usage.h"
 #include "helper/cli/common/verbs.h"
 #include "helper/cli/session/session_rejections.h"
-#include "helper/store/rejections.h"
+#include "helper/store/records/rejections.h"
 
 namespace {
 

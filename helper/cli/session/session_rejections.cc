@@ -8,7 +8,7 @@
 #include "capture/scan/session_scan.h"
 #include "helper/base/json/writer.h"
 #include "helper/base/text.h"
-#include "helper/store/layers.h"
+#include "helper/store/layers/layers.h"
 #include "review/diff/source.h"
 
 namespace {

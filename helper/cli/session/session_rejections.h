@@ -10,7 +10,7 @@
 
 #include "capture/scan/change.h"
 #include "capture/scan/session_scan.h"
-#include "helper/store/session.h"
+#include "helper/store/session/session.h"
 #include "review/prompt/rejected.h"
 
 // The two readers over the session's trees (kept open by the readers).

@@ -9,7 +9,7 @@
 #include "capture/scan/session_scan.h"
 #include "capture/scan/step_range.h"
 #include "capture/scan/verdicts.h"
-#include "helper/store/session.h"
+#include "helper/store/session/session.h"
 #include "review/prompt/risk.h"
 #include "review/prompt/risk_scan.h"
 

@@ -23,7 +23,7 @@
 #include "helper/cli/session/session_rejections.h"
 #include "helper/cli/session/session_risks.h"
 #include "helper/sandbox/policy/scratch.h"
-#include "helper/store/session.h"
+#include "helper/store/session/session.h"
 #include "review/diff/pager.h"
 #include "review/prompt/listing.h"
 

@@ -11,8 +11,8 @@
 #include <algorithm>
 #include <cerrno>
 
-#include "helper/store/owner_ns.h"
-#include "helper/store/usage.h"
+#include "helper/store/records/owner_ns.h"
+#include "helper/store/records/usage.h"
 
 namespace {
 

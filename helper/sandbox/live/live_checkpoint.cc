@@ -17,10 +17,10 @@
 #include "helper/sandbox/live/live_holders.h"
 #include "helper/sandbox/prepare/prepare.h"
 #include "helper/sandbox/rename/rename_notify.h"
-#include "helper/store/owner_ns.h"
-#include "helper/store/root_mode.h"
-#include "helper/store/session.h"
-#include "helper/store/steps.h"
+#include "helper/store/layers/steps.h"
+#include "helper/store/records/owner_ns.h"
+#include "helper/store/records/root_mode.h"
+#include "helper/store/session/session.h"
 
 namespace {
 

@@ -12,8 +12,8 @@
 
 #include "helper/base/fd.h"
 #include "helper/sandbox/common/sandbox.h"
-#include "helper/store/layer_store.h"
-#include "helper/store/steps.h"
+#include "helper/store/layers/layer_store.h"
+#include "helper/store/layers/steps.h"
 #include "overlay/mountinfo.h"
 #include "overlay/mounts.h"
 
@@ -68,7 +68,7 @@ base::Result<void> mount_next(const SandboxPlan& plan, Fds& fds, const std::stri
         std::snprintf(name, sizeof name, "steps/%04d", i);
         auto l = open_in(fds.session.get(), name);
         if (!l && l.error().code == ENOENT) {
-            // A step shared through the layer store (helper/store/layer_store.h):
+            // A step shared through the layer store (helper/store/layers/layer_store.h):
             // NNNN.ref names the layer, opened in the store's clone.
             TRY(std::string id, ref_id(fds.session.get(), std::string(name) + ".ref"));
             if (!fds.store.valid())

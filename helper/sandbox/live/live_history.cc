@@ -16,9 +16,9 @@
 #include "helper/base/self_exe.h"
 #include "helper/sandbox/live/live_checkpoint.h"
 #include "helper/sandbox/prepare/prepare.h"
-#include "helper/store/owner_ns.h"
-#include "helper/store/session.h"
-#include "helper/store/steps.h"
+#include "helper/store/layers/steps.h"
+#include "helper/store/records/owner_ns.h"
+#include "helper/store/session/session.h"
 
 extern char** environ;
 

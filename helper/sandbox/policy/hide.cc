@@ -90,7 +90,7 @@ base::Result<HidePlan> plan_hide(const HideRequest& req, const std::vector<overl
     }
     if (!home.empty() && !overlay::path_within(req.target, home))
         wants.push_back({(home == "/" ? "" : home) + "/.layover-undo", "", false, true});
-    // And every other one apply kept in a tree (helper/store/undo_trees.h):
+    // And every other one apply kept in a tree (helper/store/records/undo_trees.h):
     // below the target (a tree applied to on its own, then a sandbox over a
     // dir above it), and anywhere else, which the home's layer or the
     // read-only view of the rest shows (a sandbox over a sibling project).

@@ -15,7 +15,7 @@ struct HideRequest {
     std::string cwd;                  // for relative --hide paths
     bool secrets = true;              // --hide-secrets (default) / --no-hide-secrets
     std::vector<std::string> user;    // --hide PATH...
-    std::vector<std::string> stores;  // undo stores apply keeps in trees (helper/store/undo_trees.h)
+    std::vector<std::string> stores;  // undo stores apply keeps in trees (helper/store/records/undo_trees.h)
     std::string account_home;         // the user's home in the passwd database: its secrets too, when not $HOME
 };
 

@@ -14,7 +14,7 @@
 #include "helper/sandbox/policy/first_run.h"
 #include "helper/sandbox/policy/profile.h"
 #include "helper/sandbox/policy/scratch.h"
-#include "helper/store/undo_trees.h"
+#include "helper/store/records/undo_trees.h"
 #include "overlay/mountinfo.h"
 #include "overlay/options.h"
 

@@ -12,7 +12,7 @@
 #include "helper/base/clock.h"
 #include "helper/base/text.h"
 #include "helper/sandbox/policy/first_run.h"
-#include "helper/store/owner_ns.h"
+#include "helper/store/records/owner_ns.h"
 #include "overlay/mountinfo.h"
 
 namespace scratch {

@@ -21,8 +21,8 @@
 #include "helper/base/title.h"
 #include "helper/sandbox/ipc/fd_pass.h"
 #include "helper/sandbox/prepare/spare.h"
-#include "helper/store/remove.h"
-#include "helper/store/session.h"
+#include "helper/store/session/remove.h"
+#include "helper/store/session/session.h"
 
 std::string deleting_dir(const std::string& state) { return state + "/deleting"; }
 

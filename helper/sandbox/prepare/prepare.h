@@ -10,8 +10,8 @@
 #include "helper/sandbox/prepare/discard.h"
 #include "helper/sandbox/prepare/run_signals.h"
 #include "helper/sandbox/prepare/upper_flush.h"
-#include "helper/store/session.h"
-#include "helper/store/steps.h"
+#include "helper/store/layers/steps.h"
+#include "helper/store/session/session.h"
 
 struct PreparedRun {
     SandboxPlan plan;

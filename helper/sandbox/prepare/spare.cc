@@ -13,7 +13,7 @@
 
 #include "helper/base/dir.h"
 #include "helper/base/fd.h"
-#include "helper/store/remove.h"
+#include "helper/store/session/remove.h"
 
 std::string spare_dir(const std::string& state) { return state + "/spare"; }
 

@@ -1,5 +1,5 @@
 // A file the command renames (or links) over: the session's copy of it,
-// about to be dropped by the kernel, noted first (helper/store/first_copies.h),
+// about to be dropped by the kernel, noted first (helper/store/session/first_copies.h),
 // so that the copy that replaces it is judged from when the session first
 // had the path (docs/security.md, "When the copy was made"); and every name
 // a rename or a link makes, so that a copy at a name none made was copied
@@ -19,9 +19,9 @@
 #include "helper/base/text.h"
 #include "helper/sandbox/rename/rename_call.h"
 #include "helper/sandbox/rename/rename_notify.h"
-#include "helper/store/first_copies.h"
-#include "helper/store/session.h"
-#include "helper/store/steps.h"
+#include "helper/store/layers/steps.h"
+#include "helper/store/session/first_copies.h"
+#include "helper/store/session/session.h"
 
 namespace {
 

@@ -20,9 +20,9 @@
 #include "helper/base/fd.h"
 #include "helper/sandbox/ipc/fd_pass.h"
 #include "helper/sandbox/seccomp/seccomp.h"
-#include "helper/store/owner_ns.h"
-#include "helper/store/rename_temps.h"
-#include "helper/store/session.h"
+#include "helper/store/records/owner_ns.h"
+#include "helper/store/records/rename_temps.h"
+#include "helper/store/session/session.h"
 
 namespace {
 

@@ -27,7 +27,7 @@
 #include "helper/base/fd.h"
 #include "helper/sandbox/limits/limits.h"
 #include "helper/sandbox/rename/rename_worker.h"
-#include "helper/store/first_copies.h"
+#include "helper/store/session/first_copies.h"
 
 // The child's side, last before exec: the deny table plus, with notify, the
 // notified renames and the listener sent up [sync 5] (and closed here).
@@ -66,7 +66,7 @@ public:
     void on_worker(short revents);
     // A kept session's: each file a rename or link replaces in the target's
     // live upper layer has its birth noted first, and each name a rename or
-    // a link makes is noted (helper/store/first_copies.h).
+    // a link makes is noted (helper/store/session/first_copies.h).
     // since_ns: a time before the command could start.
     void note_copies(const std::string& session_dir, const std::string& target, int64_t since_ns);
     // The session whose dir keeps the key of the worker's temporary names
@@ -110,7 +110,7 @@ private:
     void finish_temps();
 
     Limits limits_;
-    // The key of the worker's temporary names (helper/store/rename_temps.h):
+    // The key of the worker's temporary names (helper/store/records/rename_temps.h):
     // a kept session's is in its dir from the first worker on.
     std::string temps_key_;
     bool temps_inherited_ = false;  // the key file was an earlier run's: its leftovers may wait

@@ -261,7 +261,7 @@ base::Result<void> move_by_copy(int oldparent, const std::string& oldname, int n
     }
 
     // The name is the proof that the dir is the worker's, should it die
-    // mid-copy (helper/store/rename_temps.h): exactly that name or nothing
+    // mid-copy (helper/store/records/rename_temps.h): exactly that name or nothing
     // (taken: the sandbox copied it from an earlier copy's; EXDEV, mv copies).
     if (::mkdirat(newparent, temp.c_str(), 0700) != 0)
         return errno == EEXIST ? cannot(temp + " exists") : base::sys_error("mkdir " + temp);

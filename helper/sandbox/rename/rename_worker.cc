@@ -16,7 +16,7 @@
 #include "helper/sandbox/common/privs.h"
 #include "helper/sandbox/ipc/fd_pass.h"
 #include "helper/sandbox/rename/rename_tree.h"
-#include "helper/store/rename_temps.h"
+#include "helper/store/records/rename_temps.h"
 
 namespace rename_worker {
 

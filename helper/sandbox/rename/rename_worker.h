@@ -21,7 +21,7 @@ struct Worker {
 };
 
 // userns, mntns: open /proc/PID/ns/{user,mnt} of a task of the sandbox.
-// temps_key: names the temporary dirs of its copies (helper/store/rename_temps.h).
+// temps_key: names the temporary dirs of its copies (helper/store/records/rename_temps.h).
 base::Result<Worker> start(int userns, int mntns, const Limits& limits, const std::string& temps_key);
 
 // What the worker does with one request; olddir/newdir are the task's

@@ -20,7 +20,7 @@
 #include "helper/sandbox/common/sandbox.h"
 #include "helper/sandbox/rename/rename_notify.h"
 #include "helper/sandbox/setup/landlock.h"
-#include "helper/store/userns.h"
+#include "helper/store/records/userns.h"
 #include "overlay/mountinfo.h"
 
 namespace {

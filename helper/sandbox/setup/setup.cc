@@ -17,7 +17,7 @@
 #include "helper/sandbox/live/live_freeze.h"
 #include "helper/sandbox/rename/rename_notify.h"
 #include "helper/sandbox/setup/netns.h"
-#include "helper/store/userns.h"
+#include "helper/store/records/userns.h"
 #include "overlay/devfs.h"
 
 namespace sync_msg {

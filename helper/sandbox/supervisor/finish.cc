@@ -17,8 +17,8 @@
 #include "helper/base/clock.h"
 #include "helper/sandbox/policy/scratch.h"
 #include "helper/sandbox/prepare/discard.h"
-#include "helper/store/remove.h"
-#include "helper/store/steps.h"
+#include "helper/store/layers/steps.h"
+#include "helper/store/session/remove.h"
 
 namespace {
 

@@ -31,8 +31,8 @@
 #include "helper/sandbox/rename/rename_notify.h"
 #include "helper/sandbox/supervisor/finish.h"
 #include "helper/sandbox/supervisor/pty_relay.h"
-#include "helper/store/layer_gc.h"
-#include "helper/store/userns.h"
+#include "helper/store/records/userns.h"
+#include "helper/store/session/layer_gc.h"
 
 namespace {
 
@@ -157,7 +157,7 @@ Outcome supervise(PreparedRun& run, std::optional<PtyRelay>& pty) {
     }
     // Before the command can start (it copies files up from then on): the
     // time from which every rename and link it makes is noted, as the loop
-    // below answers them all (helper/store/first_copies.h, "moves"). The
+    // below answers them all (helper/store/session/first_copies.h, "moves"). The
     // coarse clock, which stamps a file's birth: a precise time could fall
     // after the birth of a copy made within the same tick.
     struct timespec noting_from {};
