@@ -41,7 +41,7 @@ APPARMOR    ?= auto
 # Layers (docs/design.md): helper/base <- helper/store <- capture <- review,
 # helper/base <- overlay <- helper/sandbox; helper/cli on top of all.
 # tests/check_layers.sh enforces the includes.
-tree = $(wildcard $(1)/*.cc) $(wildcard $(1)/*/*.cc)
+tree = $(wildcard $(1)/*.cc) $(wildcard $(1)/*/*.cc) $(wildcard $(1)/*/*/*.cc)
 BASE_SRCS  := $(call tree,helper/base) $(call tree,helper/store)
 CORE_SRCS  := $(call tree,helper/sandbox) $(wildcard overlay/*.cc)
 PATCH_SRCS := $(call tree,capture) $(call tree,review)

@@ -4,7 +4,7 @@
 #include <utility>
 
 #include "capture/patch/path_map.h"
-#include "capture/scan/names.h"
+#include "capture/scan/entry/names.h"
 #include "helper/base/text.h"
 
 namespace capture {

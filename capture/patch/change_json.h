@@ -3,7 +3,7 @@
 #pragma once
 #include <string>
 
-#include "capture/scan/change.h"
+#include "capture/scan/entry/change.h"
 
 namespace capture::jsontext {
 

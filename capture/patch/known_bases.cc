@@ -4,7 +4,7 @@
 #include <set>
 #include <vector>
 
-#include "capture/scan/dir_print.h"
+#include "capture/scan/entry/dir_print.h"
 #include "helper/store/records/known_bases.h"
 
 namespace capture {
@@ -14,7 +14,7 @@ base::Result<void> remember_bases(const std::string& session_dir, const Manifest
     for (const auto& b : m.base)
         if (!b.absent && !b.stale && !b.fingerprint.empty() && (b.type == Type::File || b.type == Type::Symlink))
             fresh[b.path].insert(session::known_content(b.fingerprint, b.mode));
-    // A real dir the patch deletes or replaces (capture/scan/dir_print.h):
+    // A real dir the patch deletes or replaces (capture/scan/entry/dir_print.h):
     // its subtree as the patch recorded it, whole, every entry in it fresh.
     std::set<std::string> whole;
     for (const auto& c : m.changes)

@@ -20,7 +20,7 @@ namespace capture {
 // The fresh (not stale, present, fingerprinted file or symlink) base records
 // of m, added to the session's known contents in session_dir; and for each
 // real dir m deletes or replaces, seen fresh with all of its subtree, that
-// subtree's fingerprint (capture/scan/dir_print.h). Every apply calls it
+// subtree's fingerprint (capture/scan/entry/dir_print.h). Every apply calls it
 // before its commit: a killed apply keeps nothing after it, and its
 // recovery renames the originals back (a new ctime), which a retry took for
 // stale copies (recovery2: a file over run's exit's 16 MiB, or any of a

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "capture/patch/reader.h"
-#include "capture/scan/change.h"
+#include "capture/scan/entry/change.h"
 #include "helper/base/result.h"
 
 namespace capture {

@@ -8,7 +8,7 @@
 #include "capture/patch/manifest_fields.h"
 #include "capture/patch/manifest_steps.h"
 #include "capture/patch/writer.h"
-#include "capture/scan/xattr.h"
+#include "capture/scan/entry/xattr.h"
 #include "helper/base/cat.h"
 
 namespace capture {

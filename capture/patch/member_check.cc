@@ -1,7 +1,7 @@
 #include "capture/patch/member_check.h"
 
-#include "capture/scan/names.h"
-#include "capture/scan/xattr.h"
+#include "capture/scan/entry/names.h"
+#include "capture/scan/entry/xattr.h"
 #include "helper/base/text.h"
 
 namespace capture::member_check {

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "capture/scan/change.h"
-#include "capture/scan/ignore.h"
-#include "capture/scan/step_range.h"
+#include "capture/scan/entry/change.h"
+#include "capture/scan/entry/ignore.h"
+#include "capture/scan/entry/step_range.h"
 #include "helper/base/result.h"
 #include "helper/store/layers/steps.h"
 

@@ -13,7 +13,7 @@
 #include "capture/patch/reader.h"
 #include "capture/patch/reader_impl.h"
 #include "capture/patch/zstream.h"
-#include "capture/scan/fingerprint.h"
+#include "capture/scan/entry/fingerprint.h"
 #include "helper/base/text.h"
 
 namespace capture {

@@ -20,8 +20,8 @@
 
 #include "capture/patch/manifest_steps.h"
 #include "capture/patch/writer.h"
-#include "capture/scan/fingerprint.h"
-#include "capture/scan/session_scan.h"
+#include "capture/scan/entry/fingerprint.h"
+#include "capture/scan/walk/session_scan.h"
 #include "helper/base/clock.h"
 #include "helper/base/defer.h"
 #include "helper/base/fault.h"

@@ -9,9 +9,9 @@
 #include <string_view>
 #include <vector>
 
-#include "capture/scan/change.h"
-#include "capture/scan/ignore.h"
-#include "capture/scan/step_range.h"
+#include "capture/scan/entry/change.h"
+#include "capture/scan/entry/ignore.h"
+#include "capture/scan/entry/step_range.h"
 #include "helper/base/result.h"
 #include "helper/store/session/session.h"
 
@@ -30,7 +30,7 @@ struct SaveOptions {
     // the patch (layover-patch/2, .layover/originals), for a 3-way merge
     // later; 0 (--no-originals): none.
     uint64_t max_original = 1ull << 20;
-    StepRange steps;  // which layers (capture/scan/session_scan.h); default all
+    StepRange steps;  // which layers (capture/scan/walk/session_scan.h); default all
     // Globs to leave out, as apply's --exclude (a directory: its subtree).
     std::vector<std::string> exclude;
     // New contents for some modified regular files (rejected hunks left

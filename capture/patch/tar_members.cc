@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "capture/scan/fingerprint.h"
+#include "capture/scan/entry/fingerprint.h"
 #include "helper/base/clock.h"
 #include "helper/base/json/writer.h"
 #include "helper/base/text.h"

@@ -12,8 +12,8 @@
 
 #include "capture/patch/tar_header.h"
 #include "capture/patch/writer.h"
-#include "capture/scan/dircursor.h"
-#include "capture/scan/fingerprint.h"
+#include "capture/scan/entry/dircursor.h"
+#include "capture/scan/entry/fingerprint.h"
 
 struct archive;
 struct archive_entry;

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "capture/patch/reader.h"
-#include "capture/scan/scan.h"
+#include "capture/scan/walk/scan.h"
 #include "helper/base/fd.h"
 #include "helper/base/result.h"
 

@@ -1,5 +1,5 @@
 """The `changes` tool's listing folds a new directory into one line, as
-`layover status` does (capture/scan/summary.cc, `fold_at`): `A  src/  (2
+`layover status` does (capture/scan/entry/summary.cc, `fold_at`): `A  src/  (2
 files, 1.2 KiB)` stands for `src/` and all it holds. A subtree with an
 entry that has a risk mark is never folded away, so the mark is seen."""
 from __future__ import annotations

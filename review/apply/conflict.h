@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "capture/scan/change.h"
+#include "capture/scan/entry/change.h"
 #include "review/apply/apply.h"
 
 namespace review {

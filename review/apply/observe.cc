@@ -8,7 +8,7 @@
 #include <cstring>
 #include <map>
 
-#include "capture/scan/fingerprint.h"
+#include "capture/scan/entry/fingerprint.h"
 #include "helper/base/dir.h"
 #include "helper/base/fs/beneath.h"
 #include "helper/base/text.h"

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <map>
 
-#include "capture/scan/fingerprint.h"
+#include "capture/scan/entry/fingerprint.h"
 #include "helper/base/text.h"
 #include "helper/store/records/known_bases.h"
 #include "review/diff/format.h"

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "capture/patch/writer.h"
-#include "capture/scan/fingerprint.h"
+#include "capture/scan/entry/fingerprint.h"
 #include "helper/base/fs/beneath.h"
 #include "helper/base/text.h"
 #include "helper/base/version.h"

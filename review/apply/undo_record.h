@@ -8,7 +8,7 @@
 #include <string>
 
 #include "capture/patch/reader.h"
-#include "capture/scan/change.h"
+#include "capture/scan/entry/change.h"
 #include "helper/base/fd.h"
 #include "helper/base/result.h"
 #include "review/txn/txn.h"

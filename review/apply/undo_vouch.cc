@@ -7,7 +7,7 @@
 #include <map>
 #include <set>
 
-#include "capture/scan/fingerprint.h"
+#include "capture/scan/entry/fingerprint.h"
 #include "helper/base/fs/beneath.h"
 #include "review/txn/fsops.h"
 

@@ -13,7 +13,7 @@
 #include <set>
 #include <string_view>
 
-#include "capture/scan/fingerprint.h"
+#include "capture/scan/entry/fingerprint.h"
 #include "helper/base/fs/beneath.h"
 #include "helper/base/glob.h"
 #include "helper/base/text.h"

@@ -8,7 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "capture/scan/fingerprint.h"
+#include "capture/scan/entry/fingerprint.h"
 #include "helper/base/fd.h"
 #include "helper/base/text.h"
 

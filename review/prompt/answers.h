@@ -16,7 +16,7 @@
 #include <string_view>
 #include <vector>
 
-#include "capture/scan/change.h"
+#include "capture/scan/entry/change.h"
 #include "helper/base/result.h"
 
 namespace review {

@@ -7,7 +7,7 @@
 #include <set>
 #include <unordered_map>
 
-#include "capture/scan/fingerprint.h"
+#include "capture/scan/entry/fingerprint.h"
 #include "helper/base/text.h"
 #include "review/diff/format.h"
 #include "review/diff/merge3.h"

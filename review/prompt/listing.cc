@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "capture/scan/summary.h"
+#include "capture/scan/entry/summary.h"
 #include "helper/base/text.h"
 #include "review/apply/conflict.h"
 #include "review/prompt/risk_links.h"

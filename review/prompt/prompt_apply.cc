@@ -4,7 +4,7 @@
 #include <unistd.h>
 
 #include "capture/patch/known_bases.h"
-#include "capture/scan/session_scan.h"
+#include "capture/scan/walk/session_scan.h"
 #include "helper/base/glob.h"
 #include "helper/base/text.h"
 #include "review/apply/partial.h"

@@ -1,6 +1,6 @@
 #include "review/prompt/rejected.h"
 
-#include "capture/scan/fingerprint.h"
+#include "capture/scan/entry/fingerprint.h"
 #include "helper/base/text.h"
 #include "review/diff/algo.h"
 #include "review/diff/hunks.h"

@@ -17,7 +17,7 @@
 #include <string_view>
 #include <vector>
 
-#include "capture/scan/change.h"
+#include "capture/scan/entry/change.h"
 #include "helper/base/result.h"
 #include "helper/store/records/rejections.h"
 #include "review/diff/format.h"

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "capture/scan/change.h"
+#include "capture/scan/entry/change.h"
 #include "review/prompt/secrets.h"
 
 namespace review {

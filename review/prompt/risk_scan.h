@@ -12,9 +12,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "capture/scan/change.h"
-#include "capture/scan/scan.h"
-#include "capture/scan/verdicts.h"
+#include "capture/scan/caches/verdicts.h"
+#include "capture/scan/entry/change.h"
+#include "capture/scan/walk/scan.h"
 #include "helper/base/fd.h"
 #include "review/prompt/content_risk.h"
 #include "review/prompt/risk.h"

@@ -5,8 +5,8 @@
 #include <set>
 #include <sstream>
 
-#include "capture/scan/ignore.h"
-#include "capture/scan/summary.h"
+#include "capture/scan/entry/ignore.h"
+#include "capture/scan/entry/summary.h"
 #include "helper/base/glob.h"
 #include "helper/base/text.h"
 #include "review/prompt/hunk_walk.h"

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "capture/scan/change.h"
+#include "capture/scan/entry/change.h"
 #include "review/prompt/risk.h"
 
 namespace review {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "capture/scan/change.h"
+#include "capture/scan/entry/change.h"
 #include "helper/base/result.h"
 
 namespace review {

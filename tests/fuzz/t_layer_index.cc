@@ -1,6 +1,6 @@
 #include <string_view>
 
-#include "capture/scan/layer_index.h"
+#include "capture/scan/layers/layer_index.h"
 #include "tests/fuzz/targets.h"
 
 namespace fuzz {
@@ -20,7 +20,7 @@ bool same(const capture::LayerIndex& a, const capture::LayerIndex& b) {
 
 }  // namespace
 
-// SESSION/layer-index (capture/scan/layer_index.h): what it accepts is a
+// SESSION/layer-index (capture/scan/layers/layer_index.h): what it accepts is a
 // set of indexes with valid paths and sorted, valid names, each with a
 // root; written back and read again, the same indexes.
 int layer_index(const uint8_t* data, size_t size) {

@@ -10,7 +10,7 @@
 
 #include "capture/patch/manifest.h"
 #include "capture/patch/reader.h"
-#include "capture/scan/summary.h"
+#include "capture/scan/entry/summary.h"
 #include "review/apply/apply.h"
 #include "review/diff/source.h"
 #include "review/diff/step_groups.h"

@@ -17,7 +17,7 @@ int json(const uint8_t* data, size_t size);      // the manifest, sums, step rec
 int glob(const uint8_t* data, size_t size);      // glob_match and PathFilter
 int udiff(const uint8_t* data, size_t size);     // the unified-diff writer, applied back
 int ipc(const uint8_t* data, size_t size);       // the rename worker's messages (rename_call)
-int layer_index(const uint8_t* data, size_t size);  // SESSION/layer-index (capture/scan/layer_index.h)
+int layer_index(const uint8_t* data, size_t size);  // SESSION/layer-index (capture/scan/layers/layer_index.h)
 
 struct Named {
     const char* name;

@@ -74,7 +74,7 @@ def test_a_killed_apply_on_an_overlayfs_target_is_recovered_not_set_aside_as_ano
 
 def test_a_dir_fingerprint_of_a_deep_chain_is_bounded_in_memory(lo, home):
     # Found by attack26: a dir an undo renamed back is fingerprinted whole when stale
-    # (capture/scan/dir_print.cc), each entry keeping its full path: a 3,000-deep chain of
+    # (capture/scan/entry/dir_print.cc), each entry keeping its full path: a 3,000-deep chain of
     # 100-byte names made inside it since took `status` 1.4 GB (quadratic in the depth; one
     # stack frame and one fd a level too). Past 512 levels or 64 MiB of paths it stays stale.
     r = lo.run("rm -rf old; echo x > x.txt", session="s")

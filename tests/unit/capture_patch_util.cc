@@ -13,7 +13,7 @@
 #include <stdexcept>
 
 #include "capture/patch/manifest.h"
-#include "capture/scan/fingerprint.h"
+#include "capture/scan/entry/fingerprint.h"
 #include "helper/base/text.h"
 
 namespace testpatch {

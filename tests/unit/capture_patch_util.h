@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "capture/scan/change.h"
+#include "capture/scan/entry/change.h"
 
 namespace testpatch {
 

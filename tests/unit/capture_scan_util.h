@@ -2,7 +2,7 @@
 #pragma once
 #include <string>
 
-#include "capture/scan/scan.h"
+#include "capture/scan/walk/scan.h"
 #include "tests/unit/capture_tree.h"
 
 // Build up/e from upper_spec and low/e from lower_spec (see testtree::make)

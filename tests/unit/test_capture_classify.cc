@@ -6,9 +6,9 @@
 
 #include <catch2/catch.hpp>
 
-#include "capture/scan/classify.h"
-#include "capture/scan/fingerprint.h"
-#include "capture/scan/xattr.h"
+#include "capture/scan/entry/classify.h"
+#include "capture/scan/entry/fingerprint.h"
+#include "capture/scan/entry/xattr.h"
 #include "helper/base/fd.h"
 #include "tests/unit/capture_scan_util.h"
 #include "tests/unit/capture_tree.h"

@@ -14,7 +14,7 @@
 #include "capture/patch/manifest.h"
 #include "capture/patch/reader.h"
 #include "capture/patch/writer.h"
-#include "capture/scan/scan.h"
+#include "capture/scan/walk/scan.h"
 #include "helper/base/fd.h"
 #include "helper/base/thread.h"
 #include "tests/unit/capture_patch_util.h"

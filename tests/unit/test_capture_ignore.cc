@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
-#include "capture/scan/ignore.h"
-#include "capture/scan/summary.h"
+#include "capture/scan/entry/ignore.h"
+#include "capture/scan/entry/summary.h"
 
 using capture::default_ignore_lines;
 

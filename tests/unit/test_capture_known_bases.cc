@@ -9,9 +9,9 @@
 #include <string>
 
 #include "capture/patch/known_bases.h"
-#include "capture/scan/dir_print.h"
-#include "capture/scan/fingerprint.h"
-#include "capture/scan/stale.h"
+#include "capture/scan/entry/dir_print.h"
+#include "capture/scan/entry/fingerprint.h"
+#include "capture/scan/entry/stale.h"
 #include "helper/base/fd.h"
 #include "helper/base/text.h"
 #include "helper/store/records/known_bases.h"

@@ -4,8 +4,8 @@
 
 #include "capture/patch/agreement.h"
 #include "capture/patch/manifest.h"
-#include "capture/scan/names.h"
-#include "capture/scan/summary.h"
+#include "capture/scan/entry/names.h"
+#include "capture/scan/entry/summary.h"
 #include "helper/base/text.h"
 #include "tests/unit/capture_patch_util.h"
 

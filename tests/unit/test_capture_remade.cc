@@ -7,8 +7,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "capture/scan/classify.h"
-#include "capture/scan/gone.h"
+#include "capture/scan/entry/classify.h"
+#include "capture/scan/entry/gone.h"
 #include "tests/unit/capture_scan_util.h"
 
 using namespace capture;

@@ -1,4 +1,4 @@
-// The status snapshot (issue 20, capture/scan/snapshot.h): its stored form,
+// The status snapshot (issue 20, capture/scan/caches/snapshot.h): its stored form,
 // the keys the walk records for it, and their check against the trees.
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -9,9 +9,9 @@
 #include <ctime>
 #include <string>
 
-#include "capture/scan/scan.h"
-#include "capture/scan/session_snapshot.h"
-#include "capture/scan/snapshot.h"
+#include "capture/scan/caches/snapshot.h"
+#include "capture/scan/walk/scan.h"
+#include "capture/scan/walk/session_snapshot.h"
 #include "helper/base/fd.h"
 #include "tests/unit/capture_scan_util.h"
 #include "tests/unit/capture_tree.h"

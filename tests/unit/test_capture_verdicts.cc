@@ -12,8 +12,8 @@
 #include <thread>
 #include <vector>
 
-#include "capture/scan/scan.h"
-#include "capture/scan/verdicts.h"
+#include "capture/scan/caches/verdicts.h"
+#include "capture/scan/walk/scan.h"
 #include "helper/base/fd.h"
 #include "tests/unit/capture_scan_util.h"
 #include "tests/unit/capture_tree.h"

@@ -9,7 +9,7 @@
 
 #include "capture/patch/reader.h"
 #include "capture/patch/writer.h"
-#include "capture/scan/fingerprint.h"
+#include "capture/scan/entry/fingerprint.h"
 #include "helper/base/fd.h"
 #include "tests/unit/capture_scan_util.h"
 #include "tests/unit/capture_tree.h"

@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 #include <string>
 
-#include "capture/scan/names.h"
+#include "capture/scan/entry/names.h"
 #include "review/apply/target.h"
 #include "review/prompt/listing.h"
 

@@ -1,4 +1,4 @@
-// A frozen layer's kept index (capture/scan/layer_index.h): what a walk of
+// A frozen layer's kept index (capture/scan/layers/layer_index.h): what a walk of
 // the layer finds, its bytes and back, a malformed file read as nothing, and
 // the session file kept, reused and rebuilt when a layer is not the same.
 #include <dirent.h>
@@ -8,7 +8,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "capture/scan/layer_index.h"
+#include "capture/scan/layers/layer_index.h"
 #include "helper/base/fd.h"
 #include "tests/unit/capture_tree.h"
 

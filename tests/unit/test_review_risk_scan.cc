@@ -7,8 +7,8 @@
 #include <mutex>
 #include <set>
 
-#include "capture/scan/scan.h"
-#include "capture/scan/verdicts.h"
+#include "capture/scan/caches/verdicts.h"
+#include "capture/scan/walk/scan.h"
 #include "helper/base/fd.h"
 #include "review/prompt/risk_scan.h"
 #include "tests/unit/capture_scan_util.h"

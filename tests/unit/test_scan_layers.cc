@@ -1,4 +1,4 @@
-// Capture reading a session's layer stack in place (capture/scan/stack.h):
+// Capture reading a session's layer stack in place (capture/scan/layers/stack.h):
 // the pure merge of the layers' listings, and a scan of a stack against the
 // scan of the same stack flattened into one upper (steps::flatten).
 #include <dirent.h>
@@ -7,8 +7,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "capture/scan/layer_index.h"
-#include "capture/scan/scan.h"
+#include "capture/scan/layers/layer_index.h"
+#include "capture/scan/walk/scan.h"
 #include "helper/base/fd.h"
 #include "helper/store/layers/layer_merge.h"
 #include "helper/store/layers/steps.h"
@@ -151,7 +151,7 @@ TEST_CASE("layers: a scan of the stack in place equals the scan of it flattened"
             if (it.change.path == "f" || it.change.path == "d/two") CHECK(it.layer == 0);
         }
     }
-    // The frozen layers read from their indexes (capture/scan/layer_index.h),
+    // The frozen layers read from their indexes (capture/scan/layers/layer_index.h),
     // their dirs not opened: the same changes, from the same layers; also
     // with the top indexed, and for status (no base records, summary only).
     auto i2 = capture::build_layer_index(f2.get()), i1 = capture::build_layer_index(f1.get());

@@ -19,7 +19,7 @@
 #include "capture/patch/kept_data.h"
 #include "capture/patch/known_bases.h"
 #include "capture/patch/reader.h"
-#include "capture/scan/session_scan.h"
+#include "capture/scan/walk/session_scan.h"
 #include "helper/base/fd.h"
 #include "helper/base/glob.h"
 #include "helper/base/interrupt.h"

@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "capture/scan/ignore.h"
+#include "capture/scan/entry/ignore.h"
 #include "helper/base/result.h"
 #include "helper/cli/common/step_args.h"
 #include "review/apply/apply.h"

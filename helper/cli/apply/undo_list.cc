@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
-#include "capture/scan/session_scan.h"
+#include "capture/scan/walk/session_scan.h"
 #include "helper/base/fd.h"
 #include "helper/base/text.h"
 #include "helper/store/session/session.h"

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "capture/scan/change.h"
+#include "capture/scan/entry/change.h"
 
 // Each argument made relative to the target; false with *error set when
 // one lies outside it.

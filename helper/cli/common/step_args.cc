@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "capture/scan/session_scan.h"
+#include "capture/scan/walk/session_scan.h"
 #include "helper/base/text.h"
 #include "helper/store/layers/step_view.h"
 #include "helper/store/layers/steps.h"

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "capture/scan/step_range.h"
+#include "capture/scan/entry/step_range.h"
 #include "helper/base/fd.h"
 #include "helper/base/result.h"
 #include "helper/store/session/session.h"

@@ -5,8 +5,8 @@
 #include <string>
 
 #include "capture/patch/manifest.h"
-#include "capture/scan/session_scan.h"
-#include "capture/scan/summary.h"
+#include "capture/scan/entry/summary.h"
+#include "capture/scan/walk/session_scan.h"
 #include "helper/base/json/writer.h"
 #include "helper/base/text.h"
 #include "helper/cli/common/step_args.h"

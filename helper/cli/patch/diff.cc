@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "capture/scan/ignore.h"
+#include "capture/scan/entry/ignore.h"
 #include "helper/base/fd.h"
 #include "helper/base/glob.h"
 #include "helper/base/term.h"

@@ -10,7 +10,7 @@
 #include "capture/patch/known_bases.h"
 #include "capture/patch/reader.h"
 #include "capture/patch/save.h"
-#include "capture/scan/session_scan.h"
+#include "capture/scan/walk/session_scan.h"
 #include "helper/base/text.h"
 #include "helper/cli/apply/apply_rejected.h"
 #include "helper/cli/common/verbs.h"

@@ -15,7 +15,7 @@
 #include <cstdio>
 #include <memory>
 
-#include "capture/scan/session_scan.h"
+#include "capture/scan/walk/session_scan.h"
 #include "helper/base/fd.h"
 #include "helper/base/fs/beneath.h"
 #include "helper/base/text.h"

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <string>
 
-#include "capture/scan/session_scan.h"
+#include "capture/scan/walk/session_scan.h"
 #include "helper/base/clock.h"
 #include "helper/base/text.h"
 #include "helper/cli/common/path_args.h"

@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <optional>
 
-#include "capture/scan/session_scan.h"
+#include "capture/scan/walk/session_scan.h"
 #include "helper/base/child.h"
 #include "helper/base/text.h"
 #include "helper/cli/common/usage.h"

@@ -5,7 +5,7 @@
 
 #include <memory>
 
-#include "capture/scan/session_scan.h"
+#include "capture/scan/walk/session_scan.h"
 #include "helper/base/json/writer.h"
 #include "helper/base/text.h"
 #include "helper/store/layers/layers.h"

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "capture/scan/change.h"
-#include "capture/scan/session_scan.h"
+#include "capture/scan/entry/change.h"
+#include "capture/scan/walk/session_scan.h"
 #include "helper/store/session/session.h"
 #include "review/prompt/rejected.h"
 

@@ -4,7 +4,7 @@
 #include <memory>
 #include <unordered_map>
 
-#include "capture/scan/session_scan.h"
+#include "capture/scan/walk/session_scan.h"
 #include "review/prompt/risk_links.h"
 #include "review/prompt/risk_scan.h"
 

@@ -5,10 +5,10 @@
 #include <memory>
 #include <vector>
 
-#include "capture/scan/change.h"
-#include "capture/scan/session_scan.h"
-#include "capture/scan/step_range.h"
-#include "capture/scan/verdicts.h"
+#include "capture/scan/caches/verdicts.h"
+#include "capture/scan/entry/change.h"
+#include "capture/scan/entry/step_range.h"
+#include "capture/scan/walk/session_scan.h"
 #include "helper/store/session/session.h"
 #include "review/prompt/risk.h"
 #include "review/prompt/risk_scan.h"

@@ -113,7 +113,7 @@ void RenameService::note_copies(const std::string& session_dir, const std::strin
 // overlayfs made in place (marked, one link) counts from its birth, any
 // other entry there (a whiteout: the copy was deleted; a file made anew, or
 // moved or linked there) from when the live upper began, as the walk counts
-// them (capture/scan/walker_since.cc). An errno: the call is refused, as
+// them (capture/scan/walk/walker_since.cc). An errno: the call is refused, as
 // its entry cannot be told (EXDEV, as for a rename across mounts: `mv`
 // copies instead, which the walk judges) or noted (the disk full). Else
 // *at and *entry: the dir resolved and the name in it (at invalid: none,

@@ -3,7 +3,7 @@
 // `rm b && ln a b`): the replaced copy's birth (or its layer's start),
 // noted by the supervisor as it lets the call run
 // (helper/sandbox/rename/rename_note.cc), before the kernel drops that copy.
-// capture/scan/walker_since.cc takes the earliest as the copy-up time of
+// capture/scan/walk/walker_since.cc takes the earliest as the copy-up time of
 // the path (docs/security.md, "When the copy was made"). Kept in the
 // session directory, out of the sandbox's reach: `first-copies`, one line
 // per path, "NS HEXPATH\n"; the first line for a path is the earliest.
